@@ -1,0 +1,43 @@
+// A Handle is one backend on one device; it creates the operators that run there.
+#pragma once
+
+#include <memory>
+
+#include "neomeg/dnn/operator.h"
+
+namespace neomeg::dnn {
+
+enum class Backend { Naive, X86, Cuda };
+const char* backend_name(Backend b);
+
+class Handle {
+public:
+    explicit Handle(Backend backend) : m_backend(backend) {}
+    virtual ~Handle() = default;
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+
+    // The naive (reference) handle: every operator, on host memory.
+    static std::unique_ptr<Handle> make_naive();
+
+    Backend backend() const { return m_backend; }
+    const char* name() const { return backend_name(m_backend); }
+
+    // Creates an operator of the given type; throws NotSupportedError naming the handle and the op
+    // when this backend has no kernel for it.
+    virtual std::unique_ptr<OperatorBase> create_operator(OpType type) = 0;
+    bool has_operator(OpType type) const { return can_create(type); }
+
+    template <class Op>
+    std::unique_ptr<Op> create_operator() {
+        return std::unique_ptr<Op>(static_cast<Op*>(create_operator(Op::kType).release()));
+    }
+
+protected:
+    virtual bool can_create(OpType type) const = 0;
+
+private:
+    Backend m_backend;
+};
+
+}  // namespace neomeg::dnn

@@ -1,0 +1,157 @@
+"""The operator model: the one place that knows what an operator definition contains.
+
+Every definition file under ``dnn/ops/defs`` is Python that calls the functions in ``DSL`` below.
+Each emitter (C++ params and operator classes now; eager OpDefs, pybind11 bindings and the model
+file schema later) reads the same :class:`Registry`, so an operator is written down exactly once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+# Scalar field types and their C++ spelling; a field type is one of these, an Enum, or a list.
+SCALAR_TYPES = {
+    "bool": "bool",
+    "int32": "int32_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "float32": "float",
+    "dtype": "DTypeEnum",
+    "int32[]": "std::vector<int32_t>",
+}
+
+
+class DefinitionError(Exception):
+    pass
+
+
+@dataclasses.dataclass
+class Enum:
+    name: str
+    members: list[str]
+    # attribute name -> list of values, one per member (e.g. Elemwise.Mode's "arity")
+    attrs: dict[str, list[Any]]
+
+
+@dataclasses.dataclass
+class Field:
+    name: str
+    type: str | Enum
+    default: Any
+    doc: str
+
+    @property
+    def is_enum(self) -> bool:
+        return isinstance(self.type, Enum)
+
+
+@dataclasses.dataclass
+class ParamSet:
+    name: str
+    doc: str
+    fields: list[Field]
+    source: str
+
+    @property
+    def enums(self) -> list[Enum]:
+        return [f.type for f in self.fields if f.is_enum]
+
+
+@dataclasses.dataclass
+class Operator:
+    name: str
+    doc: str
+    param: ParamSet
+    inputs: list[str]  # a name starting with '*' means any number of tensors
+    outputs: list[str]
+    source: str
+
+    @property
+    def variadic_inputs(self) -> bool:
+        return any(i.startswith("*") for i in self.inputs)
+
+    @property
+    def variadic_outputs(self) -> bool:
+        return any(o.startswith("*") for o in self.outputs)
+
+
+EMPTY = ParamSet("Empty", "An operator without params.", [], "<builtin>")
+
+
+class Registry:
+    def __init__(self):
+        self.params: dict[str, ParamSet] = {"Empty": EMPTY}
+        self.ops: dict[str, Operator] = {}
+
+    def add_param(self, p: ParamSet):
+        if p.name in self.params:
+            raise DefinitionError(
+                f"param set {p.name} defined twice ({self.params[p.name].source}, {p.source})"
+            )
+        self.params[p.name] = p
+
+    def add_op(self, op: Operator):
+        if op.name in self.ops:
+            raise DefinitionError(
+                f"operator {op.name} defined twice ({self.ops[op.name].source}, {op.source})"
+            )
+        self.ops[op.name] = op
+
+
+def _dsl(reg: Registry, source: str) -> dict[str, Any]:
+    """The names a definition file sees."""
+
+    def enum(field_name, name, members, default, doc):
+        """An enum-typed field named ``field_name`` whose C++ type is the nested enum ``name``.
+
+        ``members`` are names, or (name, {attr: value}) pairs; every member must then give every
+        attr, and the C++ struct gets ``static constexpr <type> <attr>(Enum)`` lookups.
+        """
+        names, table = [], {}
+        for m in members:
+            if isinstance(m, tuple):
+                mname, mattrs = m
+            else:
+                mname, mattrs = m, {}
+            names.append(mname)
+            for k, v in mattrs.items():
+                table.setdefault(k, {})[mname] = v
+        for k, vals in table.items():
+            missing = [n for n in names if n not in vals]
+            if missing:
+                raise DefinitionError(f"{source}: enum {name} attr {k} missing for {missing}")
+        if default not in names:
+            raise DefinitionError(f"{source}: enum {name} default {default} is not a member")
+        e = Enum(name, names, {k: [v[n] for n in names] for k, v in table.items()})
+        return Field(field_name, e, default, doc)
+
+    def field(name, type_, default, doc):
+        if type_ not in SCALAR_TYPES:
+            raise DefinitionError(f"{source}: field {name} has unknown type {type_}")
+        return Field(name, type_, default, doc)
+
+    def params(name, doc, *fields):
+        fl = list(fields)
+        seen = set()
+        for f in fl:
+            if f.name in seen:
+                raise DefinitionError(f"{source}: param set {name} repeats field {f.name}")
+            seen.add(f.name)
+        p = ParamSet(name, doc, fl, source)
+        reg.add_param(p)
+        return p
+
+    def op(name, doc, inputs, outputs, param=None):
+        reg.add_op(Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source))
+
+    return {"enum": enum, "field": field, "params": params, "op": op}
+
+
+def load(defs_dir: str | pathlib.Path) -> Registry:
+    reg = Registry()
+    for path in sorted(pathlib.Path(defs_dir).glob("*.py")):
+        code = compile(path.read_text(), str(path), "exec")
+        exec(code, _dsl(reg, path.name))  # noqa: S102 - definitions are our own source files
+    return reg

@@ -1,0 +1,33 @@
+#include "neomeg/dnn/handle.h"
+
+#include "src/common/registry.h"
+
+namespace neomeg::dnn {
+
+const char* backend_name(Backend b) {
+    switch (b) {
+        case Backend::Naive:
+            return "naive";
+        case Backend::X86:
+            return "x86";
+        case Backend::Cuda:
+            return "cuda";
+    }
+    return "unknown";
+}
+
+OperatorRegistry& OperatorRegistry::of(Backend backend) {
+    // Function-local statics: registration from other files' static initialisers is then safe.
+    static OperatorRegistry registries[3];
+    return registries[static_cast<size_t>(backend)];
+}
+
+bool OperatorRegistry::add(OpType type, Factory factory) {
+    auto& slot = m_factories[static_cast<size_t>(type)];
+    if (slot)
+        throw Error(str_cat("operator ", op_type_name(type), " registered twice for one backend"));
+    slot = factory;
+    return true;
+}
+
+}  // namespace neomeg::dnn

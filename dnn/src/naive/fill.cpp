@@ -1,0 +1,23 @@
+#include "src/common/dtype_dispatch.h"
+#include "src/naive/handle.h"
+#include "src/naive/iterate.h"
+
+namespace neomeg::dnn::naive {
+namespace {
+
+class FillImpl final : public Fill {
+public:
+    using Fill::Fill;
+    void do_exec(std::span<const TensorND>, std::span<const TensorND> outputs, Workspace) override {
+        const TensorND& dst = outputs[0];
+        dispatch_dtype(dst.layout.dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            T v = static_cast<T>(m_param.value);
+            for_each_offset(dst.layout, [&](ptrdiff_t off) { elem<T>(dst, off) = v; });
+        });
+    }
+};
+
+}  // namespace
+NM_REGISTER_NAIVE(Fill, FillImpl);
+}  // namespace neomeg::dnn::naive

@@ -1,0 +1,72 @@
+// An owning host tensor for tests: a buffer that covers any (strided, broadcast) layout, plus
+// helpers to fill it, read it as doubles in logical order, and run operators on it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "neomeg/dnn.h"
+
+namespace neomeg::dnn::test {
+
+class HostTensor {
+public:
+    HostTensor() = default;
+    // Allocates the memory `layout` spans (negative strides included).
+    explicit HostTensor(const TensorLayout& layout);
+    HostTensor(const TensorShape& shape, DType dtype) : HostTensor(TensorLayout(shape, dtype)) {}
+
+    // A contiguous float32 (or other dtype) tensor from values in row-major order.
+    static HostTensor from(const TensorShape& shape, const std::vector<double>& values,
+                           DType dtype = dtype::Float32);
+
+    const TensorLayout& layout() const { return m_layout; }
+    DType dtype() const { return m_layout.dtype; }
+    const TensorShape& shape() const { return m_layout; }
+    TensorND nd() const { return {m_origin, m_layout}; }
+
+    // Elements in logical row-major order, converted to double.
+    std::vector<double> values() const;
+    void set_values(const std::vector<double>& values);  // logical order; must match size
+    double at(std::initializer_list<size_t> idx) const;
+
+    // A contiguous copy with the same logical values.
+    HostTensor contiguous() const;
+
+private:
+    TensorLayout m_layout;
+    std::vector<std::max_align_t> m_storage;
+    void* m_origin = nullptr;  // where element offset 0 lives inside m_storage
+};
+
+// Uniform random values in [lo, hi); integer dtypes get integers, bool gets 0/1.
+void fill_uniform(HostTensor& t, double lo, double hi, std::mt19937& rng);
+
+// Default comparison tolerance of a dtype (absolute and relative both).
+double default_epsilon(DType dt);
+
+// Checks a and b have equal shapes and values within eps (|a-b| <= eps * max(1, |b|)); NaNs must
+// match NaNs. Returns a gtest assertion result naming the first bad element.
+::testing::AssertionResult tensors_near(const HostTensor& a, const HostTensor& b, double eps);
+
+// Runs `op` on the inputs with freshly allocated contiguous outputs. Generator ops read their
+// output shapes from `output_shapes` (empty otherwise). Workspace is allocated as asked.
+std::vector<HostTensor> run_op(OperatorBase& op, const std::vector<HostTensor>& inputs,
+                               const std::vector<TensorShape>& output_shapes = {});
+
+// A layout with the same shape whose rows are padded (every stride > its contiguous value), so
+// kernels that ignore strides read the wrong elements.
+TensorLayout padded_layout(const TensorLayout& contiguous);
+
+// Numeric gradient of L(x) = sum(dy * f(inputs)) with respect to inputs[k] by central
+// differences in double on float32 tensors.
+HostTensor numeric_grad(const std::function<HostTensor(const std::vector<HostTensor>&)>& f,
+                        std::vector<HostTensor> inputs, size_t k, const HostTensor& dy,
+                        double step = 1e-2);
+
+}  // namespace neomeg::dnn::test

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds NeoMeg and runs every test suite. Safe to run repeatedly:
+# the build directory and ccache make a second run incremental.
+#   BUILD_DIR=build-asan NEOMEG_SANITIZE=ON scripts/test.sh   # the ASan+UBSan job
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+cmake -S . -B "$BUILD_DIR" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DNEOMEG_WERROR=ON \
+  -DNEOMEG_SANITIZE="${NEOMEG_SANITIZE:-OFF}"
+cmake --build "$BUILD_DIR" -j "$JOBS"
+
+echo "== C++ tests (ctest) =="
+ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure 2>&1 | tail -n 40
+
+if [[ -d python/test ]]; then
+  echo "== Python tests (pytest) =="
+  PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q python/test
+fi
