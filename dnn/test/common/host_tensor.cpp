@@ -28,7 +28,8 @@ std::vector<double> HostTensor::values() const {
     dispatch_dtype(m_layout.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         for_each_offset(m_layout, [&](ptrdiff_t off) {
-            out.push_back(static_cast<double>(static_cast<compute_type_t<T>>(naive::elem<T>(t, off))));
+            out.push_back(
+                    static_cast<double>(static_cast<compute_type_t<T>>(naive::elem<T>(t, off))));
         });
     });
     return out;
@@ -36,8 +37,8 @@ std::vector<double> HostTensor::values() const {
 
 void HostTensor::set_values(const std::vector<double>& values) {
     if (values.size() != m_layout.total_nr_elems())
-        throw std::invalid_argument(str_cat("set_values: ", values.size(), " values for ",
-                                            m_layout.to_string()));
+        throw std::invalid_argument(
+                str_cat("set_values: ", values.size(), " values for ", m_layout.to_string()));
     TensorND t = nd();
     size_t i = 0;
     dispatch_dtype(m_layout.dtype, [&](auto tag) {
@@ -98,8 +99,8 @@ double default_epsilon(DType dt) {
 
 ::testing::AssertionResult tensors_near(const HostTensor& a, const HostTensor& b, double eps) {
     if (!a.shape().eq_shape(b.shape()))
-        return ::testing::AssertionFailure() << "shapes differ: " << a.layout().to_string()
-                                             << " vs " << b.layout().to_string();
+        return ::testing::AssertionFailure()
+               << "shapes differ: " << a.layout().to_string() << " vs " << b.layout().to_string();
     if (a.dtype() != b.dtype())
         return ::testing::AssertionFailure()
                << "dtypes differ: " << a.dtype().name() << " vs " << b.dtype().name();
@@ -111,8 +112,8 @@ double default_epsilon(DType dt) {
             continue;
         if (!(std::abs(va[i] - vb[i]) <= eps * std::max(1.0, std::abs(vb[i]))))
             return ::testing::AssertionFailure()
-                   << "element " << i << " (row-major) of " << a.shape().to_string()
-                   << ": " << va[i] << " vs " << vb[i] << " (eps " << eps << ")";
+                   << "element " << i << " (row-major) of " << a.shape().to_string() << ": "
+                   << va[i] << " vs " << vb[i] << " (eps " << eps << ")";
     }
     return ::testing::AssertionSuccess();
 }
