@@ -12,6 +12,7 @@ JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release \
   -DNEOMEG_WERROR=ON \
+  -DNEOMEG_BUILD_PYTHON=ON \
   -DNEOMEG_SANITIZE="${NEOMEG_SANITIZE:-OFF}"
 cmake --build "$BUILD_DIR" -j "$JOBS"
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators.h"
 
 namespace neomeg::imperative {

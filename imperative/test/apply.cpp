@@ -69,7 +69,7 @@ TEST(Apply, GeneratorOpFillsRequestedShape) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].comp_node(), cn);
     EXPECT_EQ(host_values(out[0]), std::vector<float>(4, 1.5f));
-    EXPECT_THROW(apply_generator(fill, {}, cn), dnn::ParamError);
+    EXPECT_THROW(apply_generator(fill, std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
 }
 
 TEST(Apply, RejectsInputsOnDifferentCompNodes) {
@@ -79,12 +79,12 @@ TEST(Apply, RejectsInputsOnDifferentCompNodes) {
     ops::Relayout op;
     std::vector<Tensor> inputs{a, b};
     try {
-        apply(op, inputs);
+        imperative::apply(op, inputs);
         FAIL();
     } catch (const dnn::ParamError& e) {
         EXPECT_NE(std::string(e.what()).find("cpu1"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(apply(op, {}), dnn::ParamError);
+    EXPECT_THROW(imperative::apply(op, std::span<const Tensor>{}), dnn::ParamError);
 }
 
 TEST(Apply, RunsTheDnnKernelOnAStridedInput) {
@@ -93,7 +93,7 @@ TEST(Apply, RunsTheDnnKernelOnAStridedInput) {
     auto t = Tensor::from_host(data.data(), {2, 3}, dnn::dtype::Float32, cn);
     ops::Relayout relayout;
     auto tt = t.view(t.layout().dimshuffle({1, 0}));
-    auto out = apply(relayout, {&tt, 1});
+    auto out = imperative::apply(relayout, {&tt, 1});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_TRUE(out[0].layout().is_contiguous());
     EXPECT_EQ(out[0].shape().to_string(), "{3,2}");

@@ -25,7 +25,7 @@ py::tuple apply_py(const imperative::OpDef& op, py::args args) {
         if (!py::isinstance<TensorWrapper>(a))
             throw py::type_error(std::string("apply(") + op.name() + "): input " +
                                  std::to_string(inputs.size()) + " is a " +
-                                 std::string(py::str(a.get_type().attr("__name__"))) +
+                                 std::string(py::str(py::type::handle_of(a).attr("__name__"))) +
                                  ", not a Tensor");
         inputs.push_back(a.cast<const TensorWrapper&>().value);
     }
