@@ -23,9 +23,9 @@ CompNode comp_node_from_py(const py::handle& device) {
 imperative::Tensor tensor_from_array(py::array arr, CompNode cn) {
     dnn::DType dt = dtype_from_numpy(arr.dtype());
     py::dtype storage = dtype_to_numpy(dt);
-    // Narrow float64/int64 and make the buffer contiguous in one numpy call.
-    auto np = py::module_::import("numpy");
-    py::array c = np.attr("ascontiguousarray")(arr, storage);
+    // Narrow float64/int64 and make the buffer contiguous in one numpy call (astype keeps 0-d
+    // arrays 0-d, unlike ascontiguousarray).
+    py::array c = arr.attr("astype")(storage, py::arg("order") = "C", py::arg("copy") = false);
     dnn::TensorShape shape;
     std::vector<size_t> dims(c.shape(), c.shape() + c.ndim());
     shape = dnn::TensorShape(dims);
