@@ -12,7 +12,7 @@ HostTensor::HostTensor(const TensorLayout& layout) : m_layout(layout) {
     size_t bytes = layout.dtype.size(static_cast<size_t>(hi - lo));
     m_storage.resize(bytes / sizeof(std::max_align_t) + 1);
     std::memset(m_storage.data(), 0, m_storage.size() * sizeof(std::max_align_t));
-    m_origin = reinterpret_cast<std::byte*>(m_storage.data()) - layout.dtype.size() * lo;
+    m_origin_bytes = -static_cast<ptrdiff_t>(layout.dtype.size()) * lo;
 }
 
 HostTensor HostTensor::from(const TensorShape& shape, const std::vector<double>& values, DType dt) {
