@@ -1,7 +1,8 @@
-// Inverse error functions: M. Giles' single-precision approximation ("Approximating the erfinv
-// function", GPU Computing Gems, 2011) as the start, refined by Newton steps on std::erf/std::erfc
-// to double accuracy. The approximation is written in w = -log((1-x)(1+x)) = -log(y (2-y)) for
-// y = erfc(x), which keeps full relative accuracy near the tails.
+// Inverse error functions: a start, refined by Newton steps on std::erf / log(std::erfc) to double
+// accuracy. The start is M. Giles' single-precision approximation ("Approximating the erfinv
+// function", GPU Computing Gems, 2011) in w = -log((1-x)(1+x)) = -log(y (2-y)) for y = erfc(x),
+// which holds while w is at most about 16 (1 - |x| down to float32's epsilon); further out, the
+// asymptotic form of erfc takes over.
 #include "src/common/elemwise_special.h"
 
 #include <cmath>
@@ -42,17 +43,42 @@ double giles_start(double t, double w) {
 }
 
 constexpr double kTwoOverSqrtPi = 2.0 * std::numbers::inv_sqrtpi;
+constexpr double kGilesMaxW = 16;
 
-// Newton on f(x) = g(x) - y where g' = sign * 2/sqrt(pi) exp(-x^2).
-template <class G>
-double newton(double x, double y, G g, double sign) {
-    for (int it = 0; it < 6; ++it) {
-        double d = sign * kTwoOverSqrtPi * std::exp(-x * x);
-        if (d == 0)
-            break;
-        double step = (g(x) - y) / d;
+// erfc(x) ~ exp(-x^2) / (x sqrt(pi)) for large x, solved for x by fixed-point steps.
+double erfc_tail_start(double y) {
+    double x = std::sqrt(-std::log(y));
+    for (int it = 0; it < 3; ++it)
+        x = std::sqrt(-std::log(y * std::sqrt(std::numbers::pi) * x));
+    return x;
+}
+
+bool converged(double step, double x) {
+    return std::abs(step) <= 1e-16 * std::abs(x);
+}
+
+// Newton on erf(x) = y.
+double newton_erf(double x, double y) {
+    for (int it = 0; it < 8; ++it) {
+        double step = (std::erf(x) - y) / (kTwoOverSqrtPi * std::exp(-x * x));
         x -= step;
-        if (std::abs(step) <= 1e-16 * std::abs(x))
+        if (converged(step, x))
+            break;
+    }
+    return x;
+}
+
+// Newton on log(erfc(x)) = log(y): the log keeps the steps well scaled in the far tail, where
+// erfc(x) - y spans many orders of magnitude.
+double newton_log_erfc(double x, double y) {
+    double log_y = std::log(y);
+    for (int it = 0; it < 12; ++it) {
+        double e = std::erfc(x);
+        if (e == 0)
+            break;
+        double step = (std::log(e) - log_y) / (-kTwoOverSqrtPi * std::exp(-x * x) / e);
+        x -= step;
+        if (converged(step, x))
             break;
     }
     return x;
@@ -69,8 +95,9 @@ double erfcinv(double y) {
         return -std::numeric_limits<double>::infinity();
     if (y > 1)
         return -erfcinv(2 - y);
-    double x = giles_start(1 - y, -std::log(y * (2 - y)));
-    return newton(x, y, [](double v) { return std::erfc(v); }, -1.0);
+    double w = -std::log(y * (2 - y));
+    double x = w <= kGilesMaxW ? giles_start(1 - y, w) : erfc_tail_start(y);
+    return newton_log_erfc(x, y);
 }
 
 double erfinv(double y) {
@@ -80,7 +107,7 @@ double erfinv(double y) {
     if (std::abs(y) > 0.5)
         return std::copysign(erfcinv(1 - std::abs(y)), y);
     double x = giles_start(y, -std::log1p(-y * y));
-    return newton(x, y, [](double v) { return std::erf(v); }, 1.0);
+    return newton_erf(x, y);
 }
 
 }  // namespace neomeg::dnn::elemwise
