@@ -23,7 +23,10 @@
 # and CEIL are the identity on integers; RELU, ABS, SIGN, MAX, MIN, CLIP work on integers too.
 # Float semantics: ROUND rounds half away from zero (std::round, as MegDNN); SIGN(0) = 0 and
 # SIGN(NaN) = NaN; MAX/MIN propagate NaN; MOD has the sign of the divisor; GELU is the exact
-# erf form. The *_GRAD modes take (forward input or output, dy) and return the input gradient.
+# erf form. CLIP is min(max(x, lo), hi) on every dtype: hi wins where lo > hi (NumPy), NaN x
+# stays NaN. TRUE_DIV, FLOOR_DIV and MOD by zero on floats follow IEEE (inf/NaN).
+# SIGMOID_GRAD and TANH_GRAD take (y, dy) with y the forward output; every other *_GRAD mode and
+# SWITCH_GT0 (the RELU gradient) take (x, dy) with x the forward input.
 
 _FLOAT_UNARY = [
     "EXP", "EXPM1", "LOG", "LOG1P", "SQRT", "RSQRT", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN",

@@ -224,8 +224,11 @@ double eval_float(Mode mode, const double* x) {
     }
     double c = x[2];
     switch (mode) {
-        case Mode::CLIP:
-            return a < b ? b : (a > c ? c : a);
+        case Mode::CLIP: {
+            // NumPy's order: hi wins when lo > hi.
+            double t = a < b ? b : a;
+            return t > c ? c : t;
+        }
         case Mode::FUSE_MUL_ADD3:
             return a * b + c;
         case Mode::COND:

@@ -126,8 +126,11 @@ int64_t eval_int(Mode mode, const int64_t* x, DType dt) {
     }
     int64_t c = x[2];
     switch (mode) {
-        case Mode::CLIP:
-            return a < b ? b : (a > c ? c : a);
+        case Mode::CLIP: {
+            // NumPy's order: hi wins when lo > hi.
+            int64_t t = a < b ? b : a;
+            return t > c ? c : t;
+        }
         case Mode::FUSE_MUL_ADD3:
             return wrap_add(wrap_mul(a, b), c);
         case Mode::COND:
