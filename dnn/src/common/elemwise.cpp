@@ -74,8 +74,8 @@ void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
     auto mode = m_param.mode;
     require<ParamError>(static_cast<size_t>(mode) < Param::kModeCount, "mode value ",
                         static_cast<size_t>(mode), " is out of range");
-    require<ParamError>(inputs.size() == static_cast<size_t>(arity(mode)), "mode ",
-                        to_string(mode), " takes ", arity(mode), " inputs, got ", inputs.size(),
+    require<ParamError>(inputs.size() == static_cast<size_t>(arity(mode)), "mode ", to_string(mode),
+                        " takes ", arity(mode), " inputs, got ", inputs.size(),
                         inputs.empty() ? "" : ": ", layouts_str(inputs));
     require(outputs.size() == 1, "expects 1 output, got ", outputs.size());
 
@@ -97,8 +97,8 @@ void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
     try {
         shape = broadcast_shapes(shapes);
     } catch (const ShapeError&) {
-        require(false, "mode ", to_string(mode), ": input shapes cannot be broadcast together: ",
-                layouts_str(inputs));
+        require(false, "mode ", to_string(mode),
+                ": input shapes cannot be broadcast together: ", layouts_str(inputs));
     }
     outputs[0] = TensorLayout(shape, output_dtype(rule, data));
 }

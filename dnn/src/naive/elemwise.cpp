@@ -55,24 +55,20 @@ void store_int(void* p, ptrdiff_t off, int64_t v) {
 }
 
 LoadFloat load_float_fn(DType dt) {
-    return dispatch_dtype(dt, [](auto tag) -> LoadFloat {
-        return &load_float<typename decltype(tag)::type>;
-    });
+    return dispatch_dtype(
+            dt, [](auto tag) -> LoadFloat { return &load_float<typename decltype(tag)::type>; });
 }
 LoadInt load_int_fn(DType dt) {
-    return dispatch_dtype(dt, [](auto tag) -> LoadInt {
-        return &load_int<typename decltype(tag)::type>;
-    });
+    return dispatch_dtype(
+            dt, [](auto tag) -> LoadInt { return &load_int<typename decltype(tag)::type>; });
 }
 StoreFloat store_float_fn(DType dt) {
-    return dispatch_dtype(dt, [](auto tag) -> StoreFloat {
-        return &store_float<typename decltype(tag)::type>;
-    });
+    return dispatch_dtype(
+            dt, [](auto tag) -> StoreFloat { return &store_float<typename decltype(tag)::type>; });
 }
 StoreInt store_int_fn(DType dt) {
-    return dispatch_dtype(dt, [](auto tag) -> StoreInt {
-        return &store_int<typename decltype(tag)::type>;
-    });
+    return dispatch_dtype(
+            dt, [](auto tag) -> StoreInt { return &store_int<typename decltype(tag)::type>; });
 }
 
 constexpr size_t kMaxArity = 4;

@@ -90,7 +90,8 @@ std::vector<Case> numeric_cases() {
             {Mode::SUB, [](auto& x) { return x[0] - x[1]; }, r2},
             {Mode::MUL, [](auto& x) { return x[0] * x[1]; }, r2},
             {Mode::FLOOR_DIV, [](auto& x) { return py_floor_div(x[0], x[1]); }, nz},
-            {Mode::FLOOR_DIV, [](auto& x) { return py_floor_div(x[0], x[1]); },
+            {Mode::FLOOR_DIV,
+             [](auto& x) { return py_floor_div(x[0], x[1]); },
              {{-20, 20}, {-7, -1}}},
             {Mode::MOD, [](auto& x) { return py_mod(x[0], x[1]); }, nz},
             {Mode::MOD, [](auto& x) { return py_mod(x[0], x[1]); }, {{-20, 20}, {-7, -1}}},
@@ -98,10 +99,12 @@ std::vector<Case> numeric_cases() {
             {Mode::MIN, [](auto& x) { return x[0] < x[1] ? x[0] : x[1]; }, r2},
             {Mode::SWITCH_GT0, [](auto& x) { return x[0] > 0 ? x[1] : 0; }, r2},
             {Mode::ABS_GRAD, [](auto& x) { return x[0] > 0 ? x[1] : (x[0] < 0 ? -x[1] : 0); }, r2},
-            {Mode::CLIP, [](auto& x) { return std::min(std::max(x[0], x[1]), x[2]); },
+            {Mode::CLIP,
+             [](auto& x) { return std::min(std::max(x[0], x[1]), x[2]); },
              {{-9, 9}, {-3, -2.99}, {4, 4.01}}},
             {Mode::FUSE_MUL_ADD3, [](auto& x) { return x[0] * x[1] + x[2]; }, r3},
-            {Mode::FUSE_MUL_ADD4, [](auto& x) { return x[0] * x[1] + x[2] * x[3]; },
+            {Mode::FUSE_MUL_ADD4,
+             [](auto& x) { return x[0] * x[1] + x[2] * x[3]; },
              {{-9, 9}, {-9, 9}, {-9, 9}, {-9, 9}}},
     };
 }
@@ -117,7 +120,8 @@ std::vector<Case> float_only_cases() {
                  return x[1] > 0 ? t : (x[0] >= 0 ? t + std::numbers::pi : t - std::numbers::pi);
              },
              {{-3, 3}, {-3, 3}}},
-            {Mode::LOG_SUM_EXP, [](auto& x) { return log(exp(x[0]) + exp(x[1])); },
+            {Mode::LOG_SUM_EXP,
+             [](auto& x) { return log(exp(x[0]) + exp(x[1])); },
              {{-5, 5}, {-5, 5}}},
     };
 }
@@ -217,7 +221,8 @@ TEST(ElemwiseBinary, FloorDivAndModFollowPython) {
               (std::vector<double>{-0.5, 0.5, 1.5}));
     EXPECT_EQ(run_values(Mode::FLOOR_DIV, {{5.5, -5.5}, {-2, 2}}), (std::vector<double>{-3, -3}));
     // int8: -128 // -1 is 128, which wraps to -128; nothing traps
-    EXPECT_EQ(run_values(Mode::FLOOR_DIV, {{-128}, {-1}}, dtype::Int8), (std::vector<double>{-128}));
+    EXPECT_EQ(run_values(Mode::FLOOR_DIV, {{-128}, {-1}}, dtype::Int8),
+              (std::vector<double>{-128}));
 }
 
 TEST(ElemwiseBinary, IntegerDivisionByZeroGivesZero) {
@@ -244,7 +249,8 @@ TEST(ElemwiseBinary, MaxMinPropagateNaN) {
 }
 
 TEST(ElemwiseBinary, LogSumExpDoesNotOverflow) {
-    auto v = run_values(Mode::LOG_SUM_EXP, {{0, 1000, -kInf, kInf, -1000}, {0, 1000, -kInf, 3, -1000}});
+    auto v = run_values(Mode::LOG_SUM_EXP,
+                        {{0, 1000, -kInf, kInf, -1000}, {0, 1000, -kInf, 3, -1000}});
     EXPECT_NEAR(v[0], std::log(2.0), 1e-7);
     EXPECT_NEAR(v[1], 1000 + std::log(2.0), 1e-3);
     EXPECT_EQ(v[2], -kInf);
@@ -285,9 +291,11 @@ TEST(ElemwiseBinary, LogicalOnBoolBitwiseOnIntegers) {
 TEST(ElemwiseBinary, ShiftsOnIntegers) {
     EXPECT_EQ(run_values(Mode::SHL, {{1, 3, -1, 1, 5, 5}, {0, 4, 1, 31, 32, -1}}, dtype::Int32),
               (std::vector<double>{1, 48, -2, -2147483648.0, 0, 0}));
-    EXPECT_EQ(run_values(Mode::SHR, {{48, -48, -1, 5, -5, 7}, {4, 4, 10, 32, 40, -1}}, dtype::Int32),
-              (std::vector<double>{3, -3, -1, 0, -1, 0}));
-    EXPECT_EQ(run_values(Mode::SHL, {{1, 3}, {7, 7}}, dtype::Int8), (std::vector<double>{-128, -128}));
+    EXPECT_EQ(
+            run_values(Mode::SHR, {{48, -48, -1, 5, -5, 7}, {4, 4, 10, 32, 40, -1}}, dtype::Int32),
+            (std::vector<double>{3, -3, -1, 0, -1, 0}));
+    EXPECT_EQ(run_values(Mode::SHL, {{1, 3}, {7, 7}}, dtype::Int8),
+              (std::vector<double>{-128, -128}));
     EXPECT_EQ(run_values(Mode::SHL, {{1, 255}, {7, 1}}, dtype::Uint8),
               (std::vector<double>{128, 254}));
     EXPECT_EQ(run_values(Mode::SHR, {{128, 255}, {7, 8}}, dtype::Uint8),
@@ -310,9 +318,9 @@ TEST(ElemwiseTernary, CondSelectsByBool) {
     EXPECT_EQ(r.dtype(), dtype::Bool);
     EXPECT_EQ(r.values(), (std::vector<double>{1, 0, 1, 1}));
     // NaN in the branch not taken does not leak
-    EXPECT_EQ(elemwise(Mode::COND, {HostTensor::from({2}, {1, 0}, dtype::Bool),
-                                    HostTensor::from({2}, {1, kNaN}),
-                                    HostTensor::from({2}, {kNaN, 2})})
+    EXPECT_EQ(elemwise(Mode::COND,
+                       {HostTensor::from({2}, {1, 0}, dtype::Bool),
+                        HostTensor::from({2}, {1, kNaN}), HostTensor::from({2}, {kNaN, 2})})
                       .values(),
               (std::vector<double>{1, 2}));
 }

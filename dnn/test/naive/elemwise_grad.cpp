@@ -108,8 +108,8 @@ TEST(ElemwiseGrad, LowPrecisionFloatsMatchFloat32) {
             auto got = elemwise(c.grad, {x, dy});
             auto want = elemwise(c.grad, {x32, dy32});
             EXPECT_EQ(got.dtype(), dt);
-            EXPECT_TRUE(tensors_near(HostTensor::from(shape, got.values()), want,
-                                     default_epsilon(dt)))
+            EXPECT_TRUE(
+                    tensors_near(HostTensor::from(shape, got.values()), want, default_epsilon(dt)))
                     << to_string(c.grad) << " on " << dt.name();
         }
     }

@@ -87,12 +87,13 @@ TEST(ElemwiseLayout, EveryModeOnBroadcastTransposedAndNegativeStrides) {
         std::vector<TensorLayout> ls;
         int n = param::Elemwise::arity(m);
         for (int i = 0; i < n; ++i) {
-            DType dt = (m == Mode::COND && i == 0) || param::Elemwise::dtypes(m) == std::string_view("not")
+            DType dt = (m == Mode::COND && i == 0) ||
+                                       param::Elemwise::dtypes(m) == std::string_view("not")
                                ? dtype::Bool
-                               : (std::string_view(param::Elemwise::dtypes(m)) == "shift" ||
-                                  std::string_view(param::Elemwise::dtypes(m)) == "logical")
-                                         ? dtype::Int32
-                                         : dtype::Float32;
+                       : (std::string_view(param::Elemwise::dtypes(m)) == "shift" ||
+                          std::string_view(param::Elemwise::dtypes(m)) == "logical")
+                               ? dtype::Int32
+                               : dtype::Float32;
             switch (i) {
                 case 0:  // a row repeated by stride 0
                     ls.emplace_back(TensorShape{4, 5}, std::vector<ptrdiff_t>{0, 1}, dt);
@@ -121,8 +122,7 @@ TEST(ElemwiseLayout, BroadcastValues) {
     auto b = HostTensor::from({4}, {10, 20, 30, 40});
     auto r = elemwise(Mode::ADD, {a, b});
     EXPECT_EQ(r.shape().to_string(), "{3,4}");
-    EXPECT_EQ(r.values(),
-              (std::vector<double>{11, 21, 31, 41, 12, 22, 32, 42, 13, 23, 33, 43}));
+    EXPECT_EQ(r.values(), (std::vector<double>{11, 21, 31, 41, 12, 22, 32, 42, 13, 23, 33, 43}));
     auto s = HostTensor::from({}, {2});
     auto t = HostTensor::from({2, 3}, {1, 2, 3, 4, 5, 6});
     EXPECT_EQ(elemwise(Mode::SUB, {s, t}).values(), (std::vector<double>{1, 0, -1, -2, -3, -4}));
@@ -135,7 +135,8 @@ TEST(ElemwiseLayout, BroadcastValues) {
     auto hi = HostTensor::from({2, 1}, {3, 5});
     auto x = HostTensor::from({}, {4.5});
     // hi wins where lo > hi, as in NumPy
-    EXPECT_EQ(elemwise(Mode::CLIP, {x, lo, hi}).values(), (std::vector<double>{3, 3, 3, 4.5, 4.5, 4.5}));
+    EXPECT_EQ(elemwise(Mode::CLIP, {x, lo, hi}).values(),
+              (std::vector<double>{3, 3, 3, 4.5, 4.5, 4.5}));
     EXPECT_EQ(elemwise(Mode::CLIP, {HostTensor::from({}, {2}), lo, hi}).values(),
               (std::vector<double>{2, 2, 3, 2, 2, 4}));
 }
@@ -198,15 +199,18 @@ TEST(ElemwiseLayout, LargeBroadcastAgainstPlainLoops) {
 TEST(ElemwiseErrors, ArityMismatchNamesModeAndCount) {
     TensorLayout f({3}, dtype::Float32);
     EXPECT_THROW(elemwise(Mode::ADD, {HostTensor(f), HostTensor(f), HostTensor(f)}), ParamError);
-    expect_mentions(error_of(Mode::ADD, {f, f, f}), {"Elemwise(mode=ADD)", "takes 2 inputs, got 3", "{3(1)} float32"});
+    expect_mentions(error_of(Mode::ADD, {f, f, f}),
+                    {"Elemwise(mode=ADD)", "takes 2 inputs, got 3", "{3(1)} float32"});
     expect_mentions(error_of(Mode::EXP, {}), {"Elemwise(mode=EXP)", "takes 1 inputs, got 0"});
-    expect_mentions(error_of(Mode::FUSE_MUL_ADD4, {f, f, f}), {"FUSE_MUL_ADD4", "takes 4 inputs, got 3"});
+    expect_mentions(error_of(Mode::FUSE_MUL_ADD4, {f, f, f}),
+                    {"FUSE_MUL_ADD4", "takes 4 inputs, got 3"});
 }
 
 TEST(ElemwiseErrors, DTypeMismatchNamesTheDtypes) {
     TensorLayout f({3}, dtype::Float32), i({3}, dtype::Int32);
     EXPECT_THROW(elemwise(Mode::ADD, {HostTensor(f), HostTensor(i)}), DTypeError);
-    expect_mentions(error_of(Mode::ADD, {f, i}), {"Elemwise(mode=ADD)", "one dtype", "float32", "int32"});
+    expect_mentions(error_of(Mode::ADD, {f, i}),
+                    {"Elemwise(mode=ADD)", "one dtype", "float32", "int32"});
     TensorLayout b({3}, dtype::Bool), h({3}, dtype::Float16);
     expect_mentions(error_of(Mode::COND, {f, f, f}), {"Elemwise(mode=COND)", "bool condition"});
     expect_mentions(error_of(Mode::COND, {b, f, h}), {"COND", "float32", "float16"});
@@ -225,7 +229,8 @@ TEST(ElemwiseErrors, UnclaimedDtypesAreDTypeErrors) {
 TEST(ElemwiseErrors, NonBroadcastableShapesNameTheShapes) {
     TensorLayout a({3}, dtype::Float32), b({4}, dtype::Float32), c({2, 3}, dtype::Float32);
     EXPECT_THROW(elemwise(Mode::ADD, {HostTensor(a), HostTensor(b)}), ShapeError);
-    expect_mentions(error_of(Mode::ADD, {a, b}), {"Elemwise(mode=ADD)", "broadcast", "{3(1)}", "{4(1)}"});
+    expect_mentions(error_of(Mode::ADD, {a, b}),
+                    {"Elemwise(mode=ADD)", "broadcast", "{3(1)}", "{4(1)}"});
     expect_mentions(error_of(Mode::CLIP, {c, a, b}), {"CLIP", "{2(3),3(1)}", "{4(1)}"});
 }
 
