@@ -23,26 +23,33 @@ std::vector<Mode> all_modes() {
     return r;
 }
 
-// A Checker with dtypes and ranges valid for `mode`, from the mode's own dtype rule.
+// A dtype valid for input i of `mode`, from the mode's own dtype rule.
+DType input_dtype(Mode mode, int i) {
+    std::string_view rule = param::Elemwise::dtypes(mode);
+    if (rule == "not" || (rule == "select" && i == 0))
+        return dtype::Bool;
+    if (rule == "shift" || rule == "logical")
+        return dtype::Int32;
+    return dtype::Float32;
+}
+
+// A Checker with dtypes and ranges valid for `mode`.
 Checker<Elemwise> checker_for(Handle* h, Mode mode) {
     Checker<Elemwise> c(h);
     param::Elemwise p;
     p.mode = mode;
     c.set_param(p);
     std::string_view rule = param::Elemwise::dtypes(mode);
-    int n = param::Elemwise::arity(mode);
-    for (int i = 0; i < n; ++i) {
-        if (rule == "shift") {
-            c.set_dtype(i, dtype::Int32).set_range(i, i == 0 ? -100 : 0, i == 0 ? 100 : 12);
-        } else if (rule == "logical") {
-            c.set_dtype(i, dtype::Int32).set_range(i, -50, 50);
-        } else if (rule == "not" || (rule == "select" && i == 0)) {
-            c.set_dtype(i, dtype::Bool);
-        } else if (rule == "float") {
+    for (int i = 0; i < param::Elemwise::arity(mode); ++i) {
+        c.set_dtype(i, input_dtype(mode, i));
+        if (rule == "shift")
+            c.set_range(i, i == 0 ? -100 : 0, i == 0 ? 100 : 12);
+        else if (rule == "logical")
+            c.set_range(i, -50, 50);
+        else if (rule == "float")
             c.set_range(i, -2, 2);
-        } else {
+        else if (input_dtype(mode, i) != dtype::Bool)
             c.set_range(i, -5, 5);
-        }
     }
     return c;
 }
@@ -87,13 +94,7 @@ TEST(ElemwiseLayout, EveryModeOnBroadcastTransposedAndNegativeStrides) {
         std::vector<TensorLayout> ls;
         int n = param::Elemwise::arity(m);
         for (int i = 0; i < n; ++i) {
-            DType dt = (m == Mode::COND && i == 0) ||
-                                       param::Elemwise::dtypes(m) == std::string_view("not")
-                               ? dtype::Bool
-                       : (std::string_view(param::Elemwise::dtypes(m)) == "shift" ||
-                          std::string_view(param::Elemwise::dtypes(m)) == "logical")
-                               ? dtype::Int32
-                               : dtype::Float32;
+            DType dt = input_dtype(m, i);
             switch (i) {
                 case 0:  // a row repeated by stride 0
                     ls.emplace_back(TensorShape{4, 5}, std::vector<ptrdiff_t>{0, 1}, dt);
