@@ -72,8 +72,9 @@ void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
                              std::span<TensorLayout> outputs) {
     using namespace elemwise;
     auto mode = m_param.mode;
-    require<ParamError>(static_cast<size_t>(mode) < Param::kModeCount, "mode value ",
-                        static_cast<size_t>(mode), " is out of range");
+    // Not through require(): its message prefix prints the mode by name, which has none here.
+    NM_THROW_IF(static_cast<size_t>(mode) >= Param::kModeCount, ParamError, "Elemwise: mode value ",
+                static_cast<size_t>(mode), " is out of range (", Param::kModeCount, " modes)");
     require<ParamError>(inputs.size() == static_cast<size_t>(arity(mode)), "mode ", to_string(mode),
                         " takes ", arity(mode), " inputs, got ", inputs.size(),
                         inputs.empty() ? "" : ": ", layouts_str(inputs));

@@ -238,7 +238,7 @@ TEST(ElemwiseErrors, NonBroadcastableShapesNameTheShapes) {
 TEST(ElemwiseErrors, OutOfRangeModeAndWrongOutput) {
     TensorLayout f({3}, dtype::Float32);
     expect_mentions(error_of(static_cast<Mode>(param::Elemwise::kModeCount + 3), {f}),
-                    {"out of range"});
+                    {"Elemwise: mode value 79", "out of range"});
     auto handle = Handle::make_naive();
     auto op = handle->create_operator<Elemwise>();
     op->param().mode = Mode::LT;
