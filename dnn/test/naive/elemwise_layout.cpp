@@ -237,8 +237,10 @@ TEST(ElemwiseErrors, NonBroadcastableShapesNameTheShapes) {
 
 TEST(ElemwiseErrors, OutOfRangeModeAndWrongOutput) {
     TensorLayout f({3}, dtype::Float32);
-    expect_mentions(error_of(static_cast<Mode>(param::Elemwise::kModeCount + 3), {f}),
-                    {"Elemwise: mode value 79", "out of range"});
+    size_t bad = param::Elemwise::kModeCount + 3;
+    auto msg = error_of(static_cast<Mode>(bad), {f});
+    expect_mentions(msg, {"Elemwise: mode value", "out of range"});
+    EXPECT_NE(msg.find(std::to_string(bad)), std::string::npos) << msg;
     auto handle = Handle::make_naive();
     auto op = handle->create_operator<Elemwise>();
     op->param().mode = Mode::LT;
