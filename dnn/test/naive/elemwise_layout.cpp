@@ -84,6 +84,8 @@ TEST(ElemwiseLayout, EveryModeOnPaddedStridedInputs) {
     for (Mode m : all_modes()) {
         checker_for(h.get(), m).set_noncontiguous(true).execs(same_shapes(m, {3, 7}));
         checker_for(h.get(), m).set_noncontiguous(true).execs(same_shapes(m, {2, 3, 5}));
+        checker_for(h.get(), m).set_noncontiguous(true).execs(same_shapes(m, {1}));
+        checker_for(h.get(), m).set_noncontiguous(true).execs(same_shapes(m, {1, 1031}));
     }
 }
 
