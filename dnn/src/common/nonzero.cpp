@@ -1,0 +1,16 @@
+// Layout rule of NonZero; like CondTake, the coords layout is a capacity (every element nonzero)
+// and a {1} int32 output receives the actual count of columns written.
+#include "neomeg/dnn/operators.h"
+
+namespace neomeg::dnn {
+
+void NonZero::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    const TensorLayout& src = inputs[0];
+    // np.nonzero rejects 0-d input too: its coords would have no rows to say which element.
+    require(src.ndim > 0, "src must have at least one dim, got ", src.to_string());
+    outputs[0] = TensorLayout({src.ndim, src.total_nr_elems()}, dtype::Int32);
+    outputs[1] = TensorLayout({1}, dtype::Int32);
+}
+
+}  // namespace neomeg::dnn
