@@ -10,7 +10,7 @@ namespace {
 TensorLayout deduce_set_layout(std::span<const TensorLayout> inputs,
                                const std::vector<int32_t>& axes, bool accumulates,
                                const std::string& who) {
-    NM_THROW_IF(inputs.size() < 3, ShapeError, who,
+    NM_THROW_IF(inputs.size() < 2, ShapeError, who,
                 ": expects data, value and one index tensor per axis, got ", inputs.size(),
                 " inputs");
     const TensorLayout &data = inputs[0], &value = inputs[1];
@@ -33,7 +33,7 @@ TensorLayout deduce_set_layout(std::span<const TensorLayout> inputs,
 
 void IndexingMultiAxisVec::deduce_layout(std::span<const TensorLayout> inputs,
                                          std::span<TensorLayout> outputs) {
-    require(inputs.size() >= 2, "expects src and one index tensor per axis, got ", inputs.size(),
+    require(!inputs.empty(), "expects src and one index tensor per axis, got ", inputs.size(),
             " inputs");
     auto plan = indexing::plan_multi_axis(inputs[0], inputs.subspan(1), m_param.axes, param_str());
     outputs[0] = TensorLayout(plan.result, inputs[0].dtype);

@@ -73,9 +73,7 @@ TEST(IndexingOneHot, GradientIsSetOneHotIntoZeros) {
     fill_uniform(src, -1, 1, rng);
     fill_uniform(dy, -1, 1, rng);
     auto index = i32({3, 2}, {0, 3, 2, 2, 1, 0});
-    auto fwd = [&](const std::vector<HostTensor>& in) {
-        return run1<IndexingOneHot>(axis(1), in);
-    };
+    auto fwd = [&](const std::vector<HostTensor>& in) { return run1<IndexingOneHot>(axis(1), in); };
     auto numeric = numeric_grad(fwd, {src, index}, 0, dy);
     HostTensor zeros({3, 4, 2}, dtype::Float32);
     auto analytic = run1<IndexingSetOneHot>(axis(1), {zeros, index, dy});
@@ -124,15 +122,15 @@ TEST(IndexingOneHot, StridedOutputView) {
 }
 
 TEST(IndexingOneHot, EmptyTensors) {
-    auto d = run1<IndexingOneHot>(axis(1), {HostTensor({0, 3}, dtype::Float32),
-                                            HostTensor({0}, dtype::Int32)});
+    auto d = run1<IndexingOneHot>(
+            axis(1), {HostTensor({0, 3}, dtype::Float32), HostTensor({0}, dtype::Int32)});
     EXPECT_TRUE(d.shape().eq_shape(TensorShape{0, 1}));
-    auto d0 = run1<IndexingOneHot>(axis(0), {HostTensor({4, 0}, dtype::Int8),
-                                             HostTensor({0}, dtype::Int32)});
+    auto d0 = run1<IndexingOneHot>(
+            axis(0), {HostTensor({4, 0}, dtype::Int8), HostTensor({0}, dtype::Int32)});
     EXPECT_TRUE(d0.shape().eq_shape(TensorShape{1, 0}));
-    auto s = run1<IndexingSetOneHot>(axis(1), {HostTensor({0, 3}, dtype::Float32),
-                                               HostTensor({0}, dtype::Int32),
-                                               HostTensor({0, 1}, dtype::Float32)});
+    auto s = run1<IndexingSetOneHot>(
+            axis(1), {HostTensor({0, 3}, dtype::Float32), HostTensor({0}, dtype::Int32),
+                      HostTensor({0, 1}, dtype::Float32)});
     EXPECT_TRUE(s.shape().eq_shape(TensorShape{0, 3}));
     // An empty axis has no valid index.
     expect_error<IndexError>(
@@ -145,33 +143,55 @@ TEST(IndexingOneHot, EmptyTensors) {
 
 TEST(IndexingOneHot, BadIndexValuesNameAxisIndexAndSize) {
     auto src = iota({2, 3});
-    expect_error<IndexError>([&] { run<IndexingOneHot>(axis(1), {src, i32({2}, {0, 3})}); },
-                             {"IndexingOneHot(axis=1)", "index 3", "axis 1", "size 3"});
-    expect_error<IndexError>([&] { run<IndexingOneHot>(axis(0), {src, i32({3}, {0, -1, 0})}); },
-                             {"IndexingOneHot(axis=0)", "index -1", "axis 0", "size 2"});
     expect_error<IndexError>(
             [&] {
-                run<IndexingSetOneHot>(axis(0), {src, i32({3}, {2, 0, 0}),
-                                                 HostTensor({1, 3}, dtype::Float32)});
+                run<IndexingOneHot>(axis(1), {src, i32({2}, {0, 3})});
+            },
+            {"IndexingOneHot(axis=1)", "index 3", "axis 1", "size 3"});
+    expect_error<IndexError>(
+            [&] {
+                run<IndexingOneHot>(axis(0), {src, i32({3}, {0, -1, 0})});
+            },
+            {"IndexingOneHot(axis=0)", "index -1", "axis 0", "size 2"});
+    expect_error<IndexError>(
+            [&] {
+                run<IndexingSetOneHot>(
+                        axis(0), {src, i32({3}, {2, 0, 0}), HostTensor({1, 3}, dtype::Float32)});
             },
             {"IndexingSetOneHot(axis=0)", "index 2", "axis 0", "size 2"});
 }
 
 TEST(IndexingOneHot, ShapeDtypeAndParamErrors) {
     auto src = iota({2, 3});
-    expect_error<ShapeError>([&] { run<IndexingOneHot>(axis(1), {src, i32({3}, {0, 0, 0})}); },
-                             {"IndexingOneHot(axis=1)", "index {3(1)} int32", "{2(3),3(1)} float32"});
     expect_error<ShapeError>(
-            [&] { run<IndexingOneHot>(axis(0), {iota({}), HostTensor({}, dtype::Int32)}); },
+            [&] {
+                run<IndexingOneHot>(axis(1), {src, i32({3}, {0, 0, 0})});
+            },
+            {"IndexingOneHot(axis=1)", "index {3(1)} int32", "{2(3),3(1)} float32"});
+    expect_error<ShapeError>(
+            [&] {
+                run<IndexingOneHot>(axis(0), {iota({}), HostTensor({}, dtype::Int32)});
+            },
             {"IndexingOneHot(axis=0)", "at least one dim"});
-    expect_error<DTypeError>([&] { run<IndexingOneHot>(axis(1), {src, iota({2})}); },
-                             {"IndexingOneHot(axis=1)", "int32", "{2(1)} float32"});
-    expect_error<ParamError>([&] { run<IndexingOneHot>(axis(2), {src, i32({2}, {0, 0})}); },
-                             {"IndexingOneHot(axis=2)", "axis 2"});
-    expect_error<ParamError>([&] { run<IndexingOneHot>(axis(-3), {src, i32({2}, {0, 0})}); },
-                             {"IndexingOneHot(axis=-3)", "axis -3"});
+    expect_error<DTypeError>(
+            [&] {
+                run<IndexingOneHot>(axis(1), {src, iota({2})});
+            },
+            {"IndexingOneHot(axis=1)", "int32", "{2(1)} float32"});
+    expect_error<ParamError>(
+            [&] {
+                run<IndexingOneHot>(axis(2), {src, i32({2}, {0, 0})});
+            },
+            {"IndexingOneHot(axis=2)", "axis 2"});
+    expect_error<ParamError>(
+            [&] {
+                run<IndexingOneHot>(axis(-3), {src, i32({2}, {0, 0})});
+            },
+            {"IndexingOneHot(axis=-3)", "axis -3"});
     expect_error<ShapeError>(
-            [&] { run<IndexingSetOneHot>(axis(1), {src, i32({2}, {0, 0}), iota({2, 3})}); },
+            [&] {
+                run<IndexingSetOneHot>(axis(1), {src, i32({2}, {0, 0}), iota({2, 3})});
+            },
             {"IndexingSetOneHot(axis=1)", "sub {2(3),3(1)}", "{2,1}"});
     expect_error<DTypeError>(
             [&] {
