@@ -134,3 +134,13 @@ TEST(CondTake, ShapeAndDtypeErrors) {
             },
             {"CondTake()", "mask must be bool", "{2(1)} int32"});
 }
+
+TEST(CondTake, CapacityMustFitInt32) {
+    auto h = Handle::make_naive();
+    auto op = h->create_operator<CondTake>();
+    TensorLayout in[] = {TensorLayout({65536, 32768}, dtype::Int8),
+                         TensorLayout({65536, 32768}, dtype::Bool)};
+    std::vector<TensorLayout> out(3);
+    expect_error<ShapeError>([&] { op->deduce_layout(in, out); },
+                             {"CondTake()", "{65536(32768),32768(1)} int8", "int32"});
+}

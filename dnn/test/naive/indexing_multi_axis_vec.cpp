@@ -183,6 +183,22 @@ TEST(IndexingIncrMultiAxisVec, GradientOfValueIsIndexing) {
     EXPECT_TRUE(tensors_near(dy, numeric_data, 1e-3));
 }
 
+TEST(IndexingSetMultiAxisVec, GradientsAreIndexingAndSetOfZeros) {
+    std::mt19937 rng(21);
+    auto data = random({4, 3, 2}, -1, 1, rng);
+    auto value = random({3, 3}, -1, 1, rng);
+    auto a = i32({3}, {2, -1, 0});  // distinct positions: with repeats only the last write counts
+    auto b = i32({3}, {1, 0, 1});
+    auto dy = random({4, 3, 2}, -1, 1, rng);
+    auto fwd = [&](const std::vector<HostTensor>& in) {
+        return run1<IndexingSetMultiAxisVec>(axes({0, 2}), in);
+    };
+    auto dvalue = run1<IndexingMultiAxisVec>(axes({0, 2}), {dy, a, b});
+    EXPECT_TRUE(tensors_near(dvalue, numeric_grad(fwd, {data, value, a, b}, 1, dy), 1e-3));
+    auto ddata = run1<IndexingSetMultiAxisVec>(axes({0, 2}), {dy, HostTensor::from({}, {0}), a, b});
+    EXPECT_TRUE(tensors_near(ddata, numeric_grad(fwd, {data, value, a, b}, 0, dy), 1e-3));
+}
+
 TEST(IndexingMultiAxisVec, EveryDtypeAndStridedInputs) {
     auto h = Handle::make_naive();
     for (DType dt : all_dtypes()) {

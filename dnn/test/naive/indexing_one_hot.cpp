@@ -80,6 +80,24 @@ TEST(IndexingOneHot, GradientIsSetOneHotIntoZeros) {
     EXPECT_TRUE(tensors_near(analytic, numeric, 1e-3));
 }
 
+TEST(IndexingSetOneHot, GradientsAreOneHotAndSetOneHotOfZeros) {
+    std::mt19937 rng(7);
+    HostTensor data({3, 4}, dtype::Float32), sub({3, 1}, dtype::Float32),
+            dy({3, 4}, dtype::Float32);
+    fill_uniform(data, -1, 1, rng);
+    fill_uniform(sub, -1, 1, rng);
+    fill_uniform(dy, -1, 1, rng);
+    auto index = i32({3}, {3, 0, 3});
+    auto fwd = [&](const std::vector<HostTensor>& in) {
+        return run1<IndexingSetOneHot>(axis(1), in);
+    };
+    // d/dsub: the gradient at the written positions; d/ddata: dy with those positions zeroed.
+    auto dsub = run1<IndexingOneHot>(axis(1), {dy, index});
+    EXPECT_TRUE(tensors_near(dsub, numeric_grad(fwd, {data, index, sub}, 2, dy), 1e-3));
+    auto ddata = run1<IndexingSetOneHot>(axis(1), {dy, index, HostTensor({3, 1}, dtype::Float32)});
+    EXPECT_TRUE(tensors_near(ddata, numeric_grad(fwd, {data, index, sub}, 0, dy), 1e-3));
+}
+
 TEST(IndexingOneHot, EveryDtypeAndStridedInputs) {
     auto h = Handle::make_naive();
     for (DType dt : all_dtypes()) {

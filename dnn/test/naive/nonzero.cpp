@@ -112,3 +112,12 @@ TEST(NonZero, EdgeShapesAndErrors) {
     expect_error<ShapeError>([&] { run<NonZero>({}, {HostTensor::from({}, {1})}); },
                              {"NonZero()", "at least one dim", "{} float32"});
 }
+
+TEST(NonZero, CapacityMustFitInt32) {
+    auto h = Handle::make_naive();
+    auto op = h->create_operator<NonZero>();
+    TensorLayout in[] = {TensorLayout({65536, 32768}, dtype::Float32)};
+    std::vector<TensorLayout> out(2);
+    expect_error<ShapeError>([&] { op->deduce_layout(in, out); },
+                             {"NonZero()", "{65536(32768),32768(1)} float32", "int32"});
+}

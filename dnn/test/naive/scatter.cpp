@@ -72,6 +72,22 @@ TEST(Scatter, AddGradientsAreGatherAndIdentity) {
     EXPECT_TRUE(tensors_near(dy, numeric_grad(fwd, {data, index, src}, 0, dy), 1e-3));
 }
 
+TEST(Scatter, SetGradientsAreGatherAndSetOfZeros) {
+    std::mt19937 rng(39);
+    HostTensor data({3, 4}, dtype::Float32), src({2, 3}, dtype::Float32),
+            dy({3, 4}, dtype::Float32);
+    fill_uniform(data, -1, 1, rng);
+    fill_uniform(src, -1, 1, rng);
+    fill_uniform(dy, -1, 1, rng);
+    auto index = i32({2, 3}, {0, 2, 1, 2, 0, 0});  // no position written twice
+    auto fwd = [&](const std::vector<HostTensor>& in) { return run1<Scatter>(scatter(0), in); };
+    param::Axis gather_axis;
+    auto dsrc = run1<Gather>(gather_axis, {dy, index});
+    EXPECT_TRUE(tensors_near(dsrc, numeric_grad(fwd, {data, index, src}, 2, dy), 1e-3));
+    auto ddata = run1<Scatter>(scatter(0), {dy, index, HostTensor({2, 3}, dtype::Float32)});
+    EXPECT_TRUE(tensors_near(ddata, numeric_grad(fwd, {data, index, src}, 0, dy), 1e-3));
+}
+
 TEST(Scatter, EveryDtypeAndStridedInputs) {
     auto h = Handle::make_naive();
     for (DType dt : all_dtypes()) {
