@@ -398,3 +398,17 @@ TEST(IndexingMultiAxisVec, DtypeAndParamErrors) {
     expect_error<ParamError>([&] { run1<IndexingMultiAxisVec>(axes({}), {src}); },
                              {"IndexingMultiAxisVec(axes=[])", "at least one"});
 }
+
+TEST(IndexingSetMultiAxisVec, BadIndexWritesNothing) {
+    // Every index is checked before the first write, so an in-place update fails cleanly.
+    auto h = Handle::make_naive();
+    auto op = h->create_operator<IndexingSetMultiAxisVec>();
+    op->param().axes = {0};
+    auto data = iota({4});
+    auto value = HostTensor::from({3}, {-1, -2, -3});
+    auto idx = i32({3}, {0, 1, 4});
+    TensorND in[] = {data.nd(), value.nd(), idx.nd()};
+    TensorND out[] = {data.nd()};
+    EXPECT_THROW(op->exec(in, out), IndexError);
+    EXPECT_EQ(data.values(), (std::vector<double>{0, 1, 2, 3}));
+}

@@ -185,3 +185,16 @@ TEST(Scatter, ShapeDtypeAndParamErrors) {
             },
             {"Scatter(axis=-3, mode=SET)", "axis -3"});
 }
+
+TEST(Scatter, BadIndexWritesNothing) {
+    auto h = Handle::make_naive();
+    auto op = h->create_operator<Scatter>();
+    op->param().mode = ADD;
+    auto data = iota({3});
+    auto index = i32({2}, {0, 3});
+    auto src = HostTensor::from({2}, {5, 5});
+    TensorND in[] = {data.nd(), index.nd(), src.nd()};
+    TensorND out[] = {data.nd()};
+    EXPECT_THROW(op->exec(in, out), IndexError);
+    EXPECT_EQ(data.values(), (std::vector<double>{0, 1, 2}));
+}
