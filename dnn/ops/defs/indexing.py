@@ -15,7 +15,7 @@
 #   Elements past `count` are left unwritten.
 
 axis_param = params(
-    "Axis",
+    "IndexingAxis",
     "The axis an operator indexes along.",
     field("axis", "int32", 0, "axis of src/data; negative counts from the end"),
 )

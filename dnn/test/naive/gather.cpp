@@ -6,8 +6,8 @@ using namespace neomeg::dnn::test::indexing;
 
 namespace {
 
-param::Axis axis(int32_t a) {
-    param::Axis p;
+param::IndexingAxis axis(int32_t a) {
+    param::IndexingAxis p;
     p.axis = a;
     return p;
 }

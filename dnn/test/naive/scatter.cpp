@@ -66,7 +66,7 @@ TEST(Scatter, AddGradientsAreGatherAndIdentity) {
     auto fwd = [&](const std::vector<HostTensor>& in) {
         return run1<Scatter>(scatter(0, ADD), in);
     };
-    param::Axis gather_axis;
+    param::IndexingAxis gather_axis;
     auto dsrc = run1<Gather>(gather_axis, {dy, index});
     EXPECT_TRUE(tensors_near(dsrc, numeric_grad(fwd, {data, index, src}, 2, dy), 1e-3));
     EXPECT_TRUE(tensors_near(dy, numeric_grad(fwd, {data, index, src}, 0, dy), 1e-3));
@@ -81,7 +81,7 @@ TEST(Scatter, SetGradientsAreGatherAndSetOfZeros) {
     fill_uniform(dy, -1, 1, rng);
     auto index = i32({2, 3}, {0, 2, 1, 2, 0, 0});  // no position written twice
     auto fwd = [&](const std::vector<HostTensor>& in) { return run1<Scatter>(scatter(0), in); };
-    param::Axis gather_axis;
+    param::IndexingAxis gather_axis;
     auto dsrc = run1<Gather>(gather_axis, {dy, index});
     EXPECT_TRUE(tensors_near(dsrc, numeric_grad(fwd, {data, index, src}, 2, dy), 1e-3));
     auto ddata = run1<Scatter>(scatter(0), {dy, index, HostTensor({2, 3}, dtype::Float32)});
