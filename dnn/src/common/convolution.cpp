@@ -28,17 +28,18 @@ void check_backward_inputs(const OperatorBase& op, const char* a_name, const Ten
             "diff must be (N, OC, spatial...) with 1 to 3 spatial dims and ", a_name,
             " of the same rank; ", shapes);
     op_require<DTypeError>(op, a.dtype.is_float() && a.dtype == diff.dtype,
-                                            "dtypes must be equal and float; ", shapes);
+                           "dtypes must be equal and float; ", shapes);
 }
 
 // The forward geometry of (src, filter) must reproduce diff.
-void check_forward_gives_diff(const OperatorBase& op, const ConvGeometry& g, const TensorLayout& src,
-                              const TensorLayout& filter, const TensorLayout& diff) {
+void check_forward_gives_diff(const OperatorBase& op, const ConvGeometry& g,
+                              const TensorLayout& src, const TensorLayout& filter,
+                              const TensorLayout& diff) {
     TensorLayout dst = conv_dst_layout(g, diff.dtype);
-    op_require<ShapeError>(
-            op, dst.eq_shape(diff), "forward of src ", src.to_string(), " and filter ",
-            filter.to_string(), " gives ", dst.TensorShape::to_string(), ", not diff's ",
-            diff.TensorShape::to_string());
+    op_require<ShapeError>(op, dst.eq_shape(diff), "forward of src ", src.to_string(),
+                           " and filter ", filter.to_string(), " gives ",
+                           dst.TensorShape::to_string(), ", not diff's ",
+                           diff.to_string());
 }
 
 }  // namespace

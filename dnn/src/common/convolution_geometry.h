@@ -1,6 +1,7 @@
 // Shape rules shared by the convolution operators (forward, both backwards, ConvBias) and their
-// kernels. Every spatial quantity is padded to three dims (D, H, W) with size 1, stride 1, padding 0
-// and dilation 1 in the dims a lower-rank convolution lacks, so one loop nest serves 1-D, 2-D and 3-D.
+// kernels. Every spatial quantity is padded to three dims (D, H, W) with size 1, stride 1, padding
+// 0 and dilation 1 in the dims a lower-rank convolution lacks, so one loop nest serves 1-D, 2-D and
+// 3-D.
 #pragma once
 
 #include <array>
@@ -35,7 +36,7 @@ struct ConvArgs {
 };
 
 struct ConvGeometry {
-    size_t spatial = 0;  // 1, 2 or 3
+    size_t spatial = 0;                                         // 1, 2 or 3
     size_t n = 0, ic = 0, oc = 0, group = 1, icg = 0, ocg = 0;  // icg/ocg: channels per group
     std::array<size_t, kMaxConvSpatial> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1};
     std::array<ptrdiff_t, kMaxConvSpatial> stride{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
@@ -45,7 +46,8 @@ struct ConvGeometry {
     // in the padding (< 0 or >= in).
     ptrdiff_t in_pos(size_t d, size_t o, size_t t) const {
         size_t tap = flip ? k[d] - 1 - t : t;
-        return static_cast<ptrdiff_t>(o) * stride[d] - pad[d] + static_cast<ptrdiff_t>(tap) * dil[d];
+        return static_cast<ptrdiff_t>(o) * stride[d] - pad[d] +
+               static_cast<ptrdiff_t>(tap) * dil[d];
     }
 };
 

@@ -1,5 +1,5 @@
-// Layout rules of PoolingForward/PoolingBackward and AdaptivePoolingForward/AdaptivePoolingBackward,
-// and the geometry their kernels share.
+// Layout rules of PoolingForward/PoolingBackward and
+// AdaptivePoolingForward/AdaptivePoolingBackward, and the geometry their kernels share.
 #include "src/common/pooling.h"
 
 #include <string>
@@ -112,8 +112,8 @@ void PoolingBackward::deduce_layout(std::span<const TensorLayout> inputs,
 void AdaptivePoolingForward::deduce_layout(std::span<const TensorLayout> inputs,
                                            std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
-    outputs[0] = pool_dst_layout(adaptive_pooling_geometry(*this, m_param, inputs[0]),
-                                 inputs[0].dtype);
+    outputs[0] =
+            pool_dst_layout(adaptive_pooling_geometry(*this, m_param, inputs[0]), inputs[0].dtype);
 }
 
 void AdaptivePoolingBackward::deduce_layout(std::span<const TensorLayout> inputs,

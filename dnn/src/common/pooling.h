@@ -33,9 +33,7 @@ struct PoolGeometry {
         return {first, first + window[d]};
     }
     // Number of positions in a full fixed window, padding included (AVERAGE's divisor).
-    size_t window_size() const {
-        return static_cast<size_t>(window[0] * window[1] * window[2]);
-    }
+    size_t window_size() const { return static_cast<size_t>(window[0] * window[1] * window[2]); }
 };
 
 // Validate src and the params and return the geometry; errors name `op`, its params and src.

@@ -32,8 +32,8 @@ public:
                  Workspace) override {
         const TensorND &src = inputs[0], &filter = inputs[1], &bias = inputs[2], &z = inputs[3],
                        &dst = outputs[0];
-        ConvGeometry g = conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout,
-                                               filter.layout);
+        ConvGeometry g =
+                conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout, filter.layout);
         const bool has_bias = bias.layout.ndim != 0, has_z = z.layout.ndim != 0;
         // A bias dim of size 1 repeats along dst's dim.
         TensorLayout bias_l = bias.layout;

@@ -15,8 +15,8 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &src = inputs[0], &filter = inputs[1], &dst = outputs[0];
-        ConvGeometry g = conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout,
-                                               filter.layout);
+        ConvGeometry g =
+                conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout, filter.layout);
         const auto ds = conv_strides5(dst.layout);
         dispatch_float(src.layout.dtype, param_str(), [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -33,8 +33,8 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &filter = inputs[0], &diff = inputs[1], &grad = outputs[0];
-        ConvGeometry g = conv_forward_geometry(*this, ConvArgs::of(m_param), grad.layout,
-                                               filter.layout);
+        ConvGeometry g =
+                conv_forward_geometry(*this, ConvArgs::of(m_param), grad.layout, filter.layout);
         const auto fs = conv_strides5(filter.layout), ys = conv_strides5(diff.layout),
                    gs = conv_strides5(grad.layout);
         dispatch_float(grad.layout.dtype, param_str(), [&](auto tag) {
@@ -72,8 +72,8 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &src = inputs[0], &diff = inputs[1], &grad = outputs[0];
-        ConvGeometry g = conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout,
-                                               grad.layout);
+        ConvGeometry g =
+                conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout, grad.layout);
         const auto ss = conv_strides5(src.layout), ys = conv_strides5(diff.layout),
                    gs = conv_strides5(grad.layout);
         dispatch_float(grad.layout.dtype, param_str(), [&](auto tag) {

@@ -1,7 +1,7 @@
 // Naive PoolingForward/PoolingBackward and AdaptivePoolingForward/AdaptivePoolingBackward: one
-// window walk serves both, only the window bounds differ (PoolGeometry::range). The backward kernels
-// scatter each output's gradient over its window, so overlapping windows accumulate; they sum in a
-// double workspace of src's size and round once when writing grad.
+// window walk serves both, only the window bounds differ (PoolGeometry::range). The backward
+// kernels scatter each output's gradient over its window, so overlapping windows accumulate; they
+// sum in a double workspace of src's size and round once when writing grad.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -47,7 +47,9 @@ size_t walk_window(const PoolGeometry& g, const Pos3& o, F&& f) {
         lo[d] = static_cast<size_t>(first);
         extent[d] = static_cast<size_t>(std::max<ptrdiff_t>(last - first, 0));
     }
-    for_each_pos3(extent, [&](const Pos3& p) { f(Pos3{lo[0] + p[0], lo[1] + p[1], lo[2] + p[2]}); });
+    for_each_pos3(extent, [&](const Pos3& p) {
+        f(Pos3{lo[0] + p[0], lo[1] + p[1], lo[2] + p[2]});
+    });
     return extent[0] * extent[1] * extent[2];
 }
 
@@ -86,8 +88,8 @@ void pool_forward(const OperatorBase& op, const PoolGeometry& g, Reduce r, const
                         size_t count = walk_window(g, o, [&](const Pos3& i) {
                             sum += load_as_double<T>(src, offset5(ss, n, c, i));
                         });
-                        v = sum / static_cast<double>(r == Reduce::Average ? g.window_size()
-                                                                           : count);
+                        v = sum /
+                            static_cast<double>(r == Reduce::Average ? g.window_size() : count);
                     }
                     store_from_double<T>(dst, offset5(ds, n, c, o), v);
                 });
