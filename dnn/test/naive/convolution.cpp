@@ -420,3 +420,21 @@ TEST(ConvolutionBackward, EmptyBatchAndBadInputs) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ConvolutionBackwardData, WritesIntoAStridedOutputView) {
+    auto h = Handle::make_naive();
+    auto op = h->create_operator<ConvolutionBackwardData>();
+    op->param() = conv_param({1}, {0}, {1});
+    auto w = HostTensor::from({1, 1, 2}, {1, 1});
+    auto dy = HostTensor::from({1, 1, 2}, {3, 5});
+    std::vector<float> buf(6, -1.f);
+    // grad laid out back to front: element i lives at buf[4 - 2 i].
+    TensorND grad(buf.data() + 4, TensorLayout({1, 1, 3}, {3, 3, -2}, dtype::Float32));
+    TensorND in[] = {w.nd(), dy.nd()};
+    op->exec(in, {&grad, 1});
+    EXPECT_EQ(buf, (std::vector<float>{5, -1, 8, -1, 3, -1}));
+}
+
+}  // namespace

@@ -306,3 +306,28 @@ TEST(PoolingBackward, BadInputsNameOpAndShapes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Backward kernels address grad through its strides: writing into every second element of a
+// buffer leaves the others untouched.
+TEST(PoolingBackward, WritesIntoAStridedOutputView) {
+    auto h = Handle::make_naive();
+    auto op = h->create_operator<PoolingBackward>();
+    op->param() = pool_param(Mode::AVERAGE, {2}, {2}, {0});
+    auto x = HostTensor::from({1, 1, 4}, {1, 2, 3, 4});
+    auto y = HostTensor::from({1, 1, 2}, {1.5, 3.5});
+    auto dy = HostTensor::from({1, 1, 2}, {2, 4});
+    std::vector<float> buf(8, -1.f);
+    TensorND grad(buf.data(), TensorLayout({1, 1, 4}, {8, 8, 2}, dtype::Float32));
+    TensorND in[] = {x.nd(), y.nd(), dy.nd()};
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(
+            std::vector<TensorLayout>{x.layout(), y.layout(), dy.layout()},
+            std::vector<TensorLayout>{grad.layout}));
+    op->exec(in, {&grad, 1}, {ws.data(), ws.size()});
+    EXPECT_EQ(buf, (std::vector<float>{1, -1, 1, -1, 2, -1, 2, -1}));
+    // Too little workspace is refused before the kernel runs.
+    EXPECT_THROW(op->exec(in, {&grad, 1}, {}), ShapeError);
+}
+
+}  // namespace
