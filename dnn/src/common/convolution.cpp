@@ -38,8 +38,7 @@ void check_forward_gives_diff(const OperatorBase& op, const ConvGeometry& g,
     TensorLayout dst = conv_dst_layout(g, diff.dtype);
     op_require<ShapeError>(op, dst.eq_shape(diff), "forward of src ", src.to_string(),
                            " and filter ", filter.to_string(), " gives ",
-                           dst.TensorShape::to_string(), ", not diff's ",
-                           diff.to_string());
+                           dst.TensorShape::to_string(), ", not diff's ", diff.to_string());
 }
 
 }  // namespace
