@@ -15,19 +15,6 @@ HostTensor::HostTensor(const TensorLayout& layout) : m_layout(layout) {
     m_origin_bytes = -static_cast<ptrdiff_t>(layout.dtype.size()) * lo;
 }
 
-HostTensor::HostTensor(const HostTensor& rhs) : m_layout(rhs.m_layout), m_storage(rhs.m_storage) {
-    if (rhs.m_origin)
-        m_origin = reinterpret_cast<std::byte*>(m_storage.data()) +
-                   (static_cast<const std::byte*>(rhs.m_origin) -
-                    reinterpret_cast<const std::byte*>(rhs.m_storage.data()));
-}
-
-HostTensor& HostTensor::operator=(const HostTensor& rhs) {
-    if (this != &rhs)
-        *this = HostTensor(rhs);
-    return *this;
-}
-
 HostTensor HostTensor::from(const TensorShape& shape, const std::vector<double>& values, DType dt) {
     HostTensor t(TensorLayout(shape, dt));
     t.set_values(values);

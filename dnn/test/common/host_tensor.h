@@ -20,12 +20,6 @@ public:
     // Allocates the memory `layout` spans (negative strides included).
     explicit HostTensor(const TensorLayout& layout);
     HostTensor(const TensorShape& shape, DType dtype) : HostTensor(TensorLayout(shape, dtype)) {}
-    // m_origin points into m_storage, so a copy must re-point it into its own buffer (moves keep
-    // the buffer and need nothing).
-    HostTensor(const HostTensor& rhs);
-    HostTensor& operator=(const HostTensor& rhs);
-    HostTensor(HostTensor&&) noexcept = default;
-    HostTensor& operator=(HostTensor&&) noexcept = default;
 
     // A contiguous float32 (or other dtype) tensor from values in row-major order.
     static HostTensor from(const TensorShape& shape, const std::vector<double>& values,
