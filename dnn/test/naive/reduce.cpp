@@ -156,8 +156,9 @@ TEST(Reduce, EmptyAxisGivesIdentityOrNaN) {
          run1<Reduce>(make_param(Mode::MEAN, 0), {HostTensor({0, 2}, dtype::Int32)}).values())
         EXPECT_TRUE(std::isnan(m));
     for (auto mode : {Mode::MAX, Mode::MIN})
-        expect_error<ParamError>([&] { run1<Reduce>(make_param(mode, 0), {x}); },
-                                 {"Reduce(mode=", to_string(mode), "{0(3),3(1)} float32", "empty axis 0"});
+        expect_error<ParamError>(
+                [&] { run1<Reduce>(make_param(mode, 0), {x}); },
+                {"Reduce(mode=", to_string(mode), "{0(3),3(1)} float32", "empty axis 0"});
 }
 
 TEST(Reduce, EmptyOtherAxesGiveEmptyOutput) {
