@@ -118,12 +118,12 @@ TEST(Cumsum, EdgeShapes) {
 
 TEST(Cumsum, EveryDtype) {
     // A float16 accumulator adding 0.5 stalls at 1024, where float16's spacing reaches 1; the
-    // running total reaches 1000 only when accumulated wider.
+    // running total reaches 2000 only when accumulated wider.
     for (DType dt : {dtype::Float16, dtype::BFloat16}) {
-        auto x = HostTensor::from({2000}, std::vector<double>(2000, 0.5), dt);
+        auto x = HostTensor::from({4000}, std::vector<double>(4000, 0.5), dt);
         auto y = run1<Cumsum>(make_param(0, false, false), {x});
         EXPECT_EQ(y.dtype(), dt);
-        EXPECT_NEAR(y.values()[1999], 1000, 1000 * default_epsilon(dt));
+        EXPECT_NEAR(y.values()[3999], 2000, 2000 * default_epsilon(dt));
         Checker<Cumsum>(naive_handle())
                 .set_param(make_param(1, true, false))
                 .set_dtype(0, dt)
