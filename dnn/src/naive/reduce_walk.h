@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "neomeg/dnn/dtype.h"
 #include "src/naive/iterate.h"

@@ -158,3 +158,21 @@ TEST(Cumsum, RejectsBadAxisAndBool) {
             [] { run1<Cumsum>(make_param(0, true, false), {HostTensor({2}, dtype::Bool)}); },
             {"Cumsum(axis=0, exclusive=true", "bool"});
 }
+
+TEST(Cumsum, GradientIsTheScanInTheOtherDirection) {
+    // The backward rule of cumsum is a cumsum of dy with `reverse` flipped; finite differences of
+    // the forward op confirm it.
+    std::mt19937 rng(26);
+    auto x = HostTensor::from({3, 5}, random_values(15, -1, 1, rng));
+    auto dy = HostTensor::from({3, 5}, random_values(15, -1, 1, rng));
+    for (bool exclusive : {false, true})
+        for (bool reverse : {false, true}) {
+            auto p = make_param(1, exclusive, reverse);
+            auto num = numeric_grad(
+                    [&](const std::vector<HostTensor>& in) { return run1<Cumsum>(p, in); }, {x}, 0,
+                    dy);
+            auto rule = run1<Cumsum>(make_param(1, exclusive, !reverse), {dy});
+            EXPECT_TRUE(tensors_near(num, rule, 1e-3))
+                    << "exclusive " << exclusive << " reverse " << reverse;
+        }
+}

@@ -191,3 +191,19 @@ TEST(MatrixMul, RejectsBadShapesAndDtypes) {
             },
             {"MatrixMul(", "bool"});
 }
+
+TEST(MatrixMul, GradientsAreMatrixMulsWithTransposeFlags) {
+    // The backward rules dA = dC @ B^T and dB = A^T @ dC use the transpose flags; finite
+    // differences of the forward op confirm them.
+    std::mt19937 rng(57);
+    auto a = HostTensor::from({3, 4}, random_values(12, -1, 1, rng));
+    auto b = HostTensor::from({4, 5}, random_values(20, -1, 1, rng));
+    auto dc = HostTensor::from({3, 5}, random_values(15, -1, 1, rng));
+    auto f = [](const std::vector<HostTensor>& in) {
+        return run1<MatrixMul>(mm_param(false, false), in);
+    };
+    EXPECT_TRUE(tensors_near(numeric_grad(f, {a, b}, 0, dc),
+                             run1<MatrixMul>(mm_param(false, true), {dc, b}), 1e-3));
+    EXPECT_TRUE(tensors_near(numeric_grad(f, {a, b}, 1, dc),
+                             run1<MatrixMul>(mm_param(true, false), {a, dc}), 1e-3));
+}

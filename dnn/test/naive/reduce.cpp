@@ -284,3 +284,23 @@ TEST(Reduce, RejectsMismatchedOutputShape) {
             },
             {"Reduce(mode=SUM, axis=1)", "{2,3}", "expected {2,1}"});
 }
+
+TEST(Reduce, SumAndMeanGradientsBroadcastDy) {
+    // The backward rule of SUM broadcasts dy along the axis (divided by n for MEAN); finite
+    // differences of the forward op confirm it.
+    std::mt19937 rng(6);
+    auto x = HostTensor::from({3, 4}, random_values(12, -1, 1, rng));
+    auto dy = HostTensor::from({3, 1}, {0.5, -1, 2});
+    for (auto mode : {Mode::SUM, Mode::MEAN}) {
+        auto num = numeric_grad(
+                [&](const std::vector<HostTensor>& in) {
+                    return run1<Reduce>(make_param(mode, 1), in);
+                },
+                {x}, 0, dy);
+        double scale = mode == Mode::MEAN ? 0.25 : 1;
+        std::vector<double> want;
+        for (double d : dy.values())
+            want.insert(want.end(), 4, d * scale);
+        EXPECT_TRUE(tensors_near(num, HostTensor::from({3, 4}, want), 1e-3)) << to_string(mode);
+    }
+}
