@@ -44,10 +44,13 @@ TEST(Dot, EmptyDtypesAndErrors) {
     EXPECT_EQ(run1<Dot>({}, {HostTensor({0}, dtype::Float32), HostTensor({0}, dtype::Float32)})
                       .values(),
               (std::vector<double>{0}));
-    auto i8 = HostTensor::from({3}, {100, 100, 100}, dtype::Int8);
-    auto c = run1<Dot>({}, {i8, i8});
-    EXPECT_EQ(c.dtype(), dtype::Int32);
-    EXPECT_EQ(c.values()[0], 30000);
+    // 3 x 100 x 100 overflows int8 and int16 but not the int32 output.
+    for (DType dt : {dtype::Int8, dtype::Int16, dtype::Int32}) {
+        auto v = HostTensor::from({3}, {100, 100, 100}, dt);
+        auto c = run1<Dot>({}, {v, v});
+        EXPECT_EQ(c.dtype(), dtype::Int32);
+        EXPECT_EQ(c.values()[0], 30000) << dt.name();
+    }
     for (DType dt : {dtype::Float16, dtype::BFloat16}) {
         auto h = HostTensor::from({4}, {0.5, 1.5, 2, -1}, dt);
         auto r = run1<Dot>({}, {h, h});
