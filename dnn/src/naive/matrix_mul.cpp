@@ -15,19 +15,20 @@ struct Gemm {
     ptrdiff_t a_row, a_k, b_k, b_col, c_row, c_col;
 };
 
+// The two matrix axes start at axis `first` (1 for batched operands, whose axis 0 is the batch).
 Gemm make_gemm(const TensorLayout& a, const TensorLayout& b, const TensorLayout& c, size_t first,
                bool trans_a, bool trans_b) {
-    size_t a0 = first, a1 = first + 1;
+    size_t rows = first, cols = first + 1;
     Gemm g{};
-    g.m = c[first];
-    g.n = c[first + 1];
-    g.k = trans_a ? a[a0] : a[a1];
-    g.a_row = trans_a ? a.stride[a1] : a.stride[a0];
-    g.a_k = trans_a ? a.stride[a0] : a.stride[a1];
-    g.b_k = trans_b ? b.stride[a1] : b.stride[a0];
-    g.b_col = trans_b ? b.stride[a0] : b.stride[a1];
-    g.c_row = c.stride[first];
-    g.c_col = c.stride[first + 1];
+    g.m = c[rows];
+    g.n = c[cols];
+    g.k = trans_a ? a[rows] : a[cols];
+    g.a_row = trans_a ? a.stride[cols] : a.stride[rows];
+    g.a_k = trans_a ? a.stride[rows] : a.stride[cols];
+    g.b_k = trans_b ? b.stride[cols] : b.stride[rows];
+    g.b_col = trans_b ? b.stride[rows] : b.stride[cols];
+    g.c_row = c.stride[rows];
+    g.c_col = c.stride[cols];
     return g;
 }
 
