@@ -1,0 +1,37 @@
+# Matrix and vector products.
+# The DSL (params, field, enum, op) is documented in dnn/ops/opgen/model.py.
+#
+# Float inputs (float32, float16, bfloat16) give their own dtype; int8, int16 and int32 inputs give
+# int32 (wrapping). Both inputs must have the same dtype.
+
+MATMUL = params(
+    "MatrixMul",
+    "Whether each operand is read transposed, and the accumulation precision.",
+    field("transposeA", "bool", False, "A is given as (K, M)"),
+    field("transposeB", "bool", False, "B is given as (N, K)"),
+    enum("compute_mode", "ComputeMode", ["DEFAULT", "FLOAT32"], "DEFAULT",
+         "FLOAT32 asks float16/bfloat16 kernels to accumulate in float32; naive always does"),
+)
+
+op(
+    "MatrixMul",
+    "C = op(A) @ op(B) for 2-D A (M, K) and B (K, N), op transposing where the param says.",
+    inputs=["A", "B"],
+    outputs=["C"],
+    param=MATMUL,
+)
+
+op(
+    "BatchedMatrixMul",
+    "C[b] = op(A[b]) @ op(B[b]) for 3-D A (batch, M, K) and B (batch, K, N).",
+    inputs=["A", "B"],
+    outputs=["C"],
+    param=MATMUL,
+)
+
+op(
+    "Dot",
+    "Inner product of two 1-D vectors of equal length; C is a scalar (shape {}, ndim 0).",
+    inputs=["A", "B"],
+    outputs=["C"],
+)
