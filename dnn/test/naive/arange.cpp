@@ -41,8 +41,8 @@ TEST(Arange, LargeHasNoAccumulatedError) {
     auto v = arange(0.1f, 0.1f, n);
     // each value is one rounding of start + i * step, never a running sum
     for (size_t i = 0; i < n; i += 997)
-        ASSERT_EQ(v[i], static_cast<double>(static_cast<float>(
-                                static_cast<double>(0.1f) + i * static_cast<double>(0.1f))))
+        ASSERT_EQ(v[i], static_cast<double>(static_cast<float>(static_cast<double>(0.1f) +
+                                                               i * static_cast<double>(0.1f))))
                 << i;
     auto w = arange(-5, 1, n, dtype::Int32);
     for (size_t i = 0; i < n; ++i)

@@ -98,7 +98,11 @@ TEST(Concat, MismatchesAreClearErrors) {
     auto op = make_op<Concat>(h.get(), p);
     HostTensor a({2, 3}, dtype::Float32), b({4, 3}, dtype::Float32), c({2, 3}, dtype::Int32),
             d({2, 3, 1}, dtype::Float32);
-    expect_error<ShapeError>([&] { run_op(*op, {a, b}); }, {"Concat(axis=1)", "{2(3),3(1)}", "{4(3),3(1)}"});
+    expect_error<ShapeError>(
+            [&] {
+                run_op(*op, {a, b});
+            },
+            {"Concat(axis=1)", "{2(3),3(1)}", "{4(3),3(1)}"});
     expect_error<ShapeError>([&] { run_op(*op, {a, d}); }, {"Concat(axis=1)", "{2(3),3(1),1(1)}"});
     expect_error<DTypeError>([&] { run_op(*op, {a, c}); }, {"Concat(axis=1)", "int32"});
     expect_error<ShapeError>([&] { run_op(*op, {}); }, {"Concat(axis=1)", "at least one"});

@@ -47,7 +47,8 @@ TEST(Diag, RoundTripAndPlainLoopsForEveryDtype) {
             HostTensor v({7}, dt);
             fill_uniform(v, 0, 100, rng);
             auto m = diag(v, k);
-            ASSERT_EQ(m.shape().to_string(), str_cat("{", 7 + std::abs(k), ",", 7 + std::abs(k), "}"));
+            ASSERT_EQ(m.shape().to_string(),
+                      str_cat("{", 7 + std::abs(k), ",", 7 + std::abs(k), "}"));
             auto mv = m.values(), vv = v.values();
             size_t n = 7 + std::abs(k);
             for (size_t i = 0; i < n; ++i)

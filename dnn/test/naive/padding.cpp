@@ -88,12 +88,14 @@ TEST(Padding, HandComputedLikeNumpy) {
     auto m = HostTensor::from({2, 3}, {0, 1, 2, 3, 4, 5});
     auto r = pad(m, pad_param(Mode::REFLECT, {1, 2}, {0, 1}));
     EXPECT_EQ(r.shape().to_string(), "{3,6}");
-    EXPECT_EQ(r.values(), (std::vector<double>{5, 4, 3, 4, 5, 4, 2, 1, 0, 1, 2, 1, 5, 4, 3, 4,
-                                               5, 4}));
+    EXPECT_EQ(r.values(),
+              (std::vector<double>{5, 4, 3, 4, 5, 4, 2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4}));
     // the constant is converted to the tensor's dtype
-    auto i = pad(HostTensor::from({1}, {7}, dtype::Int8), pad_param(Mode::CONSTANT, {1}, {0}, -2.7f));
+    auto i = pad(HostTensor::from({1}, {7}, dtype::Int8),
+                 pad_param(Mode::CONSTANT, {1}, {0}, -2.7f));
     EXPECT_EQ(i.values(), (std::vector<double>{-2, 7}));
-    auto b = pad(HostTensor::from({1}, {0}, dtype::Bool), pad_param(Mode::CONSTANT, {1}, {1}, 0.5f));
+    auto b =
+            pad(HostTensor::from({1}, {0}, dtype::Bool), pad_param(Mode::CONSTANT, {1}, {1}, 0.5f));
     EXPECT_EQ(b.values(), (std::vector<double>{1, 0, 1}));
 }
 

@@ -101,8 +101,14 @@ TEST(Relayout, MismatchIsAClearError) {
     HostTensor src({2, 3}, dtype::Float32), wrong_shape({3, 2}, dtype::Float32),
             wrong_dtype({2, 3}, dtype::Int32);
     TensorND in = src.nd(), ws = wrong_shape.nd(), wd = wrong_dtype.nd();
-    expect_error<ShapeError>([&] { op->exec({&in, 1}, {&ws, 1}); },
-                             {"Relayout()", "{3,2}", "{2,3}"});
-    expect_error<DTypeError>([&] { op->exec({&in, 1}, {&wd, 1}); },
-                             {"Relayout()", "int32", "float32"});
+    expect_error<ShapeError>(
+            [&] {
+                op->exec({&in, 1}, {&ws, 1});
+            },
+            {"Relayout()", "{3,2}", "{2,3}"});
+    expect_error<DTypeError>(
+            [&] {
+                op->exec({&in, 1}, {&wd, 1});
+            },
+            {"Relayout()", "int32", "float32"});
 }

@@ -80,5 +80,6 @@ TEST(Split, BadSizesAreClearErrors) {
     expect_error<ParamError>([&] { run_op(*op, {src}); }, {"Split(axis=1, sizes=[])", "empty"});
     op->param().sizes = {3};
     op->param().axis = 2;
-    expect_error<ParamError>([&] { run_op(*op, {src}); }, {"Split(axis=2, sizes=[3])", "{2(3),3(1)}"});
+    expect_error<ParamError>([&] { run_op(*op, {src}); },
+                             {"Split(axis=2, sizes=[3])", "{2(3),3(1)}"});
 }

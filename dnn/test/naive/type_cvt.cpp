@@ -16,16 +16,41 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 std::vector<double> sample_values(DType dt) {
     switch (dt.enumv()) {
         case DTypeEnum::Float32:
-            return {0,     -0.0,   1,     -1,     2.9,   -2.9,   0.5,   -0.5,   127.9,
-                    128,   -129,   255.5, 256,    300.6, -300.6, 32768, -32769, 65504,
-                    65520, 3e9,    -3e9,  kNaN,   kInf,  -kInf,  1 + std::ldexp(1, -11),
-                    1 + 3 * std::ldexp(1, -11), 1 + std::ldexp(1, -8), 1 + 3 * std::ldexp(1, -8),
-                    1e-3,  3e38};
+            return {0,
+                    -0.0,
+                    1,
+                    -1,
+                    2.9,
+                    -2.9,
+                    0.5,
+                    -0.5,
+                    127.9,
+                    128,
+                    -129,
+                    255.5,
+                    256,
+                    300.6,
+                    -300.6,
+                    32768,
+                    -32769,
+                    65504,
+                    65520,
+                    3e9,
+                    -3e9,
+                    kNaN,
+                    kInf,
+                    -kInf,
+                    1 + std::ldexp(1, -11),
+                    1 + 3 * std::ldexp(1, -11),
+                    1 + std::ldexp(1, -8),
+                    1 + 3 * std::ldexp(1, -8),
+                    1e-3,
+                    3e38};
         case DTypeEnum::Float16:
             return {0, 1, -1, 2.5, -2.5, 0.5, 300.5, -300.5, 65504, -65504, kNaN, kInf, -kInf};
         case DTypeEnum::BFloat16:
-            return {0, 1, -1, 2.5, -2.5, 384, -384, 1.5 * std::ldexp(1, 127), 70144, kNaN, kInf,
-                    -kInf};
+            return {0,     1,    -1,   2.5,  -2.5, 384, -384, 1.5 * std::ldexp(1, 127),
+                    70144, kNaN, kInf, -kInf};
         case DTypeEnum::Int8:
             return {0, 1, -1, 127, -128, 100};
         case DTypeEnum::Uint8:
@@ -33,8 +58,8 @@ std::vector<double> sample_values(DType dt) {
         case DTypeEnum::Int16:
             return {0, 1, -1, 300, -300, 32767, -32768, 256};
         case DTypeEnum::Int32:
-            return {0,        1,        -1,       70000,      -70000,     2147483647,
-                    -2147483648.0,      16777217, 16842753, 65519,      65520};
+            return {0,        1,        -1,    70000, -70000, 2147483647, -2147483648.0,
+                    16777217, 16842753, 65519, 65520};
         case DTypeEnum::Bool:
             return {0, 1};
     }
@@ -90,7 +115,9 @@ double expected(double v, DType src, DType dst) {
     }
 }
 
-bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+bool same(double a, double b) {
+    return (std::isnan(a) && std::isnan(b)) || a == b;
+}
 
 HostTensor convert(const HostTensor& src, DType to) {
     auto h = Handle::make_naive();
@@ -122,8 +149,8 @@ TEST(TypeCvt, EveryDtypePairFollowsTheRules) {
             auto gv = got.values();
             for (size_t i = 0; i < vals.size(); ++i)
                 EXPECT_TRUE(same(gv[i], expected(vals[i], from, to)))
-                        << from.name() << " " << vals[i] << " -> " << to.name() << " gave "
-                        << gv[i] << ", expected " << expected(vals[i], from, to);
+                        << from.name() << " " << vals[i] << " -> " << to.name() << " gave " << gv[i]
+                        << ", expected " << expected(vals[i], from, to);
         }
     }
 }
