@@ -1,3 +1,5 @@
+#include <limits>
+
 #include "naive/tensor_ops_test.h"
 
 using namespace neomeg::dnn;
@@ -26,6 +28,20 @@ TEST(Arange, HandComputed) {
     EXPECT_EQ(arange(7, 1, 1), (std::vector<double>{7}));
     EXPECT_TRUE(arange(0, 1, 0).empty());
     EXPECT_EQ(arange(0, 0.25f, 4, dtype::Float16), (std::vector<double>{0, 0.25, 0.5, 0.75}));
+}
+
+TEST(Arange, ValuesBeyondTheDtypeRangeOverflowToInfinity) {
+    const double inf = std::numeric_limits<double>::infinity();
+    auto f = arange(3e38f, 3e38f, 2);
+    EXPECT_EQ(f[0], static_cast<double>(3e38f));
+    EXPECT_EQ(f[1], inf);
+    EXPECT_EQ(arange(-3e38f, -3e38f, 2, dtype::BFloat16)[1], -inf);
+    // FLT_MAX plus half an ulp is a tie that rounds to infinity; a quarter ulp rounds back
+    const float fmax = std::numeric_limits<float>::max();
+    EXPECT_EQ(arange(fmax, std::ldexp(1.0f, 103), 2)[1], inf);
+    EXPECT_EQ(arange(fmax, std::ldexp(1.0f, 102), 2)[1], static_cast<double>(fmax));
+    EXPECT_EQ(arange(60000, 10000, 2, dtype::Float16), (std::vector<double>{60000, inf}));
+    EXPECT_EQ(arange(0.5f, 0.25f, 3, dtype::BFloat16), (std::vector<double>{0.5, 0.75, 1}));
 }
 
 TEST(Arange, IntegerDtypesTruncateEachValue) {
