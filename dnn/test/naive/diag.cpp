@@ -77,6 +77,22 @@ TEST(Diag, StridedInputsThroughChecker) {
     }
 }
 
+TEST(Diag, WritesIntoStridedOutputs) {
+    auto h = Handle::make_naive();
+    param::Diag p;
+    p.k = -1;
+    auto op = make_op<Diag>(h.get(), p);
+    std::vector<HostTensor> m;
+    m.emplace_back(TensorLayout({3, 3}, {1, -3}, dtype::Float16));
+    m[0].set_values(std::vector<double>(9, 7));
+    exec_into(*op, {HostTensor::from({2}, {1, 2}, dtype::Float16)}, m);
+    EXPECT_EQ(m[0].values(), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 2, 0}));
+    std::vector<HostTensor> v;
+    v.emplace_back(TensorLayout({2}, {-2}, dtype::Float16));
+    exec_into(*op, {HostTensor::from({3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8}, dtype::Float16)}, v);
+    EXPECT_EQ(v[0].values(), (std::vector<double>{3, 7}));
+}
+
 TEST(Diag, BadRankIsAClearError) {
     auto h = Handle::make_naive();
     param::Diag p;

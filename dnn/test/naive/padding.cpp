@@ -214,6 +214,13 @@ TEST(PaddingBackward, LowPrecisionAndStridedDiff) {
         auto ref = HostTensor::from(g32.shape(), g32.values(), dtype::Float16);
         EXPECT_TRUE(tensors_near(g16, ref, default_epsilon(dtype::Float16)));
     }
+    // grad may be a strided view
+    auto op = make_op<PaddingBackward>(h.get(), pad_param(Mode::REPLICATE, {1, 0}, {0, 1}));
+    std::vector<HostTensor> grad;
+    grad.emplace_back(TensorLayout({2, 2}, {1, -2}, dtype::Float32));
+    exec_into(*op, {HostTensor::from({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, grad);
+    // padded rows [r0, r0, r1] and columns [c0, c1, c1]
+    EXPECT_EQ(grad[0].values(), (std::vector<double>{5, 16, 7, 17}));
     // nothing is left of a diff that is all border
     auto p = pad_param(Mode::CONSTANT, {2}, {1});
     EXPECT_EQ(pad_backward(HostTensor::from({3}, {1, 2, 3}), p).shape().to_string(), "{0}");

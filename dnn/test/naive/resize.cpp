@@ -227,6 +227,35 @@ TEST(ResizeBackward, StridedDiffAndLowPrecision) {
     }
 }
 
+TEST(ResizeBackward, HandComputedAndStridedGrad) {
+    auto h = Handle::make_naive();
+    // nearest 2 -> 4 copies each source pixel to a 2x2 block, so its gradient sums the block
+    auto op = make_op<ResizeBackward>(h.get(), resize_param(IMode::NEAREST, 4, 4));
+    std::vector<double> d(16);
+    for (size_t i = 0; i < 16; ++i)
+        d[i] = static_cast<double>(i);
+    std::vector<HostTensor> grad;
+    grad.emplace_back(TensorLayout({1, 1, 2, 2}, {8, 8, 1, 4}, dtype::Float32));
+    exec_into(*op, {HostTensor::from({1, 1, 4, 4}, d)}, grad);
+    EXPECT_EQ(grad[0].values(), (std::vector<double>{0 + 1 + 4 + 5, 2 + 3 + 6 + 7, 8 + 9 + 12 + 13,
+                                                     10 + 11 + 14 + 15}));
+    // linear 4 -> 2 without align_corners averages pairs: each source pixel gets half its pair's
+    auto lin = resize_backward(HostTensor::from({1, 1, 1, 2}, {2, 6}),
+                               resize_param(IMode::LINEAR, 1, 2), 1, 4);
+    EXPECT_EQ(lin.values(), (std::vector<double>{1, 1, 3, 3}));
+    // a larger case keeps the sum
+    std::mt19937 rng(41);
+    HostTensor dy({3, 5, 64, 48}, dtype::Float32);
+    fill_uniform(dy, -1, 1, rng);
+    auto g = resize_backward(dy, resize_param(IMode::LINEAR, 64, 48, true), 31, 97);
+    double sg = 0, sd = 0;
+    for (double x : g.values())
+        sg += x;
+    for (double x : dy.values())
+        sd += x;
+    EXPECT_NEAR(sg, sd, 1e-2);
+}
+
 TEST(ResizeBackward, BadInputsAreClearErrors) {
     auto h = Handle::make_naive();
     auto op = make_op<ResizeBackward>(h.get(), resize_param(IMode::LINEAR, 4, 4));

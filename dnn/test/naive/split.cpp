@@ -65,6 +65,20 @@ TEST(Split, StridedInputsThroughChecker) {
     c.set_param(p).set_noncontiguous(false).set_dtype(0, dtype::BFloat16).execs({{1025, 9}});
 }
 
+TEST(Split, WritesIntoStridedOutputs) {
+    auto h = Handle::make_naive();
+    param::Split p;
+    p.axis = 0;
+    p.sizes = {1, 2};
+    auto op = make_op<Split>(h.get(), p);
+    std::vector<HostTensor> dst;
+    dst.emplace_back(TensorLayout({1, 2}, {2, -1}, dtype::Int32));
+    dst.emplace_back(TensorLayout({2, 2}, {1, 2}, dtype::Int32));
+    exec_into(*op, {HostTensor::from({3, 2}, {1, 2, 3, 4, 5, 6}, dtype::Int32)}, dst);
+    EXPECT_EQ(dst[0].values(), (std::vector<double>{1, 2}));
+    EXPECT_EQ(dst[1].values(), (std::vector<double>{3, 4, 5, 6}));
+}
+
 TEST(Split, BadSizesAreClearErrors) {
     auto h = Handle::make_naive();
     param::Split p;
