@@ -256,6 +256,21 @@ TEST(ResizeBackward, HandComputedAndStridedGrad) {
     EXPECT_NEAR(sg, sd, 1e-2);
 }
 
+TEST(ResizeBackward, LowPrecisionDtypesMatchFloat32) {
+    std::mt19937 rng(43);
+    for (const auto& p : kVariants(7, 3)) {
+        HostTensor d32({2, 3, 7, 3}, dtype::Float32);
+        fill_uniform(d32, -1, 1, rng);
+        auto g32 = resize_backward(d32, p, 5, 8);
+        for (DType dt : {dtype::Float16, dtype::BFloat16}) {
+            auto g = resize_backward(HostTensor::from(d32.shape(), d32.values(), dt), p, 5, 8);
+            auto ref = HostTensor::from(g32.shape(), g32.values(), dt);
+            EXPECT_TRUE(tensors_near(g, ref, default_epsilon(dt)))
+                    << dt.name() << " " << param::to_string(p);
+        }
+    }
+}
+
 TEST(ResizeBackward, BadInputsAreClearErrors) {
     auto h = Handle::make_naive();
     auto op = make_op<ResizeBackward>(h.get(), resize_param(IMode::LINEAR, 4, 4));
