@@ -38,7 +38,8 @@ void Padding::deduce_layout(std::span<const TensorLayout> inputs, std::span<Tens
     require(why.empty(), why, " (src ", src.to_string(), ")");
     TensorShape shape = src;
     for (size_t d = 0; d < src.ndim; ++d)
-        shape[d] += static_cast<size_t>(m_param.front_offsets[d] + m_param.back_offsets[d]);
+        shape[d] += static_cast<size_t>(m_param.front_offsets[d]) +
+                    static_cast<size_t>(m_param.back_offsets[d]);
     outputs[0] = TensorLayout(shape, src.dtype);
 }
 
@@ -52,7 +53,8 @@ void PaddingBackward::deduce_layout(std::span<const TensorLayout> inputs,
     require<ParamError>(why.empty(), why, " (diff ", diff.to_string(), ")");
     TensorShape shape = diff;
     for (size_t d = 0; d < diff.ndim; ++d) {
-        auto pad = static_cast<size_t>(m_param.front_offsets[d] + m_param.back_offsets[d]);
+        auto pad = static_cast<size_t>(m_param.front_offsets[d]) +
+                   static_cast<size_t>(m_param.back_offsets[d]);
         require(diff.shape[d] >= pad, "diff ", diff.to_string(), " is smaller than the padding ",
                 pad, " of dim ", d);
         shape[d] -= pad;

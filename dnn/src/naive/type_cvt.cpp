@@ -11,10 +11,20 @@
 namespace neomeg::dnn::naive {
 namespace {
 
+// Rounds to nearest even float32. Doubles beyond float's range become infinities explicitly,
+// since C++ leaves that conversion undefined (Arange and Linspace can compute such values).
+float to_float(double d) {
+    constexpr double kOverflow = 0x1.ffffffp+127;  // FLT_MAX + half an ulp, a tie that rounds up
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (std::abs(d) >= kOverflow)
+        return d > 0 ? kInf : -kInf;
+    return static_cast<float>(d);
+}
+
 // Rounds to float32 toward zero and sets the last mantissa bit when inexact. A later rounding to
 // a format at least two bits narrower then equals a single correct rounding of d.
 float round_to_odd_float(double d) {
-    float f = static_cast<float>(d);
+    float f = to_float(d);
     if (std::isnan(d) || std::isinf(f) || static_cast<double>(f) == d)
         return f;
     if (std::abs(static_cast<double>(f)) > std::abs(d))
@@ -40,7 +50,7 @@ D convert(Scalar s) {
     if constexpr (std::is_same_v<D, dt_bool>) {
         return s.is_float ? s.f != 0 : s.i != 0;
     } else if constexpr (std::is_same_v<D, dt_float32>) {
-        return s.is_float ? static_cast<float>(s.f) : static_cast<float>(s.i);
+        return s.is_float ? to_float(s.f) : static_cast<float>(s.i);
     } else if constexpr (is_float_type_v<D>) {
         return D(round_to_odd_float(s.is_float ? s.f : static_cast<double>(s.i)));
     } else {
