@@ -38,16 +38,30 @@ Tensor Tensor::view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes) con
     return Tensor(m_blob, m_offset + offset_bytes, layout);
 }
 
+namespace {
+// Gathers a strided tensor into contiguous memory at `dst` with the kernel library.
+void relayout_into(const Tensor& src, void* dst) {
+    auto relayout = src.comp_node().dnn_handle()->create_operator<dnn::Relayout>();
+    dnn::TensorND in = src.dnn_tensor(), out(dst, dnn::TensorLayout(src.layout(), src.dtype()));
+    relayout->exec({&in, 1}, {&out, 1});
+}
+}  // namespace
+
+Tensor Tensor::contiguous() const {
+    if (m_layout.is_contiguous())
+        return *this;
+    Tensor out = empty(m_layout, m_layout.dtype, comp_node());
+    relayout_into(*this, out.m_blob->ptr());
+    return out;
+}
+
 void Tensor::to_host(void* dst) const {
-    dnn::TensorLayout contiguous(m_layout, m_layout.dtype);
     if (m_layout.is_contiguous()) {
-        std::memcpy(dst, m_blob->ptr() + m_offset, m_layout.access_bytes());
+        if (size_t bytes = m_layout.access_bytes())
+            std::memcpy(dst, m_blob->ptr() + m_offset, bytes);
         return;
     }
-    // A strided view: let the kernel library gather it.
-    auto relayout = comp_node().dnn_handle()->create_operator<dnn::Relayout>();
-    dnn::TensorND src = dnn_tensor(), out(dst, contiguous);
-    relayout->exec({&src, 1}, {&out, 1});
+    relayout_into(*this, dst);
 }
 
 }  // namespace neomeg::imperative

@@ -50,7 +50,7 @@ TEST(OpDef, ParamsHashEqualityAndDnnOperatorCache) {
     EXPECT_FALSE(a.is_same(b));
     EXPECT_EQ(b.to_string(), "Fill(value=3, dtype=float32)");
     auto* h = CompNode::load("cpu0").dnn_handle();
-    auto& d1 = b.dnn_operator(h);
+    auto& d1 = b.dnn_operator(h);  // NOLINT
     EXPECT_EQ(&d1, &b.dnn_operator(h));  // cached
     EXPECT_EQ(static_cast<dnn::Fill&>(d1).param().value, 3);
     auto made = make_op_def("Fill");
@@ -65,11 +65,11 @@ TEST(Apply, GeneratorOpFillsRequestedShape) {
     p.value = 1.5f;
     ops::Fill fill(p);
     dnn::TensorShape shape{2, 2};
-    auto out = apply_generator(fill, {&shape, 1}, cn);
+    auto out = fill.run_generator({&shape, 1}, cn);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].comp_node(), cn);
     EXPECT_EQ(host_values(out[0]), std::vector<float>(4, 1.5f));
-    EXPECT_THROW(apply_generator(fill, std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
+    EXPECT_THROW(fill.run_generator(std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
 }
 
 TEST(Apply, RejectsInputsOnDifferentCompNodes) {

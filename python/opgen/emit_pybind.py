@@ -4,7 +4,7 @@
 definition's defaults, one property per param field, the param set's enums as nested classes
 (``Elemwise.Mode.ADD``; a string such as ``"add"`` is accepted too).
 
-Usage: python3 emit_pybind.py <defs_dir> <out_file>
+Usage: python3 emit_pybind.py <dnn_defs_dir> <imperative_defs_dir> <out_file>
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ def emit(reg: model.Registry) -> str:
         "namespace py = pybind11;\n",
         "namespace neomeg::python {\n",
         "void init_ops(py::module_& m) {",
-        "    using namespace neomeg::dnn;",
         "    using namespace neomeg::imperative;",
+        "    using ::neomeg::dnn::DTypeEnum;",
         "    bind_dtype_enum(m);",
     ]
     # Enums once per param set (a param set may serve several ops).
     for p in reg.params.values():
         for e in p.enums:
-            t = f"param::{p.name}::{e.name}"
-            out.append(f'    bind_enum<{t}>(m, "_{p.name}_{e.name}", param::{p.name}::k{e.name}Names);')
+            t = f"{p.cpp_name}::{e.name}"
+            out.append(f'    bind_enum<{t}>(m, "_{p.name}_{e.name}", {p.cpp_name}::k{e.name}Names);')
     for o in reg.ops.values():
         p = o.param
-        P = f"param::{p.name}"
+        P = p.cpp_name
         cls = f"ops::{o.name}"
         out.append("    {")
         out.append(f'        py::class_<{cls}, OpDef, std::shared_ptr<{cls}>> c(m, "{o.name}", "{o.doc}");')
@@ -65,8 +65,9 @@ def emit(reg: model.Registry) -> str:
 
 
 def main(argv):
-    reg = model.load(argv[1])
-    out = pathlib.Path(argv[2])
+    reg = model.load(argv[1], "dnn")
+    model.load(argv[2], "view", reg)
+    out = pathlib.Path(argv[3])
     out.parent.mkdir(parents=True, exist_ok=True)
     write_if_changed(out, emit(reg))
 

@@ -76,7 +76,7 @@ def emit_op_types(reg: model.Registry) -> str:
 
 
 def emit_param(p: model.ParamSet) -> list[str]:
-    out = [f"// {p.doc}", f"// Defined in dnn/ops/defs/{p.source}.", f"struct {p.name} {{"]
+    out = [f"// {p.doc}", f"// Defined in {p.source}.", f"struct {p.name} {{"]
     for e in p.enums:
         out.append(f"    enum class {e.name} : uint32_t {{")
         out += [f"        {m} = {i}," for i, m in enumerate(e.members)]
@@ -169,20 +169,28 @@ size_t hash_param(const P& p) {
 """
 
 
-def emit_params(reg: model.Registry) -> str:
+def emit_params(params: list[model.ParamSet], namespace: str = "neomeg::dnn::param",
+                includes: tuple[str, ...] = ()) -> str:
+    """Param structs in ``namespace``; the shared helpers (to_string, hash_param) live in the
+    dnn one and reach other namespaces' enums by argument-dependent lookup."""
     out = [
         HEADER,
         "#include <cstddef>\n#include <cstdint>\n#include <functional>\n#include <limits>",
         "#include <ostream>\n#include <sstream>\n#include <string>\n#include <string_view>",
         "#include <type_traits>\n#include <vector>\n",
-        '#include "neomeg/dnn/dtype.h"\n',
-        "namespace neomeg::dnn::param {\n",
+        '#include "neomeg/dnn/dtype.h"',
+        *[f'#include "{i}"' for i in includes],
+        "",
+        f"namespace {namespace} {{\n",
     ]
-    for p in reg.params.values():
+    if namespace != "neomeg::dnn::param":
+        out.append("using ::neomeg::dnn::DTypeEnum;\n")
+    for p in params:
         out += emit_param(p)
         out.append("")
-    out.append(PARAM_UTILS)
-    out.append("}  // namespace neomeg::dnn::param")
+    if namespace == "neomeg::dnn::param":
+        out.append(PARAM_UTILS)
+    out.append(f"}}  // namespace {namespace}")
     return "\n".join(out) + "\n"
 
 
@@ -196,7 +204,7 @@ def emit_operators(reg: model.Registry) -> str:
         n_in = -1 if o.variadic_inputs else len(o.inputs)
         out.append(f"// {o.doc}")
         out.append(f"// inputs: {', '.join(o.inputs) or '-'}; outputs: {', '.join(o.outputs)}.")
-        out.append(f"// Defined in dnn/ops/defs/{o.source}; layout rule in dnn/src/common.")
+        out.append(f"// Defined in {o.source}; layout rule in dnn/src/common.")
         out.append(f"class {o.name} : public OperatorBase {{\npublic:")
         out.append(f"    using Param = param::{o.param.name};")
         out.append(f"    static constexpr OpType kType = OpType::{o.name};")
@@ -231,7 +239,7 @@ def main(argv):
     reg = model.load(defs_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_if_changed(out_dir / "op_types.h", emit_op_types(reg))
-    write_if_changed(out_dir / "params.h", emit_params(reg))
+    write_if_changed(out_dir / "params.h", emit_params(list(reg.params.values())))
     write_if_changed(out_dir / "operators.h", emit_operators(reg))
 
 

@@ -53,6 +53,13 @@ class ParamSet:
     doc: str
     fields: list[Field]
     source: str
+    layer: str = "dnn"  # as Operator.layer
+
+    @property
+    def cpp_name(self) -> str:
+        """Fully qualified C++ name of the param struct."""
+        ns = "dnn" if self.layer == "dnn" else "imperative"
+        return f"::neomeg::{ns}::param::{self.name}"
 
     @property
     def enums(self) -> list[Enum]:
@@ -67,6 +74,9 @@ class Operator:
     inputs: list[str]  # a name starting with '*' means any number of tensors
     outputs: list[str]
     source: str
+    # "dnn": a kernel-library operator; "view": an eager-runtime op that only changes a layout
+    # (imperative/ops/defs), with no dnn kernel.
+    layer: str = "dnn"
 
     @property
     def variadic_inputs(self) -> bool:
@@ -100,7 +110,7 @@ class Registry:
         self.ops[op.name] = op
 
 
-def _dsl(reg: Registry, source: str) -> dict[str, Any]:
+def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
     """The names a definition file sees."""
 
     def enum(field_name, name, members, default, doc):
@@ -139,19 +149,26 @@ def _dsl(reg: Registry, source: str) -> dict[str, Any]:
             if f.name in seen:
                 raise DefinitionError(f"{source}: param set {name} repeats field {f.name}")
             seen.add(f.name)
-        p = ParamSet(name, doc, fl, source)
+        p = ParamSet(name, doc, fl, source, layer)
         reg.add_param(p)
         return p
 
     def op(name, doc, inputs, outputs, param=None):
-        reg.add_op(Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source))
+        reg.add_op(
+            Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source, layer)
+        )
 
     return {"enum": enum, "field": field, "params": params, "op": op}
 
 
-def load(defs_dir: str | pathlib.Path) -> Registry:
-    reg = Registry()
-    for path in sorted(pathlib.Path(defs_dir).glob("*.py")):
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def load(defs_dir: str | pathlib.Path, layer: str = "dnn", reg: Registry | None = None) -> Registry:
+    """Adds the definitions in ``defs_dir`` (tagged with ``layer``) to ``reg`` or a new registry."""
+    reg = reg or Registry()
+    for path in sorted(pathlib.Path(defs_dir).resolve().glob("*.py")):
         code = compile(path.read_text(), str(path), "exec")
-        exec(code, _dsl(reg, path.name))  # noqa: S102 - definitions are our own source files
+        source = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
+        exec(code, _dsl(reg, source, layer))  # noqa: S102 - definitions are our own source files
     return reg

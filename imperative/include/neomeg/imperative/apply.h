@@ -1,6 +1,8 @@
-// apply(): runs one OpDef on eager tensors. This is the eager hot path:
-//   layouts -> dnn deduce_layout -> allocate outputs on the inputs' comp node -> dnn exec.
-// Python's megengine.core._imperative_rt.apply calls it directly.
+// apply(): runs one OpDef on eager tensors and records it for autograd. This is the eager hot
+// path, and what Python's megengine.core._imperative_rt.apply calls:
+//   op.run(inputs)  -> DnnOpDef: deduce layouts, allocate, dnn exec (src/dnn_exec.cpp)
+//                   -> ViewOpDef: a view of the input (src/ops/view_layouts.cpp)
+//   GradKey::record -> a tape node per recording key (src/grad.cpp)
 #pragma once
 
 #include <span>
@@ -11,12 +13,8 @@
 
 namespace neomeg::imperative {
 
-// Runs `op` on `inputs`, which must all live on one comp node. Errors from the kernel library
-// (ShapeError, DTypeError, ...) propagate with the op's name and params in their message.
+// Call it qualified (imperative::apply): unqualified, argument-dependent lookup prefers
+// std::apply for std::array/std::vector arguments.
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs);
-
-// Runs a generator op (Fill, Eye, the RNGs, ...) whose output shapes the caller chooses.
-std::vector<Tensor> apply_generator(const OpDef& op, std::span<const dnn::TensorShape> shapes,
-                                    CompNode cn);
 
 }  // namespace neomeg::imperative

@@ -10,6 +10,8 @@
 
 namespace neomeg::imperative {
 
+struct AutogradMeta;  // grad.h: this tensor's places in the autograd graphs recording it
+
 // Device memory owned by one allocation; freed to its comp node's cache with the last reference.
 class Blob {
 public:
@@ -49,9 +51,17 @@ public:
     // A tensor sharing this storage with another layout; elements it addresses must lie within
     // the storage (checked; ShapeError otherwise).
     Tensor view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes = 0) const;
+    // This tensor if it is contiguous, else a contiguous copy (through dnn Relayout).
+    Tensor contiguous() const;
     // Copies the logical elements in row-major order into `dst`, which must hold
     // shape().total_nr_elems() elements of dtype().
     void to_host(void* dst) const;
+
+    // Autograd identity: shared by copies of this tensor, absent on a fresh or detached one.
+    const std::shared_ptr<AutogradMeta>& grad_meta() const { return m_grad_meta; }
+    void set_grad_meta(std::shared_ptr<AutogradMeta> meta) { m_grad_meta = std::move(meta); }
+    // The same values without autograd identity.
+    Tensor detach() const { return Tensor(m_blob, m_offset, m_layout); }
 
 private:
     Tensor(std::shared_ptr<Blob> blob, ptrdiff_t offset, const dnn::TensorLayout& layout)
@@ -60,6 +70,7 @@ private:
     std::shared_ptr<Blob> m_blob;
     ptrdiff_t m_offset = 0;  // bytes from the blob's start to element offset 0
     dnn::TensorLayout m_layout;
+    std::shared_ptr<AutogradMeta> m_grad_meta;
 };
 
 }  // namespace neomeg::imperative

@@ -1,0 +1,86 @@
+// Autograd: a tape per GradKey (one per GradManager recording session).
+//
+// While a key is active, apply() records every op whose inputs carry a slot of that key: the
+// outputs get slots whose producer is a GradNode keeping the op, what its backward rule needs,
+// and the inputs' slots. backward() walks the nodes reachable from y in reverse order and runs
+// each op's backward rule, which is itself made of apply() calls: other keys that are active
+// record the backward pass, which is how higher-order gradients work.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/imperative/tensor.h"
+
+namespace neomeg::imperative {
+
+class GradKey;
+struct GradNode;
+
+// A tensor's place in one key's graph; a slot without a (live) producer is a leaf.
+struct GradSlot {
+    std::weak_ptr<GradNode> producer;
+    size_t output_index = 0;
+};
+
+struct AutogradMeta {
+    // (key, slot) pairs; a tensor is rarely recorded by more than two keys.
+    std::vector<std::pair<std::weak_ptr<GradKey>, std::shared_ptr<GradSlot>>> slots;
+    std::shared_ptr<GradSlot> slot_of(const GradKey* key) const;
+};
+
+// Backward rule of one op: given the op, its inputs and outputs (those the rule saves; others
+// are invalid tensors) and a gradient for every output, returns one gradient per input (an
+// invalid Tensor where an input gets none or needs none).
+struct GradRule {
+    using Fn = std::vector<Tensor> (*)(const OpDef& op, std::span<const Tensor> inputs,
+                                       std::span<const Tensor> outputs,
+                                       std::span<const Tensor> output_grads,
+                                       std::span<const bool> input_needs_grad);
+    Fn fn = nullptr;
+    bool save_inputs = true;
+    bool save_outputs = false;
+};
+
+// Rules live in imperative/src/grad_rules/<group>.cpp and register by op id; an op without a
+// rule is not differentiable and its outputs carry no gradient (MegEngine's behaviour).
+bool register_grad_rule(OpId id, GradRule rule);
+const GradRule* find_grad_rule(OpId id);
+
+class GradKey : public std::enable_shared_from_this<GradKey> {
+public:
+    static std::shared_ptr<GradKey> make();
+    ~GradKey();
+
+    // Gives `t` a leaf slot of this key (shared by every copy of t, also the Python object's).
+    void attach(Tensor& t);
+    bool is_attached(const Tensor& t) const;
+
+    // Starts/stops recording on this thread.
+    void activate();
+    void deactivate();
+    bool active() const { return m_active; }
+
+    // Gradients of sum(ys[i] * dys[i]) with respect to each of `wrt` (an invalid Tensor where no
+    // path leads). dys default to ones. The key is inactive while it runs, so its own backward
+    // is not recorded into itself; other active keys record it.
+    std::vector<Tensor> backward(std::span<const Tensor> ys, std::span<const Tensor> dys,
+                                 std::span<const Tensor> wrt);
+    // Drops the recorded graph.
+    void release();
+
+    // Called by apply(): records op on every active key whose slots the inputs carry.
+    static void record(const OpDef& op, std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
+    static bool any_active();
+
+private:
+    GradKey() = default;
+    std::vector<std::shared_ptr<GradNode>> m_tape;
+    uint64_t m_next_seq = 0;
+    bool m_active = false;
+};
+
+}  // namespace neomeg::imperative

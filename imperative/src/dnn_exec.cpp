@@ -1,0 +1,87 @@
+// Running a kernel-library operator on eager tensors: deduce the output layouts, allocate them
+// on the inputs' comp node, exec. deduce_layout validates the inputs, so exec runs unchecked.
+#include <array>
+
+#include "neomeg/imperative/op_def.h"
+
+namespace neomeg::imperative {
+namespace {
+
+// Most ops have at most this many inputs/outputs; more spill to the heap.
+constexpr size_t kInline = 8;
+
+template <class T>
+class ScratchArray {
+public:
+    explicit ScratchArray(size_t n) : m_size(n) {
+        if (n > kInline) {
+            m_heap.resize(n);
+            m_data = m_heap.data();
+        } else {
+            m_data = m_inline.data();
+        }
+    }
+    T& operator[](size_t i) { return m_data[i]; }
+    std::span<T> span() { return {m_data, m_size}; }
+
+private:
+    size_t m_size;
+    std::array<T, kInline> m_inline{};
+    std::vector<T> m_heap;
+    T* m_data;
+};
+
+std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const Tensor> inputs,
+                         std::span<const dnn::TensorLayout> in_layouts,
+                         std::span<dnn::TensorLayout> out_layouts, CompNode cn) {
+    ScratchArray<dnn::TensorND> in_nd(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+        in_nd[i] = inputs[i].dnn_tensor();
+    std::vector<Tensor> outputs;
+    outputs.reserve(out_layouts.size());
+    ScratchArray<dnn::TensorND> out_nd(out_layouts.size());
+    for (size_t i = 0; i < out_layouts.size(); ++i) {
+        outputs.push_back(Tensor::empty(out_layouts[i], out_layouts[i].dtype, cn));
+        out_nd[i] = outputs.back().dnn_tensor();
+    }
+    size_t ws_size = dop.get_workspace_in_bytes(in_layouts, out_layouts);
+    if (ws_size) {
+        Blob ws(cn, ws_size);
+        dop.exec_unchecked(in_nd.span(), out_nd.span(), {ws.ptr(), ws_size});
+    } else {
+        dop.exec_unchecked(in_nd.span(), out_nd.span(), {});
+    }
+    return outputs;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
+                               std::span<const Tensor> inputs) {
+    CompNode cn = inputs[0].comp_node();
+    ScratchArray<dnn::TensorLayout> in_layouts(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        NM_THROW_IF(!inputs[i].valid(), ParamError, def.to_string(), ": input ", i,
+                    " is an empty tensor handle");
+        NM_THROW_IF(inputs[i].comp_node() != cn, ParamError, def.to_string(), ": input ", i,
+                    " is on ", inputs[i].comp_node().to_string(), " but input 0 is on ",
+                    cn.to_string(), "; copy it first");
+        in_layouts[i] = inputs[i].layout();
+    }
+    ScratchArray<dnn::TensorLayout> out_layouts(dop.num_outputs());
+    dop.deduce_layout(in_layouts.span(), out_layouts.span());
+    return exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
+}
+
+std::vector<Tensor> run_dnn_generator(const OpDef& def, dnn::OperatorBase& dop,
+                                      std::span<const dnn::TensorShape> shapes, CompNode cn) {
+    NM_THROW_IF(shapes.size() != dop.num_outputs(), ParamError, def.to_string(), ": ",
+                dop.num_outputs(), " output shapes needed, got ", shapes.size());
+    ScratchArray<dnn::TensorLayout> out_layouts(shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i)
+        static_cast<dnn::TensorShape&>(out_layouts[i]) = shapes[i];
+    dop.deduce_layout({}, out_layouts.span());
+    return exec(dop, {}, {}, out_layouts.span(), cn);
+}
+
+}  // namespace neomeg::imperative

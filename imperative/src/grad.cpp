@@ -1,0 +1,250 @@
+#include "neomeg/imperative/grad.h"
+
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/op_defs.h"
+
+namespace neomeg::imperative {
+
+struct GradNode {
+    std::shared_ptr<OpDef> op;
+    const GradRule* rule;
+    uint64_t seq;
+    std::vector<Tensor> saved_inputs, saved_outputs;  // invalid where the rule needs none
+    std::vector<std::shared_ptr<GradSlot>> input_slots;  // null: that input needs no gradient
+    std::vector<std::shared_ptr<GradSlot>> output_slots;
+    std::vector<dnn::TensorLayout> output_layouts;  // for zero gradients of unused outputs
+    CompNode comp_node;
+};
+
+namespace {
+
+std::array<GradRule, kNumOpIds>& rule_table() {
+    static std::array<GradRule, kNumOpIds> table{};
+    return table;
+}
+
+// Keys recording on this thread. A plain vector: usually empty or one key.
+thread_local std::vector<GradKey*> t_active_keys;
+
+Tensor ones_like(const Tensor& t) {
+    dnn::param::Fill p;
+    p.value = 1;
+    p.dtype = t.dtype().enumv();
+    dnn::TensorShape shape = t.shape();
+    return ops::Fill(p).run_generator({&shape, 1}, t.comp_node())[0];
+}
+
+Tensor zeros(const dnn::TensorLayout& layout, CompNode cn) {
+    dnn::param::Fill p;
+    p.dtype = layout.dtype.enumv();
+    dnn::TensorShape shape = layout;
+    return ops::Fill(p).run_generator({&shape, 1}, cn)[0];
+}
+
+Tensor add(const Tensor& a, const Tensor& b) {
+    dnn::param::Elemwise p;
+    p.mode = dnn::param::Elemwise::Mode::ADD;
+    std::array<Tensor, 2> in{a, b};
+    return imperative::apply(ops::Elemwise(p), in)[0];
+}
+
+}  // namespace
+
+std::shared_ptr<GradSlot> AutogradMeta::slot_of(const GradKey* key) const {
+    for (auto& [k, slot] : slots)
+        if (k.lock().get() == key)
+            return slot;
+    return nullptr;
+}
+
+bool register_grad_rule(OpId id, GradRule rule) {
+    rule_table()[static_cast<size_t>(id)] = rule;
+    return true;
+}
+
+const GradRule* find_grad_rule(OpId id) {
+    const GradRule& r = rule_table()[static_cast<size_t>(id)];
+    return r.fn ? &r : nullptr;
+}
+
+std::shared_ptr<GradKey> GradKey::make() {
+    return std::shared_ptr<GradKey>(new GradKey());
+}
+
+GradKey::~GradKey() {
+    deactivate();
+}
+
+void GradKey::attach(Tensor& t) {
+    NM_THROW_IF(!t.dtype().is_float(), DTypeError, "GradManager.attach: a tensor of dtype ",
+                t.dtype().name(), " cannot have a gradient (float dtypes only)");
+    auto meta = t.grad_meta();
+    if (!meta) {
+        meta = std::make_shared<AutogradMeta>();
+        t.set_grad_meta(meta);
+    }
+    if (meta->slot_of(this))
+        return;
+    meta->slots.emplace_back(weak_from_this(), std::make_shared<GradSlot>());
+}
+
+bool GradKey::is_attached(const Tensor& t) const {
+    return t.grad_meta() && t.grad_meta()->slot_of(this);
+}
+
+void GradKey::activate() {
+    if (!m_active) {
+        t_active_keys.push_back(this);
+        m_active = true;
+    }
+}
+
+void GradKey::deactivate() {
+    if (m_active) {
+        std::erase(t_active_keys, this);
+        m_active = false;
+    }
+}
+
+bool GradKey::any_active() {
+    return !t_active_keys.empty();
+}
+
+void GradKey::release() {
+    m_tape.clear();
+}
+
+void GradKey::record(const OpDef& op, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+    const GradRule* rule = nullptr;
+    bool looked_up = false;
+    std::shared_ptr<OpDef> op_copy;
+    for (GradKey* key : t_active_keys) {
+        std::vector<std::shared_ptr<GradSlot>> in_slots(inputs.size());
+        bool any = false;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            if (auto& meta = inputs[i].grad_meta())
+                any |= static_cast<bool>(in_slots[i] = meta->slot_of(key));
+        if (!any)
+            continue;
+        if (!looked_up) {
+            rule = find_grad_rule(op.id());
+            looked_up = true;
+        }
+        if (!rule)
+            return;  // not differentiable: outputs carry no gradient for any key
+        if (!op_copy)
+            op_copy = op.clone();
+        auto node = std::make_shared<GradNode>();
+        node->op = op_copy;
+        node->rule = rule;
+        node->seq = key->m_next_seq++;
+        node->input_slots = std::move(in_slots);
+        if (rule->save_inputs)
+            node->saved_inputs.assign(inputs.begin(), inputs.end());
+        node->comp_node = outputs.empty() ? CompNode() : outputs[0].comp_node();
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            auto slot = std::make_shared<GradSlot>();
+            slot->producer = node;
+            slot->output_index = i;
+            node->output_slots.push_back(slot);
+            node->output_layouts.push_back(outputs[i].layout());
+            auto& meta = outputs[i].grad_meta();
+            if (!meta)
+                outputs[i].set_grad_meta(std::make_shared<AutogradMeta>());
+            outputs[i].grad_meta()->slots.emplace_back(key->weak_from_this(), slot);
+        }
+        // Saved after the slots exist, so that saved outputs carry them (higher order).
+        if (rule->save_outputs)
+            node->saved_outputs = outputs;
+        key->m_tape.push_back(std::move(node));
+    }
+}
+
+std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<const Tensor> dys,
+                                      std::span<const Tensor> wrt) {
+    NM_THROW_IF(!dys.empty() && dys.size() != ys.size(), ParamError, "backward: ", ys.size(),
+                " outputs but ", dys.size(), " output gradients");
+    bool was_active = m_active;
+    deactivate();
+    std::unordered_map<const GradSlot*, Tensor> grads;
+    auto accumulate = [&](const GradSlot* slot, const Tensor& g) {
+        auto [it, fresh] = grads.emplace(slot, g);
+        if (!fresh)
+            it->second = add(it->second, g);
+    };
+    std::vector<GradNode*> stack;
+    for (size_t i = 0; i < ys.size(); ++i) {
+        auto slot = ys[i].grad_meta() ? ys[i].grad_meta()->slot_of(this) : nullptr;
+        if (!slot)
+            continue;
+        Tensor dy = dys.empty() ? ones_like(ys[i]) : dys[i];
+        NM_THROW_IF(!dy.shape().eq_shape(ys[i].shape()), ShapeError, "backward: gradient of shape ",
+                    dy.shape().to_string(), " given for an output of shape ",
+                    ys[i].shape().to_string());
+        accumulate(slot.get(), dy);
+        if (auto node = slot->producer.lock())
+            stack.push_back(node.get());
+    }
+    // Nodes reachable from ys, then run in reverse recording order: a node runs after every
+    // node that consumed its outputs.
+    std::unordered_set<GradNode*> seen(stack.begin(), stack.end());
+    std::vector<GradNode*> order;
+    while (!stack.empty()) {
+        GradNode* n = stack.back();
+        stack.pop_back();
+        order.push_back(n);
+        for (auto& s : n->input_slots)
+            if (s)
+                if (auto p = s->producer.lock(); p && seen.insert(p.get()).second)
+                    stack.push_back(p.get());
+    }
+    std::sort(order.begin(), order.end(), [](GradNode* a, GradNode* b) { return a->seq > b->seq; });
+    for (GradNode* n : order) {
+        std::vector<Tensor> out_grads(n->output_slots.size());
+        bool any = false;
+        for (size_t i = 0; i < out_grads.size(); ++i) {
+            auto it = grads.find(n->output_slots[i].get());
+            if (it != grads.end()) {
+                out_grads[i] = it->second;
+                any = true;
+            }
+        }
+        if (!any)
+            continue;
+        for (size_t i = 0; i < out_grads.size(); ++i)
+            if (!out_grads[i].valid())
+                out_grads[i] = zeros(n->output_layouts[i], n->comp_node);
+        std::vector<Tensor> in(n->input_slots.size()), out(n->output_slots.size());
+        if (n->rule->save_inputs)
+            in = n->saved_inputs;
+        if (n->rule->save_outputs)
+            out = n->saved_outputs;
+        std::vector<char> needs(n->input_slots.size());
+        for (size_t i = 0; i < needs.size(); ++i)
+            needs[i] = n->input_slots[i] != nullptr;
+        std::span<const bool> needs_span(reinterpret_cast<const bool*>(needs.data()), needs.size());
+        auto in_grads = n->rule->fn(*n->op, in, out, out_grads, needs_span);
+        for (size_t i = 0; i < in_grads.size() && i < n->input_slots.size(); ++i)
+            if (n->input_slots[i] && in_grads[i].valid())
+                accumulate(n->input_slots[i].get(), in_grads[i]);
+    }
+    std::vector<Tensor> result(wrt.size());
+    for (size_t i = 0; i < wrt.size(); ++i) {
+        auto slot = wrt[i].grad_meta() ? wrt[i].grad_meta()->slot_of(this) : nullptr;
+        if (!slot)
+            continue;
+        auto it = grads.find(slot.get());
+        if (it != grads.end())
+            result[i] = it->second;
+    }
+    if (was_active)
+        activate();
+    return result;
+}
+
+}  // namespace neomeg::imperative

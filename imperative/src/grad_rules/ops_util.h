@@ -1,0 +1,82 @@
+// Small op builders that backward rules compose. Everything goes through apply(), so a backward
+// pass is itself recorded by any other active GradKey (higher-order gradients).
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/op_defs.h"
+
+namespace neomeg::imperative::grad_util {
+
+using Mode = dnn::param::Elemwise::Mode;
+
+inline Tensor elemwise(Mode mode, std::initializer_list<Tensor> inputs) {
+    dnn::param::Elemwise p;
+    p.mode = mode;
+    std::vector<Tensor> in(inputs);
+    return imperative::apply(ops::Elemwise(p), in)[0];
+}
+
+inline Tensor reshape(const Tensor& t, const dnn::TensorShape& shape) {
+    param::Reshape p;
+    for (size_t i = 0; i < shape.ndim; ++i)
+        p.shape.push_back(static_cast<int32_t>(shape[i]));
+    return imperative::apply(ops::Reshape(p), {&t, 1})[0];
+}
+
+inline Tensor broadcast_to(const Tensor& t, const dnn::TensorShape& shape) {
+    if (t.shape().eq_shape(shape))
+        return t;
+    param::Broadcast p;
+    for (size_t i = 0; i < shape.ndim; ++i)
+        p.shape.push_back(static_cast<int32_t>(shape[i]));
+    return imperative::apply(ops::Broadcast(p), {&t, 1})[0];
+}
+
+// Sums `g` over the axes along which an input of shape `target` was broadcast to g's shape.
+inline Tensor reduce_to(const Tensor& g, const dnn::TensorShape& target) {
+    if (g.shape().eq_shape(target))
+        return g;
+    Tensor r = g;
+    size_t lead = g.shape().ndim - target.ndim;
+    for (size_t i = 0; i < g.shape().ndim; ++i) {
+        bool broadcast = i < lead || (target[i - lead] == 1 && g.shape()[i] != 1);
+        if (!broadcast)
+            continue;
+        dnn::param::Reduce p;
+        p.mode = dnn::param::Reduce::Mode::SUM;
+        p.axis = static_cast<int32_t>(i);
+        r = imperative::apply(ops::Reduce(p), {&r, 1})[0];  // keeps the axis with size 1
+    }
+    return reshape(r, target);
+}
+
+inline Tensor type_cvt(const Tensor& t, dnn::DType dtype) {
+    if (t.dtype() == dtype)
+        return t;
+    dnn::param::TypeCvt p;
+    p.dtype = dtype.enumv();
+    return imperative::apply(ops::TypeCvt(p), {&t, 1})[0];
+}
+
+inline Tensor scalar_like(const Tensor& t, float value) {
+    dnn::param::Fill p;
+    p.value = value;
+    p.dtype = t.dtype().enumv();
+    dnn::TensorShape one{};  // 0-d, broadcasts against anything
+    return ops::Fill(p).run_generator({&one, 1}, t.comp_node())[0];
+}
+
+}  // namespace neomeg::imperative::grad_util
+
+// In a rules file: NM_REGISTER_GRAD(Elemwise, elemwise_grad, /*save_inputs=*/true, /*save_outputs=*/true);
+#define NM_REGISTER_GRAD_CAT2(a, b) a##b
+#define NM_REGISTER_GRAD_CAT(a, b) NM_REGISTER_GRAD_CAT2(a, b)
+#define NM_REGISTER_GRAD(Op, fn, save_in, save_out)                                       \
+    [[maybe_unused]] static const bool NM_REGISTER_GRAD_CAT(nm_grad_registered_, __LINE__) = \
+            ::neomeg::imperative::register_grad_rule(                                     \
+                    ::neomeg::imperative::ops::Op::kId,                                   \
+                    ::neomeg::imperative::GradRule{fn, save_in, save_out})

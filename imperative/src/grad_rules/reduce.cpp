@@ -1,0 +1,41 @@
+// Backward rules of Reduce and TypeCvt.
+#include "ops_util.h"
+
+namespace neomeg::imperative {
+namespace {
+
+using namespace grad_util;
+
+std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x, std::span<const Tensor>,
+                                std::span<const Tensor> dy, std::span<const bool>) {
+    const auto& p = static_cast<const ops::Reduce&>(def).param();
+    using RMode = dnn::param::Reduce::Mode;
+    const Tensor& src = x[0];
+    switch (p.mode) {
+        case RMode::SUM:
+            return {broadcast_to(dy[0], src.shape())};
+        case RMode::MEAN: {
+            size_t axis = p.axis < 0 ? p.axis + src.shape().ndim : p.axis;
+            Tensor n = scalar_like(dy[0], static_cast<float>(src.shape()[axis]));
+            return {broadcast_to(elemwise(Mode::TRUE_DIV, {dy[0], n}), src.shape())};
+        }
+        case RMode::SUM_SQR: {  // d sum(x^2) = 2 x dy
+            Tensor two_x = elemwise(Mode::MUL, {src, scalar_like(src, 2)});
+            return {elemwise(Mode::MUL, {two_x, broadcast_to(dy[0], src.shape())})};
+        }
+        default:
+            throw dnn::NotSupportedError(dnn::str_cat(def.to_string(), ": no backward rule yet"));
+    }
+}
+
+std::vector<Tensor> type_cvt_grad(const OpDef&, std::span<const Tensor> x, std::span<const Tensor>,
+                                  std::span<const Tensor> dy, std::span<const bool>) {
+    return {type_cvt(dy[0], x[0].dtype())};
+}
+
+}  // namespace
+
+NM_REGISTER_GRAD(Reduce, reduce_grad, true, false);
+NM_REGISTER_GRAD(TypeCvt, type_cvt_grad, true, false);
+
+}  // namespace neomeg::imperative

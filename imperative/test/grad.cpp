@@ -1,0 +1,210 @@
+// Autograd against closed forms and finite differences, including second derivatives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/op_defs.h"
+
+using namespace neomeg;
+using namespace neomeg::imperative;
+namespace dnn = neomeg::dnn;
+using Mode = dnn::param::Elemwise::Mode;
+
+namespace {
+
+CompNode cpu() {
+    return CompNode::load("cpu0");
+}
+
+Tensor make(const std::vector<float>& v, const dnn::TensorShape& shape) {
+    return Tensor::from_host(v.data(), shape, dnn::dtype::Float32, cpu());
+}
+
+std::vector<float> values(const Tensor& t) {
+    std::vector<float> v(t.shape().total_nr_elems());
+    t.to_host(v.data());
+    return v;
+}
+
+Tensor ew(Mode m, std::vector<Tensor> in) {
+    dnn::param::Elemwise p;
+    p.mode = m;
+    return imperative::apply(ops::Elemwise(p), in)[0];
+}
+
+Tensor grad_of(GradKey& key, const Tensor& y, const Tensor& x) {
+    std::vector<Tensor> ys{y}, wrt{x};
+    return key.backward(ys, {}, wrt)[0];
+}
+
+void expect_near(const std::vector<float>& a, const std::vector<float>& b, float tol = 1e-4f) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_NEAR(a[i], b[i], tol * std::max(1.f, std::abs(b[i]))) << "element " << i;
+}
+
+// Central differences of sum(f(x)) at x.
+std::vector<float> numeric_grad(const std::function<Tensor(const Tensor&)>& f, std::vector<float> x,
+                                const dnn::TensorShape& shape, float h = 1e-2f) {
+    std::vector<float> g(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        float orig = x[i];
+        double s[2];
+        for (int k = 0; k < 2; ++k) {
+            x[i] = orig + (k ? -h : h);
+            s[k] = 0;
+            for (float v : values(f(make(x, shape))))
+                s[k] += v;
+        }
+        x[i] = orig;
+        g[i] = static_cast<float>((s[0] - s[1]) / (2 * h));
+    }
+    return g;
+}
+
+}  // namespace
+
+TEST(Grad, PolynomialAgainstClosedForm) {
+    auto key = GradKey::make();
+    Tensor x = make({-1.5f, 0.f, 2.f}, {3});
+    key->attach(x);
+    key->activate();
+    Tensor y = ew(Mode::ADD, {ew(Mode::MUL, {x, x}), x});  // x^2 + x
+    key->deactivate();
+    expect_near(values(grad_of(*key, y, x)), {-2.f, 1.f, 5.f});
+}
+
+TEST(Grad, NothingIsRecordedWithoutAnActiveKey) {
+    auto key = GradKey::make();
+    Tensor x = make({1.f}, {1});
+    key->attach(x);
+    Tensor y = ew(Mode::MUL, {x, x});
+    EXPECT_FALSE(grad_of(*key, y, x).valid());
+    EXPECT_FALSE(y.grad_meta());
+}
+
+TEST(Grad, BroadcastInputsGetSummedGradients) {
+    auto key = GradKey::make();
+    Tensor a = make({1, 2, 3, 4, 5, 6}, {2, 3});
+    Tensor b = make({10, 20, 30}, {3});
+    key->attach(a);
+    key->attach(b);
+    key->activate();
+    Tensor y = ew(Mode::MUL, {a, b});
+    key->deactivate();
+    std::vector<Tensor> ys{y}, wrt{a, b};
+    auto g = key->backward(ys, {}, wrt);
+    expect_near(values(g[0]), {10, 20, 30, 10, 20, 30});
+    expect_near(values(g[1]), {5, 7, 9});
+    EXPECT_EQ(g[1].shape().to_string(), "{3}");
+}
+
+TEST(Grad, SecondDerivativeOfCubeAndTanh) {
+    // d2/dx2 x^3 = 6x; d2/dx2 tanh(x) = -2 tanh(x) (1 - tanh(x)^2)
+    auto outer = GradKey::make(), inner = GradKey::make();
+    std::vector<float> xs{-0.7f, 0.2f, 1.3f};
+    Tensor x = make(xs, {3});
+    outer->attach(x);
+    inner->attach(x);
+    outer->activate();
+    inner->activate();
+    Tensor cube = ew(Mode::MUL, {ew(Mode::MUL, {x, x}), x});
+    Tensor th = ew(Mode::TANH, {x});
+    inner->deactivate();
+    Tensor d_cube = grad_of(*inner, cube, x);  // recorded by outer
+    expect_near(values(d_cube), {3 * xs[0] * xs[0], 3 * xs[1] * xs[1], 3 * xs[2] * xs[2]});
+    Tensor d_th = grad_of(*inner, th, x);
+    outer->deactivate();
+    expect_near(values(grad_of(*outer, d_cube, x)), {6 * xs[0], 6 * xs[1], 6 * xs[2]});
+    std::vector<float> want;
+    for (float v : xs)
+        want.push_back(-2 * std::tanh(v) * (1 - std::tanh(v) * std::tanh(v)));
+    expect_near(values(grad_of(*outer, d_th, x)), want);
+}
+
+TEST(Grad, NonDifferentiableOpsGiveNoGradient) {
+    auto key = GradKey::make();
+    Tensor x = make({3, 1, 2}, {3});
+    key->attach(x);
+    key->activate();
+    Tensor idx = imperative::apply(ops::Argmax(), {&x, 1})[0];
+    key->deactivate();
+    EXPECT_FALSE(grad_of(*key, idx, x).valid());
+}
+
+TEST(Grad, MatrixMulAllTransposesAgainstFiniteDifferences) {
+    std::vector<float> av{0.5f, -1.f, 2.f, 1.5f, 0.25f, -0.75f}, bv{1.f, 2.f, -0.5f, 0.f, 3.f, 1.f};
+    for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+            dnn::param::MatrixMul p;
+            p.transposeA = ta;
+            p.transposeB = tb;
+            // A is 2x3 logically (3x2 stored when ta), B is 3x2 logically.
+            dnn::TensorShape as = ta ? dnn::TensorShape{3, 2} : dnn::TensorShape{2, 3};
+            dnn::TensorShape bs = tb ? dnn::TensorShape{2, 3} : dnn::TensorShape{3, 2};
+            auto run = [&](const Tensor& a, const Tensor& b) {
+                std::vector<Tensor> in{a, b};
+                return imperative::apply(ops::MatrixMul(p), in)[0];
+            };
+            auto key = GradKey::make();
+            Tensor a = make(av, as), b = make(bv, bs);
+            key->attach(a);
+            key->attach(b);
+            key->activate();
+            Tensor c = run(a, b);
+            key->deactivate();
+            std::vector<Tensor> ys{c}, wrt{a, b};
+            auto g = key->backward(ys, {}, wrt);
+            expect_near(values(g[0]), numeric_grad([&](const Tensor& t) { return run(t, make(bv, bs)); }, av, as), 1e-3f);
+            expect_near(values(g[1]), numeric_grad([&](const Tensor& t) { return run(make(av, as), t); }, bv, bs), 1e-3f);
+        }
+}
+
+TEST(Grad, ViewOpsAndReduceAgainstFiniteDifferences) {
+    std::vector<float> xv{0.5f, -1.f, 2.f, 1.5f, 0.25f, -0.75f};
+    dnn::TensorShape shape{2, 3};
+    auto f = [](const Tensor& x) {
+        param::Dimshuffle d;
+        d.pattern = {1, 0};
+        Tensor t = imperative::apply(ops::Dimshuffle(d), {&x, 1})[0];  // {3,2}
+        param::Reshape r;
+        r.shape = {6};
+        t = imperative::apply(ops::Reshape(r), {&t, 1})[0];  // a copy: transposed strides
+        Tensor w = Tensor::from_host(std::vector<float>{1, 2, 3, 4, 5, 6}.data(), {6},
+                                     dnn::dtype::Float32, x.comp_node());
+        t = ew(Mode::MUL, {ew(Mode::MUL, {t, t}), w});
+        dnn::param::Reduce red;
+        red.mode = dnn::param::Reduce::Mode::MEAN;
+        return imperative::apply(ops::Reduce(red), {&t, 1})[0];
+    };
+    auto key = GradKey::make();
+    Tensor x = make(xv, shape);
+    key->attach(x);
+    key->activate();
+    Tensor y = f(x);
+    key->deactivate();
+    expect_near(values(grad_of(*key, y, x)), numeric_grad(f, xv, shape), 1e-3f);
+}
+
+TEST(Grad, AttachRejectsIntegerTensors) {
+    auto key = GradKey::make();
+    std::vector<int32_t> v{1};
+    Tensor t = Tensor::from_host(v.data(), {1}, dnn::dtype::Int32, cpu());
+    EXPECT_THROW(key->attach(t), dnn::DTypeError);
+}
+
+TEST(Grad, BackwardChecksOutputGradientShape) {
+    auto key = GradKey::make();
+    Tensor x = make({1, 2}, {2});
+    key->attach(x);
+    key->activate();
+    Tensor y = ew(Mode::MUL, {x, x});
+    key->deactivate();
+    std::vector<Tensor> ys{y}, dys{make({1, 2, 3}, {3})}, wrt{x};
+    EXPECT_THROW(key->backward(ys, dys, wrt), dnn::ShapeError);
+    std::vector<Tensor> dys_ok{make({1, -1}, {2})};
+    expect_near(values(key->backward(ys, dys_ok, wrt)[0]), {2, -4});
+}
