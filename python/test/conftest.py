@@ -2,6 +2,7 @@
 
 import gzip
 import os
+import signal
 import struct
 import time
 
@@ -69,3 +70,21 @@ def mnist_root(tmp_path):
     write_idx(tmp_path / "t10k-images-idx3-ubyte.gz", test_x)
     write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", [9, 2, 6])
     return tmp_path, train_x.astype(np.uint8), test_x.astype(np.uint8)
+
+
+class TestTimedOut(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _fail_instead_of_hanging():
+    """Turns a test that runs for over a minute into a failure instead of a hang."""
+
+    def on_alarm(signum, frame):
+        raise TestTimedOut("test ran for over 60 s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)

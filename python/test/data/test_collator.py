@@ -2,7 +2,6 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
-
 from megengine.data import Collator
 
 

@@ -7,7 +7,6 @@ import cv2
 import numpy as np
 import pytest
 from conftest import write_idx
-
 from megengine.data.dataset import (
     CIFAR10,
     CIFAR100,
@@ -257,7 +256,7 @@ def test_image_folder(tmp_path):
 
 def test_image_folder_corrupt_image_names_file(tmp_path):
     (tmp_path / "c").mkdir()
-    ok, buf = cv2.imencode(".png", np.zeros((8, 8, 3), np.uint8))
+    _, buf = cv2.imencode(".png", np.zeros((8, 8, 3), np.uint8))
     (tmp_path / "c" / "broken.png").write_bytes(buf.tobytes()[:20])
     ds = ImageFolder(str(tmp_path))
     with pytest.raises(DatasetFileError, match="broken.png"):

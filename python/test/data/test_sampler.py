@@ -3,7 +3,6 @@ from itertools import islice
 
 import numpy as np
 import pytest
-
 from megengine.data import (
     Infinite,
     MapSampler,
@@ -63,7 +62,9 @@ def test_sharding_is_disjoint_and_complete(n, world):
 
 
 def test_sharding_pads_to_equal_size():
-    shards = [list(SequentialSampler(range(5), batch_size=10, world_size=2, rank=r)) for r in (0, 1)]
+    shards = [
+        list(SequentialSampler(range(5), batch_size=10, world_size=2, rank=r)) for r in (0, 1)
+    ]
     assert shards == [[[0, 2, 4]], [[1, 3, 0]]]
     s = SequentialSampler(range(5), batch_size=2, world_size=2, rank=1)
     assert s.num_samples == 3 and len(s) == 2
@@ -75,7 +76,9 @@ def test_sharding_with_sequential_sampler_is_strided():
 
 
 def test_replacement_sampler_weights():
-    s = ReplacementSampler(range(4), batch_size=1000, num_samples=4000, weights=[0, 1, 0, 3], seed=0)
+    s = ReplacementSampler(
+        range(4), batch_size=1000, num_samples=4000, weights=[0, 1, 0, 3], seed=0
+    )
     counts = Counter(flat(s))
     assert set(counts) == {1, 3}
     assert 0.2 < counts[1] / 4000 < 0.3

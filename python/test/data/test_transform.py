@@ -1,8 +1,7 @@
 import cv2
+import megengine.data.transform as T
 import numpy as np
 import pytest
-
-import megengine.data.transform as T
 from megengine.data.transform.vision import functional as F
 
 
@@ -302,7 +301,9 @@ def test_lighting_and_gaussian_noise():
 
 def test_functional_helpers():
     g = F.to_gray(np.array([[[10, 20, 30]]], np.uint8))
-    assert g.shape == (1, 1, 1) and abs(int(g[0, 0, 0]) - (0.114 * 10 + 0.587 * 20 + 0.299 * 30)) < 1
+    assert (
+        g.shape == (1, 1, 1) and abs(int(g[0, 0, 0]) - (0.114 * 10 + 0.587 * 20 + 0.299 * 30)) < 1
+    )
     assert F.to_bgr(g).shape == (1, 1, 3)
     assert F.flip(img(2, 2), -1)[..., 0].tolist() == [[3, 2], [1, 0]]
     with pytest.raises(ValueError):
