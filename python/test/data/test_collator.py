@@ -2,6 +2,7 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+
 from megengine.data import Collator
 
 

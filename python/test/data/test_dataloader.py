@@ -3,9 +3,10 @@ import os
 import signal
 import time
 
-import megengine.data.transform as T
 import numpy as np
 import pytest
+
+import megengine.data.transform as T
 from conftest import child_pids
 from megengine.data import (
     DataLoader,

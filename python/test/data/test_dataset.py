@@ -6,6 +6,7 @@ import stat
 import cv2
 import numpy as np
 import pytest
+
 from conftest import write_idx
 from megengine.data.dataset import (
     CIFAR10,

@@ -3,6 +3,7 @@ from itertools import islice
 
 import numpy as np
 import pytest
+
 from megengine.data import (
     Infinite,
     MapSampler,

@@ -1,7 +1,8 @@
 import cv2
-import megengine.data.transform as T
 import numpy as np
 import pytest
+
+import megengine.data.transform as T
 from megengine.data.transform.vision import functional as F
 
 

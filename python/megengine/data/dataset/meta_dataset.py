@@ -82,8 +82,8 @@ class ArrayDataset(Dataset):
         >>> data = np.arange(6).reshape(3, 2)
         >>> label = np.array([0, 1, 0])
         >>> ds = ArrayDataset(data, label)
-        >>> len(ds), ds[1]
-        (3, (array([2, 3]), np.int64(1)))
+        >>> len(ds), ds[1][0].tolist(), int(ds[1][1])
+        (3, [2, 3], 1)
     """
 
     def __init__(self, *arrays):

@@ -120,8 +120,8 @@ def to_gray(image):
     Examples:
         >>> import numpy as np
         >>> from megengine.data.transform.vision import functional as F
-        >>> F.to_gray(np.array([[[0, 0, 100]]], np.float32))[0, 0, 0].round(3)
-        np.float32(29.9)
+        >>> round(float(F.to_gray(np.array([[[0, 0, 100]]], np.float32))[0, 0, 0]), 3)
+        29.9
     """
     if image.ndim == 3 and image.shape[2] == 1:
         return image
