@@ -25,7 +25,9 @@ def public_objects():
     return sorted(seen.items())
 
 
-@pytest.mark.parametrize("name,obj", public_objects(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name,obj", public_objects(), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_docstring_style(name, obj):
     doc = inspect.getdoc(obj)
     assert doc, f"{name} has no docstring"

@@ -49,7 +49,9 @@ class VisionTransform(Transform):
     * names ending in ``category``, ``coarse``, ``str`` or ``info`` (e.g. ``"image_category"``,
       ``"boxes_category"``, ``"info"``): passed through unchanged.
 
-    Random parameters are drawn once per sample, so every field of a sample is transformed
+    The photometric transforms (brightness, contrast, saturation, lighting, noise) clip results
+    to ``[0, 255]`` and return the input's dtype, rounding to nearest for integer images
+    (MegEngine truncates). Random parameters are drawn once per sample, so every field of a sample is transformed
     alike (an image and its mask are cropped at the same place). A bare array (not a tuple) is
     treated as the first field. Random transforms draw from NumPy's global generator, which
     the :class:`~megengine.data.DataLoader` seeds in each worker.
@@ -154,6 +156,15 @@ class VisionTransform(Transform):
         xy = keypoints[..., :2].reshape(-1, 2).copy()
         xy = self._apply_coords(xy).reshape(keypoints.shape[:-1] + (2,))
         return np.concatenate((xy, keypoints[..., 2:]), axis=-1)
+
+
+def _clip_to(image, dtype):
+    # Clips to [0, 255] and returns to dtype, rounding to nearest for integer types (MegEngine
+    # truncates, so 89.99999 became 89).
+    image = np.clip(image, 0, 255)
+    if np.issubdtype(dtype, np.integer):
+        image = np.rint(image)
+    return image.astype(dtype)
 
 
 class _PhotometricTransform(VisionTransform):
@@ -780,7 +791,7 @@ class GaussianNoise(_PhotometricTransform):
 
     def _apply_image(self, image):
         noise = np.random.normal(self.mean, self.std, image.shape) * 255
-        return np.clip(image + noise.astype(np.float32), 0, 255).astype(image.dtype)
+        return _clip_to(image + noise.astype(np.float32), image.dtype)
 
 
 class _ColorAdjust(_PhotometricTransform):
@@ -795,7 +806,7 @@ class _ColorAdjust(_PhotometricTransform):
             return image
         alpha = np.random.uniform(max(0, 1 - self.value), 1 + self.value)
         out = self._blend(image.astype(np.float32), alpha)
-        return out.clip(0, 255).astype(image.dtype)
+        return _clip_to(out, image.dtype)
 
 
 class BrightnessTransform(_ColorAdjust):
@@ -970,4 +981,4 @@ class Lighting(_PhotometricTransform):
             return image
         alpha = np.random.normal(scale=self.scale * 255, size=3)
         out = image.astype(np.float32) + self.eigvec.dot(alpha * self.eigval)
-        return out.clip(0, 255).astype(image.dtype)
+        return _clip_to(out, image.dtype)
