@@ -1,6 +1,7 @@
 """DataLoader: batches from a dataset through a sampler, a transform and a collator, in the main
 process or in worker processes."""
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -16,7 +17,7 @@ import numpy as np
 
 from .collator import Collator
 from .dataset import Dataset, StreamDataset
-from .sampler import MapSampler, Sampler, SequentialSampler, StreamSampler
+from .sampler import Sampler, SequentialSampler, StreamSampler
 from .transform import PseudoTransform, Transform
 
 # How often (seconds) a waiting main process checks its workers, and a waiting worker its parent.
@@ -360,7 +361,9 @@ class _ParallelIter:
             q.close()
 
     def __del__(self):
-        self._shutdown()
+        # At interpreter exit the modules _shutdown uses may already be gone.
+        with contextlib.suppress(Exception):
+            self._shutdown()
 
 
 _PRELOAD_END = object()
@@ -519,8 +522,6 @@ class DataLoader:
         return _PreloadIter(it) if self.preload else it
 
     def __len__(self):
-        if isinstance(self.sampler, (StreamSampler,)) or not isinstance(
-            self.sampler, (MapSampler, Sampler)
-        ):
-            raise TypeError("a DataLoader over a stream has no length")
+        if isinstance(self.dataset, StreamDataset):
+            raise TypeError("a DataLoader over a StreamDataset has no length")
         return len(self.sampler)

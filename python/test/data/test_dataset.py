@@ -269,3 +269,18 @@ def test_image_folder_empty(tmp_path):
         ImageFolder(str(tmp_path))
     with pytest.raises(FileNotFoundError):
         ImageFolder(str(tmp_path / "missing"))
+
+
+def test_progress_bar_when_loading_is_slow(mnist_root, monkeypatch, capsys):
+    import threading
+
+    from megengine.data.dataset.vision import utils
+
+    MNIST(str(mnist_root[0]))
+    assert "%|" not in capsys.readouterr().err  # quick loads show no bar
+    monkeypatch.setattr(utils, "PROGRESS_DELAY", 0)
+    threads = threading.active_count()
+    MNIST(str(mnist_root[0]))
+    err = capsys.readouterr().err
+    assert "train-images-idx3-ubyte.gz" in err and "%|" in err
+    assert threading.active_count() == threads  # no tqdm monitor thread left behind

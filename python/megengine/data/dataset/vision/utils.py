@@ -26,14 +26,24 @@ def _default_dataset_root():
     return os.path.join(os.path.expanduser("~"), ".cache", "megengine", "dataset")
 
 
+# Seconds of work before a progress bar appears.
+PROGRESS_DELAY = 0.5
+
+
+class _Bar(tqdm):
+    # No monitor thread: a thread left running would make every later fork() of DataLoader
+    # workers happen in a multi-threaded process.
+    monitor_interval = 0
+
+
 def _progress(total, desc, unit="B"):
-    # The bar appears only when the work takes longer than half a second.
-    return tqdm(
+    # The bar appears only when the work takes longer than PROGRESS_DELAY.
+    return _Bar(
         total=total,
         desc=desc,
         unit=unit,
         unit_scale=unit == "B",
-        delay=0.5,
+        delay=PROGRESS_DELAY,
         ncols=80,
         leave=False,
     )
