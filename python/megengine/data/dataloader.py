@@ -219,6 +219,7 @@ class _ParallelIter:
         self._timeout = loader.timeout
         self._shut = False
         self._tasks_done = False
+        self._task_error = None
         self._send_idx = 0
         self._rcvd_idx = 0
         self._owner = {}
@@ -270,6 +271,10 @@ class _ParallelIter:
             from_stream, payload = next(self._tasks)
         except StopIteration:
             self._tasks_done = True
+            return
+        except Exception as e:  # noqa: BLE001 - raised once the batches before it are consumed
+            self._tasks_done = True
+            self._task_error = e
             return
         wid = self._next_worker
         self._next_worker = (wid + 1) % len(self._workers)
@@ -323,19 +328,24 @@ class _ParallelIter:
             raise StopIteration
         if self._rcvd_idx == self._send_idx:
             self._shutdown()
+            if self._task_error is not None:
+                error, self._task_error = self._task_error, None
+                raise error
             raise StopIteration
         wid = self._owner.pop(self._rcvd_idx)
         try:
             batch_id, batch = self._receive(wid)
+            if batch_id != self._rcvd_idx:
+                raise RuntimeError(
+                    f"DataLoader: worker {wid} sent batch {batch_id}, expected {self._rcvd_idx}"
+                )
+            self._rcvd_idx += 1
+            if isinstance(batch, _ExceptionWrapper):
+                batch.reraise()
+            self._put_task()
         except BaseException:
             self._shutdown()
             raise
-        assert batch_id == self._rcvd_idx, (batch_id, self._rcvd_idx)
-        self._rcvd_idx += 1
-        if isinstance(batch, _ExceptionWrapper):
-            self._shutdown()
-            batch.reraise()
-        self._put_task()
         return batch
 
     def _shutdown(self):

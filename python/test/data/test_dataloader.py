@@ -326,3 +326,27 @@ def test_fashion_mnist_with_workers(no_stray_children):
             assert y.dtype == np.int32 and y[:3].tolist() == [9, 2, 1]
         n += len(y)
     assert n == 10000 and x.shape == (16, 1, 28, 28)
+
+
+class BrokenStream(StreamDataset):
+    def __iter__(self):
+        for i in range(5):
+            yield (np.int64(i),)
+        raise OSError("stream broke")
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_stream_error_in_main_process_stops_workers(num_workers, no_stray_children):
+    # The error surfaces after the batches completed before it, as without workers.
+    loader = DataLoader(BrokenStream(), StreamSampler(batch_size=2), num_workers=num_workers)
+    got = []
+    with pytest.raises(OSError, match="stream broke"):
+        for batch in loader:
+            got.append(batch[0].tolist())
+    assert got == [[0, 1], [2, 3]]
+
+
+def test_worker_exiting_is_a_clear_error(no_stray_children):
+    loader = DataLoader(FailsAt(2, exc=lambda msg: os._exit(3)), num_workers=1, timeout=30)
+    with pytest.raises(WorkerError, match="exited with code 3"):
+        list(loader)
