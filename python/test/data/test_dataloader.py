@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import megengine.data.transform as T
-from conftest import child_pids
+from data_test_utils import child_pids
 from megengine.data import (
     DataLoader,
     RandomSampler,

@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import write_idx
+from data_test_utils import write_idx
 from megengine.data.dataset import (
     CIFAR10,
     CIFAR100,
