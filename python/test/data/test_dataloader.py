@@ -249,6 +249,26 @@ def test_break_early_leaves_no_process(preload, no_stray_children):
             break
 
 
+def python_shm_entries():
+    # Names Python's multiprocessing gives shared memory and semaphores under /dev/shm.
+    if not os.path.isdir("/dev/shm"):
+        return set()
+    return {n for n in os.listdir("/dev/shm") if n.startswith(("psm_", "sem.mp-", "mp-"))}
+
+
+@pytest.mark.parametrize("preload", [False, True])
+def test_no_shared_memory_left_behind(preload, no_stray_children):
+    before = python_shm_entries()
+    ds = Jittery(12)
+    loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=2, preload=preload)
+    for i, _ in enumerate(loader):
+        if i == 1:
+            break
+    list(loader)
+    del loader
+    assert python_shm_entries() - before == set()
+
+
 def test_delete_loader_and_iterator_leaves_no_process(no_stray_children):
     ds = Slow(slow_index=-1, seconds=0)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=3)
