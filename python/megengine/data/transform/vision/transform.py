@@ -108,14 +108,24 @@ class VisionTransform(Transform):
         Returns:
             The transformed sample, in the same form.
         """
-        single = not isinstance(input, tuple)
-        fields = (input,) if single else input
-        self._prepare(fields)
-        out = []
-        for i, value in enumerate(fields):
-            fn = self._get_apply(self.order[i]) if i < len(self.order) else None
-            out.append(value if fn is None else fn(value))
-        return out[0] if single else tuple(out)
+        fns = self._appliers()
+        if not isinstance(input, tuple):
+            self._prepare((input,))
+            return input if fns[0] is None else fns[0](input)
+        self._prepare(input)
+        return tuple(
+            value if i >= len(fns) or fns[i] is None else fns[i](value)
+            for i, value in enumerate(input)
+        )
+
+    def _appliers(self):
+        # The _apply_* method of each field in order, looked up once per order (Compose may
+        # change a transform's order after construction).
+        cache = self.__dict__.get("_appliers_cache")
+        if cache is None or cache[0] != self.order:
+            cache = (self.order, [self._get_apply(k) for k in self.order])
+            self._appliers_cache = cache
+        return cache[1]
 
     def _prepare(self, fields):
         # Draws the random parameters of one sample; overridden by random/geometric transforms.
@@ -199,7 +209,7 @@ class ToMode(VisionTransform):
     def _apply_image(self, image):
         if image.ndim == 2:
             return np.ascontiguousarray(image[np.newaxis])
-        return np.ascontiguousarray(np.moveaxis(image, 2, 0))
+        return np.ascontiguousarray(image.transpose(2, 0, 1))
 
     def _apply_mask(self, mask):
         return self._apply_image(mask)
@@ -765,7 +775,7 @@ class Normalize(_PhotometricTransform):
             raise ValueError("Normalize: std should not be zero")
 
     def _apply_image(self, image):
-        return ((image - self.mean) / self.std).astype(np.float32, copy=False)
+        return np.subtract(image, self.mean, dtype=np.float32) / self.std
 
 
 class GaussianNoise(_PhotometricTransform):
