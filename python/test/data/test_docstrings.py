@@ -3,12 +3,14 @@
 import doctest
 import importlib
 import inspect
+import os
 import pkgutil
 
 import pytest
 
 import megengine.data
 
+FASHION_ROOT = "/usr/share/datasets/fashion-mnist"
 MODULES = [
     importlib.import_module(m.name)
     for m in pkgutil.walk_packages(megengine.data.__path__, "megengine.data.")
@@ -50,6 +52,8 @@ def test_examples_run(module):
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for test in finder.find(module, module.__name__):
+        if test.name.endswith(".FashionMNIST") and not os.path.isdir(FASHION_ROOT):
+            continue  # its example reads the installed dataset
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} failing examples in {module.__name__}"
