@@ -370,3 +370,14 @@ def test_worker_exiting_is_a_clear_error(no_stray_children):
     loader = DataLoader(FailsAt(2, exc=lambda msg: os._exit(3)), num_workers=1, timeout=30)
     with pytest.raises(WorkerError, match="exited with code 3"):
         list(loader)
+
+
+def test_infinite_sampler_with_workers(no_stray_children):
+    from itertools import islice
+
+    from megengine.data import Infinite
+
+    ds = ArrayDataset(np.arange(5))
+    loader = DataLoader(ds, Infinite(SequentialSampler(ds, batch_size=2)), num_workers=2)
+    got = [b[0].tolist() for b in islice(loader, 7)]
+    assert got == [[0, 1], [2, 3], [4], [0, 1], [2, 3], [4], [0, 1]]
