@@ -453,7 +453,9 @@ class DataLoader:
     :class:`~megengine.data.dataloader.WorkerError`. Workers stop when the iteration ends, when
     an error is raised, and when the iterator is deleted (e.g. after ``break``). For a
     :class:`~megengine.data.dataset.StreamDataset` the main process reads the stream and the
-    workers transform and collate.
+    workers transform and collate. Each worker has up to two batches in flight, seeds
+    ``random`` and ``numpy.random`` as :func:`get_worker_info` describes, and sends its
+    batches through its own pipe (no shared memory is used, so none can be left behind).
 
     Args:
         dataset: a :class:`~megengine.data.dataset.Dataset` or
@@ -467,7 +469,8 @@ class DataLoader:
         num_workers: number of worker processes; 0 loads in the main process.
         timeout: with workers, the most seconds to wait for one batch before raising
             :class:`~megengine.data.dataloader.WorkerError`; 0 waits without limit.
-        preload: load the next batch in a background thread while the current one is used.
+        preload: load the next batch in a background thread while the current one is used
+            (MegEngine also copies it to the device; batches here stay NumPy arrays).
 
     Returns:
         An iterable of batches.
