@@ -244,13 +244,14 @@ def test_image_folder(tmp_path):
     (tmp_path / "a_cat" / "notes.txt").write_text("not an image")
     ds = ImageFolder(str(tmp_path))
     assert len(ds) == 3
-    assert ds.class_to_idx == {"a_cat": 0, "b_dog": 1}
+    assert ds.class_dict == {"a_cat": 0, "b_dog": 1}
     image, label = ds[0]
-    assert label == 0 and image.shape == (3, 4, 3) and image.dtype == np.uint8
+    assert label == 0 and label.dtype == np.int32
+    assert image.shape == (3, 4, 3) and image.dtype == np.uint8
     np.testing.assert_array_equal(image, red_bgr)
     assert [ds[i][1] for i in range(3)] == [0, 1, 1]
     named = ImageFolder(str(tmp_path), class_name=True)
-    assert named[2][2] == "b_dog"
+    assert [named[i][1] for i in range(3)] == ["a_cat", "b_dog", "b_dog"]
     only_first = ImageFolder(str(tmp_path), check_valid_func=lambda p: p.endswith("0.png"))
     assert len(only_first) == 2
 

@@ -27,19 +27,20 @@ def _decode_image(path):
 class ImageFolder(VisionDataset):
     r"""Images arranged one class per subfolder: ``root/<class>/<image>``.
 
-    Classes are the subfolders of ``root`` in sorted order, numbered from 0. Images are found
-    recursively under each class folder and decoded with OpenCV on access. Items are
-    ``(image, label)``: a ``uint8`` BGR array of shape ``(H, W, 3)`` and an ``int`` label;
-    with ``class_name=True`` the class folder's name is appended.
+    Classes are the subfolders of ``root`` in sorted order, numbered from 0 (``class_dict``
+    maps names to numbers). Images are found recursively under each class folder (following
+    symbolic links) and decoded with OpenCV on access. Items are ``(image, label)``: a
+    ``uint8`` BGR array of shape ``(H, W, 3)`` and an ``int32`` label, or with
+    ``class_name=True`` the class folder's name instead of the label.
 
     Args:
         root: the folder of class folders.
         check_valid_func: a function of a file path that says whether it is an image to
             include; by default files with a common image extension.
-        class_name: whether items also carry the class name.
+        class_name: whether items carry the class name instead of its number.
 
     Returns:
-        A map-style dataset of ``(image, label)`` or ``(image, label, class_name)`` items.
+        A map-style dataset of ``(image, label)`` or ``(image, class_name)`` items.
 
     Examples:
         >>> import os, tempfile
@@ -49,13 +50,13 @@ class ImageFolder(VisionDataset):
         >>> for cls in ("cat", "dog"):
         ...     os.mkdir(os.path.join(root, cls))
         ...     _ = cv2.imwrite(os.path.join(root, cls, "a.png"), np.zeros((4, 5, 3), np.uint8))
-        >>> ds = ImageFolder(root, class_name=True)
-        >>> len(ds), ds[1][0].shape, ds[1][1], ds[1][2]
+        >>> ds = ImageFolder(root)
+        >>> len(ds), ds[1][0].shape, int(ds[1][1]), ImageFolder(root, class_name=True)[1][1]
         (2, (4, 5, 3), 1, 'dog')
     """
 
     def __init__(self, root: str, check_valid_func=None, class_name: bool = False):
-        order = ("image", "image_category") + (("image_category_str",) if class_name else ())
+        order = ("image", "image_category")
         super().__init__(root, order=order, supported_order=order)
         self.root = root
         self.class_name = class_name
@@ -67,22 +68,22 @@ class ImageFolder(VisionDataset):
                 return path.lower().endswith(IMG_EXT)
 
         classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
-        self.class_to_idx = {c: i for i, c in enumerate(classes)}
+        self.class_dict = {c: np.int32(i) for i, c in enumerate(classes)}
         self.samples = []
         for c in classes:
-            for dirpath, dirnames, filenames in sorted(os.walk(os.path.join(root, c))):
+            walk = os.walk(os.path.join(root, c), followlinks=True)
+            for dirpath, dirnames, filenames in sorted(walk):
                 dirnames.sort()
                 for name in sorted(filenames):
                     path = os.path.join(dirpath, name)
                     if check_valid_func(path):
-                        self.samples.append((path, self.class_to_idx[c], c))
+                        self.samples.append((path, c if class_name else self.class_dict[c]))
         if not self.samples:
             raise FileNotFoundError(f"ImageFolder: found no images under {root}")
 
     def __getitem__(self, index: int) -> tuple:
-        path, label, name = self.samples[index]
-        image = _decode_image(path)
-        return (image, label, name) if self.class_name else (image, label)
+        path, label = self.samples[index]
+        return _decode_image(path), label
 
     def __len__(self) -> int:
         return len(self.samples)
