@@ -11,7 +11,7 @@ DEB_PACKAGES=(
   pybind11-dev
   dataset-fashion-mnist
 )
-PY_PACKAGES=(numpy pytest tqdm pybind11)
+PY_PACKAGES=(numpy pytest tqdm pybind11 opencv-python-headless:cv2)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -26,9 +26,12 @@ if ((${#missing[@]})); then
 fi
 
 PY=${PYTHON:-python3}
+# Entries are pip names, or pip-name:import-name where the two differ.
 pymissing=()
-for p in "${PY_PACKAGES[@]}"; do
-  "$PY" -c "import $p" 2>/dev/null || pymissing+=("$p")
+for entry in "${PY_PACKAGES[@]}"; do
+  pipname=${entry%%:*}
+  modname=${entry#*:}
+  "$PY" -c "import $modname" 2>/dev/null || pymissing+=("$pipname")
 done
 if ((${#pymissing[@]})); then
   echo "setup: installing Python packages: ${pymissing[*]}"

@@ -1,0 +1,540 @@
+"""DataLoader: batches from a dataset through a sampler, a transform and a collator, in the main
+process or in worker processes."""
+
+import contextlib
+import multiprocessing
+import os
+import pickle
+import queue
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+
+import numpy as np
+
+from .collator import Collator
+from .dataset import Dataset, StreamDataset
+from .sampler import Sampler, SequentialSampler, StreamSampler
+from .transform import PseudoTransform, Transform
+
+# How often (seconds) a waiting main process checks its workers, and a waiting worker its parent.
+_POLL_INTERVAL = 0.1
+_WORKER_POLL_INTERVAL = 1.0
+# Batches each worker may have in flight.
+_PREFETCH_PER_WORKER = 2
+
+_worker_info = None
+
+
+class WorkerInfo:
+    r"""What a worker process knows about itself; see :func:`get_worker_info`.
+
+    Args:
+        id: the worker's index in ``[0, num_workers)``.
+        num_workers: number of workers of the loader.
+        seed: the seed of this worker's ``random`` and ``numpy.random`` generators.
+        dataset: the worker's copy of the dataset.
+
+    Examples:
+        >>> from megengine.data.dataloader import WorkerInfo
+        >>> WorkerInfo(id=0, num_workers=2, seed=7, dataset=None)
+        WorkerInfo(id=0, num_workers=2, seed=7)
+    """
+
+    def __init__(self, id, num_workers, seed, dataset):
+        self.id = id
+        self.num_workers = num_workers
+        self.seed = seed
+        self.dataset = dataset
+
+    @property
+    def idx(self):
+        r"""The worker's index (MegEngine's name for :attr:`id`)."""
+        return self.id
+
+    @property
+    def worker(self):
+        r"""Number of workers (MegEngine's name for :attr:`num_workers`)."""
+        return self.num_workers
+
+    def __repr__(self):
+        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed})"
+
+
+def get_worker_info():
+    r"""Returns the :class:`WorkerInfo` of the current worker process, or ``None`` in the main
+    process.
+
+    Each worker seeds Python's ``random`` and NumPy's global generator with ``seed``, a base seed
+    drawn from the main process's ``numpy.random`` when iteration starts plus the worker's id:
+    random transforms differ across workers and are reproducible after ``np.random.seed``.
+
+    Returns:
+        A :class:`WorkerInfo` or ``None``.
+
+    Examples:
+        >>> from megengine.data import get_worker_info
+        >>> get_worker_info() is None
+        True
+    """
+    return _worker_info
+
+
+class _ExceptionWrapper:
+    # Carries an exception and its formatted traceback from a worker to the main process.
+    def __init__(self, worker_id, exc_info):
+        self.worker_id = worker_id
+        self.exc_type = exc_info[0]
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+
+    def reraise(self):
+        msg = (
+            f"Caught {self.exc_type.__name__} in DataLoader worker process {self.worker_id}.\n"
+            f"Original traceback from the worker:\n{self.exc_msg}"
+        )
+        try:
+            exc = self.exc_type(msg)
+        except Exception:  # noqa: BLE001 - a type whose constructor needs other arguments
+            exc = RuntimeError(msg)
+        raise exc
+
+
+class WorkerError(RuntimeError):
+    r"""A DataLoader worker process died (killed, crashed) or a batch did not arrive within the
+    loader's ``timeout``.
+
+    Examples:
+        >>> from megengine.data.dataloader import WorkerError
+        >>> issubclass(WorkerError, RuntimeError)
+        True
+    """
+
+
+def _dumps(worker_id, batch_id, batch):
+    try:
+        return pickle.dumps((batch_id, batch), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - whatever fails to pickle is reported to the main process
+        if isinstance(batch, _ExceptionWrapper):
+            wrapper = batch
+            # The exception's type itself cannot be pickled (e.g. a local class).
+            wrapper.exc_type = RuntimeError
+        else:
+            wrapper = _ExceptionWrapper(worker_id, sys.exc_info())
+        return _dumps(worker_id, batch_id, wrapper)
+
+
+def _worker_loop(
+    dataset, transform, collator, task_queue, result_conn, worker_id, num_workers, seed, ppid
+):
+    global _worker_info
+    # Ctrl-C reaches the whole process group; the main process handles it and shuts us down.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    random.seed(seed)
+    np.random.seed(seed % (1 << 32))
+    try:
+        while True:
+            try:
+                task = task_queue.get(timeout=_WORKER_POLL_INTERVAL)
+            except queue.Empty:
+                if os.getppid() != ppid:
+                    return
+                continue
+            if task is None:
+                return
+            batch_id, from_stream, payload = task
+            try:
+                samples = payload if from_stream else [dataset[i] for i in payload]
+                batch = collator.apply(transform.apply_batch(samples))
+                data = _dumps(worker_id, batch_id, batch)
+            except Exception:  # noqa: BLE001 - every failure is re-raised in the main process
+                data = _dumps(worker_id, batch_id, _ExceptionWrapper(worker_id, sys.exc_info()))
+            result_conn.send_bytes(data)
+    except (BrokenPipeError, EOFError, OSError, KeyboardInterrupt):
+        # The main process closed our pipe (shutdown) or died.
+        return
+
+
+def _enlarge_pipe(conn):
+    # A batch larger than the pipe's buffer (64 KiB by default) crosses in several rounds, each
+    # waiting for the reader to be scheduled; on a busy machine that costs milliseconds per
+    # round. Ask Linux for a buffer of up to 1 MiB (unprivileged limit); elsewhere keep it.
+    try:
+        import fcntl
+
+        limit = 1 << 20
+        try:
+            with open("/proc/sys/fs/pipe-max-size") as f:
+                limit = min(limit, int(f.read()))
+        except OSError:
+            pass
+        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, limit)
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+
+
+def _map_tasks(sampler):
+    for indices in sampler:
+        yield False, list(indices)
+
+
+def _stream_tasks(dataset, sampler):
+    it = iter(dataset)
+    for step in sampler:
+        samples = []
+        for _ in step:
+            try:
+                samples.append(next(it))
+            except StopIteration:
+                break
+        if not samples:
+            return
+        yield True, samples
+        if len(samples) < len(step):
+            return
+
+
+class _SerialIter:
+    def __init__(self, loader, tasks):
+        self._loader = loader
+        self._tasks = tasks
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        from_stream, payload = next(self._tasks)
+        loader = self._loader
+        samples = payload if from_stream else [loader.dataset[i] for i in payload]
+        return loader.collator.apply(loader.transform.apply_batch(samples))
+
+
+class _ParallelIter:
+    def __init__(self, loader, tasks):
+        self._loader = loader
+        self._tasks = tasks
+        self._timeout = loader.timeout
+        self._shut = False
+        self._tasks_done = False
+        self._task_error = None
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._owner = {}
+        self._next_worker = 0
+        self._workers, self._task_queues, self._result_conns = [], [], []
+        n = loader.num_workers
+        ctx = loader._mp_context()
+        base_seed = int(np.random.randint(0, 1 << 31))
+        try:
+            for wid in range(n):
+                task_queue = ctx.Queue()
+                task_queue.cancel_join_thread()
+                reader, writer = ctx.Pipe(duplex=False)
+                _enlarge_pipe(writer)
+                p = ctx.Process(
+                    target=_worker_loop,
+                    args=(
+                        loader.dataset,
+                        loader.transform,
+                        loader.collator,
+                        task_queue,
+                        writer,
+                        wid,
+                        n,
+                        base_seed + wid,
+                        os.getpid(),
+                    ),
+                    daemon=True,
+                )
+                p.start()
+                # Only the worker keeps the writing end: when it dies, reading gives EOF.
+                writer.close()
+                self._workers.append(p)
+                self._task_queues.append(task_queue)
+                self._result_conns.append(reader)
+            for _ in range(_PREFETCH_PER_WORKER * n):
+                self._put_task()
+        except BaseException:
+            self._shutdown()
+            raise
+
+    def __iter__(self):
+        return self
+
+    def _put_task(self):
+        if self._tasks_done:
+            return
+        try:
+            from_stream, payload = next(self._tasks)
+        except StopIteration:
+            self._tasks_done = True
+            return
+        except Exception as e:  # noqa: BLE001 - raised once the batches before it are consumed
+            self._tasks_done = True
+            self._task_error = e
+            return
+        wid = self._next_worker
+        self._next_worker = (wid + 1) % len(self._workers)
+        self._task_queues[wid].put((self._send_idx, from_stream, payload))
+        self._owner[self._send_idx] = wid
+        self._send_idx += 1
+
+    def _worker_died(self, wid):
+        p = self._workers[wid]
+        p.join(timeout=1.0)
+        code = p.exitcode
+        if code is None:
+            how = "closed its result pipe"
+        elif code < 0:
+            try:
+                how = f"was killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        self._shutdown()
+        raise WorkerError(
+            f"DataLoader worker {wid} (pid {p.pid}) {how} unexpectedly while loading a batch"
+        )
+
+    def _receive(self, wid):
+        conn = self._result_conns[wid]
+        start = time.monotonic()
+        while True:
+            wait = _POLL_INTERVAL
+            if self._timeout > 0:
+                left = self._timeout - (time.monotonic() - start)
+                if left <= 0:
+                    self._shutdown()
+                    raise WorkerError(
+                        f"DataLoader timed out: worker {wid} gave no batch within "
+                        f"timeout={self._timeout}s"
+                    )
+                wait = min(wait, left)
+            if conn.poll(wait):
+                try:
+                    data = conn.recv_bytes()
+                except (EOFError, OSError):
+                    self._worker_died(wid)
+                return pickle.loads(data)
+            if not self._workers[wid].is_alive() and not conn.poll(0):
+                self._worker_died(wid)
+
+    def __next__(self):
+        if self._shut:
+            raise StopIteration
+        if self._rcvd_idx == self._send_idx:
+            self._shutdown()
+            if self._task_error is not None:
+                error, self._task_error = self._task_error, None
+                raise error
+            raise StopIteration
+        wid = self._owner.pop(self._rcvd_idx)
+        try:
+            batch_id, batch = self._receive(wid)
+            if batch_id != self._rcvd_idx:
+                raise RuntimeError(
+                    f"DataLoader: worker {wid} sent batch {batch_id}, expected {self._rcvd_idx}"
+                )
+            self._rcvd_idx += 1
+            if isinstance(batch, _ExceptionWrapper):
+                batch.reraise()
+            self._put_task()
+        except BaseException:
+            self._shutdown()
+            raise
+        return batch
+
+    def _shutdown(self):
+        if self._shut:
+            return
+        self._shut = True
+        for q in self._task_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+        # A worker blocked on sending a batch gets a broken pipe and exits.
+        for conn in self._result_conns:
+            conn.close()
+        deadline = time.monotonic() + 2.0
+        for p in self._workers:
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+        for p in self._workers:
+            if p.is_alive():
+                p.kill()
+                p.join()
+        for q in self._task_queues:
+            q.close()
+
+    def __del__(self):
+        # At interpreter exit the modules _shutdown uses may already be gone.
+        with contextlib.suppress(Exception):
+            self._shutdown()
+
+
+_PRELOAD_END = object()
+
+
+def _offer(q, stop, item):
+    # Puts item into q unless stop is set first; returns whether it was put.
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=_POLL_INTERVAL)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def _preload_loop(inner, q, stop):
+    # Runs in the preload thread; it holds no reference to the _PreloadIter, so deleting that
+    # object stops the thread.
+    try:
+        for batch in inner:
+            if not _offer(q, stop, (True, batch)):
+                return
+    except BaseException:  # noqa: BLE001 - handed to the consuming thread, which raises it
+        if not stop.is_set():
+            _offer(q, stop, (False, sys.exc_info()[1]))
+        return
+    _offer(q, stop, (True, _PRELOAD_END))
+
+
+class _PreloadIter:
+    # Loads the next batch in a background thread while the caller uses the current one.
+    def __init__(self, inner):
+        self._inner = inner
+        self._queue = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=_preload_loop, args=(inner, self._queue, self._stop), daemon=True
+        )
+        self._thread.start()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._stop.is_set():
+            raise StopIteration
+        ok, value = self._queue.get()
+        if not ok:
+            self.close()
+            raise value
+        if value is _PRELOAD_END:
+            self.close()
+            raise StopIteration
+        return value
+
+    def close(self):
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        shutdown = getattr(self._inner, "_shutdown", None)
+        if shutdown is not None:
+            shutdown()
+        self._thread.join()
+
+    def __del__(self):
+        self.close()
+
+
+class DataLoader:
+    r"""Loads batches from a dataset: a sampler picks the items of each batch, a transform
+    processes each sample, a collator stacks them. Batches are NumPy arrays.
+
+    With ``num_workers > 0`` batches are made in that many worker processes (forked where the
+    platform allows) and come out in the sampler's order. A worker's exception is raised in the
+    main process with the worker's traceback; a worker that dies raises
+    :class:`~megengine.data.dataloader.WorkerError`. Workers stop when the iteration ends, when
+    an error is raised, and when the iterator is deleted (e.g. after ``break``). For a
+    :class:`~megengine.data.dataset.StreamDataset` the main process reads the stream and the
+    workers transform and collate. Each worker has up to two batches in flight, seeds
+    ``random`` and ``numpy.random`` as :func:`get_worker_info` describes, and sends its
+    batches through its own pipe (no shared memory is used, so none can be left behind).
+
+    Args:
+        dataset: a :class:`~megengine.data.dataset.Dataset` or
+            :class:`~megengine.data.dataset.StreamDataset`.
+        sampler: a :class:`~megengine.data.MapSampler` (map-style datasets;
+            ``SequentialSampler(dataset, batch_size=1)`` when ``None``) or a
+            :class:`~megengine.data.StreamSampler` (stream datasets; batch size 1 when ``None``).
+        transform: a :class:`~megengine.data.transform.Transform` applied to each sample; none
+            when ``None``.
+        collator: a :class:`~megengine.data.Collator` that merges samples into a batch.
+        num_workers: number of worker processes; 0 loads in the main process.
+        timeout: with workers, the most seconds to wait for one batch before raising
+            :class:`~megengine.data.dataloader.WorkerError`; 0 waits without limit.
+        preload: load the next batch in a background thread while the current one is used
+            (MegEngine also copies it to the device; batches here stay NumPy arrays).
+
+    Returns:
+        An iterable of batches.
+
+    Examples:
+        >>> import numpy as np
+        >>> from megengine.data import DataLoader, SequentialSampler
+        >>> from megengine.data.dataset import ArrayDataset
+        >>> ds = ArrayDataset(np.arange(10, dtype=np.float32).reshape(5, 2), np.arange(5))
+        >>> loader = DataLoader(ds, sampler=SequentialSampler(ds, batch_size=2))
+        >>> [label.tolist() for _, label in loader]
+        [[0, 1], [2, 3], [4]]
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        sampler: Sampler = None,
+        transform: Transform = None,
+        collator: Collator = None,
+        num_workers: int = 0,
+        timeout: int = 0,
+        preload: bool = False,
+    ):
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+            raise ValueError(f"num_workers should be a non-negative integer, got {num_workers!r}")
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < 0:
+            raise ValueError(f"timeout should be a non-negative number, got {timeout!r}")
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.timeout = timeout
+        self.preload = preload
+        self.transform = PseudoTransform() if transform is None else transform
+        self.collator = Collator() if collator is None else collator
+        if isinstance(dataset, StreamDataset):
+            self.sampler = StreamSampler(batch_size=1) if sampler is None else sampler
+            if not isinstance(self.sampler, StreamSampler):
+                raise TypeError("a StreamDataset needs a StreamSampler")
+        else:
+            self.sampler = (
+                SequentialSampler(dataset, batch_size=1, drop_last=False)
+                if sampler is None
+                else sampler
+            )
+            if isinstance(self.sampler, StreamSampler):
+                raise TypeError("a StreamSampler needs a StreamDataset")
+
+    @staticmethod
+    def _mp_context():
+        methods = multiprocessing.get_all_start_methods()
+        return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+    def __iter__(self):
+        if isinstance(self.dataset, StreamDataset):
+            tasks = _stream_tasks(self.dataset, self.sampler)
+        else:
+            tasks = _map_tasks(self.sampler)
+        if self.num_workers == 0:
+            it = _SerialIter(self, tasks)
+        else:
+            it = _ParallelIter(self, tasks)
+        return _PreloadIter(it) if self.preload else it
+
+    def __len__(self):
+        if isinstance(self.dataset, StreamDataset):
+            raise TypeError("a DataLoader over a StreamDataset has no length")
+        return len(self.sampler)
