@@ -46,6 +46,7 @@ public:
     virtual void check_exec(std::span<const TensorLayout> inputs,
                             std::span<const TensorLayout> outputs, size_t workspace_in_bytes);
 
+    // Workspace handed to exec is at least 16-byte aligned (the eager runtime gives 64).
     virtual size_t get_workspace_in_bytes(std::span<const TensorLayout> /*inputs*/,
                                           std::span<const TensorLayout> /*outputs*/) {
         return 0;
