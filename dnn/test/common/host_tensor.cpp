@@ -15,6 +15,19 @@ HostTensor::HostTensor(const TensorLayout& layout) : m_layout(layout) {
     m_origin = reinterpret_cast<std::byte*>(m_storage.data()) - layout.dtype.size() * lo;
 }
 
+HostTensor::HostTensor(const HostTensor& other)
+        : m_layout(other.m_layout), m_storage(other.m_storage) {
+    m_origin = reinterpret_cast<std::byte*>(m_storage.data()) +
+               (static_cast<std::byte*>(other.m_origin) -
+                reinterpret_cast<const std::byte*>(other.m_storage.data()));
+}
+
+HostTensor& HostTensor::operator=(const HostTensor& other) {
+    if (this != &other)
+        *this = HostTensor(other);
+    return *this;
+}
+
 HostTensor HostTensor::from(const TensorShape& shape, const std::vector<double>& values, DType dt) {
     HostTensor t(TensorLayout(shape, dt));
     t.set_values(values);

@@ -20,6 +20,11 @@ public:
     // Allocates the memory `layout` spans (negative strides included).
     explicit HostTensor(const TensorLayout& layout);
     HostTensor(const TensorShape& shape, DType dtype) : HostTensor(TensorLayout(shape, dtype)) {}
+    // A copy owns its own buffer, so its origin must point into that buffer, not the source's.
+    HostTensor(const HostTensor& other);
+    HostTensor& operator=(const HostTensor& other);
+    HostTensor(HostTensor&&) noexcept = default;  // the moved vector keeps its buffer
+    HostTensor& operator=(HostTensor&&) noexcept = default;
 
     // A contiguous float32 (or other dtype) tensor from values in row-major order.
     static HostTensor from(const TensorShape& shape, const std::vector<double>& values,
