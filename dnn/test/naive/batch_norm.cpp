@@ -306,3 +306,13 @@ TEST(BatchNormForward, BadInputsNameOpAndShapes) {
             },
             {"BatchNormBackward(", "diff {2(15),3(5),5(1)}", "src {2(12),3(4),4(1)}"});
 }
+
+TEST(BatchNormForward, BothOpsWriteIntoPaddedOutputs) {
+    for (Mode mode : {Mode::TRAINING, Mode::INFERENCE}) {
+        auto in = random_inputs({3, 4, 5}, {1, 4, 1}, 60);
+        expect_padded_outputs_match<BatchNormForward>(bn(mode), in);
+        auto fwd = forward(bn(mode), in);
+        expect_padded_outputs_match<BatchNormBackward>(
+                bn(mode), {random_tensor({3, 4, 5}, 61), in[0], in[1], fwd[1], fwd[2]});
+    }
+}

@@ -72,3 +72,7 @@ TEST(CheckNonFinite, NonFloatInputIsADTypeError) {
             },
             {"CheckNonFinite()", "input 1", "{2(2),2(1)} int32"});
 }
+
+TEST(CheckNonFinite, WritesIntoPaddedOutput) {
+    expect_padded_outputs_match<CheckNonFinite>({}, {HostTensor::from({2}, {1, INFINITY})});
+}

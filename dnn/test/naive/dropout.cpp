@@ -139,3 +139,10 @@ TEST(DropoutForward, BadInputsNameOpAndShapes) {
             },
             {"DropoutBackward(", "{2(3),3(1)}", "{3(2),2(1)} uint8"});
 }
+
+TEST(DropoutForward, BothOpsWriteIntoPaddedOutputs) {
+    auto x = random_tensor({5, 7}, 20);
+    expect_padded_outputs_match<DropoutForward>(dropout(0.5f, 21), {x});
+    auto mask = forward(dropout(0.5f, 21), x)[1];
+    expect_padded_outputs_match<DropoutBackward>(dropout(0.5f, 21), {x, mask});
+}

@@ -240,3 +240,16 @@ TEST(GroupNormForward, BadInputsNameOpAndShapes) {
             },
             {"GroupNormBackward(affine=true", "expects 5 inputs, got 4"});
 }
+
+TEST(GroupNormForward, BothOpsWriteIntoPaddedOutputs) {
+    for (bool affine : {false, true}) {
+        auto p = gn(affine, 2);
+        auto in = random_inputs({3, 4, 5}, affine, 60);
+        expect_padded_outputs_match<GroupNormForward>(p, in);
+        auto fwd = forward(p, in);
+        std::vector<HostTensor> bin{random_tensor({3, 4, 5}, 61), in[0], fwd[1], fwd[2]};
+        if (affine)
+            bin.push_back(in[1]);
+        expect_padded_outputs_match<GroupNormBackward>(p, bin);
+    }
+}

@@ -266,3 +266,16 @@ TEST(LayerNormForward, BadInputsNameOpAndShapes) {
     EXPECT_EQ(make_op<LayerNormBackward>(ln(false))->num_outputs(), 1u);
     EXPECT_EQ(make_op<LayerNormBackward>(ln(true))->num_outputs(), 3u);
 }
+
+TEST(LayerNormForward, BothOpsWriteIntoPaddedOutputs) {
+    for (bool affine : {false, true}) {
+        auto p = ln(affine, 1);
+        auto in = random_inputs({3, 4, 5}, p, 60);
+        expect_padded_outputs_match<LayerNormForward>(p, in);
+        auto fwd = forward(p, in);
+        std::vector<HostTensor> bin{random_tensor({3, 4, 5}, 61), in[0], fwd[1], fwd[2]};
+        if (affine)
+            bin.push_back(in[1]);
+        expect_padded_outputs_match<LayerNormBackward>(p, bin);
+    }
+}

@@ -52,6 +52,32 @@ void expect_error(F&& f, const std::vector<std::string>& needles) {
     }
 }
 
+// Runs the op once into contiguous outputs and once into padded (strided) output views, and
+// expects the same values: kernels must address outputs through their strides.
+template <class Op>
+void expect_padded_outputs_match(const typename Op::Param& p, const std::vector<HostTensor>& in,
+                                 const std::vector<TensorShape>& out_shapes = {}) {
+    auto op = make_op<Op>(p);
+    auto want = run_op(*op, in, out_shapes);
+    std::vector<HostTensor> got;
+    std::vector<TensorND> in_nds, out_nds;
+    for (auto& t : in)
+        in_nds.push_back(t.nd());
+    for (auto& w : want) {
+        got.emplace_back(padded_layout(w.layout()));
+        got.back().set_values(std::vector<double>(w.values().size(), -7.0));
+    }
+    for (auto& g : got)
+        out_nds.push_back(g.nd());
+    std::vector<TensorLayout> in_layouts;
+    for (auto& t : in)
+        in_layouts.push_back(t.layout());
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_layouts, {}));
+    op->exec(in_nds, out_nds, {ws.data(), ws.size()});
+    for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_TRUE(tensors_near(got[i], want[i], 0)) << op->param_str() << " output " << i;
+}
+
 // The same values in another dtype (rounded to it).
 inline HostTensor as_dtype(const HostTensor& t, DType dt) {
     return HostTensor::from(t.shape(), t.values(), dt);

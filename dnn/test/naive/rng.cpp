@@ -215,3 +215,9 @@ TEST(RNG, BadParamsNameOpAndShapes) {
             [] { deduce<UniformRNG>(uniform(0), {TensorLayout({3}, dtype::Float32)}, {{3}}); },
             {"UniformRNG(", "expects 0 inputs"});
 }
+
+TEST(RNG, GeneratorsWriteIntoPaddedOutputs) {
+    expect_padded_outputs_match<UniformRNG>(uniform(4), {}, {{5, 7}});
+    expect_padded_outputs_match<GaussianRNG>(gaussian(4, 1, 2), {}, {{5, 7}});
+    expect_padded_outputs_match<PermutationRNG>(permutation(4), {}, {{37}});
+}

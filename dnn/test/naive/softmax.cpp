@@ -207,3 +207,14 @@ TEST(SoftmaxForward, BadInputsNameOpAndShapes) {
     expect_error<ShapeError>([] { deduce<SoftmaxForward>(axis_param(0), {}); },
                              {"SoftmaxForward", "expects 1"});
 }
+
+TEST(SoftmaxForward, AllOpsWriteIntoPaddedOutputs) {
+    auto x = random_tensor({3, 4, 5}, 9);
+    auto dy = random_tensor({3, 4, 5}, 10);
+    for (int32_t axis : {0, 1, 2}) {
+        expect_padded_outputs_match<SoftmaxForward>(axis_param(axis), {x});
+        expect_padded_outputs_match<LogSoftmaxForward>(axis_param(axis), {x});
+        expect_padded_outputs_match<SoftmaxBackward>(axis_param(axis), {x, dy});
+        expect_padded_outputs_match<LogSoftmaxBackward>(axis_param(axis), {x, dy});
+    }
+}
