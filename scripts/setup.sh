@@ -11,7 +11,7 @@ DEB_PACKAGES=(
   pybind11-dev
   dataset-fashion-mnist
 )
-PY_PACKAGES=(numpy pytest tqdm)
+PY_PACKAGES=(numpy pytest tqdm pybind11)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

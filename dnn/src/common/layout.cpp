@@ -8,7 +8,8 @@
 
 namespace neomeg::dnn {
 
-TensorShape::TensorShape(std::initializer_list<size_t> dims) : TensorShape(std::vector<size_t>(dims)) {}
+TensorShape::TensorShape(std::initializer_list<size_t> dims)
+    : TensorShape(std::vector<size_t>(dims)) {}
 
 TensorShape::TensorShape(const std::vector<size_t>& dims) {
     NM_THROW_IF(dims.size() > MAX_NDIM, ShapeError, "shape of ", dims.size(),
@@ -43,7 +44,7 @@ TensorLayout::TensorLayout(const TensorShape& s, DType dt) : TensorShape(s), dty
 }
 
 TensorLayout::TensorLayout(const TensorShape& s, const std::vector<ptrdiff_t>& strides, DType dt)
-        : TensorShape(s), dtype(dt) {
+    : TensorShape(s), dtype(dt) {
     NM_THROW_IF(strides.size() != ndim, ShapeError, "shape ", s.to_string(), " given ",
                 strides.size(), " strides");
     std::copy(strides.begin(), strides.end(), stride.begin());
@@ -290,8 +291,8 @@ TensorLayout TensorLayout::add_axis(size_t axis) const {
 
 TensorLayout TensorLayout::remove_axis(size_t axis) const {
     NM_THROW_IF(axis >= ndim, ShapeError, "cannot remove axis ", axis, " of ", to_string());
-    NM_THROW_IF(shape[axis] != 1, ShapeError, "cannot remove axis ", axis,
-                " of ", to_string(), ": it has size ", shape[axis]);
+    NM_THROW_IF(shape[axis] != 1, ShapeError, "cannot remove axis ", axis, " of ", to_string(),
+                ": it has size ", shape[axis]);
     TensorLayout r = *this;
     for (size_t i = axis; i + 1 < ndim; ++i) {
         r.shape[i] = shape[i + 1];

@@ -27,10 +27,11 @@ private:
 #define NM_REGISTER_OPERATOR_CAT2(a, b) a##b
 #define NM_REGISTER_OPERATOR_CAT(a, b) NM_REGISTER_OPERATOR_CAT2(a, b)
 // NM_REGISTER_OPERATOR(Naive, ConvolutionForward, ConvolutionForwardImpl)
-#define NM_REGISTER_OPERATOR(backend, Op, Impl)                                                 \
-    [[maybe_unused]] static const bool NM_REGISTER_OPERATOR_CAT(nm_registered_, __LINE__) =     \
-            ::neomeg::dnn::OperatorRegistry::of(::neomeg::dnn::Backend::backend)                \
-                    .add(Op::kType, [](::neomeg::dnn::Handle* h)                                 \
-                                            -> std::unique_ptr<::neomeg::dnn::OperatorBase> {    \
-                                        return std::make_unique<Impl>(h);                       \
-                                    })
+#define NM_REGISTER_OPERATOR(backend, Op, Impl)                                             \
+    [[maybe_unused]] static const bool NM_REGISTER_OPERATOR_CAT(nm_registered_, __LINE__) = \
+            ::neomeg::dnn::OperatorRegistry::of(::neomeg::dnn::Backend::backend)            \
+                    .add(Op::kType,                                                         \
+                         [](::neomeg::dnn::Handle* h)                                       \
+                                 -> std::unique_ptr<::neomeg::dnn::OperatorBase> {          \
+                             return std::make_unique<Impl>(h);                              \
+                         })

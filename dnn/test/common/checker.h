@@ -22,17 +22,38 @@ class Checker {
 public:
     using Param = typename Op::Param;
     explicit Checker(Handle* target, uint32_t seed = 42)
-            : m_target(target), m_reference(Handle::make_naive()), m_rng(seed) {}
+        : m_target(target), m_reference(Handle::make_naive()), m_rng(seed) {}
 
-    Checker& set_param(const Param& p) { m_param = p; return *this; }
-    Checker& set_dtype(size_t i, DType dt) { m_dtypes[i] = dt; return *this; }
-    Checker& set_range(size_t i, double lo, double hi) { m_ranges[i] = {lo, hi}; return *this; }
-    Checker& set_epsilon(double eps) { m_epsilon = eps; return *this; }
-    Checker& set_noncontiguous(bool on) { m_noncontig = on; return *this; }
+    Checker& set_param(const Param& p) {
+        m_param = p;
+        return *this;
+    }
+    Checker& set_dtype(size_t i, DType dt) {
+        m_dtypes[i] = dt;
+        return *this;
+    }
+    Checker& set_range(size_t i, double lo, double hi) {
+        m_ranges[i] = {lo, hi};
+        return *this;
+    }
+    Checker& set_epsilon(double eps) {
+        m_epsilon = eps;
+        return *this;
+    }
+    Checker& set_noncontiguous(bool on) {
+        m_noncontig = on;
+        return *this;
+    }
     // Output shapes for generator ops (Fill, RNG, ...).
-    Checker& set_output_shapes(std::vector<TensorShape> s) { m_out_shapes = std::move(s); return *this; }
+    Checker& set_output_shapes(std::vector<TensorShape> s) {
+        m_out_shapes = std::move(s);
+        return *this;
+    }
     // Input values given explicitly (logical order) instead of random.
-    Checker& set_values(size_t i, std::vector<double> v) { m_values[i] = std::move(v); return *this; }
+    Checker& set_values(size_t i, std::vector<double> v) {
+        m_values[i] = std::move(v);
+        return *this;
+    }
 
     // Runs with contiguous inputs of these shapes (or padded ones when set_noncontiguous).
     Checker& execs(const std::vector<TensorShape>& shapes) {

@@ -12,20 +12,7 @@ HostTensor::HostTensor(const TensorLayout& layout) : m_layout(layout) {
     size_t bytes = layout.dtype.size(static_cast<size_t>(hi - lo));
     m_storage.resize(bytes / sizeof(std::max_align_t) + 1);
     std::memset(m_storage.data(), 0, m_storage.size() * sizeof(std::max_align_t));
-    m_origin = reinterpret_cast<std::byte*>(m_storage.data()) - layout.dtype.size() * lo;
-}
-
-HostTensor::HostTensor(const HostTensor& other)
-        : m_layout(other.m_layout), m_storage(other.m_storage) {
-    m_origin = reinterpret_cast<std::byte*>(m_storage.data()) +
-               (static_cast<std::byte*>(other.m_origin) -
-                reinterpret_cast<const std::byte*>(other.m_storage.data()));
-}
-
-HostTensor& HostTensor::operator=(const HostTensor& other) {
-    if (this != &other)
-        *this = HostTensor(other);
-    return *this;
+    m_origin_bytes = -static_cast<ptrdiff_t>(layout.dtype.size()) * lo;
 }
 
 HostTensor HostTensor::from(const TensorShape& shape, const std::vector<double>& values, DType dt) {
@@ -41,7 +28,8 @@ std::vector<double> HostTensor::values() const {
     dispatch_dtype(m_layout.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         for_each_offset(m_layout, [&](ptrdiff_t off) {
-            out.push_back(static_cast<double>(static_cast<compute_type_t<T>>(naive::elem<T>(t, off))));
+            out.push_back(
+                    static_cast<double>(static_cast<compute_type_t<T>>(naive::elem<T>(t, off))));
         });
     });
     return out;
@@ -49,8 +37,8 @@ std::vector<double> HostTensor::values() const {
 
 void HostTensor::set_values(const std::vector<double>& values) {
     if (values.size() != m_layout.total_nr_elems())
-        throw std::invalid_argument(str_cat("set_values: ", values.size(), " values for ",
-                                            m_layout.to_string()));
+        throw std::invalid_argument(
+                str_cat("set_values: ", values.size(), " values for ", m_layout.to_string()));
     TensorND t = nd();
     size_t i = 0;
     dispatch_dtype(m_layout.dtype, [&](auto tag) {
@@ -111,8 +99,8 @@ double default_epsilon(DType dt) {
 
 ::testing::AssertionResult tensors_near(const HostTensor& a, const HostTensor& b, double eps) {
     if (!a.shape().eq_shape(b.shape()))
-        return ::testing::AssertionFailure() << "shapes differ: " << a.layout().to_string()
-                                             << " vs " << b.layout().to_string();
+        return ::testing::AssertionFailure()
+               << "shapes differ: " << a.layout().to_string() << " vs " << b.layout().to_string();
     if (a.dtype() != b.dtype())
         return ::testing::AssertionFailure()
                << "dtypes differ: " << a.dtype().name() << " vs " << b.dtype().name();
@@ -124,8 +112,8 @@ double default_epsilon(DType dt) {
             continue;
         if (!(std::abs(va[i] - vb[i]) <= eps * std::max(1.0, std::abs(vb[i]))))
             return ::testing::AssertionFailure()
-                   << "element " << i << " (row-major) of " << a.shape().to_string()
-                   << ": " << va[i] << " vs " << vb[i] << " (eps " << eps << ")";
+                   << "element " << i << " (row-major) of " << a.shape().to_string() << ": "
+                   << va[i] << " vs " << vb[i] << " (eps " << eps << ")";
     }
     return ::testing::AssertionSuccess();
 }

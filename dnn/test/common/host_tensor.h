@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -20,11 +20,6 @@ public:
     // Allocates the memory `layout` spans (negative strides included).
     explicit HostTensor(const TensorLayout& layout);
     HostTensor(const TensorShape& shape, DType dtype) : HostTensor(TensorLayout(shape, dtype)) {}
-    // A copy owns its own buffer, so its origin must point into that buffer, not the source's.
-    HostTensor(const HostTensor& other);
-    HostTensor& operator=(const HostTensor& other);
-    HostTensor(HostTensor&&) noexcept = default;  // the moved vector keeps its buffer
-    HostTensor& operator=(HostTensor&&) noexcept = default;
 
     // A contiguous float32 (or other dtype) tensor from values in row-major order.
     static HostTensor from(const TensorShape& shape, const std::vector<double>& values,
@@ -33,7 +28,10 @@ public:
     const TensorLayout& layout() const { return m_layout; }
     DType dtype() const { return m_layout.dtype; }
     const TensorShape& shape() const { return m_layout; }
-    TensorND nd() const { return {m_origin, m_layout}; }
+    TensorND nd() const {
+        auto* base = reinterpret_cast<std::byte*>(const_cast<std::max_align_t*>(m_storage.data()));
+        return {base + m_origin_bytes, m_layout};
+    }
 
     // Elements in logical row-major order, converted to double.
     std::vector<double> values() const;
@@ -46,7 +44,9 @@ public:
 private:
     TensorLayout m_layout;
     std::vector<std::max_align_t> m_storage;
-    void* m_origin = nullptr;  // where element offset 0 lives inside m_storage
+    // Where element offset 0 lives inside m_storage, as a byte offset (not a pointer) so that
+    // copies of a HostTensor address their own storage.
+    ptrdiff_t m_origin_bytes = 0;
 };
 
 // Uniform random values in [lo, hi); integer dtypes get integers, bool gets 0/1.

@@ -43,3 +43,15 @@ TEST(NumericGrad, MatchesAnalyticDerivativeOfSquare) {
             {x}, 0, dy);
     EXPECT_TRUE(tensors_near(g, HostTensor::from({3}, {1, -2, 4}), 1e-3));
 }
+
+TEST(HostTensor, CopyOwnsItsValues) {
+    auto a = HostTensor(TensorLayout({2, 2}, {-2, 1}, dtype::Float32));  // negative stride
+    a.set_values({1, 2, 3, 4});
+    HostTensor b = a;
+    a.set_values({5, 6, 7, 8});
+    EXPECT_EQ(b.values(), (std::vector<double>{1, 2, 3, 4}));
+    HostTensor c;
+    c = b;
+    b.set_values({0, 0, 0, 0});
+    EXPECT_EQ(c.values(), (std::vector<double>{1, 2, 3, 4}));
+}

@@ -15,8 +15,8 @@ TEST(NaiveHandle, EveryDefinedOperatorIsImplemented) {
         else
             EXPECT_EQ(handle->create_operator(type)->type(), type);
     }
-    EXPECT_TRUE(missing.empty()) << "naive kernels missing for " << missing.size() << " ops, first: "
-                                 << (missing.empty() ? "" : missing[0]);
+    EXPECT_TRUE(missing.empty()) << "naive kernels missing for " << missing.size()
+                                 << " ops, first: " << (missing.empty() ? "" : missing[0]);
 }
 
 TEST(NaiveHandle, TypedCreateGivesTheRequestedClass) {

@@ -20,15 +20,11 @@ using dt_bool = bool;
 
 // X-macro over every dtype: cb(EnumName, c_type, "name"). Order defines DTypeEnum values, which are
 // part of the model file format: append only.
-#define NM_FOREACH_DTYPE(cb)              \
-    cb(Float32, dt_float32, "float32")    \
-    cb(Float16, dt_float16, "float16")    \
-    cb(BFloat16, dt_bfloat16, "bfloat16") \
-    cb(Int8, dt_int8, "int8")             \
-    cb(Uint8, dt_uint8, "uint8")          \
-    cb(Int16, dt_int16, "int16")          \
-    cb(Int32, dt_int32, "int32")          \
-    cb(Bool, dt_bool, "bool")
+#define NM_FOREACH_DTYPE(cb)                                                  \
+    cb(Float32, dt_float32, "float32") cb(Float16, dt_float16, "float16")     \
+            cb(BFloat16, dt_bfloat16, "bfloat16") cb(Int8, dt_int8, "int8")   \
+                    cb(Uint8, dt_uint8, "uint8") cb(Int16, dt_int16, "int16") \
+                            cb(Int32, dt_int32, "int32") cb(Bool, dt_bool, "bool")
 
 enum class DTypeEnum : uint8_t {
 #define NM_CB(e, t, n) e,
@@ -41,7 +37,7 @@ enum class DTypeCategory : uint8_t { Float, Int, Bool };
 
 class DType {
 public:
-    constexpr DType() = default;  // float32, like MegEngine's default
+    constexpr DType() = default;                 // float32, like MegEngine's default
     constexpr DType(DTypeEnum e) : m_enum(e) {}  // NOLINT(google-explicit-constructor)
 
     constexpr DTypeEnum enumv() const { return m_enum; }
@@ -72,11 +68,11 @@ NM_FOREACH_DTYPE(NM_CB)
 // Maps a C++ element type to its DType: DTypeTrait<float>::dtype == dtype::Float32.
 template <class T>
 struct DTypeTrait;
-#define NM_CB(e, t, n)                                        \
-    template <>                                               \
-    struct DTypeTrait<t> {                                    \
-        static constexpr DType dtype{DTypeEnum::e};           \
-        static constexpr const char* name = n;                \
+#define NM_CB(e, t, n)                              \
+    template <>                                     \
+    struct DTypeTrait<t> {                          \
+        static constexpr DType dtype{DTypeEnum::e}; \
+        static constexpr const char* name = n;      \
     };
 NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB

@@ -50,8 +50,8 @@ std::string str_cat(Args&&... args) {
 }  // namespace neomeg::dnn
 
 // NM_THROW_IF(cond, ShapeError, "a ", x, " b") throws ShapeError with the concatenated message.
-#define NM_THROW_IF(cond, Err, ...)                                  \
-    do {                                                             \
-        if (cond)                                                    \
+#define NM_THROW_IF(cond, Err, ...)                                        \
+    do {                                                                   \
+        if (cond)                                                          \
             throw ::neomeg::dnn::Err(::neomeg::dnn::str_cat(__VA_ARGS__)); \
     } while (0)

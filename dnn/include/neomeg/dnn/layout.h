@@ -1,5 +1,5 @@
-// Shapes and strided layouts. Strides are in elements (not bytes); a stride of 0 repeats one element
-// along that axis, which is how broadcasting is expressed without copying.
+// Shapes and strided layouts. Strides are in elements (not bytes); a stride of 0 repeats one
+// element along that axis, which is how broadcasting is expressed without copying.
 #pragma once
 
 #include <array>

@@ -1,6 +1,7 @@
 // The contract every kernel-library operator follows. The concrete operator classes
-// (ConvolutionForward, Elemwise, ...) are generated from dnn/ops/defs into <neomeg/dnn/operators.h>;
-// their layout rules live in dnn/src/common/<op>.cpp and their kernels in dnn/src/<backend>/.
+// (ConvolutionForward, Elemwise, ...) are generated from dnn/ops/defs into
+// <neomeg/dnn/operators.h>; their layout rules live in dnn/src/common/<op>.cpp and their kernels in
+// dnn/src/<backend>/.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,79 @@
+# Convolutions over NCW / NCHW / NCDHW tensors. The spatial rank (1, 2 or 3) comes from the input's
+# ndim; stride, padding and dilation hold one entry per spatial dim (ParamError otherwise).
+# The DSL (params, field, enum, op) is documented in dnn/ops/opgen/model.py.
+
+CONV_MODE = enum(
+    "mode",
+    "Mode",
+    ["CROSS_CORRELATION", "CONVOLUTION"],
+    "CROSS_CORRELATION",
+    "CONVOLUTION flips the kernel in every spatial dim",
+)
+CONV_STRIDE = field("stride", "int32[]", [1, 1], "step per spatial dim, >= 1")
+CONV_PADDING = field("padding", "int32[]", [0, 0], "zeros added at both ends per spatial dim")
+CONV_DILATION = field("dilation", "int32[]", [1, 1], "gap between kernel taps per spatial dim")
+CONV_GROUP = field(
+    "group", "uint32", 1, "channel groups; filter is (OC, IC/group, k...), both divisible"
+)
+
+CONVOLUTION = params(
+    "Convolution",
+    "Geometry of a convolution; defaults suit 2-D, other ranks must give 1 or 3 entries.",
+    CONV_MODE,
+    CONV_STRIDE,
+    CONV_PADDING,
+    CONV_DILATION,
+    CONV_GROUP,
+)
+
+op(
+    "ConvolutionForward",
+    "dst[n, oc, o] = sum over ic in oc's group and k of src[n, ic, o*stride - padding + "
+    "k*dilation] * filter[oc, ic, k]; out = (in + 2*padding - dilation*(k-1) - 1) / stride + 1.",
+    inputs=["src", "filter"],
+    outputs=["dst"],
+    param=CONVOLUTION,
+)
+
+op(
+    "ConvolutionBackwardData",
+    "Gradient of ConvolutionForward with respect to src (also conv_transpose): grad is "
+    "(N, filter[1]*group, in...) with in = (out-1)*stride - 2*padding + dilation*(k-1) + 1 unless "
+    "the caller presets grad's shape to any in whose forward output is diff's.",
+    inputs=["filter", "diff"],
+    outputs=["grad"],
+    param=CONVOLUTION,
+)
+
+op(
+    "ConvolutionBackwardFilter",
+    "Gradient of ConvolutionForward with respect to filter: grad is (OC, IC/group, k...) with the "
+    "largest k whose forward output is diff's, unless the caller presets grad's shape.",
+    inputs=["src", "diff"],
+    outputs=["grad"],
+    param=CONVOLUTION,
+)
+
+op(
+    "ConvBias",
+    "act(conv(src, filter) + bias + z): bias broadcasts to dst (usually 1 x OC x 1...), z is a "
+    "residual of dst's shape; an input of ndim 0 is absent.",
+    inputs=["src", "filter", "bias", "z"],
+    outputs=["dst"],
+    param=params(
+        "ConvBias",
+        "A convolution's geometry and the nonlinearity applied after bias and z.",
+        enum(
+            "nonlineMode",
+            "NonlineMode",
+            ["IDENTITY", "RELU", "SIGMOID", "H_SWISH"],
+            "IDENTITY",
+            "H_SWISH is x * min(max(x + 3, 0), 6) / 6",
+        ),
+        CONV_MODE,
+        CONV_STRIDE,
+        CONV_PADDING,
+        CONV_DILATION,
+        CONV_GROUP,
+    ),
+)

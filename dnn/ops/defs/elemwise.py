@@ -1,0 +1,77 @@
+# Elementwise arithmetic: one operator, many modes.
+# The DSL (params, field, enum, op) is documented in dnn/ops/opgen/model.py.
+#
+# Every mode carries two attributes, read by the layout rule (dnn/src/common/elemwise.cpp) and by
+# the eager runtime's type promotion, so neither table is written anywhere else:
+#   arity  - number of inputs;
+#   dtypes - the dtype rule. All inputs except COND's condition must share one dtype (promotion is
+#            the caller's job); the rule says which dtype that may be and what dst gets:
+#     float    float32/float16/bfloat16 -> same dtype (transcendental and smooth modes)
+#     numeric  any float or integer dtype, not bool -> same dtype; integers wrap like C
+#              unsigned arithmetic (two's complement), float16/bfloat16 compute in float or wider
+#     truediv  float -> same dtype; integer -> float32 (MegEngine's TRUE_DIV)
+#     compare  any dtype, bool included -> bool
+#     classify float or integer -> bool (integers are never NaN nor infinite)
+#     logical  bool -> bool (logical), or integer -> same dtype (bitwise)
+#     not      bool -> bool
+#     shift    integer -> same dtype
+#     select   COND: input 0 is bool, inputs 1 and 2 share any dtype -> that dtype
+#
+# Integer semantics: FLOOR_DIV and MOD follow Python (MOD has the sign of the divisor); both give
+# 0 for a zero divisor instead of trapping. SHL/SHR with a count outside [0, bits of the dtype)
+# give 0 (SHL) or the sign fill, 0 or -1 (SHR); SHR is arithmetic on signed dtypes. ROUND, FLOOR
+# and CEIL are the identity on integers; RELU, ABS, SIGN, MAX, MIN, CLIP work on integers too.
+# Float semantics: ROUND rounds half away from zero (std::round, as MegDNN); SIGN(0) = 0 and
+# SIGN(NaN) = NaN; MAX/MIN propagate NaN; MOD has the sign of the divisor; GELU is the exact
+# erf form. CLIP is min(max(x, lo), hi) on every dtype: hi wins where lo > hi (NumPy), NaN x
+# stays NaN. TRUE_DIV, FLOOR_DIV and MOD by zero on floats follow IEEE (inf/NaN).
+# SIGMOID_GRAD and TANH_GRAD take (y, dy) with y the forward output; every other *_GRAD mode and
+# SWITCH_GT0 (the RELU gradient) take (x, dy) with x the forward input.
+
+_FLOAT_UNARY = [
+    "EXP", "EXPM1", "LOG", "LOG1P", "SQRT", "RSQRT", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN",
+    "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "SIGMOID", "ERF", "ERFINV", "ERFC",
+    "ERFCINV", "GELU", "SILU", "H_SWISH", "HSIGMOID", "RELU6", "SOFTPLUS", "LOGSIGMOID",
+]
+_NUMERIC_UNARY = ["RELU", "ABS", "NEGATE", "SQUARE", "ROUND", "FLOOR", "CEIL", "SIGN"]
+_NUMERIC_BINARY = ["ADD", "SUB", "MUL", "FLOOR_DIV", "MOD", "MAX", "MIN", "SWITCH_GT0", "ABS_GRAD"]
+_FLOAT_BINARY = [
+    "POW", "ATAN2", "LOG_SUM_EXP", "SIGMOID_GRAD", "TANH_GRAD", "GELU_GRAD", "SILU_GRAD",
+    "H_SWISH_GRAD", "HSIGMOID_GRAD", "RELU6_GRAD", "SOFTPLUS_GRAD", "LOGSIGMOID_GRAD",
+]
+
+
+def _modes(names, arity, dtypes):
+    return [(n, {"arity": arity, "dtypes": dtypes}) for n in names]
+
+
+_MODES = (
+    _modes(_NUMERIC_UNARY, 1, "numeric")
+    + _modes(_FLOAT_UNARY, 1, "float")
+    + _modes(["NOT"], 1, "not")
+    + _modes(["ISNAN", "ISINF"], 1, "classify")
+    + _modes(_NUMERIC_BINARY, 2, "numeric")
+    + _modes(["TRUE_DIV"], 2, "truediv")
+    + _modes(_FLOAT_BINARY, 2, "float")
+    + _modes(["EQ", "NE", "LT", "LEQ"], 2, "compare")
+    + _modes(["AND", "OR", "XOR"], 2, "logical")
+    + _modes(["SHL", "SHR"], 2, "shift")
+    + _modes(["CLIP", "FUSE_MUL_ADD3"], 3, "numeric")
+    + _modes(["COND"], 3, "select")
+    + _modes(["FUSE_MUL_ADD4"], 4, "numeric")
+)
+
+op(
+    "Elemwise",
+    "Applies `mode` element by element to srcs broadcast together (NumPy rules); dst is "
+    "contiguous of the broadcast shape. Dtype rules per mode: see dnn/ops/defs/elemwise.py.",
+    inputs=["*srcs"],
+    outputs=["dst"],
+    param=params(
+        "Elemwise",
+        "The elementwise function; each mode knows its arity and dtype rule.",
+        enum("mode", "Mode", _MODES, "ADD",
+             "function applied; CLIP is (x, lo, hi), COND is (cond, a, b), "
+             "FUSE_MUL_ADD3 a*b+c, FUSE_MUL_ADD4 a*b+c*d, X_GRAD is (x or y, dy)"),
+    ),
+)

@@ -1,0 +1,17 @@
+// Layout rule of Arange: the caller sets dst's 1-D shape (the number of values); the dtype is the
+// param's, float or integer.
+#include "neomeg/dnn/operators.h"
+
+namespace neomeg::dnn {
+
+void Arange::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    TensorLayout& dst = outputs[0];
+    require(dst.ndim == 1, "dst must be 1-D, got shape ", dst.TensorShape::to_string());
+    DType dt(m_param.dtype);
+    require<DTypeError>(!dt.is_bool(), "dtype bool is not supported (float or integer only)");
+    dst.dtype = dt;
+    dst.init_contiguous_stride();
+}
+
+}  // namespace neomeg::dnn

@@ -1,0 +1,107 @@
+// Layout rule of Elemwise: inputs broadcast together, dst is contiguous of the broadcast shape with
+// the dtype the mode's rule gives (see dnn/ops/defs/elemwise.py).
+#include "src/common/elemwise.h"
+
+#include <vector>
+
+namespace neomeg::dnn {
+
+namespace {
+
+bool dtype_allowed(elemwise::DTypeRule rule, DType dt) {
+    using elemwise::DTypeRule;
+    switch (rule) {
+        case DTypeRule::Float:
+            return dt.is_float();
+        case DTypeRule::Numeric:
+        case DTypeRule::TrueDiv:
+        case DTypeRule::Classify:
+            return !dt.is_bool();
+        case DTypeRule::Compare:
+        case DTypeRule::Select:
+            return true;
+        case DTypeRule::Logical:
+            return !dt.is_float();
+        case DTypeRule::Not:
+            return dt.is_bool();
+        case DTypeRule::Shift:
+            return dt.is_int();
+    }
+    return false;
+}
+
+const char* dtype_rule_doc(elemwise::DTypeRule rule) {
+    using elemwise::DTypeRule;
+    switch (rule) {
+        case DTypeRule::Float:
+            return "float dtypes only";
+        case DTypeRule::Numeric:
+        case DTypeRule::TrueDiv:
+        case DTypeRule::Classify:
+            return "float or integer dtypes, not bool";
+        case DTypeRule::Compare:
+        case DTypeRule::Select:
+            return "any dtype";
+        case DTypeRule::Logical:
+            return "bool or integer dtypes";
+        case DTypeRule::Not:
+            return "bool only";
+        case DTypeRule::Shift:
+            return "integer dtypes only";
+    }
+    return "";
+}
+
+DType output_dtype(elemwise::DTypeRule rule, DType data) {
+    using elemwise::DTypeRule;
+    switch (rule) {
+        case DTypeRule::Compare:
+        case DTypeRule::Classify:
+        case DTypeRule::Not:
+            return dtype::Bool;
+        case DTypeRule::TrueDiv:
+            return data.is_float() ? data : dtype::Float32;
+        default:
+            return data;
+    }
+}
+
+}  // namespace
+
+void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
+                             std::span<TensorLayout> outputs) {
+    using namespace elemwise;
+    auto mode = m_param.mode;
+    // Not through require(): its message prefix prints the mode by name, which has none here.
+    NM_THROW_IF(static_cast<size_t>(mode) >= Param::kModeCount, ParamError, "Elemwise: mode value ",
+                static_cast<size_t>(mode), " is out of range (", Param::kModeCount, " modes)");
+    require<ParamError>(inputs.size() == static_cast<size_t>(arity(mode)), "mode ", to_string(mode),
+                        " takes ", arity(mode), " inputs, got ", inputs.size(),
+                        inputs.empty() ? "" : ": ", layouts_str(inputs));
+    require(outputs.size() == 1, "expects 1 output, got ", outputs.size());
+
+    DTypeRule rule = dtype_rule(mode);
+    size_t first = data_input(mode);
+    DType data = inputs[first].dtype;
+    if (rule == DTypeRule::Select)
+        require<DTypeError>(inputs[0].dtype.is_bool(), "mode ", to_string(mode),
+                            " needs a bool condition (input 0), got ", layouts_str(inputs));
+    for (size_t i = first; i < inputs.size(); ++i)
+        require<DTypeError>(inputs[i].dtype == data, "mode ", to_string(mode),
+                            " needs inputs of one dtype (promote them first), got ",
+                            layouts_str(inputs));
+    require<DTypeError>(dtype_allowed(rule, data), "mode ", to_string(mode), " takes ",
+                        dtype_rule_doc(rule), ", got ", layouts_str(inputs));
+
+    std::vector<TensorShape> shapes(inputs.begin(), inputs.end());
+    TensorShape shape;
+    try {
+        shape = broadcast_shapes(shapes);
+    } catch (const ShapeError&) {
+        require(false, "mode ", to_string(mode),
+                ": input shapes cannot be broadcast together: ", layouts_str(inputs));
+    }
+    outputs[0] = TensorLayout(shape, output_dtype(rule, data));
+}
+
+}  // namespace neomeg::dnn

@@ -1,0 +1,11 @@
+// Layout rule of TypeCvt: dst has src's shape and the param's dtype; every pair of dtypes converts.
+#include "neomeg/dnn/operators.h"
+
+namespace neomeg::dnn {
+
+void TypeCvt::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    outputs[0] = TensorLayout(inputs[0], DType(m_param.dtype));
+}
+
+}  // namespace neomeg::dnn

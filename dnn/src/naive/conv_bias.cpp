@@ -1,0 +1,62 @@
+// Naive ConvBias: the convolution sum, then + bias (broadcast) + z, then the nonlinearity, all in
+// double before the one rounding to the output dtype.
+#include <algorithm>
+#include <cmath>
+
+#include "src/common/dtype_dispatch.h"
+#include "src/naive/convolution.h"
+#include "src/naive/handle.h"
+
+namespace neomeg::dnn::naive {
+namespace {
+
+double apply_nonlinearity(param::ConvBias::NonlineMode mode, double x) {
+    using Mode = param::ConvBias::NonlineMode;
+    switch (mode) {
+        case Mode::IDENTITY:
+            return x;
+        case Mode::RELU:
+            return std::max(x, 0.0);
+        case Mode::SIGMOID:
+            return 1 / (1 + std::exp(-x));
+        case Mode::H_SWISH:
+            return x * std::clamp(x + 3, 0.0, 6.0) / 6;
+    }
+    return x;
+}
+
+class ConvBiasImpl final : public ConvBias {
+public:
+    using ConvBias::ConvBias;
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace) override {
+        const TensorND &src = inputs[0], &filter = inputs[1], &bias = inputs[2], &z = inputs[3],
+                       &dst = outputs[0];
+        ConvGeometry g =
+                conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout, filter.layout);
+        const bool has_bias = bias.layout.ndim != 0, has_z = z.layout.ndim != 0;
+        // A bias dim of size 1 repeats along dst's dim.
+        TensorLayout bias_l = bias.layout;
+        for (size_t i = 0; i < bias_l.ndim; ++i)
+            if (bias_l[i] == 1)
+                bias_l.stride[i] = 0;
+        const auto ds = conv_strides5(dst.layout);
+        const auto bs = has_bias ? conv_strides5(bias_l) : std::array<ptrdiff_t, 5>{};
+        const auto zs = has_z ? conv_strides5(z.layout) : std::array<ptrdiff_t, 5>{};
+        dispatch_float(src.layout.dtype, param_str(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            conv_forward_sums<T>(g, src, filter, [&](size_t n, size_t oc, const auto& o, double s) {
+                if (has_bias)
+                    s += load_as_double<T>(bias, offset5(bs, n, oc, o));
+                if (has_z)
+                    s += load_as_double<T>(z, offset5(zs, n, oc, o));
+                store_from_double<T>(dst, offset5(ds, n, oc, o),
+                                     apply_nonlinearity(m_param.nonlineMode, s));
+            });
+        });
+    }
+};
+
+}  // namespace
+NM_REGISTER_NAIVE(ConvBias, ConvBiasImpl);
+}  // namespace neomeg::dnn::naive

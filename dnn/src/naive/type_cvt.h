@@ -1,0 +1,38 @@
+// Element conversion between dtypes, shared by TypeCvt and by the kernels that write a float param
+// into a tensor of any dtype (Arange, Eye, Padding's border).
+//
+// The rules (tested in dnn/test/naive/type_cvt.cpp):
+// - float -> integer truncates toward zero, like C++ and NumPy's astype; values beyond the integer
+//   range saturate to its min/max (so -inf -> min, +inf -> max, -1.5 -> 0 for uint8) and NaN -> 0,
+//   where C++ leaves the conversion undefined.
+// - integer -> integer keeps the low bits (two's complement wrap, as NumPy's astype and C++20):
+//   int8 -1 -> uint8 255, int32 300 -> int8 44.
+// - anything -> bool is `!= 0` (NaN -> true); bool -> anything is 0 or 1.
+// - -> float16/bfloat16 rounds to nearest even, once: float sources go through Eigen's conversion;
+//   integers too wide for the target are first rounded to float32 "to odd", which makes Eigen's
+//   second rounding give the correctly rounded result.
+// - -> float32 rounds to nearest even; float16/bfloat16 -> float32 is exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "neomeg/dnn/tensor.h"
+
+namespace neomeg::dnn::naive {
+
+// One element, read exactly: floats as double, integers and bool as int64.
+struct Scalar {
+    bool is_float = false;
+    double f = 0;
+    int64_t i = 0;
+
+    static Scalar of_float(double v) { return {true, v, 0}; }
+    static Scalar of_int(int64_t v) { return {false, 0, v}; }
+};
+
+Scalar load_scalar(const TensorND& t, ptrdiff_t off);
+// Writes s into the element at `off`, converted by the rules above.
+void store_scalar(const TensorND& t, ptrdiff_t off, Scalar s);
+
+}  // namespace neomeg::dnn::naive

@@ -1,0 +1,65 @@
+// The eager runtime's tensor: refcounted storage on a comp node plus a layout. Tensors are
+// values: copying one shares its storage, and no operation changes a tensor's contents except
+// the explicitly in-place ones. Python's megengine.Tensor wraps one of these.
+#pragma once
+
+#include <memory>
+
+#include "neomeg/core/comp_node.h"
+#include "neomeg/dnn/tensor.h"
+
+namespace neomeg::imperative {
+
+// Device memory owned by one allocation; freed to its comp node's cache with the last reference.
+class Blob {
+public:
+    Blob(CompNode cn, size_t size);
+    ~Blob();
+    Blob(const Blob&) = delete;
+    Blob& operator=(const Blob&) = delete;
+
+    CompNode comp_node() const { return m_cn; }
+    std::byte* ptr() const { return m_ptr; }
+    size_t size() const { return m_size; }
+
+private:
+    CompNode m_cn;
+    std::byte* m_ptr;
+    size_t m_size;
+};
+
+class Tensor {
+public:
+    Tensor() = default;  // an empty handle; valid() is false
+
+    // A new contiguous tensor of `shape` and `dtype`; contents uninitialised.
+    static Tensor empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode cn);
+    // Copies `layout.total_nr_elems()` contiguous host elements into a new tensor.
+    static Tensor from_host(const void* data, const dnn::TensorShape& shape, dnn::DType dtype,
+                            CompNode cn);
+
+    bool valid() const { return m_blob != nullptr; }
+    const dnn::TensorLayout& layout() const { return m_layout; }
+    const dnn::TensorShape& shape() const { return m_layout; }
+    dnn::DType dtype() const { return m_layout.dtype; }
+    CompNode comp_node() const { return m_blob->comp_node(); }
+    // The view the kernel library reads and writes.
+    dnn::TensorND dnn_tensor() const { return {m_blob->ptr() + m_offset, m_layout}; }
+
+    // A tensor sharing this storage with another layout; elements it addresses must lie within
+    // the storage (checked; ShapeError otherwise).
+    Tensor view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes = 0) const;
+    // Copies the logical elements in row-major order into `dst`, which must hold
+    // shape().total_nr_elems() elements of dtype().
+    void to_host(void* dst) const;
+
+private:
+    Tensor(std::shared_ptr<Blob> blob, ptrdiff_t offset, const dnn::TensorLayout& layout)
+            : m_blob(std::move(blob)), m_offset(offset), m_layout(layout) {}
+
+    std::shared_ptr<Blob> m_blob;
+    ptrdiff_t m_offset = 0;  // bytes from the blob's start to element offset 0
+    dnn::TensorLayout m_layout;
+};
+
+}  // namespace neomeg::imperative

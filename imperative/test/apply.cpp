@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/op_defs.h"
+
+using namespace neomeg;
+using namespace neomeg::imperative;
+namespace dnn = neomeg::dnn;
+
+namespace {
+std::vector<float> host_values(const Tensor& t) {
+    std::vector<float> v(t.shape().total_nr_elems());
+    t.to_host(v.data());
+    return v;
+}
+}  // namespace
+
+TEST(Tensor, FromHostRoundTripAndViews) {
+    auto cn = CompNode::load("cpu0");
+    std::vector<float> data{1, 2, 3, 4, 5, 6};
+    auto t = Tensor::from_host(data.data(), {2, 3}, dnn::dtype::Float32, cn);
+    EXPECT_EQ(host_values(t), data);
+    // the transpose, read back through the kernel library's Relayout
+    auto tt = t.view(t.layout().dimshuffle({1, 0}));
+    EXPECT_EQ(host_values(tt), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+    // a view that reaches outside the storage is refused
+    EXPECT_THROW(t.view(dnn::TensorLayout({7}, dnn::dtype::Float32)), dnn::ShapeError);
+    EXPECT_THROW(t.view(t.layout(), 4), dnn::ShapeError);
+}
+
+TEST(Tensor, StorageReturnsToTheCache) {
+    auto cn = CompNode::load("cpu3");
+    size_t before = cn.memory_stats().allocated;
+    {
+        auto t = Tensor::empty({1000}, dnn::dtype::Float32, cn);
+        EXPECT_GE(cn.memory_stats().allocated, before + 4000);
+    }
+    EXPECT_EQ(cn.memory_stats().allocated, before);
+}
+
+TEST(OpDef, ParamsHashEqualityAndDnnOperatorCache) {
+    ops::Fill a, b;
+    EXPECT_TRUE(a.is_same(b));
+    EXPECT_EQ(a.hash(), b.hash());
+    auto p = a.param();
+    p.value = 3;
+    b.set_param(p);
+    EXPECT_FALSE(a.is_same(b));
+    EXPECT_EQ(b.to_string(), "Fill(value=3, dtype=float32)");
+    auto* h = CompNode::load("cpu0").dnn_handle();
+    auto& d1 = b.dnn_operator(h);
+    EXPECT_EQ(&d1, &b.dnn_operator(h));  // cached
+    EXPECT_EQ(static_cast<dnn::Fill&>(d1).param().value, 3);
+    auto made = make_op_def("Fill");
+    ASSERT_NE(made, nullptr);
+    EXPECT_TRUE(made->is_same(a));
+    EXPECT_EQ(make_op_def("NoSuchOp"), nullptr);
+}
+
+TEST(Apply, GeneratorOpFillsRequestedShape) {
+    auto cn = CompNode::load("cpu0");
+    dnn::param::Fill p;
+    p.value = 1.5f;
+    ops::Fill fill(p);
+    dnn::TensorShape shape{2, 2};
+    auto out = apply_generator(fill, {&shape, 1}, cn);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].comp_node(), cn);
+    EXPECT_EQ(host_values(out[0]), std::vector<float>(4, 1.5f));
+    EXPECT_THROW(apply_generator(fill, std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
+}
+
+TEST(Apply, RejectsInputsOnDifferentCompNodes) {
+    std::vector<float> v{1, 2};
+    auto a = Tensor::from_host(v.data(), {2}, dnn::dtype::Float32, CompNode::load("cpu0"));
+    auto b = Tensor::from_host(v.data(), {2}, dnn::dtype::Float32, CompNode::load("cpu1"));
+    ops::Relayout op;
+    std::vector<Tensor> inputs{a, b};
+    try {
+        imperative::apply(op, inputs);
+        FAIL();
+    } catch (const dnn::ParamError& e) {
+        EXPECT_NE(std::string(e.what()).find("cpu1"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(imperative::apply(op, std::span<const Tensor>{}), dnn::ParamError);
+}
+
+TEST(Apply, RunsTheDnnKernelOnAStridedInput) {
+    auto cn = CompNode::load("cpu0");
+    std::vector<float> data{1, 2, 3, 4, 5, 6};
+    auto t = Tensor::from_host(data.data(), {2, 3}, dnn::dtype::Float32, cn);
+    ops::Relayout relayout;
+    auto tt = t.view(t.layout().dimshuffle({1, 0}));
+    auto out = imperative::apply(relayout, {&tt, 1});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].layout().is_contiguous());
+    EXPECT_EQ(out[0].shape().to_string(), "{3,2}");
+    EXPECT_EQ(host_values(out[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}

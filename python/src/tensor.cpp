@@ -1,0 +1,102 @@
+// megengine.Tensor's C++ half: construction from Python data, shape/dtype/device, numpy().
+// The Python half (operators, reshape, ...) is added to this same class by megengine/tensor.py,
+// so a tensor returned by apply() is a megengine.Tensor without any wrapping.
+#include "tensor.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "dtype_convert.h"
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/op_defs.h"
+
+namespace neomeg::python {
+
+namespace {
+
+CompNode comp_node_from_py(const py::handle& device) {
+    if (device.is_none())
+        return CompNode::default_device();
+    return CompNode::load(py::str(device).cast<std::string>());
+}
+
+imperative::Tensor tensor_from_array(py::array arr, CompNode cn) {
+    dnn::DType dt = dtype_from_numpy(arr.dtype());
+    py::dtype storage = dtype_to_numpy(dt);
+    // Narrow float64/int64 and make the buffer contiguous in one numpy call (astype keeps 0-d
+    // arrays 0-d, unlike ascontiguousarray).
+    py::array c = arr.attr("astype")(storage, py::arg("order") = "C", py::arg("copy") = false);
+    dnn::TensorShape shape;
+    std::vector<size_t> dims(c.shape(), c.shape() + c.ndim());
+    shape = dnn::TensorShape(dims);
+    return imperative::Tensor::from_host(c.data(), shape, dt, cn);
+}
+
+imperative::Tensor convert_dtype(const imperative::Tensor& t, dnn::DType dt) {
+    if (t.dtype() == dt)
+        return t;
+    dnn::param::TypeCvt p;
+    p.dtype = dt.enumv();
+    imperative::ops::TypeCvt op(p);
+    return imperative::apply(op, {&t, 1})[0];
+}
+
+}  // namespace
+
+TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& dtype,
+                                     const py::object& device) {
+    CompNode cn = comp_node_from_py(device);
+    imperative::Tensor t;
+    if (py::isinstance<TensorWrapper>(data)) {
+        t = data.cast<const TensorWrapper&>().value;
+        NM_THROW_IF(!device.is_none() && t.comp_node() != cn, ParamError,
+                    "Tensor(): copying between devices is done with Tensor.to(device)");
+    } else {
+        auto np = py::module_::import("numpy");
+        py::array arr = np.attr("asarray")(data.is_none() ? py::list() : data);
+        t = tensor_from_array(arr, cn);
+    }
+    if (!dtype.is_none())
+        t = convert_dtype(t, dtype_from_py(dtype));
+    return TensorWrapper{t};
+}
+
+py::array TensorWrapper::numpy() const {
+    imperative::Tensor t = value;
+    if (t.dtype() == dnn::dtype::BFloat16)
+        t = convert_dtype(t, dnn::dtype::Float32);
+    std::vector<py::ssize_t> dims(t.shape().ndim);
+    for (size_t i = 0; i < dims.size(); ++i)
+        dims[i] = static_cast<py::ssize_t>(t.shape()[i]);
+    py::array arr(dtype_to_numpy(t.dtype()), dims);
+    if (t.shape().total_nr_elems())
+        t.to_host(arr.mutable_data());
+    return arr;
+}
+
+py::tuple TensorWrapper::shape() const {
+    py::tuple s(value.shape().ndim);
+    for (size_t i = 0; i < value.shape().ndim; ++i)
+        s[i] = value.shape()[i];
+    return s;
+}
+
+void init_tensor(py::module_& m) {
+    py::class_<TensorWrapper>(m, "Tensor", py::dynamic_attr())
+            .def(py::init(&TensorWrapper::from_py), py::arg("data") = py::none(),
+                 py::arg("dtype") = py::none(), py::arg("device") = py::none())
+            .def_property_readonly("shape", &TensorWrapper::shape)
+            .def_property_readonly("ndim", [](const TensorWrapper& t) { return t.value.shape().ndim; })
+            .def_property_readonly("size",
+                                   [](const TensorWrapper& t) { return t.value.shape().total_nr_elems(); })
+            .def_property_readonly("dtype",
+                                   [](const TensorWrapper& t) { return dtype_to_numpy(t.value.dtype()); })
+            .def_property_readonly("_dtype_name",
+                                   [](const TensorWrapper& t) { return t.value.dtype().name(); })
+            .def_property_readonly(
+                    "device", [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
+            .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
+            .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); });
+}
+
+}  // namespace neomeg::python

@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "neomeg/core/comp_node.h"
+#include "neomeg/dnn/handle.h"
+
+using namespace neomeg;
+
+TEST(CompNode, NamesAreCanonicalAndInterned) {
+    auto a = CompNode::load("cpu0");
+    EXPECT_EQ(a, CompNode::load("cpux"));
+    EXPECT_EQ(a.to_string(), "cpu0");
+    EXPECT_EQ(a.device_type(), CompNode::DeviceType::CPU);
+    auto s = CompNode::load("cpu0:2");
+    EXPECT_NE(a, s);
+    EXPECT_EQ(s.stream(), 2);
+    EXPECT_EQ(s.to_string(), "cpu0:2");
+    EXPECT_EQ(CompNode::load("cpu1").device_index(), 1);
+    if (!is_cuda_available()) {
+        EXPECT_EQ(CompNode::default_device(), a);
+    }
+    EXPECT_STREQ(a.dnn_handle()->name(), "naive");
+}
+
+TEST(CompNode, BadNamesAreClearErrors) {
+    for (const char* bad : {"", "cpu", "cpuA", "tpu0", "cpu0:", "cpu0:x", "cpu-1"}) {
+        try {
+            CompNode::load(bad);
+            FAIL() << bad;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("invalid comp node name"), std::string::npos);
+        }
+    }
+    if (!is_cuda_available()) {
+        EXPECT_THROW(CompNode::load("gpu0"), std::runtime_error);
+    }
+    EXPECT_EQ(CompNode().to_string(), "invalid");
+    EXPECT_THROW(CompNode().alloc(4), std::logic_error);
+}
+
+TEST(CachingAllocator, ReusesFreedBlocksAndTracksPeak) {
+    auto cn = CompNode::load("cpu7");  // a node of its own, so stats start at zero
+    auto base = cn.memory_stats();
+    void* p = cn.alloc(1000);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % CachingAllocator::kAlignment, 0u);
+    auto st = cn.memory_stats();
+    EXPECT_EQ(st.allocated - base.allocated, 1024u);
+    cn.free(p);
+    void* q = cn.alloc(900);  // same 1024-byte class: the cached block comes back
+    EXPECT_EQ(p, q);
+    EXPECT_EQ(cn.memory_stats().nr_system_allocs, st.nr_system_allocs);
+    void* r = cn.alloc(4 << 20);
+    EXPECT_GE(cn.memory_stats().peak_allocated, (4u << 20) + 1024u);
+    cn.free(q);
+    cn.free(r);
+    EXPECT_EQ(cn.memory_stats().allocated, base.allocated);
+    cn.empty_cache();
+    EXPECT_EQ(cn.memory_stats().reserved, 0u);
+}
+
+TEST(CachingAllocator, SmallRequestDoesNotPinHugeBlock) {
+    CachingAllocator a([](size_t n) { return std::aligned_alloc(64, n); },
+                       [](void* p) { std::free(p); });
+    void* big = a.alloc(8 << 20);
+    a.free(big);
+    void* small = a.alloc(100);
+    EXPECT_NE(small, big);
+    EXPECT_EQ(a.stats().nr_system_allocs, 2u);
+    a.free(small);
+    EXPECT_THROW(a.free(reinterpret_cast<void*>(0x40)), std::invalid_argument);
+}
+
+TEST(CachingAllocator, OutOfMemoryDropsCacheThenThrows) {
+    size_t budget = 4096;
+    CachingAllocator a(
+            [&](size_t n) -> void* {
+                if (n > budget)
+                    return nullptr;
+                budget -= n;
+                return std::aligned_alloc(64, n);
+            },
+            [&](void* p) { std::free(p); });
+    std::vector<void*> held;
+    for (int i = 0; i < 8; ++i)
+        held.push_back(a.alloc(512));
+    EXPECT_THROW(a.alloc(512), std::bad_alloc);
+    for (void* p : held)
+        a.free(p);
+    EXPECT_EQ(a.round_size(0), 512u);
+    EXPECT_EQ(a.round_size(513), 1024u);
+    EXPECT_EQ(a.round_size((1 << 20) + 1), 2u << 20);
+}
