@@ -32,11 +32,17 @@ void check_affine(const OperatorBase& op, const TensorLayout& l, const char* nam
           src.to_string());
 }
 
+void check_eps(const OperatorBase& op, float eps) {
+    // Written as a positive test so that NaN fails it.
+    check<ParamError>(op, eps >= 0.f, "eps ", eps, " is negative or NaN");
+}
+
 }  // namespace
 
 void LayerNormForward::deduce_layout(std::span<const TensorLayout> inputs,
                                      std::span<TensorLayout> outputs) {
     check_count(*this, inputs, m_param.affine ? 3 : 1);
+    check_eps(*this, m_param.eps);
     const TensorLayout& src = inputs[0];
     check_float(*this, src, "src");
     uint32_t n = m_param.normalized_dim;
@@ -57,6 +63,7 @@ size_t LayerNormBackward::num_outputs() const {
 void LayerNormBackward::deduce_layout(std::span<const TensorLayout> inputs,
                                       std::span<TensorLayout> outputs) {
     check_count(*this, inputs, m_param.affine ? 5 : 4);
+    check_eps(*this, m_param.eps);
     const TensorLayout &diff = inputs[0], &src = inputs[1];
     check_float(*this, src, "src");
     check_same_dtype(*this, diff, "diff", src, "src");

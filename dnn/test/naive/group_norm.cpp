@@ -214,6 +214,11 @@ TEST(GroupNormForward, BadInputsNameOpAndShapes) {
             [&] { deduce<GroupNormForward>(gn(false, 4), {x}); },
             {"GroupNormForward(affine=false, eps=1e-05, group=4)", "group 4", "{2(18),6(3),3(1)}"});
     expect_error<ParamError>([&] { deduce<GroupNormForward>(gn(false, 0), {x}); }, {"group 0"});
+    expect_error<ParamError>(
+            [&] {
+                deduce<GroupNormBackward>(gn(false, 1, NAN), {x, x, x, x});
+            },
+            {"GroupNormBackward(", "eps nan"});
     expect_error<ShapeError>(
             [&] { deduce<GroupNormForward>(gn(false, 1), {TensorLayout({6}, dtype::Float32)}); },
             {"GroupNormForward(", "{6(1)}", "at least 2 axes"});

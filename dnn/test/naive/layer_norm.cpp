@@ -230,6 +230,8 @@ TEST(LayerNormForward, BadInputsNameOpAndShapes) {
             {"LayerNormForward(affine=false, eps=1e-05, normalized_dim=1)", "{2(3),3(1)} int8"});
     expect_error<ParamError>([&] { deduce<LayerNormForward>(ln(false, 3), {x}); },
                              {"LayerNormForward(", "normalized_dim 3", "{2(3),3(1)}"});
+    expect_error<ParamError>([&] { deduce<LayerNormForward>(ln(false, 1, -1.f), {x}); },
+                             {"LayerNormForward(affine=false, eps=-1", "eps -1"});
     expect_error<ParamError>([&] { deduce<LayerNormForward>(ln(false, 0), {x}); },
                              {"normalized_dim 0"});
     expect_error<ShapeError>(
