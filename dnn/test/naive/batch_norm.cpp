@@ -316,3 +316,14 @@ TEST(BatchNormForward, BothOpsWriteIntoPaddedOutputs) {
                 bn(mode), {random_tensor({3, 4, 5}, 61), in[0], in[1], fwd[1], fwd[2]});
     }
 }
+
+TEST(BatchNormForward, LowPrecisionStridedInputs) {
+    for (DType dt : {dtype::Float16, dtype::BFloat16}) {
+        Checker<BatchNormForward>(naive_handle())
+                .set_param(bn(Mode::TRAINING))
+                .set_dtype(0, dt)
+                .set_range(4, 0.5, 2)
+                .set_noncontiguous(true)
+                .execs({{4, 3, 5}, {3}, {3}, {3}, {3}});
+    }
+}

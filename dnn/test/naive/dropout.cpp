@@ -146,3 +146,13 @@ TEST(DropoutForward, BothOpsWriteIntoPaddedOutputs) {
     auto mask = forward(dropout(0.5f, 21), x)[1];
     expect_padded_outputs_match<DropoutBackward>(dropout(0.5f, 21), {x, mask});
 }
+
+TEST(DropoutForward, LowPrecisionStridedInputs) {
+    for (DType dt : {dtype::Float16, dtype::BFloat16}) {
+        Checker<DropoutForward>(naive_handle())
+                .set_param(dropout(0.3f, 22))
+                .set_dtype(0, dt)
+                .set_noncontiguous(true)
+                .execs({{6, 11}});
+    }
+}

@@ -258,3 +258,15 @@ TEST(GroupNormForward, BothOpsWriteIntoPaddedOutputs) {
         expect_padded_outputs_match<GroupNormBackward>(p, bin);
     }
 }
+
+TEST(GroupNormForward, LowPrecisionStridedInputs) {
+    for (DType dt : {dtype::Float16, dtype::BFloat16}) {
+        Checker<GroupNormForward>(naive_handle())
+                .set_param(gn(true, 3))
+                .set_dtype(0, dt)
+                .set_dtype(1, dt)
+                .set_dtype(2, dt)
+                .set_noncontiguous(true)
+                .execs({{2, 6, 5}, {6}, {6}});
+    }
+}

@@ -281,3 +281,15 @@ TEST(LayerNormForward, BothOpsWriteIntoPaddedOutputs) {
         expect_padded_outputs_match<LayerNormBackward>(p, bin);
     }
 }
+
+TEST(LayerNormForward, LowPrecisionStridedInputs) {
+    for (DType dt : {dtype::Float16, dtype::BFloat16}) {
+        Checker<LayerNormForward>(naive_handle())
+                .set_param(ln(true, 1))
+                .set_dtype(0, dt)
+                .set_dtype(1, dt)
+                .set_dtype(2, dt)
+                .set_noncontiguous(true)
+                .execs({{3, 7, 5}, {5}, {5}});
+    }
+}

@@ -218,3 +218,19 @@ TEST(SoftmaxForward, AllOpsWriteIntoPaddedOutputs) {
         expect_padded_outputs_match<LogSoftmaxBackward>(axis_param(axis), {x, dy});
     }
 }
+
+TEST(SoftmaxForward, LowPrecisionStridedInputs) {
+    for (DType dt : {dtype::Float16, dtype::BFloat16}) {
+        Checker<SoftmaxForward>(naive_handle())
+                .set_param(axis_param(1))
+                .set_dtype(0, dt)
+                .set_noncontiguous(true)
+                .execs({{3, 7, 5}});
+        Checker<LogSoftmaxBackward>(naive_handle())
+                .set_param(axis_param(0))
+                .set_dtype(0, dt)
+                .set_dtype(1, dt)
+                .set_noncontiguous(true)
+                .execs({{3, 7}, {3, 7}});
+    }
+}
