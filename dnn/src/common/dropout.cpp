@@ -1,7 +1,5 @@
 // Layout rules of DropoutForward/Backward: dst has src's shape and dtype, the mask is uint8 of
 // the same shape (1 where kept).
-#include <cmath>
-
 #include "neomeg/dnn/operators.h"
 #include "src/common/norm_layout.h"
 
