@@ -96,6 +96,10 @@ void init_tensor(py::module_& m) {
             .def_property_readonly(
                     "device", [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
+            .def("_detach", [](const TensorWrapper& t) { return TensorWrapper{t.value.detach()}; })
+            .def("_copy_to", [](const TensorWrapper& t, const std::string& device) {
+                return TensorWrapper{t.value.copy_to(CompNode::load(device))};
+            })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); });
 }
 

@@ -1,0 +1,8 @@
+"""``megengine.functional`` (``F``): every function builds generated ops
+(``megengine.core.ops.builtin``) and runs them with ``apply``."""
+
+from . import elemwise, math
+from .elemwise import *
+from .math import *
+
+__all__ = elemwise.__all__ + math.__all__
