@@ -6,8 +6,9 @@
 namespace neomeg::imperative {
 
 // The remaining modes (elemwise_more.cpp).
-std::vector<Tensor> elemwise_more_grad(const OpDef&, std::span<const Tensor>, std::span<const Tensor>,
-                                       std::span<const Tensor>, std::span<const bool>);
+std::vector<Tensor> elemwise_more_grad(const OpDef&, std::span<const Tensor>,
+                                       std::span<const Tensor>, std::span<const Tensor>,
+                                       std::span<const bool>);
 
 namespace {
 

@@ -11,8 +11,9 @@ namespace {
 
 using namespace grad_util;
 
-std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x, std::span<const Tensor> y,
-                                std::span<const Tensor> dy, std::span<const bool> needs) {
+std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x,
+                                std::span<const Tensor> y, std::span<const Tensor> dy,
+                                std::span<const bool> needs) {
     const auto& p = static_cast<const ops::Reduce&>(def).param();
     using RMode = dnn::param::Reduce::Mode;
     const Tensor& src = x[0];
