@@ -326,3 +326,21 @@ TEST(GradIndexing, CondTakeValuesGoBackToTheirPositions) {
     auto gt = tape_grads(taken, {make(ramp(12), {3, 4})});
     expect_close(values(gt[0]), want, 1e-6f, "CondTake then Split");
 }
+
+TEST(GradIndexing, SecondOrderThroughTheWriteOps) {
+    // d/dsrc of sum(w * g(src)^2 * d) goes through the backward's own ops (Scatter ADD,
+    // IndexingIncrMultiAxisVec), whose rules give the mixed second derivatives.
+    Tensor i0 = make_i32({2, 0, 1, 2, 2, 2}, {2, 3});
+    Fn gather = [&](const std::vector<Tensor>& x) {
+        Tensor g = run<ops::Gather>(axis_p(0), {x[0], i0})[0];
+        return std::vector<Tensor>{ew(Mode::MUL, {ew(Mode::MUL, {g, g}), x[1]})};
+    };
+    check_second(gather, {{ramp(12), {3, 4}}, {ramp(6, 1.f), {2, 3}}}, 1e-2f, 1e-2f, "Gather");
+    Tensor rows = make_i32({2, -1, 0}, {3});
+    Fn multi = [&](const std::vector<Tensor>& x) {
+        Tensor g = run<ops::IndexingMultiAxisVec>(axes_p({0}), {x[0], rows})[0];
+        return std::vector<Tensor>{ew(Mode::MUL, {ew(Mode::MUL, {g, g}), x[1]})};
+    };
+    check_second(multi, {{ramp(12), {3, 4}}, {ramp(12, 1.f), {3, 4}}}, 1e-2f, 1e-2f,
+                 "MultiAxisVec");
+}

@@ -290,3 +290,20 @@ TEST(GradScanSort, Dot) {
             },
             {{distinct(5), {5}}, {distinct(5, 0.4f), {5}}}, 2e-2f, 1e-2f, "Dot second order");
 }
+
+TEST(GradScanSort, SortSecondOrderThroughScatter) {
+    dnn::param::TopK p;
+    p.mode = dnn::param::TopK::Mode::VALUE_IDX_SORTED;
+    p.k = -2;
+    Fn f = [&](const std::vector<Tensor>& x) {
+        Tensor v = run<ops::TopK>(p, {x[0]})[0];
+        return std::vector<Tensor>{ew(Mode::MUL, {ew(Mode::MUL, {v, v}), x[1]})};
+    };
+    check_second(f, {{distinct(15), {3, 5}}, {distinct(6, 0.2f), {3, 2}}}, 1e-2f, 1e-2f, "TopK");
+    dnn::param::Argsort ap;
+    Fn g = [&](const std::vector<Tensor>& x) {
+        Tensor v = run<ops::Argsort>(ap, {x[0]})[0];
+        return std::vector<Tensor>{ew(Mode::MUL, {v, v})};
+    };
+    check_second(g, {{distinct(12), {3, 4}}}, 1e-2f, 1e-2f, "Argsort");
+}
