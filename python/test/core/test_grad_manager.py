@@ -81,3 +81,11 @@ def test_dy_and_errors():
     ints = mge.Tensor([1, 2])
     with pytest.raises(TypeError, match="float dtypes only"), GradManager().attach(ints):
         pass
+
+
+def test_indexing_is_differentiable():
+    x = mge.Parameter(np.arange(6, dtype=np.float32).reshape(2, 3))
+    gm = GradManager().attach(x)
+    with gm:
+        gm.backward((x[:, 1] * 2).sum() + x[1, 2])
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 2, 0], [0, 2, 1]])
