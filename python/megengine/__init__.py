@@ -14,6 +14,6 @@ __all__ = ["Parameter", "Tensor", "is_cuda_available", "tensor"]
 
 def __getattr__(name):
     # Submodules load on first use, as `import megengine; megengine.data` expects.
-    if name in ("data", "functional", "autodiff"):
+    if name in ("data", "functional", "autodiff", "module"):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'megengine' has no attribute {name!r}")

@@ -1,0 +1,56 @@
+"""``megengine.module`` (``M``): layers as objects holding their Parameters, and ``init``."""
+
+from . import init
+from .activation import GELU, LeakyReLU, PReLU, ReLU, Sigmoid, SiLU, Softmax
+from .batchnorm import BatchNorm1d, BatchNorm2d
+from .concat import Concat
+from .conv import Conv1d, Conv2d, Conv3d, ConvRelu2d, ConvTranspose2d
+from .conv_bn import ConvBn2d, ConvBnRelu2d
+from .dropout import Dropout
+from .elemwise import Elemwise
+from .embedding import Embedding
+from .identity import Identity
+from .linear import Linear
+from .module import Module
+from .normalization import GroupNorm, InstanceNorm, LayerNorm
+from .padding import Pad
+from .pixel_shuffle import PixelShuffle
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
+from .sequential import Sequential
+
+__all__ = [
+    "GELU",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    "AvgPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Concat",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvBn2d",
+    "ConvBnRelu2d",
+    "ConvRelu2d",
+    "ConvTranspose2d",
+    "Dropout",
+    "Elemwise",
+    "Embedding",
+    "GroupNorm",
+    "Identity",
+    "InstanceNorm",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "MaxPool2d",
+    "Module",
+    "PReLU",
+    "Pad",
+    "PixelShuffle",
+    "ReLU",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "init",
+]

@@ -1,0 +1,418 @@
+"""Convolutions: Conv1d, Conv2d, Conv3d, ConvTranspose2d and ConvRelu2d."""
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Parameter
+from . import init
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvRelu2d", "ConvTranspose2d"]
+
+
+def _ntuple(value, n, cls, name):
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{cls}: {name} needs {n} entries, got {tuple(value)}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+class _ConvNd(Module):
+    _nd = 2
+    _transposed = False
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        groups,
+        bias,
+        conv_mode,
+        compute_mode,
+        padding_mode="zeros",
+        output_padding=0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        cls, nd = type(self).__name__, self._nd
+        if in_channels % groups != 0:
+            raise ValueError(
+                f"{cls}: in_channels={in_channels} is not divisible by groups={groups}"
+            )
+        if out_channels % groups != 0:
+            raise ValueError(
+                f"{cls}: out_channels={out_channels} is not divisible by groups={groups}"
+            )
+        if padding_mode not in ("zeros", "reflect", "replicate"):
+            raise ValueError(
+                f"{cls}: padding_mode must be 'zeros', 'reflect' or 'replicate', got "
+                f"{padding_mode!r}"
+            )
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, nd, cls, "kernel_size")
+        self.stride = _ntuple(stride, nd, cls, "stride")
+        self.padding = _ntuple(padding, nd, cls, "padding")
+        self.dilation = _ntuple(dilation, nd, cls, "dilation")
+        self.output_padding = _ntuple(output_padding, nd, cls, "output_padding")
+        self.groups = groups
+        self.conv_mode = conv_mode
+        self.compute_mode = compute_mode
+        self.padding_mode = padding_mode
+        self.weight = Parameter(np.zeros(self._weight_shape(), dtype=np.float32))
+        bias_shape = (1, out_channels) + (1,) * nd
+        self.bias = Parameter(np.zeros(bias_shape, dtype=np.float32)) if bias else None
+        self.reset_parameters()
+
+    def _weight_shape(self):
+        g, ic, oc, k = self.groups, self.in_channels, self.out_channels, self.kernel_size
+        if self._transposed:
+            return (ic, oc) + k if g == 1 else (g, ic // g, oc // g) + k
+        return (oc, ic) + k if g == 1 else (g, oc // g, ic // g) + k
+
+    def _get_fanin(self):
+        return self.in_channels // self.groups * int(np.prod(self.kernel_size))
+
+    def reset_parameters(self):
+        """Redraws the weight from N(0, 1 / fan_in) and zeros the bias, as MegEngine's."""
+        init.normal_(self.weight, 0.0, np.sqrt(1 / max(self._get_fanin(), 1)))
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def _module_info_string(self):
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if any(self.padding):
+            s += f", padding={self.padding}"
+        if any(d != 1 for d in self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+    def _pad_input(self, x):
+        """Explicit reflect/replicate padding; returns (input, padding for the conv)."""
+        if self.padding_mode == "zeros" or not any(self.padding):
+            return x, self.padding
+        width = [(0, 0), (0, 0)] + [(p, p) for p in self.padding]
+        mode = "reflect" if self.padding_mode == "reflect" else "edge"
+        return F.pad(x, width, mode=mode), (0,) * self._nd
+
+    def calc_conv(self, inp, weight, bias):
+        """The convolution of ``inp`` with ``weight`` and ``bias`` under this module's
+        geometry."""
+        inp, padding = self._pad_input(inp)
+        fn = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[self._nd]
+        kwargs = {}
+        if self._nd != 3:
+            kwargs["compute_mode"] = self.compute_mode
+        return fn(
+            inp,
+            weight,
+            bias,
+            self.stride,
+            padding,
+            self.dilation,
+            self.groups,
+            self.conv_mode,
+            **kwargs,
+        )
+
+    def forward(self, inp):
+        return self.calc_conv(inp, self.weight, self.bias)
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C, W) inputs; weight (out, in/groups, k), N(0, 1 / fan_in).
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size.
+        stride: step of the window.
+        padding: zeros added on both sides.
+        dilation: spacing between kernel taps.
+        groups: channel groups; the weight becomes (groups, out/groups, in/groups, k).
+        bias: whether to add a learned bias of shape (1, out_channels, 1).
+        conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
+        compute_mode: accepted for MegEngine compatibility.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.Conv1d(2, 4, 3, padding=1)
+        >>> m.weight.shape, m(mge.Tensor(np.ones((1, 2, 5), dtype=np.float32))).shape
+        ((4, 2, 3), (1, 4, 5))
+    """
+
+    _nd = 1
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        conv_mode="cross_correlation",
+        compute_mode="default",
+        padding_mode="zeros",
+        **kwargs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            conv_mode,
+            compute_mode,
+            padding_mode,
+            **kwargs,
+        )
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kh, kw) (or
+    (groups, out/groups, in/groups, kh, kw) when grouped) from N(0, 1 / fan_in), bias
+    (1, out, 1, 1) from zeros, as MegEngine's.
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size, an int or (kh, kw).
+        stride: step of the window, an int or (sh, sw).
+        padding: zeros added on both sides, an int or (ph, pw).
+        dilation: spacing between kernel taps, an int or (dh, dw).
+        groups: channel groups.
+        bias: whether to add a learned bias.
+        conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
+        compute_mode: accepted for MegEngine compatibility.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.Conv2d(3, 8, 3, stride=2, padding=1)
+        >>> m(mge.Tensor(np.ones((2, 3, 8, 8), dtype=np.float32))).shape
+        (2, 8, 4, 4)
+    """
+
+    _nd = 2
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        conv_mode="cross_correlation",
+        compute_mode="default",
+        padding_mode="zeros",
+        **kwargs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            conv_mode,
+            compute_mode,
+            padding_mode,
+            **kwargs,
+        )
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) inputs; weight (out, in/groups, kd, kh, kw) from
+    N(0, 1 / fan_in), bias (1, out, 1, 1, 1) from zeros.
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size, an int or (kd, kh, kw).
+        stride: step of the window.
+        padding: zeros added on both sides.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether to add a learned bias.
+        conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.Conv3d(1, 2, 3)
+        >>> m(mge.Tensor(np.ones((1, 1, 4, 4, 4), dtype=np.float32))).shape
+        (1, 2, 2, 2, 2)
+    """
+
+    _nd = 3
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        conv_mode="cross_correlation",
+        **kwargs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            conv_mode,
+            "default",
+            **kwargs,
+        )
+
+
+class ConvTranspose2d(_ConvNd):
+    """2-D transposed convolution (the gradient of a Conv2d with respect to its input);
+    weight (in, out, kh, kw) (or (groups, in/groups, out/groups, kh, kw)) from
+    N(0, 1 / (in * kh * kw)), bias (1, out, 1, 1) from zeros, as MegEngine's.
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size, an int or (kh, kw).
+        stride: stride of the matching Conv2d.
+        padding: padding of the matching Conv2d.
+        output_padding: extra rows/columns added at the bottom/right of the output.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether to add a learned bias.
+        conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
+        compute_mode: accepted for MegEngine compatibility.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.ConvTranspose2d(4, 2, 2, stride=2)
+        >>> m.weight.shape, m(mge.Tensor(np.ones((1, 4, 3, 3), dtype=np.float32))).shape
+        ((4, 2, 2, 2), (1, 2, 6, 6))
+    """
+
+    _nd = 2
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        conv_mode="cross_correlation",
+        compute_mode="default",
+        **kwargs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            conv_mode,
+            compute_mode,
+            output_padding=output_padding,
+            **kwargs,
+        )
+
+    def _get_fanin(self):
+        return self.in_channels * int(np.prod(self.kernel_size))
+
+    def forward(self, inp):
+        return F.conv_transpose2d(
+            inp,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self.output_padding,
+            self.dilation,
+            self.groups,
+            self.conv_mode,
+            self.compute_mode,
+        )
+
+
+class ConvRelu2d(Conv2d):
+    """A Conv2d followed by ReLU (the fused module quantization-aware training converts).
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size, an int or (kh, kw).
+        stride: step of the window.
+        padding: zeros added on both sides.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether to add a learned bias.
+        conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
+        compute_mode: accepted for MegEngine compatibility.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.ConvRelu2d(1, 1, 1, bias=False)
+        >>> M.init.fill_(m.weight, -1.0)
+        >>> m(mge.Tensor(np.array([[[[2.0, -3.0]]]], dtype=np.float32))).numpy().tolist()
+        [[[[0.0, 3.0]]]]
+    """
+
+    def forward(self, inp):
+        return F.relu(self.calc_conv(inp, self.weight, self.bias))

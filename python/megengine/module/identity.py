@@ -1,0 +1,25 @@
+"""``Identity``."""
+
+from .module import Module
+
+__all__ = ["Identity"]
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder where a layer is optional).
+
+    Args:
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> M.Identity()(mge.Tensor([1.0, 2.0])).numpy().tolist()
+        [1.0, 2.0]
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    def forward(self, x):
+        return x

@@ -1,0 +1,404 @@
+"""``Module``: the base class of every layer.
+
+A module holds its Parameters, buffers (Tensors that are not Parameters, such as BatchNorm's
+running statistics) and sub-modules as ordinary attributes, directly or inside lists, tuples and
+dicts; ``parameters()``, ``state_dict()`` and the other walks discover them by scanning the
+attributes in name order, as MegEngine's modules do.
+"""
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ..tensor import Parameter, Tensor
+
+__all__ = ["Module"]
+
+
+class HookHandler:
+    """What ``register_forward_hook`` returns: ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks, hook_id):
+        self._hooks = hooks
+        self._id = hook_id
+
+    def remove(self):
+        """Unregisters the hook (a second call does nothing)."""
+        self._hooks.pop(self._id, None)
+
+
+def _expand(key, value):
+    """(dotted name, leaf) for each Tensor or Module inside ``value``, lists/tuples/dicts
+    expanded recursively."""
+    if isinstance(value, (Tensor, Module)):
+        yield key, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _expand(f"{key}.{i}", item)
+    elif isinstance(value, dict):
+        try:
+            keys = sorted(value)
+        except TypeError:
+            keys = list(value)
+        for k in keys:
+            yield from _expand(f"{key}.{k}", value[k])
+
+
+_INTERNAL = ("_forward_pre_hooks", "_forward_hooks", "_next_hook_id")
+
+
+class Module:
+    """Base class of all layers: subclasses set Parameters and sub-modules as attributes in
+    ``__init__`` and compute in ``forward``.
+
+    Args:
+        name: an optional name, shown by ``repr`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> class Scale(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.k = mge.Parameter(np.array([2.0], dtype=np.float32))
+        ...     def forward(self, x):
+        ...         return x * self.k
+        >>> m = Scale()
+        >>> m(mge.Tensor([1.0, 3.0])).numpy().tolist()
+        [2.0, 6.0]
+        >>> [name for name, _ in m.named_parameters()]
+        ['k']
+    """
+
+    def __init__(self, name=None):
+        self.name = name
+        self.training = True
+        self._forward_pre_hooks = OrderedDict()
+        self._forward_hooks = OrderedDict()
+        self._next_hook_id = 0
+
+    def forward(self, *args, **kwargs):
+        """Computes the module's output; every subclass defines it."""
+        raise NotImplementedError(f"{type(self).__name__} does not define forward")
+
+    # ----------------------------------------------------------------- call and hooks
+    def _register_hook(self, hooks, hook):
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        self._next_hook_id += 1
+        hooks[self._next_hook_id] = hook
+        return HookHandler(hooks, self._next_hook_id)
+
+    def register_forward_pre_hook(self, hook):
+        """Registers ``hook(module, inputs)``, run before ``forward``; when it returns something
+        other than None, that becomes the inputs (a tuple, or one value).
+
+        Args:
+            hook: the callable.
+
+        Returns:
+            a handler whose ``remove()`` unregisters the hook.
+        """
+        return self._register_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """Registers ``hook(module, inputs, outputs)``, run after ``forward``; when it returns
+        something other than None, that replaces the outputs.
+
+        Args:
+            hook: the callable.
+
+        Returns:
+            a handler whose ``remove()`` unregisters the hook.
+        """
+        return self._register_hook(self._forward_hooks, hook)
+
+    def __call__(self, *inputs, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            modified = hook(self, inputs)
+            if modified is not None:
+                inputs = modified if isinstance(modified, tuple) else (modified,)
+        outputs = self.forward(*inputs, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            modified = hook(self, inputs, outputs)
+            if modified is not None:
+                outputs = modified
+        return outputs
+
+    # ----------------------------------------------------------------- discovery
+    def _direct(self):
+        """(name, leaf) for the Tensors and Modules this module holds itself."""
+        attrs = vars(self)
+        for key in sorted(attrs):
+            if key in _INTERNAL:
+                continue
+            yield from _expand(key, attrs[key])
+
+    def _walk(self, prefix, recursive, seen):
+        """(dotted name, Tensor) over this module and, when recursive, its sub-modules; every
+        object once."""
+        for key, leaf in self._direct():
+            name = prefix + key
+            if id(leaf) in seen:
+                continue
+            seen.add(id(leaf))
+            if isinstance(leaf, Module):
+                if recursive:
+                    yield from leaf._walk(name + ".", recursive, seen)
+            else:
+                yield name, leaf
+
+    def named_tensors(self, prefix=None, recursive=True):
+        """The Tensors (Parameters and buffers) with their dotted names.
+
+        Args:
+            prefix: prepended to every name (with a dot).
+            recursive: include the sub-modules' tensors.
+
+        Returns:
+            an iterator of (name, Tensor).
+        """
+        start = "" if prefix is None else prefix + "."
+        yield from self._walk(start, recursive, set())
+
+    def tensors(self, recursive=True):
+        """The Tensors (Parameters and buffers) of the module.
+
+        Args:
+            recursive: include the sub-modules' tensors.
+
+        Returns:
+            an iterator of Tensors.
+        """
+        for _, t in self.named_tensors(recursive=recursive):
+            yield t
+
+    def named_parameters(self, prefix=None, recursive=True, **kwargs):
+        """The Parameters with their dotted names (``"conv1.weight"``).
+
+        Args:
+            prefix: prepended to every name (with a dot).
+            recursive: include the sub-modules' parameters.
+            kwargs: ``requires_grad`` is accepted and ignored, as in MegEngine (tensors carry
+                no requires_grad flag).
+
+        Returns:
+            an iterator of (name, Parameter).
+        """
+        _check_kwargs("named_parameters", kwargs)
+        for name, t in self.named_tensors(prefix, recursive):
+            if isinstance(t, Parameter):
+                yield name, t
+
+    def parameters(self, recursive=True, **kwargs):
+        """The Parameters of the module (what an optimizer and a GradManager take).
+
+        Args:
+            recursive: include the sub-modules' parameters.
+            kwargs: ``requires_grad`` is accepted and ignored, as in MegEngine.
+
+        Returns:
+            an iterator of Parameters.
+        """
+        for _, p in self.named_parameters(recursive=recursive, **kwargs):
+            yield p
+
+    def named_buffers(self, prefix=None, recursive=True):
+        """The Tensors that are not Parameters (running statistics) with their dotted names.
+
+        Args:
+            prefix: prepended to every name (with a dot).
+            recursive: include the sub-modules' buffers.
+
+        Returns:
+            an iterator of (name, Tensor).
+        """
+        for name, t in self.named_tensors(prefix, recursive):
+            if not isinstance(t, Parameter):
+                yield name, t
+
+    def buffers(self, recursive=True):
+        """The Tensors that are not Parameters.
+
+        Args:
+            recursive: include the sub-modules' buffers.
+
+        Returns:
+            an iterator of Tensors.
+        """
+        for _, t in self.named_buffers(recursive=recursive):
+            yield t
+
+    def named_children(self):
+        """The direct sub-modules with their attribute names (``"layers.0"`` for a list).
+
+        Returns:
+            an iterator of (name, Module).
+        """
+        seen = set()
+        for key, leaf in self._direct():
+            if isinstance(leaf, Module) and id(leaf) not in seen:
+                seen.add(id(leaf))
+                yield key, leaf
+
+    def children(self):
+        """The direct sub-modules.
+
+        Returns:
+            an iterator of Modules.
+        """
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, prefix=None):
+        """This module (named ``prefix``, or ``""``) and every sub-module, depth first.
+
+        Args:
+            prefix: the name of this module.
+
+        Returns:
+            an iterator of (name, Module).
+        """
+        seen = set()
+
+        def walk(module, name):
+            if id(module) in seen:
+                return
+            seen.add(id(module))
+            yield name, module
+            for key, child in module.named_children():
+                yield from walk(child, f"{name}.{key}" if name else key)
+
+        yield from walk(self, prefix or "")
+
+    def modules(self):
+        """This module and every sub-module, depth first.
+
+        Returns:
+            an iterator of Modules.
+        """
+        for _, m in self.named_modules():
+            yield m
+
+    def apply(self, fn):
+        """Calls ``fn(module)`` on this module and every sub-module.
+
+        Args:
+            fn: the function.
+        """
+        for m in self.modules():
+            fn(m)
+
+    def train(self, mode=True, recursive=True):
+        """Sets training mode (Dropout drops, BatchNorm uses and updates batch statistics).
+
+        Args:
+            mode: True for training, False for evaluation.
+            recursive: set the sub-modules too.
+        """
+        modules = self.modules() if recursive else [self]
+        for m in modules:
+            m.training = bool(mode)
+
+    def eval(self):
+        """Sets evaluation mode on this module and every sub-module (``train(False)``)."""
+        self.train(False)
+
+    def zero_grad(self):
+        """Drops the gradients of every Parameter (sets ``.grad`` to None)."""
+        for p in self.parameters():
+            p.grad = None
+
+    # ----------------------------------------------------------------- state
+    def state_dict(self, rst=None, prefix="", keep_var=False):
+        """Every Parameter and buffer as name -> numpy array (``"bn.running_mean"``).
+
+        Args:
+            rst: a dict to fill (a new OrderedDict when None).
+            prefix: prepended to every name.
+            keep_var: keep the Tensors themselves instead of numpy copies.
+
+        Returns:
+            the OrderedDict.
+        """
+        if rst is None:
+            rst = OrderedDict()
+        for name, t in self.named_tensors():
+            rst[prefix + name] = t if keep_var else t.numpy()
+        return rst
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Loads values saved by ``state_dict`` into this module's tensors, in place (each
+        Tensor keeps its identity, so optimizers and GradManagers holding it see the values).
+
+        Args:
+            state_dict: name -> numpy array or Tensor; or a callable ``f(name, tensor)`` that
+                returns the value for a name (or None to leave it).
+            strict: raise KeyError when a key of the module is missing from state_dict, or a
+                key of state_dict names nothing in the module; when False, load the keys
+                both have.
+
+        Raises:
+            KeyError: missing or unexpected keys with strict.
+            ValueError: a value whose shape differs from the tensor's.
+        """
+        own = OrderedDict(self.named_tensors())
+        if callable(state_dict) and not isinstance(state_dict, dict):
+            closure = state_dict
+            unused = []
+        else:
+            if not isinstance(state_dict, dict):
+                raise TypeError(
+                    f"load_state_dict expects a dict or a callable, got {type(state_dict).__name__}"
+                )
+            closure = lambda name, _t: state_dict.get(name)
+            unused = [k for k in state_dict if k not in own]
+        not_loaded = []
+        updates = []
+        for name, t in own.items():
+            value = closure(name, t)
+            if value is None:
+                not_loaded.append(name)
+                continue
+            arr = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+            if tuple(arr.shape) != tuple(t.shape):
+                raise ValueError(
+                    f"load_state_dict: {name!r} has shape {tuple(t.shape)} in the module, "
+                    f"got {tuple(arr.shape)}"
+                )
+            updates.append((name, t, arr))
+        if strict and (unused or not_loaded):
+            parts = []
+            if not_loaded:
+                parts.append(f"missing keys {not_loaded}")
+            if unused:
+                parts.append(f"unexpected keys {unused}")
+            raise KeyError(f"load_state_dict (strict=True): {'; '.join(parts)}")
+        for _, t, arr in updates:
+            t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device))
+
+    # ----------------------------------------------------------------- printing
+    def _module_info_string(self):
+        """The constructor arguments shown inside the parentheses of ``repr``."""
+        return ""
+
+    def __repr__(self):
+        children = list(self.named_children())
+        head = type(self).__name__ + "("
+        info = self._module_info_string()
+        if self.name:
+            info = f"name={self.name}" + (", " + info if info else "")
+        if not children:
+            return head + info + ")"
+        lines = [head + info]
+        for key, child in children:
+            child_repr = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({key}): {child_repr}")
+        return "\n".join(lines) + "\n)"
+
+
+def _check_kwargs(fname, kwargs):
+    extra = set(kwargs) - {"requires_grad"}
+    if extra:
+        raise TypeError(f"{fname} got unexpected keyword arguments {sorted(extra)}")

@@ -1,0 +1,127 @@
+"""LayerNorm, GroupNorm and InstanceNorm."""
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Parameter
+from .module import Module
+
+__all__ = ["GroupNorm", "InstanceNorm", "LayerNorm"]
+
+
+class GroupNorm(Module):
+    """Group normalisation: the channels split into ``num_groups`` groups, each normalised per
+    sample together with the spatial axes; weight (C,) starts at ones, bias (C,) at zeros.
+
+    Args:
+        num_groups: number of groups; must divide num_channels.
+        num_channels: C, the channels of the (N, C, ...) input.
+        eps: added to the variance before the square root.
+        affine: whether to learn a per-channel weight and bias.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.GroupNorm(1, 2)
+        >>> x = mge.Tensor(np.array([[[1.0], [3.0]]], dtype=np.float32))
+        >>> np.round(m(x).numpy(), 3).tolist()
+        [[[-1.0], [1.0]]]
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, **kwargs):
+        super().__init__(**kwargs)
+        if num_groups <= 0 or num_channels % num_groups != 0:
+            raise ValueError(
+                f"GroupNorm: num_channels={num_channels} is not divisible by "
+                f"num_groups={num_groups}"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        self.weight = Parameter(np.ones(num_channels, dtype=np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, dtype=np.float32)) if affine else None
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.affine, self.weight, self.bias, self.eps)
+
+    def _module_info_string(self):
+        return (
+            f"groups={self.num_groups}, channels={self.num_channels}, eps={self.eps}, "
+            f"affine={self.affine}"
+        )
+
+
+class InstanceNorm(Module):
+    """Instance normalisation: every (sample, channel) normalised over its spatial axes;
+    weight (C,) starts at ones, bias (C,) at zeros.
+
+    Args:
+        num_channels: C, the channels of the (N, C, ...) input.
+        eps: added to the variance before the square root.
+        affine: whether to learn a per-channel weight and bias.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.InstanceNorm(1)
+        >>> x = mge.Tensor(np.array([[[2.0, 4.0]]], dtype=np.float32))
+        >>> np.round(m(x).numpy(), 3).tolist()
+        [[[-1.0, 1.0]]]
+    """
+
+    def __init__(self, num_channels, eps=1e-5, affine=True, **kwargs):
+        super().__init__(**kwargs)
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        self.weight = Parameter(np.ones(num_channels, dtype=np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, dtype=np.float32)) if affine else None
+
+    def forward(self, x):
+        return F.instance_norm(x, self.affine, self.weight, self.bias, self.eps)
+
+    def _module_info_string(self):
+        return f"channels={self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class LayerNorm(Module):
+    """Layer normalisation over the trailing axes given by ``normalized_shape``; weight and bias
+    of that shape start at ones and zeros.
+
+    Args:
+        normalized_shape: an int or a tuple, the trailing shape normalised together.
+        eps: added to the variance before the square root.
+        affine: whether to learn an elementwise weight and bias.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.LayerNorm(2)
+        >>> x = mge.Tensor(np.array([[1.0, 3.0], [10.0, 0.0]], dtype=np.float32))
+        >>> np.round(m(x).numpy(), 3).tolist()
+        [[-1.0, 1.0], [1.0, -1.0]]
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, affine=True, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.affine = affine
+        shape = self.normalized_shape
+        self.weight = Parameter(np.ones(shape, dtype=np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if affine else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.affine, self.weight, self.bias, self.eps)
+
+    def _module_info_string(self):
+        return f"normalized_shape={self.normalized_shape}, eps={self.eps}, affine={self.affine}"
