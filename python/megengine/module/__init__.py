@@ -12,14 +12,18 @@ from .embedding import Embedding
 from .identity import Identity
 from .linear import Linear
 from .module import Module
+from .multiheadattn import MultiHeadAttention
 from .normalization import GroupNorm, InstanceNorm, LayerNorm
 from .padding import Pad
 from .pixel_shuffle import PixelShuffle
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
+from .rnn import LSTM, RNN, LSTMCell, RNNCell
 from .sequential import Sequential
 
 __all__ = [
     "GELU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool2d",
     "AvgPool2d",
@@ -39,14 +43,17 @@ __all__ = [
     "GroupNorm",
     "Identity",
     "InstanceNorm",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
     "MaxPool2d",
     "Module",
+    "MultiHeadAttention",
     "PReLU",
     "Pad",
     "PixelShuffle",
+    "RNNCell",
     "ReLU",
     "Sequential",
     "SiLU",

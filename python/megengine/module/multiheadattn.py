@@ -1,0 +1,221 @@
+"""``MultiHeadAttention``, computed from batched matrix products and a softmax."""
+
+import math
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Parameter, Tensor
+from . import init
+from .module import Module
+
+__all__ = ["MultiHeadAttention"]
+
+
+class MultiHeadAttention(Module):
+    """Multi-head scaled dot-product attention (Attention Is All You Need) over batch-first
+    inputs: query (N, L, embed_dim), key (N, S, kdim), value (N, S, vdim).
+
+    The four projections live in one Parameter ``io_weight_bias`` of shape (1, n), as in
+    MegEngine: the weights of q, k, v and out ((embed_dim, embed_dim), (embed_dim, kdim),
+    (embed_dim, vdim), (embed_dim, embed_dim), each row-major as a Linear weight), then, with
+    ``bias``, the four biases of embed_dim elements. It starts from Xavier-uniform values
+    (fan_in n, fan_out 1) with zero biases, as MegEngine's.
+
+    Args:
+        embed_dim: features of the query and of the output; divisible by num_heads.
+        num_heads: parallel attention heads, each of embed_dim // num_heads features.
+        attn_dropout: dropout probability on the attention weights, when training.
+        out_dropout: dropout probability on the output, when training.
+        bias: whether the projections add biases.
+        add_bias_kv: not supported (MegEngine does not support it either); must be False.
+        add_zero_attn: append a zero step to the projected keys and values.
+        reslink: add the query to the output (shapes must agree).
+        kdim: features of the key (embed_dim when None).
+        vdim: features of the value (embed_dim when None).
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.MultiHeadAttention(4, 2)
+        >>> x = mge.Tensor(np.ones((2, 3, 4), dtype=np.float32))
+        >>> out, weights = m(x, x, x, need_weights=True)
+        >>> out.shape, weights.shape
+        ((2, 3, 4), (4, 3, 3))
+    """
+
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        attn_dropout=0.0,
+        out_dropout=0.0,
+        bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        reslink=False,
+        kdim=None,
+        vdim=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if num_heads < 1 or embed_dim % num_heads != 0:
+            raise ValueError(
+                f"MultiHeadAttention: embed_dim={embed_dim} is not divisible by "
+                f"num_heads={num_heads}"
+            )
+        if add_bias_kv:
+            raise ValueError("MultiHeadAttention: add_bias_kv is not supported")
+        for name, p in (("attn_dropout", attn_dropout), ("out_dropout", out_dropout)):
+            if not 0 <= p < 1:
+                raise ValueError(f"MultiHeadAttention: {name} must be in [0, 1), got {p}")
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.attn_dropout = attn_dropout
+        self.out_dropout = out_dropout
+        self.bias = bias
+        self.add_bias_kv = add_bias_kv
+        self.add_zero_attn = add_zero_attn
+        self.reslink = reslink
+        e = embed_dim
+        self._weight_len = (e + self.kdim + self.vdim + e) * e
+        self.weight_bias_len = self._weight_len + (4 * e if bias else 0)
+        self.io_weight_bias = Parameter(np.zeros((1, self.weight_bias_len), dtype=np.float32))
+        self.bias_k = None
+        self.bias_v = None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Redraws io_weight_bias Xavier-uniform and zeros its bias part."""
+        init.xavier_uniform_(self.io_weight_bias)
+        if self.bias:
+            values = self.io_weight_bias.numpy().copy()
+            values[0, self._weight_len :] = 0
+            self.io_weight_bias._reset(Tensor(values))
+
+    def _unpack(self):
+        """(weight, bias) of the q, k, v and out projections, sliced from io_weight_bias."""
+        e, flat = self.embed_dim, self.io_weight_bias.reshape(-1)
+        ins = (e, self.kdim, self.vdim, e)
+        out, pos = [], 0
+        for n_in in ins:
+            out.append([flat[pos : pos + e * n_in].reshape(e, n_in), None])
+            pos += e * n_in
+        if self.bias:
+            for item in out:
+                item[1] = flat[pos : pos + e]
+                pos += e
+        return out
+
+    def _heads(self, x):
+        """(N, T, E) -> (N * heads, T, head_dim)."""
+        n, t = x.shape[0], x.shape[1]
+        x = x.reshape(n, t, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
+        return x.reshape(n * self.num_heads, t, self.head_dim)
+
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        attn_mask=None,
+        need_weights=False,
+        average_attn_weights=False,
+        is_causal=False,
+        maybe_cudnn_style_mask=False,
+    ):
+        """Attention of query over key/value.
+
+        Args:
+            query: (N, L, embed_dim).
+            key: (N, S, kdim).
+            value: (N, S, vdim).
+            key_padding_mask: (N, S); bool True marks keys to ignore, float is added to the
+                scores.
+            attn_mask: (L, S) or (N * num_heads, L, S); bool True marks pairs to ignore, float
+                is added to the scores.
+            need_weights: also return the attention weights.
+            average_attn_weights: average the returned weights over heads ((N, L, S) instead
+                of (N * num_heads, L, S)).
+            is_causal: with no attn_mask, mask every key after the query's position.
+            maybe_cudnn_style_mask: cuDNN-style (2, L)/(2, N) masks are not supported; must
+                be False.
+
+        Returns:
+            (output (N, L, embed_dim), weights or None).
+        """
+        if maybe_cudnn_style_mask:
+            raise ValueError("MultiHeadAttention: cudnn-style masks are not supported")
+        n, tgt, src = query.shape[0], query.shape[1], key.shape[1]
+        dims = ((query, self.embed_dim), (key, self.kdim), (value, self.vdim))
+        if any(t.ndim != 3 or t.shape[2] != d or t.shape[0] != n for t, d in dims) or (
+            value.shape[1] != src
+        ):
+            raise ValueError(
+                f"MultiHeadAttention: query {tuple(query.shape)}, key {tuple(key.shape)} and "
+                f"value {tuple(value.shape)} must be (N, L, {self.embed_dim}), "
+                f"(N, S, {self.kdim}), (N, S, {self.vdim})"
+            )
+        (wq, bq), (wk, bk), (wv, bv), (wo, bo) = self._unpack()
+        q = self._heads(F.linear(query, wq, bq)) * (1.0 / math.sqrt(self.head_dim))
+        k = self._heads(F.linear(key, wk, bk))
+        v = self._heads(F.linear(value, wv, bv))
+        if self.add_zero_attn:
+            zero = F.zeros((k.shape[0], 1, self.head_dim), dtype=k.dtype, device=k.device)
+            k, v = F.concat([k, zero], axis=1), F.concat([v, zero], axis=1)
+            src += 1
+        scores = F.matmul(q, k, transpose_b=True)  # (N * heads, L, S)
+        scores = self._mask(scores, attn_mask, key_padding_mask, is_causal, n, tgt, src)
+        weights = F.softmax(scores, axis=-1)
+        if self.training and self.attn_dropout > 0:
+            weights = F.dropout(weights, self.attn_dropout, training=True)
+        out = F.matmul(weights, v)  # (N * heads, L, head_dim)
+        out = out.reshape(n, self.num_heads, tgt, self.head_dim).transpose(0, 2, 1, 3)
+        out = F.linear(out.reshape(n, tgt, self.embed_dim), wo, bo)
+        if self.training and self.out_dropout > 0:
+            out = F.dropout(out, self.out_dropout, training=True)
+        if self.reslink:
+            out = out + query
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = weights.reshape(n, self.num_heads, tgt, src).mean(axis=1)
+        return out, weights
+
+    def _mask(self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src):
+        heads = self.num_heads
+        if attn_mask is None and is_causal:
+            attn_mask = Tensor(np.triu(np.ones((tgt, src), dtype=bool), k=1))
+        pad = src - (src - 1 if self.add_zero_attn else src)
+        if attn_mask is not None:
+            attn_mask = _additive(attn_mask, pad, scores.dtype)
+            if attn_mask.ndim == 2:
+                attn_mask = attn_mask.reshape(1, tgt, src)
+            scores = scores + attn_mask
+        if key_padding_mask is not None:
+            kpm = _additive(key_padding_mask, pad, scores.dtype)
+            if tuple(kpm.shape) != (n, src):
+                raise ValueError(
+                    f"MultiHeadAttention: key_padding_mask must be (N, S) = ({n}, {src}), got "
+                    f"{tuple(kpm.shape)}"
+                )
+            scores = scores.reshape(n, heads, tgt, src) + kpm.reshape(n, 1, 1, src)
+            scores = scores.reshape(n * heads, tgt, src)
+        return scores
+
+
+def _additive(mask, pad, dtype):
+    """A bool mask (True = ignore) as 0 / -inf, a float mask as it is; ``pad`` zero columns
+    appended on the last axis (for add_zero_attn)."""
+    m = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype == bool:
+        m = np.where(m, -np.inf, 0.0).astype(np.float32)
+    if pad:
+        m = np.concatenate([m, np.zeros(m.shape[:-1] + (pad,), m.dtype)], axis=-1)
+    return Tensor(m.astype(np.float32)).astype(dtype)

@@ -1,0 +1,370 @@
+"""Recurrent layers: RNNCell, LSTMCell, RNN and LSTM, computed step by step from Linear-style
+products and elementwise gates (so they are differentiable through GradManager)."""
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Parameter, Tensor
+from . import init
+from .module import Module
+
+__all__ = ["LSTM", "RNN", "LSTMCell", "RNNCell"]
+
+
+def _zeros(batch, hidden_size, like):
+    return F.zeros((batch, hidden_size), dtype=like.dtype, device=like.device)
+
+
+class _RNNCellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, **kwargs):
+        super().__init__(**kwargs)
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.gate_hidden_size = num_chunks * hidden_size
+        g = self.gate_hidden_size
+        self.weight_ih = Parameter(np.zeros((g, input_size), dtype=np.float32))
+        self.weight_hh = Parameter(np.zeros((g, hidden_size), dtype=np.float32))
+        if bias:
+            self.bias_ih = Parameter(np.zeros((g,), dtype=np.float32))
+            self.bias_hh = Parameter(np.zeros((g,), dtype=np.float32))
+        else:  # zero buffers, as MegEngine's cells keep
+            self.bias_ih = Tensor(np.zeros((g,), dtype=np.float32))
+            self.bias_hh = Tensor(np.zeros((g,), dtype=np.float32))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Redraws every parameter from U(-1 / sqrt(hidden_size), 1 / sqrt(hidden_size))."""
+        stdv = 1.0 / math.sqrt(self.hidden_size)
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _check_input(self, inp):
+        if inp.ndim != 2 or inp.shape[1] != self.input_size:
+            raise ValueError(
+                f"{type(self).__name__}: input must be (batch, {self.input_size}), got "
+                f"{tuple(inp.shape)}"
+            )
+
+    def _check_hidden(self, h, batch, what):
+        if tuple(h.shape) != (batch, self.hidden_size):
+            raise ValueError(
+                f"{type(self).__name__}: {what} must be ({batch}, {self.hidden_size}), got "
+                f"{tuple(h.shape)}"
+            )
+
+    def _gates(self, inp, h):
+        return F.linear(inp, self.weight_ih, self.bias_ih) + F.linear(
+            h, self.weight_hh, self.bias_hh
+        )
+
+    def _module_info_string(self):
+        return f"{self.input_size}, {self.hidden_size}, bias={self.bias}"
+
+
+class RNNCell(_RNNCellBase):
+    """An Elman RNN cell: ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)``, act tanh or relu.
+    Every parameter starts from U(-1 / sqrt(hidden_size), 1 / sqrt(hidden_size)).
+
+    Args:
+        input_size: features of the input x, (batch, input_size).
+        hidden_size: features of the hidden state h, (batch, hidden_size).
+        bias: whether to learn b_ih and b_hh (zero buffers otherwise).
+        nonlinearity: ``"tanh"`` or ``"relu"``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.RNNCell(10, 20)
+        >>> m(mge.Tensor(np.ones((3, 10), dtype=np.float32))).shape
+        (3, 20)
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh"):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(
+                f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}"
+            )
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, num_chunks=1)
+
+    def forward(self, input, hx=None):
+        self._check_input(input)
+        batch = input.shape[0]
+        if hx is None:
+            hx = F.zeros((batch, self.hidden_size), dtype=input.dtype, device=input.device)
+        self._check_hidden(hx, batch, "hx")
+        g = self._gates(input, hx)
+        return F.tanh(g) if self.nonlinearity == "tanh" else F.relu(g)
+
+
+class LSTMCell(_RNNCellBase):
+    """A long short-term memory cell, gates in MegEngine's (and PyTorch's) order i, f, g, o:
+    ``i, f, o = sigmoid(...)``, ``g = tanh(...)``, ``c' = f * c + i * g``,
+    ``h' = o * tanh(c')``.
+
+    Args:
+        input_size: features of the input x, (batch, input_size).
+        hidden_size: features of h and c, (batch, hidden_size).
+        bias: whether to learn b_ih and b_hh (zero buffers otherwise).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.LSTMCell(10, 20)
+        >>> h, c = m(mge.Tensor(np.ones((3, 10), dtype=np.float32)))
+        >>> h.shape, c.shape
+        ((3, 20), (3, 20))
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4)
+
+    def forward(self, input, hx=None):
+        self._check_input(input)
+        batch, hs = input.shape[0], self.hidden_size
+        if hx is None:
+            h = F.zeros((batch, hs), dtype=input.dtype, device=input.device)
+            c = F.zeros((batch, hs), dtype=input.dtype, device=input.device)
+        else:
+            h, c = hx
+        self._check_hidden(h, batch, "h")
+        self._check_hidden(c, batch, "c")
+        g = self._gates(input, h)
+        i = F.sigmoid(g[:, 0:hs])
+        f = F.sigmoid(g[:, hs : 2 * hs])
+        cand = F.tanh(g[:, 2 * hs : 3 * hs])
+        o = F.sigmoid(g[:, 3 * hs : 4 * hs])
+        c_new = f * c + i * cand
+        return o * F.tanh(c_new), c_new
+
+
+class _RNNBase(Module):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0,
+        bidirectional=False,
+        proj_size=0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if (
+            not isinstance(dropout, numbers.Number)
+            or isinstance(dropout, bool)
+            or not 0 <= dropout < 1
+        ):
+            raise ValueError(f"{name}: dropout must be a float in [0, 1), got {dropout!r}")
+        if proj_size != 0:
+            raise ValueError(f"{name}: proj_size is not supported, got {proj_size}")
+        if num_layers < 1:
+            raise ValueError(f"{name}: num_layers must be >= 1, got {num_layers}")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.num_directions = 2 if bidirectional else 1
+        self.proj_size = proj_size
+        self.cells = [
+            [self._create_cell(layer) for _ in range(self.num_directions)]
+            for layer in range(num_layers)
+        ]
+
+    def _layer_input(self, layer):
+        return self.input_size if layer == 0 else self.num_directions * self.hidden_size
+
+    def reset_parameters(self):
+        """Redraws every parameter from U(-1 / sqrt(hidden_size), 1 / sqrt(hidden_size))."""
+        for row in self.cells:
+            for cell in row:
+                cell.reset_parameters()
+
+    def _module_info_string(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    def forward(self, input, hx=None):
+        name = type(self).__name__
+        if input.ndim != 3 or input.shape[2] != self.input_size:
+            raise ValueError(
+                f"{name}: input must be (seq_len, batch, {self.input_size}) (batch first when "
+                f"batch_first), got {tuple(input.shape)}"
+            )
+        if self.batch_first:
+            input = input.transpose((1, 0, 2))
+        seq_len, batch = input.shape[0], input.shape[1]
+        states = self._initial_states(hx, batch, input)
+        layer_in = [input[t] for t in range(seq_len)]
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(self.num_directions):
+                cell = self.cells[layer][d]
+                state = states[layer * self.num_directions + d]
+                steps = range(seq_len) if d == 0 else range(seq_len - 1, -1, -1)
+                seq = [None] * seq_len
+                for t in steps:
+                    state = cell(layer_in[t], state)
+                    seq[t] = self._hidden(state)
+                outs.append(seq)
+                finals.append(state)
+            if self.num_directions == 2:
+                layer_out = [F.concat([outs[0][t], outs[1][t]], axis=1) for t in range(seq_len)]
+            else:
+                layer_out = outs[0]
+            if self.training and self.dropout > 0 and layer != self.num_layers - 1:
+                layer_out = [F.dropout(x, self.dropout, training=True) for x in layer_out]
+            layer_in = layer_out
+        if seq_len:
+            output = F.stack(layer_in, axis=0)
+        else:
+            width = self.num_directions * self.hidden_size
+            output = F.zeros((0, batch, width), dtype=input.dtype, device=input.device)
+        if self.batch_first:
+            output = output.transpose((1, 0, 2))
+        return output, self._stack_finals(finals)
+
+    def _check_state(self, h, batch, what):
+        want = (self.num_layers * self.num_directions, batch, self.hidden_size)
+        if tuple(h.shape) != want:
+            raise ValueError(f"{type(self).__name__}: {what} must be {want}, got {tuple(h.shape)}")
+
+
+class RNN(_RNNBase):
+    """A multi-layer Elman RNN over a sequence: each layer runs an :class:`RNNCell` along
+    time (both ways when bidirectional, outputs concatenated), the next layer reads its
+    outputs.
+
+    Args:
+        input_size: features of each step of the input.
+        hidden_size: features of the hidden state.
+        num_layers: stacked layers.
+        nonlinearity: ``"tanh"`` or ``"relu"``.
+        bias: whether the cells learn biases.
+        batch_first: input and output are (batch, seq, feature) instead of (seq, batch,
+            feature).
+        dropout: dropout probability on each layer's output but the last, when training.
+        bidirectional: run a second cell backwards along time.
+        proj_size: must be 0 (projections are not supported).
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.RNN(10, 20, 2, bidirectional=True)
+        >>> out, h_n = m(mge.Tensor(np.ones((6, 3, 10), dtype=np.float32)))
+        >>> out.shape, h_n.shape
+        ((6, 3, 40), (4, 3, 20))
+    """
+
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        nonlinearity="tanh",
+        bias=True,
+        batch_first=False,
+        dropout=0,
+        bidirectional=False,
+        proj_size=0,
+        **kwargs,
+    ):
+        self.nonlinearity = nonlinearity
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            proj_size,
+            **kwargs,
+        )
+
+    def _create_cell(self, layer):
+        return RNNCell(self._layer_input(layer), self.hidden_size, self.bias, self.nonlinearity)
+
+    def _initial_states(self, hx, batch, input):
+        n = self.num_layers * self.num_directions
+        if hx is None:
+            return [_zeros(batch, self.hidden_size, input)] * n
+        self._check_state(hx, batch, "hx")
+        return [hx[i] for i in range(n)]
+
+    def _hidden(self, state):
+        return state
+
+    def _stack_finals(self, finals):
+        return F.stack(finals, axis=0)
+
+
+class LSTM(_RNNBase):
+    """A multi-layer LSTM over a sequence: each layer runs an :class:`LSTMCell` along time
+    (both ways when bidirectional), the next layer reads its outputs.
+
+    Args:
+        input_size: features of each step of the input.
+        hidden_size: features of h and c.
+        num_layers: stacked layers.
+        bias: whether the cells learn biases.
+        batch_first: input and output are (batch, seq, feature) instead of (seq, batch,
+            feature).
+        dropout: dropout probability on each layer's output but the last, when training.
+        bidirectional: run a second cell backwards along time.
+        proj_size: must be 0 (projections are not supported).
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.LSTM(10, 20, 2)
+        >>> out, (h_n, c_n) = m(mge.Tensor(np.ones((6, 3, 10), dtype=np.float32)))
+        >>> out.shape, h_n.shape, c_n.shape
+        ((6, 3, 20), (2, 3, 20), (2, 3, 20))
+    """
+
+    def _create_cell(self, layer):
+        return LSTMCell(self._layer_input(layer), self.hidden_size, self.bias)
+
+    def _initial_states(self, hx, batch, input):
+        n = self.num_layers * self.num_directions
+        if hx is None:
+            zero = _zeros(batch, self.hidden_size, input)
+            return [(zero, zero)] * n
+        h, c = hx
+        self._check_state(h, batch, "h_0")
+        self._check_state(c, batch, "c_0")
+        return [(h[i], c[i]) for i in range(n)]
+
+    def _hidden(self, state):
+        return state[0]
+
+    def _stack_finals(self, finals):
+        return F.stack([s[0] for s in finals], axis=0), F.stack([s[1] for s in finals], axis=0)
