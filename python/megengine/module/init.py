@@ -212,9 +212,9 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def calculate_fan_in_and_fan_out(tensor):
-    """Fan in and fan out of a weight: a 2-D (out, in) Linear weight gives (in, out); a conv
-    weight (out, in, k...) gives (in * prod(k), out * prod(k)); a grouped conv weight
-    (groups, out/groups, in/groups, k...) counts one group's channels.
+    """Fan in and fan out of a weight in NCHW layout, as MegEngine computes them: a 2-D
+    (out, in) Linear weight gives (in, out); any other (d0, d1, k...) gives
+    (d1 * prod(k), d0 * prod(k)).
 
     Args:
         tensor: the weight, of at least 2 dims.
@@ -233,8 +233,6 @@ def calculate_fan_in_and_fan_out(tensor):
         raise ValueError(
             f"calculate_fan_in_and_fan_out: needs a tensor of at least 2 dims, got shape {shape}"
         )
-    if len(shape) == 5:  # grouped 2-D conv: (groups, out/groups, in/groups, kh, kw)
-        shape = shape[1:]
     num_input, num_output = shape[1], shape[0]
     receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
     return num_input * receptive, num_output * receptive
@@ -256,6 +254,7 @@ def calculate_correct_fan(tensor, mode):
         >>> M.init.calculate_correct_fan(mge.Parameter([[0.0] * 3] * 4), "fan_out")
         4
     """
+    mode = str(mode).lower()
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"calculate_correct_fan: mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)

@@ -1,0 +1,275 @@
+"""Module mechanics: discovery, names, hooks, train/eval, state_dict round trips and errors,
+repr. The modules here are built from Parameters and F.matmul only."""
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import megengine as mge
+import megengine.functional as F
+import megengine.module as M
+from megengine.autodiff import GradManager
+
+rng = np.random.default_rng(0)
+
+
+def _param(*shape):
+    return mge.Parameter(rng.normal(size=shape).astype(np.float32))
+
+
+class Dense(M.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.w = _param(n_in, n_out)
+        self.b = _param(n_out)
+
+    def forward(self, x):
+        return F.matmul(x, self.w) + self.b
+
+
+class Stats(M.Module):
+    """A parameter and a buffer, like BatchNorm's weight and running mean."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.scale = mge.Parameter(np.ones(n, dtype=np.float32))
+        self.count = mge.Tensor(np.zeros(n, dtype=np.float32))
+
+    def forward(self, x):
+        if self.training:
+            self.count._reset(self.count + 1)
+        return x * self.scale
+
+
+class Net(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Dense(3, 4)
+        self.blocks = [Dense(4, 4), (Dense(4, 4), Stats(4))]
+        self.heads = {"b": Dense(4, 2), "a": Dense(4, 1)}
+        self.extra = _param(2)
+        self.not_a_tensor = [1, "x", None]
+
+    def forward(self, x):
+        x = F.relu(self.first(x))
+        x = self.blocks[0](x)
+        x = self.blocks[1][1](self.blocks[1][0](x))
+        return self.heads["b"](x), self.heads["a"](x)
+
+
+def test_discovery_in_attributes_lists_tuples_and_dicts():
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == [
+        "blocks.0.b",
+        "blocks.0.w",
+        "blocks.1.0.b",
+        "blocks.1.0.w",
+        "blocks.1.1.scale",
+        "extra",
+        "first.b",
+        "first.w",
+        "heads.a.b",
+        "heads.a.w",
+        "heads.b.b",
+        "heads.b.w",
+    ]
+    assert [n for n, _ in net.named_buffers()] == ["blocks.1.1.count"]
+    assert len(list(net.tensors())) == 13
+    assert all(isinstance(p, mge.Parameter) for p in net.parameters())
+    assert not any(isinstance(b, mge.Parameter) for b in net.buffers())
+    assert [n for n, _ in net.named_children()] == [
+        "blocks.0",
+        "blocks.1.0",
+        "blocks.1.1",
+        "first",
+        "heads.a",
+        "heads.b",
+    ]
+    assert [n for n, _ in net.named_modules()][:3] == ["", "blocks.0", "blocks.1.0"]
+    assert len(list(net.modules())) == 7
+    assert next(n for n, _ in net.named_parameters(prefix="net")) == "net.blocks.0.b"
+    assert [n for n, _ in net.named_parameters(recursive=False)] == ["extra"]
+    assert len(list(net.parameters(requires_grad=True))) == 12
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        list(net.parameters(bogus=1))
+
+
+def test_shared_parameters_and_modules_are_listed_once():
+    class Shared(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = Dense(2, 2)
+            self.b = self.a
+            self.w = self.a.w
+
+    m = Shared()
+    assert [n for n, _ in m.named_parameters()] == ["a.b", "a.w"]
+    assert len(list(m.modules())) == 2
+
+
+def test_parameters_train_with_grad_manager():
+    net = Net()
+    x = mge.Tensor(rng.normal(size=(5, 3)).astype(np.float32))
+    params = list(net.parameters())
+    gm = GradManager().attach(params)
+    with gm:
+        y1, y2 = net(x)
+        gm.backward((y1**2).mean() + (y2**2).mean())
+    assert all(p.grad is not None for p in params if p is not net.extra)
+    assert net.extra.grad is None
+    net.zero_grad()
+    assert all(p.grad is None for p in params)
+
+
+def test_train_eval_and_apply():
+    net = Net()
+    assert all(m.training for m in net.modules())
+    net.eval()
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+    net.train(False, recursive=False)
+    assert not net.training and net.first.training
+    seen = []
+    net.apply(lambda m: seen.append(type(m).__name__))
+    assert seen.count("Dense") == 5 and seen[0] == "Net"
+    stats = net.blocks[1][1]
+    stats.eval()
+    stats(mge.Tensor(np.ones(4, dtype=np.float32)))
+    assert stats.count.numpy().tolist() == [0.0] * 4
+
+
+def test_forward_hooks():
+    m = Dense(2, 2)
+    x = mge.Tensor(np.ones((1, 2), dtype=np.float32))
+    calls = []
+    h1 = m.register_forward_pre_hook(lambda mod, inputs: calls.append(("pre", mod)))
+    h2 = m.register_forward_pre_hook(lambda mod, inputs: (inputs[0] * 2,))
+    h3 = m.register_forward_hook(lambda mod, inputs, out: out + 100)
+    got = m(x).numpy()
+    want = (np.ones((1, 2)) * 2) @ m.w.numpy() + m.b.numpy() + 100
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert calls == [("pre", m)]
+    h2.remove()
+    h3.remove()
+    h3.remove()  # twice is harmless
+    np.testing.assert_allclose(m(x).numpy(), np.ones((1, 2)) @ m.w.numpy() + m.b.numpy(), 1e-5)
+    h1.remove()
+    m(x)
+    assert len(calls) == 2
+    # a pre-hook may return a single value instead of a tuple
+    m.register_forward_pre_hook(lambda mod, inputs: inputs[0] * 0)
+    np.testing.assert_allclose(m(x).numpy(), m.b.numpy()[None], rtol=1e-6)
+    with pytest.raises(TypeError, match="callable"):
+        m.register_forward_hook(3)
+
+
+def test_state_dict_round_trip_keeps_identity():
+    a, b = Net(), Net()
+    sd = a.state_dict()
+    assert isinstance(sd, OrderedDict)
+    assert list(sd) == [n for n, _ in a.named_tensors()]
+    assert all(isinstance(v, np.ndarray) for v in sd.values())
+    w_before = b.first.w
+    b.load_state_dict(sd)
+    assert b.first.w is w_before  # loaded in place
+    for (n1, t1), (n2, t2) in zip(a.named_tensors(), b.named_tensors()):
+        assert n1 == n2
+        np.testing.assert_array_equal(t1.numpy(), t2.numpy())
+    x = mge.Tensor(rng.normal(size=(2, 3)).astype(np.float32))
+    np.testing.assert_array_equal(a(x)[0].numpy(), b(x)[0].numpy())
+    # the state_dict is a copy: changing the module later does not change it
+    a.extra._reset(a.extra + 1)
+    np.testing.assert_array_equal(sd["extra"], b.extra.numpy())
+    kept = a.state_dict(keep_var=True)
+    assert kept["extra"] is a.extra
+    assert next(iter(a.state_dict(prefix="m.").keys())) == "m.blocks.0.b"
+
+
+def test_load_state_dict_errors_and_non_strict():
+    net = Net()
+    sd = net.state_dict()
+    missing = dict(sd)
+    del missing["first.w"]
+    with pytest.raises(KeyError, match=r"missing keys \['first.w'\]"):
+        net.load_state_dict(missing)
+    extra = dict(sd, bogus=np.zeros(1, np.float32))
+    with pytest.raises(KeyError, match=r"unexpected keys \['bogus'\]"):
+        net.load_state_dict(extra)
+    bad = dict(sd, extra=np.zeros((3,), np.float32))
+    with pytest.raises(ValueError, match=r"'extra' has shape \(2,\) in the module, got \(3,\)"):
+        net.load_state_dict(bad)
+    with pytest.raises(TypeError, match="dict or a callable"):
+        net.load_state_dict([1, 2])
+    # nothing was loaded by the failing calls
+    np.testing.assert_array_equal(net.first.w.numpy(), sd["first.w"])
+    # non-strict loads what both have
+    partial = {"extra": np.array([7.0, 8.0], np.float32), "bogus": np.zeros(1)}
+    net.load_state_dict(partial, strict=False)
+    assert net.extra.numpy().tolist() == [7.0, 8.0]
+    # Tensors and float64 arrays are accepted, keeping the module's dtype
+    net.load_state_dict({"extra": np.array([1.5, 2.5])}, strict=False)
+    assert net.extra.dtype == np.float32 and net.extra.numpy().tolist() == [1.5, 2.5]
+    net.load_state_dict({"extra": mge.Tensor([3.0, 4.0])}, strict=False)
+    assert net.extra.numpy().tolist() == [3.0, 4.0]
+
+
+def test_load_state_dict_with_a_closure():
+    net = Net()
+
+    def closure(name, tensor):
+        return np.full(tensor.shape, 0.5, np.float32) if name.startswith("heads") else None
+
+    net.load_state_dict(closure, strict=False)
+    assert float(net.heads["a"].w.numpy().max()) == 0.5
+    assert float(net.first.w.numpy().max()) != 0.5
+    with pytest.raises(KeyError, match="missing keys"):
+        net.load_state_dict(closure)
+
+
+def test_repr_of_the_tree():
+    class Leaf(M.Module):
+        def _module_info_string(self):
+            return "k=1"
+
+    class Tree(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.leaf = Leaf()
+            self.inner = [Leaf(name="x")]
+
+    assert repr(Leaf()) == "Leaf(k=1)"
+    assert repr(Tree()) == "Tree(\n  (inner.0): Leaf(name=x, k=1)\n  (leaf): Leaf(k=1)\n)"
+    nested = M.Sequential(Tree())
+    assert repr(nested).splitlines()[1] == "  (0): Tree("
+    assert repr(nested).splitlines()[2] == "    (inner.0): Leaf(name=x, k=1)"
+
+
+def test_forward_must_be_defined():
+    with pytest.raises(NotImplementedError, match="Module does not define forward"):
+        M.Module()(1)
+
+
+def test_sequential_positional_and_ordered_dict():
+    d1, d2 = Dense(3, 4), Dense(4, 2)
+    seq = M.Sequential(d1, d2)
+    x = mge.Tensor(rng.normal(size=(2, 3)).astype(np.float32))
+    np.testing.assert_allclose(seq(x).numpy(), d2(d1(x)).numpy(), rtol=1e-6)
+    assert len(seq) == 2 and seq[0] is d1 and seq[-1] is d2 and list(seq) == [d1, d2]
+    assert [n for n, _ in seq.named_parameters()] == ["0.b", "0.w", "1.b", "1.w"]
+    named = M.Sequential(OrderedDict([("enc", d1), ("dec", d2)]))
+    assert [n for n, _ in named.named_children()] == ["enc", "dec"]
+    assert named.enc is d1
+    assert list(named.state_dict()) == ["enc.b", "enc.w", "dec.b", "dec.w"]
+    sub = seq[1:]
+    assert len(sub) == 1 and sub[0] is d2
+    many = M.Sequential(*[Dense(2, 2) for _ in range(11)])
+    assert [n for n, _ in many.named_children()][:3] == ["0", "1", "2"]
+    del many[0]
+    assert len(many) == 10
+    many[0] = d1
+    assert many[0] is d1
+    with pytest.raises(TypeError, match="not a Module"):
+        M.Sequential(d1, 3)
