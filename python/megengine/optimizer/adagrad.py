@@ -36,7 +36,7 @@ class Adagrad(Optimizer):
         _check_hyper("lr_decay", lr_decay)
         _check_hyper("eps", eps)
         _check_hyper("weight_decay", weight_decay)
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay)
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
     def _create_state(self, group):
@@ -97,7 +97,7 @@ class Adadelta(Optimizer):
         _check_hyper("rho", rho, 0.0, 1.0)
         _check_hyper("eps", eps)
         _check_hyper("weight_decay", weight_decay)
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
     def _create_state(self, group):

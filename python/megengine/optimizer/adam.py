@@ -18,7 +18,7 @@ class _AdamBase(Optimizer):
 
     def __init__(self, params, lr, betas, eps, weight_decay):
         _check_adam(lr, betas, eps, weight_decay)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
     def _create_state(self, group):

@@ -51,14 +51,14 @@ class LAMB(Optimizer):
         always_adapt=False,
     ):
         _check_adam(lr, betas, eps, weight_decay)
-        defaults = dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            bias_correction=bias_correction,
-            weight_decay=weight_decay,
-            always_adapt=always_adapt,
-        )
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "bias_correction": bias_correction,
+            "weight_decay": weight_decay,
+            "always_adapt": always_adapt,
+        }
         super().__init__(params, defaults)
 
     def _create_state(self, group):

@@ -233,8 +233,7 @@ class Optimizer:
                 )
             if set(group) != set(saved):
                 raise ValueError(
-                    f"parameter group {i} has keys {sorted(group)}, the loaded one "
-                    f"{sorted(saved)}"
+                    f"parameter group {i} has keys {sorted(group)}, the loaded one {sorted(saved)}"
                 )
         updates = []
         for group, saved in zip(self.param_groups, saved_groups):

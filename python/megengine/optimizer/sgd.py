@@ -40,7 +40,12 @@ class SGD(Optimizer):
         _check_hyper("weight_decay", weight_decay)
         if nesterov and momentum <= 0:
             raise ValueError("SGD: nesterov momentum needs momentum > 0")
-        defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay)
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "nesterov": nesterov,
+            "weight_decay": weight_decay,
+        }
         super().__init__(params, defaults)
 
     def _create_state(self, group):

@@ -68,21 +68,21 @@ def np_lamb(p, g, st, t, lr, betas=(0.9, 0.999), eps=1e-8, bias_correction=True,
 
 
 CASES = [
-    (optim.SGD, np_sgd, dict(lr=0.1)),
-    (optim.SGD, np_sgd, dict(lr=0.05, momentum=0.9)),
-    (optim.SGD, np_sgd, dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-2)),
-    (optim.SGD, np_sgd, dict(lr=0.1, weight_decay=0.1)),
-    (optim.Adam, np_adam, dict(lr=0.01)),
-    (optim.Adam, np_adam, dict(lr=0.02, betas=(0.5, 0.9), eps=1e-3, weight_decay=0.1)),
-    (optim.AdamW, np_adamw, dict(lr=0.01)),
-    (optim.AdamW, np_adamw, dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.3)),
-    (optim.Adagrad, np_adagrad, dict()),
-    (optim.Adagrad, np_adagrad, dict(lr=0.1, lr_decay=0.5, eps=1e-4, weight_decay=0.2)),
-    (optim.Adadelta, np_adadelta, dict()),
-    (optim.Adadelta, np_adadelta, dict(lr=0.5, rho=0.5, eps=1e-3, weight_decay=0.1)),
-    (optim.LAMB, np_lamb, dict(lr=0.01)),
-    (optim.LAMB, np_lamb, dict(lr=0.01, weight_decay=0.1)),
-    (optim.LAMB, np_lamb, dict(lr=0.02, always_adapt=True, bias_correction=False)),
+    (optim.SGD, np_sgd, {"lr": 0.1}),
+    (optim.SGD, np_sgd, {"lr": 0.05, "momentum": 0.9}),
+    (optim.SGD, np_sgd, {"lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 1e-2}),
+    (optim.SGD, np_sgd, {"lr": 0.1, "weight_decay": 0.1}),
+    (optim.Adam, np_adam, {"lr": 0.01}),
+    (optim.Adam, np_adam, {"lr": 0.02, "betas": (0.5, 0.9), "eps": 1e-3, "weight_decay": 0.1}),
+    (optim.AdamW, np_adamw, {"lr": 0.01}),
+    (optim.AdamW, np_adamw, {"lr": 0.02, "betas": (0.8, 0.99), "weight_decay": 0.3}),
+    (optim.Adagrad, np_adagrad, {}),
+    (optim.Adagrad, np_adagrad, {"lr": 0.1, "lr_decay": 0.5, "eps": 1e-4, "weight_decay": 0.2}),
+    (optim.Adadelta, np_adadelta, {}),
+    (optim.Adadelta, np_adadelta, {"lr": 0.5, "rho": 0.5, "eps": 1e-3, "weight_decay": 0.1}),
+    (optim.LAMB, np_lamb, {"lr": 0.01}),
+    (optim.LAMB, np_lamb, {"lr": 0.01, "weight_decay": 0.1}),
+    (optim.LAMB, np_lamb, {"lr": 0.02, "always_adapt": True, "bias_correction": False}),
 ]
 
 
@@ -170,7 +170,7 @@ def test_optimizer_errors():
         optim.SGD([w, {"params": [mge.Parameter([1.0])]}], lr=0.1)
 
 
-@pytest.mark.parametrize("cls,kw", [(optim.SGD, dict(momentum=0.9)), (optim.Adam, {}),
+@pytest.mark.parametrize("cls,kw", [(optim.SGD, {"momentum": 0.9}), (optim.Adam, {}),
                                     (optim.Adadelta, {}), (optim.LAMB, {})])  # fmt: skip
 def test_state_dict_roundtrip_resumes_identically(cls, kw):
     rng = np.random.default_rng(2)
