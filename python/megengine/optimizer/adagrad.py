@@ -1,6 +1,6 @@
 """Adagrad and Adadelta."""
 
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_hyper, _write
 
 
 class Adagrad(Optimizer):
@@ -10,7 +10,7 @@ class Adagrad(Optimizer):
 
     .. code-block:: text
 
-        g = g + weight_decay * p
+        g = g + weight_decay * pv
         s = s + g * g
         p = p - lr / (1 + (t - 1) * lr_decay) * g / sqrt(s + eps)
 
@@ -50,15 +50,15 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            g = p.grad.detach()
+            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
             if weight_decay != 0.0:
-                g = g + weight_decay * p
+                g = g + weight_decay * pv
             st = self._state[p]
             step = st["step"] + 1.0
             s = st["square_avg"] + g * g
             st["step"], st["square_avg"] = step, s
             clr = lr / (1.0 + (step - 1.0) * lr_decay)
-            p._reset(p - clr * g / (s + eps) ** 0.5)
+            _write(p, pv - clr * g / (s + eps) ** 0.5)
 
 
 class Adadelta(Optimizer):
@@ -69,7 +69,7 @@ class Adadelta(Optimizer):
 
     .. code-block:: text
 
-        g = g + weight_decay * p
+        g = g + weight_decay * pv
         s = rho * s + (1 - rho) * g * g
         d = sqrt(a + eps) / sqrt(s + eps) * g
         a = rho * a + (1 - rho) * d * d
@@ -112,12 +112,12 @@ class Adadelta(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            g = p.grad.detach()
+            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
             if weight_decay != 0.0:
-                g = g + weight_decay * p
+                g = g + weight_decay * pv
             st = self._state[p]
             s = rho * st["square_avg"] + (1.0 - rho) * (g * g)
             d = (st["acc_delta"] + eps) ** 0.5 / (s + eps) ** 0.5 * g
             st["acc_delta"] = rho * st["acc_delta"] + (1.0 - rho) * (d * d)
             st["square_avg"], st["step"] = s, st["step"] + 1.0
-            p._reset(p - lr * d)
+            _write(p, pv - lr * d)

@@ -1,6 +1,6 @@
 """Adam and AdamW."""
 
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_hyper, _write
 
 
 def _check_adam(lr, betas, eps, weight_decay):
@@ -33,9 +33,9 @@ class _AdamBase(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            g = p.grad.detach()
+            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
             if weight_decay != 0.0 and not self._decoupled:
-                g = g + weight_decay * p
+                g = g + weight_decay * pv
             st = self._state[p]
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
@@ -45,8 +45,8 @@ class _AdamBase(Optimizer):
             bias2 = 1.0 - beta1**step
             delta = (m / bias1) / ((v / bias2) ** 0.5 + eps)
             if weight_decay != 0.0 and self._decoupled:
-                delta = delta + weight_decay * p
-            p._reset(p - lr * delta)
+                delta = delta + weight_decay * pv
+            _write(p, pv - lr * delta)
 
 
 class Adam(_AdamBase):
@@ -56,7 +56,7 @@ class Adam(_AdamBase):
 
     .. code-block:: text
 
-        g = g + weight_decay * p
+        g = g + weight_decay * pv
         m = beta0 * m + (1 - beta0) * g
         v = beta1 * v + (1 - beta1) * g * g
         p = p - lr * (m / (1 - beta0 ** t)) / (sqrt(v / (1 - beta1 ** t)) + eps)

@@ -3,7 +3,7 @@
 from ..core.ops import builtin
 from ..core.tensor.array_method import apply, cached_op
 from .adam import _check_adam
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _write
 
 
 class LAMB(Optimizer):
@@ -16,7 +16,7 @@ class LAMB(Optimizer):
         m = beta0 * m + (1 - beta0) * g
         v = beta1 * v + (1 - beta1) * g * g
         m_hat, v_hat = m / (1 - beta0 ** t), v / (1 - beta1 ** t)   (m, v if not bias_correction)
-        u = m_hat / (sqrt(v_hat) + eps) + weight_decay * p
+        u = m_hat / (sqrt(v_hat) + eps) + weight_decay * pv
         r = ||p|| / ||u|| if weight_decay != 0 or always_adapt, and both norms are > 0; else 1
         p = p - lr * r * u
 
@@ -74,7 +74,7 @@ class LAMB(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            g = p.grad.detach()
+            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
             st = self._state[p]
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
@@ -84,9 +84,9 @@ class LAMB(Optimizer):
                 m, v = m / (1.0 - beta0**step), v / (1.0 - beta1**step)
             u = m / (v**0.5 + eps)
             if weight_decay != 0.0:
-                u = u + weight_decay * p
+                u = u + weight_decay * pv
             if adapt:
-                p_norm = ((p * p).sum()) ** 0.5
+                p_norm = ((pv * pv).sum()) ** 0.5
                 u_norm = ((u * u).sum()) ** 0.5
                 ok = (p_norm > 0) & (u_norm > 0)
                 one = p_norm * 0.0 + 1.0
@@ -94,4 +94,4 @@ class LAMB(Optimizer):
                 (safe_u,) = apply(cond, ok, u_norm, one)
                 (ratio,) = apply(cond, ok, p_norm / safe_u, one)
                 u = ratio * u
-            p._reset(p - lr * u)
+            _write(p, pv - lr * u)

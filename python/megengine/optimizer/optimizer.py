@@ -14,6 +14,13 @@ import numpy as np
 from ..tensor import Parameter, Tensor
 
 
+def _write(param, value):
+    """Writes ``value`` into ``param`` in place, keeping the parameter's dtype."""
+    if value._dtype_name != param._dtype_name:
+        value = value.astype(param._dtype_name)
+    param._reset(value)
+
+
 class _Required:
     def __repr__(self):
         return "<required parameter>"

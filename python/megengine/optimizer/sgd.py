@@ -1,6 +1,6 @@
 """Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
 
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_hyper, _write
 
 
 class SGD(Optimizer):
@@ -10,7 +10,7 @@ class SGD(Optimizer):
 
     .. code-block:: text
 
-        g = g + weight_decay * p
+        g = g + weight_decay * pv
         v = momentum * v + g                  (momentum != 0)
         g = g + momentum * v if nesterov else v
         p = p - lr * g
@@ -59,12 +59,12 @@ class SGD(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            g = p.grad.detach()
+            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
             if weight_decay != 0.0:
-                g = g + weight_decay * p
+                g = g + weight_decay * pv
             if momentum != 0.0:
                 state = self._state[p]
                 v = momentum * state["momentum_buffer"] + g
                 state["momentum_buffer"] = v
                 g = g + momentum * v if nesterov else v
-            p._reset(p - lr * g)
+            _write(p, pv - lr * g)

@@ -294,3 +294,34 @@ def test_optimizer_state_dict_survives_lr_schedule():
     optim.MultiStepLR(opt2, [5])
     opt2.load_state_dict(sd)
     assert opt2.param_groups[0]["lr"] == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam, optim.AdamW, optim.Adagrad,
+                                 optim.Adadelta, optim.LAMB])  # fmt: skip
+def test_low_precision_parameters_keep_their_dtype(cls):
+    p0 = np.array([0.5, -1.0, 2.0], np.float16)
+    w = mge.Parameter(p0, dtype="float16")
+    kw = {} if cls in (optim.Adagrad, optim.Adadelta) else {"lr": 0.1}
+    opt = cls([w], **kw)
+    for _ in range(3):
+        w.grad = mge.Tensor([1.0, -2.0, 0.5], dtype="float16")
+        opt.step()
+    assert w._dtype_name == "float16"
+    assert np.isfinite(w.numpy()).all() and not np.array_equal(w.numpy(), p0)
+
+
+def test_step_inside_recording_matches_step_outside():
+    def run(inside):
+        w = mge.Parameter([1.0, -2.0])
+        gm = GradManager().attach(w)
+        opt = optim.Adam([w], lr=0.1, weight_decay=0.1)
+        for _ in range(3):
+            with gm:
+                gm.backward((w * w * w).sum())
+                if inside:
+                    opt.step().clear_grad()
+            if not inside:
+                opt.step().clear_grad()
+        return w.numpy()
+
+    np.testing.assert_array_equal(run(True), run(False))
