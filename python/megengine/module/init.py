@@ -1,13 +1,12 @@
 """``megengine.module.init``: in-place initialisers of Parameters and the fan computations the
-layers' default initialisation uses. Random values come from the Philox generators of the
-kernel library (UniformRNG, GaussianRNG), seeded from this module's generator."""
+layers' default initialisation uses. Random values come from ``megengine.random``'s global
+generator, so ``megengine.random.seed`` makes a model's initialisation reproducible."""
 
 import math
 
 import numpy as np
 
-from ..core import _imperative_rt as _rt
-from ..core.ops import builtin
+from .. import random as _random
 from ..tensor import Tensor
 
 __all__ = [
@@ -25,14 +24,6 @@ __all__ = [
     "zeros_",
 ]
 
-_seeds = np.random.default_rng()
-
-
-def _seed(seed):
-    """Reseeds the generator the random initialisers draw from (reproducible initialisation)."""
-    global _seeds
-    _seeds = np.random.default_rng(seed)
-
 
 def _check(fname, tensor):
     if not isinstance(tensor, Tensor):
@@ -40,7 +31,11 @@ def _check(fname, tensor):
 
 
 def _fill_with(tensor, values):
-    tensor._reset(values.astype(tensor._dtype_name) if values.dtype != tensor.dtype else values)
+    if values._dtype_name != tensor._dtype_name:
+        values = values.astype(tensor._dtype_name)
+    if values.device != tensor.device:
+        values = values.to(tensor.device)
+    tensor._reset(values)
 
 
 def fill_(tensor, val):
@@ -62,7 +57,11 @@ def fill_(tensor, val):
         [0.5, 0.5]
     """
     _check("fill_", tensor)
-    _fill_with(tensor, Tensor(np.full(tensor.shape, val, dtype=tensor.dtype), device=tensor.device))
+    try:
+        dtype = np.dtype(tensor._dtype_name)
+    except TypeError:  # bfloat16: numpy has no such dtype, _fill_with converts
+        dtype = np.float32
+    _fill_with(tensor, Tensor(np.full(tensor.shape, val, dtype=dtype), device=tensor.device))
 
 
 def zeros_(tensor):
@@ -105,15 +104,6 @@ def ones_(tensor):
     fill_(tensor, 1)
 
 
-def _random(op_cls, tensor, **params):
-    seed = int(_seeds.integers(0, 2**63))
-    dtype = tensor._dtype_name
-    gen_dtype = dtype if dtype in ("float32", "float16", "bfloat16") else "float32"
-    op = op_cls(seed=seed, dtype=gen_dtype, **params)
-    (out,) = _rt.apply_generator(op, [tuple(tensor.shape)], tensor.device)
-    return out
-
-
 def uniform_(tensor, a=0, b=1):
     """Fills ``tensor`` in place with values drawn uniformly from [a, b).
 
@@ -136,8 +126,10 @@ def uniform_(tensor, a=0, b=1):
     _check("uniform_", tensor)
     if not a <= b:
         raise ValueError(f"uniform_: needs a <= b, got a={a}, b={b}")
-    u = _random(builtin.UniformRNG, tensor)
-    _fill_with(tensor, u * (b - a) + a)
+    if a == b:
+        fill_(tensor, a)
+        return
+    _fill_with(tensor, _random.uniform(low=a, high=b, size=tuple(tensor.shape)))
 
 
 def normal_(tensor, mean=0, std=1):
@@ -162,7 +154,7 @@ def normal_(tensor, mean=0, std=1):
     _check("normal_", tensor)
     if std < 0:
         raise ValueError(f"normal_: std must be >= 0, got {std}")
-    _fill_with(tensor, _random(builtin.GaussianRNG, tensor, mean=float(mean), std=float(std)))
+    _fill_with(tensor, _random.normal(mean=mean, std=std, size=tuple(tensor.shape)))
 
 
 def calculate_gain(nonlinearity, param=None):

@@ -58,13 +58,20 @@ def test_uniform_and_normal_statistics():
 
 def test_seeding_reproduces_values():
     a, b = _zeros(10), _zeros(10)
-    init._seed(5)
+    mge.random.seed(5)
     init.normal_(a)
-    init._seed(5)
+    mge.random.seed(5)
     init.normal_(b)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     init.normal_(b)
     assert not np.array_equal(a.numpy(), b.numpy())
+    mge.random.seed(3)
+    m1 = M.Linear(4, 3)
+    mge.random.seed(3)
+    m2 = M.Linear(4, 3)
+    np.testing.assert_array_equal(m1.weight.numpy(), m2.weight.numpy())
+    init.uniform_(a, 2.0, 2.0)
+    assert a.numpy().tolist() == [2.0] * 10
 
 
 def test_calculate_gain():
