@@ -343,7 +343,11 @@ def sort(inp, descending=False):
         >>> v.numpy().tolist(), i.numpy().tolist()
         ([1.0, 2.0, 3.0], [1, 2, 0])
     """
-    x = _sort_input("sort", inp)
+    return _sort("sort", inp, descending)
+
+
+def _sort(fn, inp, descending):
+    x = _sort_input(fn, inp)
     order = "DESCENDING" if descending else "ASCENDING"
     values, indices = _rt.apply(cached_op(builtin.Argsort, order=order), x)
     return values, indices
@@ -364,7 +368,7 @@ def argsort(inp, descending=False):
         >>> F.argsort([[3.0, 1.0, 2.0]], descending=True).numpy().tolist()
         [[0, 2, 1]]
     """
-    return sort(inp, descending)[1]
+    return _sort("argsort", inp, descending)[1]
 
 
 def topk(inp, k, descending=False, kth_only=False, no_sort=False):
