@@ -69,10 +69,11 @@ def _shape_arg(fn, shape):
         shape = (shape,)
     try:
         out = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(
-            f"{fn}: shape must be an int or a sequence of ints, got {shape!r}"
-        ) from None
+        exact = all(o == s for o, s in zip(out, shape))
+    except (TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise TypeError(f"{fn}: shape must be an int or a sequence of ints, got {shape!r}")
     if any(s < 0 for s in out):
         raise ValueError(f"{fn}: negative dimension in shape {out}")
     return out
@@ -89,11 +90,15 @@ def _axis(fn, axis, ndim):
 def _fill(shape, value, dtype, device):
     dtype = _dtype_name(dtype)
     shape = list(shape)
-    if dtype in _INT_DTYPES and float(np.float32(value)) != value:
+    if dtype in _INT_DTYPES and not _exact_f32(value):
         # Fill carries its value as float32; integers it cannot hold exactly go through numpy.
         return Tensor(np.full(shape, value, dtype=dtype), dtype=dtype, device=device)
     op = cached_op(builtin.Fill, value=float(value), dtype=dtype)
     return _rt.apply_generator(op, [shape], _device(device))[0]
+
+
+def _exact_f32(v):
+    return float(np.float32(v)) == v
 
 
 def _relayout(x):
@@ -239,7 +244,12 @@ def arange(start=0, stop=None, step=1, dtype="float32", device=None):
     if step == 0:
         raise ValueError("arange: step must not be 0")
     n = max(0, _math.ceil((stop - start) / step))
-    op = cached_op(builtin.Arange, start=start, step=step, dtype=_dtype_name(dtype))
+    dtype = _dtype_name(dtype)
+    if dtype in _INT_DTYPES and not (_exact_f32(start) and _exact_f32(step)):
+        # Arange carries start and step as float32; integers it cannot hold exactly go via numpy.
+        values = start + np.arange(n, dtype=np.float64) * step
+        return Tensor(values.astype(dtype), dtype=dtype, device=_device(device))
+    op = cached_op(builtin.Arange, start=start, step=step, dtype=dtype)
     return _rt.apply_generator(op, [[n]], _device(device))[0]
 
 
@@ -250,7 +260,7 @@ def linspace(start, stop, num, dtype="float32", device=None):
         start: first value.
         stop: last value.
         num: number of values, >= 0.
-        dtype: dtype of the result (a float dtype).
+        dtype: dtype of the result; an integer dtype truncates the float32 values.
         device: where the result lives; the default device when None.
 
     Returns:
@@ -264,14 +274,17 @@ def linspace(start, stop, num, dtype="float32", device=None):
     num = int(num)
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
+    dtype = _dtype_name(dtype)
+    is_float = dtype in ("float32", "float16", "bfloat16")
     op = cached_op(
         builtin.Linspace,
         start=float(start),
         stop=float(stop),
         endpoint=True,
-        dtype=_dtype_name(dtype),
+        dtype=dtype if is_float else "float32",
     )
-    return _rt.apply_generator(op, [[num]], _device(device))[0]
+    out = _rt.apply_generator(op, [[num]], _device(device))[0]
+    return out if is_float else out.astype(dtype)
 
 
 def eye(N, M=None, *, dtype="float32", device=None):
@@ -532,7 +545,8 @@ def concat(inps, axis=0, device=None):
     Args:
         inps: a sequence of tensors with equal shapes except along ``axis``.
         axis: the axis to join along.
-        device: where the result lives; the first input's device when None.
+        device: where the result lives; the first input's device when None (inputs moved
+            to another device carry no gradient, as in :func:`copy`).
 
     Returns:
         the joined Tensor.
@@ -600,8 +614,9 @@ def split(inp, nsplits_or_sections, axis=0):
 
     Args:
         inp: input tensor.
-        nsplits_or_sections: an int N (N equal pieces; N must divide the axis), or a
-            sequence of ascending indices at which to cut.
+        nsplits_or_sections: an int N, 1 <= N <= inp.shape[axis], for N pieces whose sizes
+            differ by at most one, the larger first (as ``numpy.array_split``); or a sequence
+            of ascending indices at which to cut (as ``numpy.split``).
         axis: the axis to split.
 
     Returns:
@@ -609,8 +624,8 @@ def split(inp, nsplits_or_sections, axis=0):
 
     Examples:
         >>> import megengine.functional as F
-        >>> [t.numpy().tolist() for t in F.split(F.arange(6, dtype="int32"), 3)]
-        [[0, 1], [2, 3], [4, 5]]
+        >>> [t.numpy().tolist() for t in F.split(F.arange(7, dtype="int32"), 3)]
+        [[0, 1, 2], [3, 4], [5, 6]]
         >>> [t.numpy().tolist() for t in F.split(F.arange(5, dtype="int32"), [1, 3])]
         [[0], [1, 2], [3, 4]]
     """
@@ -621,11 +636,9 @@ def split(inp, nsplits_or_sections, axis=0):
     n = x.shape[ax]
     if isinstance(nsplits_or_sections, (int, np.integer)):
         k = int(nsplits_or_sections)
-        if k <= 0 or n % k:
-            raise ValueError(
-                f"split: axis {ax} of shape {x.shape} cannot be split into {k} equal pieces"
-            )
-        sizes = [n // k] * k
+        if not 0 < k <= n:
+            raise ValueError(f"split: axis {ax} of shape {x.shape} cannot be split into {k} pieces")
+        sizes = [(n + k - 1 - i) // k for i in range(k)]
     else:
         cuts = [int(c) for c in nsplits_or_sections]
         bounds = [0] + cuts + [n]
@@ -777,6 +790,9 @@ def scatter(inp, axis, index, source):
 
 def copy(inp, device=None):
     """A copy of ``inp``, on ``device`` if given.
+
+    A copy on the same device is recorded by autograd; a copy to another device is not (the
+    runtime has no differentiable cross-device op yet), so no gradient flows back through it.
 
     Args:
         inp: input tensor.

@@ -80,6 +80,12 @@ def test_full_defaults_and_large_ints():
     assert F.full(2, big, dtype="int32").numpy().tolist() == [big, big]
     assert F.ones((2,), device="cpu1").device == "cpu1"
     assert F.zeros(mge.Tensor([2, 3])).shape == (2, 3)
+    with pytest.raises(TypeError, match=r"zeros: shape must be an int or a sequence of ints"):
+        F.zeros((2.5, 1))
+    with pytest.raises(TypeError, match=r"full: shape must be an int or a sequence of ints"):
+        F.full("ab", 1)
+    with pytest.raises(ValueError, match=r"ones: negative dimension in shape \(2, -1\)"):
+        F.ones((2, -1))
 
 
 def test_like_functions_follow_the_input():
@@ -106,6 +112,8 @@ def test_arange_dtype_and_errors():
     t = F.arange(2, 10, 3, dtype="int32")
     assert t.dtype == np.int32 and t.numpy().tolist() == [2, 5, 8]
     assert F.arange(stop=3).numpy().tolist() == [0.0, 1.0, 2.0]
+    big = 2**24 + 1  # not exactly a float32
+    assert F.arange(big, big + 6, 2, dtype="int32").numpy().tolist() == [big, big + 2, big + 4]
     with pytest.raises(ValueError, match="arange: step"):
         F.arange(0, 3, 0)
 
@@ -115,6 +123,12 @@ def test_linspace_matches_numpy(args):
     np.testing.assert_allclose(
         F.linspace(*args).numpy(), np.linspace(*args, dtype=np.float32), rtol=1e-6, atol=1e-6
     )
+
+
+def test_linspace_int_dtype_truncates():
+    t = F.linspace(0, 3, 4, dtype="int32")
+    assert t.dtype == np.int32 and t.numpy().tolist() == [0, 1, 2, 3]
+    assert F.linspace(0, 1, 3, dtype="int32").numpy().tolist() == [0, 0, 1]
 
 
 def test_linspace_errors():
@@ -259,16 +273,30 @@ def test_concat_stack():
 def test_split():
     a = randn(6, 4)
     x = mge.Tensor(a)
-    for arg, ax in [(3, 0), (2, 1), (1, 0), ([1, 4], 0), ([0, 2, 2], 1), ([], 0), ([4], -1)]:
+    cases = [
+        (3, 0),
+        (4, 0),
+        (6, 0),
+        (3, 1),
+        (1, 0),
+        ([1, 4], 0),
+        ([0, 2, 2], 1),
+        ([], 0),
+        ([4], -1),
+    ]
+    for arg, ax in cases:
         got = F.split(x, arg, ax)
-        ref = np.split(a, arg, ax)
+        ref = np.array_split(a, arg, ax)
         assert len(got) == len(ref)
         for g, r in zip(got, ref):
             eq(g, r)
     for g, r in zip(F.split(x.T, 2), np.split(a.T, 2)):
         eq(g, r)
-    with pytest.raises(ValueError, match=r"split: axis 0 of shape \(6, 4\) cannot be split into 4"):
-        F.split(x, 4)
+    assert [t.shape[0] for t in F.split(np.zeros(10), 4)] == [3, 3, 2, 2]
+    with pytest.raises(ValueError, match=r"split: axis 0 of shape \(6, 4\) cannot be split into 7"):
+        F.split(x, 7)
+    with pytest.raises(ValueError, match="cannot be split into 0 pieces"):
+        F.split(x, 0)
     with pytest.raises(ValueError, match="split: sections"):
         F.split(x, [3, 1])
     with pytest.raises(ValueError, match="split: sections"):
