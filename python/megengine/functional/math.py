@@ -378,34 +378,36 @@ def topk(inp, k, descending=False, kth_only=False, no_sort=False):
         inp: input tensor of at least one dim.
         k: how many elements, 1 <= k <= inp.shape[-1].
         descending: select the largest instead of the smallest.
-        kth_only: return only the k-th value (the last axis dropped) and None for the indices.
+        kth_only: return only the k-th value and its index (the last axis dropped).
         no_sort: the selected elements may come in any order.
 
     Returns:
-        a tuple (values, int32 indices), or (k-th values, None) with ``kth_only``.
+        a tuple (values, int32 indices into ``inp`` along the last axis).
 
     Examples:
         >>> import megengine.functional as F
         >>> v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2, descending=True)
         >>> v.numpy().tolist(), i.numpy().tolist()
         ([4.0, 3.0], [0, 2])
+        >>> v, i = F.topk([[4.0, 1.0, 3.0]], 2, kth_only=True)
+        >>> v.numpy().tolist(), i.numpy().tolist()
+        ([3.0], [2])
     """
     x = _sort_input("topk", inp)
     k = int(k)
     n = x.shape[-1]
     if not 1 <= k <= n:
         raise ValueError(f"topk: k={k} is out of range [1, {n}] for input of shape {x.shape}")
+    signed_k = -k if descending else k
     if kth_only:
-        mode = "KTH_ONLY"
-    elif no_sort:
-        mode = "VALUE_IDX_NOSORT"
-    else:
-        mode = "VALUE_IDX_SORTED"
-    op = cached_op(builtin.TopK, mode=mode, k=-k if descending else k)
-    outs = _rt.apply(op, x)
-    if kth_only:
-        return outs[0], None
-    return outs[0], outs[1]
+        (kth,) = _rt.apply(cached_op(builtin.TopK, mode="KTH_ONLY", k=signed_k), x)
+        # The k-th value's index: the last of the sorted top k (ties ranked as by Argsort).
+        op = cached_op(builtin.TopK, mode="VALUE_IDX_SORTED", k=signed_k)
+        indices = _rt.apply(op, x)[1]
+        return kth, _take(indices, indices.ndim - 1, k - 1)
+    mode = "VALUE_IDX_NOSORT" if no_sort else "VALUE_IDX_SORTED"
+    values, indices = _rt.apply(cached_op(builtin.TopK, mode=mode, k=signed_k), x)
+    return values, indices
 
 
 def dot(inp1, inp2):

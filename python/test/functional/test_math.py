@@ -140,15 +140,24 @@ def test_topk_matches_numpy(k, descending):
     v, i = F.topk(a, k, descending=descending)
     np.testing.assert_array_equal(i.numpy(), order)
     close(v, np.take_along_axis(a, order, -1))
-    kth, none = F.topk(a, k, descending=descending, kth_only=True)
-    assert none is None
+    kth, kth_i = F.topk(a, k, descending=descending, kth_only=True)
     close(kth, np.take_along_axis(a, order[:, -1:], -1)[:, 0])
+    np.testing.assert_array_equal(kth_i.numpy(), order[:, -1])
+    assert kth_i.dtype == np.int32
     v, i = F.topk(a, k, descending=descending, no_sort=True)
     np.testing.assert_array_equal(np.sort(i.numpy(), -1), np.sort(order, -1))
     close(v, np.take_along_axis(a, i.numpy(), -1))
     v, i = F.topk(mge.Tensor(a).T, 2, descending)
     ref = np.argsort(-a.T if descending else a.T, axis=-1, kind="stable")[:, :2]
     np.testing.assert_array_equal(i.numpy(), ref)
+
+
+def test_topk_1d_ties():
+    a = np.array([2.0, 1.0, 2.0, 0.0], np.float32)
+    v, i = F.topk(a, 3, descending=True)
+    assert v.numpy().tolist() == [2.0, 2.0, 1.0] and i.numpy().tolist() == [0, 2, 1]
+    v, i = F.topk(a, 2, descending=True, kth_only=True)
+    assert v.shape == () and v.item() == 2.0 and i.item() == 2
 
 
 def test_topk_errors():

@@ -510,3 +510,29 @@ def test_copy():
     assert d.device == "cpu1"
     eq(d, a)
     check_grad(F.copy, a)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool", "float16", "uint8"])
+def test_manipulations_keep_dtype(dtype):
+    a = (rng.integers(0, 3, size=(2, 3)) > 0) if dtype == "bool" else rng.integers(0, 9, (2, 3))
+    a = a.astype(dtype)
+    x = mge.Tensor(a, dtype=dtype)
+    cases = [
+        (F.reshape(x, (3, 2)), a.reshape(3, 2)),
+        (F.transpose(x, (1, 0)), a.T),
+        (F.broadcast_to(x, (2, 2, 3)), np.broadcast_to(a, (2, 2, 3))),
+        (F.concat([x, x], 1), np.concatenate([a, a], 1)),
+        (F.stack([x, x]), np.stack([a, a])),
+        (F.split(x, 3, 1)[2], np.split(a, 3, 1)[2]),
+        (F.repeat(x, 2, 0), np.repeat(a, 2, 0)),
+        (F.tile(x, (1, 2)), np.tile(a, (1, 2))),
+        (F.roll(x, 1), np.roll(a, 1)),
+        (F.gather(x, 1, np.zeros((2, 1), np.int32)), a[:, :1]),
+        (F.where(np.eye(2, 3, dtype=bool), x, x), a),
+        (F.cond_take(np.eye(2, 3, dtype=bool), x)[0], a[np.eye(2, 3, dtype=bool)]),
+        (F.diag(x), np.diag(a)),
+        (F.copy(x.T), a.T),
+    ]
+    for got, ref in cases:
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got.numpy(), ref)
