@@ -11,6 +11,7 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import _promote, as_tensor, cached_op, elemwise, reduce, reshape
 from .elemwise import isinf, isnan, sign
+from .tensor import stack
 
 __all__ = [
     "argmax",
@@ -484,13 +485,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     cx = (a1 * b2 if b2 is not None else 0 * a1) - (a2 * b1 if a2 is not None else 0 * b1)
     cy = (a2 * b0 if a2 is not None else 0 * b0) - (a0 * b2 if b2 is not None else 0 * a0)
     cz = a0 * b1 - a1 * b0
-    from .tensor import stack
-
-    nd = cz.ndim + 1
+    nd = cz.ndim + 1  # cx, cy and cz all have the broadcast batch shape
     if not -nd <= axisc < nd:
         raise ValueError(f"cross: axisc {axisc} is out of range for a result of {nd} dims")
-    cx, cy = (
-        _rt.apply(cached_op(builtin.Broadcast, shape=cz.shape), c)[0] if c.shape != cz.shape else c
-        for c in (cx, cy)
-    )
     return stack([cx, cy, cz], axis=axisc)

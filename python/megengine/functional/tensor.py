@@ -705,10 +705,10 @@ def where(mask, x, y):
         np.broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(f"where: shapes {shapes} cannot be broadcast together") from None
-    if a.device != m.device:
-        a = a._copy_to(m.device)
-    if b.device != m.device:
-        b = b._copy_to(m.device)
+    if m.device != a.device:
+        m = m._copy_to(a.device)
+    if b.device != a.device:
+        b = b._copy_to(a.device)
     return _apply(cached_op(builtin.Elemwise, mode="COND"), m, a, b)[0]
 
 
