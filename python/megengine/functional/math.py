@@ -6,6 +6,7 @@ MegEngine's ``matinv`` and ``svd`` are absent: the kernel library has no operato
 """
 
 import math as _math
+import numbers as _numbers
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
@@ -282,6 +283,8 @@ def norm(inp, ord=None, axis=None, keepdims=False):
         raise TypeError(f"norm: axis must be an int or None, got {axis!r}")
     if ord is None:
         ord = 2
+    if isinstance(ord, bool) or not isinstance(ord, _numbers.Real):
+        raise TypeError(f"norm: ord must be a number, got {ord!r}")
     ord = float(ord)
     if ord == 0:
         return reduce(elemwise("NE", x, 0).astype(x._dtype_name), "sum", axis, keepdims)

@@ -70,11 +70,14 @@ def test_norm_matches_numpy(ord):
 def test_norm_edges_and_errors():
     close(F.norm([3, 4]), np.float32(5.0))  # integers are normed as float32
     close(F.norm(mge.Tensor(-2.0)), np.float32(2.0))
+    close(F.norm([3.0, 4.0], ord=np.int64(1)), np.float32(7.0))
     close(F.norm(np.zeros((0, 3), np.float32), axis=0), np.zeros(3))
     with pytest.raises(TypeError, match=r"norm: axis must be an int or None, got \(0, 1\)"):
         F.norm(randn(2, 2), axis=(0, 1))
     with pytest.raises(ValueError, match="axis 2 is out of range"):
         F.norm(randn(2, 2), axis=2)
+    with pytest.raises(TypeError, match="norm: ord must be a number, got 'fro'"):
+        F.norm(randn(2, 2), ord="fro", axis=0)
 
 
 def test_norm_normalize_grad():
