@@ -1,8 +1,9 @@
 """``megengine.functional`` (``F``): every function builds generated ops
 (``megengine.core.ops.builtin``) and runs them with ``apply``."""
 
-from . import elemwise, math
+from . import elemwise, loss, math, metric, nn  # noqa: F401
 from .elemwise import *
 from .math import *
+from .nn import *
 
 __all__ = elemwise.__all__ + math.__all__
