@@ -559,6 +559,29 @@ def conv_transpose2d(
                 f"{fname}: inp {x.shape} with weight {w.shape} and padding {padding} gives an "
                 "empty output"
             )
+    if any(output_padding):
+        # The extra rows/columns are input positions of the matching conv2d that its padding
+        # covered (they get the gradient there) or that no window reaches (zeros): compute the
+        # unpadded result, add zeros at the back where needed, and crop the padding.
+        full = _conv_transpose_op(conv_mode, fname, stride, (0, 0), dilation, groups, w, x)
+        extra = tuple(builtins.max(o - p, 0) for o, p in zip(output_padding, padding))
+        if any(extra):
+            pad_op = cached_op(
+                builtin.Padding,
+                mode="CONSTANT",
+                value=0.0,
+                front_offsets=(0, 0, 0, 0),
+                back_offsets=(0, 0) + extra,
+            )
+            full = apply(pad_op, full)[0]
+        oh, ow = (full.shape[2 + i] - extra[i] - 2 * padding[i] + output_padding[i] for i in (0, 1))
+        out = full[:, :, padding[0] : padding[0] + oh, padding[1] : padding[1] + ow]
+    else:
+        out = _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x)
+    return _add_bias(out, bias, fname)
+
+
+def _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x):
     op = cached_op(
         builtin.ConvolutionBackwardData,
         mode=_conv_mode(conv_mode, fname),
@@ -567,18 +590,7 @@ def conv_transpose2d(
         dilation=dilation,
         group=int(groups),
     )
-    out = apply(op, w, x)[0]
-    if any(output_padding):
-        # Output positions past the last window of the matching conv2d receive nothing: zeros.
-        pad_op = cached_op(
-            builtin.Padding,
-            mode="CONSTANT",
-            value=0.0,
-            front_offsets=(0, 0, 0, 0),
-            back_offsets=(0, 0) + output_padding,
-        )
-        out = apply(pad_op, out)[0]
-    return _add_bias(out, bias, fname)
+    return apply(op, w, x)[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,416 @@
+"""F.nn against NumPy references: random inputs, edge shapes, errors and gradients (finite
+differences). Gradients of ops whose backward rule is not in the extension yet are skipped
+with a message naming the op (they carry no gradient until the rule lands)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import megengine as mge
+import megengine.functional as F
+from megengine.autodiff import GradManager
+
+rng = np.random.default_rng(0)
+
+
+def randn(*shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def numeric_grad(f, x, eps=1e-2):
+    g = np.zeros_like(x, dtype=np.float64)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+def check_grad(fn, args, wrt=(0,), rtol=2e-2, atol=2e-3, eps=1e-2, op=None):
+    """Gradient of sum(fn(*args) * r) for a fixed random r against finite differences."""
+    out = fn(*[mge.Tensor(a) for a in args])
+    r = rng.uniform(0.5, 1.5, out.shape).astype(np.float32)
+
+    def loss(*a):
+        return (fn(*a) * mge.Tensor(r)).sum()
+
+    params = [mge.Parameter(a) for a in args]
+    gm = GradManager().attach([params[i] for i in wrt])
+    with gm:
+        gm.backward(loss(*params))
+    for i in wrt:
+        if params[i].grad is None:
+            pytest.skip(f"no backward rule for {op} in this extension yet")
+
+        def f(v, i=i):
+            a = [mge.Tensor(x) for x in args]
+            a[i] = mge.Tensor(v.astype(np.float32))
+            return loss(*a).item()
+
+        num = numeric_grad(f, args[i].astype(np.float64), eps)
+        np.testing.assert_allclose(params[i].grad.numpy(), num, rtol=rtol, atol=atol)
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def conv_ref(x, w, stride, padding, dilation, groups, flip=False):
+    nd = x.ndim - 2
+    if flip:
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    n, c = x.shape[:2]
+    oc, icg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = [
+        (xp.shape[2 + i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)
+    ]
+    y = np.zeros((n, oc, *outs), np.float64)
+    ocg = oc // groups
+    for g in range(groups):
+        xg = xp[:, g * icg : (g + 1) * icg]
+        wg = w[g * ocg : (g + 1) * ocg]
+        for k in itertools.product(*[range(s) for s in ks]):
+            sl = tuple(
+                slice(k[i] * dilation[i], k[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1, stride[i])
+                for i in range(nd)
+            )
+            patch = xg[(slice(None), slice(None)) + sl]
+            y[:, g * ocg : (g + 1) * ocg] += np.einsum("nc...,oc->no...", patch, wg[(...,) + k])
+    return y
+
+
+def conv_transpose_ref(x, w, stride, padding, dilation, groups, output_padding):
+    n, ic, h, wd = x.shape
+    icg = ic // groups
+    ocg = w.shape[1]
+    kh, kw = w.shape[2:]
+    oh = (h - 1) * stride[0] + dilation[0] * (kh - 1) + 1 + output_padding[0]
+    ow = (wd - 1) * stride[1] + dilation[1] * (kw - 1) + 1 + output_padding[1]
+    full = np.zeros((n, ocg * groups, oh, ow), np.float64)
+    for g in range(groups):
+        xg = x[:, g * icg : (g + 1) * icg]
+        wg = w[g * icg : (g + 1) * icg]
+        for i, j in itertools.product(range(kh), range(kw)):
+            contrib = np.einsum("nchw,co->nohw", xg, wg[:, :, i, j])
+            r0, c0 = i * dilation[0], j * dilation[1]
+            full[
+                :,
+                g * ocg : (g + 1) * ocg,
+                r0 : r0 + stride[0] * (h - 1) + 1 : stride[0],
+                c0 : c0 + stride[1] * (wd - 1) + 1 : stride[1],
+            ] += contrib
+    ph, pw = padding
+    return full[:, :, ph : ph + oh - 2 * ph, pw : pw + ow - 2 * pw]
+
+
+def pool_ref(x, k, s, p, mode):
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * p[0] - k[0]) // s[0] + 1, (w + 2 * p[1] - k[1]) // s[1] + 1
+    y = np.zeros((n, c, oh, ow), np.float64)
+    for i, j in itertools.product(range(oh), range(ow)):
+        r0, c0 = i * s[0] - p[0], j * s[1] - p[1]
+        r1, c1 = r0 + k[0], c0 + k[1]
+        win = x[:, :, max(r0, 0) : min(r1, h), max(c0, 0) : min(c1, w)]
+        if mode == "max":
+            y[:, :, i, j] = win.max(axis=(2, 3))
+        elif mode == "average":
+            y[:, :, i, j] = win.sum(axis=(2, 3)) / (k[0] * k[1])
+        else:
+            y[:, :, i, j] = win.mean(axis=(2, 3))
+    return y
+
+
+def adaptive_ref(x, oshp, fn):
+    n, c, h, w = x.shape
+    y = np.zeros((n, c) + oshp, np.float64)
+    for i, j in itertools.product(range(oshp[0]), range(oshp[1])):
+        r0, r1 = (i * h) // oshp[0], -((-(i + 1) * h) // oshp[0])
+        c0, c1 = (j * w) // oshp[1], -((-(j + 1) * w) // oshp[1])
+        y[:, :, i, j] = fn(x[:, :, r0:r1, c0:c1], axis=(2, 3))
+    return y
+
+
+def bilinear_ref(x, oh, ow, align_corners):
+    n, c, h, w = x.shape
+
+    def coords(o, i):
+        d = np.arange(o, dtype=np.float64)
+        if align_corners:
+            src = d * (i - 1) / (o - 1) if o > 1 else np.zeros(o)
+        else:
+            src = np.clip((d + 0.5) * i / o - 0.5, 0, None)
+        lo = np.minimum(np.floor(src).astype(int), i - 1)
+        hi = np.minimum(lo + 1, i - 1)
+        return lo, hi, src - lo
+
+    r0, r1, fr = coords(oh, h)
+    c0, c1, fc = coords(ow, w)
+    top = x[:, :, r0][:, :, :, c0] * (1 - fc) + x[:, :, r0][:, :, :, c1] * fc
+    bot = x[:, :, r1][:, :, :, c0] * (1 - fc) + x[:, :, r1][:, :, :, c1] * fc
+    return top * (1 - fr[:, None]) + bot * fr[:, None]
+
+
+def softmax_ref(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# ----------------------------------------------------------------------------- activations
+
+
+def test_elemwise_activations_are_exported_in_nn():
+    for name in ["relu", "relu6", "sigmoid", "gelu", "silu", "hswish", "hsigmoid", "softplus"]:
+        assert getattr(F.nn, name) is getattr(F, name)
+    x = randn(3, 4)
+    np.testing.assert_allclose(F.nn.logsigmoid(x).numpy(), -np.logaddexp(0, -x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 4), (2, 3, 4)])
+def test_leaky_relu_and_prelu(shape):
+    x = randn(*shape)
+    np.testing.assert_allclose(
+        F.leaky_relu(x, 0.2).numpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-6
+    )
+    np.testing.assert_allclose(F.leaky_relu(x).numpy(), np.where(x > 0, x, 0.01 * x), rtol=1e-6)
+    if len(shape) >= 2:
+        w = rng.uniform(0, 1, (1, shape[1]) + (1,) * (len(shape) - 2)).astype(np.float32)
+        np.testing.assert_allclose(F.prelu(x, w).numpy(), np.where(x > 0, x, w * x), rtol=1e-6)
+
+
+def test_leaky_relu_prelu_grad():
+    x = randn(3, 4)
+    x[np.abs(x) < 0.05] = 0.3
+    check_grad(lambda a: F.leaky_relu(a, 0.1), [x])
+    check_grad(F.prelu, [x, np.full((1, 4), 0.25, np.float32)], wrt=(0, 1))
+
+
+@pytest.mark.parametrize("shape,axis", [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1)])
+def test_softmax_logsoftmax(shape, axis):
+    x = randn(*shape) * 3
+    np.testing.assert_allclose(F.softmax(x, axis).numpy(), softmax_ref(x, axis), rtol=1e-5)
+    np.testing.assert_allclose(
+        F.logsoftmax(x, axis).numpy(), np.log(softmax_ref(x, axis)), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_softmax_default_axis_large_values_and_views():
+    x = randn(2, 3, 4)
+    np.testing.assert_allclose(F.softmax(x).numpy(), softmax_ref(x, 0), rtol=1e-5)  # 3-D: 0
+    x4 = randn(2, 3, 2, 2)
+    np.testing.assert_allclose(F.softmax(x4).numpy(), softmax_ref(x4, 1), rtol=1e-5)
+    big = np.array([[1000.0, 1001.0], [-1000.0, -1000.0]], np.float32)
+    np.testing.assert_allclose(F.softmax(big, 1).numpy(), softmax_ref(big, 1), rtol=1e-5)
+    t = mge.Tensor(randn(4, 3))
+    np.testing.assert_allclose(F.softmax(t.T, 1).numpy(), softmax_ref(t.numpy().T, 1), rtol=1e-5)
+    assert F.softmax(mge.Tensor(2.0)).numpy() == 1.0
+    assert F.softmax(np.zeros((2, 0), np.float32), 1).shape == (2, 0)
+    ls = F.logsoftmax(x, (1, 2)).numpy()
+    ref = x - np.log(np.exp(x).sum(axis=(1, 2), keepdims=True))
+    np.testing.assert_allclose(ls, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_errors():
+    with pytest.raises(ValueError, match="softmax: axis 2"):
+        F.softmax(randn(2, 3), 2)
+    with pytest.raises(TypeError, match="softmax: inp must be a float"):
+        F.softmax(mge.Tensor([1, 2]), 0)
+
+
+def test_softmax_grad():
+    check_grad(lambda a: F.softmax(a, 1), [randn(2, 4)], op="SoftmaxForward")
+
+
+def test_logsoftmax_grad():
+    check_grad(lambda a: F.logsoftmax(a, 1), [randn(2, 4)], op="LogSoftmaxForward")
+
+
+@pytest.mark.parametrize("axis,keepdims", [(1, False), (0, True), ((0, 2), False), (-1, True)])
+def test_logsumexp(axis, keepdims):
+    x = randn(3, 4, 5) * 5
+    ref = np.log(np.exp(x.astype(np.float64)).sum(axis=axis, keepdims=keepdims))
+    np.testing.assert_allclose(F.logsumexp(x, axis, keepdims).numpy(), ref, rtol=1e-5)
+
+
+def test_logsumexp_extremes_and_grad():
+    x = np.array([[1000.0, 1000.0], [-np.inf, -np.inf], [-np.inf, 0.0]], np.float32)
+    out = F.logsumexp(x, 1).numpy()
+    np.testing.assert_allclose(out, [1000.0 + np.log(2), -np.inf, 0.0], rtol=1e-6)
+    check_grad(lambda a: F.logsumexp(a, 1), [randn(3, 4)])
+
+
+# ----------------------------------------------------------------------------- linear, conv
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 3), (3,), (0, 3)])
+def test_linear(shape):
+    x, w, b = randn(*shape), randn(2, 3), randn(2)
+    np.testing.assert_allclose(F.linear(x, w, b).numpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(F.linear(x, w).numpy(), x @ w.T, rtol=1e-5, atol=1e-5)
+
+
+def test_linear_errors_and_grad():
+    with pytest.raises(ValueError, match=r"linear: inp \(4, 3\) does not match weight \(2, 4\)"):
+        F.linear(randn(4, 3), randn(2, 4))
+    with pytest.raises(TypeError, match="linear: inp must be a float"):
+        F.linear(mge.Tensor([[1, 2]]), randn(2, 2))
+    check_grad(F.linear, [randn(2, 3, 3), randn(2, 3), randn(2)], wrt=(0, 1, 2))
+
+
+CONV2D_CASES = [
+    dict(stride=1, padding=0, dilation=1, groups=1),
+    dict(stride=2, padding=1, dilation=1, groups=1),
+    dict(stride=(1, 2), padding=(2, 0), dilation=(2, 1), groups=1),
+    dict(stride=1, padding=1, dilation=1, groups=2),
+]
+
+
+@pytest.mark.parametrize("kw", CONV2D_CASES)
+def test_conv2d(kw):
+    g = kw["groups"]
+    x, w, b = randn(2, 4, 7, 6), randn(6, 4 // g, 3, 2), randn(1, 6, 1, 1)
+    wt = w if g == 1 else w.reshape(g, 6 // g, 4 // g, 3, 2)
+    out = F.conv2d(x, wt, b, **kw).numpy()
+    t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    ref = conv_ref(x, w, t(kw["stride"]), t(kw["padding"]), t(kw["dilation"]), g) + b
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_mode_conv1d_conv3d_and_views():
+    x, w = randn(1, 2, 5, 5), randn(3, 2, 3, 3)
+    out = F.conv2d(x, w, conv_mode="convolution").numpy()
+    ref = conv_ref(x, w, (1, 1), (0, 0), (1, 1), 1, flip=True)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    x1, w1 = randn(2, 4, 9), randn(4, 2, 3)
+    out = F.conv1d(x1, w1, randn(1, 4, 1) * 0, stride=2, padding=1, groups=2).numpy()
+    np.testing.assert_allclose(out, conv_ref(x1, w1, (2,), (1,), (1,), 2), rtol=1e-4, atol=1e-4)
+    x3, w3 = randn(1, 2, 4, 5, 3), randn(2, 2, 2, 3, 2)
+    out = F.conv3d(x3, w3, padding=(1, 0, 1), dilation=(1, 2, 1)).numpy()
+    ref = conv_ref(x3, w3, (1, 1, 1), (1, 0, 1), (1, 2, 1), 1)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    xt = mge.Tensor(randn(5, 5, 2, 1)).transpose(3, 2, 1, 0)  # a non-contiguous view
+    np.testing.assert_allclose(
+        F.conv2d(xt, w).numpy(), conv_ref(xt.numpy(), w, (1, 1), (0, 0), (1, 1), 1), rtol=1e-4
+    )
+    assert F.conv2d(np.zeros((0, 2, 5, 5), np.float32), w).shape == (0, 3, 3, 3)
+
+
+def test_conv_errors():
+    with pytest.raises(ValueError, match=r"conv2d: inp \(1, 3, 5, 5\) has 3 channels"):
+        F.conv2d(randn(1, 3, 5, 5), randn(2, 2, 3, 3))
+    with pytest.raises(ValueError, match="conv2d: inp must have 4 dims"):
+        F.conv2d(randn(3, 5, 5), randn(2, 3, 3, 3))
+    with pytest.raises(ValueError, match="smaller than the dilated kernel"):
+        F.conv2d(randn(1, 1, 2, 2), randn(1, 1, 3, 3))
+    with pytest.raises(ValueError, match="conv1d: stride"):
+        F.conv1d(randn(1, 1, 5), randn(1, 1, 3), stride=0)
+    with pytest.raises(ValueError, match="conv_mode"):
+        F.conv2d(randn(1, 1, 3, 3), randn(1, 1, 3, 3), conv_mode="bad")
+    with pytest.raises(TypeError, match="conv2d: weight must be a float"):
+        F.conv2d(randn(1, 1, 3, 3), mge.Tensor(np.ones((1, 1, 3, 3), np.int32)))
+    with pytest.raises(ValueError, match="grouped weight"):
+        F.conv2d(randn(1, 4, 3, 3), randn(3, 2, 2, 1, 1), groups=2)
+
+
+def test_conv2d_grad():
+    check_grad(
+        lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+        [randn(1, 2, 5, 4), randn(3, 2, 3, 3)],
+        wrt=(0, 1),
+        op="ConvolutionForward",
+    )
+
+
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups,output_padding",
+    [(1, 0, 1, 1, 0), (2, 1, 1, 1, 0), (2, 1, 1, 2, 1), ((2, 3), (0, 1), (1, 2), 1, (1, 2))],
+)
+def test_conv_transpose2d(stride, padding, dilation, groups, output_padding):
+    t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    x, w = randn(2, 4, 3, 4), randn(4, 6 // groups, 3, 2)
+    b = randn(1, 6, 1, 1)
+    wt = w if groups == 1 else w.reshape(groups, 4 // groups, 6 // groups, 3, 2)
+    out = F.conv_transpose2d(x, wt, b, stride, padding, output_padding, dilation, groups).numpy()
+    ref = conv_transpose_ref(x, w, t(stride), t(padding), t(dilation), groups, t(output_padding))
+    np.testing.assert_allclose(out, ref + b, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose2d_is_conv2d_input_gradient_and_errors():
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(randn(1, 1, 3, 3), randn(1, 1, 2, 2), stride=1, output_padding=1)
+    with pytest.raises(ValueError, match=r"conv_transpose2d: inp \(1, 2, 3, 3\) has 2 channels"):
+        F.conv_transpose2d(randn(1, 2, 3, 3), randn(3, 1, 2, 2))
+    check_grad(
+        lambda x: F.conv_transpose2d(x, np.ones((2, 1, 2, 2), np.float32), stride=2),
+        [randn(1, 2, 2, 2)],
+        op="ConvolutionBackwardData",
+    )
+
+
+# ----------------------------------------------------------------------------- pooling
+
+
+@pytest.mark.parametrize(
+    "k,s,p", [(2, None, 0), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (2, 3, 1)]
+)
+def test_pooling(k, s, p):
+    t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    x = randn(2, 3, 7, 6)
+    kk, ss, pp = t(k), t(s if s is not None else k), t(p)
+    np.testing.assert_allclose(F.max_pool2d(x, k, s, p).numpy(), pool_ref(x, kk, ss, pp, "max"))
+    for mode in ["average", "average_count_exclude_padding"]:
+        np.testing.assert_allclose(
+            F.avg_pool2d(x, k, s, p, mode=mode).numpy(),
+            pool_ref(x, kk, ss, pp, mode),
+            rtol=1e-5,
+            atol=1e-6,
+        )
+    np.testing.assert_allclose(
+        F.avg_pool2d(x, k, s, p).numpy(), pool_ref(x, kk, ss, pp, "exclude"), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_pooling_errors_and_views():
+    with pytest.raises(ValueError, match="max_pool2d: padding"):
+        F.max_pool2d(randn(1, 1, 4, 4), 2, padding=2)
+    with pytest.raises(ValueError, match="avg_pool2d: inp must have 4 dims"):
+        F.avg_pool2d(randn(4, 4), 2)
+    with pytest.raises(ValueError, match="avg_pool2d: mode"):
+        F.avg_pool2d(randn(1, 1, 4, 4), 2, mode="sum")
+    with pytest.raises(ValueError, match="smaller than kernel_size"):
+        F.max_pool2d(randn(1, 1, 1, 4), 2)
+    xt = mge.Tensor(randn(6, 5, 2, 1)).transpose(3, 2, 1, 0)
+    np.testing.assert_allclose(
+        F.max_pool2d(xt, 2).numpy(), pool_ref(xt.numpy(), (2, 2), (2, 2), (0, 0), "max")
+    )
+    assert F.max_pool2d(np.zeros((0, 2, 4, 4), np.float32), 2).shape == (0, 2, 2, 2)
+
+
+def test_pooling_grad():
+    x = rng.permutation(40).reshape(1, 2, 5, 4).astype(np.float32)  # distinct: max is unique
+    check_grad(lambda a: F.max_pool2d(a, 2, 1), [x], op="PoolingForward")
+    check_grad(lambda a: F.avg_pool2d(a, 3, 2, 1), [randn(1, 2, 5, 4)], op="PoolingForward")
+
+
+@pytest.mark.parametrize("oshp", [1, (2, 3), (3, 2), (5, 4), (4, 6)])
+def test_adaptive_pooling(oshp):
+    x = randn(2, 3, 5, 4)
+    o = (oshp, oshp) if isinstance(oshp, int) else oshp
+    np.testing.assert_allclose(
+        F.adaptive_max_pool2d(x, oshp).numpy(), adaptive_ref(x, o, np.max), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        F.adaptive_avg_pool2d(x, oshp).numpy(), adaptive_ref(x, o, np.mean), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_adaptive_pooling_errors_and_grad():
+    with pytest.raises(ValueError, match="adaptive_avg_pool2d: oshp"):
+        F.adaptive_avg_pool2d(randn(1, 1, 4, 4), (0, 2))
+    with pytest.raises(ValueError, match="adaptive_max_pool2d: inp must have 4 dims"):
+        F.adaptive_max_pool2d(randn(1, 4, 4), 2)
+    check_grad(
+        lambda a: F.adaptive_avg_pool2d(a, (2, 3)), [randn(1, 2, 5, 4)], op="AdaptivePooling"
+    )
