@@ -64,9 +64,7 @@ def conv_ref(x, w, stride, padding, dilation, groups, flip=False):
     n, c = x.shape[:2]
     oc, icg = w.shape[:2]
     ks = w.shape[2:]
-    outs = [
-        (xp.shape[2 + i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)
-    ]
+    outs = [(xp.shape[2 + i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
     y = np.zeros((n, oc, *outs), np.float64)
     ocg = oc // groups
     for g in range(groups):
@@ -74,7 +72,11 @@ def conv_ref(x, w, stride, padding, dilation, groups, flip=False):
         wg = w[g * ocg : (g + 1) * ocg]
         for k in itertools.product(*[range(s) for s in ks]):
             sl = tuple(
-                slice(k[i] * dilation[i], k[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1, stride[i])
+                slice(
+                    k[i] * dilation[i],
+                    k[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1,
+                    stride[i],
+                )
                 for i in range(nd)
             )
             patch = xg[(slice(None), slice(None)) + sl]
@@ -171,9 +173,7 @@ def test_elemwise_activations_are_exported_in_nn():
 @pytest.mark.parametrize("shape", [(), (0,), (3, 4), (2, 3, 4)])
 def test_leaky_relu_and_prelu(shape):
     x = randn(*shape)
-    np.testing.assert_allclose(
-        F.leaky_relu(x, 0.2).numpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-6
-    )
+    np.testing.assert_allclose(F.leaky_relu(x, 0.2).numpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-6)
     np.testing.assert_allclose(F.leaky_relu(x).numpy(), np.where(x > 0, x, 0.01 * x), rtol=1e-6)
     if len(shape) >= 2:
         w = rng.uniform(0, 1, (1, shape[1]) + (1,) * (len(shape) - 2)).astype(np.float32)
@@ -352,9 +352,7 @@ def test_conv_transpose2d_is_conv2d_input_gradient_and_errors():
 # ----------------------------------------------------------------------------- pooling
 
 
-@pytest.mark.parametrize(
-    "k,s,p", [(2, None, 0), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (2, 3, 1)]
-)
+@pytest.mark.parametrize("k,s,p", [(2, None, 0), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (2, 3, 1)])
 def test_pooling(k, s, p):
     t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
     x = randn(2, 3, 7, 6)
@@ -414,3 +412,365 @@ def test_adaptive_pooling_errors_and_grad():
     check_grad(
         lambda a: F.adaptive_avg_pool2d(a, (2, 3)), [randn(1, 2, 5, 4)], op="AdaptivePooling"
     )
+
+
+# ----------------------------------------------------------------------------- normalisation
+
+
+def bn_train_ref(x, w, b, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    m = x.mean(axis=axes, keepdims=True)
+    v = x.var(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * w + b, m, x.var(axis=axes, ddof=1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 4, 5), (2, 3, 2, 2, 2)])
+def test_batch_norm_training_updates_running_stats(shape):
+    x = randn(*shape) * 2 + 1
+    c = shape[1]
+    cs = (1, c) + (1,) * (len(shape) - 2)
+    w, b = randn(*cs), randn(*cs)
+    rm0, rv0 = randn(*cs), rng.uniform(0.5, 2, cs).astype(np.float32)
+    rm, rv = mge.Tensor(rm0), mge.Tensor(rv0)
+    out = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.8, eps=1e-3)
+    ref, m, v = bn_train_ref(x.astype(np.float64), w, b, 1e-3)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rm.numpy(), rm0 * 0.8 + m * 0.2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), rv0 * 0.8 + v * 0.2, rtol=1e-5, atol=1e-6)
+    # inplace=False leaves the given tensors alone and returns the new statistics.
+    rm2, rv2 = mge.Tensor(rm0.reshape(c)), mge.Tensor(rv0.reshape(c))
+    out2, nm, nv = F.batch_norm(
+        x, rm2, rv2, w, b, training=True, momentum=0.8, eps=1e-3, inplace=False
+    )
+    np.testing.assert_allclose(out2.numpy(), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(rm2.numpy(), rm0.reshape(c))
+    assert nm.shape == (c,) and nv.shape == (c,)
+    np.testing.assert_allclose(nm.numpy(), (rm0 * 0.8 + m * 0.2).reshape(c), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_inference_and_no_stats():
+    x = randn(3, 2, 4)
+    rm, rv = randn(2), rng.uniform(0.5, 2, 2).astype(np.float32)
+    w, b = randn(1, 2, 1), randn(1, 2, 1)
+    out = F.batch_norm(x, rm, rv, w, b, eps=1e-2).numpy()
+    ref = (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-2) * w + b
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    out, m, v = F.batch_norm(x, rm, rv, inplace=False)
+    assert m is rm and v is rv
+    out = F.batch_norm(x, training=True)
+    np.testing.assert_allclose(out.numpy(), bn_train_ref(x, 1, 0, 1e-5)[0], rtol=1e-4, atol=1e-4)
+    xt = mge.Tensor(randn(4, 2, 3)).transpose(2, 1, 0)
+    ref = bn_train_ref(xt.numpy(), 1, 0, 1e-5)[0]
+    np.testing.assert_allclose(F.batch_norm(xt, training=True).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_errors():
+    with pytest.raises(ValueError, match="batch_norm: running_mean and running_var are required"):
+        F.batch_norm(randn(2, 3))
+    with pytest.raises(ValueError, match=r"batch_norm: running_mean \(4,\) does not have one"):
+        F.batch_norm(randn(2, 3), randn(4), randn(4))
+    with pytest.raises(ValueError, match="batch_norm: inp must have at least 2 dims"):
+        F.batch_norm(randn(3), randn(3), randn(3))
+    with pytest.raises(ValueError, match="more than one value per channel"):
+        F.batch_norm(randn(1, 3), training=True)
+    with pytest.raises(TypeError, match="batch_norm: inp must be a float"):
+        F.batch_norm(mge.Tensor([[1, 2]]), training=True)
+
+
+def test_batch_norm_grad():
+    rm, rv = np.zeros(3, np.float32), np.ones(3, np.float32)
+    check_grad(
+        lambda x, w, b: F.batch_norm(x, mge.Tensor(rm), mge.Tensor(rv), w, b, eps=0.5),
+        [randn(2, 3, 2), randn(1, 3, 1), randn(1, 3, 1)],
+        wrt=(0, 1, 2),
+    )
+    check_grad(
+        lambda x, w, b: F.batch_norm(x, weight=w, bias=b, training=True),
+        [randn(4, 3), randn(1, 3), randn(1, 3)],
+        wrt=(0, 1, 2),
+        op="BatchNormForward",
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
+def ln_ref(x, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    m = x.mean(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+
+
+def gn_ref(x, g, eps):
+    n, c = x.shape[:2]
+    xg = x.reshape(n, g, -1)
+    y = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)
+    return y.reshape(x.shape)
+
+
+@pytest.mark.parametrize("shape,ns", [((4, 5), 5), ((2, 3, 4), (3, 4)), ((2, 3, 4), 4)])
+def test_layer_norm(shape, ns):
+    x = randn(*shape) * 3
+    k = 1 if isinstance(ns, int) else len(ns)
+    np.testing.assert_allclose(
+        F.layer_norm(x, ns, False).numpy(), ln_ref(x, k, 1e-5), rtol=1e-4, atol=1e-4
+    )
+    w, b = randn(*shape[len(shape) - k :]), randn(*shape[len(shape) - k :])
+    np.testing.assert_allclose(
+        F.layer_norm(x, ns, True, w, b, eps=1e-3).numpy(),
+        ln_ref(x, k, 1e-3) * w + b,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 3), 3), ((2, 4, 2, 3), 1), ((3, 4), 2)])
+def test_group_and_instance_norm(shape, groups):
+    x = randn(*shape) * 2
+    c = shape[1]
+    cs = (1, c) + (1,) * (len(shape) - 2)
+    w, b = randn(c), randn(c)
+    np.testing.assert_allclose(
+        F.group_norm(x, groups, False).numpy(), gn_ref(x, groups, 1e-5), rtol=1e-4, atol=1e-4
+    )
+    np.testing.assert_allclose(
+        F.group_norm(x, groups, True, w, b).numpy(),
+        gn_ref(x, groups, 1e-5) * w.reshape(cs) + b.reshape(cs),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    if len(shape) > 2:
+        np.testing.assert_allclose(
+            F.instance_norm(x, True, w.reshape(cs), b, eps=1e-3).numpy(),
+            gn_ref(x, c, 1e-3) * w.reshape(cs) + b.reshape(cs),
+            rtol=1e-4,
+            atol=1e-4,
+        )
+
+
+def test_norm_errors():
+    with pytest.raises(ValueError, match=r"layer_norm: inp \(2, 3\) does not end with"):
+        F.layer_norm(randn(2, 3), (2,), False)
+    with pytest.raises(ValueError, match="layer_norm: affine=True needs weight and bias"):
+        F.layer_norm(randn(2, 3), 3)
+    with pytest.raises(ValueError, match=r"layer_norm: weight \(2,\)"):
+        F.layer_norm(randn(2, 3), 3, True, randn(2), randn(3))
+    with pytest.raises(ValueError, match="group_norm: num_groups=4 does not divide"):
+        F.group_norm(randn(2, 6, 3), 4, False)
+    with pytest.raises(ValueError, match=r"group_norm: weight \(4,\)"):
+        F.group_norm(randn(2, 6, 3), 3, True, randn(4), randn(6))
+    with pytest.raises(TypeError, match="instance_norm: affine must be a bool"):
+        F.instance_norm(randn(2, 3, 4), randn(3))
+
+
+def test_layer_group_norm_grad():
+    check_grad(
+        lambda x, w, b: F.layer_norm(x, 4, True, w, b),
+        [randn(3, 4), randn(4), randn(4)],
+        wrt=(0, 1, 2),
+        op="LayerNormForward",
+        rtol=5e-2,
+        atol=5e-3,
+    )
+    check_grad(
+        lambda x, w, b: F.group_norm(x, 2, True, w, b),
+        [randn(2, 4, 3), randn(4), randn(4)],
+        wrt=(0, 1, 2),
+        op="GroupNormForward",
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
+# ----------------------------------------------------------------------------- dropout, lookups
+
+
+def test_dropout():
+    x = rng.uniform(1, 2, (200, 100)).astype(np.float32)
+    y = F.dropout(x, 0.3).numpy()
+    kept = y != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(y[kept], x[kept] / 0.7, rtol=1e-6)
+    y2 = F.dropout(x, 0.3).numpy()
+    assert ((y2 != 0) != kept).any()  # a fresh mask each call
+    assert F.dropout(x, 0.3, training=False).numpy() is not None
+    np.testing.assert_array_equal(F.dropout(x, 0.3, training=False).numpy(), x)
+    np.testing.assert_array_equal(F.dropout(x, 0.0).numpy(), x)
+    assert F.dropout(np.zeros((0, 3), np.float32), 0.5).shape == (0, 3)
+    with pytest.raises(ValueError, match=r"dropout: drop_prob must be in \[0, 1\)"):
+        F.dropout(x, 1.0)
+    with pytest.raises(TypeError, match="dropout: inp must be a float"):
+        F.dropout(mge.Tensor([1, 2]), 0.5)
+
+
+def test_dropout_grad():
+    x = mge.Parameter(rng.uniform(1, 2, (50,)).astype(np.float32))
+    gm = GradManager().attach(x)
+    with gm:
+        y = F.dropout(x, 0.5)
+        gm.backward(y.sum())
+    if x.grad is None:
+        pytest.skip("no backward rule for DropoutForward in this extension yet")
+    np.testing.assert_allclose(x.grad.numpy(), (y.numpy() != 0) * 2.0)
+
+
+def test_embedding():
+    w = randn(5, 3)
+    idx = rng.integers(0, 5, (2, 4)).astype(np.int32)
+    np.testing.assert_array_equal(F.embedding(idx, w).numpy(), w[idx])
+    np.testing.assert_array_equal(F.embedding(np.int32(2), w).numpy(), w[2])
+    assert F.embedding(np.zeros((0,), np.int32), w).shape == (0, 3)
+    np.testing.assert_array_equal(F.embedding(idx, w, padding_idx=1).numpy(), w[idx])
+    with pytest.raises(IndexError):
+        F.embedding([5], w)
+    with pytest.raises(TypeError, match="embedding: inp must be an integer"):
+        F.embedding([1.0], w)
+    with pytest.raises(ValueError, match=r"embedding: weight must be 2-D"):
+        F.embedding([1], randn(5))
+
+
+def test_embedding_grad_and_padding_idx():
+    idx = np.array([[0, 2], [2, 3]], np.int32)
+    check_grad(lambda w: F.embedding(idx, w), [randn(4, 3)])
+    w = mge.Parameter(randn(4, 3))
+    gm = GradManager().attach(w)
+    with gm:
+        gm.backward(F.embedding(idx, w, padding_idx=2).sum())
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 1])
+
+
+@pytest.mark.parametrize("axis,keepdims", [(1, False), (0, True), (-1, False)])
+def test_indexing_one_hot(axis, keepdims):
+    x = randn(3, 4, 5)
+    ishape = list(x.shape)
+    n = ishape.pop(axis)
+    idx = rng.integers(0, n, ishape).astype(np.int32)
+    ref = np.take_along_axis(x, np.expand_dims(idx, axis), axis)
+    if not keepdims:
+        ref = ref.squeeze(axis)
+    np.testing.assert_array_equal(F.indexing_one_hot(x, idx, axis, keepdims).numpy(), ref)
+
+
+def test_indexing_one_hot_errors_and_grad():
+    with pytest.raises(ValueError, match=r"indexing_one_hot: index \(4,\) must have src \(3, 4\)"):
+        F.indexing_one_hot(randn(3, 4), np.zeros(4, np.int32))
+    with pytest.raises(TypeError, match="indexing_one_hot: index must be an integer"):
+        F.indexing_one_hot(randn(3, 4), np.zeros(3, np.float32))
+    idx = np.array([1, 3, 0], np.int32)
+    check_grad(lambda x: F.indexing_one_hot(x, idx), [randn(3, 4)])
+
+
+def test_one_hot():
+    idx = rng.integers(0, 4, (2, 3)).astype(np.int32)
+    out = F.one_hot(idx, 4)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out.numpy(), np.eye(4, dtype=np.int32)[idx])
+    np.testing.assert_array_equal(F.one_hot(np.int32(1), 3).numpy(), [0, 1, 0])
+    assert F.one_hot(np.zeros((0,), np.int32), 3).shape == (0, 3)
+    with pytest.raises(ValueError, match=r"one_hot: a value of inp is outside \[0, 3\)"):
+        F.one_hot([3], 3)
+    with pytest.raises(TypeError, match="one_hot: inp must be an integer"):
+        F.one_hot([1.0], 3)
+
+
+# ----------------------------------------------------------------------------- shape functions
+
+
+@pytest.mark.parametrize(
+    "ord,axis", [(None, None), (2, 1), (1, 0), (3, (0, 1)), (float("inf"), 1), (-float("inf"), 1)]
+)
+def test_normalize(ord, axis):
+    x = randn(3, 4)
+    p = 2 if ord is None else ord
+    a = np.abs(x.astype(np.float64))
+    if p == np.inf:
+        n = a.max(axis=axis, keepdims=True)
+    elif p == -np.inf:
+        n = a.min(axis=axis, keepdims=True)
+    else:
+        n = (a**p).sum(axis=axis, keepdims=True) ** (1 / p)
+    np.testing.assert_allclose(
+        F.normalize(x, ord, axis).numpy(), x / np.maximum(n, 1e-12), rtol=1e-5
+    )
+
+
+def test_normalize_zero_errors_grad():
+    np.testing.assert_array_equal(F.normalize(np.zeros((2, 2), np.float32), axis=1).numpy(), 0)
+    with pytest.raises(ValueError, match="normalize: ord"):
+        F.normalize(randn(2, 2), -1)
+    check_grad(lambda x: F.normalize(x, axis=1), [randn(3, 4)])
+
+
+@pytest.mark.parametrize(
+    "width,mode",
+    [
+        (((1, 2), (0, 3)), "constant"),
+        (((2, 1),), "edge"),
+        (((1, 1), (2, 0)), "replicate"),
+        (((2, 1), (1, 3)), "reflect"),
+        ((1, 2), "constant"),
+    ],
+)
+def test_pad(width, mode):
+    x = randn(4, 5)
+    full = np.asarray(width)
+    if full.shape == (2,):
+        full = np.tile(full, (2, 1))
+    full = np.concatenate([full, np.zeros((2 - len(full), 2), int)])
+    np_mode = {"replicate": "edge"}.get(mode, mode)
+    kw = {"constant_values": 1.5} if mode == "constant" else {}
+    out = F.pad(x, width, mode, constant_value=1.5).numpy()
+    np.testing.assert_array_equal(out, np.pad(x, full, np_mode, **kw))
+
+
+def test_pad_edges_errors_grad():
+    assert F.pad(np.zeros((0, 2), np.float32), ((1, 1), (0, 0))).shape == (2, 2)
+    xt = mge.Tensor(randn(3, 2)).T
+    np.testing.assert_array_equal(
+        F.pad(xt, ((1, 0), (0, 2))).numpy(), np.pad(xt.numpy(), ((1, 0), (0, 2)))
+    )
+    with pytest.raises(ValueError, match="pad: reflect widths"):
+        F.pad(randn(2, 3), ((2, 0),), "reflect")
+    with pytest.raises(ValueError, match="pad: pad_width"):
+        F.pad(randn(2, 3), ((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(ValueError, match="must not be negative"):
+        F.pad(randn(2, 3), ((-1, 1),))
+    with pytest.raises(ValueError, match="pad: mode"):
+        F.pad(randn(2, 3), ((1, 1),), "wrap")
+    check_grad(lambda x: F.pad(x, ((1, 2), (2, 1)), "reflect"), [randn(3, 4)])
+
+
+def test_pixel_shuffle():
+    x = randn(2, 3, 8, 2, 3)
+    r = 2
+    ref = x.reshape(2, 3, 2, r, r, 2, 3).transpose(0, 1, 2, 5, 3, 6, 4).reshape(2, 3, 2, 4, 6)
+    np.testing.assert_array_equal(F.pixel_shuffle(x, r).numpy(), ref)
+    with pytest.raises(ValueError, match=r"pixel_shuffle: inp \(2, 3, 3\)"):
+        F.pixel_shuffle(randn(2, 3, 3), 2)
+    check_grad(lambda a: F.pixel_shuffle(a, 2), [randn(1, 4, 2, 3)])
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("size", [(5, 7), (2, 3), (4, 4), (1, 6)])
+def test_interpolate_bilinear(size, align):
+    x = randn(2, 3, 4, 4)
+    out = F.interpolate(x, size=size, align_corners=align).numpy()
+    np.testing.assert_allclose(out, bilinear_ref(x, *size, align), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_nearest_linear_scale_and_errors():
+    x = randn(1, 2, 3, 5)
+    out = F.interpolate(x, scale_factor=(2, 1.5), mode="nearest").numpy()
+    rows = np.floor(np.arange(6) * 3 / 6).astype(int)
+    cols = np.floor(np.arange(7) * 5 / 7).astype(int)
+    np.testing.assert_array_equal(out, x[:, :, rows][:, :, :, cols])
+    x1 = randn(2, 3, 4)
+    out = F.interpolate(x1, size=7, mode="linear").numpy()
+    ref = bilinear_ref(x1[:, :, None], 1, 7, False)[:, :, 0]
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="interpolate: give exactly one"):
+        F.interpolate(x, size=3, scale_factor=2)
+    with pytest.raises(ValueError, match="interpolate: mode"):
+        F.interpolate(x, size=3, mode="bicubic")
+    with pytest.raises(ValueError, match="interpolate: mode 'bilinear' needs a 4-dim"):
+        F.interpolate(x1, size=3)
+    check_grad(lambda a: F.interpolate(a, size=(3, 4)), [randn(1, 1, 2, 3)])
