@@ -61,7 +61,7 @@ def conv_ref(x, w, stride, padding, dilation, groups, flip=False):
     if flip:
         w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
     xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    n, c = x.shape[:2]
+    n, _c = x.shape[:2]
     oc, icg = w.shape[:2]
     ks = w.shape[2:]
     outs = [(xp.shape[2 + i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
@@ -136,7 +136,7 @@ def adaptive_ref(x, oshp, fn):
 
 
 def bilinear_ref(x, oh, ow, align_corners):
-    n, c, h, w = x.shape
+    _n, _c, h, w = x.shape
 
     def coords(o, i):
         d = np.arange(o, dtype=np.float64)
@@ -260,10 +260,10 @@ def test_linear_errors_and_grad():
 
 
 CONV2D_CASES = [
-    dict(stride=1, padding=0, dilation=1, groups=1),
-    dict(stride=2, padding=1, dilation=1, groups=1),
-    dict(stride=(1, 2), padding=(2, 0), dilation=(2, 1), groups=1),
-    dict(stride=1, padding=1, dilation=1, groups=2),
+    {"stride": 1, "padding": 0, "dilation": 1, "groups": 1},
+    {"stride": 2, "padding": 1, "dilation": 1, "groups": 1},
+    {"stride": (1, 2), "padding": (2, 0), "dilation": (2, 1), "groups": 1},
+    {"stride": 1, "padding": 1, "dilation": 1, "groups": 2},
 ]
 
 
@@ -273,7 +273,7 @@ def test_conv2d(kw):
     x, w, b = randn(2, 4, 7, 6), randn(6, 4 // g, 3, 2), randn(1, 6, 1, 1)
     wt = w if g == 1 else w.reshape(g, 6 // g, 4 // g, 3, 2)
     out = F.conv2d(x, wt, b, **kw).numpy()
-    t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    t = lambda v: (v, v) if isinstance(v, int) else v
     ref = conv_ref(x, w, t(kw["stride"]), t(kw["padding"]), t(kw["dilation"]), g) + b
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
 
@@ -328,7 +328,7 @@ def test_conv2d_grad():
     [(1, 0, 1, 1, 0), (2, 1, 1, 1, 0), (2, 1, 1, 2, 1), ((2, 3), (0, 1), (1, 2), 1, (1, 2))],
 )
 def test_conv_transpose2d(stride, padding, dilation, groups, output_padding):
-    t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    t = lambda v: (v, v) if isinstance(v, int) else v
     x, w = randn(2, 4, 3, 4), randn(4, 6 // groups, 3, 2)
     b = randn(1, 6, 1, 1)
     wt = w if groups == 1 else w.reshape(groups, 4 // groups, 6 // groups, 3, 2)
@@ -354,7 +354,7 @@ def test_conv_transpose2d_is_conv2d_input_gradient_and_errors():
 
 @pytest.mark.parametrize("k,s,p", [(2, None, 0), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (2, 3, 1)])
 def test_pooling(k, s, p):
-    t = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    t = lambda v: (v, v) if isinstance(v, int) else v
     x = randn(2, 3, 7, 6)
     kk, ss, pp = t(k), t(s if s is not None else k), t(p)
     np.testing.assert_allclose(F.max_pool2d(x, k, s, p).numpy(), pool_ref(x, kk, ss, pp, "max"))
@@ -501,7 +501,7 @@ def ln_ref(x, k, eps):
 
 
 def gn_ref(x, g, eps):
-    n, c = x.shape[:2]
+    n, _c = x.shape[:2]
     xg = x.reshape(n, g, -1)
     y = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)
     return y.reshape(x.shape)
