@@ -800,6 +800,13 @@ def batch_norm(
     has_stats = running_mean is not None
     if not training and not has_stats:
         raise ValueError(f"{fname}: running_mean and running_var are required when not training")
+    if training and has_stats and inplace:
+        for t in (running_mean, running_var):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"{fname}: inplace=True updates running_mean and running_var, so they must "
+                    f"be Tensors, got {type(t).__name__}"
+                )
 
     def param(t, what, default):
         if t is None:
@@ -834,8 +841,6 @@ def batch_norm(
     new_var = reshape(new_var, running_var.shape)
     if inplace:
         for old, new in ((running_mean, new_mean), (running_var, new_var)):
-            if not isinstance(old, Tensor):
-                raise TypeError(f"{fname}: inplace=True needs Tensor running statistics")
             old._reset(new.astype(old._dtype_name))
         return out
     return out, new_mean, new_var

@@ -473,6 +473,8 @@ def test_batch_norm_errors():
         F.batch_norm(randn(3), randn(3), randn(3))
     with pytest.raises(ValueError, match="more than one value per channel"):
         F.batch_norm(randn(1, 3), training=True)
+    with pytest.raises(TypeError, match="batch_norm: inplace=True updates running_mean"):
+        F.batch_norm(randn(2, 3), np.zeros(3, np.float32), np.ones(3, np.float32), training=True)
     with pytest.raises(TypeError, match="batch_norm: inp must be a float"):
         F.batch_norm(mge.Tensor([[1, 2]]), training=True)
 
