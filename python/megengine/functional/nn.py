@@ -1,0 +1,1307 @@
+"""Neural-network functions (``F.nn.conv2d``, ``F.nn.softmax``, ...), also exported as ``F.*``.
+
+Each builds generated ops (``megengine.core.ops.builtin``: ConvolutionForward, PoolingForward,
+BatchNormForward, ...; ``dnn/ops/defs`` defines them) and runs them with ``apply``. The
+activations that are one Elemwise mode (``relu``, ``sigmoid``, ...) are those of
+``functional/elemwise.py``. The losses (``loss.py``) and ``topk_accuracy`` (``metric.py``) are
+re-exported here, as MegEngine's ``F.nn`` does.
+"""
+
+import builtins
+
+import numpy as np
+
+from ..core import _imperative_rt as _rt
+from ..core.ops import builtin
+from ..core.tensor.array_method import Tensor, as_tensor, cached_op, elemwise, reduce, reshape
+from ..core.tensor.array_method import transpose as _dimshuffle
+from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
+from .loss import binary_cross_entropy, cross_entropy, hinge_loss, l1_loss, square_loss
+from .metric import topk_accuracy
+
+apply = _rt.apply
+
+__all__ = [
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool2d",
+    "avg_pool2d",
+    "batch_norm",
+    "binary_cross_entropy",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose2d",
+    "cross_entropy",
+    "dropout",
+    "embedding",
+    "gelu",
+    "group_norm",
+    "hinge_loss",
+    "hsigmoid",
+    "hswish",
+    "indexing_one_hot",
+    "instance_norm",
+    "interpolate",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "linear",
+    "logsigmoid",
+    "logsoftmax",
+    "logsumexp",
+    "max_pool2d",
+    "normalize",
+    "one_hot",
+    "pad",
+    "pixel_shuffle",
+    "prelu",
+    "relu",
+    "relu6",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "square_loss",
+    "topk_accuracy",
+]
+
+_FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def _float_input(x, fname, what="inp"):
+    x = as_tensor(x)
+    if x._dtype_name not in _FLOAT_DTYPES:
+        raise TypeError(f"{fname}: {what} must be a float tensor, got dtype {x._dtype_name}")
+    return x
+
+
+def _int_input(x, fname, what):
+    x = as_tensor(x)
+    if x._dtype_name not in ("int8", "uint8", "int16", "int32"):
+        raise TypeError(f"{fname}: {what} must be an integer tensor, got dtype {x._dtype_name}")
+    if x._dtype_name != "int32":
+        x = x.astype("int32")
+    return x
+
+
+def _tuple(value, n, fname, name):
+    """``value`` (an int or a sequence of n ints) as a tuple of n Python ints."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    value = tuple(int(v) for v in value)
+    if len(value) != n:
+        raise ValueError(f"{fname}: {name} needs {n} values, got {value}")
+    return value
+
+
+def _add_axis(x, axes):
+    return apply(cached_op(builtin.AddAxis, axis=tuple(axes)), x)[0]
+
+
+def _remove_axis(x, axes):
+    return apply(cached_op(builtin.RemoveAxis, axis=tuple(axes)), x)[0]
+
+
+def _fill(shape, value, dtype, device):
+    op = cached_op(builtin.Fill, value=float(value), dtype=dtype)
+    return _rt.apply_generator(op, [list(shape)], device)[0]
+
+
+def _where(cond, a, b):
+    """Elementwise ``a if cond else b`` (Elemwise COND); a and b share a dtype."""
+    return apply(cached_op(builtin.Elemwise, mode="COND"), cond, a, b)[0]
+
+
+def _channel_shape(ndim, c):
+    """(1, C, 1, ...) for an input of ``ndim`` dims."""
+    return (1, c) + (1,) * (ndim - 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# activations
+
+
+def leaky_relu(inp, negative_slope=0.01):
+    """Leaky ReLU: ``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Args:
+        inp: input tensor.
+        negative_slope: slope for negative inputs.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.leaky_relu([-2.0, 3.0], negative_slope=0.5).numpy().tolist()
+        [-1.0, 3.0]
+    """
+    x = as_tensor(inp)
+    return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * negative_slope
+
+
+def prelu(inp, weight):
+    """Parametric ReLU: ``max(x, 0) + weight * min(x, 0)``, weight broadcasting to inp.
+
+    Args:
+        inp: input tensor.
+        weight: learned slope of the negative part, broadcastable to inp (e.g. (1, C, 1, 1)).
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.prelu([[-2.0, -2.0], [1.0, 1.0]], [0.5, 0.25]).numpy().tolist()
+        [[-1.0, -0.5], [1.0, 1.0]]
+    """
+    x = as_tensor(inp)
+    return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * as_tensor(weight)
+
+
+def _softmax_axis(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _norm_axis(axis, ndim, fname):
+    if not -builtins.max(ndim, 1) <= axis < builtins.max(ndim, 1):
+        raise ValueError(f"{fname}: axis {axis} is out of range for a tensor of {ndim} dims")
+    return axis % builtins.max(ndim, 1)
+
+
+def softmax(inp, axis=None):
+    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed without overflow.
+
+    Args:
+        inp: input tensor.
+        axis: the axis to normalise over; when None, 0 for 0-, 1- and 3-dim inputs and 1
+            otherwise (MegEngine's default).
+
+    Returns:
+        a Tensor of inp's shape whose slices along ``axis`` sum to 1.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.softmax([[0.0, 0.0], [1000.0, 1000.0]], axis=1).numpy().tolist()
+        [[0.5, 0.5], [0.5, 0.5]]
+    """
+    x = _float_input(inp, "softmax")
+    if axis is None:
+        axis = _softmax_axis(x.ndim)
+    axis = _norm_axis(axis, x.ndim, "softmax")
+    if x.ndim == 0:
+        return _softmax_op(builtin.SoftmaxForward, reshape(x, (1,)), 0).reshape(())
+    return _softmax_op(builtin.SoftmaxForward, x, axis)
+
+
+def _softmax_op(cls, x, axis):
+    return apply(cached_op(cls, axis=int(axis)), x)[0]
+
+
+def logsoftmax(inp, axis):
+    """Log of the softmax along ``axis``: ``x - logsumexp(x)``, computed without overflow.
+
+    Args:
+        inp: input tensor.
+        axis: an axis, or a sequence of axes normalised together.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.logsoftmax([[1.0, 1.0], [3.0, 3.0]], axis=0).numpy().tolist()
+        [[-2.1269280910491943, -2.1269280910491943], [-0.12692801654338837, -0.12692801654338837]]
+    """
+    x = _float_input(inp, "logsoftmax")
+    if isinstance(axis, (list, tuple)):
+        return x - logsumexp(x, axis, keepdims=True)
+    axis = _norm_axis(axis, x.ndim, "logsoftmax")
+    if x.ndim == 0:
+        return _softmax_op(builtin.LogSoftmaxForward, reshape(x, (1,)), 0).reshape(())
+    return _softmax_op(builtin.LogSoftmaxForward, x, axis)
+
+
+def logsumexp(inp, axis, keepdims=False):
+    """``log(sum(exp(x)))`` over ``axis``, computed as ``max + log(sum(exp(x - max)))``.
+
+    Args:
+        inp: input tensor.
+        axis: an axis or a sequence of axes.
+        keepdims: keep the reduced axes with size 1.
+
+    Returns:
+        the reduced Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.logsumexp([[1000.0, 1000.0], [0.0, float("-inf")]], axis=1).numpy().tolist()
+        [1000.6931762695312, 0.0]
+    """
+    x = _float_input(inp, "logsumexp")
+    m = reduce(x, "max", axis, keepdims=True).detach()
+    # A slice that is all -inf (or inf) has no finite max to shift by: shift by 0 there.
+    m = _where(elemwise("ISINF", m), _zeros_like(m), m)
+    s = reduce(elemwise("EXP", x - m), "sum", axis, keepdims=True)
+    out = elemwise("LOG", s) + m
+    if not keepdims:
+        axes = _axes(axis, x.ndim)
+        if axes and x.ndim:
+            out = _remove_axis(out, axes)
+    return out
+
+
+def _zeros_like(x):
+    return _fill(x.shape, 0, x._dtype_name, x.device)
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return list(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        return sorted({a % ndim for a in axis})
+    return [axis % builtins.max(ndim, 1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# linear and convolution
+
+
+def linear(inp, weight, bias=None, compute_mode="default"):
+    """Applies a linear transformation: ``inp @ weight.T + bias``.
+
+    Args:
+        inp: input of shape (..., in_features).
+        weight: weight of shape (out_features, in_features).
+        bias: optional bias of shape (out_features,).
+        compute_mode: accepted for MegEngine compatibility; NeoMeg computes in the input dtype.
+
+    Returns:
+        a Tensor of shape (..., out_features).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.linear([[1.0, 2.0]], [[1.0, 1.0], [0.0, 1.0]], [0.5, -1.0]).numpy().tolist()
+        [[3.5, 1.0]]
+    """
+    x = _float_input(inp, "linear")
+    w = _float_input(weight, "linear", "weight")
+    if w.ndim != 2 or x.ndim < 1 or x.shape[-1] != w.shape[1]:
+        raise ValueError(
+            f"linear: inp {x.shape} does not match weight {w.shape} (out_features, in_features)"
+        )
+    lead = x.shape[:-1]
+    x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
+    op = cached_op(builtin.MatrixMul, transposeA=False, transposeB=True)
+    out = apply(op, x2, w)[0]
+    if x.ndim != 2:
+        out = reshape(out, lead + (w.shape[0],))
+    if bias is not None:
+        out = out + as_tensor(bias)
+    return out
+
+
+_CONV_MODES = {"cross_correlation": "CROSS_CORRELATION", "convolution": "CONVOLUTION"}
+
+
+def _conv_mode(conv_mode, fname):
+    mode = _CONV_MODES.get(str(conv_mode).lower())
+    if mode is None:
+        raise ValueError(
+            f"{fname}: conv_mode must be 'cross_correlation' or 'convolution', got {conv_mode!r}"
+        )
+    return mode
+
+
+def _conv_filter(w, nd, groups, fname, x_shape, transposed=False):
+    """The (OC, IC/group, k...) filter the op takes, from MegEngine's weight layouts: dense
+    (nd + 2 dims) or grouped (groups, ..., k...) with nd + 3 dims."""
+    if groups < 1:
+        raise ValueError(f"{fname}: groups must be >= 1, got {groups}")
+    if w.ndim == nd + 3:
+        if w.shape[0] != groups:
+            raise ValueError(
+                f"{fname}: grouped weight {w.shape} does not start with groups={groups}"
+            )
+        w = reshape(w, (w.shape[0] * w.shape[1],) + w.shape[2:])
+    elif w.ndim != nd + 2:
+        raise ValueError(
+            f"{fname}: weight must have {nd + 2} dims (or {nd + 3} when grouped), got {w.shape}"
+        )
+    in_c = w.shape[0] if transposed else w.shape[1] * groups
+    if x_shape[1] != in_c or (not transposed and w.shape[0] % groups) or w.shape[0] == 0:
+        raise ValueError(
+            f"{fname}: inp {x_shape} has {x_shape[1]} channels, weight {w.shape} with "
+            f"groups={groups} expects {in_c}"
+        )
+    if transposed and w.shape[0] % groups:
+        raise ValueError(f"{fname}: weight {w.shape} is not divisible into groups={groups}")
+    return w
+
+
+def _add_bias(out, bias, fname):
+    if bias is None:
+        return out
+    b = as_tensor(bias)
+    c = out.shape[1]
+    if b.size != c:
+        raise ValueError(f"{fname}: bias {b.shape} does not have {c} elements (output channels)")
+    if b.shape != _channel_shape(out.ndim, c):
+        b = reshape(b, _channel_shape(out.ndim, c))
+    return out + b
+
+
+def _conv(fname, nd, inp, weight, bias, stride, padding, dilation, groups, conv_mode):
+    x = _float_input(inp, fname)
+    w = _float_input(weight, fname, "weight")
+    if x.ndim != nd + 2:
+        raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
+    w = _conv_filter(w, nd, int(groups), fname, x.shape)
+    stride = _tuple(stride, nd, fname, "stride")
+    padding = _tuple(padding, nd, fname, "padding")
+    dilation = _tuple(dilation, nd, fname, "dilation")
+    if builtins.min(stride) < 1 or builtins.min(dilation) < 1 or builtins.min(padding) < 0:
+        raise ValueError(
+            f"{fname}: stride {stride} and dilation {dilation} must be >= 1, padding {padding} >= 0"
+        )
+    for i in range(nd):
+        span = dilation[i] * (w.shape[2 + i] - 1) + 1
+        if x.shape[2 + i] + 2 * padding[i] < span:
+            raise ValueError(
+                f"{fname}: inp {x.shape} padded by {padding} is smaller than the dilated kernel "
+                f"of weight {w.shape}"
+            )
+    op = cached_op(
+        builtin.ConvolutionForward,
+        mode=_conv_mode(conv_mode, fname),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        group=int(groups),
+    )
+    return _add_bias(apply(op, x, w)[0], bias, fname)
+
+
+def conv1d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
+    """1-D convolution over an (N, C, W) input.
+
+    Args:
+        inp: input of shape (N, IC, W).
+        weight: filter of shape (OC, IC // groups, K).
+        bias: optional bias with OC elements, e.g. of shape (1, OC, 1).
+        stride: step of the window.
+        padding: zeros added at both ends.
+        dilation: gap between kernel taps.
+        groups: channel groups; IC and OC must be divisible by it.
+        conv_mode: "cross_correlation" (the usual) or "convolution" (kernel flipped).
+        compute_mode: accepted for MegEngine compatibility; NeoMeg computes in the input dtype.
+
+    Returns:
+        a Tensor of shape (N, OC, (W + 2 * padding - dilation * (K - 1) - 1) // stride + 1).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.conv1d([[[1.0, 2.0, 3.0, 4.0]]], [[[1.0, -1.0]]]).numpy().tolist()
+        [[[-1.0, -1.0, -1.0]]]
+    """
+    return _conv("conv1d", 1, inp, weight, bias, stride, padding, dilation, groups, conv_mode)
+
+
+def conv2d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
+    """2-D convolution over an (N, C, H, W) input.
+
+    Args:
+        inp: input of shape (N, IC, H, W).
+        weight: filter of shape (OC, IC, KH, KW), or (groups, OC // groups, IC // groups, KH, KW)
+            when grouped.
+        bias: optional bias with OC elements, e.g. of shape (1, OC, 1, 1).
+        stride: step of the window, an int or (sh, sw).
+        padding: zeros added at both ends, an int or (ph, pw).
+        dilation: gap between kernel taps, an int or (dh, dw).
+        groups: channel groups; IC and OC must be divisible by it.
+        conv_mode: "cross_correlation" (the usual) or "convolution" (kernel flipped).
+        compute_mode: accepted for MegEngine compatibility; NeoMeg computes in the input dtype.
+
+    Returns:
+        a Tensor of shape (N, OC, OH, OW) with
+        OH = (H + 2 * ph - dh * (KH - 1) - 1) // sh + 1, likewise OW.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(9, dtype="float32").reshape(1, 1, 3, 3)
+        >>> F.conv2d(x, np.ones((1, 1, 2, 2), "float32")).numpy().tolist()
+        [[[[8.0, 12.0], [20.0, 24.0]]]]
+    """
+    return _conv("conv2d", 2, inp, weight, bias, stride, padding, dilation, groups, conv_mode)
+
+
+def conv3d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+):
+    """3-D convolution over an (N, C, D, H, W) input.
+
+    Args:
+        inp: input of shape (N, IC, D, H, W).
+        weight: filter of shape (OC, IC, KD, KH, KW), or (groups, OC // groups, IC // groups,
+            KD, KH, KW) when grouped.
+        bias: optional bias with OC elements, e.g. of shape (1, OC, 1, 1, 1).
+        stride: step of the window, an int or three.
+        padding: zeros added at both ends, an int or three.
+        dilation: gap between kernel taps, an int or three.
+        groups: channel groups; IC and OC must be divisible by it.
+        conv_mode: "cross_correlation" (the usual) or "convolution" (kernel flipped).
+
+    Returns:
+        a Tensor of shape (N, OC, OD, OH, OW), each as for :func:`conv2d`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.ones((1, 1, 2, 2, 2), "float32")
+        >>> F.conv3d(x, np.ones((2, 1, 2, 2, 2), "float32")).numpy().tolist()
+        [[[[[8.0]]], [[[8.0]]]]]
+    """
+    return _conv("conv3d", 3, inp, weight, bias, stride, padding, dilation, groups, conv_mode)
+
+
+def conv_transpose2d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
+    """2-D transposed convolution (the gradient of :func:`conv2d` with respect to its input).
+
+    Args:
+        inp: input of shape (N, IC, H, W).
+        weight: filter of shape (IC, OC // groups, KH, KW), or (groups, IC // groups,
+            OC // groups, KH, KW) when grouped.
+        bias: optional bias with OC elements, e.g. of shape (1, OC, 1, 1).
+        stride: stride of the matching conv2d, an int or (sh, sw).
+        padding: padding of the matching conv2d, an int or (ph, pw).
+        output_padding: extra rows/columns added at the bottom/right of the output, each
+            smaller than the stride or the dilation of its dim.
+        dilation: dilation of the matching conv2d, an int or (dh, dw).
+        groups: channel groups; IC and OC must be divisible by it.
+        conv_mode: "cross_correlation" (the usual) or "convolution" (kernel flipped).
+        compute_mode: accepted for MegEngine compatibility; NeoMeg computes in the input dtype.
+
+    Returns:
+        a Tensor of shape (N, OC, OH, OW) with
+        OH = (H - 1) * sh - 2 * ph + dh * (KH - 1) + 1 + output_padding[0], likewise OW.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.conv_transpose2d([[[[1.0, 2.0]]]], [[[[1.0, 10.0]]]]).numpy().tolist()
+        [[[[1.0, 12.0, 20.0]]]]
+    """
+    fname = "conv_transpose2d"
+    x = _float_input(inp, fname)
+    w = _float_input(weight, fname, "weight")
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+    w = _conv_filter(w, 2, int(groups), fname, x.shape, transposed=True)
+    stride = _tuple(stride, 2, fname, "stride")
+    padding = _tuple(padding, 2, fname, "padding")
+    dilation = _tuple(dilation, 2, fname, "dilation")
+    output_padding = _tuple(output_padding, 2, fname, "output_padding")
+    if builtins.min(stride) < 1 or builtins.min(dilation) < 1 or builtins.min(padding) < 0:
+        raise ValueError(
+            f"{fname}: stride {stride} and dilation {dilation} must be >= 1, padding {padding} >= 0"
+        )
+    for i in range(2):
+        if not 0 <= output_padding[i] < builtins.max(stride[i], dilation[i]):
+            raise ValueError(
+                f"{fname}: output_padding {output_padding} must be smaller than stride {stride} "
+                f"or dilation {dilation}"
+            )
+        out = (x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w.shape[2 + i] - 1)
+        if out + 1 <= 0:
+            raise ValueError(
+                f"{fname}: inp {x.shape} with weight {w.shape} and padding {padding} gives an "
+                "empty output"
+            )
+    if any(output_padding):
+        # The extra rows/columns are input positions of the matching conv2d that its padding
+        # covered (they get the gradient there) or that no window reaches (zeros): compute the
+        # unpadded result, add zeros at the back where needed, and crop the padding.
+        full = _conv_transpose_op(conv_mode, fname, stride, (0, 0), dilation, groups, w, x)
+        extra = tuple(builtins.max(o - p, 0) for o, p in zip(output_padding, padding))
+        if any(extra):
+            pad_op = cached_op(
+                builtin.Padding,
+                mode="CONSTANT",
+                value=0.0,
+                front_offsets=(0, 0, 0, 0),
+                back_offsets=(0, 0) + extra,
+            )
+            full = apply(pad_op, full)[0]
+        oh, ow = (full.shape[2 + i] - extra[i] - 2 * padding[i] + output_padding[i] for i in (0, 1))
+        out = full[:, :, padding[0] : padding[0] + oh, padding[1] : padding[1] + ow]
+    else:
+        out = _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x)
+    return _add_bias(out, bias, fname)
+
+
+def _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x):
+    op = cached_op(
+        builtin.ConvolutionBackwardData,
+        mode=_conv_mode(conv_mode, fname),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        group=int(groups),
+    )
+    return apply(op, w, x)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# pooling
+
+
+def _pool(fname, inp, kernel_size, stride, padding, mode):
+    x = _float_input(inp, fname)
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+    window = _tuple(kernel_size, 2, fname, "kernel_size")
+    stride = window if stride is None else _tuple(stride, 2, fname, "stride")
+    padding = _tuple(padding, 2, fname, "padding")
+    if builtins.min(window) < 1 or builtins.min(stride) < 1:
+        raise ValueError(f"{fname}: kernel_size {window} and stride {stride} must be >= 1")
+    for i in range(2):
+        if not 0 <= padding[i] < window[i]:
+            raise ValueError(
+                f"{fname}: padding {padding} must be >= 0 and smaller than kernel_size {window}"
+            )
+        if x.shape[2 + i] + 2 * padding[i] < window[i]:
+            raise ValueError(
+                f"{fname}: inp {x.shape} padded by {padding} is smaller than kernel_size {window}"
+            )
+    op = cached_op(builtin.PoolingForward, mode=mode, window=window, stride=stride, padding=padding)
+    return apply(op, x)[0]
+
+
+def max_pool2d(inp, kernel_size, stride=None, padding=0):
+    """2-D max pooling over an (N, C, H, W) input.
+
+    Args:
+        inp: input of shape (N, C, H, W).
+        kernel_size: window size, an int or (kh, kw).
+        stride: step of the window; kernel_size when None.
+        padding: implicit padding (never the maximum) at both ends, smaller than the window.
+
+    Returns:
+        a Tensor of shape (N, C, (H + 2 * ph - kh) // sh + 1, (W + 2 * pw - kw) // sw + 1).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> F.max_pool2d(x, 2).numpy().tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    return _pool("max_pool2d", inp, kernel_size, stride, padding, "MAX")
+
+
+_AVG_MODES = {
+    "average": "AVERAGE",
+    "average_count_include_padding": "AVERAGE",
+    "average_count_exclude_padding": "AVERAGE_COUNT_EXCLUDE_PADDING",
+}
+
+
+def avg_pool2d(inp, kernel_size, stride=None, padding=0, mode="average_count_exclude_padding"):
+    """2-D average pooling over an (N, C, H, W) input.
+
+    Args:
+        inp: input of shape (N, C, H, W).
+        kernel_size: window size, an int or (kh, kw).
+        stride: step of the window; kernel_size when None.
+        padding: zeros added at both ends, smaller than the window.
+        mode: "average_count_exclude_padding" divides by the number of input elements in the
+            window; "average" (or "average_count_include_padding") by the window size.
+
+    Returns:
+        a Tensor of shape (N, C, (H + 2 * ph - kh) // sh + 1, (W + 2 * pw - kw) // sw + 1).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> F.avg_pool2d(x, 2).numpy().tolist()
+        [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    m = _AVG_MODES.get(str(mode).lower())
+    if m is None:
+        raise ValueError(f"avg_pool2d: mode must be one of {sorted(_AVG_MODES)}, got {mode!r}")
+    return _pool("avg_pool2d", inp, kernel_size, stride, padding, m)
+
+
+def _adaptive_pool(fname, inp, oshp, mode):
+    x = _float_input(inp, fname)
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+    shape = _tuple(oshp, 2, fname, "oshp")
+    if builtins.min(shape) < 1 or builtins.min(x.shape[2:]) < 1:
+        raise ValueError(
+            f"{fname}: oshp {shape} and the spatial dims of inp {x.shape} must be >= 1"
+        )
+    return apply(cached_op(builtin.AdaptivePoolingForward, mode=mode, shape=shape), x)[0]
+
+
+def adaptive_max_pool2d(inp, oshp):
+    """2-D max pooling to a fixed output size; output i covers input
+    [floor(i * in / out), ceil((i + 1) * in / out)).
+
+    Args:
+        inp: input of shape (N, C, H, W).
+        oshp: output size, an int or (OH, OW).
+
+    Returns:
+        a Tensor of shape (N, C, OH, OW).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> F.adaptive_max_pool2d(x, (1, 2)).numpy().tolist()
+        [[[[13.0, 15.0]]]]
+    """
+    return _adaptive_pool("adaptive_max_pool2d", inp, oshp, "MAX")
+
+
+def adaptive_avg_pool2d(inp, oshp):
+    """2-D average pooling to a fixed output size; output i covers input
+    [floor(i * in / out), ceil((i + 1) * in / out)).
+
+    Args:
+        inp: input of shape (N, C, H, W).
+        oshp: output size, an int or (OH, OW).
+
+    Returns:
+        a Tensor of shape (N, C, OH, OW).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> F.adaptive_avg_pool2d(x, 1).numpy().tolist()
+        [[[[7.5]]]]
+    """
+    return _adaptive_pool("adaptive_avg_pool2d", inp, oshp, "AVERAGE")
+
+
+# ---------------------------------------------------------------------------------------------
+# normalisation
+
+
+def batch_norm(
+    inp,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    *,
+    training=False,
+    momentum=0.9,
+    eps=1e-5,
+    inplace=True,
+    compute_mode="default",
+    param_dim="dim_1c11",
+):
+    """Batch normalisation over every axis but axis 1 (the channels).
+
+    With ``training``, normalises with the batch statistics and updates the running ones as
+    ``running = running * momentum + batch * (1 - momentum)`` (the unbiased batch variance for
+    ``running_var``); otherwise normalises with ``running_mean`` and ``running_var``.
+
+    NeoMeg tensors are values, so "in place" means that with ``inplace=True`` the Tensor
+    objects passed as ``running_mean`` and ``running_var`` are given the new values with
+    ``Tensor._reset`` (their identity stays, as an optimizer's update keeps a Parameter's); with
+    ``inplace=False`` they are left alone and the new statistics are returned.
+
+    Args:
+        inp: input of shape (N, C, ...).
+        running_mean: running mean with C elements ((1, C, 1, ...) or (C,)); required unless
+            training.
+        running_var: running variance, shaped as running_mean.
+        weight: optional scale with C elements.
+        bias: optional shift with C elements.
+        training: normalise with the batch statistics and update the running ones.
+        momentum: weight of the old running statistics in the update.
+        eps: added to the variance before the square root.
+        inplace: update running_mean and running_var themselves (see above).
+        compute_mode: accepted for MegEngine compatibility; NeoMeg computes in the input dtype.
+        param_dim: "dim_1c11" or "dim_c", the layout of the statistics MegEngine expects; any
+            tensor with C elements is accepted here.
+
+    Returns:
+        the normalised Tensor; with ``inplace=False``, the tuple
+        (output, new running_mean, new running_var) (the given statistics when not training).
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> x = mge.Tensor([[1.0], [3.0]])
+        >>> mean, var = mge.Tensor([0.0]), mge.Tensor([1.0])
+        >>> F.batch_norm(x, mean, var, training=True, eps=0.0).numpy().tolist()
+        [[-1.0], [1.0]]
+        >>> round(mean.item(), 5), round(var.item(), 5)  # 0.9 * old + 0.1 * (2, 2)
+        (0.2, 1.1)
+    """
+    fname = "batch_norm"
+    x = _float_input(inp, fname)
+    if x.ndim < 2:
+        raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
+    if param_dim not in ("dim_1c11", "dim_c", "dim_111c"):
+        raise ValueError(f"{fname}: param_dim must be 'dim_1c11' or 'dim_c', got {param_dim!r}")
+    c = x.shape[1]
+    cshape = _channel_shape(x.ndim, c)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(f"{fname}: give both running_mean and running_var, or neither")
+    has_stats = running_mean is not None
+    if not training and not has_stats:
+        raise ValueError(f"{fname}: running_mean and running_var are required when not training")
+    if training and has_stats and inplace:
+        for t in (running_mean, running_var):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"{fname}: inplace=True updates running_mean and running_var, so they must "
+                    f"be Tensors, got {type(t).__name__}"
+                )
+
+    def param(t, what, default):
+        if t is None:
+            return _fill(cshape, default, x._dtype_name, x.device)
+        t = _float_input(t, fname, what)
+        if t.size != c:
+            raise ValueError(
+                f"{fname}: {what} {t.shape} does not have one element per channel of inp {x.shape}"
+            )
+        return reshape(t, cshape) if t.shape != cshape else t
+
+    w = param(weight, "weight", 1.0)
+    b = param(bias, "bias", 0.0)
+    rm = param(running_mean, "running_mean", 0.0)
+    rv = param(running_var, "running_var", 1.0)
+    if not training:
+        # Inference is elementwise; built from Elemwise ops it is differentiable everywhere.
+        scale = elemwise("RSQRT", rv + eps) * w
+        out = (x - rm) * scale + b
+        return out if inplace else (out, running_mean, running_var)
+    if x.size // c < 2:
+        raise ValueError(
+            f"{fname}: training needs more than one value per channel, got inp {x.shape}"
+        )
+    op = cached_op(
+        builtin.BatchNormForward, fwd_mode="TRAINING", epsilon=float(eps), momentum=float(momentum)
+    )
+    out, _, _, new_mean, new_var = apply(op, x, w, b, rm.detach(), rv.detach())
+    if not has_stats:
+        return out if inplace else (out, None, None)
+    new_mean = reshape(new_mean, running_mean.shape)
+    new_var = reshape(new_var, running_var.shape)
+    if inplace:
+        for old, new in ((running_mean, new_mean), (running_var, new_var)):
+            old._reset(new.astype(old._dtype_name))
+        return out
+    return out, new_mean, new_var
+
+
+def layer_norm(inp, normalized_shape, affine=True, weight=None, bias=None, eps=1e-5):
+    """Layer normalisation over the trailing ``normalized_shape`` axes.
+
+    Args:
+        inp: input tensor whose shape ends with normalized_shape.
+        normalized_shape: an int or the tuple of trailing dims normalised together.
+        affine: whether weight and bias (of shape normalized_shape) scale and shift the result.
+        weight: scale, required when affine.
+        bias: shift, required when affine.
+        eps: added to the variance before the square root.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.layer_norm([[1.0, 3.0], [2.0, 6.0]], 2, affine=False, eps=0.0).numpy().tolist()
+        [[-1.0, 1.0], [-1.0, 1.0]]
+    """
+    fname = "layer_norm"
+    x = _float_input(inp, fname)
+    if isinstance(normalized_shape, (int, np.integer)):
+        normalized_shape = (int(normalized_shape),)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or k > x.ndim or x.shape[x.ndim - k :] != normalized_shape:
+        raise ValueError(
+            f"{fname}: inp {x.shape} does not end with normalized_shape {normalized_shape}"
+        )
+    op = cached_op(builtin.LayerNormForward, affine=bool(affine), eps=float(eps), normalized_dim=k)
+    if not affine:
+        return apply(op, x)[0]
+    if weight is None or bias is None:
+        raise ValueError(f"{fname}: affine=True needs weight and bias")
+    w = _float_input(weight, fname, "weight")
+    b = _float_input(bias, fname, "bias")
+    if w.shape != normalized_shape or b.shape != normalized_shape:
+        raise ValueError(
+            f"{fname}: weight {w.shape} and bias {b.shape} must have normalized_shape "
+            f"{normalized_shape}"
+        )
+    return apply(op, x, w, b)[0]
+
+
+def _group_norm(fname, x, groups, affine, weight, bias, eps):
+    c = x.shape[1]
+    op = cached_op(builtin.GroupNormForward, affine=bool(affine), eps=float(eps), group=groups)
+    if not affine:
+        return apply(op, x)[0]
+    if weight is None or bias is None:
+        raise ValueError(f"{fname}: affine=True needs weight and bias")
+    w = _float_input(weight, fname, "weight")
+    b = _float_input(bias, fname, "bias")
+    if w.size != c or b.size != c:
+        raise ValueError(
+            f"{fname}: weight {w.shape} and bias {b.shape} need one element per channel of inp "
+            f"{x.shape}"
+        )
+    return apply(op, x, reshape(w, (c,)), reshape(b, (c,)))[0]
+
+
+def group_norm(inp, num_groups, affine=True, weight=None, bias=None, eps=1e-5):
+    """Group normalisation: the channels split into ``num_groups`` groups, each normalised
+    together with all spatial axes, per sample.
+
+    Args:
+        inp: input of shape (N, C, ...).
+        num_groups: number of groups; must divide C.
+        affine: whether per-channel weight and bias scale and shift the result.
+        weight: scale with C elements, required when affine.
+        bias: shift with C elements, required when affine.
+        eps: added to the variance before the square root.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> x = [[[1.0, 3.0], [5.0, 9.0]]]
+        >>> F.group_norm(x, 2, affine=False, eps=0.0).numpy().tolist()
+        [[[-1.0, 1.0], [-1.0, 1.0]]]
+    """
+    fname = "group_norm"
+    x = _float_input(inp, fname)
+    if x.ndim < 2:
+        raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
+    if num_groups < 1 or x.shape[1] % num_groups:
+        raise ValueError(
+            f"{fname}: num_groups={num_groups} does not divide the channels of {x.shape}"
+        )
+    return _group_norm(fname, x, int(num_groups), affine, weight, bias, eps)
+
+
+def instance_norm(inp, affine=True, weight=None, bias=None, eps=1e-5):
+    """Instance normalisation: each (sample, channel) normalised over its spatial axes.
+
+    Args:
+        inp: input of shape (N, C, ...).
+        affine: whether per-channel weight and bias scale and shift the result.
+        weight: scale with C elements, required when affine.
+        bias: shift with C elements, required when affine.
+        eps: added to the variance before the square root.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> x = [[[1.0, 3.0], [5.0, 9.0]]]
+        >>> F.instance_norm(x, True, [2.0, 1.0], [0.0, 1.0], eps=0.0).numpy().tolist()
+        [[[-2.0, 2.0], [0.0, 2.0]]]
+    """
+    fname = "instance_norm"
+    if not isinstance(affine, (bool, np.bool_)):
+        raise TypeError(f"{fname}: affine must be a bool, got {type(affine).__name__}")
+    x = _float_input(inp, fname)
+    if x.ndim < 2:
+        raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
+    return _group_norm(fname, x, x.shape[1], affine, weight, bias, eps)
+
+
+# ---------------------------------------------------------------------------------------------
+# dropout, embedding, indexing
+
+
+_dropout_rng = np.random.default_rng()
+
+
+def dropout(inp, drop_prob, training=True):
+    """Zeroes each element with probability ``drop_prob`` and scales the rest by
+    ``1 / (1 - drop_prob)``, so the expectation is unchanged; the identity when not training.
+
+    Each call draws a fresh 64-bit seed for the kernel's Philox stream from a NumPy generator
+    private to this module.
+
+    Args:
+        inp: input tensor.
+        drop_prob: probability of zeroing an element, in [0, 1).
+        training: whether to drop; when False inp is returned as it is.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> y = F.dropout(np.ones(1000, "float32"), 0.5).numpy()
+        >>> sorted(set(y.tolist()))
+        [0.0, 2.0]
+        >>> F.dropout([1.0, 2.0], 0.5, training=False).numpy().tolist()
+        [1.0, 2.0]
+    """
+    x = _float_input(inp, "dropout")
+    if not 0 <= drop_prob < 1:
+        raise ValueError(f"dropout: drop_prob must be in [0, 1), got {drop_prob}")
+    if not training or drop_prob == 0:
+        return x
+    seed = int(_dropout_rng.integers(0, 2**63))
+    op = builtin.DropoutForward(drop_prob=float(drop_prob), seed=seed)
+    return apply(op, x)[0]
+
+
+def embedding(inp, weight, padding_idx=None, max_norm=None, norm_type=None):
+    """Looks up rows of ``weight``: ``out[..., :] = weight[inp[...], :]``.
+
+    Args:
+        inp: integer indices of any shape, each in [0, num_embeddings).
+        weight: table of shape (num_embeddings, embedding_dim).
+        padding_idx: an index whose row receives no gradient (its lookups stay as they are).
+        max_norm: not supported (MegEngine does not support it either); must be None.
+        norm_type: not supported (MegEngine does not support it either); must be None.
+
+    Returns:
+        a Tensor of shape inp.shape + (embedding_dim,).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.embedding([[1, 0]], [[0.0, 1.0], [2.0, 3.0]]).numpy().tolist()
+        [[[2.0, 3.0], [0.0, 1.0]]]
+    """
+    fname = "embedding"
+    if max_norm is not None or norm_type is not None:
+        raise ValueError(f"{fname}: max_norm and norm_type are not supported")
+    idx = _int_input(inp, fname, "inp")
+    w = as_tensor(weight)
+    if w.ndim != 2:
+        raise ValueError(f"{fname}: weight must be 2-D (num_embeddings, dim), got {w.shape}")
+    out = apply(cached_op(builtin.IndexingMultiAxisVec, axes=(0,)), w, idx)[0]
+    if padding_idx is not None:
+        n = w.shape[0]
+        if not -n <= padding_idx < n:
+            raise ValueError(f"{fname}: padding_idx {padding_idx} is out of range for {w.shape}")
+        # The same values, but the padding rows' lookups come from a detached copy.
+        keep = _add_axis(elemwise("NE", idx, int(padding_idx) % n), [idx.ndim])
+        out = _where(keep, out, out.detach()) if out.size else out
+    return out
+
+
+def indexing_one_hot(src, index, axis=1, keepdims=False):
+    """Picks one element along ``axis`` per position: ``out[i, j] = src[i, index[i], j]`` for
+    axis 1.
+
+    Args:
+        src: input tensor.
+        index: integer tensor of src's shape without ``axis``, values in [0, src.shape[axis]).
+        axis: the axis to pick along.
+        keepdims: keep ``axis`` with size 1.
+
+    Returns:
+        a Tensor of src's shape without ``axis`` (with it of size 1 when keepdims).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.indexing_one_hot([[1.0, 2.0], [3.0, 4.0]], [1, 0]).numpy().tolist()
+        [2.0, 3.0]
+    """
+    fname = "indexing_one_hot"
+    x = as_tensor(src)
+    idx = _int_input(index, fname, "index")
+    if x.ndim < 1:
+        raise ValueError(f"{fname}: src must have at least 1 dim, got {x.shape}")
+    axis = _norm_axis(axis, x.ndim, fname)
+    expect = x.shape[:axis] + x.shape[axis + 1 :]
+    if idx.shape != expect:
+        raise ValueError(
+            f"{fname}: index {idx.shape} must have src {x.shape} without axis {axis}: {expect}"
+        )
+    out = apply(cached_op(builtin.IndexingOneHot, axis=axis), x, idx)[0]
+    return out if keepdims else _remove_axis(out, [axis])
+
+
+def one_hot(inp, num_classes):
+    """One-hot encoding: ``out[..., k] = 1`` where ``k == inp[...]``, 0 elsewhere.
+
+    Args:
+        inp: integer tensor of class indices, each in [0, num_classes).
+        num_classes: number of classes.
+
+    Returns:
+        an int32 Tensor of shape inp.shape + (num_classes,).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.one_hot([2, 0], 3).numpy().tolist()
+        [[0, 0, 1], [1, 0, 0]]
+    """
+    fname = "one_hot"
+    idx = _int_input(inp, fname, "inp")
+    if num_classes < 1:
+        raise ValueError(f"{fname}: num_classes must be >= 1, got {num_classes}")
+    zeros = _fill(idx.shape + (int(num_classes),), 0, "int32", idx.device)
+    ones = _fill(idx.shape + (1,), 1, "int32", idx.device)
+    axis = idx.ndim
+    try:
+        return apply(cached_op(builtin.IndexingSetOneHot, axis=axis), zeros, idx, ones)[0]
+    except IndexError as e:
+        raise ValueError(f"{fname}: a value of inp is outside [0, {num_classes}): {e}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# reshaping, padding and resampling
+
+
+def normalize(inp, ord=None, axis=None, eps=1e-12):
+    """Divides ``inp`` by its ``ord``-norm over ``axis`` (at least ``eps``).
+
+    Args:
+        inp: input tensor.
+        ord: the norm: None or 2 (Euclidean), any p > 0 (``sum(|x| ** p) ** (1 / p)``),
+            ``float("inf")`` (max of |x|) or ``-float("inf")`` (min of |x|).
+        axis: the axis (or axes) to take the norm over; all axes when None.
+        eps: lower bound of the norm, so that a zero slice stays zero.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.normalize([[3.0, 4.0], [0.0, 0.0]], axis=1).numpy().tolist()
+        [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    fname = "normalize"
+    x = _float_input(inp, fname)
+    p = 2 if ord is None else ord
+    a = abs(x)
+    if p == float("inf"):
+        n = reduce(a, "max", axis, keepdims=True)
+    elif p == -float("inf"):
+        n = reduce(a, "min", axis, keepdims=True)
+    elif p == 2:
+        n = elemwise("SQRT", reduce(x * x, "sum", axis, keepdims=True))
+    elif p == 1:
+        n = reduce(a, "sum", axis, keepdims=True)
+    elif p > 0:
+        n = reduce(a**p, "sum", axis, keepdims=True) ** (1.0 / p)
+    else:
+        raise ValueError(f"{fname}: ord must be None, > 0 or +-inf, got {ord}")
+    return x / elemwise("MAX", n, eps)
+
+
+_PAD_MODES = {"constant": "CONSTANT", "edge": "REPLICATE", "replicate": "REPLICATE"}
+_PAD_MODES["reflect"] = "REFLECT"
+
+
+def pad(src, pad_width, mode="constant", constant_value=0.0):
+    """Pads a tensor.
+
+    Args:
+        src: input tensor.
+        pad_width: ((before, after), ...) per dim, for the leading dims (the rest are not
+            padded); a single (before, after) pads every dim by the same widths.
+        mode: "constant" (constant_value), "edge" or "replicate" (repeat the edge value),
+            "reflect" (mirror without repeating the edge; widths must be smaller than the dim).
+        constant_value: the border value of "constant" mode.
+
+    Returns:
+        a Tensor with dim i of size src.shape[i] + before + after.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.pad([[1.0, 2.0]], ((0, 0), (1, 2)), constant_value=9.0).numpy().tolist()
+        [[9.0, 1.0, 2.0, 9.0, 9.0]]
+        >>> F.pad([1.0, 2.0, 3.0], ((2, 1),), mode="reflect").numpy().tolist()
+        [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]
+    """
+    fname = "pad"
+    x = as_tensor(src)
+    m = _PAD_MODES.get(str(mode).lower())
+    if m is None:
+        raise ValueError(f"{fname}: mode must be one of {sorted(_PAD_MODES)}, got {mode!r}")
+    widths = np.asarray(pad_width, dtype=np.int64)
+    if widths.shape == (2,):
+        widths = np.tile(widths, (x.ndim, 1))
+    if widths.ndim != 2 or widths.shape[1] != 2 or widths.shape[0] > x.ndim:
+        raise ValueError(
+            f"{fname}: pad_width {np.asarray(pad_width).tolist()} must be (before, after) pairs "
+            f"for at most the {x.ndim} dims of src {x.shape}"
+        )
+    if (widths < 0).any():
+        raise ValueError(f"{fname}: pad_width {widths.tolist()} must not be negative")
+    widths = np.concatenate([widths, np.zeros((x.ndim - widths.shape[0], 2), np.int64)])
+    if m == "REFLECT":
+        for d in range(x.ndim):
+            if widths[d].max() >= x.shape[d] and widths[d].max() > 0:
+                raise ValueError(
+                    f"{fname}: reflect widths {widths[d].tolist()} must be smaller than dim {d} "
+                    f"of src {x.shape}"
+                )
+    if m == "REPLICATE":
+        for d in range(x.ndim):
+            if widths[d].max() > 0 and x.shape[d] == 0:
+                raise ValueError(
+                    f"{fname}: cannot replicate the edge of empty dim {d} of {x.shape}"
+                )
+    if x.ndim == 0 or not widths.any():
+        return x
+    op = cached_op(
+        builtin.Padding,
+        mode=m,
+        value=float(constant_value),
+        front_offsets=tuple(int(w) for w in widths[:, 0]),
+        back_offsets=tuple(int(w) for w in widths[:, 1]),
+    )
+    return apply(op, x)[0]
+
+
+def pixel_shuffle(inp, upscale_factor):
+    """Rearranges (..., C * r * r, H, W) into (..., C, H * r, W * r) with r = upscale_factor:
+    ``out[..., c, h * r + i, w * r + j] = inp[..., c * r * r + i * r + j, h, w]``.
+
+    Args:
+        inp: input with at least 3 dims, the third-last divisible by upscale_factor ** 2.
+        upscale_factor: r, the factor each spatial dim grows by.
+
+    Returns:
+        a Tensor of shape (..., C, H * r, W * r).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(4, dtype="float32").reshape(1, 4, 1, 1)
+        >>> F.pixel_shuffle(x, 2).numpy().tolist()
+        [[[[0.0, 1.0], [2.0, 3.0]]]]
+    """
+    fname = "pixel_shuffle"
+    x = as_tensor(inp)
+    r = int(upscale_factor)
+    if x.ndim < 3 or r < 1 or x.shape[-3] % (r * r):
+        raise ValueError(
+            f"{fname}: inp {x.shape} needs >= 3 dims with dim -3 divisible by "
+            f"upscale_factor ** 2 = {r * r}"
+        )
+    lead = x.shape[:-3]
+    c, h, w = x.shape[-3] // (r * r), x.shape[-2], x.shape[-1]
+    y = reshape(x, (-1, c, r, r, h, w))
+    y = _dimshuffle(y, (0, 1, 4, 2, 5, 3))
+    return reshape(y, lead + (c, h * r, w * r))
+
+
+def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corners=None):
+    """Resizes the spatial dims of an (N, C, H, W) input, or the last dim of an (N, C, W) input
+    with mode "linear".
+
+    Args:
+        inp: input of shape (N, C, H, W), or (N, C, W) for "linear".
+        size: output size, an int or (OH, OW); exactly one of size and scale_factor is given.
+        scale_factor: a float or (fh, fw); the output size is floor(in * factor).
+        mode: "bilinear", "linear" or "nearest" (which takes inp[floor(o * in / out)]).
+        align_corners: linear modes only: corner pixels of input and output coincide when True;
+            pixel centres are aligned when False (the default).
+
+    Returns:
+        the resized Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> x = [[[[0.0, 2.0]]]]
+        >>> F.interpolate(x, size=(1, 3), align_corners=True).numpy().tolist()
+        [[[[0.0, 1.0, 2.0]]]]
+        >>> F.interpolate(x, scale_factor=2, mode="nearest").numpy().tolist()
+        [[[[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 2.0, 2.0]]]]
+    """
+    fname = "interpolate"
+    x = _float_input(inp, fname)
+    mode = str(mode).lower()
+    if mode not in ("bilinear", "linear", "nearest"):
+        raise ValueError(f"{fname}: mode must be 'bilinear', 'linear' or 'nearest', got {mode!r}")
+    if mode == "nearest" and align_corners:
+        raise ValueError(f"{fname}: align_corners only applies to the linear modes")
+    one_d = mode == "linear"
+    nd = 1 if one_d else 2
+    if x.ndim != nd + 2:
+        raise ValueError(f"{fname}: mode {mode!r} needs a {nd + 2}-dim input, got {x.shape}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{fname}: give exactly one of size and scale_factor")
+    in_size = x.shape[2:]
+    if size is not None:
+        out = _tuple(size, nd, fname, "size")
+    else:
+        if isinstance(scale_factor, (int, float, np.number)):
+            scale_factor = (float(scale_factor),) * nd
+        scale_factor = tuple(float(f) for f in scale_factor)
+        if len(scale_factor) != nd:
+            raise ValueError(f"{fname}: scale_factor needs {nd} values, got {scale_factor}")
+        out = tuple(int(np.floor(i * f)) for i, f in zip(in_size, scale_factor))
+    if builtins.min(out) < 1 or builtins.min(in_size) < 1:
+        raise ValueError(f"{fname}: input {x.shape} and output size {out} must not be empty")
+    if one_d:
+        x = _add_axis(x, [2])
+        out = (1,) + out
+    op = cached_op(
+        builtin.Resize,
+        mode="NEAREST" if mode == "nearest" else "LINEAR",
+        out_h=out[0],
+        out_w=out[1],
+        align_corners=bool(align_corners),
+    )
+    y = apply(op, x)[0]
+    return _remove_axis(y, [2]) if one_d else y

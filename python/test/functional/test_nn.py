@@ -1,0 +1,778 @@
+"""F.nn against NumPy references: random inputs, edge shapes, errors and gradients (finite
+differences). Gradients of ops whose backward rule is not in the extension yet are skipped
+with a message naming the op (they carry no gradient until the rule lands)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import megengine as mge
+import megengine.functional as F
+from megengine.autodiff import GradManager
+
+rng = np.random.default_rng(0)
+
+
+def randn(*shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def numeric_grad(f, x, eps=1e-2):
+    g = np.zeros_like(x, dtype=np.float64)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+def check_grad(fn, args, wrt=(0,), rtol=2e-2, atol=2e-3, eps=1e-2, op=None):
+    """Gradient of sum(fn(*args) * r) for a fixed random r against finite differences."""
+    out = fn(*[mge.Tensor(a) for a in args])
+    r = rng.uniform(0.5, 1.5, out.shape).astype(np.float32)
+
+    def loss(*a):
+        return (fn(*a) * mge.Tensor(r)).sum()
+
+    params = [mge.Parameter(a) for a in args]
+    gm = GradManager().attach([params[i] for i in wrt])
+    with gm:
+        gm.backward(loss(*params))
+    for i in wrt:
+        if params[i].grad is None:
+            pytest.skip(f"no backward rule for {op} in this extension yet")
+
+        def f(v, i=i):
+            a = [mge.Tensor(x) for x in args]
+            a[i] = mge.Tensor(v.astype(np.float32))
+            return loss(*a).item()
+
+        num = numeric_grad(f, args[i].astype(np.float64), eps)
+        np.testing.assert_allclose(params[i].grad.numpy(), num, rtol=rtol, atol=atol)
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def conv_ref(x, w, stride, padding, dilation, groups, flip=False):
+    nd = x.ndim - 2
+    if flip:
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    n, _c = x.shape[:2]
+    oc, icg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = [(xp.shape[2 + i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    y = np.zeros((n, oc, *outs), np.float64)
+    ocg = oc // groups
+    for g in range(groups):
+        xg = xp[:, g * icg : (g + 1) * icg]
+        wg = w[g * ocg : (g + 1) * ocg]
+        for k in itertools.product(*[range(s) for s in ks]):
+            sl = tuple(
+                slice(
+                    k[i] * dilation[i],
+                    k[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1,
+                    stride[i],
+                )
+                for i in range(nd)
+            )
+            patch = xg[(slice(None), slice(None)) + sl]
+            y[:, g * ocg : (g + 1) * ocg] += np.einsum("nc...,oc->no...", patch, wg[(...,) + k])
+    return y
+
+
+def conv_transpose_ref(x, w, stride, padding, dilation, groups, output_padding):
+    n, ic, h, wd = x.shape
+    icg = ic // groups
+    ocg = w.shape[1]
+    kh, kw = w.shape[2:]
+    oh = (h - 1) * stride[0] + dilation[0] * (kh - 1) + 1 + output_padding[0]
+    ow = (wd - 1) * stride[1] + dilation[1] * (kw - 1) + 1 + output_padding[1]
+    full = np.zeros((n, ocg * groups, oh, ow), np.float64)
+    for g in range(groups):
+        xg = x[:, g * icg : (g + 1) * icg]
+        wg = w[g * icg : (g + 1) * icg]
+        for i, j in itertools.product(range(kh), range(kw)):
+            contrib = np.einsum("nchw,co->nohw", xg, wg[:, :, i, j])
+            r0, c0 = i * dilation[0], j * dilation[1]
+            full[
+                :,
+                g * ocg : (g + 1) * ocg,
+                r0 : r0 + stride[0] * (h - 1) + 1 : stride[0],
+                c0 : c0 + stride[1] * (wd - 1) + 1 : stride[1],
+            ] += contrib
+    ph, pw = padding
+    return full[:, :, ph : ph + oh - 2 * ph, pw : pw + ow - 2 * pw]
+
+
+def pool_ref(x, k, s, p, mode):
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * p[0] - k[0]) // s[0] + 1, (w + 2 * p[1] - k[1]) // s[1] + 1
+    y = np.zeros((n, c, oh, ow), np.float64)
+    for i, j in itertools.product(range(oh), range(ow)):
+        r0, c0 = i * s[0] - p[0], j * s[1] - p[1]
+        r1, c1 = r0 + k[0], c0 + k[1]
+        win = x[:, :, max(r0, 0) : min(r1, h), max(c0, 0) : min(c1, w)]
+        if mode == "max":
+            y[:, :, i, j] = win.max(axis=(2, 3))
+        elif mode == "average":
+            y[:, :, i, j] = win.sum(axis=(2, 3)) / (k[0] * k[1])
+        else:
+            y[:, :, i, j] = win.mean(axis=(2, 3))
+    return y
+
+
+def adaptive_ref(x, oshp, fn):
+    n, c, h, w = x.shape
+    y = np.zeros((n, c) + oshp, np.float64)
+    for i, j in itertools.product(range(oshp[0]), range(oshp[1])):
+        r0, r1 = (i * h) // oshp[0], -((-(i + 1) * h) // oshp[0])
+        c0, c1 = (j * w) // oshp[1], -((-(j + 1) * w) // oshp[1])
+        y[:, :, i, j] = fn(x[:, :, r0:r1, c0:c1], axis=(2, 3))
+    return y
+
+
+def bilinear_ref(x, oh, ow, align_corners):
+    _n, _c, h, w = x.shape
+
+    def coords(o, i):
+        d = np.arange(o, dtype=np.float64)
+        if align_corners:
+            src = d * (i - 1) / (o - 1) if o > 1 else np.zeros(o)
+        else:
+            src = np.clip((d + 0.5) * i / o - 0.5, 0, None)
+        lo = np.minimum(np.floor(src).astype(int), i - 1)
+        hi = np.minimum(lo + 1, i - 1)
+        return lo, hi, src - lo
+
+    r0, r1, fr = coords(oh, h)
+    c0, c1, fc = coords(ow, w)
+    top = x[:, :, r0][:, :, :, c0] * (1 - fc) + x[:, :, r0][:, :, :, c1] * fc
+    bot = x[:, :, r1][:, :, :, c0] * (1 - fc) + x[:, :, r1][:, :, :, c1] * fc
+    return top * (1 - fr[:, None]) + bot * fr[:, None]
+
+
+def softmax_ref(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# ----------------------------------------------------------------------------- activations
+
+
+def test_elemwise_activations_are_exported_in_nn():
+    for name in ["relu", "relu6", "sigmoid", "gelu", "silu", "hswish", "hsigmoid", "softplus"]:
+        assert getattr(F.nn, name) is getattr(F, name)
+    x = randn(3, 4)
+    np.testing.assert_allclose(F.nn.logsigmoid(x).numpy(), -np.logaddexp(0, -x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 4), (2, 3, 4)])
+def test_leaky_relu_and_prelu(shape):
+    x = randn(*shape)
+    np.testing.assert_allclose(F.leaky_relu(x, 0.2).numpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-6)
+    np.testing.assert_allclose(F.leaky_relu(x).numpy(), np.where(x > 0, x, 0.01 * x), rtol=1e-6)
+    if len(shape) >= 2:
+        w = rng.uniform(0, 1, (1, shape[1]) + (1,) * (len(shape) - 2)).astype(np.float32)
+        np.testing.assert_allclose(F.prelu(x, w).numpy(), np.where(x > 0, x, w * x), rtol=1e-6)
+
+
+def test_leaky_relu_prelu_grad():
+    x = randn(3, 4)
+    x[np.abs(x) < 0.05] = 0.3
+    check_grad(lambda a: F.leaky_relu(a, 0.1), [x])
+    check_grad(F.prelu, [x, np.full((1, 4), 0.25, np.float32)], wrt=(0, 1))
+
+
+@pytest.mark.parametrize("shape,axis", [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1)])
+def test_softmax_logsoftmax(shape, axis):
+    x = randn(*shape) * 3
+    np.testing.assert_allclose(F.softmax(x, axis).numpy(), softmax_ref(x, axis), rtol=1e-5)
+    np.testing.assert_allclose(
+        F.logsoftmax(x, axis).numpy(), np.log(softmax_ref(x, axis)), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_softmax_default_axis_large_values_and_views():
+    x = randn(2, 3, 4)
+    np.testing.assert_allclose(F.softmax(x).numpy(), softmax_ref(x, 0), rtol=1e-5)  # 3-D: 0
+    x4 = randn(2, 3, 2, 2)
+    np.testing.assert_allclose(F.softmax(x4).numpy(), softmax_ref(x4, 1), rtol=1e-5)
+    big = np.array([[1000.0, 1001.0], [-1000.0, -1000.0]], np.float32)
+    np.testing.assert_allclose(F.softmax(big, 1).numpy(), softmax_ref(big, 1), rtol=1e-5)
+    t = mge.Tensor(randn(4, 3))
+    np.testing.assert_allclose(F.softmax(t.T, 1).numpy(), softmax_ref(t.numpy().T, 1), rtol=1e-5)
+    assert F.softmax(mge.Tensor(2.0)).numpy() == 1.0
+    assert F.softmax(np.zeros((2, 0), np.float32), 1).shape == (2, 0)
+    ls = F.logsoftmax(x, (1, 2)).numpy()
+    ref = x - np.log(np.exp(x).sum(axis=(1, 2), keepdims=True))
+    np.testing.assert_allclose(ls, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_errors():
+    with pytest.raises(ValueError, match="softmax: axis 2"):
+        F.softmax(randn(2, 3), 2)
+    with pytest.raises(TypeError, match="softmax: inp must be a float"):
+        F.softmax(mge.Tensor([1, 2]), 0)
+
+
+def test_softmax_grad():
+    check_grad(lambda a: F.softmax(a, 1), [randn(2, 4)], op="SoftmaxForward")
+
+
+def test_logsoftmax_grad():
+    check_grad(lambda a: F.logsoftmax(a, 1), [randn(2, 4)], op="LogSoftmaxForward")
+
+
+@pytest.mark.parametrize("axis,keepdims", [(1, False), (0, True), ((0, 2), False), (-1, True)])
+def test_logsumexp(axis, keepdims):
+    x = randn(3, 4, 5) * 5
+    ref = np.log(np.exp(x.astype(np.float64)).sum(axis=axis, keepdims=keepdims))
+    np.testing.assert_allclose(F.logsumexp(x, axis, keepdims).numpy(), ref, rtol=1e-5)
+
+
+def test_logsumexp_extremes_and_grad():
+    x = np.array([[1000.0, 1000.0], [-np.inf, -np.inf], [-np.inf, 0.0]], np.float32)
+    out = F.logsumexp(x, 1).numpy()
+    np.testing.assert_allclose(out, [1000.0 + np.log(2), -np.inf, 0.0], rtol=1e-6)
+    check_grad(lambda a: F.logsumexp(a, 1), [randn(3, 4)])
+
+
+# ----------------------------------------------------------------------------- linear, conv
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 3), (3,), (0, 3)])
+def test_linear(shape):
+    x, w, b = randn(*shape), randn(2, 3), randn(2)
+    np.testing.assert_allclose(F.linear(x, w, b).numpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(F.linear(x, w).numpy(), x @ w.T, rtol=1e-5, atol=1e-5)
+
+
+def test_linear_errors_and_grad():
+    with pytest.raises(ValueError, match=r"linear: inp \(4, 3\) does not match weight \(2, 4\)"):
+        F.linear(randn(4, 3), randn(2, 4))
+    with pytest.raises(TypeError, match="linear: inp must be a float"):
+        F.linear(mge.Tensor([[1, 2]]), randn(2, 2))
+    check_grad(F.linear, [randn(2, 3, 3), randn(2, 3), randn(2)], wrt=(0, 1, 2))
+
+
+CONV2D_CASES = [
+    {"stride": 1, "padding": 0, "dilation": 1, "groups": 1},
+    {"stride": 2, "padding": 1, "dilation": 1, "groups": 1},
+    {"stride": (1, 2), "padding": (2, 0), "dilation": (2, 1), "groups": 1},
+    {"stride": 1, "padding": 1, "dilation": 1, "groups": 2},
+]
+
+
+@pytest.mark.parametrize("kw", CONV2D_CASES)
+def test_conv2d(kw):
+    g = kw["groups"]
+    x, w, b = randn(2, 4, 7, 6), randn(6, 4 // g, 3, 2), randn(1, 6, 1, 1)
+    wt = w if g == 1 else w.reshape(g, 6 // g, 4 // g, 3, 2)
+    out = F.conv2d(x, wt, b, **kw).numpy()
+    t = lambda v: (v, v) if isinstance(v, int) else v
+    ref = conv_ref(x, w, t(kw["stride"]), t(kw["padding"]), t(kw["dilation"]), g) + b
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_mode_conv1d_conv3d_and_views():
+    x, w = randn(1, 2, 5, 5), randn(3, 2, 3, 3)
+    out = F.conv2d(x, w, conv_mode="convolution").numpy()
+    ref = conv_ref(x, w, (1, 1), (0, 0), (1, 1), 1, flip=True)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    x1, w1 = randn(2, 4, 9), randn(4, 2, 3)
+    out = F.conv1d(x1, w1, randn(1, 4, 1) * 0, stride=2, padding=1, groups=2).numpy()
+    np.testing.assert_allclose(out, conv_ref(x1, w1, (2,), (1,), (1,), 2), rtol=1e-4, atol=1e-4)
+    x3, w3 = randn(1, 2, 4, 5, 3), randn(2, 2, 2, 3, 2)
+    out = F.conv3d(x3, w3, padding=(1, 0, 1), dilation=(1, 2, 1)).numpy()
+    ref = conv_ref(x3, w3, (1, 1, 1), (1, 0, 1), (1, 2, 1), 1)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    xt = mge.Tensor(randn(5, 5, 2, 1)).transpose(3, 2, 1, 0)  # a non-contiguous view
+    np.testing.assert_allclose(
+        F.conv2d(xt, w).numpy(), conv_ref(xt.numpy(), w, (1, 1), (0, 0), (1, 1), 1), rtol=1e-4
+    )
+    assert F.conv2d(np.zeros((0, 2, 5, 5), np.float32), w).shape == (0, 3, 3, 3)
+
+
+def test_conv_errors():
+    with pytest.raises(ValueError, match=r"conv2d: inp \(1, 3, 5, 5\) has 3 channels"):
+        F.conv2d(randn(1, 3, 5, 5), randn(2, 2, 3, 3))
+    with pytest.raises(ValueError, match="conv2d: inp must have 4 dims"):
+        F.conv2d(randn(3, 5, 5), randn(2, 3, 3, 3))
+    with pytest.raises(ValueError, match="smaller than the dilated kernel"):
+        F.conv2d(randn(1, 1, 2, 2), randn(1, 1, 3, 3))
+    with pytest.raises(ValueError, match="conv1d: stride"):
+        F.conv1d(randn(1, 1, 5), randn(1, 1, 3), stride=0)
+    with pytest.raises(ValueError, match="conv_mode"):
+        F.conv2d(randn(1, 1, 3, 3), randn(1, 1, 3, 3), conv_mode="bad")
+    with pytest.raises(TypeError, match="conv2d: weight must be a float"):
+        F.conv2d(randn(1, 1, 3, 3), mge.Tensor(np.ones((1, 1, 3, 3), np.int32)))
+    with pytest.raises(ValueError, match="grouped weight"):
+        F.conv2d(randn(1, 4, 3, 3), randn(3, 2, 2, 1, 1), groups=2)
+
+
+def test_conv2d_grad():
+    check_grad(
+        lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+        [randn(1, 2, 5, 4), randn(3, 2, 3, 3)],
+        wrt=(0, 1),
+        op="ConvolutionForward",
+    )
+
+
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups,output_padding",
+    [(1, 0, 1, 1, 0), (2, 1, 1, 1, 0), (2, 1, 1, 2, 1), ((2, 3), (0, 1), (1, 2), 1, (1, 2))],
+)
+def test_conv_transpose2d(stride, padding, dilation, groups, output_padding):
+    t = lambda v: (v, v) if isinstance(v, int) else v
+    x, w = randn(2, 4, 3, 4), randn(4, 6 // groups, 3, 2)
+    b = randn(1, 6, 1, 1)
+    wt = w if groups == 1 else w.reshape(groups, 4 // groups, 6 // groups, 3, 2)
+    out = F.conv_transpose2d(x, wt, b, stride, padding, output_padding, dilation, groups).numpy()
+    ref = conv_transpose_ref(x, w, t(stride), t(padding), t(dilation), groups, t(output_padding))
+    np.testing.assert_allclose(out, ref + b, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose2d_is_conv2d_input_gradient_and_errors():
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(randn(1, 1, 3, 3), randn(1, 1, 2, 2), stride=1, output_padding=1)
+    with pytest.raises(ValueError, match=r"conv_transpose2d: inp \(1, 2, 3, 3\) has 2 channels"):
+        F.conv_transpose2d(randn(1, 2, 3, 3), randn(3, 1, 2, 2))
+    check_grad(
+        lambda x: F.conv_transpose2d(x, np.ones((2, 1, 2, 2), np.float32), stride=2),
+        [randn(1, 2, 2, 2)],
+        op="ConvolutionBackwardData",
+    )
+
+
+# ----------------------------------------------------------------------------- pooling
+
+
+@pytest.mark.parametrize("k,s,p", [(2, None, 0), (3, 1, 1), ((3, 2), (2, 1), (1, 0)), (2, 3, 1)])
+def test_pooling(k, s, p):
+    t = lambda v: (v, v) if isinstance(v, int) else v
+    x = randn(2, 3, 7, 6)
+    kk, ss, pp = t(k), t(s if s is not None else k), t(p)
+    np.testing.assert_allclose(F.max_pool2d(x, k, s, p).numpy(), pool_ref(x, kk, ss, pp, "max"))
+    for mode in ["average", "average_count_exclude_padding"]:
+        np.testing.assert_allclose(
+            F.avg_pool2d(x, k, s, p, mode=mode).numpy(),
+            pool_ref(x, kk, ss, pp, mode),
+            rtol=1e-5,
+            atol=1e-6,
+        )
+    np.testing.assert_allclose(
+        F.avg_pool2d(x, k, s, p).numpy(), pool_ref(x, kk, ss, pp, "exclude"), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_pooling_errors_and_views():
+    with pytest.raises(ValueError, match="max_pool2d: padding"):
+        F.max_pool2d(randn(1, 1, 4, 4), 2, padding=2)
+    with pytest.raises(ValueError, match="avg_pool2d: inp must have 4 dims"):
+        F.avg_pool2d(randn(4, 4), 2)
+    with pytest.raises(ValueError, match="avg_pool2d: mode"):
+        F.avg_pool2d(randn(1, 1, 4, 4), 2, mode="sum")
+    with pytest.raises(ValueError, match="smaller than kernel_size"):
+        F.max_pool2d(randn(1, 1, 1, 4), 2)
+    xt = mge.Tensor(randn(6, 5, 2, 1)).transpose(3, 2, 1, 0)
+    np.testing.assert_allclose(
+        F.max_pool2d(xt, 2).numpy(), pool_ref(xt.numpy(), (2, 2), (2, 2), (0, 0), "max")
+    )
+    assert F.max_pool2d(np.zeros((0, 2, 4, 4), np.float32), 2).shape == (0, 2, 2, 2)
+
+
+def test_pooling_grad():
+    x = rng.permutation(40).reshape(1, 2, 5, 4).astype(np.float32)  # distinct: max is unique
+    check_grad(lambda a: F.max_pool2d(a, 2, 1), [x], op="PoolingForward")
+    check_grad(lambda a: F.avg_pool2d(a, 3, 2, 1), [randn(1, 2, 5, 4)], op="PoolingForward")
+
+
+@pytest.mark.parametrize("oshp", [1, (2, 3), (3, 2), (5, 4), (4, 6)])
+def test_adaptive_pooling(oshp):
+    x = randn(2, 3, 5, 4)
+    o = (oshp, oshp) if isinstance(oshp, int) else oshp
+    np.testing.assert_allclose(
+        F.adaptive_max_pool2d(x, oshp).numpy(), adaptive_ref(x, o, np.max), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        F.adaptive_avg_pool2d(x, oshp).numpy(), adaptive_ref(x, o, np.mean), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_adaptive_pooling_errors_and_grad():
+    with pytest.raises(ValueError, match="adaptive_avg_pool2d: oshp"):
+        F.adaptive_avg_pool2d(randn(1, 1, 4, 4), (0, 2))
+    with pytest.raises(ValueError, match="adaptive_max_pool2d: inp must have 4 dims"):
+        F.adaptive_max_pool2d(randn(1, 4, 4), 2)
+    check_grad(
+        lambda a: F.adaptive_avg_pool2d(a, (2, 3)), [randn(1, 2, 5, 4)], op="AdaptivePooling"
+    )
+
+
+# ----------------------------------------------------------------------------- normalisation
+
+
+def bn_train_ref(x, w, b, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    m = x.mean(axis=axes, keepdims=True)
+    v = x.var(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * w + b, m, x.var(axis=axes, ddof=1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 4, 5), (2, 3, 2, 2, 2)])
+def test_batch_norm_training_updates_running_stats(shape):
+    x = randn(*shape) * 2 + 1
+    c = shape[1]
+    cs = (1, c) + (1,) * (len(shape) - 2)
+    w, b = randn(*cs), randn(*cs)
+    rm0, rv0 = randn(*cs), rng.uniform(0.5, 2, cs).astype(np.float32)
+    rm, rv = mge.Tensor(rm0), mge.Tensor(rv0)
+    out = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.8, eps=1e-3)
+    ref, m, v = bn_train_ref(x.astype(np.float64), w, b, 1e-3)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rm.numpy(), rm0 * 0.8 + m * 0.2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), rv0 * 0.8 + v * 0.2, rtol=1e-5, atol=1e-6)
+    # inplace=False leaves the given tensors alone and returns the new statistics.
+    rm2, rv2 = mge.Tensor(rm0.reshape(c)), mge.Tensor(rv0.reshape(c))
+    out2, nm, nv = F.batch_norm(
+        x, rm2, rv2, w, b, training=True, momentum=0.8, eps=1e-3, inplace=False
+    )
+    np.testing.assert_allclose(out2.numpy(), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(rm2.numpy(), rm0.reshape(c))
+    assert nm.shape == (c,) and nv.shape == (c,)
+    np.testing.assert_allclose(nm.numpy(), (rm0 * 0.8 + m * 0.2).reshape(c), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_inference_and_no_stats():
+    x = randn(3, 2, 4)
+    rm, rv = randn(2), rng.uniform(0.5, 2, 2).astype(np.float32)
+    w, b = randn(1, 2, 1), randn(1, 2, 1)
+    out = F.batch_norm(x, rm, rv, w, b, eps=1e-2).numpy()
+    ref = (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-2) * w + b
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    out, m, v = F.batch_norm(x, rm, rv, inplace=False)
+    assert m is rm and v is rv
+    out = F.batch_norm(x, training=True)
+    np.testing.assert_allclose(out.numpy(), bn_train_ref(x, 1, 0, 1e-5)[0], rtol=1e-4, atol=1e-4)
+    xt = mge.Tensor(randn(4, 2, 3)).transpose(2, 1, 0)
+    ref = bn_train_ref(xt.numpy(), 1, 0, 1e-5)[0]
+    np.testing.assert_allclose(F.batch_norm(xt, training=True).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_errors():
+    with pytest.raises(ValueError, match="batch_norm: running_mean and running_var are required"):
+        F.batch_norm(randn(2, 3))
+    with pytest.raises(ValueError, match=r"batch_norm: running_mean \(4,\) does not have one"):
+        F.batch_norm(randn(2, 3), randn(4), randn(4))
+    with pytest.raises(ValueError, match="batch_norm: inp must have at least 2 dims"):
+        F.batch_norm(randn(3), randn(3), randn(3))
+    with pytest.raises(ValueError, match="more than one value per channel"):
+        F.batch_norm(randn(1, 3), training=True)
+    with pytest.raises(TypeError, match="batch_norm: inplace=True updates running_mean"):
+        F.batch_norm(randn(2, 3), np.zeros(3, np.float32), np.ones(3, np.float32), training=True)
+    with pytest.raises(TypeError, match="batch_norm: inp must be a float"):
+        F.batch_norm(mge.Tensor([[1, 2]]), training=True)
+
+
+def test_batch_norm_grad():
+    rm, rv = np.zeros(3, np.float32), np.ones(3, np.float32)
+    check_grad(
+        lambda x, w, b: F.batch_norm(x, mge.Tensor(rm), mge.Tensor(rv), w, b, eps=0.5),
+        [randn(2, 3, 2), randn(1, 3, 1), randn(1, 3, 1)],
+        wrt=(0, 1, 2),
+    )
+    check_grad(
+        lambda x, w, b: F.batch_norm(x, weight=w, bias=b, training=True),
+        [randn(4, 3), randn(1, 3), randn(1, 3)],
+        wrt=(0, 1, 2),
+        op="BatchNormForward",
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
+def ln_ref(x, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    m = x.mean(axis=axes, keepdims=True)
+    return (x - m) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+
+
+def gn_ref(x, g, eps):
+    n, _c = x.shape[:2]
+    xg = x.reshape(n, g, -1)
+    y = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)
+    return y.reshape(x.shape)
+
+
+@pytest.mark.parametrize("shape,ns", [((4, 5), 5), ((2, 3, 4), (3, 4)), ((2, 3, 4), 4)])
+def test_layer_norm(shape, ns):
+    x = randn(*shape) * 3
+    k = 1 if isinstance(ns, int) else len(ns)
+    np.testing.assert_allclose(
+        F.layer_norm(x, ns, False).numpy(), ln_ref(x, k, 1e-5), rtol=1e-4, atol=1e-4
+    )
+    w, b = randn(*shape[len(shape) - k :]), randn(*shape[len(shape) - k :])
+    np.testing.assert_allclose(
+        F.layer_norm(x, ns, True, w, b, eps=1e-3).numpy(),
+        ln_ref(x, k, 1e-3) * w + b,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 3), 3), ((2, 4, 2, 3), 1), ((3, 4), 2)])
+def test_group_and_instance_norm(shape, groups):
+    x = randn(*shape) * 2
+    c = shape[1]
+    cs = (1, c) + (1,) * (len(shape) - 2)
+    w, b = randn(c), randn(c)
+    np.testing.assert_allclose(
+        F.group_norm(x, groups, False).numpy(), gn_ref(x, groups, 1e-5), rtol=1e-4, atol=1e-4
+    )
+    np.testing.assert_allclose(
+        F.group_norm(x, groups, True, w, b).numpy(),
+        gn_ref(x, groups, 1e-5) * w.reshape(cs) + b.reshape(cs),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    if len(shape) > 2:
+        np.testing.assert_allclose(
+            F.instance_norm(x, True, w.reshape(cs), b, eps=1e-3).numpy(),
+            gn_ref(x, c, 1e-3) * w.reshape(cs) + b.reshape(cs),
+            rtol=1e-4,
+            atol=1e-4,
+        )
+
+
+def test_norm_errors():
+    with pytest.raises(ValueError, match=r"layer_norm: inp \(2, 3\) does not end with"):
+        F.layer_norm(randn(2, 3), (2,), False)
+    with pytest.raises(ValueError, match="layer_norm: affine=True needs weight and bias"):
+        F.layer_norm(randn(2, 3), 3)
+    with pytest.raises(ValueError, match=r"layer_norm: weight \(2,\)"):
+        F.layer_norm(randn(2, 3), 3, True, randn(2), randn(3))
+    with pytest.raises(ValueError, match="group_norm: num_groups=4 does not divide"):
+        F.group_norm(randn(2, 6, 3), 4, False)
+    with pytest.raises(ValueError, match=r"group_norm: weight \(4,\)"):
+        F.group_norm(randn(2, 6, 3), 3, True, randn(4), randn(6))
+    with pytest.raises(TypeError, match="instance_norm: affine must be a bool"):
+        F.instance_norm(randn(2, 3, 4), randn(3))
+
+
+def test_layer_group_norm_grad():
+    check_grad(
+        lambda x, w, b: F.layer_norm(x, 4, True, w, b),
+        [randn(3, 4), randn(4), randn(4)],
+        wrt=(0, 1, 2),
+        op="LayerNormForward",
+        rtol=5e-2,
+        atol=5e-3,
+    )
+    check_grad(
+        lambda x, w, b: F.group_norm(x, 2, True, w, b),
+        [randn(2, 4, 3), randn(4), randn(4)],
+        wrt=(0, 1, 2),
+        op="GroupNormForward",
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
+# ----------------------------------------------------------------------------- dropout, lookups
+
+
+def test_dropout():
+    x = rng.uniform(1, 2, (200, 100)).astype(np.float32)
+    y = F.dropout(x, 0.3).numpy()
+    kept = y != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(y[kept], x[kept] / 0.7, rtol=1e-6)
+    y2 = F.dropout(x, 0.3).numpy()
+    assert ((y2 != 0) != kept).any()  # a fresh mask each call
+    assert F.dropout(x, 0.3, training=False).numpy() is not None
+    np.testing.assert_array_equal(F.dropout(x, 0.3, training=False).numpy(), x)
+    np.testing.assert_array_equal(F.dropout(x, 0.0).numpy(), x)
+    assert F.dropout(np.zeros((0, 3), np.float32), 0.5).shape == (0, 3)
+    with pytest.raises(ValueError, match=r"dropout: drop_prob must be in \[0, 1\)"):
+        F.dropout(x, 1.0)
+    with pytest.raises(TypeError, match="dropout: inp must be a float"):
+        F.dropout(mge.Tensor([1, 2]), 0.5)
+
+
+def test_dropout_grad():
+    x = mge.Parameter(rng.uniform(1, 2, (50,)).astype(np.float32))
+    gm = GradManager().attach(x)
+    with gm:
+        y = F.dropout(x, 0.5)
+        gm.backward(y.sum())
+    if x.grad is None:
+        pytest.skip("no backward rule for DropoutForward in this extension yet")
+    np.testing.assert_allclose(x.grad.numpy(), (y.numpy() != 0) * 2.0)
+
+
+def test_embedding():
+    w = randn(5, 3)
+    idx = rng.integers(0, 5, (2, 4)).astype(np.int32)
+    np.testing.assert_array_equal(F.embedding(idx, w).numpy(), w[idx])
+    np.testing.assert_array_equal(F.embedding(np.int32(2), w).numpy(), w[2])
+    assert F.embedding(np.zeros((0,), np.int32), w).shape == (0, 3)
+    np.testing.assert_array_equal(F.embedding(idx, w, padding_idx=1).numpy(), w[idx])
+    with pytest.raises(IndexError):
+        F.embedding([5], w)
+    with pytest.raises(TypeError, match="embedding: inp must be an integer"):
+        F.embedding([1.0], w)
+    with pytest.raises(ValueError, match=r"embedding: weight must be 2-D"):
+        F.embedding([1], randn(5))
+
+
+def test_embedding_grad_and_padding_idx():
+    idx = np.array([[0, 2], [2, 3]], np.int32)
+    check_grad(lambda w: F.embedding(idx, w), [randn(4, 3)])
+    w = mge.Parameter(randn(4, 3))
+    gm = GradManager().attach(w)
+    with gm:
+        gm.backward(F.embedding(idx, w, padding_idx=2).sum())
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 1])
+
+
+@pytest.mark.parametrize("axis,keepdims", [(1, False), (0, True), (-1, False)])
+def test_indexing_one_hot(axis, keepdims):
+    x = randn(3, 4, 5)
+    ishape = list(x.shape)
+    n = ishape.pop(axis)
+    idx = rng.integers(0, n, ishape).astype(np.int32)
+    ref = np.take_along_axis(x, np.expand_dims(idx, axis), axis)
+    if not keepdims:
+        ref = ref.squeeze(axis)
+    np.testing.assert_array_equal(F.indexing_one_hot(x, idx, axis, keepdims).numpy(), ref)
+
+
+def test_indexing_one_hot_errors_and_grad():
+    with pytest.raises(ValueError, match=r"indexing_one_hot: index \(4,\) must have src \(3, 4\)"):
+        F.indexing_one_hot(randn(3, 4), np.zeros(4, np.int32))
+    with pytest.raises(TypeError, match="indexing_one_hot: index must be an integer"):
+        F.indexing_one_hot(randn(3, 4), np.zeros(3, np.float32))
+    idx = np.array([1, 3, 0], np.int32)
+    check_grad(lambda x: F.indexing_one_hot(x, idx), [randn(3, 4)])
+
+
+def test_one_hot():
+    idx = rng.integers(0, 4, (2, 3)).astype(np.int32)
+    out = F.one_hot(idx, 4)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out.numpy(), np.eye(4, dtype=np.int32)[idx])
+    np.testing.assert_array_equal(F.one_hot(np.int32(1), 3).numpy(), [0, 1, 0])
+    assert F.one_hot(np.zeros((0,), np.int32), 3).shape == (0, 3)
+    with pytest.raises(ValueError, match=r"one_hot: a value of inp is outside \[0, 3\)"):
+        F.one_hot([3], 3)
+    with pytest.raises(TypeError, match="one_hot: inp must be an integer"):
+        F.one_hot([1.0], 3)
+
+
+# ----------------------------------------------------------------------------- shape functions
+
+
+@pytest.mark.parametrize(
+    "ord,axis", [(None, None), (2, 1), (1, 0), (3, (0, 1)), (float("inf"), 1), (-float("inf"), 1)]
+)
+def test_normalize(ord, axis):
+    x = randn(3, 4)
+    p = 2 if ord is None else ord
+    a = np.abs(x.astype(np.float64))
+    if p == np.inf:
+        n = a.max(axis=axis, keepdims=True)
+    elif p == -np.inf:
+        n = a.min(axis=axis, keepdims=True)
+    else:
+        n = (a**p).sum(axis=axis, keepdims=True) ** (1 / p)
+    np.testing.assert_allclose(
+        F.normalize(x, ord, axis).numpy(), x / np.maximum(n, 1e-12), rtol=1e-5
+    )
+
+
+def test_normalize_zero_errors_grad():
+    np.testing.assert_array_equal(F.normalize(np.zeros((2, 2), np.float32), axis=1).numpy(), 0)
+    with pytest.raises(ValueError, match="normalize: ord"):
+        F.normalize(randn(2, 2), -1)
+    check_grad(lambda x: F.normalize(x, axis=1), [randn(3, 4)])
+
+
+@pytest.mark.parametrize(
+    "width,mode",
+    [
+        (((1, 2), (0, 3)), "constant"),
+        (((2, 1),), "edge"),
+        (((1, 1), (2, 0)), "replicate"),
+        (((2, 1), (1, 3)), "reflect"),
+        ((1, 2), "constant"),
+    ],
+)
+def test_pad(width, mode):
+    x = randn(4, 5)
+    full = np.asarray(width)
+    if full.shape == (2,):
+        full = np.tile(full, (2, 1))
+    full = np.concatenate([full, np.zeros((2 - len(full), 2), int)])
+    np_mode = {"replicate": "edge"}.get(mode, mode)
+    kw = {"constant_values": 1.5} if mode == "constant" else {}
+    out = F.pad(x, width, mode, constant_value=1.5).numpy()
+    np.testing.assert_array_equal(out, np.pad(x, full, np_mode, **kw))
+
+
+def test_pad_edges_errors_grad():
+    assert F.pad(np.zeros((0, 2), np.float32), ((1, 1), (0, 0))).shape == (2, 2)
+    xt = mge.Tensor(randn(3, 2)).T
+    np.testing.assert_array_equal(
+        F.pad(xt, ((1, 0), (0, 2))).numpy(), np.pad(xt.numpy(), ((1, 0), (0, 2)))
+    )
+    with pytest.raises(ValueError, match="pad: reflect widths"):
+        F.pad(randn(2, 3), ((2, 0),), "reflect")
+    with pytest.raises(ValueError, match="pad: pad_width"):
+        F.pad(randn(2, 3), ((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(ValueError, match="must not be negative"):
+        F.pad(randn(2, 3), ((-1, 1),))
+    with pytest.raises(ValueError, match="pad: mode"):
+        F.pad(randn(2, 3), ((1, 1),), "wrap")
+    check_grad(lambda x: F.pad(x, ((1, 2), (2, 1)), "reflect"), [randn(3, 4)])
+
+
+def test_pixel_shuffle():
+    x = randn(2, 3, 8, 2, 3)
+    r = 2
+    ref = x.reshape(2, 3, 2, r, r, 2, 3).transpose(0, 1, 2, 5, 3, 6, 4).reshape(2, 3, 2, 4, 6)
+    np.testing.assert_array_equal(F.pixel_shuffle(x, r).numpy(), ref)
+    with pytest.raises(ValueError, match=r"pixel_shuffle: inp \(2, 3, 3\)"):
+        F.pixel_shuffle(randn(2, 3, 3), 2)
+    check_grad(lambda a: F.pixel_shuffle(a, 2), [randn(1, 4, 2, 3)])
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("size", [(5, 7), (2, 3), (4, 4), (1, 6)])
+def test_interpolate_bilinear(size, align):
+    x = randn(2, 3, 4, 4)
+    out = F.interpolate(x, size=size, align_corners=align).numpy()
+    np.testing.assert_allclose(out, bilinear_ref(x, *size, align), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_nearest_linear_scale_and_errors():
+    x = randn(1, 2, 3, 5)
+    out = F.interpolate(x, scale_factor=(2, 1.5), mode="nearest").numpy()
+    rows = np.floor(np.arange(6) * 3 / 6).astype(int)
+    cols = np.floor(np.arange(7) * 5 / 7).astype(int)
+    np.testing.assert_array_equal(out, x[:, :, rows][:, :, :, cols])
+    x1 = randn(2, 3, 4)
+    out = F.interpolate(x1, size=7, mode="linear").numpy()
+    ref = bilinear_ref(x1[:, :, None], 1, 7, False)[:, :, 0]
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="interpolate: give exactly one"):
+        F.interpolate(x, size=3, scale_factor=2)
+    with pytest.raises(ValueError, match="interpolate: mode"):
+        F.interpolate(x, size=3, mode="bicubic")
+    with pytest.raises(ValueError, match="interpolate: mode 'bilinear' needs a 4-dim"):
+        F.interpolate(x1, size=3)
+    check_grad(lambda a: F.interpolate(a, size=(3, 4)), [randn(1, 1, 2, 3)])
