@@ -127,10 +127,11 @@ class Module:
         return outputs
 
     # ----------------------------------------------------------------- discovery
-    def _direct(self):
-        """(name, leaf) for the Tensors and Modules this module holds itself."""
+    def _direct(self, ordered=True):
+        """(name, leaf) for the Tensors and Modules this module holds itself: attributes by
+        name (MegEngine's order), or in assignment order when not ``ordered``."""
         attrs = vars(self)
-        for key in sorted(attrs):
+        for key in sorted(attrs) if ordered else list(attrs):
             if key in _INTERNAL:
                 continue
             yield from _expand(key, attrs[key])
@@ -324,8 +325,11 @@ class Module:
         """
         if rst is None:
             rst = OrderedDict()
-        for name, t in self.named_tensors():
+        # As MegEngine: this module's own tensors first, then each sub-module's.
+        for name, t in self.named_tensors(recursive=False):
             rst[prefix + name] = t if keep_var else t.numpy()
+        for name, child in self.named_children():
+            child.state_dict(rst, prefix + name + ".", keep_var)
         return rst
 
     def load_state_dict(self, state_dict, strict=True):
@@ -384,18 +388,19 @@ class Module:
         return ""
 
     def __repr__(self):
-        children = list(self.named_children())
+        # MegEngine's layout: one line when there is only the constructor info, else the info
+        # and the sub-modules (in assignment order) on indented lines.
+        lines = [line for line in self._module_info_string().split("\n") if line]
+        seen = set()
+        children = []
+        for key, leaf in self._direct(ordered=False):
+            if isinstance(leaf, Module) and id(leaf) not in seen:
+                seen.add(id(leaf))
+                children.append(f"({key}): " + repr(leaf).replace("\n", "\n  "))
         head = type(self).__name__ + "("
-        info = self._module_info_string()
-        if self.name:
-            info = f"name={self.name}" + (", " + info if info else "")
-        if not children:
-            return head + info + ")"
-        lines = [head + info]
-        for key, child in children:
-            child_repr = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({key}): {child_repr}")
-        return "\n".join(lines) + "\n)"
+        if not children and len(lines) <= 1:
+            return head + "".join(lines) + ")"
+        return head + "\n  " + "\n  ".join(lines + children) + "\n)"
 
 
 def _check_kwargs(fname, kwargs):

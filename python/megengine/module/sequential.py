@@ -64,12 +64,12 @@ class Sequential(Module):
     def __iter__(self):
         return iter(getattr(self, k) for k in self.layer_keys)
 
-    def _direct(self):
+    def _direct(self, ordered=True):
         # Layers in their order (not sorted by name), then any other attribute.
         attrs = vars(self)
         for key in self.layer_keys:
             yield key, attrs[key]
-        for key, leaf in super()._direct():
+        for key, leaf in super()._direct(ordered):
             if key.split(".")[0] not in self.layer_keys:
                 yield key, leaf
 

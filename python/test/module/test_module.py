@@ -170,7 +170,9 @@ def test_state_dict_round_trip_keeps_identity():
     a, b = Net(), Net()
     sd = a.state_dict()
     assert isinstance(sd, OrderedDict)
-    assert list(sd) == [n for n, _ in a.named_tensors()]
+    own = ["extra"]  # this module's own tensors first, then each sub-module's (as MegEngine)
+    assert list(sd) == own + [n for n, _ in a.named_tensors() if n not in own]
+    assert sorted(sd) == sorted(n for n, _ in a.named_tensors())
     assert all(isinstance(v, np.ndarray) for v in sd.values())
     w_before = b.first.w
     b.load_state_dict(sd)
@@ -185,7 +187,7 @@ def test_state_dict_round_trip_keeps_identity():
     np.testing.assert_array_equal(sd["extra"], b.extra.numpy())
     kept = a.state_dict(keep_var=True)
     assert kept["extra"] is a.extra
-    assert next(iter(a.state_dict(prefix="m.").keys())) == "m.blocks.0.b"
+    assert next(iter(a.state_dict(prefix="m.").keys())) == "m.extra"
 
 
 def test_load_state_dict_errors_and_non_strict():
@@ -241,10 +243,19 @@ def test_repr_of_the_tree():
             self.inner = [Leaf(name="x")]
 
     assert repr(Leaf()) == "Leaf(k=1)"
-    assert repr(Tree()) == "Tree(\n  (inner.0): Leaf(name=x, k=1)\n  (leaf): Leaf(k=1)\n)"
+    assert repr(M.Module()) == "Module()"
+    # sub-modules in assignment order, those in lists too
+    assert repr(Tree()) == "Tree(\n  (leaf): Leaf(k=1)\n  (inner.0): Leaf(k=1)\n)"
     nested = M.Sequential(Tree())
     assert repr(nested).splitlines()[1] == "  (0): Tree("
-    assert repr(nested).splitlines()[2] == "    (inner.0): Leaf(name=x, k=1)"
+    assert repr(nested).splitlines()[3] == "    (inner.0): Leaf(k=1)"
+
+    class Both(Leaf):
+        def __init__(self):
+            super().__init__()
+            self.sub = Leaf()
+
+    assert repr(Both()) == "Both(\n  k=1\n  (sub): Leaf(k=1)\n)"
 
 
 def test_forward_must_be_defined():
