@@ -21,8 +21,7 @@ class Embedding(Module):
         max_norm: not supported, as in MegEngine; must be None.
         norm_type: not supported, as in MegEngine; must be None.
         initial_weight: a (num_embeddings, embedding_dim) Parameter to use as the table.
-        freeze: accepted for MegEngine compatibility (whether the table is trained is decided
-            by what a GradManager attaches).
+        freeze: keep the table fixed: lookups are detached, so it gets no gradient.
         kwargs: ``name`` of the module.
 
     Examples:
@@ -75,7 +74,8 @@ class Embedding(Module):
         init.normal_(self.weight)
 
     def forward(self, inputs):
-        return F.embedding(inputs, self.weight)
+        weight = self.weight.detach() if self.freeze else self.weight
+        return F.embedding(inputs, weight)
 
     @classmethod
     def from_pretrained(

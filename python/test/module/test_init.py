@@ -27,6 +27,11 @@ def test_fills_keep_identity_shape_and_dtype():
     h = _zeros(4, dtype=np.float16)
     init.fill_(h, 1.5)
     assert h.dtype == np.float16 and h.numpy().tolist() == [1.5] * 4
+    bf = mge.Parameter([1.0, 2.0], dtype="bfloat16")
+    init.fill_(bf, 3.0)
+    assert bf._dtype_name == "bfloat16" and bf.numpy().astype(np.float32).tolist() == [3.0, 3.0]
+    init.normal_(bf)
+    assert bf._dtype_name == "bfloat16"
     s = mge.Parameter(np.float32(0.0))
     init.ones_(s)
     assert s.shape == () and s.item() == 1.0

@@ -373,6 +373,10 @@ def test_embedding():
     want = np.zeros((10, 4))
     want[1], want[2] = 2, 1
     _close(m.weight.grad, want)
+    gm = GradManager().attach(pre.weight)  # from_pretrained freezes by default
+    with gm:
+        gm.backward(pre(_t(np.array([1], np.int32))).sum())
+    assert pre.weight.grad is None
     with pytest.raises(ValueError, match="padding_idx is not supported"):
         M.Embedding(3, 2, padding_idx=0)
     with pytest.raises(ValueError, match=r"initial_weight has shape \(5, 3\), expected \(4, 3\)"):
