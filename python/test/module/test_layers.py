@@ -178,6 +178,26 @@ def test_conv2d(kw):
     _close(m(_t(x)), want)
 
 
+def test_conv2d_convolution_mode_flips_the_kernel():
+    m = M.Conv2d(2, 3, (2, 3), padding=1, conv_mode="convolution")
+    x = _rand(2, 2, 5, 4)
+    flipped = m.weight.numpy()[:, :, ::-1, ::-1]
+    _close(m(_t(x)), np_conv(x, flipped, m.bias.numpy(), (1, 1), (1, 1), (1, 1), 1))
+
+
+def test_conv_transpose2d_grouped():
+    m = M.ConvTranspose2d(4, 6, 3, stride=2, groups=2)
+    assert m.weight.shape == (2, 2, 3, 3, 3)
+    x = _rand(1, 4, 3, 3)
+    w = m.weight.numpy()
+    halves = [
+        np_conv_transpose2d(x[:, 2 * g : 2 * g + 2], w[g], None, (2, 2), (0, 0), (0, 0), (1, 1))
+        for g in range(2)
+    ]
+    want = np.concatenate(halves, axis=1) + m.bias.numpy()
+    _close(m(_t(x)), want)
+
+
 def test_conv2d_padding_modes():
     for mode, np_mode in (("reflect", "reflect"), ("replicate", "edge")):
         m = M.Conv2d(2, 3, 3, padding=1, padding_mode=mode)
