@@ -20,16 +20,24 @@ class _BatchNorm(Module):
         affine=True,
         track_running_stats=True,
         freeze=False,
+        compute_mode="default",
+        param_dim="dim_1c11",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if param_dim not in ("dim_1c11", "dim_c"):
+            raise ValueError(
+                f"{type(self).__name__}: param_dim must be 'dim_1c11' or 'dim_c', got {param_dim!r}"
+            )
+        self.compute_mode = compute_mode
+        self.param_dim = param_dim
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
         self.freeze = freeze
-        shape = (1, num_features, 1, 1)
+        shape = self._param_shape()
         self.weight = Parameter(np.ones(shape, dtype=np.float32)) if affine else None
         self.bias = Parameter(np.zeros(shape, dtype=np.float32)) if affine else None
         if track_running_stats:
@@ -39,10 +47,15 @@ class _BatchNorm(Module):
             self.running_mean = None
             self.running_var = None
 
+    def _param_shape(self):
+        return (
+            (1, self.num_features, 1, 1) if self.param_dim == "dim_1c11" else (self.num_features,)
+        )
+
     def reset_running_stats(self):
         """Sets the running mean to zeros and the running variance to ones."""
         if self.track_running_stats:
-            shape = (1, self.num_features, 1, 1)
+            shape = self._param_shape()
             self.running_mean._reset(Tensor(np.zeros(shape, dtype=np.float32)))
             self.running_var._reset(Tensor(np.ones(shape, dtype=np.float32)))
 
@@ -50,7 +63,7 @@ class _BatchNorm(Module):
         """Resets the running statistics, the weight to ones and the bias to zeros."""
         self.reset_running_stats()
         if self.affine:
-            shape = (1, self.num_features, 1, 1)
+            shape = self._param_shape()
             self.weight._reset(Tensor(np.ones(shape, dtype=np.float32)))
             self.bias._reset(Tensor(np.zeros(shape, dtype=np.float32)))
 
@@ -84,6 +97,8 @@ class _BatchNorm(Module):
             momentum=self.momentum if update else 1.0,
             eps=self.eps,
             inplace=update,
+            compute_mode=self.compute_mode,
+            param_dim=self.param_dim,
         )
         if isinstance(out, tuple):  # inplace=False also returns the (unused) new statistics
             out = out[0]
@@ -114,6 +129,9 @@ class BatchNorm1d(_BatchNorm):
         track_running_stats: keep running statistics (evaluation uses batch statistics
             otherwise).
         freeze: keep the running statistics fixed and normalise with them even when training.
+        compute_mode: accepted for MegEngine compatibility.
+        param_dim: ``"dim_1c11"`` (parameters and statistics of shape (1, C, 1, 1)) or
+            ``"dim_c"`` (shape (C,)).
         kwargs: ``name`` of the module.
 
     Examples:
@@ -141,6 +159,9 @@ class BatchNorm2d(_BatchNorm):
         affine: whether to learn a per-channel weight and bias.
         track_running_stats: keep running statistics.
         freeze: keep the running statistics fixed and normalise with them even when training.
+        compute_mode: accepted for MegEngine compatibility.
+        param_dim: ``"dim_1c11"`` (parameters and statistics of shape (1, C, 1, 1)) or
+            ``"dim_c"`` (shape (C,)).
         kwargs: ``name`` of the module.
 
     Examples:

@@ -262,13 +262,14 @@ class RNN(_RNNBase):
         input_size: features of each step of the input.
         hidden_size: features of the hidden state.
         num_layers: stacked layers.
-        nonlinearity: ``"tanh"`` or ``"relu"``.
         bias: whether the cells learn biases.
         batch_first: input and output are (batch, seq, feature) instead of (seq, batch,
             feature).
         dropout: dropout probability on each layer's output but the last, when training.
         bidirectional: run a second cell backwards along time.
         proj_size: must be 0 (projections are not supported).
+        nonlinearity: ``"tanh"`` or ``"relu"``, keyword only (MegEngine's RNN takes it from
+            its keyword arguments, so the fourth positional argument is ``bias``).
         kwargs: ``name`` of the module.
 
     Examples:
@@ -286,14 +287,17 @@ class RNN(_RNNBase):
         input_size,
         hidden_size,
         num_layers=1,
-        nonlinearity="tanh",
         bias=True,
         batch_first=False,
         dropout=0,
         bidirectional=False,
         proj_size=0,
+        *,
+        nonlinearity="tanh",
         **kwargs,
     ):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__(
             input_size,

@@ -322,6 +322,16 @@ def test_batchnorm1d_and_options():
         M.BatchNorm2d(4)(_t(x2))
 
 
+def test_batchnorm_param_dim_c():
+    a, c = M.BatchNorm2d(3), M.BatchNorm2d(3, param_dim="dim_c", compute_mode="default")
+    assert c.weight.shape == c.running_mean.shape == (3,)
+    x = _rand(4, 3, 2, 2)
+    _close(c(_t(x)), a(_t(x)).numpy())
+    _close(c.running_var, a.running_var.numpy().ravel())
+    with pytest.raises(ValueError, match="param_dim must be"):
+        M.BatchNorm2d(3, param_dim="dim_11c1")
+
+
 def test_batchnorm_state_dict_round_trip():
     a = M.BatchNorm2d(3)
     a(_t(_rand(4, 3, 2, 2)))
@@ -529,6 +539,12 @@ def test_rnn_and_lstm_cells():
         cell(_t(x), _t(_rand(2, 4)))
     with pytest.raises(ValueError, match="nonlinearity"):
         M.RNNCell(5, 4, nonlinearity="gelu")
+    with pytest.raises(ValueError, match="nonlinearity"):
+        M.RNN(5, 4, nonlinearity="gelu")
+    # as MegEngine's RNN, the fourth positional argument is bias; nonlinearity is a keyword
+    r = M.RNN(5, 4, 1, False, nonlinearity="relu")
+    assert not r.bias and r.cells[0][0].nonlinearity == "relu"
+    assert [n for n, _ in r.named_parameters()] == ["cells.0.0.weight_hh", "cells.0.0.weight_ih"]
 
 
 def _np_run(cells, x, states, step, hidden, num_layers, dirs):
