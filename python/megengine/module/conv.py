@@ -76,10 +76,12 @@ class _ConvNd(Module):
         return (oc, ic) + k if g == 1 else (g, oc // g, ic // g) + k
 
     def _get_fanin(self):
-        return self.in_channels // self.groups * int(np.prod(self.kernel_size))
+        # MegEngine's: all input channels times the kernel size, groups or not.
+        return self.in_channels * int(np.prod(self.kernel_size))
 
     def reset_parameters(self):
-        """Redraws the weight from N(0, 1 / fan_in) and zeros the bias, as MegEngine's."""
+        """Redraws the weight from N(0, 1 / fan_in), fan_in = in_channels * prod(kernel_size),
+        and zeros the bias, as MegEngine's."""
         init.normal_(self.weight, 0.0, np.sqrt(1 / max(self._get_fanin(), 1)))
         if self.bias is not None:
             init.zeros_(self.bias)
@@ -368,9 +370,6 @@ class ConvTranspose2d(_ConvNd):
             output_padding=output_padding,
             **kwargs,
         )
-
-    def _get_fanin(self):
-        return self.in_channels * int(np.prod(self.kernel_size))
 
     def forward(self, inp):
         return F.conv_transpose2d(
