@@ -683,3 +683,43 @@ def test_multi_head_attention():
         M.MultiHeadAttention(6, 4)
     with pytest.raises(ValueError, match="must be"):
         m(_t(q), _t(q), _t(v))
+
+
+# --------------------------------------------------------------------------- edge inputs
+def _eval(m):
+    m.eval()
+    return m
+
+
+@pytest.mark.parametrize(
+    "factory,out_shape",
+    [
+        (lambda: M.Conv2d(2, 3, 3), (0, 3, 3, 3)),
+        (lambda: M.ConvTranspose2d(2, 3, 3), (0, 3, 7, 7)),
+        (lambda: M.MaxPool2d(2), (0, 2, 2, 2)),
+        (lambda: M.AvgPool2d(2), (0, 2, 2, 2)),
+        (lambda: M.AdaptiveAvgPool2d(2), (0, 2, 2, 2)),
+        (lambda: _eval(M.BatchNorm2d(2)), (0, 2, 5, 5)),
+        (lambda: M.LayerNorm(5), (0, 2, 5, 5)),
+        (lambda: M.GroupNorm(1, 2), (0, 2, 5, 5)),
+        (lambda: M.PReLU(2), (0, 2, 5, 5)),
+    ],
+)
+def test_empty_batch(factory, out_shape):
+    out = factory()(_t(np.zeros((0, 2, 5, 5), np.float32)))
+    assert out.shape == out_shape
+
+
+def test_non_contiguous_inputs():
+    x = _rand(2, 5, 6, 3)  # (N, W, H, C): a transposed view is NCHW
+    view = _t(x).transpose(0, 3, 2, 1)
+    xc = np.ascontiguousarray(x.transpose(0, 3, 2, 1))
+    for m in (M.Conv2d(3, 4, 3, padding=1), M.MaxPool2d(2), _eval(M.BatchNorm2d(3))):
+        np.testing.assert_allclose(m(view).numpy(), m(_t(xc)).numpy(), rtol=1e-6, atol=1e-6)
+    lstm = M.LSTM(3, 2, batch_first=True)
+    seq = _rand(4, 2, 3)
+    np.testing.assert_allclose(
+        lstm(_t(seq).transpose(1, 0, 2))[0].numpy(),
+        lstm(_t(np.ascontiguousarray(seq.transpose(1, 0, 2))))[0].numpy(),
+        rtol=1e-6,
+    )
