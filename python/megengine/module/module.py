@@ -161,7 +161,7 @@ class Module:
             an iterator of (name, Tensor).
         """
         start = "" if prefix is None else prefix + "."
-        yield from self._walk(start, recursive, set())
+        yield from self._walk(start, recursive, {id(self)})
 
     def tensors(self, recursive=True):
         """The Tensors (Parameters and buffers) of the module.
@@ -237,7 +237,7 @@ class Module:
         Returns:
             an iterator of (name, Module).
         """
-        seen = set()
+        seen = {id(self)}
         for key, leaf in self._direct():
             if isinstance(leaf, Module) and id(leaf) not in seen:
                 seen.add(id(leaf))
@@ -325,12 +325,18 @@ class Module:
         """
         if rst is None:
             rst = OrderedDict()
-        # As MegEngine: this module's own tensors first, then each sub-module's.
+        self._state_dict(rst, prefix, keep_var, set())
+        return rst
+
+    def _state_dict(self, rst, prefix, keep_var, seen):
+        # As MegEngine: this module's own tensors first, then each sub-module's (each module
+        # once, so that a reference back up the tree ends the walk).
+        seen.add(id(self))
         for name, t in self.named_tensors(recursive=False):
             rst[prefix + name] = t if keep_var else t.numpy()
         for name, child in self.named_children():
-            child.state_dict(rst, prefix + name + ".", keep_var)
-        return rst
+            if id(child) not in seen:
+                child._state_dict(rst, prefix + name + ".", keep_var, seen)
 
     def load_state_dict(self, state_dict, strict=True):
         """Loads values saved by ``state_dict`` into this module's tensors, in place (each
@@ -347,7 +353,7 @@ class Module:
             KeyError: missing or unexpected keys with strict.
             ValueError: a value whose shape differs from the tensor's.
         """
-        own = OrderedDict(self.named_tensors())
+        own = self.state_dict(keep_var=True)  # the keys state_dict gives, as MegEngine
         if callable(state_dict) and not isinstance(state_dict, dict):
             closure = state_dict
             unused = []

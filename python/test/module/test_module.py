@@ -109,6 +109,30 @@ def test_shared_parameters_and_modules_are_listed_once():
     assert len(list(m.modules())) == 2
 
 
+def test_cycles_and_tensors_shared_between_children():
+    class Child(M.Module):
+        def __init__(self, w):
+            super().__init__()
+            self.w = w
+            self.parent = None
+
+    class Parent(M.Module):
+        def __init__(self):
+            super().__init__()
+            shared = _param(2)
+            self.a, self.b = Child(shared), Child(shared)
+            self.a.parent = self  # a reference back up the tree
+
+    m = Parent()
+    assert [n for n, _ in m.named_parameters()] == ["a.w"]
+    assert [n for n, _ in m.named_modules()] == ["", "a", "b"]
+    sd = m.state_dict()
+    assert list(sd) == ["a.w", "b.w"]  # as MegEngine: each child lists its own tensors
+    other = Parent()
+    other.load_state_dict(sd)
+    np.testing.assert_array_equal(other.b.w.numpy(), sd["b.w"])
+
+
 def test_parameters_train_with_grad_manager():
     net = Net()
     x = mge.Tensor(rng.normal(size=(5, 3)).astype(np.float32))
