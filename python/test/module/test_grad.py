@@ -74,10 +74,11 @@ def test_layer_gradients_match_finite_differences(name, factory, shapes, call):
         return float(_loss(m, call, [mge.Tensor(x) for x in xs], weights).item())
 
     eps = 1e-2
-    targets = [(p, p.numpy().copy(), False) for p in params] + [
-        (t, x, True) for t, x in zip(inputs, xs)
+    targets = [(p, p.numpy().copy(), None) for p in params] + [
+        (t, x, k) for k, (t, x) in enumerate(zip(inputs, xs))
     ]
-    for tensor, base, is_input in targets:
+    for tensor, base, input_index in targets:
+        is_input = input_index is not None
         assert tensor.grad is not None, f"{name}: no gradient for a {tensor.shape} tensor"
         num = np.zeros(base.shape, np.float64)
         for i in np.ndindex(base.shape):
@@ -85,12 +86,12 @@ def test_layer_gradients_match_finite_differences(name, factory, shapes, call):
                 v = base.copy()
                 v[i] += sign * eps
                 if is_input:
-                    xs[inputs.index(tensor)] = v
+                    xs[input_index] = v
                 else:
                     tensor._reset(mge.Tensor(v))
                 num[i] += sign * value() / (2 * eps)
             if is_input:
-                xs[inputs.index(tensor)] = base
+                xs[input_index] = base
             else:
                 tensor._reset(mge.Tensor(base))
         np.testing.assert_allclose(tensor.grad.numpy(), num, rtol=3e-2, atol=3e-3, err_msg=name)
