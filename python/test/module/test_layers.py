@@ -215,8 +215,8 @@ def test_conv_defaults_and_init():
     assert abs(m.weight.numpy().std() - std) < 0.05 * std
     assert not m.bias.numpy().any()
     assert repr(m) == "Conv2d(16, 32, kernel_size=(3, 3), stride=(1, 1))"
-    g = M.Conv2d(16, 32, 3, groups=4)  # MegEngine's fan_in counts every input channel
-    std = math.sqrt(1 / (16 * 9))
+    g = M.Conv2d(64, 64, 3, groups=4)  # MegEngine's fan_in counts every input channel
+    std = math.sqrt(1 / (64 * 9))
     assert abs(g.weight.numpy().std() - std) < 0.05 * std
 
 
