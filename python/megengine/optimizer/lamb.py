@@ -51,15 +51,12 @@ class LAMB(Optimizer):
         always_adapt=False,
     ):
         _check_adam(lr, betas, eps, weight_decay)
-        defaults = {
-            "lr": lr,
-            "betas": tuple(betas),
-            "eps": eps,
-            "bias_correction": bias_correction,
-            "weight_decay": weight_decay,
-            "always_adapt": always_adapt,
-        }
+        # bias_correction and always_adapt are attributes, not group hyperparameters, as in
+        # MegEngine (so the groups of a state dict have the same keys as MegEngine's)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
+        self.bias_correction = bias_correction
+        self.always_adapt = always_adapt
 
     def _create_state(self, group):
         for p in group["params"]:
@@ -70,7 +67,7 @@ class LAMB(Optimizer):
     def _updates(self, group):
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta0, beta1 = group["betas"]
-        adapt = weight_decay != 0.0 or group["always_adapt"]
+        adapt = weight_decay != 0.0 or self.always_adapt
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -80,7 +77,7 @@ class LAMB(Optimizer):
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
             v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * (g * g)
             st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
-            if group["bias_correction"]:
+            if self.bias_correction:
                 m, v = m / (1.0 - beta0**step), v / (1.0 - beta1**step)
             u = m / (v**0.5 + eps)
             if weight_decay != 0.0:
