@@ -228,3 +228,25 @@ def test_errors():
         rand.seed(1.5)
     with pytest.raises(ValueError, match="seed must be >= 0"):
         rand.RNG(seed=-1)
+
+
+def test_next_seed_follows_the_global_seed():
+    from megengine.random.rng import _next_seed
+
+    rand.seed(77)
+    keys = [_next_seed() for _ in range(3)]
+    assert len(set(keys)) == 3 and all(0 <= k < 2**64 for k in keys)
+    rand.seed(77)
+    assert [_next_seed() for _ in range(3)] == keys
+
+
+def test_rng_device():
+    r = rand.RNG(seed=1, device="cpu1")
+    for x in (r.uniform(size=(4,)), r.normal(size=(4,)), r.exponential(size=(4,)),
+              r.gamma(0.5, size=(4,)), r.beta(1.0, 2.0, size=(4,)), r.poisson(2.0, size=(4,)),
+              r.permutation(3)):  # fmt: skip
+        assert x.device == "cpu1"
+    # a Tensor argument's device wins over the generator's
+    w = mge.Tensor([1.0, 2.0], device="cpu2")
+    assert r.multinomial(w, 3, replacement=True).device == "cpu2"
+    assert r.exponential(w, size=(2,)).device == "cpu2"

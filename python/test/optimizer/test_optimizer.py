@@ -325,3 +325,18 @@ def test_step_inside_recording_matches_step_outside():
         return w.numpy()
 
     np.testing.assert_array_equal(run(True), run(False))
+
+
+@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam, optim.LAMB])
+def test_parameters_on_another_device(cls):
+    w = mge.Parameter([1.0, 2.0], device="cpu1")
+    e = mge.Parameter(np.zeros((0,), np.float32), device="cpu1")
+    opt = cls([w, e], lr=0.1, weight_decay=0.1)
+    w.grad = mge.Tensor([0.5, -0.5], device="cpu1")
+    e.grad = mge.Tensor(np.zeros((0,), np.float32), device="cpu1")
+    for o in (2.0, math.inf):
+        total = optim.clip_grad_norm([w, e], 0.1, ord=o)
+        assert total.device == "cpu1"
+    opt.step()
+    assert w.device == "cpu1" and e.device == "cpu1" and e.shape == (0,)
+    assert set(opt.state_dict()["state"]) == (set() if cls is optim.SGD else {0, 1})
