@@ -250,3 +250,20 @@ def test_rng_device():
     w = mge.Tensor([1.0, 2.0], device="cpu2")
     assert r.multinomial(w, 3, replacement=True).device == "cpu2"
     assert r.exponential(w, size=(2,)).device == "cpu2"
+
+
+def test_multinomial_draw_at_the_top_never_picks_a_zero_weight():
+    class Top(rand.RNG):
+        def _uniform01(self, shape, device=None):  # as if u * total rounded up to the total
+            return mge.Tensor(np.ones(shape, np.float32))
+
+    w = mge.Tensor([[0.1, 0.2, 0.0, 0.0], [0.0, 0.0, 0.0, 5.0]])
+    out = Top(seed=0).multinomial(w, 3, replacement=True).numpy()
+    assert out.tolist() == [[1, 1, 1], [3, 3, 3]]
+
+    class Zero(rand.RNG):
+        def _uniform01(self, shape, device=None):  # Gumbel noise +inf everywhere
+            return mge.Tensor(np.zeros(shape, np.float32))
+
+    out = Zero(seed=0).multinomial(mge.Tensor([0.0, 1.0, 0.0, 2.0]), 2).numpy()
+    assert sorted(out.tolist()) == [1, 3]

@@ -74,9 +74,7 @@ def _float_param(value, fn, name, device, positive=True):
     """A distribution parameter as a float32 Tensor (a number goes to ``device``, where the
     draws then happen; a Tensor keeps its own); a Python number is checked here."""
     if isinstance(value, Tensor):
-        if not value._dtype_name.startswith(("float", "bfloat")):
-            value = value.astype("float32")
-        return value.astype("float32")
+        return value if value._dtype_name == "float32" else value.astype("float32")
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
         if positive and not value > 0:
             raise ValueError(f"{fn}: {name} must be > 0, got {value}")
@@ -346,9 +344,8 @@ class RNG:
         x = as_tensor(input)
         if x.ndim not in (1, 2):
             raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {x.shape}")
-        if not x._dtype_name.startswith(("float", "bfloat")):
+        if x._dtype_name != "float32":
             x = x.astype("float32")
-        x = x.astype("float32")
         rows = x.reshape(1, -1) if x.ndim == 1 else x
         n_rows, n_cat = rows.shape
         if n_cat == 0:
@@ -374,12 +371,19 @@ class RNG:
             v = self._uniform01((n_rows, num_samples), x.device) * _add_axis(total)
             cdf3 = cdf.reshape(n_rows, 1, n_cat)
             below = cdf3 <= _add_axis(v)
+            # the first k with cdf[k] > v, which has a positive weight; v can round up to the
+            # total, where none is: that draw goes to the row's last positive category
             out = below.astype("int32").sum(axis=-1)
-            # rounding can leave v at the very top: clamp into the last positive category
-            out = _cond(out >= n_cat, out * 0 + (n_cat - 1), out)
+            last = n_cat - 1 - np.argmax(w[:, ::-1] > 0, axis=1)
+            last = Tensor(
+                np.broadcast_to(last[:, None], out.shape).astype(np.int32), device=x.device
+            )
+            out = _cond(out >= n_cat, last, out)
         else:
             g = -_log(-_log(1.0 - self._uniform01((n_rows, n_cat), x.device)))
-            keys = _log(rows) + g
+            # Gumbel top-k; zero weights get -inf keys even where g is +inf (u = 0)
+            neg_inf = rows * 0.0 - float("inf")
+            keys = _cond(rows > 0.0, _log(rows) + g, neg_inf)
             op = cached_op(builtin.TopK, mode=builtin.TopK.Mode.VALUE_IDX_SORTED, k=-num_samples)
             out = apply(op, keys)[1]
         return out.reshape(num_samples) if x.ndim == 1 else out
