@@ -78,6 +78,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
                 os.fsync(fo.fileno())
             os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
+            _fsync_dir(folder)
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -86,6 +87,20 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
         _pickler(pickle_module, f, pickle_protocol).dump(obj)
     else:
         raise TypeError(f"save: f must be a path or a writable file, got {type(f).__name__}")
+
+
+def _fsync_dir(folder):
+    """Makes the rename durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _umask():

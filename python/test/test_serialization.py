@@ -151,3 +151,26 @@ def test_plain_pickles_of_tensors_load_too():
     mge.save({"p": mge.Parameter([1.0], dtype="float16")}, buf)
     p = pickle.loads(buf.getvalue())["p"]  # and plain pickle reads megengine.save's files
     assert type(p) is mge.Parameter and p._dtype_name == "float16"
+
+
+def test_killed_process_mid_save_keeps_the_old_checkpoint(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "ckpt.mge"
+    mge.save({"w": mge.Tensor(np.arange(10, dtype=np.float32))}, path)
+    before = path.read_bytes()
+    child = f"""
+import os, numpy as np, megengine as mge
+class Die:
+    def __reduce__(self):
+        os._exit(3)  # the process dies with the checkpoint half written
+mge.save({{"w": mge.Tensor(np.zeros(1 << 20, np.float32)), "z": Die()}}, {str(path)!r})
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    assert subprocess.run([sys.executable, "-c", child], check=False, env=env).returncode == 3
+    assert path.read_bytes() == before
+    leftovers = [p for p in os.listdir(tmp_path) if p != "ckpt.mge"]
+    assert len(leftovers) == 1 and leftovers[0].startswith(".ckpt.mge.")  # the hidden temporary
+    assert os.path.getsize(tmp_path / leftovers[0]) > (1 << 20)  # which was half written
+    np.testing.assert_array_equal(mge.load(path)["w"].numpy(), np.arange(10))
