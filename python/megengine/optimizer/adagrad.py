@@ -32,10 +32,10 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, eps=1e-10, weight_decay=0.0):
-        _check_hyper("lr", lr)
-        _check_hyper("lr_decay", lr_decay)
-        _check_hyper("eps", eps)
-        _check_hyper("weight_decay", weight_decay)
+        _check_hyper("Adagrad", "lr", lr)
+        _check_hyper("Adagrad", "lr_decay", lr_decay)
+        _check_hyper("Adagrad", "eps", eps)
+        _check_hyper("Adagrad", "weight_decay", weight_decay)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
@@ -93,10 +93,10 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0):
-        _check_hyper("lr", lr)
-        _check_hyper("rho", rho, 0.0, 1.0)
-        _check_hyper("eps", eps)
-        _check_hyper("weight_decay", weight_decay)
+        _check_hyper("Adadelta", "lr", lr)
+        _check_hyper("Adadelta", "rho", rho, 0.0, 1.0)
+        _check_hyper("Adadelta", "eps", eps)
+        _check_hyper("Adadelta", "weight_decay", weight_decay)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 

@@ -3,21 +3,21 @@
 from .optimizer import Optimizer, _check_hyper, _write
 
 
-def _check_adam(lr, betas, eps, weight_decay):
-    _check_hyper("lr", lr)
-    _check_hyper("eps", eps)
-    _check_hyper("weight_decay", weight_decay)
+def _check_adam(fn, lr, betas, eps, weight_decay):
+    _check_hyper(fn, "lr", lr)
+    _check_hyper(fn, "eps", eps)
+    _check_hyper(fn, "weight_decay", weight_decay)
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise ValueError(f"betas must be a pair of numbers, got {betas!r}")
-    _check_hyper("betas[0]", betas[0], 0.0, 1.0, high_open=True)
-    _check_hyper("betas[1]", betas[1], 0.0, 1.0, high_open=True)
+        raise ValueError(f"{fn}: betas must be a pair of numbers, got {betas!r}")
+    _check_hyper(fn, "betas[0]", betas[0], 0.0, 1.0, high_open=True)
+    _check_hyper(fn, "betas[1]", betas[1], 0.0, 1.0, high_open=True)
 
 
 class _AdamBase(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr, betas, eps, weight_decay):
-        _check_adam(lr, betas, eps, weight_decay)
+        _check_adam(type(self).__name__, lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 

@@ -50,7 +50,7 @@ class LAMB(Optimizer):
         weight_decay=0.0,
         always_adapt=False,
     ):
-        _check_adam(lr, betas, eps, weight_decay)
+        _check_adam("LAMB", lr, betas, eps, weight_decay)
         # bias_correction and always_adapt are attributes, not group hyperparameters, as in
         # MegEngine (so the groups of a state dict have the same keys as MegEngine's)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}

@@ -35,9 +35,9 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0):
-        _check_hyper("lr", lr)
-        _check_hyper("momentum", momentum)
-        _check_hyper("weight_decay", weight_decay)
+        _check_hyper("SGD", "lr", lr)
+        _check_hyper("SGD", "momentum", momentum)
+        _check_hyper("SGD", "weight_decay", weight_decay)
         if nesterov and momentum <= 0:
             raise ValueError("SGD: nesterov momentum needs momentum > 0")
         # nesterov is an attribute, not a group hyperparameter, as in MegEngine (so the

@@ -156,16 +156,24 @@ def test_optimizer_errors():
         optim.SGD(3, lr=0.1)
     with pytest.raises(ValueError, match="more than one parameter group"):
         optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
-    with pytest.raises(ValueError, match="invalid lr"):
+    with pytest.raises(ValueError, match="SGD: invalid lr: -1.0"):
         optim.SGD([w], lr=-1.0)
-    with pytest.raises(ValueError, match="invalid betas\\[1\\]"):
+    with pytest.raises(ValueError, match="Adam: invalid betas\\[1\\]"):
         optim.Adam([w], lr=0.1, betas=(0.9, 1.0))
-    with pytest.raises(ValueError, match="invalid rho"):
+    with pytest.raises(ValueError, match="Adadelta: invalid rho"):
         optim.Adadelta([w], rho=1.5)
     with pytest.raises(ValueError, match="nesterov"):
         optim.SGD([w], lr=0.1, nesterov=True)
-    with pytest.raises(TypeError, match="lr must be a number"):
+    with pytest.raises(TypeError, match="SGD: lr must be a number"):
         optim.SGD([w], lr="0.1")
+    with pytest.raises(ValueError, match="LAMB: invalid eps"):
+        optim.LAMB([w], lr=0.1, eps=-1.0)
+    with pytest.raises(ValueError, match="AdamW: betas must be a pair"):
+        optim.AdamW([w], lr=0.1, betas=0.9)
+    opt = optim.SGD([w], lr=0.1)
+    opt.param_groups[0]["lr"] = mge.Tensor(0.1)
+    with pytest.raises(TypeError, match="SGD: lr must be a number, got Tensor"):
+        opt.step()
     with pytest.raises(TypeError, match="params mixes"):
         optim.SGD([w, {"params": [mge.Parameter([1.0])]}], lr=0.1)
 
