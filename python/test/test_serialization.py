@@ -175,3 +175,15 @@ mge.save({{"w": mge.Tensor(np.zeros(1 << 20, np.float32)), "z": Die()}}, {str(pa
     assert len(leftovers) == 1 and leftovers[0].startswith(".ckpt.mge.")  # the hidden temporary
     assert os.path.getsize(tmp_path / leftovers[0]) > (1 << 20)  # which was half written
     np.testing.assert_array_equal(mge.load(path)["w"].numpy(), np.arange(10))
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_every_pickle_protocol(protocol):
+    t = mge.Parameter([1.0, 2.5], dtype="bfloat16")
+    buf = io.BytesIO()
+    mge.save({"a": t, "b": [t]}, buf, pickle_protocol=protocol)
+    buf.seek(0)
+    out = mge.load(buf, pickle_module=pickle)
+    assert type(out["a"]) is mge.Parameter and out["a"]._dtype_name == "bfloat16"
+    assert out["b"][0] is out["a"]
+    assert out["a"].numpy().tolist() == [1.0, 2.5]
