@@ -1,5 +1,6 @@
 """Adagrad and Adadelta."""
 
+from ..functional.elemwise import sqrt, square
 from .optimizer import Optimizer, _check_hyper, _write
 
 
@@ -55,10 +56,10 @@ class Adagrad(Optimizer):
                 g = g + weight_decay * pv
             st = self._state[p]
             step = st["step"] + 1.0
-            s = st["square_avg"] + g * g
+            s = st["square_avg"] + square(g)
             st["step"], st["square_avg"] = step, s
             clr = lr / (1.0 + (step - 1.0) * lr_decay)
-            _write(p, pv - clr * g / (s + eps) ** 0.5)
+            _write(p, pv - clr * g / sqrt(s + eps))
 
 
 class Adadelta(Optimizer):
@@ -116,8 +117,8 @@ class Adadelta(Optimizer):
             if weight_decay != 0.0:
                 g = g + weight_decay * pv
             st = self._state[p]
-            s = rho * st["square_avg"] + (1.0 - rho) * (g * g)
-            d = (st["acc_delta"] + eps) ** 0.5 / (s + eps) ** 0.5 * g
-            st["acc_delta"] = rho * st["acc_delta"] + (1.0 - rho) * (d * d)
+            s = rho * st["square_avg"] + (1.0 - rho) * square(g)
+            d = sqrt((st["acc_delta"] + eps) / (s + eps)) * g
+            st["acc_delta"] = rho * st["acc_delta"] + (1.0 - rho) * square(d)
             st["square_avg"], st["step"] = s, st["step"] + 1.0
             _write(p, pv - lr * d)

@@ -1,5 +1,6 @@
 """Adam and AdamW."""
 
+from ..functional.elemwise import sqrt, square
 from .optimizer import Optimizer, _check_hyper, _write
 
 
@@ -39,11 +40,11 @@ class _AdamBase(Optimizer):
             st = self._state[p]
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
-            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * (g * g)
+            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)
             st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
             bias1 = 1.0 - beta0**step
             bias2 = 1.0 - beta1**step
-            delta = (m / bias1) / ((v / bias2) ** 0.5 + eps)
+            delta = (m / bias1) / (sqrt(v / bias2) + eps)
             if weight_decay != 0.0 and self._decoupled:
                 delta = delta + weight_decay * pv
             _write(p, pv - lr * delta)

@@ -2,6 +2,7 @@
 
 from ..core.ops import builtin
 from ..core.tensor.array_method import apply, cached_op
+from ..functional.elemwise import sqrt, square
 from .adam import _check_adam
 from .optimizer import Optimizer, _write
 
@@ -75,16 +76,16 @@ class LAMB(Optimizer):
             st = self._state[p]
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
-            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * (g * g)
+            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)
             st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
             if self.bias_correction:
                 m, v = m / (1.0 - beta0**step), v / (1.0 - beta1**step)
-            u = m / (v**0.5 + eps)
+            u = m / (sqrt(v) + eps)
             if weight_decay != 0.0:
                 u = u + weight_decay * pv
             if adapt:
-                p_norm = ((pv * pv).sum()) ** 0.5
-                u_norm = ((u * u).sum()) ** 0.5
+                p_norm = sqrt(square(pv).sum())
+                u_norm = sqrt(square(u).sum())
                 ok = (p_norm > 0) & (u_norm > 0)
                 one = p_norm * 0.0 + 1.0
                 cond = cached_op(builtin.Elemwise, mode="COND")
