@@ -168,6 +168,8 @@ def test_permutation_and_shuffle():
     assert p.dtype == np.int32 and sorted(p.numpy().tolist()) == list(range(1000))
     assert p.numpy().tolist() != list(range(1000))
     assert r.permutation(0).shape == (0,)
+    assert r.permutation(mge.Tensor(np.zeros((0, 3), np.float32))).shape == (0, 3)
+    assert r.permutation(np.int64(4)).shape == (4,)
     pf = r.permutation(6, dtype="float32").numpy()
     assert pf.dtype == np.float32 and sorted(pf.tolist()) == list(range(6))
     x = mge.Tensor(np.arange(24, dtype=np.float32).reshape(6, 4))
@@ -220,6 +222,8 @@ def test_errors():
         r.multinomial(mge.Tensor([1.0]), 0)
     with pytest.raises(TypeError, match="permutation: n must be an int or a Tensor"):
         r.permutation(2.5)
+    with pytest.raises(ValueError, match="permutation: a Tensor input needs at least one dim"):
+        r.permutation(mge.Tensor(1.0))
     with pytest.raises(TypeError, match="permutation: dtype must be int32 or float32"):
         r.permutation(3, dtype="int8")
     with pytest.raises(TypeError, match="shuffle: expects a Tensor"):
