@@ -1,0 +1,153 @@
+# Normalisation, softmax and dropout: forward ops and the backward ops their training needs.
+# The DSL (params, field, enum, op) is documented in dnn/ops/opgen/model.py.
+
+BN = params(
+    "BatchNorm",
+    "Batch normalisation over every axis but axis 1 (the channel axis of NC, NCHW, NCDHW, ...).",
+    enum(
+        "fwd_mode",
+        "FwdMode",
+        ["TRAINING", "INFERENCE"],
+        "TRAINING",
+        "TRAINING normalises with the batch statistics and updates the running ones; INFERENCE "
+        "normalises with the running statistics",
+    ),
+    field("epsilon", "float32", 1e-5, "added to the variance before the square root"),
+    field(
+        "momentum",
+        "float32",
+        0.9,
+        "MegEngine's convention: running = running * momentum + batch * (1 - momentum), with the "
+        "unbiased batch variance for the running variance",
+    ),
+)
+
+op(
+    "BatchNormForward",
+    "Normalises src per channel and applies scale and bias. The running statistics outputs may "
+    "alias the running statistics inputs, which is how a caller updates them in place.",
+    inputs=["src", "scale", "bias", "running_mean", "running_var"],
+    outputs=["dst", "batch_mean", "batch_inv_std", "running_mean_out", "running_var_out"],
+    param=BN,
+)
+
+op(
+    "BatchNormBackward",
+    "Gradients of BatchNormForward from the statistics it saved (batch_mean, batch_inv_std).",
+    inputs=["diff", "src", "scale", "saved_mean", "saved_inv_std"],
+    outputs=["grad", "dscale", "dbias"],
+    param=BN,
+)
+
+LN = params(
+    "LayerNorm",
+    "Layer normalisation over the trailing normalized_dim axes of src.",
+    field("affine", "bool", True, "whether weight and bias inputs scale and shift the result"),
+    field("eps", "float32", 1e-5, "added to the variance before the square root"),
+    field("normalized_dim", "uint32", 1, "number of trailing axes normalised together"),
+)
+
+op(
+    "LayerNormForward",
+    "Normalises each row over the trailing axes; inputs are src, then weight and bias iff affine.",
+    inputs=["src", "*weight_bias"],
+    outputs=["dst", "mean", "rstd"],
+    param=LN,
+)
+
+op(
+    "LayerNormBackward",
+    "Gradients of LayerNormForward; inputs end with weight iff affine, outputs end with dweight "
+    "and dbias iff affine.",
+    inputs=["diff", "src", "mean", "rstd", "*weight"],
+    outputs=["grad", "*dweight_dbias"],
+    param=LN,
+)
+
+GN = params(
+    "GroupNorm",
+    "Group normalisation: axis 1 of src (channels) splits into `group` groups, each normalised "
+    "together with all trailing axes, per sample.",
+    field("affine", "bool", True, "whether per-channel weight and bias scale and shift the result"),
+    field("eps", "float32", 1e-5, "added to the variance before the square root"),
+    field("group", "uint32", 1, "number of channel groups; must divide the channel count"),
+)
+
+op(
+    "GroupNormForward",
+    "Normalises each (sample, group); inputs are src, then weight and bias iff affine.",
+    inputs=["src", "*weight_bias"],
+    outputs=["dst", "mean", "rstd"],
+    param=GN,
+)
+
+op(
+    "GroupNormBackward",
+    "Gradients of GroupNormForward; inputs end with weight iff affine, outputs end with dweight "
+    "and dbias iff affine.",
+    inputs=["diff", "src", "mean", "rstd", "*weight"],
+    outputs=["grad", "*dweight_dbias"],
+    param=GN,
+)
+
+SOFTMAX = params(
+    "Softmax",
+    "The axis a softmax normalises over.",
+    field("axis", "int32", -1, "axis of src; negative counts from the end"),
+)
+
+op(
+    "SoftmaxForward",
+    "exp(x - max) / sum(exp(x - max)) along the axis.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=SOFTMAX,
+)
+
+op(
+    "SoftmaxBackward",
+    "Gradient of SoftmaxForward from its output dst: dst * (diff - sum(diff * dst)).",
+    inputs=["dst", "diff"],
+    outputs=["grad"],
+    param=SOFTMAX,
+)
+
+op(
+    "LogSoftmaxForward",
+    "x - max - log(sum(exp(x - max))) along the axis.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=SOFTMAX,
+)
+
+op(
+    "LogSoftmaxBackward",
+    "Gradient of LogSoftmaxForward from its output dst: diff - exp(dst) * sum(diff).",
+    inputs=["dst", "diff"],
+    outputs=["grad"],
+    param=SOFTMAX,
+)
+
+DROPOUT = params(
+    "Dropout",
+    "Dropout probability and the seed of the Philox4x32-10 stream that draws the mask.",
+    field("drop_prob", "float32", 0.0, "probability of zeroing an element, in [0, 1]"),
+    field("seed", "uint64", 0, "element i is kept iff uniform(seed, i) >= drop_prob"),
+)
+
+op(
+    "DropoutForward",
+    "Zeroes elements with probability drop_prob and scales the rest by 1 / (1 - drop_prob); "
+    "mask (uint8, src's shape) is 1 where kept.",
+    inputs=["src"],
+    outputs=["dst", "mask"],
+    param=DROPOUT,
+)
+
+op(
+    "DropoutBackward",
+    "diff * mask / (1 - drop_prob).",
+    inputs=["diff", "mask"],
+    outputs=["grad"],
+    param=DROPOUT,
+)

@@ -1,0 +1,80 @@
+// Layout rules of BatchNormForward/Backward. src is (N, C, ...) with channels on axis 1. The
+// per-channel tensors (scale, bias, running and saved statistics) share one shape, {C} or
+// {1, C, 1, ...} of src's rank, and one float dtype (the statistics dtype, scale's), which is
+// float32 or src's dtype: MegEngine keeps float32 statistics for float16 activations.
+#include "neomeg/dnn/operators.h"
+#include "src/common/norm_layout.h"
+
+namespace neomeg::dnn {
+namespace {
+
+using namespace norm_layout;
+
+bool is_channel_shape(const TensorShape& p, const TensorShape& src) {
+    if (p.ndim == 1)
+        return p[0] == src[1];
+    if (p.ndim != src.ndim)
+        return false;
+    for (size_t i = 0; i < p.ndim; ++i)
+        if (p[i] != (i == 1 ? src[1] : 1))
+            return false;
+    return true;
+}
+
+// Checks src and the per-channel inputs from index `first`; returns the statistics dtype.
+DType check_inputs(const OperatorBase& op, const TensorLayout& src,
+                   std::span<const TensorLayout> per_channel, const char* const* names) {
+    check_float(op, src, "src");
+    check(op, src.ndim >= 2, "src ", src.to_string(), " needs at least 2 axes (N, C, ...)");
+    const TensorLayout& first = per_channel[0];
+    check_float(op, first, names[0]);
+    check<DTypeError>(op, first.dtype == dtype::Float32 || first.dtype == src.dtype, names[0], " ",
+                      first.to_string(), " is neither float32 nor src's dtype (src ",
+                      src.to_string(), ")");
+    for (size_t i = 0; i < per_channel.size(); ++i) {
+        const TensorLayout& p = per_channel[i];
+        check(op, is_channel_shape(p, src), names[i], " ", p.to_string(),
+              " is not {C} or {1, C, 1, ...} for src ", src.to_string());
+        check(op, p.eq_shape(first), names[i], " ", p.to_string(), " and ", names[0], " ",
+              first.to_string(), " differ in shape");
+        check_same_dtype(op, p, names[i], first, names[0]);
+    }
+    return first.dtype;
+}
+
+}  // namespace
+
+void BatchNormForward::deduce_layout(std::span<const TensorLayout> inputs,
+                                     std::span<TensorLayout> outputs) {
+    check_count(*this, inputs, 5);
+    static constexpr const char* names[] = {"scale", "bias", "running_mean", "running_var"};
+    const TensorLayout& src = inputs[0];
+    DType stat = check_inputs(*this, src, inputs.subspan(1), names);
+    require<ParamError>(m_param.epsilon >= 0, "epsilon ", m_param.epsilon, " is negative");
+    require<ParamError>(m_param.momentum >= 0 && m_param.momentum <= 1, "momentum ",
+                        m_param.momentum, " is outside [0, 1]");
+    if (m_param.fwd_mode == Param::FwdMode::TRAINING) {
+        // The running variance uses the unbiased batch variance, undefined for one value.
+        size_t per_channel = src[1] ? src.total_nr_elems() / src[1] : 0;
+        require(per_channel != 1, "training needs more than one value per channel, src ",
+                src.to_string(), " has one");
+    }
+    outputs[0] = TensorLayout(src, src.dtype);
+    for (size_t i = 1; i < 5; ++i)
+        outputs[i] = TensorLayout(inputs[1], stat);
+}
+
+void BatchNormBackward::deduce_layout(std::span<const TensorLayout> inputs,
+                                      std::span<TensorLayout> outputs) {
+    check_count(*this, inputs, 5);
+    static constexpr const char* names[] = {"scale", "saved_mean", "saved_inv_std"};
+    const TensorLayout &diff = inputs[0], &src = inputs[1];
+    DType stat = check_inputs(*this, src, inputs.subspan(2), names);
+    check_same_dtype(*this, diff, "diff", src, "src");
+    check_same_shape(*this, diff, "diff", src, "src");
+    outputs[0] = TensorLayout(src, src.dtype);
+    outputs[1] = TensorLayout(inputs[2], stat);
+    outputs[2] = TensorLayout(inputs[2], stat);
+}
+
+}  // namespace neomeg::dnn
