@@ -33,8 +33,9 @@ public:
     // As run(), with every output's shape preset by the caller, for operators whose layout rule
     // accepts a preset (ConvolutionBackwardData/Filter: several input shapes give one forward
     // output, and a backward rule must reproduce the forward input's).
-    virtual std::vector<Tensor> run_with_shapes(std::span<const Tensor> /*inputs*/,
-                                                std::span<const dnn::TensorShape> /*shapes*/) const {
+    virtual std::vector<Tensor> run_with_shapes(
+            std::span<const Tensor> /*inputs*/,
+            std::span<const dnn::TensorShape> /*shapes*/) const {
         throw dnn::ParamError(dnn::str_cat(to_string(), ": takes no preset output shapes"));
     }
     // Runs an op without inputs (Fill, Eye, the RNGs) with caller-chosen output shapes.
