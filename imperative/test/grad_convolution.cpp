@@ -357,3 +357,25 @@ TEST(GradConvolution, ConvBiasSecondOrder) {
                     {c.src, c.filter, bias, dst}, wrt, 11, 0.5f);
         }
 }
+
+// The preset output shape the rules rely on reaches the layout rule, which checks it.
+TEST(GradConvolution, PresetShapeIsCheckedByTheLayoutRule) {
+    auto p = conv_param({2, 2}, {0, 0}, {1, 1});
+    std::vector<Tensor> in{make(rand_values({1, 1, 2, 2}, 1), {1, 1, 2, 2}),
+                           make(rand_values({1, 1, 3, 3}, 2), {1, 1, 3, 3})};
+    for (size_t good : {6u, 7u}) {  // both floor to an output of 3
+        dnn::TensorShape s{1, 1, good, good};
+        EXPECT_EQ(imperative::apply(ops::ConvolutionBackwardData(p), in, {&s, 1})[0]
+                          .shape()
+                          .to_string(),
+                  s.to_string());
+    }
+    dnn::TensorShape bad{1, 1, 8, 8};
+    EXPECT_THROW(imperative::apply(ops::ConvolutionBackwardData(p), in, {&bad, 1}),
+                 dnn::ShapeError);
+    std::vector<dnn::TensorShape> two{bad, bad};
+    EXPECT_THROW(imperative::apply(ops::ConvolutionBackwardData(p), in, two), dnn::ParamError);
+    param::Reshape r;
+    r.shape = {4};
+    EXPECT_THROW(imperative::apply(ops::Reshape(r), {&in[0], 1}, {&bad, 1}), dnn::ParamError);
+}
