@@ -221,3 +221,114 @@ TEST(GradNorm, GroupNormAgainstFiniteDifferences) {
                 check_grads(f, {c.src}, {true}, 8);
         }
 }
+
+namespace {
+
+Tensor ew(dnn::param::Elemwise::Mode m, std::vector<Tensor> in) {
+    dnn::param::Elemwise p;
+    p.mode = m;
+    return imperative::apply(ops::Elemwise(p), in)[0];
+}
+
+// The gradient of sum(r * f(xs)^2) with respect to xs[which], computed with an inner key while
+// check_grads' key records: differentiating it again takes the rules' composed path (the fused
+// backward ops have no rules), statistics included.
+Tensor inner_grad(const Fn& f, const std::vector<Tensor>& in, const Tensor& r, size_t which) {
+    using M = dnn::param::Elemwise::Mode;
+    auto inner = GradKey::make();
+    std::vector<Tensor> x = in;
+    inner->attach(x[which]);
+    inner->activate();
+    Tensor y = f(x);
+    Tensor l = ew(M::MUL, {ew(M::MUL, {y, y}), r});
+    inner->deactivate();
+    std::vector<Tensor> ys{l}, wrt{x[which]};
+    return inner->backward(ys, {}, wrt)[0];
+}
+
+}  // namespace
+
+TEST(GradNorm, SecondOrderAgainstFiniteDifferencesOfTheGradient) {
+    struct Case {
+        std::string name;
+        Fn f;
+        std::vector<dnn::TensorShape> shapes;
+        std::vector<std::vector<float>> values;  // empty: random
+        std::vector<bool> wrt;
+        std::vector<size_t> inner_wrt;  // which inputs the inner gradient is taken in
+    };
+    std::vector<Case> cases;
+    dnn::TensorShape src{3, 2, 2, 3};
+    for (BnMode mode : {BnMode::TRAINING, BnMode::INFERENCE})
+        for (dnn::TensorShape ch : {dnn::TensorShape{2}, dnn::TensorShape{1, 2, 1, 1}}) {
+            auto p = bn_param(mode);
+            cases.push_back({dnn::param::to_string(p) + ch.to_string(),
+                             [p](const std::vector<Tensor>& x) {
+                                 return imperative::apply(ops::BatchNormForward(p), x)[0];
+                             },
+                             {src, ch, ch, ch, ch},
+                             bn_values(src, ch, 12),
+                             {true, true, true, false, false},
+                             {0, 1, 2}});
+        }
+    for (uint32_t nd : {1u, 2u})
+        for (bool affine : {true, false}) {
+            dnn::param::LayerNorm p;
+            p.affine = affine;
+            p.eps = 1e-3f;
+            p.normalized_dim = nd;
+            dnn::TensorShape w = nd == 1 ? dnn::TensorShape{3} : dnn::TensorShape{2, 3};
+            std::vector<dnn::TensorShape> shapes{src};
+            if (affine)
+                shapes = {src, w, w};
+            cases.push_back({dnn::param::to_string(p),
+                             [p](const std::vector<Tensor>& x) {
+                                 return imperative::apply(ops::LayerNormForward(p), x)[0];
+                             },
+                             shapes,
+                             {},
+                             std::vector<bool>(shapes.size(), true),
+                             affine ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0}});
+        }
+    for (bool affine : {true, false}) {
+        dnn::param::GroupNorm p;
+        p.affine = affine;
+        p.eps = 1e-3f;
+        p.group = 2;
+        dnn::TensorShape gsrc{2, 4, 3}, w{4};
+        std::vector<dnn::TensorShape> shapes{gsrc};
+        if (affine)
+            shapes = {gsrc, w, w};
+        cases.push_back({dnn::param::to_string(p),
+                         [p](const std::vector<Tensor>& x) {
+                             return imperative::apply(ops::GroupNormForward(p), x)[0];
+                         },
+                         shapes,
+                         {},
+                         std::vector<bool>(shapes.size(), true),
+                         affine ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0}});
+    }
+    for (const auto& c : cases)
+        for (size_t which : c.inner_wrt) {
+            SCOPED_TRACE(c.name + " inner gradient in input " + std::to_string(which));
+            Tensor r = make(rand_values(c.shapes[0], 40), c.shapes[0]);
+            Fn second = [&](const std::vector<Tensor>& x) { return inner_grad(c.f, x, r, which); };
+            std::vector<std::vector<float>> v = c.values;
+            for (size_t i = v.size(); i < c.shapes.size(); ++i)
+                v.push_back(rand_values(c.shapes[i], 30 + static_cast<uint32_t>(i)));
+            // The composed gradient (taken while another key records) equals the fused one.
+            std::vector<Tensor> xs;
+            for (size_t i = 0; i < v.size(); ++i)
+                xs.push_back(make(v[i], c.shapes[i]));
+            std::vector<float> fused = values(inner_grad(c.f, xs, r, which));
+            auto recording = GradKey::make();
+            recording->activate();
+            std::vector<float> composed = values(inner_grad(c.f, xs, r, which));
+            recording->deactivate();
+            ASSERT_EQ(fused.size(), composed.size());
+            for (size_t k = 0; k < fused.size(); ++k)
+                EXPECT_NEAR(composed[k], fused[k], 1e-4f * std::max(1.f, std::abs(fused[k])))
+                        << "element " << k;
+            check_grads_at(second, c.shapes, v, c.wrt, 13);
+        }
+}
