@@ -250,22 +250,58 @@ TEST(GradPooling, AdaptiveAverageSecondOrder) {
             {src}, {true}, 10);
 }
 
-// Max pooling's backward op has no gradient in diff that a forward op gives: differentiating it
-// again says so instead of returning a silently wrong (or missing) gradient.
-TEST(GradPooling, MaxSecondOrderIsRefused) {
-    auto p = pool_param(PMode::MAX, {2, 2}, {2, 2}, {0, 0});
-    auto outer = GradKey::make(), inner = GradKey::make();
-    Tensor x = make(distinct_values({1, 1, 4, 4}, 1), {1, 1, 4, 4});
-    outer->attach(x);
-    inner->attach(x);
-    outer->activate();
-    inner->activate();
-    Tensor y = pool(p, x);
-    Tensor l = ew(Mode::MUL, {y, y});
-    inner->deactivate();
-    std::vector<Tensor> ys{l}, wrt{x};
-    Tensor g = inner->backward(ys, {}, wrt)[0];
-    outer->deactivate();
-    std::vector<Tensor> gs{g};
-    EXPECT_THROW(outer->backward(gs, {}, wrt), dnn::NotSupportedError);
+// Max pooling with windows that do not overlap: the second order goes through PoolingBackward's
+// rule, which picks the gradient at each window's maximum. Distinct values keep the maxima fixed
+// under the central differences.
+TEST(GradPooling, MaxSecondOrderWithoutOverlap) {
+    std::vector<PoolCase> cases{{"2x2", {2, 2, 4, 6}, {2, 2}, {2, 2}, {0, 0}},
+                                {"gaps_pad", {1, 2, 7, 5}, {2, 2}, {3, 2}, {1, 1}},
+                                {"1d", {2, 3, 9}, {3}, {3}, {1}},
+                                {"3d", {1, 2, 4, 3, 5}, {2, 1, 2}, {2, 1, 3}, {0, 0, 1}}};
+    for (const auto& c : cases) {
+        auto p = pool_param(PMode::MAX, c.window, c.stride, c.padding);
+        SCOPED_TRACE(std::string(c.name) + " " + dnn::param::to_string(p));
+        Tensor probe = pool(p, make(rand_values(c.src, 1), c.src));
+        Tensor r = make(rand_values(probe.shape(), 79), probe.shape());
+        check_grads_at(
+                [&](const std::vector<Tensor>& in) {
+                    auto inner = GradKey::make();
+                    Tensor x = in[0];
+                    inner->attach(x);
+                    inner->activate();
+                    Tensor y = pool(p, x);
+                    Tensor l = ew(Mode::MUL, {ew(Mode::MUL, {y, y}), r});
+                    inner->deactivate();
+                    std::vector<Tensor> ys{l}, wrt{x};
+                    return inner->backward(ys, {}, wrt)[0];
+                },
+                {c.src}, {distinct_values(c.src, 4)}, {true}, 12);
+    }
+}
+
+// Where windows overlap (and for adaptive max pooling) no op with a rule expresses the second
+// order: differentiating again says so instead of returning a silently wrong (or missing)
+// gradient.
+TEST(GradPooling, MaxSecondOrderWithOverlapIsRefused) {
+    auto second = [](const std::function<Tensor(const Tensor&)>& f) {
+        auto outer = GradKey::make(), inner = GradKey::make();
+        Tensor x = make(distinct_values({1, 1, 5, 5}, 1), {1, 1, 5, 5});
+        outer->attach(x);
+        inner->attach(x);
+        outer->activate();
+        inner->activate();
+        Tensor y = f(x);
+        Tensor l = ew(Mode::MUL, {y, y});
+        inner->deactivate();
+        std::vector<Tensor> ys{l}, wrt{x};
+        Tensor g = inner->backward(ys, {}, wrt)[0];
+        outer->deactivate();
+        std::vector<Tensor> gs{g};
+        return outer->backward(gs, {}, wrt)[0];
+    };
+    auto p = pool_param(PMode::MAX, {3, 3}, {2, 2}, {0, 0});
+    EXPECT_THROW(second([&](const Tensor& x) { return pool(p, x); }), dnn::NotSupportedError);
+    auto a = adaptive_param(AMode::MAX, {2, 2});
+    EXPECT_THROW(second([&](const Tensor& x) { return adaptive_pool(a, x); }),
+                 dnn::NotSupportedError);
 }
