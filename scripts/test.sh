@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 
+echo "== Python lint (ruff) =="
+ruff check python bench dnn/ops imperative/ops imperative/opgen
+ruff format --check python bench dnn/ops imperative/ops imperative/opgen
+
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$BUILD_DIR" -G Ninja \

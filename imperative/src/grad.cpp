@@ -187,7 +187,9 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
                     dy.shape().to_string(), " given for an output of shape ",
                     ys[i].shape().to_string());
         accumulate(slot.get(), dy);
-        if (auto node = slot->producer.lock())
+        // Once per node, even when several of ys are outputs of one node (Split, TopK).
+        if (auto node = slot->producer.lock();
+            node && std::find(stack.begin(), stack.end(), node.get()) == stack.end())
             stack.push_back(node.get());
     }
     // Nodes reachable from ys, then run in reverse recording order: a node runs after every

@@ -55,6 +55,13 @@ Tensor Tensor::contiguous() const {
     return out;
 }
 
+Tensor Tensor::copy_to(CompNode cn) const {
+    // Host comp nodes only until device comp nodes exist: a copy through host memory.
+    Tensor out = empty(m_layout, m_layout.dtype, cn);
+    to_host(out.m_blob->ptr());
+    return out;
+}
+
 void Tensor::to_host(void* dst) const {
     if (m_layout.is_contiguous()) {
         if (size_t bytes = m_layout.access_bytes())

@@ -1,14 +1,19 @@
-"""NeoMeg's ``megengine`` package.
+"""NeoMeg's ``megengine`` package: a drop-in for MegEngine's Python API.
 
-For now this file is deliberately minimal: it must import without the C++ extension, so it only
-exposes :mod:`megengine.data`, loaded lazily on first access. The core (tensors, functional,
-module, ...) is added here later by the engineer who owns it.
+``Tensor`` and ``functional`` run on NeoMeg's C++ runtime (``megengine.core._imperative_rt``);
+``megengine.data`` is pure Python and imported on first use.
 """
 
 import importlib
 
+from .core._imperative_rt import is_cuda_available
+from .tensor import Parameter, Tensor, tensor
+
+__all__ = ["Parameter", "Tensor", "is_cuda_available", "tensor"]
+
 
 def __getattr__(name):
-    if name == "data":
-        return importlib.import_module(".data", __name__)
+    # Submodules load on first use, as `import megengine; megengine.data` expects.
+    if name in ("data", "functional", "autodiff"):
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'megengine' has no attribute {name!r}")

@@ -14,8 +14,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "dnn" / "ops" / "opgen"))
-import model  # noqa: E402
-from emit_dnn import cpp_type, write_if_changed  # noqa: E402
+import model
+from emit_dnn import cpp_type, write_if_changed
 
 
 def emit(reg: model.Registry) -> str:
@@ -35,15 +35,20 @@ def emit(reg: model.Registry) -> str:
     for p in reg.params.values():
         for e in p.enums:
             t = f"{p.cpp_name}::{e.name}"
-            out.append(f'    bind_enum<{t}>(m, "_{p.name}_{e.name}", {p.cpp_name}::k{e.name}Names);')
+            out.append(
+                f'    bind_enum<{t}>(m, "_{p.name}_{e.name}", {p.cpp_name}::k{e.name}Names);'
+            )
     for o in reg.ops.values():
         p = o.param
         P = p.cpp_name
         cls = f"ops::{o.name}"
         out.append("    {")
-        out.append(f'        py::class_<{cls}, OpDef, std::shared_ptr<{cls}>> c(m, "{o.name}", "{o.doc}");')
-        args = ", ".join(f"{cpp_type(f) if not f.is_enum else P + '::' + f.type.name} {f.name}"
-                         for f in p.fields)
+        out.append(
+            f'        py::class_<{cls}, OpDef, std::shared_ptr<{cls}>> c(m, "{o.name}", "{o.doc}");'
+        )
+        args = ", ".join(
+            f"{cpp_type(f) if not f.is_enum else P + '::' + f.type.name} {f.name}" for f in p.fields
+        )
         out.append(f"        c.def(py::init([]({args}) {{")
         out.append(f"            {P} p;")
         for f in p.fields:

@@ -14,6 +14,7 @@ namespace py = pybind11;
 
 namespace neomeg::python {
 void init_ops(py::module_& m);  // generated
+void init_grad(py::module_& m);  // grad.cpp
 
 namespace {
 
@@ -74,6 +75,7 @@ PYBIND11_MODULE(_imperative_rt, m) {
     });
 
     python::init_tensor(m);
+    python::init_grad(m);
 
     py::class_<imperative::OpDef, std::shared_ptr<imperative::OpDef>>(m, "OpDef")
             .def_property_readonly("name", &imperative::OpDef::name)

@@ -29,15 +29,52 @@
 # SWITCH_GT0 (the RELU gradient) take (x, dy) with x the forward input.
 
 _FLOAT_UNARY = [
-    "EXP", "EXPM1", "LOG", "LOG1P", "SQRT", "RSQRT", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN",
-    "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "SIGMOID", "ERF", "ERFINV", "ERFC",
-    "ERFCINV", "GELU", "SILU", "H_SWISH", "HSIGMOID", "RELU6", "SOFTPLUS", "LOGSIGMOID",
+    "EXP",
+    "EXPM1",
+    "LOG",
+    "LOG1P",
+    "SQRT",
+    "RSQRT",
+    "SIN",
+    "COS",
+    "TAN",
+    "ASIN",
+    "ACOS",
+    "ATAN",
+    "SINH",
+    "COSH",
+    "TANH",
+    "ASINH",
+    "ACOSH",
+    "ATANH",
+    "SIGMOID",
+    "ERF",
+    "ERFINV",
+    "ERFC",
+    "ERFCINV",
+    "GELU",
+    "SILU",
+    "H_SWISH",
+    "HSIGMOID",
+    "RELU6",
+    "SOFTPLUS",
+    "LOGSIGMOID",
 ]
 _NUMERIC_UNARY = ["RELU", "ABS", "NEGATE", "SQUARE", "ROUND", "FLOOR", "CEIL", "SIGN"]
 _NUMERIC_BINARY = ["ADD", "SUB", "MUL", "FLOOR_DIV", "MOD", "MAX", "MIN", "SWITCH_GT0", "ABS_GRAD"]
 _FLOAT_BINARY = [
-    "POW", "ATAN2", "LOG_SUM_EXP", "SIGMOID_GRAD", "TANH_GRAD", "GELU_GRAD", "SILU_GRAD",
-    "H_SWISH_GRAD", "HSIGMOID_GRAD", "RELU6_GRAD", "SOFTPLUS_GRAD", "LOGSIGMOID_GRAD",
+    "POW",
+    "ATAN2",
+    "LOG_SUM_EXP",
+    "SIGMOID_GRAD",
+    "TANH_GRAD",
+    "GELU_GRAD",
+    "SILU_GRAD",
+    "H_SWISH_GRAD",
+    "HSIGMOID_GRAD",
+    "RELU6_GRAD",
+    "SOFTPLUS_GRAD",
+    "LOGSIGMOID_GRAD",
 ]
 
 
@@ -70,8 +107,13 @@ op(
     param=params(
         "Elemwise",
         "The elementwise function; each mode knows its arity and dtype rule.",
-        enum("mode", "Mode", _MODES, "ADD",
-             "function applied; CLIP is (x, lo, hi), COND is (cond, a, b), "
-             "FUSE_MUL_ADD3 a*b+c, FUSE_MUL_ADD4 a*b+c*d, X_GRAD is (x or y, dy)"),
+        enum(
+            "mode",
+            "Mode",
+            _MODES,
+            "ADD",
+            "function applied; CLIP is (x, lo, hi), COND is (cond, a, b), "
+            "FUSE_MUL_ADD3 a*b+c, FUSE_MUL_ADD4 a*b+c*d, X_GRAD is (x or y, dy)",
+        ),
     ),
 )

@@ -42,8 +42,13 @@ op(
 multi_axis_param = params(
     "IndexingMultiAxis",
     "The axes indexed by the index tensors, one axis per index tensor.",
-    field("axes", "int32[]", [0], "distinct axes of src/data, in the order of the index tensors; "
-          "negative counts from the end"),
+    field(
+        "axes",
+        "int32[]",
+        [0],
+        "distinct axes of src/data, in the order of the index tensors; "
+        "negative counts from the end",
+    ),
 )
 
 op(

@@ -9,8 +9,13 @@ MATMUL = params(
     "Whether each operand is read transposed, and the accumulation precision.",
     field("transposeA", "bool", False, "A is given as (K, M)"),
     field("transposeB", "bool", False, "B is given as (N, K)"),
-    enum("compute_mode", "ComputeMode", ["DEFAULT", "FLOAT32"], "DEFAULT",
-         "FLOAT32 asks float16/bfloat16 kernels to accumulate in float32; naive always does"),
+    enum(
+        "compute_mode",
+        "ComputeMode",
+        ["DEFAULT", "FLOAT32"],
+        "DEFAULT",
+        "FLOAT32 asks float16/bfloat16 kernels to accumulate in float32; naive always does",
+    ),
 )
 
 op(

@@ -16,8 +16,13 @@ op(
     param=params(
         "Reduce",
         "The reduction and the axis it runs along.",
-        enum("mode", "Mode", ["SUM", "SUM_SQR", "PRODUCT", "MIN", "MAX", "MEAN"], "SUM",
-             "what to compute over the axis"),
+        enum(
+            "mode",
+            "Mode",
+            ["SUM", "SUM_SQR", "PRODUCT", "MIN", "MAX", "MEAN"],
+            "SUM",
+            "what to compute over the axis",
+        ),
         field("axis", "int32", 0, "axis to reduce; negative counts from the back"),
     ),
 )
@@ -84,8 +89,13 @@ op(
     param=params(
         "TopK",
         "Which elements to select and how to return them.",
-        enum("mode", "Mode", ["KTH_ONLY", "VALUE_IDX_NOSORT", "VALUE_IDX_SORTED"], "KTH_ONLY",
-             "what to output"),
+        enum(
+            "mode",
+            "Mode",
+            ["KTH_ONLY", "VALUE_IDX_NOSORT", "VALUE_IDX_SORTED"],
+            "KTH_ONLY",
+            "what to output",
+        ),
         field("k", "int32", 1, "k > 0: the k smallest; k < 0: the -k largest (F.topk descending)"),
     ),
 )

@@ -154,9 +154,7 @@ def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
         return p
 
     def op(name, doc, inputs, outputs, param=None):
-        reg.add_op(
-            Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source, layer)
-        )
+        reg.add_op(Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source, layer))
 
     return {"enum": enum, "field": field, "params": params, "op": op}
 

@@ -47,7 +47,12 @@ op(
     param=params(
         "AddAxis",
         "Where new axes go.",
-        field("axis", "int32[]", [], "positions in the output, ascending; negative counts from the end"),
+        field(
+            "axis",
+            "int32[]",
+            [],
+            "positions in the output, ascending; negative counts from the end",
+        ),
     ),
 )
 

@@ -4,6 +4,12 @@
 #include "ops_util.h"
 
 namespace neomeg::imperative {
+
+// The remaining modes (elemwise_more.cpp).
+std::vector<Tensor> elemwise_more_grad(const OpDef&, std::span<const Tensor>,
+                                       std::span<const Tensor>, std::span<const Tensor>,
+                                       std::span<const bool>);
+
 namespace {
 
 using namespace grad_util;
@@ -101,7 +107,7 @@ std::vector<Tensor> elemwise_grad(const OpDef& def, std::span<const Tensor> x,
             set(1, [&] { return elemwise(Mode::SWITCH_GT0, {x[0], dy}); });
             break;
         default:
-            throw dnn::NotSupportedError(dnn::str_cat(def.to_string(), ": no backward rule yet"));
+            return elemwise_more_grad(def, x, y, dy_all, needs);
     }
     return g;
 }

@@ -2,12 +2,18 @@
 #include "ops_util.h"
 
 namespace neomeg::imperative {
+
+// MAX, MIN and PRODUCT (scan_sort.cpp).
+std::vector<Tensor> reduce_more_grad(const OpDef&, std::span<const Tensor>, std::span<const Tensor>,
+                                     std::span<const Tensor>, std::span<const bool>);
+
 namespace {
 
 using namespace grad_util;
 
-std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x, std::span<const Tensor>,
-                                std::span<const Tensor> dy, std::span<const bool>) {
+std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x,
+                                std::span<const Tensor> y, std::span<const Tensor> dy,
+                                std::span<const bool> needs) {
     const auto& p = static_cast<const ops::Reduce&>(def).param();
     using RMode = dnn::param::Reduce::Mode;
     const Tensor& src = x[0];
@@ -24,7 +30,7 @@ std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x, std
             return {elemwise(Mode::MUL, {two_x, broadcast_to(dy[0], src.shape())})};
         }
         default:
-            throw dnn::NotSupportedError(dnn::str_cat(def.to_string(), ": no backward rule yet"));
+            return reduce_more_grad(def, x, y, dy, needs);
     }
 }
 
@@ -35,7 +41,7 @@ std::vector<Tensor> type_cvt_grad(const OpDef&, std::span<const Tensor> x, std::
 
 }  // namespace
 
-NM_REGISTER_GRAD(Reduce, reduce_grad, true, false);
+NM_REGISTER_GRAD(Reduce, reduce_grad, true, true);  // MAX/MIN/PRODUCT use the output
 NM_REGISTER_GRAD(TypeCvt, type_cvt_grad, true, false);
 
 }  // namespace neomeg::imperative

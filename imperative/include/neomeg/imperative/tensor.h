@@ -51,6 +51,8 @@ public:
     // A tensor sharing this storage with another layout; elements it addresses must lie within
     // the storage (checked; ShapeError otherwise).
     Tensor view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes = 0) const;
+    // A contiguous copy on another comp node (no autograd identity).
+    Tensor copy_to(CompNode cn) const;
     // This tensor if it is contiguous, else a contiguous copy (through dnn Relayout).
     Tensor contiguous() const;
     // Copies the logical elements in row-major order into `dst`, which must hold

@@ -1,0 +1,298 @@
+// Backward rules of grad_rules/tensor.cpp (Concat, Split, Padding, Resize, Diag, Relayout)
+// against central differences; the backward ops' own rules through second derivatives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/op_defs.h"
+
+using namespace neomeg;
+using namespace neomeg::imperative;
+namespace dnn = neomeg::dnn;
+using Mode = dnn::param::Elemwise::Mode;
+
+namespace {
+
+CompNode cpu() {
+    return CompNode::load("cpu0");
+}
+
+Tensor make(const std::vector<float>& v, const dnn::TensorShape& shape) {
+    return Tensor::from_host(v.data(), shape, dnn::dtype::Float32, cpu());
+}
+
+[[maybe_unused]] Tensor make_i32(const std::vector<int32_t>& v, const dnn::TensorShape& shape) {
+    return Tensor::from_host(v.data(), shape, dnn::dtype::Int32, cpu());
+}
+
+std::vector<float> values(const Tensor& t) {
+    std::vector<float> v(t.shape().total_nr_elems());
+    t.to_host(v.data());
+    return v;
+}
+
+Tensor ew(Mode m, std::vector<Tensor> in) {
+    dnn::param::Elemwise p;
+    p.mode = m;
+    return imperative::apply(ops::Elemwise(p), in)[0];
+}
+
+template <class Op>
+std::vector<Tensor> run(const typename Op::Param& p, std::vector<Tensor> in) {
+    return imperative::apply(Op(p), in);
+}
+
+// A float input of the function under test.
+struct In {
+    std::vector<float> v;
+    dnn::TensorShape shape;
+};
+
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+// Fixed, uneven weights for output element i, so that sum(w * f) tells elements apart.
+float weight(size_t out, size_t i) {
+    return 0.5f + static_cast<float>((i * 37 + out * 11) % 13) / 8.f;
+}
+
+std::vector<Tensor> weights_like(const std::vector<Tensor>& ys) {
+    std::vector<Tensor> w;
+    for (size_t k = 0; k < ys.size(); ++k) {
+        std::vector<float> v(ys[k].shape().total_nr_elems());
+        for (size_t i = 0; i < v.size(); ++i)
+            v[i] = weight(k, i);
+        w.push_back(make(v, ys[k].shape()));
+    }
+    return w;
+}
+
+double weighted_sum(const std::vector<Tensor>& ys) {
+    double s = 0;
+    for (size_t k = 0; k < ys.size(); ++k) {
+        auto v = values(ys[k]);
+        for (size_t i = 0; i < v.size(); ++i)
+            s += static_cast<double>(weight(k, i)) * v[i];
+    }
+    return s;
+}
+
+std::vector<Tensor> make_all(const std::vector<In>& ins) {
+    std::vector<Tensor> xs;
+    for (auto& in : ins)
+        xs.push_back(make(in.v, in.shape));
+    return xs;
+}
+
+// Gradients of sum(w * f(xs)) by the tape; invalid where no gradient flows.
+std::vector<Tensor> tape_grads(const Fn& f, std::vector<Tensor> xs) {
+    auto key = GradKey::make();
+    for (auto& x : xs)
+        key->attach(x);
+    key->activate();
+    auto ys = f(xs);
+    key->deactivate();
+    return key->backward(ys, weights_like(ys), xs);
+}
+
+// Central differences of sum(w * f(xs)) w.r.t. input k.
+std::vector<float> numeric(const Fn& f, std::vector<In> ins, size_t k, float h) {
+    std::vector<float> g(ins[k].v.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+        float orig = ins[k].v[i];
+        ins[k].v[i] = orig + h;
+        double plus = weighted_sum(f(make_all(ins)));
+        ins[k].v[i] = orig - h;
+        double minus = weighted_sum(f(make_all(ins)));
+        ins[k].v[i] = orig;
+        g[i] = static_cast<float>((plus - minus) / (2 * h));
+    }
+    return g;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float tol,
+                  const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], tol * std::max(1.f, std::abs(want[i])))
+                << what << ", element " << i;
+}
+
+// Every input's tape gradient against central differences (a zero expected gradient may also
+// come back as no gradient at all).
+void check_grad(const Fn& f, const std::vector<In>& ins, float tol = 1e-2f, float h = 1e-2f,
+                const std::string& what = "") {
+    auto g = tape_grads(f, make_all(ins));
+    for (size_t k = 0; k < ins.size(); ++k) {
+        auto want = numeric(f, ins, k, h);
+        std::vector<float> got = g[k].valid() ? values(g[k]) : std::vector<float>(want.size(), 0.f);
+        if (g[k].valid()) {
+            EXPECT_TRUE(g[k].shape().eq_shape(ins[k].shape)) << what << " input " << k;
+        }
+        expect_close(got, want, tol, what + " input " + std::to_string(k));
+    }
+}
+
+// Second order: the tape's gradient of sum(v * df/dx_k) against central differences of the
+// (first-order, tape-computed) df/dx_k, for every input.
+void check_second(const Fn& f, const std::vector<In>& ins, float tol = 2e-2f, float h = 1e-2f,
+                  const std::string& what = "") {
+    for (size_t k = 0; k < ins.size(); ++k) {
+        Fn first = [&, k](const std::vector<Tensor>& xs) {
+            return std::vector<Tensor>{tape_grads(f, xs)[k]};
+        };
+        auto outer = GradKey::make();
+        auto xs = make_all(ins);
+        for (auto& x : xs)
+            outer->attach(x);
+        outer->activate();
+        auto d = first(xs);
+        outer->deactivate();
+        if (!d[0].valid())
+            continue;  // f is flat in x_k: check_grad has seen that the first derivative is 0
+        auto g2 = outer->backward(d, weights_like(d), xs);
+        for (size_t j = 0; j < ins.size(); ++j) {
+            auto want = numeric(first, ins, j, h);
+            std::vector<float> got =
+                    g2[j].valid() ? values(g2[j]) : std::vector<float>(want.size(), 0.f);
+            expect_close(got, want, tol,
+                         what + " d2/dx" + std::to_string(j) + "dx" + std::to_string(k));
+        }
+    }
+}
+
+std::vector<float> ramp(size_t n, float scale = 0.37f) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = std::sin(static_cast<float>(i) * 1.7f + 0.3f) * 2.f +
+               static_cast<float>(i) * scale * 0.1f;
+    return v;
+}
+
+}  // namespace
+
+TEST(GradTensor, ConcatAlongEachAxis) {
+    for (int32_t axis : {0, 1, -1}) {
+        dnn::param::Concat p;
+        p.axis = axis;
+        Fn f = [&](const std::vector<Tensor>& x) { return run<ops::Concat>(p, x); };
+        dnn::TensorShape a{2, 3}, b = a, c = a;
+        size_t ax = axis < 0 ? 1 : static_cast<size_t>(axis);
+        b[ax] = 1;
+        c[ax] = 2;
+        check_grad(f,
+                   {{ramp(6), a},
+                    {ramp(b.total_nr_elems(), 1.f), b},
+                    {ramp(c.total_nr_elems(), 2.f), c}},
+                   1e-3f, 1e-2f, "Concat axis " + std::to_string(axis));
+    }
+}
+
+TEST(GradTensor, SplitWithUnusedOutputs) {
+    dnn::param::Split p;
+    p.axis = -1;
+    p.sizes = {1, 3, 0, 2};
+    Fn all = [&](const std::vector<Tensor>& x) { return run<ops::Split>(p, x); };
+    check_grad(all, {{ramp(12), {2, 6}}}, 1e-3f, 1e-2f, "Split all outputs");
+    // Only the second piece used: the others get zeros from the tape.
+    Fn one = [&](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{run<ops::Split>(p, x)[1]};
+    };
+    check_grad(one, {{ramp(12), {2, 6}}}, 1e-3f, 1e-2f, "Split one output");
+    p.axis = 0;
+    p.sizes = {2, 1};
+    check_grad(all, {{ramp(12), {3, 4}}}, 1e-3f, 1e-2f, "Split axis 0");
+}
+
+TEST(GradTensor, PaddingInEveryMode) {
+    using PMode = dnn::param::Padding::Mode;
+    for (PMode m : {PMode::CONSTANT, PMode::REFLECT, PMode::REPLICATE}) {
+        dnn::param::Padding p;
+        p.mode = m;
+        p.value = 1.5f;
+        p.front_offsets = {1, 2};
+        p.back_offsets = {2, 1};
+        Fn f = [&](const std::vector<Tensor>& x) { return run<ops::Padding>(p, x); };
+        check_grad(f, {{ramp(12), {3, 4}}}, 1e-3f, 1e-2f, ops::Padding(p).to_string());
+        // PaddingBackward's own rule, as a function of diff, and through a second derivative.
+        Fn back = [&](const std::vector<Tensor>& x) { return run<ops::PaddingBackward>(p, x); };
+        check_grad(back, {{ramp(42), {6, 7}}}, 1e-3f, 1e-2f, "PaddingBackward");
+        Fn prod = [&](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{ew(Mode::MUL, {run<ops::Padding>(p, {x[0]})[0], x[1]})};
+        };
+        check_second(prod, {{ramp(12), {3, 4}}, {ramp(42, 1.f), {6, 7}}}, 1e-2f, 1e-2f,
+                     "Padding second order");
+    }
+}
+
+TEST(GradTensor, ResizeInEveryModeAndBackwardSecondOrder) {
+    using IMode = dnn::param::Resize::InterpolationMode;
+    struct Case {
+        IMode mode;
+        bool align;
+        uint32_t h, w;
+    };
+    for (Case c : {Case{IMode::LINEAR, false, 5, 7}, Case{IMode::LINEAR, true, 5, 3},
+                   Case{IMode::LINEAR, false, 2, 3}, Case{IMode::NEAREST, false, 6, 2}}) {
+        dnn::param::Resize p;
+        p.mode = c.mode;
+        p.align_corners = c.align;
+        p.out_h = c.h;
+        p.out_w = c.w;
+        Fn f = [&](const std::vector<Tensor>& x) { return run<ops::Resize>(p, x); };
+        check_grad(f, {{ramp(24), {1, 2, 3, 4}}}, 1e-3f, 1e-2f, ops::Resize(p).to_string());
+        // Second order goes through ResizeBackward's rule (its gradient w.r.t. diff is Resize).
+        Fn prod = [&](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{ew(Mode::MUL, {run<ops::Resize>(p, {x[0]})[0], x[1]})};
+        };
+        size_t n = 2 * c.h * c.w;
+        check_second(prod, {{ramp(24), {1, 2, 3, 4}}, {ramp(n, 1.f), {1, 2, c.h, c.w}}}, 1e-2f,
+                     1e-2f, "Resize second order");
+    }
+}
+
+TEST(GradTensor, DiagBothWaysAndEveryOffset) {
+    for (int32_t k : {0, 2, -1}) {
+        dnn::param::Diag p;
+        p.k = k;
+        Fn f = [&](const std::vector<Tensor>& x) { return run<ops::Diag>(p, x); };
+        check_grad(f, {{ramp(3), {3}}}, 1e-3f, 1e-2f, "Diag 1-D k " + std::to_string(k));
+    }
+    // 2-D sources: wide, tall, and offsets that need cropping or padding of the square.
+    for (auto [r, c] : {std::pair<size_t, size_t>{3, 5}, {5, 3}, {4, 4}})
+        for (int32_t k : {0, 1, 3, -2, -4}) {
+            dnn::param::Diag p;
+            p.k = k;
+            Fn f = [&](const std::vector<Tensor>& x) { return run<ops::Diag>(p, x); };
+            check_grad(f, {{ramp(r * c), {r, c}}}, 1e-3f, 1e-2f,
+                       "Diag " + std::to_string(r) + "x" + std::to_string(c) + " k " +
+                               std::to_string(k));
+            check_second(
+                    [&](const std::vector<Tensor>& x) {
+                        return std::vector<Tensor>{
+                                ew(Mode::MUL, {run<ops::Diag>(p, {x[0]})[0], x[1]})};
+                    },
+                    {{ramp(r * c), {r, c}},
+                     {ramp(run<ops::Diag>(p, {make(ramp(r * c), {r, c})})[0]
+                                   .shape()
+                                   .total_nr_elems(),
+                           1.f),
+                      run<ops::Diag>(p, {make(ramp(r * c), {r, c})})[0].shape()}},
+                    1e-2f, 1e-2f, "Diag second order");
+        }
+}
+
+TEST(GradTensor, RelayoutIsIdentity) {
+    Fn f = [](const std::vector<Tensor>& x) {
+        param::Dimshuffle d;
+        d.pattern = {1, 0};
+        Tensor t = imperative::apply(ops::Dimshuffle(d), {&x[0], 1})[0];  // strided view
+        Tensor c = run<ops::Relayout>({}, {t})[0];
+        return std::vector<Tensor>{ew(Mode::MUL, {c, c})};
+    };
+    check_grad(f, {{ramp(6), {2, 3}}}, 1e-3f, 1e-2f, "Relayout");
+}

@@ -1,0 +1,3 @@
+from .grad_manager import GradManager
+
+__all__ = ["GradManager"]

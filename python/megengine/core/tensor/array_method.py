@@ -1,0 +1,294 @@
+"""The Python half of ``megengine.Tensor``: operators and array methods.
+
+They are installed on the C++ extension's ``Tensor`` class itself (see ``megengine/tensor.py``),
+so every tensor, including those ``apply`` returns, has them without a wrapper object. Each one
+builds a generated op (``megengine.core.ops.builtin``) and runs it with ``apply``.
+"""
+
+import numpy as np
+
+from .. import _imperative_rt as _rt
+from ..ops import builtin
+from .dtype import promote_names, scalar_dtype_for
+
+Tensor = _rt.Tensor
+apply = _rt.apply
+
+_op_cache = {}
+
+
+def cached_op(cls, **params):
+    """One op object per (class, params): building ops costs more than looking them up."""
+    key = (cls, tuple(sorted(params.items())))
+    op = _op_cache.get(key)
+    if op is None:
+        op = _op_cache[key] = cls(**params)
+    return op
+
+
+def as_tensor(value, dtype=None, device=None):
+    """``value`` as a Tensor (Tensors pass through unless a dtype change is asked)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None or value._dtype_name == dtype else value.astype(dtype)
+    return Tensor(value, dtype=dtype, device=device)
+
+
+def _promote(args):
+    """Converts the Tensor/scalar/array arguments of one op to a common dtype and device."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if not tensors:
+        tensors = [Tensor(args[0])]
+        args = (tensors[0],) + tuple(args[1:])
+    dt = tensors[0]._dtype_name
+    for t in tensors[1:]:
+        dt = promote_names(dt, t._dtype_name)
+    for a in args:
+        if not isinstance(a, Tensor):
+            if isinstance(a, (int, float, bool, np.number, np.bool_)):
+                dt = promote_names(dt, scalar_dtype_for(dt, a))
+            else:
+                dt = promote_names(dt, Tensor(a)._dtype_name)
+    device = tensors[0].device
+    return [as_tensor(a, dt, device) for a in args]
+
+
+def elemwise(mode, *args):
+    """Runs Elemwise ``mode`` on the promoted arguments; returns one Tensor."""
+    return apply(cached_op(builtin.Elemwise, mode=mode), *_promote(args))[0]
+
+
+def _normalize_axis(axis, ndim):
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of range for a tensor of {ndim} dims")
+    return axis + ndim if axis < 0 else axis
+
+
+def reduce(x, mode, axis=None, keepdims=False):
+    """Reduce ``x`` with ``mode`` over ``axis`` (None: all axes; an int or a sequence)."""
+    x = as_tensor(x)
+    if mode in ("sum", "mean", "product") and x._dtype_name == "bool":
+        x = x.astype("int32")
+    ndim = x.ndim
+    if axis is None:
+        axes = list(range(ndim))
+    elif isinstance(axis, (list, tuple)):
+        axes = sorted({_normalize_axis(a, ndim) for a in axis})
+    else:
+        axes = [_normalize_axis(axis, ndim)]
+    if ndim == 0:
+        return x
+    out = x
+    for a in axes:
+        out = apply(cached_op(builtin.Reduce, mode=mode.upper(), axis=a), out)[0]
+    if not keepdims and axes:
+        out = apply(cached_op(builtin.RemoveAxis, axis=tuple(axes)), out)[0]
+    return out
+
+
+def reshape(x, shape):
+    shape = tuple(int(s) for s in shape)
+    return apply(cached_op(builtin.Reshape, shape=shape), x)[0]
+
+
+def transpose(x, pattern):
+    return apply(cached_op(builtin.Dimshuffle, pattern=tuple(int(p) for p in pattern)), x)[0]
+
+
+def _binary(mode, reflected=False):
+    if reflected:
+        return lambda self, other: elemwise(mode, other, self)
+    return lambda self, other: elemwise(mode, self, other)
+
+
+class ArrayMethodMixin:
+    """Methods added to ``megengine.Tensor``."""
+
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+    grad = None  # set by GradManager.backward
+
+    __add__ = _binary("ADD")
+    __radd__ = _binary("ADD", True)
+    __sub__ = _binary("SUB")
+    __rsub__ = _binary("SUB", True)
+    __mul__ = _binary("MUL")
+    __rmul__ = _binary("MUL", True)
+    __truediv__ = _binary("TRUE_DIV")
+    __rtruediv__ = _binary("TRUE_DIV", True)
+    __floordiv__ = _binary("FLOOR_DIV")
+    __rfloordiv__ = _binary("FLOOR_DIV", True)
+    __mod__ = _binary("MOD")
+    __rmod__ = _binary("MOD", True)
+    __pow__ = _binary("POW")
+    __rpow__ = _binary("POW", True)
+    __lshift__ = _binary("SHL")
+    __rlshift__ = _binary("SHL", True)
+    __rshift__ = _binary("SHR")
+    __rrshift__ = _binary("SHR", True)
+    __and__ = _binary("AND")
+    __rand__ = _binary("AND", True)
+    __or__ = _binary("OR")
+    __ror__ = _binary("OR", True)
+    __xor__ = _binary("XOR")
+    __rxor__ = _binary("XOR", True)
+    __eq__ = _binary("EQ")
+    __ne__ = _binary("NE")
+    __lt__ = _binary("LT")
+    __le__ = _binary("LEQ")
+    __gt__ = _binary("LT", True)
+    __ge__ = _binary("LEQ", True)
+    # In-place forms rebind the name to a new tensor, as MegEngine's tensors do.
+    __iadd__ = __add__
+    __isub__ = __sub__
+    __imul__ = __mul__
+    __itruediv__ = __truediv__
+    __ifloordiv__ = __floordiv__
+    __imod__ = __mod__
+    __ipow__ = __pow__
+
+    def __matmul__(self, other):
+        from ...functional.math import matmul
+
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from ...functional.math import matmul
+
+        return matmul(other, self)
+
+    def __neg__(self):
+        return elemwise("NEGATE", self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return elemwise("ABS", self)
+
+    def __invert__(self):
+        return elemwise("NOT", self)
+
+    __hash__ = object.__hash__  # __eq__ is elementwise; tensors hash by identity
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor of {self.size} elements is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype_name not in ("int8", "uint8", "int16", "int32"):
+            raise TypeError("only integer tensors can be used as an index")
+        return int(self.item())
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __getitem__(self, index):
+        from .indexing import getitem
+
+        return getitem(self, index)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        return f"Tensor({self.numpy()!r}, dtype={self._dtype_name}, device={self.device})"
+
+    def __reduce__(self):
+        return (_rebuild_tensor, (self.numpy(), self._dtype_name, self.device))
+
+    def item(self, *args):
+        """The value of a one-element tensor as a Python scalar."""
+        return self.numpy().item(*args)
+
+    def tolist(self):
+        """The values as (nested) Python lists."""
+        return self.numpy().tolist()
+
+    def astype(self, dtype):
+        """A copy converted to ``dtype`` (a numpy dtype or a name)."""
+        return apply(cached_op(builtin.TypeCvt, dtype=_dtype_name(dtype)), self)[0]
+
+    def reshape(self, *shape):
+        """The same values in a new shape (a tuple, or the dims as arguments; one may be -1)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return reshape(self, shape)
+
+    def transpose(self, *pattern):
+        """Axes permuted by ``pattern`` (reversed when none is given)."""
+        if len(pattern) == 1 and isinstance(pattern[0], (tuple, list)):
+            pattern = pattern[0]
+        if not pattern:
+            pattern = tuple(reversed(range(self.ndim)))
+        return transpose(self, pattern)
+
+    @property
+    def T(self):
+        """The tensor with its axes reversed."""
+        return self.transpose()
+
+    def flatten(self):
+        """The values as a 1-D tensor."""
+        return reshape(self, (-1,))
+
+    def sum(self, axis=None, keepdims=False):
+        """Sum over ``axis`` (all axes when None)."""
+        return reduce(self, "sum", axis, keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        """Product over ``axis`` (all axes when None)."""
+        return reduce(self, "product", axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        """Mean over ``axis`` (all axes when None)."""
+        x = self if self._dtype_name.startswith(("float", "bfloat")) else self.astype("float32")
+        return reduce(x, "mean", axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        """Maximum over ``axis`` (all axes when None)."""
+        return reduce(self, "max", axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        """Minimum over ``axis`` (all axes when None)."""
+        return reduce(self, "min", axis, keepdims)
+
+    def detach(self):
+        """The same values, cut from autograd."""
+        return self._detach()
+
+    def to(self, device):
+        """A copy on ``device`` (e.g. ``"cpu0"``)."""
+        return self._copy_to(str(device))
+
+
+def _dtype_name(dtype):
+    if isinstance(dtype, str):
+        return dtype
+    return np.dtype(dtype).name
+
+
+def _rebuild_tensor(array, dtype, device):
+    return Tensor(array, dtype=dtype, device=device)
+
+
+def install(cls):
+    """Adds ArrayMethodMixin's methods to the extension's Tensor class."""
+    for name, value in vars(ArrayMethodMixin).items():
+        if name in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
+            continue
+        setattr(cls, name, value)

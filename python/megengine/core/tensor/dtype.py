@@ -1,0 +1,48 @@
+"""MegEngine's type promotion for binary and ternary ops.
+
+Rules (as MegEngine's ``dtype_promotion``): float beats integer beats bool; within a category the
+wider type wins (float16 with bfloat16 gives float32); int8 with uint8 gives int16. A Python
+scalar adopts the tensor's dtype when it fits the tensor's category (``int_tensor + 1`` stays
+int, ``half_tensor * 2.0`` stays float16); a float scalar with an integer or bool tensor gives
+float32, an int scalar with a bool tensor int32.
+"""
+
+import numpy as np
+
+_FLOATS = ("float16", "bfloat16", "float32")
+_INTS = ("bool", "uint8", "int8", "int16", "int32")
+
+
+def _category(name):
+    if name in _FLOATS:
+        return 2
+    if name == "bool":
+        return 0
+    return 1
+
+
+def promote_names(a, b):
+    """The dtype name two tensors of dtypes ``a`` and ``b`` compute in."""
+    if a == b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    if ca == 2:
+        if "float32" in (a, b):
+            return "float32"
+        return "float32"  # float16 with bfloat16
+    if {a, b} == {"int8", "uint8"}:
+        return "int16"
+    return a if _INTS.index(a) > _INTS.index(b) else b
+
+
+def scalar_dtype_for(tensor_dtype_name, scalar):
+    """The dtype a Python scalar takes next to a tensor of ``tensor_dtype_name``."""
+    if isinstance(scalar, (bool, np.bool_)):
+        return tensor_dtype_name
+    if isinstance(scalar, (int, np.integer)):
+        return tensor_dtype_name if tensor_dtype_name != "bool" else "int32"
+    if isinstance(scalar, (float, np.floating)):
+        return tensor_dtype_name if _category(tensor_dtype_name) == 2 else "float32"
+    raise TypeError(f"unsupported operand type {type(scalar).__name__}")

@@ -1,0 +1,9 @@
+"""``megengine.functional`` (``F``): every function builds generated ops
+(``megengine.core.ops.builtin``) and runs them with ``apply``."""
+
+from . import elemwise, math, tensor
+from .elemwise import *
+from .math import *
+from .tensor import *
+
+__all__ = elemwise.__all__ + math.__all__ + tensor.__all__

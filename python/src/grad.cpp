@@ -1,0 +1,47 @@
+// GradKey for Python: megengine.autodiff.GradManager drives one per recording session.
+#include <pybind11/stl.h>
+
+#include "neomeg/imperative/grad.h"
+#include "tensor.h"
+
+namespace neomeg::python {
+
+namespace {
+
+std::vector<imperative::Tensor> unwrap(const std::vector<TensorWrapper*>& ts) {
+    std::vector<imperative::Tensor> out;
+    out.reserve(ts.size());
+    for (auto* t : ts)
+        out.push_back(t->value);
+    return out;
+}
+
+}  // namespace
+
+void init_grad(py::module_& m) {
+    using imperative::GradKey;
+    py::class_<GradKey, std::shared_ptr<GradKey>>(m, "GradKey",
+                                                   "One autograd recording session (a tape).")
+            .def(py::init(&GradKey::make))
+            .def("attach", [](GradKey& k, TensorWrapper& t) { k.attach(t.value); })
+            .def("is_attached", [](GradKey& k, const TensorWrapper& t) { return k.is_attached(t.value); })
+            .def("activate", &GradKey::activate)
+            .def("deactivate", &GradKey::deactivate)
+            .def_property_readonly("active", &GradKey::active)
+            .def("release", &GradKey::release)
+            .def(
+                    "backward",
+                    [](GradKey& k, const std::vector<TensorWrapper*>& ys,
+                       const std::vector<TensorWrapper*>& dys, const std::vector<TensorWrapper*>& wrt) {
+                        auto grads = k.backward(unwrap(ys), unwrap(dys), unwrap(wrt));
+                        py::list out;
+                        for (auto& g : grads)
+                            out.append(g.valid() ? py::cast(TensorWrapper{std::move(g)}) : py::none());
+                        return out;
+                    },
+                    py::arg("ys"), py::arg("dys"), py::arg("wrt"),
+                    "Gradients of sum(ys[i] * dys[i]) (dys empty: ones) w.r.t. each of wrt; None "
+                    "where no path leads.");
+}
+
+}  // namespace neomeg::python

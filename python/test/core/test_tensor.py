@@ -1,0 +1,156 @@
+"""megengine.Tensor against NumPy: construction, operators, promotion, methods, indexing."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import megengine as mge
+
+rng = np.random.default_rng(0)
+
+
+def test_constructor_follows_megengine():
+    assert mge.Tensor([1.0, 2.0]).dtype == np.float32
+    assert mge.Tensor(np.arange(3)).dtype == np.int32
+    assert mge.Tensor([1, 2], dtype="float16").dtype == np.float16
+    assert mge.tensor is mge.Tensor
+    t = mge.Tensor(mge.Tensor([1.0]))
+    assert t.numpy().tolist() == [1.0]
+    assert repr(mge.Tensor([1.0])).startswith("Tensor(array([1.], dtype=float32)")
+
+
+@pytest.mark.parametrize(
+    "op",
+    ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge", "eq", "ne"],
+)
+def test_binary_operators_match_numpy_with_broadcast(op):
+    a = rng.uniform(0.5, 2, (3, 4)).astype(np.float32)
+    b = rng.uniform(0.5, 2, (4,)).astype(np.float32)
+    import operator
+
+    f = getattr(operator, op)
+    np.testing.assert_allclose(f(mge.Tensor(a), mge.Tensor(b)).numpy(), f(a, b), rtol=1e-5)
+    np.testing.assert_allclose(f(mge.Tensor(a), 1.5).numpy(), f(a, np.float32(1.5)), rtol=1e-5)
+    np.testing.assert_allclose(f(1.5, mge.Tensor(b)).numpy(), f(np.float32(1.5), b), rtol=1e-5)
+
+
+def test_type_promotion():
+    i = mge.Tensor([1, 2, 3])
+    f = mge.Tensor([0.5, 0.5, 0.5])
+    h = mge.Tensor([1, 2, 3], dtype="float16")
+    assert (i + 1).dtype == np.int32
+    assert (i + 0.5).dtype == np.float32
+    assert (i + f).dtype == np.float32
+    assert (h * 2.0).dtype == np.float16
+    assert (h + f).dtype == np.float32
+    assert (i / 2).dtype == np.float32
+    np.testing.assert_array_equal((i / 2).numpy(), [0.5, 1.0, 1.5])
+    b = mge.Tensor([True, False])
+    assert (b + 1).dtype == np.int32
+
+
+def test_unary_and_bitwise_operators():
+    x = mge.Tensor([-1.5, 2.0])
+    np.testing.assert_array_equal((-x).numpy(), [1.5, -2.0])
+    np.testing.assert_array_equal(abs(x).numpy(), [1.5, 2.0])
+    m = mge.Tensor([True, False])
+    np.testing.assert_array_equal((~m).numpy(), [False, True])
+    np.testing.assert_array_equal((m & True).numpy(), [True, False])
+    k = mge.Tensor([6, 3])
+    np.testing.assert_array_equal((k & 5).numpy(), [4, 1])
+    np.testing.assert_array_equal((k << 1).numpy(), [12, 6])
+
+
+def test_inplace_operators_rebind():
+    x = mge.Tensor([1.0, 2.0])
+    y = x
+    x += 1
+    np.testing.assert_array_equal(x.numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(y.numpy(), [1.0, 2.0])
+
+
+def test_reductions_match_numpy():
+    a = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    t = mge.Tensor(a)
+    for name in ["sum", "mean", "max", "min", "prod"]:
+        ref = getattr(np, name)
+        for axis in [None, 0, -1, (0, 2)]:
+            for keepdims in [False, True]:
+                got = getattr(t, name)(axis=axis, keepdims=keepdims).numpy()
+                np.testing.assert_allclose(got, ref(a, axis=axis, keepdims=keepdims), rtol=1e-5)
+    with pytest.raises(ValueError, match="axis 3 is out of range"):
+        t.sum(axis=3)
+
+
+def test_shape_methods():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = mge.Tensor(a)
+    np.testing.assert_array_equal(t.reshape(6, -1).numpy(), a.reshape(6, -1))
+    np.testing.assert_array_equal(t.reshape((4, 6)).numpy(), a.reshape(4, 6))
+    np.testing.assert_array_equal(t.transpose(2, 0, 1).numpy(), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(t.T.numpy(), a.T)
+    np.testing.assert_array_equal(t.flatten().numpy(), a.flatten())
+    # reshape of a transposed view copies and still gives NumPy's values
+    np.testing.assert_array_equal(t.T.reshape(-1).numpy(), a.T.reshape(-1))
+    with pytest.raises(ValueError, match=r"cannot reshape \{2,3,4\}"):
+        t.reshape(5, 5)
+
+
+def test_scalars_lists_and_protocols():
+    t = mge.Tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.ndim == 2 and t.size == 4 and len(t) == 2
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert mge.Tensor([2.5]).item() == 2.5
+    assert float(mge.Tensor(2.5)) == 2.5
+    assert [r.tolist() for r in t] == [[1.0, 2.0], [3.0, 4.0]]
+    np.testing.assert_array_equal(np.asarray(t), t.numpy())
+    assert t.astype("int32").dtype == np.int32
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(t)
+    with pytest.raises(TypeError):
+        len(mge.Tensor(1.0))
+
+
+def test_pickle_round_trip():
+    t = mge.Tensor([[1, 2]], dtype="int16")
+    u = pickle.loads(pickle.dumps(t))
+    assert u.dtype == np.int16 and u.tolist() == [[1, 2]] and u.device == t.device
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        0,
+        -1,
+        (1, 2),
+        slice(1, 3),
+        slice(None, None, -1),
+        slice(None, None, 2),
+        (Ellipsis, 1),
+        (None, 0),
+        (slice(None), None, 1),
+        (0, slice(1, None), -1),
+        ([0, 1, 1],),
+        (slice(None), [2, 0]),
+    ],
+)
+def test_getitem_matches_numpy(index):
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    np.testing.assert_array_equal(mge.Tensor(a)[index].numpy(), a[index])
+
+
+def test_getitem_errors():
+    t = mge.Tensor(np.zeros((2, 3)))
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[5]
+    with pytest.raises(IndexError, match="too many indices"):
+        t[0, 0, 0]
+
+
+def test_device_and_to():
+    t = mge.Tensor([1.0], device="cpu1")
+    assert t.device == "cpu1"
+    assert t.to("cpu0").device == "cpu0"
+    with pytest.raises(ValueError, match="invalid comp node name"):
+        t.to("abc")
