@@ -87,18 +87,6 @@ std::vector<Tensor> conv_backward_filter_grad(const OpDef& def, std::span<const 
     return g;
 }
 
-// d/dx of x * min(max(x + 3, 0), 6) / 6 times dy: 0 below -3, (2x + 3) / 6 between, 1 above 3.
-Tensor h_swish_grad_composed(const Tensor& x, const Tensor& dy) {
-    Tensor three = scalar_like(x, 3);
-    Tensor slope =
-            elemwise(Mode::ADD, {elemwise(Mode::TRUE_DIV, {x, three}), scalar_like(x, 0.5f)});
-    Tensor mid = elemwise(Mode::SWITCH_GT0,
-                          {elemwise(Mode::ADD, {x, three}), elemwise(Mode::MUL, {dy, slope})});
-    mid = elemwise(Mode::SWITCH_GT0, {elemwise(Mode::SUB, {three, x}), mid});
-    Tensor above = elemwise(Mode::SWITCH_GT0, {elemwise(Mode::SUB, {x, three}), dy});
-    return elemwise(Mode::ADD, {mid, above});
-}
-
 // dst = act(conv(src, filter) + bias + z); bias and z of ndim 0 are absent.
 std::vector<Tensor> conv_bias_grad(const OpDef& def, std::span<const Tensor> x,
                                    std::span<const Tensor> y, std::span<const Tensor> dy,
@@ -122,10 +110,7 @@ std::vector<Tensor> conv_bias_grad(const OpDef& def, std::span<const Tensor> x,
             dnn::param::ConvBias id = p;
             id.nonlineMode = Nonline::IDENTITY;
             Tensor pre = imperative::apply(ops::ConvBias(id), x)[0];
-            // H_SWISH_GRAD has no rule of its own; while another key records (a higher order
-            // may follow) compose it from modes that have.
-            dpre = GradKey::any_active() ? h_swish_grad_composed(pre, dy[0])
-                                         : elemwise(Mode::H_SWISH_GRAD, {pre, dy[0]});
+            dpre = elemwise(Mode::H_SWISH_GRAD, {pre, dy[0]});
             break;
         }
     }

@@ -37,10 +37,9 @@ Tensor sub(const Tensor& a, const Tensor& b) {
     return elemwise(Mode::SUB, {a, b});
 }
 
-// 1 / sqrt(var + eps) through POW, which has a rule (RSQRT has none).
+// 1 / sqrt(var + eps)
 Tensor rsqrt_eps(const Tensor& var, float eps) {
-    Tensor v = elemwise(Mode::ADD, {var, scalar_like(var, eps)});
-    return elemwise(Mode::POW, {v, scalar_like(var, -0.5f)});
+    return elemwise(Mode::RSQRT, {elemwise(Mode::ADD, {var, scalar_like(var, eps)})});
 }
 
 // dst = xhat * w + b with xhat = (x - mean) * rstd, the statistics of x over `axes`: dx from
