@@ -1,5 +1,5 @@
-// Backward rules of PoolingForward, AdaptivePoolingForward and (average modes, second order) their
-// backward ops, against central differences of the forward ops.
+// Backward rules of PoolingForward, AdaptivePoolingForward and their backward ops (second order:
+// average modes, and max pooling whose windows do not overlap) against central differences.
 #include <gtest/gtest.h>
 
 #include <cmath>
