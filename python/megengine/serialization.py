@@ -78,6 +78,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
                 os.fsync(fo.fileno())
             os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
+            _fsync_dir(folder)
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -86,6 +87,20 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
         _pickler(pickle_module, f, pickle_protocol).dump(obj)
     else:
         raise TypeError(f"save: f must be a path or a writable file, got {type(f).__name__}")
+
+
+def _fsync_dir(folder):
+    """Makes the rename durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _umask():
@@ -104,7 +119,8 @@ def _target_device(device, map_location):
     if isinstance(map_location, str):
         return map_location
     if isinstance(map_location, dict):
-        return map_location.get(device, device)
+        # "gpu0:1" (a stream of gpu0) matches the key "gpu0" too, as in MegEngine
+        return map_location.get(device, map_location.get(device.split(":")[0], device))
     if callable(map_location):
         out = map_location(device)
         if not isinstance(out, str):
@@ -124,8 +140,11 @@ def _unpickler(pickle_module, f, map_location):
             raise pickle.UnpicklingError("malformed tensor record")
         try:
             return _rebuild(kind, array, dtype, device, map_location)
-        except Exception as e:  # a map_location or device error, not a corrupt file
+        except TypeError as e:  # a bad map_location
             raise _DeviceError(e) from e
+        except Exception as e:  # the device cannot be used here, not a corrupt file
+            msg = f"load: cannot place a tensor saved on {device!r} ({e}); map_location can move it"
+            raise _DeviceError(ValueError(msg)) from e
 
     class Unpickler(pickle_module.Unpickler):
         def find_class(self, module, name):
@@ -192,7 +211,7 @@ def _load(f, map_location, pickle_module, name):
     try:
         return _unpickler(pickle_module, f, map_location).load()
     except _DeviceError as e:
-        raise e.__cause__ from None
+        raise e.args[0] from e.__cause__
     except _CORRUPT as e:
         raise pickle.UnpicklingError(
             f"load: {name} is truncated or is not a checkpoint written by megengine.save "

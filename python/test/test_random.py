@@ -168,6 +168,8 @@ def test_permutation_and_shuffle():
     assert p.dtype == np.int32 and sorted(p.numpy().tolist()) == list(range(1000))
     assert p.numpy().tolist() != list(range(1000))
     assert r.permutation(0).shape == (0,)
+    assert r.permutation(mge.Tensor(np.zeros((0, 3), np.float32))).shape == (0, 3)
+    assert r.permutation(np.int64(4)).shape == (4,)
     pf = r.permutation(6, dtype="float32").numpy()
     assert pf.dtype == np.float32 and sorted(pf.tolist()) == list(range(6))
     x = mge.Tensor(np.arange(24, dtype=np.float32).reshape(6, 4))
@@ -220,6 +222,8 @@ def test_errors():
         r.multinomial(mge.Tensor([1.0]), 0)
     with pytest.raises(TypeError, match="permutation: n must be an int or a Tensor"):
         r.permutation(2.5)
+    with pytest.raises(ValueError, match="permutation: a Tensor input needs at least one dim"):
+        r.permutation(mge.Tensor(1.0))
     with pytest.raises(TypeError, match="permutation: dtype must be int32 or float32"):
         r.permutation(3, dtype="int8")
     with pytest.raises(TypeError, match="shuffle: expects a Tensor"):
@@ -228,3 +232,42 @@ def test_errors():
         rand.seed(1.5)
     with pytest.raises(ValueError, match="seed must be >= 0"):
         rand.RNG(seed=-1)
+
+
+def test_next_seed_follows_the_global_seed():
+    from megengine.random.rng import _next_seed
+
+    rand.seed(77)
+    keys = [_next_seed() for _ in range(3)]
+    assert len(set(keys)) == 3 and all(0 <= k < 2**64 for k in keys)
+    rand.seed(77)
+    assert [_next_seed() for _ in range(3)] == keys
+
+
+def test_rng_device():
+    r = rand.RNG(seed=1, device="cpu1")
+    for x in (r.uniform(size=(4,)), r.normal(size=(4,)), r.exponential(size=(4,)),
+              r.gamma(0.5, size=(4,)), r.beta(1.0, 2.0, size=(4,)), r.poisson(2.0, size=(4,)),
+              r.permutation(3)):  # fmt: skip
+        assert x.device == "cpu1"
+    # a Tensor argument's device wins over the generator's
+    w = mge.Tensor([1.0, 2.0], device="cpu2")
+    assert r.multinomial(w, 3, replacement=True).device == "cpu2"
+    assert r.exponential(w, size=(2,)).device == "cpu2"
+
+
+def test_multinomial_draw_at_the_top_never_picks_a_zero_weight():
+    class Top(rand.RNG):
+        def _uniform01(self, shape, device=None):  # as if u * total rounded up to the total
+            return mge.Tensor(np.ones(shape, np.float32))
+
+    w = mge.Tensor([[0.1, 0.2, 0.0, 0.0], [0.0, 0.0, 0.0, 5.0]])
+    out = Top(seed=0).multinomial(w, 3, replacement=True).numpy()
+    assert out.tolist() == [[1, 1, 1], [3, 3, 3]]
+
+    class Zero(rand.RNG):
+        def _uniform01(self, shape, device=None):  # Gumbel noise +inf everywhere
+            return mge.Tensor(np.zeros(shape, np.float32))
+
+    out = Zero(seed=0).multinomial(mge.Tensor([0.0, 1.0, 0.0, 2.0]), 2).numpy()
+    assert sorted(out.tolist()) == [1, 3]

@@ -1,5 +1,6 @@
 """Adagrad and Adadelta."""
 
+from ..functional.elemwise import sqrt, square
 from .optimizer import Optimizer, _check_hyper, _write
 
 
@@ -32,10 +33,10 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, eps=1e-10, weight_decay=0.0):
-        _check_hyper("lr", lr)
-        _check_hyper("lr_decay", lr_decay)
-        _check_hyper("eps", eps)
-        _check_hyper("weight_decay", weight_decay)
+        _check_hyper("Adagrad", "lr", lr)
+        _check_hyper("Adagrad", "lr_decay", lr_decay)
+        _check_hyper("Adagrad", "eps", eps)
+        _check_hyper("Adagrad", "weight_decay", weight_decay)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
@@ -55,10 +56,10 @@ class Adagrad(Optimizer):
                 g = g + weight_decay * pv
             st = self._state[p]
             step = st["step"] + 1.0
-            s = st["square_avg"] + g * g
+            s = st["square_avg"] + square(g)
             st["step"], st["square_avg"] = step, s
             clr = lr / (1.0 + (step - 1.0) * lr_decay)
-            _write(p, pv - clr * g / (s + eps) ** 0.5)
+            _write(p, pv - clr * g / sqrt(s + eps))
 
 
 class Adadelta(Optimizer):
@@ -93,10 +94,10 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0):
-        _check_hyper("lr", lr)
-        _check_hyper("rho", rho, 0.0, 1.0)
-        _check_hyper("eps", eps)
-        _check_hyper("weight_decay", weight_decay)
+        _check_hyper("Adadelta", "lr", lr)
+        _check_hyper("Adadelta", "rho", rho, 0.0, 1.0)
+        _check_hyper("Adadelta", "eps", eps)
+        _check_hyper("Adadelta", "weight_decay", weight_decay)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
@@ -116,8 +117,8 @@ class Adadelta(Optimizer):
             if weight_decay != 0.0:
                 g = g + weight_decay * pv
             st = self._state[p]
-            s = rho * st["square_avg"] + (1.0 - rho) * (g * g)
-            d = (st["acc_delta"] + eps) ** 0.5 / (s + eps) ** 0.5 * g
-            st["acc_delta"] = rho * st["acc_delta"] + (1.0 - rho) * (d * d)
+            s = rho * st["square_avg"] + (1.0 - rho) * square(g)
+            d = sqrt((st["acc_delta"] + eps) / (s + eps)) * g
+            st["acc_delta"] = rho * st["acc_delta"] + (1.0 - rho) * square(d)
             st["square_avg"], st["step"] = s, st["step"] + 1.0
             _write(p, pv - lr * d)

@@ -1,23 +1,24 @@
 """Adam and AdamW."""
 
+from ..functional.elemwise import sqrt, square
 from .optimizer import Optimizer, _check_hyper, _write
 
 
-def _check_adam(lr, betas, eps, weight_decay):
-    _check_hyper("lr", lr)
-    _check_hyper("eps", eps)
-    _check_hyper("weight_decay", weight_decay)
+def _check_adam(fn, lr, betas, eps, weight_decay):
+    _check_hyper(fn, "lr", lr)
+    _check_hyper(fn, "eps", eps)
+    _check_hyper(fn, "weight_decay", weight_decay)
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise ValueError(f"betas must be a pair of numbers, got {betas!r}")
-    _check_hyper("betas[0]", betas[0], 0.0, 1.0, high_open=True)
-    _check_hyper("betas[1]", betas[1], 0.0, 1.0, high_open=True)
+        raise ValueError(f"{fn}: betas must be a pair of numbers, got {betas!r}")
+    _check_hyper(fn, "betas[0]", betas[0], 0.0, 1.0, high_open=True)
+    _check_hyper(fn, "betas[1]", betas[1], 0.0, 1.0, high_open=True)
 
 
 class _AdamBase(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr, betas, eps, weight_decay):
-        _check_adam(lr, betas, eps, weight_decay)
+        _check_adam(type(self).__name__, lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
@@ -39,11 +40,11 @@ class _AdamBase(Optimizer):
             st = self._state[p]
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
-            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * (g * g)
+            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)
             st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
             bias1 = 1.0 - beta0**step
             bias2 = 1.0 - beta1**step
-            delta = (m / bias1) / ((v / bias2) ** 0.5 + eps)
+            delta = (m / bias1) / (sqrt(v / bias2) + eps)
             if weight_decay != 0.0 and self._decoupled:
                 delta = delta + weight_decay * pv
             _write(p, pv - lr * delta)

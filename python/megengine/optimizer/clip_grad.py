@@ -54,7 +54,7 @@ def clip_grad_norm(tensors, max_norm, ord=2.0):
     for t in tensors:
         a = abs(t.grad.detach().astype("float32"))
         if math.isinf(ord):
-            part = a.max() if a.size else Tensor(0.0)
+            part = a.max() if a.size else Tensor(0.0, device=a.device)
             total = part if total is None else maximum(total, part)
         else:
             part = (a**ord).sum()

@@ -2,6 +2,7 @@
 
 from ..core.ops import builtin
 from ..core.tensor.array_method import apply, cached_op
+from ..functional.elemwise import sqrt, square
 from .adam import _check_adam
 from .optimizer import Optimizer, _write
 
@@ -50,16 +51,13 @@ class LAMB(Optimizer):
         weight_decay=0.0,
         always_adapt=False,
     ):
-        _check_adam(lr, betas, eps, weight_decay)
-        defaults = {
-            "lr": lr,
-            "betas": tuple(betas),
-            "eps": eps,
-            "bias_correction": bias_correction,
-            "weight_decay": weight_decay,
-            "always_adapt": always_adapt,
-        }
+        _check_adam("LAMB", lr, betas, eps, weight_decay)
+        # bias_correction and always_adapt are attributes, not group hyperparameters, as in
+        # MegEngine (so the groups of a state dict have the same keys as MegEngine's)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
+        self.bias_correction = bias_correction
+        self.always_adapt = always_adapt
 
     def _create_state(self, group):
         for p in group["params"]:
@@ -70,7 +68,7 @@ class LAMB(Optimizer):
     def _updates(self, group):
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta0, beta1 = group["betas"]
-        adapt = weight_decay != 0.0 or group["always_adapt"]
+        adapt = weight_decay != 0.0 or self.always_adapt
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -78,16 +76,16 @@ class LAMB(Optimizer):
             st = self._state[p]
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
-            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * (g * g)
+            v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)
             st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
-            if group["bias_correction"]:
+            if self.bias_correction:
                 m, v = m / (1.0 - beta0**step), v / (1.0 - beta1**step)
-            u = m / (v**0.5 + eps)
+            u = m / (sqrt(v) + eps)
             if weight_decay != 0.0:
                 u = u + weight_decay * pv
             if adapt:
-                p_norm = ((pv * pv).sum()) ** 0.5
-                u_norm = ((u * u).sum()) ** 0.5
+                p_norm = sqrt(square(pv).sum())
+                u_norm = sqrt(square(u).sum())
                 ok = (p_norm > 0) & (u_norm > 0)
                 one = p_norm * 0.0 + 1.0
                 cond = cached_op(builtin.Elemwise, mode="COND")

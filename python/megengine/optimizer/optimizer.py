@@ -29,13 +29,13 @@ class _Required:
 required = _Required()
 
 
-def _check_hyper(name, value, low=0.0, high=None, high_open=False):
-    """Raises ValueError (naming the optimizer argument) for a value outside [low, high]."""
+def _check_hyper(fn, name, value, low=0.0, high=None, high_open=False):
+    """Raises ValueError (naming the optimizer and argument) for a value outside [low, high]."""
     if not isinstance(value, (int, float, np.number)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+        raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
     if value < low or (high is not None and (value >= high if high_open else value > high)):
         bound = f"[{low}, {high})" if high_open else f"[{low}, {high}]" if high else f">= {low}"
-        raise ValueError(f"invalid {name}: {value} (must be in {bound})")
+        raise ValueError(f"{fn}: invalid {name}: {value} (must be in {bound})")
 
 
 class Optimizer:
@@ -150,7 +150,9 @@ class Optimizer:
         """
         for group in self.param_groups:
             if not isinstance(group["lr"], (int, float, np.number)):
-                raise TypeError(f"lr must be a number, got {type(group['lr']).__name__}")
+                raise TypeError(
+                    f"{type(self).__name__}: lr must be a number, got {type(group['lr']).__name__}"
+                )
             self._updates(group)
         return self
 

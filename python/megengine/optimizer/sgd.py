@@ -35,18 +35,16 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0):
-        _check_hyper("lr", lr)
-        _check_hyper("momentum", momentum)
-        _check_hyper("weight_decay", weight_decay)
+        _check_hyper("SGD", "lr", lr)
+        _check_hyper("SGD", "momentum", momentum)
+        _check_hyper("SGD", "weight_decay", weight_decay)
         if nesterov and momentum <= 0:
             raise ValueError("SGD: nesterov momentum needs momentum > 0")
-        defaults = {
-            "lr": lr,
-            "momentum": momentum,
-            "nesterov": nesterov,
-            "weight_decay": weight_decay,
-        }
+        # nesterov is an attribute, not a group hyperparameter, as in MegEngine (so the
+        # groups of a state dict have the same keys as MegEngine's)
+        defaults = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
         super().__init__(params, defaults)
+        self.nesterov = nesterov
 
     def _create_state(self, group):
         if group["momentum"] != 0.0:
@@ -55,7 +53,7 @@ class SGD(Optimizer):
 
     def _updates(self, group):
         lr, momentum = group["lr"], group["momentum"]
-        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        weight_decay, nesterov = group["weight_decay"], self.nesterov
         for p in group["params"]:
             if p.grad is None:
                 continue

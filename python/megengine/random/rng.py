@@ -70,16 +70,15 @@ def _broadcast(x, shape):
     return apply(cached_op(builtin.Broadcast, shape=tuple(shape)), x)[0]
 
 
-def _float_param(value, fn, name, positive=True):
-    """A distribution parameter as a float32 Tensor; a Python number is checked here."""
+def _float_param(value, fn, name, device, positive=True):
+    """A distribution parameter as a float32 Tensor (a number goes to ``device``, where the
+    draws then happen; a Tensor keeps its own); a Python number is checked here."""
     if isinstance(value, Tensor):
-        if not value._dtype_name.startswith(("float", "bfloat")):
-            value = value.astype("float32")
-        return value.astype("float32")
+        return value if value._dtype_name == "float32" else value.astype("float32")
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
         if positive and not value > 0:
             raise ValueError(f"{fn}: {name} must be > 0, got {value}")
-        return Tensor(float(value), dtype="float32")
+        return Tensor(float(value), dtype="float32", device=device)
     raise TypeError(f"{fn}: {name} must be a number or a Tensor, got {type(value).__name__}")
 
 
@@ -119,13 +118,13 @@ class RNG:
         self._seed = _check_seed(seed, "seed")
         self._counter = 0
 
-    def _uniform01(self, shape):
+    def _uniform01(self, shape, device=None):
         op = builtin.UniformRNG(seed=self._key())
-        return apply_generator(op, [list(shape)], self._device)[0]
+        return apply_generator(op, [list(shape)], device or self._device)[0]
 
-    def _normal01(self, shape):
+    def _normal01(self, shape, device=None):
         op = builtin.GaussianRNG(seed=self._key())
-        return apply_generator(op, [list(shape)], self._device)[0]
+        return apply_generator(op, [list(shape)], device or self._device)[0]
 
     def uniform(self, low=0, high=1, size=None):
         r"""Draws from the uniform distribution on ``[low, high)``.
@@ -190,9 +189,9 @@ class RNG:
             >>> bool((x >= 0).all()), bool(0.4 < x.mean() < 0.6)
             (True, True)
         """
-        rate_t = _float_param(rate, "exponential", "rate")
+        rate_t = _float_param(rate, "exponential", "rate", self._device)
         shape = self._out_shape(size, rate_t.shape, "exponential")
-        u = self._uniform01(shape)
+        u = self._uniform01(shape, rate_t.device)
         return -_log(1.0 - u) / rate_t
 
     def _out_shape(self, size, param_shape, fn):
@@ -210,8 +209,8 @@ class RNG:
         out = alpha * 0.0
         done = alpha < 0.0  # all False
         while True:
-            x = self._normal01(shape)
-            u = self._uniform01(shape)
+            x = self._normal01(shape, alpha.device)
+            u = self._uniform01(shape, alpha.device)
             v = 1.0 + c * x
             v3 = v * v * v
             # accept when v > 0 and log(u) < x^2 / 2 + d - d v^3 + d log(v^3)
@@ -223,7 +222,7 @@ class RNG:
             if bool(done.numpy().all()):
                 break
         if bool(small.numpy().any()):
-            u = self._uniform01(shape)
+            u = self._uniform01(shape, alpha.device)
             boost = _cond(small, (1.0 - u) ** (1.0 / alpha), alpha * 0.0 + 1.0)
             out = out * boost
         return out
@@ -246,8 +245,8 @@ class RNG:
             >>> bool(5.5 < x.mean() < 6.5)  # mean = shape * scale
             True
         """
-        k = _float_param(shape, "gamma", "shape")
-        theta = _float_param(scale, "gamma", "scale")
+        k = _float_param(shape, "gamma", "shape", self._device)
+        theta = _float_param(scale, "gamma", "scale", k.device)
         pshape = np.broadcast_shapes(k.shape, theta.shape)
         out_shape = self._out_shape(size, pshape, "gamma")
         _check_positive(k, "gamma", "shape")
@@ -273,8 +272,8 @@ class RNG:
             >>> bool(0.22 < x.mean() < 0.28)  # mean = alpha / (alpha + beta)
             True
         """
-        a = _float_param(alpha, "beta", "alpha")
-        b = _float_param(beta, "beta", "beta")
+        a = _float_param(alpha, "beta", "alpha", self._device)
+        b = _float_param(beta, "beta", "beta", a.device)
         pshape = np.broadcast_shapes(a.shape, b.shape)
         out_shape = self._out_shape(size, pshape, "beta")
         _check_positive(a, "beta", "alpha")
@@ -303,7 +302,7 @@ class RNG:
             >>> bool((x == x.round()).all()), bool(3.8 < x.mean() < 4.2)
             (True, True)
         """
-        lam_t = _float_param(lam, "poisson", "lam")
+        lam_t = _float_param(lam, "poisson", "lam", self._device)
         out_shape = self._out_shape(size, lam_t.shape, "poisson")
         _check_positive(lam_t, "poisson", "lam")
         lam_t = _broadcast(lam_t, out_shape)
@@ -315,7 +314,7 @@ class RNG:
         t = lam_t * 0.0
         cumsum = cached_op(builtin.Cumsum, axis=-1)
         while n:
-            e = -_log(1.0 - self._uniform01(out_shape + (k,)))
+            e = -_log(1.0 - self._uniform01(out_shape + (k,), lam_t.device))
             arrivals = apply(cumsum, e)[0] + _add_axis(t)
             count = count + (arrivals < _add_axis(lam_t)).astype("float32").sum(axis=-1)
             t = _take_last(arrivals)
@@ -345,9 +344,8 @@ class RNG:
         x = as_tensor(input)
         if x.ndim not in (1, 2):
             raise ValueError(f"multinomial: input must be 1-D or 2-D, got shape {x.shape}")
-        if not x._dtype_name.startswith(("float", "bfloat")):
+        if x._dtype_name != "float32":
             x = x.astype("float32")
-        x = x.astype("float32")
         rows = x.reshape(1, -1) if x.ndim == 1 else x
         n_rows, n_cat = rows.shape
         if n_cat == 0:
@@ -370,15 +368,22 @@ class RNG:
         if replacement:
             cdf = apply(cached_op(builtin.Cumsum, axis=-1), rows)[0]
             total = _take_last(cdf)
-            v = self._uniform01((n_rows, num_samples)) * _add_axis(total)
+            v = self._uniform01((n_rows, num_samples), x.device) * _add_axis(total)
             cdf3 = cdf.reshape(n_rows, 1, n_cat)
             below = cdf3 <= _add_axis(v)
+            # the first k with cdf[k] > v, which has a positive weight; v can round up to the
+            # total, where none is: that draw goes to the row's last positive category
             out = below.astype("int32").sum(axis=-1)
-            # rounding can leave v at the very top: clamp into the last positive category
-            out = _cond(out >= n_cat, out * 0 + (n_cat - 1), out)
+            last = n_cat - 1 - np.argmax(w[:, ::-1] > 0, axis=1)
+            last = Tensor(
+                np.broadcast_to(last[:, None], out.shape).astype(np.int32), device=x.device
+            )
+            out = _cond(out >= n_cat, last, out)
         else:
-            g = -_log(-_log(1.0 - self._uniform01((n_rows, n_cat))))
-            keys = _log(rows) + g
+            g = -_log(-_log(1.0 - self._uniform01((n_rows, n_cat), x.device)))
+            # Gumbel top-k; zero weights get -inf keys even where g is +inf (u = 0)
+            neg_inf = rows * 0.0 - float("inf")
+            keys = _cond(rows > 0.0, _log(rows) + g, neg_inf)
             op = cached_op(builtin.TopK, mode=builtin.TopK.Mode.VALUE_IDX_SORTED, k=-num_samples)
             out = apply(op, keys)[1]
         return out.reshape(num_samples) if x.ndim == 1 else out
@@ -447,7 +452,7 @@ def _add_axis(x):
 def _take_last(x):
     """x[..., -1] of a Tensor whose last axis is not empty."""
     n = x.shape[-1]
-    idx = Tensor(np.array(n - 1, np.int32))
+    idx = Tensor(np.array(n - 1, np.int32), device=x.device)
     return apply(cached_op(builtin.IndexingMultiAxisVec, axes=(x.ndim - 1,)), x, idx)[0]
 
 
@@ -477,6 +482,12 @@ def seed(seed):
         True
     """
     _default._seed_(seed)
+
+
+def _next_seed():
+    """The next 64-bit Philox key of the global generator, for other generator ops (dropout
+    masks, random initialisers) so that ``seed(s)`` makes them reproducible too."""
+    return _default._key()
 
 
 def _wrap(name):

@@ -156,16 +156,24 @@ def test_optimizer_errors():
         optim.SGD(3, lr=0.1)
     with pytest.raises(ValueError, match="more than one parameter group"):
         optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
-    with pytest.raises(ValueError, match="invalid lr"):
+    with pytest.raises(ValueError, match="SGD: invalid lr: -1.0"):
         optim.SGD([w], lr=-1.0)
-    with pytest.raises(ValueError, match="invalid betas\\[1\\]"):
+    with pytest.raises(ValueError, match="Adam: invalid betas\\[1\\]"):
         optim.Adam([w], lr=0.1, betas=(0.9, 1.0))
-    with pytest.raises(ValueError, match="invalid rho"):
+    with pytest.raises(ValueError, match="Adadelta: invalid rho"):
         optim.Adadelta([w], rho=1.5)
     with pytest.raises(ValueError, match="nesterov"):
         optim.SGD([w], lr=0.1, nesterov=True)
-    with pytest.raises(TypeError, match="lr must be a number"):
+    with pytest.raises(TypeError, match="SGD: lr must be a number"):
         optim.SGD([w], lr="0.1")
+    with pytest.raises(ValueError, match="LAMB: invalid eps"):
+        optim.LAMB([w], lr=0.1, eps=-1.0)
+    with pytest.raises(ValueError, match="AdamW: betas must be a pair"):
+        optim.AdamW([w], lr=0.1, betas=0.9)
+    opt = optim.SGD([w], lr=0.1)
+    opt.param_groups[0]["lr"] = mge.Tensor(0.1)
+    with pytest.raises(TypeError, match="SGD: lr must be a number, got Tensor"):
+        opt.step()
     with pytest.raises(TypeError, match="params mixes"):
         optim.SGD([w, {"params": [mge.Parameter([1.0])]}], lr=0.1)
 
@@ -325,3 +333,18 @@ def test_step_inside_recording_matches_step_outside():
         return w.numpy()
 
     np.testing.assert_array_equal(run(True), run(False))
+
+
+@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam, optim.LAMB])
+def test_parameters_on_another_device(cls):
+    w = mge.Parameter([1.0, 2.0], device="cpu1")
+    e = mge.Parameter(np.zeros((0,), np.float32), device="cpu1")
+    opt = cls([w, e], lr=0.1, weight_decay=0.1)
+    w.grad = mge.Tensor([0.5, -0.5], device="cpu1")
+    e.grad = mge.Tensor(np.zeros((0,), np.float32), device="cpu1")
+    for o in (2.0, math.inf):
+        total = optim.clip_grad_norm([w, e], 0.1, ord=o)
+        assert total.device == "cpu1"
+    opt.step()
+    assert w.device == "cpu1" and e.device == "cpu1" and e.shape == (0,)
+    assert set(opt.state_dict()["state"]) == (set() if cls is optim.SGD else {0, 1})

@@ -71,6 +71,9 @@ def test_train_checkpoint_and_reload(tmp_path):
                 logits = forward(params, buffers, mge.Tensor(xtr[idx]), training=True)
                 loss = F.nn.cross_entropy(logits, mge.Tensor(ytr[idx]))
                 gm.backward(loss)
+            # every layer learns: the convolution and BatchNorm get gradients, not only fc
+            no_grad = [name for name, t in params.items() if t.grad is None]
+            assert no_grad == [], f"no gradient for {no_grad}"
             opt.step().clear_grad()
         sched.step()
     assert opt.param_groups[0]["lr"] == pytest.approx(0.001)
