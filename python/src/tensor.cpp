@@ -97,6 +97,14 @@ void init_tensor(py::module_& m) {
                     "device", [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
             .def("_detach", [](const TensorWrapper& t) { return TensorWrapper{t.value.detach()}; })
+            // The one in-place update of a Python tensor: optimizers, BatchNorm statistics and
+            // load_state_dict give an existing Parameter new values. The object (and so its
+            // autograd identity and attachments) stays; storage, shape and dtype are replaced.
+            .def("_reset", [](TensorWrapper& t, const TensorWrapper& src) {
+                auto meta = t.value.grad_meta();
+                t.value = src.value.detach();
+                t.value.set_grad_meta(std::move(meta));
+            })
             .def("_copy_to", [](const TensorWrapper& t, const std::string& device) {
                 return TensorWrapper{t.value.copy_to(CompNode::load(device))};
             })

@@ -1,11 +1,41 @@
-"""Reductions and matrix products (``F.sum``, ``F.matmul``, ...): Reduce, Argmax/Argmin and
-MatrixMul/BatchedMatrixMul of the kernel library."""
+"""Reductions, sorting and products (``F.sum``, ``F.sort``, ``F.matmul``, ``F.norm``, ...):
+Reduce, Argmax/Argmin, Argsort, TopK, Dot and MatrixMul/BatchedMatrixMul of the kernel library,
+and compositions of them with Elemwise.
+
+MegEngine's ``matinv`` and ``svd`` are absent: the kernel library has no operator for them yet.
+"""
+
+import math as _math
+import numbers as _numbers
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
-from ..core.tensor.array_method import as_tensor, cached_op, reduce, reshape
+from ..core.tensor.array_method import _promote, as_tensor, cached_op, elemwise, reduce, reshape
+from .elemwise import isinf, isnan, sign
+from .tensor import stack
 
-__all__ = ["argmax", "argmin", "matmul", "max", "mean", "min", "prod", "sum"]
+__all__ = [
+    "argmax",
+    "argmin",
+    "argsort",
+    "cross",
+    "dot",
+    "isinf",
+    "isnan",
+    "matmul",
+    "max",
+    "mean",
+    "min",
+    "norm",
+    "normalize",
+    "prod",
+    "sign",
+    "sort",
+    "std",
+    "sum",
+    "topk",
+    "var",
+]
 
 
 def sum(inp, axis=None, keepdims=False):
@@ -177,3 +207,288 @@ def matmul(inp1, inp2, transpose_a=False, transpose_b=False):
     cls = builtin.MatrixMul if a.ndim == 2 else builtin.BatchedMatrixMul
     op = cached_op(cls, transposeA=bool(transpose_a), transposeB=bool(transpose_b))
     return _rt.apply(op, a, b)[0]
+
+
+def _float(x):
+    return x if x._dtype_name.startswith(("float", "bfloat")) else x.astype("float32")
+
+
+def var(inp, axis=None, keepdims=False):
+    """Variance (the mean of squared deviations from the mean) over ``axis``.
+
+    Args:
+        inp: input tensor (integer inputs give float32).
+        axis: an int, a sequence of ints, or None for all axes.
+        keepdims: keep reduced axes with size 1.
+
+    Returns:
+        the reduced Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.var([[1.0, 3.0], [2.0, 6.0]], axis=1).numpy().tolist()
+        [1.0, 4.0]
+    """
+    x = _float(as_tensor(inp))
+    d = x - reduce(x, "mean", axis, keepdims=True)
+    return reduce(d * d, "mean", axis, keepdims)
+
+
+def std(inp, axis=None, keepdims=False):
+    """Standard deviation (the square root of :func:`var`) over ``axis``.
+
+    Args:
+        inp: input tensor (integer inputs give float32).
+        axis: an int, a sequence of ints, or None for all axes.
+        keepdims: keep reduced axes with size 1.
+
+    Returns:
+        the reduced Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.std([1.0, 3.0, 1.0, 3.0]).numpy().tolist()
+        1.0
+    """
+    return elemwise("SQRT", var(inp, axis, keepdims))
+
+
+def norm(inp, ord=None, axis=None, keepdims=False):
+    """Vector p-norm ``sum(abs(x) ** ord) ** (1 / ord)`` over ``axis``.
+
+    Args:
+        inp: input tensor.
+        ord: the order p; 2 when None; 0 counts the nonzero elements, ``inf``/``-inf`` give the
+            largest/smallest absolute value.
+        axis: the axis holding the vectors; the flattened input is one vector when None.
+        keepdims: keep the reduced axis with size 1.
+
+    Returns:
+        the reduced Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.norm([3.0, -4.0]).numpy().tolist()
+        5.0
+        >>> F.norm([[3.0, -4.0], [1.0, 1.0]], ord=1, axis=1).numpy().tolist()
+        [7.0, 2.0]
+    """
+    x = _float(as_tensor(inp))
+    if axis is None:
+        shape = x.shape
+        x = reshape(x, (-1,))
+        out = norm(x, ord, 0, keepdims)
+        return reshape(out, (1,) * len(shape)) if keepdims else out
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"norm: axis must be an int or None, got {axis!r}")
+    if ord is None:
+        ord = 2
+    if isinstance(ord, bool) or not isinstance(ord, _numbers.Real):
+        raise TypeError(f"norm: ord must be a number, got {ord!r}")
+    ord = float(ord)
+    if ord == 0:
+        return reduce(elemwise("NE", x, 0).astype(x._dtype_name), "sum", axis, keepdims)
+    a = elemwise("ABS", x)
+    if ord == _math.inf:
+        return reduce(a, "max", axis, keepdims)
+    if ord == -_math.inf:
+        return reduce(a, "min", axis, keepdims)
+    if ord == 2:
+        return elemwise("SQRT", reduce(x * x, "sum", axis, keepdims))
+    if ord == 1:
+        return reduce(a, "sum", axis, keepdims)
+    return reduce(a**ord, "sum", axis, keepdims) ** (1.0 / ord)
+
+
+def normalize(inp, ord=None, axis=None, eps=1e-12):
+    """``inp`` divided by its :func:`norm` over ``axis`` (at least ``eps``).
+
+    Args:
+        inp: input tensor.
+        ord: the order of the norm; 2 when None.
+        axis: the axis holding the vectors; the whole tensor is one vector when None.
+        eps: the smallest divisor, which keeps zero vectors finite.
+
+    Returns:
+        a Tensor of ``inp``'s shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.normalize([[3.0, 4.0], [0.0, 0.0]], axis=1).numpy().tolist()
+        [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    x = _float(as_tensor(inp))
+    n = norm(x, ord, axis, keepdims=True)
+    return x / elemwise("MAX", n, eps)
+
+
+def _sort_input(fn, inp):
+    x = as_tensor(inp)
+    if x.ndim == 0:
+        raise ValueError(f"{fn}: input must have at least one dim, got shape {x.shape}")
+    if x._dtype_name == "bool":
+        raise TypeError(f"{fn}: cannot sort a bool tensor")
+    return x
+
+
+def sort(inp, descending=False):
+    """Sorts along the last axis (stably; NaN sorts as the largest).
+
+    Args:
+        inp: input tensor of at least one dim.
+        descending: sort from largest to smallest.
+
+    Returns:
+        a tuple (sorted values, int32 indices into ``inp`` along the last axis).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> v, i = F.sort([3.0, 1.0, 2.0])
+        >>> v.numpy().tolist(), i.numpy().tolist()
+        ([1.0, 2.0, 3.0], [1, 2, 0])
+    """
+    return _sort("sort", inp, descending)
+
+
+def _sort(fn, inp, descending):
+    x = _sort_input(fn, inp)
+    order = "DESCENDING" if descending else "ASCENDING"
+    values, indices = _rt.apply(cached_op(builtin.Argsort, order=order), x)
+    return values, indices
+
+
+def argsort(inp, descending=False):
+    """The indices that sort ``inp`` along the last axis (stably).
+
+    Args:
+        inp: input tensor of at least one dim.
+        descending: sort from largest to smallest.
+
+    Returns:
+        an int32 Tensor of ``inp``'s shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.argsort([[3.0, 1.0, 2.0]], descending=True).numpy().tolist()
+        [[0, 2, 1]]
+    """
+    return _sort("argsort", inp, descending)[1]
+
+
+def topk(inp, k, descending=False, kth_only=False, no_sort=False):
+    """The ``k`` smallest (or largest, with ``descending``) elements along the last axis.
+
+    Args:
+        inp: input tensor of at least one dim.
+        k: how many elements, 1 <= k <= inp.shape[-1].
+        descending: select the largest instead of the smallest.
+        kth_only: return only the k-th value and its index (the last axis dropped).
+        no_sort: the selected elements may come in any order.
+
+    Returns:
+        a tuple (values, int32 indices into ``inp`` along the last axis).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2, descending=True)
+        >>> v.numpy().tolist(), i.numpy().tolist()
+        ([4.0, 3.0], [0, 2])
+        >>> v, i = F.topk([[4.0, 1.0, 3.0]], 2, kth_only=True)
+        >>> v.numpy().tolist(), i.numpy().tolist()
+        ([3.0], [2])
+    """
+    x = _sort_input("topk", inp)
+    k = int(k)
+    n = x.shape[-1]
+    if not 1 <= k <= n:
+        raise ValueError(f"topk: k={k} is out of range [1, {n}] for input of shape {x.shape}")
+    signed_k = -k if descending else k
+    if kth_only:
+        (kth,) = _rt.apply(cached_op(builtin.TopK, mode="KTH_ONLY", k=signed_k), x)
+        # The k-th value's index: the last of the sorted top k (ties ranked as by Argsort).
+        op = cached_op(builtin.TopK, mode="VALUE_IDX_SORTED", k=signed_k)
+        indices = _rt.apply(op, x)[1]
+        return kth, _take(indices, indices.ndim - 1, k - 1)
+    mode = "VALUE_IDX_NOSORT" if no_sort else "VALUE_IDX_SORTED"
+    values, indices = _rt.apply(cached_op(builtin.TopK, mode=mode, k=signed_k), x)
+    return values, indices
+
+
+def dot(inp1, inp2):
+    """Inner product of two vectors (a 0-d input is broadcast to the other's length).
+
+    Args:
+        inp1: a 1-D or 0-d tensor.
+        inp2: a 1-D or 0-d tensor.
+
+    Returns:
+        a 0-d Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.dot([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]).numpy().tolist()
+        32.0
+    """
+    a, b = _promote([inp1, inp2])
+    if a.ndim > 1 or b.ndim > 1:
+        raise ValueError(f"dot: inputs must be 1-D or 0-d, got shapes {a.shape} and {b.shape}")
+    n = a.shape[0] if a.ndim else (b.shape[0] if b.ndim else 1)
+    if (a.ndim and a.shape[0] != n) or (b.ndim and b.shape[0] != n):
+        raise ValueError(f"dot: lengths differ, got shapes {a.shape} and {b.shape}")
+    if a.ndim == 0:
+        a = _rt.apply(cached_op(builtin.Broadcast, shape=(n,)), a)[0]
+    if b.ndim == 0:
+        b = _rt.apply(cached_op(builtin.Broadcast, shape=(n,)), b)[0]
+    return _rt.apply(cached_op(builtin.Dot), a, b)[0]
+
+
+def _take(x, axis, i):
+    op = cached_op(builtin.IndexingMultiAxisVec, axes=(axis,))
+    return _rt.apply(op, x, as_tensor(i, dtype="int32", device=x.device))[0]
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of (batches of) 3-D vectors, as ``numpy.cross``; 2-D vectors get a zero
+    third component, and two 2-D vectors give only the z component.
+
+    Args:
+        a: first vectors.
+        b: second vectors (the batch dims broadcast with ``a``'s).
+        axisa: the axis of ``a`` holding the vectors.
+        axisb: the axis of ``b`` holding the vectors.
+        axisc: the axis of the result holding the vectors.
+        axis: if given, overrides ``axisa``, ``axisb`` and ``axisc``.
+
+    Returns:
+        the cross product Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.cross([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]).numpy().tolist()
+        [0.0, 0.0, 1.0]
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = _promote([a, b])
+    comps = []
+    for name, t, ax in (("a", x, axisa), ("b", y, axisb)):
+        if t.ndim == 0 or not -t.ndim <= ax < t.ndim:
+            raise ValueError(f"cross: axis {ax} is out of range for {name} of shape {t.shape}")
+        ax = ax + t.ndim if ax < 0 else ax
+        if t.shape[ax] not in (2, 3):
+            raise ValueError(
+                f"cross: vectors must have 2 or 3 components, got shapes {x.shape} and {y.shape}"
+            )
+        comps.append([_take(t, ax, i) for i in range(t.shape[ax])])
+    (a0, a1, *a2), (b0, b1, *b2) = comps
+    if not a2 and not b2:
+        return a0 * b1 - a1 * b0
+    a2 = a2[0] if a2 else None
+    b2 = b2[0] if b2 else None
+    cx = (a1 * b2 if b2 is not None else 0 * a1) - (a2 * b1 if a2 is not None else 0 * b1)
+    cy = (a2 * b0 if a2 is not None else 0 * b0) - (a0 * b2 if b2 is not None else 0 * a0)
+    cz = a0 * b1 - a1 * b0
+    nd = cz.ndim + 1  # cx, cy and cz all have the broadcast batch shape
+    if not -nd <= axisc < nd:
+        raise ValueError(f"cross: axisc {axisc} is out of range for a result of {nd} dims")
+    return stack([cx, cy, cz], axis=axisc)

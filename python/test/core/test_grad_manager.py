@@ -89,3 +89,13 @@ def test_indexing_is_differentiable():
     with gm:
         gm.backward((x[:, 1] * 2).sum() + x[1, 2])
     np.testing.assert_allclose(x.grad.numpy(), [[0, 2, 0], [0, 2, 1]])
+
+
+def test_reset_keeps_identity_and_attachment():
+    w = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach(w)
+    w._reset(w - 1)  # what an optimizer step does
+    np.testing.assert_array_equal(w.numpy(), [0.0, 1.0])
+    with gm:
+        gm.backward((w * w).sum())
+    np.testing.assert_allclose(w.grad.numpy(), [0.0, 2.0])

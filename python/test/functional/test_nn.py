@@ -677,29 +677,9 @@ def test_one_hot():
 # ----------------------------------------------------------------------------- shape functions
 
 
-@pytest.mark.parametrize(
-    "ord,axis", [(None, None), (2, 1), (1, 0), (3, (0, 1)), (float("inf"), 1), (-float("inf"), 1)]
-)
-def test_normalize(ord, axis):
-    x = randn(3, 4)
-    p = 2 if ord is None else ord
-    a = np.abs(x.astype(np.float64))
-    if p == np.inf:
-        n = a.max(axis=axis, keepdims=True)
-    elif p == -np.inf:
-        n = a.min(axis=axis, keepdims=True)
-    else:
-        n = (a**p).sum(axis=axis, keepdims=True) ** (1 / p)
-    np.testing.assert_allclose(
-        F.normalize(x, ord, axis).numpy(), x / np.maximum(n, 1e-12), rtol=1e-5
-    )
-
-
-def test_normalize_zero_errors_grad():
-    np.testing.assert_array_equal(F.normalize(np.zeros((2, 2), np.float32), axis=1).numpy(), 0)
-    with pytest.raises(ValueError, match="normalize: ord"):
-        F.normalize(randn(2, 2), -1)
-    check_grad(lambda x: F.normalize(x, axis=1), [randn(3, 4)])
+def test_normalize_is_math_normalize_and_differentiable():
+    assert F.nn.normalize is F.math.normalize
+    check_grad(lambda x: F.nn.normalize(x, axis=1), [randn(3, 4)])
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,131 @@
+"""Per-op eager overhead of NeoMeg against PyTorch, measured in the same command.
+
+Runs each case with NeoMeg in this interpreter and with PyTorch (Debian's ``python3-torch``,
+under ``/usr/bin/python3``) in a second process, and prints microseconds per call and the ratio
+NeoMeg/PyTorch (below 1.0: NeoMeg is faster).
+
+    PYTHONPATH=python python3 bench/eager_overhead.py [--repeat 5] [--number 2000]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+TORCH_PYTHON = "/usr/bin/python3"
+
+# The same four cases for both frameworks; `fw` is "neomeg" or "torch".
+CASES_SOURCE = r"""
+import numpy as np
+
+def make_cases(fw):
+    rng = np.random.default_rng(0)
+    one_a = np.array([1.5], np.float32)
+    one_b = np.array([2.5], np.float32)
+    m8 = rng.normal(size=(8, 8)).astype(np.float32)
+    xs = rng.normal(size=(32, 64)).astype(np.float32)
+    w1 = (rng.normal(size=(64, 128)) * 0.1).astype(np.float32)
+    w2 = (rng.normal(size=(128, 10)) * 0.1).astype(np.float32)
+    if fw == "neomeg":
+        import megengine as mge
+        import megengine.functional as F
+        from megengine.autodiff import GradManager
+
+        a, b, m = mge.Tensor(one_a), mge.Tensor(one_b), mge.Tensor(m8)
+        x, p1, p2 = mge.Tensor(xs), mge.Parameter(w1), mge.Parameter(w2)
+        gm = GradManager().attach([p1, p2])
+
+        def mlp_step():
+            with gm:
+                loss = (F.matmul(F.relu(F.matmul(x, p1)), p2) ** 2).mean()
+                gm.backward(loss)
+
+        return {
+            "add_1elem": lambda: a + b,
+            "relu_1elem": lambda: F.relu(a),
+            "matmul_8x8": lambda: F.matmul(m, m),
+            "mlp_fwd_bwd": mlp_step,
+        }
+    import torch
+
+    torch.set_num_threads(1)
+    a, b, m = torch.tensor(one_a), torch.tensor(one_b), torch.tensor(m8)
+    x = torch.tensor(xs)
+    p1 = torch.tensor(w1, requires_grad=True)
+    p2 = torch.tensor(w2, requires_grad=True)
+
+    def mlp_step():
+        loss = (torch.relu(x @ p1) @ p2).pow(2).mean()
+        loss.backward()
+
+    return {
+        "add_1elem": lambda: a + b,
+        "relu_1elem": lambda: torch.relu(a),
+        "matmul_8x8": lambda: m @ m,
+        "mlp_fwd_bwd": mlp_step,
+    }
+"""
+
+TIMER_SOURCE = r"""
+import json, sys, time
+def run(cases, repeat, number):
+    out = {}
+    for name, fn in cases.items():
+        n = number if name != "mlp_fwd_bwd" else max(number // 50, 5)
+        fn()
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / n)
+        out[name] = best * 1e6
+    return out
+"""
+
+
+def measure(fw, repeat, number):
+    scope = {}
+    exec(CASES_SOURCE + TIMER_SOURCE, scope)  # noqa: S102 - our own benchmark source
+    return scope["run"](scope["make_cases"](fw), repeat, number)
+
+
+def measure_torch(repeat, number):
+    if not os.path.exists(TORCH_PYTHON):
+        return None, f"{TORCH_PYTHON} not found"
+    code = (
+        CASES_SOURCE
+        + TIMER_SOURCE
+        + f"\nprint(json.dumps(run(make_cases('torch'), {repeat}, {number})))\n"
+    )
+    proc = subprocess.run([TORCH_PYTHON, "-c", code], check=False, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1:] or ["no output"]
+        return None, f"PyTorch run failed ({last[0]}); install Debian's python3-torch"
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--number", type=int, default=2000)
+    args = ap.parse_args()
+    ours = measure("neomeg", args.repeat, args.number)
+    theirs, why = measure_torch(args.repeat, args.number)
+    print(f"{'case':<14}{'NeoMeg us':>12}{'PyTorch us':>12}{'ratio':>8}")
+    for name, us in ours.items():
+        if theirs is None:
+            print(f"{name:<14}{us:>12.2f}{'-':>12}{'-':>8}")
+        else:
+            print(f"{name:<14}{us:>12.2f}{theirs[name]:>12.2f}{us / theirs[name]:>8.2f}")
+    if theirs is None:
+        print(f"(no PyTorch reference: {why})")
+    return 0
+
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    sys.exit(main())

@@ -1,0 +1,974 @@
+"""Tensor creation and manipulation (``F.zeros``, ``F.concat``, ``F.gather``, ...).
+
+Creators run generator ops (Fill, Arange, Linspace, Eye) with ``apply_generator``; everything else
+composes generated ops (views such as Reshape/Broadcast/Dimshuffle/AddAxis/RemoveAxis, and
+Concat, Split, Gather, Scatter, CondTake, Cumsum, Diag, Elemwise COND), so the results are
+differentiable through ``GradManager`` wherever the ops have backward rules.
+"""
+
+import itertools
+import math as _math
+
+import numpy as np
+
+from ..core import _imperative_rt as _rt
+from ..core.ops import builtin
+from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
+from ..core.tensor.array_method import reshape as _reshape
+
+__all__ = [
+    "arange",
+    "broadcast_to",
+    "concat",
+    "cond_take",
+    "copy",
+    "cumsum",
+    "diag",
+    "expand_dims",
+    "eye",
+    "flatten",
+    "full",
+    "full_like",
+    "gather",
+    "linspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "repeat",
+    "reshape",
+    "roll",
+    "scatter",
+    "split",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "tile",
+    "transpose",
+    "where",
+    "zeros",
+    "zeros_like",
+]
+
+_apply = _rt.apply
+_INT_DTYPES = ("bool", "uint8", "int8", "int16", "int32")
+
+
+def _dtype_name(dtype):
+    return dtype if isinstance(dtype, str) else np.dtype(dtype).name
+
+
+def _device(device):
+    return _rt.canonical_device("xpux" if device is None else str(device))
+
+
+def _shape_arg(fn, shape):
+    """``shape`` (an int, a sequence of ints or a 1-D integer Tensor) as a tuple of ints."""
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        out = tuple(int(s) for s in shape)
+        exact = all(o == s for o, s in zip(out, shape))
+    except (TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise TypeError(f"{fn}: shape must be an int or a sequence of ints, got {shape!r}")
+    if any(s < 0 for s in out):
+        raise ValueError(f"{fn}: negative dimension in shape {out}")
+    return out
+
+
+def _axis(fn, axis, ndim):
+    """``axis`` normalised into [0, ndim)."""
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{fn}: axis {axis} is out of range for a tensor of {ndim} dims")
+    return axis + ndim if axis < 0 else axis
+
+
+def _fill(shape, value, dtype, device):
+    dtype = _dtype_name(dtype)
+    shape = list(shape)
+    if dtype in _INT_DTYPES and not _exact_f32(value):
+        # Fill carries its value as float32; integers it cannot hold exactly go through numpy.
+        return Tensor(np.full(shape, value, dtype=dtype), dtype=dtype, device=device)
+    op = cached_op(builtin.Fill, value=float(value), dtype=dtype)
+    return _rt.apply_generator(op, [shape], _device(device))[0]
+
+
+def _exact_f32(v):
+    return float(np.float32(v)) == v
+
+
+def _relayout(x):
+    return _apply(cached_op(builtin.Relayout), x)[0]
+
+
+def full(shape, value, dtype="float32", device=None):
+    """A tensor of the given shape with every element equal to ``value``.
+
+    Args:
+        shape: an int or a sequence of ints.
+        value: the value of every element.
+        dtype: dtype of the result.
+        device: where the result lives; the default device when None.
+
+    Returns:
+        a Tensor of ``shape``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.full((2, 3), 7, dtype="int32").numpy().tolist()
+        [[7, 7, 7], [7, 7, 7]]
+    """
+    return _fill(_shape_arg("full", shape), value, dtype, device)
+
+
+def zeros(shape, dtype="float32", device=None):
+    """A tensor of zeros.
+
+    Args:
+        shape: an int or a sequence of ints.
+        dtype: dtype of the result.
+        device: where the result lives; the default device when None.
+
+    Returns:
+        a Tensor of ``shape``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.zeros((2, 1)).numpy().tolist()
+        [[0.0], [0.0]]
+    """
+    return _fill(_shape_arg("zeros", shape), 0, dtype, device)
+
+
+def ones(shape, dtype="float32", device=None):
+    """A tensor of ones.
+
+    Args:
+        shape: an int or a sequence of ints.
+        dtype: dtype of the result.
+        device: where the result lives; the default device when None.
+
+    Returns:
+        a Tensor of ``shape``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.ones(3, dtype="int32").numpy().tolist()
+        [1, 1, 1]
+    """
+    return _fill(_shape_arg("ones", shape), 1, dtype, device)
+
+
+def full_like(inp, value):
+    """A tensor of ``inp``'s shape, dtype and device filled with ``value``.
+
+    Args:
+        inp: the tensor whose shape, dtype and device the result takes.
+        value: the value of every element.
+
+    Returns:
+        a Tensor like ``inp``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.full_like(F.zeros((1, 2), dtype="int32"), 5).numpy().tolist()
+        [[5, 5]]
+    """
+    x = as_tensor(inp)
+    return _fill(x.shape, value, x._dtype_name, x.device)
+
+
+def zeros_like(inp):
+    """A tensor of zeros with ``inp``'s shape, dtype and device.
+
+    Args:
+        inp: the tensor whose shape, dtype and device the result takes.
+
+    Returns:
+        a Tensor like ``inp``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.zeros_like(F.ones((2,))).numpy().tolist()
+        [0.0, 0.0]
+    """
+    return full_like(inp, 0)
+
+
+def ones_like(inp):
+    """A tensor of ones with ``inp``'s shape, dtype and device.
+
+    Args:
+        inp: the tensor whose shape, dtype and device the result takes.
+
+    Returns:
+        a Tensor like ``inp``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.ones_like(F.zeros((2,), dtype="int32")).numpy().tolist()
+        [1, 1]
+    """
+    return full_like(inp, 1)
+
+
+def arange(start=0, stop=None, step=1, dtype="float32", device=None):
+    """Evenly spaced values ``start, start + step, ...`` up to ``stop`` (excluded).
+
+    With only ``start`` given, it is the stop and the values start at 0 (as ``numpy.arange``).
+
+    Args:
+        start: first value (or the stop when ``stop`` is None).
+        stop: end of the interval, excluded.
+        step: spacing between values; not 0.
+        dtype: dtype of the result.
+        device: where the result lives; the default device when None.
+
+    Returns:
+        a 1-D Tensor of ``ceil((stop - start) / step)`` elements.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.arange(5).numpy().tolist()
+        [0.0, 1.0, 2.0, 3.0, 4.0]
+        >>> F.arange(1, 7, 2, dtype="int32").numpy().tolist()
+        [1, 3, 5]
+    """
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = float(start), float(stop), float(step)
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    n = max(0, _math.ceil((stop - start) / step))
+    dtype = _dtype_name(dtype)
+    if dtype in _INT_DTYPES and not (_exact_f32(start) and _exact_f32(step)):
+        # Arange carries start and step as float32; integers it cannot hold exactly go via numpy.
+        values = start + np.arange(n, dtype=np.float64) * step
+        return Tensor(values.astype(dtype), dtype=dtype, device=_device(device))
+    op = cached_op(builtin.Arange, start=start, step=step, dtype=dtype)
+    return _rt.apply_generator(op, [[n]], _device(device))[0]
+
+
+def linspace(start, stop, num, dtype="float32", device=None):
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included.
+
+    Args:
+        start: first value.
+        stop: last value.
+        num: number of values, >= 0.
+        dtype: dtype of the result; an integer dtype truncates the float32 values.
+        device: where the result lives; the default device when None.
+
+    Returns:
+        a 1-D Tensor of ``num`` elements.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.linspace(1, 2, 5).numpy().tolist()
+        [1.0, 1.25, 1.5, 1.75, 2.0]
+    """
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be >= 0, got {num}")
+    dtype = _dtype_name(dtype)
+    is_float = dtype in ("float32", "float16", "bfloat16")
+    op = cached_op(
+        builtin.Linspace,
+        start=float(start),
+        stop=float(stop),
+        endpoint=True,
+        dtype=dtype if is_float else "float32",
+    )
+    out = _rt.apply_generator(op, [[num]], _device(device))[0]
+    return out if is_float else out.astype(dtype)
+
+
+def eye(N, M=None, *, dtype="float32", device=None):
+    """A 2-D tensor with ones on the main diagonal and zeros elsewhere.
+
+    Args:
+        N: number of rows.
+        M: number of columns; N when None.
+        dtype: dtype of the result.
+        device: where the result lives; the default device when None.
+
+    Returns:
+        a Tensor of shape (N, M).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.eye(2, 3, dtype="int32").numpy().tolist()
+        [[1, 0, 0], [0, 1, 0]]
+    """
+    if isinstance(N, (tuple, list)):
+        N, M = (N[0], N[1] if len(N) > 1 else None)
+    M = N if M is None else M
+    shape = _shape_arg("eye", (N, M))
+    op = cached_op(builtin.Eye, k=0, dtype=_dtype_name(dtype))
+    return _rt.apply_generator(op, [list(shape)], _device(device))[0]
+
+
+def diag(inp, k=0):
+    """The k-th diagonal of a matrix, or a square matrix with a vector on its k-th diagonal.
+
+    Args:
+        inp: a 1-D or 2-D tensor.
+        k: diagonal offset: 0 main, > 0 above, < 0 below.
+
+    Returns:
+        a 2-D Tensor for 1-D ``inp``, a 1-D Tensor for 2-D ``inp``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.diag([1, 2]).numpy().tolist()
+        [[1, 0], [0, 2]]
+        >>> F.diag([[1, 2], [3, 4]], k=1).numpy().tolist()
+        [2]
+    """
+    x = as_tensor(inp)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"diag: input must be 1-D or 2-D, got shape {x.shape}")
+    return _apply(cached_op(builtin.Diag, k=int(k)), x)[0]
+
+
+def reshape(inp, target_shape):
+    """The same values in a new shape; one dim may be -1 (inferred).
+
+    Args:
+        inp: input tensor.
+        target_shape: the new shape (an int or a sequence of ints).
+
+    Returns:
+        a Tensor of ``target_shape``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.reshape(F.arange(6, dtype="int32"), (2, -1)).numpy().tolist()
+        [[0, 1, 2], [3, 4, 5]]
+    """
+    x = as_tensor(inp)
+    if isinstance(target_shape, Tensor):
+        target_shape = target_shape.numpy().tolist()
+    if isinstance(target_shape, (int, np.integer)):
+        target_shape = (target_shape,)
+    shape = tuple(int(s) for s in target_shape)
+    if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
+        raise ValueError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if -1 in shape:
+        if known == 0 or x.size % known:
+            raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+    elif known != x.size:
+        raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+    return _reshape(x, shape)
+
+
+def flatten(inp, start_axis=0, end_axis=-1):
+    """Merges the axes ``start_axis..end_axis`` (both included) into one.
+
+    Args:
+        inp: input tensor.
+        start_axis: first axis to merge.
+        end_axis: last axis to merge.
+
+    Returns:
+        a Tensor with those axes merged.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.flatten(F.zeros((2, 3, 4)), 1).shape
+        (2, 12)
+    """
+    x = as_tensor(inp)
+    if x.ndim == 0:
+        return _reshape(x, (1,))
+    s = _axis("flatten", start_axis, x.ndim)
+    e = _axis("flatten", end_axis, x.ndim)
+    if s > e:
+        raise ValueError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
+    shape = x.shape[:s] + (int(np.prod(x.shape[s : e + 1])),) + x.shape[e + 1 :]
+    return _reshape(x, shape)
+
+
+def transpose(inp, pattern):
+    """Permutes the axes: output axis i is input axis ``pattern[i]``; an ``"x"`` in the
+    pattern inserts a new axis of size 1.
+
+    Args:
+        inp: input tensor.
+        pattern: a permutation of the input's axes, possibly with ``"x"`` entries.
+
+    Returns:
+        the permuted Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.transpose([[1, 2, 3]], (1, 0)).numpy().tolist()
+        [[1], [2], [3]]
+        >>> F.transpose([1, 2], (0, "x")).shape
+        (2, 1)
+    """
+    x = as_tensor(inp)
+    pattern = tuple(pattern)
+    perm = tuple(int(p) for p in pattern if p != "x")
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"transpose: pattern {pattern} is no permutation of the axes of {x.shape}")
+    out = _apply(cached_op(builtin.Dimshuffle, pattern=perm), x)[0]
+    new = tuple(i for i, p in enumerate(pattern) if p == "x")
+    if new:
+        out = _apply(cached_op(builtin.AddAxis, axis=new), out)[0]
+    return out
+
+
+def swapaxes(inp, axis1, axis2):
+    """Interchanges two axes.
+
+    Args:
+        inp: input tensor.
+        axis1: first axis.
+        axis2: second axis.
+
+    Returns:
+        the Tensor with the two axes swapped.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.swapaxes(F.zeros((1, 2, 3)), 0, 2).shape
+        (3, 2, 1)
+    """
+    x = as_tensor(inp)
+    a, b = _axis("swapaxes", axis1, x.ndim), _axis("swapaxes", axis2, x.ndim)
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return _apply(cached_op(builtin.Dimshuffle, pattern=tuple(perm)), x)[0]
+
+
+def expand_dims(inp, axis):
+    """Inserts axes of size 1.
+
+    Args:
+        inp: input tensor.
+        axis: an int or a sequence of ints: positions of the new axes in the result.
+
+    Returns:
+        the Tensor with the new axes.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.expand_dims([1, 2], 0).numpy().tolist()
+        [[1, 2]]
+        >>> F.expand_dims([1, 2], (0, -1)).shape
+        (1, 2, 1)
+    """
+    x = as_tensor(inp)
+    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    nd = x.ndim + len(axes)
+    norm = sorted(_axis("expand_dims", a, nd) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    if not norm:
+        return x
+    return _apply(cached_op(builtin.AddAxis, axis=tuple(norm)), x)[0]
+
+
+def squeeze(inp, axis=None):
+    """Removes axes of size 1.
+
+    Args:
+        inp: input tensor.
+        axis: an int or a sequence of ints (each of size 1); every size-1 axis when None.
+
+    Returns:
+        the Tensor without those axes.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.squeeze(F.zeros((1, 2, 1)), 0).shape
+        (2, 1)
+        >>> F.squeeze(F.zeros((1, 2, 1))).shape
+        (2,)
+    """
+    x = as_tensor(inp)
+    if axis is None:
+        axes = [i for i, s in enumerate(x.shape) if s == 1]
+    else:
+        axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+        axes = sorted({_axis("squeeze", a, x.ndim) for a in axes})
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ValueError(
+                    f"squeeze: axis {a} of a tensor of shape {x.shape} has size {x.shape[a]}, not 1"
+                )
+    if not axes:
+        return x
+    return _apply(cached_op(builtin.RemoveAxis, axis=tuple(axes)), x)[0]
+
+
+def _broadcast_shape(fn, shape, target):
+    if len(shape) > len(target):
+        raise ValueError(f"{fn}: cannot broadcast shape {shape} to {target}")
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            raise ValueError(f"{fn}: cannot broadcast shape {shape} to {target}")
+
+
+def broadcast_to(inp, shape):
+    """Repeats ``inp`` along axes of size 1 (and new leading axes) to reach ``shape``.
+
+    Args:
+        inp: input tensor.
+        shape: the target shape.
+
+    Returns:
+        a Tensor of ``shape``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.broadcast_to([1, 2], (2, 2)).numpy().tolist()
+        [[1, 2], [1, 2]]
+    """
+    x = as_tensor(inp)
+    target = _shape_arg("broadcast_to", shape)
+    _broadcast_shape("broadcast_to", x.shape, target)
+    if x.shape == target:
+        return x
+    return _apply(cached_op(builtin.Broadcast, shape=target), x)[0]
+
+
+def concat(inps, axis=0, device=None):
+    """Joins tensors along an existing axis.
+
+    Args:
+        inps: a sequence of tensors with equal shapes except along ``axis``.
+        axis: the axis to join along.
+        device: where the result lives; the first input's device when None (inputs moved
+            to another device carry no gradient, as in :func:`copy`).
+
+    Returns:
+        the joined Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.concat([[[1, 2]], [[3, 4]]], axis=1).numpy().tolist()
+        [[1, 2, 3, 4]]
+    """
+    inps = list(inps)
+    if not inps:
+        raise ValueError("concat: needs at least one tensor")
+    xs = _promote(inps)
+    if device is not None:
+        xs = [x if x.device == _device(device) else x._copy_to(_device(device)) for x in xs]
+    else:
+        xs = [x if x.device == xs[0].device else x._copy_to(xs[0].device) for x in xs]
+    nd = xs[0].ndim
+    shapes = [x.shape for x in xs]
+    if nd == 0:
+        raise ValueError("concat: zero-dimensional tensors cannot be concatenated")
+    ax = _axis("concat", axis, nd)
+    for s in shapes:
+        if len(s) != nd or s[:ax] + s[ax + 1 :] != shapes[0][:ax] + shapes[0][ax + 1 :]:
+            raise ValueError(f"concat: shapes {shapes} do not match except along axis {ax}")
+    if len(xs) == 1:
+        return _relayout(xs[0])
+    return _apply(cached_op(builtin.Concat, axis=ax), *xs)[0]
+
+
+def stack(inps, axis=0, device=None):
+    """Joins tensors of one shape along a new axis.
+
+    Args:
+        inps: a sequence of tensors of the same shape.
+        axis: position of the new axis in the result.
+        device: where the result lives; the first input's device when None.
+
+    Returns:
+        the stacked Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.stack([[1, 2], [3, 4]], axis=1).numpy().tolist()
+        [[1, 3], [2, 4]]
+    """
+    inps = [as_tensor(x) for x in inps]
+    if not inps:
+        raise ValueError("stack: needs at least one tensor")
+    shapes = [x.shape for x in inps]
+    if any(s != shapes[0] for s in shapes):
+        raise ValueError(f"stack: all inputs must have the same shape, got {shapes}")
+    ax = _axis("stack", axis, inps[0].ndim + 1)
+    return concat([expand_dims(x, ax) for x in inps], ax, device)
+
+
+def _split_sizes(x, axis, sizes):
+    if len(sizes) == 1:
+        return [x]
+    return list(_apply(cached_op(builtin.Split, axis=axis, sizes=tuple(sizes)), x))
+
+
+def split(inp, nsplits_or_sections, axis=0):
+    """Splits a tensor into pieces along ``axis``.
+
+    Args:
+        inp: input tensor.
+        nsplits_or_sections: an int N, 1 <= N <= inp.shape[axis], for N pieces whose sizes
+            differ by at most one, the larger first (as ``numpy.array_split``); or a sequence
+            of ascending indices at which to cut (as ``numpy.split``).
+        axis: the axis to split.
+
+    Returns:
+        a list of Tensors.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> [t.numpy().tolist() for t in F.split(F.arange(7, dtype="int32"), 3)]
+        [[0, 1, 2], [3, 4], [5, 6]]
+        >>> [t.numpy().tolist() for t in F.split(F.arange(5, dtype="int32"), [1, 3])]
+        [[0], [1, 2], [3, 4]]
+    """
+    x = as_tensor(inp)
+    if x.ndim == 0:
+        raise ValueError("split: cannot split a zero-dimensional tensor")
+    ax = _axis("split", axis, x.ndim)
+    n = x.shape[ax]
+    if isinstance(nsplits_or_sections, (int, np.integer)):
+        k = int(nsplits_or_sections)
+        if not 0 < k <= n:
+            raise ValueError(f"split: axis {ax} of shape {x.shape} cannot be split into {k} pieces")
+        sizes = [(n + k - 1 - i) // k for i in range(k)]
+    else:
+        cuts = [int(c) for c in nsplits_or_sections]
+        bounds = [0] + cuts + [n]
+        if any(b < a for a, b in itertools.pairwise(bounds)):
+            raise ValueError(
+                f"split: sections {cuts} must be ascending within [0, {n}] for shape {x.shape}"
+            )
+        sizes = [b - a for a, b in itertools.pairwise(bounds)]
+    return _split_sizes(x, ax, sizes)
+
+
+def cond_take(mask, x):
+    """The elements of ``x`` where ``mask`` is true, and their flat indices.
+
+    Args:
+        mask: a bool tensor of ``x``'s shape.
+        x: input tensor.
+
+    Returns:
+        a tuple (values, indices) of 1-D Tensors: the selected elements in row-major order and
+        their int32 indices into the flattened ``x``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> v, i = F.cond_take(F.greater([[1.0, 5.0], [7.0, 2.0]], 3), [[1.0, 5.0], [7.0, 2.0]])
+        >>> v.numpy().tolist(), i.numpy().tolist()
+        ([5.0, 7.0], [1, 2])
+    """
+    m, v = as_tensor(mask), as_tensor(x)
+    if m._dtype_name != "bool":
+        raise TypeError(f"cond_take: mask must be bool, got {m._dtype_name}")
+    if m.shape != v.shape:
+        raise ValueError(f"cond_take: mask shape {m.shape} differs from data shape {v.shape}")
+    values, indices, count = _apply(cached_op(builtin.CondTake), v, m)
+    cap, cnt = values.shape[0], int(count.numpy()[0])
+    # Static-shape contract: keep the first `count` elements through Split, which autograd records.
+    values = _split_sizes(values, 0, [cnt, cap - cnt])[0]
+    indices = _split_sizes(indices, 0, [cnt, cap - cnt])[0]
+    return values, indices
+
+
+def where(mask, x, y):
+    """Elements of ``x`` where ``mask`` is true and of ``y`` elsewhere (broadcast together).
+
+    Args:
+        mask: a bool tensor.
+        x: values where mask is true.
+        y: values where mask is false.
+
+    Returns:
+        a Tensor of the broadcast shape and ``x``'s and ``y``'s promoted dtype.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.where(F.less([1, 5, 3], 4), [1, 2, 3], 0).numpy().tolist()
+        [1, 0, 3]
+    """
+    m = as_tensor(mask)
+    if m._dtype_name != "bool":
+        raise TypeError(f"where: mask must be bool, got {m._dtype_name}")
+    a, b = _promote([x, y])
+    shapes = [m.shape, a.shape, b.shape]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"where: shapes {shapes} cannot be broadcast together") from None
+    if m.device != a.device:
+        m = m._copy_to(a.device)
+    if b.device != a.device:
+        b = b._copy_to(a.device)
+    return _apply(cached_op(builtin.Elemwise, mode="COND"), m, a, b)[0]
+
+
+def _index_tensor(fn, index, device):
+    idx = as_tensor(index)
+    if idx._dtype_name not in ("int8", "uint8", "int16", "int32"):
+        raise TypeError(f"{fn}: index must be an integer tensor, got {idx._dtype_name}")
+    if idx._dtype_name != "int32":
+        idx = idx.astype("int32")
+    if idx.device != device:
+        idx = idx._copy_to(device)
+    return idx
+
+
+def _check_gather_shapes(fn, data, ax, index):
+    if index.ndim != data.ndim:
+        raise ValueError(
+            f"{fn}: index of shape {index.shape} must have the rank of the input {data.shape}"
+        )
+    for d in range(data.ndim):
+        if d != ax and index.shape[d] > data.shape[d]:
+            raise ValueError(
+                f"{fn}: index shape {index.shape} exceeds input shape {data.shape} on axis {d}"
+            )
+
+
+def gather(inp, axis, index):
+    """Picks values along ``axis`` by ``index``: ``out[i][j] = inp[index[i][j]][j]`` for axis 0.
+
+    Args:
+        inp: input tensor.
+        axis: the axis to index along.
+        index: an integer tensor of ``inp``'s rank; its values lie in [0, inp.shape[axis]).
+
+    Returns:
+        a Tensor of ``index``'s shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.gather([[1, 2], [3, 4]], 1, [[1], [0]]).numpy().tolist()
+        [[2], [3]]
+    """
+    x = as_tensor(inp)
+    ax = _axis("gather", axis, max(x.ndim, 1))
+    idx = _index_tensor("gather", index, x.device)
+    _check_gather_shapes("gather", x, ax, idx)
+    return _apply(cached_op(builtin.Gather, axis=ax), x, idx)[0]
+
+
+def scatter(inp, axis, index, source):
+    """A copy of ``inp`` with ``source`` written at ``index`` along ``axis``:
+    ``out[index[i][j]][j] = source[i][j]`` for axis 0.
+
+    Args:
+        inp: input tensor.
+        axis: the axis to index along.
+        index: an integer tensor of ``inp``'s rank; its values lie in [0, inp.shape[axis]).
+        source: values to write, of ``index``'s shape (converted to ``inp``'s dtype).
+
+    Returns:
+        a Tensor of ``inp``'s shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.scatter(F.zeros((2, 2)), 0, [[1, 0]], [[5.0, 6.0]]).numpy().tolist()
+        [[0.0, 6.0], [5.0, 0.0]]
+    """
+    x = as_tensor(inp)
+    ax = _axis("scatter", axis, max(x.ndim, 1))
+    idx = _index_tensor("scatter", index, x.device)
+    src = as_tensor(source, device=x.device)
+    if src._dtype_name != x._dtype_name:
+        src = src.astype(x._dtype_name)
+    _check_gather_shapes("scatter", x, ax, idx)
+    if src.shape != idx.shape:
+        raise ValueError(f"scatter: source shape {src.shape} differs from index shape {idx.shape}")
+    return _apply(cached_op(builtin.Scatter, axis=ax, mode="SET"), x, idx, src)[0]
+
+
+def copy(inp, device=None):
+    """A copy of ``inp``, on ``device`` if given.
+
+    A copy on the same device is recorded by autograd; a copy to another device is not (the
+    runtime has no differentiable cross-device op yet), so no gradient flows back through it.
+
+    Args:
+        inp: input tensor.
+        device: where the copy lives; ``inp``'s device when None.
+
+    Returns:
+        a new Tensor with ``inp``'s values.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.copy([1, 2], "cpu1").device
+        'cpu1'
+    """
+    x = as_tensor(inp)
+    if device is None or _device(device) == x.device:
+        return _relayout(x)
+    return x._copy_to(_device(device))
+
+
+def cumsum(inp, axis):
+    """Running sum along ``axis`` (bool inputs count as int32).
+
+    Args:
+        inp: input tensor.
+        axis: the axis to scan.
+
+    Returns:
+        a Tensor of ``inp``'s shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.cumsum([[1, 2, 3], [4, 5, 6]], axis=1).numpy().tolist()
+        [[1, 3, 6], [4, 9, 15]]
+    """
+    x = as_tensor(inp)
+    if x._dtype_name == "bool":
+        x = x.astype("int32")
+    if x.ndim == 0:
+        _axis("cumsum", axis, 1)
+        return _relayout(x)
+    ax = _axis("cumsum", axis, x.ndim)
+    return _apply(cached_op(builtin.Cumsum, axis=ax, exclusive=False, reverse=False), x)[0]
+
+
+def meshgrid(*inputs, indexing="xy"):
+    """Coordinate grids from 1-D coordinate vectors (as ``numpy.meshgrid``).
+
+    Args:
+        inputs: 1-D tensors.
+        indexing: ``"xy"`` (Cartesian: the first two output axes swapped) or ``"ij"`` (matrix).
+
+    Returns:
+        a list of Tensors, one per input, all of the grid's shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> x, y = F.meshgrid([1, 2, 3], [4, 5])
+        >>> x.numpy().tolist(), y.numpy().tolist()
+        ([[1, 2, 3], [1, 2, 3]], [[4, 4, 4], [5, 5, 5]])
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xs = [as_tensor(x) for x in inputs]
+    for x in xs:
+        if x.ndim != 1:
+            raise ValueError(f"meshgrid: inputs must be 1-D, got shape {x.shape}")
+    n = len(xs)
+    shape = [x.shape[0] for x in xs]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for k, x in enumerate(xs):
+        pos = k
+        if indexing == "xy" and n >= 2 and k < 2:
+            pos = 1 - k
+        view = [1] * n
+        view[pos] = x.shape[0]
+        out.append(broadcast_to(_reshape(x, tuple(view)), tuple(shape)))
+    return out
+
+
+def repeat(inp, repeats, axis=None):
+    """Repeats each element ``repeats`` times along ``axis``.
+
+    Args:
+        inp: input tensor.
+        repeats: number of repetitions of each element, >= 0.
+        axis: the axis to repeat along; the input is flattened first when None.
+
+    Returns:
+        the repeated Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.repeat([[1, 2], [3, 4]], 2, axis=1).numpy().tolist()
+        [[1, 1, 2, 2], [3, 3, 4, 4]]
+    """
+    x = as_tensor(inp)
+    if not isinstance(repeats, (int, np.integer)):
+        raise TypeError(f"repeat: repeats must be an int, got {type(repeats).__name__}")
+    repeats = int(repeats)
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be >= 0, got {repeats}")
+    if axis is None:
+        x, ax = _reshape(x, (-1,)) if x.ndim != 1 else x, 0
+    else:
+        ax = _axis("repeat", axis, x.ndim)
+    shape = x.shape
+    y = _apply(cached_op(builtin.AddAxis, axis=(ax + 1,)), x)[0]
+    y = broadcast_to(y, shape[: ax + 1] + (repeats,) + shape[ax + 1 :])
+    return _reshape(y, shape[:ax] + (shape[ax] * repeats,) + shape[ax + 1 :])
+
+
+def tile(inp, reps):
+    """Repeats the whole tensor ``reps[i]`` times along axis i (as ``numpy.tile``).
+
+    Args:
+        inp: input tensor.
+        reps: an int or a sequence of ints, >= 0; the shorter of ``reps`` and the shape is
+            padded with leading 1s.
+
+    Returns:
+        the tiled Tensor.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.tile([[1, 2]], (2, 2)).numpy().tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    x = as_tensor(inp)
+    reps = _shape_arg("tile", reps)
+    nd = max(x.ndim, len(reps))
+    shape = (1,) * (nd - x.ndim) + x.shape
+    reps = (1,) * (nd - len(reps)) + reps
+    inter = tuple(v for pair in zip([1] * nd, shape) for v in pair)
+    target = tuple(v for pair in zip(reps, shape) for v in pair)
+    y = broadcast_to(_reshape(x, inter), target)
+    return _reshape(y, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def roll(inp, shift, axis=None):
+    """Rolls elements along axes: element i moves to i + shift (wrapping around).
+
+    Args:
+        inp: input tensor.
+        shift: an int or a sequence of ints, one per axis.
+        axis: an int or a sequence of ints; the flattened input is rolled when None.
+
+    Returns:
+        a Tensor of ``inp``'s shape.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.roll([1, 2, 3, 4], 1).numpy().tolist()
+        [4, 1, 2, 3]
+        >>> F.roll([[1, 2], [3, 4]], -1, axis=1).numpy().tolist()
+        [[2, 1], [4, 3]]
+    """
+    x = as_tensor(inp)
+    shape = x.shape
+    if axis is None:
+        out = roll(_reshape(x, (-1,)), shift, 0)
+        return _reshape(out, shape)
+    shifts = list(shift) if isinstance(shift, (tuple, list)) else [shift]
+    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts given for {len(axes)} axes")
+    out = x
+    for s, a in zip(shifts, axes):
+        ax = _axis("roll", a, max(x.ndim, 1))
+        n = shape[ax] if x.ndim else 1
+        if n == 0 or int(s) % n == 0:
+            continue
+        k = int(s) % n
+        head, tail = _split_sizes(out, ax, [n - k, k])
+        out = _apply(cached_op(builtin.Concat, axis=ax), tail, head)[0]
+    return out if out is not x else _relayout(x)

@@ -1,0 +1,255 @@
+"""megengine.functional.math (sorting, products, norms, moments) against NumPy: values on random
+inputs and edge shapes, gradients against finite differences, and the errors bad input raises."""
+
+import numpy as np
+import pytest
+
+import megengine as mge
+import megengine.functional as F
+
+from .test_tensor import check_grad
+
+rng = np.random.default_rng(1)
+
+
+def randn(*shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def close(t, ref, rtol=1e-5, atol=1e-5):
+    got = t.numpy()
+    ref = np.asarray(ref)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------- moments
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_match_numpy(name):
+    a = randn(3, 4, 5)
+    ref = getattr(np, name)
+    f = getattr(F, name)
+    for axis in [None, 0, -1, (0, 2)]:
+        for keepdims in [False, True]:
+            close(f(a, axis, keepdims), ref(a, axis=axis, keepdims=keepdims))
+    close(f(mge.Tensor(a).T, 1), ref(a.T, axis=1))
+    close(f(mge.Tensor(2.0)), np.float32(0.0))
+    i = f(np.arange(4, dtype=np.int32))
+    assert i.dtype == np.float32
+    close(i, ref(np.arange(4)))
+    assert np.isnan(f(np.zeros((0, 3), np.float32), 0).numpy()).all()
+    with pytest.raises(ValueError, match="axis 3 is out of range"):
+        f(a, 3)
+
+
+def test_var_std_grad():
+    check_grad(lambda x: F.var(x, 1), randn(3, 4))
+    check_grad(lambda x: F.std(x, axis=0, keepdims=True), randn(3, 4))
+    check_grad(F.std, randn(5))
+
+
+# ---------------------------------------------------------------- norms
+
+
+@pytest.mark.parametrize("ord", [None, 1, 2, 3, 0.5, 0, np.inf, -np.inf])
+def test_norm_matches_numpy(ord):
+    a = randn(3, 4)
+    a[0, 1] = 0.0
+    for axis in [0, 1, -1]:
+        for keepdims in [False, True]:
+            ref = np.linalg.norm(a, ord=ord, axis=axis, keepdims=keepdims)
+            close(F.norm(a, ord, axis, keepdims), ref)
+    close(F.norm(mge.Tensor(a).T, ord, 0), np.linalg.norm(a.T, ord=ord, axis=0))
+    flat = np.linalg.norm(a.reshape(-1), ord=ord)
+    close(F.norm(a, ord), flat)
+    close(F.norm(a, ord, keepdims=True), np.full((1, 1), flat))
+
+
+def test_norm_edges_and_errors():
+    close(F.norm([3, 4]), np.float32(5.0))  # integers are normed as float32
+    close(F.norm(mge.Tensor(-2.0)), np.float32(2.0))
+    close(F.norm([3.0, 4.0], ord=np.int64(1)), np.float32(7.0))
+    close(F.norm(np.zeros((0, 3), np.float32), axis=0), np.zeros(3))
+    with pytest.raises(TypeError, match=r"norm: axis must be an int or None, got \(0, 1\)"):
+        F.norm(randn(2, 2), axis=(0, 1))
+    with pytest.raises(ValueError, match="axis 2 is out of range"):
+        F.norm(randn(2, 2), axis=2)
+    with pytest.raises(TypeError, match="norm: ord must be a number, got 'fro'"):
+        F.norm(randn(2, 2), ord="fro", axis=0)
+
+
+def test_norm_normalize_grad():
+    a = randn(3, 4) + np.sign(randn(3, 4)) * 0.3  # keep |x| away from 0 for ord 1 and 3
+    check_grad(lambda x: F.norm(x, axis=1), a)
+    check_grad(lambda x: F.norm(x, 1, 0), a)
+    check_grad(lambda x: F.norm(x, 3, 1), a, rtol=3e-2)
+    check_grad(F.norm, a)
+    check_grad(lambda x: F.normalize(x, axis=1), a)
+    check_grad(F.normalize, a)
+
+
+def test_normalize():
+    a = randn(3, 4)
+    for axis in [0, 1]:
+        ref = a / np.maximum(np.linalg.norm(a, axis=axis, keepdims=True), 1e-12)
+        close(F.normalize(a, axis=axis), ref)
+    close(F.normalize(a), a / np.linalg.norm(a))
+    close(F.normalize(a, ord=1, axis=1), a / np.abs(a).sum(1, keepdims=True))
+    close(F.normalize(mge.Tensor(a).T, axis=0), a.T / np.linalg.norm(a.T, axis=0))
+    close(F.normalize(np.zeros((2, 2), np.float32), axis=1), np.zeros((2, 2)))
+    close(F.normalize([[3.0, 4.0]], axis=1, eps=10.0), [[0.3, 0.4]])
+
+
+# ---------------------------------------------------------------- sorting
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (1,), (0,), (2, 0)])
+def test_sort_argsort_match_numpy(shape):
+    a = randn(*shape)
+    for descending in [False, True]:
+        v, i = F.sort(a, descending)
+        ref_i = np.argsort(-a if descending else a, axis=-1, kind="stable")
+        close(v, np.take_along_axis(a, ref_i, -1))
+        np.testing.assert_array_equal(i.numpy(), ref_i)
+        assert i.dtype == np.int32
+        np.testing.assert_array_equal(F.argsort(a, descending).numpy(), ref_i)
+
+
+def test_sort_ties_nan_ints_and_views():
+    a = np.array([[2.0, np.nan, 1.0, 2.0]], np.float32)
+    v, i = F.sort(a)
+    np.testing.assert_array_equal(i.numpy(), [[2, 0, 3, 1]])  # stable, NaN largest
+    assert np.isnan(v.numpy()[0, 3])
+    assert F.argsort(a, descending=True).numpy().tolist() == [[1, 0, 3, 2]]
+    k = F.sort(np.array([3, -1, 2], np.int32))[0]
+    assert k.dtype == np.int32 and k.numpy().tolist() == [-1, 2, 3]
+    b = randn(4, 3)
+    np.testing.assert_array_equal(
+        F.argsort(mge.Tensor(b).T).numpy(), np.argsort(b.T, -1, kind="stable")
+    )
+    with pytest.raises(ValueError, match=r"sort: input must have at least one dim, got shape \(\)"):
+        F.sort(mge.Tensor(1.0))
+    with pytest.raises(TypeError, match="argsort: cannot sort a bool tensor"):
+        F.argsort([True, False])
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+@pytest.mark.parametrize("descending", [False, True])
+def test_topk_matches_numpy(k, descending):
+    a = randn(4, 5)
+    order = np.argsort(-a if descending else a, axis=-1, kind="stable")[:, :k]
+    v, i = F.topk(a, k, descending=descending)
+    np.testing.assert_array_equal(i.numpy(), order)
+    close(v, np.take_along_axis(a, order, -1))
+    kth, kth_i = F.topk(a, k, descending=descending, kth_only=True)
+    close(kth, np.take_along_axis(a, order[:, -1:], -1)[:, 0])
+    np.testing.assert_array_equal(kth_i.numpy(), order[:, -1])
+    assert kth_i.dtype == np.int32
+    v, i = F.topk(a, k, descending=descending, no_sort=True)
+    np.testing.assert_array_equal(np.sort(i.numpy(), -1), np.sort(order, -1))
+    close(v, np.take_along_axis(a, i.numpy(), -1))
+    v, i = F.topk(mge.Tensor(a).T, 2, descending)
+    ref = np.argsort(-a.T if descending else a.T, axis=-1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(i.numpy(), ref)
+
+
+def test_topk_1d_ties():
+    a = np.array([2.0, 1.0, 2.0, 0.0], np.float32)
+    v, i = F.topk(a, 3, descending=True)
+    assert v.numpy().tolist() == [2.0, 2.0, 1.0] and i.numpy().tolist() == [0, 2, 1]
+    v, i = F.topk(a, 2, descending=True, kth_only=True)
+    assert v.shape == () and v.item() == 2.0 and i.item() == 2
+
+
+def test_topk_errors():
+    a = randn(2, 3)
+    with pytest.raises(ValueError, match=r"topk: k=4 is out of range \[1, 3\] for input of shape"):
+        F.topk(a, 4)
+    with pytest.raises(ValueError, match="topk: k=0"):
+        F.topk(a, 0)
+    with pytest.raises(ValueError, match="topk: input must have at least one dim"):
+        F.topk(mge.Tensor(1.0), 1)
+
+
+def test_sort_topk_grad():
+    a = rng.permutation(12).reshape(3, 4).astype(np.float32)  # distinct values: no ties
+    check_grad(lambda x: F.sort(x)[0], a)
+    check_grad(lambda x: F.sort(x, descending=True)[0], a)
+    check_grad(lambda x: F.topk(x, 2)[0], a)
+    check_grad(lambda x: F.topk(x, 3, descending=True)[0], a)
+    check_grad(lambda x: F.topk(x, 2, kth_only=True)[0], a)
+
+
+# ---------------------------------------------------------------- products
+
+
+def test_dot():
+    a, b = randn(5), randn(5)
+    close(F.dot(a, b), np.dot(a, b))
+    close(F.dot(a, 2.0), np.float32(2 * a.sum()))
+    close(F.dot(mge.Tensor(3.0), mge.Tensor(2.0)), np.float32(6.0))
+    close(F.dot(np.zeros(0, np.float32), np.zeros(0, np.float32)), np.float32(0.0))
+    m = randn(5, 2)
+    close(F.dot(mge.Tensor(m).T[0], b), np.dot(m.T[0], b))
+    i = F.dot(np.array([1, 2], np.int32), np.array([3, 4], np.int32))
+    assert i.dtype == np.int32 and i.item() == 11
+    assert F.dot([1, 2], [0.5, 0.5]).item() == 1.5  # promoted to float32
+    with pytest.raises(ValueError, match=r"dot: lengths differ, got shapes \(5,\) and \(4,\)"):
+        F.dot(a, randn(4))
+    with pytest.raises(ValueError, match=r"dot: inputs must be 1-D or 0-d, got shapes \(5, 2\)"):
+        F.dot(m, a)
+    check_grad(F.dot, a, b)
+    check_grad(lambda x: F.dot(x, 3.0), a)
+
+
+_NP_2D_CROSS = "ignore:Arrays of 2-dimensional vectors:DeprecationWarning"
+
+
+@pytest.mark.filterwarnings(_NP_2D_CROSS)
+@pytest.mark.parametrize(
+    "sa,sb", [((3,), (3,)), ((4, 3), (4, 3)), ((4, 3), (3,)), ((2, 1, 3), (5, 3)), ((4, 2), (4, 3))]
+)
+def test_cross_matches_numpy(sa, sb):
+    a, b = randn(*sa), randn(*sb)
+    close(F.cross(a, b), np.cross(a, b))
+    close(F.cross(b, a), np.cross(b, a))
+
+
+@pytest.mark.filterwarnings(_NP_2D_CROSS)
+def test_cross_axes_2d_and_errors():
+    a, b = randn(3, 4), randn(4, 3)
+    close(F.cross(a, b, axisa=0), np.cross(a, b, axisa=0))
+    close(F.cross(a, b, axisa=0, axisc=0), np.cross(a, b, axisa=0, axisc=0))
+    close(F.cross(a, b.T, axis=0), np.cross(a, b.T, axis=0))
+    close(F.cross(mge.Tensor(b).T, a, axisa=0, axisb=0), np.cross(b.T, a, axisa=0, axisb=0))
+    c, d = randn(5, 2), randn(5, 2)
+    close(F.cross(c, d), np.cross(c, d))  # only z: one value per pair
+    n = F.cross(np.array([1, 0, 0], np.int32), np.array([0, 1, 0], np.int32))
+    assert n.dtype == np.int32 and n.numpy().tolist() == [0, 0, 1]
+    with pytest.raises(
+        ValueError, match=r"cross: vectors must have 2 or 3 components, got shapes \(4,\)"
+    ):
+        F.cross(randn(4), randn(3))
+    with pytest.raises(ValueError, match="cross: axis 2 is out of range for a of shape"):
+        F.cross(a, b, axisa=2)
+    with pytest.raises(ValueError, match="cross: axisc 2 is out of range"):
+        F.cross(b, b, axisc=2)
+    check_grad(F.cross, randn(4, 3), randn(4, 3))
+    check_grad(lambda x, y: F.cross(x, y, axisa=0), a, randn(4, 2))
+
+
+# ---------------------------------------------------------------- classification
+
+
+def test_isnan_isinf_sign():
+    a = np.array([1.0, np.nan, -np.inf, np.inf, 0.0, -2.0], np.float32)
+    np.testing.assert_array_equal(F.isnan(a).numpy(), np.isnan(a))
+    np.testing.assert_array_equal(F.isinf(a).numpy(), np.isinf(a))
+    np.testing.assert_array_equal(F.sign(a).numpy(), np.sign(a))
+    np.testing.assert_array_equal(F.math.isnan(np.arange(3, dtype=np.int32)).numpy(), [0, 0, 0])
+    b = randn(2, 3)
+    np.testing.assert_array_equal(F.sign(mge.Tensor(b).T).numpy(), np.sign(b.T))
+    assert F.isinf(mge.Tensor(np.inf)).item() is True
+    assert F.sign(np.array([-3, 0, 4], np.int32)).numpy().tolist() == [-1, 0, 1]
