@@ -753,3 +753,43 @@ def test_interpolate_nearest_linear_scale_and_errors():
     with pytest.raises(ValueError, match="interpolate: mode 'bilinear' needs a 4-dim"):
         F.interpolate(x1, size=3)
     check_grad(lambda a: F.interpolate(a, size=(3, 4)), [randn(1, 1, 2, 3)])
+
+
+def test_conv_grads_grouped_dilated_1d_3d():
+    check_grad(
+        lambda x, w: F.conv2d(x, w, padding=(1, 0), dilation=(1, 2), groups=2),
+        [randn(1, 4, 4, 5), randn(2, 1, 2, 2, 2)],
+        wrt=(0, 1),
+        op="ConvolutionForward",
+    )
+    check_grad(
+        lambda x, w, b: F.conv1d(x, w, b, stride=2),
+        [randn(2, 2, 7), randn(3, 2, 3), randn(1, 3, 1)],
+        wrt=(0, 1, 2),
+        op="ConvolutionForward",
+    )
+    check_grad(
+        lambda x, w: F.conv3d(x, w, padding=1),
+        [randn(1, 1, 3, 3, 2), randn(2, 1, 2, 2, 2)],
+        wrt=(0, 1),
+        op="ConvolutionForward",
+    )
+    check_grad(
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        [randn(1, 2, 3, 2), randn(2, 3, 3, 3)],
+        wrt=(0, 1),
+        op="ConvolutionBackwardData",
+    )
+
+
+def test_batch_norm_training_under_grad_manager_updates_stats():
+    x = mge.Parameter(randn(4, 2, 3))
+    rm, rv = mge.Tensor(np.zeros(2, np.float32)), mge.Tensor(np.ones(2, np.float32))
+    gm = GradManager().attach(x)
+    with gm:
+        out = F.batch_norm(x, rm, rv, training=True)
+        gm.backward((out * mge.Tensor(randn(4, 2, 3))).sum())
+    assert x.grad is not None and x.grad.shape == (4, 2, 3)
+    # the gradient of a normalised output sums to zero over each channel
+    np.testing.assert_allclose(x.grad.numpy().sum(axis=(0, 2)), 0, atol=1e-4)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * x.numpy().mean(axis=(0, 2)), rtol=1e-5, atol=1e-6)
