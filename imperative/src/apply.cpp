@@ -12,4 +12,12 @@ std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs) {
     return outputs;
 }
 
+std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
+                          std::span<const dnn::TensorShape> output_shapes) {
+    std::vector<Tensor> outputs = op.run_with_shapes(inputs, output_shapes);
+    if (GradKey::any_active())
+        GradKey::record(op, inputs, outputs);
+    return outputs;
+}
+
 }  // namespace neomeg::imperative

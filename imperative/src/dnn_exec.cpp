@@ -57,7 +57,8 @@ std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const Tensor> inputs,
 }  // namespace
 
 std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
-                               std::span<const Tensor> inputs) {
+                               std::span<const Tensor> inputs,
+                               std::span<const dnn::TensorShape> shapes) {
     CompNode cn = inputs[0].comp_node();
     ScratchArray<dnn::TensorLayout> in_layouts(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -69,6 +70,12 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
         in_layouts[i] = inputs[i].layout();
     }
     ScratchArray<dnn::TensorLayout> out_layouts(dop.num_outputs());
+    if (!shapes.empty()) {
+        NM_THROW_IF(shapes.size() != dop.num_outputs(), ParamError, def.to_string(), ": ",
+                    dop.num_outputs(), " output shapes needed, got ", shapes.size());
+        for (size_t i = 0; i < shapes.size(); ++i)
+            static_cast<dnn::TensorShape&>(out_layouts[i]) = shapes[i];
+    }
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
     return exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
 }

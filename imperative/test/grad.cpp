@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "grad_check.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"
@@ -11,29 +12,9 @@
 using namespace neomeg;
 using namespace neomeg::imperative;
 namespace dnn = neomeg::dnn;
-using Mode = dnn::param::Elemwise::Mode;
+using namespace neomeg::imperative::grad_check;
 
 namespace {
-
-CompNode cpu() {
-    return CompNode::load("cpu0");
-}
-
-Tensor make(const std::vector<float>& v, const dnn::TensorShape& shape) {
-    return Tensor::from_host(v.data(), shape, dnn::dtype::Float32, cpu());
-}
-
-std::vector<float> values(const Tensor& t) {
-    std::vector<float> v(t.shape().total_nr_elems());
-    t.to_host(v.data());
-    return v;
-}
-
-Tensor ew(Mode m, std::vector<Tensor> in) {
-    dnn::param::Elemwise p;
-    p.mode = m;
-    return imperative::apply(ops::Elemwise(p), in)[0];
-}
 
 Tensor grad_of(GradKey& key, const Tensor& y, const Tensor& x) {
     std::vector<Tensor> ys{y}, wrt{x};
@@ -158,8 +139,12 @@ TEST(Grad, MatrixMulAllTransposesAgainstFiniteDifferences) {
             key->deactivate();
             std::vector<Tensor> ys{c}, wrt{a, b};
             auto g = key->backward(ys, {}, wrt);
-            expect_near(values(g[0]), numeric_grad([&](const Tensor& t) { return run(t, make(bv, bs)); }, av, as), 1e-3f);
-            expect_near(values(g[1]), numeric_grad([&](const Tensor& t) { return run(make(av, as), t); }, bv, bs), 1e-3f);
+            expect_near(values(g[0]),
+                        numeric_grad([&](const Tensor& t) { return run(t, make(bv, bs)); }, av, as),
+                        1e-3f);
+            expect_near(values(g[1]),
+                        numeric_grad([&](const Tensor& t) { return run(make(av, as), t); }, bv, bs),
+                        1e-3f);
         }
 }
 

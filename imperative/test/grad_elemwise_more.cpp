@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "grad_check.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"
@@ -14,156 +15,10 @@
 using namespace neomeg;
 using namespace neomeg::imperative;
 namespace dnn = neomeg::dnn;
-using Mode = dnn::param::Elemwise::Mode;
+
+using namespace neomeg::imperative::grad_check;
 
 namespace {
-
-CompNode cpu() {
-    return CompNode::load("cpu0");
-}
-
-Tensor make(const std::vector<float>& v, const dnn::TensorShape& shape) {
-    return Tensor::from_host(v.data(), shape, dnn::dtype::Float32, cpu());
-}
-
-[[maybe_unused]] Tensor make_i32(const std::vector<int32_t>& v, const dnn::TensorShape& shape) {
-    return Tensor::from_host(v.data(), shape, dnn::dtype::Int32, cpu());
-}
-
-std::vector<float> values(const Tensor& t) {
-    std::vector<float> v(t.shape().total_nr_elems());
-    t.to_host(v.data());
-    return v;
-}
-
-Tensor ew(Mode m, std::vector<Tensor> in) {
-    dnn::param::Elemwise p;
-    p.mode = m;
-    return imperative::apply(ops::Elemwise(p), in)[0];
-}
-
-template <class Op>
-std::vector<Tensor> run(const typename Op::Param& p, std::vector<Tensor> in) {
-    return imperative::apply(Op(p), in);
-}
-
-// A float input of the function under test.
-struct In {
-    std::vector<float> v;
-    dnn::TensorShape shape;
-};
-
-using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-
-// Fixed, uneven weights for output element i, so that sum(w * f) tells elements apart.
-float weight(size_t out, size_t i) {
-    return 0.5f + static_cast<float>((i * 37 + out * 11) % 13) / 8.f;
-}
-
-std::vector<Tensor> weights_like(const std::vector<Tensor>& ys) {
-    std::vector<Tensor> w;
-    for (size_t k = 0; k < ys.size(); ++k) {
-        std::vector<float> v(ys[k].shape().total_nr_elems());
-        for (size_t i = 0; i < v.size(); ++i)
-            v[i] = weight(k, i);
-        w.push_back(make(v, ys[k].shape()));
-    }
-    return w;
-}
-
-double weighted_sum(const std::vector<Tensor>& ys) {
-    double s = 0;
-    for (size_t k = 0; k < ys.size(); ++k) {
-        auto v = values(ys[k]);
-        for (size_t i = 0; i < v.size(); ++i)
-            s += static_cast<double>(weight(k, i)) * v[i];
-    }
-    return s;
-}
-
-std::vector<Tensor> make_all(const std::vector<In>& ins) {
-    std::vector<Tensor> xs;
-    for (auto& in : ins)
-        xs.push_back(make(in.v, in.shape));
-    return xs;
-}
-
-// Gradients of sum(w * f(xs)) by the tape; invalid where no gradient flows.
-std::vector<Tensor> tape_grads(const Fn& f, std::vector<Tensor> xs) {
-    auto key = GradKey::make();
-    for (auto& x : xs)
-        key->attach(x);
-    key->activate();
-    auto ys = f(xs);
-    key->deactivate();
-    return key->backward(ys, weights_like(ys), xs);
-}
-
-// Central differences of sum(w * f(xs)) w.r.t. input k.
-std::vector<float> numeric(const Fn& f, std::vector<In> ins, size_t k, float h) {
-    std::vector<float> g(ins[k].v.size());
-    for (size_t i = 0; i < g.size(); ++i) {
-        float orig = ins[k].v[i];
-        ins[k].v[i] = orig + h;
-        double plus = weighted_sum(f(make_all(ins)));
-        ins[k].v[i] = orig - h;
-        double minus = weighted_sum(f(make_all(ins)));
-        ins[k].v[i] = orig;
-        g[i] = static_cast<float>((plus - minus) / (2 * h));
-    }
-    return g;
-}
-
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float tol,
-                  const std::string& what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    for (size_t i = 0; i < got.size(); ++i)
-        EXPECT_NEAR(got[i], want[i], tol * std::max(1.f, std::abs(want[i])))
-                << what << ", element " << i;
-}
-
-// Every input's tape gradient against central differences (a zero expected gradient may also
-// come back as no gradient at all).
-void check_grad(const Fn& f, const std::vector<In>& ins, float tol = 1e-2f, float h = 1e-2f,
-                const std::string& what = "") {
-    auto g = tape_grads(f, make_all(ins));
-    for (size_t k = 0; k < ins.size(); ++k) {
-        auto want = numeric(f, ins, k, h);
-        std::vector<float> got = g[k].valid() ? values(g[k]) : std::vector<float>(want.size(), 0.f);
-        if (g[k].valid()) {
-            EXPECT_TRUE(g[k].shape().eq_shape(ins[k].shape)) << what << " input " << k;
-        }
-        expect_close(got, want, tol, what + " input " + std::to_string(k));
-    }
-}
-
-// Second order: the tape's gradient of sum(v * df/dx_k) against central differences of the
-// (first-order, tape-computed) df/dx_k, for every input.
-void check_second(const Fn& f, const std::vector<In>& ins, float tol = 2e-2f, float h = 1e-2f,
-                  const std::string& what = "") {
-    for (size_t k = 0; k < ins.size(); ++k) {
-        Fn first = [&, k](const std::vector<Tensor>& xs) {
-            return std::vector<Tensor>{tape_grads(f, xs)[k]};
-        };
-        auto outer = GradKey::make();
-        auto xs = make_all(ins);
-        for (auto& x : xs)
-            outer->attach(x);
-        outer->activate();
-        auto d = first(xs);
-        outer->deactivate();
-        if (!d[0].valid())
-            continue;  // f is flat in x_k: check_grad has seen that the first derivative is 0
-        auto g2 = outer->backward(d, weights_like(d), xs);
-        for (size_t j = 0; j < ins.size(); ++j) {
-            auto want = numeric(first, ins, j, h);
-            std::vector<float> got =
-                    g2[j].valid() ? values(g2[j]) : std::vector<float>(want.size(), 0.f);
-            expect_close(got, want, tol,
-                         what + " d2/dx" + std::to_string(j) + "dx" + std::to_string(k));
-        }
-    }
-}
 
 Fn unary(Mode m) {
     return [m](const std::vector<Tensor>& x) { return std::vector<Tensor>{ew(m, {x[0]})}; };

@@ -6,7 +6,11 @@
 
 import importlib
 
+from . import optimizer as optimizer
+from . import random as random
 from .core._imperative_rt import is_cuda_available
+from .serialization import load as load
+from .serialization import save as save
 from .tensor import Parameter, Tensor, tensor
 
 __all__ = ["Parameter", "Tensor", "is_cuda_available", "tensor"]

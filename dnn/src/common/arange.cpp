@@ -7,9 +7,10 @@ namespace neomeg::dnn {
 void Arange::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     TensorLayout& dst = outputs[0];
-    require(dst.ndim == 1, "dst must be 1-D, got shape ", dst.TensorShape::to_string());
+    NM_REQUIRE(ShapeError, dst.ndim == 1, "dst must be 1-D, got shape ",
+               dst.TensorShape::to_string());
     DType dt(m_param.dtype);
-    require<DTypeError>(!dt.is_bool(), "dtype bool is not supported (float or integer only)");
+    NM_REQUIRE(DTypeError, !dt.is_bool(), "dtype bool is not supported (float or integer only)");
     dst.dtype = dt;
     dst.init_contiguous_stride();
 }

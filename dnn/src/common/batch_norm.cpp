@@ -25,18 +25,19 @@ bool is_channel_shape(const TensorShape& p, const TensorShape& src) {
 DType check_inputs(const OperatorBase& op, const TensorLayout& src,
                    std::span<const TensorLayout> per_channel, const char* const* names) {
     check_float(op, src, "src");
-    check(op, src.ndim >= 2, "src ", src.to_string(), " needs at least 2 axes (N, C, ...)");
+    NM_OP_REQUIRE(op, ShapeError, src.ndim >= 2, "src ", src.to_string(),
+                  " needs at least 2 axes (N, C, ...)");
     const TensorLayout& first = per_channel[0];
     check_float(op, first, names[0]);
-    check<DTypeError>(op, first.dtype == dtype::Float32 || first.dtype == src.dtype, names[0], " ",
-                      first.to_string(), " is neither float32 nor src's dtype (src ",
-                      src.to_string(), ")");
+    NM_OP_REQUIRE(op, DTypeError, first.dtype == dtype::Float32 || first.dtype == src.dtype,
+                  names[0], " ", first.to_string(), " is neither float32 nor src's dtype (src ",
+                  src.to_string(), ")");
     for (size_t i = 0; i < per_channel.size(); ++i) {
         const TensorLayout& p = per_channel[i];
-        check(op, is_channel_shape(p, src), names[i], " ", p.to_string(),
-              " is not {C} or {1, C, 1, ...} for src ", src.to_string());
-        check(op, p.eq_shape(first), names[i], " ", p.to_string(), " and ", names[0], " ",
-              first.to_string(), " differ in shape");
+        NM_OP_REQUIRE(op, ShapeError, is_channel_shape(p, src), names[i], " ", p.to_string(),
+                      " is not {C} or {1, C, 1, ...} for src ", src.to_string());
+        NM_OP_REQUIRE(op, ShapeError, p.eq_shape(first), names[i], " ", p.to_string(), " and ",
+                      names[0], " ", first.to_string(), " differ in shape");
         check_same_dtype(op, p, names[i], first, names[0]);
     }
     return first.dtype;
@@ -50,14 +51,15 @@ void BatchNormForward::deduce_layout(std::span<const TensorLayout> inputs,
     static constexpr const char* names[] = {"scale", "bias", "running_mean", "running_var"};
     const TensorLayout& src = inputs[0];
     DType stat = check_inputs(*this, src, inputs.subspan(1), names);
-    require<ParamError>(m_param.epsilon >= 0, "epsilon ", m_param.epsilon, " is negative");
-    require<ParamError>(m_param.momentum >= 0 && m_param.momentum <= 1, "momentum ",
-                        m_param.momentum, " is outside [0, 1]");
+    NM_REQUIRE(ParamError, m_param.epsilon >= 0, "epsilon ", m_param.epsilon, " is negative");
+    NM_REQUIRE(ParamError, m_param.momentum >= 0 && m_param.momentum <= 1, "momentum ",
+               m_param.momentum, " is outside [0, 1]");
     if (m_param.fwd_mode == Param::FwdMode::TRAINING) {
         // The running variance uses the unbiased batch variance, undefined for one value.
         size_t per_channel = src[1] ? src.total_nr_elems() / src[1] : 0;
-        require(per_channel != 1, "training needs more than one value per channel, src ",
-                src.to_string(), " has one");
+        NM_REQUIRE(ShapeError, per_channel != 1,
+                   "training needs more than one value per channel, src ", src.to_string(),
+                   " has one");
     }
     outputs[0] = TensorLayout(src, src.dtype);
     for (size_t i = 1; i < 5; ++i)

@@ -7,8 +7,8 @@ namespace neomeg::dnn {
 void CheckNonFinite::deduce_layout(std::span<const TensorLayout> inputs,
                                    std::span<TensorLayout> outputs) {
     for (size_t i = 0; i < inputs.size(); ++i)
-        norm_layout::check<DTypeError>(*this, inputs[i].dtype.is_float(), "input ", i, " ",
-                                       inputs[i].to_string(), " is not a float dtype");
+        NM_OP_REQUIRE(*this, DTypeError, inputs[i].dtype.is_float(), "input ", i, " ",
+                      inputs[i].to_string(), " is not a float dtype");
     outputs[0] = TensorLayout({1}, dtype::Int32);
 }
 

@@ -11,12 +11,12 @@ void CondTake::deduce_layout(std::span<const TensorLayout> inputs,
                              std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     const TensorLayout &data = inputs[0], &mask = inputs[1];
-    require<DTypeError>(mask.dtype == dtype::Bool, "mask must be bool, got ", mask.to_string());
-    require(mask.eq_shape(data), "mask ", mask.to_string(), " must have the shape of data ",
-            data.to_string());
+    NM_REQUIRE(DTypeError, mask.dtype == dtype::Bool, "mask must be bool, got ", mask.to_string());
+    NM_REQUIRE(ShapeError, mask.eq_shape(data), "mask ", mask.to_string(),
+               " must have the shape of data ", data.to_string());
     size_t capacity = data.total_nr_elems();
-    require(capacity <= static_cast<size_t>(std::numeric_limits<int32_t>::max()), "data ",
-            data.to_string(), " has more elements than int32 indices can address");
+    NM_REQUIRE(ShapeError, capacity <= static_cast<size_t>(std::numeric_limits<int32_t>::max()),
+               "data ", data.to_string(), " has more elements than int32 indices can address");
     outputs[0] = TensorLayout({capacity}, data.dtype);
     outputs[1] = TensorLayout({capacity}, dtype::Int32);
     outputs[2] = TensorLayout({1}, dtype::Int32);

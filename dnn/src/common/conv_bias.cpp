@@ -15,18 +15,18 @@ void ConvBias::deduce_layout(std::span<const TensorLayout> inputs,
         bool fits = bias.ndim == dst.ndim;
         for (size_t i = 0; fits && i < dst.ndim; ++i)
             fits = bias[i] == 1 || bias[i] == dst[i];
-        require(fits, "bias ", bias.to_string(), " does not broadcast to dst ",
-                dst.TensorShape::to_string(), " (src ", src.to_string(), ", filter ",
-                filter.to_string(), ")");
-        require<DTypeError>(bias.dtype == src.dtype, "bias dtype ", bias.dtype.name(),
-                            " differs from src's ", src.dtype.name());
+        NM_REQUIRE(ShapeError, fits, "bias ", bias.to_string(), " does not broadcast to dst ",
+                   dst.TensorShape::to_string(), " (src ", src.to_string(), ", filter ",
+                   filter.to_string(), ")");
+        NM_REQUIRE(DTypeError, bias.dtype == src.dtype, "bias dtype ", bias.dtype.name(),
+                   " differs from src's ", src.dtype.name());
     }
     if (z.ndim != 0) {
-        require(z.eq_shape(dst), "z ", z.to_string(), " must have dst's shape ",
-                dst.TensorShape::to_string(), " (src ", src.to_string(), ", filter ",
-                filter.to_string(), ")");
-        require<DTypeError>(z.dtype == src.dtype, "z dtype ", z.dtype.name(),
-                            " differs from src's ", src.dtype.name());
+        NM_REQUIRE(ShapeError, z.eq_shape(dst), "z ", z.to_string(), " must have dst's shape ",
+                   dst.TensorShape::to_string(), " (src ", src.to_string(), ", filter ",
+                   filter.to_string(), ")");
+        NM_REQUIRE(DTypeError, z.dtype == src.dtype, "z dtype ", z.dtype.name(),
+                   " differs from src's ", src.dtype.name());
     }
     outputs[0] = dst;
 }

@@ -23,12 +23,12 @@ namespace {
 void check_backward_inputs(const OperatorBase& op, const char* a_name, const TensorLayout& a,
                            const TensorLayout& diff) {
     std::string shapes = str_cat(a_name, " ", a.to_string(), ", diff ", diff.to_string());
-    op_require<ShapeError>(
-            op, diff.ndim >= 3 && diff.ndim <= 2 + kMaxConvSpatial && a.ndim == diff.ndim,
-            "diff must be (N, OC, spatial...) with 1 to 3 spatial dims and ", a_name,
-            " of the same rank; ", shapes);
-    op_require<DTypeError>(op, a.dtype.is_float() && a.dtype == diff.dtype,
-                           "dtypes must be equal and float; ", shapes);
+    NM_OP_REQUIRE(op, ShapeError,
+                  diff.ndim >= 3 && diff.ndim <= 2 + kMaxConvSpatial && a.ndim == diff.ndim,
+                  "diff must be (N, OC, spatial...) with 1 to 3 spatial dims and ", a_name,
+                  " of the same rank; ", shapes);
+    NM_OP_REQUIRE(op, DTypeError, a.dtype.is_float() && a.dtype == diff.dtype,
+                  "dtypes must be equal and float; ", shapes);
 }
 
 // The forward geometry of (src, filter) must reproduce diff.
@@ -36,9 +36,9 @@ void check_forward_gives_diff(const OperatorBase& op, const ConvGeometry& g,
                               const TensorLayout& src, const TensorLayout& filter,
                               const TensorLayout& diff) {
     TensorLayout dst = conv_dst_layout(g, diff.dtype);
-    op_require<ShapeError>(op, dst.eq_shape(diff), "forward of src ", src.to_string(),
-                           " and filter ", filter.to_string(), " gives ",
-                           dst.TensorShape::to_string(), ", not diff's ", diff.to_string());
+    NM_OP_REQUIRE(op, ShapeError, dst.eq_shape(diff), "forward of src ", src.to_string(),
+                  " and filter ", filter.to_string(), " gives ", dst.TensorShape::to_string(),
+                  ", not diff's ", diff.to_string());
 }
 
 }  // namespace
@@ -52,8 +52,8 @@ void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs
     size_t spatial = diff.ndim - 2;
     conv_check_args(*this, args, spatial);
     const std::string shapes = str_cat("filter ", filter.to_string(), ", diff ", diff.to_string());
-    require(filter[0] == diff[1], "filter has ", filter[0], " output channels, diff has ", diff[1],
-            "; ", shapes);
+    NM_REQUIRE(ShapeError, filter[0] == diff[1], "filter has ", filter[0],
+               " output channels, diff has ", diff[1], "; ", shapes);
 
     TensorLayout grad = outputs[0];
     if (grad.ndim == 0) {
@@ -65,13 +65,14 @@ void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs
             auto k = static_cast<ptrdiff_t>(filter[2 + d]);
             ptrdiff_t in = (out - 1) * args.stride[d] - 2 * args.padding[d] +
                            args.dilation[d] * (k - 1) + 1;
-            require(out >= 1 && k >= 1 && in >= 1, "no input size gives diff in spatial dim ", d,
-                    " (deduced ", in, "); ", shapes);
+            NM_REQUIRE(ShapeError, out >= 1 && k >= 1 && in >= 1,
+                       "no input size gives diff in spatial dim ", d, " (deduced ", in, "); ",
+                       shapes);
             grad[2 + d] = static_cast<size_t>(in);
         }
     }
-    require(grad.ndim == diff.ndim, "preset grad shape ", grad.TensorShape::to_string(),
-            " must have diff's rank; ", shapes);
+    NM_REQUIRE(ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
+               grad.TensorShape::to_string(), " must have diff's rank; ", shapes);
     grad = TensorLayout(grad, diff.dtype);
     ConvGeometry g = conv_forward_geometry(*this, args, grad, filter);
     check_forward_gives_diff(*this, g, grad, filter, diff);
@@ -87,8 +88,8 @@ void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inpu
     size_t spatial = diff.ndim - 2;
     conv_check_args(*this, args, spatial);
     const std::string shapes = str_cat("src ", src.to_string(), ", diff ", diff.to_string());
-    require<ParamError>(src[1] % args.group == 0, "group ", args.group,
-                        " must divide the input channels ", src[1], "; ", shapes);
+    NM_REQUIRE(ParamError, src[1] % args.group == 0, "group ", args.group,
+               " must divide the input channels ", src[1], "; ", shapes);
 
     TensorLayout grad = outputs[0];
     if (grad.ndim == 0) {
@@ -99,13 +100,13 @@ void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inpu
             auto in = static_cast<ptrdiff_t>(src[2 + d]);
             auto out = static_cast<ptrdiff_t>(diff[2 + d]);
             ptrdiff_t room = in + 2 * args.padding[d] - 1 - (out - 1) * args.stride[d];
-            require(out >= 1 && room >= 0, "no kernel size gives diff in spatial dim ", d, "; ",
-                    shapes);
+            NM_REQUIRE(ShapeError, out >= 1 && room >= 0,
+                       "no kernel size gives diff in spatial dim ", d, "; ", shapes);
             grad[2 + d] = static_cast<size_t>(room / args.dilation[d] + 1);
         }
     }
-    require(grad.ndim == diff.ndim, "preset grad shape ", grad.TensorShape::to_string(),
-            " must have diff's rank; ", shapes);
+    NM_REQUIRE(ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
+               grad.TensorShape::to_string(), " must have diff's rank; ", shapes);
     grad = TensorLayout(grad, diff.dtype);
     ConvGeometry g = conv_forward_geometry(*this, args, src, grad);
     check_forward_gives_diff(*this, g, src, grad, diff);

@@ -7,10 +7,10 @@ namespace {
 
 void check_list(const OperatorBase& op, const char* name, const std::vector<int32_t>& v,
                 size_t spatial, int32_t min) {
-    op_require<ParamError>(op, v.size() == spatial, name, " has ", v.size(), " entries, expected ",
-                           spatial, " (one per spatial dim)");
+    NM_OP_REQUIRE(op, ParamError, v.size() == spatial, name, " has ", v.size(),
+                  " entries, expected ", spatial, " (one per spatial dim)");
     for (int32_t x : v)
-        op_require<ParamError>(op, x >= min, name, " entries must be >= ", min);
+        NM_OP_REQUIRE(op, ParamError, x >= min, name, " entries must be >= ", min);
 }
 
 }  // namespace
@@ -19,19 +19,20 @@ void conv_check_args(const OperatorBase& op, const ConvArgs& args, size_t spatia
     check_list(op, "stride", args.stride, spatial, 1);
     check_list(op, "padding", args.padding, spatial, 0);
     check_list(op, "dilation", args.dilation, spatial, 1);
-    op_require<ParamError>(op, args.group >= 1, "group must be >= 1");
+    NM_OP_REQUIRE(op, ParamError, args.group >= 1, "group must be >= 1");
 }
 
 ConvGeometry conv_forward_geometry(const OperatorBase& op, const ConvArgs& args,
                                    const TensorLayout& src, const TensorLayout& filter) {
     const std::string shapes = str_cat("src ", src.to_string(), ", filter ", filter.to_string());
-    op_require<ShapeError>(op, src.ndim >= 3 && src.ndim <= 2 + kMaxConvSpatial,
-                           "src must be (N, C, spatial...) with 1 to 3 spatial dims; ", shapes);
-    op_require<ShapeError>(op, filter.ndim == src.ndim,
-                           "filter must have src's rank (OC, IC/group, k...); ", shapes);
-    op_require<DTypeError>(op, src.dtype.is_float(), "dtype ", src.dtype.name(),
-                           " is not supported (float only); ", shapes);
-    op_require<DTypeError>(op, filter.dtype == src.dtype, "src and filter dtypes differ; ", shapes);
+    NM_OP_REQUIRE(op, ShapeError, src.ndim >= 3 && src.ndim <= 2 + kMaxConvSpatial,
+                  "src must be (N, C, spatial...) with 1 to 3 spatial dims; ", shapes);
+    NM_OP_REQUIRE(op, ShapeError, filter.ndim == src.ndim,
+                  "filter must have src's rank (OC, IC/group, k...); ", shapes);
+    NM_OP_REQUIRE(op, DTypeError, src.dtype.is_float(), "dtype ", src.dtype.name(),
+                  " is not supported (float only); ", shapes);
+    NM_OP_REQUIRE(op, DTypeError, filter.dtype == src.dtype, "src and filter dtypes differ; ",
+                  shapes);
 
     ConvGeometry g;
     g.spatial = src.ndim - 2;
@@ -42,14 +43,14 @@ ConvGeometry conv_forward_geometry(const OperatorBase& op, const ConvArgs& args,
     g.n = src[0];
     g.ic = src[1];
     g.oc = filter[0];
-    op_require<ParamError>(op, g.ic % g.group == 0 && g.oc % g.group == 0, "group ", g.group,
-                           " must divide the input channels ", g.ic, " and output channels ", g.oc,
-                           "; ", shapes);
+    NM_OP_REQUIRE(op, ParamError, g.ic % g.group == 0 && g.oc % g.group == 0, "group ", g.group,
+                  " must divide the input channels ", g.ic, " and output channels ", g.oc, "; ",
+                  shapes);
     g.icg = g.ic / g.group;
     g.ocg = g.oc / g.group;
-    op_require<ShapeError>(op, filter[1] == g.icg, "filter has ", filter[1],
-                           " input channels per group, src has ", g.ic, " channels in ", g.group,
-                           " groups; ", shapes);
+    NM_OP_REQUIRE(op, ShapeError, filter[1] == g.icg, "filter has ", filter[1],
+                  " input channels per group, src has ", g.ic, " channels in ", g.group,
+                  " groups; ", shapes);
 
     size_t off = kMaxConvSpatial - g.spatial;  // lower ranks occupy the trailing dims
     for (size_t d = 0; d < g.spatial; ++d) {
@@ -59,12 +60,12 @@ ConvGeometry conv_forward_geometry(const OperatorBase& op, const ConvArgs& args,
         g.stride[gd] = args.stride[d];
         g.pad[gd] = args.padding[d];
         g.dil[gd] = args.dilation[d];
-        op_require<ShapeError>(op, g.k[gd] >= 1, "kernel size must be >= 1; ", shapes);
+        NM_OP_REQUIRE(op, ShapeError, g.k[gd] >= 1, "kernel size must be >= 1; ", shapes);
         auto padded = static_cast<ptrdiff_t>(g.in[gd]) + 2 * g.pad[gd];
         auto extent = g.dil[gd] * static_cast<ptrdiff_t>(g.k[gd] - 1) + 1;
-        op_require<ShapeError>(op, extent <= padded, "dilated kernel ", extent,
-                               " is larger than the padded input ", padded, " in spatial dim ", d,
-                               "; ", shapes);
+        NM_OP_REQUIRE(op, ShapeError, extent <= padded, "dilated kernel ", extent,
+                      " is larger than the padded input ", padded, " in spatial dim ", d, "; ",
+                      shapes);
         g.out[gd] = static_cast<size_t>((padded - extent) / g.stride[gd] + 1);
     }
     return g;

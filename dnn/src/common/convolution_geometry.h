@@ -15,14 +15,6 @@ namespace neomeg::dnn {
 
 inline constexpr size_t kMaxConvSpatial = 3;
 
-// OperatorBase::require for rules that run on an op's behalf outside its members: throws
-// Err("<op>(<params>): parts...") unless cond holds.
-template <class Err, class... Args>
-void op_require(const OperatorBase& op, bool cond, Args&&... parts) {
-    if (!cond)
-        throw Err(str_cat(op.param_str(), ": ", std::forward<Args>(parts)...));
-}
-
 // The fields every convolution param set has, whichever op owns it.
 struct ConvArgs {
     bool flip = false;  // CONVOLUTION mode

@@ -10,7 +10,8 @@ namespace neomeg::dnn {
 void Diag::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     const TensorLayout& src = inputs[0];
-    require(src.ndim == 1 || src.ndim == 2, "src must be 1-D or 2-D, got ", src.to_string());
+    NM_REQUIRE(ShapeError, src.ndim == 1 || src.ndim == 2, "src must be 1-D or 2-D, got ",
+               src.to_string());
     int64_t k = m_param.k;
     if (src.ndim == 1) {
         size_t n = src.shape[0] + static_cast<size_t>(std::abs(k));

@@ -10,7 +10,7 @@ using namespace norm_layout;
 
 void check_prob(const OperatorBase& op, float p) {
     // Written as a positive test so that NaN fails it.
-    check<ParamError>(op, p >= 0.f && p <= 1.f, "drop_prob ", p, " is outside [0, 1]");
+    NM_OP_REQUIRE(op, ParamError, p >= 0.f && p <= 1.f, "drop_prob ", p, " is outside [0, 1]");
 }
 
 }  // namespace
@@ -28,8 +28,8 @@ void DropoutBackward::deduce_layout(std::span<const TensorLayout> inputs,
                                     std::span<TensorLayout> outputs) {
     check_count(*this, inputs, 2);
     check_float(*this, inputs[0], "diff");
-    check<DTypeError>(*this, inputs[1].dtype == dtype::Uint8, "mask ", inputs[1].to_string(),
-                      " is not uint8");
+    NM_OP_REQUIRE(*this, DTypeError, inputs[1].dtype == dtype::Uint8, "mask ",
+                  inputs[1].to_string(), " is not uint8");
     check_same_shape(*this, inputs[0], "diff", inputs[1], "mask");
     check_prob(*this, m_param.drop_prob);
     outputs[0] = TensorLayout(inputs[0], inputs[0].dtype);

@@ -72,34 +72,33 @@ void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
                              std::span<TensorLayout> outputs) {
     using namespace elemwise;
     auto mode = m_param.mode;
-    // Not through require(): its message prefix prints the mode by name, which has none here.
+    // Not through NM_REQUIRE: its message prefix prints the mode by name, which has none here.
     NM_THROW_IF(static_cast<size_t>(mode) >= Param::kModeCount, ParamError, "Elemwise: mode value ",
                 static_cast<size_t>(mode), " is out of range (", Param::kModeCount, " modes)");
-    require<ParamError>(inputs.size() == static_cast<size_t>(arity(mode)), "mode ", to_string(mode),
-                        " takes ", arity(mode), " inputs, got ", inputs.size(),
-                        inputs.empty() ? "" : ": ", layouts_str(inputs));
-    require(outputs.size() == 1, "expects 1 output, got ", outputs.size());
+    NM_REQUIRE(ParamError, inputs.size() == static_cast<size_t>(arity(mode)), "mode ",
+               to_string(mode), " takes ", arity(mode), " inputs, got ", inputs.size(),
+               inputs.empty() ? "" : ": ", layouts_str(inputs));
+    NM_REQUIRE(ShapeError, outputs.size() == 1, "expects 1 output, got ", outputs.size());
 
     DTypeRule rule = dtype_rule(mode);
     size_t first = data_input(mode);
     DType data = inputs[first].dtype;
     if (rule == DTypeRule::Select)
-        require<DTypeError>(inputs[0].dtype.is_bool(), "mode ", to_string(mode),
-                            " needs a bool condition (input 0), got ", layouts_str(inputs));
+        NM_REQUIRE(DTypeError, inputs[0].dtype.is_bool(), "mode ", to_string(mode),
+                   " needs a bool condition (input 0), got ", layouts_str(inputs));
     for (size_t i = first; i < inputs.size(); ++i)
-        require<DTypeError>(inputs[i].dtype == data, "mode ", to_string(mode),
-                            " needs inputs of one dtype (promote them first), got ",
-                            layouts_str(inputs));
-    require<DTypeError>(dtype_allowed(rule, data), "mode ", to_string(mode), " takes ",
-                        dtype_rule_doc(rule), ", got ", layouts_str(inputs));
+        NM_REQUIRE(DTypeError, inputs[i].dtype == data, "mode ", to_string(mode),
+                   " needs inputs of one dtype (promote them first), got ", layouts_str(inputs));
+    NM_REQUIRE(DTypeError, dtype_allowed(rule, data), "mode ", to_string(mode), " takes ",
+               dtype_rule_doc(rule), ", got ", layouts_str(inputs));
 
     std::vector<TensorShape> shapes(inputs.begin(), inputs.end());
     TensorShape shape;
     try {
         shape = broadcast_shapes(shapes);
     } catch (const ShapeError&) {
-        require(false, "mode ", to_string(mode),
-                ": input shapes cannot be broadcast together: ", layouts_str(inputs));
+        NM_REQUIRE(ShapeError, false, "mode ", to_string(mode),
+                   ": input shapes cannot be broadcast together: ", layouts_str(inputs));
     }
     outputs[0] = TensorLayout(shape, output_dtype(rule, data));
 }

@@ -6,7 +6,8 @@ namespace neomeg::dnn {
 void Eye::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     TensorLayout& dst = outputs[0];
-    require(dst.ndim == 2, "dst must be 2-D, got shape ", dst.TensorShape::to_string());
+    NM_REQUIRE(ShapeError, dst.ndim == 2, "dst must be 2-D, got shape ",
+               dst.TensorShape::to_string());
     dst.dtype = DType(m_param.dtype);
     dst.init_contiguous_stride();
 }

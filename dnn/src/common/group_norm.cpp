@@ -11,29 +11,30 @@ using namespace norm_layout;
 
 void check_src(const OperatorBase& op, const TensorLayout& src, uint32_t group) {
     check_float(op, src, "src");
-    check(op, src.ndim >= 2, "src ", src.to_string(), " needs at least 2 axes (N, C, ...)");
-    check<ParamError>(op, group >= 1 && src[1] % group == 0, "group ", group,
-                      " must be positive and divide the channel count of src ", src.to_string());
+    NM_OP_REQUIRE(op, ShapeError, src.ndim >= 2, "src ", src.to_string(),
+                  " needs at least 2 axes (N, C, ...)");
+    NM_OP_REQUIRE(op, ParamError, group >= 1 && src[1] % group == 0, "group ", group,
+                  " must be positive and divide the channel count of src ", src.to_string());
 }
 
 void check_stat(const OperatorBase& op, const TensorLayout& stat, const char* name,
                 const TensorLayout& src, uint32_t group) {
-    check<DTypeError>(op, stat.dtype == dtype::Float32, name, " ", stat.to_string(),
-                      " is not float32");
-    check(op, stat.eq_shape(TensorShape{src[0], group}), name, " ", stat.to_string(),
-          " is not {N, group} for src ", src.to_string());
+    NM_OP_REQUIRE(op, DTypeError, stat.dtype == dtype::Float32, name, " ", stat.to_string(),
+                  " is not float32");
+    NM_OP_REQUIRE(op, ShapeError, stat.eq_shape(TensorShape{src[0], group}), name, " ",
+                  stat.to_string(), " is not {N, group} for src ", src.to_string());
 }
 
 void check_affine(const OperatorBase& op, const TensorLayout& l, const char* name,
                   const TensorLayout& src) {
     check_same_dtype(op, l, name, src, "src");
-    check(op, l.eq_shape(TensorShape{src[1]}), name, " ", l.to_string(), " is not {C} for src ",
-          src.to_string());
+    NM_OP_REQUIRE(op, ShapeError, l.eq_shape(TensorShape{src[1]}), name, " ", l.to_string(),
+                  " is not {C} for src ", src.to_string());
 }
 
 void check_eps(const OperatorBase& op, float eps) {
     // Written as a positive test so that NaN fails it.
-    check<ParamError>(op, eps >= 0.f, "eps ", eps, " is negative or NaN");
+    NM_OP_REQUIRE(op, ParamError, eps >= 0.f, "eps ", eps, " is negative or NaN");
 }
 
 }  // namespace

@@ -33,8 +33,8 @@ TensorLayout deduce_set_layout(std::span<const TensorLayout> inputs,
 
 void IndexingMultiAxisVec::deduce_layout(std::span<const TensorLayout> inputs,
                                          std::span<TensorLayout> outputs) {
-    require(!inputs.empty(), "expects src and one index tensor per axis, got ", inputs.size(),
-            " inputs");
+    NM_REQUIRE(ShapeError, !inputs.empty(), "expects src and one index tensor per axis, got ",
+               inputs.size(), " inputs");
     auto plan = indexing::plan_multi_axis(inputs[0], inputs.subspan(1), m_param.axes, param_str());
     outputs[0] = TensorLayout(plan.result, inputs[0].dtype);
 }

@@ -39,10 +39,10 @@ void IndexingSetOneHot::deduce_layout(std::span<const TensorLayout> inputs,
     check_num_inputs(inputs);
     const TensorLayout &data = inputs[0], &sub = inputs[2];
     TensorShape s = one_hot_shape(data, inputs[1], m_param.axis, param_str());
-    require<DTypeError>(sub.dtype == data.dtype, "sub ", sub.to_string(),
-                        " must have the dtype of data ", data.to_string());
-    require(sub.eq_shape(s), "sub ", sub.to_string(), " must have shape ", s.to_string(), " (data ",
-            data.to_string(), " with the axis of size 1)");
+    NM_REQUIRE(DTypeError, sub.dtype == data.dtype, "sub ", sub.to_string(),
+               " must have the dtype of data ", data.to_string());
+    NM_REQUIRE(ShapeError, sub.eq_shape(s), "sub ", sub.to_string(), " must have shape ",
+               s.to_string(), " (data ", data.to_string(), " with the axis of size 1)");
     outputs[0] = TensorLayout(data, data.dtype);
 }
 

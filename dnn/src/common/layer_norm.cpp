@@ -11,30 +11,30 @@ namespace {
 using namespace norm_layout;
 
 void check_normalized_dim(const OperatorBase& op, const TensorLayout& src, uint32_t n) {
-    check<ParamError>(op, n >= 1 && n <= src.ndim, "normalized_dim ", n,
-                      " must be in [1, ndim] for src ", src.to_string());
+    NM_OP_REQUIRE(op, ParamError, n >= 1 && n <= src.ndim, "normalized_dim ", n,
+                  " must be in [1, ndim] for src ", src.to_string());
 }
 
 void check_stat(const OperatorBase& op, const TensorLayout& stat, const char* name,
                 const TensorLayout& src, uint32_t n) {
-    check<DTypeError>(op, stat.dtype == dtype::Float32, name, " ", stat.to_string(),
-                      " is not float32");
-    check(op, stat.eq_shape(leading(src, n)), name, " ", stat.to_string(),
-          " does not have the leading shape ", leading(src, n).to_string(), " of src ",
-          src.to_string());
+    NM_OP_REQUIRE(op, DTypeError, stat.dtype == dtype::Float32, name, " ", stat.to_string(),
+                  " is not float32");
+    NM_OP_REQUIRE(op, ShapeError, stat.eq_shape(leading(src, n)), name, " ", stat.to_string(),
+                  " does not have the leading shape ", leading(src, n).to_string(), " of src ",
+                  src.to_string());
 }
 
 void check_affine(const OperatorBase& op, const TensorLayout& l, const char* name,
                   const TensorLayout& src, uint32_t n) {
     check_same_dtype(op, l, name, src, "src");
-    check(op, l.eq_shape(trailing(src, n)), name, " ", l.to_string(),
-          " does not have the normalised shape ", trailing(src, n).to_string(), " of src ",
-          src.to_string());
+    NM_OP_REQUIRE(op, ShapeError, l.eq_shape(trailing(src, n)), name, " ", l.to_string(),
+                  " does not have the normalised shape ", trailing(src, n).to_string(), " of src ",
+                  src.to_string());
 }
 
 void check_eps(const OperatorBase& op, float eps) {
     // Written as a positive test so that NaN fails it.
-    check<ParamError>(op, eps >= 0.f, "eps ", eps, " is negative or NaN");
+    NM_OP_REQUIRE(op, ParamError, eps >= 0.f, "eps ", eps, " is negative or NaN");
 }
 
 }  // namespace

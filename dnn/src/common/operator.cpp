@@ -6,8 +6,8 @@ namespace neomeg::dnn {
 
 void OperatorBase::check_num_inputs(std::span<const TensorLayout> inputs) const {
     int n = num_inputs();
-    require(n < 0 || inputs.size() == static_cast<size_t>(n), "expects ", n, " inputs, got ",
-            inputs.size());
+    NM_REQUIRE(ShapeError, n < 0 || inputs.size() == static_cast<size_t>(n), "expects ", n,
+               " inputs, got ", inputs.size());
 }
 
 std::string OperatorBase::layouts_str(std::span<const TensorLayout> layouts) {
@@ -20,22 +20,22 @@ std::string OperatorBase::layouts_str(std::span<const TensorLayout> layouts) {
 void OperatorBase::check_exec(std::span<const TensorLayout> inputs,
                               std::span<const TensorLayout> outputs, size_t workspace_in_bytes) {
     check_num_inputs(inputs);
-    require(outputs.size() == num_outputs(), "expects ", num_outputs(), " outputs, got ",
-            outputs.size());
+    NM_REQUIRE(ShapeError, outputs.size() == num_outputs(), "expects ", num_outputs(),
+               " outputs, got ", outputs.size());
     // Generator ops read their output shapes from what comes in, so start from the given outputs.
     std::vector<TensorLayout> expect(outputs.begin(), outputs.end());
     deduce_layout(inputs, expect);
     for (size_t i = 0; i < outputs.size(); ++i) {
-        require<DTypeError>(expect[i].dtype == outputs[i].dtype, "output ", i, " has dtype ",
-                            outputs[i].dtype.name(), ", expected ", expect[i].dtype.name(),
-                            " (inputs: ", layouts_str(inputs), ")");
-        require(expect[i].eq_shape(outputs[i]), "output ", i, " has shape ",
-                outputs[i].TensorShape::to_string(), ", expected ",
-                expect[i].TensorShape::to_string(), " (inputs: ", layouts_str(inputs), ")");
+        NM_REQUIRE(DTypeError, expect[i].dtype == outputs[i].dtype, "output ", i, " has dtype ",
+                   outputs[i].dtype.name(), ", expected ", expect[i].dtype.name(),
+                   " (inputs: ", layouts_str(inputs), ")");
+        NM_REQUIRE(ShapeError, expect[i].eq_shape(outputs[i]), "output ", i, " has shape ",
+                   outputs[i].TensorShape::to_string(), ", expected ",
+                   expect[i].TensorShape::to_string(), " (inputs: ", layouts_str(inputs), ")");
     }
     size_t need = get_workspace_in_bytes(inputs, outputs);
-    require(workspace_in_bytes >= need, "needs ", need, " bytes of workspace, given ",
-            workspace_in_bytes);
+    NM_REQUIRE(ShapeError, workspace_in_bytes >= need, "needs ", need,
+               " bytes of workspace, given ", workspace_in_bytes);
 }
 
 void OperatorBase::exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
@@ -49,8 +49,8 @@ void OperatorBase::exec(std::span<const TensorND> inputs, std::span<const Tensor
     std::span<const TensorLayout> all(layouts);
     check_exec(all.first(inputs.size()), all.subspan(inputs.size()), workspace.size);
     for (size_t i = 0; i < outputs.size(); ++i)
-        require(outputs[i].raw_ptr() || outputs[i].layout.is_empty(), "output ", i,
-                " has a null pointer");
+        NM_REQUIRE(ShapeError, outputs[i].raw_ptr() || outputs[i].layout.is_empty(), "output ", i,
+                   " has a null pointer");
     do_exec(inputs, outputs, workspace);
 }
 

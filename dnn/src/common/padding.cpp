@@ -33,9 +33,9 @@ void Padding::deduce_layout(std::span<const TensorLayout> inputs, std::span<Tens
     check_num_inputs(inputs);
     const TensorLayout& src = inputs[0];
     std::string why = widths_problem(m_param, src.ndim);
-    require<ParamError>(why.empty(), why, " (src ", src.to_string(), ")");
+    NM_REQUIRE(ParamError, why.empty(), why, " (src ", src.to_string(), ")");
     why = border_problem(m_param, src);
-    require(why.empty(), why, " (src ", src.to_string(), ")");
+    NM_REQUIRE(ShapeError, why.empty(), why, " (src ", src.to_string(), ")");
     TensorShape shape = src;
     for (size_t d = 0; d < src.ndim; ++d)
         shape[d] += static_cast<size_t>(m_param.front_offsets[d]) +
@@ -47,20 +47,20 @@ void PaddingBackward::deduce_layout(std::span<const TensorLayout> inputs,
                                     std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     const TensorLayout& diff = inputs[0];
-    require<DTypeError>(diff.dtype.is_float(), "dtype ", diff.dtype.name(),
-                        " is not supported (float only), diff ", diff.to_string());
+    NM_REQUIRE(DTypeError, diff.dtype.is_float(), "dtype ", diff.dtype.name(),
+               " is not supported (float only), diff ", diff.to_string());
     std::string why = widths_problem(m_param, diff.ndim);
-    require<ParamError>(why.empty(), why, " (diff ", diff.to_string(), ")");
+    NM_REQUIRE(ParamError, why.empty(), why, " (diff ", diff.to_string(), ")");
     TensorShape shape = diff;
     for (size_t d = 0; d < diff.ndim; ++d) {
         auto pad = static_cast<size_t>(m_param.front_offsets[d]) +
                    static_cast<size_t>(m_param.back_offsets[d]);
-        require(diff.shape[d] >= pad, "diff ", diff.to_string(), " is smaller than the padding ",
-                pad, " of dim ", d);
+        NM_REQUIRE(ShapeError, diff.shape[d] >= pad, "diff ", diff.to_string(),
+                   " is smaller than the padding ", pad, " of dim ", d);
         shape[d] -= pad;
     }
     why = border_problem(m_param, shape);
-    require(why.empty(), why, " (diff ", diff.to_string(), ")");
+    NM_REQUIRE(ShapeError, why.empty(), why, " (diff ", diff.to_string(), ")");
     outputs[0] = TensorLayout(shape, diff.dtype);
 }
 

@@ -11,11 +11,10 @@ namespace {
 
 // Ranks, dtype and the per-dim params' lengths; returns the geometry with n, c and in filled.
 PoolGeometry pool_common(const OperatorBase& op, const TensorLayout& src) {
-    op_require<ShapeError>(op, src.ndim >= 3 && src.ndim <= 2 + kMaxPoolSpatial,
-                           "src must be (N, C, spatial...) with 1 to 3 spatial dims, got ",
-                           src.to_string());
-    op_require<DTypeError>(op, src.dtype.is_float(), "dtype ", src.dtype.name(),
-                           " is not supported (float only); src ", src.to_string());
+    NM_OP_REQUIRE(op, ShapeError, src.ndim >= 3 && src.ndim <= 2 + kMaxPoolSpatial,
+                  "src must be (N, C, spatial...) with 1 to 3 spatial dims, got ", src.to_string());
+    NM_OP_REQUIRE(op, DTypeError, src.dtype.is_float(), "dtype ", src.dtype.name(),
+                  " is not supported (float only); src ", src.to_string());
     PoolGeometry g;
     g.spatial = src.ndim - 2;
     g.n = src[0];
@@ -23,18 +22,18 @@ PoolGeometry pool_common(const OperatorBase& op, const TensorLayout& src) {
     for (size_t d = 0; d < g.spatial; ++d) {
         g.in[kMaxPoolSpatial - g.spatial + d] = src[2 + d];
         // An empty spatial dim leaves every window without an element to reduce.
-        op_require<ShapeError>(op, src[2 + d] >= 1, "spatial dims must be >= 1, src ",
-                               src.to_string());
+        NM_OP_REQUIRE(op, ShapeError, src[2 + d] >= 1, "spatial dims must be >= 1, src ",
+                      src.to_string());
     }
     return g;
 }
 
 void check_list(const OperatorBase& op, const char* name, const std::vector<int32_t>& v,
                 size_t spatial, int32_t min) {
-    op_require<ParamError>(op, v.size() == spatial, name, " has ", v.size(), " entries, expected ",
-                           spatial, " (one per spatial dim)");
+    NM_OP_REQUIRE(op, ParamError, v.size() == spatial, name, " has ", v.size(),
+                  " entries, expected ", spatial, " (one per spatial dim)");
     for (int32_t x : v)
-        op_require<ParamError>(op, x >= min, name, " entries must be >= ", min);
+        NM_OP_REQUIRE(op, ParamError, x >= min, name, " entries must be >= ", min);
 }
 
 }  // namespace
@@ -51,12 +50,12 @@ PoolGeometry pooling_geometry(const OperatorBase& op, const param::Pooling& p,
         g.stride[gd] = p.stride[d];
         g.pad[gd] = p.padding[d];
         // padding < window keeps at least one input element in every window.
-        op_require<ParamError>(op, g.pad[gd] < g.window[gd], "padding ", g.pad[gd],
-                               " must be smaller than window ", g.window[gd]);
+        NM_OP_REQUIRE(op, ParamError, g.pad[gd] < g.window[gd], "padding ", g.pad[gd],
+                      " must be smaller than window ", g.window[gd]);
         auto padded = static_cast<ptrdiff_t>(g.in[gd]) + 2 * g.pad[gd];
-        op_require<ShapeError>(op, g.window[gd] <= padded, "window ", g.window[gd],
-                               " is larger than the padded input ", padded, " in spatial dim ", d,
-                               "; src ", src.to_string());
+        NM_OP_REQUIRE(op, ShapeError, g.window[gd] <= padded, "window ", g.window[gd],
+                      " is larger than the padded input ", padded, " in spatial dim ", d, "; src ",
+                      src.to_string());
         g.out[gd] = static_cast<size_t>((padded - g.window[gd]) / g.stride[gd] + 1);
     }
     return g;
@@ -87,11 +86,11 @@ void check_pool_backward(const OperatorBase& op, const PoolGeometry& g, const Te
     TensorLayout want = pool_dst_layout(g, src.dtype);
     for (const TensorLayout* l : {&dst, &diff}) {
         const char* name = l == &dst ? "dst" : "diff";
-        op_require<ShapeError>(op, l->eq_shape(want), name, " ", l->to_string(),
-                               " must have the forward output shape ",
-                               want.TensorShape::to_string(), " of src ", src.to_string());
-        op_require<DTypeError>(op, l->dtype == src.dtype, name, " dtype ", l->dtype.name(),
-                               " differs from src's ", src.dtype.name());
+        NM_OP_REQUIRE(op, ShapeError, l->eq_shape(want), name, " ", l->to_string(),
+                      " must have the forward output shape ", want.TensorShape::to_string(),
+                      " of src ", src.to_string());
+        NM_OP_REQUIRE(op, DTypeError, l->dtype == src.dtype, name, " dtype ", l->dtype.name(),
+                      " differs from src's ", src.dtype.name());
     }
 }
 

@@ -21,11 +21,11 @@ std::string resize_problem(const param::Resize& p, const TensorShape& src) {
 void Resize::deduce_layout(std::span<const TensorLayout> inputs, std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     const TensorLayout& src = inputs[0];
-    require(src.ndim == 4, "src must be NCHW (4-D), got ", src.to_string());
-    require<DTypeError>(src.dtype.is_float(), "dtype ", src.dtype.name(),
-                        " is not supported (float only), src ", src.to_string());
+    NM_REQUIRE(ShapeError, src.ndim == 4, "src must be NCHW (4-D), got ", src.to_string());
+    NM_REQUIRE(DTypeError, src.dtype.is_float(), "dtype ", src.dtype.name(),
+               " is not supported (float only), src ", src.to_string());
     std::string why = resize_problem(m_param, src);
-    require<ParamError>(why.empty(), why, " (src ", src.to_string(), ")");
+    NM_REQUIRE(ParamError, why.empty(), why, " (src ", src.to_string(), ")");
     outputs[0] =
             TensorLayout({src.shape[0], src.shape[1], m_param.out_h, m_param.out_w}, src.dtype);
 }
@@ -35,16 +35,18 @@ void ResizeBackward::deduce_layout(std::span<const TensorLayout> inputs,
     check_num_inputs(inputs);
     const TensorLayout& diff = inputs[0];
     TensorLayout& grad = outputs[0];
-    require(diff.ndim == 4 && grad.ndim == 4, "diff and grad must be NCHW (4-D), got diff ",
-            diff.to_string(), " and grad shape ", grad.TensorShape::to_string());
-    require<DTypeError>(diff.dtype.is_float(), "dtype ", diff.dtype.name(),
-                        " is not supported (float only), diff ", diff.to_string());
-    require(diff.shape[0] == grad.shape[0] && diff.shape[1] == grad.shape[1] &&
-                    diff.shape[2] == m_param.out_h && diff.shape[3] == m_param.out_w,
-            "diff ", diff.to_string(), " must be (N, C, out_h, out_w) with grad's N, C; grad ",
-            grad.TensorShape::to_string());
+    NM_REQUIRE(ShapeError, diff.ndim == 4 && grad.ndim == 4,
+               "diff and grad must be NCHW (4-D), got diff ", diff.to_string(), " and grad shape ",
+               grad.TensorShape::to_string());
+    NM_REQUIRE(DTypeError, diff.dtype.is_float(), "dtype ", diff.dtype.name(),
+               " is not supported (float only), diff ", diff.to_string());
+    NM_REQUIRE(ShapeError,
+               diff.shape[0] == grad.shape[0] && diff.shape[1] == grad.shape[1] &&
+                       diff.shape[2] == m_param.out_h && diff.shape[3] == m_param.out_w,
+               "diff ", diff.to_string(), " must be (N, C, out_h, out_w) with grad's N, C; grad ",
+               grad.TensorShape::to_string());
     std::string why = resize_problem(m_param, grad);
-    require<ParamError>(why.empty(), why, " (grad shape ", grad.TensorShape::to_string(), ")");
+    NM_REQUIRE(ParamError, why.empty(), why, " (grad shape ", grad.TensorShape::to_string(), ")");
     grad.dtype = diff.dtype;
     grad.init_contiguous_stride();
 }

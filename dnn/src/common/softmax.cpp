@@ -10,8 +10,8 @@ using namespace norm_layout;
 
 void check_axis(const OperatorBase& op, const TensorLayout& src, int32_t axis) {
     auto n = static_cast<int32_t>(src.ndim);
-    check<ParamError>(op, axis >= -n && axis < n, "axis ", axis, " is out of range for src ",
-                      src.to_string());
+    NM_OP_REQUIRE(op, ParamError, axis >= -n && axis < n, "axis ", axis,
+                  " is out of range for src ", src.to_string());
 }
 
 void deduce_forward(const OperatorBase& op, int32_t axis, std::span<const TensorLayout> inputs,

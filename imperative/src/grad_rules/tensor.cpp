@@ -53,72 +53,20 @@ std::vector<Tensor> padding_backward_grad(const OpDef& def, std::span<const Tens
     return {imperative::apply(ops::Padding(p), dy.first(1))[0]};
 }
 
-// ResizeBackward takes its grad shape from the caller, which a plain DnnOpDef (deducing every
-// output from the inputs) cannot pass; this OpDef carries that shape and runs the same kernel.
-class ResizeBackwardTo final : public OpDef {
-public:
-    ResizeBackwardTo(const dnn::param::Resize& param, const dnn::TensorShape& grad_shape)
-        : m_def(param), m_shape(grad_shape) {}
-
-    const dnn::param::Resize& param() const { return m_def.param(); }
-
-    OpId id() const override { return ops::ResizeBackward::kId; }
-    size_t hash() const override {
-        size_t h = m_def.hash();
-        for (size_t i = 0; i < m_shape.ndim; ++i)
-            h = h * 31 + m_shape[i];
-        return h;
-    }
-    bool is_same(const OpDef& rhs) const override {
-        auto* r = dynamic_cast<const ResizeBackwardTo*>(&rhs);
-        return r && r->m_def.is_same(m_def) && r->m_shape.eq_shape(m_shape);
-    }
-    std::string to_string() const override {
-        return dnn::str_cat(m_def.to_string(), " to ", m_shape.to_string());
-    }
-    std::shared_ptr<OpDef> clone() const override {
-        return std::make_shared<ResizeBackwardTo>(m_def.param(), m_shape);
-    }
-
-    std::vector<Tensor> run(std::span<const Tensor> inputs) const override {
-        NM_THROW_IF(inputs.size() != 1, ParamError, to_string(), ": expects 1 input, got ",
-                    inputs.size());
-        const Tensor diff = inputs[0];
-        CompNode cn = diff.comp_node();
-        dnn::OperatorBase& op = m_def.dnn_operator(cn.dnn_handle());
-        std::array<dnn::TensorLayout, 1> in{diff.layout()}, out{};
-        static_cast<dnn::TensorShape&>(out[0]) = m_shape;
-        op.deduce_layout(in, out);
-        Tensor grad = Tensor::empty(out[0], out[0].dtype, cn);
-        std::array<dnn::TensorND, 1> in_nd{diff.dnn_tensor()}, out_nd{grad.dnn_tensor()};
-        size_t ws_size = op.get_workspace_in_bytes(in, out);
-        if (ws_size) {
-            Blob ws(cn, ws_size);
-            op.exec_unchecked(in_nd, out_nd, {ws.ptr(), ws_size});
-        } else {
-            op.exec_unchecked(in_nd, out_nd);
-        }
-        return {grad};
-    }
-
-private:
-    ops::ResizeBackward m_def;
-    dnn::TensorShape m_shape;
-};
-
 std::vector<Tensor> resize_grad(const OpDef& def, std::span<const Tensor> x,
                                 std::span<const Tensor>, std::span<const Tensor> dy,
                                 std::span<const bool>) {
+    // ResizeBackward cannot deduce its grad shape from diff: the input's shape is preset.
     const auto& p = static_cast<const ops::Resize&>(def).param();
-    return {imperative::apply(ResizeBackwardTo(p, x[0].shape()), dy.first(1))[0]};
+    dnn::TensorShape shape = x[0].shape();
+    return {imperative::apply(ops::ResizeBackward(p), dy.first(1), {&shape, 1})[0]};
 }
 
 // Resize is linear and ResizeBackward is its adjoint, so ResizeBackward's gradient is Resize.
 std::vector<Tensor> resize_backward_grad(const OpDef& def, std::span<const Tensor>,
                                          std::span<const Tensor>, std::span<const Tensor> dy,
                                          std::span<const bool>) {
-    auto* shaped = dynamic_cast<const ResizeBackwardTo*>(&def);
-    const auto& p = shaped ? shaped->param() : static_cast<const ops::ResizeBackward&>(def).param();
+    const auto& p = static_cast<const ops::ResizeBackward&>(def).param();
     return {imperative::apply(ops::Resize(p), dy.first(1))[0]};
 }
 

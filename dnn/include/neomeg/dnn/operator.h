@@ -67,16 +67,10 @@ protected:
     virtual void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                          Workspace workspace) = 0;
 
-    // Builds the message prefix "<op>(<params>): " followed by the parts.
+    // The message prefix "<op>(<params>): " followed by the parts; see NM_REQUIRE.
     template <class... Args>
     std::string errmsg(Args&&... parts) const {
         return str_cat(param_str(), ": ", std::forward<Args>(parts)...);
-    }
-    // Throws Err(errmsg(parts...)) when cond holds; layouts print with to_string().
-    template <class Err = ShapeError, class... Args>
-    void require(bool cond, Args&&... parts) const {
-        if (!cond)
-            throw Err(errmsg(std::forward<Args>(parts)...));
     }
     void check_num_inputs(std::span<const TensorLayout> inputs) const;
     // Joins layouts as "{2,3} float32, {3} float32".
@@ -88,3 +82,19 @@ private:
 };
 
 }  // namespace neomeg::dnn
+
+// Checks in an operator's member functions (layout rules above all): throws
+// Err("<op>(<params>): parts...") unless cond holds. Macros, so that the message parts (layout
+// strings and the like) are built only on failure: layout rules run on every eager call.
+//   NM_REQUIRE(ShapeError, a.ndim == 4, "src ", a.to_string(), " is not 4-D");
+#define NM_REQUIRE(Err, cond, ...)                               \
+    do {                                                         \
+        if (!(cond))                                             \
+            throw ::neomeg::dnn::Err(this->errmsg(__VA_ARGS__)); \
+    } while (0)
+// The same on behalf of `op` from outside its members (shared helpers of several ops).
+#define NM_OP_REQUIRE(op, Err, cond, ...)                                                          \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            throw ::neomeg::dnn::Err(::neomeg::dnn::str_cat((op).param_str(), ": ", __VA_ARGS__)); \
+    } while (0)

@@ -16,5 +16,8 @@ namespace neomeg::imperative {
 // Call it qualified (imperative::apply): unqualified, argument-dependent lookup prefers
 // std::apply for std::array/std::vector arguments.
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs);
+// As apply(), with every output's shape preset (OpDef::run_with_shapes).
+std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
+                          std::span<const dnn::TensorShape> output_shapes);
 
 }  // namespace neomeg::imperative

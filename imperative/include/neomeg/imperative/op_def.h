@@ -30,6 +30,14 @@ public:
 
     // Computes the outputs; no autograd (apply() adds that).
     virtual std::vector<Tensor> run(std::span<const Tensor> inputs) const = 0;
+    // As run(), with every output's shape preset by the caller, for operators whose layout rule
+    // accepts a preset (ConvolutionBackwardData/Filter: several input shapes give one forward
+    // output, and a backward rule must reproduce the forward input's).
+    virtual std::vector<Tensor> run_with_shapes(
+            std::span<const Tensor> /*inputs*/,
+            std::span<const dnn::TensorShape> /*shapes*/) const {
+        throw dnn::ParamError(dnn::str_cat(to_string(), ": takes no preset output shapes"));
+    }
     // Runs an op without inputs (Fill, Eye, the RNGs) with caller-chosen output shapes.
     virtual std::vector<Tensor> run_generator(std::span<const dnn::TensorShape> /*shapes*/,
                                               CompNode /*cn*/) const {
@@ -39,9 +47,11 @@ public:
     virtual std::shared_ptr<OpDef> clone() const = 0;
 };
 
-// Runs a kernel-library operator on the inputs' comp node (imperative/src/dnn_exec.cpp).
+// Runs a kernel-library operator on the inputs' comp node (imperative/src/dnn_exec.cpp);
+// `shapes`, if not empty, presets every output's shape for its layout rule to check.
 std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& op,
-                               std::span<const Tensor> inputs);
+                               std::span<const Tensor> inputs,
+                               std::span<const dnn::TensorShape> shapes = {});
 // Runs a generator operator (no inputs) with caller-chosen output shapes.
 std::vector<Tensor> run_dnn_generator(const OpDef& def, dnn::OperatorBase& op,
                                       std::span<const dnn::TensorShape> shapes, CompNode cn);
@@ -73,6 +83,12 @@ public:
         NM_THROW_IF(inputs.empty(), ParamError, to_string(),
                     ": needs at least one input; a generator op runs with run_generator()");
         return run_dnn_op(*this, dnn_operator(inputs[0].comp_node().dnn_handle()), inputs);
+    }
+    std::vector<Tensor> run_with_shapes(std::span<const Tensor> inputs,
+                                        std::span<const dnn::TensorShape> shapes) const override {
+        NM_THROW_IF(inputs.empty() || shapes.empty(), ParamError, to_string(),
+                    ": run_with_shapes needs inputs and output shapes");
+        return run_dnn_op(*this, dnn_operator(inputs[0].comp_node().dnn_handle()), inputs, shapes);
     }
     std::vector<Tensor> run_generator(std::span<const dnn::TensorShape> shapes,
                                       CompNode cn) const override {
