@@ -15,6 +15,7 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op, elemwise, reduce, reshape
 from ..core.tensor.array_method import transpose as _dimshuffle
+from ..random.rng import _next_seed
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
 from .loss import binary_cross_entropy, cross_entropy, hinge_loss, l1_loss, square_loss
 from .math import normalize
@@ -972,15 +973,12 @@ def instance_norm(inp, affine=True, weight=None, bias=None, eps=1e-5):
 # dropout, embedding, indexing
 
 
-_dropout_rng = np.random.default_rng()
-
-
 def dropout(inp, drop_prob, training=True):
     """Zeroes each element with probability ``drop_prob`` and scales the rest by
     ``1 / (1 - drop_prob)``, so the expectation is unchanged; the identity when not training.
 
-    Each call draws a fresh 64-bit seed for the kernel's Philox stream from a NumPy generator
-    private to this module.
+    Each call keys the kernel's Philox stream with the next seed of ``megengine.random``'s
+    global generator, so ``megengine.random.seed(s)`` makes the masks reproducible.
 
     Args:
         inp: input tensor.
@@ -1004,8 +1002,7 @@ def dropout(inp, drop_prob, training=True):
         raise ValueError(f"dropout: drop_prob must be in [0, 1), got {drop_prob}")
     if not training or drop_prob == 0:
         return x
-    seed = int(_dropout_rng.integers(0, 2**63))
-    op = builtin.DropoutForward(drop_prob=float(drop_prob), seed=seed)
+    op = builtin.DropoutForward(drop_prob=float(drop_prob), seed=_next_seed())
     return apply(op, x)[0]
 
 

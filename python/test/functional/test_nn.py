@@ -593,6 +593,10 @@ def test_dropout():
     np.testing.assert_allclose(y[kept], x[kept] / 0.7, rtol=1e-6)
     y2 = F.dropout(x, 0.3).numpy()
     assert ((y2 != 0) != kept).any()  # a fresh mask each call
+    mge.random.seed(7)
+    a = F.dropout(x, 0.5).numpy()
+    mge.random.seed(7)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).numpy(), a)  # megengine.random.seed
     assert F.dropout(x, 0.3, training=False).numpy() is not None
     np.testing.assert_array_equal(F.dropout(x, 0.3, training=False).numpy(), x)
     np.testing.assert_array_equal(F.dropout(x, 0.0).numpy(), x)
