@@ -156,7 +156,7 @@ def hinge_loss(pred, label, norm="L1", reduction="mean"):
     Args:
         pred: scores of shape (N, C).
         label: labels in {-1, 1}, of pred's shape.
-        norm: "L1" or "L2".
+        norm: "L1" or "L2" (either case).
         reduction: "mean" (over N), "sum" or "none".
 
     Returns:
@@ -173,9 +173,9 @@ def hinge_loss(pred, label, norm="L1", reduction="mean"):
     p, y = _pair(pred, label, fname)
     if p.ndim != 2:
         raise ValueError(f"{fname}: pred must be 2-D (N, C), got {p.shape}")
-    if norm not in ("L1", "L2"):
+    if str(norm).upper() not in ("L1", "L2"):
         raise ValueError(f"{fname}: norm must be 'L1' or 'L2', got {norm!r}")
     margin = elemwise("RELU", 1 - p * y.astype(p._dtype_name))
-    if norm == "L2":
+    if str(norm).upper() == "L2":
         margin = elemwise("SQUARE", margin)
     return _reduce_output(reduce(margin, "sum", 1), reduction, fname)
