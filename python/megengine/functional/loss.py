@@ -97,8 +97,8 @@ def binary_cross_entropy(pred, label, with_logits=True, reduction="mean"):
 
 def cross_entropy(pred, label, axis=1, with_logits=True, label_smoothing=0.0, reduction="mean"):
     """Cross entropy of class scores against integer labels:
-    ``logsumexp(pred) - pred[label]`` along ``axis`` when with_logits, ``-log(pred[label])``
-    for probabilities otherwise. With label smoothing ``s`` over ``C`` classes the target
+    ``-logsoftmax(pred)[label]`` along ``axis`` when with_logits, ``-log(pred[label])`` for
+    probabilities otherwise. With label smoothing ``s`` over ``C`` classes the target
     distribution is ``(1 - s) * one_hot(label) + s / C``.
 
     Args:
@@ -139,22 +139,13 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smoothing=0.0, re
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"{fname}: label_smoothing must be in [0, 1], got {label_smoothing}")
     num_classes = p.shape[axis]
-    picked = _nn.indexing_one_hot(p, y, axis)
-    if with_logits:
-        loss = _nn.logsumexp(p, axis) - picked
-        if label_smoothing:
-            # -sum(target * logsoftmax) = lse - (1 - s) * pred[label] - s / C * sum(pred)
-            mean_logit = reduce(p, "sum", axis) * (label_smoothing / num_classes)
-            loss = loss + picked * label_smoothing - mean_logit
-    else:
-        if label_smoothing:
-            logp = elemwise("LOG", p)
-            loss = -(
-                _nn.indexing_one_hot(logp, y, axis) * (1 - label_smoothing)
-                + reduce(logp, "sum", axis) * (label_smoothing / num_classes)
-            )
-        else:
-            loss = -elemwise("LOG", picked)
+    # log-probabilities: LogSoftmax (one kernel, no overflow) for logits, log for probabilities
+    logp = _nn.logsoftmax(p, axis) if with_logits else elemwise("LOG", p)
+    loss = -_nn.indexing_one_hot(logp, y, axis)
+    if label_smoothing:
+        # -sum(target * logp) with target = (1 - s) * one_hot + s / C
+        smooth = reduce(logp, "sum", axis) * (label_smoothing / num_classes)
+        loss = loss * (1 - label_smoothing) - smooth
     return _reduce_output(loss, reduction, fname)
 
 
@@ -165,7 +156,7 @@ def hinge_loss(pred, label, norm="L1", reduction="mean"):
     Args:
         pred: scores of shape (N, C).
         label: labels in {-1, 1}, of pred's shape.
-        norm: "L1" or "L2".
+        norm: "L1" or "L2" (either case).
         reduction: "mean" (over N), "sum" or "none".
 
     Returns:
@@ -182,9 +173,9 @@ def hinge_loss(pred, label, norm="L1", reduction="mean"):
     p, y = _pair(pred, label, fname)
     if p.ndim != 2:
         raise ValueError(f"{fname}: pred must be 2-D (N, C), got {p.shape}")
-    if norm not in ("L1", "L2"):
+    if str(norm).upper() not in ("L1", "L2"):
         raise ValueError(f"{fname}: norm must be 'L1' or 'L2', got {norm!r}")
     margin = elemwise("RELU", 1 - p * y.astype(p._dtype_name))
-    if norm == "L2":
+    if str(norm).upper() == "L2":
         margin = elemwise("SQUARE", margin)
     return _reduce_output(reduce(margin, "sum", 1), reduction, fname)

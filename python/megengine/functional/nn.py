@@ -15,8 +15,10 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op, elemwise, reduce, reshape
 from ..core.tensor.array_method import transpose as _dimshuffle
+from ..random.rng import _next_seed
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
 from .loss import binary_cross_entropy, cross_entropy, hinge_loss, l1_loss, square_loss
+from .math import normalize
 from .metric import topk_accuracy
 
 apply = _rt.apply
@@ -971,15 +973,12 @@ def instance_norm(inp, affine=True, weight=None, bias=None, eps=1e-5):
 # dropout, embedding, indexing
 
 
-_dropout_rng = np.random.default_rng()
-
-
 def dropout(inp, drop_prob, training=True):
     """Zeroes each element with probability ``drop_prob`` and scales the rest by
     ``1 / (1 - drop_prob)``, so the expectation is unchanged; the identity when not training.
 
-    Each call draws a fresh 64-bit seed for the kernel's Philox stream from a NumPy generator
-    private to this module.
+    Each call keys the kernel's Philox stream with the next seed of ``megengine.random``'s
+    global generator, so ``megengine.random.seed(s)`` makes the masks reproducible.
 
     Args:
         inp: input tensor.
@@ -1003,8 +1002,7 @@ def dropout(inp, drop_prob, training=True):
         raise ValueError(f"dropout: drop_prob must be in [0, 1), got {drop_prob}")
     if not training or drop_prob == 0:
         return x
-    seed = int(_dropout_rng.integers(0, 2**63))
-    op = builtin.DropoutForward(drop_prob=float(drop_prob), seed=seed)
+    op = builtin.DropoutForward(drop_prob=float(drop_prob), seed=_next_seed())
     return apply(op, x)[0]
 
 
@@ -1107,43 +1105,6 @@ def one_hot(inp, num_classes):
 
 # ---------------------------------------------------------------------------------------------
 # reshaping, padding and resampling
-
-
-def normalize(inp, ord=None, axis=None, eps=1e-12):
-    """Divides ``inp`` by its ``ord``-norm over ``axis`` (at least ``eps``).
-
-    Args:
-        inp: input tensor.
-        ord: the norm: None or 2 (Euclidean), any p > 0 (``sum(|x| ** p) ** (1 / p)``),
-            ``float("inf")`` (max of |x|) or ``-float("inf")`` (min of |x|).
-        axis: the axis (or axes) to take the norm over; all axes when None.
-        eps: lower bound of the norm, so that a zero slice stays zero.
-
-    Returns:
-        a Tensor of inp's shape.
-
-    Examples:
-        >>> import megengine.functional as F
-        >>> F.normalize([[3.0, 4.0], [0.0, 0.0]], axis=1).numpy().tolist()
-        [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
-    """
-    fname = "normalize"
-    x = _float_input(inp, fname)
-    p = 2 if ord is None else ord
-    a = abs(x)
-    if p == float("inf"):
-        n = reduce(a, "max", axis, keepdims=True)
-    elif p == -float("inf"):
-        n = reduce(a, "min", axis, keepdims=True)
-    elif p == 2:
-        n = elemwise("SQRT", reduce(x * x, "sum", axis, keepdims=True))
-    elif p == 1:
-        n = reduce(a, "sum", axis, keepdims=True)
-    elif p > 0:
-        n = reduce(a**p, "sum", axis, keepdims=True) ** (1.0 / p)
-    else:
-        raise ValueError(f"{fname}: ord must be None, > 0 or +-inf, got {ord}")
-    return x / elemwise("MAX", n, eps)
 
 
 _PAD_MODES = {"constant": "CONSTANT", "edge": "REPLICATE", "replicate": "REPLICATE"}

@@ -202,6 +202,9 @@ def test_hinge_loss_errors_grad():
     pred = label * rng.choice([0.5, 1.5, -0.5], (3, 4)).astype(np.float32)  # away from the kink
     check_grad(lambda x: F.nn.hinge_loss(x, label), pred)
     check_grad(lambda x: F.nn.hinge_loss(x, label, "L2"), pred)
+    np.testing.assert_array_equal(
+        F.nn.hinge_loss(pred, label, "l2").numpy(), F.nn.hinge_loss(pred, label, "L2").numpy()
+    )
 
 
 def topk_ref(logits, target, k):
