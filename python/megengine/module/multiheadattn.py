@@ -188,6 +188,13 @@ class MultiHeadAttention(Module):
             weights = weights.reshape(n, self.num_heads, tgt, src).mean(axis=1)
         return out, weights
 
+    def _module_info_string(self):
+        return (
+            f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
+            f"attn_dropout={self.attn_dropout}, out_dropout={self.out_dropout}, "
+            f"bias={self.bias}, kdim={self.kdim}, vdim={self.vdim}"
+        )
+
     def _mask(self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src):
         heads = self.num_heads
         if attn_mask is None and is_causal:

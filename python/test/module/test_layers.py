@@ -679,6 +679,10 @@ def test_multi_head_attention():
     sq = M.MultiHeadAttention(8, 4, bias=False)
     causal = np.triu(np.ones((3, 3), bool), k=1)
     _close(sq(_t(x), _t(x), _t(x), is_causal=True)[0], np_mha(sq, x, x, x, causal)[0])
+    assert repr(sq) == (
+        "MultiHeadAttention(embed_dim=8, num_heads=4, attn_dropout=0.0, out_dropout=0.0, "
+        "bias=False, kdim=8, vdim=8)"
+    )
     with pytest.raises(ValueError, match="embed_dim=6 is not divisible by num_heads=4"):
         M.MultiHeadAttention(6, 4)
     with pytest.raises(ValueError, match="must be"):
