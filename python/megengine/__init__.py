@@ -13,7 +13,7 @@ from .serialization import load as load
 from .serialization import save as save
 from .tensor import Parameter, Tensor, tensor
 
-__all__ = ["Parameter", "Tensor", "is_cuda_available", "tensor"]
+__all__ = ["Parameter", "Tensor", "is_cuda_available", "load", "save", "tensor"]
 
 
 def __getattr__(name):

@@ -7,4 +7,5 @@ from .math import *
 from .nn import *
 from .tensor import *
 
-__all__ = elemwise.__all__ + math.__all__ + tensor.__all__
+# nn re-exports the elementwise activations; keep each name once.
+__all__ = list(dict.fromkeys(elemwise.__all__ + math.__all__ + tensor.__all__ + nn.__all__))
