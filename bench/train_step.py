@@ -1,0 +1,174 @@
+"""One training step (forward, backward, SGD with momentum) of LeNet (batch 64, 1x28x28) and a
+CIFAR-style ResNet-18 (batch 32, 3x32x32), NeoMeg against PyTorch in the same command.
+
+Each framework and model runs in a process of its own (PyTorch from Debian's python3-torch under
+/usr/bin/python3), so the peak resident memory printed is that run's own.
+
+    PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+TORCH_PYTHON = "/usr/bin/python3"
+
+# Model definitions and the timed loop, written once for both frameworks: `nn`, `F`, `opt` and
+# the step body differ, the architecture does not.
+WORKER = r"""
+import json, resource, sys, time
+import numpy as np
+
+fw, model_name, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = np.random.default_rng(0)
+if model_name == "lenet":
+    batch, shape = 64, (1, 28, 28)
+else:
+    batch, shape = 32, (3, 32, 32)
+x_np = rng.normal(size=(batch,) + shape).astype(np.float32)
+y_np = rng.integers(0, 10, batch).astype(np.int32)
+
+if fw == "neomeg":
+    import megengine as mge
+    import megengine.functional as F
+    import megengine.module as nn
+    from megengine.autodiff import GradManager
+    from megengine.optimizer import SGD
+
+    Module, relu, flatten, pool = nn.Module, F.relu, lambda t: F.flatten(t, 1), F.max_pool2d
+    avgpool = lambda t: F.mean(t, axis=(2, 3))
+else:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.set_num_threads(int(sys.argv[4]))
+    Module, relu, flatten, pool = nn.Module, F.relu, lambda t: torch.flatten(t, 1), F.max_pool2d
+    avgpool = lambda t: t.mean(dim=(2, 3))
+
+
+class LeNet(Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = pool(relu(self.conv1(x)), 2)
+        x = pool(relu(self.conv2(x)), 2)
+        return self.fc3(relu(self.fc2(relu(self.fc1(flatten(x))))))
+
+
+class Block(Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(relu(self.bn1(self.conv1(x)))))
+        return relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet18(Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        cfg = [(64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1),
+               (128, 256, 2), (256, 256, 1), (256, 512, 2), (512, 512, 1)]
+        self.blocks = nn.Sequential(*[Block(*c) for c in cfg])
+        self.fc = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.fc(avgpool(self.blocks(relu(self.bn1(self.conv1(x))))))
+
+
+model = LeNet() if model_name == "lenet" else ResNet18()
+if fw == "neomeg":
+    gm = GradManager().attach(model.parameters())
+    opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
+
+    def step():
+        with gm:
+            loss = F.nn.cross_entropy(model(x), y)
+            gm.backward(loss)
+        opt.step().clear_grad()
+else:
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = torch.tensor(x_np), torch.tensor(y_np).long()
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+step()  # warm-up
+times = []
+for _ in range(steps):
+    t0 = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t0)
+best = min(times)
+print(json.dumps({"samples_per_s": batch / best,
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run(python, fw, model, steps, env=None):
+    threads = str(os.cpu_count() or 1)
+    proc = subprocess.run(
+        [python, "-c", WORKER, fw, model, str(steps), threads],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, last
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
+    ap.add_argument("--steps", type=int, default=5)
+    args = ap.parse_args()
+    print(
+        f"{'model':<10}{'NeoMeg samples/s':>18}{'PyTorch samples/s':>19}{'ratio':>8}"
+        f"{'NeoMeg MiB':>12}{'PyTorch MiB':>13}"
+    )
+    for model in args.models:
+        ours, why = run(sys.executable, "neomeg", model, args.steps, dict(os.environ))
+        theirs, twhy = (None, f"{TORCH_PYTHON} not found")
+        if os.path.exists(TORCH_PYTHON):
+            theirs, twhy = run(TORCH_PYTHON, "torch", model, args.steps)
+        if ours is None:
+            print(f"{model:<10} NeoMeg failed: {why}")
+            continue
+        if theirs is None:
+            print(
+                f"{model:<10}{ours['samples_per_s']:>18.1f}{'-':>19}{'-':>8}"
+                f"{ours['peak_rss_mib']:>12.0f}{'-':>13}   (PyTorch: {twhy})"
+            )
+            continue
+        ratio = ours["samples_per_s"] / theirs["samples_per_s"]
+        print(
+            f"{model:<10}{ours['samples_per_s']:>18.1f}{theirs['samples_per_s']:>19.1f}"
+            f"{ratio:>8.3f}{ours['peak_rss_mib']:>12.0f}{theirs['peak_rss_mib']:>13.0f}"
+        )
+    print("ratio = NeoMeg samples/s / PyTorch samples/s (higher is better for NeoMeg)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
