@@ -11,9 +11,6 @@ import megengine.optimizer as optim
 import megengine.random as rand
 from megengine.autodiff import GradManager
 
-if not hasattr(F, "conv2d"):  # F.nn lands from branch wt-pyf2
-    pytest.skip("needs F.conv2d, F.batch_norm and F.nn.cross_entropy", allow_module_level=True)
-
 
 def make_data(n, rng):
     """8x8 images: class 0 has a bright 3x3 blob in the left half, class 1 in the right."""
