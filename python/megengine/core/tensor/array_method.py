@@ -52,9 +52,22 @@ def _promote(args):
     return [as_tensor(a, dt, device) for a in args]
 
 
+_elemwise_ops = {}
+
+
 def elemwise(mode, *args):
     """Runs Elemwise ``mode`` on the promoted arguments; returns one Tensor."""
-    return apply(cached_op(builtin.Elemwise, mode=mode), *_promote(args))[0]
+    # The hot path of every operator: one dict lookup for the op, and no promotion work when
+    # the arguments are already tensors of one dtype.
+    op = _elemwise_ops.get(mode)
+    if op is None:
+        op = _elemwise_ops[mode] = builtin.Elemwise(mode=mode)
+    first = args[0]
+    if isinstance(first, Tensor):
+        dt = first._dtype_name
+        if all(isinstance(a, Tensor) and a._dtype_name == dt for a in args[1:]):
+            return apply(op, *args)[0]
+    return apply(op, *_promote(args))[0]
 
 
 def _normalize_axis(axis, ndim):
