@@ -8,12 +8,29 @@ import importlib
 
 from . import optimizer as optimizer
 from . import random as random
-from .core._imperative_rt import is_cuda_available
+from .device import (
+    get_default_device,
+    get_device_count,
+    get_mem_status_bytes,
+    is_cuda_available,
+    set_default_device,
+)
 from .serialization import load as load
 from .serialization import save as save
 from .tensor import Parameter, Tensor, tensor
 
-__all__ = ["Parameter", "Tensor", "is_cuda_available", "load", "save", "tensor"]
+__all__ = [
+    "Parameter",
+    "Tensor",
+    "get_default_device",
+    "get_device_count",
+    "get_mem_status_bytes",
+    "is_cuda_available",
+    "load",
+    "save",
+    "set_default_device",
+    "tensor",
+]
 
 
 def __getattr__(name):

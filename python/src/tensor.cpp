@@ -14,9 +14,12 @@ namespace neomeg::python {
 
 namespace {
 
+// megengine.set_default_device; invalid until set, meaning "xpux".
+CompNode g_default_device;
+
 CompNode comp_node_from_py(const py::handle& device) {
     if (device.is_none())
-        return CompNode::default_device();
+        return g_default_device.valid() ? g_default_device : CompNode::default_device();
     return CompNode::load(py::str(device).cast<std::string>());
 }
 
@@ -82,32 +85,44 @@ py::tuple TensorWrapper::shape() const {
 }
 
 void init_tensor(py::module_& m) {
+    m.def(
+            "set_default_device",
+            [](const std::string& name) { g_default_device = CompNode::load(name); },
+            "Sets the device of tensors created without one (validated: a bad name raises).");
+    m.def("get_default_device", [] {
+        return (g_default_device.valid() ? g_default_device : CompNode::default_device())
+                .to_string();
+    });
     py::class_<TensorWrapper>(m, "Tensor", py::dynamic_attr())
             .def(py::init(&TensorWrapper::from_py), py::arg("data") = py::none(),
                  py::arg("dtype") = py::none(), py::arg("device") = py::none())
             .def_property_readonly("shape", &TensorWrapper::shape)
-            .def_property_readonly("ndim", [](const TensorWrapper& t) { return t.value.shape().ndim; })
-            .def_property_readonly("size",
-                                   [](const TensorWrapper& t) { return t.value.shape().total_nr_elems(); })
-            .def_property_readonly("dtype",
-                                   [](const TensorWrapper& t) { return dtype_to_numpy(t.value.dtype()); })
+            .def_property_readonly("ndim",
+                                   [](const TensorWrapper& t) { return t.value.shape().ndim; })
+            .def_property_readonly(
+                    "size", [](const TensorWrapper& t) { return t.value.shape().total_nr_elems(); })
+            .def_property_readonly(
+                    "dtype", [](const TensorWrapper& t) { return dtype_to_numpy(t.value.dtype()); })
             .def_property_readonly("_dtype_name",
                                    [](const TensorWrapper& t) { return t.value.dtype().name(); })
             .def_property_readonly(
-                    "device", [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
+                    "device",
+                    [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
             .def("_detach", [](const TensorWrapper& t) { return TensorWrapper{t.value.detach()}; })
             // The one in-place update of a Python tensor: optimizers, BatchNorm statistics and
             // load_state_dict give an existing Parameter new values. The object (and so its
             // autograd identity and attachments) stays; storage, shape and dtype are replaced.
-            .def("_reset", [](TensorWrapper& t, const TensorWrapper& src) {
-                auto meta = t.value.grad_meta();
-                t.value = src.value.detach();
-                t.value.set_grad_meta(std::move(meta));
-            })
-            .def("_copy_to", [](const TensorWrapper& t, const std::string& device) {
-                return TensorWrapper{t.value.copy_to(CompNode::load(device))};
-            })
+            .def("_reset",
+                 [](TensorWrapper& t, const TensorWrapper& src) {
+                     auto meta = t.value.grad_meta();
+                     t.value = src.value.detach();
+                     t.value.set_grad_meta(std::move(meta));
+                 })
+            .def("_copy_to",
+                 [](const TensorWrapper& t, const std::string& device) {
+                     return TensorWrapper{t.value.copy_to(CompNode::load(device))};
+                 })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); });
 }
 
