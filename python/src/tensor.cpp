@@ -110,7 +110,10 @@ void init_tensor(py::module_& m) {
                     [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
             .def("_detach", [](const TensorWrapper& t) { return TensorWrapper{t.value.detach()}; })
-            // The one in-place update of a Python tensor: optimizers, BatchNorm statistics and
+            // x[idx] = v: the Python object now stands for the updated value, autograd
+            // identity included, so the assignment is differentiable like any op.
+            .def("_assign", [](TensorWrapper& t, const TensorWrapper& src) { t.value = src.value; })
+            // The in-place update that keeps identity: optimizers, BatchNorm statistics and
             // load_state_dict give an existing Parameter new values. The object (and so its
             // autograd identity and attachments) stays; storage, shape and dtype are replaced.
             .def("_reset",

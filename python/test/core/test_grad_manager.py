@@ -99,3 +99,15 @@ def test_reset_keeps_identity_and_attachment():
     with gm:
         gm.backward((w * w).sum())
     np.testing.assert_allclose(w.grad.numpy(), [0.0, 2.0])
+
+
+def test_setitem_is_differentiable():
+    x = mge.Parameter([1.0, 2.0, 3.0])
+    v = mge.Parameter([10.0])
+    gm = GradManager().attach([x, v])
+    with gm:
+        y = x * 2
+        y[1] = v * 3  # y = [2x0, 3v, 2x2]
+        gm.backward((y * mge.Tensor([1.0, 2.0, 4.0])).sum())
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 0.0, 8.0])
+    np.testing.assert_allclose(v.grad.numpy(), [6.0])

@@ -154,3 +154,38 @@ def test_device_and_to():
     assert t.to("cpu0").device == "cpu0"
     with pytest.raises(ValueError, match="invalid comp node name"):
         t.to("abc")
+
+
+@pytest.mark.parametrize(
+    "index,value",
+    [
+        (0, 5.0),
+        ((slice(None), 1), np.arange(5, dtype=np.float32)),
+        ((1, slice(0, 4, 2), -1), 7.0),
+        (Ellipsis, 1.0),
+        (slice(None, None, -1), np.zeros((4, 5), np.float32)),
+        (([0, 2], [3, 1]), -1.0),
+        ((Ellipsis, [4, 0]), np.ones((3, 4, 2), np.float32)),
+        (1, np.ones((1, 4, 5), np.float32)),
+    ],
+)
+def test_setitem_matches_numpy(index, value):
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    t = mge.Tensor(a)
+    t[index] = value
+    b = a.copy()
+    b[index] = value
+    np.testing.assert_array_equal(t.numpy(), b)
+
+
+def test_setitem_keeps_dtype_and_rejects_bad_indices():
+    t = mge.Tensor([1, 2, 3])
+    t[1] = 7.9  # converted to the tensor's dtype, as NumPy does
+    assert t.dtype == np.int32 and t.tolist() == [1, 7, 3]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[3] = 0
+    with pytest.raises(IndexError, match="None"):
+        t[None] = 0
+    s = mge.Tensor(2.0)
+    s[...] = 5
+    assert s.item() == 5.0

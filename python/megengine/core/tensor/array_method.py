@@ -214,6 +214,11 @@ class ArrayMethodMixin:
 
         return getitem(self, index)
 
+    def __setitem__(self, index, value):
+        from .indexing import setitem
+
+        setitem(self, index, value)
+
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)

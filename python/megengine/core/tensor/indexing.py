@@ -83,3 +83,69 @@ def getitem(x, index):
         else:
             raise IndexError(f"unsupported index {i!r}")
     return out
+
+
+def _basic_index_arrays(x, items):
+    """Broadcastable int32 index arrays (numpy.ix_ style) for ints and slices on every axis."""
+    arrays = []
+    kept = 0  # position among the axes that survive (slices)
+    n_kept = sum(isinstance(i, slice) for i in items)
+    for axis, i in enumerate(items):
+        n = x.shape[axis]
+        if isinstance(i, slice):
+            idx = np.arange(n)[i]
+            shape = [1] * n_kept
+            shape[kept] = len(idx)
+            arrays.append(idx.reshape(shape))
+            kept += 1
+        elif isinstance(i, (int, np.integer)) or (isinstance(i, Tensor) and i.ndim == 0):
+            k = int(i)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            arrays.append(np.array(k % n))
+        else:
+            raise IndexError(f"unsupported index {i!r} in an assignment")
+    return arrays
+
+
+def _is_index_array(i):
+    if isinstance(i, Tensor):
+        return i.ndim > 0
+    return isinstance(i, (np.ndarray, list))
+
+
+def setitem(x, index, value):
+    """``x[index] = value`` for ints, slices (any step), Ellipsis and integer arrays: the
+    assignment is one IndexingSetMultiAxisVec op, and ``x`` then stands for its result (so it is
+    differentiable)."""
+    from .array_method import as_tensor, reshape
+
+    value = as_tensor(value, dtype=x._dtype_name, device=x.device)
+    items = _expand(index, x.ndim)
+    if x.ndim == 0:
+        x._assign(reshape(value, ()))
+        return
+    if any(i is None for i in items):
+        raise IndexError("None (a new axis) cannot be used in an assignment")
+    if any(_is_index_array(i) for i in items):
+        if any(not _is_index_array(i) and i != slice(None) for i in items):
+            raise IndexError("mixing integer arrays with ints or partial slices is not supported")
+        axes, arrays = [], []
+        for k, i in enumerate(items):
+            if not _is_index_array(i):
+                continue
+            a = i.numpy() if isinstance(i, Tensor) else np.asarray(i)
+            if a.dtype == np.bool_:
+                raise IndexError("boolean mask assignment is not supported yet")
+            axes.append(k)
+            arrays.append(a.astype(np.int32))
+    else:
+        axes = list(range(x.ndim))
+        arrays = [a.astype(np.int32) for a in _basic_index_arrays(x, items)]
+    # NumPy lets value carry extra leading size-1 dims; the operator wants them gone.
+    target_ndim = len(np.broadcast_shapes(*(a.shape for a in arrays))) + x.ndim - len(axes)
+    if value.ndim > target_ndim and all(d == 1 for d in value.shape[: value.ndim - target_ndim]):
+        value = reshape(value, value.shape[value.ndim - target_ndim :])
+    op = cached_op(builtin.IndexingSetMultiAxisVec, axes=tuple(axes))
+    idx = [Tensor(a, device=x.device) for a in arrays]
+    x._assign(apply(op, x, value, *idx)[0])
