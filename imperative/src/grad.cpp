@@ -67,7 +67,13 @@ bool register_grad_rule(OpId id, GradRule rule) {
     return true;
 }
 
+const GradRule* OpDef::grad_rule() const {
+    return find_grad_rule(id());
+}
+
 const GradRule* find_grad_rule(OpId id) {
+    if (static_cast<size_t>(id) >= kNumOpIds)
+        return nullptr;
     const GradRule& r = rule_table()[static_cast<size_t>(id)];
     return r.fn ? &r : nullptr;
 }
@@ -132,7 +138,7 @@ void GradKey::record(const OpDef& op, std::span<const Tensor> inputs, std::vecto
         if (!any)
             continue;
         if (!looked_up) {
-            rule = find_grad_rule(op.id());
+            rule = op.grad_rule();
             looked_up = true;
         }
         if (!rule)

@@ -13,8 +13,9 @@
 namespace py = pybind11;
 
 namespace neomeg::python {
-void init_ops(py::module_& m);  // generated
-void init_grad(py::module_& m);  // grad.cpp
+void init_ops(py::module_& m);       // generated
+void init_grad(py::module_& m);      // grad.cpp
+void init_function(py::module_& m);  // function.cpp
 
 namespace {
 
@@ -37,7 +38,8 @@ py::tuple apply_py(const imperative::OpDef& op, py::args args) {
     return result;
 }
 
-py::tuple apply_generator_py(const imperative::OpDef& op, const std::vector<std::vector<size_t>>& shapes,
+py::tuple apply_generator_py(const imperative::OpDef& op,
+                             const std::vector<std::vector<size_t>>& shapes,
                              const std::string& device) {
     std::vector<dnn::TensorShape> s;
     for (auto& dims : shapes)
@@ -76,12 +78,15 @@ PYBIND11_MODULE(_imperative_rt, m) {
 
     python::init_tensor(m);
     python::init_grad(m);
+    python::init_function(m);
 
     py::class_<imperative::OpDef, std::shared_ptr<imperative::OpDef>>(m, "OpDef")
             .def_property_readonly("name", &imperative::OpDef::name)
             .def("__repr__", &imperative::OpDef::to_string)
             .def("__hash__", &imperative::OpDef::hash)
-            .def("__eq__", [](const imperative::OpDef& a, const imperative::OpDef& b) { return a.is_same(b); });
+            .def("__eq__", [](const imperative::OpDef& a, const imperative::OpDef& b) {
+                return a.is_same(b);
+            });
     m.def("apply", &python::apply_py, py::arg("op"),
           "apply(op, *tensors): runs an operator, returning a tuple of output tensors.");
     m.def("apply_generator", &python::apply_generator_py, py::arg("op"), py::arg("shapes"),
@@ -92,7 +97,8 @@ PYBIND11_MODULE(_imperative_rt, m) {
 
     m.def("is_cuda_available", &is_cuda_available);
     m.def("get_cuda_device_count", &get_cuda_device_count);
-    m.def("canonical_device", [](const std::string& name) { return CompNode::load(name).to_string(); });
+    m.def("canonical_device",
+          [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {
         auto s = CompNode::load(device).memory_stats();
         py::dict d;

@@ -1,3 +1,4 @@
+from .function import Function
 from .grad_manager import GradManager
 
-__all__ = ["GradManager"]
+__all__ = ["Function", "GradManager"]

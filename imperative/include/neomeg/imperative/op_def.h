@@ -18,12 +18,21 @@
 
 namespace neomeg::imperative {
 
+// The id of OpDefs that are not generated (they override name() and grad_rule()).
+inline constexpr OpId kCustomOpId = static_cast<OpId>(kNumOpIds);
+
+struct GradRule;  // grad.h
+
 class OpDef {
 public:
     virtual ~OpDef() = default;
 
+    // The generated operators' id. An OpDef defined outside the generated set (a Python
+    // autodiff.Function) returns kCustomOpId and overrides name() and grad_rule().
     virtual OpId id() const = 0;
-    const char* name() const { return op_id_name(id()); }
+    virtual const char* name() const { return op_id_name(id()); }
+    // The backward rule autograd records this op with; nullptr: not differentiable.
+    virtual const GradRule* grad_rule() const;
     virtual size_t hash() const = 0;
     virtual bool is_same(const OpDef& rhs) const = 0;  // same operator and equal params
     virtual std::string to_string() const = 0;          // "Elemwise(mode=ADD)"

@@ -1,0 +1,77 @@
+"""``megengine.autodiff.Function``: an operation with a hand-written backward.
+
+Calling a Function runs its ``forward`` on the inputs' values (the ops inside are not recorded)
+and records the call as one op; when a GradManager's backward reaches it, the tape calls its
+``backward`` with the output gradients (``python/src/function.cpp``).
+"""
+
+from ..core import _imperative_rt as _rt
+from ..tensor import Tensor
+
+__all__ = ["Function"]
+
+
+class Function:
+    """Base class of user-defined differentiable operations.
+
+    Subclasses define ``forward(self, *inputs)``, returning a Tensor or a tuple of Tensors, and
+    ``backward(self, *output_grads)``, returning one gradient (or None) per input. State that
+    backward needs is kept on ``self``; use each instance for one call.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.autodiff import Function, GradManager
+        >>> class Square(Function):
+        ...     def forward(self, x):
+        ...         self.x = x
+        ...         return x * x
+        ...     def backward(self, dy):
+        ...         return dy * 2 * self.x
+        >>> x = mge.Parameter([3.0])
+        >>> gm = GradManager().attach(x)
+        >>> with gm:
+        ...     gm.backward(Square()(x))
+        >>> x.grad.numpy().tolist()
+        [6.0]
+    """
+
+    def forward(self, *inputs):
+        """Computes the outputs.
+
+        Args:
+            inputs: the input Tensors (values only: ops here are not recorded).
+
+        Returns:
+            a Tensor or a tuple of Tensors.
+
+        Examples:
+            >>> import megengine as mge
+            >>> from megengine.autodiff import Function
+            >>> class Twice(Function):
+            ...     def forward(self, x):
+            ...         return x * 2
+            >>> Twice()(mge.Tensor([1.0])).numpy().tolist()
+            [2.0]
+        """
+        raise TypeError(f"{type(self).__name__} must define forward")
+
+    def backward(self, *output_grads):
+        """Computes the input gradients.
+
+        Args:
+            output_grads: one gradient Tensor per output.
+
+        Returns:
+            one gradient per input: a Tensor of the input's shape, or None.
+
+        Examples:
+            >>> from megengine.autodiff import Function
+            >>> Function.backward.__name__
+            'backward'
+        """
+        raise TypeError(f"{type(self).__name__} must define backward")
+
+    def __call__(self, *inputs):
+        tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
+        outputs = _rt.apply_function(self, *tensors)
+        return outputs[0] if len(outputs) == 1 else outputs
