@@ -46,3 +46,6 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, dtype=None, device=None, **kwargs):
         super().__init__(data, dtype=dtype, device=device)
+
+
+_rt._install_operator_slots(Parameter)  # a subclass inherits the Python methods, not the slots

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "dtype_convert.h"
+#include "fast_tensor.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
 
@@ -93,18 +94,10 @@ void init_tensor(py::module_& m) {
         return (g_default_device.valid() ? g_default_device : CompNode::default_device())
                 .to_string();
     });
-    py::class_<TensorWrapper>(m, "Tensor", py::dynamic_attr())
+    py::class_<TensorWrapper> cls(m, "Tensor", py::dynamic_attr());
+    cls
             .def(py::init(&TensorWrapper::from_py), py::arg("data") = py::none(),
                  py::arg("dtype") = py::none(), py::arg("device") = py::none())
-            .def_property_readonly("shape", &TensorWrapper::shape)
-            .def_property_readonly("ndim",
-                                   [](const TensorWrapper& t) { return t.value.shape().ndim; })
-            .def_property_readonly(
-                    "size", [](const TensorWrapper& t) { return t.value.shape().total_nr_elems(); })
-            .def_property_readonly(
-                    "dtype", [](const TensorWrapper& t) { return dtype_to_numpy(t.value.dtype()); })
-            .def_property_readonly("_dtype_name",
-                                   [](const TensorWrapper& t) { return t.value.dtype().name(); })
             .def_property_readonly(
                     "device",
                     [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
@@ -127,6 +120,10 @@ void init_tensor(py::module_& m) {
                      return TensorWrapper{t.value.copy_to(CompNode::load(device))};
                  })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); });
+    // shape, ndim, size, dtype: C getters (tensor_getters.cpp); apply and the operators:
+    // fast_apply.cpp.
+    fast::g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    fast::install_getters(fast::g_tensor_type);
 }
 
 }  // namespace neomeg::python

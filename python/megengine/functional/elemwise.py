@@ -2,7 +2,9 @@
 library (``dnn/ops/defs/elemwise.py`` lists the modes and their dtype rules). Inputs are
 promoted to a common dtype first (``megengine/core/tensor/dtype.py``)."""
 
+from ..core import _imperative_rt as _rt
 from ..core.tensor.array_method import elemwise as _elemwise
+from ..core.tensor.array_method import elemwise_op as _elemwise_op
 
 __all__ = []
 
@@ -12,15 +14,17 @@ def _define(name, mode, arity, summary, example, expect, module_globals):
     text and ``expect`` the hand-computed result the doctest checks."""
     names = ["x", "y", "z"][:arity]
     arg_docs = "\n".join(f"        {a}: input tensor or scalar." for a in names)
+    # The op is built once; each call is one C call (python/src/fast_apply.cpp).
+    op, run = _elemwise_op(mode), _rt.elemwise
     if arity == 1:
 
         def fn(x):
-            return _elemwise(mode, x)
+            return run(op, x)
 
     else:
 
         def fn(x, y):
-            return _elemwise(mode, x, y)
+            return run(op, x, y)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""{summary}

@@ -55,19 +55,23 @@ def _promote(args):
 _elemwise_ops = {}
 
 
-def elemwise(mode, *args):
-    """Runs Elemwise ``mode`` on the promoted arguments; returns one Tensor."""
-    # The hot path of every operator: one dict lookup for the op, and no promotion work when
-    # the arguments are already tensors of one dtype.
+def elemwise_op(mode):
+    """The Elemwise op of ``mode`` (``"ADD"``), one object per mode."""
     op = _elemwise_ops.get(mode)
     if op is None:
         op = _elemwise_ops[mode] = builtin.Elemwise(mode=mode)
-    first = args[0]
-    if isinstance(first, Tensor):
-        dt = first._dtype_name
-        if all(isinstance(a, Tensor) and a._dtype_name == dt for a in args[1:]):
-            return apply(op, *args)[0]
-    return apply(op, *_promote(args))[0]
+    return op
+
+
+def elemwise(mode, *args):
+    """Runs Elemwise ``mode`` on the promoted arguments; returns one Tensor."""
+    # _rt.elemwise (python/src/fast_apply.cpp) runs tensors of one dtype directly and calls
+    # _promote for anything else; the Tensor operators are its type slots.
+    return _rt_elemwise(elemwise_op(mode), *args)
+
+
+_rt_elemwise = _rt.elemwise
+_rt._set_promote(_promote)
 
 
 def _normalize_axis(axis, ndim):
@@ -310,3 +314,6 @@ def install(cls):
         if name in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"):
             continue
         setattr(cls, name, value)
+    # The operators' Python methods above stay for explicit calls; `a + b` goes through the C
+    # slots, which give the same results without a Python frame.
+    _rt._install_operator_slots(cls)

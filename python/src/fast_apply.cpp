@@ -1,0 +1,334 @@
+// The eager hot path from Python: apply(), elemwise() and Tensor's arithmetic operators, written
+// against the CPython API (METH_FASTCALL functions and type slots). pybind11's generic dispatch
+// costs about a microsecond a call (argument casters, overload resolution, a registry lookup per
+// tensor), which is most of what a small op costs; here a call unwraps its tensors by type check
+// and pointer and goes straight to imperative::apply (imperative/src/apply.cpp).
+//
+//   apply(op, *tensors) -> tuple      any OpDef, no dtype promotion
+//   elemwise(op, *args) -> Tensor     an Elemwise op; tensors of one dtype (and float/int Python
+//                                     scalars that keep it) run directly, anything else goes
+//                                     through megengine's promotion (core/tensor/array_method.py)
+//   Tensor.__add__ ... as type slots  elemwise() of the operator's mode
+#include <array>
+#include <new>
+
+#include "fast_tensor.h"
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/op_defs.h"
+
+namespace neomeg::python::fast {
+
+PyTypeObject* g_tensor_type = nullptr;
+
+namespace {
+
+using imperative::Tensor;
+using Mode = dnn::param::Elemwise::Mode;
+
+// megengine's _promote(args) -> list of Tensors of one dtype and device; set at import time.
+PyObject* g_promote = nullptr;
+
+// Up to this many inputs live on the stack; Tensors are not trivially constructible, so the
+// slots are constructed only for the inputs present.
+constexpr size_t kInlineInputs = 8;
+
+class Inputs {
+public:
+    explicit Inputs(size_t n) : m_size(n) {
+        m_data = n <= kInlineInputs ? reinterpret_cast<Tensor*>(m_inline)
+                                    : static_cast<Tensor*>(::operator new(n * sizeof(Tensor)));
+    }
+    ~Inputs() {
+        for (size_t i = 0; i < m_built; ++i)
+            m_data[i].~Tensor();
+        if (m_size > kInlineInputs)
+            ::operator delete(m_data);
+    }
+    Inputs(const Inputs&) = delete;
+    Inputs& operator=(const Inputs&) = delete;
+
+    void push(const Tensor& t) { new (m_data + m_built++) Tensor(t); }
+    std::span<const Tensor> span() const { return {m_data, m_built}; }
+
+private:
+    size_t m_size, m_built = 0;
+    alignas(Tensor) std::byte m_inline[kInlineInputs * sizeof(Tensor)];
+    Tensor* m_data;
+};
+
+const imperative::OpDef* op_of(PyObject* obj) {
+    py::detail::make_caster<imperative::OpDef> caster;
+    if (!caster.load(obj, false))
+        return nullptr;
+    return &py::detail::cast_op<const imperative::OpDef&>(caster);
+}
+
+PyObject* set_type_error_for_input(const imperative::OpDef& op, size_t i, PyObject* obj) {
+    PyErr_Format(PyExc_TypeError, "apply(%s): input %zu is a %s, not a Tensor", op.name(), i,
+                 Py_TYPE(obj)->tp_name);
+    return nullptr;
+}
+
+// The Python error for the C++ exception being handled (pybind11's translators: dnn errors
+// become ValueError/TypeError/IndexError as registered in module.cpp).
+PyObject* translate_current_exception() {
+    try {
+        py::detail::try_translate_exceptions();
+    } catch (...) {
+        PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+    }
+    return nullptr;
+}
+
+PyObject* py_apply(PyObject*, PyObject* const* args, Py_ssize_t nargs) noexcept {
+    try {
+        if (nargs < 1) {
+            PyErr_SetString(PyExc_TypeError, "apply(op, *tensors): missing the op");
+            return nullptr;
+        }
+        const imperative::OpDef* op = op_of(args[0]);
+        if (!op) {
+            PyErr_Format(PyExc_TypeError, "apply(op, *tensors): op is a %s, not an OpDef",
+                         Py_TYPE(args[0])->tp_name);
+            return nullptr;
+        }
+        Inputs inputs(nargs - 1);
+        for (Py_ssize_t i = 1; i < nargs; ++i) {
+            TensorWrapper* t = tensor_of(args[i]);
+            if (!t)
+                return set_type_error_for_input(*op, i - 1, args[i]);
+            inputs.push(t->value);
+        }
+        auto outs = imperative::apply(*op, inputs.span());
+        PyObject* result = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
+        if (!result)
+            return nullptr;
+        for (size_t i = 0; i < outs.size(); ++i)
+            PyTuple_SET_ITEM(result, i, wrap(std::move(outs[i])));
+        return result;
+    } catch (...) {
+        return translate_current_exception();
+    }
+}
+
+// A Python float or int as a 0-d tensor of `dt`, when megengine's promotion would give the
+// scalar that dtype (a float or int next to float32, an int next to int32; scalar_dtype_for
+// in core/tensor/dtype.py) and the value is exact in it; an invalid Tensor otherwise.
+Tensor scalar_tensor(PyObject* obj, dnn::DType dt, CompNode cn) {
+    const dnn::TensorShape scalar_shape;
+    if (dt == dnn::dtype::Float32 && (PyFloat_CheckExact(obj) || PyLong_CheckExact(obj))) {
+        double v = PyFloat_AsDouble(obj);
+        if (v == -1.0 && PyErr_Occurred()) {  // an int too large for a double
+            PyErr_Clear();
+            return {};
+        }
+        float f = static_cast<float>(v);
+        return Tensor::from_host(&f, scalar_shape, dt, cn);
+    }
+    if (dt == dnn::dtype::Int32 && PyLong_CheckExact(obj)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+        if (overflow || v < INT32_MIN || v > INT32_MAX)
+            return {};
+        auto i = static_cast<int32_t>(v);
+        return Tensor::from_host(&i, scalar_shape, dt, cn);
+    }
+    return {};
+}
+
+// Runs Elemwise `op` on args when they are tensors of one dtype, possibly with scalars that
+// keep it; returns nullptr without an error set when promotion is needed.
+PyObject* elemwise_direct(const imperative::OpDef& op, PyObject* const* args, size_t n) {
+    const Tensor* first = nullptr;
+    for (size_t i = 0; i < n && !first; ++i)
+        if (TensorWrapper* t = tensor_of(args[i]))
+            first = &t->value;
+    if (!first)
+        return nullptr;
+    Inputs inputs(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (TensorWrapper* t = tensor_of(args[i])) {
+            if (t->value.dtype() != first->dtype())
+                return nullptr;
+            inputs.push(t->value);
+            continue;
+        }
+        Tensor s = scalar_tensor(args[i], first->dtype(), first->comp_node());
+        if (!s.valid())
+            return nullptr;
+        inputs.push(s);
+    }
+    auto outs = imperative::apply(op, inputs.span());
+    return wrap(std::move(outs[0]));
+}
+
+PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size_t n) {
+    if (PyObject* out = elemwise_direct(op, args, n))
+        return out;
+    if (PyErr_Occurred())
+        return nullptr;
+    // Promotion: megengine's rules, in Python, then the same op on the converted tensors.
+    if (!g_promote) {
+        PyErr_SetString(PyExc_RuntimeError, "elemwise: megengine's promotion is not installed");
+        return nullptr;
+    }
+    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
+    if (!tuple)
+        return nullptr;
+    for (size_t i = 0; i < n; ++i) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    PyObject* promoted = PyObject_CallOneArg(g_promote, tuple);
+    Py_DECREF(tuple);
+    if (!promoted)
+        return nullptr;
+    PyObject* seq = PySequence_Fast(promoted, "promotion must return a sequence");
+    Py_DECREF(promoted);
+    if (!seq)
+        return nullptr;
+    PyObject* out = elemwise_direct(op, PySequence_Fast_ITEMS(seq), PySequence_Fast_GET_SIZE(seq));
+    Py_DECREF(seq);
+    if (!out && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s: operands of different dtypes after promotion",
+                     op.to_string().c_str());
+    return out;
+}
+
+PyObject* py_elemwise(PyObject*, PyObject* const* args, Py_ssize_t nargs) noexcept {
+    try {
+        if (nargs < 2) {
+            PyErr_SetString(PyExc_TypeError, "elemwise(op, *args): needs an op and an operand");
+            return nullptr;
+        }
+        const imperative::OpDef* op = op_of(args[0]);
+        if (!op || op->id() != imperative::ops::Elemwise::kId) {
+            PyErr_Format(PyExc_TypeError, "elemwise(op, *args): op is a %s, not an Elemwise",
+                         Py_TYPE(args[0])->tp_name);
+            return nullptr;
+        }
+        return elemwise_impl(*op, args + 1, nargs - 1);
+    } catch (...) {
+        return translate_current_exception();
+    }
+}
+
+// ---- Tensor's operators as type slots ---------------------------------------------------
+
+const imperative::OpDef& elemwise_op(Mode mode) {
+    // One OpDef per mode for the process; each caches its dnn operator.
+    static std::array<std::unique_ptr<imperative::ops::Elemwise>, 128> ops;
+    auto& op = ops.at(static_cast<size_t>(mode));
+    if (!op) {
+        dnn::param::Elemwise p;
+        p.mode = mode;
+        op = std::make_unique<imperative::ops::Elemwise>(p);
+    }
+    return *op;
+}
+
+template <Mode kMode>
+PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
+    try {
+        PyObject* args[2] = {a, b};
+        return elemwise_impl(elemwise_op(kMode), args, 2);
+    } catch (...) {
+        return translate_current_exception();
+    }
+}
+
+template <Mode kMode>
+PyObject* unary_slot(PyObject* a) noexcept {
+    try {
+        return elemwise_impl(elemwise_op(kMode), &a, 1);
+    } catch (...) {
+        return translate_current_exception();
+    }
+}
+
+PyObject* power_slot(PyObject* a, PyObject* b, PyObject* mod) noexcept {
+    if (mod != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "pow() with a modulus is not supported for tensors");
+        return nullptr;
+    }
+    return binary_slot<Mode::POW>(a, b);
+}
+
+PyObject* richcompare_slot(PyObject* a, PyObject* b, int cmp) noexcept {
+    switch (cmp) {
+        case Py_EQ:
+            return binary_slot<Mode::EQ>(a, b);
+        case Py_NE:
+            return binary_slot<Mode::NE>(a, b);
+        case Py_LT:
+            return binary_slot<Mode::LT>(a, b);
+        case Py_LE:
+            return binary_slot<Mode::LEQ>(a, b);
+        case Py_GT:
+            return binary_slot<Mode::LT>(b, a);
+        case Py_GE:
+            return binary_slot<Mode::LEQ>(b, a);
+        default:
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+}
+
+// Points `type`'s operator slots at the functions above. The Python methods of the same names
+// (array_method.py) stay in the class dict for explicit calls and give the same results; a
+// subclass defined later inherits the Python methods, so install() runs for Parameter too.
+void install_operator_slots(PyTypeObject* type) {
+    PyNumberMethods* nb = type->tp_as_number;
+    if (!nb)
+        throw py::type_error("install_operator_slots: the type has no number methods");
+    nb->nb_add = nb->nb_inplace_add = binary_slot<Mode::ADD>;
+    nb->nb_subtract = nb->nb_inplace_subtract = binary_slot<Mode::SUB>;
+    nb->nb_multiply = nb->nb_inplace_multiply = binary_slot<Mode::MUL>;
+    nb->nb_true_divide = nb->nb_inplace_true_divide = binary_slot<Mode::TRUE_DIV>;
+    nb->nb_floor_divide = nb->nb_inplace_floor_divide = binary_slot<Mode::FLOOR_DIV>;
+    nb->nb_remainder = nb->nb_inplace_remainder = binary_slot<Mode::MOD>;
+    nb->nb_power = nb->nb_inplace_power = power_slot;
+    nb->nb_negative = unary_slot<Mode::NEGATE>;
+    nb->nb_absolute = unary_slot<Mode::ABS>;
+    type->tp_richcompare = richcompare_slot;
+    PyType_Modified(type);
+}
+
+PyMethodDef g_methods[] = {
+        {"apply", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_apply)),
+         METH_FASTCALL,
+         "apply(op, *tensors): runs an operator (imperative/src/apply.cpp), returning a tuple of "
+         "output tensors."},
+        {"elemwise", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_elemwise)),
+         METH_FASTCALL,
+         "elemwise(op, *args): runs an Elemwise op on tensors and scalars, promoting them to one "
+         "dtype as megengine does; returns one Tensor."},
+        {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+void init_fast_apply(py::module_& m) {
+    for (PyMethodDef* def = g_methods; def->ml_name; ++def) {
+        PyObject* fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
+        if (!fn)
+            throw py::error_already_set();
+        m.add_object(def->ml_name, py::reinterpret_steal<py::object>(fn));
+    }
+    m.def(
+            "_set_promote",
+            [](py::object fn) {
+                Py_XDECREF(g_promote);
+                g_promote = fn.release().ptr();
+            },
+            "Sets the function elemwise() calls to promote mixed operands (array_method.py).");
+    m.def(
+            "_install_operator_slots",
+            [](py::type cls) {
+                auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+                if (!PyType_IsSubtype(type, g_tensor_type))
+                    throw py::type_error("_install_operator_slots: not a Tensor class");
+                install_operator_slots(type);
+            },
+            "Gives a Tensor class the C operator slots (+, -, *, /, //, %, **, comparisons).");
+}
+
+}  // namespace neomeg::python::fast

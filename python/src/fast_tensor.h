@@ -1,0 +1,41 @@
+// The eager hot path's view of Python tensors: type checks, unwrapping and wrapping through the
+// CPython API instead of pybind11's generic casters (each of which costs a type-registry lookup
+// per argument). Used by fast_apply.cpp (apply, the Tensor operators) and the Tensor getters.
+#pragma once
+
+#include <Python.h>
+
+#include "tensor.h"
+
+namespace neomeg::python::fast {
+
+// The extension's Tensor type, set once by init_tensor().
+extern PyTypeObject* g_tensor_type;
+
+inline bool is_tensor(PyObject* obj) {
+    return Py_TYPE(obj) == g_tensor_type || PyType_IsSubtype(Py_TYPE(obj), g_tensor_type);
+}
+
+// The TensorWrapper inside a Python Tensor (or subclass such as Parameter); nullptr for any
+// other object. Tensor has a single C++ base, so pybind11 keeps its value pointer in the
+// instance's simple layout; any other layout goes through pybind11's caster.
+inline TensorWrapper* tensor_of(PyObject* obj) {
+    if (!is_tensor(obj))
+        return nullptr;
+    auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+    if (inst->simple_layout) [[likely]]
+        return static_cast<TensorWrapper*>(inst->simple_value_holder[0]);
+    return &py::handle(obj).cast<TensorWrapper&>();
+}
+
+// A new Python Tensor owning `t` (a new reference).
+inline PyObject* wrap(imperative::Tensor&& t) {
+    return py::cast(TensorWrapper{std::move(t)}, py::return_value_policy::move).release().ptr();
+}
+
+// shape, ndim, size, dtype and _dtype_name as C getters (tensor_getters.cpp).
+void install_getters(PyTypeObject* type);
+// apply, elemwise and the operator-slot installer on the extension module (fast_apply.cpp).
+void init_fast_apply(py::module_& m);
+
+}  // namespace neomeg::python::fast
