@@ -15,6 +15,7 @@ from .device import (
     is_cuda_available,
     set_default_device,
 )
+from .logger import enable_debug_log, get_logger, set_log_file, set_log_level
 from .serialization import load as load
 from .serialization import save as save
 from .tensor import Parameter, Tensor, tensor
@@ -22,13 +23,17 @@ from .tensor import Parameter, Tensor, tensor
 __all__ = [
     "Parameter",
     "Tensor",
+    "enable_debug_log",
     "get_default_device",
     "get_device_count",
+    "get_logger",
     "get_mem_status_bytes",
     "is_cuda_available",
     "load",
     "save",
     "set_default_device",
+    "set_log_file",
+    "set_log_level",
     "tensor",
 ]
 

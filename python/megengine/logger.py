@@ -3,7 +3,7 @@ so one level or one file setting applies to all of them."""
 
 import logging
 
-__all__ = ["get_logger", "set_log_file", "set_log_level"]
+__all__ = ["enable_debug_log", "get_logger", "set_log_file", "set_log_level"]
 
 _ROOT = "megengine"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -86,3 +86,21 @@ def set_log_file(fout, mode="a"):
     )
     handler.setFormatter(logging.Formatter(_FORMAT))
     _root().addHandler(handler)
+
+
+def enable_debug_log():
+    """Sets every megengine logger to ``DEBUG`` (``set_log_level(logging.DEBUG)``).
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import logging
+        >>> from megengine.logger import enable_debug_log, get_logger, set_log_level
+        >>> old = get_logger().level
+        >>> enable_debug_log()
+        >>> get_logger().level == logging.DEBUG
+        True
+        >>> _ = set_log_level(old)
+    """
+    set_log_level(logging.DEBUG)

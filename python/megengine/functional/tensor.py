@@ -32,6 +32,7 @@ __all__ = [
     "gather",
     "linspace",
     "meshgrid",
+    "non_zero",
     "ones",
     "ones_like",
     "repeat",
@@ -678,6 +679,38 @@ def cond_take(mask, x):
     values = _split_sizes(values, 0, [cnt, cap - cnt])[0]
     indices = _split_sizes(indices, 0, [cnt, cap - cnt])[0]
     return values, indices
+
+
+def non_zero(condition, as_tuple=False):
+    """Indices of the nonzero elements of ``condition``, in row-major order.
+
+    Args:
+        condition: input tensor of at least one dimension (any dtype; nonzero means true).
+        as_tuple: return one 1-D index tensor per dimension (NumPy's ``nonzero`` form) instead
+            of a single 2-D tensor.
+
+    Returns:
+        when ``as_tuple`` is False, an int32 Tensor of shape ``(count, ndim)`` whose rows are
+        the coordinates of the nonzero elements; otherwise a tuple of ``ndim`` int32 Tensors of
+        shape ``(count,)``.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.non_zero([[0, 3], [4, 0]]).numpy().tolist()
+        [[0, 1], [1, 0]]
+        >>> [t.numpy().tolist() for t in F.non_zero([1, 0, 2], as_tuple=True)]
+        [[0, 2]]
+    """
+    x = as_tensor(condition)
+    if x.ndim == 0:
+        raise ValueError("non_zero: condition must have at least one dimension, got a scalar")
+    coords, count = _apply(cached_op(builtin.NonZero), x)
+    cap, cnt = coords.shape[1], int(count.numpy()[0])
+    # Static-shape contract: the first `count` columns hold the coordinates.
+    coords = _split_sizes(coords, 1, [cnt, cap - cnt])[0]
+    if as_tuple:
+        return tuple(coords[i] for i in range(x.ndim))
+    return transpose(coords, (1, 0))
 
 
 def where(mask, x, y):

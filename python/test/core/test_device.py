@@ -50,3 +50,14 @@ def test_logger_levels_and_file():
         root = logging.getLogger("megengine")
         root.removeHandler(root.handlers[-1])
     assert "shown" in buf.getvalue() and "hidden" not in buf.getvalue()
+
+
+def test_logging_helpers_at_top_level():
+    assert mge.get_logger("x").name == "megengine.x"
+    old = mge.set_log_level("ERROR")
+    try:
+        assert mge.get_logger().level == logging.ERROR
+        mge.enable_debug_log()
+        assert mge.get_logger().level == logging.DEBUG
+    finally:
+        mge.set_log_level(old)

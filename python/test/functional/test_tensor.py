@@ -536,3 +536,28 @@ def test_manipulations_keep_dtype(dtype):
     for got, ref in cases:
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(got.numpy(), ref)
+
+
+# ---------------------------------------------------------------- non_zero
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 4), (0,), (2, 0, 3), (1,)])
+def test_non_zero_matches_numpy(shape):
+    x = (rng.random(shape) > 0.5).astype(np.float32) * randn(*shape)
+    np.testing.assert_array_equal(F.non_zero(x).numpy(), np.argwhere(x))
+    got = F.non_zero(mge.Tensor(x), as_tuple=True)
+    assert len(got) == len(shape)
+    for g, w in zip(got, np.nonzero(x)):
+        assert g.dtype == np.int32
+        np.testing.assert_array_equal(g.numpy(), w)
+
+
+def test_non_zero_bool_and_views():
+    x = rng.random((4, 5)) > 0.3
+    np.testing.assert_array_equal(F.non_zero(mge.Tensor(x).T).numpy(), np.argwhere(x.T))
+    np.testing.assert_array_equal(F.non_zero(np.zeros((3, 2), bool)).numpy().shape, (0, 2))
+
+
+def test_non_zero_rejects_scalar():
+    with pytest.raises(ValueError, match="at least one dimension"):
+        F.non_zero(mge.Tensor(1.0))
