@@ -133,6 +133,18 @@ def test_pickle_round_trip():
         (0, slice(1, None), -1),
         ([0, 1, 1],),
         (slice(None), [2, 0]),
+        (0, [1, 2]),
+        ([0, 2], slice(1, 3), [1, 4]),
+        (slice(None, None, -1), [0, 1]),
+        ([0, 1], None, [1, 2]),
+        (None, [0, 2]),
+        (1, slice(None), [0, -1]),
+        ([[0, 1], [2, 2]], 1),
+        np.arange(60).reshape(3, 4, 5) > 30,
+        np.array([True, False, True]),
+        (slice(None), np.array([True, False, True, True])),
+        (np.arange(12).reshape(3, 4) % 3 == 0, [4, 0, 1, 2]),
+        np.zeros((3, 4), bool),
     ],
 )
 def test_getitem_matches_numpy(index):
@@ -167,6 +179,11 @@ def test_device_and_to():
         (([0, 2], [3, 1]), -1.0),
         ((Ellipsis, [4, 0]), np.ones((3, 4, 2), np.float32)),
         (1, np.ones((1, 4, 5), np.float32)),
+        (np.arange(60).reshape(3, 4, 5) % 7 == 0, -2.0),
+        (np.array([False, True, True]), np.ones((2, 4, 5), np.float32)),
+        ((0, [1, 3]), np.arange(10, dtype=np.float32).reshape(2, 5)),
+        (([0, 2], slice(1, 3), [1, 4]), 9.0),
+        ((None, 1), 3.0),
     ],
 )
 def test_setitem_matches_numpy(index, value):
@@ -184,8 +201,47 @@ def test_setitem_keeps_dtype_and_rejects_bad_indices():
     assert t.dtype == np.int32 and t.tolist() == [1, 7, 3]
     with pytest.raises(IndexError, match="out of bounds"):
         t[3] = 0
-    with pytest.raises(IndexError, match="None"):
-        t[None] = 0
+    t[None] = 4  # None adds an axis of size 1, as in NumPy
+    assert t.tolist() == [4, 4, 4]
     s = mge.Tensor(2.0)
     s[...] = 5
     assert s.item() == 5.0
+
+
+def test_mask_and_mixed_indexing_take_tensor_indices():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = mge.Tensor(a)
+    np.testing.assert_array_equal(t[t > 4].numpy(), a[a > 4])
+    np.testing.assert_array_equal(t[mge.Tensor(1), [0, 3]].numpy(), a[1, [0, 3]])
+    t[t > 4] = 0.0
+    np.testing.assert_array_equal(t.numpy(), np.where(a > 4, 0, a))
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        t[np.array([True, False])]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[0, [5]]
+
+
+def test_mask_indexing_gradients():
+    from megengine.autodiff import GradManager
+
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    mask = a % 3 == 1
+    x = mge.Parameter(a)
+    gm = GradManager().attach(x)
+    with gm:
+        gm.backward((x[mask] * mge.Tensor(np.arange(mask.sum(), dtype=np.float32))).sum())
+    want = np.zeros_like(a)
+    want[mask] = np.arange(mask.sum())
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+    # An assignment passes the gradient to the value and blocks it for the overwritten elements.
+    x, v = mge.Parameter(a), mge.Parameter(np.float32(2.0))
+    gm = GradManager().attach([x, v])
+    with gm:
+        y = x * 1.0
+        y[0, [1, 2]] = v
+        gm.backward((y * y).sum())
+    want = 2 * a
+    want[0, [1, 2]] = 0
+    np.testing.assert_allclose(x.grad.numpy(), want)
+    np.testing.assert_allclose(v.grad.numpy(), 2 * 2 * 2.0)

@@ -1,9 +1,12 @@
-"""``Tensor.__getitem__``: NumPy basic and integer-array indexing built from generated ops.
+"""``Tensor.__getitem__``/``__setitem__``: NumPy indexing built from generated ops.
 
 Ints, slices (any step) and integer arrays become index tensors for IndexingMultiAxisVec, one
 axis at a time for basic indices (so slices combine as an outer product, as NumPy's do) and all
-together for integer arrays (so they broadcast together); ``None`` is AddAxis. Every step is an
-op, so indexing is differentiable.
+together for integer arrays (so they broadcast together); ``None`` is AddAxis. Boolean masks, and
+integer arrays mixed with ints, partial slices or ``None``, take one general path: NumPy itself
+indexes an array of flat positions, whose result indexes the flattened tensor (so every NumPy
+rule, such as where advanced-index dimensions land, holds by construction). Every step is an
+op, so indexing and assignment are differentiable.
 """
 
 import numpy as np
@@ -41,7 +44,47 @@ def _take(x, axis, idx):
     return apply(op, x, Tensor(np.asarray(idx, np.int32), device=x.device))[0]
 
 
+def _host_index(i):
+    if isinstance(i, Tensor):
+        return i.numpy() if i.ndim > 0 else i.item()
+    return i
+
+
+def _needs_flat(index):
+    """Whether ``index`` has a boolean mask, or integer arrays mixed with ints, partial slices
+    or None: the cases the per-axis paths do not cover."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [i for i in items if _is_index_array(i)]
+    if not arrays:
+        return False
+    if any(np.asarray(_host_index(a)).dtype == np.bool_ for a in arrays):
+        return True
+    return any(
+        i is None
+        or isinstance(i, (int, np.integer))
+        or (isinstance(i, Tensor) and i.ndim == 0)
+        or (isinstance(i, slice) and i != slice(None))
+        for i in items
+    )
+
+
+def _flat_positions(x, index):
+    """int32 positions into ``x`` flattened that ``x[index]`` selects, shaped like the result."""
+    if x.size > np.iinfo(np.int32).max:
+        raise IndexError(f"indexing of a tensor of {x.size} elements needs 64-bit indices")
+    items = index if isinstance(index, tuple) else (index,)
+    np_index = tuple(_host_index(i) for i in items)
+    return np.arange(x.size, dtype=np.int32).reshape(x.shape)[np_index]
+
+
+def _flatten(x):
+    return apply(cached_op(builtin.Reshape, shape=(x.size,)), x)[0]
+
+
 def getitem(x, index):
+    if _needs_flat(index):
+        pos = _flat_positions(x, index)
+        return _take(_flatten(x), 0, pos)
     items = _expand(index, x.ndim)
     arrays = [
         (k, i)
@@ -49,17 +92,9 @@ def getitem(x, index):
         if isinstance(i, (Tensor, np.ndarray, list)) and not isinstance(i, bool)
     ]
     if arrays:
-        if any(isinstance(i, slice) and i != slice(None) for i in items) or any(
-            isinstance(i, int) for i in items
-        ):
-            raise IndexError("mixing integer arrays with ints or partial slices is not supported")
-        if any(i is None for i in items):
-            raise IndexError("mixing integer arrays with None is not supported")
         idx = []
         for _, a in arrays:
             a = a.numpy() if isinstance(a, Tensor) else np.asarray(a)
-            if a.dtype == np.bool_:
-                raise IndexError("boolean mask indexing is not supported yet; use F.cond_take")
             idx.append(Tensor(a.astype(np.int32), device=x.device))
         op = cached_op(builtin.IndexingMultiAxisVec, axes=tuple(k for k, _ in arrays))
         return apply(op, x, *idx)[0]
@@ -121,22 +156,25 @@ def setitem(x, index, value):
     from .array_method import as_tensor, reshape
 
     value = as_tensor(value, dtype=x._dtype_name, device=x.device)
+    items = index if isinstance(index, tuple) else (index,)
+    if _needs_flat(index) or any(i is None for i in items):
+        pos = _flat_positions(x, index)
+        if value.ndim > pos.ndim and all(d == 1 for d in value.shape[: value.ndim - pos.ndim]):
+            value = reshape(value, value.shape[value.ndim - pos.ndim :])
+        op = cached_op(builtin.IndexingSetMultiAxisVec, axes=(0,))
+        flat = apply(op, _flatten(x), value, Tensor(pos, device=x.device))[0]
+        x._assign(reshape(flat, x.shape))
+        return
     items = _expand(index, x.ndim)
     if x.ndim == 0:
         x._assign(reshape(value, ()))
         return
-    if any(i is None for i in items):
-        raise IndexError("None (a new axis) cannot be used in an assignment")
     if any(_is_index_array(i) for i in items):
-        if any(not _is_index_array(i) and i != slice(None) for i in items):
-            raise IndexError("mixing integer arrays with ints or partial slices is not supported")
         axes, arrays = [], []
         for k, i in enumerate(items):
             if not _is_index_array(i):
                 continue
             a = i.numpy() if isinstance(i, Tensor) else np.asarray(i)
-            if a.dtype == np.bool_:
-                raise IndexError("boolean mask assignment is not supported yet")
             axes.append(k)
             arrays.append(a.astype(np.int32))
     else:
