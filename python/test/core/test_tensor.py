@@ -17,7 +17,9 @@ def test_constructor_follows_megengine():
     assert mge.tensor is mge.Tensor
     t = mge.Tensor(mge.Tensor([1.0]))
     assert t.numpy().tolist() == [1.0]
-    assert repr(mge.Tensor([1.0])).startswith("Tensor(array([1.], dtype=float32)")
+    assert repr(mge.Tensor([1.0, 2.5])) == f"Tensor([1.  2.5], device={mge.Tensor(1).device})"
+    assert repr(mge.Tensor([1, 2])).startswith("Tensor([1 2], dtype=int32, device=")
+    assert repr(mge.Parameter([0.123456])).startswith("Parameter([0.1235], device=")
 
 
 @pytest.mark.parametrize(
@@ -116,6 +118,8 @@ def test_pickle_round_trip():
     t = mge.Tensor([[1, 2]], dtype="int16")
     u = pickle.loads(pickle.dumps(t))
     assert u.dtype == np.int16 and u.tolist() == [[1, 2]] and u.device == t.device
+    p = pickle.loads(pickle.dumps(mge.Parameter([1.0])))
+    assert type(p) is mge.Parameter and p.tolist() == [1.0]
 
 
 @pytest.mark.parametrize(

@@ -228,10 +228,15 @@ class ArrayMethodMixin:
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self):
-        return f"Tensor({self.numpy()!r}, dtype={self._dtype_name}, device={self.device})"
+        # MegEngine's form: values as NumPy prints them (4 decimals), dtype unless float32.
+        with np.printoptions(precision=4, suppress=True):
+            values = str(self.numpy())
+        dtype = "" if self._dtype_name == "float32" else f", dtype={self._dtype_name}"
+        return f"{type(self).__name__}({values}{dtype}, device={self.device})"
 
     def __reduce__(self):
-        return (_rebuild_tensor, (self.numpy(), self._dtype_name, self.device))
+        # type(self) keeps a Parameter a Parameter through pickle and copy.deepcopy.
+        return (_rebuild_tensor, (self.numpy(), self._dtype_name, self.device, type(self)))
 
     def item(self, *args):
         """The value of a one-element tensor as a Python scalar."""
@@ -304,8 +309,8 @@ def _dtype_name(dtype):
     return np.dtype(dtype).name
 
 
-def _rebuild_tensor(array, dtype, device):
-    return Tensor(array, dtype=dtype, device=device)
+def _rebuild_tensor(array, dtype, device, cls=None):
+    return (cls or Tensor)(array, dtype=dtype, device=device)
 
 
 def install(cls):
