@@ -17,6 +17,10 @@ Args:
     data: array-like values (or another Tensor); float64 becomes float32 and int64 int32.
     dtype: dtype to convert to (a numpy dtype or a name such as ``"float16"``).
     device: where the tensor lives (``"cpu0"``, ``"xpux"``); the default device when None.
+    is_const: accepted for MegEngine's signature; eager tensors need no constant marking.
+    no_cache: accepted for MegEngine's signature; NeoMeg keeps no per-tensor value cache.
+    name: a name for the tensor (its ``name`` attribute, None by default).
+    format: the memory format; only ``"default"`` exists.
 
 Examples:
     >>> import megengine as mge
@@ -25,6 +29,30 @@ Examples:
     [[3.0, 5.0], [7.0, 9.0]]
 """
 _array_method.install(Tensor)
+_rt_init = Tensor.__init__
+Tensor.name = None  # instances set their own
+
+
+def _init(
+    self,
+    data=None,
+    dtype=None,
+    device=None,
+    is_const=False,
+    no_cache=False,
+    name=None,
+    format="default",
+):
+    # The extension's constructor takes the data arguments; MegEngine's extra keywords are
+    # handled here so that tensors made by ops (which skip __init__) pay nothing for them.
+    if format != "default":
+        raise ValueError(f"Tensor: format must be 'default', got {format!r}")
+    _rt_init(self, data, dtype, device)
+    if name is not None:
+        self.name = name
+
+
+Tensor.__init__ = _init
 
 tensor = Tensor
 
@@ -36,6 +64,7 @@ class Parameter(Tensor):
         data: initial values, as for :class:`Tensor`.
         dtype: dtype to convert to.
         device: where the parameter lives.
+        kwargs: the remaining keywords of :class:`Tensor` (``name``, ``is_const``, ...).
 
     Examples:
         >>> import megengine as mge
@@ -45,7 +74,7 @@ class Parameter(Tensor):
     """
 
     def __init__(self, data=None, dtype=None, device=None, **kwargs):
-        super().__init__(data, dtype=dtype, device=device)
+        super().__init__(data, dtype=dtype, device=device, **kwargs)
 
 
 _rt._install_operator_slots(Parameter)  # a subclass inherits the Python methods, not the slots

@@ -249,3 +249,19 @@ def test_mask_indexing_gradients():
     want[0, [1, 2]] = 0
     np.testing.assert_allclose(x.grad.numpy(), want)
     np.testing.assert_allclose(v.grad.numpy(), 2 * 2 * 2.0)
+
+
+def test_megengine_constructor_keywords_and_name():
+    assert mge.Tensor([1.0], name="a").name == "a"
+    assert mge.Parameter([1.0], name="w").name == "w"
+    assert mge.Tensor([1.0]).name is None and (mge.Tensor([1.0]) + 1).name is None
+    t = mge.Tensor([1.0], is_const=True, no_cache=True)
+    assert t.tolist() == [1.0]
+    with pytest.raises(ValueError, match="format"):
+        mge.Tensor([1.0], format="nhwc")
+
+
+def test_round():
+    t = mge.Tensor([1.25, -2.5, 0.5])
+    assert round(t).tolist() == [1.0, -3.0, 1.0]
+    np.testing.assert_allclose(round(t, 1).numpy(), [1.3, -2.5, 0.5])

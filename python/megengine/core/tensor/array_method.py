@@ -184,6 +184,13 @@ class ArrayMethodMixin:
     def __invert__(self):
         return elemwise("NOT", self)
 
+    def __round__(self, ndigits=None):
+        # Elemwise ROUND rounds half away from zero (MegEngine's F.round), not half to even.
+        if not ndigits:
+            return elemwise("ROUND", self)
+        scale = 10.0**ndigits
+        return elemwise("ROUND", self * scale) / scale
+
     __hash__ = object.__hash__  # __eq__ is elementwise; tensors hash by identity
 
     def __bool__(self):
