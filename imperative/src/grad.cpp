@@ -94,6 +94,9 @@ void GradKey::attach(Tensor& t) {
         meta = std::make_shared<AutogradMeta>();
         t.set_grad_meta(meta);
     }
+    // A parameter is attached to a new key every training step: drop the slots of keys that
+    // are gone, or the list (and every slot_of scan over it) grows by one per step.
+    std::erase_if(meta->slots, [](const auto& entry) { return entry.first.expired(); });
     if (meta->slot_of(this))
         return;
     meta->slots.emplace_back(weak_from_this(), std::make_shared<GradSlot>());

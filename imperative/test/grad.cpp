@@ -193,3 +193,18 @@ TEST(Grad, BackwardChecksOutputGradientShape) {
     std::vector<Tensor> dys_ok{make({1, -1}, {2})};
     expect_near(values(key->backward(ys, dys_ok, wrt)[0]), {2, -4});
 }
+
+TEST(Grad, AttachingToSuccessiveKeysKeepsOneSlot) {
+    // One GradManager step after another: each key dies before the next attaches.
+    Tensor x = make({1.f, 2.f}, {2});
+    for (int step = 0; step < 100; ++step) {
+        auto key = GradKey::make();
+        key->attach(x);
+        key->activate();
+        Tensor y = ew(Mode::MUL, {x, x});
+        key->deactivate();
+        expect_near(values(grad_of(*key, y, x)), {2.f, 4.f});
+    }
+    ASSERT_TRUE(x.grad_meta());
+    EXPECT_EQ(x.grad_meta()->slots.size(), 1u);
+}
