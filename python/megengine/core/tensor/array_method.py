@@ -19,7 +19,9 @@ _op_cache = {}
 
 def cached_op(cls, **params):
     """One op object per (class, params): building ops costs more than looking them up."""
-    key = (cls, tuple(sorted(params.items())))
+    # Keyword order is part of the key (no sort on the hot path): a call site that passes its
+    # params in another order only builds its own copy of the same op once.
+    key = (cls, *params.items())
     op = _op_cache.get(key)
     if op is None:
         op = _op_cache[key] = cls(**params)
