@@ -255,6 +255,10 @@ PyObject* power_slot(PyObject* a, PyObject* b, PyObject* mod) noexcept {
 }
 
 PyObject* richcompare_slot(PyObject* a, PyObject* b, int cmp) noexcept {
+    // `t == None` compares identities (False), as for any Python object, instead of turning
+    // None into a tensor.
+    if (a == Py_None || b == Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
     switch (cmp) {
         case Py_EQ:
             return binary_slot<Mode::EQ>(a, b);

@@ -265,3 +265,13 @@ def test_round():
     t = mge.Tensor([1.25, -2.5, 0.5])
     assert round(t).tolist() == [1.0, -3.0, 1.0]
     np.testing.assert_allclose(round(t, 1).numpy(), [1.3, -2.5, 0.5])
+
+
+def test_none_operands():
+    t = mge.Tensor([1.0, 2.0])
+    assert (t == None) is False
+    assert (t != None) is True
+    with pytest.raises(TypeError, match="None"):
+        t + None
+    with pytest.raises(TypeError, match="None"):
+        None * t
