@@ -40,3 +40,14 @@ op(
     inputs=["A", "B"],
     outputs=["C"],
 )
+
+op(
+    "MatrixInverse",
+    "dst = inverse of src for each square matrix in the last two axes of src (..., n, n), by "
+    "Gauss-Jordan elimination with partial pivoting in double. Float dtypes; dst has src's "
+    "dtype. An exactly singular matrix (a zero pivot) throws ParamError naming its batch index; "
+    "a nearly singular one gives large, inaccurate values, as numpy.linalg.inv does; a matrix "
+    "holding NaN or inf gives an all-NaN inverse.",
+    inputs=["src"],
+    outputs=["dst"],
+)
