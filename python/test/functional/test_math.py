@@ -1,11 +1,13 @@
-"""megengine.functional.math (sorting, products, norms, moments) against NumPy: values on random
-inputs and edge shapes, gradients against finite differences, and the errors bad input raises."""
+"""megengine.functional.math (sorting, products, linear algebra, norms, moments) against
+NumPy: values on random inputs and edge shapes, gradients against finite differences, and the
+errors bad input raises."""
 
 import numpy as np
 import pytest
 
 import megengine as mge
 import megengine.functional as F
+from megengine.core.ops import builtin
 
 from .test_tensor import check_grad
 
@@ -202,6 +204,110 @@ def test_dot():
         F.dot(m, a)
     check_grad(F.dot, a, b)
     check_grad(lambda x: F.dot(x, 3.0), a)
+
+
+MATMUL_SHAPES = [
+    ((4,), (4,)),  # 1-D . 1-D: dot
+    ((4,), (4, 3)),  # vector @ matrix
+    ((2, 4), (4,)),  # matrix @ vector
+    ((2, 4), (4, 3)),
+    ((5, 2, 4), (5, 4, 3)),  # the direct batched path
+    ((5, 2, 4), (4, 3)),  # 3-D @ 2-D: one flattened MatrixMul
+    ((2, 4), (5, 4, 3)),  # 2-D @ 3-D: the matrix is broadcast
+    ((4,), (2, 5, 4, 3)),
+    ((2, 5, 2, 4), (4,)),
+    ((2, 5, 2, 4), (5, 4, 3)),  # 4-D @ 3-D: batch broadcast
+    ((2, 1, 2, 4), (3, 4, 3)),  # size-1 batch axes broadcast too
+    ((1, 2, 4), (6, 4, 3)),
+]
+
+
+def _np_t(x, flag):
+    return np.swapaxes(x, -1, -2) if flag and x.ndim >= 2 else x
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_matches_numpy(sa, sb, ta, tb):
+    a, b = randn(*sa), randn(*sb)
+    # The operands as given, so that transposing them gives sa and sb.
+    a_in, b_in = _np_t(a, ta).copy(), _np_t(b, tb).copy()
+    want = np.matmul(a, b)
+    close(F.matmul(a_in, b_in, transpose_a=ta, transpose_b=tb), want)
+    if not (ta or tb):
+        close(mge.Tensor(a) @ mge.Tensor(b), want)
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_grad(sa, sb):
+    check_grad(F.matmul, randn(*sa), randn(*sb))
+
+
+def test_matmul_transposed_grad_and_compute_mode():
+    a, b = randn(3, 4, 2), randn(5, 4)
+    check_grad(lambda x, y: F.matmul(x, y, transpose_a=True, transpose_b=True), a, b)
+    check_grad(lambda x, y: F.matmul(x, y, transpose_b=True), randn(2, 1, 3, 4), randn(5, 4))
+    check_grad(lambda x, y: F.matmul(x, y, transpose_b=True), randn(3, 4), randn(2, 5, 4))
+    want = np.matmul(a.swapaxes(-1, -2), b.T)
+    close(F.matmul(a, b, True, True, compute_mode="float32"), want)
+    h = F.matmul(
+        randn(2, 3).astype("float16"), randn(3, 2).astype("float16"), compute_mode="float32"
+    )
+    assert h.dtype == np.float16
+
+
+def test_matmul_edges():
+    close(F.matmul(np.zeros((0, 3), "float32"), randn(3, 2)), np.zeros((0, 2), "float32"))
+    close(F.matmul(np.zeros((2, 0, 3, 4), "float32"), randn(4, 2)), np.zeros((2, 0, 3, 2)))
+    close(F.matmul(randn(0, 3, 4), randn(0, 4, 2)), np.zeros((0, 3, 2), "float32"))
+    close(F.matmul(randn(0, 1, 3, 4), randn(5, 4, 2)), np.zeros((0, 5, 3, 2), "float32"))
+    out = F.matmul(randn(2, 3, 0), randn(0, 4))
+    close(out, np.zeros((2, 3, 4), "float32"))
+    i = F.matmul(np.array([[1, 2]], np.int32), np.array([[3], [4]], np.int32))
+    assert i.dtype == np.int32 and i.numpy().tolist() == [[11]]
+    d = F.matmul([1.0, 2.0], [3.0, 4.0])
+    assert d.ndim == 0 and d.item() == 11.0
+
+
+@pytest.mark.parametrize(
+    "sa,sb,why",
+    [
+        ((2, 3), (4, 5), "do not multiply"),
+        ((3,), (4,), "vector lengths differ"),
+        ((2, 3), (4,), "inner dims differ"),
+        ((5, 2, 3), (4, 3, 2), "batch dims do not broadcast"),
+        ((2, 2, 3), (5, 4, 2), "inner dims differ"),
+        ((), (3,), "at least 1-D"),
+    ],
+)
+def test_matmul_bad_shapes_name_both(sa, sb, why):
+    with pytest.raises(ValueError, match=why) as e:
+        F.matmul(np.ones(sa, "float32"), np.ones(sb, "float32"))
+    assert str(sa) in str(e.value) and str(sb) in str(e.value)
+
+
+def test_matmul_bad_arguments():
+    a = randn(2, 2)
+    with pytest.raises(ValueError, match="compute_mode must be 'default' or 'float32'"):
+        F.matmul(a, a, compute_mode="fast")
+    with pytest.raises(ValueError, match="format must be 'default'"):
+        F.matmul(a, a, format="mk4")
+    with pytest.raises(ValueError, match="compute_mode"):
+        F.matmul(randn(3), randn(3, 2, 3), compute_mode="fast")
+
+
+def test_matmul_fast_path_reuses_one_op():
+    from megengine.functional import math as fm
+
+    a = randn(2, 2)
+    F.matmul(a, a, transpose_a=True)
+    F.matmul(a[None], a[None], transpose_b=True)
+    n = len(fm._matmul_ops)
+    for _ in range(3):
+        F.matmul(a, a, transpose_a=True)
+        F.matmul(a[None], a[None], transpose_b=True)
+    assert len(fm._matmul_ops) == n
+    assert isinstance(fm._matmul_ops[(2, True, False, "default", "default")], builtin.MatrixMul)
 
 
 _NP_2D_CROSS = "ignore:Arrays of 2-dimensional vectors:DeprecationWarning"
