@@ -1,8 +1,7 @@
-"""Reductions, sorting and products (``F.sum``, ``F.sort``, ``F.matmul``, ``F.norm``, ...):
-Reduce, Argmax/Argmin, Argsort, TopK, Dot and MatrixMul/BatchedMatrixMul of the kernel library,
-and compositions of them with Elemwise and the view ops.
-
-MegEngine's ``matinv`` and ``svd`` are absent: the kernel library has no operator for them yet.
+"""Reductions, sorting, products and linear algebra (``F.sum``, ``F.sort``, ``F.matmul``,
+``F.matinv``, ``F.svd``, ``F.norm``, ...): Reduce, Argmax/Argmin, Argsort, TopK, Dot,
+MatrixMul/BatchedMatrixMul, MatrixInverse and SVD of the kernel library, and compositions of them
+with Elemwise and the view ops.
 """
 
 import math as _math
@@ -22,6 +21,7 @@ __all__ = [
     "dot",
     "isinf",
     "isnan",
+    "matinv",
     "matmul",
     "max",
     "mean",
@@ -33,6 +33,7 @@ __all__ = [
     "sort",
     "std",
     "sum",
+    "svd",
     "topk",
     "var",
 ]
@@ -321,6 +322,73 @@ def _broadcast_batch(x, y):
 
 def _broadcast(x, shape):
     return x if x.shape == shape else _rt.apply(cached_op(builtin.Broadcast, shape=shape), x)[0]
+
+
+def matinv(inp):
+    """Inverse of a square matrix, or of each matrix of a batch ``(..., n, n)``.
+
+    Computed by Gauss-Jordan elimination with partial pivoting (in double precision). An exactly
+    singular matrix (a zero pivot) raises ValueError; a nearly singular one gives large,
+    inaccurate values, as ``numpy.linalg.inv`` does; NaN in a matrix gives NaN. Differentiable:
+    the gradient of ``Y = inv(X)`` is ``-Y^T @ dY @ Y^T``.
+
+    Args:
+        inp: a float tensor ``(..., n, n)`` (integers are converted to float32).
+
+    Returns:
+        the Tensor of inverses, with inp's shape and dtype.
+
+    Raises:
+        ValueError: inp is not a (batch of) square matrices, or a matrix is singular.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.matinv([[1.0, 0.0], [1.0, 1.0]]).numpy().tolist()
+        [[1.0, 0.0], [-1.0, 1.0]]
+        >>> F.matinv([[[2.0]], [[4.0]]]).numpy().tolist()
+        [[[0.5]], [[0.25]]]
+    """
+    return _rt.apply(cached_op(builtin.MatrixInverse), _float(as_tensor(inp)))[0]
+
+
+def svd(inp, full_matrices=False, compute_uv=True):
+    """Singular value decomposition ``inp = U @ diag(S) @ Vh`` of a matrix, or of each matrix of
+    a batch ``(..., M, N)``.
+
+    ``S`` holds the ``K = min(M, N)`` singular values in descending order; the columns of ``U``
+    and the rows of ``Vh`` are orthonormal (the sign of each pair of singular vectors is
+    unspecified, as in numpy). Computed in double precision by Eigen's Jacobi SVD.
+
+    Only the singular values are differentiable, and only with ``compute_uv=False`` (their
+    gradient is ``U @ diag(dS) @ Vh``); a backward pass through an SVD with ``compute_uv=True``
+    raises NotImplementedError.
+
+    Args:
+        inp: a float tensor ``(..., M, N)`` (integers are converted to float32).
+        full_matrices: give ``U`` as ``(..., M, M)`` and ``Vh`` as ``(..., N, N)`` instead of
+            ``(..., M, K)`` and ``(..., K, N)``.
+        compute_uv: compute ``U`` and ``Vh``; when False only ``S`` is returned.
+
+    Returns:
+        the tuple ``(U, S, Vh)`` when ``compute_uv``, else ``S`` (shape ``(..., K)``).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> x = F.reshape(F.arange(6, dtype="float32"), (2, 3))
+        >>> U, S, Vh = F.svd(x)
+        >>> U.shape, S.shape, Vh.shape
+        ((2, 2), (2,), (2, 3))
+        >>> [round(float(v), 3) for v in S.numpy()]
+        [7.348, 1.0]
+        >>> bool(abs(F.matmul(U * S, Vh) - x).max() < 1e-5)
+        True
+        >>> S = F.svd([[3.0, 0.0], [4.0, 5.0]], compute_uv=False)
+        >>> [round(float(v), 4) for v in S.numpy()]
+        [6.7082, 2.2361]
+    """
+    op = cached_op(builtin.SVD, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = _rt.apply(op, _float(as_tensor(inp)))
+    return tuple(outs) if compute_uv else outs[0]
 
 
 def _float(x):

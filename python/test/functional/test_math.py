@@ -7,6 +7,7 @@ import pytest
 
 import megengine as mge
 import megengine.functional as F
+from megengine.autodiff import GradManager
 from megengine.core.ops import builtin
 
 from .test_tensor import check_grad
@@ -308,6 +309,90 @@ def test_matmul_fast_path_reuses_one_op():
         F.matmul(a[None], a[None], transpose_b=True)
     assert len(fm._matmul_ops) == n
     assert isinstance(fm._matmul_ops[(2, True, False, "default", "default")], builtin.MatrixMul)
+
+
+def _well_conditioned(*shape):
+    """Uniform in [-1, 1) plus 2n on the diagonal: diagonally dominant, pivots >= n."""
+    n = shape[-1]
+    return (rng.uniform(-1, 1, shape) + 2 * n * np.eye(n)).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4, 4), (2, 3, 2, 2), (0, 3, 3), (0, 0)])
+def test_matinv_matches_numpy(shape):
+    x = _well_conditioned(*shape)
+    close(F.matinv(x), np.linalg.inv(x), rtol=1e-4, atol=1e-5)
+    if x.size:
+        close(F.matmul(F.matinv(x), x), np.broadcast_to(np.eye(shape[-1]), shape), atol=1e-5)
+
+
+def test_matinv_views_ints_and_grad():
+    x = _well_conditioned(4, 4)
+    close(F.matinv(mge.Tensor(x).T), np.linalg.inv(x.T), rtol=1e-4, atol=1e-5)
+    close(F.matinv([[2, 0], [0, 4]]), np.array([[0.5, 0], [0, 0.25]], np.float32))
+    check_grad(F.matinv, _well_conditioned(3, 3))
+    check_grad(F.matinv, _well_conditioned(2, 2, 2))
+    # Through a product: d/dx of sum(w * (inv(x) @ b)).
+    check_grad(lambda x, b: F.matmul(F.matinv(x), b), _well_conditioned(3, 3), randn(3, 2))
+
+
+def test_matinv_errors():
+    with pytest.raises(ValueError, match=r"matrix 1 of the batch \(flattened\) is singular"):
+        F.matinv(np.array([np.eye(2), [[1, 2], [2, 4]]], np.float32))
+    with pytest.raises(ValueError, match="square"):
+        F.matinv(randn(2, 3))
+    with pytest.raises(ValueError, match="square"):
+        F.matinv(randn(3))
+    nan = F.matinv(np.array([[1, np.nan], [0, 1]], np.float32)).numpy()
+    assert np.isnan(nan).all()
+
+
+def _reconstruct(u, s, vh):
+    k = s.shape[-1]
+    return np.matmul(u[..., :, :k] * s[..., None, :], vh[..., :k, :])
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4), (2, 3, 4, 2), (1, 1), (2, 0, 3)])
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_svd_matches_numpy(shape, full_matrices):
+    x = randn(*shape)
+    u, s, vh = F.svd(x, full_matrices=full_matrices)
+    nu, ns, nvh = np.linalg.svd(x, full_matrices=full_matrices)
+    assert (u.shape, s.shape, vh.shape) == (nu.shape, ns.shape, nvh.shape)
+    close(s, ns, rtol=1e-5, atol=1e-5)
+    u, s, vh = u.numpy(), s.numpy(), vh.numpy()
+    np.testing.assert_allclose(_reconstruct(u, s, vh), x, rtol=1e-5, atol=1e-5)
+    eye_u = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+    eye_v = np.broadcast_to(np.eye(vh.shape[-2]), vh.shape[:-2] + (vh.shape[-2],) * 2)
+    np.testing.assert_allclose(np.matmul(u.swapaxes(-1, -2), u), eye_u, atol=1e-5)
+    np.testing.assert_allclose(np.matmul(vh, vh.swapaxes(-1, -2)), eye_v, atol=1e-5)
+    # Singular vectors agree with numpy's up to the sign of each pair.
+    if x.size and not full_matrices:
+        k = ns.shape[-1]
+        sign = np.sign(np.sum(u * nu, axis=-2))  # (..., K)
+        np.testing.assert_allclose(u * sign[..., None, :], nu, atol=1e-4)
+        np.testing.assert_allclose(vh * sign[..., :, None], nvh, atol=1e-4)
+        assert sign.shape[-1] == k
+    only_s = F.svd(x, full_matrices=full_matrices, compute_uv=False)
+    assert isinstance(only_s, mge.Tensor)
+    close(only_s, ns, rtol=1e-5, atol=1e-5)
+
+
+def test_svd_values_and_grad():
+    close(F.svd([[1, 2], [2, 4]], compute_uv=False), np.array([5, 0], np.float32), atol=1e-6)
+    check_grad(lambda x: F.svd(x, compute_uv=False), randn(3, 2))
+    check_grad(lambda x: F.svd(x, compute_uv=False), randn(2, 3, 3))
+    # The nuclear norm, a common use of the singular values' gradient.
+    check_grad(lambda x: F.sum(F.svd(x, compute_uv=False)), randn(4, 3))
+
+
+def test_svd_errors():
+    with pytest.raises(ValueError, match=r"\(\.\.\., M, N\)"):
+        F.svd(randn(4))
+    x = mge.Parameter(randn(3, 3))
+    gm = GradManager().attach([x])
+    with pytest.raises(NotImplementedError, match="compute_uv=true"), gm:
+        _, s, _ = F.svd(x)
+        gm.backward(F.sum(s))
 
 
 _NP_2D_CROSS = "ignore:Arrays of 2-dimensional vectors:DeprecationWarning"
