@@ -40,3 +40,32 @@ op(
     inputs=["A", "B"],
     outputs=["C"],
 )
+
+op(
+    "MatrixInverse",
+    "dst = inverse of src for each square matrix in the last two axes of src (..., n, n), by "
+    "Gauss-Jordan elimination with partial pivoting in double. Float dtypes; dst has src's "
+    "dtype. An exactly singular matrix (a zero pivot) throws ParamError naming its batch index; "
+    "a nearly singular one gives large, inaccurate values, as numpy.linalg.inv does; a matrix "
+    "holding NaN or inf gives an all-NaN inverse.",
+    inputs=["src"],
+    outputs=["dst"],
+)
+
+op(
+    "SVD",
+    "Singular value decomposition src = U @ diag(S) @ Vh of each matrix in the last two axes of "
+    "src (..., M, N), S descending and non-negative, K = min(M, N). Outputs U (..., M, K|M), "
+    "S (..., K) and Vh (..., K|N, N) with compute_uv, only S without. Float dtypes; the outputs "
+    "have src's dtype. Signs of singular vector pairs are unspecified.",
+    inputs=["src"],
+    outputs=["*outs"],
+    param=params(
+        "SVD",
+        "Which factors to compute and their shapes.",
+        field(
+            "full_matrices", "bool", False, "U is (M, M) and Vh (N, N) instead of (M, K), (K, N)"
+        ),
+        field("compute_uv", "bool", True, "output U and Vh besides S"),
+    ),
+)

@@ -1,8 +1,7 @@
-"""Reductions, sorting and products (``F.sum``, ``F.sort``, ``F.matmul``, ``F.norm``, ...):
-Reduce, Argmax/Argmin, Argsort, TopK, Dot and MatrixMul/BatchedMatrixMul of the kernel library,
-and compositions of them with Elemwise.
-
-MegEngine's ``matinv`` and ``svd`` are absent: the kernel library has no operator for them yet.
+"""Reductions, sorting, products and linear algebra (``F.sum``, ``F.sort``, ``F.matmul``,
+``F.matinv``, ``F.svd``, ``F.norm``, ...): Reduce, Argmax/Argmin, Argsort, TopK, Dot,
+MatrixMul/BatchedMatrixMul, MatrixInverse and SVD of the kernel library, and compositions of them
+with Elemwise and the view ops.
 """
 
 import math as _math
@@ -22,6 +21,7 @@ __all__ = [
     "dot",
     "isinf",
     "isnan",
+    "matinv",
     "matmul",
     "max",
     "mean",
@@ -33,6 +33,7 @@ __all__ = [
     "sort",
     "std",
     "sum",
+    "svd",
     "topk",
     "var",
 ]
@@ -182,31 +183,212 @@ def argmin(inp, axis=None, keepdims=False):
     return _arg_reduce(builtin.Argmin, inp, axis, keepdims)
 
 
-def matmul(inp1, inp2, transpose_a=False, transpose_b=False):
-    """Matrix product of 2-D tensors, or batched over the leading dim of 3-D tensors.
+_MATMUL_COMPUTE_MODES = {"default": "DEFAULT", "float32": "FLOAT32"}
+# (ndim, transpose_a, transpose_b, compute_mode, format) as given -> MatrixMul (ndim 2) or
+# BatchedMatrixMul (ndim 3): matmul's fast path finds its op with one lookup.
+_matmul_ops = {}
+
+
+def _matmul_op(ndim, transpose_a, transpose_b, compute_mode, format):
+    key = (ndim, transpose_a, transpose_b, compute_mode, format)
+    op = _matmul_ops.get(key)
+    if op is None:
+        if format != "default":
+            raise ValueError(f"matmul: format must be 'default', got {format!r}")
+        mode = None
+        if isinstance(compute_mode, str):
+            mode = _MATMUL_COMPUTE_MODES.get(compute_mode.lower())
+        if mode is None:
+            raise ValueError(
+                f"matmul: compute_mode must be 'default' or 'float32', got {compute_mode!r}"
+            )
+        cls = builtin.MatrixMul if ndim == 2 else builtin.BatchedMatrixMul
+        op = cls(transposeA=bool(transpose_a), transposeB=bool(transpose_b), compute_mode=mode)
+        _matmul_ops[key] = op
+    return op
+
+
+def matmul(
+    inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default", format="default"
+):
+    """Matrix product of two tensors, with numpy.matmul's rules for vectors and batches.
+
+    * Both 1-D: the inner product (a 0-d Tensor), as :func:`dot`.
+    * Both 2-D: the matrix product.
+    * A 1-D operand is a matrix with one row (first operand) or one column (second operand),
+      and that added axis is removed from the result.
+    * More than 2-D: batches of matrices in the last two axes; the batch axes broadcast against
+      each other (an operand with fewer axes is repeated over the missing leading ones), e.g.
+      ``(n, k, m) @ (m, p) -> (n, k, p)`` and ``(j, 1, k, m) @ (n, m, p) -> (j, n, k, p)``.
 
     Args:
-        inp1: first matrix (or batch of matrices).
-        inp2: second matrix (or batch of matrices).
-        transpose_a: use the transpose of inp1.
-        transpose_b: use the transpose of inp2.
+        inp1: first operand (at least 1-D).
+        inp2: second operand (at least 1-D).
+        transpose_a: use the transpose of the matrices of inp1 (no effect on a 1-D inp1).
+        transpose_b: use the transpose of the matrices of inp2 (no effect on a 1-D inp2).
+        compute_mode: ``"default"``, or ``"float32"`` to ask float16/bfloat16 products to
+            accumulate in float32 (the reference kernels always do).
+        format: the matrix layout; only ``"default"`` is supported.
 
     Returns:
         the product Tensor.
 
+    Raises:
+        ValueError: the shapes do not multiply (the message names both), or a bad
+            ``compute_mode``/``format``.
+
     Examples:
+        >>> import numpy as np
         >>> import megengine.functional as F
         >>> F.matmul([[1.0, 2.0], [3.0, 4.0]], [[1.0], [1.0]]).numpy().tolist()
         [[3.0], [7.0]]
+        >>> F.matmul([1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]]).numpy().tolist()
+        [7.0, 10.0]
+        >>> F.matmul(np.ones((5, 2, 3, 4), "float32"), np.ones((2, 4, 6), "float32")).shape
+        (5, 2, 3, 6)
     """
     a, b = as_tensor(inp1), as_tensor(inp2)
-    if a.ndim != b.ndim or a.ndim not in (2, 3):
-        raise ValueError(
-            f"matmul: expects two 2-D or two 3-D tensors, got shapes {a.shape} and {b.shape}"
-        )
-    cls = builtin.MatrixMul if a.ndim == 2 else builtin.BatchedMatrixMul
-    op = cached_op(cls, transposeA=bool(transpose_a), transposeB=bool(transpose_b))
-    return _rt.apply(op, a, b)[0]
+    nd = a.ndim
+    # Two matrices, or two batches of equal size: one kernel call (the eager hot path).
+    if nd == b.ndim and (nd == 2 or (nd == 3 and a.shape[0] == b.shape[0])):
+        op = _matmul_ops.get((nd, transpose_a, transpose_b, compute_mode, format))
+        if op is None:
+            op = _matmul_op(nd, transpose_a, transpose_b, compute_mode, format)
+        try:
+            return _rt.apply(op, a, b)[0]
+        except ValueError as e:
+            raise ValueError(
+                f"matmul: shapes {a.shape} and {b.shape} do not multiply: {e}"
+            ) from None
+    return _matmul_general(a, b, bool(transpose_a), bool(transpose_b), compute_mode, format)
+
+
+def _matmul_general(a, b, ta, tb, compute_mode, format):
+    """matmul for vectors and broadcast batches, from Dot, MatrixMul, BatchedMatrixMul and the
+    Reshape/Broadcast views (all differentiable)."""
+    sa, sb = a.shape, b.shape
+
+    def fail(why):
+        return ValueError(f"matmul: {why}, got shapes {sa} and {sb}")
+
+    _matmul_op(2, ta, tb, compute_mode, format)  # validates compute_mode and format
+    if a.ndim == 0 or b.ndim == 0:
+        raise fail("inputs must be at least 1-D")
+    if a.ndim == 1 and b.ndim == 1:
+        if sa != sb:
+            raise fail("vector lengths differ")
+        return _rt.apply(cached_op(builtin.Dot), a, b)[0]
+    # A vector is a one-row (left) or one-column (right) matrix; it has no transpose.
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if a_vec:
+        a, ta = reshape(a, (1, sa[0])), False
+    if b_vec:
+        b, tb = reshape(b, (sb[0], 1)), False
+    m, k = a.shape[-2:][::-1] if ta else a.shape[-2:]
+    k2, n = b.shape[-2:][::-1] if tb else b.shape[-2:]
+    if k != k2:
+        raise fail(f"inner dims differ ({k} and {k2})")
+    batch = _broadcast_batch(a.shape[:-2], b.shape[:-2])
+    if batch is None:
+        raise fail("batch dims do not broadcast")
+    out_shape = batch + ((m,) if not a_vec else ()) + ((n,) if not b_vec else ())
+    if not batch:
+        c = _rt.apply(_matmul_op(2, ta, tb, compute_mode, format), a, b)[0]
+    elif b.ndim == 2 and not ta:
+        # (..., M, K) @ (K, N) is one (... * M, K) @ (K, N) product.
+        rows = _math.prod(a.shape[:-1])
+        op = _matmul_op(2, False, tb, compute_mode, format)
+        c = _rt.apply(op, reshape(a, (rows, a.shape[-1])), b)[0]
+    else:
+        nb = _math.prod(batch)
+        a3 = reshape(_broadcast(a, batch + a.shape[-2:]), (nb,) + a.shape[-2:])
+        b3 = reshape(_broadcast(b, batch + b.shape[-2:]), (nb,) + b.shape[-2:])
+        c = _rt.apply(_matmul_op(3, ta, tb, compute_mode, format), a3, b3)[0]
+    return c if c.shape == out_shape else reshape(c, out_shape)
+
+
+def _broadcast_batch(x, y):
+    """numpy's broadcast of two batch shapes, or None when they do not broadcast."""
+    if len(x) < len(y):
+        x, y = y, x
+    y = (1,) * (len(x) - len(y)) + y
+    out = []
+    for p, q in zip(x, y):
+        if p != q and p != 1 and q != 1:
+            return None
+        out.append(q if p == 1 else p)
+    return tuple(out)
+
+
+def _broadcast(x, shape):
+    return x if x.shape == shape else _rt.apply(cached_op(builtin.Broadcast, shape=shape), x)[0]
+
+
+def matinv(inp):
+    """Inverse of a square matrix, or of each matrix of a batch ``(..., n, n)``.
+
+    Computed by Gauss-Jordan elimination with partial pivoting (in double precision). An exactly
+    singular matrix (a zero pivot) raises ValueError; a nearly singular one gives large,
+    inaccurate values, as ``numpy.linalg.inv`` does; NaN in a matrix gives NaN. Differentiable:
+    the gradient of ``Y = inv(X)`` is ``-Y^T @ dY @ Y^T``.
+
+    Args:
+        inp: a float tensor ``(..., n, n)`` (integers are converted to float32).
+
+    Returns:
+        the Tensor of inverses, with inp's shape and dtype.
+
+    Raises:
+        ValueError: inp is not a (batch of) square matrices, or a matrix is singular.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.matinv([[1.0, 0.0], [1.0, 1.0]]).numpy().tolist()
+        [[1.0, 0.0], [-1.0, 1.0]]
+        >>> F.matinv([[[2.0]], [[4.0]]]).numpy().tolist()
+        [[[0.5]], [[0.25]]]
+    """
+    return _rt.apply(cached_op(builtin.MatrixInverse), _float(as_tensor(inp)))[0]
+
+
+def svd(inp, full_matrices=False, compute_uv=True):
+    """Singular value decomposition ``inp = U @ diag(S) @ Vh`` of a matrix, or of each matrix of
+    a batch ``(..., M, N)``.
+
+    ``S`` holds the ``K = min(M, N)`` singular values in descending order; the columns of ``U``
+    and the rows of ``Vh`` are orthonormal (the sign of each pair of singular vectors is
+    unspecified, as in numpy). Computed in double precision by Eigen's Jacobi SVD.
+
+    Only the singular values are differentiable, and only with ``compute_uv=False`` (their
+    gradient is ``U @ diag(dS) @ Vh``); a backward pass through an SVD with ``compute_uv=True``
+    raises NotImplementedError.
+
+    Args:
+        inp: a float tensor ``(..., M, N)`` (integers are converted to float32).
+        full_matrices: give ``U`` as ``(..., M, M)`` and ``Vh`` as ``(..., N, N)`` instead of
+            ``(..., M, K)`` and ``(..., K, N)``.
+        compute_uv: compute ``U`` and ``Vh``; when False only ``S`` is returned.
+
+    Returns:
+        the tuple ``(U, S, Vh)`` when ``compute_uv``, else ``S`` (shape ``(..., K)``).
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> x = F.reshape(F.arange(6, dtype="float32"), (2, 3))
+        >>> U, S, Vh = F.svd(x)
+        >>> U.shape, S.shape, Vh.shape
+        ((2, 2), (2,), (2, 3))
+        >>> [round(float(v), 3) for v in S.numpy()]
+        [7.348, 1.0]
+        >>> bool(abs(F.matmul(U * S, Vh) - x).max() < 1e-5)
+        True
+        >>> S = F.svd([[3.0, 0.0], [4.0, 5.0]], compute_uv=False)
+        >>> [round(float(v), 4) for v in S.numpy()]
+        [6.7082, 2.2361]
+    """
+    op = cached_op(builtin.SVD, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = _rt.apply(op, _float(as_tensor(inp)))
+    return tuple(outs) if compute_uv else outs[0]
 
 
 def _float(x):

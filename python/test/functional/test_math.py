@@ -1,11 +1,14 @@
-"""megengine.functional.math (sorting, products, norms, moments) against NumPy: values on random
-inputs and edge shapes, gradients against finite differences, and the errors bad input raises."""
+"""megengine.functional.math (sorting, products, linear algebra, norms, moments) against
+NumPy: values on random inputs and edge shapes, gradients against finite differences, and the
+errors bad input raises."""
 
 import numpy as np
 import pytest
 
 import megengine as mge
 import megengine.functional as F
+from megengine.autodiff import GradManager
+from megengine.core.ops import builtin
 
 from .test_tensor import check_grad
 
@@ -202,6 +205,194 @@ def test_dot():
         F.dot(m, a)
     check_grad(F.dot, a, b)
     check_grad(lambda x: F.dot(x, 3.0), a)
+
+
+MATMUL_SHAPES = [
+    ((4,), (4,)),  # 1-D . 1-D: dot
+    ((4,), (4, 3)),  # vector @ matrix
+    ((2, 4), (4,)),  # matrix @ vector
+    ((2, 4), (4, 3)),
+    ((5, 2, 4), (5, 4, 3)),  # the direct batched path
+    ((5, 2, 4), (4, 3)),  # 3-D @ 2-D: one flattened MatrixMul
+    ((2, 4), (5, 4, 3)),  # 2-D @ 3-D: the matrix is broadcast
+    ((4,), (2, 5, 4, 3)),
+    ((2, 5, 2, 4), (4,)),
+    ((2, 5, 2, 4), (5, 4, 3)),  # 4-D @ 3-D: batch broadcast
+    ((2, 1, 2, 4), (3, 4, 3)),  # size-1 batch axes broadcast too
+    ((1, 2, 4), (6, 4, 3)),
+]
+
+
+def _np_t(x, flag):
+    return np.swapaxes(x, -1, -2) if flag and x.ndim >= 2 else x
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_matches_numpy(sa, sb, ta, tb):
+    a, b = randn(*sa), randn(*sb)
+    # The operands as given, so that transposing them gives sa and sb.
+    a_in, b_in = _np_t(a, ta).copy(), _np_t(b, tb).copy()
+    want = np.matmul(a, b)
+    close(F.matmul(a_in, b_in, transpose_a=ta, transpose_b=tb), want)
+    if not (ta or tb):
+        close(mge.Tensor(a) @ mge.Tensor(b), want)
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_grad(sa, sb):
+    check_grad(F.matmul, randn(*sa), randn(*sb))
+
+
+def test_matmul_transposed_grad_and_compute_mode():
+    a, b = randn(3, 4, 2), randn(5, 4)
+    check_grad(lambda x, y: F.matmul(x, y, transpose_a=True, transpose_b=True), a, b)
+    check_grad(lambda x, y: F.matmul(x, y, transpose_b=True), randn(2, 1, 3, 4), randn(5, 4))
+    check_grad(lambda x, y: F.matmul(x, y, transpose_b=True), randn(3, 4), randn(2, 5, 4))
+    want = np.matmul(a.swapaxes(-1, -2), b.T)
+    close(F.matmul(a, b, True, True, compute_mode="float32"), want)
+    h = F.matmul(
+        randn(2, 3).astype("float16"), randn(3, 2).astype("float16"), compute_mode="float32"
+    )
+    assert h.dtype == np.float16
+
+
+def test_matmul_edges():
+    close(F.matmul(np.zeros((0, 3), "float32"), randn(3, 2)), np.zeros((0, 2), "float32"))
+    close(F.matmul(np.zeros((2, 0, 3, 4), "float32"), randn(4, 2)), np.zeros((2, 0, 3, 2)))
+    close(F.matmul(randn(0, 3, 4), randn(0, 4, 2)), np.zeros((0, 3, 2), "float32"))
+    close(F.matmul(randn(0, 1, 3, 4), randn(5, 4, 2)), np.zeros((0, 5, 3, 2), "float32"))
+    out = F.matmul(randn(2, 3, 0), randn(0, 4))
+    close(out, np.zeros((2, 3, 4), "float32"))
+    i = F.matmul(np.array([[1, 2]], np.int32), np.array([[3], [4]], np.int32))
+    assert i.dtype == np.int32 and i.numpy().tolist() == [[11]]
+    d = F.matmul([1.0, 2.0], [3.0, 4.0])
+    assert d.ndim == 0 and d.item() == 11.0
+
+
+@pytest.mark.parametrize(
+    "sa,sb,why",
+    [
+        ((2, 3), (4, 5), "do not multiply"),
+        ((3,), (4,), "vector lengths differ"),
+        ((2, 3), (4,), "inner dims differ"),
+        ((5, 2, 3), (4, 3, 2), "batch dims do not broadcast"),
+        ((2, 2, 3), (5, 4, 2), "inner dims differ"),
+        ((), (3,), "at least 1-D"),
+    ],
+)
+def test_matmul_bad_shapes_name_both(sa, sb, why):
+    with pytest.raises(ValueError, match=why) as e:
+        F.matmul(np.ones(sa, "float32"), np.ones(sb, "float32"))
+    assert str(sa) in str(e.value) and str(sb) in str(e.value)
+
+
+def test_matmul_bad_arguments():
+    a = randn(2, 2)
+    with pytest.raises(ValueError, match="compute_mode must be 'default' or 'float32'"):
+        F.matmul(a, a, compute_mode="fast")
+    with pytest.raises(ValueError, match="format must be 'default'"):
+        F.matmul(a, a, format="mk4")
+    with pytest.raises(ValueError, match="compute_mode"):
+        F.matmul(randn(3), randn(3, 2, 3), compute_mode="fast")
+
+
+def test_matmul_fast_path_reuses_one_op():
+    from megengine.functional import math as fm
+
+    a = randn(2, 2)
+    F.matmul(a, a, transpose_a=True)
+    F.matmul(a[None], a[None], transpose_b=True)
+    n = len(fm._matmul_ops)
+    for _ in range(3):
+        F.matmul(a, a, transpose_a=True)
+        F.matmul(a[None], a[None], transpose_b=True)
+    assert len(fm._matmul_ops) == n
+    assert isinstance(fm._matmul_ops[(2, True, False, "default", "default")], builtin.MatrixMul)
+
+
+def _well_conditioned(*shape):
+    """Uniform in [-1, 1) plus 2n on the diagonal: diagonally dominant, pivots >= n."""
+    n = shape[-1]
+    return (rng.uniform(-1, 1, shape) + 2 * n * np.eye(n)).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4, 4), (2, 3, 2, 2), (0, 3, 3), (0, 0)])
+def test_matinv_matches_numpy(shape):
+    x = _well_conditioned(*shape)
+    close(F.matinv(x), np.linalg.inv(x), rtol=1e-4, atol=1e-5)
+    if x.size:
+        close(F.matmul(F.matinv(x), x), np.broadcast_to(np.eye(shape[-1]), shape), atol=1e-5)
+
+
+def test_matinv_views_ints_and_grad():
+    x = _well_conditioned(4, 4)
+    close(F.matinv(mge.Tensor(x).T), np.linalg.inv(x.T), rtol=1e-4, atol=1e-5)
+    close(F.matinv([[2, 0], [0, 4]]), np.array([[0.5, 0], [0, 0.25]], np.float32))
+    check_grad(F.matinv, _well_conditioned(3, 3))
+    check_grad(F.matinv, _well_conditioned(2, 2, 2))
+    # Through a product: d/dx of sum(w * (inv(x) @ b)).
+    check_grad(lambda x, b: F.matmul(F.matinv(x), b), _well_conditioned(3, 3), randn(3, 2))
+
+
+def test_matinv_errors():
+    with pytest.raises(ValueError, match=r"matrix 1 of the batch \(flattened\) is singular"):
+        F.matinv(np.array([np.eye(2), [[1, 2], [2, 4]]], np.float32))
+    with pytest.raises(ValueError, match="square"):
+        F.matinv(randn(2, 3))
+    with pytest.raises(ValueError, match="square"):
+        F.matinv(randn(3))
+    nan = F.matinv(np.array([[1, np.nan], [0, 1]], np.float32)).numpy()
+    assert np.isnan(nan).all()
+
+
+def _reconstruct(u, s, vh):
+    k = s.shape[-1]
+    return np.matmul(u[..., :, :k] * s[..., None, :], vh[..., :k, :])
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4), (2, 3, 4, 2), (1, 1), (2, 0, 3)])
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_svd_matches_numpy(shape, full_matrices):
+    x = randn(*shape)
+    u, s, vh = F.svd(x, full_matrices=full_matrices)
+    nu, ns, nvh = np.linalg.svd(x, full_matrices=full_matrices)
+    assert (u.shape, s.shape, vh.shape) == (nu.shape, ns.shape, nvh.shape)
+    close(s, ns, rtol=1e-5, atol=1e-5)
+    u, s, vh = u.numpy(), s.numpy(), vh.numpy()
+    np.testing.assert_allclose(_reconstruct(u, s, vh), x, rtol=1e-5, atol=1e-5)
+    eye_u = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+    eye_v = np.broadcast_to(np.eye(vh.shape[-2]), vh.shape[:-2] + (vh.shape[-2],) * 2)
+    np.testing.assert_allclose(np.matmul(u.swapaxes(-1, -2), u), eye_u, atol=1e-5)
+    np.testing.assert_allclose(np.matmul(vh, vh.swapaxes(-1, -2)), eye_v, atol=1e-5)
+    # Singular vectors agree with numpy's up to the sign of each pair.
+    if x.size and not full_matrices:
+        k = ns.shape[-1]
+        sign = np.sign(np.sum(u * nu, axis=-2))  # (..., K)
+        np.testing.assert_allclose(u * sign[..., None, :], nu, atol=1e-4)
+        np.testing.assert_allclose(vh * sign[..., :, None], nvh, atol=1e-4)
+        assert sign.shape[-1] == k
+    only_s = F.svd(x, full_matrices=full_matrices, compute_uv=False)
+    assert isinstance(only_s, mge.Tensor)
+    close(only_s, ns, rtol=1e-5, atol=1e-5)
+
+
+def test_svd_values_and_grad():
+    close(F.svd([[1, 2], [2, 4]], compute_uv=False), np.array([5, 0], np.float32), atol=1e-6)
+    check_grad(lambda x: F.svd(x, compute_uv=False), randn(3, 2))
+    check_grad(lambda x: F.svd(x, compute_uv=False), randn(2, 3, 3))
+    # The nuclear norm, a common use of the singular values' gradient.
+    check_grad(lambda x: F.sum(F.svd(x, compute_uv=False)), randn(4, 3))
+
+
+def test_svd_errors():
+    with pytest.raises(ValueError, match=r"\(\.\.\., M, N\)"):
+        F.svd(randn(4))
+    x = mge.Parameter(randn(3, 3))
+    gm = GradManager().attach([x])
+    with pytest.raises(NotImplementedError, match="compute_uv=true"), gm:
+        _, s, _ = F.svd(x)
+        gm.backward(F.sum(s))
 
 
 _NP_2D_CROSS = "ignore:Arrays of 2-dimensional vectors:DeprecationWarning"
