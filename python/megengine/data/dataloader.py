@@ -113,6 +113,40 @@ class WorkerError(RuntimeError):
     """
 
 
+class _BatchMaker:
+    # Makes a batch from a task: reads the items, transforms them, collates them. Where the
+    # dataset can gather a batch at once (ArrayDataset, MNIST, CIFAR over NumPy arrays), the
+    # collator is the default one and the transform has a vectorised form (Compose, Normalize,
+    # ToMode, PseudoTransform), the whole batch goes through NumPy at once, with the same
+    # result as sample by sample; anything else, or any failure there, takes the per-sample
+    # path, which then also raises the per-sample errors.
+    def __init__(self, dataset, transform, collator):
+        self.dataset = dataset
+        self.transform = transform
+        self.collator = collator
+        self._vectorise = (
+            type(collator) is Collator
+            and callable(getattr(dataset, "_get_batch", None))
+            and callable(getattr(transform, "_apply_columns", None))
+        )
+
+    def __call__(self, from_stream, payload):
+        if self._vectorise and not from_stream:
+            columns = None
+            try:
+                columns = self.dataset._get_batch(payload)
+                batch = None if columns is None else self.transform._apply_columns(columns)
+            except Exception:  # noqa: BLE001 - the per-sample path raises the real error
+                batch = None
+            if batch is not None:
+                return batch
+            if columns is not None:
+                # The transform has no vectorised form: stop trying.
+                self._vectorise = False
+        samples = payload if from_stream else [self.dataset[i] for i in payload]
+        return self.collator.apply(self.transform.apply_batch(samples))
+
+
 def _dumps(worker_id, batch_id, batch):
     try:
         return pickle.dumps((batch_id, batch), protocol=pickle.HIGHEST_PROTOCOL)
@@ -135,6 +169,7 @@ def _worker_loop(
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
     random.seed(seed)
     np.random.seed(seed % (1 << 32))
+    make_batch = _BatchMaker(dataset, transform, collator)
     try:
         while True:
             try:
@@ -147,8 +182,7 @@ def _worker_loop(
                 return
             batch_id, from_stream, payload = task
             try:
-                samples = payload if from_stream else [dataset[i] for i in payload]
-                batch = collator.apply(transform.apply_batch(samples))
+                batch = make_batch(from_stream, payload)
                 data = _dumps(worker_id, batch_id, batch)
             except Exception:  # noqa: BLE001 - every failure is re-raised in the main process
                 data = _dumps(worker_id, batch_id, _ExceptionWrapper(worker_id, sys.exc_info()))
@@ -199,7 +233,7 @@ def _stream_tasks(dataset, sampler):
 
 class _SerialIter:
     def __init__(self, loader, tasks):
-        self._loader = loader
+        self._make_batch = _BatchMaker(loader.dataset, loader.transform, loader.collator)
         self._tasks = tasks
 
     def __iter__(self):
@@ -207,9 +241,7 @@ class _SerialIter:
 
     def __next__(self):
         from_stream, payload = next(self._tasks)
-        loader = self._loader
-        samples = payload if from_stream else [loader.dataset[i] for i in payload]
-        return loader.collator.apply(loader.transform.apply_batch(samples))
+        return self._make_batch(from_stream, payload)
 
 
 class _ParallelIter:
@@ -456,6 +488,16 @@ class DataLoader:
     workers transform and collate. Each worker has up to two batches in flight, seeds
     ``random`` and ``numpy.random`` as :func:`get_worker_info` describes, and sends its
     batches through its own pipe (no shared memory is used, so none can be left behind).
+
+    Where the dataset is an :class:`~megengine.data.dataset.ArrayDataset` (or MNIST, CIFAR)
+    over numeric NumPy arrays, the collator is the default :class:`~megengine.data.Collator`
+    and the transform is made of deterministic transforms with a vectorised form
+    (:class:`~megengine.data.transform.Compose` without ``shuffle_indices``,
+    :class:`~megengine.data.transform.Normalize`, :class:`~megengine.data.transform.ToMode`,
+    :class:`~megengine.data.transform.PseudoTransform`), a batch is gathered with one NumPy
+    index per array and transformed as a whole, giving the same arrays, bit for bit, as
+    transforming and collating sample by sample; otherwise (subclasses included) samples go
+    one by one.
 
     Args:
         dataset: a :class:`~megengine.data.dataset.Dataset` or
