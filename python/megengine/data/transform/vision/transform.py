@@ -113,10 +113,11 @@ class VisionTransform(Transform):
             self._prepare((input,))
             return input if fns[0] is None else fns[0](input)
         self._prepare(input)
-        return tuple(
-            value if i >= len(fns) or fns[i] is None else fns[i](value)
-            for i, value in enumerate(input)
-        )
+        output = list(input)
+        for i, fn in enumerate(fns[: len(output)]):
+            if fn is not None:
+                output[i] = fn(output[i])
+        return tuple(output)
 
     def _appliers(self):
         # The _apply_* method of each field in order, looked up once per order (Compose may
