@@ -1,17 +1,23 @@
 """DataLoader: batches from a dataset through a sampler, a transform and a collator, in the main
 process or in worker processes."""
 
+import collections
 import contextlib
+import mmap
 import multiprocessing
 import os
 import pickle
 import queue
 import random
+import select
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
 import traceback
+import weakref
 
 import numpy as np
 
@@ -25,6 +31,14 @@ _POLL_INTERVAL = 0.1
 _WORKER_POLL_INTERVAL = 1.0
 # Batches each worker may have in flight.
 _PREFETCH_PER_WORKER = 2
+# Array buffers of at least this many bytes cross from a worker through shared memory; smaller
+# ones travel inside the pickled message.
+_SHM_MIN_BYTES = 4096
+# Shared-memory slots per worker: the batches in flight, the one the caller holds and a few
+# whose release the worker has not heard of yet. When all are taken (the caller keeps many
+# batches), batches travel through the pipe instead.
+_SHM_SLOTS_PER_WORKER = _PREFETCH_PER_WORKER + 4
+_SHM_ALIGN = 64
 
 _worker_info = None
 
@@ -113,8 +127,412 @@ class WorkerError(RuntimeError):
     """
 
 
-def _dumps(worker_id, batch_id, batch):
+class _BatchMaker:
+    # Makes a batch from a task: reads the items, transforms them, collates them. Where the
+    # dataset can gather a batch at once (ArrayDataset, MNIST, CIFAR over NumPy arrays), the
+    # collator is the default one and the transform has a vectorised form (Compose, Normalize,
+    # ToMode, PseudoTransform), the whole batch goes through NumPy at once, with the same
+    # result as sample by sample; anything else, or any failure there, takes the per-sample
+    # path, which then also raises the per-sample errors.
+    def __init__(self, dataset, transform, collator):
+        self.dataset = dataset
+        self.transform = transform
+        self.collator = collator
+        self._vectorise = (
+            type(collator) is Collator
+            and callable(getattr(dataset, "_get_batch", None))
+            and callable(getattr(transform, "_apply_columns", None))
+        )
+
+    def __call__(self, from_stream, payload):
+        if self._vectorise and not from_stream:
+            columns = None
+            try:
+                columns = self.dataset._get_batch(payload)
+                batch = None if columns is None else self.transform._apply_columns(columns)
+            except Exception:  # noqa: BLE001 - the per-sample path raises the real error
+                batch = None
+            if batch is not None:
+                return batch
+            if columns is not None:
+                # The transform has no vectorised form: stop trying.
+                self._vectorise = False
+        samples = payload if from_stream else [self.dataset[i] for i in payload]
+        return self.collator.apply(self.transform.apply_batch(samples))
+
+
+# Frames on the task and result pipes: the length of the data, then the data.
+_FRAME_HEADER = struct.Struct("!Q")
+
+
+class _TaskSender:
+    # Main-process end of a worker's task pipe. The main thread writes each task directly
+    # without blocking (a worker has at most _PREFETCH_PER_WORKER tasks pending, which normally
+    # fit in the pipe); a task that does not fit right now is written, with those after it, by
+    # a helper thread, so the main process never waits on a worker that waits on it. (A
+    # multiprocessing.Queue hands every task to a feeder thread, which costs the main process
+    # a thread switch per batch.)
+    def __init__(self, conn):
+        self._conn = conn
+        self._fd = conn.fileno()
+        os.set_blocking(self._fd, False)
+        self._cond = threading.Condition(threading.Lock())
+        self._backlog = collections.deque()
+        self._thread = None
+        self._closed = False
+
+    def put(self, task):
+        data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        data = memoryview(_FRAME_HEADER.pack(len(data)) + data)
+        with self._cond:
+            if self._closed:
+                raise ValueError("the task pipe is closed")
+            if not self._backlog:
+                try:
+                    written = os.write(self._fd, data)
+                except BlockingIOError:
+                    written = 0
+                except OSError:
+                    # The worker is gone; the main process finds out from its result pipe.
+                    return
+                if written == len(data):
+                    return
+                data = data[written:]
+            self._backlog.append(data)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._write_backlog, daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _write_backlog(self):
+        poller = select.poll()
+        poller.register(self._fd, select.POLLOUT)
+        while True:
+            with self._cond:
+                while not self._backlog and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                data = self._backlog[0]
+            if not poller.poll(_POLL_INTERVAL * 1000):
+                continue
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                continue
+            except OSError:
+                # The worker is gone; the main process finds out from its result pipe.
+                with self._cond:
+                    self._backlog.clear()
+                continue
+            with self._cond:
+                if written == len(data):
+                    self._backlog.popleft()
+                else:
+                    self._backlog[0] = data[written:]
+
+    def close(self):
+        with self._cond:
+            if self._closed:
+                return
+            if not self._backlog:
+                # Tell the worker to stop, if that fits in the pipe now (a write of at most
+                # PIPE_BUF bytes is all or nothing); a busy worker finds its result pipe closed.
+                data = pickle.dumps(None)
+                with contextlib.suppress(OSError):
+                    os.write(self._fd, _FRAME_HEADER.pack(len(data)) + data)
+            self._closed = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join()
+        self._conn.close()
+
+
+def _write_frame(fd, data):
+    # Writes one frame to a blocking pipe.
+    header = _FRAME_HEADER.pack(len(data))
+    parts = [memoryview(header + data)] if len(data) <= 1 << 16 else [header, memoryview(data)]
+    for part in parts:
+        while part:
+            part = part[os.write(fd, part) :]
+
+
+class _FrameReader:
+    # Reads the frames of a pipe with as few system calls as it can: the fd is non-blocking and
+    # each read takes whatever is there (often a whole frame, or several).
+    def __init__(self, conn):
+        self._conn = conn
+        self._fd = conn.fileno()
+        os.set_blocking(self._fd, False)
+        self._poller = select.poll()
+        self._poller.register(self._fd, select.POLLIN)
+        self._buf = bytearray()
+        self._big = None  # [data, bytes read] of a large frame being read
+
+    def read(self, timeout):
+        r"""Returns the data of the next frame, or None when it has not come within ``timeout``
+        seconds; raises EOFError when the writer closed the pipe."""
+        while True:
+            data = self._frame()
+            if data is not None:
+                return data
+            try:
+                if self._big is not None:
+                    data, done = self._big
+                    with memoryview(data) as view:
+                        got = os.readv(self._fd, [view[done:]])
+                    if got:
+                        self._big[1] += got
+                        continue
+                else:
+                    chunk = os.read(self._fd, 1 << 16)
+                    if chunk:
+                        self._buf += chunk
+                        continue
+                raise EOFError
+            except BlockingIOError:
+                if not self._poller.poll(timeout * 1000):
+                    return None
+
+    def _frame(self):
+        # The next complete frame's data from what was read, or None.
+        if self._big is not None:
+            data, done = self._big
+            if done < len(data):
+                return None
+            self._big = None
+            return data
+        buf = self._buf
+        if len(buf) < _FRAME_HEADER.size:
+            return None
+        (n,) = _FRAME_HEADER.unpack_from(buf)
+        end = _FRAME_HEADER.size + n
+        if len(buf) >= end:
+            data = bytes(buf[_FRAME_HEADER.size : end])
+            del buf[:end]
+            return data
+        if n > 1 << 16:
+            # Read the rest straight into place.
+            data = bytearray(n)
+            have = len(buf) - _FRAME_HEADER.size
+            data[:have] = buf[_FRAME_HEADER.size :]
+            buf.clear()
+            self._big = [data, have]
+        return None
+
+    def close(self):
+        self._conn.close()
+
+
+class _ShmMessage(tuple):
+    # A batch whose array data lie in a shared-memory slot of the sending worker:
+    # (batch_id, slot, size of a new slot whose fd precedes this message or 0, layout, body).
+    # body None: the batch is a tuple (a list when layout[0] is True) of the arrays described by
+    # layout[1], as (offset, dtype string, shape). Otherwise body is the pickled (batch_id, batch)
+    # whose out-of-band buffers lie at the (offset, nbytes) of layout.
+    __slots__ = ()
+
+
+def _shm_supported(ctx):
+    # memfd mappings have no name (nothing under /dev/shm) and vanish with their last user; the
+    # worker hands their fds over a Unix socket. Linux with fork only; elsewhere batches are
+    # pickled through the pipe.
+    return (
+        ctx.get_start_method() == "fork"
+        and hasattr(os, "memfd_create")
+        and hasattr(socket, "send_fds")
+        and hasattr(socket, "AF_UNIX")
+    )
+
+
+def _plain_arrays(batch):
+    # True when batch is what the default Collator makes of samples of arrays and numbers: a
+    # plain tuple or list of C-contiguous, writable NumPy arrays of a numeric dtype. Those
+    # cross with a header of dtypes and shapes instead of a pickle.
+    if type(batch) is not tuple and type(batch) is not list:
+        return False
+    for a in batch:
+        if (
+            type(a) is not np.ndarray
+            or a.dtype.kind not in "biufc"
+            or not a.flags.c_contiguous
+            or not a.flags.writeable
+        ):
+            return False
+    return True
+
+
+class _ShmSender:
+    # Worker side: copies the arrays of a batch into one of a few shared-memory slots, reused
+    # once the main process reports that the batch using it is gone.
+    def __init__(self, sock):
+        self._sock = sock
+        self._slots = []  # [mmap, in use]
+
+    def release(self, slots):
+        for slot in slots:
+            self._slots[slot][1] = False
+
+    def _acquire(self, nbytes):
+        # Returns (slot, size of the slot if it is new else 0), or (None, 0) when no slot can
+        # be had.
+        best = None
+        for i, (mm, used) in enumerate(self._slots):
+            fits = not used and len(mm) >= nbytes
+            if fits and (best is None or len(mm) < len(self._slots[best][0])):
+                best = i
+        if best is not None:
+            self._slots[best][1] = True
+            return best, 0
+        if len(self._slots) < _SHM_SLOTS_PER_WORKER:
+            best = len(self._slots)
+        else:
+            # Replace a free slot that is too small.
+            best = next((i for i, (_, used) in enumerate(self._slots) if not used), None)
+            if best is None:
+                return None, 0
+        size = -(-max(nbytes, 1) // mmap.PAGESIZE) * mmap.PAGESIZE
+        try:
+            fd = os.memfd_create("megengine-dataloader", os.MFD_CLOEXEC)
+        except OSError:
+            return None, 0
+        try:
+            os.ftruncate(fd, size)
+            mm = mmap.mmap(fd, size)
+            # The fd goes first, so it is waiting when the main process reads the message.
+            socket.send_fds(self._sock, [b"\0"], [fd])
+        except OSError:
+            return None, 0
+        finally:
+            os.close(fd)
+        if best == len(self._slots):
+            self._slots.append([mm, True])
+        else:
+            self._slots[best][0].close()
+            self._slots[best] = [mm, True]
+        return best, size
+
+    def _store(self, buffers, message):
+        # Copies the buffers (flat uint8 arrays) one after the other into a slot and returns
+        # the pickled message(batch offsets, slot, new slot size), or None when no slot is free.
+        offsets, total = [], 0
+        for buffer in buffers:
+            offsets.append(total)
+            total += -(-buffer.nbytes // _SHM_ALIGN) * _SHM_ALIGN
+        slot, new_size = self._acquire(total)
+        if slot is None:
+            return None
+        with memoryview(self._slots[slot][0]) as view:
+            for offset, buffer in zip(offsets, buffers):
+                # A memoryview assignment is a plain memcpy.
+                with memoryview(buffer) as src:
+                    view[offset : offset + buffer.nbytes] = src
+        return pickle.dumps(message(offsets, slot, new_size), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def pack(self, batch_id, batch):
+        r"""Returns the bytes to send for a batch: a small message whose arrays lie in a slot,
+        or, when no slot is free, the whole pickled batch."""
+        if _plain_arrays(batch):
+            if batch:
+                data = self._store(
+                    [a.reshape(-1).view(np.uint8) for a in batch],
+                    lambda offsets, slot, new_size: _ShmMessage(
+                        (
+                            batch_id,
+                            slot,
+                            new_size,
+                            (
+                                type(batch) is list,
+                                [(o, a.dtype.str, a.shape) for o, a in zip(offsets, batch)],
+                            ),
+                            None,
+                        )
+                    ),
+                )
+                if data is not None:
+                    return data
+        else:
+            buffers = []
+
+            def out_of_band(buffer):
+                # Returns True for the buffers that stay inside the pickle.
+                if buffer.raw().nbytes < _SHM_MIN_BYTES:
+                    return True
+                buffers.append(np.frombuffer(buffer.raw(), np.uint8))
+                return False
+
+            body = pickle.dumps((batch_id, batch), protocol=5, buffer_callback=out_of_band)
+            if not buffers:
+                return body
+            data = self._store(
+                buffers,
+                lambda offsets, slot, new_size: _ShmMessage(
+                    (
+                        batch_id,
+                        slot,
+                        new_size,
+                        [(o, b.nbytes) for o, b in zip(offsets, buffers)],
+                        body,
+                    )
+                ),
+            )
+            if data is not None:
+                return data
+        return pickle.dumps((batch_id, batch), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _ShmReceiver:
+    # Main-process side: maps a worker's slots and rebuilds batches whose arrays view them
+    # (no copy). A slot is reported free once every array of its batch is gone.
+    def __init__(self, sock):
+        self._sock = sock
+        self._maps = {}
+        self._refs = {}
+        self._freed = collections.deque()
+
+    def unpack(self, message):
+        r"""Returns (batch_id, batch) of a :class:`_ShmMessage`."""
+        batch_id, slot, new_size, layout, body = message
+        if new_size:
+            _, fds, _, _ = socket.recv_fds(self._sock, 1, 1)
+            try:
+                self._maps[slot] = mmap.mmap(fds[0], new_size)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        # A fresh array over the slot for each batch: the batch's arrays keep it alive, and its
+        # death frees the slot.
+        base = np.frombuffer(self._maps[slot], np.uint8)
+        freed = self._freed
+        self._refs[slot] = weakref.ref(base, lambda _, slot=slot: freed.append(slot))
+        if body is None:
+            as_list, fields = layout
+            arrays = [
+                np.ndarray(shape, dtype, buffer=base, offset=offset)
+                for offset, dtype, shape in fields
+            ]
+            return batch_id, arrays if as_list else tuple(arrays)
+        return pickle.loads(body, buffers=[base[o : o + n] for o, n in layout])
+
+    def take_freed(self):
+        r"""Returns the slots freed since the last call."""
+        slots = []
+        freed = self._freed
+        while freed:
+            slots.append(freed.popleft())
+        return slots
+
+    def close(self):
+        # Arrays still in use keep their mappings; the memory goes with the last of them.
+        self._maps.clear()
+        self._refs.clear()
+        self._sock.close()
+
+
+def _dumps(worker_id, batch_id, batch, shm=None):
     try:
+        if shm is not None and not isinstance(batch, _ExceptionWrapper):
+            return shm.pack(batch_id, batch)
         return pickle.dumps((batch_id, batch), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - whatever fails to pickle is reported to the main process
         if isinstance(batch, _ExceptionWrapper):
@@ -127,7 +545,16 @@ def _dumps(worker_id, batch_id, batch):
 
 
 def _worker_loop(
-    dataset, transform, collator, task_queue, result_conn, worker_id, num_workers, seed, ppid
+    dataset,
+    transform,
+    collator,
+    task_conn,
+    result_conn,
+    shm_sock,
+    worker_id,
+    num_workers,
+    seed,
+    ppid,
 ):
     global _worker_info
     # Ctrl-C reaches the whole process group; the main process handles it and shuts us down.
@@ -135,24 +562,30 @@ def _worker_loop(
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
     random.seed(seed)
     np.random.seed(seed % (1 << 32))
+    shm = None if shm_sock is None else _ShmSender(shm_sock)
+    tasks = _FrameReader(task_conn)
+    result_fd = result_conn.fileno()
+    make_batch = _BatchMaker(dataset, transform, collator)
     try:
         while True:
-            try:
-                task = task_queue.get(timeout=_WORKER_POLL_INTERVAL)
-            except queue.Empty:
+            task = tasks.read(_WORKER_POLL_INTERVAL)
+            if task is None:
                 if os.getppid() != ppid:
                     return
                 continue
+            task = pickle.loads(task)
             if task is None:
                 return
-            batch_id, from_stream, payload = task
+            batch_id, from_stream, payload, freed = task
+            if freed:
+                shm.release(freed)
             try:
-                samples = payload if from_stream else [dataset[i] for i in payload]
-                batch = collator.apply(transform.apply_batch(samples))
-                data = _dumps(worker_id, batch_id, batch)
+                batch = make_batch(from_stream, payload)
+                data = _dumps(worker_id, batch_id, batch, shm)
             except Exception:  # noqa: BLE001 - every failure is re-raised in the main process
                 data = _dumps(worker_id, batch_id, _ExceptionWrapper(worker_id, sys.exc_info()))
-            result_conn.send_bytes(data)
+            _write_frame(result_fd, data)
+            batch = data = None  # freed now, not when the next batch replaces it
     except (BrokenPipeError, EOFError, OSError, KeyboardInterrupt):
         # The main process closed our pipe (shutdown) or died.
         return
@@ -199,7 +632,7 @@ def _stream_tasks(dataset, sampler):
 
 class _SerialIter:
     def __init__(self, loader, tasks):
-        self._loader = loader
+        self._make_batch = _BatchMaker(loader.dataset, loader.transform, loader.collator)
         self._tasks = tasks
 
     def __iter__(self):
@@ -207,9 +640,7 @@ class _SerialIter:
 
     def __next__(self):
         from_stream, payload = next(self._tasks)
-        loader = self._loader
-        samples = payload if from_stream else [loader.dataset[i] for i in payload]
-        return loader.collator.apply(loader.transform.apply_batch(samples))
+        return self._make_batch(from_stream, payload)
 
 
 class _ParallelIter:
@@ -224,24 +655,27 @@ class _ParallelIter:
         self._rcvd_idx = 0
         self._owner = {}
         self._next_worker = 0
-        self._workers, self._task_queues, self._result_conns = [], [], []
+        self._workers, self._task_senders, self._results, self._shm = [], [], [], []
         n = loader.num_workers
         ctx = loader._mp_context()
+        use_shm = _shm_supported(ctx)
         base_seed = int(np.random.randint(0, 1 << 31))
         try:
             for wid in range(n):
-                task_queue = ctx.Queue()
-                task_queue.cancel_join_thread()
+                task_reader, task_writer = ctx.Pipe(duplex=False)
+                self._task_senders.append(_TaskSender(task_writer))
                 reader, writer = ctx.Pipe(duplex=False)
                 _enlarge_pipe(writer)
+                shm_main, shm_worker = socket.socketpair() if use_shm else (None, None)
                 p = ctx.Process(
                     target=_worker_loop,
                     args=(
                         loader.dataset,
                         loader.transform,
                         loader.collator,
-                        task_queue,
+                        task_reader,
                         writer,
+                        shm_worker,
                         wid,
                         n,
                         base_seed + wid,
@@ -249,12 +683,17 @@ class _ParallelIter:
                     ),
                     daemon=True,
                 )
-                p.start()
-                # Only the worker keeps the writing end: when it dies, reading gives EOF.
-                writer.close()
+                try:
+                    p.start()
+                finally:
+                    # Only the worker keeps the writing end: when it dies, reading gives EOF.
+                    writer.close()
+                    task_reader.close()
+                    if use_shm:
+                        shm_worker.close()
                 self._workers.append(p)
-                self._task_queues.append(task_queue)
-                self._result_conns.append(reader)
+                self._results.append(_FrameReader(reader))
+                self._shm.append(_ShmReceiver(shm_main) if use_shm else None)
             for _ in range(_PREFETCH_PER_WORKER * n):
                 self._put_task()
         except BaseException:
@@ -278,7 +717,9 @@ class _ParallelIter:
             return
         wid = self._next_worker
         self._next_worker = (wid + 1) % len(self._workers)
-        self._task_queues[wid].put((self._send_idx, from_stream, payload))
+        shm = self._shm[wid]
+        freed = shm.take_freed() if shm is not None else None
+        self._task_senders[wid].put((self._send_idx, from_stream, payload, freed))
         self._owner[self._send_idx] = wid
         self._send_idx += 1
 
@@ -301,7 +742,7 @@ class _ParallelIter:
         )
 
     def _receive(self, wid):
-        conn = self._result_conns[wid]
+        results = self._results[wid]
         start = time.monotonic()
         while True:
             wait = _POLL_INTERVAL
@@ -314,14 +755,20 @@ class _ParallelIter:
                         f"timeout={self._timeout}s"
                     )
                 wait = min(wait, left)
-            if conn.poll(wait):
-                try:
-                    data = conn.recv_bytes()
-                except (EOFError, OSError):
-                    self._worker_died(wid)
-                return pickle.loads(data)
-            if not self._workers[wid].is_alive() and not conn.poll(0):
+            try:
+                data = results.read(wait)
+                if data is None and not self._workers[wid].is_alive():
+                    # Whatever it wrote before dying can still be read.
+                    data = results.read(0)
+                    if data is None:
+                        raise EOFError
+            except (EOFError, OSError):
                 self._worker_died(wid)
+            if data is not None:
+                message = pickle.loads(data)
+                if type(message) is _ShmMessage:
+                    message = self._shm[wid].unpack(message)
+                return message
 
     def __next__(self):
         if self._shut:
@@ -352,14 +799,11 @@ class _ParallelIter:
         if self._shut:
             return
         self._shut = True
-        for q in self._task_queues:
-            try:
-                q.put(None)
-            except (OSError, ValueError):
-                pass
+        for sender in self._task_senders:
+            sender.close()
         # A worker blocked on sending a batch gets a broken pipe and exits.
-        for conn in self._result_conns:
-            conn.close()
+        for results in self._results:
+            results.close()
         deadline = time.monotonic() + 2.0
         for p in self._workers:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -367,8 +811,9 @@ class _ParallelIter:
             if p.is_alive():
                 p.kill()
                 p.join()
-        for q in self._task_queues:
-            q.close()
+        for shm in self._shm:
+            if shm is not None:
+                shm.close()
 
     def __del__(self):
         # At interpreter exit the modules _shutdown uses may already be gone.
@@ -453,9 +898,23 @@ class DataLoader:
     :class:`~megengine.data.dataloader.WorkerError`. Workers stop when the iteration ends, when
     an error is raised, and when the iterator is deleted (e.g. after ``break``). For a
     :class:`~megengine.data.dataset.StreamDataset` the main process reads the stream and the
-    workers transform and collate. Each worker has up to two batches in flight, seeds
-    ``random`` and ``numpy.random`` as :func:`get_worker_info` describes, and sends its
-    batches through its own pipe (no shared memory is used, so none can be left behind).
+    workers transform and collate. Each worker has up to two batches in flight and seeds
+    ``random`` and ``numpy.random`` as :func:`get_worker_info` describes. On Linux a worker
+    puts the arrays of its batches in a few shared-memory buffers of its own (``memfd``: no
+    name under ``/dev/shm``, freed with their last user, even after a crash) and the batch's
+    arrays view them without a copy; a buffer is reused once every array of the batch using it
+    is gone, and while the caller keeps more batches than there are buffers, the batches are
+    pickled through the worker's pipe. Elsewhere batches are always pickled.
+
+    Where the dataset is an :class:`~megengine.data.dataset.ArrayDataset` (or MNIST, CIFAR)
+    over numeric NumPy arrays, the collator is the default :class:`~megengine.data.Collator`
+    and the transform is made of deterministic transforms with a vectorised form
+    (:class:`~megengine.data.transform.Compose` without ``shuffle_indices``,
+    :class:`~megengine.data.transform.Normalize`, :class:`~megengine.data.transform.ToMode`,
+    :class:`~megengine.data.transform.PseudoTransform`), a batch is gathered with one NumPy
+    index per array and transformed as a whole, giving the same arrays, bit for bit, as
+    transforming and collating sample by sample; otherwise (subclasses included) samples go
+    one by one.
 
     Args:
         dataset: a :class:`~megengine.data.dataset.Dataset` or

@@ -1,11 +1,19 @@
 """Fixtures of the megengine.data tests."""
 
+import gc
 import signal
 
 import numpy as np
 import pytest
 
-from data_test_utils import child_pids, wait_no_new_children, write_idx
+from data_test_utils import (
+    child_pids,
+    dev_shm,
+    memfd_fds,
+    memfd_mappings,
+    wait_no_new_children,
+    write_idx,
+)
 
 
 @pytest.fixture
@@ -15,6 +23,22 @@ def no_stray_children():
     yield before
     extra = wait_no_new_children(before)
     assert not extra, f"stray child processes left behind: {sorted(extra)}"
+
+
+@pytest.fixture
+def nothing_left_behind(no_stray_children):
+    """Fails the test if it leaves slot fds, slot mappings or /dev/shm entries behind."""
+    gc.collect()
+    before_shm = dev_shm()
+    before_maps = len(memfd_mappings())
+    yield
+    gc.collect()
+    assert memfd_fds() == []
+    assert len(memfd_mappings()) <= before_maps
+    new = {
+        n for n in dev_shm() - before_shm if n.startswith(("psm_", "sem.mp-", "mp-", "megengine"))
+    }
+    assert not new
 
 
 @pytest.fixture

@@ -46,3 +46,30 @@ def write_idx(path, array, magic_override=None):
     header = struct.pack(">i", magic) + struct.pack(">" + "i" * array.ndim, *array.shape)
     with gzip.open(path, "wb") as f:
         f.write(header + array.tobytes())
+
+
+MEMFD_NAME = "memfd:megengine-dataloader"
+
+
+def memfd_fds():
+    """This process's open fds that are DataLoader shared-memory slots."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(MEMFD_NAME):
+            found.append(fd)
+    return found
+
+
+def memfd_mappings():
+    """This process's memory mappings of DataLoader shared-memory slots (lines of maps)."""
+    with open("/proc/self/maps") as f:
+        return [line for line in f if MEMFD_NAME in line]
+
+
+def dev_shm():
+    """The names under /dev/shm."""
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()

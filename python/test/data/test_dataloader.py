@@ -139,7 +139,7 @@ def test_serial_loader():
 
 
 @pytest.mark.parametrize("num_workers", [1, 2, 3])
-def test_workers_keep_sampler_order(num_workers, no_stray_children):
+def test_workers_keep_sampler_order(num_workers, no_stray_children, nothing_left_behind):
     ds = Jittery()
     sampler = RandomSampler(ds, batch_size=3, seed=5)
     transform = T.Compose([T.Normalize(mean=1.0, std=2.0), T.ToMode()])
@@ -150,7 +150,7 @@ def test_workers_keep_sampler_order(num_workers, no_stray_children):
     assert len(parallel) == 8
 
 
-def test_worker_info_and_seeds(no_stray_children):
+def test_worker_info_and_seeds(no_stray_children, nothing_left_behind):
     assert get_worker_info() is None
     ds = WhoAmI()
 
@@ -171,7 +171,7 @@ def test_worker_info_and_seeds(no_stray_children):
     np.testing.assert_array_equal(run()[:, 1:4], rows[:, 1:4])
 
 
-def test_new_epoch_new_order(no_stray_children):
+def test_new_epoch_new_order(no_stray_children, nothing_left_behind):
     ds = ArrayDataset(np.arange(12))
     loader = DataLoader(ds, RandomSampler(ds, batch_size=4, seed=0), num_workers=2)
     first = np.concatenate([b[0] for b in loader])
@@ -180,7 +180,7 @@ def test_new_epoch_new_order(no_stray_children):
     assert first.tolist() != second.tolist()
 
 
-def test_worker_exception_with_traceback(no_stray_children):
+def test_worker_exception_with_traceback(no_stray_children, nothing_left_behind):
     ds = FailsAt(7)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=2)
     got = []
@@ -194,7 +194,7 @@ def test_worker_exception_with_traceback(no_stray_children):
     assert got == [[0, 1], [2, 3], [4, 5]]
 
 
-def test_worker_exception_that_cannot_be_rebuilt(no_stray_children):
+def test_worker_exception_that_cannot_be_rebuilt(no_stray_children, nothing_left_behind):
     ds = FailsAt(0, exc=lambda msg: raise_needs_two(msg))
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=4), num_workers=1)
     with pytest.raises(RuntimeError, match="NeedsTwoArgs") as info:
@@ -208,7 +208,7 @@ def test_serial_exception_is_the_original():
         list(DataLoader(ds, SequentialSampler(ds, batch_size=2)))
 
 
-def test_killed_worker_is_a_clear_error(no_stray_children):
+def test_killed_worker_is_a_clear_error(no_stray_children, nothing_left_behind):
     ds = Slow(slow_index=-1, seconds=0)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=1), num_workers=2, timeout=30)
     it = iter(loader)
@@ -224,14 +224,14 @@ def test_killed_worker_is_a_clear_error(no_stray_children):
 
 
 @pytest.mark.parametrize("sig,name", [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGABRT, "SIGABRT")])
-def test_crashing_worker_is_a_clear_error(sig, name, no_stray_children):
+def test_crashing_worker_is_a_clear_error(sig, name, no_stray_children, nothing_left_behind):
     ds = SelfSignal(5, sig)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=2, timeout=30)
     with pytest.raises(WorkerError, match=name):
         list(loader)
 
 
-def test_timeout(no_stray_children):
+def test_timeout(no_stray_children, nothing_left_behind):
     ds = Slow(slow_index=2, seconds=20)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=1), num_workers=2, timeout=0.5)
     start = time.monotonic()
@@ -241,7 +241,7 @@ def test_timeout(no_stray_children):
 
 
 @pytest.mark.parametrize("preload", [False, True])
-def test_break_early_leaves_no_process(preload, no_stray_children):
+def test_break_early_leaves_no_process(preload, no_stray_children, nothing_left_behind):
     ds = Slow(slow_index=-1, seconds=0)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=2, preload=preload)
     for i, _ in enumerate(loader):
@@ -257,7 +257,7 @@ def python_shm_entries():
 
 
 @pytest.mark.parametrize("preload", [False, True])
-def test_no_shared_memory_left_behind(preload, no_stray_children):
+def test_no_shared_memory_left_behind(preload, no_stray_children, nothing_left_behind):
     before = python_shm_entries()
     ds = Jittery(12)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=2, preload=preload)
@@ -269,7 +269,7 @@ def test_no_shared_memory_left_behind(preload, no_stray_children):
     assert python_shm_entries() - before == set()
 
 
-def test_delete_loader_and_iterator_leaves_no_process(no_stray_children):
+def test_delete_loader_and_iterator_leaves_no_process(no_stray_children, nothing_left_behind):
     ds = Slow(slow_index=-1, seconds=0)
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=3)
     it = iter(loader)
@@ -279,7 +279,7 @@ def test_delete_loader_and_iterator_leaves_no_process(no_stray_children):
     del it
 
 
-def test_workers_run_while_iterating_and_stop_at_the_end(no_stray_children):
+def test_workers_run_while_iterating_and_stop_at_the_end(no_stray_children, nothing_left_behind):
     ds = ArrayDataset(np.arange(10))
     loader = DataLoader(ds, SequentialSampler(ds, batch_size=5), num_workers=2)
     it = iter(loader)
@@ -289,7 +289,7 @@ def test_workers_run_while_iterating_and_stop_at_the_end(no_stray_children):
 
 
 @pytest.mark.parametrize("num_workers", [0, 2])
-def test_stream_dataset(num_workers, no_stray_children):
+def test_stream_dataset(num_workers, no_stray_children, nothing_left_behind):
     loader = DataLoader(
         Counter(7),
         StreamSampler(batch_size=3),
@@ -304,7 +304,7 @@ def test_stream_dataset(num_workers, no_stray_children):
 
 
 @pytest.mark.parametrize("num_workers", [0, 2])
-def test_preload(num_workers, no_stray_children):
+def test_preload(num_workers, no_stray_children, nothing_left_behind):
     ds = Jittery(12)
     plain = collect(DataLoader(ds, SequentialSampler(ds, batch_size=5)))
     pre = collect(
@@ -329,7 +329,7 @@ def test_argument_checks():
 
 
 @pytest.mark.skipif(not os.path.isdir(FASHION_ROOT), reason="dataset-fashion-mnist not installed")
-def test_fashion_mnist_with_workers(no_stray_children):
+def test_fashion_mnist_with_workers(no_stray_children, nothing_left_behind):
     ds = FashionMNIST(train=False)
     mean, std = 0.2860 * 255, 0.3530 * 255
     loader = DataLoader(
@@ -356,7 +356,9 @@ class BrokenStream(StreamDataset):
 
 
 @pytest.mark.parametrize("num_workers", [0, 2])
-def test_stream_error_in_main_process_stops_workers(num_workers, no_stray_children):
+def test_stream_error_in_main_process_stops_workers(
+    num_workers, no_stray_children, nothing_left_behind
+):
     # The error surfaces after the batches completed before it, as without workers.
     loader = DataLoader(BrokenStream(), StreamSampler(batch_size=2), num_workers=num_workers)
     got = []
@@ -366,13 +368,13 @@ def test_stream_error_in_main_process_stops_workers(num_workers, no_stray_childr
     assert got == [[0, 1], [2, 3]]
 
 
-def test_worker_exiting_is_a_clear_error(no_stray_children):
+def test_worker_exiting_is_a_clear_error(no_stray_children, nothing_left_behind):
     loader = DataLoader(FailsAt(2, exc=lambda msg: os._exit(3)), num_workers=1, timeout=30)
     with pytest.raises(WorkerError, match="exited with code 3"):
         list(loader)
 
 
-def test_infinite_sampler_with_workers(no_stray_children):
+def test_infinite_sampler_with_workers(no_stray_children, nothing_left_behind):
     from itertools import islice
 
     from megengine.data import Infinite

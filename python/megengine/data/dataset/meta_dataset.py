@@ -64,6 +64,24 @@ class StreamDataset(Dataset):
         raise TypeError(f"{type(self).__name__} is a StreamDataset and has no length")
 
 
+def _gather_columns(arrays, indices):
+    # The batch that the default Collator makes of the items ``tuple(a[index] for a in arrays)``
+    # for index in indices, gathered with one NumPy fancy index per array instead of item by
+    # item. None where that might differ: arrays that are not plain numeric NumPy arrays,
+    # indices that are not integers, an empty batch.
+    if not len(indices):
+        return None
+    idx = np.asarray(indices)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        return None
+    for a in arrays:
+        # Items of 1-d arrays are NumPy scalars, which the Collator turns into an array of
+        # the same dtype for these kinds (bool, integers, floats, complex).
+        if type(a) is not np.ndarray or a.ndim == 0 or a.dtype.kind not in "biufc":
+            return None
+    return tuple(np.ascontiguousarray(a[idx]) for a in arrays)
+
+
 class ArrayDataset(Dataset):
     r"""A dataset over one or more arrays of equal first dimension.
 
@@ -100,6 +118,13 @@ class ArrayDataset(Dataset):
 
     def __getitem__(self, index: int) -> tuple:
         return tuple(array[index] for array in self.arrays)
+
+    def _get_batch(self, indices):
+        # The DataLoader's shortcut: the collated items at indices, or None (then it reads the
+        # items one by one). Only while __getitem__ is this class's.
+        if type(self).__getitem__ is not ArrayDataset.__getitem__:
+            return None
+        return _gather_columns(self.arrays, indices)
 
     def __len__(self) -> int:
         return len(self.arrays[0])

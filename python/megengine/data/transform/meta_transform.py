@@ -32,6 +32,13 @@ class Transform(ABC):
     def apply(self, input: tuple):
         r"""Applies the transform to one sample."""
 
+    def _apply_columns(self, columns):
+        # The DataLoader's shortcut: given the default-collated batch of untransformed samples
+        # (a tuple of arrays, one per field), returns the default-collated batch of the
+        # transformed samples, identical to transforming them one by one; or None when this
+        # transform cannot (then the DataLoader transforms sample by sample).
+        return None
+
     def __repr__(self):
         return type(self).__name__
 
@@ -47,3 +54,6 @@ class PseudoTransform(Transform):
 
     def apply(self, input: tuple):
         return input
+
+    def _apply_columns(self, columns):
+        return columns if type(self) is PseudoTransform else None

@@ -5,6 +5,7 @@ import struct
 
 import numpy as np
 
+from ..meta_dataset import _gather_columns
 from .meta_vision import VisionDataset
 from .utils import DatasetFileError, _default_dataset_root, read_gzip
 
@@ -155,6 +156,13 @@ class MNIST(VisionDataset):
 
     def __getitem__(self, index: int) -> tuple:
         return tuple(array[index] for array in self.arrays)
+
+    def _get_batch(self, indices):
+        # The DataLoader's shortcut: the collated items at indices, or None (then it reads the
+        # items one by one). Only while __getitem__ is this class's.
+        if type(self).__getitem__ is not MNIST.__getitem__:
+            return None
+        return _gather_columns(self.arrays, indices)
 
     def __len__(self) -> int:
         return len(self.arrays[0])

@@ -113,10 +113,11 @@ class VisionTransform(Transform):
             self._prepare((input,))
             return input if fns[0] is None else fns[0](input)
         self._prepare(input)
-        return tuple(
-            value if i >= len(fns) or fns[i] is None else fns[i](value)
-            for i, value in enumerate(input)
-        )
+        output = list(input)
+        for i, fn in enumerate(fns[: len(output)]):
+            if fn is not None:
+                output[i] = fn(output[i])
+        return tuple(output)
 
     def _appliers(self):
         # The _apply_* method of each field in order, looked up once per order (Compose may
@@ -130,6 +131,26 @@ class VisionTransform(Transform):
     def _prepare(self, fields):
         # Draws the random parameters of one sample; overridden by random/geometric transforms.
         pass
+
+    def _column_appliers(self):
+        # For the DataLoader's shortcut (see Transform._apply_columns): per field of order, a
+        # function that transforms the field of a whole batch at once, returning None when it
+        # cannot do so identically (None: the field passes unchanged); or None when this
+        # transform has no such form. Only deterministic transforms have one.
+        return None
+
+    def _apply_columns(self, columns):
+        fns = self._column_appliers()
+        if fns is None:
+            return None
+        columns = list(columns)
+        for i, fn in enumerate(fns[: len(columns)]):
+            if fn is not None:
+                column = fn(columns[i])
+                if column is None:
+                    return None
+                columns[i] = column
+        return tuple(columns)
 
     def _get_apply(self, key):
         return getattr(self, f"_apply_{key}", None)
@@ -214,6 +235,28 @@ class ToMode(VisionTransform):
     def _apply_mask(self, mask):
         return self._apply_image(mask)
 
+    def _column_appliers(self):
+        if type(self) is not ToMode:
+            return None
+        fns = []
+        for k in self.order:
+            if k in ("image", "mask"):
+                fns.append(_to_chw_column)
+            elif k == "coords" or self._get_apply(k) is None:
+                fns.append(None)
+            else:
+                return None
+        return fns
+
+
+def _to_chw_column(column):
+    # ToMode("CHW") of a batch of (H, W) or (H, W, C) arrays.
+    if column.ndim == 3:
+        return np.ascontiguousarray(column[:, np.newaxis])
+    if column.ndim == 4:
+        return np.ascontiguousarray(column.transpose(0, 3, 1, 2))
+    return None
+
 
 class Compose(VisionTransform):
     r"""Applies several transforms one after the other.
@@ -289,6 +332,16 @@ class Compose(VisionTransform):
         for t in self._sequence():
             input = t.apply(input)
         return input
+
+    def _apply_columns(self, columns):
+        if type(self) is not Compose or self.shuffle_indices is not None:
+            return None
+        for t in self.transforms:
+            apply_columns = getattr(t, "_apply_columns", None)
+            columns = None if apply_columns is None else apply_columns(columns)
+            if columns is None:
+                return None
+        return columns
 
 
 class Pad(VisionTransform):
@@ -776,6 +829,26 @@ class Normalize(_PhotometricTransform):
 
     def _apply_image(self, image):
         return np.subtract(image, self.mean, dtype=np.float32) / self.std
+
+    def _column_appliers(self):
+        if type(self) is not Normalize:
+            return None
+        fns = []
+        for k in self.order:
+            if k == "image":
+                fns.append(self._normalize_column)
+            elif k in ("mask", "coords") or self._get_apply(k) is None:
+                fns.append(None)
+            else:
+                return None
+        return fns
+
+    def _normalize_column(self, column):
+        # Elementwise, so identical to normalizing each sample, as long as mean and std
+        # broadcast against a sample's trailing axes only.
+        if column.ndim < 2 or max(self.mean.ndim, self.std.ndim) > column.ndim - 1:
+            return None
+        return self._apply_image(column)
 
 
 class GaussianNoise(_PhotometricTransform):
