@@ -14,7 +14,7 @@ struct GradNode {
     std::shared_ptr<OpDef> op;
     const GradRule* rule;
     uint64_t seq;
-    std::vector<Tensor> saved_inputs, saved_outputs;  // invalid where the rule needs none
+    std::vector<Tensor> saved_inputs, saved_outputs;     // invalid where the rule needs none
     std::vector<std::shared_ptr<GradSlot>> input_slots;  // null: that input needs no gradient
     std::vector<std::shared_ptr<GradSlot>> output_slots;
     std::vector<dnn::TensorLayout> output_layouts;  // for zero gradients of unused outputs
@@ -128,7 +128,8 @@ void GradKey::release() {
     m_tape.clear();
 }
 
-void GradKey::record(const OpDef& op, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
+                     std::vector<Tensor>& outputs) {
     const GradRule* rule = nullptr;
     bool looked_up = false;
     std::shared_ptr<OpDef> op_copy;

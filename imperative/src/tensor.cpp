@@ -8,7 +8,7 @@
 namespace neomeg::imperative {
 
 Blob::Blob(CompNode cn, size_t size)
-        : m_cn(cn), m_ptr(static_cast<std::byte*>(cn.alloc(size))), m_size(size) {}
+    : m_cn(cn), m_ptr(static_cast<std::byte*>(cn.alloc(size))), m_size(size) {}
 
 Blob::~Blob() {
     m_cn.free(m_ptr);
@@ -31,8 +31,7 @@ Tensor Tensor::view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes) con
     auto [lo, hi] = layout.span_elems();
     ptrdiff_t begin = m_offset + offset_bytes + lo * static_cast<ptrdiff_t>(layout.dtype.size());
     ptrdiff_t end = m_offset + offset_bytes + hi * static_cast<ptrdiff_t>(layout.dtype.size());
-    NM_THROW_IF(!layout.is_empty() &&
-                        (begin < 0 || end > static_cast<ptrdiff_t>(m_blob->size())),
+    NM_THROW_IF(!layout.is_empty() && (begin < 0 || end > static_cast<ptrdiff_t>(m_blob->size())),
                 ShapeError, "view ", layout.to_string(), " at byte offset ", offset_bytes,
                 " reaches outside a storage of ", m_blob->size(), " bytes");
     return Tensor(m_blob, m_offset + offset_bytes, layout);

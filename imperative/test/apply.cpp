@@ -50,7 +50,7 @@ TEST(OpDef, ParamsHashEqualityAndDnnOperatorCache) {
     EXPECT_FALSE(a.is_same(b));
     EXPECT_EQ(b.to_string(), "Fill(value=3, dtype=float32)");
     auto* h = CompNode::load("cpu0").dnn_handle();
-    auto& d1 = b.dnn_operator(h);  // NOLINT
+    auto& d1 = b.dnn_operator(h);        // NOLINT
     EXPECT_EQ(&d1, &b.dnn_operator(h));  // cached
     EXPECT_EQ(static_cast<dnn::Fill&>(d1).param().value, 3);
     auto made = make_op_def("Fill");

@@ -21,7 +21,8 @@ void bind_enum(py::module_& m, const char* name, const char* const (&names)[N]) 
         e.value(names[i], static_cast<E>(i));
     e.def(py::init([names](const std::string& s) {
         std::string up(s);
-        std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
+        std::transform(up.begin(), up.end(), up.begin(),
+                       [](unsigned char c) { return std::toupper(c); });
         for (size_t i = 0; i < N; ++i)
             if (up == names[i])
                 return static_cast<E>(i);

@@ -21,10 +21,11 @@ std::vector<imperative::Tensor> unwrap(const std::vector<TensorWrapper*>& ts) {
 void init_grad(py::module_& m) {
     using imperative::GradKey;
     py::class_<GradKey, std::shared_ptr<GradKey>>(m, "GradKey",
-                                                   "One autograd recording session (a tape).")
+                                                  "One autograd recording session (a tape).")
             .def(py::init(&GradKey::make))
             .def("attach", [](GradKey& k, TensorWrapper& t) { k.attach(t.value); })
-            .def("is_attached", [](GradKey& k, const TensorWrapper& t) { return k.is_attached(t.value); })
+            .def("is_attached",
+                 [](GradKey& k, const TensorWrapper& t) { return k.is_attached(t.value); })
             .def("activate", &GradKey::activate)
             .def("deactivate", &GradKey::deactivate)
             .def_property_readonly("active", &GradKey::active)
@@ -32,11 +33,13 @@ void init_grad(py::module_& m) {
             .def(
                     "backward",
                     [](GradKey& k, const std::vector<TensorWrapper*>& ys,
-                       const std::vector<TensorWrapper*>& dys, const std::vector<TensorWrapper*>& wrt) {
+                       const std::vector<TensorWrapper*>& dys,
+                       const std::vector<TensorWrapper*>& wrt) {
                         auto grads = k.backward(unwrap(ys), unwrap(dys), unwrap(wrt));
                         py::list out;
                         for (auto& g : grads)
-                            out.append(g.valid() ? py::cast(TensorWrapper{std::move(g)}) : py::none());
+                            out.append(g.valid() ? py::cast(TensorWrapper{std::move(g)})
+                                                 : py::none());
                         return out;
                     },
                     py::arg("ys"), py::arg("dys"), py::arg("wrt"),

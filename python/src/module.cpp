@@ -6,10 +6,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "fast_tensor.h"
 #include "neomeg/core/comp_node.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_def.h"
-#include "fast_tensor.h"
 #include "tensor.h"
 
 namespace py = pybind11;

@@ -95,9 +95,8 @@ void init_tensor(py::module_& m) {
                 .to_string();
     });
     py::class_<TensorWrapper> cls(m, "Tensor", py::dynamic_attr());
-    cls
-            .def(py::init(&TensorWrapper::from_py), py::arg("data") = py::none(),
-                 py::arg("dtype") = py::none(), py::arg("device") = py::none())
+    cls.def(py::init(&TensorWrapper::from_py), py::arg("data") = py::none(),
+            py::arg("dtype") = py::none(), py::arg("device") = py::none())
             .def_property_readonly(
                     "device",
                     [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })

@@ -66,8 +66,7 @@ PyGetSetDef g_getters[] = {
         {"ndim", get_ndim, nullptr, "The number of dimensions.", nullptr},
         {"size", get_size, nullptr, "The number of elements.", nullptr},
         {"dtype", get_dtype, nullptr, "The element type, a numpy dtype.", nullptr},
-        {"_dtype_name", get_dtype_name, nullptr, "The element type's name (\"float32\").",
-         nullptr},
+        {"_dtype_name", get_dtype_name, nullptr, "The element type's name (\"float32\").", nullptr},
         {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 }  // namespace
@@ -75,8 +74,8 @@ PyGetSetDef g_getters[] = {
 void install_getters(PyTypeObject* type) {
     for (PyGetSetDef* def = g_getters; def->name; ++def) {
         auto descr = py::reinterpret_steal<py::object>(PyDescr_NewGetSet(type, def));
-        if (!descr || PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), def->name,
-                                             descr.ptr()) < 0)
+        if (!descr ||
+            PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), def->name, descr.ptr()) < 0)
             throw py::error_already_set();
     }
 }

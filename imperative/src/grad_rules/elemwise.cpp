@@ -94,7 +94,8 @@ std::vector<Tensor> elemwise_grad(const OpDef& def, std::span<const Tensor> x,
         case Mode::SIGMOID_GRAD: {  // f(y, d) = d * y * (1 - y)
             Tensor one = scalar_like(x[0], 1);
             set(0, [&] {  // d * (1 - 2y)
-                Tensor t = elemwise(Mode::SUB, {one, elemwise(Mode::MUL, {x[0], scalar_like(x[0], 2)})});
+                Tensor t = elemwise(Mode::SUB,
+                                    {one, elemwise(Mode::MUL, {x[0], scalar_like(x[0], 2)})});
                 return elemwise(Mode::MUL, {dy, elemwise(Mode::MUL, {x[1], t})});
             });
             set(1, [&] {

@@ -13,8 +13,9 @@ Tensor mm(const Tensor& a, const Tensor& b, bool ta, bool tb, const dnn::param::
     return imperative::apply(ops::MatrixMul(p), in)[0];
 }
 
-std::vector<Tensor> matmul_grad(const OpDef& def, std::span<const Tensor> x, std::span<const Tensor>,
-                                std::span<const Tensor> dy, std::span<const bool> needs) {
+std::vector<Tensor> matmul_grad(const OpDef& def, std::span<const Tensor> x,
+                                std::span<const Tensor>, std::span<const Tensor> dy,
+                                std::span<const bool> needs) {
     const auto& p = static_cast<const ops::MatrixMul&>(def).param();
     const Tensor &a = x[0], &b = x[1], &dc = dy[0];
     std::vector<Tensor> g(2);

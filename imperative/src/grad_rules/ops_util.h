@@ -72,11 +72,12 @@ inline Tensor scalar_like(const Tensor& t, float value) {
 
 }  // namespace neomeg::imperative::grad_util
 
-// In a rules file: NM_REGISTER_GRAD(Elemwise, elemwise_grad, /*save_inputs=*/true, /*save_outputs=*/true);
+// In a rules file: NM_REGISTER_GRAD(Elemwise, elemwise_grad, /*save_inputs=*/true,
+// /*save_outputs=*/true);
 #define NM_REGISTER_GRAD_CAT2(a, b) a##b
 #define NM_REGISTER_GRAD_CAT(a, b) NM_REGISTER_GRAD_CAT2(a, b)
-#define NM_REGISTER_GRAD(Op, fn, save_in, save_out)                                       \
+#define NM_REGISTER_GRAD(Op, fn, save_in, save_out)                                          \
     [[maybe_unused]] static const bool NM_REGISTER_GRAD_CAT(nm_grad_registered_, __LINE__) = \
-            ::neomeg::imperative::register_grad_rule(                                     \
-                    ::neomeg::imperative::ops::Op::kId,                                   \
+            ::neomeg::imperative::register_grad_rule(                                        \
+                    ::neomeg::imperative::ops::Op::kId,                                      \
                     ::neomeg::imperative::GradRule{fn, save_in, save_out})

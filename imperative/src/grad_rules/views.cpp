@@ -18,8 +18,9 @@ std::vector<Tensor> broadcast_grad(const OpDef&, std::span<const Tensor> x, std:
     return {reduce_to(dy[0], x[0].shape())};
 }
 
-std::vector<Tensor> dimshuffle_grad(const OpDef& def, std::span<const Tensor>, std::span<const Tensor>,
-                                    std::span<const Tensor> dy, std::span<const bool>) {
+std::vector<Tensor> dimshuffle_grad(const OpDef& def, std::span<const Tensor>,
+                                    std::span<const Tensor>, std::span<const Tensor> dy,
+                                    std::span<const bool>) {
     const auto& pattern = static_cast<const ops::Dimshuffle&>(def).param().pattern;
     param::Dimshuffle inv;
     inv.pattern.resize(pattern.size());

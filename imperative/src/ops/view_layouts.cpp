@@ -22,8 +22,8 @@ size_t normalize_axis(const OpDef& def, int32_t axis, size_t ndim) {
 }  // namespace
 
 std::optional<ViewLayout> view_layout(const OpDef& def, const Reshape& p, const TensorLayout& src) {
-    NM_THROW_IF(p.shape.size() > TensorShape::MAX_NDIM, ParamError, def.to_string(),
-                ": more than ", TensorShape::MAX_NDIM, " dims");
+    NM_THROW_IF(p.shape.size() > TensorShape::MAX_NDIM, ParamError, def.to_string(), ": more than ",
+                TensorShape::MAX_NDIM, " dims");
     TensorShape target;
     target.ndim = p.shape.size();
     int infer = -1;
@@ -53,10 +53,12 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const Reshape& p, const 
     return ViewLayout{out, 0};
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p, const TensorLayout& src) {
-    NM_THROW_IF(p.shape.size() > TensorShape::MAX_NDIM ||
-                        std::any_of(p.shape.begin(), p.shape.end(), [](int32_t d) { return d < 0; }),
-                ParamError, def.to_string(), ": invalid target shape");
+std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p,
+                                      const TensorLayout& src) {
+    NM_THROW_IF(
+            p.shape.size() > TensorShape::MAX_NDIM ||
+                    std::any_of(p.shape.begin(), p.shape.end(), [](int32_t d) { return d < 0; }),
+            ParamError, def.to_string(), ": invalid target shape");
     TensorShape target(std::vector<size_t>(p.shape.begin(), p.shape.end()));
     try {
         return ViewLayout{src.broadcast(target), 0};
@@ -65,7 +67,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p, cons
     }
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const Dimshuffle& p, const TensorLayout& src) {
+std::optional<ViewLayout> view_layout(const OpDef& def, const Dimshuffle& p,
+                                      const TensorLayout& src) {
     std::vector<size_t> perm;
     for (int32_t a : p.pattern)
         perm.push_back(a < 0 ? src.ndim : static_cast<size_t>(a));  // negative: rejected below
@@ -92,7 +95,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const AddAxis& p, const 
     return ViewLayout{out, 0};
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p, const TensorLayout& src) {
+std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p,
+                                      const TensorLayout& src) {
     std::vector<size_t> axes;
     for (int32_t a : p.axis)
         axes.push_back(normalize_axis(def, a, src.ndim));
@@ -102,7 +106,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p, con
     TensorLayout out = src;
     for (size_t i = axes.size(); i-- > 0;) {
         NM_THROW_IF(src.shape[axes[i]] != 1, ShapeError, def.to_string(), ": axis ", axes[i],
-                    " of ", src.TensorShape::to_string(), " has size ", src.shape[axes[i]], ", not 1");
+                    " of ", src.TensorShape::to_string(), " has size ", src.shape[axes[i]],
+                    ", not 1");
         out = out.remove_axis(axes[i]);
     }
     return ViewLayout{out, 0};

@@ -73,7 +73,8 @@ public:
     void release();
 
     // Called by apply(): records op on every active key whose slots the inputs carry.
-    static void record(const OpDef& op, std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
+    static void record(const OpDef& op, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs);
     static bool any_active();
 
 private:

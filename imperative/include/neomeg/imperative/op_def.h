@@ -35,7 +35,7 @@ public:
     virtual const GradRule* grad_rule() const;
     virtual size_t hash() const = 0;
     virtual bool is_same(const OpDef& rhs) const = 0;  // same operator and equal params
-    virtual std::string to_string() const = 0;          // "Elemwise(mode=ADD)"
+    virtual std::string to_string() const = 0;         // "Elemwise(mode=ADD)"
 
     // Computes the outputs; no autograd (apply() adds that).
     virtual std::vector<Tensor> run(std::span<const Tensor> inputs) const = 0;

@@ -67,7 +67,7 @@ public:
 
 private:
     Tensor(std::shared_ptr<Blob> blob, ptrdiff_t offset, const dnn::TensorLayout& layout)
-            : m_blob(std::move(blob)), m_offset(offset), m_layout(layout) {}
+        : m_blob(std::move(blob)), m_offset(offset), m_layout(layout) {}
 
     std::shared_ptr<Blob> m_blob;
     ptrdiff_t m_offset = 0;  // bytes from the blob's start to element offset 0

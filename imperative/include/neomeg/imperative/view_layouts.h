@@ -10,10 +10,15 @@
 
 namespace neomeg::imperative::param {
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const Reshape& p, const dnn::TensorLayout& src);
-std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p, const dnn::TensorLayout& src);
-std::optional<ViewLayout> view_layout(const OpDef& def, const Dimshuffle& p, const dnn::TensorLayout& src);
-std::optional<ViewLayout> view_layout(const OpDef& def, const AddAxis& p, const dnn::TensorLayout& src);
-std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p, const dnn::TensorLayout& src);
+std::optional<ViewLayout> view_layout(const OpDef& def, const Reshape& p,
+                                      const dnn::TensorLayout& src);
+std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p,
+                                      const dnn::TensorLayout& src);
+std::optional<ViewLayout> view_layout(const OpDef& def, const Dimshuffle& p,
+                                      const dnn::TensorLayout& src);
+std::optional<ViewLayout> view_layout(const OpDef& def, const AddAxis& p,
+                                      const dnn::TensorLayout& src);
+std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p,
+                                      const dnn::TensorLayout& src);
 
 }  // namespace neomeg::imperative::param
