@@ -123,7 +123,9 @@ private:
     Op& naive() {
         if (!m_naive)
             m_naive = x86_handle().template create_naive_operator<Op>();
-        m_naive->param() = this->m_param;
+        // Compared first: assigning a convolution's params copies (allocates) its vectors.
+        if (!(m_naive->param() == this->m_param))
+            m_naive->param() = this->m_param;
         return *m_naive;
     }
 
