@@ -11,6 +11,10 @@
 
 namespace neomeg::dnn::x86 {
 
+// Counts the forks this process descends from since the first x86 handle; operators drop plans
+// made under another count (see after_fork_in_child in handle.cpp).
+unsigned fork_generation();
+
 class HandleImpl final : public Handle {
 public:
     HandleImpl();

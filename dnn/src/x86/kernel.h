@@ -93,6 +93,10 @@ private:
 
     PrimitivePlan* plan_for(std::span<const TensorLayout> inputs,
                             std::span<const TensorLayout> outputs) {
+        if (m_generation != fork_generation()) {
+            m_plans.clear();
+            m_generation = fork_generation();
+        }
         if (m_hit < m_plans.size() && m_plans[m_hit].first.matches(inputs, outputs, this->m_param))
             return m_plans[m_hit].second.get();
         for (size_t i = 0; i < m_plans.size(); ++i) {
@@ -131,6 +135,7 @@ private:
 
     std::vector<std::pair<PlanKey<Param>, std::unique_ptr<PrimitivePlan>>> m_plans;
     size_t m_hit = 0;
+    unsigned m_generation = fork_generation();
     std::unique_ptr<Op> m_naive;
     const char* m_last = "";
 };
