@@ -15,6 +15,10 @@ import sys
 
 import numpy as np
 
+# PyTorch runs on one thread below; NeoMeg's oneDNN kernels get the same one (OpenMP reads this
+# when megengine is first imported, inside make_cases). Set OMP_NUM_THREADS to measure otherwise.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 TORCH_PYTHON = "/usr/bin/python3"
 
 # The same four cases for both frameworks; `fw` is "neomeg" or "torch".

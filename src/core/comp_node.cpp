@@ -44,6 +44,22 @@ void host_free(void* p) {
                                 "followed by :<stream>");
 }
 
+// A CPU node runs the x86 backend (oneDNN kernels, naive for the rest) when NeoMeg was built
+// with it. NEOMEG_BACKEND=naive forces the reference kernels (to tell a kernel bug from a model
+// bug, or to measure what the fast kernels gain); it is read when a node is first loaded.
+std::unique_ptr<dnn::Handle> make_cpu_handle() {
+    const char* env = std::getenv("NEOMEG_BACKEND");
+    std::string_view want = env ? env : "";
+    if (want == "naive")
+        return dnn::Handle::make_naive();
+    if (want == "x86")
+        return dnn::Handle::make_x86();
+    if (!want.empty())
+        throw std::invalid_argument("NEOMEG_BACKEND=" + std::string(want) +
+                                    ": expected naive or x86, or unset for the best available");
+    return dnn::Handle::x86_available() ? dnn::Handle::make_x86() : dnn::Handle::make_naive();
+}
+
 int parse_int(std::string_view s, std::string_view whole) {
     int v = -1;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -103,8 +119,8 @@ CompNode CompNode::load(std::string_view name) {
     std::lock_guard<std::mutex> lock(mutex);
     auto& slot = (*nodes)[canonical];
     if (!slot)
-        slot = std::make_unique<Impl>(type, index, stream, canonical, dnn::Handle::make_naive(),
-                                      host_alloc, host_free);
+        slot = std::make_unique<Impl>(type, index, stream, canonical, make_cpu_handle(), host_alloc,
+                                      host_free);
     return CompNode(slot.get());
 }
 

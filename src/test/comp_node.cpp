@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "neomeg/core/comp_node.h"
@@ -22,7 +24,22 @@ TEST(CompNode, NamesAreCanonicalAndInterned) {
     if (!is_cuda_available()) {
         EXPECT_EQ(CompNode::default_device(), a);
     }
-    EXPECT_STREQ(a.dnn_handle()->name(), "naive");
+    EXPECT_STREQ(a.dnn_handle()->name(), dnn::Handle::x86_available() ? "x86" : "naive");
+}
+
+// NEOMEG_BACKEND is read when a node is first loaded, so each case loads a node no other test
+// uses.
+TEST(CompNode, BackendEnvironmentVariableChoosesTheHandle) {
+    ::setenv("NEOMEG_BACKEND", "naive", 1);
+    EXPECT_STREQ(CompNode::load("cpu5").dnn_handle()->name(), "naive");
+    ::setenv("NEOMEG_BACKEND", "bogus", 1);
+    EXPECT_THROW(CompNode::load("cpu6"), std::invalid_argument);
+    if (dnn::Handle::x86_available()) {
+        ::setenv("NEOMEG_BACKEND", "x86", 1);
+        EXPECT_STREQ(CompNode::load("cpu7").dnn_handle()->name(), "x86");
+    }
+    ::unsetenv("NEOMEG_BACKEND");
+    EXPECT_STREQ(CompNode::load("cpu5").dnn_handle()->name(), "naive");  // interned as loaded
 }
 
 TEST(CompNode, BadNamesAreClearErrors) {

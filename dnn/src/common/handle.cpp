@@ -22,6 +22,18 @@ OperatorRegistry& OperatorRegistry::of(Backend backend) {
     return registries[static_cast<size_t>(backend)];
 }
 
+#ifndef NEOMEG_WITH_DNNL
+// Without oneDNN there is no x86 kernel yet; dnn/src/x86 is not compiled.
+std::unique_ptr<Handle> Handle::make_x86() {
+    throw NotSupportedError(
+            "the x86 backend needs oneDNN; NeoMeg was built with NEOMEG_WITH_DNNL=OFF");
+}
+
+bool Handle::x86_available() {
+    return false;
+}
+#endif
+
 bool OperatorRegistry::add(OpType type, Factory factory) {
     auto& slot = m_factories[static_cast<size_t>(type)];
     if (slot)

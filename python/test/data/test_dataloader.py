@@ -383,3 +383,34 @@ def test_infinite_sampler_with_workers(no_stray_children, nothing_left_behind):
     loader = DataLoader(ds, Infinite(SequentialSampler(ds, batch_size=2)), num_workers=2)
     got = [b[0].tolist() for b in islice(loader, 7)]
     assert got == [[0, 1], [2, 3], [4], [0, 1], [2, 3], [4], [0, 1]]
+
+
+class ConvolvesInTheWorker(Dataset):
+    """Runs oneDNN kernels (conv2d, matmul) inside the worker, as a GPU-free augmentation might."""
+
+    def __init__(self, images, weight):
+        self.images, self.weight = images, weight
+
+    def __getitem__(self, i):
+        import megengine as mge
+        import megengine.functional as F
+
+        x = mge.Tensor(self.images[i : i + 1])
+        y = F.conv2d(x, mge.Tensor(self.weight), padding=1)
+        return F.matmul(F.flatten(y, 1), F.flatten(y, 1), transpose_b=True).numpy()[0]
+
+    def __len__(self):
+        return len(self.images)
+
+
+def test_workers_run_kernels_the_parent_ran(no_stray_children, nothing_left_behind):
+    # The parent runs the same kernels first (on several OpenMP threads); a forked worker must
+    # still run them: GNU OpenMP's pool does not survive fork.
+    rng = np.random.default_rng(0)
+    images = rng.normal(size=(6, 3, 16, 16)).astype(np.float32)
+    weight = rng.normal(size=(8, 3, 3, 3)).astype(np.float32)
+    ds = ConvolvesInTheWorker(images, weight)
+    serial = np.stack([ds[i] for i in range(len(ds))])
+    loader = DataLoader(ds, SequentialSampler(ds, batch_size=2), num_workers=2, timeout=60)
+    parallel = np.concatenate([b for b in loader])
+    np.testing.assert_allclose(parallel, serial, rtol=1e-5)

@@ -19,6 +19,11 @@ public:
 
     // The naive (reference) handle: every operator, on host memory.
     static std::unique_ptr<Handle> make_naive();
+    // The x86 handle: oneDNN kernels where registered, the naive kernel of the same operator
+    // otherwise; on host memory. Throws NotSupportedError when NeoMeg was built without oneDNN
+    // (NEOMEG_WITH_DNNL=OFF), which x86_available() tells beforehand.
+    static std::unique_ptr<Handle> make_x86();
+    static bool x86_available();
 
     Backend backend() const { return m_backend; }
     const char* name() const { return backend_name(m_backend); }

@@ -1,0 +1,161 @@
+#include "src/x86/dnnl_util.h"
+
+#include <array>
+
+namespace neomeg::dnn::x86 {
+
+memory::dims dims_of(const TensorLayout& l) {
+    memory::dims d(l.ndim);
+    for (size_t i = 0; i < l.ndim; ++i)
+        d[i] = static_cast<memory::dim>(l[i]);
+    return d;
+}
+
+memory::dims strides_of(const TensorLayout& l) {
+    memory::dims s(l.ndim);
+    for (size_t i = 0; i < l.ndim; ++i)
+        s[i] = static_cast<memory::dim>(l.stride[i]);
+    return s;
+}
+
+std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides) {
+    for (size_t i = 0; i < dims.size(); ++i)
+        if (dims[i] > 1 && strides[i] <= 0)
+            return std::nullopt;
+    memory::dim dense = 1;
+    for (size_t i = dims.size(); i-- > 0;) {
+        if (dims[i] == 1)
+            strides[i] = dense;
+        dense = std::max(dense, strides[i] * dims[i]);
+    }
+    return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+namespace {
+
+// Calls f(offset of the row's first element, row index) for every innermost row of `l`.
+template <class F>
+void for_each_row(const TensorLayout& l, F&& f) {
+    if (l.total_nr_elems() == 0)
+        return;
+    if (l.ndim <= 1) {
+        f(ptrdiff_t{0}, size_t{0});
+        return;
+    }
+    std::array<size_t, TensorLayout::MAX_NDIM> idx{};
+    size_t rows = l.total_nr_elems() / l[l.ndim - 1];
+    ptrdiff_t off = 0;
+    for (size_t r = 0; r < rows; ++r) {
+        f(off, r);
+        for (size_t d = l.ndim - 1; d-- > 0;) {
+            off += l.stride[d];
+            if (++idx[d] < l[d])
+                break;
+            off -= l.stride[d] * static_cast<ptrdiff_t>(l[d]);
+            idx[d] = 0;
+        }
+    }
+}
+
+}  // namespace
+
+void copy_to_dense(const TensorND& src, float* dense) {
+    const TensorLayout& l = src.layout;
+    const float* base = static_cast<const float*>(src.raw_ptr());
+    size_t n = l.ndim ? l[l.ndim - 1] : 1;
+    ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
+    for_each_row(l, [&](ptrdiff_t off, size_t r) {
+        float* out = dense + r * n;
+        for (size_t j = 0; j < n; ++j)
+            out[j] = base[off + static_cast<ptrdiff_t>(j) * step];
+    });
+}
+
+void copy_from_dense(const float* dense, const TensorND& dst) {
+    const TensorLayout& l = dst.layout;
+    float* base = static_cast<float*>(dst.raw_ptr());
+    size_t n = l.ndim ? l[l.ndim - 1] : 1;
+    ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
+    for_each_row(l, [&](ptrdiff_t off, size_t r) {
+        const float* in = dense + r * n;
+        for (size_t j = 0; j < n; ++j)
+            base[off + static_cast<ptrdiff_t>(j) * step] = in[j];
+    });
+}
+
+size_t WorkspacePlan::add(size_t bytes) {
+    size_t off = m_total;
+    m_total += (bytes + kAlign - 1) / kAlign * kAlign;
+    return off;
+}
+
+void Operand::bind(const memory::desc& prim, bool is_output, const dnnl::engine& engine,
+                   WorkspacePlan& plan) {
+    m_output = is_output;
+    if (m_staged)
+        m_stage_off = plan.add(m_layout.total_nr_elems() * sizeof(float));
+    m_user_mem = memory(m_user_md, engine, DNNL_MEMORY_NONE);
+    if (prim != m_user_md) {
+        m_reorder_off = plan.add(prim.get_size());
+        m_prim_mem = memory(prim, engine, DNNL_MEMORY_NONE);
+        m_reorder = is_output ? dnnl::reorder(m_prim_mem, m_user_mem)
+                              : dnnl::reorder(m_user_mem, m_prim_mem);
+    }
+}
+
+void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
+    void* user = t.raw_ptr();
+    if (m_staged) {
+        user = ws + m_stage_off;
+        if (!m_output)
+            copy_to_dense(t, static_cast<float*>(user));
+    }
+    m_user_mem.set_data_handle(user);
+    if (m_reorder) {
+        m_prim_mem.set_data_handle(ws + m_reorder_off);
+        if (!m_output)
+            m_reorder->execute(stream, m_user_mem, m_prim_mem);
+    }
+}
+
+void Operand::finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
+    if (m_reorder)
+        m_reorder->execute(stream, m_prim_mem, m_user_mem);
+    if (m_staged)
+        copy_from_dense(reinterpret_cast<const float*>(ws + m_stage_off), t);
+}
+
+PrimitivePlan::PrimitivePlan(dnnl::primitive prim, const dnnl::primitive_desc& pd,
+                             const dnnl::engine& engine, std::string_view impl)
+    : m_prim(std::move(prim)),
+      m_engine(engine),
+      m_scratch_md(pd.scratchpad_desc()),
+      m_name(str_cat("onednn:", impl)) {}
+
+void PrimitivePlan::add(int arg, Operand op, const memory::desc& prim, bool is_output) {
+    op.bind(prim, is_output, m_engine, m_ws);
+    m_args[arg] = op.prim_memory();
+    m_operands.push_back(std::move(op));
+}
+
+void PrimitivePlan::finalize() {
+    if (m_scratch_md.get_size() == 0)
+        return;
+    m_scratch_off = m_ws.add(m_scratch_md.get_size());
+    m_scratch = memory(m_scratch_md, m_engine, DNNL_MEMORY_NONE);
+    m_args[DNNL_ARG_SCRATCHPAD] = m_scratch;
+}
+
+void PrimitivePlan::run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) {
+    for (size_t i = 0; i < m_operands.size(); ++i)
+        m_operands[i].prepare(tensors[i], ws.ptr, stream);
+    if (m_scratch)
+        m_scratch.set_data_handle(ws.ptr + m_scratch_off);
+    m_prim.execute(stream, m_args);
+    for (size_t i = 0; i < m_operands.size(); ++i)
+        if (m_operands[i].is_output())
+            m_operands[i].finish_output(tensors[i], ws.ptr, stream);
+    stream.wait();
+}
+
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,131 @@
+// What the oneDNN kernels share: describing our strided layouts to oneDNN, staging the tensors it
+// cannot address through dense copies, and carving the operator's workspace into the buffers that
+// staging, layout reorders and the primitive's scratchpad need.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "neomeg/dnn/tensor.h"
+
+namespace neomeg::dnn::x86 {
+
+using dnnl::memory;
+
+memory::dims dims_of(const TensorLayout& l);
+memory::dims strides_of(const TensorLayout& l);
+
+// A plain float32 descriptor with these dims and strides, or nullopt where oneDNN cannot address
+// them: a stride <= 0 on an axis longer than 1 (broadcast and reversed views). A size-1 axis
+// addresses nothing, so its stride is replaced by the dense one: a dense tensor then looks dense
+// to oneDNN whatever strides its size-1 axes carry.
+std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides);
+
+// Copies between a strided float32 tensor and a dense row-major buffer of its shape.
+void copy_to_dense(const TensorND& src, float* dense);
+void copy_from_dense(const float* dense, const TensorND& dst);
+
+// Offsets of the buffers a kernel carves out of its workspace, each 64-byte aligned (the eager
+// runtime's workspace is 64-byte aligned, so the buffers are too).
+class WorkspacePlan {
+public:
+    static constexpr size_t kAlign = 64;
+    size_t add(size_t bytes);  // the new buffer's offset
+    size_t total() const { return m_total; }
+
+private:
+    size_t m_total = 0;
+};
+
+// One tensor argument of a primitive: the caller's tensor, a dense copy of it when oneDNN cannot
+// address its strides ("staged"), and a reorder when the primitive chose another layout (oneDNN's
+// blocked formats). An operand object is planned once per shape and reused: its memory objects
+// only get new data pointers on each call.
+class Operand {
+public:
+    // `describe` gives the primitive's view of a layout of the caller's tensor (matmul swaps a
+    // transposed operand's axes, grouped convolution splits the filter's first axis) or nullopt.
+    // Non-contiguous tensors are staged when oneDNN cannot address them or `stage` says so.
+    template <class Describe>
+    static Operand of(const TensorLayout& layout, bool stage, Describe&& describe) {
+        Operand op;
+        op.m_layout = layout;
+        std::optional<memory::desc> md;
+        if (!stage || layout.is_contiguous())
+            md = describe(layout);
+        if (!md) {
+            op.m_staged = true;
+            md = describe(TensorLayout(layout, layout.dtype));
+        }
+        op.m_user_md = *md;
+        return op;
+    }
+
+    const memory::desc& user_desc() const { return m_user_md; }
+    bool staged() const { return m_staged; }
+    bool is_output() const { return m_output; }
+
+    // Binds the layout the primitive chose (`prim`), planning the staging and reorder buffers.
+    void bind(const memory::desc& prim, bool is_output, const dnnl::engine& engine,
+              WorkspacePlan& plan);
+    // The memory the primitive reads or writes; pass it in the primitive's argument map.
+    const memory& prim_memory() const { return m_reorder ? m_prim_mem : m_user_mem; }
+
+    // Before the primitive runs: points the memories at this call's tensor and workspace, and
+    // stages and reorders an input.
+    void prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream);
+    // After it ran: reorders and unstages an output into the caller's tensor.
+    void finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stream);
+
+private:
+    TensorLayout m_layout;
+    memory::desc m_user_md;
+    bool m_staged = false, m_output = false;
+    size_t m_stage_off = 0, m_reorder_off = 0;
+    memory m_user_mem, m_prim_mem;
+    std::optional<dnnl::reorder> m_reorder;
+};
+
+// A primitive with its operands and scratchpad, planned for one shape.
+class PrimitivePlan {
+public:
+    // The primitive descriptor must have been created with scratchpad_mode::user.
+    PrimitivePlan(dnnl::primitive prim, const dnnl::primitive_desc& pd, const dnnl::engine& engine,
+                  std::string_view impl);
+
+    // Adds an operand under oneDNN's argument id (DNNL_ARG_SRC, ...) bound to `prim`'s layout.
+    void add(int arg, Operand op, const memory::desc& prim, bool is_output);
+    // Plans the scratchpad last, after the operands' buffers.
+    void finalize();
+
+    size_t workspace_in_bytes() const { return m_ws.total(); }
+    // "onednn:<implementation>", e.g. onednn:jit:avx2.
+    const char* name() const { return m_name.c_str(); }
+
+    // Runs on `tensors`, one per operand in the order they were added.
+    void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream);
+
+private:
+    dnnl::primitive m_prim;
+    dnnl::engine m_engine;
+    memory::desc m_scratch_md;
+    memory m_scratch;
+    size_t m_scratch_off = 0;
+    WorkspacePlan m_ws;
+    std::vector<Operand> m_operands;
+    std::unordered_map<int, memory> m_args;
+    std::string m_name;
+};
+
+// oneDNN's reference implementations are correct but slow; a kernel that gets one retries with
+// its operands staged dense, which the fast implementations accept.
+inline bool is_reference_impl(std::string_view impl) {
+    return impl.starts_with("ref");
+}
+
+}  // namespace neomeg::dnn::x86

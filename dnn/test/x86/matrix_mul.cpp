@@ -1,0 +1,169 @@
+// MatrixMul and BatchedMatrixMul on the x86 handle (oneDNN matmul) against naive: sizes 1 and
+// primes, every transpose pair, padded, transposed, broadcast and reversed views of the operands,
+// padded outputs, and the cases that go to naive (empty products, other dtypes).
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+param::MatrixMul mm_param(bool ta, bool tb) {
+    param::MatrixMul p;
+    p.transposeA = ta;
+    p.transposeB = tb;
+    return p;
+}
+
+struct Mnk {
+    size_t m, n, k;
+};
+
+const Mnk kSizes[] = {{1, 1, 1},   {1, 1, 7},  {7, 1, 1},    {1, 5, 3},    {3, 5, 7},
+                      {13, 1, 11}, {2, 17, 1}, {64, 33, 17}, {31, 37, 129}};
+
+// Stored shapes of A and B: a transposed operand is given as (K, M) or (N, K).
+TensorShape a_shape(const Mnk& s, bool ta) {
+    return ta ? TensorShape{s.k, s.m} : TensorShape{s.m, s.k};
+}
+TensorShape b_shape(const Mnk& s, bool tb) {
+    return tb ? TensorShape{s.n, s.k} : TensorShape{s.k, s.n};
+}
+TensorShape batched(size_t batch, const TensorShape& s) {
+    return {batch, s[0], s[1]};
+}
+
+}  // namespace
+
+TEST_F(X86, MatrixMulMatchesNaive) {
+    for (bool ta : {false, true})
+        for (bool tb : {false, true})
+            for (const Mnk& s : kSizes) {
+                Checker<MatrixMul> c(handle.get());
+                c.set_param(mm_param(ta, tb)).execs({a_shape(s, ta), b_shape(s, tb)});
+                // Padded rows and an inner stride of 2 on every operand, then a padded output.
+                c.set_noncontiguous(true).execs({a_shape(s, ta), b_shape(s, tb)});
+            }
+}
+
+TEST_F(X86, MatrixMulRunsOneDnn) {
+    std::mt19937 rng(5);
+    for (bool ta : {false, true})
+        for (bool tb : {false, true})
+            for (const Mnk& s : kSizes) {
+                HostTensor a(a_shape(s, ta), dtype::Float32), b(b_shape(s, tb), dtype::Float32);
+                fill_uniform(a, -1, 1, rng);
+                fill_uniform(b, -1, 1, rng);
+                EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(ta, tb), {a, b}),
+                          "onednn:gemm:jit")
+                        << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb " << tb;
+            }
+}
+
+TEST_F(X86, MatrixMulStridedViews) {
+    Checker<MatrixMul> c(handle.get());
+    // A given as the transpose view of a (K, M) buffer, B as a window of wider rows.
+    TensorLayout at({5, 4}, dtype::Float32), b({5, 3}, {8, 1}, dtype::Float32);
+    c.exec_layouts({at.dimshuffle({1, 0}), b});
+    c.set_param(mm_param(true, true))
+            .exec_layouts({at, TensorLayout({3, 5}, {1, 3}, dtype::Float32)});
+    // A row broadcast over M (stride 0) and B reversed along K: both staged dense.
+    c.set_param(mm_param(false, false))
+            .exec_layouts({TensorLayout({6, 5}, {0, 1}, dtype::Float32),
+                           TensorLayout({5, 3}, {-3, 1}, dtype::Float32)});
+}
+
+TEST_F(X86, MatrixMulColumnMajorOutputIsStaged) {
+    std::mt19937 rng(9);
+    auto op = handle->create_operator<MatrixMul>();
+    HostTensor a({4, 6}, dtype::Float32), b({6, 5}, dtype::Float32);
+    fill_uniform(a, -1, 1, rng);
+    fill_uniform(b, -1, 1, rng);
+    // C viewed column-major: oneDNN's fast matmul needs unit-stride rows, so C is staged.
+    HostTensor c(TensorLayout({4, 5}, {1, 4}, dtype::Float32));
+    std::vector<std::byte> ws(
+            op->get_workspace_in_bytes(std::vector<TensorLayout>{a.layout(), b.layout()},
+                                       std::vector<TensorLayout>{c.layout()}));
+    std::vector<TensorND> in{a.nd(), b.nd()}, out{c.nd()};
+    op->exec(in, out, {ws.data(), ws.size()});
+    EXPECT_TRUE(ran_onednn(*op)) << last_kernel(*op);
+    auto naive = Handle::make_naive()->create_operator<MatrixMul>();
+    EXPECT_TRUE(tensors_near(c, run_op(*naive, {a, b})[0], 1e-4));
+}
+
+TEST_F(X86, MatrixMulEmptyProductsRunNaive) {
+    // M = 0 and N = 0 give empty C; K = 0 gives zeros.
+    for (const Mnk& s : {Mnk{0, 3, 4}, Mnk{3, 0, 4}, Mnk{3, 4, 0}}) {
+        HostTensor a(a_shape(s, false), dtype::Float32), b(b_shape(s, false), dtype::Float32);
+        EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(false, false), {a, b}), "naive");
+    }
+}
+
+TEST_F(X86, MatrixMulOtherDtypesRunNaive) {
+    std::mt19937 rng(7);
+    for (DType dt : {dtype::Float16, dtype::Int8, dtype::Int32}) {
+        HostTensor a({3, 4}, dt), b({5, 4}, dt);
+        fill_uniform(a, -3, 3, rng);
+        fill_uniform(b, -3, 3, rng);
+        EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(false, true), {a, b}, {}, 0),
+                  "naive")
+                << dt.name();
+    }
+}
+
+TEST_F(X86, MatrixMulReusesPlansAcrossShapesAndParams) {
+    std::mt19937 rng(11);
+    auto op = handle->create_operator<MatrixMul>();
+    auto naive = Handle::make_naive()->create_operator<MatrixMul>();
+    // Alternate shapes and transposes on one operator object, as a reused eager op would.
+    for (int round = 0; round < 3; ++round)
+        for (const Mnk& s : {Mnk{3, 4, 5}, Mnk{6, 2, 5}, Mnk{3, 4, 5}})
+            for (bool ta : {false, true}) {
+                op->param() = naive->param() = mm_param(ta, false);
+                HostTensor a(a_shape(s, ta), dtype::Float32), b(b_shape(s, false), dtype::Float32);
+                fill_uniform(a, -1, 1, rng);
+                fill_uniform(b, -1, 1, rng);
+                EXPECT_TRUE(tensors_near(run_op(*op, {a, b})[0], run_op(*naive, {a, b})[0], 1e-4));
+                EXPECT_TRUE(ran_onednn(*op));
+            }
+}
+
+TEST_F(X86, BatchedMatrixMulMatchesNaive) {
+    for (bool ta : {false, true})
+        for (bool tb : {false, true})
+            for (size_t batch : {1, 3, 7})
+                for (const Mnk& s : {Mnk{1, 1, 1}, Mnk{3, 5, 7}, Mnk{13, 1, 11}, Mnk{16, 17, 33}}) {
+                    Checker<BatchedMatrixMul> c(handle.get());
+                    TensorShape as = batched(batch, a_shape(s, ta)),
+                                bs = batched(batch, b_shape(s, tb));
+                    c.set_param(mm_param(ta, tb)).execs({as, bs});
+                    c.set_noncontiguous(true).execs({as, bs});
+                }
+}
+
+TEST_F(X86, BatchedMatrixMulStridedViews) {
+    for (bool ta : {false, true}) {
+        Checker<BatchedMatrixMul> c(handle.get());
+        c.set_param(mm_param(ta, false));
+        // Batch as the innermost axis of the buffer (a dimshuffled view) times a broadcast B.
+        TensorLayout buf = ta ? TensorLayout({5, 4, 3}, dtype::Float32)
+                              : TensorLayout({4, 5, 3}, dtype::Float32);
+        c.exec_layouts(
+                {buf.dimshuffle({2, 0, 1}), TensorLayout({3, 5, 6}, {0, 6, 1}, dtype::Float32)});
+        // Padded batches and rows.
+        c.exec_layouts({TensorLayout({3, 4, 4}, {20, 5, 1}, dtype::Float32),
+                        TensorLayout({3, 4, 6}, dtype::Float32)});
+    }
+}
+
+TEST_F(X86, BatchedMatrixMulRunsOneDnnAndEmptyBatchRunsNaive) {
+    std::mt19937 rng(13);
+    HostTensor a({4, 5, 6}, dtype::Float32), b({4, 5, 7}, dtype::Float32);
+    fill_uniform(a, -1, 1, rng);
+    fill_uniform(b, -1, 1, rng);
+    EXPECT_TRUE(run_and_compare<BatchedMatrixMul>(*handle, mm_param(true, false), {a, b})
+                        .starts_with("onednn:"));
+    HostTensor ea({0, 5, 6}, dtype::Float32), eb({0, 6, 7}, dtype::Float32);
+    EXPECT_EQ(run_and_compare<BatchedMatrixMul>(*handle, mm_param(false, false), {ea, eb}),
+              "naive");
+}
