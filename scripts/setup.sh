@@ -4,7 +4,7 @@
 set -euo pipefail
 
 DEB_PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libdnnl-dev
   libflatbuffers-dev flatbuffers-compiler

@@ -12,6 +12,9 @@ PY_SOURCES=(python bench examples dnn/ops imperative/ops imperative/opgen)
 ruff check "${PY_SOURCES[@]}"
 ruff format --check "${PY_SOURCES[@]}"
 
+echo "== C++ format (clang-format) =="
+git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
+
 bash scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}
 
