@@ -7,7 +7,7 @@ import pytest
 import megengine as mge
 import megengine.functional as F
 
-from .test_tensor import check_grad
+from .gradcheck import check_grad
 
 rng = np.random.default_rng(3)
 

@@ -5,33 +5,14 @@ import pytest
 
 import megengine as mge
 import megengine.functional as F
-from megengine.autodiff import GradManager
+
+from .gradcheck import check_grad
 
 rng = np.random.default_rng(1)
 
 
 def randn(*shape):
     return rng.normal(size=shape).astype(np.float32)
-
-
-def numeric_grad(f, x, eps=1e-2):
-    g = np.zeros_like(x, dtype=np.float64)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
-
-
-def check_grad(fn, x, rtol=2e-2, atol=2e-3):
-    """Gradient of the scalar fn(x) against finite differences."""
-    p = mge.Parameter(x)
-    gm = GradManager().attach(p)
-    with gm:
-        gm.backward(fn(p))
-    num = numeric_grad(lambda v: fn(mge.Tensor(v.astype(np.float32))).item(), x.astype(np.float64))
-    np.testing.assert_allclose(p.grad.numpy(), num, rtol=rtol, atol=atol)
 
 
 def reduce_ref(loss, reduction):

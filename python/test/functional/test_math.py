@@ -10,7 +10,7 @@ import megengine.functional as F
 from megengine.autodiff import GradManager
 from megengine.core.ops import builtin
 
-from .test_tensor import check_grad
+from .gradcheck import check_grad
 
 rng = np.random.default_rng(1)
 

@@ -6,43 +6,10 @@ import pytest
 
 import megengine as mge
 import megengine.functional as F
-from megengine.autodiff import GradManager
+
+from .gradcheck import check_grad
 
 rng = np.random.default_rng(0)
-
-
-def numeric_grad(f, x, eps=1e-2):
-    g = np.zeros_like(x, dtype=np.float64)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
-
-
-def check_grad(fn, *arrays, rtol=2e-2, atol=2e-3, eps=1e-2, seed=0):
-    """fn's gradient (weighted by a fixed random cotangent) against central differences."""
-    arrays = [np.asarray(a, np.float32) for a in arrays]
-    out_shape = fn(*[mge.Tensor(a) for a in arrays]).shape
-    w = np.random.default_rng(seed).normal(size=out_shape).astype(np.float32)
-
-    def loss(*ts):
-        return (fn(*ts) * mge.Tensor(w)).sum()
-
-    params = [mge.Parameter(a) for a in arrays]
-    gm = GradManager().attach(params)
-    with gm:
-        gm.backward(loss(*params))
-    for k, (p, a) in enumerate(zip(params, arrays)):
-
-        def f(v, k=k):
-            ts = [mge.Tensor(v if j == k else b) for j, b in enumerate(arrays)]
-            return loss(*ts).item()
-
-        num = numeric_grad(f, a, eps)
-        got = np.zeros_like(a) if p.grad is None else p.grad.numpy()
-        np.testing.assert_allclose(got, num, rtol=rtol, atol=atol, err_msg=f"input {k}")
 
 
 def randn(*shape):
