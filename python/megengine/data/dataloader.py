@@ -522,7 +522,10 @@ class DataLoader:
     :class:`~megengine.data.transform.PseudoTransform`), a batch is gathered with one NumPy
     index per array and transformed as a whole, giving the same arrays, bit for bit, as
     transforming and collating sample by sample; otherwise (subclasses included) samples go
-    one by one.
+    one by one. Such a batch costs less to make than to receive from a worker, so for these
+    pipelines ``num_workers=0`` (with ``preload=True`` to overlap loading with the step) is
+    faster than worker processes; workers pay where per-sample transforms are costly
+    (``bench/data_loader.py`` measures both).
 
     Args:
         dataset: a :class:`~megengine.data.dataset.Dataset` or
