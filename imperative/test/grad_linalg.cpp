@@ -1,4 +1,4 @@
-// Backward rules of grad_rules/linalg.cpp (MatrixInverse, SVD's singular values) against central
+// Backward rules of grad_rules/linalg.cpp (MatrixInverse, SVD) against central
 // differences.
 #include <gtest/gtest.h>
 
@@ -67,12 +67,32 @@ TEST(GradLinalg, SingularValuesAgainstFiniteDifferences) {
     }
 }
 
-TEST(GradLinalg, SVDWithFactorsIsNotDifferentiable) {
-    auto x = make(rand_values({3, 3}, 5), {3, 3});
+TEST(GradLinalg, SVDFactorsAgainstFiniteDifferences) {
+    // U and Vh are unique up to the sign of each singular pair, so the checked functions of them
+    // are sign-free: their squares, and the singular values next to them.
+    uint32_t seed = 21;
+    for (dnn::TensorShape shape : std::vector<dnn::TensorShape>{{4, 3}, {3, 5}, {2, 3, 3}}) {
+        SCOPED_TRACE(shape.to_string());
+        for (int out = 0; out < 3; ++out) {
+            single::check_grads(
+                    [out](const std::vector<Tensor>& x) {
+                        auto usv = svd(x[0], true);
+                        return out == 1 ? usv[1] : ew(Mode::MUL, {usv[out], usv[out]});
+                    },
+                    {shape}, {true}, seed++);
+        }
+    }
+}
+
+TEST(GradLinalg, SVDCompletedFactorsAreNotDifferentiable) {
+    // full_matrices of a non-square matrix: the extra columns of U are any orthonormal completion.
+    auto x = make(rand_values({3, 2}, 5), {3, 2});
     auto key = GradKey::make();
     key->attach(x);
     key->activate();
-    auto usv = svd(x, true);
+    dnn::param::SVD p;
+    p.full_matrices = true;
+    auto usv = imperative::apply(ops::SVD(p), {&x, 1});
     key->deactivate();
     std::vector<Tensor> ys{usv[1]}, wrt{x};
     EXPECT_THROW(key->backward(ys, {}, wrt), dnn::NotSupportedError);

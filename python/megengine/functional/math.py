@@ -359,9 +359,10 @@ def svd(inp, full_matrices=False, compute_uv=True):
     and the rows of ``Vh`` are orthonormal (the sign of each pair of singular vectors is
     unspecified, as in numpy). Computed in double precision by Eigen's Jacobi SVD.
 
-    Only the singular values are differentiable, and only with ``compute_uv=False`` (their
-    gradient is ``U @ diag(dS) @ Vh``); a backward pass through an SVD with ``compute_uv=True``
-    raises NotImplementedError.
+    All three factors are differentiable (the real case of Townsend's formulas). As in every
+    framework, the gradient through ``U`` and ``Vh`` is infinite where singular values repeat
+    (the singular vectors are not unique there), and a backward pass through the completed
+    factors of ``full_matrices=True`` on a non-square matrix raises NotImplementedError.
 
     Args:
         inp: a float tensor ``(..., M, N)`` (integers are converted to float32).

@@ -4,13 +4,12 @@ errors bad input raises."""
 
 import numpy as np
 import pytest
+from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
 from megengine.autodiff import GradManager
 from megengine.core.ops import builtin
-
-from .gradcheck import check_grad
 
 rng = np.random.default_rng(1)
 
@@ -388,11 +387,28 @@ def test_svd_values_and_grad():
 def test_svd_errors():
     with pytest.raises(ValueError, match=r"\(\.\.\., M, N\)"):
         F.svd(randn(4))
-    x = mge.Parameter(randn(3, 3))
+    x = mge.Parameter(randn(3, 2))
     gm = GradManager().attach([x])
-    with pytest.raises(NotImplementedError, match="compute_uv=true"), gm:
-        _, s, _ = F.svd(x)
+    with pytest.raises(NotImplementedError, match="full_matrices=false"), gm:
+        _, s, _ = F.svd(x, full_matrices=True)
         gm.backward(F.sum(s))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3)])
+def test_svd_factors_grad(shape):
+    # Sign-free functions of the factors (each singular pair's sign is arbitrary).
+    def f(x):
+        u, s, vh = F.svd(x)
+        return (
+            F.sum(u * u * 0.5)
+            + F.sum(s)
+            + F.sum(vh * vh * 2.0)
+            + F.sum(F.matmul(u * F.expand_dims(s, -2), vh))
+        )
+
+    check_grad(f, randn(*shape))
+    check_grad(lambda x: F.svd(x)[0] ** 2, randn(*shape))
+    check_grad(lambda x: F.svd(x)[2] ** 2, randn(*shape))
 
 
 _NP_2D_CROSS = "ignore:Arrays of 2-dimensional vectors:DeprecationWarning"
