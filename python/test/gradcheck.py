@@ -1,4 +1,4 @@
-"""Gradients from GradManager against central finite differences, shared by the functional tests."""
+"""Gradients from GradManager against central finite differences, shared by the tests."""
 
 import numpy as np
 

@@ -10,7 +10,7 @@ import string
 
 import numpy as np
 
-from ..core.tensor.array_method import Tensor, as_tensor
+from ..core.tensor.array_method import Tensor, _promote, as_tensor
 from .math import matmul
 from .tensor import arange, broadcast_to, reshape, transpose
 
@@ -163,8 +163,6 @@ def einsum(equation, *operands):
     xs = [as_tensor(o) for o in operands]
     dtypes = {x._dtype_name for x in xs}
     if len(dtypes) > 1:
-        from ..core.tensor.array_method import _promote
-
         xs = _promote(xs)
     terms, out = _parse(equation, xs)
     xs_labels = [_diagonal(x, t) for x, t in zip(xs, terms)]

@@ -2,20 +2,11 @@
 
 import numpy as np
 import pytest
+from gradcheck import numeric_grad
 
 import megengine as mge
 import megengine.functional as F
 from megengine.autodiff import GradManager
-
-
-def numeric_grad(f, x, eps=1e-2):
-    g = np.zeros_like(x, dtype=np.float64)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 def test_backward_accumulates_into_grad():

@@ -3,11 +3,10 @@ operands, size-1 broadcasting and empty dims; gradients by finite differences; b
 
 import numpy as np
 import pytest
+from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
-
-from .gradcheck import check_grad
 
 rng = np.random.default_rng(3)
 

@@ -6,12 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
+from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
 from megengine.autodiff import GradManager
-
-from .gradcheck import check_grad
 
 rng = np.random.default_rng(0)
 

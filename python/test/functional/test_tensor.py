@@ -3,11 +3,10 @@ against finite differences, and the errors bad input raises."""
 
 import numpy as np
 import pytest
+from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
-
-from .gradcheck import check_grad
 
 rng = np.random.default_rng(0)
 

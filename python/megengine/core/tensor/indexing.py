@@ -50,6 +50,12 @@ def _host_index(i):
     return i
 
 
+def _is_bool_array(a):
+    # Tensors and arrays know their dtype: no host copy just to look at it.
+    dtype = a.dtype if isinstance(a, (Tensor, np.ndarray)) else np.asarray(a).dtype
+    return dtype == np.bool_
+
+
 def _needs_flat(index):
     """Whether ``index`` has a boolean mask, or integer arrays mixed with ints, partial slices
     or None: the cases the per-axis paths do not cover."""
@@ -57,7 +63,7 @@ def _needs_flat(index):
     arrays = [i for i in items if _is_index_array(i)]
     if not arrays:
         return False
-    if any(np.asarray(_host_index(a)).dtype == np.bool_ for a in arrays):
+    if any(_is_bool_array(a) for a in arrays):
         return True
     return any(
         i is None
