@@ -1,16 +1,10 @@
+#include "common/matmul_param.h"
 #include "naive/reduce_test_util.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 
 namespace {
-
-param::MatrixMul mm_param(bool ta, bool tb) {
-    param::MatrixMul p;
-    p.transposeA = ta;
-    p.transposeB = tb;
-    return p;
-}
 
 // Row-major values of matrix i of a (batch, rows, cols) tensor.
 std::vector<double> slice(const std::vector<double>& v, size_t i, size_t rows, size_t cols) {

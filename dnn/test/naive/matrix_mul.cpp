@@ -1,16 +1,10 @@
+#include "common/matmul_param.h"
 #include "naive/reduce_test_util.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 
 namespace {
-
-param::MatrixMul mm_param(bool ta, bool tb) {
-    param::MatrixMul p;
-    p.transposeA = ta;
-    p.transposeB = tb;
-    return p;
-}
 
 // A second formulation: C = sum over p of the outer product of column p of A and row p of B,
 // from row-major values of A (M, K) and B (K, N), in double.

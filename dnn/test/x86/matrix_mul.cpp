@@ -1,19 +1,13 @@
 // MatrixMul and BatchedMatrixMul on the x86 handle (oneDNN matmul) against naive: sizes 1 and
 // primes, every transpose pair, padded, transposed, broadcast and reversed views of the operands,
 // padded outputs, and the cases that go to naive (empty products, other dtypes).
+#include "common/matmul_param.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 
 namespace {
-
-param::MatrixMul mm_param(bool ta, bool tb) {
-    param::MatrixMul p;
-    p.transposeA = ta;
-    p.transposeB = tb;
-    return p;
-}
 
 struct Mnk {
     size_t m, n, k;
