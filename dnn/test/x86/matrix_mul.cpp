@@ -48,8 +48,10 @@ TEST_F(X86, MatrixMulRunsOneDnn) {
                 HostTensor a(a_shape(s, ta), dtype::Float32), b(b_shape(s, tb), dtype::Float32);
                 fill_uniform(a, -1, 1, rng);
                 fill_uniform(b, -1, 1, rng);
-                EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(ta, tb), {a, b}),
-                          "onednn:gemm:jit")
+                // Which oneDNN implementation runs depends on the CPU (gemm:jit on AVX2,
+                // brg:avx512_core or AMX elsewhere): the test asserts only that oneDNN ran.
+                EXPECT_TRUE(run_and_compare<MatrixMul>(*handle, mm_param(ta, tb), {a, b})
+                                    .starts_with("onednn:"))
                         << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb " << tb;
             }
 }
