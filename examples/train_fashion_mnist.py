@@ -1,6 +1,7 @@
 """Trains LeNet on Fashion-MNIST with the MegEngine API, as a MegEngine user would write it.
 
     python3 examples/train_fashion_mnist.py [--epochs 5] [--checkpoint lenet.mge] [--resume]
+                                            [--max-steps N]
 
 Reads Debian's dataset-fashion-mnist files (/usr/share/datasets/fashion-mnist), prints a progress
 bar and a loss/accuracy line per epoch, and saves a checkpoint after each epoch that --resume
@@ -68,6 +69,9 @@ def main():
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--checkpoint", default="lenet_fashion_mnist.mge")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, help="stop each epoch after this many steps"
+    )
     args = parser.parse_args()
 
     mge.random.seed(0)
@@ -88,7 +92,9 @@ def main():
         model.train()
         losses, t0 = [], time.time()
         bar = tqdm(train_loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False)
-        for images, labels in bar:
+        for step, (images, labels) in enumerate(bar):
+            if args.max_steps is not None and step >= args.max_steps:
+                break
             with gm:
                 loss = F.nn.cross_entropy(model(mge.Tensor(images)), mge.Tensor(labels))
                 gm.backward(loss)

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 echo "== Python lint (ruff) =="
-PY_SOURCES=(python bench examples dnn/ops imperative/ops imperative/opgen)
+PY_SOURCES=(python tests bench examples dnn/ops imperative/ops imperative/opgen)
 ruff check "${PY_SOURCES[@]}"
 ruff format --check "${PY_SOURCES[@]}"
 
@@ -23,7 +23,7 @@ echo "== C++ tests (ctest) =="
 ctest --test-dir "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --output-on-failure 2>&1 |
   grep -vE '^ *(Start +[0-9]+:|[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed)'
 
-if [[ ${NEOMEG_SANITIZE:-OFF} != ON && -d python/test ]]; then
-  echo "== Python tests (pytest) =="
-  PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q python/test
+if [[ ${NEOMEG_SANITIZE:-OFF} != ON ]]; then
+  echo "== Python tests (pytest): unit tests, then cross-layer and end-to-end tests =="
+  PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q python/test tests
 fi
