@@ -519,7 +519,9 @@ def test_norm_errors():
     with pytest.raises(ValueError, match=r"layer_norm: inp \(2, 3\) does not end with"):
         F.layer_norm(randn(2, 3), (2,), False)
     with pytest.raises(ValueError, match="layer_norm: affine=True needs weight and bias"):
-        F.layer_norm(randn(2, 3), 3)
+        F.layer_norm(randn(2, 3), 3, True)
+    with pytest.raises(TypeError, match="affine"):
+        F.layer_norm(randn(2, 3), 3)  # affine is required, as in MegEngine
     with pytest.raises(ValueError, match=r"layer_norm: weight \(2,\)"):
         F.layer_norm(randn(2, 3), 3, True, randn(2), randn(3))
     with pytest.raises(ValueError, match="group_norm: num_groups=4 does not divide"):
