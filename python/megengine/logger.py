@@ -34,15 +34,15 @@ class MegEngineLogFormatter(logging.Formatter):
     msg = "%(message)s"
     max_lines = 256  # longer records are shortened on the console (kept whole in the file)
 
-    _TAGS = {logging.DEBUG: ("36", "DBG"), logging.WARNING: ("1;31", "WRN")}
-    _TAGS[logging.ERROR] = ("1;4;31", "ERR")
+    _TAGS = ((logging.DEBUG, "36", "DBG"), (logging.WARNING, "1;31", "WRN"))
+    _TAGS += ((logging.ERROR, "1;4;31", "ERR"),)
 
     def _with_fmt(self, fmt, record):
         self._style._fmt = fmt
         return super().format(record)
 
     def format(self, record):
-        color, tag = self._TAGS.get(record.levelno, (None, ""))
+        color, tag = next(((c, t) for lv, c, t in self._TAGS if lv == record.levelno), (None, ""))
         tag = tag + " " if tag else ""
         if self.log_fout is not None:
             full = self._with_fmt(self.date_full + tag + self.msg, record)
@@ -124,7 +124,7 @@ def set_log_level(level, update_existing=True):
     if isinstance(level, str):
         value = logging.getLevelName(level.upper())
         if not isinstance(value, int):
-            raise ValueError(f"set_log_level: unknown level {level!r}")
+            raise ValueError(f"set_log_level: unknown level {level!r}")  # noqa: TRY004
         level = value
     old, _default_level = _default_level, level
     if update_existing:

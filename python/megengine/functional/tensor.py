@@ -854,8 +854,8 @@ def copy(inp, device=None):
 
     Examples:
         >>> import megengine.functional as F
-        >>> F.copy([1, 2], "cpu1").device
-        'cpu1'
+        >>> F.copy([1, 2], "cpu1").device == "cpu1"
+        True
     """
     x = as_tensor(inp)
     if device is None or _device(device) == x.device:

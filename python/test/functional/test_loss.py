@@ -81,6 +81,19 @@ def test_cross_entropy_large_logits_views_and_empty():
     assert empty.numpy() == 0
 
 
+def test_cross_entropy_label_smooth_positional_and_none():
+    # MegEngine's order: (pred, label, axis, with_logits, label_smooth, reduction).
+    pred = randn(4, 5)
+    label = np.array([0, 4, 2, 1], np.int32)
+    ref = reduce_ref(ce_ref(pred, label, 1, 0.2), "sum")
+    out = F.nn.cross_entropy(pred, label, 1, True, 0.2, "sum").numpy()
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+    plain = F.nn.cross_entropy(pred, label).numpy()
+    np.testing.assert_allclose(F.nn.cross_entropy(pred, label, label_smooth=None).numpy(), plain)
+    with pytest.raises(TypeError):
+        F.nn.cross_entropy(pred, label, label_smoothing=0.1)
+
+
 def test_cross_entropy_errors():
     with pytest.raises(ValueError, match=r"cross_entropy: label \(3,\) must have pred \(4, 5\)"):
         F.nn.cross_entropy(randn(4, 5), np.zeros(3, np.int32))

@@ -470,3 +470,18 @@ def test_isnan_isinf_sign():
     np.testing.assert_array_equal(F.sign(mge.Tensor(b).T).numpy(), np.sign(b.T))
     assert F.isinf(mge.Tensor(np.inf)).item() is True
     assert F.sign(np.array([-3, 0, 4], np.int32)).numpy().tolist() == [-1, 0, 1]
+
+
+def test_elementwise_keyword_names_are_megengine_s():
+    # atan2(y, x) is the angle of the point (x, y): keywords bind as MegEngine's do.
+    y, x = np.array([1.0, -1.0], np.float32), np.array([0.0, -1.0], np.float32)
+    ref = np.arctan2(y, x)
+    np.testing.assert_allclose(F.atan2(y=y, x=x).numpy(), ref, rtol=1e-6)
+    np.testing.assert_allclose(F.atan2(x=x, y=y).numpy(), ref, rtol=1e-6)
+    np.testing.assert_allclose(F.atan2(y, x).numpy(), ref, rtol=1e-6)
+    a = np.array([1.0, np.nan, np.inf], np.float32)
+    assert F.isnan(inp=a).numpy().tolist() == [False, True, False]
+    assert F.isinf(inp=a).numpy().tolist() == [False, False, True]
+    assert F.add(x=1.0, y=2.0).numpy().tolist() == 3.0
+    with pytest.raises(TypeError):
+        F.isnan(x=a)
