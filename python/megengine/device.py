@@ -7,6 +7,7 @@ when one is usable, else the CPU), ``"gpu0"``, with an optional ``":<stream>"``.
 import os
 
 from .core import _imperative_rt as _rt
+from .core.comp_node import CompNode
 
 __all__ = [
     "get_default_device",
@@ -78,8 +79,8 @@ def set_default_device(device="xpux"):
     Examples:
         >>> import megengine as mge
         >>> mge.set_default_device("cpu1")
-        >>> mge.Tensor([1.0]).device
-        'cpu1'
+        >>> str(mge.Tensor([1.0]).device)
+        'cpu1:0'
         >>> mge.set_default_device("xpux")
     """
     _rt.set_default_device(str(device))
@@ -101,14 +102,4 @@ def get_mem_status_bytes(device=None):
         >>> 0 < free <= total
         True
     """
-    name = _rt.canonical_device(device or get_default_device())
-    if not name.startswith("cpu"):
-        raise ValueError(f"get_mem_status_bytes: no memory status for {name} in this build")
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    free = total
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                free = int(line.split()[1]) * 1024
-                break
-    return total, free
+    return CompNode(device or get_default_device()).get_mem_status_bytes

@@ -7,6 +7,7 @@ it: operators and methods build ops from ``megengine.core.ops.builtin`` and run 
 """
 
 from .core import _imperative_rt as _rt
+from .core.comp_node import CompNode as _CompNode
 from .core.tensor import array_method as _array_method
 
 Tensor = _rt.Tensor
@@ -53,6 +54,38 @@ def _init(
 
 
 Tensor.__init__ = _init
+
+_rt_device = Tensor.device.fget  # the extension's getter: the canonical name ("cpu0")
+_comp_nodes = {}  # that name -> its CompNode, built once
+
+
+def _device(self):
+    name = _rt_device(self)
+    node = _comp_nodes.get(name)
+    if node is None:
+        node = _comp_nodes[name] = _CompNode(name)
+    return node
+
+
+Tensor.device = property(
+    _device,
+    doc="""The comp node the tensor lives on: a :class:`~megengine.core.comp_node.CompNode`,
+    which is its canonical name (``"cpu0:0"``) with MegEngine's ``logical_name``,
+    ``physical_name`` and ``physical_locator``, equal to any name of the same device.""",
+)
+
+
+def _flatten(self, start_axis=0, end_axis=-1):
+    """The axes ``start_axis..end_axis`` (both included) merged into one; all of them by
+    default, giving a 1-D tensor (as ``F.flatten``)."""
+    if start_axis == 0 and end_axis == -1:
+        return _array_method.reshape(self, (-1,))
+    from .functional.tensor import flatten  # here: functional imports this module
+
+    return flatten(self, start_axis, end_axis)
+
+
+Tensor.flatten = _flatten
 
 tensor = Tensor
 

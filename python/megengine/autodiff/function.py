@@ -35,11 +35,13 @@ class Function:
         [6.0]
     """
 
-    def forward(self, *inputs):
+    def forward(self, *inputs, **kwargs):
         """Computes the outputs.
 
         Args:
             inputs: the input Tensors (values only: ops here are not recorded).
+            kwargs: what a subclass's own forward takes besides tensors (MegEngine's base
+                signature; ``__call__`` passes tensors only).
 
         Returns:
             a Tensor or a tuple of Tensors.

@@ -30,6 +30,7 @@ class GradManager:
     def __init__(self):
         self._attached = []  # [(weakref to tensor, callbacks)], in attach order
         self._key = None
+        self._group = ()  # the managers recording with this one as ``gm1 | gm2``
 
     def attach(self, tensors, callbacks=None):
         """Attaches tensors so that backward computes their gradients.
@@ -142,8 +143,17 @@ class GradManager:
             dys = [d if isinstance(d, Tensor) else Tensor(d) for d in dys]
         attached = [(ref(), cbs) for ref, cbs in self._attached]
         attached = [(t, cbs) for t, cbs in attached if t is not None]
+        # Managers grouped with this one do not record its backward pass (nested ones do).
+        others = [gm._key for gm in self._group if gm is not self and gm._key is not None]
+        others = [key for key in others if key.active]
         try:
-            grads = self._key.backward(ys, dys, [t for t, _ in attached])
+            for key in others:
+                key.deactivate()
+            try:
+                grads = self._key.backward(ys, dys, [t for t, _ in attached])
+            finally:
+                for key in others:
+                    key.activate()
             for (t, callbacks), g in zip(attached, grads):
                 if g is None:
                     continue
@@ -159,5 +169,94 @@ class GradManager:
         self.record()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc_val, exc_tb):
         self.release()
+
+    def __or__(self, other):
+        """``gm1 | gm2``: a group that records with both managers at once.
+
+        Unlike nesting ``with gm1: with gm2:``, where the outer manager records the inner
+        one's backward pass (for higher-order gradients), the managers of a group do not
+        record each other's backward passes.
+
+        Args:
+            other: a GradManager or a group of them.
+
+        Returns:
+            a GradManagerGroup, to use in a ``with`` statement.
+
+        Examples:
+            >>> import megengine as mge
+            >>> from megengine.autodiff import GradManager
+            >>> a, b = mge.Parameter([2.0]), mge.Parameter([3.0])
+            >>> gm_a, gm_b = GradManager().attach(a), GradManager().attach(b)
+            >>> with gm_a | gm_b:
+            ...     gm_a.backward(a * b)
+            ...     gm_b.backward(a * b * b)
+            >>> a.grad.numpy().tolist(), b.grad.numpy().tolist()
+            ([3.0], [12.0])
+        """
+        if isinstance(other, GradManager):
+            return GradManagerGroup([self, other])
+        return NotImplemented
+
+    __ror__ = __or__
+
+
+class GradManagerGroup:
+    """GradManagers that record together (``gm1 | gm2 | ...``), used as a context manager.
+
+    Args:
+        gms: the GradManagers, recorded in this order and released in reverse.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.autodiff import GradManager
+        >>> w = mge.Parameter([1.0])
+        >>> gm1, gm2 = GradManager().attach(w), GradManager().attach(w)
+        >>> group = gm1 | gm2
+        >>> with group:
+        ...     gm1.backward(w * 4)
+        >>> w.grad.numpy().tolist()
+        [4.0]
+    """
+
+    def __init__(self, gms):
+        self._gms = list(gms)
+
+    def merge_with(self, other):
+        """This group and ``other`` (a GradManager or a group) as one group.
+
+        Args:
+            other: a GradManager or a GradManagerGroup.
+
+        Returns:
+            a new GradManagerGroup.
+        """
+        if isinstance(other, GradManager):
+            other = GradManagerGroup([other])
+        elif not isinstance(other, GradManagerGroup):
+            return NotImplemented
+        return GradManagerGroup([*self._gms, *other._gms])
+
+    __or__ = merge_with
+    __ror__ = merge_with
+
+    def __enter__(self):
+        entered = []
+        try:
+            for gm in self._gms:
+                gm.record()
+                entered.append(gm)
+        except Exception:
+            for gm in reversed(entered):
+                gm.release()
+            raise
+        for gm in self._gms:
+            gm._group = tuple(self._gms)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        for gm in reversed(self._gms):
+            gm.release()
+            gm._group = ()

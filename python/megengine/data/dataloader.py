@@ -541,6 +541,11 @@ class DataLoader:
             :class:`~megengine.data.dataloader.WorkerError`; 0 waits without limit.
         preload: load the next batch in a background thread while the current one is used
             (MegEngine also copies it to the device; batches here stay NumPy arrays).
+        parallel_stream: accepted for MegEngine's signature and kept as an attribute; it
+            changes nothing here. MegEngine's workers then each read their own iterator of a
+            StreamDataset; NeoMeg's main process always reads the stream (where
+            ``get_worker_info()`` is None) and the workers transform and collate, so a dataset
+            that shards itself by worker gives the same samples, once.
 
     Returns:
         An iterable of batches.
@@ -564,6 +569,7 @@ class DataLoader:
         num_workers: int = 0,
         timeout: int = 0,
         preload: bool = False,
+        parallel_stream: bool = False,
     ):
         if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
             raise ValueError(f"num_workers should be a non-negative integer, got {num_workers!r}")
@@ -573,6 +579,7 @@ class DataLoader:
         self.num_workers = num_workers
         self.timeout = timeout
         self.preload = preload
+        self.parallel_stream = parallel_stream
         self.transform = PseudoTransform() if transform is None else transform
         self.collator = Collator() if collator is None else collator
         if isinstance(dataset, StreamDataset):

@@ -9,23 +9,50 @@ from ..core.tensor.array_method import elemwise_op as _elemwise_op
 __all__ = []
 
 
-def _define(name, mode, arity, summary, example, expect, module_globals):
-    """Defines F.<name> with a MegEngine-style docstring; ``example`` is the call's argument
-    text and ``expect`` the hand-computed result the doctest checks."""
-    names = ["x", "y", "z"][:arity]
-    arg_docs = "\n".join(f"        {a}: input tensor or scalar." for a in names)
-    # The op is built once; each call is one C call (python/src/fast_apply.cpp).
-    op, run = _elemwise_op(mode), _rt.elemwise
-    if arity == 1:
+# MegEngine's parameter names where they are not x (and y): keyword calls must bind alike.
+_PARAM_NAMES = {
+    "atan2": ("y", "x"),
+    "softplus": ("inp",),
+    "logsigmoid": ("inp",),
+    "isnan": ("inp",),
+    "isinf": ("inp",),
+}
+
+
+def _function(run, op, names):
+    # Written out per parameter list: a keyword call binds by these real names.
+    if names == ("x",):
 
         def fn(x):
             return run(op, x)
 
-    else:
+    elif names == ("inp",):
+
+        def fn(inp):
+            return run(op, inp)
+
+    elif names == ("x", "y"):
 
         def fn(x, y):
             return run(op, x, y)
 
+    elif names == ("y", "x"):
+
+        def fn(y, x):
+            return run(op, y, x)
+
+    else:
+        raise AssertionError(f"no elementwise function template for parameters {names}")
+    return fn
+
+
+def _define(name, mode, arity, summary, example, expect, module_globals):
+    """Defines F.<name> with a MegEngine-style docstring; ``example`` is the call's argument
+    text and ``expect`` the hand-computed result the doctest checks."""
+    names = _PARAM_NAMES.get(name, ("x", "y")[:arity])
+    arg_docs = "\n".join(f"        {a}: input tensor or scalar." for a in names)
+    # The op is built once; each call is one C call (python/src/fast_apply.cpp).
+    fn = _function(_rt.elemwise, _elemwise_op(mode), names)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""{summary}
 
@@ -120,9 +147,9 @@ _BINARY = [
     (
         "atan2",
         "ATAN2",
-        "atan2(x, y): the angle of the point (y, x), as numpy.arctan2(x, y).",
-        "[0.0], 1.0",
-        "[0.0]",
+        "atan2(y, x): the angle of the point (x, y), as numpy.arctan2(y, x).",
+        "y=[1.0], x=0.0",
+        "[1.5707963705062866]",
     ),
     (
         "logaddexp",

@@ -95,7 +95,7 @@ def binary_cross_entropy(pred, label, with_logits=True, reduction="mean"):
     return _reduce_output(loss, reduction, fname)
 
 
-def cross_entropy(pred, label, axis=1, with_logits=True, label_smoothing=0.0, reduction="mean"):
+def cross_entropy(pred, label, axis=1, with_logits=True, label_smooth=0, reduction="mean"):
     """Cross entropy of class scores against integer labels:
     ``-logsoftmax(pred)[label]`` along ``axis`` when with_logits, ``-log(pred[label])`` for
     probabilities otherwise. With label smoothing ``s`` over ``C`` classes the target
@@ -106,7 +106,7 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smoothing=0.0, re
         label: integer labels of pred's shape without ``axis``, values in [0, C).
         axis: the class axis of pred.
         with_logits: whether pred holds logits (else probabilities).
-        label_smoothing: s in [0, 1].
+        label_smooth: s in [0, 1] (None is 0).
         reduction: "mean" (over all labels), "sum" or "none".
 
     Returns:
@@ -136,16 +136,18 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smoothing=0.0, re
         raise ValueError(
             f"{fname}: label {y.shape} must have pred {p.shape} without axis {axis}: {expect}"
         )
-    if not 0 <= label_smoothing <= 1:
-        raise ValueError(f"{fname}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if label_smooth is None:
+        label_smooth = 0
+    if not 0 <= label_smooth <= 1:
+        raise ValueError(f"{fname}: label_smooth must be in [0, 1], got {label_smooth}")
     num_classes = p.shape[axis]
     # log-probabilities: LogSoftmax (one kernel, no overflow) for logits, log for probabilities
     logp = _nn.logsoftmax(p, axis) if with_logits else elemwise("LOG", p)
     loss = -_nn.indexing_one_hot(logp, y, axis)
-    if label_smoothing:
+    if label_smooth:
         # -sum(target * logp) with target = (1 - s) * one_hot + s / C
-        smooth = reduce(logp, "sum", axis) * (label_smoothing / num_classes)
-        loss = loss * (1 - label_smoothing) - smooth
+        smooth = reduce(logp, "sum", axis) * (label_smooth / num_classes)
+        loss = loss * (1 - label_smooth) - smooth
     return _reduce_output(loss, reduction, fname)
 
 

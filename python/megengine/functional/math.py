@@ -209,7 +209,7 @@ def _matmul_op(ndim, transpose_a, transpose_b, compute_mode, format):
 
 
 def matmul(
-    inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default", format="default"
+    inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default", *, format="default"
 ):
     """Matrix product of two tensors, with numpy.matmul's rules for vectors and batches.
 
@@ -558,13 +558,14 @@ def argsort(inp, descending=False):
     return _sort("argsort", inp, descending)[1]
 
 
-def topk(inp, k, descending=False, kth_only=False, no_sort=False):
-    """The ``k`` smallest (or largest, with ``descending``) elements along the last axis.
+def topk(inp, k, descending=True, kth_only=False, no_sort=False):
+    """The ``k`` largest (or smallest, with ``descending=False``) elements along the last axis.
 
     Args:
         inp: input tensor of at least one dim.
         k: how many elements, 1 <= k <= inp.shape[-1].
-        descending: select the largest instead of the smallest.
+        descending: select the largest (the default, as MegEngine's); False selects the
+            smallest.
         kth_only: return only the k-th value and its index (the last axis dropped).
         no_sort: the selected elements may come in any order.
 
@@ -573,10 +574,10 @@ def topk(inp, k, descending=False, kth_only=False, no_sort=False):
 
     Examples:
         >>> import megengine.functional as F
-        >>> v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2, descending=True)
+        >>> v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2)
         >>> v.numpy().tolist(), i.numpy().tolist()
         ([4.0, 3.0], [0, 2])
-        >>> v, i = F.topk([[4.0, 1.0, 3.0]], 2, kth_only=True)
+        >>> v, i = F.topk([[4.0, 1.0, 3.0]], 2, descending=False, kth_only=True)
         >>> v.numpy().tolist(), i.numpy().tolist()
         ([3.0], [2])
     """

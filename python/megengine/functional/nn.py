@@ -146,23 +146,23 @@ def leaky_relu(inp, negative_slope=0.01):
     return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * negative_slope
 
 
-def prelu(inp, weight):
-    """Parametric ReLU: ``max(x, 0) + weight * min(x, 0)``, weight broadcasting to inp.
+def prelu(x, y):
+    """Parametric ReLU: ``max(x, 0) + y * min(x, 0)``, the slope ``y`` broadcasting to x.
 
     Args:
-        inp: input tensor.
-        weight: learned slope of the negative part, broadcastable to inp (e.g. (1, C, 1, 1)).
+        x: input tensor.
+        y: learned slope of the negative part, broadcastable to x (e.g. (1, C, 1, 1)).
 
     Returns:
-        a Tensor of inp's shape.
+        a Tensor of x's shape.
 
     Examples:
         >>> import megengine.functional as F
         >>> F.prelu([[-2.0, -2.0], [1.0, 1.0]], [0.5, 0.25]).numpy().tolist()
         [[-1.0, -0.5], [1.0, 1.0]]
     """
-    x = as_tensor(inp)
-    return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * as_tensor(weight)
+    x = as_tensor(x)
+    return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * as_tensor(y)
 
 
 def _softmax_axis(ndim):
@@ -848,7 +848,7 @@ def batch_norm(
     return out, new_mean, new_var
 
 
-def layer_norm(inp, normalized_shape, affine=True, weight=None, bias=None, eps=1e-5):
+def layer_norm(inp, normalized_shape, affine, weight=None, bias=None, eps=1e-5):
     """Layer normalisation over the trailing ``normalized_shape`` axes.
 
     Args:
@@ -909,7 +909,7 @@ def _group_norm(fname, x, groups, affine, weight, bias, eps):
     return apply(op, x, reshape(w, (c,)), reshape(b, (c,)))[0]
 
 
-def group_norm(inp, num_groups, affine=True, weight=None, bias=None, eps=1e-5):
+def group_norm(inp, num_groups, affine, weight=None, bias=None, eps=1e-5):
     """Group normalisation: the channels split into ``num_groups`` groups, each normalised
     together with all spatial axes, per sample.
 
@@ -941,7 +941,7 @@ def group_norm(inp, num_groups, affine=True, weight=None, bias=None, eps=1e-5):
     return _group_norm(fname, x, int(num_groups), affine, weight, bias, eps)
 
 
-def instance_norm(inp, affine=True, weight=None, bias=None, eps=1e-5):
+def instance_norm(inp, affine, weight=None, bias=None, eps=1e-5):
     """Instance normalisation: each (sample, channel) normalised over its spatial axes.
 
     Args:

@@ -106,13 +106,27 @@ def _relayout(x):
     return _apply(cached_op(builtin.Relayout), x)[0]
 
 
-def full(shape, value, dtype="float32", device=None):
+def _value_dtype(value):
+    """The dtype a Tensor made from ``value`` has (MegEngine's rule for ``full``)."""
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "bool"
+    if isinstance(value, int):
+        return "int32"
+    if isinstance(value, float):
+        return "float32"
+    if isinstance(value, Tensor):
+        return value._dtype_name
+    return Tensor(np.asarray(value))._dtype_name
+
+
+def full(shape, value, *, dtype=None, device=None):
     """A tensor of the given shape with every element equal to ``value``.
 
     Args:
         shape: an int or a sequence of ints.
         value: the value of every element.
-        dtype: dtype of the result.
+        dtype: dtype of the result; when None, the dtype a Tensor of ``value`` has (an int gives
+            int32, a float float32, a bool bool, a numpy scalar its own dtype).
         device: where the result lives; the default device when None.
 
     Returns:
@@ -120,13 +134,17 @@ def full(shape, value, dtype="float32", device=None):
 
     Examples:
         >>> import megengine.functional as F
-        >>> F.full((2, 3), 7, dtype="int32").numpy().tolist()
+        >>> F.full((2, 3), 7).numpy().tolist()
         [[7, 7, 7], [7, 7, 7]]
+        >>> F.full(2, 7).dtype.name, F.full(2, 0.5).dtype.name, F.full(2, True).dtype.name
+        ('int32', 'float32', 'bool')
     """
+    if dtype is None:
+        dtype = _value_dtype(value)
     return _fill(_shape_arg("full", shape), value, dtype, device)
 
 
-def zeros(shape, dtype="float32", device=None):
+def zeros(shape, *, dtype="float32", device=None):
     """A tensor of zeros.
 
     Args:
@@ -145,7 +163,7 @@ def zeros(shape, dtype="float32", device=None):
     return _fill(_shape_arg("zeros", shape), 0, dtype, device)
 
 
-def ones(shape, dtype="float32", device=None):
+def ones(shape, *, dtype="float32", device=None):
     """A tensor of ones.
 
     Args:
@@ -217,7 +235,7 @@ def ones_like(inp):
     return full_like(inp, 1)
 
 
-def arange(start=0, stop=None, step=1, dtype="float32", device=None):
+def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
     """Evenly spaced values ``start, start + step, ...`` up to ``stop`` (excluded).
 
     With only ``start`` given, it is the stop and the values start at 0 (as ``numpy.arange``).
@@ -254,7 +272,7 @@ def arange(start=0, stop=None, step=1, dtype="float32", device=None):
     return _rt.apply_generator(op, [[n]], _device(device))[0]
 
 
-def linspace(start, stop, num, dtype="float32", device=None):
+def linspace(start, stop, num, *, dtype="float32", device=None):
     """``num`` evenly spaced values from ``start`` to ``stop``, both included.
 
     Args:
@@ -836,8 +854,8 @@ def copy(inp, device=None):
 
     Examples:
         >>> import megengine.functional as F
-        >>> F.copy([1, 2], "cpu1").device
-        'cpu1'
+        >>> F.copy([1, 2], "cpu1").device == "cpu1"
+        True
     """
     x = as_tensor(inp)
     if device is None or _device(device) == x.device:

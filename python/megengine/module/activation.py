@@ -13,7 +13,7 @@ class ReLU(Module):
     """max(x, 0).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name (None by default).
 
     Examples:
         >>> import megengine as mge
@@ -21,9 +21,6 @@ class ReLU(Module):
         >>> M.ReLU()(mge.Tensor([-1.0, 2.0])).numpy().tolist()
         [0.0, 2.0]
     """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
 
     def forward(self, x):
         return F.relu(x)
@@ -33,7 +30,7 @@ class Sigmoid(Module):
     """1 / (1 + exp(-x)).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name (None by default).
 
     Examples:
         >>> import megengine as mge
@@ -41,9 +38,6 @@ class Sigmoid(Module):
         >>> M.Sigmoid()(mge.Tensor([0.0])).numpy().tolist()
         [0.5]
     """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
 
     def forward(self, inputs):
         return F.sigmoid(inputs)
@@ -53,7 +47,7 @@ class GELU(Module):
     """x * Phi(x), Phi the standard normal CDF (the exact erf form).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name (None by default).
 
     Examples:
         >>> import megengine as mge
@@ -61,9 +55,6 @@ class GELU(Module):
         >>> M.GELU()(mge.Tensor([0.0])).numpy().tolist()
         [0.0]
     """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
 
     def forward(self, inputs):
         return F.gelu(inputs)
@@ -73,7 +64,7 @@ class SiLU(Module):
     """x * sigmoid(x).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name (None by default).
 
     Examples:
         >>> import megengine as mge
@@ -81,9 +72,6 @@ class SiLU(Module):
         >>> M.SiLU()(mge.Tensor([0.0])).numpy().tolist()
         [0.0]
     """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
 
     def forward(self, inputs):
         return F.silu(inputs)

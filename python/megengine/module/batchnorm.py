@@ -20,6 +20,7 @@ class _BatchNorm(Module):
         affine=True,
         track_running_stats=True,
         freeze=False,
+        *,
         compute_mode="default",
         param_dim="dim_1c11",
         **kwargs,

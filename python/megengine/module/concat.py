@@ -10,7 +10,7 @@ class Concat(Module):
     """Concatenates a list of tensors (a module, so quantization can replace it).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name (None by default).
 
     Examples:
         >>> import megengine as mge
@@ -18,9 +18,6 @@ class Concat(Module):
         >>> M.Concat()([mge.Tensor([1.0]), mge.Tensor([2.0, 3.0])]).numpy().tolist()
         [1.0, 2.0, 3.0]
     """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
 
     def forward(self, inps, axis=0):
         return F.concat(inps, axis)

@@ -21,11 +21,11 @@ class _ConvBnActivation2d(Module):
         bias=True,
         conv_mode="cross_correlation",
         compute_mode="default",
-        padding_mode="zeros",
         eps=1e-5,
         momentum=0.9,
         affine=True,
         track_running_stats=True,
+        padding_mode="zeros",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -59,11 +59,11 @@ class ConvBn2d(_ConvBnActivation2d):
         bias: whether the conv adds a learned bias.
         conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
         compute_mode: accepted for MegEngine compatibility.
-        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
         eps: the BatchNorm's eps.
         momentum: the BatchNorm's momentum.
         affine: whether the BatchNorm learns a weight and bias.
         track_running_stats: whether the BatchNorm keeps running statistics.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
         kwargs: ``name`` of the module.
 
     Examples:
@@ -95,11 +95,11 @@ class ConvBnRelu2d(_ConvBnActivation2d):
         bias: whether the conv adds a learned bias.
         conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
         compute_mode: accepted for MegEngine compatibility.
-        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
         eps: the BatchNorm's eps.
         momentum: the BatchNorm's momentum.
         affine: whether the BatchNorm learns a weight and bias.
         track_running_stats: whether the BatchNorm keeps running statistics.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
         kwargs: ``name`` of the module.
 
     Examples:

@@ -9,7 +9,7 @@ class Identity(Module):
     """Returns its input unchanged (a placeholder where a layer is optional).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name (None by default).
 
     Examples:
         >>> import megengine as mge
@@ -17,9 +17,6 @@ class Identity(Module):
         >>> M.Identity()(mge.Tensor([1.0, 2.0])).numpy().tolist()
         [1.0, 2.0]
     """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
 
     def forward(self, x):
         return x

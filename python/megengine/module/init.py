@@ -104,7 +104,7 @@ def ones_(tensor):
     fill_(tensor, 1)
 
 
-def uniform_(tensor, a=0, b=1):
+def uniform_(tensor, a=0.0, b=1.0):
     """Fills ``tensor`` in place with values drawn uniformly from [a, b).
 
     Args:
@@ -132,7 +132,7 @@ def uniform_(tensor, a=0, b=1):
     _fill_with(tensor, _random.uniform(low=a, high=b, size=tuple(tensor.shape)))
 
 
-def normal_(tensor, mean=0, std=1):
+def normal_(tensor, mean=0.0, std=1.0):
     """Fills ``tensor`` in place with values drawn from N(mean, std**2).
 
     Args:

@@ -47,6 +47,22 @@ def _expand(key, value):
 _INTERNAL = ("_forward_pre_hooks", "_forward_hooks", "_next_hook_id")
 
 
+def _is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def _is_parameter(obj):
+    return isinstance(obj, Parameter)
+
+
+def _is_buffer(obj):
+    return isinstance(obj, Tensor) and not isinstance(obj, Parameter)
+
+
+def _is_module(obj):
+    return isinstance(obj, Module)
+
+
 class Module:
     """Base class of all layers: subclasses set Parameters and sub-modules as attributes in
     ``__init__`` and compute in ``forward``.
@@ -78,8 +94,8 @@ class Module:
         self._forward_hooks = OrderedDict()
         self._next_hook_id = 0
 
-    def forward(self, *args, **kwargs):
-        """Computes the module's output; every subclass defines it."""
+    def forward(self, inputs):
+        """Computes the module's output; every subclass defines it (with its own arguments)."""
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
 
     # ----------------------------------------------------------------- call and hooks
@@ -136,44 +152,86 @@ class Module:
                 continue
             yield from _expand(key, attrs[key])
 
-    def _walk(self, prefix, recursive, seen):
-        """(dotted name, Tensor) over this module and, when recursive, its sub-modules; every
-        object once."""
+    def _flatten(
+        self,
+        *,
+        recursive=True,
+        with_key=False,
+        with_parent=False,
+        prefix=None,
+        predicate=lambda _: True,
+        seen=None,
+    ):
+        """The walk behind every discovery method, as MegEngine's: the Tensors and Modules this
+        module holds (attributes in name order), each object once, sub-modules right after the
+        module that holds them.
+
+        Args:
+            recursive: scan the sub-modules too.
+            with_key: yield the dotted name with each object.
+            with_parent: yield the module that holds each object with it.
+            prefix: prepended (with a dot) to the names.
+            predicate: which objects to yield; the others are still scanned.
+            seen: ids of the objects already visited, shared by the whole walk.
+
+        Returns:
+            an iterator of objects, or of tuples ``(name, obj)``, ``(obj, parent)`` or
+            ``(name, obj, parent)``.
+        """
+        if seen is None:
+            seen = {id(self)}
+        start = "" if prefix is None else prefix + "."
         for key, leaf in self._direct():
-            name = prefix + key
             if id(leaf) in seen:
                 continue
             seen.add(id(leaf))
-            if isinstance(leaf, Module):
-                if recursive:
-                    yield from leaf._walk(name + ".", recursive, seen)
-            else:
-                yield name, leaf
+            if predicate(leaf):
+                if with_key and with_parent:
+                    yield start + key, leaf, self
+                elif with_key:
+                    yield start + key, leaf
+                elif with_parent:
+                    yield leaf, self
+                else:
+                    yield leaf
+            if recursive and isinstance(leaf, Module):
+                yield from leaf._flatten(
+                    recursive=recursive,
+                    with_key=with_key,
+                    with_parent=with_parent,
+                    prefix=start + key if with_key else None,
+                    predicate=predicate,
+                    seen=seen,
+                )
 
-    def named_tensors(self, prefix=None, recursive=True):
+    def named_tensors(self, prefix=None, recursive=True, **kwargs):
         """The Tensors (Parameters and buffers) with their dotted names.
 
         Args:
             prefix: prepended to every name (with a dot).
             recursive: include the sub-modules' tensors.
+            kwargs: ``with_parent`` and ``seen``, as for ``_flatten``.
 
         Returns:
             an iterator of (name, Tensor).
         """
-        start = "" if prefix is None else prefix + "."
-        yield from self._walk(start, recursive, {id(self)})
+        yield from self._flatten(
+            with_key=True, prefix=prefix, predicate=_is_tensor, recursive=recursive, **kwargs
+        )
 
-    def tensors(self, recursive=True):
+    def tensors(self, recursive=True, **kwargs):
         """The Tensors (Parameters and buffers) of the module.
 
         Args:
             recursive: include the sub-modules' tensors.
+            kwargs: ``with_parent`` and ``seen``, as for ``_flatten``.
 
         Returns:
             an iterator of Tensors.
         """
-        for _, t in self.named_tensors(recursive=recursive):
-            yield t
+        yield from self._flatten(
+            with_key=False, predicate=_is_tensor, recursive=recursive, **kwargs
+        )
 
     def named_parameters(self, prefix=None, recursive=True, **kwargs):
         """The Parameters with their dotted names (``"conv1.weight"``).
@@ -182,105 +240,110 @@ class Module:
             prefix: prepended to every name (with a dot).
             recursive: include the sub-modules' parameters.
             kwargs: ``requires_grad`` is accepted and ignored, as in MegEngine (tensors carry
-                no requires_grad flag).
+                no requires_grad flag); ``with_parent`` and ``seen`` as for ``_flatten``.
 
         Returns:
             an iterator of (name, Parameter).
         """
-        _check_kwargs("named_parameters", kwargs)
-        for name, t in self.named_tensors(prefix, recursive):
-            if isinstance(t, Parameter):
-                yield name, t
+        kwargs.pop("requires_grad", None)
+        yield from self._flatten(
+            with_key=True, prefix=prefix, predicate=_is_parameter, recursive=recursive, **kwargs
+        )
 
     def parameters(self, recursive=True, **kwargs):
         """The Parameters of the module (what an optimizer and a GradManager take).
 
         Args:
             recursive: include the sub-modules' parameters.
-            kwargs: ``requires_grad`` is accepted and ignored, as in MegEngine.
+            kwargs: ``requires_grad`` is accepted and ignored, as in MegEngine;
+                ``with_parent`` and ``seen`` as for ``_flatten``.
 
         Returns:
             an iterator of Parameters.
         """
-        for _, p in self.named_parameters(recursive=recursive, **kwargs):
-            yield p
+        kwargs.pop("requires_grad", None)
+        yield from self._flatten(
+            with_key=False, predicate=_is_parameter, recursive=recursive, **kwargs
+        )
 
-    def named_buffers(self, prefix=None, recursive=True):
+    def named_buffers(self, prefix=None, recursive=True, **kwargs):
         """The Tensors that are not Parameters (running statistics) with their dotted names.
 
         Args:
             prefix: prepended to every name (with a dot).
             recursive: include the sub-modules' buffers.
+            kwargs: ``with_parent`` and ``seen``, as for ``_flatten``.
 
         Returns:
             an iterator of (name, Tensor).
         """
-        for name, t in self.named_tensors(prefix, recursive):
-            if not isinstance(t, Parameter):
-                yield name, t
+        yield from self._flatten(
+            with_key=True, prefix=prefix, predicate=_is_buffer, recursive=recursive, **kwargs
+        )
 
-    def buffers(self, recursive=True):
+    def buffers(self, recursive=True, **kwargs):
         """The Tensors that are not Parameters.
 
         Args:
             recursive: include the sub-modules' buffers.
+            kwargs: ``with_parent`` and ``seen``, as for ``_flatten``.
 
         Returns:
             an iterator of Tensors.
         """
-        for _, t in self.named_buffers(recursive=recursive):
-            yield t
+        yield from self._flatten(
+            with_key=False, predicate=_is_buffer, recursive=recursive, **kwargs
+        )
 
-    def named_children(self):
+    def named_children(self, **kwargs):
         """The direct sub-modules with their attribute names (``"layers.0"`` for a list).
+
+        Args:
+            kwargs: ``prefix``, ``with_parent`` and ``seen``, as for ``_flatten``.
 
         Returns:
             an iterator of (name, Module).
         """
-        seen = {id(self)}
-        for key, leaf in self._direct():
-            if isinstance(leaf, Module) and id(leaf) not in seen:
-                seen.add(id(leaf))
-                yield key, leaf
+        yield from self._flatten(with_key=True, predicate=_is_module, recursive=False, **kwargs)
 
-    def children(self):
+    def children(self, **kwargs):
         """The direct sub-modules.
+
+        Args:
+            kwargs: ``with_parent`` and ``seen``, as for ``_flatten``.
 
         Returns:
             an iterator of Modules.
         """
-        for _, m in self.named_children():
-            yield m
+        yield from self._flatten(with_key=False, predicate=_is_module, recursive=False, **kwargs)
 
-    def named_modules(self, prefix=None):
+    def named_modules(self, prefix=None, **kwargs):
         """This module (named ``prefix``, or ``""``) and every sub-module, depth first.
 
         Args:
-            prefix: the name of this module.
+            prefix: the name of this module, prepended to the others'.
+            kwargs: ``recursive``, ``with_parent`` (this module's parent is None), and
+                ``seen``, as for ``_flatten``.
 
         Returns:
-            an iterator of (name, Module).
+            an iterator of (name, Module), or (name, Module, parent) with ``with_parent``.
         """
-        seen = set()
+        name = "" if prefix is None else prefix
+        yield (name, self, None) if kwargs.get("with_parent") else (name, self)
+        yield from self._flatten(with_key=True, prefix=prefix, predicate=_is_module, **kwargs)
 
-        def walk(module, name):
-            if id(module) in seen:
-                return
-            seen.add(id(module))
-            yield name, module
-            for key, child in module.named_children():
-                yield from walk(child, f"{name}.{key}" if name else key)
-
-        yield from walk(self, prefix or "")
-
-    def modules(self):
+    def modules(self, **kwargs):
         """This module and every sub-module, depth first.
 
+        Args:
+            kwargs: ``recursive``, ``with_parent`` (this module's parent is None), and
+                ``seen``, as for ``_flatten``.
+
         Returns:
-            an iterator of Modules.
+            an iterator of Modules, or of (Module, parent) with ``with_parent``.
         """
-        for _, m in self.named_modules():
-            yield m
+        yield (self, None) if kwargs.get("with_parent") else self
+        yield from self._flatten(with_key=False, predicate=_is_module, **kwargs)
 
     def apply(self, fn):
         """Calls ``fn(module)`` on this module and every sub-module.
@@ -407,9 +470,3 @@ class Module:
         if not children and len(lines) <= 1:
             return head + "".join(lines) + ")"
         return head + "\n  " + "\n  ".join(lines + children) + "\n)"
-
-
-def _check_kwargs(fname, kwargs):
-    extra = set(kwargs) - {"requires_grad"}
-    if extra:
-        raise TypeError(f"{fname} got unexpected keyword arguments {sorted(extra)}")

@@ -30,9 +30,10 @@ class MultiHeadAttention(Module):
         bias: whether the projections add biases.
         add_bias_kv: not supported (MegEngine does not support it either); must be False.
         add_zero_attn: append a zero step to the projected keys and values.
-        reslink: add the query to the output (shapes must agree).
         kdim: features of the key (embed_dim when None).
         vdim: features of the value (embed_dim when None).
+        reslink: add the query to the output (shapes must agree); keyword-only, a NeoMeg
+            extension.
         kwargs: ``name`` of the module.
 
     Examples:
@@ -55,9 +56,10 @@ class MultiHeadAttention(Module):
         bias=True,
         add_bias_kv=False,
         add_zero_attn=False,
-        reslink=False,
         kdim=None,
         vdim=None,
+        *,
+        reslink=False,
         **kwargs,
     ):
         super().__init__(**kwargs)

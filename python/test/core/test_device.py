@@ -7,7 +7,7 @@ import os
 import pytest
 
 import megengine as mge
-from megengine.logger import get_logger, set_log_file, set_log_level
+from megengine.logger import MegEngineLogFormatter, get_logger, set_log_file, set_log_level
 
 
 def test_default_device_round_trip():
@@ -38,7 +38,8 @@ def test_device_counts_and_memory():
 
 def test_logger_levels_and_file():
     log = get_logger("unit")
-    assert log.name == "megengine.unit"
+    assert log.name == "unit" and not log.propagate  # MegEngine's: the name as given
+    assert get_logger("unit") is log and len(log.handlers) == 1
     buf = io.StringIO()
     set_log_file(buf)
     old = set_log_level("ERROR")
@@ -47,17 +48,44 @@ def test_logger_levels_and_file():
         log.error("shown")
     finally:
         set_log_level(old)
-        root = logging.getLogger("megengine")
-        root.removeHandler(root.handlers[-1])
+        set_log_file(None)
     assert "shown" in buf.getvalue() and "hidden" not in buf.getvalue()
+    assert buf.getvalue().startswith("[") and "ERR shown" in buf.getvalue()
+    with pytest.raises(ValueError, match="unknown level 'LOUD'"):
+        set_log_level("LOUD")
+
+
+def test_set_log_level_update_existing():
+    early = get_logger("early")
+    old = set_log_level(logging.WARNING)
+    try:
+        assert early.level == logging.WARNING
+        assert set_log_level(logging.ERROR, update_existing=False) == logging.WARNING
+        assert early.level == logging.WARNING  # left alone
+        assert get_logger("late").level == logging.ERROR  # new loggers take the default
+    finally:
+        set_log_level(old)
+    assert early.level == old
+
+
+def test_get_logger_formatter():
+    class Plain(logging.Formatter):
+        pass
+
+    log = get_logger("custom_fmt", Plain)
+    assert type(log.handlers[0].formatter) is Plain
+    assert log.handlers[0].formatter.datefmt == "%d %H:%M:%S"
+    rec = logging.LogRecord("n", logging.WARNING, "f.py", 7, "careful", None, None)
+    line = MegEngineLogFormatter().format(rec)
+    assert "WRN careful" in line and line.startswith("\x1b[32m")
 
 
 def test_logging_helpers_at_top_level():
-    assert mge.get_logger("x").name == "megengine.x"
+    assert mge.get_logger("x").name == "x"
     old = mge.set_log_level("ERROR")
     try:
-        assert mge.get_logger().level == logging.ERROR
+        assert mge.get_logger("x").level == logging.ERROR
         mge.enable_debug_log()
-        assert mge.get_logger().level == logging.DEBUG
+        assert mge.get_logger("x").level == logging.DEBUG
     finally:
         mge.set_log_level(old)

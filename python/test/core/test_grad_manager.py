@@ -7,6 +7,7 @@ from gradcheck import numeric_grad
 import megengine as mge
 import megengine.functional as F
 from megengine.autodiff import GradManager
+from megengine.autodiff.grad_manager import GradManagerGroup
 
 
 def test_backward_accumulates_into_grad():
@@ -168,3 +169,50 @@ def test_function_inside_nested_managers():
         # forward saw a detached value, so what backward builds from it is first order: the
         # outer manager may record the call, the gradient is still 3x^2
         assert x.grad.numpy().tolist() == [12.0]
+
+
+def _second_pass(mode):
+    # gm1's backward pass, then gm2's backward of (gm1's gradient + w): whether gm2 recorded
+    # gm1's backward decides the answer (values from MegEngine 1.13: group 1, nested 19).
+    w = mge.Parameter([3.0])
+    gm1, gm2 = GradManager().attach(w), GradManager().attach(w)
+    if mode == "group":
+        with gm1 | gm2:
+            gm1.backward(w * w * w)  # w.grad = 3 w^2
+            g, w.grad = w.grad, None
+            gm2.backward(g + w)
+    else:
+        with gm2:
+            with gm1:
+                gm1.backward(w * w * w)
+                g, w.grad = w.grad, None
+            gm2.backward(g + w)
+    return w.grad.numpy().tolist()
+
+
+def test_grad_manager_group_records_both_but_not_each_others_backward():
+    assert _second_pass("group") == [1.0]
+    assert _second_pass("nested") == [19.0]
+    a, b = mge.Parameter([2.0]), mge.Parameter([3.0])
+    gm_a, gm_b = GradManager().attach(a), GradManager().attach(b)
+    with gm_a | gm_b:
+        gm_a.backward(a * b)
+        gm_b.backward(a * b * b)
+    assert a.grad.numpy().tolist() == [3.0] and b.grad.numpy().tolist() == [12.0]
+    assert gm_a._key is None and gm_b._key is None  # both released on exit
+
+
+def test_grad_manager_group_merges_and_rejects_others():
+    gm1, gm2, gm3 = GradManager(), GradManager(), GradManager()
+    group = gm1 | gm2 | gm3
+    assert isinstance(group, GradManagerGroup) and group._gms == [gm1, gm2, gm3]
+    assert (gm3 | (gm1 | gm2))._gms == [gm1, gm2, gm3]
+    with pytest.raises(TypeError):
+        gm1 | 3
+    with pytest.raises(TypeError):
+        group | "x"
+    gm1.record()
+    with pytest.raises(RuntimeError, match="already recording"), gm2 | gm1:
+        pass
+    assert gm2._key is None  # the members entered before the failure are released
+    gm1.release()

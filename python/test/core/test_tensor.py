@@ -275,3 +275,18 @@ def test_none_operands():
         t + None
     with pytest.raises(TypeError, match="None"):
         None * t
+
+
+def test_flatten_method_takes_megengine_axes():
+    # Shapes from MegEngine 1.13's Tensor.flatten.
+    x = mge.Tensor(np.zeros((2, 3, 4, 5), np.float32))
+    assert x.flatten().shape == (120,)
+    assert x.flatten(1).shape == (2, 60)
+    assert x.flatten(1, 2).shape == (2, 12, 5)
+    assert x.flatten(-2).shape == (2, 3, 20)
+    assert x.flatten(0, 0).shape == (2, 3, 4, 5)
+    assert x.flatten(end_axis=1).shape == (6, 4, 5)
+    assert mge.Tensor(1.0).flatten().shape == (1,)
+    assert mge.Parameter([[1.0, 2.0]]).flatten(start_axis=0).numpy().tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="flatten: start_axis"):
+        x.flatten(2, 1)

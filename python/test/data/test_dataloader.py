@@ -288,14 +288,22 @@ def test_workers_run_while_iterating_and_stop_at_the_end(no_stray_children, noth
     assert not (child_pids() - no_stray_children)
 
 
+@pytest.mark.parametrize("parallel_stream", [False, True])
 @pytest.mark.parametrize("num_workers", [0, 2])
-def test_stream_dataset(num_workers, no_stray_children, nothing_left_behind):
+def test_stream_dataset(num_workers, parallel_stream, no_stray_children, nothing_left_behind):
+    # parallel_stream (MegEngine's 8th positional parameter) is accepted and changes nothing:
+    # the main process reads the stream once either way.
     loader = DataLoader(
         Counter(7),
         StreamSampler(batch_size=3),
-        transform=T.Normalize(mean=1.0, order=("image", "image_category")),
-        num_workers=num_workers,
+        T.Normalize(mean=1.0, order=("image", "image_category")),
+        None,
+        num_workers,
+        0,
+        False,
+        parallel_stream,
     )
+    assert loader.parallel_stream is parallel_stream
     batches = collect(loader)
     assert [b[1].tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]]
     assert batches[1][0].tolist() == [[2.0, 2.0], [3.0, 3.0], [4.0, 4.0]]

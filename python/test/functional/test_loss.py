@@ -53,7 +53,7 @@ def test_cross_entropy_with_logits(shape, axis, smoothing, reduction):
     c = lshape.pop(axis)
     label = rng.integers(0, c, lshape).astype(np.int32)
     out = F.nn.cross_entropy(
-        pred, label, axis=axis, label_smoothing=smoothing, reduction=reduction
+        pred, label, axis=axis, label_smooth=smoothing, reduction=reduction
     ).numpy()
     ref = reduce_ref(ce_ref(pred, label, axis, smoothing), reduction)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
@@ -63,7 +63,7 @@ def test_cross_entropy_with_logits(shape, axis, smoothing, reduction):
 def test_cross_entropy_probabilities(smoothing):
     prob = np.exp(log_softmax(randn(4, 3), 1)).astype(np.float32)
     label = np.array([0, 2, 1, 1], np.int32)
-    out = F.nn.cross_entropy(prob, label, with_logits=False, label_smoothing=smoothing).numpy()
+    out = F.nn.cross_entropy(prob, label, with_logits=False, label_smooth=smoothing).numpy()
     ref = ce_ref(prob, label, 1, smoothing, with_logits=False).mean()
     np.testing.assert_allclose(out, ref, rtol=1e-5)
 
@@ -81,6 +81,19 @@ def test_cross_entropy_large_logits_views_and_empty():
     assert empty.numpy() == 0
 
 
+def test_cross_entropy_label_smooth_positional_and_none():
+    # MegEngine's order: (pred, label, axis, with_logits, label_smooth, reduction).
+    pred = randn(4, 5)
+    label = np.array([0, 4, 2, 1], np.int32)
+    ref = reduce_ref(ce_ref(pred, label, 1, 0.2), "sum")
+    out = F.nn.cross_entropy(pred, label, 1, True, 0.2, "sum").numpy()
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+    plain = F.nn.cross_entropy(pred, label).numpy()
+    np.testing.assert_allclose(F.nn.cross_entropy(pred, label, label_smooth=None).numpy(), plain)
+    with pytest.raises(TypeError):
+        F.nn.cross_entropy(pred, label, label_smoothing=0.1)
+
+
 def test_cross_entropy_errors():
     with pytest.raises(ValueError, match=r"cross_entropy: label \(3,\) must have pred \(4, 5\)"):
         F.nn.cross_entropy(randn(4, 5), np.zeros(3, np.int32))
@@ -90,8 +103,8 @@ def test_cross_entropy_errors():
         F.nn.cross_entropy(np.zeros((4, 5), np.int32), np.zeros(4, np.int32))
     with pytest.raises(ValueError, match="cross_entropy: reduction"):
         F.nn.cross_entropy(randn(4, 5), np.zeros(4, np.int32), reduction="avg")
-    with pytest.raises(ValueError, match="cross_entropy: label_smoothing"):
-        F.nn.cross_entropy(randn(4, 5), np.zeros(4, np.int32), label_smoothing=2)
+    with pytest.raises(ValueError, match="cross_entropy: label_smooth"):
+        F.nn.cross_entropy(randn(4, 5), np.zeros(4, np.int32), label_smooth=2)
     with pytest.raises(IndexError):
         F.nn.cross_entropy(randn(4, 5), np.full(4, 5, np.int32))
 
@@ -99,10 +112,10 @@ def test_cross_entropy_errors():
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 def test_cross_entropy_grad(smoothing):
     label = np.array([0, 2, 1], np.int32)
-    check_grad(lambda p: F.nn.cross_entropy(p, label, label_smoothing=smoothing), randn(3, 4))
+    check_grad(lambda p: F.nn.cross_entropy(p, label, label_smooth=smoothing), randn(3, 4))
     prob = rng.uniform(0.2, 1, (3, 4)).astype(np.float32)
     check_grad(
-        lambda p: F.nn.cross_entropy(p, label, with_logits=False, label_smoothing=smoothing), prob
+        lambda p: F.nn.cross_entropy(p, label, with_logits=False, label_smooth=smoothing), prob
     )
 
 

@@ -165,6 +165,16 @@ def test_topk_1d_ties():
     assert v.shape == () and v.item() == 2.0 and i.item() == 2
 
 
+def test_topk_default_is_descending():
+    # MegEngine's default: F.topk(x, k) is the k largest (values taken from MegEngine 1.13).
+    v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2)
+    assert v.numpy().tolist() == [4.0, 3.0] and i.numpy().tolist() == [0, 2]
+    v, i = F.topk([[4.0, 1.0, 2.0]], 2, kth_only=True)
+    assert v.numpy().tolist() == [2.0] and i.numpy().tolist() == [2]
+    v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2, False)
+    assert v.numpy().tolist() == [1.0, 2.0] and i.numpy().tolist() == [1, 3]
+
+
 def test_topk_errors():
     a = randn(2, 3)
     with pytest.raises(ValueError, match=r"topk: k=4 is out of range \[1, 3\] for input of shape"):
@@ -179,8 +189,8 @@ def test_sort_topk_grad():
     a = rng.permutation(12).reshape(3, 4).astype(np.float32)  # distinct values: no ties
     check_grad(lambda x: F.sort(x)[0], a)
     check_grad(lambda x: F.sort(x, descending=True)[0], a)
-    check_grad(lambda x: F.topk(x, 2)[0], a)
-    check_grad(lambda x: F.topk(x, 3, descending=True)[0], a)
+    check_grad(lambda x: F.topk(x, 2, descending=False)[0], a)
+    check_grad(lambda x: F.topk(x, 3)[0], a)
     check_grad(lambda x: F.topk(x, 2, kth_only=True)[0], a)
 
 
@@ -460,3 +470,18 @@ def test_isnan_isinf_sign():
     np.testing.assert_array_equal(F.sign(mge.Tensor(b).T).numpy(), np.sign(b.T))
     assert F.isinf(mge.Tensor(np.inf)).item() is True
     assert F.sign(np.array([-3, 0, 4], np.int32)).numpy().tolist() == [-1, 0, 1]
+
+
+def test_elementwise_keyword_names_are_megengine_s():
+    # atan2(y, x) is the angle of the point (x, y): keywords bind as MegEngine's do.
+    y, x = np.array([1.0, -1.0], np.float32), np.array([0.0, -1.0], np.float32)
+    ref = np.arctan2(y, x)
+    np.testing.assert_allclose(F.atan2(y=y, x=x).numpy(), ref, rtol=1e-6)
+    np.testing.assert_allclose(F.atan2(x=x, y=y).numpy(), ref, rtol=1e-6)
+    np.testing.assert_allclose(F.atan2(y, x).numpy(), ref, rtol=1e-6)
+    a = np.array([1.0, np.nan, np.inf], np.float32)
+    assert F.isnan(inp=a).numpy().tolist() == [False, True, False]
+    assert F.isinf(inp=a).numpy().tolist() == [False, False, True]
+    assert F.add(x=1.0, y=2.0).numpy().tolist() == 3.0
+    with pytest.raises(TypeError):
+        F.isnan(x=a)

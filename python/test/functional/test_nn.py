@@ -146,6 +146,15 @@ def test_leaky_relu_and_prelu(shape):
         np.testing.assert_allclose(F.prelu(x, w).numpy(), np.where(x > 0, x, w * x), rtol=1e-6)
 
 
+def test_activation_keyword_names_are_megengine_s():
+    x = np.array([-2.0, 0.0, 3.0], np.float32)
+    np.testing.assert_allclose(F.prelu(x=x, y=0.5).numpy(), [-1.0, 0.0, 3.0])
+    np.testing.assert_allclose(F.softplus(inp=x).numpy(), np.logaddexp(0, x), rtol=1e-6)
+    np.testing.assert_allclose(F.logsigmoid(inp=x).numpy(), -np.logaddexp(0, -x), rtol=1e-6)
+    with pytest.raises(TypeError):
+        F.prelu(inp=x, weight=0.5)
+
+
 def test_leaky_relu_prelu_grad():
     x = randn(3, 4)
     x[np.abs(x) < 0.05] = 0.3
@@ -519,7 +528,9 @@ def test_norm_errors():
     with pytest.raises(ValueError, match=r"layer_norm: inp \(2, 3\) does not end with"):
         F.layer_norm(randn(2, 3), (2,), False)
     with pytest.raises(ValueError, match="layer_norm: affine=True needs weight and bias"):
-        F.layer_norm(randn(2, 3), 3)
+        F.layer_norm(randn(2, 3), 3, True)
+    with pytest.raises(TypeError, match="affine"):
+        F.layer_norm(randn(2, 3), 3)  # affine is required, as in MegEngine
     with pytest.raises(ValueError, match=r"layer_norm: weight \(2,\)"):
         F.layer_norm(randn(2, 3), 3, True, randn(2), randn(3))
     with pytest.raises(ValueError, match="group_norm: num_groups=4 does not divide"):

@@ -54,6 +54,50 @@ def test_full_defaults_and_large_ints():
         F.ones((2, -1))
 
 
+def test_full_infers_dtype_from_the_value():
+    # MegEngine 1.13's dtypes for the same calls.
+    cases = [
+        (6, "int32"),
+        (6.0, "float32"),
+        (True, "bool"),
+        (np.int64(3), "int32"),
+        (np.float64(2.5), "float32"),
+        (np.float16(1), "float16"),
+        (np.int8(2), "int8"),
+        (np.uint8(3), "uint8"),
+        (np.array(3), "int32"),
+    ]
+    for value, dtype in cases:
+        t = F.full((2, 1), value)
+        assert t.dtype == np.dtype(dtype), (value, t.dtype)
+        assert t.numpy().tolist() == [[value], [value]]
+    assert F.full((), 3).shape == ()
+    assert F.full(2, 6, dtype="float32").dtype == np.float32
+    assert F.full(2, mge.Tensor(2, dtype="int16")).dtype == np.int16
+
+
+def test_creators_take_dtype_and_device_by_keyword_only():
+    # MegEngine's signatures: a positional dtype is an error, not a silent device.
+    for call in (
+        lambda: F.zeros((2,), "int32"),
+        lambda: F.ones((2,), "int32"),
+        lambda: F.full((2,), 1, "int32"),
+        lambda: F.arange(0, 4, 1, "int32"),
+        lambda: F.linspace(0, 1, 3, "float32"),
+    ):
+        with pytest.raises(TypeError):
+            call()
+    dev = F.zeros(1, device="cpu1").device  # a CompNode is accepted wherever a name is
+    for t in (
+        F.zeros(2, dtype="int32", device=dev),
+        F.ones(2, device=dev),
+        F.full(2, 1, device=dev),
+        F.arange(3, device=dev),
+        F.linspace(0, 1, 3, device=dev),
+    ):
+        assert t.device == "cpu1"
+
+
 def test_like_functions_follow_the_input():
     x = mge.Tensor(np.arange(6, dtype=np.int16).reshape(2, 3), device="cpu1")
     for t, v in [(F.zeros_like(x), 0), (F.ones_like(x), 1), (F.full_like(x, 7), 7)]:

@@ -273,6 +273,28 @@ def test_conv_bn_modules():
 
 
 # --------------------------------------------------------------------------- normalisation
+def test_positional_arguments_bind_as_in_megengine():
+    # MegEngine 1.13's parameter orders: what a positional call sets.
+    m = M.ConvBn2d(1, 2, 3, 1, 1, 1, 1, False, "cross_correlation", "default", 1e-3, 0.5, False)
+    assert (m.bn.eps, m.bn.momentum, m.bn.affine, m.conv.bias) == (1e-3, 0.5, False, None)
+    m = M.ConvBnRelu2d(1, 2, 3, 1, 1, 1, 1, True, "cross_correlation", "default", 1e-3, 0.5)
+    assert m.conv.padding_mode == "zeros" and m.bn.momentum == 0.5
+    m = M.ConvBn2d(1, 2, 3, padding=1, padding_mode="reflect")
+    assert m.conv.padding_mode == "reflect"
+    a = M.MultiHeadAttention(8, 2, 0.0, 0.0, True, False, False, 6, 5)
+    assert (a.kdim, a.vdim, a.reslink) == (6, 5, False)
+    assert M.MultiHeadAttention(8, 2, reslink=True).reslink is True
+    with pytest.raises(TypeError):
+        M.MultiHeadAttention(8, 2, 0.0, 0.0, True, False, False, 6, 5, True)
+    for cls in (M.ReLU, M.GELU, M.Sigmoid, M.SiLU, M.Identity, M.Concat):
+        assert cls("layer").name == "layer" and cls(name="n").name == "n" and cls().name is None
+    bn = M.BatchNorm2d(4, 1e-3, 0.5, True, True, False)
+    assert (bn.eps, bn.momentum, bn.freeze) == (1e-3, 0.5, False)
+    assert M.BatchNorm1d(4, param_dim="dim_c").weight.shape == (4,)
+    with pytest.raises(TypeError):
+        M.BatchNorm2d(4, 1e-5, 0.9, True, True, False, "default")
+
+
 def test_batchnorm2d_training_eval_and_running_stats():
     m = M.BatchNorm2d(3)
     assert m.weight.shape == m.bias.shape == m.running_mean.shape == (1, 3, 1, 1)

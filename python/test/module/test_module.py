@@ -308,3 +308,84 @@ def test_sequential_positional_and_ordered_dict():
     assert many[0] is d1
     with pytest.raises(TypeError, match="not a Module"):
         M.Sequential(d1, 3)
+
+
+class _Block(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = M.Conv2d(2, 2, 1)
+        self.bn = M.BatchNorm2d(2)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+class _WalkNet(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [_Block(), _Block()]
+        self.head = M.Linear(2, 3)
+        self.act = M.ReLU()
+        self.scale = mge.Parameter(np.ones(1, np.float32))
+
+    def forward(self, x):
+        return x
+
+
+def test_walk_keywords_match_megengine():
+    # Every expected list here is what MegEngine 1.13 gives for the same module tree.
+    net = _WalkNet()
+    names = {id(m): n or "<root>" for n, m in net.named_modules()}
+    names.update({id(t): n for n, t in net.named_tensors()})
+
+    def nm(obj):
+        return None if obj is None else names[id(obj)]
+
+    mods = ["act", "blocks.0", "blocks.0.bn", "blocks.0.conv", "blocks.1", "blocks.1.bn"]
+    mods += ["blocks.1.conv", "head"]
+    parents = ["<root>", "<root>", "blocks.0", "blocks.0", "<root>", "blocks.1", "blocks.1"]
+    parents += ["<root>"]
+    assert [(nm(m), nm(p)) for m, p in net.modules(with_parent=True)] == [("<root>", None)] + list(
+        zip(mods, parents)
+    )
+    got = [(k, nm(m), nm(p)) for k, m, p in net.named_modules(prefix="net", with_parent=True)]
+    assert got == [("net", "<root>", None)] + [("net." + m, m, p) for m, p in zip(mods, parents)]
+    assert [k for k, _ in net.named_modules(recursive=False)] == [
+        "",
+        "act",
+        "blocks.0",
+        "blocks.1",
+        "head",
+    ]
+    top = ["act", "blocks.0", "blocks.1", "head"]
+    assert [k for k, _ in net.named_children(prefix="p")] == ["p." + k for k in top]
+    assert [(nm(m), nm(p)) for m, p in net.children(with_parent=True)] == [
+        (k, "<root>") for k in top
+    ]
+    got = [(k, nm(p)) for k, _, p in net.named_tensors(with_parent=True)]
+    assert got[:4] == [
+        ("blocks.0.bn.bias", "blocks.0.bn"),
+        ("blocks.0.bn.running_mean", "blocks.0.bn"),
+        ("blocks.0.bn.running_var", "blocks.0.bn"),
+        ("blocks.0.bn.weight", "blocks.0.bn"),
+    ]
+    assert got[-3:] == [("head.bias", "head"), ("head.weight", "head"), ("scale", "<root>")]
+    assert len(got) == 15
+    assert [k for k, _ in net.named_buffers(prefix="x")] == [
+        f"x.blocks.{i}.bn.running_{s}" for i in (0, 1) for s in ("mean", "var")
+    ]
+    assert [(nm(t), nm(p)) for t, p in net.parameters(with_parent=True)][-1] == (
+        "scale",
+        "<root>",
+    )
+    # seen: objects already visited are skipped, with what they hold.
+    skipped = [nm(m) for m in net.modules(seen={id(net.blocks[0])})]
+    assert skipped == ["<root>", "act", "blocks.1", "blocks.1.bn", "blocks.1.conv", "head"]
+    # The keywords each walk sets itself are not accepted again, as in MegEngine.
+    for call in (
+        lambda: net.tensors(predicate=bool),
+        lambda: net.modules(with_key=True),
+        lambda: net.parameters(bogus=1),
+    ):
+        with pytest.raises(TypeError):
+            list(call())

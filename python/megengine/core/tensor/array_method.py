@@ -247,7 +247,9 @@ class ArrayMethodMixin:
 
     def __reduce__(self):
         # type(self) keeps a Parameter a Parameter through pickle and copy.deepcopy.
-        return (_rebuild_tensor, (self.numpy(), self._dtype_name, self.device, type(self)))
+        # The plain canonical name ("cpu0"): the pickle needs no CompNode class.
+        device = _rt.canonical_device(self.device)
+        return (_rebuild_tensor, (self.numpy(), self._dtype_name, device, type(self)))
 
     def item(self, *args):
         """The value of a one-element tensor as a Python scalar."""

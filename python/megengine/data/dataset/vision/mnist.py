@@ -77,7 +77,7 @@ class MNIST(VisionDataset):
         train: the training set when ``True``, the test set otherwise.
         download: kept for MegEngine compatibility; files are never fetched, and missing files
             raise whatever its value.
-        timeout: kept for MegEngine compatibility (the download timeout); unused.
+        timeout: keyword-only, kept for older MegEngine scripts (the download timeout); unused.
 
     Returns:
         A map-style dataset of ``(image, label)`` items.
@@ -110,7 +110,12 @@ class MNIST(VisionDataset):
     )
 
     def __init__(
-        self, root: str | None = None, train: bool = True, download: bool = True, timeout: int = 500
+        self,
+        root: str | None = None,
+        train: bool = True,
+        download: bool = True,
+        *,
+        timeout: int = 500,
     ):
         super().__init__(
             root,
