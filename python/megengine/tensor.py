@@ -78,11 +78,7 @@ Tensor.device = property(
 def _flatten(self, start_axis=0, end_axis=-1):
     """The axes ``start_axis..end_axis`` (both included) merged into one; all of them by
     default, giving a 1-D tensor (as ``F.flatten``)."""
-    if start_axis == 0 and end_axis == -1:
-        return _array_method.reshape(self, (-1,))
-    from .functional.tensor import flatten  # here: functional imports this module
-
-    return flatten(self, start_axis, end_axis)
+    return _array_method.flatten(self, start_axis, end_axis)
 
 
 Tensor.flatten = _flatten
@@ -97,7 +93,10 @@ class Parameter(Tensor):
         data: initial values, as for :class:`Tensor`.
         dtype: dtype to convert to.
         device: where the parameter lives.
-        kwargs: the remaining keywords of :class:`Tensor` (``name``, ``is_const``, ...).
+        is_const: as for :class:`Tensor`.
+        no_cache: as for :class:`Tensor`.
+        name: a name for the parameter.
+        format: the memory format; only ``"default"`` exists.
 
     Examples:
         >>> import megengine as mge
@@ -106,8 +105,17 @@ class Parameter(Tensor):
         (True, (2,))
     """
 
-    def __init__(self, data=None, dtype=None, device=None, **kwargs):
-        super().__init__(data, dtype=dtype, device=device, **kwargs)
+    def __init__(
+        self,
+        data,
+        dtype=None,
+        device=None,
+        is_const=False,
+        no_cache=False,
+        name=None,
+        format="default",
+    ):
+        super().__init__(data, dtype, device, is_const, no_cache, name, format)
 
 
 _rt._install_operator_slots(Parameter)  # a subclass inherits the Python methods, not the slots

@@ -27,12 +27,7 @@ with open(os.path.join(HERE, "present.txt")) as f:
 
 # Mismatches that this test knows of, each with the reason it is not fixed yet: they are
 # expected to fail (strictly: once fixed, the entry must go).
-KNOWN_MISMATCHES = {
-    "megengine.Parameter.__init__": (
-        "Parameter takes is_const/no_cache/name/format only through **kwargs; it lives in "
-        "tensor.py, which the Tensor-attribute work of issue 10 is changing in parallel"
-    ),
-}
+KNOWN_MISMATCHES = {}
 
 # Defaults that differ from MegEngine's repr on purpose: {(name, parameter): (ours, reason)}.
 DEFAULT_EXCEPTIONS = {

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
+from ..core.tensor import array_method as _array_method
 from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
 from ..core.tensor.array_method import reshape as _reshape
 
@@ -402,15 +403,7 @@ def flatten(inp, start_axis=0, end_axis=-1):
         >>> F.flatten(F.zeros((2, 3, 4)), 1).shape
         (2, 12)
     """
-    x = as_tensor(inp)
-    if x.ndim == 0:
-        return _reshape(x, (1,))
-    s = _axis("flatten", start_axis, x.ndim)
-    e = _axis("flatten", end_axis, x.ndim)
-    if s > e:
-        raise ValueError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
-    shape = x.shape[:s] + (int(np.prod(x.shape[s : e + 1])),) + x.shape[e + 1 :]
-    return _reshape(x, shape)
+    return _array_method.flatten(as_tensor(inp), start_axis, end_axis)
 
 
 def transpose(inp, pattern):

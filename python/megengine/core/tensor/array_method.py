@@ -111,6 +111,23 @@ def reshape(x, shape):
     return apply(cached_op(builtin.Reshape, shape=shape), x)[0]
 
 
+def flatten(x, start_axis=0, end_axis=-1):
+    """``x`` with axes ``start_axis..end_axis`` (both included) merged into one; a 0-d tensor
+    becomes 1-d. Shared by ``Tensor.flatten`` and ``F.flatten``."""
+    ndim = x.ndim
+    if ndim == 0:
+        return reshape(x, (1,))
+    try:
+        start = _normalize_axis(int(start_axis), ndim)
+        end = _normalize_axis(int(end_axis), ndim)
+    except ValueError as e:
+        raise ValueError(f"flatten: {e}") from None
+    if start > end:
+        raise ValueError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
+    shape = x.shape
+    return reshape(x, (*shape[:start], int(np.prod(shape[start : end + 1])), *shape[end + 1 :]))
+
+
 def transpose(x, pattern):
     return apply(cached_op(builtin.Dimshuffle, pattern=tuple(int(p) for p in pattern)), x)[0]
 
