@@ -13,6 +13,8 @@ Tensor without a value. ``load`` therefore hands the unpickler, for every Tensor
 for, a stand-in whose ``__new__`` builds the tensor from those arguments; ``Tensor.__setstate__``
 (installed here) reads the state forms. Every tensor state is checked (class, dtype, shape,
 bytes, device) before a tensor is made from it, and a state that cannot be used is a ValueError.
+The default unpickler is pickle's pure-Python one, whose BUILD is checked for numpy's dtype and
+array states too: numpy trusts some of them, and a corrupt file must raise, not crash.
 
 As with any pickle, load only files you trust: unpickling can run arbitrary code.
 """
@@ -26,6 +28,7 @@ import tempfile
 
 import numpy as np
 
+from .core import _imperative_rt as _rt
 from .tensor import Parameter, Tensor
 from .tensor import _rt_init as _construct
 
@@ -205,11 +208,15 @@ def _mapped_device(device, map_location):
 def _fill(tensor, data, name, device, saved_device):
     """Gives an empty (``__new__``-made) tensor its value, then checks what was built."""
     try:
-        _construct(tensor, data, name, device)
+        _rt.canonical_device(device)  # a name that is not a device, or a GPU this machine lacks
     except Exception as e:
         raise _DeviceError(
             f"load: cannot place a tensor saved on {saved_device!r} ({e}); map_location can move it"
         ) from e
+    try:
+        _construct(tensor, data, name, device)
+    except Exception as e:
+        raise _StateError(f"a tensor of {data.shape} {name} could not be built ({e})") from e
     if tensor.shape != data.shape or tensor._dtype_name != name:
         raise _StateError(
             f"a tensor built as {tensor.shape} {tensor._dtype_name} from {data.shape} {name}"
@@ -248,7 +255,8 @@ def _tensor_setstate(self, state):
         missing = {"device", "dtype"} - set(state)
         if missing:
             raise _StateError(f"a Tensor state with data lacks {sorted(missing)}")
-        args = _tensor_args(state["data"], state["dtype"], state["device"], _map_location())
+        map_location = _LOAD_MAP_LOCATION.get()
+        args = _tensor_args(state["data"], state["dtype"], state["device"], map_location)
         _fill(self, *args, state["device"])
     elif not self._initialized:
         raise _StateError(
@@ -259,10 +267,6 @@ def _tensor_setstate(self, state):
 
 
 Tensor.__setstate__ = _tensor_setstate
-
-
-def _map_location():
-    return _LOAD_MAP_LOCATION.get()
 
 
 def _check_no_quantization(qparams):
@@ -486,14 +490,17 @@ class _LoadError(pickle.UnpicklingError, ValueError):
 def load(f, map_location=None, pickle_module=pickle):
     r"""Loads an object saved by :func:`save`, or by MegEngine's ``megengine.save``.
 
-    Files written by MegEngine 1.0 to 1.13 load too: their Tensors and Parameters (alone, in
-    lists and dicts, in an optimizer's state dict) come back as NeoMeg's, with their values,
-    dtype and device. MegEngine saves no tensor names, so a loaded tensor's ``name`` is None.
-    MegEngine's quantized dtypes and quantization parameters are refused (ValueError).
+    Files written by MegEngine 1.0 to 1.13 load too: their Tensors and Parameters (alone or in
+    lists, dicts and other objects) come back as NeoMeg's, with their values, dtype (bfloat16
+    included) and device; module and optimizer state dicts, which hold numpy arrays, load as
+    saved. MegEngine saves no tensor names, so a loaded tensor's ``name`` is None. MegEngine's
+    quantized dtypes and quantization parameters are refused.
 
     Every tensor in the file is checked (class, dtype, shape against its bytes, device) before
-    it is made; a file that cannot be read raises an error naming it, never a crash. As with
-    any pickle, load only files you trust: unpickling can run arbitrary code.
+    it is made. With the default ``pickle_module`` the file is read by pickle's pure-Python
+    unpickler, so that numpy's own states are checked too: a file that cannot be read raises an
+    error naming it, never crashes the process. As with any pickle, load only files you trust:
+    unpickling can run arbitrary code.
 
     Args:
         f: a path (str or ``os.PathLike``) or a binary file object opened for reading.
@@ -502,7 +509,8 @@ def load(f, map_location=None, pickle_module=pickle):
             devices to new ones (a key ``"gpu0"`` also matches ``"gpu0:1"``; others stay); a
             callable takes the saved device string (``"xpux:0"`` in MegEngine's files) and
             returns the new one.
-        pickle_module: the module whose ``Unpickler`` reads the data.
+        pickle_module: the module whose ``Unpickler`` reads the data (for ``pickle``, its
+            pure-Python ``_Unpickler``).
 
     Returns:
         the saved object, with Tensors and Parameters rebuilt on their devices.
