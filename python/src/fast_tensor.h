@@ -18,13 +18,17 @@ inline bool is_tensor(PyObject* obj) {
 
 // The TensorWrapper inside a Python Tensor (or subclass such as Parameter); nullptr for any
 // other object. Tensor has a single C++ base, so pybind11 keeps its value pointer in the
-// instance's simple layout; any other layout goes through pybind11's caster.
+// instance's simple layout; any other layout goes through pybind11's caster. A Tensor whose
+// value was never constructed (Tensor.__new__ without __init__) throws ValueError.
 inline TensorWrapper* tensor_of(PyObject* obj) {
     if (!is_tensor(obj))
         return nullptr;
     auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-    if (inst->simple_layout) [[likely]]
+    if (inst->simple_layout) [[likely]] {
+        if (!inst->simple_holder_constructed) [[unlikely]]
+            throw_uninitialized();
         return static_cast<TensorWrapper*>(inst->simple_value_holder[0]);
+    }
     return &py::handle(obj).cast<TensorWrapper&>();
 }
 

@@ -47,6 +47,10 @@ imperative::Tensor convert_dtype(const imperative::Tensor& t, dnn::DType dt) {
 
 }  // namespace
 
+void throw_uninitialized() {
+    throw py::value_error(kUninitializedMessage);
+}
+
 TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& dtype,
                                      const py::object& device) {
     CompNode cn = comp_node_from_py(device);
@@ -118,7 +122,11 @@ void init_tensor(py::module_& m) {
                  [](const TensorWrapper& t, const std::string& device) {
                      return TensorWrapper{t.value.copy_to(CompNode::load(device))};
                  })
-            .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); });
+            .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); })
+            // False only for a Tensor made by Tensor.__new__ without __init__; every other use
+            // of such a tensor raises ValueError.
+            .def_property_readonly("_initialized",
+                                   [](py::handle self) { return is_initialized(self.ptr()); });
     // shape, ndim, size, dtype: C getters (tensor_getters.cpp); apply and the operators:
     // fast_apply.cpp.
     fast::g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());

@@ -22,4 +22,41 @@ struct TensorWrapper {
 
 void init_tensor(py::module_& m);
 
+// Whether a Python Tensor's C++ value exists. Tensor.__new__ without __init__ (as unpickling
+// does with a class it is handed) leaves none; pybind11 would then give a method a pointer to
+// freshly allocated, unconstructed memory.
+inline bool is_initialized(PyObject* tensor) {
+    auto* inst = reinterpret_cast<py::detail::instance*>(tensor);
+    if (inst->simple_layout)
+        return inst->simple_holder_constructed;
+    return inst->get_value_and_holder().holder_constructed();
+}
+
+// The error for a Tensor without its C++ value (is_initialized false).
+inline constexpr const char* kUninitializedMessage =
+        "this Tensor has no value: it was created by Tensor.__new__ without __init__ (for "
+        "example unpickled from a state that was never applied); build tensors with Tensor(...) "
+        "and load checkpoints with megengine.load";
+
+// Throws py::value_error with kUninitializedMessage.
+[[noreturn]] void throw_uninitialized();
+
 }  // namespace neomeg::python
+
+// Every pybind11 conversion of a Python object to TensorWrapper (method self, arguments,
+// handle.cast) checks that the value was constructed, so an uninitialised Tensor raises
+// instead of reaching C++ with garbage.
+namespace pybind11::detail {
+template <>
+class type_caster<neomeg::python::TensorWrapper>
+    : public type_caster_base<neomeg::python::TensorWrapper> {
+public:
+    bool load(handle src, bool convert) {
+        // Checked before the base caster, which would allocate the missing value.
+        if (src && typeinfo && PyObject_TypeCheck(src.ptr(), typeinfo->type) &&
+            !neomeg::python::is_initialized(src.ptr()))
+            neomeg::python::throw_uninitialized();
+        return type_caster_base::load(src, convert);
+    }
+};
+}  // namespace pybind11::detail

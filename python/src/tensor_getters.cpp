@@ -9,13 +9,21 @@ namespace neomeg::python::fast {
 
 namespace {
 
-TensorWrapper& self_of(PyObject* self) {
-    // The getters are installed on Tensor, so self is a Tensor.
-    return *tensor_of(self);
+// The getters are installed on Tensor, so self is a Tensor; one without its C++ value
+// (is_initialized) has nothing to report: ValueError.
+const TensorWrapper* self_of(PyObject* self) {
+    if (!is_initialized(self)) [[unlikely]] {
+        PyErr_SetString(PyExc_ValueError, kUninitializedMessage);
+        return nullptr;
+    }
+    return tensor_of(self);
 }
 
 PyObject* get_shape(PyObject* self, void*) noexcept {
-    const dnn::TensorShape& s = self_of(self).value.shape();
+    const TensorWrapper* w = self_of(self);
+    if (!w)
+        return nullptr;
+    const dnn::TensorShape& s = w->value.shape();
     PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(s.ndim));
     if (!t)
         return nullptr;
@@ -25,11 +33,13 @@ PyObject* get_shape(PyObject* self, void*) noexcept {
 }
 
 PyObject* get_ndim(PyObject* self, void*) noexcept {
-    return PyLong_FromSize_t(self_of(self).value.shape().ndim);
+    const TensorWrapper* w = self_of(self);
+    return w ? PyLong_FromSize_t(w->value.shape().ndim) : nullptr;
 }
 
 PyObject* get_size(PyObject* self, void*) noexcept {
-    return PyLong_FromSize_t(self_of(self).value.shape().total_nr_elems());
+    const TensorWrapper* w = self_of(self);
+    return w ? PyLong_FromSize_t(w->value.shape().total_nr_elems()) : nullptr;
 }
 
 // numpy dtype objects by DTypeEnum, made once.
@@ -43,8 +53,11 @@ PyObject* numpy_dtype(dnn::DType dt) {
 }
 
 PyObject* get_dtype(PyObject* self, void*) noexcept {
+    const TensorWrapper* w = self_of(self);
+    if (!w)
+        return nullptr;
     try {
-        return numpy_dtype(self_of(self).value.dtype());
+        return numpy_dtype(w->value.dtype());
     } catch (py::error_already_set& e) {
         e.restore();
         return nullptr;
@@ -53,7 +66,10 @@ PyObject* get_dtype(PyObject* self, void*) noexcept {
 
 PyObject* get_dtype_name(PyObject* self, void*) noexcept {
     static std::array<PyObject*, 16> cache{};
-    dnn::DType dt = self_of(self).value.dtype();
+    const TensorWrapper* w = self_of(self);
+    if (!w)
+        return nullptr;
+    dnn::DType dt = w->value.dtype();
     PyObject*& slot = cache.at(static_cast<size_t>(dt.enumv()));
     if (!slot)
         slot = PyUnicode_InternFromString(dt.name());
