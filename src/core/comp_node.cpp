@@ -151,6 +151,9 @@ void CompNode::free(void* ptr) const {
 MemoryStats CompNode::memory_stats() const {
     return impl().allocator.stats();
 }
+void CompNode::reset_peak_memory_stats() const {
+    impl().allocator.reset_peak();
+}
 void CompNode::empty_cache() const {
     impl().allocator.empty_cache();
 }

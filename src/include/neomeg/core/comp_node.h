@@ -40,6 +40,7 @@ public:
     void* alloc(size_t size) const;
     void free(void* ptr) const;
     MemoryStats memory_stats() const;
+    void reset_peak_memory_stats() const;
     void empty_cache() const;
     // Waits until all work queued on this node has finished.
     void sync() const;
