@@ -93,4 +93,5 @@ PYBIND11_MODULE(_imperative_rt, m) {
     m.def("reset_peak_memory_stats",
           [](const std::string& device) { CompNode::load(device).reset_peak_memory_stats(); });
     m.def("empty_cache", [](const std::string& device) { CompNode::load(device).empty_cache(); });
+    m.def("empty_all_caches", &CompNode::empty_all_caches);
 }

@@ -42,6 +42,8 @@ public:
     MemoryStats memory_stats() const;
     void reset_peak_memory_stats() const;
     void empty_cache() const;
+    // empty_cache() of every node loaded so far.
+    static void empty_all_caches();
     // Waits until all work queued on this node has finished.
     void sync() const;
 
