@@ -202,7 +202,8 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    p.grad._reset(p.grad * 0)
+                    zeros = np.zeros(p.grad.shape, p.grad.dtype)
+                    p.grad._reset(Tensor(zeros, device=p.grad.device))
 
     def backward(self, loss):
         """Not an optimizer's job in MegEngine: gradients come from ``autodiff.GradManager``.
