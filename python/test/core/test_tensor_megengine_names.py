@@ -89,6 +89,7 @@ def test_reset_zero_keeps_object_shape_dtype_and_kind():
 
 
 def test_create_qparams_and_dtype_metas():
+    assert mge.quantization.QParams is QParams  # a submodule reachable from the package
     q = create_qparams(QuantMode.ASYMMERTIC, "quint8", mge.Tensor([0.1]), mge.Tensor([3.0]))
     assert q.dtype_meta == ("quint8", "Quantized8Asymm", "uint8", 0, 255, True)
     assert create_qparams(dtype_meta="qint4").dtype_meta[3:] == (-8, 7, False)
