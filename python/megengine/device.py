@@ -2,20 +2,66 @@
 
 Device names are MegEngine's: ``"cpu0"``, ``"cpux"`` (any CPU), ``"xpux"`` (the default: a GPU
 when one is usable, else the CPU), ``"gpu0"``, with an optional ``":<stream>"``.
+
+NeoMeg has no CUDA, ROCm, Cambricon or Atlas backend yet, so the queries about them answer as a
+CPU-only build of MegEngine does: not available, version -1, and a RuntimeError for a device
+index (there is none). The memory queries read each device's caching allocator: every
+``"cpu<N>[:<stream>]"`` queue has an allocator of its own, so their numbers are per queue.
 """
 
+import enum
+import numbers
 import os
+import warnings
 
 from .core import _imperative_rt as _rt
 from .core.comp_node import CompNode
 
 __all__ = [
+    "coalesce_free_memory",
+    "get_allocated_memory",
+    "get_cuda_compute_capability",
+    "get_cuda_device_property",
+    "get_cuda_driver_version",
+    "get_cuda_version",
+    "get_cudnn_version",
     "get_default_device",
     "get_device_count",
+    "get_max_allocated_memory",
+    "get_max_reserved_memory",
     "get_mem_status_bytes",
+    "get_reserved_memory",
+    "get_tensorrt_version",
+    "is_atlas_available",
+    "is_cambricon_available",
     "is_cuda_available",
+    "is_rocm_available",
+    "reset_max_memory_stats",
     "set_default_device",
+    "set_prealloc_config",
 ]
+
+
+class DeviceType(enum.IntEnum):
+    """Kinds of device, numbered as MegEngine's ``DeviceType``.
+
+    Args:
+        value: the number of a kind (``DeviceType(1)`` is ``DeviceType.CUDA``).
+
+    Examples:
+        >>> from megengine.device import DeviceType
+        >>> DeviceType.CUDA.name, int(DeviceType.CPU)
+        ('CUDA', 2)
+    """
+
+    UNSPEC = 0
+    CUDA = 1
+    CPU = 2
+    CAMBRICON = 3
+    ROCM = 8
+    ATLAS = 9
+    MULTITHREAD = 11
+    MAX_DEVICE_ID = 12
 
 
 def is_cuda_available():
@@ -103,3 +149,344 @@ def get_mem_status_bytes(device=None):
         True
     """
     return CompNode(device or get_default_device()).get_mem_status_bytes
+
+
+def is_rocm_available():
+    """Whether an AMD ROCm device is usable in this process.
+
+    Returns:
+        False: NeoMeg has no ROCm backend.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.is_rocm_available()
+        False
+    """
+    return False
+
+
+def is_cambricon_available():
+    """Whether a Cambricon device is usable in this process.
+
+    Returns:
+        False: NeoMeg has no Cambricon backend.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.is_cambricon_available()
+        False
+    """
+    return False
+
+
+def is_atlas_available():
+    """Whether a Huawei Atlas device is usable in this process.
+
+    Returns:
+        False: NeoMeg has no Atlas backend.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.is_atlas_available()
+        False
+    """
+    return False
+
+
+def _device_count_of(device_type):
+    if not isinstance(device_type, DeviceType):
+        raise TypeError(
+            f"device_type must be a megengine.device.DeviceType, got {type(device_type).__name__}"
+        )
+    return _rt.get_cuda_device_count() if device_type == DeviceType.CUDA else 0
+
+
+def get_cuda_device_property(device, device_type=DeviceType.CUDA):
+    """Properties (name, compute capability, memory) of a CUDA device.
+
+    Args:
+        device: the device number.
+        device_type: the kind of device; :attr:`DeviceType.CUDA`.
+
+    Returns:
+        the device's properties. Without such a device (always, until NeoMeg has a CUDA
+        backend) it raises RuntimeError, as MegEngine does on a machine without one.
+
+    Examples:
+        >>> import megengine as mge
+        >>> try:
+        ...     mge.get_cuda_device_property(0)
+        ... except RuntimeError as e:
+        ...     print("no gpu" if not mge.is_cuda_available() else e)
+        no gpu
+    """
+    if not isinstance(device, numbers.Integral) or isinstance(device, bool):
+        raise TypeError(f"device must be an int, got {type(device).__name__}")
+    count = _device_count_of(device_type)
+    if not 0 <= device < count:
+        raise RuntimeError(
+            f"request {device_type.name.lower()} device {device} out of valid range [0, {count})"
+        )
+    raise NotImplementedError("device properties come with NeoMeg's CUDA backend")
+
+
+def get_cuda_compute_capability(device, device_type=DeviceType.CUDA):
+    """Compute capability (SM version) of a CUDA device.
+
+    Args:
+        device: the device number.
+        device_type: the kind of device; :attr:`DeviceType.CUDA`.
+
+    Returns:
+        ``major * 10 + minor`` (e.g. 80 for an A100). Without such a device it raises
+        RuntimeError, as MegEngine does on a machine without one.
+
+    Examples:
+        >>> import megengine as mge
+        >>> try:
+        ...     mge.get_cuda_compute_capability(0)
+        ... except RuntimeError as e:
+        ...     print("no gpu" if not mge.is_cuda_available() else e)
+        no gpu
+    """
+    prop = get_cuda_device_property(device, device_type)
+    return prop.major * 10 + prop.minor
+
+
+def get_cuda_version():
+    """The CUDA version NeoMeg was built with.
+
+    Returns:
+        ``CUDA_VERSION_MAJOR * 1000 + CUDA_VERSION_MINOR * 10``, or -1 in a build without the
+        CUDA backend (which is every build for now), as MegEngine's CPU build answers.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.get_cuda_version()
+        -1
+    """
+    return -1
+
+
+def get_cudnn_version():
+    """The cuDNN version NeoMeg was built with.
+
+    Returns:
+        ``CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL``, or -1 in a build without
+        the CUDA backend (every build for now), as MegEngine's CPU build answers.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.get_cudnn_version()
+        -1
+    """
+    return -1
+
+
+def get_tensorrt_version():
+    """The TensorRT version NeoMeg was built with.
+
+    Returns:
+        -1: NeoMeg does not use TensorRT (MegEngine's answer in a build without it).
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.get_tensorrt_version()
+        -1
+    """
+    return -1
+
+
+def get_cuda_driver_version():
+    """The newest CUDA version the installed driver supports.
+
+    Returns:
+        a version number as :func:`get_cuda_version`'s, or -1 in a build without the CUDA
+        backend (every build for now), as MegEngine's CPU build answers.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.get_cuda_driver_version()
+        -1
+    """
+    return -1
+
+
+def _stats(device):
+    if device is None:
+        device = get_default_device()
+    elif not isinstance(device, str):
+        raise TypeError(f"device must be a device name (str) or None, got {type(device).__name__}")
+    return _rt.memory_stats(_rt.canonical_device(device))
+
+
+def get_allocated_memory(device=None):
+    """Bytes currently held by tensors (and kernel workspaces) on a device.
+
+    Args:
+        device: a device name; the default device when None.
+
+    Returns:
+        an int: the bytes the device's caching allocator has handed out and not got back
+        (each block rounded up to its size class).
+
+    Examples:
+        >>> import megengine as mge
+        >>> before = mge.get_allocated_memory("cpu5")
+        >>> x = mge.Tensor([0.0] * 1024, device="cpu5")
+        >>> mge.get_allocated_memory("cpu5") - before
+        4096
+    """
+    return _stats(device)["allocated"]
+
+
+def get_reserved_memory(device=None):
+    """Bytes the caching allocator of a device holds: in use plus cached for reuse.
+
+    Args:
+        device: a device name; the default device when None.
+
+    Returns:
+        an int, at least :func:`get_allocated_memory`.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.get_reserved_memory("cpu0") >= mge.get_allocated_memory("cpu0")
+        True
+    """
+    return _stats(device)["reserved"]
+
+
+def get_max_allocated_memory(device=None):
+    """The most bytes held by tensors on a device at once, since the start or the last
+    :func:`reset_max_memory_stats`.
+
+    Args:
+        device: a device name; the default device when None.
+
+    Returns:
+        an int.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.reset_max_memory_stats("cpu5")
+        >>> x = mge.Tensor([0.0] * 1024, device="cpu5")
+        >>> del x
+        >>> mge.get_max_allocated_memory("cpu5") - mge.get_allocated_memory("cpu5")
+        4096
+    """
+    return _stats(device)["peak_allocated"]
+
+
+def get_max_reserved_memory(device=None):
+    """The most bytes the caching allocator of a device has held at once, since the start or
+    the last :func:`reset_max_memory_stats`.
+
+    Args:
+        device: a device name; the default device when None.
+
+    Returns:
+        an int, at least :func:`get_reserved_memory`.
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.get_max_reserved_memory("cpu0") >= mge.get_reserved_memory("cpu0")
+        True
+    """
+    return _stats(device)["peak_reserved"]
+
+
+def reset_max_memory_stats(device=None):
+    """Restarts the maxima of :func:`get_max_allocated_memory` and
+    :func:`get_max_reserved_memory` from the current values.
+
+    Args:
+        device: a device name; the default device when None.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.reset_max_memory_stats("cpu0")
+        >>> mge.get_max_allocated_memory("cpu0") == mge.get_allocated_memory("cpu0")
+        True
+    """
+    if device is None:
+        device = get_default_device()
+    elif not isinstance(device, str):
+        raise TypeError(f"device must be a device name (str) or None, got {type(device).__name__}")
+    _rt.reset_peak_memory_stats(_rt.canonical_device(device))
+
+
+def set_prealloc_config(
+    alignment=1,
+    min_req=32 * 1024 * 1024,
+    max_overhead=0,
+    growth_factor=2.0,
+    device_type=DeviceType.CUDA,
+):
+    """Sets how a device's allocator grows its pool (MegEngine's CUDA pre-allocation).
+
+    The arguments are checked as MegEngine checks them. NeoMeg has no CUDA allocator to apply
+    them to yet, so for :attr:`DeviceType.CUDA` the call changes nothing (as in MegEngine's
+    CPU build); for any other kind it warns, as MegEngine does, that the kind is unsupported.
+
+    Args:
+        alignment: alignment of a request in bytes, > 0.
+        min_req: the smallest request to the system in bytes, > 0.
+        max_overhead: the most bytes a request may exceed what is needed, >= 0.
+        growth_factor: how much a request grows with what is allocated, >= 1.
+        device_type: the kind of device to configure.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.set_prealloc_config(alignment=512, min_req=64 << 20, growth_factor=1.5)
+    """
+    for name, value, low in (
+        ("alignment", alignment, 1),
+        ("min_req", min_req, 1),
+        ("max_overhead", max_overhead, 0),
+    ):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            raise TypeError(f"set_prealloc_config: {name} must be an int, got {value!r}")
+        if value < low:
+            raise ValueError(f"set_prealloc_config: {name} must be >= {low}, got {value}")
+    if not isinstance(growth_factor, numbers.Real) or isinstance(growth_factor, bool):
+        raise TypeError(
+            f"set_prealloc_config: growth_factor must be a number, got {growth_factor!r}"
+        )
+    if not growth_factor >= 1:
+        raise ValueError(f"set_prealloc_config: growth_factor must be >= 1, got {growth_factor}")
+    if not isinstance(device_type, DeviceType):
+        raise TypeError(
+            "set_prealloc_config: device_type must be a megengine.device.DeviceType, got "
+            f"{type(device_type).__name__}"
+        )
+    if device_type != DeviceType.CUDA:
+        warnings.warn(
+            f"set_prealloc_config: unsupported device type {device_type.name}", stacklevel=2
+        )
+
+
+def coalesce_free_memory():
+    """Gives the memory that the caching allocators keep for reuse back to the system.
+
+    Every device's cached (free) blocks are released; blocks in use are untouched, so
+    :func:`get_reserved_memory` drops to :func:`get_allocated_memory`.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import megengine as mge
+        >>> x = mge.Tensor([0.0] * 4096, device="cpu5")
+        >>> del x
+        >>> mge.coalesce_free_memory()
+        >>> mge.get_reserved_memory("cpu5") == mge.get_allocated_memory("cpu5")
+        True
+    """
+    _rt.empty_all_caches()

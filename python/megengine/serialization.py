@@ -32,7 +32,52 @@ from .core import _imperative_rt as _rt
 from .tensor import Parameter, Tensor
 from .tensor import _rt_init as _construct
 
-__all__ = ["load", "save"]
+__all__ = ["dmap", "load", "save"]
+
+# MegEngine's class attribute: the device map of the unpickling in progress (see dmap)
+Tensor.dmap_callback = None
+
+
+class dmap:
+    """Maps the devices of the tensors unpickled inside a ``with`` block, by plain ``pickle``
+    or by :func:`load` without a ``map_location`` (an explicit one takes precedence).
+
+    Args:
+        map_location: a callable that takes the device name a tensor was saved from (e.g.
+            ``"cpu0"``) and returns the device name to create it on.
+
+    Returns:
+        the context manager; ``with`` gives the dmap itself.
+
+    Examples:
+        >>> import pickle
+        >>> import megengine as mge
+        >>> from megengine.serialization import dmap
+        >>> data = pickle.dumps(mge.Tensor([1.0, 2.0], device="cpu0"))
+        >>> with dmap(lambda device: "cpu1"):
+        ...     t = pickle.loads(data)
+        >>> t.device == "cpu1"
+        True
+    """
+
+    def __init__(self, map_location):
+        if not callable(map_location):
+            raise TypeError(
+                "dmap: map_location must be a callable from a device name to a device name, "
+                f"got {type(map_location).__name__}"
+            )
+        self.map_location = map_location
+        self._outer = None
+
+    def __enter__(self):
+        # a staticmethod, so that reading it from the class gives the plain callable; the
+        # outer block's map is restored on exit (MegEngine's resets it to None)
+        self._outer = vars(Tensor).get("dmap_callback")
+        Tensor.dmap_callback = staticmethod(self.map_location)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        Tensor.dmap_callback = self._outer
 
 
 def _rebuild(kind, array, dtype, device, map_location=None):
@@ -40,6 +85,8 @@ def _rebuild(kind, array, dtype, device, map_location=None):
     if kind not in ("Tensor", "Parameter"):
         raise _StateError(f"a tensor record of kind {kind!r} (Tensor or Parameter)")
     cls = Parameter if kind == "Parameter" else Tensor
+    if map_location is None:
+        map_location = Tensor.dmap_callback
     return _checked_tensor(cls, array, dtype, device, map_location)
 
 
@@ -550,6 +597,8 @@ def load(f, map_location=None, pickle_module=pickle):
 
 
 def _load(f, map_location, pickle_module, name):
+    if map_location is None:
+        map_location = Tensor.dmap_callback  # a dmap block around the load
     if not (
         map_location is None or isinstance(map_location, (str, dict)) or callable(map_location)
     ):

@@ -6,6 +6,10 @@ it: operators and methods build ops from ``megengine.core.ops.builtin`` and run 
 ``apply``, which crosses into C++ (``imperative/src/apply.cpp``) once.
 """
 
+import warnings
+
+import numpy as np
+
 from .core import _imperative_rt as _rt
 from .core.comp_node import CompNode as _CompNode
 from .core.tensor import array_method as _array_method
@@ -82,6 +86,114 @@ def _flatten(self, start_axis=0, end_axis=-1):
 
 
 Tensor.flatten = _flatten
+
+
+_FORMATS = ("default", "nchw", "nhwc")
+
+
+def _format_get(self):
+    return "default"
+
+
+def _format_set(self, format):
+    if not isinstance(format, str):
+        raise TypeError(f"Tensor.format must be a str, got {type(format).__name__}")
+    if format not in _FORMATS:
+        raise ValueError(f"Tensor.format: {format!r} is not one of {_FORMATS}")
+    if format != "default":
+        raise NotImplementedError(
+            f"Tensor.format: NeoMeg tensors have only the 'default' format, not {format!r}"
+        )
+
+
+Tensor.format = property(
+    _format_get,
+    _format_set,
+    doc="""The memory format: ``"default"``, the only one NeoMeg tensors have.
+
+Setting ``"default"`` changes nothing; MegEngine's ``"nchw"``/``"nhwc"`` raise
+NotImplementedError, any other value ValueError (TypeError for a non-string).""",
+)
+Tensor._qparams = None  # instances set their own on first use
+
+
+def _qparams(self):
+    from .quantization.utils import create_qparams
+
+    if self._qparams is None:
+        self._qparams = create_qparams()
+    return self._qparams
+
+
+Tensor.qparams = property(
+    _qparams,
+    doc="""The tensor's quantization parameters, a :class:`~.quantization.QParams`.
+
+A float tensor's are MegEngine's default: symmetric mode, no dtype, scale or zero point. The
+object is made on first use and then kept, so changes to it stay with the tensor.""",
+)
+
+
+def _set_value(self, value):
+    """Replaces the tensor's contents, keeping the Python object (deprecated: MegEngine
+    recommends ``x[...] = value``).
+
+    Args:
+        value: a Tensor, whose values, shape, dtype and device the tensor takes, or array-like
+            data, converted to the tensor's dtype and device.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import warnings
+        >>> import megengine as mge
+        >>> x = mge.Tensor([1.0, 2.0])
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     x.set_value([5, 6])
+        >>> x.numpy().tolist(), x.dtype.name
+        ([5.0, 6.0], 'float32')
+    """
+    warnings.warn(
+        "Tensor.set_value is deprecated since MegEngine 1.0: use tensor[...] = value",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if not isinstance(value, Tensor):
+        value = Tensor(value, dtype=self.dtype, device=self.device)
+    self._reset(value)
+
+
+def _reset_zero(self):
+    """Sets every element to zero, keeping the Python object, shape, dtype and device
+    (deprecated: MegEngine recommends ``x *= 0``).
+
+    Unlike MegEngine's ``self *= 0``, an inf or NaN element becomes 0 too.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import warnings
+        >>> import megengine as mge
+        >>> x = mge.Tensor([1, 2], dtype="int32")
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     x.reset_zero()
+        >>> x.numpy().tolist(), x.dtype.name
+        ([0, 0], 'int32')
+    """
+    warnings.warn(
+        "Tensor.reset_zero is deprecated since MegEngine 1.0: use tensor *= 0",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    self._reset(Tensor(np.zeros(self.shape, self.dtype), device=self.device))
+
+
+Tensor.set_value = _set_value
+Tensor.reset_zero = _reset_zero
 
 tensor = Tensor
 

@@ -87,6 +87,11 @@ PYBIND11_MODULE(_imperative_rt, m) {
         d["allocated"] = s.allocated;
         d["peak_allocated"] = s.peak_allocated;
         d["reserved"] = s.reserved;
+        d["peak_reserved"] = s.peak_reserved;
         return d;
     });
+    m.def("reset_peak_memory_stats",
+          [](const std::string& device) { CompNode::load(device).reset_peak_memory_stats(); });
+    m.def("empty_cache", [](const std::string& device) { CompNode::load(device).empty_cache(); });
+    m.def("empty_all_caches", &CompNode::empty_all_caches);
 }

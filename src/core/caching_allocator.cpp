@@ -46,6 +46,7 @@ void* CachingAllocator::alloc(size_t size) {
         if (!ptr)
             throw std::bad_alloc();
         m_stats.reserved += rounded;
+        m_stats.peak_reserved = std::max(m_stats.peak_reserved, m_stats.reserved);
         ++m_stats.nr_system_allocs;
     }
     m_in_use.emplace(ptr, got);
@@ -87,6 +88,7 @@ MemoryStats CachingAllocator::stats() const {
 void CachingAllocator::reset_peak() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stats.peak_allocated = m_stats.allocated;
+    m_stats.peak_reserved = m_stats.reserved;
 }
 
 }  // namespace neomeg

@@ -31,6 +31,17 @@ struct CompNode::Impl {
 
 namespace {
 
+// The interned nodes, by canonical name. Never destroyed: tensors may be freed during static
+// destruction.
+struct Registry {
+    std::mutex mutex;
+    std::map<std::string, std::unique_ptr<CompNode::Impl>> nodes;
+};
+Registry& registry() {
+    static auto* reg = new Registry();
+    return *reg;
+}
+
 void* host_alloc(size_t size) {
     return std::aligned_alloc(CachingAllocator::kAlignment, size);
 }
@@ -113,15 +124,20 @@ CompNode CompNode::load(std::string_view name) {
         canonical.append(std::to_string(stream));
     }
 
-    static std::mutex mutex;
-    // Interned for the process lifetime: tensors may be destroyed during static destruction.
-    static auto* nodes = new std::map<std::string, std::unique_ptr<Impl>>();
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = (*nodes)[canonical];
+    auto& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    auto& slot = reg.nodes[canonical];
     if (!slot)
         slot = std::make_unique<Impl>(type, index, stream, canonical, make_cpu_handle(), host_alloc,
                                       host_free);
     return CompNode(slot.get());
+}
+
+void CompNode::empty_all_caches() {
+    auto& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    for (auto& [name, impl] : reg.nodes)
+        impl->allocator.empty_cache();
 }
 
 CompNode::Impl& CompNode::impl() const {
@@ -150,6 +166,9 @@ void CompNode::free(void* ptr) const {
 }
 MemoryStats CompNode::memory_stats() const {
     return impl().allocator.stats();
+}
+void CompNode::reset_peak_memory_stats() const {
+    impl().allocator.reset_peak();
 }
 void CompNode::empty_cache() const {
     impl().allocator.empty_cache();

@@ -78,6 +78,35 @@ TEST(CachingAllocator, ReusesFreedBlocksAndTracksPeak) {
     EXPECT_EQ(cn.memory_stats().reserved, 0u);
 }
 
+TEST(CachingAllocator, EmptyAllCachesReleasesEveryNodesFreeBlocks) {
+    auto a = CompNode::load("cpu8"), b = CompNode::load("cpu9:1");
+    a.free(a.alloc(2000));
+    void* held = b.alloc(3000);
+    b.free(b.alloc(5000));
+    CompNode::empty_all_caches();
+    EXPECT_EQ(a.memory_stats().reserved, 0u);
+    EXPECT_EQ(b.memory_stats().reserved, 3072u);  // the block in use stays
+    b.free(held);
+    b.empty_cache();
+}
+
+TEST(CachingAllocator, PeakReservedOutlivesEmptyCacheUntilReset) {
+    CachingAllocator a([](size_t n) { return std::aligned_alloc(64, n); },
+                       [](void* p) { std::free(p); });
+    void* p = a.alloc(3 << 20);
+    void* q = a.alloc(1000);
+    a.free(p);
+    EXPECT_EQ(a.stats().peak_reserved, (3u << 20) + 1024u);
+    EXPECT_EQ(a.stats().peak_allocated, (3u << 20) + 1024u);
+    a.empty_cache();  // the 3 MiB block goes back to the system; the peak stays
+    EXPECT_EQ(a.stats().reserved, 1024u);
+    EXPECT_EQ(a.stats().peak_reserved, (3u << 20) + 1024u);
+    a.reset_peak();
+    EXPECT_EQ(a.stats().peak_reserved, 1024u);
+    EXPECT_EQ(a.stats().peak_allocated, 1024u);
+    a.free(q);
+}
+
 TEST(CachingAllocator, SmallRequestDoesNotPinHugeBlock) {
     CachingAllocator a([](size_t n) { return std::aligned_alloc(64, n); },
                        [](void* p) { std::free(p); });

@@ -4,7 +4,7 @@ clipping. Updates run as tensor ops and write parameters in place (``Tensor._res
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .clip_grad import clip_grad_norm, clip_grad_value
-from .lamb import LAMB
+from .lamb import LAMB, LAMBFp16
 from .lr_scheduler import LRScheduler, MultiStepLR
 from .optimizer import Optimizer
 from .sgd import SGD
@@ -16,6 +16,7 @@ __all__ = [
     "Adagrad",
     "Adam",
     "AdamW",
+    "LAMBFp16",
     "LRScheduler",
     "MultiStepLR",
     "Optimizer",

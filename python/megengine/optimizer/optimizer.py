@@ -8,6 +8,7 @@ its identity and its GradManager attachment.
 """
 
 import copy
+import warnings
 
 import numpy as np
 
@@ -174,6 +175,74 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None
+
+    def zero_grad(self):
+        """Sets every existing gradient to zeros, in place (deprecated: use :meth:`clear_grad`).
+
+        Returns:
+            None
+
+        Examples:
+            >>> import warnings
+            >>> import megengine as mge
+            >>> import megengine.optimizer as optim
+            >>> w = mge.Parameter([1.0, 2.0])
+            >>> w.grad = mge.Tensor([3.0, 4.0])
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore", DeprecationWarning)
+            ...     optim.SGD([w], lr=0.1).zero_grad()
+            >>> w.grad.numpy().tolist()
+            [0.0, 0.0]
+        """
+        warnings.warn(
+            "Optimizer.zero_grad is deprecated since MegEngine 1.0: use clear_grad instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    zeros = np.zeros(p.grad.shape, p.grad.dtype)
+                    p.grad._reset(Tensor(zeros, device=p.grad.device))
+
+    def backward(self, loss):
+        """Not an optimizer's job in MegEngine: gradients come from ``autodiff.GradManager``.
+
+        Args:
+            loss: ignored.
+
+        Returns:
+            never; raises NotImplementedError, as MegEngine does.
+
+        Examples:
+            >>> import megengine as mge
+            >>> import megengine.optimizer as optim
+            >>> try:
+            ...     optim.SGD([mge.Parameter([1.0])], lr=0.1).backward(None)
+            ... except NotImplementedError as e:
+            ...     print(e)
+            use autodiff.GradManager instead
+        """
+        raise NotImplementedError("use autodiff.GradManager instead")
+
+    def bcast_param(self):
+        """Not an optimizer's job in MegEngine: parameters are broadcast across processes with
+        ``distributed.bcast_list_``.
+
+        Returns:
+            never; raises NotImplementedError, as MegEngine 1.13 does in every process,
+            distributed or not.
+
+        Examples:
+            >>> import megengine as mge
+            >>> import megengine.optimizer as optim
+            >>> try:
+            ...     optim.SGD([mge.Parameter([1.0])], lr=0.1).bcast_param()
+            ... except NotImplementedError as e:
+            ...     print(e)
+            use distributed.bcast_list_ instead
+        """
+        raise NotImplementedError("use distributed.bcast_list_ instead")
 
     def state_dict(self, keep_var=False):
         """The optimizer's hyperparameters and state, with parameters named by their index.

@@ -340,7 +340,12 @@ def _dtype_name(dtype):
 
 
 def _rebuild_tensor(array, dtype, device, cls=None):
-    return (cls or Tensor)(array, dtype=dtype, device=device)
+    cls = cls or Tensor
+    # set by megengine.serialization.dmap: maps the devices of tensors unpickled in its block
+    dmap_callback = getattr(cls, "dmap_callback", None)
+    if dmap_callback is not None:
+        device = dmap_callback(device)
+    return cls(array, dtype=dtype, device=device)
 
 
 def install(cls):

@@ -15,6 +15,7 @@ struct MemoryStats {
     size_t allocated = 0;       // bytes handed out and not yet freed
     size_t peak_allocated = 0;  // maximum of `allocated` since creation or reset_peak()
     size_t reserved = 0;        // bytes obtained from the system (allocated + cached)
+    size_t peak_reserved = 0;   // maximum of `reserved` since creation or reset_peak()
     size_t nr_system_allocs = 0;
 };
 
@@ -41,6 +42,7 @@ public:
     void empty_cache();
 
     MemoryStats stats() const;
+    // Restarts both peaks (allocated and reserved) from the current values.
     void reset_peak();
 
     // Size a request is rounded to: multiples of 512 bytes up to 1 MiB, of 1 MiB above.

@@ -40,7 +40,10 @@ public:
     void* alloc(size_t size) const;
     void free(void* ptr) const;
     MemoryStats memory_stats() const;
+    void reset_peak_memory_stats() const;
     void empty_cache() const;
+    // empty_cache() of every node loaded so far.
+    static void empty_all_caches();
     // Waits until all work queued on this node has finished.
     void sync() const;
 

@@ -30,6 +30,7 @@ __all__ = [
     "SaturationTransform",
     "ShortestEdgeResize",
     "ToMode",
+    "TorchTransformCompose",
     "VisionTransform",
 ]
 
@@ -342,6 +343,78 @@ class Compose(VisionTransform):
             if columns is None:
                 return None
         return columns
+
+
+class TorchTransformCompose(VisionTransform):
+    r"""Applies torchvision transforms (which work on PIL images) to the image field.
+
+    The BGR ``(H, W, 3)`` image becomes an RGB PIL image, goes through the transforms in order,
+    and comes back as a BGR uint8 array; other fields pass through. As in MegEngine, a first
+    axis of length 3 is read as channels first (the channels are reversed on that axis), and
+    torchvision transforms that return tensors (``ToTensor``, ``Normalize``) are not supported:
+    the result must be a PIL image or an array. A one-channel image, ``(H, W, 1)``, goes in as
+    a grey PIL image, and a grey result comes back as ``(H, W, 1)`` (MegEngine fails on both).
+    Needs Pillow (imported on first use).
+
+    Args:
+        transforms: callables from a PIL image to a PIL image (torchvision transforms),
+            applied in list order.
+        order: the field names of a sample, as for :class:`VisionTransform`.
+
+    Examples:
+        With torchvision (and Pillow) installed:
+
+        .. code-block:: python
+
+            import torchvision.transforms as tvt
+            t = TorchTransformCompose([tvt.ColorJitter(0.4, 0.4), tvt.RandomRotation(10)])
+            image = t.apply(bgr_image)  # a BGR uint8 array again
+
+        >>> from megengine.data.transform import TorchTransformCompose
+        >>> t = TorchTransformCompose([lambda img: img], order=("image", "image_category"))
+        >>> len(t.transforms), t.order
+        (1, ('image', 'image_category'))
+    """
+
+    def __init__(self, transforms, *, order=None):
+        super().__init__(order)
+        transforms = list(transforms)
+        for t in transforms:
+            if not callable(t):
+                raise TypeError(
+                    f"TorchTransformCompose: transforms must be callables, got {type(t).__name__}"
+                )
+        self.transforms = transforms
+
+    def _apply_image(self, image):
+        from PIL import Image
+
+        try:
+            import accimage
+        except ImportError:
+            accimage = None
+
+        image = np.asarray(image)
+        if image.ndim == 3 and image.shape[2] == 1:
+            image = image[:, :, 0]  # PIL's grey images are 2-D
+        if image.shape[0] == 3:  # CHW
+            image = np.ascontiguousarray(image[[2, 1, 0]])
+        elif image.ndim == 3 and image.shape[2] == 3:  # HWC
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+        image = Image.fromarray(image.astype(np.uint8))
+        for t in self.transforms:
+            image = t(image)
+        if isinstance(image, Image.Image) or (
+            accimage is not None and isinstance(image, accimage.Image)
+        ):
+            image = np.array(image, dtype=np.uint8)
+        if image.ndim == 2:
+            return image[:, :, None]
+        if image.shape[0] == 3:  # CHW
+            image = np.ascontiguousarray(image[[2, 1, 0]])
+        elif image.shape[2] == 3:  # HWC
+            image = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+        return image
 
 
 class Pad(VisionTransform):
