@@ -1,7 +1,9 @@
 #include "neomeg/graph/graph.h"
 
 #include <algorithm>
+#include <queue>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "neomeg/dnn/errors.h"
@@ -222,41 +224,48 @@ std::vector<OperatorNode*> ComputingGraph::topo_order() const {
 std::vector<OperatorNode*> ComputingGraph::topo_order(std::span<VarNode* const> outputs) const {
     for (size_t i = 0; i < outputs.size(); ++i)
         check_owned(outputs[i], "output", i);
-    // Depth-first post-order from the outputs; each node's inputs in slot order. Starting from
-    // the outputs sorted by their producers' ids keeps creation order where the graph allows it.
-    std::vector<OperatorNode*> roots;
+    // The nodes the outputs need...
+    std::unordered_set<const OperatorNode*> needed;
+    std::vector<OperatorNode*> stack;
     for (VarNode* v : outputs)
-        if (v->owner())
-            roots.push_back(v->owner());
-    std::stable_sort(roots.begin(), roots.end(), [](const OperatorNode* a, const OperatorNode* b) {
-        return a->id() < b->id();
-    });
-    std::vector<OperatorNode*> order;
-    std::unordered_set<const OperatorNode*> done, on_stack;
-    std::vector<std::pair<OperatorNode*, size_t>> stack;  // node, next input to visit
-    for (OperatorNode* root : roots) {
-        if (done.count(root))
-            continue;
-        stack.emplace_back(root, 0);
-        on_stack.insert(root);
-        while (!stack.empty()) {
-            auto& [node, next] = stack.back();
-            if (next < node->m_inputs.size()) {
-                OperatorNode* dep = node->m_inputs[next++]->owner();
-                if (dep && !done.count(dep)) {
-                    // The public API cannot build a cycle; this guards the passes' rewrites.
-                    NM_THROW_IF(!on_stack.insert(dep).second, Error, "graph has a cycle through ",
-                                dep->op().to_string());
-                    stack.emplace_back(dep, 0);
-                }
-                continue;
-            }
-            done.insert(node);
-            on_stack.erase(node);
-            order.push_back(node);
-            stack.pop_back();
-        }
+        if (v->owner() && needed.insert(v->owner()).second)
+            stack.push_back(v->owner());
+    std::vector<OperatorNode*> nodes;
+    while (!stack.empty()) {
+        OperatorNode* node = stack.back();
+        stack.pop_back();
+        nodes.push_back(node);
+        for (VarNode* in : node->m_inputs)
+            if (in->owner() && needed.insert(in->owner()).second)
+                stack.push_back(in->owner());
     }
+    // ...in Kahn's order, the oldest ready node first: creation order unless a rewrite made a
+    // node read a younger one.
+    std::unordered_map<const OperatorNode*, size_t> waiting;  // input slots not yet computed
+    auto by_id = [](const OperatorNode* a, const OperatorNode* b) { return a->id() > b->id(); };
+    std::priority_queue<OperatorNode*, std::vector<OperatorNode*>, decltype(by_id)> ready(by_id);
+    for (OperatorNode* node : nodes) {
+        size_t n = 0;
+        for (VarNode* in : node->m_inputs)
+            n += in->owner() != nullptr;
+        waiting[node] = n;
+        if (!n)
+            ready.push(node);
+    }
+    std::vector<OperatorNode*> order;
+    order.reserve(nodes.size());
+    while (!ready.empty()) {
+        OperatorNode* node = ready.top();
+        ready.pop();
+        order.push_back(node);
+        for (VarNode* out : node->m_outputs)
+            for (OperatorNode* user : out->m_users)
+                if (needed.count(user) && --waiting[user] == 0)
+                    ready.push(user);
+    }
+    // The public API cannot build a cycle; this guards the passes' rewrites.
+    NM_THROW_IF(order.size() != nodes.size(), Error, "ComputingGraph: a cycle among ",
+                nodes.size() - order.size(), " operator nodes");
     return order;
 }
 
