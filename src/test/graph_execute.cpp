@@ -191,3 +191,27 @@ TEST(GraphExecute, CompilingLeavesTheGraphAsItWas) {
     exe->execute();
     EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{6, 8}));
 }
+
+TEST(GraphExecute, ViewOpsCopyTheirViewIntoPlannedMemory) {
+    ComputingGraph g;
+    auto* x = g.input("x", {1, 3}, dnn::dtype::Float32, cpu());
+    param::Broadcast bp;
+    bp.shape = {2, 3};
+    auto* b = g.insert1(ops::Broadcast(bp), {x});
+    param::Dimshuffle dp;
+    dp.pattern = {1, 0};
+    auto* t = g.insert1(ops::Dimshuffle(dp), {b});  // {3,2}
+    param::AddAxis ap;
+    ap.axis = {0};
+    auto* a = g.insert1(ops::AddAxis(ap), {t});  // {1,3,2}
+    param::RemoveAxis rp;
+    rp.axis = {0};
+    auto* r = g.insert1(ops::RemoveAxis(rp), {a});  // {3,2}
+    auto* y = g.insert1(elemwise(Mode::MUL), {r, t});
+    EXPECT_EQ(y->shape().to_string(), "{3,2}");
+    auto exe = g.compile({t, y});
+    exe->set_input("x", tensor({1, 2, 3}, {1, 3}));
+    exe->execute();
+    EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{1, 1, 2, 2, 3, 3}));
+    EXPECT_EQ(floats(exe->output(1)), (std::vector<float>{1, 1, 4, 4, 9, 9}));
+}
