@@ -215,3 +215,15 @@ TEST(GraphExecute, ViewOpsCopyTheirViewIntoPlannedMemory) {
     EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{1, 1, 2, 2, 3, 3}));
     EXPECT_EQ(floats(exe->output(1)), (std::vector<float>{1, 1, 4, 4, 9, 9}));
 }
+
+TEST(GraphExecute, EmptyTensorsRunThrough) {
+    ComputingGraph g;
+    auto* x = g.input("x", {0, 3}, dnn::dtype::Float32, cpu());
+    auto* r = g.insert1(elemwise(Mode::RELU), {x});
+    auto* s = g.insert1(reduce(dnn::param::Reduce::Mode::SUM, 0), {r});  // {1,3} of zeros
+    auto exe = g.compile({r, s});
+    exe->set_input("x", tensor({}, {0, 3}));
+    exe->execute();
+    EXPECT_EQ(exe->output(0).shape().to_string(), "{0,3}");
+    EXPECT_EQ(floats(exe->output(1)), (std::vector<float>{0, 0, 0}));
+}
