@@ -10,6 +10,7 @@
 //   exe->set_input("x", value); exe->execute(); exe->output(0);
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
