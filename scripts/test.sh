@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 echo "== Python lint (ruff) =="
-PY_SOURCES=(python tests bench examples dnn/ops imperative/ops imperative/opgen)
+PY_SOURCES=(python tests bench examples dnn/ops src/ops src/opgen)
 ruff check "${PY_SOURCES[@]}"
 ruff format --check "${PY_SOURCES[@]}"
 

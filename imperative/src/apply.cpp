@@ -5,7 +5,7 @@
 namespace neomeg::imperative {
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs) {
-    std::vector<Tensor> outputs = op.run(inputs);
+    std::vector<Tensor> outputs = run_op(op, inputs);
     // One branch on the hot path when nothing records.
     if (GradKey::any_active())
         GradKey::record(op, inputs, outputs);
@@ -14,7 +14,7 @@ std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs) {
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
                           std::span<const dnn::TensorShape> output_shapes) {
-    std::vector<Tensor> outputs = op.run_with_shapes(inputs, output_shapes);
+    std::vector<Tensor> outputs = run_op_with_shapes(op, inputs, output_shapes);
     if (GradKey::any_active())
         GradKey::record(op, inputs, outputs);
     return outputs;

@@ -2,7 +2,7 @@
 // on the inputs' comp node, exec. deduce_layout validates the inputs, so exec runs unchecked.
 #include <array>
 
-#include "neomeg/imperative/op_def.h"
+#include "exec.h"
 
 namespace neomeg::imperative {
 namespace {

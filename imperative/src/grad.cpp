@@ -36,14 +36,14 @@ Tensor ones_like(const Tensor& t) {
     p.value = 1;
     p.dtype = t.dtype().enumv();
     dnn::TensorShape shape = t.shape();
-    return ops::Fill(p).run_generator({&shape, 1}, t.comp_node())[0];
+    return run_generator(ops::Fill(p), {&shape, 1}, t.comp_node())[0];
 }
 
 Tensor zeros(const dnn::TensorLayout& layout, CompNode cn) {
     dnn::param::Fill p;
     p.dtype = layout.dtype.enumv();
     dnn::TensorShape shape = layout;
-    return ops::Fill(p).run_generator({&shape, 1}, cn)[0];
+    return run_generator(ops::Fill(p), {&shape, 1}, cn)[0];
 }
 
 Tensor add(const Tensor& a, const Tensor& b) {
@@ -67,8 +67,12 @@ bool register_grad_rule(OpId id, GradRule rule) {
     return true;
 }
 
-const GradRule* OpDef::grad_rule() const {
-    return find_grad_rule(id());
+const GradRule* grad_rule_of(const OpDef& op) {
+    if (op.kind() == OpKind::Custom) {
+        const auto* custom = dynamic_cast<const CustomOpDef*>(&op);
+        return custom ? custom->grad_rule() : nullptr;
+    }
+    return find_grad_rule(op.id());
 }
 
 const GradRule* find_grad_rule(OpId id) {
@@ -142,7 +146,7 @@ void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
         if (!any)
             continue;
         if (!looked_up) {
-            rule = op.grad_rule();
+            rule = grad_rule_of(op);
             looked_up = true;
         }
         if (!rule)

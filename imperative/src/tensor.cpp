@@ -7,13 +7,6 @@
 
 namespace neomeg::imperative {
 
-Blob::Blob(CompNode cn, size_t size)
-    : m_cn(cn), m_ptr(static_cast<std::byte*>(cn.alloc(size))), m_size(size) {}
-
-Blob::~Blob() {
-    m_cn.free(m_ptr);
-}
-
 Tensor Tensor::empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode cn) {
     dnn::TensorLayout layout(shape, dtype);
     return Tensor(std::make_shared<Blob>(cn, layout.span_bytes()), 0, layout);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"
 
 using namespace neomeg;
@@ -65,11 +66,11 @@ TEST(Apply, GeneratorOpFillsRequestedShape) {
     p.value = 1.5f;
     ops::Fill fill(p);
     dnn::TensorShape shape{2, 2};
-    auto out = fill.run_generator({&shape, 1}, cn);
+    auto out = run_generator(fill, {&shape, 1}, cn);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].comp_node(), cn);
     EXPECT_EQ(host_values(out[0]), std::vector<float>(4, 1.5f));
-    EXPECT_THROW(fill.run_generator(std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
+    EXPECT_THROW(run_generator(fill, std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
 }
 
 TEST(Apply, RejectsInputsOnDifferentCompNodes) {
@@ -98,4 +99,43 @@ TEST(Apply, RunsTheDnnKernelOnAStridedInput) {
     EXPECT_TRUE(out[0].layout().is_contiguous());
     EXPECT_EQ(out[0].shape().to_string(), "{3,2}");
     EXPECT_EQ(host_values(out[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
+
+namespace {
+// Doubles its input; an eager-only op outside the registry.
+class DoubleOp final : public CustomOpDef {
+public:
+    const char* name() const override { return "Double"; }
+    size_t hash() const override { return 7; }
+    bool is_same(const OpDef& rhs) const override {
+        return dynamic_cast<const DoubleOp*>(&rhs) != nullptr;
+    }
+    std::string to_string() const override { return "Double()"; }
+    std::shared_ptr<OpDef> clone() const override { return std::make_shared<DoubleOp>(); }
+    std::vector<Tensor> run(std::span<const Tensor> inputs) const override {
+        dnn::param::Elemwise p;
+        p.mode = dnn::param::Elemwise::Mode::ADD;
+        std::vector<Tensor> in{inputs[0], inputs[0]};
+        return imperative::apply(ops::Elemwise(p), in);
+    }
+};
+}  // namespace
+
+TEST(Apply, CustomOpRunsEagerlyOnly) {
+    auto cn = CompNode::load("cpu0");
+    std::vector<float> v{1, 2};
+    auto x = Tensor::from_host(v.data(), {2}, dnn::dtype::Float32, cn);
+    DoubleOp op;
+    EXPECT_EQ(op.kind(), OpKind::Custom);
+    auto out = imperative::apply(op, {&x, 1});
+    EXPECT_EQ(host_values(out[0]), (std::vector<float>{2, 4}));
+    EXPECT_EQ(grad_rule_of(op), nullptr);  // no rule: not differentiable
+    // a graph cannot hold it
+    EXPECT_THROW(op.infer_layouts(cn, {&x.layout(), 1}, {}), dnn::NotSupportedError);
+    EXPECT_THROW(op.set_param_field("x", true), dnn::ParamError);
+    EXPECT_TRUE(op.param_fields().empty());
+    // preset shapes are for dnn ops only
+    dnn::TensorShape s{2};
+    EXPECT_THROW(imperative::apply(op, {&x, 1}, {&s, 1}), dnn::ParamError);
+    EXPECT_THROW(imperative::apply(ops::Reshape(), {&x, 1}, {&s, 1}), dnn::ParamError);
 }

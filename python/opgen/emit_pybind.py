@@ -4,7 +4,7 @@
 definition's defaults, one property per param field, the param set's enums as nested classes
 (``Elemwise.Mode.ADD``; a string such as ``"add"`` is accepted too).
 
-Usage: python3 emit_pybind.py <dnn_defs_dir> <imperative_defs_dir> <out_file>
+Usage: python3 emit_pybind.py <dnn_defs_dir> <view_defs_dir> <out_file>
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ namespace neomeg::python {
 
 namespace {
 
-class PyFunctionOpDef final : public imperative::OpDef {
+class PyFunctionOpDef final : public imperative::CustomOpDef {
 public:
     explicit PyFunctionOpDef(py::object fn) : m_fn(std::move(fn)) {}
 

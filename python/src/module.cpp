@@ -27,7 +27,7 @@ py::tuple apply_generator_py(const imperative::OpDef& op,
     std::vector<dnn::TensorShape> s;
     for (auto& dims : shapes)
         s.emplace_back(dims);
-    auto outs = op.run_generator(s, CompNode::load(device));
+    auto outs = imperative::run_generator(op, s, CompNode::load(device));
     py::tuple result(outs.size());
     for (size_t i = 0; i < outs.size(); ++i)
         result[i] = py::cast(TensorWrapper{std::move(outs[i])});

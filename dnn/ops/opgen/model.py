@@ -58,8 +58,8 @@ class ParamSet:
     @property
     def cpp_name(self) -> str:
         """Fully qualified C++ name of the param struct."""
-        ns = "dnn" if self.layer == "dnn" else "imperative"
-        return f"::neomeg::{ns}::param::{self.name}"
+        ns = "::neomeg::dnn" if self.layer == "dnn" else "::neomeg"
+        return f"{ns}::param::{self.name}"
 
     @property
     def enums(self) -> list[Enum]:
@@ -74,8 +74,8 @@ class Operator:
     inputs: list[str]  # a name starting with '*' means any number of tensors
     outputs: list[str]
     source: str
-    # "dnn": a kernel-library operator; "view": an eager-runtime op that only changes a layout
-    # (imperative/ops/defs), with no dnn kernel.
+    # "dnn": a kernel-library operator; "view": an op that only changes a layout (src/ops/defs),
+    # with no dnn kernel.
     layer: str = "dnn"
 
     @property

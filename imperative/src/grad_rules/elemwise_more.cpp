@@ -25,7 +25,7 @@ Tensor zeros_of(const Tensor& like) {
     dnn::param::Fill p;
     p.dtype = like.dtype().enumv();
     dnn::TensorShape shape = like.shape();
-    return ops::Fill(p).run_generator({&shape, 1}, like.comp_node())[0];
+    return run_generator(ops::Fill(p), {&shape, 1}, like.comp_node())[0];
 }
 
 // dy where mask holds, else 0 (mask is bool; the result has the broadcast shape).

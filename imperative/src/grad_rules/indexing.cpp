@@ -17,7 +17,7 @@ Tensor filled(const dnn::TensorShape& shape, dnn::DType dtype, float value, Comp
     dnn::param::Fill p;
     p.value = value;
     p.dtype = dtype.enumv();
-    return ops::Fill(p).run_generator({&shape, 1}, cn)[0];
+    return run_generator(ops::Fill(p), {&shape, 1}, cn)[0];
 }
 
 Tensor zeros_like(const Tensor& t) {
@@ -29,7 +29,7 @@ Tensor iota(const dnn::TensorShape& shape, CompNode cn) {
     dnn::param::Arange p;
     p.dtype = dnn::DTypeEnum::Int32;
     dnn::TensorShape flat{shape.total_nr_elems()};
-    Tensor t = ops::Arange(p).run_generator({&flat, 1}, cn)[0];
+    Tensor t = run_generator(ops::Arange(p), {&flat, 1}, cn)[0];
     return reshape(t, shape);
 }
 

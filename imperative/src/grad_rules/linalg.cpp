@@ -76,7 +76,7 @@ Tensor eye_like(const Tensor& s) {
     dnn::param::Eye p;
     p.dtype = s.dtype().enumv();
     dnn::TensorShape shape{k, k};
-    return ops::Eye(p).run_generator({&shape, 1}, s.comp_node())[0];
+    return run_generator(ops::Eye(p), {&shape, 1}, s.comp_node())[0];
 }
 
 // The thin SVD A = U diag(S) Vh (A m x n, k = min(m, n)) differentiated as in Townsend,

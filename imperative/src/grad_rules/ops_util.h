@@ -67,7 +67,7 @@ inline Tensor scalar_like(const Tensor& t, float value) {
     p.value = value;
     p.dtype = t.dtype().enumv();
     dnn::TensorShape one{};  // 0-d, broadcasts against anything
-    return ops::Fill(p).run_generator({&one, 1}, t.comp_node())[0];
+    return run_generator(ops::Fill(p), {&one, 1}, t.comp_node())[0];
 }
 
 }  // namespace neomeg::imperative::grad_util

@@ -48,7 +48,7 @@ Tensor max_pool_diff_grad(const OpDef& def, const dnn::param::Pooling& p, const 
     one.value = 1;
     one.dtype = dst.dtype().enumv();
     dnn::TensorShape shape = dst.shape();
-    Tensor ones = ops::Fill(one).run_generator({&shape, 1}, dst.comp_node())[0];
+    Tensor ones = run_generator(ops::Fill(one), {&shape, 1}, dst.comp_node())[0];
     // M is piecewise constant in src: computed off the tape.
     Tensor m = pool_backward<ops::PoolingBackward>(p, src.detach(), dst.detach(), ones);
     dnn::param::Pooling avg = p;

@@ -23,7 +23,7 @@ Tensor zeros_like(const Tensor& t) {
     dnn::param::Fill p;
     p.dtype = t.dtype().enumv();
     dnn::TensorShape shape = t.shape();
-    return ops::Fill(p).run_generator({&shape, 1}, t.comp_node())[0];
+    return run_generator(ops::Fill(p), {&shape, 1}, t.comp_node())[0];
 }
 
 Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b) {

@@ -49,6 +49,8 @@ struct GradRule {
 // rule is not differentiable and its outputs carry no gradient (MegEngine's behaviour).
 bool register_grad_rule(OpId id, GradRule rule);
 const GradRule* find_grad_rule(OpId id);
+// The rule of `op`: a CustomOpDef's own, else the one registered for its id.
+const GradRule* grad_rule_of(const OpDef& op);
 
 class GradKey : public std::enable_shared_from_this<GradKey> {
 public:

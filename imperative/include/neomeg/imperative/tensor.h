@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "neomeg/core/blob.h"
 #include "neomeg/core/comp_node.h"
 #include "neomeg/dnn/tensor.h"
 
@@ -12,23 +13,7 @@ namespace neomeg::imperative {
 
 struct AutogradMeta;  // grad.h: this tensor's places in the autograd graphs recording it
 
-// Device memory owned by one allocation; freed to its comp node's cache with the last reference.
-class Blob {
-public:
-    Blob(CompNode cn, size_t size);
-    ~Blob();
-    Blob(const Blob&) = delete;
-    Blob& operator=(const Blob&) = delete;
-
-    CompNode comp_node() const { return m_cn; }
-    std::byte* ptr() const { return m_ptr; }
-    size_t size() const { return m_size; }
-
-private:
-    CompNode m_cn;
-    std::byte* m_ptr;
-    size_t m_size;
-};
+using ::neomeg::Blob;
 
 class Tensor {
 public:

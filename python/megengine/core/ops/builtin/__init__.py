@@ -1,5 +1,5 @@
 """Every operator as a class, generated from NeoMeg's operator definitions
-(``dnn/ops/defs`` and ``imperative/ops/defs``) into the C++ extension.
+(``dnn/ops/defs`` and ``src/ops/defs``) into the C++ extension.
 
 ``builtin.Elemwise(mode="add")`` builds an op; ``megengine.core._imperative_rt.apply(op, *tensors)``
 runs it. Each class takes its params as keyword arguments with the definitions' defaults and

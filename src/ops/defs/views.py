@@ -1,7 +1,8 @@
-# Eager-runtime operators that change only a tensor's layout: they return a view of their input
-# (no kernel, no copy) when the strides allow it, and copy through dnn Relayout when they do not.
-# Same DSL as dnn/ops/defs (dnn/ops/opgen/model.py); each op has a param set of its own, whose
-# layout rule is view_layout(param, input) in imperative/src/ops/views.cpp.
+# Operators that change only a tensor's layout. Eagerly they return a view of their input (no
+# kernel, no copy) when the strides allow it, and copy through dnn Relayout when they do not; in a
+# graph they copy into their planned output. Same DSL as dnn/ops/defs (dnn/ops/opgen/model.py);
+# each op has a param set of its own, whose layout rule is view_layout(param, input) in
+# src/op/view_layouts.cpp.
 
 op(
     "Reshape",

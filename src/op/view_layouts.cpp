@@ -1,8 +1,8 @@
-#include "neomeg/imperative/view_layouts.h"
+#include "neomeg/op/view_layouts.h"
 
 #include <algorithm>
 
-namespace neomeg::imperative::param {
+namespace neomeg::param {
 
 using dnn::ParamError;
 using dnn::ShapeError;
@@ -21,7 +21,8 @@ size_t normalize_axis(const OpDef& def, int32_t axis, size_t ndim) {
 
 }  // namespace
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const Reshape& p, const TensorLayout& src) {
+std::optional<ViewLayout> view_layout_of(const OpDef& def, const Reshape& p,
+                                         const TensorLayout& src) {
     NM_THROW_IF(p.shape.size() > TensorShape::MAX_NDIM, ParamError, def.to_string(), ": more than ",
                 TensorShape::MAX_NDIM, " dims");
     TensorShape target;
@@ -53,8 +54,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const Reshape& p, const 
     return ViewLayout{out, 0};
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p,
-                                      const TensorLayout& src) {
+std::optional<ViewLayout> view_layout_of(const OpDef& def, const Broadcast& p,
+                                         const TensorLayout& src) {
     NM_THROW_IF(
             p.shape.size() > TensorShape::MAX_NDIM ||
                     std::any_of(p.shape.begin(), p.shape.end(), [](int32_t d) { return d < 0; }),
@@ -67,8 +68,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const Broadcast& p,
     }
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const Dimshuffle& p,
-                                      const TensorLayout& src) {
+std::optional<ViewLayout> view_layout_of(const OpDef& def, const Dimshuffle& p,
+                                         const TensorLayout& src) {
     std::vector<size_t> perm;
     for (int32_t a : p.pattern)
         perm.push_back(a < 0 ? src.ndim : static_cast<size_t>(a));  // negative: rejected below
@@ -79,7 +80,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const Dimshuffle& p,
     }
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const AddAxis& p, const TensorLayout& src) {
+std::optional<ViewLayout> view_layout_of(const OpDef& def, const AddAxis& p,
+                                         const TensorLayout& src) {
     size_t out_ndim = src.ndim + p.axis.size();
     NM_THROW_IF(out_ndim > TensorShape::MAX_NDIM, ParamError, def.to_string(), ": result of ",
                 out_ndim, " dims exceeds ", TensorShape::MAX_NDIM);
@@ -95,8 +97,8 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const AddAxis& p, const 
     return ViewLayout{out, 0};
 }
 
-std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p,
-                                      const TensorLayout& src) {
+std::optional<ViewLayout> view_layout_of(const OpDef& def, const RemoveAxis& p,
+                                         const TensorLayout& src) {
     std::vector<size_t> axes;
     for (int32_t a : p.axis)
         axes.push_back(normalize_axis(def, a, src.ndim));
@@ -113,4 +115,4 @@ std::optional<ViewLayout> view_layout(const OpDef& def, const RemoveAxis& p,
     return ViewLayout{out, 0};
 }
 
-}  // namespace neomeg::imperative::param
+}  // namespace neomeg::param

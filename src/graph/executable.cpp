@@ -1,0 +1,230 @@
+#include "neomeg/graph/executable.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "neomeg/graph/graph.h"
+#include "rethrow.h"
+
+namespace neomeg::graph {
+
+Executable::Executable() = default;
+Executable::~Executable() = default;
+
+void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs) {
+    m_graph = std::move(graph);
+    m_output_vars = std::move(outputs);
+    std::vector<OperatorNode*> order = m_graph->topo_order(m_output_vars);
+
+    std::unordered_map<const VarNode*, size_t> slot_of;
+    // The inputs in creation order are the executable's input slots.
+    std::vector<VarNode*> leaves;
+    for (OperatorNode* node : order)
+        for (VarNode* in : node->inputs())
+            if (in->kind() != VarNode::Kind::Computed)
+                leaves.push_back(in);
+    for (VarNode* v : m_output_vars)
+        if (v->kind() != VarNode::Kind::Computed)
+            leaves.push_back(v);
+    std::sort(leaves.begin(), leaves.end(),
+              [](const VarNode* a, const VarNode* b) { return a->id() < b->id(); });
+    leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+    for (VarNode* v : leaves) {
+        VarSlot slot;
+        slot.layout = v->layout();
+        if (v->kind() == VarNode::Kind::Input) {
+            slot.source = VarSlot::Source::Input;
+            slot.index = m_inputs.size();
+            m_inputs.push_back({v->name(), v->layout(), v->comp_node()});
+        } else {
+            slot.source = VarSlot::Source::Const;
+            slot.index = m_const_values.size();
+            m_const_values.push_back(v->value());
+        }
+        slot_of[v] = m_vars.size();
+        m_vars.push_back(slot);
+    }
+    m_input_values.resize(m_inputs.size());
+
+    // Computed outputs get fresh storage every run; the first listing of a var owns it.
+    for (VarNode* v : m_output_vars) {
+        m_outputs.push_back({v->name(), v->layout(), v->comp_node()});
+        if (v->kind() == VarNode::Kind::Computed && !slot_of.count(v)) {
+            slot_of[v] = m_vars.size();
+            m_vars.push_back({VarSlot::Source::Output, m_outputs.size() - 1, 0, v->layout()});
+        }
+        m_output_var_slot.push_back(slot_of.at(v));
+    }
+    m_output_values.resize(m_outputs.size());
+
+    // Every other computed var lives in its comp node's arena from its producer's step to its
+    // last reader's; a workspace lives during its step.
+    std::unordered_map<const VarNode*, size_t> last_read;
+    for (size_t s = 0; s < order.size(); ++s)
+        for (VarNode* in : order[s]->inputs())
+            last_read[in] = s;
+    auto arena_of = [&](CompNode cn) {
+        for (size_t i = 0; i < m_arenas.size(); ++i)
+            if (m_arenas[i].comp_node == cn)
+                return i;
+        m_arenas.push_back({cn, {}, {}});
+        return m_arenas.size() - 1;
+    };
+    std::vector<std::pair<size_t, size_t>> arena_var_buffer;  // var slot -> buffer in its arena
+    for (size_t s = 0; s < order.size(); ++s) {
+        OperatorNode* node = order[s];
+        Step step;
+        step.node = node;
+        step.comp_node = node->comp_node();
+        step.arena = arena_of(step.comp_node);
+        std::vector<dnn::TensorLayout> in_layouts, out_layouts;
+        for (VarNode* in : node->inputs()) {
+            step.inputs.push_back(slot_of.at(in));
+            in_layouts.push_back(in->layout());
+        }
+        for (VarNode* out : node->outputs()) {
+            if (!slot_of.count(out)) {
+                auto it = last_read.find(out);
+                size_t end = it == last_read.end() ? s : it->second;
+                auto& buffers = m_arenas[step.arena].buffers;
+                slot_of[out] = m_vars.size();
+                arena_var_buffer.emplace_back(m_vars.size(), buffers.size());
+                m_vars.push_back({VarSlot::Source::Arena, step.arena, 0, out->layout()});
+                buffers.push_back({out->layout().access_bytes(), s, end});
+            }
+            step.outputs.push_back(slot_of.at(out));
+            out_layouts.push_back(out->layout());
+        }
+        step.workspace_size =
+                node->op().workspace_in_bytes(step.comp_node, in_layouts, out_layouts);
+        step.workspace_buffer = m_arenas[step.arena].buffers.size();
+        m_arenas[step.arena].buffers.push_back({step.workspace_size, s, s});
+        step.in_nd.resize(step.inputs.size());
+        step.out_nd.resize(step.outputs.size());
+        m_steps.push_back(std::move(step));
+    }
+
+    for (Arena& arena : m_arenas) {
+        arena.plan = plan_memory(arena.buffers, CachingAllocator::kAlignment);
+        m_arena_blobs.push_back(
+                arena.plan.arena_bytes
+                        ? std::make_shared<Blob>(arena.comp_node, arena.plan.arena_bytes)
+                        : nullptr);
+    }
+    for (auto [var, buffer] : arena_var_buffer)
+        m_vars[var].offset = m_arenas[m_vars[var].index].plan.offsets[buffer];
+    for (Step& step : m_steps)
+        step.workspace_offset = m_arenas[step.arena].plan.offsets[step.workspace_buffer];
+}
+
+size_t Executable::input_index(std::string_view name) const {
+    for (size_t i = 0; i < m_inputs.size(); ++i)
+        if (m_inputs[i].name == name)
+            return i;
+    std::string names;
+    for (const Slot& s : m_inputs)
+        names += (names.empty() ? "'" : ", '") + s.name + "'";
+    throw dnn::ParamError(dnn::str_cat("Executable: no input named '", name,
+                                       "' (the outputs need: ", names.empty() ? "none" : names,
+                                       ")"));
+}
+
+void Executable::set_input(size_t index, DeviceTensor value) {
+    NM_THROW_IF(index >= m_inputs.size(), ParamError, "Executable: input ", index,
+                " out of range; there are ", m_inputs.size());
+    const Slot& slot = m_inputs[index];
+    NM_THROW_IF(!value.valid(), ParamError, "Executable: input '", slot.name,
+                "' gets an invalid value");
+    NM_THROW_IF(!value.layout().eq_shape(slot.layout) || value.dtype() != slot.layout.dtype,
+                ParamError, "Executable: input '", slot.name, "' is ",
+                slot.layout.TensorShape::to_string(), " ", slot.layout.dtype.name(), ", got ",
+                value.shape().to_string(), " ", value.dtype().name());
+    NM_THROW_IF(value.comp_node() != slot.comp_node, ParamError, "Executable: input '", slot.name,
+                "' is on ", slot.comp_node.to_string(), ", got a value on ",
+                value.comp_node().to_string());
+    m_input_values[index] = std::move(value);
+}
+
+std::byte* Executable::var_ptr(const VarSlot& v) const {
+    switch (v.source) {
+        case VarSlot::Source::Arena: {
+            const auto& blob = m_arena_blobs[v.index];
+            return blob ? blob->ptr() + v.offset : nullptr;
+        }
+        case VarSlot::Source::Input:
+            return m_input_values[v.index].raw_ptr();
+        case VarSlot::Source::Const:
+            return m_const_values[v.index].raw_ptr();
+        case VarSlot::Source::Output:
+            break;
+    }
+    return m_output_values[v.index].raw_ptr();
+}
+
+void Executable::execute() {
+    for (size_t i = 0; i < m_inputs.size(); ++i)
+        NM_THROW_IF(!m_input_values[i].valid(), ParamError, "Executable: input '", m_inputs[i].name,
+                    "' was never set");
+    for (const VarSlot& v : m_vars)
+        if (v.source == VarSlot::Source::Output)
+            m_output_values[v.index] =
+                    DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
+    for (Step& step : m_steps) {
+        for (size_t i = 0; i < step.inputs.size(); ++i) {
+            const VarSlot& v = m_vars[step.inputs[i]];
+            step.in_nd[i] = dnn::TensorND(var_ptr(v), v.layout);
+        }
+        for (size_t i = 0; i < step.outputs.size(); ++i) {
+            const VarSlot& v = m_vars[step.outputs[i]];
+            step.out_nd[i] = dnn::TensorND(var_ptr(v), v.layout);
+        }
+        dnn::Workspace ws;
+        if (step.workspace_size)
+            ws = {m_arena_blobs[step.arena]->ptr() + step.workspace_offset, step.workspace_size};
+        try {
+            step.node->op().exec(step.comp_node, step.in_nd, step.out_nd, ws);
+        } catch (const dnn::Error&) {
+            rethrow_with_context(dnn::str_cat("Executable: ", step.node->op().to_string(), ": "));
+        }
+    }
+    for (const Arena& arena : m_arenas)
+        arena.comp_node.sync();
+    // Outputs that are inputs or constants themselves, and repeated outputs, share values.
+    for (size_t i = 0; i < m_outputs.size(); ++i) {
+        const VarSlot& v = m_vars[m_output_var_slot[i]];
+        if (v.source == VarSlot::Source::Input)
+            m_output_values[i] = m_input_values[v.index];
+        else if (v.source == VarSlot::Source::Const)
+            m_output_values[i] = m_const_values[v.index];
+        else if (v.index != i)
+            m_output_values[i] = m_output_values[v.index];
+    }
+    m_ran = true;
+}
+
+const DeviceTensor& Executable::output(size_t index) const {
+    NM_THROW_IF(index >= m_outputs.size(), ParamError, "Executable: output ", index,
+                " out of range; there are ", m_outputs.size());
+    NM_THROW_IF(!m_ran, ParamError, "Executable: output ", index, " before the first execute()");
+    return m_output_values[index];
+}
+
+size_t Executable::planned_peak_bytes() const {
+    size_t total = 0;
+    for (const Arena& a : m_arenas)
+        total += a.plan.arena_bytes;
+    return total;
+}
+
+size_t Executable::unplanned_total_bytes() const {
+    size_t total = 0;
+    for (const Arena& a : m_arenas)
+        total += a.plan.total_bytes;
+    return total;
+}
+
+std::string Executable::dump() const {
+    return m_graph->dump(m_output_vars);
+}
+
+}  // namespace neomeg::graph

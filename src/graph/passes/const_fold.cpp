@@ -1,0 +1,45 @@
+#include "neomeg/graph/passes.h"
+
+namespace neomeg::graph {
+
+size_t fold_constants(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
+    size_t folded = 0;
+    // In topological order, a node whose inputs were folded just before is folded too.
+    for (OperatorNode* node : graph.topo_order(outputs)) {
+        bool all_const = true;
+        for (const VarNode* in : node->inputs())
+            all_const &= in->kind() == VarNode::Kind::Const;
+        if (!all_const)
+            continue;
+        CompNode cn = node->comp_node();
+        std::vector<dnn::TensorND> in_nd, out_nd;
+        std::vector<dnn::TensorLayout> in_layouts, out_layouts;
+        for (const VarNode* in : node->inputs()) {
+            in_nd.push_back(in->value().as_nd());
+            in_layouts.push_back(in->layout());
+        }
+        std::vector<DeviceTensor> values;
+        for (const VarNode* out : node->outputs()) {
+            values.push_back(DeviceTensor::empty(out->shape(), out->dtype(), cn));
+            out_nd.push_back(values.back().as_nd());
+            out_layouts.push_back(out->layout());
+        }
+        size_t ws_size = node->op().workspace_in_bytes(cn, in_layouts, out_layouts);
+        Blob ws(cn, ws_size);
+        node->op().exec(cn, in_nd, out_nd, {ws.ptr(), ws_size});
+        cn.sync();
+        for (size_t i = 0; i < values.size(); ++i) {
+            VarNode* out = node->outputs()[i];
+            VarNode* c = graph.constant(std::move(values[i]), out->name());
+            graph.replace_var(out, c);
+            for (VarNode*& o : outputs)
+                if (o == out)
+                    o = c;
+        }
+        graph.erase(node);
+        ++folded;
+    }
+    return folded;
+}
+
+}  // namespace neomeg::graph

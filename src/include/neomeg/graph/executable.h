@@ -1,0 +1,102 @@
+// Executable: a compiled graph (ComputingGraph::compile). It owns an optimized copy of the graph,
+// a fixed sequence of steps (one per operator node) and a memory plan: every intermediate var
+// and workspace lies at a planned offset in one arena per comp node, allocated once. Each
+// execute() runs the whole sequence on the inputs last set, with nothing rebuilt; each output is
+// written to fresh storage, so the outputs of one run stay valid after the next.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neomeg/core/device_tensor.h"
+#include "neomeg/graph/memory_planner.h"
+
+namespace neomeg::graph {
+
+class ComputingGraph;
+class OperatorNode;
+class VarNode;
+
+class Executable {
+public:
+    struct Slot {
+        std::string name;  // the input var's name; outputs: the var's name, if any
+        dnn::TensorLayout layout;
+        CompNode comp_node;
+    };
+    // One arena's plan: the buffers placed in it (intermediate vars and workspaces, in step
+    // order) and where.
+    struct Arena {
+        CompNode comp_node;
+        std::vector<BufferRequest> buffers;
+        MemoryPlan plan;
+    };
+
+    ~Executable();
+    Executable(const Executable&) = delete;
+    Executable& operator=(const Executable&) = delete;
+
+    // The inputs the outputs need, in creation order; and the outputs, as compile() got them.
+    const std::vector<Slot>& inputs() const { return m_inputs; }
+    const std::vector<Slot>& outputs() const { return m_outputs; }
+    // The index of the input named `name`; ParamError when there is none.
+    size_t input_index(std::string_view name) const;
+
+    // Feeds an input for the next runs (kept until set again; not copied). ParamError for an
+    // index out of range or a value of another shape, dtype or comp node.
+    void set_input(size_t index, DeviceTensor value);
+    void set_input(std::string_view name, DeviceTensor value) {
+        set_input(input_index(name), std::move(value));
+    }
+    // Runs every step; ParamError naming the input when one was never set.
+    void execute();
+    // Output `index` of the last execute(); ParamError before the first or out of range.
+    const DeviceTensor& output(size_t index) const;
+
+    // Memory: one arena per comp node.
+    const std::vector<Arena>& arenas() const { return m_arenas; }
+    size_t planned_peak_bytes() const;     // sum of the arenas' sizes
+    size_t unplanned_total_bytes() const;  // sum of every planned buffer's size: no reuse
+    size_t num_steps() const { return m_steps.size(); }
+
+    // The compiled (optimized) graph, as ComputingGraph::dump writes it.
+    std::string dump() const;
+
+private:
+    friend class ComputingGraph;
+    Executable();
+
+    // Where a var's memory comes from during a run.
+    struct VarSlot {
+        enum class Source : uint8_t { Arena, Input, Const, Output } source;
+        size_t index = 0;   // arena index / input index / output index
+        size_t offset = 0;  // in the arena
+        dnn::TensorLayout layout;
+    };
+    struct Step {
+        const OperatorNode* node;
+        std::vector<size_t> inputs, outputs;  // var slots
+        CompNode comp_node;
+        size_t workspace_size = 0;
+        size_t arena = 0, workspace_buffer = 0, workspace_offset = 0;
+        std::vector<dnn::TensorND> in_nd, out_nd;  // reused every run
+    };
+    std::byte* var_ptr(const VarSlot& v) const;
+    // Fills every part above from the optimized graph and its outputs.
+    void build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs);
+
+    std::unique_ptr<ComputingGraph> m_graph;
+    std::vector<VarNode*> m_output_vars;
+    std::vector<Slot> m_inputs, m_outputs;
+    std::vector<DeviceTensor> m_input_values, m_const_values, m_output_values;
+    std::vector<VarSlot> m_vars;
+    std::vector<size_t> m_output_var_slot;  // per output, its var slot
+    std::vector<Step> m_steps;
+    std::vector<Arena> m_arenas;
+    std::vector<std::shared_ptr<Blob>> m_arena_blobs;
+    bool m_ran = false;
+};
+
+}  // namespace neomeg::graph
