@@ -9,6 +9,7 @@ import numbers as _numbers
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
+from ..core.tensor import array_method as _array_method
 from ..core.tensor.array_method import _promote, as_tensor, cached_op, elemwise, reduce, reshape
 from .elemwise import isinf, isnan, sign
 from .tensor import stack
@@ -261,6 +262,9 @@ def matmul(
                 f"matmul: shapes {a.shape} and {b.shape} do not multiply: {e}"
             ) from None
     return _matmul_general(a, b, bool(transpose_a), bool(transpose_b), compute_mode, format)
+
+
+_array_method.set_matmul(matmul)
 
 
 def _matmul_general(a, b, ta, tb, compute_mode, format):

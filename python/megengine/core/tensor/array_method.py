@@ -184,14 +184,10 @@ class ArrayMethodMixin:
     __ipow__ = __pow__
 
     def __matmul__(self, other):
-        from ...functional.math import matmul
-
-        return matmul(self, other)
+        return _matmul(self, other)
 
     def __rmatmul__(self, other):
-        from ...functional.math import matmul
-
-        return matmul(other, self)
+        return _matmul(other, self)
 
     def __neg__(self):
         return elemwise("NEGATE", self)
@@ -346,6 +342,17 @@ def _rebuild_tensor(array, dtype, device, cls=None):
     if dmap_callback is not None:
         device = dmap_callback(device)
     return cls(array, dtype=dtype, device=device)
+
+
+def _matmul(a, b):
+    raise RuntimeError("a @ b needs megengine.functional, which registers F.matmul here")
+
+
+def set_matmul(fn):
+    """Registers ``F.matmul`` as what ``a @ b`` runs: its rules (vectors, broadcast batches)
+    live in ``functional``, which this layer must not import."""
+    global _matmul
+    _matmul = fn
 
 
 def install(cls):
