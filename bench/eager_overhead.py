@@ -1,7 +1,7 @@
 """Per-op eager overhead of NeoMeg against PyTorch, measured in the same command.
 
-Runs each case with NeoMeg in this interpreter and with PyTorch (Debian's ``python3-torch``,
-under ``/usr/bin/python3``) in a second process, and prints microseconds per call and the ratio
+Runs each case with NeoMeg in this interpreter and with PyTorch 2.x (from PyPI, found by
+``torch_reference.py``; ``bench/setup_reference.sh`` installs it) in a second process, and prints microseconds per call and the ratio
 NeoMeg/PyTorch (below 1.0: NeoMeg is faster).
 
     PYTHONPATH=python python3 bench/eager_overhead.py [--repeat 5] [--number 2000]
@@ -14,12 +14,12 @@ import subprocess
 import sys
 
 import numpy as np
+from torch_reference import torch_python
 
 # PyTorch runs on one thread below; NeoMeg's oneDNN kernels get the same one (OpenMP reads this
 # when megengine is first imported, inside make_cases). Set OMP_NUM_THREADS to measure otherwise.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-TORCH_PYTHON = "/usr/bin/python3"
 
 # The same four cases for both frameworks; `fw` is "neomeg" or "torch".
 CASES_SOURCE = r"""
@@ -98,17 +98,18 @@ def measure(fw, repeat, number):
 
 
 def measure_torch(repeat, number):
-    if not os.path.exists(TORCH_PYTHON):
-        return None, f"{TORCH_PYTHON} not found"
+    python, why = torch_python()
+    if python is None:
+        return None, why
     code = (
         CASES_SOURCE
         + TIMER_SOURCE
         + f"\nprint(json.dumps(run(make_cases('torch'), {repeat}, {number})))\n"
     )
-    proc = subprocess.run([TORCH_PYTHON, "-c", code], check=False, capture_output=True, text=True)
+    proc = subprocess.run([python, "-c", code], check=False, capture_output=True, text=True)
     if proc.returncode != 0:
         last = proc.stderr.strip().splitlines()[-1:] or ["no output"]
-        return None, f"PyTorch run failed ({last[0]}); install Debian's python3-torch"
+        return None, f"PyTorch run failed ({last[0]}); run bench/setup_reference.sh"
     return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 

@@ -1,8 +1,8 @@
 """One training step (forward, backward, SGD with momentum) of LeNet (batch 64, 1x28x28) and a
 CIFAR-style ResNet-18 (batch 32, 3x32x32), NeoMeg against PyTorch in the same command.
 
-Each framework and model runs in a process of its own (PyTorch from Debian's python3-torch under
-/usr/bin/python3), so the peak resident memory printed is that run's own.
+Each framework and model runs in a process of its own (PyTorch 2.x from PyPI, found by
+torch_reference.py), so the peak resident memory printed is that run's own.
 
     PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
 """
@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-TORCH_PYTHON = "/usr/bin/python3"
+from torch_reference import torch_python
 
 # Model definitions and the timed loop, written once for both frameworks: `nn`, `F`, `opt` and
 # the step body differ, the architecture does not.
@@ -149,9 +149,10 @@ def main():
     )
     for model in args.models:
         ours, why = run(sys.executable, "neomeg", model, args.steps, dict(os.environ))
-        theirs, twhy = (None, f"{TORCH_PYTHON} not found")
-        if os.path.exists(TORCH_PYTHON):
-            theirs, twhy = run(TORCH_PYTHON, "torch", model, args.steps)
+        theirs = None
+        python, twhy = torch_python()
+        if python is not None:
+            theirs, twhy = run(python, "torch", model, args.steps)
         if ours is None:
             print(f"{model:<10} NeoMeg failed: {why}")
             continue
