@@ -11,13 +11,15 @@
 //
 // Errors are exceptions:
 //   neomeg::serialization::ModelError      the file is not a valid model (ModelVersionError: a
-//                                          format version this build does not read)
+//                                          format version this build does not read), or its
+//                                          graph refuses a new input shape (naming the node)
 //   std::system_error                      the file cannot be read
 //   std::out_of_range                      no input or output of that name
 //   std::invalid_argument                  input data of another dtype, a shape that does not fit
-//                                          the model's declared shape, an element type mismatch
-//   neomeg::dnn::Error (a runtime_error)   the graph refuses a new input shape, or an op fails
-//                                          while running (e.g. run() before every input is set)
+//                                          the model's declared shape, a wrong element type,
+//                                          run() before every input is set, an unknown device
+//   std::logic_error                       output() before run()
+//   neomeg::dnn::Error (a runtime_error)   an op fails while running
 //
 // Threads: a Model runs on one thread at a time. For several threads, give each its own
 // Model::clone(): clones share the model's file bytes (read once) and nothing else; each has its
