@@ -144,6 +144,14 @@ def emit_encoder(p: model.ParamSet) -> list[str]:
 
 def emit_decoder(p: model.ParamSet) -> list[str]:
     out = [f"std::vector<ParamField> decode_{p.name}(const uint8_t* data, size_t size) {{"]
+    out.append(
+        "    // In place inside the model file the bytes may sit off the 8-byte alignment their"
+    )
+    out.append("    // 8-byte fields need: read a copy.")
+    out.append("    std::vector<uint64_t> aligned((size + 7) / 8);")
+    out.append("    if (size)")
+    out.append("        std::memcpy(aligned.data(), data, size);")
+    out.append("    data = reinterpret_cast<const uint8_t*>(aligned.data());")
     out.append("    flatbuffers::Verifier v(data, size);")
     out.append(f"    if (!v.VerifyBuffer<fbs::param::{p.name}>(nullptr))")
     out.append(f'        throw ModelError("params of param set {p.name} fail verification");')
@@ -176,7 +184,7 @@ def emit_codec(reg: model.Registry) -> str:
     out = [
         f"// {NOTE}",
         '#include "param_codec.h"\n',
-        "#include <limits>\n",
+        "#include <cstring>\n#include <limits>\n",
         '#include "neomeg/serialization/params_generated.h"\n',
         "namespace neomeg::serialization::detail {",
         "namespace {\n",

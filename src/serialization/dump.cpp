@@ -158,6 +158,9 @@ private:
             throw ModelError(str_cat("dump: ", op.to_string(),
                                      " is outside the operator registry and cannot be saved"));
         auto params = detail::encode_params(sig->param_set, op.param_fields());
+        // The params are a flatbuffer of their own: start them 8-byte aligned for their 8-byte
+        // fields (the loader copies them to aligned memory anyway).
+        m_b.ForceVectorAlignment(params.size(), 1, 8);
         std::vector<uint32_t> in;
         for (const VarNode* v : n.inputs())
             in.push_back(m_number.at(v));

@@ -35,6 +35,14 @@ dnn::DType dtype_of(const flatbuffers::String* s, const std::string& what) {
     }
 }
 
+// Element i of a [long] vector. The verifier checks a vector's alignment for its 4-byte length
+// only, so a hostile file can place 8-byte elements off their alignment: read them bytewise.
+int64_t dim_at(const flatbuffers::Vector<int64_t>* dims, size_t i) {
+    int64_t d;
+    std::memcpy(&d, dims->Data() + i * sizeof(int64_t), sizeof d);
+    return flatbuffers::EndianScalar(d);
+}
+
 // A shape of dims >= 0 (or -1 where `allow_dynamic`) whose bytes in `dtype` stay below the cap.
 dnn::TensorShape shape_of(const flatbuffers::Vector<int64_t>* dims, dnn::DType dtype,
                           const std::string& what, bool allow_dynamic = false) {
@@ -46,7 +54,7 @@ dnn::TensorShape shape_of(const flatbuffers::Vector<int64_t>* dims, dnn::DType d
     s.ndim = n;
     size_t bytes = dtype.size();
     for (size_t i = 0; i < n; ++i) {
-        int64_t d = dims->Get(static_cast<flatbuffers::uoffset_t>(i));
+        int64_t d = dim_at(dims, i);
         if (d == -1 && allow_dynamic) {
             s.shape[i] = 0;
             continue;
@@ -61,7 +69,10 @@ dnn::TensorShape shape_of(const flatbuffers::Vector<int64_t>* dims, dnn::DType d
 }
 
 std::vector<int64_t> dims_vector(const flatbuffers::Vector<int64_t>* dims) {
-    return dims ? std::vector<int64_t>(dims->begin(), dims->end()) : std::vector<int64_t>{};
+    std::vector<int64_t> out(dims ? dims->size() : 0);
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = dim_at(dims, i);
+    return out;
 }
 
 const fbs::Model* verified_root(std::span<const uint8_t> bytes) {
