@@ -402,5 +402,31 @@ TEST(ModelFile, DumpFileIsAtomicAndLoadFileReadsIt) {
     std::filesystem::remove_all(dir);
 }
 
+// A file written by format version 1 (src/test/fixtures/README.md) loads and computes what its
+// weights say: softmax(relu(data @ W + b)) with W picking feature j for class j (plus 0.1 of
+// feature 3) and b = (0, 0, 0.5).
+TEST(ModelFile, FormatVersion1FileStillLoads) {
+    auto loaded = load_file(NEOMEG_TEST_FIXTURES "/classifier_v1.nmeg");
+    EXPECT_EQ(loaded.metadata.format_version, 1u);
+    EXPECT_EQ(loaded.metadata.user_info, "example classifier");
+    ASSERT_EQ(loaded.inputs.size(), 1u);
+    EXPECT_EQ(loaded.inputs[0].name, "data");
+    EXPECT_EQ(loaded.inputs[0].declared_shape, (std::vector<int64_t>{-1, 4}));
+    ASSERT_EQ(loaded.outputs.size(), 1u);
+    EXPECT_EQ(loaded.outputs[0].name, "prob");
+
+    std::vector<float> x{1, 2, 3, 4};
+    std::vector<uint8_t> xb(16);
+    std::memcpy(xb.data(), x.data(), 16);
+    auto got = run_graph(*loaded.graph, loaded.output_vars(), {{"data", xb}});
+    std::vector<float> prob(3);
+    ASSERT_EQ(got[0].size(), 12u);
+    std::memcpy(prob.data(), got[0].data(), 12);
+    float l[3] = {1 + 0.4f, 2 + 0.4f, 3 + 0.4f + 0.5f};
+    float sum = std::exp(l[0]) + std::exp(l[1]) + std::exp(l[2]);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_NEAR(prob[i], std::exp(l[i]) / sum, 1e-6f) << i;
+}
+
 }  // namespace
 }  // namespace neomeg::serialization::test
