@@ -118,6 +118,9 @@ struct Model::Impl {
         ran = false;
     }
 
+    // A model on these file bytes (kept: a clone or a new input shape reloads from them).
+    static Model make(std::shared_ptr<const std::vector<uint8_t>> bytes, const Options& options);
+
     const serialization::LoadedInput& find_input(std::string_view name) const {
         for (const auto& in : graph.inputs)
             if (in.name == name)
@@ -139,12 +142,17 @@ Model Model::load(const std::string& path, const Options& options) {
                                std::istreambuf_iterator<char>());
     if (in.bad())
         throw std::system_error(errno, std::generic_category(), "Model::load: cannot read " + path);
-    return load(bytes, options);
+    return Impl::make(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), options);
 }
 
 Model Model::load(std::span<const uint8_t> bytes, const Options& options) {
+    return Impl::make(std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end()),
+                      options);
+}
+
+Model Model::Impl::make(std::shared_ptr<const std::vector<uint8_t>> bytes, const Options& options) {
     auto impl = std::make_unique<Impl>();
-    impl->bytes = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+    impl->bytes = std::move(bytes);
     try {
         impl->cn = CompNode::load(options.device);
     } catch (const std::exception& e) {
