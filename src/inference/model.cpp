@@ -95,6 +95,9 @@ std::vector<double> HostTensor::to_doubles() const {
 
 struct Model::Impl {
     std::shared_ptr<const std::vector<uint8_t>> bytes;
+    // The weights, copied from the file once and shared by clones and rebuilds.
+    std::shared_ptr<std::vector<DeviceTensor>> constants =
+            std::make_shared<std::vector<DeviceTensor>>();
     CompNode cn;
     serialization::LoadedGraph graph;
     std::unique_ptr<graph::Executable> exe;
@@ -108,6 +111,7 @@ struct Model::Impl {
     void build() {
         serialization::LoadOptions lo;
         lo.comp_node = cn;
+        lo.shared_constants = constants;
         for (const auto& [name, shape] : shapes)
             lo.input_shapes[name] = shape;
         graph = serialization::load(*bytes, lo);
@@ -173,6 +177,7 @@ Model Model::Impl::make(std::shared_ptr<const std::vector<uint8_t>> bytes, const
 Model Model::clone() const {
     auto impl = std::make_unique<Impl>();
     impl->bytes = m_impl->bytes;
+    impl->constants = m_impl->constants;
     impl->cn = m_impl->cn;
     impl->shapes = m_impl->shapes;
     impl->build();

@@ -185,8 +185,20 @@ private:
             if (have != bytes)
                 throw ModelError(str_cat(what, " of shape ", shape.to_string(), " ", dtype.name(),
                                          " needs ", bytes, " bytes, the file has ", have));
-            auto value = bytes ? DeviceTensor::from_host(t->data()->data(), shape, dtype, m_cn)
-                               : DeviceTensor::empty(shape, dtype, m_cn);
+            DeviceTensor value;
+            auto* shared = m_opt.shared_constants.get();
+            if (shared && i < shared->size()) {
+                value = (*shared)[i];
+                NM_THROW_IF(!value.valid() || !value.shape().eq_shape(shape) ||
+                                    value.dtype() != dtype || value.comp_node() != m_cn,
+                            ParamError, "load: shared constant ", i,
+                            " does not match the file's (another model, or another comp node)");
+            } else {
+                value = bytes ? DeviceTensor::from_host(t->data()->data(), shape, dtype, m_cn)
+                              : DeviceTensor::empty(shape, dtype, m_cn);
+                if (shared)
+                    shared->push_back(value);
+            }
             m_vars.push_back(m_graph->constant(std::move(value), std::string(sv(c->name()))));
         }
     }

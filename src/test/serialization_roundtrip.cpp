@@ -402,6 +402,31 @@ TEST(ModelFile, DumpFileIsAtomicAndLoadFileReadsIt) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(ModelFile, SharedConstantsAreCopiedOnceAndChecked) {
+    ComputingGraph g;
+    auto* a = g.input("a", {2}, dnn::dtype::Float32, graph::test::cpu());
+    auto* c = g.constant(graph::test::tensor({4, 5}, {2}), "c");
+    auto* y = g.insert1(graph::test::elemwise(graph::test::Mode::ADD), {a, c});
+    auto bytes = dump(g, std::vector<NamedVar>{{"y", y}});
+    LoadOptions opt;
+    opt.shared_constants = std::make_shared<std::vector<DeviceTensor>>();
+    auto first = load(bytes, opt);
+    ASSERT_EQ(opt.shared_constants->size(), 1u);
+    auto second = load(bytes, opt);
+    auto const_of = [](const LoadedGraph& l) { return l.outputs[0].var->owner()->inputs()[1]; };
+    EXPECT_EQ(const_of(first)->value().raw_ptr(), const_of(second)->value().raw_ptr());
+    EXPECT_NE(const_of(first)->value().raw_ptr(), const_of(load(bytes))->value().raw_ptr());
+
+    // A cache from another model does not fit.
+    ComputingGraph h;
+    auto* b = h.input("b", {3}, dnn::dtype::Float32, graph::test::cpu());
+    auto* d = h.constant(graph::test::tensor({1, 2, 3}, {3}), "d");
+    auto other = dump(
+            h, std::vector<NamedVar>{
+                       {"z", h.insert1(graph::test::elemwise(graph::test::Mode::MUL), {b, d})}});
+    EXPECT_THROW(load(other, opt), dnn::ParamError);
+}
+
 // A file written by format version 1 (src/test/fixtures/README.md) loads and computes what its
 // weights say: softmax(relu(data @ W + b)) with W picking feature j for class j (plus 0.1 of
 // feature 3) and b = (0, 0, 0.5).

@@ -22,8 +22,8 @@
 //   neomeg::dnn::Error (a runtime_error)   an op fails while running
 //
 // Threads: a Model runs on one thread at a time. For several threads, give each its own
-// Model::clone(): clones share the model's file bytes (read once) and nothing else; each has its
-// own graph, weights, compiled executable and memory arena.
+// Model::clone(): clones share the model's file bytes and its weights (read once, never written);
+// each has its own graph, compiled executable, memory arena and inputs.
 #pragma once
 
 #include <cstddef>
@@ -118,8 +118,8 @@ public:
     Model& operator=(Model&&) noexcept;
     ~Model();
 
-    // A model of its own on the same file bytes (see Threads above); inputs set on this one
-    // are not carried over.
+    // A model of its own on the same file bytes and weights (see Threads above); inputs set on
+    // this one are not carried over.
     Model clone() const;
 
     // Inputs with their declared shapes (-1: dynamic), and outputs with their shapes for the

@@ -57,6 +57,10 @@ struct LoadOptions {
     // Shapes for inputs with dynamic (-1) dimensions, by input name; the fixed dimensions must
     // match. Inputs not named take the shape they were dumped with.
     std::map<std::string, dnn::TensorShape> input_shapes;
+    // Constants shared between loads of the same bytes on the same comp node (the weights, kept
+    // once in memory: ops never write their inputs). Empty: this load copies the file's and
+    // appends them; holding them: this load uses them (ParamError if one does not match).
+    std::shared_ptr<std::vector<DeviceTensor>> shared_constants;
 };
 
 struct LoadedInput {
