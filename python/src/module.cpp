@@ -18,6 +18,8 @@ namespace neomeg::python {
 void init_ops(py::module_& m);       // generated
 void init_grad(py::module_& m);      // grad.cpp
 void init_function(py::module_& m);  // function.cpp
+// serialization.cpp: InferenceModel, the C++ inference API
+void init_serialization(py::module_& m);
 
 namespace {
 
@@ -62,6 +64,7 @@ PYBIND11_MODULE(_imperative_rt, m) {
     python::init_tensor(m);
     python::init_grad(m);
     python::init_function(m);
+    python::init_serialization(m);
 
     py::class_<imperative::OpDef, std::shared_ptr<imperative::OpDef>>(m, "OpDef")
             .def_property_readonly("name", &imperative::OpDef::name)
