@@ -63,6 +63,8 @@ class SGD(Optimizer):
             if momentum != 0.0:
                 state = self._state[p]
                 v = momentum * state["momentum_buffer"] + g
-                state["momentum_buffer"] = v
+                # In place, as MegEngine's `v *= momentum; v += g`: the buffer keeps its
+                # identity, so a traced step writes each replay's value back into it.
+                state["momentum_buffer"]._reset(v)
                 g = g + momentum * v if nesterov else v
             _write(p, pv - lr * g)
