@@ -341,6 +341,7 @@ void init_trace(py::module_& m) {
             },
             "Opens (True) or closes (False) an exclude_from_trace region of the active trace; "
             "returns whether one is active.");
+    m.def("_trace_active", [] { return imperative::TraceRecorder::any_active(); });
     m.def("_is_tracing", [] {
         auto* rec = imperative::TraceRecorder::current();
         return rec != nullptr && !rec->excluded();

@@ -161,7 +161,12 @@ class GradManager:
                     g = cb(t, g)
                 old = getattr(t, "grad", None)
                 # Not detached: under an outer GradManager the gradient stays differentiable.
-                t.grad = g if old is None else old + g
+                # Accumulation is in place (MegEngine's `grad += g`), so a traced step that
+                # accumulates writes each replay's sum back into the same .grad tensor.
+                if old is None:
+                    t.grad = g
+                else:
+                    old._assign(old + g)
         finally:
             self.release()
 

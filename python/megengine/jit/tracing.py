@@ -290,6 +290,10 @@ class trace:
         return functools.partial(self.__call__, instance)
 
     def __call__(self, *args, **kwargs):
+        if _rt._trace_active():
+            # Called by another traced function as it records or checks: the ops join that
+            # trace (traces do not nest).
+            return self.__wrapped__(*args, **kwargs)
         spec, tensors, names = _flatten_call(args, kwargs)
         if self._session is None:
             return self._record(args, kwargs, spec, tensors, names)

@@ -22,6 +22,18 @@ def _write(param, value):
     param._reset(value)
 
 
+def _update_state(state, **values):
+    """Gives each named state tensor its new value in place (``Tensor._reset``), as MegEngine's
+    in-place ``v *= m; v += g`` does: a state tensor keeps its identity, so a traced step
+    (``megengine.jit.trace``) writes each replay's value back into it."""
+    for name, value in values.items():
+        old = state.get(name)
+        if isinstance(old, Tensor) and isinstance(value, Tensor):
+            old._reset(value)
+        else:
+            state[name] = value
+
+
 class _Required:
     def __repr__(self):
         return "<required parameter>"

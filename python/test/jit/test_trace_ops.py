@@ -40,7 +40,11 @@ CASES = {
         lambda x, w, b: x @ w.T + b,
         [(6, 4), (3, 4), (3,)],
     ),
-    "conv2d": (lambda x, w: F.conv2d(x, w, stride=2, padding=1), None, [(2, 3, 7, 7), (4, 3, 3, 3)]),
+    "conv2d": (
+        lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+        None,
+        [(2, 3, 7, 7), (4, 3, 3, 3)],
+    ),
     "max_pool2d": (lambda x: F.max_pool2d(x, 2), None, [(2, 3, 6, 6)]),
     "avg_pool2d": (lambda x: F.avg_pool2d(x, 3, stride=2, padding=1), None, [(1, 2, 7, 7)]),
     "softmax": (lambda x: F.softmax(x, axis=1), lambda x: softmax(x, 1), [(4, 6)]),
