@@ -88,8 +88,8 @@ def test_eager_update_between_traced_steps_is_seen():
     def sgd(ps):
         return optim.SGD(ps, lr=0.05, momentum=0.9)
 
-    net_e, opt_e, losses_e, _, _ = train(False, sgd, steps=5, zero_at=3)
-    net_t, opt_t, losses_t, _, _ = train(True, sgd, steps=5, zero_at=3)
+    net_e, _, losses_e, _, _ = train(False, sgd, steps=5, zero_at=3)
+    net_t, _, losses_t, _, _ = train(True, sgd, steps=5, zero_at=3)
     np.testing.assert_allclose(losses_t, losses_e, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(
         net_t.classifier.weight.numpy(), net_e.classifier.weight.numpy(), rtol=1e-5, atol=1e-6
