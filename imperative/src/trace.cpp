@@ -20,6 +20,14 @@ std::string shapes_str(std::span<const dnn::TensorLayout> layouts) {
     return s + ")";
 }
 
+// A graph constant's value: a contiguous copy (CPU comp nodes: host memory).
+DeviceTensor device_copy(const Tensor& t) {
+    Tensor c = t.contiguous();
+    auto value = DeviceTensor::empty(c.shape(), c.dtype(), c.comp_node());
+    c.to_host(value.raw_ptr());
+    return value;
+}
+
 std::vector<dnn::TensorLayout> layouts_of(std::span<const Tensor> ts) {
     std::vector<dnn::TensorLayout> out;
     out.reserve(ts.size());
@@ -113,12 +121,23 @@ graph::VarNode* TraceRecorder::var_of(const Tensor& t) const {
 graph::VarNode* TraceRecorder::var_or_constant(const Tensor& t) {
     if (auto* var = var_of(t))
         return var;
-    Tensor c = t.contiguous();
-    auto value = DeviceTensor::empty(c.shape(), c.dtype(), c.comp_node());
-    c.to_host(value.raw_ptr());
-    auto* var = m_graph->constant(std::move(value));
+    auto* var = m_graph->constant(device_copy(t));
     bind(t, var);
     return var;
+}
+
+graph::VarNode* TraceRecorder::freeze_external(size_t index) {
+    NM_THROW_IF(index >= m_externals.size(), ParamError, "trace: external ", index,
+                " out of range; there are ", m_externals.size());
+    External& ext = m_externals[index];
+    if (ext.var->kind() == graph::VarNode::Kind::Const)
+        return ext.var;
+    graph::VarNode* constant = m_graph->constant(device_copy(ext.value), ext.var->name());
+    m_graph->replace_var(ext.var, constant);
+    m_graph->erase(ext.var);
+    m_vars[key_of(ext.value)] = constant;
+    ext.var = constant;
+    return constant;
 }
 
 void TraceRecorder::on_apply(const OpDef& op, std::span<const Tensor> inputs,

@@ -131,14 +131,14 @@ public:
     void compile(const py::list& returned, bool capture_as_const, bool optimize) {
         NM_THROW_IF(!m_rec.failure().empty(), ParamError,
                     "trace: the recording failed: ", m_rec.failure());
-        auto& g = m_rec.graph();
         // Objects whose value the call replaced, and those that may stand for an external.
         std::vector<bool> updated(m_noted.size());
         for (size_t i = 0; i < m_noted.size(); ++i)
             updated[i] = !same_value(wrapper_of(m_noted[i].obj).value, m_noted[i].initial);
 
         std::unordered_map<std::string, size_t> bound_by_name;
-        for (const auto& ext : m_rec.externals()) {
+        for (size_t e = 0; e < m_rec.externals().size(); ++e) {
+            const auto& ext = m_rec.externals()[e];
             std::optional<size_t> holder;
             for (size_t i = 0; i < m_noted.size(); ++i) {
                 if ((m_noted[i].created_in_trace && !updated[i]) ||
@@ -151,9 +151,7 @@ public:
                 bound_by_name.emplace(ext.var->name(), *holder);
                 continue;
             }
-            graph::VarNode* c = g.constant(to_device(ext.value), ext.var->name());
-            g.replace_var(ext.var, c);
-            g.erase(ext.var);
+            m_rec.freeze_external(e);
         }
 
         std::vector<graph::VarNode*> outs;
@@ -175,7 +173,7 @@ public:
         m_arg_objects.clear();  // identities matter only while recording
         graph::CompileOptions options;
         options.fold_constants = options.eliminate_common_subexpr = optimize;
-        m_exe = g.compile(outs, options);
+        m_exe = m_rec.graph().compile(outs, options);
 
         for (const auto& slot : m_exe->inputs()) {
             Feed feed;

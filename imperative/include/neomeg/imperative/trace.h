@@ -88,6 +88,10 @@ public:
     // var_of(t), else a new constant var holding `t`.
     graph::VarNode* var_or_constant(const Tensor& t);
 
+    // Makes external `index` a constant holding the value the recording read (the input var is
+    // replaced and erased); returns the constant.
+    graph::VarNode* freeze_external(size_t index);
+
     // Called by apply() when this recorder is active.
     void on_apply(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                   std::span<const dnn::TensorShape> shapes);
