@@ -45,6 +45,22 @@ bool same_shapes(std::span<const dnn::TensorLayout> a, std::span<const dnn::Tens
     return true;
 }
 
+// An op keyed by a seed param (the RNGs, DropoutForward): Python draws a new seed for each
+// call, which a replayed graph would not.
+bool is_random(const OpDef& op) {
+    if (op.kind() != OpKind::Dnn)
+        return false;
+    for (const auto& field : op.param_fields())
+        if (field.name == "seed")
+            return true;
+    return false;
+}
+
+std::string random_failure(const OpDef& op, const std::string& where) {
+    return std::string(op.name()) + " at " + where +
+           " draws new random numbers on each call, which a replayed graph would repeat";
+}
+
 }  // namespace
 
 bool TraceRecorder::Key::operator==(const Key& rhs) const {
@@ -160,7 +176,9 @@ void TraceRecorder::on_apply(const OpDef& op, std::span<const Tensor> inputs,
 void TraceRecorder::record(const OpDef& op, std::span<const Tensor> inputs,
                            std::span<const Tensor> outputs,
                            std::span<const dnn::TensorShape> shapes) {
-    std::string where = m_location ? m_location() : std::string();
+    std::string where = location();
+    if (is_random(op))
+        throw TraceMismatch(random_failure(op, where));
     if (op.kind() == OpKind::Custom)
         throw TraceMismatch(std::string(op.name()) + " at " + where +
                             " runs only eagerly (a Python autodiff.Function) and cannot be "
@@ -204,7 +222,7 @@ void TraceRecorder::record(const OpDef& op, std::span<const Tensor> inputs,
 }
 
 void TraceRecorder::check(const OpDef& op, std::span<const Tensor> inputs) {
-    std::string where = m_location ? m_location() : std::string();
+    std::string where = location();
     auto layouts = layouts_of(inputs);
     if (m_check_pos >= m_ops.size()) {
         throw TraceMismatch("trace: the call runs " + op.to_string() + shapes_str(layouts) +
@@ -219,6 +237,21 @@ void TraceRecorder::check(const OpDef& op, std::span<const Tensor> inputs) {
                             shapes_str(rec.input_layouts) + " at " + rec.location);
     }
     ++m_check_pos;
+}
+
+void TraceRecorder::on_generator(const OpDef& op) {
+    if (m_excluded || m_mode != Mode::Record || !m_failure.empty())
+        return;
+    if (is_random(op))
+        m_failure = random_failure(op, location());
+}
+
+void TraceRecorder::drop_tensors() {
+    m_vars.clear();
+    m_alive.clear();
+    m_alive.shrink_to_fit();
+    for (auto& ext : m_externals)
+        ext.value = Tensor();
 }
 
 void TraceRecorder::finish_check() const {

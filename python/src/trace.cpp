@@ -191,8 +191,16 @@ public:
             }
             m_feeds.push_back(std::move(feed));
         }
+        discard_recording();
+    }
+
+    // Drops what only the recording needed (the Python objects it noted, the eager values it
+    // kept alive); the recorded ops stay for checking later calls.
+    void discard_recording() {
         m_noted.clear();
         m_noted_index.clear();
+        m_arg_objects.clear();
+        m_rec.drop_tensors();
     }
 
     // Runs the compiled graph on `args`; None when they (or a bound tensor) no longer have the
@@ -311,6 +319,7 @@ void init_trace(py::module_& m) {
             .def("compile", &TraceSession::compile, py::arg("returned"),
                  py::arg("capture_as_const"), py::arg("optimize"))
             .def("run", &TraceSession::run, py::arg("args"))
+            .def("discard_recording", &TraceSession::discard_recording)
             .def_property_readonly("ops", &TraceSession::ops)
             .def_property_readonly("failure", &TraceSession::failure)
             .def_property_readonly("ever_excluded", &TraceSession::ever_excluded)

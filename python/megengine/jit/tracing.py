@@ -197,8 +197,9 @@ class trace:
     - Tensors made inside the call and kept outside it (other than the results and objects
       updated in place) keep their first call's values: clear gradients inside the traced step
       (``opt.clear_grad()``), or read ``.grad`` from a returned tensor.
-    - A function that calls a Python ``autodiff.Function`` cannot be recorded; the trace warns
-      and later calls run it eagerly.
+    - A function that calls a Python ``autodiff.Function`` or draws random numbers (``F.dropout``
+      in training, ``megengine.random``) cannot be replayed as a graph (random ops would
+      repeat the first call's numbers): the trace warns and later calls run it eagerly.
 
     Args:
         function: the function to trace; its tensor arguments may be nested in lists, tuples and
@@ -316,18 +317,24 @@ class trace:
             session.stop()
         outs, out_names = [], []
         self._out_spec = _flatten(result, outs, out_names, "output")
-        if session.failure:
+        failure = session.failure
+        if not failure and not session.ever_excluded:
+            try:
+                session.compile(outs, self._capture_as_const, self._opt_level > 0)
+                self._mode = "graph"
+            except (ValueError, TypeError, NotImplementedError) as e:
+                failure = f"the recording did not compile: {e}"
+        if failure:
             warnings.warn(
-                f"trace: {session.failure}; later calls of {self.__name__} run eagerly",
+                f"trace: {failure}; later calls of {self.__name__} run eagerly",
                 RuntimeWarning,
                 stacklevel=3,
             )
             self._mode = "eager"
-        elif session.ever_excluded:
+            session.discard_recording()
+        elif self._mode != "graph":
             self._mode = "check"
-        else:
-            session.compile(outs, self._capture_as_const, self._opt_level > 0)
-            self._mode = "graph"
+            session.discard_recording()
         self._session = session
         self._spec = spec
         self._aliasing = _aliasing(tensors)

@@ -253,6 +253,23 @@ def test_unrecordable_function_warns_and_runs_eagerly():
         assert f(mge.Tensor([3.0])).item() == 10.0
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: F.dropout(x, 0.5, training=True),  # an op with a seed param
+        lambda x: x + mge.random.normal(size=x.shape),  # a generator
+    ],
+    ids=["dropout", "normal"],
+)
+def test_random_ops_make_the_trace_run_eagerly(fn):
+    f = trace(fn)
+    x = mge.Tensor(np.ones(1000, np.float32))
+    with pytest.warns(RuntimeWarning, match="random numbers"):
+        f(x)
+    a, b = f(x).numpy(), f(x).numpy()
+    assert not np.array_equal(a, b)  # fresh numbers on each call
+
+
 def test_error_in_the_first_call_leaves_the_trace_unrecorded():
     fail = [True]
 

@@ -95,8 +95,16 @@ public:
     // Called by apply() when this recorder is active.
     void on_apply(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                   std::span<const dnn::TensorShape> shapes);
+    // Called by run_generator() when this recorder is active. Generators are not recorded (their
+    // results are externals, constants of the graph), which is right for Fill or Eye; a random
+    // generator would repeat its first numbers in every replay, so it ends the recording.
+    void on_generator(const OpDef& op);
     // Ends a check: TraceMismatch when the replay ran fewer ops than the recording.
     void finish_check() const;
+
+    // Lets go of the eager tensors the recording kept alive (every mapped value, the
+    // externals' values) once the graph is built: var_of() finds nothing afterwards.
+    void drop_tensors();
 
     graph::ComputingGraph& graph() { return *m_graph; }
     const std::vector<OpRecord>& ops() const { return m_ops; }
@@ -112,6 +120,7 @@ private:
         size_t operator()(const Key& k) const;
     };
     static Key key_of(const Tensor& t);
+    std::string location() const { return m_location ? m_location() : std::string(); }
     void bind(const Tensor& t, graph::VarNode* var);
     void record(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                 std::span<const dnn::TensorShape> shapes);
