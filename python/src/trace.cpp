@@ -155,8 +155,14 @@ public:
         }
 
         std::vector<graph::VarNode*> outs;
-        for (auto obj : returned)
-            outs.push_back(m_rec.var_or_constant(wrapper_of(obj).value));
+        for (auto obj : returned) {
+            graph::VarNode* var = m_rec.var_or_constant(wrapper_of(obj).value);
+            // MegEngine's names for a traced function's results (what trace.dump writes).
+            if (var->kind() == graph::VarNode::Kind::Computed && var->name().empty())
+                var->set_name("output_" + std::to_string(outs.size()));
+            outs.push_back(var);
+        }
+        m_returned_vars = outs;
         m_num_returned = outs.size();
         for (size_t i = 0; i < m_noted.size(); ++i) {
             if (!updated[i])
@@ -253,6 +259,12 @@ public:
         NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
         return m_exe->dump();
     }
+    // The recorded graph (inputs arg_<i>/kwarg_<k>, bound externals as inputs, other
+    // externals as constants) with its results as outputs, before the compile passes.
+    std::string recorded_graph_text() {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        return m_rec.graph().dump(m_returned_vars);
+    }
     size_t num_bound() const {
         size_t n = 0;
         for (const auto& f : m_feeds)
@@ -291,6 +303,8 @@ private:
     std::unique_ptr<graph::Executable> m_exe;
     std::vector<Feed> m_feeds;  // per executable input
     size_t m_num_returned = 0;
+    // The results' vars in graph(): the graph's named outputs (a model file's, for dump).
+    std::vector<graph::VarNode*> m_returned_vars;
     std::vector<WriteBack> m_writebacks;
 };
 
@@ -329,7 +343,8 @@ void init_trace(py::module_& m) {
             .def_property_readonly(
                     "planned_peak_bytes",
                     [](const TraceSession& s) { return s.executable().planned_peak_bytes(); })
-            .def("dump", &TraceSession::dump);
+            .def("dump", &TraceSession::dump)
+            .def("recorded_graph_text", &TraceSession::recorded_graph_text);
     m.def(
             "_trace_set_package_dir",
             [](std::string dir) { trace::g_package_dir = std::move(dir); },

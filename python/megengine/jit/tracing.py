@@ -368,8 +368,9 @@ class trace:
     # trace(f, ...) as MegEngine documents it (__new__ takes *args for the decorator form).
     __signature__ = inspect.Signature(list(inspect.signature(__init__).parameters.values())[1:])
 
-    def _graph_text(self):
-        """The compiled graph as text (``Executable.dump``), for tests and debugging."""
+    def _graph_text(self, compiled=True):
+        """The compiled graph (``Executable.dump``), or with ``compiled=False`` the recorded one
+        with its named inputs and outputs, as text; for tests and debugging."""
         if self._mode != "graph":
             raise RuntimeError("trace: no compiled graph (not recorded yet, or not replayable)")
-        return self._session.dump()
+        return self._session.dump() if compiled else self._session.recorded_graph_text()

@@ -313,3 +313,16 @@ def test_configs_are_accepted_and_checked():
         DTRConfig()
     with pytest.raises(ValueError):
         SublinearMemoryConfig(num_worker=0)
+
+
+def test_recorded_graph_has_megengine_input_and_output_names():
+    w = mge.Tensor([2.0])
+    f = trace(lambda x, *, y: (x * w + y, x - y))
+    f(mge.Tensor([1.0]), y=mge.Tensor([3.0]))
+    text = f._graph_text(compiled=False)
+    assert "'arg_0' = input" in text and "'kwarg_y' = input" in text
+    assert "'external_0' = input" in text  # w: bound, read at each replay
+    assert "'output_0'" in text and "'output_1'" in text
+    const = trace(lambda x: x * w, capture_as_const=True)
+    const(mge.Tensor([1.0]))
+    assert "'external_0' = const [2]" in const._graph_text(compiled=False)
