@@ -126,6 +126,22 @@ public:
                 {py::reinterpret_borrow<py::object>(obj), w->value.detach(), w->created_in_trace});
     }
 
+    // obj.<name> = value (a Tensor or None) inside the recording: every replay assigns the
+    // replay's value (a new Tensor) too, as the eager call would (GradManager setting .grad).
+    void note_setattr(py::handle obj, const std::string& name, py::handle value) {
+        if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
+            return;
+        if (!value.is_none())
+            wrapper_of(value);  // a Tensor, checked now
+        for (auto& a : m_setattrs)
+            if (a.obj.ptr() == obj.ptr() && a.name == name) {
+                a.value = py::reinterpret_borrow<py::object>(value);
+                return;
+            }
+        m_setattrs.push_back({py::reinterpret_borrow<py::object>(obj), name,
+                              py::reinterpret_borrow<py::object>(value), SIZE_MAX});
+    }
+
     // Builds the executable from the recording: `returned` are the call's output tensors.
     // `optimize`: constant folding and common-subexpression elimination (opt_level > 0).
     void compile(const py::list& returned, bool capture_as_const, bool optimize) {
@@ -175,6 +191,13 @@ public:
             if (wb.arg >= 0)
                 wb.obj = py::none();  // the replay's own argument gets the value
             m_writebacks.push_back(std::move(wb));
+        }
+        for (auto& a : m_setattrs) {
+            if (a.value.is_none())
+                continue;
+            outs.push_back(m_rec.var_or_constant(wrapper_of(a.value).value));
+            a.output = outs.size() - 1;
+            a.value = py::none();  // the replays assign their own values
         }
         m_arg_objects.clear();  // identities matter only while recording
         graph::CompileOptions options;
@@ -243,6 +266,13 @@ public:
             w.value = from_device(m_exe->output(wb.output));
             w.value.set_grad_meta(std::move(meta));
         }
+        for (const auto& a : m_setattrs) {
+            py::object value = py::none();
+            if (a.output != SIZE_MAX)
+                value = py::reinterpret_steal<py::object>(
+                        fast::wrap(from_device(m_exe->output(a.output))));
+            py::setattr(a.obj, a.name.c_str(), value);
+        }
         return result;
     }
 
@@ -294,7 +324,15 @@ private:
         ptrdiff_t arg;
     };
 
+    struct SetAttr {
+        py::object obj;
+        std::string name;
+        py::object value;  // while recording: the last value assigned
+        size_t output;     // after compile: its executable output, SIZE_MAX for None
+    };
+
     TraceRecorder m_rec;
+    std::vector<SetAttr> m_setattrs;
     std::vector<Noted> m_noted;
     std::unordered_map<PyObject*, size_t> m_noted_index;
     std::vector<PyObject*> m_arg_objects;
@@ -364,6 +402,14 @@ void init_trace(py::module_& m) {
             "Opens (True) or closes (False) an exclude_from_trace region of the active trace; "
             "returns whether one is active.");
     m.def("_trace_active", [] { return imperative::TraceRecorder::any_active(); });
+    m.def(
+            "_trace_note_setattr",
+            [](py::handle obj, const std::string& name, py::handle value) {
+                if (trace::g_recording)
+                    trace::g_recording->note_setattr(obj, name, value);
+            },
+            "Notes obj.<name> = value (a Tensor or None) for the recording trace, which then "
+            "makes every replay assign its own value.");
     m.def("_is_tracing", [] {
         auto* rec = imperative::TraceRecorder::current();
         return rec != nullptr && !rec->excluded();

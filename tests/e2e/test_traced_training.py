@@ -18,7 +18,7 @@ STEPS = 8
 BATCH = 32
 
 
-def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None):
+def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None, update_outside=False):
     rng = np.random.default_rng(seed)
     mge.random.seed(seed)
     x, y = make_data(BATCH * steps, rng)
@@ -33,7 +33,8 @@ def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None):
         with gm:
             loss = F.nn.cross_entropy(net(data), label)
             gm.backward(loss)
-        opt.step().clear_grad()
+        if not update_outside:
+            opt.step().clear_grad()
         return loss
 
     if traced:
@@ -45,6 +46,9 @@ def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None):
             w._reset(mge.Tensor(np.zeros(w.shape, np.float32)))
         batch = slice(i * BATCH, (i + 1) * BATCH)
         loss = step(mge.Tensor(x[batch]), mge.Tensor(y[batch]))
+        if update_outside:  # eager code reads the .grad each replay assigned
+            assert all(p.grad is not None for p in net.parameters())
+            opt.step().clear_grad()
         losses.append(loss.item())
         # eager code between steps sees the current parameters
         seen_weights.append(net.classifier.weight.numpy().copy())
@@ -94,3 +98,18 @@ def test_eager_update_between_traced_steps_is_seen():
     np.testing.assert_allclose(
         net_t.classifier.weight.numpy(), net_e.classifier.weight.numpy(), rtol=1e-5, atol=1e-6
     )
+
+
+def test_traced_backward_with_the_update_outside_the_trace():
+    """A common MegEngine pattern: the trace covers forward and backward, the optimizer runs
+    eagerly on the .grad tensors each replay assigns."""
+
+    def sgd(ps):
+        return optim.SGD(ps, lr=0.05, momentum=0.9)
+
+    net_e, _, losses_e, _, _ = train(False, sgd, update_outside=True)
+    net_t, _, losses_t, _, calls = train(True, sgd, update_outside=True)
+    assert calls == 1
+    np.testing.assert_allclose(losses_t, losses_e, rtol=1e-5, atol=1e-6)
+    for (name, a), b in zip(net_t.state_dict().items(), net_e.state_dict().values()):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, err_msg=name)

@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..tensor import Parameter, Tensor
+from ..tensor import Parameter, Tensor, _set_grad
 
 __all__ = ["Module"]
 
@@ -372,7 +372,7 @@ class Module:
     def zero_grad(self):
         """Drops the gradients of every Parameter (sets ``.grad`` to None)."""
         for p in self.parameters():
-            p.grad = None
+            _set_grad(p, None)
 
     # ----------------------------------------------------------------- state
     def state_dict(self, rst=None, prefix="", keep_var=False):

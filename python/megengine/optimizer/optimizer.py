@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Parameter, Tensor
+from ..tensor import Parameter, Tensor, _set_grad
 
 
 def _write(param, value):
@@ -186,7 +186,7 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                _set_grad(p, None)
 
     def zero_grad(self):
         """Sets every existing gradient to zeros, in place (deprecated: use :meth:`clear_grad`).
