@@ -46,6 +46,15 @@ imperative::Tensor convert_dtype(const imperative::Tensor& t, dnn::DType dt) {
     return imperative::apply(op, {&t, 1})[0];
 }
 
+// `self` of a method that takes it as a handle (to note it for a recording trace): a Tensor,
+// or TypeError when the method was called unbound on something else.
+TensorWrapper& self_tensor(py::handle self) {
+    TensorWrapper* t = fast::tensor_of(self.ptr());
+    if (!t)
+        throw py::type_error(std::string("expected a Tensor, got ") + Py_TYPE(self.ptr())->tp_name);
+    return *t;
+}
+
 }  // namespace
 
 void throw_uninitialized() {
@@ -110,14 +119,14 @@ void init_tensor(py::module_& m) {
             .def("_detach",
                  [](py::handle self) {
                      trace::note_if_tracing(self.ptr());
-                     return TensorWrapper{fast::tensor_of(self.ptr())->value.detach()};
+                     return TensorWrapper{self_tensor(self).value.detach()};
                  })
             // x[idx] = v: the Python object now stands for the updated value, autograd
             // identity included, so the assignment is differentiable like any op.
             .def("_assign",
                  [](py::handle self, const TensorWrapper& src) {
                      trace::note_if_tracing(self.ptr());  // before its value changes
-                     fast::tensor_of(self.ptr())->value = src.value;
+                     self_tensor(self).value = src.value;
                  })
             // The in-place update that keeps identity: optimizers, BatchNorm statistics and
             // load_state_dict give an existing Parameter new values. The object (and so its
@@ -125,7 +134,7 @@ void init_tensor(py::module_& m) {
             .def("_reset",
                  [](py::handle self, const TensorWrapper& src) {
                      trace::note_if_tracing(self.ptr());  // before its value changes
-                     TensorWrapper& t = *fast::tensor_of(self.ptr());
+                     TensorWrapper& t = self_tensor(self);
                      auto meta = t.value.grad_meta();
                      t.value = src.value.detach();
                      t.value.set_grad_meta(std::move(meta));

@@ -326,3 +326,30 @@ def test_recorded_graph_has_megengine_input_and_output_names():
     const = trace(lambda x: x * w, capture_as_const=True)
     const(mge.Tensor([1.0]))
     assert "'external_0' = const [2]" in const._graph_text(compiled=False)
+
+
+def test_batchnorm_train_mode_statistics_follow_eager():
+    rng = np.random.default_rng(3)
+    bn_e, bn_t = M.BatchNorm2d(3), M.BatchNorm2d(3)
+    traced = trace(lambda x: bn_t(x))
+    for _ in range(4):
+        x = rng.standard_normal((4, 3, 5, 5)).astype(np.float32) * 2 + 1
+        np.testing.assert_allclose(
+            traced(mge.Tensor(x)).numpy(), bn_e(mge.Tensor(x)).numpy(), rtol=1e-4, atol=1e-5
+        )
+        for name in ("running_mean", "running_var"):
+            np.testing.assert_allclose(
+                getattr(bn_t, name).numpy(), getattr(bn_e, name).numpy(), rtol=1e-5, atol=1e-6
+            )
+    assert np.abs(bn_t.running_mean.numpy()).sum() > 0.1
+
+
+def test_methods_that_note_their_tensor_check_it():
+    t = mge.Tensor([1.0])
+    for call in (
+        lambda: mge.Tensor._reset(3, t),
+        lambda: mge.Tensor._assign(3, t),
+        lambda: mge.Tensor._detach(3),
+    ):
+        with pytest.raises(TypeError, match="expected a Tensor, got int"):
+            call()
