@@ -138,8 +138,11 @@ public:
                 a.value = py::reinterpret_borrow<py::object>(value);
                 return;
             }
+        // Called before the assignment: whether the attribute was None decided the code's path
+        // (GradManager accumulates into an existing .grad), so a replay requires the same.
+        bool was_none = py::getattr(obj, name.c_str(), py::none()).is_none();
         m_setattrs.push_back({py::reinterpret_borrow<py::object>(obj), name,
-                              py::reinterpret_borrow<py::object>(value), SIZE_MAX});
+                              py::reinterpret_borrow<py::object>(value), SIZE_MAX, was_none});
     }
 
     // Builds the executable from the recording: `returned` are the call's output tensors.
@@ -233,7 +236,8 @@ public:
     }
 
     // Runs the compiled graph on `args`; None when they (or a bound tensor) no longer have the
-    // recorded shapes and dtypes, so the caller can find where the call diverges.
+    // recorded shapes and dtypes, or an attribute the call assigns (.grad) is None where it was
+    // not or the reverse, so the caller can find where the call diverges.
     py::object run(const py::sequence& args) {
         NM_THROW_IF(!m_exe, ParamError, "trace: run before compile");
         if (static_cast<size_t>(py::len(args)) != m_arg_layouts.size())
@@ -250,6 +254,9 @@ public:
             if (!same_shape_dtype(v.layout(), f.layout))
                 return py::none();
         }
+        for (const auto& a : m_setattrs)
+            if (py::getattr(a.obj, a.name.c_str(), py::none()).is_none() != a.was_none)
+                return py::none();
         for (size_t k = 0; k < m_feeds.size(); ++k) {
             const Feed& f = m_feeds[k];
             const Tensor& v = f.obj ? wrapper_of(f.obj).value : arg_w[f.arg]->value;
@@ -329,6 +336,7 @@ private:
         std::string name;
         py::object value;  // while recording: the last value assigned
         size_t output;     // after compile: its executable output, SIZE_MAX for None
+        bool was_none;     // the attribute was None (or absent) before the call
     };
 
     TraceRecorder m_rec;

@@ -353,3 +353,23 @@ def test_methods_that_note_their_tensor_check_it():
     ):
         with pytest.raises(TypeError, match="expected a Tensor, got int"):
             call()
+
+
+def test_grad_left_from_an_earlier_step_is_not_silently_replaced():
+    from megengine.autodiff import GradManager
+
+    w = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach(w)
+
+    def body(x):
+        with gm:
+            gm.backward((w * x).sum())
+
+    step = trace(body)
+    step(mge.Tensor([1.0, 1.0]))  # recorded with w.grad None: backward assigns it
+    w.grad = None
+    step(mge.Tensor([3.0, 4.0]))  # replayed
+    assert w.grad.numpy().tolist() == [3.0, 4.0]
+    # w.grad is set now: eagerly, backward would accumulate, another op than the recording's
+    with pytest.raises(TraceError, match="recording ended"):
+        step(mge.Tensor([1.0, 1.0]))
