@@ -126,6 +126,15 @@ public:
                 {py::reinterpret_borrow<py::object>(obj), w->value.detach(), w->created_in_trace});
     }
 
+    // A condition of the recording: each replay needs fn() == value (an optimizer's
+    // hyperparameters, Python numbers the graph holds as constants).
+    void note_guard(py::handle fn, py::handle value) {
+        if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
+            return;
+        m_guards.append(py::make_tuple(fn, value));
+    }
+    const py::list& guards() const { return m_guards; }
+
     // obj.<name> = value (a Tensor or None) inside the recording: every replay assigns the
     // replay's value (a new Tensor) too, as the eager call would (GradManager setting .grad).
     void note_setattr(py::handle obj, const std::string& name, py::handle value) {
@@ -340,6 +349,7 @@ private:
     };
 
     TraceRecorder m_rec;
+    py::list m_guards;  // (fn, value) pairs
     std::vector<SetAttr> m_setattrs;
     std::vector<Noted> m_noted;
     std::unordered_map<PyObject*, size_t> m_noted_index;
@@ -381,6 +391,7 @@ void init_trace(py::module_& m) {
             .def("run", &TraceSession::run, py::arg("args"))
             .def("discard_recording", &TraceSession::discard_recording)
             .def_property_readonly("ops", &TraceSession::ops)
+            .def_property_readonly("guards", &TraceSession::guards)
             .def_property_readonly("failure", &TraceSession::failure)
             .def_property_readonly("ever_excluded", &TraceSession::ever_excluded)
             .def_property_readonly("compiled", &TraceSession::compiled)
@@ -410,6 +421,14 @@ void init_trace(py::module_& m) {
             "Opens (True) or closes (False) an exclude_from_trace region of the active trace; "
             "returns whether one is active.");
     m.def("_trace_active", [] { return imperative::TraceRecorder::any_active(); });
+    m.def(
+            "_trace_note_guard",
+            [](py::handle fn, py::handle value) {
+                if (trace::g_recording)
+                    trace::g_recording->note_guard(fn, value);
+            },
+            "Notes a condition of the recording trace: a replay needs fn() == value, else the "
+            "trace records again.");
     m.def(
             "_trace_note_setattr",
             [](py::handle obj, const std::string& name, py::handle value) {

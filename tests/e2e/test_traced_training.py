@@ -18,7 +18,7 @@ STEPS = 8
 BATCH = 32
 
 
-def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None, update_outside=False):
+def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None, update_outside=False, lr_at=None):
     rng = np.random.default_rng(seed)
     mge.random.seed(seed)
     x, y = make_data(BATCH * steps, rng)
@@ -41,6 +41,8 @@ def train(traced, make_opt, steps=STEPS, seed=0, zero_at=None, update_outside=Fa
         step = trace(step)
     losses, seen_weights = [], []
     for i in range(steps):
+        if i == lr_at:  # a schedule's change: a Python number the graph held
+            opt.param_groups[0]["lr"] *= 0.1
         if i == zero_at:  # an eager change between steps, which the next step must see
             w = net.classifier.weight
             w._reset(mge.Tensor(np.zeros(w.shape, np.float32)))
@@ -110,6 +112,18 @@ def test_traced_backward_with_the_update_outside_the_trace():
     net_e, _, losses_e, _, _ = train(False, sgd, update_outside=True)
     net_t, _, losses_t, _, calls = train(True, sgd, update_outside=True)
     assert calls == 1
+    np.testing.assert_allclose(losses_t, losses_e, rtol=1e-5, atol=1e-6)
+    for (name, a), b in zip(net_t.state_dict().items(), net_e.state_dict().values()):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_learning_rate_change_records_again():
+    def sgd(ps):
+        return optim.SGD(ps, lr=0.05, momentum=0.9)
+
+    net_e, _, losses_e, _, _ = train(False, sgd, lr_at=4)
+    net_t, _, losses_t, _, calls = train(True, sgd, lr_at=4)
+    assert calls == 2  # recorded at step 0 and again at the new lr, replayed otherwise
     np.testing.assert_allclose(losses_t, losses_e, rtol=1e-5, atol=1e-6)
     for (name, a), b in zip(net_t.state_dict().items(), net_e.state_dict().values()):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, err_msg=name)

@@ -191,7 +191,9 @@ class trace:
     recording, replay and :class:`TraceError` work. Things to know:
 
     - Only what goes through ops is recorded. Python control flow, ``.numpy()``/``.item()`` and
-      Python numbers computed from tensors are fixed at their values of the first call; random
+      Python numbers are fixed at their values of the first call (an optimizer's
+      hyperparameters excepted: after a change, such as a scheduler's, the trace records
+      again); random
       ops and other generators (``zeros``, ``ones``, the RNGs) are recorded as constants of the
       values they gave then.
     - Tensors made inside the call and kept outside it (other than the results and objects
@@ -300,6 +302,10 @@ class trace:
             return self._record(args, kwargs, spec, tensors, names)
         if self._mode == "eager":
             return self.__wrapped__(*args, **kwargs)
+        if any(fn() != value for fn, value in self._guards):
+            # A Python value the graph holds as a constant changed (an optimizer's lr after a
+            # scheduler's step): record again, with the new value.
+            return self._record(args, kwargs, spec, tensors, names)
         if self._mode == "graph" and spec == self._spec and _aliasing(tensors) == self._aliasing:
             outs = self._session.run(tensors)
             if outs is not None:
@@ -336,6 +342,7 @@ class trace:
             self._mode = "check"
             session.discard_recording()
         self._session = session
+        self._guards = list(session.guards)
         self._spec = spec
         self._aliasing = _aliasing(tensors)
         return result

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from ..core import _imperative_rt as _rt
 from ..tensor import Parameter, Tensor, _set_grad
 
 
@@ -167,7 +168,16 @@ class Optimizer:
                     f"{type(self).__name__}: lr must be a number, got {type(group['lr']).__name__}"
                 )
             self._updates(group)
+        if _rt._trace_active():
+            # The hyperparameters are Python numbers, constants of a traced step's graph: a
+            # replay needs the same ones (a scheduler's change makes the trace record again).
+            _rt._trace_note_guard(self._hyperparameters, self._hyperparameters())
         return self
+
+    def _hyperparameters(self):
+        return tuple(
+            tuple((k, v) for k, v in group.items() if k != "params") for group in self.param_groups
+        ) + (getattr(self, "nesterov", None),)
 
     def clear_grad(self):
         """Sets every parameter's gradient to None.
