@@ -131,6 +131,9 @@ public:
     void note_guard(py::handle fn, py::handle value) {
         if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
             return;
+        for (auto g : m_guards)  // the same bound method of the same object: noted already
+            if (py::object(g.cast<py::tuple>()[0]).equal(py::reinterpret_borrow<py::object>(fn)))
+                return;
         m_guards.append(py::make_tuple(fn, value));
     }
     const py::list& guards() const { return m_guards; }

@@ -373,3 +373,23 @@ def test_grad_left_from_an_earlier_step_is_not_silently_replaced():
     # w.grad is set now: eagerly, backward would accumulate, another op than the recording's
     with pytest.raises(TraceError, match="recording ended"):
         step(mge.Tensor([1.0, 1.0]))
+
+
+def test_module_mode_change_records_again():
+    bn = M.BatchNorm1d(2)
+    calls = []
+
+    def body(x):
+        calls.append(1)
+        return bn(x)
+
+    f = trace(body)
+    x = mge.Tensor(np.array([[1.0, 2.0], [3.0, 6.0]], np.float32))
+    f(x)
+    f(x)
+    assert len(calls) == 1
+    bn.eval()  # running statistics instead of the batch's: other ops
+    mean, var = bn.running_mean.numpy().reshape(-1), bn.running_var.numpy().reshape(-1)
+    want = (x.numpy() - mean) / np.sqrt(var + bn.eps)
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-5)
+    assert len(calls) == 2
