@@ -191,9 +191,9 @@ class trace:
     recording, replay and :class:`TraceError` work. Things to know:
 
     - Only what goes through ops is recorded. Python control flow, ``.numpy()``/``.item()`` and
-      Python numbers are fixed at their values of the first call (an optimizer's
-      hyperparameters excepted: after a change, such as a scheduler's, the trace records
-      again); random
+      Python numbers are fixed at their values of the first call (except an optimizer's
+      hyperparameters and a module's ``training`` flag: after a change, such as a scheduler's
+      step or ``eval()``, the trace records again); random
       ops and other generators (``zeros``, ``ones``, the RNGs) are recorded as constants of the
       values they gave then.
     - Tensors made inside the call and kept outside it (other than the results and objects
