@@ -1,14 +1,17 @@
 #include "neomeg/imperative/apply.h"
 
 #include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/trace.h"
 
 namespace neomeg::imperative {
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs) {
     std::vector<Tensor> outputs = run_op(op, inputs);
-    // One branch on the hot path when nothing records.
+    // One branch each on the hot path when nothing records.
     if (GradKey::any_active())
         GradKey::record(op, inputs, outputs);
+    if (TraceRecorder::any_active()) [[unlikely]]
+        TraceRecorder::current()->on_apply(op, inputs, outputs, {});
     return outputs;
 }
 
@@ -17,6 +20,8 @@ std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
     std::vector<Tensor> outputs = run_op_with_shapes(op, inputs, output_shapes);
     if (GradKey::any_active())
         GradKey::record(op, inputs, outputs);
+    if (TraceRecorder::any_active()) [[unlikely]]
+        TraceRecorder::current()->on_apply(op, inputs, outputs, output_shapes);
     return outputs;
 }
 

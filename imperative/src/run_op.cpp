@@ -1,6 +1,7 @@
 // run_op(): the eager hot path's dispatch on the kind of op (one switch, one virtual call to the
 // op's cached dnn operator).
 #include "exec.h"
+#include "neomeg/imperative/trace.h"
 
 namespace neomeg::imperative {
 namespace {
@@ -47,6 +48,8 @@ std::vector<Tensor> run_generator(const OpDef& op, std::span<const dnn::TensorSh
                                   CompNode cn) {
     NM_THROW_IF(op.kind() != OpKind::Dnn, ParamError, op.to_string(), ": not a generator op");
     auto& dop = static_cast<const DnnOpDefBase&>(op).dnn_operator(cn.dnn_handle());
+    if (TraceRecorder::any_active()) [[unlikely]]
+        TraceRecorder::current()->on_generator(op);
     return run_dnn_generator(op, dop, shapes, cn);
 }
 

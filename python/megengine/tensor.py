@@ -198,6 +198,14 @@ Tensor.reset_zero = _reset_zero
 tensor = Tensor
 
 
+def _set_grad(t, value):
+    """``t.grad = value`` (a Tensor or None), noted by a recording ``megengine.jit.trace`` so that
+    each replay assigns the replay's gradient too (GradManager.backward, clear_grad)."""
+    if _rt._trace_active():
+        _rt._trace_note_setattr(t, "grad", value)  # before: it reads the old value
+    t.grad = value
+
+
 class Parameter(Tensor):
     """A Tensor that a module learns; GradManager attaches Parameters, optimizers update them.
 

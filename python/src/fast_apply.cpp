@@ -15,6 +15,7 @@
 #include "fast_tensor.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
+#include "trace.h"
 
 namespace neomeg::python::fast {
 
@@ -97,6 +98,7 @@ PyObject* py_apply(PyObject*, PyObject* const* args, Py_ssize_t nargs) noexcept 
             TensorWrapper* t = tensor_of(args[i]);
             if (!t)
                 return set_type_error_for_input(*op, i - 1, args[i]);
+            trace::note_if_tracing(args[i]);
             inputs.push(t->value);
         }
         auto outs = imperative::apply(*op, inputs.span());
@@ -150,6 +152,7 @@ PyObject* elemwise_direct(const imperative::OpDef& op, PyObject* const* args, si
         if (TensorWrapper* t = tensor_of(args[i])) {
             if (t->value.dtype() != first->dtype())
                 return nullptr;
+            trace::note_if_tracing(args[i]);
             inputs.push(t->value);
             continue;
         }

@@ -10,6 +10,7 @@
 #include "fast_tensor.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
+#include "trace.h"
 
 namespace neomeg::python {
 
@@ -45,6 +46,15 @@ imperative::Tensor convert_dtype(const imperative::Tensor& t, dnn::DType dt) {
     return imperative::apply(op, {&t, 1})[0];
 }
 
+// `self` of a method that takes it as a handle (to note it for a recording trace): a Tensor,
+// or TypeError when the method was called unbound on something else.
+TensorWrapper& self_tensor(py::handle self) {
+    TensorWrapper* t = fast::tensor_of(self.ptr());
+    if (!t)
+        throw py::type_error(std::string("expected a Tensor, got ") + Py_TYPE(self.ptr())->tp_name);
+    return *t;
+}
+
 }  // namespace
 
 void throw_uninitialized() {
@@ -56,6 +66,7 @@ TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& d
     CompNode cn = comp_node_from_py(device);
     imperative::Tensor t;
     if (py::isinstance<TensorWrapper>(data)) {
+        trace::note_if_tracing(data.ptr());
         t = data.cast<const TensorWrapper&>().value;
         NM_THROW_IF(!device.is_none() && t.comp_node() != cn, ParamError,
                     "Tensor(): copying between devices is done with Tensor.to(device)");
@@ -105,15 +116,25 @@ void init_tensor(py::module_& m) {
                     "device",
                     [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
-            .def("_detach", [](const TensorWrapper& t) { return TensorWrapper{t.value.detach()}; })
+            .def("_detach",
+                 [](py::handle self) {
+                     trace::note_if_tracing(self.ptr());
+                     return TensorWrapper{self_tensor(self).value.detach()};
+                 })
             // x[idx] = v: the Python object now stands for the updated value, autograd
             // identity included, so the assignment is differentiable like any op.
-            .def("_assign", [](TensorWrapper& t, const TensorWrapper& src) { t.value = src.value; })
+            .def("_assign",
+                 [](py::handle self, const TensorWrapper& src) {
+                     trace::note_if_tracing(self.ptr());  // before its value changes
+                     self_tensor(self).value = src.value;
+                 })
             // The in-place update that keeps identity: optimizers, BatchNorm statistics and
             // load_state_dict give an existing Parameter new values. The object (and so its
             // autograd identity and attachments) stays; storage, shape and dtype are replaced.
             .def("_reset",
-                 [](TensorWrapper& t, const TensorWrapper& src) {
+                 [](py::handle self, const TensorWrapper& src) {
+                     trace::note_if_tracing(self.ptr());  // before its value changes
+                     TensorWrapper& t = self_tensor(self);
                      auto meta = t.value.grad_meta();
                      t.value = src.value.detach();
                      t.value.set_grad_meta(std::move(meta));

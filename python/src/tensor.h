@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include "neomeg/imperative/tensor.h"
+#include "neomeg/imperative/trace.h"
 
 namespace neomeg::python {
 
@@ -12,6 +13,9 @@ namespace py = pybind11;
 // What a Python megengine.Tensor holds. Autograd state joins the eager tensor here.
 struct TensorWrapper {
     imperative::Tensor value;
+    // Made while a trace recorded: a trace binds its graph inputs only to tensors from before
+    // the recording (or ones it updated), and makes constants of the others (trace.cpp).
+    bool created_in_trace = imperative::TraceRecorder::any_active();
 
     // MegEngine's constructor: data (array-like or Tensor), dtype, device.
     static TensorWrapper from_py(const py::object& data, const py::object& dtype,

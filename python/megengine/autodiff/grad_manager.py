@@ -9,7 +9,7 @@ each other's backward passes, which gives higher-order gradients.
 import weakref
 
 from ..core import _imperative_rt as _rt
-from ..tensor import Tensor
+from ..tensor import Tensor, _set_grad
 
 
 class GradManager:
@@ -161,7 +161,12 @@ class GradManager:
                     g = cb(t, g)
                 old = getattr(t, "grad", None)
                 # Not detached: under an outer GradManager the gradient stays differentiable.
-                t.grad = g if old is None else old + g
+                # Accumulation is in place (MegEngine's `grad += g`), so a traced step that
+                # accumulates writes each replay's sum back into the same .grad tensor.
+                if old is None:
+                    _set_grad(t, g)
+                else:
+                    old._assign(old + g)
         finally:
             self.release()
 

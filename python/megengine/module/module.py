@@ -10,7 +10,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..tensor import Parameter, Tensor
+from ..core import _imperative_rt as _rt
+from ..tensor import Parameter, Tensor, _set_grad
 
 __all__ = ["Module"]
 
@@ -131,6 +132,9 @@ class Module:
         return self._register_hook(self._forward_hooks, hook)
 
     def __call__(self, *inputs, **kwargs):
+        if _rt._trace_active():
+            # A traced call records this mode's ops: a replay needs the same mode.
+            _rt._trace_note_guard(self._is_training, self.training)
         for hook in list(self._forward_pre_hooks.values()):
             modified = hook(self, inputs)
             if modified is not None:
@@ -141,6 +145,9 @@ class Module:
             if modified is not None:
                 outputs = modified
         return outputs
+
+    def _is_training(self):
+        return self.training
 
     # ----------------------------------------------------------------- discovery
     def _direct(self, ordered=True):
@@ -372,7 +379,7 @@ class Module:
     def zero_grad(self):
         """Drops the gradients of every Parameter (sets ``.grad`` to None)."""
         for p in self.parameters():
-            p.grad = None
+            _set_grad(p, None)
 
     # ----------------------------------------------------------------- state
     def state_dict(self, rst=None, prefix="", keep_var=False):

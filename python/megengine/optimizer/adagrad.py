@@ -1,7 +1,7 @@
 """Adagrad and Adadelta."""
 
 from ..functional.elemwise import sqrt, square
-from .optimizer import Optimizer, _check_hyper, _write
+from .optimizer import Optimizer, _check_hyper, _update_state, _write
 
 
 class Adagrad(Optimizer):
@@ -57,7 +57,7 @@ class Adagrad(Optimizer):
             st = self._state[p]
             step = st["step"] + 1.0
             s = st["square_avg"] + square(g)
-            st["step"], st["square_avg"] = step, s
+            _update_state(st, step=step, square_avg=s)
             clr = lr / (1.0 + (step - 1.0) * lr_decay)
             _write(p, pv - clr * g / sqrt(s + eps))
 
@@ -119,6 +119,6 @@ class Adadelta(Optimizer):
             st = self._state[p]
             s = rho * st["square_avg"] + (1.0 - rho) * square(g)
             d = sqrt((st["acc_delta"] + eps) / (s + eps)) * g
-            st["acc_delta"] = rho * st["acc_delta"] + (1.0 - rho) * square(d)
-            st["square_avg"], st["step"] = s, st["step"] + 1.0
+            acc_delta = rho * st["acc_delta"] + (1.0 - rho) * square(d)
+            _update_state(st, acc_delta=acc_delta, square_avg=s, step=st["step"] + 1.0)
             _write(p, pv - lr * d)

@@ -1,7 +1,7 @@
 """Adam and AdamW."""
 
 from ..functional.elemwise import sqrt, square
-from .optimizer import Optimizer, _check_hyper, _write
+from .optimizer import Optimizer, _check_hyper, _update_state, _write
 
 
 def _check_adam(fn, lr, betas, eps, weight_decay):
@@ -41,7 +41,7 @@ class _AdamBase(Optimizer):
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
             v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)
-            st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
+            _update_state(st, step=step, exp_avg=m, exp_avg_sq=v)
             bias1 = 1.0 - beta0**step
             bias2 = 1.0 - beta1**step
             delta = (m / bias1) / (sqrt(v / bias2) + eps)

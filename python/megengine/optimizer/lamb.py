@@ -6,7 +6,7 @@ from ..core.ops import builtin
 from ..core.tensor.array_method import apply, cached_op
 from ..functional.elemwise import sqrt, square
 from .adam import _check_adam
-from .optimizer import Optimizer, _write
+from .optimizer import Optimizer, _update_state, _write
 
 
 class LAMB(Optimizer):
@@ -82,7 +82,7 @@ class LAMB(Optimizer):
         step = st["step"] + 1.0
         m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
         v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)
-        st["step"], st["exp_avg"], st["exp_avg_sq"] = step, m, v
+        _update_state(st, step=step, exp_avg=m, exp_avg_sq=v)
         if self.bias_correction:
             m, v = m / (1.0 - beta0**step), v / (1.0 - beta1**step)
         u = m / (sqrt(v) + eps)
@@ -148,5 +148,5 @@ class LAMBFp16(LAMB):
                 continue
             st = self._state[p]
             g = p.grad.detach().astype("float32")
-            st["param_fp32"] = self._lamb_step(group, st, st["param_fp32"], g)
+            _update_state(st, param_fp32=self._lamb_step(group, st, st["param_fp32"], g))
             _write(p, st["param_fp32"])

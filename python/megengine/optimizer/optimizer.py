@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Parameter, Tensor
+from ..core import _imperative_rt as _rt
+from ..tensor import Parameter, Tensor, _set_grad
 
 
 def _write(param, value):
@@ -20,6 +21,18 @@ def _write(param, value):
     if value._dtype_name != param._dtype_name:
         value = value.astype(param._dtype_name)
     param._reset(value)
+
+
+def _update_state(state, **values):
+    """Gives each named state tensor its new value in place (``Tensor._reset``), as MegEngine's
+    in-place ``v *= m; v += g`` does: a state tensor keeps its identity, so a traced step
+    (``megengine.jit.trace``) writes each replay's value back into it."""
+    for name, value in values.items():
+        old = state.get(name)
+        if isinstance(old, Tensor) and isinstance(value, Tensor):
+            old._reset(value)
+        else:
+            state[name] = value
 
 
 class _Required:
@@ -155,7 +168,16 @@ class Optimizer:
                     f"{type(self).__name__}: lr must be a number, got {type(group['lr']).__name__}"
                 )
             self._updates(group)
+        if _rt._trace_active():
+            # The hyperparameters are Python numbers, constants of a traced step's graph: a
+            # replay needs the same ones (a scheduler's change makes the trace record again).
+            _rt._trace_note_guard(self._hyperparameters, self._hyperparameters())
         return self
+
+    def _hyperparameters(self):
+        return tuple(
+            tuple((k, v) for k, v in group.items() if k != "params") for group in self.param_groups
+        ) + (getattr(self, "nesterov", None),)
 
     def clear_grad(self):
         """Sets every parameter's gradient to None.
@@ -174,7 +196,7 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                _set_grad(p, None)
 
     def zero_grad(self):
         """Sets every existing gradient to zeros, in place (deprecated: use :meth:`clear_grad`).

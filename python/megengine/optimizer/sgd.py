@@ -1,6 +1,6 @@
 """Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
 
-from .optimizer import Optimizer, _check_hyper, _write
+from .optimizer import Optimizer, _check_hyper, _update_state, _write
 
 
 class SGD(Optimizer):
@@ -63,6 +63,6 @@ class SGD(Optimizer):
             if momentum != 0.0:
                 state = self._state[p]
                 v = momentum * state["momentum_buffer"] + g
-                state["momentum_buffer"] = v
+                _update_state(state, momentum_buffer=v)
                 g = g + momentum * v if nesterov else v
             _write(p, pv - lr * g)

@@ -1,0 +1,182 @@
+#include "neomeg/imperative/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "neomeg/dnn/errors.h"
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/op_defs.h"
+
+using namespace neomeg;
+using namespace neomeg::imperative;
+namespace dnn = neomeg::dnn;
+
+namespace {
+
+using Mode = dnn::param::Elemwise::Mode;
+
+Tensor elemwise(Mode mode, std::vector<Tensor> in) {
+    dnn::param::Elemwise p;
+    p.mode = mode;
+    return imperative::apply(ops::Elemwise(p), in)[0];
+}
+
+Tensor vec(std::vector<float> v) {
+    return Tensor::from_host(v.data(), {v.size()}, dnn::dtype::Float32, CompNode::load("cpu0"));
+}
+
+std::vector<float> host(const DeviceTensor& t) {
+    std::vector<float> v(t.shape().total_nr_elems());
+    t.to_host(v.data());
+    return v;
+}
+
+std::string g_where = "test.py:1";
+std::string where() {
+    return g_where;
+}
+
+}  // namespace
+
+TEST(TraceRecorder, RecordsApplyIntoAGraphThatReplaysOnNewInputs) {
+    auto x = vec({1, -2, 3});
+    auto w = vec({2, 2, 2});  // read from outside: an external
+    TraceRecorder rec(&where);
+    EXPECT_FALSE(TraceRecorder::any_active());
+    rec.activate();
+    EXPECT_TRUE(TraceRecorder::any_active());
+    auto* in = rec.add_input(x, "x");
+    auto y = elemwise(Mode::RELU, {elemwise(Mode::MUL, {x, w})});
+    rec.deactivate();
+    EXPECT_FALSE(TraceRecorder::any_active());
+    elemwise(Mode::ADD, {x, x});  // not recorded: no recorder is active
+
+    ASSERT_EQ(rec.ops().size(), 2u);
+    EXPECT_EQ(rec.ops()[0].op->to_string(), "Elemwise(mode=MUL)");
+    EXPECT_EQ(rec.ops()[0].location, "test.py:1");
+    ASSERT_EQ(rec.externals().size(), 1u);
+    EXPECT_EQ(rec.externals()[0].var->kind(), graph::VarNode::Kind::Input);
+    EXPECT_EQ(rec.var_of(x), in);
+    graph::VarNode* out = rec.var_of(y);
+    ASSERT_NE(out, nullptr);
+
+    auto exe = rec.graph().compile({out});
+    auto cn = CompNode::load("cpu0");
+    std::vector<float> x2{-1, 4, 0.5f}, w2{3, 3, -1};
+    exe->set_input("x", DeviceTensor::from_host(x2.data(), {3}, dnn::dtype::Float32, cn));
+    exe->set_input(rec.externals()[0].var->name(),
+                   DeviceTensor::from_host(w2.data(), {3}, dnn::dtype::Float32, cn));
+    exe->execute();
+    EXPECT_EQ(host(exe->output(0)), (std::vector<float>{0, 12, 0}));
+}
+
+TEST(TraceRecorder, BackwardRulesAreRecordedToo) {
+    auto x = vec({1, 2, 3});
+    TraceRecorder rec(&where);
+    rec.activate();
+    rec.add_input(x, "x");
+    auto key = GradKey::make();
+    Tensor xa = x;
+    key->attach(xa);
+    key->activate();
+    auto y = elemwise(Mode::MUL, {xa, xa});
+    key->deactivate();
+    std::vector<Tensor> ys{y}, wrt{xa};
+    auto grads = key->backward(ys, {}, wrt);
+    rec.deactivate();
+    ASSERT_TRUE(grads[0].valid());
+    graph::VarNode* g = rec.var_of(grads[0]);
+    ASSERT_NE(g, nullptr);  // the gradient is a graph var: computed from x by recorded ops
+    // backward's default dy (ones, made by a generator outside apply) was read from outside
+    ASSERT_EQ(rec.externals().size(), 1u);
+    EXPECT_EQ(rec.freeze_external(0)->kind(), graph::VarNode::Kind::Const);
+    auto exe = rec.graph().compile({g});
+    std::vector<float> x2{5, -1, 0};
+    exe->set_input("x", DeviceTensor::from_host(x2.data(), {3}, dnn::dtype::Float32,
+                                                CompNode::load("cpu0")));
+    exe->execute();
+    EXPECT_EQ(host(exe->output(0)), (std::vector<float>{10, -2, 0}));
+}
+
+TEST(TraceRecorder, CheckModeNamesTheDivergingOpAndBothLines) {
+    auto x = vec({1, 2});
+    TraceRecorder rec(&where);
+    rec.activate();
+    g_where = "a.py:10";
+    elemwise(Mode::ADD, {x, x});
+    g_where = "a.py:11";
+    elemwise(Mode::MUL, {x, x});
+    rec.deactivate();
+
+    rec.activate(TraceRecorder::Mode::Check);  // the same ops: fine
+    g_where = "a.py:10";
+    elemwise(Mode::ADD, {x, x});
+    g_where = "a.py:11";
+    elemwise(Mode::MUL, {x, x});
+    EXPECT_NO_THROW(rec.finish_check());
+    rec.deactivate();
+
+    rec.activate(TraceRecorder::Mode::Check);  // another op second
+    g_where = "a.py:10";
+    elemwise(Mode::ADD, {x, x});
+    g_where = "b.py:20";
+    try {
+        elemwise(Mode::SUB, {x, x});
+        FAIL() << "no TraceMismatch";
+    } catch (const TraceMismatch& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("Elemwise(mode=SUB)"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("b.py:20"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("a.py:11"), std::string::npos) << msg;
+    }
+    rec.deactivate();
+
+    rec.activate(TraceRecorder::Mode::Check);  // other input shapes
+    EXPECT_THROW(elemwise(Mode::ADD, {vec({1, 2, 3}), vec({1, 2, 3})}), TraceMismatch);
+    rec.deactivate();
+
+    rec.activate(TraceRecorder::Mode::Check);  // too few ops
+    elemwise(Mode::ADD, {x, x});
+    EXPECT_THROW(rec.finish_check(), TraceMismatch);
+    rec.deactivate();
+}
+
+TEST(TraceRecorder, ExcludedRegionsAndOneRecorderPerThread) {
+    auto x = vec({1});
+    TraceRecorder rec, other;
+    rec.activate();
+    rec.begin_excluded();
+    elemwise(Mode::ADD, {x, x});
+    rec.end_excluded();
+    EXPECT_THROW(rec.end_excluded(), dnn::ParamError);
+    EXPECT_THROW(other.activate(), dnn::ParamError);
+    rec.deactivate();
+    EXPECT_TRUE(rec.ops().empty());
+    EXPECT_TRUE(rec.ever_excluded());
+}
+
+TEST(TraceRecorder, AnOpTheGraphCannotHoldEndsTheRecordingNotTheCall) {
+    struct Twice : CustomOpDef {
+        const char* name() const override { return "Twice"; }
+        size_t hash() const override { return 1; }
+        bool is_same(const OpDef& rhs) const override {
+            return dynamic_cast<const Twice*>(&rhs) != nullptr;
+        }
+        std::string to_string() const override { return "Twice"; }
+        std::shared_ptr<OpDef> clone() const override { return std::make_shared<Twice>(); }
+        std::vector<Tensor> run(std::span<const Tensor> in) const override {
+            return {elemwise(Mode::ADD, {in[0], in[0]})};
+        }
+    };
+    auto x = vec({4});
+    TraceRecorder rec(&where);
+    rec.activate();
+    auto y = imperative::apply(Twice(), {&x, 1});
+    rec.deactivate();
+    std::vector<float> v(1);
+    y[0].to_host(v.data());
+    EXPECT_EQ(v[0], 8.0f);  // the eager result stands
+    EXPECT_NE(rec.failure().find("Twice"), std::string::npos) << rec.failure();
+}

@@ -1,0 +1,383 @@
+"""``trace``: records a function of tensors into a ``src/graph`` ComputingGraph on its first
+call and runs the compiled graph on later calls, without the Python code.
+
+How a call goes (the C++ half is ``python/src/trace.cpp`` over ``imperative/src/trace.cpp``):
+
+- The first call runs the function eagerly while a recorder is active: every op that goes
+  through ``imperative::apply`` (Python's ops, the backward rules ``GradManager.backward`` runs,
+  an optimizer's updates) becomes a graph node. Tensor arguments become the graph's named inputs
+  (``arg_0``, ``kwarg_x``, ...). Tensors from before the call that it reads (parameters,
+  optimizer state, tensors captured from outside) become inputs bound to those Python objects,
+  so every replay reads their current values; with ``capture_as_const`` they become constants.
+  Tensors the call gives new values in place (``Tensor._reset``, ``x[...] = v``) get graph
+  outputs that each replay writes back into the same objects.
+- Later calls whose tensor arguments have the recorded shapes and dtypes (and whose other
+  arguments are equal) run the compiled graph and return new Tensors in the recorded structure.
+- A later call that does not match runs the function again in check mode: each op is compared
+  with the recording, and the first that differs (another op, other params, other input shapes)
+  raises :class:`TraceError` naming both ops and the file and line of each. A call that matches
+  op for op returns its (eager) results.
+"""
+
+import contextlib
+import functools
+import inspect
+import os
+import warnings
+
+import numpy as np
+
+from ..core import _imperative_rt as _rt
+from ..tensor import Tensor
+from .dtr_config import DTRConfig
+from .graph_opt_config import GraphOptimizationConfig
+from .sublinear_memory_config import SublinearMemoryConfig
+
+TraceError = _rt.TraceError
+TraceError.__module__ = __name__
+TraceError.__doc__ = """A traced function's call diverged from its recording: another op, other
+params or other input shapes than the trace recorded. The message names both ops and the file
+and line of each.
+
+Args:
+    args: the message.
+
+Examples:
+    >>> import megengine as mge
+    >>> from megengine.jit import TraceError, trace
+    >>> f = trace(lambda x: x * 2)
+    >>> _ = f(mge.Tensor([1.0, 2.0]))
+    >>> try:
+    ...     f(mge.Tensor([1.0, 2.0, 3.0]))
+    ... except TraceError as e:
+    ...     print(str(e)[:60])
+    trace: op 0 diverged: the call runs Elemwise(mode=MUL)({3} f
+"""
+
+# The call site of each recorded op is the first frame outside this package.
+_rt._trace_set_package_dir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
+
+
+def is_tracing():
+    """Whether a trace is recording or checking on this thread, outside
+    :func:`exclude_from_trace`.
+
+    Returns:
+        bool
+
+    Examples:
+        >>> from megengine.jit import is_tracing, trace
+        >>> is_tracing()
+        False
+    """
+    return _rt._is_tracing()
+
+
+@contextlib.contextmanager
+def exclude_from_trace():
+    """A region of a traced function whose ops run eagerly on every call and are not recorded.
+
+    A trace whose function entered such a region never replays its graph: every later call runs
+    the function again, checking the recorded ops against the recording (so a divergence still
+    raises :class:`TraceError`) and running the excluded ones as they come. Outside a trace the
+    region changes nothing.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.jit import exclude_from_trace, trace
+        >>> seen = []
+        >>> @trace
+        ... def f(x):
+        ...     with exclude_from_trace():
+        ...         seen.append(float(x.numpy().sum()))
+        ...     return x * 2
+        >>> [f(mge.Tensor([float(i)])).item() for i in range(3)], seen
+        ([0.0, 2.0, 4.0], [0.0, 1.0, 2.0])
+
+    Returns:
+        a context manager.
+    """
+    entered = _rt._trace_exclude(True)
+    try:
+        yield
+    finally:
+        if entered:
+            _rt._trace_exclude(False)
+
+
+# ---- argument structure ----------------------------------------------------------------
+
+
+class _Leaf:
+    """A non-tensor value in an argument or result structure, compared by value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        if not isinstance(other, _Leaf):
+            return False
+        a, b = self.value, other.value
+        if a is b:
+            return True
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, np.ndarray):
+            return a.shape == b.shape and a.dtype == b.dtype and bool(np.all(a == b))
+        try:
+            return bool(a == b)
+        except (TypeError, ValueError):  # no comparison, or an ambiguous truth value
+            return False
+
+
+_TENSOR = "T"
+
+
+def _flatten(obj, tensors, names, name):
+    """The structure of `obj` with its tensors replaced by a marker; appends the tensors (and a
+    graph input name for each) in order."""
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        names.append(name)
+        return _TENSOR
+    if type(obj) in (list, tuple):
+        return (
+            type(obj),
+            tuple(_flatten(o, tensors, names, f"{name}_{i}") for i, o in enumerate(obj)),
+        )
+    if type(obj) is dict:
+        return (
+            dict,
+            tuple((k, _flatten(v, tensors, names, f"{name}_{k}")) for k, v in obj.items()),
+        )
+    return _Leaf(obj)
+
+
+def _unflatten(spec, tensors):
+    if isinstance(spec, _Leaf):
+        return spec.value
+    if spec == _TENSOR:
+        return next(tensors)
+    kind, items = spec
+    if kind is dict:
+        return {k: _unflatten(v, tensors) for k, v in items}
+    return kind(_unflatten(s, tensors) for s in items)
+
+
+def _flatten_call(args, kwargs):
+    tensors, names = [], []
+    spec = (
+        tuple(_flatten(a, tensors, names, f"arg_{i}") for i, a in enumerate(args)),
+        tuple((k, _flatten(v, tensors, names, f"kwarg_{k}")) for k, v in kwargs.items()),
+    )
+    return spec, tensors, names
+
+
+def _aliasing(tensors):
+    """Which earlier argument each tensor argument is (its own index when none): a graph with one
+    input for two arguments must not replay with two different ones."""
+    first = {}
+    return tuple(first.setdefault(id(t), i) for i, t in enumerate(tensors))
+
+
+class trace:
+    """Wraps a function of tensors: the first call records it into a graph, later calls run the
+    compiled graph.
+
+    Usable as ``trace(f)``, ``@trace`` or ``@trace(capture_as_const=True)``, also on methods
+    (one trace shared by every instance, as in MegEngine). See the module's docstring for how
+    recording, replay and :class:`TraceError` work. Things to know:
+
+    - Only what goes through ops is recorded. Python control flow, ``.numpy()``/``.item()`` and
+      Python numbers are fixed at their values of the first call (except an optimizer's
+      hyperparameters and a module's ``training`` flag: after a change, such as a scheduler's
+      step or ``eval()``, the trace records again); random
+      ops and other generators (``zeros``, ``ones``, the RNGs) are recorded as constants of the
+      values they gave then.
+    - Tensors made inside the call and kept outside it (other than the results and objects
+      updated in place) keep their first call's values: clear gradients inside the traced step
+      (``opt.clear_grad()``), or read ``.grad`` from a returned tensor.
+    - A function that calls a Python ``autodiff.Function`` or draws random numbers (``F.dropout``
+      in training, ``megengine.random``) cannot be replayed as a graph (random ops would
+      repeat the first call's numbers): the trace warns and later calls run it eagerly.
+
+    Args:
+        function: the function to trace; its tensor arguments may be nested in lists, tuples and
+            dicts, and other arguments must be equal on each call for the graph to replay.
+        symbolic: accepted; NeoMeg always records by running the function eagerly once (the
+            results are the same; nothing is computed twice).
+        capture_as_const: make constants of the tensors the function reads from outside (its
+            closure, globals, module parameters) instead of binding them, unless the function
+            updates them in place. Default: False
+        record_only: accepted (implies ``capture_as_const``, as in MegEngine); the first call
+            runs while it records.
+        sublinear_memory_config: a :class:`SublinearMemoryConfig`; accepted, no effect.
+        dtr_config: a :class:`DTRConfig`; accepted, no effect.
+        profiling: accepted; no profile is collected.
+        opt_level: graph optimization level, 0 to 3: 0 compiles without constant folding and
+            common-subexpression elimination, higher levels run both. Default: 2
+        graph_opt_config: a :class:`GraphOptimizationConfig`; accepted, no effect.
+        symbolic_shape: accepted; a replay always needs the recorded shapes.
+        without_host: accepted; replays never run the Python code (MegEngine's
+            ``without_host=True`` behaviour) unless the call diverges or the function uses
+            :func:`exclude_from_trace`.
+
+    Returns:
+        a callable returning what the function returns (new Tensors on each replay).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> from megengine.jit import trace
+        >>> @trace
+        ... def f(x):
+        ...     return F.relu(x * 2 - 1)
+        >>> f(mge.Tensor([0.0, 1.0])).numpy().tolist()  # recorded
+        [0.0, 1.0]
+        >>> f(mge.Tensor([2.0, 3.0])).numpy().tolist()  # the compiled graph
+        [3.0, 5.0]
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if not args:
+            return functools.partial(cls, **kwargs)
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        function,
+        symbolic=False,
+        capture_as_const=False,
+        record_only=False,
+        sublinear_memory_config: SublinearMemoryConfig = None,
+        dtr_config: DTRConfig = None,
+        profiling: bool = False,
+        opt_level: int = 2,
+        graph_opt_config: GraphOptimizationConfig = None,
+        symbolic_shape: bool = True,
+        without_host: bool = False,
+    ):
+        if not callable(function):
+            raise TypeError(f"trace: function must be callable, got {type(function).__name__}")
+        if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+            raise ValueError(f"trace: opt_level must be an int in [0, 3], got {opt_level!r}")
+        for name, value, cls in (
+            ("sublinear_memory_config", sublinear_memory_config, SublinearMemoryConfig),
+            ("dtr_config", dtr_config, DTRConfig),
+            ("graph_opt_config", graph_opt_config, GraphOptimizationConfig),
+        ):
+            if value is not None and not isinstance(value, cls):
+                raise TypeError(f"trace: {name} must be a {cls.__name__} or None")
+        functools.update_wrapper(self, function)
+        try:  # the class's __signature__ describes trace(); an instance is called as `function`
+            self.__signature__ = inspect.signature(function)
+        except (TypeError, ValueError):  # a callable without one (some builtins)
+            self.__signature__ = None
+        self.__wrapped__ = function
+        self._symbolic = symbolic
+        self._capture_as_const = capture_as_const or record_only
+        self._record_only = record_only
+        self._opt_level = opt_level
+        self._profiling = profiling
+        self._symbolic_shape = symbolic_shape
+        self._without_host = without_host
+        self._session = None
+        self._mode = None  # after recording: "graph", "check" or "eager"
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+    def __call__(self, *args, **kwargs):
+        if _rt._trace_active():
+            # Called by another traced function as it records or checks: the ops join that
+            # trace (traces do not nest).
+            return self.__wrapped__(*args, **kwargs)
+        spec, tensors, names = _flatten_call(args, kwargs)
+        if self._session is None:
+            return self._record(args, kwargs, spec, tensors, names)
+        if self._mode == "eager":
+            return self.__wrapped__(*args, **kwargs)
+        if any(fn() != value for fn, value in self._guards):
+            # A Python value the graph holds as a constant changed (an optimizer's lr after a
+            # scheduler's step): record again, with the new value.
+            return self._record(args, kwargs, spec, tensors, names)
+        if self._mode == "graph" and spec == self._spec and _aliasing(tensors) == self._aliasing:
+            outs = self._session.run(tensors)
+            if outs is not None:
+                return _unflatten(self._out_spec, iter(outs))
+        return self._check(args, kwargs)
+
+    def _record(self, args, kwargs, spec, tensors, names):
+        session = _rt.TraceSession()
+        session.start_record()
+        try:
+            for t, name in zip(tensors, names):
+                session.add_input(t, name)
+            result = self.__wrapped__(*args, **kwargs)
+        finally:
+            session.stop()
+        outs, out_names = [], []
+        self._out_spec = _flatten(result, outs, out_names, "output")
+        failure = session.failure
+        if not failure and not session.ever_excluded:
+            try:
+                session.compile(outs, self._capture_as_const, self._opt_level > 0)
+                self._mode = "graph"
+            except (ValueError, TypeError, NotImplementedError) as e:
+                failure = f"the recording did not compile: {e}"
+        if failure:
+            warnings.warn(
+                f"trace: {failure}; later calls of {self.__name__} run eagerly",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self._mode = "eager"
+            session.discard_recording()
+        elif self._mode != "graph":
+            self._mode = "check"
+            session.discard_recording()
+        self._session = session
+        self._guards = list(session.guards)
+        self._spec = spec
+        self._aliasing = _aliasing(tensors)
+        return result
+
+    def _check(self, args, kwargs):
+        session = self._session
+        session.start_check()
+        try:
+            result = self.__wrapped__(*args, **kwargs)
+            session.finish_check()
+        finally:
+            session.stop()
+        return result
+
+    @property
+    def ops(self):
+        """The recorded ops as ``(op, "file:line")`` pairs in call order; None before the first
+        call.
+
+        Examples:
+            >>> import megengine as mge
+            >>> from megengine.jit import trace
+            >>> f = trace(lambda x: x + 1)
+            >>> _ = f(mge.Tensor([1.0]))
+            >>> [op for op, _ in f.ops]
+            ['Elemwise(mode=ADD)']
+        """
+        return None if self._session is None else self._session.ops
+
+    # trace(f, ...) as MegEngine documents it (__new__ takes *args for the decorator form).
+    __signature__ = inspect.Signature(list(inspect.signature(__init__).parameters.values())[1:])
+
+    def _graph_text(self, compiled=True):
+        """The compiled graph (``Executable.dump``), or with ``compiled=False`` the recorded one
+        with its named inputs and outputs, as text; for tests and debugging."""
+        if self._mode != "graph":
+            raise RuntimeError("trace: no compiled graph (not recorded yet, or not replayable)")
+        return self._session.dump() if compiled else self._session.recorded_graph_text()

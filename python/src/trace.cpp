@@ -1,0 +1,449 @@
+// megengine.jit.trace's C++ half: TraceSession records a traced call into a ComputingGraph
+// (imperative::TraceRecorder), resolves the tensors the call read from outside, compiles the
+// graph and replays it.
+//
+// Resolution after the recording, for each tensor the call read without making it
+// ("external"): when a Python Tensor object that existed before the call (or that the call
+// updated in place) held it, the graph input is bound to that object and each replay reads the
+// object's current value; otherwise (a constant made inside the call, a value autograd made in
+// C++) it becomes a graph constant. capture_as_const makes constants of every external that the
+// call did not update. Each object the call gave a new value (Tensor._reset, x[...] = v) gets a
+// graph output, written back into it after every replay.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string_view>
+#include <unordered_map>
+
+#include "fast_tensor.h"
+#include "neomeg/dnn/errors.h"
+#include "trace.h"
+
+namespace neomeg::python::trace {
+
+namespace {
+
+using imperative::Tensor;
+using imperative::TraceRecorder;
+
+// Frames in files under this directory (the megengine package) are skipped when locating the
+// user's line that made an op.
+std::string g_package_dir;
+
+std::string python_location() {
+    PyFrameObject* f = PyEval_GetFrame();  // borrowed
+    Py_XINCREF(f);
+    std::string first;
+    while (f) {
+        PyCodeObject* code = PyFrame_GetCode(f);
+        const char* file = PyUnicode_AsUTF8(code->co_filename);
+        std::string here =
+                std::string(file ? file : "?") + ":" + std::to_string(PyFrame_GetLineNumber(f));
+        Py_DECREF(code);
+        if (!file)
+            PyErr_Clear();
+        bool in_package =
+                file && !g_package_dir.empty() && std::string_view(file).starts_with(g_package_dir);
+        if (!in_package) {
+            Py_DECREF(f);
+            return here;
+        }
+        if (first.empty())
+            first = here;
+        PyFrameObject* back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    return first.empty() ? "<unknown>" : first;
+}
+
+bool same_value(const Tensor& a, const Tensor& b) {
+    return a.dnn_tensor().raw_ptr() == b.dnn_tensor().raw_ptr() && a.layout().eq_layout(b.layout());
+}
+
+bool same_shape_dtype(const dnn::TensorLayout& a, const dnn::TensorLayout& b) {
+    return a.eq_shape(b) && a.dtype == b.dtype;
+}
+
+// Copies between eager tensors and the graph's values (CPU comp nodes: host memory).
+DeviceTensor to_device(const Tensor& t) {
+    Tensor c = t.contiguous();
+    return DeviceTensor::from_host(c.dnn_tensor().raw_ptr(), c.shape(), c.dtype(), c.comp_node());
+}
+
+Tensor from_device(const DeviceTensor& d) {
+    return Tensor::from_host(d.raw_ptr(), d.shape(), d.dtype(), d.comp_node());
+}
+
+TensorWrapper& wrapper_of(py::handle obj) {
+    TensorWrapper* w = fast::tensor_of(obj.ptr());
+    if (!w)
+        throw py::type_error(std::string("trace: expected a Tensor, got ") +
+                             Py_TYPE(obj.ptr())->tp_name);
+    return *w;
+}
+
+class TraceSession;
+thread_local TraceSession* g_recording = nullptr;
+
+class TraceSession {
+public:
+    TraceSession() : m_rec(&python_location) {}
+    ~TraceSession() { stop(); }
+
+    void start_record() {
+        NM_THROW_IF(m_exe != nullptr, ParamError, "trace: this trace has been compiled already");
+        m_rec.activate(TraceRecorder::Mode::Record);
+        g_recording = this;
+    }
+    void start_check() { m_rec.activate(TraceRecorder::Mode::Check); }
+    void stop() {
+        m_rec.deactivate();
+        if (g_recording == this)
+            g_recording = nullptr;
+    }
+    void finish_check() const { m_rec.finish_check(); }
+
+    // Argument `index` of the traced call (a Tensor), as the graph input `name`.
+    void add_input(py::handle obj, const std::string& name) {
+        const Tensor& t = wrapper_of(obj).value;
+        m_rec.add_input(t, name);
+        m_arg_objects.push_back(obj.ptr());
+        m_arg_layouts.push_back(t.layout());
+        m_arg_names.push_back(name);
+    }
+
+    void note(PyObject* obj) {
+        if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
+            return;
+        if (m_noted_index.count(obj))
+            return;
+        TensorWrapper* w = fast::tensor_of(obj);
+        if (!w)
+            return;
+        m_noted_index.emplace(obj, m_noted.size());
+        m_noted.push_back(
+                {py::reinterpret_borrow<py::object>(obj), w->value.detach(), w->created_in_trace});
+    }
+
+    // A condition of the recording: each replay needs fn() == value (an optimizer's
+    // hyperparameters, Python numbers the graph holds as constants).
+    void note_guard(py::handle fn, py::handle value) {
+        if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
+            return;
+        for (auto g : m_guards)  // the same bound method of the same object: noted already
+            if (py::object(g.cast<py::tuple>()[0]).equal(py::reinterpret_borrow<py::object>(fn)))
+                return;
+        m_guards.append(py::make_tuple(fn, value));
+    }
+    const py::list& guards() const { return m_guards; }
+
+    // obj.<name> = value (a Tensor or None) inside the recording: every replay assigns the
+    // replay's value (a new Tensor) too, as the eager call would (GradManager setting .grad).
+    void note_setattr(py::handle obj, const std::string& name, py::handle value) {
+        if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
+            return;
+        if (!value.is_none())
+            wrapper_of(value);  // a Tensor, checked now
+        for (auto& a : m_setattrs)
+            if (a.obj.ptr() == obj.ptr() && a.name == name) {
+                a.value = py::reinterpret_borrow<py::object>(value);
+                return;
+            }
+        // Called before the assignment: whether the attribute was None decided the code's path
+        // (GradManager accumulates into an existing .grad), so a replay requires the same.
+        bool was_none = py::getattr(obj, name.c_str(), py::none()).is_none();
+        m_setattrs.push_back({py::reinterpret_borrow<py::object>(obj), name,
+                              py::reinterpret_borrow<py::object>(value), SIZE_MAX, was_none});
+    }
+
+    // Builds the executable from the recording: `returned` are the call's output tensors.
+    // `optimize`: constant folding and common-subexpression elimination (opt_level > 0).
+    void compile(const py::list& returned, bool capture_as_const, bool optimize) {
+        NM_THROW_IF(!m_rec.failure().empty(), ParamError,
+                    "trace: the recording failed: ", m_rec.failure());
+        // Objects whose value the call replaced, and those that may stand for an external.
+        std::vector<bool> updated(m_noted.size());
+        for (size_t i = 0; i < m_noted.size(); ++i)
+            updated[i] = !same_value(wrapper_of(m_noted[i].obj).value, m_noted[i].initial);
+
+        std::unordered_map<std::string, size_t> bound_by_name;
+        for (size_t e = 0; e < m_rec.externals().size(); ++e) {
+            const auto& ext = m_rec.externals()[e];
+            std::optional<size_t> holder;
+            for (size_t i = 0; i < m_noted.size(); ++i) {
+                if ((m_noted[i].created_in_trace && !updated[i]) ||
+                    !same_value(m_noted[i].initial, ext.value))
+                    continue;
+                if (!holder || (updated[i] && !updated[*holder]))
+                    holder = i;
+            }
+            if (holder && (!capture_as_const || updated[*holder])) {
+                bound_by_name.emplace(ext.var->name(), *holder);
+                continue;
+            }
+            m_rec.freeze_external(e);
+        }
+
+        std::vector<graph::VarNode*> outs;
+        for (auto obj : returned) {
+            graph::VarNode* var = m_rec.var_or_constant(wrapper_of(obj).value);
+            // MegEngine's names for a traced function's results (what trace.dump writes).
+            if (var->kind() == graph::VarNode::Kind::Computed && var->name().empty())
+                var->set_name("output_" + std::to_string(outs.size()));
+            outs.push_back(var);
+        }
+        m_returned_vars = outs;
+        m_num_returned = outs.size();
+        for (size_t i = 0; i < m_noted.size(); ++i) {
+            if (!updated[i])
+                continue;
+            outs.push_back(m_rec.var_or_constant(wrapper_of(m_noted[i].obj).value));
+            WriteBack wb{m_noted[i].obj, outs.size() - 1, -1};
+            for (size_t a = 0; a < m_arg_objects.size(); ++a)
+                if (m_arg_objects[a] == m_noted[i].obj.ptr())
+                    wb.arg = static_cast<ptrdiff_t>(a);
+            if (wb.arg >= 0)
+                wb.obj = py::none();  // the replay's own argument gets the value
+            m_writebacks.push_back(std::move(wb));
+        }
+        for (auto& a : m_setattrs) {
+            if (a.value.is_none())
+                continue;
+            outs.push_back(m_rec.var_or_constant(wrapper_of(a.value).value));
+            a.output = outs.size() - 1;
+            a.value = py::none();  // the replays assign their own values
+        }
+        m_arg_objects.clear();  // identities matter only while recording
+        graph::CompileOptions options;
+        options.fold_constants = options.eliminate_common_subexpr = optimize;
+        m_exe = m_rec.graph().compile(outs, options);
+
+        for (const auto& slot : m_exe->inputs()) {
+            Feed feed;
+            feed.layout = slot.layout;
+            auto bound = bound_by_name.find(slot.name);
+            if (bound != bound_by_name.end()) {
+                feed.obj = m_noted[bound->second].obj;
+            } else {
+                size_t a = 0;
+                while (a < m_arg_names.size() && m_arg_names[a] != slot.name)
+                    ++a;
+                NM_THROW_IF(a == m_arg_names.size(), ParamError, "trace: the graph input '",
+                            slot.name, "' has no source");
+                feed.arg = a;
+            }
+            m_feeds.push_back(std::move(feed));
+        }
+        discard_recording();
+    }
+
+    // Drops what only the recording needed (the Python objects it noted, the eager values it
+    // kept alive); the recorded ops stay for checking later calls.
+    void discard_recording() {
+        m_noted.clear();
+        m_noted_index.clear();
+        m_arg_objects.clear();
+        m_rec.drop_tensors();
+    }
+
+    // Runs the compiled graph on `args`; None when they (or a bound tensor) no longer have the
+    // recorded shapes and dtypes, or an attribute the call assigns (.grad) is None where it was
+    // not or the reverse, so the caller can find where the call diverges.
+    py::object run(const py::sequence& args) {
+        NM_THROW_IF(!m_exe, ParamError, "trace: run before compile");
+        if (static_cast<size_t>(py::len(args)) != m_arg_layouts.size())
+            return py::none();
+        std::vector<TensorWrapper*> arg_w(m_arg_layouts.size());
+        for (size_t i = 0; i < arg_w.size(); ++i) {
+            arg_w[i] = fast::tensor_of(args[i].ptr());
+            if (!arg_w[i] || !same_shape_dtype(arg_w[i]->value.layout(), m_arg_layouts[i]))
+                return py::none();
+        }
+        for (size_t k = 0; k < m_feeds.size(); ++k) {
+            const Feed& f = m_feeds[k];
+            const Tensor& v = f.obj ? wrapper_of(f.obj).value : arg_w[f.arg]->value;
+            if (!same_shape_dtype(v.layout(), f.layout))
+                return py::none();
+        }
+        for (const auto& a : m_setattrs)
+            if (py::getattr(a.obj, a.name.c_str(), py::none()).is_none() != a.was_none)
+                return py::none();
+        for (size_t k = 0; k < m_feeds.size(); ++k) {
+            const Feed& f = m_feeds[k];
+            const Tensor& v = f.obj ? wrapper_of(f.obj).value : arg_w[f.arg]->value;
+            m_exe->set_input(k, to_device(v));
+        }
+        m_exe->execute();
+        py::list result;
+        for (size_t i = 0; i < m_num_returned; ++i)
+            result.append(
+                    py::reinterpret_steal<py::object>(fast::wrap(from_device(m_exe->output(i)))));
+        for (const auto& wb : m_writebacks) {
+            TensorWrapper& w = wb.arg >= 0 ? *arg_w[wb.arg] : wrapper_of(wb.obj);
+            auto meta = w.value.grad_meta();
+            w.value = from_device(m_exe->output(wb.output));
+            w.value.set_grad_meta(std::move(meta));
+        }
+        for (const auto& a : m_setattrs) {
+            py::object value = py::none();
+            if (a.output != SIZE_MAX)
+                value = py::reinterpret_steal<py::object>(
+                        fast::wrap(from_device(m_exe->output(a.output))));
+            py::setattr(a.obj, a.name.c_str(), value);
+        }
+        return result;
+    }
+
+    py::list ops() const {
+        py::list out;
+        for (const auto& r : m_rec.ops())
+            out.append(py::make_tuple(r.op->to_string(), r.location));
+        return out;
+    }
+    std::string failure() const { return m_rec.failure(); }
+    bool ever_excluded() const { return m_rec.ever_excluded(); }
+    bool compiled() const { return m_exe != nullptr; }
+    std::string dump() const {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        return m_exe->dump();
+    }
+    // The recorded graph (inputs arg_<i>/kwarg_<k>, bound externals as inputs, other
+    // externals as constants) with its results as outputs, before the compile passes.
+    std::string recorded_graph_text() {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        return m_rec.graph().dump(m_returned_vars);
+    }
+    size_t num_bound() const {
+        size_t n = 0;
+        for (const auto& f : m_feeds)
+            n += f.obj ? 1 : 0;
+        return n;
+    }
+    size_t num_writebacks() const { return m_writebacks.size(); }
+    const graph::Executable& executable() const {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        return *m_exe;
+    }
+
+private:
+    struct Noted {
+        py::object obj;
+        Tensor initial;
+        bool created_in_trace;
+    };
+    struct Feed {
+        py::object obj;  // a bound tensor, or null for an argument
+        size_t arg = 0;
+        dnn::TensorLayout layout;
+    };
+    struct WriteBack {
+        py::object obj;  // None when the target is argument `arg`
+        size_t output;
+        ptrdiff_t arg;
+    };
+
+    struct SetAttr {
+        py::object obj;
+        std::string name;
+        py::object value;  // while recording: the last value assigned
+        size_t output;     // after compile: its executable output, SIZE_MAX for None
+        bool was_none;     // the attribute was None (or absent) before the call
+    };
+
+    TraceRecorder m_rec;
+    py::list m_guards;  // (fn, value) pairs
+    std::vector<SetAttr> m_setattrs;
+    std::vector<Noted> m_noted;
+    std::unordered_map<PyObject*, size_t> m_noted_index;
+    std::vector<PyObject*> m_arg_objects;
+    std::vector<dnn::TensorLayout> m_arg_layouts;
+    std::vector<std::string> m_arg_names;
+    std::unique_ptr<graph::Executable> m_exe;
+    std::vector<Feed> m_feeds;  // per executable input
+    size_t m_num_returned = 0;
+    // The results' vars in graph(): the graph's named outputs (a model file's, for dump).
+    std::vector<graph::VarNode*> m_returned_vars;
+    std::vector<WriteBack> m_writebacks;
+};
+
+}  // namespace
+
+void note(PyObject* tensor) {
+    if (g_recording)
+        g_recording->note(tensor);
+}
+
+}  // namespace neomeg::python::trace
+
+namespace neomeg::python {
+
+void init_trace(py::module_& m) {
+    using trace::TraceSession;
+    py::register_exception<imperative::TraceMismatch>(m, "TraceError", PyExc_Exception);
+    py::class_<TraceSession>(m, "TraceSession",
+                             "One traced function's recording and compiled graph (jit/tracing.py).")
+            .def(py::init<>())
+            .def("start_record", &TraceSession::start_record)
+            .def("start_check", &TraceSession::start_check)
+            .def("stop", &TraceSession::stop)
+            .def("finish_check", &TraceSession::finish_check)
+            .def("add_input", &TraceSession::add_input, py::arg("tensor"), py::arg("name"))
+            .def("compile", &TraceSession::compile, py::arg("returned"),
+                 py::arg("capture_as_const"), py::arg("optimize"))
+            .def("run", &TraceSession::run, py::arg("args"))
+            .def("discard_recording", &TraceSession::discard_recording)
+            .def_property_readonly("ops", &TraceSession::ops)
+            .def_property_readonly("guards", &TraceSession::guards)
+            .def_property_readonly("failure", &TraceSession::failure)
+            .def_property_readonly("ever_excluded", &TraceSession::ever_excluded)
+            .def_property_readonly("compiled", &TraceSession::compiled)
+            .def_property_readonly("num_bound", &TraceSession::num_bound)
+            .def_property_readonly("num_writebacks", &TraceSession::num_writebacks)
+            .def_property_readonly(
+                    "planned_peak_bytes",
+                    [](const TraceSession& s) { return s.executable().planned_peak_bytes(); })
+            .def("dump", &TraceSession::dump)
+            .def("recorded_graph_text", &TraceSession::recorded_graph_text);
+    m.def(
+            "_trace_set_package_dir",
+            [](std::string dir) { trace::g_package_dir = std::move(dir); },
+            "Frames under this directory are skipped when a trace locates an op's call site.");
+    m.def(
+            "_trace_exclude",
+            [](bool enter) {
+                auto* rec = imperative::TraceRecorder::current();
+                if (!rec)
+                    return false;
+                if (enter)
+                    rec->begin_excluded();
+                else
+                    rec->end_excluded();
+                return true;
+            },
+            "Opens (True) or closes (False) an exclude_from_trace region of the active trace; "
+            "returns whether one is active.");
+    m.def("_trace_active", [] { return imperative::TraceRecorder::any_active(); });
+    m.def(
+            "_trace_note_guard",
+            [](py::handle fn, py::handle value) {
+                if (trace::g_recording)
+                    trace::g_recording->note_guard(fn, value);
+            },
+            "Notes a condition of the recording trace: a replay needs fn() == value, else the "
+            "trace records again.");
+    m.def(
+            "_trace_note_setattr",
+            [](py::handle obj, const std::string& name, py::handle value) {
+                if (trace::g_recording)
+                    trace::g_recording->note_setattr(obj, name, value);
+            },
+            "Notes obj.<name> = value (a Tensor or None) for the recording trace, which then "
+            "makes every replay assign its own value.");
+    m.def("_is_tracing", [] {
+        auto* rec = imperative::TraceRecorder::current();
+        return rec != nullptr && !rec->excluded();
+    });
+}
+
+}  // namespace neomeg::python

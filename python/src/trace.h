@@ -1,0 +1,23 @@
+// The Python half of trace recording (trace.cpp): while a megengine.jit.trace records, the
+// extension notes every Python Tensor object the traced code reads or replaces, so that after
+// the recording each tensor from outside the trace (a parameter, an optimizer's state) can be
+// bound to the Python object that holds it, and each object given a new value inside the trace
+// (Tensor._reset) gets the replay's new value written back.
+#pragma once
+
+#include <Python.h>
+
+#include "neomeg/imperative/trace.h"
+
+namespace neomeg::python::trace {
+
+// Notes `tensor` (a Python Tensor) with its current value; call it before the value changes.
+// Does nothing unless a Python trace is recording on this thread.
+void note(PyObject* tensor);
+
+inline void note_if_tracing(PyObject* tensor) {
+    if (imperative::TraceRecorder::any_active()) [[unlikely]]
+        note(tensor);
+}
+
+}  // namespace neomeg::python::trace

@@ -1,0 +1,395 @@
+"""megengine.jit.trace's contract beyond single ops: tensors read from outside (bound or
+captured as constants), in-place updates written back, TraceError naming the diverging lines,
+exclude_from_trace, methods, nesting, a recording that cannot be compiled, and the options."""
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import megengine as mge
+import megengine.functional as F
+import megengine.module as M
+from megengine.autodiff import Function
+from megengine.jit import (
+    DTRConfig,
+    GraphOptimizationConfig,
+    SublinearMemoryConfig,
+    TraceError,
+    exclude_from_trace,
+    is_tracing,
+    trace,
+)
+
+
+def line_of(fn, text):
+    """The file line of the first source line of `fn` containing `text`."""
+    lines, start = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if text in line:
+            return start + i
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def test_outside_tensor_is_bound_and_read_at_each_replay():
+    w = mge.Tensor([1.0, 2.0])
+    f = trace(lambda x: x * w)
+    assert f(mge.Tensor([1.0, 1.0])).numpy().tolist() == [1.0, 2.0]
+    w._reset(mge.Tensor([10.0, 20.0]))  # eager code changes it between calls
+    assert f(mge.Tensor([1.0, 1.0])).numpy().tolist() == [10.0, 20.0]
+    w[...] = mge.Tensor([3.0, 4.0])
+    assert f(mge.Tensor([2.0, 2.0])).numpy().tolist() == [6.0, 8.0]
+
+
+def test_capture_as_const_keeps_the_recorded_value():
+    w = mge.Tensor([1.0, 2.0])
+    f = trace(lambda x: x * w, capture_as_const=True)
+    f(mge.Tensor([1.0, 1.0]))
+    w._reset(mge.Tensor([10.0, 20.0]))
+    assert f(mge.Tensor([1.0, 1.0])).numpy().tolist() == [1.0, 2.0]
+
+
+def test_constant_made_inside_is_not_rebound():
+    @trace
+    def f(x):
+        c = mge.Tensor([2.0, 3.0])  # made by each eager call; a constant of the graph
+        return x + c
+
+    for v in (1.0, 5.0):
+        assert f(mge.Tensor([v, v])).numpy().tolist() == [v + 2, v + 3]
+
+
+def test_in_place_update_is_written_back_every_replay():
+    w = mge.Parameter([1.0, 1.0])
+    steps = mge.Tensor(0.0)
+
+    @trace
+    def f(x):
+        y = x * w
+        w._reset(w - 0.5 * y)
+        steps[...] = steps + 1
+        return y
+
+    want_w = np.array([1.0, 1.0], np.float32)
+    for i in range(4):
+        x = np.array([1.0, 2.0 + i], np.float32)
+        y = f(mge.Tensor(x))
+        np.testing.assert_allclose(y.numpy(), x * want_w, rtol=1e-6)
+        want_w = want_w - 0.5 * x * want_w
+        np.testing.assert_allclose(w.numpy(), want_w, rtol=1e-6)  # eager code sees it
+        assert steps.item() == i + 1
+    assert isinstance(w, mge.Parameter)
+
+
+def test_update_of_an_argument_goes_to_that_calls_argument():
+    @trace
+    def f(acc, x):
+        acc._reset(acc + x)
+        return acc * 2
+
+    a, b = mge.Tensor([1.0]), mge.Tensor([100.0])
+    assert f(a, mge.Tensor([1.0])).item() == 4.0 and a.item() == 2.0
+    assert f(b, mge.Tensor([1.0])).item() == 202.0
+    assert (a.item(), b.item()) == (2.0, 101.0)
+
+
+def test_shape_change_raises_trace_error_at_the_op_line():
+    def body(x):
+        y = x + 1
+        return F.matmul(y, y.T)
+
+    f = trace(body)
+    f(mge.Tensor(np.ones((2, 3), np.float32)))
+    with pytest.raises(TraceError) as e:
+        f(mge.Tensor(np.ones((4, 3), np.float32)))
+    msg = str(e.value)
+    assert f"{__file__}:{line_of(body, 'x + 1')}" in msg
+    assert "Elemwise(mode=ADD)" in msg and "{4,3}" in msg and "{2,3}" in msg
+
+
+def test_dtype_change_raises_trace_error():
+    f = trace(lambda x: x * 2)
+    f(mge.Tensor([1.0]))
+    with pytest.raises(TraceError, match="int32"):
+        f(mge.Tensor([1], dtype="int32"))
+
+
+def test_different_op_path_names_both_lines():
+    def body(x, flag):
+        if flag:
+            return x + 1
+        return x * 2
+
+    f = trace(body)
+    assert f(mge.Tensor([1.0]), True).item() == 2.0
+    assert f(mge.Tensor([3.0]), True).item() == 4.0
+    with pytest.raises(TraceError) as e:
+        f(mge.Tensor([1.0]), False)
+    msg = str(e.value)
+    assert f":{line_of(body, 'x * 2')}" in msg and f":{line_of(body, 'x + 1')}" in msg
+    assert "MUL" in msg and "ADD" in msg
+
+
+def test_fewer_ops_than_recorded_raises():
+    def body(x, n):
+        for _ in range(n):
+            x = x + 1
+        return x
+
+    f = trace(body)
+    f(mge.Tensor([0.0]), 2)
+    with pytest.raises(TraceError, match="ran 1 ops, the recording 2"):
+        f(mge.Tensor([0.0]), 1)
+
+
+def test_a_matching_call_with_other_python_arguments_runs_eagerly():
+    f = trace(lambda x, unused: x - 1)
+    f(mge.Tensor([1.0]), "a")
+    assert f(mge.Tensor([5.0]), "b").item() == 4.0  # checked op by op, same ops
+
+
+def test_exclude_from_trace_runs_every_call():
+    seen = []
+
+    @trace
+    def f(x):
+        y = x * 2
+        with exclude_from_trace():
+            assert not is_tracing()
+            seen.append(y.numpy().tolist())
+            z = y + 100  # not recorded
+        return y, z
+
+    for v in (1.0, 2.0, 3.0):
+        y, z = f(mge.Tensor([v]))
+        assert (y.item(), z.item()) == (2 * v, 2 * v + 100)
+    assert seen == [[2.0], [4.0], [6.0]]
+    assert [op for op, _ in f.ops] == ["Elemwise(mode=MUL)"]
+    with pytest.raises(TraceError):
+        f(mge.Tensor([1.0, 2.0]))
+
+
+def test_is_tracing_and_exclude_outside_a_trace():
+    assert not is_tracing()
+    with exclude_from_trace():
+        assert not is_tracing()
+    flags = []
+    f = trace(lambda x: flags.append(is_tracing()) or x)
+    f(mge.Tensor([1.0]))
+    assert flags == [True]
+
+
+def test_ops_record_the_call_sites():
+    def body(x):
+        a = F.exp(x)
+        return a.sum()
+
+    f = trace(body)
+    assert f.ops is None
+    f(mge.Tensor([1.0, 2.0]))
+    ops = f.ops
+    assert ops[0][0] == "Elemwise(mode=EXP)"
+    assert ops[0][1] == f"{__file__}:{line_of(body, 'F.exp')}"
+    assert all(loc.endswith(f":{line_of(body, 'a.sum()')}") for _, loc in ops[1:])
+
+
+def test_method_and_module():
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = M.Linear(3, 2)
+
+        @trace
+        def run(self, x):
+            return F.relu(self.fc(x))
+
+    net = Net()
+    for _ in range(2):
+        x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+        want = np.maximum(x @ net.fc.weight.numpy().T + net.fc.bias.numpy(), 0)
+        np.testing.assert_allclose(net.run(mge.Tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+        net.fc.weight._reset(net.fc.weight * 2)  # the replay reads the current parameters
+
+
+def test_decorator_with_options():
+    @trace(symbolic=True, opt_level=0)
+    def f(x):
+        return x * x + x * x  # two equal nodes; opt_level 0 keeps them
+
+    f(mge.Tensor([1.0]))
+    assert f(mge.Tensor([3.0])).item() == 18.0
+    assert f._graph_text().count("Elemwise(mode=MUL)") == 2
+
+    g = trace(lambda x: x * x + x * x)
+    g(mge.Tensor([1.0]))
+    assert g._graph_text().count("Elemwise(mode=MUL)") == 1  # merged at opt_level 2
+
+
+def test_nested_trace_joins_the_outer_one():
+    inner = trace(lambda x: x + 1)
+    inner(mge.Tensor([0.0]))  # compiled on its own
+    outer = trace(lambda x: inner(x) * 3)
+    assert outer(mge.Tensor([1.0])).item() == 6.0
+    assert outer(mge.Tensor([2.0])).item() == 9.0
+    assert [op for op, _ in outer.ops] == ["Elemwise(mode=ADD)", "Elemwise(mode=MUL)"]
+
+
+class Square(Function):
+    def forward(self, x):
+        self.x = x
+        return x * x
+
+    def backward(self, dy):
+        return 2 * self.x * dy
+
+
+def test_unrecordable_function_warns_and_runs_eagerly():
+    f = trace(lambda x: Square()(x) + 1)
+    with pytest.warns(RuntimeWarning, match="later calls"):
+        assert f(mge.Tensor([2.0])).item() == 5.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert f(mge.Tensor([3.0])).item() == 10.0
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: F.dropout(x, 0.5, training=True),  # an op with a seed param
+        lambda x: x + mge.random.normal(size=x.shape),  # a generator
+    ],
+    ids=["dropout", "normal"],
+)
+def test_random_ops_make_the_trace_run_eagerly(fn):
+    f = trace(fn)
+    x = mge.Tensor(np.ones(1000, np.float32))
+    with pytest.warns(RuntimeWarning, match="random numbers"):
+        f(x)
+    a, b = f(x).numpy(), f(x).numpy()
+    assert not np.array_equal(a, b)  # fresh numbers on each call
+
+
+def test_error_in_the_first_call_leaves_the_trace_unrecorded():
+    fail = [True]
+
+    @trace
+    def f(x):
+        if fail[0]:
+            raise KeyError("boom")
+        return x + 1
+
+    with pytest.raises(KeyError):
+        f(mge.Tensor([1.0]))
+    assert not is_tracing()
+    fail[0] = False
+    assert f(mge.Tensor([1.0])).item() == 2.0
+    assert f(mge.Tensor([4.0])).item() == 5.0
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="callable"):
+        trace(3)
+    with pytest.raises(ValueError, match="opt_level"):
+        trace(lambda x: x, opt_level=7)
+    with pytest.raises(TypeError, match="dtr_config"):
+        trace(lambda x: x, dtr_config=1)
+
+
+def test_configs_are_accepted_and_checked():
+    f = trace(
+        lambda x: x + 1,
+        sublinear_memory_config=SublinearMemoryConfig(genetic_nr_iter=3),
+        dtr_config=DTRConfig(eviction_threshold=1 << 20),
+        graph_opt_config=GraphOptimizationConfig(),
+        profiling=True,
+        symbolic_shape=False,
+        without_host=True,
+        record_only=True,
+    )
+    f(mge.Tensor([1.0]))
+    assert f(mge.Tensor([2.0])).item() == 3.0
+    with pytest.raises(ValueError):
+        DTRConfig()
+    with pytest.raises(ValueError):
+        SublinearMemoryConfig(num_worker=0)
+
+
+def test_recorded_graph_has_megengine_input_and_output_names():
+    w = mge.Tensor([2.0])
+    f = trace(lambda x, *, y: (x * w + y, x - y))
+    f(mge.Tensor([1.0]), y=mge.Tensor([3.0]))
+    text = f._graph_text(compiled=False)
+    assert "'arg_0' = input" in text and "'kwarg_y' = input" in text
+    assert "'external_0' = input" in text  # w: bound, read at each replay
+    assert "'output_0'" in text and "'output_1'" in text
+    const = trace(lambda x: x * w, capture_as_const=True)
+    const(mge.Tensor([1.0]))
+    assert "'external_0' = const [2]" in const._graph_text(compiled=False)
+
+
+def test_batchnorm_train_mode_statistics_follow_eager():
+    rng = np.random.default_rng(3)
+    bn_e, bn_t = M.BatchNorm2d(3), M.BatchNorm2d(3)
+    traced = trace(lambda x: bn_t(x))
+    for _ in range(4):
+        x = rng.standard_normal((4, 3, 5, 5)).astype(np.float32) * 2 + 1
+        np.testing.assert_allclose(
+            traced(mge.Tensor(x)).numpy(), bn_e(mge.Tensor(x)).numpy(), rtol=1e-4, atol=1e-5
+        )
+        for name in ("running_mean", "running_var"):
+            np.testing.assert_allclose(
+                getattr(bn_t, name).numpy(), getattr(bn_e, name).numpy(), rtol=1e-5, atol=1e-6
+            )
+    assert np.abs(bn_t.running_mean.numpy()).sum() > 0.1
+
+
+def test_methods_that_note_their_tensor_check_it():
+    t = mge.Tensor([1.0])
+    for call in (
+        lambda: mge.Tensor._reset(3, t),
+        lambda: mge.Tensor._assign(3, t),
+        lambda: mge.Tensor._detach(3),
+    ):
+        with pytest.raises(TypeError, match="expected a Tensor, got int"):
+            call()
+
+
+def test_grad_left_from_an_earlier_step_is_not_silently_replaced():
+    from megengine.autodiff import GradManager
+
+    w = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach(w)
+
+    def body(x):
+        with gm:
+            gm.backward((w * x).sum())
+
+    step = trace(body)
+    step(mge.Tensor([1.0, 1.0]))  # recorded with w.grad None: backward assigns it
+    w.grad = None
+    step(mge.Tensor([3.0, 4.0]))  # replayed
+    assert w.grad.numpy().tolist() == [3.0, 4.0]
+    # w.grad is set now: eagerly, backward would accumulate, another op than the recording's
+    with pytest.raises(TraceError, match="recording ended"):
+        step(mge.Tensor([1.0, 1.0]))
+
+
+def test_module_mode_change_records_again():
+    bn = M.BatchNorm1d(2)
+    calls = []
+
+    def body(x):
+        calls.append(1)
+        return bn(x)
+
+    f = trace(body)
+    x = mge.Tensor(np.array([[1.0, 2.0], [3.0, 6.0]], np.float32))
+    f(x)
+    f(x)
+    assert len(calls) == 1
+    bn.eval()  # running statistics instead of the batch's: other ops
+    mean, var = bn.running_mean.numpy().reshape(-1), bn.running_var.numpy().reshape(-1)
+    want = (x.numpy() - mean) / np.sqrt(var + bn.eps)
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-5)
+    assert len(calls) == 2
