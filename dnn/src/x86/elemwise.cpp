@@ -5,8 +5,6 @@
 // each operand's own strides over the outer axes. Large tensors split across OpenMP threads in
 // chunks of at least kGrain elements, so small ones stay on the calling thread. Other dtypes and
 // modes, and layouts without a unit-stride run (a transposed operand), go to naive.
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -15,6 +13,7 @@
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/kernel_report.h"
+#include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -135,23 +134,12 @@ protected:
                  Workspace ws) override {
         if (auto rows = plan(inputs, outputs[0])) {
             size_t total = rows->inner * rows->count;
-            int threads = static_cast<int>(
-                    std::min<size_t>(omp_get_max_threads(), std::max<size_t>(total / kGrain, 1)));
-            if (threads <= 1) {
-                run_range(m_param.mode, *rows, inputs, outputs[0], 0, total);
-            } else {
-#pragma omp parallel num_threads(threads)
-                {
-                    // Chunks of whole cache lines (16 floats), so threads share none of dst's.
-                    size_t t = static_cast<size_t>(omp_get_thread_num());
-                    size_t nt = static_cast<size_t>(omp_get_num_threads());
-                    size_t chunk = (total + nt - 1) / nt;
-                    chunk = (chunk + 15) / 16 * 16;
-                    size_t b = std::min(total, t * chunk), e = std::min(total, b + chunk);
-                    if (b < e)
-                        run_range(m_param.mode, *rows, inputs, outputs[0], b, e);
-                }
-            }
+            // Threads take whole cache lines (16 floats) of dst, so that they share none.
+            constexpr size_t kLine = 16;
+            parallel_ranges((total + kLine - 1) / kLine, total, kGrain, [&](size_t b, size_t e) {
+                run_range(m_param.mode, *rows, inputs, outputs[0], b * kLine,
+                          std::min(total, e * kLine));
+            });
             m_last = m_target.c_str();
             return;
         }

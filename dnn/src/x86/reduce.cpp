@@ -2,13 +2,10 @@
 // for a contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
 // their outer rows (or, with one outer row, nothing) across OpenMP threads in chunks of at least
 // kGrain source elements. Other dtypes and modes, strided tensors and an empty axis go to naive.
-#include <omp.h>
-
-#include <algorithm>
-
 #include "src/common/reduce_axis.h"
 #include "src/x86/handle.h"
 #include "src/x86/kernel_report.h"
+#include "src/x86/parallel.h"
 #include "src/x86/reduce_hwy.h"
 
 namespace neomeg::dnn::x86 {
@@ -51,22 +48,9 @@ protected:
 
 private:
     void run(const float* src, float* dst, size_t outer, size_t axis, size_t inner) const {
-        size_t total = outer * axis * inner;
-        size_t threads = std::min({static_cast<size_t>(omp_get_max_threads()),
-                                   std::max<size_t>(total / kGrain, 1), outer});
-        if (threads <= 1) {
-            reduce_f32(m_param.mode, src, dst, 0, outer, axis, inner);
-            return;
-        }
-#pragma omp parallel num_threads(static_cast <int>(threads))
-        {
-            size_t t = static_cast<size_t>(omp_get_thread_num());
-            size_t nt = static_cast<size_t>(omp_get_num_threads());
-            size_t chunk = (outer + nt - 1) / nt;
-            size_t b = std::min(outer, t * chunk), e = std::min(outer, b + chunk);
-            if (b < e)
-                reduce_f32(m_param.mode, src, dst, b, e, axis, inner);
-        }
+        parallel_ranges(outer, outer * axis * inner, kGrain, [&](size_t b, size_t e) {
+            reduce_f32(m_param.mode, src, dst, b, e, axis, inner);
+        });
     }
 
     Reduce& naive() {
