@@ -1,8 +1,9 @@
 // SoftmaxForward/Backward and LogSoftmaxBackward through oneDNN's softmax (v2: separate src and
 // dst layouts; softmax_accurate subtracts the maximum as naive does), float32, any rank, any axis.
-// Other dtypes and empty tensors go to naive. LogSoftmaxForward stays naive: oneDNN 2.6's
-// vectorised log is off by about 2e-6 relative (log_softmax([0, 0]) = -0.69314575 instead of
-// -0.69314718, what MegEngine, PyTorch and naive give), visible in every printed loss.
+// Other dtypes and empty tensors go to naive. LogSoftmaxForward has its own kernel
+// (log_softmax.cpp): oneDNN 2.6's vectorised log is off by about 2e-6 relative
+// (log_softmax([0, 0]) = -0.69314575 instead of -0.69314718, what MegEngine, PyTorch and naive
+// give), visible in every printed loss.
 #include "src/x86/kernel.h"
 
 namespace neomeg::dnn::x86 {

@@ -1,8 +1,10 @@
-// SoftmaxForward/Backward and LogSoftmaxBackward on the x86 handle (oneDNN softmax), with
-// LogSoftmaxForward (naive on x86) in the same checks, against naive: every axis (negative too) of
-// ranks 1 to 4, sizes 1 and primes, a long axis, large inputs (the maximum is subtracted), padded,
-// broadcast and reversed views, padded outputs, and the cases that go to naive.
+// SoftmaxForward/Backward and LogSoftmaxBackward on the x86 handle (oneDNN softmax), and
+// LogSoftmaxForward (Highway along the last axis, naive otherwise), against naive: every axis
+// (negative too) of ranks 1 to 4, sizes 1 and primes, a long axis, large inputs (the maximum is
+// subtracted), padded, broadcast and reversed views, padded outputs, and the cases that go to
+// naive.
 #include <cmath>
+#include <limits>
 
 #include "x86/x86_test.h"
 
@@ -64,6 +66,39 @@ TEST_F(X86, SoftmaxRunsOneDnn) {
     EXPECT_TRUE(run_and_compare<SoftmaxBackward>(*handle, axis(1), {x, dy}).starts_with("onednn:"));
     EXPECT_TRUE(
             run_and_compare<LogSoftmaxBackward>(*handle, axis(0), {x, dy}).starts_with("onednn:"));
+}
+
+// Along the last axis of contiguous tensors LogSoftmaxForward runs the Highway kernel, equal to
+// naive: every length (vector tails), many rows (threads), large logits and non-finite rows.
+TEST_F(X86, LogSoftmaxLastAxisMatchesNaiveExactly) {
+    for (const TensorShape& s :
+         std::vector<TensorShape>{{1}, {7}, {64, 10}, {3, 17}, {2, 3, 1000}, {1024, 130}, {5, 1}}) {
+        Checker<LogSoftmaxForward> c(handle.get());
+        c.set_param(axis(-1)).set_epsilon(0).execs({s});
+        // With a dominant logit, log(sum) is about 1e-12: the summation order shows in its last
+        // digits, relative to that tiny value, in either kernel.
+        c.set_range(0, -80, 80).set_epsilon(1e-6).execs({s});
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> v(6 * 19, 0.5);
+    v[3] = nan;
+    v[19 + 18] = inf;
+    v[2 * 19] = -inf;
+    v[3 * 19 + 4] = 3e38;
+    v[3 * 19 + 5] = -3e38;
+    v[4 * 19 + 7] = inf;
+    v[4 * 19 + 8] = -inf;
+    Checker<LogSoftmaxForward> c(handle.get());
+    c.set_param(axis(1)).set_epsilon(0).set_values(0, v).execs({{6, 19}});
+}
+
+TEST_F(X86, LogSoftmaxForwardRunsHighwayAlongTheLastAxis) {
+    std::mt19937 rng(4);
+    HostTensor x({64, 10}, dtype::Float32);
+    fill_uniform(x, -3, 3, rng);
+    EXPECT_EQ(run_and_compare<LogSoftmaxForward>(*handle, axis(1), {x}), "hwy");
+    EXPECT_EQ(run_and_compare<LogSoftmaxForward>(*handle, axis(0), {x}), "naive");
 }
 
 // The printed loss of cross_entropy([[0, 0]], [1]) is log(2) rounded to float32, as in MegEngine.
