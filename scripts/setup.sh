@@ -6,7 +6,7 @@ set -euo pipefail
 DEB_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
-  libeigen3-dev libdnnl-dev
+  libeigen3-dev libdnnl-dev libhwy-dev
   libflatbuffers-dev flatbuffers-compiler
   pybind11-dev
   dataset-fashion-mnist

@@ -99,8 +99,8 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
-    std::unique_ptr<PrimitivePlan> make_plan(std::span<const TensorLayout> in,
-                                             std::span<const TensorLayout> out) override {
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &filter = in[1], &dst = out[0];
         if (!takes(m_param, src, filter, dst))
             return nullptr;
@@ -121,8 +121,8 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
-    std::unique_ptr<PrimitivePlan> make_plan(std::span<const TensorLayout> in,
-                                             std::span<const TensorLayout> out) override {
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
         const TensorLayout &filter = in[0], &diff = in[1], &grad = out[0];
         if (!takes(m_param, grad, filter, diff))
             return nullptr;
@@ -149,8 +149,8 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
-    std::unique_ptr<PrimitivePlan> make_plan(std::span<const TensorLayout> in,
-                                             std::span<const TensorLayout> out) override {
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
         if (!takes(m_param, src, grad, diff))
             return nullptr;

@@ -1,5 +1,6 @@
 #include "src/x86/dnnl_util.h"
 
+#include <algorithm>
 #include <array>
 
 namespace neomeg::dnn::x86 {
@@ -125,36 +126,65 @@ void Operand::finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stre
         copy_from_dense(reinterpret_cast<const float*>(ws + m_stage_off), t);
 }
 
+PrimitivePlan::PrimitivePlan(const dnnl::engine& engine, std::string_view impl)
+    : m_engine(engine), m_name(str_cat("onednn:", impl)) {}
+
 PrimitivePlan::PrimitivePlan(dnnl::primitive prim, const dnnl::primitive_desc& pd,
                              const dnnl::engine& engine, std::string_view impl)
-    : m_prim(std::move(prim)),
-      m_engine(engine),
-      m_scratch_md(pd.scratchpad_desc()),
-      m_name(str_cat("onednn:", impl)) {}
+    : PrimitivePlan(engine, impl) {
+    add_step(std::move(prim), pd);
+}
+
+void PrimitivePlan::add_step(dnnl::primitive prim, const dnnl::primitive_desc& pd) {
+    m_steps.push_back({std::move(prim), pd.scratchpad_desc(), {}});
+}
 
 void PrimitivePlan::add(int arg, Operand op, const memory::desc& prim, bool is_output) {
     op.bind(prim, is_output, m_engine, m_ws);
-    m_args[arg] = op.prim_memory();
+    m_steps.back().args[arg] = op.prim_memory();
     m_operands.push_back(std::move(op));
+    m_tensor_of.push_back(m_next_tensor++);
+}
+
+size_t PrimitivePlan::add_buffer(int arg, const memory::desc& md) {
+    size_t off = m_ws.add(md.get_size());
+    m_buffers.push_back({off, memory(md, m_engine, DNNL_MEMORY_NONE)});
+    m_steps.back().args[arg] = m_buffers.back().mem;
+    return off;
+}
+
+void PrimitivePlan::use(int arg, size_t buffer_offset) {
+    for (const Buffer& b : m_buffers)
+        if (b.offset == buffer_offset)
+            m_steps.back().args[arg] = b.mem;
 }
 
 void PrimitivePlan::finalize() {
-    if (m_scratch_md.get_size() == 0)
+    // The steps run one after another, so one buffer, as large as the largest need, serves all.
+    size_t bytes = 0;
+    for (const Step& s : m_steps)
+        bytes = std::max(bytes, s.scratch_md.get_size());
+    if (bytes == 0)
         return;
-    m_scratch_off = m_ws.add(m_scratch_md.get_size());
-    m_scratch = memory(m_scratch_md, m_engine, DNNL_MEMORY_NONE);
-    m_args[DNNL_ARG_SCRATCHPAD] = m_scratch;
+    m_scratch_off = m_ws.add(bytes);
+    for (Step& s : m_steps)
+        if (s.scratch_md.get_size() > 0)
+            s.args[DNNL_ARG_SCRATCHPAD] = memory(s.scratch_md, m_engine, DNNL_MEMORY_NONE);
 }
 
 void PrimitivePlan::run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) {
     for (size_t i = 0; i < m_operands.size(); ++i)
-        m_operands[i].prepare(tensors[i], ws.ptr, stream);
-    if (m_scratch)
-        m_scratch.set_data_handle(ws.ptr + m_scratch_off);
-    m_prim.execute(stream, m_args);
+        m_operands[i].prepare(tensors[m_tensor_of[i]], ws.ptr, stream);
+    for (Buffer& b : m_buffers)
+        b.mem.set_data_handle(ws.ptr + b.offset);
+    for (Step& s : m_steps) {
+        if (auto it = s.args.find(DNNL_ARG_SCRATCHPAD); it != s.args.end())
+            it->second.set_data_handle(ws.ptr + m_scratch_off);
+        s.prim.execute(stream, s.args);
+    }
     for (size_t i = 0; i < m_operands.size(); ++i)
         if (m_operands[i].is_output())
-            m_operands[i].finish_output(tensors[i], ws.ptr, stream);
+            m_operands[i].finish_output(tensors[m_tensor_of[i]], ws.ptr, stream);
     stream.wait();
 }
 

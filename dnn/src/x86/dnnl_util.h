@@ -91,34 +91,62 @@ private:
     std::optional<dnnl::reorder> m_reorder;
 };
 
-// A primitive with its operands and scratchpad, planned for one shape.
-class PrimitivePlan {
+// What a kernel plans per shape and runs on every call with that shape.
+class Plan {
 public:
-    // The primitive descriptor must have been created with scratchpad_mode::user.
+    virtual ~Plan() = default;
+    virtual size_t workspace_in_bytes() const = 0;
+    // "onednn:<implementation>", e.g. onednn:jit:avx2.
+    virtual const char* name() const = 0;
+    // Runs on the call's inputs then outputs, in the operator's order.
+    virtual void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) = 0;
+};
+
+// One or more primitives run in sequence (max pooling's backward first reruns the forward for its
+// indices) with their operands, internal buffers and scratchpad, planned for one shape.
+class PrimitivePlan : public Plan {
+public:
+    PrimitivePlan(const dnnl::engine& engine, std::string_view impl);
+    // A plan of one primitive, whose descriptor must use scratchpad_mode::user.
     PrimitivePlan(dnnl::primitive prim, const dnnl::primitive_desc& pd, const dnnl::engine& engine,
                   std::string_view impl);
 
-    // Adds an operand under oneDNN's argument id (DNNL_ARG_SRC, ...) bound to `prim`'s layout.
+    // Appends a primitive (scratchpad_mode::user); later add/add_buffer/use calls feed it.
+    void add_step(dnnl::primitive prim, const dnnl::primitive_desc& pd);
+    // Adds the next tensor of the call (inputs, then outputs) under oneDNN's argument id
+    // (DNNL_ARG_SRC, ...), bound to `prim`'s layout.
     void add(int arg, Operand op, const memory::desc& prim, bool is_output);
-    // Plans the scratchpad last, after the operands' buffers.
+    // Passes over the next tensor of the call: one the primitives do not read.
+    void skip_tensor() { ++m_next_tensor; }
+    // A buffer in the workspace, not a tensor of the call (max pooling's indices, batch
+    // normalisation's statistics); returns its workspace offset. use() passes it to a later step.
+    size_t add_buffer(int arg, const memory::desc& md);
+    void use(int arg, size_t buffer_offset);
+    // Plans the scratchpad last, after the operands' buffers; the steps share it.
     void finalize();
 
-    size_t workspace_in_bytes() const { return m_ws.total(); }
-    // "onednn:<implementation>", e.g. onednn:jit:avx2.
-    const char* name() const { return m_name.c_str(); }
-
-    // Runs on `tensors`, one per operand in the order they were added.
-    void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream);
+    size_t workspace_in_bytes() const override { return m_ws.total(); }
+    const char* name() const override { return m_name.c_str(); }
+    void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) override;
 
 private:
-    dnnl::primitive m_prim;
+    struct Step {
+        dnnl::primitive prim;
+        memory::desc scratch_md;
+        std::unordered_map<int, memory> args;
+    };
+    struct Buffer {
+        size_t offset;
+        memory mem;
+    };
     dnnl::engine m_engine;
-    memory::desc m_scratch_md;
-    memory m_scratch;
+    std::vector<Step> m_steps;
     size_t m_scratch_off = 0;
     WorkspacePlan m_ws;
     std::vector<Operand> m_operands;
-    std::unordered_map<int, memory> m_args;
+    std::vector<size_t> m_tensor_of;  // the call tensor each operand reads or writes
+    size_t m_next_tensor = 0;
+    std::vector<Buffer> m_buffers;
     std::string m_name;
 };
 

@@ -17,8 +17,9 @@
 
 namespace neomeg::dnn::x86 {
 
-// Every operator with an x86 kernel so far has two inputs and one output.
-inline constexpr size_t kNumTensors = 3;
+// The most tensors an operator with an x86 kernel takes: BatchNormForward's five inputs and five
+// outputs.
+inline constexpr size_t kNumTensors = 10;
 
 // The layouts of one call and the params it ran with.
 template <class Param>
@@ -48,7 +49,7 @@ public:
 
     size_t get_workspace_in_bytes(std::span<const TensorLayout> inputs,
                                   std::span<const TensorLayout> outputs) final {
-        if (PrimitivePlan* plan = plan_for(inputs, outputs))
+        if (Plan* plan = plan_for(inputs, outputs))
             return plan->workspace_in_bytes();
         return naive().get_workspace_in_bytes(inputs, outputs);
     }
@@ -58,8 +59,8 @@ public:
 protected:
     // The plan for these layouts under the current params, or nullptr to delegate to naive.
     // Called once per key; oneDNN errors (an unimplemented case) count as declining.
-    virtual std::unique_ptr<PrimitivePlan> make_plan(std::span<const TensorLayout> inputs,
-                                                     std::span<const TensorLayout> outputs) = 0;
+    virtual std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> inputs,
+                                            std::span<const TensorLayout> outputs) = 0;
 
     HandleImpl& x86_handle() const { return *static_cast<HandleImpl*>(this->handle()); }
 
@@ -76,7 +77,7 @@ protected:
             tensors[inputs.size() + i] = outputs[i];
         }
         std::span<const TensorLayout> all(layouts);
-        if (PrimitivePlan* plan = plan_for(all.first(inputs.size()), all.subspan(inputs.size()))) {
+        if (Plan* plan = plan_for(all.first(inputs.size()), all.subspan(inputs.size()))) {
             plan->run(tensors, workspace, x86_handle().stream());
             m_last = plan->name();
         } else {
@@ -91,8 +92,7 @@ private:
     // (and their JIT code) from piling up when shapes keep changing.
     static constexpr size_t kMaxPlans = 16;
 
-    PrimitivePlan* plan_for(std::span<const TensorLayout> inputs,
-                            std::span<const TensorLayout> outputs) {
+    Plan* plan_for(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
         if (m_generation != fork_generation()) {
             m_plans.clear();
             m_generation = fork_generation();
@@ -111,7 +111,7 @@ private:
         for (size_t i = 0; i < outputs.size(); ++i)
             key.layouts[inputs.size() + i] = outputs[i];
         key.param = this->m_param;
-        std::unique_ptr<PrimitivePlan> plan;
+        std::unique_ptr<Plan> plan;
         try {
             plan = make_plan(inputs, outputs);
         } catch (const dnnl::error&) {
@@ -133,7 +133,7 @@ private:
         return *m_naive;
     }
 
-    std::vector<std::pair<PlanKey<Param>, std::unique_ptr<PrimitivePlan>>> m_plans;
+    std::vector<std::pair<PlanKey<Param>, std::unique_ptr<Plan>>> m_plans;
     size_t m_hit = 0;
     unsigned m_generation = fork_generation();
     std::unique_ptr<Op> m_naive;

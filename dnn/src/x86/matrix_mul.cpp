@@ -58,8 +58,8 @@ public:
     using DnnlKernel<Op>::DnnlKernel;
 
 private:
-    std::unique_ptr<PrimitivePlan> make_plan(std::span<const TensorLayout> in,
-                                             std::span<const TensorLayout> out) override {
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
         return plan_matmul(this->x86_handle(), in[0], in[1], out[0], this->m_param.transposeA,
                            this->m_param.transposeB);
     }

@@ -1,0 +1,204 @@
+"""The x86 backend's hot operators and a LeNet training step, NeoMeg against PyTorch 2.x eager.
+
+One command prints, per case, NeoMeg's and PyTorch's time and the ratio of their throughputs
+(above 1.0: NeoMeg is faster): a LeNet training step (batch 64, 1x28x28, samples/s; the model
+and loop of bench/train_step.py), elementwise add/relu/exp on 16M float32, max and average
+pooling, and batch normalisation forward and backward. Each framework runs in a process of its
+own on the same number of threads (2 by default: PyTorch's set_num_threads, NeoMeg's
+OMP_NUM_THREADS). PyTorch comes from the reference virtual environment (PyTorch 2.x from PyPI,
+MKL and oneDNN 3), or --torch-python.
+
+On a machine shared with other work, timings swing by several times from run to run: each
+worker process runs --rounds times, the two frameworks interleaved, and the best round counts.
+
+    PYTHONPATH=python python3 bench/x86_ops.py [--threads 2] [--repeat 10] [--rounds 3]
+                                               [--cases lenet add]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_step  # the LeNet step, shared with bench/train_step.py
+
+TORCH_PYTHON = "/root/.cache/neomeg-references/torch-venv/bin/python"
+
+# One timed case per call: argv is framework, case, repeat, threads; prints seconds per call
+# (the best of `repeat`). Both frameworks share the inputs and the case table.
+OP_WORKER = r"""
+import json, sys, time
+import numpy as np
+
+fw, case, repeat, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(0)
+big = rng.normal(size=(1 << 24,)).astype(np.float32)
+big2 = rng.normal(size=(1 << 24,)).astype(np.float32)
+act = rng.normal(size=(32, 64, 56, 56)).astype(np.float32)
+lenet_act = rng.normal(size=(64, 6, 24, 24)).astype(np.float32)
+ch = np.ones(64, np.float32)
+
+if fw == "neomeg":
+    import megengine as mge
+    import megengine.functional as F
+    from megengine.autodiff import GradManager
+
+    T = mge.Tensor
+    a, b, x, lx = T(big), T(big2), T(act), T(lenet_act)
+    w, bias = T(ch.reshape(1, 64, 1, 1)), T(0 * ch.reshape(1, 64, 1, 1))
+
+    def bn_fwd():
+        return F.nn.batch_norm(x, T(0 * ch.reshape(1, 64, 1, 1)), T(ch.reshape(1, 64, 1, 1)),
+                               w, bias, training=True)
+
+    def bn_fwd_bwd():
+        gm = GradManager().attach([x])
+        with gm:
+            y = F.nn.batch_norm(x, None, None, w, bias, training=True)
+            gm.backward(y, T(act))
+
+    def pool_fwd_bwd():
+        gm = GradManager().attach([x])
+        with gm:
+            y = F.max_pool2d(x, 3, 2, 1)
+            gm.backward(y, T(np.ones(y.shape, np.float32)))
+
+    cases = {
+        "add": lambda: a + b,
+        "relu": lambda: F.relu(a),
+        "exp": lambda: F.exp(a),
+        "maxpool_lenet": lambda: F.max_pool2d(lx, 2),
+        "maxpool": lambda: F.max_pool2d(x, 3, 2, 1),
+        "avgpool": lambda: F.avg_pool2d(x, 3, 2, 1),
+        "maxpool_fwd_bwd": pool_fwd_bwd,
+        "batchnorm_fwd": bn_fwd,
+        "batchnorm_fwd_bwd": bn_fwd_bwd,
+    }
+else:
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    a, b, x, lx = (torch.tensor(v) for v in (big, big2, act, lenet_act))
+    w, bias = torch.tensor(ch), torch.zeros(64)
+    dy = torch.tensor(act)
+
+    def bn_fwd():
+        with torch.no_grad():
+            return F.batch_norm(x, torch.zeros(64), torch.ones(64), w, bias, training=True)
+
+    def bn_fwd_bwd():
+        xg = x.detach().requires_grad_()
+        F.batch_norm(xg, None, None, w, bias, training=True).backward(dy)
+
+    def pool_fwd_bwd():
+        xg = x.detach().requires_grad_()
+        y = F.max_pool2d(xg, 3, 2, 1)
+        y.backward(torch.ones_like(y))
+
+    def no_grad(f):
+        def g():
+            with torch.no_grad():
+                return f()
+        return g
+
+    cases = {
+        "add": no_grad(lambda: a + b),
+        "relu": no_grad(lambda: F.relu(a)),
+        "exp": no_grad(lambda: torch.exp(a)),
+        "maxpool_lenet": no_grad(lambda: F.max_pool2d(lx, 2)),
+        "maxpool": no_grad(lambda: F.max_pool2d(x, 3, 2, 1)),
+        "avgpool": no_grad(lambda: F.avg_pool2d(x, 3, 2, 1, count_include_pad=True)),
+        "maxpool_fwd_bwd": pool_fwd_bwd,
+        "batchnorm_fwd": bn_fwd,
+        "batchnorm_fwd_bwd": bn_fwd_bwd,
+    }
+
+f = cases[case]
+f()  # warm-up: plans and primitives are made on the first call
+times = []
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    f()
+    times.append(time.perf_counter() - t0)
+print(json.dumps({"seconds": min(times)}))
+"""
+
+OP_CASES = [
+    "add",
+    "relu",
+    "exp",
+    "maxpool_lenet",
+    "maxpool",
+    "avgpool",
+    "maxpool_fwd_bwd",
+    "batchnorm_fwd",
+    "batchnorm_fwd_bwd",
+]
+
+
+def best_of(rounds, key, better, *runs):
+    """Runs each (python, code, args, threads) of `runs` `rounds` times, interleaved; returns the
+    best result of each by `key` (`better` picks between two values), or (None, why)."""
+    best = [None] * len(runs)
+    why = None
+    for _ in range(rounds):
+        for i, run in enumerate(runs):
+            res, err = run_worker(*run)
+            if res is None:
+                why = err
+                continue
+            if best[i] is None or better(res[key], best[i]) == res[key]:
+                best[i] = res[key]
+    return best, why
+
+
+def run_worker(python, code, args, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run(
+        [python, "-c", code, *args], check=False, capture_output=True, text=True, env=env
+    )
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cases", nargs="+", default=["lenet", *OP_CASES])
+    ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    args = ap.parse_args()
+    print(f"{'case':<20}{'NeoMeg':>14}{'PyTorch':>14}{'ratio':>8}")
+    for case in args.cases:
+        if case == "lenet":
+            # train_step's worker: framework, model, steps, threads; it reports samples/s.
+            wargs = ["lenet", str(args.repeat), str(args.threads)]
+            code, key, better = train_step.WORKER, "samples_per_s", max
+        else:
+            wargs = [case, str(args.repeat), str(args.threads)]
+            code, key, better = OP_WORKER, "seconds", min
+        (ours, theirs), why = best_of(
+            args.rounds,
+            key,
+            better,
+            (sys.executable, code, ["neomeg", *wargs], args.threads),
+            (args.torch_python, code, ["torch", *wargs], args.threads),
+        )
+        if ours is None or theirs is None:
+            print(f"{case:<20} failed: {why}")
+        elif case == "lenet":
+            print(f"{case + ' samples/s':<20}{ours:>14.1f}{theirs:>14.1f}{ours / theirs:>8.3f}")
+        else:
+            o, t = ours * 1e3, theirs * 1e3
+            print(f"{case + ' ms':<20}{o:>14.3f}{t:>14.3f}{t / o:>8.3f}")
+    print("ratio = NeoMeg throughput / PyTorch throughput (above 1.0: NeoMeg is faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+// Splitting a loop over OpenMP threads (the runtime oneDNN runs on), only when the work is large
+// enough to pay for waking them: below `grain` units of work per thread the loop stays on the
+// calling thread, and never enters a parallel region, which a forked child (capped at one thread
+// by the handle's fork handler) must not. Files including this compile with OpenMP's flags.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace neomeg::dnn::x86 {
+
+// Calls f(begin, end) on disjoint ranges covering [0, n); `work` is the total work of the loop.
+template <class F>
+void parallel_ranges(size_t n, size_t work, size_t grain, F&& f) {
+    size_t threads = std::min(
+            {static_cast<size_t>(omp_get_max_threads()), std::max<size_t>(work / grain, 1), n});
+    if (threads <= 1) {
+        f(size_t{0}, n);
+        return;
+    }
+#pragma omp parallel num_threads(static_cast <int>(threads))
+    {
+        size_t t = static_cast<size_t>(omp_get_thread_num());
+        size_t nt = static_cast<size_t>(omp_get_num_threads());
+        size_t chunk = (n + nt - 1) / nt;
+        size_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
+        if (b < e)
+            f(b, e);
+    }
+}
+
+}  // namespace neomeg::dnn::x86

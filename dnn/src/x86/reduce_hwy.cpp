@@ -1,0 +1,195 @@
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/reduce_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/highway.h>
+// clang-format on
+
+#include <cmath>
+
+#include "src/x86/reduce_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One accumulation rule, on vectors of doubles and on scalars (lane combination and tails);
+// first() turns an element into an accumulator (SUM_SQR squares it), combine() merges two
+// accumulators (SUM_SQR adds them).
+struct Identity {
+    template <class D, class V>
+    V first(D, V v) const {
+        return v;
+    }
+    double first(double v) const { return v; }
+};
+struct Sum : Identity {
+    template <class D, class V>
+    V step(D, V acc, V v) const {
+        return hn::Add(acc, v);
+    }
+    double step(double acc, double v) const { return acc + v; }
+    double combine(double a, double b) const { return a + b; }
+};
+struct SumSqr {
+    template <class D, class V>
+    V first(D, V v) const {
+        return hn::Mul(v, v);
+    }
+    double first(double v) const { return v * v; }
+    double combine(double a, double b) const { return a + b; }
+    template <class D, class V>
+    V step(D, V acc, V v) const {
+        // v * v is exact in double (a float's square has at most 48 significant bits).
+        return hn::MulAdd(v, v, acc);
+    }
+    double step(double acc, double v) const { return acc + v * v; }
+};
+// Once the accumulator is NaN it stays NaN: nothing compares greater than it.
+struct Max : Identity {
+    template <class D, class V>
+    V step(D, V acc, V v) const {
+        return hn::IfThenElse(hn::Or(hn::Gt(v, acc), hn::IsNaN(v)), v, acc);
+    }
+    double step(double acc, double v) const {
+        return std::isnan(acc) ? acc : (std::isnan(v) || v > acc ? v : acc);
+    }
+    double combine(double a, double b) const { return step(a, b); }
+};
+struct Min : Identity {
+    template <class D, class V>
+    V step(D, V acc, V v) const {
+        return hn::IfThenElse(hn::Or(hn::Lt(v, acc), hn::IsNaN(v)), v, acc);
+    }
+    double step(double acc, double v) const {
+        return std::isnan(acc) ? acc : (std::isnan(v) || v < acc ? v : acc);
+    }
+    double combine(double a, double b) const { return step(a, b); }
+};
+
+// Reducing along contiguous rows: vector accumulators started from the row's first elements,
+// their lanes combined at the end.
+template <class R>
+HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const size_t lanes = hn::Lanes(dd);
+    size_t i = 0;
+    double acc;
+    if (n >= lanes) {
+        auto a0 = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, p))), a1 = a0;
+        bool two = n >= 2 * lanes;
+        if (two)
+            a1 = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, p + lanes)));
+        i = two ? 2 * lanes : lanes;
+        for (; i + 2 * lanes <= n; i += 2 * lanes) {
+            a0 = r.step(dd, a0, hn::PromoteTo(dd, hn::LoadU(df, p + i)));
+            a1 = r.step(dd, a1, hn::PromoteTo(dd, hn::LoadU(df, p + i + lanes)));
+        }
+        double lane[64];  // more than any x86 vector's lanes
+        hn::StoreU(a0, dd, lane);
+        acc = lane[0];
+        for (size_t j = 1; j < lanes; ++j)
+            acc = r.combine(acc, lane[j]);
+        if (two) {
+            hn::StoreU(a1, dd, lane);
+            for (size_t j = 0; j < lanes; ++j)
+                acc = r.combine(acc, lane[j]);
+        }
+    } else {
+        acc = r.first(double(p[0]));
+        i = 1;
+    }
+    for (; i < n; ++i)
+        acc = r.step(acc, double(p[i]));
+    return acc;
+}
+
+// Reducing across rows (inner > 1): a block of columns accumulates over the axis at a time.
+template <class R>
+HWY_INLINE void reduce_columns(const R& r, const float* src, size_t axis, size_t stride,
+                               size_t inner, double* acc) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const size_t lanes = hn::Lanes(dd);
+    size_t i = 0;
+    for (; i + lanes <= inner; i += lanes) {
+        auto a = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, src + i)));
+        for (size_t k = 1; k < axis; ++k)
+            a = r.step(dd, a, hn::PromoteTo(dd, hn::LoadU(df, src + k * stride + i)));
+        hn::StoreU(a, dd, acc + i);
+    }
+    for (; i < inner; ++i) {
+        double a = r.first(double(src[i]));
+        for (size_t k = 1; k < axis; ++k)
+            a = r.step(a, double(src[k * stride + i]));
+        acc[i] = a;
+    }
+}
+
+template <class R>
+HWY_INLINE void run(const R& r, bool mean, const float* src, float* dst, size_t ob, size_t oe,
+                    size_t axis, size_t inner) {
+    if (inner == 1) {
+        for (size_t o = ob; o < oe; ++o) {
+            double v = reduce_row(r, src + o * axis, axis);
+            dst[o] = static_cast<float>(mean ? v / double(axis) : v);
+        }
+        return;
+    }
+    // Column blocks small enough that their accumulators stay in L1.
+    constexpr size_t kBlock = 512;
+    double acc[kBlock];
+    for (size_t o = ob; o < oe; ++o)
+        for (size_t b = 0; b < inner; b += kBlock) {
+            size_t n = inner - b < kBlock ? inner - b : kBlock;
+            reduce_columns(r, src + o * axis * inner + b, axis, inner, n, acc);
+            float* out = dst + o * inner + b;
+            for (size_t i = 0; i < n; ++i)
+                out[i] = static_cast<float>(mean ? acc[i] / double(axis) : acc[i]);
+        }
+}
+
+bool Reduce(ReduceMode mode, const float* src, float* dst, size_t ob, size_t oe, size_t axis,
+            size_t inner) {
+    switch (mode) {
+        case ReduceMode::SUM:
+            return run(Sum(), false, src, dst, ob, oe, axis, inner), true;
+        case ReduceMode::MEAN:
+            return run(Sum(), true, src, dst, ob, oe, axis, inner), true;
+        case ReduceMode::SUM_SQR:
+            return run(SumSqr(), false, src, dst, ob, oe, axis, inner), true;
+        case ReduceMode::MAX:
+            return run(Max(), false, src, dst, ob, oe, axis, inner), true;
+        case ReduceMode::MIN:
+            return run(Min(), false, src, dst, ob, oe, axis, inner), true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+HWY_EXPORT(Reduce);
+
+bool reduce_f32_supported(ReduceMode mode) {
+    // An empty range touches no memory: this asks the mode switch itself.
+    return HWY_DYNAMIC_DISPATCH(Reduce)(mode, nullptr, nullptr, 0, 0, 1, 1);
+}
+
+void reduce_f32(ReduceMode mode, const float* src, float* dst, size_t outer_begin, size_t outer_end,
+                size_t axis, size_t inner) {
+    (void)HWY_DYNAMIC_DISPATCH(Reduce)(mode, src, dst, outer_begin, outer_end, axis, inner);
+}
+
+}  // namespace neomeg::dnn::x86
+#endif

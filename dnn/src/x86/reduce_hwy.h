@@ -1,0 +1,22 @@
+// Vectorised float32 Reduce over the middle axis of a dense (outer, axis, inner) view (Highway,
+// the instruction set chosen at run time). Like naive, values accumulate in double and round once;
+// MAX/MIN propagate NaN.
+#pragma once
+
+#include <cstddef>
+
+#include "neomeg/dnn/operators.h"
+
+namespace neomeg::dnn::x86 {
+
+using ReduceMode = param::Reduce::Mode;
+
+// Whether reduce_f32 computes this mode.
+bool reduce_f32_supported(ReduceMode mode);
+
+// dst[o * inner + i] = reduction over k < axis of src[(o * axis + k) * inner + i], for outer rows
+// o in [outer_begin, outer_end) and every i < inner; axis >= 1.
+void reduce_f32(ReduceMode mode, const float* src, float* dst, size_t outer_begin, size_t outer_end,
+                size_t axis, size_t inner);
+
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,168 @@
+// Elemwise on the x86 handle (Highway kernels) against naive, exactly: every float32 mode the
+// kernel claims, sizes 0, 1, primes and above the threading grain, same-shape, scalar, row,
+// column, per-channel and outer-product broadcasts, padded, reversed and transposed views, padded
+// outputs, special values (NaN, infinities, signed zeros, the edges of exp's and log's range), and
+// other dtypes, which go to naive.
+#include <cmath>
+#include <limits>
+
+#include "src/x86/elemwise_hwy.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using Mode = param::Elemwise::Mode;
+
+param::Elemwise mode_param(Mode m) {
+    param::Elemwise p;
+    p.mode = m;
+    return p;
+}
+
+std::vector<Mode> claimed_modes() {
+    std::vector<Mode> r;
+    for (size_t i = 0; i < param::Elemwise::kModeCount; ++i)
+        if (x86::elemwise_f32_supported(static_cast<Mode>(i)))
+            r.push_back(static_cast<Mode>(i));
+    return r;
+}
+
+size_t arity(Mode m) {
+    return static_cast<size_t>(param::Elemwise::arity(m));
+}
+
+// Inputs inside each mode's domain, so that the comparison is of values, not of NaNs.
+void set_domain(Checker<Elemwise>& c, Mode m) {
+    double lo = -3, hi = 3;
+    if (m == Mode::LOG || m == Mode::SQRT || m == Mode::RSQRT)
+        lo = 0.01;
+    if (m == Mode::LOG1P)
+        lo = -0.99;
+    if (m == Mode::EXP || m == Mode::EXPM1 || m == Mode::SIGMOID || m == Mode::TANH)
+        lo = -30, hi = 30;
+    c.set_range(0, lo, hi);
+}
+
+// The same shape for every input.
+std::vector<TensorShape> same(const TensorShape& s, Mode m) {
+    return std::vector<TensorShape>(arity(m), s);
+}
+
+const std::vector<TensorShape> kShapes = {
+        {0}, {1}, {7}, {13, 17}, {3, 5, 7, 11}, {(1 << 17) + 3}, {2, 300, 301}};
+
+}  // namespace
+
+TEST_F(X86, ElemwiseClaimsTheHotModes) {
+    for (Mode m : {Mode::ADD, Mode::SUB, Mode::MUL, Mode::TRUE_DIV, Mode::RELU, Mode::SWITCH_GT0,
+                   Mode::EXP, Mode::LOG, Mode::TANH, Mode::SIGMOID, Mode::MAX, Mode::FUSE_MUL_ADD3})
+        EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
+}
+
+TEST_F(X86, ElemwiseMatchesNaiveExactly) {
+    for (Mode m : claimed_modes())
+        for (const TensorShape& s : kShapes) {
+            Checker<Elemwise> c(handle.get());
+            c.set_param(mode_param(m)).set_epsilon(0);
+            set_domain(c, m);
+            c.execs(same(s, m));
+            c.set_noncontiguous(true).execs(same(s, m));
+        }
+}
+
+TEST_F(X86, ElemwiseBroadcasts) {
+    const std::vector<std::vector<TensorShape>> binary = {
+            {{13, 17}, {1, 17}},
+            {{13, 17}, {13, 1}},
+            {{13, 17}, {1}},
+            {{1}, {13, 17}},
+            {{1, 17}, {13, 1}},
+            {{4, 6, 5, 5}, {1, 6, 1, 1}},
+            {{4, 6, 5, 5}, {4, 6, 1, 1}},
+            {{64, 10}, {10}},
+            {{3, 1, 7}, {1, 5, 1}},
+    };
+    for (Mode m : claimed_modes()) {
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m)).set_epsilon(0);
+        set_domain(c, m);
+        for (const auto& shapes : binary) {
+            std::vector<TensorShape> in(arity(m), shapes[0]);
+            for (size_t i = 1; i < in.size(); ++i)
+                in[i] = shapes[i % 2];
+            if (arity(m) == 1)
+                in = {shapes[1]};
+            c.execs(in);
+        }
+    }
+}
+
+TEST_F(X86, ElemwiseStridedViews) {
+    for (Mode m : {Mode::ADD, Mode::MUL, Mode::EXP, Mode::RELU, Mode::SWITCH_GT0, Mode::CLIP}) {
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m)).set_epsilon(0);
+        set_domain(c, m);
+        std::vector<TensorLayout> in;
+        // Reversed rows (fast: rows stay dense), reversed columns and a transposed view (naive).
+        for (TensorLayout l : {TensorLayout({5, 7}, {-7, 1}, dtype::Float32),
+                               TensorLayout({5, 7}, {7, -1}, dtype::Float32),
+                               TensorLayout({7, 5}, dtype::Float32).dimshuffle({1, 0})}) {
+            in.assign(arity(m), TensorLayout({5, 7}, dtype::Float32));
+            in[0] = l;
+            c.exec_layouts(in);
+        }
+    }
+}
+
+TEST_F(X86, ElemwiseSpecialValues) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> special = {nan,  inf,   -inf, 0.0,  -0.0, 1e-45, -1e-45, 88.7,
+                                   89.0, -104,  710,  -710, 1e30, -1e30, 20.5,   -20.5,
+                                   3e38, -3e38, 0.5,  -0.5, 1,    -1,    -0.99,  6.0};
+    std::vector<double> values;
+    for (int rep = 0; rep < 4; ++rep)
+        values.insert(values.end(), special.begin(), special.end());
+    std::vector<double> rotated(values.rbegin(), values.rend());
+    TensorShape s{values.size()};
+    for (Mode m : claimed_modes()) {
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m)).set_epsilon(0).set_values(0, values);
+        for (size_t i = 1; i < arity(m); ++i)
+            c.set_values(i, i % 2 ? rotated : values);
+        c.execs(same(s, m));
+    }
+}
+
+TEST_F(X86, ElemwiseRunsHighway) {
+    for (Mode m : claimed_modes()) {
+        std::vector<HostTensor> in;
+        std::mt19937 rng(6);
+        for (size_t i = 0; i < arity(m); ++i) {
+            in.emplace_back(TensorShape{1000}, dtype::Float32);
+            fill_uniform(in.back(), 0.1, 2, rng);
+        }
+        EXPECT_TRUE(run_and_compare<Elemwise>(*handle, mode_param(m), in).starts_with("hwy:"))
+                << param::to_string(m);
+    }
+}
+
+TEST_F(X86, ElemwiseOtherDtypesRunNaive) {
+    for (Mode m : {Mode::ADD, Mode::MUL, Mode::RELU}) {
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m));
+        for (DType dt : {dtype::Float16, dtype::Int32}) {
+            for (size_t i = 0; i < arity(m); ++i)
+                c.set_dtype(i, dt);
+            c.execs(same({13, 17}, m));
+        }
+        std::vector<HostTensor> in(arity(m), HostTensor({3, 4}, dtype::Int32));
+        EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(m), in), "naive");
+    }
+    // A float32 mode the kernel does not claim.
+    HostTensor x({3, 4}, dtype::Float32);
+    EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(Mode::ERFINV), {x}), "naive");
+}

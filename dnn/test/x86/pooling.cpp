@@ -1,0 +1,129 @@
+// PoolingForward and PoolingBackward on the x86 handle (oneDNN pooling) against naive: 1-D, 2-D
+// and 3-D, every mode, windows with stride, padding and overlap, sizes 1 and primes, ties (MAX's
+// gradient goes to the first maximum), padded inputs and outputs, and the cases that go to naive.
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using Mode = param::Pooling::Mode;
+
+struct Case {
+    TensorShape src;
+    std::vector<int32_t> window, stride, padding;
+};
+
+std::vector<Case> cases() {
+    return {
+            {{1, 1, 1, 1}, {1, 1}, {1, 1}, {0, 0}},
+            {{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}},
+            {{2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1}},
+            {{1, 5, 13, 11}, {3, 2}, {1, 2}, {1, 0}},
+            {{3, 2, 6, 9}, {3, 3}, {1, 1}, {2, 1}},
+            {{4, 6, 24, 24}, {2, 2}, {2, 2}, {0, 0}},  // LeNet's first pooling
+            {{2, 3, 17}, {3}, {2}, {1}},
+            {{1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {1, 1, 0}},
+    };
+}
+
+param::Pooling pool_param(Mode mode, const Case& k) {
+    param::Pooling p;
+    p.mode = mode;
+    p.window = k.window;
+    p.stride = k.stride;
+    p.padding = k.padding;
+    return p;
+}
+
+TensorShape dst_shape(const Case& k) {
+    TensorShape d = k.src;
+    for (size_t i = 0; i < k.window.size(); ++i)
+        d[2 + i] = (k.src[2 + i] + 2 * size_t(k.padding[i]) - size_t(k.window[i])) /
+                           size_t(k.stride[i]) +
+                   1;
+    return d;
+}
+
+// Values from {-1, 0, 1}: windows full of ties.
+std::vector<double> tied_values(const TensorShape& s, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<double> v(s.total_nr_elems());
+    for (double& x : v)
+        x = double(rng() % 3) - 1;
+    return v;
+}
+
+constexpr Mode kModes[] = {Mode::MAX, Mode::AVERAGE, Mode::AVERAGE_COUNT_EXCLUDE_PADDING};
+
+}  // namespace
+
+TEST_F(X86, PoolingForwardMatchesNaive) {
+    for (Mode mode : kModes)
+        for (const Case& k : cases()) {
+            Checker<PoolingForward> c(handle.get());
+            c.set_param(pool_param(mode, k)).execs({k.src});
+            c.set_noncontiguous(true).execs({k.src});
+        }
+}
+
+TEST_F(X86, PoolingBackwardMatchesNaive) {
+    for (Mode mode : kModes)
+        for (const Case& k : cases()) {
+            Checker<PoolingBackward> c(handle.get());
+            c.set_param(pool_param(mode, k)).execs({k.src, dst_shape(k), dst_shape(k)});
+            c.set_noncontiguous(true).execs({k.src, dst_shape(k), dst_shape(k)});
+        }
+}
+
+TEST_F(X86, PoolingMaxTiesGoToTheFirstMaximum) {
+    for (const Case& k : cases()) {
+        Checker<PoolingForward> f(handle.get());
+        f.set_param(pool_param(Mode::MAX, k)).set_values(0, tied_values(k.src, 3)).execs({k.src});
+        Checker<PoolingBackward> b(handle.get());
+        b.set_param(pool_param(Mode::MAX, k))
+                .set_values(0, tied_values(k.src, 4))
+                .execs({k.src, dst_shape(k), dst_shape(k)});
+    }
+}
+
+TEST_F(X86, PoolingRunsOneDnn) {
+    std::mt19937 rng(1);
+    for (Mode mode : kModes)
+        for (const Case& k : cases()) {
+            HostTensor x(k.src, dtype::Float32), y(dst_shape(k), dtype::Float32),
+                    dy(dst_shape(k), dtype::Float32);
+            for (HostTensor* t : {&x, &y, &dy})
+                fill_uniform(*t, -1, 1, rng);
+            auto p = pool_param(mode, k);
+            EXPECT_TRUE(run_and_compare<PoolingForward>(*handle, p, {x}).starts_with("onednn:"))
+                    << param::to_string(p) << " " << k.src.to_string();
+            EXPECT_TRUE(
+                    run_and_compare<PoolingBackward>(*handle, p, {x, y, dy}).starts_with("onednn:"))
+                    << param::to_string(p) << " " << k.src.to_string();
+        }
+}
+
+TEST_F(X86, PoolingBroadcastAndReversedViews) {
+    Case k{{2, 3, 8, 8}, {3, 3}, {2, 2}, {1, 1}};
+    for (Mode mode : kModes) {
+        Checker<PoolingForward> c(handle.get());
+        c.set_param(pool_param(mode, k));
+        // Broadcast along the batch and channel axes; reversed rows.
+        c.exec_layouts({TensorLayout({2, 3, 8, 8}, {0, 0, 8, 1}, dtype::Float32)});
+        c.exec_layouts({TensorLayout({2, 3, 8, 8}, {192, 64, -8, 1}, dtype::Float32)});
+    }
+}
+
+TEST_F(X86, PoolingOtherDtypesAndEmptyRunNaive) {
+    Case k{{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}};
+    for (Mode mode : kModes) {
+        Checker<PoolingForward> c(handle.get());
+        c.set_param(pool_param(mode, k)).set_dtype(0, dtype::Float16).execs({k.src});
+        HostTensor h(k.src, dtype::Float16), empty({0, 3, 7, 7}, dtype::Float32);
+        EXPECT_EQ(run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {h}, {}, 1e-2),
+                  "naive");
+        EXPECT_EQ(run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {empty}), "naive");
+    }
+}

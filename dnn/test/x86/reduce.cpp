@@ -1,0 +1,79 @@
+// Reduce on the x86 handle (Highway kernels) against naive: SUM, SUM_SQR, MEAN, MAX and MIN of
+// float32 over every axis (negative too) of ranks 1 to 4, axes and rows of 1 and primes, shapes
+// above the threading grain (several outer rows per thread), NaN propagation, and the cases that go
+// to naive (other modes and dtypes, strided views, an empty axis).
+#include <limits>
+
+#include "src/x86/reduce_hwy.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using Mode = param::Reduce::Mode;
+
+param::Reduce reduce_param(Mode m, int32_t axis) {
+    param::Reduce p;
+    p.mode = m;
+    p.axis = axis;
+    return p;
+}
+
+constexpr Mode kModes[] = {Mode::SUM, Mode::SUM_SQR, Mode::MEAN, Mode::MAX, Mode::MIN};
+
+const std::vector<TensorShape> kShapes = {{1},        {7},          {1000},     {13, 17},
+                                          {3, 1, 5},  {2, 3, 5, 7}, {64, 1024}, {3, 257, 129},
+                                          {1, 70001}, {300, 301},   {4, 70001}, {512, 300}};
+
+}  // namespace
+
+TEST_F(X86, ReduceClaimsItsModes) {
+    for (Mode m : kModes)
+        EXPECT_TRUE(x86::reduce_f32_supported(m)) << param::to_string(m);
+}
+
+TEST_F(X86, ReduceMatchesNaive) {
+    for (Mode m : kModes)
+        for (const TensorShape& s : kShapes)
+            for (int32_t a = -int32_t(s.ndim); a < int32_t(s.ndim); ++a) {
+                Checker<Reduce> c(handle.get());
+                c.set_param(reduce_param(m, a)).set_epsilon(1e-6).execs({s});
+                c.set_noncontiguous(true).execs({s});
+            }
+}
+
+TEST_F(X86, ReduceRunsHighway) {
+    std::mt19937 rng(8);
+    HostTensor x({6, 50, 40}, dtype::Float32);
+    fill_uniform(x, -1, 1, rng);
+    for (Mode m : kModes)
+        for (int32_t a : {0, 1, 2})
+            EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(m, a), {x}, {}, 1e-6), "hwy")
+                    << param::to_string(m) << " axis " << a;
+}
+
+TEST_F(X86, ReduceMaxMinPropagateNaN) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> v(4 * 37, 1.0);
+    v[5] = nan;        // row 0 (axis 1), column 5 of block 0 (axis 0)
+    v[37 + 36] = nan;  // the last element of row 1
+    v[2 * 37] = -nan;  // the first element of row 2
+    for (Mode m : {Mode::MAX, Mode::MIN, Mode::SUM})
+        for (int32_t a : {0, 1}) {
+            Checker<Reduce> c(handle.get());
+            c.set_param(reduce_param(m, a)).set_values(0, v).execs({{4, 37}});
+        }
+}
+
+TEST_F(X86, ReduceOtherCasesRunNaive) {
+    HostTensor x({3, 4}, dtype::Float32), h({3, 4}, dtype::Float16), e({3, 0}, dtype::Float32);
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::PRODUCT, 1), {x}), "naive");
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 1), {h}, {}, 1e-2), "naive");
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 1), {e}), "naive");
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::MEAN, 1), {e}), "naive");
+    Checker<Reduce> c(handle.get());
+    c.set_param(reduce_param(Mode::SUM, 0))
+            .exec_layouts({TensorLayout({5, 7}, {1, 5}, dtype::Float32)});
+}
