@@ -15,9 +15,10 @@
 namespace py = pybind11;
 
 namespace neomeg::python {
-void init_ops(py::module_& m);       // generated
-void init_grad(py::module_& m);      // grad.cpp
-void init_function(py::module_& m);  // function.cpp
+void init_ops(py::module_& m);          // generated
+void init_grad(py::module_& m);         // grad.cpp
+void init_function(py::module_& m);     // function.cpp
+void init_distributed(py::module_& m);  // distributed.cpp
 
 namespace {
 
@@ -62,6 +63,7 @@ PYBIND11_MODULE(_imperative_rt, m) {
     python::init_tensor(m);
     python::init_grad(m);
     python::init_function(m);
+    python::init_distributed(m);
 
     py::class_<imperative::OpDef, std::shared_ptr<imperative::OpDef>>(m, "OpDef")
             .def_property_readonly("name", &imperative::OpDef::name)
