@@ -40,6 +40,6 @@ __all__ = [
 
 def __getattr__(name):
     # Submodules load on first use, as `import megengine; megengine.data` expects.
-    if name in ("data", "functional", "autodiff", "module"):
+    if name in ("data", "functional", "autodiff", "module", "distributed"):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'megengine' has no attribute {name!r}")
