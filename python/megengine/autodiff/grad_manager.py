@@ -152,7 +152,9 @@ class GradManager:
         """Computes gradients of ``y`` and accumulates them into the attached tensors' ``.grad``.
 
         Args:
-            y: a Tensor or a list of Tensors; None releases the recording without computing.
+            y: a Tensor or a list of Tensors; None releases the recording without computing
+                (unless a collective left this rank a backward to run: see
+                megengine.distributed.functional).
             dy: gradients of ``y`` (same structure); ones when None.
 
         Examples:
@@ -167,10 +169,12 @@ class GradManager:
         """
         if self._key is None:
             raise RuntimeError("GradManager.backward called outside of recording (use `with gm:`)")
-        if y is None:
+        if y is None and not self._extra_roots:
             self.release()
             return
-        ys = list(y) if isinstance(y, (list, tuple)) else [y]
+        # With y None, a rank runs the backward of the collectives whose result it did not get
+        # (MegEngine's ``gm.backward()`` on a reduce's non-root).
+        ys = [] if y is None else list(y) if isinstance(y, (list, tuple)) else [y]
         if dy is None:
             dys = []
         else:

@@ -9,7 +9,9 @@ MegEngine 1.13's API on Gloo (CPU tensors, TCP): ``launcher`` starts one process
 from . import functional, group, helper
 from .group import (
     WORLD,
+    CommError,
     Group,
+    StoreTimeout,
     get_backend,
     get_client,
     get_mm_server_addr,
@@ -29,8 +31,10 @@ from .server import Client, Server
 __all__ = [
     "WORLD",
     "Client",
+    "CommError",
     "Group",
     "Server",
+    "StoreTimeout",
     "bcast_list_",
     "functional",
     "get_backend",

@@ -2,6 +2,7 @@
 Gloo communicators of the groups this rank belongs to (created on a group's first collective).
 """
 
+import atexit
 import os
 import socket
 import time
@@ -14,7 +15,9 @@ from .server import Client, Server, default_timeout
 
 __all__ = [
     "WORLD",
+    "CommError",
     "Group",
+    "StoreTimeout",
     "get_backend",
     "get_client",
     "get_mm_server_addr",
@@ -27,6 +30,31 @@ __all__ = [
     "new_group",
     "override_backend",
 ]
+
+
+# A collective failed (a peer died, disconnected or timed out): a RuntimeError. Named here so
+# that it pickles (launcher sends a rank's exception to the parent).
+CommError = _rt.distributed.CommError
+CommError.__module__ = __name__
+CommError.__doc__ = """A collective failed: a peer died, closed its connection or did not answer in time.
+
+    The group's communicator is unusable afterwards; the job should stop.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> issubclass(dist.CommError, RuntimeError)
+        True
+    """
+# The rendezvous timed out waiting for a peer: a TimeoutError.
+StoreTimeout = _rt.distributed.StoreTimeout
+StoreTimeout.__module__ = __name__
+StoreTimeout.__doc__ = """The rendezvous timed out waiting for a peer that never arrived.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> issubclass(dist.StoreTimeout, TimeoutError)
+        True
+    """
 
 
 class StaticData:
@@ -282,6 +310,19 @@ def init_process_group(
     except BaseException:
         _sd = None
         raise
+
+
+@atexit.register
+def _shutdown():
+    # Gloo's connections, the client and the server go while the interpreter still runs their
+    # threads and callbacks (at finalization they would wait for threads that no longer run).
+    global _sd
+    _communicators.clear()
+    if _sd is not None:
+        _sd.client.close()
+        if _sd.server is not None:
+            _sd.server.close()
+        _sd = None
 
 
 def _set_machine_ranks(ranks) -> None:

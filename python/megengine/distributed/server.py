@@ -12,6 +12,7 @@ import os
 import socket
 import socketserver
 import struct
+import sys
 import threading
 import time
 from collections import defaultdict
@@ -108,6 +109,14 @@ class _Store:
 
 
 class _Handler(socketserver.BaseRequestHandler):
+    def setup(self):
+        with self.server.lock:
+            self.server.connections.add(self.request)
+
+    def finish(self):
+        with self.server.lock:
+            self.server.connections.discard(self.request)
+
     def handle(self):
         sock = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -154,8 +163,11 @@ class Server:
     def __init__(self, port=0, *, host="0.0.0.0"):
         if not isinstance(port, int) or not 0 <= port < 65536:
             raise ValueError(f"Server: port must be an int in [0, 65536), got {port!r}")
+        self._pid = os.getpid()
         self._server = _TCPServer((host, port), _Handler)
         self._server.store = _Store()
+        self._server.lock = threading.Lock()
+        self._server.connections = set()
         self.py_server_port = self._server.server_address[1]
         # MegEngine's second (C++) server; here the one store serves both roles.
         self.mm_server_port = self.py_server_port
@@ -165,16 +177,27 @@ class Server:
         self._thread.start()
 
     def close(self):
-        """Stops serving and closes the listening socket (idempotent).
+        """Stops serving: closes the listening socket and the clients' connections (idempotent).
 
         Examples:
             >>> from megengine.distributed import Server
             >>> s = Server(0)
             >>> s.close(); s.close()
         """
+        if self._server is not None and self._pid != os.getpid():
+            # A forked child's copy: its serving thread lives in the parent only, so shutdown()
+            # would wait forever (the garbage collector of a launcher rank gets here).
+            self._server = None
         if self._server is not None:
-            self._server.shutdown()
+            # During interpreter shutdown the serving thread no longer runs: do not wait for it.
+            if not sys.is_finalizing():
+                self._server.shutdown()
             self._server.server_close()
+            # The clients see the server gone, as when its process exits.
+            with self._server.lock:
+                for conn in self._server.connections:
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_RDWR)
             self._server = None
 
     def __del__(self):
