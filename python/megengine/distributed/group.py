@@ -40,6 +40,9 @@ CommError.__doc__ = """A collective failed: a peer died, closed its connection o
 
     The group's communicator is unusable afterwards; the job should stop.
 
+    Args:
+        message: what failed, on which rank, and Gloo's reason.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> issubclass(dist.CommError, RuntimeError)
@@ -49,6 +52,9 @@ CommError.__doc__ = """A collective failed: a peer died, closed its connection o
 StoreTimeout = _rt.distributed.StoreTimeout
 StoreTimeout.__module__ = __name__
 StoreTimeout.__doc__ = """The rendezvous timed out waiting for a peer that never arrived.
+
+    Args:
+        message: the keys that were still missing.
 
     Examples:
         >>> import megengine.distributed as dist
@@ -236,6 +242,9 @@ def init_process_group(
         timeout: seconds to wait for peers before raising TimeoutError (also the timeout of
             every collective); ``NEOMEG_DIST_TIMEOUT`` or 300 when None.
 
+    Returns:
+        None. Raises TimeoutError when a peer does not join within ``timeout``.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> dist.is_distributed()  # nothing initialised in a single process
@@ -353,6 +362,9 @@ def override_backend(new_backend: str):
     Args:
         new_backend: communicator backend set in this context.
 
+    Returns:
+        a context manager.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> callable(dist.override_backend)
@@ -370,6 +382,9 @@ def override_backend(new_backend: str):
 def is_distributed() -> bool:
     r"""Return True if the distributed process group has been initialized.
 
+    Returns:
+        a bool.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> dist.is_distributed()
@@ -380,6 +395,9 @@ def is_distributed() -> bool:
 
 def get_rank() -> int:
     r"""Get the rank of the current process (0 when not distributed).
+
+    Returns:
+        an int.
 
     Examples:
         >>> import megengine.distributed as dist
@@ -392,6 +410,9 @@ def get_rank() -> int:
 def get_world_size() -> int:
     r"""Get the total number of processes participating in the job (1 when not distributed).
 
+    Returns:
+        an int.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> dist.get_world_size()
@@ -403,6 +424,9 @@ def get_world_size() -> int:
 def get_backend() -> str:
     r"""Get the backend str (``"gloo"`` for CPU tensors).
 
+    Returns:
+        the backend's name.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> dist.get_backend() if dist.is_distributed() else None
@@ -413,6 +437,9 @@ def get_backend() -> str:
 
 def get_py_server_addr() -> tuple[str, int]:
     r"""Get master_ip and port of the rendezvous server.
+
+    Returns:
+        ``(master_ip, port)``.
 
     Examples:
         >>> import megengine.distributed as dist
@@ -426,6 +453,9 @@ def get_py_server_addr() -> tuple[str, int]:
 def get_mm_server_addr() -> tuple[str, int]:
     r"""Get master_ip and port of the rendezvous server (MegEngine's second server's name).
 
+    Returns:
+        ``(master_ip, port)``.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> callable(dist.get_mm_server_addr)
@@ -437,6 +467,9 @@ def get_mm_server_addr() -> tuple[str, int]:
 
 def get_client() -> Client:
     r"""Get client of the rendezvous server.
+
+    Returns:
+        this process's Client.
 
     Examples:
         >>> import megengine.distributed as dist
@@ -469,6 +502,9 @@ def group_barrier(group: Group = WORLD) -> None:
 
     Args:
         group: the group.
+
+    Returns:
+        None.
 
     Examples:
         >>> import megengine.distributed as dist

@@ -54,6 +54,9 @@ def bcast_list_(inps: list, group: Group = WORLD):
         inps: input tensors (Parameters keep their identity and attachments).
         group: communication group.
 
+    Returns:
+        None: the tensors are updated in place.
+
     Examples:
         >>> import megengine.distributed as dist
         >>> callable(dist.bcast_list_)

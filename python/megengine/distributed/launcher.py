@@ -107,6 +107,8 @@ class launcher:
     cause. A call returns the ranks' return values, in rank order.
 
     Args:
+        args: what ``launcher(...)`` is called with: the function and the arguments below, or
+            only keyword arguments, which gives a decorator (``@launcher(n_gpus=2)``).
         func: the function you want to launch in distributed mode.
         n_gpus: how many processes (devices) on this node; all CUDA devices, or all CPU
             cores, when None.

@@ -149,6 +149,8 @@ class Server:
 
     Args:
         port: TCP port to listen on; 0 picks a free one (read it from ``py_server_port``).
+        host: the address to listen on; all interfaces by default (other machines' ranks
+            connect to it).
 
     Examples:
         >>> from megengine.distributed import Server, Client

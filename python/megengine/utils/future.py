@@ -13,7 +13,7 @@ class Future:
 
     Examples:
         >>> from megengine.utils.future import Future
-        >>> f = Future()
+        >>> f = Future(ack=False)  # with ack, set() would wait for a reader
         >>> f.set(3)
         >>> f.get()
         3
