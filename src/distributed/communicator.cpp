@@ -146,10 +146,6 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
 
 Communicator::~Communicator() = default;
 
-bool Communicator::supports(dnn::DType) {
-    return true;  // every NeoMeg dtype has reduce functions above
-}
-
 void Communicator::check_rank(int r, const char* what) const {
     if (r < 0 || r >= m_size)
         throw std::invalid_argument(std::string("distributed ") + what + ": rank " +

@@ -56,7 +56,8 @@ private:
 
 // One rank's connections to the other `size - 1` ranks of a group. Every rank of the group
 // constructs it together (the constructor is the rendezvous) and then calls the same
-// collectives in the same order. Counts are in elements of `dtype`; buffers are contiguous.
+// collectives in the same order. Counts are in elements of `dtype` (every NeoMeg dtype; bool
+// reduces as "or" for sum and max, "and" for min); buffers are contiguous.
 // Every call blocks until done, or throws CommError after `timeout`.
 class Communicator {
 public:
@@ -70,9 +71,6 @@ public:
 
     int rank() const { return m_rank; }
     int size() const { return m_size; }
-
-    // Gloo reduces these dtypes (bool: sum and max are "or", min is "and").
-    static bool supports(dnn::DType dtype);
 
     void all_reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op);
     // `out` is written on `root` only.
