@@ -36,10 +36,18 @@ def test_set_get_add_and_user_values(server):
 
 def test_get_waits_for_a_later_set(server):
     a, b = _client(server), _client(server)
-    threading.Timer(0.2, lambda: b.set("late", b"v")).start()
-    start = time.monotonic()
+    setting = threading.Event()
+
+    def later():
+        time.sleep(0.2)
+        setting.set()
+        b.set("late", b"v")
+
+    t = threading.Thread(target=later)
+    t.start()
     assert a.get("late") == b"v"
-    assert time.monotonic() - start >= 0.15
+    assert setting.is_set()  # get returned only once the value was being set
+    t.join()
 
 
 def test_missing_keys_time_out_with_their_names(server):
