@@ -8,7 +8,7 @@ DEB_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libdnnl-dev libhwy-dev
   libflatbuffers-dev flatbuffers-compiler
-  pybind11-dev
+  pybind11-dev libgloo-dev
   dataset-fashion-mnist
 )
 PY_PACKAGES=(numpy pytest tqdm pybind11 ruff opencv-python-headless:cv2 pillow:PIL)

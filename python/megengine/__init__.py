@@ -79,6 +79,6 @@ __all__ = [
 
 def __getattr__(name):
     # Submodules load on first use, as `import megengine; megengine.data` expects.
-    if name in ("data", "functional", "autodiff", "module", "quantization"):
+    if name in ("data", "functional", "autodiff", "module", "quantization", "distributed"):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'megengine' has no attribute {name!r}")

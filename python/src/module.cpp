@@ -16,12 +16,13 @@
 namespace py = pybind11;
 
 namespace neomeg::python {
-void init_ops(py::module_& m);       // generated
-void init_grad(py::module_& m);      // grad.cpp
-void init_function(py::module_& m);  // function.cpp
+void init_ops(py::module_& m);          // generated
+void init_grad(py::module_& m);         // grad.cpp
+void init_function(py::module_& m);     // function.cpp
+void init_distributed(py::module_& m);  // distributed.cpp
+void init_trace(py::module_& m);        // trace.cpp
 // serialization.cpp: InferenceModel, the C++ inference API
 void init_serialization(py::module_& m);
-void init_trace(py::module_& m);  // trace.cpp
 
 namespace {
 
@@ -68,6 +69,7 @@ PYBIND11_MODULE(_imperative_rt, m) {
     python::init_function(m);
     python::init_serialization(m);
     python::init_trace(m);
+    python::init_distributed(m);
 
     py::class_<imperative::OpDef, std::shared_ptr<imperative::OpDef>>(m, "OpDef")
             .def_property_readonly("name", &imperative::OpDef::name)

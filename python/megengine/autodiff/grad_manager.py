@@ -8,8 +8,30 @@ each other's backward passes, which gives higher-order gradients.
 
 import weakref
 
+import numpy as np
+
 from ..core import _imperative_rt as _rt
 from ..tensor import Tensor, _set_grad
+from ..utils.future import Future
+
+# Managers between record() and release(), and the one running backward: megengine.distributed
+# attaches the stand-in inputs of collectives to them and registers its gradient callbacks.
+_recording = weakref.WeakSet()
+_backwarding = None
+
+
+def get_backwarding_grad_manager():
+    """The GradManager whose backward is running (its gradient callbacks run inside it), or None.
+
+    Returns:
+        a GradManager or None.
+
+    Examples:
+        >>> from megengine.autodiff.grad_manager import get_backwarding_grad_manager
+        >>> get_backwarding_grad_manager() is None
+        True
+    """
+    return _backwarding
 
 
 class GradManager:
@@ -31,6 +53,10 @@ class GradManager:
         self._attached = []  # [(weakref to tensor, callbacks)], in attach order
         self._key = None
         self._group = ()  # the managers recording with this one as ``gm1 | gm2``
+        # (tensor, gradient) pairs backward also starts from: outputs of collectives that this
+        # rank gets no result of, whose backward rule must still run on every rank.
+        self._extra_roots = []
+        self._after_backward_callbacks = []
 
     def attach(self, tensors, callbacks=None):
         """Attaches tensors so that backward computes their gradients.
@@ -99,6 +125,7 @@ class GradManager:
         for t in self.attached_tensors():
             self._key.attach(t)
         self._key.activate()
+        _recording.add(self)
 
     def release(self):
         """Stops recording and drops the recorded graph (what ``with gm:`` does on exit).
@@ -108,16 +135,26 @@ class GradManager:
             >>> gm = GradManager()
             >>> gm.record(); gm.release(); gm.release()  # releasing twice is harmless
         """
+        _recording.discard(self)
+        self._extra_roots = []
         if self._key is not None:
             self._key.deactivate()
             self._key.release()
             self._key = None
 
+    def _register_after_backward_callback(self, callback):
+        # Runs after the gradient callbacks, before their Futures are read (make_allreduce_cb
+        # flushes its last buckets here).
+        self._after_backward_callbacks.append(callback)
+        return self
+
     def backward(self, y=None, dy=None):
         """Computes gradients of ``y`` and accumulates them into the attached tensors' ``.grad``.
 
         Args:
-            y: a Tensor or a list of Tensors; None releases the recording without computing.
+            y: a Tensor or a list of Tensors; None releases the recording without computing
+                (unless a collective left this rank a backward to run: see
+                megengine.distributed.functional).
             dy: gradients of ``y`` (same structure); ones when None.
 
         Examples:
@@ -132,21 +169,31 @@ class GradManager:
         """
         if self._key is None:
             raise RuntimeError("GradManager.backward called outside of recording (use `with gm:`)")
-        if y is None:
+        if y is None and not self._extra_roots:
             self.release()
             return
-        ys = list(y) if isinstance(y, (list, tuple)) else [y]
+        # With y None, a rank runs the backward of the collectives whose result it did not get
+        # (MegEngine's ``gm.backward()`` on a reduce's non-root).
+        ys = [] if y is None else list(y) if isinstance(y, (list, tuple)) else [y]
         if dy is None:
             dys = []
         else:
             dys = list(dy) if isinstance(dy, (list, tuple)) else [dy]
             dys = [d if isinstance(d, Tensor) else Tensor(d) for d in dys]
+        if self._extra_roots:
+            if not dys:
+                dys = [Tensor(np.ones(t.shape, dtype=t.dtype), device=t.device) for t in ys]
+            ys = ys + [t for t, _ in self._extra_roots]
+            dys = dys + [g for _, g in self._extra_roots]
         attached = [(ref(), cbs) for ref, cbs in self._attached]
         attached = [(t, cbs) for t, cbs in attached if t is not None]
         # Managers grouped with this one do not record its backward pass (nested ones do).
         others = [gm._key for gm in self._group if gm is not self and gm._key is not None]
         others = [key for key in others if key.active]
+        global _backwarding
+        outer = _backwarding
         try:
+            _backwarding = self
             for key in others:
                 key.deactivate()
             try:
@@ -154,11 +201,18 @@ class GradManager:
             finally:
                 for key in others:
                     key.activate()
+            results = []
             for (t, callbacks), g in zip(attached, grads):
                 if g is None:
                     continue
                 for cb in callbacks:
                     g = cb(t, g)
+                results.append((t, g))
+            for cb in self._after_backward_callbacks:
+                cb()
+            for t, g in results:
+                if isinstance(g, Future):
+                    g = g.get()
                 old = getattr(t, "grad", None)
                 # Not detached: under an outer GradManager the gradient stays differentiable.
                 # Accumulation is in place (MegEngine's `grad += g`), so a traced step that
@@ -168,6 +222,7 @@ class GradManager:
                 else:
                     old._assign(old + g)
         finally:
+            _backwarding = outer
             self.release()
 
     def __enter__(self):

@@ -14,3 +14,12 @@ from .tensor import *
 __all__ = list(
     dict.fromkeys(["einsum"] + elemwise.__all__ + math.__all__ + tensor.__all__ + nn.__all__)
 )
+
+
+def __getattr__(name):
+    # F.distributed loads on first use: it brings in megengine.distributed (sockets, Gloo).
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

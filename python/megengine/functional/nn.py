@@ -15,6 +15,7 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op, elemwise, reduce, reshape
 from ..core.tensor.array_method import transpose as _dimshuffle
+from ..distributed.group import WORLD
 from ..random.rng import _next_seed
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
 from .loss import binary_cross_entropy, cross_entropy, hinge_loss, l1_loss, square_loss
@@ -64,6 +65,7 @@ __all__ = [
     "softmax",
     "softplus",
     "square_loss",
+    "sync_batch_norm",
     "topk_accuracy",
 ]
 
@@ -1266,3 +1268,60 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
     )
     y = apply(op, x)[0]
     return _remove_axis(y, [2]) if one_d else y
+
+
+def sync_batch_norm(
+    inp,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.9,
+    eps=1e-5,
+    eps_mode="additive",
+    group=WORLD,
+):
+    r"""Applies synchronized batch normalization to the input: in distributed training, the
+    statistics are those of the group's whole batch (the ranks' batches concatenated), and so
+    are the gradients. Otherwise it is :func:`batch_norm` (with ``eps_mode="max"``, the variance
+    is ``max(var, eps)`` instead of ``var + eps``).
+
+    Args:
+        inp: input tensor (N, C, ...).
+        running_mean: tensor to store running mean.
+        running_var: tensor to store running variance.
+        weight: scaling tensor in the learnable affine parameters.
+        bias: bias tensor in the learnable affine parameters.
+        training: a boolean value to indicate whether batch norm is performed in training mode.
+        momentum: value used for the ``running_mean`` and ``running_var`` computation.
+        eps: a value added to the denominator for numerical stability.
+        eps_mode: mode of calculation for eps, "max" or "additive".
+        group: communication group, caculate mean and variance between this group.
+
+    Returns:
+        the normalised Tensor.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> x = mge.Tensor([[1.0], [3.0]])
+        >>> mean, var = mge.Tensor([0.0]), mge.Tensor([1.0])
+        >>> F.nn.sync_batch_norm(x, mean, var, training=True, eps=0.0).numpy().tolist()
+        [[-1.0], [1.0]]
+    """
+    from ..distributed.sync_bn import sync_batch_norm_impl
+
+    return sync_batch_norm_impl(
+        inp,
+        running_mean,
+        running_var,
+        weight,
+        bias,
+        training,
+        momentum,
+        eps,
+        eps_mode,
+        group,
+        batch_norm,
+    )

@@ -2,7 +2,7 @@
 
 from . import init
 from .activation import GELU, LeakyReLU, PReLU, ReLU, Sigmoid, SiLU, Softmax
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, SyncBatchNorm
 from .concat import Concat
 from .conv import Conv1d, Conv2d, Conv3d, ConvRelu2d, ConvTranspose2d
 from .conv_bn import ConvBn2d, ConvBnRelu2d
@@ -59,5 +59,6 @@ __all__ = [
     "SiLU",
     "Sigmoid",
     "Softmax",
+    "SyncBatchNorm",
     "init",
 ]

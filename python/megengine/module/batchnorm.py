@@ -1,12 +1,13 @@
-"""Batch normalisation: BatchNorm1d and BatchNorm2d."""
+"""Batch normalisation: BatchNorm1d, BatchNorm2d and SyncBatchNorm."""
 
 import numpy as np
 
 from .. import functional as F
+from ..distributed.group import WORLD
 from ..tensor import Parameter, Tensor
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"]
 
 
 class _BatchNorm(Module):
@@ -177,3 +178,77 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _ndims = (4,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    r"""Applies Synchronized Batch Normalization for distributed training: when training in a
+    process group, the statistics are those of the whole group's batch (see
+    :func:`~.functional.nn.sync_batch_norm`); otherwise it is :class:`BatchNorm2d`.
+
+    Args:
+        num_features: usually :math:`C` from an input of shape :math:`(N, C, H, W)` or the
+            highest ranked dimension of an input less than 4D.
+        eps: a value added to the denominator for numerical stability.
+        momentum: the value used for the ``running_mean`` and ``running_var`` computation.
+        affine: whether this module has learnable affine parameters.
+        track_running_stats: when True, tracks the running mean and variance.
+        freeze: when True, keeps the running statistics fixed and normalises with them.
+        group: communication group, caculate mean and variance between this group.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> bn = M.SyncBatchNorm(2)
+        >>> x = mge.Tensor(np.array([[1.0, 2.0], [3.0, 6.0]], dtype=np.float32))
+        >>> np.round(bn(x).numpy(), 3).tolist()  # one process: plain batch normalisation
+        [[-1.0, -1.0], [1.0, 1.0]]
+    """
+
+    _ndims = (2, 3, 4)
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.9,
+        affine=True,
+        track_running_stats=True,
+        freeze=False,
+        group=WORLD,
+        **kwargs,
+    ):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, freeze, **kwargs)
+        self.group = group
+
+    def forward(self, inp):
+        """Normalises ``inp`` with the group's batch statistics (training) or the running ones.
+
+        Args:
+            inp: input of shape (N, C), (N, C, L) or (N, C, H, W).
+
+        Returns:
+            the normalised Tensor.
+
+        Examples:
+            >>> import numpy as np
+            >>> import megengine as mge
+            >>> import megengine.module as M
+            >>> M.SyncBatchNorm(3)(mge.Tensor(np.ones((2, 3), dtype=np.float32))).shape
+            (2, 3)
+        """
+        self._check_input_ndim(inp)
+        use_batch = (self.training and not self.freeze) or not self.track_running_stats
+        update = self.track_running_stats and self.training and not self.freeze
+        stats = (self.running_mean, self.running_var) if update or not use_batch else (None, None)
+        return F.nn.sync_batch_norm(
+            inp,
+            *stats,
+            self.weight,
+            self.bias,
+            training=use_batch,
+            momentum=self.momentum,
+            eps=self.eps,
+            group=self.group,
+        )

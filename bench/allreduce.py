@@ -1,0 +1,167 @@
+"""All-reduce bandwidth of megengine.distributed (Gloo, CPU tensors) against torch.distributed
+with Gloo, between 2 processes on this machine, for float32 messages from 1 KB to 64 MB.
+
+Both sides run the same protocol: a warm-up all-reduce, then --iters timed all-reduces of one
+message size after a barrier; the figure is the median time per all-reduce over --repeat runs,
+reported as bus bandwidth (2 (n - 1) / n * bytes / time, NCCL's convention, which is the
+payload for n = 2). The PyTorch side runs in the reference interpreter (--torch-python; skipped
+when absent), spawned by this script, so both figures come from the same command. On a
+2-core machine shared with other work the figures are noisy: compare the ratio, not absolutes.
+
+Usage: PYTHONPATH=python python3 bench/allreduce.py [--iters 20] [--repeat 3] [--max-mb 64]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+TORCH_PYTHON = "/root/.cache/neomeg-references/torch-venv/bin/python"
+WORLD = 2
+
+
+def sizes(max_mb):
+    n, out = 1024, []
+    while n <= max_mb * 1024 * 1024:
+        out.append(n)
+        n *= 4
+    return out
+
+
+def _iterations(nbytes, iters):
+    # Small messages are latency-bound and cheap: more of them steadies the median.
+    return max(iters, min(200, (1 << 20) // nbytes * iters // 4))
+
+
+def megengine_times(byte_sizes, iters, repeat):
+    import megengine as mge
+    import megengine.distributed as dist
+    import megengine.functional as F
+
+    def worker():
+        out = {}
+        for nbytes in byte_sizes:
+            x = mge.Tensor(np.ones(nbytes // 4, dtype="float32"))
+            F.distributed.all_reduce_sum(x)  # warm-up (connects the group on the first size)
+            runs = []
+            n = _iterations(nbytes, iters)
+            for _ in range(repeat):
+                dist.group_barrier()
+                start = time.perf_counter()
+                for _ in range(n):
+                    F.distributed.all_reduce_sum(x)
+                runs.append((time.perf_counter() - start) / n)
+            out[nbytes] = float(np.median(runs))
+        return out
+
+    return dist.launcher(n_gpus=WORLD, timeout=600)(worker)()[0]
+
+
+TORCH_SCRIPT = r"""
+import json, os, sys, time
+import numpy as np
+import torch, torch.distributed as td, torch.multiprocessing as mp
+
+def iterations(nbytes, iters):
+    return max(iters, min(200, (1 << 20) // nbytes * iters // 4))
+
+def worker(rank, port, sizes, iters, repeat, q):
+    td.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    out = {}
+    for nbytes in sizes:
+        x = torch.ones(nbytes // 4, dtype=torch.float32)
+        td.all_reduce(x)
+        runs = []
+        n = iterations(nbytes, iters)
+        for _ in range(repeat):
+            td.barrier()
+            start = time.perf_counter()
+            for _ in range(n):
+                td.all_reduce(x)
+            runs.append((time.perf_counter() - start) / n)
+        out[nbytes] = float(np.median(runs))
+    if rank == 0:
+        q.put(out)
+    td.destroy_process_group()
+
+if __name__ == "__main__":
+    sizes, iters, repeat, port = json.loads(sys.argv[1])
+    torch.set_num_threads(1)
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(r, port, sizes, iters, repeat, q)) for r in range(2)]
+    for p in procs:
+        p.start()
+    result = q.get()
+    for p in procs:
+        p.join()
+    print(json.dumps(result))
+"""
+
+
+def torch_times(python, byte_sizes, iters, repeat):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    arg = json.dumps([byte_sizes, iters, repeat, port])
+    # A file, not -c: torch.multiprocessing's spawn re-imports the main module in each worker.
+    with tempfile.NamedTemporaryFile("w", suffix=".py") as script:
+        script.write(TORCH_SCRIPT)
+        script.flush()
+        out = subprocess.run(
+            [python, script.name, arg], check=False, capture_output=True, text=True, timeout=1800
+        )
+    if out.returncode != 0:
+        raise RuntimeError(f"the PyTorch side failed:\n{out.stderr}")
+    return {int(k): v for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+def busbw(nbytes, seconds):
+    return 2 * (WORLD - 1) / WORLD * nbytes / seconds / 1e9
+
+
+def label(nbytes):
+    return f"{nbytes // 1024} KB" if nbytes < 1 << 20 else f"{nbytes >> 20} MB"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--max-mb", type=int, default=64)
+    ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    args = ap.parse_args()
+    byte_sizes = sizes(args.max_mb)
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    ours = megengine_times(byte_sizes, args.iters, args.repeat)
+    theirs = None
+    if os.path.exists(args.torch_python):
+        theirs = torch_times(args.torch_python, byte_sizes, args.iters, args.repeat)
+    else:
+        print(f"PyTorch reference not found at {args.torch_python}: NeoMeg figures only")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    head = f"{'size':>8} {'NeoMeg us':>11} {'GB/s':>7}"
+    if theirs:
+        head += f" {'torch us':>11} {'GB/s':>7} {'ratio':>6}"
+    print(head)
+    for nbytes in byte_sizes:
+        line = f"{label(nbytes):>8} {ours[nbytes] * 1e6:11.1f} {busbw(nbytes, ours[nbytes]):7.3f}"
+        if theirs:
+            t = theirs[nbytes]
+            line += f" {t * 1e6:11.1f} {busbw(nbytes, t):7.3f} {t / ours[nbytes]:6.2f}"
+        print(line)
+    if theirs:
+        print("ratio: NeoMeg's bandwidth / PyTorch's (> 1: NeoMeg is faster)")
+
+
+if __name__ == "__main__":
+    main()

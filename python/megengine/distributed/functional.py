@@ -1,0 +1,635 @@
+"""Collectives on tensors (``megengine.distributed.functional``, also ``F.distributed``).
+
+Each is an ``autodiff.Function`` whose backward runs the adjoint collective: all-reduce-sum is
+its own adjoint, all-gather and reduce-scatter are each other's, so are broadcast and reduce,
+gather and scatter, send and recv; all-to-all's adjoint is all-to-all. Max and min pass the
+summed gradient to the ranks that hold the extreme value. A rank whose input is only a stand-in
+(a broadcast's or scatter's non-root, a receiver) attaches it to the recording GradManagers, so
+that its backward runs together with the other ranks'; a rank that gets no result (reduce_sum's
+and gather's non-roots, a sender) adds the hidden output to the managers' backward roots.
+
+The Gloo backend works on CPU tensors; inputs may be non-contiguous. Outputs stay on the
+input's device (``device`` chooses a GPU stream in MegEngine and is accepted for that API).
+"""
+
+from typing import ClassVar
+
+import numpy as np
+
+from ..autodiff import grad_manager as _gm
+from ..autodiff.function import Function
+from ..tensor import Tensor
+from . import group as _group
+from .group import WORLD, Group, get_client, get_rank, new_group
+
+__all__ = [
+    "all_gather",
+    "all_reduce_max",
+    "all_reduce_min",
+    "all_reduce_sum",
+    "all_to_all",
+    "broadcast",
+    "gather",
+    "reduce_scatter_sum",
+    "reduce_sum",
+    "remote_recv",
+    "remote_send",
+    "scatter",
+]
+
+
+def _as_group(group):
+    if group is None:
+        return WORLD
+    if isinstance(group, Group):
+        return group
+    if isinstance(group, (list, tuple)):
+        return new_group(list(group))
+    raise TypeError(f"expected a Group or a list of ranks, got {type(group).__name__}")
+
+
+def _comm(group):
+    return _group._communicator(group)
+
+
+def _check_tensor(inp, fn):
+    if not isinstance(inp, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(inp).__name__}")
+
+
+def _recording_keys():
+    return [gm._key for gm in list(_gm._recording) if gm._key is not None]
+
+
+def _is_tracked(t):
+    return any(key.is_attached(t) for key in _recording_keys())
+
+
+def _track(t):
+    # A stand-in input: recorded like the root's real one, so this rank's backward runs too.
+    for key in _recording_keys():
+        key.attach(t)
+
+
+def _keep_for_backward(out):
+    # An output this rank does not get: backward starts from it with a zero gradient.
+    if not _is_tracked(out):
+        return
+    zeros = Tensor(np.zeros(out.shape, dtype=out.dtype), device=out.device)
+    for gm in list(_gm._recording):
+        if gm._key is not None and gm._key.is_attached(out):
+            gm._extra_roots.append((out, zeros))
+
+
+def _zeros(shape, dtype, device):
+    return Tensor(np.zeros(shape, dtype=dtype), device=device)
+
+
+def _bcast_meta(group, inp, fn):
+    """The root's shape, dtype and whether its input is tracked, sent to the group's members."""
+    if group.rank == 0:
+        _check_tensor(inp, fn)
+        meta = {"shape": list(inp.shape), "dtype": np.dtype(inp.dtype).name}
+        meta["grad"] = _is_tracked(inp)
+        if group.size > 1:
+            get_client().bcast_val(meta, "__meta/" + group.key, group.size)
+        return meta
+    return get_client().bcast_val(None, "__meta/" + group.key, group.size)
+
+
+def _stand_in(meta, device):
+    t = _zeros(tuple(meta["shape"]), meta["dtype"], device)
+    if meta["grad"]:
+        _track(t)
+    return t
+
+
+def _split_to_front(inp, axis, size):
+    """Reorders ``inp`` so that the ``size`` parts of ``axis`` follow each other along axis 0."""
+    shape = list(inp.shape)
+    if shape[axis] % size:
+        raise ValueError(f"current axis: {axis} can't devided by group size {size}")
+    if axis == 0:
+        return inp
+    new_shape = shape[:axis] + [size, shape[axis] // size] + shape[axis + 1 :]
+    order = [axis] + list(range(axis)) + list(range(axis + 1, len(shape) + 1))
+    front = [size * shape[0]] + shape[1:]
+    front[axis] //= size
+    return inp.reshape(new_shape).transpose(order).reshape(front)
+
+
+def _concat_from_front(out, axis, size, part_shape):
+    """Undoes the stacking along axis 0: the ``size`` parts are concatenated along ``axis``."""
+    if axis == 0:
+        return out
+    part = list(part_shape)
+    order = list(range(1, axis + 1)) + [0] + list(range(axis + 1, len(part) + 1))
+    final = list(part)
+    final[axis] *= size
+    return out.reshape([size] + part).transpose(order).reshape(final)
+
+
+class _AllReduce(Function):
+    def __init__(self, group, op):
+        self.group = group
+        self.op = op
+
+    def forward(self, data):
+        out = _comm(self.group).all_reduce(data, self.op)
+        if self.op != "sum":
+            self.mask = (data == out).astype(data.dtype)
+        return out
+
+    def backward(self, grad):
+        total = _comm(self.group).all_reduce(grad, "sum")
+        return total if self.op == "sum" else total * self.mask
+
+
+def _all_reduce(inp, group, op, fn):
+    _check_tensor(inp, fn)
+    return _AllReduce(_as_group(group), op)(inp)
+
+
+def all_reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
+    r"""Reduce tensors with sum operation on each value across the specified group.
+
+    Note:
+        ``inp`` tensor must have identical shape in all processes across the group.
+
+    Args:
+        inp: tensor to be reduced.
+        group: the process group (or a list of ranks) to work on. Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+
+    Returns:
+        A tensor with sum operation on each value across the group, identical on every rank.
+
+    Examples:
+        >>> # on ranks 0 and 1: input = F.arange(2) + 1 + 2 * rank
+        >>> # F.distributed.all_reduce_sum(input) -> Tensor([4. 6.]) on both
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.all_reduce_sum)
+        True
+    """
+    return _all_reduce(inp, group, "sum", "all_reduce_sum")
+
+
+def all_reduce_max(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
+    r"""Reduce tensors with max operation on each value across the specified group.
+
+    Args:
+        inp: tensor to be reduced (identical shape on every rank).
+        group: the process group (or a list of ranks) to work on. Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+
+    Returns:
+        A tensor with max operation on each value across the group. The gradient reaches the
+        ranks whose value is the maximum.
+
+    Examples:
+        >>> # on ranks 0 and 1: input = F.arange(2) + 1 + 2 * rank
+        >>> # F.distributed.all_reduce_max(input) -> Tensor([3. 4.]) on both
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.all_reduce_max)
+        True
+    """
+    return _all_reduce(inp, group, "max", "all_reduce_max")
+
+
+def all_reduce_min(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
+    r"""Reduce tensors with min operation on each value across the specified group.
+
+    Args:
+        inp: tensor to be reduced (identical shape on every rank).
+        group: the process group (or a list of ranks) to work on. Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+
+    Returns:
+        A tensor with min operation on each value across the group.
+
+    Examples:
+        >>> # on ranks 0 and 1: input = F.arange(2) + 1 + 2 * rank
+        >>> # F.distributed.all_reduce_min(input) -> Tensor([1. 2.]) on both
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.all_reduce_min)
+        True
+    """
+    return _all_reduce(inp, group, "min", "all_reduce_min")
+
+
+class _ReduceSum(Function):
+    def __init__(self, group):
+        self.group = group
+
+    def forward(self, data):
+        out = _comm(self.group).reduce(data, "sum", 0)
+        # Non-roots get no result; their output is a placeholder that backward starts from.
+        return out if out is not None else data
+
+    def backward(self, grad):
+        return _comm(self.group).broadcast(grad, 0)
+
+
+def reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
+    r"""Reduce tensor data across the specified group by sum.
+    Only root process will receive the final result.
+
+    Args:
+        inp: Input tensor.
+        group: The process group to work on (the first rank is the root). Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+
+    Returns:
+        Reduced tensor if in root process, None in other processes.
+
+    Examples:
+        >>> # input = Tensor([rank]) on ranks 0 and 1
+        >>> # reduce_sum(input) -> Tensor([1]) on rank 0, None on rank 1
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.reduce_sum)
+        True
+    """
+    _check_tensor(inp, "reduce_sum")
+    group = _as_group(group)
+    out = _ReduceSum(group)(inp)
+    if group.rank == 0:
+        return out
+    _keep_for_backward(out)
+    return None
+
+
+class _Broadcast(Function):
+    def __init__(self, group, is_root):
+        self.group = group
+        self.is_root = is_root
+
+    def forward(self, data):
+        return _comm(self.group).broadcast(data, 0)
+
+    def backward(self, grad):
+        total = _comm(self.group).reduce(grad, "sum", 0)
+        return total if self.is_root else None
+
+
+def broadcast(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
+    r"""Broadcast tensor data from root process to others.
+
+    Args:
+        inp: Input tensor (read on the root only; other ranks may pass anything).
+        group: The process group to work on (the first rank is the root). Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on the default device.
+
+    Returns:
+        Result tensor.
+
+    Examples:
+        >>> # input = Tensor([rank]) on ranks 0 and 1
+        >>> # broadcast(input) -> Tensor([0]) on both
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.broadcast)
+        True
+    """
+    group = _as_group(group)
+    meta = _bcast_meta(group, inp, "broadcast")
+    if group.rank != 0:
+        inp = _stand_in(meta, device)
+    return _Broadcast(group, group.rank == 0)(inp)
+
+
+def _bcast_param(inp: Tensor, group: Group | None = WORLD, device=None) -> Tensor:
+    # Without autograd: bcast_list_ and optimizers copy the root's parameters.
+    return _comm(_as_group(group)).broadcast(inp, 0)
+
+
+class _AllGather(Function):
+    def __init__(self, group):
+        self.group = group
+
+    def forward(self, data):
+        return _comm(self.group).all_gather(data)
+
+    def backward(self, grad):
+        return _comm(self.group).reduce_scatter(grad, "sum")
+
+
+def all_gather(
+    inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0
+) -> Tensor:
+    r"""Gather tensors across the specified group and concat them at ``axis``.
+
+    Args:
+        inp: Input tensor (identical shape on every rank).
+        group: The process group to work on. Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+        axis: The concat axis for collective_comm result. The default axis is 0.
+
+    Returns:
+        Result tensor.
+
+    Examples:
+        >>> # input = Tensor([rank]) on ranks 0 and 1
+        >>> # all_gather(input) -> Tensor([0 1]) on both
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.all_gather)
+        True
+    """
+    _check_tensor(inp, "all_gather")
+    group = _as_group(group)
+    if inp.ndim == 0 and axis != 0:
+        raise ValueError("all_gather: a scalar gathers along axis 0 only")
+    out = _AllGather(group)(inp)
+    return _concat_from_front(out, axis, group.size, inp.shape) if inp.ndim else out
+
+
+class _ReduceScatter(Function):
+    def __init__(self, group):
+        self.group = group
+
+    def forward(self, data):
+        return _comm(self.group).reduce_scatter(data, "sum")
+
+    def backward(self, grad):
+        return _comm(self.group).all_gather(grad)
+
+
+def reduce_scatter_sum(
+    inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0
+) -> Tensor:
+    r"""Reduce tensors across the specified group by sum and split them at ``axis``.
+
+    Args:
+        inp: Input tensor (identical shape on every rank; ``axis`` divisible by the group size).
+        group: The process group to work on. Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+        axis: The split axis for collective_comm result. The default axis is 0.
+
+    Returns:
+        Split tensor: this rank's part of the sum.
+
+    Examples:
+        >>> # input = Tensor([0 1]) on ranks 0 and 1
+        >>> # reduce_scatter_sum(input) -> Tensor([0]) on rank 0, Tensor([2]) on rank 1
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.reduce_scatter_sum)
+        True
+    """
+    _check_tensor(inp, "reduce_scatter_sum")
+    group = _as_group(group)
+    if inp.ndim == 0:
+        raise ValueError("reduce_scatter_sum: a scalar cannot be split")
+    part = list(inp.shape)
+    if part[axis] % group.size:
+        raise ValueError(f"current axis: {axis} can't devided by group size {group.size}")
+    part[axis] //= group.size
+    out = _ReduceScatter(group)(_split_to_front(inp, axis, group.size))
+    return out.reshape(part) if axis else out
+
+
+class _Gather(Function):
+    def __init__(self, group):
+        self.group = group
+
+    def forward(self, data):
+        out = _comm(self.group).gather(data, 0)
+        self.shape, self.dtype = data.shape, data.dtype
+        return out if out is not None else data
+
+    def backward(self, grad):
+        if self.group.rank != 0:
+            # Scatter reads the root's buffer only: a stand-in of the gathered shape.
+            grad = _zeros((self.shape[0] * self.group.size,) + self.shape[1:], self.dtype, None)
+        return _comm(self.group).scatter(grad, 0)
+
+
+def gather(inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0) -> Tensor:
+    r"""Gather tensors across the specified group.
+    Only root process will receive the final result.
+
+    Args:
+        inp: Input tensor (identical shape on every rank).
+        group: The process group to work on (the first rank is the root). Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+        axis: The concat axis for collective_comm result.
+
+    Returns:
+        The concatenation on the root, None on the other ranks.
+
+    Examples:
+        >>> # input = Tensor([rank]) on ranks 0 and 1
+        >>> # gather(input) -> Tensor([0 1]) on rank 0, None on rank 1
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.gather)
+        True
+    """
+    _check_tensor(inp, "gather")
+    group = _as_group(group)
+    if inp.ndim == 0:
+        inp = inp.reshape(1)
+    if not 0 <= axis < inp.ndim:
+        raise ValueError(
+            f"your concat_axis exceeds the dim of the tensor, the tensor shape is {inp.shape}"
+        )
+    out = _Gather(group)(inp)
+    if group.rank == 0:
+        return _concat_from_front(out, axis, group.size, inp.shape)
+    _keep_for_backward(out)
+    return None
+
+
+class _Scatter(Function):
+    def __init__(self, group):
+        self.group = group
+
+    def forward(self, data):
+        return _comm(self.group).scatter(data, 0)
+
+    def backward(self, grad):
+        total = _comm(self.group).gather(grad, 0)
+        return total if self.group.rank == 0 else None
+
+
+def scatter(inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0) -> Tensor:
+    r"""Split tensor in root process at ``axis``: rank r of the group receives part r.
+
+    Args:
+        inp: Input tensor (read on the root only).
+        group: The process group to work on (the first rank is the root). Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on the default device.
+        axis: The split axis. The default axis is 0.
+
+    Returns:
+        Split tensor.
+
+    Examples:
+        >>> # input = Tensor([0 1]) + rank * 2 on ranks 0 and 1
+        >>> # scatter(input) -> Tensor([0]) on rank 0, Tensor([1]) on rank 1
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.scatter)
+        True
+    """
+    group = _as_group(group)
+    meta = _bcast_meta(group, inp, "scatter")
+    if group.rank != 0:
+        inp = _stand_in(meta, device)
+    if inp.ndim == 0:
+        raise ValueError("scatter: a scalar cannot be split")
+    part = list(inp.shape)
+    if part[axis] % group.size:
+        raise ValueError(f"current axis: {axis} can't devided by group size {group.size}")
+    part[axis] //= group.size
+    out = _Scatter(group)(_split_to_front(inp, axis, group.size))
+    return out.reshape(part) if axis else out
+
+
+class _AllToAll(Function):
+    def __init__(self, group):
+        self.group = group
+
+    def forward(self, data):
+        return _comm(self.group).all_to_all(data)
+
+    def backward(self, grad):
+        return _comm(self.group).all_to_all(grad)
+
+
+def all_to_all(
+    inp: Tensor,
+    group: Group | None = WORLD,
+    device: str | None = None,
+    split_axis: int = 0,
+    concat_axis: int = 0,
+) -> Tensor:
+    r"""Each process scatter input tensor to all processes and return gathered tensor.
+
+    Args:
+        inp: Input tensor (identical shape on every rank).
+        group: The process group to work on. Default: ``WORLD``.
+        device: accepted for MegEngine's API; the result stays on ``inp``'s device.
+        split_axis: The axis that collectivecomm will split data; the default axis is 0.
+        concat_axis: The axis the received parts are concatenated along; 0 by default.
+
+    Returns:
+        Result tensor.
+
+    Examples:
+        >>> # input = Tensor([0 1]) + rank * 2 on ranks 0 and 1
+        >>> # all_to_all(input) -> Tensor([0 2]) on rank 0, Tensor([1 3]) on rank 1
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.all_to_all)
+        True
+    """
+    _check_tensor(inp, "all_to_all")
+    group = _as_group(group)
+    if inp.ndim == 0:
+        raise ValueError("all_to_all: a scalar cannot be split")
+    part = list(inp.shape)
+    if part[split_axis] % group.size:
+        raise ValueError(f"current axis: {split_axis} can't devided by group size {group.size}")
+    part[split_axis] //= group.size
+    out = _AllToAll(group)(_split_to_front(inp, split_axis, group.size))
+    return _concat_from_front(out, concat_axis, group.size, part)
+
+
+class _SendRecvGroup:
+    """The pair of a send and its recv: its messages are numbered in call order."""
+
+    counters: ClassVar[dict] = {}
+
+    def __init__(self, rank_from, rank_to):
+        self.key = f"{rank_from}->{rank_to}"
+        self.rank_from = rank_from
+        self.rank_to = rank_to
+        self.size = 2
+
+    def next_tag(self):
+        tag = _SendRecvGroup.counters.get(self.key, 0)
+        _SendRecvGroup.counters[self.key] = tag + 1
+        # Gradients travel back under the same number in the reverse direction's space.
+        return tag * 2
+
+    @property
+    def rank(self):
+        return 0 if get_rank() == self.rank_from else 1
+
+
+class _RemoteSend(Function):
+    def __init__(self, dest, tag):
+        self.dest = dest
+        self.tag = tag
+
+    def forward(self, data):
+        self.shape, self.dtype, self.device = data.shape, data.dtype, str(data.device)
+        _comm(WORLD).send(data, self.dest, self.tag)
+        return data
+
+    def backward(self, grad):
+        # The receiver's gradient for what was sent.
+        return _comm(WORLD).recv(list(self.shape), self.dtype, self.device, self.dest, self.tag + 1)
+
+
+class _RemoteRecv(Function):
+    def __init__(self, src, tag, shape, dtype):
+        self.src, self.tag, self.shape, self.dtype = src, tag, shape, dtype
+
+    def forward(self, dummy):
+        return _comm(WORLD).recv(
+            list(self.shape), self.dtype, str(dummy.device), self.src, self.tag
+        )
+
+    def backward(self, grad):
+        _comm(WORLD).send(grad, self.src, self.tag + 1)
+
+
+def remote_send(inp: Tensor, dest_rank: int):
+    r"""Send tensor to another process (sends pair with ``remote_recv`` calls in order).
+
+    Args:
+        inp: Tensor to send.
+        dest_rank: Rank of destination process.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> # rank 0: F.distributed.remote_send(mge.tensor(1), 1)
+        >>> # rank 1: F.distributed.remote_recv(0) -> Tensor(1)
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.remote_send)
+        True
+    """
+    _check_tensor(inp, "remote_send")
+    if dest_rank == get_rank():
+        raise ValueError("remote_send: a rank cannot send to itself")
+    pair = _SendRecvGroup(get_rank(), dest_rank)
+    meta = {"shape": list(inp.shape), "dtype": np.dtype(inp.dtype).name, "grad": _is_tracked(inp)}
+    get_client().bcast_val(meta, "__p2p/" + pair.key, 2)
+    out = _RemoteSend(dest_rank, pair.next_tag())(inp)
+    _keep_for_backward(out)
+
+
+def remote_recv(src_rank: int, device: str | None = None, inp=None) -> Tensor:
+    r"""Receive a tensor from another process.
+
+    Args:
+        src_rank: Rank of source process.
+        device: the device of the result; the default device when None.
+        inp: Dummy input (MegEngine's API); unused.
+
+    Returns:
+        Received tensor, of the sender's shape and dtype.
+
+    Examples:
+        >>> # rank 0: F.distributed.remote_send(mge.tensor(1), 1)
+        >>> # rank 1: F.distributed.remote_recv(0) -> Tensor(1)
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F.remote_recv)
+        True
+    """
+    if src_rank == get_rank():
+        raise ValueError("remote_recv: a rank cannot receive from itself")
+    pair = _SendRecvGroup(src_rank, get_rank())
+    meta = get_client().bcast_val(None, "__p2p/" + pair.key, 2)
+    dummy = _zeros((), "float32", device)
+    if meta["grad"]:
+        _track(dummy)
+    return _RemoteRecv(src_rank, pair.next_tag(), tuple(meta["shape"]), meta["dtype"])(dummy)

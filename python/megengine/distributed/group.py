@@ -1,0 +1,517 @@
+"""The process group: this process's rank, the job's size, the rendezvous client, and the
+Gloo communicators of the groups this rank belongs to (created on a group's first collective).
+"""
+
+import atexit
+import os
+import socket
+import time
+from contextlib import contextmanager
+
+from ..core import _imperative_rt as _rt
+from ..device import is_cuda_available, set_default_device
+from ..random import seed
+from .server import Client, Server, default_timeout
+
+__all__ = [
+    "WORLD",
+    "CommError",
+    "Group",
+    "StoreTimeout",
+    "get_backend",
+    "get_client",
+    "get_mm_server_addr",
+    "get_py_server_addr",
+    "get_rank",
+    "get_world_size",
+    "group_barrier",
+    "init_process_group",
+    "is_distributed",
+    "new_group",
+    "override_backend",
+]
+
+
+# A collective failed (a peer died, disconnected or timed out): a RuntimeError. Named here so
+# that it pickles (launcher sends a rank's exception to the parent).
+CommError = _rt.distributed.CommError
+CommError.__module__ = __name__
+CommError.__doc__ = """A collective failed: a peer died, closed its connection or did not answer in time.
+
+    The group's communicator is unusable afterwards; the job should stop.
+
+    Args:
+        message: what failed, on which rank, and Gloo's reason.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> issubclass(dist.CommError, RuntimeError)
+        True
+    """
+# The rendezvous timed out waiting for a peer: a TimeoutError.
+StoreTimeout = _rt.distributed.StoreTimeout
+StoreTimeout.__module__ = __name__
+StoreTimeout.__doc__ = """The rendezvous timed out waiting for a peer that never arrived.
+
+    Args:
+        message: the keys that were still missing.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> issubclass(dist.StoreTimeout, TimeoutError)
+        True
+    """
+
+
+class StaticData:
+    """What init_process_group sets up, shared by the whole package."""
+
+    server = None
+    client = None
+    master_ip = None
+    py_server_port = None
+    mm_server_port = None
+    world_size = None
+    proc_rank = None
+    device = None
+    backend = None
+    device_type = None
+    machine_ranks = None
+    timeout = None
+    hostname = None
+
+
+_sd = None
+_communicators = {}  # group key -> Communicator, created on the group's first collective
+
+
+def _require_init():
+    if _sd is None:
+        raise RuntimeError("megengine.distributed: call init_process_group first")
+
+
+class Group:
+    r"""Include ranked nodes running collective communication (See :mod:`~.functional.distributed`).
+
+    By default collectives operate on the default group (also called ``WORLD``)
+    and require all processes to enter the distributed function call.
+
+    Args:
+        proc_ranks: rank list of the group, the first one is root rank.
+
+    Examples:
+        >>> from megengine.distributed import Group
+        >>> Group([]).proc_ranks is None  # an empty group, as WORLD before init
+        True
+    """
+
+    def __init__(self, proc_ranks):
+        if len(proc_ranks) == 0:  # empty group
+            self.proc_ranks = None
+            self.stream = None
+        else:
+            self.reset(proc_ranks)
+
+    def reset(self, proc_ranks):
+        """Sets the group's ranks (``WORLD`` is reset by init_process_group).
+
+        Args:
+            proc_ranks: the ranks; the first is the root.
+        """
+        self.check(proc_ranks)
+        self.proc_ranks = list(proc_ranks)
+        self.is_single_machine_cache = None
+        self.stream = 0
+
+    def check(self, proc_ranks):
+        """Raises ValueError unless ``proc_ranks`` are distinct ranks of the job including this one.
+
+        Args:
+            proc_ranks: the ranks.
+        """
+        _require_init()
+        for rank in proc_ranks:
+            if not isinstance(rank, int) or not 0 <= rank < _sd.world_size:
+                raise ValueError(f"Group: {rank!r} is not a rank of a job of {_sd.world_size}")
+        if len(set(proc_ranks)) != len(proc_ranks):
+            raise ValueError(f"Group: ranks {list(proc_ranks)} repeat")
+        if _sd.proc_rank not in proc_ranks:
+            raise ValueError(f"Group: rank {_sd.proc_rank} is not in {list(proc_ranks)}")
+
+    def _valid(self):
+        if not self.proc_ranks:
+            raise RuntimeError("invalid group (call init_process_group first)")
+
+    @property
+    def size(self):
+        """Number of ranks in the group."""
+        self._valid()
+        return len(self.proc_ranks)
+
+    @property
+    def key(self):
+        """The ranks joined by commas: the name the group's members meet under."""
+        self._valid()
+        return ",".join(map(str, self.proc_ranks))
+
+    @property
+    def rank(self):
+        """This process's index in the group (0 = the root)."""
+        self._valid()
+        return self.proc_ranks.index(_sd.proc_rank)
+
+    @property
+    def comp_node(self):
+        """The device the group's collectives run on."""
+        self._valid()
+        return _device_name(_sd.device_type, _sd.device)
+
+    @property
+    def is_single_machine(self):
+        """Whether every rank of the group runs on this machine."""
+        if self.is_single_machine_cache is None:
+            _require_init()
+            ranks = _sd.machine_ranks
+            self.is_single_machine_cache = ranks is not None and all(
+                r in ranks for r in self.proc_ranks
+            )
+        return self.is_single_machine_cache
+
+
+WORLD = Group([])
+
+_devices = {"xpu", "cpu", "gpu", "cuda"}
+_backends = {"nccl", "rccl", "gloo", "auto"}
+
+
+def _device_name(device_type, device):
+    if device_type in ("gpu", "cuda") or (device_type == "xpu" and is_cuda_available()):
+        return f"gpu{device}"
+    return f"cpu{device}"
+
+
+def _local_address(master_ip, port):
+    # The address the master sees this host under: the peers connect to it.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect((master_ip, port))
+            return s.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+def _env_int(name, value):
+    if value is not None:
+        return value
+    text = os.environ.get(name)
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"init_process_group: ${name} must be an int, got {text!r}")
+
+
+def init_process_group(
+    master_ip: str | None = None,
+    port: int | None = None,
+    world_size: int | None = None,
+    rank: int | None = None,
+    device: int | None = None,
+    backend: str | None = "auto",
+    device_type: str = "xpu",
+    *,
+    timeout: float | None = None,
+) -> None:
+    r"""Initialize the distributed process group and specify the device used in the current process
+
+    Arguments left None come from the environment that external launchers (torchrun, Slurm
+    scripts) set: ``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``
+    (the device). Rank 0 hosts the rendezvous :class:`Server` unless one already listens on
+    ``port`` (one started by ``launcher`` or by the user). Returns once every rank has joined.
+
+    Args:
+        master_ip: ip address of the master node.
+        port: port available for all processes to communicate.
+        world_size: total number of processes participating in the job.
+        rank: rank of the current process.
+        device: the device id to bind this process to.
+        backend: communicator backend: ``"auto"`` (Gloo for CPU tensors, NCCL for GPU ones),
+            ``"gloo"``, ``"nccl"`` (Gloo on a machine without CUDA) or ``"rccl"``.
+        device_type: ``"xpu"`` (a GPU when usable, else the CPU), ``"cpu"`` or ``"gpu"``.
+        timeout: seconds to wait for peers before raising TimeoutError (also the timeout of
+            every collective); ``NEOMEG_DIST_TIMEOUT`` or 300 when None.
+
+    Returns:
+        None. Raises TimeoutError when a peer does not join within ``timeout``.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.is_distributed()  # nothing initialised in a single process
+        False
+    """
+    master_ip = master_ip if master_ip is not None else os.environ.get("MASTER_ADDR")
+    port = _env_int("MASTER_PORT", port)
+    world_size = _env_int("WORLD_SIZE", world_size)
+    rank = _env_int("RANK", rank)
+    device = _env_int("LOCAL_RANK", device)
+    if device is None:
+        device = 0
+    for name, value, kind in (
+        ("master_ip", master_ip, str),
+        ("port", port, int),
+        ("world_size", world_size, int),
+        ("rank", rank, int),
+        ("device", device, int),
+    ):
+        if value is None:
+            raise ValueError(f"init_process_group: {name} is not given (nor in the environment)")
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise TypeError(f"Expect type {kind.__name__} but got {type(value).__name__}")
+    if backend not in _backends:
+        raise ValueError(f"backend should be one of {sorted(_backends)} but got {backend}")
+    if device_type not in _devices:
+        raise ValueError(f"{device_type} is not a valid distributed device type")
+    if world_size < 1:
+        raise ValueError(f"init_process_group: world_size must be >= 1, got {world_size}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"init_process_group: rank {rank} is not in [0, {world_size})")
+    if not 0 < port < 65536:
+        raise ValueError(f"init_process_group: port must be in (0, 65536), got {port}")
+    timeout = default_timeout() if timeout is None else float(timeout)
+    if timeout <= 0:
+        raise ValueError(f"init_process_group: timeout must be positive, got {timeout}")
+
+    global _sd
+    if _sd is not None:
+        raise RuntimeError("init_process_group should be called only once")
+    device_name = _device_name(device_type, device)
+    if device_name.startswith("gpu") or backend == "rccl":
+        raise NotImplementedError(
+            "megengine.distributed: GPU collectives (NCCL) are not built yet; use CPU tensors "
+            "(device_type='cpu') with the Gloo backend"
+        )
+
+    sd = StaticData()
+    if rank == 0:
+        try:
+            sd.server = Server(port)
+        except OSError:
+            sd.server = None  # a Server (launcher's, or the user's) already listens on port
+    sd.client = Client(master_ip, port, timeout=timeout)
+    sd.master_ip = master_ip
+    sd.py_server_port = sd.mm_server_port = port
+    sd.world_size = world_size
+    sd.proc_rank = rank
+    sd.device = device
+    sd.backend = "gloo"  # what "auto" and "nccl" mean for CPU tensors
+    sd.device_type = device_type
+    sd.timeout = timeout
+    sd.hostname = _local_address(master_ip, port)
+    _sd = sd
+    _communicators.clear()
+    try:
+        WORLD.reset(list(range(world_size)))
+        set_default_device(device_name)
+        seed(int(time.time()) + rank)
+        # Every rank has joined when this returns; a missing one is a TimeoutError here.
+        sd.client.group_barrier("__init__", world_size)
+    except BaseException:
+        _sd = None
+        raise
+
+
+@atexit.register
+def _shutdown():
+    # Gloo's connections, the client and the server go while the interpreter still runs their
+    # threads and callbacks (at finalization they would wait for threads that no longer run).
+    global _sd
+    _communicators.clear()
+    if _sd is not None:
+        _sd.client.close()
+        if _sd.server is not None:
+            _sd.server.close()
+        _sd = None
+
+
+def _set_machine_ranks(ranks) -> None:
+    _require_init()
+    _sd.machine_ranks = ranks
+
+
+def _communicator(group):
+    """The Gloo communicator of ``group``, made on first use by all its members together."""
+    _require_init()
+    group = WORLD if group is None else group
+    if not isinstance(group, Group):
+        raise TypeError(f"expected a Group, got {type(group).__name__}")
+    key = group.key
+    comm = _communicators.get(key)
+    if comm is None:
+        comm = _rt.distributed.Communicator(
+            _sd.client, f"__gloo/{key}/", group.rank, group.size, _sd.timeout, _sd.hostname
+        )
+        _communicators[key] = comm
+    return comm
+
+
+@contextmanager
+def override_backend(new_backend: str):
+    r"""Override distributed backend
+
+    Args:
+        new_backend: communicator backend set in this context.
+
+    Returns:
+        a context manager.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> callable(dist.override_backend)
+        True
+    """
+    _require_init()
+    old_backend = _sd.backend
+    _sd.backend = new_backend
+    try:
+        yield
+    finally:
+        _sd.backend = old_backend
+
+
+def is_distributed() -> bool:
+    r"""Return True if the distributed process group has been initialized.
+
+    Returns:
+        a bool.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.is_distributed()
+        False
+    """
+    return _sd is not None
+
+
+def get_rank() -> int:
+    r"""Get the rank of the current process (0 when not distributed).
+
+    Returns:
+        an int.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.get_rank()
+        0
+    """
+    return _sd.proc_rank if _sd is not None else 0
+
+
+def get_world_size() -> int:
+    r"""Get the total number of processes participating in the job (1 when not distributed).
+
+    Returns:
+        an int.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.get_world_size()
+        1
+    """
+    return _sd.world_size if _sd is not None else 1
+
+
+def get_backend() -> str:
+    r"""Get the backend str (``"gloo"`` for CPU tensors).
+
+    Returns:
+        the backend's name.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.get_backend() if dist.is_distributed() else None
+    """
+    _require_init()
+    return _sd.backend
+
+
+def get_py_server_addr() -> tuple[str, int]:
+    r"""Get master_ip and port of the rendezvous server.
+
+    Returns:
+        ``(master_ip, port)``.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> callable(dist.get_py_server_addr)
+        True
+    """
+    _require_init()
+    return _sd.master_ip, _sd.py_server_port
+
+
+def get_mm_server_addr() -> tuple[str, int]:
+    r"""Get master_ip and port of the rendezvous server (MegEngine's second server's name).
+
+    Returns:
+        ``(master_ip, port)``.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> callable(dist.get_mm_server_addr)
+        True
+    """
+    _require_init()
+    return _sd.master_ip, _sd.mm_server_port
+
+
+def get_client() -> Client:
+    r"""Get client of the rendezvous server.
+
+    Returns:
+        this process's Client.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> callable(dist.get_client)
+        True
+    """
+    _require_init()
+    return _sd.client
+
+
+def new_group(proc_ranks: list[int]) -> Group:
+    r"""Build a subgroup containing certain ranks.
+
+    Args:
+        proc_ranks: the ranks (this one included); the first is the group's root.
+
+    Returns:
+        a Group.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> callable(dist.new_group)
+        True
+    """
+    return Group(proc_ranks)
+
+
+def group_barrier(group: Group = WORLD) -> None:
+    r"""Block until all ranks in the group reach this barrier (a no-op when not distributed).
+
+    Args:
+        group: the group.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.group_barrier()  # a single process passes at once
+    """
+    if _sd is None:
+        return
+    if not isinstance(group, Group):
+        raise TypeError(f"group_barrier: expected a Group, got {type(group).__name__}")
+    _sd.client.group_barrier(group.key, group.size)

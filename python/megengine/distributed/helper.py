@@ -1,0 +1,158 @@
+"""Data-parallel helpers: the gradient all-reduce callback, parameter broadcast, synchronized."""
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable
+from weakref import WeakSet
+
+import numpy as np
+
+from ..autodiff.grad_manager import GradManager, get_backwarding_grad_manager
+from ..tensor import Tensor
+from ..utils.future import Future
+from . import group as _group
+from .functional import _bcast_param, _comm
+from .group import WORLD, Group, group_barrier, is_distributed
+
+__all__ = ["AllreduceCallback", "bcast_list_", "make_allreduce_cb", "synchronized"]
+
+
+def synchronized(func: Callable):
+    r"""Decorator. Decorated function will synchronize when finished.
+    Specifically, we use this to prevent data race during hub.load
+
+    Args:
+        func: the function; every rank calls it, and each returns once all have finished it.
+
+    Returns:
+        the wrapped function.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> @dist.synchronized
+        ... def f():
+        ...     return 1
+        >>> f()
+        1
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if not is_distributed():
+            return func(*args, **kwargs)
+        ret = func(*args, **kwargs)
+        group_barrier()
+        return ret
+
+    return wrapper
+
+
+def bcast_list_(inps: list, group: Group = WORLD):
+    r"""Broadcast tensors between given group: every rank's tensors take the root's values.
+
+    Args:
+        inps: input tensors (Parameters keep their identity and attachments).
+        group: communication group.
+
+    Returns:
+        None: the tensors are updated in place.
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> callable(dist.bcast_list_)
+        True
+    """
+    for inp in inps:
+        inp._reset(_bcast_param(inp, group))
+
+
+class TensorFuture(Future):
+    """A gradient that its bucket's all-reduce will deliver (resolved after backward)."""
+
+
+class AllreduceCallback:
+    r"""Allreduce Callback with tensor fusion optimization.
+
+    Gradients are packed per dtype into buckets of about 10 MB; a full bucket is all-reduced
+    at once and the rest after backward. Use it as a GradManager callback: every rank must
+    attach the same parameters in the same order.
+
+    Args:
+        reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
+        group: communication group.
+        backend: override distributed backend in allreduce (``"gloo"`` for CPU tensors).
+
+    Examples:
+        >>> import megengine.distributed as dist
+        >>> dist.make_allreduce_cb is dist.helper.AllreduceCallback
+        True
+    """
+
+    def __init__(self, reduce_method: str, group: Group = WORLD, backend: str | None = None):
+        reduce_method = reduce_method.lower()
+        if reduce_method not in ("sum", "mean"):
+            raise ValueError("reduce_method should be sum or mean")
+        self._reduce_method = reduce_method
+        self._group = group
+        self._marked_gm = WeakSet()
+        self._param_pack_thd = 10 * 1024 * 1024
+        self._reset()
+        if backend is None:
+            _group._require_init()
+            backend = _group._sd.backend
+        self._backend = backend
+
+    def _reset(self):
+        self._params = []
+        self._gradients_dict = {}
+        self._futures_dict = {}
+        self._packing_list = defaultdict(list)
+        self._packing_size = defaultdict(int)
+
+    def _pack(self, dtype):
+        params = self._packing_list[dtype]
+        if not params:
+            return
+        grads = [self._gradients_dict[p] for p in params]
+        # One flat buffer per bucket: a single all-reduce instead of one per gradient.
+        flat = np.concatenate([g.numpy().reshape(-1) for g in grads])
+        reduced = _comm(self._group).all_reduce(Tensor(flat, dtype=dtype), "sum").numpy()
+        if self._reduce_method == "mean":
+            reduced = reduced / self._group.size
+        offset = 0
+        for param, grad in zip(params, grads):
+            n = int(np.prod(grad.shape))
+            value = reduced[offset : offset + n].reshape(grad.shape).astype(dtype, copy=False)
+            self._gradients_dict[param] = Tensor(value, dtype=dtype, device=grad.device)
+            offset += n
+        self._packing_list[dtype] = []
+        self._packing_size[dtype] = 0
+
+    def __call__(self, param, grad):
+        gm = get_backwarding_grad_manager()
+        if not isinstance(gm, GradManager):
+            raise RuntimeError(  # noqa: TRY004 - a misuse, not a bad argument
+                "make_allreduce_cb: call it as a GradManager callback"
+            )
+        if gm not in self._marked_gm:
+            gm._register_after_backward_callback(self._flush)
+            self._marked_gm.add(gm)
+        self._params.append(param)
+        self._futures_dict[param] = TensorFuture(ack=False)
+        self._gradients_dict[param] = grad
+        dtype_str = str(np.dtype(param.dtype))
+        self._packing_list[dtype_str].append(param)
+        self._packing_size[dtype_str] += int(np.prod(grad.shape)) * np.dtype(param.dtype).itemsize
+        if self._packing_size[dtype_str] > self._param_pack_thd:
+            self._pack(dtype_str)
+        return self._futures_dict[param]
+
+    def _flush(self):
+        for dtype in sorted(self._packing_list.keys()):
+            self._pack(dtype)
+        for param in self._params:
+            self._futures_dict[param].set(self._gradients_dict[param])
+        self._reset()
+
+
+make_allreduce_cb = AllreduceCallback

@@ -1,0 +1,514 @@
+"""The rendezvous store: a small TCP key-value server in one process and a client per rank.
+
+Ranks exchange Gloo addresses, broadcast small values and meet at barriers through it. A frame
+is ``!II`` (header length, payload length), a JSON header and raw payload bytes: nothing is
+unpickled from the network. Every blocking request carries a timeout, and the server answers
+``timeout`` rather than letting a rank wait for a peer that never comes.
+"""
+
+import contextlib
+import json
+import os
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+from collections import defaultdict
+
+__all__ = ["Client", "Server"]
+
+_FRAME = struct.Struct("!II")
+_DEFAULT_TIMEOUT = 300.0
+
+
+def default_timeout():
+    """Seconds a rank waits for its peers: ``NEOMEG_DIST_TIMEOUT`` or 300.
+
+    Returns:
+        a positive float.
+
+    Examples:
+        >>> from megengine.distributed.server import default_timeout
+        >>> default_timeout() > 0
+        True
+    """
+    value = os.environ.get("NEOMEG_DIST_TIMEOUT")
+    if value is None:
+        return _DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"NEOMEG_DIST_TIMEOUT must be a number of seconds, got {value!r}")
+    if seconds <= 0:
+        raise ValueError(f"NEOMEG_DIST_TIMEOUT must be positive, got {value!r}")
+    return seconds
+
+
+def _send_frame(sock, header, payload=b""):
+    head = json.dumps(header).encode()
+    sock.sendall(_FRAME.pack(len(head), len(payload)) + head + payload)
+
+
+def _recv_exact(sock, n):
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv_frame(sock):
+    head_len, payload_len = _FRAME.unpack(_recv_exact(sock, _FRAME.size))
+    header = json.loads(_recv_exact(sock, head_len))
+    return header, _recv_exact(sock, payload_len)
+
+
+class _Store:
+    """The server's state: values by key, and a condition that wakes waiters on every change."""
+
+    def __init__(self):
+        self.values = {}
+        self.cond = threading.Condition()
+
+    def wait(self, keys, timeout):
+        with self.cond:
+            ready = self.cond.wait_for(lambda: all(k in self.values for k in keys), timeout)
+            return [k for k in keys if k not in self.values] if not ready else []
+
+    def handle(self, header, payload):
+        op = header["op"]
+        if op == "ping":
+            return {"ok": True, "magic": "neomeg-store"}, b""
+        if op == "set":
+            with self.cond:
+                self.values[header["key"]] = payload
+                self.cond.notify_all()
+            return {"ok": True}, b""
+        if op == "add":
+            with self.cond:
+                value = int(self.values.get(header["key"], b"0")) + int(header["delta"])
+                self.values[header["key"]] = str(value).encode()
+                self.cond.notify_all()
+            return {"ok": True, "value": value}, b""
+        if op in ("get", "wait", "pop"):
+            keys = header["keys"] if op == "wait" else [header["key"]]
+            missing = self.wait(keys, float(header["timeout"]))
+            if missing:
+                return {"ok": False, "error": "timeout", "missing": missing}, b""
+            if op == "wait":
+                return {"ok": True}, b""
+            with self.cond:
+                value = self.values[keys[0]] if op == "get" else self.values.pop(keys[0])
+            return {"ok": True}, value
+        return {"ok": False, "error": "bad_request", "message": f"unknown op {op!r}"}, b""
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    def setup(self):
+        with self.server.lock:
+            self.server.connections.add(self.request)
+
+    def finish(self):
+        with self.server.lock:
+            self.server.connections.discard(self.request)
+
+    def handle(self):
+        sock = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while True:
+            try:
+                header, payload = _recv_frame(sock)
+            except (ConnectionError, OSError, struct.error, ValueError):
+                return
+            try:
+                reply, data = self.server.store.handle(header, payload)
+            except (KeyError, TypeError, ValueError) as exc:
+                reply, data = {"ok": False, "error": "bad_request", "message": str(exc)}, b""
+            try:
+                _send_frame(sock, reply, data)
+            except OSError:
+                return
+
+
+class _TCPServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Server:
+    r"""Distributed Server for distributed training: the rendezvous store of a job.
+
+    It runs in a background thread of the process that creates it (``launcher``'s parent, or
+    rank 0 when ranks are started by another launcher) and lives until :meth:`close` or the
+    process's exit.
+
+    Args:
+        port: TCP port to listen on; 0 picks a free one (read it from ``py_server_port``).
+        host: the address to listen on; all interfaces by default (other machines' ranks
+            connect to it).
+
+    Examples:
+        >>> from megengine.distributed import Server, Client
+        >>> server = Server(0)
+        >>> client = Client("localhost", server.py_server_port)
+        >>> client.user_set("answer", 42)
+        >>> client.user_get("answer")
+        42
+        >>> server.close()
+    """
+
+    def __init__(self, port=0, *, host="0.0.0.0"):
+        if not isinstance(port, int) or not 0 <= port < 65536:
+            raise ValueError(f"Server: port must be an int in [0, 65536), got {port!r}")
+        self._pid = os.getpid()
+        self._server = _TCPServer((host, port), _Handler)
+        self._server.store = _Store()
+        self._server.lock = threading.Lock()
+        self._server.connections = set()
+        self.py_server_port = self._server.server_address[1]
+        # MegEngine's second (C++) server; here the one store serves both roles.
+        self.mm_server_port = self.py_server_port
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="neomeg-dist-server", daemon=True
+        )
+        self._thread.start()
+
+    def close(self):
+        """Stops serving: closes the listening socket and the clients' connections (idempotent).
+
+        Examples:
+            >>> from megengine.distributed import Server
+            >>> s = Server(0)
+            >>> s.close(); s.close()
+        """
+        if self._server is not None and self._pid != os.getpid():
+            # A forked child's copy: its serving thread lives in the parent only, so shutdown()
+            # would wait forever (the garbage collector of a launcher rank gets here).
+            self._server = None
+        if self._server is not None:
+            # During interpreter shutdown the serving thread no longer runs: do not wait for it.
+            if not sys.is_finalizing():
+                self._server.shutdown()
+            self._server.server_close()
+            # The clients see the server gone, as when its process exits.
+            with self._server.lock:
+                for conn in self._server.connections:
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_RDWR)
+            self._server = None
+
+    def __del__(self):
+        # At interpreter shutdown the socket module may be gone: nothing is left to close then.
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+class Client:
+    r"""Distributed Client for distributed training: one rank's connection to the Server.
+
+    Connecting retries until ``timeout`` (the server's process may start after this one).
+    Requests are serialised by a lock, so threads may share a client.
+
+    Args:
+        master_ip: ip address of master node.
+        port: port of server at master node.
+        timeout: seconds to wait for the server, and for peers in blocking requests;
+            ``NEOMEG_DIST_TIMEOUT`` or 300 when None.
+
+    Examples:
+        >>> from megengine.distributed import Server, Client
+        >>> server = Server(0)
+        >>> client = Client("localhost", server.py_server_port, timeout=5)
+        >>> client.connect()
+        True
+        >>> server.close()
+    """
+
+    def __init__(self, master_ip, port, *, timeout=None):
+        self.master_ip = master_ip
+        self.port = port
+        self.timeout = default_timeout() if timeout is None else float(timeout)
+        if self.timeout <= 0:
+            raise ValueError(f"Client: timeout must be positive, got {timeout!r}")
+        self._lock = threading.Lock()
+        self._sock = None
+        self._barrier_gen = defaultdict(int)
+        self._bcast_gen = defaultdict(int)
+        self._open()
+
+    def _open(self):
+        deadline = time.monotonic() + self.timeout
+        last = None
+        while True:
+            try:
+                sock = socket.create_connection((self.master_ip, self.port), timeout=5)
+                sock.settimeout(None)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                _send_frame(sock, {"op": "ping"})
+                header, _ = _recv_frame(sock)
+                if header.get("magic") != "neomeg-store":
+                    raise ConnectionError("the peer is not a megengine.distributed Server")
+                self._sock = sock
+                return
+            except (OSError, ValueError, struct.error) as exc:
+                last = exc
+            if time.monotonic() >= deadline:
+                raise ConnectionError(
+                    f"cannot reach the distributed Server at {self.master_ip}:{self.port} "
+                    f"within {self.timeout:g} s: {last}"
+                )
+            time.sleep(0.05)
+
+    def _request(self, header, payload=b"", what=None):
+        with self._lock:
+            try:
+                _send_frame(self._sock, header, payload)
+                reply, data = _recv_frame(self._sock)
+            except (OSError, ValueError, struct.error) as exc:
+                raise ConnectionError(
+                    f"lost the connection to the distributed Server at "
+                    f"{self.master_ip}:{self.port} (did the master process exit?): {exc}"
+                ) from None
+        if reply.get("ok"):
+            return reply, data
+        if reply.get("error") == "timeout":
+            raise TimeoutError(
+                f"{what or header['op']}: timed out after {header.get('timeout'):g} s waiting "
+                f"for {', '.join(reply['missing'])} (a peer never arrived or has died)"
+            )
+        raise RuntimeError(f"distributed Server: {reply.get('message', reply)}")
+
+    def connect(self):
+        r"""Check connection success.
+
+        Returns:
+            True when the server answers.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> Client("localhost", server.py_server_port).connect()
+            True
+            >>> server.close()
+        """
+        self._request({"op": "ping"})
+        return True
+
+    def get_mm_server_port(self):
+        r"""Get multiple machine server port (the same server here).
+
+        Returns:
+            the server's port.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.get_mm_server_port() == server.py_server_port
+            True
+            >>> server.close()
+        """
+        return self.port
+
+    # The store primitives, also used by the C++ Communicator's rendezvous.
+    def set(self, key, value):
+        """Sets ``key`` to ``value`` (bytes) and wakes its waiters.
+
+        Args:
+            key: a str.
+            value: bytes.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.set("k", b"v"); c.get("k")
+            b'v'
+            >>> server.close()
+        """
+        self._request({"op": "set", "key": key}, bytes(value))
+
+    def get(self, key, timeout=None):
+        """The bytes of ``key``, waiting for it to be set.
+
+        Args:
+            key: a str.
+            timeout: seconds; the client's timeout when None.
+
+        Returns:
+            bytes.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> try:
+            ...     c.get("never", timeout=0.1)
+            ... except TimeoutError as e:
+            ...     print("timed out")
+            timed out
+            >>> server.close()
+        """
+        t = self.timeout if timeout is None else timeout
+        return self._request({"op": "get", "key": key, "timeout": t})[1]
+
+    def wait(self, keys, timeout=None):
+        """Waits until every key of ``keys`` is set.
+
+        Args:
+            keys: a list of str.
+            timeout: seconds; the client's timeout when None.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.set("a", b""); c.wait(["a"])
+            >>> server.close()
+        """
+        t = self.timeout if timeout is None else timeout
+        self._request({"op": "wait", "keys": list(keys), "timeout": t})
+
+    def add(self, key, delta):
+        """Adds ``delta`` to the integer at ``key`` (0 when unset).
+
+        Args:
+            key: a str.
+            delta: an int.
+
+        Returns:
+            the new value.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.add("n", 2), c.add("n", 3)
+            (2, 5)
+            >>> server.close()
+        """
+        return self._request({"op": "add", "key": key, "delta": int(delta)})[0]["value"]
+
+    def group_barrier(self, key, size):
+        r"""A barrier wait for all group member.
+
+        Args:
+            key: group key to match each other.
+            size: group size.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> Client("localhost", server.py_server_port).group_barrier("solo", 1)
+            >>> server.close()
+        """
+        self._barrier_gen[key] += 1
+        name = f"__barrier/{key}/{self._barrier_gen[key]}"
+        if self.add(name, 1) == size:
+            self.set(name + "/done", b"")
+        else:
+            self._request(
+                {"op": "wait", "keys": [name + "/done"], "timeout": self.timeout},
+                what=f"group_barrier of group '{key}' ({size} ranks)",
+            )
+
+    def user_set(self, key, val):
+        r"""Set user defined key-value pairs across processes.
+
+        Args:
+            key: a str.
+            val: a JSON-serialisable value.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.user_set("cfg", {"lr": 0.1}); c.user_get("cfg")
+            {'lr': 0.1}
+            >>> server.close()
+        """
+        self.set("__user/" + key, json.dumps(val).encode())
+
+    def user_get(self, key):
+        r"""Get user defined key-value pairs across processes (waits for the key).
+
+        Args:
+            key: a str.
+
+        Returns:
+            the value set by ``user_set``.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.user_set("x", [1, 2]); c.user_get("x")
+            [1, 2]
+            >>> server.close()
+        """
+        return json.loads(self.get("__user/" + key))
+
+    def user_pop(self, key):
+        r"""Get user defined key-value pairs and delete the resources when the get is done.
+
+        Args:
+            key: a str.
+
+        Returns:
+            the value set by ``user_set``.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.user_set("x", 3); c.user_pop("x")
+            3
+            >>> server.close()
+        """
+        reply = self._request({"op": "pop", "key": "__user/" + key, "timeout": self.timeout})
+        return json.loads(reply[1])
+
+    def bcast_val(self, val, key, size):
+        r"""Broadcasts a value from the member that passes it to the ``size - 1`` that pass None.
+
+        Every member calls it the same number of times with the same ``key``.
+
+        Args:
+            val: the value (JSON-serialisable) on the source; None on the others.
+            key: the group's key.
+            size: the group's size.
+
+        Returns:
+            None on the source, the value elsewhere.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.bcast_val({"shape": [2]}, "g", 1)
+            >>> server.close()
+        """
+        self._bcast_gen[key] += 1
+        name = f"__bcast/{key}/{self._bcast_gen[key]}"
+        if val is not None:
+            self.set(name, json.dumps(val).encode())
+            return None
+        return json.loads(self.get(name))
+
+    def close(self):
+        """Closes the connection (idempotent).
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.close(); c.close(); server.close()
+        """
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None

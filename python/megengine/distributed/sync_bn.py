@@ -1,0 +1,90 @@
+"""sync_batch_norm: batch normalisation whose statistics are those of the whole group's batch.
+
+Each rank sums x and x*x per channel; one differentiable all-reduce (``all_reduce_sum``, whose
+backward all-reduces the gradients) gives the group's sums, so the output and its gradient are
+those of batch normalisation on the ranks' batches concatenated.
+"""
+
+import numpy as np
+
+from ..tensor import Tensor
+from .functional import _as_group, _comm, all_reduce_sum
+from .group import is_distributed
+
+
+def sync_batch_norm_impl(
+    inp,
+    running_mean,
+    running_var,
+    weight,
+    bias,
+    training,
+    momentum,
+    eps,
+    eps_mode,
+    group,
+    batch_norm,
+):
+    """F.nn.sync_batch_norm's work (see its docstring); ``batch_norm`` is F.nn.batch_norm."""
+    mode = eps_mode.lower() if isinstance(eps_mode, str) else eps_mode
+    if mode not in ("max", "additive"):
+        raise ValueError(f"sync_batch_norm: unknown eps_mode {eps_mode!r} (max or additive)")
+    distributed = is_distributed() and training
+    if mode == "additive" and not distributed:
+        return batch_norm(
+            inp,
+            running_mean,
+            running_var,
+            weight,
+            bias,
+            training=training,
+            momentum=momentum,
+            eps=eps,
+        )
+    if not isinstance(inp, Tensor) or inp.ndim < 2:
+        raise ValueError("sync_batch_norm: inp must be a Tensor of shape (N, C, ...)")
+    c = inp.shape[1]
+    cshape = (1, c) + (1,) * (inp.ndim - 2)
+    axes = [0] + list(range(2, inp.ndim))
+    if training:
+        n = inp.size // c
+        stats = (inp.sum(axis=axes, keepdims=True), (inp * inp).sum(axis=axes, keepdims=True))
+        if distributed:
+            group = _as_group(group)
+            count = Tensor(np.array([n], dtype="int32"))
+            n = int(_comm(group).all_reduce(count, "sum").numpy()[0])
+            both = all_reduce_sum(_stack(stats, c), group)
+            stats = (both[0].reshape(cshape), both[1].reshape(cshape))
+        mean = stats[0] / n
+        var = stats[1] / n - mean * mean
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("sync_batch_norm: inference needs running_mean and running_var")
+        mean, var = running_mean.reshape(cshape), running_var.reshape(cshape)
+    denom = var + eps if mode == "additive" else _maximum(var, eps)
+    out = (inp - mean) / denom**0.5
+    if weight is not None:
+        out = out * weight.reshape(cshape)
+    if bias is not None:
+        out = out + bias.reshape(cshape)
+    if training and running_mean is not None and running_var is not None:
+        unbiased = var.detach() * (n / max(n - 1, 1))
+        running_mean._reset(
+            running_mean * momentum + mean.detach().reshape(running_mean.shape) * (1 - momentum)
+        )
+        running_var._reset(
+            running_var * momentum + unbiased.reshape(running_var.shape) * (1 - momentum)
+        )
+    return out
+
+
+def _stack(stats, c):
+    from ..functional.tensor import concat
+
+    return concat([stats[0].reshape(1, c), stats[1].reshape(1, c)], axis=0)
+
+
+def _maximum(var, eps):
+    from ..functional.elemwise import maximum
+
+    return maximum(var, eps)

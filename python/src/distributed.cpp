@@ -1,0 +1,301 @@
+// megengine.core._imperative_rt.distributed: the Communicator (src/distributed/) on eager
+// tensors. Inputs are made contiguous; outputs are new tensors on the input's comp node. The
+// rendezvous store is the Python client of megengine.distributed.server, called with the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "dtype_convert.h"
+#include "tensor.h"
+
+#if NEOMEG_WITH_GLOO
+#include <cstring>
+
+#include "neomeg/distributed/communicator.h"
+#endif
+
+namespace neomeg::python {
+
+#if NEOMEG_WITH_GLOO
+namespace {
+
+namespace dist = neomeg::distributed;
+using Millis = std::chrono::milliseconds;
+
+// Our Store over a Python object with set(key, bytes), get(key, timeout_s) -> bytes and
+// wait(keys, timeout_s), which raise TimeoutError when a key does not come in time.
+class PyStore final : public dist::Store {
+public:
+    explicit PyStore(py::object client) : m_client(std::move(client)) {}
+    ~PyStore() override {
+        py::gil_scoped_acquire gil;
+        m_client = py::object();
+    }
+
+    void set(const std::string& key, const std::vector<char>& value) override {
+        call([&] { m_client.attr("set")(key, py::bytes(value.data(), value.size())); });
+    }
+    std::vector<char> get(const std::string& key, Millis timeout) override {
+        std::vector<char> out;
+        call([&] {
+            std::string s = m_client.attr("get")(key, timeout.count() / 1000.0).cast<py::bytes>();
+            out.assign(s.begin(), s.end());
+        });
+        return out;
+    }
+    void wait(const std::vector<std::string>& keys, Millis timeout) override {
+        call([&] { m_client.attr("wait")(keys, timeout.count() / 1000.0); });
+    }
+
+private:
+    // Python errors become C++ ones here, with the GIL held, so that they cross Gloo's frames
+    // as plain exceptions.
+    template <class F>
+    void call(F&& f) {
+        py::gil_scoped_acquire gil;
+        try {
+            f();
+        } catch (py::error_already_set& e) {
+            std::string msg = e.what();
+            if (e.matches(PyExc_TimeoutError))
+                throw dist::StoreTimeout(msg);
+            throw std::runtime_error(msg);
+        }
+    }
+    py::object m_client;
+};
+
+dist::ReduceOp reduce_op(const std::string& name) {
+    if (name == "sum")
+        return dist::ReduceOp::Sum;
+    if (name == "max")
+        return dist::ReduceOp::Max;
+    if (name == "min")
+        return dist::ReduceOp::Min;
+    throw py::value_error("distributed: unknown reduce op '" + name + "' (sum, max or min)");
+}
+
+imperative::Tensor host_input(const TensorWrapper& t, const char* what) {
+    if (t.value.comp_node().device_type() != CompNode::DeviceType::CPU)
+        throw py::type_error(std::string("distributed ") + what +
+                             ": the Gloo backend works on CPU tensors, got one on " +
+                             t.value.comp_node().to_string());
+    return t.value.contiguous();
+}
+
+void* ptr(const imperative::Tensor& t) {
+    return t.dnn_tensor().raw_ptr();
+}
+
+dnn::TensorShape with_first_dim(const dnn::TensorShape& s, size_t first) {
+    std::vector<size_t> dims = s.to_vector();
+    if (dims.empty())
+        dims.push_back(first);
+    else
+        dims[0] = first;
+    return dnn::TensorShape(dims);
+}
+
+size_t first_dim(const dnn::TensorShape& s) {
+    return s.ndim ? s[0] : 1;
+}
+
+// The part of a tensor's first axis that goes to one rank; the first axis must split evenly.
+size_t part_of(const imperative::Tensor& t, int size, const char* what) {
+    size_t d0 = first_dim(t.shape());
+    if (t.shape().ndim == 0 || d0 % size)
+        throw py::value_error(std::string("distributed ") + what + ": the first axis of shape " +
+                              t.shape().to_string() + " does not split into " +
+                              std::to_string(size) + " equal parts");
+    return d0 / size;
+}
+
+py::object wrap(imperative::Tensor t) {
+    return py::cast(TensorWrapper{std::move(t)});
+}
+
+class PyCommunicator {
+public:
+    PyCommunicator(py::object client, const std::string& prefix, int rank, int size,
+                   double timeout_s, const std::string& hostname)
+        : m_store(std::make_unique<PyStore>(std::move(client))) {
+        if (!(timeout_s > 0))
+            throw py::value_error("distributed: the timeout must be positive");
+        py::gil_scoped_release nogil;
+        m_comm = std::make_unique<dist::Communicator>(
+                *m_store, prefix, rank, size, Millis(static_cast<int64_t>(timeout_s * 1000)),
+                hostname);
+    }
+
+    int rank() const { return m_comm->rank(); }
+    int size() const { return m_comm->size(); }
+
+    py::object all_reduce(const TensorWrapper& x, const std::string& op) {
+        auto in = host_input(x, "all_reduce");
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto rop = reduce_op(op);
+        {
+            py::gil_scoped_release nogil;
+            m_comm->all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop);
+        }
+        return wrap(out);
+    }
+
+    py::object reduce(const TensorWrapper& x, const std::string& op, int root) {
+        auto in = host_input(x, "reduce");
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto rop = reduce_op(op);
+        {
+            py::gil_scoped_release nogil;
+            m_comm->reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop, root);
+        }
+        return rank() == root ? wrap(out) : py::none();
+    }
+
+    // Every rank passes a tensor of the root's shape and dtype; only the root's values count.
+    py::object broadcast(const TensorWrapper& x, int root) {
+        auto in = host_input(x, "broadcast");
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        size_t n = in.shape().total_nr_elems();
+        if (rank() == root && n)
+            std::memcpy(ptr(out), ptr(in), in.dtype().size(n));
+        {
+            py::gil_scoped_release nogil;
+            m_comm->broadcast(ptr(out), n, in.dtype(), root);
+        }
+        return wrap(out);
+    }
+
+    py::object all_gather(const TensorWrapper& x) {
+        auto in = host_input(x, "all_gather");
+        auto out = imperative::Tensor::empty(
+                with_first_dim(in.shape(), first_dim(in.shape()) * size()), in.dtype(),
+                in.comp_node());
+        {
+            py::gil_scoped_release nogil;
+            m_comm->all_gather(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype());
+        }
+        return wrap(out);
+    }
+
+    py::object gather(const TensorWrapper& x, int root) {
+        auto in = host_input(x, "gather");
+        imperative::Tensor out;
+        if (rank() == root)
+            out = imperative::Tensor::empty(
+                    with_first_dim(in.shape(), first_dim(in.shape()) * size()), in.dtype(),
+                    in.comp_node());
+        {
+            py::gil_scoped_release nogil;
+            m_comm->gather(ptr(in), out.valid() ? ptr(out) : nullptr, in.shape().total_nr_elems(),
+                           in.dtype(), root);
+        }
+        return out.valid() ? wrap(out) : py::none();
+    }
+
+    // Every rank passes a tensor of the root's shape; rank r gets part r of the first axis.
+    py::object scatter(const TensorWrapper& x, int root) {
+        auto in = host_input(x, "scatter");
+        size_t part = part_of(in, size(), "scatter");
+        auto out = imperative::Tensor::empty(with_first_dim(in.shape(), part), in.dtype(),
+                                             in.comp_node());
+        {
+            py::gil_scoped_release nogil;
+            m_comm->scatter(ptr(in), ptr(out), out.shape().total_nr_elems(), in.dtype(), root);
+        }
+        return wrap(out);
+    }
+
+    py::object all_to_all(const TensorWrapper& x) {
+        auto in = host_input(x, "all_to_all");
+        part_of(in, size(), "all_to_all");
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        {
+            py::gil_scoped_release nogil;
+            m_comm->all_to_all(ptr(in), ptr(out), in.shape().total_nr_elems() / size(), in.dtype());
+        }
+        return wrap(out);
+    }
+
+    // All-reduce, then this rank keeps its part of the first axis.
+    py::object reduce_scatter(const TensorWrapper& x, const std::string& op) {
+        auto in = host_input(x, "reduce_scatter");
+        size_t part = part_of(in, size(), "reduce_scatter");
+        auto rop = reduce_op(op);
+        auto full = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto out = imperative::Tensor::empty(with_first_dim(in.shape(), part), in.dtype(),
+                                             in.comp_node());
+        size_t n = out.shape().total_nr_elems();
+        {
+            py::gil_scoped_release nogil;
+            m_comm->all_reduce(ptr(in), ptr(full), in.shape().total_nr_elems(), in.dtype(), rop);
+        }
+        if (n)
+            std::memcpy(ptr(out), static_cast<std::byte*>(ptr(full)) + in.dtype().size(n) * rank(),
+                        in.dtype().size(n));
+        return wrap(out);
+    }
+
+    void send(const TensorWrapper& x, int dst, uint32_t tag) {
+        auto in = host_input(x, "send");
+        py::gil_scoped_release nogil;
+        m_comm->send(ptr(in), in.shape().total_nr_elems(), in.dtype(), dst, tag);
+    }
+
+    py::object recv(const std::vector<size_t>& shape, const py::object& dtype,
+                    const std::string& device, int src, uint32_t tag) {
+        CompNode cn = CompNode::load(device);
+        if (cn.device_type() != CompNode::DeviceType::CPU)
+            throw py::type_error("distributed recv: the Gloo backend works on CPU tensors, got " +
+                                 device);
+        auto out = imperative::Tensor::empty(dnn::TensorShape(shape), dtype_from_py(dtype), cn);
+        {
+            py::gil_scoped_release nogil;
+            m_comm->recv(ptr(out), out.shape().total_nr_elems(), out.dtype(), src, tag);
+        }
+        return wrap(out);
+    }
+
+    void barrier() {
+        py::gil_scoped_release nogil;
+        m_comm->barrier();
+    }
+
+private:
+    std::unique_ptr<PyStore> m_store;
+    std::unique_ptr<dist::Communicator> m_comm;
+};
+
+}  // namespace
+#endif
+
+void init_distributed(py::module_& m) {
+    auto d = m.def_submodule("distributed", "Collectives between processes (Gloo, CPU tensors).");
+#if NEOMEG_WITH_GLOO
+    d.attr("gloo_available") = true;
+    // Subclasses of RuntimeError and TimeoutError, so that callers can catch either.
+    py::register_exception<dist::CommError>(d, "CommError", PyExc_RuntimeError);
+    py::register_exception<dist::StoreTimeout>(d, "StoreTimeout", PyExc_TimeoutError);
+    py::class_<PyCommunicator>(d, "Communicator",
+                               "One rank's Gloo connections to the other ranks of a group.")
+            .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
+                 py::arg("store"), py::arg("prefix"), py::arg("rank"), py::arg("size"),
+                 py::arg("timeout"), py::arg("hostname") = "127.0.0.1")
+            .def_property_readonly("rank", &PyCommunicator::rank)
+            .def_property_readonly("size", &PyCommunicator::size)
+            .def("all_reduce", &PyCommunicator::all_reduce)
+            .def("reduce", &PyCommunicator::reduce)
+            .def("broadcast", &PyCommunicator::broadcast)
+            .def("all_gather", &PyCommunicator::all_gather)
+            .def("gather", &PyCommunicator::gather)
+            .def("scatter", &PyCommunicator::scatter)
+            .def("all_to_all", &PyCommunicator::all_to_all)
+            .def("reduce_scatter", &PyCommunicator::reduce_scatter)
+            .def("send", &PyCommunicator::send)
+            .def("recv", &PyCommunicator::recv)
+            .def("barrier", &PyCommunicator::barrier);
+#else
+    d.attr("gloo_available") = false;
+#endif
+}
+
+}  // namespace neomeg::python

@@ -1,0 +1,166 @@
+"""Fail-fast: a rank that raises, is killed, never joins or leaves early makes every other
+rank (and the launching parent) fail within the timeout, never hang; nothing is left running."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from dist_util import TIMEOUT
+
+import megengine as mge
+import megengine.distributed as dist
+import megengine.functional as F
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _record_pid(folder):
+    with open(os.path.join(folder, f"{os.getpid()}.pid"), "w"):
+        pass
+
+
+def _pids(folder):
+    return [int(name.split(".")[0]) for name in os.listdir(folder)]
+
+
+def _raises(folder):
+    _record_pid(folder)
+    x = mge.Tensor(np.ones(3, dtype="float32"))
+    F.distributed.all_reduce_sum(x)
+    if dist.get_rank() == 1:
+        raise ValueError("rank one gives up")
+    # Rank 0 now waits for a peer that will never come: the launcher must stop it.
+    F.distributed.all_reduce_sum(x)
+    return "unreachable"
+
+
+def test_a_raising_rank_stops_the_others_and_its_error_reaches_the_parent(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="rank one gives up") as info:
+        dist.launcher(n_gpus=2, timeout=TIMEOUT)(_raises)(str(tmp_path))
+    assert time.monotonic() - start < TIMEOUT / 2
+    cause = str(info.value.__cause__)
+    assert "rank 1 raised" in cause and "_raises" in cause  # the child's traceback
+    pids = _pids(tmp_path)
+    assert len(pids) == 2 and not any(_alive(p) for p in pids)
+
+
+def _killed(folder):
+    _record_pid(folder)
+    if dist.get_rank() == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    F.distributed.all_reduce_sum(mge.Tensor(np.ones(3, dtype="float32")))
+
+
+def test_a_killed_rank_stops_the_others(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="subprocess 1 was killed by signal 9"):
+        dist.launcher(n_gpus=2, timeout=TIMEOUT)(_killed)(str(tmp_path))
+    assert time.monotonic() - start < TIMEOUT / 2
+    assert not any(_alive(p) for p in _pids(tmp_path))
+
+
+def _never_called():
+    return "unreachable"
+
+
+def test_a_rank_that_never_joins_times_out():
+    # world_size 3, but only ranks 0 and 1 are started here.
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="group_barrier"):
+        dist.launcher(n_gpus=2, world_size=3, timeout=1)(_never_called)()
+    assert time.monotonic() - start < 6
+
+
+def _leaves_early():
+    x = mge.Tensor(np.ones(3, dtype="float32"))
+    F.distributed.all_reduce_sum(x)  # both ranks are connected now
+    if dist.get_rank() == 1:
+        return "left"
+    F.distributed.all_reduce_sum(x)  # rank 1's sockets are closed: an error, not a hang
+
+
+def test_a_peer_that_disappears_fails_the_collective():
+    start = time.monotonic()
+    with pytest.raises(dist.CommError, match="all_reduce failed on rank 0 of 2"):
+        dist.launcher(n_gpus=2, timeout=TIMEOUT)(_leaves_early)()
+    assert time.monotonic() - start < TIMEOUT / 2
+
+
+def test_results_come_back_in_rank_order_and_unpicklable_ones_are_errors():
+    assert dist.launcher(n_gpus=3, timeout=TIMEOUT)(dist.get_rank)() == [0, 1, 2]
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        dist.launcher(n_gpus=2, timeout=TIMEOUT)(lambda: lambda: 0)()
+
+
+def test_launcher_and_init_reject_bad_arguments():
+    with pytest.raises(ValueError, match="n_gpus"):
+        dist.launcher(_never_called, n_gpus=0)
+    with pytest.raises(ValueError, match="assign a port"):
+        dist.launcher(_never_called, n_gpus=1, world_size=2, rank_start=1)
+    with pytest.raises(TypeError):
+        dist.init_process_group("localhost", "1234", 2, 0, 0)
+    with pytest.raises(ValueError, match="backend"):
+        dist.init_process_group("localhost", 1234, 2, 0, 0, backend="mpi")
+    with pytest.raises(ValueError, match="rank 2"):
+        dist.init_process_group("localhost", 1234, 2, 2, 0)
+    assert not dist.is_distributed()
+
+
+_ENV_SCRIPT = """
+import numpy as np, megengine as mge, megengine.distributed as dist
+import megengine.functional as F
+dist.init_process_group(timeout=10)
+x = mge.Tensor(np.full(2, dist.get_rank() + 1, dtype="float32"))
+print(dist.get_rank(), dist.get_world_size(), F.distributed.all_reduce_sum(x).numpy().tolist())
+"""
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_environment_variables_of_external_launchers_are_honoured():
+    port = _free_port()
+    procs = []
+    for rank in range(2):
+        env = dict(
+            os.environ,
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            WORLD_SIZE="2",
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _ENV_SCRIPT],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    outs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err
+            outs.append(out.strip())
+    finally:
+        for p in procs:
+            p.kill()
+    assert outs == ["0 2 [3.0, 3.0]", "1 2 [3.0, 3.0]"]

@@ -1,0 +1,113 @@
+"""The rendezvous store: values, counters, blocking reads with timeouts, barriers and clear
+errors when the server is absent or gone."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from megengine.distributed import Client, Server
+
+
+@pytest.fixture
+def server():
+    s = Server(0, host="127.0.0.1")
+    yield s
+    s.close()
+
+
+def _client(server, timeout=5):
+    return Client("127.0.0.1", server.py_server_port, timeout=timeout)
+
+
+def test_set_get_add_and_user_values(server):
+    c = _client(server)
+    c.set("k", b"\x00\xffbytes")
+    assert c.get("k") == b"\x00\xffbytes"
+    assert [c.add("n", 1), c.add("n", 4), c.add("n", -2)] == [1, 5, 3]
+    c.user_set("cfg", {"lr": 0.5, "shape": [2, 3]})
+    other = _client(server)
+    assert other.user_get("cfg") == {"lr": 0.5, "shape": [2, 3]}
+    assert other.user_pop("cfg") == {"lr": 0.5, "shape": [2, 3]}
+    with pytest.raises(TimeoutError):
+        c.get("__user/cfg", timeout=0.1)  # popped
+
+
+def test_get_waits_for_a_later_set(server):
+    a, b = _client(server), _client(server)
+    setting = threading.Event()
+
+    def later():
+        time.sleep(0.2)
+        setting.set()
+        b.set("late", b"v")
+
+    t = threading.Thread(target=later)
+    t.start()
+    assert a.get("late") == b"v"
+    assert setting.is_set()  # get returned only once the value was being set
+    t.join()
+
+
+def test_missing_keys_time_out_with_their_names(server):
+    c = _client(server)
+    c.set("here", b"")
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="missing1, missing2"):
+        c.wait(["here", "missing1", "missing2"], timeout=0.3)
+    assert 0.25 < time.monotonic() - start < 3
+
+
+def test_barrier_and_bcast_val_among_threads(server):
+    n = 3
+    clients = [_client(server) for _ in range(n)]
+    got, order = [None] * n, []
+
+    def member(i):
+        clients[i].group_barrier("g", n)
+        order.append(i)
+        for round_ in range(2):
+            val = {"round": round_} if i == 0 else None
+            got[i] = clients[i].bcast_val(val, "g", n)
+        clients[i].group_barrier("g", n)
+
+    threads = [threading.Thread(target=member, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(order) == [0, 1, 2]
+    assert got == [None, {"round": 1}, {"round": 1}]
+
+
+def test_a_barrier_without_all_members_times_out(server):
+    c = _client(server, timeout=0.3)
+    with pytest.raises(TimeoutError, match="group_barrier of group 'g'"):
+        c.group_barrier("g", 2)
+
+
+def test_no_server_is_a_connection_error_after_the_timeout():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: connections are refused
+        start = time.monotonic()
+        with pytest.raises(ConnectionError, match="cannot reach"):
+            Client("127.0.0.1", port, timeout=0.3)
+        assert time.monotonic() - start < 3
+
+
+def test_a_server_that_goes_away_is_a_connection_error(server):
+    c = _client(server)
+    server.close()
+    with pytest.raises(ConnectionError, match="lost the connection"):
+        for _ in range(3):  # the first send may still be buffered
+            c.set("k", b"v")
+            c.get("k", timeout=0.1)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        Server(-1)
+    with pytest.raises(ValueError):
+        Client("127.0.0.1", 1, timeout=0)

@@ -1,0 +1,290 @@
+// Communicator on Gloo: the TCP transport, the full-mesh rendezvous through our Store, and
+// Gloo's collectives with reduce functions for NeoMeg's element types.
+#include "neomeg/distributed/communicator.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <string_view>
+#include <type_traits>
+
+namespace neomeg::distributed {
+
+namespace {
+
+using Millis = std::chrono::milliseconds;
+
+// Gloo's store interface over ours, with every key under a group's prefix.
+class GlooStoreAdapter final : public gloo::rendezvous::Store {
+public:
+    GlooStoreAdapter(distributed::Store& store, std::string prefix, Millis timeout)
+        : m_store(store), m_prefix(std::move(prefix)), m_timeout(timeout) {}
+
+    void set(const std::string& key, const std::vector<char>& data) override {
+        m_store.set(m_prefix + key, data);
+    }
+    std::vector<char> get(const std::string& key) override {
+        return m_store.get(m_prefix + key, m_timeout);
+    }
+    void wait(const std::vector<std::string>& keys) override { wait(keys, m_timeout); }
+    void wait(const std::vector<std::string>& keys, const Millis& timeout) override {
+        std::vector<std::string> full;
+        full.reserve(keys.size());
+        for (auto& k : keys)
+            full.push_back(m_prefix + k);
+        m_store.wait(full, timeout);
+    }
+
+private:
+    distributed::Store& m_store;
+    std::string m_prefix;
+    Millis m_timeout;
+};
+
+template <class T, ReduceOp op>
+void reduce_fn(void* c, const void* a, const void* b, size_t n) {
+    auto* pc = static_cast<T*>(c);
+    auto* pa = static_cast<const T*>(a);
+    auto* pb = static_cast<const T*>(b);
+    for (size_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<T, bool>) {
+            pc[i] = op == ReduceOp::Min ? (pa[i] && pb[i]) : (pa[i] || pb[i]);
+        } else if constexpr (op == ReduceOp::Sum) {
+            pc[i] = static_cast<T>(pa[i] + pb[i]);
+        } else if constexpr (op == ReduceOp::Max) {
+            pc[i] = pa[i] < pb[i] ? pb[i] : pa[i];
+        } else {
+            pc[i] = pb[i] < pa[i] ? pb[i] : pa[i];
+        }
+    }
+}
+
+template <class T>
+void (*pick_reduce(ReduceOp op))(void*, const void*, const void*, size_t) {
+    switch (op) {
+        case ReduceOp::Sum:
+            return &reduce_fn<T, ReduceOp::Sum>;
+        case ReduceOp::Max:
+            return &reduce_fn<T, ReduceOp::Max>;
+        case ReduceOp::Min:
+            return &reduce_fn<T, ReduceOp::Min>;
+    }
+    throw std::invalid_argument("unknown ReduceOp");
+}
+
+// Calls f(T{}) with the C++ element type of `dtype`.
+template <class F>
+void dispatch(dnn::DType dtype, F&& f) {
+    using namespace dnn;  // NM_FOREACH_DTYPE names the element types unqualified
+    switch (dtype.enumv()) {
+#define NM_CB(e, t, n)      \
+    case dnn::DTypeEnum::e: \
+        f(t{});             \
+        return;
+        NM_FOREACH_DTYPE(NM_CB)
+#undef NM_CB
+    }
+    throw std::invalid_argument("distributed: unsupported dtype");
+}
+
+// p2p slots must not meet the collectives' (prefix << 56 | tag), whose prefixes are 1..8.
+constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
+
+}  // namespace
+
+struct Communicator::Impl {
+    std::shared_ptr<gloo::rendezvous::Context> context;
+    Millis timeout;
+    uint32_t next_tag = 0;  // each collective gets its own slot, the same on every rank
+
+    uint32_t tag() { return next_tag++; }
+};
+
+// Gloo's errors name the failing socket; ours say which call and rank saw it.
+#define NM_GLOO_CALL(op_name, ...)                                                       \
+    do {                                                                                 \
+        try {                                                                            \
+            __VA_ARGS__;                                                                 \
+        } catch (const gloo::Exception& e) {                                             \
+            throw CommError(std::string("distributed ") + op_name + " failed on rank " + \
+                            std::to_string(m_rank) + " of " + std::to_string(m_size) +   \
+                            " (a peer died, disconnected or timed out): " + e.what());   \
+        }                                                                                \
+    } while (0)
+
+Communicator::Communicator(Store& store, const std::string& prefix, int rank, int size,
+                           Millis timeout, const std::string& hostname)
+    : m_impl(std::make_unique<Impl>()), m_rank(rank), m_size(size) {
+    if (size < 1 || rank < 0 || rank >= size)
+        throw std::invalid_argument("distributed: rank " + std::to_string(rank) +
+                                    " is not in a group of size " + std::to_string(size));
+    if (timeout.count() <= 0)
+        throw std::invalid_argument("distributed: the timeout must be positive");
+    m_impl->timeout = timeout;
+    gloo::transport::tcp::attr attr;
+    attr.hostname = hostname;
+    NM_GLOO_CALL("rendezvous", {
+        auto device = gloo::transport::tcp::CreateDevice(attr);
+        auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+        context->setTimeout(timeout);
+        GlooStoreAdapter adapter(store, prefix, timeout);
+        context->connectFullMesh(adapter, device);
+        m_impl->context = std::move(context);
+    });
+}
+
+Communicator::~Communicator() = default;
+
+void Communicator::check_rank(int r, const char* what) const {
+    if (r < 0 || r >= m_size)
+        throw std::invalid_argument(std::string("distributed ") + what + ": rank " +
+                                    std::to_string(r) + " is not in a group of size " +
+                                    std::to_string(m_size));
+}
+
+void Communicator::all_reduce(const void* in, void* out, size_t count, dnn::DType dtype,
+                              ReduceOp op) {
+    if (count == 0)
+        return;
+    dispatch(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        gloo::AllreduceOptions opts(m_impl->context);
+        opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+        opts.setOutput(static_cast<T*>(out), count);
+        opts.setReduceFunction(pick_reduce<T>(op));
+        opts.setTag(m_impl->tag());
+        NM_GLOO_CALL("all_reduce", gloo::allreduce(opts));
+    });
+}
+
+void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op,
+                          int root) {
+    check_rank(root, "reduce");
+    if (count == 0)
+        return;
+    // Gloo reduces through the output buffer on every rank.
+    std::vector<std::byte> scratch;
+    if (m_rank != root) {
+        scratch.resize(dtype.size(count));
+        out = scratch.data();
+    }
+    dispatch(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        gloo::ReduceOptions opts(m_impl->context);
+        opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+        opts.setOutput(static_cast<T*>(out), count);
+        opts.setRoot(root);
+        opts.setReduceFunction(pick_reduce<T>(op));
+        opts.setTag(m_impl->tag());
+        NM_GLOO_CALL("reduce", gloo::reduce(opts));
+    });
+}
+
+void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root) {
+    check_rank(root, "broadcast");
+    if (count == 0)
+        return;
+    gloo::BroadcastOptions opts(m_impl->context);
+    opts.setOutput(static_cast<uint8_t*>(buf), dtype.size(count));
+    opts.setRoot(root);
+    opts.setTag(m_impl->tag());
+    NM_GLOO_CALL("broadcast", gloo::broadcast(opts));
+}
+
+void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DType dtype) {
+    if (count == 0)
+        return;
+    size_t bytes = dtype.size(count);
+    gloo::AllgatherOptions opts(m_impl->context);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
+    opts.setOutput(static_cast<uint8_t*>(out), bytes * m_size);
+    opts.setTag(m_impl->tag());
+    NM_GLOO_CALL("all_gather", gloo::allgather(opts));
+}
+
+void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
+    check_rank(root, "gather");
+    if (count == 0)
+        return;
+    size_t bytes = dtype.size(count);
+    gloo::GatherOptions opts(m_impl->context);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
+    if (m_rank == root)
+        opts.setOutput(static_cast<uint8_t*>(out), bytes * m_size);
+    opts.setRoot(root);
+    opts.setTag(m_impl->tag());
+    NM_GLOO_CALL("gather", gloo::gather(opts));
+}
+
+void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
+    check_rank(root, "scatter");
+    if (count == 0)
+        return;
+    size_t bytes = dtype.size(count);
+    gloo::ScatterOptions opts(m_impl->context);
+    if (m_rank == root) {
+        std::vector<uint8_t*> parts(m_size);
+        auto* base = const_cast<uint8_t*>(static_cast<const uint8_t*>(in));
+        for (int r = 0; r < m_size; ++r)
+            parts[r] = base + bytes * r;
+        opts.setInputs(parts, bytes);
+    }
+    opts.setOutput(static_cast<uint8_t*>(out), bytes);
+    opts.setRoot(root);
+    opts.setTag(m_impl->tag());
+    NM_GLOO_CALL("scatter", gloo::scatter(opts));
+}
+
+void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DType dtype) {
+    if (count == 0)
+        return;
+    size_t bytes = dtype.size(count) * m_size;
+    gloo::AlltoallOptions opts(m_impl->context);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
+    opts.setOutput(static_cast<uint8_t*>(out), bytes);
+    opts.setTag(m_impl->tag());
+    NM_GLOO_CALL("all_to_all", gloo::alltoall(opts));
+}
+
+void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst, uint32_t tag) {
+    check_rank(dst, "send");
+    if (dst == m_rank)
+        throw std::invalid_argument("distributed send: a rank cannot send to itself");
+    auto ubuf = m_impl->context->createUnboundBuffer(const_cast<void*>(buf), dtype.size(count));
+    NM_GLOO_CALL("send", {
+        ubuf->send(dst, kSendRecvSlotPrefix | tag);
+        if (!ubuf->waitSend(m_impl->timeout))
+            throw gloo::IoException("send aborted");
+    });
+}
+
+void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint32_t tag) {
+    check_rank(src, "recv");
+    if (src == m_rank)
+        throw std::invalid_argument("distributed recv: a rank cannot receive from itself");
+    auto ubuf = m_impl->context->createUnboundBuffer(buf, dtype.size(count));
+    NM_GLOO_CALL("recv", {
+        ubuf->recv(src, kSendRecvSlotPrefix | tag);
+        if (!ubuf->waitRecv(m_impl->timeout))
+            throw gloo::IoException("recv aborted");
+    });
+}
+
+void Communicator::barrier() {
+    gloo::BarrierOptions opts(m_impl->context);
+    opts.setTag(m_impl->tag());
+    NM_GLOO_CALL("barrier", gloo::barrier(opts));
+}
+
+}  // namespace neomeg::distributed
