@@ -142,6 +142,10 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
         context->connectFullMesh(adapter, device);
         m_impl->context = std::move(context);
     });
+    // A rank's own pairs can be connected while a peer is still handshaking with it; were it to
+    // return and leave at once, that peer's rendezvous would fail with "connection closed". So
+    // the constructor returns only when every rank has connected.
+    barrier();
 }
 
 Communicator::~Communicator() = default;
