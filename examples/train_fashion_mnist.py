@@ -142,8 +142,9 @@ def main():
         state = mge.load(args.checkpoint)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        history = state["history"]
+        if "scheduler" in state:  # checkpoints of older versions of this script have none
+            sched.load_state_dict(state["scheduler"])
+        history = state.get("history", [])
         start_epoch = state["epoch"] + 1
         print(f"resumed from {args.checkpoint} after epoch {state['epoch'] + 1}")
 

@@ -46,7 +46,9 @@ def run(*args, cwd):
 
 
 def accuracies(out):
-    return [float(a) for a in re.findall(r"test accuracy ([0-9.]+)%", out)]
+    return [
+        float(a) for a in re.findall(r"^epoch \d+: .*test accuracy ([0-9.]+)%", out, re.MULTILINE)
+    ]
 
 
 def test_trains_checkpoints_and_resumes(tmp_path):
