@@ -1,7 +1,7 @@
 """Trains LeNet on Fashion-MNIST with the MegEngine API, as a MegEngine user would write it, then
 dumps the trained network for inference and checks the C++ runtime's predictions against it.
 
-    python3 examples/train_fashion_mnist.py [--epochs 8] [--checkpoint lenet.mge] [--resume]
+    python3 examples/train_fashion_mnist.py [--epochs 10] [--checkpoint lenet.mge] [--resume]
                                             [--max-steps N] [--eager] [--workers N]
                                             [--out-dir DIR] [--load-and-run PATH]
 
@@ -111,7 +111,7 @@ def run_in_cpp(exe, model_path, images, out_dir):
 
 def main():
     parser = argparse.ArgumentParser(description="LeNet on Fashion-MNIST")
-    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--checkpoint", default="lenet_fashion_mnist.mge")
@@ -135,8 +135,9 @@ def main():
     model = LeNet()
     gm = GradManager().attach(model.parameters())
     opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
-    # Ten times smaller steps for the last quarter of training.
-    sched = optim.MultiStepLR(opt, milestones=[max(1, args.epochs * 3 // 4)], gamma=0.1)
+    # Ten times smaller steps after half of the epochs, and again for the last quarter.
+    milestones = sorted({max(1, args.epochs // 2), max(1, args.epochs * 3 // 4)})
+    sched = optim.MultiStepLR(opt, milestones=milestones, gamma=0.1)
     start_epoch, history = 0, []
     if args.resume and os.path.exists(args.checkpoint):
         state = mge.load(args.checkpoint)
