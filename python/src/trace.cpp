@@ -321,9 +321,11 @@ public:
     // input bound to a Python object (one the call updates in place) is a constant of the
     // object's current value, inputs renamed by `input_names` (recorded name -> new name) and
     // outputs named `output_names`; `optimize` runs constant folding, CSE and dead-code removal.
+    // `input_shapes` declares inputs (by their new names) with -1 for dynamic dimensions.
     py::bytes dump_model(const std::map<std::string, std::string>& input_names,
                          const std::vector<std::string>& output_names, bool optimize,
-                         const std::string& user_info, bool keep_var_names) {
+                         const std::string& user_info, bool keep_var_names,
+                         const std::map<std::string, std::vector<int64_t>>& input_shapes) {
         NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
         NM_THROW_IF(output_names.size() != m_returned_vars.size(), ParamError,
                     "trace.dump: ", output_names.size(), " output names for ",
@@ -365,6 +367,7 @@ public:
         serialization::DumpOptions options;
         options.user_info = user_info;
         options.keep_var_names = keep_var_names;
+        options.input_shapes = input_shapes;
         std::vector<uint8_t> bytes = serialization::dump(*g, named, options);
         return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     }
@@ -461,7 +464,7 @@ void init_trace(py::module_& m) {
             .def("dump", &TraceSession::dump)
             .def("dump_model", &TraceSession::dump_model, py::arg("input_names"),
                  py::arg("output_names"), py::arg("optimize"), py::arg("user_info"),
-                 py::arg("keep_var_names"))
+                 py::arg("keep_var_names"), py::arg("input_shapes"))
             .def("recorded_graph_text", &TraceSession::recorded_graph_text);
     m.def(
             "_trace_set_package_dir",

@@ -65,6 +65,7 @@ def dump_trace(
     optimize_for_inference,
     user_info,
     enable_metadata,
+    input_shapes,
 ):
     """The body of :meth:`trace.dump` (its docstring describes the arguments)."""
     if not tr._capture_as_const:
@@ -104,12 +105,21 @@ def dump_trace(
             outs = [str(k) for k in tr._out_dict_keys]
         else:
             outs = [f"output_{i}" for i in range(len(tr._out_names))]
+    shapes = {}
+    for name, shape in (input_shapes or {}).items():
+        try:
+            shapes[str(name)] = [int(d) for d in shape]
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"trace.dump: input_shapes[{name!r}] must be a sequence of ints, got {shape!r}"
+            ) from None
     data = tr._session.dump_model(
         input_names,
         outs,
         bool(optimize_for_inference),
         (user_info or "") if enable_metadata else "",
         keep_var_name >= 2,
+        shapes,
     )
     if isinstance(file, (str, os.PathLike)):
         if append:

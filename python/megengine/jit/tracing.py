@@ -402,6 +402,7 @@ class trace:
         input_transform=None,
         dump_format=None,
         model_version: int = 2,
+        input_shapes=None,
         **kwargs,
     ):
         """Writes the traced graph as a model file, which
@@ -437,6 +438,9 @@ class trace:
                 resize_input, input_transform, dump_format, model_version: accepted for
                 MegEngine's signature; no effect (the file holds no opr names or priorities,
                 and no embedded test cases: ``load_and_run`` takes ``.npy`` inputs).
+            input_shapes: NeoMeg's extension: ``{input name: shape}`` with -1 for a dimension
+                the loader may choose (a dynamic batch); the other dimensions must be the
+                recorded ones. Default: every input has its recorded shape.
             kwargs: MegEngine's layout and fusion options (``enable_nchw88``,
                 ``enable_fuse_conv_bias_nonlinearity``, ...); accepted, no effect.
 
@@ -464,6 +468,7 @@ class trace:
             optimize_for_inference,
             user_info,
             enable_metadata,
+            input_shapes,
         )
 
     # trace(f, ...) as MegEngine documents it (__new__ takes *args for the decorator form).

@@ -205,3 +205,22 @@ def test_broken_model_files_raise_model_error(tmp_path):
         GraphInference(str(tmp_path / "nothing.nmeg"))
     with pytest.raises(TypeError):
         GraphInference(42)
+
+
+def test_dynamic_batch_input():
+    w = mge.Tensor(np.arange(12, dtype="float32").reshape(4, 3))
+    _, data = dumped(
+        lambda x: F.matmul(x, w), mge.Tensor(np.ones((2, 4), "float32")),
+        arg_names=["x"], input_shapes={"x": (-1, 4)},
+    )  # fmt: skip
+    g = GraphInference(data)
+    for batch in (1, 5, 2):
+        x = np.random.default_rng(batch).standard_normal((batch, 4)).astype("float32")
+        np.testing.assert_allclose(g.run(x)["output_0"], x @ w.numpy(), rtol=1e-5, atol=1e-5)
+    assert InferenceModel(data).inputs == [("x", "float32", (-1, 4))]
+    with pytest.raises(ValueError):  # a fixed dimension other than the recorded one
+        dumped(
+            lambda x: x * 2, mge.Tensor(np.ones((2, 4), "float32")), input_shapes={"arg_0": (-1, 5)}
+        )
+    with pytest.raises(TypeError, match="input_shapes"):
+        dumped(lambda x: x * 2, mge.Tensor([1.0]), input_shapes={"arg_0": "batch"})
