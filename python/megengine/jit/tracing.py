@@ -440,7 +440,10 @@ class trace:
                 and no embedded test cases: ``load_and_run`` takes ``.npy`` inputs).
             input_shapes: NeoMeg's extension: ``{input name: shape}`` with -1 for a dimension
                 the loader may choose (a dynamic batch); the other dimensions must be the
-                recorded ones. Default: every input has its recorded shape.
+                recorded ones. Ops record shapes in their params as they were traced (the
+                Reshape of ``F.flatten`` holds the traced batch), so a model with such an op
+                loads only with the recorded size there (``ModelError`` otherwise). Default:
+                every input has its recorded shape.
             kwargs: MegEngine's layout and fusion options (``enable_nchw88``,
                 ``enable_fuse_conv_bias_nonlinearity``, ...); accepted, no effect.
 
