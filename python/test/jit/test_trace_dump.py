@@ -222,5 +222,14 @@ def test_dynamic_batch_input():
         dumped(
             lambda x: x * 2, mge.Tensor(np.ones((2, 4), "float32")), input_shapes={"arg_0": (-1, 5)}
         )
+    # F.flatten's Reshape holds the traced batch: another batch is a clear error.
+    _, flat = dumped(
+        lambda x: F.flatten(x, 1), mge.Tensor(np.ones((2, 3, 2), "float32")),
+        arg_names=["x"], input_shapes={"x": (-1, 3, 2)},
+    )  # fmt: skip
+    g = GraphInference(flat)
+    assert g.run(np.ones((2, 3, 2), "float32"))["output_0"].shape == (2, 6)
+    with pytest.raises(ModelError, match="Reshape"):
+        g.run(np.ones((4, 3, 2), "float32"))
     with pytest.raises(TypeError, match="input_shapes"):
         dumped(lambda x: x * 2, mge.Tensor([1.0]), input_shapes={"arg_0": "batch"})
