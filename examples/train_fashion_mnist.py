@@ -113,7 +113,7 @@ def main():
     parser = argparse.ArgumentParser(description="LeNet on Fashion-MNIST")
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--lr", type=float, default=0.02)
     parser.add_argument("--checkpoint", default="lenet_fashion_mnist.mge")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
     parser.add_argument(
