@@ -11,7 +11,7 @@ DEB_PACKAGES=(
   pybind11-dev libgloo-dev
   dataset-fashion-mnist
 )
-PY_PACKAGES=(numpy pytest tqdm pybind11 ruff opencv-python-headless:cv2 pillow:PIL)
+PY_PACKAGES=(numpy pytest tqdm pybind11 ruff opencv-python-headless:cv2 pillow:PIL matplotlib)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

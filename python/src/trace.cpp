@@ -12,11 +12,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <string_view>
 #include <unordered_map>
 
 #include "fast_tensor.h"
 #include "neomeg/dnn/errors.h"
+#include "neomeg/graph/passes.h"
+#include "neomeg/serialization/model_file.h"
 #include "trace.h"
 
 namespace neomeg::python::trace {
@@ -314,6 +317,61 @@ public:
         NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
         return m_rec.graph().dump(m_returned_vars);
     }
+    // The model file of the results (trace.dump): a copy of the recorded graph in which each
+    // input bound to a Python object (one the call updates in place) is a constant of the
+    // object's current value, inputs renamed by `input_names` (recorded name -> new name) and
+    // outputs named `output_names`; `optimize` runs constant folding, CSE and dead-code removal.
+    // `input_shapes` declares inputs (by their new names) with -1 for dynamic dimensions.
+    py::bytes dump_model(const std::map<std::string, std::string>& input_names,
+                         const std::vector<std::string>& output_names, bool optimize,
+                         const std::string& user_info, bool keep_var_names,
+                         const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        NM_THROW_IF(output_names.size() != m_returned_vars.size(), ParamError,
+                    "trace.dump: ", output_names.size(), " output names for ",
+                    m_returned_vars.size(), " outputs");
+        std::vector<graph::VarNode*> outs = m_returned_vars;
+        auto g = m_rec.graph().copy(outs);
+        for (graph::VarNode* v : g->vars()) {
+            if (v->kind() != graph::VarNode::Kind::Input)
+                continue;
+            const Feed* bound = nullptr;
+            for (size_t k = 0; k < m_feeds.size(); ++k)
+                if (m_feeds[k].obj && m_exe->inputs()[k].name == v->name())
+                    bound = &m_feeds[k];
+            if (bound) {
+                const Tensor& now = wrapper_of(bound->obj).value;
+                NM_THROW_IF(!same_shape_dtype(now.layout(), v->layout()), ParamError,
+                            "trace.dump: the tensor bound to '", v->name(),
+                            "' no longer has the recorded shape and dtype");
+                graph::VarNode* c = g->constant(to_device(now), v->name());
+                g->replace_var(v, c);
+                for (auto& o : outs)
+                    if (o == v)
+                        o = c;
+                g->erase(v);
+                continue;
+            }
+            auto renamed = input_names.find(v->name());
+            if (renamed != input_names.end())
+                v->set_name(renamed->second);
+        }
+        if (optimize) {
+            graph::fold_constants(*g, outs);
+            graph::eliminate_common_subexpressions(*g, outs);
+        }
+        graph::eliminate_dead_code(*g, outs);
+        std::vector<serialization::NamedVar> named;
+        for (size_t i = 0; i < outs.size(); ++i)
+            named.push_back({output_names[i], outs[i]});
+        serialization::DumpOptions options;
+        options.user_info = user_info;
+        options.keep_var_names = keep_var_names;
+        options.input_shapes = input_shapes;
+        std::vector<uint8_t> bytes = serialization::dump(*g, named, options);
+        return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+
     size_t num_bound() const {
         size_t n = 0;
         for (const auto& f : m_feeds)
@@ -404,6 +462,9 @@ void init_trace(py::module_& m) {
                     "planned_peak_bytes",
                     [](const TraceSession& s) { return s.executable().planned_peak_bytes(); })
             .def("dump", &TraceSession::dump)
+            .def("dump_model", &TraceSession::dump_model, py::arg("input_names"),
+                 py::arg("output_names"), py::arg("optimize"), py::arg("user_info"),
+                 py::arg("keep_var_names"), py::arg("input_shapes"))
             .def("recorded_graph_text", &TraceSession::recorded_graph_text);
     m.def(
             "_trace_set_package_dir",

@@ -1,4 +1,5 @@
-// ComputingGraph::compile: copy what the outputs need, optimize the copy, plan and wrap it.
+// ComputingGraph::copy: what some outputs need, as a new graph; ComputingGraph::compile: copy
+// it, optimize the copy, plan and wrap it.
 #include <algorithm>
 #include <unordered_map>
 
@@ -8,9 +9,7 @@
 
 namespace neomeg::graph {
 
-std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> outputs,
-                                                    const CompileOptions& options) const {
-    NM_THROW_IF(outputs.empty(), ParamError, "compile: no outputs");
+std::unique_ptr<ComputingGraph> ComputingGraph::copy(std::vector<VarNode*>& outputs) const {
     std::vector<OperatorNode*> order = topo_order(outputs);  // checks every output
 
     // The inputs and constants read, in creation order, then the nodes in topological order.
@@ -46,9 +45,16 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
             map[node->outputs()[i]] = n->outputs()[i];
         }
     }
-    std::vector<VarNode*> outs;
-    for (VarNode* v : outputs)
-        outs.push_back(map.at(v));
+    for (VarNode*& v : outputs)
+        v = map.at(v);
+    return copy;
+}
+
+std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> outputs,
+                                                    const CompileOptions& options) const {
+    NM_THROW_IF(outputs.empty(), ParamError, "compile: no outputs");
+    std::vector<VarNode*> outs(outputs.begin(), outputs.end());
+    auto copy = this->copy(outs);
 
     if (options.fold_constants)
         fold_constants(*copy, outs);

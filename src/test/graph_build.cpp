@@ -189,3 +189,39 @@ TEST(GraphBuild, DumpShowsEveryNode) {
               "%5 = Elemwise(mode=RELU)(%4) : {2,2} float32\n"
               "outputs: %5\n");
 }
+
+TEST(GraphBuild, CopyHoldsWhatTheOutputsNeedAndLeavesTheOriginal) {
+    ComputingGraph g;
+    auto* x = g.input("x", {2, 3}, dnn::dtype::Float32, cpu());
+    auto* unused = g.input("unused", {1}, dnn::dtype::Float32, cpu());
+    auto* w = g.constant(tensor(std::vector<float>(3, 2.f), {3}), "w");
+    auto* y = g.insert1(elemwise(dnn::param::Elemwise::Mode::MUL), {x, w});
+    y->set_name("y");
+    g.insert1(elemwise(dnn::param::Elemwise::Mode::ADD), {x, x});  // not needed by y
+    std::string before = g.dump();
+
+    std::vector<VarNode*> outs{y};
+    auto c = g.copy(outs);
+    ASSERT_NE(outs[0], y);
+    EXPECT_TRUE(c->owns(outs[0]));
+    EXPECT_EQ(outs[0]->name(), "y");
+    EXPECT_EQ(c->topo_order().size(), 1u);
+    size_t inputs = 0, consts = 0;
+    for (VarNode* v : c->vars()) {
+        if (v->kind() == VarNode::Kind::Input) {
+            ++inputs;
+            EXPECT_EQ(v->name(), "x");
+        } else if (v->kind() == VarNode::Kind::Const) {
+            ++consts;
+            EXPECT_EQ(v->name(), "w");
+            EXPECT_EQ(v->value().raw_ptr(), w->value().raw_ptr());  // shared, not copied
+        }
+    }
+    EXPECT_EQ(inputs, 1u);
+    EXPECT_EQ(consts, 1u);
+    EXPECT_EQ(g.dump(), before);  // the original is untouched
+    (void)unused;
+
+    std::vector<VarNode*> foreign{outs[0]};
+    EXPECT_THROW(g.copy(foreign), dnn::ParamError);
+}

@@ -1,6 +1,7 @@
 """The main job's script (examples/train_fashion_mnist.py, what `scripts/train.sh` runs) on the real
-Fashion-MNIST files, cut to a few steps per epoch: it learns, saves a checkpoint each epoch, and
---resume continues from it."""
+Fashion-MNIST files, cut to a few steps per epoch: it learns, saves a checkpoint each epoch,
+--resume continues from it, the traced step trains as the eager one, and the dumped inference
+model gives the same predictions in the C++ load_and_run as in Python."""
 
 import os
 import re
@@ -8,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,6 +20,14 @@ pytestmark = pytest.mark.skipif(
     not (DATA / "train-images-idx3-ubyte.gz").exists(),
     reason="Debian's dataset-fashion-mnist is not installed (scripts/setup.sh installs it)",
 )
+
+
+def load_and_run():
+    build = Path(os.environ.get("BUILD_DIR", "build"))
+    path = (build if build.is_absolute() else ROOT / build) / "src" / "load_and_run"
+    if not path.exists():
+        pytest.skip(f"{path} is not built")
+    return path
 
 
 def run(*args, cwd):
@@ -36,7 +46,9 @@ def run(*args, cwd):
 
 
 def accuracies(out):
-    return [float(a) for a in re.findall(r"test accuracy ([0-9.]+)%", out)]
+    return [
+        float(a) for a in re.findall(r"^epoch \d+: .*test accuracy ([0-9.]+)%", out, re.MULTILINE)
+    ]
 
 
 def test_trains_checkpoints_and_resumes(tmp_path):
@@ -58,11 +70,12 @@ def test_trains_checkpoints_and_resumes(tmp_path):
 
 
 def test_traced_step_trains_as_the_eager_one(tmp_path):
-    """--trace replays a compiled graph for every step after the first; the run gives the same
-    loss and accuracy as the eager one (same seed, same data order)."""
-    args = ("--epochs", "1", "--max-steps", "100")
-    eager = run(*args, "--checkpoint", str(tmp_path / "e.mge"), cwd=tmp_path)
-    traced = run(*args, "--checkpoint", str(tmp_path / "t.mge"), "--trace", cwd=tmp_path)
+    """The default (traced) step replays a compiled graph for every step after the first; the
+    run, with its batches from two DataLoader workers, gives the same loss and accuracy as
+    --eager's in-process loading (same seed, same data order)."""
+    args = ("--epochs", "1", "--max-steps", "100", "--out-dir", str(tmp_path))
+    eager = run(*args, "--checkpoint", str(tmp_path / "e.mge"), "--eager", cwd=tmp_path)
+    traced = run(*args, "--checkpoint", str(tmp_path / "t.mge"), "--workers", "2", cwd=tmp_path)
     (acc_e,), (acc_t,) = accuracies(eager), accuracies(traced)
     assert acc_e > 50.0, eager
     assert abs(acc_t - acc_e) <= 0.1, (eager, traced)
@@ -70,3 +83,26 @@ def test_traced_step_trains_as_the_eager_one(tmp_path):
     assert float(re.search(loss, traced).group(1)) == pytest.approx(
         float(re.search(loss, eager).group(1)), rel=1e-4
     )
+
+
+def test_dumped_model_agrees_in_cpp(tmp_path):
+    """The run writes the curves, dumps the traced inference function, and the C++ load_and_run
+    on the 10000 test images predicts exactly what Python predicts."""
+    exe = load_and_run()
+    out = run(
+        "--epochs", "2", "--max-steps", "40", "--checkpoint", str(tmp_path / "c.mge"),
+        "--out-dir", str(tmp_path / "out"), "--load-and-run", str(exe), cwd=tmp_path,
+    )  # fmt: skip
+    png = tmp_path / "out" / "curves.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", out
+    model = tmp_path / "out" / "lenet_fashion_mnist.nmeg"
+    assert model.exists(), out
+    m = re.search(r"C\+\+ load_and_run: (\d+)/(\d+) predictions agree", out)
+    assert m and m.group(1) == m.group(2) == "10000", out
+    # The C++ accuracy is the last epoch's Python accuracy.
+    cpp = float(re.search(r"C\+\+ test accuracy ([0-9.]+)%", out).group(1))
+    assert cpp == accuracies(out)[-1], out
+    # And the file holds what the Python side wrote: the C++ outputs are probabilities.
+    prob = np.load(tmp_path / "out" / "load_and_run_outputs" / "prob.npy")
+    assert prob.shape == (10000, 10)
+    assert abs(float(prob.sum(1).mean()) - 1.0) < 1e-4

@@ -30,6 +30,7 @@ import numpy as np
 from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
 from .dtr_config import DTRConfig
+from .dump import dump_trace
 from .graph_opt_config import GraphOptimizationConfig
 from .sublinear_memory_config import SublinearMemoryConfig
 
@@ -345,6 +346,9 @@ class trace:
         self._guards = list(session.guards)
         self._spec = spec
         self._aliasing = _aliasing(tensors)
+        self._arg_names = list(names)
+        self._out_names = out_names
+        self._out_dict_keys = list(result) if type(result) is dict else None
         return result
 
     def _check(self, args, kwargs):
@@ -371,6 +375,104 @@ class trace:
             ['Elemwise(mode=ADD)']
         """
         return None if self._session is None else self._session.ops
+
+    def dump(
+        self,
+        file,
+        *,
+        arg_names=None,
+        output_names=None,
+        append=False,
+        keep_var_name: int = 1,
+        keep_opr_name: bool = False,
+        keep_param_name: bool = False,
+        keep_opr_priority: bool = False,
+        no_change_graph: bool = False,
+        strip_info_file=None,
+        append_json=False,
+        optimize_for_inference=True,
+        user_info=None,
+        enable_metadata: bool = True,
+        input_data=None,
+        repeat=1,
+        silent=False,
+        no_assert=False,
+        maxerr=1e-4,
+        resize_input=False,
+        input_transform=None,
+        dump_format=None,
+        model_version: int = 2,
+        input_shapes=None,
+        **kwargs,
+    ):
+        """Writes the traced graph as a model file, which
+        :class:`~megengine.utils.comp_graph_tools.GraphInference`, the C++ inference API
+        (``neomeg/inference/model.h``) and ``load_and_run`` run.
+
+        The trace needs ``capture_as_const=True`` and one call before: the tensors the function
+        read from outside (parameters, captured tensors) are written as constants, with their
+        values at that call (a tensor the function updates in place: its current value). The
+        inputs are the function's tensor arguments with the shapes and dtypes of the recorded
+        call.
+
+        Args:
+            file: a path (written atomically: a temporary file renamed over it) or a binary file
+                object.
+            arg_names: names of the positional tensor arguments in the file. Default:
+                ``arg_0``, ``arg_1``, ... (keyword arguments keep their keywords).
+            output_names: names of the results. Default: a dict result's keys, else
+                ``output_0``, ``output_1``, ...
+            append: with a path, append to the file instead of replacing it.
+            keep_var_name: 0 or 1 keep the names of the inputs and outputs (the file needs
+                them), 2 also the names of internal vars. Default: 1
+            optimize_for_inference: run constant folding, common-subexpression elimination and
+                dead-code removal on the graph before writing it. NeoMeg has no inference-only
+                rewrite passes yet (BatchNorm folding into the convolution, layout changes):
+                in eval mode a BatchNorm stays an op. Default: True
+            user_info: a str kept in the file's metadata (MegEngine pickles any object; here
+                another type is a TypeError).
+            enable_metadata: with False, ``user_info`` is not written (the format version and
+                producer always are).
+            keep_opr_name, keep_param_name, keep_opr_priority, no_change_graph,
+                strip_info_file, append_json, input_data, repeat, silent, no_assert, maxerr,
+                resize_input, input_transform, dump_format, model_version: accepted for
+                MegEngine's signature; no effect (the file holds no opr names or priorities,
+                and no embedded test cases: ``load_and_run`` takes ``.npy`` inputs).
+            input_shapes: NeoMeg's extension: ``{input name: shape}`` with -1 for a dimension
+                the loader may choose (a dynamic batch); the other dimensions must be the
+                recorded ones. Ops record shapes in their params as they were traced (the
+                Reshape of ``F.flatten`` holds the traced batch), so a model with such an op
+                loads only with the recorded size there (``ModelError`` otherwise). Default:
+                every input has its recorded shape.
+            kwargs: MegEngine's layout and fusion options (``enable_nchw88``,
+                ``enable_fuse_conv_bias_nonlinearity``, ...); accepted, no effect.
+
+        Examples:
+            >>> import io
+            >>> import numpy as np
+            >>> import megengine as mge
+            >>> from megengine.jit import trace
+            >>> from megengine.utils.comp_graph_tools import GraphInference
+            >>> w = mge.Tensor([2.0, 3.0])
+            >>> f = trace(lambda x: x * w, capture_as_const=True)
+            >>> _ = f(mge.Tensor([1.0, 1.0]))
+            >>> buf = io.BytesIO()
+            >>> f.dump(buf, arg_names=["x"], output_names=["y"])
+            >>> GraphInference(buf.getvalue()).run(np.array([1.0, 2.0], "float32"))["y"]
+            array([2., 6.], dtype=float32)
+        """
+        dump_trace(
+            self,
+            file,
+            arg_names,
+            output_names,
+            append,
+            keep_var_name,
+            optimize_for_inference,
+            user_info,
+            enable_metadata,
+            input_shapes,
+        )
 
     # trace(f, ...) as MegEngine documents it (__new__ takes *args for the decorator form).
     __signature__ = inspect.Signature(list(inspect.signature(__init__).parameters.values())[1:])

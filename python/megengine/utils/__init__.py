@@ -1,1 +1,2 @@
-"""Small helpers shared by the package's parts."""
+"""``megengine.utils``: helpers shared by the package's parts (``future``) and tools around the
+framework (``comp_graph_tools`` for model files)."""

@@ -89,6 +89,11 @@ public:
     // With `outputs`, only what they need, and an outputs line.
     std::string dump(std::span<VarNode* const> outputs = {}) const;
 
+    // A new graph holding what `outputs` need: the inputs and constants read (constants share
+    // their values), fresh copies of the ops, the vars' names. `outputs` become their copies.
+    // ParamError for an output that is null or not a var of this graph.
+    std::unique_ptr<ComputingGraph> copy(std::vector<VarNode*>& outputs) const;
+
     // Compiles what `outputs` need: copies it (the graph itself stays as it is), runs the passes
     // the options ask for, plans memory. ParamError for no outputs, or an output that is null or
     // not a var of this graph.

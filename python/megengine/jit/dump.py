@@ -1,0 +1,133 @@
+"""``trace.dump``: writes a traced function's graph as a model file (``src/serialization``),
+which ``GraphInference``, the C++ inference API and ``load_and_run`` read."""
+
+import os
+import tempfile
+
+# MegEngine's dump keywords that change nothing here (see trace.dump's docstring).
+_ACCEPTED = (
+    "keep_opr_name",
+    "keep_param_name",
+    "keep_opr_priority",
+    "no_change_graph",
+    "strip_info_file",
+    "append_json",
+    "input_data",
+    "repeat",
+    "silent",
+    "no_assert",
+    "maxerr",
+    "resize_input",
+    "input_transform",
+    "dump_format",
+    "model_version",
+)
+
+
+def _names(value, count, what):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = (value,)
+    value = list(value)
+    if len(value) != count:
+        raise ValueError(f"wrong number of {what}, should be {count} values")
+    for name in value:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"trace.dump: {what} must be non-empty strings, got {name!r}")
+    if len(set(value)) != len(value):
+        raise ValueError(f"trace.dump: {what} must be distinct, got {value}")
+    return value
+
+
+def _write_atomic(path, data):
+    """Writes beside `path` and renames over it: a crash never leaves half a model."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".dump-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def dump_trace(
+    tr,
+    file,
+    arg_names,
+    output_names,
+    append,
+    keep_var_name,
+    optimize_for_inference,
+    user_info,
+    enable_metadata,
+    input_shapes,
+):
+    """The body of :meth:`trace.dump` (its docstring describes the arguments)."""
+    if not tr._capture_as_const:
+        raise ValueError("you must specify capture_as_const=True at __init__ to use dump")
+    if tr._session is None:
+        raise ValueError("trace.dump: call the traced function once before dump")
+    if not tr._out_names:
+        raise ValueError(
+            "the traced function without return values cannot be dumped, the traced function "
+            "should return List[Tensor] or Dict[str, Tensor]"
+        )
+    if tr._mode != "graph":
+        raise ValueError(
+            "trace.dump: the recording did not compile into a graph (see the warning of the "
+            "first call), so there is nothing to dump"
+        )
+    if tr._out_dict_keys is not None and output_names:
+        raise TypeError("cannot specify output_names when output is already in dict format")
+    if keep_var_name not in (0, 1, 2):
+        raise ValueError(f"trace.dump: keep_var_name must be 0, 1 or 2, got {keep_var_name!r}")
+    if user_info is not None and not isinstance(user_info, str):
+        raise TypeError(
+            f"trace.dump: user_info must be a str (the model file keeps text), "
+            f"got {type(user_info).__name__}"
+        )
+
+    positional = [n for n in tr._arg_names if n.startswith("arg_")]
+    new_args = _names(arg_names, len(positional), "arg_names")
+    input_names = dict(zip(positional, new_args)) if new_args else {}
+    # kwargs keep their names, as MegEngine's dump does.
+    for name in tr._arg_names:
+        if name.startswith("kwarg_"):
+            input_names[name] = name[len("kwarg_") :]
+    outs = _names(output_names, len(tr._out_names), "output_names")
+    if outs is None:
+        if tr._out_dict_keys is not None:
+            outs = [str(k) for k in tr._out_dict_keys]
+        else:
+            outs = [f"output_{i}" for i in range(len(tr._out_names))]
+    shapes = {}
+    for name, shape in (input_shapes or {}).items():
+        try:
+            shapes[str(name)] = [int(d) for d in shape]
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"trace.dump: input_shapes[{name!r}] must be a sequence of ints, got {shape!r}"
+            ) from None
+    data = tr._session.dump_model(
+        input_names,
+        outs,
+        bool(optimize_for_inference),
+        (user_info or "") if enable_metadata else "",
+        keep_var_name >= 2,
+        shapes,
+    )
+    if isinstance(file, (str, os.PathLike)):
+        if append:
+            with open(file, "ab") as f:
+                f.write(data)
+        else:
+            _write_atomic(os.fspath(file), data)
+    elif hasattr(file, "write"):
+        file.write(data)
+    else:
+        raise TypeError(f"trace.dump: file must be a path or a binary file object, got {file!r}")

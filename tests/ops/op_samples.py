@@ -1,0 +1,119 @@
+"""The op sample table: per functional operator a few sample calls (argument arrays, fixed
+params in the call), the dtypes they must give, and a numpy reference where one is simple; in
+the spirit of PyTorch's OpInfo. test_op_samples.py runs every sample eagerly, traced, traced
+symbolically, dumped and loaded from Python, and (those marked ``cpp``) in the C++
+load_and_run; the other backends' tests iterate the same table."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import megengine.functional as F
+
+
+@dataclass(frozen=True)
+class OpSample:
+    name: str  # "<op>/<variant>"
+    fn: Callable  # tensors -> a tensor or a tuple of tensors
+    make_inputs: Callable  # numpy Generator -> tuple of arrays
+    dtypes: tuple  # the outputs' numpy dtypes
+    ref: Callable | None = None  # arrays -> an array or a tuple of arrays
+    cpp: bool = False  # also run through load_and_run
+    tol: float = 1e-5
+
+
+def f32(*shape):
+    return lambda rng: rng.standard_normal(shape).astype("float32")
+
+
+def args(*makers):
+    return lambda rng: tuple(m(rng) for m in makers)
+
+
+def positive(*shape):
+    return lambda rng: rng.uniform(0.5, 2.0, shape).astype("float32")
+
+
+def ints(high, *shape):
+    return lambda rng: rng.integers(0, high, shape).astype("int32")
+
+
+def _softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+F32, I32, BOOL = np.dtype("float32"), np.dtype("int32"), np.dtype("bool")
+
+# fmt: off
+SAMPLES = [
+    # elementwise, with broadcasting
+    OpSample("add/broadcast", lambda a, b: a + b, args(f32(3, 4), f32(4)), (F32,), np.add, cpp=True),
+    OpSample("sub/same", lambda a, b: a - b, args(f32(2, 3), f32(2, 3)), (F32,), np.subtract),
+    OpSample("mul/scalar", lambda a: a * 2.5, args(f32(5)), (F32,), lambda a: a * np.float32(2.5)),
+    OpSample("div/true", lambda a, b: a / b, args(f32(4), positive(4)), (F32,), np.divide),
+    OpSample("maximum", F.maximum, args(f32(3, 3), f32(3, 3)), (F32,), np.maximum),
+    OpSample("relu", F.relu, args(f32(2, 5)), (F32,), lambda a: np.maximum(a, 0), cpp=True),
+    OpSample("exp", F.exp, args(f32(6)), (F32,), np.exp),
+    OpSample("log", F.log, args(positive(6)), (F32,), np.log),
+    OpSample("sqrt", F.sqrt, args(positive(2, 3)), (F32,), np.sqrt),
+    OpSample("abs", F.abs, args(f32(7)), (F32,), np.abs),
+    OpSample("tanh", F.tanh, args(f32(4)), (F32,), np.tanh),
+    OpSample("sigmoid", F.sigmoid, args(f32(4)), (F32,), _sigmoid, cpp=True),
+    OpSample("clip", lambda a: F.clip(a, -0.5, 0.5), args(f32(8)), (F32,),
+             lambda a: np.clip(a, -0.5, 0.5)),
+    OpSample("leaky_relu", lambda a: F.leaky_relu(a, 0.1), args(f32(6)), (F32,),
+             lambda a: np.where(a > 0, a, np.float32(0.1) * a)),
+    OpSample("chain/mixed", lambda a, b: F.exp(-abs(a)) * 3 + F.maximum(a, b) / (1 + b * b),
+             args(f32(3, 4), f32(3, 4)), (F32,),
+             lambda a, b: np.exp(-abs(a)) * 3 + np.maximum(a, b) / (1 + b * b), cpp=True),
+    OpSample("less/bool", lambda a, b: a < b, args(f32(5), f32(5)), (BOOL,), np.less, cpp=True),
+    OpSample("add/int32", lambda a, b: a + b, args(ints(9, 4), ints(9, 4)), (I32,), np.add),
+    OpSample("astype/int32", lambda a: (a * 4).astype("int32"), args(f32(6)), (I32,),
+             lambda a: (a * 4).astype("int32")),
+    # reductions and indexing
+    OpSample("sum/axis", lambda a: a.sum(axis=1), args(f32(3, 5)), (F32,), lambda a: a.sum(1)),
+    OpSample("mean/all", F.mean, args(f32(4, 4)), (F32,), lambda a: a.mean(), cpp=True),
+    OpSample("max/keepdims", lambda a: a.max(axis=0, keepdims=True), args(f32(3, 5)), (F32,),
+             lambda a: a.max(0, keepdims=True)),
+    OpSample("argmax", lambda a: F.argmax(a, axis=1), args(f32(4, 7)), (I32,),
+             lambda a: a.argmax(1).astype("int32"), cpp=True),
+    OpSample("softmax", lambda a: F.softmax(a, axis=1), args(f32(3, 6)), (F32,),
+             lambda a: _softmax(a, 1), cpp=True),
+    # shapes
+    OpSample("reshape_transpose", lambda a: F.transpose(a.reshape(2, 3, 4), (2, 0, 1)),
+             args(f32(6, 4)), (F32,), lambda a: np.transpose(a.reshape(2, 3, 4), (2, 0, 1))),
+    OpSample("flatten", lambda a: F.flatten(a, 1), args(f32(2, 3, 4)), (F32,),
+             lambda a: a.reshape(2, 12), cpp=True),
+    OpSample("concat", lambda a, b: F.concat([a, b], axis=1), args(f32(2, 3), f32(2, 2)),
+             (F32,), lambda a, b: np.concatenate([a, b], 1), cpp=True),
+    OpSample("broadcast_to", lambda a: F.broadcast_to(a, (3, 4)), args(f32(1, 4)), (F32,),
+             lambda a: np.broadcast_to(a, (3, 4))),
+    OpSample("two_outputs", lambda a: (a + 1, a * a), args(f32(3)), (F32, F32),
+             lambda a: (a + 1, a * a), cpp=True),
+    # linear algebra and neural-network ops
+    OpSample("matmul", F.matmul, args(f32(4, 3), f32(3, 5)), (F32,), np.matmul, cpp=True),
+    OpSample("matmul/batched", F.matmul, args(f32(2, 4, 3), f32(2, 3, 5)), (F32,), np.matmul),
+    OpSample("linear", F.nn.linear, args(f32(6, 4), f32(3, 4), f32(3)), (F32,),
+             lambda x, w, b: x @ w.T + b, cpp=True),
+    OpSample("conv2d/stride_pad", lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+             args(f32(2, 3, 7, 7), f32(4, 3, 3, 3)), (F32,), cpp=True, tol=1e-4),
+    OpSample("conv2d/bias_relu", lambda x, w, b: F.relu(F.conv2d(x, w, b)),
+             args(f32(1, 2, 5, 5), f32(3, 2, 3, 3), f32(1, 3, 1, 1)), (F32,), tol=1e-4),
+    OpSample("max_pool2d", lambda x: F.max_pool2d(x, 2), args(f32(2, 3, 6, 6)), (F32,),
+             lambda x: x.reshape(2, 3, 3, 2, 3, 2).max((3, 5)), cpp=True),
+    OpSample("avg_pool2d", lambda x: F.avg_pool2d(x, 2), args(f32(1, 2, 4, 4)), (F32,),
+             lambda x: x.reshape(1, 2, 2, 2, 2, 2).mean((3, 5))),
+    OpSample("batch_norm/eval", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+             args(f32(2, 3, 4, 4), f32(1, 3, 1, 1), positive(1, 3, 1, 1), f32(1, 3, 1, 1),
+                  f32(1, 3, 1, 1)), (F32,),
+             lambda x, m, v, w, b: (x - m) / np.sqrt(v + 1e-5) * w + b, cpp=True, tol=1e-4),
+]
+# fmt: on
+
+assert len({s.name for s in SAMPLES}) == len(SAMPLES), "sample names must be unique"
