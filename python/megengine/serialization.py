@@ -21,11 +21,11 @@ As with any pickle, load only files you trust: unpickling can run arbitrary code
 
 import os
 import pickle
-import tempfile
 
 from . import _checked_unpickling
 from .core import _imperative_rt as _rt
 from .tensor import Parameter, Tensor
+from .utils.atomic_file import write_atomic
 
 __all__ = ["dmap", "load", "save"]
 
@@ -126,47 +126,11 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
         ('Parameter', [1.0, 2.0], 3)
     """
     if isinstance(f, (str, bytes, os.PathLike)):
-        path = os.fspath(f)
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fo:
-                _pickler(pickle_module, fo, pickle_protocol).dump(obj)
-                fo.flush()
-                os.fsync(fo.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-            _fsync_dir(folder)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(f, lambda fo: _pickler(pickle_module, fo, pickle_protocol).dump(obj))
     elif hasattr(f, "write"):
         _pickler(pickle_module, f, pickle_protocol).dump(obj)
     else:
         raise TypeError(f"save: f must be a path or a writable file, got {type(f).__name__}")
-
-
-def _fsync_dir(folder):
-    """Makes the rename durable (best effort: not every platform can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def load(f, map_location=None, pickle_module=pickle):

@@ -2,7 +2,8 @@
 which ``GraphInference``, the C++ inference API and ``load_and_run`` read."""
 
 import os
-import tempfile
+
+from ..utils.atomic_file import write_atomic
 
 # MegEngine's dump keywords that change nothing here (see trace.dump's docstring).
 _ACCEPTED = (
@@ -38,21 +39,6 @@ def _names(value, count, what):
     if len(set(value)) != len(value):
         raise ValueError(f"trace.dump: {what} must be distinct, got {value}")
     return value
-
-
-def _write_atomic(path, data):
-    """Writes beside `path` and renames over it: a crash never leaves half a model."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".dump-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def dump_trace(
@@ -126,7 +112,7 @@ def dump_trace(
             with open(file, "ab") as f:
                 f.write(data)
         else:
-            _write_atomic(os.fspath(file), data)
+            write_atomic(file, lambda f: f.write(data))
     elif hasattr(file, "write"):
         file.write(data)
     else:

@@ -233,3 +233,22 @@ def test_dynamic_batch_input():
         g.run(np.ones((4, 3, 2), "float32"))
     with pytest.raises(TypeError, match="input_shapes"):
         dumped(lambda x: x * 2, mge.Tensor([1.0]), input_shapes={"arg_0": "batch"})
+
+
+def test_dumped_file_and_checkpoint_get_the_umask_permissions(tmp_path):
+    # Both go through utils.atomic_file: a temporary file (mkstemp makes it 0o600) renamed over
+    # the target must end with what open(path, "wb") would have given it.
+    @trace(capture_as_const=True)
+    def double(x):
+        return x * 2
+
+    double(mge.Tensor([1.0, 2.0]))
+    mask = os.umask(0o022)
+    try:
+        double.dump(str(tmp_path / "model.nmeg"))
+        mge.save({"a": 1}, tmp_path / "ckpt.mge")
+    finally:
+        os.umask(mask)
+    for name in ("model.nmeg", "ckpt.mge"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.mge", "model.nmeg"]
