@@ -140,8 +140,6 @@ private:
 };
 
 // Work (elements) below which a kernel stays on one thread.
-constexpr size_t kGrain = size_t(1) << 16;
-
 ChannelRows channel_rows(const TensorLayout& src) {
     size_t c = src[1], s = src.total_nr_elems() / (src[0] * c);
     return {src[0], c * s, s};
@@ -171,7 +169,7 @@ public:
         bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
         double momentum = m_param.momentum, eps = m_param.epsilon;
         size_t nc = t[0].layout[1];
-        parallel_ranges(nc, m * nc, kGrain, [&](size_t cb, size_t ce) {
+        parallel_ranges(nc, m * nc, kParallelGrain, [&](size_t cb, size_t ce) {
             for (size_t c = cb; c < ce; ++c) {
                 // Read before writing: the running outputs may alias the running inputs.
                 double rm = rm_in[c], rv = rv_in[c];
@@ -211,7 +209,7 @@ public:
                  dscale_out = channels(t[6]), dbias_out = channels(t[7]);
         bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
         size_t nc = t[1].layout[1];
-        parallel_ranges(nc, r.rows * r.len * nc, kGrain, [&](size_t cb, size_t ce) {
+        parallel_ranges(nc, r.rows * r.len * nc, kParallelGrain, [&](size_t cb, size_t ce) {
             for (size_t c = cb; c < ce; ++c) {
                 size_t off = c * r.len;
                 double dbias = 0, dscale = 0;

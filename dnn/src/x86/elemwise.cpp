@@ -3,8 +3,8 @@
 // same-shape contiguous tensors (one row), scalars, row and column broadcasts, a per-channel
 // (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are walked with
 // each operand's own strides over the outer axes. Large tensors split across OpenMP threads in
-// chunks of at least kGrain elements, so small ones stay on the calling thread. Other dtypes and
-// modes, and layouts without a unit-stride run (a transposed operand), go to naive.
+// chunks of at least kParallelGrain elements, so small ones stay on the calling thread. Other
+// dtypes and modes, and layouts without a unit-stride run (a transposed operand), go to naive.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -12,7 +12,7 @@
 
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/handle.h"
-#include "src/x86/kernel_report.h"
+#include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
@@ -20,8 +20,6 @@ namespace {
 
 constexpr size_t kMaxOperands = 5;  // four inputs and dst
 // Below this many elements per thread, waking another thread costs more than it saves.
-constexpr size_t kGrain = size_t(1) << 16;
-
 enum class RunKind { Dense, Broadcast };
 
 // How `l` (of dst's shape) is laid out along axes [from, ndim): dense row-major with unit
@@ -118,16 +116,9 @@ void run_range(elemwise::Mode mode, const Rows& r, std::span<const TensorND> in,
     }
 }
 
-class ElemwiseImpl final : public Elemwise, public KernelReport {
+class ElemwiseImpl final : public LoopKernel<Elemwise> {
 public:
-    using Elemwise::Elemwise;
-
-    size_t get_workspace_in_bytes(std::span<const TensorLayout> inputs,
-                                  std::span<const TensorLayout> outputs) override {
-        return naive().get_workspace_in_bytes(inputs, outputs);
-    }
-
-    const char* last_kernel() const override { return m_last; }
+    using LoopKernel::LoopKernel;
 
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
@@ -136,15 +127,15 @@ protected:
             size_t total = rows->inner * rows->count;
             // Threads take whole cache lines (16 floats) of dst, so that they share none.
             constexpr size_t kLine = 16;
-            parallel_ranges((total + kLine - 1) / kLine, total, kGrain, [&](size_t b, size_t e) {
-                run_range(m_param.mode, *rows, inputs, outputs[0], b * kLine,
-                          std::min(total, e * kLine));
-            });
+            parallel_ranges((total + kLine - 1) / kLine, total, kParallelGrain,
+                            [&](size_t b, size_t e) {
+                                run_range(m_param.mode, *rows, inputs, outputs[0], b * kLine,
+                                          std::min(total, e * kLine));
+                            });
             m_last = m_target.c_str();
             return;
         }
-        naive().exec_unchecked(inputs, outputs, ws);
-        m_last = "naive";
+        run_naive(inputs, outputs, ws);
     }
 
 private:
@@ -168,17 +159,8 @@ private:
         return rows;
     }
 
-    Elemwise& naive() {
-        if (!m_naive)
-            m_naive = static_cast<HandleImpl*>(handle())->create_naive_operator<Elemwise>();
-        m_naive->param() = m_param;
-        return *m_naive;
-    }
-
-    std::unique_ptr<Elemwise> m_naive;
     std::string m_target;
     bool m_target_known = false;
-    const char* m_last = "";
 };
 
 }  // namespace

@@ -11,6 +11,10 @@
 
 namespace neomeg::dnn::x86 {
 
+// The work per thread below which a loop stays on one thread: waking a sleeping OpenMP thread
+// costs about as much as this many simple float operations.
+inline constexpr size_t kParallelGrain = size_t(1) << 16;
+
 // Calls f(begin, end) on disjoint ranges covering [0, n); `work` is the total work of the loop.
 template <class F>
 void parallel_ranges(size_t n, size_t work, size_t grain, F&& f) {

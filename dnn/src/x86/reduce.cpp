@@ -1,28 +1,20 @@
 // Reduce on x86: SUM, SUM_SQR, MEAN, MAX and MIN of float32 over one axis through reduce_hwy.cpp,
 // for a contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
 // their outer rows (or, with one outer row, nothing) across OpenMP threads in chunks of at least
-// kGrain source elements. Other dtypes and modes, strided tensors and an empty axis go to naive.
+// kParallelGrain source elements. Other dtypes and modes, strided tensors and an empty axis go to
+// naive.
 #include "src/common/reduce_axis.h"
 #include "src/x86/handle.h"
-#include "src/x86/kernel_report.h"
+#include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 #include "src/x86/reduce_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
 
-constexpr size_t kGrain = size_t(1) << 16;
-
-class ReduceImpl final : public Reduce, public KernelReport {
+class ReduceImpl final : public LoopKernel<Reduce> {
 public:
-    using Reduce::Reduce;
-
-    size_t get_workspace_in_bytes(std::span<const TensorLayout> inputs,
-                                  std::span<const TensorLayout> outputs) override {
-        return naive().get_workspace_in_bytes(inputs, outputs);
-    }
-
-    const char* last_kernel() const override { return m_last; }
+    using LoopKernel::LoopKernel;
 
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
@@ -42,26 +34,15 @@ protected:
             m_last = "hwy";
             return;
         }
-        naive().exec_unchecked(inputs, outputs, ws);
-        m_last = "naive";
+        run_naive(inputs, outputs, ws);
     }
 
 private:
     void run(const float* src, float* dst, size_t outer, size_t axis, size_t inner) const {
-        parallel_ranges(outer, outer * axis * inner, kGrain, [&](size_t b, size_t e) {
+        parallel_ranges(outer, outer * axis * inner, kParallelGrain, [&](size_t b, size_t e) {
             reduce_f32(m_param.mode, src, dst, b, e, axis, inner);
         });
     }
-
-    Reduce& naive() {
-        if (!m_naive)
-            m_naive = static_cast<HandleImpl*>(handle())->create_naive_operator<Reduce>();
-        m_naive->param() = m_param;
-        return *m_naive;
-    }
-
-    std::unique_ptr<Reduce> m_naive;
-    const char* m_last = "";
 };
 
 }  // namespace
