@@ -79,6 +79,14 @@ __all__ = [
 
 def __getattr__(name):
     # Submodules load on first use, as `import megengine; megengine.data` expects.
-    if name in ("data", "functional", "autodiff", "module", "quantization", "distributed"):
+    if name in (
+        "amp",
+        "data",
+        "functional",
+        "autodiff",
+        "module",
+        "quantization",
+        "distributed",
+    ):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'megengine' has no attribute {name!r}")

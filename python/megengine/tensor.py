@@ -25,7 +25,8 @@ Args:
     is_const: accepted for MegEngine's signature; eager tensors need no constant marking.
     no_cache: accepted for MegEngine's signature; NeoMeg keeps no per-tensor value cache.
     name: a name for the tensor (its ``name`` attribute, None by default).
-    format: the memory format; only ``"default"`` exists.
+    format: the memory format: ``"default"``, or ``"nchw"``/``"nhwc"`` for a 4-D or 5-D
+        tensor (see :attr:`format`).
 
 Examples:
     >>> import megengine as mge
@@ -50,11 +51,12 @@ def _init(
 ):
     # The extension's constructor takes the data arguments; MegEngine's extra keywords are
     # handled here so that tensors made by ops (which skip __init__) pay nothing for them.
-    if format != "default":
-        raise ValueError(f"Tensor: format must be 'default', got {format!r}")
+    _check_format(format)
     _rt_init(self, data, dtype, device)
     if name is not None:
         self.name = name
+    if format != "default":
+        _format_set(self, format)
 
 
 Tensor.__init__ = _init
@@ -89,30 +91,40 @@ Tensor.flatten = _flatten
 
 
 _FORMATS = ("default", "nchw", "nhwc")
+Tensor._format = "default"  # instances marked otherwise hold their own
 
 
-def _format_get(self):
-    return "default"
-
-
-def _format_set(self, format):
+def _check_format(format):
     if not isinstance(format, str):
         raise TypeError(f"Tensor.format must be a str, got {type(format).__name__}")
     if format not in _FORMATS:
         raise ValueError(f"Tensor.format: {format!r} is not one of {_FORMATS}")
-    if format != "default":
-        raise NotImplementedError(
-            f"Tensor.format: NeoMeg tensors have only the 'default' format, not {format!r}"
+
+
+def _format_get(self):
+    return self._format
+
+
+def _format_set(self, format):
+    _check_format(format)
+    if format != "default" and self.ndim not in (4, 5):
+        raise ValueError(
+            f"Tensor.format: {format!r} needs a 4-D or 5-D tensor, got shape {self.shape}"
         )
+    self._format = format
 
 
 Tensor.format = property(
     _format_get,
     _format_set,
-    doc="""The memory format: ``"default"``, the only one NeoMeg tensors have.
+    doc="""The memory format: ``"default"``, ``"nchw"`` or ``"nhwc"`` (MegEngine's names).
 
-Setting ``"default"`` changes nothing; MegEngine's ``"nchw"``/``"nhwc"`` raise
-NotImplementedError, any other value ValueError (TypeError for a non-string).""",
+A 4-D or 5-D tensor may be marked ``"nchw"`` or ``"nhwc"`` (``megengine.amp.convert_tensor_format``
+marks it NHWC); any other value raises ValueError (TypeError for a non-string), and so does a
+format other than ``"default"`` on a tensor of another rank. NeoMeg keeps the mark as a label:
+the tensor's shape, values and storage stay NCHW, so ops compute what they compute for an NCHW
+tensor and return ``"default"`` tensors; oneDNN's convolutions choose channels-last or blocked
+layouts internally whatever the label.""",
 )
 Tensor._qparams = None  # instances set their own on first use
 

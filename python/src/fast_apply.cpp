@@ -11,6 +11,9 @@
 //   Tensor.__add__ ... as type slots  elemwise() of the operator's mode
 #include <array>
 #include <new>
+#include <vector>
+
+#include <pybind11/stl.h>
 
 #include "fast_tensor.h"
 #include "neomeg/imperative/apply.h"
@@ -28,6 +31,19 @@ using Mode = dnn::param::Elemwise::Mode;
 
 // megengine's _promote(args) -> list of Tensors of one dtype and device; set at import time.
 PyObject* g_promote = nullptr;
+
+// While megengine.amp.autocast is on: the function that casts the operands of the Elemwise modes
+// MegEngine computes in the high-precision dtype (core/tensor/amp.py), and those modes. The
+// check costs one pointer test per elemwise call when autocast is off.
+PyObject* g_amp_cast = nullptr;
+std::array<bool, 128> g_amp_modes{};
+
+bool amp_applies(const imperative::OpDef& op) {
+    if (!g_amp_cast)
+        return false;
+    auto mode = static_cast<const imperative::ops::Elemwise&>(op).param().mode;
+    return g_amp_modes.at(static_cast<size_t>(mode));
+}
 
 // Up to this many inputs live on the stack; Tensors are not trivially constructible, so the
 // slots are constructed only for the inputs present.
@@ -165,7 +181,12 @@ PyObject* elemwise_direct(const imperative::OpDef& op, PyObject* const* args, si
     return wrap(std::move(outs[0]));
 }
 
+PyObject* elemwise_promoted(PyObject* fn, const imperative::OpDef& op, PyObject* const* args,
+                            size_t n);
+
 PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size_t n) {
+    if (amp_applies(op))
+        return elemwise_promoted(g_amp_cast, op, args, n);
     if (PyObject* out = elemwise_direct(op, args, n))
         return out;
     if (PyErr_Occurred())
@@ -175,6 +196,12 @@ PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size
         PyErr_SetString(PyExc_RuntimeError, "elemwise: megengine's promotion is not installed");
         return nullptr;
     }
+    return elemwise_promoted(g_promote, op, args, n);
+}
+
+// The op on the tensors `fn(args)` returns (a promotion or autocast's cast to one dtype).
+PyObject* elemwise_promoted(PyObject* fn, const imperative::OpDef& op, PyObject* const* args,
+                            size_t n) {
     PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
     if (!tuple)
         return nullptr;
@@ -182,7 +209,7 @@ PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size
         Py_INCREF(args[i]);
         PyTuple_SET_ITEM(tuple, i, args[i]);
     }
-    PyObject* promoted = PyObject_CallOneArg(g_promote, tuple);
+    PyObject* promoted = PyObject_CallOneArg(fn, tuple);
     Py_DECREF(tuple);
     if (!promoted)
         return nullptr;
@@ -327,6 +354,19 @@ void init_fast_apply(py::module_& m) {
                 g_promote = fn.release().ptr();
             },
             "Sets the function elemwise() calls to promote mixed operands (array_method.py).");
+    m.def(
+            "_set_amp_elemwise",
+            [](py::object fn, const std::vector<dnn::param::Elemwise::Mode>& modes) {
+                std::array<bool, 128> set{};
+                for (auto mode : modes)
+                    set.at(static_cast<size_t>(mode)) = true;
+                g_amp_modes = set;
+                Py_XDECREF(g_amp_cast);
+                g_amp_cast = fn.is_none() ? nullptr : fn.release().ptr();
+            },
+            py::arg("fn"), py::arg("modes"),
+            "Sets (None: clears) the function elemwise() calls to cast the operands of `modes` "
+            "while megengine.amp.autocast is on (core/tensor/amp.py).");
     m.def(
             "_install_operator_slots",
             [](py::type cls) {

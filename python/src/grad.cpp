@@ -16,9 +16,39 @@ std::vector<imperative::Tensor> unwrap(const std::vector<TensorWrapper*>& ts) {
     return out;
 }
 
+// Whether `derived`, made by an op from `then` (an earlier value of the tensor now holding `now`),
+// may stand in for making it again from `now`: the value is the same storage and layout, and
+// every recording key that would record an op on `now` recorded `derived` in a graph it still
+// holds, so a gradient through `derived` reaches `now`. autocast's cast cache asks this.
+bool still_derived(const imperative::Tensor& now, const imperative::Tensor& then,
+                   const imperative::Tensor& derived) {
+    if (now.dnn_tensor().raw_ptr() != then.dnn_tensor().raw_ptr() ||
+        !now.layout().eq_layout(then.layout()))
+        return false;
+    if (!now.grad_meta())
+        return true;
+    for (const auto& [weak_key, slot] : now.grad_meta()->slots) {
+        auto key = weak_key.lock();
+        if (!key || !key->active())
+            continue;
+        auto d = derived.grad_meta() ? derived.grad_meta()->slot_of(key.get()) : nullptr;
+        if (!d || d->producer.expired())
+            return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 void init_grad(py::module_& m) {
+    m.def(
+            "_still_derived",
+            [](const TensorWrapper& now, const TensorWrapper& then, const TensorWrapper& derived) {
+                return still_derived(now.value, then.value, derived.value);
+            },
+            py::arg("now"), py::arg("then"), py::arg("derived"),
+            "Whether `derived` (made from `then`) can be reused for `now`: same value, recorded "
+            "by every active key that records `now`.");
     using imperative::GradKey;
     py::class_<GradKey, std::shared_ptr<GradKey>>(m, "GradKey",
                                                   "One autograd recording session (a tape).")

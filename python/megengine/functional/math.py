@@ -9,6 +9,7 @@ import numbers as _numbers
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
+from ..core.tensor import amp as _amp
 from ..core.tensor import array_method as _array_method
 from ..core.tensor.array_method import _promote, as_tensor, cached_op, elemwise, reduce, reshape
 from .elemwise import isinf, isnan, sign
@@ -249,6 +250,9 @@ def matmul(
         (5, 2, 3, 6)
     """
     a, b = as_tensor(inp1), as_tensor(inp2)
+    if _amp._enabled:
+        a, b = _amp.cast_tensors(a, b)
+        compute_mode = "float32"
     nd = a.ndim
     # Two matrices, or two batches of equal size: one kernel call (the eager hot path).
     if nd == b.ndim and (nd == 2 or (nd == 3 and a.shape[0] == b.shape[0])):
@@ -680,3 +684,33 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if not -nd <= axisc < nd:
         raise ValueError(f"cross: axisc {axisc} is out of range for a result of {nd} dims")
     return stack([cx, cy, cz], axis=axisc)
+
+
+def _check_non_finite(inps, scale=1.0):
+    """Whether any of ``inps`` holds an inf or NaN (the CheckNonFinite op), and each tensor of
+    ``inps`` multiplied by ``scale`` in place (``Tensor._reset``), as MegEngine's does for
+    GradScaler's unscaling.
+
+    Args:
+        inps: a Tensor or a list of Tensors (float).
+        scale: the factor each tensor is multiplied by.
+
+    Returns:
+        an int32 Tensor of shape (1,): 1 if some element is not finite, else 0.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.functional.math import _check_non_finite
+        >>> g = [mge.Tensor([2.0, 4.0]), mge.Tensor([float("inf")])]
+        >>> _check_non_finite(g, 0.5).numpy().tolist(), g[0].numpy().tolist()
+        ([1], [1.0, 2.0])
+    """
+    if isinstance(inps, _array_method.Tensor):
+        inps = [inps]
+    if not inps:
+        raise ValueError("_check_non_finite: no tensors to check")
+    flag = _rt.apply(cached_op(builtin.CheckNonFinite), *inps)[0]
+    if scale != 1.0:
+        for t in inps:
+            t._reset(t * scale)
+    return flag

@@ -13,7 +13,16 @@ import numpy as np
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
-from ..core.tensor.array_method import Tensor, as_tensor, cached_op, elemwise, reduce, reshape
+from ..core.tensor import amp
+from ..core.tensor.array_method import (
+    Tensor,
+    _promote,
+    as_tensor,
+    cached_op,
+    elemwise,
+    reduce,
+    reshape,
+)
 from ..core.tensor.array_method import transpose as _dimshuffle
 from ..distributed.group import WORLD
 from ..random.rng import _next_seed
@@ -222,6 +231,9 @@ def logsoftmax(inp, axis):
         [[-2.1269280910491943, -2.1269280910491943], [-0.12692801654338837, -0.12692801654338837]]
     """
     x = _float_input(inp, "logsoftmax")
+    if amp._enabled:
+        # MegEngine composes it of exp and log, which autocast computes in high precision.
+        (x,) = amp.cast_tensors(x, promote=True)
     if isinstance(axis, (list, tuple)):
         return x - logsumexp(x, axis, keepdims=True)
     axis = _norm_axis(axis, x.ndim, "logsoftmax")
@@ -298,6 +310,11 @@ def linear(inp, weight, bias=None, compute_mode="default"):
         raise ValueError(
             f"linear: inp {x.shape} does not match weight {w.shape} (out_features, in_features)"
         )
+    if amp._enabled:
+        # MegEngine's rule: the product and the bias in the low-precision dtype.
+        x, w = amp.cast_tensors(x, w)
+        if bias is not None:
+            (bias,) = amp.cast_tensors(as_tensor(bias))
     lead = x.shape[:-1]
     x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
     op = cached_op(builtin.MatrixMul, transposeA=False, transposeB=True)
@@ -351,6 +368,8 @@ def _add_bias(out, bias, fname):
     if bias is None:
         return out
     b = as_tensor(bias)
+    if amp._enabled and out._dtype_name == amp._low_prec_dtype:
+        (b,) = amp.cast_tensors(b)
     c = out.shape[1]
     if b.size != c:
         raise ValueError(f"{fname}: bias {b.shape} does not have {c} elements (output channels)")
@@ -362,6 +381,9 @@ def _add_bias(out, bias, fname):
 def _conv(fname, nd, inp, weight, bias, stride, padding, dilation, groups, conv_mode):
     x = _float_input(inp, fname)
     w = _float_input(weight, fname, "weight")
+    if amp._enabled and nd != 3:
+        # MegEngine casts 1-D and 2-D convolutions (its Convolution op); 3-D ones promote.
+        x, w = amp.cast_tensors(x, w)
     if x.ndim != nd + 2:
         raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
     w = _conv_filter(w, nd, int(groups), fname, x.shape)
@@ -540,6 +562,8 @@ def conv_transpose2d(
     fname = "conv_transpose2d"
     x = _float_input(inp, fname)
     w = _float_input(weight, fname, "weight")
+    if amp._enabled:
+        x, w = amp.cast_tensors(x, w)
     if x.ndim != 4:
         raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     w = _conv_filter(w, 2, int(groups), fname, x.shape, transposed=True)
@@ -826,10 +850,17 @@ def batch_norm(
     b = param(bias, "bias", 0.0)
     rm = param(running_mean, "running_mean", 0.0)
     rv = param(running_var, "running_var", 1.0)
+    if amp._enabled:
+        # MegEngine's rule: the input in low precision, the statistics and affine parameters in
+        # high precision; the output is in the input's (low) dtype.
+        (x,) = amp.cast_tensors(x)
+        w, b, rm, rv = amp.cast_tensors(w, b, rm, rv, promote=True)
     if not training:
         # Inference is elementwise; built from Elemwise ops it is differentiable everywhere.
         scale = elemwise("RSQRT", rv + eps) * w
         out = (x - rm) * scale + b
+        if out._dtype_name != x._dtype_name:
+            out = out.astype(x._dtype_name)
         return out if inplace else (out, running_mean, running_var)
     if x.size // c < 2:
         raise ValueError(
@@ -891,10 +922,12 @@ def layer_norm(inp, normalized_shape, affine, weight=None, bias=None, eps=1e-5):
             f"{fname}: weight {w.shape} and bias {b.shape} must have normalized_shape "
             f"{normalized_shape}"
         )
+    # MegEngine promotes the three to one dtype (float16 input, float32 weight: float32).
+    x, w, b = _promote([x, w, b])
     return apply(op, x, w, b)[0]
 
 
-def _group_norm(fname, x, groups, affine, weight, bias, eps):
+def _group_norm(fname, x, groups, affine, weight, bias, eps, keep_dtype=False):
     c = x.shape[1]
     op = cached_op(builtin.GroupNormForward, affine=bool(affine), eps=float(eps), group=groups)
     if not affine:
@@ -908,7 +941,11 @@ def _group_norm(fname, x, groups, affine, weight, bias, eps):
             f"{fname}: weight {w.shape} and bias {b.shape} need one element per channel of inp "
             f"{x.shape}"
         )
-    return apply(op, x, reshape(w, (c,)), reshape(b, (c,)))[0]
+    # MegEngine promotes the three to one dtype; its instance norm keeps the input's.
+    dtype = x._dtype_name
+    x, w, b = _promote([x, w, b])
+    out = apply(op, x, reshape(w, (c,)), reshape(b, (c,)))[0]
+    return out.astype(dtype) if keep_dtype and out._dtype_name != dtype else out
 
 
 def group_norm(inp, num_groups, affine, weight=None, bias=None, eps=1e-5):
@@ -968,7 +1005,7 @@ def instance_norm(inp, affine, weight=None, bias=None, eps=1e-5):
     x = _float_input(inp, fname)
     if x.ndim < 2:
         raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
-    return _group_norm(fname, x, x.shape[1], affine, weight, bias, eps)
+    return _group_norm(fname, x, x.shape[1], affine, weight, bias, eps, keep_dtype=True)
 
 
 # ---------------------------------------------------------------------------------------------

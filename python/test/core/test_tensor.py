@@ -257,8 +257,10 @@ def test_megengine_constructor_keywords_and_name():
     assert mge.Tensor([1.0]).name is None and (mge.Tensor([1.0]) + 1).name is None
     t = mge.Tensor([1.0], is_const=True, no_cache=True)
     assert t.tolist() == [1.0]
+    # MegEngine refuses NHWC for a tensor that is not 4-D or 5-D
     with pytest.raises(ValueError, match="format"):
         mge.Tensor([1.0], format="nhwc")
+    assert mge.Tensor(np.zeros((1, 2, 3, 4)), format="nhwc").format == "nhwc"
 
 
 def test_round():

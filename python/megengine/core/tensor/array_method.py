@@ -89,6 +89,9 @@ def reduce(x, mode, axis=None, keepdims=False):
     x = as_tensor(x)
     if mode in ("sum", "mean", "product") and x._dtype_name == "bool":
         x = x.astype("int32")
+    elif mode == "mean" and x._dtype_name in ("float16", "bfloat16"):
+        # MegEngine's rule: a mean of 16-bit floats is computed and returned in float32.
+        x = x.astype("float32")
     ndim = x.ndim
     if axis is None:
         axes = list(range(ndim))
