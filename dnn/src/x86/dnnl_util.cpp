@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 
 namespace neomeg::dnn::x86 {
 
@@ -19,7 +20,8 @@ memory::dims strides_of(const TensorLayout& l) {
     return s;
 }
 
-std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides) {
+std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides,
+                                       memory::data_type dt) {
     for (size_t i = 0; i < dims.size(); ++i)
         if (dims[i] > 1 && strides[i] <= 0)
             return std::nullopt;
@@ -29,7 +31,7 @@ std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims st
             strides[i] = dense;
         dense = std::max(dense, strides[i] * dims[i]);
     }
-    return memory::desc(dims, memory::data_type::f32, strides);
+    return memory::desc(dims, dt, strides);
 }
 
 namespace {
@@ -60,28 +62,51 @@ void for_each_row(const TensorLayout& l, F&& f) {
 
 }  // namespace
 
-void copy_to_dense(const TensorND& src, float* dense) {
+// The copies move elements as bytes (staging never converts), through a type that may alias any
+// element type.
+template <size_t N>
+struct Bits {
+    std::byte b[N];
+};
+
+template <class T>
+void copy_to_dense_as(const TensorND& src, T* dense) {
     const TensorLayout& l = src.layout;
-    const float* base = static_cast<const float*>(src.raw_ptr());
+    const T* base = static_cast<const T*>(src.raw_ptr());
     size_t n = l.ndim ? l[l.ndim - 1] : 1;
     ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
     for_each_row(l, [&](ptrdiff_t off, size_t r) {
-        float* out = dense + r * n;
+        T* out = dense + r * n;
         for (size_t j = 0; j < n; ++j)
             out[j] = base[off + static_cast<ptrdiff_t>(j) * step];
     });
 }
 
-void copy_from_dense(const float* dense, const TensorND& dst) {
+template <class T>
+void copy_from_dense_as(const T* dense, const TensorND& dst) {
     const TensorLayout& l = dst.layout;
-    float* base = static_cast<float*>(dst.raw_ptr());
+    T* base = static_cast<T*>(dst.raw_ptr());
     size_t n = l.ndim ? l[l.ndim - 1] : 1;
     ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
     for_each_row(l, [&](ptrdiff_t off, size_t r) {
-        const float* in = dense + r * n;
+        const T* in = dense + r * n;
         for (size_t j = 0; j < n; ++j)
             base[off + static_cast<ptrdiff_t>(j) * step] = in[j];
     });
+}
+
+void copy_to_dense(const TensorND& src, void* dense) {
+    if (src.layout.dtype.size() == 2)
+        copy_to_dense_as(src, static_cast<Bits<2>*>(dense));
+    else
+        copy_to_dense_as(src, static_cast<Bits<4>*>(dense));
+}
+
+void copy_from_dense(const void* dense, const TensorND& dst) {
+    if (dst.layout.dtype.size() == 2)
+        copy_from_dense_as(static_cast<const Bits<2>*>(dense), dst);
+    else
+        copy_from_dense_as(static_cast<const Bits<4>*>(dense), dst);
 }
 
 size_t WorkspacePlan::add(size_t bytes) {
@@ -94,7 +119,7 @@ void Operand::bind(const memory::desc& prim, bool is_output, const dnnl::engine&
                    WorkspacePlan& plan) {
     m_output = is_output;
     if (m_staged)
-        m_stage_off = plan.add(m_layout.total_nr_elems() * sizeof(float));
+        m_stage_off = plan.add(m_layout.dtype.size(m_layout.total_nr_elems()));
     m_user_mem = memory(m_user_md, engine, DNNL_MEMORY_NONE);
     if (prim != m_user_md) {
         m_reorder_off = plan.add(prim.get_size());
@@ -109,7 +134,7 @@ void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
     if (m_staged) {
         user = ws + m_stage_off;
         if (!m_output)
-            copy_to_dense(t, static_cast<float*>(user));
+            copy_to_dense(t, user);
     }
     m_user_mem.set_data_handle(user);
     if (m_reorder) {
@@ -123,7 +148,7 @@ void Operand::finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stre
     if (m_reorder)
         m_reorder->execute(stream, m_prim_mem, m_user_mem);
     if (m_staged)
-        copy_from_dense(reinterpret_cast<const float*>(ws + m_stage_off), t);
+        copy_from_dense(ws + m_stage_off, t);
 }
 
 PrimitivePlan::PrimitivePlan(const dnnl::engine& engine, std::string_view impl)

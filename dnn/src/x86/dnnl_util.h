@@ -20,15 +20,17 @@ using dnnl::memory;
 memory::dims dims_of(const TensorLayout& l);
 memory::dims strides_of(const TensorLayout& l);
 
-// A plain float32 descriptor with these dims and strides, or nullopt where oneDNN cannot address
-// them: a stride <= 0 on an axis longer than 1 (broadcast and reversed views). A size-1 axis
-// addresses nothing, so its stride is replaced by the dense one: a dense tensor then looks dense
-// to oneDNN whatever strides its size-1 axes carry.
-std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides);
+// A plain descriptor (float32 unless `dt` says otherwise) with these dims and strides, or nullopt
+// where oneDNN cannot address them: a stride <= 0 on an axis longer than 1 (broadcast and
+// reversed views). A size-1 axis addresses nothing, so its stride is replaced by the dense one: a
+// dense tensor then looks dense to oneDNN whatever strides its size-1 axes carry.
+std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides,
+                                       memory::data_type dt = memory::data_type::f32);
 
-// Copies between a strided float32 tensor and a dense row-major buffer of its shape.
-void copy_to_dense(const TensorND& src, float* dense);
-void copy_from_dense(const float* dense, const TensorND& dst);
+// Copies between a strided tensor (float32, or a 16-bit float) and a dense row-major buffer of
+// its shape and dtype.
+void copy_to_dense(const TensorND& src, void* dense);
+void copy_from_dense(const void* dense, const TensorND& dst);
 
 // Offsets of the buffers a kernel carves out of its workspace, each 64-byte aligned (the eager
 // runtime's workspace is 64-byte aligned, so the buffers are too).

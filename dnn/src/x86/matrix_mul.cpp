@@ -1,8 +1,14 @@
-// MatrixMul and BatchedMatrixMul through oneDNN's matmul, float32. A transposed operand is the
-// same memory described with its last two axes swapped, so no transpose is ever copied; strided
-// operands are described as they are, and staged dense only when oneDNN would otherwise fall to
-// its reference implementation (no unit stride in a matrix, a column-major C) or cannot address
-// them at all (broadcast or reversed views).
+// MatrixMul and BatchedMatrixMul through oneDNN's matmul: float32, bfloat16 and float16 (the
+// 16-bit products accumulate in float32 inside oneDNN). A transposed operand is the same memory
+// described with its last two axes swapped, so no transpose is ever copied; strided operands are
+// described as they are, and staged dense only when oneDNN would otherwise fall to its reference
+// implementation (no unit stride in a matrix, a column-major C) or cannot address them at all
+// (broadcast or reversed views). A 16-bit product oneDNN has no fast kernel for on this CPU
+// (float16 before AVX-512 FP16 support, bfloat16 without AVX-512) runs as a float32 matmul
+// between reorders that convert its operands.
+#include <algorithm>
+#include <string>
+
 #include "src/x86/kernel.h"
 
 namespace neomeg::dnn::x86 {
@@ -10,19 +16,47 @@ namespace {
 
 // The primitive's view of an operand: its (batch,) rows, cols axes, the last two swapped when
 // the operand is given transposed.
+std::optional<memory::data_type> dnnl_dtype(DType dt) {
+    if (dt == dtype::Float32)
+        return memory::data_type::f32;
+    if (dt == dtype::BFloat16)
+        return memory::data_type::bf16;
+    if (dt == dtype::Float16)
+        return memory::data_type::f16;
+    return std::nullopt;
+}
+
 std::optional<memory::desc> matmul_desc(const TensorLayout& l, bool transposed) {
     memory::dims dims = dims_of(l), strides = strides_of(l);
     if (transposed) {
         std::swap(dims[l.ndim - 2], dims[l.ndim - 1]);
         std::swap(strides[l.ndim - 2], strides[l.ndim - 1]);
     }
-    return plain_desc(dims, strides);
+    return plain_desc(dims, strides, *dnnl_dtype(l.dtype));
 }
+
+// A dense row-major float32 descriptor of what `md` describes: the primitive's view of a 16-bit
+// operand that is converted around a float32 matmul.
+memory::desc dense_f32(const memory::desc& md) {
+    memory::dims dims = md.dims();
+    memory::dims strides(dims.size());
+    memory::dim step = 1;
+    for (size_t i = dims.size(); i-- > 0;) {
+        strides[i] = step;
+        step *= std::max<memory::dim>(dims[i], 1);
+    }
+    return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+// How a plan computes: in the operands' dtype (described as they are, or staged dense), or, for
+// 16-bit operands, in float32 between converting reorders.
+enum class Attempt { kDirect, kStaged, kInFloat32 };
 
 std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayout& a,
                                            const TensorLayout& b, const TensorLayout& c,
                                            bool trans_a, bool trans_b) {
-    if (a.dtype != dtype::Float32 || b.dtype != dtype::Float32 || c.dtype != dtype::Float32)
+    auto dt = dnnl_dtype(a.dtype);
+    if (!dt || b.dtype != a.dtype || c.dtype != a.dtype)
         return nullptr;
     // An empty product (M, N or batch 0) has nothing to compute and K = 0 means C = 0; oneDNN
     // takes neither, naive does both.
@@ -30,22 +64,38 @@ std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayou
         return nullptr;
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    for (bool stage : {false, true}) {
+    bool low = *dt != memory::data_type::f32;
+    for (Attempt attempt : {Attempt::kDirect, Attempt::kStaged, Attempt::kInFloat32}) {
+        if (attempt == Attempt::kInFloat32 && !low)
+            break;
+        bool stage = attempt != Attempt::kDirect;
         auto oa = Operand::of(a, stage,
                               [&](const TensorLayout& l) { return matmul_desc(l, trans_a); });
         auto ob = Operand::of(b, stage,
                               [&](const TensorLayout& l) { return matmul_desc(l, trans_b); });
         auto oc =
                 Operand::of(c, stage, [&](const TensorLayout& l) { return matmul_desc(l, false); });
-        dnnl::matmul::desc desc(oa.user_desc(), ob.user_desc(), oc.user_desc());
-        dnnl::matmul::primitive_desc pd(desc, attr, handle.engine());
-        std::string_view impl = pd.impl_info_str();
-        if (!stage && is_reference_impl(impl))
+        bool in_f32 = attempt == Attempt::kInFloat32;
+        auto prim = [&](const Operand& o) {
+            return in_f32 ? dense_f32(o.user_desc()) : o.user_desc();
+        };
+        dnnl::matmul::desc desc(prim(oa), prim(ob), prim(oc));
+        std::optional<dnnl::matmul::primitive_desc> pd;
+        try {
+            pd.emplace(desc, attr, handle.engine());
+        } catch (const dnnl::error&) {
+            continue;  // no implementation of this dtype at all: the next attempt converts
+        }
+        std::string impl = pd->impl_info_str();
+        if (is_reference_impl(impl) && attempt != Attempt::kInFloat32 &&
+            (attempt == Attempt::kDirect || low))
             continue;
-        auto plan = std::make_unique<PrimitivePlan>(dnnl::matmul(pd), pd, handle.engine(), impl);
-        plan->add(DNNL_ARG_SRC, std::move(oa), pd.src_desc(), false);
-        plan->add(DNNL_ARG_WEIGHTS, std::move(ob), pd.weights_desc(), false);
-        plan->add(DNNL_ARG_DST, std::move(oc), pd.dst_desc(), true);
+        if (in_f32)
+            impl = "f32:" + impl;
+        auto plan = std::make_unique<PrimitivePlan>(dnnl::matmul(*pd), *pd, handle.engine(), impl);
+        plan->add(DNNL_ARG_SRC, std::move(oa), pd->src_desc(), false);
+        plan->add(DNNL_ARG_WEIGHTS, std::move(ob), pd->weights_desc(), false);
+        plan->add(DNNL_ARG_DST, std::move(oc), pd->dst_desc(), true);
         plan->finalize();
         return plan;
     }

@@ -1,6 +1,7 @@
 // MatrixMul and BatchedMatrixMul on the x86 handle (oneDNN matmul) against naive: sizes 1 and
 // primes, every transpose pair, padded, transposed, broadcast and reversed views of the operands,
-// padded outputs, and the cases that go to naive (empty products, other dtypes).
+// padded outputs, float32, bfloat16 and float16, and the cases that go to naive (empty products,
+// integer dtypes).
 #include "common/matmul_param.h"
 #include "x86/x86_test.h"
 
@@ -97,13 +98,53 @@ TEST_F(X86, MatrixMulEmptyProductsRunNaive) {
 
 TEST_F(X86, MatrixMulOtherDtypesRunNaive) {
     std::mt19937 rng(7);
-    for (DType dt : {dtype::Float16, dtype::Int8, dtype::Int32}) {
+    for (DType dt : {dtype::Int8, dtype::Int32}) {
         HostTensor a({3, 4}, dt), b({5, 4}, dt);
         fill_uniform(a, -3, 3, rng);
         fill_uniform(b, -3, 3, rng);
         EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(false, true), {a, b}, {}, 0),
                   "naive")
                 << dt.name();
+    }
+}
+
+// bfloat16 and float16 accumulate in float32 (oneDNN) or double (naive) and round once, so they
+// differ by at most a unit in the last place: the Checker's per-dtype tolerance (2e-2 and 2e-3,
+// relative).
+TEST_F(X86, MatrixMul16BitMatchesNaive) {
+    for (DType dt : {dtype::BFloat16, dtype::Float16})
+        for (bool ta : {false, true})
+            for (bool tb : {false, true})
+                for (const Mnk& s : kSizes) {
+                    Checker<MatrixMul> c(handle.get());
+                    c.set_dtype(0, dt).set_dtype(1, dt).set_param(mm_param(ta, tb));
+                    c.execs({a_shape(s, ta), b_shape(s, tb)});
+                    c.set_noncontiguous(true).execs({a_shape(s, ta), b_shape(s, tb)});
+                }
+}
+
+TEST_F(X86, MatrixMul16BitRunsOneDnn) {
+    std::mt19937 rng(17);
+    for (DType dt : {dtype::BFloat16, dtype::Float16})
+        for (bool tb : {false, true}) {
+            HostTensor a({31, 129}, dt), b(b_shape({31, 37, 129}, tb), dt);
+            fill_uniform(a, -1, 1, rng);
+            fill_uniform(b, -1, 1, rng);
+            // A CPU without a 16-bit kernel converts around a float32 matmul ("onednn:f32:...");
+            // either way oneDNN ran, within the dtype's tolerance of naive.
+            auto kernel = run_and_compare<MatrixMul>(*handle, mm_param(false, tb), {a, b}, {},
+                                                     default_epsilon(dt));
+            EXPECT_TRUE(kernel.starts_with("onednn:")) << dt.name() << " " << kernel;
+        }
+}
+
+TEST_F(X86, MatrixMul16BitStridedViewsAreStaged) {
+    for (DType dt : {dtype::BFloat16, dtype::Float16}) {
+        Checker<MatrixMul> c(handle.get());
+        // A row broadcast over M (stride 0) and B reversed along K: staged dense as 16-bit.
+        c.exec_layouts({TensorLayout({6, 5}, {0, 1}, dt), TensorLayout({5, 3}, {-3, 1}, dt)});
+        c.exec_layouts(
+                {TensorLayout({5, 4}, dt).dimshuffle({1, 0}), TensorLayout({5, 3}, {8, 1}, dt)});
     }
 }
 
@@ -135,6 +176,18 @@ TEST_F(X86, BatchedMatrixMulMatchesNaive) {
                     c.set_param(mm_param(ta, tb)).execs({as, bs});
                     c.set_noncontiguous(true).execs({as, bs});
                 }
+}
+
+TEST_F(X86, BatchedMatrixMul16BitMatchesNaive) {
+    for (DType dt : {dtype::BFloat16, dtype::Float16})
+        for (bool ta : {false, true})
+            for (const Mnk& s : {Mnk{1, 1, 1}, Mnk{3, 5, 7}, Mnk{16, 17, 33}}) {
+                Checker<BatchedMatrixMul> c(handle.get());
+                TensorShape as = batched(3, a_shape(s, ta)), bs = batched(3, b_shape(s, true));
+                c.set_dtype(0, dt).set_dtype(1, dt).set_param(mm_param(ta, true));
+                c.execs({as, bs});
+                c.set_noncontiguous(true).execs({as, bs});
+            }
 }
 
 TEST_F(X86, BatchedMatrixMulStridedViews) {
