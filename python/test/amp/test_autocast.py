@@ -359,3 +359,16 @@ def test_traced_step_matches_eager(low):
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-4, atol=1e-6)
     # the replays ran the compiled graph, which keeps autocast's casts
     assert "TypeCvt" in traced_step._graph_text()
+
+
+def test_trace_inside_an_autocast_region_reads_parameters_not_cached_casts():
+    w = mge.Parameter(np.ones((2, 2), "float32"))
+    x = mge.Tensor(np.ones((1, 2), "float32"))
+    f = trace(lambda x: F.linear(x, w))
+    with autocast(low_prec_dtype="bfloat16"):
+        F.linear(x, w)  # an eager cast of w, cached before the recording
+        for v in (1.0, 2.0, 3.0):
+            out = f(x)  # records (the graph must cast w itself), then replays
+            assert out._dtype_name == "bfloat16"
+            assert out.numpy().tolist() == [[2 * v, 2 * v]]
+            w._reset(mge.Tensor(np.full((2, 2), v + 1, "float32")))
