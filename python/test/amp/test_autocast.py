@@ -372,3 +372,18 @@ def test_trace_inside_an_autocast_region_reads_parameters_not_cached_casts():
             assert out._dtype_name == "bfloat16"
             assert out.numpy().tolist() == [[2 * v, 2 * v]]
             w._reset(mge.Tensor(np.full((2, 2), v + 1, "float32")))
+
+
+def test_a_cast_cached_in_one_recording_is_not_reused_by_the_next():
+    w = mge.Parameter(np.full((2, 2), 0.5, "float32"))
+    x = mge.Tensor(np.ones((3, 2), "float32"))
+    gm = GradManager().attach([w])
+    grads = []
+    with autocast():
+        for _ in range(2):  # two steps in one region, w unchanged between them
+            with gm:
+                gm.backward(F.linear(x, w).astype("float32").sum())
+            grads.append(w.grad.numpy())
+            w.grad = None
+    np.testing.assert_array_equal(grads[0], np.full((2, 2), 3.0, "float32"))
+    np.testing.assert_array_equal(grads[1], grads[0])
