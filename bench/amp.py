@@ -151,9 +151,8 @@ def implementations(stdout):
     return seen
 
 
-def run(python, fw, model, steps, batch, mode):
-    threads = str(os.cpu_count() or 1)
-    env = dict(os.environ, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1")
+def run(python, fw, model, steps, batch, mode, threads):
+    env = dict(os.environ, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1", OMP_NUM_THREADS=threads)
     proc = subprocess.run(
         [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads],
         check=False,
@@ -173,6 +172,7 @@ def main():
     ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch runs")
     args = ap.parse_args()
     torch_py, twhy = (None, "--no-torch") if args.no_torch else torch_python()
@@ -183,9 +183,14 @@ def main():
         print(f"PyTorch: {twhy}")
     for model in args.models:
         speeds = {}
-        print(f"\n{model}, batch {args.batch}: samples/s (best of {args.steps} steps)")
+        print(
+            f"\n{model}, batch {args.batch}, {args.threads} threads: samples/s "
+            f"(best of {args.steps} steps)"
+        )
         for label, python, fw, mode in configs:
-            res, why, impls = run(python, fw, model, args.steps, args.batch, mode)
+            res, why, impls = run(
+                python, fw, model, args.steps, args.batch, mode, str(args.threads)
+            )
             if res is None:
                 print(f"  {label:<8}{mode:<5} failed: {why}")
                 continue
