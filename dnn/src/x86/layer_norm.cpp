@@ -61,8 +61,8 @@ dnnl::layer_normalization_forward::primitive_desc forward_pd(const HandleImpl& h
                                                              const Rows& r, float eps,
                                                              normalization_flags flags) {
     memory::desc data({r.rows, r.len}, memory::data_type::f32, memory::format_tag::ab);
-    dnnl::layer_normalization_forward::desc desc(prop_kind::forward_training, data,
-                                                 stat_desc(r), eps, flags);
+    dnnl::layer_normalization_forward::desc desc(prop_kind::forward_training, data, stat_desc(r),
+                                                 eps, flags);
     return {desc, user_scratchpad(), handle.engine()};
 }
 
@@ -100,8 +100,9 @@ private:
         if (!takes(in, out))
             return nullptr;
         Rows r = rows_of(in[0], m_param.normalized_dim);
-        auto flags = m_param.affine ? normalization_flags::use_scale | normalization_flags::use_shift
-                                    : normalization_flags::none;
+        auto flags = m_param.affine
+                             ? normalization_flags::use_scale | normalization_flags::use_shift
+                             : normalization_flags::none;
         auto pd = forward_pd(x86_handle(), r, m_param.eps, flags);
         auto plan = std::make_unique<PrimitivePlan>(dnnl::layer_normalization_forward(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
@@ -192,7 +193,8 @@ private:
         if (affine) {
             plan->skip_tensor();  // weight, packed
             b.scale_shift = plan->add_buffer(DNNL_ARG_SCALE_SHIFT, pd.weights_desc());
-            b.diff_scale_shift = plan->add_buffer(DNNL_ARG_DIFF_SCALE_SHIFT, pd.diff_weights_desc());
+            b.diff_scale_shift =
+                    plan->add_buffer(DNNL_ARG_DIFF_SCALE_SHIFT, pd.diff_weights_desc());
         }
         plan->add(DNNL_ARG_DIFF_SRC, dense_operand(out[0], {r.rows, r.len}), pd.diff_src_desc(),
                   true);

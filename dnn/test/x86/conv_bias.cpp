@@ -12,8 +12,7 @@ namespace {
 
 using Nonline = param::ConvBias::NonlineMode;
 
-constexpr Nonline kModes[] = {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID,
-                              Nonline::H_SWISH};
+constexpr Nonline kModes[] = {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID, Nonline::H_SWISH};
 
 struct Case {
     TensorShape src, filter;
@@ -29,7 +28,9 @@ std::vector<Case> cases() {
             {{2, 8, 9, 9}, {8, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 8)},
             {{5, 16, 13, 13}, {32, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
             {{3, 4, 23}, {6, 2, 5}, conv_param({1}, {2}, {3}, 2)},
-            {{2, 4, 5, 7, 6}, {6, 4, 3, 3, 2}, conv_param({2, 1, 2}, {1, 1, 0}, {1, 1, 1}, 1, true)},
+            {{2, 4, 5, 7, 6},
+             {6, 4, 3, 3, 2},
+             conv_param({2, 1, 2}, {1, 1, 0}, {1, 1, 1}, 1, true)},
     };
 }
 

@@ -130,8 +130,11 @@ TEST_F(X86, ConvolutionLowPrecisionMatchesNaive) {
             data.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src}).execs(
                     {k.filter, dst_shape(k)});
             Checker<ConvolutionBackwardFilter> filt(handle.get());
-            filt.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.filter}).execs(
-                    {k.src, dst_shape(k)});
+            filt.set_param(k.p)
+                    .set_dtype(0, dt)
+                    .set_dtype(1, dt)
+                    .set_output_shapes({k.filter})
+                    .execs({k.src, dst_shape(k)});
         }
     }
 }
