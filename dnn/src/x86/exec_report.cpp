@@ -33,13 +33,16 @@ bool debug_enabled() {
 
 void ExecReporter::ran(const OperatorBase& op, std::span<const TensorND> inputs,
                        std::span<const TensorND> outputs) {
+    // Without the switch only ops without an x86 kernel are watched: they ran naive.
+    if (!debug_enabled()) {
+        note_naive_run(op, inputs, outputs);
+        return;
+    }
     auto* report = dynamic_cast<const KernelReport*>(&op);
     std::string_view kernel = report ? report->last_kernel() : "naive";
-    if (debug_enabled()) {
-        std::string line = str_cat("neomeg x86: ", op.param_str(), " inputs [", tensors_str(inputs),
-                                   "] outputs [", tensors_str(outputs), "] kernel ", kernel, "\n");
-        std::fputs(line.c_str(), stderr);
-    }
+    std::string line = str_cat("neomeg x86: ", op.param_str(), " inputs [", tensors_str(inputs),
+                               "] outputs [", tensors_str(outputs), "] kernel ", kernel, "\n");
+    std::fputs(line.c_str(), stderr);
     if (kernel == "naive")
         note_naive_run(op, inputs, outputs);
 }
