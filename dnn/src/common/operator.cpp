@@ -51,7 +51,7 @@ void OperatorBase::exec(std::span<const TensorND> inputs, std::span<const Tensor
     for (size_t i = 0; i < outputs.size(); ++i)
         NM_REQUIRE(ShapeError, outputs[i].raw_ptr() || outputs[i].layout.is_empty(), "output ", i,
                    " has a null pointer");
-    do_exec(inputs, outputs, workspace);
+    exec_unchecked(inputs, outputs, workspace);
 }
 
 }  // namespace neomeg::dnn

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
 
 namespace neomeg::dnn::x86 {
 
@@ -20,8 +19,21 @@ memory::dims strides_of(const TensorLayout& l) {
     return s;
 }
 
+std::optional<memory::data_type> dnnl_type_of(DType dt) {
+    switch (dt.enumv()) {
+        case DTypeEnum::Float32:
+            return memory::data_type::f32;
+        case DTypeEnum::BFloat16:
+            return memory::data_type::bf16;
+        case DTypeEnum::Float16:
+            return memory::data_type::f16;
+        default:
+            return std::nullopt;
+    }
+}
+
 std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides,
-                                       memory::data_type dt) {
+                                       memory::data_type type) {
     for (size_t i = 0; i < dims.size(); ++i)
         if (dims[i] > 1 && strides[i] <= 0)
             return std::nullopt;
@@ -31,7 +43,7 @@ std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims st
             strides[i] = dense;
         dense = std::max(dense, strides[i] * dims[i]);
     }
-    return memory::desc(dims, dt, strides);
+    return memory::desc(dims, type, strides);
 }
 
 namespace {
@@ -60,53 +72,68 @@ void for_each_row(const TensorLayout& l, F&& f) {
     }
 }
 
+// Copies n elements of `size` bytes `step` elements apart; a switch on the size so that the
+// common sizes copy whole elements rather than bytes.
+template <bool kToDense>
+void copy_row(std::byte* strided, ptrdiff_t step, std::byte* dense, size_t n, size_t size) {
+    auto run = [&](auto tag) {
+        using T = decltype(tag);
+        auto* s = reinterpret_cast<T*>(strided);
+        auto* d = reinterpret_cast<T*>(dense);
+        for (size_t j = 0; j < n; ++j) {
+            T& e = s[static_cast<ptrdiff_t>(j) * step];
+            if constexpr (kToDense)
+                d[j] = e;
+            else
+                e = d[j];
+        }
+    };
+    switch (size) {
+        case 4:
+            return run(uint32_t{});
+        case 2:
+            return run(uint16_t{});
+        case 8:
+            return run(uint64_t{});
+        default:
+            return run(uint8_t{});
+    }
+}
+
+template <bool kToDense>
+void copy_dense(const TensorND& t, std::byte* dense) {
+    const TensorLayout& l = t.layout;
+    auto* base = static_cast<std::byte*>(t.raw_ptr());
+    size_t size = l.dtype.size();
+    size_t n = l.ndim ? l[l.ndim - 1] : 1;
+    ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
+    for_each_row(l, [&](ptrdiff_t off, size_t r) {
+        copy_row<kToDense>(base + off * static_cast<ptrdiff_t>(size), step, dense + r * n * size, n,
+                           size);
+    });
+}
+
 }  // namespace
 
-// The copies move elements as bytes (staging never converts), through a type that may alias any
-// element type.
-template <size_t N>
-struct Bits {
-    std::byte b[N];
-};
-
-template <class T>
-void copy_to_dense_as(const TensorND& src, T* dense) {
-    const TensorLayout& l = src.layout;
-    const T* base = static_cast<const T*>(src.raw_ptr());
-    size_t n = l.ndim ? l[l.ndim - 1] : 1;
-    ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
-    for_each_row(l, [&](ptrdiff_t off, size_t r) {
-        T* out = dense + r * n;
-        for (size_t j = 0; j < n; ++j)
-            out[j] = base[off + static_cast<ptrdiff_t>(j) * step];
-    });
-}
-
-template <class T>
-void copy_from_dense_as(const T* dense, const TensorND& dst) {
-    const TensorLayout& l = dst.layout;
-    T* base = static_cast<T*>(dst.raw_ptr());
-    size_t n = l.ndim ? l[l.ndim - 1] : 1;
-    ptrdiff_t step = l.ndim ? l.stride[l.ndim - 1] : 1;
-    for_each_row(l, [&](ptrdiff_t off, size_t r) {
-        const T* in = dense + r * n;
-        for (size_t j = 0; j < n; ++j)
-            base[off + static_cast<ptrdiff_t>(j) * step] = in[j];
-    });
-}
-
 void copy_to_dense(const TensorND& src, void* dense) {
-    if (src.layout.dtype.size() == 2)
-        copy_to_dense_as(src, static_cast<Bits<2>*>(dense));
-    else
-        copy_to_dense_as(src, static_cast<Bits<4>*>(dense));
+    copy_dense<true>(src, static_cast<std::byte*>(dense));
 }
 
 void copy_from_dense(const void* dense, const TensorND& dst) {
-    if (dst.layout.dtype.size() == 2)
-        copy_from_dense_as(static_cast<const Bits<2>*>(dense), dst);
-    else
-        copy_from_dense_as(static_cast<const Bits<4>*>(dense), dst);
+    copy_dense<false>(dst, static_cast<std::byte*>(const_cast<void*>(dense)));
+}
+
+TensorND reversed_from(const TensorND& t, size_t first) {
+    TensorLayout l = t.layout;
+    ptrdiff_t last = 0;
+    for (size_t d = first; d < l.ndim; ++d) {
+        if (l[d] == 0)
+            return t;
+        last += static_cast<ptrdiff_t>(l[d] - 1) * l.stride[d];
+        l.stride[d] = -l.stride[d];
+    }
+    auto* p = static_cast<std::byte*>(t.raw_ptr()) + last * static_cast<ptrdiff_t>(l.dtype.size());
+    return TensorND(p, l);
 }
 
 size_t WorkspacePlan::add(size_t bytes) {
@@ -119,7 +146,7 @@ void Operand::bind(const memory::desc& prim, bool is_output, const dnnl::engine&
                    WorkspacePlan& plan) {
     m_output = is_output;
     if (m_staged)
-        m_stage_off = plan.add(m_layout.dtype.size(m_layout.total_nr_elems()));
+        m_stage_off = plan.add(m_layout.total_nr_elems() * m_layout.dtype.size());
     m_user_mem = memory(m_user_md, engine, DNNL_MEMORY_NONE);
     if (prim != m_user_md) {
         m_reorder_off = plan.add(prim.get_size());
@@ -134,7 +161,7 @@ void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
     if (m_staged) {
         user = ws + m_stage_off;
         if (!m_output)
-            copy_to_dense(t, user);
+            copy_to_dense(view(t), user);
     }
     m_user_mem.set_data_handle(user);
     if (m_reorder) {
@@ -148,7 +175,7 @@ void Operand::finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stre
     if (m_reorder)
         m_reorder->execute(stream, m_prim_mem, m_user_mem);
     if (m_staged)
-        copy_from_dense(ws + m_stage_off, t);
+        copy_from_dense(ws + m_stage_off, view(t));
 }
 
 PrimitivePlan::PrimitivePlan(const dnnl::engine& engine, std::string_view impl)
@@ -160,15 +187,24 @@ PrimitivePlan::PrimitivePlan(dnnl::primitive prim, const dnnl::primitive_desc& p
     add_step(std::move(prim), pd);
 }
 
-void PrimitivePlan::add_step(dnnl::primitive prim, const dnnl::primitive_desc& pd) {
+void PrimitivePlan::add_step(dnnl::primitive prim, const dnnl::primitive_desc_base& pd) {
     m_steps.push_back({std::move(prim), pd.scratchpad_desc(), {}});
 }
 
 void PrimitivePlan::add(int arg, Operand op, const memory::desc& prim, bool is_output) {
+    add_at(m_next_tensor++, arg, std::move(op), prim, is_output);
+}
+
+void PrimitivePlan::add_at(size_t tensor, int arg, Operand op, const memory::desc& prim,
+                           bool is_output) {
     op.bind(prim, is_output, m_engine, m_ws);
     m_steps.back().args[arg] = op.prim_memory();
     m_operands.push_back(std::move(op));
-    m_tensor_of.push_back(m_next_tensor++);
+    m_tensor_of.push_back(tensor);
+}
+
+void PrimitivePlan::use_operand(size_t step, int arg, size_t operand) {
+    m_steps[step].args[arg] = m_operands[operand].prim_memory();
 }
 
 size_t PrimitivePlan::add_buffer(int arg, const memory::desc& md) {

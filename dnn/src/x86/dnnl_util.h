@@ -20,17 +20,23 @@ using dnnl::memory;
 memory::dims dims_of(const TensorLayout& l);
 memory::dims strides_of(const TensorLayout& l);
 
-// A plain descriptor (float32 unless `dt` says otherwise) with these dims and strides, or nullopt
-// where oneDNN cannot address them: a stride <= 0 on an axis longer than 1 (broadcast and
-// reversed views). A size-1 axis addresses nothing, so its stride is replaced by the dense one: a
-// dense tensor then looks dense to oneDNN whatever strides its size-1 axes carry.
-std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides,
-                                       memory::data_type dt = memory::data_type::f32);
+// oneDNN's name for a float dtype (float32, bfloat16, float16), or nullopt for the others.
+std::optional<memory::data_type> dnnl_type_of(DType dt);
 
-// Copies between a strided tensor (float32, or a 16-bit float) and a dense row-major buffer of
-// its shape and dtype.
+// A plain descriptor with these dims and strides, or nullopt where oneDNN cannot address them: a
+// stride <= 0 on an axis longer than 1 (broadcast and reversed views). A size-1 axis addresses
+// nothing, so its stride is replaced by the dense one: a dense tensor then looks dense to oneDNN
+// whatever strides its size-1 axes carry.
+std::optional<memory::desc> plain_desc(const memory::dims& dims, memory::dims strides,
+                                       memory::data_type type = memory::data_type::f32);
+
+// Copies between a strided tensor (any dtype) and a dense row-major buffer of its shape.
 void copy_to_dense(const TensorND& src, void* dense);
 void copy_from_dense(const void* dense, const TensorND& dst);
+
+// The same memory read with axes [first, ndim) reversed: a convolution's filter in the flipped
+// (CONVOLUTION) mode. Its strides are negative, so an Operand stages it.
+TensorND reversed_from(const TensorND& t, size_t first);
 
 // Offsets of the buffers a kernel carves out of its workspace, each 64-byte aligned (the eager
 // runtime's workspace is 64-byte aligned, so the buffers are too).
@@ -53,12 +59,16 @@ public:
     // `describe` gives the primitive's view of a layout of the caller's tensor (matmul swaps a
     // transposed operand's axes, grouped convolution splits the filter's first axis) or nullopt.
     // Non-contiguous tensors are staged when oneDNN cannot address them or `stage` says so.
+    // `reverse_from` < ndim reverses the axes from there on (reversed_from): such an operand is
+    // always staged, its dense copy is the reversed tensor.
     template <class Describe>
-    static Operand of(const TensorLayout& layout, bool stage, Describe&& describe) {
+    static Operand of(const TensorLayout& layout, bool stage, Describe&& describe,
+                      size_t reverse_from = TensorLayout::MAX_NDIM) {
         Operand op;
         op.m_layout = layout;
+        op.m_reverse_from = reverse_from;
         std::optional<memory::desc> md;
-        if (!stage || layout.is_contiguous())
+        if (reverse_from >= layout.ndim && (!stage || layout.is_contiguous()))
             md = describe(layout);
         if (!md) {
             op.m_staged = true;
@@ -85,7 +95,12 @@ public:
     void finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stream);
 
 private:
+    TensorND view(const TensorND& t) const {
+        return m_reverse_from < t.layout.ndim ? reversed_from(t, m_reverse_from) : t;
+    }
+
     TensorLayout m_layout;
+    size_t m_reverse_from = TensorLayout::MAX_NDIM;
     memory::desc m_user_md;
     bool m_staged = false, m_output = false;
     size_t m_stage_off = 0, m_reorder_off = 0;
@@ -114,12 +129,19 @@ public:
                   std::string_view impl);
 
     // Appends a primitive (scratchpad_mode::user); later add/add_buffer/use calls feed it.
-    void add_step(dnnl::primitive prim, const dnnl::primitive_desc& pd);
+    void add_step(dnnl::primitive prim, const dnnl::primitive_desc_base& pd);
     // Adds the next tensor of the call (inputs, then outputs) under oneDNN's argument id
     // (DNNL_ARG_SRC, ...), bound to `prim`'s layout.
     void add(int arg, Operand op, const memory::desc& prim, bool is_output);
+    // The same for the call's tensor `tensor`, out of turn (the next tensor stays the next).
+    void add_at(size_t tensor, int arg, Operand op, const memory::desc& prim, bool is_output);
     // Passes over the next tensor of the call: one the primitives do not read.
     void skip_tensor() { ++m_next_tensor; }
+    // Passes the memory the primitive reads or writes for an earlier step's `operand` (counted in
+    // the order added) to the step `step`: ConvBias's residual is reordered into dst's buffer by a
+    // step before the convolution adds to it.
+    void use_operand(size_t step, int arg, size_t operand);
+    size_t num_operands() const { return m_operands.size(); }
     // A buffer in the workspace, not a tensor of the call (max pooling's indices, batch
     // normalisation's statistics); returns its workspace offset. use() passes it to a later step.
     size_t add_buffer(int arg, const memory::desc& md);

@@ -47,9 +47,17 @@ HandleImpl::HandleImpl()
 }
 
 std::unique_ptr<OperatorBase> HandleImpl::create_operator(OpType type) {
-    if (auto factory = OperatorRegistry::of(Backend::X86).find(type))
-        return factory(this);
-    return create_naive_operator(type);
+    // Every op reports under NEOMEG_DEBUG; without it only the ops left to naive kernels are
+    // watched (for the float32 warning), and an x86 kernel's own naive fallback warns itself.
+    if (auto factory = OperatorRegistry::of(Backend::X86).find(type)) {
+        auto op = factory(this);
+        if (debug_enabled())
+            op->set_exec_observer(&m_reporter);
+        return op;
+    }
+    auto op = create_naive_operator(type);
+    op->set_exec_observer(&m_reporter);
+    return op;
 }
 
 std::unique_ptr<OperatorBase> HandleImpl::create_naive_operator(OpType type) {

@@ -8,6 +8,7 @@
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators.h"
 #include "src/common/registry.h"
+#include "src/x86/exec_report.h"
 
 namespace neomeg::dnn::x86 {
 
@@ -36,6 +37,7 @@ protected:
 private:
     dnnl::engine m_engine;
     dnnl::stream m_stream;
+    ExecReporter m_reporter;
 };
 
 }  // namespace neomeg::dnn::x86

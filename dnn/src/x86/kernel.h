@@ -83,6 +83,7 @@ protected:
         } else {
             naive().exec_unchecked(inputs, outputs, workspace);
             m_last = "naive";
+            note_naive_run(*this, inputs, outputs);
         }
     }
 

@@ -30,6 +30,7 @@ protected:
                    Workspace ws) {
         naive().exec_unchecked(inputs, outputs, ws);
         m_last = "naive";
+        note_naive_run(*this, inputs, outputs);
     }
 
     const char* m_last = "";

@@ -1,8 +1,9 @@
-// PoolingForward and PoolingBackward through oneDNN's pooling, float32, 1-D to 3-D (NCW, NCHW,
-// NCDHW) in every mode: MAX (the first maximum of a window, padding never counts), AVERAGE
-// (pooling_avg_include_padding) and AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding).
-// The operator's backward gets src, not the forward's indices, so MAX's backward reruns the
-// forward for them. Other dtypes and empty tensors go to naive.
+// PoolingForward and PoolingBackward through oneDNN's pooling, float32 and (where the CPU has a
+// kernel: AVX-512) bfloat16, 1-D to 3-D (NCW, NCHW, NCDHW) in every mode: MAX (the first maximum of
+// a window, padding never counts), AVERAGE (pooling_avg_include_padding) and
+// AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding). The operator's backward gets src,
+// not the forward's indices, so MAX's backward reruns the forward for them. Other dtypes (float16:
+// oneDNN 2.6 has no CPU kernel) and empty tensors go to naive.
 #include "src/x86/kernel.h"
 
 namespace neomeg::dnn::x86 {
@@ -20,7 +21,8 @@ struct Window {
 // shape rule floors, which oneDNN accepts with the same padding on the right.
 std::optional<Window> window_of(const param::Pooling& p, std::span<const TensorLayout> layouts) {
     for (const TensorLayout& l : layouts)
-        if (l.dtype != dtype::Float32 || l.is_empty() || l.ndim < 3 || l.ndim > 5)
+        if (l.dtype != layouts[0].dtype || !dnnl_type_of(l.dtype) || l.is_empty() || l.ndim < 3 ||
+            l.ndim > 5)
             return std::nullopt;
     size_t spatial = layouts[0].ndim - 2;
     if (p.window.size() != spatial || p.stride.size() != spatial || p.padding.size() != spatial)
@@ -46,7 +48,7 @@ std::optional<Window> window_of(const param::Pooling& p, std::span<const TensorL
 }
 
 std::optional<memory::desc> strided_desc(const TensorLayout& l) {
-    return plain_desc(dims_of(l), strides_of(l));
+    return plain_desc(dims_of(l), strides_of(l), *dnnl_type_of(l.dtype));
 }
 
 Operand operand(const TensorLayout& l, bool stage) {
@@ -113,12 +115,23 @@ private:
                     grad = operand(out[0], stage);
             // The forward that MAX reruns, and the hint the backward descriptor needs; its dst
             // is a dense buffer of diff's shape.
-            memory::desc dense_dst(dims_of(in[2]), memory::data_type::f32, memory::format_tag::any);
-            auto fwd = forward_pd(x86_handle(), *w, prop_kind::forward_training, src.user_desc(),
-                                  dense_dst);
-            dnnl::pooling_backward::desc desc(w->alg, grad.user_desc(), diff.user_desc(), w->stride,
-                                              w->kernel, w->pad, w->pad);
-            dnnl::pooling_backward::primitive_desc pd(desc, user_scratchpad(), engine, fwd);
+            memory::desc dense_dst(dims_of(in[2]), *dnnl_type_of(in[2].dtype),
+                                   memory::format_tag::any);
+            dnnl::pooling_forward::primitive_desc fwd;
+            dnnl::pooling_backward::primitive_desc pd;
+            try {
+                fwd = forward_pd(x86_handle(), *w, prop_kind::forward_training, src.user_desc(),
+                                 dense_dst);
+                dnnl::pooling_backward::desc desc(w->alg, grad.user_desc(), diff.user_desc(),
+                                                  w->stride, w->kernel, w->pad, w->pad);
+                pd = {desc, user_scratchpad(), engine, fwd};
+            } catch (const dnnl::error&) {
+                // No implementation takes these strides (MAX's backward with a strided src):
+                // staged dense, they run.
+                if (stage)
+                    throw;
+                continue;
+            }
             std::string_view impl = pd.impl_info_str();
             if (!stage && is_reference_impl(impl))
                 continue;

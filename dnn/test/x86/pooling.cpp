@@ -1,6 +1,7 @@
 // PoolingForward and PoolingBackward on the x86 handle (oneDNN pooling) against naive: 1-D, 2-D
 // and 3-D, every mode, windows with stride, padding and overlap, sizes 1 and primes, ties (MAX's
-// gradient goes to the first maximum), padded inputs and outputs, and the cases that go to naive.
+// gradient goes to the first maximum), padded inputs and outputs, bfloat16 and float16, and the
+// cases that go to naive.
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -116,14 +117,44 @@ TEST_F(X86, PoolingBroadcastAndReversedViews) {
     }
 }
 
-TEST_F(X86, PoolingOtherDtypesAndEmptyRunNaive) {
+// bfloat16 and float16 against naive, which averages in double and rounds once (oneDNN averages in
+// float32); where the CPU or oneDNN has no kernel for the dtype the x86 operator runs naive.
+TEST_F(X86, PoolingLowPrecisionMatchesNaive) {
+    for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
+        for (Mode mode : kModes)
+            for (const Case& k : cases()) {
+                Checker<PoolingForward> fwd(handle.get());
+                fwd.set_param(pool_param(mode, k)).set_dtype(0, dt).execs({k.src});
+                fwd.set_noncontiguous(true).execs({k.src});
+                Checker<PoolingBackward> bwd(handle.get());
+                bwd.set_param(pool_param(mode, k))
+                        .set_dtype(0, dt)
+                        .set_dtype(1, dt)
+                        .set_dtype(2, dt);
+                bwd.execs({k.src, dst_shape(k), dst_shape(k)});
+            }
+}
+
+TEST_F(X86, PoolingEmptyRunsNaive) {
     Case k{{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}};
     for (Mode mode : kModes) {
-        Checker<PoolingForward> c(handle.get());
-        c.set_param(pool_param(mode, k)).set_dtype(0, dtype::Float16).execs({k.src});
-        HostTensor h(k.src, dtype::Float16), empty({0, 3, 7, 7}, dtype::Float32);
-        EXPECT_EQ(run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {h}, {}, 1e-2),
-                  "naive");
+        HostTensor empty({0, 3, 7, 7}, dtype::Float32);
         EXPECT_EQ(run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {empty}), "naive");
+    }
+}
+
+// MAX's backward has no oneDNN implementation for a strided src: the kernel stages it dense rather
+// than leaving the op to naive.
+TEST_F(X86, PoolingBackwardPaddedRunsOneDnn) {
+    std::mt19937 rng(61);
+    Case k{{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}};
+    for (Mode mode : kModes) {
+        std::vector<HostTensor> in;
+        for (const TensorShape& s : {k.src, dst_shape(k), dst_shape(k)}) {
+            in.emplace_back(padded_layout(TensorLayout(s, dtype::Float32)));
+            fill_uniform(in.back(), -1, 1, rng);
+        }
+        EXPECT_TRUE(run_and_compare<PoolingBackward>(*handle, pool_param(mode, k), in)
+                            .starts_with("onednn:"));
     }
 }

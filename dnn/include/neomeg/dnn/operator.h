@@ -15,6 +15,16 @@
 namespace neomeg::dnn {
 
 class Handle;
+class OperatorBase;
+
+// Told of every run of the operators it is attached to, after the kernel returned: the x86 handle
+// reports the kernel each op ran (NEOMEG_DEBUG=1) and warns of float32 ops left on naive kernels.
+class ExecObserver {
+public:
+    virtual ~ExecObserver() = default;
+    virtual void ran(const OperatorBase& op, std::span<const TensorND> inputs,
+                     std::span<const TensorND> outputs) = 0;
+};
 
 class OperatorBase {
 public:
@@ -60,7 +70,12 @@ public:
     void exec_unchecked(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                         Workspace workspace = {}) {
         do_exec(inputs, outputs, workspace);
+        if (m_observer) [[unlikely]]
+            m_observer->ran(*this, inputs, outputs);
     }
+
+    // The handle that creates an operator may attach an observer (it outlives the operator).
+    void set_exec_observer(ExecObserver* observer) { m_observer = observer; }
 
 protected:
     // The kernel; each backend's implementation class overrides it.
@@ -79,6 +94,7 @@ protected:
 private:
     Handle* m_handle;
     OpType m_type;
+    ExecObserver* m_observer = nullptr;
 };
 
 }  // namespace neomeg::dnn

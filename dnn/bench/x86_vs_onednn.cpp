@@ -1,0 +1,285 @@
+// The x86 kernels against the raw oneDNN primitive on the same shapes, in one command:
+//
+//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10]
+//
+// Per case it prints our operator's time (the x86 handle's kernel, NCHW tensors in and out) and
+// two oneDNN figures: the primitive alone on its preferred (possibly blocked) layouts, what a
+// framework that keeps oneDNN's layouts between ops pays, and the primitive with the reorders from
+// and to NCHW that a caller holding plain tensors needs, which is the work our kernel does. The
+// ratios are oneDNN's time over ours (1.0: as fast; the target is >= 0.95). Each figure is the
+// best of `repeat` calls after a warm-up; on a shared machine timings swing, so run it twice.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/operators.h"
+
+using namespace neomeg::dnn;
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+namespace {
+
+int g_repeat = 10;
+
+double best_seconds(const std::function<void()>& f) {
+    f();  // warm-up: plans, JIT code, first touch of buffers
+    double best = 1e30;
+    for (int i = 0; i < g_repeat; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        f();
+        best = std::min(
+                best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+}
+
+std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v)
+        x = u(rng);
+    return v;
+}
+
+// Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
+template <class Op>
+double time_ours(Handle& handle, const typename Op::Param& p, std::vector<TensorShape> inputs,
+                 std::vector<TensorShape> outputs = {}) {
+    auto op = handle.create_operator<Op>();
+    op->param() = p;
+    std::vector<TensorLayout> in_l, out_l(op->num_outputs());
+    std::vector<std::vector<float>> bufs;
+    std::vector<TensorND> in, out;
+    for (const TensorShape& s : inputs) {
+        in_l.emplace_back(s, dtype::Float32);
+        // Positive values: a valid variance or inverse std wherever an input is one.
+        bufs.push_back(random_floats(s.total_nr_elems(), 0.5f, 1.5f));
+    }
+    for (size_t i = 0; i < outputs.size(); ++i)
+        static_cast<TensorShape&>(out_l[i]) = outputs[i];
+    op->deduce_layout(in_l, out_l);
+    for (size_t i = 0; i < in_l.size(); ++i)
+        in.emplace_back(bufs[i].data(), in_l[i]);
+    for (const TensorLayout& l : out_l) {
+        bufs.emplace_back(l.total_nr_elems());
+        out.emplace_back(bufs.back().data(), l);
+    }
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l) + 64);
+    Workspace w{ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64,
+                ws.size() - 64};
+    return best_seconds([&] { op->exec(in, out, w); });
+}
+
+struct Raw {
+    double primitive = 0, with_reorders = 0;
+};
+
+// One primitive with its arguments: `user` gives each argument's plain (NCHW) descriptor, the
+// primitive's own descriptor comes from its primitive descriptor; inputs are reordered in and
+// outputs out in the second timing.
+struct RawArg {
+    int arg;
+    memory::desc user, prim;
+    bool output;
+};
+
+Raw time_raw(const dnnl::engine& eng, dnnl::stream& s, const dnnl::primitive& prim,
+             const std::vector<RawArg>& args, const memory::desc& scratch) {
+    std::unordered_map<int, memory> prim_args;
+    std::vector<std::function<void()>> before, after;
+    std::vector<std::vector<float>> keep;
+    for (const RawArg& a : args) {
+        keep.push_back(random_floats(a.user.get_size() / sizeof(float), 0.5f, 1.5f));
+        memory user(a.user, eng, keep.back().data());
+        memory pm(a.prim, eng);
+        dnnl::reorder(user, pm).execute(s, user, pm);
+        prim_args[a.arg] = pm;
+        if (a.prim != a.user) {
+            auto r = a.output ? dnnl::reorder(pm, user) : dnnl::reorder(user, pm);
+            (a.output ? after : before).push_back([r, user, pm, &s, out = a.output]() mutable {
+                if (out)
+                    r.execute(s, pm, user);
+                else
+                    r.execute(s, user, pm);
+            });
+        }
+    }
+    if (scratch.get_size())
+        prim_args[DNNL_ARG_SCRATCHPAD] = memory(scratch, eng);
+    Raw r;
+    r.primitive = best_seconds([&] {
+        prim.execute(s, prim_args);
+        s.wait();
+    });
+    r.with_reorders = best_seconds([&] {
+        for (auto& f : before)
+            f();
+        prim.execute(s, prim_args);
+        for (auto& f : after)
+            f();
+        s.wait();
+    });
+    return r;
+}
+
+void report(const char* name, double ours, Raw raw) {
+    std::printf(
+            "%-34s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)\n",
+            name, ours * 1e3, raw.primitive * 1e3, raw.primitive / ours, raw.with_reorders * 1e3,
+            raw.with_reorders / ours);
+}
+
+memory::desc plain(memory::dims d) {
+    Tag t = d.size() == 1   ? Tag::a
+            : d.size() == 2 ? Tag::ab
+            : d.size() == 4 ? Tag::nchw
+                            : Tag::goihw;
+    return memory::desc(d, memory::data_type::f32, t);
+}
+
+memory::desc any(memory::dims d) {
+    return memory::desc(d, memory::data_type::f32, Tag::any);
+}
+
+dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+}
+
+struct ConvCase {
+    const char* name;
+    memory::dim n, ic, oc, hw, k, group;
+};
+
+void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvCase& c) {
+    memory::dim pad = c.k / 2;
+    memory::dims src{c.n, c.ic, c.hw, c.hw}, dst{c.n, c.oc, c.hw, c.hw};
+    memory::dims wd = c.group == 1
+                              ? memory::dims{c.oc, c.ic, c.k, c.k}
+                              : memory::dims{c.group, c.oc / c.group, c.ic / c.group, c.k, c.k};
+    memory::dims st{1, 1}, dil{0, 0}, pd{pad, pad};
+    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
+                                       dnnl::algorithm::convolution_direct, any(src), any(wd),
+                                       any(dst), st, dil, pd, pd);
+    dnnl::convolution_forward::primitive_desc fpd(fd, user_scratchpad(), eng);
+    param::Convolution p;
+    p.padding = {int32_t(pad), int32_t(pad)};
+    p.group = uint32_t(c.group);
+    TensorShape xs{size_t(c.n), size_t(c.ic), size_t(c.hw), size_t(c.hw)},
+            ws{size_t(c.oc), size_t(c.ic / c.group), size_t(c.k), size_t(c.k)},
+            ys{size_t(c.n), size_t(c.oc), size_t(c.hw), size_t(c.hw)};
+    std::string name = std::string(c.name) + " fwd";
+    report(name.c_str(), time_ours<ConvolutionForward>(h, p, {xs, ws}),
+           time_raw(eng, s, dnnl::convolution_forward(fpd),
+                    {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
+                     {DNNL_ARG_WEIGHTS, plain(wd), fpd.weights_desc(), false},
+                     {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
+                    fpd.scratchpad_desc()));
+    if (c.group != 1)
+        return;
+    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src), any(wd),
+                                             any(dst), st, dil, pd, pd);
+    dnnl::convolution_backward_data::primitive_desc bpd(bd, user_scratchpad(), eng, fpd);
+    name = std::string(c.name) + " bwd data";
+    report(name.c_str(), time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}),
+           time_raw(eng, s, dnnl::convolution_backward_data(bpd),
+                    {{DNNL_ARG_WEIGHTS, plain(wd), bpd.weights_desc(), false},
+                     {DNNL_ARG_DIFF_DST, plain(dst), bpd.diff_dst_desc(), false},
+                     {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
+                    bpd.scratchpad_desc()));
+    dnnl::convolution_backward_weights::desc wdsc(dnnl::algorithm::convolution_direct, any(src),
+                                                  any(wd), any(dst), st, dil, pd, pd);
+    dnnl::convolution_backward_weights::primitive_desc wpd(wdsc, user_scratchpad(), eng, fpd);
+    name = std::string(c.name) + " bwd filter";
+    report(name.c_str(), time_ours<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws}),
+           time_raw(eng, s, dnnl::convolution_backward_weights(wpd),
+                    {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
+                     {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
+                     {DNNL_ARG_DIFF_WEIGHTS, plain(wd), wpd.diff_weights_desc(), true}},
+                    wpd.scratchpad_desc()));
+}
+
+void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::dim n) {
+    memory::desc a = plain({n, n});
+    dnnl::matmul::desc d(a, a, a);
+    dnnl::matmul::primitive_desc pd(d, user_scratchpad(), eng);
+    std::string name = "matmul " + std::to_string(n);
+    size_t un = size_t(n);
+    report(name.c_str(), time_ours<MatrixMul>(h, {}, {{un, un}, {un, un}}),
+           time_raw(eng, s, dnnl::matmul(pd),
+                    {{DNNL_ARG_SRC, a, pd.src_desc(), false},
+                     {DNNL_ARG_WEIGHTS, a, pd.weights_desc(), false},
+                     {DNNL_ARG_DST, a, pd.dst_desc(), true}},
+                    pd.scratchpad_desc()));
+}
+
+void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    memory::dims src{32, 64, 56, 56}, dst{32, 64, 28, 28};
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
+                                  plain(src), plain(dst), {2, 2}, {2, 2}, {0, 0}, {0, 0});
+    dnnl::pooling_forward::primitive_desc pd(d, user_scratchpad(), eng);
+    param::Pooling p;
+    report("max pool 2x2 32x64x56x56", time_ours<PoolingForward>(h, p, {{32, 64, 56, 56}}),
+           time_raw(eng, s, dnnl::pooling_forward(pd),
+                    {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
+                     {DNNL_ARG_DST, plain(dst), pd.dst_desc(), true}},
+                    pd.scratchpad_desc()));
+}
+
+void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    memory::dims src{32, 64, 56, 56};
+    auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_training, plain(src), 1e-5f,
+                                              flags);
+    dnnl::batch_normalization_forward::primitive_desc pd(d, user_scratchpad(), eng);
+    param::BatchNorm p;
+    TensorShape x{32, 64, 56, 56}, c{1, 64, 1, 1};
+    memory::desc vec = plain({64});
+    report("batch norm fwd 32x64x56x56", time_ours<BatchNormForward>(h, p, {x, c, c, c, c}),
+           time_raw(eng, s, dnnl::batch_normalization_forward(pd),
+                    {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
+                     {DNNL_ARG_SCALE, vec, vec, false},
+                     {DNNL_ARG_SHIFT, vec, vec, false},
+                     {DNNL_ARG_DST, plain(src), pd.dst_desc(), true},
+                     {DNNL_ARG_MEAN, vec, pd.mean_desc(), true},
+                     {DNNL_ARG_VARIANCE, vec, pd.variance_desc(), true}},
+                    pd.scratchpad_desc()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc > 1)
+        g_repeat = std::max(1, std::atoi(argv[1]));
+    if (!Handle::x86_available()) {
+        std::puts("built without oneDNN: nothing to compare");
+        return 0;
+    }
+    auto handle = Handle::make_x86();
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream s(eng);
+    const char* threads = std::getenv("OMP_NUM_THREADS");
+    std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d\n", dnnl_version()->major,
+                dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)",
+                g_repeat);
+    for (const ConvCase& c : {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
+                              ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
+                              ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64}})
+        bench_conv(*handle, eng, s, c);
+    for (memory::dim n : {256, 1024, 2048})
+        bench_matmul(*handle, eng, s, n);
+    bench_pooling(*handle, eng, s);
+    bench_batch_norm(*handle, eng, s);
+    return 0;
+}

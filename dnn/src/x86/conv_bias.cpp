@@ -1,0 +1,102 @@
+// ConvBias through oneDNN's convolution with post-ops: act(conv(src, filter) + bias + z) in one
+// primitive, every case the convolution kernels take (convolution.cpp: ranks, groups, dilation,
+// both modes, float32 and bfloat16). A per-channel bias ({1, OC, 1...}, or {1, 1, 1...} with one
+// channel) is the primitive's bias; the residual z is a sum post-op, which adds to what dst's
+// buffer holds, so a first step reorders z into that buffer; the nonlinearity is an eltwise
+// post-op (IDENTITY none, RELU relu, SIGMOID logistic, H_SWISH hardswish). A bias of another
+// broadcast shape goes to naive, as do the cases the convolution kernels decline.
+#include "src/x86/conv_common.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+using NonlineMode = param::ConvBias::NonlineMode;
+
+// Whether the bias is {1, OC, 1...}: one value per channel.
+bool per_channel(const TensorLayout& bias, const TensorLayout& dst) {
+    for (size_t i = 0; i < bias.ndim; ++i)
+        if (bias[i] != (i == 1 ? dst[1] : 1))
+            return false;
+    return true;
+}
+
+// The bias as the primitive's {OC} vector.
+Operand bias_operand(const TensorLayout& bias) {
+    return Operand::of(bias, false, [](const TensorLayout& l) {
+        return plain_desc({static_cast<memory::dim>(l[1])}, {l.stride[1]}, *dnnl_type_of(l.dtype));
+    });
+}
+
+dnnl::primitive_attr post_ops_attr(NonlineMode mode, bool has_z) {
+    dnnl::post_ops ops;
+    if (has_z)
+        ops.append_sum(1.f);
+    switch (mode) {
+        case NonlineMode::IDENTITY:
+            break;
+        case NonlineMode::RELU:
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+            break;
+        case NonlineMode::SIGMOID:
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+            break;
+        case NonlineMode::H_SWISH:
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+            break;
+    }
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_post_ops(ops);
+    return attr;
+}
+
+class ConvBiasImpl final : public DnnlKernel<ConvBias> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        const TensorLayout &src = in[0], &filter = in[1], &bias = in[2], &z = in[3], &dst = out[0];
+        const bool has_bias = bias.ndim != 0, has_z = z.ndim != 0;
+        auto g = conv_geometry(ConvArgs::of(m_param), src, filter, dst);
+        if (!g || (has_z && z.is_empty()))
+            return nullptr;
+        if (has_bias && !per_channel(bias, dst))
+            return nullptr;
+        const dnnl::engine& engine = x86_handle().engine();
+        std::optional<memory::desc> any_bias;
+        if (has_bias)
+            any_bias = memory::desc({static_cast<memory::dim>(dst[1])}, *dnnl_type_of(bias.dtype),
+                                    memory::format_tag::any);
+        auto pd = conv_forward_pd(x86_handle(), *g, src, filter, dst, any_bias,
+                                  post_ops_attr(m_param.nonlineMode, has_z));
+        auto plan = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());
+        std::optional<Operand> z_op;
+        if (has_z) {
+            // Step 0 copies z into dst's buffer, in the primitive's dst layout.
+            z_op = data_operand(z);
+            dnnl::reorder::primitive_desc rpd(engine, z_op->user_desc(), engine, pd.dst_desc(),
+                                              user_scratchpad());
+            plan->add_step(dnnl::reorder(rpd), rpd);
+            memory::desc z_md = z_op->user_desc();
+            plan->add_at(3, DNNL_ARG_FROM, std::move(*z_op), z_md, false);
+        }
+        plan->add_step(dnnl::convolution_forward(pd), pd);
+        plan->add(DNNL_ARG_SRC, data_operand(src), pd.src_desc(), false);
+        plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, *g), pd.weights_desc(), false);
+        if (has_bias)
+            plan->add(DNNL_ARG_BIAS, bias_operand(bias), pd.bias_desc(), false);
+        else
+            plan->skip_tensor();
+        plan->skip_tensor();  // z, read by step 0
+        plan->add(DNNL_ARG_DST, data_operand(dst), pd.dst_desc(), true);
+        if (has_z)
+            plan->use_operand(0, DNNL_ARG_TO, plan->num_operands() - 1);
+        plan->finalize();
+        return plan;
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(ConvBias, ConvBiasImpl);
+}  // namespace neomeg::dnn::x86

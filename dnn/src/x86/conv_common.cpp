@@ -1,0 +1,92 @@
+#include "src/x86/conv_common.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+// The filter (OC, IC/group, k...) as oneDNN's grouped weights (group, OC/group, IC/group, k...):
+// the same memory, its first axis split.
+memory::dims weights_dims(const TensorLayout& l, uint32_t group) {
+    memory::dims d = dims_of(l);
+    if (group == 1)
+        return d;
+    d[0] /= group;
+    d.insert(d.begin(), group);
+    return d;
+}
+
+std::optional<memory::desc> weights_desc(const TensorLayout& l, uint32_t group) {
+    memory::dims s = strides_of(l);
+    if (group > 1)
+        s.insert(s.begin(), s[0] * static_cast<memory::dim>(l[0] / group));
+    return plain_desc(weights_dims(l, group), s, *dnnl_type_of(l.dtype));
+}
+
+std::optional<memory::desc> data_desc(const TensorLayout& l) {
+    return plain_desc(dims_of(l), strides_of(l), *dnnl_type_of(l.dtype));
+}
+
+}  // namespace
+
+std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& src,
+                                      const TensorLayout& filter, const TensorLayout& dst) {
+    for (const TensorLayout* l : {&src, &filter, &dst})
+        if (l->ndim != src.ndim || l->dtype != src.dtype || l->is_empty())
+            return std::nullopt;
+    size_t spatial = src.ndim - 2;
+    if (spatial < 1 || spatial > kMaxConvSpatial || !dnnl_type_of(src.dtype))
+        return std::nullopt;
+    ConvDims g;
+    for (size_t d = 0; d < spatial; ++d) {
+        g.stride.push_back(args.stride[d]);
+        g.dilate.push_back(args.dilation[d] - 1);
+        g.pad.push_back(args.padding[d]);
+    }
+    g.group = args.group;
+    g.flip = args.flip;
+    return g;
+}
+
+dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+}
+
+memory::desc any_desc(const TensorLayout& l) {
+    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), memory::format_tag::any);
+}
+
+memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {
+    return memory::desc(weights_dims(filter, g.group), *dnnl_type_of(filter.dtype),
+                        memory::format_tag::any);
+}
+
+dnnl::convolution_forward::primitive_desc conv_forward_pd(
+        const HandleImpl& handle, const ConvDims& g, const TensorLayout& src,
+        const TensorLayout& filter, const TensorLayout& dst,
+        const std::optional<memory::desc>& bias, const dnnl::primitive_attr& attr) {
+    using dnnl::algorithm;
+    using dnnl::prop_kind;
+    auto desc = bias ? dnnl::convolution_forward::desc(
+                               prop_kind::forward_training, algorithm::convolution_direct,
+                               any_desc(src), any_weights_desc(filter, g), *bias, any_desc(dst),
+                               g.stride, g.dilate, g.pad, g.pad)
+                     : dnnl::convolution_forward::desc(prop_kind::forward_training,
+                                                       algorithm::convolution_direct, any_desc(src),
+                                                       any_weights_desc(filter, g), any_desc(dst),
+                                                       g.stride, g.dilate, g.pad, g.pad);
+    return {desc, attr, handle.engine()};
+}
+
+Operand data_operand(const TensorLayout& l) {
+    return Operand::of(l, false, data_desc);
+}
+
+Operand weights_operand(const TensorLayout& filter, const ConvDims& g) {
+    uint32_t group = g.group;
+    return Operand::of(
+            filter, false, [group](const TensorLayout& x) { return weights_desc(x, group); },
+            g.flip ? size_t{2} : TensorLayout::MAX_NDIM);
+}
+
+}  // namespace neomeg::dnn::x86

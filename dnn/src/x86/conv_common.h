@@ -1,0 +1,45 @@
+// What the oneDNN convolution kernels (convolution.cpp, conv_bias.cpp) share: which cases they
+// take, the geometry in oneDNN's terms, descriptors and operands of the data and the filter.
+#pragma once
+
+#include <optional>
+
+#include "src/common/convolution_geometry.h"
+#include "src/x86/kernel.h"
+
+namespace neomeg::dnn::x86 {
+
+// A convolution's geometry in oneDNN's terms; oneDNN counts dilation as the gap between taps
+// (ours minus one). Padding is symmetric, as in the param; oneDNN's shape rule floors like ours,
+// so an input size that a strided convolution partly skips still matches.
+struct ConvDims {
+    memory::dims stride, dilate, pad;
+    uint32_t group = 1;
+    bool flip = false;  // CONVOLUTION mode: the filter is read reversed
+};
+
+// The geometry, or nullopt where the kernels decline: src/filter/dst (in a backward op, the
+// tensors in those roles) of different ranks or dtypes, a dtype oneDNN has no name for, or an
+// empty tensor (oneDNN takes none).
+std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& src,
+                                      const TensorLayout& filter, const TensorLayout& dst);
+
+dnnl::primitive_attr user_scratchpad();
+
+// Descriptors that let the primitive choose the layout, in the tensor's dtype.
+memory::desc any_desc(const TensorLayout& l);
+memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
+
+// The forward primitive descriptor; the backward ones also need it as a hint for their layouts.
+// `bias` (a 1-D descriptor) and `attr` (post-ops) serve ConvBias.
+dnnl::convolution_forward::primitive_desc conv_forward_pd(
+        const HandleImpl& handle, const ConvDims& g, const TensorLayout& src,
+        const TensorLayout& filter, const TensorLayout& dst,
+        const std::optional<memory::desc>& bias = std::nullopt,
+        const dnnl::primitive_attr& attr = user_scratchpad());
+
+// The caller's src/dst as it is (strided) and its filter (reversed in the flipped mode).
+Operand data_operand(const TensorLayout& l);
+Operand weights_operand(const TensorLayout& filter, const ConvDims& g);
+
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,78 @@
+#include "src/x86/exec_report.h"
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "src/x86/kernel_report.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+std::string tensors_str(std::span<const TensorND> ts) {
+    std::string s;
+    for (const TensorND& t : ts)
+        s += (s.empty() ? "" : ", ") + t.layout.to_string();
+    return s;
+}
+
+std::array<std::atomic<bool>, kNumOpTypes> g_warned{};
+
+}  // namespace
+
+bool debug_enabled() {
+    static const bool on = [] {
+        const char* v = std::getenv("NEOMEG_DEBUG");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    return on;
+}
+
+void ExecReporter::ran(const OperatorBase& op, std::span<const TensorND> inputs,
+                       std::span<const TensorND> outputs) {
+    // Without the switch only ops without an x86 kernel are watched: they ran naive.
+    if (!debug_enabled()) {
+        note_naive_run(op, inputs, outputs);
+        return;
+    }
+    auto* report = dynamic_cast<const KernelReport*>(&op);
+    std::string_view kernel = report ? report->last_kernel() : "naive";
+    std::string line = str_cat("neomeg x86: ", op.param_str(), " inputs [", tensors_str(inputs),
+                               "] outputs [", tensors_str(outputs), "] kernel ", kernel, "\n");
+    std::fputs(line.c_str(), stderr);
+    if (kernel == "naive")
+        note_naive_run(op, inputs, outputs);
+}
+
+void note_naive_run(const OperatorBase& op, std::span<const TensorND> inputs,
+                    std::span<const TensorND> outputs) {
+    std::atomic<bool>& warned = g_warned[static_cast<size_t>(op.type())];
+    if (warned.load(std::memory_order_relaxed))
+        return;
+    // The op's dtype is its first input's (a generator's: its first output's); float32 statistics
+    // beside a float16 src do not make a float32 op. With an empty tensor there is next to
+    // nothing to compute.
+    auto first = inputs.empty() ? outputs : inputs;
+    if (first.empty() || first[0].layout.dtype != dtype::Float32)
+        return;
+    for (auto ts : {inputs, outputs})
+        for (const TensorND& t : ts)
+            if (t.layout.is_empty())
+                return;
+    if (warned.exchange(true))
+        return;
+    std::string line =
+            str_cat("neomeg x86 warning: ", op.param_str(), " on float32 [", tensors_str(inputs),
+                    "] runs the naive reference kernel (slow); warned once per operator\n");
+    std::fputs(line.c_str(), stderr);
+}
+
+void forget_naive_warnings() {
+    for (std::atomic<bool>& w : g_warned)
+        w.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace neomeg::dnn::x86

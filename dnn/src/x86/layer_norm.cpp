@@ -1,0 +1,209 @@
+// LayerNormForward and LayerNormBackward through oneDNN's layer normalisation, float32. The
+// trailing normalized_dim axes of src form a row: the primitive sees src as (rows, row length),
+// contiguous tensors as they are and strided ones through a dense staging copy, and the statistics
+// as (rows). oneDNN works with the variance, the operator with the inverse standard deviation: the
+// forward derives rstd from the variance it leaves in the workspace, the backward recovers the
+// variance from rstd (the primitive adds eps back, so only var + eps matters and nothing is lost).
+// oneDNN 2.6's backward fails at execution with separate scale and shift, so it runs with the
+// packed (2, row length) form: weight is copied into its first row and the gradient unpacked.
+// Other dtypes (oneDNN 2.6 takes only float32 scale and shift) and empty tensors go to naive.
+#include <cmath>
+
+#include "src/x86/kernel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+using dnnl::normalization_flags;
+using dnnl::prop_kind;
+
+struct Rows {
+    memory::dim rows = 1, len = 1;
+};
+
+Rows rows_of(const TensorLayout& src, uint32_t normalized_dim) {
+    Rows r;
+    for (size_t i = 0; i < src.ndim; ++i)
+        (i + normalized_dim < src.ndim ? r.rows : r.len) *= static_cast<memory::dim>(src[i]);
+    return r;
+}
+
+bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out) {
+    for (auto ls : {in, out})
+        for (const TensorLayout& l : ls)
+            if (l.dtype != dtype::Float32 || l.is_empty())
+                return false;
+    return true;
+}
+
+// A tensor of `dims` elements in row-major order (data as (rows, len), statistics as (rows), weight
+// as (len)): contiguous ones as they are, the others staged.
+Operand dense_operand(const TensorLayout& l, memory::dims dims) {
+    return Operand::of(l, false, [dims](const TensorLayout& x) -> std::optional<memory::desc> {
+        if (!x.is_contiguous())
+            return std::nullopt;
+        return memory::desc(dims, memory::data_type::f32,
+                            dims.size() == 1 ? memory::format_tag::a : memory::format_tag::ab);
+    });
+}
+
+dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+}
+
+memory::desc stat_desc(const Rows& r) {
+    return memory::desc({r.rows}, memory::data_type::f32, memory::format_tag::a);
+}
+
+dnnl::layer_normalization_forward::primitive_desc forward_pd(const HandleImpl& handle,
+                                                             const Rows& r, float eps,
+                                                             normalization_flags flags) {
+    memory::desc data({r.rows, r.len}, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::layer_normalization_forward::desc desc(prop_kind::forward_training, data, stat_desc(r),
+                                                 eps, flags);
+    return {desc, user_scratchpad(), handle.engine()};
+}
+
+// Runs the primitive, then writes rstd from the variance it left in the workspace (turned into
+// rstd in place, then copied into the possibly strided output).
+class ForwardPlan final : public Plan {
+public:
+    ForwardPlan(std::unique_ptr<PrimitivePlan> prim, float eps, size_t rstd, size_t var_off)
+        : m_prim(std::move(prim)), m_eps(eps), m_rstd(rstd), m_var_off(var_off) {}
+    size_t workspace_in_bytes() const override { return m_prim->workspace_in_bytes(); }
+    const char* name() const override { return m_prim->name(); }
+
+    void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
+        m_prim->run(t, ws, stream);
+        const TensorND& rstd = t[m_rstd];
+        auto* v = reinterpret_cast<float*>(ws.ptr + m_var_off);
+        for (size_t r = 0, n = rstd.layout.total_nr_elems(); r < n; ++r)
+            v[r] = static_cast<float>(1.0 / std::sqrt(double(v[r]) + m_eps));
+        copy_from_dense(v, rstd);
+    }
+
+private:
+    std::unique_ptr<PrimitivePlan> m_prim;
+    double m_eps;
+    size_t m_rstd, m_var_off;  // rstd's index among the call's tensors
+};
+
+class LayerNormForwardImpl final : public DnnlKernel<LayerNormForward> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        if (!takes(in, out))
+            return nullptr;
+        Rows r = rows_of(in[0], m_param.normalized_dim);
+        auto flags = m_param.affine
+                             ? normalization_flags::use_scale | normalization_flags::use_shift
+                             : normalization_flags::none;
+        auto pd = forward_pd(x86_handle(), r, m_param.eps, flags);
+        auto plan = std::make_unique<PrimitivePlan>(dnnl::layer_normalization_forward(pd), pd,
+                                                    x86_handle().engine(), pd.impl_info_str());
+        plan->add(DNNL_ARG_SRC, dense_operand(in[0], {r.rows, r.len}), pd.src_desc(), false);
+        if (m_param.affine) {
+            memory::desc vec({r.len}, memory::data_type::f32, memory::format_tag::a);
+            plan->add(DNNL_ARG_SCALE, dense_operand(in[1], {r.len}), vec, false);
+            plan->add(DNNL_ARG_SHIFT, dense_operand(in[2], {r.len}), vec, false);
+        }
+        plan->add(DNNL_ARG_DST, dense_operand(out[0], {r.rows, r.len}), pd.dst_desc(), true);
+        plan->add(DNNL_ARG_MEAN, dense_operand(out[1], {r.rows}), pd.mean_desc(), true);
+        plan->skip_tensor();  // rstd, written from the variance
+        size_t var = plan->add_buffer(DNNL_ARG_VARIANCE, pd.variance_desc());
+        plan->finalize();
+        return std::make_unique<ForwardPlan>(std::move(plan), m_param.eps, in.size() + 2, var);
+    }
+};
+
+// Recovers the variance from rstd (and packs weight) before the primitive, unpacks dweight and
+// dbias after it.
+class BackwardPlan final : public Plan {
+public:
+    struct Buffers {
+        size_t var, scale_shift, diff_scale_shift;
+    };
+    BackwardPlan(std::unique_ptr<PrimitivePlan> prim, float eps, bool affine, Buffers b)
+        : m_prim(std::move(prim)), m_eps(eps), m_affine(affine), m_buf(b) {}
+    size_t workspace_in_bytes() const override { return m_prim->workspace_in_bytes(); }
+    const char* name() const override { return m_prim->name(); }
+
+    void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
+        const TensorND& rstd = t[3];
+        auto* var = reinterpret_cast<float*>(ws.ptr + m_buf.var);
+        copy_to_dense(rstd, var);
+        for (size_t r = 0, n = rstd.layout.total_nr_elems(); r < n; ++r)
+            var[r] = static_cast<float>(1.0 / (double(var[r]) * var[r]) - m_eps);
+        size_t len = 0;
+        if (m_affine) {
+            const TensorND& weight = t[4];
+            len = weight.layout.total_nr_elems();
+            auto* ss = reinterpret_cast<float*>(ws.ptr + m_buf.scale_shift);
+            copy_to_dense(weight, ss);
+            std::fill(ss + len, ss + 2 * len, 0.f);
+        }
+        m_prim->run(t, ws, stream);
+        if (m_affine) {
+            const auto* dss = reinterpret_cast<const float*>(ws.ptr + m_buf.diff_scale_shift);
+            copy_from_dense(dss, t[6]);
+            copy_from_dense(dss + len, t[7]);
+        }
+    }
+
+private:
+    std::unique_ptr<PrimitivePlan> m_prim;
+    double m_eps;
+    bool m_affine;
+    Buffers m_buf;
+};
+
+class LayerNormBackwardImpl final : public DnnlKernel<LayerNormBackward> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        if (!takes(in, out))
+            return nullptr;
+        Rows r = rows_of(in[1], m_param.normalized_dim);
+        bool affine = m_param.affine;
+        auto flags = affine ? normalization_flags::use_scale_shift : normalization_flags::none;
+        auto hint = forward_pd(x86_handle(), r, m_param.eps, flags);
+        memory::desc data({r.rows, r.len}, memory::data_type::f32, memory::format_tag::ab);
+        dnnl::layer_normalization_backward::desc desc(
+                affine ? prop_kind::backward : prop_kind::backward_data, data, data, stat_desc(r),
+                m_param.eps, flags);
+        dnnl::layer_normalization_backward::primitive_desc pd(desc, user_scratchpad(),
+                                                              x86_handle().engine(), hint);
+        auto plan = std::make_unique<PrimitivePlan>(dnnl::layer_normalization_backward(pd), pd,
+                                                    x86_handle().engine(), pd.impl_info_str());
+        plan->add(DNNL_ARG_DIFF_DST, dense_operand(in[0], {r.rows, r.len}), pd.diff_dst_desc(),
+                  false);
+        plan->add(DNNL_ARG_SRC, dense_operand(in[1], {r.rows, r.len}), pd.src_desc(), false);
+        plan->add(DNNL_ARG_MEAN, dense_operand(in[2], {r.rows}), pd.mean_desc(), false);
+        plan->skip_tensor();  // rstd, read as the variance
+        BackwardPlan::Buffers b{};
+        b.var = plan->add_buffer(DNNL_ARG_VARIANCE, pd.variance_desc());
+        if (affine) {
+            plan->skip_tensor();  // weight, packed
+            b.scale_shift = plan->add_buffer(DNNL_ARG_SCALE_SHIFT, pd.weights_desc());
+            b.diff_scale_shift =
+                    plan->add_buffer(DNNL_ARG_DIFF_SCALE_SHIFT, pd.diff_weights_desc());
+        }
+        plan->add(DNNL_ARG_DIFF_SRC, dense_operand(out[0], {r.rows, r.len}), pd.diff_src_desc(),
+                  true);
+        plan->finalize();
+        return std::make_unique<BackwardPlan>(std::move(plan), m_param.eps, affine, b);
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(LayerNormForward, LayerNormForwardImpl);
+NM_REGISTER_X86(LayerNormBackward, LayerNormBackwardImpl);
+}  // namespace neomeg::dnn::x86
