@@ -1,10 +1,12 @@
-// Elemwise on x86: float32 modes that elemwise_hwy.cpp vectorises, for any layouts that split into
+// Elemwise on x86: the modes and dtypes that elemwise_hwy.cpp and elemwise_int_hwy.cpp vectorise
+// (float32, int32, comparisons into bool, logical bool), for any layouts that split into
 // rows whose every operand is either dense (unit stride) or one broadcast value along the row:
 // same-shape contiguous tensors (one row), scalars, row and column broadcasts, a per-channel
 // (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are walked with
 // each operand's own strides over the outer axes. Large tensors split across OpenMP threads in
 // chunks of at least kParallelGrain elements, so small ones stay on the calling thread. Other
-// dtypes and modes, and layouts without a unit-stride run (a transposed operand), go to naive.
+// dtypes and modes (COND, whose inputs differ in dtype), and layouts without a unit-stride run (a
+// transposed operand), go to naive.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -19,7 +21,6 @@ namespace neomeg::dnn::x86 {
 namespace {
 
 constexpr size_t kMaxOperands = 5;  // four inputs and dst
-// Below this many elements per thread, waking another thread costs more than it saves.
 enum class RunKind { Dense, Broadcast };
 
 // How `l` (of dst's shape) is laid out along axes [from, ndim): dense row-major with unit
@@ -46,6 +47,7 @@ struct Rows {
     size_t split = 0, inner = 1, count = 1, operands = 0;
     std::array<TensorLayout, kMaxOperands> layouts;  // inputs broadcast to dst's shape, then dst
     std::array<bool, kMaxOperands> broadcast{};
+    std::array<size_t, kMaxOperands> elem_size{};
 };
 
 // The fewest outer axes such that along the rest every operand is dense or broadcast; dst
@@ -74,13 +76,15 @@ std::optional<Rows> rows_of(std::span<const TensorLayout> layouts) {
         r.count *= dst[d];
     if (r.inner == 1 && r.count > 1)
         return std::nullopt;
-    for (size_t i = 0; i < layouts.size(); ++i)
+    for (size_t i = 0; i < layouts.size(); ++i) {
         r.broadcast[i] = run_kind(layouts[i], split) == RunKind::Broadcast && r.inner > 1;
+        r.elem_size[i] = layouts[i].dtype.size();
+    }
     return r;
 }
 
 // Elements [begin, end) of dst in row-major order, row by row.
-void run_range(elemwise::Mode mode, const Rows& r, std::span<const TensorND> in,
+void run_range(elemwise::Mode mode, DType data, const Rows& r, std::span<const TensorND> in,
                const TensorND& out, size_t begin, size_t end) {
     size_t n_in = r.operands - 1;
     std::array<size_t, TensorLayout::MAX_NDIM> idx{};
@@ -94,16 +98,20 @@ void run_range(elemwise::Mode mode, const Rows& r, std::span<const TensorND> in,
             off[i] += static_cast<ptrdiff_t>(idx[d]) * r.layouts[i].stride[d];
     }
     std::array<ElemwiseSrc, kMaxOperands> src;
-    auto* dst = static_cast<float*>(out.raw_ptr());
+    // Element `e` of operand i, counted from its base pointer.
+    const auto at = [&](const void* base, size_t i, ptrdiff_t e) {
+        return static_cast<const std::byte*>(base) + e * static_cast<ptrdiff_t>(r.elem_size[i]);
+    };
+    auto c = static_cast<ptrdiff_t>(col);
     for (size_t pos = begin; pos < end;) {
         size_t n = std::min(r.inner - col, end - pos);
-        for (size_t i = 0; i < n_in; ++i) {
-            const float* base = static_cast<const float*>(in[i].raw_ptr()) + off[i];
-            src[i] = {r.broadcast[i] ? base : base + col, r.broadcast[i]};
-        }
-        elemwise_f32(mode, src.data(), dst + off[n_in] + col, n);
+        for (size_t i = 0; i < n_in; ++i)
+            src[i] = {at(in[i].raw_ptr(), i, off[i] + (r.broadcast[i] ? 0 : c)), r.broadcast[i]};
+        auto* dst = const_cast<std::byte*>(at(out.raw_ptr(), n_in, off[n_in] + c));
+        elemwise_run(mode, data, out.layout.dtype, src.data(), dst, n);
         pos += n;
         col = 0;
+        c = 0;
         for (size_t d = r.split; d-- > 0;) {
             for (size_t i = 0; i < r.operands; ++i)
                 off[i] += r.layouts[i].stride[d];
@@ -123,13 +131,15 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
+        DType data = inputs[0].layout.dtype;
         if (auto rows = plan(inputs, outputs[0])) {
             size_t total = rows->inner * rows->count;
-            // Threads take whole cache lines (16 floats) of dst, so that they share none.
-            constexpr size_t kLine = 16;
+            // Threads take whole cache lines of dst (64 elements of at least a byte each), so
+            // that they share none.
+            constexpr size_t kLine = 64;
             parallel_ranges((total + kLine - 1) / kLine, total, kParallelGrain,
                             [&](size_t b, size_t e) {
-                                run_range(m_param.mode, *rows, inputs, outputs[0], b * kLine,
+                                run_range(m_param.mode, data, *rows, inputs, outputs[0], b * kLine,
                                           std::min(total, e * kLine));
                             });
             m_last = m_target.c_str();
@@ -140,11 +150,12 @@ protected:
 
 private:
     std::optional<Rows> plan(std::span<const TensorND> inputs, const TensorND& dst) {
-        if (!elemwise_f32_supported(m_param.mode) || dst.layout.dtype != dtype::Float32)
+        DType data = inputs[0].layout.dtype;
+        if (!elemwise_supported(m_param.mode, data, dst.layout.dtype))
             return std::nullopt;
         std::array<TensorLayout, kMaxOperands> layouts;
         for (size_t i = 0; i < inputs.size(); ++i) {
-            if (inputs[i].layout.dtype != dtype::Float32)
+            if (inputs[i].layout.dtype != data)
                 return std::nullopt;
             layouts[i] = inputs[i].layout.broadcast(dst.layout);
         }
