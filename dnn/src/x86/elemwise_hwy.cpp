@@ -10,6 +10,7 @@
 #define HWY_TARGET_INCLUDE "src/x86/elemwise_hwy.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
+#include <hwy/cache_control.h>
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 #include "src/x86/elemwise_hwy-inl.h"
@@ -43,6 +44,9 @@ HWY_INLINE void run_float(Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
             [&](size_t i) { scalar_at(mode, s, kArity, dst, i); });
 }
 
+// Elements a double formula prefetches ahead of the one it computes.
+constexpr size_t kPrefetchAhead = 512;
+
 // Double formulas, rounded once to float. F::special(d, x) marks lanes that the vector formula
 // does not cover (x holds the operands); a vector holding one is redone by the scalar formula.
 template <size_t kArity, class F>
@@ -52,6 +56,14 @@ HWY_INLINE void run_double(Mode mode, const ElemwiseSrc* s, float* dst, size_t n
     const size_t lanes = hn::Lanes(dd);
     size_t i = 0;
     for (; i + lanes <= n; i += lanes) {
+        // These loops are long enough per element that the hardware prefetchers fall behind a
+        // stream from memory: ask for the data a few hundred elements ahead.
+        if (i % 16 == 0) {
+            for (size_t k = 0; k < kArity; ++k)
+                if (!s[k].broadcast)
+                    hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
+            hwy::Prefetch(dst + i + kPrefetchAhead);
+        }
         hn::Vec<decltype(dd)> x[kArity];
         for (size_t k = 0; k < kArity; ++k)
             x[k] = hn::PromoteTo(dd, load(df, s[k], i));
