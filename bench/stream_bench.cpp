@@ -107,6 +107,16 @@ int main(int argc, char** argv) {
     reduce_op->param().mode = param::Reduce::Mode::SUM;
     reduce_op->param().axis = 0;
     TensorND rsrc(a.p, vec), rdst(&sum, scalar);
+    // float32 -> float16 into out's storage, and a square transpose of a into out.
+    auto cvt_op = handle->create_operator<TypeCvt>();
+    cvt_op->param().dtype = DTypeEnum::Float16;
+    TensorND csrc(b.p, vec), cdst(out.p, TensorLayout({n}, dtype::Float16));
+    size_t side = 1;
+    while ((side * 2) * (side * 2) <= n)
+        side *= 2;
+    auto relayout_op = handle->create_operator<Relayout>();
+    TensorND tsrc(a.p, TensorLayout({side, side}, dtype::Float32).dimshuffle({1, 0})),
+            tdst(out.p, TensorLayout({side, side}, dtype::Float32));
 
     std::printf("{\"threads\": %d, \"elements\": %zu}\n", omp_get_max_threads(), n);
     using M = param::Elemwise::Mode;
@@ -119,6 +129,11 @@ int main(int argc, char** argv) {
             {"reduce_sum",
              4 * n,
              [&] { reduce_op->exec(std::span(&rsrc, 1), std::span(&rdst, 1)); },
+             {}},
+            {"cvt_f16", 6 * n, [&] { cvt_op->exec(std::span(&csrc, 1), std::span(&cdst, 1)); }, {}},
+            {"transpose",
+             8 * side * side,
+             [&] { relayout_op->exec(std::span(&tsrc, 1), std::span(&tdst, 1)); },
              {}},
     };
     time_all(cases, reps);

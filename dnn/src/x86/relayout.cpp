@@ -102,25 +102,44 @@ void copy_strided(const Axes& a, const T* s, T* d) {
     });
 }
 
-// Axis ks has unit stride in src, kd in dst: tiles over (ks, kd), dst's rows written whole.
+// Axis ks has unit stride in src, kd in dst. A tile's src segments (unit stride) are read into a
+// dense buffer, then written out as dst's segments: reading or writing a tile in place would touch
+// kTile lines a power-of-two stride apart, which share one L1 set and evict each other. Tiles go
+// along kd a band of kBand along ks at a time, so that the pages a band writes stay in the TLB.
 template <class T>
 void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
+    constexpr size_t kBand = 256;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
     ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
-    size_t tiles = (ns + kTile - 1) / kTile;
-    // One unit of parallel work: an outer index and a band of kTile along ks.
-    parallel_ranges(o.count * tiles, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
+    size_t bands = (ns + kBand - 1) / kBand;
+    // One unit of parallel work: an outer index and a band along ks.
+    parallel_ranges(o.count * bands, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
+        T buf[kTile][kTile];
         for (size_t u = b; u < e; ++u) {
-            size_t band = u % tiles, i0 = band * kTile, i1 = std::min(ns, i0 + kTile);
-            walk_outer(o, u / tiles, u / tiles + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
+            size_t band = (u % bands) * kBand, band_end = std::min(ns, band + kBand);
+            walk_outer(o, u / bands, u / bands + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
                 for (size_t j0 = 0; j0 < nd; j0 += kTile) {
-                    size_t j1 = std::min(nd, j0 + kTile);
-                    for (size_t i = i0; i < i1; ++i) {
-                        const T* sp = s + so + static_cast<ptrdiff_t>(i);
-                        T* dp = d + dof + static_cast<ptrdiff_t>(i) * d_ks;
-                        for (size_t j = j0; j < j1; ++j)
-                            dp[j] = sp[static_cast<ptrdiff_t>(j) * s_kd];
+                    size_t nj = std::min(nd, j0 + kTile) - j0;
+                    // The next tiles' src rows, kTile segments at a stride the hardware
+                    // prefetchers do not follow.
+                    for (size_t j = j0 + kTile; j < std::min(nd, j0 + 2 * kTile); ++j)
+                        for (size_t i = band; i < band_end; i += 64 / sizeof(T))
+                            __builtin_prefetch(s + so + static_cast<ptrdiff_t>(j) * s_kd +
+                                               static_cast<ptrdiff_t>(i));
+                    for (size_t i0 = band; i0 < band_end; i0 += kTile) {
+                        size_t ni = std::min(band_end, i0 + kTile) - i0;
+                        for (size_t j = 0; j < nj; ++j)
+                            std::memcpy(buf[j],
+                                        s + so + static_cast<ptrdiff_t>(j0 + j) * s_kd +
+                                                static_cast<ptrdiff_t>(i0),
+                                        ni * sizeof(T));
+                        for (size_t i = 0; i < ni; ++i) {
+                            T* dp = d + dof + static_cast<ptrdiff_t>(i0 + i) * d_ks +
+                                    static_cast<ptrdiff_t>(j0);
+                            for (size_t j = 0; j < nj; ++j)
+                                dp[j] = buf[j][i];
+                        }
                     }
                 }
             });
