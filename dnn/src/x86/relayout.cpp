@@ -12,6 +12,7 @@
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/relayout_copy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -187,44 +188,46 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
-        const TensorND &src = inputs[0], &dst = outputs[0];
-        size_t esize = src.layout.dtype.size();
-        if (src.layout.is_empty() || dst.layout.dtype != src.layout.dtype) {
-            run_naive(inputs, outputs, ws);
+        if (const char* kernel = relayout_copy(inputs[0], outputs[0])) {
+            m_last = kernel;
             return;
         }
-        Axes a = merge_axes(src.layout, dst.layout);
-        if (a.n == 0) {
-            std::memcpy(dst.raw_ptr(), src.raw_ptr(), esize);
-            m_last = "rows";
-            return;
-        }
-        size_t last = a.n - 1;
-        if (a.ss[last] == 1 && a.ds[last] == 1) {
-            copy_rows(a, static_cast<const std::byte*>(src.raw_ptr()),
-                      static_cast<std::byte*>(dst.raw_ptr()), esize);
-            m_last = "rows";
-            return;
-        }
-        switch (esize) {
-            case 1:
-                m_last = copy_typed<uint8_t>(a, src.raw_ptr(), dst.raw_ptr());
-                return;
-            case 2:
-                m_last = copy_typed<uint16_t>(a, src.raw_ptr(), dst.raw_ptr());
-                return;
-            case 4:
-                m_last = copy_typed<uint32_t>(a, src.raw_ptr(), dst.raw_ptr());
-                return;
-            case 8:
-                m_last = copy_typed<uint64_t>(a, src.raw_ptr(), dst.raw_ptr());
-                return;
-            default:
-                run_naive(inputs, outputs, ws);
-        }
+        run_naive(inputs, outputs, ws);
     }
 };
 
 }  // namespace
+
+const char* relayout_copy(const TensorND& src, const TensorND& dst) {
+    size_t esize = src.layout.dtype.size();
+    if (dst.layout.dtype != src.layout.dtype)
+        return nullptr;
+    if (src.layout.is_empty())
+        return "rows";
+    Axes a = merge_axes(src.layout, dst.layout);
+    if (a.n == 0) {
+        std::memcpy(dst.raw_ptr(), src.raw_ptr(), esize);
+        return "rows";
+    }
+    size_t last = a.n - 1;
+    if (a.ss[last] == 1 && a.ds[last] == 1) {
+        copy_rows(a, static_cast<const std::byte*>(src.raw_ptr()),
+                  static_cast<std::byte*>(dst.raw_ptr()), esize);
+        return "rows";
+    }
+    switch (esize) {
+        case 1:
+            return copy_typed<uint8_t>(a, src.raw_ptr(), dst.raw_ptr());
+        case 2:
+            return copy_typed<uint16_t>(a, src.raw_ptr(), dst.raw_ptr());
+        case 4:
+            return copy_typed<uint32_t>(a, src.raw_ptr(), dst.raw_ptr());
+        case 8:
+            return copy_typed<uint64_t>(a, src.raw_ptr(), dst.raw_ptr());
+        default:
+            return nullptr;
+    }
+}
+
 NM_REGISTER_X86(Relayout, RelayoutImpl);
 }  // namespace neomeg::dnn::x86
