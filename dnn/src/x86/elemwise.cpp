@@ -1,12 +1,12 @@
 // Elemwise on x86: the modes and dtypes that elemwise_hwy.cpp and elemwise_int_hwy.cpp vectorise
-// (float32, int32, comparisons into bool, logical bool), for any layouts that split into
-// rows whose every operand is either dense (unit stride) or one broadcast value along the row:
-// same-shape contiguous tensors (one row), scalars, row and column broadcasts, a per-channel
-// (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are walked with
-// each operand's own strides over the outer axes. Large tensors split across OpenMP threads in
-// chunks of at least kParallelGrain elements, so small ones stay on the calling thread. Other
-// dtypes and modes (COND, whose inputs differ in dtype), and layouts without a unit-stride run (a
-// transposed operand), go to naive.
+// (float32, int32, comparisons into bool, logical bool, COND over 32-bit data), for any layouts
+// that split into rows whose every operand is either dense (unit stride) or one broadcast value
+// along the row: same-shape contiguous tensors (one row), scalars, row and column broadcasts, a
+// per-channel (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are
+// walked with each operand's own strides over the outer axes. Large tensors split across OpenMP
+// threads in chunks of at least kParallelGrain elements, so small ones stay on the calling thread.
+// Other dtypes and modes, and layouts without a unit-stride run (a transposed operand), go to
+// naive.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -40,7 +40,7 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
-        DType data = inputs[0].layout.dtype;
+        DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
         if (auto rows = plan(inputs, outputs[0])) {
             parallel_for_rows(*rows, [&](size_t b, size_t e) {
                 run_range(m_param.mode, data, *rows, inputs, outputs[0], b, e);
@@ -53,12 +53,14 @@ protected:
 
 private:
     std::optional<Rows> plan(std::span<const TensorND> inputs, const TensorND& dst) {
-        DType data = inputs[0].layout.dtype;
+        DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
         if (!elemwise_supported(m_param.mode, data, dst.layout.dtype))
             return std::nullopt;
         std::array<TensorLayout, kMaxOperands> layouts;
         for (size_t i = 0; i < inputs.size(); ++i) {
-            if (inputs[i].layout.dtype != data)
+            // COND's condition is bool; every other input is of the data dtype.
+            DType want = i < elemwise::data_input(m_param.mode) ? DType(dtype::Bool) : data;
+            if (inputs[i].layout.dtype != want)
                 return std::nullopt;
             layouts[i] = inputs[i].layout.broadcast(dst.layout);
         }

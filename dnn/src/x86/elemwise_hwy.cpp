@@ -647,17 +647,17 @@ bool elemwise_f32_supported(elemwise::Mode mode) {
 }
 
 bool elemwise_supported(elemwise::Mode mode, DType data, DType dst) {
-    if (data == dtype::Float32 && dst == dtype::Float32)
-        return elemwise_f32_supported(mode);
+    if (data == dtype::Float32 && dst == dtype::Float32 && elemwise_f32_supported(mode))
+        return true;
     return elemwise_int_run(mode, data, dst, nullptr, nullptr, 0);
 }
 
 void elemwise_run(elemwise::Mode mode, DType data, DType dst_dtype, const ElemwiseSrc* srcs,
                   void* dst, size_t n) {
-    if (data == dtype::Float32 && dst_dtype == dtype::Float32)
-        (void)HWY_DYNAMIC_DISPATCH(Elemwise)(mode, srcs, static_cast<float*>(dst), n);
-    else
-        (void)elemwise_int_run(mode, data, dst_dtype, srcs, dst, n);
+    if (data == dtype::Float32 && dst_dtype == dtype::Float32 &&
+        HWY_DYNAMIC_DISPATCH(Elemwise)(mode, srcs, static_cast<float*>(dst), n))
+        return;
+    (void)elemwise_int_run(mode, data, dst_dtype, srcs, dst, n);
 }
 
 const char* elemwise_target() {

@@ -1,6 +1,7 @@
 // Vectorised Elemwise over one run of elements (Highway, the instruction set chosen at run time),
 // for four dtype cases: float32 -> float32, int32 -> int32, float32 or int32 -> bool (comparisons
-// and ISNAN/ISINF) and bool -> bool (logical modes). Results equal naive's. Naive computes floats
+// and ISNAN/ISINF), bool -> bool (logical modes) and COND (a bool condition choosing between
+// float32 or int32 operands). Results equal naive's. Naive computes floats
 // in double and rounds once: single IEEE operations (+ - * /, sqrt, comparisons, rounding to an
 // integer) run in float, where they round the same; every other formula runs in double and rounds
 // once, and lanes outside the vector math's range (non-finite inputs, |x| > 700 for exp, x <= 0

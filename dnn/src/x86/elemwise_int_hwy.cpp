@@ -272,6 +272,34 @@ struct IsInf {
     }
 };
 
+// COND (cond, a, b) on 32-bit data, as bits: a where the bool cond is nonzero, else b.
+HWY_INLINE void cond_select(const ElemwiseSrc* s, uint32_t* dst, size_t n) {
+    const hn::ScalableTag<uint32_t> d;
+    const hn::Rebind<uint8_t, decltype(d)> du8;
+    const size_t lanes = hn::Lanes(d);
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+        auto cond = hn::PromoteTo(d, load(du8, s[0], i));
+        auto pick = hn::Eq(cond, hn::Zero(d));
+        hn::StoreU(hn::IfThenElse(pick, load(d, s[2], i), load(d, s[1], i)), d, dst + i);
+    }
+    const auto at = [&](size_t k, size_t j) {
+        const auto* p = static_cast<const uint32_t*>(s[k].p);
+        return s[k].broadcast ? *p : p[j];
+    };
+    for (; i < n; ++i) {
+        const auto* c = static_cast<const uint8_t*>(s[0].p);
+        dst[i] = (s[0].broadcast ? *c : c[i]) ? at(1, i) : at(2, i);
+    }
+}
+
+bool Cond32(Mode mode, const ElemwiseSrc* s, uint32_t* dst, size_t n) {
+    if (mode != Mode::COND)
+        return false;
+    cond_select(s, dst, n);
+    return true;
+}
+
 // Each returns false for a mode it does not compute.
 bool ElemwiseI32(Mode mode, const ElemwiseSrc* s, int32_t* dst, size_t n) {
     switch (mode) {
@@ -383,9 +411,14 @@ HWY_EXPORT(ElemwiseI32);
 HWY_EXPORT(CompareF32);
 HWY_EXPORT(CompareI32);
 HWY_EXPORT(BoolOp);
+HWY_EXPORT(Cond32);
 
 bool elemwise_int_run(elemwise::Mode mode, DType data, DType dst_dtype, const ElemwiseSrc* srcs,
                       void* dst, size_t n) {
+    // COND copies a's or b's bits, the same for float32 and int32.
+    if (mode == elemwise::Mode::COND)
+        return (data == dtype::Float32 || data == dtype::Int32) && dst_dtype == data &&
+               HWY_DYNAMIC_DISPATCH(Cond32)(mode, srcs, static_cast<uint32_t*>(dst), n);
     if (data == dtype::Int32 && dst_dtype == dtype::Int32)
         return HWY_DYNAMIC_DISPATCH(ElemwiseI32)(mode, srcs, static_cast<int32_t*>(dst), n);
     if (dst_dtype != dtype::Bool)

@@ -1,5 +1,6 @@
 // The Elemwise kernels of elemwise_int_hwy.cpp: int32 -> int32, float32 or int32 -> bool
-// (comparisons, ISNAN, ISINF) and bool -> bool (logical modes). Called through elemwise_run
+// (comparisons, ISNAN, ISINF), bool -> bool (logical modes) and COND on float32 or int32 data.
+// Called through elemwise_run
 // (elemwise_hwy.h), which also holds the float32 modes.
 #pragma once
 

@@ -1,7 +1,8 @@
 // Elemwise on the x86 handle for int32 data, comparisons into bool and logical bool modes
 // (elemwise_int_hwy.cpp) against naive, exactly: every mode claimed for each dtype pair, sizes 0,
 // 1, primes and above the threading grain, broadcasts, padded and reversed views, padded outputs,
-// int32's wrap at its ends, shift counts outside [0, 32), and NaN and signed zeros in comparisons.
+// int32's wrap at its ends, shift counts outside [0, 32), and NaN and signed zeros in comparisons;
+// and COND's selection between float32 or int32 operands.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -26,11 +27,13 @@ size_t arity(Mode m) {
     return static_cast<size_t>(param::Elemwise::arity(m));
 }
 
-// The modes the kernels claim with inputs of `data` and dst of `dst`.
+// The modes the kernels claim with inputs of `data` and dst of `dst`, but COND, whose condition
+// is bool (ElemwiseCondSelects).
 std::vector<Mode> claimed(DType data, DType dst) {
     std::vector<Mode> r;
     for (size_t i = 0; i < param::Elemwise::kModeCount; ++i)
-        if (x86::elemwise_supported(static_cast<Mode>(i), data, dst))
+        if (static_cast<Mode>(i) != Mode::COND &&
+            x86::elemwise_supported(static_cast<Mode>(i), data, dst))
             r.push_back(static_cast<Mode>(i));
     return r;
 }
@@ -108,6 +111,38 @@ TEST_F(X86, ElemwiseComparesIntoBool) {
 
 TEST_F(X86, ElemwiseBoolLogic) {
     check_modes(handle.get(), dtype::Bool, dtype::Bool, kCases, 0, 1);
+}
+
+// COND(cond, a, b) with a bool condition: every operand broadcast or dense, float32 and int32
+// data, NaN and signed zeros passing through untouched.
+TEST_F(X86, ElemwiseCondSelects) {
+    EXPECT_TRUE(x86::elemwise_supported(Mode::COND, dtype::Float32, dtype::Float32));
+    EXPECT_TRUE(x86::elemwise_supported(Mode::COND, dtype::Int32, dtype::Int32));
+    const std::vector<std::vector<TensorShape>> cases = {
+            {{0}, {0}, {0}},           {{1}, {1}, {1}},
+            {{7}, {7}, {7}},           {{(1 << 17) + 3}, {(1 << 17) + 3}, {(1 << 17) + 3}},
+            {{13, 17}, {1}, {13, 17}}, {{13, 1}, {13, 17}, {1, 17}},
+            {{1}, {13, 17}, {13, 17}}, {{4, 6, 5, 5}, {1, 6, 1, 1}, {4, 6, 5, 5}},
+    };
+    for (DType dt : {dtype::Float32, dtype::Int32}) {
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(Mode::COND)).set_epsilon(0).set_dtype(0, dtype::Bool);
+        c.set_dtype(1, dt).set_dtype(2, dt).set_range(1, -100, 100).set_range(2, -100, 100);
+        for (const auto& in : cases) {
+            c.set_noncontiguous(false).execs(in);
+            c.set_noncontiguous(true).execs(in);
+        }
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    Checker<Elemwise> c(handle.get());
+    c.set_param(mode_param(Mode::COND)).set_epsilon(0).set_dtype(0, dtype::Bool);
+    c.set_values(0, {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1});
+    c.set_values(1, {nan, 1, -0.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    c.set_values(2, {0, nan, 1, 0.0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    c.execs({{18}, {18}, {18}});
+    std::vector<HostTensor> in = {HostTensor({100}, dtype::Bool), HostTensor({100}, dtype::Float32),
+                                  HostTensor({100}, dtype::Float32)};
+    EXPECT_TRUE(run_and_compare<Elemwise>(*handle, mode_param(Mode::COND), in).starts_with("hwy:"));
 }
 
 TEST_F(X86, ElemwiseIntReversedRows) {
