@@ -1,6 +1,7 @@
-// Gather and IndexingOneHot on x86: both read dst[i] = src[i with axis ax replaced by index[i]],
-// walked over dst's shape with each tensor's own strides (IndexingOneHot's index has no axis ax:
-// it reads with stride 0 there). The index values are checked first; any out of range sends the
+// Gather, IndexingOneHot and IndexingSetOneHot on x86: the first two read dst[i] = src[i with
+// axis ax replaced by index[i]], walked over dst's shape with each tensor's own strides
+// (IndexingOneHot's index has no axis ax: it reads with stride 0 there); IndexingSetOneHot writes
+// those positions of dst from sub. The index values are checked first; any out of range sends the
 // call to naive, which raises the error naive raises. Elements move as raw values of their size;
 // outer positions split across OpenMP threads when large.
 #include <array>
@@ -11,6 +12,7 @@
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/relayout_copy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -89,6 +91,20 @@ void gather(const GatherWalk& w, const void* src, const int32_t* index, void* ds
     });
 }
 
+// The reverse move: big[so + index * axis_stride] = small[dof], the walk's "src" strides
+// addressing big and its "dst" strides small.
+template <class T>
+void scatter(const GatherWalk& w, void* big, const int32_t* index, const void* small) {
+    auto* b = static_cast<T*>(big);
+    const auto* s = static_cast<const T*>(small);
+    size_t outer = outer_count(w);
+    parallel_ranges(outer, w.shape.total_nr_elems(), kParallelGrain, [&](size_t lo, size_t hi) {
+        walk(w, lo, hi, [&](ptrdiff_t so, ptrdiff_t io, ptrdiff_t dof) {
+            b[so + static_cast<ptrdiff_t>(index[io]) * w.axis_stride] = s[dof];
+        });
+    });
+}
+
 // Runs the gather and returns true, or returns false (nothing written) for an element size it
 // does not move or an index out of range.
 bool run_gather(const GatherWalk& w, const TensorND& src, const TensorND& index,
@@ -145,6 +161,49 @@ protected:
     }
 };
 
+// dst = data with the elements that sub's positions select along ax replaced by sub's: data copied
+// by relayout_copy (unless dst is data's own view, an in-place update), then sub scattered.
+class IndexingSetOneHotImpl final : public LoopKernel<IndexingSetOneHot> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        const TensorND &data = inputs[0], &index = inputs[1], &sub = inputs[2], &dst = outputs[0];
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
+        GatherWalk w = walk_of(dst, sub, ax);
+        for (size_t d = 0, i = 0; d < sub.layout.ndim; ++d)
+            w.index[d] = d == ax ? 0 : index.layout.stride[i++];
+        const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
+        size_t esize = data.layout.dtype.size();
+        bool movable = esize == 1 || esize == 2 || esize == 4 || esize == 8;
+        if (!movable || (!sub.layout.is_empty() && !indices_in_range(w, idx))) {
+            run_naive(inputs, outputs, ws);
+            return;
+        }
+        bool same_view = dst.raw_ptr() == data.raw_ptr() && dst.layout.eq_layout(data.layout);
+        if (!same_view)
+            (void)relayout_copy(data, dst);
+        if (!sub.layout.is_empty()) {
+            switch (esize) {
+                case 1:
+                    scatter<uint8_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+                    break;
+                case 2:
+                    scatter<uint16_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+                    break;
+                case 4:
+                    scatter<uint32_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+                    break;
+                default:
+                    scatter<uint64_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+            }
+        }
+        m_last = "loop";
+    }
+};
+
 class IndexingOneHotImpl final : public LoopKernel<IndexingOneHot> {
 public:
     using LoopKernel::LoopKernel;
@@ -169,4 +228,5 @@ protected:
 }  // namespace
 NM_REGISTER_X86(Gather, GatherImpl);
 NM_REGISTER_X86(IndexingOneHot, IndexingOneHotImpl);
+NM_REGISTER_X86(IndexingSetOneHot, IndexingSetOneHotImpl);
 }  // namespace neomeg::dnn::x86

@@ -1,7 +1,7 @@
-// Gather and IndexingOneHot on the x86 handle against naive, exactly: every axis, element sizes 1
-// to 4, index shapes smaller than src outside the axis, padded, transposed, broadcast and reversed
-// views, padded outputs, a case above the threading grain, empty indices, and out-of-range indices
-// (negative or too large), which raise naive's IndexError.
+// Gather, IndexingOneHot and IndexingSetOneHot on the x86 handle against naive, exactly: every
+// axis, element sizes 1 to 4, index shapes smaller than src outside the axis, padded, transposed,
+// broadcast and reversed views, padded outputs, a case above the threading grain, empty indices,
+// and out-of-range indices (negative or too large), which raise naive's IndexError.
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -89,5 +89,39 @@ TEST_F(X86, GatherOutOfRangeRaisesNaivesError) {
     for (double bad : {-1.0, 5.0, 1e6}) {
         expect_index_error<Gather>(*handle, 1, {3, 5}, {3, 4}, bad);
         expect_index_error<IndexingOneHot>(*handle, 1, {3, 5}, {3}, bad);
+    }
+}
+
+TEST_F(X86, IndexingSetOneHotMatchesNaive) {
+    for (DType dt : {dtype::Float32, dtype::Float16, dtype::Int8, dtype::Int32}) {
+        for (int32_t a : {0, 1, 2, -1}) {
+            TensorShape data{3, 5, 4}, idx, sub = data;
+            size_t ax = static_cast<size_t>(a < 0 ? a + 3 : a);
+            sub.shape[ax] = 1;
+            idx.ndim = 0;
+            for (size_t d = 0; d < 3; ++d)
+                if (d != ax)
+                    idx.shape[idx.ndim++] = data.shape[d];
+            Checker<IndexingSetOneHot> c(handle.get());
+            c.set_param(axis<IndexingSetOneHot::Param>(a)).set_epsilon(0);
+            c.set_dtype(0, dt).set_dtype(1, dtype::Int32).set_dtype(2, dt);
+            c.set_range(1, 0, double(data.shape[ax]));
+            c.execs({data, idx, sub});
+            c.set_noncontiguous(true).execs({data, idx, sub});
+        }
+    }
+    Checker<IndexingSetOneHot> big(handle.get());
+    big.set_param(axis<IndexingSetOneHot::Param>(1)).set_epsilon(0);
+    big.set_dtype(1, dtype::Int32).set_range(1, 0, 10);
+    big.execs({{512, 10, 300}, {512, 300}, {512, 1, 300}});
+    HostTensor d({4, 5}, dtype::Float32), i({4}, dtype::Int32), s({4, 1}, dtype::Float32);
+    EXPECT_EQ(run_and_compare<IndexingSetOneHot>(*handle, axis<IndexingSetOneHot::Param>(1),
+                                                 {d, i, s}, {}, 0),
+              "loop");
+    for (double bad : {-1.0, 5.0}) {
+        auto op = handle->create_operator<IndexingSetOneHot>();
+        op->param() = axis<IndexingSetOneHot::Param>(1);
+        i.set_values({0, 1, 2, bad});
+        EXPECT_THROW(run_op(*op, {d, i, s}), IndexError) << bad;
     }
 }
