@@ -1,119 +1,36 @@
-// Elemwise on x86: float32 modes that elemwise_hwy.cpp vectorises, for any layouts that split into
-// rows whose every operand is either dense (unit stride) or one broadcast value along the row:
-// same-shape contiguous tensors (one row), scalars, row and column broadcasts, a per-channel
-// (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are walked with
-// each operand's own strides over the outer axes. Large tensors split across OpenMP threads in
-// chunks of at least kParallelGrain elements, so small ones stay on the calling thread. Other
-// dtypes and modes, and layouts without a unit-stride run (a transposed operand), go to naive.
+// Elemwise on x86: the modes and dtypes that elemwise_hwy.cpp and elemwise_int_hwy.cpp vectorise
+// (float32, int32, comparisons into bool, logical bool, COND over 32-bit data), for any layouts
+// that split into rows whose every operand is either dense (unit stride) or one broadcast value
+// along the row: same-shape contiguous tensors (one row), scalars, row and column broadcasts, a
+// per-channel (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are
+// walked with each operand's own strides over the outer axes. Large tensors split across OpenMP
+// threads in chunks of at least kParallelGrain elements, so small ones stay on the calling thread.
+// Other dtypes and modes, and layouts without a unit-stride run (a transposed operand), go to
+// naive.
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
 
+#include "src/x86/dense_rows.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
-#include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
 
-constexpr size_t kMaxOperands = 5;  // four inputs and dst
-// Below this many elements per thread, waking another thread costs more than it saves.
-enum class RunKind { Dense, Broadcast };
-
-// How `l` (of dst's shape) is laid out along axes [from, ndim): dense row-major with unit
-// innermost stride, or stride 0 throughout; size-1 axes address nothing and fit both.
-std::optional<RunKind> run_kind(const TensorLayout& l, size_t from) {
-    bool dense = true, zero = true;
-    ptrdiff_t expect = 1;
-    for (size_t d = l.ndim; d-- > from;) {
-        if (l[d] == 1)
-            continue;
-        dense = dense && l.stride[d] == expect;
-        zero = zero && l.stride[d] == 0;
-        expect *= static_cast<ptrdiff_t>(l[d]);
-    }
-    if (dense)
-        return RunKind::Dense;
-    if (zero)
-        return RunKind::Broadcast;
-    return std::nullopt;
-}
-
-// The rows: the operands over the outer axes [0, split), each row `inner` elements.
-struct Rows {
-    size_t split = 0, inner = 1, count = 1, operands = 0;
-    std::array<TensorLayout, kMaxOperands> layouts;  // inputs broadcast to dst's shape, then dst
-    std::array<bool, kMaxOperands> broadcast{};
-};
-
-// The fewest outer axes such that along the rest every operand is dense or broadcast; dst
-// must be dense there. nullopt when the rows would be a single element (no unit-stride run).
-std::optional<Rows> rows_of(std::span<const TensorLayout> layouts) {
-    const TensorLayout& dst = layouts.back();
-    Rows r;
-    r.operands = layouts.size();
-    std::copy(layouts.begin(), layouts.end(), r.layouts.begin());
-    size_t split = dst.ndim;
-    while (split > 0) {
-        bool ok = true;
-        for (size_t i = 0; i < layouts.size() && ok; ++i) {
-            auto kind = run_kind(layouts[i], split - 1);
-            // dst is written, so it must be dense along the rows.
-            ok = kind && (i + 1 < layouts.size() || *kind == RunKind::Dense);
-        }
-        if (!ok)
-            break;
-        --split;
-    }
-    r.split = split;
-    for (size_t d = split; d < dst.ndim; ++d)
-        r.inner *= dst[d];
-    for (size_t d = 0; d < split; ++d)
-        r.count *= dst[d];
-    if (r.inner == 1 && r.count > 1)
-        return std::nullopt;
-    for (size_t i = 0; i < layouts.size(); ++i)
-        r.broadcast[i] = run_kind(layouts[i], split) == RunKind::Broadcast && r.inner > 1;
-    return r;
-}
-
-// Elements [begin, end) of dst in row-major order, row by row.
-void run_range(elemwise::Mode mode, const Rows& r, std::span<const TensorND> in,
+// Elements [begin, end) of dst in row-major order, run by run.
+void run_range(elemwise::Mode mode, DType data, const Rows& r, std::span<const TensorND> in,
                const TensorND& out, size_t begin, size_t end) {
     size_t n_in = r.operands - 1;
-    std::array<size_t, TensorLayout::MAX_NDIM> idx{};
-    size_t row = begin / r.inner, col = begin % r.inner;
-    // The row's offset in each operand, kept up to date as an odometer over the outer axes.
-    std::array<ptrdiff_t, kMaxOperands> off{};
-    for (size_t d = r.split, rest = row; d-- > 0;) {
-        idx[d] = rest % r.layouts[0][d];
-        rest /= r.layouts[0][d];
-        for (size_t i = 0; i < r.operands; ++i)
-            off[i] += static_cast<ptrdiff_t>(idx[d]) * r.layouts[i].stride[d];
-    }
     std::array<ElemwiseSrc, kMaxOperands> src;
-    auto* dst = static_cast<float*>(out.raw_ptr());
-    for (size_t pos = begin; pos < end;) {
-        size_t n = std::min(r.inner - col, end - pos);
-        for (size_t i = 0; i < n_in; ++i) {
-            const float* base = static_cast<const float*>(in[i].raw_ptr()) + off[i];
-            src[i] = {r.broadcast[i] ? base : base + col, r.broadcast[i]};
-        }
-        elemwise_f32(mode, src.data(), dst + off[n_in] + col, n);
-        pos += n;
-        col = 0;
-        for (size_t d = r.split; d-- > 0;) {
-            for (size_t i = 0; i < r.operands; ++i)
-                off[i] += r.layouts[i].stride[d];
-            if (++idx[d] < r.layouts[0][d])
-                break;
-            for (size_t i = 0; i < r.operands; ++i)
-                off[i] -= r.layouts[i].stride[d] * static_cast<ptrdiff_t>(r.layouts[0][d]);
-            idx[d] = 0;
-        }
-    }
+    for_each_run(r, begin, end, [&](std::span<const ptrdiff_t> off, size_t n) {
+        for (size_t i = 0; i < n_in; ++i)
+            src[i] = {element_at(in[i].raw_ptr(), off[i], r.elem_size[i]), r.broadcast[i]};
+        void* dst = element_at(out.raw_ptr(), off[n_in], r.elem_size[n_in]);
+        elemwise_run(mode, data, out.layout.dtype, src.data(), dst, n);
+    });
 }
 
 class ElemwiseImpl final : public LoopKernel<Elemwise> {
@@ -123,15 +40,11 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
+        DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
         if (auto rows = plan(inputs, outputs[0])) {
-            size_t total = rows->inner * rows->count;
-            // Threads take whole cache lines (16 floats) of dst, so that they share none.
-            constexpr size_t kLine = 16;
-            parallel_ranges((total + kLine - 1) / kLine, total, kParallelGrain,
-                            [&](size_t b, size_t e) {
-                                run_range(m_param.mode, *rows, inputs, outputs[0], b * kLine,
-                                          std::min(total, e * kLine));
-                            });
+            parallel_for_rows(*rows, [&](size_t b, size_t e) {
+                run_range(m_param.mode, data, *rows, inputs, outputs[0], b, e);
+            });
             m_last = m_target.c_str();
             return;
         }
@@ -140,11 +53,14 @@ protected:
 
 private:
     std::optional<Rows> plan(std::span<const TensorND> inputs, const TensorND& dst) {
-        if (!elemwise_f32_supported(m_param.mode) || dst.layout.dtype != dtype::Float32)
+        DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
+        if (!elemwise_supported(m_param.mode, data, dst.layout.dtype))
             return std::nullopt;
         std::array<TensorLayout, kMaxOperands> layouts;
         for (size_t i = 0; i < inputs.size(); ++i) {
-            if (inputs[i].layout.dtype != dtype::Float32)
+            // COND's condition is bool; every other input is of the data dtype.
+            DType want = i < elemwise::data_input(m_param.mode) ? DType(dtype::Bool) : data;
+            if (inputs[i].layout.dtype != want)
                 return std::nullopt;
             layouts[i] = inputs[i].layout.broadcast(dst.layout);
         }

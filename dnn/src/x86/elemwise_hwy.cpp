@@ -1,6 +1,7 @@
 // Highway compiles this file once per instruction set (foreach_target.h re-includes it), and
 // HWY_DYNAMIC_DISPATCH calls the best one the CPU has. SSSE3/SSE4 and AVX3_DL are left out: the
-// machines this runs on have AVX2 or AVX-512, and each target costs compile time.
+// machines this runs on have AVX2 or AVX-512, and each target costs compile time. This file holds
+// the float32 -> float32 modes; elemwise_int_hwy.cpp the integer, comparison and bool ones.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -9,12 +10,15 @@
 #define HWY_TARGET_INCLUDE "src/x86/elemwise_hwy.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
+#include <hwy/cache_control.h>
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
+#include "src/x86/elemwise_hwy-inl.h"
 // clang-format on
 
 #include "src/naive/elemwise_scalar.h"
 #include "src/x86/elemwise_hwy.h"
+#include "src/x86/elemwise_int_hwy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
@@ -24,36 +28,27 @@ using Mode = elemwise::Mode;
 // Naive's formula for element i: the tail of a run and the lanes the vector math does not cover.
 HWY_INLINE void scalar_at(Mode mode, const ElemwiseSrc* s, size_t arity, float* dst, size_t i) {
     double x[4] = {};
-    for (size_t k = 0; k < arity; ++k)
-        x[k] = s[k].broadcast ? *s[k].p : s[k].p[i];
+    for (size_t k = 0; k < arity; ++k) {
+        const float* p = static_cast<const float*>(s[k].p);
+        x[k] = s[k].broadcast ? *p : p[i];
+    }
     dst[i] = static_cast<float>(naive::elemwise::eval_float(mode, x));
-}
-
-template <class D>
-HWY_INLINE hn::Vec<D> load(D d, const ElemwiseSrc& s, size_t i) {
-    return s.broadcast ? hn::Set(d, *s.p) : hn::LoadU(d, s.p + i);
 }
 
 // Float formulas: one IEEE operation or comparisons, so float gives naive's rounding.
 template <size_t kArity, class F>
 HWY_INLINE void run_float(Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
     const hn::ScalableTag<float> d;
-    const size_t lanes = hn::Lanes(d);
-    size_t i = 0;
-    for (; i + lanes <= n; i += lanes) {
-        if constexpr (kArity == 1)
-            hn::StoreU(f(d, load(d, s[0], i)), d, dst + i);
-        else if constexpr (kArity == 2)
-            hn::StoreU(f(d, load(d, s[0], i), load(d, s[1], i)), d, dst + i);
-        else
-            hn::StoreU(f(d, load(d, s[0], i), load(d, s[1], i), load(d, s[2], i)), d, dst + i);
-    }
-    for (; i < n; ++i)
-        scalar_at(mode, s, kArity, dst, i);
+    run_lanes<kArity>(
+            d, s, n, f, [&](size_t i, auto v) { hn::StoreU(v, d, dst + i); },
+            [&](size_t i) { scalar_at(mode, s, kArity, dst, i); });
 }
 
-// Double formulas, rounded once to float. F::special(d, x0) marks lanes (by the first operand)
-// that the vector formula does not cover; a vector holding one is redone by the scalar formula.
+// Elements a double formula prefetches ahead of the one it computes.
+constexpr size_t kPrefetchAhead = 512;
+
+// Double formulas, rounded once to float. F::special(d, x) marks lanes that the vector formula
+// does not cover (x holds the operands); a vector holding one is redone by the scalar formula.
 template <size_t kArity, class F>
 HWY_INLINE void run_double(Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
     const hn::ScalableTag<double> dd;
@@ -61,20 +56,19 @@ HWY_INLINE void run_double(Mode mode, const ElemwiseSrc* s, float* dst, size_t n
     const size_t lanes = hn::Lanes(dd);
     size_t i = 0;
     for (; i + lanes <= n; i += lanes) {
+        // These loops are long enough per element that the hardware prefetchers fall behind a
+        // stream from memory: ask for the data a few hundred elements ahead.
+        if (i % 16 == 0) {
+            for (size_t k = 0; k < kArity; ++k)
+                if (!s[k].broadcast)
+                    hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
+            hwy::Prefetch(dst + i + kPrefetchAhead);
+        }
         hn::Vec<decltype(dd)> x[kArity];
         for (size_t k = 0; k < kArity; ++k)
             x[k] = hn::PromoteTo(dd, load(df, s[k], i));
-        hn::Vec<decltype(dd)> y;
-        if constexpr (kArity == 1)
-            y = f(dd, x[0]);
-        else if constexpr (kArity == 2)
-            y = f(dd, x[0], x[1]);
-        else if constexpr (kArity == 3)
-            y = f(dd, x[0], x[1], x[2]);
-        else
-            y = f(dd, x[0], x[1], x[2], x[3]);
-        hn::StoreU(hn::DemoteTo(df, y), df, dst + i);
-        if (!hn::AllFalse(dd, f.special(dd, x[0])))
+        hn::StoreU(hn::DemoteTo(df, apply(f, dd, x)), df, dst + i);
+        if (!hn::AllFalse(dd, f.special(dd, x)))
             for (size_t j = i; j < i + lanes; ++j)
                 scalar_at(mode, s, kArity, dst, j);
     }
@@ -90,7 +84,7 @@ HWY_INLINE auto outside(D d, V x, double limit) {
 
 struct NoSpecial {
     template <class D, class V>
-    auto special(D d, V) const {
+    auto special(D d, const V*) const {
         return hn::FirstN(d, 0);
     }
 };
@@ -99,22 +93,22 @@ struct NoSpecial {
 // its exp-based formula is not relied on: the scalar one gives +-1).
 struct ExpRange {
     template <class D, class V>
-    auto special(D d, V x) const {
-        return outside(d, x, 700.0);
+    auto special(D d, const V* x) const {
+        return outside(d, x[0], 700.0);
     }
 };
 struct TanhRange {
     template <class D, class V>
-    auto special(D d, V x) const {
-        return outside(d, x, 20.0);
+    auto special(D d, const V* x) const {
+        return outside(d, x[0], 20.0);
     }
 };
 // log takes finite x > 0, log1p finite x > -1.
 template <int kLowest>
 struct LogRange {
     template <class D, class V>
-    auto special(D d, V x) const {
-        return hn::Not(hn::And(hn::Gt(x, hn::Set(d, double(kLowest))), hn::IsFinite(x)));
+    auto special(D d, const V* x) const {
+        return hn::Not(hn::And(hn::Gt(x[0], hn::Set(d, double(kLowest))), hn::IsFinite(x[0])));
     }
 };
 
@@ -283,6 +277,243 @@ struct Clip {
     }
 };
 
+// std::round: halves away from zero. x - trunc(x) is exact in float; zero and NaN keep trunc's.
+struct Round {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        V t = hn::Trunc(x);
+        auto away = hn::Ge(hn::Abs(hn::Sub(x, t)), hn::Set(d, 0.5f));
+        return hn::IfThenElse(away, hn::Add(t, hn::CopySignToAbs(hn::Set(d, 1.0f), x)), t);
+    }
+};
+struct Floor {
+    template <class D, class V>
+    V operator()(D, V x) const {
+        return hn::Floor(x);
+    }
+};
+struct Ceil {
+    template <class D, class V>
+    V operator()(D, V x) const {
+        return hn::Ceil(x);
+    }
+};
+// 1, -1 or +0; NaN stays itself.
+template <class D, class V>
+HWY_INLINE V sign(D d, V x) {
+    V s = hn::IfThenElse(hn::Gt(x, hn::Zero(d)), hn::Set(d, 1.0f), hn::Zero(d));
+    s = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Set(d, -1.0f), s);
+    return hn::IfThenElse(hn::IsNaN(x), x, s);
+}
+struct Sign {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return sign(d, x);
+    }
+};
+// sign(x) * dy: a product by +-1 or 0 is exact, so float rounds as double does.
+struct AbsGrad {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        return hn::Mul(sign(d, x), dy);
+    }
+};
+// std::clamp(x, lo, hi), whose comparisons leave NaN x alone.
+template <class D, class V>
+HWY_INLINE V clamp(D d, V x, double lo, double hi) {
+    using T = hn::TFromD<D>;
+    V l = hn::Set(d, T(lo)), h = hn::Set(d, T(hi));
+    return hn::IfThenElse(hn::Lt(x, l), l, hn::IfThenElse(hn::Lt(h, x), h, x));
+}
+struct Relu6 {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return clamp(d, x, 0, 6);
+    }
+};
+struct Relu6Grad {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        auto out = hn::Or(hn::Le(x, hn::Zero(d)), hn::Ge(x, hn::Set(d, 6.0f)));
+        return hn::IfThenZeroElse(out, dy);
+    }
+};
+// dy / 6 is one division: float rounds it as double then float do.
+struct HsigmoidGrad {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        auto out = hn::Or(hn::Le(x, hn::Set(d, -3.0f)), hn::Ge(x, hn::Set(d, 3.0f)));
+        return hn::IfThenZeroElse(out, hn::Div(dy, hn::Set(d, 6.0f)));
+    }
+};
+
+// The double formulas below compute what naive's do, in the same order.
+template <class D, class V>
+HWY_INLINE V hsigmoid(D d, V x) {
+    return hn::Div(clamp(d, hn::Add(x, hn::Set(d, 3.0)), 0, 6), hn::Set(d, 6.0));
+}
+struct Hsigmoid : NoSpecial {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hsigmoid(d, x);
+    }
+};
+struct HSwish : NoSpecial {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Mul(x, hsigmoid(d, x));
+    }
+};
+struct HSwishGrad : NoSpecial {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        V mid = hn::Div(hn::Mul(dy, hn::Add(hn::Add(x, x), hn::Set(d, 3.0))), hn::Set(d, 6.0));
+        V r = hn::IfThenElse(hn::Gt(x, hn::Set(d, 3.0)), dy, mid);
+        return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -3.0)), r);
+    }
+};
+struct FloorDiv : NoSpecial {
+    template <class D, class V>
+    V operator()(D, V a, V b) const {
+        return hn::Floor(hn::Div(a, b));
+    }
+};
+// max(x, 0) + log1p(exp(-|x|)).
+template <class D, class V>
+HWY_INLINE V softplus(D d, V x) {
+    V e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+    return hn::Add(hn::Max(x, hn::Zero(d)), hn::Log1p(d, e));
+}
+struct Softplus : ExpRange {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return softplus(d, x);
+    }
+};
+struct LogSigmoid : ExpRange {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Neg(softplus(d, hn::Neg(x)));
+    }
+};
+struct SoftplusGrad : ExpRange {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        return hn::Mul(dy, sigmoid(d, x));
+    }
+};
+struct LogSigmoidGrad : ExpRange {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        return hn::Mul(dy, sigmoid(d, hn::Neg(x)));
+    }
+};
+struct SiluGrad : ExpRange {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        const V one = hn::Set(d, 1.0);
+        V s = sigmoid(d, x);
+        return hn::Mul(hn::Mul(dy, s), hn::Add(one, hn::Mul(x, hn::Sub(one, s))));
+    }
+};
+// max(a, b) + log1p(exp(-|a - b|)); non-finite operands take naive's special cases.
+struct LogSumExp {
+    template <class D, class V>
+    V operator()(D d, V a, V b) const {
+        V e = hn::Exp(d, hn::Neg(hn::Abs(hn::Sub(a, b))));
+        return hn::Add(hn::Max(a, b), hn::Log1p(d, e));
+    }
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        return hn::Or(outside(d, x[0], 1e300),
+                      hn::Or(outside(d, x[1], 1e300), outside(d, hn::Sub(x[0], x[1]), 700.0)));
+    }
+};
+// Trigonometric and hyperbolic functions inside the domains where Highway's math is accurate.
+template <int kLimit>
+struct Within {
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        return outside(d, x[0], double(kLimit));
+    }
+};
+struct Sin : Within<39000> {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Sin(d, x);
+    }
+};
+struct Cos : Within<39000> {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Cos(d, x);
+    }
+};
+struct Asin : Within<1> {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Asin(d, x);
+    }
+};
+struct Acos : Within<1> {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Acos(d, x);
+    }
+};
+// Every finite input.
+struct Finite {
+    template <class D, class V>
+    auto special(D, const V* x) const {
+        return hn::Not(hn::IsFinite(x[0]));
+    }
+};
+struct Atan : Finite {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Atan(d, x);
+    }
+};
+struct Asinh : Finite {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Asinh(d, x);
+    }
+};
+struct Sinh : Within<700> {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Sinh(d, x);
+    }
+};
+struct Cosh : Within<700> {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Mul(hn::Set(d, 0.5), hn::Add(hn::Exp(d, x), hn::Exp(d, hn::Neg(x))));
+    }
+};
+// acosh takes finite x >= 1, atanh |x| < 1.
+struct Acosh {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Acosh(d, x);
+    }
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        return hn::Not(hn::And(hn::Ge(x[0], hn::Set(d, 1.0)), hn::IsFinite(x[0])));
+    }
+};
+struct Atanh {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        return hn::Atanh(d, x);
+    }
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        return hn::Not(hn::Lt(hn::Abs(x[0]), hn::Set(d, 1.0)));
+    }
+};
+
 // Returns false for a mode this file does not compute.
 bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
     switch (mode) {
@@ -336,6 +567,62 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<3>(mode, s, dst, n, FuseMulAdd3()), true;
         case Mode::FUSE_MUL_ADD4:
             return run_double<4>(mode, s, dst, n, FuseMulAdd4()), true;
+        case Mode::ROUND:
+            return run_float<1>(mode, s, dst, n, Round()), true;
+        case Mode::FLOOR:
+            return run_float<1>(mode, s, dst, n, Floor()), true;
+        case Mode::CEIL:
+            return run_float<1>(mode, s, dst, n, Ceil()), true;
+        case Mode::SIGN:
+            return run_float<1>(mode, s, dst, n, Sign()), true;
+        case Mode::RELU6:
+            return run_float<1>(mode, s, dst, n, Relu6()), true;
+        case Mode::ABS_GRAD:
+            return run_float<2>(mode, s, dst, n, AbsGrad()), true;
+        case Mode::RELU6_GRAD:
+            return run_float<2>(mode, s, dst, n, Relu6Grad()), true;
+        case Mode::HSIGMOID_GRAD:
+            return run_float<2>(mode, s, dst, n, HsigmoidGrad()), true;
+        case Mode::HSIGMOID:
+            return run_double<1>(mode, s, dst, n, Hsigmoid()), true;
+        case Mode::H_SWISH:
+            return run_double<1>(mode, s, dst, n, HSwish()), true;
+        case Mode::H_SWISH_GRAD:
+            return run_double<2>(mode, s, dst, n, HSwishGrad()), true;
+        case Mode::FLOOR_DIV:
+            return run_double<2>(mode, s, dst, n, FloorDiv()), true;
+        case Mode::SOFTPLUS:
+            return run_double<1>(mode, s, dst, n, Softplus()), true;
+        case Mode::LOGSIGMOID:
+            return run_double<1>(mode, s, dst, n, LogSigmoid()), true;
+        case Mode::SOFTPLUS_GRAD:
+            return run_double<2>(mode, s, dst, n, SoftplusGrad()), true;
+        case Mode::LOGSIGMOID_GRAD:
+            return run_double<2>(mode, s, dst, n, LogSigmoidGrad()), true;
+        case Mode::SILU_GRAD:
+            return run_double<2>(mode, s, dst, n, SiluGrad()), true;
+        case Mode::LOG_SUM_EXP:
+            return run_double<2>(mode, s, dst, n, LogSumExp()), true;
+        case Mode::SIN:
+            return run_double<1>(mode, s, dst, n, Sin()), true;
+        case Mode::COS:
+            return run_double<1>(mode, s, dst, n, Cos()), true;
+        case Mode::ASIN:
+            return run_double<1>(mode, s, dst, n, Asin()), true;
+        case Mode::ACOS:
+            return run_double<1>(mode, s, dst, n, Acos()), true;
+        case Mode::ATAN:
+            return run_double<1>(mode, s, dst, n, Atan()), true;
+        case Mode::ASINH:
+            return run_double<1>(mode, s, dst, n, Asinh()), true;
+        case Mode::SINH:
+            return run_double<1>(mode, s, dst, n, Sinh()), true;
+        case Mode::COSH:
+            return run_double<1>(mode, s, dst, n, Cosh()), true;
+        case Mode::ACOSH:
+            return run_double<1>(mode, s, dst, n, Acosh()), true;
+        case Mode::ATANH:
+            return run_double<1>(mode, s, dst, n, Atanh()), true;
         default:
             return false;
     }
@@ -359,8 +646,18 @@ bool elemwise_f32_supported(elemwise::Mode mode) {
     return HWY_DYNAMIC_DISPATCH(Elemwise)(mode, nullptr, nullptr, 0);
 }
 
-void elemwise_f32(elemwise::Mode mode, const ElemwiseSrc* srcs, float* dst, size_t n) {
-    (void)HWY_DYNAMIC_DISPATCH(Elemwise)(mode, srcs, dst, n);
+bool elemwise_supported(elemwise::Mode mode, DType data, DType dst) {
+    if (data == dtype::Float32 && dst == dtype::Float32 && elemwise_f32_supported(mode))
+        return true;
+    return elemwise_int_run(mode, data, dst, nullptr, nullptr, 0);
+}
+
+void elemwise_run(elemwise::Mode mode, DType data, DType dst_dtype, const ElemwiseSrc* srcs,
+                  void* dst, size_t n) {
+    if (data == dtype::Float32 && dst_dtype == dtype::Float32 &&
+        HWY_DYNAMIC_DISPATCH(Elemwise)(mode, srcs, static_cast<float*>(dst), n))
+        return;
+    (void)elemwise_int_run(mode, data, dst_dtype, srcs, dst, n);
 }
 
 const char* elemwise_target() {

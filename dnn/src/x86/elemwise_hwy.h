@@ -1,8 +1,12 @@
-// Vectorised float32 Elemwise over one run of elements (Highway, the instruction set chosen at run
-// time). Results equal naive's, which computes in double and rounds once: single IEEE operations
-// (+ - * /, sqrt, comparisons) run in float, where they round the same; every other formula runs
-// in double and rounds once, and lanes outside the vector math's range (non-finite inputs,
-// |x| > 700 for exp, x <= 0 for log, ...) are recomputed with naive's scalar formula.
+// Vectorised Elemwise over one run of elements (Highway, the instruction set chosen at run time),
+// for four dtype cases: float32 -> float32, int32 -> int32, float32 or int32 -> bool (comparisons
+// and ISNAN/ISINF), bool -> bool (logical modes) and COND (a bool condition choosing between
+// float32 or int32 operands). Results equal naive's. Naive computes floats
+// in double and rounds once: single IEEE operations (+ - * /, sqrt, comparisons, rounding to an
+// integer) run in float, where they round the same; every other formula runs in double and rounds
+// once, and lanes outside the vector math's range (non-finite inputs, |x| > 700 for exp, x <= 0
+// for log, ...) are recomputed with naive's scalar formula. Integers wrap like naive's int64
+// formulas narrowed to int32.
 #pragma once
 
 #include <cstddef>
@@ -13,15 +17,20 @@ namespace neomeg::dnn::x86 {
 
 // One operand of a run: the element at index i is p[i], or *p for every i when broadcast.
 struct ElemwiseSrc {
-    const float* p = nullptr;
+    const void* p = nullptr;
     bool broadcast = false;
 };
 
-// Whether elemwise_f32 computes this mode.
+// Whether the kernels compute this mode on float32 data into float32.
 bool elemwise_f32_supported(elemwise::Mode mode);
 
-// dst[i] = mode(srcs[0][i], srcs[1][i], ...) for i in [0, n); srcs has the mode's arity.
-void elemwise_f32(elemwise::Mode mode, const ElemwiseSrc* srcs, float* dst, size_t n);
+// Whether the kernels compute `mode` with every input of dtype `data` and dst of dtype `dst`.
+bool elemwise_supported(elemwise::Mode mode, DType data, DType dst);
+
+// dst[i] = mode(srcs[0][i], srcs[1][i], ...) for i in [0, n); srcs has the mode's arity, and the
+// dtypes are a pair elemwise_supported accepts.
+void elemwise_run(elemwise::Mode mode, DType data, DType dst_dtype, const ElemwiseSrc* srcs,
+                  void* dst, size_t n);
 
 // The instruction set the kernels dispatch to, e.g. "AVX3" or "AVX2".
 const char* elemwise_target();

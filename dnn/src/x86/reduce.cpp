@@ -1,8 +1,11 @@
 // Reduce on x86: SUM, SUM_SQR, MEAN, MAX and MIN of float32 over one axis through reduce_hwy.cpp,
 // for a contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
-// their outer rows (or, with one outer row, nothing) across OpenMP threads in chunks of at least
-// kParallelGrain source elements. Other dtypes and modes, strided tensors and an empty axis go to
-// naive.
+// their outer rows across OpenMP threads in chunks of at least kParallelGrain source elements;
+// fewer long rows than threads (a full reduction) split along each row instead, and the chunks'
+// accumulators combine. Other dtypes and modes, strided tensors and an empty axis go to naive.
+#include <algorithm>
+#include <array>
+
 #include "src/common/reduce_axis.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
@@ -39,9 +42,32 @@ protected:
 
 private:
     void run(const float* src, float* dst, size_t outer, size_t axis, size_t inner) const {
+        if (inner == 1 && outer < static_cast<size_t>(omp_get_max_threads()) &&
+            axis >= 2 * kParallelGrain) {
+            for (size_t o = 0; o < outer; ++o)
+                dst[o] = reduce_long_row(src + o * axis, axis);
+            return;
+        }
         parallel_ranges(outer, outer * axis * inner, kParallelGrain, [&](size_t b, size_t e) {
             reduce_f32(m_param.mode, src, dst, b, e, axis, inner);
         });
+    }
+
+    // A row too long for one thread: chunks reduce on the threads, their accumulators combine.
+    float reduce_long_row(const float* src, size_t n) const {
+        constexpr size_t kMaxChunks = 256;
+        size_t chunks = std::min(
+                {static_cast<size_t>(omp_get_max_threads()), n / kParallelGrain, kMaxChunks});
+        size_t len = (n + chunks - 1) / chunks;
+        std::array<double, kMaxChunks> acc{};
+        parallel_ranges(chunks, n, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t c = b; c < e; ++c)
+                acc[c] = reduce_f32_run(m_param.mode, src + c * len, std::min(len, n - c * len));
+        });
+        double v = acc[0];
+        for (size_t c = 1; c < chunks; ++c)
+            v = reduce_combine(m_param.mode, v, acc[c]);
+        return static_cast<float>(m_param.mode == ReduceMode::MEAN ? v / double(n) : v);
     }
 };
 

@@ -7,6 +7,7 @@
 #define HWY_TARGET_INCLUDE "src/x86/reduce_hwy.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 // clang-format on
 
@@ -88,6 +89,8 @@ HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
             a1 = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, p + lanes)));
         i = two ? 2 * lanes : lanes;
         for (; i + 2 * lanes <= n; i += 2 * lanes) {
+            // One stream per thread leaves the hardware prefetchers behind: ask a few KiB ahead.
+            hwy::Prefetch(p + i + 1024);
             a0 = r.step(dd, a0, hn::PromoteTo(dd, hn::LoadU(df, p + i)));
             a1 = r.step(dd, a1, hn::PromoteTo(dd, hn::LoadU(df, p + i + lanes)));
         }
@@ -173,6 +176,23 @@ bool Reduce(ReduceMode mode, const float* src, float* dst, size_t ob, size_t oe,
     }
 }
 
+// reduce_f32_run; false for a mode this file does not compute.
+bool Run(ReduceMode mode, const float* src, size_t n, double* acc) {
+    switch (mode) {
+        case ReduceMode::SUM:
+        case ReduceMode::MEAN:
+            return *acc = reduce_row(Sum(), src, n), true;
+        case ReduceMode::SUM_SQR:
+            return *acc = reduce_row(SumSqr(), src, n), true;
+        case ReduceMode::MAX:
+            return *acc = reduce_row(Max(), src, n), true;
+        case ReduceMode::MIN:
+            return *acc = reduce_row(Min(), src, n), true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -180,6 +200,7 @@ HWY_AFTER_NAMESPACE();
 namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(Reduce);
+HWY_EXPORT(Run);
 
 bool reduce_f32_supported(ReduceMode mode) {
     // An empty range touches no memory: this asks the mode switch itself.
@@ -189,6 +210,21 @@ bool reduce_f32_supported(ReduceMode mode) {
 void reduce_f32(ReduceMode mode, const float* src, float* dst, size_t outer_begin, size_t outer_end,
                 size_t axis, size_t inner) {
     (void)HWY_DYNAMIC_DISPATCH(Reduce)(mode, src, dst, outer_begin, outer_end, axis, inner);
+}
+
+double reduce_f32_run(ReduceMode mode, const float* src, size_t n) {
+    double acc = 0;
+    (void)HWY_DYNAMIC_DISPATCH(Run)(mode, src, n, &acc);
+    return acc;
+}
+
+double reduce_combine(ReduceMode mode, double a, double b) {
+    // Max's and Min's step: a NaN accumulator stays, a NaN operand wins.
+    if (mode == ReduceMode::MAX)
+        return std::isnan(a) ? a : (std::isnan(b) || b > a ? b : a);
+    if (mode == ReduceMode::MIN)
+        return std::isnan(a) ? a : (std::isnan(b) || b < a ? b : a);
+    return a + b;
 }
 
 }  // namespace neomeg::dnn::x86

@@ -19,4 +19,11 @@ bool reduce_f32_supported(ReduceMode mode);
 void reduce_f32(ReduceMode mode, const float* src, float* dst, size_t outer_begin, size_t outer_end,
                 size_t axis, size_t inner);
 
+// The accumulator of one dense run of n >= 1 elements, before MEAN divides: the sum (of squares
+// for SUM_SQR) or the extreme, in double; runs of one row reduce apart and combine.
+double reduce_f32_run(ReduceMode mode, const float* src, size_t n);
+
+// Two runs' accumulators combined, as reduce_f32 combines its vector lanes.
+double reduce_combine(ReduceMode mode, double a, double b);
+
 }  // namespace neomeg::dnn::x86

@@ -1,8 +1,9 @@
 // Elemwise on the x86 handle (Highway kernels) against naive, exactly: every float32 mode the
-// kernel claims, sizes 0, 1, primes and above the threading grain, same-shape, scalar, row,
-// column, per-channel and outer-product broadcasts, padded, reversed and transposed views, padded
-// outputs, special values (NaN, infinities, signed zeros, the edges of exp's and log's range), and
-// other dtypes, which go to naive.
+// kernel claims, every int32 mode, comparisons into bool and logical bool modes, sizes 0, 1,
+// primes and above the threading grain, same-shape, scalar, row, column, per-channel and
+// outer-product broadcasts, padded, reversed and transposed views, padded outputs, special values
+// (NaN, infinities, signed zeros, the edges of exp's and log's range, int32's wrap), and other
+// dtypes, which go to naive.
 #include <cmath>
 #include <limits>
 
@@ -41,7 +42,12 @@ void set_domain(Checker<Elemwise>& c, Mode m) {
         lo = 0.01;
     if (m == Mode::LOG1P)
         lo = -0.99;
-    if (m == Mode::EXP || m == Mode::EXPM1 || m == Mode::SIGMOID || m == Mode::TANH)
+    if (m == Mode::ASIN || m == Mode::ACOS || m == Mode::ATANH)
+        lo = -0.99, hi = 0.99;
+    if (m == Mode::ACOSH)
+        lo = 1, hi = 30;
+    if (m == Mode::EXP || m == Mode::EXPM1 || m == Mode::SIGMOID || m == Mode::TANH ||
+        m == Mode::SINH || m == Mode::COSH || m == Mode::SOFTPLUS || m == Mode::LOGSIGMOID)
         lo = -30, hi = 30;
     c.set_range(0, lo, hi);
 }
@@ -58,8 +64,19 @@ const std::vector<TensorShape> kShapes = {
 
 TEST_F(X86, ElemwiseClaimsTheHotModes) {
     for (Mode m : {Mode::ADD, Mode::SUB, Mode::MUL, Mode::TRUE_DIV, Mode::RELU, Mode::SWITCH_GT0,
-                   Mode::EXP, Mode::LOG, Mode::TANH, Mode::SIGMOID, Mode::MAX, Mode::FUSE_MUL_ADD3})
+                   Mode::EXP, Mode::LOG, Mode::TANH, Mode::SIGMOID, Mode::MAX, Mode::FUSE_MUL_ADD3,
+                   Mode::ROUND, Mode::FLOOR_DIV, Mode::SILU_GRAD, Mode::SOFTPLUS, Mode::SIN})
         EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
+    for (Mode m : {Mode::ADD, Mode::SUB, Mode::MUL, Mode::MAX, Mode::MIN, Mode::RELU})
+        EXPECT_TRUE(x86::elemwise_supported(m, dtype::Int32, dtype::Int32)) << param::to_string(m);
+    for (Mode m : {Mode::EQ, Mode::NE, Mode::LT, Mode::LEQ}) {
+        EXPECT_TRUE(x86::elemwise_supported(m, dtype::Float32, dtype::Bool));
+        EXPECT_TRUE(x86::elemwise_supported(m, dtype::Int32, dtype::Bool));
+    }
+    for (Mode m : {Mode::AND, Mode::OR, Mode::XOR, Mode::NOT})
+        EXPECT_TRUE(x86::elemwise_supported(m, dtype::Bool, dtype::Bool));
+    // Mixed dtypes (TRUE_DIV of int32 gives float32) are not claimed.
+    EXPECT_FALSE(x86::elemwise_supported(Mode::TRUE_DIV, dtype::Int32, dtype::Float32));
 }
 
 TEST_F(X86, ElemwiseMatchesNaiveExactly) {
@@ -154,12 +171,12 @@ TEST_F(X86, ElemwiseOtherDtypesRunNaive) {
     for (Mode m : {Mode::ADD, Mode::MUL, Mode::RELU}) {
         Checker<Elemwise> c(handle.get());
         c.set_param(mode_param(m));
-        for (DType dt : {dtype::Float16, dtype::Int32}) {
+        for (DType dt : {dtype::Float16, dtype::Int16}) {
             for (size_t i = 0; i < arity(m); ++i)
                 c.set_dtype(i, dt);
             c.execs(same({13, 17}, m));
         }
-        std::vector<HostTensor> in(arity(m), HostTensor({3, 4}, dtype::Int32));
+        std::vector<HostTensor> in(arity(m), HostTensor({3, 4}, dtype::Int16));
         EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(m), in), "naive");
     }
     // A float32 mode the kernel does not claim.

@@ -67,6 +67,30 @@ TEST_F(X86, ReduceMaxMinPropagateNaN) {
         }
 }
 
+// Fewer rows than threads, each long enough to split along the row across threads (the chunks'
+// accumulators combine, NaN anywhere in the row included).
+TEST_F(X86, ReduceSplitsLongRows) {
+    for (Mode m : kModes)
+        for (const TensorShape& s : {TensorShape{300007}, TensorShape{1, 262147}})
+            for (int32_t a : {-1}) {
+                Checker<Reduce> c(handle.get());
+                c.set_param(reduce_param(m, a)).set_epsilon(1e-6).execs({s});
+            }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> v(300007, 0.5);
+    v[299000] = nan;  // in the last chunk
+    v[10] = 2.0;
+    for (Mode m : {Mode::MAX, Mode::MIN, Mode::SUM}) {
+        Checker<Reduce> c(handle.get());
+        c.set_param(reduce_param(m, 0)).set_values(0, v).execs({{v.size()}});
+    }
+    v[299000] = -1.0;
+    for (Mode m : {Mode::MAX, Mode::MIN}) {
+        Checker<Reduce> c(handle.get());
+        c.set_param(reduce_param(m, 0)).set_epsilon(0).set_values(0, v).execs({{v.size()}});
+    }
+}
+
 TEST_F(X86, ReduceOtherCasesRunNaive) {
     HostTensor x({3, 4}, dtype::Float32), h({3, 4}, dtype::Float16), e({3, 0}, dtype::Float32);
     EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::PRODUCT, 1), {x}), "naive");

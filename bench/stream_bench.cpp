@@ -1,0 +1,143 @@
+// The C++ half of bench/stream.py: the bandwidth of the x86 handle's elementwise and reduce
+// kernels on large float32 tensors, against a STREAM triad (a = b + s * c) run in the same process
+// on the same OpenMP threads, the cases interleaved. Bytes are counted as STREAM does (each array
+// read or written once, no write-allocate traffic), so the ratios compare like with like. Prints
+// one JSON line per case.
+//
+//   neomeg_stream_bench [elements (16M)] [repetitions (10)]   (threads: OMP_NUM_THREADS)
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/operators.h"
+
+using namespace neomeg::dnn;
+
+namespace {
+
+struct Timing {
+    double best = 0, median = 0;
+};
+
+struct Case {
+    const char* name;
+    size_t bytes;
+    std::function<void()> run;
+    std::vector<double> seconds;
+};
+
+// Times every case `reps` times after one warm-up call each, the cases interleaved (one call of
+// each per repetition), so that a change in the machine's load reaches all of them alike.
+void time_all(std::vector<Case>& cases, int reps) {
+    for (auto& c : cases)
+        c.run();
+    for (int r = 0; r < reps; ++r)
+        for (auto& c : cases) {
+            auto start = std::chrono::steady_clock::now();
+            c.run();
+            c.seconds.push_back(
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                            .count());
+        }
+}
+
+Timing timing_of(std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return {t.front(), t[t.size() / 2]};
+}
+
+// A page-aligned float array first touched by the threads that will stream it (static schedule),
+// as STREAM initialises its arrays.
+struct Array {
+    explicit Array(size_t n, float v) : n(n) {
+        p = static_cast<float*>(std::aligned_alloc(4096, (n * sizeof(float) + 4095) / 4096 * 4096));
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; ++i)
+            p[i] = v + static_cast<float>(i % 7) * 0.25f;
+    }
+    ~Array() {
+        std::free(p);
+    }
+    Array(const Array&) = delete;
+    Array& operator=(const Array&) = delete;
+    float* p;
+    size_t n;
+};
+
+void triad(float* a, const float* b, const float* c, float s, size_t n) {
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; ++i)
+        a[i] = b[i] + s * c[i];
+}
+
+void report(const char* name, size_t bytes, Timing t) {
+    std::printf(
+            "{\"case\": \"%s\", \"bytes\": %zu, \"best_s\": %.6g, \"median_s\": %.6g, "
+            "\"best_gbs\": %.4g, \"median_gbs\": %.4g}\n",
+            name, bytes, t.best, t.median, bytes / t.best / 1e9, bytes / t.median / 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    size_t n = argc > 1 ? std::stoull(argv[1]) : size_t(1) << 24;
+    int reps = argc > 2 ? std::stoi(argv[2]) : 10;
+    Array a(n, 1.0f), b(n, 0.5f), c(n, -0.25f), out(n, 0.0f);
+    float sum = 0;
+
+    auto handle = Handle::make_x86();
+    TensorLayout vec({n}, dtype::Float32), scalar({1}, dtype::Float32);
+    const auto elemwise = [&](param::Elemwise::Mode mode, std::vector<TensorND> in) {
+        auto op = handle->create_operator<Elemwise>();
+        op->param().mode = mode;
+        TensorND dst(out.p, vec);
+        return [op = std::shared_ptr<Elemwise>(std::move(op)), in, dst] {
+            op->exec(in, std::span(&dst, 1));
+        };
+    };
+    auto reduce_op = handle->create_operator<Reduce>();
+    reduce_op->param().mode = param::Reduce::Mode::SUM;
+    reduce_op->param().axis = 0;
+    TensorND rsrc(a.p, vec), rdst(&sum, scalar);
+    // float32 -> float16 into out's storage, and a square transpose of a into out.
+    auto cvt_op = handle->create_operator<TypeCvt>();
+    cvt_op->param().dtype = DTypeEnum::Float16;
+    TensorND csrc(b.p, vec), cdst(out.p, TensorLayout({n}, dtype::Float16));
+    size_t side = 1;
+    while ((side * 2) * (side * 2) <= n)
+        side *= 2;
+    auto relayout_op = handle->create_operator<Relayout>();
+    TensorND tsrc(a.p, TensorLayout({side, side}, dtype::Float32).dimshuffle({1, 0})),
+            tdst(out.p, TensorLayout({side, side}, dtype::Float32));
+
+    std::printf("{\"threads\": %d, \"elements\": %zu}\n", omp_get_max_threads(), n);
+    using M = param::Elemwise::Mode;
+    std::vector<Case> cases = {
+            {"triad", 12 * n, [&] { triad(a.p, b.p, c.p, 3.0f, n); }, {}},
+            {"add", 12 * n, elemwise(M::ADD, {{b.p, vec}, {c.p, vec}}), {}},
+            {"mul", 12 * n, elemwise(M::MUL, {{b.p, vec}, {c.p, vec}}), {}},
+            {"relu", 8 * n, elemwise(M::RELU, {{b.p, vec}}), {}},
+            {"exp", 8 * n, elemwise(M::EXP, {{c.p, vec}}), {}},
+            {"reduce_sum",
+             4 * n,
+             [&] { reduce_op->exec(std::span(&rsrc, 1), std::span(&rdst, 1)); },
+             {}},
+            {"cvt_f16", 6 * n, [&] { cvt_op->exec(std::span(&csrc, 1), std::span(&cdst, 1)); }, {}},
+            {"transpose",
+             8 * side * side,
+             [&] { relayout_op->exec(std::span(&tsrc, 1), std::span(&tdst, 1)); },
+             {}},
+    };
+    time_all(cases, reps);
+    for (auto& each : cases)
+        report(each.name, each.bytes, timing_of(each.seconds));
+    return 0;
+}

@@ -1,0 +1,43 @@
+// Cumsum on x86: float32 with a contiguous src and dst through cumsum_hwy.cpp, outer rows split
+// across OpenMP threads in chunks of at least kParallelGrain elements. Other dtypes and strided
+// tensors go to naive.
+#include "src/common/reduce_axis.h"
+#include "src/x86/cumsum_hwy.h"
+#include "src/x86/handle.h"
+#include "src/x86/loop_kernel.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+class CumsumImpl final : public LoopKernel<Cumsum> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        const TensorLayout &src = inputs[0].layout, &dst = outputs[0].layout;
+        size_t axis = 0;
+        if (src.dtype == dtype::Float32 && src.is_contiguous() && dst.is_contiguous() &&
+            normalize_axis(m_param.axis, src.ndim, axis)) {
+            size_t outer = 1, inner = 1, n = src[axis];
+            for (size_t d = 0; d < axis; ++d)
+                outer *= src[d];
+            for (size_t d = axis + 1; d < src.ndim; ++d)
+                inner *= src[d];
+            const auto* s = static_cast<const float*>(inputs[0].raw_ptr());
+            auto* d = static_cast<float*>(outputs[0].raw_ptr());
+            parallel_ranges(outer, outer * n * inner, kParallelGrain, [&](size_t b, size_t e) {
+                cumsum_f32(s, d, b, e, n, inner, m_param.exclusive, m_param.reverse);
+            });
+            m_last = "hwy";
+            return;
+        }
+        run_naive(inputs, outputs, ws);
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(Cumsum, CumsumImpl);
+}  // namespace neomeg::dnn::x86

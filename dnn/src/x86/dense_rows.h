@@ -1,0 +1,133 @@
+// Dense rows: the view of an elementwise loop's operands (inputs broadcast to dst's shape, then
+// dst) as rows along which every operand is either dense (unit stride) or one broadcast value,
+// walked over the outer axes with each operand's own strides. Shared by the x86 loop kernels that
+// map elements one to one (Elemwise, TypeCvt): a run of a row is what their vector loops take.
+// Files including this compile with OpenMP's flags (parallel.h).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "neomeg/dnn/tensor.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+
+constexpr size_t kMaxOperands = 5;  // Elemwise: four inputs and dst
+enum class RunKind { Dense, Broadcast };
+
+// How `l` (of dst's shape) is laid out along axes [from, ndim): dense row-major with unit
+// innermost stride, or stride 0 throughout; size-1 axes address nothing and fit both.
+inline std::optional<RunKind> run_kind(const TensorLayout& l, size_t from) {
+    bool dense = true, zero = true;
+    ptrdiff_t expect = 1;
+    for (size_t d = l.ndim; d-- > from;) {
+        if (l[d] == 1)
+            continue;
+        dense = dense && l.stride[d] == expect;
+        zero = zero && l.stride[d] == 0;
+        expect *= static_cast<ptrdiff_t>(l[d]);
+    }
+    if (dense)
+        return RunKind::Dense;
+    if (zero)
+        return RunKind::Broadcast;
+    return std::nullopt;
+}
+
+// The rows: the operands over the outer axes [0, split), each row `inner` elements.
+struct Rows {
+    size_t split = 0, inner = 1, count = 1, operands = 0;
+    std::array<TensorLayout, kMaxOperands> layouts;  // inputs broadcast to dst's shape, then dst
+    std::array<bool, kMaxOperands> broadcast{};
+    std::array<size_t, kMaxOperands> elem_size{};
+};
+
+// The fewest outer axes such that along the rest every operand is dense or broadcast; dst
+// must be dense there. nullopt when the rows would be a single element (no unit-stride run).
+inline std::optional<Rows> rows_of(std::span<const TensorLayout> layouts) {
+    const TensorLayout& dst = layouts.back();
+    Rows r;
+    r.operands = layouts.size();
+    std::copy(layouts.begin(), layouts.end(), r.layouts.begin());
+    size_t split = dst.ndim;
+    while (split > 0) {
+        bool ok = true;
+        for (size_t i = 0; i < layouts.size() && ok; ++i) {
+            auto kind = run_kind(layouts[i], split - 1);
+            // dst is written, so it must be dense along the rows.
+            ok = kind && (i + 1 < layouts.size() || *kind == RunKind::Dense);
+        }
+        if (!ok)
+            break;
+        --split;
+    }
+    r.split = split;
+    for (size_t d = split; d < dst.ndim; ++d)
+        r.inner *= dst[d];
+    for (size_t d = 0; d < split; ++d)
+        r.count *= dst[d];
+    if (r.inner == 1 && r.count > 1)
+        return std::nullopt;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+        r.broadcast[i] = run_kind(layouts[i], split) == RunKind::Broadcast && r.inner > 1;
+        r.elem_size[i] = layouts[i].dtype.size();
+    }
+    return r;
+}
+
+// Calls f(off, n) for the runs covering elements [begin, end) of dst in row-major order, row by
+// row: off[i] is the element offset of operand i's first element of the run (for a broadcast
+// operand, of its one value), n the run's length.
+template <class F>
+void for_each_run(const Rows& r, size_t begin, size_t end, F&& f) {
+    std::array<size_t, TensorLayout::MAX_NDIM> idx{};
+    size_t row = begin / r.inner, col = begin % r.inner;
+    // The row's offset in each operand, kept up to date as an odometer over the outer axes.
+    std::array<ptrdiff_t, kMaxOperands> off{};
+    for (size_t d = r.split, rest = row; d-- > 0;) {
+        idx[d] = rest % r.layouts[0][d];
+        rest /= r.layouts[0][d];
+        for (size_t i = 0; i < r.operands; ++i)
+            off[i] += static_cast<ptrdiff_t>(idx[d]) * r.layouts[i].stride[d];
+    }
+    std::array<ptrdiff_t, kMaxOperands> run{};
+    for (size_t pos = begin; pos < end;) {
+        size_t n = std::min(r.inner - col, end - pos);
+        for (size_t i = 0; i < r.operands; ++i)
+            run[i] = off[i] + (r.broadcast[i] ? 0 : static_cast<ptrdiff_t>(col));
+        f(std::span<const ptrdiff_t>(run.data(), r.operands), n);
+        pos += n;
+        col = 0;
+        for (size_t d = r.split; d-- > 0;) {
+            for (size_t i = 0; i < r.operands; ++i)
+                off[i] += r.layouts[i].stride[d];
+            if (++idx[d] < r.layouts[0][d])
+                break;
+            for (size_t i = 0; i < r.operands; ++i)
+                off[i] -= r.layouts[i].stride[d] * static_cast<ptrdiff_t>(r.layouts[0][d]);
+            idx[d] = 0;
+        }
+    }
+}
+
+// Element e of a tensor of elements of `size` bytes at base.
+inline std::byte* element_at(const void* base, ptrdiff_t e, size_t size) {
+    return static_cast<std::byte*>(const_cast<void*>(base)) + e * static_cast<ptrdiff_t>(size);
+}
+
+// Calls f(begin, end) on disjoint element ranges covering dst, across OpenMP threads when the
+// tensor is large (kParallelGrain elements per thread). Threads take whole cache lines of dst (64
+// elements of at least a byte each), so that they share none.
+template <class F>
+void parallel_for_rows(const Rows& r, F&& f) {
+    constexpr size_t kLine = 64;
+    size_t total = r.inner * r.count;
+    parallel_ranges((total + kLine - 1) / kLine, total, kParallelGrain,
+                    [&](size_t b, size_t e) { f(b * kLine, std::min(total, e * kLine)); });
+}
+
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,92 @@
+// DropoutForward and DropoutBackward on x86: float32 with contiguous tensors, element by element as
+// naive (the Philox word of element i decides, so the split across OpenMP threads does not change
+// the mask; the scale multiplies in double), but over raw pointers with one Philox block per four
+// elements instead of one per element. Other dtypes and strided tensors go to naive.
+#include <algorithm>
+#include <cstdint>
+
+#include "src/common/philox.h"
+#include "src/x86/handle.h"
+#include "src/x86/loop_kernel.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+// 1 / (1 - p), or 0 when every element is dropped (naive's keep_scale).
+double keep_scale(float p) {
+    return p < 1.f ? 1.0 / (1.0 - double(p)) : 0.0;
+}
+
+bool all_contiguous(std::span<const TensorND> a, std::span<const TensorND> b) {
+    for (auto s : {a, b})
+        for (const TensorND& t : s)
+            if (!t.layout.is_contiguous())
+                return false;
+    return true;
+}
+
+class DropoutForwardImpl final : public LoopKernel<DropoutForward> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        if (inputs[0].layout.dtype != dtype::Float32 || !all_contiguous(inputs, outputs)) {
+            run_naive(inputs, outputs, ws);
+            return;
+        }
+        const auto* x = static_cast<const float*>(inputs[0].raw_ptr());
+        auto* y = static_cast<float*>(outputs[0].raw_ptr());
+        auto* mask = static_cast<uint8_t*>(outputs[1].raw_ptr());
+        const size_t n = inputs[0].layout.total_nr_elems();
+        const double scale = keep_scale(m_param.drop_prob);
+        const float p = m_param.drop_prob;
+        const uint64_t seed = m_param.seed;
+        // Work in whole Philox blocks of four elements; the last may be partial.
+        const size_t blocks = (n + 3) / 4;
+        parallel_ranges(blocks, n * 16, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t blk = b; blk < e; ++blk) {
+                philox::Block bits = philox::block_at(seed, blk);
+                size_t i0 = blk * 4, i1 = std::min(n, i0 + 4);
+                for (size_t i = i0; i < i1; ++i) {
+                    bool keep = philox::unit_interval(bits.w[i - i0], 24) >= p;
+                    mask[i] = keep ? 1 : 0;
+                    y[i] = keep ? static_cast<float>(double(x[i]) * scale) : 0.0f;
+                }
+            }
+        });
+        m_last = "loop";
+    }
+};
+
+class DropoutBackwardImpl final : public LoopKernel<DropoutBackward> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        if (inputs[0].layout.dtype != dtype::Float32 || inputs[1].layout.dtype != dtype::Uint8 ||
+            !all_contiguous(inputs, outputs)) {
+            run_naive(inputs, outputs, ws);
+            return;
+        }
+        const auto* dy = static_cast<const float*>(inputs[0].raw_ptr());
+        const auto* mask = static_cast<const uint8_t*>(inputs[1].raw_ptr());
+        auto* g = static_cast<float*>(outputs[0].raw_ptr());
+        const size_t n = inputs[0].layout.total_nr_elems();
+        const double scale = keep_scale(m_param.drop_prob);
+        parallel_ranges(n, n, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t i = b; i < e; ++i)
+                g[i] = mask[i] ? static_cast<float>(double(dy[i]) * scale) : 0.0f;
+        });
+        m_last = "loop";
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(DropoutForward, DropoutForwardImpl);
+NM_REGISTER_X86(DropoutBackward, DropoutBackwardImpl);
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,232 @@
+// Gather, IndexingOneHot and IndexingSetOneHot on x86: the first two read dst[i] = src[i with
+// axis ax replaced by index[i]], walked over dst's shape with each tensor's own strides
+// (IndexingOneHot's index has no axis ax: it reads with stride 0 there); IndexingSetOneHot writes
+// those positions of dst from sub. The index values are checked first; any out of range sends the
+// call to naive, which raises the error naive raises. Elements move as raw values of their size;
+// outer positions split across OpenMP threads when large.
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "src/common/indexing.h"
+#include "src/x86/handle.h"
+#include "src/x86/loop_kernel.h"
+#include "src/x86/parallel.h"
+#include "src/x86/relayout_copy.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+using Strides = std::array<ptrdiff_t, TensorLayout::MAX_NDIM>;
+
+// The walk: dst's shape, the strides that address src (0 along ax), index and dst there, and
+// src's stride along ax, which the index value multiplies.
+struct GatherWalk {
+    TensorLayout shape;
+    Strides src{}, index{}, dst{};
+    ptrdiff_t axis_stride = 0;
+    int64_t axis_size = 0;
+};
+
+// Calls f(src offset without the indexed axis, index offset, dst offset, j) for positions of the
+// outer axes [begin, end) and j along the last axis.
+template <class F>
+void walk(const GatherWalk& w, size_t begin, size_t end, F&& f) {
+    size_t n = w.shape.ndim, last = n - 1, len = w.shape[last];
+    std::array<size_t, TensorLayout::MAX_NDIM> idx{};
+    ptrdiff_t so = 0, io = 0, dof = 0;
+    for (size_t d = last, rest = begin; d-- > 0;) {
+        idx[d] = rest % w.shape[d];
+        rest /= w.shape[d];
+        auto i = static_cast<ptrdiff_t>(idx[d]);
+        so += i * w.src[d];
+        io += i * w.index[d];
+        dof += i * w.dst[d];
+    }
+    for (size_t o = begin; o < end; ++o) {
+        for (size_t j = 0; j < len; ++j) {
+            auto jj = static_cast<ptrdiff_t>(j);
+            f(so + jj * w.src[last], io + jj * w.index[last], dof + jj * w.dst[last]);
+        }
+        for (size_t d = last; d-- > 0;) {
+            so += w.src[d];
+            io += w.index[d];
+            dof += w.dst[d];
+            if (++idx[d] < w.shape[d])
+                break;
+            auto len_d = static_cast<ptrdiff_t>(w.shape[d]);
+            so -= w.src[d] * len_d;
+            io -= w.index[d] * len_d;
+            dof -= w.dst[d] * len_d;
+            idx[d] = 0;
+        }
+    }
+}
+
+size_t outer_count(const GatherWalk& w) {
+    size_t c = 1;
+    for (size_t d = 0; d + 1 < w.shape.ndim; ++d)
+        c *= w.shape[d];
+    return c;
+}
+
+bool indices_in_range(const GatherWalk& w, const int32_t* index) {
+    bool ok = true;
+    walk(w, 0, outer_count(w), [&](ptrdiff_t, ptrdiff_t io, ptrdiff_t) {
+        int64_t v = index[io];
+        ok = ok && v >= 0 && v < w.axis_size;
+    });
+    return ok;
+}
+
+template <class T>
+void gather(const GatherWalk& w, const void* src, const int32_t* index, void* dst) {
+    const auto* s = static_cast<const T*>(src);
+    auto* d = static_cast<T*>(dst);
+    size_t outer = outer_count(w);
+    parallel_ranges(outer, w.shape.total_nr_elems(), kParallelGrain, [&](size_t b, size_t e) {
+        walk(w, b, e, [&](ptrdiff_t so, ptrdiff_t io, ptrdiff_t dof) {
+            d[dof] = s[so + static_cast<ptrdiff_t>(index[io]) * w.axis_stride];
+        });
+    });
+}
+
+// The reverse move: big[so + index * axis_stride] = small[dof], the walk's "src" strides
+// addressing big and its "dst" strides small.
+template <class T>
+void scatter(const GatherWalk& w, void* big, const int32_t* index, const void* small) {
+    auto* b = static_cast<T*>(big);
+    const auto* s = static_cast<const T*>(small);
+    size_t outer = outer_count(w);
+    parallel_ranges(outer, w.shape.total_nr_elems(), kParallelGrain, [&](size_t lo, size_t hi) {
+        walk(w, lo, hi, [&](ptrdiff_t so, ptrdiff_t io, ptrdiff_t dof) {
+            b[so + static_cast<ptrdiff_t>(index[io]) * w.axis_stride] = s[dof];
+        });
+    });
+}
+
+// Runs the gather and returns true, or returns false (nothing written) for an element size it
+// does not move or an index out of range.
+bool run_gather(const GatherWalk& w, const TensorND& src, const TensorND& index,
+                const TensorND& dst) {
+    if (w.shape.is_empty())
+        return true;
+    const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
+    if (!indices_in_range(w, idx))
+        return false;
+    switch (src.layout.dtype.size()) {
+        case 1:
+            return gather<uint8_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+        case 2:
+            return gather<uint16_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+        case 4:
+            return gather<uint32_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+        case 8:
+            return gather<uint64_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+        default:
+            return false;
+    }
+}
+
+// dst over dst's shape; src's strides but 0 along ax; `index` strides given by the caller.
+GatherWalk walk_of(const TensorND& src, const TensorND& dst, size_t ax) {
+    GatherWalk w;
+    w.shape = dst.layout;
+    for (size_t d = 0; d < dst.layout.ndim; ++d) {
+        w.src[d] = d == ax ? 0 : src.layout.stride[d];
+        w.dst[d] = dst.layout.stride[d];
+    }
+    w.axis_stride = src.layout.stride[ax];
+    w.axis_size = static_cast<int64_t>(src.layout.shape[ax]);
+    return w;
+}
+
+class GatherImpl final : public LoopKernel<Gather> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        const TensorND &src = inputs[0], &index = inputs[1], &dst = outputs[0];
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, param_str());
+        GatherWalk w = walk_of(src, dst, ax);
+        for (size_t d = 0; d < index.layout.ndim; ++d)
+            w.index[d] = index.layout.stride[d];
+        if (run_gather(w, src, index, dst)) {
+            m_last = "loop";
+            return;
+        }
+        run_naive(inputs, outputs, ws);
+    }
+};
+
+// dst = data with the elements that sub's positions select along ax replaced by sub's: data copied
+// by relayout_copy (unless dst is data's own view, an in-place update), then sub scattered.
+class IndexingSetOneHotImpl final : public LoopKernel<IndexingSetOneHot> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        const TensorND &data = inputs[0], &index = inputs[1], &sub = inputs[2], &dst = outputs[0];
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
+        GatherWalk w = walk_of(dst, sub, ax);
+        for (size_t d = 0, i = 0; d < sub.layout.ndim; ++d)
+            w.index[d] = d == ax ? 0 : index.layout.stride[i++];
+        const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
+        size_t esize = data.layout.dtype.size();
+        bool movable = esize == 1 || esize == 2 || esize == 4 || esize == 8;
+        if (!movable || (!sub.layout.is_empty() && !indices_in_range(w, idx))) {
+            run_naive(inputs, outputs, ws);
+            return;
+        }
+        bool same_view = dst.raw_ptr() == data.raw_ptr() && dst.layout.eq_layout(data.layout);
+        if (!same_view)
+            (void)relayout_copy(data, dst);
+        if (!sub.layout.is_empty()) {
+            switch (esize) {
+                case 1:
+                    scatter<uint8_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+                    break;
+                case 2:
+                    scatter<uint16_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+                    break;
+                case 4:
+                    scatter<uint32_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+                    break;
+                default:
+                    scatter<uint64_t>(w, dst.raw_ptr(), idx, sub.raw_ptr());
+            }
+        }
+        m_last = "loop";
+    }
+};
+
+class IndexingOneHotImpl final : public LoopKernel<IndexingOneHot> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        const TensorND &src = inputs[0], &index = inputs[1], &dst = outputs[0];
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, param_str());
+        GatherWalk w = walk_of(src, dst, ax);
+        // index has src's shape without ax; dst's ax has size 1, read at stride 0.
+        for (size_t d = 0, i = 0; d < dst.layout.ndim; ++d)
+            w.index[d] = d == ax ? 0 : index.layout.stride[i++];
+        if (run_gather(w, src, index, dst)) {
+            m_last = "loop";
+            return;
+        }
+        run_naive(inputs, outputs, ws);
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(Gather, GatherImpl);
+NM_REGISTER_X86(IndexingOneHot, IndexingOneHotImpl);
+NM_REGISTER_X86(IndexingSetOneHot, IndexingSetOneHotImpl);
+}  // namespace neomeg::dnn::x86

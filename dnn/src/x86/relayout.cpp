@@ -1,0 +1,233 @@
+// Relayout on x86: src and dst first merge the axes that are contiguous in both (and drop size-1
+// axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
+// src and dst (a transpose, NCHW <-> NHWC) copies in square tiles that stay in L1 so that both
+// sides stream whole cache lines, and anything else walks its innermost axis with its strides.
+// Large tensors split their outer work across OpenMP threads. Like naive, src and dst must not
+// overlap; every dtype is copied as raw elements of its size.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "src/x86/handle.h"
+#include "src/x86/loop_kernel.h"
+#include "src/x86/parallel.h"
+#include "src/x86/relayout_copy.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+// The walk's axes, outermost first: the shape with src's and dst's strides, in elements.
+struct Axes {
+    size_t n = 0;
+    std::array<size_t, TensorLayout::MAX_NDIM> shape{};
+    std::array<ptrdiff_t, TensorLayout::MAX_NDIM> ss{}, ds{};
+};
+
+Axes merge_axes(const TensorLayout& s, const TensorLayout& d) {
+    Axes a;
+    for (size_t k = 0; k < s.ndim; ++k) {
+        if (s[k] == 1)
+            continue;
+        auto len = static_cast<ptrdiff_t>(s[k]);
+        if (a.n > 0 && a.ss[a.n - 1] == s.stride[k] * len && a.ds[a.n - 1] == d.stride[k] * len) {
+            a.shape[a.n - 1] *= s[k];
+        } else {
+            a.shape[a.n] = s[k];
+            ++a.n;
+        }
+        a.ss[a.n - 1] = s.stride[k];
+        a.ds[a.n - 1] = d.stride[k];
+    }
+    return a;
+}
+
+// The axes except `skip` (a mask of up to two axes): the walk outside the kernel's own axes.
+struct Outer {
+    size_t n = 0, count = 1;
+    std::array<size_t, TensorLayout::MAX_NDIM> shape{};
+    std::array<ptrdiff_t, TensorLayout::MAX_NDIM> ss{}, ds{};
+};
+
+Outer outer_of(const Axes& a, unsigned skip) {
+    Outer o;
+    for (size_t k = 0; k < a.n; ++k)
+        if (!(skip >> k & 1)) {
+            o.shape[o.n] = a.shape[k];
+            o.ss[o.n] = a.ss[k];
+            o.ds[o.n] = a.ds[k];
+            o.count *= a.shape[k];
+            ++o.n;
+        }
+    return o;
+}
+
+// Calls f(src offset, dst offset) for outer indices [begin, end), in row-major order.
+template <class F>
+void walk_outer(const Outer& o, size_t begin, size_t end, F&& f) {
+    std::array<size_t, TensorLayout::MAX_NDIM> idx{};
+    ptrdiff_t so = 0, dof = 0;
+    for (size_t k = o.n, rest = begin; k-- > 0;) {
+        idx[k] = rest % o.shape[k];
+        rest /= o.shape[k];
+        so += static_cast<ptrdiff_t>(idx[k]) * o.ss[k];
+        dof += static_cast<ptrdiff_t>(idx[k]) * o.ds[k];
+    }
+    for (size_t i = begin; i < end; ++i) {
+        f(so, dof);
+        for (size_t k = o.n; k-- > 0;) {
+            so += o.ss[k];
+            dof += o.ds[k];
+            if (++idx[k] < o.shape[k])
+                break;
+            so -= o.ss[k] * static_cast<ptrdiff_t>(o.shape[k]);
+            dof -= o.ds[k] * static_cast<ptrdiff_t>(o.shape[k]);
+            idx[k] = 0;
+        }
+    }
+}
+
+// Square tiles of this many elements a side: two tiles of 4-byte elements fill 8 KiB of L1.
+constexpr size_t kTile = 32;
+
+template <class T>
+void copy_strided(const Axes& a, const T* s, T* d) {
+    size_t last = a.n - 1, len = a.shape[last];
+    ptrdiff_t ss = a.ss[last], ds = a.ds[last];
+    Outer o = outer_of(a, 1u << last);
+    parallel_ranges(o.count, o.count * len, kParallelGrain, [&](size_t b, size_t e) {
+        walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) {
+            for (size_t i = 0; i < len; ++i)
+                d[dof + static_cast<ptrdiff_t>(i) * ds] = s[so + static_cast<ptrdiff_t>(i) * ss];
+        });
+    });
+}
+
+// Axis ks has unit stride in src, kd in dst. A tile's src segments (unit stride) are read into a
+// dense buffer, then written out as dst's segments: reading or writing a tile in place would touch
+// kTile lines a power-of-two stride apart, which share one L1 set and evict each other. Tiles go
+// along kd a band of kBand along ks at a time, so that the pages a band writes stay in the TLB.
+template <class T>
+void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
+    constexpr size_t kBand = 256;
+    Outer o = outer_of(a, (1u << ks) | (1u << kd));
+    size_t ns = a.shape[ks], nd = a.shape[kd];
+    ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
+    size_t bands = (ns + kBand - 1) / kBand;
+    // One unit of parallel work: an outer index and a band along ks.
+    parallel_ranges(o.count * bands, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
+        T buf[kTile][kTile];
+        for (size_t u = b; u < e; ++u) {
+            size_t band = (u % bands) * kBand, band_end = std::min(ns, band + kBand);
+            walk_outer(o, u / bands, u / bands + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
+                for (size_t j0 = 0; j0 < nd; j0 += kTile) {
+                    size_t nj = std::min(nd, j0 + kTile) - j0;
+                    // The next tiles' src rows, kTile segments at a stride the hardware
+                    // prefetchers do not follow.
+                    for (size_t j = j0 + kTile; j < std::min(nd, j0 + 2 * kTile); ++j)
+                        for (size_t i = band; i < band_end; i += 64 / sizeof(T))
+                            __builtin_prefetch(s + so + static_cast<ptrdiff_t>(j) * s_kd +
+                                               static_cast<ptrdiff_t>(i));
+                    for (size_t i0 = band; i0 < band_end; i0 += kTile) {
+                        size_t ni = std::min(band_end, i0 + kTile) - i0;
+                        for (size_t j = 0; j < nj; ++j)
+                            std::memcpy(buf[j],
+                                        s + so + static_cast<ptrdiff_t>(j0 + j) * s_kd +
+                                                static_cast<ptrdiff_t>(i0),
+                                        ni * sizeof(T));
+                        for (size_t i = 0; i < ni; ++i) {
+                            T* dp = d + dof + static_cast<ptrdiff_t>(i0 + i) * d_ks +
+                                    static_cast<ptrdiff_t>(j0);
+                            for (size_t j = 0; j < nj; ++j)
+                                dp[j] = buf[j][i];
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+void copy_rows(const Axes& a, const std::byte* s, std::byte* d, size_t esize) {
+    size_t last = a.n - 1, bytes = a.shape[last] * esize;
+    Outer o = outer_of(a, 1u << last);
+    const auto e_size = static_cast<ptrdiff_t>(esize);
+    parallel_ranges(o.count, o.count * a.shape[last], kParallelGrain, [&](size_t b, size_t e) {
+        walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) {
+            std::memcpy(d + dof * e_size, s + so * e_size, bytes);
+        });
+    });
+}
+
+// The axis with unit stride in `strides`, or n when none has.
+size_t unit_axis(const Axes& a, const std::array<ptrdiff_t, TensorLayout::MAX_NDIM>& strides) {
+    for (size_t k = a.n; k-- > 0;)
+        if (strides[k] == 1)
+            return k;
+    return a.n;
+}
+
+// Returns the kernel's name.
+template <class T>
+const char* copy_typed(const Axes& a, const void* src, void* dst) {
+    const auto* s = static_cast<const T*>(src);
+    auto* d = static_cast<T*>(dst);
+    size_t ks = unit_axis(a, a.ss), kd = unit_axis(a, a.ds);
+    if (ks < a.n && kd < a.n && ks != kd && a.shape[ks] > 1 && a.shape[kd] > 1) {
+        copy_tiled(a, ks, kd, s, d);
+        return "tiled";
+    }
+    copy_strided(a, s, d);
+    return "strided";
+}
+
+class RelayoutImpl final : public LoopKernel<Relayout> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        if (const char* kernel = relayout_copy(inputs[0], outputs[0])) {
+            m_last = kernel;
+            return;
+        }
+        run_naive(inputs, outputs, ws);
+    }
+};
+
+}  // namespace
+
+const char* relayout_copy(const TensorND& src, const TensorND& dst) {
+    size_t esize = src.layout.dtype.size();
+    if (dst.layout.dtype != src.layout.dtype)
+        return nullptr;
+    if (src.layout.is_empty())
+        return "rows";
+    Axes a = merge_axes(src.layout, dst.layout);
+    if (a.n == 0) {
+        std::memcpy(dst.raw_ptr(), src.raw_ptr(), esize);
+        return "rows";
+    }
+    size_t last = a.n - 1;
+    if (a.ss[last] == 1 && a.ds[last] == 1) {
+        copy_rows(a, static_cast<const std::byte*>(src.raw_ptr()),
+                  static_cast<std::byte*>(dst.raw_ptr()), esize);
+        return "rows";
+    }
+    switch (esize) {
+        case 1:
+            return copy_typed<uint8_t>(a, src.raw_ptr(), dst.raw_ptr());
+        case 2:
+            return copy_typed<uint16_t>(a, src.raw_ptr(), dst.raw_ptr());
+        case 4:
+            return copy_typed<uint32_t>(a, src.raw_ptr(), dst.raw_ptr());
+        case 8:
+            return copy_typed<uint64_t>(a, src.raw_ptr(), dst.raw_ptr());
+        default:
+            return nullptr;
+    }
+}
+
+NM_REGISTER_X86(Relayout, RelayoutImpl);
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,277 @@
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp. The float16 and
+// bfloat16 conversions are Eigen's scalar algorithms (what naive runs) written on int32 lanes, not
+// the F16C or AVX-512 BF16 instructions: those keep a NaN's payload where Eigen gives its one
+// quiet NaN, so every target gives naive's bits.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/type_cvt_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/highway.h>
+// clang-format on
+
+#include <cstdint>
+#include <cstring>
+
+#include "src/x86/type_cvt_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DI = hn::ScalableTag<int32_t>;
+using DF = hn::RebindToFloat<DI>;
+using VI = hn::Vec<DI>;
+using VF = hn::Vec<DF>;
+
+// Eigen's float_to_half_rtne: the float16 bits of f (in int32 lanes), rounded to nearest even;
+// NaN gives 0x7e00 and the sign.
+HWY_INLINE VI f16_bits(DI di, VF f) {
+    const DF df;
+    VI u = hn::BitCast(di, f);
+    VI a = hn::And(u, hn::Set(di, 0x7fffffff));
+    // Normal results: rebias the exponent and round the 13 dropped bits to even.
+    VI odd = hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1));
+    VI normal = hn::ShiftRight<13>(
+            hn::Add(hn::Add(a, hn::Set(di, static_cast<int32_t>(0xc8000fffu))), odd));
+    // Subnormal results: adding 0.5f aligns the 10 mantissa bits at the bottom, rounded by the FPU.
+    const int32_t magic = 126 << 23;
+    VI sub = hn::Sub(
+            hn::BitCast(di, hn::Add(hn::BitCast(df, a), hn::BitCast(df, hn::Set(di, magic)))),
+            hn::Set(di, magic));
+    VI inf_nan = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x7f800000)), hn::Set(di, 0x7e00),
+                                hn::Set(di, 0x7c00));
+    VI r = hn::IfThenElse(hn::Lt(a, hn::Set(di, 113 << 23)), sub, normal);
+    r = hn::IfThenElse(hn::Gt(a, hn::Set(di, ((127 + 16) << 23) - 1)), inf_nan, r);
+    return hn::Or(r, hn::IfThenElseZero(hn::Lt(u, hn::Zero(di)), hn::Set(di, 0x8000)));
+}
+
+// Eigen's float_to_bfloat16_rtne: round to nearest even by adding 0x7fff plus the kept lsb; NaN
+// gives 0x7fc0 and the sign.
+HWY_INLINE VI bf16_bits(DI di, VF f) {
+    const hn::RebindToUnsigned<DI> du;
+    auto u = hn::BitCast(du, f);
+    auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+    VI r = hn::BitCast(di, hn::ShiftRight<16>(hn::Add(hn::Add(u, hn::Set(du, 0x7fffu)), lsb)));
+    VI nan = hn::IfThenElse(hn::Lt(hn::BitCast(di, f), hn::Zero(di)), hn::Set(di, 0xffc0),
+                            hn::Set(di, 0x7fc0));
+    return hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(f)), nan, r);
+}
+
+// NaNs made quiet, keeping their payload: naive widens every float to double on the way, which
+// sets a signalling NaN's quiet bit.
+HWY_INLINE VF quiet(VF f) {
+    const DF df;
+    const hn::RebindToSigned<DF> di;
+    VF q = hn::BitCast(df, hn::Or(hn::BitCast(di, f), hn::Set(di, 0x00400000)));
+    return hn::IfThenElse(hn::IsNaN(f), q, f);
+}
+
+// Eigen's half_to_float (exact), NaNs made quiet: h holds the float16 bits in int32 lanes.
+HWY_INLINE VF f32_from_f16(DI di, VI h) {
+    const DF df;
+    const int32_t shifted_exp = 0x7c00 << 13;
+    VI o = hn::ShiftLeft<13>(hn::And(h, hn::Set(di, 0x7fff)));
+    VI exp = hn::And(o, hn::Set(di, shifted_exp));
+    o = hn::Add(o, hn::Set(di, (127 - 15) << 23));
+    // Infinities and NaNs take the largest exponent; zeros and subnormals renormalise in float.
+    VI inf_nan = hn::Add(o, hn::Set(di, (128 - 16) << 23));
+    const int32_t magic = 113 << 23;
+    VI small = hn::BitCast(di, hn::Sub(hn::BitCast(df, hn::Add(o, hn::Set(di, 1 << 23))),
+                                       hn::BitCast(df, hn::Set(di, magic))));
+    o = hn::IfThenElse(hn::Eq(exp, hn::Set(di, shifted_exp)), inf_nan, o);
+    o = hn::IfThenElse(hn::Eq(exp, hn::Zero(di)), small, o);
+    return quiet(hn::BitCast(df, hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(di, 0x8000))))));
+}
+
+HWY_INLINE VF f32_from_bf16(DI, VI h) {
+    return quiet(hn::BitCast(DF(), hn::ShiftLeft<16>(h)));
+}
+
+// C's truncation, saturated at int32's ends, NaN -> 0.
+HWY_INLINE VI i32_from_f32(DI di, VF f) {
+    const DF df;
+    VI r = hn::ConvertTo(di, f);
+    r = hn::IfThenElse(hn::RebindMask(di, hn::Ge(f, hn::Set(df, 2147483648.0f))),
+                       hn::Set(di, INT32_MAX), r);
+    r = hn::IfThenElse(hn::RebindMask(di, hn::Le(f, hn::Set(df, -2147483648.0f))),
+                       hn::Set(di, INT32_MIN), r);
+    return hn::IfThenZeroElse(hn::RebindMask(di, hn::IsNaN(f)), r);
+}
+
+// Lanes of 16-bit or 8-bit values widened into int32 lanes, and back.
+template <class T>
+HWY_INLINE VI load_narrow(DI di, const T* p) {
+    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, DI>(), p));
+}
+template <class T>
+HWY_INLINE void store_narrow(DI, VI v, T* p) {
+    const hn::Rebind<T, DI> dn;
+    hn::StoreU(hn::DemoteTo(dn, v), dn, p);
+}
+
+// Converts n elements a vector (of int32's lane count) at a time; the tail goes through a
+// zero-padded vector-sized buffer, so it takes exactly the same arithmetic.
+template <class TS, class TD, class F>
+HWY_INLINE void run(const void* src, void* dst, size_t n, const F& f) {
+    const DI di;
+    const size_t lanes = hn::Lanes(di);
+    const auto* s = static_cast<const TS*>(src);
+    auto* d = static_cast<TD*>(dst);
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes)
+        f(di, s + i, d + i);
+    if (i < n) {
+        constexpr size_t kMaxLanes = 64;  // more than any x86 vector's int32 lanes
+        TS in[kMaxLanes] = {};
+        TD out[kMaxLanes];
+        std::memcpy(in, s + i, (n - i) * sizeof(TS));
+        f(di, in, out);
+        std::memcpy(d + i, out, (n - i) * sizeof(TD));
+    }
+}
+
+// float32 from a lane type T the vector converts exactly (8- and 16-bit integers, bool as 0/1).
+template <class T>
+HWY_INLINE void small_int_to_f32(const void* s, void* d, size_t n) {
+    run<T, float>(s, d, n, [](DI di, const T* in, float* out) {
+        hn::StoreU(hn::ConvertTo(DF(), load_narrow(di, in)), DF(), out);
+    });
+}
+
+bool Convert(DTypeEnum src, DTypeEnum dst, const void* s, void* d, size_t n) {
+    using E = DTypeEnum;
+    const DF df;
+    if (src == E::Float32) {
+        switch (dst) {
+            case E::Float16:
+                return run<float, uint16_t>(s, d, n,
+                                            [&](DI di, const float* in, uint16_t* out) {
+                                                store_narrow(di, f16_bits(di, hn::LoadU(df, in)),
+                                                             out);
+                                            }),
+                       true;
+            case E::BFloat16:
+                return run<float, uint16_t>(s, d, n,
+                                            [&](DI di, const float* in, uint16_t* out) {
+                                                store_narrow(di, bf16_bits(di, hn::LoadU(df, in)),
+                                                             out);
+                                            }),
+                       true;
+            case E::Float32:
+                return run<float, float>(s, d, n,
+                                         [&](DI, const float* in, float* out) {
+                                             hn::StoreU(quiet(hn::LoadU(df, in)), df, out);
+                                         }),
+                       true;
+            case E::Int32:
+                return run<float, int32_t>(s, d, n,
+                                           [&](DI di, const float* in, int32_t* out) {
+                                               hn::StoreU(i32_from_f32(di, hn::LoadU(df, in)), di,
+                                                          out);
+                                           }),
+                       true;
+            case E::Bool:
+                // != 0, so NaN -> true.
+                return run<float, uint8_t>(s, d, n,
+                                           [&](DI di, const float* in, uint8_t* out) {
+                                               auto z = hn::Eq(hn::LoadU(df, in), hn::Zero(df));
+                                               VI v = hn::IfThenZeroElse(hn::RebindMask(di, z),
+                                                                         hn::Set(di, 1));
+                                               store_narrow(di, v, out);
+                                           }),
+                       true;
+            default:
+                return false;
+        }
+    }
+    if (dst == E::Float32) {
+        switch (src) {
+            case E::Float16:
+                return run<uint16_t, float>(s, d, n,
+                                            [&](DI di, const uint16_t* in, float* out) {
+                                                hn::StoreU(f32_from_f16(di, load_narrow(di, in)),
+                                                           df, out);
+                                            }),
+                       true;
+            case E::BFloat16:
+                return run<uint16_t, float>(s, d, n,
+                                            [&](DI di, const uint16_t* in, float* out) {
+                                                hn::StoreU(f32_from_bf16(di, load_narrow(di, in)),
+                                                           df, out);
+                                            }),
+                       true;
+            case E::Int32:
+                // Rounds to nearest even, as a scalar int -> float conversion does.
+                return run<int32_t, float>(s, d, n,
+                                           [&](DI di, const int32_t* in, float* out) {
+                                               hn::StoreU(hn::ConvertTo(df, hn::LoadU(di, in)), df,
+                                                          out);
+                                           }),
+                       true;
+            case E::Int16:
+                return small_int_to_f32<int16_t>(s, d, n), true;
+            case E::Int8:
+                return small_int_to_f32<int8_t>(s, d, n), true;
+            case E::Uint8:
+            case E::Bool:
+                return small_int_to_f32<uint8_t>(s, d, n), true;
+            default:
+                return false;
+        }
+    }
+    // float16 <-> bfloat16 through float32, which holds either exactly; float16 -> float16 too,
+    // since naive's round trip makes every NaN Eigen's one NaN.
+    if (src == E::Float16 && dst == E::Float16)
+        return run<uint16_t, uint16_t>(s, d, n,
+                                       [](DI di, const uint16_t* in, uint16_t* out) {
+                                           VF f = f32_from_f16(di, load_narrow(di, in));
+                                           store_narrow(di, f16_bits(di, f), out);
+                                       }),
+               true;
+    if (src == E::BFloat16 && dst == E::BFloat16)
+        return run<uint16_t, uint16_t>(s, d, n,
+                                       [](DI di, const uint16_t* in, uint16_t* out) {
+                                           VF f = f32_from_bf16(di, load_narrow(di, in));
+                                           store_narrow(di, bf16_bits(di, f), out);
+                                       }),
+               true;
+    if (src == E::Float16 && dst == E::BFloat16)
+        return run<uint16_t, uint16_t>(s, d, n,
+                                       [](DI di, const uint16_t* in, uint16_t* out) {
+                                           VF f = f32_from_f16(di, load_narrow(di, in));
+                                           store_narrow(di, bf16_bits(di, f), out);
+                                       }),
+               true;
+    if (src == E::BFloat16 && dst == E::Float16)
+        return run<uint16_t, uint16_t>(s, d, n,
+                                       [](DI di, const uint16_t* in, uint16_t* out) {
+                                           VF f = f32_from_bf16(di, load_narrow(di, in));
+                                           store_narrow(di, f16_bits(di, f), out);
+                                       }),
+               true;
+    return false;
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+HWY_EXPORT(Convert);
+
+bool type_cvt_supported(DType src, DType dst) {
+    // An empty run touches no memory: this asks the pair switch itself.
+    return HWY_DYNAMIC_DISPATCH(Convert)(src.enumv(), dst.enumv(), nullptr, nullptr, 0);
+}
+
+void type_cvt_run(DType src, DType dst, const void* s, void* d, size_t n) {
+    (void)HWY_DYNAMIC_DISPATCH(Convert)(src.enumv(), dst.enumv(), s, d, n);
+}
+
+}  // namespace neomeg::dnn::x86
+#endif

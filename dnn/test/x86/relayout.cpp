@@ -1,0 +1,80 @@
+// Relayout on the x86 handle against naive, exactly, for every element size: contiguous and
+// padded copies (rows), transposes and NCHW <-> NHWC permutations of sizes 0, 1, primes and above
+// the threading grain (tiles), reversed and broadcast sources and strided gathers (strided walk),
+// into contiguous, padded and transposed destinations.
+#include <numeric>
+
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+const DType kDTypes[] = {dtype::Float32, dtype::Float16, dtype::Int8, dtype::Bool, dtype::Int32};
+
+// Runs Relayout from a random tensor viewed as `src` into a tensor viewed as `dst` (both views of
+// their own storage) on the x86 handle and on naive; expects equal values and returns the kernel.
+std::string run_into(Handle& handle, const TensorLayout& src, const TensorLayout& dst) {
+    std::mt19937 rng(3);
+    HostTensor s(src);
+    fill_uniform(s, -100, 100, rng);
+    HostTensor got(dst), want(dst);
+    auto op = handle.create_operator<Relayout>();
+    TensorND in = s.nd(), out_got = got.nd(), out_want = want.nd();
+    op->exec(std::span(&in, 1), std::span(&out_got, 1));
+    auto naive = Handle::make_naive();
+    naive->create_operator<Relayout>()->exec(std::span(&in, 1), std::span(&out_want, 1));
+    EXPECT_TRUE(tensors_near(got.contiguous(), want.contiguous(), 0))
+            << src.to_string() << " -> " << dst.to_string();
+    return last_kernel(*op);
+}
+
+}  // namespace
+
+TEST_F(X86, RelayoutMatchesNaive) {
+    for (DType dt : kDTypes) {
+        Checker<Relayout> c(handle.get());
+        c.set_epsilon(0).set_dtype(0, dt).set_range(0, -100, 100);
+        for (const TensorShape& s : {TensorShape{0}, TensorShape{1}, TensorShape{7, 13},
+                                     TensorShape{3, 5, 7, 11}, TensorShape{(1 << 17) + 3}})
+            c.set_noncontiguous(true).execs({s});
+        // Transposes and permutations (tiled), some above the threading grain.
+        for (auto [shape, perm] : std::vector<std::pair<TensorShape, std::vector<size_t>>>{
+                     {{1, 1}, {1, 0}},
+                     {{7, 13}, {1, 0}},
+                     {{33, 65}, {1, 0}},
+                     {{509, 521}, {1, 0}},
+                     {{2, 3, 37, 41}, {0, 2, 3, 1}},
+                     {{2, 37, 41, 3}, {0, 3, 1, 2}},
+                     {{4, 64, 28, 28}, {0, 2, 3, 1}},
+                     {{3, 5, 7}, {2, 1, 0}},
+                     {{3, 1, 7}, {2, 1, 0}},
+             }) {
+            TensorLayout l = TensorLayout(shape, dt).dimshuffle(perm);
+            c.set_noncontiguous(false).exec_layouts({l});
+        }
+        // Reversed, broadcast and strided sources.
+        c.exec_layouts({TensorLayout({5, 7}, {-7, 1}, dt)});
+        c.exec_layouts({TensorLayout({5, 7}, {7, -1}, dt)});
+        c.exec_layouts({TensorLayout({6, 300}, {0, 1}, dt)});
+        c.exec_layouts({TensorLayout({300, 6}, {1, 0}, dt)});
+        c.exec_layouts({TensorLayout({9, 11}, {33, 3}, dt)});
+    }
+}
+
+TEST_F(X86, RelayoutIntoStridedDestinations) {
+    for (DType dt : kDTypes) {
+        TensorLayout plain({37, 41}, dt),
+                transposed = TensorLayout({41, 37}, dt).dimshuffle({1, 0});
+        EXPECT_EQ(run_into(*handle, plain, transposed), "tiled");
+        EXPECT_EQ(run_into(*handle, transposed, plain), "tiled");
+        EXPECT_EQ(run_into(*handle, plain, plain), "rows");
+        TensorLayout reversed({37, 41}, {-41, -1}, dt), nchw({2, 3, 5, 7}, dt);
+        EXPECT_EQ(run_into(*handle, plain, reversed), "strided");
+        EXPECT_EQ(run_into(*handle, nchw, TensorLayout({2, 5, 7, 3}, dt).dimshuffle({0, 3, 1, 2})),
+                  "tiled");
+        TensorLayout big({700, 300}, dt);
+        EXPECT_EQ(run_into(*handle, big, TensorLayout({300, 700}, dt).dimshuffle({1, 0})), "tiled");
+    }
+}
