@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
 #include "rethrow.h"
 
@@ -11,7 +12,21 @@ namespace neomeg::graph {
 Executable::Executable() = default;
 Executable::~Executable() = default;
 
-void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs) {
+namespace {
+
+// Ops that read each input element only to compute the output element at the same index: an
+// input of the output's layout may be overwritten as the op writes.
+bool elementwise_in_place(const OperatorNode* node) {
+    if (node->outputs().size() != 1)
+        return false;
+    return node->op().id() == ops::Elemwise::kId ||
+           dynamic_cast<const FusedElemwise*>(&node->op()) != nullptr;
+}
+
+}  // namespace
+
+void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs,
+                       bool reuse_inplace) {
     m_graph = std::move(graph);
     m_output_vars = std::move(outputs);
     std::vector<OperatorNode*> order = m_graph->topo_order(m_output_vars);
@@ -71,6 +86,7 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         return m_arenas.size() - 1;
     };
     std::vector<std::pair<size_t, size_t>> arena_var_buffer;  // var slot -> buffer in its arena
+    std::unordered_map<const VarNode*, size_t> buffer_of;     // arena var -> its buffer
     for (size_t s = 0; s < order.size(); ++s) {
         OperatorNode* node = order[s];
         Step step;
@@ -87,10 +103,25 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                 auto it = last_read.find(out);
                 size_t end = it == last_read.end() ? s : it->second;
                 auto& buffers = m_arenas[step.arena].buffers;
+                // In place: the buffer of an input that dies here (no var sharing it lives on)
+                // and has the output's layout, if the op is elementwise.
+                size_t buffer = buffers.size();
+                if (reuse_inplace && elementwise_in_place(node))
+                    for (VarNode* in : node->inputs()) {
+                        auto b = buffer_of.find(in);
+                        if (b != buffer_of.end() && buffers[b->second].end == s &&
+                            in->layout().eq_layout(out->layout())) {
+                            buffer = b->second;
+                            buffers[buffer].end = end;
+                            break;
+                        }
+                    }
+                if (buffer == buffers.size())
+                    buffers.push_back({out->layout().access_bytes(), s, end});
                 slot_of[out] = m_vars.size();
-                arena_var_buffer.emplace_back(m_vars.size(), buffers.size());
+                buffer_of[out] = buffer;
+                arena_var_buffer.emplace_back(m_vars.size(), buffer);
                 m_vars.push_back({VarSlot::Source::Arena, step.arena, 0, out->layout()});
-                buffers.push_back({out->layout().access_bytes(), s, end});
             }
             step.outputs.push_back(slot_of.at(out));
             out_layouts.push_back(out->layout());

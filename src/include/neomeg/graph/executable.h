@@ -85,7 +85,9 @@ private:
     };
     std::byte* var_ptr(const VarSlot& v) const;
     // Fills every part above from the optimized graph and its outputs.
-    void build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs);
+    // `reuse_inplace`: CompileOptions::reuse_inplace.
+    void build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs,
+               bool reuse_inplace);
 
     std::unique_ptr<ComputingGraph> m_graph;
     std::vector<VarNode*> m_output_vars;
