@@ -1,6 +1,7 @@
 #include "fused_elemwise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace neomeg::graph {
@@ -16,6 +17,102 @@ ops::Elemwise make_elemwise(FusedElemwise::Mode mode) {
     dnn::param::Elemwise p;
     p.mode = mode;
     return ops::Elemwise(p);
+}
+
+// ---- The float32 loops: modes whose one IEEE operation (or comparison) in float rounds as the
+// kernels' formula in double does, so these loops give the Elemwise kernels' results exactly.
+
+bool simple_f32(FusedElemwise::Mode mode) {
+    using M = FusedElemwise::Mode;
+    switch (mode) {
+        case M::RELU:
+        case M::ABS:
+        case M::NEGATE:
+        case M::SQUARE:
+        case M::SQRT:
+        case M::ADD:
+        case M::SUB:
+        case M::MUL:
+        case M::TRUE_DIV:
+        case M::MAX:
+        case M::MIN:
+        case M::SWITCH_GT0:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// An operand of a run: p[i], or *p for every i when scalar.
+struct Run {
+    const float* p;
+    bool scalar;
+};
+
+template <class F>
+void unary(Run a, float* d, size_t n, F f) {
+    if (a.scalar) {
+        std::fill(d, d + n, f(*a.p));
+        return;
+    }
+    for (size_t i = 0; i < n; ++i)
+        d[i] = f(a.p[i]);
+}
+
+// One loop per broadcast case, so that the compiler vectorises each.
+template <class F>
+void binary(Run a, Run b, float* d, size_t n, F f) {
+    if (a.scalar && b.scalar) {
+        std::fill(d, d + n, f(*a.p, *b.p));
+    } else if (a.scalar) {
+        const float x = *a.p;
+        for (size_t i = 0; i < n; ++i)
+            d[i] = f(x, b.p[i]);
+    } else if (b.scalar) {
+        const float y = *b.p;
+        for (size_t i = 0; i < n; ++i)
+            d[i] = f(a.p[i], y);
+    } else {
+        for (size_t i = 0; i < n; ++i)
+            d[i] = f(a.p[i], b.p[i]);
+    }
+}
+
+void run_f32(FusedElemwise::Mode mode, const Run* s, float* d, size_t n) {
+    using M = FusedElemwise::Mode;
+    switch (mode) {
+        case M::RELU:
+            return unary(s[0], d, n, [](float a) { return a > 0 ? a : 0.0f; });
+        case M::ABS:
+            return unary(s[0], d, n, [](float a) { return std::fabs(a); });
+        case M::NEGATE:
+            return unary(s[0], d, n, [](float a) { return -a; });
+        case M::SQUARE:
+            return unary(s[0], d, n, [](float a) { return a * a; });
+        case M::SQRT:
+            return unary(s[0], d, n, [](float a) { return std::sqrt(a); });
+        case M::ADD:
+            return binary(s[0], s[1], d, n, [](float a, float b) { return a + b; });
+        case M::SUB:
+            return binary(s[0], s[1], d, n, [](float a, float b) { return a - b; });
+        case M::MUL:
+            return binary(s[0], s[1], d, n, [](float a, float b) { return a * b; });
+        case M::TRUE_DIV:
+            return binary(s[0], s[1], d, n, [](float a, float b) { return a / b; });
+        // The first operand on ties; NaN when either is (a + b is NaN then).
+        case M::MAX:
+            return binary(s[0], s[1], d, n, [](float a, float b) {
+                return a != a || b != b ? a + b : a < b ? b : a;
+            });
+        case M::MIN:
+            return binary(s[0], s[1], d, n, [](float a, float b) {
+                return a != a || b != b ? a + b : b < a ? b : a;
+            });
+        case M::SWITCH_GT0:
+            return binary(s[0], s[1], d, n, [](float x, float dy) { return x > 0 ? dy : 0.0f; });
+        default:
+            break;
+    }
 }
 
 }  // namespace
@@ -37,6 +134,7 @@ FusedElemwise::FusedElemwise(size_t num_inputs, std::vector<Step> steps)
                 last_use[o - m_num_inputs] = k;
         }
         m_ops.push_back(std::make_shared<ops::Elemwise>(make_elemwise(s.mode)));
+        m_all_simple = m_all_simple && simple_f32(s.mode);
     }
     // Block buffers for the intermediate results: a buffer is free again at the step that reads
     // its value last, which may then write its own result there (same block, same indices).
@@ -141,6 +239,19 @@ FusedElemwise::Blocking FusedElemwise::blocking_of(const dnn::TensorShape& out) 
     return b;
 }
 
+size_t FusedElemwise::buffer_bytes(const dnn::TensorLayout& out) {
+    dnn::TensorShape shape = out;
+    if (shape.ndim == 0) {
+        shape.ndim = 1;
+        shape[0] = 1;
+    }
+    // A block of either cut: rows of an axis, or a run of the flat output (exec_flat_f32).
+    Blocking b = blocking_of(shape);
+    size_t block = b.rows * b.inner;
+    size_t flat = std::min(kBlockElems, shape.total_nr_elems());
+    return align_up(out.dtype.size(std::max(block, flat)));
+}
+
 size_t FusedElemwise::workspace_in_bytes(CompNode cn, std::span<const dnn::TensorLayout>,
                                          std::span<const dnn::TensorLayout> outputs) const {
     const dnn::TensorLayout& out = outputs[0];
@@ -157,7 +268,7 @@ size_t FusedElemwise::workspace_in_bytes(CompNode cn, std::span<const dnn::Tenso
         std::vector<dnn::TensorLayout> operands(m_steps[k].operands.size(), bl);
         step_ws = std::max(step_ws, m_ops[k]->workspace_in_bytes(cn, operands, {&bl, 1}));
     }
-    return m_num_buffers * align_up(bl.access_bytes()) + step_ws;
+    return m_num_buffers * buffer_bytes(out) + step_ws;
 }
 
 void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
@@ -171,6 +282,8 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
     if (shape.total_nr_elems() == 0)
         return;
     const dnn::DType dtype = out.layout.dtype;
+    if (m_all_simple && dtype == dnn::dtype::Float32 && exec_flat_f32(inputs, out, workspace))
+        return;
     const size_t esize = dtype.size();
     Blocking b = blocking_of(shape);
     const size_t nd = shape.ndim, bnd = nd - b.axis;
@@ -193,7 +306,7 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
     full_block[0] = b.rows;
     for (size_t d = 1; d < bnd; ++d)
         full_block[d] = shape[b.axis + d];
-    const size_t buffer_bytes = align_up(dnn::TensorLayout(full_block, dtype).access_bytes());
+    const size_t buffer_bytes = FusedElemwise::buffer_bytes(out.layout);
     dnn::Workspace step_ws{workspace.ptr + m_num_buffers * buffer_bytes,
                            workspace.size - m_num_buffers * buffer_bytes};
 
@@ -239,6 +352,43 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
             ++idx[--d];
         }
     }
+}
+
+}  // namespace neomeg::graph
+
+namespace neomeg::graph {
+
+bool FusedElemwise::exec_flat_f32(std::span<const dnn::TensorND> inputs, const dnn::TensorND& out,
+                                  dnn::Workspace workspace) const {
+    const size_t n = out.layout.total_nr_elems();
+    for (const dnn::TensorND& in : inputs) {
+        size_t k = in.layout.total_nr_elems();
+        if (in.layout.dtype != dnn::dtype::Float32 || (k != 1 && k != n))
+            return false;
+    }
+    // The output's row-major order is every full input's: one run of n elements, in blocks.
+    const size_t buffer_floats = buffer_bytes(out.layout) / sizeof(float);
+    auto* buffers = reinterpret_cast<float*>(workspace.ptr);
+    auto* dst = static_cast<float*>(out.raw_ptr());
+    std::vector<Run> values(m_num_inputs + m_steps.size());
+    Run operands[4];
+    for (size_t b = 0; b < n; b += kBlockElems) {
+        const size_t len = std::min(kBlockElems, n - b);
+        for (size_t i = 0; i < m_num_inputs; ++i) {
+            const auto* p = static_cast<const float*>(inputs[i].raw_ptr());
+            bool scalar = inputs[i].layout.total_nr_elems() == 1 && n != 1;
+            values[i] = {scalar ? p : p + b, scalar};
+        }
+        for (size_t k = 0; k < m_steps.size(); ++k) {
+            const Step& s = m_steps[k];
+            for (size_t j = 0; j < s.operands.size(); ++j)
+                operands[j] = values[s.operands[j]];
+            float* d = k + 1 == m_steps.size() ? dst + b : buffers + m_buffer_of[k] * buffer_floats;
+            run_f32(s.mode, operands, d, len);
+            values[m_num_inputs + k] = {d, false};
+        }
+    }
+    return true;
 }
 
 }  // namespace neomeg::graph

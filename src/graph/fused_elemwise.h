@@ -2,7 +2,10 @@
 // single pass over memory. The output is cut into blocks of about kBlockElems elements; for each
 // block every step of the chain runs the registry's Elemwise kernel on block-sized views, its
 // intermediate results in small buffers that stay in cache, and only the last step writes the
-// output. The kernels are the unfused ops' own, so the results are theirs, bit for bit.
+// output. The kernels are the unfused ops' own, so the results are theirs, bit for bit. Float32
+// chains of single IEEE operations (+ - * /, max, min, relu, ...) over whole or single-element
+// inputs run in loops of this file instead, with no kernel call per step (the same results: one
+// float operation rounds as the kernels' double formula rounded once does).
 //
 // It lives only in compiled graphs: it is outside the operator registry, so a model file never
 // holds one (trace.dump writes the unfused ops; a loaded model fuses when it is compiled).
@@ -63,12 +66,20 @@ private:
         size_t axis = 0, rows = 1, inner = 1;
     };
     static Blocking blocking_of(const dnn::TensorShape& out);
+    // Bytes of one intermediate buffer (aligned), for either way of cutting `out`.
+    static size_t buffer_bytes(const dnn::TensorLayout& out);
+    // The chain in float32 loops of its own over the flat output, in blocks, when every step is
+    // one IEEE operation (exactly the kernels' results) and every input is whole or a single
+    // element: no kernel call per step and block. False when it does not apply.
+    bool exec_flat_f32(std::span<const dnn::TensorND> inputs, const dnn::TensorND& out,
+                       dnn::Workspace workspace) const;
 
     size_t m_num_inputs;
     std::vector<Step> m_steps;
     std::vector<size_t> m_buffer_of;  // per step but the last: its block buffer (shared by
                                       // steps whose results are never live together)
     size_t m_num_buffers = 0;
+    bool m_all_simple = true;  // every step has a float32 loop of its own (exec_flat_f32)
     std::vector<std::shared_ptr<ops::Elemwise>> m_ops;  // per step; they cache their kernels
 };
 
