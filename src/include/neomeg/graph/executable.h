@@ -81,6 +81,7 @@ private:
         CompNode comp_node;
         size_t workspace_size = 0;
         size_t arena = 0, workspace_buffer = 0, workspace_offset = 0;
+        size_t own_workspace_buffer = 0;           // its index when no buffer is shared in place
         std::vector<dnn::TensorND> in_nd, out_nd;  // reused every run
     };
     std::byte* var_ptr(const VarSlot& v) const;
