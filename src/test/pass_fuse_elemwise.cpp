@@ -1,7 +1,10 @@
 // Elementwise fusion: the graph before and after, and the fused graph's results against the
 // unfused graph's (the same kernels: equal bit for bit) and the naive reference.
+#include "../graph/fused_elemwise.h"
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/serialization/errors.h"
+#include "neomeg/serialization/model_file.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;
@@ -151,4 +154,33 @@ TEST(PassFuseElemwise, LeavesOutputsOtherDtypesAndOtherShapesOutside) {
               "%3 = Elemwise(mode=LT)(%7, %0) : {4} bool\n"
               "%6 = FusedElemwise(NOT(i0), NOT(s0))(%3) : {4} bool\n"
               "outputs: %7 %6\n");
+}
+
+TEST(PassFuseElemwise, BadChainsAreParamErrors) {
+    using Step = FusedElemwise::Step;
+    EXPECT_THROW(FusedElemwise(1, {}), dnn::ParamError);                         // empty
+    EXPECT_THROW(FusedElemwise(1, {Step{Mode::ADD, {0}}}), dnn::ParamError);     // arity
+    EXPECT_THROW(FusedElemwise(1, {Step{Mode::RELU, {1}}}), dnn::ParamError);    // no step 0 yet
+    EXPECT_THROW(FusedElemwise(2, {Step{Mode::ADD, {0, 2}}}), dnn::ParamError);  // reads itself
+    FusedElemwise ok(2, {Step{Mode::ADD, {0, 1}}, Step{Mode::RELU, {2}}});
+    EXPECT_EQ(ok.to_string(), "FusedElemwise(ADD(i0,i1), RELU(s0))");
+    const dnn::TensorLayout f32({2}, dnn::dtype::Float32), i32({2}, dnn::dtype::Int32);
+    const dnn::TensorLayout mixed[] = {f32, i32};
+    EXPECT_THROW(ok.infer_layouts(cpu(), mixed, {}), dnn::Error);  // ADD of two dtypes
+    const dnn::TensorLayout one[] = {f32};
+    EXPECT_THROW(ok.infer_layouts(cpu(), one, {}), dnn::ParamError);  // input count
+}
+
+// A model file holds registry ops only: trace.dump writes the unfused graph, and the loader's
+// compile fuses. Dumping a fused graph is a clear error, not a file nobody can load.
+TEST(PassFuseElemwise, AFusedGraphIsNotWrittenToAModelFile) {
+    ComputingGraph g;
+    auto* x = g.input("x", {4}, dnn::dtype::Float32, cpu());
+    auto* y = g.insert1(elemwise(Mode::NEGATE), {g.insert1(elemwise(Mode::EXP), {x})});
+    std::vector<VarNode*> outs{y};
+    serialization::NamedVar named[] = {{"y", y}};
+    EXPECT_NO_THROW(serialization::dump(g, named));
+    ASSERT_EQ(fuse_elemwise(g, outs), 1u);
+    named[0].var = outs[0];
+    EXPECT_THROW(serialization::dump(g, named), serialization::ModelError);
 }
