@@ -160,9 +160,19 @@ public:
                               py::reinterpret_borrow<py::object>(value), SIZE_MAX, was_none});
     }
 
+    // The passes per opt_level (jit/tracing.py documents them): 0 none; 1 constant folding,
+    // common-subexpression elimination and in-place reuse; 2 also ConvBias and elementwise
+    // fusion; 3 also BatchNorm folding (it needs the weights as constants: capture_as_const).
+    static graph::CompileOptions options_for(int opt_level) {
+        graph::CompileOptions o;
+        o.fold_constants = o.eliminate_common_subexpr = o.reuse_inplace = opt_level >= 1;
+        o.fuse_conv_bias = o.fuse_elemwise = opt_level >= 2;
+        o.fold_batch_norm = opt_level >= 3;
+        return o;
+    }
+
     // Builds the executable from the recording: `returned` are the call's output tensors.
-    // `optimize`: constant folding and common-subexpression elimination (opt_level > 0).
-    void compile(const py::list& returned, bool capture_as_const, bool optimize) {
+    void compile(const py::list& returned, bool capture_as_const, int opt_level) {
         NM_THROW_IF(!m_rec.failure().empty(), ParamError,
                     "trace: the recording failed: ", m_rec.failure());
         // Objects whose value the call replaced, and those that may stand for an external.
@@ -218,9 +228,7 @@ public:
             a.value = py::none();  // the replays assign their own values
         }
         m_arg_objects.clear();  // identities matter only while recording
-        graph::CompileOptions options;
-        options.fold_constants = options.eliminate_common_subexpr = optimize;
-        m_exe = m_rec.graph().compile(outs, options);
+        m_exe = m_rec.graph().compile(outs, options_for(opt_level));
 
         for (const auto& slot : m_exe->inputs()) {
             Feed feed;
@@ -320,12 +328,15 @@ public:
     // The model file of the results (trace.dump): a copy of the recorded graph in which each
     // input bound to a Python object (one the call updates in place) is a constant of the
     // object's current value, inputs renamed by `input_names` (recorded name -> new name) and
-    // outputs named `output_names`; `optimize` runs constant folding, CSE and dead-code removal.
+    // outputs named `output_names`; `optimize` runs constant folding, CSE and BatchNorm folding
+    // (and with `fuse_conv_bias`, ConvBias fusion), then dead-code removal. Elementwise fusion
+    // is left to the loader's compile: its fused op is not in the registry the file holds.
     // `input_shapes` declares inputs (by their new names) with -1 for dynamic dimensions.
     py::bytes dump_model(const std::map<std::string, std::string>& input_names,
                          const std::vector<std::string>& output_names, bool optimize,
                          const std::string& user_info, bool keep_var_names,
-                         const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+                         const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                         bool fuse_conv_bias) {
         NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
         NM_THROW_IF(output_names.size() != m_returned_vars.size(), ParamError,
                     "trace.dump: ", output_names.size(), " output names for ",
@@ -359,6 +370,9 @@ public:
         if (optimize) {
             graph::fold_constants(*g, outs);
             graph::eliminate_common_subexpressions(*g, outs);
+            graph::fold_batch_norm(*g, outs);
+            if (fuse_conv_bias)
+                graph::fuse_conv_bias(*g, outs);
         }
         graph::eliminate_dead_code(*g, outs);
         std::vector<serialization::NamedVar> named;
@@ -448,7 +462,7 @@ void init_trace(py::module_& m) {
             .def("finish_check", &TraceSession::finish_check)
             .def("add_input", &TraceSession::add_input, py::arg("tensor"), py::arg("name"))
             .def("compile", &TraceSession::compile, py::arg("returned"),
-                 py::arg("capture_as_const"), py::arg("optimize"))
+                 py::arg("capture_as_const"), py::arg("opt_level"))
             .def("run", &TraceSession::run, py::arg("args"))
             .def("discard_recording", &TraceSession::discard_recording)
             .def_property_readonly("ops", &TraceSession::ops)
@@ -464,7 +478,7 @@ void init_trace(py::module_& m) {
             .def("dump", &TraceSession::dump)
             .def("dump_model", &TraceSession::dump_model, py::arg("input_names"),
                  py::arg("output_names"), py::arg("optimize"), py::arg("user_info"),
-                 py::arg("keep_var_names"), py::arg("input_shapes"))
+                 py::arg("keep_var_names"), py::arg("input_shapes"), py::arg("fuse_conv_bias"))
             .def("recorded_graph_text", &TraceSession::recorded_graph_text);
     m.def(
             "_trace_set_package_dir",

@@ -60,10 +60,18 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
         fold_constants(*copy, outs);
     if (options.eliminate_common_subexpr)
         eliminate_common_subexpressions(*copy, outs);
+    // Before the fusions, which would take the Elemwise ops it folds.
+    if (options.fold_batch_norm)
+        fold_batch_norm(*copy, outs);
+    // Before elemwise fusion, which would take the bias add and the activation.
+    if (options.fuse_conv_bias)
+        fuse_conv_bias(*copy, outs, /*require_own_kernel=*/true);
+    if (options.fuse_elemwise)
+        fuse_elemwise(*copy, outs);
     eliminate_dead_code(*copy, outs);
 
     std::unique_ptr<Executable> exe(new Executable());
-    exe->build(std::move(copy), std::move(outs));
+    exe->build(std::move(copy), std::move(outs), options.reuse_inplace);
     // The caller's names, whatever var a pass put in an output's place.
     for (size_t i = 0; i < outputs.size(); ++i)
         exe->m_outputs[i].name = outputs[i]->name();

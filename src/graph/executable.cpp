@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
 #include "rethrow.h"
 
@@ -11,7 +12,21 @@ namespace neomeg::graph {
 Executable::Executable() = default;
 Executable::~Executable() = default;
 
-void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs) {
+namespace {
+
+// Ops that read each input element only to compute the output element at the same index: an
+// input of the output's layout may be overwritten as the op writes.
+bool elementwise_in_place(const OperatorNode* node) {
+    if (node->outputs().size() != 1)
+        return false;
+    return node->op().id() == ops::Elemwise::kId ||
+           dynamic_cast<const FusedElemwise*>(&node->op()) != nullptr;
+}
+
+}  // namespace
+
+void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs,
+                       bool reuse_inplace) {
     m_graph = std::move(graph);
     m_output_vars = std::move(outputs);
     std::vector<OperatorNode*> order = m_graph->topo_order(m_output_vars);
@@ -70,7 +85,15 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         m_arenas.push_back({cn, {}, {}});
         return m_arenas.size() - 1;
     };
-    std::vector<std::pair<size_t, size_t>> arena_var_buffer;  // var slot -> buffer in its arena
+    // Var slot -> its buffer in its arena, with in-place reuse and without: both are planned
+    // and the smaller arena kept, as sharing a buffer lengthens its lifetime, which can leave
+    // the greedy placement more fragmented than separate buffers.
+    struct VarBuffers {
+        size_t var, shared, own;
+    };
+    std::vector<VarBuffers> arena_var_buffer;
+    std::vector<std::vector<BufferRequest>> own_buffers;   // per arena, one request per buffer
+    std::unordered_map<const VarNode*, size_t> buffer_of;  // arena var -> its (shared) buffer
     for (size_t s = 0; s < order.size(); ++s) {
         OperatorNode* node = order[s];
         Step step;
@@ -87,10 +110,28 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                 auto it = last_read.find(out);
                 size_t end = it == last_read.end() ? s : it->second;
                 auto& buffers = m_arenas[step.arena].buffers;
+                // In place: the buffer of an input that dies here (no var sharing it lives on)
+                // and has the output's layout, if the op is elementwise.
+                size_t buffer = buffers.size();
+                if (reuse_inplace && elementwise_in_place(node))
+                    for (VarNode* in : node->inputs()) {
+                        auto b = buffer_of.find(in);
+                        if (b != buffer_of.end() && buffers[b->second].end == s &&
+                            in->layout().eq_layout(out->layout())) {
+                            buffer = b->second;
+                            buffers[buffer].end = end;
+                            break;
+                        }
+                    }
+                if (buffer == buffers.size())
+                    buffers.push_back({out->layout().access_bytes(), s, end});
+                own_buffers.resize(m_arenas.size());
+                auto& own = own_buffers[step.arena];
                 slot_of[out] = m_vars.size();
-                arena_var_buffer.emplace_back(m_vars.size(), buffers.size());
+                buffer_of[out] = buffer;
+                arena_var_buffer.push_back({m_vars.size(), buffer, own.size()});
+                own.push_back({out->layout().access_bytes(), s, end});
                 m_vars.push_back({VarSlot::Source::Arena, step.arena, 0, out->layout()});
-                buffers.push_back({out->layout().access_bytes(), s, end});
             }
             step.outputs.push_back(slot_of.at(out));
             out_layouts.push_back(out->layout());
@@ -99,22 +140,38 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                 node->op().workspace_in_bytes(step.comp_node, in_layouts, out_layouts);
         step.workspace_buffer = m_arenas[step.arena].buffers.size();
         m_arenas[step.arena].buffers.push_back({step.workspace_size, s, s});
+        own_buffers.resize(m_arenas.size());
+        step.own_workspace_buffer = own_buffers[step.arena].size();
+        own_buffers[step.arena].push_back({step.workspace_size, s, s});
         step.in_nd.resize(step.inputs.size());
         step.out_nd.resize(step.outputs.size());
         m_steps.push_back(std::move(step));
     }
 
-    for (Arena& arena : m_arenas) {
+    own_buffers.resize(m_arenas.size());
+    std::vector<bool> shares(m_arenas.size());
+    for (size_t a = 0; a < m_arenas.size(); ++a) {
+        Arena& arena = m_arenas[a];
         arena.plan = plan_memory(arena.buffers, CachingAllocator::kAlignment);
+        MemoryPlan own = plan_memory(own_buffers[a], CachingAllocator::kAlignment);
+        shares[a] = own.arena_bytes >= arena.plan.arena_bytes;
+        if (!shares[a]) {
+            arena.buffers = std::move(own_buffers[a]);
+            arena.plan = std::move(own);
+        }
         m_arena_blobs.push_back(
                 arena.plan.arena_bytes
                         ? std::make_shared<Blob>(arena.comp_node, arena.plan.arena_bytes)
                         : nullptr);
     }
-    for (auto [var, buffer] : arena_var_buffer)
-        m_vars[var].offset = m_arenas[m_vars[var].index].plan.offsets[buffer];
+    for (const VarBuffers& v : arena_var_buffer) {
+        size_t a = m_vars[v.var].index;
+        m_vars[v.var].offset = m_arenas[a].plan.offsets[shares[a] ? v.shared : v.own];
+    }
     for (Step& step : m_steps)
-        step.workspace_offset = m_arenas[step.arena].plan.offsets[step.workspace_buffer];
+        step.workspace_offset =
+                m_arenas[step.arena].plan.offsets[shares[step.arena] ? step.workspace_buffer
+                                                                     : step.own_workspace_buffer];
 }
 
 size_t Executable::input_index(std::string_view name) const {

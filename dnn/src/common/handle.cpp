@@ -34,6 +34,10 @@ bool Handle::x86_available() {
 }
 #endif
 
+bool Handle::has_own_kernel(OpType type) const {
+    return OperatorRegistry::of(m_backend).find(type) != nullptr;
+}
+
 bool OperatorRegistry::add(OpType type, Factory factory) {
     auto& slot = m_factories[static_cast<size_t>(type)];
     if (slot)

@@ -52,6 +52,7 @@ def dump_trace(
     user_info,
     enable_metadata,
     input_shapes,
+    fuse_conv_bias=False,
 ):
     """The body of :meth:`trace.dump` (its docstring describes the arguments)."""
     if not tr._capture_as_const:
@@ -106,6 +107,7 @@ def dump_trace(
         (user_info or "") if enable_metadata else "",
         keep_var_name >= 2,
         shapes,
+        bool(optimize_for_inference) and fuse_conv_bias,
     )
     if isinstance(file, (str, os.PathLike)):
         if append:

@@ -217,9 +217,15 @@ class trace:
         sublinear_memory_config: a :class:`SublinearMemoryConfig`; accepted, no effect.
         dtr_config: a :class:`DTRConfig`; accepted, no effect.
         profiling: accepted; no profile is collected.
-        opt_level: graph optimization level, 0 to 3: 0 compiles without constant folding and
-            common-subexpression elimination, higher levels run both. Default: 2
-        graph_opt_config: a :class:`GraphOptimizationConfig`; accepted, no effect.
+        opt_level: graph optimization level, 0 to 3: 0 runs no pass; 1 constant folding,
+            common-subexpression elimination and in-place reuse of dying buffers; 2 also fuses
+            chains of elementwise ops into one pass over memory and convolution + bias (+
+            residual) + activation into ConvBias (where the backend has a ConvBias kernel of its
+            own); 3 also folds BatchNorm in inference form into the convolution before it (the
+            weights must be constants: ``capture_as_const``). Default: 2
+        graph_opt_config: a :class:`GraphOptimizationConfig`; accepted, no effect (its
+            switches fuse dimshuffles and reductions into JIT kernels, which NeoMeg has not;
+            elementwise fusion follows ``opt_level``).
         symbolic_shape: accepted; a replay always needs the recorded shapes.
         without_host: accepted; replays never run the Python code (MegEngine's
             ``without_host=True`` behaviour) unless the call diverges or the function uses
@@ -327,7 +333,7 @@ class trace:
         failure = session.failure
         if not failure and not session.ever_excluded:
             try:
-                session.compile(outs, self._capture_as_const, self._opt_level > 0)
+                session.compile(outs, self._capture_as_const, self._opt_level)
                 self._mode = "graph"
             except (ValueError, TypeError, NotImplementedError) as e:
                 failure = f"the recording did not compile: {e}"
@@ -425,10 +431,12 @@ class trace:
             append: with a path, append to the file instead of replacing it.
             keep_var_name: 0 or 1 keep the names of the inputs and outputs (the file needs
                 them), 2 also the names of internal vars. Default: 1
-            optimize_for_inference: run constant folding, common-subexpression elimination and
-                dead-code removal on the graph before writing it. NeoMeg has no inference-only
-                rewrite passes yet (BatchNorm folding into the convolution, layout changes):
-                in eval mode a BatchNorm stays an op. Default: True
+            optimize_for_inference: run constant folding, common-subexpression elimination,
+                BatchNorm folding (an eval-mode batch norm after a convolution becomes part of
+                its weights and bias) and dead-code removal on the graph before writing it.
+                Elementwise fusion and (unless asked) ConvBias fusion are not written into the
+                file: the loader's compile applies them for the machine that runs the model.
+                Default: True
             user_info: a str kept in the file's metadata (MegEngine pickles any object; here
                 another type is a TypeError).
             enable_metadata: with False, ``user_info`` is not written (the format version and
@@ -444,8 +452,10 @@ class trace:
                 Reshape of ``F.flatten`` holds the traced batch), so a model with such an op
                 loads only with the recorded size there (``ModelError`` otherwise). Default:
                 every input has its recorded shape.
-            kwargs: MegEngine's layout and fusion options (``enable_nchw88``,
-                ``enable_fuse_conv_bias_nonlinearity``, ...); accepted, no effect.
+            kwargs: MegEngine's layout and fusion options. With ``optimize_for_inference``,
+                ``enable_fuse_conv_bias_nonlinearity=True`` writes convolution + bias (+
+                residual) + activation as ConvBias ops; the others (``enable_nchw88``, ...) are
+                accepted and change nothing.
 
         Examples:
             >>> import io
@@ -472,6 +482,7 @@ class trace:
             user_info,
             enable_metadata,
             input_shapes,
+            bool(kwargs.get("enable_fuse_conv_bias_nonlinearity", False)),
         )
 
     # trace(f, ...) as MegEngine documents it (__new__ takes *args for the decorator form).

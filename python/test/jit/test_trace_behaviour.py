@@ -223,7 +223,8 @@ def test_decorator_with_options():
 
     g = trace(lambda x: x * x + x * x)
     g(mge.Tensor([1.0]))
-    assert g._graph_text().count("Elemwise(mode=MUL)") == 1  # merged at opt_level 2
+    # merged at opt_level 2, then fused with the ADD: one MUL step reading x twice
+    assert "FusedElemwise(MUL(i0,i0), ADD(s0,s0))" in g._graph_text()
 
 
 def test_nested_trace_joins_the_outer_one():
@@ -393,3 +394,36 @@ def test_module_mode_change_records_again():
     want = (x.numpy() - mean) / np.sqrt(var + bn.eps)
     np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-5)
     assert len(calls) == 2
+
+
+def test_opt_level_chooses_the_fusion_passes():
+    def chain(x):
+        return F.relu(x * 2.0 + 1.0) - x
+
+    x = mge.Tensor(np.linspace(-2, 2, 12, dtype="float32").reshape(3, 4))
+    want = np.maximum(x.numpy() * 2 + 1, 0) - x.numpy()
+    texts = {}
+    for level in (1, 2):
+        f = trace(chain, opt_level=level)
+        f(x)
+        np.testing.assert_array_equal(f(x).numpy(), want)  # the compiled graph
+        texts[level] = f._graph_text()
+    assert "FusedElemwise" not in texts[1] and texts[1].count("Elemwise(mode=") == 4
+    assert texts[2].count("FusedElemwise(") == 1 and "Elemwise(mode=" not in texts[2]
+
+
+def test_opt_level_3_folds_batch_norm_into_the_convolution():
+    rng = np.random.default_rng(1)
+    net = M.Sequential(M.Conv2d(2, 3, 3), M.BatchNorm2d(3))
+    net[1].running_mean[...] = mge.Tensor(rng.standard_normal((1, 3, 1, 1)).astype("float32"))
+    net[1].running_var[...] = mge.Tensor(rng.uniform(0.5, 2, (1, 3, 1, 1)).astype("float32"))
+    net.eval()
+    x = mge.Tensor(rng.standard_normal((2, 2, 6, 6)).astype("float32"))
+    want = net(x).numpy()
+    f = trace(lambda t: net(t), capture_as_const=True, opt_level=3)
+    f(x)
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-5, atol=1e-5)
+    text = f._graph_text()
+    # conv + bias, then batch_norm's SUB, MUL and ADD: one convolution and one bias ADD remain
+    assert text.count("ConvolutionForward(") + text.count("ConvBias(") == 1
+    assert "SUB" not in text and "MUL" not in text

@@ -252,3 +252,23 @@ def test_dumped_file_and_checkpoint_get_the_umask_permissions(tmp_path):
     for name in ("model.nmeg", "ckpt.mge"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.mge", "model.nmeg"]
+
+
+def test_batch_norm_folds_into_the_convolution_and_conv_bias_fuses_when_asked():
+    rng = np.random.default_rng(2)
+    net = M.Sequential(M.Conv2d(2, 4, 3, padding=1), M.BatchNorm2d(4), M.ReLU())
+    net[1].running_mean[...] = mge.Tensor(rng.standard_normal((1, 4, 1, 1)).astype("float32"))
+    net[1].running_var[...] = mge.Tensor(rng.uniform(0.5, 2, (1, 4, 1, 1)).astype("float32"))
+    net.eval()
+    x = rng.standard_normal((2, 2, 5, 5)).astype("float32")
+    want = net(mge.Tensor(x)).numpy()
+    _, plain = dumped(net, mge.Tensor(x), optimize_for_inference=False)
+    _, folded = dumped(net, mge.Tensor(x))
+    _, fused = dumped(net, mge.Tensor(x), enable_fuse_conv_bias_nonlinearity=True)
+    # BatchNorm's per-channel SUB and MUL, and their constants, are gone from the file
+    assert len(folded) < len(plain)
+    assert b"ConvBias" not in folded and b"ConvBias" in fused
+    for data in (plain, folded, fused):
+        np.testing.assert_allclose(
+            GraphInference(data).run(x)["output_0"], want, rtol=1e-5, atol=1e-5
+        )

@@ -32,6 +32,10 @@ public:
     // when this backend has no kernel for it.
     virtual std::unique_ptr<OperatorBase> create_operator(OpType type) = 0;
     bool has_operator(OpType type) const { return can_create(type); }
+    // Whether this backend registered a kernel of its own for the op, rather than running the
+    // naive one for it (every op has its own on the naive handle). Graph passes ask before
+    // rewriting into an op that would otherwise be slower than what it replaces.
+    bool has_own_kernel(OpType type) const;
 
     template <class Op>
     std::unique_ptr<Op> create_operator() {

@@ -81,11 +81,14 @@ private:
         CompNode comp_node;
         size_t workspace_size = 0;
         size_t arena = 0, workspace_buffer = 0, workspace_offset = 0;
+        size_t own_workspace_buffer = 0;           // its index when no buffer is shared in place
         std::vector<dnn::TensorND> in_nd, out_nd;  // reused every run
     };
     std::byte* var_ptr(const VarSlot& v) const;
     // Fills every part above from the optimized graph and its outputs.
-    void build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs);
+    // `reuse_inplace`: CompileOptions::reuse_inplace.
+    void build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs,
+               bool reuse_inplace);
 
     std::unique_ptr<ComputingGraph> m_graph;
     std::vector<VarNode*> m_output_vars;

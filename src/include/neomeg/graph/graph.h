@@ -30,9 +30,20 @@ struct InsertOptions {
     CompNode comp_node;
 };
 
+// The passes compile() runs, in this order: fold_constants, eliminate_common_subexpr,
+// fold_batch_norm, fuse_conv_bias, fuse_elemwise, then dead-code removal; reuse_inplace is the
+// memory plan's.
 struct CompileOptions {
     bool fold_constants = true;            // passes/const_fold.cpp
     bool eliminate_common_subexpr = true;  // passes/cse.cpp
+    // Rounds differently from the unfolded graph: off unless asked (inference).
+    bool fold_batch_norm = false;  // passes/fold_batch_norm.cpp
+    // Only where the backend has a ConvBias kernel of its own (see fuse_conv_bias).
+    bool fuse_conv_bias = true;  // passes/fuse_conv_bias.cpp
+    bool fuse_elemwise = true;   // passes/fuse_elemwise.cpp
+    // An elementwise step writes its output over an input of the same layout whose last reader
+    // it is (an intermediate, never a graph input, a constant or an output). executable.cpp
+    bool reuse_inplace = true;
 };
 
 class ComputingGraph {

@@ -21,6 +21,31 @@ size_t fold_constants(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 // outputs, and the later node is erased. Returns the number of nodes merged. passes/cse.cpp
 size_t eliminate_common_subexpressions(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
+// Folds BatchNormForward in INFERENCE mode, and the per-channel affine Elemwise ops that
+// F.batch_norm's eval form and a bias add are (ADD, SUB, MUL, TRUE_DIV by a float32 constant that
+// varies at most along the channel axis), into the ConvolutionForward or ConvBias (IDENTITY, no z)
+// before them: the filter, a constant, is scaled per output channel and the shifts become a
+// constant bias, ConvBias's own or an ADD after the convolution. Each step must be read only by
+// the next. Changes rounding slightly: for inference (trace.dump's optimize_for_inference).
+// Returns the number of convolutions rewritten. passes/fold_batch_norm.cpp
+size_t fold_batch_norm(ComputingGraph& graph, std::vector<VarNode*>& outputs);
+
+// Rewrites ConvolutionForward followed by an ADD of a (1, OC, 1, ...) bias, an ADD of a residual
+// of the output's shape, and a RELU, SIGMOID or H_SWISH (any of them, in that order, each read
+// only by the next) into one ConvBias; an absent bias or residual is a constant of ndim 0. With
+// `require_own_kernel`, only on comp nodes whose backend has a ConvBias kernel of its own (on
+// x86 without one, ConvBias would run the naive kernel, slower than what it replaces). Returns
+// the number of ConvBias nodes made. passes/fuse_conv_bias.cpp
+size_t fuse_conv_bias(ComputingGraph& graph, std::vector<VarNode*>& outputs,
+                      bool require_own_kernel = false);
+
+// Replaces each group of Elemwise nodes on one comp node that compute in one dtype, give one
+// shape, and whose intermediate results only the group reads (and are not outputs), by one
+// FusedElemwise node (graph/fused_elemwise.h) that makes a single pass over memory. Returns the
+// number of groups fused. The fused node is not in the operator registry: a model file cannot
+// hold it. passes/fuse_elemwise.cpp
+size_t fuse_elemwise(ComputingGraph& graph, std::vector<VarNode*>& outputs);
+
 // Erases the operator nodes that `outputs` do not need, and constants nothing reads. Inputs
 // stay: they are the graph's interface. Returns the number of nodes and constants erased.
 // passes/dce.cpp
