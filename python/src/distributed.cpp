@@ -113,6 +113,36 @@ py::object wrap(imperative::Tensor t) {
     return py::cast(TensorWrapper{std::move(t)});
 }
 
+// An all-reduce in flight: keeps its tensors alive until it is done.
+class PyWork {
+public:
+    PyWork(std::shared_ptr<dist::Work> work, imperative::Tensor in, imperative::Tensor out)
+        : m_work(std::move(work)), m_in(std::move(in)), m_out(std::move(out)) {}
+    ~PyWork() {
+        // The worker may still write into m_out: release the tensors only after it is done.
+        if (m_work && !m_work->completed()) {
+            py::gil_scoped_release nogil;
+            try {
+                m_work->wait();
+            } catch (const std::exception&) {  // the error was the caller's to collect
+            }
+        }
+    }
+
+    py::object wait() {
+        {
+            py::gil_scoped_release nogil;
+            m_work->wait();
+        }
+        return wrap(m_out);
+    }
+    bool completed() const { return m_work->completed(); }
+
+private:
+    std::shared_ptr<dist::Work> m_work;
+    imperative::Tensor m_in, m_out;
+};
+
 class PyCommunicator {
 public:
     PyCommunicator(py::object client, const std::string& prefix, int rank, int size,
@@ -138,6 +168,14 @@ public:
             m_comm->all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop);
         }
         return wrap(out);
+    }
+
+    std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
+        auto in = host_input(x, "all_reduce");
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto work = m_comm->all_reduce_async(ptr(in), ptr(out), in.shape().total_nr_elems(),
+                                             in.dtype(), reduce_op(op));
+        return std::make_unique<PyWork>(std::move(work), std::move(in), std::move(out));
     }
 
     py::object reduce(const TensorWrapper& x, const std::string& op, int root) {
@@ -275,6 +313,11 @@ void init_distributed(py::module_& m) {
     // Subclasses of RuntimeError and TimeoutError, so that callers can catch either.
     py::register_exception<dist::CommError>(d, "CommError", PyExc_RuntimeError);
     py::register_exception<dist::StoreTimeout>(d, "StoreTimeout", PyExc_TimeoutError);
+    py::class_<PyWork>(d, "Work", "An all-reduce started by Communicator.all_reduce_async.")
+            .def("wait", &PyWork::wait,
+                 "Blocks until the all-reduce is done and returns its result (raises CommError "
+                 "when it failed).")
+            .def_property_readonly("completed", &PyWork::completed);
     py::class_<PyCommunicator>(d, "Communicator",
                                "One rank's Gloo connections to the other ranks of a group.")
             .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
@@ -283,6 +326,8 @@ void init_distributed(py::module_& m) {
             .def_property_readonly("rank", &PyCommunicator::rank)
             .def_property_readonly("size", &PyCommunicator::size)
             .def("all_reduce", &PyCommunicator::all_reduce)
+            .def("all_reduce_async", &PyCommunicator::all_reduce_async,
+                 "Starts an all-reduce on the communicator's worker thread; returns a Work.")
             .def("reduce", &PyCommunicator::reduce)
             .def("broadcast", &PyCommunicator::broadcast)
             .def("all_gather", &PyCommunicator::all_gather)

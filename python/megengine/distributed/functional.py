@@ -18,6 +18,7 @@ import numpy as np
 
 from ..autodiff import grad_manager as _gm
 from ..autodiff.function import Function
+from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
 from . import group as _group
 from .group import WORLD, Group, get_client, get_rank, new_group
@@ -49,6 +50,12 @@ def _as_group(group):
 
 
 def _comm(group):
+    # A collective's result depends on the other ranks: a traced graph would keep the recorded
+    # one as a constant, so a recording that meets a collective ends, and the traced function
+    # runs eagerly (the collective with it) on every call.
+    _rt._trace_fail(
+        "megengine.distributed runs its collectives eagerly; a traced graph cannot hold one"
+    )
     return _group._communicator(group)
 
 

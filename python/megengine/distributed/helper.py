@@ -70,12 +70,27 @@ class TensorFuture(Future):
     """A gradient that its bucket's all-reduce will deliver (resolved after backward)."""
 
 
+class _Bucket:
+    """One flat all-reduce in flight: which gradients it carries and how to split it back."""
+
+    __slots__ = ("devices", "dtype", "params", "shapes", "work")
+
+    def __init__(self, params, grads, dtype, work):
+        self.params = params
+        self.shapes = [g.shape for g in grads]
+        self.devices = [g.device for g in grads]
+        self.dtype = dtype
+        self.work = work
+
+
 class AllreduceCallback:
     r"""Allreduce Callback with tensor fusion optimization.
 
-    Gradients are packed per dtype into buckets of about 10 MB; a full bucket is all-reduced
-    at once and the rest after backward. Use it as a GradManager callback: every rank must
-    attach the same parameters in the same order.
+    Gradients are packed per dtype into buckets of about 10 MB (``_param_pack_thd`` bytes). A
+    full bucket's all-reduce starts at once, on the group's communication thread, while backward
+    goes on computing the other gradients (GradManager calls this callback as each gradient
+    becomes final); the last buckets start when backward ends, and GradManager waits for all of
+    them before it sets ``.grad``. Every rank must attach the same parameters in the same order.
 
     Args:
         reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
@@ -108,6 +123,7 @@ class AllreduceCallback:
         self._futures_dict = {}
         self._packing_list = defaultdict(list)
         self._packing_size = defaultdict(int)
+        self._in_flight = []  # _Buckets whose all-reduce runs, in the order they started
 
     def _pack(self, dtype):
         params = self._packing_list[dtype]
@@ -116,17 +132,21 @@ class AllreduceCallback:
         grads = [self._gradients_dict[p] for p in params]
         # One flat buffer per bucket: a single all-reduce instead of one per gradient.
         flat = np.concatenate([g.numpy().reshape(-1) for g in grads])
-        reduced = _comm(self._group).all_reduce(Tensor(flat, dtype=dtype), "sum").numpy()
+        work = _comm(self._group).all_reduce_async(Tensor(flat, dtype=dtype), "sum")
+        self._in_flight.append(_Bucket(params, grads, dtype, work))
+        self._packing_list[dtype] = []
+        self._packing_size[dtype] = 0
+
+    def _unpack(self, bucket):
+        reduced = bucket.work.wait().numpy()
         if self._reduce_method == "mean":
             reduced = reduced / self._group.size
         offset = 0
-        for param, grad in zip(params, grads):
-            n = int(np.prod(grad.shape))
-            value = reduced[offset : offset + n].reshape(grad.shape).astype(dtype, copy=False)
-            self._gradients_dict[param] = Tensor(value, dtype=dtype, device=grad.device)
+        for param, shape, device in zip(bucket.params, bucket.shapes, bucket.devices):
+            n = int(np.prod(shape))
+            value = reduced[offset : offset + n].reshape(shape).astype(bucket.dtype, copy=False)
+            self._gradients_dict[param] = Tensor(value, dtype=bucket.dtype, device=device)
             offset += n
-        self._packing_list[dtype] = []
-        self._packing_size[dtype] = 0
 
     def __call__(self, param, grad):
         gm = get_backwarding_grad_manager()
@@ -148,11 +168,15 @@ class AllreduceCallback:
         return self._futures_dict[param]
 
     def _flush(self):
-        for dtype in sorted(self._packing_list.keys()):
-            self._pack(dtype)
-        for param in self._params:
-            self._futures_dict[param].set(self._gradients_dict[param])
-        self._reset()
+        try:
+            for dtype in sorted(self._packing_list.keys()):
+                self._pack(dtype)
+            for bucket in self._in_flight:
+                self._unpack(bucket)
+            for param in self._params:
+                self._futures_dict[param].set(self._gradients_dict[param])
+        finally:
+            self._reset()
 
 
 make_allreduce_cb = AllreduceCallback
