@@ -64,7 +64,8 @@ class GradManager:
         Args:
             tensors: a Tensor or a list of Tensors (float dtypes).
             callbacks: a callable or a list of callables ``f(tensor, grad) -> grad`` run on each
-                gradient before it is accumulated into ``tensor.grad``.
+                gradient as soon as backward has finished it (while backward goes on with the
+                other gradients), before it is accumulated into ``tensor.grad``.
 
         Returns:
             this GradManager, so that ``gm = GradManager().attach(params)`` works.
