@@ -8,10 +8,11 @@ from weakref import WeakSet
 import numpy as np
 
 from ..autodiff.grad_manager import GradManager, get_backwarding_grad_manager
+from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
 from ..utils.future import Future
 from . import group as _group
-from .functional import _bcast_param, _comm
+from .functional import _bcast_param, _comm, _graph_comm
 from .group import WORLD, Group, group_barrier, is_distributed
 
 __all__ = ["AllreduceCallback", "bcast_list_", "make_allreduce_cb", "synchronized"]
@@ -90,7 +91,9 @@ class AllreduceCallback:
     full bucket's all-reduce starts at once, on the group's communication thread, while backward
     goes on computing the other gradients (GradManager calls this callback as each gradient
     becomes final); the last buckets start when backward ends, and GradManager waits for all of
-    them before it sets ``.grad``. Every rank must attach the same parameters in the same order.
+    them before it sets ``.grad``. Inside ``jit.trace`` the buckets are ops of the traced graph
+    (an all-reduce op that runs on every call), without the overlap. Every rank must attach the
+    same parameters in the same order.
 
     Args:
         reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
@@ -130,12 +133,30 @@ class AllreduceCallback:
         if not params:
             return
         grads = [self._gradients_dict[p] for p in params]
+        self._packing_list[dtype] = []
+        self._packing_size[dtype] = 0
+        if _rt._is_tracing():
+            self._pack_as_ops(params, grads)
+            return
         # One flat buffer per bucket: a single all-reduce instead of one per gradient.
         flat = np.concatenate([g.numpy().reshape(-1) for g in grads])
         work = _comm(self._group).all_reduce_async(Tensor(flat, dtype=dtype), "sum")
         self._in_flight.append(_Bucket(params, grads, dtype, work))
-        self._packing_list[dtype] = []
-        self._packing_size[dtype] = 0
+
+    def _pack_as_ops(self, params, grads):
+        # Under jit.trace: the bucket as ops (concat, the all-reduce op, slices), which the
+        # graph holds and runs on every call; the all-reduce waits for its peers there and then.
+        from ..functional import concat  # not at import: functional imports this package
+
+        flat = concat([g.reshape(-1) for g in grads])
+        reduced = _graph_comm(self._group).all_reduce_op(flat, "sum")
+        if self._reduce_method == "mean":
+            reduced = reduced / self._group.size
+        offset = 0
+        for param, grad in zip(params, grads):
+            n = int(np.prod(grad.shape))
+            self._gradients_dict[param] = reduced[offset : offset + n].reshape(grad.shape)
+            offset += n
 
     def _unpack(self, bucket):
         reduced = bucket.work.wait().numpy()
