@@ -1,14 +1,18 @@
 """All-reduce bandwidth of megengine.distributed (Gloo, CPU tensors) against torch.distributed
 with Gloo, between 2 processes on this machine, for float32 messages from 1 KB to 64 MB.
 
-Both sides run the same protocol: a warm-up all-reduce, then --iters timed all-reduces of one
-message size after a barrier; the figure is the median time per all-reduce over --repeat runs,
-reported as bus bandwidth (2 (n - 1) / n * bytes / time, NCCL's convention, which is the
-payload for n = 2). The PyTorch side runs in the reference interpreter (--torch-python; skipped
-when absent), spawned by this script, so both figures come from the same command. On a
-2-core machine shared with other work the figures are noisy: compare the ratio, not absolutes.
+Both sides run the same protocol: WARMUP_S seconds of small all-reduces first (freshly started
+ranks on a loaded machine run their first seconds of collectives several times slower, on both
+sides), then per message size a warm-up all-reduce and --iters timed ones after a barrier; a sweep's figure per size is the median time per all-reduce over
+--repeat runs. The two sides' sweeps alternate --rounds times (NeoMeg, PyTorch, NeoMeg, ...), so
+that a change in the machine's load hits both, and the reported figure is the median over the
+rounds, as bus bandwidth (2 (n - 1) / n * bytes / time, NCCL's convention, which is the payload
+for n = 2). The PyTorch side runs in the reference interpreter (--torch-python; skipped when
+absent), spawned by this script, so both figures come from the same command. On a 2-core
+machine shared with other work the figures are noisy: compare the ratio, not absolutes.
 
-Usage: PYTHONPATH=python python3 bench/allreduce.py [--iters 20] [--repeat 3] [--max-mb 64]
+Usage: PYTHONPATH=python python3 bench/allreduce.py [--iters 20] [--repeat 3] [--rounds 3]
+       [--max-mb 64]
 """
 
 import argparse
@@ -25,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 TORCH_PYTHON = "/root/.cache/neomeg-references/torch-venv/bin/python"
 WORLD = 2
+WARMUP_S = 2.0
 
 
 def sizes(max_mb):
@@ -47,6 +52,11 @@ def megengine_times(byte_sizes, iters, repeat):
 
     def worker():
         out = {}
+        small = mge.Tensor(np.ones(256, dtype="float32"))
+        dist.group_barrier()
+        end = time.perf_counter() + WARMUP_S
+        while dist.functional.broadcast(mge.Tensor([time.perf_counter() < end])).numpy()[0]:
+            F.distributed.all_reduce_sum(small)
         for nbytes in byte_sizes:
             x = mge.Tensor(np.ones(nbytes // 4, dtype="float32"))
             F.distributed.all_reduce_sum(x)  # warm-up (connects the group on the first size)
@@ -72,9 +82,20 @@ import torch, torch.distributed as td, torch.multiprocessing as mp
 def iterations(nbytes, iters):
     return max(iters, min(200, (1 << 20) // nbytes * iters // 4))
 
+WARMUP_S = %s
+
 def worker(rank, port, sizes, iters, repeat, q):
     td.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
     out = {}
+    small = torch.ones(256)
+    td.barrier()
+    end = time.perf_counter() + WARMUP_S
+    while True:
+        go = torch.tensor([float(time.perf_counter() < end)])
+        td.broadcast(go, 0)  # rank 0's clock decides, so both ranks stop together
+        if not go[0]:
+            break
+        td.all_reduce(small)
     for nbytes in sizes:
         x = torch.ones(nbytes // 4, dtype=torch.float32)
         td.all_reduce(x)
@@ -115,7 +136,7 @@ def torch_times(python, byte_sizes, iters, repeat):
     arg = json.dumps([byte_sizes, iters, repeat, port])
     # A file, not -c: torch.multiprocessing's spawn re-imports the main module in each worker.
     with tempfile.NamedTemporaryFile("w", suffix=".py") as script:
-        script.write(TORCH_SCRIPT)
+        script.write(TORCH_SCRIPT.replace("%s", repr(WARMUP_S)))
         script.flush()
         out = subprocess.run(
             [python, script.name, arg], check=False, capture_output=True, text=True, timeout=1800
@@ -137,17 +158,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-mb", type=int, default=64)
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
     args = ap.parse_args()
     byte_sizes = sizes(args.max_mb)
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    ours = megengine_times(byte_sizes, args.iters, args.repeat)
-    theirs = None
-    if os.path.exists(args.torch_python):
-        theirs = torch_times(args.torch_python, byte_sizes, args.iters, args.repeat)
-    else:
+    with_torch = os.path.exists(args.torch_python)
+    if not with_torch:
         print(f"PyTorch reference not found at {args.torch_python}: NeoMeg figures only")
+    our_rounds, their_rounds = [], []
+    for _ in range(args.rounds):
+        our_rounds.append(megengine_times(byte_sizes, args.iters, args.repeat))
+        if with_torch:
+            their_rounds.append(torch_times(args.torch_python, byte_sizes, args.iters, args.repeat))
+    ours = {n: float(np.median([r[n] for r in our_rounds])) for n in byte_sizes}
+    theirs = None
+    if with_torch:
+        theirs = {n: float(np.median([r[n] for r in their_rounds])) for n in byte_sizes}
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     head = f"{'size':>8} {'NeoMeg us':>11} {'GB/s':>7}"
     if theirs:

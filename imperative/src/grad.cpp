@@ -180,10 +180,18 @@ void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
 }
 
 std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<const Tensor> dys,
-                                      std::span<const Tensor> wrt) {
+                                      std::span<const Tensor> wrt, const ReadyFn& on_ready) {
     NM_THROW_IF(!dys.empty() && dys.size() != ys.size(), ParamError, "backward: ", ys.size(),
                 " outputs but ", dys.size(), " output gradients");
-    bool was_active = m_active;
+    // Reactivated however backward ends (a backward rule or on_ready may throw).
+    struct Reactivate {
+        GradKey* key;
+        bool was_active;
+        ~Reactivate() {
+            if (was_active)
+                key->activate();
+        }
+    } reactivate{this, m_active};
     deactivate();
     std::unordered_map<const GradSlot*, Tensor> grads;
     auto accumulate = [&](const GradSlot* slot, const Tensor& g) {
@@ -220,7 +228,37 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
                     stack.push_back(p.get());
     }
     std::sort(order.begin(), order.end(), [](GradNode* a, GradNode* b) { return a->seq > b->seq; });
-    for (GradNode* n : order) {
+    std::vector<std::shared_ptr<GradSlot>> wrt_slots(wrt.size());
+    for (size_t i = 0; i < wrt.size(); ++i)
+        if (wrt[i].grad_meta())
+            wrt_slots[i] = wrt[i].grad_meta()->slot_of(this);
+    // ready_after[k]: the wrt indices whose gradient is final once order[k] has run, the last
+    // reader of their slot; those no node reads (a y itself) are final at once.
+    std::vector<std::vector<size_t>> ready_after(order.size());
+    if (on_ready) {
+        std::unordered_map<const GradSlot*, size_t> last_reader;
+        for (size_t k = 0; k < order.size(); ++k)
+            for (auto& s : order[k]->input_slots)
+                if (s)
+                    last_reader[s.get()] = k;
+        for (size_t i = 0; i < wrt.size(); ++i) {
+            if (!wrt_slots[i])
+                continue;
+            auto it = last_reader.find(wrt_slots[i].get());
+            if (it != last_reader.end()) {
+                ready_after[it->second].push_back(i);
+            } else if (auto g = grads.find(wrt_slots[i].get()); g != grads.end()) {
+                on_ready(i, g->second);
+            }
+        }
+    }
+    auto report = [&](size_t k) {
+        for (size_t i : ready_after[k])
+            if (auto g = grads.find(wrt_slots[i].get()); g != grads.end())
+                on_ready(i, g->second);
+    };
+    for (size_t k = 0; k < order.size(); ++k) {
+        GradNode* n = order[k];
         std::vector<Tensor> out_grads(n->output_slots.size());
         bool any = false;
         for (size_t i = 0; i < out_grads.size(); ++i) {
@@ -230,8 +268,10 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
                 any = true;
             }
         }
-        if (!any)
+        if (!any) {
+            report(k);
             continue;
+        }
         for (size_t i = 0; i < out_grads.size(); ++i)
             if (!out_grads[i].valid())
                 out_grads[i] = zeros(n->output_layouts[i], n->comp_node);
@@ -248,18 +288,16 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
         for (size_t i = 0; i < in_grads.size() && i < n->input_slots.size(); ++i)
             if (n->input_slots[i] && in_grads[i].valid())
                 accumulate(n->input_slots[i].get(), in_grads[i]);
+        report(k);
     }
     std::vector<Tensor> result(wrt.size());
     for (size_t i = 0; i < wrt.size(); ++i) {
-        auto slot = wrt[i].grad_meta() ? wrt[i].grad_meta()->slot_of(this) : nullptr;
-        if (!slot)
+        if (!wrt_slots[i])
             continue;
-        auto it = grads.find(slot.get());
+        auto it = grads.find(wrt_slots[i].get());
         if (it != grads.end())
             result[i] = it->second;
     }
-    if (was_active)
-        activate();
     return result;
 }
 

@@ -179,7 +179,8 @@ void TraceRecorder::record(const OpDef& op, std::span<const Tensor> inputs,
     std::string where = location();
     if (is_random(op))
         throw TraceMismatch(random_failure(op, where));
-    if (op.kind() == OpKind::Custom)
+    if (const auto* custom = dynamic_cast<const CustomOpDef*>(&op);
+        op.kind() == OpKind::Custom && !(custom && custom->graph_capable()))
         throw TraceMismatch(std::string(op.name()) + " at " + where +
                             " runs only eagerly (a Python autodiff.Function) and cannot be "
                             "recorded into a graph");

@@ -208,3 +208,36 @@ TEST(Grad, AttachingToSuccessiveKeysKeepsOneSlot) {
     ASSERT_TRUE(x.grad_meta());
     EXPECT_EQ(x.grad_meta()->slots.size(), 1u);
 }
+
+TEST(Grad, OnReadyReportsEachGradientOnceWhenItIsFinal) {
+    // y = (x*w1)*w2*w3 + w1: w1 is read by the first op and the last, so its gradient is final
+    // only after every other node ran; w3's is final as soon as its product's rule ran.
+    auto key = GradKey::make();
+    Tensor x = make({2.f}, {1}), w1 = make({3.f}, {1}), w2 = make({5.f}, {1}),
+           w3 = make({7.f}, {1}), unused = make({1.f}, {1});
+    for (Tensor* t : {&w1, &w2, &w3, &unused})
+        key->attach(*t);
+    key->activate();
+    Tensor h = ew(Mode::MUL, {ew(Mode::MUL, {ew(Mode::MUL, {x, w1}), w2}), w3});
+    Tensor y = ew(Mode::ADD, {h, w1});
+    key->deactivate();
+    std::vector<Tensor> ys{y}, wrt{w1, w2, w3, unused};
+    std::vector<std::pair<size_t, float>> ready;
+    auto grads = key->backward(
+            ys, {}, wrt, [&](size_t i, const Tensor& g) { ready.emplace_back(i, values(g)[0]); });
+    // dy/dw3 = x*w1*w2, dy/dw2 = x*w1*w3, dy/dw1 = x*w2*w3 + 1; nothing for `unused`.
+    std::vector<std::pair<size_t, float>> expect{{2, 30.f}, {1, 42.f}, {0, 71.f}};
+    EXPECT_EQ(ready, expect);
+    EXPECT_EQ(values(grads[0])[0], 71.f);
+    EXPECT_FALSE(grads[3].valid());
+}
+
+TEST(Grad, OnReadyReportsAnOutputThatIsAlsoAnInputAtOnce) {
+    auto key = GradKey::make();
+    Tensor w = make({4.f}, {1});
+    key->attach(w);
+    std::vector<Tensor> ys{w}, wrt{w};
+    std::vector<size_t> ready;
+    key->backward(ys, {}, wrt, [&](size_t i, const Tensor&) { ready.push_back(i); });
+    EXPECT_EQ(ready, std::vector<size_t>{0});
+}

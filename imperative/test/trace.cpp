@@ -180,3 +180,82 @@ TEST(TraceRecorder, AnOpTheGraphCannotHoldEndsTheRecordingNotTheCall) {
     EXPECT_EQ(v[0], 8.0f);  // the eager result stands
     EXPECT_NE(rec.failure().find("Twice"), std::string::npos) << rec.failure();
 }
+
+TEST(TraceRecorder, AGraphCapableCustomOpIsRecordedAndRunByTheGraph) {
+    // Counts its runs, as a collective's side effect would be: the graph must run it on every
+    // execution, not hold the recorded result.
+    static int runs = 0;
+    struct Negate : CustomOpDef {
+        const char* name() const override { return "Negate"; }
+        size_t hash() const override { return 2; }
+        bool is_same(const OpDef& rhs) const override {
+            return dynamic_cast<const Negate*>(&rhs) != nullptr;
+        }
+        std::string to_string() const override { return "Negate"; }
+        std::shared_ptr<OpDef> clone() const override { return std::make_shared<Negate>(); }
+        bool graph_capable() const override { return true; }
+        std::vector<Tensor> run(std::span<const Tensor> in) const override {
+            auto out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].comp_node());
+            auto src = in[0].contiguous();
+            negate(static_cast<const float*>(src.dnn_tensor().raw_ptr()),
+                   static_cast<float*>(out.dnn_tensor().raw_ptr()), in[0].shape().total_nr_elems());
+            return {out};
+        }
+        std::vector<dnn::TensorLayout> infer_layouts(
+                CompNode, std::span<const dnn::TensorLayout> in,
+                std::span<const dnn::TensorShape>) const override {
+            return {dnn::TensorLayout(in[0], in[0].dtype)};
+        }
+        size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
+                                  std::span<const dnn::TensorLayout>) const override {
+            return 0;
+        }
+        void exec(CompNode, std::span<const dnn::TensorND> in, std::span<const dnn::TensorND> out,
+                  dnn::Workspace) const override {
+            negate(static_cast<const float*>(in[0].raw_ptr()),
+                   static_cast<float*>(out[0].raw_ptr()), in[0].layout.total_nr_elems());
+        }
+        static void negate(const float* a, float* b, size_t n) {
+            ++runs;
+            for (size_t i = 0; i < n; ++i)
+                b[i] = -a[i];
+        }
+    };
+    auto x = vec({1, 2});
+    TraceRecorder rec(&where);
+    rec.activate();
+    rec.add_input(x, "x");
+    auto y = elemwise(Mode::MUL, {imperative::apply(Negate(), {&x, 1})[0], x});
+    rec.deactivate();
+    EXPECT_TRUE(rec.failure().empty()) << rec.failure();
+    ASSERT_EQ(rec.ops().size(), 2u);
+    EXPECT_EQ(rec.ops()[0].op->to_string(), "Negate");
+    auto exe = rec.graph().compile({rec.var_of(y)});
+    std::vector<float> x2{5, -3};
+    exe->set_input("x", DeviceTensor::from_host(x2.data(), {2}, dnn::dtype::Float32,
+                                                CompNode::load("cpu0")));
+    int before = runs;
+    exe->execute();
+    exe->execute();
+    EXPECT_EQ(runs, before + 2);
+    EXPECT_EQ(host(exe->output(0)), (std::vector<float>{-25, -9}));
+}
+
+TEST(TraceRecorder, FailEndsARecordingButNotACheckOrAnExcludedRegion) {
+    g_where = "test.py:1";
+    TraceRecorder rec(&where);
+    rec.activate();
+    rec.begin_excluded();
+    rec.fail("ignored");
+    rec.end_excluded();
+    EXPECT_TRUE(rec.failure().empty());
+    rec.fail("a collective");
+    rec.fail("a later reason");
+    rec.deactivate();
+    EXPECT_EQ(rec.failure(), "a collective at test.py:1");
+    TraceRecorder checker(&where);
+    checker.activate(TraceRecorder::Mode::Check);
+    checker.fail("not while checking");
+    checker.deactivate();
+    EXPECT_TRUE(checker.failure().empty());
+}

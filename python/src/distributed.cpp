@@ -11,6 +11,9 @@
 #include <cstring>
 
 #include "neomeg/distributed/communicator.h"
+#include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
+#include "trace.h"
 #endif
 
 namespace neomeg::python {
@@ -113,6 +116,122 @@ py::object wrap(imperative::Tensor t) {
     return py::cast(TensorWrapper{std::move(t)});
 }
 
+// Runs f without the GIL where this thread holds it (Gloo never needs it).
+template <class F>
+void without_gil(F&& f) {
+    if (PyGILState_Check()) {
+        py::gil_scoped_release nogil;
+        f();
+    } else {
+        f();
+    }
+}
+
+// All-reduce as an op of the eager runtime, which a traced graph holds and runs on every replay
+// (its exec calls the communicator). Constant folding runs it only where its input is a constant,
+// the same on every rank that traced the same code, so that its result is a constant too.
+class AllReduceOpDef final : public imperative::CustomOpDef {
+public:
+    AllReduceOpDef(std::shared_ptr<dist::Communicator> comm, dist::ReduceOp op)
+        : m_comm(std::move(comm)), m_op(op) {}
+
+    const char* name() const override { return "AllReduce"; }
+    size_t hash() const override {
+        return std::hash<const void*>()(m_comm.get()) ^ static_cast<size_t>(m_op);
+    }
+    // Two all-reduces of one var give one value on every rank: CSE may merge them (each rank's
+    // graph the same way), and a trace's check compares ops with it.
+    bool is_same(const OpDef& rhs) const override {
+        auto* r = dynamic_cast<const AllReduceOpDef*>(&rhs);
+        return r && r->m_comm == m_comm && r->m_op == m_op;
+    }
+    std::string to_string() const override {
+        return std::string("AllReduce(") +
+               (m_op == dist::ReduceOp::Sum   ? "sum"
+                : m_op == dist::ReduceOp::Max ? "max"
+                                              : "min") +
+               ")";
+    }
+    std::shared_ptr<OpDef> clone() const override {
+        return std::make_shared<AllReduceOpDef>(m_comm, m_op);
+    }
+    bool graph_capable() const override { return true; }
+    const imperative::GradRule* grad_rule() const override {
+        return m_op == dist::ReduceOp::Sum ? &kSumRule : nullptr;
+    }
+
+    std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
+        auto in = inputs[0].contiguous();
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        without_gil([&] {
+            m_comm->all_reduce(in.dnn_tensor().raw_ptr(), out.dnn_tensor().raw_ptr(),
+                               in.shape().total_nr_elems(), in.dtype(), m_op);
+        });
+        return {out};
+    }
+    std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
+                                                 std::span<const dnn::TensorShape>) const override {
+        dnn::TensorLayout out(in[0], in[0].dtype);  // contiguous
+        return {out};
+    }
+    size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
+                              std::span<const dnn::TensorLayout>) const override {
+        return 0;
+    }
+    // A graph's replay (TraceSession::run).
+    void exec(CompNode, std::span<const dnn::TensorND> inputs,
+              std::span<const dnn::TensorND> outputs, dnn::Workspace) const override {
+        without_gil([&] {
+            m_comm->all_reduce(inputs[0].raw_ptr(), outputs[0].raw_ptr(),
+                               inputs[0].layout.total_nr_elems(), inputs[0].layout.dtype, m_op);
+        });
+    }
+
+private:
+    // The adjoint of a sum over ranks is the sum of the ranks' output gradients.
+    static std::vector<imperative::Tensor> sum_backward(const imperative::OpDef& op,
+                                                        std::span<const imperative::Tensor>,
+                                                        std::span<const imperative::Tensor>,
+                                                        std::span<const imperative::Tensor> dys,
+                                                        std::span<const bool>) {
+        return imperative::apply(op, dys.subspan(0, 1));
+    }
+    static constexpr imperative::GradRule kSumRule{&AllReduceOpDef::sum_backward, false, false};
+
+    std::shared_ptr<dist::Communicator> m_comm;
+    dist::ReduceOp m_op;
+};
+
+// An all-reduce in flight: keeps its tensors alive until it is done.
+class PyWork {
+public:
+    PyWork(std::shared_ptr<dist::Work> work, imperative::Tensor in, imperative::Tensor out)
+        : m_work(std::move(work)), m_in(std::move(in)), m_out(std::move(out)) {}
+    ~PyWork() {
+        // The worker may still write into m_out: release the tensors only after it is done.
+        if (m_work && !m_work->completed()) {
+            py::gil_scoped_release nogil;
+            try {
+                m_work->wait();
+            } catch (const std::exception&) {  // the error was the caller's to collect
+            }
+        }
+    }
+
+    py::object wait() {
+        {
+            py::gil_scoped_release nogil;
+            m_work->wait();
+        }
+        return wrap(m_out);
+    }
+    bool completed() const { return m_work->completed(); }
+
+private:
+    std::shared_ptr<dist::Work> m_work;
+    imperative::Tensor m_in, m_out;
+};
+
 class PyCommunicator {
 public:
     PyCommunicator(py::object client, const std::string& prefix, int rank, int size,
@@ -121,7 +240,7 @@ public:
         if (!(timeout_s > 0))
             throw py::value_error("distributed: the timeout must be positive");
         py::gil_scoped_release nogil;
-        m_comm = std::make_unique<dist::Communicator>(
+        m_comm = std::make_shared<dist::Communicator>(
                 *m_store, prefix, rank, size, Millis(static_cast<int64_t>(timeout_s * 1000)),
                 hostname);
     }
@@ -138,6 +257,24 @@ public:
             m_comm->all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop);
         }
         return wrap(out);
+    }
+
+    // all_reduce through apply(): differentiable (sum), and recorded by an active trace.
+    py::object all_reduce_op(const py::object& x, const std::string& op) {
+        const auto& t = x.cast<const TensorWrapper&>();
+        host_input(t, "all_reduce");
+        trace::note_if_tracing(x.ptr());
+        AllReduceOpDef def(m_comm, reduce_op(op));
+        std::array<imperative::Tensor, 1> in{t.value};
+        return wrap(imperative::apply(def, in)[0]);
+    }
+
+    std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
+        auto in = host_input(x, "all_reduce");
+        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto work = m_comm->all_reduce_async(ptr(in), ptr(out), in.shape().total_nr_elems(),
+                                             in.dtype(), reduce_op(op));
+        return std::make_unique<PyWork>(std::move(work), std::move(in), std::move(out));
     }
 
     py::object reduce(const TensorWrapper& x, const std::string& op, int root) {
@@ -262,7 +399,8 @@ public:
 
 private:
     std::unique_ptr<PyStore> m_store;
-    std::unique_ptr<dist::Communicator> m_comm;
+    // Shared with the AllReduceOpDefs of traced graphs, which may outlive this object.
+    std::shared_ptr<dist::Communicator> m_comm;
 };
 
 }  // namespace
@@ -275,6 +413,11 @@ void init_distributed(py::module_& m) {
     // Subclasses of RuntimeError and TimeoutError, so that callers can catch either.
     py::register_exception<dist::CommError>(d, "CommError", PyExc_RuntimeError);
     py::register_exception<dist::StoreTimeout>(d, "StoreTimeout", PyExc_TimeoutError);
+    py::class_<PyWork>(d, "Work", "An all-reduce started by Communicator.all_reduce_async.")
+            .def("wait", &PyWork::wait,
+                 "Blocks until the all-reduce is done and returns its result (raises CommError "
+                 "when it failed).")
+            .def_property_readonly("completed", &PyWork::completed);
     py::class_<PyCommunicator>(d, "Communicator",
                                "One rank's Gloo connections to the other ranks of a group.")
             .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
@@ -283,6 +426,10 @@ void init_distributed(py::module_& m) {
             .def_property_readonly("rank", &PyCommunicator::rank)
             .def_property_readonly("size", &PyCommunicator::size)
             .def("all_reduce", &PyCommunicator::all_reduce)
+            .def("all_reduce_op", &PyCommunicator::all_reduce_op,
+                 "all_reduce as an op: differentiable (sum) and held by a traced graph.")
+            .def("all_reduce_async", &PyCommunicator::all_reduce_async,
+                 "Starts an all-reduce on the communicator's worker thread; returns a Work.")
             .def("reduce", &PyCommunicator::reduce)
             .def("broadcast", &PyCommunicator::broadcast)
             .def("all_gather", &PyCommunicator::all_gather)

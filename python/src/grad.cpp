@@ -64,17 +64,23 @@ void init_grad(py::module_& m) {
                     "backward",
                     [](GradKey& k, const std::vector<TensorWrapper*>& ys,
                        const std::vector<TensorWrapper*>& dys,
-                       const std::vector<TensorWrapper*>& wrt) {
-                        auto grads = k.backward(unwrap(ys), unwrap(dys), unwrap(wrt));
+                       const std::vector<TensorWrapper*>& wrt, const py::object& on_ready) {
+                        GradKey::ReadyFn ready;
+                        if (!on_ready.is_none())
+                            ready = [&on_ready](size_t i, const imperative::Tensor& g) {
+                                on_ready(i, TensorWrapper{g});
+                            };
+                        auto grads = k.backward(unwrap(ys), unwrap(dys), unwrap(wrt), ready);
                         py::list out;
                         for (auto& g : grads)
                             out.append(g.valid() ? py::cast(TensorWrapper{std::move(g)})
                                                  : py::none());
                         return out;
                     },
-                    py::arg("ys"), py::arg("dys"), py::arg("wrt"),
+                    py::arg("ys"), py::arg("dys"), py::arg("wrt"), py::arg("on_ready") = py::none(),
                     "Gradients of sum(ys[i] * dys[i]) (dys empty: ones) w.r.t. each of wrt; None "
-                    "where no path leads.");
+                    "where no path leads. on_ready(i, grad), when given, is called as each "
+                    "gradient becomes final, while backward still runs.");
 }
 
 }  // namespace neomeg::python

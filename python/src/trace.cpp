@@ -500,6 +500,14 @@ void init_trace(py::module_& m) {
             "returns whether one is active.");
     m.def("_trace_active", [] { return imperative::TraceRecorder::any_active(); });
     m.def(
+            "_trace_fail",
+            [](const std::string& why) {
+                if (auto* rec = imperative::TraceRecorder::current())
+                    rec->fail(why);
+            },
+            "Ends the active trace's recording with this reason (its later calls run eagerly); "
+            "megengine.distributed calls it for each collective.");
+    m.def(
             "_trace_note_guard",
             [](py::handle fn, py::handle value) {
                 if (trace::g_recording)

@@ -16,7 +16,10 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <algorithm>
+#include <deque>
+#include <functional>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 
 namespace neomeg::distributed {
@@ -109,7 +112,91 @@ struct Communicator::Impl {
     uint32_t next_tag = 0;  // each collective gets its own slot, the same on every rank
 
     uint32_t tag() { return next_tag++; }
+
+    // The asynchronous collectives, run in issue order by one worker thread (started on the
+    // first one), so that their order, and so their tags, are the same on every rank.
+    struct Task {
+        std::function<void()> run;
+        std::shared_ptr<Work> work;
+    };
+    std::mutex mutex;
+    std::condition_variable cv;  // a task queued, the queue drained, or stop
+    std::deque<Task> queue;
+    bool busy = false;
+    bool stop = false;
+    std::thread worker;
+
+    void submit(Task task) {
+        std::lock_guard lock(mutex);
+        queue.push_back(std::move(task));
+        if (!worker.joinable())
+            worker = std::thread([this] { work_loop(); });
+        cv.notify_all();
+    }
+
+    void work_loop() {
+        std::unique_lock lock(mutex);
+        for (;;) {
+            cv.wait(lock, [&] { return stop || !queue.empty(); });
+            if (queue.empty())
+                return;
+            Task task = std::move(queue.front());
+            queue.pop_front();
+            if (stop) {
+                task.work->finish(std::make_exception_ptr(
+                        CommError("distributed: the communicator was destroyed before an "
+                                  "asynchronous collective ran")));
+                continue;
+            }
+            busy = true;
+            lock.unlock();
+            std::exception_ptr error;
+            try {
+                task.run();
+            } catch (...) {
+                error = std::current_exception();
+            }
+            task.work->finish(error);
+            lock.lock();
+            busy = false;
+            cv.notify_all();
+        }
+    }
+
+    void drain() {
+        std::unique_lock lock(mutex);
+        cv.wait(lock, [&] { return queue.empty() && !busy; });
+    }
+
+    ~Impl() {
+        {
+            std::lock_guard lock(mutex);
+            stop = true;
+            cv.notify_all();
+        }
+        if (worker.joinable())
+            worker.join();
+    }
 };
+
+void Work::wait() {
+    std::unique_lock lock(m_mutex);
+    m_done_cv.wait(lock, [&] { return m_done; });
+    if (m_error)
+        std::rethrow_exception(m_error);
+}
+
+bool Work::completed() const {
+    std::lock_guard lock(m_mutex);
+    return m_done;
+}
+
+void Work::finish(std::exception_ptr error) {
+    std::lock_guard lock(m_mutex);
+    m_error = std::move(error);
+    m_done = true;
+    m_done_cv.notify_all();
+}
 
 // Gloo's errors name the failing socket; ours say which call and rank saw it.
 #define NM_GLOO_CALL(op_name, ...)                                                       \
@@ -148,6 +235,7 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     barrier();
 }
 
+// The worker thread (Impl's destructor) ends before the Gloo context it uses.
 Communicator::~Communicator() = default;
 
 void Communicator::check_rank(int r, const char* what) const {
@@ -157,8 +245,25 @@ void Communicator::check_rank(int r, const char* what) const {
                                     std::to_string(m_size));
 }
 
+void Communicator::drain() {
+    m_impl->drain();
+}
+
 void Communicator::all_reduce(const void* in, void* out, size_t count, dnn::DType dtype,
                               ReduceOp op) {
+    drain();
+    all_reduce_now(in, out, count, dtype, op);
+}
+
+std::shared_ptr<Work> Communicator::all_reduce_async(const void* in, void* out, size_t count,
+                                                     dnn::DType dtype, ReduceOp op) {
+    auto work = std::make_shared<Work>();
+    m_impl->submit({[=, this] { all_reduce_now(in, out, count, dtype, op); }, work});
+    return work;
+}
+
+void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::DType dtype,
+                                  ReduceOp op) {
     if (count == 0)
         return;
     dispatch(dtype, [&](auto zero) {
@@ -174,6 +279,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, dnn::DTyp
 
 void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op,
                           int root) {
+    drain();
     check_rank(root, "reduce");
     if (count == 0)
         return;
@@ -196,6 +302,7 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
 }
 
 void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root) {
+    drain();
     check_rank(root, "broadcast");
     if (count == 0)
         return;
@@ -207,6 +314,7 @@ void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DType dtype) {
+    drain();
     if (count == 0)
         return;
     size_t bytes = dtype.size(count);
@@ -218,6 +326,7 @@ void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DTyp
 }
 
 void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
+    drain();
     check_rank(root, "gather");
     if (count == 0)
         return;
@@ -232,6 +341,7 @@ void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dt
 }
 
 void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
+    drain();
     check_rank(root, "scatter");
     if (count == 0)
         return;
@@ -251,6 +361,7 @@ void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType d
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DType dtype) {
+    drain();
     if (count == 0)
         return;
     size_t bytes = dtype.size(count) * m_size;
@@ -262,6 +373,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DTyp
 }
 
 void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst, uint32_t tag) {
+    drain();
     check_rank(dst, "send");
     if (dst == m_rank)
         throw std::invalid_argument("distributed send: a rank cannot send to itself");
@@ -274,6 +386,7 @@ void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst
 }
 
 void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint32_t tag) {
+    drain();
     check_rank(src, "recv");
     if (src == m_rank)
         throw std::invalid_argument("distributed recv: a rank cannot receive from itself");
@@ -286,6 +399,7 @@ void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint
 }
 
 void Communicator::barrier() {
+    drain();
     gloo::BarrierOptions opts(m_impl->context);
     opts.setTag(m_impl->tag());
     NM_GLOO_CALL("barrier", gloo::barrier(opts));

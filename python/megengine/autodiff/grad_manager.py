@@ -64,7 +64,8 @@ class GradManager:
         Args:
             tensors: a Tensor or a list of Tensors (float dtypes).
             callbacks: a callable or a list of callables ``f(tensor, grad) -> grad`` run on each
-                gradient before it is accumulated into ``tensor.grad``.
+                gradient as soon as backward has finished it (while backward goes on with the
+                other gradients), before it is accumulated into ``tensor.grad``.
 
         Returns:
             this GradManager, so that ``gm = GradManager().attach(params)`` works.
@@ -192,22 +193,31 @@ class GradManager:
         others = [key for key in others if key.active]
         global _backwarding
         outer = _backwarding
+        results = {}
+
+        def ready(i, g):
+            # As MegEngine, callbacks see each gradient as soon as it is final, while backward
+            # goes on: make_allreduce_cb starts a full bucket's all-reduce here.
+            t, callbacks = attached[i]
+            for cb in callbacks:
+                g = cb(t, g)
+            results[i] = (t, g)
+
         try:
             _backwarding = self
             for key in others:
                 key.deactivate()
             try:
-                grads = self._key.backward(ys, dys, [t for t, _ in attached])
+                with_callbacks = any(cbs for _, cbs in attached)
+                grads = self._key.backward(
+                    ys, dys, [t for t, _ in attached], ready if with_callbacks else None
+                )
             finally:
                 for key in others:
                     key.activate()
-            results = []
-            for (t, callbacks), g in zip(attached, grads):
-                if g is None:
-                    continue
-                for cb in callbacks:
-                    g = cb(t, g)
-                results.append((t, g))
+            if not with_callbacks:
+                results = {i: (attached[i][0], g) for i, g in enumerate(grads) if g is not None}
+            results = [results[i] for i in sorted(results)]
             for cb in self._after_backward_callbacks:
                 cb()
             for t, g in results:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..autodiff import grad_manager as _gm
 from ..autodiff.function import Function
+from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
 from . import group as _group
 from .group import WORLD, Group, get_client, get_rank, new_group
@@ -49,6 +50,19 @@ def _as_group(group):
 
 
 def _comm(group):
+    # A collective called on the communicator directly (not through apply) would give a trace a
+    # result with no op behind it, which the graph would keep as a constant: a recording that
+    # meets one ends, and the traced function runs eagerly (the collective with it) on every
+    # call. The all-reduce op (_graph_comm) is what a graph can hold.
+    _rt._trace_fail(
+        "this megengine.distributed collective runs only eagerly (a traced graph holds "
+        "all_reduce_sum and make_allreduce_cb's all-reduces only)"
+    )
+    return _group._communicator(group)
+
+
+def _graph_comm(group):
+    """The communicator, for its all_reduce_op: an op that traced graphs hold and run."""
     return _group._communicator(group)
 
 
@@ -171,7 +185,9 @@ def all_reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None 
         >>> callable(dist_F.all_reduce_sum)
         True
     """
-    return _all_reduce(inp, group, "sum", "all_reduce_sum")
+    _check_tensor(inp, "all_reduce_sum")
+    # An op of the eager runtime (differentiable, its own adjoint), so that jit.trace compiles it.
+    return _graph_comm(_as_group(group)).all_reduce_op(inp, "sum")
 
 
 def all_reduce_max(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:

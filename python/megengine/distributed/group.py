@@ -9,7 +9,7 @@ import time
 from contextlib import contextmanager
 
 from ..core import _imperative_rt as _rt
-from ..device import is_cuda_available, set_default_device
+from ..device import get_device_count, is_cuda_available, set_default_device
 from ..random import seed
 from .server import Client, Server, default_timeout
 
@@ -200,6 +200,21 @@ def _local_address(master_ip, port):
             return "127.0.0.1"
 
 
+def _check_gpu(device, device_type):
+    # NCCL collectives need a GPU: without one, say so before any rendezvous.
+    count = get_device_count("gpu")
+    if count == 0:
+        raise RuntimeError(
+            f"init_process_group: device_type={device_type!r} asks for GPU {device}, but no GPU "
+            "is present (CUDA sees no device, or this build has no CUDA backend); use "
+            "device_type='cpu' to run the collectives on CPUs with Gloo"
+        )
+    if device >= count:
+        raise ValueError(
+            f"init_process_group: there is no GPU {device}: this process sees {count} GPU(s)"
+        )
+
+
 def _env_int(name, value):
     if value is not None:
         return value
@@ -286,11 +301,13 @@ def init_process_group(
     if _sd is not None:
         raise RuntimeError("init_process_group should be called only once")
     device_name = _device_name(device_type, device)
-    if device_name.startswith("gpu") or backend == "rccl":
+    if backend == "rccl":
         raise NotImplementedError(
-            "megengine.distributed: GPU collectives (NCCL) are not built yet; use CPU tensors "
-            "(device_type='cpu') with the Gloo backend"
+            "init_process_group: rccl needs ROCm, which NeoMeg does not support"
         )
+    on_gpu = device_name.startswith("gpu")
+    if on_gpu:
+        _check_gpu(device, device_type)
 
     sd = StaticData()
     if rank == 0:
@@ -304,7 +321,8 @@ def init_process_group(
     sd.world_size = world_size
     sd.proc_rank = rank
     sd.device = device
-    sd.backend = "gloo"  # what "auto" and "nccl" mean for CPU tensors
+    # What "auto" means; "nccl" on a CPU device means Gloo, as MegEngine's CPU-only machines.
+    sd.backend = "nccl" if on_gpu else "gloo"
     sd.device_type = device_type
     sd.timeout = timeout
     sd.hostname = _local_address(master_ip, port)

@@ -8,10 +8,11 @@ from weakref import WeakSet
 import numpy as np
 
 from ..autodiff.grad_manager import GradManager, get_backwarding_grad_manager
+from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
 from ..utils.future import Future
 from . import group as _group
-from .functional import _bcast_param, _comm
+from .functional import _bcast_param, _comm, _graph_comm
 from .group import WORLD, Group, group_barrier, is_distributed
 
 __all__ = ["AllreduceCallback", "bcast_list_", "make_allreduce_cb", "synchronized"]
@@ -70,12 +71,29 @@ class TensorFuture(Future):
     """A gradient that its bucket's all-reduce will deliver (resolved after backward)."""
 
 
+class _Bucket:
+    """One flat all-reduce in flight: which gradients it carries and how to split it back."""
+
+    __slots__ = ("devices", "dtype", "params", "shapes", "work")
+
+    def __init__(self, params, grads, dtype, work):
+        self.params = params
+        self.shapes = [g.shape for g in grads]
+        self.devices = [g.device for g in grads]
+        self.dtype = dtype
+        self.work = work
+
+
 class AllreduceCallback:
     r"""Allreduce Callback with tensor fusion optimization.
 
-    Gradients are packed per dtype into buckets of about 10 MB; a full bucket is all-reduced
-    at once and the rest after backward. Use it as a GradManager callback: every rank must
-    attach the same parameters in the same order.
+    Gradients are packed per dtype into buckets of about 10 MB (``_param_pack_thd`` bytes). A
+    full bucket's all-reduce starts at once, on the group's communication thread, while backward
+    goes on computing the other gradients (GradManager calls this callback as each gradient
+    becomes final); the last buckets start when backward ends, and GradManager waits for all of
+    them before it sets ``.grad``. Inside ``jit.trace`` the buckets are ops of the traced graph
+    (an all-reduce op that runs on every call), without the overlap. Every rank must attach the
+    same parameters in the same order.
 
     Args:
         reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
@@ -108,25 +126,48 @@ class AllreduceCallback:
         self._futures_dict = {}
         self._packing_list = defaultdict(list)
         self._packing_size = defaultdict(int)
+        self._in_flight = []  # _Buckets whose all-reduce runs, in the order they started
 
     def _pack(self, dtype):
         params = self._packing_list[dtype]
         if not params:
             return
         grads = [self._gradients_dict[p] for p in params]
+        self._packing_list[dtype] = []
+        self._packing_size[dtype] = 0
+        if _rt._is_tracing():
+            self._pack_as_ops(params, grads)
+            return
         # One flat buffer per bucket: a single all-reduce instead of one per gradient.
         flat = np.concatenate([g.numpy().reshape(-1) for g in grads])
-        reduced = _comm(self._group).all_reduce(Tensor(flat, dtype=dtype), "sum").numpy()
+        work = _comm(self._group).all_reduce_async(Tensor(flat, dtype=dtype), "sum")
+        self._in_flight.append(_Bucket(params, grads, dtype, work))
+
+    def _pack_as_ops(self, params, grads):
+        # Under jit.trace: the bucket as ops (concat, the all-reduce op, slices), which the
+        # graph holds and runs on every call; the all-reduce waits for its peers there and then.
+        from ..functional import concat  # not at import: functional imports this package
+
+        flat = concat([g.reshape(-1) for g in grads])
+        reduced = _graph_comm(self._group).all_reduce_op(flat, "sum")
         if self._reduce_method == "mean":
             reduced = reduced / self._group.size
         offset = 0
         for param, grad in zip(params, grads):
             n = int(np.prod(grad.shape))
-            value = reduced[offset : offset + n].reshape(grad.shape).astype(dtype, copy=False)
-            self._gradients_dict[param] = Tensor(value, dtype=dtype, device=grad.device)
+            self._gradients_dict[param] = reduced[offset : offset + n].reshape(grad.shape)
             offset += n
-        self._packing_list[dtype] = []
-        self._packing_size[dtype] = 0
+
+    def _unpack(self, bucket):
+        reduced = bucket.work.wait().numpy()
+        if self._reduce_method == "mean":
+            reduced = reduced / self._group.size
+        offset = 0
+        for param, shape, device in zip(bucket.params, bucket.shapes, bucket.devices):
+            n = int(np.prod(shape))
+            value = reduced[offset : offset + n].reshape(shape).astype(bucket.dtype, copy=False)
+            self._gradients_dict[param] = Tensor(value, dtype=bucket.dtype, device=device)
+            offset += n
 
     def __call__(self, param, grad):
         gm = get_backwarding_grad_manager()
@@ -148,11 +189,15 @@ class AllreduceCallback:
         return self._futures_dict[param]
 
     def _flush(self):
-        for dtype in sorted(self._packing_list.keys()):
-            self._pack(dtype)
-        for param in self._params:
-            self._futures_dict[param].set(self._gradients_dict[param])
-        self._reset()
+        try:
+            for dtype in sorted(self._packing_list.keys()):
+                self._pack(dtype)
+            for bucket in self._in_flight:
+                self._unpack(bucket)
+            for param in self._params:
+                self._futures_dict[param].set(self._gradients_dict[param])
+        finally:
+            self._reset()
 
 
 make_allreduce_cb = AllreduceCallback

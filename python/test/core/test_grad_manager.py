@@ -60,6 +60,39 @@ def test_callbacks_and_unused_tensors():
     assert b.grad is None
 
 
+def test_callbacks_run_as_each_gradient_becomes_final():
+    # y = f(x * w1) * w2 with f an autodiff.Function that logs its backward: w2's gradient is
+    # final (and its callback runs) before backward reaches f; w1's only after.
+    from megengine.autodiff import Function
+
+    log = []
+
+    class Logged(Function):
+        def forward(self, x):
+            return x * 1
+
+        def backward(self, dy):
+            log.append("f.backward")
+            return dy
+
+    w1, w2 = mge.Parameter([2.0]), mge.Parameter([3.0])
+    x = mge.Tensor([5.0])
+
+    def cb(name):
+        def record(t, g):
+            log.append(name)
+            return g
+
+        return record
+
+    gm = GradManager().attach([w1], callbacks=cb("w1")).attach([w2], callbacks=cb("w2"))
+    with gm:
+        gm.backward(Logged()(x * w1) * w2)
+    assert log == ["w2", "f.backward", "w1"]
+    np.testing.assert_allclose(w1.grad.numpy(), [15.0])
+    np.testing.assert_allclose(w2.grad.numpy(), [10.0])
+
+
 def test_dy_and_errors():
     x = mge.Parameter([1.0, 2.0])
     gm = GradManager().attach(x)

@@ -118,6 +118,16 @@ def test_launcher_and_init_reject_bad_arguments():
     assert not dist.is_distributed()
 
 
+@pytest.mark.skipif(mge.get_device_count("gpu") > 0, reason="a GPU is present")
+def test_a_gpu_device_without_a_gpu_is_a_clear_error():
+    for device_type in ("gpu", "cuda"):
+        with pytest.raises(RuntimeError, match="no GPU is present.*device_type='cpu'"):
+            dist.init_process_group("localhost", 1234, 1, 0, 0, device_type=device_type)
+    with pytest.raises(NotImplementedError, match="ROCm"):
+        dist.init_process_group("localhost", 1234, 1, 0, 0, backend="rccl")
+    assert not dist.is_distributed()
+
+
 _ENV_SCRIPT = """
 import numpy as np, megengine as mge, megengine.distributed as dist
 import megengine.functional as F

@@ -209,3 +209,58 @@ TEST(Communicator, DeadPeerFailsTheCollective) {
         t1.join();
     EXPECT_THROW(std::rethrow_exception(error), CommError);
 }
+
+TEST(Communicator, AsyncAllReducesRunInIssueOrderBeforeABlockingCall) {
+    // Several all-reduces in flight at once, then a blocking broadcast: every result matches
+    // the sum of the ranks' inputs, and the broadcast (which waits for them) meets its peers'.
+    const int size = 3;
+    const size_t n = 4096;
+    run_ranks(size, [&](Communicator& comm) {
+        std::vector<std::vector<float>> ins, outs;
+        std::vector<std::shared_ptr<Work>> works;
+        for (int k = 0; k < 4; ++k) {
+            ins.push_back(input<float>(comm.rank() + k, n));
+            outs.emplace_back(n);
+        }
+        for (int k = 0; k < 4; ++k)
+            works.push_back(comm.all_reduce_async(ins[k].data(), outs[k].data(), n,
+                                                  dnn::dtype::Float32, ReduceOp::Sum));
+        float b = comm.rank() == 1 ? 42.f : 0.f;
+        comm.broadcast(&b, 1, dnn::dtype::Float32, 1);
+        EXPECT_EQ(b, 42.f);
+        for (int k = 0; k < 4; ++k) {
+            EXPECT_TRUE(works[k]->completed());  // the broadcast waited for them
+            works[k]->wait();
+            for (size_t i = 0; i < n; ++i) {
+                float expect = 0;
+                for (int r = 0; r < size; ++r)
+                    expect += input<float>(r + k, n)[i];
+                ASSERT_EQ(outs[k][i], expect) << "all-reduce " << k << " element " << i;
+            }
+        }
+    });
+}
+
+TEST(Communicator, AsyncAllReduceRunsWithoutTheCaller) {
+    // Each rank polls its work without calling wait() or another collective: it completes
+    // because the worker thread runs it while the caller does something else.
+    run_ranks(2, [](Communicator& comm) {
+        float x = static_cast<float>(comm.rank() + 1), y = 0;
+        auto work = comm.all_reduce_async(&x, &y, 1, dnn::dtype::Float32, ReduceOp::Sum);
+        auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (!work->completed() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
+        ASSERT_TRUE(work->completed());
+        EXPECT_EQ(y, 3.f);
+    });
+}
+
+TEST(Communicator, AsyncAllReduceWithADeadPeerFailsItsWork) {
+    MemoryStore store;
+    std::thread t1([&] { Communicator comm(store, "dead_async/", 1, 2, 2s); });
+    Communicator comm(store, "dead_async/", 0, 2, 2s);
+    t1.join();
+    float x = 1, y = 0;
+    auto work = comm.all_reduce_async(&x, &y, 1, dnn::dtype::Float32, ReduceOp::Sum);
+    EXPECT_THROW(work->wait(), CommError);
+}

@@ -66,11 +66,17 @@ public:
     void deactivate();
     bool active() const { return m_active; }
 
+    // Called with (i, gradient of wrt[i]) as soon as that gradient is final (every node that
+    // reads wrt[i] has run), while the rest of backward still runs: megengine.distributed
+    // starts a gradient bucket's all-reduce there, overlapping communication with backward.
+    using ReadyFn = std::function<void(size_t, const Tensor&)>;
+
     // Gradients of sum(ys[i] * dys[i]) with respect to each of `wrt` (an invalid Tensor where no
     // path leads). dys default to ones. The key is inactive while it runs, so its own backward
-    // is not recorded into itself; other active keys record it.
+    // is not recorded into itself; other active keys record it. `on_ready`, when given, gets
+    // each valid gradient once, in the order they become final.
     std::vector<Tensor> backward(std::span<const Tensor> ys, std::span<const Tensor> dys,
-                                 std::span<const Tensor> wrt);
+                                 std::span<const Tensor> wrt, const ReadyFn& on_ready = {});
     // Drops the recorded graph.
     void release();
 

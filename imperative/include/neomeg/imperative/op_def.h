@@ -32,6 +32,10 @@ public:
     virtual std::vector<Tensor> run(std::span<const Tensor> inputs) const = 0;
     // The backward rule autograd records this op with; nullptr: not differentiable.
     virtual const GradRule* grad_rule() const { return nullptr; }
+    // True for a custom op that overrides infer_layouts, workspace_in_bytes and exec, which a
+    // traced graph can then hold (megengine.distributed's all-reduce); the others end a
+    // recording.
+    virtual bool graph_capable() const { return false; }
 
     std::vector<ParamField> param_fields() const override { return {}; }
     void set_param_field(std::string_view name, const ParamValue& value) override;

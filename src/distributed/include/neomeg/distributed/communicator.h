@@ -4,9 +4,12 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,11 +57,30 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+// A collective started by Communicator::all_reduce_async, which its communicator's worker
+// thread runs. The buffers it was given must stay valid until wait() returns.
+class Work {
+public:
+    // Blocks until the collective is done; rethrows its error (CommError).
+    void wait();
+    bool completed() const;
+    // The worker's side: the collective ended, with `error` when it failed.
+    void finish(std::exception_ptr error);
+
+private:
+    mutable std::mutex m_mutex;
+    std::condition_variable m_done_cv;
+    bool m_done = false;
+    std::exception_ptr m_error;
+};
+
 // One rank's connections to the other `size - 1` ranks of a group. Every rank of the group
 // constructs it together (the constructor is the rendezvous) and then calls the same
 // collectives in the same order. Counts are in elements of `dtype` (every NeoMeg dtype; bool
 // reduces as "or" for sum and max, "and" for min); buffers are contiguous.
-// Every call blocks until done, or throws CommError after `timeout`.
+// Every call blocks until done, or throws CommError after `timeout`; all_reduce_async returns
+// at once. One thread issues a communicator's calls: collectives then run in call order on every
+// rank (a blocking call first waits for the asynchronous ones issued before it).
 class Communicator {
 public:
     // Keys are written under `prefix` in `store`, so several groups can share one store.
@@ -73,6 +95,10 @@ public:
     int size() const { return m_size; }
 
     void all_reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op);
+    // As all_reduce, run on this communicator's worker thread while the caller goes on (the
+    // gradient buckets of megengine.distributed's make_allreduce_cb overlap backward this way).
+    std::shared_ptr<Work> all_reduce_async(const void* in, void* out, size_t count,
+                                           dnn::DType dtype, ReduceOp op);
     // `out` is written on `root` only.
     void reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op, int root);
     // `buf` is read on `root` and written on every other rank.
@@ -93,6 +119,9 @@ public:
 
 private:
     void check_rank(int r, const char* what) const;
+    void all_reduce_now(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op);
+    // Waits until the asynchronous collectives issued so far have run.
+    void drain();
 
     struct Impl;
     std::unique_ptr<Impl> m_impl;

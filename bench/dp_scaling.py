@@ -1,0 +1,100 @@
+"""Data-parallel scaling of the LeNet training step (batch 64 per process, 1x28x28; forward,
+GradManager backward with make_allreduce_cb("mean"), SGD with momentum) on 1, 2, ... processes
+of this machine, Gloo over loopback.
+
+Every process count runs under ``megengine.distributed.launcher`` (forked ranks, which run the
+kernels on one thread each), so the figures compare like with like: n processes with n times the
+global batch (weak scaling). Each rank times --steps steps after a barrier, --repeat times; a
+run's time is the slowest rank's. The process counts take turns for --rounds rounds (1, 2, 1,
+2, ...), so that a change in the machine's load hits each, and the figure is the median over all
+runs, as samples/s of the whole job.
+"Speedup" is samples/s against one process; two processes can only beat one where the machine
+has a free core for the second (on a shared 2-core machine the figures are noisy).
+
+Usage: PYTHONPATH=python python3 bench/dp_scaling.py [--procs 1 2] [--steps 30] [--repeat 3]
+       [--rounds 3]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+import megengine as mge
+import megengine.distributed as dist
+import megengine.functional as F
+import megengine.module as M
+from megengine.autodiff import GradManager
+from megengine.optimizer import SGD
+
+
+class LeNet(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = M.Conv2d(1, 6, 5), M.Conv2d(6, 16, 5)
+        self.fc1, self.fc2, self.fc3 = M.Linear(256, 120), M.Linear(120, 84), M.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(F.flatten(x, 1))))))
+
+
+def worker(steps, repeat, batch):
+    rng = np.random.default_rng(dist.get_rank())
+    x = mge.Tensor(rng.normal(size=(batch, 1, 28, 28)).astype("float32"))
+    y = mge.Tensor(rng.integers(0, 10, batch).astype("int32"))
+    model = LeNet()
+    dist.bcast_list_(list(model.parameters()))
+    gm = GradManager().attach(model.parameters(), callbacks=[dist.make_allreduce_cb("mean")])
+    opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step():
+        with gm:
+            gm.backward(F.nn.cross_entropy(model(x), y))
+        opt.step().clear_grad()
+
+    for _ in range(3):  # warm-up: kernel plans, connections
+        step()
+    times = []
+    for _ in range(repeat):
+        dist.group_barrier()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--procs", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}")
+    runs = {n: [] for n in args.procs}
+    for _ in range(args.rounds):
+        for n in args.procs:
+            launch = dist.launcher(n_gpus=n, timeout=600)(worker)
+            per_rank = launch(args.steps, args.repeat, args.batch)
+            runs[n].extend(np.max(np.array(per_rank), axis=0))  # a run ends with its last rank
+    rows = []
+    for n in args.procs:
+        seconds = float(np.median(runs[n]))
+        rows.append((n, n * args.batch * args.steps / seconds, seconds / args.steps))
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"{'procs':>5} {'samples/s':>10} {'ms/step':>8} {'speedup':>8}")
+    base = rows[0][1]
+    for n, rate, step_s in rows:
+        print(f"{n:>5} {rate:10.1f} {step_s * 1e3:8.2f} {rate / base:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
