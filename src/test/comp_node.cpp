@@ -132,7 +132,7 @@ TEST(CachingAllocator, OutOfMemoryDropsCacheThenThrows) {
     std::vector<void*> held;
     for (int i = 0; i < 8; ++i)
         held.push_back(a.alloc(512));
-    EXPECT_THROW(a.alloc(512), std::bad_alloc);
+    EXPECT_THROW(a.alloc(512), OutOfMemoryError);
     for (void* p : held)
         a.free(p);
     EXPECT_EQ(a.round_size(0), 512u);
