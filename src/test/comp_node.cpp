@@ -42,6 +42,17 @@ TEST(CompNode, BackendEnvironmentVariableChoosesTheHandle) {
     EXPECT_STREQ(CompNode::load("cpu5").dnn_handle()->name(), "naive");  // interned as loaded
 }
 
+// Every test of a suite runs in one process outside ctest: a failed load must not leave an
+// empty registry entry that a later empty_all_caches or sync_all would follow.
+TEST(CompNode, AFailedLoadLeavesNoNodeBehind) {
+    ::setenv("NEOMEG_BACKEND", "bogus", 1);
+    EXPECT_THROW(CompNode::load("cpu11"), std::invalid_argument);
+    ::unsetenv("NEOMEG_BACKEND");
+    EXPECT_NO_THROW(CompNode::empty_all_caches());
+    EXPECT_NO_THROW(CompNode::sync_all());
+    EXPECT_EQ(CompNode::load("cpu11").to_string(), "cpu11");  // loads once the cause is gone
+}
+
 TEST(CompNode, BadNamesAreClearErrors) {
     for (const char* bad : {"", "cpu", "cpuA", "tpu0", "cpu0:", "cpu0:x", "cpu-1"}) {
         try {
