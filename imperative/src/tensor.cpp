@@ -1,7 +1,5 @@
 #include "neomeg/imperative/tensor.h"
 
-#include <cstring>
-
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators.h"
 
@@ -15,8 +13,7 @@ Tensor Tensor::empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode c
 Tensor Tensor::from_host(const void* data, const dnn::TensorShape& shape, dnn::DType dtype,
                          CompNode cn) {
     Tensor t = empty(shape, dtype, cn);
-    if (size_t bytes = t.layout().access_bytes())
-        std::memcpy(t.m_blob->ptr(), data, bytes);  // host comp nodes only, for now
+    cn.copy_from_host(t.m_blob->ptr(), data, t.layout().access_bytes());
     return t;
 }
 
@@ -48,19 +45,31 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::copy_to(CompNode cn) const {
-    // Host comp nodes only until device comp nodes exist: a copy through host memory.
     Tensor out = empty(m_layout, m_layout.dtype, cn);
-    to_host(out.m_blob->ptr());
+    if (cn.device_type() == CompNode::DeviceType::CPU &&
+        comp_node().device_type() == CompNode::DeviceType::CPU) {
+        to_host(out.m_blob->ptr());  // a strided tensor is gathered straight into `out`
+        return out;
+    }
+    // A strided tensor is gathered on its own node first, where its kernels run.
+    Tensor src = contiguous();
+    CompNode::copy(cn, out.m_blob->ptr(), src.comp_node(), src.m_blob->ptr() + src.m_offset,
+                   m_layout.access_bytes());
     return out;
 }
 
 void Tensor::to_host(void* dst) const {
+    CompNode cn = comp_node();
     if (m_layout.is_contiguous()) {
-        if (size_t bytes = m_layout.access_bytes())
-            std::memcpy(dst, m_blob->ptr() + m_offset, bytes);
+        cn.copy_to_host(dst, m_blob->ptr() + m_offset, m_layout.access_bytes());
         return;
     }
-    relayout_into(*this, dst);
+    if (cn.device_type() == CompNode::DeviceType::CPU) {
+        relayout_into(*this, dst);  // straight into `dst`: no temporary on the host
+        return;
+    }
+    Tensor c = contiguous();
+    cn.copy_to_host(dst, c.m_blob->ptr() + c.m_offset, m_layout.access_bytes());
 }
 
 }  // namespace neomeg::imperative

@@ -20,12 +20,10 @@ std::string shapes_str(std::span<const dnn::TensorLayout> layouts) {
     return s + ")";
 }
 
-// A graph constant's value: a contiguous copy (CPU comp nodes: host memory).
+// A graph constant's value: a contiguous copy on the tensor's comp node.
 DeviceTensor device_copy(const Tensor& t) {
     Tensor c = t.contiguous();
-    auto value = DeviceTensor::empty(c.shape(), c.dtype(), c.comp_node());
-    c.to_host(value.raw_ptr());
-    return value;
+    return DeviceTensor::copy_of(c.dnn_tensor().raw_ptr(), c.shape(), c.dtype(), c.comp_node());
 }
 
 std::vector<dnn::TensorLayout> layouts_of(std::span<const Tensor> ts) {

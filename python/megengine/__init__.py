@@ -13,6 +13,8 @@ import importlib
 from . import config as config
 from . import optimizer as optimizer
 from . import random as random
+from .device import _full_sync as _full_sync
+from .device import _sync as _sync
 from .device import (
     coalesce_free_memory,
     get_allocated_memory,

@@ -3,10 +3,14 @@
 Device names are MegEngine's: ``"cpu0"``, ``"cpux"`` (any CPU), ``"xpux"`` (the default: a GPU
 when one is usable, else the CPU), ``"gpu0"``, with an optional ``":<stream>"``.
 
-NeoMeg has no CUDA, ROCm, Cambricon or Atlas backend yet, so the queries about them answer as a
-CPU-only build of MegEngine does: not available, version -1, and a RuntimeError for a device
-index (there is none). The memory queries read each device's caching allocator: every
-``"cpu<N>[:<stream>]"`` queue has an allocator of its own, so their numbers are per queue.
+CUDA devices are found at run time: the same build runs with and without a GPU. Without one
+(no driver, no device, or a driver older than the CUDA runtime), importing megengine prints
+nothing, :func:`is_cuda_available` is False, the version queries still give what NeoMeg was built
+with (a build without CUDA answers -1, as MegEngine's CPU build does), and asking for a device
+raises RuntimeError saying why there is none. NeoMeg has no ROCm, Cambricon or Atlas backend.
+
+The memory queries read each device's caching allocator: every ``"cpu<N>[:<stream>]"`` and
+``"gpu<N>[:<stream>]"`` queue has an allocator of its own, so their numbers are per queue.
 """
 
 import enum
@@ -15,7 +19,6 @@ import os
 import warnings
 
 from .core import _imperative_rt as _rt
-from .core.comp_node import CompNode
 
 __all__ = [
     "coalesce_free_memory",
@@ -68,7 +71,7 @@ def is_cuda_available():
     """Whether a CUDA device is usable in this process.
 
     Returns:
-        a bool (False in a build without the CUDA backend).
+        a bool: False without a CUDA driver or device, or in a build without CUDA.
 
     Examples:
         >>> import megengine as mge
@@ -139,8 +142,9 @@ def get_mem_status_bytes(device=None):
         device: a device name; the default device when None.
 
     Returns:
-        a tuple ``(total, free)``; for a CPU, the machine's physical memory and what the kernel
-        reports as available.
+        a tuple ``(total, free)``; for a GPU, the device's memory and what ``cudaMemGetInfo``
+        reports free (memory the caching allocators keep counts as used); for a CPU, the
+        machine's physical memory and what the kernel reports as available.
 
     Examples:
         >>> import megengine as mge
@@ -148,7 +152,11 @@ def get_mem_status_bytes(device=None):
         >>> 0 < free <= total
         True
     """
-    return CompNode(device or get_default_device()).get_mem_status_bytes
+    if device is None:
+        device = get_default_device()
+    elif not isinstance(device, str):
+        raise TypeError(f"device must be a device name (str) or None, got {type(device).__name__}")
+    return tuple(_rt.mem_status(_rt.canonical_device(device)))
 
 
 def is_rocm_available():
@@ -201,6 +209,23 @@ def _device_count_of(device_type):
     return _rt.get_cuda_device_count() if device_type == DeviceType.CUDA else 0
 
 
+class _DeviceProperties:
+    """What :func:`get_cuda_device_property` gives: ``name``, ``major``, ``minor`` (the compute
+    capability), ``total_memory`` (bytes) and ``multi_processor_count``."""
+
+    __slots__ = ("major", "minor", "multi_processor_count", "name", "total_memory")
+
+    def __init__(self, props):
+        for key in self.__slots__:
+            setattr(self, key, props[key])
+
+    def __repr__(self):
+        return (
+            f"_DeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+            f"total_memory={self.total_memory // (1024 * 1024)}MB)"
+        )
+
+
 def get_cuda_device_property(device, device_type=DeviceType.CUDA):
     """Properties (name, compute capability, memory) of a CUDA device.
 
@@ -209,25 +234,30 @@ def get_cuda_device_property(device, device_type=DeviceType.CUDA):
         device_type: the kind of device; :attr:`DeviceType.CUDA`.
 
     Returns:
-        the device's properties. Without such a device (always, until NeoMeg has a CUDA
-        backend) it raises RuntimeError, as MegEngine does on a machine without one.
+        the device's properties (``name``, ``major``, ``minor``, ``total_memory`` in bytes,
+        ``multi_processor_count``). Without such a device it raises RuntimeError, as MegEngine
+        does on a machine without one.
 
     Examples:
         >>> import megengine as mge
         >>> try:
-        ...     mge.get_cuda_device_property(0)
-        ... except RuntimeError as e:
-        ...     print("no gpu" if not mge.is_cuda_available() else e)
-        no gpu
+        ...     prop = mge.get_cuda_device_property(0)
+        ...     answer = prop.total_memory > 0
+        ... except RuntimeError:
+        ...     answer = not mge.is_cuda_available()  # no device 0 on this machine
+        >>> answer
+        True
     """
     if not isinstance(device, numbers.Integral) or isinstance(device, bool):
         raise TypeError(f"device must be an int, got {type(device).__name__}")
     count = _device_count_of(device_type)
     if not 0 <= device < count:
+        why = "" if count else f": {_rt.cuda_unavailable_reason()}"
         raise RuntimeError(
-            f"request {device_type.name.lower()} device {device} out of valid range [0, {count})"
+            f"request {device_type.name.lower()} device {device} out of valid range "
+            f"[0, {count}){why}"
         )
-    raise NotImplementedError("device properties come with NeoMeg's CUDA backend")
+    return _DeviceProperties(_rt.get_device_prop(device))
 
 
 def get_cuda_compute_capability(device, device_type=DeviceType.CUDA):
@@ -244,43 +274,47 @@ def get_cuda_compute_capability(device, device_type=DeviceType.CUDA):
     Examples:
         >>> import megengine as mge
         >>> try:
-        ...     mge.get_cuda_compute_capability(0)
-        ... except RuntimeError as e:
-        ...     print("no gpu" if not mge.is_cuda_available() else e)
-        no gpu
+        ...     answer = mge.get_cuda_compute_capability(0) >= 70
+        ... except RuntimeError:
+        ...     answer = not mge.is_cuda_available()  # no device 0 on this machine
+        >>> answer
+        True
     """
     prop = get_cuda_device_property(device, device_type)
     return prop.major * 10 + prop.minor
 
 
 def get_cuda_version():
-    """The CUDA version NeoMeg was built with.
+    """The CUDA version NeoMeg was built with (whether or not a GPU is present).
 
     Returns:
-        ``CUDA_VERSION_MAJOR * 1000 + CUDA_VERSION_MINOR * 10``, or -1 in a build without the
-        CUDA backend (which is every build for now), as MegEngine's CPU build answers.
+        ``CUDA_VERSION_MAJOR * 1000 + CUDA_VERSION_MINOR * 10`` (13000 for CUDA 13.0), or -1 in
+        a build without CUDA, as MegEngine's CPU build answers.
 
     Examples:
         >>> import megengine as mge
-        >>> mge.get_cuda_version()
-        -1
+        >>> v = mge.get_cuda_version()
+        >>> v == -1 or v >= 12000
+        True
     """
-    return -1
+    return _rt.get_cuda_version()
 
 
 def get_cudnn_version():
-    """The cuDNN version NeoMeg was built with.
+    """The cuDNN version NeoMeg was built with (whether or not a GPU is present).
 
     Returns:
-        ``CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL``, or -1 in a build without
-        the CUDA backend (every build for now), as MegEngine's CPU build answers.
+        cuDNN's own number, ``CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL``
+        (91900 for 9.19.0: MegEngine's ``major * 1000 + minor * 100`` cannot tell 9.10 from
+        10.0), or -1 in a build without CUDA, as MegEngine's CPU build answers.
 
     Examples:
         >>> import megengine as mge
-        >>> mge.get_cudnn_version()
-        -1
+        >>> v = mge.get_cudnn_version()
+        >>> v == -1 or v >= 90000
+        True
     """
-    return -1
+    return _rt.get_cudnn_version()
 
 
 def get_tensorrt_version():
@@ -301,15 +335,15 @@ def get_cuda_driver_version():
     """The newest CUDA version the installed driver supports.
 
     Returns:
-        a version number as :func:`get_cuda_version`'s, or -1 in a build without the CUDA
-        backend (every build for now), as MegEngine's CPU build answers.
+        a version number as :func:`get_cuda_version`'s; 0 on a machine without a CUDA driver
+        (as MegEngine answers there), -1 in a build without CUDA.
 
     Examples:
         >>> import megengine as mge
-        >>> mge.get_cuda_driver_version()
-        -1
+        >>> mge.get_cuda_driver_version() >= -1
+        True
     """
-    return -1
+    return _rt.get_cuda_driver_version()
 
 
 def _stats(device):
@@ -428,9 +462,10 @@ def set_prealloc_config(
 ):
     """Sets how a device's allocator grows its pool (MegEngine's CUDA pre-allocation).
 
-    The arguments are checked as MegEngine checks them. NeoMeg has no CUDA allocator to apply
-    them to yet, so for :attr:`DeviceType.CUDA` the call changes nothing (as in MegEngine's
-    CPU build); for any other kind it warns, as MegEngine does, that the kind is unsupported.
+    The arguments are checked as MegEngine checks them. NeoMeg's CUDA allocator caches
+    blocks by size class and empties its cache when the device is full, so it has no pool to
+    pre-allocate: for :attr:`DeviceType.CUDA` the call changes nothing; for any other kind it
+    warns, as MegEngine does, that the kind is unsupported.
 
     Args:
         alignment: alignment of a request in bytes, > 0.
@@ -490,3 +525,37 @@ def coalesce_free_memory():
         True
     """
     _rt.empty_all_caches()
+
+
+def _full_sync():
+    """Waits until the work queued on every device has finished.
+
+    GPU work runs asynchronously; reading a tensor (``numpy()``) already waits for what it
+    needs, so this is for timing and for the memory queries' exact values.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.device import _full_sync
+        >>> x = mge.Tensor([1.0, 2.0])
+        >>> _full_sync()
+    """
+    _rt.sync_all()
+
+
+def _sync(device=None):
+    """Waits until the work queued on one device (the default device when None) has finished.
+
+    Args:
+        device: a device name.
+
+    Returns:
+        None
+
+    Examples:
+        >>> from megengine.device import _sync
+        >>> _sync("cpu0")
+    """
+    _rt.sync(_rt.canonical_device(device or get_default_device()))

@@ -68,14 +68,17 @@ bool same_shape_dtype(const dnn::TensorLayout& a, const dnn::TensorLayout& b) {
     return a.eq_shape(b) && a.dtype == b.dtype;
 }
 
-// Copies between eager tensors and the graph's values (CPU comp nodes: host memory).
+// Copies between eager tensors and the graph's values, on their comp node.
 DeviceTensor to_device(const Tensor& t) {
     Tensor c = t.contiguous();
-    return DeviceTensor::from_host(c.dnn_tensor().raw_ptr(), c.shape(), c.dtype(), c.comp_node());
+    return DeviceTensor::copy_of(c.dnn_tensor().raw_ptr(), c.shape(), c.dtype(), c.comp_node());
 }
 
 Tensor from_device(const DeviceTensor& d) {
-    return Tensor::from_host(d.raw_ptr(), d.shape(), d.dtype(), d.comp_node());
+    Tensor t = Tensor::empty(d.shape(), d.dtype(), d.comp_node());
+    CompNode::copy(d.comp_node(), t.dnn_tensor().raw_ptr(), d.comp_node(), d.raw_ptr(),
+                   d.layout().access_bytes());
+    return t;
 }
 
 TensorWrapper& wrapper_of(py::handle obj) {

@@ -1,12 +1,16 @@
 #include "neomeg/core/caching_allocator.h"
 
-#include <new>
+#include <cstdio>
 #include <stdexcept>
 
 namespace neomeg {
 
-CachingAllocator::CachingAllocator(RawAlloc raw_alloc, RawFree raw_free)
-    : m_raw_alloc(std::move(raw_alloc)), m_raw_free(std::move(raw_free)) {}
+CachingAllocator::CachingAllocator(RawAlloc raw_alloc, RawFree raw_free, std::string name,
+                                   Describe describe)
+    : m_raw_alloc(std::move(raw_alloc)),
+      m_raw_free(std::move(raw_free)),
+      m_name(std::move(name)),
+      m_describe(std::move(describe)) {}
 
 CachingAllocator::~CachingAllocator() {
     // Blocks still in use at exit belong to tensors that outlive the allocator (static
@@ -44,7 +48,7 @@ void* CachingAllocator::alloc(size_t size) {
             ptr = m_raw_alloc(rounded);
         }
         if (!ptr)
-            throw std::bad_alloc();
+            throw_oom_locked(size, rounded);
         m_stats.reserved += rounded;
         m_stats.peak_reserved = std::max(m_stats.peak_reserved, m_stats.reserved);
         ++m_stats.nr_system_allocs;
@@ -78,6 +82,34 @@ void CachingAllocator::release_cached_locked() {
         m_stats.reserved -= size;
     }
     m_free.clear();
+}
+
+namespace {
+std::string human_bytes(size_t n) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(n);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), u ? "%.2f %s" : "%.0f %s", v, units[u]);
+    return buf;
+}
+}  // namespace
+
+void CachingAllocator::throw_oom_locked(size_t request, size_t rounded) const {
+    std::string msg = "out of memory on " + m_name + ": tried to allocate " + human_bytes(request) +
+                      " (" + std::to_string(request) + " bytes, " + std::to_string(rounded) +
+                      " rounded); allocated " + human_bytes(m_stats.allocated) + ", reserved " +
+                      human_bytes(m_stats.reserved) +
+                      " (cache emptied and retried), peak allocated " +
+                      human_bytes(m_stats.peak_allocated) + ", peak reserved " +
+                      human_bytes(m_stats.peak_reserved);
+    if (m_describe)
+        msg += "; " + m_describe();
+    throw OutOfMemoryError(msg);
 }
 
 MemoryStats CachingAllocator::stats() const {

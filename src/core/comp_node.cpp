@@ -1,12 +1,20 @@
 #include "neomeg/core/comp_node.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
+#include "device_queue.h"
+#include "neomeg/core/cuda_env.h"
 #include "neomeg/dnn/handle.h"
 
 namespace neomeg {
@@ -16,17 +24,23 @@ struct CompNode::Impl {
     int device;
     int stream;
     std::string name;
-    std::unique_ptr<dnn::Handle> handle;
+    std::unique_ptr<DeviceQueue> queue;  // null on a CPU node
+    std::atomic<dnn::Handle*> handle{nullptr};
+    std::unique_ptr<dnn::Handle> handle_owner;
+    std::mutex handle_mutex;
     CachingAllocator allocator;
 
     Impl(DeviceType t, int dev, int str, std::string n, std::unique_ptr<dnn::Handle> h,
-         CachingAllocator::RawAlloc a, CachingAllocator::RawFree f)
+         std::unique_ptr<DeviceQueue> q, CachingAllocator::RawAlloc a, CachingAllocator::RawFree f,
+         CachingAllocator::Describe describe)
         : type(t),
           device(dev),
           stream(str),
-          name(std::move(n)),
-          handle(std::move(h)),
-          allocator(std::move(a), std::move(f)) {}
+          name(n),
+          queue(std::move(q)),
+          handle(h.get()),
+          handle_owner(std::move(h)),
+          allocator(std::move(a), std::move(f), std::move(n), std::move(describe)) {}
 };
 
 namespace {
@@ -79,6 +93,21 @@ int parse_int(std::string_view s, std::string_view whole) {
     return v;
 }
 
+// A GPU node: its stream, its cudaMalloc allocator (whose out-of-memory message adds the
+// device's free and total memory); the dnn handle comes on first use (dnn_handle()).
+std::unique_ptr<CompNode::Impl> make_gpu_impl(int index, int stream, const std::string& name) {
+    std::unique_ptr<DeviceQueue> queue = make_cuda_queue(index, stream);
+    DeviceQueue* q = queue.get();
+    auto describe = [q, name] {
+        auto [total, free] = q->mem_status();
+        return name + " has " + std::to_string(free) + " of " + std::to_string(total) +
+               " bytes free";
+    };
+    return std::make_unique<CompNode::Impl>(
+            CompNode::DeviceType::CUDA, index, stream, name, nullptr, std::move(queue),
+            [q](size_t n) { return q->raw_alloc(n); }, [q](void* p) { q->raw_free(p); }, describe);
+}
+
 }  // namespace
 
 bool is_cuda_available() {
@@ -86,7 +115,7 @@ bool is_cuda_available() {
 }
 
 int get_cuda_device_count() {
-    return 0;  // the CUDA backend's comp nodes arrive with the CUDA issue
+    return cuda::device_count();
 }
 
 CompNode CompNode::load(std::string_view name) {
@@ -110,10 +139,11 @@ CompNode CompNode::load(std::string_view name) {
     } else if (dev.substr(0, 3) == "gpu") {
         type = DeviceType::CUDA;
         index = parse_int(dev.substr(3), name);
-        if (index >= get_cuda_device_count())
-            throw std::runtime_error(
-                    "comp node '" + std::string(name) + "': " +
-                    (is_cuda_available() ? "no such CUDA device" : "no CUDA device is available"));
+        if (int n = get_cuda_device_count(); index >= n)
+            throw std::runtime_error("comp node '" + std::string(name) + "': request gpu" +
+                                     std::to_string(index) + " out of valid range [0, " +
+                                     std::to_string(n) + ")" +
+                                     (n ? "" : ": " + cuda::unavailable_reason()));
     } else {
         bad_name(name);
     }
@@ -126,11 +156,18 @@ CompNode CompNode::load(std::string_view name) {
 
     auto& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mutex);
-    auto& slot = reg.nodes[canonical];
-    if (!slot)
-        slot = std::make_unique<Impl>(type, index, stream, canonical, make_cpu_handle(), host_alloc,
-                                      host_free);
-    return CompNode(slot.get());
+    if (auto it = reg.nodes.find(canonical); it != reg.nodes.end())
+        return CompNode(it->second.get());
+    // Made before it is registered: a node whose making throws (a bad NEOMEG_BACKEND, a GPU
+    // that cannot start) leaves no empty entry behind for empty_all_caches/sync_all.
+    std::unique_ptr<Impl> made =
+            type == DeviceType::CUDA
+                    ? make_gpu_impl(index, stream, canonical)
+                    : std::make_unique<Impl>(type, index, stream, canonical, make_cpu_handle(),
+                                             nullptr, host_alloc, host_free, nullptr);
+    Impl* impl = made.get();
+    reg.nodes.emplace(canonical, std::move(made));
+    return CompNode(impl);
 }
 
 void CompNode::empty_all_caches() {
@@ -138,6 +175,19 @@ void CompNode::empty_all_caches() {
     std::lock_guard<std::mutex> lock(reg.mutex);
     for (auto& [name, impl] : reg.nodes)
         impl->allocator.empty_cache();
+}
+
+void CompNode::sync_all() {
+    std::vector<Impl*> nodes;
+    {
+        auto& reg = registry();
+        std::lock_guard<std::mutex> lock(reg.mutex);
+        for (auto& [name, impl] : reg.nodes)
+            if (impl->queue)
+                nodes.push_back(impl.get());
+    }
+    for (Impl* impl : nodes)  // outside the lock: a wait may be long
+        impl->queue->sync();
 }
 
 CompNode::Impl& CompNode::impl() const {
@@ -174,10 +224,96 @@ void CompNode::empty_cache() const {
     impl().allocator.empty_cache();
 }
 void CompNode::sync() const {
-    impl();  // CPU nodes run synchronously: nothing is pending
+    if (auto& q = impl().queue)  // CPU nodes run synchronously: nothing is pending
+        q->sync();
 }
+
 dnn::Handle* CompNode::dnn_handle() const {
-    return impl().handle.get();
+    Impl& i = impl();
+    if (dnn::Handle* h = i.handle.load(std::memory_order_acquire))
+        return h;
+    // A GPU node makes its handle on first use, so that loading a node, its memory and its
+    // copies work in a build whose kernels cannot run here.
+    std::lock_guard<std::mutex> lock(i.handle_mutex);
+    if (!i.handle_owner) {
+        i.handle_owner = i.queue->make_handle();
+        i.handle.store(i.handle_owner.get(), std::memory_order_release);
+    }
+    return i.handle_owner.get();
+}
+
+void* CompNode::stream_handle() const {
+    auto& q = impl().queue;
+    return q ? q->stream() : nullptr;
+}
+
+std::pair<size_t, size_t> CompNode::mem_status() const {
+    if (auto& q = impl().queue)
+        return q->mem_status();
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGE_SIZE));
+    size_t total = page * static_cast<size_t>(::sysconf(_SC_PHYS_PAGES));
+    size_t free = page * static_cast<size_t>(::sysconf(_SC_AVPHYS_PAGES));
+    std::ifstream meminfo("/proc/meminfo");  // MemAvailable counts reclaimable caches too
+    for (std::string key; meminfo >> key;) {
+        size_t kib = 0;
+        meminfo >> kib;
+        if (key == "MemAvailable:") {
+            free = kib * 1024;
+            break;
+        }
+        meminfo.ignore(64, '\n');
+    }
+    return {total, free};
+}
+
+void CompNode::copy_from_host(void* dst, const void* src, size_t bytes) const {
+    if (!bytes)
+        return;
+    if (auto& q = impl().queue)
+        q->copy_h2d(dst, src, bytes);
+    else
+        std::memcpy(dst, src, bytes);
+}
+
+void CompNode::copy_to_host(void* dst, const void* src, size_t bytes) const {
+    if (!bytes)
+        return;
+    if (auto& q = impl().queue)
+        q->copy_d2h(dst, src, bytes);
+    else
+        std::memcpy(dst, src, bytes);
+}
+
+void CompNode::copy(CompNode dst_cn, void* dst, CompNode src_cn, const void* src, size_t bytes) {
+    if (!bytes)
+        return;
+    auto& dq = dst_cn.impl().queue;
+    auto& sq = src_cn.impl().queue;
+    if (!sq) {
+        dst_cn.copy_from_host(dst, src, bytes);
+        return;
+    }
+    if (!dq) {
+        src_cn.copy_to_host(dst, src, bytes);
+        return;
+    }
+    // Both on GPUs: the copy runs on the destination's stream after the source's pending work;
+    // the source's stream then waits for the copy, so a block it frees and reuses is not
+    // overwritten while being read.
+    dq->wait_for(*sq);
+    dq->copy_d2d(dst, src, sq->device(), bytes);
+    sq->wait_for(*dq);
+}
+
+void CompNode::wait_for(CompNode other) const {
+    auto& q = impl().queue;
+    auto& oq = other.impl().queue;
+    if (!oq || m_impl == other.m_impl)
+        return;  // a CPU node's work is done when it returns
+    if (q)
+        q->wait_for(*oq);
+    else
+        oq->sync();
 }
 
 }  // namespace neomeg

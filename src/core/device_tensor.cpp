@@ -1,7 +1,5 @@
 #include "neomeg/core/device_tensor.h"
 
-#include <cstring>
-
 namespace neomeg {
 
 DeviceTensor DeviceTensor::empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode cn) {
@@ -9,17 +7,22 @@ DeviceTensor DeviceTensor::empty(const dnn::TensorShape& shape, dnn::DType dtype
     return DeviceTensor(std::make_shared<Blob>(cn, layout.access_bytes()), layout);
 }
 
+DeviceTensor DeviceTensor::copy_of(const void* src, const dnn::TensorShape& shape, dnn::DType dtype,
+                                   CompNode cn) {
+    DeviceTensor t = empty(shape, dtype, cn);
+    CompNode::copy(cn, t.raw_ptr(), cn, src, t.layout().access_bytes());
+    return t;
+}
+
 DeviceTensor DeviceTensor::from_host(const void* data, const dnn::TensorShape& shape,
                                      dnn::DType dtype, CompNode cn) {
     DeviceTensor t = empty(shape, dtype, cn);
-    if (size_t bytes = t.layout().access_bytes())
-        std::memcpy(t.raw_ptr(), data, bytes);  // host comp nodes only, for now
+    cn.copy_from_host(t.raw_ptr(), data, t.layout().access_bytes());
     return t;
 }
 
 void DeviceTensor::to_host(void* dst) const {
-    if (size_t bytes = m_layout.access_bytes())
-        std::memcpy(dst, m_blob->ptr(), bytes);  // host comp nodes only, for now
+    comp_node().copy_to_host(dst, m_blob->ptr(), m_layout.access_bytes());
 }
 
 }  // namespace neomeg

@@ -6,7 +6,6 @@ takes a ``CompNode``. On top of the name it offers MegEngine's comp-node attribu
 """
 
 import functools
-import os
 
 from . import _imperative_rt as _rt
 
@@ -72,17 +71,9 @@ class CompNode(str):
     @property
     def get_mem_status_bytes(self):
         """``(total, free)`` memory of the device in bytes (a property, as in MegEngine); for a
-        CPU, the machine's physical memory and what the kernel reports as available."""
-        if not self.startswith("cpu"):
-            raise ValueError(f"get_mem_status_bytes: no memory status for {self} in this build")
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        free = total
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    free = int(line.split()[1]) * 1024
-                    break
-        return total, free
+        GPU, the device's memory and what CUDA reports free; for a CPU, the machine's physical
+        memory and what the kernel reports as available."""
+        return tuple(_rt.mem_status(str(self)))
 
     @property
     def get_used_memory(self):

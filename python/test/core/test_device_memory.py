@@ -58,10 +58,12 @@ def test_coalesce_free_memory_returns_cached_blocks_but_keeps_peaks():
 
 
 def test_default_device_and_aliases():
-    x = mge.Tensor(np.zeros(64, "float32"))  # on the default device, cpu0
-    assert mge.get_allocated_memory() == mge.get_allocated_memory("cpu0")
-    assert mge.get_allocated_memory("xpux") == mge.get_allocated_memory("cpux")
-    assert mge.get_reserved_memory() == mge.get_reserved_memory("cpu0")
+    auto = "gpu0" if mge.is_cuda_available() else "cpu0"  # what "xpux" means here
+    x = mge.Tensor(np.zeros(64, "float32"))  # on the default device
+    assert mge.get_allocated_memory() == mge.get_allocated_memory(auto)
+    assert mge.get_allocated_memory("xpux") == mge.get_allocated_memory(auto)
+    assert mge.get_allocated_memory("cpux") == mge.get_allocated_memory("cpu0")
+    assert mge.get_reserved_memory() == mge.get_reserved_memory(auto)
     del x
 
 
@@ -80,22 +82,19 @@ def test_memory_queries_reject_bad_devices(fn):
         fn(3)
     with pytest.raises(ValueError, match="invalid comp node name"):
         fn("npu0")
-    with pytest.raises(RuntimeError, match="no CUDA device"):
-        fn("gpu0")
+    if not mge.is_cuda_available():
+        with pytest.raises(RuntimeError, match=r"out of valid range \[0, 0\)"):
+            fn("gpu0")
 
 
-def test_accelerator_backends_are_absent():
-    assert mge.is_cuda_available() is False
+def test_accelerator_backends_other_than_cuda_are_absent():
     assert mge.is_rocm_available() is False
     assert mge.is_cambricon_available() is False
     assert mge.is_atlas_available() is False
-    # MegEngine's CPU build answers -1 for each version
-    assert mge.get_cuda_version() == -1
-    assert mge.get_cudnn_version() == -1
     assert mge.get_tensorrt_version() == -1
-    assert mge.get_cuda_driver_version() == -1
 
 
+@pytest.mark.skipif(mge.is_cuda_available(), reason="a CUDA device is present")
 def test_cuda_device_queries_raise_without_a_device():
     with pytest.raises(RuntimeError, match=r"out of valid range \[0, 0\)"):
         mge.get_cuda_compute_capability(0)

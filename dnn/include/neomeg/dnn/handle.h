@@ -24,6 +24,11 @@ public:
     // (NEOMEG_WITH_DNNL=OFF), which x86_available() tells beforehand.
     static std::unique_ptr<Handle> make_x86();
     static bool x86_available();
+    // The CUDA handle of a GPU comp node: kernels for device `device`, queued on `stream` (a
+    // cudaStream_t). Throws NotSupportedError when NeoMeg was built without the CUDA kernels,
+    // which cuda_available() tells beforehand.
+    static std::unique_ptr<Handle> make_cuda(int device, void* stream);
+    static bool cuda_available();
 
     Backend backend() const { return m_backend; }
     const char* name() const { return backend_name(m_backend); }

@@ -7,6 +7,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 namespace neomeg {
@@ -19,22 +21,33 @@ struct MemoryStats {
     size_t nr_system_allocs = 0;
 };
 
+// A request the system could not satisfy even after the cache was given back. The message names
+// the node, the request and the allocator's statistics (Python sees a RuntimeError).
+class OutOfMemoryError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 class CachingAllocator {
 public:
     static constexpr size_t kAlignment = 64;
 
     using RawAlloc = std::function<void*(size_t)>;  // returns nullptr when out of memory
     using RawFree = std::function<void(void*)>;
+    // Extra words for an out-of-memory message (a GPU's free and total memory).
+    using Describe = std::function<std::string()>;
 
     // raw_alloc/raw_free obtain and return system memory (aligned_alloc on the host,
-    // cudaMalloc on a GPU).
-    CachingAllocator(RawAlloc raw_alloc, RawFree raw_free);
+    // cudaMalloc on a GPU); `name` (the comp node) and `describe` go into error messages.
+    CachingAllocator(RawAlloc raw_alloc, RawFree raw_free, std::string name = "host",
+                     Describe describe = {});
     ~CachingAllocator();
     CachingAllocator(const CachingAllocator&) = delete;
     CachingAllocator& operator=(const CachingAllocator&) = delete;
 
     // Returns a block of at least `size` bytes (a zero-byte request still gets a unique block).
-    // Throws std::bad_alloc when the system has no memory left even after dropping the cache.
+    // When the system refuses, every cached block is given back and the request retried once;
+    // if that fails too, throws OutOfMemoryError.
     void* alloc(size_t size);
     // Returns a block to the cache; throws std::invalid_argument for a pointer it did not give out.
     void free(void* ptr);
@@ -51,12 +64,15 @@ public:
 private:
     RawAlloc m_raw_alloc;
     RawFree m_raw_free;
+    std::string m_name;
+    Describe m_describe;
     mutable std::mutex m_mutex;
     std::multimap<size_t, void*> m_free;         // cached blocks by size
     std::unordered_map<void*, size_t> m_in_use;  // live blocks and their sizes
     MemoryStats m_stats;
 
     void release_cached_locked();
+    [[noreturn]] void throw_oom_locked(size_t request, size_t rounded) const;
 };
 
 }  // namespace neomeg

@@ -18,6 +18,9 @@ public:
     // Copies shape.total_nr_elems() contiguous host elements of `dtype` from `data`.
     static DeviceTensor from_host(const void* data, const dnn::TensorShape& shape, dnn::DType dtype,
                                   CompNode cn);
+    // Copies shape.total_nr_elems() contiguous elements at `src`, memory of `cn`.
+    static DeviceTensor copy_of(const void* src, const dnn::TensorShape& shape, dnn::DType dtype,
+                                CompNode cn);
 
     bool valid() const { return m_blob != nullptr; }
     CompNode comp_node() const { return m_blob->comp_node(); }

@@ -1,0 +1,303 @@
+"""The CUDA backend's headline cases on one GPU, NeoMeg against PyTorch eager on the same GPU.
+
+Cases: a 3x3 convolution 64->64 on 32x64x56x56 (forward; backward data and filter), a 4096^3
+matrix product in float32, TF32 and bfloat16, a ResNet-18 training step (batch 64, 3x224x224,
+SGD with momentum) and a LeNet training step (batch 256, 1x28x28). Each framework runs every
+case in one process of its own; a case times `--iters` calls after a warm-up and waits for the
+GPU before reading the clock. PyTorch comes from this interpreter when it imports torch, else
+from bench/torch_reference.py's environment; without it only NeoMeg's column is printed.
+
+TF32 is switched on through ``megengine.config.allow_tf32`` (PyTorch:
+``torch.backends.cuda.matmul.allow_tf32``); a build without that switch reports the case as n/a.
+
+    PYTHONPATH=python python3 bench/gpu_ops.py [--iters 20] [--cases conv_fwd matmul_fp32]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_reference import torch_python
+
+CASES = [
+    "conv_fwd",
+    "conv_bwd",
+    "matmul_fp32",
+    "matmul_tf32",
+    "matmul_bf16",
+    "resnet18_step",
+    "lenet_step",
+]
+# What one call of a case does, for the throughput column: FLOPs, or samples for a step.
+UNITS = {
+    "conv_fwd": ("TFLOP/s", 2 * 32 * 64 * 56 * 56 * 64 * 9),
+    "conv_bwd": ("TFLOP/s", 2 * 2 * 32 * 64 * 56 * 56 * 64 * 9),
+    "matmul_fp32": ("TFLOP/s", 2 * 4096**3),
+    "matmul_tf32": ("TFLOP/s", 2 * 4096**3),
+    "matmul_bf16": ("TFLOP/s", 2 * 4096**3),
+    "resnet18_step": ("samples/s", 64),
+    "lenet_step": ("samples/s", 256),
+}
+
+# Runs the cases given in argv[3:] with framework argv[1] and argv[2] iterations; prints one JSON
+# line per case: {"case", "ms"} or {"case", "error"}. The models are written once for both.
+WORKER = r"""
+import json, sys, time, traceback
+import numpy as np
+
+fw, iters, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+rng = np.random.default_rng(0)
+
+if fw == "neomeg":
+    import megengine as mge
+    import megengine.functional as F
+    import megengine.module as nn
+    from megengine.autodiff import GradManager
+    from megengine.optimizer import SGD
+
+    mge.set_default_device("gpu0")
+    T = lambda a: mge.Tensor(a, device="gpu0")
+    sync = mge._full_sync
+    Module, relu = nn.Module, F.relu
+    flatten = lambda t: F.flatten(t, 1)
+    maxpool, avgpool = F.max_pool2d, lambda t: F.mean(t, axis=(2, 3))
+    conv = lambda x, w: F.conv2d(x, w, padding=1)
+
+    def cast(t, dtype):
+        return t.astype(dtype)
+
+    def set_tf32(on):
+        if hasattr(mge.config, "allow_tf32"):
+            mge.config.allow_tf32 = on
+        elif on:
+            raise NotImplementedError("megengine.config has no allow_tf32 switch in this build")
+
+    def grads(f, inputs):
+        gm = GradManager().attach(inputs)
+        with gm:
+            y = f()
+            gm.backward(y, F.ones_like(y))
+        return [t.grad for t in inputs]
+
+    def trainer(model, x, y):
+        gm = GradManager().attach(model.parameters())
+        opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+        def step():
+            with gm:
+                loss = F.nn.cross_entropy(model(x), y)
+                gm.backward(loss)
+            opt.step().clear_grad()
+
+        return step
+else:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    dev = torch.device("cuda:0")
+    T = lambda a: torch.tensor(a, device=dev)
+    sync = torch.cuda.synchronize
+    Module, relu = nn.Module, F.relu
+    flatten = lambda t: torch.flatten(t, 1)
+    maxpool, avgpool = F.max_pool2d, lambda t: t.mean(dim=(2, 3))
+    conv = lambda x, w: F.conv2d(x, w, padding=1)
+    torch.backends.cudnn.benchmark = False  # both frameworks on their heuristics' choice
+
+    def cast(t, dtype):
+        return t.to(getattr(torch, dtype))
+
+    def set_tf32(on):
+        torch.backends.cuda.matmul.allow_tf32 = on
+
+    def grads(f, inputs):
+        for t in inputs:
+            t.requires_grad_(True)
+            t.grad = None
+        y = f()
+        y.backward(torch.ones_like(y))
+        return [t.grad for t in inputs]
+
+    def trainer(model, x, y):
+        model.to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        y = y.long()
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+
+        return step
+
+
+class LeNet(Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = maxpool(relu(self.conv1(x)), 2)
+        x = maxpool(relu(self.conv2(x)), 2)
+        return self.fc3(relu(self.fc2(relu(self.fc1(flatten(x))))))
+
+
+class Block(Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(relu(self.bn1(self.conv1(x)))))
+        return relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet18(Module):  # torchvision's layout: 7x7 stem, max pool, four stages, 1000 classes
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        cfg = [(64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1),
+               (128, 256, 2), (256, 256, 1), (256, 512, 2), (512, 512, 1)]
+        self.blocks = nn.Sequential(*[Block(*c) for c in cfg])
+        self.fc = nn.Linear(512, 1000)
+
+    def forward(self, x):
+        x = maxpool(relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        return self.fc(avgpool(self.blocks(x)))
+
+
+def make(case):
+    if case.startswith("conv"):
+        x = T(rng.normal(size=(32, 64, 56, 56)).astype(np.float32))
+        w = T((rng.normal(size=(64, 64, 3, 3)) * 0.05).astype(np.float32))
+        if case == "conv_fwd":
+            return lambda: conv(x, w)
+        return lambda: grads(lambda: conv(x, w), [x, w])
+    if case.startswith("matmul"):
+        a = T(rng.normal(size=(4096, 4096)).astype(np.float32))
+        b = T(rng.normal(size=(4096, 4096)).astype(np.float32))
+        set_tf32(case == "matmul_tf32")
+        if case == "matmul_bf16":
+            a, b = cast(a, "bfloat16"), cast(b, "bfloat16")
+        mm = (lambda: F.matmul(a, b)) if fw == "neomeg" else (lambda: a @ b)
+        return mm
+    if case == "resnet18_step":
+        x = T(rng.normal(size=(64, 3, 224, 224)).astype(np.float32))
+        y = T(rng.integers(0, 1000, 64).astype(np.int32))
+        return trainer(ResNet18(), x, y)
+    if case == "lenet_step":
+        x = T(rng.normal(size=(256, 1, 28, 28)).astype(np.float32))
+        y = T(rng.integers(0, 10, 256).astype(np.int32))
+        return trainer(LeNet(), x, y)
+    raise ValueError(case)
+
+
+for case in cases:
+    try:
+        f = make(case)
+        for _ in range(3):
+            f()
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            f()
+        sync()
+        ms = (time.perf_counter() - t0) / iters * 1e3
+        print(json.dumps({"case": case, "ms": ms}), flush=True)
+    except Exception as e:
+        msg = (str(e).strip().splitlines() or [type(e).__name__])[0][:150]
+        print(json.dumps({"case": case, "error": f"{type(e).__name__}: {msg}"}), flush=True)
+"""
+
+
+def torch_interpreter():
+    """This interpreter when it imports torch with CUDA, else the reference environment's."""
+    probe = "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)"
+    r = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True)
+    if r.returncode == 0:
+        return sys.executable, None
+    python, _ = torch_python()
+    if python is None:
+        return None, "torch is not importable (pip install torch)"
+    r = subprocess.run([python, "-c", probe], check=False, capture_output=True)
+    return (python, None) if r.returncode == 0 else (None, f"{python}: torch without CUDA")
+
+
+def run(python, fw, iters, cases, timeout):
+    try:
+        proc = subprocess.run(
+            [python, "-c", WORKER, fw, str(iters), *cases],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        out = proc.stdout
+        tail = (proc.stderr.strip().splitlines() or ["exited with " + str(proc.returncode)])[-1]
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        tail = f"timed out after {timeout} s"
+    results = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            results[r["case"]] = r
+    for case in cases:
+        results.setdefault(case, {"case": case, "error": tail})
+    return results
+
+
+def rate(case, r):
+    unit, work = UNITS[case]
+    if "ms" not in r:
+        return "-"
+    per_s = work / (r["ms"] / 1e3)
+    return f"{per_s / 1e12:.1f}" if unit == "TFLOP/s" else f"{per_s:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--cases", nargs="+", default=CASES, choices=CASES)
+    ap.add_argument("--timeout", type=int, default=150, help="seconds per framework")
+    args = ap.parse_args()
+
+    ours = run(sys.executable, "neomeg", args.iters, args.cases, args.timeout)
+    python, why = torch_interpreter()
+    theirs = run(python, "torch", args.iters, args.cases, args.timeout) if python else {}
+    print(
+        f"{'case':<15}{'unit':>10}{'NeoMeg ms':>11}{'rate':>9}{'PyTorch ms':>12}{'rate':>9}"
+        f"{'speed':>8}"
+    )
+    for case in args.cases:
+        o, t = ours[case], theirs.get(case, {})
+        o_ms = f"{o['ms']:.2f}" if "ms" in o else "-"
+        t_ms = f"{t['ms']:.2f}" if "ms" in t else "-"
+        speed = f"{t['ms'] / o['ms']:.2f}" if "ms" in o and "ms" in t else "-"
+        print(
+            f"{case:<15}{UNITS[case][0]:>10}{o_ms:>11}{rate(case, o):>9}{t_ms:>12}"
+            f"{rate(case, t):>9}{speed:>8}"
+        )
+        for who, r in (("NeoMeg", o), ("PyTorch", t)):
+            if "error" in r:
+                print(f"    {who}: {r['error']}")
+    if python is None:
+        print(f"PyTorch: {why}")
+    print("speed = PyTorch ms / NeoMeg ms (above 1: NeoMeg is faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

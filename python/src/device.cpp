@@ -1,0 +1,62 @@
+// What megengine.device and CompNode ask of the comp nodes: names, memory statistics, memory
+// status, synchronisation, and the CUDA environment (device count, versions, properties). The
+// CUDA queries answer "no GPU" on a machine without one and never print.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "neomeg/core/comp_node.h"
+#include "neomeg/core/cuda_env.h"
+#include "neomeg/dnn/handle.h"
+
+namespace py = pybind11;
+
+namespace neomeg::python {
+
+void init_device(py::module_& m) {
+    m.def("is_cuda_available", &is_cuda_available);
+    m.def("get_cuda_device_count", &get_cuda_device_count);
+    m.def("cuda_unavailable_reason", &cuda::unavailable_reason);
+    // Whether this build has the CUDA kernels (a GPU node can then run operators).
+    m.def("cuda_kernels_available", &dnn::Handle::cuda_available);
+    m.def("canonical_device",
+          [](const std::string& name) { return CompNode::load(name).to_string(); });
+    m.def("memory_stats", [](const std::string& device) {
+        auto s = CompNode::load(device).memory_stats();
+        py::dict d;
+        d["allocated"] = s.allocated;
+        d["peak_allocated"] = s.peak_allocated;
+        d["reserved"] = s.reserved;
+        d["peak_reserved"] = s.peak_reserved;
+        d["nr_system_allocs"] = s.nr_system_allocs;
+        return d;
+    });
+    m.def("reset_peak_memory_stats",
+          [](const std::string& device) { CompNode::load(device).reset_peak_memory_stats(); });
+    m.def("empty_cache", [](const std::string& device) { CompNode::load(device).empty_cache(); });
+    m.def("empty_all_caches", &CompNode::empty_all_caches);
+    m.def("mem_status",
+          [](const std::string& device) { return CompNode::load(device).mem_status(); });
+    // Waiting releases the GIL: other Python threads run while the GPU finishes.
+    m.def(
+            "sync", [](const std::string& device) { CompNode::load(device).sync(); },
+            py::call_guard<py::gil_scoped_release>());
+    m.def("sync_all", &CompNode::sync_all, py::call_guard<py::gil_scoped_release>());
+
+    m.def("get_cuda_version", &cuda::build_version);
+    m.def("get_cuda_runtime_version", &cuda::runtime_version);
+    m.def("get_cuda_driver_version", &cuda::driver_version);
+    m.def("get_cudnn_version", &cuda::cudnn_build_version);
+    m.def("get_cudnn_runtime_version", &cuda::cudnn_runtime_version);
+    m.def("get_device_prop", [](int device) {
+        auto p = cuda::device_properties(device);
+        py::dict d;
+        d["name"] = p.name;
+        d["major"] = p.major;
+        d["minor"] = p.minor;
+        d["total_memory"] = p.total_memory;
+        d["multi_processor_count"] = p.multi_processor_count;
+        return d;
+    });
+}
+
+}  // namespace neomeg::python
