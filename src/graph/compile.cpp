@@ -35,12 +35,21 @@ std::unique_ptr<ComputingGraph> ComputingGraph::copy(std::vector<VarNode*>& outp
         std::vector<VarNode*> inputs;
         for (VarNode* in : node->inputs())
             inputs.push_back(map.at(in));
-        std::vector<dnn::TensorLayout> layouts;
-        for (VarNode* out : node->outputs())
-            layouts.push_back(out->layout());
+        // Inferred again (value_infer.h): an input that became a constant can make a dynamic
+        // shape static. Dnn ops keep their output shapes as presets (their rules check them);
+        // view ops take none, and a dynamic shape's stand-in is no preset.
+        std::vector<dnn::TensorShape> presets;
+        bool dynamic = false;
+        for (VarNode* out : node->outputs()) {
+            presets.push_back(out->shape());
+            dynamic |= out->shape_dynamic();
+        }
+        if (dynamic || node->op().kind() != OpKind::Dnn)
+            presets.clear();
         // A fresh op: the copy's kernels and plans are its own.
-        OperatorNode* n = copy->insert_node(node->op().clone(), inputs, node->comp_node(), layouts);
-        for (size_t i = 0; i < layouts.size(); ++i) {
+        OperatorNode* n = copy->insert_inferred(node->op().clone(), inputs, node->comp_node(),
+                                                std::move(presets));
+        for (size_t i = 0; i < node->outputs().size(); ++i) {
             n->outputs()[i]->set_name(node->outputs()[i]->name());
             map[node->outputs()[i]] = n->outputs()[i];
         }
