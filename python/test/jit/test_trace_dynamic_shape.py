@@ -173,3 +173,32 @@ def test_traced_training_through_flatten_matches_eager():
         losses.append(ls)
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-4)
     np.testing.assert_allclose(nets[0].fc.weight.numpy(), nets[1].fc.weight.numpy(), atol=1e-5)
+
+
+def test_gradient_through_traced_cond_take_runs_eagerly_and_stays_right():
+    # Backward rules fix shapes in their params (a mean's divisor, a broadcast's shape): a graph
+    # of a backward pass through a data-dependent shape would be wrong for another count, so
+    # such a recording ends and the calls run eagerly.
+    from megengine.autodiff import GradManager
+
+    x = mge.Parameter(np.arange(1, 13, dtype="float32").reshape(3, 4))
+    gm = GradManager().attach([x])
+
+    @trace
+    def step(m):
+        with gm:
+            v, _ = F.cond_take(m, x)
+            loss = v.mean()
+            gm.backward(loss)
+        return loss
+
+    rng = np.random.default_rng(1)
+    with pytest.warns(RuntimeWarning, match="depends on data"):
+        for p in (0.5, 0.2, 0.9):
+            m = rng.uniform(size=(3, 4)) < p
+            x.grad = None
+            loss = step(mge.Tensor(m))
+            xv = x.numpy()
+            np.testing.assert_allclose(loss.numpy(), xv[m].mean(), rtol=1e-6)
+            np.testing.assert_allclose(x.grad.numpy(), m / m.sum(), rtol=1e-6)
+    assert step._mode == "eager"

@@ -80,6 +80,10 @@ public:
     // autodiff.Function); empty while the recording is complete. Such a recording replays
     // nothing: its later calls run eagerly.
     const std::string& failure() const { return m_failure; }
+    // Ends a recording (not a check, nor an excluded region) with `why` plus the caller's
+    // location: what ran is correct eagerly but the graph could not replay it (a backward pass
+    // through shapes that depend on data fixes them in its params).
+    void fail(const std::string& why);
 
     // A named input var standing for `t` (a traced function's argument).
     graph::VarNode* add_input(const Tensor& t, std::string name);
