@@ -28,7 +28,7 @@ TEST(GetVarShape, AllAxesSomeAxesAndErrors) {
     EXPECT_EQ(scalar[0].shape().to_string(), "{0}");
     p.axes = {3};
     expect_error<ParamError>([&] { run_op(*make_op<GetVarShape>(h.get(), p), {x}); },
-                             {"GetVarShape(axes=[3])", "axis 3 is out of range", "{2,3,4}"});
+                             {"GetVarShape(axes=[3])", "axis 3 is out of range for src"});
 }
 
 TEST(ReshapeTo, RowMajorOrderFromStridedInputs) {
@@ -56,7 +56,7 @@ TEST(ReshapeTo, LayoutAndValueErrors) {
             [&] {
                 run_op(*op, {src, ints({2}, {4, 2})}, {{4, 2}});
             },
-            {"ReshapeTo", "cannot reshape {2,3}", "{4,2}"});
+            {"ReshapeTo", "cannot reshape", "to {4,2}"});
     expect_error<ShapeError>(
             [&] {
                 run_op(*op, {src, ints({2}, {3, 2})});
@@ -96,7 +96,7 @@ TEST(BroadcastTo, MatchesNumpyBroadcastTo) {
             [&] {
                 run_op(*op, {src, ints({2}, {3, 4})}, {{2, 2}});
             },
-            {"cannot broadcast {3,1}", "{2,2}"});
+            {"cannot broadcast", "to {2,2}"});
 }
 
 TEST(TakePrefix, FirstRowsAndErrors) {
