@@ -238,6 +238,12 @@ void TraceRecorder::check(const OpDef& op, std::span<const Tensor> inputs) {
     ++m_check_pos;
 }
 
+void TraceRecorder::fail(const std::string& why) {
+    if (m_excluded || m_mode != Mode::Record || !m_failure.empty())
+        return;
+    m_failure = why + " at " + location();
+}
+
 void TraceRecorder::on_generator(const OpDef& op) {
     if (m_excluded || m_mode != Mode::Record || !m_failure.empty())
         return;

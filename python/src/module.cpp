@@ -13,6 +13,7 @@
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_def.h"
 #include "tensor.h"
+#include "trace.h"
 
 namespace py = pybind11;
 
@@ -38,6 +39,28 @@ py::tuple apply_generator_py(const imperative::OpDef& op,
     py::tuple result(outs.size());
     for (size_t i = 0; i < outs.size(); ++i)
         result[i] = py::cast(TensorWrapper{std::move(outs[i])});
+    return result;
+}
+
+// An op whose output shapes the caller read from an input's value (ReshapeTo, BroadcastTo,
+// TakePrefix): run and recorded with those shapes, as a trace's graph infers them again.
+py::tuple apply_with_shapes_py(const imperative::OpDef& op,
+                               const std::vector<std::vector<size_t>>& shapes, py::args args) {
+    std::vector<dnn::TensorShape> s;
+    for (auto& dims : shapes)
+        s.emplace_back(dims);
+    std::vector<imperative::Tensor> inputs;
+    for (py::handle a : args) {
+        TensorWrapper* w = fast::tensor_of(a.ptr());
+        if (!w)
+            throw py::type_error("apply_with_shapes: inputs must be Tensors");
+        trace::note_if_tracing(a.ptr());
+        inputs.push_back(w->value);
+    }
+    auto outs = imperative::apply(op, inputs, s);
+    py::tuple result(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i)
+        result[i] = py::reinterpret_steal<py::object>(fast::wrap(std::move(outs[i])));
     return result;
 }
 
@@ -83,6 +106,9 @@ PYBIND11_MODULE(_imperative_rt, m) {
     python::fast::init_fast_apply(m);  // apply, elemwise: the hot path
     m.def("apply_generator", &python::apply_generator_py, py::arg("op"), py::arg("shapes"),
           py::arg("device"), "Runs a generator op (Fill, Eye, RNG) with the given output shapes.");
+
+    m.def("apply_with_shapes", &python::apply_with_shapes_py, py::arg("op"), py::arg("shapes"),
+          "Runs an op with preset output shapes (read from an input's value).");
 
     auto ops = m.def_submodule("ops", "One class per operator, generated from dnn/ops/defs.");
     python::init_ops(ops);

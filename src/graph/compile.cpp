@@ -6,6 +6,7 @@
 #include "neomeg/graph/executable.h"
 #include "neomeg/graph/graph.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/graph/value_infer.h"
 
 namespace neomeg::graph {
 
@@ -35,12 +36,23 @@ std::unique_ptr<ComputingGraph> ComputingGraph::copy(std::vector<VarNode*>& outp
         std::vector<VarNode*> inputs;
         for (VarNode* in : node->inputs())
             inputs.push_back(map.at(in));
-        std::vector<dnn::TensorLayout> layouts;
-        for (VarNode* out : node->outputs())
-            layouts.push_back(out->layout());
+        // Inferred again (value_infer.h): an input that became a constant can make a dynamic
+        // shape static. Dnn ops keep their output shapes as presets (their rules check them;
+        // a value-shaped op's stand-in stays the one it had, unless its value is known now);
+        // view ops take none, and other ops' dynamic stand-ins are inferred again.
+        std::vector<dnn::TensorShape> presets;
+        bool dynamic = false;
+        for (VarNode* out : node->outputs()) {
+            presets.push_back(out->shape());
+            dynamic |= out->shape_dynamic();
+        }
+        bool value_shaped = shape_value_input(node->op()).has_value();
+        if (!value_shaped && (dynamic || node->op().kind() != OpKind::Dnn))
+            presets.clear();
         // A fresh op: the copy's kernels and plans are its own.
-        OperatorNode* n = copy->insert_node(node->op().clone(), inputs, node->comp_node(), layouts);
-        for (size_t i = 0; i < layouts.size(); ++i) {
+        OperatorNode* n = copy->insert_inferred(node->op().clone(), inputs, node->comp_node(),
+                                                std::move(presets));
+        for (size_t i = 0; i < node->outputs().size(); ++i) {
             n->outputs()[i]->set_name(node->outputs()[i]->name());
             map[node->outputs()[i]] = n->outputs()[i];
         }

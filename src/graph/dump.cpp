@@ -8,7 +8,8 @@ namespace neomeg::graph {
 namespace {
 
 std::string type_str(const VarNode* v) {
-    return v->shape().to_string() + " " + v->dtype().name();
+    return v->shape().to_string() + " " + v->dtype().name() +
+           (v->shape_dynamic() ? " dynamic" : "");
 }
 
 // A small constant's values, so a dump shows what folding computed.

@@ -63,10 +63,11 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
 
     // Computed outputs get fresh storage every run; the first listing of a var owns it.
     for (VarNode* v : m_output_vars) {
-        m_outputs.push_back({v->name(), v->layout(), v->comp_node()});
+        m_outputs.push_back({v->name(), v->layout(), v->comp_node(), v->shape_dynamic()});
         if (v->kind() == VarNode::Kind::Computed && !slot_of.count(v)) {
             slot_of[v] = m_vars.size();
-            m_vars.push_back({VarSlot::Source::Output, m_outputs.size() - 1, 0, v->layout()});
+            m_vars.push_back({VarSlot::Source::Output, m_outputs.size() - 1, 0, v->layout(),
+                              v->shape_dynamic()});
         }
         m_output_var_slot.push_back(slot_of.at(v));
     }
@@ -106,7 +107,13 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
             in_layouts.push_back(in->layout());
         }
         for (VarNode* out : node->outputs()) {
-            if (!slot_of.count(out)) {
+            step.dynamic |= out->shape_dynamic();
+            if (!slot_of.count(out) && out->shape_dynamic()) {
+                slot_of[out] = m_vars.size();
+                m_vars.push_back({VarSlot::Source::Dynamic, m_dynamic_values.size(), 0,
+                                  out->layout(), true});
+                m_dynamic_values.emplace_back();
+            } else if (!slot_of.count(out)) {
                 auto it = last_read.find(out);
                 size_t end = it == last_read.end() ? s : it->second;
                 auto& buffers = m_arenas[step.arena].buffers;
@@ -136,8 +143,9 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
             step.outputs.push_back(slot_of.at(out));
             out_layouts.push_back(out->layout());
         }
-        step.workspace_size =
-                node->op().workspace_in_bytes(step.comp_node, in_layouts, out_layouts);
+        if (!step.dynamic)  // a dynamic step asks when it runs
+            step.workspace_size =
+                    node->op().workspace_in_bytes(step.comp_node, in_layouts, out_layouts);
         step.workspace_buffer = m_arenas[step.arena].buffers.size();
         m_arenas[step.arena].buffers.push_back({step.workspace_size, s, s});
         own_buffers.resize(m_arenas.size());
@@ -212,6 +220,8 @@ std::byte* Executable::var_ptr(const VarSlot& v) const {
             return m_input_values[v.index].raw_ptr();
         case VarSlot::Source::Const:
             return m_const_values[v.index].raw_ptr();
+        case VarSlot::Source::Dynamic:
+            return m_dynamic_values[v.index].raw_ptr();
         case VarSlot::Source::Output:
             break;
     }
@@ -223,10 +233,14 @@ void Executable::execute() {
         NM_THROW_IF(!m_input_values[i].valid(), ParamError, "Executable: input '", m_inputs[i].name,
                     "' was never set");
     for (const VarSlot& v : m_vars)
-        if (v.source == VarSlot::Source::Output)
+        if (v.source == VarSlot::Source::Output && !v.dynamic)
             m_output_values[v.index] =
                     DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
     for (Step& step : m_steps) {
+        if (step.dynamic) {
+            run_dynamic_step(step);
+            continue;
+        }
         for (size_t i = 0; i < step.inputs.size(); ++i) {
             const VarSlot& v = m_vars[step.inputs[i]];
             step.in_nd[i] = dnn::TensorND(var_ptr(v), v.layout);
@@ -246,6 +260,8 @@ void Executable::execute() {
     }
     for (const Arena& arena : m_arenas)
         arena.comp_node.sync();
+    for (DeviceTensor& t : m_dynamic_values)  // intermediates: freed, not kept to the next run
+        t = DeviceTensor();
     // Outputs that are inputs or constants themselves, and repeated outputs, share values.
     for (size_t i = 0; i < m_outputs.size(); ++i) {
         const VarSlot& v = m_vars[m_output_var_slot[i]];

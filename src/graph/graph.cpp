@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "neomeg/dnn/errors.h"
+#include "neomeg/graph/value_infer.h"
 #include "rethrow.h"
 
 namespace neomeg::graph {
@@ -24,8 +25,8 @@ std::string inputs_str(std::span<VarNode* const> inputs) {
     std::ostringstream os;
     os << '[';
     for (size_t i = 0; i < inputs.size(); ++i)
-        os << (i ? ", " : "") << inputs[i]->str() << ' ' << inputs[i]->shape().to_string() << ' '
-           << inputs[i]->dtype().name();
+        os << (i ? ", " : "") << inputs[i]->str() << ' ' << inputs[i]->shape().to_string()
+           << (inputs[i]->shape_dynamic() ? " (dynamic)" : "") << ' ' << inputs[i]->dtype().name();
     os << ']';
     return os.str();
 }
@@ -75,6 +76,9 @@ VarNode* ComputingGraph::constant(DeviceTensor value, std::string name) {
     VarNode* v = new_var(VarNode::Kind::Const, value.layout(), value.comp_node());
     v->m_name = std::move(name);
     v->m_value = std::move(value);
+    if (v->m_value.comp_node().device_type() == CompNode::DeviceType::CPU &&
+        v->shape().total_nr_elems() <= kMaxHostValueElems)
+        v->m_host_value = v->m_value;
     return v;
 }
 
@@ -91,20 +95,85 @@ const std::vector<VarNode*>& ComputingGraph::insert(const OpDef& op,
                     " is on ", inputs[i]->comp_node().to_string(), " but input 0 is on ",
                     cn.to_string());
 
-    std::vector<dnn::TensorLayout> in_layouts;
-    in_layouts.reserve(inputs.size());
-    for (VarNode* v : inputs)
-        in_layouts.push_back(v->layout());
-    std::shared_ptr<OpDef> copy = op.clone();
-    std::vector<dnn::TensorLayout> out_layouts;
-    try {
-        out_layouts = copy->infer_layouts(cn, in_layouts, options.output_shapes);
-    } catch (const dnn::Error&) {
-        rethrow_with_context(dnn::str_cat("ComputingGraph::insert: ", op.to_string(), " on inputs ",
-                                          inputs_str(inputs), ": "));
-    }
+    return insert_inferred(op.clone(), inputs, cn, options.output_shapes)->m_outputs;
+}
 
-    return insert_node(std::move(copy), inputs, cn, out_layouts)->m_outputs;
+OperatorNode* ComputingGraph::insert_inferred(std::shared_ptr<OpDef> op,
+                                              std::span<VarNode* const> inputs, CompNode cn,
+                                              std::vector<dnn::TensorShape> presets) {
+    const OpDef* raw = op.get();  // for the message: the node may own it by then
+    OperatorNode* node = nullptr;
+    try {
+        std::vector<dnn::TensorLayout> in_layouts;
+        in_layouts.reserve(inputs.size());
+        bool dynamic = false;
+        for (VarNode* v : inputs) {
+            in_layouts.push_back(v->layout());
+            dynamic |= v->m_dynamic;
+        }
+        if (auto vi = shape_value_input(*op); vi && *vi < inputs.size()) {
+            const DeviceTensor* value = inputs[*vi]->host_value();
+            if (!dynamic && value && value->dtype() == dnn::dtype::Int32 &&
+                value->shape().ndim <= 1) {
+                const auto* p = reinterpret_cast<const int32_t*>(value->raw_ptr());
+                presets = shapes_from_value(*op, in_layouts, {p, value->shape().total_nr_elems()});
+            } else {
+                // Known only at run time; a caller's presets (what an eager run found) or a
+                // stand-in of the right rank meanwhile.
+                dynamic = true;
+                if (presets.empty())
+                    presets = sample_shapes(*op, in_layouts);
+            }
+        }
+        auto out_layouts = op->infer_layouts(cn, in_layouts, presets);
+        node = insert_node(std::move(op), inputs, cn, out_layouts);
+        for (VarNode* out : node->m_outputs)
+            out->m_dynamic = dynamic;
+        if (!dynamic)
+            infer_host_values(node);
+        return node;
+    } catch (const dnn::Error&) {
+        std::string context = dnn::str_cat("ComputingGraph::insert: ", raw->to_string(),
+                                           " on inputs ", inputs_str(inputs), ": ");
+        if (node)  // its host values failed: no half-inserted node stays
+            erase(node);
+        rethrow_with_context(context);
+    }
+}
+
+void ComputingGraph::infer_host_values(OperatorNode* node) {
+    const OpDef& op = node->op();
+    CompNode cn = node->comp_node();
+    if (!computes_host_value(op) || cn.device_type() != CompNode::DeviceType::CPU)
+        return;
+    for (VarNode* out : node->m_outputs)
+        if (out->shape().total_nr_elems() > kMaxHostValueElems)
+            return;
+    // GetVarShape reads only its input's layout, which is static here.
+    bool layout_only = op.id() == OpId::GetVarShape;
+    std::vector<dnn::TensorND> in_nd;
+    std::vector<dnn::TensorLayout> in_layouts, out_layouts;
+    for (VarNode* in : node->m_inputs) {
+        if (!layout_only && !in->host_value())
+            return;
+        in_nd.emplace_back(layout_only ? nullptr : in->m_host_value.raw_ptr(), in->layout());
+        in_layouts.push_back(in->layout());
+    }
+    std::vector<DeviceTensor> values;
+    std::vector<dnn::TensorND> out_nd;
+    for (VarNode* out : node->m_outputs) {
+        values.push_back(DeviceTensor::empty(out->shape(), out->dtype(), cn));
+        out_nd.push_back(values.back().as_nd());
+        out_layouts.push_back(out->layout());
+    }
+    size_t ws_size = op.workspace_in_bytes(cn, in_layouts, out_layouts);
+    DeviceTensor ws;
+    if (ws_size)
+        ws = DeviceTensor::empty({ws_size}, dnn::dtype::Uint8, cn);
+    op.exec(cn, in_nd, out_nd, {ws_size ? ws.raw_ptr() : nullptr, ws_size});
+    cn.sync();
+    for (size_t i = 0; i < values.size(); ++i)
+        node->m_outputs[i]->m_host_value = std::move(values[i]);
 }
 
 OperatorNode* ComputingGraph::insert_node(std::shared_ptr<const OpDef> op,

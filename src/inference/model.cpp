@@ -1,6 +1,7 @@
 // neomeg::inference::Model on serialization::load and ComputingGraph::compile.
 #include "neomeg/inference/model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -94,39 +95,75 @@ std::vector<double> HostTensor::to_doubles() const {
 // ---- Model ----
 
 struct Model::Impl {
+    using Shapes = std::map<std::string, dnn::TensorShape, std::less<>>;
+    // A graph loaded and compiled for some input shapes.
+    struct Built {
+        Shapes shapes;
+        serialization::LoadedGraph graph;
+        std::unique_ptr<graph::Executable> exe;
+        std::vector<TensorInfo> outputs;
+    };
+    // Executables for the input shapes used before the current ones (most recent last), so
+    // that alternating batch sizes do not reload each time; each holds its own arena.
+    static constexpr size_t kKeptShapes = 3;
+
     std::shared_ptr<const std::vector<uint8_t>> bytes;
     // The weights, copied from the file once and shared by clones and rebuilds.
     std::shared_ptr<std::vector<DeviceTensor>> constants =
             std::make_shared<std::vector<DeviceTensor>>();
     CompNode cn;
-    serialization::LoadedGraph graph;
-    std::unique_ptr<graph::Executable> exe;
-    std::vector<TensorInfo> inputs, outputs;
-    std::map<std::string, dnn::TensorShape, std::less<>> shapes;  // current input shapes
-    std::map<std::string, DeviceTensor, std::less<>> values;      // inputs set
+    Built cur;
+    std::vector<Built> kept;
+    std::vector<TensorInfo> inputs;
+    Shapes shapes;                                            // current input shapes
+    std::map<std::string, DeviceTensor, std::less<>> values;  // inputs set
     bool ran = false;
     std::string producer;
 
-    // (Re)loads the graph for the current input shapes and compiles it.
+    static bool same(const Shapes& a, const Shapes& b) {
+        return a.size() == b.size() &&
+               std::equal(a.begin(), a.end(), b.begin(), [](auto& x, auto& y) {
+                   return x.first == y.first && x.second.eq_shape(y.second);
+               });
+    }
+
+    // Makes `cur` the graph for the current input shapes: one kept from before, or (re)loaded
+    // and compiled (memory planned again for these shapes).
     void build() {
+        ran = false;
+        if (cur.exe && same(cur.shapes, shapes))
+            return;
+        if (cur.exe) {
+            kept.push_back(std::move(cur));
+            if (kept.size() > kKeptShapes)
+                kept.erase(kept.begin());
+        }
+        cur = Built{};
+        for (auto it = kept.begin(); it != kept.end(); ++it)
+            if (same(it->shapes, shapes)) {
+                cur = std::move(*it);
+                kept.erase(it);
+                return;
+            }
         serialization::LoadOptions lo;
         lo.comp_node = cn;
         lo.shared_constants = constants;
         for (const auto& [name, shape] : shapes)
             lo.input_shapes[name] = shape;
-        graph = serialization::load(*bytes, lo);
-        exe = graph.graph->compile(graph.output_vars());
-        outputs.clear();
-        for (const auto& o : graph.outputs)
-            outputs.push_back({o.name, o.var->dtype().name(), dims_of(o.var->shape())});
-        ran = false;
+        Built b;
+        b.shapes = shapes;
+        b.graph = serialization::load(*bytes, lo);
+        b.exe = b.graph.graph->compile(b.graph.output_vars());
+        for (const auto& o : b.graph.outputs)
+            b.outputs.push_back({o.name, o.var->dtype().name(), dims_of(o.var->shape())});
+        cur = std::move(b);
     }
 
     // A model on these file bytes (kept: a clone or a new input shape reloads from them).
     static Model make(std::shared_ptr<const std::vector<uint8_t>> bytes, const Options& options);
 
     const serialization::LoadedInput& find_input(std::string_view name) const {
-        for (const auto& in : graph.inputs)
+        for (const auto& in : cur.graph.inputs)
             if (in.name == name)
                 return in;
         throw std::out_of_range(str_cat("the model has no input named '", name, "'"));
@@ -164,11 +201,12 @@ Model Model::Impl::make(std::shared_ptr<const std::vector<uint8_t>> bytes, const
                 str_cat("Model::load: device '", options.device, "': ", e.what()));
     }
     impl->build();
-    for (const auto& in : impl->graph.inputs) {
+    for (const auto& in : impl->cur.graph.inputs) {
         impl->inputs.push_back({in.name, in.var->dtype().name(), in.declared_shape});
         impl->shapes[in.name] = in.var->shape();
     }
-    const auto& md = impl->graph.metadata;
+    impl->cur.shapes = impl->shapes;
+    const auto& md = impl->cur.graph.metadata;
     impl->producer = md.producer_version.empty() ? md.producer_name
                                                  : md.producer_name + " " + md.producer_version;
     return Model(std::move(impl));
@@ -190,7 +228,7 @@ const std::vector<TensorInfo>& Model::inputs() const {
     return m_impl->inputs;
 }
 const std::vector<TensorInfo>& Model::outputs() const {
-    return m_impl->outputs;
+    return m_impl->cur.outputs;
 }
 
 std::vector<std::string> Model::input_names() const {
@@ -202,7 +240,7 @@ std::vector<std::string> Model::input_names() const {
 
 std::vector<std::string> Model::output_names() const {
     std::vector<std::string> out;
-    for (const auto& o : m_impl->outputs)
+    for (const auto& o : m_impl->cur.outputs)
         out.push_back(o.name);
     return out;
 }
@@ -256,7 +294,7 @@ void Model::set_input(std::string_view name, const HostTensor& value) {
 }
 
 void Model::run() {
-    auto& exe = *m_impl->exe;
+    auto& exe = *m_impl->cur.exe;
     for (const auto& slot : exe.inputs()) {
         auto it = m_impl->values.find(slot.name);
         if (it == m_impl->values.end())
@@ -270,10 +308,10 @@ void Model::run() {
 HostTensor Model::output(std::string_view name) const {
     if (!m_impl->ran)
         throw std::logic_error("Model::output: run() has not run since the model was (re)built");
-    const auto& outs = m_impl->graph.outputs;
+    const auto& outs = m_impl->cur.graph.outputs;
     for (size_t i = 0; i < outs.size(); ++i)
         if (outs[i].name == name) {
-            const DeviceTensor& t = m_impl->exe->output(i);
+            const DeviceTensor& t = m_impl->cur.exe->output(i);
             std::vector<std::byte> bytes(t.dtype().size(t.shape().total_nr_elems()));
             if (!bytes.empty())
                 t.to_host(bytes.data());
@@ -283,13 +321,13 @@ HostTensor Model::output(std::string_view name) const {
 }
 
 const std::string& Model::user_info() const {
-    return m_impl->graph.metadata.user_info;
+    return m_impl->cur.graph.metadata.user_info;
 }
 const std::string& Model::producer() const {
     return m_impl->producer;
 }
 uint32_t Model::format_version() const {
-    return m_impl->graph.metadata.format_version;
+    return m_impl->cur.graph.metadata.format_version;
 }
 
 }  // namespace neomeg::inference

@@ -9,6 +9,7 @@
 #include <set>
 #include <system_error>
 
+#include "neomeg/graph/value_infer.h"
 #include "neomeg/serialization/model_file.h"
 #include "neomeg/serialization/model_generated.h"
 #include "param_codec.h"
@@ -26,6 +27,10 @@ std::vector<int64_t> dims_of(const dnn::TensorShape& s) {
 
 // Whether `node`'s op needs its output shapes given: its inputs alone do not give them.
 bool needs_preset_shapes(const OperatorNode& node) {
+    // The loading graph reads a value-shaped op's shapes from its shape input's value (a recorded
+    // one would fix a shape that follows the inputs' shapes or the data).
+    if (graph::shape_value_input(node.op()))
+        return false;
     std::vector<dnn::TensorLayout> in;
     for (const VarNode* v : node.inputs())
         in.push_back(v->layout());

@@ -141,6 +141,12 @@ std::vector<Sample> samples() {
              {{{2, 3}}, {{2, 2}}, {{2}, i32, {1, 1}}}},
             {"cond_take", make_op("CondTake"), {{{5}}, {{5}, dnn::dtype::Bool, {1, 0, 1, 1, 0}}}},
             {"non_zero", make_op("NonZero"), {{{2, 3}, f32, {0, 1, 0, 2, 3, 0}}}},
+            // Value-shaped ops on graph inputs: dynamic shapes, inferred from the values as
+            // the loaded graph runs.
+            {"get_var_shape", make_op("GetVarShape", {{"axes", V{0, -1}}}), {{{2, 3, 4}}}},
+            {"reshape_to", make_op("ReshapeTo"), {{{2, 3}}, {{2}, i32, {3, -1}}}},
+            {"broadcast_to", make_op("BroadcastTo"), {{{1, 3}}, {{3}, i32, {2, 2, 3}}}},
+            {"take_prefix", make_op("TakePrefix"), {{{4, 2}}, {{1}, i32, {3}}}},
             {"svd", make_op("SVD", {{"compute_uv", true}}), {{{3, 2}, f32, {3, 1, 1, 2, 0, 1}}}},
             {"softmax_bwd",
              make_op("SoftmaxBackward", {{"axis", int32_t(1)}}),

@@ -94,6 +94,11 @@ SAMPLES = [
              (F32,), lambda a, b: np.concatenate([a, b], 1), cpp=True),
     OpSample("broadcast_to", lambda a: F.broadcast_to(a, (3, 4)), args(f32(1, 4)), (F32,),
              lambda a: np.broadcast_to(a, (3, 4))),
+    # data-dependent shapes: the two input sets take different numbers of elements
+    OpSample("cond_take", lambda a: F.cond_take(a > 0, a * 2), args(f32(3, 4)), (F32, I32),
+             lambda a: ((a * 2)[a > 0], np.flatnonzero(a > 0)), cpp=True),
+    OpSample("non_zero", lambda a: F.non_zero(a > 0), args(f32(2, 5)), (I32,),
+             lambda a: np.argwhere(a > 0), cpp=True),
     OpSample("two_outputs", lambda a: (a + 1, a * a), args(f32(3)), (F32, F32),
              lambda a: (a + 1, a * a), cpp=True),
     # linear algebra and neural-network ops

@@ -96,3 +96,47 @@ op(
     outputs=["grad"],
     param=RESIZE,
 )
+
+# Shape-computing operators. A graph infers their values (GetVarShape) or reads their shape
+# inputs' values (ReshapeTo, BroadcastTo, TakePrefix) when a node is inserted, so that shapes
+# computed from other shapes stay static; a shape input whose value depends on data makes the
+# output's shape dynamic (known at run time). The caller presets dst's shape from that value.
+
+op(
+    "GetVarShape",
+    "The shape of src as an int32 vector: dst[i] = src.shape[axes[i]] ({ndim}, every axis, when "
+    "axes is empty).",
+    inputs=["src"],
+    outputs=["dst"],
+    param=params(
+        "GetVarShape",
+        "Which axes of src to report.",
+        field("axes", "int32[]", [], "axes of src in output order; negative counts from the end; "
+              "empty: all"),
+    ),
+)
+
+op(
+    "ReshapeTo",
+    "src's elements in row-major order with the shape held by `shape` (int32 {ndim}; one entry may "
+    "be -1, inferred). dst's shape comes from the caller, who reads shape's value.",
+    inputs=["src", "shape"],
+    outputs=["dst"],
+)
+
+op(
+    "BroadcastTo",
+    "src repeated along its axes of size 1 (and new leading axes) to the shape held by `shape` "
+    "(int32 {ndim}), NumPy-style. dst's shape comes from the caller, who reads shape's value.",
+    inputs=["src", "shape"],
+    outputs=["dst"],
+)
+
+op(
+    "TakePrefix",
+    "The first count[0] entries of src along axis 0 (count: int32 {1}, at most src.shape[0]): how "
+    "a graph views the valid part of CondTake's and NonZero's capacity-sized outputs. dst's shape "
+    "comes from the caller, who reads count's value.",
+    inputs=["src", "count"],
+    outputs=["dst"],
+)

@@ -14,6 +14,7 @@ import numpy as np
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor import array_method as _array_method
+from ..core.tensor import symbolic_shape as _symbolic_shape
 from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
 from ..core.tensor.array_method import reshape as _reshape
 
@@ -371,7 +372,9 @@ def reshape(inp, target_shape):
         [[0, 1, 2], [3, 4, 5]]
     """
     x = as_tensor(inp)
+    shape_value = None
     if isinstance(target_shape, Tensor):
+        shape_value = target_shape
         target_shape = target_shape.numpy().tolist()
     if isinstance(target_shape, (int, np.integer)):
         target_shape = (target_shape,)
@@ -384,6 +387,10 @@ def reshape(inp, target_shape):
             raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
     elif known != x.size:
         raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+    if shape_value is not None and _symbolic_shape.active():
+        # A traced graph reads the shape from the tensor's value when it runs.
+        target = tuple(x.size // known if s == -1 else s for s in shape)
+        return _symbolic_shape.reshape_to(x, shape_value.astype("int32").reshape(-1), target)
     return _reshape(x, shape)
 
 
@@ -686,6 +693,12 @@ def cond_take(mask, x):
         raise ValueError(f"cond_take: mask shape {m.shape} differs from data shape {v.shape}")
     values, indices, count = _apply(cached_op(builtin.CondTake), v, m)
     cap, cnt = values.shape[0], int(count.numpy()[0])
+    if _symbolic_shape.active():
+        # The count as a value: a traced graph takes however many the data has.
+        return (
+            _symbolic_shape.take_prefix(values, count, cnt),
+            _symbolic_shape.take_prefix(indices, count, cnt),
+        )
     # Static-shape contract: keep the first `count` elements through Split, which autograd records.
     values = _split_sizes(values, 0, [cnt, cap - cnt])[0]
     indices = _split_sizes(indices, 0, [cnt, cap - cnt])[0]
@@ -717,6 +730,13 @@ def non_zero(condition, as_tuple=False):
         raise ValueError("non_zero: condition must have at least one dimension, got a scalar")
     coords, count = _apply(cached_op(builtin.NonZero), x)
     cap, cnt = coords.shape[1], int(count.numpy()[0])
+    if _symbolic_shape.active():
+        # The count as a value: a traced graph takes however many the data has.
+        rows = _symbolic_shape.take_prefix(transpose(coords, (1, 0)), count, cnt)
+        if as_tuple:
+            cols = transpose(rows, (1, 0))
+            return tuple(cols[i] for i in range(x.ndim))
+        return rows
     # Static-shape contract: the first `count` columns hold the coordinates.
     coords = _split_sizes(coords, 1, [cnt, cap - cnt])[0]
     if as_tuple:

@@ -9,7 +9,8 @@ size_t fold_constants(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
         bool all_const = true;
         for (const VarNode* in : node->inputs())
             all_const &= in->kind() == VarNode::Kind::Const;
-        if (!all_const)
+        // A dynamic shape is known only when the executable runs the node (value_infer.h).
+        if (!all_const || (!node->outputs().empty() && node->outputs()[0]->shape_dynamic()))
             continue;
         CompNode cn = node->comp_node();
         std::vector<dnn::TensorND> in_nd, out_nd;

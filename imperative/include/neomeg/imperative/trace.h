@@ -80,13 +80,11 @@ public:
     // autodiff.Function); empty while the recording is complete. Such a recording replays
     // nothing: its later calls run eagerly.
     const std::string& failure() const { return m_failure; }
-    // Ends the recording (not the call) for a reason found above apply(): a collective of
-    // megengine.distributed, whose result the graph would hold as a constant. Only while
-    // recording outside exclude_from_trace; the first reason stays.
-    void fail(const std::string& why) {
-        if (m_mode == Mode::Record && !m_excluded && m_failure.empty())
-            m_failure = why + " at " + location();
-    }
+    // Ends a recording (not a check, nor an excluded region) with `why` plus the caller's
+    // location, for a reason found above apply(): what ran is correct eagerly but the graph could
+    // not replay it (a collective of megengine.distributed whose result the graph would hold as a
+    // constant; a backward pass through shapes that depend on data). The first reason stays.
+    void fail(const std::string& why);
 
     // A named input var standing for `t` (a traced function's argument).
     graph::VarNode* add_input(const Tensor& t, std::string name);

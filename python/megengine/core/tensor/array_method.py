@@ -128,7 +128,15 @@ def flatten(x, start_axis=0, end_axis=-1):
     if start > end:
         raise ValueError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
     shape = x.shape
-    return reshape(x, (*shape[:start], int(np.prod(shape[start : end + 1])), *shape[end + 1 :]))
+    target = (*shape[:start], int(np.prod(shape[start : end + 1])), *shape[end + 1 :])
+    if _rt._is_tracing():
+        # The leading axes as values, so that a traced graph follows its inputs' shapes.
+        if start == 0:
+            return reshape(x, (-1, *shape[end + 1 :]))
+        from . import symbolic_shape  # imports this module
+
+        return symbolic_shape.flatten(x, start, end, target)
+    return reshape(x, target)
 
 
 def transpose(x, pattern):

@@ -2,7 +2,9 @@
 // a fixed sequence of steps (one per operator node) and a memory plan: every intermediate var
 // and workspace lies at a planned offset in one arena per comp node, allocated once. Each
 // execute() runs the whole sequence on the inputs last set, with nothing rebuilt; each output is
-// written to fresh storage, so the outputs of one run stay valid after the next.
+// written to fresh storage, so the outputs of one run stay valid after the next. Steps whose
+// outputs have dynamic shapes (VarNode::shape_dynamic) infer them when they run, from the values
+// computed so far, and take their memory from the comp node's allocator instead of the arena.
 #pragma once
 
 #include <memory>
@@ -22,9 +24,10 @@ class VarNode;
 class Executable {
 public:
     struct Slot {
-        std::string name;  // the input var's name; outputs: the var's name, if any
-        dnn::TensorLayout layout;
+        std::string name;          // the input var's name; outputs: the var's name, if any
+        dnn::TensorLayout layout;  // a dynamic output's: a stand-in of its rank and dtype
         CompNode comp_node;
+        bool shape_dynamic = false;  // known only when a run computes it
     };
     // One arena's plan: the buffers placed in it (intermediate vars and workspaces, in step
     // order) and where.
@@ -60,6 +63,7 @@ public:
     size_t planned_peak_bytes() const;     // sum of the arenas' sizes
     size_t unplanned_total_bytes() const;  // sum of every planned buffer's size: no reuse
     size_t num_steps() const { return m_steps.size(); }
+    size_t num_dynamic_steps() const;  // steps that infer their output shapes at run time
 
     // The compiled (optimized) graph, as ComputingGraph::dump writes it.
     std::string dump() const;
@@ -70,10 +74,13 @@ private:
 
     // Where a var's memory comes from during a run.
     struct VarSlot {
-        enum class Source : uint8_t { Arena, Input, Const, Output } source;
+        // Dynamic: a var of dynamic shape, in m_dynamic_values (outputs of dynamic shape stay
+        // Output and are allocated by their step).
+        enum class Source : uint8_t { Arena, Input, Const, Output, Dynamic } source;
         size_t index = 0;   // arena index / input index / output index
         size_t offset = 0;  // in the arena
         dnn::TensorLayout layout;
+        bool dynamic = false;
     };
     struct Step {
         const OperatorNode* node;
@@ -83,8 +90,13 @@ private:
         size_t arena = 0, workspace_buffer = 0, workspace_offset = 0;
         size_t own_workspace_buffer = 0;           // its index when no buffer is shared in place
         std::vector<dnn::TensorND> in_nd, out_nd;  // reused every run
+        bool dynamic = false;                      // infers, allocates and runs in run_dynamic_step
     };
     std::byte* var_ptr(const VarSlot& v) const;
+    // A var's layout in this run: a dynamic var's from its value.
+    const dnn::TensorLayout& var_layout(const VarSlot& v) const;
+    // executable_dynamic.cpp: a step of dynamic shapes.
+    void run_dynamic_step(Step& step);
     // Fills every part above from the optimized graph and its outputs.
     // `reuse_inplace`: CompileOptions::reuse_inplace.
     void build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs,
@@ -93,7 +105,7 @@ private:
     std::unique_ptr<ComputingGraph> m_graph;
     std::vector<VarNode*> m_output_vars;
     std::vector<Slot> m_inputs, m_outputs;
-    std::vector<DeviceTensor> m_input_values, m_const_values, m_output_values;
+    std::vector<DeviceTensor> m_input_values, m_const_values, m_output_values, m_dynamic_values;
     std::vector<VarSlot> m_vars;
     std::vector<size_t> m_output_var_slot;  // per output, its var slot
     std::vector<Step> m_steps;

@@ -58,8 +58,10 @@ public:
     // A value the graph holds (shared, not copied).
     VarNode* constant(DeviceTensor value, std::string name = {});
     // Applies a copy of `op` to `inputs` (vars of this graph, on one comp node) and returns its
-    // output vars with their inferred layouts. Errors keep the layout rule's type (ShapeError,
-    // DTypeError, ParamError, ...) and name the op, its params and the inputs.
+    // output vars with their inferred layouts and, for shape-computing ops, host values
+    // (value_infer.h). An output whose shape depends on data is dynamic (VarNode::shape_dynamic),
+    // and so is every output of an op reading a dynamic var. Errors keep the layout rule's type
+    // (ShapeError, DTypeError, ParamError, ...) and name the op, its params and the inputs.
     const std::vector<VarNode*>& insert(const OpDef& op, std::span<VarNode* const> inputs,
                                         const InsertOptions& options = {});
     const std::vector<VarNode*>& insert(const OpDef& op, std::initializer_list<VarNode*> inputs,
@@ -102,6 +104,8 @@ public:
 
     // A new graph holding what `outputs` need: the inputs and constants read (constants share
     // their values), fresh copies of the ops, the vars' names. `outputs` become their copies.
+    // Layouts, host values and dynamic shapes are inferred again: a shape that was dynamic where
+    // an input was not yet a constant (a trace's recording) can be static in the copy.
     // ParamError for an output that is null or not a var of this graph.
     std::unique_ptr<ComputingGraph> copy(std::vector<VarNode*>& outputs) const;
 
@@ -119,6 +123,12 @@ private:
     // Adds a node whose output layouts are known (insert() inferred them, or compile() copies).
     OperatorNode* insert_node(std::shared_ptr<const OpDef> op, std::span<VarNode* const> inputs,
                               CompNode cn, std::span<const dnn::TensorLayout> out_layouts);
+    // insert() after its checks: infers layouts (`presets`: output shapes, or empty), dynamic
+    // shapes and host values, and adds the node.
+    OperatorNode* insert_inferred(std::shared_ptr<OpDef> op, std::span<VarNode* const> inputs,
+                                  CompNode cn, std::vector<dnn::TensorShape> presets);
+    // Computes the outputs' host values when value_infer.h says the graph knows them.
+    void infer_host_values(OperatorNode* node);
     VarNode* new_var(VarNode::Kind kind, const dnn::TensorLayout& layout, CompNode cn);
     void check_owned(const VarNode* var, const char* what, size_t index) const;
 

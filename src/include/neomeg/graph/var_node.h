@@ -1,6 +1,8 @@
 // A VarNode is a tensor-valued edge of a ComputingGraph: a placeholder the caller feeds
 // (input), a value the graph holds (constant), or an output of an operator node. Its layout
-// (shape and dtype) is static and contiguous, inferred when the node producing it is inserted.
+// (shape and dtype) is contiguous and inferred when the node producing it is inserted: static,
+// unless it depends on data (value_infer.h), when the layout holds a stand-in of the right rank
+// and dtype and the executable infers the shape at run time.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +34,13 @@ public:
     const dnn::TensorShape& shape() const { return m_layout; }
     dnn::DType dtype() const { return m_layout.dtype; }
     CompNode comp_node() const { return m_cn; }
+    // The shape is known only at run time (it depends on data); layout() is a stand-in.
+    bool shape_dynamic() const { return m_dynamic; }
+    // The var's value when the graph knows it before running (value_infer.h): a small tensor in
+    // host memory; null otherwise.
+    const DeviceTensor* host_value() const {
+        return m_host_value.valid() ? &m_host_value : nullptr;
+    }
 
     // The operator node computing this var and which of its outputs it is; null for an input
     // or a constant.
@@ -58,6 +67,8 @@ private:
     OperatorNode* m_owner = nullptr;
     size_t m_owner_index = 0;
     DeviceTensor m_value;
+    DeviceTensor m_host_value;
+    bool m_dynamic = false;
     std::vector<OperatorNode*> m_users;
 };
 

@@ -123,7 +123,8 @@ public:
     Model clone() const;
 
     // Inputs with their declared shapes (-1: dynamic), and outputs with their shapes for the
-    // input shapes of the last set_input (or the model's sample shapes).
+    // input shapes of the last set_input (or the model's sample shapes). An output whose shape
+    // depends on the data (after a cond_take) gets it only when run: output() has the real one.
     const std::vector<TensorInfo>& inputs() const;
     const std::vector<TensorInfo>& outputs() const;
     std::vector<std::string> input_names() const;
@@ -133,7 +134,9 @@ public:
 
     // Copies `data` (dense elements of the input's dtype) as input `name` of this shape. A shape
     // other than the current one must fit the declared shape (only -1 dimensions may change)
-    // and rebuilds the graph for it, once; later runs of that shape cost nothing extra.
+    // and rebuilds the graph for it, once: shapes computed from the inputs' shapes (a flatten's
+    // batch) follow, and memory is planned again. The executables of the last few shapes are
+    // kept, so alternating batch sizes cost nothing extra after their first run.
     void set_input(std::string_view name, const void* data, std::span<const int64_t> shape);
     void set_input(std::string_view name, const void* data, std::initializer_list<int64_t> shape) {
         set_input(name, data, std::span<const int64_t>(shape.begin(), shape.size()));

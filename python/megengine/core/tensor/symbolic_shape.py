@@ -1,0 +1,50 @@
+"""Shapes as values while a trace records: the ops that let a traced (and dumped) graph follow
+its inputs' shapes instead of fixing the ones seen when it was recorded.
+
+Eagerly, ``F.flatten(x, 1)`` reshapes to Python ints read from ``x.shape``; a trace would record
+them as constants, and a dumped model would refuse another batch size. While a trace records
+(or checks), the functions here compute the target shape with ops instead (``GetVarShape``,
+``Concat``) and reshape with ``ReshapeTo``, whose output shape the graph reads from that value:
+static when it follows from the inputs' shapes, dynamic when it depends on data (``TakePrefix``
+after ``CondTake``). Eager results are the same either way.
+"""
+
+import numpy as np
+
+from .. import _imperative_rt as _rt
+from ..ops import builtin
+from .array_method import Tensor, apply, cached_op
+
+
+def active():
+    """Whether shapes should be recorded as values: a trace records or checks on this thread."""
+    return _rt._is_tracing()
+
+
+def _int32(values):
+    # Made inside the traced call: a constant of the graph.
+    return Tensor(np.asarray(values, dtype=np.int32), dtype="int32")
+
+
+def shape_of(x, axes):
+    """``x.shape`` at ``axes`` as an int32 tensor (a GetVarShape op)."""
+    return apply(cached_op(builtin.GetVarShape, axes=tuple(int(a) for a in axes)), x)[0]
+
+
+def reshape_to(x, shape, target):
+    """``x`` reshaped to the int32 tensor ``shape``, whose value is ``target`` (-1 resolved)."""
+    return _rt.apply_with_shapes(cached_op(builtin.ReshapeTo), [tuple(target)], x, shape)[0]
+
+
+def flatten(x, start, end, target):
+    """``x`` with axes ``start..end`` merged, the other axes taken from ``x``'s shape as values."""
+    parts = [shape_of(x, range(start)), _int32([-1])]
+    if end + 1 < x.ndim:
+        parts.append(shape_of(x, range(end + 1, x.ndim)))
+    shape = apply(cached_op(builtin.Concat, axis=0), *parts)[0]
+    return reshape_to(x, shape, target)
+
+
+def take_prefix(x, count, n):
+    """The first ``n`` entries of ``x`` along axis 0, ``n`` being the value of ``count``."""
+    return _rt.apply_with_shapes(cached_op(builtin.TakePrefix), [(n, *x.shape[1:])], x, count)[0]
