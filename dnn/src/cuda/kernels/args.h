@@ -1,0 +1,101 @@
+// What the .cu launchers take: plain structs that both g++ (the operator classes) and nvcc (the
+// kernels) compile. The .cu files include no NeoMeg header beyond these, so nvcc never parses
+// Eigen and stays fast.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace neomeg::dnn::cuda::kern {
+
+// The same order as neomeg::dnn::DTypeEnum (checked in layout_util.cpp).
+enum class DT : uint8_t { Float32, Float16, BFloat16, Int8, Uint8, Int16, Int32, Bool };
+
+inline constexpr int kMaxNdim = 7;
+
+// A strided tensor's shape and element strides; after collapse_jointly, dims are merged where
+// every tensor of a call is contiguous across them.
+struct Strided {
+    int ndim = 0;
+    int64_t shape[kMaxNdim] = {};
+    int64_t stride[kMaxNdim] = {};
+};
+
+// The Elemwise modes in param::Elemwise's order (checked in elemwise.cpp).
+// clang-format off
+#define NM_CUDA_ELEMWISE_MODES(cb)                                                               \
+    cb(RELU) cb(ABS) cb(NEGATE) cb(SQUARE) cb(ROUND) cb(FLOOR) cb(CEIL) cb(SIGN) cb(EXP)         \
+    cb(EXPM1) cb(LOG) cb(LOG1P) cb(SQRT) cb(RSQRT) cb(SIN) cb(COS) cb(TAN) cb(ASIN) cb(ACOS)     \
+    cb(ATAN) cb(SINH) cb(COSH) cb(TANH) cb(ASINH) cb(ACOSH) cb(ATANH) cb(SIGMOID) cb(ERF)       \
+    cb(ERFINV) cb(ERFC) cb(ERFCINV) cb(GELU) cb(SILU) cb(H_SWISH) cb(HSIGMOID) cb(RELU6)        \
+    cb(SOFTPLUS) cb(LOGSIGMOID) cb(NOT) cb(ISNAN) cb(ISINF) cb(ADD) cb(SUB) cb(MUL)             \
+    cb(FLOOR_DIV) cb(MOD) cb(MAX) cb(MIN) cb(SWITCH_GT0) cb(ABS_GRAD) cb(TRUE_DIV) cb(POW)      \
+    cb(ATAN2) cb(LOG_SUM_EXP) cb(SIGMOID_GRAD) cb(TANH_GRAD) cb(GELU_GRAD) cb(SILU_GRAD)        \
+    cb(H_SWISH_GRAD) cb(HSIGMOID_GRAD) cb(RELU6_GRAD) cb(SOFTPLUS_GRAD) cb(LOGSIGMOID_GRAD)     \
+    cb(EQ) cb(NE) cb(LT) cb(LEQ) cb(AND) cb(OR) cb(XOR) cb(SHL) cb(SHR) cb(CLIP)                \
+    cb(FUSE_MUL_ADD3) cb(COND) cb(FUSE_MUL_ADD4)
+// clang-format on
+
+enum class EwMode : uint32_t {
+#define NM_CB(m) m,
+    NM_CUDA_ELEMWISE_MODES(NM_CB)
+#undef NM_CB
+};
+
+inline constexpr int kMaxArity = 4;
+
+// One Elemwise call: every src already broadcast to dst's shape (stride 0 on broadcast axes) and
+// all of them collapsed together with dst, so they share dst's ndim and shape.
+struct ElemwiseArgs {
+    EwMode mode;
+    int arity;
+    // Float data (or TRUE_DIV on integers) computes in float, integer and bool data in int64.
+    bool in_float;
+    // Bits of the data dtype, for SHL/SHR.
+    int data_bits;
+    const void* src[kMaxArity];
+    DT src_dt[kMaxArity];
+    Strided src_layout[kMaxArity];
+    void* dst;
+    DT dst_dt;
+    Strided dst_layout;
+    int64_t nr_elems;
+};
+void elemwise(const ElemwiseArgs& args, cudaStream_t stream);
+
+// dst[i] = src[i] converted from src_dt to dst_dt through both layouts (same shape, collapsed
+// together): TypeCvt, and Relayout when the dtypes agree.
+void convert(const void* src, DT src_dt, const Strided& src_layout, void* dst, DT dst_dt,
+             const Strided& dst_layout, int64_t nr_elems, cudaStream_t stream);
+
+// Writes the element whose bytes are the low `elem_size` bytes of `bits` (the host converts the
+// value, so that the rounding is exactly naive's) into every element.
+void fill_bytes(void* dst, int elem_size, const Strided& layout, int64_t nr_elems, uint32_t bits,
+                cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Reduce's modes in param::Reduce's order (checked in reduce.cpp).
+enum class ReduceMode : uint32_t { SUM, SUM_SQR, PRODUCT, MIN, MAX, MEAN };
+
+// One Reduce call: output element i reduces axis_size elements of src starting at
+// offset_of(src_outer, i), axis_stride apart, into dst at offset_of(dst_layout, i). src_outer and
+// dst_layout are src's and dst's layouts without the reduced axis, collapsed together.
+struct ReduceArgs {
+    ReduceMode mode;
+    const void* src;
+    DT src_dt;
+    Strided src_outer;
+    int64_t axis_size;
+    int64_t axis_stride;
+    void* dst;
+    DT dst_dt;
+    Strided dst_layout;
+    int64_t nr_out;
+};
+void reduce(const ReduceArgs& args, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
