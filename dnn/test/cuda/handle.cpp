@@ -29,27 +29,15 @@ const std::set<std::string> kKnownGaps = {
         "LayerNormBackward",
         "GroupNormForward",
         "GroupNormBackward",
-        "DropoutForward",
-        "DropoutBackward",
         "AdaptivePoolingForward",
         "AdaptivePoolingBackward",
-        "UniformRNG",
-        "GaussianRNG",
         "PermutationRNG",
-        "CheckNonFinite",
-        "Argmax",
-        "Argmin",
-        "Cumsum",
         "Argsort",
         "TopK",
         "Linspace",
         "Arange",
         "Eye",
         "Diag",
-        "Concat",
-        "Split",
-        "Padding",
-        "PaddingBackward",
         "Resize",
         "ResizeBackward",
 };
@@ -84,12 +72,6 @@ TEST(CudaHandle, KnownGapListIsExact) {
     }
 }
 
-TEST(CudaHandle, WithoutADeviceMakeCudaIsAClearError) {
-    if (Handle::cuda_available())
-        GTEST_SKIP() << "a CUDA device is present";
-    EXPECT_THROW(Handle::make_cuda(0, nullptr), NotSupportedError);
-}
-
 TEST_F(Cuda, EveryDefinedOperatorIsCreated) {
     EXPECT_STREQ(handle->name(), "cuda");
     for (size_t i = 0; i < kNumOpTypes; ++i) {
@@ -118,17 +100,16 @@ TEST_F(Cuda, StagedFallbackMatchesNaive) {
 
 TEST_F(Cuda, StagedFallbackKeepsOutputGaps) {
     // A padded output's gaps hold what was there before: the staged copy writes back the span it
-    // read, which includes them unchanged.
-    auto op = handle->create_operator<Cumsum>();
-    op->param().axis = 1;
+    // read, which includes them unchanged. Diag has no CUDA kernel yet.
+    auto op = handle->create_operator<Diag>();
     HostTensor src = HostTensor::from({2, 3}, {3, 1, 2, 0, 5, 4});
-    TensorLayout padded({2, 3}, {4, 1}, dtype::Float32);
-    HostTensor flat = HostTensor::from({8}, {-7, -7, -7, -7, -7, -7, -7, -7});
+    TensorLayout padded({2}, {2}, dtype::Float32);
+    HostTensor flat = HostTensor::from({4}, {-7, -7, -7, -7});
     DeviceTensor dsrc = DeviceTensor::from(src);
     DeviceTensor dst = DeviceTensor::from(flat);
-    // dst viewed as (2, 3) rows of stride 4: elements 3 and 7 are gaps.
+    // The diagonal (3, 5) into every second element of dst: elements 1 and 3 are gaps.
     std::vector<TensorND> in{dsrc.nd()}, outs{TensorND(dst.nd().raw_ptr(), padded)};
     op->exec(in, outs);
     EXPECT_EQ(last_kernel(*op), "naive(staged)");
-    EXPECT_EQ(dst.to_host().values(), (std::vector<double>{3, 4, 6, -7, 0, 5, 9, -7}));
+    EXPECT_EQ(dst.to_host().values(), (std::vector<double>{3, -7, 5, -7}));
 }

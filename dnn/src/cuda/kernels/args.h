@@ -99,3 +99,68 @@ struct ReduceArgs {
 void reduce(const ReduceArgs& args, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// The random operators over Philox4x32-10 (dnn/src/common/philox.h): element i is the i-th element
+// of dst in logical row-major order, so the GPU draws what the CPU draws for a seed.
+// Uniform values of `bits` random bits (the dtype's significand) in [0, 1).
+void uniform(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, int bits,
+             cudaStream_t stream);
+// mean + std * the standard normal stream, in double, rounded once into dt.
+void gaussian(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, double mean,
+              double std, cudaStream_t stream);
+// dst = keep ? src * scale : 0 and mask = keep, keep iff uniform(seed, i) >= drop_prob; the three
+// layouts collapsed together.
+void dropout_forward(const void* src, DT src_dt, const Strided& src_layout, void* dst, DT dst_dt,
+                     const Strided& dst_layout, void* mask, const Strided& mask_layout, int64_t n,
+                     uint64_t seed, float drop_prob, double scale, cudaStream_t stream);
+// grad = mask ? diff * scale : 0.
+void dropout_backward(const void* diff, DT diff_dt, const Strided& diff_layout, const void* mask,
+                      const Strided& mask_layout, void* grad, DT grad_dt,
+                      const Strided& grad_layout, int64_t n, double scale, cudaStream_t stream);
+// Sets *flag to 1 when an element of src is NaN or infinite (the caller zeroes it first).
+void find_non_finite(const void* src, DT dt, const Strided& layout, int64_t n, int32_t* flag,
+                     cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Padding's border modes in param::Padding's order (checked in padding.cpp).
+enum class PadMode : uint32_t { CONSTANT, REFLECT, REPLICATE };
+
+// One Padding call: src and dst uncollapsed (the border rule is per dim), front[d] elements added
+// before dim d.
+struct PaddingArgs {
+    PadMode mode;
+    double value;
+    const void* src;
+    Strided src_layout;
+    void* dst;
+    Strided dst_layout;
+    DT dt;
+    int64_t front[kMaxNdim];
+};
+// dst[j] = src[source(j)], or value on CONSTANT's border.
+void padding_forward(const PaddingArgs& args, int64_t nr_dst, cudaStream_t stream);
+// acc (src-shaped, dense, zeroed here) += diff[j] at source(j) for every diff element j (args.src
+// is diff, args.dst_layout diff's layout, args.src_layout grad's); then grad = acc, rounded once.
+void padding_backward(const PaddingArgs& args, int64_t nr_diff, double* acc, void* grad,
+                      const Strided& grad_layout, int64_t nr_grad, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Argmax/Argmin along one axis, laid out as ReduceArgs (mode unused, dst int32): the first
+// extreme element wins, and a NaN counts as the extreme (NumPy).
+void arg_reduce(const ReduceArgs& args, bool is_max, cudaStream_t stream);
+
+// Cumsum along one axis, laid out as ReduceArgs with dst_layout the dst strides of the outer
+// axes and dst_axis_stride dst's along the scanned axis. Floats accumulate in double, integers
+// wrap in uint64 (as naive).
+void cumsum(const ReduceArgs& args, int64_t dst_axis_stride, bool exclusive, bool reverse,
+            cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
