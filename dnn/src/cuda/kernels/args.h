@@ -164,3 +164,28 @@ void cumsum(const ReduceArgs& args, int64_t dst_axis_stride, bool exclusive, boo
             cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// An indexed read or write along one axis (Gather, IndexingOneHot, IndexingSetOneHot): the walk
+// runs over `walk`'s shape; at walk position c, i = index[c] (int32) and the indexed tensor is
+// addressed at c with coordinate `axis` replaced by i, the plain one at c. Layouts uncollapsed
+// (ndim = the walk's rank). An i outside [0, axis_size) is skipped and sets *bad to 1.
+struct AxisIndexArgs {
+    const void* indexed_src;  // gather: read from here; scatter: nullptr
+    void* indexed_dst;        // scatter: written here; gather: nullptr
+    Strided indexed;
+    const int32_t* index;
+    Strided index_layout;
+    const void* plain_src;  // scatter: read from here
+    void* plain_dst;        // gather: written here
+    Strided plain;
+    int axis;
+    int64_t axis_size;
+    int elem_size;
+    int64_t n;
+    int32_t* bad;
+};
+void axis_index(const AxisIndexArgs& args, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
