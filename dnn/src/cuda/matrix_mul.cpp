@@ -5,6 +5,7 @@
 // other strides (padded inner axes, broadcast or reversed rows), integer dtypes and K = 0 go to
 // the staged naive kernel. float32 uses TF32 tensor cores only when Handle::cuda_allow_tf32().
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -133,7 +134,46 @@ private:
     }
 };
 
+// Dot through cublasDotEx, float32 accumulation, the result written on the device (device pointer
+// mode for this call only, so that nothing waits for it).
+class DotImpl final : public CudaKernel<Dot> {
+public:
+    using CudaKernel::CudaKernel;
+
+private:
+    bool accepts(std::span<const TensorLayout> in, std::span<const TensorLayout>) override {
+        auto fits = [](const TensorLayout& l) {
+            return l[0] > 0 && l[0] < (size_t{1} << 31) && l.stride[0] != 0 &&
+                   std::abs(l.stride[0]) < (ptrdiff_t{1} << 31);
+        };
+        return cublas_type(in[0].dtype) && fits(in[0]) && fits(in[1]);
+    }
+    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
+                    Workspace) override {
+        cudaDataType_t type = *cublas_type(in[0].layout.dtype);
+        cublasHandle_t h = cuda_handle().cublas();
+        // BLAS walks a negative increment from the far end; ours starts at the pointer.
+        auto base = [](const TensorND& t) {
+            ptrdiff_t s = t.layout.stride[0];
+            auto* p = static_cast<std::byte*>(t.raw_ptr());
+            if (s < 0)
+                p += s * static_cast<ptrdiff_t>(t.layout[0] - 1) *
+                     static_cast<ptrdiff_t>(t.layout.dtype.size());
+            return static_cast<void*>(p);
+        };
+        NM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+        cublasStatus_t st = cublasDotEx(h, static_cast<int>(in[0].layout[0]), base(in[0]), type,
+                                        static_cast<int>(in[0].layout.stride[0]), base(in[1]), type,
+                                        static_cast<int>(in[1].layout.stride[0]), out[0].raw_ptr(),
+                                        type, CUDA_R_32F);
+        NM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+        NM_CUBLAS_CHECK(st);
+        return "cublas";
+    }
+};
+
 }  // namespace
+NM_REGISTER_CUDA(Dot, DotImpl);
 NM_REGISTER_CUDA(MatrixMul, MatmulImpl<MatrixMul>);
 NM_REGISTER_CUDA(BatchedMatrixMul, MatmulImpl<BatchedMatrixMul>);
 }  // namespace neomeg::dnn::cuda

@@ -113,3 +113,19 @@ TEST_F(Cuda, BatchedMatrixMulBroadcastAndPaddedBatches) {
     c.exec_layouts({TensorLayout({3, 4, 4}, {20, 5, 1}, dtype::Float32),
                     TensorLayout({3, 4, 6}, dtype::Float32)});
 }
+
+TEST_F(Cuda, DotMatchesNaive) {
+    for (DType dt : kFloats) {
+        CudaChecker<Dot> c(handle.get());
+        c.set_dtype(0, dt).set_dtype(1, dt).set_epsilon(eps_of(dt)).expect_kernel("cublas");
+        c.execs({{1}, {1}});
+        c.execs({{1000}, {1000}});
+        c.set_noncontiguous(true).execs({{77}, {77}});
+        // A reversed operand.
+        c.set_noncontiguous(false).exec_layouts(
+                {TensorLayout({9}, {-1}, dt), TensorLayout({9}, {3}, dt)});
+    }
+    CudaChecker<Dot> ints(handle.get());
+    ints.set_dtype(0, dtype::Int32).set_dtype(1, dtype::Int32).set_range(0, -9, 9);
+    ints.set_range(1, -9, 9).expect_kernel("naive(staged)").execs({{50}, {50}});
+}

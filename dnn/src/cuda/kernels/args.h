@@ -189,3 +189,14 @@ struct AxisIndexArgs {
 void axis_index(const AxisIndexArgs& args, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// dst[i] = start + i * step in double for a 1-D dst of n elements (stride `stride`); with
+// `last_is` set, the last element is exactly `last` (Linspace's endpoint).
+void linear_fill(void* dst, DT dt, int64_t stride, int64_t n, double start, double step,
+                 bool last_is, double last, cudaStream_t stream);
+// dst[r][c] = (c - r == k) over a 2-D layout.
+void eye(void* dst, DT dt, const Strided& layout, int64_t k, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern

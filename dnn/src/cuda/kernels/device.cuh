@@ -96,11 +96,12 @@ __device__ __forceinline__ void store_float(void* p, DT dt, int64_t off, double 
         case DT::Float32:
             static_cast<float*>(p)[off] = static_cast<float>(v);
             return;
+        // Through float, as the naive kernels store (static_cast<T>(static_cast<float>(v))).
         case DT::Float16:
-            static_cast<__half*>(p)[off] = __double2half(v);
+            static_cast<__half*>(p)[off] = __float2half_rn(static_cast<float>(v));
             return;
         case DT::BFloat16:
-            static_cast<__nv_bfloat16*>(p)[off] = __double2bfloat16(v);
+            static_cast<__nv_bfloat16*>(p)[off] = __float2bfloat16_rn(static_cast<float>(v));
             return;
         case DT::Int8:
             static_cast<int8_t*>(p)[off] = saturate_int<int8_t>(v, -128., 127.);
@@ -121,7 +122,7 @@ __device__ __forceinline__ void store_float(void* p, DT dt, int64_t off, double 
 }
 
 // Stores an integer result: narrower integers keep the low bits (two's complement wrap), floats
-// round to nearest even once (through double, exact for every integer dtype here), bool is != 0.
+// round to nearest even once from the exact value, bool is != 0.
 __device__ __forceinline__ void store_int(void* p, DT dt, int64_t off, int64_t v) {
     switch (dt) {
         case DT::Int8:
@@ -138,6 +139,13 @@ __device__ __forceinline__ void store_int(void* p, DT dt, int64_t off, int64_t v
             return;
         case DT::Bool:
             static_cast<bool*>(p)[off] = v != 0;
+            return;
+        // Rounded once from the exact value (naive's round-to-odd through float32 gives the same).
+        case DT::Float16:
+            static_cast<__half*>(p)[off] = __double2half(static_cast<double>(v));
+            return;
+        case DT::BFloat16:
+            static_cast<__nv_bfloat16*>(p)[off] = __double2bfloat16(static_cast<double>(v));
             return;
         default:
             store_float(p, dt, off, static_cast<double>(v));
