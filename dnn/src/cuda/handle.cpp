@@ -44,11 +44,16 @@ HandleImpl::HandleImpl(int device, cudaStream_t stream)
 }
 
 HandleImpl::~HandleImpl() {
-    DeviceGuard guard(m_device);
+    // No throwing here (DeviceGuard throws): a failing runtime at exit must not terminate.
+    int previous = -1;
+    bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != m_device &&
+                    cudaSetDevice(m_device) == cudaSuccess;
     if (m_cudnn)
         cudnnDestroy(m_cudnn);
     if (m_cublas)
         cublasDestroy(m_cublas);
+    if (switched)
+        cudaSetDevice(previous);
 }
 
 cublasHandle_t HandleImpl::cublas() {

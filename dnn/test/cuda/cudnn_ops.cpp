@@ -94,6 +94,38 @@ TEST_F(Cuda, PoolingBackwardMatchesNaive) {
             }
 }
 
+TEST_F(Cuda, AdaptivePoolingMatchesNaive) {
+    using AMode = param::AdaptivePooling::Mode;
+    struct Case {
+        TensorShape src;
+        std::vector<int32_t> out;
+    };
+    const Case cases[] = {{{2, 3, 7, 9}, {1, 1}},
+                          {{2, 3, 7, 9}, {3, 4}},
+                          {{1, 2, 5, 5}, {7, 6}},
+                          {{3, 2, 13}, {5}},
+                          {{2, 2, 5, 6, 7}, {2, 3, 4}}};
+    for (AMode m : {AMode::MAX, AMode::AVERAGE})
+        for (DType dt : kFloats)
+            for (const Case& k : cases) {
+                param::AdaptivePooling p;
+                p.mode = m;
+                p.shape = k.out;
+                TensorShape dst = k.src;
+                for (size_t i = 0; i < k.out.size(); ++i)
+                    dst[2 + i] = static_cast<size_t>(k.out[i]);
+                CudaChecker<AdaptivePoolingForward> f(handle.get());
+                f.set_param(p).set_dtype(0, dt).expect_kernel("cuda").execs({k.src});
+                f.set_noncontiguous(true).execs({k.src});
+                CudaChecker<AdaptivePoolingBackward> b(handle.get());
+                b.set_param(p).expect_kernel("cuda");
+                for (size_t i = 0; i < 3; ++i)
+                    b.set_dtype(i, dt);
+                b.execs({k.src, dst, dst});
+                b.set_noncontiguous(true).execs({k.src, dst, dst});
+            }
+}
+
 TEST_F(Cuda, SoftmaxFamilyEveryAxis) {
     for (DType dt : kFloats)
         for (int32_t axis : {0, 1, 2, -1}) {

@@ -200,3 +200,79 @@ void linear_fill(void* dst, DT dt, int64_t stride, int64_t n, double start, doub
 void eye(void* dst, DT dt, const Strided& layout, int64_t k, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Pooling over (N, C, D, H, W) with the spatial dims a lower rank lacks of size 1 and stride 0
+// (dnn/src/common/pooling.h's PoolGeometry), fixed or adaptive windows.
+enum class PoolReduce : uint32_t { Max, Average, AverageExcludePadding };
+struct PoolArgs {
+    PoolReduce reduce;
+    bool adaptive;
+    int64_t n, c, in[3], out[3], window[3], stride[3], pad[3];
+    DT dt;
+    const void* src;
+    int64_t src_strides[5];
+};
+// dst (strides dst_strides) = the pooled src.
+void pool_forward(const PoolArgs& a, void* dst, const int64_t* dst_strides, cudaStream_t stream);
+// grad (strides grad_strides) = the gradient from diff (strides diff_strides), summed in `acc`,
+// a double per src element.
+void pool_backward(const PoolArgs& a, const void* diff, const int64_t* diff_strides, double* acc,
+                   void* grad, const int64_t* grad_strides, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// A stable sort of each row of `rows` x `n` (src read in row-major order through src_layout,
+// collapsed): NaN largest, -0 equal to +0, ascending or descending (descending keeps equal
+// elements in src order too). The sorted positions go to `order` (rows x n int32, dense).
+// `workspace` holds sort_workspace_bytes(rows, n).
+size_t sort_workspace_bytes(int64_t rows, int64_t n);
+void sort_rows(const void* src, DT dt, const Strided& src_layout, int64_t rows, int64_t n,
+               bool descending, int32_t* order, void* workspace, cudaStream_t stream);
+// Sorts the first k entries of every row of `order` (rows x n) ascending, in place: TopK's
+// unsorted mode, which keeps src's order as naive does. Uses the same workspace.
+void sort_prefix_indices(int32_t* order, int64_t rows, int64_t n, int64_t k, void* workspace,
+                         cudaStream_t stream);
+// values[r][j] = src at row r, position order[r][j]; indices[r][j] = that position, for j < k
+// (values and indices through their collapsed (rows x k) layouts; either may be null).
+// With kth_only, values is rows x 1 and takes position k - 1.
+void gather_sorted(const void* src, DT dt, const Strided& src_layout, const int32_t* order,
+                   int64_t rows, int64_t n, int64_t k, bool kth_only, void* values,
+                   const Strided& values_layout, int32_t* indices, const Strided& indices_layout,
+                   cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// LayerNorm over rows of `len` elements (the trailing axes), every layout collapsed on its own
+// and read in logical row-major order: src/dst/diff/grad as rows x len, mean/rstd as rows,
+// weight/bias/dweight/dbias as len. Moments and sums in double, as naive.
+struct LayerNormArgs {
+    int64_t rows, len;
+    double eps;
+    const void* src;
+    DT src_dt;
+    Strided src_layout;
+    const void* weight;  // null unless affine
+    DT weight_dt;
+    Strided weight_layout;
+    const void* bias;
+    Strided bias_layout;
+    void* mean;  // forward: written; backward: read
+    DT stat_dt;
+    Strided mean_layout;
+    void* rstd;
+    Strided rstd_layout;
+};
+void layer_norm_forward(const LayerNormArgs& a, void* dst, DT dst_dt, const Strided& dst_layout,
+                        cudaStream_t stream);
+void layer_norm_backward(const LayerNormArgs& a, const void* diff, DT diff_dt,
+                         const Strided& diff_layout, void* grad, const Strided& grad_layout,
+                         void* dweight, const Strided& dweight_layout, void* dbias,
+                         const Strided& dbias_layout, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
