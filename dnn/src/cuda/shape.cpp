@@ -1,6 +1,6 @@
-// Concat, Split, Padding and PaddingBackward on the CUDA handle: Concat and Split copy each piece
-// as one strided device copy into (or out of) its slab of the joined tensor; Padding's kernels
-// are in kernels/padding.cu.
+// Concat, Split, Diag, Padding and PaddingBackward on the CUDA handle: Concat and Split copy each
+// piece as one strided device copy into (or out of) its slab of the joined tensor; Padding's
+// kernels are in kernels/padding.cu.
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 
@@ -148,7 +148,46 @@ private:
     }
 };
 
+// Diag through the copy kernels: the k-th diagonal of a matrix is a strided 1-D view of it
+// (row stride + column stride per step), so reading it (2-D src) or writing it into zeros (1-D
+// src) is one strided copy.
+class DiagImpl final : public CudaKernel<Diag> {
+public:
+    using CudaKernel::CudaKernel;
+
+private:
+    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
+        return true;
+    }
+    // The diagonal of `matrix` that Diag reads or writes, `len` elements long.
+    TensorND diagonal(const TensorND& matrix, size_t len) const {
+        const TensorLayout& l = matrix.layout;
+        int64_t k = m_param.k, r0 = k >= 0 ? 0 : -k, c0 = k >= 0 ? k : 0;
+        auto* p = static_cast<std::byte*>(matrix.raw_ptr()) +
+                  (r0 * l.stride[0] + c0 * l.stride[1]) * static_cast<ptrdiff_t>(l.dtype.size());
+        return {p, TensorLayout(TensorShape{len}, {l.stride[0] + l.stride[1]}, l.dtype)};
+    }
+    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
+                    Workspace) override {
+        const TensorND &src = in[0], &dst = out[0];
+        if (dst.layout.is_empty())
+            return "cuda";
+        if (src.layout.ndim == 2) {
+            copy(diagonal(src, dst.layout[0]), dst, stream());
+            return "cuda";
+        }
+        // Zero bits are zero in every dtype.
+        kern::fill_bytes(dst.raw_ptr(), static_cast<int>(dst.layout.dtype.size()),
+                         collapse_jointly({dst.layout})[0],
+                         static_cast<int64_t>(dst.layout.total_nr_elems()), 0, stream());
+        if (!src.layout.is_empty())
+            copy(src, diagonal(dst, src.layout[0]), stream());
+        return "cuda";
+    }
+};
+
 }  // namespace
+NM_REGISTER_CUDA(Diag, DiagImpl);
 NM_REGISTER_CUDA(Concat, ConcatImpl);
 NM_REGISTER_CUDA(Split, SplitImpl);
 NM_REGISTER_CUDA(Padding, PaddingImpl);

@@ -24,7 +24,6 @@ const std::set<std::string> kKnownGaps = {
         "GroupNormForward",
         "GroupNormBackward",
         "PermutationRNG",
-        "Diag",
         "Resize",
         "ResizeBackward",
 };
@@ -78,26 +77,32 @@ TEST_F(Cuda, MissingDeviceIsAClearError) {
 }
 
 TEST_F(Cuda, StagedFallbackMatchesNaive) {
-    // Diag has no CUDA kernel yet: it runs naive through host copies, strided inputs and
+    // Resize has no CUDA kernel yet: it runs naive through host copies, strided inputs and
     // padded outputs included.
-    CudaChecker<Diag> c(handle.get());
-    c.set_epsilon(0).expect_kernel("naive(staged)").execs({{5}});
-    c.execs({{4, 6}});
-    c.set_noncontiguous(true).execs({{4, 9}});
+    param::Resize p;
+    p.out_h = 7;
+    p.out_w = 9;
+    CudaChecker<Resize> c(handle.get());
+    c.set_param(p).expect_kernel("naive(staged)");
+    c.execs({{2, 3, 4, 5}});
+    c.set_noncontiguous(true).execs({{2, 3, 4, 5}});
 }
 
 TEST_F(Cuda, StagedFallbackKeepsOutputGaps) {
     // A padded output's gaps hold what was there before: the staged copy writes back the span it
-    // read, which includes them unchanged. Diag has no CUDA kernel yet.
-    auto op = handle->create_operator<Diag>();
-    HostTensor src = HostTensor::from({2, 3}, {3, 1, 2, 0, 5, 4});
-    TensorLayout padded({2}, {2}, dtype::Float32);
-    HostTensor flat = HostTensor::from({4}, {-7, -7, -7, -7});
-    DeviceTensor dsrc = DeviceTensor::from(src);
-    DeviceTensor dst = DeviceTensor::from(flat);
-    // The diagonal (3, 5) into every second element of dst: elements 1 and 3 are gaps.
-    std::vector<TensorND> in{dsrc.nd()}, outs{TensorND(dst.nd().raw_ptr(), padded)};
+    // read, which includes them unchanged. Scatter has no CUDA kernel yet.
+    auto op = handle->create_operator<Scatter>();
+    HostTensor data = HostTensor::from({2, 2}, {1, 2, 3, 4});
+    HostTensor index = HostTensor::from({1, 2}, {1, 0}, dtype::Int32);
+    HostTensor src = HostTensor::from({1, 2}, {10, 20});
+    TensorLayout padded({2, 2}, {3, 1}, dtype::Float32);
+    HostTensor flat = HostTensor::from({6}, {-7, -7, -7, -7, -7, -7});
+    DeviceTensor dd = DeviceTensor::from(data), di = DeviceTensor::from(index),
+                 ds = DeviceTensor::from(src), dst = DeviceTensor::from(flat);
+    // dst viewed as (2, 2) rows of stride 3: elements 2 and 5 are gaps.
+    std::vector<TensorND> in{dd.nd(), di.nd(), ds.nd()}, outs{TensorND(dst.nd().raw_ptr(), padded)};
     op->exec(in, outs);
     EXPECT_EQ(last_kernel(*op), "naive(staged)");
-    EXPECT_EQ(dst.to_host().values(), (std::vector<double>{3, -7, 5, -7}));
+    // Axis 0: dst[1][0] = 10, dst[0][1] = 20.
+    EXPECT_EQ(dst.to_host().values(), (std::vector<double>{1, 20, -7, 10, 4, -7}));
 }

@@ -72,3 +72,17 @@ TEST_F(Cuda, PaddingBackwardEveryMode) {
             c.set_noncontiguous(true).execs({{6, 15, 5}});
         }
 }
+
+TEST_F(Cuda, DiagBothWays) {
+    for (DType dt : {dtype::Float32, dtype::Float16, dtype::Int8, dtype::Bool})
+        for (int32_t k : {-3, -1, 0, 2, 5}) {
+            param::Diag p;
+            p.k = k;
+            CudaChecker<Diag> c(handle.get());
+            c.set_param(p).set_dtype(0, dt).set_epsilon(0).expect_kernel("cuda");
+            c.execs({{4}});
+            c.execs({{5, 7}});
+            c.set_noncontiguous(true).execs({{6}});
+            c.execs({{6, 4}});
+        }
+}
