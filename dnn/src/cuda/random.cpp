@@ -1,6 +1,6 @@
-// UniformRNG, GaussianRNG, DropoutForward/Backward and CheckNonFinite on the CUDA handle
-// (kernels/random.cu): the same Philox streams as the naive kernels, element i in dst's logical
-// row-major order whatever its strides.
+// UniformRNG, GaussianRNG, PermutationRNG, DropoutForward/Backward and CheckNonFinite on the CUDA
+// handle (kernels/random.cu; the permutation's sort in kernels/sort.cu): the same Philox streams
+// as the naive kernels, element i in dst's logical row-major order whatever its strides.
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 
@@ -117,7 +117,29 @@ private:
     }
 };
 
+class PermutationRNGImpl final : public CudaKernel<PermutationRNG> {
+public:
+    using CudaKernel::CudaKernel;
+
+private:
+    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout> out) override {
+        return out[0].total_nr_elems() < (size_t{1} << 30);
+    }
+    size_t workspace_in_bytes(std::span<const TensorLayout>,
+                              std::span<const TensorLayout> out) override {
+        return kern::permutation_workspace_bytes(count(out[0]));
+    }
+    const char* run(std::span<const TensorND>, std::span<const TensorND> out,
+                    Workspace ws) override {
+        const TensorLayout& l = out[0].layout;
+        kern::permutation(out[0].raw_ptr(), to_kern(l.dtype), collapse_jointly({l})[0], count(l),
+                          m_param.seed, ws.ptr, stream());
+        return "cuda:cub";
+    }
+};
+
 }  // namespace
+NM_REGISTER_CUDA(PermutationRNG, PermutationRNGImpl);
 NM_REGISTER_CUDA(UniformRNG, UniformRNGImpl);
 NM_REGISTER_CUDA(GaussianRNG, GaussianRNGImpl);
 NM_REGISTER_CUDA(DropoutForward, DropoutForwardImpl);

@@ -23,7 +23,6 @@ const std::set<std::string> kKnownGaps = {
         "SVD",
         "GroupNormForward",
         "GroupNormBackward",
-        "PermutationRNG",
         "Resize",
         "ResizeBackward",
 };

@@ -44,6 +44,20 @@ TEST_F(Cuda, GaussianRNGIsTheCpuStream) {
     }
 }
 
+TEST_F(Cuda, PermutationRNGIsTheCpuPermutation) {
+    for (DType dt : {dtype::Int32, dtype::Float32})
+        for (uint64_t seed : {uint64_t{0}, uint64_t{5}}) {
+            param::PermutationRNG p;
+            p.seed = seed;
+            p.dtype = dt.enumv();
+            CudaChecker<PermutationRNG> c(handle.get());
+            c.set_param(p).set_epsilon(0).expect_kernel("cuda:cub");
+            for (size_t n : {1, 2, 1000, 100003})
+                c.set_output_shapes({{n}}).execs({});
+            c.set_noncontiguous(true).set_output_shapes({{77}}).execs({});
+        }
+}
+
 TEST_F(Cuda, DropoutIsTheCpuMask) {
     for (DType dt : kFloats)
         for (float prob : {0.f, 0.3f, 1.f}) {

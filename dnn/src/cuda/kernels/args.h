@@ -276,3 +276,14 @@ void layer_norm_backward(const LayerNormArgs& a, const void* diff, DT diff_dt,
                          const Strided& dbias_layout, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// PermutationRNG: 0..n-1 sorted by a 64-bit Philox key per index (ties by index), as naive, into
+// dst (int32 or float32) through its collapsed layout. `workspace` holds
+// permutation_workspace_bytes(n).
+size_t permutation_workspace_bytes(int64_t n);
+void permutation(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, void* workspace,
+                 cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern

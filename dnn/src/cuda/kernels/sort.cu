@@ -1,7 +1,10 @@
 // Row-wise stable sorting on CUB's segmented radix sort: every dtype becomes an order-preserving
 // uint32 key (NaN the largest, -0 as +0), the positions ride along as values; Argsort and TopK
 // gather their outputs from the sorted positions.
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
+
+#include "src/common/philox.h"
 
 #include "src/cuda/kernels/device.cuh"
 
@@ -130,7 +133,55 @@ Parts parts_of(void* ws, int64_t rows, int64_t n) {
     return r;
 }
 
+__global__ void permutation_keys(uint64_t seed, int64_t n, uint64_t* keys, int32_t* pos) {
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        auto u = static_cast<uint64_t>(i);
+        keys[i] = (uint64_t(philox::bits_at(seed, 2 * u)) << 32) | philox::bits_at(seed, 2 * u + 1);
+        pos[i] = static_cast<int32_t>(i);
+    }
+}
+
+__global__ void store_permutation(const int32_t* perm, int64_t n, void* dst, DT dt, Strided l) {
+    for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+         j += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        store_int(dst, dt, offset_of(l, j), perm[j]);
+}
+
+size_t permutation_cub_bytes(int64_t n) {
+    size_t bytes = 0;
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const uint64_t*>(nullptr),
+                                    static_cast<uint64_t*>(nullptr),
+                                    static_cast<const int32_t*>(nullptr),
+                                    static_cast<int32_t*>(nullptr), static_cast<int>(n));
+    return bytes;
+}
+
 }  // namespace
+
+size_t permutation_workspace_bytes(int64_t n) {
+    auto u = static_cast<size_t>(n);
+    return 2 * align(u * 8) + 2 * align(u * 4) + permutation_cub_bytes(n);
+}
+
+void permutation(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, void* workspace,
+                 cudaStream_t stream) {
+    if (n == 0)
+        return;
+    auto* p = static_cast<char*>(workspace);
+    auto u = static_cast<size_t>(n);
+    auto* keys_in = reinterpret_cast<uint64_t*>(p);
+    auto* keys_out = reinterpret_cast<uint64_t*>(p + align(u * 8));
+    auto* pos_in = reinterpret_cast<int32_t*>(p + 2 * align(u * 8));
+    auto* pos_out = reinterpret_cast<int32_t*>(p + 2 * align(u * 8) + align(u * 4));
+    void* temp = p + 2 * align(u * 8) + 2 * align(u * 4);
+    size_t temp_bytes = permutation_cub_bytes(n);
+    permutation_keys<<<grid_for(n), kBlock, 0, stream>>>(seed, n, keys_in, pos_in);
+    // Radix sort is stable: equal keys keep ascending indices, naive's tie rule.
+    cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, pos_in, pos_out,
+                                    static_cast<int>(n), 0, 64, stream);
+    store_permutation<<<grid_for(n), kBlock, 0, stream>>>(pos_out, n, dst, dt, layout);
+}
 
 size_t sort_workspace_bytes(int64_t rows, int64_t n) {
     size_t total = static_cast<size_t>(rows * n);
