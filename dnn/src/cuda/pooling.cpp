@@ -1,9 +1,10 @@
 // PoolingForward and PoolingBackward through cuDNN: MAX, AVERAGE (padding counted) and
-// AVERAGE_COUNT_EXCLUDE_PADDING, 1-D (as 2-D over (1, W)), 2-D and 3-D, float32/float16/bfloat16,
-// any positive strides. MAX backward sends each window's gradient to its maximum as naive does
-// (ties, where naive picks the first, only arise from equal inputs); as naive, it finds the maximum
-// from src alone: cuDNN locates it by comparing src with dst, so the kernel first pools src into
-// its workspace rather than trust the dst it is given, which the operator only shape-checks.
+// AVERAGE_COUNT_EXCLUDE_PADDING, 1-D (as 2-D over (1, W)), 2-D and 3-D, float32/float16/bfloat16;
+// the forward takes any positive strides, the backward dense tensors. MAX backward sends each
+// window's gradient to its maximum as naive does (ties, where naive picks the first, only arise
+// from equal inputs); as naive, it finds the maximum from src alone: cuDNN locates it by comparing
+// src with dst, so the kernel first pools src into its workspace rather than trust the dst it is
+// given, which the operator only shape-checks.
 #include <array>
 
 #include "src/cuda/cudnn_util.h"
@@ -90,6 +91,11 @@ private:
     // inputs: src, dst, diff; output: grad.
     bool accepts(std::span<const TensorLayout> in, std::span<const TensorLayout> out) override {
         std::array<TensorLayout, 4> all{in[0], in[1], in[2], out[0]};
+        // cuDNN's backward wants dst and diff (and src and grad) described alike; dense tensors
+        // are, and the rest go to the staged kernel.
+        for (auto& l : all)
+            if (!l.is_contiguous())
+                return false;
         TensorDesc a, b, c, d;
         return same_float_dtype(all) && a.set(in[0]) && b.set(in[1]) && c.set(in[2]) &&
                d.set(out[0]) && m_pool.set(m_param);

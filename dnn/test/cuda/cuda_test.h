@@ -50,6 +50,8 @@ public:
         m_bytes = layout.dtype.size(static_cast<size_t>(hi - lo));
         NM_TEST_CUDA_CHECK(cudaMalloc(&m_base, std::max<size_t>(m_bytes, 1)));
         NM_TEST_CUDA_CHECK(cudaMemset(m_base, 0, std::max<size_t>(m_bytes, 1)));
+        // The legacy stream's memset is not ordered with the handle's non-blocking stream.
+        NM_TEST_CUDA_CHECK(cudaDeviceSynchronize());
     }
     // A device copy of a host tensor (its whole span, gaps included).
     static DeviceTensor from(const HostTensor& h) {
@@ -58,6 +60,8 @@ public:
             NM_TEST_CUDA_CHECK(cudaMemcpy(d.m_base,
                                           static_cast<std::byte*>(h.nd().raw_ptr()) + d.m_lo_bytes,
                                           d.m_bytes, cudaMemcpyHostToDevice));
+        // A pageable copy may still be in flight when cudaMemcpy returns.
+        NM_TEST_CUDA_CHECK(cudaDeviceSynchronize());
         return d;
     }
     DeviceTensor(DeviceTensor&& o) noexcept
