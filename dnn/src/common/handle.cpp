@@ -1,5 +1,7 @@
 #include "neomeg/dnn/handle.h"
 
+#include <atomic>
+
 #include "src/common/registry.h"
 
 namespace neomeg::dnn {
@@ -36,6 +38,30 @@ bool Handle::x86_available() {
 
 bool Handle::has_own_kernel(OpType type) const {
     return OperatorRegistry::of(m_backend).find(type) != nullptr;
+}
+
+#ifndef NEOMEG_WITH_CUDA
+// Without CUDA, dnn/src/cuda is not compiled.
+std::unique_ptr<Handle> Handle::make_cuda(int, void*) {
+    throw NotSupportedError(
+            "the CUDA backend is not built; NeoMeg was built with NEOMEG_WITH_CUDA=OFF");
+}
+
+bool Handle::cuda_available() {
+    return false;
+}
+#endif
+
+namespace {
+std::atomic<bool> g_cuda_allow_tf32{false};
+}  // namespace
+
+void Handle::set_cuda_allow_tf32(bool allow) {
+    g_cuda_allow_tf32.store(allow, std::memory_order_relaxed);
+}
+
+bool Handle::cuda_allow_tf32() {
+    return g_cuda_allow_tf32.load(std::memory_order_relaxed);
 }
 
 bool OperatorRegistry::add(OpType type, Factory factory) {

@@ -19,6 +19,21 @@ TEST(NaiveHandle, EveryDefinedOperatorIsImplemented) {
                                  << " ops, first: " << (missing.empty() ? "" : missing[0]);
 }
 
+// In every build: without CUDA support or without a GPU, asking for the CUDA handle says so.
+TEST(CudaHandle, UnavailableIsAClearError) {
+    if (Handle::cuda_available())
+        GTEST_SKIP() << "a CUDA device is present";
+    EXPECT_THROW(Handle::make_cuda(0, nullptr), NotSupportedError);
+}
+
+TEST(CudaHandle, Tf32IsOffByDefaultAndSwitchable) {
+    EXPECT_FALSE(Handle::cuda_allow_tf32());
+    Handle::set_cuda_allow_tf32(true);
+    EXPECT_TRUE(Handle::cuda_allow_tf32());
+    Handle::set_cuda_allow_tf32(false);
+    EXPECT_FALSE(Handle::cuda_allow_tf32());
+}
+
 TEST(NaiveHandle, TypedCreateGivesTheRequestedClass) {
     auto handle = Handle::make_naive();
     auto fill = handle->create_operator<Fill>();

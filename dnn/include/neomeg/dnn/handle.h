@@ -24,11 +24,18 @@ public:
     // (NEOMEG_WITH_DNNL=OFF), which x86_available() tells beforehand.
     static std::unique_ptr<Handle> make_x86();
     static bool x86_available();
-    // The CUDA handle of a GPU comp node: kernels for device `device`, queued on `stream` (a
-    // cudaStream_t). Throws NotSupportedError when NeoMeg was built without the CUDA kernels,
-    // which cuda_available() tells beforehand.
+    // The CUDA handle on GPU `device`: operators take device pointers and run asynchronously on
+    // `stream` (a cudaStream_t the caller owns; nullptr is the legacy default stream), with
+    // workspace in device memory. Operators without a CUDA kernel stage through host memory and
+    // run naive (each says so once on stderr). Throws NotSupportedError when NeoMeg was built
+    // without CUDA or no such device is present; cuda_available() tells whether any is.
     static std::unique_ptr<Handle> make_cuda(int device, void* stream);
     static bool cuda_available();
+    // Whether float32 matrix products and convolutions on CUDA handles may round their inputs to
+    // TF32 on tensor cores (PyTorch's allow_tf32); off by default, so float32 means float32.
+    // Process-wide; a float16/bfloat16 product's MatrixMul compute_mode is a separate matter.
+    static void set_cuda_allow_tf32(bool allow);
+    static bool cuda_allow_tf32();
 
     Backend backend() const { return m_backend; }
     const char* name() const { return backend_name(m_backend); }

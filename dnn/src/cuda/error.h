@@ -1,0 +1,36 @@
+// Errors of the CUDA libraries as NeoMeg exceptions: a failing runtime, cuBLAS or cuDNN call
+// throws dnn::Error naming the call and the library's own message, never aborts.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "neomeg/dnn/errors.h"
+
+namespace neomeg::dnn::cuda {
+
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* call);
+[[noreturn]] void throw_cublas_error(cublasStatus_t err, const char* call);
+[[noreturn]] void throw_cudnn_error(cudnnStatus_t err, const char* call);
+
+}  // namespace neomeg::dnn::cuda
+
+#define NM_CUDA_CHECK(expr)                                        \
+    do {                                                           \
+        cudaError_t nm_err_ = (expr);                              \
+        if (nm_err_ != cudaSuccess)                                \
+            ::neomeg::dnn::cuda::throw_cuda_error(nm_err_, #expr); \
+    } while (0)
+#define NM_CUBLAS_CHECK(expr)                                        \
+    do {                                                             \
+        cublasStatus_t nm_err_ = (expr);                             \
+        if (nm_err_ != CUBLAS_STATUS_SUCCESS)                        \
+            ::neomeg::dnn::cuda::throw_cublas_error(nm_err_, #expr); \
+    } while (0)
+#define NM_CUDNN_CHECK(expr)                                        \
+    do {                                                            \
+        cudnnStatus_t nm_err_ = (expr);                             \
+        if (nm_err_ != CUDNN_STATUS_SUCCESS)                        \
+            ::neomeg::dnn::cuda::throw_cudnn_error(nm_err_, #expr); \
+    } while (0)

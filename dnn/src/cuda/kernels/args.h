@@ -1,0 +1,289 @@
+// What the .cu launchers take: plain structs that both g++ (the operator classes) and nvcc (the
+// kernels) compile. The .cu files include no NeoMeg header beyond these, so nvcc never parses
+// Eigen and stays fast.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace neomeg::dnn::cuda::kern {
+
+// The same order as neomeg::dnn::DTypeEnum (checked in layout_util.cpp).
+enum class DT : uint8_t { Float32, Float16, BFloat16, Int8, Uint8, Int16, Int32, Bool };
+
+inline constexpr int kMaxNdim = 7;
+
+// A strided tensor's shape and element strides; after collapse_jointly, dims are merged where
+// every tensor of a call is contiguous across them.
+struct Strided {
+    int ndim = 0;
+    int64_t shape[kMaxNdim] = {};
+    int64_t stride[kMaxNdim] = {};
+};
+
+// The Elemwise modes in param::Elemwise's order (checked in elemwise.cpp).
+// clang-format off
+#define NM_CUDA_ELEMWISE_MODES(cb)                                                               \
+    cb(RELU) cb(ABS) cb(NEGATE) cb(SQUARE) cb(ROUND) cb(FLOOR) cb(CEIL) cb(SIGN) cb(EXP)         \
+    cb(EXPM1) cb(LOG) cb(LOG1P) cb(SQRT) cb(RSQRT) cb(SIN) cb(COS) cb(TAN) cb(ASIN) cb(ACOS)     \
+    cb(ATAN) cb(SINH) cb(COSH) cb(TANH) cb(ASINH) cb(ACOSH) cb(ATANH) cb(SIGMOID) cb(ERF)       \
+    cb(ERFINV) cb(ERFC) cb(ERFCINV) cb(GELU) cb(SILU) cb(H_SWISH) cb(HSIGMOID) cb(RELU6)        \
+    cb(SOFTPLUS) cb(LOGSIGMOID) cb(NOT) cb(ISNAN) cb(ISINF) cb(ADD) cb(SUB) cb(MUL)             \
+    cb(FLOOR_DIV) cb(MOD) cb(MAX) cb(MIN) cb(SWITCH_GT0) cb(ABS_GRAD) cb(TRUE_DIV) cb(POW)      \
+    cb(ATAN2) cb(LOG_SUM_EXP) cb(SIGMOID_GRAD) cb(TANH_GRAD) cb(GELU_GRAD) cb(SILU_GRAD)        \
+    cb(H_SWISH_GRAD) cb(HSIGMOID_GRAD) cb(RELU6_GRAD) cb(SOFTPLUS_GRAD) cb(LOGSIGMOID_GRAD)     \
+    cb(EQ) cb(NE) cb(LT) cb(LEQ) cb(AND) cb(OR) cb(XOR) cb(SHL) cb(SHR) cb(CLIP)                \
+    cb(FUSE_MUL_ADD3) cb(COND) cb(FUSE_MUL_ADD4)
+// clang-format on
+
+enum class EwMode : uint32_t {
+#define NM_CB(m) m,
+    NM_CUDA_ELEMWISE_MODES(NM_CB)
+#undef NM_CB
+};
+
+inline constexpr int kMaxArity = 4;
+
+// One Elemwise call: every src already broadcast to dst's shape (stride 0 on broadcast axes) and
+// all of them collapsed together with dst, so they share dst's ndim and shape.
+struct ElemwiseArgs {
+    EwMode mode;
+    int arity;
+    // Float data (or TRUE_DIV on integers) computes in float, integer and bool data in int64.
+    bool in_float;
+    // Bits of the data dtype, for SHL/SHR.
+    int data_bits;
+    const void* src[kMaxArity];
+    DT src_dt[kMaxArity];
+    Strided src_layout[kMaxArity];
+    void* dst;
+    DT dst_dt;
+    Strided dst_layout;
+    int64_t nr_elems;
+};
+void elemwise(const ElemwiseArgs& args, cudaStream_t stream);
+
+// dst[i] = src[i] converted from src_dt to dst_dt through both layouts (same shape, collapsed
+// together): TypeCvt, and Relayout when the dtypes agree.
+void convert(const void* src, DT src_dt, const Strided& src_layout, void* dst, DT dst_dt,
+             const Strided& dst_layout, int64_t nr_elems, cudaStream_t stream);
+
+// Writes the element whose bytes are the low `elem_size` bytes of `bits` (the host converts the
+// value, so that the rounding is exactly naive's) into every element.
+void fill_bytes(void* dst, int elem_size, const Strided& layout, int64_t nr_elems, uint32_t bits,
+                cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Reduce's modes in param::Reduce's order (checked in reduce.cpp).
+enum class ReduceMode : uint32_t { SUM, SUM_SQR, PRODUCT, MIN, MAX, MEAN };
+
+// One Reduce call: output element i reduces axis_size elements of src starting at
+// offset_of(src_outer, i), axis_stride apart, into dst at offset_of(dst_layout, i). src_outer and
+// dst_layout are src's and dst's layouts without the reduced axis, collapsed together.
+struct ReduceArgs {
+    ReduceMode mode;
+    const void* src;
+    DT src_dt;
+    Strided src_outer;
+    int64_t axis_size;
+    int64_t axis_stride;
+    void* dst;
+    DT dst_dt;
+    Strided dst_layout;
+    int64_t nr_out;
+};
+void reduce(const ReduceArgs& args, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// The random operators over Philox4x32-10 (dnn/src/common/philox.h): element i is the i-th element
+// of dst in logical row-major order, so the GPU draws what the CPU draws for a seed.
+// Uniform values of `bits` random bits (the dtype's significand) in [0, 1).
+void uniform(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, int bits,
+             cudaStream_t stream);
+// mean + std * the standard normal stream, in double, rounded once into dt.
+void gaussian(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, double mean,
+              double std, cudaStream_t stream);
+// dst = keep ? src * scale : 0 and mask = keep, keep iff uniform(seed, i) >= drop_prob; the three
+// layouts collapsed together.
+void dropout_forward(const void* src, DT src_dt, const Strided& src_layout, void* dst, DT dst_dt,
+                     const Strided& dst_layout, void* mask, const Strided& mask_layout, int64_t n,
+                     uint64_t seed, float drop_prob, double scale, cudaStream_t stream);
+// grad = mask ? diff * scale : 0.
+void dropout_backward(const void* diff, DT diff_dt, const Strided& diff_layout, const void* mask,
+                      const Strided& mask_layout, void* grad, DT grad_dt,
+                      const Strided& grad_layout, int64_t n, double scale, cudaStream_t stream);
+// Sets *flag to 1 when an element of src is NaN or infinite (the caller zeroes it first).
+void find_non_finite(const void* src, DT dt, const Strided& layout, int64_t n, int32_t* flag,
+                     cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Padding's border modes in param::Padding's order (checked in padding.cpp).
+enum class PadMode : uint32_t { CONSTANT, REFLECT, REPLICATE };
+
+// One Padding call: src and dst uncollapsed (the border rule is per dim), front[d] elements added
+// before dim d.
+struct PaddingArgs {
+    PadMode mode;
+    double value;
+    const void* src;
+    Strided src_layout;
+    void* dst;
+    Strided dst_layout;
+    DT dt;
+    int64_t front[kMaxNdim];
+};
+// dst[j] = src[source(j)], or value on CONSTANT's border.
+void padding_forward(const PaddingArgs& args, int64_t nr_dst, cudaStream_t stream);
+// acc (src-shaped, dense, zeroed here) += diff[j] at source(j) for every diff element j (args.src
+// is diff, args.dst_layout diff's layout, args.src_layout grad's); then grad = acc, rounded once.
+void padding_backward(const PaddingArgs& args, int64_t nr_diff, double* acc, void* grad,
+                      const Strided& grad_layout, int64_t nr_grad, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Argmax/Argmin along one axis, laid out as ReduceArgs (mode unused, dst int32): the first
+// extreme element wins, and a NaN counts as the extreme (NumPy).
+void arg_reduce(const ReduceArgs& args, bool is_max, cudaStream_t stream);
+
+// Cumsum along one axis, laid out as ReduceArgs with dst_layout the dst strides of the outer
+// axes and dst_axis_stride dst's along the scanned axis. Floats accumulate in double, integers
+// wrap in uint64 (as naive).
+void cumsum(const ReduceArgs& args, int64_t dst_axis_stride, bool exclusive, bool reverse,
+            cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// An indexed read or write along one axis (Gather, IndexingOneHot, IndexingSetOneHot): the walk
+// runs over `walk`'s shape; at walk position c, i = index[c] (int32) and the indexed tensor is
+// addressed at c with coordinate `axis` replaced by i, the plain one at c. Layouts uncollapsed
+// (ndim = the walk's rank). An i outside [0, axis_size) is skipped and sets *bad to 1.
+struct AxisIndexArgs {
+    const void* indexed_src;  // gather: read from here; scatter: nullptr
+    void* indexed_dst;        // scatter: written here; gather: nullptr
+    Strided indexed;
+    const int32_t* index;
+    Strided index_layout;
+    const void* plain_src;  // scatter: read from here
+    void* plain_dst;        // gather: written here
+    Strided plain;
+    int axis;
+    int64_t axis_size;
+    int elem_size;
+    int64_t n;
+    int32_t* bad;
+};
+void axis_index(const AxisIndexArgs& args, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// dst[i] = start + i * step in double for a 1-D dst of n elements (stride `stride`); with
+// `last_is` set, the last element is exactly `last` (Linspace's endpoint).
+void linear_fill(void* dst, DT dt, int64_t stride, int64_t n, double start, double step,
+                 bool last_is, double last, cudaStream_t stream);
+// dst[r][c] = (c - r == k) over a 2-D layout.
+void eye(void* dst, DT dt, const Strided& layout, int64_t k, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Pooling over (N, C, D, H, W) with the spatial dims a lower rank lacks of size 1 and stride 0
+// (dnn/src/common/pooling.h's PoolGeometry), fixed or adaptive windows.
+enum class PoolReduce : uint32_t { Max, Average, AverageExcludePadding };
+struct PoolArgs {
+    PoolReduce reduce;
+    bool adaptive;
+    int64_t n, c, in[3], out[3], window[3], stride[3], pad[3];
+    DT dt;
+    const void* src;
+    int64_t src_strides[5];
+};
+// dst (strides dst_strides) = the pooled src.
+void pool_forward(const PoolArgs& a, void* dst, const int64_t* dst_strides, cudaStream_t stream);
+// grad (strides grad_strides) = the gradient from diff (strides diff_strides), summed in `acc`,
+// a double per src element.
+void pool_backward(const PoolArgs& a, const void* diff, const int64_t* diff_strides, double* acc,
+                   void* grad, const int64_t* grad_strides, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// A stable sort of each row of `rows` x `n` (src read in row-major order through src_layout,
+// collapsed): NaN largest, -0 equal to +0, ascending or descending (descending keeps equal
+// elements in src order too). The sorted positions go to `order` (rows x n int32, dense).
+// `workspace` holds sort_workspace_bytes(rows, n).
+size_t sort_workspace_bytes(int64_t rows, int64_t n);
+void sort_rows(const void* src, DT dt, const Strided& src_layout, int64_t rows, int64_t n,
+               bool descending, int32_t* order, void* workspace, cudaStream_t stream);
+// Sorts the first k entries of every row of `order` (rows x n) ascending, in place: TopK's
+// unsorted mode, which keeps src's order as naive does. Uses the same workspace.
+void sort_prefix_indices(int32_t* order, int64_t rows, int64_t n, int64_t k, void* workspace,
+                         cudaStream_t stream);
+// values[r][j] = src at row r, position order[r][j]; indices[r][j] = that position, for j < k
+// (values and indices through their collapsed (rows x k) layouts; either may be null).
+// With kth_only, values is rows x 1 and takes position k - 1.
+void gather_sorted(const void* src, DT dt, const Strided& src_layout, const int32_t* order,
+                   int64_t rows, int64_t n, int64_t k, bool kth_only, void* values,
+                   const Strided& values_layout, int32_t* indices, const Strided& indices_layout,
+                   cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// LayerNorm over rows of `len` elements (the trailing axes), every layout collapsed on its own
+// and read in logical row-major order: src/dst/diff/grad as rows x len, mean/rstd as rows,
+// weight/bias/dweight/dbias as len. Moments and sums in double, as naive.
+struct LayerNormArgs {
+    int64_t rows, len;
+    double eps;
+    const void* src;
+    DT src_dt;
+    Strided src_layout;
+    const void* weight;  // null unless affine
+    DT weight_dt;
+    Strided weight_layout;
+    const void* bias;
+    Strided bias_layout;
+    void* mean;  // forward: written; backward: read
+    DT stat_dt;
+    Strided mean_layout;
+    void* rstd;
+    Strided rstd_layout;
+};
+void layer_norm_forward(const LayerNormArgs& a, void* dst, DT dst_dt, const Strided& dst_layout,
+                        cudaStream_t stream);
+void layer_norm_backward(const LayerNormArgs& a, const void* diff, DT diff_dt,
+                         const Strided& diff_layout, void* grad, const Strided& grad_layout,
+                         void* dweight, const Strided& dweight_layout, void* dbias,
+                         const Strided& dbias_layout, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// PermutationRNG: 0..n-1 sorted by a 64-bit Philox key per index (ties by index), as naive, into
+// dst (int32 or float32) through its collapsed layout. `workspace` holds
+// permutation_workspace_bytes(n).
+size_t permutation_workspace_bytes(int64_t n);
+void permutation(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, void* workspace,
+                 cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern

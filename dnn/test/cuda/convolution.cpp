@@ -1,0 +1,130 @@
+// ConvolutionForward, ConvolutionBackwardData, ConvolutionBackwardFilter and ConvBias on the CUDA
+// handle (cuDNN) against naive: 1-D, 2-D and 3-D, stride, padding, dilation, groups (depthwise
+// too), both modes, float32/float16/bfloat16, NHWC views, padded inputs and outputs (which may go
+// to the staged naive kernel; their values are checked either way), a preset larger input for
+// backward data, and every ConvBias nonlinearity with bias and z.
+#include "naive/convolution.h"
+#include "cuda/cuda_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+struct Case {
+    TensorShape src, filter;
+    param::Convolution p;
+};
+
+TensorShape dst_shape(const Case& c) {
+    TensorShape d = c.src;
+    d[1] = c.filter[0];
+    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
+        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
+        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
+                           static_cast<size_t>(c.p.stride[i]) +
+                   1;
+    }
+    return d;
+}
+
+std::vector<Case> cases() {
+    return {
+            {{1, 1, 1, 1}, {1, 1, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
+            {{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 1, true)},
+            {{3, 2, 11, 13}, {7, 2, 3, 2}, conv_param({2, 3}, {1, 0}, {1, 1})},
+            {{2, 3, 9, 8}, {4, 3, 3, 3}, conv_param({1, 2}, {2, 1}, {2, 3})},
+            {{1, 6, 7, 5}, {4, 3, 3, 2}, conv_param({2, 1}, {1, 0}, {1, 2}, 2)},
+            {{2, 8, 9, 9}, {8, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 8)},  // depthwise
+            {{5, 16, 13, 13}, {32, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{4, 16, 14, 14}, {24, 16, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1})},
+            {{3, 4, 17}, {6, 2, 3}, conv_param({2}, {1}, {2}, 2)},                            // 1-D
+            {{2, 3, 5, 6, 7}, {4, 3, 3, 2, 3}, conv_param({1, 2, 1}, {1, 0, 1}, {1, 1, 2})},  // 3-D
+    };
+}
+
+const DType kFloats[] = {dtype::Float32, dtype::Float16, dtype::BFloat16};
+
+}  // namespace
+
+TEST_F(Cuda, ConvolutionForwardMatchesNaive) {
+    for (DType dt : kFloats)
+        for (const Case& k : cases()) {
+            CudaChecker<ConvolutionForward> c(handle.get());
+            c.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt);
+            c.expect_kernel("cudnn").execs({k.src, k.filter});
+            c.expect_kernel("").set_noncontiguous(true).execs({k.src, k.filter});
+        }
+}
+
+TEST_F(Cuda, ConvolutionBackwardDataMatchesNaive) {
+    for (DType dt : kFloats)
+        for (const Case& k : cases()) {
+            CudaChecker<ConvolutionBackwardData> c(handle.get());
+            c.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src});
+            c.expect_kernel("cudnn").execs({k.filter, dst_shape(k)});
+            c.expect_kernel("").set_noncontiguous(true).execs({k.filter, dst_shape(k)});
+        }
+}
+
+TEST_F(Cuda, ConvolutionBackwardFilterMatchesNaive) {
+    for (DType dt : kFloats)
+        for (const Case& k : cases()) {
+            CudaChecker<ConvolutionBackwardFilter> c(handle.get());
+            c.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.filter});
+            // Sums over batch and space: bfloat16's 8-bit mantissa needs more room.
+            if (dt == dtype::BFloat16)
+                c.set_epsilon(5e-2);
+            c.expect_kernel("cudnn").execs({k.src, dst_shape(k)});
+            c.expect_kernel("").set_noncontiguous(true).execs({k.src, dst_shape(k)});
+        }
+}
+
+TEST_F(Cuda, ConvolutionBackwardDataPresetLargerInput) {
+    Case k{{2, 3, 10, 10}, {4, 3, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1})};
+    for (TensorShape grad : {TensorShape{2, 3, 9, 9}, TensorShape{2, 3, 10, 10}}) {
+        CudaChecker<ConvolutionBackwardData> c(handle.get());
+        c.set_param(k.p).set_output_shapes({grad}).expect_kernel("cudnn");
+        c.execs({k.filter, dst_shape(k)});
+    }
+}
+
+TEST_F(Cuda, ConvolutionNhwcViews) {
+    Case k{{2, 4, 6, 7}, {5, 4, 3, 3}, conv_param({1, 2}, {1, 1}, {1, 1})};
+    TensorLayout src = TensorLayout({2, 6, 7, 4}, dtype::Float32).dimshuffle({0, 3, 1, 2});
+    TensorLayout filter({5, 4, 3, 3}, dtype::Float32);
+    CudaChecker<ConvolutionForward> fwd(handle.get());
+    fwd.set_param(k.p).expect_kernel("cudnn").exec_layouts({src, filter});
+    TensorShape dst = dst_shape(k);
+    TensorLayout dst_nhwc =
+            TensorLayout({dst[0], dst[2], dst[3], dst[1]}, dtype::Float32).dimshuffle({0, 3, 1, 2});
+    CudaChecker<ConvolutionBackwardData> data(handle.get());
+    data.set_param(k.p).set_output_shapes({k.src}).exec_layouts({filter, dst_nhwc});
+    CudaChecker<ConvolutionBackwardFilter> filt(handle.get());
+    filt.set_param(k.p).set_output_shapes({k.filter}).exec_layouts({src, dst_nhwc});
+    // A filter broadcast over output channels: cuDNN cannot read it, the staged kernel can.
+    fwd.expect_kernel("naive(staged)")
+            .exec_layouts({TensorLayout(k.src, dtype::Float32),
+                           TensorLayout(k.filter, {0, 9, 3, 1}, dtype::Float32)});
+}
+
+TEST_F(Cuda, ConvBiasEveryNonlinearity) {
+    using NL = param::ConvBias::NonlineMode;
+    for (DType dt : kFloats)
+        for (NL nl : {NL::IDENTITY, NL::RELU, NL::SIGMOID, NL::H_SWISH}) {
+            param::ConvBias p;
+            p.nonlineMode = nl;
+            p.stride = {2, 1};
+            p.padding = {1, 1};
+            p.group = 2;
+            CudaChecker<ConvBias> c(handle.get());
+            c.set_param(p).expect_kernel("cudnn");
+            for (size_t i = 0; i < 4; ++i)
+                c.set_dtype(i, dt);
+            // Per-channel bias and a residual z, then bias only (z absent), then neither.
+            c.execs({{2, 4, 7, 6}, {6, 2, 3, 3}, {1, 6, 1, 1}, {2, 6, 4, 6}});
+            c.execs({{2, 4, 7, 6}, {6, 2, 3, 3}, {1, 6, 1, 1}, {}});
+            c.execs({{2, 4, 7, 6}, {6, 2, 3, 3}, {}, {}});
+        }
+}

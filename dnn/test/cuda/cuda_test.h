@@ -1,0 +1,222 @@
+// Shared by the CUDA suites: a fixture that skips with one line where no GPU is present (every
+// CUDA test compiles and links in CI all the same), device copies of HostTensors, and
+// CudaChecker, which runs an operator on the CUDA handle with device tensors and compares it with
+// the naive kernel on contiguous host copies of the same random inputs.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/host_tensor.h"
+#include "src/x86/kernel_report.h"
+
+namespace neomeg::dnn::test {
+
+#define NM_TEST_CUDA_CHECK(expr)                                                               \
+    do {                                                                                       \
+        cudaError_t nm_err_ = (expr);                                                          \
+        if (nm_err_ != cudaSuccess)                                                            \
+            throw std::runtime_error(std::string(#expr) + ": " + cudaGetErrorString(nm_err_)); \
+    } while (0)
+
+class Cuda : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!Handle::cuda_available())
+            GTEST_SKIP() << "no CUDA device";
+        NM_TEST_CUDA_CHECK(cudaSetDevice(0));
+        // A stream of its own, so that the tests see the handle honour it.
+        NM_TEST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        handle = Handle::make_cuda(0, stream);
+    }
+    void TearDown() override {
+        handle.reset();
+        if (stream)
+            cudaStreamDestroy(stream);
+    }
+    cudaStream_t stream = nullptr;
+    std::unique_ptr<Handle> handle;
+};
+
+// Device memory covering a layout's span, addressed like a HostTensor of the same layout.
+class DeviceTensor {
+public:
+    explicit DeviceTensor(const TensorLayout& layout) : m_layout(layout) {
+        auto [lo, hi] = layout.span_elems();
+        m_lo_bytes = static_cast<ptrdiff_t>(layout.dtype.size()) * lo;
+        m_bytes = layout.dtype.size(static_cast<size_t>(hi - lo));
+        NM_TEST_CUDA_CHECK(cudaMalloc(&m_base, std::max<size_t>(m_bytes, 1)));
+        NM_TEST_CUDA_CHECK(cudaMemset(m_base, 0, std::max<size_t>(m_bytes, 1)));
+        // The legacy stream's memset is not ordered with the handle's non-blocking stream.
+        NM_TEST_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    // A device copy of a host tensor (its whole span, gaps included).
+    static DeviceTensor from(const HostTensor& h) {
+        DeviceTensor d(h.layout());
+        if (d.m_bytes)
+            NM_TEST_CUDA_CHECK(cudaMemcpy(d.m_base,
+                                          static_cast<std::byte*>(h.nd().raw_ptr()) + d.m_lo_bytes,
+                                          d.m_bytes, cudaMemcpyHostToDevice));
+        // A pageable copy may still be in flight when cudaMemcpy returns.
+        NM_TEST_CUDA_CHECK(cudaDeviceSynchronize());
+        return d;
+    }
+    DeviceTensor(DeviceTensor&& o) noexcept
+        : m_layout(o.m_layout), m_base(o.m_base), m_lo_bytes(o.m_lo_bytes), m_bytes(o.m_bytes) {
+        o.m_base = nullptr;
+    }
+    DeviceTensor(const DeviceTensor&) = delete;
+    DeviceTensor& operator=(const DeviceTensor&) = delete;
+    DeviceTensor& operator=(DeviceTensor&&) = delete;
+    ~DeviceTensor() {
+        if (m_base)
+            cudaFree(m_base);
+    }
+
+    TensorND nd() const { return {static_cast<std::byte*>(m_base) - m_lo_bytes, m_layout}; }
+    // A host copy (after the device is idle).
+    HostTensor to_host() const {
+        NM_TEST_CUDA_CHECK(cudaDeviceSynchronize());
+        HostTensor h(m_layout);
+        if (m_bytes)
+            NM_TEST_CUDA_CHECK(cudaMemcpy(static_cast<std::byte*>(h.nd().raw_ptr()) + m_lo_bytes,
+                                          m_base, m_bytes, cudaMemcpyDeviceToHost));
+        return h;
+    }
+
+private:
+    TensorLayout m_layout;
+    void* m_base = nullptr;
+    ptrdiff_t m_lo_bytes = 0;
+    size_t m_bytes = 0;
+};
+
+// "cublas", "cudnn", "cuda", "naive(staged)": what a CUDA operator ran last.
+inline std::string last_kernel(const OperatorBase& op) {
+    auto* report = dynamic_cast<const x86::KernelReport*>(&op);
+    return report ? report->last_kernel() : "no kernel report";
+}
+
+// Runs op on device copies of `inputs`, writing outputs of the given layouts; returns the host
+// copies of the outputs.
+std::vector<HostTensor> run_on_device(OperatorBase& op, const std::vector<HostTensor>& inputs,
+                                      const std::vector<TensorLayout>& out_layouts);
+
+template <class Op>
+class CudaChecker {
+public:
+    using Param = typename Op::Param;
+    explicit CudaChecker(Handle* cuda, uint32_t seed = 42)
+        : m_cuda(cuda), m_naive(Handle::make_naive()), m_rng(seed) {}
+
+    CudaChecker& set_param(const Param& p) {
+        m_param = p;
+        return *this;
+    }
+    CudaChecker& set_dtype(size_t i, DType dt) {
+        m_dtypes[i] = dt;
+        return *this;
+    }
+    CudaChecker& set_range(size_t i, double lo, double hi) {
+        m_ranges[i] = {lo, hi};
+        return *this;
+    }
+    CudaChecker& set_epsilon(double eps) {
+        m_epsilon = eps;
+        return *this;
+    }
+    CudaChecker& set_noncontiguous(bool on) {
+        m_noncontig = on;
+        return *this;
+    }
+    CudaChecker& set_output_shapes(std::vector<TensorShape> s) {
+        m_out_shapes = std::move(s);
+        return *this;
+    }
+    CudaChecker& set_values(size_t i, std::vector<double> v) {
+        m_values[i] = std::move(v);
+        return *this;
+    }
+    // The kernel every run must report (a prefix: "cudnn" matches "cudnn:..."); empty: any.
+    CudaChecker& expect_kernel(std::string prefix) {
+        m_expect_kernel = std::move(prefix);
+        return *this;
+    }
+
+    CudaChecker& execs(const std::vector<TensorShape>& shapes) {
+        std::vector<TensorLayout> layouts;
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            TensorLayout l(shapes[i], dtype_of(i));
+            layouts.push_back(m_noncontig ? padded_layout(l) : l);
+        }
+        return exec_layouts(layouts);
+    }
+
+    CudaChecker& exec_layouts(const std::vector<TensorLayout>& layouts) {
+        std::vector<HostTensor> target_in, ref_in;
+        for (size_t i = 0; i < layouts.size(); ++i) {
+            HostTensor t(layouts[i]);
+            if (m_values.count(i))
+                t.set_values(m_values[i]);
+            else
+                fill_uniform(t, range_of(i).first, range_of(i).second, m_rng);
+            ref_in.push_back(t.contiguous());
+            target_in.push_back(std::move(t));
+        }
+        auto ref_op = m_naive->create_operator<Op>();
+        ref_op->param() = m_param;
+        auto want = run_op(*ref_op, ref_in, m_out_shapes);
+        auto op = m_cuda->create_operator<Op>();
+        op->param() = m_param;
+        std::vector<TensorLayout> out_layouts;
+        for (auto& w : want)
+            out_layouts.push_back(m_noncontig ? padded_layout(w.layout()) : w.layout());
+        auto got = run_on_device(*op, target_in, out_layouts);
+        EXPECT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+            double eps = m_epsilon ? *m_epsilon : default_epsilon(want[i].dtype());
+            EXPECT_TRUE(tensors_near(got[i], want[i], eps))
+                    << "output " << i << " of " << op->param_str() << " on cuda ("
+                    << last_kernel(*op) << "), inputs " << describe(layouts);
+        }
+        if (!m_expect_kernel.empty()) {
+            EXPECT_TRUE(last_kernel(*op).starts_with(m_expect_kernel))
+                    << op->param_str() << " ran " << last_kernel(*op) << ", expected "
+                    << m_expect_kernel << "; inputs " << describe(layouts);
+        }
+        return *this;
+    }
+
+private:
+    DType dtype_of(size_t i) const {
+        auto it = m_dtypes.find(i);
+        return it == m_dtypes.end() ? dtype::Float32 : it->second;
+    }
+    std::pair<double, double> range_of(size_t i) const {
+        auto it = m_ranges.find(i);
+        return it == m_ranges.end() ? std::pair{-1.0, 1.0} : it->second;
+    }
+    static std::string describe(const std::vector<TensorLayout>& ls) {
+        std::string s;
+        for (auto& l : ls)
+            s += (s.empty() ? "" : ", ") + l.to_string();
+        return s;
+    }
+
+    Handle* m_cuda;
+    std::unique_ptr<Handle> m_naive;
+    std::mt19937 m_rng;
+    Param m_param{};
+    std::map<size_t, DType> m_dtypes;
+    std::map<size_t, std::pair<double, double>> m_ranges;
+    std::map<size_t, std::vector<double>> m_values;
+    std::vector<TensorShape> m_out_shapes;
+    std::optional<double> m_epsilon;
+    std::string m_expect_kernel;
+    bool m_noncontig = false;
+};
+
+}  // namespace neomeg::dnn::test
