@@ -111,8 +111,12 @@ op(
     param=params(
         "GetVarShape",
         "Which axes of src to report.",
-        field("axes", "int32[]", [], "axes of src in output order; negative counts from the end; "
-              "empty: all"),
+        field(
+            "axes",
+            "int32[]",
+            [],
+            "axes of src in output order; negative counts from the end; empty: all",
+        ),
     ),
 )
 
