@@ -65,6 +65,11 @@ def emit_op_types(reg: model.Registry) -> str:
     out += [f"    {o.name}," for o in ops]
     out.append("};")
     out.append(f"inline constexpr size_t kNumOpTypes = {len(ops)};\n")
+    # For code that must cover every operator (a backend's catch-all such as the CUDA handle's
+    # staged fallback): it names them through this list, never a copy of it.
+    out.append("#define NM_FOREACH_DNN_OPERATOR(cb) \\")
+    out += [f"    cb({o.name}) \\" for o in ops[:-1]]
+    out.append(f"    cb({ops[-1].name})\n")
     out.append("inline const char* op_type_name(OpType t) {")
     out.append("    static constexpr const char* names[] = {")
     out += [f'        "{o.name}",' for o in ops]

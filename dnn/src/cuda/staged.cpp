@@ -96,30 +96,9 @@ std::unique_ptr<OperatorBase> make_staged(Handle* h) {
     return std::make_unique<Staged<Op>>(h);
 }
 
-// Every operator of dnn/ops/defs; dnn/test/cuda/handle.cpp fails when one is missing here.
-#define NM_STAGED(Op) staged_registry().add(Op::kType, &make_staged<Op>)
-[[maybe_unused]] const bool g_staged_registered =
-        NM_STAGED(ConvolutionForward) && NM_STAGED(ConvolutionBackwardData) &&
-        NM_STAGED(ConvolutionBackwardFilter) && NM_STAGED(ConvBias) && NM_STAGED(Elemwise) &&
-        NM_STAGED(IndexingOneHot) && NM_STAGED(IndexingSetOneHot) &&
-        NM_STAGED(IndexingMultiAxisVec) && NM_STAGED(IndexingSetMultiAxisVec) &&
-        NM_STAGED(IndexingIncrMultiAxisVec) && NM_STAGED(Gather) && NM_STAGED(Scatter) &&
-        NM_STAGED(CondTake) && NM_STAGED(NonZero) && NM_STAGED(MatrixMul) &&
-        NM_STAGED(BatchedMatrixMul) && NM_STAGED(Dot) && NM_STAGED(MatrixInverse) &&
-        NM_STAGED(SVD) && NM_STAGED(BatchNormForward) && NM_STAGED(BatchNormBackward) &&
-        NM_STAGED(LayerNormForward) && NM_STAGED(LayerNormBackward) &&
-        NM_STAGED(GroupNormForward) && NM_STAGED(GroupNormBackward) && NM_STAGED(SoftmaxForward) &&
-        NM_STAGED(SoftmaxBackward) && NM_STAGED(LogSoftmaxForward) &&
-        NM_STAGED(LogSoftmaxBackward) && NM_STAGED(DropoutForward) && NM_STAGED(DropoutBackward) &&
-        NM_STAGED(PoolingForward) && NM_STAGED(PoolingBackward) &&
-        NM_STAGED(AdaptivePoolingForward) && NM_STAGED(AdaptivePoolingBackward) &&
-        NM_STAGED(UniformRNG) && NM_STAGED(GaussianRNG) && NM_STAGED(PermutationRNG) &&
-        NM_STAGED(CheckNonFinite) && NM_STAGED(Reduce) && NM_STAGED(Argmax) && NM_STAGED(Argmin) &&
-        NM_STAGED(Cumsum) && NM_STAGED(Argsort) && NM_STAGED(TopK) && NM_STAGED(Fill) &&
-        NM_STAGED(TypeCvt) && NM_STAGED(Relayout) && NM_STAGED(Linspace) && NM_STAGED(Arange) &&
-        NM_STAGED(Eye) && NM_STAGED(Diag) && NM_STAGED(Concat) && NM_STAGED(Split) &&
-        NM_STAGED(Padding) && NM_STAGED(PaddingBackward) && NM_STAGED(Resize) &&
-        NM_STAGED(ResizeBackward);
+// Every operator of dnn/ops/defs, from the generated list; dnn/test/cuda/handle.cpp checks it.
+#define NM_STAGED(Op) &&staged_registry().add(Op::kType, &make_staged<Op>)
+[[maybe_unused]] const bool g_staged_registered = true NM_FOREACH_DNN_OPERATOR(NM_STAGED);
 #undef NM_STAGED
 
 }  // namespace
