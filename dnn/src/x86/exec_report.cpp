@@ -52,11 +52,14 @@ void note_naive_run(const OperatorBase& op, std::span<const TensorND> inputs,
     std::atomic<bool>& warned = g_warned[static_cast<size_t>(op.type())];
     if (warned.load(std::memory_order_relaxed))
         return;
-    // The op's dtype is its first input's (a generator's: its first output's); float32 statistics
-    // beside a float16 src do not make a float32 op. With an empty tensor there is next to
+    // A float32 op reads and writes float32: its first input (a generator has none) and its first
+    // output. float32 statistics beside a float16 src do not make one, nor does a float32 tensor
+    // whose shape alone is read (GetVarShape's int32 dst). With an empty tensor there is next to
     // nothing to compute.
-    auto first = inputs.empty() ? outputs : inputs;
-    if (first.empty() || first[0].layout.dtype != dtype::Float32)
+    auto is_f32 = [](std::span<const TensorND> ts) {
+        return ts.empty() || ts[0].layout.dtype == dtype::Float32;
+    };
+    if (outputs.empty() || !is_f32(inputs) || !is_f32(outputs))
         return;
     for (auto ts : {inputs, outputs})
         for (const TensorND& t : ts)
