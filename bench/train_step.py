@@ -13,11 +13,13 @@ import os
 import subprocess
 import sys
 
+from bench_models import MODELS
 from torch_reference import torch_python
 
 # Model definitions and the timed loop, written once for both frameworks: `nn`, `F`, `opt` and
 # the step body differ, the architecture does not.
-WORKER = r"""
+WORKER = (
+    r"""
 import json, resource, sys, time
 import numpy as np
 
@@ -49,48 +51,9 @@ else:
     avgpool = lambda t: t.mean(dim=(2, 3))
 
 
-class LeNet(Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
-        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 120), nn.Linear(120, 84), nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = pool(relu(self.conv1(x)), 2)
-        x = pool(relu(self.conv2(x)), 2)
-        return self.fc3(relu(self.fc2(relu(self.fc1(flatten(x))))))
-
-
-class Block(Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.down = None
-        if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        y = self.bn2(self.conv2(relu(self.bn1(self.conv1(x)))))
-        return relu(y + (x if self.down is None else self.down(x)))
-
-
-class ResNet18(Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        cfg = [(64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1),
-               (128, 256, 2), (256, 256, 1), (256, 512, 2), (512, 512, 1)]
-        self.blocks = nn.Sequential(*[Block(*c) for c in cfg])
-        self.fc = nn.Linear(512, 10)
-
-    def forward(self, x):
-        return self.fc(avgpool(self.blocks(relu(self.bn1(self.conv1(x))))))
-
-
+"""
+    + MODELS
+    + r"""
 model = LeNet() if model_name == "lenet" else ResNet18()
 if fw == "neomeg":
     gm = GradManager().attach(model.parameters())
@@ -121,6 +84,7 @@ best = min(times)
 print(json.dumps({"samples_per_s": batch / best,
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
+)
 
 
 def run(python, fw, model, steps, env=None):

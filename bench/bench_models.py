@@ -1,0 +1,51 @@
+"""The CIFAR-style models the training benchmarks time, as source text for their worker scripts.
+
+A worker runs under NeoMeg or PyTorch and defines ``Module``, ``nn``, ``relu``, ``flatten``,
+``pool`` and ``avgpool`` for its framework before this text, so both frameworks run the same
+model definition (``bench/train_step.py``, ``bench/amp.py``).
+"""
+
+MODELS = r"""
+class LeNet(Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = pool(relu(self.conv1(x)), 2)
+        x = pool(relu(self.conv2(x)), 2)
+        return self.fc3(relu(self.fc2(relu(self.fc1(flatten(x))))))
+
+
+class Block(Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(relu(self.bn1(self.conv1(x)))))
+        return relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet18(Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        cfg = [(64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1),
+               (128, 256, 2), (256, 256, 1), (256, 512, 2), (512, 512, 1)]
+        self.blocks = nn.Sequential(*[Block(*c) for c in cfg])
+        self.fc = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.fc(avgpool(self.blocks(relu(self.bn1(self.conv1(x))))))
+
+
+"""
