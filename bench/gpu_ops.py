@@ -8,7 +8,7 @@ GPU before reading the clock. PyTorch comes from this interpreter when it import
 from bench/torch_reference.py's environment; without it only NeoMeg's column is printed.
 
 TF32 is switched on through ``megengine.config.allow_tf32`` (PyTorch:
-``torch.backends.cuda.matmul.allow_tf32``); a build without that switch reports the case as n/a.
+``torch.backends.cuda.matmul.allow_tf32``).
 
     PYTHONPATH=python python3 bench/gpu_ops.py [--iters 20] [--cases conv_fwd matmul_fp32]
 """
@@ -70,10 +70,7 @@ if fw == "neomeg":
         return t.astype(dtype)
 
     def set_tf32(on):
-        if hasattr(mge.config, "allow_tf32"):
-            mge.config.allow_tf32 = on
-        elif on:
-            raise NotImplementedError("megengine.config has no allow_tf32 switch in this build")
+        mge.config.allow_tf32 = on
 
     def grads(f, inputs):
         gm = GradManager().attach(inputs)

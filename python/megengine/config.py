@@ -25,6 +25,9 @@ anything for the others). What NeoMeg does with each:
 * ``_compute_mode`` (``"default"`` or ``"float32"``; default ``"default"``): MegEngine's
   override of the ``compute_mode`` argument of matmul and convolution. Stored; NeoMeg's
   functional ops take their ``compute_mode`` argument and do not read this setting yet.
+* ``allow_tf32`` (default False; NeoMeg's, not MegEngine's): whether float32 matrix products
+  and convolutions on a GPU may round their inputs to TF32 on tensor cores, as PyTorch's
+  ``allow_tf32``. Off, float32 means float32; CPU kernels never read it.
 * ``_auto_format_convert`` (default False): MegEngine's NHWC index conversion. NeoMeg tensors
   have only the ``"default"`` format, so there is nothing to convert; the value is stored.
 
@@ -39,6 +42,8 @@ import types
 
 import numpy as np
 
+from .core import _imperative_rt as _rt
+
 _COMPUTE_MODES = ("default", "float32")
 
 _values = {
@@ -49,6 +54,7 @@ _values = {
     "benchmark_with_subprocess": False,
     "_compute_mode": "default",
     "_auto_format_convert": False,
+    "allow_tf32": False,
 }
 # The settings are properties of the module's class (below), so `from megengine.config import *`
 # reads their current values.
@@ -56,6 +62,7 @@ __all__ = [
     "_auto_format_convert",  # noqa: F822 (a property of the module's class)
     "_compute_mode",  # noqa: F822
     "_override",
+    "allow_tf32",  # noqa: F822
     "async_level",  # noqa: F822
     "benchmark_kernel",  # noqa: F822
     "benchmark_with_subprocess",  # noqa: F822
@@ -103,7 +110,12 @@ _checks = {
     "benchmark_with_subprocess": lambda v: _as_bool("benchmark_with_subprocess", v),
     "_compute_mode": _check_compute_mode,
     "_auto_format_convert": lambda v: _as_bool("_auto_format_convert", v),
+    "allow_tf32": lambda v: _as_bool("allow_tf32", v),
 }
+
+
+# Settings whose new value must also reach C++ (the CUDA kernels read TF32 from the dnn handle).
+_appliers = {"allow_tf32": _rt.set_cuda_allow_tf32}
 
 
 def _setting(name):
@@ -111,7 +123,10 @@ def _setting(name):
         return _values[name]
 
     def set(module, value):
-        _values[name] = _checks[name](value)
+        value = _checks[name](value)
+        if name in _appliers:
+            _appliers[name](value)
+        _values[name] = value
 
     return property(get, set, doc=f"megengine.config.{name} (see the module docstring)")
 
@@ -126,6 +141,7 @@ class _ConfigModule(types.ModuleType):
     benchmark_with_subprocess = _setting("benchmark_with_subprocess")
     _compute_mode = _setting("_compute_mode")
     _auto_format_convert = _setting("_auto_format_convert")
+    allow_tf32 = _setting("allow_tf32")
 
 
 @contextlib.contextmanager

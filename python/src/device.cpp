@@ -18,6 +18,8 @@ void init_device(py::module_& m) {
     m.def("cuda_unavailable_reason", &cuda::unavailable_reason);
     // Whether this build has the CUDA kernels (a GPU node can then run operators).
     m.def("cuda_kernels_available", &dnn::Handle::cuda_available);
+    m.def("set_cuda_allow_tf32", &dnn::Handle::set_cuda_allow_tf32);
+    m.def("cuda_allow_tf32", &dnn::Handle::cuda_allow_tf32);
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {

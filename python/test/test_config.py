@@ -22,7 +22,7 @@ DEFAULTS = {
 
 @pytest.fixture(autouse=True)
 def restore_config():
-    saved = {k: getattr(config, k) for k in DEFAULTS}
+    saved = {k: getattr(config, k) for k in [*DEFAULTS, "allow_tf32"]}
     yield
     for k, v in saved.items():
         setattr(config, k, v)
@@ -33,6 +33,19 @@ def test_defaults_are_megengines():
         got = getattr(config, name)
         assert got == value and type(got) is type(value), name
     assert mge.config is config
+
+
+def test_allow_tf32_reaches_the_kernels_switch():
+    from megengine.core import _imperative_rt as rt
+
+    assert config.allow_tf32 is False and rt.cuda_allow_tf32() is False
+    config.allow_tf32 = True
+    assert config.allow_tf32 is True and rt.cuda_allow_tf32() is True
+    with pytest.raises(TypeError):
+        config.allow_tf32 = "yes"
+    assert rt.cuda_allow_tf32() is True  # a refused value changes nothing
+    config.allow_tf32 = False
+    assert rt.cuda_allow_tf32() is False
 
 
 def test_settings_round_trip_and_import_by_name():
@@ -50,7 +63,7 @@ def test_settings_round_trip_and_import_by_name():
     assert (async_level, benchmark_kernel) == (0, True)
     # what `from megengine.config import *` binds
     star = {name: getattr(config, name) for name in config.__all__}
-    assert set(star) == set(DEFAULTS) | {"_override"}
+    assert set(star) == set(DEFAULTS) | {"_override", "allow_tf32"}
     assert star["async_level"] == 0 and callable(star["_override"])
 
 
