@@ -132,6 +132,16 @@ def _split_to_front(inp, axis, size):
     return inp.reshape(new_shape).transpose(order).reshape(front)
 
 
+def _split_parts(inp, axis, size, name):
+    """``inp`` reordered by :func:`_split_to_front`, and the shape of each of its ``size`` parts."""
+    if inp.ndim == 0:
+        raise ValueError(f"{name}: a scalar cannot be split")
+    front = _split_to_front(inp, axis, size)
+    part = list(inp.shape)
+    part[axis] //= size
+    return front, part
+
+
 def _concat_from_front(out, axis, size, part_shape):
     """Undoes the stacking along axis 0: the ``size`` parts are concatenated along ``axis``."""
     if axis == 0:
@@ -391,13 +401,8 @@ def reduce_scatter_sum(
     """
     _check_tensor(inp, "reduce_scatter_sum")
     group = _as_group(group)
-    if inp.ndim == 0:
-        raise ValueError("reduce_scatter_sum: a scalar cannot be split")
-    part = list(inp.shape)
-    if part[axis] % group.size:
-        raise ValueError(f"current axis: {axis} can't devided by group size {group.size}")
-    part[axis] //= group.size
-    out = _ReduceScatter(group)(_split_to_front(inp, axis, group.size))
+    front, part = _split_parts(inp, axis, group.size, "reduce_scatter_sum")
+    out = _ReduceScatter(group)(front)
     return out.reshape(part) if axis else out
 
 
@@ -487,13 +492,8 @@ def scatter(inp: Tensor, group: Group | None = WORLD, device: str | None = None,
     meta = _bcast_meta(group, inp, "scatter")
     if group.rank != 0:
         inp = _stand_in(meta, device)
-    if inp.ndim == 0:
-        raise ValueError("scatter: a scalar cannot be split")
-    part = list(inp.shape)
-    if part[axis] % group.size:
-        raise ValueError(f"current axis: {axis} can't devided by group size {group.size}")
-    part[axis] //= group.size
-    out = _Scatter(group)(_split_to_front(inp, axis, group.size))
+    front, part = _split_parts(inp, axis, group.size, "scatter")
+    out = _Scatter(group)(front)
     return out.reshape(part) if axis else out
 
 
@@ -536,13 +536,8 @@ def all_to_all(
     """
     _check_tensor(inp, "all_to_all")
     group = _as_group(group)
-    if inp.ndim == 0:
-        raise ValueError("all_to_all: a scalar cannot be split")
-    part = list(inp.shape)
-    if part[split_axis] % group.size:
-        raise ValueError(f"current axis: {split_axis} can't devided by group size {group.size}")
-    part[split_axis] //= group.size
-    out = _AllToAll(group)(_split_to_front(inp, split_axis, group.size))
+    front, part = _split_parts(inp, split_axis, group.size, "all_to_all")
+    out = _AllToAll(group)(front)
     return _concat_from_front(out, concat_axis, group.size, part)
 
 
