@@ -5,6 +5,7 @@ set -euo pipefail
 
 DEB_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config clang-format
+  clang libclang-rt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libdnnl-dev libhwy-dev
   libflatbuffers-dev flatbuffers-compiler

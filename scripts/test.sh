@@ -26,4 +26,7 @@ ctest --test-dir "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --output-on-failure 2>&1 |
 if [[ ${NEOMEG_SANITIZE:-OFF} != ON ]]; then
   echo "== Python tests (pytest): unit tests, then cross-layer and end-to-end tests =="
   PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q python/test tests
+  # The model loader under libFuzzer (its own clang build, seeded with models the Python
+  # package dumps); once, in this job rather than the sanitizer one.
+  bash scripts/fuzz.sh
 fi

@@ -1,5 +1,5 @@
-// libFuzzer target for the model loader (NEOMEG_FUZZ=ON with clang; ctest core.fuzz_model_loader
-// runs it for a bounded time from a seed model). Every input must load to a ModelError, or to a
+// libFuzzer target for the model loader (NEOMEG_FUZZ=ON with clang; scripts/fuzz.sh builds it and
+// runs it for a bounded time from seed models). Every input must load to a ModelError, or to a
 // graph that compiles and runs (or whose op refuses at run time with a dnn::Error); anything else
 // (a crash, a sanitizer report, another exception) is a finding.
 #include <cstddef>
