@@ -24,6 +24,7 @@ from ..core.tensor.array_method import (
     reshape,
 )
 from ..core.tensor.array_method import transpose as _dimshuffle
+from ..core.tensor.shape_dim import INTEGER_TYPES
 from ..distributed.group import WORLD
 from ..random.rng import _next_seed
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
@@ -103,7 +104,7 @@ def _int_input(x, fname, what):
 
 def _tuple(value, n, fname, name):
     """``value`` (an int or a sequence of n ints) as a tuple of n Python ints."""
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, INTEGER_TYPES):
         return (int(value),) * n
     value = tuple(int(v) for v in value)
     if len(value) != n:
@@ -902,7 +903,7 @@ def layer_norm(inp, normalized_shape, affine, weight=None, bias=None, eps=1e-5):
     """
     fname = "layer_norm"
     x = _float_input(inp, fname)
-    if isinstance(normalized_shape, (int, np.integer)):
+    if isinstance(normalized_shape, INTEGER_TYPES):
         normalized_shape = (int(normalized_shape),)
     normalized_shape = tuple(int(s) for s in normalized_shape)
     k = len(normalized_shape)

@@ -17,6 +17,7 @@ from ..core.tensor import array_method as _array_method
 from ..core.tensor import symbolic_shape as _symbolic_shape
 from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
 from ..core.tensor.array_method import reshape as _reshape
+from ..core.tensor.shape_dim import INTEGER_TYPES, TracedDim, is_traced
 
 __all__ = [
     "arange",
@@ -376,8 +377,12 @@ def reshape(inp, target_shape):
     if isinstance(target_shape, Tensor):
         shape_value = target_shape
         target_shape = target_shape.numpy().tolist()
-    if isinstance(target_shape, (int, np.integer)):
+    if isinstance(target_shape, (int, np.integer, TracedDim)):
         target_shape = (target_shape,)
+    if _symbolic_shape.active() and is_traced(target_shape):
+        # Shapes the traced function read: the graph computes them from the tensors they
+        # came from.
+        return _symbolic_shape.reshape_dims(x, target_shape)
     shape = tuple(int(s) for s in target_shape)
     if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
         raise ValueError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
@@ -653,7 +658,7 @@ def split(inp, nsplits_or_sections, axis=0):
         raise ValueError("split: cannot split a zero-dimensional tensor")
     ax = _axis("split", axis, x.ndim)
     n = x.shape[ax]
-    if isinstance(nsplits_or_sections, (int, np.integer)):
+    if isinstance(nsplits_or_sections, INTEGER_TYPES):
         k = int(nsplits_or_sections)
         if not 0 < k <= n:
             raise ValueError(f"split: axis {ax} of shape {x.shape} cannot be split into {k} pieces")
@@ -955,7 +960,7 @@ def repeat(inp, repeats, axis=None):
         [[1, 1, 2, 2], [3, 3, 4, 4]]
     """
     x = as_tensor(inp)
-    if not isinstance(repeats, (int, np.integer)):
+    if not isinstance(repeats, INTEGER_TYPES):
         raise TypeError(f"repeat: repeats must be an int, got {type(repeats).__name__}")
     repeats = int(repeats)
     if repeats < 0:

@@ -41,6 +41,31 @@ def _names(value, count, what):
     return value
 
 
+def _check_dynamic_shapes(tr, shapes):
+    """A graph that holds a shape it read as a constant would compute the wrong thing at
+    another shape: such a trace gets no dynamic input dimensions."""
+    dynamic = sorted(name for name, shape in shapes.items() if -1 in shape)
+    if not dynamic:
+        return
+    from .tracing import TraceError
+
+    if not tr._symbolic_shape:
+        raise TraceError(
+            f"trace.dump: input_shapes gives {', '.join(dynamic)} dynamic dimensions, but the "
+            "trace was recorded with symbolic_shape=False: the shapes it read are constants of "
+            "the graph; trace with symbolic_shape=True or dump with static input shapes"
+        )
+    if tr._shape_notes:
+        more = len(tr._shape_notes) - 1
+        raise TraceError(
+            f"trace.dump: input_shapes gives {', '.join(dynamic)} dynamic dimensions, but the "
+            f"traced function used a shape it read as a fixed value ({tr._shape_notes[0]}"
+            + (f"; and {more} more" if more else "")
+            + "), which the graph holds as a constant; compute shapes with reshape and + - * // "
+            "on the dims, or dump with static input shapes"
+        )
+
+
 def dump_trace(
     tr,
     file,
@@ -100,6 +125,7 @@ def dump_trace(
             raise TypeError(
                 f"trace.dump: input_shapes[{name!r}] must be a sequence of ints, got {shape!r}"
             ) from None
+    _check_dynamic_shapes(tr, shapes)
     data = tr._session.dump_model(
         input_names,
         outs,

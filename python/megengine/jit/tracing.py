@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor import shape_dim as _shape_dim
 from ..tensor import Tensor
 from .dtr_config import DTRConfig
 from .dump import dump_trace
@@ -156,6 +157,20 @@ def _flatten(obj, tensors, names, name):
     return _Leaf(obj)
 
 
+def _plain_dims(obj):
+    """``obj`` with the dims (TracedDim) it holds in lists, tuples and dicts as their ints: a
+    shape returned by the traced function is its value at that call."""
+    if type(obj) is _shape_dim.TracedDim:
+        return obj._value
+    if type(obj) in (list, tuple):
+        items = [_plain_dims(o) for o in obj]
+        return obj if all(a is b for a, b in zip(items, obj)) else type(obj)(items)
+    if type(obj) is dict:
+        items = {k: _plain_dims(v) for k, v in obj.items()}
+        return obj if all(items[k] is v for k, v in obj.items()) else items
+    return obj
+
+
 def _unflatten(spec, tensors):
     if isinstance(spec, _Leaf):
         return spec.value
@@ -226,7 +241,19 @@ class trace:
         graph_opt_config: a :class:`GraphOptimizationConfig`; accepted, no effect (its
             switches fuse dimshuffles and reductions into JIT kernels, which NeoMeg has not;
             elementwise fusion follows ``opt_level``).
-        symbolic_shape: accepted; a replay always needs the recorded shapes.
+        symbolic_shape: with True, ``x.shape`` and ``x.size`` read by the traced function
+            (not by the library's own code) while it records give dims
+            (``megengine.core.tensor.shape_dim.TracedDim``, printed as ints; MegEngine gives
+            Tensors): a reshape to them (``x.reshape(x.shape[0], -1)``, ``F.reshape``),
+            ``+ - * //`` between them and ints, and arithmetic with Tensors become graph ops
+            (``GetVarShape``, ...), so a dumped model follows its inputs' shapes
+            (``trace.dump(input_shapes=...)``), as ``F.flatten`` does. Any other use
+            (``int()``, indexing, comparisons, numpy, other functions' int arguments) takes the
+            value as a constant of the graph, and ``dump`` then refuses dynamic input
+            dimensions with a :class:`TraceError` naming the line. With False, shapes are plain
+            ints, every shape read (``F.flatten``'s too) is a constant of the graph, and
+            ``dump`` refuses dynamic input dimensions. Either way a replay needs the recorded
+            shapes: a call with other shapes runs in check mode. Default: True
         without_host: accepted; replays never run the Python code (MegEngine's
             ``without_host=True`` behaviour) unless the call diverges or the function uses
             :func:`exclude_from_trace`.
@@ -289,7 +316,8 @@ class trace:
         self._record_only = record_only
         self._opt_level = opt_level
         self._profiling = profiling
-        self._symbolic_shape = symbolic_shape
+        self._symbolic_shape = bool(symbolic_shape)
+        self._shape_notes = []
         self._without_host = without_host
         self._session = None
         self._mode = None  # after recording: "graph", "check" or "eager"
@@ -321,13 +349,16 @@ class trace:
 
     def _record(self, args, kwargs, spec, tensors, names):
         session = _rt.TraceSession()
+        shape_notes = []
         session.start_record()
         try:
             for t, name in zip(tensors, names):
                 session.add_input(t, name)
-            result = self.__wrapped__(*args, **kwargs)
+            with _shape_dim.tracing(self._symbolic_shape, shape_notes):
+                result = _plain_dims(self.__wrapped__(*args, **kwargs))
         finally:
             session.stop()
+        self._shape_notes = shape_notes
         outs, out_names = [], []
         self._out_spec = _flatten(result, outs, out_names, "output")
         failure = session.failure
@@ -361,7 +392,8 @@ class trace:
         session = self._session
         session.start_check()
         try:
-            result = self.__wrapped__(*args, **kwargs)
+            with _shape_dim.tracing(self._symbolic_shape):
+                result = _plain_dims(self.__wrapped__(*args, **kwargs))
             session.finish_check()
         finally:
             session.stop()

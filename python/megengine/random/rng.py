@@ -23,6 +23,7 @@ import numpy as np
 from ..core._imperative_rt import apply, apply_generator
 from ..core.ops import builtin
 from ..core.tensor.array_method import as_tensor, cached_op
+from ..core.tensor.shape_dim import INTEGER_TYPES
 from ..tensor import Tensor
 
 _MASK64 = (1 << 64) - 1
@@ -47,11 +48,11 @@ def _check_seed(seed, fn):
 def _shape(size, fn):
     if size is None:
         return (1,)
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+    if isinstance(size, INTEGER_TYPES) and not isinstance(size, bool):
         size = (size,)
     try:
         if isinstance(size, (str, bytes)) or not all(
-            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in size
+            isinstance(s, INTEGER_TYPES) and not isinstance(s, bool) for s in size
         ):
             raise TypeError
         shape = tuple(int(s) for s in size)
@@ -350,7 +351,7 @@ class RNG:
         n_rows, n_cat = rows.shape
         if n_cat == 0:
             raise ValueError(f"multinomial: input of shape {x.shape} has no categories")
-        if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, INTEGER_TYPES):
             raise TypeError("multinomial: num_samples must be an int")
         if num_samples <= 0:
             raise ValueError(f"multinomial: num_samples must be > 0, got {num_samples}")
@@ -409,7 +410,7 @@ class RNG:
                 raise ValueError("permutation: a Tensor input needs at least one dimension")
             idx = self.permutation(n.shape[0])
             return apply(cached_op(builtin.IndexingMultiAxisVec, axes=(0,)), n, idx)[0]
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        if isinstance(n, bool) or not isinstance(n, INTEGER_TYPES):
             raise TypeError(f"permutation: n must be an int or a Tensor, got {type(n).__name__}")
         if n < 0:
             raise ValueError(f"permutation: n must be >= 0, got {n}")

@@ -1,6 +1,8 @@
-"""Traced graphs that follow their inputs' shapes and their data: a CNN with F.flatten traced at
-batch 4 and dumped runs at other batch sizes (GraphInference and the C++ load_and_run agree
-with eager), and cond_take/non_zero replay with as many elements as the new data has."""
+"""Traced graphs that follow their inputs' shapes and their data: a CNN with F.flatten, or with
+``x.reshape(x.shape[0], -1)``, traced at batch 4 and dumped runs at batch 1 and 7 (GraphInference
+and the C++ load_and_run agree with eager), and cond_take/non_zero replay with as many elements
+as the new data has. Shape reads that cannot follow make dump refuse dynamic shapes
+(test_trace_symbolic_shape.py)."""
 
 import io
 import os
@@ -20,14 +22,22 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 class SmallCNN(M.Module):
-    def __init__(self):
+    # How the features are flattened: F.flatten, or a reshape to the batch the function reads
+    # from x.shape (a TracedDim while tracing with symbolic_shape=True).
+    def __init__(self, flatten="flatten"):
         super().__init__()
         self.conv = M.Conv2d(3, 4, 3, padding=1)
         self.bn = M.BatchNorm2d(4)
         self.fc = M.Linear(4 * 4 * 4, 5)
+        self.flatten = flatten
 
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        if self.flatten == "reshape":
+            return self.fc(x.reshape(x.shape[0], -1))
+        if self.flatten == "reshape_dims":
+            n, c, h, w = x.shape
+            return self.fc(F.reshape(x, (n, c * h * w)))
         return self.fc(F.flatten(x, 1))
 
 
@@ -35,10 +45,10 @@ def batch(n, seed):
     return np.random.default_rng(seed).standard_normal((n, 3, 8, 8)).astype("float32")
 
 
-@pytest.fixture(scope="module")
-def cnn_model():
+@pytest.fixture(scope="module", params=["flatten", "reshape", "reshape_dims"])
+def cnn_model(request):
     mge.random.seed(3)
-    net = SmallCNN()
+    net = SmallCNN(request.param)
     net.eval()
     f = trace(lambda x: net(x), capture_as_const=True)
     f(mge.Tensor(batch(4, 0)))
@@ -140,10 +150,11 @@ def test_reshape_to_a_tensor_shape_follows_it_when_traced():
         f(mge.Tensor(np.arange(12, dtype="float32")), mge.Tensor(np.array([5, 5], "int32")))
 
 
-def test_traced_training_through_flatten_matches_eager():
+@pytest.mark.parametrize("flatten", ["flatten", "reshape"])
+def test_traced_training_through_flatten_matches_eager(flatten):
     def make():
         mge.random.seed(5)
-        return SmallCNN()
+        return SmallCNN(flatten)
 
     def step_fn(net, opt, gm):
         def step(x, y):

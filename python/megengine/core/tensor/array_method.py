@@ -10,6 +10,7 @@ import numpy as np
 from .. import _imperative_rt as _rt
 from ..ops import builtin
 from .dtype import promote_names, scalar_dtype_for
+from .shape_dim import TracedDim, follows_shapes
 
 Tensor = _rt.Tensor
 apply = _rt.apply
@@ -48,12 +49,21 @@ def _promote(args):
         dt = promote_names(dt, t._dtype_name)
     for a in args:
         if not isinstance(a, Tensor):
-            if isinstance(a, (int, float, bool, np.number, np.bool_)):
+            if type(a) is TracedDim:  # a shape read while tracing: an int computed by the graph
+                dt = promote_names(dt, scalar_dtype_for(dt, a._value))
+            elif isinstance(a, (int, float, bool, np.number, np.bool_)):
                 dt = promote_names(dt, scalar_dtype_for(dt, a))
             else:
                 dt = promote_names(dt, Tensor(a)._dtype_name)
     device = tensors[0].device
-    return [as_tensor(a, dt, device) for a in args]
+    return [
+        _traced_scalar(a, dt) if type(a) is TracedDim else as_tensor(a, dt, device) for a in args
+    ]
+
+
+def _traced_scalar(dim, dtype):
+    t = reshape(dim.as_tensor(), ())
+    return t if dtype == "int32" else t.astype(dtype)
 
 
 _elemwise_ops = {}
@@ -110,6 +120,10 @@ def reduce(x, mode, axis=None, keepdims=False):
 
 
 def reshape(x, shape):
+    if _rt._is_tracing() and any(type(s) is TracedDim for s in shape):
+        from . import symbolic_shape  # imports this module
+
+        return symbolic_shape.reshape_dims(x, shape)
     shape = tuple(int(s) for s in shape)
     return apply(cached_op(builtin.Reshape, shape=shape), x)[0]
 
@@ -129,7 +143,7 @@ def flatten(x, start_axis=0, end_axis=-1):
         raise ValueError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
     shape = x.shape
     target = (*shape[:start], int(np.prod(shape[start : end + 1])), *shape[end + 1 :])
-    if _rt._is_tracing():
+    if follows_shapes():
         # The leading axes as values, so that a traced graph follows its inputs' shapes.
         if start == 0:
             return reshape(x, (-1, *shape[end + 1 :]))

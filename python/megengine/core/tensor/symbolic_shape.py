@@ -14,6 +14,7 @@ import numpy as np
 from .. import _imperative_rt as _rt
 from ..ops import builtin
 from .array_method import Tensor, apply, cached_op
+from .shape_dim import TracedDim
 
 
 def active():
@@ -21,7 +22,7 @@ def active():
     return _rt._is_tracing()
 
 
-def _int32(values):
+def int32(values):
     # Made inside the traced call: a constant of the graph.
     return Tensor(np.asarray(values, dtype=np.int32), dtype="int32")
 
@@ -38,7 +39,7 @@ def reshape_to(x, shape, target):
 
 def flatten(x, start, end, target):
     """``x`` with axes ``start..end`` merged, the other axes taken from ``x``'s shape as values."""
-    parts = [shape_of(x, range(start)), _int32([-1])]
+    parts = [shape_of(x, range(start)), int32([-1])]
     if end + 1 < x.ndim:
         parts.append(shape_of(x, range(end + 1, x.ndim)))
     shape = apply(cached_op(builtin.Concat, axis=0), *parts)[0]
@@ -48,3 +49,31 @@ def flatten(x, start, end, target):
 def take_prefix(x, count, n):
     """The first ``n`` entries of ``x`` along axis 0, ``n`` being the value of ``count``."""
     return _rt.apply_with_shapes(cached_op(builtin.TakePrefix), [(n, *x.shape[1:])], x, count)[0]
+
+
+def reshape_dims(x, dims):
+    """``x`` reshaped to ``dims``: ints (one may be -1) and :class:`~.shape_dim.TracedDim`
+    values, whose graph ops give the shape, so that the graph follows the shapes they came from.
+    """
+    values = [d._value if type(d) is TracedDim else int(d) for d in dims]
+    if sum(v == -1 for v in values) > 1 or any(v < -1 for v in values):
+        raise ValueError(
+            f"reshape: invalid target shape {tuple(values)} for input of shape {x.shape}"
+        )
+    known = int(np.prod([v for v in values if v != -1]))
+    if (known == 0 or x.size % known) if -1 in values else known != x.size:
+        raise ValueError(f"reshape: cannot reshape {x.shape} into {tuple(values)}")
+    target = tuple(x.size // known if v == -1 else v for v in values)
+    parts, run = [], []
+    for d, v in zip(dims, values):
+        if type(d) is TracedDim:
+            if run:
+                parts.append(int32(run))
+                run = []
+            parts.append(d.as_tensor())
+        else:
+            run.append(v)
+    if run:
+        parts.append(int32(run))
+    shape = parts[0] if len(parts) == 1 else apply(cached_op(builtin.Concat, axis=0), *parts)[0]
+    return reshape_to(x, shape, target)

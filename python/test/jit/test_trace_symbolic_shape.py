@@ -1,0 +1,209 @@
+"""trace(symbolic_shape=...): shapes the traced function reads follow the inputs in the graph
+(True, the default) or are constants of it (False), as in MegEngine; a shape used as a fixed
+value makes trace.dump refuse dynamic input dimensions (TraceError) instead of writing a model
+that would be wrong at another batch."""
+
+import doctest
+import io
+
+import numpy as np
+import pytest
+
+import megengine as mge
+import megengine.functional as F
+from megengine.core.tensor import shape_dim
+from megengine.jit import TraceError, trace
+from megengine.utils.comp_graph_tools import GraphInference
+
+C_SHAPE = type(mge.Tensor.__dict__["shape"])  # the C getter, outside traces
+
+
+def x_of(n, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, 2, 3)).astype("float32")
+
+
+def dump_dynamic(fn, n=4, symbolic_shape=True):
+    f = trace(fn, capture_as_const=True, symbolic_shape=symbolic_shape)
+    f(mge.Tensor(x_of(n)))
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x"], input_shapes={"x": (-1, 2, 3)})
+    return f, GraphInference(buf.getvalue())
+
+
+@pytest.mark.parametrize(
+    "fn, ref",
+    [
+        (lambda x: x.reshape(x.shape[0], -1), lambda a: a.reshape(a.shape[0], -1)),
+        (lambda x: F.reshape(x, (x.shape[0], -1)), lambda a: a.reshape(a.shape[0], -1)),
+        (lambda x: x.reshape(x.shape[0] * x.shape[1], -1), lambda a: a.reshape(-1, 3)),
+        (lambda x: x.reshape(-1, x.shape[1] * x.shape[2]), lambda a: a.reshape(-1, 6)),
+        (lambda x: x.reshape(x.size // 3, 3), lambda a: a.reshape(-1, 3)),
+        (lambda x: F.reshape(x, x.size), lambda a: a.reshape(-1)),
+        (lambda x: x.reshape(x.shape), lambda a: a),
+        (
+            lambda x: x.reshape(-x.shape[0] * -1, 3, 2)[:, :, 1],
+            lambda a: a.reshape(-1, 3, 2)[:, :, 1],
+        ),
+        (lambda x: x * x.shape[0], lambda a: a * a.shape[0]),
+        (lambda x: x.shape[0] + x, lambda a: a.shape[0] + a),
+        (lambda x: x.sum() / x.size, lambda a: a.sum() / a.size),
+    ],
+)
+def test_a_dumped_model_follows_the_shapes_the_function_read(fn, ref):
+    f, g = dump_dynamic(fn)
+    # No op holds the traced batch (a Reshape to () makes a dim a scalar for arithmetic).
+    assert not any(op.startswith("Reshape(shape=[4") for op, _ in f.ops), f.ops
+    for n in (1, 7, 4):
+        x = x_of(n, n)
+        want = ref(x)
+        np.testing.assert_allclose(g.run(x)["output_0"], want, rtol=1e-6)
+        # The eager function agrees (the references above are its numpy forms).
+        np.testing.assert_allclose(fn(mge.Tensor(x)).numpy(), want, rtol=1e-6)
+
+
+def test_shapes_read_while_tracing_are_dims_that_print_as_ints():
+    seen = []
+
+    @trace
+    def f(x):
+        seen.append((x.shape, x.size, str(x.shape), f"{x.shape[0]:d}"))
+        return x * 2
+
+    f(mge.Tensor(x_of(4)))
+    shape, size, text, formatted = seen[0]
+    assert [type(d) for d in shape] == [shape_dim.TracedDim] * 3
+    assert type(size) is shape_dim.TracedDim and repr(size) == "24"
+    assert text == "(4, 2, 3)" and formatted == "4"
+    # Outside the trace (and after it) the shape is a tuple of ints again, from the C getter.
+    assert type(mge.Tensor.__dict__["shape"]) is C_SHAPE
+    assert type(mge.Tensor(x_of(1)).shape[0]) is int
+
+
+def test_the_c_getters_come_back_after_the_function_raises():
+    @trace
+    def f(x):
+        raise RuntimeError(f"boom {x.shape}")
+
+    with pytest.raises(RuntimeError, match=r"boom \(4, 2, 3\)"):
+        f(mge.Tensor(x_of(4)))
+    assert type(mge.Tensor.__dict__["shape"]) is C_SHAPE
+    assert type(mge.Tensor.__dict__["size"]) is C_SHAPE
+
+
+def test_symbolic_shape_false_gives_ints_and_bakes_them_as_megengine_does():
+    seen = []
+
+    @trace(capture_as_const=True, symbolic_shape=False)
+    def f(x):
+        seen.append(type(x.shape[0]))
+        return x.reshape(x.shape[0], -1), F.flatten(x, 1)
+
+    a, _ = f(mge.Tensor(x_of(4)))
+    assert seen == [int]
+    assert [op for op, _ in f.ops] == ["Reshape(shape=[4,-1])", "Reshape(shape=[4,6])"]
+    np.testing.assert_array_equal(a.numpy(), x_of(4).reshape(4, 6))
+    # Replays need the recorded batch: another one is a TraceError (MegEngine: "trace error
+    # because tensors not equals"), never a reshape to the traced batch.
+    with pytest.raises(TraceError, match="Reshape"):
+        f(mge.Tensor(x_of(8)))
+    with pytest.raises(TraceError, match="symbolic_shape=False"):
+        f.dump(io.BytesIO(), arg_names=["x"], input_shapes={"x": (-1, 2, 3)})
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x"])  # static shapes: the constants are right
+    out = GraphInference(buf.getvalue()).run(x_of(4, 1))
+    np.testing.assert_array_equal(out["output_0"], x_of(4, 1).reshape(4, 6))
+
+
+def test_symbolic_shape_true_records_shape_ops_for_flatten_and_reshape():
+    f = trace(lambda x: (x.reshape(x.shape[0], -1), F.flatten(x, 1)))
+    f(mge.Tensor(x_of(4)))
+    ops = [op for op, _ in f.ops]
+    assert ops.count("ReshapeTo()") == 2 and "GetVarShape(axes=[0])" in ops
+    assert not any(op.startswith("Reshape(") for op in ops)
+
+
+@pytest.mark.parametrize(
+    "fn, use",
+    [
+        (lambda x: x.reshape(int(x.shape[0]), -1), "int() of shape[0]"),
+        (
+            lambda x: x[: x.shape[0] // 2],
+            "use as an index of (shape[0] of a (4, 2, 3) tensor // 2)",
+        ),
+        (lambda x: x + F.zeros((x.shape[0], 1, 1)), "int() of shape[0]"),
+        (lambda x: x * (2 if x.shape[0] > 2 else 3), "comparison (>) of shape[0]"),
+        (lambda x: x + mge.Tensor(np.ones(x.shape, "float32")), "use as an index of shape[0]"),
+        (lambda x: x.reshape(x.shape[0] % 5, -1), "% of shape[0]"),
+    ],
+)
+def test_a_shape_used_as_a_fixed_value_makes_dump_refuse_dynamic_inputs(fn, use):
+    f = trace(fn, capture_as_const=True)
+    want = fn(mge.Tensor(x_of(4)))
+    got = f(mge.Tensor(x_of(4)))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    line = fn.__code__.co_firstlineno
+    with pytest.raises(TraceError) as e:
+        f.dump(io.BytesIO(), arg_names=["x"], input_shapes={"x": (-1, 2, 3)})
+    assert use in str(e.value) and f"{__file__}:{line}" in str(e.value)
+    # With static input shapes the constant is right, and the model says so.
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x"])
+    np.testing.assert_array_equal(
+        GraphInference(buf.getvalue()).run(x_of(4))["output_0"], want.numpy()
+    )
+
+
+def test_functions_taking_ints_accept_dims():
+    @trace
+    def f(x):
+        n = x.shape[0]
+        return F.split(x, n, axis=0)[0], F.repeat(x, n, axis=1), mge.random.normal(size=x.shape)
+
+    with pytest.warns(RuntimeWarning, match="random numbers"):
+        a, b, c = f(mge.Tensor(x_of(2)))
+    assert a.shape == (1, 2, 3) and b.shape == (2, 4, 3) and c.shape == (2, 2, 3)
+
+
+def test_a_returned_dim_is_an_int():
+    f = trace(lambda x: (x * 2, x.shape[0]))
+    for _ in range(2):
+        _, n = f(mge.Tensor(x_of(4)))
+        assert type(n) is int and n == 4
+    assert f._mode == "graph"
+
+
+def test_bad_reshapes_to_dims_are_clear_errors():
+    def run(fn):
+        return trace(fn)(mge.Tensor(x_of(4)))
+
+    with pytest.raises(ValueError, match="invalid target shape"):
+        run(lambda x: x.reshape(x.shape[0], -1, -1))
+    with pytest.raises(ValueError, match="invalid target shape"):
+        run(lambda x: x.reshape(x.shape[0], -2))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        run(lambda x: x.reshape(x.shape[0], 5))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        run(lambda x: F.reshape(x, (x.shape[0] * 2, 4)))
+    with pytest.raises(ZeroDivisionError):
+        run(lambda x: x.reshape(x.shape[0] // 0, -1))
+    with pytest.raises(TypeError):
+        run(lambda x: x.shape[0] + "a")
+    with pytest.raises(TypeError):
+        run(lambda x: x.reshape(x.shape[0] + 1.5, -1))
+
+
+def test_a_call_with_another_shape_checks_against_the_recording():
+    # The graph needs the recorded shapes; another batch runs the function in check mode,
+    # which compares the recorded ops with their input shapes.
+    f = trace(lambda x: x.reshape(x.shape[0], -1))
+    f(mge.Tensor(x_of(4)))
+    np.testing.assert_array_equal(f(mge.Tensor(x_of(4, 1))).numpy(), x_of(4, 1).reshape(4, 6))
+    with pytest.raises(TraceError, match="GetVarShape"):
+        f(mge.Tensor(x_of(7)))
+
+
+def test_traced_dim_examples_run():
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in finder.find(shape_dim, "shape_dim"):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries > 0
