@@ -134,6 +134,8 @@ def test_symbolic_shape_true_records_shape_ops_for_flatten_and_reshape():
         (lambda x: x * (2 if x.shape[0] > 2 else 3), "comparison (>) of shape[0]"),
         (lambda x: x + mge.Tensor(np.ones(x.shape, "float32")), "use as an index of shape[0]"),
         (lambda x: x.reshape(x.shape[0] % 5, -1), "% of shape[0]"),
+        (lambda x: x[x.shape[0] - 1], "use as an index of (shape[0] of a (4, 2, 3) tensor - 1)"),
+        (lambda x: x[:, x.shape[1] - 1] * 2, "use as an index of (shape[1]"),
     ],
 )
 def test_a_shape_used_as_a_fixed_value_makes_dump_refuse_dynamic_inputs(fn, use):
@@ -157,11 +159,24 @@ def test_functions_taking_ints_accept_dims():
     @trace
     def f(x):
         n = x.shape[0]
-        return F.split(x, n, axis=0)[0], F.repeat(x, n, axis=1), mge.random.normal(size=x.shape)
+        y = F.copy(x)
+        y[n - 1] = 0.0
+        return (
+            F.split(x, n, axis=0)[0],
+            F.repeat(x, n, axis=1),
+            mge.random.normal(size=x.shape),
+            F.eye(x.shape[2]),
+            F.topk(x.reshape(-1), x.shape[1])[0],
+            y,
+        )
 
+    x = x_of(2)
     with pytest.warns(RuntimeWarning, match="random numbers"):
-        a, b, c = f(mge.Tensor(x_of(2)))
+        a, b, c, eye, top, y = f(mge.Tensor(x))
     assert a.shape == (1, 2, 3) and b.shape == (2, 4, 3) and c.shape == (2, 2, 3)
+    np.testing.assert_array_equal(eye.numpy(), np.eye(3, dtype="float32"))
+    np.testing.assert_array_equal(top.numpy(), np.sort(x.reshape(-1))[::-1][:2])
+    np.testing.assert_array_equal(y.numpy(), np.concatenate([x[:1], np.zeros_like(x[1:])]))
 
 
 def test_a_returned_dim_is_an_int():

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _imperative_rt as _rt
 from ..ops import builtin
 from .array_method import Tensor, cached_op
+from .shape_dim import TracedDim
 
 apply = _rt.apply
 
@@ -87,7 +88,17 @@ def _flatten(x):
     return apply(cached_op(builtin.Reshape, shape=(x.size,)), x)[0]
 
 
+def _plain_dims(index):
+    """A dim (a shape read while tracing) used as an index is its value: a constant."""
+    if type(index) is TracedDim:
+        return index.bake("use as an index")
+    if isinstance(index, tuple) and any(type(i) is TracedDim for i in index):
+        return tuple(_plain_dims(i) for i in index)
+    return index
+
+
 def getitem(x, index):
+    index = _plain_dims(index)
     if _needs_flat(index):
         pos = _flat_positions(x, index)
         return _take(_flatten(x), 0, pos)
@@ -161,6 +172,7 @@ def setitem(x, index, value):
     differentiable)."""
     from .array_method import as_tensor, reshape
 
+    index = _plain_dims(index)
     value = as_tensor(value, dtype=x._dtype_name, device=x.device)
     items = index if isinstance(index, tuple) else (index,)
     if _needs_flat(index) or any(i is None for i in items):
