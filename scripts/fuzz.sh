@@ -59,10 +59,11 @@ else
 fi
 ls -l "$corpus" | tail -n +2 | awk '{print "fuzz: seed " $NF " (" $5 " bytes)"}'
 
-# -timeout: one input running longer than this is a finding (a hang). Inputs found are kept in
-# the corpus directory; a crashing input is written to $findings.
+# -timeout: one input running longer than this is a finding (a hang). -max_len lets inputs grow
+# past the largest seed. Inputs found are kept in the corpus directory; a crashing input is
+# written to $findings.
 if ! "$FUZZ_DIR/src/model_loader_fuzzer" -max_total_time="$SECONDS_TO_FUZZ" -timeout=20 \
-  -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" 2>"$FUZZ_DIR/fuzz.log"; then
+  -max_len=4096 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" 2>"$FUZZ_DIR/fuzz.log"; then
   tail -n 60 "$FUZZ_DIR/fuzz.log"
   echo "fuzz: FAILED: the input that failed is in $findings/; rerun it with"
   echo "  $FUZZ_DIR/src/model_loader_fuzzer $findings/<file>"
