@@ -1,7 +1,9 @@
 // Relayout on x86: src and dst first merge the axes that are contiguous in both (and drop size-1
 // axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
 // src and dst (a transpose, NCHW <-> NHWC) copies in square tiles that stay in L1 so that both
-// sides stream whole cache lines, and anything else walks its innermost axis with its strides.
+// sides stream whole cache lines (a dst larger than the caches is written with non-temporal
+// stores, which skip reading each dst line before writing it), and anything else walks its
+// innermost axis with its strides.
 // Large tensors split their outer work across OpenMP threads. Like naive, src and dst must not
 // overlap; every dtype is copied as raw elements of its size.
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 #include "src/x86/relayout_copy.h"
+#include "src/x86/stream_copy_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -87,8 +90,13 @@ void walk_outer(const Outer& o, size_t begin, size_t end, F&& f) {
     }
 }
 
-// Square tiles of this many elements a side: two tiles of 4-byte elements fill 8 KiB of L1.
-constexpr size_t kTile = 32;
+// Square tiles of this many elements a side: a tile of 4-byte elements fills 16 KiB of L1.
+constexpr size_t kTile = 64;
+
+// A tiled copy whose dst is at least this large writes dst with non-temporal stores: it would not
+// stay in the caches anyway, and a plain store first reads the line it writes into, a third more
+// memory traffic on a transpose.
+constexpr size_t kStreamBytes = size_t(8) << 20;
 
 template <class T>
 void copy_strided(const Axes& a, const T* s, T* d) {
@@ -109,14 +117,16 @@ void copy_strided(const Axes& a, const T* s, T* d) {
 // along kd a band of kBand along ks at a time, so that the pages a band writes stay in the TLB.
 template <class T>
 void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
-    constexpr size_t kBand = 256;
+    constexpr size_t kBand = kTile;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
     ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
     size_t bands = (ns + kBand - 1) / kBand;
+    const bool stream = o.count * ns * nd * sizeof(T) >= kStreamBytes;
     // One unit of parallel work: an outer index and a band along ks.
     parallel_ranges(o.count * bands, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
         T buf[kTile][kTile];
+        alignas(64) T row[kTile];
         for (size_t u = b; u < e; ++u) {
             size_t band = (u % bands) * kBand, band_end = std::min(ns, band + kBand);
             walk_outer(o, u / bands, u / bands + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
@@ -138,13 +148,22 @@ void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
                         for (size_t i = 0; i < ni; ++i) {
                             T* dp = d + dof + static_cast<ptrdiff_t>(i0 + i) * d_ks +
                                     static_cast<ptrdiff_t>(j0);
+                            if (!stream) {
+                                for (size_t j = 0; j < nj; ++j)
+                                    dp[j] = buf[j][i];
+                                continue;
+                            }
                             for (size_t j = 0; j < nj; ++j)
-                                dp[j] = buf[j][i];
+                                row[j] = buf[j][i];
+                            stream_bytes(dp, row, nj * sizeof(T));
                         }
                     }
                 }
             });
         }
+        // Non-temporal stores are weakly ordered: make them visible before the caller reads dst.
+        if (stream)
+            stream_fence();
     });
 }
 
