@@ -274,18 +274,25 @@ struct ErfInv {
     }
 };
 
-// a^b = exp(b log a) for finite a > 0 and |b log a| <= 700 (exp stays finite); zero, negative
-// and non-finite operands take the scalar formula.
+// a^b = exp(b log |a|) for finite nonzero a and b with |b log |a|| <= 700 (exp stays finite): a
+// negative a gives that with the sign of (-1)^b for an integer b, NaN for any other b, as pow.
+// Zero and non-finite operands take the scalar formula.
 struct Pow {
     template <class D, class V>
     V operator()(D d, V a, V b) const {
-        return hn::Exp(d, hn::Mul(b, hn::Log(d, a)));
+        V r = hn::Exp(d, hn::Mul(b, hn::Log(d, hn::Abs(a))));
+        auto neg = hn::Lt(a, hn::Zero(d));
+        auto integral = hn::Eq(hn::Round(b), b);
+        auto odd = hn::And(integral, hn::Ne(hn::Round(hn::Mul(b, hn::Set(d, 0.5))),
+                                            hn::Mul(b, hn::Set(d, 0.5))));
+        r = hn::IfThenElse(hn::And(neg, odd), hn::Neg(r), r);
+        return hn::IfThenElse(hn::AndNot(integral, neg), hn::NaN(d), r);
     }
     template <class D, class V>
     auto special(D d, const V* x) const {
-        auto ok = hn::And(hn::Gt(x[0], hn::Zero(d)), hn::IsFinite(x[0]));
+        auto ok = hn::And(hn::Ne(x[0], hn::Zero(d)), hn::IsFinite(x[0]));
         ok = hn::And(ok, hn::IsFinite(x[1]));
-        V a = hn::IfThenElse(ok, x[0], hn::Set(d, 1.0));
+        V a = hn::IfThenElse(ok, hn::Abs(x[0]), hn::Set(d, 1.0));
         ok = hn::And(ok, hn::Le(hn::Abs(hn::Mul(x[1], hn::Log(d, a))), hn::Set(d, 700.0)));
         return hn::Not(ok);
     }
