@@ -1,11 +1,11 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
-// instruction set like elemwise_hwy.cpp: POW as exp(b log a), TAN as sin / cos, the error function
-// family after FreeBSD's (fdlibm's) erf/erfc, whose coefficients are taken here, the inverse error
-// functions as Newton steps on those from M. Giles' start (the steps naive takes), GELU and its
-// gradient; all in double, rounded once. MOD is exact (a - trunc(a / b) b is exact in double for
-// float operands whose quotient is below 2^24). EXP runs in float (see elemwise_math_hwy.h), and
-// TRUE_DIV of int32 divides in double like naive. Lanes outside a formula's domain or accurate
-// range take naive's scalar formula.
+// instruction set like elemwise_hwy.cpp: POW as exp(b log a), ATAN2 from atan, TAN as sin / cos,
+// the error function family after FreeBSD's (fdlibm's) erf/erfc, whose coefficients are taken here,
+// the inverse error functions as Newton steps on those from M. Giles' start (the steps naive
+// takes), GELU and its gradient; all in double, rounded once. MOD is exact (a - trunc(a / b) b is
+// exact in double for float operands whose quotient is below 2^24). EXP runs in float (see
+// elemwise_math_hwy.h), and TRUE_DIV of int32 divides in double like naive. Lanes outside a
+// formula's domain or accurate range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -335,6 +335,24 @@ struct Tan {
     }
 };
 
+// atan2(a, b) = atan(a / b), plus or minus pi (a's sign) when b < 0, for finite nonzero operands
+// (a / b of floats neither overflows nor underflows in double); zeros, whose signs pick among
+// +-0, +-pi/2 and +-pi, and non-finite operands take the scalar formula.
+struct Atan2 {
+    template <class D, class V>
+    V operator()(D d, V a, V b) const {
+        V t = hn::Atan(d, hn::Div(a, b));
+        V turn = hn::CopySign(hn::Set(d, std::numbers::pi), a);
+        return hn::IfThenElse(hn::Lt(b, hn::Zero(d)), hn::Add(t, turn), t);
+    }
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        auto ok = hn::And(hn::IsFinite(x[0]), hn::IsFinite(x[1]));
+        ok = hn::And(ok, hn::And(hn::Ne(x[0], hn::Zero(d)), hn::Ne(x[1], hn::Zero(d))));
+        return hn::Not(ok);
+    }
+};
+
 // exp in float: Highway's float exp is within 1 ULP on [-87, 88], where its result is a normal
 // float or overflows; outside (subnormal results, NaN) the scalar formula.
 struct ExpF {
@@ -357,6 +375,8 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<2>(mode, s, dst, n, Pow()), true;
         case Mode::MOD:
             return run_double<2>(mode, s, dst, n, Mod()), true;
+        case Mode::ATAN2:
+            return run_double<2>(mode, s, dst, n, Atan2()), true;
         case Mode::TAN:
             return run_double<1>(mode, s, dst, n, Tan()), true;
         case Mode::ERF:
@@ -422,6 +442,7 @@ int elemwise_f32_max_ulp(elemwise::Mode mode) {
     switch (mode) {
         case M::EXP:
         case M::POW:
+        case M::ATAN2:
         case M::TAN:
         case M::ERF:
         case M::ERFC:

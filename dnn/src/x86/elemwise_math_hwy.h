@@ -1,6 +1,6 @@
 // The Elemwise kernels of elemwise_math_hwy.cpp: the float32 modes whose formulas Highway's math
-// library lacks (POW, MOD, TAN, ERF, ERFC, ERFINV, ERFCINV, GELU, GELU_GRAD), EXP computed in
-// float, and TRUE_DIV of int32 into float32. Called through elemwise_run (elemwise_hwy.h).
+// library lacks (POW, MOD, ATAN2, TAN, ERF, ERFC, ERFINV, ERFCINV, GELU, GELU_GRAD), EXP computed
+// in float, and TRUE_DIV of int32 into float32. Called through elemwise_run (elemwise_hwy.h).
 #pragma once
 
 #include <cstddef>

@@ -200,7 +200,16 @@ TEST_F(X86, ElemwiseOtherDtypesRunNaive) {
         std::vector<HostTensor> in(arity(m), HostTensor({3, 4}, dtype::Int16));
         EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(m), in), "naive");
     }
-    // A float32 mode the kernel does not claim.
-    HostTensor x({3, 4}, dtype::Float32);
-    EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(Mode::ATAN2), {x, x}), "naive");
+}
+
+// Every mode that takes float32 data has a kernel: none falls back to naive.
+TEST_F(X86, ElemwiseClaimsEveryFloat32Mode) {
+    using Rule = elemwise::DTypeRule;
+    for (size_t i = 0; i < param::Elemwise::kModeCount; ++i) {
+        auto m = static_cast<Mode>(i);
+        Rule r = elemwise::dtype_rule(m);
+        if (r == Rule::Float || r == Rule::Numeric || r == Rule::TrueDiv) {
+            EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
+        }
+    }
 }

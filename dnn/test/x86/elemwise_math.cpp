@@ -1,6 +1,7 @@
-// The Elemwise modes of elemwise_math_hwy.cpp against naive: the distance in float32 ULPs, which
-// must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values;
-// MOD exactly, on signed zeros, exact multiples, negative divisors and quotients past 2^24;
+// The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, GELU and its
+// gradient, EXP in float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs,
+// which must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special
+// values; MOD exactly, on signed zeros, exact multiples, negative divisors and quotients past 2^24;
 // TRUE_DIV of int32 into float32 exactly (zero divisors, int32's ends, broadcasts, padded views);
 // and no naive-fallback warning for these float32 modes. (elemwise.cpp covers their shapes and
 // layouts.)
@@ -131,6 +132,13 @@ TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
     for (size_t i = 0; i < kN; ++i)
         ints[i] = i % 3 ? std::round(ints[i]) : ints[i];
     (void)max_ulps(*handle, Mode::POW, {neg, ints});
+    // ATAN2 in all four quadrants, on the axes (zeros of either sign) and at infinities.
+    (void)max_ulps(*handle, Mode::ATAN2,
+                   {random_values(kN, -10, 10, rng), random_values(kN, -10, 10, rng)});
+    (void)max_ulps(*handle, Mode::ATAN2, {sweep(-3, 3, 64), sweep(3, -3, 64)});
+    (void)max_ulps(*handle, Mode::ATAN2,
+                   {{0.0, -0.0, 0.0, -0.0, 1, -1, 1e-30, -1e-30, 1, INFINITY, -INFINITY, 3},
+                    {1, 1, -1, -1, 0.0, -0.0, -1, -1, 1e30, -INFINITY, 2, -INFINITY}});
     (void)max_ulps(*handle, Mode::GELU_GRAD,
                    {sweep(-40, 40, kN), random_values(kN + 16, -10, 10, rng)});
     (void)max_ulps(*handle, Mode::MOD,
