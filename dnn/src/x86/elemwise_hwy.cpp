@@ -13,27 +13,19 @@
 #include <hwy/cache_control.h>
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
+#include "src/x86/elemwise_f32_hwy-inl.h"
 #include "src/x86/elemwise_hwy-inl.h"
 // clang-format on
 
 #include "src/naive/elemwise_scalar.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_int_hwy.h"
+#include "src/x86/elemwise_math_hwy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using Mode = elemwise::Mode;
-
-// Naive's formula for element i: the tail of a run and the lanes the vector math does not cover.
-HWY_INLINE void scalar_at(Mode mode, const ElemwiseSrc* s, size_t arity, float* dst, size_t i) {
-    double x[4] = {};
-    for (size_t k = 0; k < arity; ++k) {
-        const float* p = static_cast<const float*>(s[k].p);
-        x[k] = s[k].broadcast ? *p : p[i];
-    }
-    dst[i] = static_cast<float>(naive::elemwise::eval_float(mode, x));
-}
 
 // Float formulas: one IEEE operation or comparisons, so float gives naive's rounding.
 template <size_t kArity, class F>
@@ -43,51 +35,6 @@ HWY_INLINE void run_float(Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
             d, s, n, f, [&](size_t i, auto v) { hn::StoreU(v, d, dst + i); },
             [&](size_t i) { scalar_at(mode, s, kArity, dst, i); });
 }
-
-// Elements a double formula prefetches ahead of the one it computes.
-constexpr size_t kPrefetchAhead = 512;
-
-// Double formulas, rounded once to float. F::special(d, x) marks lanes that the vector formula
-// does not cover (x holds the operands); a vector holding one is redone by the scalar formula.
-template <size_t kArity, class F>
-HWY_INLINE void run_double(Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
-    const hn::ScalableTag<double> dd;
-    const hn::Rebind<float, decltype(dd)> df;
-    const size_t lanes = hn::Lanes(dd);
-    size_t i = 0;
-    for (; i + lanes <= n; i += lanes) {
-        // These loops are long enough per element that the hardware prefetchers fall behind a
-        // stream from memory: ask for the data a few hundred elements ahead.
-        if (i % 16 == 0) {
-            for (size_t k = 0; k < kArity; ++k)
-                if (!s[k].broadcast)
-                    hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
-            hwy::Prefetch(dst + i + kPrefetchAhead);
-        }
-        hn::Vec<decltype(dd)> x[kArity];
-        for (size_t k = 0; k < kArity; ++k)
-            x[k] = hn::PromoteTo(dd, load(df, s[k], i));
-        hn::StoreU(hn::DemoteTo(df, apply(f, dd, x)), df, dst + i);
-        if (!hn::AllFalse(dd, f.special(dd, x)))
-            for (size_t j = i; j < i + lanes; ++j)
-                scalar_at(mode, s, kArity, dst, j);
-    }
-    for (; i < n; ++i)
-        scalar_at(mode, s, kArity, dst, i);
-}
-
-// Lanes with |x| > limit or NaN.
-template <class D, class V>
-HWY_INLINE auto outside(D d, V x, double limit) {
-    return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, limit)));
-}
-
-struct NoSpecial {
-    template <class D, class V>
-    auto special(D d, const V*) const {
-        return hn::FirstN(d, 0);
-    }
-};
 
 // exp and its relatives take |x| <= 700 (exp stays finite in double); tanh |x| <= 20 (beyond,
 // its exp-based formula is not relied on: the scalar one gives +-1).
@@ -118,12 +65,6 @@ HWY_INLINE V sigmoid(D d, V x) {
     return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
 }
 
-struct Exp : ExpRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Exp(d, x);
-    }
-};
 struct Expm1 : ExpRange {
     template <class D, class V>
     V operator()(D d, V x) const {
@@ -543,8 +484,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_float<2>(mode, s, dst, n, SwitchGt0()), true;
         case Mode::CLIP:
             return run_float<3>(mode, s, dst, n, Clip()), true;
-        case Mode::EXP:
-            return run_double<1>(mode, s, dst, n, Exp()), true;
         case Mode::EXPM1:
             return run_double<1>(mode, s, dst, n, Expm1()), true;
         case Mode::LOG:
@@ -642,14 +581,16 @@ HWY_EXPORT(Elemwise);
 HWY_EXPORT(Target);
 
 bool elemwise_f32_supported(elemwise::Mode mode) {
-    // An empty run touches no memory: this asks the mode switch itself, the one list of modes.
-    return HWY_DYNAMIC_DISPATCH(Elemwise)(mode, nullptr, nullptr, 0);
+    // An empty run touches no memory: this asks the mode switches themselves, the lists of modes.
+    return HWY_DYNAMIC_DISPATCH(Elemwise)(mode, nullptr, nullptr, 0) ||
+           elemwise_math_run(mode, dtype::Float32, dtype::Float32, nullptr, nullptr, 0);
 }
 
 bool elemwise_supported(elemwise::Mode mode, DType data, DType dst) {
     if (data == dtype::Float32 && dst == dtype::Float32 && elemwise_f32_supported(mode))
         return true;
-    return elemwise_int_run(mode, data, dst, nullptr, nullptr, 0);
+    return elemwise_int_run(mode, data, dst, nullptr, nullptr, 0) ||
+           elemwise_math_run(mode, data, dst, nullptr, nullptr, 0);
 }
 
 void elemwise_run(elemwise::Mode mode, DType data, DType dst_dtype, const ElemwiseSrc* srcs,
@@ -657,7 +598,8 @@ void elemwise_run(elemwise::Mode mode, DType data, DType dst_dtype, const Elemwi
     if (data == dtype::Float32 && dst_dtype == dtype::Float32 &&
         HWY_DYNAMIC_DISPATCH(Elemwise)(mode, srcs, static_cast<float*>(dst), n))
         return;
-    (void)elemwise_int_run(mode, data, dst_dtype, srcs, dst, n);
+    if (!elemwise_int_run(mode, data, dst_dtype, srcs, dst, n))
+        (void)elemwise_math_run(mode, data, dst_dtype, srcs, dst, n);
 }
 
 const char* elemwise_target() {

@@ -1,7 +1,9 @@
 // Vectorised Elemwise over one run of elements (Highway, the instruction set chosen at run time),
 // for four dtype cases: float32 -> float32, int32 -> int32, float32 or int32 -> bool (comparisons
 // and ISNAN/ISINF), bool -> bool (logical modes) and COND (a bool condition choosing between
-// float32 or int32 operands). Results equal naive's. Naive computes floats
+// float32 or int32 operands), and through elemwise_math_hwy.cpp TRUE_DIV of int32 into float32.
+// Results equal naive's, but for the float32 modes elemwise_f32_max_ulp (elemwise_math_hwy.h)
+// names, within that many ULPs. Naive computes floats
 // in double and rounds once: single IEEE operations (+ - * /, sqrt, comparisons, rounding to an
 // integer) run in float, where they round the same; every other formula runs in double and rounds
 // once, and lanes outside the vector math's range (non-finite inputs, |x| > 700 for exp, x <= 0

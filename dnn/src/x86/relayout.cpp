@@ -1,7 +1,9 @@
 // Relayout on x86: src and dst first merge the axes that are contiguous in both (and drop size-1
 // axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
 // src and dst (a transpose, NCHW <-> NHWC) copies in square tiles that stay in L1 so that both
-// sides stream whole cache lines, and anything else walks its innermost axis with its strides.
+// sides stream whole cache lines (a dst larger than the caches is written with non-temporal
+// stores, which skip reading each dst line before writing it), and anything else walks its
+// innermost axis with its strides.
 // Large tensors split their outer work across OpenMP threads. Like naive, src and dst must not
 // overlap; every dtype is copied as raw elements of its size.
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 #include "src/x86/relayout_copy.h"
+#include "src/x86/stream_copy_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -87,8 +90,10 @@ void walk_outer(const Outer& o, size_t begin, size_t end, F&& f) {
     }
 }
 
-// Square tiles of this many elements a side: two tiles of 4-byte elements fill 8 KiB of L1.
-constexpr size_t kTile = 32;
+// A tiled copy whose dst is at least this large writes dst with non-temporal stores: it would not
+// stay in the caches anyway, and a plain store first reads the line it writes into, a third more
+// memory traffic on a transpose.
+constexpr size_t kStreamBytes = size_t(8) << 20;
 
 template <class T>
 void copy_strided(const Axes& a, const T* s, T* d) {
@@ -103,48 +108,52 @@ void copy_strided(const Axes& a, const T* s, T* d) {
     });
 }
 
-// Axis ks has unit stride in src, kd in dst. A tile's src segments (unit stride) are read into a
-// dense buffer, then written out as dst's segments: reading or writing a tile in place would touch
-// kTile lines a power-of-two stride apart, which share one L1 set and evict each other. Tiles go
-// along kd a band of kBand along ks at a time, so that the pages a band writes stay in the TLB.
+// Axis ks has unit stride in src, kd in dst. A tile (kTileD elements along kd, 128 bytes of a dst
+// segment, by kTileS along ks, a 1 KiB src segment of 4-byte elements: 32 KiB) is read into a dense
+// buffer by its src segments, then written out by its dst segments: reading or writing a tile in
+// place would touch its lines a power-of-two stride apart, which share one L1 set and evict each
+// other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
+// lines let non-temporal stores fill them.
 template <class T>
 void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
-    constexpr size_t kBand = 256;
+    constexpr size_t kTileD = 128 / sizeof(T), kTileS = 256;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
     ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
-    size_t bands = (ns + kBand - 1) / kBand;
-    // One unit of parallel work: an outer index and a band along ks.
+    size_t bands = (ns + kTileS - 1) / kTileS;
+    const bool stream = o.count * ns * nd * sizeof(T) >= kStreamBytes;
+    // One unit of parallel work: an outer index and a band of kTileS along ks.
     parallel_ranges(o.count * bands, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
-        T buf[kTile][kTile];
+        T buf[kTileD][kTileS];
+        alignas(64) T row[kTileD];
         for (size_t u = b; u < e; ++u) {
-            size_t band = (u % bands) * kBand, band_end = std::min(ns, band + kBand);
+            size_t i0 = (u % bands) * kTileS, ni = std::min(ns, i0 + kTileS) - i0;
             walk_outer(o, u / bands, u / bands + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
-                for (size_t j0 = 0; j0 < nd; j0 += kTile) {
-                    size_t nj = std::min(nd, j0 + kTile) - j0;
-                    // The next tiles' src rows, kTile segments at a stride the hardware
-                    // prefetchers do not follow.
-                    for (size_t j = j0 + kTile; j < std::min(nd, j0 + 2 * kTile); ++j)
-                        for (size_t i = band; i < band_end; i += 64 / sizeof(T))
-                            __builtin_prefetch(s + so + static_cast<ptrdiff_t>(j) * s_kd +
-                                               static_cast<ptrdiff_t>(i));
-                    for (size_t i0 = band; i0 < band_end; i0 += kTile) {
-                        size_t ni = std::min(band_end, i0 + kTile) - i0;
-                        for (size_t j = 0; j < nj; ++j)
-                            std::memcpy(buf[j],
-                                        s + so + static_cast<ptrdiff_t>(j0 + j) * s_kd +
-                                                static_cast<ptrdiff_t>(i0),
-                                        ni * sizeof(T));
-                        for (size_t i = 0; i < ni; ++i) {
-                            T* dp = d + dof + static_cast<ptrdiff_t>(i0 + i) * d_ks +
-                                    static_cast<ptrdiff_t>(j0);
+                for (size_t j0 = 0; j0 < nd; j0 += kTileD) {
+                    size_t nj = std::min(nd, j0 + kTileD) - j0;
+                    for (size_t j = 0; j < nj; ++j)
+                        std::memcpy(buf[j],
+                                    s + so + static_cast<ptrdiff_t>(j0 + j) * s_kd +
+                                            static_cast<ptrdiff_t>(i0),
+                                    ni * sizeof(T));
+                    for (size_t i = 0; i < ni; ++i) {
+                        T* dp = d + dof + static_cast<ptrdiff_t>(i0 + i) * d_ks +
+                                static_cast<ptrdiff_t>(j0);
+                        if (!stream) {
                             for (size_t j = 0; j < nj; ++j)
                                 dp[j] = buf[j][i];
+                            continue;
                         }
+                        for (size_t j = 0; j < nj; ++j)
+                            row[j] = buf[j][i];
+                        stream_bytes(dp, row, nj * sizeof(T));
                     }
                 }
             });
         }
+        // Non-temporal stores are weakly ordered: make them visible before the caller reads dst.
+        if (stream)
+            stream_fence();
     });
 }
 

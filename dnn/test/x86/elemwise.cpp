@@ -1,13 +1,15 @@
-// Elemwise on the x86 handle (Highway kernels) against naive, exactly: every float32 mode the
-// kernel claims, every int32 mode, comparisons into bool and logical bool modes, sizes 0, 1,
-// primes and above the threading grain, same-shape, scalar, row, column, per-channel and
-// outer-product broadcasts, padded, reversed and transposed views, padded outputs, special values
-// (NaN, infinities, signed zeros, the edges of exp's and log's range, int32's wrap), and other
-// dtypes, which go to naive.
+// Elemwise on the x86 handle (Highway kernels) against naive, exactly (or within the ULPs that
+// elemwise_f32_max_ulp documents for a mode computed in float): every float32 mode the kernel
+// claims, every int32 mode, comparisons into bool and logical bool modes, sizes 0, 1, primes and
+// above the threading grain, same-shape, scalar, row, column, per-channel and outer-product
+// broadcasts, padded, reversed and transposed views, padded outputs, special values (NaN,
+// infinities, signed zeros, the edges of exp's and log's range, int32's wrap), and other dtypes,
+// which go to naive.
 #include <cmath>
 #include <limits>
 
 #include "src/x86/elemwise_hwy.h"
+#include "src/x86/elemwise_math_hwy.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -35,6 +37,11 @@ size_t arity(Mode m) {
     return static_cast<size_t>(param::Elemwise::arity(m));
 }
 
+// Naive's result within the mode's documented ULPs (tensors_near's measure, relative above 1).
+double eps_of(Mode m) {
+    return x86::elemwise_f32_max_ulp(m) * std::ldexp(1.0, -23);
+}
+
 // Inputs inside each mode's domain, so that the comparison is of values, not of NaNs.
 void set_domain(Checker<Elemwise>& c, Mode m) {
     double lo = -3, hi = 3;
@@ -49,6 +56,14 @@ void set_domain(Checker<Elemwise>& c, Mode m) {
     if (m == Mode::EXP || m == Mode::EXPM1 || m == Mode::SIGMOID || m == Mode::TANH ||
         m == Mode::SINH || m == Mode::COSH || m == Mode::SOFTPLUS || m == Mode::LOGSIGMOID)
         lo = -30, hi = 30;
+    if (m == Mode::POW)
+        lo = 0.01;
+    if (m == Mode::ERF || m == Mode::ERFC || m == Mode::GELU || m == Mode::GELU_GRAD)
+        lo = -7, hi = 7;
+    if (m == Mode::ERFINV)
+        lo = -0.999, hi = 0.999;
+    if (m == Mode::ERFCINV)
+        lo = 0.001, hi = 1.999;
     c.set_range(0, lo, hi);
 }
 
@@ -63,9 +78,13 @@ const std::vector<TensorShape> kShapes = {
 }  // namespace
 
 TEST_F(X86, ElemwiseClaimsTheHotModes) {
-    for (Mode m : {Mode::ADD, Mode::SUB, Mode::MUL, Mode::TRUE_DIV, Mode::RELU, Mode::SWITCH_GT0,
-                   Mode::EXP, Mode::LOG, Mode::TANH, Mode::SIGMOID, Mode::MAX, Mode::FUSE_MUL_ADD3,
-                   Mode::ROUND, Mode::FLOOR_DIV, Mode::SILU_GRAD, Mode::SOFTPLUS, Mode::SIN})
+    for (Mode m :
+         {Mode::ADD,        Mode::SUB,           Mode::MUL,    Mode::TRUE_DIV,  Mode::RELU,
+          Mode::SWITCH_GT0, Mode::EXP,           Mode::LOG,    Mode::TANH,      Mode::SIGMOID,
+          Mode::MAX,        Mode::FUSE_MUL_ADD3, Mode::ROUND,  Mode::FLOOR_DIV, Mode::SILU_GRAD,
+          Mode::SOFTPLUS,   Mode::SIN,           Mode::POW,    Mode::MOD,       Mode::TAN,
+          Mode::ERF,        Mode::ERFC,          Mode::ERFINV, Mode::ERFCINV,   Mode::GELU,
+          Mode::GELU_GRAD})
         EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
     for (Mode m : {Mode::ADD, Mode::SUB, Mode::MUL, Mode::MAX, Mode::MIN, Mode::RELU})
         EXPECT_TRUE(x86::elemwise_supported(m, dtype::Int32, dtype::Int32)) << param::to_string(m);
@@ -75,15 +94,16 @@ TEST_F(X86, ElemwiseClaimsTheHotModes) {
     }
     for (Mode m : {Mode::AND, Mode::OR, Mode::XOR, Mode::NOT})
         EXPECT_TRUE(x86::elemwise_supported(m, dtype::Bool, dtype::Bool));
-    // Mixed dtypes (TRUE_DIV of int32 gives float32) are not claimed.
-    EXPECT_FALSE(x86::elemwise_supported(Mode::TRUE_DIV, dtype::Int32, dtype::Float32));
+    // TRUE_DIV of int32 gives float32; other mixed dtypes are not claimed.
+    EXPECT_TRUE(x86::elemwise_supported(Mode::TRUE_DIV, dtype::Int32, dtype::Float32));
+    EXPECT_FALSE(x86::elemwise_supported(Mode::ADD, dtype::Int32, dtype::Float32));
 }
 
 TEST_F(X86, ElemwiseMatchesNaiveExactly) {
     for (Mode m : claimed_modes())
         for (const TensorShape& s : kShapes) {
             Checker<Elemwise> c(handle.get());
-            c.set_param(mode_param(m)).set_epsilon(0);
+            c.set_param(mode_param(m)).set_epsilon(eps_of(m));
             set_domain(c, m);
             c.execs(same(s, m));
             c.set_noncontiguous(true).execs(same(s, m));
@@ -104,7 +124,7 @@ TEST_F(X86, ElemwiseBroadcasts) {
     };
     for (Mode m : claimed_modes()) {
         Checker<Elemwise> c(handle.get());
-        c.set_param(mode_param(m)).set_epsilon(0);
+        c.set_param(mode_param(m)).set_epsilon(eps_of(m));
         set_domain(c, m);
         for (const auto& shapes : binary) {
             std::vector<TensorShape> in(arity(m), shapes[0]);
@@ -120,7 +140,7 @@ TEST_F(X86, ElemwiseBroadcasts) {
 TEST_F(X86, ElemwiseStridedViews) {
     for (Mode m : {Mode::ADD, Mode::MUL, Mode::EXP, Mode::RELU, Mode::SWITCH_GT0, Mode::CLIP}) {
         Checker<Elemwise> c(handle.get());
-        c.set_param(mode_param(m)).set_epsilon(0);
+        c.set_param(mode_param(m)).set_epsilon(eps_of(m));
         set_domain(c, m);
         std::vector<TensorLayout> in;
         // Reversed rows (fast: rows stay dense), reversed columns and a transposed view (naive).
@@ -147,7 +167,7 @@ TEST_F(X86, ElemwiseSpecialValues) {
     TensorShape s{values.size()};
     for (Mode m : claimed_modes()) {
         Checker<Elemwise> c(handle.get());
-        c.set_param(mode_param(m)).set_epsilon(0).set_values(0, values);
+        c.set_param(mode_param(m)).set_epsilon(eps_of(m)).set_values(0, values);
         for (size_t i = 1; i < arity(m); ++i)
             c.set_values(i, i % 2 ? rotated : values);
         c.execs(same(s, m));
@@ -162,7 +182,8 @@ TEST_F(X86, ElemwiseRunsHighway) {
             in.emplace_back(TensorShape{1000}, dtype::Float32);
             fill_uniform(in.back(), 0.1, 2, rng);
         }
-        EXPECT_TRUE(run_and_compare<Elemwise>(*handle, mode_param(m), in).starts_with("hwy:"))
+        EXPECT_TRUE(run_and_compare<Elemwise>(*handle, mode_param(m), in, {}, eps_of(m))
+                            .starts_with("hwy:"))
                 << param::to_string(m);
     }
 }
@@ -179,7 +200,16 @@ TEST_F(X86, ElemwiseOtherDtypesRunNaive) {
         std::vector<HostTensor> in(arity(m), HostTensor({3, 4}, dtype::Int16));
         EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(m), in), "naive");
     }
-    // A float32 mode the kernel does not claim.
-    HostTensor x({3, 4}, dtype::Float32);
-    EXPECT_EQ(run_and_compare<Elemwise>(*handle, mode_param(Mode::ERFINV), {x}), "naive");
+}
+
+// Every mode that takes float32 data has a kernel: none falls back to naive.
+TEST_F(X86, ElemwiseClaimsEveryFloat32Mode) {
+    using Rule = elemwise::DTypeRule;
+    for (size_t i = 0; i < param::Elemwise::kModeCount; ++i) {
+        auto m = static_cast<Mode>(i);
+        Rule r = elemwise::dtype_rule(m);
+        if (r == Rule::Float || r == Rule::Numeric || r == Rule::TrueDiv) {
+            EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
+        }
+    }
 }

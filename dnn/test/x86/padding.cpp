@@ -1,7 +1,8 @@
 // Padding and PaddingBackward on the x86 handle against naive, exactly: CONSTANT mode on float32
-// (the border filled, the interior copied) with widths of 0 on some sides, sizes 1 and primes, a
-// 4-d NCHW case above the threading grain, broadcast, transposed and reversed sources, padded
-// gradients; REFLECT/REPLICATE and other dtypes, which go to naive.
+// (the border filled, the interior copied), REFLECT and REPLICATE (the border copied slab by slab,
+// every dtype; the backward folded in double) with widths of 0 on some sides, borders wider than
+// src, sizes 1 and primes, a 4-d NCHW case above the threading grain, broadcast, transposed and
+// reversed sources, padded outputs and gradients; CONSTANT on other dtypes goes to naive.
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -40,9 +41,31 @@ TEST_F(X86, PaddingMatchesNaive) {
     EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(Mode::CONSTANT, {1, 2}, {3, 4}, 7.0f),
                                        {x}, {}, 0),
               "copy");
-    EXPECT_EQ(
-            run_and_compare<Padding>(*handle, pad_param(Mode::REFLECT, {1, 2}, {3, 4}), {x}, {}, 0),
-            "naive");
+    for (Mode mode : {Mode::REFLECT, Mode::REPLICATE})
+        EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(mode, {1, 2}, {3, 4}), {x}, {}, 0),
+                  "copy");
+    HostTensor h({4, 5}, dtype::Float16);
+    EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(Mode::CONSTANT, {1, 2}, {3, 4}), {h}, {},
+                                       0),
+              "naive");
+}
+
+TEST_F(X86, PaddingReflectAndReplicateEdges) {
+    for (Mode mode : {Mode::REFLECT, Mode::REPLICATE}) {
+        Checker<Padding> c(handle.get());
+        // Borders wider than src (REFLECT keeps mirroring), a size-1 axis, no padding at all.
+        c.set_epsilon(0).set_param(pad_param(mode, {7, 0, 2}, {5, 3, 9}));
+        c.execs({{3, 1, 2}}).execs({{2, 5, 11}});
+        c.set_noncontiguous(true).execs({{3, 4, 5}}).set_noncontiguous(false);
+        c.set_param(pad_param(mode, {0, 0}, {0, 0})).execs({{13, 17}});
+        c.set_param(pad_param(mode, {2, 3, 4}, {1, 0, 5}));
+        for (DType dt : {dtype::Int8, dtype::Float16, dtype::Int32, dtype::Bool}) {
+            c.set_dtype(0, dt).execs({{4, 6, 7}});
+            c.exec_layouts({TensorLayout({6, 4, 7}, dt).dimshuffle({1, 0, 2})});
+        }
+        c.set_dtype(0, dtype::Float32)
+                .exec_layouts({TensorLayout({4, 6, 7}, {0, 7, 1}, dtype::Float32)});
+    }
 }
 
 TEST_F(X86, PaddingBackwardMatchesNaive) {
@@ -60,4 +83,19 @@ TEST_F(X86, PaddingBackwardMatchesNaive) {
     EXPECT_EQ(run_and_compare<PaddingBackward>(*handle, pad_param(Mode::CONSTANT, {3, 1}, {2, 4}),
                                                {d}, {}, 0),
               "copy");
+    for (Mode mode : {Mode::REFLECT, Mode::REPLICATE})
+        EXPECT_EQ(run_and_compare<PaddingBackward>(*handle, pad_param(mode, {3, 1}, {2, 4}), {d},
+                                                   {}, 0),
+                  "fold");
+}
+
+TEST_F(X86, PaddingBackwardFoldsWideBorders) {
+    for (Mode mode : {Mode::REFLECT, Mode::REPLICATE}) {
+        Checker<PaddingBackward> c(handle.get());
+        // Borders wider than grad: many diff elements fold onto one.
+        c.set_epsilon(0).set_param(pad_param(mode, {7, 0, 2}, {5, 3, 9}));
+        c.execs({{15, 4, 13}});
+        c.set_noncontiguous(true).execs({{15, 4, 13}}).set_noncontiguous(false);
+        c.set_param(pad_param(mode, {1, 1}, {1, 1})).execs({{3, 3}}).execs({{4, 1000}});
+    }
 }

@@ -78,3 +78,31 @@ TEST_F(X86, RelayoutIntoStridedDestinations) {
         EXPECT_EQ(run_into(*handle, big, TensorLayout({300, 700}, dt).dimshuffle({1, 0})), "tiled");
     }
 }
+
+// A transposing copy into a dst larger than the caches writes it with non-temporal stores: rows
+// whose start is not vector aligned (odd widths, a padded dst) and partial tiles at the edges.
+TEST_F(X86, RelayoutLargeTransposeStreams) {
+    struct Case {
+        TensorShape dst;
+        DType dt;
+    };
+    for (Case c : {Case{{2051, 1031}, dtype::Float32}, Case{{3, 1025, 701}, dtype::Float32},
+                   Case{{3001, 2999}, dtype::Int8}, Case{{1031, 2053}, dtype::Float16}}) {
+        size_t n = c.dst.ndim;
+        std::vector<size_t> swap(n);
+        std::iota(swap.begin(), swap.end(), size_t{0});
+        std::swap(swap[n - 1], swap[n - 2]);
+        TensorShape src_shape = c.dst;
+        std::swap(src_shape[n - 1], src_shape[n - 2]);
+        TensorLayout src = TensorLayout(src_shape, c.dt).dimshuffle(swap);
+        EXPECT_EQ(run_into(*handle, src, TensorLayout(c.dst, c.dt)), "tiled");
+        // Rows padded by three elements: most start off the vector alignment.
+        TensorLayout padded(c.dst, c.dt);
+        ptrdiff_t stride = 1;
+        for (size_t d = n; d-- > 0;) {
+            padded.stride[d] = stride;
+            stride *= static_cast<ptrdiff_t>(c.dst[d] + (d == n - 1 ? 3 : 0));
+        }
+        EXPECT_EQ(run_into(*handle, src, padded), "tiled");
+    }
+}

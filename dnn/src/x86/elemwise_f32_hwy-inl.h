@@ -1,0 +1,109 @@
+// The float32 -> float32 Elemwise loops shared by elemwise_hwy.cpp and elemwise_math_hwy.cpp:
+// naive's scalar formula for the lanes a vector formula does not cover, formulas computed in
+// double and rounded once, and float formulas with a bounded error. Included once per target after
+// elemwise_hwy-inl.h, like Highway's own -inl headers (the guard flips with HWY_TARGET_TOGGLE).
+#if defined(NEOMEG_X86_ELEMWISE_F32_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NEOMEG_X86_ELEMWISE_F32_HWY_INL_H_
+#undef NEOMEG_X86_ELEMWISE_F32_HWY_INL_H_
+#else
+#define NEOMEG_X86_ELEMWISE_F32_HWY_INL_H_
+#endif
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include "src/naive/elemwise_scalar.h"
+#include "src/x86/elemwise_hwy-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Naive's formula for element i: the tail of a run and the lanes the vector math does not cover.
+HWY_INLINE void scalar_at(elemwise::Mode mode, const ElemwiseSrc* s, size_t arity, float* dst,
+                          size_t i) {
+    double x[4] = {};
+    for (size_t k = 0; k < arity; ++k) {
+        const float* p = static_cast<const float*>(s[k].p);
+        x[k] = s[k].broadcast ? *p : p[i];
+    }
+    dst[i] = static_cast<float>(naive::elemwise::eval_float(mode, x));
+}
+
+// Elements a double formula prefetches ahead of the one it computes.
+constexpr size_t kPrefetchAhead = 512;
+
+// Double formulas, rounded once to float. F::special(d, x) marks lanes that the vector formula
+// does not cover (x holds the operands); a vector holding one is redone by the scalar formula.
+template <size_t kArity, class F>
+HWY_INLINE void run_double(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const size_t lanes = hn::Lanes(dd);
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+        // These loops are long enough per element that the hardware prefetchers fall behind a
+        // stream from memory: ask for the data a few hundred elements ahead.
+        if (i % 16 == 0) {
+            for (size_t k = 0; k < kArity; ++k)
+                if (!s[k].broadcast)
+                    hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
+            hwy::Prefetch(dst + i + kPrefetchAhead);
+        }
+        hn::Vec<decltype(dd)> x[kArity];
+        for (size_t k = 0; k < kArity; ++k)
+            x[k] = hn::PromoteTo(dd, load(df, s[k], i));
+        hn::StoreU(hn::DemoteTo(df, apply(f, dd, x)), df, dst + i);
+        if (!hn::AllFalse(dd, f.special(dd, x)))
+            for (size_t j = i; j < i + lanes; ++j)
+                scalar_at(mode, s, kArity, dst, j);
+    }
+    for (; i < n; ++i)
+        scalar_at(mode, s, kArity, dst, i);
+}
+
+// Lanes with |x| > limit or NaN.
+template <class D, class V>
+HWY_INLINE auto outside(D d, V x, double limit) {
+    return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, static_cast<hn::TFromD<D>>(limit))));
+}
+
+struct NoSpecial {
+    template <class D, class V>
+    auto special(D d, const V*) const {
+        return hn::FirstN(d, 0);
+    }
+};
+
+// Float formulas of bounded error (elemwise_f32_max_ulp), computed in float where f.special(d, x)
+// marks no lane; a vector holding a marked lane is redone by the scalar formula.
+template <size_t kArity, class F>
+HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
+                                  F f) {
+    const hn::ScalableTag<float> d;
+    const size_t lanes = hn::Lanes(d);
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+        // As in run_double: a few dozen operations per element leave the prefetchers behind.
+        if (i % 16 == 0) {
+            for (size_t k = 0; k < kArity; ++k)
+                if (!s[k].broadcast)
+                    hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
+            hwy::Prefetch(dst + i + kPrefetchAhead);
+        }
+        hn::Vec<decltype(d)> x[kArity];
+        for (size_t k = 0; k < kArity; ++k)
+            x[k] = load(d, s[k], i);
+        hn::StoreU(apply(f, d, x), d, dst + i);
+        if (!hn::AllFalse(d, f.special(d, x)))
+            for (size_t j = i; j < i + lanes; ++j)
+                scalar_at(mode, s, kArity, dst, j);
+    }
+    for (; i < n; ++i)
+        scalar_at(mode, s, kArity, dst, i);
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif

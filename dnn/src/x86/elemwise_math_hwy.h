@@ -1,0 +1,25 @@
+// The Elemwise kernels of elemwise_math_hwy.cpp: the float32 modes whose formulas Highway's math
+// library lacks (POW, MOD, ATAN2, TAN, ERF, ERFC, ERFINV, ERFCINV, GELU, GELU_GRAD), EXP computed
+// in float, and TRUE_DIV of int32 into float32. Called through elemwise_run (elemwise_hwy.h).
+#pragma once
+
+#include <cstddef>
+
+#include "src/x86/elemwise_hwy.h"
+
+namespace neomeg::dnn::x86 {
+
+// Computes the run as elemwise_run does and returns true, or returns false (touching nothing) for
+// a mode and dtypes it does not cover; with n = 0 it only answers.
+bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const ElemwiseSrc* srcs,
+                       void* dst, size_t n);
+
+// The largest distance, in units in the last place of float32, between a float32 -> float32
+// result of the x86 kernels and naive's (computed in double, rounded once): 0 where they are
+// equal, as for every mode but these. EXP runs in float (Highway's exp, within 1 ULP of the exact
+// value, so within 1 ULP of naive's rounding of it), which keeps it at memory speed; the other
+// modes of elemwise_math_hwy.cpp run in double with formulas of a few double ULPs, so they round
+// to naive's float except where the exact value lies that close to a halfway point.
+int elemwise_f32_max_ulp(elemwise::Mode mode);
+
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,55 @@
+// Highway compiles this file once per instruction set (foreach_target.h re-includes it), and
+// HWY_DYNAMIC_DISPATCH calls the best one the CPU has.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/stream_copy_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+// clang-format on
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "src/x86/stream_copy_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void StreamBytes(void* dst, const void* src, size_t n) {
+    const hn::ScalableTag<uint8_t> du;
+    const size_t lanes = hn::Lanes(du);
+    auto* d = static_cast<uint8_t*>(dst);
+    const auto* s = static_cast<const uint8_t*>(src);
+    size_t head = std::min(n, (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes);
+    std::memcpy(d, s, head);
+    size_t i = head;
+    for (; i + lanes <= n; i += lanes)
+        hn::Stream(hn::LoadU(du, s + i), du, d + i);
+    std::memcpy(d + i, s + i, n - i);
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+HWY_EXPORT(StreamBytes);
+
+void stream_bytes(void* dst, const void* src, size_t n) {
+    HWY_DYNAMIC_DISPATCH(StreamBytes)(dst, src, n);
+}
+
+void stream_fence() {
+    hwy::FlushStream();
+}
+
+}  // namespace neomeg::dnn::x86
+#endif

@@ -1,0 +1,207 @@
+// The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, GELU and its
+// gradient, EXP in float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs,
+// which must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special
+// values; MOD exactly, on signed zeros, exact multiples, negative divisors and quotients past 2^24;
+// TRUE_DIV of int32 into float32 exactly (zero divisors, int32's ends, broadcasts, padded views);
+// and no naive-fallback warning for these float32 modes. (elemwise.cpp covers their shapes and
+// layouts.)
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "src/x86/elemwise_hwy.h"
+#include "src/x86/elemwise_math_hwy.h"
+#include "src/x86/exec_report.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using Mode = param::Elemwise::Mode;
+
+param::Elemwise mode_param(Mode m) {
+    param::Elemwise p;
+    p.mode = m;
+    return p;
+}
+
+size_t arity(Mode m) {
+    return static_cast<size_t>(param::Elemwise::arity(m));
+}
+
+// Floats ordered as integers, so that neighbours differ by one.
+int64_t ordered(float f) {
+    auto b = static_cast<int64_t>(std::bit_cast<int32_t>(f));
+    return b < 0 ? int64_t(INT32_MIN) - b : b;
+}
+
+// ULPs between a and b; NaN against NaN is 0, NaN against a number "infinitely" far.
+int64_t ulps(double a, double b) {
+    if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) && std::isnan(b) ? 0 : std::numeric_limits<int64_t>::max();
+    return std::abs(ordered(static_cast<float>(a)) - ordered(static_cast<float>(b)));
+}
+
+// The x86 handle's and naive's results on the same float32 inputs, and their largest distance.
+int64_t max_ulps(Handle& x86, Mode m, const std::vector<std::vector<double>>& inputs) {
+    std::vector<HostTensor> in;
+    for (const auto& v : inputs)
+        in.push_back(HostTensor::from({v.size()}, v));
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(m);
+    auto ref = Handle::make_naive()->create_operator<Elemwise>();
+    ref->param() = mode_param(m);
+    auto got = run_op(*op, in)[0].values(), want = run_op(*ref, in)[0].values();
+    EXPECT_TRUE(last_kernel(*op).starts_with("hwy:")) << param::to_string(m);
+    int64_t worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        int64_t u = ulps(got[i], want[i]);
+        EXPECT_LE(u, x86::elemwise_f32_max_ulp(m))
+                << param::to_string(m) << " at " << inputs[0][i]
+                << (inputs.size() > 1 ? " , " + std::to_string(inputs[1][i]) : "") << ": " << got[i]
+                << " vs " << want[i];
+        if (u > worst)
+            worst = u;
+        if (u > x86::elemwise_f32_max_ulp(m))
+            break;
+    }
+    return worst;
+}
+
+// n values evenly over [lo, hi], then special values.
+std::vector<double> sweep(double lo, double hi, size_t n) {
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i)
+        v.push_back(lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(n - 1));
+    const double inf = std::numeric_limits<double>::infinity();
+    for (double s : {std::numeric_limits<double>::quiet_NaN(), inf, -inf, 0.0, -0.0, 1e-40, -1e-40,
+                     1e-30, -1e-30, 1.0, -1.0, 0.5, -0.5, 2.0, 1e30, -1e30})
+        v.push_back(s);
+    return v;
+}
+
+std::vector<double> random_values(size_t n, double lo, double hi, std::mt19937& rng) {
+    std::uniform_real_distribution<double> u(lo, hi);
+    std::vector<double> v(n);
+    for (auto& x : v)
+        x = u(rng);
+    return v;
+}
+
+}  // namespace
+
+TEST_F(X86, ElemwiseMathUnaryWithinDocumentedUlps) {
+    constexpr size_t kN = 1 << 16;
+    struct Case {
+        Mode mode;
+        double lo, hi;
+    };
+    for (Case c :
+         {Case{Mode::EXP, -88, 89}, Case{Mode::EXP, -1, 1}, Case{Mode::EXP, -104, -86},
+          Case{Mode::TAN, -8, 8}, Case{Mode::TAN, -40000, 40000}, Case{Mode::ERF, -7, 7},
+          Case{Mode::ERF, -1e-3, 1e-3}, Case{Mode::ERFC, -7, 30}, Case{Mode::ERFINV, -1, 1},
+          Case{Mode::ERFCINV, 0, 2}, Case{Mode::ERFCINV, 0, 1e-6}, Case{Mode::GELU, -40, 40},
+          Case{Mode::GELU, -3, 3}}) {
+        (void)max_ulps(*handle, c.mode, {sweep(c.lo, c.hi, kN)});
+    }
+    // ERFINV's tail next to +-1, where 1 - |y| is a few float ULPs.
+    std::vector<double> near_one;
+    for (float f = 1.0f; near_one.size() < 200;) {
+        f = std::nextafter(f, 0.0f);
+        near_one.push_back(f);
+        near_one.push_back(-f);
+    }
+    (void)max_ulps(*handle, Mode::ERFINV, {near_one});
+}
+
+TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
+    std::mt19937 rng(12);
+    constexpr size_t kN = 1 << 16;
+    (void)max_ulps(*handle, Mode::POW,
+                   {random_values(kN, 0, 10, rng), random_values(kN, -30, 30, rng)});
+    // Negative bases (integer and not), zero, and exponents at exp's ends.
+    std::vector<double> a = {-2, -2, -0.5, 0, 0, -0.0, 1, 1, 2, 2, 1e-30, 10, 0.999, -8, 4, 1e30};
+    std::vector<double> b = {3,   0.5, -3, 0,   -1,  3,       1e30, NAN,
+                             127, 128, -4, -45, 1e5, 1.0 / 3, 0.5,  1.5};
+    (void)max_ulps(*handle, Mode::POW, {a, b});
+    // Negative bases: integer exponents (odd ones negate), others give NaN.
+    auto neg = random_values(kN, -10, 10, rng), ints = random_values(kN, -20, 20, rng);
+    for (size_t i = 0; i < kN; ++i)
+        ints[i] = i % 3 ? std::round(ints[i]) : ints[i];
+    (void)max_ulps(*handle, Mode::POW, {neg, ints});
+    // ATAN2 in all four quadrants, on the axes (zeros of either sign) and at infinities.
+    (void)max_ulps(*handle, Mode::ATAN2,
+                   {random_values(kN, -10, 10, rng), random_values(kN, -10, 10, rng)});
+    (void)max_ulps(*handle, Mode::ATAN2, {sweep(-3, 3, 64), sweep(3, -3, 64)});
+    (void)max_ulps(*handle, Mode::ATAN2,
+                   {{0.0, -0.0, 0.0, -0.0, 1, -1, 1e-30, -1e-30, 1, INFINITY, -INFINITY, 3},
+                    {1, 1, -1, -1, 0.0, -0.0, -1, -1, 1e30, -INFINITY, 2, -INFINITY}});
+    (void)max_ulps(*handle, Mode::GELU_GRAD,
+                   {sweep(-40, 40, kN), random_values(kN + 16, -10, 10, rng)});
+    (void)max_ulps(*handle, Mode::MOD,
+                   {random_values(kN, -1e4, 1e4, rng), random_values(kN, -50, 50, rng)});
+}
+
+TEST_F(X86, ElemwiseMathModIsExact) {
+    const double inf = std::numeric_limits<double>::infinity();
+    // Signed zeros, exact multiples (zero remainders keep a's sign, then Python's rule), negative
+    // divisors, remainders that round when b is added, zero and infinite operands, and quotients
+    // past 2^24 (the scalar formula's).
+    std::vector<double> a = {0.0,   -0.0, 4, -4,  4, -4,   5.5,   -5.5, 5.5,      -5.5, 1e-7,
+                             -1e-7, 1,    1, inf, 3, 1e30, -1e30, 3e7,  16777217, 7,    NAN};
+    std::vector<double> b = {3, 3, 2,    2, -2,  -2, 2, 2, -2,  -2,   3,
+                             3, 0, -0.0, 3, inf, 7,  7, 3, 0.9, -inf, 1};
+    EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::MOD), 0);
+    EXPECT_EQ(max_ulps(*handle, Mode::MOD, {a, b}), 0);
+    // Signed zeros count: -0 and +0 are one ULP apart in the measure above, and must match.
+    std::vector<HostTensor> in{HostTensor::from({2}, {-4.0, 4.0}), HostTensor::from({2}, {2, -2})};
+    auto op = handle->create_operator<Elemwise>();
+    op->param() = mode_param(Mode::MOD);
+    auto got = run_op(*op, in)[0].values();
+    EXPECT_TRUE(got[0] == 0 && std::signbit(got[0]));
+    EXPECT_TRUE(got[1] == 0 && !std::signbit(got[1]));
+}
+
+TEST_F(X86, ElemwiseTrueDivOfInt32IsExact) {
+    Checker<Elemwise> c(handle.get());
+    c.set_param(mode_param(Mode::TRUE_DIV)).set_epsilon(0);
+    c.set_dtype(0, dtype::Int32).set_dtype(1, dtype::Int32);
+    c.set_range(0, -1e9, 1e9).set_range(1, -50, 50);
+    for (TensorShape s : {TensorShape{0}, TensorShape{1}, TensorShape{7}, TensorShape{13, 17},
+                          TensorShape{(1 << 17) + 3}}) {
+        c.execs({s, s});
+        c.set_noncontiguous(true).execs({s, s});
+        c.set_noncontiguous(false);
+    }
+    c.execs({{13, 17}, {1, 17}}).execs({{13, 17}, {13, 1}}).execs({{1}, {13, 17}});
+    // Zero divisors (inf, -inf, NaN) and int32's ends.
+    std::vector<double> a = {1, -1, 0, INT32_MAX, INT32_MIN, INT32_MIN, 7, -7, 1, 2, 3};
+    std::vector<double> b = {0, 0, 0, 3, -1, INT32_MAX, 2, 2, 3, 3, 3};
+    c.set_values(0, a).set_values(1, b).execs({{a.size()}, {a.size()}});
+    std::vector<HostTensor> in{HostTensor::from({2}, {7, -7}, dtype::Int32),
+                               HostTensor::from({2}, {2, 0}, dtype::Int32)};
+    EXPECT_TRUE(run_and_compare<Elemwise>(*handle, mode_param(Mode::TRUE_DIV), in, {}, 0)
+                        .starts_with("hwy:"));
+}
+
+// The float32 modes of elemwise_math_hwy.cpp no longer warn of a naive fallback.
+TEST_F(X86, ElemwiseMathModesDoNotWarn) {
+    x86::forget_naive_warnings();
+    testing::internal::CaptureStderr();
+    std::mt19937 rng(3);
+    for (Mode m : {Mode::EXP, Mode::POW, Mode::MOD, Mode::FLOOR_DIV, Mode::TAN, Mode::ERF,
+                   Mode::ERFC, Mode::ERFINV, Mode::ERFCINV, Mode::GELU, Mode::GELU_GRAD}) {
+        std::vector<HostTensor> in;
+        for (size_t i = 0; i < arity(m); ++i)
+            in.push_back(HostTensor::from({64}, random_values(64, 0.1, 0.9, rng)));
+        auto op = handle->create_operator<Elemwise>();
+        op->param() = mode_param(m);
+        run_op(*op, in);
+        EXPECT_TRUE(last_kernel(*op).starts_with("hwy:")) << param::to_string(m);
+    }
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("warning: Elemwise"), std::string::npos) << err;
+}

@@ -1,0 +1,164 @@
+// Scatter and the multi-axis indexing operators (IndexingMultiAxisVec, IndexingSetMultiAxisVec,
+// IndexingIncrMultiAxisVec) on the x86 handle against naive, exactly: random indices with repeats
+// (so the order of SET's writes and of INCR's and ADD's sums must be naive's), negative indices
+// where they wrap, adjacent and non-adjacent axes, broadcast index tensors, sizes 0, 1, primes and
+// above the threading grain, padded inputs and outputs, several dtypes; out-of-range indices raise
+// naive's error; float32 cases do not warn of a naive fallback.
+#include "src/x86/exec_report.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+param::IndexingMultiAxis axes(std::vector<int32_t> a) {
+    param::IndexingMultiAxis p;
+    p.axes = std::move(a);
+    return p;
+}
+
+param::Scatter scatter(int32_t axis, param::Scatter::Mode mode) {
+    param::Scatter p;
+    p.axis = axis;
+    p.mode = mode;
+    return p;
+}
+
+struct MultiCase {
+    std::vector<int32_t> axes;
+    TensorShape data;
+    std::vector<TensorShape> indices;
+    TensorShape result;
+};
+
+// Adjacent axes stay in place, non-adjacent ones go in front, index tensors broadcast together.
+const std::vector<MultiCase> kMulti = {
+        {{0}, {7}, {{5}}, {5}},
+        {{1}, {13, 17}, {{1}}, {13, 1}},
+        {{1, 2}, {3, 5, 7}, {{11}, {11}}, {3, 11}},
+        {{0, 2}, {3, 5, 7}, {{4, 1}, {6}}, {4, 6, 5}},
+        {{2, 0}, {3, 5, 7}, {{2, 3}, {3}}, {2, 3, 5}},
+        {{1}, {4, 9, 6}, {{2, 3}}, {4, 2, 3, 6}},
+        {{0}, {300, 301}, {{700}}, {700, 301}},
+        {{1}, {3, 5}, {{0}}, {3, 0}},
+};
+
+}  // namespace
+
+TEST_F(X86, IndexingMultiAxisVecMatchesNaive) {
+    for (DType dt : {dtype::Float32, dtype::Float16, dtype::Int8, dtype::Int32})
+        for (const MultiCase& m : kMulti)
+            for (bool padded : {false, true}) {
+                Checker<IndexingMultiAxisVec> c(handle.get());
+                c.set_param(axes(m.axes)).set_epsilon(0).set_dtype(0, dt).set_noncontiguous(padded);
+                std::vector<TensorShape> shapes{m.data};
+                for (size_t k = 0; k < m.indices.size(); ++k) {
+                    auto n = static_cast<double>(m.data[static_cast<size_t>(m.axes[k])]);
+                    c.set_dtype(k + 1, dtype::Int32).set_range(k + 1, -n, n);
+                    shapes.push_back(m.indices[k]);
+                }
+                c.execs(shapes);
+            }
+}
+
+TEST_F(X86, IndexingSetAndIncrMultiAxisVecMatchNaive) {
+    for (const MultiCase& m : kMulti) {
+        for (bool padded : {false, true}) {
+            std::vector<TensorShape> shapes{m.data, m.result};
+            auto set_indices = [&](auto& c) {
+                for (size_t k = 0; k < m.indices.size(); ++k) {
+                    auto n = static_cast<double>(m.data[static_cast<size_t>(m.axes[k])]);
+                    c.set_dtype(k + 2, dtype::Int32).set_range(k + 2, -n, n);
+                }
+            };
+            for (size_t k = 0; k < m.indices.size(); ++k)
+                shapes.push_back(m.indices[k]);
+            for (DType dt : {dtype::Float32, dtype::Int8, dtype::Float16}) {
+                Checker<IndexingSetMultiAxisVec> c(handle.get());
+                c.set_param(axes(m.axes)).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(0, dt).set_dtype(1, dt);
+                set_indices(c);
+                c.execs(shapes);
+                // A value broadcast along the result's first axis.
+                auto bshapes = shapes;
+                if (m.result.ndim > 1 && !m.result.is_empty()) {
+                    bshapes[1][0] = 1;
+                    c.execs(bshapes);
+                }
+            }
+            for (DType dt : {dtype::Float32, dtype::Int32}) {
+                Checker<IndexingIncrMultiAxisVec> c(handle.get());
+                c.set_param(axes(m.axes)).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(0, dt).set_dtype(1, dt).set_range(1, -1000, 1000);
+                set_indices(c);
+                c.execs(shapes);
+            }
+        }
+    }
+}
+
+TEST_F(X86, ScatterMatchesNaive) {
+    using Mode = param::Scatter::Mode;
+    struct Case {
+        int32_t axis;
+        TensorShape data, index;
+    };
+    const std::vector<Case> cases = {
+            {0, {7}, {20}},
+            {0, {1}, {1}},
+            {1, {13, 17}, {11, 40}},
+            {0, {13, 17}, {30, 5}},
+            {-1, {3, 5, 7}, {2, 4, 9}},
+            {1, {4, 300, 301}, {4, 500, 301}},
+            {0, {5, 3}, {0, 3}},
+    };
+    for (const Case& s : cases)
+        for (bool padded : {false, true}) {
+            auto n = static_cast<double>(s.data[static_cast<size_t>(
+                    s.axis < 0 ? s.axis + int32_t(s.data.ndim) : s.axis)]);
+            for (DType dt : {dtype::Float32, dtype::Int8, dtype::Float16, dtype::Int32}) {
+                Checker<Scatter> c(handle.get());
+                c.set_param(scatter(s.axis, Mode::SET)).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(0, dt).set_dtype(2, dt).set_dtype(1, dtype::Int32).set_range(1, 0, n);
+                c.execs({s.data, s.index, s.index});
+            }
+            for (DType dt : {dtype::Float32, dtype::Int32, dtype::Float16}) {
+                Checker<Scatter> c(handle.get());
+                c.set_param(scatter(s.axis, Mode::ADD)).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(0, dt).set_dtype(2, dt).set_dtype(1, dtype::Int32).set_range(1, 0, n);
+                c.set_range(2, -1000, 1000).execs({s.data, s.index, s.index});
+            }
+        }
+}
+
+TEST_F(X86, IndexingOutOfRangeRaisesNaivesError) {
+    auto src = HostTensor::from({2, 3}, {1, 2, 3, 4, 5, 6});
+    auto bad = HostTensor::from({2}, {0, 3}, dtype::Int32);
+    auto get = handle->create_operator<IndexingMultiAxisVec>();
+    get->param() = axes({1});
+    EXPECT_THROW(run_op(*get, {src, bad}), IndexError);
+    auto sc = handle->create_operator<Scatter>();
+    sc->param() = scatter(1, param::Scatter::Mode::SET);
+    auto idx = HostTensor::from({2, 1}, {0, -1}, dtype::Int32);
+    EXPECT_THROW(run_op(*sc, {src, idx, HostTensor::from({2, 1}, {7, 8})}), IndexError);
+}
+
+TEST_F(X86, IndexingFloat32DoesNotWarn) {
+    x86::forget_naive_warnings();
+    testing::internal::CaptureStderr();
+    auto src = HostTensor::from({2, 3}, {1, 2, 3, 4, 5, 6});
+    auto idx = HostTensor::from({2}, {2, -3}, dtype::Int32);
+    std::string k1 = run_and_compare<IndexingMultiAxisVec>(*handle, axes({1}), {src, idx}, {}, 0);
+    std::string k2 = run_and_compare<IndexingIncrMultiAxisVec>(
+            *handle, axes({1}), {src, HostTensor::from({2, 2}, {1, 1, 1, 1}), idx}, {}, 0);
+    auto sidx = HostTensor::from({1, 3}, {1, 0, 1}, dtype::Int32);
+    std::string k3 =
+            run_and_compare<Scatter>(*handle, scatter(0, param::Scatter::Mode::ADD),
+                                     {src, sidx, HostTensor::from({1, 3}, {5, 6, 7})}, {}, 0);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+    EXPECT_EQ(k1, "loop");
+    EXPECT_EQ(k2, "loop");
+    EXPECT_EQ(k3, "loop");
+}
