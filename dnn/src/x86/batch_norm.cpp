@@ -4,12 +4,16 @@
 // (ncsp_bnorm), about twice as slow. Strided tensors run oneDNN's batch normalisation. oneDNN works
 // with the batch variance, the operator with the inverse standard deviation and MegEngine's running
 // statistics; the per-channel conversions (inverse std, running updates with the unbiased variance,
-// the variance back from a saved inverse std) are a loop over C around the primitive. Other dtypes
-// and empty tensors go to naive.
+// the variance back from a saved inverse std) are a loop over C around the primitive. Contiguous
+// float16 and bfloat16 data (with float32 statistics and parameters, as autocast gives) run the
+// Highway loops on each channel widened to float32 (lowp_rows.h), rounded back as naive rounds.
+// Other dtypes and empty tensors go to naive.
 #include <cmath>
+#include <vector>
 
 #include "src/x86/batch_norm_hwy.h"
 #include "src/x86/kernel.h"
+#include "src/x86/lowp_rows.h"
 #include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
@@ -45,6 +49,26 @@ bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out) 
             if (l.dtype != dtype::Float32 || l.is_empty())
                 return false;
     return in[0].ndim >= 2 && in[0].ndim <= 5;
+}
+
+// float16 or bfloat16 data (the first `n_data` inputs and dst, all contiguous, of one dtype) with
+// float32 statistics and parameters: the Highway plans widen each channel to float32.
+bool takes_lowp(std::span<const TensorLayout> in, std::span<const TensorLayout> out,
+                size_t n_data) {
+    DType dt = in[0].dtype;
+    if (!is_lowp_float(dt) || in[0].ndim < 2 || in[0].ndim > 5)
+        return false;
+    auto ok = [&](const TensorLayout& l, bool data) {
+        return !l.is_empty() && l.dtype == (data ? dt : DType(dtype::Float32)) &&
+               (!data || l.is_contiguous());
+    };
+    for (size_t i = 0; i < in.size(); ++i)
+        if (!ok(in[i], i < n_data))
+            return false;
+    for (size_t i = 0; i < out.size(); ++i)
+        if (!ok(out[i], i == 0))
+            return false;
+    return true;
 }
 
 dnnl::primitive_attr user_scratchpad() {
@@ -159,8 +183,8 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        auto* dst = static_cast<float*>(t[5].raw_ptr());
+        DType dt = t[0].layout.dtype;
+        bool lowp = is_lowp_float(dt);
         ChannelRows r = channel_rows(t[0].layout);
         size_t m = r.rows * r.len;
         Channels scale = channels(t[1]), bias = channels(t[2]), rm_in = channels(t[3]),
@@ -170,18 +194,30 @@ public:
         double momentum = m_param.momentum, eps = m_param.epsilon;
         size_t nc = t[0].layout[1];
         parallel_ranges(nc, m * nc, kParallelGrain, [&](size_t cb, size_t ce) {
+            std::vector<float> buf(lowp ? m : 0);
             for (size_t c = cb; c < ce; ++c) {
+                // float32 works in place; 16-bit data on its channel widened into buf.
+                ChannelRows cr = r;
+                const float* src = static_cast<const float*>(t[0].raw_ptr()) + c * r.len;
+                float* dst = static_cast<float*>(t[5].raw_ptr()) + c * r.len;
+                if (lowp) {
+                    widen_channel(dt, t[0].raw_ptr(), r, c, buf.data());
+                    src = dst = buf.data();
+                    cr = dense_rows(r);
+                }
                 // Read before writing: the running outputs may alias the running inputs.
                 double rm = rm_in[c], rv = rv_in[c];
                 double mean = rm, var = rv;
                 if (training) {
-                    bn_moments(src + c * r.len, r, &mean, &var);
+                    bn_moments(src, cr, &mean, &var);
                     double unbiased = var * double(m) / double(m - 1);
                     rm = rm * momentum + mean * (1 - momentum);
                     rv = rv * momentum + unbiased * (1 - momentum);
                 }
                 double inv_std = 1.0 / std::sqrt(var + eps);
-                bn_normalize(src + c * r.len, dst + c * r.len, r, mean, inv_std, scale[c], bias[c]);
+                bn_normalize(src, dst, cr, mean, inv_std, scale[c], bias[c]);
+                if (lowp)
+                    narrow_channel(dt, buf.data(), r, c, t[5].raw_ptr());
                 mean_out[c] = static_cast<float>(mean);
                 inv_out[c] = static_cast<float>(inv_std);
                 rm_out[c] = static_cast<float>(rm);
@@ -201,21 +237,34 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* dy = static_cast<const float*>(t[0].raw_ptr());
-        const auto* src = static_cast<const float*>(t[1].raw_ptr());
-        auto* grad = static_cast<float*>(t[5].raw_ptr());
+        DType dt = t[1].layout.dtype;
+        bool lowp = is_lowp_float(dt);
         ChannelRows r = channel_rows(t[1].layout);
         Channels scale = channels(t[2]), mean = channels(t[3]), inv = channels(t[4]),
                  dscale_out = channels(t[6]), dbias_out = channels(t[7]);
         bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
         size_t nc = t[1].layout[1];
-        parallel_ranges(nc, r.rows * r.len * nc, kParallelGrain, [&](size_t cb, size_t ce) {
+        size_t m = r.rows * r.len;
+        parallel_ranges(nc, m * nc, kParallelGrain, [&](size_t cb, size_t ce) {
+            // 16-bit dy and src widened into bufs; the grad overwrites the widened dy.
+            std::vector<float> dy_buf(lowp ? m : 0), src_buf(lowp ? m : 0);
             for (size_t c = cb; c < ce; ++c) {
-                size_t off = c * r.len;
+                ChannelRows cr = r;
+                const float* dy = static_cast<const float*>(t[0].raw_ptr()) + c * r.len;
+                const float* src = static_cast<const float*>(t[1].raw_ptr()) + c * r.len;
+                float* grad = static_cast<float*>(t[5].raw_ptr()) + c * r.len;
+                if (lowp) {
+                    widen_channel(dt, t[0].raw_ptr(), r, c, dy_buf.data());
+                    widen_channel(dt, t[1].raw_ptr(), r, c, src_buf.data());
+                    dy = grad = dy_buf.data();
+                    src = src_buf.data();
+                    cr = dense_rows(r);
+                }
                 double dbias = 0, dscale = 0;
-                bn_grad_sums(dy + off, src + off, r, mean[c], inv[c], &dbias, &dscale);
-                bn_grad(dy + off, src + off, grad + off, r, mean[c], inv[c], scale[c], dbias,
-                        dscale, training);
+                bn_grad_sums(dy, src, cr, mean[c], inv[c], &dbias, &dscale);
+                bn_grad(dy, src, grad, cr, mean[c], inv[c], scale[c], dbias, dscale, training);
+                if (lowp)
+                    narrow_channel(dt, dy_buf.data(), r, c, t[5].raw_ptr());
                 dscale_out[c] = static_cast<float>(dscale);
                 dbias_out[c] = static_cast<float>(dbias);
             }
@@ -252,6 +301,8 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (takes_lowp(in, out, 1))
+            return std::make_unique<HwyForwardPlan>(m_param);
         if (!takes(in, out))
             return nullptr;
         if (all_contiguous(std::array{in[0], out[0]}))
@@ -303,6 +354,8 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (takes_lowp(in, out, 2))
+            return std::make_unique<HwyBackwardPlan>(m_param);
         if (!takes(in, out))
             return nullptr;
         if (all_contiguous(std::array{in[0], in[1], out[0]}))
