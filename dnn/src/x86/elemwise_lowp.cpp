@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "src/x86/elemwise_lowp_hwy.h"
 #include "src/x86/type_cvt_hwy.h"
 
 namespace neomeg::dnn::x86 {
@@ -27,6 +28,8 @@ bool elemwise_lowp_supported(elemwise::Mode mode, DType data, DType dst) {
 
 void elemwise_lowp_run(elemwise::Mode mode, DType dt, const ElemwiseSrc* srcs, void* dst,
                        size_t n) {
+    if (elemwise_lowp_fused(mode, dt, srcs, dst, n))
+        return;
     size_t arity = static_cast<size_t>(elemwise::arity(mode));
     alignas(64) float wide[kMaxInputs][kChunk];
     alignas(64) float out[kChunk];

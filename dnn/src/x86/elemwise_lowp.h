@@ -1,5 +1,6 @@
 // Elemwise on float16 and bfloat16 (every input and dst of the one 16-bit dtype), for the modes
-// the float32 kernels compute: a run is cut into chunks that fit in L1, each chunk's operands are
+// the float32 kernels compute. The hot modes run in one pass (elemwise_lowp_hwy.h); for the others
+// a run is cut into chunks that fit in L1, each chunk's operands are
 // widened into float32 buffers (TypeCvt's vector conversions, exact), the float32 kernel runs on
 // them, and its result is rounded to the 16-bit dtype (TypeCvt's rounding to nearest even). Naive
 // computes in double from the same exact float values, rounds to float, then to the 16-bit dtype
