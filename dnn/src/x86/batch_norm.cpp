@@ -6,14 +6,12 @@
 // statistics; the per-channel conversions (inverse std, running updates with the unbiased variance,
 // the variance back from a saved inverse std) are a loop over C around the primitive. Contiguous
 // float16 and bfloat16 data (with float32 statistics and parameters, as autocast gives) run the
-// Highway loops on each channel widened to float32 (lowp_rows.h), rounded back as naive rounds.
+// same Highway loops, which widen it exactly and round results as naive rounds.
 // Other dtypes and empty tensors go to naive.
 #include <cmath>
-#include <vector>
 
 #include "src/x86/batch_norm_hwy.h"
 #include "src/x86/kernel.h"
-#include "src/x86/lowp_rows.h"
 #include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
@@ -51,8 +49,21 @@ bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out) 
     return in[0].ndim >= 2 && in[0].ndim <= 5;
 }
 
+bool is_lowp_float(DType dt) {
+    return dt == dtype::Float16 || dt == dtype::BFloat16;
+}
+
+BnData bn_data(DType dt) {
+    return dt == dtype::BFloat16 ? BnData::BF16 : dt == dtype::Float16 ? BnData::F16 : BnData::F32;
+}
+
+// The address of t's element `i` (in memory order).
+void* element(const TensorND& t, size_t i) {
+    return static_cast<char*>(t.raw_ptr()) + i * t.layout.dtype.size();
+}
+
 // float16 or bfloat16 data (the first `n_data` inputs and dst, all contiguous, of one dtype) with
-// float32 statistics and parameters: the Highway plans widen each channel to float32.
+// float32 statistics and parameters: the Highway plans read and write it directly.
 bool takes_lowp(std::span<const TensorLayout> in, std::span<const TensorLayout> out,
                 size_t n_data) {
     DType dt = in[0].dtype;
@@ -183,8 +194,7 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        DType dt = t[0].layout.dtype;
-        bool lowp = is_lowp_float(dt);
+        BnData kind = bn_data(t[0].layout.dtype);
         ChannelRows r = channel_rows(t[0].layout);
         size_t m = r.rows * r.len;
         Channels scale = channels(t[1]), bias = channels(t[2]), rm_in = channels(t[3]),
@@ -194,30 +204,20 @@ public:
         double momentum = m_param.momentum, eps = m_param.epsilon;
         size_t nc = t[0].layout[1];
         parallel_ranges(nc, m * nc, kParallelGrain, [&](size_t cb, size_t ce) {
-            std::vector<float> buf(lowp ? m : 0);
             for (size_t c = cb; c < ce; ++c) {
-                // float32 works in place; 16-bit data on its channel widened into buf.
-                ChannelRows cr = r;
-                const float* src = static_cast<const float*>(t[0].raw_ptr()) + c * r.len;
-                float* dst = static_cast<float*>(t[5].raw_ptr()) + c * r.len;
-                if (lowp) {
-                    widen_channel(dt, t[0].raw_ptr(), r, c, buf.data());
-                    src = dst = buf.data();
-                    cr = dense_rows(r);
-                }
+                const void* src = element(t[0], c * r.len);
                 // Read before writing: the running outputs may alias the running inputs.
                 double rm = rm_in[c], rv = rv_in[c];
                 double mean = rm, var = rv;
                 if (training) {
-                    bn_moments(src, cr, &mean, &var);
+                    bn_moments(kind, src, r, &mean, &var);
                     double unbiased = var * double(m) / double(m - 1);
                     rm = rm * momentum + mean * (1 - momentum);
                     rv = rv * momentum + unbiased * (1 - momentum);
                 }
                 double inv_std = 1.0 / std::sqrt(var + eps);
-                bn_normalize(src, dst, cr, mean, inv_std, scale[c], bias[c]);
-                if (lowp)
-                    narrow_channel(dt, buf.data(), r, c, t[5].raw_ptr());
+                bn_normalize(kind, src, element(t[5], c * r.len), r, mean, inv_std, scale[c],
+                             bias[c]);
                 mean_out[c] = static_cast<float>(mean);
                 inv_out[c] = static_cast<float>(inv_std);
                 rm_out[c] = static_cast<float>(rm);
@@ -237,34 +237,20 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        DType dt = t[1].layout.dtype;
-        bool lowp = is_lowp_float(dt);
+        BnData kind = bn_data(t[1].layout.dtype);
         ChannelRows r = channel_rows(t[1].layout);
         Channels scale = channels(t[2]), mean = channels(t[3]), inv = channels(t[4]),
                  dscale_out = channels(t[6]), dbias_out = channels(t[7]);
         bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
         size_t nc = t[1].layout[1];
-        size_t m = r.rows * r.len;
-        parallel_ranges(nc, m * nc, kParallelGrain, [&](size_t cb, size_t ce) {
-            // 16-bit dy and src widened into bufs; the grad overwrites the widened dy.
-            std::vector<float> dy_buf(lowp ? m : 0), src_buf(lowp ? m : 0);
+        parallel_ranges(nc, r.rows * r.len * nc, kParallelGrain, [&](size_t cb, size_t ce) {
             for (size_t c = cb; c < ce; ++c) {
-                ChannelRows cr = r;
-                const float* dy = static_cast<const float*>(t[0].raw_ptr()) + c * r.len;
-                const float* src = static_cast<const float*>(t[1].raw_ptr()) + c * r.len;
-                float* grad = static_cast<float*>(t[5].raw_ptr()) + c * r.len;
-                if (lowp) {
-                    widen_channel(dt, t[0].raw_ptr(), r, c, dy_buf.data());
-                    widen_channel(dt, t[1].raw_ptr(), r, c, src_buf.data());
-                    dy = grad = dy_buf.data();
-                    src = src_buf.data();
-                    cr = dense_rows(r);
-                }
+                const void* dy = element(t[0], c * r.len);
+                const void* src = element(t[1], c * r.len);
                 double dbias = 0, dscale = 0;
-                bn_grad_sums(dy, src, cr, mean[c], inv[c], &dbias, &dscale);
-                bn_grad(dy, src, grad, cr, mean[c], inv[c], scale[c], dbias, dscale, training);
-                if (lowp)
-                    narrow_channel(dt, dy_buf.data(), r, c, t[5].raw_ptr());
+                bn_grad_sums(kind, dy, src, r, mean[c], inv[c], &dbias, &dscale);
+                bn_grad(kind, dy, src, element(t[5], c * r.len), r, mean[c], inv[c], scale[c],
+                        dbias, dscale, training);
                 dscale_out[c] = static_cast<float>(dscale);
                 dbias_out[c] = static_cast<float>(dbias);
             }

@@ -19,6 +19,11 @@
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+using DI = hn::ScalableTag<int32_t>;
+using DF = hn::RebindToFloat<DI>;
+using VI = hn::Vec<DI>;
+using VF = hn::Vec<DF>;
 using Mode = elemwise::Mode;
 
 // The float32 kernels' formulas (elemwise_hwy.cpp), each one IEEE operation or a selection.

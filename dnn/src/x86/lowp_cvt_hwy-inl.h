@@ -17,15 +17,18 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using DI = hn::ScalableTag<int32_t>;
-using DF = hn::RebindToFloat<DI>;
-using VI = hn::Vec<DI>;
-using VF = hn::Vec<DF>;
+// Each helper takes any int32 tag (full vectors, or the half-width ones beside double lanes).
+template <class D>
+using VecI = hn::Vec<D>;
+template <class D>
+using VecF = hn::Vec<hn::RebindToFloat<D>>;
 
 // Eigen's float_to_half_rtne: the float16 bits of f (in int32 lanes), rounded to nearest even;
 // NaN gives 0x7e00 and the sign.
-HWY_INLINE VI f16_bits(DI di, VF f) {
-    const DF df;
+template <class D>
+HWY_INLINE VecI<D> f16_bits(D di, VecF<D> f) {
+    using VI = VecI<D>;
+    const hn::RebindToFloat<D> df;
     VI u = hn::BitCast(di, f);
     VI a = hn::And(u, hn::Set(di, 0x7fffffff));
     // Normal results: rebias the exponent and round the 13 dropped bits to even.
@@ -46,8 +49,10 @@ HWY_INLINE VI f16_bits(DI di, VF f) {
 
 // Eigen's float_to_bfloat16_rtne: round to nearest even by adding 0x7fff plus the kept lsb; NaN
 // gives 0x7fc0 and the sign.
-HWY_INLINE VI bf16_bits(DI di, VF f) {
-    const hn::RebindToUnsigned<DI> du;
+template <class D>
+HWY_INLINE VecI<D> bf16_bits(D di, VecF<D> f) {
+    using VI = VecI<D>;
+    const hn::RebindToUnsigned<D> du;
     auto u = hn::BitCast(du, f);
     auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
     VI r = hn::BitCast(di, hn::ShiftRight<16>(hn::Add(hn::Add(u, hn::Set(du, 0x7fffu)), lsb)));
@@ -58,16 +63,19 @@ HWY_INLINE VI bf16_bits(DI di, VF f) {
 
 // NaNs made quiet, keeping their payload: naive widens every float to double on the way, which
 // sets a signalling NaN's quiet bit.
-HWY_INLINE VF quiet(VF f) {
-    const DF df;
-    const hn::RebindToSigned<DF> di;
-    VF q = hn::BitCast(df, hn::Or(hn::BitCast(di, f), hn::Set(di, 0x00400000)));
+template <class V>
+HWY_INLINE V quiet(V f) {
+    const hn::DFromV<V> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    V q = hn::BitCast(df, hn::Or(hn::BitCast(di, f), hn::Set(di, 0x00400000)));
     return hn::IfThenElse(hn::IsNaN(f), q, f);
 }
 
 // Eigen's half_to_float (exact), NaNs made quiet: h holds the float16 bits in int32 lanes.
-HWY_INLINE VF f32_from_f16(DI di, VI h) {
-    const DF df;
+template <class D>
+HWY_INLINE VecF<D> f32_from_f16(D di, VecI<D> h) {
+    using VI = VecI<D>;
+    const hn::RebindToFloat<D> df;
     const int32_t shifted_exp = 0x7c00 << 13;
     VI o = hn::ShiftLeft<13>(hn::And(h, hn::Set(di, 0x7fff)));
     VI exp = hn::And(o, hn::Set(di, shifted_exp));
@@ -82,18 +90,19 @@ HWY_INLINE VF f32_from_f16(DI di, VI h) {
     return quiet(hn::BitCast(df, hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(di, 0x8000))))));
 }
 
-HWY_INLINE VF f32_from_bf16(DI, VI h) {
-    return quiet(hn::BitCast(DF(), hn::ShiftLeft<16>(h)));
+template <class D>
+HWY_INLINE VecF<D> f32_from_bf16(D, VecI<D> h) {
+    return quiet(hn::BitCast(hn::RebindToFloat<D>(), hn::ShiftLeft<16>(h)));
 }
 
 // Lanes of 16-bit or 8-bit values widened into int32 lanes, and back.
-template <class T>
-HWY_INLINE VI load_narrow(DI di, const T* p) {
-    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, DI>(), p));
+template <class T, class D>
+HWY_INLINE VecI<D> load_narrow(D di, const T* p) {
+    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, D>(), p));
 }
-template <class T>
-HWY_INLINE void store_narrow(DI, VI v, T* p) {
-    const hn::Rebind<T, DI> dn;
+template <class T, class D>
+HWY_INLINE void store_narrow(D, VecI<D> v, T* p) {
+    const hn::Rebind<T, D> dn;
     hn::StoreU(hn::DemoteTo(dn, v), dn, p);
 }
 

@@ -23,6 +23,11 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+using DI = hn::ScalableTag<int32_t>;
+using DF = hn::RebindToFloat<DI>;
+using VI = hn::Vec<DI>;
+using VF = hn::Vec<DF>;
+
 // C's truncation, saturated at int32's ends, NaN -> 0.
 HWY_INLINE VI i32_from_f32(DI di, VF f) {
     const DF df;

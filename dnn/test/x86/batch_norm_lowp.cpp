@@ -1,6 +1,6 @@
 // BatchNormForward and BatchNormBackward on float16 and bfloat16 data with float32 statistics and
 // parameters (what autocast gives) on the x86 handle against naive: contiguous data runs the
-// Highway loops on each channel widened to float32 and agrees with naive within one unit of the
+// Highway loops (reading the 16-bit data exactly) and agrees with naive within one unit of the
 // 16-bit dtype (the sums' order differs in the last bits of a double); 2-D to 5-D src, channel
 // counts of 1 and primes, training and inference; padded (strided) data and mixed data dtypes go to
 // naive.
