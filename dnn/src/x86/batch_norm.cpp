@@ -4,8 +4,10 @@
 // (ncsp_bnorm), about twice as slow. Strided tensors run oneDNN's batch normalisation. oneDNN works
 // with the batch variance, the operator with the inverse standard deviation and MegEngine's running
 // statistics; the per-channel conversions (inverse std, running updates with the unbiased variance,
-// the variance back from a saved inverse std) are a loop over C around the primitive. Other dtypes
-// and empty tensors go to naive.
+// the variance back from a saved inverse std) are a loop over C around the primitive. Contiguous
+// float16 and bfloat16 data (with float32 statistics and parameters, as autocast gives) run the
+// same Highway loops, which widen it exactly and round results as naive rounds.
+// Other dtypes and empty tensors go to naive.
 #include <cmath>
 
 #include "src/x86/batch_norm_hwy.h"
@@ -45,6 +47,39 @@ bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out) 
             if (l.dtype != dtype::Float32 || l.is_empty())
                 return false;
     return in[0].ndim >= 2 && in[0].ndim <= 5;
+}
+
+bool is_lowp_float(DType dt) {
+    return dt == dtype::Float16 || dt == dtype::BFloat16;
+}
+
+BnData bn_data(DType dt) {
+    return dt == dtype::BFloat16 ? BnData::BF16 : dt == dtype::Float16 ? BnData::F16 : BnData::F32;
+}
+
+// The address of t's element `i` (in memory order).
+void* element(const TensorND& t, size_t i) {
+    return static_cast<char*>(t.raw_ptr()) + i * t.layout.dtype.size();
+}
+
+// float16 or bfloat16 data (the first `n_data` inputs and dst, all contiguous, of one dtype) with
+// float32 statistics and parameters: the Highway plans read and write it directly.
+bool takes_lowp(std::span<const TensorLayout> in, std::span<const TensorLayout> out,
+                size_t n_data) {
+    DType dt = in[0].dtype;
+    if (!is_lowp_float(dt) || in[0].ndim < 2 || in[0].ndim > 5)
+        return false;
+    auto ok = [&](const TensorLayout& l, bool data) {
+        return !l.is_empty() && l.dtype == (data ? dt : DType(dtype::Float32)) &&
+               (!data || l.is_contiguous());
+    };
+    for (size_t i = 0; i < in.size(); ++i)
+        if (!ok(in[i], i < n_data))
+            return false;
+    for (size_t i = 0; i < out.size(); ++i)
+        if (!ok(out[i], i == 0))
+            return false;
+    return true;
 }
 
 dnnl::primitive_attr user_scratchpad() {
@@ -159,8 +194,7 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        auto* dst = static_cast<float*>(t[5].raw_ptr());
+        BnData kind = bn_data(t[0].layout.dtype);
         ChannelRows r = channel_rows(t[0].layout);
         size_t m = r.rows * r.len;
         Channels scale = channels(t[1]), bias = channels(t[2]), rm_in = channels(t[3]),
@@ -171,17 +205,19 @@ public:
         size_t nc = t[0].layout[1];
         parallel_ranges(nc, m * nc, kParallelGrain, [&](size_t cb, size_t ce) {
             for (size_t c = cb; c < ce; ++c) {
+                const void* src = element(t[0], c * r.len);
                 // Read before writing: the running outputs may alias the running inputs.
                 double rm = rm_in[c], rv = rv_in[c];
                 double mean = rm, var = rv;
                 if (training) {
-                    bn_moments(src + c * r.len, r, &mean, &var);
+                    bn_moments(kind, src, r, &mean, &var);
                     double unbiased = var * double(m) / double(m - 1);
                     rm = rm * momentum + mean * (1 - momentum);
                     rv = rv * momentum + unbiased * (1 - momentum);
                 }
                 double inv_std = 1.0 / std::sqrt(var + eps);
-                bn_normalize(src + c * r.len, dst + c * r.len, r, mean, inv_std, scale[c], bias[c]);
+                bn_normalize(kind, src, element(t[5], c * r.len), r, mean, inv_std, scale[c],
+                             bias[c]);
                 mean_out[c] = static_cast<float>(mean);
                 inv_out[c] = static_cast<float>(inv_std);
                 rm_out[c] = static_cast<float>(rm);
@@ -201,9 +237,7 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* dy = static_cast<const float*>(t[0].raw_ptr());
-        const auto* src = static_cast<const float*>(t[1].raw_ptr());
-        auto* grad = static_cast<float*>(t[5].raw_ptr());
+        BnData kind = bn_data(t[1].layout.dtype);
         ChannelRows r = channel_rows(t[1].layout);
         Channels scale = channels(t[2]), mean = channels(t[3]), inv = channels(t[4]),
                  dscale_out = channels(t[6]), dbias_out = channels(t[7]);
@@ -211,11 +245,12 @@ public:
         size_t nc = t[1].layout[1];
         parallel_ranges(nc, r.rows * r.len * nc, kParallelGrain, [&](size_t cb, size_t ce) {
             for (size_t c = cb; c < ce; ++c) {
-                size_t off = c * r.len;
+                const void* dy = element(t[0], c * r.len);
+                const void* src = element(t[1], c * r.len);
                 double dbias = 0, dscale = 0;
-                bn_grad_sums(dy + off, src + off, r, mean[c], inv[c], &dbias, &dscale);
-                bn_grad(dy + off, src + off, grad + off, r, mean[c], inv[c], scale[c], dbias,
-                        dscale, training);
+                bn_grad_sums(kind, dy, src, r, mean[c], inv[c], &dbias, &dscale);
+                bn_grad(kind, dy, src, element(t[5], c * r.len), r, mean[c], inv[c], scale[c],
+                        dbias, dscale, training);
                 dscale_out[c] = static_cast<float>(dscale);
                 dbias_out[c] = static_cast<float>(dbias);
             }
@@ -252,6 +287,8 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (takes_lowp(in, out, 1))
+            return std::make_unique<HwyForwardPlan>(m_param);
         if (!takes(in, out))
             return nullptr;
         if (all_contiguous(std::array{in[0], out[0]}))
@@ -303,6 +340,8 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (takes_lowp(in, out, 2))
+            return std::make_unique<HwyBackwardPlan>(m_param);
         if (!takes(in, out))
             return nullptr;
         if (all_contiguous(std::array{in[0], in[1], out[0]}))

@@ -1,5 +1,6 @@
 // Elemwise on x86: the modes and dtypes that elemwise_hwy.cpp and elemwise_int_hwy.cpp vectorise
-// (float32, int32, comparisons into bool, logical bool, COND over 32-bit data), for any layouts
+// (float32, int32, comparisons into bool, logical bool, COND over 32-bit data) and, through
+// float32, the float modes on float16 and bfloat16 (elemwise_lowp.cpp), for any layouts
 // that split into rows whose every operand is either dense (unit stride) or one broadcast value
 // along the row: same-shape contiguous tensors (one row), scalars, row and column broadcasts, a
 // per-channel (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are
@@ -14,22 +15,26 @@
 
 #include "src/x86/dense_rows.h"
 #include "src/x86/elemwise_hwy.h"
+#include "src/x86/elemwise_lowp.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
 
-// Elements [begin, end) of dst in row-major order, run by run.
-void run_range(elemwise::Mode mode, DType data, const Rows& r, std::span<const TensorND> in,
-               const TensorND& out, size_t begin, size_t end) {
+// Elements [begin, end) of dst in row-major order, run by run; lowp: the 16-bit float kernels.
+void run_range(elemwise::Mode mode, DType data, bool lowp, const Rows& r,
+               std::span<const TensorND> in, const TensorND& out, size_t begin, size_t end) {
     size_t n_in = r.operands - 1;
     std::array<ElemwiseSrc, kMaxOperands> src;
     for_each_run(r, begin, end, [&](std::span<const ptrdiff_t> off, size_t n) {
         for (size_t i = 0; i < n_in; ++i)
             src[i] = {element_at(in[i].raw_ptr(), off[i], r.elem_size[i]), r.broadcast[i]};
         void* dst = element_at(out.raw_ptr(), off[n_in], r.elem_size[n_in]);
-        elemwise_run(mode, data, out.layout.dtype, src.data(), dst, n);
+        if (lowp)
+            elemwise_lowp_run(mode, data, src.data(), dst, n);
+        else
+            elemwise_run(mode, data, out.layout.dtype, src.data(), dst, n);
     });
 }
 
@@ -42,8 +47,9 @@ protected:
                  Workspace ws) override {
         DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
         if (auto rows = plan(inputs, outputs[0])) {
+            bool lowp = elemwise_lowp_supported(m_param.mode, data, outputs[0].layout.dtype);
             parallel_for_rows(*rows, [&](size_t b, size_t e) {
-                run_range(m_param.mode, data, *rows, inputs, outputs[0], b, e);
+                run_range(m_param.mode, data, lowp, *rows, inputs, outputs[0], b, e);
             });
             m_last = m_target.c_str();
             return;
@@ -54,7 +60,8 @@ protected:
 private:
     std::optional<Rows> plan(std::span<const TensorND> inputs, const TensorND& dst) {
         DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
-        if (!elemwise_supported(m_param.mode, data, dst.layout.dtype))
+        if (!elemwise_supported(m_param.mode, data, dst.layout.dtype) &&
+            !elemwise_lowp_supported(m_param.mode, data, dst.layout.dtype))
             return std::nullopt;
         std::array<TensorLayout, kMaxOperands> layouts;
         for (size_t i = 0; i < inputs.size(); ++i) {

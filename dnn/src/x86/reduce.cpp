@@ -1,16 +1,20 @@
-// Reduce on x86: SUM, SUM_SQR, MEAN, MAX and MIN of float32 over one axis through reduce_hwy.cpp,
-// for a contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
+// Reduce on x86: SUM, SUM_SQR, MEAN, MAX and MIN of float32 over one axis through reduce_hwy.cpp
+// (float16 and bfloat16 through it too, widened to float32 and the result rounded back), for a
+// contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
 // their outer rows across OpenMP threads in chunks of at least kParallelGrain source elements;
 // fewer long rows than threads (a full reduction) split along each row instead, and the chunks'
 // accumulators combine. Other dtypes and modes, strided tensors and an empty axis go to naive.
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <vector>
 
 #include "src/common/reduce_axis.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 #include "src/x86/reduce_hwy.h"
+#include "src/x86/type_cvt_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -24,16 +28,20 @@ protected:
                  Workspace ws) override {
         const TensorLayout &src = inputs[0].layout, &dst = outputs[0].layout;
         size_t axis = 0;
-        if (reduce_f32_supported(m_param.mode) && src.dtype == dtype::Float32 &&
-            dst.dtype == dtype::Float32 && src.is_contiguous() && dst.is_contiguous() &&
+        bool lowp = src.dtype == dtype::Float16 || src.dtype == dtype::BFloat16;
+        if (reduce_f32_supported(m_param.mode) && (src.dtype == dtype::Float32 || lowp) &&
+            dst.dtype == src.dtype && src.is_contiguous() && dst.is_contiguous() &&
             normalize_axis(m_param.axis, src.ndim, axis) && src[axis] > 0) {
             size_t outer = 1, inner = 1;
             for (size_t d = 0; d < axis; ++d)
                 outer *= src[d];
             for (size_t d = axis + 1; d < src.ndim; ++d)
                 inner *= src[d];
-            run(static_cast<const float*>(inputs[0].raw_ptr()),
-                static_cast<float*>(outputs[0].raw_ptr()), outer, src[axis], inner);
+            if (lowp)
+                run_lowp(inputs[0], outputs[0], outer, src[axis], inner);
+            else
+                run(static_cast<const float*>(inputs[0].raw_ptr()),
+                    static_cast<float*>(outputs[0].raw_ptr()), outer, src[axis], inner);
             m_last = "hwy";
             return;
         }
@@ -41,6 +49,21 @@ protected:
     }
 
 private:
+    // float16 or bfloat16: src widened to float32 (exactly), the float32 kernel, its float result
+    // rounded to the 16-bit dtype, which is naive's rounding (double to float, then to 16 bits).
+    void run_lowp(const TensorND& src, const TensorND& dst, size_t outer, size_t axis,
+                  size_t inner) const {
+        DType dt = src.layout.dtype;
+        size_t n = outer * axis * inner, m = outer * inner;
+        std::vector<float> wide(n), out(m);
+        const auto* s = static_cast<const uint16_t*>(src.raw_ptr());
+        parallel_ranges(n, n, kParallelGrain, [&](size_t b, size_t e) {
+            type_cvt_run(dt, dtype::Float32, s + b, wide.data() + b, e - b);
+        });
+        run(wide.data(), out.data(), outer, axis, inner);
+        type_cvt_run(dtype::Float32, dt, out.data(), dst.raw_ptr(), m);
+    }
+
     void run(const float* src, float* dst, size_t outer, size_t axis, size_t inner) const {
         if (inner == 1 && outer < static_cast<size_t>(omp_get_max_threads()) &&
             axis >= 2 * kParallelGrain) {

@@ -1,7 +1,7 @@
 // Highway compiles this file once per instruction set; see elemwise_hwy.cpp. The float16 and
-// bfloat16 conversions are Eigen's scalar algorithms (what naive runs) written on int32 lanes, not
-// the F16C or AVX-512 BF16 instructions: those keep a NaN's payload where Eigen gives its one
-// quiet NaN, so every target gives naive's bits.
+// bfloat16 conversions (lowp_cvt_hwy-inl.h) are Eigen's scalar algorithms (what naive runs) on
+// int32 lanes, not the F16C or AVX-512 BF16 instructions: those keep a NaN's payload where Eigen
+// gives its one quiet NaN, so every target gives naive's bits.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -11,6 +11,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
 #include <hwy/highway.h>
+#include "src/x86/lowp_cvt_hwy-inl.h"
 // clang-format on
 
 #include <cstdint>
@@ -27,70 +28,6 @@ using DF = hn::RebindToFloat<DI>;
 using VI = hn::Vec<DI>;
 using VF = hn::Vec<DF>;
 
-// Eigen's float_to_half_rtne: the float16 bits of f (in int32 lanes), rounded to nearest even;
-// NaN gives 0x7e00 and the sign.
-HWY_INLINE VI f16_bits(DI di, VF f) {
-    const DF df;
-    VI u = hn::BitCast(di, f);
-    VI a = hn::And(u, hn::Set(di, 0x7fffffff));
-    // Normal results: rebias the exponent and round the 13 dropped bits to even.
-    VI odd = hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1));
-    VI normal = hn::ShiftRight<13>(
-            hn::Add(hn::Add(a, hn::Set(di, static_cast<int32_t>(0xc8000fffu))), odd));
-    // Subnormal results: adding 0.5f aligns the 10 mantissa bits at the bottom, rounded by the FPU.
-    const int32_t magic = 126 << 23;
-    VI sub = hn::Sub(
-            hn::BitCast(di, hn::Add(hn::BitCast(df, a), hn::BitCast(df, hn::Set(di, magic)))),
-            hn::Set(di, magic));
-    VI inf_nan = hn::IfThenElse(hn::Gt(a, hn::Set(di, 0x7f800000)), hn::Set(di, 0x7e00),
-                                hn::Set(di, 0x7c00));
-    VI r = hn::IfThenElse(hn::Lt(a, hn::Set(di, 113 << 23)), sub, normal);
-    r = hn::IfThenElse(hn::Gt(a, hn::Set(di, ((127 + 16) << 23) - 1)), inf_nan, r);
-    return hn::Or(r, hn::IfThenElseZero(hn::Lt(u, hn::Zero(di)), hn::Set(di, 0x8000)));
-}
-
-// Eigen's float_to_bfloat16_rtne: round to nearest even by adding 0x7fff plus the kept lsb; NaN
-// gives 0x7fc0 and the sign.
-HWY_INLINE VI bf16_bits(DI di, VF f) {
-    const hn::RebindToUnsigned<DI> du;
-    auto u = hn::BitCast(du, f);
-    auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
-    VI r = hn::BitCast(di, hn::ShiftRight<16>(hn::Add(hn::Add(u, hn::Set(du, 0x7fffu)), lsb)));
-    VI nan = hn::IfThenElse(hn::Lt(hn::BitCast(di, f), hn::Zero(di)), hn::Set(di, 0xffc0),
-                            hn::Set(di, 0x7fc0));
-    return hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(f)), nan, r);
-}
-
-// NaNs made quiet, keeping their payload: naive widens every float to double on the way, which
-// sets a signalling NaN's quiet bit.
-HWY_INLINE VF quiet(VF f) {
-    const DF df;
-    const hn::RebindToSigned<DF> di;
-    VF q = hn::BitCast(df, hn::Or(hn::BitCast(di, f), hn::Set(di, 0x00400000)));
-    return hn::IfThenElse(hn::IsNaN(f), q, f);
-}
-
-// Eigen's half_to_float (exact), NaNs made quiet: h holds the float16 bits in int32 lanes.
-HWY_INLINE VF f32_from_f16(DI di, VI h) {
-    const DF df;
-    const int32_t shifted_exp = 0x7c00 << 13;
-    VI o = hn::ShiftLeft<13>(hn::And(h, hn::Set(di, 0x7fff)));
-    VI exp = hn::And(o, hn::Set(di, shifted_exp));
-    o = hn::Add(o, hn::Set(di, (127 - 15) << 23));
-    // Infinities and NaNs take the largest exponent; zeros and subnormals renormalise in float.
-    VI inf_nan = hn::Add(o, hn::Set(di, (128 - 16) << 23));
-    const int32_t magic = 113 << 23;
-    VI small = hn::BitCast(di, hn::Sub(hn::BitCast(df, hn::Add(o, hn::Set(di, 1 << 23))),
-                                       hn::BitCast(df, hn::Set(di, magic))));
-    o = hn::IfThenElse(hn::Eq(exp, hn::Set(di, shifted_exp)), inf_nan, o);
-    o = hn::IfThenElse(hn::Eq(exp, hn::Zero(di)), small, o);
-    return quiet(hn::BitCast(df, hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(di, 0x8000))))));
-}
-
-HWY_INLINE VF f32_from_bf16(DI, VI h) {
-    return quiet(hn::BitCast(DF(), hn::ShiftLeft<16>(h)));
-}
-
 // C's truncation, saturated at int32's ends, NaN -> 0.
 HWY_INLINE VI i32_from_f32(DI di, VF f) {
     const DF df;
@@ -100,17 +37,6 @@ HWY_INLINE VI i32_from_f32(DI di, VF f) {
     r = hn::IfThenElse(hn::RebindMask(di, hn::Le(f, hn::Set(df, -2147483648.0f))),
                        hn::Set(di, INT32_MIN), r);
     return hn::IfThenZeroElse(hn::RebindMask(di, hn::IsNaN(f)), r);
-}
-
-// Lanes of 16-bit or 8-bit values widened into int32 lanes, and back.
-template <class T>
-HWY_INLINE VI load_narrow(DI di, const T* p) {
-    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, DI>(), p));
-}
-template <class T>
-HWY_INLINE void store_narrow(DI, VI v, T* p) {
-    const hn::Rebind<T, DI> dn;
-    hn::StoreU(hn::DemoteTo(dn, v), dn, p);
 }
 
 // Converts n elements a vector (of int32's lane count) at a time; the tail goes through a

@@ -1,7 +1,8 @@
 // Reduce on the x86 handle (Highway kernels) against naive: SUM, SUM_SQR, MEAN, MAX and MIN of
 // float32 over every axis (negative too) of ranks 1 to 4, axes and rows of 1 and primes, shapes
-// above the threading grain (several outer rows per thread), NaN propagation, and the cases that go
-// to naive (other modes and dtypes, strided views, an empty axis).
+// above the threading grain (several outer rows per thread), NaN propagation, float16 and bfloat16
+// (through float32, within the 16-bit dtype's tolerance), and the cases that go to naive (other
+// modes and dtypes, strided views, an empty axis).
 #include <limits>
 
 #include "src/x86/reduce_hwy.h"
@@ -92,12 +93,32 @@ TEST_F(X86, ReduceSplitsLongRows) {
 }
 
 TEST_F(X86, ReduceOtherCasesRunNaive) {
-    HostTensor x({3, 4}, dtype::Float32), h({3, 4}, dtype::Float16), e({3, 0}, dtype::Float32);
+    HostTensor x({3, 4}, dtype::Float32), h({3, 4}, dtype::Int16), e({3, 0}, dtype::Float32);
     EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::PRODUCT, 1), {x}), "naive");
-    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 1), {h}, {}, 1e-2), "naive");
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 1), {h}), "naive");
     EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 1), {e}), "naive");
     EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::MEAN, 1), {e}), "naive");
     Checker<Reduce> c(handle.get());
     c.set_param(reduce_param(Mode::SUM, 0))
             .exec_layouts({TensorLayout({5, 7}, {1, 5}, dtype::Float32)});
+}
+
+TEST_F(X86, ReduceLowpMatchesNaive) {
+    // The shapes autocast's bias gradients reduce (batch, then the spatial axes), and a long row.
+    const std::vector<TensorShape> shapes = {
+            {32, 10}, {32, 6, 24, 24}, {1, 6, 24, 24}, {1, 16, 1, 8},
+            {7},      {3, 257, 129},   {2, 70001}};
+    for (DType dt : {DType(dtype::Float16), DType(dtype::BFloat16)})
+        for (Mode m : kModes)
+            for (const TensorShape& s : shapes)
+                for (int32_t a = 0; a < int32_t(s.ndim); ++a) {
+                    Checker<Reduce> c(handle.get());
+                    // Positive values: sums of mixed signs cancel below the 16-bit tolerance.
+                    c.set_param(reduce_param(m, a)).set_dtype(0, dt).set_range(0, 0.5, 1);
+                    c.execs({s});
+                }
+    HostTensor h({32, 6, 24, 24}, dtype::BFloat16);
+    std::mt19937 rng(2);
+    fill_uniform(h, 0.5, 1, rng);
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 0), {h}, {}, 2e-2), "hwy");
 }

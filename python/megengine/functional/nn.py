@@ -877,7 +877,8 @@ def batch_norm(
     new_var = reshape(new_var, running_var.shape)
     if inplace:
         for old, new in ((running_mean, new_mean), (running_var, new_var)):
-            old._reset(new.astype(old._dtype_name))
+            # astype copies even to the same dtype: two TypeCvt ops per layer and step saved.
+            old._reset(new if new._dtype_name == old._dtype_name else new.astype(old._dtype_name))
         return out
     return out, new_mean, new_var
 
