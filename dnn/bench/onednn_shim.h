@@ -2,13 +2,17 @@
 // Debian's 2.6) and once for its v3 API (3.x): v3 dropped the operation descriptors (`desc`),
 // so a primitive descriptor takes the engine first and the attributes last, pooling always takes
 // a dilation, batch normalisation names its dst and the backward passes name their propagation;
-// memory::desc's accessors got a get_ prefix.
+// memory::desc's accessors got a get_ prefix; 2.6's backward batch normalisation needs its scale
+// and shift packed.
 // Everything else the benchmark uses (memory, reorder, execute, impl_info_str) is the same in
 // both. This is the whole difference a port of the x86 backend would have to absorb (see
 // docs/x86-backend.md).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include <utility>
+#include <vector>
 
 namespace onednn_shim {
 
@@ -124,6 +128,27 @@ inline dnnl::batch_normalization_forward::primitive_desc bnorm_fwd(
 #else
     dnnl::batch_normalization_forward::desc d(prop, src, eps, flags);
     return {d, attr, eng};
+#endif
+}
+
+// oneDNN 2.6's backward batch normalisation rejects separate scale and shift at execution; it
+// takes them packed ({2, C}: use_scale_shift), which v3 removed.
+inline dnnl::normalization_flags bnorm_bwd_flags() {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+#else
+    return dnnl::normalization_flags::use_scale_shift;
+#endif
+}
+
+// The scale arguments of that backward (read) and its scale gradients (written).
+inline std::vector<std::pair<int, memory::desc>> bnorm_bwd_scale_args(memory::dim channels) {
+#if DNNL_VERSION_MAJOR >= 3
+    memory::desc vec({channels}, memory::data_type::f32, memory::format_tag::a);
+    return {{DNNL_ARG_SCALE, vec}, {DNNL_ARG_DIFF_SCALE, vec}, {DNNL_ARG_DIFF_SHIFT, vec}};
+#else
+    memory::desc packed({2, channels}, memory::data_type::f32, memory::format_tag::ab);
+    return {{DNNL_ARG_SCALE_SHIFT, packed}, {DNNL_ARG_DIFF_SCALE_SHIFT, packed}};
 #endif
 }
 
