@@ -36,15 +36,12 @@ struct ConvGeom {
     memory::dims strides, dilates, pad;
 };
 
-inline dnnl::convolution_forward::primitive_desc conv_fwd(const dnnl::engine& eng, prop_kind prop,
-                                                          const memory::desc& src,
-                                                          const memory::desc& wei,
-                                                          const memory::desc& dst,
-                                                          const ConvGeom& g,
-                                                          const primitive_attr& attr) {
+inline dnnl::convolution_forward::primitive_desc conv_fwd(
+        const dnnl::engine& eng, prop_kind prop, const memory::desc& src, const memory::desc& wei,
+        const memory::desc& dst, const ConvGeom& g, const primitive_attr& attr) {
 #if DNNL_VERSION_MAJOR >= 3
-    return {eng,       prop, algorithm::convolution_direct, src, wei, dst, g.strides, g.dilates,
-            g.pad,     g.pad, attr};
+    return {eng,   prop, algorithm::convolution_direct, src, wei, dst, g.strides, g.dilates, g.pad,
+            g.pad, attr};
 #else
     dnnl::convolution_forward::desc d(prop, algorithm::convolution_direct, src, wei, dst, g.strides,
                                       g.dilates, g.pad, g.pad);
@@ -57,8 +54,12 @@ inline dnnl::convolution_backward_data::primitive_desc conv_bwd_data(
         const memory::desc& diff_dst, const ConvGeom& g,
         const dnnl::convolution_forward::primitive_desc& hint, const primitive_attr& attr) {
 #if DNNL_VERSION_MAJOR >= 3
-    return {eng,   algorithm::convolution_direct, diff_src, wei, diff_dst, g.strides, g.dilates,
-            g.pad, g.pad, hint, attr};
+    return {eng,       algorithm::convolution_direct,
+            diff_src,  wei,
+            diff_dst,  g.strides,
+            g.dilates, g.pad,
+            g.pad,     hint,
+            attr};
 #else
     dnnl::convolution_backward_data::desc d(algorithm::convolution_direct, diff_src, wei, diff_dst,
                                             g.strides, g.dilates, g.pad, g.pad);
@@ -71,8 +72,12 @@ inline dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights(
         const memory::desc& diff_dst, const ConvGeom& g,
         const dnnl::convolution_forward::primitive_desc& hint, const primitive_attr& attr) {
 #if DNNL_VERSION_MAJOR >= 3
-    return {eng,   algorithm::convolution_direct, src, diff_wei, diff_dst, g.strides, g.dilates,
-            g.pad, g.pad, hint, attr};
+    return {eng,       algorithm::convolution_direct,
+            src,       diff_wei,
+            diff_dst,  g.strides,
+            g.dilates, g.pad,
+            g.pad,     hint,
+            attr};
 #else
     dnnl::convolution_backward_weights::desc d(algorithm::convolution_direct, src, diff_wei,
                                                diff_dst, g.strides, g.dilates, g.pad, g.pad);
@@ -155,8 +160,7 @@ inline std::vector<std::pair<int, memory::desc>> bnorm_bwd_scale_args(memory::di
 inline dnnl::batch_normalization_backward::primitive_desc bnorm_bwd(
         const dnnl::engine& eng, const memory::desc& src, float eps,
         dnnl::normalization_flags flags,
-        const dnnl::batch_normalization_forward::primitive_desc& hint,
-        const primitive_attr& attr) {
+        const dnnl::batch_normalization_forward::primitive_desc& hint, const primitive_attr& attr) {
 #if DNNL_VERSION_MAJOR >= 3
     return {eng, prop_kind::backward, src, src, src, eps, flags, hint, attr};
 #else

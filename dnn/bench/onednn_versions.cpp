@@ -4,11 +4,12 @@
 //
 //   bash dnn/bench/onednn_versions.sh [rounds]      # builds against both, runs 1 and 2 threads
 //   OMP_NUM_THREADS=2 <binary> [repeat=10] [filter]
+//   <binary> list                                    # the case names, one a line
 //
 // Every primitive runs on the layouts it prefers (format_tag::any: oneDNN's blocked formats),
 // with no reorders: the kernels' own speed. Per case it prints the best and the median of
-// `repeat` timed calls after two warm-ups, and the implementation oneDNN chose. A `filter`
-// runs only the cases whose name contains it.
+// `repeat` timed calls after two warm-ups, and the implementation oneDNN chose. A `filter` runs
+// the case of that name, or, when no case has it, every case whose name contains it.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -220,16 +221,18 @@ std::vector<Case> bnorm_cases(const dnnl::engine& eng, Tag tag, const char* tag_
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1)
+    bool list = argc > 1 && std::string(argv[1]) == "list";
+    if (argc > 1 && !list)
         g_repeat = std::max(1, std::atoi(argv[1]));
     if (argc > 2)
         g_filter = argv[2];
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream s(eng);
     const char* threads = std::getenv("OMP_NUM_THREADS");
-    std::printf("oneDNN %d.%d.%d (%s API), OMP_NUM_THREADS=%s, %d timed calls per case\n",
-                dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch,
-                shim::kV3 ? "v3" : "v2", threads ? threads : "(all)", g_repeat);
+    if (!list)
+        std::printf("oneDNN %d.%d.%d (%s API), OMP_NUM_THREADS=%s, %d timed calls per case\n",
+                    dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch,
+                    shim::kV3 ? "v3" : "v2", threads ? threads : "(all)", g_repeat);
     std::vector<std::function<std::vector<Case>()>> groups{
             [&] { return conv_cases(eng, "conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1); },
             [&] { return conv_cases(eng, "conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1); },
@@ -249,22 +252,29 @@ int main(int argc, char** argv) {
             },
             [&] { return std::vector<Case>{matmul_case(eng, 1024, DT::bf16)}; },
     };
+    std::vector<Case> cases;
     for (auto& group : groups) {
-        std::vector<Case> cases;
         try {
-            cases = group();
+            for (Case& c : group())
+                cases.push_back(std::move(c));
         } catch (const dnnl::error& e) {
             std::printf("(a group failed to plan: %s)\n", e.what());
+        }
+    }
+    bool exact = false;
+    for (const Case& c : cases)
+        exact |= c.name == g_filter;
+    for (const Case& c : cases) {
+        if (list) {
+            std::puts(c.name.c_str());
             continue;
         }
-        for (const Case& c : cases) {
-            if (c.name.find(g_filter) == std::string::npos)
-                continue;
-            try {
-                run_case(eng, s, c);
-            } catch (const dnnl::error& e) {
-                std::printf("%-36s failed: %s\n", c.name.c_str(), e.what());
-            }
+        if (exact ? c.name != g_filter : c.name.find(g_filter) == std::string::npos)
+            continue;
+        try {
+            run_case(eng, s, c);
+        } catch (const dnnl::error& e) {
+            std::printf("%-36s failed: %s\n", c.name.c_str(), e.what());
         }
     }
     return 0;

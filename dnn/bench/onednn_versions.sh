@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds dnn/bench/onednn_versions.cpp against Debian's oneDNN 2.6 (libdnnl-dev) and against
-# oneDNN 3.2 from PyPI, then runs both with 1 and 2 threads, interleaved, `rounds` times (the
-# machines here are shared: compare the best figures of several rounds).
+# oneDNN 3.2 from PyPI, then runs each case with 1 and 2 threads, `rounds` times, the two versions
+# in turn (the machines here are shared: compare the best figures of several rounds).
 #
 #   bash dnn/bench/onednn_versions.sh [rounds=2] [repeat=10] [filter]
 #
@@ -27,11 +27,16 @@ FLAGS=(-O2 -std=c++20 -Wall -Wextra -Werror)
 "$CXX" "${FLAGS[@]}" -isystem "$PREFIX/include" onednn_versions.cpp -L"$PREFIX/lib" \
   -Wl,-rpath,"$PREFIX/lib" -ldnnl -o "$OUT/onednn_v3"
 
-for ((r = 1; r <= ROUNDS; ++r)); do
+# Case by case, each version in turn, so that both see the same load on a shared machine.
+mapfile -t CASES < <("$OUT/onednn_v2" list)
+for name in "${CASES[@]}"; do
+  [[ -n $FILTER && $name != *"$FILTER"* ]] && continue
   for threads in 1 2; do
-    for v in v2 v3; do
-      echo "== round $r, $v, $threads thread(s)"
-      OMP_NUM_THREADS=$threads "$OUT/onednn_$v" "$REPEAT" "$FILTER"
+    for ((r = 1; r <= ROUNDS; ++r)); do
+      for v in v2 v3; do
+        printf '%s t%s r%s ' "$v" "$threads" "$r"
+        OMP_NUM_THREADS=$threads "$OUT/onednn_$v" "$REPEAT" "$name" | tail -n +2
+      done
     done
   done
 done
