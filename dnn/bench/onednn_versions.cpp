@@ -8,11 +8,16 @@
 //
 // Every primitive runs on the layouts it prefers (format_tag::any: oneDNN's blocked formats),
 // with no reorders: the kernels' own speed. Per case it prints the best and the median of
-// `repeat` timed calls after two warm-ups, and the implementation oneDNN chose. A `filter` runs
+// `repeat` timed calls after two warm-ups, the least process CPU time of a call (on a machine
+// shared with other work, wall time swings with descheduling while one thread's CPU time barely
+// does; with two threads it includes OpenMP's spinning at barriers), and the implementation
+// oneDNN chose. A `filter` runs
 // the case of that name, or, when no case has it, every case whose name contains it.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <time.h>
 #include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +62,12 @@ void fill(memory& m) {
     }
 }
 
+double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 struct Case {
     std::string name;
     dnnl::primitive prim;
@@ -81,14 +92,17 @@ void run_case(const dnnl::engine& eng, dnnl::stream& s, const Case& c) {
     once();
     once();
     std::vector<double> t;
+    double cpu = 1e30;
     for (int i = 0; i < g_repeat; ++i) {
+        double c0 = cpu_seconds();
         auto t0 = std::chrono::steady_clock::now();
         once();
         t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        cpu = std::min(cpu, cpu_seconds() - c0);
     }
     std::sort(t.begin(), t.end());
-    std::printf("%-36s best %9.3f ms  median %9.3f ms  %s\n", c.name.c_str(), t.front() * 1e3,
-                t[t.size() / 2] * 1e3, c.impl.c_str());
+    std::printf("%-36s best %9.3f ms  median %9.3f ms  cpu %9.3f ms  %s\n", c.name.c_str(),
+                t.front() * 1e3, t[t.size() / 2] * 1e3, cpu * 1e3, c.impl.c_str());
     std::fflush(stdout);
 }
 
