@@ -1,6 +1,10 @@
 // The x86 kernels against the raw oneDNN primitive on the same shapes, in one command:
 //
-//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10]
+//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10] [cpu]
+//
+// `cpu` times each call by the process's CPU time instead of the wall clock: on a machine shared
+// with other work a descheduled thread inflates wall times several-fold while one thread's CPU
+// time barely moves (with two threads it includes OpenMP's spinning at barriers).
 //
 // Per case it prints our operator's time (the x86 handle's kernel, NCHW tensors in and out) and
 // two oneDNN figures: the primitive alone on its preferred (possibly blocked) layouts, what a
@@ -12,6 +16,8 @@
 // on every call ("new weights": a training step), which reorders it each time. Each figure is the
 // best of `repeat` calls after two warm-ups; on a shared machine timings swing, so run it twice.
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -32,16 +38,25 @@ using Tag = memory::format_tag;
 namespace {
 
 int g_repeat = 10;
+bool g_cpu_time = false;
+
+double now_seconds() {
+    if (!g_cpu_time)
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 double best_seconds(const std::function<void()>& f) {
     f();  // warm-ups: plans, JIT code, first touch of buffers, the weight cache's entries
     f();
     double best = 1e30;
     for (int i = 0; i < g_repeat; ++i) {
-        auto t0 = std::chrono::steady_clock::now();
+        double t0 = now_seconds();
         f();
-        best = std::min(
-                best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        best = std::min(best, now_seconds() - t0);
     }
     return best;
 }
@@ -278,6 +293,7 @@ void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
 int main(int argc, char** argv) {
     if (argc > 1)
         g_repeat = std::max(1, std::atoi(argv[1]));
+    g_cpu_time = argc > 2 && std::string(argv[2]) == "cpu";
     if (!Handle::x86_available()) {
         std::puts("built without oneDNN: nothing to compare");
         return 0;
@@ -286,9 +302,9 @@ int main(int argc, char** argv) {
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream s(eng);
     const char* threads = std::getenv("OMP_NUM_THREADS");
-    std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d\n", dnnl_version()->major,
-                dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)",
-                g_repeat);
+    std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d, %s time\n", dnnl_version()->major,
+                dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)", g_repeat,
+                g_cpu_time ? "process CPU" : "wall");
     for (const ConvCase& c : {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
                               ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
                               ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64}})
