@@ -1,5 +1,7 @@
 #include "src/x86/weight_cache.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <list>
@@ -89,6 +91,11 @@ struct WeightCache::Impl {
 
 WeightCache::WeightCache() : m_impl(std::make_unique<Impl>()) {
     StorageId::add_release_hook([](uint64_t id) { instance().release(id); });
+    // A fork while another thread holds the lock would leave it held forever in the child (a
+    // DataLoader worker): the fork waits for it, and both sides let go after.
+    pthread_atfork([] { instance().m_impl->mutex.lock(); },
+                   [] { instance().m_impl->mutex.unlock(); },
+                   [] { instance().m_impl->mutex.unlock(); });
 }
 
 WeightCache& WeightCache::instance() {
