@@ -1,14 +1,23 @@
 // The x86 kernels against the raw oneDNN primitive on the same shapes, in one command:
 //
-//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10]
+//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10] [cpu]
+//
+// `cpu` times each call by the process's CPU time instead of the wall clock: on a machine shared
+// with other work a descheduled thread inflates wall times several-fold while one thread's CPU
+// time barely moves (with two threads it includes OpenMP's spinning at barriers).
 //
 // Per case it prints our operator's time (the x86 handle's kernel, NCHW tensors in and out) and
 // two oneDNN figures: the primitive alone on its preferred (possibly blocked) layouts, what a
 // framework that keeps oneDNN's layouts between ops pays, and the primitive with the reorders from
 // and to NCHW that a caller holding plain tensors needs, which is the work our kernel does. The
-// ratios are oneDNN's time over ours (1.0: as fast; the target is >= 0.95). Each figure is the
-// best of `repeat` calls after a warm-up; on a shared machine timings swing, so run it twice.
+// ratios are oneDNN's time over ours (1.0: as fast; the target is >= 0.95). Our inputs carry a
+// storage identity, as the runtime's tensors do, so a filter that keeps its value is reordered once
+// (the weight cache); the convolutions that read a filter are also timed with a filter that is new
+// on every call ("new weights": a training step), which reorders it each time. Each figure is the
+// best of `repeat` calls after two warm-ups; on a shared machine timings swing, so run it twice.
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -29,15 +38,25 @@ using Tag = memory::format_tag;
 namespace {
 
 int g_repeat = 10;
+bool g_cpu_time = false;
+
+double now_seconds() {
+    if (!g_cpu_time)
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 double best_seconds(const std::function<void()>& f) {
-    f();  // warm-up: plans, JIT code, first touch of buffers
+    f();  // warm-ups: plans, JIT code, first touch of buffers, the weight cache's entries
+    f();
     double best = 1e30;
     for (int i = 0; i < g_repeat; ++i) {
-        auto t0 = std::chrono::steady_clock::now();
+        double t0 = now_seconds();
         f();
-        best = std::min(
-                best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        best = std::min(best, now_seconds() - t0);
     }
     return best;
 }
@@ -52,9 +71,11 @@ std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
 }
 
 // Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
+// `new_weights`: the inputs get a new storage version on every call (values written in place), so
+// nothing derived from them is reused.
 template <class Op>
 double time_ours(Handle& handle, const typename Op::Param& p, std::vector<TensorShape> inputs,
-                 std::vector<TensorShape> outputs = {}) {
+                 std::vector<TensorShape> outputs = {}, bool new_weights = false) {
     auto op = handle.create_operator<Op>();
     op->param() = p;
     std::vector<TensorLayout> in_l, out_l(op->num_outputs());
@@ -68,8 +89,9 @@ double time_ours(Handle& handle, const typename Op::Param& p, std::vector<Tensor
     for (size_t i = 0; i < outputs.size(); ++i)
         static_cast<TensorShape&>(out_l[i]) = outputs[i];
     op->deduce_layout(in_l, out_l);
+    std::vector<StorageId> ids(in_l.size());
     for (size_t i = 0; i < in_l.size(); ++i)
-        in.emplace_back(bufs[i].data(), in_l[i]);
+        in.emplace_back(bufs[i].data(), in_l[i], &ids[i]);
     for (const TensorLayout& l : out_l) {
         bufs.emplace_back(l.total_nr_elems());
         out.emplace_back(bufs.back().data(), l);
@@ -77,7 +99,12 @@ double time_ours(Handle& handle, const typename Op::Param& p, std::vector<Tensor
     std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l) + 64);
     Workspace w{ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64,
                 ws.size() - 64};
-    return best_seconds([&] { op->exec(in, out, w); });
+    return best_seconds([&] {
+        if (new_weights)
+            for (StorageId& id : ids)
+                id.note_write();
+        op->exec(in, out, w);
+    });
 }
 
 struct Raw {
@@ -134,7 +161,7 @@ Raw time_raw(const dnnl::engine& eng, dnnl::stream& s, const dnnl::primitive& pr
 
 void report(const char* name, double ours, Raw raw) {
     std::printf(
-            "%-34s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)\n",
+            "%-48s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)\n",
             name, ours * 1e3, raw.primitive * 1e3, raw.primitive / ours, raw.with_reorders * 1e3,
             raw.with_reorders / ours);
 }
@@ -180,24 +207,28 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
             ws{size_t(c.oc), size_t(c.ic / c.group), size_t(c.k), size_t(c.k)},
             ys{size_t(c.n), size_t(c.oc), size_t(c.hw), size_t(c.hw)};
     std::string name = std::string(c.name) + " fwd";
-    report(name.c_str(), time_ours<ConvolutionForward>(h, p, {xs, ws}),
-           time_raw(eng, s, dnnl::convolution_forward(fpd),
-                    {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
-                     {DNNL_ARG_WEIGHTS, plain(wd), fpd.weights_desc(), false},
-                     {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
-                    fpd.scratchpad_desc()));
+    Raw raw = time_raw(eng, s, dnnl::convolution_forward(fpd),
+                       {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
+                        {DNNL_ARG_WEIGHTS, plain(wd), fpd.weights_desc(), false},
+                        {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
+                       fpd.scratchpad_desc());
+    report(name.c_str(), time_ours<ConvolutionForward>(h, p, {xs, ws}), raw);
+    report((name + ", new weights").c_str(),
+           time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw);
     if (c.group != 1)
         return;
     dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src), any(wd),
                                              any(dst), st, dil, pd, pd);
     dnnl::convolution_backward_data::primitive_desc bpd(bd, user_scratchpad(), eng, fpd);
     name = std::string(c.name) + " bwd data";
-    report(name.c_str(), time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}),
-           time_raw(eng, s, dnnl::convolution_backward_data(bpd),
-                    {{DNNL_ARG_WEIGHTS, plain(wd), bpd.weights_desc(), false},
-                     {DNNL_ARG_DIFF_DST, plain(dst), bpd.diff_dst_desc(), false},
-                     {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
-                    bpd.scratchpad_desc()));
+    raw = time_raw(eng, s, dnnl::convolution_backward_data(bpd),
+                   {{DNNL_ARG_WEIGHTS, plain(wd), bpd.weights_desc(), false},
+                    {DNNL_ARG_DIFF_DST, plain(dst), bpd.diff_dst_desc(), false},
+                    {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
+                   bpd.scratchpad_desc());
+    report(name.c_str(), time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}), raw);
+    report((name + ", new weights").c_str(),
+           time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw);
     dnnl::convolution_backward_weights::desc wdsc(dnnl::algorithm::convolution_direct, any(src),
                                                   any(wd), any(dst), st, dil, pd, pd);
     dnnl::convolution_backward_weights::primitive_desc wpd(wdsc, user_scratchpad(), eng, fpd);
@@ -262,6 +293,7 @@ void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
 int main(int argc, char** argv) {
     if (argc > 1)
         g_repeat = std::max(1, std::atoi(argv[1]));
+    g_cpu_time = argc > 2 && std::string(argv[2]) == "cpu";
     if (!Handle::x86_available()) {
         std::puts("built without oneDNN: nothing to compare");
         return 0;
@@ -270,9 +302,9 @@ int main(int argc, char** argv) {
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream s(eng);
     const char* threads = std::getenv("OMP_NUM_THREADS");
-    std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d\n", dnnl_version()->major,
-                dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)",
-                g_repeat);
+    std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d, %s time\n", dnnl_version()->major,
+                dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)", g_repeat,
+                g_cpu_time ? "process CPU" : "wall");
     for (const ConvCase& c : {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
                               ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
                               ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64}})

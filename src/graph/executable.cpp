@@ -228,6 +228,29 @@ std::byte* Executable::var_ptr(const VarSlot& v) const {
     return m_output_values[v.index].raw_ptr();
 }
 
+dnn::TensorND Executable::var_nd(const VarSlot& v, const dnn::TensorLayout& layout) const {
+    const dnn::StorageId* storage = nullptr;
+    switch (v.source) {
+        case VarSlot::Source::Arena:
+            if (const auto& blob = m_arena_blobs[v.index])
+                storage = &blob->storage();
+            break;
+        case VarSlot::Source::Input:
+            storage = &m_input_values[v.index].storage();
+            break;
+        case VarSlot::Source::Const:
+            storage = &m_const_values[v.index].storage();
+            break;
+        case VarSlot::Source::Dynamic:
+            storage = &m_dynamic_values[v.index].storage();
+            break;
+        case VarSlot::Source::Output:
+            storage = &m_output_values[v.index].storage();
+            break;
+    }
+    return {var_ptr(v), layout, storage};
+}
+
 void Executable::execute() {
     for (size_t i = 0; i < m_inputs.size(); ++i)
         NM_THROW_IF(!m_input_values[i].valid(), ParamError, "Executable: input '", m_inputs[i].name,
@@ -243,11 +266,11 @@ void Executable::execute() {
         }
         for (size_t i = 0; i < step.inputs.size(); ++i) {
             const VarSlot& v = m_vars[step.inputs[i]];
-            step.in_nd[i] = dnn::TensorND(var_ptr(v), v.layout);
+            step.in_nd[i] = var_nd(v, v.layout);
         }
         for (size_t i = 0; i < step.outputs.size(); ++i) {
             const VarSlot& v = m_vars[step.outputs[i]];
-            step.out_nd[i] = dnn::TensorND(var_ptr(v), v.layout);
+            step.out_nd[i] = var_nd(v, v.layout);
         }
         dnn::Workspace ws;
         if (step.workspace_size)
@@ -257,6 +280,11 @@ void Executable::execute() {
         } catch (const dnn::Error&) {
             rethrow_with_context(dnn::str_cat("Executable: ", step.node->op().to_string(), ": "));
         }
+        // The arena's buffers are rewritten by every step and every run, at the same addresses:
+        // a new version tells a kernel that a weight it cached from there is gone.
+        for (size_t out : step.outputs)
+            if (m_vars[out].source == VarSlot::Source::Arena && m_arena_blobs[m_vars[out].index])
+                m_arena_blobs[m_vars[out].index]->note_write();
     }
     for (const Arena& arena : m_arenas)
         arena.comp_node.sync();

@@ -32,7 +32,7 @@ void Executable::run_dynamic_step(Step& step) {
         for (size_t i = 0; i < step.inputs.size(); ++i) {
             const VarSlot& v = m_vars[step.inputs[i]];
             in_layouts.push_back(var_layout(v));
-            step.in_nd[i] = dnn::TensorND(var_ptr(v), in_layouts.back());
+            step.in_nd[i] = var_nd(v, in_layouts.back());
         }
         std::vector<dnn::TensorShape> presets;
         if (auto vi = shape_value_input(op)) {

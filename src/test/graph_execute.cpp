@@ -227,3 +227,34 @@ TEST(GraphExecute, EmptyTensorsRunThrough) {
     EXPECT_EQ(exe->output(0).shape().to_string(), "{0,3}");
     EXPECT_EQ(floats(exe->output(1)), (std::vector<float>{0, 0, 0}));
 }
+
+// A filter computed inside the graph lies in the arena, at the same address on every run: the
+// x86 convolution's weight cache (keyed by storage and version) must see each run's new values,
+// as must a filter fed as an input and replaced between runs, or fed unchanged.
+TEST(GraphExecute, ConvolutionSeesEachRunsFilter) {
+    std::mt19937 rng(12);
+    ComputingGraph g;
+    auto* x = g.input("x", {2, 3, 6, 6}, dnn::dtype::Float32, cpu());
+    auto* w = g.input("w", {4, 3, 3, 3}, dnn::dtype::Float32, cpu());
+    auto* two = g.constant(tensor({2.f}, {1}), "two");
+    dnn::param::Convolution cp;
+    cp.padding = {1, 1};
+    auto* scaled = g.insert1(elemwise(Mode::MUL), {w, two});
+    auto* in_arena = g.insert1(ops::ConvolutionForward(cp), {x, scaled});
+    auto* fed = g.insert1(ops::ConvolutionForward(cp), {x, w});
+    std::vector<VarNode*> outs{in_arena, fed};
+    auto exe = g.compile(outs);
+    auto xv = random_floats(2 * 3 * 6 * 6, rng);
+    exe->set_input("x", tensor(xv, {2, 3, 6, 6}));
+    std::vector<float> wv;
+    for (int run = 0; run < 9; ++run) {
+        if (run % 3 == 0) {  // a new filter; the next two runs keep it (storage and version)
+            wv = random_floats(4 * 3 * 3 * 3, rng);
+            exe->set_input("w", tensor(wv, {4, 3, 3, 3}));
+        }
+        exe->execute();
+        auto want = reference_eval(g, outs, {{x, xv}, {w, wv}});
+        expect_near(floats(exe->output(0)), want[0]);
+        expect_near(floats(exe->output(1)), want[1]);
+    }
+}

@@ -9,4 +9,5 @@
 #include "neomeg/dnn/operator.h"
 #include "neomeg/dnn/operators.h"
 #include "neomeg/dnn/params.h"
+#include "neomeg/dnn/storage.h"
 #include "neomeg/dnn/tensor.h"

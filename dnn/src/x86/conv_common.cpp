@@ -85,8 +85,9 @@ Operand data_operand(const TensorLayout& l) {
 Operand weights_operand(const TensorLayout& filter, const ConvDims& g) {
     uint32_t group = g.group;
     return Operand::of(
-            filter, false, [group](const TensorLayout& x) { return weights_desc(x, group); },
-            g.flip ? size_t{2} : TensorLayout::MAX_NDIM);
+                   filter, false, [group](const TensorLayout& x) { return weights_desc(x, group); },
+                   g.flip ? size_t{2} : TensorLayout::MAX_NDIM)
+            .cached();
 }
 
 }  // namespace neomeg::dnn::x86

@@ -38,7 +38,8 @@ dnnl::convolution_forward::primitive_desc conv_forward_pd(
         const std::optional<memory::desc>& bias = std::nullopt,
         const dnnl::primitive_attr& attr = user_scratchpad());
 
-// The caller's src/dst as it is (strided) and its filter (reversed in the flipped mode).
+// The caller's src/dst as it is (strided) and its filter (reversed in the flipped mode; as an
+// input, its reordered form is kept in the WeightCache while the filter's value stays the same).
 Operand data_operand(const TensorLayout& l);
 Operand weights_operand(const TensorLayout& filter, const ConvDims& g);
 

@@ -5,11 +5,9 @@
 // formats their fast kernels need), and the caller's strided tensors are reordered in and out
 // through the workspace. The flipped-kernel CONVOLUTION mode is cross-correlation with the filter
 // reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
-// blocked weight layout needs anyway. The filter is reordered on every call: a TensorND is a bare
-// pointer with no version, so nothing tells a kernel that a filter at the same address still holds
-// the same values (an optimiser updates parameters in place); the reorder reads the filter once,
-// a small fraction of a convolution's time. Empty tensors and what oneDNN has no kernel for
-// (float16 in oneDNN 2.6, bfloat16 below AVX-512) go to naive.
+// blocked weight layout needs anyway. A filter whose storage and version stay the same is
+// reordered once and then read from the WeightCache (weight_cache.h). Empty tensors and what oneDNN
+// has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) go to naive.
 #include "src/x86/conv_common.h"
 
 namespace neomeg::dnn::x86 {

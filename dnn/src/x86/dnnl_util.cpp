@@ -157,6 +157,27 @@ void Operand::bind(const memory::desc& prim, bool is_output, const dnnl::engine&
 }
 
 void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
+    if (m_cached && m_reorder && !m_output && t.storage) {
+        auto found =
+                WeightCache::instance().lookup(t, m_reverse_from, m_user_md, m_prim_mem.get_desc());
+        if (found.hit) {
+            m_prim_mem.set_data_handle(found.hit->data);
+            m_held = std::move(found.hit);
+            return;
+        }
+        if (found.fill) {
+            stage_and_reorder(t, ws, found.fill->data, stream);
+            stream.wait();  // filled before another call may read it
+            WeightCache::instance().commit(found.fill);
+            m_held = std::move(found.fill);
+            return;
+        }
+    }
+    stage_and_reorder(t, ws, ws + m_reorder_off, stream);
+}
+
+void Operand::stage_and_reorder(const TensorND& t, std::byte* ws, void* prim,
+                                dnnl::stream& stream) {
     void* user = t.raw_ptr();
     if (m_staged) {
         user = ws + m_stage_off;
@@ -165,7 +186,7 @@ void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
     }
     m_user_mem.set_data_handle(user);
     if (m_reorder) {
-        m_prim_mem.set_data_handle(ws + m_reorder_off);
+        m_prim_mem.set_data_handle(prim);
         if (!m_output)
             m_reorder->execute(stream, m_user_mem, m_prim_mem);
     }
@@ -247,6 +268,8 @@ void PrimitivePlan::run(std::span<const TensorND> tensors, Workspace ws, dnnl::s
         if (m_operands[i].is_output())
             m_operands[i].finish_output(tensors[m_tensor_of[i]], ws.ptr, stream);
     stream.wait();
+    for (Operand& op : m_operands)
+        op.release();
 }
 
 }  // namespace neomeg::dnn::x86

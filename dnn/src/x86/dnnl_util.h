@@ -3,6 +3,7 @@
 // staging, layout reorders and the primitive's scratchpad need.
 #pragma once
 
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <span>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "neomeg/dnn/tensor.h"
+#include "src/x86/weight_cache.h"
 
 namespace neomeg::dnn::x86 {
 
@@ -78,6 +80,14 @@ public:
         return op;
     }
 
+    // Marks an input whose value is often the same from call to call (a convolution's filter):
+    // its reordered form is kept in the WeightCache (weight_cache.h), keyed by the tensor's
+    // storage and version, and a later call with the same value skips staging and reordering.
+    Operand&& cached() && {
+        m_cached = true;
+        return std::move(*this);
+    }
+
     const memory::desc& user_desc() const { return m_user_md; }
     bool staged() const { return m_staged; }
     bool is_output() const { return m_output; }
@@ -93,16 +103,22 @@ public:
     void prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream);
     // After it ran: reorders and unstages an output into the caller's tensor.
     void finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stream);
+    // After the call: lets go of the cached weights it used.
+    void release() { m_held.reset(); }
 
 private:
     TensorND view(const TensorND& t) const {
         return m_reverse_from < t.layout.ndim ? reversed_from(t, m_reverse_from) : t;
     }
 
+    // Staging and reordering this call's input into the primitive's memory, at `prim`.
+    void stage_and_reorder(const TensorND& t, std::byte* ws, void* prim, dnnl::stream& stream);
+
     TensorLayout m_layout;
     size_t m_reverse_from = TensorLayout::MAX_NDIM;
     memory::desc m_user_md;
-    bool m_staged = false, m_output = false;
+    bool m_staged = false, m_output = false, m_cached = false;
+    std::shared_ptr<const WeightCache::Entry> m_held;  // the cached weights this call reads
     size_t m_stage_off = 0, m_reorder_off = 0;
     memory m_user_mem, m_prim_mem;
     std::optional<dnnl::reorder> m_reorder;

@@ -272,6 +272,37 @@ def test_conv_mode_conv1d_conv3d_and_views():
     assert F.conv2d(np.zeros((0, 2, 5, 5), np.float32), w).shape == (0, 3, 3, 3)
 
 
+def test_conv2d_sees_weights_updated_in_place():
+    # The x86 kernels keep a filter reordered between calls while its value stays; an optimizer
+    # step (Tensor._reset), set_value and a freed weight whose memory a new one reuses must all
+    # give the new values.
+    import megengine.optimizer as optim
+
+    x = randn(2, 3, 6, 6)
+    w = mge.Parameter(randn(4, 3, 3, 3))
+    opt = optim.SGD([w], lr=0.5)
+    gm = GradManager().attach([w])
+    for step in range(4):
+        for _ in range(3):  # the same value: reordered once, then read from the cache
+            out = F.conv2d(x, w, padding=1).numpy()
+            ref = conv_ref(x, w.numpy(), (1, 1), (1, 1), (1, 1), 1)
+            np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+        with gm:
+            gm.backward(F.conv2d(x, w, padding=1).sum())
+        opt.step().clear_grad()
+    with pytest.warns(DeprecationWarning):
+        w.set_value(randn(4, 3, 3, 3))
+    for _ in range(3):
+        ref = conv_ref(x, w.numpy(), (1, 1), (1, 1), (1, 1), 1)
+        np.testing.assert_allclose(F.conv2d(x, w, padding=1).numpy(), ref, rtol=1e-4, atol=1e-4)
+    for _ in range(3):  # a new tensor each time, likely at the address the last one freed
+        wv = randn(4, 3, 3, 3)
+        ref = conv_ref(x, wv, (1, 1), (1, 1), (1, 1), 1)
+        for _ in range(3):
+            out = F.conv2d(x, mge.Tensor(wv), padding=1).numpy()
+            np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
 def test_conv_errors():
     with pytest.raises(ValueError, match=r"conv2d: inp \(1, 3, 5, 5\) has 3 channels"):
         F.conv2d(randn(1, 3, 5, 5), randn(2, 2, 3, 3))

@@ -1,10 +1,13 @@
-// A tensor view: a pointer and the layout that says how to read it. It owns nothing.
+// A tensor view: a pointer and the layout that says how to read it, and optionally the identity of
+// the storage it lies in (storage.h: lets a kernel keep what it derived from an input's values
+// between calls). It owns nothing.
 #pragma once
 
 #include <cstddef>
 
 #include "neomeg/dnn/errors.h"
 #include "neomeg/dnn/layout.h"
+#include "neomeg/dnn/storage.h"
 
 namespace neomeg::dnn {
 
@@ -12,6 +15,8 @@ class TensorND {
 public:
     TensorND() = default;
     TensorND(void* raw_ptr, const TensorLayout& layout) : m_ptr(raw_ptr), layout(layout) {}
+    TensorND(void* raw_ptr, const TensorLayout& layout, const StorageId* storage)
+        : m_ptr(raw_ptr), layout(layout), storage(storage) {}
 
     void* raw_ptr() const { return m_ptr; }
     // Typed pointer to the first element; throws DTypeError if T is not the layout's dtype.
@@ -27,6 +32,9 @@ private:
 
 public:
     TensorLayout layout;
+    // The storage the view lies in, while the tensor is in use; nullptr when the caller does not
+    // say (its values are then never cached from).
+    const StorageId* storage = nullptr;
 };
 
 // Scratch memory handed to an operator; it asked for `size` through get_workspace_in_bytes.

@@ -31,7 +31,9 @@ public:
     dnn::DType dtype() const { return m_layout.dtype; }
     CompNode comp_node() const { return m_blob->comp_node(); }
     // The view the kernel library reads and writes.
-    dnn::TensorND dnn_tensor() const { return {m_blob->ptr() + m_offset, m_layout}; }
+    dnn::TensorND dnn_tensor() const {
+        return {m_blob->ptr() + m_offset, m_layout, &m_blob->storage()};
+    }
 
     // A tensor sharing this storage with another layout; elements it addresses must lie within
     // the storage (checked; ShapeError otherwise).

@@ -28,7 +28,8 @@ public:
     const dnn::TensorShape& shape() const { return m_layout; }
     dnn::DType dtype() const { return m_layout.dtype; }
     std::byte* raw_ptr() const { return m_blob->ptr(); }
-    dnn::TensorND as_nd() const { return {m_blob->ptr(), m_layout}; }
+    dnn::TensorND as_nd() const { return {m_blob->ptr(), m_layout, &m_blob->storage()}; }
+    const dnn::StorageId& storage() const { return m_blob->storage(); }
     // Copies the elements into `dst`, which holds shape().total_nr_elems() of dtype().
     void to_host(void* dst) const;
 

@@ -93,6 +93,8 @@ private:
         bool dynamic = false;                      // infers, allocates and runs in run_dynamic_step
     };
     std::byte* var_ptr(const VarSlot& v) const;
+    // The var's tensor in this run with its storage's identity (storage.h).
+    dnn::TensorND var_nd(const VarSlot& v, const dnn::TensorLayout& layout) const;
     // A var's layout in this run: a dynamic var's from its value.
     const dnn::TensorLayout& var_layout(const VarSlot& v) const;
     // executable_dynamic.cpp: a step of dynamic shapes.
