@@ -30,8 +30,8 @@ struct ConvPlan {
     size_t workspace = 0;
     const char* name = "cudnn";
 
-    ConvPlan() { NM_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv)); }
-    ~ConvPlan() { cudnnDestroyConvolutionDescriptor(conv); }
+    ConvPlan() { NM_CUDNN_CHECK(libcudnn().cudnnCreateConvolutionDescriptor(&conv)); }
+    ~ConvPlan() { libcudnn().cudnnDestroyConvolutionDescriptor(conv); }
     ConvPlan(const ConvPlan&) = delete;
     ConvPlan& operator=(const ConvPlan&) = delete;
 };
@@ -81,37 +81,38 @@ std::unique_ptr<ConvPlan> make_conv_plan(cudnnHandle_t handle, ConvKind kind, co
         dil.assign(args.dilation.begin(), args.dilation.end());
     }
     // Half-precision data accumulates in float (cuDNN's PSEUDO_HALF configuration).
-    if (cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(),
-                                        stride.data(), dil.data(),
-                                        args.flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
-                                        CUDNN_DATA_FLOAT) != CUDNN_STATUS_SUCCESS)
+    if (libcudnn().cudnnSetConvolutionNdDescriptor(
+                plan->conv, static_cast<int>(pad.size()), pad.data(), stride.data(), dil.data(),
+                args.flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
+                CUDNN_DATA_FLOAT) != CUDNN_STATUS_SUCCESS)
         return nullptr;
-    NM_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(args.group)));
-    NM_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, math_type(x.dtype)));
+    NM_CUDNN_CHECK(
+            libcudnn().cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(args.group)));
+    NM_CUDNN_CHECK(libcudnn().cudnnSetConvolutionMathType(plan->conv, math_type(x.dtype)));
     int n = 0;
     bool ok = false;
     switch (kind) {
         case ConvKind::Forward: {
             std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
-            if (cudnnGetConvolutionForwardAlgorithm_v7(
+            if (libcudnn().cudnnGetConvolutionForwardAlgorithm_v7(
                         handle, plan->x.get(), plan->w.get(), plan->conv, plan->y.get(),
                         static_cast<int>(perf.size()), &n, perf.data()) != CUDNN_STATUS_SUCCESS)
                 return nullptr;
             ok = choose_algo(perf.data(), n, *plan, [&](auto algo, size_t* ws) {
-                return cudnnGetConvolutionForwardWorkspaceSize(handle, plan->x.get(), plan->w.get(),
-                                                               plan->conv, plan->y.get(), algo, ws);
+                return libcudnn().cudnnGetConvolutionForwardWorkspaceSize(
+                        handle, plan->x.get(), plan->w.get(), plan->conv, plan->y.get(), algo, ws);
             });
             break;
         }
         case ConvKind::BackwardData: {
             std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>
                     perf{};
-            if (cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            if (libcudnn().cudnnGetConvolutionBackwardDataAlgorithm_v7(
                         handle, plan->w.get(), plan->y.get(), plan->conv, plan->x.get(),
                         static_cast<int>(perf.size()), &n, perf.data()) != CUDNN_STATUS_SUCCESS)
                 return nullptr;
             ok = choose_algo(perf.data(), n, *plan, [&](auto algo, size_t* ws) {
-                return cudnnGetConvolutionBackwardDataWorkspaceSize(
+                return libcudnn().cudnnGetConvolutionBackwardDataWorkspaceSize(
                         handle, plan->w.get(), plan->y.get(), plan->conv, plan->x.get(), algo, ws);
             });
             break;
@@ -119,12 +120,12 @@ std::unique_ptr<ConvPlan> make_conv_plan(cudnnHandle_t handle, ConvKind kind, co
         case ConvKind::BackwardFilter: {
             std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>
                     perf{};
-            if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            if (libcudnn().cudnnGetConvolutionBackwardFilterAlgorithm_v7(
                         handle, plan->x.get(), plan->y.get(), plan->conv, plan->w.get(),
                         static_cast<int>(perf.size()), &n, perf.data()) != CUDNN_STATUS_SUCCESS)
                 return nullptr;
             ok = choose_algo(perf.data(), n, *plan, [&](auto algo, size_t* ws) {
-                return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                return libcudnn().cudnnGetConvolutionBackwardFilterWorkspaceSize(
                         handle, plan->x.get(), plan->y.get(), plan->conv, plan->w.get(), algo, ws);
             });
             break;
@@ -203,7 +204,7 @@ private:
         std::array<TensorLayout, 1> ol{out[0].layout};
         ConvPlan& p = *plan_for(il, ol);
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(cudnnConvolutionForward(
+        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionForward(
                 cuda_handle().cudnn(), &alpha, p.x.get(), in[0].raw_ptr(), p.w.get(),
                 in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.ptr,
                 ws.size, &beta, p.y.get(), out[0].raw_ptr()));
@@ -228,7 +229,7 @@ private:
         std::array<TensorLayout, 1> ol{out[0].layout};
         ConvPlan& p = *plan_for(il, ol);
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionBackwardData(
                 cuda_handle().cudnn(), &alpha, p.w.get(), in[0].raw_ptr(), p.y.get(),
                 in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws.ptr,
                 ws.size, &beta, p.x.get(), out[0].raw_ptr()));
@@ -253,7 +254,7 @@ private:
         std::array<TensorLayout, 1> ol{out[0].layout};
         ConvPlan& p = *plan_for(il, ol);
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionBackwardFilter(
                 cuda_handle().cudnn(), &alpha, p.x.get(), in[0].raw_ptr(), p.y.get(),
                 in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
                 ws.ptr, ws.size, &beta, p.w.get(), out[0].raw_ptr()));
@@ -306,7 +307,7 @@ private:
         std::array<TensorLayout, 1> ol{out[0].layout};
         ConvPlan& p = *plan_for(il, ol);
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(cudnnConvolutionForward(
+        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionForward(
                 cuda_handle().cudnn(), &alpha, p.x.get(), in[0].raw_ptr(), p.w.get(),
                 in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.ptr,
                 ws.size, &beta, p.y.get(), out[0].raw_ptr()));
