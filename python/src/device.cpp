@@ -32,6 +32,8 @@ void init_device(py::module_& m) {
     m.def("cuda_kernels_available", &dnn::Handle::cuda_available);
     m.def("set_cuda_allow_tf32", &dnn::Handle::set_cuda_allow_tf32);
     m.def("cuda_allow_tf32", &dnn::Handle::cuda_allow_tf32);
+    m.def("set_cuda_benchmark_kernel", &dnn::Handle::set_cuda_benchmark_kernel);
+    m.def("cuda_benchmark_kernel", &dnn::Handle::cuda_benchmark_kernel);
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {

@@ -77,4 +77,15 @@ bool FilterDesc::set(const TensorLayout& l) {
                                                  d->dims.data()) == CUDNN_STATUS_SUCCESS;
 }
 
+ActivationDesc::ActivationDesc() {
+    NM_CUDNN_CHECK(libcudnn().cudnnCreateActivationDescriptor(&m_desc));
+}
+ActivationDesc::~ActivationDesc() {
+    libcudnn().cudnnDestroyActivationDescriptor(m_desc);
+}
+void ActivationDesc::set(cudnnActivationMode_t mode) {
+    NM_CUDNN_CHECK(
+            libcudnn().cudnnSetActivationDescriptor(m_desc, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+}
+
 }  // namespace neomeg::dnn::cuda
