@@ -8,7 +8,8 @@ set(_neomeg_libs neomeg_dnn neomeg_core neomeg_serialization neomeg_inference)
 # The libraries find each other beside themselves, load_and_run finds them in ../lib.
 set_target_properties(${_neomeg_libs} PROPERTIES INSTALL_RPATH "$ORIGIN")
 if(NEOMEG_WITH_CUDA)
-  # The CUDA runtime and libraries stay the toolkit's (found there, or by ld.so.conf).
+  # cuBLAS and cuDNN are loaded at run time (the CUDA runtime is linked statically); the
+  # toolkit's directory stays in the RUNPATH, where their dlopen looks too.
   set_property(TARGET neomeg_core neomeg_dnn APPEND PROPERTY INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 endif()
 set_target_properties(load_and_run PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")

@@ -13,9 +13,11 @@ anything for the others). What NeoMeg does with each:
 * ``async_level`` (0, 1 or 2; default 2): how late MegEngine may report an error. NeoMeg's
   CPU queues run each op when it is called, so an error always surfaces at the call that caused
   it (level 0's behaviour) whatever the value; the value is stored for scripts that read it.
-* ``benchmark_kernel`` (default False): MegEngine times every algorithm of an op on first use.
-  NeoMeg has one kernel per operator and dtype (oneDNN chooses its own implementation), so there
-  is nothing to time; the value is stored.
+* ``benchmark_kernel`` (default False): MegEngine times every algorithm of an op on first use
+  (fastrun). On a GPU, NeoMeg's cuDNN convolutions (forward, both backward passes, ConvBias) then
+  measure every algorithm cuDNN offers the first time a shape is run and keep the fastest for
+  that shape and params; off, cuDNN's heuristics choose. The CPU kernels have one implementation
+  per operator and dtype (oneDNN chooses its own), so there is nothing to time there.
 * ``deterministic_kernel`` (default False): MegEngine then picks only reproducible algorithms.
   NeoMeg's kernel choice does not depend on it; the value is stored.
 * ``disable_memory_forwarding`` (default False): MegEngine then gives every op output storage
@@ -114,8 +116,18 @@ _checks = {
 }
 
 
-# Settings whose new value must also reach C++ (the CUDA kernels read TF32 from the dnn handle).
-_appliers = {"allow_tf32": _rt.set_cuda_allow_tf32}
+# Settings whose new value must also reach C++ (the CUDA kernels read them from the dnn handle).
+_appliers = {
+    "allow_tf32": _rt.set_cuda_allow_tf32,
+    "benchmark_kernel": _rt.set_cuda_benchmark_kernel,
+}
+
+
+def _apply(values):
+    for name, value in values.items():
+        if name in _appliers:
+            _appliers[name](value)
+    _values.update(values)
 
 
 def _setting(name):
@@ -123,10 +135,7 @@ def _setting(name):
         return _values[name]
 
     def set(module, value):
-        value = _checks[name](value)
-        if name in _appliers:
-            _appliers[name](value)
-        _values[name] = value
+        _apply({name: _checks[name](value)})
 
     return property(get, set, doc=f"megengine.config.{name} (see the module docstring)")
 
@@ -179,11 +188,11 @@ def _override(
     }
     new = {k: _checks[k](v) for k, v in wanted.items() if v is not None}
     saved = {k: _values[k] for k in new}
-    _values.update(new)
+    _apply(new)
     try:
         yield
     finally:
-        _values.update(saved)
+        _apply(saved)
 
 
 sys.modules[__name__].__class__ = _ConfigModule

@@ -6,11 +6,23 @@
 
 #include "neomeg/core/comp_node.h"
 #include "neomeg/core/cuda_env.h"
+#include "neomeg/dnn/cuda_libraries.h"
 #include "neomeg/dnn/handle.h"
 
 namespace py = pybind11;
 
 namespace neomeg::python {
+namespace {
+
+dnn::cuda_libraries::Library library(const std::string& name) {
+    if (name == "cublas")
+        return dnn::cuda_libraries::Library::Cublas;
+    if (name == "cudnn")
+        return dnn::cuda_libraries::Library::Cudnn;
+    throw py::value_error("unknown CUDA library " + name + ": expected 'cublas' or 'cudnn'");
+}
+
+}  // namespace
 
 void init_device(py::module_& m) {
     m.def("is_cuda_available", &is_cuda_available);
@@ -20,6 +32,8 @@ void init_device(py::module_& m) {
     m.def("cuda_kernels_available", &dnn::Handle::cuda_available);
     m.def("set_cuda_allow_tf32", &dnn::Handle::set_cuda_allow_tf32);
     m.def("cuda_allow_tf32", &dnn::Handle::cuda_allow_tf32);
+    m.def("set_cuda_benchmark_kernel", &dnn::Handle::set_cuda_benchmark_kernel);
+    m.def("cuda_benchmark_kernel", &dnn::Handle::cuda_benchmark_kernel);
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {
@@ -49,6 +63,12 @@ void init_device(py::module_& m) {
     m.def("get_cuda_driver_version", &cuda::driver_version);
     m.def("get_cudnn_version", &cuda::cudnn_build_version);
     m.def("get_cudnn_runtime_version", &cuda::cudnn_runtime_version);
+    // The CUDA libraries loaded at run time ("cublas", "cudnn"): the file that loaded, and why it
+    // is not usable ("" when it is). The first call loads the library.
+    m.def("cuda_library_error",
+          [](const std::string& name) { return dnn::cuda_libraries::load_error(library(name)); });
+    m.def("cuda_library_file",
+          [](const std::string& name) { return dnn::cuda_libraries::library_file(library(name)); });
     m.def("get_device_prop", [](int device) {
         auto p = cuda::device_properties(device);
         py::dict d;

@@ -48,6 +48,27 @@ def test_allow_tf32_reaches_the_kernels_switch():
     assert rt.cuda_allow_tf32() is False
 
 
+def test_benchmark_kernel_reaches_the_kernels_switch():
+    from megengine.core import _imperative_rt as rt
+
+    assert config.benchmark_kernel is False and rt.cuda_benchmark_kernel() is False
+    config.benchmark_kernel = True
+    assert rt.cuda_benchmark_kernel() is True
+    with pytest.raises(TypeError):
+        config.benchmark_kernel = "yes"
+    assert rt.cuda_benchmark_kernel() is True  # a refused value changes nothing
+    config.benchmark_kernel = 0
+    assert rt.cuda_benchmark_kernel() is False
+    # _override switches the kernels for its block and restores them after, even on an error.
+    with pytest.raises(KeyError), config._override(benchmark_kernel=True):
+        assert rt.cuda_benchmark_kernel() is True
+        raise KeyError("inside")
+    assert rt.cuda_benchmark_kernel() is False and config.benchmark_kernel is False
+    with pytest.raises(TypeError):
+        config._override(benchmark_kernel="on").__enter__()
+    assert rt.cuda_benchmark_kernel() is False
+
+
 def test_settings_round_trip_and_import_by_name():
     config.async_level = 0
     config.benchmark_kernel = True

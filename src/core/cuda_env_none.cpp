@@ -29,7 +29,7 @@ int cudnn_build_version() {
 int cudnn_runtime_version() {
     return -1;
 }
-void check_cudnn_version() {}
+void check_library_versions() {}
 DeviceProperties device_properties(int device) {
     throw std::runtime_error("request gpu " + std::to_string(device) +
                              " out of valid range [0, 0): NeoMeg was built without CUDA");

@@ -54,6 +54,7 @@ bool Handle::cuda_available() {
 
 namespace {
 std::atomic<bool> g_cuda_allow_tf32{false};
+std::atomic<bool> g_cuda_benchmark_kernel{false};
 }  // namespace
 
 void Handle::set_cuda_allow_tf32(bool allow) {
@@ -62,6 +63,14 @@ void Handle::set_cuda_allow_tf32(bool allow) {
 
 bool Handle::cuda_allow_tf32() {
     return g_cuda_allow_tf32.load(std::memory_order_relaxed);
+}
+
+void Handle::set_cuda_benchmark_kernel(bool on) {
+    g_cuda_benchmark_kernel.store(on, std::memory_order_relaxed);
+}
+
+bool Handle::cuda_benchmark_kernel() {
+    return g_cuda_benchmark_kernel.load(std::memory_order_relaxed);
 }
 
 bool OperatorRegistry::add(OpType type, Factory factory) {

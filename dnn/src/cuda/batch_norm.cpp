@@ -73,7 +73,7 @@ private:
                 NM_CUDA_CHECK(cudaMemcpyAsync(out[i].raw_ptr(), in[i].raw_ptr(), stat_bytes,
                                               cudaMemcpyDeviceToDevice, stream()));
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
+        NM_CUDNN_CHECK(libcudnn().cudnnBatchNormalizationForwardTraining(
                 cuda_handle().cudnn(), CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, x.get(),
                 in[0].raw_ptr(), y.get(), out[0].raw_ptr(), pc.get(), in[1].raw_ptr(),
                 in[2].raw_ptr(), 1.0 - static_cast<double>(m_param.momentum), out[3].raw_ptr(),
@@ -119,7 +119,7 @@ private:
         TensorDesc dy, x, dx, pc;
         describe(il, ol, dy, x, dx, pc);
         float one = 1, zero = 0;
-        NM_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+        NM_CUDNN_CHECK(libcudnn().cudnnBatchNormalizationBackward(
                 cuda_handle().cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x.get(),
                 in[1].raw_ptr(), dy.get(), in[0].raw_ptr(), dx.get(), out[0].raw_ptr(), pc.get(),
                 in[2].raw_ptr(), out[1].raw_ptr(), out[2].raw_ptr(),

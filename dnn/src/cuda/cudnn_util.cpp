@@ -39,16 +39,16 @@ std::optional<NdDims> cudnn_dims(const TensorLayout& l) {
 }
 
 TensorDesc::TensorDesc() {
-    NM_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m_desc));
+    NM_CUDNN_CHECK(libcudnn().cudnnCreateTensorDescriptor(&m_desc));
 }
 TensorDesc::~TensorDesc() {
-    cudnnDestroyTensorDescriptor(m_desc);
+    libcudnn().cudnnDestroyTensorDescriptor(m_desc);
 }
 bool TensorDesc::set_dims(DType dt, const NdDims& d) {
     auto type = cudnn_type(dt);
-    return type &&
-           cudnnSetTensorNdDescriptor(m_desc, *type, static_cast<int>(d.dims.size()), d.dims.data(),
-                                      d.strides.data()) == CUDNN_STATUS_SUCCESS;
+    return type && libcudnn().cudnnSetTensorNdDescriptor(
+                           m_desc, *type, static_cast<int>(d.dims.size()), d.dims.data(),
+                           d.strides.data()) == CUDNN_STATUS_SUCCESS;
 }
 
 bool TensorDesc::set(const TensorLayout& l) {
@@ -56,24 +56,36 @@ bool TensorDesc::set(const TensorLayout& l) {
     auto d = cudnn_dims(l);
     if (!type || !d)
         return false;
-    return cudnnSetTensorNdDescriptor(m_desc, *type, static_cast<int>(d->dims.size()),
-                                      d->dims.data(), d->strides.data()) == CUDNN_STATUS_SUCCESS;
+    return libcudnn().cudnnSetTensorNdDescriptor(m_desc, *type, static_cast<int>(d->dims.size()),
+                                                 d->dims.data(),
+                                                 d->strides.data()) == CUDNN_STATUS_SUCCESS;
 }
 
 FilterDesc::FilterDesc() {
-    NM_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m_desc));
+    NM_CUDNN_CHECK(libcudnn().cudnnCreateFilterDescriptor(&m_desc));
 }
 FilterDesc::~FilterDesc() {
-    cudnnDestroyFilterDescriptor(m_desc);
+    libcudnn().cudnnDestroyFilterDescriptor(m_desc);
 }
 bool FilterDesc::set(const TensorLayout& l) {
     auto type = cudnn_type(l.dtype);
     auto d = cudnn_dims(l);
     if (!type || !d || !l.is_contiguous())
         return false;
-    return cudnnSetFilterNdDescriptor(m_desc, *type, CUDNN_TENSOR_NCHW,
-                                      static_cast<int>(d->dims.size()),
-                                      d->dims.data()) == CUDNN_STATUS_SUCCESS;
+    return libcudnn().cudnnSetFilterNdDescriptor(m_desc, *type, CUDNN_TENSOR_NCHW,
+                                                 static_cast<int>(d->dims.size()),
+                                                 d->dims.data()) == CUDNN_STATUS_SUCCESS;
+}
+
+ActivationDesc::ActivationDesc() {
+    NM_CUDNN_CHECK(libcudnn().cudnnCreateActivationDescriptor(&m_desc));
+}
+ActivationDesc::~ActivationDesc() {
+    libcudnn().cudnnDestroyActivationDescriptor(m_desc);
+}
+void ActivationDesc::set(cudnnActivationMode_t mode) {
+    NM_CUDNN_CHECK(
+            libcudnn().cudnnSetActivationDescriptor(m_desc, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
 }
 
 }  // namespace neomeg::dnn::cuda

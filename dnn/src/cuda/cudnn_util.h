@@ -49,4 +49,18 @@ private:
     cudnnFilterDescriptor_t m_desc = nullptr;
 };
 
+class ActivationDesc {
+public:
+    ActivationDesc();
+    ~ActivationDesc();
+    ActivationDesc(const ActivationDesc&) = delete;
+    ActivationDesc& operator=(const ActivationDesc&) = delete;
+    // NaN is not propagated (ReLU of NaN is 0), as the naive kernel's `a > 0 ? a : 0`.
+    void set(cudnnActivationMode_t mode);
+    cudnnActivationDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnActivationDescriptor_t m_desc = nullptr;
+};
+
 }  // namespace neomeg::dnn::cuda

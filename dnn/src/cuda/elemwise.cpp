@@ -1,5 +1,6 @@
 // Elemwise on the CUDA handle: every mode and dtype, inputs broadcast through stride-0 axes and
-// read through any strides (kernels/elemwise.cu).
+// read through any strides, contiguous aligned tensors in 128-bit accesses (kernels/elemwise.cu;
+// last_kernel() says "cuda(vector)" for those).
 #include "src/common/elemwise.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
@@ -48,8 +49,7 @@ private:
         args.dst_dt = to_kern(dst.layout.dtype);
         args.dst_layout = collapsed[0];
         args.nr_elems = static_cast<int64_t>(dst.layout.total_nr_elems());
-        kern::elemwise(args, stream());
-        return "cuda";
+        return kern::elemwise(args, stream()) > 1 ? "cuda(vector)" : "cuda";
     }
 };
 

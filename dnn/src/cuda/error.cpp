@@ -10,12 +10,12 @@ void throw_cuda_error(cudaError_t err, const char* call) {
 }
 
 void throw_cublas_error(cublasStatus_t err, const char* call) {
-    throw Error(str_cat("cuBLAS error ", cublasGetStatusName(err), " (", cublasGetStatusString(err),
-                        ") in ", call));
+    throw Error(str_cat("cuBLAS error ", libcublas().cublasGetStatusName(err), " (",
+                        libcublas().cublasGetStatusString(err), ") in ", call));
 }
 
 void throw_cudnn_error(cudnnStatus_t err, const char* call) {
-    throw Error(str_cat("cuDNN error ", cudnnGetErrorString(err), " in ", call));
+    throw Error(str_cat("cuDNN error ", libcudnn().cudnnGetErrorString(err), " in ", call));
 }
 
 }  // namespace neomeg::dnn::cuda

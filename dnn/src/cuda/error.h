@@ -2,11 +2,11 @@
 // throws dnn::Error naming the call and the library's own message, never aborts.
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 
 #include "neomeg/dnn/errors.h"
+#include "src/cuda/libs/cublas_api.h"
+#include "src/cuda/libs/cudnn_api.h"
 
 namespace neomeg::dnn::cuda {
 

@@ -49,9 +49,9 @@ HandleImpl::~HandleImpl() {
     bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != m_device &&
                     cudaSetDevice(m_device) == cudaSuccess;
     if (m_cudnn)
-        cudnnDestroy(m_cudnn);
+        libcudnn().cudnnDestroy(m_cudnn);
     if (m_cublas)
-        cublasDestroy(m_cublas);
+        libcublas().cublasDestroy(m_cublas);
     if (switched)
         cudaSetDevice(previous);
 }
@@ -59,10 +59,10 @@ HandleImpl::~HandleImpl() {
 cublasHandle_t HandleImpl::cublas() {
     std::call_once(m_cublas_once, [this] {
         DeviceGuard guard(m_device);
-        NM_CUBLAS_CHECK(cublasCreate(&m_cublas));
-        NM_CUBLAS_CHECK(cublasSetStream(m_cublas, m_stream));
+        NM_CUBLAS_CHECK(libcublas().cublasCreate(&m_cublas));
+        NM_CUBLAS_CHECK(libcublas().cublasSetStream(m_cublas, m_stream));
         // Pointers to alpha/beta are host scalars in every call here.
-        NM_CUBLAS_CHECK(cublasSetPointerMode(m_cublas, CUBLAS_POINTER_MODE_HOST));
+        NM_CUBLAS_CHECK(libcublas().cublasSetPointerMode(m_cublas, CUBLAS_POINTER_MODE_HOST));
     });
     return m_cublas;
 }
@@ -70,8 +70,8 @@ cublasHandle_t HandleImpl::cublas() {
 cudnnHandle_t HandleImpl::cudnn() {
     std::call_once(m_cudnn_once, [this] {
         DeviceGuard guard(m_device);
-        NM_CUDNN_CHECK(cudnnCreate(&m_cudnn));
-        NM_CUDNN_CHECK(cudnnSetStream(m_cudnn, m_stream));
+        NM_CUDNN_CHECK(libcudnn().cudnnCreate(&m_cudnn));
+        NM_CUDNN_CHECK(libcudnn().cudnnSetStream(m_cudnn, m_stream));
     });
     return m_cudnn;
 }

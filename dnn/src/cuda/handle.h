@@ -10,6 +10,7 @@
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators.h"
 #include "src/common/registry.h"
+#include "src/cuda/conv_algo_cache.h"
 #include "src/cuda/error.h"
 
 namespace neomeg::dnn::cuda {
@@ -50,6 +51,8 @@ public:
     cudnnHandle_t cudnn();
     // The host-side reference handle the staged operators run on.
     Handle& naive() { return *m_naive; }
+    // The convolution algorithms measured on this handle (conv_plan.h).
+    ConvAlgoCache& conv_algo_cache() { return m_conv_algos; }
 
 protected:
     bool can_create(OpType type) const override;
@@ -62,6 +65,7 @@ private:
     std::once_flag m_cublas_once, m_cudnn_once;
     cublasHandle_t m_cublas = nullptr;
     cudnnHandle_t m_cudnn = nullptr;
+    ConvAlgoCache m_conv_algos;
 };
 
 // The table of staged fallbacks, one per operator (staged.cpp).

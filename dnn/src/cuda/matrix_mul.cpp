@@ -125,7 +125,7 @@ private:
         float alpha = 1, beta = 0;
         auto i = [](int64_t v) { return static_cast<int>(v); };
         // C^T (n x m, column-major) = op(B memory) (n x k) * op(A memory) (k x m).
-        NM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        NM_CUBLAS_CHECK(libcublas().cublasGemmStridedBatchedEx(
                 this->cuda_handle().cublas(), g.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                 g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, i(g.n), i(g.m), i(g.k), &alpha, b.raw_ptr(), type,
                 i(g.b.ld), g.b_batch, a.raw_ptr(), type, i(g.a.ld), g.a_batch, &beta, c.raw_ptr(),
@@ -161,12 +161,12 @@ private:
                      static_cast<ptrdiff_t>(t.layout.dtype.size());
             return static_cast<void*>(p);
         };
-        NM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
-        cublasStatus_t st = cublasDotEx(h, static_cast<int>(in[0].layout[0]), base(in[0]), type,
-                                        static_cast<int>(in[0].layout.stride[0]), base(in[1]), type,
-                                        static_cast<int>(in[1].layout.stride[0]), out[0].raw_ptr(),
-                                        type, CUDA_R_32F);
-        NM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+        NM_CUBLAS_CHECK(libcublas().cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+        cublasStatus_t st = libcublas().cublasDotEx(
+                h, static_cast<int>(in[0].layout[0]), base(in[0]), type,
+                static_cast<int>(in[0].layout.stride[0]), base(in[1]), type,
+                static_cast<int>(in[1].layout.stride[0]), out[0].raw_ptr(), type, CUDA_R_32F);
+        NM_CUBLAS_CHECK(libcublas().cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
         NM_CUBLAS_CHECK(st);
         return "cublas";
     }

@@ -15,8 +15,8 @@ namespace {
 
 class PoolingDesc {
 public:
-    PoolingDesc() { NM_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&m_desc)); }
-    ~PoolingDesc() { cudnnDestroyPoolingDescriptor(m_desc); }
+    PoolingDesc() { NM_CUDNN_CHECK(libcudnn().cudnnCreatePoolingDescriptor(&m_desc)); }
+    ~PoolingDesc() { libcudnn().cudnnDestroyPoolingDescriptor(m_desc); }
     PoolingDesc(const PoolingDesc&) = delete;
     PoolingDesc& operator=(const PoolingDesc&) = delete;
 
@@ -42,9 +42,9 @@ public:
             padding.insert(padding.begin(), 0);
             stride.insert(stride.begin(), 1);
         }
-        return cudnnSetPoolingNdDescriptor(m_desc, mode, CUDNN_PROPAGATE_NAN,
-                                           static_cast<int>(window.size()), window.data(),
-                                           padding.data(), stride.data()) == CUDNN_STATUS_SUCCESS;
+        return libcudnn().cudnnSetPoolingNdDescriptor(
+                       m_desc, mode, CUDNN_PROPAGATE_NAN, static_cast<int>(window.size()),
+                       window.data(), padding.data(), stride.data()) == CUDNN_STATUS_SUCCESS;
     }
     cudnnPoolingDescriptor_t get() const { return m_desc; }
 
@@ -76,8 +76,9 @@ private:
         y.set(out[0].layout);
         m_pool.set(m_param);
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(cudnnPoolingForward(cuda_handle().cudnn(), m_pool.get(), &alpha, x.get(),
-                                           in[0].raw_ptr(), &beta, y.get(), out[0].raw_ptr()));
+        NM_CUDNN_CHECK(libcudnn().cudnnPoolingForward(cuda_handle().cudnn(), m_pool.get(), &alpha,
+                                                      x.get(), in[0].raw_ptr(), &beta, y.get(),
+                                                      out[0].raw_ptr()));
         return "cudnn";
     }
     PoolingDesc m_pool;
@@ -119,13 +120,14 @@ private:
             // The true forward output, dense, in the workspace.
             TensorLayout dense(in[1].layout, in[1].layout.dtype);
             y.set(dense);
-            NM_CUDNN_CHECK(cudnnPoolingForward(cuda_handle().cudnn(), m_pool.get(), &alpha, x.get(),
-                                               in[0].raw_ptr(), &beta, y.get(), ws.ptr));
+            NM_CUDNN_CHECK(libcudnn().cudnnPoolingForward(cuda_handle().cudnn(), m_pool.get(),
+                                                          &alpha, x.get(), in[0].raw_ptr(), &beta,
+                                                          y.get(), ws.ptr));
             y_ptr = ws.ptr;
         }
-        NM_CUDNN_CHECK(cudnnPoolingBackward(cuda_handle().cudnn(), m_pool.get(), &alpha, y.get(),
-                                            y_ptr, dy.get(), in[2].raw_ptr(), x.get(),
-                                            in[0].raw_ptr(), &beta, dx.get(), out[0].raw_ptr()));
+        NM_CUDNN_CHECK(libcudnn().cudnnPoolingBackward(
+                cuda_handle().cudnn(), m_pool.get(), &alpha, y.get(), y_ptr, dy.get(),
+                in[2].raw_ptr(), x.get(), in[0].raw_ptr(), &beta, dx.get(), out[0].raw_ptr()));
         return "cudnn";
     }
     PoolingDesc m_pool;

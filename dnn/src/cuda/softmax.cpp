@@ -89,12 +89,12 @@ private:
         float alpha = 1, beta = 0;
         cudnnSoftmaxAlgorithm_t algo = kLog ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
         if constexpr (kBackward)
-            NM_CUDNN_CHECK(cudnnSoftmaxBackward(this->cuda_handle().cudnn(), algo,
-                                                CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, descs[0].get(),
-                                                in[0].raw_ptr(), descs[1].get(), in[1].raw_ptr(),
-                                                &beta, descs[2].get(), out[0].raw_ptr()));
+            NM_CUDNN_CHECK(libcudnn().cudnnSoftmaxBackward(
+                    this->cuda_handle().cudnn(), algo, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
+                    descs[0].get(), in[0].raw_ptr(), descs[1].get(), in[1].raw_ptr(), &beta,
+                    descs[2].get(), out[0].raw_ptr()));
         else
-            NM_CUDNN_CHECK(cudnnSoftmaxForward(
+            NM_CUDNN_CHECK(libcudnn().cudnnSoftmaxForward(
                     this->cuda_handle().cudnn(), algo, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
                     descs[0].get(), in[0].raw_ptr(), &beta, descs[1].get(), out[0].raw_ptr()));
         return "cudnn";

@@ -2,9 +2,12 @@
 // handle (cuDNN) against naive: 1-D, 2-D and 3-D, stride, padding, dilation, groups (depthwise
 // too), both modes, float32/float16/bfloat16, NHWC views, padded inputs and outputs (which may go
 // to the staged naive kernel; their values are checked either way), a preset larger input for
-// backward data, and every ConvBias nonlinearity with bias and z.
+// backward data, every ConvBias nonlinearity with bias and z (fused into one cuDNN call where
+// cuDNN can, run as convolution + Elemwise elsewhere), and algorithms chosen by measuring
+// (Handle::cuda_benchmark_kernel, cached per handle and case).
 #include "naive/convolution.h"
 #include "cuda/cuda_test.h"
+#include "src/cuda/handle.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
@@ -45,6 +48,15 @@ std::vector<Case> cases() {
 }
 
 const DType kFloats[] = {dtype::Float32, dtype::Float16, dtype::BFloat16};
+
+// Turns measured algorithm choice on for a scope.
+class BenchmarkKernels {
+public:
+    BenchmarkKernels() { Handle::set_cuda_benchmark_kernel(true); }
+    ~BenchmarkKernels() { Handle::set_cuda_benchmark_kernel(false); }
+    BenchmarkKernels(const BenchmarkKernels&) = delete;
+    BenchmarkKernels& operator=(const BenchmarkKernels&) = delete;
+};
 
 }  // namespace
 
@@ -127,4 +139,140 @@ TEST_F(Cuda, ConvBiasEveryNonlinearity) {
             c.execs({{2, 4, 7, 6}, {6, 2, 3, 3}, {1, 6, 1, 1}, {}});
             c.execs({{2, 4, 7, 6}, {6, 2, 3, 3}, {}, {}});
         }
+}
+
+TEST_F(Cuda, ConvBiasFusesIdentityAndRelu) {
+    using NL = param::ConvBias::NonlineMode;
+    param::ConvBias p;
+    p.padding = {1, 1};
+    TensorShape src{2, 8, 9, 9}, filter{16, 8, 3, 3}, channel{1, 16, 1, 1}, dst{2, 16, 9, 9};
+    for (NL nl : {NL::IDENTITY, NL::RELU}) {
+        p.nonlineMode = nl;
+        CudaChecker<ConvBias> c(handle.get());
+        c.set_param(p).expect_kernel("cudnn(fused)");
+        c.execs({src, filter, channel, {}});
+        c.execs({src, filter, channel, dst});
+        c.execs({src, filter, {}, dst});  // a zero bias in the workspace
+    }
+    // ReLU alone is fused (zero bias); identity alone is a plain convolution.
+    p.nonlineMode = NL::RELU;
+    CudaChecker<ConvBias> relu(handle.get());
+    relu.set_param(p).expect_kernel("cudnn(fused)").execs({src, filter, {}, {}});
+    p.nonlineMode = NL::IDENTITY;
+    CudaChecker<ConvBias> plain(handle.get());
+    plain.set_param(p).expect_kernel("cudnn").execs({src, filter, {}, {}});
+}
+
+TEST_F(Cuda, ConvBiasUnfusedWhereCudnnCannotFuse) {
+    using NL = param::ConvBias::NonlineMode;
+    param::ConvBias p;
+    p.padding = {1, 1};
+    TensorShape src{2, 8, 9, 9}, filter{16, 8, 3, 3}, channel{1, 16, 1, 1}, dst{2, 16, 9, 9};
+    // Sigmoid and h-swish have no cuDNN epilogue.
+    for (NL nl : {NL::SIGMOID, NL::H_SWISH}) {
+        p.nonlineMode = nl;
+        CudaChecker<ConvBias> c(handle.get());
+        c.set_param(p).expect_kernel("cudnn+elemwise");
+        c.execs({src, filter, channel, dst});
+        c.execs({src, filter, {}, {}});
+    }
+    // A bias that is not one value per channel: full, or per position.
+    p.nonlineMode = NL::RELU;
+    CudaChecker<ConvBias> c(handle.get());
+    c.set_param(p).expect_kernel("cudnn+elemwise");
+    c.execs({src, filter, dst, {}});
+    c.execs({src, filter, {1, 16, 9, 9}, {}});
+    c.execs({src, filter, {1, 1, 9, 1}, dst});
+}
+
+TEST_F(Cuda, ConvBiasFusedHalfPrecisionAndGroups) {
+    // Values only: whether cuDNN fuses these is its choice, the answer must be naive's either way.
+    using NL = param::ConvBias::NonlineMode;
+    for (DType dt : kFloats)
+        for (NL nl : {NL::IDENTITY, NL::RELU}) {
+            param::ConvBias p;
+            p.nonlineMode = nl;
+            p.stride = {2, 1};
+            p.padding = {1, 0};
+            p.group = 2;
+            CudaChecker<ConvBias> c(handle.get());
+            c.set_param(p).expect_kernel("cudnn");
+            for (size_t i = 0; i < 4; ++i)
+                c.set_dtype(i, dt);
+            c.execs({{3, 4, 8, 7}, {6, 2, 3, 3}, {1, 6, 1, 1}, {3, 6, 4, 5}});
+            c.execs({{3, 4, 8, 7}, {6, 2, 3, 3}, {1, 6, 1, 1}, {}});
+            c.execs({{3, 4, 8, 7}, {6, 2, 3, 3}, {}, {3, 6, 4, 5}});
+            c.set_noncontiguous(true).expect_kernel("");
+            c.execs({{3, 4, 8, 7}, {6, 2, 3, 3}, {1, 6, 1, 1}, {3, 6, 4, 5}});
+        }
+    // 1-D and 3-D convolutions with a per-channel bias.
+    param::ConvBias p1;
+    p1.nonlineMode = NL::RELU;
+    p1.stride = {2};
+    p1.padding = {1};
+    p1.dilation = {1};
+    CudaChecker<ConvBias>(handle.get()).set_param(p1).execs({{2, 3, 11}, {4, 3, 3}, {1, 4, 1}, {}});
+    param::ConvBias p3;
+    p3.nonlineMode = NL::RELU;
+    p3.stride = {1, 1, 1};
+    p3.padding = {1, 1, 1};
+    p3.dilation = {1, 1, 1};
+    CudaChecker<ConvBias>(handle.get())
+            .set_param(p3)
+            .execs({{2, 3, 4, 5, 6}, {4, 3, 3, 3, 3}, {1, 4, 1, 1, 1}, {2, 4, 4, 5, 6}});
+}
+
+TEST_F(Cuda, MeasuredAlgorithmsMatchNaive) {
+    BenchmarkKernels on;
+    for (DType dt : {dtype::Float32, dtype::Float16})
+        for (const Case& k : cases()) {
+            CudaChecker<ConvolutionForward> f(handle.get());
+            f.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt);
+            f.expect_kernel("cudnn(measured)").execs({k.src, k.filter});
+            CudaChecker<ConvolutionBackwardData> d(handle.get());
+            d.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src});
+            d.expect_kernel("cudnn(measured)").execs({k.filter, dst_shape(k)});
+            CudaChecker<ConvolutionBackwardFilter> w(handle.get());
+            w.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.filter});
+            w.expect_kernel("cudnn(measured)").execs({k.src, dst_shape(k)});
+        }
+    param::ConvBias p;
+    p.nonlineMode = param::ConvBias::NonlineMode::RELU;
+    p.padding = {1, 1};
+    CudaChecker<ConvBias>(handle.get())
+            .set_param(p)
+            .expect_kernel("cudnn")
+            .execs({{2, 8, 9, 9}, {16, 8, 3, 3}, {1, 16, 1, 1}, {}});
+}
+
+TEST_F(Cuda, MeasuredAlgorithmIsCachedPerHandleAndCase) {
+    auto& cache = static_cast<cuda::HandleImpl*>(handle.get())->conv_algo_cache();
+    Case k{{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
+    // Heuristics measure nothing.
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({k.src, k.filter});
+    EXPECT_EQ(cache.size(), 0u);
+    BenchmarkKernels on;
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({k.src, k.filter});
+    EXPECT_EQ(cache.size(), 1u);
+    // Another operator object on the same case measures nothing more.
+    CudaChecker<ConvolutionForward>(handle.get())
+            .set_param(k.p)
+            .expect_kernel("cudnn(measured)")
+            .execs({k.src, k.filter});
+    EXPECT_EQ(cache.size(), 1u);
+    // Another shape, another direction, another param, another dtype: one entry each.
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({{3, 3, 7, 7}, k.filter});
+    CudaChecker<ConvolutionBackwardData>(handle.get())
+            .set_param(k.p)
+            .set_output_shapes({k.src})
+            .execs({k.filter, dst_shape(k)});
+    auto strided = k.p;
+    strided.stride = {2, 2};
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(strided).execs({k.src, k.filter});
+    CudaChecker<ConvolutionForward>(handle.get())
+            .set_param(k.p)
+            .set_dtype(0, dtype::Float16)
+            .set_dtype(1, dtype::Float16)
+            .execs({k.src, k.filter});
+    EXPECT_EQ(cache.size(), 5u);
 }

@@ -146,3 +146,73 @@ TEST_F(Cuda, ElemwiseIntegerTrueDivGivesFloat32) {
     c.set_param(mode_param(Mode::TRUE_DIV)).set_dtype(0, dtype::Int32).set_dtype(1, dtype::Int32);
     c.set_values(0, {7, -7, 1 << 30, 0}).set_values(1, {2, 2, 3, 0}).execs({{4}, {4}});
 }
+
+TEST_F(Cuda, ElemwiseVectorisedContiguousAndAligned) {
+    // Sizes around each vector width (4 float32, 8 16-bit, 16 one-byte elements per thread),
+    // with and without a tail, and a large one.
+    const std::vector<size_t> sizes = {4, 5, 8, 15, 16, 17, 33, 4099, (1 << 20) + 7};
+    struct Run {
+        Mode mode;
+        std::vector<DType> in;
+    };
+    const std::vector<Run> runs = {
+            {Mode::ADD, {dtype::Float32, dtype::Float32}},
+            {Mode::RELU, {dtype::Float32}},
+            {Mode::MUL, {dtype::Float16, dtype::Float16}},
+            {Mode::SIGMOID, {dtype::BFloat16}},
+            {Mode::ADD, {dtype::Int8, dtype::Int8}},
+            {Mode::AND, {dtype::Bool, dtype::Bool}},
+            {Mode::LT, {dtype::Float32, dtype::Float32}},  // bool out, narrower than its inputs
+            {Mode::TRUE_DIV, {dtype::Int32, dtype::Int32}},
+            {Mode::COND, {dtype::Bool, dtype::Float16, dtype::Float16}},
+            {Mode::FUSE_MUL_ADD3, {dtype::Float32, dtype::Float32, dtype::Float32}},
+    };
+    for (const Run& r : runs)
+        for (size_t n : sizes) {
+            SCOPED_TRACE(std::string(param::to_string(r.mode)) + " n=" + std::to_string(n));
+            auto c = checker(handle.get(), r.mode, r.in.back());
+            for (size_t i = 0; i < r.in.size(); ++i)
+                c.set_dtype(i, r.in[i]);
+            if (r.mode == Mode::TRUE_DIV)
+                c.set_range(1, 1, 50);
+            int widest = 1;
+            for (DType dt : r.in)
+                widest = std::max(widest, static_cast<int>(dt.size()));
+            c.expect_kernel(n >= static_cast<size_t>(16 / widest) ? "cuda(vector)" : "cuda");
+            c.execs(std::vector<TensorShape>(r.in.size(), TensorShape{n}));
+            // An input broadcast from one element keeps the vectorised kernel.
+            std::vector<TensorShape> with_scalar(r.in.size(), TensorShape{n});
+            with_scalar.back() = {1};
+            if (r.in.size() > 1)
+                c.execs(with_scalar);
+        }
+}
+
+TEST_F(Cuda, ElemwiseMisalignedOrStridedStaysElementwise) {
+    // Tensors one element past an aligned address: the element-wise kernel, the same values.
+    const size_t n = 1001;
+    std::vector<double> a(n + 1), b(n + 1);
+    for (size_t i = 0; i <= n; ++i) {
+        a[i] = static_cast<double>(i) * 0.5 - 100;
+        b[i] = static_cast<double>(i % 7) - 3;
+    }
+    auto da = DeviceTensor::from(HostTensor::from({n + 1}, a));
+    auto db = DeviceTensor::from(HostTensor::from({n + 1}, b));
+    DeviceTensor dc(TensorLayout({n + 1}, dtype::Float32));
+    TensorLayout view({n}, dtype::Float32);
+    auto shifted = [&](const DeviceTensor& d) {
+        return TensorND(static_cast<float*>(d.nd().raw_ptr()) + 1, view);
+    };
+    auto op = handle->create_operator<Elemwise>();
+    op->param() = mode_param(Mode::ADD);
+    std::vector<TensorND> in{shifted(da), shifted(db)}, out{shifted(dc)};
+    op->exec(in, out);
+    EXPECT_EQ(last_kernel(*op), "cuda");
+    auto got = dc.to_host().values();
+    for (size_t i = 1; i <= n; ++i)
+        ASSERT_EQ(got[i], static_cast<double>(static_cast<float>(a[i]) + static_cast<float>(b[i])))
+                << i;
+    // A column broadcast is not one element: element-wise as well.
+    auto c = checker(handle.get(), Mode::ADD, dtype::Float32);
+    c.expect_kernel("cuda").execs({{64, 16}, {64, 1}});
+}

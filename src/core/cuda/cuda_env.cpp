@@ -1,11 +1,10 @@
 #include "neomeg/core/cuda_env.h"
 
 #include <cuda_runtime_api.h>
-#include <cudnn_version.h>
-#include <dlfcn.h>
 
-#include <mutex>
 #include <stdexcept>
+
+#include "neomeg/dnn/cuda_libraries.h"
 
 namespace neomeg::cuda {
 
@@ -44,23 +43,6 @@ const Probe& probe() {
     return p;
 }
 
-// libcudnn found the way the kernels' library finds it (RUNPATH, ld.so.conf); the same major
-// version first, then any.
-void* cudnn_library() {
-    static void* lib = [] {
-        std::string want = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
-        void* h = dlopen(want.c_str(), RTLD_LAZY | RTLD_LOCAL);
-        return h ? h : dlopen("libcudnn.so", RTLD_LAZY | RTLD_LOCAL);
-    }();
-    return lib;
-}
-
-template <class Fn>
-Fn cudnn_symbol(const char* name) {
-    void* lib = cudnn_library();
-    return lib ? reinterpret_cast<Fn>(dlsym(lib, name)) : nullptr;
-}
-
 }  // namespace
 
 bool built_with_cuda() {
@@ -93,31 +75,18 @@ int driver_version() {
 }
 
 int cudnn_build_version() {
-    return CUDNN_VERSION;
+    return dnn::cuda_libraries::build_version(dnn::cuda_libraries::Library::Cudnn);
 }
 
 int cudnn_runtime_version() {
-    auto get = cudnn_symbol<size_t (*)()>("cudnnGetVersion");
-    return get ? static_cast<int>(get()) : -1;
+    return dnn::cuda_libraries::runtime_version(dnn::cuda_libraries::Library::Cudnn);
 }
 
-void check_cudnn_version() {
-    int have = cudnn_runtime_version();
-    if (have < 0)
-        return;
-    int built = cudnn_build_version();
-    if (have / 10000 != built / 10000)
-        throw std::runtime_error("cuDNN version mismatch: NeoMeg was built with cuDNN " +
-                                 cudnn_version_string(built) +
-                                 " but the cuDNN found at run time is " +
-                                 cudnn_version_string(have));
-    auto cudart_of = cudnn_symbol<size_t (*)()>("cudnnGetCudartVersion");
-    int rt = runtime_version();
-    if (cudart_of && rt > 0 && static_cast<int>(cudart_of()) / 1000 != rt / 1000)
-        throw std::runtime_error("cuDNN/CUDA version mismatch: the cuDNN found at run time (" +
-                                 cudnn_version_string(have) + ") was built for CUDA " +
-                                 cuda_version_string(static_cast<int>(cudart_of())) +
-                                 " but NeoMeg's CUDA runtime is " + cuda_version_string(rt));
+void check_library_versions() {
+    using dnn::cuda_libraries::Library;
+    for (auto lib : {Library::Cudnn, Library::Cublas})
+        if (dnn::cuda_libraries::version_mismatch(lib))
+            throw std::runtime_error(dnn::cuda_libraries::load_error(lib));
 }
 
 DeviceProperties device_properties(int device) {

@@ -176,7 +176,7 @@ private:
 }  // namespace
 
 std::unique_ptr<DeviceQueue> make_cuda_queue(int device, int) {
-    cuda::check_cudnn_version();
+    cuda::check_library_versions();
     return std::make_unique<CudaQueue>(device);
 }
 

@@ -36,6 +36,12 @@ public:
     // Process-wide; a float16/bfloat16 product's MatrixMul compute_mode is a separate matter.
     static void set_cuda_allow_tf32(bool allow);
     static bool cuda_allow_tf32();
+    // Whether CUDA convolutions choose their cuDNN algorithm by measuring every candidate on the
+    // first use of a shape (cached per handle, shape and params: MegEngine's fastrun, switched by
+    // megengine.config.benchmark_kernel) rather than by cuDNN's heuristics; off by default.
+    // Process-wide; read when an operator builds its plan for a shape.
+    static void set_cuda_benchmark_kernel(bool on);
+    static bool cuda_benchmark_kernel();
 
     Backend backend() const { return m_backend; }
     const char* name() const { return backend_name(m_backend); }

@@ -21,7 +21,7 @@ std::string unavailable_reason();
 // for 9.19.0; MegEngine's major * 1000 + minor * 100 + patch is ambiguous once the minor reaches
 // 10). -1 in a build without CUDA.
 int build_version();          // the CUDA toolkit NeoMeg was compiled with
-int runtime_version();        // the CUDA runtime loaded in this process
+int runtime_version();        // the CUDA runtime in this process (linked statically)
 int driver_version();         // the newest CUDA the driver supports; 0 without a driver
 int cudnn_build_version();    // the cuDNN headers NeoMeg was compiled with
 int cudnn_runtime_version();  // the cuDNN library found at run time; -1 when none is found
@@ -29,10 +29,11 @@ int cudnn_runtime_version();  // the cuDNN library found at run time; -1 when no
 std::string cuda_version_string(int version);
 std::string cudnn_version_string(int version);
 
-// Throws std::runtime_error naming both versions when the cuDNN found at run time has another
-// major version than the headers NeoMeg was built with, or was built for another CUDA major
-// version than NeoMeg's runtime. Nothing when no cuDNN is found (the kernels say so).
-void check_cudnn_version();
+// Throws std::runtime_error naming both versions when the cuDNN or cuBLAS found at run time has
+// another major version than the headers NeoMeg was built with, or cuDNN was built for another
+// CUDA major version than NeoMeg's runtime (neomeg/dnn/cuda_libraries.h loads them). Nothing
+// when a library is not found: the kernels that need it say so.
+void check_library_versions();
 
 struct DeviceProperties {
     std::string name;

@@ -1,0 +1,283 @@
+#include "src/cuda/conv_plan.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "src/cuda/handle.h"
+
+namespace neomeg::dnn::cuda {
+namespace {
+
+cudnnMathType_t math_type(DType dt) {
+    if (dt == dtype::Float32)
+        return Handle::cuda_allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    return CUDNN_TENSOR_OP_MATH;
+}
+
+// An algorithm the heuristics offer for the case, with the workspace it needs.
+struct Candidate {
+    int algo;
+    size_t workspace;
+};
+
+template <class Perf, class Query>
+void collect(const Perf* perf, int n, std::vector<Candidate>& out, Query&& workspace_of) {
+    for (int i = 0; i < n; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS)
+            continue;
+        size_t ws = 0;
+        if (workspace_of(perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS)
+            out.push_back({static_cast<int>(perf[i].algo), ws});
+    }
+}
+
+// The heuristics' algorithms that report success and whose workspace query succeeds, best first.
+std::vector<Candidate> heuristic_candidates(cudnnHandle_t h, ConvKind kind, const ConvPlan& p) {
+    const auto& api = libcudnn();
+    std::vector<Candidate> c;
+    int n = 0;
+    switch (kind) {
+        case ConvKind::Forward: {
+            std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+            if (api.cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.get(), p.w.get(), p.conv,
+                                                           p.y.get(), static_cast<int>(perf.size()),
+                                                           &n, perf.data()) == CUDNN_STATUS_SUCCESS)
+                collect(perf.data(), n, c, [&](auto algo, size_t* ws) {
+                    return api.cudnnGetConvolutionForwardWorkspaceSize(h, p.x.get(), p.w.get(),
+                                                                       p.conv, p.y.get(), algo, ws);
+                });
+            break;
+        }
+        case ConvKind::BackwardData: {
+            std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>
+                    perf{};
+            if (api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                        h, p.w.get(), p.y.get(), p.conv, p.x.get(), static_cast<int>(perf.size()),
+                        &n, perf.data()) == CUDNN_STATUS_SUCCESS)
+                collect(perf.data(), n, c, [&](auto algo, size_t* ws) {
+                    return api.cudnnGetConvolutionBackwardDataWorkspaceSize(
+                            h, p.w.get(), p.y.get(), p.conv, p.x.get(), algo, ws);
+                });
+            break;
+        }
+        case ConvKind::BackwardFilter: {
+            std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>
+                    perf{};
+            if (api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                        h, p.x.get(), p.y.get(), p.conv, p.w.get(), static_cast<int>(perf.size()),
+                        &n, perf.data()) == CUDNN_STATUS_SUCCESS)
+                collect(perf.data(), n, c, [&](auto algo, size_t* ws) {
+                    return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                            h, p.x.get(), p.y.get(), p.conv, p.w.get(), algo, ws);
+                });
+            break;
+        }
+    }
+    return c;
+}
+
+// Device memory for measuring, covering a layout's span (or `bytes`); null when cudaMalloc
+// refuses, which is not an error here (the heuristics then choose).
+class Scratch {
+public:
+    explicit Scratch(size_t bytes) { allocate(bytes); }
+    explicit Scratch(const TensorLayout& l) {
+        auto [lo, hi] = l.span_elems();
+        m_offset = static_cast<ptrdiff_t>(l.dtype.size()) * lo;
+        allocate(l.dtype.size(static_cast<size_t>(hi - lo)));
+    }
+    ~Scratch() {
+        if (m_base)
+            cudaFree(m_base);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+
+    bool ok() const { return m_base != nullptr; }
+    size_t bytes() const { return m_bytes; }
+    // The address of the layout's element 0 (the span may start before it).
+    void* origin() const { return static_cast<std::byte*>(m_base) - m_offset; }
+    void* base() const { return m_base; }
+
+private:
+    void allocate(size_t bytes) {
+        m_bytes = bytes;
+        if (cudaMalloc(&m_base, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+            cudaGetLastError();  // out of memory is not sticky; leave no error behind
+            m_base = nullptr;
+        }
+    }
+    void* m_base = nullptr;
+    ptrdiff_t m_offset = 0;
+    size_t m_bytes = 0;
+};
+
+template <class Perf>
+std::optional<ConvAlgoChoice> fastest(const Perf* perf, int n, size_t workspace_limit) {
+    // cudnnFind*Ex returns its results fastest first.
+    for (int i = 0; i < n; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace_limit)
+            return ConvAlgoChoice{static_cast<int>(perf[i].algo), perf[i].memory, perf[i].mathType,
+                                  true};
+    return std::nullopt;
+}
+
+// Runs every algorithm on scratch buffers of the case's layouts (cudnnFind*AlgorithmEx, on the
+// handle's stream) and returns the fastest that succeeded within the workspace given; nullopt
+// when the scratch memory could not be had or measuring failed.
+std::optional<ConvAlgoChoice> measure(HandleImpl& handle, ConvKind kind, const ConvPlan& p,
+                                      const TensorLayout& x, const TensorLayout& w,
+                                      const TensorLayout& y, size_t max_workspace) {
+    DeviceGuard guard(handle.device());
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return std::nullopt;
+    }
+    Scratch sx(x), sw(w), sy(y);
+    // At most half of what is free, so that measuring never takes the memory the model needs.
+    Scratch ws(std::min(max_workspace, free_bytes / 2));
+    if (!sx.ok() || !sw.ok() || !sy.ok() || !ws.ok())
+        return std::nullopt;
+    cudaStream_t stream = handle.stream();
+    // The inputs' values do not change which algorithm is fastest; zeros keep NaNs out.
+    for (const Scratch* s : {&sx, &sw, &sy})
+        NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1), stream));
+    const auto& api = libcudnn();
+    cudnnHandle_t h = handle.cudnn();
+    int n = 0;
+    std::optional<ConvAlgoChoice> best;
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    switch (kind) {
+        case ConvKind::Forward: {
+            std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+            st = api.cudnnFindConvolutionForwardAlgorithmEx(
+                    h, p.x.get(), sx.origin(), p.w.get(), sw.origin(), p.conv, p.y.get(),
+                    sy.origin(), static_cast<int>(perf.size()), &n, perf.data(), ws.base(),
+                    ws.bytes());
+            best = fastest(perf.data(), n, ws.bytes());
+            break;
+        }
+        case ConvKind::BackwardData: {
+            std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>
+                    perf{};
+            st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(
+                    h, p.w.get(), sw.origin(), p.y.get(), sy.origin(), p.conv, p.x.get(),
+                    sx.origin(), static_cast<int>(perf.size()), &n, perf.data(), ws.base(),
+                    ws.bytes());
+            best = fastest(perf.data(), n, ws.bytes());
+            break;
+        }
+        case ConvKind::BackwardFilter: {
+            std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>
+                    perf{};
+            st = api.cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                    h, p.x.get(), sx.origin(), p.y.get(), sy.origin(), p.conv, p.w.get(),
+                    sw.origin(), static_cast<int>(perf.size()), &n, perf.data(), ws.base(),
+                    ws.bytes());
+            best = fastest(perf.data(), n, ws.bytes());
+            break;
+        }
+    }
+    // The scratch buffers are freed when this returns: nothing may still run on them.
+    NM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return st == CUDNN_STATUS_SUCCESS ? best : std::nullopt;
+}
+
+std::string case_key(ConvKind kind, const ConvArgs& args, const TensorLayout& x,
+                     const TensorLayout& w, const TensorLayout& y, cudnnMathType_t math) {
+    std::string k = str_cat(static_cast<int>(kind), ' ', x.to_string(), ' ', w.to_string(), ' ',
+                            y.to_string(), " math", static_cast<int>(math), " group", args.group,
+                            args.flip ? " conv" : " xcorr");
+    for (const auto* v : {&args.stride, &args.padding, &args.dilation}) {
+        k += " [";
+        for (int32_t e : *v)
+            k += str_cat(e, ',');
+        k += ']';
+    }
+    return k;
+}
+
+}  // namespace
+
+ConvPlan::ConvPlan() {
+    NM_CUDNN_CHECK(libcudnn().cudnnCreateConvolutionDescriptor(&conv));
+}
+
+ConvPlan::~ConvPlan() {
+    libcudnn().cudnnDestroyConvolutionDescriptor(conv);
+}
+
+std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, const ConvArgs& args,
+                                         const TensorLayout& x, const TensorLayout& w,
+                                         const TensorLayout& y) {
+    auto type = cudnn_type(x.dtype);
+    if (!type || x.is_empty() || w.is_empty() || y.is_empty())
+        return nullptr;
+    const auto& api = libcudnn();
+    auto plan = std::make_unique<ConvPlan>();
+    if (!plan->x.set(x) || !plan->y.set(y) || !plan->w.set(w))
+        return nullptr;
+    std::vector<int> pad, stride, dil;
+    if (args.stride.size() == 1) {
+        // The 1-D convolution as 2-D over (1, W).
+        pad = {0, args.padding[0]};
+        stride = {1, args.stride[0]};
+        dil = {1, args.dilation[0]};
+    } else {
+        pad.assign(args.padding.begin(), args.padding.end());
+        stride.assign(args.stride.begin(), args.stride.end());
+        dil.assign(args.dilation.begin(), args.dilation.end());
+    }
+    // Half-precision data accumulates in float (cuDNN's PSEUDO_HALF configuration).
+    if (api.cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(),
+                                            stride.data(), dil.data(),
+                                            args.flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
+                                            CUDNN_DATA_FLOAT) != CUDNN_STATUS_SUCCESS)
+        return nullptr;
+    NM_CUDNN_CHECK(api.cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(args.group)));
+    cudnnMathType_t math = math_type(x.dtype);
+    NM_CUDNN_CHECK(api.cudnnSetConvolutionMathType(plan->conv, math));
+    auto candidates = heuristic_candidates(handle.cudnn(), kind, *plan);
+    if (candidates.empty())
+        return nullptr;
+    plan->algo = candidates[0].algo;
+    plan->workspace = candidates[0].workspace;
+    if (!Handle::cuda_benchmark_kernel())
+        return plan;
+
+    std::string key = case_key(kind, args, x, w, y, math);
+    auto choice = handle.conv_algo_cache().find(key);
+    if (!choice) {
+        size_t max_ws = 0;
+        for (const auto& c : candidates)
+            max_ws = std::max(max_ws, c.workspace);
+        choice = measure(handle, kind, *plan, x, w, y, max_ws);
+        if (!choice)
+            choice = ConvAlgoChoice{candidates[0].algo, candidates[0].workspace, math, false};
+        handle.conv_algo_cache().put(key, *choice);
+    }
+    plan->algo = choice->algo;
+    plan->workspace = choice->workspace;
+    plan->measured = choice->measured;
+    // A measured algorithm ran with the math type cuDNN reports for it (one that the
+    // descriptor's type allows).
+    if (choice->measured)
+        NM_CUDNN_CHECK(api.cudnnSetConvolutionMathType(plan->conv, choice->math));
+    return plan;
+}
+
+bool use_forward_algo(HandleImpl& handle, ConvPlan& plan, cudnnConvolutionFwdAlgo_t algo) {
+    size_t ws = 0;
+    if (libcudnn().cudnnGetConvolutionForwardWorkspaceSize(handle.cudnn(), plan.x.get(),
+                                                           plan.w.get(), plan.conv, plan.y.get(),
+                                                           algo, &ws) != CUDNN_STATUS_SUCCESS)
+        return false;
+    plan.algo = static_cast<int>(algo);
+    plan.workspace = ws;
+    return true;
+}
+
+}  // namespace neomeg::dnn::cuda
