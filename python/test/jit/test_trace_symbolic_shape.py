@@ -222,3 +222,39 @@ def test_traced_dim_examples_run():
     for test in finder.find(shape_dim, "shape_dim"):
         runner.run(test)
     assert runner.failures == 0 and runner.tries > 0
+
+
+def test_package_imported_through_an_unnormalised_path(tmp_path):
+    # bench/ scripts put "bench/../python" on sys.path: the package's own shape reads must still
+    # see plain tuples (they recursed before), and user reads still follow the batch.
+    import os
+    import subprocess
+    import sys
+
+    python_dir = os.path.dirname(os.path.dirname(os.path.abspath(mge.__file__)))
+    # The directory holding megengine/, spelt through another one and "..", as bench/ does.
+    odd = os.path.join(str(tmp_path), os.path.relpath(python_dir, tmp_path))
+    # Inserted at run time, as bench/ does: PYTHONPATH entries are normalised at start-up.
+    script = (
+        f"import sys; sys.path.insert(0, {odd!r})\n"
+        "import numpy as np, megengine as mge, megengine.module as M\n"
+        "from megengine.jit import trace\n"
+        "conv = M.Conv2d(1, 2, 3)\n"
+        "@trace\n"
+        "def f(x):\n"
+        "    y = conv(x)\n"
+        "    return y.reshape(y.shape[0], -1)\n"
+        "x = mge.tensor(np.ones((2, 1, 5, 5), 'float32'))\n"
+        "print(f(x).shape, f(x).shape)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "(2, 18) (2, 18)"

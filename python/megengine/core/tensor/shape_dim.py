@@ -24,7 +24,20 @@ import numpy as np
 from .. import _imperative_rt as _rt
 
 # Frames in this directory are the library's own; the first frame outside it is the user's.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def _package_prefixes(module_file):
+    # A code object's co_filename keeps the path the module was imported by (``bench/../python``
+    # when sys.path held that), so the package is matched by that spelling and the normalised one.
+    prefixes = []
+    for path in (module_file, os.path.abspath(module_file), os.path.realpath(module_file)):
+        prefix = os.path.dirname(os.path.dirname(os.path.dirname(path))) + os.sep
+        if prefix not in prefixes:
+            prefixes.append(prefix)
+    return tuple(prefixes)
+
+
+_PACKAGE_DIRS = _package_prefixes(__file__)
 
 _state = threading.local()
 _install_lock = threading.Lock()
@@ -43,7 +56,7 @@ def follows_shapes():
 
 
 # numpy's Python code converts a dim for the caller (np.ones(x.shape)): the caller is meant.
-_LIBRARY_DIRS = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
+_LIBRARY_DIRS = (*_PACKAGE_DIRS, os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
 
 
 def _user_location():
@@ -88,8 +101,9 @@ class TracedDim:
 
             return symbolic_shape.shape_of(tensor, (axis,))
 
-        # Read from this package: a plain tuple.
-        return cls(value, build, f"shape[{axis}] of a {tensor.shape} tensor")
+        # The C getter: a plain tuple, whatever the caller's path looks like.
+        shape = _c_getters["shape"].__get__(tensor)
+        return cls(value, build, f"shape[{axis}] of a {shape} tensor")
 
     def as_tensor(self):
         """The value as an int32 tensor of shape ``(1,)``, computed by graph ops while tracing."""
@@ -257,14 +271,14 @@ def _shape(self):
     shape = _c_getters["shape"].__get__(self)
     if not shape or not follows_shapes():
         return shape
-    if sys._getframe(1).f_code.co_filename.startswith(_PACKAGE_DIR):
+    if sys._getframe(1).f_code.co_filename.startswith(_PACKAGE_DIRS):
         return shape
     return tuple(TracedDim.of(self, i, d) for i, d in enumerate(shape))
 
 
 def _size(self):
     size = _c_getters["size"].__get__(self)
-    if not follows_shapes() or sys._getframe(1).f_code.co_filename.startswith(_PACKAGE_DIR):
+    if not follows_shapes() or sys._getframe(1).f_code.co_filename.startswith(_PACKAGE_DIRS):
         return size
     shape = _c_getters["shape"].__get__(self)
     if not shape:
