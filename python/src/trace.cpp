@@ -68,17 +68,17 @@ bool same_shape_dtype(const dnn::TensorLayout& a, const dnn::TensorLayout& b) {
     return a.eq_shape(b) && a.dtype == b.dtype;
 }
 
-// Copies between eager tensors and the graph's values, on their comp node.
+// Between eager tensors and the graph's values, without copying: a replay reads the bound
+// parameters and arguments where they lie (the graph never writes its inputs), and each
+// output's fresh storage becomes the new eager tensor. Only a strided tensor is gathered first.
 DeviceTensor to_device(const Tensor& t) {
     Tensor c = t.contiguous();
-    return DeviceTensor::copy_of(c.dnn_tensor().raw_ptr(), c.shape(), c.dtype(), c.comp_node());
+    return DeviceTensor::share(c.blob(), static_cast<size_t>(c.offset()),
+                               dnn::TensorLayout(c.shape(), c.dtype()));
 }
 
 Tensor from_device(const DeviceTensor& d) {
-    Tensor t = Tensor::empty(d.shape(), d.dtype(), d.comp_node());
-    CompNode::copy(d.comp_node(), t.dnn_tensor().raw_ptr(), d.comp_node(), d.raw_ptr(),
-                   d.layout().access_bytes());
-    return t;
+    return Tensor::share(d.blob(), static_cast<ptrdiff_t>(d.offset()), d.layout());
 }
 
 TensorWrapper& wrapper_of(py::handle obj) {

@@ -156,6 +156,10 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         m_steps.push_back(std::move(step));
     }
 
+    for (size_t i = 0; i < m_vars.size(); ++i)
+        if (m_vars[i].source == VarSlot::Source::Output && !m_vars[i].dynamic)
+            m_fresh_outputs.push_back(i);
+
     own_buffers.resize(m_arenas.size());
     std::vector<bool> shares(m_arenas.size());
     for (size_t a = 0; a < m_arenas.size(); ++a) {
@@ -232,10 +236,11 @@ void Executable::execute() {
     for (size_t i = 0; i < m_inputs.size(); ++i)
         NM_THROW_IF(!m_input_values[i].valid(), ParamError, "Executable: input '", m_inputs[i].name,
                     "' was never set");
-    for (const VarSlot& v : m_vars)
-        if (v.source == VarSlot::Source::Output && !v.dynamic)
-            m_output_values[v.index] =
-                    DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
+    for (size_t slot : m_fresh_outputs) {
+        const VarSlot& v = m_vars[slot];
+        m_output_values[v.index] =
+                DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
+    }
     for (Step& step : m_steps) {
         if (step.dynamic) {
             run_dynamic_step(step);
