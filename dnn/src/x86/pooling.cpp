@@ -6,8 +6,8 @@
 // MAX pooling with windows that tile the input (stride == window, no padding: the CNNs' 2x2),
 // whose backward is a loop of its own that finds each window's first maximum and writes the
 // gradient there (oneDNN's rerun-and-scatter took about nine times the forward's time on LeNet's
-// NCHW pooling; this loop about two thirds of that). Other
-// dtypes (float16: oneDNN 2.6 has no CPU kernel) and empty tensors go to naive.
+// NCHW pooling; this loop about two thirds of that). Other dtypes (float16: oneDNN 2.6 has no CPU
+// kernel) and empty tensors go to naive.
 #include <algorithm>
 #include <cmath>
 
