@@ -1,29 +1,36 @@
-"""megengine.jit.trace against eager mode, in one command:
+"""megengine.jit.trace against eager mode and PyTorch eager, in one command:
 
 * a chain of 50 small elementwise ops (on 8 and on 16x16 float32 elements): per call, the traced
   graph against the same Python function run eagerly. Eager mode pays its dispatch once an op;
-  the traced graph (opt_level 2) fuses the whole chain into one FusedElemwise step, which runs
-  it in one pass over memory in loops of its own, so both sizes mostly measure the call itself;
-* a LeNet training step (batch 64, 1x28x28; forward, GradManager backward, SGD with momentum,
-  clear_grad) traced whole against eager; with --resnet also a CIFAR-style ResNet-18 step
-  (batch 32), slow on a small machine.
+  the traced graph (opt_level 2) fuses the whole chain into one FusedElemwise step, so both
+  sizes mostly measure the call itself;
+* training steps of LeNet (batch 64, 1x28x28) and a CIFAR-style ResNet-18 (batch 32, 3x32x32):
+  forward, GradManager backward, SGD with momentum and clear_grad, traced whole against the same
+  step run eagerly and against PyTorch 2.x eager (``torch.set_num_threads(2)``, in a process of
+  its own, the same model text: bench/bench_models.py); samples/s from the fastest and from the
+  median of the timed steps. For ResNet-18 also the compiled graph's planned arena (every
+  intermediate and workspace of the step, statically placed) beside eager mode's peak allocated
+  bytes during a step.
 
-Each figure is the median of --repeat timed runs of --iters calls after warm-up. For training
-steps it also prints the compiled graph's planned arena (every intermediate and workspace of the
-step, statically placed) beside eager mode's peak allocated bytes during a step.
-
-    PYTHONPATH=python python3 bench/trace.py [--iters 200] [--repeat 5] [--resnet]
+    PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18] [--no-chain]
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+from bench_models import MODELS
+from torch_reference import torch_python
 
 import megengine as mge
 import megengine.functional as F
@@ -32,6 +39,150 @@ from megengine.autodiff import GradManager
 from megengine.core import _imperative_rt as rt
 from megengine.jit import trace
 from megengine.optimizer import SGD
+
+BATCH = {"lenet": (64, (1, 28, 28)), "resnet18": (32, (3, 32, 32))}
+CLASS = {"lenet": "LeNet", "resnet18": "ResNet18"}
+
+# PyTorch's side: the same model text and step, timed the same way (every step after warm-up).
+TORCH_WORKER = (
+    r"""
+import json, sys, time
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.set_num_threads(2)
+model_name, steps = sys.argv[1], int(sys.argv[2])
+Module, relu, flatten, pool = nn.Module, F.relu, lambda t: torch.flatten(t, 1), F.max_pool2d
+avgpool = lambda t: t.mean(dim=(2, 3))
+"""
+    + MODELS
+    + r"""
+batch, shape = (64, (1, 28, 28)) if model_name == "lenet" else (32, (3, 32, 32))
+rng = np.random.default_rng(0)
+x = torch.tensor(rng.normal(size=(batch,) + shape).astype(np.float32))
+y = torch.tensor(rng.integers(0, 10, batch).astype(np.int64))
+model = LeNet() if model_name == "lenet" else ResNet18()
+opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+def step():
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+
+for _ in range(2):
+    step()
+times = []
+for _ in range(steps):
+    t0 = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t0)
+print(json.dumps(times))
+"""
+)
+
+
+def neomeg_model(name):
+    namespace = {"nn": M, "Module": M.Module, "relu": F.relu, "pool": F.max_pool2d}
+    namespace["flatten"] = lambda t: F.flatten(t, 1)
+    namespace["avgpool"] = lambda t: F.mean(t, axis=(2, 3))
+    exec(MODELS, namespace)  # noqa: S102 - our own source text
+    return namespace[CLASS[name]]()
+
+
+def make_step(model):
+    gm = GradManager().attach(model.parameters())
+    opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step(data, label):
+        with gm:
+            loss = F.nn.cross_entropy(model(data), label)
+            gm.backward(loss)
+        opt.step().clear_grad()
+        return loss
+
+    return step
+
+
+def step_times(fn, args, steps, warmup=2):
+    for _ in range(warmup):  # a trace records on its first call
+        fn(*args)
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        fn(*args).numpy()  # the loss's value: the step has finished
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def torch_times(name, steps):
+    python, why = torch_python()
+    if python is None:
+        return None, why
+    proc = subprocess.run(
+        [python, "-c", TORCH_WORKER, name, str(steps)], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def eager_peak_bytes(step, args):
+    step(*args)
+    rt.reset_peak_memory_stats("cpu0")
+    before = rt.memory_stats("cpu0")["allocated"]
+    step(*args).numpy()
+    return rt.memory_stats("cpu0")["peak_allocated"] - before
+
+
+def rate(batch, times):
+    """samples/s of the fastest step and of the median step."""
+    return batch / min(times), batch / statistics.median(times)
+
+
+def bench_training(name, steps):
+    batch, shape = BATCH[name]
+    rng = np.random.default_rng(0)
+    x = mge.Tensor(rng.normal(size=(batch,) + shape).astype(np.float32))
+    y = mge.Tensor(rng.integers(0, 10, batch).astype(np.int32))
+    eager_step = make_step(neomeg_model(name))
+    traced_step = trace(make_step(neomeg_model(name)))
+    # Interleaved, so that load from other processes falls on both alike.
+    eager, traced = [], []
+    for _ in range(2):
+        eager += step_times(eager_step, (x, y), (steps + 1) // 2)
+        traced += step_times(traced_step, (x, y), (steps + 1) // 2)
+    ours_e, ours_t = rate(batch, eager), rate(batch, traced)
+    theirs, why = torch_times(name, steps)
+    line = (
+        f"{name} (batch {batch}) samples/s, best | median: eager {ours_e[0]:.1f} | {ours_e[1]:.1f}"
+        f", traced {ours_t[0]:.1f} | {ours_t[1]:.1f}, traced/eager "
+        f"{ours_t[0] / ours_e[0]:.2f} | {ours_t[1] / ours_e[1]:.2f}"
+    )
+    if theirs is None:
+        line += f"; PyTorch eager: none ({why})"
+    else:
+        pt = rate(batch, theirs)
+        line += (
+            f"; PyTorch eager {pt[0]:.1f} | {pt[1]:.1f}, traced/PyTorch "
+            f"{ours_t[0] / pt[0]:.2f} | {ours_t[1] / pt[1]:.2f}"
+        )
+    print(line, flush=True)
+    if name == "resnet18":
+        peak = eager_peak_bytes(eager_step, (x, y))
+        planned = traced_step._session.planned_peak_bytes
+        print(
+            f"{name} memory: eager peak {peak / 2**20:.1f} MiB, traced planned arena "
+            f"{planned / 2**20:.1f} MiB ({planned / max(peak, 1):.2f}x eager)",
+            flush=True,
+        )
+
+
+def chain50(x):
+    for i in range(50):
+        x = (x * 1.01) if i % 3 == 0 else (x + 0.5) if i % 3 == 1 else F.relu(x)
+    return x
 
 
 def per_call(fn, args, iters, repeat):
@@ -46,98 +197,34 @@ def per_call(fn, args, iters, repeat):
     return statistics.median(runs)
 
 
-def chain50(x):
-    for i in range(50):
-        x = (x * 1.01) if i % 3 == 0 else (x + 0.5) if i % 3 == 1 else F.relu(x)
-    return x
-
-
-class LeNet(M.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1, self.conv2 = M.Conv2d(1, 6, 5), M.Conv2d(6, 16, 5)
-        self.fc1, self.fc2, self.fc3 = M.Linear(256, 120), M.Linear(120, 84), M.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(F.flatten(x, 1))))))
-
-
-def resnet18():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    # The same definition bench/train_step.py times against PyTorch.
-    from train_step import WORKER
-
-    namespace = {"nn": M, "Module": M.Module, "relu": F.relu}
-    namespace["avgpool"] = lambda t: F.mean(t, axis=(2, 3))
-    start = WORKER.index("class Block")
-    end = WORKER.index("model = ")
-    exec(WORKER[start:end], namespace)  # noqa: S102 - our own source text
-    return namespace["ResNet18"]()
-
-
-def make_step(model, x, y):
-    gm = GradManager().attach(model.parameters())
-    opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
-
-    def step(data, label):
-        with gm:
-            loss = F.nn.cross_entropy(model(data), label)
-            gm.backward(loss)
-        opt.step().clear_grad()
-        return loss
-
-    return step
-
-
-def eager_peak_bytes(step, args):
-    step(*args)
-    rt.reset_peak_memory_stats("cpu0")
-    before = rt.memory_stats("cpu0")["allocated"]
-    step(*args)
-    return rt.memory_stats("cpu0")["peak_allocated"] - before
-
-
-def bench_training(name, make_model, batch, shape, iters, repeat):
-    rng = np.random.default_rng(0)
-    x = mge.Tensor(rng.normal(size=(batch,) + shape).astype(np.float32))
-    y = mge.Tensor(rng.integers(0, 10, batch).astype(np.int32))
-    eager_step = make_step(make_model(), x, y)
-    traced_step = trace(make_step(make_model(), x, y))
-    t_eager = per_call(eager_step, (x, y), iters, repeat)
-    t_traced = per_call(traced_step, (x, y), iters, repeat)
-    peak = eager_peak_bytes(eager_step, (x, y))
-    planned = traced_step._session.planned_peak_bytes
-    print(
-        f"{name} training step (batch {batch}): eager {t_eager * 1e3:.2f} ms, "
-        f"traced {t_traced * 1e3:.2f} ms, traced speed-up {t_eager / t_traced:.2f}x; "
-        f"memory: eager peak {peak / 2**20:.1f} MiB, traced planned arena "
-        f"{planned / 2**20:.1f} MiB ({planned / max(peak, 1):.2f}x)"
-    )
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--iters", type=int, default=200, help="calls per timed run (chain)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs; the median is shown")
-    parser.add_argument("--resnet", action="store_true", help="also time ResNet-18 (slow)")
-    args = parser.parse_args()
-
+def bench_chain(iters, repeat):
     for shape in ((8,), (16, 16)):
         x = mge.Tensor(np.random.default_rng(0).normal(size=shape).astype(np.float32))
         traced = trace(chain50)
         np.testing.assert_allclose(traced(x).numpy(), chain50(x).numpy(), rtol=1e-5)
-        t_eager = per_call(chain50, (x,), args.iters, args.repeat)
-        t_traced = per_call(traced, (x,), args.iters, args.repeat)
+        t_eager = per_call(chain50, (x,), iters, repeat)
+        t_traced = per_call(traced, (x,), iters, repeat)
         print(
             f"50 elementwise ops on {'x'.join(map(str, shape))}: eager {t_eager * 1e6:.1f} us, "
-            f"traced {t_traced * 1e6:.1f} us, traced speed-up {t_eager / t_traced:.2f}x"
+            f"traced {t_traced * 1e6:.1f} us, traced speed-up {t_eager / t_traced:.2f}x",
+            flush=True,
         )
-    steps = max(3, args.iters // 20)
-    bench_training("LeNet", LeNet, 64, (1, 28, 28), steps, args.repeat)
-    if args.resnet:
-        bench_training("ResNet-18", resnet18, 32, (3, 32, 32), 2, 3)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--steps", type=int, help="timed training steps per mode (default: LeNet 60, ResNet-18 6)"
+    )
+    parser.add_argument("--models", nargs="+", default=["lenet", "resnet18"], choices=BATCH)
+    parser.add_argument("--no-chain", action="store_true", help="skip the elementwise chain")
+    parser.add_argument("--iters", type=int, default=200, help="calls per timed run (chain)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs (chain)")
+    args = parser.parse_args()
+    if not args.no_chain:
+        bench_chain(args.iters, args.repeat)
+    for name in args.models:
+        bench_training(name, args.steps or {"lenet": 60, "resnet18": 6}[name])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ Tensor Tensor::from_host(const void* data, const dnn::TensorShape& shape, dnn::D
     return t;
 }
 
+Tensor Tensor::share(std::shared_ptr<Blob> blob, ptrdiff_t offset_bytes,
+                     const dnn::TensorLayout& layout) {
+    NM_THROW_IF(!blob, ShapeError, "Tensor::share: no storage");
+    return Tensor(std::move(blob), 0, layout).view(layout, offset_bytes);
+}
+
 Tensor Tensor::view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes) const {
     auto [lo, hi] = layout.span_elems();
     ptrdiff_t begin = m_offset + offset_bytes + lo * static_cast<ptrdiff_t>(layout.dtype.size());

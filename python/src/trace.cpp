@@ -68,17 +68,17 @@ bool same_shape_dtype(const dnn::TensorLayout& a, const dnn::TensorLayout& b) {
     return a.eq_shape(b) && a.dtype == b.dtype;
 }
 
-// Copies between eager tensors and the graph's values, on their comp node.
+// Between eager tensors and the graph's values, without copying: a replay reads the bound
+// parameters and arguments where they lie (the graph never writes its inputs), and each
+// output's fresh storage becomes the new eager tensor. Only a strided tensor is gathered first.
 DeviceTensor to_device(const Tensor& t) {
     Tensor c = t.contiguous();
-    return DeviceTensor::copy_of(c.dnn_tensor().raw_ptr(), c.shape(), c.dtype(), c.comp_node());
+    return DeviceTensor::share(c.blob(), static_cast<size_t>(c.offset()),
+                               dnn::TensorLayout(c.shape(), c.dtype()));
 }
 
 Tensor from_device(const DeviceTensor& d) {
-    Tensor t = Tensor::empty(d.shape(), d.dtype(), d.comp_node());
-    CompNode::copy(d.comp_node(), t.dnn_tensor().raw_ptr(), d.comp_node(), d.raw_ptr(),
-                   d.layout().access_bytes());
-    return t;
+    return Tensor::share(d.blob(), static_cast<ptrdiff_t>(d.offset()), d.layout());
 }
 
 TensorWrapper& wrapper_of(py::handle obj) {
@@ -165,11 +165,12 @@ public:
 
     // The passes per opt_level (jit/tracing.py documents them): 0 none; 1 constant folding,
     // common-subexpression elimination and in-place reuse; 2 also ConvBias and elementwise
-    // fusion; 3 also BatchNorm folding (it needs the weights as constants: capture_as_const).
+    // fusion and ReLU gradients masked by the ReLU's output; 3 also BatchNorm folding (it needs the
+    // weights as constants: capture_as_const).
     static graph::CompileOptions options_for(int opt_level) {
         graph::CompileOptions o;
         o.fold_constants = o.eliminate_common_subexpr = o.reuse_inplace = opt_level >= 1;
-        o.fuse_conv_bias = o.fuse_elemwise = opt_level >= 2;
+        o.fuse_conv_bias = o.fuse_elemwise = o.mask_relu_grads = opt_level >= 2;
         o.fold_batch_norm = opt_level >= 3;
         return o;
     }

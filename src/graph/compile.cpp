@@ -75,6 +75,9 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
     // Before the fusions, which would take the Elemwise ops it folds.
     if (options.fold_batch_norm)
         fold_batch_norm(*copy, outs);
+    // Before the fusions: it frees the activation's input for ConvBias and in-place reuse.
+    if (options.mask_relu_grads)
+        mask_relu_grads_by_output(*copy, outs);
     // Before elemwise fusion, which would take the bias add and the activation.
     if (options.fuse_conv_bias)
         fuse_conv_bias(*copy, outs, /*require_own_kernel=*/true);

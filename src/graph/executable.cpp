@@ -5,6 +5,7 @@
 
 #include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
+#include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
 
 namespace neomeg::graph {
@@ -21,6 +22,28 @@ bool elementwise_in_place(const OperatorNode* node) {
         return false;
     return node->op().id() == ops::Elemwise::kId ||
            dynamic_cast<const FusedElemwise*>(&node->op()) != nullptr;
+}
+
+// Ops whose output is their first input's bytes unchanged under another shape when that input is
+// contiguous: Reshape, AddAxis, RemoveAxis (views at offset 0 whose layout stays contiguous) and
+// ReshapeTo (its shape input is read only for the static shape). Such an output is planned as
+// the input's memory (no step, no copy).
+bool forwards_first_input(const OperatorNode* node) {
+    if (node->inputs().empty() || node->outputs().size() != 1 ||
+        node->outputs()[0]->shape_dynamic() || node->inputs()[0]->shape_dynamic())
+        return false;
+    const dnn::TensorLayout& in = node->inputs()[0]->layout();
+    const dnn::TensorLayout& out = node->outputs()[0]->layout();
+    if (in.dtype != out.dtype || in.access_bytes() != out.access_bytes() || !in.is_contiguous() ||
+        !out.is_contiguous())
+        return false;
+    if (node->op().id() == OpId::ReshapeTo)
+        return true;
+    const auto* view = dynamic_cast<const ViewOpDefBase*>(&node->op());
+    if (!view)
+        return false;
+    auto v = view->view_layout(in);
+    return v && v->offset == 0 && v->layout.is_contiguous() && v->layout.eq_shape(out);
 }
 
 }  // namespace
@@ -66,6 +89,8 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         m_outputs.push_back({v->name(), v->layout(), v->comp_node(), v->shape_dynamic()});
         if (v->kind() == VarNode::Kind::Computed && !slot_of.count(v)) {
             slot_of[v] = m_vars.size();
+            if (!v->shape_dynamic())
+                m_fresh_outputs.push_back(m_vars.size());
             m_vars.push_back({VarSlot::Source::Output, m_outputs.size() - 1, 0, v->layout(),
                               v->shape_dynamic()});
         }
@@ -95,8 +120,29 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     std::vector<VarBuffers> arena_var_buffer;
     std::vector<std::vector<BufferRequest>> own_buffers;   // per arena, one request per buffer
     std::unordered_map<const VarNode*, size_t> buffer_of;  // arena var -> its (shared) buffer
+    std::unordered_map<const VarNode*, size_t> own_of;     // arena var -> its own buffer
     for (size_t s = 0; s < order.size(); ++s) {
         OperatorNode* node = order[s];
+        if (forwards_first_input(node) && !slot_of.count(node->outputs()[0])) {
+            // The output is the input's memory under its own layout, alive as long as either.
+            VarNode *in = node->inputs()[0], *out = node->outputs()[0];
+            VarSlot slot = m_vars[slot_of.at(in)];
+            slot.layout = out->layout();
+            slot_of[out] = m_vars.size();
+            if (slot.source == VarSlot::Source::Arena) {
+                auto it = last_read.find(out);
+                size_t end = it == last_read.end() ? s : it->second;
+                size_t shared = buffer_of.at(in), own = own_of.at(in);
+                auto& buffers = m_arenas[slot.index].buffers;
+                buffers[shared].end = std::max(buffers[shared].end, end);
+                own_buffers[slot.index][own].end = std::max(own_buffers[slot.index][own].end, end);
+                buffer_of[out] = shared;
+                own_of[out] = own;
+                arena_var_buffer.push_back({m_vars.size(), shared, own});
+            }
+            m_vars.push_back(slot);
+            continue;
+        }
         Step step;
         step.node = node;
         step.comp_node = node->comp_node();
@@ -136,6 +182,7 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                 auto& own = own_buffers[step.arena];
                 slot_of[out] = m_vars.size();
                 buffer_of[out] = buffer;
+                own_of[out] = own.size();
                 arena_var_buffer.push_back({m_vars.size(), buffer, own.size()});
                 own.push_back({out->layout().access_bytes(), s, end});
                 m_vars.push_back({VarSlot::Source::Arena, step.arena, 0, out->layout()});
@@ -255,10 +302,11 @@ void Executable::execute() {
     for (size_t i = 0; i < m_inputs.size(); ++i)
         NM_THROW_IF(!m_input_values[i].valid(), ParamError, "Executable: input '", m_inputs[i].name,
                     "' was never set");
-    for (const VarSlot& v : m_vars)
-        if (v.source == VarSlot::Source::Output && !v.dynamic)
-            m_output_values[v.index] =
-                    DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
+    for (size_t slot : m_fresh_outputs) {
+        const VarSlot& v = m_vars[slot];
+        m_output_values[v.index] =
+                DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
+    }
     for (Step& step : m_steps) {
         if (step.dynamic) {
             run_dynamic_step(step);

@@ -258,3 +258,31 @@ TEST(GraphExecute, ConvolutionSeesEachRunsFilter) {
         expect_near(floats(exe->output(1)), want[1]);
     }
 }
+
+TEST(GraphExecute, SharedInputIsReadInPlaceAndBoundsAreChecked) {
+    // A value fed by DeviceTensor::share (a region of another owner's storage) is read where it
+    // lies: a change to the storage between runs shows in the next run's result.
+    auto blob = std::make_shared<Blob>(cpu(), 8 * sizeof(float));
+    auto* data = reinterpret_cast<float*>(blob->ptr());
+    for (int i = 0; i < 8; ++i)
+        data[i] = static_cast<float>(i);
+    dnn::TensorLayout four({4}, dnn::dtype::Float32);
+    DeviceTensor tail = DeviceTensor::share(blob, 4 * sizeof(float), four);
+    EXPECT_EQ(floats(tail), (std::vector<float>{4, 5, 6, 7}));
+    ComputingGraph g;
+    auto* x = g.input("x", {4}, dnn::dtype::Float32, cpu());
+    auto* y = g.insert1(elemwise(Mode::ADD), {x, x});
+    auto exe = g.compile({y});
+    exe->set_input("x", tail);
+    exe->execute();
+    EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{8, 10, 12, 14}));
+    data[4] = 100;
+    exe->execute();
+    EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{200, 10, 12, 14}));
+    // Outside the storage, not contiguous, or no storage: errors, never a wild read.
+    EXPECT_THROW(DeviceTensor::share(blob, 5 * sizeof(float), four), dnn::ParamError);
+    EXPECT_THROW(DeviceTensor::share(blob, 9 * sizeof(float), four), dnn::ParamError);
+    dnn::TensorLayout strided({2, 2}, {4, 1}, dnn::dtype::Float32);
+    EXPECT_THROW(DeviceTensor::share(blob, 0, strided), dnn::ParamError);
+    EXPECT_THROW(DeviceTensor::share(nullptr, 0, four), dnn::ParamError);
+}

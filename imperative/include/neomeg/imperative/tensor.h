@@ -25,7 +25,16 @@ public:
     static Tensor from_host(const void* data, const dnn::TensorShape& shape, dnn::DType dtype,
                             CompNode cn);
 
+    // A tensor of `layout` at `offset_bytes` in `blob` (storage another owner made: a graph's
+    // output), sharing it; elements it addresses must lie within the storage (checked;
+    // ShapeError otherwise).
+    static Tensor share(std::shared_ptr<Blob> blob, ptrdiff_t offset_bytes,
+                        const dnn::TensorLayout& layout);
+
     bool valid() const { return m_blob != nullptr; }
+    // The storage, and the bytes from its start to element offset 0 (to share them with a graph).
+    const std::shared_ptr<Blob>& blob() const { return m_blob; }
+    ptrdiff_t offset() const { return m_offset; }
     const dnn::TensorLayout& layout() const { return m_layout; }
     const dnn::TensorShape& shape() const { return m_layout; }
     dnn::DType dtype() const { return m_layout.dtype; }

@@ -110,6 +110,7 @@ private:
     std::vector<DeviceTensor> m_input_values, m_const_values, m_output_values, m_dynamic_values;
     std::vector<VarSlot> m_vars;
     std::vector<size_t> m_output_var_slot;  // per output, its var slot
+    std::vector<size_t> m_fresh_outputs;    // var slots of static outputs: allocated every run
     std::vector<Step> m_steps;
     std::vector<Arena> m_arenas;
     std::vector<std::shared_ptr<Blob>> m_arena_blobs;

@@ -38,6 +38,8 @@ struct CompileOptions {
     bool eliminate_common_subexpr = true;  // passes/cse.cpp
     // Rounds differently from the unfolded graph: off unless asked (inference).
     bool fold_batch_norm = false;  // passes/fold_batch_norm.cpp
+    // Exact: ReLU's backward reads the RELU's output instead of its input.
+    bool mask_relu_grads = true;  // passes/relu_mask.cpp
     // Only where the backend has a ConvBias kernel of its own (see fuse_conv_bias).
     bool fuse_conv_bias = true;  // passes/fuse_conv_bias.cpp
     bool fuse_elemwise = true;   // passes/fuse_elemwise.cpp

@@ -30,6 +30,13 @@ size_t eliminate_common_subexpressions(ComputingGraph& graph, std::vector<VarNod
 // Returns the number of convolutions rewritten. passes/fold_batch_norm.cpp
 size_t fold_batch_norm(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
+// Rewrites SWITCH_GT0(x, grad) (ReLU's backward) into SWITCH_GT0(relu(x), grad) where a RELU
+// of x exists: the two agree everywhere, and x is then read by the RELU alone, so x dies at the
+// RELU (which may overwrite it in place) instead of living to the backward, and a convolution's
+// bias add before the RELU can fuse the activation into ConvBias. Run it before fuse_conv_bias
+// and fuse_elemwise. Returns the number of nodes rewritten. passes/relu_mask.cpp
+size_t mask_relu_grads_by_output(ComputingGraph& graph, std::vector<VarNode*>& outputs);
+
 // Rewrites ConvolutionForward followed by an ADD of a (1, OC, 1, ...) bias, an ADD of a residual
 // of the output's shape, and a RELU, SIGMOID or H_SWISH (any of them, in that order, each read
 // only by the next) into one ConvBias; an absent bias or residual is a constant of ndim 0. With
