@@ -221,7 +221,7 @@ class trace:
             common-subexpression elimination and in-place reuse of dying buffers; 2 also fuses
             chains of elementwise ops into one pass over memory and convolution + bias (+
             residual) + activation into ConvBias (where the backend has a ConvBias kernel of its
-            own); 3 also folds BatchNorm in inference form into the convolution before it (the
+            own) and, on x86, keeps chains of convolutions in oneDNN's blocked layout; 3 also folds BatchNorm in inference form into the convolution before it (the
             weights must be constants: ``capture_as_const``). Default: 2
         graph_opt_config: a :class:`GraphOptimizationConfig`; accepted, no effect (its
             switches fuse dimshuffles and reductions into JIT kernels, which NeoMeg has not;
