@@ -114,18 +114,28 @@ private:
         const dnnl::engine& engine = x86_handle().engine();
         memory::desc w_md = any_weights_desc(filter, *g);
         using dnnl::convolution_forward;
-        auto kind = dnnl::prop_kind::forward_inference;
-        auto alg = dnnl::algorithm::convolution_direct;
-        auto desc =
-                has_bias ? convolution_forward::desc(
-                                   kind, alg, *src_md, w_md,
-                                   memory::desc({static_cast<memory::dim>(oc)},
-                                                *dnnl_type_of(bias.dtype), memory::format_tag::any),
-                                   *dst_md, g->stride, g->dilate, g->pad, g->pad)
-                         : convolution_forward::desc(kind, alg, *src_md, w_md, *dst_md, g->stride,
-                                                     g->dilate, g->pad, g->pad);
-        convolution_forward::primitive_desc pd(desc, post_ops_attr(m_param.nonlineMode, has_z),
-                                               engine);
+        auto make_pd = [&](const memory::desc& src_d, const memory::desc& dst_d) {
+            auto kind = dnnl::prop_kind::forward_inference;
+            auto alg = dnnl::algorithm::convolution_direct;
+            auto desc = has_bias ? convolution_forward::desc(
+                                           kind, alg, src_d, w_md,
+                                           memory::desc({static_cast<memory::dim>(oc)},
+                                                        *dnnl_type_of(bias.dtype),
+                                                        memory::format_tag::any),
+                                           dst_d, g->stride, g->dilate, g->pad, g->pad)
+                                 : convolution_forward::desc(kind, alg, src_d, w_md, dst_d,
+                                                             g->stride, g->dilate, g->pad, g->pad);
+            return convolution_forward::primitive_desc(
+                    desc, post_ops_attr(m_param.nonlineMode, has_z), engine);
+        };
+        // The blocked layouts as they are, where a fast implementation takes them; else the
+        // primitive's own choice, which the operands reorder to and from (oneDNN has no fast
+        // kernel for a blocked src of a few channels, LeNet's 6, and would run its reference).
+        auto pd = make_pd(*src_md, *dst_md);
+        if (is_reference_impl(pd.impl_info_str()))
+            pd = make_pd(any_desc(s.plain_src), *dst_md);
+        if (is_reference_impl(pd.impl_info_str()))
+            pd = make_pd(any_desc(s.plain_src), any_desc(s.plain_dst));
 
         auto conv = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());
         if (has_z) {
