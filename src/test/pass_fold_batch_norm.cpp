@@ -14,7 +14,7 @@ namespace {
 
 CompileOptions unoptimized() {
     CompileOptions o;
-    o.fuse_conv_bias = o.fuse_elemwise = false;
+    o.fuse_conv_bias = o.fuse_elemwise = o.propagate_layouts = false;
     return o;
 }
 

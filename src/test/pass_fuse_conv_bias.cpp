@@ -24,7 +24,7 @@ ops::ConvolutionForward conv(int32_t pad) {
 
 CompileOptions no_fusion() {
     CompileOptions o;
-    o.fuse_conv_bias = o.fuse_elemwise = false;
+    o.fuse_conv_bias = o.fuse_elemwise = o.propagate_layouts = false;
     o.eliminate_common_subexpr = false;  // c1 and c4 are the same convolution
     return o;
 }

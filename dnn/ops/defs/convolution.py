@@ -16,6 +16,14 @@ CONV_GROUP = field(
     "group", "uint32", 1, "channel groups; filter is (OC, IC/group, k...), both divisible"
 )
 
+NONLINE_MODE = enum(
+    "nonlineMode",
+    "NonlineMode",
+    ["IDENTITY", "RELU", "SIGMOID", "H_SWISH"],
+    "IDENTITY",
+    "H_SWISH is x * min(max(x + 3, 0), 6) / 6",
+)
+
 CONVOLUTION = params(
     "Convolution",
     "Geometry of a convolution; defaults suit 2-D, other ranks must give 1 or 3 entries.",
@@ -63,17 +71,43 @@ op(
     param=params(
         "ConvBias",
         "A convolution's geometry and the nonlinearity applied after bias and z.",
-        enum(
-            "nonlineMode",
-            "NonlineMode",
-            ["IDENTITY", "RELU", "SIGMOID", "H_SWISH"],
-            "IDENTITY",
-            "H_SWISH is x * min(max(x + 3, 0), 6) / 6",
-        ),
+        NONLINE_MODE,
         CONV_MODE,
         CONV_STRIDE,
         CONV_PADDING,
         CONV_DILATION,
         CONV_GROUP,
+    ),
+)
+
+# The channel-blocked form of ConvBias that the graph's layout pass (src/graph/passes/
+# propagate_channel_blocked.cpp) runs consecutive convolutions in; see ChannelBlock
+# (tensor_shape.py) for the layout.
+op(
+    "ConvBiasBlocked",
+    "ConvBias on channel-blocked tensors (ChannelBlock's layout): src is (N, ceil(IC/block), "
+    "in..., block) or plain (N, IC, in...); filter and bias as ConvBias's; z (or ndim 0: absent) "
+    "and dst are (N, ceil(OC/block), out..., block). Channels past IC/OC in the last block are "
+    "zero in dst and must be zero in src and z.",
+    inputs=["src", "filter", "bias", "z"],
+    outputs=["dst"],
+    param=params(
+        "ConvBiasBlocked",
+        "ConvBias's params, the channel block of z and dst (and of src when blocked), and whether "
+        "the filter is a constant.",
+        NONLINE_MODE,
+        CONV_MODE,
+        CONV_STRIDE,
+        CONV_PADDING,
+        CONV_DILATION,
+        CONV_GROUP,
+        field("block", "uint32", 16, "channels per block, >= 1; a blocked src's last dim"),
+        field(
+            "filter_is_const",
+            "bool",
+            False,
+            "the caller promises that the values at the filter's address never change while the "
+            "operator lives, so a kernel may keep a converted copy from its first call",
+        ),
     ),
 )

@@ -36,6 +36,16 @@ op(
     param=POOLING,
 )
 
+op(
+    "PoolingBlocked",
+    "PoolingForward on a channel-blocked src (N, ceil(C/block), in..., block) (ChannelBlock's "
+    "layout), giving dst (N, ceil(C/block), out..., block); channels past C must be zero in src "
+    "and are zero in dst.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=POOLING,
+)
+
 ADAPTIVE_POOLING = params(
     "AdaptivePooling",
     "Pooling to a fixed output size: output i covers [floor(i*in/out), ceil((i+1)*in/out)).",

@@ -144,3 +144,34 @@ op(
     inputs=["src", "count"],
     outputs=["dst"],
 )
+
+# oneDNN's blocked activation formats (nChw16c, nChw8c, ...) as plain dense tensors with one more
+# axis, so that graph vars, the memory planner and elementwise kernels need nothing new: channel c
+# of (N, C, spatial...) lies at [n, c / block, spatial..., c % block]. The graph's layout pass
+# (src/graph/passes/propagate_channel_blocked.cpp) keeps chains of convolutions in this layout
+# (ConvBiasBlocked, PoolingBlocked) and converts only at their edges.
+op(
+    "ChannelBlock",
+    "Copies src (N, C, spatial...) into dst (N, ceil(C/block), spatial..., block): channel c at "
+    "[n, c / block, spatial..., c % block]; the channels past C in the last block are zero.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=params(
+        "ChannelBlock",
+        "The number of channels per block.",
+        field("block", "uint32", 16, "channels per block, >= 1"),
+    ),
+)
+
+op(
+    "ChannelUnblock",
+    "The inverse of ChannelBlock: src (N, ceil(C/block), spatial..., block) back to dst "
+    "(N, C, spatial...); block is src's last dim, C the param.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=params(
+        "ChannelUnblock",
+        "The number of channels of dst.",
+        field("channels", "uint32", 1, "C; ceil(C / block) must be src's dim 1"),
+    ),
+)

@@ -1,29 +1,11 @@
 // Naive ConvBias: the convolution sum, then + bias (broadcast) + z, then the nonlinearity, all in
 // double before the one rounding to the output dtype.
-#include <algorithm>
-#include <cmath>
-
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/convolution.h"
 #include "src/naive/handle.h"
 
 namespace neomeg::dnn::naive {
 namespace {
-
-double apply_nonlinearity(param::ConvBias::NonlineMode mode, double x) {
-    using Mode = param::ConvBias::NonlineMode;
-    switch (mode) {
-        case Mode::IDENTITY:
-            return x;
-        case Mode::RELU:
-            return std::max(x, 0.0);
-        case Mode::SIGMOID:
-            return 1 / (1 + std::exp(-x));
-        case Mode::H_SWISH:
-            return x * std::clamp(x + 3, 0.0, 6.0) / 6;
-    }
-    return x;
-}
 
 class ConvBiasImpl final : public ConvBias {
 public:
@@ -51,7 +33,7 @@ public:
                 if (has_z)
                     s += load_as_double<T>(z, offset5(zs, n, oc, o));
                 store_from_double<T>(dst, offset5(ds, n, oc, o),
-                                     apply_nonlinearity(m_param.nonlineMode, s));
+                                     conv_bias_nonlinearity(m_param.nonlineMode, s));
             });
         });
     }

@@ -3,6 +3,9 @@
 // broadcast or negatively strided layout works; sums are taken in double.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+
 #include "src/common/convolution_geometry.h"
 #include "src/naive/iterate.h"
 
@@ -16,6 +19,22 @@ double load_as_double(const TensorND& t, ptrdiff_t off) {
 template <class T>
 void store_from_double(const TensorND& t, ptrdiff_t off, double v) {
     elem<T>(t, off) = static_cast<T>(static_cast<compute_type_t<T>>(v));
+}
+
+// ConvBias's nonlinearity (ConvBiasBlocked's has the same members), in double.
+inline double conv_bias_nonlinearity(param::ConvBias::NonlineMode mode, double x) {
+    using Mode = param::ConvBias::NonlineMode;
+    switch (mode) {
+        case Mode::IDENTITY:
+            return x;
+        case Mode::RELU:
+            return std::max(x, 0.0);
+        case Mode::SIGMOID:
+            return 1 / (1 + std::exp(-x));
+        case Mode::H_SWISH:
+            return x * std::clamp(x + 3, 0.0, 6.0) / 6;
+    }
+    return x;
 }
 
 // Calls f(p) for every position p (a std::array of three indices) of a D x H x W extent.

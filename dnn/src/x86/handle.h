@@ -28,6 +28,9 @@ public:
         return std::unique_ptr<Op>(static_cast<Op*>(create_naive_operator(Op::kType).release()));
     }
 
+    // channel_blocked.cpp
+    size_t preferred_channel_block() const override;
+
     const dnnl::engine& engine() const { return m_engine; }
     dnnl::stream& stream() { return m_stream; }
 

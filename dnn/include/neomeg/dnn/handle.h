@@ -54,6 +54,9 @@ public:
     // naive one for it (every op has its own on the naive handle). Graph passes ask before
     // rewriting into an op that would otherwise be slower than what it replaces.
     bool has_own_kernel(OpType type) const;
+    // The channel block (ChannelBlock's `block`) this backend's convolutions run fastest on, or 0
+    // where it prefers plain (N, C, spatial...) tensors: the graph's layout pass asks.
+    virtual size_t preferred_channel_block() const { return 0; }
 
     template <class Op>
     std::unique_ptr<Op> create_operator() {

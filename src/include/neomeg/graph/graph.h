@@ -31,8 +31,8 @@ struct InsertOptions {
 };
 
 // The passes compile() runs, in this order: fold_constants, eliminate_common_subexpr,
-// fold_batch_norm, fuse_conv_bias, fuse_elemwise, then dead-code removal; reuse_inplace is the
-// memory plan's.
+// fold_batch_norm, fuse_conv_bias, propagate_layouts, fuse_elemwise, then dead-code removal;
+// reuse_inplace is the memory plan's.
 struct CompileOptions {
     bool fold_constants = true;            // passes/const_fold.cpp
     bool eliminate_common_subexpr = true;  // passes/cse.cpp
@@ -42,7 +42,10 @@ struct CompileOptions {
     bool mask_relu_grads = true;  // passes/relu_mask.cpp
     // Only where the backend has a ConvBias kernel of its own (see fuse_conv_bias).
     bool fuse_conv_bias = true;  // passes/fuse_conv_bias.cpp
-    bool fuse_elemwise = true;   // passes/fuse_elemwise.cpp
+    // Chains of convolutions on the backend's blocked layout, where it prefers one (x86 with
+    // AVX2 or AVX-512); other backends are left alone. passes/propagate_channel_blocked.cpp
+    bool propagate_layouts = true;
+    bool fuse_elemwise = true;  // passes/fuse_elemwise.cpp
     // An elementwise step writes its output over an input of the same layout whose last reader
     // it is (an intermediate, never a graph input, a constant or an output). executable.cpp
     bool reuse_inplace = true;

@@ -46,6 +46,19 @@ size_t mask_relu_grads_by_output(ComputingGraph& graph, std::vector<VarNode*>& o
 size_t fuse_conv_bias(ComputingGraph& graph, std::vector<VarNode*>& outputs,
                       bool require_own_kernel = false);
 
+// Runs chains of convolutions (ConvolutionForward, ConvBias), max/average poolings and the
+// elementwise ops between them (RELU, ADD, SUB, MUL, MAX, MIN, ABS, NEGATE: modes that keep zeros
+// zero) on 2-D float32 tensors in ChannelBlock's layout (oneDNN's nChw<block>c as a dense
+// (N, ceil(C/block), H, W, block) tensor): ConvBiasBlocked, PoolingBlocked and Elemwise on the
+// blocked tensors, with a ChannelBlock where a member reads a plain value and a ChannelUnblock
+// where anything else (or the caller) reads a member's value. A convolution of a plain src whose
+// value no member reads stays as it is. Constant filters are marked so that the kernels convert
+// them once. `block` 0 asks each node's backend (dnn::Handle::preferred_channel_block; nodes on a
+// backend that prefers none are left alone). Returns the number of nodes rewritten.
+// passes/propagate_channel_blocked.cpp
+size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& outputs,
+                                 size_t block = 0);
+
 // Replaces each group of Elemwise nodes on one comp node that compute in one dtype, give one
 // shape, and whose intermediate results only the group reads (and are not outputs), by one
 // FusedElemwise node (graph/fused_elemwise.h) that makes a single pass over memory. Returns the
