@@ -28,7 +28,7 @@ struct AllReduceArgs {
 constexpr size_t kExchangeMaxBytes = size_t{256} << 10;
 // The ring receives a chunk in segments of at most this size into a buffer that stays in cache
 // for the segment's reduction, which runs while the kernel moves the next one.
-constexpr size_t kRingSegmentBytes = size_t{256} << 10;
+constexpr size_t kRingSegmentBytes = size_t{1} << 20;
 
 // Every rank sends its input to every other rank and reduces the n inputs in rank order, so
 // that all ranks compute the same bits.
