@@ -10,6 +10,7 @@
 #if NEOMEG_WITH_GLOO
 #include <cstring>
 
+#include "distributed_async_ops.h"
 #include "neomeg/distributed/communicator.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
@@ -114,17 +115,6 @@ size_t part_of(const imperative::Tensor& t, int size, const char* what) {
 
 py::object wrap(imperative::Tensor t) {
     return py::cast(TensorWrapper{std::move(t)});
-}
-
-// Runs f without the GIL where this thread holds it (Gloo never needs it).
-template <class F>
-void without_gil(F&& f) {
-    if (PyGILState_Check()) {
-        py::gil_scoped_release nogil;
-        f();
-    } else {
-        f();
-    }
 }
 
 // All-reduce as an op of the eager runtime, which a traced graph holds and runs on every replay
@@ -232,6 +222,12 @@ private:
     imperative::Tensor m_in, m_out;
 };
 
+// A bucket's all-reduce between its start op and its wait op.
+struct PendingAllReduce {
+    std::shared_ptr<AsyncAllReduceSlot> slot;
+    int index;
+};
+
 class PyCommunicator {
 public:
     PyCommunicator(py::object client, const std::string& prefix, int rank, int size,
@@ -267,6 +263,29 @@ public:
         AllReduceOpDef def(m_comm, reduce_op(op));
         std::array<imperative::Tensor, 1> in{t.value};
         return wrap(imperative::apply(def, in)[0]);
+    }
+
+    // The all-reduce as a start op and a wait op (distributed_async_ops.h): both recorded by an
+    // active trace, which then overlaps the communication with the ops recorded between them.
+    py::tuple all_reduce_start_op(const py::object& x, const std::string& op, int index) {
+        const auto& t = x.cast<const TensorWrapper&>();
+        host_input(t, "all_reduce");
+        trace::note_if_tracing(x.ptr());
+        auto slot = std::make_shared<AsyncAllReduceSlot>();
+        auto def = make_all_reduce_start(m_comm, reduce_op(op), index, slot);
+        std::array<imperative::Tensor, 1> in{t.value};
+        auto out = imperative::apply(*def, in)[0];
+        return py::make_tuple(wrap(std::move(out)), PendingAllReduce{std::move(slot), index});
+    }
+
+    py::object all_reduce_wait_op(const PendingAllReduce& pending, const py::object& started,
+                                  const py::object& x) {
+        trace::note_if_tracing(started.ptr());
+        trace::note_if_tracing(x.ptr());
+        auto def = make_all_reduce_wait(m_comm, pending.index, pending.slot);
+        std::array<imperative::Tensor, 2> in{started.cast<const TensorWrapper&>().value,
+                                             x.cast<const TensorWrapper&>().value};
+        return wrap(imperative::apply(*def, in)[0]);
     }
 
     std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
@@ -418,6 +437,8 @@ void init_distributed(py::module_& m) {
                  "Blocks until the all-reduce is done and returns its result (raises CommError "
                  "when it failed).")
             .def_property_readonly("completed", &PyWork::completed);
+    py::class_<PendingAllReduce>(d, "PendingAllReduce",
+                                 "A bucket's all-reduce between its start op and its wait op.");
     py::class_<PyCommunicator>(d, "Communicator",
                                "One rank's Gloo connections to the other ranks of a group.")
             .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
@@ -428,6 +449,12 @@ void init_distributed(py::module_& m) {
             .def("all_reduce", &PyCommunicator::all_reduce)
             .def("all_reduce_op", &PyCommunicator::all_reduce_op,
                  "all_reduce as an op: differentiable (sum) and held by a traced graph.")
+            .def("all_reduce_start_op", &PyCommunicator::all_reduce_start_op,
+                 "Starts all_reduce as an op (traced graphs hold it); returns (result buffer, "
+                 "PendingAllReduce). Read the result only through all_reduce_wait_op.")
+            .def("all_reduce_wait_op", &PyCommunicator::all_reduce_wait_op,
+                 "Waits for a started all-reduce as an op; takes its PendingAllReduce, the "
+                 "start's result buffer and its input; returns the result.")
             .def("all_reduce_async", &PyCommunicator::all_reduce_async,
                  "Starts an all-reduce on the communicator's worker thread; returns a Work.")
             .def("reduce", &PyCommunicator::reduce)

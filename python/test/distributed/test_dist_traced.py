@@ -1,6 +1,6 @@
 """Collectives inside jit.trace: a traced data-parallel training step (make_allreduce_cb) is
-compiled with its all-reduce as a graph op and gives the parameters of single-process training
-on the concatenated batch; a traced all_reduce_sum sums every call's inputs; a collective the
+compiled with its all-reduce as graph ops (a start where the bucket fills, a wait after
+backward) and gives the parameters of single-process training on the concatenated batch; a traced all_reduce_sum sums every call's inputs; a collective the
 graph cannot hold ends the recording with a warning and runs eagerly, still on every call."""
 
 import warnings
@@ -17,12 +17,15 @@ from megengine.autodiff import GradManager
 from megengine.jit import trace
 
 
-def _traced_training():
+def _traced_training(pack_bytes=None):
     r = dist.get_rank()
     model = SmallCNN()
     dist.bcast_list_(list(model.parameters()))
     initial = _state(model)
-    gm = GradManager().attach(model.parameters(), callbacks=[dist.make_allreduce_cb("mean")])
+    cb = dist.make_allreduce_cb("mean")
+    if pack_bytes is not None:
+        cb._param_pack_thd = pack_bytes
+    gm = GradManager().attach(model.parameters(), callbacks=[cb])
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     @trace(symbolic=True)
@@ -40,7 +43,8 @@ def _traced_training():
         for x, y in zip(data[:, shard], labels[:, shard]):
             step(mge.Tensor(x), mge.Tensor(y))
     ops = [op for op, _ in step.ops]
-    return initial, _state(model), [str(w.message) for w in caught], (ops, step._mode)
+    graph = step._graph_text().splitlines()
+    return initial, _state(model), [str(w.message) for w in caught], (ops, step._mode, graph)
 
 
 def test_traced_data_parallel_step_equals_single_process_training():
@@ -55,8 +59,32 @@ def test_traced_data_parallel_step_equals_single_process_training():
     # Compiled, not run eagerly: the gradients' all-reduce is an op of the graph (one bucket),
     # which the later steps (replays of the graph) ran with their own gradients.
     assert warned == []
-    assert ops[0].count("AllReduce(sum)") == 1
+    assert ops[0].count("AllReduceStart(0)") == 1
+    assert ops[0].count("AllReduceWait(0)") == 1
     assert ops[1] == "graph"  # the later calls replayed the compiled graph
+
+
+def test_traced_step_starts_each_bucket_during_backward_and_waits_after_it():
+    # One bucket per gradient (a pack threshold of 0 bytes): each bucket's all-reduce starts
+    # as soon as its gradient is computed. The compiled graph runs its steps in this order, so
+    # the first buckets' communication (on the communicator's thread) runs while the steps
+    # after their start compute the remaining gradients; the waits come after all of them.
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_training)(0)
+    (init0, final0, warned, (_, mode, graph)), (_, final1, _, _) = results
+    assert warned == [] and mode == "graph"
+    expect = _single(init0)
+    for k in expect:
+        np.testing.assert_array_equal(final0[k], final1[k])
+        np.testing.assert_allclose(final0[k], expect[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    starts = [i for i, line in enumerate(graph) if "AllReduceStart(" in line]
+    waits = [i for i, line in enumerate(graph) if "AllReduceWait(" in line]
+    backward = [i for i, line in enumerate(graph) if "Backward" in line]
+    assert len(starts) == len(waits) == 4, graph  # SmallCNN's 4 parameters
+    assert backward, graph
+    # The first bucket starts before the last gradient's backward kernel runs...
+    assert starts[0] < backward[-1], graph
+    # ...and every wait follows every start and every backward kernel.
+    assert max(starts + backward) < min(waits), graph
 
 
 def _traced_collectives():
