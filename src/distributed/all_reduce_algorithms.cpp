@@ -50,7 +50,11 @@ void ring_all_reduce(TcpLinks& links, const AllReduceArgs& a, size_t segment_byt
         size_t begin = std::min(a.count, k * chunk);
         return std::pair{begin, std::min(a.count, begin + chunk)};
     };
-    std::vector<std::byte> tmp(std::min(seg, chunk) * esize);
+    // Segments arrive straight into the output, where the reduction reads them back while the
+    // kernel fills the next ones; in place (out == in) they must not overwrite the input before
+    // it is read, so each goes through one buffer instead, received only after its reduction.
+    const bool in_place = a.out == a.in;
+    std::vector<std::byte> tmp(in_place ? std::min(seg, chunk) * esize : 0);
     std::vector<TcpLinks::Piece> sends(1), recvs;
 
     // Reduce-scatter: at step s this rank adds its input to the partial sum of chunk r - s - 1
@@ -62,13 +66,13 @@ void ring_all_reduce(TcpLinks& links, const AllReduceArgs& a, size_t segment_byt
         auto [rb, re] = bounds(r - s - 1);
         recvs.clear();
         for (size_t b = rb; b < re; b += seg)
-            recvs.push_back({prev, tmp.data(), (std::min(re, b + seg) - b) * esize});
-        // The link receives segment i + 1 into tmp only after this returns.
+            recvs.push_back({prev, in_place ? tmp.data() : out + b * esize,
+                             (std::min(re, b + seg) - b) * esize});
         auto reduce_segment = [&](size_t i) {
             size_t off = (rb + i * seg) * esize;
-            a.reduce(out + off, in + off, tmp.data(), recvs[i].bytes / esize);
+            a.reduce(out + off, in + off, recvs[i].ptr, recvs[i].bytes / esize);
         };
-        links.transfer(sends, recvs, reduce_segment, a.deadline);
+        links.transfer(sends, recvs, reduce_segment, a.deadline, !in_place);
     }
     // All-gather: the reduced chunks travel around the ring, straight into the output.
     for (int t = 0; t < n - 1; ++t) {

@@ -26,8 +26,8 @@ struct AllReduceArgs {
 
 // At or below this many bytes the ranks exchange whole inputs; above it, the ring.
 constexpr size_t kExchangeMaxBytes = size_t{256} << 10;
-// The ring receives a chunk in segments of at most this size into a buffer that stays in cache
-// for the segment's reduction, which runs while the kernel moves the next one.
+// The ring reduces a received chunk in segments of at most this size, each while the kernel
+// moves the next ones (and while it is still in cache).
 constexpr size_t kRingSegmentBytes = size_t{1} << 20;
 
 // Every rank sends its input to every other rank and reduces the n inputs in rank order, so

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -227,7 +228,7 @@ private:
             lock.unlock();
             std::exception_ptr error;
             try {
-                m_links.run(m_sends, {}, nullptr, m_deadline, &m_abort);
+                m_links.run(m_sends, {}, nullptr, m_deadline, false, &m_abort);
             } catch (...) {
                 error = std::current_exception();
             }
@@ -261,19 +262,20 @@ void TcpLinks::fail(const std::string& what) const {
 }
 
 void TcpLinks::transfer(std::span<const Piece> sends, std::span<const Piece> recvs,
-                        const std::function<void(size_t)>& received, Clock::time_point deadline) {
+                        const std::function<void(size_t)>& received, Clock::time_point deadline,
+                        bool recv_ahead) {
     size_t send_bytes = 0;
     for (const Piece& p : sends)
         send_bytes += p.bytes;
     if (recvs.empty() || send_bytes < kThreadedSendBytes) {
-        run(sends, recvs, received, deadline, nullptr);
+        run(sends, recvs, received, deadline, recv_ahead, nullptr);
         return;
     }
     if (!m_sender)
         m_sender = std::make_unique<Sender>(*this);
     m_sender->start(sends, deadline);
     try {
-        run({}, recvs, received, deadline, nullptr);
+        run({}, recvs, received, deadline, recv_ahead, nullptr);
     } catch (...) {
         m_sender->finish(true);
         throw;
@@ -283,7 +285,8 @@ void TcpLinks::transfer(std::span<const Piece> sends, std::span<const Piece> rec
 
 void TcpLinks::run(std::span<const Piece> sends, std::span<const Piece> recvs,
                    const std::function<void(size_t)>& received, Clock::time_point deadline,
-                   const std::atomic<bool>* abort) {
+                   bool recv_ahead, const std::atomic<bool>* abort) {
+    constexpr size_t kMaxIov = 64;
     // Per peer: the pieces of each direction in order, the current one and the bytes done of it.
     struct Queue {
         std::vector<size_t> items;
@@ -326,10 +329,22 @@ void TcpLinks::run(std::span<const Piece> sends, std::span<const Piece> recvs,
             }
             auto& r = in[static_cast<size_t>(p)];
             while (r.pending()) {
-                size_t idx = r.items[r.next];
-                const Piece& piece = recvs[idx];
-                if (r.done < piece.bytes) {
-                    ssize_t rv = ::recv(fd, piece.ptr + r.done, piece.bytes - r.done, MSG_DONTWAIT);
+                // The current piece's rest and, with recv_ahead, the following ones: a single
+                // system call takes whatever the socket holds.
+                iovec iov[kMaxIov];
+                size_t niov = 0;
+                for (size_t k = r.next; k < r.items.size() && niov < (recv_ahead ? kMaxIov : 1);
+                     ++k) {
+                    const Piece& piece = recvs[r.items[k]];
+                    size_t skip = k == r.next ? r.done : 0;
+                    iov[niov++] = {piece.ptr + skip, piece.bytes - skip};
+                }
+                ssize_t rv = 0;
+                if (iov[0].iov_len) {
+                    msghdr msg{};
+                    msg.msg_iov = iov;
+                    msg.msg_iovlen = niov;
+                    rv = ::recvmsg(fd, &msg, MSG_DONTWAIT);
                     if (rv == 0)
                         fail("rank " + std::to_string(p) +
                              " closed its link (it exited or failed)");
@@ -338,14 +353,23 @@ void TcpLinks::run(std::span<const Piece> sends, std::span<const Piece> recvs,
                             break;
                         fail("receiving from rank " + std::to_string(p) + ": " + sys_error("recv"));
                     }
-                    r.done += static_cast<size_t>(rv);
                     moved = true;
                 }
-                if (r.done == piece.bytes) {
+                // Hand out the pieces this completed (an empty one completes at once).
+                size_t got = static_cast<size_t>(rv);
+                while (r.pending()) {
+                    size_t idx = r.items[r.next];
+                    size_t take = std::min(got, recvs[idx].bytes - r.done);
+                    r.done += take;
+                    got -= take;
+                    if (r.done < recvs[idx].bytes)
+                        break;
                     ++r.next;
                     r.done = 0;
                     if (received)
                         received(idx);
+                    if (!got)
+                        break;
                 }
             }
             pending = pending || s.pending() || r.pending();

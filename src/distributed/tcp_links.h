@@ -44,13 +44,15 @@ public:
     // Sends and receives every piece, those of one peer and direction in the given order, all
     // peers and directions at once (so that two ranks sending to each other never block).
     // `received(i)` runs as soon as recvs[i] is complete, while later pieces are still moving;
-    // the next receive from that peer starts only after it returns. Throws CommError when a
-    // peer closes its link, a socket fails, or `deadline` passes. Large sends run on a second
+    // the next receive from that peer starts only after it returns, unless `recv_ahead` says
+    // that the pieces do not overlap: then one system call may fill several. Throws CommError when
+    // a peer closes its link, a socket fails, or `deadline` passes. Large sends run on a second
     // thread while this one receives: the kernel's copies of the two directions then proceed in
     // parallel, and on a busy machine the two threads get the share of the CPU that Gloo's
     // caller and loop threads get.
     void transfer(std::span<const Piece> sends, std::span<const Piece> recvs,
-                  const std::function<void(size_t)>& received, Clock::time_point deadline);
+                  const std::function<void(size_t)>& received, Clock::time_point deadline,
+                  bool recv_ahead = false);
 
     // Sends of at least this many bytes in one transfer go to the sending thread.
     static constexpr size_t kThreadedSendBytes = size_t{512} << 10;
@@ -61,7 +63,7 @@ private:
     // transfer()'s engine on the calling thread; stops early (throwing) once *abort is set.
     void run(std::span<const Piece> sends, std::span<const Piece> recvs,
              const std::function<void(size_t)>& received, Clock::time_point deadline,
-             const std::atomic<bool>* abort);
+             bool recv_ahead, const std::atomic<bool>* abort);
     [[noreturn]] void fail(const std::string& what) const;
 
     int m_rank;
