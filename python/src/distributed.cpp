@@ -1,5 +1,6 @@
 // megengine.core._imperative_rt.distributed: the Communicator (src/distributed/) on eager
-// tensors. Inputs are made contiguous; outputs are new tensors on the input's comp node. The
+// tensors, and NCCL's (device_communicator.h) on GPU tensors, queued on their comp node's
+// stream. Inputs are made contiguous; outputs are new tensors on the input's comp node. The
 // rendezvous store is the Python client of megengine.distributed.server, called with the GIL.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,9 +10,11 @@
 
 #if NEOMEG_WITH_GLOO
 #include <cstring>
+#include <mutex>
 
 #include "distributed_async_ops.h"
 #include "neomeg/distributed/communicator.h"
+#include "neomeg/distributed/device_communicator.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
 #include "trace.h"
@@ -68,6 +71,38 @@ private:
     py::object m_client;
 };
 
+// A group's communicators: Gloo's for CPU tensors, and NCCL's for GPU tensors, opened when the
+// group first communicates on a GPU (every rank reaches that collective, so the rendezvous meets).
+// Shared with the ops of traced graphs, which may outlive the Python object.
+struct GroupComms {
+    std::unique_ptr<PyStore> store;  // first: the communicators go before it
+    std::shared_ptr<dist::Communicator> host;
+    std::string prefix;
+    Millis timeout{};
+    std::mutex mutex;
+    std::unique_ptr<dist::DeviceCommunicator> gpu;
+
+    // NCCL's communicator on `cn`'s device; a group communicates on one GPU per process.
+    dist::DeviceCommunicator& device(CompNode cn) {
+        std::lock_guard lock(mutex);
+        if (!gpu) {
+            without_gil([&] {
+                gpu = dist::open_nccl_communicator(*store, prefix + "nccl/", host->rank(),
+                                                   host->size(), cn.device_index(), timeout);
+            });
+        } else if (gpu->device() != cn.device_index()) {
+            throw py::value_error("distributed: this process group communicates on gpu" +
+                                  std::to_string(gpu->device()) + ", got a tensor on " +
+                                  cn.to_string());
+        }
+        return *gpu;
+    }
+};
+
+bool on_gpu(const imperative::Tensor& t) {
+    return t.comp_node().device_type() == CompNode::DeviceType::CUDA;
+}
+
 dist::ReduceOp reduce_op(const std::string& name) {
     if (name == "sum")
         return dist::ReduceOp::Sum;
@@ -81,7 +116,8 @@ dist::ReduceOp reduce_op(const std::string& name) {
 imperative::Tensor host_input(const TensorWrapper& t, const char* what) {
     if (t.value.comp_node().device_type() != CompNode::DeviceType::CPU)
         throw py::type_error(std::string("distributed ") + what +
-                             ": the Gloo backend works on CPU tensors, got one on " +
+                             ": on GPU tensors NCCL has no such collective (all_gather or "
+                             "all_to_all can express it); got a tensor on " +
                              t.value.comp_node().to_string());
     return t.value.contiguous();
 }
@@ -122,18 +158,18 @@ py::object wrap(imperative::Tensor t) {
 // the same on every rank that traced the same code, so that its result is a constant too.
 class AllReduceOpDef final : public imperative::CustomOpDef {
 public:
-    AllReduceOpDef(std::shared_ptr<dist::Communicator> comm, dist::ReduceOp op)
-        : m_comm(std::move(comm)), m_op(op) {}
+    AllReduceOpDef(std::shared_ptr<GroupComms> comms, dist::ReduceOp op)
+        : m_comms(std::move(comms)), m_op(op) {}
 
     const char* name() const override { return "AllReduce"; }
     size_t hash() const override {
-        return std::hash<const void*>()(m_comm.get()) ^ static_cast<size_t>(m_op);
+        return std::hash<const void*>()(m_comms.get()) ^ static_cast<size_t>(m_op);
     }
     // Two all-reduces of one var give one value on every rank: CSE may merge them (each rank's
     // graph the same way), and a trace's check compares ops with it.
     bool is_same(const OpDef& rhs) const override {
         auto* r = dynamic_cast<const AllReduceOpDef*>(&rhs);
-        return r && r->m_comm == m_comm && r->m_op == m_op;
+        return r && r->m_comms == m_comms && r->m_op == m_op;
     }
     std::string to_string() const override {
         return std::string("AllReduce(") +
@@ -143,7 +179,7 @@ public:
                ")";
     }
     std::shared_ptr<OpDef> clone() const override {
-        return std::make_shared<AllReduceOpDef>(m_comm, m_op);
+        return std::make_shared<AllReduceOpDef>(m_comms, m_op);
     }
     bool graph_capable() const override { return true; }
     const imperative::GradRule* grad_rule() const override {
@@ -153,10 +189,8 @@ public:
     std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
         auto in = inputs[0].contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
-        without_gil([&] {
-            m_comm->all_reduce(in.dnn_tensor().raw_ptr(), out.dnn_tensor().raw_ptr(),
-                               in.shape().total_nr_elems(), in.dtype(), m_op);
-        });
+        all_reduce(in.comp_node(), in.dnn_tensor().raw_ptr(), out.dnn_tensor().raw_ptr(),
+                   in.shape().total_nr_elems(), in.dtype());
         return {out};
     }
     std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
@@ -169,15 +203,21 @@ public:
         return 0;
     }
     // A graph's replay (TraceSession::run).
-    void exec(CompNode, std::span<const dnn::TensorND> inputs,
+    void exec(CompNode cn, std::span<const dnn::TensorND> inputs,
               std::span<const dnn::TensorND> outputs, dnn::Workspace) const override {
-        without_gil([&] {
-            m_comm->all_reduce(inputs[0].raw_ptr(), outputs[0].raw_ptr(),
-                               inputs[0].layout.total_nr_elems(), inputs[0].layout.dtype, m_op);
-        });
+        all_reduce(cn, inputs[0].raw_ptr(), outputs[0].raw_ptr(), inputs[0].layout.total_nr_elems(),
+                   inputs[0].layout.dtype);
     }
 
 private:
+    // On a GPU node: NCCL, queued on the node's stream after the work that computed `in`.
+    void all_reduce(CompNode cn, const void* in, void* out, size_t n, dnn::DType dtype) const {
+        if (cn.device_type() == CompNode::DeviceType::CUDA)
+            m_comms->device(cn).all_reduce(in, out, n, dtype, m_op, cn.stream_handle());
+        else
+            without_gil([&] { m_comms->host->all_reduce(in, out, n, dtype, m_op); });
+    }
+
     // The adjoint of a sum over ranks is the sum of the ranks' output gradients.
     static std::vector<imperative::Tensor> sum_backward(const imperative::OpDef& op,
                                                         std::span<const imperative::Tensor>,
@@ -188,7 +228,7 @@ private:
     }
     static constexpr imperative::GradRule kSumRule{&AllReduceOpDef::sum_backward, false, false};
 
-    std::shared_ptr<dist::Communicator> m_comm;
+    std::shared_ptr<GroupComms> m_comms;
     dist::ReduceOp m_op;
 };
 
@@ -232,22 +272,30 @@ class PyCommunicator {
 public:
     PyCommunicator(py::object client, const std::string& prefix, int rank, int size,
                    double timeout_s, const std::string& hostname)
-        : m_store(std::make_unique<PyStore>(std::move(client))) {
+        : m_comms(std::make_shared<GroupComms>()) {
         if (!(timeout_s > 0))
             throw py::value_error("distributed: the timeout must be positive");
+        m_comms->store = std::make_unique<PyStore>(std::move(client));
+        m_comms->prefix = prefix;
+        m_comms->timeout = Millis(static_cast<int64_t>(timeout_s * 1000));
         py::gil_scoped_release nogil;
-        m_comm = std::make_shared<dist::Communicator>(
-                *m_store, prefix, rank, size, Millis(static_cast<int64_t>(timeout_s * 1000)),
-                hostname);
+        m_comm = std::make_shared<dist::Communicator>(*m_comms->store, prefix, rank, size,
+                                                      m_comms->timeout, hostname);
+        m_comms->host = m_comm;
     }
 
     int rank() const { return m_comm->rank(); }
     int size() const { return m_comm->size(); }
 
     py::object all_reduce(const TensorWrapper& x, const std::string& op) {
-        auto in = host_input(x, "all_reduce");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto rop = reduce_op(op);
+        if (on_gpu(in)) {
+            gpu(in).all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop,
+                               stream(in));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop);
@@ -258,9 +306,8 @@ public:
     // all_reduce through apply(): differentiable (sum), and recorded by an active trace.
     py::object all_reduce_op(const py::object& x, const std::string& op) {
         const auto& t = x.cast<const TensorWrapper&>();
-        host_input(t, "all_reduce");
         trace::note_if_tracing(x.ptr());
-        AllReduceOpDef def(m_comm, reduce_op(op));
+        AllReduceOpDef def(m_comms, reduce_op(op));
         std::array<imperative::Tensor, 1> in{t.value};
         return wrap(imperative::apply(def, in)[0]);
     }
@@ -269,7 +316,9 @@ public:
     // active trace, which then overlaps the communication with the ops recorded between them.
     py::tuple all_reduce_start_op(const py::object& x, const std::string& op, int index) {
         const auto& t = x.cast<const TensorWrapper&>();
-        host_input(t, "all_reduce");
+        if (on_gpu(t.value))  // NCCL is asynchronous on the stream already: all_reduce_op
+            throw py::type_error("distributed all_reduce_start_op: takes CPU tensors, got one on " +
+                                 t.value.comp_node().to_string());
         trace::note_if_tracing(x.ptr());
         auto slot = std::make_shared<AsyncAllReduceSlot>();
         auto def = make_all_reduce_start(m_comm, reduce_op(op), index, slot);
@@ -289,18 +338,30 @@ public:
     }
 
     std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
-        auto in = host_input(x, "all_reduce");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        if (on_gpu(in)) {
+            // NCCL on the node's stream is asynchronous already: the Work is done on the host's
+            // side, and the work queued after it on the stream sees its result.
+            gpu(in).all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(),
+                               reduce_op(op), stream(in));
+            auto done = std::make_shared<dist::Work>();
+            done->finish(nullptr);
+            return std::make_unique<PyWork>(std::move(done), std::move(in), std::move(out));
+        }
         auto work = m_comm->all_reduce_async(ptr(in), ptr(out), in.shape().total_nr_elems(),
                                              in.dtype(), reduce_op(op));
         return std::make_unique<PyWork>(std::move(work), std::move(in), std::move(out));
     }
 
     py::object reduce(const TensorWrapper& x, const std::string& op, int root) {
-        auto in = host_input(x, "reduce");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto rop = reduce_op(op);
-        {
+        if (on_gpu(in)) {
+            gpu(in).reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop, root,
+                           stream(in));
+        } else {
             py::gil_scoped_release nogil;
             m_comm->reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop, root);
         }
@@ -309,9 +370,13 @@ public:
 
     // Every rank passes a tensor of the root's shape and dtype; only the root's values count.
     py::object broadcast(const TensorWrapper& x, int root) {
-        auto in = host_input(x, "broadcast");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         size_t n = in.shape().total_nr_elems();
+        if (on_gpu(in)) {
+            gpu(in).broadcast(ptr(in), ptr(out), n, in.dtype(), root, stream(in));
+            return wrap(out);
+        }
         if (rank() == root && n)
             std::memcpy(ptr(out), ptr(in), in.dtype().size(n));
         {
@@ -322,10 +387,15 @@ public:
     }
 
     py::object all_gather(const TensorWrapper& x) {
-        auto in = host_input(x, "all_gather");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(
                 with_first_dim(in.shape(), first_dim(in.shape()) * size()), in.dtype(),
                 in.comp_node());
+        if (on_gpu(in)) {
+            gpu(in).all_gather(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(),
+                               stream(in));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->all_gather(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype());
@@ -362,9 +432,14 @@ public:
     }
 
     py::object all_to_all(const TensorWrapper& x) {
-        auto in = host_input(x, "all_to_all");
+        auto in = x.value.contiguous();
         part_of(in, size(), "all_to_all");
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        if (on_gpu(in)) {
+            gpu(in).all_to_all(ptr(in), ptr(out), in.shape().total_nr_elems() / size(), in.dtype(),
+                               stream(in));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->all_to_all(ptr(in), ptr(out), in.shape().total_nr_elems() / size(), in.dtype());
@@ -374,9 +449,16 @@ public:
 
     // All-reduce, then this rank keeps its part of the first axis.
     py::object reduce_scatter(const TensorWrapper& x, const std::string& op) {
-        auto in = host_input(x, "reduce_scatter");
+        auto in = x.value.contiguous();
         size_t part = part_of(in, size(), "reduce_scatter");
         auto rop = reduce_op(op);
+        if (on_gpu(in)) {
+            auto out = imperative::Tensor::empty(with_first_dim(in.shape(), part), in.dtype(),
+                                                 in.comp_node());
+            gpu(in).reduce_scatter(ptr(in), ptr(out), out.shape().total_nr_elems(), in.dtype(), rop,
+                                   stream(in));
+            return wrap(out);
+        }
         auto full = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto out = imperative::Tensor::empty(with_first_dim(in.shape(), part), in.dtype(),
                                              in.comp_node());
@@ -392,7 +474,11 @@ public:
     }
 
     void send(const TensorWrapper& x, int dst, uint32_t tag) {
-        auto in = host_input(x, "send");
+        auto in = x.value.contiguous();
+        if (on_gpu(in)) {  // NCCL matches a send with the peer's next recv from this rank
+            gpu(in).send(ptr(in), in.shape().total_nr_elems(), in.dtype(), dst, stream(in));
+            return;
+        }
         py::gil_scoped_release nogil;
         m_comm->send(ptr(in), in.shape().total_nr_elems(), in.dtype(), dst, tag);
     }
@@ -400,10 +486,11 @@ public:
     py::object recv(const std::vector<size_t>& shape, const py::object& dtype,
                     const std::string& device, int src, uint32_t tag) {
         CompNode cn = CompNode::load(device);
-        if (cn.device_type() != CompNode::DeviceType::CPU)
-            throw py::type_error("distributed recv: the Gloo backend works on CPU tensors, got " +
-                                 device);
         auto out = imperative::Tensor::empty(dnn::TensorShape(shape), dtype_from_py(dtype), cn);
+        if (on_gpu(out)) {
+            gpu(out).recv(ptr(out), out.shape().total_nr_elems(), out.dtype(), src, stream(out));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->recv(ptr(out), out.shape().total_nr_elems(), out.dtype(), src, tag);
@@ -417,16 +504,23 @@ public:
     }
 
 private:
-    std::unique_ptr<PyStore> m_store;
-    // Shared with the AllReduceOpDefs of traced graphs, which may outlive this object.
-    std::shared_ptr<dist::Communicator> m_comm;
+    // GPU tensors: NCCL's communicator, the tensor's comp node stream.
+    dist::DeviceCommunicator& gpu(const imperative::Tensor& t) {
+        return m_comms->device(t.comp_node());
+    }
+    static void* stream(const imperative::Tensor& t) { return t.comp_node().stream_handle(); }
+
+    // Shared with the ops of traced graphs, which may outlive this object.
+    std::shared_ptr<GroupComms> m_comms;
+    std::shared_ptr<dist::Communicator> m_comm;  // m_comms->host
 };
 
 }  // namespace
 #endif
 
 void init_distributed(py::module_& m) {
-    auto d = m.def_submodule("distributed", "Collectives between processes (Gloo, CPU tensors).");
+    auto d = m.def_submodule(
+            "distributed", "Collectives between processes (Gloo: CPU tensors; NCCL: GPU tensors).");
 #if NEOMEG_WITH_GLOO
     d.attr("gloo_available") = true;
     // Subclasses of RuntimeError and TimeoutError, so that callers can catch either.

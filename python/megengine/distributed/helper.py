@@ -152,12 +152,21 @@ class AllreduceCallback:
         from ..functional import concat  # not at import: functional imports this package
 
         flat = concat([g.reshape(-1) for g in grads])
+        comm = _graph_comm(self._group)
+        if str(flat.device).startswith("gpu"):
+            # NCCL runs on the bucket's stream, after the kernels that computed it and
+            # asynchronously to the host already: one all-reduce op, no wait op.
+            reduced = comm.all_reduce_op(flat, "sum")
+            self._traced_in_flight.append((params, grads, flat, reduced, None))
+            return
         index = len(self._traced_in_flight)
-        started, pending = _graph_comm(self._group).all_reduce_start_op(flat, "sum", index)
+        started, pending = comm.all_reduce_start_op(flat, "sum", index)
         self._traced_in_flight.append((params, grads, flat, started, pending))
 
     def _unpack_ops(self, params, grads, flat, started, pending):
-        reduced = _graph_comm(self._group).all_reduce_wait_op(pending, started, flat)
+        reduced = started
+        if pending is not None:
+            reduced = _graph_comm(self._group).all_reduce_wait_op(pending, started, flat)
         if self._reduce_method == "mean":
             reduced = reduced / self._group.size
         offset = 0
