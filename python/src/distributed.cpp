@@ -17,6 +17,7 @@
 #include "neomeg/distributed/device_communicator.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/op_defs.h"
 #include "trace.h"
 #endif
 
@@ -183,7 +184,7 @@ public:
     }
     bool graph_capable() const override { return true; }
     const imperative::GradRule* grad_rule() const override {
-        return m_op == dist::ReduceOp::Sum ? &kSumRule : nullptr;
+        return m_op == dist::ReduceOp::Sum ? &kSumRule : &kExtremeRule;
     }
 
     std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
@@ -227,6 +228,28 @@ private:
         return imperative::apply(op, dys.subspan(0, 1));
     }
     static constexpr imperative::GradRule kSumRule{&AllReduceOpDef::sum_backward, false, false};
+
+    // Max and min: the summed output gradient reaches the ranks that held the extreme value.
+    static std::vector<imperative::Tensor> extreme_backward(
+            const imperative::OpDef& op, std::span<const imperative::Tensor> inputs,
+            std::span<const imperative::Tensor> outputs, std::span<const imperative::Tensor> dys,
+            std::span<const bool>) {
+        const auto& self = static_cast<const AllReduceOpDef&>(op);
+        AllReduceOpDef sum(self.m_comms, dist::ReduceOp::Sum);
+        auto total = imperative::apply(sum, dys.subspan(0, 1))[0];
+        dnn::param::Elemwise eq, mul;
+        eq.mode = dnn::param::Elemwise::Mode::EQ;
+        mul.mode = dnn::param::Elemwise::Mode::MUL;
+        std::array<imperative::Tensor, 2> xy{inputs[0], outputs[0]};
+        auto held = imperative::apply(imperative::ops::Elemwise(eq), xy)[0];
+        dnn::param::TypeCvt cvt;
+        cvt.dtype = total.dtype().enumv();
+        auto mask = imperative::apply(imperative::ops::TypeCvt(cvt), {&held, 1})[0];
+        std::array<imperative::Tensor, 2> tm{total, mask};
+        return {imperative::apply(imperative::ops::Elemwise(mul), tm)[0]};
+    }
+    static constexpr imperative::GradRule kExtremeRule{&AllReduceOpDef::extreme_backward, true,
+                                                       true};
 
     std::shared_ptr<GroupComms> m_comms;
     dist::ReduceOp m_op;

@@ -153,25 +153,11 @@ def _concat_from_front(out, axis, size, part_shape):
     return out.reshape([size] + part).transpose(order).reshape(final)
 
 
-class _AllReduce(Function):
-    def __init__(self, group, op):
-        self.group = group
-        self.op = op
-
-    def forward(self, data):
-        out = _comm(self.group).all_reduce(data, self.op)
-        if self.op != "sum":
-            self.mask = (data == out).astype(data.dtype)
-        return out
-
-    def backward(self, grad):
-        total = _comm(self.group).all_reduce(grad, "sum")
-        return total if self.op == "sum" else total * self.mask
-
-
 def _all_reduce(inp, group, op, fn):
     _check_tensor(inp, fn)
-    return _AllReduce(_as_group(group), op)(inp)
+    # An op of the eager runtime (differentiable: sum is its own adjoint; max and min pass the
+    # summed gradient to the ranks that held the extreme), so that jit.trace compiles it.
+    return _graph_comm(_as_group(group)).all_reduce_op(inp, op)
 
 
 def all_reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
@@ -195,9 +181,7 @@ def all_reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None 
         >>> callable(dist_F.all_reduce_sum)
         True
     """
-    _check_tensor(inp, "all_reduce_sum")
-    # An op of the eager runtime (differentiable, its own adjoint), so that jit.trace compiles it.
-    return _graph_comm(_as_group(group)).all_reduce_op(inp, "sum")
+    return _all_reduce(inp, group, "sum", "all_reduce_sum")
 
 
 def all_reduce_max(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:

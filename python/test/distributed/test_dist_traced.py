@@ -1,7 +1,9 @@
 """Collectives inside jit.trace: a traced data-parallel training step (make_allreduce_cb) is
 compiled with its all-reduce as graph ops (a start where the bucket fills, a wait after
-backward) and gives the parameters of single-process training on the concatenated batch; a traced all_reduce_sum sums every call's inputs; a collective the
-graph cannot hold ends the recording with a warning and runs eagerly, still on every call."""
+backward) and gives the parameters of single-process training on the concatenated batch;
+traced all-reduces (sum, max) compute every call's inputs, and max's gradient reaches the ranks
+that held the maximum; a collective the graph cannot hold ends the recording with a warning and
+runs eagerly, still on every call."""
 
 import warnings
 
@@ -91,27 +93,63 @@ def _traced_collectives():
     r = dist.get_rank()
     f = trace(lambda x: F.distributed.all_reduce_sum(x) * 2)
     g = trace(lambda x: F.distributed.all_reduce_max(x) + 1)
-    sums, maxes = [], []
+    h = trace(lambda x: F.distributed.all_gather(x) * 1)
+    sums, maxes, gathers = [], [], []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for s in range(3):
             x = mge.Tensor(rank_input(r, (3,), "float32", salt=s))
             sums.append(f(x).numpy())
             maxes.append(g(x).numpy())
-    return sums, maxes, [op for op, _ in f.ops], [str(w.message) for w in caught]
+            gathers.append(h(x).numpy())
+    ops = ([op for op, _ in f.ops], [op for op, _ in g.ops])
+    return sums, maxes, gathers, ops, [str(w.message) for w in caught]
 
 
 def test_traced_collectives_run_on_every_call():
     results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_collectives)()
     for s in range(3):
         xs = [rank_input(r, (3,), "float32", salt=s) for r in range(WORLD)]
-        for sums, maxes, _, _ in results:
+        for sums, maxes, gathers, _, _ in results:
             np.testing.assert_array_equal(sums[s], 2 * sum(xs))
             np.testing.assert_array_equal(maxes[s], np.maximum(*xs) + 1)
-    for _, _, ops, warned in results:
-        assert ops[0] == "AllReduce(sum)"  # held by the graph
-        # all_reduce_max is not (yet): its trace says so once and runs eagerly.
+            np.testing.assert_array_equal(gathers[s], np.concatenate(xs))
+    for _, _, _, (f_ops, g_ops), warned in results:
+        assert f_ops[0] == "AllReduce(sum)"  # held by the graph
+        assert g_ops[0] == "AllReduce(max)"
+        # all_gather is not (yet): its trace says so once and runs eagerly.
         assert len(warned) == 1 and "run eagerly" in warned[0], warned
+
+
+def _traced_all_reduce_max_grad():
+    r = dist.get_rank()
+    w = mge.Parameter(rank_input(r, (6,), "float32", salt=5))
+    gm = GradManager().attach(w)
+    opt = optim.SGD([w], lr=0.0)
+
+    @trace(symbolic=True)
+    def step(scale):
+        with gm:
+            gm.backward(F.distributed.all_reduce_max(w * scale).sum())
+        grad = w.grad * 1
+        opt.clear_grad()
+        return grad
+
+    grads = [step(mge.Tensor(float(s + 1))).numpy() for s in range(2)]
+    return grads, [op for op, _ in step.ops]
+
+
+def test_traced_all_reduce_max_gradient_reaches_the_ranks_that_held_the_maximum():
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_all_reduce_max_grad)()
+    ws = [rank_input(r, (6,), "float32", salt=5) for r in range(WORLD)]
+    top = np.max(ws, axis=0)
+    for s in range(2):
+        c = float(s + 1)
+        # d/dw_r sum(max_q(c w_q)) over every rank's loss: WORLD * c where rank r holds the max.
+        for r, (grads, _) in enumerate(results):
+            np.testing.assert_array_equal(grads[s], WORLD * c * (ws[r] == top))
+    for _, ops in results:
+        assert ops.count("AllReduce(max)") == 1 and ops.count("AllReduce(sum)") == 1, ops
 
 
 def _traced_all_reduce_grad():
