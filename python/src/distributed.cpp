@@ -255,6 +255,120 @@ private:
     dist::ReduceOp m_op;
 };
 
+// All-gather and reduce-scatter (sum) along the first axis as ops of the eager runtime, which
+// traced graphs hold like the all-reduce; each is the other's adjoint.
+class GatherScatterOpDef final : public imperative::CustomOpDef {
+public:
+    enum class Kind { AllGather, ReduceScatterSum };
+    GatherScatterOpDef(std::shared_ptr<GroupComms> comms, Kind kind)
+        : m_comms(std::move(comms)), m_kind(kind) {}
+
+    const char* name() const override {
+        return m_kind == Kind::AllGather ? "AllGather" : "ReduceScatter";
+    }
+    size_t hash() const override {
+        return std::hash<const void*>()(m_comms.get()) ^ (static_cast<size_t>(m_kind) + 7);
+    }
+    bool is_same(const OpDef& rhs) const override {
+        auto* r = dynamic_cast<const GatherScatterOpDef*>(&rhs);
+        return r && r->m_comms == m_comms && r->m_kind == m_kind;
+    }
+    std::string to_string() const override {
+        return m_kind == Kind::AllGather ? "AllGather" : "ReduceScatter(sum)";
+    }
+    std::shared_ptr<OpDef> clone() const override {
+        return std::make_shared<GatherScatterOpDef>(m_comms, m_kind);
+    }
+    bool graph_capable() const override { return true; }
+    const imperative::GradRule* grad_rule() const override { return &kRule; }
+
+    std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
+        auto in = inputs[0].contiguous();
+        auto out = imperative::Tensor::empty(out_shape(in.shape()), in.dtype(), in.comp_node());
+        imperative::Tensor scratch;
+        if (size_t bytes = workspace(in.comp_node(), in.layout()))
+            scratch = imperative::Tensor::empty(dnn::TensorShape({bytes}), dnn::dtype::Uint8,
+                                                in.comp_node());
+        dnn::TensorND src = in.dnn_tensor(), dst = out.dnn_tensor();
+        dnn::Workspace ws;
+        if (scratch.valid())
+            ws = {static_cast<std::byte*>(ptr(scratch)), scratch.shape()[0]};
+        exec(in.comp_node(), {&src, 1}, {&dst, 1}, ws);
+        return {out};
+    }
+    std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
+                                                 std::span<const dnn::TensorShape>) const override {
+        return {dnn::TensorLayout(out_shape(in[0]), in[0].dtype)};
+    }
+    size_t workspace_in_bytes(CompNode cn, std::span<const dnn::TensorLayout> in,
+                              std::span<const dnn::TensorLayout>) const override {
+        return workspace(cn, in[0]);
+    }
+    void exec(CompNode cn, std::span<const dnn::TensorND> inputs,
+              std::span<const dnn::TensorND> outputs, dnn::Workspace ws) const override {
+        const auto& in = inputs[0];
+        const auto& out = outputs[0];
+        size_t n_in = in.layout.total_nr_elems(), n_out = out.layout.total_nr_elems();
+        auto dtype = in.layout.dtype;
+        bool gpu = cn.device_type() == CompNode::DeviceType::CUDA;
+        if (m_kind == Kind::AllGather) {
+            if (gpu)
+                m_comms->device(cn).all_gather(in.raw_ptr(), out.raw_ptr(), n_in, dtype,
+                                               cn.stream_handle());
+            else
+                without_gil([&] {
+                    m_comms->host->all_gather(in.raw_ptr(), out.raw_ptr(), n_in, dtype);
+                });
+        } else if (gpu) {
+            m_comms->device(cn).reduce_scatter(in.raw_ptr(), out.raw_ptr(), n_out, dtype,
+                                               dist::ReduceOp::Sum, cn.stream_handle());
+        } else {  // Gloo: the whole sum into the workspace, then this rank's part
+            without_gil([&] {
+                m_comms->host->all_reduce(in.raw_ptr(), ws.ptr, n_in, dtype, dist::ReduceOp::Sum);
+            });
+            if (n_out)
+                std::memcpy(out.raw_ptr(), ws.ptr + dtype.size(n_out) * static_cast<size_t>(rank()),
+                            dtype.size(n_out));
+        }
+    }
+
+private:
+    int rank() const { return m_comms->host->rank(); }
+    int size() const { return m_comms->host->size(); }
+
+    dnn::TensorShape out_shape(const dnn::TensorShape& in) const {
+        if (m_kind == Kind::AllGather)
+            return with_first_dim(in, first_dim(in) * static_cast<size_t>(size()));
+        size_t d0 = first_dim(in);
+        if (in.ndim == 0 || d0 % static_cast<size_t>(size()))
+            throw py::value_error("distributed reduce_scatter: the first axis of shape " +
+                                  in.to_string() + " does not split into " +
+                                  std::to_string(size()) + " equal parts");
+        return with_first_dim(in, d0 / static_cast<size_t>(size()));
+    }
+    size_t workspace(CompNode cn, const dnn::TensorLayout& in) const {
+        bool host_sum =
+                m_kind == Kind::ReduceScatterSum && cn.device_type() != CompNode::DeviceType::CUDA;
+        return host_sum ? in.dtype.size(in.total_nr_elems()) : 0;
+    }
+
+    static std::vector<imperative::Tensor> backward(const imperative::OpDef& op,
+                                                    std::span<const imperative::Tensor>,
+                                                    std::span<const imperative::Tensor>,
+                                                    std::span<const imperative::Tensor> dys,
+                                                    std::span<const bool>) {
+        const auto& self = static_cast<const GatherScatterOpDef&>(op);
+        GatherScatterOpDef adjoint(self.m_comms, self.m_kind == Kind::AllGather
+                                                         ? Kind::ReduceScatterSum
+                                                         : Kind::AllGather);
+        return imperative::apply(adjoint, dys.subspan(0, 1));
+    }
+    static constexpr imperative::GradRule kRule{&GatherScatterOpDef::backward, false, false};
+
+    std::shared_ptr<GroupComms> m_comms;
+    Kind m_kind;
+};
+
 // An all-reduce in flight: keeps its tensors alive until it is done.
 class PyWork {
 public:
@@ -358,6 +472,24 @@ public:
         std::array<imperative::Tensor, 2> in{started.cast<const TensorWrapper&>().value,
                                              x.cast<const TensorWrapper&>().value};
         return wrap(imperative::apply(*def, in)[0]);
+    }
+
+    // all_gather ("all_gather") or reduce_scatter ("reduce_scatter_sum") through apply():
+    // differentiable, and recorded by an active trace.
+    py::object collective_op(const py::object& x, const std::string& kind) {
+        const auto& t = x.cast<const TensorWrapper&>();
+        GatherScatterOpDef::Kind k;
+        if (kind == "all_gather")
+            k = GatherScatterOpDef::Kind::AllGather;
+        else if (kind == "reduce_scatter_sum")
+            k = GatherScatterOpDef::Kind::ReduceScatterSum;
+        else
+            throw py::value_error("distributed collective_op: unknown collective '" + kind +
+                                  "' (all_gather or reduce_scatter_sum)");
+        trace::note_if_tracing(x.ptr());
+        GatherScatterOpDef def(m_comms, k);
+        std::array<imperative::Tensor, 1> in{t.value};
+        return wrap(imperative::apply(def, in)[0]);
     }
 
     std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
@@ -572,6 +704,9 @@ void init_distributed(py::module_& m) {
             .def("all_reduce_wait_op", &PyCommunicator::all_reduce_wait_op,
                  "Waits for a started all-reduce as an op; takes its PendingAllReduce, the "
                  "start's result buffer and its input; returns the result.")
+            .def("collective_op", &PyCommunicator::collective_op,
+                 "all_gather or reduce_scatter_sum (first axis) as an op: differentiable and "
+                 "held by a traced graph.")
             .def("all_reduce_async", &PyCommunicator::all_reduce_async,
                  "Starts an all-reduce on the communicator's worker thread; returns a Work.")
             .def("reduce", &PyCommunicator::reduce)

@@ -1,9 +1,10 @@
 """Collectives inside jit.trace: a traced data-parallel training step (make_allreduce_cb) is
 compiled with its all-reduce as graph ops (a start where the bucket fills, a wait after
 backward) and gives the parameters of single-process training on the concatenated batch;
-traced all-reduces (sum, max) compute every call's inputs, and max's gradient reaches the ranks
-that held the maximum; a collective the graph cannot hold ends the recording with a warning and
-runs eagerly, still on every call."""
+traced all-reduces (sum, max), all-gather and reduce-scatter compute every call's inputs, with
+their gradients (max's reaches the ranks that held the maximum, all-gather's is the
+reduce-scatter of the output gradients); a collective the graph cannot hold ends the recording
+with a warning and runs eagerly, still on every call."""
 
 import warnings
 
@@ -93,8 +94,10 @@ def _traced_collectives():
     r = dist.get_rank()
     f = trace(lambda x: F.distributed.all_reduce_sum(x) * 2)
     g = trace(lambda x: F.distributed.all_reduce_max(x) + 1)
-    h = trace(lambda x: F.distributed.all_gather(x) * 1)
-    sums, maxes, gathers = [], [], []
+    h = trace(lambda x: F.distributed.all_gather(x.reshape(1, 3), axis=1) * 1)
+    k = trace(lambda x: F.distributed.reduce_scatter_sum(F.concat([x] * WORLD)) + 0)
+    b = trace(lambda x: F.distributed.broadcast(x) * 1)
+    sums, maxes, gathers, scattered, bcasts = [], [], [], [], []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for s in range(3):
@@ -102,22 +105,27 @@ def _traced_collectives():
             sums.append(f(x).numpy())
             maxes.append(g(x).numpy())
             gathers.append(h(x).numpy())
-    ops = ([op for op, _ in f.ops], [op for op, _ in g.ops])
-    return sums, maxes, gathers, ops, [str(w.message) for w in caught]
+            scattered.append(k(x).numpy())
+            bcasts.append(b(x).numpy())
+    ops = [[op for op, _ in t.ops] for t in (f, g, h, k)]
+    return sums, maxes, (gathers, scattered, bcasts), ops, [str(w.message) for w in caught]
 
 
 def test_traced_collectives_run_on_every_call():
     results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_collectives)()
     for s in range(3):
         xs = [rank_input(r, (3,), "float32", salt=s) for r in range(WORLD)]
-        for sums, maxes, gathers, _, _ in results:
+        for sums, maxes, (gathers, scattered, bcasts), _, _ in results:
             np.testing.assert_array_equal(sums[s], 2 * sum(xs))
             np.testing.assert_array_equal(maxes[s], np.maximum(*xs) + 1)
-            np.testing.assert_array_equal(gathers[s], np.concatenate(xs))
-    for _, _, _, (f_ops, g_ops), warned in results:
-        assert f_ops[0] == "AllReduce(sum)"  # held by the graph
-        assert g_ops[0] == "AllReduce(max)"
-        # all_gather is not (yet): its trace says so once and runs eagerly.
+            np.testing.assert_array_equal(gathers[s], np.concatenate(xs)[None])
+            np.testing.assert_array_equal(scattered[s], sum(xs))
+            np.testing.assert_array_equal(bcasts[s], xs[0])
+    for _, _, _, ops, warned in results:
+        # Held by the graph: the all-reduces, all-gather and reduce-scatter.
+        assert ops[0][0] == "AllReduce(sum)" and ops[1][0] == "AllReduce(max)", ops
+        assert "AllGather" in ops[2] and "ReduceScatter(sum)" in ops[3], ops
+        # broadcast is not (yet): its trace says so once and runs eagerly.
         assert len(warned) == 1 and "run eagerly" in warned[0], warned
 
 
@@ -137,6 +145,34 @@ def _traced_all_reduce_max_grad():
 
     grads = [step(mge.Tensor(float(s + 1))).numpy() for s in range(2)]
     return grads, [op for op, _ in step.ops]
+
+
+def _traced_all_gather_grad():
+    r = dist.get_rank()
+    w = mge.Parameter(rank_input(r, (2, 3), "float32", salt=6))
+    gm = GradManager().attach(w)
+    opt = optim.SGD([w], lr=0.0)
+    weights = mge.Tensor(np.arange(6 * WORLD, dtype="float32").reshape(2 * WORLD, 3))
+
+    @trace(symbolic=True)
+    def step(scale):
+        with gm:
+            gm.backward((F.distributed.all_gather(w * scale) * weights).sum())
+        grad = w.grad * 1
+        opt.clear_grad()
+        return grad
+
+    return [step(mge.Tensor(float(s + 1))).numpy() for s in range(2)]
+
+
+def test_traced_all_gather_gradient_is_the_reduce_scatter_of_the_output_gradients():
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_all_gather_grad)()
+    weights = np.arange(6 * WORLD, dtype="float32").reshape(2 * WORLD, 3)
+    for s in range(2):
+        c = float(s + 1)
+        # Every rank's loss reads rank r's rows with weights[2r:2r+2]: WORLD copies of c * that.
+        for r, grads in enumerate(results):
+            np.testing.assert_array_equal(grads[s], WORLD * c * weights[2 * r : 2 * r + 2])
 
 
 def test_traced_all_reduce_max_gradient_reaches_the_ranks_that_held_the_maximum():
