@@ -76,13 +76,13 @@ bool wait_fd(int fd, short events, TcpLinks::Clock::time_point deadline) {
     }
 }
 
-// The sockets' buffers: small enough that a large transfer blocks every few hundred KB and wakes
+// The sockets' buffers: small enough that a large transfer blocks every megabyte or so and wakes
 // up again. On a busy machine the scheduler favours threads that sleep and wake over ones that
 // stay runnable: with the kernel's autotuned buffers (up to 32 MB) a 64 MB all-reduce's threads
-// never blocked, ran at a CPU hog's share and spent ~7x their CPU time waiting for a core
-// (PyTorch's Gloo, which waits for a notification per 1 MB segment, ~1.5x); with these, ~3x.
-// Loopback needs no more than this in flight for full speed. The kernel doubles the value.
-constexpr int kSocketBufferBytes = 512 << 10;
+// never blocked and waited for a core several times their CPU time (PyTorch's Gloo, which waits
+// for a notification per 1 MB segment, about 1.5 times). Loopback needs no more than this in
+// flight for full speed. The kernel doubles the value.
+constexpr int kSocketBufferBytes = 1 << 20;
 
 void set_buffers(int fd) {
     int bytes = kSocketBufferBytes;
