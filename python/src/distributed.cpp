@@ -189,9 +189,12 @@ public:
 
     std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
         auto in = inputs[0].contiguous();
-        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
-        all_reduce(in.comp_node(), in.dnn_tensor().raw_ptr(), out.dnn_tensor().raw_ptr(),
-                   in.shape().total_nr_elems(), in.dtype());
+        // A strided input was just copied into `in`, which nothing else sees: reduced in place,
+        // it saves the communicator's copy of input into output.
+        auto out = ptr(in) != ptr(inputs[0])
+                           ? in
+                           : imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        all_reduce(in.comp_node(), ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype());
         return {out};
     }
     std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
@@ -426,7 +429,10 @@ public:
 
     py::object all_reduce(const TensorWrapper& x, const std::string& op) {
         auto in = x.value.contiguous();
-        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        // In place when `in` is a fresh contiguous copy (see AllReduceOpDef::run).
+        auto out = ptr(in) != ptr(x.value)
+                           ? in
+                           : imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto rop = reduce_op(op);
         if (on_gpu(in)) {
             gpu(in).all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop,

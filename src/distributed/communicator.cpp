@@ -3,6 +3,7 @@
 #include "neomeg/distributed/communicator.h"
 
 #include <gloo/allgather.h>
+#include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
@@ -20,8 +21,6 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
-
-#include "all_reduce_algorithms.h"
 
 namespace neomeg::distributed {
 
@@ -109,7 +108,6 @@ constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 
 struct Communicator::Impl {
     std::shared_ptr<gloo::rendezvous::Context> context;
-    std::unique_ptr<detail::TcpLinks> links;  // the all-reduce's data path (tcp_links.h)
     Millis timeout;
     uint32_t next_tag = 0;  // each collective gets its own slot, the same on every rank
 
@@ -201,19 +199,15 @@ void Work::finish(std::exception_ptr error) {
 }
 
 // Gloo's errors name the failing socket; ours say which call and rank saw it.
-#define NM_GLOO_CALL(op_name, ...)                                                            \
-    do {                                                                                      \
-        try {                                                                                 \
-            __VA_ARGS__;                                                                      \
-        } catch (const gloo::Exception& e) {                                                  \
-            throw CommError(std::string("distributed ") + op_name + " failed on rank " +      \
-                            std::to_string(m_rank) + " of " + std::to_string(m_size) +        \
-                            " (a peer died, disconnected or timed out): " + e.what());        \
-        } catch (const CommError& e) {                                                        \
-            throw CommError(std::string("distributed ") + op_name + " failed on rank " +      \
-                            std::to_string(m_rank) + " of " + std::to_string(m_size) + ": " + \
-                            e.what());                                                        \
-        }                                                                                     \
+#define NM_GLOO_CALL(op_name, ...)                                                       \
+    do {                                                                                 \
+        try {                                                                            \
+            __VA_ARGS__;                                                                 \
+        } catch (const gloo::Exception& e) {                                             \
+            throw CommError(std::string("distributed ") + op_name + " failed on rank " + \
+                            std::to_string(m_rank) + " of " + std::to_string(m_size) +   \
+                            " (a peer died, disconnected or timed out): " + e.what());   \
+        }                                                                                \
     } while (0)
 
 Communicator::Communicator(Store& store, const std::string& prefix, int rank, int size,
@@ -235,8 +229,6 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
         context->connectFullMesh(adapter, device);
         m_impl->context = std::move(context);
     });
-    NM_GLOO_CALL("rendezvous", m_impl->links = std::make_unique<detail::TcpLinks>(
-                                       store, prefix, rank, size, timeout, hostname));
     // A rank's own pairs can be connected while a peer is still handshaking with it; were it to
     // return and leave at once, that peer's rendezvous would fail with "connection closed". So
     // the constructor returns only when every rank has connected.
@@ -276,13 +268,15 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
         return;
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
-        detail::AllReduceArgs args{in,
-                                   out,
-                                   count,
-                                   sizeof(T),
-                                   pick_reduce<T>(op),
-                                   detail::TcpLinks::Clock::now() + m_impl->timeout};
-        NM_GLOO_CALL("all_reduce", detail::all_reduce(*m_impl->links, args));
+        gloo::AllreduceOptions opts(m_impl->context);
+        // Given an input, Gloo first copies it into the output; given the output alone, it
+        // reduces that buffer in place, a pass over the data less.
+        if (in != out)
+            opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+        opts.setOutput(static_cast<T*>(out), count);
+        opts.setReduceFunction(pick_reduce<T>(op));
+        opts.setTag(m_impl->tag());
+        NM_GLOO_CALL("all_reduce", gloo::allreduce(opts));
     });
 }
 

@@ -1,5 +1,4 @@
-// Collective communication between processes on CPU buffers: Gloo's TCP transport, and our own
-// TCP links for the all-reduce's data (tcp_links.h).
+// Collective communication between processes on CPU buffers, through Gloo's TCP transport.
 // The megengine.distributed package drives one Communicator per process group; the buffers are
 // the contiguous host storage of eager tensors. See docs/architecture.md, "Distributed".
 #pragma once
