@@ -1,6 +1,6 @@
 """Every collective on 2 and 3 CPU ranks (Gloo over loopback) against numpy, for several shapes
-and dtypes, non-contiguous inputs, all-reduces large enough for the ring, subgroups with another
-root, and point-to-point."""
+and dtypes, non-contiguous inputs, all-reduces of several of Gloo's segments, subgroups with
+another root, and point-to-point."""
 
 import numpy as np
 import pytest
@@ -45,8 +45,8 @@ def _collectives(world):
     out["nc_sum"] = _np(F.distributed.all_reduce_sum(base.transpose(1, 0)))
     out["nc_gather"] = _np(F.distributed.all_gather(base[::2]))
     out["nc_rs"] = _np(F.distributed.reduce_scatter_sum(base[:, ::2]))
-    # Above 256 KiB the all-reduce runs the ring instead of the exchange; 120001 elements split
-    # unevenly between the ranks.
+    # Large enough for several of Gloo's ring segments (the strided one reduced in place in its
+    # contiguous copy); 120001 elements split unevenly between the ranks.
     big = mge.Tensor(rank_input(r, (400, 300), "int32", salt=3))
     out["big_sum"] = _np(F.distributed.all_reduce_sum(big.transpose(1, 0)))
     odd = mge.Tensor(rank_input(r, (120001,), "float32", salt=4))
