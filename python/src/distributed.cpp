@@ -1,5 +1,6 @@
 // megengine.core._imperative_rt.distributed: the Communicator (src/distributed/) on eager
-// tensors. Inputs are made contiguous; outputs are new tensors on the input's comp node. The
+// tensors, and NCCL's (device_communicator.h) on GPU tensors, queued on their comp node's
+// stream. Inputs are made contiguous; outputs are new tensors on the input's comp node. The
 // rendezvous store is the Python client of megengine.distributed.server, called with the GIL.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,10 +10,14 @@
 
 #if NEOMEG_WITH_GLOO
 #include <cstring>
+#include <mutex>
 
+#include "distributed_async_ops.h"
 #include "neomeg/distributed/communicator.h"
+#include "neomeg/distributed/device_communicator.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
+#include "neomeg/imperative/op_defs.h"
 #include "trace.h"
 #endif
 
@@ -67,6 +72,38 @@ private:
     py::object m_client;
 };
 
+// A group's communicators: Gloo's for CPU tensors, and NCCL's for GPU tensors, opened when the
+// group first communicates on a GPU (every rank reaches that collective, so the rendezvous meets).
+// Shared with the ops of traced graphs, which may outlive the Python object.
+struct GroupComms {
+    std::unique_ptr<PyStore> store;  // first: the communicators go before it
+    std::shared_ptr<dist::Communicator> host;
+    std::string prefix;
+    Millis timeout{};
+    std::mutex mutex;
+    std::unique_ptr<dist::DeviceCommunicator> gpu;
+
+    // NCCL's communicator on `cn`'s device; a group communicates on one GPU per process.
+    dist::DeviceCommunicator& device(CompNode cn) {
+        std::lock_guard lock(mutex);
+        if (!gpu) {
+            without_gil([&] {
+                gpu = dist::open_nccl_communicator(*store, prefix + "nccl/", host->rank(),
+                                                   host->size(), cn.device_index(), timeout);
+            });
+        } else if (gpu->device() != cn.device_index()) {
+            throw py::value_error("distributed: this process group communicates on gpu" +
+                                  std::to_string(gpu->device()) + ", got a tensor on " +
+                                  cn.to_string());
+        }
+        return *gpu;
+    }
+};
+
+bool on_gpu(const imperative::Tensor& t) {
+    return t.comp_node().device_type() == CompNode::DeviceType::CUDA;
+}
+
 dist::ReduceOp reduce_op(const std::string& name) {
     if (name == "sum")
         return dist::ReduceOp::Sum;
@@ -80,7 +117,8 @@ dist::ReduceOp reduce_op(const std::string& name) {
 imperative::Tensor host_input(const TensorWrapper& t, const char* what) {
     if (t.value.comp_node().device_type() != CompNode::DeviceType::CPU)
         throw py::type_error(std::string("distributed ") + what +
-                             ": the Gloo backend works on CPU tensors, got one on " +
+                             ": on GPU tensors NCCL has no such collective (all_gather or "
+                             "all_to_all can express it); got a tensor on " +
                              t.value.comp_node().to_string());
     return t.value.contiguous();
 }
@@ -116,34 +154,23 @@ py::object wrap(imperative::Tensor t) {
     return py::cast(TensorWrapper{std::move(t)});
 }
 
-// Runs f without the GIL where this thread holds it (Gloo never needs it).
-template <class F>
-void without_gil(F&& f) {
-    if (PyGILState_Check()) {
-        py::gil_scoped_release nogil;
-        f();
-    } else {
-        f();
-    }
-}
-
 // All-reduce as an op of the eager runtime, which a traced graph holds and runs on every replay
 // (its exec calls the communicator). Constant folding runs it only where its input is a constant,
 // the same on every rank that traced the same code, so that its result is a constant too.
 class AllReduceOpDef final : public imperative::CustomOpDef {
 public:
-    AllReduceOpDef(std::shared_ptr<dist::Communicator> comm, dist::ReduceOp op)
-        : m_comm(std::move(comm)), m_op(op) {}
+    AllReduceOpDef(std::shared_ptr<GroupComms> comms, dist::ReduceOp op)
+        : m_comms(std::move(comms)), m_op(op) {}
 
     const char* name() const override { return "AllReduce"; }
     size_t hash() const override {
-        return std::hash<const void*>()(m_comm.get()) ^ static_cast<size_t>(m_op);
+        return std::hash<const void*>()(m_comms.get()) ^ static_cast<size_t>(m_op);
     }
     // Two all-reduces of one var give one value on every rank: CSE may merge them (each rank's
     // graph the same way), and a trace's check compares ops with it.
     bool is_same(const OpDef& rhs) const override {
         auto* r = dynamic_cast<const AllReduceOpDef*>(&rhs);
-        return r && r->m_comm == m_comm && r->m_op == m_op;
+        return r && r->m_comms == m_comms && r->m_op == m_op;
     }
     std::string to_string() const override {
         return std::string("AllReduce(") +
@@ -153,20 +180,21 @@ public:
                ")";
     }
     std::shared_ptr<OpDef> clone() const override {
-        return std::make_shared<AllReduceOpDef>(m_comm, m_op);
+        return std::make_shared<AllReduceOpDef>(m_comms, m_op);
     }
     bool graph_capable() const override { return true; }
     const imperative::GradRule* grad_rule() const override {
-        return m_op == dist::ReduceOp::Sum ? &kSumRule : nullptr;
+        return m_op == dist::ReduceOp::Sum ? &kSumRule : &kExtremeRule;
     }
 
     std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
         auto in = inputs[0].contiguous();
-        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
-        without_gil([&] {
-            m_comm->all_reduce(in.dnn_tensor().raw_ptr(), out.dnn_tensor().raw_ptr(),
-                               in.shape().total_nr_elems(), in.dtype(), m_op);
-        });
+        // A strided input was just copied into `in`, which nothing else sees: reduced in place,
+        // it saves the communicator's copy of input into output.
+        auto out = ptr(in) != ptr(inputs[0])
+                           ? in
+                           : imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        all_reduce(in.comp_node(), ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype());
         return {out};
     }
     std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
@@ -179,15 +207,21 @@ public:
         return 0;
     }
     // A graph's replay (TraceSession::run).
-    void exec(CompNode, std::span<const dnn::TensorND> inputs,
+    void exec(CompNode cn, std::span<const dnn::TensorND> inputs,
               std::span<const dnn::TensorND> outputs, dnn::Workspace) const override {
-        without_gil([&] {
-            m_comm->all_reduce(inputs[0].raw_ptr(), outputs[0].raw_ptr(),
-                               inputs[0].layout.total_nr_elems(), inputs[0].layout.dtype, m_op);
-        });
+        all_reduce(cn, inputs[0].raw_ptr(), outputs[0].raw_ptr(), inputs[0].layout.total_nr_elems(),
+                   inputs[0].layout.dtype);
     }
 
 private:
+    // On a GPU node: NCCL, queued on the node's stream after the work that computed `in`.
+    void all_reduce(CompNode cn, const void* in, void* out, size_t n, dnn::DType dtype) const {
+        if (cn.device_type() == CompNode::DeviceType::CUDA)
+            m_comms->device(cn).all_reduce(in, out, n, dtype, m_op, cn.stream_handle());
+        else
+            without_gil([&] { m_comms->host->all_reduce(in, out, n, dtype, m_op); });
+    }
+
     // The adjoint of a sum over ranks is the sum of the ranks' output gradients.
     static std::vector<imperative::Tensor> sum_backward(const imperative::OpDef& op,
                                                         std::span<const imperative::Tensor>,
@@ -198,8 +232,144 @@ private:
     }
     static constexpr imperative::GradRule kSumRule{&AllReduceOpDef::sum_backward, false, false};
 
-    std::shared_ptr<dist::Communicator> m_comm;
+    // Max and min: the summed output gradient reaches the ranks that held the extreme value.
+    static std::vector<imperative::Tensor> extreme_backward(
+            const imperative::OpDef& op, std::span<const imperative::Tensor> inputs,
+            std::span<const imperative::Tensor> outputs, std::span<const imperative::Tensor> dys,
+            std::span<const bool>) {
+        const auto& self = static_cast<const AllReduceOpDef&>(op);
+        AllReduceOpDef sum(self.m_comms, dist::ReduceOp::Sum);
+        auto total = imperative::apply(sum, dys.subspan(0, 1))[0];
+        dnn::param::Elemwise eq, mul;
+        eq.mode = dnn::param::Elemwise::Mode::EQ;
+        mul.mode = dnn::param::Elemwise::Mode::MUL;
+        std::array<imperative::Tensor, 2> xy{inputs[0], outputs[0]};
+        auto held = imperative::apply(imperative::ops::Elemwise(eq), xy)[0];
+        dnn::param::TypeCvt cvt;
+        cvt.dtype = total.dtype().enumv();
+        auto mask = imperative::apply(imperative::ops::TypeCvt(cvt), {&held, 1})[0];
+        std::array<imperative::Tensor, 2> tm{total, mask};
+        return {imperative::apply(imperative::ops::Elemwise(mul), tm)[0]};
+    }
+    static constexpr imperative::GradRule kExtremeRule{&AllReduceOpDef::extreme_backward, true,
+                                                       true};
+
+    std::shared_ptr<GroupComms> m_comms;
     dist::ReduceOp m_op;
+};
+
+// All-gather and reduce-scatter (sum) along the first axis as ops of the eager runtime, which
+// traced graphs hold like the all-reduce; each is the other's adjoint.
+class GatherScatterOpDef final : public imperative::CustomOpDef {
+public:
+    enum class Kind { AllGather, ReduceScatterSum };
+    GatherScatterOpDef(std::shared_ptr<GroupComms> comms, Kind kind)
+        : m_comms(std::move(comms)), m_kind(kind) {}
+
+    const char* name() const override {
+        return m_kind == Kind::AllGather ? "AllGather" : "ReduceScatter";
+    }
+    size_t hash() const override {
+        return std::hash<const void*>()(m_comms.get()) ^ (static_cast<size_t>(m_kind) + 7);
+    }
+    bool is_same(const OpDef& rhs) const override {
+        auto* r = dynamic_cast<const GatherScatterOpDef*>(&rhs);
+        return r && r->m_comms == m_comms && r->m_kind == m_kind;
+    }
+    std::string to_string() const override {
+        return m_kind == Kind::AllGather ? "AllGather" : "ReduceScatter(sum)";
+    }
+    std::shared_ptr<OpDef> clone() const override {
+        return std::make_shared<GatherScatterOpDef>(m_comms, m_kind);
+    }
+    bool graph_capable() const override { return true; }
+    const imperative::GradRule* grad_rule() const override { return &kRule; }
+
+    std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
+        auto in = inputs[0].contiguous();
+        auto out = imperative::Tensor::empty(out_shape(in.shape()), in.dtype(), in.comp_node());
+        imperative::Tensor scratch;
+        if (size_t bytes = workspace(in.comp_node(), in.layout()))
+            scratch = imperative::Tensor::empty(dnn::TensorShape({bytes}), dnn::dtype::Uint8,
+                                                in.comp_node());
+        dnn::TensorND src = in.dnn_tensor(), dst = out.dnn_tensor();
+        dnn::Workspace ws;
+        if (scratch.valid())
+            ws = {static_cast<std::byte*>(ptr(scratch)), scratch.shape()[0]};
+        exec(in.comp_node(), {&src, 1}, {&dst, 1}, ws);
+        return {out};
+    }
+    std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
+                                                 std::span<const dnn::TensorShape>) const override {
+        return {dnn::TensorLayout(out_shape(in[0]), in[0].dtype)};
+    }
+    size_t workspace_in_bytes(CompNode cn, std::span<const dnn::TensorLayout> in,
+                              std::span<const dnn::TensorLayout>) const override {
+        return workspace(cn, in[0]);
+    }
+    void exec(CompNode cn, std::span<const dnn::TensorND> inputs,
+              std::span<const dnn::TensorND> outputs, dnn::Workspace ws) const override {
+        const auto& in = inputs[0];
+        const auto& out = outputs[0];
+        size_t n_in = in.layout.total_nr_elems(), n_out = out.layout.total_nr_elems();
+        auto dtype = in.layout.dtype;
+        bool gpu = cn.device_type() == CompNode::DeviceType::CUDA;
+        if (m_kind == Kind::AllGather) {
+            if (gpu)
+                m_comms->device(cn).all_gather(in.raw_ptr(), out.raw_ptr(), n_in, dtype,
+                                               cn.stream_handle());
+            else
+                without_gil([&] {
+                    m_comms->host->all_gather(in.raw_ptr(), out.raw_ptr(), n_in, dtype);
+                });
+        } else if (gpu) {
+            m_comms->device(cn).reduce_scatter(in.raw_ptr(), out.raw_ptr(), n_out, dtype,
+                                               dist::ReduceOp::Sum, cn.stream_handle());
+        } else {  // Gloo: the whole sum into the workspace, then this rank's part
+            without_gil([&] {
+                m_comms->host->all_reduce(in.raw_ptr(), ws.ptr, n_in, dtype, dist::ReduceOp::Sum);
+            });
+            if (n_out)
+                std::memcpy(out.raw_ptr(), ws.ptr + dtype.size(n_out) * static_cast<size_t>(rank()),
+                            dtype.size(n_out));
+        }
+    }
+
+private:
+    int rank() const { return m_comms->host->rank(); }
+    int size() const { return m_comms->host->size(); }
+
+    dnn::TensorShape out_shape(const dnn::TensorShape& in) const {
+        if (m_kind == Kind::AllGather)
+            return with_first_dim(in, first_dim(in) * static_cast<size_t>(size()));
+        size_t d0 = first_dim(in);
+        if (in.ndim == 0 || d0 % static_cast<size_t>(size()))
+            throw py::value_error("distributed reduce_scatter: the first axis of shape " +
+                                  in.to_string() + " does not split into " +
+                                  std::to_string(size()) + " equal parts");
+        return with_first_dim(in, d0 / static_cast<size_t>(size()));
+    }
+    size_t workspace(CompNode cn, const dnn::TensorLayout& in) const {
+        bool host_sum =
+                m_kind == Kind::ReduceScatterSum && cn.device_type() != CompNode::DeviceType::CUDA;
+        return host_sum ? in.dtype.size(in.total_nr_elems()) : 0;
+    }
+
+    static std::vector<imperative::Tensor> backward(const imperative::OpDef& op,
+                                                    std::span<const imperative::Tensor>,
+                                                    std::span<const imperative::Tensor>,
+                                                    std::span<const imperative::Tensor> dys,
+                                                    std::span<const bool>) {
+        const auto& self = static_cast<const GatherScatterOpDef&>(op);
+        GatherScatterOpDef adjoint(self.m_comms, self.m_kind == Kind::AllGather
+                                                         ? Kind::ReduceScatterSum
+                                                         : Kind::AllGather);
+        return imperative::apply(adjoint, dys.subspan(0, 1));
+    }
+    static constexpr imperative::GradRule kRule{&GatherScatterOpDef::backward, false, false};
+
+    std::shared_ptr<GroupComms> m_comms;
+    Kind m_kind;
 };
 
 // An all-reduce in flight: keeps its tensors alive until it is done.
@@ -232,26 +402,43 @@ private:
     imperative::Tensor m_in, m_out;
 };
 
+// A bucket's all-reduce between its start op and its wait op.
+struct PendingAllReduce {
+    std::shared_ptr<AsyncAllReduceSlot> slot;
+    int index;
+};
+
 class PyCommunicator {
 public:
     PyCommunicator(py::object client, const std::string& prefix, int rank, int size,
                    double timeout_s, const std::string& hostname)
-        : m_store(std::make_unique<PyStore>(std::move(client))) {
+        : m_comms(std::make_shared<GroupComms>()) {
         if (!(timeout_s > 0))
             throw py::value_error("distributed: the timeout must be positive");
+        m_comms->store = std::make_unique<PyStore>(std::move(client));
+        m_comms->prefix = prefix;
+        m_comms->timeout = Millis(static_cast<int64_t>(timeout_s * 1000));
         py::gil_scoped_release nogil;
-        m_comm = std::make_shared<dist::Communicator>(
-                *m_store, prefix, rank, size, Millis(static_cast<int64_t>(timeout_s * 1000)),
-                hostname);
+        m_comm = std::make_shared<dist::Communicator>(*m_comms->store, prefix, rank, size,
+                                                      m_comms->timeout, hostname);
+        m_comms->host = m_comm;
     }
 
     int rank() const { return m_comm->rank(); }
     int size() const { return m_comm->size(); }
 
     py::object all_reduce(const TensorWrapper& x, const std::string& op) {
-        auto in = host_input(x, "all_reduce");
-        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto in = x.value.contiguous();
+        // In place when `in` is a fresh contiguous copy (see AllReduceOpDef::run).
+        auto out = ptr(in) != ptr(x.value)
+                           ? in
+                           : imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto rop = reduce_op(op);
+        if (on_gpu(in)) {
+            gpu(in).all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop,
+                               stream(in));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop);
@@ -262,26 +449,80 @@ public:
     // all_reduce through apply(): differentiable (sum), and recorded by an active trace.
     py::object all_reduce_op(const py::object& x, const std::string& op) {
         const auto& t = x.cast<const TensorWrapper&>();
-        host_input(t, "all_reduce");
         trace::note_if_tracing(x.ptr());
-        AllReduceOpDef def(m_comm, reduce_op(op));
+        AllReduceOpDef def(m_comms, reduce_op(op));
+        std::array<imperative::Tensor, 1> in{t.value};
+        return wrap(imperative::apply(def, in)[0]);
+    }
+
+    // The all-reduce as a start op and a wait op (distributed_async_ops.h): both recorded by an
+    // active trace, which then overlaps the communication with the ops recorded between them.
+    py::tuple all_reduce_start_op(const py::object& x, const std::string& op, int index) {
+        const auto& t = x.cast<const TensorWrapper&>();
+        if (on_gpu(t.value))  // NCCL is asynchronous on the stream already: all_reduce_op
+            throw py::type_error("distributed all_reduce_start_op: takes CPU tensors, got one on " +
+                                 t.value.comp_node().to_string());
+        trace::note_if_tracing(x.ptr());
+        auto slot = std::make_shared<AsyncAllReduceSlot>();
+        auto def = make_all_reduce_start(m_comm, reduce_op(op), index, slot);
+        std::array<imperative::Tensor, 1> in{t.value};
+        auto out = imperative::apply(*def, in)[0];
+        return py::make_tuple(wrap(std::move(out)), PendingAllReduce{std::move(slot), index});
+    }
+
+    py::object all_reduce_wait_op(const PendingAllReduce& pending, const py::object& started,
+                                  const py::object& x) {
+        trace::note_if_tracing(started.ptr());
+        trace::note_if_tracing(x.ptr());
+        auto def = make_all_reduce_wait(m_comm, pending.index, pending.slot);
+        std::array<imperative::Tensor, 2> in{started.cast<const TensorWrapper&>().value,
+                                             x.cast<const TensorWrapper&>().value};
+        return wrap(imperative::apply(*def, in)[0]);
+    }
+
+    // all_gather ("all_gather") or reduce_scatter ("reduce_scatter_sum") through apply():
+    // differentiable, and recorded by an active trace.
+    py::object collective_op(const py::object& x, const std::string& kind) {
+        const auto& t = x.cast<const TensorWrapper&>();
+        GatherScatterOpDef::Kind k;
+        if (kind == "all_gather")
+            k = GatherScatterOpDef::Kind::AllGather;
+        else if (kind == "reduce_scatter_sum")
+            k = GatherScatterOpDef::Kind::ReduceScatterSum;
+        else
+            throw py::value_error("distributed collective_op: unknown collective '" + kind +
+                                  "' (all_gather or reduce_scatter_sum)");
+        trace::note_if_tracing(x.ptr());
+        GatherScatterOpDef def(m_comms, k);
         std::array<imperative::Tensor, 1> in{t.value};
         return wrap(imperative::apply(def, in)[0]);
     }
 
     std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
-        auto in = host_input(x, "all_reduce");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        if (on_gpu(in)) {
+            // NCCL on the node's stream is asynchronous already: the Work is done on the host's
+            // side, and the work queued after it on the stream sees its result.
+            gpu(in).all_reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(),
+                               reduce_op(op), stream(in));
+            auto done = std::make_shared<dist::Work>();
+            done->finish(nullptr);
+            return std::make_unique<PyWork>(std::move(done), std::move(in), std::move(out));
+        }
         auto work = m_comm->all_reduce_async(ptr(in), ptr(out), in.shape().total_nr_elems(),
                                              in.dtype(), reduce_op(op));
         return std::make_unique<PyWork>(std::move(work), std::move(in), std::move(out));
     }
 
     py::object reduce(const TensorWrapper& x, const std::string& op, int root) {
-        auto in = host_input(x, "reduce");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto rop = reduce_op(op);
-        {
+        if (on_gpu(in)) {
+            gpu(in).reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop, root,
+                           stream(in));
+        } else {
             py::gil_scoped_release nogil;
             m_comm->reduce(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(), rop, root);
         }
@@ -290,9 +531,13 @@ public:
 
     // Every rank passes a tensor of the root's shape and dtype; only the root's values count.
     py::object broadcast(const TensorWrapper& x, int root) {
-        auto in = host_input(x, "broadcast");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         size_t n = in.shape().total_nr_elems();
+        if (on_gpu(in)) {
+            gpu(in).broadcast(ptr(in), ptr(out), n, in.dtype(), root, stream(in));
+            return wrap(out);
+        }
         if (rank() == root && n)
             std::memcpy(ptr(out), ptr(in), in.dtype().size(n));
         {
@@ -303,10 +548,15 @@ public:
     }
 
     py::object all_gather(const TensorWrapper& x) {
-        auto in = host_input(x, "all_gather");
+        auto in = x.value.contiguous();
         auto out = imperative::Tensor::empty(
                 with_first_dim(in.shape(), first_dim(in.shape()) * size()), in.dtype(),
                 in.comp_node());
+        if (on_gpu(in)) {
+            gpu(in).all_gather(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype(),
+                               stream(in));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->all_gather(ptr(in), ptr(out), in.shape().total_nr_elems(), in.dtype());
@@ -343,9 +593,14 @@ public:
     }
 
     py::object all_to_all(const TensorWrapper& x) {
-        auto in = host_input(x, "all_to_all");
+        auto in = x.value.contiguous();
         part_of(in, size(), "all_to_all");
         auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        if (on_gpu(in)) {
+            gpu(in).all_to_all(ptr(in), ptr(out), in.shape().total_nr_elems() / size(), in.dtype(),
+                               stream(in));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->all_to_all(ptr(in), ptr(out), in.shape().total_nr_elems() / size(), in.dtype());
@@ -355,9 +610,16 @@ public:
 
     // All-reduce, then this rank keeps its part of the first axis.
     py::object reduce_scatter(const TensorWrapper& x, const std::string& op) {
-        auto in = host_input(x, "reduce_scatter");
+        auto in = x.value.contiguous();
         size_t part = part_of(in, size(), "reduce_scatter");
         auto rop = reduce_op(op);
+        if (on_gpu(in)) {
+            auto out = imperative::Tensor::empty(with_first_dim(in.shape(), part), in.dtype(),
+                                                 in.comp_node());
+            gpu(in).reduce_scatter(ptr(in), ptr(out), out.shape().total_nr_elems(), in.dtype(), rop,
+                                   stream(in));
+            return wrap(out);
+        }
         auto full = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         auto out = imperative::Tensor::empty(with_first_dim(in.shape(), part), in.dtype(),
                                              in.comp_node());
@@ -373,7 +635,11 @@ public:
     }
 
     void send(const TensorWrapper& x, int dst, uint32_t tag) {
-        auto in = host_input(x, "send");
+        auto in = x.value.contiguous();
+        if (on_gpu(in)) {  // NCCL matches a send with the peer's next recv from this rank
+            gpu(in).send(ptr(in), in.shape().total_nr_elems(), in.dtype(), dst, stream(in));
+            return;
+        }
         py::gil_scoped_release nogil;
         m_comm->send(ptr(in), in.shape().total_nr_elems(), in.dtype(), dst, tag);
     }
@@ -381,10 +647,11 @@ public:
     py::object recv(const std::vector<size_t>& shape, const py::object& dtype,
                     const std::string& device, int src, uint32_t tag) {
         CompNode cn = CompNode::load(device);
-        if (cn.device_type() != CompNode::DeviceType::CPU)
-            throw py::type_error("distributed recv: the Gloo backend works on CPU tensors, got " +
-                                 device);
         auto out = imperative::Tensor::empty(dnn::TensorShape(shape), dtype_from_py(dtype), cn);
+        if (on_gpu(out)) {
+            gpu(out).recv(ptr(out), out.shape().total_nr_elems(), out.dtype(), src, stream(out));
+            return wrap(out);
+        }
         {
             py::gil_scoped_release nogil;
             m_comm->recv(ptr(out), out.shape().total_nr_elems(), out.dtype(), src, tag);
@@ -398,16 +665,23 @@ public:
     }
 
 private:
-    std::unique_ptr<PyStore> m_store;
-    // Shared with the AllReduceOpDefs of traced graphs, which may outlive this object.
-    std::shared_ptr<dist::Communicator> m_comm;
+    // GPU tensors: NCCL's communicator, the tensor's comp node stream.
+    dist::DeviceCommunicator& gpu(const imperative::Tensor& t) {
+        return m_comms->device(t.comp_node());
+    }
+    static void* stream(const imperative::Tensor& t) { return t.comp_node().stream_handle(); }
+
+    // Shared with the ops of traced graphs, which may outlive this object.
+    std::shared_ptr<GroupComms> m_comms;
+    std::shared_ptr<dist::Communicator> m_comm;  // m_comms->host
 };
 
 }  // namespace
 #endif
 
 void init_distributed(py::module_& m) {
-    auto d = m.def_submodule("distributed", "Collectives between processes (Gloo, CPU tensors).");
+    auto d = m.def_submodule(
+            "distributed", "Collectives between processes (Gloo: CPU tensors; NCCL: GPU tensors).");
 #if NEOMEG_WITH_GLOO
     d.attr("gloo_available") = true;
     // Subclasses of RuntimeError and TimeoutError, so that callers can catch either.
@@ -418,6 +692,8 @@ void init_distributed(py::module_& m) {
                  "Blocks until the all-reduce is done and returns its result (raises CommError "
                  "when it failed).")
             .def_property_readonly("completed", &PyWork::completed);
+    py::class_<PendingAllReduce>(d, "PendingAllReduce",
+                                 "A bucket's all-reduce between its start op and its wait op.");
     py::class_<PyCommunicator>(d, "Communicator",
                                "One rank's Gloo connections to the other ranks of a group.")
             .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
@@ -428,6 +704,15 @@ void init_distributed(py::module_& m) {
             .def("all_reduce", &PyCommunicator::all_reduce)
             .def("all_reduce_op", &PyCommunicator::all_reduce_op,
                  "all_reduce as an op: differentiable (sum) and held by a traced graph.")
+            .def("all_reduce_start_op", &PyCommunicator::all_reduce_start_op,
+                 "Starts all_reduce as an op (traced graphs hold it); returns (result buffer, "
+                 "PendingAllReduce). Read the result only through all_reduce_wait_op.")
+            .def("all_reduce_wait_op", &PyCommunicator::all_reduce_wait_op,
+                 "Waits for a started all-reduce as an op; takes its PendingAllReduce, the "
+                 "start's result buffer and its input; returns the result.")
+            .def("collective_op", &PyCommunicator::collective_op,
+                 "all_gather or reduce_scatter_sum (first axis) as an op: differentiable and "
+                 "held by a traced graph.")
             .def("all_reduce_async", &PyCommunicator::all_reduce_async,
                  "Starts an all-reduce on the communicator's worker thread; returns a Work.")
             .def("reduce", &PyCommunicator::reduce)

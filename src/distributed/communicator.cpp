@@ -269,7 +269,10 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
         gloo::AllreduceOptions opts(m_impl->context);
-        opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+        // Given an input, Gloo first copies it into the output; given the output alone, it
+        // reduces that buffer in place, a pass over the data less.
+        if (in != out)
+            opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
         opts.setOutput(static_cast<T*>(out), count);
         opts.setReduceFunction(pick_reduce<T>(op));
         opts.setTag(m_impl->tag());

@@ -153,25 +153,11 @@ def _concat_from_front(out, axis, size, part_shape):
     return out.reshape([size] + part).transpose(order).reshape(final)
 
 
-class _AllReduce(Function):
-    def __init__(self, group, op):
-        self.group = group
-        self.op = op
-
-    def forward(self, data):
-        out = _comm(self.group).all_reduce(data, self.op)
-        if self.op != "sum":
-            self.mask = (data == out).astype(data.dtype)
-        return out
-
-    def backward(self, grad):
-        total = _comm(self.group).all_reduce(grad, "sum")
-        return total if self.op == "sum" else total * self.mask
-
-
 def _all_reduce(inp, group, op, fn):
     _check_tensor(inp, fn)
-    return _AllReduce(_as_group(group), op)(inp)
+    # An op of the eager runtime (differentiable: sum is its own adjoint; max and min pass the
+    # summed gradient to the ranks that held the extreme), so that jit.trace compiles it.
+    return _graph_comm(_as_group(group)).all_reduce_op(inp, op)
 
 
 def all_reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
@@ -195,9 +181,7 @@ def all_reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None 
         >>> callable(dist_F.all_reduce_sum)
         True
     """
-    _check_tensor(inp, "all_reduce_sum")
-    # An op of the eager runtime (differentiable, its own adjoint), so that jit.trace compiles it.
-    return _graph_comm(_as_group(group)).all_reduce_op(inp, "sum")
+    return _all_reduce(inp, group, "sum", "all_reduce_sum")
 
 
 def all_reduce_max(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
@@ -327,17 +311,6 @@ def _bcast_param(inp: Tensor, group: Group | None = WORLD, device=None) -> Tenso
     return _comm(_as_group(group)).broadcast(inp, 0)
 
 
-class _AllGather(Function):
-    def __init__(self, group):
-        self.group = group
-
-    def forward(self, data):
-        return _comm(self.group).all_gather(data)
-
-    def backward(self, grad):
-        return _comm(self.group).reduce_scatter(grad, "sum")
-
-
 def all_gather(
     inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0
 ) -> Tensor:
@@ -363,19 +336,9 @@ def all_gather(
     group = _as_group(group)
     if inp.ndim == 0 and axis != 0:
         raise ValueError("all_gather: a scalar gathers along axis 0 only")
-    out = _AllGather(group)(inp)
+    # An op of the eager runtime (its adjoint: reduce-scatter), so that jit.trace compiles it.
+    out = _graph_comm(group).collective_op(inp, "all_gather")
     return _concat_from_front(out, axis, group.size, inp.shape) if inp.ndim else out
-
-
-class _ReduceScatter(Function):
-    def __init__(self, group):
-        self.group = group
-
-    def forward(self, data):
-        return _comm(self.group).reduce_scatter(data, "sum")
-
-    def backward(self, grad):
-        return _comm(self.group).all_gather(grad)
 
 
 def reduce_scatter_sum(
@@ -402,7 +365,8 @@ def reduce_scatter_sum(
     _check_tensor(inp, "reduce_scatter_sum")
     group = _as_group(group)
     front, part = _split_parts(inp, axis, group.size, "reduce_scatter_sum")
-    out = _ReduceScatter(group)(front)
+    # An op of the eager runtime (its adjoint: all-gather), so that jit.trace compiles it.
+    out = _graph_comm(group).collective_op(front, "reduce_scatter_sum")
     return out.reshape(part) if axis else out
 
 

@@ -92,8 +92,9 @@ class AllreduceCallback:
     goes on computing the other gradients (GradManager calls this callback as each gradient
     becomes final); the last buckets start when backward ends, and GradManager waits for all of
     them before it sets ``.grad``. Inside ``jit.trace`` the buckets are ops of the traced graph
-    (an all-reduce op that runs on every call), without the overlap. Every rank must attach the
-    same parameters in the same order.
+    that run on every call, with the same overlap: a start op where the bucket fills and a wait
+    op when backward ends, so the compiled step computes the remaining gradients while the
+    bucket's all-reduce runs. Every rank must attach the same parameters in the same order.
 
     Args:
         reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
@@ -127,6 +128,7 @@ class AllreduceCallback:
         self._packing_list = defaultdict(list)
         self._packing_size = defaultdict(int)
         self._in_flight = []  # _Buckets whose all-reduce runs, in the order they started
+        self._traced_in_flight = []  # (params, grads, input, started, pending) under jit.trace
 
     def _pack(self, dtype):
         params = self._packing_list[dtype]
@@ -144,12 +146,27 @@ class AllreduceCallback:
         self._in_flight.append(_Bucket(params, grads, dtype, work))
 
     def _pack_as_ops(self, params, grads):
-        # Under jit.trace: the bucket as ops (concat, the all-reduce op, slices), which the
-        # graph holds and runs on every call; the all-reduce waits for its peers there and then.
+        # Under jit.trace: the bucket as ops (concat, the all-reduce's start op) that the graph
+        # holds and runs on every call; _unpack_ops adds the wait op and the slices when
+        # backward ends, so the ops recorded in between overlap the communication.
         from ..functional import concat  # not at import: functional imports this package
 
         flat = concat([g.reshape(-1) for g in grads])
-        reduced = _graph_comm(self._group).all_reduce_op(flat, "sum")
+        comm = _graph_comm(self._group)
+        if str(flat.device).startswith("gpu"):
+            # NCCL runs on the bucket's stream, after the kernels that computed it and
+            # asynchronously to the host already: one all-reduce op, no wait op.
+            reduced = comm.all_reduce_op(flat, "sum")
+            self._traced_in_flight.append((params, grads, flat, reduced, None))
+            return
+        index = len(self._traced_in_flight)
+        started, pending = comm.all_reduce_start_op(flat, "sum", index)
+        self._traced_in_flight.append((params, grads, flat, started, pending))
+
+    def _unpack_ops(self, params, grads, flat, started, pending):
+        reduced = started
+        if pending is not None:
+            reduced = _graph_comm(self._group).all_reduce_wait_op(pending, started, flat)
         if self._reduce_method == "mean":
             reduced = reduced / self._group.size
         offset = 0
@@ -194,6 +211,8 @@ class AllreduceCallback:
                 self._pack(dtype)
             for bucket in self._in_flight:
                 self._unpack(bucket)
+            for bucket in self._traced_in_flight:
+                self._unpack_ops(*bucket)
             for param in self._params:
                 self._futures_dict[param].set(self._gradients_dict[param])
         finally:

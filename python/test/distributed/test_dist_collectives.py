@@ -1,5 +1,6 @@
 """Every collective on 2 and 3 CPU ranks (Gloo over loopback) against numpy, for several shapes
-and dtypes, non-contiguous inputs, subgroups with another root, and point-to-point."""
+and dtypes, non-contiguous inputs, all-reduces of several of Gloo's segments, subgroups with
+another root, and point-to-point."""
 
 import numpy as np
 import pytest
@@ -44,6 +45,12 @@ def _collectives(world):
     out["nc_sum"] = _np(F.distributed.all_reduce_sum(base.transpose(1, 0)))
     out["nc_gather"] = _np(F.distributed.all_gather(base[::2]))
     out["nc_rs"] = _np(F.distributed.reduce_scatter_sum(base[:, ::2]))
+    # Large enough for several of Gloo's ring segments (the strided one reduced in place in its
+    # contiguous copy); 120001 elements split unevenly between the ranks.
+    big = mge.Tensor(rank_input(r, (400, 300), "int32", salt=3))
+    out["big_sum"] = _np(F.distributed.all_reduce_sum(big.transpose(1, 0)))
+    odd = mge.Tensor(rank_input(r, (120001,), "float32", salt=4))
+    out["big_max"] = _np(F.distributed.all_reduce_max(odd))
     return out
 
 
@@ -82,6 +89,8 @@ def _numpy_reference(world):
     ref["nc_sum"] = np.sum(base, axis=0).T
     ref["nc_gather"] = np.concatenate([v[::2] for v in base])
     ref["nc_rs"] = np.split(np.sum([v[:, ::2] for v in base], axis=0), world)
+    ref["big_sum"] = np.sum(xs((400, 300), "int32", 3), axis=0).astype("int32").T
+    ref["big_max"] = np.max(xs((120001,), "float32", 4), axis=0)
     return ref
 
 

@@ -1,7 +1,10 @@
 """Collectives inside jit.trace: a traced data-parallel training step (make_allreduce_cb) is
-compiled with its all-reduce as a graph op and gives the parameters of single-process training
-on the concatenated batch; a traced all_reduce_sum sums every call's inputs; a collective the
-graph cannot hold ends the recording with a warning and runs eagerly, still on every call."""
+compiled with its all-reduce as graph ops (a start where the bucket fills, a wait after
+backward) and gives the parameters of single-process training on the concatenated batch;
+traced all-reduces (sum, max), all-gather and reduce-scatter compute every call's inputs, with
+their gradients (max's reaches the ranks that held the maximum, all-gather's is the
+reduce-scatter of the output gradients); a collective the graph cannot hold ends the recording
+with a warning and runs eagerly, still on every call."""
 
 import warnings
 
@@ -17,12 +20,15 @@ from megengine.autodiff import GradManager
 from megengine.jit import trace
 
 
-def _traced_training():
+def _traced_training(pack_bytes=None):
     r = dist.get_rank()
     model = SmallCNN()
     dist.bcast_list_(list(model.parameters()))
     initial = _state(model)
-    gm = GradManager().attach(model.parameters(), callbacks=[dist.make_allreduce_cb("mean")])
+    cb = dist.make_allreduce_cb("mean")
+    if pack_bytes is not None:
+        cb._param_pack_thd = pack_bytes
+    gm = GradManager().attach(model.parameters(), callbacks=[cb])
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     @trace(symbolic=True)
@@ -40,7 +46,8 @@ def _traced_training():
         for x, y in zip(data[:, shard], labels[:, shard]):
             step(mge.Tensor(x), mge.Tensor(y))
     ops = [op for op, _ in step.ops]
-    return initial, _state(model), [str(w.message) for w in caught], (ops, step._mode)
+    graph = step._graph_text().splitlines()
+    return initial, _state(model), [str(w.message) for w in caught], (ops, step._mode, graph)
 
 
 def test_traced_data_parallel_step_equals_single_process_training():
@@ -55,35 +62,130 @@ def test_traced_data_parallel_step_equals_single_process_training():
     # Compiled, not run eagerly: the gradients' all-reduce is an op of the graph (one bucket),
     # which the later steps (replays of the graph) ran with their own gradients.
     assert warned == []
-    assert ops[0].count("AllReduce(sum)") == 1
+    assert ops[0].count("AllReduceStart(0)") == 1
+    assert ops[0].count("AllReduceWait(0)") == 1
     assert ops[1] == "graph"  # the later calls replayed the compiled graph
+
+
+def test_traced_step_starts_each_bucket_during_backward_and_waits_after_it():
+    # One bucket per gradient (a pack threshold of 0 bytes): each bucket's all-reduce starts
+    # as soon as its gradient is computed. The compiled graph runs its steps in this order, so
+    # the first buckets' communication (on the communicator's thread) runs while the steps
+    # after their start compute the remaining gradients; the waits come after all of them.
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_training)(0)
+    (init0, final0, warned, (_, mode, graph)), (_, final1, _, _) = results
+    assert warned == [] and mode == "graph"
+    expect = _single(init0)
+    for k in expect:
+        np.testing.assert_array_equal(final0[k], final1[k])
+        np.testing.assert_allclose(final0[k], expect[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    starts = [i for i, line in enumerate(graph) if "AllReduceStart(" in line]
+    waits = [i for i, line in enumerate(graph) if "AllReduceWait(" in line]
+    backward = [i for i, line in enumerate(graph) if "Backward" in line]
+    assert len(starts) == len(waits) == 4, graph  # SmallCNN's 4 parameters
+    assert backward, graph
+    # The first bucket starts before the last gradient's backward kernel runs...
+    assert starts[0] < backward[-1], graph
+    # ...and every wait follows every start and every backward kernel.
+    assert max(starts + backward) < min(waits), graph
 
 
 def _traced_collectives():
     r = dist.get_rank()
     f = trace(lambda x: F.distributed.all_reduce_sum(x) * 2)
     g = trace(lambda x: F.distributed.all_reduce_max(x) + 1)
-    sums, maxes = [], []
+    h = trace(lambda x: F.distributed.all_gather(x.reshape(1, 3), axis=1) * 1)
+    k = trace(lambda x: F.distributed.reduce_scatter_sum(F.concat([x] * WORLD)) + 0)
+    b = trace(lambda x: F.distributed.broadcast(x) * 1)
+    sums, maxes, gathers, scattered, bcasts = [], [], [], [], []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for s in range(3):
             x = mge.Tensor(rank_input(r, (3,), "float32", salt=s))
             sums.append(f(x).numpy())
             maxes.append(g(x).numpy())
-    return sums, maxes, [op for op, _ in f.ops], [str(w.message) for w in caught]
+            gathers.append(h(x).numpy())
+            scattered.append(k(x).numpy())
+            bcasts.append(b(x).numpy())
+    ops = [[op for op, _ in t.ops] for t in (f, g, h, k)]
+    return sums, maxes, (gathers, scattered, bcasts), ops, [str(w.message) for w in caught]
 
 
 def test_traced_collectives_run_on_every_call():
     results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_collectives)()
     for s in range(3):
         xs = [rank_input(r, (3,), "float32", salt=s) for r in range(WORLD)]
-        for sums, maxes, _, _ in results:
+        for sums, maxes, (gathers, scattered, bcasts), _, _ in results:
             np.testing.assert_array_equal(sums[s], 2 * sum(xs))
             np.testing.assert_array_equal(maxes[s], np.maximum(*xs) + 1)
-    for _, _, ops, warned in results:
-        assert ops[0] == "AllReduce(sum)"  # held by the graph
-        # all_reduce_max is not (yet): its trace says so once and runs eagerly.
+            np.testing.assert_array_equal(gathers[s], np.concatenate(xs)[None])
+            np.testing.assert_array_equal(scattered[s], sum(xs))
+            np.testing.assert_array_equal(bcasts[s], xs[0])
+    for _, _, _, ops, warned in results:
+        # Held by the graph: the all-reduces, all-gather and reduce-scatter.
+        assert ops[0][0] == "AllReduce(sum)" and ops[1][0] == "AllReduce(max)", ops
+        assert "AllGather" in ops[2] and "ReduceScatter(sum)" in ops[3], ops
+        # broadcast is not (yet): its trace says so once and runs eagerly.
         assert len(warned) == 1 and "run eagerly" in warned[0], warned
+
+
+def _traced_all_reduce_max_grad():
+    r = dist.get_rank()
+    w = mge.Parameter(rank_input(r, (6,), "float32", salt=5))
+    gm = GradManager().attach(w)
+    opt = optim.SGD([w], lr=0.0)
+
+    @trace(symbolic=True)
+    def step(scale):
+        with gm:
+            gm.backward(F.distributed.all_reduce_max(w * scale).sum())
+        grad = w.grad * 1
+        opt.clear_grad()
+        return grad
+
+    grads = [step(mge.Tensor(float(s + 1))).numpy() for s in range(2)]
+    return grads, [op for op, _ in step.ops]
+
+
+def _traced_all_gather_grad():
+    r = dist.get_rank()
+    w = mge.Parameter(rank_input(r, (2, 3), "float32", salt=6))
+    gm = GradManager().attach(w)
+    opt = optim.SGD([w], lr=0.0)
+    weights = mge.Tensor(np.arange(6 * WORLD, dtype="float32").reshape(2 * WORLD, 3))
+
+    @trace(symbolic=True)
+    def step(scale):
+        with gm:
+            gm.backward((F.distributed.all_gather(w * scale) * weights).sum())
+        grad = w.grad * 1
+        opt.clear_grad()
+        return grad
+
+    return [step(mge.Tensor(float(s + 1))).numpy() for s in range(2)]
+
+
+def test_traced_all_gather_gradient_is_the_reduce_scatter_of_the_output_gradients():
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_all_gather_grad)()
+    weights = np.arange(6 * WORLD, dtype="float32").reshape(2 * WORLD, 3)
+    for s in range(2):
+        c = float(s + 1)
+        # Every rank's loss reads rank r's rows with weights[2r:2r+2]: WORLD copies of c * that.
+        for r, grads in enumerate(results):
+            np.testing.assert_array_equal(grads[s], WORLD * c * weights[2 * r : 2 * r + 2])
+
+
+def test_traced_all_reduce_max_gradient_reaches_the_ranks_that_held_the_maximum():
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_all_reduce_max_grad)()
+    ws = [rank_input(r, (6,), "float32", salt=5) for r in range(WORLD)]
+    top = np.max(ws, axis=0)
+    for s in range(2):
+        c = float(s + 1)
+        # d/dw_r sum(max_q(c w_q)) over every rank's loss: WORLD * c where rank r holds the max.
+        for r, (grads, _) in enumerate(results):
+            np.testing.assert_array_equal(grads[s], WORLD * c * (ws[r] == top))
+    for _, ops in results:
+        assert ops.count("AllReduce(max)") == 1 and ops.count("AllReduce(sum)") == 1, ops
 
 
 def _traced_all_reduce_grad():

@@ -102,6 +102,25 @@ TEST(Communicator, BoolReducesAsOrAndAnd) {
     });
 }
 
+TEST(Communicator, AllReduceInPlaceWhenOutputIsTheInput) {
+    // The output buffer given as the input: Gloo reduces it in place. 1000003 elements (4 MB)
+    // span several of Gloo's ring segments and split unevenly between 2 and 3 ranks.
+    for (int size : {2, 3})
+        for (size_t n : {size_t{1}, size_t{1000003}})
+            run_ranks(size, [&](Communicator& comm) {
+                std::vector<int32_t> expect(n, 0);
+                for (int r = 0; r < size; ++r) {
+                    auto x = input<int32_t>(r, n);
+                    for (size_t i = 0; i < n; ++i)
+                        expect[i] += x[i];
+                }
+                auto buf = input<int32_t>(comm.rank(), n);
+                comm.all_reduce(buf.data(), buf.data(), n, dnn::dtype::Int32, ReduceOp::Sum);
+                for (size_t i = 0; i < n; ++i)
+                    ASSERT_EQ(buf[i], expect[i]) << size << " ranks, element " << i;
+            });
+}
+
 TEST(Communicator, BroadcastReduceGatherScatter) {
     const int size = 3;
     const size_t n = 5;
@@ -208,6 +227,29 @@ TEST(Communicator, DeadPeerFailsTheCollective) {
     if (t1.joinable())
         t1.join();
     EXPECT_THROW(std::rethrow_exception(error), CommError);
+}
+
+TEST(Communicator, SilentPeerTimesOutTheCollective) {
+    // Rank 1 stays connected but never joins the all-reduce: rank 0's fails within its
+    // timeout instead of waiting forever.
+    std::atomic<bool> done{false};
+    run_ranks(
+            2,
+            [&](Communicator& comm) {
+                if (comm.rank() == 1) {
+                    while (!done)
+                        std::this_thread::sleep_for(1ms);
+                    return;
+                }
+                std::vector<float> x(1 << 16, 1.f), y(x.size());
+                auto start = std::chrono::steady_clock::now();
+                EXPECT_THROW(comm.all_reduce(x.data(), y.data(), x.size(), dnn::dtype::Float32,
+                                             ReduceOp::Sum),
+                             CommError);
+                EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+                done = true;
+            },
+            1s);
 }
 
 TEST(Communicator, AsyncAllReducesRunInIssueOrderBeforeABlockingCall) {

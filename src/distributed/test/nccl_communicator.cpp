@@ -3,6 +3,8 @@
 // argument checks run everywhere.
 #include "neomeg/distributed/nccl_communicator.h"
 
+#include "neomeg/distributed/device_communicator.h"
+
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -135,4 +137,35 @@ TEST(NcclCommunicator, TwoRanksCollectivesMatchTheHostComputation) {
             ASSERT_EQ(p[i], a[r * n / 2 + i] + b[r * n / 2 + i]);
         cudaStreamDestroy(stream);
     });
+}
+
+// open_nccl_communicator loads this library at run time, as megengine.distributed does.
+TEST(DeviceCommunicator, WithoutAGpuOpeningFailsWithNcclsReasonNotALoadError) {
+    if (cuda_device_count() > 0)
+        GTEST_SKIP() << "a GPU is present (DeviceCommunicator.OneRankAllReduce runs)";
+    MemoryStore store;
+    try {
+        open_nccl_communicator(store, "nogpu/", 0, 1, 0, 2s);
+        FAIL() << "opened an NCCL communicator without a GPU";
+    } catch (const CommError& e) {
+        std::string what = e.what();
+        EXPECT_EQ(what.find("cannot load"), std::string::npos) << what;  // the library loaded
+        EXPECT_FALSE(what.empty());
+    }
+}
+
+TEST(DeviceCommunicator, OneRankAllReduceOnTheGivenStream) {
+    NM_NEED_GPUS(1);
+    MemoryStore store;
+    auto comm = open_nccl_communicator(store, "onegpu/", 0, 1, 0, 10s);
+    EXPECT_EQ(comm->size(), 1);
+    EXPECT_EQ(comm->device(), 0);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    auto host = input(0, 1000);
+    DeviceBuffer<float> in(host), out(host.size());
+    comm->all_reduce(in.ptr, out.ptr, host.size(), dnn::dtype::Float32, ReduceOp::Sum, stream);
+    comm->synchronize(stream);
+    EXPECT_EQ(out.read(), host);
+    cudaStreamDestroy(stream);
 }

@@ -1,0 +1,45 @@
+// The all-reduce of a gradient bucket as two ops of the eager runtime, so that a traced
+// training step overlaps it with the rest of backward: AllReduceStart hands the all-reduce to
+// the communicator's worker thread and returns at once; AllReduceWait, recorded when backward
+// ends, waits for it and yields the result. A compiled graph runs its steps in recording order
+// where the data allows (ComputingGraph::topo_order), so the bucket's communication runs while
+// the steps between the two compute the remaining gradients.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+
+#include "neomeg/distributed/communicator.h"
+#include "neomeg/imperative/op_def.h"
+
+namespace neomeg::python {
+
+// Runs f without the GIL where this thread holds it (communication never needs it).
+template <class F>
+void without_gil(F&& f) {
+    if (PyGILState_Check()) {
+        pybind11::gil_scoped_release nogil;
+        f();
+    } else {
+        f();
+    }
+}
+
+// What a start passes to its wait: the all-reduce in flight and, in eager runs, the tensors it
+// reads and writes (a graph's arena keeps them alive instead: the wait reads both).
+struct AsyncAllReduceSlot {
+    std::shared_ptr<distributed::Work> work;
+    imperative::Tensor input, output;
+};
+
+// Start and wait share the slot, their communicator and their bucket's index in the step (which
+// a trace's check compares, and which keeps CSE from merging two starts).
+std::shared_ptr<imperative::OpDef> make_all_reduce_start(
+        std::shared_ptr<distributed::Communicator> comm, distributed::ReduceOp op, int index,
+        std::shared_ptr<AsyncAllReduceSlot> slot);
+std::shared_ptr<imperative::OpDef> make_all_reduce_wait(
+        std::shared_ptr<distributed::Communicator> comm, int index,
+        std::shared_ptr<AsyncAllReduceSlot> slot);
+
+}  // namespace neomeg::python
