@@ -182,6 +182,7 @@ OperatorNode* ComputingGraph::insert_node(std::shared_ptr<const OpDef> op,
     std::unique_ptr<OperatorNode> node(new OperatorNode());
     node->m_graph = this;
     node->m_id = m_next_op_id++;
+    node->m_order = node->m_id;
     node->m_op = std::move(op);
     node->m_inputs.assign(inputs.begin(), inputs.end());
     node->m_cn = cn;
@@ -238,6 +239,12 @@ void ComputingGraph::replace_var(VarNode* from, VarNode* to) {
         to->m_users.push_back(user);
     }
     from->m_users.clear();
+}
+
+void ComputingGraph::take_place_of(OperatorNode* node, const OperatorNode* replaced) {
+    NM_THROW_IF(!node || !owns(node) || !replaced || !owns(replaced), ParamError,
+                "take_place_of: not operator nodes of this graph");
+    node->m_order = replaced->m_order;
 }
 
 void ComputingGraph::erase(OperatorNode* node) {
@@ -308,10 +315,12 @@ std::vector<OperatorNode*> ComputingGraph::topo_order(std::span<VarNode* const> 
             if (in->owner() && needed.insert(in->owner()).second)
                 stack.push_back(in->owner());
     }
-    // ...in Kahn's order, the oldest ready node first: creation order unless a rewrite made a
-    // node read a younger one.
+    // ...in Kahn's order, the earliest ready node first: creation order (or the place of the node
+    // a rewrite replaced) unless a rewrite made a node read a younger one.
     std::unordered_map<const OperatorNode*, size_t> waiting;  // input slots not yet computed
-    auto by_id = [](const OperatorNode* a, const OperatorNode* b) { return a->id() > b->id(); };
+    auto by_id = [](const OperatorNode* a, const OperatorNode* b) {
+        return a->order() != b->order() ? a->order() > b->order() : a->id() > b->id();
+    };
     std::priority_queue<OperatorNode*, std::vector<OperatorNode*>, decltype(by_id)> ready(by_id);
     for (OperatorNode* node : nodes) {
         size_t n = 0;

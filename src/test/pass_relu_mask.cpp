@@ -51,8 +51,9 @@ TEST(PassReluMask, SwitchReadsTheReluOutputAndResultsStayEqual) {
               "%0 'x' = input : {8} float32 @cpu0\n"
               "%1 'dy' = input : {8} float32 @cpu0\n"
               "%2 = Elemwise(mode=RELU)(%0) : {8} float32\n"
-              "%4 = Elemwise(mode=SWITCH_GT0)(%1, %0) : {8} float32\n"
+              // The rewrite runs where the node it replaced ran (%3's place), before %4.
               "%5 = Elemwise(mode=SWITCH_GT0)(%2, %1) : {8} float32\n"
+              "%4 = Elemwise(mode=SWITCH_GT0)(%1, %0) : {8} float32\n"
               "outputs: %2 %5 %4\n");
     auto masked = g.compile(outs);
     const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -40,6 +40,7 @@ size_t mask_relu_grads_by_output(ComputingGraph& graph, std::vector<VarNode*>& o
         VarNode* masked = graph.insert1(node->op(), {relu, grad}, opt);
         VarNode* old = node->outputs()[0];
         masked->set_name(old->name());
+        graph.take_place_of(masked->owner(), node);
         graph.replace_var(old, masked);
         std::replace(outputs.begin(), outputs.end(), old, masked);
         graph.erase(node);

@@ -88,6 +88,10 @@ public:
     // Removes an operator node whose outputs nobody reads, or an input or constant var nobody
     // reads; ParamError otherwise. Pointers to the removed nodes dangle.
     void erase(OperatorNode* node);
+    // Schedules `node` where `replaced` ran (a pass's rewrite): without it the new node, the
+    // youngest, would run after every older ready node, e.g. after a data-parallel step's
+    // all-reduce waits instead of within backward.
+    void take_place_of(OperatorNode* node, const OperatorNode* replaced);
     void erase(VarNode* var);
 
     bool owns(const VarNode* var) const;
