@@ -21,7 +21,7 @@ inline CompNode cpu() {
 }
 
 // A node on the naive kernels, whatever the default backend. NEOMEG_BACKEND is read when a node
-// is first loaded; no other test uses cpu11.
+// is first loaded; no other test loads cpu11.
 inline CompNode naive_cpu() {
     static CompNode cn = [] {
         const char* old = std::getenv("NEOMEG_BACKEND");
