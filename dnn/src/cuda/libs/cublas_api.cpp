@@ -36,12 +36,7 @@ CublasApi load_cublas(const std::vector<std::string>& candidates, LoadReport& re
         }
     }
     if (report.error.empty() && !missing.empty())
-        report.error = str_cat(
-                "the cuBLAS library ", report.file,
-                report.version > 0
-                        ? str_cat(" (version ", cuda_libraries::version_string(report.version), ")")
-                        : "",
-                " lacks ", join_names(missing), ", which NeoMeg calls");
+        report.error = lacks_entry_points("cuBLAS", report, missing);
     if (!report.error.empty())
         return {};
     return api;

@@ -34,12 +34,7 @@ CudnnApi load_cudnn(const std::vector<std::string>& candidates, LoadReport& repo
             report.error += str_cat(" (", report.file, ")");
     }
     if (report.error.empty() && !missing.empty())
-        report.error = str_cat(
-                "the cuDNN library ", report.file,
-                report.version > 0
-                        ? str_cat(" (version ", cuda_libraries::version_string(report.version), ")")
-                        : "",
-                " lacks ", join_names(missing), ", which NeoMeg calls");
+        report.error = lacks_entry_points("cuDNN", report, missing);
     if (!report.error.empty())
         return {};
     return api;

@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 
+#include "neomeg/dnn/cuda_libraries.h"
+#include "neomeg/dnn/errors.h"
+
 namespace neomeg::dnn::cuda {
 
 DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& candidates) {
@@ -37,11 +40,16 @@ std::vector<std::string> library_candidates(const char* env_var, const std::stri
     return files;
 }
 
-std::string join_names(const std::vector<std::string>& names) {
-    std::string s;
-    for (size_t i = 0; i < names.size(); ++i)
-        s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-    return s;
+std::string lacks_entry_points(const char* library, const LoadReport& report,
+                               const std::vector<std::string>& missing) {
+    std::string names;
+    for (size_t i = 0; i < missing.size(); ++i)
+        names += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    return str_cat("the ", library, " library ", report.file,
+                   report.version > 0 ? str_cat(" (version ",
+                                                cuda_libraries::version_string(report.version), ")")
+                                      : "",
+                   " lacks ", names, ", which NeoMeg calls");
 }
 
 }  // namespace neomeg::dnn::cuda

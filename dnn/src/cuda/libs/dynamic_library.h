@@ -52,7 +52,9 @@ struct LoadReport {
 std::vector<std::string> library_candidates(const char* env_var, const std::string& soname,
                                             const std::string& fallback_dir);
 
-// "a, b and c".
-std::string join_names(const std::vector<std::string>& names);
+// "the cuDNN library F (version V) lacks a, b and c, which NeoMeg calls": the error of a loader
+// whose table `missing` entries could not fill.
+std::string lacks_entry_points(const char* library, const LoadReport& report,
+                               const std::vector<std::string>& missing);
 
 }  // namespace neomeg::dnn::cuda
