@@ -54,7 +54,8 @@ TEST(CudaLibraries, InstalledCublasHasEveryEntryPoint) {
 TEST(CudaLibraries, ProcessTablesAreTheInstalledLibraries) {
     using cuda_libraries::Library;
     if (std::getenv("NEOMEG_CUDNN_LIBRARY") || std::getenv("NEOMEG_CUBLAS_LIBRARY"))
-        GTEST_SKIP() << "NEOMEG_CUDNN_LIBRARY or NEOMEG_CUBLAS_LIBRARY is set";
+        GTEST_SKIP() << "NEOMEG_CUDNN_LIBRARY or NEOMEG_CUBLAS_LIBRARY is set: this test checks "
+                        "the default sonames";
     EXPECT_EQ(cuda_libraries::load_error(Library::Cudnn), "");
     EXPECT_EQ(cuda_libraries::load_error(Library::Cublas), "");
     EXPECT_EQ(cuda_libraries::runtime_version(Library::Cudnn) / 10000, CUDNN_MAJOR);
