@@ -12,41 +12,11 @@ namespace {
 
 using NonlineMode = param::ConvBias::NonlineMode;
 
-// Whether the bias is {1, OC, 1...}: one value per channel.
-bool per_channel(const TensorLayout& bias, const TensorLayout& dst) {
-    for (size_t i = 0; i < bias.ndim; ++i)
-        if (bias[i] != (i == 1 ? dst[1] : 1))
-            return false;
-    return true;
-}
-
 // The bias as the primitive's {OC} vector.
 Operand bias_operand(const TensorLayout& bias) {
     return Operand::of(bias, false, [](const TensorLayout& l) {
         return plain_desc({static_cast<memory::dim>(l[1])}, {l.stride[1]}, *dnnl_type_of(l.dtype));
     });
-}
-
-dnnl::primitive_attr post_ops_attr(NonlineMode mode, bool has_z) {
-    dnnl::post_ops ops;
-    if (has_z)
-        ops.append_sum(1.f);
-    switch (mode) {
-        case NonlineMode::IDENTITY:
-            break;
-        case NonlineMode::RELU:
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-            break;
-        case NonlineMode::SIGMOID:
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
-            break;
-        case NonlineMode::H_SWISH:
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
-            break;
-    }
-    dnnl::primitive_attr attr = user_scratchpad();
-    attr.set_post_ops(ops);
-    return attr;
 }
 
 class ConvBiasImpl final : public DnnlKernel<ConvBias> {

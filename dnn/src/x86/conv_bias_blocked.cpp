@@ -15,35 +15,6 @@ namespace {
 
 using NonlineMode = param::ConvBiasBlocked::NonlineMode;
 
-dnnl::primitive_attr post_ops_attr(NonlineMode mode, bool has_z) {
-    dnnl::post_ops ops;
-    if (has_z)
-        ops.append_sum(1.f);
-    switch (mode) {
-        case NonlineMode::IDENTITY:
-            break;
-        case NonlineMode::RELU:
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-            break;
-        case NonlineMode::SIGMOID:
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
-            break;
-        case NonlineMode::H_SWISH:
-            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
-            break;
-    }
-    dnnl::primitive_attr attr = user_scratchpad();
-    attr.set_post_ops(ops);
-    return attr;
-}
-
-bool per_channel(const TensorLayout& bias, const TensorLayout& plain_dst) {
-    for (size_t i = 0; i < bias.ndim; ++i)
-        if (bias[i] != (i == 1 ? plain_dst[1] : 1))
-            return false;
-    return true;
-}
-
 // The convolution's PrimitivePlan reads the weights from the buffer this plan keeps converted.
 class BlockedConvPlan final : public Plan {
 public:

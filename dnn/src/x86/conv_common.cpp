@@ -90,4 +90,11 @@ Operand weights_operand(const TensorLayout& filter, const ConvDims& g) {
             .cached();
 }
 
+bool per_channel(const TensorLayout& bias, const TensorLayout& dst) {
+    for (size_t i = 0; i < bias.ndim; ++i)
+        if (bias[i] != (i == 1 ? dst[1] : 1))
+            return false;
+    return true;
+}
+
 }  // namespace neomeg::dnn::x86

@@ -43,4 +43,32 @@ dnnl::convolution_forward::primitive_desc conv_forward_pd(
 Operand data_operand(const TensorLayout& l);
 Operand weights_operand(const TensorLayout& filter, const ConvDims& g);
 
+// Whether the bias is {1, OC, 1...}: one value per channel of `dst` (NCHW-ordered dims).
+bool per_channel(const TensorLayout& bias, const TensorLayout& dst);
+
+// ConvBias's z (a sum step) and nonlinearity (an eltwise step) as post-ops on the user
+// scratchpad; ConvBias and ConvBiasBlocked name the same modes in their own param enums.
+template <class NonlineMode>
+dnnl::primitive_attr post_ops_attr(NonlineMode mode, bool has_z) {
+    dnnl::post_ops ops;
+    if (has_z)
+        ops.append_sum(1.f);
+    switch (mode) {
+        case NonlineMode::IDENTITY:
+            break;
+        case NonlineMode::RELU:
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+            break;
+        case NonlineMode::SIGMOID:
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+            break;
+        case NonlineMode::H_SWISH:
+            ops.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f);
+            break;
+    }
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_post_ops(ops);
+    return attr;
+}
+
 }  // namespace neomeg::dnn::x86
