@@ -1,6 +1,8 @@
 // The x86 kernels against the raw oneDNN primitive on the same shapes, in one command:
 //
-//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10] [cpu]
+//   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10] [cpu|wall] [case...]
+//
+// Each further argument keeps only the cases whose name contains it ("depthwise", "matmul 256").
 //
 // `cpu` times each call by the process's CPU time instead of the wall clock: on a machine shared
 // with other work a descheduled thread inflates wall times several-fold while one thread's CPU
@@ -19,6 +21,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +29,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "neomeg/dnn/handle.h"
@@ -39,6 +43,16 @@ namespace {
 
 int g_repeat = 10;
 bool g_cpu_time = false;
+std::vector<std::string> g_only;  // substrings of the case names to run; empty: all
+
+bool wanted(const std::string& name) {
+    if (g_only.empty())
+        return true;
+    for (const std::string& w : g_only)
+        if (name.find(w) != std::string::npos)
+            return true;
+    return false;
+}
 
 double now_seconds() {
     if (!g_cpu_time)
@@ -73,18 +87,42 @@ std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
 // Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
 // `new_weights`: the inputs get a new storage version on every call (values written in place), so
 // nothing derived from them is reused.
+// A 64-byte aligned float buffer, as the runtime's tensors are (and as oneDNN allocates its own
+// memory): std::vector's large blocks come from mmap 16 bytes past a page boundary, and a kernel
+// split across threads then shares the cache lines at their boundaries.
+class Aligned {
+public:
+    explicit Aligned(const std::vector<float>& v)
+        : m_p(static_cast<float*>(
+                  std::aligned_alloc(64, (v.size() * sizeof(float) + 63) / 64 * 64 + 64))) {
+        std::copy(v.begin(), v.end(), m_p);
+    }
+    ~Aligned() { std::free(m_p); }
+    Aligned(Aligned&& o) noexcept : m_p(std::exchange(o.m_p, nullptr)) {}
+    Aligned(const Aligned&) = delete;
+    Aligned& operator=(const Aligned&) = delete;
+    Aligned& operator=(Aligned&&) = delete;
+    float* data() const { return m_p; }
+
+private:
+    float* m_p;
+};
+
+// Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
+// `new_weights`: the inputs get a new storage version on every call (values written in place), so
+// nothing derived from them is reused.
 template <class Op>
 double time_ours(Handle& handle, const typename Op::Param& p, std::vector<TensorShape> inputs,
                  std::vector<TensorShape> outputs = {}, bool new_weights = false) {
     auto op = handle.create_operator<Op>();
     op->param() = p;
     std::vector<TensorLayout> in_l, out_l(op->num_outputs());
-    std::vector<std::vector<float>> bufs;
+    std::vector<Aligned> bufs;
     std::vector<TensorND> in, out;
     for (const TensorShape& s : inputs) {
         in_l.emplace_back(s, dtype::Float32);
         // Positive values: a valid variance or inverse std wherever an input is one.
-        bufs.push_back(random_floats(s.total_nr_elems(), 0.5f, 1.5f));
+        bufs.emplace_back(random_floats(s.total_nr_elems(), 0.5f, 1.5f));
     }
     for (size_t i = 0; i < outputs.size(); ++i)
         static_cast<TensorShape&>(out_l[i]) = outputs[i];
@@ -93,12 +131,11 @@ double time_ours(Handle& handle, const typename Op::Param& p, std::vector<Tensor
     for (size_t i = 0; i < in_l.size(); ++i)
         in.emplace_back(bufs[i].data(), in_l[i], &ids[i]);
     for (const TensorLayout& l : out_l) {
-        bufs.emplace_back(l.total_nr_elems());
+        bufs.emplace_back(std::vector<float>(l.total_nr_elems()));
         out.emplace_back(bufs.back().data(), l);
     }
-    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l) + 64);
-    Workspace w{ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64,
-                ws.size() - 64};
+    Aligned ws(std::vector<float>(op->get_workspace_in_bytes(in_l, out_l) / sizeof(float) + 1));
+    Workspace w{reinterpret_cast<std::byte*>(ws.data()), op->get_workspace_in_bytes(in_l, out_l)};
     return best_seconds([&] {
         if (new_weights)
             for (StorageId& id : ids)
@@ -190,6 +227,8 @@ struct ConvCase {
 };
 
 void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvCase& c) {
+    if (!wanted(c.name))
+        return;
     memory::dim pad = c.k / 2;
     memory::dims src{c.n, c.ic, c.hw, c.hw}, dst{c.n, c.oc, c.hw, c.hw};
     memory::dims wd = c.group == 1
@@ -215,8 +254,6 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
     report(name.c_str(), time_ours<ConvolutionForward>(h, p, {xs, ws}), raw);
     report((name + ", new weights").c_str(),
            time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw);
-    if (c.group != 1)
-        return;
     dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src), any(wd),
                                              any(dst), st, dil, pd, pd);
     dnnl::convolution_backward_data::primitive_desc bpd(bd, user_scratchpad(), eng, fpd);
@@ -246,6 +283,8 @@ void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::d
     dnnl::matmul::desc d(a, a, a);
     dnnl::matmul::primitive_desc pd(d, user_scratchpad(), eng);
     std::string name = "matmul " + std::to_string(n);
+    if (!wanted(name + " "))
+        return;
     size_t un = size_t(n);
     report(name.c_str(), time_ours<MatrixMul>(h, {}, {{un, un}, {un, un}}),
            time_raw(eng, s, dnnl::matmul(pd),
@@ -256,6 +295,8 @@ void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::d
 }
 
 void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    if (!wanted("max pool 2x2 32x64x56x56"))
+        return;
     memory::dims src{32, 64, 56, 56}, dst{32, 64, 28, 28};
     dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
                                   plain(src), plain(dst), {2, 2}, {2, 2}, {0, 0}, {0, 0});
@@ -269,6 +310,8 @@ void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
 }
 
 void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    if (!wanted("batch norm fwd 32x64x56x56"))
+        return;
     memory::dims src{32, 64, 56, 56};
     auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
     dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_training, plain(src), 1e-5f,
@@ -294,6 +337,8 @@ int main(int argc, char** argv) {
     if (argc > 1)
         g_repeat = std::max(1, std::atoi(argv[1]));
     g_cpu_time = argc > 2 && std::string(argv[2]) == "cpu";
+    for (int i = 3; i < argc; ++i)
+        g_only.emplace_back(argv[i]);
     if (!Handle::x86_available()) {
         std::puts("built without oneDNN: nothing to compare");
         return 0;
