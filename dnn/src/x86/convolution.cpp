@@ -7,8 +7,10 @@
 // reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
 // blocked weight layout needs anyway. A filter whose storage and version stay the same is
 // reordered once and then read from the WeightCache (weight_cache.h). Empty tensors and what oneDNN
-// has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) go to naive.
+// has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) go to naive. Depthwise
+// convolutions on plain float32 tensors run our own loops instead (depthwise_conv.h).
 #include "src/x86/conv_common.h"
+#include "src/x86/depthwise_conv.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -21,6 +23,8 @@ private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &filter = in[1], &dst = out[0];
+        if (auto dw = depthwise_forward_plan(ConvArgs::of(m_param), src, filter, dst))
+            return dw;
         auto g = conv_geometry(ConvArgs::of(m_param), src, filter, dst);
         if (!g)
             return nullptr;
@@ -43,6 +47,8 @@ private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &filter = in[0], &diff = in[1], &grad = out[0];
+        if (auto dw = depthwise_backward_data_plan(ConvArgs::of(m_param), filter, diff, grad))
+            return dw;
         auto g = conv_geometry(ConvArgs::of(m_param), grad, filter, diff);
         if (!g)
             return nullptr;
@@ -70,6 +76,8 @@ private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
+        if (auto dw = depthwise_backward_filter_plan(ConvArgs::of(m_param), src, diff, grad))
+            return dw;
         auto g = conv_geometry(ConvArgs::of(m_param), src, grad, diff);
         if (!g)
             return nullptr;

@@ -1,0 +1,287 @@
+#include "src/x86/depthwise_conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "src/x86/depthwise_hwy.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+// Where the planes of an (N, C, [H,] W) tensor lie: plane (n, c) starts n * sn + c * sc elements
+// in, its rows sr apart, its columns adjacent.
+struct Planes {
+    ptrdiff_t sn = 0, sc = 0, sr = 0;
+};
+
+// A depthwise convolution between x (N, IC, h, w), the input side (src, or backward data's grad)
+// and y (N, IC * mult, oh, ow), the output side (dst or diff); 1-D as 2-D with one row.
+struct DwGeom {
+    size_t n = 0, ic = 0, mult = 0, h = 1, w = 0, oh = 1, ow = 0;
+    size_t kh = 1, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+    bool flip = false;
+    Planes x, y;
+    ptrdiff_t f_oc = 0, f_y = 0, f_x = 0;  // the filter's strides
+
+    size_t taps() const { return kh * kw; }
+    DwTaps forward_taps() const { return {kh, kw, sh, sw, dh, dw}; }
+};
+
+Planes planes_of(const TensorLayout& l) {
+    return {l.stride[0], l.stride[1], l.ndim == 4 ? l.stride[2] : 0};
+}
+
+// Unit stride along W where W has more than one element: the loops read and write rows whole.
+bool rows_dense(const TensorLayout& l) {
+    return l[l.ndim - 1] == 1 || l.stride[l.ndim - 1] == 1;
+}
+
+std::optional<DwGeom> dw_geometry(const ConvArgs& a, const TensorLayout& x,
+                                  const TensorLayout& filter, const TensorLayout& y) {
+    if (x.ndim != 3 && x.ndim != 4)
+        return std::nullopt;
+    for (const TensorLayout* l : {&x, &filter, &y})
+        if (l->ndim != x.ndim || l->dtype != dtype::Float32 || l->is_empty())
+            return std::nullopt;
+    size_t ic = x[1];
+    if (a.group != ic || filter[1] != 1 || filter[0] % ic != 0 || y[1] != filter[0] ||
+        y[0] != x[0] || !rows_dense(x) || !rows_dense(y))
+        return std::nullopt;
+    DwGeom g;
+    bool two = x.ndim == 4;
+    g.n = x[0];
+    g.ic = ic;
+    g.mult = filter[0] / ic;
+    g.w = x[x.ndim - 1];
+    g.ow = y[y.ndim - 1];
+    g.kw = filter[filter.ndim - 1];
+    size_t last = two ? 1 : 0;
+    g.sw = static_cast<size_t>(a.stride[last]);
+    g.pw = static_cast<size_t>(a.padding[last]);
+    g.dw = static_cast<size_t>(a.dilation[last]);
+    if (two) {
+        g.h = x[2];
+        g.oh = y[2];
+        g.kh = filter[2];
+        g.sh = static_cast<size_t>(a.stride[0]);
+        g.ph = static_cast<size_t>(a.padding[0]);
+        g.dh = static_cast<size_t>(a.dilation[0]);
+        g.f_y = filter.stride[2];
+    }
+    g.flip = a.flip;
+    g.x = planes_of(x);
+    g.y = planes_of(y);
+    g.f_oc = filter.stride[0];
+    g.f_x = filter.stride[filter.ndim - 1];
+    return g;
+}
+
+// Per output channel, its taps as the forward loops apply them: tap (ky, kx) reads the input at
+// offset (ky * dh, kx * dw) from the window's corner, so the flipped mode reads the filter
+// reversed. `reverse` reverses them again (backward data correlates diff with the reversed taps).
+std::vector<float> tap_weights(const DwGeom& g, const float* filter, bool reverse) {
+    std::vector<float> w(g.ic * g.mult * g.taps());
+    bool rev = g.flip != reverse;
+    for (size_t oc = 0; oc < g.ic * g.mult; ++oc)
+        for (size_t ky = 0; ky < g.kh; ++ky)
+            for (size_t kx = 0; kx < g.kw; ++kx) {
+                size_t ty = rev ? g.kh - 1 - ky : ky, tx = rev ? g.kw - 1 - kx : kx;
+                w[(oc * g.kh + ky) * g.kw + kx] = filter[static_cast<ptrdiff_t>(oc) * g.f_oc +
+                                                         static_cast<ptrdiff_t>(ty) * g.f_y +
+                                                         static_cast<ptrdiff_t>(tx) * g.f_x];
+            }
+    return w;
+}
+
+// The padded copy of a plane (h x w, rows sr apart): P(r, c) = plane(r - top, c - left) inside
+// it and 0 outside, for r < rows, c < cols, its columns split by phase for a stride of sw.
+DwPadded pad_plane(const float* src, ptrdiff_t sr, size_t h, size_t w, ptrdiff_t top,
+                   ptrdiff_t left, size_t rows, size_t cols, size_t sw, std::vector<float>& buf) {
+    size_t wq = (cols + sw - 1) / sw, phase = rows * wq;
+    if (buf.size() < sw * phase + kDwSlack)
+        buf.resize(sw * phase + kDwSlack);
+    float* p = buf.data();
+    auto ih = static_cast<ptrdiff_t>(h), iw = static_cast<ptrdiff_t>(w);
+    // The columns of P that hold the plane's: [lo, hi).
+    auto clamp = [&](ptrdiff_t c) { return std::clamp<ptrdiff_t>(c, 0, ptrdiff_t(cols)); };
+    size_t lo = static_cast<size_t>(clamp(left)), hi = static_cast<size_t>(clamp(left + iw));
+    for (size_t r = 0; r < rows; ++r) {
+        ptrdiff_t y = static_cast<ptrdiff_t>(r) - top;
+        if (y < 0 || y >= ih) {
+            for (size_t ph = 0; ph < sw; ++ph)
+                std::fill_n(p + ph * phase + r * wq, wq, 0.f);
+            continue;
+        }
+        const float* s = src + y * sr;
+        if (sw == 1) {
+            float* d = p + r * wq;
+            std::fill_n(d, lo, 0.f);
+            if (hi > lo)
+                std::memcpy(d + lo, s + (static_cast<ptrdiff_t>(lo) - left),
+                            (hi - lo) * sizeof(float));
+            std::fill_n(d + std::max(lo, hi), cols - std::max(lo, hi), 0.f);
+            continue;
+        }
+        for (size_t ph = 0; ph < sw; ++ph) {
+            float* d = p + ph * phase + r * wq;
+            for (size_t j = 0; j < wq; ++j) {
+                size_t c = j * sw + ph;
+                d[j] = c >= lo && c < hi ? s[static_cast<ptrdiff_t>(c) - left] : 0.f;
+            }
+        }
+    }
+    std::fill_n(p + sw * phase, kDwSlack, 0.f);
+    return {p, wq, phase, sw};
+}
+
+// Each thread's buffer for the padded planes, kept between calls.
+std::vector<float>& pad_buffer() {
+    thread_local std::vector<float> buf;
+    return buf;
+}
+
+const float* plane(const float* base, const Planes& p, size_t n, size_t c) {
+    return base + static_cast<ptrdiff_t>(n) * p.sn + static_cast<ptrdiff_t>(c) * p.sc;
+}
+
+float* plane(float* base, const Planes& p, size_t n, size_t c) {
+    return base + static_cast<ptrdiff_t>(n) * p.sn + static_cast<ptrdiff_t>(c) * p.sc;
+}
+
+// The forward window's padded copy of x's plane (n, c).
+DwPadded forward_padded(const DwGeom& g, const float* x, size_t n, size_t c) {
+    size_t rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+    size_t cols = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    return pad_plane(plane(x, g.x, n, c), g.x.sr, g.h, g.w, static_cast<ptrdiff_t>(g.ph),
+                     static_cast<ptrdiff_t>(g.pw), rows, cols, g.sw, pad_buffer());
+}
+
+size_t work_of(const DwGeom& g) {
+    return g.n * g.ic * g.mult * g.oh * g.ow * g.taps();
+}
+
+void forward(const DwGeom& g, const float* x, const float* filter, float* y) {
+    std::vector<float> w = tap_weights(g, filter, false);
+    parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t u = b; u < e; ++u) {
+            size_t n = u / g.ic, c = u % g.ic;
+            DwPadded p = forward_padded(g, x, n, c);
+            for (size_t m = 0; m < g.mult; ++m) {
+                size_t oc = c * g.mult + m;
+                dw_correlate(p, g.forward_taps(), w.data() + oc * g.taps(), plane(y, g.y, n, oc),
+                             g.y.sr, g.oh, g.ow, false);
+            }
+        }
+    });
+}
+
+// With a stride of 1, x's gradient is diff padded by the window's extent less the padding,
+// correlated with the reversed taps, summed over the channel's `mult` outputs.
+void backward_data(const DwGeom& g, const float* filter, const float* dy, float* dx) {
+    std::vector<float> w = tap_weights(g, filter, true);
+    auto top = static_cast<ptrdiff_t>((g.kh - 1) * g.dh) - static_cast<ptrdiff_t>(g.ph);
+    auto left = static_cast<ptrdiff_t>((g.kw - 1) * g.dw) - static_cast<ptrdiff_t>(g.pw);
+    size_t rows = g.h + (g.kh - 1) * g.dh, cols = g.w + (g.kw - 1) * g.dw;
+    DwTaps taps{g.kh, g.kw, 1, 1, g.dh, g.dw};
+    parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t u = b; u < e; ++u) {
+            size_t n = u / g.ic, c = u % g.ic;
+            for (size_t m = 0; m < g.mult; ++m) {
+                size_t oc = c * g.mult + m;
+                DwPadded p = pad_plane(plane(dy, g.y, n, oc), g.y.sr, g.oh, g.ow, top, left, rows,
+                                       cols, 1, pad_buffer());
+                dw_correlate(p, taps, w.data() + oc * g.taps(), plane(dx, g.x, n, c), g.x.sr, g.h,
+                             g.w, m > 0);
+            }
+        }
+    });
+}
+
+// Each input channel's `mult` filters, summed over the batch in double; a thread owns whole
+// channels, so no two write the same filter.
+void backward_filter(const DwGeom& g, const float* x, const float* dy, float* df) {
+    size_t taps = g.taps();
+    parallel_ranges(g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+        std::vector<double> acc(g.mult * taps);
+        for (size_t c = b; c < e; ++c) {
+            std::fill(acc.begin(), acc.end(), 0.0);
+            for (size_t n = 0; n < g.n; ++n) {
+                DwPadded p = forward_padded(g, x, n, c);
+                for (size_t m = 0; m < g.mult; ++m)
+                    dw_filter_grad(p, g.forward_taps(), plane(dy, g.y, n, c * g.mult + m), g.y.sr,
+                                   g.oh, g.ow, acc.data() + m * taps);
+            }
+            for (size_t m = 0; m < g.mult; ++m)
+                for (size_t ky = 0; ky < g.kh; ++ky)
+                    for (size_t kx = 0; kx < g.kw; ++kx) {
+                        size_t ty = g.flip ? g.kh - 1 - ky : ky, tx = g.flip ? g.kw - 1 - kx : kx;
+                        df[static_cast<ptrdiff_t>(c * g.mult + m) * g.f_oc +
+                           static_cast<ptrdiff_t>(ty) * g.f_y +
+                           static_cast<ptrdiff_t>(tx) * g.f_x] =
+                                static_cast<float>(acc[m * taps + ky * g.kw + kx]);
+                    }
+        }
+    });
+}
+
+enum class Pass { kForward, kBackwardData, kBackwardFilter };
+
+class DepthwisePlan final : public Plan {
+public:
+    DepthwisePlan(Pass pass, const DwGeom& g) : m_pass(pass), m_g(g) {}
+    size_t workspace_in_bytes() const override { return 0; }
+    const char* name() const override { return "depthwise:hwy"; }
+    // The call's tensors: forward src, filter, dst; backward data filter, diff, grad; backward
+    // filter src, diff, grad.
+    void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
+        auto in = [&](size_t i) { return static_cast<const float*>(t[i].raw_ptr()); };
+        auto out = static_cast<float*>(t[2].raw_ptr());
+        switch (m_pass) {
+            case Pass::kForward:
+                return forward(m_g, in(0), in(1), out);
+            case Pass::kBackwardData:
+                return backward_data(m_g, in(0), in(1), out);
+            case Pass::kBackwardFilter:
+                return backward_filter(m_g, in(0), in(1), out);
+        }
+    }
+
+private:
+    Pass m_pass;
+    DwGeom m_g;
+};
+
+std::unique_ptr<Plan> plan_of(Pass pass, const std::optional<DwGeom>& g) {
+    if (!g)
+        return nullptr;
+    return std::make_unique<DepthwisePlan>(pass, *g);
+}
+
+}  // namespace
+
+std::unique_ptr<Plan> depthwise_forward_plan(const ConvArgs& args, const TensorLayout& src,
+                                             const TensorLayout& filter, const TensorLayout& dst) {
+    return plan_of(Pass::kForward, dw_geometry(args, src, filter, dst));
+}
+
+std::unique_ptr<Plan> depthwise_backward_data_plan(const ConvArgs& args, const TensorLayout& filter,
+                                                   const TensorLayout& diff,
+                                                   const TensorLayout& grad) {
+    auto g = dw_geometry(args, grad, filter, diff);
+    // A stride of 1 only: then grad's size follows from diff's (no preset larger input).
+    if (g && (g->sh != 1 || g->sw != 1 || g->h + 2 * g->ph != g->oh + (g->kh - 1) * g->dh ||
+              g->w + 2 * g->pw != g->ow + (g->kw - 1) * g->dw))
+        return nullptr;
+    return plan_of(Pass::kBackwardData, g);
+}
+
+std::unique_ptr<Plan> depthwise_backward_filter_plan(const ConvArgs& args, const TensorLayout& src,
+                                                     const TensorLayout& diff,
+                                                     const TensorLayout& grad) {
+    return plan_of(Pass::kBackwardFilter, dw_geometry(args, src, grad, diff));
+}
+
+}  // namespace neomeg::dnn::x86
