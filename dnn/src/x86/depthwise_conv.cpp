@@ -99,7 +99,8 @@ std::vector<float> tap_weights(const DwGeom& g, const float* filter, bool revers
 // The padded copy of a plane (h x w, rows sr apart): P(r, c) = plane(r - top, c - left) inside
 // it and 0 outside, for r < rows, c < cols, its columns split by phase for a stride of sw.
 DwPadded pad_plane(const float* src, ptrdiff_t sr, size_t h, size_t w, ptrdiff_t top,
-                   ptrdiff_t left, size_t rows, size_t cols, size_t sw, std::vector<float>& buf) {
+                   ptrdiff_t left, size_t rows, size_t cols, size_t sw, std::vector<float>& buf,
+                   const float* ahead = nullptr) {
     size_t wq = (cols + sw - 1) / sw, phase = rows * wq;
     if (buf.size() < sw * phase + kDwSlack)
         buf.resize(sw * phase + kDwSlack);
@@ -116,6 +117,9 @@ DwPadded pad_plane(const float* src, ptrdiff_t sr, size_t h, size_t w, ptrdiff_t
             continue;
         }
         const float* s = src + y * sr;
+        if (ahead)
+            for (size_t i = 0; i < w; i += 16)
+                __builtin_prefetch(ahead + y * sr + static_cast<ptrdiff_t>(i));
         if (sw == 1) {
             float* d = p + r * wq;
             std::fill_n(d, lo, 0.f);
@@ -152,11 +156,12 @@ float* plane(float* base, const Planes& p, size_t n, size_t c) {
 }
 
 // The forward window's padded copy of x's plane (n, c).
-DwPadded forward_padded(const DwGeom& g, const float* x, size_t n, size_t c) {
+DwPadded forward_padded(const DwGeom& g, const float* x, size_t n, size_t c,
+                        const float* ahead = nullptr) {
     size_t rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
     size_t cols = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
     return pad_plane(plane(x, g.x, n, c), g.x.sr, g.h, g.w, static_cast<ptrdiff_t>(g.ph),
-                     static_cast<ptrdiff_t>(g.pw), rows, cols, g.sw, pad_buffer());
+                     static_cast<ptrdiff_t>(g.pw), rows, cols, g.sw, pad_buffer(), ahead);
 }
 
 size_t work_of(const DwGeom& g) {
@@ -168,7 +173,9 @@ void forward(const DwGeom& g, const float* x, const float* filter, float* y) {
     parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
             size_t n = u / g.ic, c = u % g.ic;
-            DwPadded p = forward_padded(g, x, n, c);
+            const float* ahead =
+                    u + 1 < e ? plane(x, g.x, (u + 1) / g.ic, (u + 1) % g.ic) : nullptr;
+            DwPadded p = forward_padded(g, x, n, c, ahead);
             for (size_t m = 0; m < g.mult; ++m) {
                 size_t oc = c * g.mult + m;
                 dw_correlate(p, g.forward_taps(), w.data() + oc * g.taps(), plane(y, g.y, n, oc),

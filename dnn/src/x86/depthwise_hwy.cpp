@@ -10,6 +10,7 @@
 #include <hwy/highway.h>
 // clang-format on
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -50,16 +51,54 @@ private:
     size_t* m_p = m_inline;
 };
 
-// V vectors of one output row from column ox: independent accumulators hide the multiply-add
-// latency of the taps' chain.
+// The first n lanes at p, the others 0, reading nothing past them: AVX2 and AVX-512 mask their
+// loads and stores without touching the masked-off lanes' memory; other targets go through a
+// buffer.
+HWY_INLINE VF LoadFirst(DF d, const float* p, size_t n) {
+#if HWY_TARGET <= HWY_AVX2
+    return hn::MaskedLoad(hn::FirstN(d, n), d, p);
+#else
+    alignas(64) float tmp[kTail] = {};
+    std::memcpy(tmp, p, n * sizeof(float));
+    return hn::Load(d, tmp);
+#endif
+}
+
+HWY_INLINE void StoreFirst(VF v, DF d, float* p, size_t n) {
+#if HWY_TARGET <= HWY_AVX2
+    hn::BlendedStore(v, hn::FirstN(d, n), d, p);
+#else
+    alignas(64) float tmp[kTail];
+    hn::Store(v, d, tmp);
+    std::memcpy(p, tmp, n * sizeof(float));
+#endif
+}
+
+// V vectors of one output row from o, the last one holding `last` outputs (a whole vector or the
+// row's partial end; P's slack covers the reads past it): independent accumulators hide the
+// multiply-add latency of the taps' chain.
 template <int V>
 HWY_INLINE void Strip(DF d, const float* base, const TapOffsets& off, size_t taps, const float* w,
-                      float* o, bool accumulate) {
+                      float* o, bool accumulate, size_t last) {
     const size_t N = hn::Lanes(d);
-    auto a0 = accumulate ? hn::LoadU(d, o) : hn::Zero(d);
-    auto a1 = V > 1 && accumulate ? hn::LoadU(d, o + N) : hn::Zero(d);
-    auto a2 = V > 2 && accumulate ? hn::LoadU(d, o + 2 * N) : hn::Zero(d);
-    auto a3 = V > 3 && accumulate ? hn::LoadU(d, o + 3 * N) : hn::Zero(d);
+    auto load = [&](int i) {
+        if (!accumulate)
+            return hn::Zero(d);
+        return i == V - 1 && last < N ? LoadFirst(d, o + i * N, last) : hn::LoadU(d, o + i * N);
+    };
+    auto store = [&](VF v, int i) {
+        if (i == V - 1 && last < N)
+            StoreFirst(v, d, o + i * N, last);
+        else
+            hn::StoreU(v, d, o + i * N);
+    };
+    VF a0 = load(0), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    if constexpr (V > 1)
+        a1 = load(1);
+    if constexpr (V > 2)
+        a2 = load(2);
+    if constexpr (V > 3)
+        a3 = load(3);
     for (size_t k = 0; k < taps; ++k) {
         const float* s = base + off[k];
         const auto wv = hn::Set(d, w[k]);
@@ -71,13 +110,13 @@ HWY_INLINE void Strip(DF d, const float* base, const TapOffsets& off, size_t tap
         if constexpr (V > 3)
             a3 = hn::MulAdd(wv, hn::LoadU(d, s + 3 * N), a3);
     }
-    hn::StoreU(a0, d, o);
+    store(a0, 0);
     if constexpr (V > 1)
-        hn::StoreU(a1, d, o + N);
+        store(a1, 1);
     if constexpr (V > 2)
-        hn::StoreU(a2, d, o + 2 * N);
+        store(a2, 2);
     if constexpr (V > 3)
-        hn::StoreU(a3, d, o + 3 * N);
+        store(a3, 3);
 }
 
 void DwCorrelate(const DwPadded& p, const DwTaps& t, const float* w, float* out, ptrdiff_t out_row,
@@ -88,31 +127,24 @@ void DwCorrelate(const DwPadded& p, const DwTaps& t, const float* w, float* out,
     for (size_t oy = 0; oy < oh; ++oy) {
         const float* base = p.data + oy * t.sh * p.row;
         float* o = out + static_cast<ptrdiff_t>(oy) * out_row;
-        size_t ox = 0;
-        for (; ox + 4 * N <= ow; ox += 4 * N)
-            Strip<4>(d, base + ox, off, taps, w, o + ox, accumulate);
-        switch ((ow - ox) / N) {
-            case 3:
-                Strip<3>(d, base + ox, off, taps, w, o + ox, accumulate);
-                break;
-            case 2:
-                Strip<2>(d, base + ox, off, taps, w, o + ox, accumulate);
-                break;
-            case 1:
-                Strip<1>(d, base + ox, off, taps, w, o + ox, accumulate);
-                break;
-            default:
-                break;
-        }
-        ox += (ow - ox) / N * N;
-        if (ox < ow) {
-            // The last, partial vector goes through a buffer; P's slack covers its reads.
-            alignas(64) float tmp[kTail] = {};
-            size_t n = ow - ox;
-            if (accumulate)
-                std::memcpy(tmp, o + ox, n * sizeof(float));
-            Strip<1>(d, base + ox, off, taps, w, tmp, accumulate);
-            std::memcpy(o + ox, tmp, n * sizeof(float));
+        // Groups of up to four vectors, the last group ending with the row's partial vector.
+        for (size_t ox = 0; ox < ow; ox += 4 * N) {
+            size_t left = ow - ox, nv = std::min<size_t>(4, (left + N - 1) / N);
+            size_t last = std::min(N, left - (nv - 1) * N);
+            switch (nv) {
+                case 4:
+                    Strip<4>(d, base + ox, off, taps, w, o + ox, accumulate, last);
+                    break;
+                case 3:
+                    Strip<3>(d, base + ox, off, taps, w, o + ox, accumulate, last);
+                    break;
+                case 2:
+                    Strip<2>(d, base + ox, off, taps, w, o + ox, accumulate, last);
+                    break;
+                default:
+                    Strip<1>(d, base + ox, off, taps, w, o + ox, accumulate, last);
+                    break;
+            }
         }
     }
 }
@@ -131,10 +163,8 @@ HWY_INLINE void DotRow(DF d, const float* dr, const float* s, size_t ow, VF& a0,
         ox += N;
     }
     if (ox < ow) {
-        alignas(64) float tmp[kTail] = {};
-        std::memcpy(tmp, dr + ox, (ow - ox) * sizeof(float));
         auto sv = hn::IfThenElseZero(hn::FirstN(d, ow - ox), hn::LoadU(d, s + ox));
-        a1 = hn::MulAdd(hn::LoadU(d, tmp), sv, a1);
+        a1 = hn::MulAdd(LoadFirst(d, dr + ox, ow - ox), sv, a1);
     }
 }
 
