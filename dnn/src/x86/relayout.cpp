@@ -16,6 +16,7 @@
 #include "src/x86/parallel.h"
 #include "src/x86/relayout_copy.h"
 #include "src/x86/stream_copy_hwy.h"
+#include "src/x86/transpose_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -113,7 +114,8 @@ void copy_strided(const Axes& a, const T* s, T* d) {
 // buffer by its src segments, then written out by its dst segments: reading or writing a tile in
 // place would touch its lines a power-of-two stride apart, which share one L1 set and evict each
 // other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
-// lines let non-temporal stores fill them.
+// lines let non-temporal stores fill them. 4-byte elements (float32, int32) turn in 8 x 8 blocks
+// in vector registers (transpose_hwy.h); other sizes one element at a time.
 template <class T>
 void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
     constexpr size_t kTileD = 128 / sizeof(T), kTileS = 256;
@@ -136,9 +138,15 @@ void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
                                     s + so + static_cast<ptrdiff_t>(j0 + j) * s_kd +
                                             static_cast<ptrdiff_t>(i0),
                                     ni * sizeof(T));
+                    T* dt = d + dof + static_cast<ptrdiff_t>(i0) * d_ks +
+                            static_cast<ptrdiff_t>(j0);
+                    if constexpr (sizeof(T) == 4) {
+                        transpose_tile_u32(reinterpret_cast<const uint32_t*>(&buf[0][0]), kTileS,
+                                           nj, ni, reinterpret_cast<uint32_t*>(dt), d_ks, stream);
+                        continue;
+                    }
                     for (size_t i = 0; i < ni; ++i) {
-                        T* dp = d + dof + static_cast<ptrdiff_t>(i0 + i) * d_ks +
-                                static_cast<ptrdiff_t>(j0);
+                        T* dp = dt + static_cast<ptrdiff_t>(i) * d_ks;
                         if (!stream) {
                             for (size_t j = 0; j < nj; ++j)
                                 dp[j] = buf[j][i];

@@ -106,3 +106,14 @@ TEST_F(X86, RelayoutLargeTransposeStreams) {
         EXPECT_EQ(run_into(*handle, src, padded), "tiled");
     }
 }
+
+// NCHW -> NHWC and back above the streaming size, with channel and spatial sizes off a multiple of
+// the 8 x 8 blocks the float32 transpose turns in registers.
+TEST_F(X86, RelayoutLargeChannelPermutations) {
+    for (DType dt : {DType(dtype::Float32), DType(dtype::Int32)}) {
+        TensorLayout nchw({2, 67, 129, 131}, dt);
+        TensorLayout nhwc_as_nchw = TensorLayout({2, 129, 131, 67}, dt).dimshuffle({0, 3, 1, 2});
+        EXPECT_EQ(run_into(*handle, nchw, nhwc_as_nchw), "tiled");
+        EXPECT_EQ(run_into(*handle, nhwc_as_nchw, nchw), "tiled");
+    }
+}

@@ -1,0 +1,135 @@
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/transpose_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/highway.h>
+// clang-format on
+
+#include <algorithm>
+
+#include "src/x86/transpose_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The elements the vector loops leave over (the tile's ragged edges), one at a time.
+void TransposeScalar(const uint32_t* tile, size_t pitch, size_t j0, size_t nj, size_t i0, size_t ni,
+                     uint32_t* dst, ptrdiff_t dst_row) {
+    for (size_t i = i0; i < ni; ++i)
+        for (size_t j = j0; j < nj; ++j)
+            dst[static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j)] =
+                    tile[j * pitch + i];
+}
+
+#if HWY_TARGET <= HWY_AVX2
+using D8 = hn::Full256<uint32_t>;
+using V8 = hn::Vec256<uint32_t>;
+
+// The 8 x 8 block at tile + (j, i) (rows j, pitch apart) into dst rows i..i+7 at column j: pairs
+// of 32-bit lanes, then of 64-bit lanes, interleave within 128-bit halves; the halves then swap.
+HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdiff_t dst_row) {
+    const hn::Repartition<uint64_t, D8> d64;
+    V8 r0 = hn::LoadU(d, t), r1 = hn::LoadU(d, t + pitch), r2 = hn::LoadU(d, t + 2 * pitch),
+       r3 = hn::LoadU(d, t + 3 * pitch), r4 = hn::LoadU(d, t + 4 * pitch),
+       r5 = hn::LoadU(d, t + 5 * pitch), r6 = hn::LoadU(d, t + 6 * pitch),
+       r7 = hn::LoadU(d, t + 7 * pitch);
+    auto w = [&](V8 v) { return hn::BitCast(d64, v); };
+    V8 t0 = hn::InterleaveLower(r0, r1), t1 = hn::InterleaveUpper(d, r0, r1),
+       t2 = hn::InterleaveLower(r2, r3), t3 = hn::InterleaveUpper(d, r2, r3),
+       t4 = hn::InterleaveLower(r4, r5), t5 = hn::InterleaveUpper(d, r4, r5),
+       t6 = hn::InterleaveLower(r6, r7), t7 = hn::InterleaveUpper(d, r6, r7);
+    V8 u0 = hn::BitCast(d, hn::InterleaveLower(w(t0), w(t2))),
+       u1 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t0), w(t2))),
+       u2 = hn::BitCast(d, hn::InterleaveLower(w(t1), w(t3))),
+       u3 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t1), w(t3))),
+       u4 = hn::BitCast(d, hn::InterleaveLower(w(t4), w(t6))),
+       u5 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t4), w(t6))),
+       u6 = hn::BitCast(d, hn::InterleaveLower(w(t5), w(t7))),
+       u7 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t5), w(t7)));
+    hn::StoreU(hn::ConcatLowerLower(d, u4, u0), d, o);
+    hn::StoreU(hn::ConcatLowerLower(d, u5, u1), d, o + dst_row);
+    hn::StoreU(hn::ConcatLowerLower(d, u6, u2), d, o + 2 * dst_row);
+    hn::StoreU(hn::ConcatLowerLower(d, u7, u3), d, o + 3 * dst_row);
+    hn::StoreU(hn::ConcatUpperUpper(d, u4, u0), d, o + 4 * dst_row);
+    hn::StoreU(hn::ConcatUpperUpper(d, u5, u1), d, o + 5 * dst_row);
+    hn::StoreU(hn::ConcatUpperUpper(d, u6, u2), d, o + 6 * dst_row);
+    hn::StoreU(hn::ConcatUpperUpper(d, u7, u3), d, o + 7 * dst_row);
+}
+
+// Non-temporal stores that write a line in pieces far apart in time get it flushed from the
+// write-combining buffers partly filled, each piece a memory transaction of its own; so with
+// `stream`, the blocks of 8 rows go to a small buffer first and each row leaves it whole.
+constexpr size_t kRun = 32;
+
+void StreamRows(const uint32_t* rows, size_t n, size_t nj, uint32_t* dst, ptrdiff_t dst_row) {
+    const hn::ScalableTag<uint32_t> d;
+    const size_t N = hn::Lanes(d);
+    for (size_t m = 0; m < n; ++m) {
+        uint32_t* o = dst + static_cast<ptrdiff_t>(m) * dst_row;
+        const uint32_t* r = rows + m * kRun;
+        size_t j = 0;
+        if (reinterpret_cast<uintptr_t>(o) % (N * sizeof(uint32_t)) == 0)
+            for (; j + N <= nj; j += N)
+                hn::Stream(hn::Load(d, r + j), d, o + j);
+        for (; j < nj; ++j)
+            o[j] = r[j];
+    }
+}
+
+void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
+                   ptrdiff_t dst_row, bool stream) {
+    const D8 d;
+    size_t nj8 = nj / 8 * 8, ni8 = ni / 8 * 8;
+    if (!stream) {
+        for (size_t i = 0; i < ni8; i += 8)
+            for (size_t j = 0; j < nj8; j += 8)
+                Block8(d, tile + j * pitch + i, pitch,
+                       dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j),
+                       dst_row);
+        TransposeScalar(tile, pitch, nj8, nj, 0, ni, dst, dst_row);
+        TransposeScalar(tile, pitch, 0, nj8, ni8, ni, dst, dst_row);
+        return;
+    }
+    HWY_ALIGN uint32_t rows[8 * kRun];
+    for (size_t j0 = 0; j0 < nj; j0 += kRun) {
+        size_t nr = std::min(kRun, nj - j0), nr8 = nr / 8 * 8;
+        for (size_t i = 0; i < ni; i += 8) {
+            size_t n = std::min<size_t>(8, ni - i);
+            if (n == 8)
+                for (size_t j = 0; j < nr8; j += 8)
+                    Block8(d, tile + (j0 + j) * pitch + i, pitch, rows + j, kRun);
+            TransposeScalar(tile + j0 * pitch + i, pitch, n == 8 ? nr8 : 0, nr, 0, n, rows, kRun);
+            StreamRows(rows, n, nr,
+                       dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0),
+                       dst_row);
+        }
+    }
+}
+#else
+void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
+                   ptrdiff_t dst_row, bool /*stream*/) {
+    TransposeScalar(tile, pitch, 0, nj, 0, ni, dst, dst_row);
+}
+#endif
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+HWY_EXPORT(TransposeTile);
+
+void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
+                        ptrdiff_t dst_row, bool stream) {
+    HWY_DYNAMIC_DISPATCH(TransposeTile)(tile, pitch, nj, ni, dst, dst_row, stream);
+}
+
+}  // namespace neomeg::dnn::x86
+#endif
