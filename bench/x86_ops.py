@@ -3,15 +3,17 @@
 One command prints, per case, NeoMeg's and PyTorch's time and the ratio of their throughputs
 (above 1.0: NeoMeg is faster): a LeNet training step (batch 64, 1x28x28, samples/s; the model
 and loop of bench/train_step.py), elementwise add/relu/exp on 16M float32, max and average
-pooling, and batch normalisation forward and backward. Each framework runs in a process of its
-own on the same number of threads (2 by default: PyTorch's set_num_threads, NeoMeg's
-OMP_NUM_THREADS). PyTorch comes from the reference virtual environment (PyTorch 2.x from PyPI,
-MKL and oneDNN 3), or --torch-python.
+pooling, and batch normalisation forward and backward, each with the peak resident memory of
+its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
+in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
+OMP_NUM_THREADS), one table per thread count: 1 and 2 by default, the issue's figures. PyTorch
+comes from the reference virtual environment (PyTorch 2.x from PyPI, MKL and oneDNN 3), or
+--torch-python.
 
 On a machine shared with other work, timings swing by several times from run to run: each
 worker process runs --rounds times, the two frameworks interleaved, and the best round counts.
 
-    PYTHONPATH=python python3 bench/x86_ops.py [--threads 2] [--repeat 10] [--rounds 3]
+    PYTHONPATH=python python3 bench/x86_ops.py [--threads 1 2] [--repeat 10] [--rounds 3]
                                                [--cases lenet add]
 """
 
@@ -29,7 +31,7 @@ TORCH_PYTHON = "/root/.cache/neomeg-references/torch-venv/bin/python"
 # One timed case per call: argv is framework, case, repeat, threads; prints seconds per call
 # (the best of `repeat`). Both frameworks share the inputs and the case table.
 OP_WORKER = r"""
-import json, sys, time
+import json, resource, sys, time
 import numpy as np
 
 fw, case, repeat, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -123,7 +125,8 @@ for _ in range(repeat):
     t0 = time.perf_counter()
     f()
     times.append(time.perf_counter() - t0)
-print(json.dumps({"seconds": min(times)}))
+print(json.dumps({"seconds": min(times),
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 OP_CASES = [
@@ -141,7 +144,8 @@ OP_CASES = [
 
 def best_of(rounds, key, better, *runs):
     """Runs each (python, code, args, threads) of `runs` `rounds` times, interleaved; returns the
-    best result of each by `key` (`better` picks between two values), or (None, why)."""
+    record of each run's best round by `key` (`better` picks between two values), or (None, why).
+    """
     best = [None] * len(runs)
     why = None
     for _ in range(rounds):
@@ -150,8 +154,8 @@ def best_of(rounds, key, better, *runs):
             if res is None:
                 why = err
                 continue
-            if best[i] is None or better(res[key], best[i]) == res[key]:
-                best[i] = res[key]
+            if best[i] is None or better(res[key], best[i][key]) == res[key]:
+                best[i] = res
     return best, why
 
 
@@ -165,38 +169,50 @@ def run_worker(python, code, args, threads):
     return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cases", nargs="+", default=["lenet", *OP_CASES])
-    ap.add_argument("--torch-python", default=TORCH_PYTHON)
-    args = ap.parse_args()
-    print(f"{'case':<20}{'NeoMeg':>14}{'PyTorch':>14}{'ratio':>8}")
+def print_table(args, threads):
+    print(f"{threads} thread(s)")
+    print(f"{'case':<20}{'NeoMeg':>14}{'PyTorch':>14}{'ratio':>8}{'RSS MiB':>10}{'torch':>8}")
     for case in args.cases:
         if case == "lenet":
             # train_step's worker: framework, model, steps, threads; it reports samples/s.
-            wargs = ["lenet", str(args.repeat), str(args.threads)]
+            wargs = ["lenet", str(args.repeat), str(threads)]
             code, key, better = train_step.WORKER, "samples_per_s", max
         else:
-            wargs = [case, str(args.repeat), str(args.threads)]
+            wargs = [case, str(args.repeat), str(threads)]
             code, key, better = OP_WORKER, "seconds", min
         (ours, theirs), why = best_of(
             args.rounds,
             key,
             better,
-            (sys.executable, code, ["neomeg", *wargs], args.threads),
-            (args.torch_python, code, ["torch", *wargs], args.threads),
+            (sys.executable, code, ["neomeg", *wargs], threads),
+            (args.torch_python, code, ["torch", *wargs], threads),
         )
         if ours is None or theirs is None:
             print(f"{case:<20} failed: {why}")
-        elif case == "lenet":
-            print(f"{case + ' samples/s':<20}{ours:>14.1f}{theirs:>14.1f}{ours / theirs:>8.3f}")
+            continue
+        rss = f"{ours['peak_rss_mib']:>10.0f}{theirs['peak_rss_mib']:>8.0f}"
+        if case == "lenet":
+            o, t = ours[key], theirs[key]
+            print(f"{case + ' samples/s':<20}{o:>14.1f}{t:>14.1f}{o / t:>8.3f}{rss}")
         else:
-            o, t = ours * 1e3, theirs * 1e3
-            print(f"{case + ' ms':<20}{o:>14.3f}{t:>14.3f}{t / o:>8.3f}")
+            o, t = ours[key] * 1e3, theirs[key] * 1e3
+            print(f"{case + ' ms':<20}{o:>14.3f}{t:>14.3f}{t / o:>8.3f}{rss}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cases", nargs="+", default=["lenet", *OP_CASES])
+    ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    args = ap.parse_args()
+    if min(args.threads) < 1:
+        ap.error("--threads must be positive")
+    for threads in args.threads:
+        print_table(args, threads)
     print("ratio = NeoMeg throughput / PyTorch throughput (above 1.0: NeoMeg is faster)")
+    print("RSS MiB = peak resident memory of the worker process, NeoMeg then PyTorch")
     return 0
 
 
