@@ -1,12 +1,15 @@
 // Scatter on x86: dst = data (relayout_copy, unless dst is data's own view: an in-place update),
 // then dst[i with axis ax replaced by index[i]] = src[i] (SET, any element size) or += src[i]
-// (ADD, float32 and int32, where the sum is in the element type as naive's), for i over index's
-// shape. The walk puts ax innermost: two positions that write one dst element differ only along
-// ax, so they fall in one row, visited in naive's order (the last SET wins, ADD sums in order),
-// and rows split across OpenMP threads. Index values are checked first; any out of range sends
-// the call to naive, which raises naive's error. Other cases go to naive.
+// (ADD, every numeric dtype, summed as naive sums: 16-bit floats in float and rounded back,
+// integers wrapping in their own width), for i over index's shape. The walk puts ax innermost: two
+// positions that write one dst element differ only along ax, so they fall in one row, visited in
+// naive's order (the last SET wins, ADD sums in order), and rows split across OpenMP threads. Index
+// values are checked first; any out of range sends the call to naive, which raises naive's error.
+// Other cases go to naive.
 #include <cstdint>
+#include <type_traits>
 
+#include "src/common/dtype_dispatch.h"
 #include "src/common/indexing.h"
 #include "src/x86/gather_walk.h"
 #include "src/x86/handle.h"
@@ -62,11 +65,14 @@ struct Assign {
 struct Accumulate {
     template <class T>
     T operator()(T d, T v) const {
-        if constexpr (std::is_integral_v<T>)
-            // Wraps like naive's sum narrowed to int32.
-            return static_cast<T>(static_cast<uint32_t>(d) + static_cast<uint32_t>(v));
-        else
-            return d + v;
+        if constexpr (std::is_integral_v<T>) {
+            // Wraps like naive's sum narrowed to T.
+            using U = std::make_unsigned_t<T>;
+            return static_cast<T>(static_cast<U>(static_cast<U>(d) + static_cast<U>(v)));
+        } else {
+            using C = compute_type_t<T>;
+            return static_cast<T>(static_cast<C>(d) + static_cast<C>(v));
+        }
     }
 };
 
@@ -82,8 +88,7 @@ protected:
         DType dt = data.layout.dtype;
         size_t esize = dt.size();
         bool add = m_param.mode == Param::Mode::ADD;
-        bool ok = add ? (dt == dtype::Float32 || dt == dtype::Int32)
-                      : (esize == 1 || esize == 2 || esize == 4 || esize == 8);
+        bool ok = add ? !dt.is_bool() : (esize == 1 || esize == 2 || esize == 4 || esize == 8);
         GatherWalk w = walk_of(dst, index, src, ax);
         const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
         bool empty = index.layout.is_empty();
@@ -97,13 +102,12 @@ protected:
             return;
         void* d = dst.raw_ptr();
         const void* s = src.raw_ptr();
-        if (add) {
-            if (dt == dtype::Float32)
-                scatter_rows<float>(w, d, idx, s, Accumulate());
-            else
-                scatter_rows<int32_t>(w, d, idx, s, Accumulate());
-            return;
-        }
+        if (add)
+            return dispatch_numeric(dt, param_str(), [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                if constexpr (!std::is_same_v<T, dt_bool>)  // refused above; never instantiated
+                    scatter_rows<T>(w, d, idx, s, Accumulate());
+            });
         switch (esize) {
             case 1:
                 return scatter_rows<uint8_t>(w, d, idx, s, Assign());

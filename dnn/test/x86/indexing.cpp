@@ -2,8 +2,9 @@
 // IndexingIncrMultiAxisVec) on the x86 handle against naive, exactly: random indices with repeats
 // (so the order of SET's writes and of INCR's and ADD's sums must be naive's), negative indices
 // where they wrap, adjacent and non-adjacent axes, broadcast index tensors, sizes 0, 1, primes and
-// above the threading grain, padded inputs and outputs, several dtypes; out-of-range indices raise
-// naive's error; float32 cases do not warn of a naive fallback.
+// above the threading grain, padded inputs and outputs, several dtypes (Scatter ADD in every
+// numeric one); out-of-range indices raise naive's error; float32 cases do not warn of a naive
+// fallback.
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
 
@@ -128,6 +129,14 @@ TEST_F(X86, ScatterMatchesNaive) {
                 c.set_param(scatter(s.axis, Mode::ADD)).set_epsilon(0).set_noncontiguous(padded);
                 c.set_dtype(0, dt).set_dtype(2, dt).set_dtype(1, dtype::Int32).set_range(1, 0, n);
                 c.set_range(2, -1000, 1000).execs({s.data, s.index, s.index});
+            }
+            // Narrow integers wrap where repeated indices sum past their range; bfloat16 rounds
+            // each partial sum.
+            for (DType dt : {dtype::Int8, dtype::Uint8, dtype::Int16, dtype::BFloat16}) {
+                Checker<Scatter> c(handle.get());
+                c.set_param(scatter(s.axis, Mode::ADD)).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(0, dt).set_dtype(2, dt).set_dtype(1, dtype::Int32).set_range(1, 0, n);
+                c.set_range(0, 0, 100).set_range(2, 0, 100).execs({s.data, s.index, s.index});
             }
         }
 }
