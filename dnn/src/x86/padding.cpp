@@ -1,17 +1,19 @@
 // Padding and PaddingBackward on x86. The forward copies src into dst's interior view through
 // relayout_copy (rows, tiles or strided walks, threaded when large), then fills the border: in
-// CONSTANT mode (float32) with the value; in REFLECT and REPLICATE mode (any dtype: the border
-// copies elements) slab by slab, the last axis first: a border slab along axis d is a copy of the
-// interior slab it mirrors or repeats, over the interior of the axes before d (the ones not filled
-// yet) and the whole of the axes after it (filled already). The backward of CONSTANT copies diff's
-// interior view into grad; that of REFLECT and REPLICATE (float32) is the transpose of the forward:
-// diff in double, each border slab added onto the slab it came from, the first axis first, then
-// the interior rounded once into grad, as naive sums in double and rounds once. The interior is a
-// view of dst (or diff) offset by the front widths, so any strides work.
+// CONSTANT mode (any dtype, any dst strides) with the value, converted to the dtype as naive
+// converts it, by filling all of dst before the copy; in REFLECT and REPLICATE mode (any dtype: the
+// border copies elements) slab by slab, the last axis first: a border slab along axis d is a copy
+// of the interior slab it mirrors or repeats, over the interior of the axes before d (the ones not
+// filled yet) and the whole of the axes after it (filled already). The backward of CONSTANT copies
+// diff's interior view into grad; that of REFLECT and REPLICATE (float32) is the transpose of the
+// forward: diff in double, each border slab added onto the slab it came from, the first axis first,
+// then the interior rounded once into grad, as naive sums in double and rounds once. The interior
+// is a view of dst (or diff) offset by the front widths, so any strides work.
 #include <algorithm>
 #include <array>
 #include <cstdint>
 
+#include "src/naive/type_cvt.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -72,18 +74,38 @@ class PaddingImpl final : public LoopKernel<Padding> {
 public:
     using LoopKernel::LoopKernel;
 
-protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        const TensorND &src = inputs[0], &dst = outputs[0];
-        if (m_param.mode == Mode::CONSTANT) {
-            if (src.layout.dtype != dtype::Float32 || !dst.layout.is_contiguous())
-                return run_naive(inputs, outputs, ws);
+private:
+    // Fills every element of dst with the value; false where it cannot (an element size the copy
+    // does not take).
+    bool fill_constant(const TensorND& dst) const {
+        if (dst.layout.dtype == dtype::Float32 && dst.layout.is_contiguous()) {
             auto* d = static_cast<float*>(dst.raw_ptr());
             size_t n = dst.layout.total_nr_elems();
             const float value = m_param.value;
             parallel_ranges(n, n, kParallelGrain,
                             [&](size_t b, size_t e) { std::fill(d + b, d + e, value); });
+            return true;
+        }
+        // One element holding the value in dst's dtype, as naive's store converts it, copied
+        // into every element of dst (a view of it broadcast over dst's shape).
+        alignas(8) std::byte one[8] = {};
+        if (dst.layout.dtype.size() > sizeof(one))
+            return false;
+        TensorLayout single({1}, dst.layout.dtype);
+        naive::store_scalar(TensorND(one, single), 0, naive::Scalar::of_float(m_param.value));
+        TensorLayout broadcast = dst.layout;
+        for (size_t d = 0; d < broadcast.ndim; ++d)
+            broadcast.stride[d] = 0;
+        return relayout_copy(TensorND(one, broadcast), dst) != nullptr;
+    }
+
+protected:
+    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+                 Workspace ws) override {
+        const TensorND &src = inputs[0], &dst = outputs[0];
+        if (m_param.mode == Mode::CONSTANT) {
+            if (!fill_constant(dst))
+                return run_naive(inputs, outputs, ws);
             if (!src.layout.is_empty())
                 (void)relayout_copy(src, interior(dst, src.layout, m_param));
             m_last = "copy";

@@ -2,7 +2,8 @@
 // (the border filled, the interior copied), REFLECT and REPLICATE (the border copied slab by slab,
 // every dtype; the backward folded in double) with widths of 0 on some sides, borders wider than
 // src, sizes 1 and primes, a 4-d NCHW case above the threading grain, broadcast, transposed and
-// reversed sources, padded outputs and gradients; CONSTANT on other dtypes goes to naive.
+// reversed sources, padded outputs and gradients; CONSTANT on every dtype (the value converted as
+// naive converts it) and into strided dsts.
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -47,7 +48,28 @@ TEST_F(X86, PaddingMatchesNaive) {
     HostTensor h({4, 5}, dtype::Float16);
     EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(Mode::CONSTANT, {1, 2}, {3, 4}), {h}, {},
                                        0),
-              "naive");
+              "copy");
+}
+
+TEST_F(X86, PaddingConstantEveryDtype) {
+    for (DType dt :
+         {DType(dtype::Float16), DType(dtype::BFloat16), DType(dtype::Int8), DType(dtype::Uint8),
+          DType(dtype::Int16), DType(dtype::Int32), DType(dtype::Bool)})
+        for (float value : {0.0f, -2.0f, 1.5f, 300.25f}) {
+            Checker<Padding> c(handle.get());
+            c.set_epsilon(0).set_dtype(0, dt).set_range(0, 0, 2);
+            c.set_param(pad_param(Mode::CONSTANT, {1, 0, 3}, {2, 4, 0}, value));
+            c.execs({{3, 4, 5}}).execs({{1, 1, 1}}).execs({{2, 0, 3}});
+            // Strided and transposed sources, and (noncontiguous) padded dsts.
+            c.exec_layouts({TensorLayout({5, 4, 3}, dt).dimshuffle({2, 1, 0})});
+            c.exec_layouts({TensorLayout({3, 4, 5}, {0, 5, 1}, dt)});
+            c.set_noncontiguous(true).execs({{3, 4, 5}}).execs({{2, 31, 67}});
+        }
+    // float32 into a padded dst.
+    Checker<Padding> c(handle.get());
+    c.set_epsilon(0).set_noncontiguous(true).set_param(
+            pad_param(Mode::CONSTANT, {0, 2, 1}, {1, 0, 3}, 0.5f));
+    c.execs({{3, 4, 5}}).execs({{4, 64, 300}});
 }
 
 TEST_F(X86, PaddingReflectAndReplicateEdges) {
