@@ -168,13 +168,44 @@ HWY_INLINE void DotRow(DF d, const float* dr, const float* s, size_t ow, VF& a0,
     }
 }
 
-void DwFilterGrad(const DwPadded& p, const DwTaps& t, const float* diff, ptrdiff_t diff_row,
-                  size_t oh, size_t ow, double* g) {
-    const DF d;
-    const TapOffsets off(p, t);
-    const size_t step = t.sh * p.row;
-    for (size_t k = 0; k < t.kh * t.kw; ++k) {
-        // Two rows at a time, two accumulators each: four independent chains.
+// All K taps of a small kernel at once: each vector of diff is loaded once for its K products,
+// and the K accumulators are K independent chains.
+template <size_t K>
+void FilterGradTaps(DF d, const DwPadded& p, const TapOffsets& off, size_t step, const float* diff,
+                    ptrdiff_t diff_row, size_t oh, size_t ow, double* g) {
+    const size_t N = hn::Lanes(d);
+    size_t o[K];
+    VF acc[K];
+    for (size_t k = 0; k < K; ++k) {
+        o[k] = off[k];
+        acc[k] = hn::Zero(d);
+    }
+    for (size_t oy = 0; oy < oh; ++oy) {
+        const float* dr = diff + static_cast<ptrdiff_t>(oy) * diff_row;
+        const float* base = p.data + oy * step;
+        size_t ox = 0;
+        for (; ox + N <= ow; ox += N) {
+            const VF dv = hn::LoadU(d, dr + ox);
+            for (size_t k = 0; k < K; ++k)
+                acc[k] = hn::MulAdd(dv, hn::LoadU(d, base + o[k] + ox), acc[k]);
+        }
+        if (ox < ow) {
+            // Lanes past the row masked off: P there holds the next row's values.
+            const auto m = hn::FirstN(d, ow - ox);
+            const VF dv = LoadFirst(d, dr + ox, ow - ox);
+            for (size_t k = 0; k < K; ++k)
+                acc[k] = hn::MulAdd(dv, hn::IfThenElseZero(m, hn::LoadU(d, base + o[k] + ox)),
+                                    acc[k]);
+        }
+    }
+    for (size_t k = 0; k < K; ++k)
+        g[k] += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc[k])));
+}
+
+// Larger kernels a tap at a time, over two rows with two accumulators each.
+void FilterGradEachTap(DF d, const DwPadded& p, const TapOffsets& off, size_t step, size_t taps,
+                       const float* diff, ptrdiff_t diff_row, size_t oh, size_t ow, double* g) {
+    for (size_t k = 0; k < taps; ++k) {
         auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
         size_t oy = 0;
         for (; oy + 2 <= oh; oy += 2) {
@@ -188,6 +219,30 @@ void DwFilterGrad(const DwPadded& p, const DwTaps& t, const float* diff, ptrdiff
                    a0, a1);
         auto sum = hn::Add(hn::Add(a0, a1), hn::Add(a2, a3));
         g[k] += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sum)));
+    }
+}
+
+void DwFilterGrad(const DwPadded& p, const DwTaps& t, const float* diff, ptrdiff_t diff_row,
+                  size_t oh, size_t ow, double* g) {
+    const DF d;
+    const TapOffsets off(p, t);
+    const size_t step = t.sh * p.row, taps = t.kh * t.kw;
+    switch (taps) {
+#define NM_TAPS(K) \
+    case K:        \
+        return FilterGradTaps<K>(d, p, off, step, diff, diff_row, oh, ow, g);
+        NM_TAPS(1)
+        NM_TAPS(2)
+        NM_TAPS(3)
+        NM_TAPS(4)
+        NM_TAPS(5)
+        NM_TAPS(6)
+        NM_TAPS(7)
+        NM_TAPS(8)
+        NM_TAPS(9)
+#undef NM_TAPS
+        default:
+            return FilterGradEachTap(d, p, off, step, taps, diff, diff_row, oh, ow, g);
     }
 }
 
