@@ -2,7 +2,8 @@
 // op: the float32 cases that used to fall back to naive (the Elemwise modes of
 // elemwise_math_hwy.cpp, Padding REFLECT/REPLICATE and its backward, ReshapeTo, BroadcastTo,
 // GaussianRNG, UniformRNG, Scatter, the multi-axis indexing operators) now print a kernel of their
-// own and no warning.
+// own and no warning; so do the cases of other dtypes that used to (16-bit RNG, Padding CONSTANT
+// and Scatter ADD on integers).
 #include <cstdlib>
 
 #include "x86/x86_test.h"
@@ -82,6 +83,22 @@ TEST_F(X86, DebugSwitchReportsNoNaiveFallbackForNewKernels) {
     run<IndexingIncrMultiAxisVec>(*handle, ip,
                                   {x, random_tensor({4, 3}, rng), ints({3}, {0, -1, 2})});
     runs += 8;
+    param::GaussianRNG g16;
+    g16.dtype = DTypeEnum::Float16;
+    run<GaussianRNG>(*handle, g16, {}, {{100}});
+    param::UniformRNG ubf16;
+    ubf16.dtype = DTypeEnum::BFloat16;
+    run<UniformRNG>(*handle, ubf16, {}, {{100}});
+    param::Padding pc;
+    pc.front_offsets = {1, 0};
+    pc.back_offsets = {0, 2};
+    auto small = HostTensor::from({2, 2}, {1, 2, 3, 4}, dtype::Int8);
+    run<Padding>(*handle, pc, {small});
+    sp.mode = param::Scatter::Mode::ADD;
+    run<Scatter>(*handle, sp,
+                 {HostTensor::from({2, 2}, {1, 2, 3, 4}, dtype::Int16), ints({2, 1}, {1, 1}),
+                  HostTensor::from({2, 1}, {5, 6}, dtype::Int16)});
+    runs += 4;
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(count(err, "neomeg x86: "), runs) << err;
     EXPECT_EQ(count(err, "kernel naive"), 0u) << err;
