@@ -73,10 +73,17 @@ void StreamRows(const uint32_t* rows, size_t n, size_t nj, uint32_t* dst, ptrdif
     for (size_t m = 0; m < n; ++m) {
         uint32_t* o = dst + static_cast<ptrdiff_t>(m) * dst_row;
         const uint32_t* r = rows + m * kRun;
-        size_t j = 0;
-        if (reinterpret_cast<uintptr_t>(o) % (N * sizeof(uint32_t)) == 0)
-            for (; j + N <= nj; j += N)
-                hn::Stream(hn::Load(d, r + j), d, o + j);
+        // Elements up to dst's first vector boundary one at a time, then whole aligned vectors.
+        size_t bytes = N * sizeof(uint32_t);
+        auto at = reinterpret_cast<uintptr_t>(o);
+        // An element off its own alignment never reaches a vector boundary: no stream then.
+        size_t j = at % sizeof(uint32_t)
+                           ? nj
+                           : std::min(nj, (bytes - at % bytes) % bytes / sizeof(uint32_t));
+        for (size_t k = 0; k < j; ++k)
+            o[k] = r[k];
+        for (; j + N <= nj; j += N)
+            hn::Stream(hn::LoadU(d, r + j), d, o + j);
         for (; j < nj; ++j)
             o[j] = r[j];
     }
