@@ -195,7 +195,7 @@ void forward(const DwGeom& g, const float* x, const float* filter, float* y) {
 
 // With a stride of 1, x's gradient is diff padded by the window's extent less the padding,
 // correlated with the reversed taps, summed over the channel's `mult` outputs.
-void backward_data(const DwGeom& g, const float* filter, const float* dy, float* dx) {
+void backward_data_correlate(const DwGeom& g, const float* filter, const float* dy, float* dx) {
     std::vector<float> w = tap_weights(g, filter, true);
     auto top = static_cast<ptrdiff_t>((g.kh - 1) * g.dh) - static_cast<ptrdiff_t>(g.ph);
     auto left = static_cast<ptrdiff_t>((g.kw - 1) * g.dw) - static_cast<ptrdiff_t>(g.pw);
@@ -213,6 +213,61 @@ void backward_data(const DwGeom& g, const float* filter, const float* dy, float*
             }
         }
     });
+}
+
+// x's plane from the interior of a padded plane (rows x cols, split by phase as pad_plane's), 0
+// where the padded plane ends first.
+void unpad_plane(const DwGeom& g, const float* p, size_t rows, size_t cols, size_t wq, size_t phase,
+                 float* out) {
+    for (size_t iy = 0; iy < g.h; ++iy) {
+        float* o = out + static_cast<ptrdiff_t>(iy) * g.x.sr;
+        size_t r = iy + g.ph;
+        if (r >= rows) {
+            std::fill_n(o, g.w, 0.f);
+            continue;
+        }
+        // Column ix + pw lies in phase (ix + pw) % sw at (ix + pw) / sw: each phase's columns
+        // are every sw-th ix, adjacent in the copy.
+        for (size_t ph = 0; ph < g.sw; ++ph) {
+            size_t ix = (ph + g.sw - g.pw % g.sw) % g.sw;
+            const float* s = p + ph * phase + r * wq + (ix + g.pw) / g.sw;
+            for (; ix < g.w; ix += g.sw, ++s)
+                o[ix] = ix + g.pw < cols ? *s : 0.f;
+        }
+    }
+}
+
+// With a stride, the forward's transpose: every output's taps add into a zeroed copy of the
+// forward's padded plane (split by phase as the forward reads it), whose interior is then x's
+// gradient; positions no window reads (a preset larger input) get 0.
+void backward_data_scatter(const DwGeom& g, const float* filter, const float* dy, float* dx) {
+    std::vector<float> w = tap_weights(g, filter, false);
+    size_t rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+    size_t cols = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    size_t wq = (cols + g.sw - 1) / g.sw, phase = rows * wq;
+    parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+        std::vector<float>& buf = pad_buffer();
+        if (buf.size() < g.sw * phase + kDwSlack)
+            buf.resize(g.sw * phase + kDwSlack);
+        DwPadded p{buf.data(), wq, phase, g.sw};
+        for (size_t u = b; u < e; ++u) {
+            size_t n = u / g.ic, c = u % g.ic;
+            std::fill_n(buf.data(), g.sw * phase + kDwSlack, 0.f);
+            for (size_t m = 0; m < g.mult; ++m) {
+                size_t oc = c * g.mult + m;
+                dw_scatter(p, g.forward_taps(), w.data() + oc * g.taps(), plane(dy, g.y, n, oc),
+                           g.y.sr, g.oh, g.ow);
+            }
+            unpad_plane(g, buf.data(), rows, cols, wq, phase, plane(dx, g.x, n, c));
+        }
+    });
+}
+
+void backward_data(const DwGeom& g, const float* filter, const float* dy, float* dx) {
+    if (g.sh == 1 && g.sw == 1)
+        backward_data_correlate(g, filter, dy, dx);
+    else
+        backward_data_scatter(g, filter, dy, dx);
 }
 
 // Each input channel's `mult` filters, summed over the batch in double; a thread owns whole
@@ -290,9 +345,11 @@ std::unique_ptr<Plan> depthwise_backward_data_plan(const ConvArgs& args, const T
                                                    const TensorLayout& diff,
                                                    const TensorLayout& grad) {
     auto g = dw_geometry(args, grad, filter, diff);
-    // A stride of 1 only: then grad's size follows from diff's (no preset larger input).
-    if (g && (g->sh != 1 || g->sw != 1 || g->h + 2 * g->ph != g->oh + (g->kh - 1) * g->dh ||
-              g->w + 2 * g->pw != g->ow + (g->kw - 1) * g->dw))
+    // With a stride of 1 the correlation needs grad's size to follow from diff's; the scatter
+    // takes any (a preset larger input).
+    if (g && g->sh == 1 && g->sw == 1 &&
+        (g->h + 2 * g->ph != g->oh + (g->kh - 1) * g->dh ||
+         g->w + 2 * g->pw != g->ow + (g->kw - 1) * g->dw))
         return nullptr;
     return plan_of(Pass::kBackwardData, g);
 }

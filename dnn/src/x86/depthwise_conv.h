@@ -5,9 +5,8 @@
 // zero-padded copy in L1 (depthwise_hwy.h), so the tensors are read and written once.
 //
 // Taken: float32, 1-D and 2-D, any stride, padding, dilation and channel multiplier, both modes,
-// any strides of the N, C and H axes with unit stride along W (and any filter strides); backward
-// data with a stride of 1. The functions return nullptr for the rest, which convolution.cpp's
-// oneDNN plans then take.
+// any strides of the N, C and H axes with unit stride along W (and any filter strides). The
+// functions return nullptr for the rest, which convolution.cpp's oneDNN plans then take.
 #pragma once
 
 #include <memory>

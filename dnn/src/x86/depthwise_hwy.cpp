@@ -149,6 +149,32 @@ void DwCorrelate(const DwPadded& p, const DwTaps& t, const float* w, float* out,
     }
 }
 
+void DwScatter(const DwPadded& p, const DwTaps& t, const float* w, const float* diff,
+               ptrdiff_t diff_row, size_t oh, size_t ow) {
+    const DF d;
+    const size_t N = hn::Lanes(d), taps = t.kh * t.kw;
+    const TapOffsets off(p, t);
+    // Writable by contract: the caller owns P's buffer.
+    float* data = const_cast<float*>(p.data);
+    for (size_t oy = 0; oy < oh; ++oy) {
+        const float* dr = diff + static_cast<ptrdiff_t>(oy) * diff_row;
+        float* base = data + oy * t.sh * p.row;
+        for (size_t k = 0; k < taps; ++k) {
+            const auto wv = hn::Set(d, w[k]);
+            float* o = base + off[k];
+            size_t ox = 0;
+            for (; ox + N <= ow; ox += N)
+                hn::StoreU(hn::MulAdd(wv, hn::LoadU(d, dr + ox), hn::LoadU(d, o + ox)), d, o + ox);
+            if (ox < ow) {
+                // The lanes past the row must leave P alone: they are other positions' sums.
+                size_t n = ow - ox;
+                StoreFirst(hn::MulAdd(wv, LoadFirst(d, dr + ox, n), hn::LoadU(d, o + ox)), d,
+                           o + ox, n);
+            }
+        }
+    }
+}
+
 // One row of diff against a tap's run of P: full vectors into a0 and a1 in turn, the partial
 // last one (lanes past the row masked off: P there holds the next row's values) into a1.
 HWY_INLINE void DotRow(DF d, const float* dr, const float* s, size_t ow, VF& a0, VF& a1) {
@@ -254,6 +280,12 @@ namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(DwCorrelate);
 HWY_EXPORT(DwFilterGrad);
+HWY_EXPORT(DwScatter);
+
+void dw_scatter(const DwPadded& p, const DwTaps& t, const float* w, const float* diff,
+                ptrdiff_t diff_row, size_t oh, size_t ow) {
+    HWY_DYNAMIC_DISPATCH(DwScatter)(p, t, w, diff, diff_row, oh, ow);
+}
 
 void dw_correlate(const DwPadded& p, const DwTaps& t, const float* w, float* out, ptrdiff_t out_row,
                   size_t oh, size_t ow, bool accumulate) {

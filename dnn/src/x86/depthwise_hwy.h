@@ -27,6 +27,12 @@ struct DwTaps {
 void dw_correlate(const DwPadded& p, const DwTaps& t, const float* w, float* out, ptrdiff_t out_row,
                   size_t oh, size_t ow, bool accumulate);
 
+// P(oy * sh + ky * dh, ox * sw + kx * dw) += w[ky * kw + kx] * diff(oy, ox) for every tap, oy < oh,
+// ox < ow: the transpose of dw_correlate, for backward data with a stride (P writable, as `p.data`
+// points into the caller's buffer); diff's rows are diff_row apart.
+void dw_scatter(const DwPadded& p, const DwTaps& t, const float* w, const float* diff,
+                ptrdiff_t diff_row, size_t oh, size_t ow);
+
 // g[ky * kw + kx] += sum over oy < oh, ox < ow of diff(oy, ox) * P(oy * sh + ky * dh,
 // ox * sw + kx * dw): the filter's gradient from one plane; diff's rows are diff_row apart.
 void dw_filter_grad(const DwPadded& p, const DwTaps& t, const float* diff, ptrdiff_t diff_row,

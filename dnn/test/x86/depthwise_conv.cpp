@@ -1,7 +1,8 @@
 // Depthwise convolutions (group == input channels, a channel multiplier of 1 or more) on the x86
 // handle against naive: forward, backward data and backward filter, both modes, 1-D and 2-D,
-// strides, paddings larger than the window, dilations, widths below, at and off a vector's
-// multiple, kernels of many taps, padded and NHWC views, and padded outputs.
+// strides (backward data's too, with a preset larger input), paddings larger than the window,
+// dilations, widths below, at and off a vector's multiple, kernels of many taps, views with padded
+// rows and planes (inputs and outputs), W-strided and NHWC views, and padded outputs.
 #include "naive/convolution.h"
 #include "x86/x86_test.h"
 
@@ -57,6 +58,50 @@ std::vector<Case> both_modes() {
     return all;
 }
 
+// `shape` with unit stride along W and every other axis padded (rows by 3 elements, planes by 5,
+// images by 7): the plane strides the depthwise loops take (Checker's padded views also stride W).
+TensorLayout rows_padded(const TensorShape& s) {
+    TensorLayout l(s, dtype::Float32);
+    ptrdiff_t acc = 1;
+    for (size_t i = l.ndim; i-- > 0;) {
+        l.stride[i] = acc;
+        acc = acc * static_cast<ptrdiff_t>(l.shape[i]) +
+              static_cast<ptrdiff_t>(2 * (l.ndim - i) - 1);
+    }
+    return l;
+}
+
+// Runs Op on rows_padded inputs into a rows_padded output and compares with naive on contiguous
+// copies.
+template <class Op>
+void check_rows_padded(Handle& handle, const param::Convolution& p,
+                       const std::vector<TensorShape>& inputs, const TensorShape& output) {
+    std::mt19937 rng(11);
+    std::vector<HostTensor> in, dense;
+    std::vector<TensorND> in_nd;
+    std::vector<TensorLayout> in_l;
+    for (const TensorShape& s : inputs) {
+        in.emplace_back(rows_padded(s));
+        fill_uniform(in.back(), -1, 1, rng);
+        dense.push_back(in.back().contiguous());
+    }
+    for (const HostTensor& t : in) {
+        in_nd.push_back(t.nd());
+        in_l.push_back(t.layout());
+    }
+    HostTensor out(rows_padded(output));
+    TensorND out_nd = out.nd();
+    TensorLayout out_l = out.layout();
+    auto op = handle.create_operator<Op>();
+    op->param() = p;
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, std::span(&out_l, 1)));
+    op->exec(in_nd, std::span(&out_nd, 1), {ws.data(), ws.size()});
+    auto ref = Handle::make_naive()->create_operator<Op>();
+    ref->param() = p;
+    EXPECT_TRUE(tensors_near(out.contiguous(), run_op(*ref, dense, {output})[0], 1e-4))
+            << param::to_string(p);
+}
+
 }  // namespace
 
 TEST_F(X86, DepthwiseForwardMatchesNaive) {
@@ -83,6 +128,24 @@ TEST_F(X86, DepthwiseBackwardFilterMatchesNaive) {
     }
 }
 
+// Strides skip the last rows and columns of a larger input: the same diff comes from the deduced
+// size and from a preset larger one (conv_transpose with output padding), whose extra rows and
+// columns get no gradient.
+TEST_F(X86, DepthwiseBackwardDataPresetLargerInput) {
+    Case k{{2, 3, 10, 11}, {6, 1, 3, 3}, conv_param({2, 3}, {1, 1}, {1, 1}, 3)};
+    for (TensorShape grad : {TensorShape{2, 3, 9, 10}, TensorShape{2, 3, 10, 12}}) {
+        Checker<ConvolutionBackwardData> c(handle.get());
+        c.set_param(k.p).set_output_shapes({grad}).execs({k.filter, dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.filter, dst_shape(k)});
+    }
+    Case d{{1, 2, 9, 20}, {2, 1, 2, 3}, conv_param({3, 2}, {0, 2}, {2, 1}, 2, true)};
+    for (TensorShape grad :
+         {TensorShape{1, 2, 9, 20}, TensorShape{1, 2, 11, 20}, TensorShape{1, 2, 10, 19}}) {
+        Checker<ConvolutionBackwardData> c(handle.get());
+        c.set_param(d.p).set_output_shapes({grad}).execs({d.filter, dst_shape(d)});
+    }
+}
+
 // NCHW views of NHWC buffers (channels adjacent, W strided) and a transposed filter.
 TEST_F(X86, DepthwiseStridedViews) {
     Case k{{2, 4, 6, 7}, {8, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 4)};
@@ -98,6 +161,14 @@ TEST_F(X86, DepthwiseStridedViews) {
     data.set_param(k.p).set_output_shapes({k.src}).exec_layouts({filter, dst_nhwc});
     Checker<ConvolutionBackwardFilter> filt(handle.get());
     filt.set_param(k.p).set_output_shapes({k.filter}).exec_layouts({src, dst_nhwc});
+}
+
+TEST_F(X86, DepthwiseRowsPaddedViews) {
+    for (const Case& k : both_modes()) {
+        check_rows_padded<ConvolutionForward>(*handle, k.p, {k.src, k.filter}, dst_shape(k));
+        check_rows_padded<ConvolutionBackwardData>(*handle, k.p, {k.filter, dst_shape(k)}, k.src);
+        check_rows_padded<ConvolutionBackwardFilter>(*handle, k.p, {k.src, dst_shape(k)}, k.filter);
+    }
 }
 
 // One operator object called twice with new filter values: nothing from the first call's filter
