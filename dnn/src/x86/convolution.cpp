@@ -6,8 +6,9 @@
 // through the workspace. The flipped-kernel CONVOLUTION mode is cross-correlation with the filter
 // reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
 // blocked weight layout needs anyway. A filter whose storage and version stay the same is
-// reordered once and then read from the WeightCache (weight_cache.h). Empty tensors and what oneDNN
-// has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) go to naive.
+// reordered once and then read from the WeightCache (weight_cache.h). What oneDNN has no kernel
+// for (float16 in oneDNN 2.6, bfloat16 below AVX-512) runs the float32 primitive between
+// vectorised conversions (lowp_plan.h); empty tensors go to naive.
 #include "src/x86/conv_common.h"
 
 namespace neomeg::dnn::x86 {
@@ -18,6 +19,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &filter = in[1], &dst = out[0];
@@ -40,6 +44,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &filter = in[0], &diff = in[1], &grad = out[0];
@@ -67,6 +74,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];

@@ -6,8 +6,9 @@
 // MAX pooling with windows that tile the input (stride == window, no padding: the CNNs' 2x2),
 // whose backward is a loop of its own that finds each window's first maximum and writes the
 // gradient there (oneDNN's rerun-and-scatter took about nine times the forward's time on LeNet's
-// NCHW pooling; this loop about two thirds of that). Other dtypes (float16: oneDNN 2.6 has no CPU
-// kernel) and empty tensors go to naive.
+// NCHW pooling; this loop about two thirds of that). float16 (oneDNN 2.6 has no CPU kernel) and
+// bfloat16 below AVX-512 run the float32 plans between vectorised conversions (lowp_plan.h);
+// other dtypes and empty tensors go to naive.
 #include <algorithm>
 #include <cmath>
 
@@ -81,6 +82,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         auto w = window_of(m_param, std::array{in[0], out[0]});
@@ -249,6 +253,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         auto w = window_of(m_param, std::array{in[0], in[2], out[0]});

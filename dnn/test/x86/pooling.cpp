@@ -157,7 +157,8 @@ TEST_F(X86, PoolingBroadcastAndReversedViews) {
 }
 
 // bfloat16 and float16 against naive, which averages in double and rounds once (oneDNN averages in
-// float32); where the CPU or oneDNN has no kernel for the dtype the x86 operator runs naive.
+// float32); where the CPU or oneDNN has no kernel for the dtype the x86 operator runs the float32
+// kernels between conversions, which round once too.
 TEST_F(X86, PoolingLowPrecisionMatchesNaive) {
     for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
         for (Mode mode : kModes)
@@ -172,6 +173,29 @@ TEST_F(X86, PoolingLowPrecisionMatchesNaive) {
                         .set_dtype(2, dt);
                 bwd.execs({k.src, dst_shape(k), dst_shape(k)});
             }
+}
+
+// 16-bit pooling never falls to naive, whichever kernel the CPU has for the dtype, with padded
+// (strided) operands too.
+TEST_F(X86, PoolingLowPrecisionRunsOurKernels) {
+    std::mt19937 rng(67);
+    Case k{{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}};
+    for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
+        for (Mode mode : kModes) {
+            std::vector<HostTensor> in;
+            for (const TensorShape& s : {k.src, dst_shape(k), dst_shape(k)}) {
+                in.emplace_back(padded_layout(TensorLayout(s, dt)));
+                fill_uniform(in.back(), -1, 1, rng);
+            }
+            double eps = default_epsilon(dt);
+            EXPECT_NE(run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {in[0]}, {},
+                                                      eps),
+                      "naive")
+                    << dt.name();
+            EXPECT_NE(run_and_compare<PoolingBackward>(*handle, pool_param(mode, k), in, {}, eps),
+                      "naive")
+                    << dt.name();
+        }
 }
 
 TEST_F(X86, PoolingEmptyRunsNaive) {
