@@ -125,9 +125,8 @@ private:
         }
         if (!plan && lowp_in_float32() && is_lowp_call(inputs, outputs)) {
             try {
-                plan = plan_in_float32(inputs, outputs, [this](auto i, auto o) {
-                    return make_plan(i, o);
-                });
+                plan = plan_in_float32(inputs, outputs,
+                                       [this](auto i, auto o) { return make_plan(i, o); });
             } catch (const dnnl::error&) {
                 plan = nullptr;
             }

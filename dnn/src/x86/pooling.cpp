@@ -6,14 +6,18 @@
 // MAX pooling with windows that tile the input (stride == window, no padding: the CNNs' 2x2),
 // whose backward is a loop of its own that finds each window's first maximum and writes the
 // gradient there (oneDNN's rerun-and-scatter took about nine times the forward's time on LeNet's
-// NCHW pooling; this loop about two thirds of that). float16 (oneDNN 2.6 has no CPU kernel) and
-// bfloat16 below AVX-512 run the float32 plans between vectorised conversions (lowp_plan.h);
-// other dtypes and empty tensors go to naive.
+// NCHW pooling; this loop about two thirds of that); bfloat16 and float16 run the same loop on
+// each plane widened to float32 (exactly), so a 16-bit gradient is the dtype's value of dy. float16
+// (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the float32 plans between
+// vectorised conversions (lowp_plan.h); other dtypes and empty tensors go to naive.
 #include <algorithm>
 #include <cmath>
 
+#include <vector>
+
 #include "src/x86/kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/type_cvt_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -111,15 +115,16 @@ private:
 };
 
 // MAX pooling's backward where the windows tile each plane without overlap or padding, on
-// contiguous float32 NC[D]HW: per window, the first maximum (a NaN counts as the maximum, as in
-// naive) gets the window's gradient, every other element 0 (so do the rows and columns past the
-// last whole window).
+// contiguous float32, bfloat16 or float16 NC[D]HW: per window, the first maximum (a NaN counts as
+// the maximum, as in naive) gets the window's gradient, every other element 0 (so do the rows and
+// columns past the last whole window).
 class TiledMaxBackwardPlan final : public Plan {
 public:
     // `plane`: src's spatial dims; `window`: per spatial dim, equal to the stride.
-    TiledMaxBackwardPlan(size_t planes, std::vector<size_t> plane, std::vector<size_t> window,
-                         std::vector<size_t> out)
-        : m_planes(planes),
+    TiledMaxBackwardPlan(DType dtype, size_t planes, std::vector<size_t> plane,
+                         std::vector<size_t> window, std::vector<size_t> out)
+        : m_dtype(dtype),
+          m_planes(planes),
           m_plane(std::move(plane)),
           m_window(std::move(window)),
           m_out(std::move(out)) {}
@@ -128,9 +133,9 @@ public:
     const char* name() const override { return "loop:tiled_max_backward"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        const auto* diff = static_cast<const float*>(t[2].raw_ptr());
-        auto* grad = static_cast<float*>(t[3].raw_ptr());
+        const auto* src = static_cast<const std::byte*>(t[0].raw_ptr());
+        const auto* diff = static_cast<const std::byte*>(t[2].raw_ptr());
+        auto* grad = static_cast<std::byte*>(t[3].raw_ptr());
         // Spatial dims as (depth, height, width), missing leading ones of size 1.
         size_t d[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1};
         size_t off = 3 - m_plane.size();
@@ -201,21 +206,38 @@ public:
             }
         };
         const bool fast = k[0] == 1 && k[1] == 2 && k[2] == 2;
+        auto plane_grad = [&](const float* s, const float* dy, float* g) {
+            if (fast) {
+                two_by_two(s, dy, g);
+            } else {
+                generic(s, dy, g);
+            }
+        };
+        const size_t size = m_dtype.size();
         parallel_ranges(m_planes, m_planes * in_plane, kParallelGrain, [&](size_t b, size_t e) {
+            if (m_dtype == dtype::Float32) {
+                for (size_t p = b; p < e; ++p)
+                    plane_grad(reinterpret_cast<const float*>(src) + p * in_plane,
+                               reinterpret_cast<const float*>(diff) + p * out_plane,
+                               reinterpret_cast<float*>(grad) + p * in_plane);
+                return;
+            }
+            // A 16-bit plane widened into buffers that stay in cache, its gradient narrowed back.
+            std::vector<float> s(in_plane), dy(out_plane), g(in_plane);
             for (size_t p = b; p < e; ++p) {
-                const float* s = src + p * in_plane;
-                const float* dy = diff + p * out_plane;
-                float* g = grad + p * in_plane;
-                if (fast) {
-                    two_by_two(s, dy, g);
-                } else {
-                    generic(s, dy, g);
-                }
+                type_cvt_run(m_dtype, dtype::Float32, src + p * in_plane * size, s.data(),
+                             in_plane);
+                type_cvt_run(m_dtype, dtype::Float32, diff + p * out_plane * size, dy.data(),
+                             out_plane);
+                plane_grad(s.data(), dy.data(), g.data());
+                type_cvt_run(dtype::Float32, m_dtype, g.data(), grad + p * in_plane * size,
+                             in_plane);
             }
         });
     }
 
 private:
+    DType m_dtype;
     size_t m_planes;
     std::vector<size_t> m_plane, m_window, m_out;
 };
@@ -223,10 +245,12 @@ private:
 std::unique_ptr<Plan> tiled_max_backward(const param::Pooling& p, std::span<const TensorLayout> in,
                                          std::span<const TensorLayout> out) {
     const TensorLayout &src = in[0], &diff = in[2], &grad = out[0];
-    if (p.mode != param::Pooling::Mode::MAX || src.dtype != dtype::Float32 ||
-        diff.dtype != dtype::Float32 || grad.dtype != dtype::Float32 || !src.is_contiguous() ||
-        !diff.is_contiguous() || !grad.is_contiguous() || src.is_empty() || src.ndim < 3 ||
-        src.ndim > 5 || !grad.eq_shape(src) || diff.ndim != src.ndim)
+    const DType dt = src.dtype;
+    if (p.mode != param::Pooling::Mode::MAX ||
+        (dt != dtype::Float32 && dt != dtype::BFloat16 && dt != dtype::Float16) ||
+        diff.dtype != dt || grad.dtype != dt || !src.is_contiguous() || !diff.is_contiguous() ||
+        !grad.is_contiguous() || src.is_empty() || src.ndim < 3 || src.ndim > 5 ||
+        !grad.eq_shape(src) || diff.ndim != src.ndim)
         return nullptr;
     size_t spatial = src.ndim - 2;
     if (p.window.size() != spatial || p.stride.size() != spatial || p.padding.size() != spatial)
@@ -243,7 +267,7 @@ std::unique_ptr<Plan> tiled_max_backward(const param::Pooling& p, std::span<cons
     }
     if (diff[0] != src[0] || diff[1] != src[1])
         return nullptr;
-    return std::make_unique<TiledMaxBackwardPlan>(src[0] * src[1], std::move(plane),
+    return std::make_unique<TiledMaxBackwardPlan>(dt, src[0] * src[1], std::move(plane),
                                                   std::move(window), std::move(outs));
 }
 

@@ -98,28 +98,32 @@ TEST_F(X86, PoolingMaxTiesGoToTheFirstMaximum) {
 }
 
 // The tiled MAX backward: a NaN is a window's maximum (the first NaN, as in naive) and gets its
-// gradient; infinities and equal values go to the first of them.
+// gradient; infinities and equal values go to the first of them. The 16-bit dtypes run the same
+// loop on widened planes.
 TEST_F(X86, PoolingTiledMaxBackwardNaNAndInfinities) {
     Case k{{1, 2, 4, 5}, {2, 2}, {2, 2}, {0, 0}};
     const double nan = std::numeric_limits<double>::quiet_NaN(),
                  inf = std::numeric_limits<double>::infinity();
-    HostTensor x = HostTensor::from(k.src, {1,    nan,  3,   4,   5,  // plane 0
-                                            nan,  2,    inf, 9,   5,  //
-                                            -inf, -inf, 7,   7,   1,  //
-                                            -inf, -inf, 7,   7,   1,  //
-                                            0,    0,    nan, nan, 2,  // plane 1
-                                            0,    0,    1,   nan, 2,  //
-                                            5,    6,    -1,  -2,  3,  //
-                                            8,    7,    -3,  -1,  3},
-                                    dtype::Float32);
-    TensorShape d = dst_shape(k);
-    HostTensor y = HostTensor::from(d, std::vector<double>(d.total_nr_elems(), 0), dtype::Float32);
-    std::vector<double> dyv(d.total_nr_elems());
-    for (size_t i = 0; i < dyv.size(); ++i)
-        dyv[i] = double(i + 1);
-    HostTensor dy = HostTensor::from(d, dyv, dtype::Float32);
-    EXPECT_EQ(run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
-              "loop:tiled_max_backward");
+    for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16), DType(dtype::Float16)}) {
+        HostTensor x = HostTensor::from(k.src, {1,    nan,  3,   4,   5,  // plane 0
+                                                nan,  2,    inf, 9,   5,  //
+                                                -inf, -inf, 7,   7,   1,  //
+                                                -inf, -inf, 7,   7,   1,  //
+                                                0,    0,    nan, nan, 2,  // plane 1
+                                                0,    0,    1,   nan, 2,  //
+                                                5,    6,    -1,  -2,  3,  //
+                                                8,    7,    -3,  -1,  3},
+                                        dt);
+        TensorShape d = dst_shape(k);
+        HostTensor y = HostTensor::from(d, std::vector<double>(d.total_nr_elems(), 0), dt);
+        std::vector<double> dyv(d.total_nr_elems());
+        for (size_t i = 0; i < dyv.size(); ++i)
+            dyv[i] = double(i + 1);
+        HostTensor dy = HostTensor::from(d, dyv, dt);
+        EXPECT_EQ(run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
+                  "loop:tiled_max_backward")
+                << dt.name();
+    }
 }
 
 TEST_F(X86, PoolingRunsOneDnn) {
@@ -188,9 +192,9 @@ TEST_F(X86, PoolingLowPrecisionRunsOurKernels) {
                 fill_uniform(in.back(), -1, 1, rng);
             }
             double eps = default_epsilon(dt);
-            EXPECT_NE(run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {in[0]}, {},
-                                                      eps),
-                      "naive")
+            EXPECT_NE(
+                    run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {in[0]}, {}, eps),
+                    "naive")
                     << dt.name();
             EXPECT_NE(run_and_compare<PoolingBackward>(*handle, pool_param(mode, k), in, {}, eps),
                       "naive")
