@@ -155,15 +155,15 @@ TEST_F(X86, ConvolutionLowPrecisionRunsOneDnn) {
                                 *handle, k.p, {tensor(k.src), tensor(k.filter)}, {}, eps)
                                 .starts_with("onednn:"))
                     << dt.name() << " " << param::to_string(k.p);
-            EXPECT_TRUE(run_and_compare<ConvolutionBackwardData>(
-                                *handle, k.p, {tensor(k.filter), tensor(dst_shape(k))}, {k.src},
-                                eps)
-                                .starts_with("onednn:"))
+            EXPECT_TRUE(
+                    run_and_compare<ConvolutionBackwardData>(
+                            *handle, k.p, {tensor(k.filter), tensor(dst_shape(k))}, {k.src}, eps)
+                            .starts_with("onednn:"))
                     << dt.name() << " " << param::to_string(k.p);
-            EXPECT_TRUE(run_and_compare<ConvolutionBackwardFilter>(
-                                *handle, k.p, {tensor(k.src), tensor(dst_shape(k))}, {k.filter},
-                                eps)
-                                .starts_with("onednn:"))
+            EXPECT_TRUE(
+                    run_and_compare<ConvolutionBackwardFilter>(
+                            *handle, k.p, {tensor(k.src), tensor(dst_shape(k))}, {k.filter}, eps)
+                            .starts_with("onednn:"))
                     << dt.name() << " " << param::to_string(k.p);
         }
 }
