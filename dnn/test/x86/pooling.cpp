@@ -34,6 +34,10 @@ std::vector<Case> cases() {
             {{2, 3, 17}, {3}, {3}, {0}},
             {{1, 2, 5, 7, 6}, {2, 3, 2}, {2, 3, 2}, {0, 0, 0}},
             {{2, 4, 9, 6}, {3, 1}, {3, 1}, {0, 0}},
+            // 2x2 windows in vectors: rows of 35 windows (16 + 16 + 2 + 1 lanes) with a leftover
+            // column, and depth slices of their own.
+            {{1, 2, 5, 71}, {2, 2}, {2, 2}, {0, 0}},
+            {{2, 3, 3, 6, 9}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}},
     };
 }
 
@@ -124,6 +128,22 @@ TEST_F(X86, PoolingTiledMaxBackwardNaNAndInfinities) {
                   "loop:tiled_max_backward")
                 << dt.name();
     }
+}
+
+// NaNs in windows the vectors take: those blocks follow naive's rule window by window.
+TEST_F(X86, PoolingTiledMaxBackwardNaNInVectorBlocks) {
+    Case k{{1, 1, 4, 80}, {2, 2}, {2, 2}, {0, 0}};
+    std::mt19937 rng(71);
+    HostTensor x(k.src, dtype::Float32), y(dst_shape(k), dtype::Float32),
+            dy(dst_shape(k), dtype::Float32);
+    for (HostTensor* t : {&x, &y, &dy})
+        fill_uniform(*t, -1, 1, rng);
+    std::vector<double> v = x.values();
+    for (size_t i : {3, 82, 85, 200, 301})  // rows 0, 1 (twice, one window), 2, 3
+        v[i] = std::numeric_limits<double>::quiet_NaN();
+    x.set_values(v);
+    EXPECT_EQ(run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
+              "loop:tiled_max_backward");
 }
 
 TEST_F(X86, PoolingRunsOneDnn) {
