@@ -1,10 +1,11 @@
 // ConvBias through oneDNN's convolution with post-ops: act(conv(src, filter) + bias + z) in one
 // primitive, every case the convolution kernels take (convolution.cpp: ranks, groups, dilation,
-// both modes, float32 and bfloat16). A per-channel bias ({1, OC, 1...}, or {1, 1, 1...} with one
-// channel) is the primitive's bias; the residual z is a sum post-op, which adds to what dst's
-// buffer holds, so a first step reorders z into that buffer; the nonlinearity is an eltwise
-// post-op (IDENTITY none, RELU relu, SIGMOID logistic, H_SWISH hardswish). A bias of another
-// broadcast shape goes to naive, as do the cases the convolution kernels decline.
+// both modes, float32, bfloat16, and float16 in float32 where oneDNN has no 16-bit kernel). A
+// per-channel bias ({1, OC, 1...}, or {1, 1, 1...} with one channel) is the primitive's bias; the
+// residual z is a sum post-op, which adds to what dst's buffer holds, so a first step reorders z
+// into that buffer; the nonlinearity is an eltwise post-op (IDENTITY none, RELU relu, SIGMOID
+// logistic, H_SWISH hardswish). A bias of another broadcast shape goes to naive, as do the cases
+// the convolution kernels decline.
 #include "src/x86/conv_common.h"
 
 namespace neomeg::dnn::x86 {
@@ -24,6 +25,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &filter = in[1], &bias = in[2], &z = in[3], &dst = out[0];

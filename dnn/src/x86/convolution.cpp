@@ -6,9 +6,10 @@
 // through the workspace. The flipped-kernel CONVOLUTION mode is cross-correlation with the filter
 // reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
 // blocked weight layout needs anyway. A filter whose storage and version stay the same is
-// reordered once and then read from the WeightCache (weight_cache.h). Empty tensors and what oneDNN
-// has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) go to naive. Depthwise
-// convolutions on plain float32 tensors run our own loops instead (depthwise_conv.h).
+// reordered once and then read from the WeightCache (weight_cache.h). What oneDNN has no kernel
+// for (float16 in oneDNN 2.6, bfloat16 below AVX-512) runs the float32 primitive between
+// vectorised conversions (lowp_plan.h); empty tensors go to naive. Depthwise convolutions on plain
+// float32 tensors run our own loops instead (depthwise_conv.h).
 #include "src/x86/conv_common.h"
 #include "src/x86/depthwise_conv.h"
 
@@ -20,6 +21,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &filter = in[1], &dst = out[0];
@@ -44,6 +48,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &filter = in[0], &diff = in[1], &grad = out[0];
@@ -68,18 +75,28 @@ private:
     }
 };
 
+// A 16-bit filter gradient of a convolution with one input channel (a grayscale model's first
+// layer), which oneDNN 2.6's AMX kernel pads to a full tile of channels: the float32 kernel between
+// conversions (lowp_in_float32) took 0.3x its time (LeNet's 1->6 5x5 filter at batch 64).
+bool single_channel_lowp(const TensorLayout& src, const ConvDims& g) {
+    return src.dtype != dtype::Float32 && g.group == 1 && src[1] == 1;
+}
+
 class ConvolutionBackwardFilterImpl final : public DnnlKernel<ConvolutionBackwardFilter> {
 public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
         if (auto dw = depthwise_backward_filter_plan(ConvArgs::of(m_param), src, diff, grad))
             return dw;
         auto g = conv_geometry(ConvArgs::of(m_param), src, grad, diff);
-        if (!g)
+        if (!g || single_channel_lowp(src, *g))
             return nullptr;
         auto hint = conv_forward_pd(x86_handle(), *g, src, grad, diff);
         dnnl::convolution_backward_weights::desc desc(

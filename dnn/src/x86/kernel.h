@@ -14,6 +14,7 @@
 #include "src/x86/dnnl_util.h"
 #include "src/x86/handle.h"
 #include "src/x86/kernel_report.h"
+#include "src/x86/lowp_plan.h"
 
 namespace neomeg::dnn::x86 {
 
@@ -61,6 +62,10 @@ protected:
     // Called once per key; oneDNN errors (an unimplemented case) count as declining.
     virtual std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> inputs,
                                             std::span<const TensorLayout> outputs) = 0;
+
+    // Whether a 16-bit float call that make_plan declines (oneDNN has no kernel for its dtype on
+    // this CPU) runs make_plan's float32 plan between conversions (lowp_plan.h) before naive.
+    virtual bool lowp_in_float32() const { return false; }
 
     HandleImpl& x86_handle() const { return *static_cast<HandleImpl*>(this->handle()); }
 
@@ -117,6 +122,14 @@ private:
             plan = make_plan(inputs, outputs);
         } catch (const dnnl::error&) {
             plan = nullptr;
+        }
+        if (!plan && lowp_in_float32() && is_lowp_call(inputs, outputs)) {
+            try {
+                plan = plan_in_float32(inputs, outputs,
+                                       [this](auto i, auto o) { return make_plan(i, o); });
+            } catch (const dnnl::error&) {
+                plan = nullptr;
+            }
         }
         if (m_plans.size() == kMaxPlans)
             m_plans.erase(m_plans.begin());

@@ -4,8 +4,8 @@
 // described as they are, and staged dense only when oneDNN would otherwise fall to its reference
 // implementation (no unit stride in a matrix, a column-major C) or cannot address them at all
 // (broadcast or reversed views). A 16-bit product oneDNN has no fast kernel for on this CPU
-// (float16 before AVX-512 FP16 support, bfloat16 without AVX-512) runs as a float32 matmul
-// between reorders that convert its operands.
+// (float16 in oneDNN 2.6, bfloat16 without AVX-512) runs as a float32 matmul between our
+// vectorised conversions (lowp_plan.h; oneDNN 2.6's float16 reorders are scalar and slow).
 #include <algorithm>
 #include <string>
 
@@ -35,22 +35,8 @@ std::optional<memory::desc> matmul_desc(const TensorLayout& l, bool transposed) 
     return plain_desc(dims, strides, *dnnl_dtype(l.dtype));
 }
 
-// A dense row-major float32 descriptor of what `md` describes: the primitive's view of a 16-bit
-// operand that is converted around a float32 matmul.
-memory::desc dense_f32(const memory::desc& md) {
-    memory::dims dims = md.dims();
-    memory::dims strides(dims.size());
-    memory::dim step = 1;
-    for (size_t i = dims.size(); i-- > 0;) {
-        strides[i] = step;
-        step *= std::max<memory::dim>(dims[i], 1);
-    }
-    return memory::desc(dims, memory::data_type::f32, strides);
-}
-
-// How a plan computes: in the operands' dtype (described as they are, or staged dense), or, for
-// 16-bit operands, in float32 between converting reorders.
-enum class Attempt { kDirect, kStaged, kInFloat32 };
+// How a plan computes: on the operands as they are described, or staged dense.
+enum class Attempt { kDirect, kStaged };
 
 std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayout& a,
                                            const TensorLayout& b, const TensorLayout& c,
@@ -65,9 +51,7 @@ std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayou
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     bool low = *dt != memory::data_type::f32;
-    for (Attempt attempt : {Attempt::kDirect, Attempt::kStaged, Attempt::kInFloat32}) {
-        if (attempt == Attempt::kInFloat32 && !low)
-            break;
+    for (Attempt attempt : {Attempt::kDirect, Attempt::kStaged}) {
         bool stage = attempt != Attempt::kDirect;
         auto oa = Operand::of(a, stage,
                               [&](const TensorLayout& l) { return matmul_desc(l, trans_a); });
@@ -75,23 +59,17 @@ std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayou
                               [&](const TensorLayout& l) { return matmul_desc(l, trans_b); });
         auto oc =
                 Operand::of(c, stage, [&](const TensorLayout& l) { return matmul_desc(l, false); });
-        bool in_f32 = attempt == Attempt::kInFloat32;
-        auto prim = [&](const Operand& o) {
-            return in_f32 ? dense_f32(o.user_desc()) : o.user_desc();
-        };
-        dnnl::matmul::desc desc(prim(oa), prim(ob), prim(oc));
+        dnnl::matmul::desc desc(oa.user_desc(), ob.user_desc(), oc.user_desc());
         std::optional<dnnl::matmul::primitive_desc> pd;
         try {
             pd.emplace(desc, attr, handle.engine());
         } catch (const dnnl::error&) {
-            continue;  // no implementation of this dtype at all: the next attempt converts
+            continue;  // no implementation of this dtype at all: lowp_in_float32 converts
         }
         std::string impl = pd->impl_info_str();
-        if (is_reference_impl(impl) && attempt != Attempt::kInFloat32 &&
-            (attempt == Attempt::kDirect || low))
+        // A 16-bit product's reference kernel loses to the float32 one between conversions.
+        if (is_reference_impl(impl) && (attempt == Attempt::kDirect || low))
             continue;
-        if (in_f32)
-            impl = "f32:" + impl;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::matmul(*pd), *pd, handle.engine(), impl);
         plan->add(DNNL_ARG_SRC, std::move(oa), pd->src_desc(), false);
         plan->add(DNNL_ARG_WEIGHTS, std::move(ob), pd->weights_desc(), false);
@@ -108,6 +86,8 @@ public:
     using DnnlKernel<Op>::DnnlKernel;
 
 private:
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         return plan_matmul(this->x86_handle(), in[0], in[1], out[0], this->m_param.transposeA,

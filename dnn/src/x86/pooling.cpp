@@ -2,17 +2,23 @@
 // kernel: AVX-512) bfloat16, 1-D to 3-D (NCW, NCHW, NCDHW) in every mode: MAX (the first maximum of
 // a window, padding never counts), AVERAGE (pooling_avg_include_padding) and
 // AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding). The operator's backward gets src,
-// not the forward's indices, so MAX's backward reruns the forward for them; except for float32
-// MAX pooling with windows that tile the input (stride == window, no padding: the CNNs' 2x2),
-// whose backward is a loop of its own that finds each window's first maximum and writes the
-// gradient there (oneDNN's rerun-and-scatter took about nine times the forward's time on LeNet's
-// NCHW pooling; this loop about two thirds of that). Other dtypes (float16: oneDNN 2.6 has no CPU
-// kernel) and empty tensors go to naive.
+// not the forward's indices, so MAX's backward reruns the forward for them; except for MAX pooling
+// with windows that tile the input (stride == window, no padding: the CNNs' 2x2), whose backward
+// is a loop of its own that finds each window's first maximum and writes the gradient there, 2x2
+// windows in vectors (max_pool_backward_hwy.h: 0.5 ms for 8x64x56x56 float32 on one thread, where
+// the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); bfloat16 and float16 run the same
+// loop on each plane widened to float32 (exactly), so a 16-bit gradient is the dtype's value of
+// dy. float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the float32 plans
+// between vectorised conversions (lowp_plan.h); other dtypes and empty tensors go to naive.
 #include <algorithm>
 #include <cmath>
 
+#include <vector>
+
 #include "src/x86/kernel.h"
+#include "src/x86/max_pool_backward_hwy.h"
 #include "src/x86/parallel.h"
+#include "src/x86/type_cvt_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -81,6 +87,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         auto w = window_of(m_param, std::array{in[0], out[0]});
@@ -107,15 +116,16 @@ private:
 };
 
 // MAX pooling's backward where the windows tile each plane without overlap or padding, on
-// contiguous float32 NC[D]HW: per window, the first maximum (a NaN counts as the maximum, as in
-// naive) gets the window's gradient, every other element 0 (so do the rows and columns past the
-// last whole window).
+// contiguous float32, bfloat16 or float16 NC[D]HW: per window, the first maximum (a NaN counts as
+// the maximum, as in naive) gets the window's gradient, every other element 0 (so do the rows and
+// columns past the last whole window).
 class TiledMaxBackwardPlan final : public Plan {
 public:
     // `plane`: src's spatial dims; `window`: per spatial dim, equal to the stride.
-    TiledMaxBackwardPlan(size_t planes, std::vector<size_t> plane, std::vector<size_t> window,
-                         std::vector<size_t> out)
-        : m_planes(planes),
+    TiledMaxBackwardPlan(DType dtype, size_t planes, std::vector<size_t> plane,
+                         std::vector<size_t> window, std::vector<size_t> out)
+        : m_dtype(dtype),
+          m_planes(planes),
           m_plane(std::move(plane)),
           m_window(std::move(window)),
           m_out(std::move(out)) {}
@@ -124,9 +134,9 @@ public:
     const char* name() const override { return "loop:tiled_max_backward"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        const auto* diff = static_cast<const float*>(t[2].raw_ptr());
-        auto* grad = static_cast<float*>(t[3].raw_ptr());
+        const auto* src = static_cast<const std::byte*>(t[0].raw_ptr());
+        const auto* diff = static_cast<const std::byte*>(t[2].raw_ptr());
+        auto* grad = static_cast<std::byte*>(t[3].raw_ptr());
         // Spatial dims as (depth, height, width), missing leading ones of size 1.
         size_t d[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1};
         size_t off = 3 - m_plane.size();
@@ -157,61 +167,45 @@ public:
                         g[at] = dy[(z * o[1] + y) * o[2] + x];
                     }
         };
-        // 2x2 windows in a plane (the common case): both rows of a window at once, the first
-        // maximum chosen by selects, not branches (which random data mispredicts); a window
-        // holding a NaN takes the generic rule.
+        // 2x2 windows (the common case) in vectors, each depth slice a plane of its own.
         auto two_by_two = [&](const float* s, const float* dy, float* g) {
-            const size_t w = d[2];
-            if (d[1] > 2 * o[1])  // rows past the last window
-                std::fill_n(g + 2 * o[1] * w, (d[1] - 2 * o[1]) * w, 0.f);
-            for (size_t y = 0; y < o[1]; ++y) {
-                const float *r0 = s + 2 * y * w, *r1 = r0 + w;
-                float *g0 = g + 2 * y * w, *g1 = g0 + w;
-                const float* dyr = dy + y * o[2];
-                for (size_t x = 0; x < o[2]; ++x) {
-                    float a = r0[2 * x], b = r0[2 * x + 1], c = r1[2 * x], e = r1[2 * x + 1];
-                    float m = std::max(std::max(a, b), std::max(c, e)), v = dyr[x];
-                    float sum = a + b + c + e;
-                    if (sum != sum) {  // a NaN (or +inf with -inf): the generic rule, rarely
-                        float* at = std::isnan(a)   ? &g0[2 * x]
-                                    : std::isnan(b) ? &g0[2 * x + 1]
-                                    : std::isnan(c) ? &g1[2 * x]
-                                    : std::isnan(e) ? &g1[2 * x + 1]
-                                    : a == m        ? &g0[2 * x]
-                                    : b == m        ? &g0[2 * x + 1]
-                                    : c == m        ? &g1[2 * x]
-                                                    : &g1[2 * x + 1];
-                        g0[2 * x] = g0[2 * x + 1] = g1[2 * x] = g1[2 * x + 1] = 0.f;
-                        *at = v;
-                        continue;
-                    }
-                    int ta = a == m, tb = !ta & (b == m), tc = !ta & !tb & (c == m);
-                    int te = !ta & !tb & !tc;
-                    g0[2 * x] = ta ? v : 0.f;
-                    g0[2 * x + 1] = tb ? v : 0.f;
-                    g1[2 * x] = tc ? v : 0.f;
-                    g1[2 * x + 1] = te ? v : 0.f;
-                }
-                for (size_t x = 2 * o[2]; x < w; ++x)  // columns past the last window
-                    g0[x] = g1[x] = 0.f;
-            }
+            for (size_t z = 0; z < d[0]; ++z)
+                max2x2_backward_plane(s + z * d[1] * d[2], dy + z * o[1] * o[2],
+                                      g + z * d[1] * d[2], d[1], d[2], o[1], o[2]);
         };
         const bool fast = k[0] == 1 && k[1] == 2 && k[2] == 2;
+        auto plane_grad = [&](const float* s, const float* dy, float* g) {
+            if (fast) {
+                two_by_two(s, dy, g);
+            } else {
+                generic(s, dy, g);
+            }
+        };
+        const size_t size = m_dtype.size();
         parallel_ranges(m_planes, m_planes * in_plane, kParallelGrain, [&](size_t b, size_t e) {
+            if (m_dtype == dtype::Float32) {
+                for (size_t p = b; p < e; ++p)
+                    plane_grad(reinterpret_cast<const float*>(src) + p * in_plane,
+                               reinterpret_cast<const float*>(diff) + p * out_plane,
+                               reinterpret_cast<float*>(grad) + p * in_plane);
+                return;
+            }
+            // A 16-bit plane widened into buffers that stay in cache, its gradient narrowed back.
+            std::vector<float> s(in_plane), dy(out_plane), g(in_plane);
             for (size_t p = b; p < e; ++p) {
-                const float* s = src + p * in_plane;
-                const float* dy = diff + p * out_plane;
-                float* g = grad + p * in_plane;
-                if (fast) {
-                    two_by_two(s, dy, g);
-                } else {
-                    generic(s, dy, g);
-                }
+                type_cvt_run(m_dtype, dtype::Float32, src + p * in_plane * size, s.data(),
+                             in_plane);
+                type_cvt_run(m_dtype, dtype::Float32, diff + p * out_plane * size, dy.data(),
+                             out_plane);
+                plane_grad(s.data(), dy.data(), g.data());
+                type_cvt_run(dtype::Float32, m_dtype, g.data(), grad + p * in_plane * size,
+                             in_plane);
             }
         });
     }
 
 private:
+    DType m_dtype;
     size_t m_planes;
     std::vector<size_t> m_plane, m_window, m_out;
 };
@@ -219,10 +213,12 @@ private:
 std::unique_ptr<Plan> tiled_max_backward(const param::Pooling& p, std::span<const TensorLayout> in,
                                          std::span<const TensorLayout> out) {
     const TensorLayout &src = in[0], &diff = in[2], &grad = out[0];
-    if (p.mode != param::Pooling::Mode::MAX || src.dtype != dtype::Float32 ||
-        diff.dtype != dtype::Float32 || grad.dtype != dtype::Float32 || !src.is_contiguous() ||
-        !diff.is_contiguous() || !grad.is_contiguous() || src.is_empty() || src.ndim < 3 ||
-        src.ndim > 5 || !grad.eq_shape(src) || diff.ndim != src.ndim)
+    const DType dt = src.dtype;
+    if (p.mode != param::Pooling::Mode::MAX ||
+        (dt != dtype::Float32 && dt != dtype::BFloat16 && dt != dtype::Float16) ||
+        diff.dtype != dt || grad.dtype != dt || !src.is_contiguous() || !diff.is_contiguous() ||
+        !grad.is_contiguous() || src.is_empty() || src.ndim < 3 || src.ndim > 5 ||
+        !grad.eq_shape(src) || diff.ndim != src.ndim)
         return nullptr;
     size_t spatial = src.ndim - 2;
     if (p.window.size() != spatial || p.stride.size() != spatial || p.padding.size() != spatial)
@@ -239,7 +235,7 @@ std::unique_ptr<Plan> tiled_max_backward(const param::Pooling& p, std::span<cons
     }
     if (diff[0] != src[0] || diff[1] != src[1])
         return nullptr;
-    return std::make_unique<TiledMaxBackwardPlan>(src[0] * src[1], std::move(plane),
+    return std::make_unique<TiledMaxBackwardPlan>(dt, src[0] * src[1], std::move(plane),
                                                   std::move(window), std::move(outs));
 }
 
@@ -249,6 +245,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 compute in float32.
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         auto w = window_of(m_param, std::array{in[0], in[2], out[0]});

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "src/common/reduce_axis.h"
@@ -55,13 +56,15 @@ private:
                   size_t inner) const {
         DType dt = src.layout.dtype;
         size_t n = outer * axis * inner, m = outer * inner;
-        std::vector<float> wide(n), out(m);
+        // Not value-initialised: zeroing is a pass over memory that the conversion writes anyway.
+        auto wide = std::make_unique_for_overwrite<float[]>(n);
+        auto out = std::make_unique_for_overwrite<float[]>(m);
         const auto* s = static_cast<const uint16_t*>(src.raw_ptr());
         parallel_ranges(n, n, kParallelGrain, [&](size_t b, size_t e) {
-            type_cvt_run(dt, dtype::Float32, s + b, wide.data() + b, e - b);
+            type_cvt_run(dt, dtype::Float32, s + b, wide.get() + b, e - b);
         });
-        run(wide.data(), out.data(), outer, axis, inner);
-        type_cvt_run(dtype::Float32, dt, out.data(), dst.raw_ptr(), m);
+        run(wide.get(), out.get(), outer, axis, inner);
+        type_cvt_run(dtype::Float32, dt, out.get(), dst.raw_ptr(), m);
     }
 
     void run(const float* src, float* dst, size_t outer, size_t axis, size_t inner) const {

@@ -102,6 +102,8 @@ TEST_F(X86, ConvBiasLowPrecisionMatchesNaive) {
                 for (size_t i = 0; i < 4; ++i)
                     c.set_dtype(i, dt);
                 c.execs(input_sets(k)[0]);
+                // Padded, with bias and z present: every operand is staged and converted.
+                c.set_noncontiguous(true).execs(input_sets(k)[0]);
             }
 }
 

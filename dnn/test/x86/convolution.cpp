@@ -120,7 +120,7 @@ TEST_F(X86, ConvolutionStridedViews) {
 // Low-precision dtypes against naive, which sums in double and rounds once; oneDNN sums in float32
 // and rounds once, so the two differ by at most a rounding of the result, well inside the
 // per-dtype tolerance. Where the CPU (or the oneDNN version) has no kernel for a dtype, the x86
-// operator runs naive and matches trivially.
+// operator runs the float32 primitive between conversions, which rounds once too.
 TEST_F(X86, ConvolutionLowPrecisionMatchesNaive) {
     for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)}) {
         for (const Case& k : both_modes()) {
@@ -137,6 +137,35 @@ TEST_F(X86, ConvolutionLowPrecisionMatchesNaive) {
                     .execs({k.src, dst_shape(k)});
         }
     }
+}
+
+// Every 16-bit convolution runs oneDNN (a 16-bit kernel, or the float32 one between
+// conversions), never naive, whichever the CPU has; padded (strided) operands are staged first.
+TEST_F(X86, ConvolutionLowPrecisionRunsOneDnn) {
+    std::mt19937 rng(29);
+    for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
+        for (const Case& k : {both_modes()[5], both_modes()[13], both_modes()[20]}) {
+            auto tensor = [&](const TensorShape& s) {
+                HostTensor t(padded_layout(TensorLayout(s, dt)));
+                fill_uniform(t, -1, 1, rng);
+                return t;
+            };
+            double eps = default_epsilon(dt);
+            EXPECT_TRUE(run_and_compare<ConvolutionForward>(
+                                *handle, k.p, {tensor(k.src), tensor(k.filter)}, {}, eps)
+                                .starts_with("onednn:"))
+                    << dt.name() << " " << param::to_string(k.p);
+            EXPECT_TRUE(
+                    run_and_compare<ConvolutionBackwardData>(
+                            *handle, k.p, {tensor(k.filter), tensor(dst_shape(k))}, {k.src}, eps)
+                            .starts_with("onednn:"))
+                    << dt.name() << " " << param::to_string(k.p);
+            EXPECT_TRUE(
+                    run_and_compare<ConvolutionBackwardFilter>(
+                            *handle, k.p, {tensor(k.src), tensor(dst_shape(k))}, {k.filter}, eps)
+                            .starts_with("onednn:"))
+                    << dt.name() << " " << param::to_string(k.p);
+        }
 }
 
 // The flipped filter is reversed on every call, so a second call with new filter values (an

@@ -34,6 +34,10 @@ std::vector<Case> cases() {
             {{2, 3, 17}, {3}, {3}, {0}},
             {{1, 2, 5, 7, 6}, {2, 3, 2}, {2, 3, 2}, {0, 0, 0}},
             {{2, 4, 9, 6}, {3, 1}, {3, 1}, {0, 0}},
+            // 2x2 windows in vectors: rows of 35 windows (16 + 16 + 2 + 1 lanes) with a leftover
+            // column, and depth slices of their own.
+            {{1, 2, 5, 71}, {2, 2}, {2, 2}, {0, 0}},
+            {{2, 3, 3, 6, 9}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}},
     };
 }
 
@@ -98,26 +102,46 @@ TEST_F(X86, PoolingMaxTiesGoToTheFirstMaximum) {
 }
 
 // The tiled MAX backward: a NaN is a window's maximum (the first NaN, as in naive) and gets its
-// gradient; infinities and equal values go to the first of them.
+// gradient; infinities and equal values go to the first of them. The 16-bit dtypes run the same
+// loop on widened planes.
 TEST_F(X86, PoolingTiledMaxBackwardNaNAndInfinities) {
     Case k{{1, 2, 4, 5}, {2, 2}, {2, 2}, {0, 0}};
     const double nan = std::numeric_limits<double>::quiet_NaN(),
                  inf = std::numeric_limits<double>::infinity();
-    HostTensor x = HostTensor::from(k.src, {1,    nan,  3,   4,   5,  // plane 0
-                                            nan,  2,    inf, 9,   5,  //
-                                            -inf, -inf, 7,   7,   1,  //
-                                            -inf, -inf, 7,   7,   1,  //
-                                            0,    0,    nan, nan, 2,  // plane 1
-                                            0,    0,    1,   nan, 2,  //
-                                            5,    6,    -1,  -2,  3,  //
-                                            8,    7,    -3,  -1,  3},
-                                    dtype::Float32);
-    TensorShape d = dst_shape(k);
-    HostTensor y = HostTensor::from(d, std::vector<double>(d.total_nr_elems(), 0), dtype::Float32);
-    std::vector<double> dyv(d.total_nr_elems());
-    for (size_t i = 0; i < dyv.size(); ++i)
-        dyv[i] = double(i + 1);
-    HostTensor dy = HostTensor::from(d, dyv, dtype::Float32);
+    for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16), DType(dtype::Float16)}) {
+        HostTensor x = HostTensor::from(k.src, {1,    nan,  3,   4,   5,  // plane 0
+                                                nan,  2,    inf, 9,   5,  //
+                                                -inf, -inf, 7,   7,   1,  //
+                                                -inf, -inf, 7,   7,   1,  //
+                                                0,    0,    nan, nan, 2,  // plane 1
+                                                0,    0,    1,   nan, 2,  //
+                                                5,    6,    -1,  -2,  3,  //
+                                                8,    7,    -3,  -1,  3},
+                                        dt);
+        TensorShape d = dst_shape(k);
+        HostTensor y = HostTensor::from(d, std::vector<double>(d.total_nr_elems(), 0), dt);
+        std::vector<double> dyv(d.total_nr_elems());
+        for (size_t i = 0; i < dyv.size(); ++i)
+            dyv[i] = double(i + 1);
+        HostTensor dy = HostTensor::from(d, dyv, dt);
+        EXPECT_EQ(run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
+                  "loop:tiled_max_backward")
+                << dt.name();
+    }
+}
+
+// NaNs in windows the vectors take: those blocks follow naive's rule window by window.
+TEST_F(X86, PoolingTiledMaxBackwardNaNInVectorBlocks) {
+    Case k{{1, 1, 4, 80}, {2, 2}, {2, 2}, {0, 0}};
+    std::mt19937 rng(71);
+    HostTensor x(k.src, dtype::Float32), y(dst_shape(k), dtype::Float32),
+            dy(dst_shape(k), dtype::Float32);
+    for (HostTensor* t : {&x, &y, &dy})
+        fill_uniform(*t, -1, 1, rng);
+    std::vector<double> v = x.values();
+    for (size_t i : {3, 82, 85, 200, 301})  // rows 0, 1 (twice, one window), 2, 3
+        v[i] = std::numeric_limits<double>::quiet_NaN();
+    x.set_values(v);
     EXPECT_EQ(run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
               "loop:tiled_max_backward");
 }
@@ -157,7 +181,8 @@ TEST_F(X86, PoolingBroadcastAndReversedViews) {
 }
 
 // bfloat16 and float16 against naive, which averages in double and rounds once (oneDNN averages in
-// float32); where the CPU or oneDNN has no kernel for the dtype the x86 operator runs naive.
+// float32); where the CPU or oneDNN has no kernel for the dtype the x86 operator runs the float32
+// kernels between conversions, which round once too.
 TEST_F(X86, PoolingLowPrecisionMatchesNaive) {
     for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
         for (Mode mode : kModes)
@@ -172,6 +197,29 @@ TEST_F(X86, PoolingLowPrecisionMatchesNaive) {
                         .set_dtype(2, dt);
                 bwd.execs({k.src, dst_shape(k), dst_shape(k)});
             }
+}
+
+// 16-bit pooling never falls to naive, whichever kernel the CPU has for the dtype, with padded
+// (strided) operands too.
+TEST_F(X86, PoolingLowPrecisionRunsOurKernels) {
+    std::mt19937 rng(67);
+    Case k{{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}};
+    for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
+        for (Mode mode : kModes) {
+            std::vector<HostTensor> in;
+            for (const TensorShape& s : {k.src, dst_shape(k), dst_shape(k)}) {
+                in.emplace_back(padded_layout(TensorLayout(s, dt)));
+                fill_uniform(in.back(), -1, 1, rng);
+            }
+            double eps = default_epsilon(dt);
+            EXPECT_NE(
+                    run_and_compare<PoolingForward>(*handle, pool_param(mode, k), {in[0]}, {}, eps),
+                    "naive")
+                    << dt.name();
+            EXPECT_NE(run_and_compare<PoolingBackward>(*handle, pool_param(mode, k), in, {}, eps),
+                      "naive")
+                    << dt.name();
+        }
 }
 
 TEST_F(X86, PoolingEmptyRunsNaive) {

@@ -3,6 +3,7 @@
 from collections.abc import Iterable
 
 from ..autodiff import GradManager
+from ..core import _imperative_rt as _rt
 from ..functional import full_like
 from ..functional.math import _check_non_finite
 from ..tensor import Tensor
@@ -19,6 +20,12 @@ class GradScaler:
     restarts the count, and otherwise multiplies it by ``growth_factor`` after every
     ``growth_interval`` finite steps in a row. ``growth_interval=0`` keeps the scale fixed
     and unscales without checking.
+
+    In a :func:`~.jit.trace`'d step: with a fixed scale (``growth_interval=0``) the graph
+    replays, and records again when ``scale_factor`` changes. Dynamic scaling decides on the
+    host, from each step's gradients, whether the step runs and what the next scale is, which
+    a compiled graph cannot replay: the trace warns and runs the step eagerly on every call
+    (MegEngine's trace reruns the Python code on every call, so there it replays as usual).
 
     Args:
         init_scale: Initial scale factor.
@@ -112,6 +119,7 @@ class GradScaler:
             ys = y
         else:
             ys = [y]
+        self._note_scale_for_trace()
         if dy is None:
             dys = [full_like(y, self.scale_factor) for y in ys]
         elif isinstance(dy, (tuple, list)):
@@ -147,6 +155,7 @@ class GradScaler:
         """
         grad_tensors = list(grad_tensors)
         if self.growth_interval == 0:
+            self._note_scale_for_trace()
             inv_scale = Tensor(1.0 / self.scale_factor)
             for tensor in grad_tensors:
                 if tensor is None or getattr(tensor, "grad", None) is None:
@@ -154,6 +163,13 @@ class GradScaler:
                 tensor.grad *= inv_scale
             return self
 
+        # A graph would replay the first call's outcome of the check below (steps with inf
+        # gradients applied, the scale frozen): the trace runs this step eagerly instead.
+        _rt._trace_fail(
+            "GradScaler's dynamic loss scaling decides on the host, from each step's gradients, "
+            "whether the step runs and what the next scale is (growth_interval=0 keeps a fixed "
+            "scale, which replays)"
+        )
         # Every grad is checked, whether or not an earlier one is non-finite, so that a traced
         # step records the same ops each time.
         grads = [x.grad for x in grad_tensors if x is not None and x.grad is not None]
@@ -164,6 +180,14 @@ class GradScaler:
                     continue
                 tensor.grad = None
         return self
+
+    def _scale(self):
+        return self.scale_factor
+
+    def _note_scale_for_trace(self):
+        # A recording holds the scale as a constant of its graph: a call with another scale
+        # records again.
+        _rt._trace_note_guard(self._scale, self.scale_factor)
 
     def _check_gradients(self, grads, scale):
         if len(grads) == 0:

@@ -1,0 +1,108 @@
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/max_pool_backward_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/highway.h>
+// clang-format on
+
+#include <algorithm>
+#include <cmath>
+
+#include "src/x86/max_pool_backward_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One window (a, b over c, e) by naive's rule: the first NaN, else the first maximum.
+HWY_INLINE void window(const float* r0, const float* r1, float v, float* g0, float* g1) {
+    float a = r0[0], b = r0[1], c = r1[0], e = r1[1];
+    float m = std::max(std::max(a, b), std::max(c, e));
+    float* at = std::isnan(a)   ? &g0[0]
+                : std::isnan(b) ? &g0[1]
+                : std::isnan(c) ? &g1[0]
+                : std::isnan(e) ? &g1[1]
+                : a == m        ? &g0[0]
+                : b == m        ? &g0[1]
+                : c == m        ? &g1[0]
+                                : &g1[1];
+    g0[0] = g0[1] = g1[0] = g1[1] = 0.f;
+    *at = v;
+}
+
+// Windows [x, x + Lanes(d)) of one row pair in vectors; false (nothing written) when one of them
+// holds a NaN.
+template <class D>
+HWY_INLINE bool windows(D d, const float* r0, const float* r1, const float* dyr, float* g0,
+                        float* g1, size_t x) {
+    hn::Vec<D> a, b, c, e;
+    hn::LoadInterleaved2(d, r0 + 2 * x, a, b);
+    hn::LoadInterleaved2(d, r1 + 2 * x, c, e);
+    auto nan = hn::Or(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Or(hn::IsNaN(c), hn::IsNaN(e)));
+    if (!hn::AllFalse(d, nan))
+        return false;
+    auto m = hn::Max(hn::Max(a, b), hn::Max(c, e));
+    auto v = hn::LoadU(d, dyr + x);
+    auto ta = hn::Eq(a, m);
+    auto tb = hn::AndNot(ta, hn::Eq(b, m));
+    auto taken = hn::Or(ta, tb);
+    auto tc = hn::AndNot(taken, hn::Eq(c, m));
+    taken = hn::Or(taken, tc);
+    hn::StoreInterleaved2(hn::IfThenElseZero(ta, v), hn::IfThenElseZero(tb, v), d, g0 + 2 * x);
+    hn::StoreInterleaved2(hn::IfThenElseZero(tc, v), hn::IfThenZeroElse(taken, v), d, g1 + 2 * x);
+    return true;
+}
+
+void Max2x2BackwardPlane(const float* src, const float* dy, float* grad, size_t rows, size_t cols,
+                         size_t out_rows, size_t out_cols) {
+    // Full vectors, then narrower ones for the rest of a row: LeNet's rows are 12 and 4 windows.
+    const hn::CappedTag<float, 16> wide;
+    const hn::CappedTag<float, 8> mid;
+    const hn::CappedTag<float, 4> narrow;
+    for (size_t y = 0; y < out_rows; ++y) {
+        const float *r0 = src + 2 * y * cols, *r1 = r0 + cols;
+        float *g0 = grad + 2 * y * cols, *g1 = g0 + cols;
+        const float* dyr = dy + y * out_cols;
+        auto scalar = [&](size_t from, size_t to) {
+            for (size_t i = from; i < to; ++i)
+                window(r0 + 2 * i, r1 + 2 * i, dyr[i], g0 + 2 * i, g1 + 2 * i);
+        };
+        size_t x = 0;
+        auto run = [&](auto d) {
+            const size_t lanes = hn::Lanes(d);
+            for (; x + lanes <= out_cols; x += lanes)
+                if (!windows(d, r0, r1, dyr, g0, g1, x))
+                    scalar(x, x + lanes);
+        };
+        run(wide);
+        run(mid);
+        run(narrow);
+        scalar(x, out_cols);
+        // the columns past the last window
+        std::fill(g0 + 2 * out_cols, g0 + cols, 0.f);
+        std::fill(g1 + 2 * out_cols, g1 + cols, 0.f);
+    }
+    // the rows past the last window
+    std::fill(grad + 2 * out_rows * cols, grad + rows * cols, 0.f);
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+HWY_EXPORT(Max2x2BackwardPlane);
+
+void max2x2_backward_plane(const float* src, const float* dy, float* grad, size_t rows, size_t cols,
+                           size_t out_rows, size_t out_cols) {
+    HWY_DYNAMIC_DISPATCH(Max2x2BackwardPlane)(src, dy, grad, rows, cols, out_rows, out_cols);
+}
+
+}  // namespace neomeg::dnn::x86
+#endif
