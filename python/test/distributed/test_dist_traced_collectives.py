@@ -1,8 +1,10 @@
 """broadcast, reduce_sum, gather, scatter, all_to_all and remote_send/remote_recv inside
 jit.trace on 2-4 CPU ranks: the compiled graph holds each as an op (no eager fallback) on every
 rank, including the ranks that discard the result (reduce's and gather's non-roots, a sender),
-and every replay gives the outputs and the gradients of the same function run eagerly."""
+and every replay gives the outputs and the gradients of the same function run eagerly; trace.dump
+refuses such a graph with a clear error (a model file runs in one process)."""
 
+import io
 import warnings
 
 import numpy as np
@@ -15,6 +17,7 @@ import megengine.functional as F
 import megengine.optimizer as optim
 from megengine.autodiff import GradManager
 from megengine.jit import trace
+from megengine.utils.comp_graph_tools import ModelError
 
 CALLS = 3
 
@@ -69,15 +72,24 @@ def _traced_against_eager(world):
             t = [t.numpy() for t in traced(scale)]
             out.append((e, t))
     ops = [op for op, _ in traced.ops]
-    return out, ops, traced._mode, [str(w.message) for w in caught]
+    # A model file runs in one process: it cannot hold a collective.
+    frozen = trace(lambda x: F.distributed.broadcast(x) * 1, symbolic=True, capture_as_const=True)
+    frozen(mge.Tensor(np.ones(3, "float32")))
+    try:
+        frozen.dump(io.BytesIO())
+        dumped = "dumped"
+    except ModelError as e:
+        dumped = f"ModelError: {e}"
+    return out, ops, traced._mode, [str(w.message) for w in caught], dumped
 
 
 @pytest.mark.parametrize("world", [2, 3, 4])
 def test_traced_collectives_equal_eager_and_run_on_every_rank(world):
     results = dist.launcher(n_gpus=world, timeout=TIMEOUT)(_traced_against_eager)(world)
     xs = [rank_input(q, (2 * world, 3), "float32") for q in range(world)]
-    for r, (calls, ops, mode, warned) in enumerate(results):
+    for r, (calls, ops, mode, warned, dumped) in enumerate(results):
         assert warned == [] and mode == "graph", (r, warned, mode)
+        assert dumped.startswith("ModelError: dump: Broadcast(root=0) is outside"), dumped
         for name in ("Broadcast(root=0)", "Reduce(sum, root=0)", "Gather(root=0)"):
             assert name in ops, (r, ops)
         assert "Scatter(root=0)" in ops and "AllToAll" in ops, (r, ops)
