@@ -241,6 +241,56 @@ TEST(TraceRecorder, AGraphCapableCustomOpIsRecordedAndRunByTheGraph) {
     EXPECT_EQ(host(exe->output(0)), (std::vector<float>{-25, -9}));
 }
 
+TEST(TraceRecorder, CompilePassesNeitherFoldNorMergeACustomOp) {
+    // A collective runs on every execution even on a constant input (a broadcast's stand-in off
+    // the root) and next to an identical one (its peers' graphs may not hold the twin).
+    static int runs = 0;
+    struct Twice : CustomOpDef {
+        const char* name() const override { return "Twice"; }
+        size_t hash() const override { return 3; }
+        bool is_same(const OpDef& rhs) const override {
+            return dynamic_cast<const Twice*>(&rhs) != nullptr;
+        }
+        std::string to_string() const override { return "Twice"; }
+        std::shared_ptr<OpDef> clone() const override { return std::make_shared<Twice>(); }
+        bool graph_capable() const override { return true; }
+        std::vector<Tensor> run(std::span<const Tensor> in) const override {
+            return {elemwise(Mode::ADD, {in[0], in[0]})};
+        }
+        std::vector<dnn::TensorLayout> infer_layouts(
+                CompNode, std::span<const dnn::TensorLayout> in,
+                std::span<const dnn::TensorShape>) const override {
+            return {dnn::TensorLayout(in[0], in[0].dtype)};
+        }
+        size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
+                                  std::span<const dnn::TensorLayout>) const override {
+            return 0;
+        }
+        void exec(CompNode, std::span<const dnn::TensorND> in, std::span<const dnn::TensorND> out,
+                  dnn::Workspace) const override {
+            ++runs;
+            const auto* a = static_cast<const float*>(in[0].raw_ptr());
+            auto* b = static_cast<float*>(out[0].raw_ptr());
+            for (size_t i = 0; i < in[0].layout.total_nr_elems(); ++i)
+                b[i] = 2 * a[i];
+        }
+    };
+    auto c = vec({1, 2});
+    TraceRecorder rec(&where);
+    rec.activate();
+    auto y = elemwise(Mode::ADD, {imperative::apply(Twice(), {&c, 1})[0],
+                                  imperative::apply(Twice(), {&c, 1})[0]});
+    rec.deactivate();
+    ASSERT_TRUE(rec.failure().empty()) << rec.failure();
+    ASSERT_EQ(rec.externals().size(), 1u);
+    rec.freeze_external(0);                           // c: a constant of the graph
+    auto exe = rec.graph().compile({rec.var_of(y)});  // constant folding and CSE on
+    int before = runs;
+    exe->execute();
+    EXPECT_EQ(runs, before + 2);
+    EXPECT_EQ(host(exe->output(0)), (std::vector<float>{4, 8}));
+}
+
 TEST(TraceRecorder, FailEndsARecordingButNotACheckOrAnExcludedRegion) {
     g_where = "test.py:1";
     TraceRecorder rec(&where);

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "distributed_async_ops.h"
+#include "distributed_collective_ops.h"
 #include "neomeg/distributed/communicator.h"
 #include "neomeg/distributed/device_communicator.h"
 #include "neomeg/imperative/apply.h"
@@ -498,9 +499,50 @@ public:
         return wrap(imperative::apply(def, in)[0]);
     }
 
-    std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op) {
+    // broadcast, reduce_sum, gather, scatter, all_to_all (group rank `peer` the root), send
+    // (to `peer`) or recv (from `peer`, of `shape` and `dtype`) through apply(): differentiable,
+    // and held by a traced graph (distributed_collective_ops.h).
+    py::object collective(const py::object& x, const std::string& kind, int peer, uint32_t tag,
+                          const std::vector<size_t>& shape, const py::object& dtype) {
+        const auto& t = x.cast<const TensorWrapper&>();
+        CollectiveParams p;
+        p.kind = collective_kind(kind);
+        if (peer < 0 || peer >= size())
+            throw py::value_error("distributed " + kind + ": rank " + std::to_string(peer) +
+                                  " is not in a group of size " + std::to_string(size()));
+        if ((p.kind == CollectiveKind::Gather || p.kind == CollectiveKind::Scatter) &&
+            on_gpu(t.value))
+            throw py::type_error("distributed " + kind +
+                                 ": on GPU tensors NCCL has no such collective (all_gather or "
+                                 "all_to_all can express it); got a tensor on " +
+                                 t.value.comp_node().to_string());
+        p.peer = peer;
+        p.tag = tag;
+        if (p.kind == CollectiveKind::Send) {
+            p.shape = t.value.shape();
+            p.dtype = t.value.dtype();
+        } else if (p.kind == CollectiveKind::Recv) {
+            p.shape = dnn::TensorShape(shape);
+            p.dtype = dtype_from_py(dtype);
+        }
+        trace::note_if_tracing(x.ptr());
+        CollectiveTarget target{m_comm,
+                                [comms = m_comms](CompNode cn) -> dist::DeviceCommunicator& {
+                                    return comms->device(cn);
+                                },
+                                m_comms.get()};
+        auto def = make_collective_op(std::move(target), std::move(p));
+        std::array<imperative::Tensor, 1> in{t.value};
+        return wrap(imperative::apply(*def, in)[0]);
+    }
+
+    // in_place: the result goes into x's own memory (a contiguous x: a gradient bucket that
+    // nothing else reads), saving the output buffer.
+    std::unique_ptr<PyWork> all_reduce_async(const TensorWrapper& x, const std::string& op,
+                                             bool in_place) {
         auto in = x.value.contiguous();
-        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
+        auto out =
+                in_place ? in : imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
         if (on_gpu(in)) {
             // NCCL on the node's stream is asynchronous already: the Work is done on the host's
             // side, and the work queued after it on the stream sees its result.
@@ -713,8 +755,16 @@ void init_distributed(py::module_& m) {
             .def("collective_op", &PyCommunicator::collective_op,
                  "all_gather or reduce_scatter_sum (first axis) as an op: differentiable and "
                  "held by a traced graph.")
-            .def("all_reduce_async", &PyCommunicator::all_reduce_async,
-                 "Starts an all-reduce on the communicator's worker thread; returns a Work.")
+            .def("collective", &PyCommunicator::collective, py::arg("x"), py::arg("kind"),
+                 py::arg("peer") = 0, py::arg("tag") = 0, py::arg("shape") = std::vector<size_t>{},
+                 py::arg("dtype") = py::none(),
+                 "broadcast, reduce_sum, gather, scatter or all_to_all (from or to group rank "
+                 "`peer`), send (to `peer`) or recv (from `peer`, of `shape` and `dtype`, `x` a "
+                 "scalar dummy) as an op: differentiable and held by a traced graph.")
+            .def("all_reduce_async", &PyCommunicator::all_reduce_async, py::arg("x"), py::arg("op"),
+                 py::arg("in_place") = false,
+                 "Starts an all-reduce on the communicator's worker thread; returns a Work. "
+                 "in_place=True writes the result into x's memory (when x is contiguous).")
             .def("reduce", &PyCommunicator::reduce)
             .def("broadcast", &PyCommunicator::broadcast)
             .def("all_gather", &PyCommunicator::all_gather)

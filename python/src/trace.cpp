@@ -132,6 +132,11 @@ public:
                 {py::reinterpret_borrow<py::object>(obj), w->value.detach(), w->created_in_trace});
     }
 
+    void keep(const Tensor& t) {
+        if (m_rec.mode() == TraceRecorder::Mode::Record && !m_rec.excluded())
+            m_kept.push_back(t);
+    }
+
     // A condition of the recording: each replay needs fn() == value (an optimizer's
     // hyperparameters, Python numbers the graph holds as constants).
     void note_guard(py::handle fn, py::handle value) {
@@ -232,6 +237,10 @@ public:
             a.output = outs.size() - 1;
             a.value = py::none();  // the replays assign their own values
         }
+        for (const auto& t : m_kept)  // outputs no replay reads: their ops run on every replay
+            if (graph::VarNode* var = m_rec.var_of(t))
+                outs.push_back(var);
+        m_kept.clear();
         m_arg_objects.clear();  // identities matter only while recording
         m_exe = m_rec.graph().compile(outs, options_for(opt_level));
 
@@ -260,6 +269,7 @@ public:
         m_noted.clear();
         m_noted_index.clear();
         m_arg_objects.clear();
+        m_kept.clear();
         m_rec.drop_tensors();
     }
 
@@ -431,6 +441,7 @@ private:
     TraceRecorder m_rec;
     py::list m_guards;  // (fn, value) pairs
     std::vector<SetAttr> m_setattrs;
+    std::vector<Tensor> m_kept;  // trace::keep's tensors, until compile
     std::vector<Noted> m_noted;
     std::unordered_map<PyObject*, size_t> m_noted_index;
     std::vector<PyObject*> m_arg_objects;
@@ -449,6 +460,11 @@ private:
 void note(PyObject* tensor) {
     if (g_recording)
         g_recording->note(tensor);
+}
+
+void keep(const Tensor& t) {
+    if (g_recording)
+        g_recording->keep(t);
 }
 
 }  // namespace neomeg::python::trace

@@ -15,6 +15,12 @@ namespace neomeg::python::trace {
 // Does nothing unless a Python trace is recording on this thread.
 void note(PyObject* tensor);
 
+// Makes `t` (an op's output) an output of the graph the recording trace compiles, which no replay
+// returns: the op that computes it then runs on every replay even where nothing reads its result
+// (a collective whose result a rank discards must still run there, or its peers wait for it).
+// Does nothing unless a Python trace is recording on this thread.
+void keep(const imperative::Tensor& t);
+
 inline void note_if_tracing(PyObject* tensor) {
     if (imperative::TraceRecorder::any_active()) [[unlikely]]
         note(tensor);

@@ -3,7 +3,6 @@
 #include "neomeg/distributed/communicator.h"
 
 #include <gloo/allgather.h>
-#include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
@@ -14,6 +13,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/types.h>
 
 #include <algorithm>
 #include <deque>
@@ -21,6 +21,8 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+
+#include "ring_all_reduce.h"
 
 namespace neomeg::distributed {
 
@@ -112,6 +114,7 @@ struct Communicator::Impl {
     uint32_t next_tag = 0;  // each collective gets its own slot, the same on every rank
 
     uint32_t tag() { return next_tag++; }
+    std::vector<std::byte> scratch;  // the ring all-reduce's receive segments
 
     // The asynchronous collectives, run in issue order by one worker thread (started on the
     // first one), so that their order, and so their tags, are the same on every rank.
@@ -268,15 +271,10 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
         return;
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
-        gloo::AllreduceOptions opts(m_impl->context);
-        // Given an input, Gloo first copies it into the output; given the output alone, it
-        // reduces that buffer in place, a pass over the data less.
-        if (in != out)
-            opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
-        opts.setOutput(static_cast<T*>(out), count);
-        opts.setReduceFunction(pick_reduce<T>(op));
-        opts.setTag(m_impl->tag());
-        NM_GLOO_CALL("all_reduce", gloo::allreduce(opts));
+        uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
+        NM_GLOO_CALL("all_reduce",
+                     ring_all_reduce(*m_impl->context, in, out, count, sizeof(T),
+                                     pick_reduce<T>(op), slot, m_impl->timeout, m_impl->scratch));
     });
 }
 

@@ -1,7 +1,8 @@
 """Collectives on tensors (``megengine.distributed.functional``, also ``F.distributed``).
 
-Each is an ``autodiff.Function`` whose backward runs the adjoint collective: all-reduce-sum is
-its own adjoint, all-gather and reduce-scatter are each other's, so are broadcast and reduce,
+Each is an op of the eager runtime, which ``jit.trace`` compiles into its graph (a traced function
+runs the collective on every call), and whose backward runs the adjoint collective: all-reduce-sum
+is its own adjoint, all-gather and reduce-scatter are each other's, so are broadcast and reduce,
 gather and scatter, send and recv; all-to-all's adjoint is all-to-all. Max and min pass the
 summed gradient to the ranks that hold the extreme value. A rank whose input is only a stand-in
 (a broadcast's or scatter's non-root, a receiver) attaches it to the recording GradManagers, so
@@ -17,7 +18,6 @@ from typing import ClassVar
 import numpy as np
 
 from ..autodiff import grad_manager as _gm
-from ..autodiff.function import Function
 from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
 from . import group as _group
@@ -53,16 +53,18 @@ def _comm(group):
     # A collective called on the communicator directly (not through apply) would give a trace a
     # result with no op behind it, which the graph would keep as a constant: a recording that
     # meets one ends, and the traced function runs eagerly (the collective with it) on every
-    # call. The all-reduce op (_graph_comm) is what a graph can hold.
+    # call. The collectives' ops (_graph_comm) are what a graph can hold.
     _rt._trace_fail(
-        "this megengine.distributed collective runs only eagerly (a traced graph holds "
-        "all_reduce_sum and make_allreduce_cb's all-reduces only)"
+        "this megengine.distributed call runs only eagerly (a traced graph holds the "
+        "F.distributed collectives and make_allreduce_cb's all-reduces, not bcast_list_ or "
+        "SyncBatchNorm's statistics)"
     )
     return _group._communicator(group)
 
 
 def _graph_comm(group):
-    """The communicator, for its all_reduce_op: an op that traced graphs hold and run."""
+    """The communicator, for its ops (all_reduce_op, collective_op, collective), which traced
+    graphs hold and run."""
     return _group._communicator(group)
 
 
@@ -153,6 +155,12 @@ def _concat_from_front(out, axis, size, part_shape):
     return out.reshape([size] + part).transpose(order).reshape(final)
 
 
+def _collective(group, inp, kind):
+    # An op of the eager runtime with its adjoint as backward, which jit.trace compiles; the
+    # group's first rank is the root.
+    return _graph_comm(group).collective(inp, kind, 0)
+
+
 def _all_reduce(inp, group, op, fn):
     _check_tensor(inp, fn)
     # An op of the eager runtime (differentiable: sum is its own adjoint; max and min pass the
@@ -227,19 +235,6 @@ def all_reduce_min(inp: Tensor, group: Group | None = WORLD, device: str | None 
     return _all_reduce(inp, group, "min", "all_reduce_min")
 
 
-class _ReduceSum(Function):
-    def __init__(self, group):
-        self.group = group
-
-    def forward(self, data):
-        out = _comm(self.group).reduce(data, "sum", 0)
-        # Non-roots get no result; their output is a placeholder that backward starts from.
-        return out if out is not None else data
-
-    def backward(self, grad):
-        return _comm(self.group).broadcast(grad, 0)
-
-
 def reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
     r"""Reduce tensor data across the specified group by sum.
     Only root process will receive the final result.
@@ -261,24 +256,12 @@ def reduce_sum(inp: Tensor, group: Group | None = WORLD, device: str | None = No
     """
     _check_tensor(inp, "reduce_sum")
     group = _as_group(group)
-    out = _ReduceSum(group)(inp)
+    # Every rank gets an output (zeros off the root), so every rank's traced graph holds the op.
+    out = _collective(group, inp, "reduce_sum")
     if group.rank == 0:
         return out
     _keep_for_backward(out)
     return None
-
-
-class _Broadcast(Function):
-    def __init__(self, group, is_root):
-        self.group = group
-        self.is_root = is_root
-
-    def forward(self, data):
-        return _comm(self.group).broadcast(data, 0)
-
-    def backward(self, grad):
-        total = _comm(self.group).reduce(grad, "sum", 0)
-        return total if self.is_root else None
 
 
 def broadcast(inp: Tensor, group: Group | None = WORLD, device: str | None = None) -> Tensor:
@@ -303,7 +286,7 @@ def broadcast(inp: Tensor, group: Group | None = WORLD, device: str | None = Non
     meta = _bcast_meta(group, inp, "broadcast")
     if group.rank != 0:
         inp = _stand_in(meta, device)
-    return _Broadcast(group, group.rank == 0)(inp)
+    return _collective(group, inp, "broadcast")
 
 
 def _bcast_param(inp: Tensor, group: Group | None = WORLD, device=None) -> Tensor:
@@ -370,22 +353,6 @@ def reduce_scatter_sum(
     return out.reshape(part) if axis else out
 
 
-class _Gather(Function):
-    def __init__(self, group):
-        self.group = group
-
-    def forward(self, data):
-        out = _comm(self.group).gather(data, 0)
-        self.shape, self.dtype = data.shape, data.dtype
-        return out if out is not None else data
-
-    def backward(self, grad):
-        if self.group.rank != 0:
-            # Scatter reads the root's buffer only: a stand-in of the gathered shape.
-            grad = _zeros((self.shape[0] * self.group.size,) + self.shape[1:], self.dtype, None)
-        return _comm(self.group).scatter(grad, 0)
-
-
 def gather(inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0) -> Tensor:
     r"""Gather tensors across the specified group.
     Only root process will receive the final result.
@@ -414,23 +381,11 @@ def gather(inp: Tensor, group: Group | None = WORLD, device: str | None = None, 
         raise ValueError(
             f"your concat_axis exceeds the dim of the tensor, the tensor shape is {inp.shape}"
         )
-    out = _Gather(group)(inp)
+    out = _collective(group, inp, "gather")
     if group.rank == 0:
         return _concat_from_front(out, axis, group.size, inp.shape)
     _keep_for_backward(out)
     return None
-
-
-class _Scatter(Function):
-    def __init__(self, group):
-        self.group = group
-
-    def forward(self, data):
-        return _comm(self.group).scatter(data, 0)
-
-    def backward(self, grad):
-        total = _comm(self.group).gather(grad, 0)
-        return total if self.group.rank == 0 else None
 
 
 def scatter(inp: Tensor, group: Group | None = WORLD, device: str | None = None, axis=0) -> Tensor:
@@ -457,19 +412,8 @@ def scatter(inp: Tensor, group: Group | None = WORLD, device: str | None = None,
     if group.rank != 0:
         inp = _stand_in(meta, device)
     front, part = _split_parts(inp, axis, group.size, "scatter")
-    out = _Scatter(group)(front)
+    out = _collective(group, front, "scatter")
     return out.reshape(part) if axis else out
-
-
-class _AllToAll(Function):
-    def __init__(self, group):
-        self.group = group
-
-    def forward(self, data):
-        return _comm(self.group).all_to_all(data)
-
-    def backward(self, grad):
-        return _comm(self.group).all_to_all(grad)
 
 
 def all_to_all(
@@ -501,7 +445,7 @@ def all_to_all(
     _check_tensor(inp, "all_to_all")
     group = _as_group(group)
     front, part = _split_parts(inp, split_axis, group.size, "all_to_all")
-    out = _AllToAll(group)(front)
+    out = _collective(group, front, "all_to_all")
     return _concat_from_front(out, concat_axis, group.size, part)
 
 
@@ -527,34 +471,6 @@ class _SendRecvGroup:
         return 0 if get_rank() == self.rank_from else 1
 
 
-class _RemoteSend(Function):
-    def __init__(self, dest, tag):
-        self.dest = dest
-        self.tag = tag
-
-    def forward(self, data):
-        self.shape, self.dtype, self.device = data.shape, data.dtype, str(data.device)
-        _comm(WORLD).send(data, self.dest, self.tag)
-        return data
-
-    def backward(self, grad):
-        # The receiver's gradient for what was sent.
-        return _comm(WORLD).recv(list(self.shape), self.dtype, self.device, self.dest, self.tag + 1)
-
-
-class _RemoteRecv(Function):
-    def __init__(self, src, tag, shape, dtype):
-        self.src, self.tag, self.shape, self.dtype = src, tag, shape, dtype
-
-    def forward(self, dummy):
-        return _comm(WORLD).recv(
-            list(self.shape), self.dtype, str(dummy.device), self.src, self.tag
-        )
-
-    def backward(self, grad):
-        _comm(WORLD).send(grad, self.src, self.tag + 1)
-
-
 def remote_send(inp: Tensor, dest_rank: int):
     r"""Send tensor to another process (sends pair with ``remote_recv`` calls in order).
 
@@ -578,8 +494,10 @@ def remote_send(inp: Tensor, dest_rank: int):
     pair = _SendRecvGroup(get_rank(), dest_rank)
     meta = {"shape": list(inp.shape), "dtype": np.dtype(inp.dtype).name, "grad": _is_tracked(inp)}
     get_client().bcast_val(meta, "__p2p/" + pair.key, 2)
-    out = _RemoteSend(dest_rank, pair.next_tag())(inp)
-    _keep_for_backward(out)
+    # The op's output is a token (a zero scalar) that backward starts from, receiving the
+    # gradient of what was sent.
+    token = _graph_comm(WORLD).collective(inp, "send", dest_rank, pair.next_tag())
+    _keep_for_backward(token)
 
 
 def remote_recv(src_rank: int, device: str | None = None, inp=None) -> Tensor:
@@ -607,4 +525,6 @@ def remote_recv(src_rank: int, device: str | None = None, inp=None) -> Tensor:
     dummy = _zeros((), "float32", device)
     if meta["grad"]:
         _track(dummy)
-    return _RemoteRecv(src_rank, pair.next_tag(), tuple(meta["shape"]), meta["dtype"])(dummy)
+    return _graph_comm(WORLD).collective(
+        dummy, "recv", src_rank, pair.next_tag(), list(meta["shape"]), meta["dtype"]
+    )

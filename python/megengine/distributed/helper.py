@@ -9,7 +9,6 @@ import numpy as np
 
 from ..autodiff.grad_manager import GradManager, get_backwarding_grad_manager
 from ..core import _imperative_rt as _rt
-from ..tensor import Tensor
 from ..utils.future import Future
 from . import group as _group
 from .functional import _bcast_param, _comm, _graph_comm
@@ -74,12 +73,11 @@ class TensorFuture(Future):
 class _Bucket:
     """One flat all-reduce in flight: which gradients it carries and how to split it back."""
 
-    __slots__ = ("devices", "dtype", "params", "shapes", "work")
+    __slots__ = ("dtype", "params", "shapes", "work")
 
     def __init__(self, params, grads, dtype, work):
         self.params = params
         self.shapes = [g.shape for g in grads]
-        self.devices = [g.device for g in grads]
         self.dtype = dtype
         self.work = work
 
@@ -140,9 +138,18 @@ class AllreduceCallback:
         if _rt._is_tracing():
             self._pack_as_ops(params, grads)
             return
-        # One flat buffer per bucket: a single all-reduce instead of one per gradient.
-        flat = np.concatenate([g.numpy().reshape(-1) for g in grads])
-        work = _comm(self._group).all_reduce_async(Tensor(flat, dtype=dtype), "sum")
+        comm = _comm(self._group)
+        if len(grads) == 1:
+            # All-reduced from where it lies into a new buffer (the all-reduce reads its input
+            # where it reduces): no copy into a bucket.
+            work = comm.all_reduce_async(grads[0].reshape(-1), "sum")
+        else:
+            # One flat buffer per bucket (each gradient copied in once), a single all-reduce in
+            # place in it; _unpack hands out views of it.
+            from ..functional import concat  # not at import: functional imports this package
+
+            flat = concat([g.reshape(-1) for g in grads])
+            work = comm.all_reduce_async(flat, "sum", in_place=True)
         self._in_flight.append(_Bucket(params, grads, dtype, work))
 
     def _pack_as_ops(self, params, grads):
@@ -176,14 +183,15 @@ class AllreduceCallback:
             offset += n
 
     def _unpack(self, bucket):
-        reduced = bucket.work.wait().numpy()
+        reduced = bucket.work.wait()
         if self._reduce_method == "mean":
             reduced = reduced / self._group.size
+            if np.dtype(reduced.dtype) != np.dtype(bucket.dtype):  # an integer gradient
+                reduced = reduced.astype(bucket.dtype)
         offset = 0
-        for param, shape, device in zip(bucket.params, bucket.shapes, bucket.devices):
+        for param, shape in zip(bucket.params, bucket.shapes):
             n = int(np.prod(shape))
-            value = reduced[offset : offset + n].reshape(shape).astype(bucket.dtype, copy=False)
-            self._gradients_dict[param] = Tensor(value, dtype=bucket.dtype, device=device)
+            self._gradients_dict[param] = reduced[offset : offset + n].reshape(shape)
             offset += n
 
     def __call__(self, param, grad):

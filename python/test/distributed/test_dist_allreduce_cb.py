@@ -126,3 +126,27 @@ def test_bucket_all_reduces_start_during_backward():
         assert seen[n] == ("first bucket done before backward ended", True)
     for a, b in zip(results[0][1], results[1][1]):
         np.testing.assert_array_equal(a, b)
+
+
+def _in_place_worker():
+    from megengine.distributed import group
+
+    comm = group._communicator(group.WORLD)
+    r = dist.get_rank()
+    kept = mge.Tensor(rank_input(r, (1000,), "float32", salt=4))
+    bucket = mge.Tensor(rank_input(r, (1000,), "float32", salt=4))
+    out = comm.all_reduce_async(kept, "sum").wait().numpy()
+    out_in_place = comm.all_reduce_async(bucket, "sum", in_place=True).wait().numpy()
+    return kept.numpy(), out, bucket.numpy(), out_in_place
+
+
+def test_an_in_place_bucket_receives_the_sum_in_its_own_memory():
+    # What make_allreduce_cb does with a bucket of several gradients (its own concat): no output
+    # buffer; an ordinary all-reduce leaves its input alone.
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_in_place_worker)()
+    xs = [rank_input(r, (1000,), "float32", salt=4) for r in range(WORLD)]
+    for r, (kept, out, bucket, out_in_place) in enumerate(results):
+        np.testing.assert_array_equal(kept, xs[r])
+        np.testing.assert_array_equal(out, sum(xs))
+        np.testing.assert_array_equal(out_in_place, sum(xs))
+        np.testing.assert_array_equal(bucket, sum(xs))

@@ -3,8 +3,8 @@ compiled with its all-reduce as graph ops (a start where the bucket fills, a wai
 backward) and gives the parameters of single-process training on the concatenated batch;
 traced all-reduces (sum, max), all-gather and reduce-scatter compute every call's inputs, with
 their gradients (max's reaches the ranks that held the maximum, all-gather's is the
-reduce-scatter of the output gradients); a collective the graph cannot hold ends the recording
-with a warning and runs eagerly, still on every call."""
+reduce-scatter of the output gradients); a call the graph cannot hold (bcast_list_) ends the
+recording with a warning and runs eagerly, still on every call."""
 
 import warnings
 
@@ -97,7 +97,14 @@ def _traced_collectives():
     h = trace(lambda x: F.distributed.all_gather(x.reshape(1, 3), axis=1) * 1)
     k = trace(lambda x: F.distributed.reduce_scatter_sum(F.concat([x] * WORLD)) + 0)
     b = trace(lambda x: F.distributed.broadcast(x) * 1)
-    sums, maxes, gathers, scattered, bcasts = [], [], [], [], []
+
+    @trace
+    def e(x):
+        y = x * 1
+        dist.bcast_list_([y])  # calls the communicator directly: the graph cannot hold it
+        return y
+
+    sums, maxes, gathers, scattered, bcasts, eager = [], [], [], [], [], []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for s in range(3):
@@ -107,25 +114,29 @@ def _traced_collectives():
             gathers.append(h(x).numpy())
             scattered.append(k(x).numpy())
             bcasts.append(b(x).numpy())
-    ops = [[op for op, _ in t.ops] for t in (f, g, h, k)]
-    return sums, maxes, (gathers, scattered, bcasts), ops, [str(w.message) for w in caught]
+            eager.append(e(x).numpy())
+    ops = [[op for op, _ in t.ops] for t in (f, g, h, k, b)]
+    gathered = (gathers, scattered, bcasts, eager)
+    return sums, maxes, gathered, ops, [str(w.message) for w in caught]
 
 
 def test_traced_collectives_run_on_every_call():
     results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_collectives)()
     for s in range(3):
         xs = [rank_input(r, (3,), "float32", salt=s) for r in range(WORLD)]
-        for sums, maxes, (gathers, scattered, bcasts), _, _ in results:
+        for sums, maxes, (gathers, scattered, bcasts, eager), _, _ in results:
             np.testing.assert_array_equal(sums[s], 2 * sum(xs))
             np.testing.assert_array_equal(maxes[s], np.maximum(*xs) + 1)
             np.testing.assert_array_equal(gathers[s], np.concatenate(xs)[None])
             np.testing.assert_array_equal(scattered[s], sum(xs))
             np.testing.assert_array_equal(bcasts[s], xs[0])
+            np.testing.assert_array_equal(eager[s], xs[0])
     for _, _, _, ops, warned in results:
-        # Held by the graph: the all-reduces, all-gather and reduce-scatter.
+        # Held by the graph: the all-reduces, all-gather, reduce-scatter and broadcast.
         assert ops[0][0] == "AllReduce(sum)" and ops[1][0] == "AllReduce(max)", ops
         assert "AllGather" in ops[2] and "ReduceScatter(sum)" in ops[3], ops
-        # broadcast is not (yet): its trace says so once and runs eagerly.
+        assert "Broadcast(root=0)" in ops[4], ops
+        # bcast_list_ is not: its trace says so once and runs eagerly.
         assert len(warned) == 1 and "run eagerly" in warned[0], warned
 
 

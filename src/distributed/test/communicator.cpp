@@ -121,6 +121,28 @@ TEST(Communicator, AllReduceInPlaceWhenOutputIsTheInput) {
             });
 }
 
+TEST(Communicator, AllReduceOutOfPlaceLeavesTheInput) {
+    // Fewer elements than ranks (empty chunks), uneven chunks, and chunks of several 1 MB
+    // segments (more than the two received ahead); the input must come back unchanged.
+    for (int size : {2, 3, 4})
+        for (size_t n : {size_t{1}, size_t{2}, size_t{5}, size_t{1000003}, size_t{2100001}})
+            run_ranks(size, [&](Communicator& comm) {
+                auto expect = input<int32_t>(0, n);
+                for (int r = 1; r < size; ++r) {
+                    auto x = input<int32_t>(r, n);
+                    for (size_t i = 0; i < n; ++i)
+                        expect[i] = std::max(expect[i], x[i]);
+                }
+                const auto in = input<int32_t>(comm.rank(), n);
+                auto copy = in;
+                std::vector<int32_t> out(n, -99);
+                comm.all_reduce(in.data(), out.data(), n, dnn::dtype::Int32, ReduceOp::Max);
+                ASSERT_EQ(in, copy);
+                for (size_t i = 0; i < n; ++i)
+                    ASSERT_EQ(out[i], expect[i]) << size << " ranks, element " << i;
+            });
+}
+
 TEST(Communicator, BroadcastReduceGatherScatter) {
     const int size = 3;
     const size_t n = 5;

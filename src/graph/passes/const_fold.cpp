@@ -9,8 +9,11 @@ size_t fold_constants(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
         bool all_const = true;
         for (const VarNode* in : node->inputs())
             all_const &= in->kind() == VarNode::Kind::Const;
-        // A dynamic shape is known only when the executable runs the node (value_infer.h).
-        if (!all_const || (!node->outputs().empty() && node->outputs()[0]->shape_dynamic()))
+        // A dynamic shape is known only when the executable runs the node (value_infer.h). A
+        // custom op (megengine.distributed's collectives) runs on every execution: what it does
+        // matters beyond its outputs (its peers wait for it), even on constant inputs.
+        if (!all_const || (!node->outputs().empty() && node->outputs()[0]->shape_dynamic()) ||
+            node->op().kind() == OpKind::Custom)
             continue;
         CompNode cn = node->comp_node();
         std::vector<dnn::TensorND> in_nd, out_nd;

@@ -31,6 +31,10 @@ size_t eliminate_common_subexpressions(ComputingGraph& graph, std::vector<VarNod
     // In topological order a node's inputs are already merged, so chains of duplicates merge
     // link by link.
     for (OperatorNode* node : graph.topo_order()) {
+        // Custom ops (megengine.distributed's collectives) are never merged: each execution
+        // matters to the peers it communicates with, whose graphs may not hold the duplicate.
+        if (node->op().kind() == OpKind::Custom)
+            continue;
         size_t h = node_hash(*node);
         OperatorNode* original = nullptr;
         auto [lo, hi] = seen.equal_range(h);

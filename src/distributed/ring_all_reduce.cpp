@@ -1,0 +1,128 @@
+// A ring all-reduce on Gloo's unbound buffers: a reduce-scatter (n - 1 steps, rank r ends with
+// chunk r + 1 reduced) then an all-gather (n - 1 steps). The reduce-scatter adds the rank's own
+// input to what its left neighbour sent, so the output is written once per element and the input
+// is never copied into it first.
+#include "ring_all_reduce.h"
+
+#include <gloo/common/error.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace neomeg::distributed {
+
+namespace {
+
+using gloo::transport::UnboundBuffer;
+
+// Messages of at most 1 MB, two of them received ahead of the reduction: one arrives while the
+// other is reduced, and a segment is still in cache when it is reduced.
+constexpr size_t kMaxSegmentBytes = size_t{1} << 20;
+constexpr size_t kRecvsInFlight = 2;
+
+struct Range {
+    size_t begin, count;  // in elements
+};
+
+// Chunk c of `count` elements split into n: the first count % n chunks hold one element more.
+Range chunk(size_t count, int n, int c) {
+    size_t q = count / static_cast<size_t>(n), rem = count % static_cast<size_t>(n);
+    auto uc = static_cast<size_t>(c);
+    return {uc * q + std::min(uc, rem), q + (uc < rem ? 1 : 0)};
+}
+
+int mod(int a, int n) {
+    return ((a % n) + n) % n;
+}
+
+void wait_sends(UnboundBuffer& buf, size_t n, std::chrono::milliseconds timeout) {
+    for (size_t i = 0; i < n; ++i)
+        if (!buf.waitSend(timeout))
+            throw gloo::IoException("all_reduce: a send was aborted");
+}
+
+void wait_recv(UnboundBuffer& buf, std::chrono::milliseconds timeout) {
+    if (!buf.waitRecv(timeout))
+        throw gloo::IoException("all_reduce: a receive was aborted");
+}
+
+}  // namespace
+
+void ring_all_reduce(gloo::Context& context, const void* in, void* out, size_t count,
+                     size_t elem_size, ReduceFn reduce, uint64_t slot,
+                     std::chrono::milliseconds timeout, std::vector<std::byte>& scratch) {
+    const int n = context.size, r = context.rank;
+    const size_t bytes = count * elem_size;
+    if (n == 1 || count == 0) {
+        if (in != out && bytes)
+            std::memcpy(out, in, bytes);
+        return;
+    }
+    const int right = mod(r + 1, n), left = mod(r - 1, n);
+    auto out_buf = context.createUnboundBuffer(out, bytes);
+    std::unique_ptr<UnboundBuffer> in_owner;
+    if (in != out)
+        in_owner = context.createUnboundBuffer(const_cast<void*>(in), bytes);
+    UnboundBuffer& in_buf = in_owner ? *in_owner : *out_buf;
+
+    const size_t seg_elems = std::max<size_t>(1, kMaxSegmentBytes / elem_size);
+    const size_t seg_bytes = std::min(seg_elems, chunk(count, n, 0).count) * elem_size;
+    if (scratch.size() < seg_bytes * kRecvsInFlight)
+        scratch.resize(seg_bytes * kRecvsInFlight);
+    auto tmp = context.createUnboundBuffer(scratch.data(), seg_bytes * kRecvsInFlight);
+
+    auto* out_p = static_cast<std::byte*>(out);
+    const auto* in_p = static_cast<const std::byte*>(in);
+    // Posts one send per segment of `c` from `buf`; returns how many.
+    auto send_chunk = [&](UnboundBuffer& buf, Range c) {
+        size_t posted = 0;
+        for (size_t done = 0; done < c.count; done += seg_elems, ++posted) {
+            size_t len = std::min(seg_elems, c.count - done);
+            buf.send(right, slot, (c.begin + done) * elem_size, len * elem_size);
+        }
+        return posted;
+    };
+
+    // Reduce-scatter: step s sends chunk r - s (this rank's input at s = 0, a partial sum after)
+    // and reduces chunk r - s - 1 from the left neighbour's partial sum and this rank's input.
+    for (int s = 0; s < n - 1; ++s) {
+        Range rc = chunk(count, n, mod(r - s - 1, n));
+        size_t nseg = (rc.count + seg_elems - 1) / seg_elems;
+        auto recv_seg = [&](size_t k) {
+            size_t len = std::min(seg_elems, rc.count - k * seg_elems);
+            tmp->recv(left, slot, (k % kRecvsInFlight) * seg_bytes, len * elem_size);
+        };
+        for (size_t k = 0; k < std::min(nseg, kRecvsInFlight); ++k)
+            recv_seg(k);
+        UnboundBuffer& from = s == 0 ? in_buf : *out_buf;
+        size_t sends = send_chunk(from, chunk(count, n, mod(r - s, n)));
+        for (size_t k = 0; k < nseg; ++k) {
+            wait_recv(*tmp, timeout);
+            size_t begin = rc.begin + k * seg_elems;
+            size_t len = std::min(seg_elems, rc.count - k * seg_elems);
+            reduce(out_p + begin * elem_size, in_p + begin * elem_size,
+                   scratch.data() + (k % kRecvsInFlight) * seg_bytes, len);
+            if (k + kRecvsInFlight < nseg)
+                recv_seg(k + kRecvsInFlight);
+        }
+        wait_sends(from, sends, timeout);
+    }
+
+    // All-gather: step s passes on chunk r + 1 - s (reduced here at s = 0, received after) and
+    // receives chunk r - s straight into the output.
+    for (int s = 0; s < n - 1; ++s) {
+        Range rc = chunk(count, n, mod(r - s, n));
+        size_t recvs = 0;
+        for (size_t done = 0; done < rc.count; done += seg_elems, ++recvs)
+            out_buf->recv(left, slot, (rc.begin + done) * elem_size,
+                          std::min(seg_elems, rc.count - done) * elem_size);
+        size_t sends = send_chunk(*out_buf, chunk(count, n, mod(r + 1 - s, n)));
+        for (size_t k = 0; k < recvs; ++k)
+            wait_recv(*out_buf, timeout);
+        wait_sends(*out_buf, sends, timeout);
+    }
+}
+
+}  // namespace neomeg::distributed
