@@ -10,6 +10,9 @@ torch_reference.py), with ``ONEDNN_VERBOSE=1`` so that the oneDNN implementation
 ``--steps`` steps after one warm-up step (verbose printing is off while timing).
 
     PYTHONPATH=python python3 bench/amp.py [--models lenet resnet18] [--batch 32] [--steps 5]
+        [--format nhwc]
+
+``--format nhwc`` runs every configuration channels-last (as bench/train_step.py's).
 """
 
 import argparse
@@ -28,8 +31,9 @@ WORKER = (
 import json, os, sys, time
 import numpy as np
 
-fw, model_name, steps, batch, amp_on = (
-    sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "bf16")
+fw, model_name, steps, batch, amp_on, fmt = (
+    sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "bf16",
+    sys.argv[7])
 shape = (1, 28, 28) if model_name == "lenet" else (3, 32, 32)
 rng = np.random.default_rng(0)
 x_np = rng.normal(size=(batch,) + shape).astype(np.float32)
@@ -60,9 +64,14 @@ else:
     + r"""
 model = LeNet() if model_name == "lenet" else ResNet18()
 if fw == "neomeg":
+    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
+    if fmt == "nhwc":
+        from megengine import amp
+
+        amp.convert_module_format(model)
+        x = amp.convert_tensor_format(x)
     gm = GradManager().attach(model.parameters())
     opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
     region = autocast(enabled=amp_on, low_prec_dtype="bfloat16")
 
     def step():
@@ -72,8 +81,11 @@ if fw == "neomeg":
                 gm.backward(loss)
         opt.step().clear_grad()
 else:
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.tensor(x_np), torch.tensor(y_np).long()
+    if fmt == "nhwc":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step():
         opt.zero_grad()
@@ -115,10 +127,10 @@ def implementations(stdout):
     return seen
 
 
-def run(python, fw, model, steps, batch, mode, threads):
+def run(python, fw, model, steps, batch, mode, threads, fmt):
     env = dict(os.environ, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1", OMP_NUM_THREADS=threads)
     proc = subprocess.run(
-        [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads],
+        [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads, fmt],
         check=False,
         capture_output=True,
         text=True,
@@ -138,6 +150,7 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch runs")
+    ap.add_argument("--format", choices=["default", "nhwc"], default="default")
     args = ap.parse_args()
     torch_py, twhy = (None, "--no-torch") if args.no_torch else torch_python()
     configs = [("NeoMeg", sys.executable, "neomeg", m) for m in ("f32", "bf16")]
@@ -148,12 +161,12 @@ def main():
     for model in args.models:
         speeds = {}
         print(
-            f"\n{model}, batch {args.batch}, {args.threads} threads: samples/s "
+            f"\n{model}, batch {args.batch}, {args.threads} threads, {args.format}: samples/s "
             f"(best of {args.steps} steps)"
         )
         for label, python, fw, mode in configs:
             res, why, impls = run(
-                python, fw, model, args.steps, args.batch, mode, str(args.threads)
+                python, fw, model, args.steps, args.batch, mode, str(args.threads), args.format
             )
             if res is None:
                 print(f"  {label:<8}{mode:<5} failed: {why}")
