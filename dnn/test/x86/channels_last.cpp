@@ -11,6 +11,10 @@
 #include "neomeg/dnn/layout_follows.h"
 #include "x86/x86_test.h"
 
+#ifdef NEOMEG_WITH_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 
@@ -166,6 +170,23 @@ TEST_F(X86, ChannelsLastBatchNorm) {
             EXPECT_NE(k, "naive");
         }
     }
+}
+
+// autocast's batch norm: bfloat16 data, float32 statistics and parameters. oneDNN has bfloat16
+// batch norm kernels from AVX-512 up; below (the AVX2 cap) the operator runs naive.
+TEST_F(X86, ChannelsLastBatchNormBFloat16) {
+    param::BatchNorm p;
+    TensorShape s{4, 16, 7, 7}, pc{1, 16, 1, 1};
+    Input x{s, dtype::BFloat16}, var{pc, dtype::Float32, 0.5, 2};
+#ifdef NEOMEG_WITH_DNNL
+    bool avx512 = dnnl::get_effective_cpu_isa() != dnnl::cpu_isa::avx2;
+#else
+    bool avx512 = false;  // the fixture skips
+#endif
+    auto k = check<BatchNormForward>(*handle, p, {x, {pc}, {pc}, {pc}, var}, 2e-2);
+    EXPECT_TRUE(!avx512 || k != "naive") << k;
+    k = check<BatchNormBackward>(*handle, p, {x, x, {pc}, {pc}, var}, 3e-2);
+    EXPECT_TRUE(!avx512 || k != "naive") << k;
 }
 
 TEST_F(X86, ChannelsLastElemwiseRunsAsOneDenseRow) {
