@@ -51,16 +51,6 @@ bool is_channels_last(const TensorLayout& l) {
            !same_strides(l, TensorLayout(l, l.dtype));
 }
 
-bool is_dense_channels_last(const TensorLayout& l) {
-    if (!has_channels_last_rank(l))
-        return false;
-    TensorLayout want = channels_last_layout(l, l.dtype);
-    for (size_t i = 0; i < l.ndim; ++i)
-        if (l[i] != 1 && l.stride[i] != want.stride[i])
-            return false;
-    return true;
-}
-
 void apply_layout_follows(OpType type, std::span<const TensorLayout> inputs,
                           std::span<TensorLayout> outputs) {
     for (size_t o = 0; o < outputs.size(); ++o) {
@@ -70,16 +60,11 @@ void apply_layout_follows(OpType type, std::span<const TensorLayout> inputs,
             continue;
         bool follow = false;
         if (src == kFollowsEveryInput) {
-            // At least one channels-last operand, and every other one in the same memory order
-            // (an (N, C, 1, 1) tensor is in both).
-            bool agree = true;
-            for (const TensorLayout& in : inputs) {
-                if (!in.eq_shape(out) || repeats(in))
-                    continue;
-                follow = follow || is_channels_last(in);
-                agree = agree && is_dense_channels_last(in);
-            }
-            follow = follow && agree;
+            // Channels-last wins over row-major, as MegEngine's format propagates from any
+            // NHWC input: a gradient materialised row-major (a cast of a broadcast) would
+            // otherwise turn a whole channels-last backward pass row-major.
+            for (const TensorLayout& in : inputs)
+                follow = follow || (in.eq_shape(out) && !repeats(in) && is_channels_last(in));
         } else {
             follow = static_cast<size_t>(src) < inputs.size() && is_channels_last(inputs[src]);
         }

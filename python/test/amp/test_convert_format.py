@@ -74,9 +74,9 @@ def test_ops_keep_the_format_as_megengine():
     np.testing.assert_allclose(r.numpy(), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(r.reshape(2, -1).numpy(), want.reshape(2, -1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(r[:, 1:3, ::2].numpy(), want[:, 1:3, ::2], rtol=1e-5, atol=1e-5)
-    # a channels-last operand with a row-major one of the same shape: row-major, right values
-    mixed = r + mge.Tensor(want)
-    assert mixed.format == "default"
+    # a channels-last operand with a row-major one of the same shape: nhwc (as MegEngine)
+    mixed = mge.Tensor(want) + r
+    assert mixed.format == "nhwc"
     np.testing.assert_allclose(mixed.numpy(), 2 * want, rtol=1e-5, atol=1e-5)
 
 

@@ -20,15 +20,11 @@ TensorLayout channels_last_layout(const TensorShape& shape, DType dtype);
 // Exact strides make the format a fact of the layout that views keep or lose as they should.
 bool is_channels_last(const TensorLayout& l);
 
-// Whether `l` is dense in channels-last order up to size-1 axes (what a kernel needs): true
-// for every is_channels_last layout, and for a contiguous one of C == 1 or H*W(*D) == 1.
-bool is_dense_channels_last(const TensorLayout& l);
-
 // The eager runtime's rule: each output whose definition names a source (layout_follows) gets
 // the channels-last layout of its shape when that source is channels-last (a variadic source:
-// one input of the output's shape is, and every other one that is not a broadcast view is dense
-// in channels-last order: is_dense_channels_last). `outputs` hold deduce_layout's contiguous
-// layouts; others are left as they are.
+// when any input of the output's shape that is not a broadcast view is; a row-major operand
+// beside it does not change that, and the x86 loops copy it into dst's order). `outputs` hold
+// deduce_layout's contiguous layouts; others are left as they are.
 void apply_layout_follows(OpType type, std::span<const TensorLayout> inputs,
                           std::span<TensorLayout> outputs);
 
