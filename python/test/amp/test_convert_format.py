@@ -158,3 +158,8 @@ def test_save_and_load_round_trip(tmp_path):
     np.testing.assert_array_equal(fresh.weight.numpy(), net.weight.numpy())
     x = mge.Tensor(_rand(1, 2, 5, 5))
     np.testing.assert_allclose(fresh(x).numpy(), net(x).numpy(), rtol=1e-6)
+    # loading into a converted module keeps its layout
+    other = amp.convert_module_format(M.Conv2d(2, 3, 3))
+    other.load_state_dict(state)
+    assert other.weight.format == "nhwc"
+    np.testing.assert_array_equal(other.weight.numpy(), net.weight.numpy())
