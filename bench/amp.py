@@ -7,7 +7,9 @@ step = forward, backward and SGD with momentum, in four configurations in the sa
 Each configuration runs in a process of its own (PyTorch from PyPI, found by
 torch_reference.py), with ``ONEDNN_VERBOSE=1`` so that the oneDNN implementations that ran
 (AMX, AVX-512 BF16, ...) are counted and printed per primitive kind; the time is the best of
-``--steps`` steps after one warm-up step (verbose printing is off while timing).
+``--steps`` steps after one warm-up step (verbose printing is off while timing), in wall time and
+in process CPU time (per CPU second: with ``--threads 1`` the figure that descheduling on a
+shared machine does not inflate).
 
     PYTHONPATH=python python3 bench/amp.py [--models lenet resnet18] [--batch 32] [--steps 5]
         [--format nhwc]
@@ -103,12 +105,14 @@ except OSError:
     pass
 if fw == "torch":
     torch.backends.mkldnn.verbose(0)
-times = []
+times, cpu = [], []
 for _ in range(steps):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     step()
     times.append(time.perf_counter() - t0)
-print("RESULT " + json.dumps({"samples_per_s": batch / min(times)}))
+    cpu.append(time.process_time() - c0)
+print("RESULT " + json.dumps({"samples_per_s": batch / min(times),
+                              "samples_per_cpu_s": batch / min(cpu)}))
 """
 )
 
@@ -176,7 +180,10 @@ def main():
                 f"{kind}: " + ", ".join(f"{impl} x{n}" for impl, n in c.most_common())
                 for kind, c in sorted(impls.items())
             )
-            print(f"  {label:<8}{mode:<5}{res['samples_per_s']:>10.1f}   oneDNN: {used or 'none'}")
+            print(
+                f"  {label:<8}{mode:<5}{res['samples_per_s']:>10.1f}"
+                f"{res['samples_per_cpu_s']:>10.1f} per CPU s   oneDNN: {used or 'none'}"
+            )
         ours, base = speeds.get(("neomeg", "bf16")), speeds.get(("neomeg", "f32"))
         theirs = speeds.get(("torch", "bf16"))
         if ours and base:
