@@ -163,3 +163,35 @@ def test_save_and_load_round_trip(tmp_path):
     other.load_state_dict(state)
     assert other.weight.format == "nhwc"
     np.testing.assert_array_equal(other.weight.numpy(), net.weight.numpy())
+
+
+def test_autograd_with_mixed_layouts():
+    rng = np.random.default_rng(3)
+    w_np = rng.standard_normal((4, 3, 3, 3)).astype("float32")
+    x_np, z_np = _rand(2, 3, 6, 6, seed=4), _rand(2, 4, 6, 6, seed=5)
+
+    def grads(x_fmt, z_fmt):
+        x = mge.Parameter(x_np, format=x_fmt)
+        z = mge.Parameter(z_np, format=z_fmt)
+        w = mge.Parameter(w_np)
+        gm = GradManager().attach([x, z, w])
+        with gm:
+            y = F.relu(F.conv2d(x, w, padding=1) + z)
+            gm.backward((y * y).mean())
+        return y, [t.grad.numpy() for t in (x, z, w)]
+
+    y_ref, ref = grads("default", "default")
+    for fmts in (("nhwc", "default"), ("default", "nhwc"), ("nhwc", "nhwc")):
+        y, got = grads(*fmts)
+        assert y.format == "nhwc"
+        np.testing.assert_allclose(y.numpy(), y_ref.numpy(), rtol=1e-5, atol=1e-5)
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6)
+
+
+def test_a_channels_last_tensor_saves_its_values(tmp_path):
+    x = mge.Tensor(_rand(2, 3, 4, 5), format="nhwc")
+    mge.save({"x": x}, tmp_path / "x.mge")
+    back = mge.load(tmp_path / "x.mge")["x"]
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
+    assert back.shape == (2, 3, 4, 5)
