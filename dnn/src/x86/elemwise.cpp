@@ -7,10 +7,10 @@
 // walked with each operand's own strides over the outer axes. Large tensors split across OpenMP
 // threads in chunks of at least kParallelGrain elements, so small ones stay on the calling thread.
 // A dst dense in another axis order (channels-last) runs in its memory order (dense_rows.h).
-// Where the operands disagree (a channels-last and a row-major tensor of one shape), each full
-// operand not laid out like a dense dst is first copied into the workspace in dst's layout
-// (relayout_copy's tiled transpose), and the loops run on the copies. Other dtypes and modes, and
-// layouts still without a unit-stride run, go to naive.
+// Where the operands disagree (a channels-last and a row-major tensor of one shape), each operand
+// without a unit-stride run along dst's memory order is first copied into the workspace in dst's
+// layout (relayout_copy's tiled transpose), and the loops run on the copies. Other dtypes and
+// modes, and layouts still without a unit-stride run, go to naive.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -78,6 +78,8 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
+        if (run_loops(inputs, outputs))
+            return;
         std::array<TensorND, kMaxOperands> copies;
         std::array<TensorLayout, kMaxOperands> in_layouts;
         for (size_t i = 0; i < inputs.size(); ++i)
@@ -100,8 +102,7 @@ protected:
             if (run_loops(std::span<const TensorND>(copies.data(), inputs.size()), outputs))
                 return;
         }
-        if (!run_loops(inputs, outputs))
-            run_naive(inputs, outputs, ws);
+        run_naive(inputs, outputs, ws);
     }
 
 private:
@@ -111,13 +112,15 @@ private:
         if (inputs.size() >= kMaxOperands || dst.is_empty() || !supported(inputs, dst))
             return false;
         std::array<TensorLayout, kMaxOperands> layouts;
-        bool any = false;
-        for (size_t i = 0; i < inputs.size(); ++i) {
+        for (size_t i = 0; i < inputs.size(); ++i)
             layouts[i] = inputs[i].broadcast(dst);
-            any = any || staged(inputs[i], dst);
-        }
         layouts[inputs.size()] = dst;
-        return any && !rows_of(std::span(layouts).first(inputs.size() + 1));
+        if (rows_of(std::span(layouts).first(inputs.size() + 1)))
+            return false;
+        for (const TensorLayout& in : inputs)
+            if (staged(in, dst))
+                return true;
+        return false;
     }
 
     bool supported(std::span<const TensorLayout> inputs, const TensorLayout& dst) const {
