@@ -7,9 +7,14 @@ step = forward, backward and SGD with momentum, in four configurations in the sa
 Each configuration runs in a process of its own (PyTorch from PyPI, found by
 torch_reference.py), with ``ONEDNN_VERBOSE=1`` so that the oneDNN implementations that ran
 (AMX, AVX-512 BF16, ...) are counted and printed per primitive kind; the time is the best of
-``--steps`` steps after one warm-up step (verbose printing is off while timing).
+``--steps`` steps after one warm-up step (verbose printing is off while timing), in wall time and
+in process CPU time (per CPU second: with ``--threads 1`` the figure that descheduling on a
+shared machine does not inflate).
 
     PYTHONPATH=python python3 bench/amp.py [--models lenet resnet18] [--batch 32] [--steps 5]
+        [--format nhwc]
+
+``--format nhwc`` runs every configuration channels-last (as bench/train_step.py's).
 """
 
 import argparse
@@ -28,8 +33,9 @@ WORKER = (
 import json, os, sys, time
 import numpy as np
 
-fw, model_name, steps, batch, amp_on = (
-    sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "bf16")
+fw, model_name, steps, batch, amp_on, fmt = (
+    sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "bf16",
+    sys.argv[7])
 shape = (1, 28, 28) if model_name == "lenet" else (3, 32, 32)
 rng = np.random.default_rng(0)
 x_np = rng.normal(size=(batch,) + shape).astype(np.float32)
@@ -60,9 +66,14 @@ else:
     + r"""
 model = LeNet() if model_name == "lenet" else ResNet18()
 if fw == "neomeg":
+    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
+    if fmt == "nhwc":
+        from megengine import amp
+
+        amp.convert_module_format(model)
+        x = amp.convert_tensor_format(x)
     gm = GradManager().attach(model.parameters())
     opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
     region = autocast(enabled=amp_on, low_prec_dtype="bfloat16")
 
     def step():
@@ -72,8 +83,11 @@ if fw == "neomeg":
                 gm.backward(loss)
         opt.step().clear_grad()
 else:
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.tensor(x_np), torch.tensor(y_np).long()
+    if fmt == "nhwc":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step():
         opt.zero_grad()
@@ -91,12 +105,14 @@ except OSError:
     pass
 if fw == "torch":
     torch.backends.mkldnn.verbose(0)
-times = []
+times, cpu = [], []
 for _ in range(steps):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     step()
     times.append(time.perf_counter() - t0)
-print("RESULT " + json.dumps({"samples_per_s": batch / min(times)}))
+    cpu.append(time.process_time() - c0)
+print("RESULT " + json.dumps({"samples_per_s": batch / min(times),
+                              "samples_per_cpu_s": batch / min(cpu)}))
 """
 )
 
@@ -115,10 +131,10 @@ def implementations(stdout):
     return seen
 
 
-def run(python, fw, model, steps, batch, mode, threads):
+def run(python, fw, model, steps, batch, mode, threads, fmt):
     env = dict(os.environ, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1", OMP_NUM_THREADS=threads)
     proc = subprocess.run(
-        [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads],
+        [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads, fmt],
         check=False,
         capture_output=True,
         text=True,
@@ -138,6 +154,7 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch runs")
+    ap.add_argument("--format", choices=["default", "nhwc"], default="default")
     args = ap.parse_args()
     torch_py, twhy = (None, "--no-torch") if args.no_torch else torch_python()
     configs = [("NeoMeg", sys.executable, "neomeg", m) for m in ("f32", "bf16")]
@@ -148,12 +165,12 @@ def main():
     for model in args.models:
         speeds = {}
         print(
-            f"\n{model}, batch {args.batch}, {args.threads} threads: samples/s "
+            f"\n{model}, batch {args.batch}, {args.threads} threads, {args.format}: samples/s "
             f"(best of {args.steps} steps)"
         )
         for label, python, fw, mode in configs:
             res, why, impls = run(
-                python, fw, model, args.steps, args.batch, mode, str(args.threads)
+                python, fw, model, args.steps, args.batch, mode, str(args.threads), args.format
             )
             if res is None:
                 print(f"  {label:<8}{mode:<5} failed: {why}")
@@ -163,7 +180,10 @@ def main():
                 f"{kind}: " + ", ".join(f"{impl} x{n}" for impl, n in c.most_common())
                 for kind, c in sorted(impls.items())
             )
-            print(f"  {label:<8}{mode:<5}{res['samples_per_s']:>10.1f}   oneDNN: {used or 'none'}")
+            print(
+                f"  {label:<8}{mode:<5}{res['samples_per_s']:>10.1f}"
+                f"{res['samples_per_cpu_s']:>10.1f} per CPU s   oneDNN: {used or 'none'}"
+            )
         ours, base = speeds.get(("neomeg", "bf16")), speeds.get(("neomeg", "f32"))
         theirs = speeds.get(("torch", "bf16"))
         if ours and base:

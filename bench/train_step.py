@@ -5,6 +5,11 @@ Each framework and model runs in a process of its own (PyTorch 2.x from PyPI, fo
 torch_reference.py), so the peak resident memory printed is that run's own.
 
     PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
+        [--format nhwc]
+
+``--format nhwc`` runs both frameworks channels-last: NeoMeg's
+``amp.convert_module_format`` / ``amp.convert_tensor_format`` and PyTorch's
+``channels_last`` memory format on the model and the input.
 """
 
 import argparse
@@ -23,7 +28,7 @@ WORKER = (
 import json, resource, sys, time
 import numpy as np
 
-fw, model_name, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fw, model_name, steps, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5]
 rng = np.random.default_rng(0)
 if model_name == "lenet":
     batch, shape = 64, (1, 28, 28)
@@ -56,9 +61,14 @@ else:
     + r"""
 model = LeNet() if model_name == "lenet" else ResNet18()
 if fw == "neomeg":
+    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
+    if fmt == "nhwc":
+        from megengine import amp
+
+        amp.convert_module_format(model)
+        x = amp.convert_tensor_format(x)
     gm = GradManager().attach(model.parameters())
     opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = mge.Tensor(x_np), mge.Tensor(y_np)
 
     def step():
         with gm:
@@ -66,8 +76,11 @@ if fw == "neomeg":
             gm.backward(loss)
         opt.step().clear_grad()
 else:
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.tensor(x_np), torch.tensor(y_np).long()
+    if fmt == "nhwc":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step():
         opt.zero_grad()
@@ -87,10 +100,10 @@ print(json.dumps({"samples_per_s": batch / best,
 )
 
 
-def run(python, fw, model, steps, env=None):
+def run(python, fw, model, steps, fmt, env=None):
     threads = str(os.cpu_count() or 1)
     proc = subprocess.run(
-        [python, "-c", WORKER, fw, model, str(steps), threads],
+        [python, "-c", WORKER, fw, model, str(steps), threads, fmt],
         check=False,
         capture_output=True,
         text=True,
@@ -106,17 +119,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--format", choices=["default", "nhwc"], default="default")
     args = ap.parse_args()
     print(
         f"{'model':<10}{'NeoMeg samples/s':>18}{'PyTorch samples/s':>19}{'ratio':>8}"
         f"{'NeoMeg MiB':>12}{'PyTorch MiB':>13}"
     )
     for model in args.models:
-        ours, why = run(sys.executable, "neomeg", model, args.steps, dict(os.environ))
+        ours, why = run(sys.executable, "neomeg", model, args.steps, args.format, dict(os.environ))
         theirs = None
         python, twhy = torch_python()
         if python is not None:
-            theirs, twhy = run(python, "torch", model, args.steps)
+            theirs, twhy = run(python, "torch", model, args.steps, args.format)
         if ours is None:
             print(f"{model:<10} NeoMeg failed: {why}")
             continue

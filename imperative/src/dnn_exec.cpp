@@ -1,6 +1,11 @@
 // Running a kernel-library operator on eager tensors: deduce the output layouts, allocate them
 // on the inputs' comp node, exec. deduce_layout validates the inputs, so exec runs unchecked.
+// Outputs are contiguous except where the operator's definition says an output follows a
+// channels-last input (layout_follows): consecutive oneDNN ops then run without converting to
+// NCHW between them. A graph keeps contiguous vars: this rule is eager mode's alone.
 #include <array>
+
+#include "neomeg/dnn/channels_last.h"
 
 #include "exec.h"
 
@@ -41,7 +46,9 @@ std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const Tensor> inputs,
     outputs.reserve(out_layouts.size());
     ScratchArray<dnn::TensorND> out_nd(out_layouts.size());
     for (size_t i = 0; i < out_layouts.size(); ++i) {
-        outputs.push_back(Tensor::empty(out_layouts[i], out_layouts[i].dtype, cn));
+        const dnn::TensorLayout& l = out_layouts[i];
+        outputs.push_back(dnn::is_channels_last(l) ? Tensor::empty_dense(l, cn)
+                                                   : Tensor::empty(l, l.dtype, cn));
         out_nd[i] = outputs.back().dnn_tensor();
     }
     size_t ws_size = dop.get_workspace_in_bytes(in_layouts, out_layouts);
@@ -77,6 +84,7 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
             static_cast<dnn::TensorShape&>(out_layouts[i]) = shapes[i];
     }
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
+    dnn::apply_layout_follows(dop.type(), in_layouts.span(), out_layouts.span());
     return exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
 }
 

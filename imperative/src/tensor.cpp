@@ -10,6 +10,13 @@ Tensor Tensor::empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode c
     return Tensor(std::make_shared<Blob>(cn, layout.span_bytes()), 0, layout);
 }
 
+Tensor Tensor::empty_dense(const dnn::TensorLayout& layout, CompNode cn) {
+    auto [lo, hi] = layout.span_elems();
+    NM_THROW_IF(lo != 0 || static_cast<size_t>(hi) != layout.total_nr_elems(), ShapeError,
+                "Tensor::empty_dense: ", layout.to_string(), " is not dense");
+    return Tensor(std::make_shared<Blob>(cn, layout.span_bytes()), 0, layout);
+}
+
 Tensor Tensor::from_host(const void* data, const dnn::TensorShape& shape, dnn::DType dtype,
                          CompNode cn) {
     Tensor t = empty(shape, dtype, cn);

@@ -13,6 +13,7 @@ import numpy as np
 from .core import _imperative_rt as _rt
 from .core.comp_node import CompNode as _CompNode
 from .core.tensor import array_method as _array_method
+from .core.tensor import memory_format as _memory_format
 
 Tensor = _rt.Tensor
 Tensor.__module__ = "megengine"
@@ -26,7 +27,7 @@ Args:
     no_cache: accepted for MegEngine's signature; NeoMeg keeps no per-tensor value cache.
     name: a name for the tensor (its ``name`` attribute, None by default).
     format: the memory format: ``"default"``, or ``"nchw"``/``"nhwc"`` for a 4-D or 5-D
-        tensor (see :attr:`format`).
+        tensor; ``"nhwc"`` stores the values channels-last (see :attr:`format`).
 
 Examples:
     >>> import megengine as mge
@@ -91,7 +92,7 @@ Tensor.flatten = _flatten
 
 
 _FORMATS = ("default", "nchw", "nhwc")
-Tensor._format = "default"  # instances marked otherwise hold their own
+Tensor._format = "default"  # the label of a tensor that is not channels-last
 
 
 def _check_format(format):
@@ -102,7 +103,7 @@ def _check_format(format):
 
 
 def _format_get(self):
-    return self._format
+    return "nhwc" if self._channels_last else self._format
 
 
 def _format_set(self, format):
@@ -111,7 +112,13 @@ def _format_set(self, format):
         raise ValueError(
             f"Tensor.format: {format!r} needs a 4-D or 5-D tensor, got shape {self.shape}"
         )
-    self._format = format
+    if format == "nhwc":
+        value = _memory_format.to_channels_last(self)
+    else:
+        value = _memory_format.to_contiguous(self)
+        self._format = format
+    if value is not self:
+        self._reset(value)
 
 
 Tensor.format = property(
@@ -119,12 +126,17 @@ Tensor.format = property(
     _format_set,
     doc="""The memory format: ``"default"``, ``"nchw"`` or ``"nhwc"`` (MegEngine's names).
 
-A 4-D or 5-D tensor may be marked ``"nchw"`` or ``"nhwc"`` (``megengine.amp.convert_tensor_format``
-marks it NHWC); any other value raises ValueError (TypeError for a non-string), and so does a
-format other than ``"default"`` on a tensor of another rank. NeoMeg keeps the mark as a label:
-the tensor's shape, values and storage stay NCHW, so ops compute what they compute for an NCHW
-tensor and return ``"default"`` tensors; oneDNN's convolutions choose channels-last or blocked
-layouts internally whatever the label.""",
+``"nhwc"`` is a layout, not a label: the tensor keeps its logical NCHW (NCDHW) shape and
+indexing, and its memory is channels-last (the channel stride 1, as PyTorch's
+``channels_last``). The format is read from the strides, so it follows the data: convolutions,
+pooling, batch norm, elementwise ops and casts of channels-last inputs give channels-last
+outputs (on x86 their oneDNN and vector kernels run on that memory without converting), while
+reshapes, reductions and other ops give ``"default"`` tensors, as in MegEngine. Setting
+``"nhwc"`` copies the values into channels-last storage (``megengine.amp.convert_tensor_format``
+does the same), and ``"default"`` or ``"nchw"`` back into row-major storage; the tensor keeps its
+identity and autograd attachments. An (N, 1, 1, 1) tensor has one memory order in both formats
+and reads ``"default"``. Any other value raises ValueError (TypeError for a non-string), and so
+does a format other than ``"default"`` on a tensor of another rank.""",
 )
 Tensor._qparams = None  # instances set their own on first use
 
@@ -228,7 +240,7 @@ class Parameter(Tensor):
         is_const: as for :class:`Tensor`.
         no_cache: as for :class:`Tensor`.
         name: a name for the parameter.
-        format: the memory format; only ``"default"`` exists.
+        format: the memory format, as for :class:`Tensor`.
 
     Examples:
         >>> import megengine as mge

@@ -8,6 +8,7 @@
 
 #include "dtype_convert.h"
 #include "fast_tensor.h"
+#include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
 #include "trace.h"
@@ -144,6 +145,10 @@ void init_tensor(py::module_& m) {
                      return TensorWrapper{t.value.copy_to(CompNode::load(device))};
                  })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); })
+            // Tensor.format's fact: the layout is channels-last (dnn/channels_last.h).
+            .def_property_readonly(
+                    "_channels_last",
+                    [](const TensorWrapper& t) { return dnn::is_channels_last(t.value.layout()); })
             // False only for a Tensor made by Tensor.__new__ without __init__; every other use
             // of such a tensor raises ValueError.
             .def_property_readonly("_initialized",

@@ -41,6 +41,7 @@ op(
     inputs=["src", "filter"],
     outputs=["dst"],
     param=CONVOLUTION,
+    layout_follows={"dst": "src"},
 )
 
 op(
@@ -51,6 +52,7 @@ op(
     inputs=["filter", "diff"],
     outputs=["grad"],
     param=CONVOLUTION,
+    layout_follows={"grad": "diff"},
 )
 
 op(
@@ -60,6 +62,7 @@ op(
     inputs=["src", "diff"],
     outputs=["grad"],
     param=CONVOLUTION,
+    layout_follows={"grad": "src"},
 )
 
 op(
@@ -78,6 +81,7 @@ op(
         CONV_DILATION,
         CONV_GROUP,
     ),
+    layout_follows={"dst": "src"},
 )
 
 # The channel-blocked form of ConvBias that the graph's layout pass (src/graph/passes/

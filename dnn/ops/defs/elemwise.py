@@ -116,4 +116,5 @@ op(
             "FUSE_MUL_ADD3 a*b+c, FUSE_MUL_ADD4 a*b+c*d, X_GRAD is (x or y, dy)",
         ),
     ),
+    layout_follows={"dst": "*srcs"},
 )

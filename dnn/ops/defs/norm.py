@@ -29,6 +29,7 @@ op(
     inputs=["src", "scale", "bias", "running_mean", "running_var"],
     outputs=["dst", "batch_mean", "batch_inv_std", "running_mean_out", "running_var_out"],
     param=BN,
+    layout_follows={"dst": "src"},
 )
 
 op(
@@ -37,6 +38,7 @@ op(
     inputs=["diff", "src", "scale", "saved_mean", "saved_inv_std"],
     outputs=["grad", "dscale", "dbias"],
     param=BN,
+    layout_follows={"grad": "diff"},
 )
 
 LN = params(

@@ -25,6 +25,7 @@ op(
     inputs=["src"],
     outputs=["dst"],
     param=POOLING,
+    layout_follows={"dst": "src"},
 )
 
 op(
@@ -34,6 +35,7 @@ op(
     inputs=["src", "dst", "diff"],
     outputs=["grad"],
     param=POOLING,
+    layout_follows={"grad": "diff"},
 )
 
 op(
@@ -59,6 +61,7 @@ op(
     inputs=["src"],
     outputs=["dst"],
     param=ADAPTIVE_POOLING,
+    layout_follows={"dst": "src"},
 )
 
 op(
@@ -68,4 +71,5 @@ op(
     inputs=["src", "dst", "diff"],
     outputs=["grad"],
     param=ADAPTIVE_POOLING,
+    layout_follows={"grad": "diff"},
 )

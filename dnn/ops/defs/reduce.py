@@ -25,6 +25,7 @@ op(
         ),
         field("axis", "int32", 0, "axis to reduce; negative counts from the back"),
     ),
+    layout_follows={"dst": "src"},
 )
 
 ARG_AXIS = params(

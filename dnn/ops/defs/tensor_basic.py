@@ -24,6 +24,7 @@ op(
         "The dtype to convert to.",
         field("dtype", "dtype", "Float32", "dtype of dst"),
     ),
+    layout_follows={"dst": "src"},
 )
 
 op(

@@ -243,6 +243,40 @@ def emit_operators(reg: model.Registry) -> str:
     return "\n".join(out) + "\n"
 
 
+def emit_layout_follows(reg: model.Registry) -> str:
+    out = [
+        HEADER,
+        '#include <cstddef>\n\n#include "neomeg/dnn/op_types.h"\n',
+        "namespace neomeg::dnn {\n",
+        "inline constexpr int kFollowsNothing = -1;",
+        "inline constexpr int kFollowsEveryInput = -2;  // every input of the output's shape\n",
+        "// Which input's channels-last layout output `output` of a `t` operator takes: an input",
+        "// index, kFollowsEveryInput, or kFollowsNothing (ops/defs: op(..., layout_follows=...)).",
+        "inline int layout_follows(OpType t, size_t output) {",
+        "    switch (t) {",
+    ]
+    for o in reg.ops.values():
+        if not o.layout_follows:
+            continue
+        out.append(f"        case OpType::{o.name}:")
+        out.append("            switch (output) {")
+        for name, src in o.layout_follows.items():
+            idx = "kFollowsEveryInput" if src.startswith("*") else o.inputs.index(src)
+            out.append(f"                case {o.outputs.index(name)}:  // {name} <- {src}")
+            out.append(f"                    return {idx};")
+        out.append("                default:")
+        out.append("                    return kFollowsNothing;")
+        out.append("            }")
+    out += [
+        "        default:",
+        "            return kFollowsNothing;",
+        "    }",
+        "}\n",
+        "}  // namespace neomeg::dnn",
+    ]
+    return "\n".join(out) + "\n"
+
+
 def write_if_changed(path: pathlib.Path, text: str):
     # Keeps timestamps of unchanged headers so that a definition edit rebuilds only what it touches.
     if path.exists() and path.read_text() == text:
@@ -257,6 +291,7 @@ def main(argv):
     write_if_changed(out_dir / "op_types.h", emit_op_types(reg))
     write_if_changed(out_dir / "params.h", emit_params(list(reg.params.values())))
     write_if_changed(out_dir / "operators.h", emit_operators(reg))
+    write_if_changed(out_dir / "layout_follows.h", emit_layout_follows(reg))
 
 
 if __name__ == "__main__":

@@ -77,6 +77,8 @@ class Operator:
     # "dnn": a kernel-library operator; "view": an op that only changes a layout (src/ops/defs),
     # with no dnn kernel.
     layer: str = "dnn"
+    # output name -> the input whose channels-last layout it takes (see ``op``'s doc).
+    layout_follows: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def variadic_inputs(self) -> bool:
@@ -153,8 +155,27 @@ def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
         reg.add_param(p)
         return p
 
-    def op(name, doc, inputs, outputs, param=None):
-        reg.add_op(Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source, layer))
+    def op(name, doc, inputs, outputs, param=None, layout_follows=None):
+        """An operator. ``layout_follows`` maps an output to the input whose memory format it
+        takes: when that input is channels-last (dnn/include/neomeg/dnn/channels_last.h), the
+        eager runtime allocates the output channels-last too; a variadic input (``"*srcs"``)
+        means every input of the output's shape, all channels-last. Only for outputs whose
+        kernels compute the same values in any layout."""
+        follows = dict(layout_follows or {})
+        for out, src in follows.items():
+            if out not in outputs or out.startswith("*"):
+                raise DefinitionError(f"{source}: {name}: layout_follows names output {out!r}")
+            if src not in inputs:
+                raise DefinitionError(f"{source}: {name}: layout_follows names input {src!r}")
+            if src.startswith("*") and len(inputs) != 1:
+                raise DefinitionError(
+                    f"{source}: {name}: layout_follows needs a variadic input to be the only one"
+                )
+        reg.add_op(
+            Operator(
+                name, doc, param or EMPTY, list(inputs), list(outputs), source, layer, follows
+            )
+        )
 
     return {"enum": enum, "field": field, "params": params, "op": op}
 

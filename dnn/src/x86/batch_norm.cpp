@@ -6,8 +6,9 @@
 // statistics; the per-channel conversions (inverse std, running updates with the unbiased variance,
 // the variance back from a saved inverse std) are a loop over C around the primitive. Contiguous
 // float16 and bfloat16 data (with float32 statistics and parameters, as autocast gives) run the
-// same Highway loops, which widen it exactly and round results as naive rounds.
-// Other dtypes and empty tensors go to naive.
+// same Highway loops, which widen it exactly and round results as naive rounds; strided (a
+// channels-last autocast activation) they run oneDNN's primitive, which has bfloat16 kernels
+// (computing in float32) and no float16 one in 2.6. Other dtypes and empty tensors go to naive.
 #include <cmath>
 
 #include "src/x86/batch_norm_hwy.h"
@@ -38,19 +39,26 @@ std::optional<memory::desc> channel_desc(const TensorLayout& l) {
 }
 
 std::optional<memory::desc> strided_desc(const TensorLayout& l) {
-    return plain_desc(dims_of(l), strides_of(l));
-}
-
-bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out) {
-    for (auto ls : {in, out})
-        for (const TensorLayout& l : ls)
-            if (l.dtype != dtype::Float32 || l.is_empty())
-                return false;
-    return in[0].ndim >= 2 && in[0].ndim <= 5;
+    return plain_desc(dims_of(l), strides_of(l), *dnnl_type_of(l.dtype));
 }
 
 bool is_lowp_float(DType dt) {
     return dt == dtype::Float16 || dt == dtype::BFloat16;
+}
+
+// The first `n_data` inputs and dst are the data, float32 or one 16-bit float dtype; statistics
+// and parameters float32.
+bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out, size_t n_data) {
+    DType dt = in[0].dtype;
+    if (dt != dtype::Float32 && !is_lowp_float(dt))
+        return false;
+    for (size_t i = 0; i < in.size(); ++i)
+        if (in[i].dtype != (i < n_data ? dt : DType(dtype::Float32)) || in[i].is_empty())
+            return false;
+    for (size_t i = 0; i < out.size(); ++i)
+        if (out[i].dtype != (i == 0 ? dt : DType(dtype::Float32)) || out[i].is_empty())
+            return false;
+    return in[0].ndim >= 2 && in[0].ndim <= 5;
 }
 
 BnData bn_data(DType dt) {
@@ -289,7 +297,7 @@ private:
                                     std::span<const TensorLayout> out) override {
         if (takes_lowp(in, out, 1))
             return std::make_unique<HwyForwardPlan>(m_param);
-        if (!takes(in, out))
+        if (!takes(in, out, 1))
             return nullptr;
         if (all_contiguous(std::array{in[0], out[0]}))
             return std::make_unique<HwyForwardPlan>(m_param);
@@ -342,7 +350,7 @@ private:
                                     std::span<const TensorLayout> out) override {
         if (takes_lowp(in, out, 2))
             return std::make_unique<HwyBackwardPlan>(m_param);
-        if (!takes(in, out))
+        if (!takes(in, out, 2))
             return nullptr;
         if (all_contiguous(std::array{in[0], in[1], out[0]}))
             return std::make_unique<HwyBackwardPlan>(m_param);

@@ -1,5 +1,7 @@
 #include "src/x86/conv_common.h"
 
+#include "neomeg/dnn/channels_last.h"
+
 namespace neomeg::dnn::x86 {
 namespace {
 
@@ -53,7 +55,12 @@ dnnl::primitive_attr user_scratchpad() {
 }
 
 memory::desc any_desc(const TensorLayout& l) {
-    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), memory::format_tag::any);
+    using tag = memory::format_tag;
+    // A channels-last tensor pins its own layout: oneDNN then picks an nhwc kernel and the
+    // caller's memory is used as it is, where `any` would pick a blocked layout and reorder
+    // in and out on every call.
+    tag t = is_channels_last(l) ? (l.ndim == 4 ? tag::acdb : tag::acdeb) : tag::any;
+    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), t);
 }
 
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {

@@ -26,7 +26,8 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
 
 dnnl::primitive_attr user_scratchpad();
 
-// Descriptors that let the primitive choose the layout, in the tensor's dtype.
+// Descriptors that let the primitive choose the layout, in the tensor's dtype; a channels-last
+// data tensor (channels_last.h) keeps its own (nhwc/ndhwc).
 memory::desc any_desc(const TensorLayout& l);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "neomeg/dnn/tensor.h"
 #include "src/x86/parallel.h"
@@ -46,13 +47,40 @@ struct Rows {
     std::array<size_t, kMaxOperands> elem_size{};
 };
 
+// The axes of every operand reordered as dst's strides run, outermost first (a stable sort, so
+// a contiguous dst keeps its order): elements map one to one, so any common order computes the
+// same, and a dst dense in another order (channels-last) and the operands laid out like it
+// become one dense row instead of a strided walk.
+inline void to_dst_order(std::span<TensorLayout> layouts) {
+    const TensorLayout& dst = layouts.back();
+    if (dst.is_contiguous())
+        return;
+    std::array<size_t, TensorLayout::MAX_NDIM> order{};
+    for (size_t d = 0; d < dst.ndim; ++d)
+        order[d] = d;
+    auto key = [&](size_t d) { return dst[d] == 1 ? ptrdiff_t{0} : dst.stride[d]; };
+    std::stable_sort(order.begin(), order.begin() + dst.ndim,
+                     [&](size_t a, size_t b) { return key(a) > key(b); });
+    bool identity = true;
+    for (size_t d = 0; d < dst.ndim; ++d)
+        identity = identity && order[d] == d;
+    if (identity)
+        return;
+    std::vector<size_t> perm(order.begin(), order.begin() + dst.ndim);
+    for (TensorLayout& l : layouts)
+        l = l.dimshuffle(perm);
+}
+
 // The fewest outer axes such that along the rest every operand is dense or broadcast; dst
 // must be dense there. nullopt when the rows would be a single element (no unit-stride run).
-inline std::optional<Rows> rows_of(std::span<const TensorLayout> layouts) {
-    const TensorLayout& dst = layouts.back();
+// Rows run in dst's memory order (to_dst_order), which is row-major for a contiguous dst.
+inline std::optional<Rows> rows_of(std::span<const TensorLayout> given) {
     Rows r;
-    r.operands = layouts.size();
-    std::copy(layouts.begin(), layouts.end(), r.layouts.begin());
+    r.operands = given.size();
+    std::copy(given.begin(), given.end(), r.layouts.begin());
+    std::span<const TensorLayout> layouts(r.layouts.data(), r.operands);
+    to_dst_order(std::span(r.layouts.data(), r.operands));
+    const TensorLayout& dst = layouts.back();
     size_t split = dst.ndim;
     while (split > 0) {
         bool ok = true;
@@ -79,7 +107,7 @@ inline std::optional<Rows> rows_of(std::span<const TensorLayout> layouts) {
     return r;
 }
 
-// Calls f(off, n) for the runs covering elements [begin, end) of dst in row-major order, row by
+// Calls f(off, n) for the runs covering elements [begin, end) of dst in rows_of's order, row by
 // row: off[i] is the element offset of operand i's first element of the run (for a broadcast
 // operand, of its one value), n the run's length.
 template <class F>

@@ -6,8 +6,11 @@
 // per-channel (1, C, 1, 1) operand over NCHW, padded or reversed rows of the outer axes. Rows are
 // walked with each operand's own strides over the outer axes. Large tensors split across OpenMP
 // threads in chunks of at least kParallelGrain elements, so small ones stay on the calling thread.
-// Other dtypes and modes, and layouts without a unit-stride run (a transposed operand), go to
-// naive.
+// A dst dense in another axis order (channels-last) runs in its memory order (dense_rows.h).
+// Where the operands disagree (a channels-last and a row-major tensor of one shape), each operand
+// without a unit-stride run along dst's memory order is first copied into the workspace in dst's
+// layout (relayout_copy's tiled transpose), and the loops run on the copies. Other dtypes and
+// modes, and layouts still without a unit-stride run, go to naive.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -18,6 +21,7 @@
 #include "src/x86/elemwise_lowp.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
+#include "src/x86/relayout_copy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -38,13 +42,94 @@ void run_range(elemwise::Mode mode, DType data, bool lowp, const Rows& r,
     });
 }
 
+constexpr size_t kAlign = 64;
+
+size_t aligned(size_t bytes) {
+    return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// Whether input `in` is copied into dst's layout before the loops: dst is dense, and `in`
+// (broadcast to dst) has no unit-stride run along dst's memory order (a row-major operand of a
+// channels-last dst, or a broadcast one whose repeated axis is innermost there).
+bool staged(const TensorLayout& in, const TensorLayout& dst) {
+    auto [lo, hi] = dst.span_elems();
+    if (lo != 0 || static_cast<size_t>(hi) != dst.total_nr_elems())
+        return false;
+    std::array<TensorLayout, 2> pair{in.broadcast(dst), dst};
+    return !rows_of(pair);
+}
+
 class ElemwiseImpl final : public LoopKernel<Elemwise> {
 public:
     using LoopKernel::LoopKernel;
 
+    size_t get_workspace_in_bytes(std::span<const TensorLayout> inputs,
+                                  std::span<const TensorLayout> outputs) override {
+        size_t naive = LoopKernel::get_workspace_in_bytes(inputs, outputs);
+        if (!needs_staging(inputs, outputs[0]))
+            return naive;
+        size_t bytes = 0;
+        for (const TensorLayout& in : inputs)
+            if (staged(in, outputs[0]))
+                bytes += aligned(in.dtype.size(outputs[0].total_nr_elems()));
+        return std::max(naive, bytes);
+    }
+
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
+        if (run_loops(inputs, outputs))
+            return;
+        std::array<TensorND, kMaxOperands> copies;
+        std::array<TensorLayout, kMaxOperands> in_layouts;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            in_layouts[i] = inputs[i].layout;
+        const TensorLayout& dst_l = outputs[0].layout;
+        if (inputs.size() < kMaxOperands &&
+            needs_staging(std::span(in_layouts).first(inputs.size()), dst_l)) {
+            std::byte* at = ws.ptr;
+            for (size_t i = 0; i < inputs.size(); ++i) {
+                copies[i] = inputs[i];
+                if (!staged(inputs[i].layout, dst_l))
+                    continue;
+                TensorLayout l = dst_l;
+                l.dtype = inputs[i].layout.dtype;
+                copies[i] = TensorND(at, l);
+                at += aligned(l.access_bytes());
+                relayout_copy(TensorND(inputs[i].raw_ptr(), inputs[i].layout.broadcast(dst_l)),
+                              copies[i]);
+            }
+            if (run_loops(std::span<const TensorND>(copies.data(), inputs.size()), outputs))
+                return;
+        }
+        run_naive(inputs, outputs, ws);
+    }
+
+private:
+    // The loops' layouts fail as given (no common unit-stride run) but some operand would be
+    // staged and the op has loops for its dtypes.
+    bool needs_staging(std::span<const TensorLayout> inputs, const TensorLayout& dst) {
+        if (inputs.size() >= kMaxOperands || dst.is_empty() || !supported(inputs, dst))
+            return false;
+        std::array<TensorLayout, kMaxOperands> layouts;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            layouts[i] = inputs[i].broadcast(dst);
+        layouts[inputs.size()] = dst;
+        if (rows_of(std::span(layouts).first(inputs.size() + 1)))
+            return false;
+        for (const TensorLayout& in : inputs)
+            if (staged(in, dst))
+                return true;
+        return false;
+    }
+
+    bool supported(std::span<const TensorLayout> inputs, const TensorLayout& dst) const {
+        DType data = inputs[elemwise::data_input(m_param.mode)].dtype;
+        return elemwise_supported(m_param.mode, data, dst.dtype) ||
+               elemwise_lowp_supported(m_param.mode, data, dst.dtype);
+    }
+
+    bool run_loops(std::span<const TensorND> inputs, std::span<const TensorND> outputs) {
         DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
         if (auto rows = plan(inputs, outputs[0])) {
             bool lowp = elemwise_lowp_supported(m_param.mode, data, outputs[0].layout.dtype);
@@ -52,12 +137,11 @@ protected:
                 run_range(m_param.mode, data, lowp, *rows, inputs, outputs[0], b, e);
             });
             m_last = m_target.c_str();
-            return;
+            return true;
         }
-        run_naive(inputs, outputs, ws);
+        return false;
     }
 
-private:
     std::optional<Rows> plan(std::span<const TensorND> inputs, const TensorND& dst) {
         DType data = inputs[elemwise::data_input(m_param.mode)].layout.dtype;
         if (!elemwise_supported(m_param.mode, data, dst.layout.dtype) &&

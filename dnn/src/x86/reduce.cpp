@@ -3,7 +3,9 @@
 // contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
 // their outer rows across OpenMP threads in chunks of at least kParallelGrain source elements;
 // fewer long rows than threads (a full reduction) split along each row instead, and the chunks'
-// accumulators combine. Other dtypes and modes, strided tensors and an empty axis go to naive.
+// accumulators combine. A src and dst dense in one other axis order (channels-last: the
+// eager runtime gives dst src's format) run as contiguous ones in that order. Other dtypes and
+// modes, other strided tensors and an empty axis go to naive.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -20,6 +22,23 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
+// src and dst with their axes in src's memory order (outermost first) and the reduced axis's
+// place among them, when both are then contiguous; false otherwise.
+bool in_memory_order(TensorLayout& src, TensorLayout& dst, size_t& axis) {
+    if (src.is_contiguous() && dst.is_contiguous())
+        return true;
+    std::vector<size_t> order(src.ndim);
+    for (size_t d = 0; d < src.ndim; ++d)
+        order[d] = d;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return (src[a] == 1 ? 0 : src.stride[a]) > (src[b] == 1 ? 0 : src.stride[b]);
+    });
+    src = src.dimshuffle(order);
+    dst = dst.dimshuffle(order);
+    axis = static_cast<size_t>(std::find(order.begin(), order.end(), axis) - order.begin());
+    return src.is_contiguous() && dst.is_contiguous();
+}
+
 class ReduceImpl final : public LoopKernel<Reduce> {
 public:
     using LoopKernel::LoopKernel;
@@ -27,12 +46,12 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
-        const TensorLayout &src = inputs[0].layout, &dst = outputs[0].layout;
+        TensorLayout src = inputs[0].layout, dst = outputs[0].layout;
         size_t axis = 0;
         bool lowp = src.dtype == dtype::Float16 || src.dtype == dtype::BFloat16;
         if (reduce_f32_supported(m_param.mode) && (src.dtype == dtype::Float32 || lowp) &&
-            dst.dtype == src.dtype && src.is_contiguous() && dst.is_contiguous() &&
-            normalize_axis(m_param.axis, src.ndim, axis) && src[axis] > 0) {
+            dst.dtype == src.dtype && normalize_axis(m_param.axis, src.ndim, axis) &&
+            src[axis] > 0 && in_memory_order(src, dst, axis)) {
             size_t outer = 1, inner = 1;
             for (size_t d = 0; d < axis; ++d)
                 outer *= src[d];

@@ -1,13 +1,14 @@
-"""``amp.convert_tensor_format`` and ``amp.convert_module_format``: MegEngine's NHWC marking.
+"""``amp.convert_tensor_format`` and ``amp.convert_module_format``: channels-last tensors.
 
-NeoMeg records the format as the tensor's ``format`` attribute; the tensor keeps its logical
-NCHW shape, values and storage, so every op computes exactly what it computes for an NCHW tensor
-and returns a ``"default"`` tensor (the x86 convolutions pick channels-last or blocked layouts
-inside oneDNN whatever the label says).
+The converted tensors keep their logical NCHW shape and values; their storage becomes
+channels-last (``Tensor.format`` is ``"nhwc"``, read from the strides), and the convolutions,
+pooling, batch norms and elementwise ops they feed keep it, so a converted model's activations
+stay NHWC from one oneDNN kernel to the next (``megengine.core.tensor.memory_format``).
 """
 
 from copy import deepcopy
 
+from ..core.tensor.memory_format import to_channels_last
 from ..module import Module
 from ..tensor import Tensor
 
@@ -19,12 +20,13 @@ def _is_nchw_format(param: Tensor):
 def convert_tensor_format(x: Tensor, inplace: bool = True):
     """Convert NCHW Tensor to NHWC Tensor.
 
-    A 4-D or 5-D tensor not already NHWC gets the ``"nhwc"`` format; any other tensor is
-    returned as it is.
+    A 4-D or 5-D tensor not already NHWC gets channels-last storage (same shape and values,
+    ``format`` ``"nhwc"``); any other tensor is returned as it is.
 
     Args:
         x: the tensor.
-        inplace: mark ``x`` itself; otherwise a new tensor with ``x``'s values is marked.
+        inplace: give ``x`` itself the new storage (it keeps its identity, as a Parameter must);
+            otherwise return a channels-last copy, through which gradients flow to ``x``.
 
     Returns:
         the NHWC tensor (``x`` itself when ``inplace`` or nothing to convert).
@@ -44,19 +46,19 @@ def convert_tensor_format(x: Tensor, inplace: bool = True):
         raise TypeError(f"convert_tensor_format: x must be a Tensor, got {type(x).__name__}")
     if not _is_nchw_format(x):
         return x
-    if inplace:
-        x.format = "nhwc"
+    out = to_channels_last(x)
+    if inplace and out is not x:
+        x._reset(out)
         return x
-    # A differentiable copy, as MegEngine's Tensor(data, format="nhwc") of the same values.
-    out = x + 0 if x._dtype_name != "bool" else x.astype("bool")
-    out.format = "nhwc"
     return out
 
 
 def convert_module_format(module: Module, inplace: bool = True):
     """Convert NCHW Module to NHWC Module.
 
-    Every 4-D and 5-D tensor of the module (parameters and buffers) is marked NHWC.
+    Every 4-D and 5-D tensor of the module (parameters and buffers: convolution weights become
+    OHWI in memory, per-channel (1, C, 1, 1) tensors channels-last) gets channels-last storage in
+    place; optimizers keep it across updates.
 
     Args:
         module: the module.

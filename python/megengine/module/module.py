@@ -456,7 +456,9 @@ class Module:
                 parts.append(f"unexpected keys {unused}")
             raise KeyError(f"load_state_dict (strict=True): {'; '.join(parts)}")
         for _, t, arr in updates:
-            t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device))
+            # A channels-last tensor (amp.convert_module_format) stays channels-last.
+            fmt = "nhwc" if t._channels_last else "default"
+            t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device, format=fmt))
 
     # ----------------------------------------------------------------- printing
     def _module_info_string(self):

@@ -13,13 +13,17 @@ import warnings
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor.memory_format import to_channels_last
 from ..tensor import Parameter, Tensor, _set_grad
 
 
 def _write(param, value):
-    """Writes ``value`` into ``param`` in place, keeping the parameter's dtype."""
+    """Writes ``value`` into ``param`` in place, keeping the parameter's dtype and its
+    channels-last storage (``amp.convert_module_format``: a gradient comes back row-major)."""
     if value._dtype_name != param._dtype_name:
         value = value.astype(param._dtype_name)
+    if param._channels_last and not value._channels_last:
+        value = to_channels_last(value)
     param._reset(value)
 
 
@@ -135,11 +139,15 @@ class Optimizer:
         self._create_state(group)
 
     def _add_state(self, param, name, initializer=None):
-        """Creates state tensor ``name`` of ``param`` (zeros of its shape unless given)."""
+        """Creates state tensor ``name`` of ``param`` (zeros of its shape unless given), laid out
+        as the parameter (channels-last for a channels-last one), so that updates combine
+        tensors of one layout."""
         if initializer is None:
             value = Tensor(np.zeros(param.shape, dtype=param.dtype), device=param.device)
         else:
             value = Tensor(initializer, dtype="float32", device=param.device)
+        if param._channels_last and value.shape == param.shape:
+            value = to_channels_last(value)
         self._state.setdefault(param, {})[name] = value
 
     def _create_state(self, group):

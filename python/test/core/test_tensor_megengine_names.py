@@ -32,17 +32,31 @@ def test_format_rejects_unknown_values(value, exc):
 def test_format_marks_only_4d_and_5d_tensors():
     # MegEngine: "Unsupport format conversion" for other ranks
     for shape in ((1, 2, 3, 4), (1, 2, 3, 4, 5)):
-        x = mge.Tensor(np.zeros(shape, "float32"))
+        values = np.arange(np.prod(shape), dtype="float32").reshape(shape)
+        x = mge.Tensor(values)
         x.format = "nhwc"
         assert x.format == "nhwc" and x.shape == shape
+        np.testing.assert_array_equal(x.numpy(), values)
         x.format = "nchw"
         assert x.format == "nchw"
+        np.testing.assert_array_equal(x.numpy(), values)
+        y = mge.Tensor(values, format="nhwc")
+        assert y.format == "nhwc"
+        np.testing.assert_array_equal(y.numpy(), values)
+        y.format = "default"
+        assert y.format == "default"
     v = mge.Tensor(np.zeros((2, 3), "float32"))
     with pytest.raises(ValueError, match="4-D or 5-D"):
         v.format = "nhwc"
     assert v.format == "default"
-    # ops return default-format tensors (NeoMeg's format is a label, see Tensor.format)
+    # an op of a row-major tensor gives a default-format one, whatever x's label
     assert (x + 1).format == "default"
+    # the format is the layout: ops that keep it keep the format (as MegEngine's propagate it)
+    x.format = "nhwc"
+    assert (x + 1).format == "nhwc"
+    # an (N, 1, 1, 1) tensor has one memory order, whichever format is asked
+    one = mge.Tensor(np.zeros((2, 1, 1, 1), "float32"), format="nhwc")
+    assert one.format == "default"
 
 
 def test_qparams_of_a_float_tensor_is_megengines_default():

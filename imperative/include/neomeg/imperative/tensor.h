@@ -21,6 +21,9 @@ public:
 
     // A new contiguous tensor of `shape` and `dtype`; contents uninitialised.
     static Tensor empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode cn);
+    // A new tensor of a dense `layout` in any axis order (a channels-last one); contents
+    // uninitialised. ShapeError for a layout with gaps, overlaps or negative strides.
+    static Tensor empty_dense(const dnn::TensorLayout& layout, CompNode cn);
     // Copies `layout.total_nr_elems()` contiguous host elements into a new tensor.
     static Tensor from_host(const void* data, const dnn::TensorShape& shape, dnn::DType dtype,
                             CompNode cn);
