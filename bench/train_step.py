@@ -4,7 +4,10 @@ CIFAR-style ResNet-18 (batch 32, 3x32x32), NeoMeg against PyTorch in the same co
 Each framework and model runs in a process of its own (PyTorch 2.x from PyPI, found by
 torch_reference.py), so the peak resident memory printed is that run's own.
 
-    PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
+    PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5] [--threads 1]
+
+On a shared machine the wall-clock figures move with the load (each worker takes its fastest
+step); the one-thread figures are the steadier ones.
 """
 
 import argparse
@@ -87,8 +90,11 @@ print(json.dumps({"samples_per_s": batch / best,
 )
 
 
-def run(python, fw, model, steps, env=None):
-    threads = str(os.cpu_count() or 1)
+def run(python, fw, model, steps, threads):
+    threads = str(threads)
+    # OpenMP (NeoMeg's oneDNN and loop kernels) reads OMP_NUM_THREADS; PyTorch gets the same
+    # count from set_num_threads as well.
+    env = dict(os.environ, OMP_NUM_THREADS=threads)
     proc = subprocess.run(
         [python, "-c", WORKER, fw, model, str(steps), threads],
         check=False,
@@ -106,17 +112,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
     args = ap.parse_args()
+    print(f"{args.threads} thread(s) per framework")
     print(
         f"{'model':<10}{'NeoMeg samples/s':>18}{'PyTorch samples/s':>19}{'ratio':>8}"
         f"{'NeoMeg MiB':>12}{'PyTorch MiB':>13}"
     )
     for model in args.models:
-        ours, why = run(sys.executable, "neomeg", model, args.steps, dict(os.environ))
+        ours, why = run(sys.executable, "neomeg", model, args.steps, args.threads)
         theirs = None
         python, twhy = torch_python()
         if python is not None:
-            theirs, twhy = run(python, "torch", model, args.steps)
+            theirs, twhy = run(python, "torch", model, args.steps, args.threads)
         if ours is None:
             print(f"{model:<10} NeoMeg failed: {why}")
             continue
