@@ -5,11 +5,13 @@ Each framework and model runs in a process of its own (PyTorch 2.x from PyPI, fo
 torch_reference.py), so the peak resident memory printed is that run's own.
 
     PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
-        [--format nhwc]
+        [--threads 1] [--format nhwc]
 
 ``--format nhwc`` runs both frameworks channels-last: NeoMeg's
 ``amp.convert_module_format`` / ``amp.convert_tensor_format`` and PyTorch's
-``channels_last`` memory format on the model and the input.
+``channels_last`` memory format on the model and the input. On a shared machine the wall-clock
+figures move with the load (each worker takes its fastest step); the one-thread figures are the
+steadier ones.
 """
 
 import argparse
@@ -100,8 +102,11 @@ print(json.dumps({"samples_per_s": batch / best,
 )
 
 
-def run(python, fw, model, steps, fmt, env=None):
-    threads = str(os.cpu_count() or 1)
+def run(python, fw, model, steps, threads, fmt):
+    threads = str(threads)
+    # OpenMP (NeoMeg's oneDNN and loop kernels) reads OMP_NUM_THREADS; PyTorch gets the same
+    # count from set_num_threads as well.
+    env = dict(os.environ, OMP_NUM_THREADS=threads)
     proc = subprocess.run(
         [python, "-c", WORKER, fw, model, str(steps), threads, fmt],
         check=False,
@@ -120,17 +125,19 @@ def main():
     ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--format", choices=["default", "nhwc"], default="default")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
     args = ap.parse_args()
+    print(f"{args.threads} thread(s) per framework")
     print(
         f"{'model':<10}{'NeoMeg samples/s':>18}{'PyTorch samples/s':>19}{'ratio':>8}"
         f"{'NeoMeg MiB':>12}{'PyTorch MiB':>13}"
     )
     for model in args.models:
-        ours, why = run(sys.executable, "neomeg", model, args.steps, args.format, dict(os.environ))
+        ours, why = run(sys.executable, "neomeg", model, args.steps, args.threads, args.format)
         theirs = None
         python, twhy = torch_python()
         if python is not None:
-            theirs, twhy = run(python, "torch", model, args.steps, args.format)
+            theirs, twhy = run(python, "torch", model, args.steps, args.threads, args.format)
         if ours is None:
             print(f"{model:<10} NeoMeg failed: {why}")
             continue

@@ -7,6 +7,7 @@
 
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
+#include "shared_op.h"
 
 namespace neomeg::imperative {
 
@@ -36,21 +37,21 @@ Tensor ones_like(const Tensor& t) {
     p.value = 1;
     p.dtype = t.dtype().enumv();
     dnn::TensorShape shape = t.shape();
-    return run_generator(ops::Fill(p), {&shape, 1}, t.comp_node())[0];
+    return run_generator(*shared_op<ops::Fill>(p), {&shape, 1}, t.comp_node())[0];
 }
 
 Tensor zeros(const dnn::TensorLayout& layout, CompNode cn) {
     dnn::param::Fill p;
     p.dtype = layout.dtype.enumv();
     dnn::TensorShape shape = layout;
-    return run_generator(ops::Fill(p), {&shape, 1}, cn)[0];
+    return run_generator(*shared_op<ops::Fill>(p), {&shape, 1}, cn)[0];
 }
 
 Tensor add(const Tensor& a, const Tensor& b) {
     dnn::param::Elemwise p;
     p.mode = dnn::param::Elemwise::Mode::ADD;
     std::array<Tensor, 2> in{a, b};
-    return imperative::apply(ops::Elemwise(p), in)[0];
+    return imperative::apply(*shared_op<ops::Elemwise>(p), in)[0];
 }
 
 }  // namespace

@@ -22,13 +22,14 @@ namespace {
 // Checks the ranks and dtypes the backward ops share; `a` is filter or src, `diff` the gradient.
 void check_backward_inputs(const OperatorBase& op, const char* a_name, const TensorLayout& a,
                            const TensorLayout& diff) {
-    std::string shapes = str_cat(a_name, " ", a.to_string(), ", diff ", diff.to_string());
+    // Built only for a failing check's message: formatting layouts costs more than the checks.
+    auto shapes = [&] { return str_cat(a_name, " ", a.to_string(), ", diff ", diff.to_string()); };
     NM_OP_REQUIRE(op, ShapeError,
                   diff.ndim >= 3 && diff.ndim <= 2 + kMaxConvSpatial && a.ndim == diff.ndim,
                   "diff must be (N, OC, spatial...) with 1 to 3 spatial dims and ", a_name,
-                  " of the same rank; ", shapes);
+                  " of the same rank; ", shapes());
     NM_OP_REQUIRE(op, DTypeError, a.dtype.is_float() && a.dtype == diff.dtype,
-                  "dtypes must be equal and float; ", shapes);
+                  "dtypes must be equal and float; ", shapes());
 }
 
 // The forward geometry of (src, filter) must reproduce diff.
@@ -51,9 +52,11 @@ void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs
     ConvArgs args = ConvArgs::of(m_param);
     size_t spatial = diff.ndim - 2;
     conv_check_args(*this, args, spatial);
-    const std::string shapes = str_cat("filter ", filter.to_string(), ", diff ", diff.to_string());
+    auto shapes = [&] {
+        return str_cat("filter ", filter.to_string(), ", diff ", diff.to_string());
+    };
     NM_REQUIRE(ShapeError, filter[0] == diff[1], "filter has ", filter[0],
-               " output channels, diff has ", diff[1], "; ", shapes);
+               " output channels, diff has ", diff[1], "; ", shapes());
 
     TensorLayout grad = outputs[0];
     if (grad.ndim == 0) {
@@ -67,12 +70,12 @@ void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs
                            args.dilation[d] * (k - 1) + 1;
             NM_REQUIRE(ShapeError, out >= 1 && k >= 1 && in >= 1,
                        "no input size gives diff in spatial dim ", d, " (deduced ", in, "); ",
-                       shapes);
+                       shapes());
             grad[2 + d] = static_cast<size_t>(in);
         }
     }
     NM_REQUIRE(ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
-               grad.TensorShape::to_string(), " must have diff's rank; ", shapes);
+               grad.TensorShape::to_string(), " must have diff's rank; ", shapes());
     grad = TensorLayout(grad, diff.dtype);
     ConvGeometry g = conv_forward_geometry(*this, args, grad, filter);
     check_forward_gives_diff(*this, g, grad, filter, diff);
@@ -87,9 +90,9 @@ void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inpu
     ConvArgs args = ConvArgs::of(m_param);
     size_t spatial = diff.ndim - 2;
     conv_check_args(*this, args, spatial);
-    const std::string shapes = str_cat("src ", src.to_string(), ", diff ", diff.to_string());
+    auto shapes = [&] { return str_cat("src ", src.to_string(), ", diff ", diff.to_string()); };
     NM_REQUIRE(ParamError, src[1] % args.group == 0, "group ", args.group,
-               " must divide the input channels ", src[1], "; ", shapes);
+               " must divide the input channels ", src[1], "; ", shapes());
 
     TensorLayout grad = outputs[0];
     if (grad.ndim == 0) {
@@ -101,12 +104,12 @@ void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inpu
             auto out = static_cast<ptrdiff_t>(diff[2 + d]);
             ptrdiff_t room = in + 2 * args.padding[d] - 1 - (out - 1) * args.stride[d];
             NM_REQUIRE(ShapeError, out >= 1 && room >= 0,
-                       "no kernel size gives diff in spatial dim ", d, "; ", shapes);
+                       "no kernel size gives diff in spatial dim ", d, "; ", shapes());
             grad[2 + d] = static_cast<size_t>(room / args.dilation[d] + 1);
         }
     }
     NM_REQUIRE(ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
-               grad.TensorShape::to_string(), " must have diff's rank; ", shapes);
+               grad.TensorShape::to_string(), " must have diff's rank; ", shapes());
     grad = TensorLayout(grad, diff.dtype);
     ConvGeometry g = conv_forward_geometry(*this, args, src, grad);
     check_forward_gives_diff(*this, g, src, grad, diff);

@@ -24,15 +24,16 @@ void conv_check_args(const OperatorBase& op, const ConvArgs& args, size_t spatia
 
 ConvGeometry conv_forward_geometry(const OperatorBase& op, const ConvArgs& args,
                                    const TensorLayout& src, const TensorLayout& filter) {
-    const std::string shapes = str_cat("src ", src.to_string(), ", filter ", filter.to_string());
+    // Built only for a failing check's message: formatting layouts costs more than the checks.
+    auto shapes = [&] { return str_cat("src ", src.to_string(), ", filter ", filter.to_string()); };
     NM_OP_REQUIRE(op, ShapeError, src.ndim >= 3 && src.ndim <= 2 + kMaxConvSpatial,
-                  "src must be (N, C, spatial...) with 1 to 3 spatial dims; ", shapes);
+                  "src must be (N, C, spatial...) with 1 to 3 spatial dims; ", shapes());
     NM_OP_REQUIRE(op, ShapeError, filter.ndim == src.ndim,
-                  "filter must have src's rank (OC, IC/group, k...); ", shapes);
+                  "filter must have src's rank (OC, IC/group, k...); ", shapes());
     NM_OP_REQUIRE(op, DTypeError, src.dtype.is_float(), "dtype ", src.dtype.name(),
-                  " is not supported (float only); ", shapes);
+                  " is not supported (float only); ", shapes());
     NM_OP_REQUIRE(op, DTypeError, filter.dtype == src.dtype, "src and filter dtypes differ; ",
-                  shapes);
+                  shapes());
 
     ConvGeometry g;
     g.spatial = src.ndim - 2;
@@ -45,12 +46,12 @@ ConvGeometry conv_forward_geometry(const OperatorBase& op, const ConvArgs& args,
     g.oc = filter[0];
     NM_OP_REQUIRE(op, ParamError, g.ic % g.group == 0 && g.oc % g.group == 0, "group ", g.group,
                   " must divide the input channels ", g.ic, " and output channels ", g.oc, "; ",
-                  shapes);
+                  shapes());
     g.icg = g.ic / g.group;
     g.ocg = g.oc / g.group;
     NM_OP_REQUIRE(op, ShapeError, filter[1] == g.icg, "filter has ", filter[1],
                   " input channels per group, src has ", g.ic, " channels in ", g.group,
-                  " groups; ", shapes);
+                  " groups; ", shapes());
 
     size_t off = kMaxConvSpatial - g.spatial;  // lower ranks occupy the trailing dims
     for (size_t d = 0; d < g.spatial; ++d) {
@@ -60,12 +61,12 @@ ConvGeometry conv_forward_geometry(const OperatorBase& op, const ConvArgs& args,
         g.stride[gd] = args.stride[d];
         g.pad[gd] = args.padding[d];
         g.dil[gd] = args.dilation[d];
-        NM_OP_REQUIRE(op, ShapeError, g.k[gd] >= 1, "kernel size must be >= 1; ", shapes);
+        NM_OP_REQUIRE(op, ShapeError, g.k[gd] >= 1, "kernel size must be >= 1; ", shapes());
         auto padded = static_cast<ptrdiff_t>(g.in[gd]) + 2 * g.pad[gd];
         auto extent = g.dil[gd] * static_cast<ptrdiff_t>(g.k[gd] - 1) + 1;
         NM_OP_REQUIRE(op, ShapeError, extent <= padded, "dilated kernel ", extent,
                       " is larger than the padded input ", padded, " in spatial dim ", d, "; ",
-                      shapes);
+                      shapes());
         g.out[gd] = static_cast<size_t>((padded - extent) / g.stride[gd] + 1);
     }
     return g;

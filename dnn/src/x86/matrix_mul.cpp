@@ -10,6 +10,7 @@
 #include <string>
 
 #include "src/x86/kernel.h"
+#include "src/x86/small_matmul.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -90,6 +91,9 @@ private:
 
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (auto small = small_matmul_plan(in[0], in[1], out[0], this->m_param.transposeA,
+                                           this->m_param.transposeB))
+            return small;
         return plan_matmul(this->x86_handle(), in[0], in[1], out[0], this->m_param.transposeA,
                            this->m_param.transposeB);
     }

@@ -1,8 +1,9 @@
-// MatrixMul and BatchedMatrixMul on the x86 handle (oneDNN matmul) against naive: sizes 1 and
-// primes, every transpose pair, padded, transposed, broadcast and reversed views of the operands,
-// padded outputs, float32, bfloat16 and float16, and the cases that go to naive (empty products,
-// integer dtypes).
+// MatrixMul and BatchedMatrixMul on the x86 handle (oneDNN matmul; float32 products of at most
+// kSmallMatmulWork multiply-adds by a loop of their own) against naive: sizes 1 and primes, every
+// transpose pair, padded, transposed, broadcast and reversed views of the operands, padded outputs,
+// float32, bfloat16 and float16, and the cases that go to naive (empty products, integer dtypes).
 #include "common/matmul_param.h"
+#include "src/x86/small_matmul.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -50,10 +51,14 @@ TEST_F(X86, MatrixMulRunsOneDnn) {
                 fill_uniform(a, -1, 1, rng);
                 fill_uniform(b, -1, 1, rng);
                 // Which oneDNN implementation runs depends on the CPU (gemm:jit on AVX2,
-                // brg:avx512_core or AMX elsewhere): the test asserts only that oneDNN ran.
-                EXPECT_TRUE(run_and_compare<MatrixMul>(*handle, mm_param(ta, tb), {a, b})
-                                    .starts_with("onednn:"))
-                        << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb " << tb;
+                // brg:avx512_core or AMX elsewhere): the test asserts only that oneDNN ran. The
+                // small products' loop sums in double in naive's order: naive's results exactly.
+                bool small = s.m * s.n * s.k <= x86::kSmallMatmulWork;
+                auto kernel = run_and_compare<MatrixMul>(*handle, mm_param(ta, tb), {a, b}, {},
+                                                         small ? 0.0 : 1e-4);
+                EXPECT_TRUE(small ? kernel == "loop:small_matmul" : kernel.starts_with("onednn:"))
+                        << kernel << " " << s.m << "x" << s.n << "x" << s.k << " ta " << ta
+                        << " tb " << tb;
             }
 }
 
@@ -73,11 +78,12 @@ TEST_F(X86, MatrixMulStridedViews) {
 TEST_F(X86, MatrixMulColumnMajorOutputIsStaged) {
     std::mt19937 rng(9);
     auto op = handle->create_operator<MatrixMul>();
-    HostTensor a({4, 6}, dtype::Float32), b({6, 5}, dtype::Float32);
+    // Past the small products' loop (16 * 10 * 12 multiply-adds), which takes any strides.
+    HostTensor a({16, 12}, dtype::Float32), b({12, 10}, dtype::Float32);
     fill_uniform(a, -1, 1, rng);
     fill_uniform(b, -1, 1, rng);
     // C viewed column-major: oneDNN's fast matmul needs unit-stride rows, so C is staged.
-    HostTensor c(TensorLayout({4, 5}, {1, 4}, dtype::Float32));
+    HostTensor c(TensorLayout({16, 10}, {1, 16}, dtype::Float32));
     std::vector<std::byte> ws(
             op->get_workspace_in_bytes(std::vector<TensorLayout>{a.layout(), b.layout()},
                                        std::vector<TensorLayout>{c.layout()}));
@@ -154,7 +160,7 @@ TEST_F(X86, MatrixMulReusesPlansAcrossShapesAndParams) {
     auto naive = Handle::make_naive()->create_operator<MatrixMul>();
     // Alternate shapes and transposes on one operator object, as a reused eager op would.
     for (int round = 0; round < 3; ++round)
-        for (const Mnk& s : {Mnk{3, 4, 5}, Mnk{6, 2, 5}, Mnk{3, 4, 5}})
+        for (const Mnk& s : {Mnk{12, 10, 9}, Mnk{20, 6, 9}, Mnk{12, 10, 9}})  // past the loop
             for (bool ta : {false, true}) {
                 op->param() = naive->param() = mm_param(ta, false);
                 HostTensor a(a_shape(s, ta), dtype::Float32), b(b_shape(s, false), dtype::Float32);
@@ -163,6 +169,41 @@ TEST_F(X86, MatrixMulReusesPlansAcrossShapesAndParams) {
                 EXPECT_TRUE(tensors_near(run_op(*op, {a, b})[0], run_op(*naive, {a, b})[0], 1e-4));
                 EXPECT_TRUE(ran_onednn(*op));
             }
+}
+
+TEST_F(X86, SmallMatrixMulStridedViewsEqualNaive) {
+    std::mt19937 rng(13);
+    // Views the loop reads through their strides: a transposed buffer, padded rows, a broadcast
+    // row (stride 0), a reversed K, and a column-major C; results equal naive's exactly.
+    struct Case {
+        TensorLayout a, b;
+        bool ta, tb;
+    };
+    const Case cases[] = {
+            {TensorLayout({5, 4}, dtype::Float32).dimshuffle({1, 0}),
+             TensorLayout({5, 3}, {8, 1}, dtype::Float32), false, false},
+            {TensorLayout({6, 5}, {0, 1}, dtype::Float32),
+             TensorLayout({5, 3}, {-3, 1}, dtype::Float32), false, false},
+            {TensorLayout({5, 4}, dtype::Float32), TensorLayout({3, 5}, {1, 3}, dtype::Float32),
+             true, true},
+    };
+    for (const Case& k : cases) {
+        HostTensor a(k.a), b(k.b);
+        fill_uniform(a, -1, 1, rng);
+        fill_uniform(b, -1, 1, rng);
+        EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(k.ta, k.tb), {a, b}, {}, 0.0),
+                  "loop:small_matmul");
+    }
+    auto op = handle->create_operator<MatrixMul>();
+    HostTensor a({4, 6}, dtype::Float32), b({6, 5}, dtype::Float32);
+    fill_uniform(a, -1, 1, rng);
+    fill_uniform(b, -1, 1, rng);
+    HostTensor c(TensorLayout({4, 5}, {1, 4}, dtype::Float32));
+    std::vector<TensorND> in{a.nd(), b.nd()}, out{c.nd()};
+    op->exec(in, out, {});
+    EXPECT_EQ(last_kernel(*op), std::string("loop:small_matmul"));
+    auto naive = Handle::make_naive()->create_operator<MatrixMul>();
+    EXPECT_TRUE(tensors_near(c, run_op(*naive, {a, b})[0], 0.0));
 }
 
 TEST_F(X86, BatchedMatrixMulMatchesNaive) {

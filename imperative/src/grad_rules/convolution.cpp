@@ -28,21 +28,22 @@ dnn::param::Convolution conv_param_of(const dnn::param::ConvBias& p) {
 
 Tensor conv_forward(const dnn::param::Convolution& p, const Tensor& src, const Tensor& filter) {
     std::array<Tensor, 2> in{src, filter};
-    return imperative::apply(ops::ConvolutionForward(p), in)[0];
+    return imperative::apply(*shared_op<ops::ConvolutionForward>(p), in)[0];
 }
 
 // Gradient with respect to the forward's src, of `src_shape`.
 Tensor conv_backward_data(const dnn::param::Convolution& p, const Tensor& filter,
                           const Tensor& diff, const dnn::TensorShape& src_shape) {
     std::array<Tensor, 2> in{filter, diff};
-    return imperative::apply(ops::ConvolutionBackwardData(p), in, {&src_shape, 1})[0];
+    return imperative::apply(*shared_op<ops::ConvolutionBackwardData>(p), in, {&src_shape, 1})[0];
 }
 
 // Gradient with respect to the forward's filter, of `filter_shape`.
 Tensor conv_backward_filter(const dnn::param::Convolution& p, const Tensor& src, const Tensor& diff,
                             const dnn::TensorShape& filter_shape) {
     std::array<Tensor, 2> in{src, diff};
-    return imperative::apply(ops::ConvolutionBackwardFilter(p), in, {&filter_shape, 1})[0];
+    return imperative::apply(*shared_op<ops::ConvolutionBackwardFilter>(p), in,
+                             {&filter_shape, 1})[0];
 }
 
 // dst = conv(src, filter)

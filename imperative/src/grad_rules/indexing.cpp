@@ -40,7 +40,7 @@ Tensor where(const Tensor& mask, const Tensor& dy) {
 
 template <class Op>
 Tensor run1(const typename Op::Param& p, std::vector<Tensor> in) {
-    return imperative::apply(Op(p), in)[0];
+    return imperative::apply(*shared_op<Op>(p), in)[0];
 }
 
 std::vector<Tensor> one_hot_grad(const OpDef& def, std::span<const Tensor> x,

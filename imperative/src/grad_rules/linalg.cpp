@@ -20,7 +20,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
     const size_t nd = a.shape().ndim;
     if (nd == 2) {
         std::array<Tensor, 2> in{a, b};
-        return imperative::apply(ops::MatrixMul(p), in)[0];
+        return imperative::apply(*shared_op<ops::MatrixMul>(p), in)[0];
     }
     auto flat = [](const Tensor& t) {
         const auto& s = t.shape();
@@ -30,7 +30,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
         return reshape(t, dnn::TensorShape{batch, s[s.ndim - 2], s[s.ndim - 1]});
     };
     std::array<Tensor, 2> in{flat(a), flat(b)};
-    Tensor c = imperative::apply(ops::BatchedMatrixMul(p), in)[0];
+    Tensor c = imperative::apply(*shared_op<ops::BatchedMatrixMul>(p), in)[0];
     dnn::TensorShape out = a.shape();
     out[nd - 2] = c.shape()[1];
     out[nd - 1] = c.shape()[2];

@@ -10,7 +10,7 @@ Tensor mm(const Tensor& a, const Tensor& b, bool ta, bool tb, const dnn::param::
     p.transposeA = ta;
     p.transposeB = tb;
     std::array<Tensor, 2> in{a, b};
-    return imperative::apply(ops::MatrixMul(p), in)[0];
+    return imperative::apply(*shared_op<ops::MatrixMul>(p), in)[0];
 }
 
 std::vector<Tensor> matmul_grad(const OpDef& def, std::span<const Tensor> x,

@@ -24,7 +24,7 @@ Tensor mean_over(Tensor t, const std::vector<int32_t>& axes) {
         dnn::param::Reduce p;
         p.mode = dnn::param::Reduce::Mode::MEAN;
         p.axis = axis;
-        t = imperative::apply(ops::Reduce(p), {&t, 1})[0];
+        t = imperative::apply(*shared_op<ops::Reduce>(p), {&t, 1})[0];
     }
     return t;
 }
@@ -126,7 +126,7 @@ std::vector<Tensor> batch_norm_grad(const OpDef& def, std::span<const Tensor> x,
     if (GradKey::any_active())
         return batch_norm_composed_grad(p, x, dy[0], needs);
     std::array<Tensor, 5> in{dy[0], x[0], x[1], y[1], y[2]};
-    auto r = imperative::apply(ops::BatchNormBackward(p), in);  // grad, dscale, dbias
+    auto r = imperative::apply(*shared_op<ops::BatchNormBackward>(p), in);  // grad, dscale, dbias
     for (size_t i = 0; i < 3; ++i)
         if (needs[i])
             g[i] = r[i];

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "../shared_op.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"
@@ -17,7 +18,7 @@ inline Tensor elemwise(Mode mode, std::initializer_list<Tensor> inputs) {
     dnn::param::Elemwise p;
     p.mode = mode;
     std::vector<Tensor> in(inputs);
-    return imperative::apply(ops::Elemwise(p), in)[0];
+    return imperative::apply(*shared_op<ops::Elemwise>(p), in)[0];
 }
 
 inline Tensor reshape(const Tensor& t, const dnn::TensorShape& shape) {
@@ -49,7 +50,8 @@ inline Tensor reduce_to(const Tensor& g, const dnn::TensorShape& target) {
         dnn::param::Reduce p;
         p.mode = dnn::param::Reduce::Mode::SUM;
         p.axis = static_cast<int32_t>(i);
-        r = imperative::apply(ops::Reduce(p), {&r, 1})[0];  // keeps the axis with size 1
+        r = imperative::apply(*shared_op<ops::Reduce>(p),
+                              {&r, 1})[0];  // keeps the axis with size 1
     }
     return reshape(r, target);
 }
@@ -59,7 +61,7 @@ inline Tensor type_cvt(const Tensor& t, dnn::DType dtype) {
         return t;
     dnn::param::TypeCvt p;
     p.dtype = dtype.enumv();
-    return imperative::apply(ops::TypeCvt(p), {&t, 1})[0];
+    return imperative::apply(*shared_op<ops::TypeCvt>(p), {&t, 1})[0];
 }
 
 inline Tensor scalar_like(const Tensor& t, float value) {
@@ -67,7 +69,7 @@ inline Tensor scalar_like(const Tensor& t, float value) {
     p.value = value;
     p.dtype = t.dtype().enumv();
     dnn::TensorShape one{};  // 0-d, broadcasts against anything
-    return run_generator(ops::Fill(p), {&one, 1}, t.comp_node())[0];
+    return run_generator(*shared_op<ops::Fill>(p), {&one, 1}, t.comp_node())[0];
 }
 
 }  // namespace neomeg::imperative::grad_util

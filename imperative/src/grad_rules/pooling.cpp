@@ -19,7 +19,7 @@ using namespace grad_util;
 template <class BackwardOp, class Param>
 Tensor pool_backward(const Param& p, const Tensor& src, const Tensor& dst, const Tensor& diff) {
     std::array<Tensor, 3> in{src, dst, diff};
-    return imperative::apply(BackwardOp(p), in)[0];
+    return imperative::apply(*shared_op<BackwardOp>(p), in)[0];
 }
 
 // dst = pool(src); the backward op recomputes max positions from src and checks dst's shape.

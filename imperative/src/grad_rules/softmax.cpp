@@ -19,7 +19,7 @@ std::vector<Tensor> softmax_grad(const OpDef& def, std::span<const Tensor>,
         return {Tensor()};
     const auto& p = static_cast<const ops::SoftmaxForward&>(def).param();
     std::array<Tensor, 2> in{y[0], dy[0]};
-    return {imperative::apply(ops::SoftmaxBackward(p), in)[0]};
+    return {imperative::apply(*shared_op<ops::SoftmaxBackward>(p), in)[0]};
 }
 
 std::vector<Tensor> log_softmax_grad(const OpDef& def, std::span<const Tensor>,
@@ -29,7 +29,7 @@ std::vector<Tensor> log_softmax_grad(const OpDef& def, std::span<const Tensor>,
         return {Tensor()};
     const auto& p = static_cast<const ops::LogSoftmaxForward&>(def).param();
     std::array<Tensor, 2> in{y[0], dy[0]};
-    return {imperative::apply(ops::LogSoftmaxBackward(p), in)[0]};
+    return {imperative::apply(*shared_op<ops::LogSoftmaxBackward>(p), in)[0]};
 }
 
 // Sum along the softmax axis, keeping it with size 1.
@@ -37,7 +37,7 @@ Tensor sum_axis(const Tensor& t, int32_t axis) {
     dnn::param::Reduce p;
     p.mode = dnn::param::Reduce::Mode::SUM;
     p.axis = axis < 0 ? axis + static_cast<int32_t>(t.shape().ndim) : axis;
-    return imperative::apply(ops::Reduce(p), {&t, 1})[0];
+    return imperative::apply(*shared_op<ops::Reduce>(p), {&t, 1})[0];
 }
 
 // inputs: dst, diff. With dg the gradient of grad:
@@ -57,7 +57,7 @@ std::vector<Tensor> softmax_backward_grad(const OpDef& def, std::span<const Tens
     }
     if (needs[1]) {
         std::array<Tensor, 2> in{dst, dg};
-        g[1] = imperative::apply(ops::SoftmaxBackward(p), in)[0];
+        g[1] = imperative::apply(*shared_op<ops::SoftmaxBackward>(p), in)[0];
     }
     return g;
 }

@@ -11,7 +11,15 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor import amp as _amp
 from ..core.tensor import array_method as _array_method
-from ..core.tensor.array_method import _promote, as_tensor, cached_op, elemwise, reduce, reshape
+from ..core.tensor.array_method import (
+    Tensor,
+    _promote,
+    as_tensor,
+    cached_op,
+    elemwise,
+    reduce,
+    reshape,
+)
 from .elemwise import isinf, isnan, sign
 from .tensor import stack
 
@@ -210,6 +218,9 @@ def _matmul_op(ndim, transpose_a, transpose_b, compute_mode, format):
     return op
 
 
+_MATMUL_2D = _matmul_op(2, False, False, "default", "default")
+
+
 def matmul(
     inp1, inp2, transpose_a=False, transpose_b=False, compute_mode="default", *, format="default"
 ):
@@ -249,16 +260,21 @@ def matmul(
         >>> F.matmul(np.ones((5, 2, 3, 4), "float32"), np.ones((2, 4, 6), "float32")).shape
         (5, 2, 3, 6)
     """
-    a, b = as_tensor(inp1), as_tensor(inp2)
+    # Tensors pass without a call: at 8x8 matmul's Python frame costs as much as its kernel.
+    a = inp1 if isinstance(inp1, Tensor) else as_tensor(inp1)
+    b = inp2 if isinstance(inp2, Tensor) else as_tensor(inp2)
     if _amp._enabled:
         a, b = _amp.cast_tensors(a, b)
         compute_mode = "float32"
     nd = a.ndim
     # Two matrices, or two batches of equal size: one kernel call (the eager hot path).
     if nd == b.ndim and (nd == 2 or (nd == 3 and a.shape[0] == b.shape[0])):
-        op = _matmul_ops.get((nd, transpose_a, transpose_b, compute_mode, format))
-        if op is None:
-            op = _matmul_op(nd, transpose_a, transpose_b, compute_mode, format)
+        if nd == 2 and not (transpose_a or transpose_b) and compute_mode == "default" == format:
+            op = _MATMUL_2D
+        else:
+            op = _matmul_ops.get((nd, transpose_a, transpose_b, compute_mode, format))
+            if op is None:
+                op = _matmul_op(nd, transpose_a, transpose_b, compute_mode, format)
         try:
             return _rt.apply(op, a, b)[0]
         except ValueError as e:

@@ -320,6 +320,19 @@ def test_matmul_fast_path_reuses_one_op():
     assert isinstance(fm._matmul_ops[(2, True, False, "default", "default")], builtin.MatrixMul)
 
 
+def test_matmul_of_tensors_and_parameters():
+    # Tensor operands take the fast path without conversion; a Parameter is a Tensor too. Its
+    # own generator: drawing from the module's would change later tests' inputs.
+    own = np.random.default_rng(12)
+    a, b = (own.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 2)))
+    ta, pb = mge.Tensor(a), mge.Parameter(b)
+    close(F.matmul(ta, pb), a @ b)
+    close(F.matmul(pb, ta, transpose_a=True, transpose_b=True), b.T @ a.T)
+    close(F.matmul(ta, b), a @ b)
+    with pytest.raises(ValueError, match="compute_mode must be 'default' or 'float32'"):
+        F.matmul(ta, pb, compute_mode="fast")
+
+
 def _well_conditioned(*shape):
     """Uniform in [-1, 1) plus 2n on the diagonal: diagonally dominant, pivots >= n."""
     n = shape[-1]

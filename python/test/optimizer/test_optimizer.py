@@ -348,3 +348,23 @@ def test_parameters_on_another_device(cls):
     opt.step()
     assert w.device == "cpu1" and e.device == "cpu1" and e.shape == (0,)
     assert set(opt.state_dict()["state"]) == (set() if cls is optim.SGD else {0, 1})
+
+
+@pytest.mark.parametrize(
+    "pdtype,gdtype,rtol", [("float16", "float16", 3e-3), ("float32", "int32", 1e-6)]
+)
+def test_sgd_updates_in_the_parameter_dtype(pdtype, gdtype, rtol):
+    # SGD's updates are fused multiply-adds with Python-number factors: a float16 parameter
+    # stays float16 and an integer gradient is promoted, as the unfused arithmetic did.
+    hyper = {"lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}
+    p0 = np.array([0.5, -1.0, 2.0, 3.0], pdtype)
+    w = mge.Parameter(p0, dtype=pdtype)
+    opt = optim.SGD([w], **hyper)
+    p, st = p0.astype(np.float64), {}
+    for t in range(1, 4):
+        g = np.array([1, -2, 3, t], gdtype)
+        w.grad = mge.Tensor(g, dtype=gdtype)
+        opt.step()
+        p = np_sgd(p, g.astype(np.float64), st, t, **hyper)
+        assert w._dtype_name == pdtype
+        np.testing.assert_allclose(w.numpy().astype(np.float64), p, rtol=rtol, atol=rtol)
