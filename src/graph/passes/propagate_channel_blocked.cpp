@@ -9,9 +9,10 @@
 //   src is plain and whose output no member reads (it would only move the reorder it makes
 //   anyway into a node of its own);
 // - PoolingForward and BatchNormForward (either mode): when their src is blocked;
-// - BatchNormBackward: when diff or src is blocked; ConvolutionBackwardData (group 1): when diff
-//   is blocked; ConvolutionBackwardFilter (group 1): when src or diff is blocked. So a training
-//   step's backward stays blocked wherever its forward was;
+// - BatchNormBackward: when diff or src is blocked; ConvolutionBackwardFilter (group 1): when src
+//   or diff is blocked; ConvolutionBackwardData (group 1): as a convolution, its diff in the
+//   place of src (a plain diff, the loss's gradient at the head, gets a ChannelBlock when a member
+//   reads the result). So a training step's backward stays blocked wherever its forward was;
 // - Elemwise of a mode that maps zeros to zero (so the padding channels of the last block stay
 //   zero, which the blocked kernels rely on), on operands of the output's shape: when one
 //   operand is blocked; a plain operand gets a ChannelBlock.
@@ -179,15 +180,14 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         };
         bool any_blocked = std::any_of(node->inputs().begin(), node->inputs().end(),
                                        [&](const VarNode* v) { return blocked.count(v) != 0; });
-        bool joins =
-                is_convolution(node) || (is_pooling(node) && in_blocked(0)) ||
-                (is_blockable_elemwise(node) && any_blocked) ||
-                (is_batch_norm(node, ops::BatchNormForward::kId) && in_blocked(0)) ||
-                (is_batch_norm(node, ops::BatchNormBackward::kId) &&
-                 (in_blocked(0) || in_blocked(1))) ||
-                (is_backward_convolution<ops::ConvolutionBackwardData>(node) && in_blocked(1)) ||
-                (is_backward_convolution<ops::ConvolutionBackwardFilter>(node) &&
-                 (in_blocked(0) || in_blocked(1)));
+        bool joins = is_convolution(node) || (is_pooling(node) && in_blocked(0)) ||
+                     (is_blockable_elemwise(node) && any_blocked) ||
+                     (is_batch_norm(node, ops::BatchNormForward::kId) && in_blocked(0)) ||
+                     (is_batch_norm(node, ops::BatchNormBackward::kId) &&
+                      (in_blocked(0) || in_blocked(1))) ||
+                     is_backward_convolution<ops::ConvolutionBackwardData>(node) ||
+                     (is_backward_convolution<ops::ConvolutionBackwardFilter>(node) &&
+                      (in_blocked(0) || in_blocked(1)));
         if (!joins)
             continue;
         member.insert(node);
@@ -195,10 +195,12 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         if (node->op().id() != ops::ConvolutionBackwardFilter::kId)
             blocked.insert(node->outputs()[0]);
     }
-    // A convolution with a plain src and no member reading it stays as it is. Nothing that joined
-    // reads its output, so no other membership depends on it.
+    // A convolution with a plain src (a backward one: a plain diff) and no member reading it stays
+    // as it is. Nothing that joined reads its output, so no other membership depends on it.
     for (const OperatorNode* node : order) {
-        if (!member.count(node) || !is_convolution(node) || blocked.count(node->inputs()[0]))
+        const bool backward = node->op().id() == ops::ConvolutionBackwardData::kId;
+        if (!member.count(node) || !(is_convolution(node) || backward) ||
+            blocked.count(node->inputs()[backward ? 1 : 0]))
             continue;
         const auto& users = node->outputs()[0]->users();
         if (std::none_of(users.begin(), users.end(),
@@ -273,7 +275,7 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
             InsertOptions opt;
             opt.output_shapes = {blocked_shape(node->outputs()[0]->shape(), b)};
             results = {graph.insert1(ops::ConvolutionBackwardDataBlocked(p),
-                                     {in[0], twin.at(in[1])}, opt)};
+                                     {in[0], blocked_value(in[1], b)}, opt)};
         } else if (id == ops::ConvolutionBackwardFilter::kId) {
             const auto& p = static_cast<const ops::ConvolutionBackwardFilter&>(node->op()).param();
             InsertOptions opt;
