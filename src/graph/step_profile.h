@@ -1,5 +1,6 @@
-// NEOMEG_GRAPH_PROFILE=1: an executable times each of its steps and, when it is destroyed, prints
-// to stderr the time per run of each kind of step (the op's name; an Elemwise's mode too), the
+// NEOMEG_GRAPH_PROFILE=1: an executable times each of its steps in every run after the first (which
+// creates the kernels' plans) and, when it is destroyed, prints to stderr the time per run of each
+// kind of step (the op's name; an Elemwise's mode too), the
 // layout conversions among them, and the executor's own time between steps. The CPU queues run
 // synchronously, so a step's wall time is its kernel's; a GPU step's is only its launch.
 #pragma once

@@ -1,9 +1,10 @@
 // BatchNormForwardBlocked and BatchNormBackwardBlocked on contiguous float32 tensors in
 // ChannelBlock's layout with a block of 8 or 16: loops of our own over (N, Cb, S, block), the
 // innermost axis a vector of `block` channels, so every pass is one sweep over memory with the
-// per-channel values in registers. Channel blocks are split over threads. Sums run in float along
-// one row (N, cb) and in double across rows; the variance is the mean of squared deviations from
-// the batch mean (a second pass), as naive computes it. The running statistics and saved inverse
+// per-channel values in registers (forward: the moments, then the affine map; backward: the two
+// sums, then the gradient). Channel blocks are split over threads. Sums run in float along one
+// row (N, cb) and in double across rows; the moments are taken about the first row's mean, so
+// the variance does not come from cancelling large sums. The running statistics and saved inverse
 // std follow BatchNormForward's x86 kernel (batch_norm.cpp). Other cases go to naive.
 #include <cmath>
 #include <vector>
@@ -29,56 +30,82 @@ Channels channel_values(const TensorND& t) {
     return {static_cast<float*>(t.raw_ptr()), l.stride[l.ndim == 1 ? 0 : 1]};
 }
 
-// acc[i] += sum over s of (x[s * block + i] - shift[i])^power, power 1 or 2, for one row.
-NM_BN_CLONES void row_sums(const float* x, size_t s_count, size_t block, const float* shift,
-                           bool square, double* acc) {
-    float part[16] = {};
-    for (size_t s = 0; s < s_count; ++s) {
-        const float* v = x + s * block;
-        if (square) {
-            for (size_t i = 0; i < block; ++i) {
-                float d = v[i] - shift[i];
-                part[i] += d * d;
-            }
-        } else {
-            for (size_t i = 0; i < block; ++i)
-                part[i] += v[i] - shift[i];
+// The loops over one row (N, cb) of S positions x `B` channels, with B fixed so that the inner
+// loop is one vector; the NM_BN_CLONES wrappers below pick B (8 or 16) inside each ISA's clone.
+#define NM_BN_INLINE inline __attribute__((always_inline))
+
+// acc1[i] += sum (x - shift[i]), acc2[i] += sum (x - shift[i])^2.
+template <size_t B>
+NM_BN_INLINE void moments_t(const float* x, size_t s_count, const float* shift, double* acc1,
+                            double* acc2) {
+    float p1[B] = {}, p2[B] = {};
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i) {
+            float d = x[s * B + i] - shift[i];
+            p1[i] += d;
+            p2[i] += d * d;
         }
+    for (size_t i = 0; i < B; ++i) {
+        acc1[i] += p1[i];
+        acc2[i] += p2[i];
     }
-    for (size_t i = 0; i < block; ++i)
-        acc[i] += part[i];
 }
 
-// acc_dy[i] += sum dy, acc_dyx[i] += sum dy * (x - mean), for one row.
-NM_BN_CLONES void row_grad_sums(const float* dy, const float* x, size_t s_count, size_t block,
-                                const float* mean, double* acc_dy, double* acc_dyx) {
-    float pdy[16] = {}, pdyx[16] = {};
-    for (size_t s = 0; s < s_count; ++s) {
-        const float *d = dy + s * block, *v = x + s * block;
-        for (size_t i = 0; i < block; ++i) {
-            pdy[i] += d[i];
-            pdyx[i] += d[i] * (v[i] - mean[i]);
+// acc_dy[i] += sum dy, acc_dyx[i] += sum dy * (x - mean[i]).
+template <size_t B>
+NM_BN_INLINE void grad_sums_t(const float* dy, const float* x, size_t s_count, const float* mean,
+                              double* acc_dy, double* acc_dyx) {
+    float pdy[B] = {}, pdyx[B] = {};
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i) {
+            pdy[i] += dy[s * B + i];
+            pdyx[i] += dy[s * B + i] * (x[s * B + i] - mean[i]);
         }
-    }
-    for (size_t i = 0; i < block; ++i) {
+    for (size_t i = 0; i < B; ++i) {
         acc_dy[i] += pdy[i];
         acc_dyx[i] += pdyx[i];
     }
 }
 
-// y = a * x + b (+ c * z when z is given) per channel, for one row.
+// y = a * x + b, plus c * z when z is given.
+template <size_t B>
+NM_BN_INLINE void affine_t(const float* x, const float* z, float* y, size_t s_count, const float* a,
+                           const float* b, const float* c) {
+    if (z) {
+        for (size_t s = 0; s < s_count; ++s)
+            for (size_t i = 0; i < B; ++i)
+                y[s * B + i] = a[i] * x[s * B + i] + c[i] * z[s * B + i] + b[i];
+    } else {
+        for (size_t s = 0; s < s_count; ++s)
+            for (size_t i = 0; i < B; ++i)
+                y[s * B + i] = a[i] * x[s * B + i] + b[i];
+    }
+}
+
+#undef NM_BN_INLINE
+
+NM_BN_CLONES void row_moments(const float* x, size_t s_count, size_t block, const float* shift,
+                              double* acc1, double* acc2) {
+    if (block == 16)
+        moments_t<16>(x, s_count, shift, acc1, acc2);
+    else
+        moments_t<8>(x, s_count, shift, acc1, acc2);
+}
+
+NM_BN_CLONES void row_grad_sums(const float* dy, const float* x, size_t s_count, size_t block,
+                                const float* mean, double* acc_dy, double* acc_dyx) {
+    if (block == 16)
+        grad_sums_t<16>(dy, x, s_count, mean, acc_dy, acc_dyx);
+    else
+        grad_sums_t<8>(dy, x, s_count, mean, acc_dy, acc_dyx);
+}
+
 NM_BN_CLONES void row_affine(const float* x, const float* z, float* y, size_t s_count, size_t block,
                              const float* a, const float* b, const float* c) {
-    for (size_t s = 0; s < s_count; ++s) {
-        const size_t o = s * block;
-        if (z) {
-            for (size_t i = 0; i < block; ++i)
-                y[o + i] = a[i] * x[o + i] + c[i] * z[o + i] + b[i];
-        } else {
-            for (size_t i = 0; i < block; ++i)
-                y[o + i] = a[i] * x[o + i] + b[i];
-        }
-    }
+    if (block == 16)
+        affine_t<16>(x, z, y, s_count, a, b, c);
+    else
+        affine_t<8>(x, z, y, s_count, a, b, c);
 }
 
 #undef NM_BN_CLONES
@@ -149,25 +176,20 @@ public:
             for (size_t b = b0; b < b1; ++b) {
                 const size_t c0 = b * g.block, live = std::min(g.block, channels - c0);
                 float shift[16] = {}, a[16] = {}, off[16] = {};
-                double acc[16] = {};
+                double acc[16] = {}, acc2[16] = {};
                 if (training) {
-                    for (size_t i = 0; i < g.n; ++i)
-                        row_sums(g.at(t[0], i, b), g.s, g.block, shift, false, acc);
+                    // Moments about a shift near the mean (the first row's mean), in one pass:
+                    // the sums of deviations stay small, so float rows lose little.
+                    double first[16] = {}, unused[16] = {};
+                    row_moments(g.at(t[0], 0, b), g.s, g.block, shift, first, unused);
                     for (size_t k = 0; k < live; ++k)
-                        shift[k] = static_cast<float>(acc[k] / double(m));
-                    double mu[16];
-                    for (size_t k = 0; k < 16; ++k) {
-                        mu[k] = acc[k] / double(m);
-                        acc[k] = 0;
-                    }
+                        shift[k] = static_cast<float>(first[k] / double(g.s));
                     for (size_t i = 0; i < g.n; ++i)
-                        row_sums(g.at(t[0], i, b), g.s, g.block, shift, true, acc);
+                        row_moments(g.at(t[0], i, b), g.s, g.block, shift, acc, acc2);
                     for (size_t k = 0; k < live; ++k) {
-                        // The squared deviations were taken from the rounded mean: correct the
-                        // variance for the difference (exact in real arithmetic).
-                        double d = mu[k] - double(shift[k]);
-                        mean[c0 + k] = mu[k];
-                        var[c0 + k] = std::max(acc[k] / double(m) - d * d, 0.0);
+                        const double d = acc[k] / double(m);
+                        mean[c0 + k] = double(shift[k]) + d;
+                        var[c0 + k] = std::max(acc2[k] / double(m) - d * d, 0.0);
                     }
                 } else {
                     for (size_t k = 0; k < live; ++k) {
