@@ -16,6 +16,9 @@
 // - Elemwise of a mode that maps zeros to zero (so the padding channels of the last block stay
 //   zero, which the blocked kernels rely on), on operands of the output's shape: when one
 //   operand is blocked; a plain operand gets a ChannelBlock.
+// A tensor of fewer channels than half a block is never converted into the blocked layout nor made
+// blocked by a training op (the padding would more than double it), except a graph input or
+// constant read as a filter gradient's src (the image of the first convolution).
 // A member's blocked value that a non-member, a member at a plain input (a filter, a scale) or
 // the caller reads gets one ChannelUnblock. Plain outputs (a filter's gradient, BatchNorm's
 // statistics) stay plain. Each new node runs where the node it replaces ran.
@@ -180,14 +183,32 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         };
         bool any_blocked = std::any_of(node->inputs().begin(), node->inputs().end(),
                                        [&](const VarNode* v) { return blocked.count(v) != 0; });
-        bool joins = is_convolution(node) || (is_pooling(node) && in_blocked(0)) ||
-                     (is_blockable_elemwise(node) && any_blocked) ||
-                     (is_batch_norm(node, ops::BatchNormForward::kId) && in_blocked(0)) ||
-                     (is_batch_norm(node, ops::BatchNormBackward::kId) &&
-                      (in_blocked(0) || in_blocked(1))) ||
-                     is_backward_convolution<ops::ConvolutionBackwardData>(node) ||
-                     (is_backward_convolution<ops::ConvolutionBackwardFilter>(node) &&
-                      (in_blocked(0) || in_blocked(1)));
+        // Fewer channels than half a block would pad to over twice their size: such a tensor is
+        // never converted into the blocked layout (a ChannelBlock) nor made blocked by a training
+        // op, so that e.g. LeNet's backward (6 channels, a 1-channel image) stays plain.
+        const size_t b = block_of(node);
+        auto few = [&](const VarNode* v) { return v->shape()[1] * 2 < b; };
+        auto blocked_or_wide = [&](size_t i) { return in_blocked(i) || !few(node->inputs()[i]); };
+        // A filter gradient's src may be the image: an input, converted once per step, costs less
+        // than the plain convolution's reorders of the (wide) gradient.
+        auto blocked_or_input = [&](size_t i) {
+            return blocked_or_wide(i) || node->inputs()[i]->kind() != VarNode::Kind::Computed;
+        };
+        bool plain_operands_wide = true;
+        for (size_t i = 0; i < node->inputs().size(); ++i)
+            plain_operands_wide &= blocked_or_wide(i);
+        bool joins =
+                is_convolution(node) || (is_pooling(node) && in_blocked(0)) ||
+                (is_blockable_elemwise(node) && any_blocked && plain_operands_wide) ||
+                (is_batch_norm(node, ops::BatchNormForward::kId) && in_blocked(0) &&
+                 !few(node->inputs()[0])) ||
+                (is_batch_norm(node, ops::BatchNormBackward::kId) &&
+                 (in_blocked(0) || in_blocked(1)) && blocked_or_wide(0) && blocked_or_wide(1) &&
+                 !few(node->inputs()[1])) ||
+                (is_backward_convolution<ops::ConvolutionBackwardData>(node) &&
+                 blocked_or_wide(1) && !few(node->outputs()[0])) ||
+                (is_backward_convolution<ops::ConvolutionBackwardFilter>(node) &&
+                 (in_blocked(0) || in_blocked(1)) && blocked_or_input(0) && blocked_or_wide(1));
         if (!joins)
             continue;
         member.insert(node);
