@@ -1,17 +1,27 @@
 #include "neomeg/graph/executable.h"
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <unordered_map>
 
 #include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
 #include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
+#include "step_profile.h"
 
 namespace neomeg::graph {
 
 Executable::Executable() = default;
-Executable::~Executable() = default;
+Executable::~Executable() {
+    if (!m_profile)
+        return;
+    std::vector<const OperatorNode*> nodes;
+    for (const Step& step : m_steps)
+        nodes.push_back(step.node);
+    std::cerr << m_profile->summary(nodes);
+}
 
 namespace {
 
@@ -223,6 +233,8 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         size_t a = m_vars[v.var].index;
         m_vars[v.var].offset = m_arenas[a].plan.offsets[shares[a] ? v.shared : v.own];
     }
+    if (StepProfile::enabled())
+        m_profile = std::make_unique<StepProfile>(m_steps.size());
     for (Step& step : m_steps)
         step.workspace_offset =
                 m_arenas[step.arena].plan.offsets[shares[step.arena] ? step.workspace_buffer
@@ -307,9 +319,17 @@ void Executable::execute() {
         m_output_values[v.index] =
                 DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
     }
-    for (Step& step : m_steps) {
+    using Clock = std::chrono::steady_clock;
+    // The first run creates the kernels' plans (oneDNN's JIT code): not what a step costs.
+    StepProfile* profile = m_ran ? m_profile.get() : nullptr;
+    const Clock::time_point run_start = profile ? Clock::now() : Clock::time_point();
+    for (size_t s = 0; s < m_steps.size(); ++s) {
+        Step& step = m_steps[s];
+        const Clock::time_point step_start = profile ? Clock::now() : Clock::time_point();
         if (step.dynamic) {
             run_dynamic_step(step);
+            if (profile)
+                profile->add_step(s, Clock::now() - step_start);
             continue;
         }
         for (size_t i = 0; i < step.inputs.size(); ++i) {
@@ -333,9 +353,13 @@ void Executable::execute() {
         for (size_t out : step.outputs)
             if (m_vars[out].source == VarSlot::Source::Arena && m_arena_blobs[m_vars[out].index])
                 m_arena_blobs[m_vars[out].index]->note_write();
+        if (profile)
+            profile->add_step(s, Clock::now() - step_start);
     }
     for (const Arena& arena : m_arenas)
         arena.comp_node.sync();
+    if (profile)
+        profile->add_run(Clock::now() - run_start);
     for (DeviceTensor& t : m_dynamic_values)  // intermediates: freed, not kept to the next run
         t = DeviceTensor();
     // Outputs that are inputs or constants themselves, and repeated outputs, share values.

@@ -115,3 +115,27 @@ op(
         ),
     ),
 )
+
+# The backward convolutions on ChannelBlock's layout, so that a traced training step keeps its
+# activations and their gradients blocked from the first convolution to the head
+# (src/graph/passes/propagate_channel_blocked.cpp).
+op(
+    "ConvolutionBackwardDataBlocked",
+    "ConvolutionBackwardData with diff (N, ceil(OC/block), out..., block) and grad (N, "
+    "ceil(IC/block), in..., block) in ChannelBlock's layout, block being diff's last dim; filter "
+    "is plain. grad's spatial size is ConvolutionBackwardData's unless the caller presets grad's "
+    "shape. Channels past OC must be zero in diff; those past IC are zero in grad.",
+    inputs=["filter", "diff"],
+    outputs=["grad"],
+    param=CONVOLUTION,
+)
+
+op(
+    "ConvolutionBackwardFilterBlocked",
+    "ConvolutionBackwardFilter with src (N, ceil(IC/block), in..., block) and diff (N, "
+    "ceil(OC/block), out..., block) in ChannelBlock's layout (one block, their last dim); grad is "
+    "the plain (OC, IC/group, k...) filter gradient, whose shape the caller presets.",
+    inputs=["src", "diff"],
+    outputs=["grad"],
+    param=CONVOLUTION,
+)

@@ -153,3 +153,25 @@ op(
     outputs=["grad"],
     param=DROPOUT,
 )
+
+# BatchNorm on ChannelBlock's layout (dnn/ops/defs/tensor_shape.py): the channel count C is
+# scale's, the block src's last dim; the per-channel tensors stay plain {1, C, 1, ...}.
+op(
+    "BatchNormForwardBlocked",
+    "BatchNormForward on src and dst (N, ceil(C/block), spatial..., block) in ChannelBlock's "
+    "layout; scale, bias and the statistics are plain (1, C, 1...) as BatchNormForward's, for "
+    "the C channels of src. The channels past C in dst are zero.",
+    inputs=["src", "scale", "bias", "running_mean", "running_var"],
+    outputs=["dst", "batch_mean", "batch_inv_std", "running_mean_out", "running_var_out"],
+    param=BN,
+)
+
+op(
+    "BatchNormBackwardBlocked",
+    "BatchNormBackward with diff, src and grad in ChannelBlock's layout (one block, their last "
+    "dim); scale, the saved statistics, dscale and dbias are plain (1, C, 1...). The channels "
+    "past C in grad are zero.",
+    inputs=["diff", "src", "scale", "saved_mean", "saved_inv_std"],
+    outputs=["grad", "dscale", "dbias"],
+    param=BN,
+)

@@ -3,6 +3,7 @@
 // {1, C, 1, ...} of src's rank, and one float dtype (the statistics dtype, scale's), which is
 // float32 or src's dtype: MegEngine keeps float32 statistics for float16 activations.
 #include "neomeg/dnn/operators.h"
+#include "src/common/batch_norm_layout.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {
@@ -45,38 +46,49 @@ DType check_inputs(const OperatorBase& op, const TensorLayout& src,
 
 }  // namespace
 
-void BatchNormForward::deduce_layout(std::span<const TensorLayout> inputs,
-                                     std::span<TensorLayout> outputs) {
-    check_count(*this, inputs, 5);
+void batch_norm_forward_layouts(const OperatorBase& op, const param::BatchNorm& param,
+                                std::span<const TensorLayout> inputs,
+                                std::span<TensorLayout> outputs) {
+    check_count(op, inputs, 5);
     static constexpr const char* names[] = {"scale", "bias", "running_mean", "running_var"};
     const TensorLayout& src = inputs[0];
-    DType stat = check_inputs(*this, src, inputs.subspan(1), names);
-    NM_REQUIRE(ParamError, m_param.epsilon >= 0, "epsilon ", m_param.epsilon, " is negative");
-    NM_REQUIRE(ParamError, m_param.momentum >= 0 && m_param.momentum <= 1, "momentum ",
-               m_param.momentum, " is outside [0, 1]");
-    if (m_param.fwd_mode == Param::FwdMode::TRAINING) {
+    DType stat = check_inputs(op, src, inputs.subspan(1), names);
+    NM_OP_REQUIRE(op, ParamError, param.epsilon >= 0, "epsilon ", param.epsilon, " is negative");
+    NM_OP_REQUIRE(op, ParamError, param.momentum >= 0 && param.momentum <= 1, "momentum ",
+                  param.momentum, " is outside [0, 1]");
+    if (param.fwd_mode == param::BatchNorm::FwdMode::TRAINING) {
         // The running variance uses the unbiased batch variance, undefined for one value.
         size_t per_channel = src[1] ? src.total_nr_elems() / src[1] : 0;
-        NM_REQUIRE(ShapeError, per_channel != 1,
-                   "training needs more than one value per channel, src ", src.to_string(),
-                   " has one");
+        NM_OP_REQUIRE(op, ShapeError, per_channel != 1,
+                      "training needs more than one value per channel, src ", src.to_string(),
+                      " has one");
     }
     outputs[0] = TensorLayout(src, src.dtype);
     for (size_t i = 1; i < 5; ++i)
         outputs[i] = TensorLayout(inputs[1], stat);
 }
 
-void BatchNormBackward::deduce_layout(std::span<const TensorLayout> inputs,
-                                      std::span<TensorLayout> outputs) {
-    check_count(*this, inputs, 5);
+void batch_norm_backward_layouts(const OperatorBase& op, std::span<const TensorLayout> inputs,
+                                 std::span<TensorLayout> outputs) {
+    check_count(op, inputs, 5);
     static constexpr const char* names[] = {"scale", "saved_mean", "saved_inv_std"};
     const TensorLayout &diff = inputs[0], &src = inputs[1];
-    DType stat = check_inputs(*this, src, inputs.subspan(2), names);
-    check_same_dtype(*this, diff, "diff", src, "src");
-    check_same_shape(*this, diff, "diff", src, "src");
+    DType stat = check_inputs(op, src, inputs.subspan(2), names);
+    check_same_dtype(op, diff, "diff", src, "src");
+    check_same_shape(op, diff, "diff", src, "src");
     outputs[0] = TensorLayout(src, src.dtype);
     outputs[1] = TensorLayout(inputs[2], stat);
     outputs[2] = TensorLayout(inputs[2], stat);
+}
+
+void BatchNormForward::deduce_layout(std::span<const TensorLayout> inputs,
+                                     std::span<TensorLayout> outputs) {
+    batch_norm_forward_layouts(*this, m_param, inputs, outputs);
+}
+
+void BatchNormBackward::deduce_layout(std::span<const TensorLayout> inputs,
+                                      std::span<TensorLayout> outputs) {
+    batch_norm_backward_layouts(*this, inputs, outputs);
 }
 
 }  // namespace neomeg::dnn

@@ -38,3 +38,18 @@ struct BlockedPoolShapes {
 BlockedPoolShapes blocked_pool_shapes(const PoolingBlocked& op, const TensorLayout& src);
 
 }  // namespace neomeg::dnn
+
+namespace neomeg::dnn {
+
+// A blocked tensor's plain layout (N, channels, spatial...), contiguous, after checking (errors
+// name `op` and `what`) that it is (N, ceil(channels/block), spatial..., block) of rank
+// `plain_ndim` + 1.
+TensorLayout plain_of_blocked(const OperatorBase& op, const char* what, const TensorLayout& blocked,
+                              size_t channels, size_t plain_ndim);
+
+// The channel count a per-channel BatchNorm tensor ({C} or {1, C, 1, ...}) gives.
+inline size_t bn_channels(const TensorLayout& per_channel) {
+    return per_channel.ndim == 1 ? per_channel[0] : per_channel.ndim > 1 ? per_channel[1] : 0;
+}
+
+}  // namespace neomeg::dnn

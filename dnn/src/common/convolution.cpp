@@ -6,6 +6,7 @@
 // a larger size) and check that its forward output is diff; without one they deduce the smallest
 // input (backward data) or the largest kernel (backward filter).
 #include "neomeg/dnn/operators.h"
+#include "src/common/conv_backward_layout.h"
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {
@@ -44,21 +45,19 @@ void check_forward_gives_diff(const OperatorBase& op, const ConvGeometry& g,
 
 }  // namespace
 
-void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs,
-                                            std::span<TensorLayout> outputs) {
-    check_num_inputs(inputs);
-    const TensorLayout &filter = inputs[0], &diff = inputs[1];
-    check_backward_inputs(*this, "filter", filter, diff);
-    ConvArgs args = ConvArgs::of(m_param);
+TensorLayout conv_backward_data_grad(const OperatorBase& op, const ConvArgs& args,
+                                     const TensorLayout& filter, const TensorLayout& diff,
+                                     const TensorLayout& preset) {
+    check_backward_inputs(op, "filter", filter, diff);
     size_t spatial = diff.ndim - 2;
-    conv_check_args(*this, args, spatial);
+    conv_check_args(op, args, spatial);
     auto shapes = [&] {
         return str_cat("filter ", filter.to_string(), ", diff ", diff.to_string());
     };
-    NM_REQUIRE(ShapeError, filter[0] == diff[1], "filter has ", filter[0],
-               " output channels, diff has ", diff[1], "; ", shapes());
+    NM_OP_REQUIRE(op, ShapeError, filter[0] == diff[1], "filter has ", filter[0],
+                  " output channels, diff has ", diff[1], "; ", shapes());
 
-    TensorLayout grad = outputs[0];
+    TensorLayout grad = preset;
     if (grad.ndim == 0) {
         grad.ndim = diff.ndim;
         grad[0] = diff[0];
@@ -68,33 +67,31 @@ void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs
             auto k = static_cast<ptrdiff_t>(filter[2 + d]);
             ptrdiff_t in = (out - 1) * args.stride[d] - 2 * args.padding[d] +
                            args.dilation[d] * (k - 1) + 1;
-            NM_REQUIRE(ShapeError, out >= 1 && k >= 1 && in >= 1,
-                       "no input size gives diff in spatial dim ", d, " (deduced ", in, "); ",
-                       shapes());
+            NM_OP_REQUIRE(op, ShapeError, out >= 1 && k >= 1 && in >= 1,
+                          "no input size gives diff in spatial dim ", d, " (deduced ", in, "); ",
+                          shapes());
             grad[2 + d] = static_cast<size_t>(in);
         }
     }
-    NM_REQUIRE(ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
-               grad.TensorShape::to_string(), " must have diff's rank; ", shapes());
+    NM_OP_REQUIRE(op, ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
+                  grad.TensorShape::to_string(), " must have diff's rank; ", shapes());
     grad = TensorLayout(grad, diff.dtype);
-    ConvGeometry g = conv_forward_geometry(*this, args, grad, filter);
-    check_forward_gives_diff(*this, g, grad, filter, diff);
-    outputs[0] = grad;
+    ConvGeometry g = conv_forward_geometry(op, args, grad, filter);
+    check_forward_gives_diff(op, g, grad, filter, diff);
+    return grad;
 }
 
-void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inputs,
-                                              std::span<TensorLayout> outputs) {
-    check_num_inputs(inputs);
-    const TensorLayout &src = inputs[0], &diff = inputs[1];
-    check_backward_inputs(*this, "src", src, diff);
-    ConvArgs args = ConvArgs::of(m_param);
+TensorLayout conv_backward_filter_grad(const OperatorBase& op, const ConvArgs& args,
+                                       const TensorLayout& src, const TensorLayout& diff,
+                                       const TensorLayout& preset) {
+    check_backward_inputs(op, "src", src, diff);
     size_t spatial = diff.ndim - 2;
-    conv_check_args(*this, args, spatial);
+    conv_check_args(op, args, spatial);
     auto shapes = [&] { return str_cat("src ", src.to_string(), ", diff ", diff.to_string()); };
-    NM_REQUIRE(ParamError, src[1] % args.group == 0, "group ", args.group,
-               " must divide the input channels ", src[1], "; ", shapes());
+    NM_OP_REQUIRE(op, ParamError, src[1] % args.group == 0, "group ", args.group,
+                  " must divide the input channels ", src[1], "; ", shapes());
 
-    TensorLayout grad = outputs[0];
+    TensorLayout grad = preset;
     if (grad.ndim == 0) {
         grad.ndim = diff.ndim;
         grad[0] = diff[1];
@@ -103,17 +100,31 @@ void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inpu
             auto in = static_cast<ptrdiff_t>(src[2 + d]);
             auto out = static_cast<ptrdiff_t>(diff[2 + d]);
             ptrdiff_t room = in + 2 * args.padding[d] - 1 - (out - 1) * args.stride[d];
-            NM_REQUIRE(ShapeError, out >= 1 && room >= 0,
-                       "no kernel size gives diff in spatial dim ", d, "; ", shapes());
+            NM_OP_REQUIRE(op, ShapeError, out >= 1 && room >= 0,
+                          "no kernel size gives diff in spatial dim ", d, "; ", shapes());
             grad[2 + d] = static_cast<size_t>(room / args.dilation[d] + 1);
         }
     }
-    NM_REQUIRE(ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
-               grad.TensorShape::to_string(), " must have diff's rank; ", shapes());
+    NM_OP_REQUIRE(op, ShapeError, grad.ndim == diff.ndim, "preset grad shape ",
+                  grad.TensorShape::to_string(), " must have diff's rank; ", shapes());
     grad = TensorLayout(grad, diff.dtype);
-    ConvGeometry g = conv_forward_geometry(*this, args, src, grad);
-    check_forward_gives_diff(*this, g, src, grad, diff);
-    outputs[0] = grad;
+    ConvGeometry g = conv_forward_geometry(op, args, src, grad);
+    check_forward_gives_diff(op, g, src, grad, diff);
+    return grad;
+}
+
+void ConvolutionBackwardData::deduce_layout(std::span<const TensorLayout> inputs,
+                                            std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    outputs[0] =
+            conv_backward_data_grad(*this, ConvArgs::of(m_param), inputs[0], inputs[1], outputs[0]);
+}
+
+void ConvolutionBackwardFilter::deduce_layout(std::span<const TensorLayout> inputs,
+                                              std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    outputs[0] = conv_backward_filter_grad(*this, ConvArgs::of(m_param), inputs[0], inputs[1],
+                                           outputs[0]);
 }
 
 }  // namespace neomeg::dnn

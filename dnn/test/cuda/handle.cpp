@@ -37,6 +37,10 @@ const std::set<std::string> kKnownGaps = {
         "ChannelUnblock",
         "ConvBiasBlocked",
         "PoolingBlocked",
+        "ConvolutionBackwardDataBlocked",
+        "ConvolutionBackwardFilterBlocked",
+        "BatchNormForwardBlocked",
+        "BatchNormBackwardBlocked",
 };
 
 }  // namespace

@@ -455,3 +455,53 @@ def test_opt_level_3_folds_batch_norm_into_the_convolution():
     # conv + bias, then batch_norm's SUB, MUL and ADD: one convolution and one bias ADD remain
     assert text.count("ConvolutionForward(") + text.count("ConvBias(") == 1
     assert "SUB" not in text and "MUL" not in text
+
+
+class _ResidualBlock(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv0, self.bn0 = M.Conv2d(3, 20, 3, padding=1, bias=False), M.BatchNorm2d(20)
+        self.conv1, self.bn1 = M.Conv2d(20, 20, 3, padding=1, bias=False), M.BatchNorm2d(20)
+        self.conv2 = M.Conv2d(20, 20, 3, stride=2, padding=1, bias=False)
+
+    def forward(self, x):
+        y = F.relu(self.bn0(self.conv0(x)))
+        y = F.relu(self.bn1(self.conv1(y)) + y)
+        return F.mean(self.conv2(y) ** 2)
+
+
+def test_training_step_with_batch_norm_runs_blocked_and_follows_eager():
+    # On x86 the layout pass runs the whole step (convolutions, BatchNorm, relus and their
+    # gradients) in the blocked layout; elsewhere nothing changes. Either way: eager's values.
+    from megengine.autodiff import GradManager
+    from megengine.optimizer import SGD
+
+    rng = np.random.default_rng(5)
+    x = mge.Tensor(rng.standard_normal((4, 3, 9, 9)).astype("float32"))
+    nets = [_ResidualBlock(), _ResidualBlock()]
+    nets[1].load_state_dict(nets[0].state_dict())
+
+    def make_step(net):
+        gm = GradManager().attach(net.parameters())
+        opt = SGD(net.parameters(), lr=0.05, momentum=0.9)
+
+        def step(data):
+            with gm:
+                loss = net(data)
+                gm.backward(loss)
+            opt.step().clear_grad()
+            return loss
+
+        return step
+
+    eager, traced = make_step(nets[0]), trace(make_step(nets[1]))
+    for _ in range(3):
+        np.testing.assert_allclose(traced(x).numpy(), eager(x).numpy(), rtol=1e-4)
+    want, got = nets[0].state_dict(), nets[1].state_dict()
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-3, atol=1e-5, err_msg=k)
+    text = traced._graph_text()
+    if "Blocked(" in text:
+        for plain in ("BatchNormForward(", "BatchNormBackward(", "ConvolutionBackwardData("):
+            assert plain not in text, plain
+        assert text.count("ChannelUnblock(") == 1  # the last convolution's value, for the loss

@@ -1,17 +1,27 @@
-// Layout propagation: chains of convolutions, poolings and the elementwise ops between them run on
-// ChannelBlock's layout (dnn/ops/defs/tensor_shape.py: oneDNN's nChw16c / nChw8c as a dense 5-D
-// tensor), converted back to plain NCHW only where something else reads a value.
+// Layout propagation: chains of convolutions, batch normalisations, poolings and the elementwise
+// ops between them, forward and backward, run on ChannelBlock's layout (dnn/ops/defs/
+// tensor_shape.py: oneDNN's nChw16c / nChw8c as a dense 5-D tensor), converted back to plain NCHW
+// only where something else reads a value.
 //
 // Members ("blocked" nodes), decided in topological order on 2-D float32 tensors of static shape:
 // - ConvolutionForward and ConvBias (group 1; a per-channel bias or none; z of dst's shape or
 //   none): always, since the convolution takes a plain src as well, except a convolution whose
 //   src is plain and whose output no member reads (it would only move the reorder it makes
 //   anyway into a node of its own);
-// - PoolingForward: when its src is blocked;
+// - PoolingForward and BatchNormForward (either mode): when their src is blocked;
+// - BatchNormBackward: when diff or src is blocked; ConvolutionBackwardFilter (group 1): when src
+//   or diff is blocked; ConvolutionBackwardData (group 1): as a convolution, its diff in the
+//   place of src (a plain diff, the loss's gradient at the head, gets a ChannelBlock when a member
+//   reads the result). So a training step's backward stays blocked wherever its forward was;
 // - Elemwise of a mode that maps zeros to zero (so the padding channels of the last block stay
-//   zero, which the blocked convolutions rely on), on operands of the output's shape: when one
+//   zero, which the blocked kernels rely on), on operands of the output's shape: when one
 //   operand is blocked; a plain operand gets a ChannelBlock.
-// A member's value that a non-member or the caller reads gets one ChannelUnblock.
+// A tensor of fewer channels than half a block is never converted into the blocked layout nor made
+// blocked by a training op (the padding would more than double it), except a graph input or
+// constant read as a filter gradient's src (the image of the first convolution).
+// A member's blocked value that a non-member, a member at a plain input (a filter, a scale) or
+// the caller reads gets one ChannelUnblock. Plain outputs (a filter's gradient, BatchNorm's
+// statistics) stay plain. Each new node runs where the node it replaces ran.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -39,6 +49,9 @@ bool zero_preserving(Mode m) {
         case Mode::MUL:
         case Mode::MAX:
         case Mode::MIN:
+        case Mode::SQUARE:
+        case Mode::SWITCH_GT0:
+        case Mode::ABS_GRAD:
             return true;
         default:
             return false;
@@ -84,6 +97,50 @@ bool is_blockable_elemwise(const OperatorNode* node) {
            });
 }
 
+// ChannelBlock's shape of a plain (N, C, spatial...) one.
+dnn::TensorShape blocked_shape(dnn::TensorShape s, size_t block) {
+    s[s.ndim] = block;
+    s[1] = (s[1] + block - 1) / block;
+    s.ndim += 1;
+    return s;
+}
+
+// BatchNormForward, or BatchNormBackward (whose src is input 1), on 2-D float32 tensors.
+bool is_batch_norm(const OperatorNode* node, OpId id) {
+    if (node->op().id() != id || !plain_2d_f32(node->inputs()[0]) ||
+        !plain_2d_f32(node->outputs()[0]) ||
+        (id == ops::BatchNormBackward::kId && !plain_2d_f32(node->inputs()[1])))
+        return false;
+    return std::all_of(node->inputs().begin(), node->inputs().end(),
+                       [](const VarNode* v) { return v->dtype() == dnn::dtype::Float32; });
+}
+
+// A backward convolution of group 1 whose plain 2-D float32 tensors (all three) have static
+// shapes.
+template <class Op>
+bool is_backward_convolution(const OperatorNode* node) {
+    if (node->op().id() != Op::kId || static_cast<const Op&>(node->op()).param().group != 1)
+        return false;
+    return plain_2d_f32(node->inputs()[0]) && plain_2d_f32(node->inputs()[1]) &&
+           plain_2d_f32(node->outputs()[0]);
+}
+
+// The inputs a member reads in the blocked layout.
+std::vector<size_t> blocked_inputs(const OperatorNode* node) {
+    const OpId id = node->op().id();
+    if (id == ops::ConvolutionForward::kId || id == ops::ConvBias::kId ||
+        id == ops::PoolingForward::kId || id == ops::BatchNormForward::kId)
+        return {0};
+    if (id == ops::ConvolutionBackwardData::kId)
+        return {1};
+    if (id == ops::BatchNormBackward::kId || id == ops::ConvolutionBackwardFilter::kId)
+        return {0, 1};
+    std::vector<size_t> all(node->inputs().size());
+    for (size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    return all;
+}
+
 dnn::param::ConvBiasBlocked blocked_param(const OperatorNode* conv, size_t block,
                                           bool filter_is_const) {
     dnn::param::ConvBiasBlocked p;
@@ -121,19 +178,50 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
     for (const OperatorNode* node : order) {
         if (block_of(node) == 0)
             continue;
-        bool src_blocked = blocked.count(node->inputs().empty() ? nullptr : node->inputs()[0]);
+        auto in_blocked = [&](size_t i) {
+            return i < node->inputs().size() && blocked.count(node->inputs()[i]) != 0;
+        };
         bool any_blocked = std::any_of(node->inputs().begin(), node->inputs().end(),
                                        [&](const VarNode* v) { return blocked.count(v) != 0; });
-        if (is_convolution(node) || (is_pooling(node) && src_blocked) ||
-            (is_blockable_elemwise(node) && any_blocked)) {
-            member.insert(node);
+        // Fewer channels than half a block would pad to over twice their size: such a tensor is
+        // never converted into the blocked layout (a ChannelBlock) nor made blocked by a training
+        // op, so that e.g. LeNet's backward (6 channels, a 1-channel image) stays plain.
+        const size_t b = block_of(node);
+        auto few = [&](const VarNode* v) { return v->shape()[1] * 2 < b; };
+        auto blocked_or_wide = [&](size_t i) { return in_blocked(i) || !few(node->inputs()[i]); };
+        // A filter gradient's src may be the image: an input, converted once per step, costs less
+        // than the plain convolution's reorders of the (wide) gradient.
+        auto blocked_or_input = [&](size_t i) {
+            return blocked_or_wide(i) || node->inputs()[i]->kind() != VarNode::Kind::Computed;
+        };
+        bool plain_operands_wide = true;
+        for (size_t i = 0; i < node->inputs().size(); ++i)
+            plain_operands_wide &= blocked_or_wide(i);
+        bool joins =
+                is_convolution(node) || (is_pooling(node) && in_blocked(0)) ||
+                (is_blockable_elemwise(node) && any_blocked && plain_operands_wide) ||
+                (is_batch_norm(node, ops::BatchNormForward::kId) && in_blocked(0) &&
+                 !few(node->inputs()[0])) ||
+                (is_batch_norm(node, ops::BatchNormBackward::kId) &&
+                 (in_blocked(0) || in_blocked(1)) && blocked_or_wide(0) && blocked_or_wide(1) &&
+                 !few(node->inputs()[1])) ||
+                (is_backward_convolution<ops::ConvolutionBackwardData>(node) &&
+                 blocked_or_wide(1) && !few(node->outputs()[0])) ||
+                (is_backward_convolution<ops::ConvolutionBackwardFilter>(node) &&
+                 (in_blocked(0) || in_blocked(1)) && blocked_or_input(0) && blocked_or_wide(1));
+        if (!joins)
+            continue;
+        member.insert(node);
+        // A filter's gradient is plain; every other member's first output is blocked.
+        if (node->op().id() != ops::ConvolutionBackwardFilter::kId)
             blocked.insert(node->outputs()[0]);
-        }
     }
-    // A convolution with a plain src and no member reading it stays as it is. Nothing that joined
-    // reads its output, so no other membership depends on it.
+    // A convolution with a plain src (a backward one: a plain diff) and no member reading it stays
+    // as it is. Nothing that joined reads its output, so no other membership depends on it.
     for (const OperatorNode* node : order) {
-        if (!member.count(node) || !is_convolution(node) || blocked.count(node->inputs()[0]))
+        const bool backward = node->op().id() == ops::ConvolutionBackwardData::kId;
+        if (!member.count(node) || !(is_convolution(node) || backward) ||
+            blocked.count(node->inputs()[backward ? 1 : 0]))
             continue;
         const auto& users = node->outputs()[0]->users();
         if (std::none_of(users.begin(), users.end(),
@@ -145,7 +233,19 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
     if (member.empty())
         return 0;
 
+    // Whether `user` reads `v` as plain memory: a non-member, or a member at a plain input.
+    auto reads_plain = [&](const OperatorNode* user, const VarNode* v) {
+        if (!member.count(user))
+            return true;
+        const std::vector<size_t> b = blocked_inputs(user);
+        for (size_t i = 0; i < user->inputs().size(); ++i)
+            if (user->inputs()[i] == v && std::find(b.begin(), b.end(), i) == b.end())
+                return true;
+        return false;
+    };
+
     std::unordered_map<const VarNode*, VarNode*> twin;  // a var -> its blocked value
+    const OperatorNode* placing = nullptr;              // the node being rewritten
     auto blocked_value = [&](VarNode* v, size_t b) {
         auto it = twin.find(v);
         if (it != twin.end())
@@ -153,6 +253,7 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         dnn::param::ChannelBlock p;
         p.block = static_cast<uint32_t>(b);
         VarNode* t = graph.insert1(ops::ChannelBlock(p), {v});
+        graph.take_place_of(t->owner(), placing);
         twin[v] = t;
         return t;
     };
@@ -161,41 +262,73 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         return graph.constant(DeviceTensor::from_host(&zero, {}, like->dtype(), like->comp_node()));
     };
     std::unordered_set<const VarNode*> is_output(outputs.begin(), outputs.end());
-    std::vector<std::pair<VarNode*, VarNode*>> replacements;  // (plain var, its ChannelUnblock)
+    std::vector<std::pair<VarNode*, VarNode*>> replacements;  // (old var, its new plain value)
     std::vector<OperatorNode*> rewritten;
     for (OperatorNode* node : order) {
         if (!member.count(node))
             continue;
+        placing = node;
         const size_t b = block_of(node);
         const std::vector<VarNode*>& in = node->inputs();
-        VarNode* result;
+        const OpId id = node->op().id();
+        std::vector<VarNode*> results;
         if (is_convolution(node)) {
-            const bool has_bias = node->op().id() == ops::ConvBias::kId;
+            const bool has_bias = id == ops::ConvBias::kId;
             VarNode* src = twin.count(in[0]) ? twin.at(in[0]) : in[0];
             VarNode* bias = has_bias && absent_or(in[2]) ? in[2] : absent(in[0]);
             VarNode* z = has_bias && absent_or(in[3]) ? blocked_value(in[3], b) : absent(in[0]);
             auto p = blocked_param(node, b, in[1]->kind() == VarNode::Kind::Const);
-            result = graph.insert1(ops::ConvBiasBlocked(p), {src, in[1], bias, z});
-        } else if (is_pooling(node)) {
+            results = {graph.insert1(ops::ConvBiasBlocked(p), {src, in[1], bias, z})};
+        } else if (id == ops::PoolingForward::kId) {
             const auto& p = static_cast<const ops::PoolingForward&>(node->op()).param();
-            result = graph.insert1(ops::PoolingBlocked(p), {twin.at(in[0])});
+            results = {graph.insert1(ops::PoolingBlocked(p), {twin.at(in[0])})};
+        } else if (id == ops::BatchNormForward::kId) {
+            const auto& p = static_cast<const ops::BatchNormForward&>(node->op()).param();
+            results = graph.insert(ops::BatchNormForwardBlocked(p),
+                                   {twin.at(in[0]), in[1], in[2], in[3], in[4]});
+        } else if (id == ops::BatchNormBackward::kId) {
+            const auto& p = static_cast<const ops::BatchNormBackward&>(node->op()).param();
+            results = graph.insert(
+                    ops::BatchNormBackwardBlocked(p),
+                    {blocked_value(in[0], b), blocked_value(in[1], b), in[2], in[3], in[4]});
+        } else if (id == ops::ConvolutionBackwardData::kId) {
+            const auto& p = static_cast<const ops::ConvolutionBackwardData&>(node->op()).param();
+            InsertOptions opt;
+            opt.output_shapes = {blocked_shape(node->outputs()[0]->shape(), b)};
+            results = {graph.insert1(ops::ConvolutionBackwardDataBlocked(p),
+                                     {in[0], blocked_value(in[1], b)}, opt)};
+        } else if (id == ops::ConvolutionBackwardFilter::kId) {
+            const auto& p = static_cast<const ops::ConvolutionBackwardFilter&>(node->op()).param();
+            InsertOptions opt;
+            opt.output_shapes = {node->outputs()[0]->shape()};
+            results = {graph.insert1(ops::ConvolutionBackwardFilterBlocked(p),
+                                     {blocked_value(in[0], b), blocked_value(in[1], b)}, opt)};
         } else {
             std::vector<VarNode*> operands;
             for (VarNode* v : in)
                 operands.push_back(blocked_value(v, b));
-            result = graph.insert1(node->op(), operands);
+            results = {graph.insert1(node->op(), operands)};
         }
-        VarNode* old = node->outputs()[0];
-        twin[old] = result;
+        graph.take_place_of(results[0]->owner(), node);
         rewritten.push_back(node);
-        const auto& users = old->users();
-        if (is_output.count(old) ||
-            std::any_of(users.begin(), users.end(), [&](auto* u) { return !member.count(u); })) {
-            dnn::param::ChannelUnblock p;
-            p.channels = static_cast<uint32_t>(old->shape()[1]);
-            VarNode* plain = graph.insert1(ops::ChannelUnblock(p), {result});
-            plain->set_name(old->name());
-            replacements.emplace_back(old, plain);
+        for (size_t i = 0; i < results.size(); ++i) {
+            VarNode* old = node->outputs()[i];
+            if (!blocked.count(old)) {  // a plain output: the new node's is the same value
+                results[i]->set_name(old->name());
+                replacements.emplace_back(old, results[i]);
+                continue;
+            }
+            twin[old] = results[i];
+            const auto& users = old->users();
+            if (is_output.count(old) || std::any_of(users.begin(), users.end(),
+                                                    [&](auto* u) { return reads_plain(u, old); })) {
+                dnn::param::ChannelUnblock p;
+                p.channels = static_cast<uint32_t>(old->shape()[1]);
+                VarNode* plain = graph.insert1(ops::ChannelUnblock(p), {results[i]});
+                graph.take_place_of(plain->owner(), node);
+                plain->set_name(old->name());
+                replacements.emplace_back(old, plain);
+            }
         }
     }
     for (auto [old, plain] : replacements) {

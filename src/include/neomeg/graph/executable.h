@@ -17,6 +17,8 @@
 
 namespace neomeg::graph {
 
+class StepProfile;
+
 class ComputingGraph;
 class OperatorNode;
 class VarNode;
@@ -114,6 +116,7 @@ private:
     std::vector<Step> m_steps;
     std::vector<Arena> m_arenas;
     std::vector<std::shared_ptr<Blob>> m_arena_blobs;
+    std::unique_ptr<StepProfile> m_profile;  // NEOMEG_GRAPH_PROFILE (step_profile.h)
     bool m_ran = false;
 };
 

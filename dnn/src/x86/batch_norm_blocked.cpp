@@ -1,0 +1,318 @@
+// BatchNormForwardBlocked and BatchNormBackwardBlocked on contiguous float32 tensors in
+// ChannelBlock's layout with a block of 8 or 16: loops of our own over (N, Cb, S, block), the
+// innermost axis a vector of `block` channels, so every pass is one sweep over memory with the
+// per-channel values in registers (forward: the moments, then the affine map; backward: the two
+// sums, then the gradient). Channel blocks are split over threads. Sums run in float along one
+// row (N, cb) and in double across rows; the moments are taken about the first row's mean, so
+// the variance does not come from cancelling large sums. The running statistics and saved inverse
+// std follow BatchNormForward's x86 kernel (batch_norm.cpp). Other cases go to naive.
+#include <cmath>
+#include <vector>
+
+#include "src/common/channel_blocked.h"
+#include "src/x86/kernel.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+#define NM_BN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// A per-channel tensor ({C} or {1, C, 1, ...}) as C strided floats.
+struct Channels {
+    float* p;
+    ptrdiff_t stride;
+    float& operator[](size_t c) const { return p[static_cast<ptrdiff_t>(c) * stride]; }
+};
+
+Channels channel_values(const TensorND& t) {
+    const TensorLayout& l = t.layout;
+    return {static_cast<float*>(t.raw_ptr()), l.stride[l.ndim == 1 ? 0 : 1]};
+}
+
+// The loops over one row (N, cb) of S positions x `B` channels, with B fixed so that the inner
+// loop is one vector; the NM_BN_CLONES wrappers below pick B (8 or 16) inside each ISA's clone.
+#define NM_BN_INLINE inline __attribute__((always_inline))
+
+// acc1[i] += sum (x - shift[i]), acc2[i] += sum (x - shift[i])^2.
+template <size_t B>
+NM_BN_INLINE void moments_t(const float* x, size_t s_count, const float* shift, double* acc1,
+                            double* acc2) {
+    float p1[B] = {}, p2[B] = {};
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i) {
+            float d = x[s * B + i] - shift[i];
+            p1[i] += d;
+            p2[i] += d * d;
+        }
+    for (size_t i = 0; i < B; ++i) {
+        acc1[i] += p1[i];
+        acc2[i] += p2[i];
+    }
+}
+
+// acc_dy[i] += sum dy, acc_dyx[i] += sum dy * (x - mean[i]).
+template <size_t B>
+NM_BN_INLINE void grad_sums_t(const float* dy, const float* x, size_t s_count, const float* mean,
+                              double* acc_dy, double* acc_dyx) {
+    float pdy[B] = {}, pdyx[B] = {};
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i) {
+            pdy[i] += dy[s * B + i];
+            pdyx[i] += dy[s * B + i] * (x[s * B + i] - mean[i]);
+        }
+    for (size_t i = 0; i < B; ++i) {
+        acc_dy[i] += pdy[i];
+        acc_dyx[i] += pdyx[i];
+    }
+}
+
+// y = a * x + b, plus c * z when z is given.
+template <size_t B>
+NM_BN_INLINE void affine_t(const float* x, const float* z, float* y, size_t s_count, const float* a,
+                           const float* b, const float* c) {
+    if (z) {
+        for (size_t s = 0; s < s_count; ++s)
+            for (size_t i = 0; i < B; ++i)
+                y[s * B + i] = a[i] * x[s * B + i] + c[i] * z[s * B + i] + b[i];
+    } else {
+        for (size_t s = 0; s < s_count; ++s)
+            for (size_t i = 0; i < B; ++i)
+                y[s * B + i] = a[i] * x[s * B + i] + b[i];
+    }
+}
+
+#undef NM_BN_INLINE
+
+NM_BN_CLONES void row_moments(const float* x, size_t s_count, size_t block, const float* shift,
+                              double* acc1, double* acc2) {
+    if (block == 16)
+        moments_t<16>(x, s_count, shift, acc1, acc2);
+    else
+        moments_t<8>(x, s_count, shift, acc1, acc2);
+}
+
+NM_BN_CLONES void row_grad_sums(const float* dy, const float* x, size_t s_count, size_t block,
+                                const float* mean, double* acc_dy, double* acc_dyx) {
+    if (block == 16)
+        grad_sums_t<16>(dy, x, s_count, mean, acc_dy, acc_dyx);
+    else
+        grad_sums_t<8>(dy, x, s_count, mean, acc_dy, acc_dyx);
+}
+
+NM_BN_CLONES void row_affine(const float* x, const float* z, float* y, size_t s_count, size_t block,
+                             const float* a, const float* b, const float* c) {
+    if (block == 16)
+        affine_t<16>(x, z, y, s_count, a, b, c);
+    else
+        affine_t<8>(x, z, y, s_count, a, b, c);
+}
+
+#undef NM_BN_CLONES
+
+// (N, Cb, S, block) of a blocked tensor.
+struct Geometry {
+    size_t n, cb, s, block;
+    size_t row() const { return s * block; }
+    const float* at(const TensorND& t, size_t i, size_t b) const {
+        return static_cast<const float*>(t.raw_ptr()) + (i * cb + b) * row();
+    }
+    float* at_mut(const TensorND& t, size_t i, size_t b) const {
+        return static_cast<float*>(t.raw_ptr()) + (i * cb + b) * row();
+    }
+};
+
+Geometry geometry(const TensorLayout& blocked) {
+    Geometry g{blocked[0], blocked[1], 1, blocked[blocked.ndim - 1]};
+    for (size_t d = 2; d + 1 < blocked.ndim; ++d)
+        g.s *= blocked[d];
+    return g;
+}
+
+bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out, size_t n_blocked_in,
+           size_t n_blocked_out) {
+    for (auto ls : {in, out})
+        for (const TensorLayout& l : ls)
+            if (l.dtype != dtype::Float32 || l.is_empty())
+                return false;
+    const size_t block = in[0][in[0].ndim - 1];
+    if (block != 8 && block != 16)
+        return false;
+    for (size_t i = 0; i < n_blocked_in; ++i)
+        if (!in[i].is_contiguous())
+            return false;
+    for (size_t i = 0; i < n_blocked_out; ++i)
+        if (!out[i].is_contiguous())
+            return false;
+    return true;
+}
+
+class ForwardPlan final : public Plan {
+public:
+    explicit ForwardPlan(param::BatchNorm p) : m_param(p) {}
+    size_t workspace_in_bytes() const override { return 0; }
+    const char* name() const override { return "blocked"; }
+
+    void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
+        const Geometry g = geometry(t[0].layout);
+        const size_t channels = bn_channels(t[1].layout);
+        const size_t m = g.n * g.s;
+        const bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
+        const double momentum = m_param.momentum, eps = m_param.epsilon;
+        Channels scale = channel_values(t[1]), bias = channel_values(t[2]);
+        Channels rm_in = channel_values(t[3]), rv_in = channel_values(t[4]);
+        Channels mean_out = channel_values(t[6]), inv_out = channel_values(t[7]);
+        Channels rm_out = channel_values(t[8]), rv_out = channel_values(t[9]);
+        // Read before writing: the running outputs may alias the running inputs.
+        std::vector<float> sc(channels), bi(channels), rm(channels), rv(channels);
+        for (size_t c = 0; c < channels; ++c) {
+            sc[c] = scale[c];
+            bi[c] = bias[c];
+            rm[c] = rm_in[c];
+            rv[c] = rv_in[c];
+        }
+        std::vector<double> mean(channels), var(channels);
+        parallel_ranges(g.cb, g.n * g.cb * g.row() * 3, kParallelGrain, [&](size_t b0, size_t b1) {
+            for (size_t b = b0; b < b1; ++b) {
+                const size_t c0 = b * g.block, live = std::min(g.block, channels - c0);
+                float shift[16] = {}, a[16] = {}, off[16] = {};
+                double acc[16] = {}, acc2[16] = {};
+                if (training) {
+                    // Moments about a shift near the mean (the first row's mean), in one pass:
+                    // the sums of deviations stay small, so float rows lose little.
+                    double first[16] = {}, unused[16] = {};
+                    row_moments(g.at(t[0], 0, b), g.s, g.block, shift, first, unused);
+                    for (size_t k = 0; k < live; ++k)
+                        shift[k] = static_cast<float>(first[k] / double(g.s));
+                    for (size_t i = 0; i < g.n; ++i)
+                        row_moments(g.at(t[0], i, b), g.s, g.block, shift, acc, acc2);
+                    for (size_t k = 0; k < live; ++k) {
+                        const double d = acc[k] / double(m);
+                        mean[c0 + k] = double(shift[k]) + d;
+                        var[c0 + k] = std::max(acc2[k] / double(m) - d * d, 0.0);
+                    }
+                } else {
+                    for (size_t k = 0; k < live; ++k) {
+                        mean[c0 + k] = rm[c0 + k];
+                        var[c0 + k] = rv[c0 + k];
+                    }
+                }
+                for (size_t k = 0; k < live; ++k) {
+                    double inv = 1.0 / std::sqrt(var[c0 + k] + eps);
+                    a[k] = static_cast<float>(inv * sc[c0 + k]);
+                    off[k] = static_cast<float>(bi[c0 + k] - mean[c0 + k] * inv * sc[c0 + k]);
+                }
+                // The channels past C get a = off = 0: zero, as the layout requires.
+                for (size_t i = 0; i < g.n; ++i)
+                    row_affine(g.at(t[0], i, b), nullptr, g.at_mut(t[5], i, b), g.s, g.block, a,
+                               off, nullptr);
+            }
+        });
+        for (size_t c = 0; c < channels; ++c) {
+            double r_mean = rm[c], r_var = rv[c];
+            if (training) {
+                double unbiased = var[c] * double(m) / double(m - 1);
+                r_mean = r_mean * momentum + mean[c] * (1 - momentum);
+                r_var = r_var * momentum + unbiased * (1 - momentum);
+            }
+            mean_out[c] = static_cast<float>(mean[c]);
+            inv_out[c] = static_cast<float>(1.0 / std::sqrt(var[c] + eps));
+            rm_out[c] = static_cast<float>(r_mean);
+            rv_out[c] = static_cast<float>(r_var);
+        }
+    }
+
+private:
+    param::BatchNorm m_param;
+};
+
+class BackwardPlan final : public Plan {
+public:
+    explicit BackwardPlan(param::BatchNorm p) : m_param(p) {}
+    size_t workspace_in_bytes() const override { return 0; }
+    const char* name() const override { return "blocked"; }
+
+    void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
+        const TensorND &dy = t[0], &x = t[1], &grad = t[5];
+        const Geometry g = geometry(x.layout);
+        const size_t channels = bn_channels(t[2].layout);
+        const double m = double(g.n * g.s);
+        const bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
+        Channels scale = channel_values(t[2]), saved_mean = channel_values(t[3]),
+                 saved_inv = channel_values(t[4]);
+        std::vector<float> sc(channels), mu(channels), inv(channels);
+        for (size_t c = 0; c < channels; ++c) {
+            sc[c] = scale[c];
+            mu[c] = saved_mean[c];
+            inv[c] = saved_inv[c];
+        }
+        std::vector<double> dscale(channels), dbias(channels);
+        parallel_ranges(g.cb, g.n * g.cb * g.row() * 3, kParallelGrain, [&](size_t b0, size_t b1) {
+            for (size_t b = b0; b < b1; ++b) {
+                const size_t c0 = b * g.block, live = std::min(g.block, channels - c0);
+                float mean[16] = {}, a[16] = {}, bx[16] = {}, off[16] = {};
+                double sdy[16] = {}, sdyx[16] = {};
+                for (size_t k = 0; k < live; ++k)
+                    mean[k] = mu[c0 + k];
+                for (size_t i = 0; i < g.n; ++i)
+                    row_grad_sums(g.at(dy, i, b), g.at(x, i, b), g.s, g.block, mean, sdy, sdyx);
+                for (size_t k = 0; k < live; ++k) {
+                    const size_t c = c0 + k;
+                    const double iv = inv[c], s = sc[c];
+                    dbias[c] = sdy[k];
+                    dscale[c] = sdyx[k] * iv;
+                    // grad = s * iv * (dy - (dbias + xhat * dscale) / m) in training, with
+                    // xhat = (x - mean) * iv: a * dy + bx * x + off.
+                    a[k] = static_cast<float>(s * iv);
+                    if (training) {
+                        double k2 = -s * iv * iv * dscale[c] / m;
+                        bx[k] = static_cast<float>(k2);
+                        off[k] = static_cast<float>(-s * iv * dbias[c] / m - k2 * mean[k]);
+                    }
+                }
+                for (size_t i = 0; i < g.n; ++i)
+                    row_affine(g.at(dy, i, b), g.at(x, i, b), g.at_mut(grad, i, b), g.s, g.block, a,
+                               off, bx);
+            }
+        });
+        Channels dscale_out = channel_values(t[6]), dbias_out = channel_values(t[7]);
+        for (size_t c = 0; c < channels; ++c) {
+            dscale_out[c] = static_cast<float>(dscale[c]);
+            dbias_out[c] = static_cast<float>(dbias[c]);
+        }
+    }
+
+private:
+    param::BatchNorm m_param;
+};
+
+class BatchNormForwardBlockedImpl final : public DnnlKernel<BatchNormForwardBlocked> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        if (!takes(in, out, 1, 1))
+            return nullptr;
+        return std::make_unique<ForwardPlan>(m_param);
+    }
+};
+
+class BatchNormBackwardBlockedImpl final : public DnnlKernel<BatchNormBackwardBlocked> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        if (!takes(in, out, 2, 1))
+            return nullptr;
+        return std::make_unique<BackwardPlan>(m_param);
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(BatchNormForwardBlocked, BatchNormForwardBlockedImpl);
+NM_REGISTER_X86(BatchNormBackwardBlocked, BatchNormBackwardBlockedImpl);
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,113 @@
+// ConvolutionBackwardDataBlocked and ConvolutionBackwardFilterBlocked through oneDNN's backward
+// convolutions with diff, src and the input gradient described in their blocked formats
+// (blocked_desc.h), so that the primitive reads and writes them with no reorder; where the
+// implementation oneDNN picks for those formats is its reference, the primitive chooses its own
+// layouts and the operands reorder (as ConvBiasBlocked does). The filter and its gradient are
+// plain, reordered as in convolution.cpp.
+#include "src/x86/blocked_desc.h"
+#include "src/x86/conv_common.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+using dnnl::algorithm;
+
+// The forward primitive on (src, dst) descriptors: the backward ones' hint.
+dnnl::convolution_forward::primitive_desc forward_hint(const dnnl::engine& engine,
+                                                       const ConvDims& g, const memory::desc& src,
+                                                       const memory::desc& weights,
+                                                       const memory::desc& dst) {
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
+                                         algorithm::convolution_direct, src, weights, dst, g.stride,
+                                         g.dilate, g.pad, g.pad);
+    return {desc, user_scratchpad(), engine};
+}
+
+class ConvolutionBackwardDataBlockedImpl final : public DnnlKernel<ConvolutionBackwardDataBlocked> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        const TensorLayout &filter = in[0], &diff = in[1], &grad = out[0];
+        const size_t oc = filter[0], ic = filter[1] * m_param.group;
+        const TensorLayout plain_diff(unblocked_shape(diff, oc), diff.dtype);
+        const TensorLayout plain_grad(unblocked_shape(grad, ic), grad.dtype);
+        auto g = conv_geometry(ConvArgs::of(m_param), plain_grad, filter, plain_diff);
+        if (!g)
+            return nullptr;
+        auto diff_md = blocked_desc(TensorLayout(diff, diff.dtype), oc);
+        auto grad_md = blocked_desc(TensorLayout(grad, grad.dtype), ic);
+        if (!diff_md || !grad_md)
+            return nullptr;
+        const dnnl::engine& engine = x86_handle().engine();
+        memory::desc w_md = any_weights_desc(filter, *g);
+        auto make_pd = [&](const memory::desc& grad_d, const memory::desc& diff_d) {
+            dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, grad_d, w_md,
+                                                       diff_d, g->stride, g->dilate, g->pad,
+                                                       g->pad);
+            return dnnl::convolution_backward_data::primitive_desc(
+                    desc, user_scratchpad(), engine,
+                    forward_hint(engine, *g, grad_d, w_md, diff_d));
+        };
+        auto pd = make_pd(*grad_md, *diff_md);
+        if (is_reference_impl(pd.impl_info_str()))
+            pd = make_pd(any_desc(plain_grad), any_desc(plain_diff));
+        auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_data(pd), pd, engine,
+                                                    pd.impl_info_str());
+        plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, *g), pd.weights_desc(), false);
+        plan->add(DNNL_ARG_DIFF_DST, blocked_operand(diff, oc), pd.diff_dst_desc(), false);
+        plan->add(DNNL_ARG_DIFF_SRC, blocked_operand(grad, ic), pd.diff_src_desc(), true);
+        plan->finalize();
+        return plan;
+    }
+};
+
+class ConvolutionBackwardFilterBlockedImpl final
+    : public DnnlKernel<ConvolutionBackwardFilterBlocked> {
+public:
+    using DnnlKernel::DnnlKernel;
+
+private:
+    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
+                                    std::span<const TensorLayout> out) override {
+        const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
+        const size_t oc = grad[0], ic = grad[1] * m_param.group;
+        const TensorLayout plain_src(unblocked_shape(src, ic), src.dtype);
+        const TensorLayout plain_diff(unblocked_shape(diff, oc), diff.dtype);
+        auto g = conv_geometry(ConvArgs::of(m_param), plain_src, grad, plain_diff);
+        if (!g)
+            return nullptr;
+        auto src_md = blocked_desc(TensorLayout(src, src.dtype), ic);
+        auto diff_md = blocked_desc(TensorLayout(diff, diff.dtype), oc);
+        if (!src_md || !diff_md)
+            return nullptr;
+        const dnnl::engine& engine = x86_handle().engine();
+        memory::desc w_md = any_weights_desc(grad, *g);
+        auto make_pd = [&](const memory::desc& src_d, const memory::desc& diff_d) {
+            dnnl::convolution_backward_weights::desc desc(algorithm::convolution_direct, src_d,
+                                                          w_md, diff_d, g->stride, g->dilate,
+                                                          g->pad, g->pad);
+            return dnnl::convolution_backward_weights::primitive_desc(
+                    desc, user_scratchpad(), engine, forward_hint(engine, *g, src_d, w_md, diff_d));
+        };
+        auto pd = make_pd(*src_md, *diff_md);
+        if (is_reference_impl(pd.impl_info_str()))
+            pd = make_pd(any_desc(plain_src), any_desc(plain_diff));
+        auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_weights(pd), pd,
+                                                    engine, pd.impl_info_str());
+        plan->add(DNNL_ARG_SRC, blocked_operand(src, ic), pd.src_desc(), false);
+        plan->add(DNNL_ARG_DIFF_DST, blocked_operand(diff, oc), pd.diff_dst_desc(), false);
+        // In the flipped mode the gradient comes out for the reversed filter and is written back
+        // reversed.
+        plan->add(DNNL_ARG_DIFF_WEIGHTS, weights_operand(grad, *g), pd.diff_weights_desc(), true);
+        plan->finalize();
+        return plan;
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(ConvolutionBackwardDataBlocked, ConvolutionBackwardDataBlockedImpl);
+NM_REGISTER_X86(ConvolutionBackwardFilterBlocked, ConvolutionBackwardFilterBlockedImpl);
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,156 @@
+// The blocked training ops on the x86 handle against naive: ConvolutionBackwardDataBlocked and
+// ConvolutionBackwardFilterBlocked (oneDNN on blocked memory), BatchNormForwardBlocked and
+// BatchNormBackwardBlocked (our loops), blocks of 8 and 16, channel counts that fill their last
+// block and that do not, strides 1 and 2, both BatchNorm modes, running statistics updated in
+// place. Outputs start as NaN, so a kernel that leaves the padding channels unwritten fails.
+#include "naive/channel_blocked.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using Mode = param::BatchNorm::FwdMode;
+
+// Runs `op` into NaN-filled outputs (presets: output shapes, or empty).
+std::vector<HostTensor> run_into_nan(OperatorBase& op, const std::vector<HostTensor>& in,
+                                     const std::vector<TensorShape>& presets = {}) {
+    std::vector<TensorLayout> in_l;
+    std::vector<TensorND> in_nd;
+    for (const HostTensor& t : in) {
+        in_l.push_back(t.layout());
+        in_nd.push_back(t.nd());
+    }
+    std::vector<TensorLayout> out_l(op.num_outputs());
+    for (size_t i = 0; i < presets.size(); ++i)
+        static_cast<TensorShape&>(out_l[i]) = presets[i];
+    op.deduce_layout(in_l, out_l);
+    std::vector<HostTensor> out;
+    std::vector<TensorND> out_nd;
+    for (const TensorLayout& l : out_l) {
+        out.emplace_back(l);
+        out.back().set_values(std::vector<double>(l.total_nr_elems(), std::nan("")));
+    }
+    for (HostTensor& t : out)
+        out_nd.push_back(t.nd());
+    std::vector<std::byte> ws(op.get_workspace_in_bytes(in_l, out_l));
+    op.exec(in_nd, out_nd, {ws.data(), ws.size()});
+    return out;
+}
+
+// The x86 op against naive; returns the kernel the x86 op ran.
+template <class Op>
+std::string check(Handle& handle, const typename Op::Param& p, const std::vector<HostTensor>& in,
+                  const std::vector<TensorShape>& presets = {}, double eps = 1e-4) {
+    auto op = handle.create_operator<Op>();
+    op->param() = p;
+    auto got = run_into_nan(*op, in, presets);
+    auto naive = Handle::make_naive();
+    auto ref = naive->create_operator<Op>();
+    ref->param() = p;
+    auto want = run_into_nan(*ref, in, presets);
+    EXPECT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+        EXPECT_TRUE(tensors_near(got[i], want[i], eps)) << op->param_str() << " output " << i;
+    return last_kernel(*op);
+}
+
+TensorShape blocked(TensorShape s, size_t block) {
+    s.ndim += 1;
+    s[s.ndim - 1] = block;
+    s[1] = (s[1] + block - 1) / block;
+    return s;
+}
+
+param::Convolution conv_param(int stride, int pad) {
+    param::Convolution p;
+    p.stride = {stride, stride};
+    p.padding = {pad, pad};
+    return p;
+}
+
+constexpr size_t kBlocks[] = {8, 16};
+
+}  // namespace
+
+TEST_F(X86, ConvolutionBackwardBlockedMatchesNaive) {
+    std::mt19937 rng(21);
+    for (size_t block : kBlocks)
+        for (auto [ic, oc] : {std::pair<size_t, size_t>{16, 32}, {20, 16}, {32, 20}})
+            for (int stride : {1, 2})
+                for (size_t k : {1u, 3u}) {
+                    const int pad = k == 3 ? 1 : 0;
+                    TensorShape src_s{2, ic, 9, 9};
+                    const size_t out = (9 + 2 * pad - k) / stride + 1;
+                    auto src = block_ref(random_tensor(src_s, rng), block);
+                    auto diff = block_ref(random_tensor({2, oc, out, out}, rng), block);
+                    auto filter = random_tensor({oc, ic, k, k}, rng);
+                    auto p = conv_param(stride, pad);
+                    EXPECT_TRUE(check<ConvolutionBackwardDataBlocked>(*handle, p, {filter, diff},
+                                                                      {blocked(src_s, block)})
+                                        .starts_with("onednn:"));
+                    EXPECT_TRUE(check<ConvolutionBackwardFilterBlocked>(*handle, p, {src, diff},
+                                                                        {filter.shape()})
+                                        .starts_with("onednn:"));
+                }
+}
+
+TEST_F(X86, BatchNormBlockedMatchesNaive) {
+    std::mt19937 rng(22);
+    for (size_t block : kBlocks)
+        for (size_t c : {16u, 20u, 64u})
+            for (Mode mode : {Mode::TRAINING, Mode::INFERENCE})
+                for (TensorShape pc : {TensorShape{1, c, 1, 1}, TensorShape{c}}) {
+                    param::BatchNorm p;
+                    p.fwd_mode = mode;
+                    p.momentum = 0.7f;
+                    // An offset mean: the variance must not come from cancelling large sums.
+                    auto x = block_ref(random_tensor({4, c, 6, 5}, rng, dtype::Float32, 9.0, 11.0),
+                                       block);
+                    auto scale = random_tensor(pc, rng), bias = random_tensor(pc, rng);
+                    auto rm = random_tensor(pc, rng),
+                         rv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                    EXPECT_EQ(check<BatchNormForwardBlocked>(*handle, p, {x, scale, bias, rm, rv}),
+                              "blocked");
+                    auto dy = block_ref(random_tensor({4, c, 6, 5}, rng), block);
+                    auto mean = random_tensor(pc, rng, dtype::Float32, 9.0, 11.0);
+                    auto inv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                    EXPECT_EQ(
+                            check<BatchNormBackwardBlocked>(*handle, p, {dy, x, scale, mean, inv}),
+                            "blocked");
+                }
+}
+
+TEST_F(X86, BatchNormBlockedUpdatesRunningStatisticsInPlace) {
+    std::mt19937 rng(23);
+    const size_t c = 20;
+    param::BatchNorm p;
+    p.momentum = 0.5f;
+    auto x = block_ref(random_tensor({3, c, 4, 4}, rng), 16);
+    auto scale = random_tensor({1, c, 1, 1}, rng), bias = random_tensor({1, c, 1, 1}, rng);
+    auto rm = random_tensor({1, c, 1, 1}, rng),
+         rv = random_tensor({1, c, 1, 1}, rng, dtype::Float32, 0.5, 2.0);
+    auto naive = Handle::make_naive();
+    auto ref = naive->create_operator<BatchNormForwardBlocked>();
+    ref->param() = p;
+    auto want = run_op(*ref, {x, scale, bias, rm, rv});
+    auto op = handle->create_operator<BatchNormForwardBlocked>();
+    op->param() = p;
+    // running_mean_out and running_var_out are the inputs' own memory.
+    HostTensor dst(x.layout()), mean(rm.layout()), inv(rm.layout());
+    TensorND in[] = {x.nd(), scale.nd(), bias.nd(), rm.nd(), rv.nd()};
+    TensorND out[] = {dst.nd(), mean.nd(), inv.nd(), rm.nd(), rv.nd()};
+    op->exec(in, out, {});
+    EXPECT_TRUE(tensors_near(dst, want[0], 1e-4));
+    EXPECT_TRUE(tensors_near(rm, want[3], 1e-5));
+    EXPECT_TRUE(tensors_near(rv, want[4], 1e-5));
+}
+
+TEST_F(X86, BatchNormBlockedOtherBlocksGoToNaive) {
+    std::mt19937 rng(24);
+    param::BatchNorm p;
+    auto x = block_ref(random_tensor({2, 6, 3, 3}, rng), 4);
+    auto pc = random_tensor({1, 6, 1, 1}, rng, dtype::Float32, 0.5, 2.0);
+    EXPECT_EQ(check<BatchNormForwardBlocked>(*handle, p, {x, pc, pc, pc, pc}), "naive");
+}
