@@ -172,9 +172,7 @@ def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
                     f"{source}: {name}: layout_follows needs a variadic input to be the only one"
                 )
         reg.add_op(
-            Operator(
-                name, doc, param or EMPTY, list(inputs), list(outputs), source, layer, follows
-            )
+            Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source, layer, follows)
         )
 
     return {"enum": enum, "field": field, "params": params, "op": op}
