@@ -65,6 +65,13 @@ def state_arrays(net, opt):
     return out
 
 
+# SmallCNN's BatchNorm running means and the convolution bias each follows.
+BIAS_BEFORE_BATCH_NORM = {
+    "features.1.running_mean": "features.0.bias",
+    "features.4.bn.running_mean": "features.4.conv.bias",
+}
+
+
 @pytest.mark.parametrize(
     "make_opt",
     [
@@ -84,8 +91,29 @@ def test_traced_training_matches_eager(make_opt):
     want, got = state_arrays(net_e, opt_e), state_arrays(net_t, opt_t)
     assert set(got) == set(want)
     assert any("running_mean" in k for k in got) and any(k.startswith("opt") for k in got)
+    # A convolution's bias that a train-mode BatchNorm follows has a zero gradient in exact
+    # arithmetic: what backward computes is rounding noise, whose value depends on the order of
+    # the sums (the traced graph's blocked BatchNorm sums in another order than eager). Adam
+    # normalises that noise into steps of about lr, so those parameters are compared by what the
+    # arithmetic fixes: a gradient at rounding level in both runs, and a parameter within Adam's
+    # bounded steps of the other run's.
+    noise = set()
+    for i, (name, _) in enumerate(net_e.named_parameters()):
+        avg = want.get(f"opt{i}.exp_avg")
+        if avg is not None and np.abs(avg).max() < 1e-7:
+            noise |= {name, f"opt{i}.exp_avg", f"opt{i}.exp_avg_sq"}
+            assert np.abs(got[f"opt{i}.exp_avg"]).max() < 1e-7, name
+    # The running mean of the BatchNorm after such a bias carries the bias (a shift of the batch
+    # mean; the variance does not see it), so it differs by an average of the bias's differences.
+    for mean, bias in BIAS_BEFORE_BATCH_NORM.items():
+        if bias in noise:
+            noise.add(mean)
+    lr = opt_e.param_groups[0]["lr"]
     for k in want:
-        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+        if k in noise and not k.startswith("opt"):
+            assert np.abs(got[k] - want[k]).max() <= 2 * STEPS * lr * 1.01, k
+        elif k not in noise:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
     # BatchNorm ran in train mode: its running statistics moved
     assert np.abs(net_t.features[1].running_mean.numpy()).sum() > 0
 
