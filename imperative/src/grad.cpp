@@ -274,7 +274,7 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
             continue;
         }
         for (size_t i = 0; i < out_grads.size(); ++i)
-            if (!out_grads[i].valid())
+            if (!out_grads[i].valid() && !n->rule->takes_absent_grads)
                 out_grads[i] = zeros(n->output_layouts[i], n->comp_node);
         std::vector<Tensor> in(n->input_slots.size()), out(n->output_slots.size());
         if (n->rule->save_inputs)

@@ -88,6 +88,29 @@ TEST(GradNorm, BatchNormRunningStatisticsGetNoGradient) {
     }
 }
 
+// The rule takes no gradient for the statistics outputs (no zeros filled in for them); when only
+// a statistics output got a gradient (ignored, as in MegEngine), dst's is zeros and so are the
+// input gradients.
+TEST(GradNorm, BatchNormGradientOfStatisticsOnlyIsZero) {
+    dnn::TensorShape src{4, 2, 3, 3}, ch{1, 2, 1, 1};
+    auto v = bn_values(src, ch, 2);
+    std::vector<Tensor> in{make(v[0], src), make(v[1], ch), make(v[2], ch), make(v[3], ch),
+                           make(v[4], ch)};
+    auto key = GradKey::make();
+    for (size_t i = 0; i < 3; ++i)
+        key->attach(in[i]);
+    key->activate();
+    auto y = imperative::apply(ops::BatchNormForward(bn_param(BnMode::TRAINING)), in);
+    key->deactivate();
+    std::vector<Tensor> ys{y[1]};
+    auto g = key->backward(ys, {}, std::span(in).first(3));
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(g[i].valid()) << i;
+        for (float x : values(g[i]))
+            EXPECT_EQ(x, 0.f) << i;
+    }
+}
+
 TEST(GradNorm, LayerNormAgainstFiniteDifferences) {
     dnn::TensorShape src{2, 3, 4};
     for (uint32_t nd : {1u, 2u, 3u})

@@ -47,20 +47,26 @@ struct Rows {
     std::array<size_t, kMaxOperands> elem_size{};
 };
 
-// The axes of every operand reordered as dst's strides run, outermost first (a stable sort, so
-// a contiguous dst keeps its order): elements map one to one, so any common order computes the
-// same, and a dst dense in another order (channels-last) and the operands laid out like it
-// become one dense row instead of a strided walk.
-inline void to_dst_order(std::span<TensorLayout> layouts) {
-    const TensorLayout& dst = layouts.back();
-    if (dst.is_contiguous())
-        return;
+// dst's axes in the order its strides run, outermost first (a stable sort, so a contiguous dst
+// keeps its order; size-1 axes count as outermost).
+inline std::array<size_t, TensorLayout::MAX_NDIM> dst_order(const TensorLayout& dst) {
     std::array<size_t, TensorLayout::MAX_NDIM> order{};
     for (size_t d = 0; d < dst.ndim; ++d)
         order[d] = d;
+    if (dst.is_contiguous())
+        return order;
     auto key = [&](size_t d) { return dst[d] == 1 ? ptrdiff_t{0} : dst.stride[d]; };
     std::stable_sort(order.begin(), order.begin() + dst.ndim,
                      [&](size_t a, size_t b) { return key(a) > key(b); });
+    return order;
+}
+
+// The axes of every operand reordered as dst's strides run (dst_order): elements map one to
+// one, so any common order computes the same, and a dst dense in another order (channels-last)
+// and the operands laid out like it become one dense row instead of a strided walk.
+inline void to_dst_order(std::span<TensorLayout> layouts) {
+    const TensorLayout& dst = layouts.back();
+    auto order = dst_order(dst);
     bool identity = true;
     for (size_t d = 0; d < dst.ndim; ++d)
         identity = identity && order[d] == d;
@@ -105,6 +111,63 @@ inline std::optional<Rows> rows_of(std::span<const TensorLayout> given) {
         r.elem_size[i] = layouts[i].dtype.size();
     }
     return r;
+}
+
+// Longer rows for operands whose rows (rows_of) are short because an input varies along the
+// outer axes only within a block that repeats: a per-channel (1, C, 1, 1) input over NCHW makes
+// rows of H*W, one run (and one kernel call) per (n, c). Such an input, copied once into a dense
+// block of dst's inner axes (its values for the first outer index, which every other repeats),
+// is dense along rows of C*H*W, one per n. `outer[d]`: axis d (as given) is one of the rows'
+// outer axes, along which the copies repeat (stride 0); `expand[i]`: input i is copied.
+struct Expansion {
+    std::array<bool, TensorLayout::MAX_NDIM> outer{};
+    std::array<bool, kMaxOperands> expand{};
+    size_t block = 0;  // elements of one copy
+};
+
+// The expansion giving the longest rows of at most max_block elements, over at least min_repeats
+// outer rows (fewer, and the copies cost about what the calls saved); nullopt where none makes
+// the rows longer. `given` as for rows_of.
+inline std::optional<Expansion> expansion_of(std::span<const TensorLayout> given, size_t max_block,
+                                             size_t min_repeats) {
+    auto rows = rows_of(given);
+    if (!rows || rows->inner >= max_block)
+        return std::nullopt;
+    const Rows& r = *rows;  // layouts in dst's memory order
+    const size_t n_in = r.operands - 1;
+    const TensorLayout& dst = r.layouts[n_in];
+    std::optional<Expansion> best;
+    size_t block = r.inner, best_split = r.split;
+    for (size_t s = r.split; s-- > 0;) {
+        block *= dst[s];
+        if (block > max_block || run_kind(dst, s) != RunKind::Dense)
+            break;
+        Expansion e;
+        bool ok = true;
+        for (size_t i = 0; i < n_in && ok; ++i) {
+            if (run_kind(r.layouts[i], s))
+                continue;
+            for (size_t d = 0; d < s; ++d)
+                ok = ok && (r.layouts[i][d] == 1 || r.layouts[i].stride[d] == 0);
+            e.expand[i] = true;
+        }
+        if (ok) {
+            e.block = block;
+            best = e;
+            best_split = s;
+        }
+    }
+    if (!best)
+        return std::nullopt;
+    size_t repeats = 1;
+    for (size_t d = 0; d < best_split; ++d)
+        repeats *= dst[d];
+    if (repeats < min_repeats)
+        return std::nullopt;
+    auto order = dst_order(given.back());
+    for (size_t d = 0; d < best_split; ++d)
+        best->outer[order[d]] = true;
+    return best;
 }
 
 // Calls f(off, n) for the runs covering elements [begin, end) of dst in rows_of's order, row by

@@ -9,8 +9,10 @@
 // A dst dense in another axis order (channels-last) runs in its memory order (dense_rows.h).
 // Where the operands disagree (a channels-last and a row-major tensor of one shape), each operand
 // without a unit-stride run along dst's memory order is first copied into the workspace in dst's
-// layout (relayout_copy's tiled transpose), and the loops run on the copies. Other dtypes and
-// modes, and layouts still without a unit-stride run, go to naive.
+// layout (relayout_copy's tiled transpose), and the loops run on the copies. Where the rows are
+// short because an input repeats in a small block (per-channel over NCHW: a call per H*W run),
+// that input is first copied into one dense block that every row repeats (expansion_of). Other
+// dtypes and modes, and layouts still without a unit-stride run, go to naive.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -43,6 +45,10 @@ void run_range(elemwise::Mode mode, DType data, bool lowp, const Rows& r,
 }
 
 constexpr size_t kAlign = 64;
+// Expansion (dense_rows.h): a copy of at most kMaxBlock elements stays in L1 beside the rows; over
+// fewer than kMinRepeats rows the copies cost about what the longer rows save.
+constexpr size_t kMaxBlock = 4096;
+constexpr size_t kMinRepeats = 4;
 
 size_t aligned(size_t bytes) {
     return (bytes + kAlign - 1) / kAlign * kAlign;
@@ -66,6 +72,13 @@ public:
     size_t get_workspace_in_bytes(std::span<const TensorLayout> inputs,
                                   std::span<const TensorLayout> outputs) override {
         size_t naive = LoopKernel::get_workspace_in_bytes(inputs, outputs);
+        if (auto e = expansion(inputs, outputs[0])) {
+            size_t bytes = 0;
+            for (size_t i = 0; i < inputs.size(); ++i)
+                if (e->expand[i])
+                    bytes += aligned(inputs[i].dtype.size(e->block));
+            return std::max(naive, bytes);
+        }
         if (!needs_staging(inputs, outputs[0]))
             return naive;
         size_t bytes = 0;
@@ -78,13 +91,18 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
-        if (run_loops(inputs, outputs))
-            return;
         std::array<TensorND, kMaxOperands> copies;
         std::array<TensorLayout, kMaxOperands> in_layouts;
         for (size_t i = 0; i < inputs.size(); ++i)
             in_layouts[i] = inputs[i].layout;
         const TensorLayout& dst_l = outputs[0].layout;
+        if (auto e = expansion(std::span(in_layouts).first(inputs.size()), dst_l)) {
+            expand(*e, inputs, dst_l, ws, copies);
+            if (run_loops(std::span<const TensorND>(copies.data(), inputs.size()), outputs))
+                return;
+        }
+        if (run_loops(inputs, outputs))
+            return;
         if (inputs.size() < kMaxOperands &&
             needs_staging(std::span(in_layouts).first(inputs.size()), dst_l)) {
             std::byte* at = ws.ptr;
@@ -106,6 +124,42 @@ protected:
     }
 
 private:
+    std::optional<Expansion> expansion(std::span<const TensorLayout> inputs,
+                                       const TensorLayout& dst) {
+        if (inputs.size() >= kMaxOperands || dst.is_empty() || !supported(inputs, dst))
+            return std::nullopt;
+        std::array<TensorLayout, kMaxOperands> layouts;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            layouts[i] = inputs[i].broadcast(dst);
+        layouts[inputs.size()] = dst;
+        return expansion_of(std::span(layouts).first(inputs.size() + 1), kMaxBlock, kMinRepeats);
+    }
+
+    // copies[i]: input i, or for an expanded one its block in the workspace, viewed with stride 0
+    // along the outer axes. The block is dst's layout without the outer axes, dense as dst is
+    // along the rest, so it spans [0, e.block) elements.
+    static void expand(const Expansion& e, std::span<const TensorND> inputs,
+                       const TensorLayout& dst, Workspace ws,
+                       std::array<TensorND, kMaxOperands>& copies) {
+        std::byte* at = ws.ptr;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            copies[i] = inputs[i];
+            if (!e.expand[i])
+                continue;
+            TensorLayout src = inputs[i].layout.broadcast(dst), block = dst, view = dst;
+            block.dtype = view.dtype = src.dtype;
+            for (size_t d = 0; d < dst.ndim; ++d) {
+                if (!e.outer[d])
+                    continue;
+                src.shape[d] = block.shape[d] = 1;
+                view.stride[d] = 0;
+            }
+            relayout_copy(TensorND(inputs[i].raw_ptr(), src), TensorND(at, block));
+            copies[i] = TensorND(at, view);
+            at += aligned(src.dtype.size(e.block));
+        }
+    }
+
     // The loops' layouts fail as given (no common unit-stride run) but some operand would be
     // staged and the op has loops for its dtypes.
     bool needs_staging(std::span<const TensorLayout> inputs, const TensorLayout& dst) {

@@ -27,13 +27,31 @@ namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using Mode = elemwise::Mode;
 
-// Float formulas: one IEEE operation or comparisons, so float gives naive's rounding.
+// Float formulas: one IEEE operation or comparisons, so float gives naive's rounding, in every
+// lane alike. So the tail of a run is one vector too, under a mask: short runs (a broadcast over
+// H*W = 9 or 49 elements) would otherwise spend most of their time in the scalar formula. AVX2's
+// and AVX-512's masked loads and stores touch nothing past the run; other targets' may read it.
 template <size_t kArity, class F>
 HWY_INLINE void run_float(Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
     const hn::ScalableTag<float> d;
-    run_lanes<kArity>(
-            d, s, n, f, [&](size_t i, auto v) { hn::StoreU(v, d, dst + i); },
-            [&](size_t i) { scalar_at(mode, s, kArity, dst, i); });
+    const size_t whole = n / hn::Lanes(d) * hn::Lanes(d);
+    auto store = [&](size_t i, auto v) { hn::StoreU(v, d, dst + i); };
+    auto scalar = [&](size_t i) { scalar_at(mode, s, kArity, dst, i); };
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+    run_lanes<kArity>(d, s, whole, f, store, scalar);
+    if (whole == n)
+        return;
+    const auto m = hn::FirstN(d, n - whole);
+    hn::Vec<decltype(d)> x[kArity];
+    for (size_t k = 0; k < kArity; ++k) {
+        const float* p = static_cast<const float*>(s[k].p);
+        x[k] = s[k].broadcast ? hn::Set(d, *p) : hn::MaskedLoad(m, d, p + whole);
+    }
+    hn::BlendedStore(apply(f, d, x), m, d, dst + whole);
+#else
+    (void)whole;
+    run_lanes<kArity>(d, s, n, f, store, scalar);
+#endif
 }
 
 // exp and its relatives take |x| <= 700 (exp stays finite in double); tanh |x| <= 20 (beyond,

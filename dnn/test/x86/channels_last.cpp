@@ -210,6 +210,29 @@ TEST_F(X86, ChannelsLastElemwiseRunsAsOneDenseRow) {
     EXPECT_TRUE(check<Elemwise>(*handle, p, {{{2, 3, 4, 5, 6}}, {{1}}}).starts_with("hwy:"));
 }
 
+// Per-channel operands over channels-last tensors of odd sizes: the operand's block of H*W*C is
+// copied once and repeated over N (expansion_of), in either operand order and ternary.
+TEST_F(X86, ChannelsLastPerChannelRepeatsItsBlock) {
+    using Mode = param::Elemwise::Mode;
+    param::Elemwise p;
+    for (TensorShape s : {TensorShape{6, 5, 3, 3}, TensorShape{5, 7, 7, 7}, TensorShape{4, 3, 1, 1},
+                          TensorShape{4, 3, 2, 3, 5}}) {
+        TensorShape c = s;
+        for (size_t d = 0; d < c.ndim; ++d)
+            c[d] = d == 1 ? s[1] : 1;
+        for (Mode m : {Mode::SUB, Mode::TRUE_DIV, Mode::MAX}) {
+            p.mode = m;
+            std::string k = check<Elemwise>(*handle, p, {{s}, {c, dtype::Float32, 0.5, 2}});
+            EXPECT_TRUE(k.starts_with("hwy:")) << k;
+            k = check<Elemwise>(*handle, p, {{c}, {s, dtype::Float32, 0.5, 2}});
+            EXPECT_TRUE(k.starts_with("hwy:")) << k;
+        }
+        p.mode = Mode::FUSE_MUL_ADD3;
+        EXPECT_TRUE(check<Elemwise>(*handle, p, {{s}, {c}, {c}}).starts_with("hwy:"));
+        EXPECT_TRUE(check<Elemwise>(*handle, p, {{c}, {s}, {c}}).starts_with("hwy:"));
+    }
+}
+
 TEST_F(X86, ChannelsLastReduceRunsInMemoryOrder) {
     param::Reduce p;
     for (auto mode : {param::Reduce::Mode::MEAN, param::Reduce::Mode::MAX}) {

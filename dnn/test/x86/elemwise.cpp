@@ -137,6 +137,34 @@ TEST_F(X86, ElemwiseBroadcasts) {
     }
 }
 
+// Per-channel and other operands that repeat in a block along the outer axes: small and odd
+// H*W (rows shorter than a vector), an operand that repeats over N only ({N, C, 1, 1} does not:
+// it stays a broadcast run per (n, c)), every operand position, 5-D, padded views.
+TEST_F(X86, ElemwisePerChannelBroadcasts) {
+    const std::vector<std::vector<TensorShape>> pairs = {
+            {{64, 16, 8, 8}, {1, 16, 1, 1}}, {{8, 6, 7, 7}, {1, 6, 1, 1}},
+            {{9, 5, 3, 3}, {1, 5, 1, 1}},    {{6, 5, 1, 1}, {1, 5, 1, 1}},
+            {{5, 3, 1, 3}, {1, 3, 1, 1}},    {{4, 3, 2, 5, 3}, {1, 3, 1, 1, 1}},
+            {{8, 6, 7, 7}, {1, 6, 7, 7}},    {{8, 6, 7, 7}, {1, 6, 1, 7}},
+            {{8, 6, 7, 7}, {8, 6, 1, 1}},    {{300, 9, 4}, {9, 1}},
+    };
+    for (Mode m : claimed_modes()) {
+        if (arity(m) == 1)
+            continue;
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m)).set_epsilon(eps_of(m));
+        set_domain(c, m);
+        for (const auto& shapes : pairs)
+            for (size_t big = 0; big < arity(m); ++big) {
+                std::vector<TensorShape> in(arity(m), shapes[1]);
+                in[big] = shapes[0];
+                c.set_noncontiguous(false).execs(in);
+                if (big == 0)
+                    c.set_noncontiguous(true).execs(in);
+            }
+    }
+}
+
 TEST_F(X86, ElemwiseStridedViews) {
     for (Mode m : {Mode::ADD, Mode::MUL, Mode::EXP, Mode::RELU, Mode::SWITCH_GT0, Mode::CLIP}) {
         Checker<Elemwise> c(handle.get());

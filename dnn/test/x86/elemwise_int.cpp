@@ -119,10 +119,16 @@ TEST_F(X86, ElemwiseCondSelects) {
     EXPECT_TRUE(x86::elemwise_supported(Mode::COND, dtype::Float32, dtype::Float32));
     EXPECT_TRUE(x86::elemwise_supported(Mode::COND, dtype::Int32, dtype::Int32));
     const std::vector<std::vector<TensorShape>> cases = {
-            {{0}, {0}, {0}},           {{1}, {1}, {1}},
-            {{7}, {7}, {7}},           {{(1 << 17) + 3}, {(1 << 17) + 3}, {(1 << 17) + 3}},
-            {{13, 17}, {1}, {13, 17}}, {{13, 1}, {13, 17}, {1, 17}},
-            {{1}, {13, 17}, {13, 17}}, {{4, 6, 5, 5}, {1, 6, 1, 1}, {4, 6, 5, 5}},
+            {{0}, {0}, {0}},
+            {{1}, {1}, {1}},
+            {{7}, {7}, {7}},
+            {{(1 << 17) + 3}, {(1 << 17) + 3}, {(1 << 17) + 3}},
+            {{13, 17}, {1}, {13, 17}},
+            {{13, 1}, {13, 17}, {1, 17}},
+            {{1}, {13, 17}, {13, 17}},
+            {{4, 6, 5, 5}, {1, 6, 1, 1}, {4, 6, 5, 5}},
+            {{8, 6, 7, 7}, {1, 6, 1, 1}, {1, 6, 1, 1}},
+            {{1, 6, 1, 1}, {8, 6, 3, 3}, {1, 6, 1, 1}},
     };
     for (DType dt : {dtype::Float32, dtype::Int32}) {
         Checker<Elemwise> c(handle.get());
@@ -153,6 +159,21 @@ TEST_F(X86, ElemwiseIntReversedRows) {
     c.set_param(mode_param(Mode::LT));
     c.exec_layouts(
             {TensorLayout({5, 7}, {-7, 1}, dtype::Float32), TensorLayout({5, 7}, dtype::Float32)});
+}
+
+// Per-channel operands (copied once into a block the rows repeat) for int32 and into bool.
+TEST_F(X86, ElemwiseIntPerChannel) {
+    Checker<Elemwise> c(handle.get());
+    c.set_epsilon(0).set_dtype(0, dtype::Int32).set_dtype(1, dtype::Int32);
+    for (Mode m : {Mode::ADD, Mode::SUB, Mode::MAX}) {
+        c.set_param(mode_param(m));
+        c.execs({{8, 6, 7, 7}, {1, 6, 1, 1}});
+        c.execs({{1, 6, 1, 1}, {8, 6, 3, 3}});
+    }
+    Checker<Elemwise> b(handle.get());
+    b.set_param(mode_param(Mode::LT)).set_epsilon(0);
+    b.execs({{8, 6, 7, 7}, {1, 6, 1, 1}});
+    b.execs({{1, 6, 1, 1}, {8, 6, 3, 3}});
 }
 
 TEST_F(X86, ElemwiseIntRunsHighway) {

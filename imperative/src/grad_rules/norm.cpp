@@ -10,13 +10,26 @@
 // Only dst is differentiated: the statistics outputs (batch mean and inverse std, LayerNorm's and
 // GroupNorm's mean and rstd) exist for the backward op and the running-statistics update, and a
 // gradient flowing into them is ignored, as in MegEngine. The running statistics get no gradient
-// (they are buffers).
+// (they are buffers). So the rules take no gradient (an invalid
+// Tensor) for the statistics outputs rather than the zeros the tape would otherwise fill in (four
+// Fills per BatchNorm per step); dst's gradient, when absent, is still zeros, computed here.
 #include "ops_util.h"
 
 namespace neomeg::imperative {
 namespace {
 
 using namespace grad_util;
+
+// dst's gradient: zeros of dst's layout when none reached it (only statistics got gradients,
+// which are ignored), so the input gradients are the zeros they always were.
+Tensor dst_grad(std::span<const Tensor> y, std::span<const Tensor> dy) {
+    if (dy[0].valid())
+        return dy[0];
+    dnn::param::Fill p;
+    p.dtype = y[0].dtype().enumv();
+    dnn::TensorShape shape = y[0].shape();
+    return run_generator(*shared_op<ops::Fill>(p), {&shape, 1}, y[0].comp_node())[0];
+}
 
 // Mean over `axes` of t, each kept with size 1.
 Tensor mean_over(Tensor t, const std::vector<int32_t>& axes) {
@@ -124,8 +137,8 @@ std::vector<Tensor> batch_norm_grad(const OpDef& def, std::span<const Tensor> x,
         return g;
     const auto& p = static_cast<const ops::BatchNormForward&>(def).param();
     if (GradKey::any_active())
-        return batch_norm_composed_grad(p, x, dy[0], needs);
-    std::array<Tensor, 5> in{dy[0], x[0], x[1], y[1], y[2]};
+        return batch_norm_composed_grad(p, x, dst_grad(y, dy), needs);
+    std::array<Tensor, 5> in{dst_grad(y, dy), x[0], x[1], y[1], y[2]};
     auto r = imperative::apply(*shared_op<ops::BatchNormBackward>(p), in);  // grad, dscale, dbias
     for (size_t i = 0; i < 3; ++i)
         if (needs[i])
@@ -180,9 +193,9 @@ std::vector<Tensor> norm_grad(const OpDef& def, std::span<const Tensor> x,
     const auto& p = static_cast<const ForwardOp&>(def).param();
     std::vector<Tensor> r;
     if (GradKey::any_active()) {
-        r = composed_grad(p, x, dy[0]);
+        r = composed_grad(p, x, dst_grad(y, dy));
     } else {
-        std::vector<Tensor> in{dy[0], x[0], y[1], y[2]};
+        std::vector<Tensor> in{dst_grad(y, dy), x[0], y[1], y[2]};
         if (p.affine)
             in.push_back(x[1]);
         r = imperative::apply(BackwardOp(p), in);  // grad[, dweight, dbias]
@@ -195,10 +208,10 @@ std::vector<Tensor> norm_grad(const OpDef& def, std::span<const Tensor> x,
 
 }  // namespace
 
-NM_REGISTER_GRAD(BatchNormForward, batch_norm_grad, true, true);
-NM_REGISTER_GRAD(LayerNormForward, (norm_grad<ops::LayerNormForward, ops::LayerNormBackward>), true,
-                 true);
-NM_REGISTER_GRAD(GroupNormForward, (norm_grad<ops::GroupNormForward, ops::GroupNormBackward>), true,
-                 true);
+NM_REGISTER_GRAD_ABSENT(BatchNormForward, batch_norm_grad, true, true);
+NM_REGISTER_GRAD_ABSENT(LayerNormForward,
+                        (norm_grad<ops::LayerNormForward, ops::LayerNormBackward>), true, true);
+NM_REGISTER_GRAD_ABSENT(GroupNormForward,
+                        (norm_grad<ops::GroupNormForward, ops::GroupNormBackward>), true, true);
 
 }  // namespace neomeg::imperative

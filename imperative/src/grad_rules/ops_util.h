@@ -83,3 +83,10 @@ inline Tensor scalar_like(const Tensor& t, float value) {
             ::neomeg::imperative::register_grad_rule(                                        \
                     ::neomeg::imperative::ops::Op::kId,                                      \
                     ::neomeg::imperative::GradRule{fn, save_in, save_out})
+// A rule registered so reads only the output gradients it needs and takes an invalid Tensor for
+// an output that got none (GradRule::takes_absent_grads).
+#define NM_REGISTER_GRAD_ABSENT(Op, fn, save_in, save_out)                                   \
+    [[maybe_unused]] static const bool NM_REGISTER_GRAD_CAT(nm_grad_registered_, __LINE__) = \
+            ::neomeg::imperative::register_grad_rule(                                        \
+                    ::neomeg::imperative::ops::Op::kId,                                      \
+                    ::neomeg::imperative::GradRule{fn, save_in, save_out, true})

@@ -33,8 +33,8 @@ struct AutogradMeta {
 };
 
 // Backward rule of one op: given the op, its inputs and outputs (those the rule saves; others
-// are invalid tensors) and a gradient for every output, returns one gradient per input (an
-// invalid Tensor where an input gets none or needs none).
+// are invalid tensors) and a gradient for every output (see takes_absent_grads), returns one
+// gradient per input (an invalid Tensor where an input gets none or needs none).
 struct GradRule {
     using Fn = std::vector<Tensor> (*)(const OpDef& op, std::span<const Tensor> inputs,
                                        std::span<const Tensor> outputs,
@@ -43,6 +43,10 @@ struct GradRule {
     Fn fn = nullptr;
     bool save_inputs = true;
     bool save_outputs = false;
+    // The rule takes an invalid Tensor as the gradient of an output no gradient reached, instead
+    // of zeros: a rule that ignores some outputs' gradients (BatchNorm's statistics) spares the
+    // tape a Fill per such output.
+    bool takes_absent_grads = false;
 };
 
 // Rules live in imperative/src/grad_rules/<group>.cpp and register by op id; an op without a
