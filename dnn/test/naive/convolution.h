@@ -25,6 +25,35 @@ inline param::Convolution conv_param(std::vector<int32_t> stride, std::vector<in
     return p;
 }
 
+// One geometry: src (N, C, spatial...), filter (OC, C/group, k...) and params.
+struct ConvCase {
+    TensorShape src, filter;
+    param::Convolution p;
+};
+
+inline TensorShape conv_dst_shape(const ConvCase& c) {
+    TensorShape d = c.src;
+    d[1] = c.filter[0];
+    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
+        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
+        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
+                           static_cast<size_t>(c.p.stride[i]) +
+                   1;
+    }
+    return d;
+}
+
+// Every case followed by itself in CONVOLUTION mode.
+inline std::vector<ConvCase> conv_both_modes(const std::vector<ConvCase>& cases) {
+    std::vector<ConvCase> all;
+    for (ConvCase k : cases) {
+        all.push_back(k);
+        k.p.mode = param::Convolution::Mode::CONVOLUTION;
+        all.push_back(k);
+    }
+    return all;
+}
+
 // Mixed-radix decode of a row-major flat index.
 inline std::vector<size_t> unflatten(size_t flat, const std::vector<size_t>& dims) {
     std::vector<size_t> idx(dims.size());

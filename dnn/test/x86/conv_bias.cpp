@@ -14,10 +14,7 @@ using Nonline = param::ConvBias::NonlineMode;
 
 constexpr Nonline kModes[] = {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID, Nonline::H_SWISH};
 
-struct Case {
-    TensorShape src, filter;
-    param::Convolution p;
-};
+using Case = ConvCase;
 
 std::vector<Case> cases() {
     return {
@@ -47,18 +44,6 @@ param::ConvBias bias_param(const param::Convolution& c, Nonline act) {
     return p;
 }
 
-TensorShape dst_shape(const Case& c) {
-    TensorShape d = c.src;
-    d[1] = c.filter[0];
-    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
-        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
-        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
-                           static_cast<size_t>(c.p.stride[i]) +
-                   1;
-    }
-    return d;
-}
-
 // (1, OC, 1...): the per-channel bias.
 TensorShape channel_shape(const TensorShape& dst) {
     TensorShape b = dst;
@@ -70,7 +55,7 @@ TensorShape channel_shape(const TensorShape& dst) {
 
 // Inputs src, filter, bias, z for the four combinations of bias and z present ({} is absent).
 std::vector<std::vector<TensorShape>> input_sets(const Case& k) {
-    TensorShape dst = dst_shape(k), none{};
+    TensorShape dst = conv_dst_shape(k), none{};
     return {{k.src, k.filter, channel_shape(dst), dst},
             {k.src, k.filter, channel_shape(dst), none},
             {k.src, k.filter, none, dst},
@@ -126,7 +111,7 @@ TEST_F(X86, ConvBiasRunsOneDnn) {
 TEST_F(X86, ConvBiasOtherBiasShapesRunNaive) {
     std::mt19937 rng(29);
     Case k{{2, 3, 6, 5}, {4, 3, 3, 2}, conv_param({1, 1}, {1, 0}, {1, 1})};
-    TensorShape dst = dst_shape(k);
+    TensorShape dst = conv_dst_shape(k);
     auto p = bias_param(k.p, Nonline::RELU);
     for (TensorShape bias : {dst, TensorShape{1, 1, 1, 1}}) {
         std::vector<HostTensor> in{random_tensor(k.src, rng), random_tensor(k.filter, rng),
@@ -146,7 +131,7 @@ TEST_F(X86, ConvBiasOtherBiasShapesRunNaive) {
 TEST_F(X86, ConvBiasResidualChangesBetweenCalls) {
     std::mt19937 rng(31);
     Case k{{2, 16, 9, 9}, {16, 16, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
-    TensorShape dst = dst_shape(k);
+    TensorShape dst = conv_dst_shape(k);
     auto p = bias_param(k.p, Nonline::RELU);
     auto op = handle->create_operator<ConvBias>();
     op->param() = p;
