@@ -7,6 +7,7 @@
 #include <set>
 
 #include "naive/convolution.h"
+#include "naive/pooling.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/dnn/layout_follows.h"
 #include "x86/x86_test.h"
@@ -90,16 +91,6 @@ param::ConvBias conv_bias(const param::Convolution& c, param::ConvBias::NonlineM
     return p;
 }
 
-param::Pooling pooling(param::Pooling::Mode mode, std::vector<int32_t> window,
-                       std::vector<int32_t> stride, std::vector<int32_t> padding) {
-    param::Pooling p;
-    p.mode = mode;
-    p.window = std::move(window);
-    p.stride = std::move(stride);
-    p.padding = std::move(padding);
-    return p;
-}
-
 }  // namespace
 
 TEST_F(X86, ChannelsLastConvolution) {
@@ -139,7 +130,7 @@ TEST_F(X86, ChannelsLastPooling) {
     using Mode = param::Pooling::Mode;
     for (Mode mode : {Mode::MAX, Mode::AVERAGE, Mode::AVERAGE_COUNT_EXCLUDE_PADDING}) {
         for (auto p :
-             {pooling(mode, {2, 2}, {2, 2}, {0, 0}), pooling(mode, {3, 3}, {2, 2}, {1, 1})}) {
+             {pool_param(mode, {2, 2}, {2, 2}, {0, 0}), pool_param(mode, {3, 3}, {2, 2}, {1, 1})}) {
             TensorShape src{2, 16, 9, 9},
                     dst{2, 16, (9 + 2 * size_t(p.padding[0]) - size_t(p.window[0])) / 2 + 1,
                         (9 + 2 * size_t(p.padding[1]) - size_t(p.window[1])) / 2 + 1};
