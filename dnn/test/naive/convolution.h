@@ -25,6 +25,21 @@ inline param::Convolution conv_param(std::vector<int32_t> stride, std::vector<in
     return p;
 }
 
+// ConvBias's param of the same geometry and mode, with nonlinearity `act`.
+inline param::ConvBias conv_bias_param(const param::Convolution& c,
+                                       param::ConvBias::NonlineMode act) {
+    param::ConvBias p;
+    p.nonlineMode = act;
+    p.mode = c.mode == param::Convolution::Mode::CONVOLUTION
+                     ? param::ConvBias::Mode::CONVOLUTION
+                     : param::ConvBias::Mode::CROSS_CORRELATION;
+    p.stride = c.stride;
+    p.padding = c.padding;
+    p.dilation = c.dilation;
+    p.group = c.group;
+    return p;
+}
+
 // One geometry: src (N, C, spatial...), filter (OC, C/group, k...) and params.
 struct ConvCase {
     TensorShape src, filter;

@@ -81,16 +81,6 @@ std::string check(Handle& handle, const typename Op::Param& p, const std::vector
     return last_kernel(*op);
 }
 
-param::ConvBias conv_bias(const param::Convolution& c, param::ConvBias::NonlineMode act) {
-    param::ConvBias p;
-    p.nonlineMode = act;
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.group = c.group;
-    return p;
-}
-
 }  // namespace
 
 TEST_F(X86, ChannelsLastConvolution) {
@@ -118,11 +108,11 @@ TEST_F(X86, ChannelsLastConvBias) {
     auto c = conv_param({1, 1}, {1, 1}, {1, 1});
     for (Act act : {Act::IDENTITY, Act::RELU}) {
         auto k = check<ConvBias>(
-                *handle, conv_bias(c, act),
+                *handle, conv_bias_param(c, act),
                 {{{2, 16, 8, 8}}, {{16, 16, 3, 3}}, {{1, 16, 1, 1}}, {{2, 16, 8, 8}}});
         EXPECT_TRUE(k.starts_with("onednn:")) << k;
     }
-    check<ConvBias>(*handle, conv_bias(conv_param({2, 2}, {0, 0}, {1, 1}), Act::IDENTITY),
+    check<ConvBias>(*handle, conv_bias_param(conv_param({2, 2}, {0, 0}, {1, 1}), Act::IDENTITY),
                     {{{2, 8, 8, 8}}, {{16, 8, 1, 1}}, {{1, 16, 1, 1}}, {TensorShape()}});
 }
 

@@ -31,19 +31,6 @@ std::vector<Case> cases() {
     };
 }
 
-param::ConvBias bias_param(const param::Convolution& c, Nonline act) {
-    param::ConvBias p;
-    p.nonlineMode = act;
-    p.mode = c.mode == param::Convolution::Mode::CONVOLUTION
-                     ? param::ConvBias::Mode::CONVOLUTION
-                     : param::ConvBias::Mode::CROSS_CORRELATION;
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.group = c.group;
-    return p;
-}
-
 // (1, OC, 1...): the per-channel bias.
 TensorShape channel_shape(const TensorShape& dst) {
     TensorShape b = dst;
@@ -70,7 +57,7 @@ TEST_F(X86, ConvBiasMatchesNaive) {
             for (const auto& shapes : input_sets(k)) {
                 Checker<ConvBias> c(handle.get());
                 // A range that puts values on both sides of RELU's and H_SWISH's kinks.
-                c.set_param(bias_param(k.p, act)).set_range(2, -3, 3).set_range(3, -3, 3);
+                c.set_param(conv_bias_param(k.p, act)).set_range(2, -3, 3).set_range(3, -3, 3);
                 c.execs(shapes);
                 // Padded inputs and outputs with all four inputs present.
                 if (shapes[3].ndim != 0 && shapes[2].ndim != 0)
@@ -83,7 +70,7 @@ TEST_F(X86, ConvBiasLowPrecisionMatchesNaive) {
         for (const Case& k : cases())
             for (Nonline act : kModes) {
                 Checker<ConvBias> c(handle.get());
-                c.set_param(bias_param(k.p, act));
+                c.set_param(conv_bias_param(k.p, act));
                 for (size_t i = 0; i < 4; ++i)
                     c.set_dtype(i, dt);
                 c.execs(input_sets(k)[0]);
@@ -100,7 +87,7 @@ TEST_F(X86, ConvBiasRunsOneDnn) {
             std::vector<HostTensor> in;
             for (const TensorShape& s : shapes)
                 in.push_back(random_tensor(s, rng));
-            EXPECT_TRUE(run_and_compare<ConvBias>(*handle, bias_param(k.p, act), in)
+            EXPECT_TRUE(run_and_compare<ConvBias>(*handle, conv_bias_param(k.p, act), in)
                                 .starts_with("onednn:"))
                     << param::to_string(k.p);
         }
@@ -112,7 +99,7 @@ TEST_F(X86, ConvBiasOtherBiasShapesRunNaive) {
     std::mt19937 rng(29);
     Case k{{2, 3, 6, 5}, {4, 3, 3, 2}, conv_param({1, 1}, {1, 0}, {1, 1})};
     TensorShape dst = conv_dst_shape(k);
-    auto p = bias_param(k.p, Nonline::RELU);
+    auto p = conv_bias_param(k.p, Nonline::RELU);
     for (TensorShape bias : {dst, TensorShape{1, 1, 1, 1}}) {
         std::vector<HostTensor> in{random_tensor(k.src, rng), random_tensor(k.filter, rng),
                                    random_tensor(bias, rng), random_tensor(dst, rng)};
@@ -132,7 +119,7 @@ TEST_F(X86, ConvBiasResidualChangesBetweenCalls) {
     std::mt19937 rng(31);
     Case k{{2, 16, 9, 9}, {16, 16, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
     TensorShape dst = conv_dst_shape(k);
-    auto p = bias_param(k.p, Nonline::RELU);
+    auto p = conv_bias_param(k.p, Nonline::RELU);
     auto op = handle->create_operator<ConvBias>();
     op->param() = p;
     auto naive = Handle::make_naive();
