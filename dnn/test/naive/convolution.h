@@ -69,6 +69,32 @@ inline std::vector<ConvCase> conv_both_modes(const std::vector<ConvCase>& cases)
     return all;
 }
 
+// ConvolutionForward, ConvolutionBackwardData and ConvolutionBackwardFilter of each case on
+// `handle` against naive, on contiguous and on padded (non-contiguous) operands.
+inline void check_conv_forward(Handle* handle, const std::vector<ConvCase>& cases) {
+    for (const ConvCase& k : cases) {
+        Checker<ConvolutionForward> c(handle);
+        c.set_param(k.p).execs({k.src, k.filter});
+        c.set_noncontiguous(true).execs({k.src, k.filter});
+    }
+}
+
+inline void check_conv_backward_data(Handle* handle, const std::vector<ConvCase>& cases) {
+    for (const ConvCase& k : cases) {
+        Checker<ConvolutionBackwardData> c(handle);
+        c.set_param(k.p).set_output_shapes({k.src}).execs({k.filter, conv_dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
+    }
+}
+
+inline void check_conv_backward_filter(Handle* handle, const std::vector<ConvCase>& cases) {
+    for (const ConvCase& k : cases) {
+        Checker<ConvolutionBackwardFilter> c(handle);
+        c.set_param(k.p).set_output_shapes({k.filter}).execs({k.src, conv_dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
+    }
+}
+
 // Mixed-radix decode of a row-major flat index.
 inline std::vector<size_t> unflatten(size_t flat, const std::vector<size_t>& dims) {
     std::vector<size_t> idx(dims.size());

@@ -37,27 +37,15 @@ std::vector<Case> cases() {
 }  // namespace
 
 TEST_F(X86, ConvolutionForwardMatchesNaive) {
-    for (const Case& k : conv_both_modes(cases())) {
-        Checker<ConvolutionForward> c(handle.get());
-        c.set_param(k.p).execs({k.src, k.filter});
-        c.set_noncontiguous(true).execs({k.src, k.filter});
-    }
+    check_conv_forward(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, ConvolutionBackwardDataMatchesNaive) {
-    for (const Case& k : conv_both_modes(cases())) {
-        Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.src}).execs({k.filter, conv_dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
-    }
+    check_conv_backward_data(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, ConvolutionBackwardFilterMatchesNaive) {
-    for (const Case& k : conv_both_modes(cases())) {
-        Checker<ConvolutionBackwardFilter> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.filter}).execs({k.src, conv_dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
-    }
+    check_conv_backward_filter(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, ConvolutionBackwardDataPresetLargerInput) {

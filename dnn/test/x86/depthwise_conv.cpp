@@ -80,27 +80,15 @@ void check_rows_padded(Handle& handle, const param::Convolution& p,
 }  // namespace
 
 TEST_F(X86, DepthwiseForwardMatchesNaive) {
-    for (const Case& k : conv_both_modes(cases())) {
-        Checker<ConvolutionForward> c(handle.get());
-        c.set_param(k.p).execs({k.src, k.filter});
-        c.set_noncontiguous(true).execs({k.src, k.filter});
-    }
+    check_conv_forward(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, DepthwiseBackwardDataMatchesNaive) {
-    for (const Case& k : conv_both_modes(cases())) {
-        Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.src}).execs({k.filter, conv_dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
-    }
+    check_conv_backward_data(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, DepthwiseBackwardFilterMatchesNaive) {
-    for (const Case& k : conv_both_modes(cases())) {
-        Checker<ConvolutionBackwardFilter> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.filter}).execs({k.src, conv_dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
-    }
+    check_conv_backward_filter(handle.get(), conv_both_modes(cases()));
 }
 
 // Strides skip the last rows and columns of a larger input: the same diff comes from the deduced
