@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "grad_check.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"
@@ -11,21 +12,17 @@ using namespace neomeg::imperative;
 namespace dnn = neomeg::dnn;
 
 namespace {
-std::vector<float> host_values(const Tensor& t) {
-    std::vector<float> v(t.shape().total_nr_elems());
-    t.to_host(v.data());
-    return v;
-}
+using grad_check::values;
 }  // namespace
 
 TEST(Tensor, FromHostRoundTripAndViews) {
     auto cn = CompNode::load("cpu0");
     std::vector<float> data{1, 2, 3, 4, 5, 6};
     auto t = Tensor::from_host(data.data(), {2, 3}, dnn::dtype::Float32, cn);
-    EXPECT_EQ(host_values(t), data);
+    EXPECT_EQ(values(t), data);
     // the transpose, read back through the kernel library's Relayout
     auto tt = t.view(t.layout().dimshuffle({1, 0}));
-    EXPECT_EQ(host_values(tt), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+    EXPECT_EQ(values(tt), (std::vector<float>{1, 4, 2, 5, 3, 6}));
     // a view that reaches outside the storage is refused
     EXPECT_THROW(t.view(dnn::TensorLayout({7}, dnn::dtype::Float32)), dnn::ShapeError);
     EXPECT_THROW(t.view(t.layout(), 4), dnn::ShapeError);
@@ -69,7 +66,7 @@ TEST(Apply, GeneratorOpFillsRequestedShape) {
     auto out = run_generator(fill, {&shape, 1}, cn);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].comp_node(), cn);
-    EXPECT_EQ(host_values(out[0]), std::vector<float>(4, 1.5f));
+    EXPECT_EQ(values(out[0]), std::vector<float>(4, 1.5f));
     EXPECT_THROW(run_generator(fill, std::span<const dnn::TensorShape>{}, cn), dnn::ParamError);
 }
 
@@ -98,7 +95,7 @@ TEST(Apply, RunsTheDnnKernelOnAStridedInput) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_TRUE(out[0].layout().is_contiguous());
     EXPECT_EQ(out[0].shape().to_string(), "{3,2}");
-    EXPECT_EQ(host_values(out[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+    EXPECT_EQ(values(out[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
 }
 
 namespace {
@@ -128,7 +125,7 @@ TEST(Apply, CustomOpRunsEagerlyOnly) {
     DoubleOp op;
     EXPECT_EQ(op.kind(), OpKind::Custom);
     auto out = imperative::apply(op, {&x, 1});
-    EXPECT_EQ(host_values(out[0]), (std::vector<float>{2, 4}));
+    EXPECT_EQ(values(out[0]), (std::vector<float>{2, 4}));
     EXPECT_EQ(grad_rule_of(op), nullptr);  // no rule: not differentiable
     // a graph cannot hold it
     EXPECT_THROW(op.infer_layouts(cn, {&x.layout(), 1}, {}), dnn::NotSupportedError);

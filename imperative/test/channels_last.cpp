@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "grad_check.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
@@ -16,11 +17,7 @@ namespace dnn = neomeg::dnn;
 
 namespace {
 
-std::vector<float> host_values(const Tensor& t) {
-    std::vector<float> v(t.shape().total_nr_elems());
-    t.to_host(v.data());
-    return v;
-}
+using grad_check::values;
 
 Tensor iota(const dnn::TensorShape& s, float scale) {
     std::vector<float> v(s.total_nr_elems());
@@ -48,13 +45,13 @@ TEST(ChannelsLast, FollowingOutputsKeepTheLayout) {
     auto x = iota({2, 3, 5, 4}, 0.25f);
     auto xc = channels_last(x);
     ASSERT_TRUE(dnn::is_channels_last(xc.layout()));
-    EXPECT_EQ(host_values(xc), host_values(x));
+    EXPECT_EQ(values(xc), values(x));
 
     using Mode = dnn::param::Elemwise::Mode;
     auto relu = imperative::apply(ops::Elemwise(elemwise(Mode::RELU)), {&xc, 1})[0];
     EXPECT_TRUE(dnn::is_channels_last(relu.layout())) << relu.layout().to_string();
-    EXPECT_EQ(host_values(relu),
-              host_values(imperative::apply(ops::Elemwise(elemwise(Mode::RELU)), {&x, 1})[0]));
+    EXPECT_EQ(values(relu),
+              values(imperative::apply(ops::Elemwise(elemwise(Mode::RELU)), {&x, 1})[0]));
 
     auto w = iota({6, 3, 3, 3}, 0.5f);
     dnn::param::Convolution cp;
@@ -62,8 +59,8 @@ TEST(ChannelsLast, FollowingOutputsKeepTheLayout) {
     std::vector<Tensor> in_cl{xc, w}, in{x, w};
     auto y = imperative::apply(ops::ConvolutionForward(cp), in_cl)[0];
     EXPECT_TRUE(dnn::is_channels_last(y.layout())) << y.layout().to_string();
-    auto want = host_values(imperative::apply(ops::ConvolutionForward(cp), in)[0]);
-    auto got = host_values(y);
+    auto want = values(imperative::apply(ops::ConvolutionForward(cp), in)[0]);
+    auto got = values(y);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
         EXPECT_NEAR(got[i], want[i], 1e-4f * std::max(1.f, std::abs(want[i]))) << i;
@@ -83,14 +80,14 @@ TEST(ChannelsLast, OtherOutputsAreContiguous) {
     std::vector<Tensor> mixed{x, xc};
     auto sum = imperative::apply(ops::Elemwise(elemwise(Mode::ADD)), mixed)[0];
     EXPECT_TRUE(dnn::is_channels_last(sum.layout()));
-    auto twice = host_values(x);
+    auto twice = values(x);
     for (float& v : twice)
         v *= 2;
-    EXPECT_EQ(host_values(sum), twice);
+    EXPECT_EQ(values(sum), twice);
     // an operator without layout_follows: Relayout makes row-major tensors
     auto r = imperative::apply(ops::Relayout(), {&xc, 1})[0];
     EXPECT_TRUE(r.layout().is_contiguous());
-    EXPECT_EQ(host_values(r), host_values(x));
+    EXPECT_EQ(values(r), values(x));
 }
 
 TEST(ChannelsLast, EmptyDenseRefusesGapsAndOverlaps) {

@@ -33,6 +33,33 @@ std::vector<float> host(const DeviceTensor& t) {
     return v;
 }
 
+// The graph-capable float32 custom ops of these tests: one input, an output of its layout, no
+// workspace. Self gives run and exec.
+template <class Self>
+struct GraphCapableCustomOp : CustomOpDef {
+    GraphCapableCustomOp(const char* name, size_t hash) : m_name(name), m_hash(hash) {}
+    const char* name() const override { return m_name; }
+    size_t hash() const override { return m_hash; }
+    bool is_same(const OpDef& rhs) const override {
+        return dynamic_cast<const Self*>(&rhs) != nullptr;
+    }
+    std::string to_string() const override { return m_name; }
+    std::shared_ptr<OpDef> clone() const override { return std::make_shared<Self>(); }
+    bool graph_capable() const override { return true; }
+    std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
+                                                 std::span<const dnn::TensorShape>) const override {
+        return {dnn::TensorLayout(in[0], in[0].dtype)};
+    }
+    size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
+                              std::span<const dnn::TensorLayout>) const override {
+        return 0;
+    }
+
+private:
+    const char* m_name;
+    size_t m_hash;
+};
+
 std::string g_where = "test.py:1";
 std::string where() {
     return g_where;
@@ -185,30 +212,14 @@ TEST(TraceRecorder, AGraphCapableCustomOpIsRecordedAndRunByTheGraph) {
     // Counts its runs, as a collective's side effect would be: the graph must run it on every
     // execution, not hold the recorded result.
     static int runs = 0;
-    struct Negate : CustomOpDef {
-        const char* name() const override { return "Negate"; }
-        size_t hash() const override { return 2; }
-        bool is_same(const OpDef& rhs) const override {
-            return dynamic_cast<const Negate*>(&rhs) != nullptr;
-        }
-        std::string to_string() const override { return "Negate"; }
-        std::shared_ptr<OpDef> clone() const override { return std::make_shared<Negate>(); }
-        bool graph_capable() const override { return true; }
+    struct Negate : GraphCapableCustomOp<Negate> {
+        Negate() : GraphCapableCustomOp("Negate", 2) {}
         std::vector<Tensor> run(std::span<const Tensor> in) const override {
             auto out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].comp_node());
             auto src = in[0].contiguous();
             negate(static_cast<const float*>(src.dnn_tensor().raw_ptr()),
                    static_cast<float*>(out.dnn_tensor().raw_ptr()), in[0].shape().total_nr_elems());
             return {out};
-        }
-        std::vector<dnn::TensorLayout> infer_layouts(
-                CompNode, std::span<const dnn::TensorLayout> in,
-                std::span<const dnn::TensorShape>) const override {
-            return {dnn::TensorLayout(in[0], in[0].dtype)};
-        }
-        size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
-                                  std::span<const dnn::TensorLayout>) const override {
-            return 0;
         }
         void exec(CompNode, std::span<const dnn::TensorND> in, std::span<const dnn::TensorND> out,
                   dnn::Workspace) const override {
@@ -245,26 +256,10 @@ TEST(TraceRecorder, CompilePassesNeitherFoldNorMergeACustomOp) {
     // A collective runs on every execution even on a constant input (a broadcast's stand-in off
     // the root) and next to an identical one (its peers' graphs may not hold the twin).
     static int runs = 0;
-    struct Twice : CustomOpDef {
-        const char* name() const override { return "Twice"; }
-        size_t hash() const override { return 3; }
-        bool is_same(const OpDef& rhs) const override {
-            return dynamic_cast<const Twice*>(&rhs) != nullptr;
-        }
-        std::string to_string() const override { return "Twice"; }
-        std::shared_ptr<OpDef> clone() const override { return std::make_shared<Twice>(); }
-        bool graph_capable() const override { return true; }
+    struct Twice : GraphCapableCustomOp<Twice> {
+        Twice() : GraphCapableCustomOp("Twice", 3) {}
         std::vector<Tensor> run(std::span<const Tensor> in) const override {
             return {elemwise(Mode::ADD, {in[0], in[0]})};
-        }
-        std::vector<dnn::TensorLayout> infer_layouts(
-                CompNode, std::span<const dnn::TensorLayout> in,
-                std::span<const dnn::TensorShape>) const override {
-            return {dnn::TensorLayout(in[0], in[0].dtype)};
-        }
-        size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
-                                  std::span<const dnn::TensorLayout>) const override {
-            return 0;
         }
         void exec(CompNode, std::span<const dnn::TensorND> in, std::span<const dnn::TensorND> out,
                   dnn::Workspace) const override {

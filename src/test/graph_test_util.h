@@ -130,4 +130,21 @@ inline void expect_near(const std::vector<float>& got, const std::vector<float>&
         ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
 }
 
+// Compiles `outputs` with every pass but a second layout propagation (the layouts already in
+// the graph are those under test), runs it on `inputs` and checks each output against `want`.
+inline void expect_compiled_near(ComputingGraph& g, const std::vector<VarNode*>& outputs,
+                                 const std::map<const VarNode*, std::vector<float>>& inputs,
+                                 const std::vector<std::vector<float>>& want, float tol = 1e-4f) {
+    CompileOptions o;
+    o.propagate_layouts = false;
+    auto exe = g.compile(outputs, o);
+    for (auto& [v, values] : inputs)
+        exe->set_input(v->name(), tensor(values, v->shape()));
+    exe->execute();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        SCOPED_TRACE(testing::Message() << "output " << i);
+        expect_near(floats(exe->output(i)), want[i], tol);
+    }
+}
+
 }  // namespace neomeg::graph::test

@@ -231,12 +231,5 @@ TEST(PassChannelBlocked, OnlyChainsRunBlocked) {
     EXPECT_EQ(count(d, "ChannelBlock(block=8)(%1)"), 1u) << d;  // res, once for both readers
     EXPECT_EQ(count(d, "ChannelUnblock("), 1u) << d;            // a2, for its three readers
     EXPECT_EQ(count(d, "= ConvolutionForward("), 2u) << d;      // lone and grouped
-    CompileOptions o;
-    o.propagate_layouts = false;
-    auto exe = g.compile(outs, o);
-    for (auto& [v, values] : in)
-        exe->set_input(v->name(), tensor(values, v->shape()));
-    exe->execute();
-    for (size_t i = 0; i < outs.size(); ++i)
-        expect_near(floats(exe->output(i)), want[i]);
+    expect_compiled_near(g, outs, in, want);
 }

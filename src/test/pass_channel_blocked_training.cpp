@@ -111,16 +111,7 @@ TEST(PassChannelBlocked, TrainingStepRunsBlockedWithConversionsOnlyAtItsEdges) {
                       "= ConvolutionBackwardData(", "= ConvolutionBackwardFilter("})
                     EXPECT_EQ(count(after, plain), 0u) << after;
 
-                CompileOptions o;
-                o.propagate_layouts = false;
-                auto exe = st.g.compile(st.outs, o);
-                for (auto& [v, values] : st.in)
-                    exe->set_input(v->name(), tensor(values, v->shape()));
-                exe->execute();
-                for (size_t i = 0; i < st.outs.size(); ++i) {
-                    SCOPED_TRACE(testing::Message() << "output " << i);
-                    expect_near(floats(exe->output(i)), want[i], 2e-4f);
-                }
+                expect_compiled_near(st.g, st.outs, st.in, want, 2e-4f);
             }
 }
 
@@ -164,12 +155,5 @@ TEST(PassChannelBlocked, FewChannelsAreNotBlockedForTraining) {
     EXPECT_EQ(count(d, "ChannelUnblock("), 1u) << d;  // r, for the mask and the caller
     EXPECT_EQ(count(d, "= ConvolutionBackwardData("), 1u) << d;
     EXPECT_EQ(count(d, "= ConvolutionBackwardFilter("), 1u) << d;
-    CompileOptions o;
-    o.propagate_layouts = false;
-    auto exe = g.compile(outs, o);
-    for (auto& [v, values] : in)
-        exe->set_input(v->name(), tensor(values, v->shape()));
-    exe->execute();
-    for (size_t i = 0; i < outs.size(); ++i)
-        expect_near(floats(exe->output(i)), want[i], 2e-4f);
+    expect_compiled_near(g, outs, in, want, 2e-4f);
 }

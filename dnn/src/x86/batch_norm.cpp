@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "src/x86/batch_norm_hwy.h"
+#include "src/x86/batch_norm_running.h"
 #include "src/x86/kernel.h"
 #include "src/x86/parallel.h"
 
@@ -125,9 +126,7 @@ public:
             if (training) {
                 mean = bmean[c];
                 var = bvar[c];
-                double unbiased = var * double(m_m) / double(m_m - 1);
-                rm = rm * momentum + mean * (1 - momentum);
-                rv = rv * momentum + unbiased * (1 - momentum);
+                bn_update_running(rm, rv, mean, var, m_m, momentum);
             }
             mean_out[c] = static_cast<float>(mean);
             inv_out[c] = static_cast<float>(1.0 / std::sqrt(var + eps));
@@ -219,9 +218,7 @@ public:
                 double mean = rm, var = rv;
                 if (training) {
                     bn_moments(kind, src, r, &mean, &var);
-                    double unbiased = var * double(m) / double(m - 1);
-                    rm = rm * momentum + mean * (1 - momentum);
-                    rv = rv * momentum + unbiased * (1 - momentum);
+                    bn_update_running(rm, rv, mean, var, m, momentum);
                 }
                 double inv_std = 1.0 / std::sqrt(var + eps);
                 bn_normalize(kind, src, element(t[5], c * r.len), r, mean, inv_std, scale[c],

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/common/channel_blocked.h"
+#include "src/x86/batch_norm_running.h"
 #include "src/x86/kernel.h"
 #include "src/x86/parallel.h"
 
@@ -210,11 +211,8 @@ public:
         });
         for (size_t c = 0; c < channels; ++c) {
             double r_mean = rm[c], r_var = rv[c];
-            if (training) {
-                double unbiased = var[c] * double(m) / double(m - 1);
-                r_mean = r_mean * momentum + mean[c] * (1 - momentum);
-                r_var = r_var * momentum + unbiased * (1 - momentum);
-            }
+            if (training)
+                bn_update_running(r_mean, r_var, mean[c], var[c], m, momentum);
             mean_out[c] = static_cast<float>(mean[c]);
             inv_out[c] = static_cast<float>(1.0 / std::sqrt(var[c] + eps));
             rm_out[c] = static_cast<float>(r_mean);

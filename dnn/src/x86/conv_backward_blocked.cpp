@@ -23,6 +23,40 @@ dnnl::convolution_forward::primitive_desc forward_hint(const dnnl::engine& engin
     return {desc, user_scratchpad(), engine};
 }
 
+// What both backward convolutions derive alike from a blocked image (src, or the input gradient)
+// of `ic` channels and a blocked diff of `oc`: their plain layouts, the geometry with the plain
+// filter, and their blocked descriptors; nullopt where oneDNN cannot take them.
+struct BlockedOperands {
+    TensorLayout plain_image, plain_diff;
+    ConvDims g;
+    memory::desc image_md, diff_md;
+};
+
+std::optional<BlockedOperands> blocked_operands(const ConvArgs& args, const TensorLayout& image,
+                                                size_t ic, const TensorLayout& filter,
+                                                const TensorLayout& diff, size_t oc) {
+    const TensorLayout plain_image(unblocked_shape(image, ic), image.dtype);
+    const TensorLayout plain_diff(unblocked_shape(diff, oc), diff.dtype);
+    auto g = conv_geometry(args, plain_image, filter, plain_diff);
+    if (!g)
+        return std::nullopt;
+    auto image_md = blocked_desc(TensorLayout(image, image.dtype), ic);
+    auto diff_md = blocked_desc(TensorLayout(diff, diff.dtype), oc);
+    if (!image_md || !diff_md)
+        return std::nullopt;
+    return BlockedOperands{plain_image, plain_diff, *g, *image_md, *diff_md};
+}
+
+// make_pd(image_desc, diff_desc) on the blocked descriptors, or, where oneDNN picks its reference
+// implementation for those, on descriptors of its own choosing.
+template <class MakePd>
+auto blocked_or_any_pd(const BlockedOperands& o, MakePd&& make_pd) {
+    auto pd = make_pd(o.image_md, o.diff_md);
+    if (is_reference_impl(pd.impl_info_str()))
+        pd = make_pd(any_desc(o.plain_image), any_desc(o.plain_diff));
+    return pd;
+}
+
 class ConvolutionBackwardDataBlockedImpl final : public DnnlKernel<ConvolutionBackwardDataBlocked> {
 public:
     using DnnlKernel::DnnlKernel;
@@ -32,31 +66,22 @@ private:
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &filter = in[0], &diff = in[1], &grad = out[0];
         const size_t oc = filter[0], ic = filter[1] * m_param.group;
-        const TensorLayout plain_diff(unblocked_shape(diff, oc), diff.dtype);
-        const TensorLayout plain_grad(unblocked_shape(grad, ic), grad.dtype);
-        auto g = conv_geometry(ConvArgs::of(m_param), plain_grad, filter, plain_diff);
-        if (!g)
+        auto ops = blocked_operands(ConvArgs::of(m_param), grad, ic, filter, diff, oc);
+        if (!ops)
             return nullptr;
-        auto diff_md = blocked_desc(TensorLayout(diff, diff.dtype), oc);
-        auto grad_md = blocked_desc(TensorLayout(grad, grad.dtype), ic);
-        if (!diff_md || !grad_md)
-            return nullptr;
+        const ConvDims& g = ops->g;
         const dnnl::engine& engine = x86_handle().engine();
-        memory::desc w_md = any_weights_desc(filter, *g);
+        memory::desc w_md = any_weights_desc(filter, g);
         auto make_pd = [&](const memory::desc& grad_d, const memory::desc& diff_d) {
             dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, grad_d, w_md,
-                                                       diff_d, g->stride, g->dilate, g->pad,
-                                                       g->pad);
+                                                       diff_d, g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_data::primitive_desc(
-                    desc, user_scratchpad(), engine,
-                    forward_hint(engine, *g, grad_d, w_md, diff_d));
+                    desc, user_scratchpad(), engine, forward_hint(engine, g, grad_d, w_md, diff_d));
         };
-        auto pd = make_pd(*grad_md, *diff_md);
-        if (is_reference_impl(pd.impl_info_str()))
-            pd = make_pd(any_desc(plain_grad), any_desc(plain_diff));
+        auto pd = blocked_or_any_pd(*ops, make_pd);
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_data(pd), pd, engine,
                                                     pd.impl_info_str());
-        plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, *g), pd.weights_desc(), false);
+        plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, g), pd.weights_desc(), false);
         plan->add(DNNL_ARG_DIFF_DST, blocked_operand(diff, oc), pd.diff_dst_desc(), false);
         plan->add(DNNL_ARG_DIFF_SRC, blocked_operand(grad, ic), pd.diff_src_desc(), true);
         plan->finalize();
@@ -74,34 +99,27 @@ private:
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
         const size_t oc = grad[0], ic = grad[1] * m_param.group;
-        const TensorLayout plain_src(unblocked_shape(src, ic), src.dtype);
-        const TensorLayout plain_diff(unblocked_shape(diff, oc), diff.dtype);
-        auto g = conv_geometry(ConvArgs::of(m_param), plain_src, grad, plain_diff);
-        if (!g)
+        auto ops = blocked_operands(ConvArgs::of(m_param), src, ic, grad, diff, oc);
+        if (!ops)
             return nullptr;
-        auto src_md = blocked_desc(TensorLayout(src, src.dtype), ic);
-        auto diff_md = blocked_desc(TensorLayout(diff, diff.dtype), oc);
-        if (!src_md || !diff_md)
-            return nullptr;
+        const ConvDims& g = ops->g;
         const dnnl::engine& engine = x86_handle().engine();
-        memory::desc w_md = any_weights_desc(grad, *g);
+        memory::desc w_md = any_weights_desc(grad, g);
         auto make_pd = [&](const memory::desc& src_d, const memory::desc& diff_d) {
             dnnl::convolution_backward_weights::desc desc(algorithm::convolution_direct, src_d,
-                                                          w_md, diff_d, g->stride, g->dilate,
-                                                          g->pad, g->pad);
+                                                          w_md, diff_d, g.stride, g.dilate, g.pad,
+                                                          g.pad);
             return dnnl::convolution_backward_weights::primitive_desc(
-                    desc, user_scratchpad(), engine, forward_hint(engine, *g, src_d, w_md, diff_d));
+                    desc, user_scratchpad(), engine, forward_hint(engine, g, src_d, w_md, diff_d));
         };
-        auto pd = make_pd(*src_md, *diff_md);
-        if (is_reference_impl(pd.impl_info_str()))
-            pd = make_pd(any_desc(plain_src), any_desc(plain_diff));
+        auto pd = blocked_or_any_pd(*ops, make_pd);
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_weights(pd), pd,
                                                     engine, pd.impl_info_str());
         plan->add(DNNL_ARG_SRC, blocked_operand(src, ic), pd.src_desc(), false);
         plan->add(DNNL_ARG_DIFF_DST, blocked_operand(diff, oc), pd.diff_dst_desc(), false);
         // In the flipped mode the gradient comes out for the reversed filter and is written back
         // reversed.
-        plan->add(DNNL_ARG_DIFF_WEIGHTS, weights_operand(grad, *g), pd.diff_weights_desc(), true);
+        plan->add(DNNL_ARG_DIFF_WEIGHTS, weights_operand(grad, g), pd.diff_weights_desc(), true);
         plan->finalize();
         return plan;
     }

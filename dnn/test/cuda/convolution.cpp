@@ -14,22 +14,7 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-struct Case {
-    TensorShape src, filter;
-    param::Convolution p;
-};
-
-TensorShape dst_shape(const Case& c) {
-    TensorShape d = c.src;
-    d[1] = c.filter[0];
-    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
-        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
-        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
-                           static_cast<size_t>(c.p.stride[i]) +
-                   1;
-    }
-    return d;
-}
+using Case = ConvCase;
 
 std::vector<Case> cases() {
     return {
@@ -75,8 +60,8 @@ TEST_F(Cuda, ConvolutionBackwardDataMatchesNaive) {
         for (const Case& k : cases()) {
             CudaChecker<ConvolutionBackwardData> c(handle.get());
             c.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src});
-            c.expect_kernel("cudnn").execs({k.filter, dst_shape(k)});
-            c.expect_kernel("").set_noncontiguous(true).execs({k.filter, dst_shape(k)});
+            c.expect_kernel("cudnn").execs({k.filter, conv_dst_shape(k)});
+            c.expect_kernel("").set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
         }
 }
 
@@ -88,8 +73,8 @@ TEST_F(Cuda, ConvolutionBackwardFilterMatchesNaive) {
             // Sums over batch and space: bfloat16's 8-bit mantissa needs more room.
             if (dt == dtype::BFloat16)
                 c.set_epsilon(5e-2);
-            c.expect_kernel("cudnn").execs({k.src, dst_shape(k)});
-            c.expect_kernel("").set_noncontiguous(true).execs({k.src, dst_shape(k)});
+            c.expect_kernel("cudnn").execs({k.src, conv_dst_shape(k)});
+            c.expect_kernel("").set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
         }
 }
 
@@ -98,7 +83,7 @@ TEST_F(Cuda, ConvolutionBackwardDataPresetLargerInput) {
     for (TensorShape grad : {TensorShape{2, 3, 9, 9}, TensorShape{2, 3, 10, 10}}) {
         CudaChecker<ConvolutionBackwardData> c(handle.get());
         c.set_param(k.p).set_output_shapes({grad}).expect_kernel("cudnn");
-        c.execs({k.filter, dst_shape(k)});
+        c.execs({k.filter, conv_dst_shape(k)});
     }
 }
 
@@ -108,7 +93,7 @@ TEST_F(Cuda, ConvolutionNhwcViews) {
     TensorLayout filter({5, 4, 3, 3}, dtype::Float32);
     CudaChecker<ConvolutionForward> fwd(handle.get());
     fwd.set_param(k.p).expect_kernel("cudnn").exec_layouts({src, filter});
-    TensorShape dst = dst_shape(k);
+    TensorShape dst = conv_dst_shape(k);
     TensorLayout dst_nhwc =
             TensorLayout({dst[0], dst[2], dst[3], dst[1]}, dtype::Float32).dimshuffle({0, 3, 1, 2});
     CudaChecker<ConvolutionBackwardData> data(handle.get());
@@ -231,10 +216,10 @@ TEST_F(Cuda, MeasuredAlgorithmsMatchNaive) {
             f.expect_kernel("cudnn(measured)").execs({k.src, k.filter});
             CudaChecker<ConvolutionBackwardData> d(handle.get());
             d.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src});
-            d.expect_kernel("cudnn(measured)").execs({k.filter, dst_shape(k)});
+            d.expect_kernel("cudnn(measured)").execs({k.filter, conv_dst_shape(k)});
             CudaChecker<ConvolutionBackwardFilter> w(handle.get());
             w.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.filter});
-            w.expect_kernel("cudnn(measured)").execs({k.src, dst_shape(k)});
+            w.expect_kernel("cudnn(measured)").execs({k.src, conv_dst_shape(k)});
         }
     param::ConvBias p;
     p.nonlineMode = param::ConvBias::NonlineMode::RELU;
@@ -265,7 +250,7 @@ TEST_F(Cuda, MeasuredAlgorithmIsCachedPerHandleAndCase) {
     CudaChecker<ConvolutionBackwardData>(handle.get())
             .set_param(k.p)
             .set_output_shapes({k.src})
-            .execs({k.filter, dst_shape(k)});
+            .execs({k.filter, conv_dst_shape(k)});
     auto strided = k.p;
     strided.stride = {2, 2};
     CudaChecker<ConvolutionForward>(handle.get()).set_param(strided).execs({k.src, k.filter});

@@ -4,6 +4,7 @@
 // inputs with float32 statistics, the running statistics updated in place, and the cases that go
 // to the staged naive kernel (inference batch norm, broadcast per-channel tensors).
 #include "cuda/cuda_test.h"
+#include "naive/pooling.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
@@ -12,16 +13,6 @@ namespace {
 
 const DType kFloats[] = {dtype::Float32, dtype::Float16, dtype::BFloat16};
 
-param::Pooling pool(param::Pooling::Mode m, std::vector<int32_t> window,
-                    std::vector<int32_t> stride, std::vector<int32_t> padding) {
-    param::Pooling p;
-    p.mode = m;
-    p.window = std::move(window);
-    p.stride = std::move(stride);
-    p.padding = std::move(padding);
-    return p;
-}
-
 struct PoolCase {
     TensorShape src;
     param::Pooling p;
@@ -29,11 +20,11 @@ struct PoolCase {
 
 std::vector<PoolCase> pool_cases(param::Pooling::Mode m) {
     return {
-            {{2, 3, 8, 8}, pool(m, {2, 2}, {2, 2}, {0, 0})},
-            {{2, 3, 9, 7}, pool(m, {3, 3}, {2, 2}, {1, 1})},
-            {{1, 4, 11, 5}, pool(m, {3, 2}, {1, 2}, {2, 1})},
-            {{3, 2, 13}, pool(m, {3}, {2}, {1})},
-            {{2, 2, 5, 6, 7}, pool(m, {2, 3, 2}, {2, 1, 2}, {1, 1, 0})},
+            {{2, 3, 8, 8}, pool_param(m, {2, 2}, {2, 2}, {0, 0})},
+            {{2, 3, 9, 7}, pool_param(m, {3, 3}, {2, 2}, {1, 1})},
+            {{1, 4, 11, 5}, pool_param(m, {3, 2}, {1, 2}, {2, 1})},
+            {{3, 2, 13}, pool_param(m, {3}, {2}, {1})},
+            {{2, 2, 5, 6, 7}, pool_param(m, {2, 3, 2}, {2, 1, 2}, {1, 1, 0})},
     };
 }
 

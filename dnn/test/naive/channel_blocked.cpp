@@ -84,14 +84,14 @@ TEST(ConvBiasBlocked, MatchesConvBiasBlocked) {
             for (uint32_t block : {4u, 8u})
                 for (bool with_bias : {false, true}) {
                     auto x = random_tensor(k.src, rng), w = random_tensor(k.filter, rng);
-                    auto plain = run1<ConvBias>(plain_conv_param(k.p, act),
+                    auto plain = run1<ConvBias>(conv_bias_param(k.p, act),
                                                 {x, w, absent_tensor(), absent_tensor()});
                     TensorShape bs = plain.shape();
                     for (size_t d = 0; d < bs.ndim; ++d)
                         bs[d] = d == 1 ? bs[1] : 1;
                     auto b = with_bias ? random_tensor(bs, rng) : absent_tensor();
                     auto z = random_tensor(plain.shape(), rng);
-                    auto want = block_ref(run1<ConvBias>(plain_conv_param(k.p, act), {x, w, b, z}),
+                    auto want = block_ref(run1<ConvBias>(conv_bias_param(k.p, act), {x, w, b, z}),
                                           block);
                     auto p = blocked_conv_param(k.p, act, block);
                     auto zb = block_ref(z, block);
@@ -101,7 +101,7 @@ TEST(ConvBiasBlocked, MatchesConvBiasBlocked) {
                     EXPECT_TRUE(tensors_near(run1<ConvBiasBlocked>(p, {x, w, b, zb}), want, 1e-6));
                     // Without z.
                     auto want_noz = block_ref(
-                            run1<ConvBias>(plain_conv_param(k.p, act), {x, w, b, absent_tensor()}),
+                            run1<ConvBias>(conv_bias_param(k.p, act), {x, w, b, absent_tensor()}),
                             block);
                     EXPECT_TRUE(tensors_near(run1<ConvBiasBlocked>(p, {x, w, b, absent_tensor()}),
                                              want_noz, 1e-6));

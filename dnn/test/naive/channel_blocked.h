@@ -39,18 +39,6 @@ inline param::ConvBiasBlocked blocked_conv_param(const param::Convolution& c,
     return p;
 }
 
-inline param::ConvBias plain_conv_param(const param::Convolution& c,
-                                        param::ConvBias::NonlineMode act) {
-    param::ConvBias p;
-    p.nonlineMode = act;
-    p.mode = static_cast<param::ConvBias::Mode>(c.mode);
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.group = c.group;
-    return p;
-}
-
 // An input of ndim 0: absent bias or z.
 inline HostTensor absent_tensor() {
     return HostTensor(TensorLayout(TensorShape{}, dtype::Float32));

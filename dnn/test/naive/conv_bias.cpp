@@ -11,19 +11,6 @@ namespace {
 
 using Nonline = param::ConvBias::NonlineMode;
 
-param::ConvBias bias_param(const param::Convolution& c, Nonline act) {
-    param::ConvBias p;
-    p.nonlineMode = act;
-    p.mode = c.mode == param::Convolution::Mode::CONVOLUTION
-                     ? param::ConvBias::Mode::CONVOLUTION
-                     : param::ConvBias::Mode::CROSS_CORRELATION;
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.group = c.group;
-    return p;
-}
-
 // An input of ndim 0: ConvBias treats it as absent.
 HostTensor absent() {
     return HostTensor(TensorLayout(TensorShape{}, dtype::Float32));
@@ -89,18 +76,18 @@ TEST(ConvBias, HandComputed) {
     auto b = HostTensor::from({1, 1, 1, 1}, {-45});
     auto z = HostTensor::from({1, 1, 2, 2}, {0, 0, 0, -20});
     auto cp = conv_param({1, 1}, {0, 0}, {1, 1});
-    EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, bias_param(cp, Nonline::IDENTITY)),
+    EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, conv_bias_param(cp, Nonline::IDENTITY)),
                              HostTensor::from({1, 1, 2, 2}, {-8, 2, 22, 12}), 0));
-    EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, bias_param(cp, Nonline::RELU)),
+    EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, conv_bias_param(cp, Nonline::RELU)),
                              HostTensor::from({1, 1, 2, 2}, {0, 2, 22, 12}), 0));
     // h_swish(2) = 2 * 5 / 6; values beyond +-3 pass through or vanish.
-    EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, bias_param(cp, Nonline::H_SWISH)),
+    EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, conv_bias_param(cp, Nonline::H_SWISH)),
                              HostTensor::from({1, 1, 2, 2}, {0, 10.0 / 6, 22, 12}), 1e-6));
     auto x0 = HostTensor::from({1, 1, 1, 1}, {0});
     auto w0 = HostTensor::from({1, 1, 1, 1}, {1});
-    EXPECT_TRUE(
-            tensors_near(conv_bias(x0, w0, absent(), absent(), bias_param(cp, Nonline::SIGMOID)),
-                         HostTensor::from({1, 1, 1, 1}, {0.5}), 0));
+    EXPECT_TRUE(tensors_near(
+            conv_bias(x0, w0, absent(), absent(), conv_bias_param(cp, Nonline::SIGMOID)),
+            HostTensor::from({1, 1, 1, 1}, {0.5}), 0));
 }
 
 TEST(ConvBias, MatchesConvolutionThenEpilogue) {
@@ -122,7 +109,7 @@ TEST(ConvBias, MatchesConvolutionThenEpilogue) {
         auto bfull = random_tensor(y0.shape(), rng);
         auto z = random_tensor(y0.shape(), rng);
         for (auto act : {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID, Nonline::H_SWISH}) {
-            auto p = bias_param(cs.p, act);
+            auto p = conv_bias_param(cs.p, act);
             EXPECT_TRUE(tensors_near(conv_bias(x, w, b, z, p), reference(x, w, &b, &z, cs.p, act),
                                      1e-5))
                     << to_string(p);
@@ -138,7 +125,7 @@ TEST(ConvBias, MatchesConvolutionThenEpilogue) {
 
 TEST(ConvBias, StridedBroadcastAndLowPrecision) {
     auto h = Handle::make_naive();
-    auto p = bias_param(conv_param({1, 1}, {1, 1}, {1, 1}, 2), Nonline::H_SWISH);
+    auto p = conv_bias_param(conv_param({1, 1}, {1, 1}, {1, 1}, 2), Nonline::H_SWISH);
     Checker<ConvBias>(h.get()).set_param(p).set_noncontiguous(true).execs(
             {{2, 4, 5, 6}, {6, 2, 3, 3}, {1, 6, 1, 1}, {2, 6, 5, 6}});
     // A per-channel bias expressed as a dst-shaped broadcast view (stride 0 except channels).
@@ -163,7 +150,7 @@ TEST(ConvBias, StridedBroadcastAndLowPrecision) {
 }
 
 TEST(ConvBias, EmptyBatch) {
-    auto p = bias_param(conv_param({1, 1}, {0, 0}, {1, 1}), Nonline::RELU);
+    auto p = conv_bias_param(conv_param({1, 1}, {0, 0}, {1, 1}), Nonline::RELU);
     std::mt19937 rng(13);
     auto y = conv_bias(HostTensor({0, 2, 3, 3}, dtype::Float32), random_tensor({4, 2, 2, 2}, rng),
                        random_tensor({1, 4, 1, 1}, rng), HostTensor({0, 4, 2, 2}, dtype::Float32),
@@ -172,7 +159,7 @@ TEST(ConvBias, EmptyBatch) {
 }
 
 TEST(ConvBias, BadInputsNameOpAndShapes) {
-    auto p = bias_param(conv_param({1, 1}, {0, 0}, {1, 1}), Nonline::RELU);
+    auto p = conv_bias_param(conv_param({1, 1}, {0, 0}, {1, 1}), Nonline::RELU);
     auto x = HostTensor({1, 2, 4, 4}, dtype::Float32);
     auto w = HostTensor({3, 2, 3, 3}, dtype::Float32);
     expect_error<ShapeError>(

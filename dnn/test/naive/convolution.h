@@ -25,6 +25,76 @@ inline param::Convolution conv_param(std::vector<int32_t> stride, std::vector<in
     return p;
 }
 
+// ConvBias's param of the same geometry and mode, with nonlinearity `act`.
+inline param::ConvBias conv_bias_param(const param::Convolution& c,
+                                       param::ConvBias::NonlineMode act) {
+    param::ConvBias p;
+    p.nonlineMode = act;
+    p.mode = c.mode == param::Convolution::Mode::CONVOLUTION
+                     ? param::ConvBias::Mode::CONVOLUTION
+                     : param::ConvBias::Mode::CROSS_CORRELATION;
+    p.stride = c.stride;
+    p.padding = c.padding;
+    p.dilation = c.dilation;
+    p.group = c.group;
+    return p;
+}
+
+// One geometry: src (N, C, spatial...), filter (OC, C/group, k...) and params.
+struct ConvCase {
+    TensorShape src, filter;
+    param::Convolution p;
+};
+
+inline TensorShape conv_dst_shape(const ConvCase& c) {
+    TensorShape d = c.src;
+    d[1] = c.filter[0];
+    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
+        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
+        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
+                           static_cast<size_t>(c.p.stride[i]) +
+                   1;
+    }
+    return d;
+}
+
+// Every case followed by itself in CONVOLUTION mode.
+inline std::vector<ConvCase> conv_both_modes(const std::vector<ConvCase>& cases) {
+    std::vector<ConvCase> all;
+    for (ConvCase k : cases) {
+        all.push_back(k);
+        k.p.mode = param::Convolution::Mode::CONVOLUTION;
+        all.push_back(k);
+    }
+    return all;
+}
+
+// ConvolutionForward, ConvolutionBackwardData and ConvolutionBackwardFilter of each case on
+// `handle` against naive, on contiguous and on padded (non-contiguous) operands.
+inline void check_conv_forward(Handle* handle, const std::vector<ConvCase>& cases) {
+    for (const ConvCase& k : cases) {
+        Checker<ConvolutionForward> c(handle);
+        c.set_param(k.p).execs({k.src, k.filter});
+        c.set_noncontiguous(true).execs({k.src, k.filter});
+    }
+}
+
+inline void check_conv_backward_data(Handle* handle, const std::vector<ConvCase>& cases) {
+    for (const ConvCase& k : cases) {
+        Checker<ConvolutionBackwardData> c(handle);
+        c.set_param(k.p).set_output_shapes({k.src}).execs({k.filter, conv_dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
+    }
+}
+
+inline void check_conv_backward_filter(Handle* handle, const std::vector<ConvCase>& cases) {
+    for (const ConvCase& k : cases) {
+        Checker<ConvolutionBackwardFilter> c(handle);
+        c.set_param(k.p).set_output_shapes({k.filter}).execs({k.src, conv_dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
+    }
+}
+
 // Mixed-radix decode of a row-major flat index.
 inline std::vector<size_t> unflatten(size_t flat, const std::vector<size_t>& dims) {
     std::vector<size_t> idx(dims.size());

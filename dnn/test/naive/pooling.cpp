@@ -10,16 +10,6 @@ namespace {
 
 using Mode = param::Pooling::Mode;
 
-param::Pooling pool_param(Mode mode, std::vector<int32_t> window, std::vector<int32_t> stride,
-                          std::vector<int32_t> padding) {
-    param::Pooling p;
-    p.mode = mode;
-    p.window = std::move(window);
-    p.stride = std::move(stride);
-    p.padding = std::move(padding);
-    return p;
-}
-
 struct Pool {
     std::unique_ptr<Handle> handle = Handle::make_naive();
     HostTensor fwd(const HostTensor& x, const param::Pooling& p) {

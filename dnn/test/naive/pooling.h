@@ -10,6 +10,16 @@
 
 namespace neomeg::dnn::test {
 
+inline param::Pooling pool_param(param::Pooling::Mode mode, std::vector<int32_t> window,
+                                 std::vector<int32_t> stride, std::vector<int32_t> padding) {
+    param::Pooling p;
+    p.mode = mode;
+    p.window = std::move(window);
+    p.stride = std::move(stride);
+    p.padding = std::move(padding);
+    return p;
+}
+
 enum class PoolRef { Max, AverageInclPad, AverageExclPad };
 
 // window_of(d, o) gives the [first, last) input range of output o along spatial dim d.

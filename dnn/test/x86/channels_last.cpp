@@ -7,6 +7,7 @@
 #include <set>
 
 #include "naive/convolution.h"
+#include "naive/pooling.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/dnn/layout_follows.h"
 #include "x86/x86_test.h"
@@ -80,26 +81,6 @@ std::string check(Handle& handle, const typename Op::Param& p, const std::vector
     return last_kernel(*op);
 }
 
-param::ConvBias conv_bias(const param::Convolution& c, param::ConvBias::NonlineMode act) {
-    param::ConvBias p;
-    p.nonlineMode = act;
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.group = c.group;
-    return p;
-}
-
-param::Pooling pooling(param::Pooling::Mode mode, std::vector<int32_t> window,
-                       std::vector<int32_t> stride, std::vector<int32_t> padding) {
-    param::Pooling p;
-    p.mode = mode;
-    p.window = std::move(window);
-    p.stride = std::move(stride);
-    p.padding = std::move(padding);
-    return p;
-}
-
 }  // namespace
 
 TEST_F(X86, ChannelsLastConvolution) {
@@ -127,11 +108,11 @@ TEST_F(X86, ChannelsLastConvBias) {
     auto c = conv_param({1, 1}, {1, 1}, {1, 1});
     for (Act act : {Act::IDENTITY, Act::RELU}) {
         auto k = check<ConvBias>(
-                *handle, conv_bias(c, act),
+                *handle, conv_bias_param(c, act),
                 {{{2, 16, 8, 8}}, {{16, 16, 3, 3}}, {{1, 16, 1, 1}}, {{2, 16, 8, 8}}});
         EXPECT_TRUE(k.starts_with("onednn:")) << k;
     }
-    check<ConvBias>(*handle, conv_bias(conv_param({2, 2}, {0, 0}, {1, 1}), Act::IDENTITY),
+    check<ConvBias>(*handle, conv_bias_param(conv_param({2, 2}, {0, 0}, {1, 1}), Act::IDENTITY),
                     {{{2, 8, 8, 8}}, {{16, 8, 1, 1}}, {{1, 16, 1, 1}}, {TensorShape()}});
 }
 
@@ -139,7 +120,7 @@ TEST_F(X86, ChannelsLastPooling) {
     using Mode = param::Pooling::Mode;
     for (Mode mode : {Mode::MAX, Mode::AVERAGE, Mode::AVERAGE_COUNT_EXCLUDE_PADDING}) {
         for (auto p :
-             {pooling(mode, {2, 2}, {2, 2}, {0, 0}), pooling(mode, {3, 3}, {2, 2}, {1, 1})}) {
+             {pool_param(mode, {2, 2}, {2, 2}, {0, 0}), pool_param(mode, {3, 3}, {2, 2}, {1, 1})}) {
             TensorShape src{2, 16, 9, 9},
                     dst{2, 16, (9 + 2 * size_t(p.padding[0]) - size_t(p.window[0])) / 2 + 1,
                         (9 + 2 * size_t(p.padding[1]) - size_t(p.window[1])) / 2 + 1};

@@ -14,10 +14,7 @@ using Nonline = param::ConvBias::NonlineMode;
 
 constexpr Nonline kModes[] = {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID, Nonline::H_SWISH};
 
-struct Case {
-    TensorShape src, filter;
-    param::Convolution p;
-};
+using Case = ConvCase;
 
 std::vector<Case> cases() {
     return {
@@ -34,31 +31,6 @@ std::vector<Case> cases() {
     };
 }
 
-param::ConvBias bias_param(const param::Convolution& c, Nonline act) {
-    param::ConvBias p;
-    p.nonlineMode = act;
-    p.mode = c.mode == param::Convolution::Mode::CONVOLUTION
-                     ? param::ConvBias::Mode::CONVOLUTION
-                     : param::ConvBias::Mode::CROSS_CORRELATION;
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.group = c.group;
-    return p;
-}
-
-TensorShape dst_shape(const Case& c) {
-    TensorShape d = c.src;
-    d[1] = c.filter[0];
-    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
-        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
-        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
-                           static_cast<size_t>(c.p.stride[i]) +
-                   1;
-    }
-    return d;
-}
-
 // (1, OC, 1...): the per-channel bias.
 TensorShape channel_shape(const TensorShape& dst) {
     TensorShape b = dst;
@@ -70,7 +42,7 @@ TensorShape channel_shape(const TensorShape& dst) {
 
 // Inputs src, filter, bias, z for the four combinations of bias and z present ({} is absent).
 std::vector<std::vector<TensorShape>> input_sets(const Case& k) {
-    TensorShape dst = dst_shape(k), none{};
+    TensorShape dst = conv_dst_shape(k), none{};
     return {{k.src, k.filter, channel_shape(dst), dst},
             {k.src, k.filter, channel_shape(dst), none},
             {k.src, k.filter, none, dst},
@@ -85,7 +57,7 @@ TEST_F(X86, ConvBiasMatchesNaive) {
             for (const auto& shapes : input_sets(k)) {
                 Checker<ConvBias> c(handle.get());
                 // A range that puts values on both sides of RELU's and H_SWISH's kinks.
-                c.set_param(bias_param(k.p, act)).set_range(2, -3, 3).set_range(3, -3, 3);
+                c.set_param(conv_bias_param(k.p, act)).set_range(2, -3, 3).set_range(3, -3, 3);
                 c.execs(shapes);
                 // Padded inputs and outputs with all four inputs present.
                 if (shapes[3].ndim != 0 && shapes[2].ndim != 0)
@@ -98,7 +70,7 @@ TEST_F(X86, ConvBiasLowPrecisionMatchesNaive) {
         for (const Case& k : cases())
             for (Nonline act : kModes) {
                 Checker<ConvBias> c(handle.get());
-                c.set_param(bias_param(k.p, act));
+                c.set_param(conv_bias_param(k.p, act));
                 for (size_t i = 0; i < 4; ++i)
                     c.set_dtype(i, dt);
                 c.execs(input_sets(k)[0]);
@@ -115,7 +87,7 @@ TEST_F(X86, ConvBiasRunsOneDnn) {
             std::vector<HostTensor> in;
             for (const TensorShape& s : shapes)
                 in.push_back(random_tensor(s, rng));
-            EXPECT_TRUE(run_and_compare<ConvBias>(*handle, bias_param(k.p, act), in)
+            EXPECT_TRUE(run_and_compare<ConvBias>(*handle, conv_bias_param(k.p, act), in)
                                 .starts_with("onednn:"))
                     << param::to_string(k.p);
         }
@@ -126,8 +98,8 @@ TEST_F(X86, ConvBiasRunsOneDnn) {
 TEST_F(X86, ConvBiasOtherBiasShapesRunNaive) {
     std::mt19937 rng(29);
     Case k{{2, 3, 6, 5}, {4, 3, 3, 2}, conv_param({1, 1}, {1, 0}, {1, 1})};
-    TensorShape dst = dst_shape(k);
-    auto p = bias_param(k.p, Nonline::RELU);
+    TensorShape dst = conv_dst_shape(k);
+    auto p = conv_bias_param(k.p, Nonline::RELU);
     for (TensorShape bias : {dst, TensorShape{1, 1, 1, 1}}) {
         std::vector<HostTensor> in{random_tensor(k.src, rng), random_tensor(k.filter, rng),
                                    random_tensor(bias, rng), random_tensor(dst, rng)};
@@ -146,8 +118,8 @@ TEST_F(X86, ConvBiasOtherBiasShapesRunNaive) {
 TEST_F(X86, ConvBiasResidualChangesBetweenCalls) {
     std::mt19937 rng(31);
     Case k{{2, 16, 9, 9}, {16, 16, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
-    TensorShape dst = dst_shape(k);
-    auto p = bias_param(k.p, Nonline::RELU);
+    TensorShape dst = conv_dst_shape(k);
+    auto p = conv_bias_param(k.p, Nonline::RELU);
     auto op = handle->create_operator<ConvBias>();
     op->param() = p;
     auto naive = Handle::make_naive();

@@ -11,23 +11,7 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-// One geometry: src (N, C, spatial...), filter (OC, C/group, k...) and params.
-struct Case {
-    TensorShape src, filter;
-    param::Convolution p;
-};
-
-TensorShape dst_shape(const Case& c) {
-    TensorShape d = c.src;
-    d[1] = c.filter[0];
-    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
-        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
-        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
-                           static_cast<size_t>(c.p.stride[i]) +
-                   1;
-    }
-    return d;
-}
+using Case = ConvCase;
 
 std::vector<Case> cases() {
     return {
@@ -50,41 +34,18 @@ std::vector<Case> cases() {
     };
 }
 
-// Every case in both modes.
-std::vector<Case> both_modes() {
-    std::vector<Case> all;
-    for (Case k : cases()) {
-        all.push_back(k);
-        k.p.mode = param::Convolution::Mode::CONVOLUTION;
-        all.push_back(k);
-    }
-    return all;
-}
-
 }  // namespace
 
 TEST_F(X86, ConvolutionForwardMatchesNaive) {
-    for (const Case& k : both_modes()) {
-        Checker<ConvolutionForward> c(handle.get());
-        c.set_param(k.p).execs({k.src, k.filter});
-        c.set_noncontiguous(true).execs({k.src, k.filter});
-    }
+    check_conv_forward(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, ConvolutionBackwardDataMatchesNaive) {
-    for (const Case& k : both_modes()) {
-        Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.src}).execs({k.filter, dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.filter, dst_shape(k)});
-    }
+    check_conv_backward_data(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, ConvolutionBackwardFilterMatchesNaive) {
-    for (const Case& k : both_modes()) {
-        Checker<ConvolutionBackwardFilter> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.filter}).execs({k.src, dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.src, dst_shape(k)});
-    }
+    check_conv_backward_filter(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, ConvolutionBackwardDataPresetLargerInput) {
@@ -93,7 +54,7 @@ TEST_F(X86, ConvolutionBackwardDataPresetLargerInput) {
     Case k{{2, 3, 10, 10}, {4, 3, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1})};
     for (TensorShape grad : {TensorShape{2, 3, 9, 9}, TensorShape{2, 3, 10, 10}}) {
         Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({grad}).execs({k.filter, dst_shape(k)});
+        c.set_param(k.p).set_output_shapes({grad}).execs({k.filter, conv_dst_shape(k)});
     }
 }
 
@@ -108,7 +69,7 @@ TEST_F(X86, ConvolutionStridedViews) {
     // A filter broadcast over output channels and a src reversed along W are staged dense.
     fwd.exec_layouts({TensorLayout(k.src, {168, 42, 7, -1}, dtype::Float32),
                       TensorLayout(k.filter, {0, 9, 3, 1}, dtype::Float32)});
-    TensorShape dst = dst_shape(k);
+    TensorShape dst = conv_dst_shape(k);
     TensorLayout dst_nhwc =
             TensorLayout({dst[0], dst[2], dst[3], dst[1]}, dtype::Float32).dimshuffle({0, 3, 1, 2});
     Checker<ConvolutionBackwardData> data(handle.get());
@@ -123,18 +84,18 @@ TEST_F(X86, ConvolutionStridedViews) {
 // operator runs the float32 primitive between conversions, which rounds once too.
 TEST_F(X86, ConvolutionLowPrecisionMatchesNaive) {
     for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)}) {
-        for (const Case& k : both_modes()) {
+        for (const Case& k : conv_both_modes(cases())) {
             Checker<ConvolutionForward> fwd(handle.get());
             fwd.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).execs({k.src, k.filter});
             Checker<ConvolutionBackwardData> data(handle.get());
             data.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src}).execs(
-                    {k.filter, dst_shape(k)});
+                    {k.filter, conv_dst_shape(k)});
             Checker<ConvolutionBackwardFilter> filt(handle.get());
             filt.set_param(k.p)
                     .set_dtype(0, dt)
                     .set_dtype(1, dt)
                     .set_output_shapes({k.filter})
-                    .execs({k.src, dst_shape(k)});
+                    .execs({k.src, conv_dst_shape(k)});
         }
     }
 }
@@ -144,7 +105,8 @@ TEST_F(X86, ConvolutionLowPrecisionMatchesNaive) {
 TEST_F(X86, ConvolutionLowPrecisionRunsOneDnn) {
     std::mt19937 rng(29);
     for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
-        for (const Case& k : {both_modes()[5], both_modes()[13], both_modes()[20]}) {
+        for (const Case& k : {conv_both_modes(cases())[5], conv_both_modes(cases())[13],
+                              conv_both_modes(cases())[20]}) {
             auto tensor = [&](const TensorShape& s) {
                 HostTensor t(padded_layout(TensorLayout(s, dt)));
                 fill_uniform(t, -1, 1, rng);
@@ -155,15 +117,15 @@ TEST_F(X86, ConvolutionLowPrecisionRunsOneDnn) {
                                 *handle, k.p, {tensor(k.src), tensor(k.filter)}, {}, eps)
                                 .starts_with("onednn:"))
                     << dt.name() << " " << param::to_string(k.p);
-            EXPECT_TRUE(
-                    run_and_compare<ConvolutionBackwardData>(
-                            *handle, k.p, {tensor(k.filter), tensor(dst_shape(k))}, {k.src}, eps)
-                            .starts_with("onednn:"))
+            EXPECT_TRUE(run_and_compare<ConvolutionBackwardData>(
+                                *handle, k.p, {tensor(k.filter), tensor(conv_dst_shape(k))},
+                                {k.src}, eps)
+                                .starts_with("onednn:"))
                     << dt.name() << " " << param::to_string(k.p);
-            EXPECT_TRUE(
-                    run_and_compare<ConvolutionBackwardFilter>(
-                            *handle, k.p, {tensor(k.src), tensor(dst_shape(k))}, {k.filter}, eps)
-                            .starts_with("onednn:"))
+            EXPECT_TRUE(run_and_compare<ConvolutionBackwardFilter>(
+                                *handle, k.p, {tensor(k.src), tensor(conv_dst_shape(k))},
+                                {k.filter}, eps)
+                                .starts_with("onednn:"))
                     << dt.name() << " " << param::to_string(k.p);
         }
 }
@@ -189,9 +151,9 @@ TEST_F(X86, ConvolutionFlippedFilterUpdatedInPlace) {
 // Every case runs an x86 kernel (oneDNN, or the depthwise loops), none falls back to naive.
 TEST_F(X86, ConvolutionRunsX86Kernel) {
     std::mt19937 rng(17);
-    for (const Case& k : both_modes()) {
+    for (const Case& k : conv_both_modes(cases())) {
         HostTensor x(k.src, dtype::Float32), w(k.filter, dtype::Float32),
-                dy(dst_shape(k), dtype::Float32);
+                dy(conv_dst_shape(k), dtype::Float32);
         for (HostTensor* t : {&x, &w, &dy})
             fill_uniform(*t, -1, 1, rng);
         std::string what = param::to_string(k.p);
@@ -208,7 +170,7 @@ TEST_F(X86, ConvolutionRunsX86Kernel) {
 TEST_F(X86, ConvolutionEmptyBatchRunsNaive) {
     Case k{{0, 3, 5, 5}, {4, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
     HostTensor x(k.src, dtype::Float32), w(k.filter, dtype::Float32),
-            dy(dst_shape(k), dtype::Float32);
+            dy(conv_dst_shape(k), dtype::Float32);
     EXPECT_EQ(run_and_compare<ConvolutionForward>(*handle, k.p, {x, w}), "naive");
     EXPECT_EQ(run_and_compare<ConvolutionBackwardData>(*handle, k.p, {w, dy}, {k.src}), "naive");
     // No batch: the filter gradient is all zeros.
@@ -221,7 +183,7 @@ TEST_F(X86, ConvolutionEmptyChannelsRunNaive) {
     std::mt19937 rng(19);
     Case k{{2, 0, 5, 5}, {4, 0, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
     HostTensor x(k.src, dtype::Float32), w(k.filter, dtype::Float32),
-            dy = random_tensor(dst_shape(k), rng);
+            dy = random_tensor(conv_dst_shape(k), rng);
     // No input channel: dst is all zeros.
     EXPECT_EQ(run_and_compare<ConvolutionForward>(*handle, k.p, {x, w}), "naive");
     EXPECT_EQ(run_and_compare<ConvolutionBackwardFilter>(*handle, k.p, {x, dy}, {k.filter}),

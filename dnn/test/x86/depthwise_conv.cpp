@@ -11,22 +11,7 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-struct Case {
-    TensorShape src, filter;
-    param::Convolution p;
-};
-
-TensorShape dst_shape(const Case& c) {
-    TensorShape d = c.src;
-    d[1] = c.filter[0];
-    for (size_t i = 0; i + 2 < c.src.ndim; ++i) {
-        size_t extent = static_cast<size_t>(c.p.dilation[i]) * (c.filter[2 + i] - 1) + 1;
-        d[2 + i] = (c.src[2 + i] + 2 * static_cast<size_t>(c.p.padding[i]) - extent) /
-                           static_cast<size_t>(c.p.stride[i]) +
-                   1;
-    }
-    return d;
-}
+using Case = ConvCase;
 
 std::vector<Case> cases() {
     return {
@@ -46,16 +31,6 @@ std::vector<Case> cases() {
             {{1, 2, 50}, {4, 1, 3}, conv_param({2}, {1}, {2}, 2)},
             {{3, 1, 19}, {2, 1, 4}, conv_param({1}, {5}, {1}, 1)},
     };
-}
-
-std::vector<Case> both_modes() {
-    std::vector<Case> all;
-    for (Case k : cases()) {
-        all.push_back(k);
-        k.p.mode = param::Convolution::Mode::CONVOLUTION;
-        all.push_back(k);
-    }
-    return all;
 }
 
 // `shape` with unit stride along W and every other axis padded (rows by 3 elements, planes by 5,
@@ -105,27 +80,15 @@ void check_rows_padded(Handle& handle, const param::Convolution& p,
 }  // namespace
 
 TEST_F(X86, DepthwiseForwardMatchesNaive) {
-    for (const Case& k : both_modes()) {
-        Checker<ConvolutionForward> c(handle.get());
-        c.set_param(k.p).execs({k.src, k.filter});
-        c.set_noncontiguous(true).execs({k.src, k.filter});
-    }
+    check_conv_forward(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, DepthwiseBackwardDataMatchesNaive) {
-    for (const Case& k : both_modes()) {
-        Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.src}).execs({k.filter, dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.filter, dst_shape(k)});
-    }
+    check_conv_backward_data(handle.get(), conv_both_modes(cases()));
 }
 
 TEST_F(X86, DepthwiseBackwardFilterMatchesNaive) {
-    for (const Case& k : both_modes()) {
-        Checker<ConvolutionBackwardFilter> c(handle.get());
-        c.set_param(k.p).set_output_shapes({k.filter}).execs({k.src, dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.src, dst_shape(k)});
-    }
+    check_conv_backward_filter(handle.get(), conv_both_modes(cases()));
 }
 
 // Strides skip the last rows and columns of a larger input: the same diff comes from the deduced
@@ -135,14 +98,14 @@ TEST_F(X86, DepthwiseBackwardDataPresetLargerInput) {
     Case k{{2, 3, 10, 11}, {6, 1, 3, 3}, conv_param({2, 3}, {1, 1}, {1, 1}, 3)};
     for (TensorShape grad : {TensorShape{2, 3, 9, 10}, TensorShape{2, 3, 10, 12}}) {
         Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({grad}).execs({k.filter, dst_shape(k)});
-        c.set_noncontiguous(true).execs({k.filter, dst_shape(k)});
+        c.set_param(k.p).set_output_shapes({grad}).execs({k.filter, conv_dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
     }
     Case d{{1, 2, 9, 20}, {2, 1, 2, 3}, conv_param({3, 2}, {0, 2}, {2, 1}, 2, true)};
     for (TensorShape grad :
          {TensorShape{1, 2, 9, 20}, TensorShape{1, 2, 11, 20}, TensorShape{1, 2, 10, 19}}) {
         Checker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(d.p).set_output_shapes({grad}).execs({d.filter, dst_shape(d)});
+        c.set_param(d.p).set_output_shapes({grad}).execs({d.filter, conv_dst_shape(d)});
     }
 }
 
@@ -151,7 +114,7 @@ TEST_F(X86, DepthwiseStridedViews) {
     Case k{{2, 4, 6, 7}, {8, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 4)};
     TensorLayout src = TensorLayout({2, 6, 7, 4}, dtype::Float32).dimshuffle({0, 3, 1, 2});
     TensorLayout filter = TensorLayout({3, 3, 1, 8}, dtype::Float32).dimshuffle({3, 2, 0, 1});
-    TensorShape dst = dst_shape(k);
+    TensorShape dst = conv_dst_shape(k);
     TensorLayout dst_nhwc =
             TensorLayout({dst[0], dst[2], dst[3], dst[1]}, dtype::Float32).dimshuffle({0, 3, 1, 2});
     Checker<ConvolutionForward> fwd(handle.get());
@@ -164,10 +127,12 @@ TEST_F(X86, DepthwiseStridedViews) {
 }
 
 TEST_F(X86, DepthwiseRowsPaddedViews) {
-    for (const Case& k : both_modes()) {
-        check_rows_padded<ConvolutionForward>(*handle, k.p, {k.src, k.filter}, dst_shape(k));
-        check_rows_padded<ConvolutionBackwardData>(*handle, k.p, {k.filter, dst_shape(k)}, k.src);
-        check_rows_padded<ConvolutionBackwardFilter>(*handle, k.p, {k.src, dst_shape(k)}, k.filter);
+    for (const Case& k : conv_both_modes(cases())) {
+        check_rows_padded<ConvolutionForward>(*handle, k.p, {k.src, k.filter}, conv_dst_shape(k));
+        check_rows_padded<ConvolutionBackwardData>(*handle, k.p, {k.filter, conv_dst_shape(k)},
+                                                   k.src);
+        check_rows_padded<ConvolutionBackwardFilter>(*handle, k.p, {k.src, conv_dst_shape(k)},
+                                                     k.filter);
     }
 }
 

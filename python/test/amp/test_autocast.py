@@ -15,6 +15,13 @@ from megengine.autodiff import GradManager
 from megengine.core.tensor import amp as amp_state
 from megengine.jit import trace
 
+from .megengine_examples import (
+    autocast_context,
+    autocast_decorator,
+    grad_scaler_backward,
+    grad_scaler_split,
+)
+
 rng = np.random.default_rng(0)
 X = mge.Tensor(rng.standard_normal((2, 3, 8, 8)).astype("float32"))
 W = mge.Parameter(rng.standard_normal((4, 3, 3, 3)).astype("float32"))
@@ -267,55 +274,17 @@ def test_megengines_docstring_examples_run_unchanged():
     opt = optim.SGD(model.parameters(), lr=0.01)
     image, label = X, mge.Tensor([0, 1], dtype="int32")
 
-    # megengine/amp/autocast.py, verbatim
-    @autocast()
-    def train_step(image, label):
-        with gm:
-            logits = model(image)
-            loss = F.nn.cross_entropy(logits, label)
-            gm.backward(loss)
-        opt.step().clear_grad()
-        return loss
-
-    assert np.isfinite(train_step(image, label).item())
-
-    def train_step(image, label):
-        with autocast():  # noqa: SIM117 (MegEngine's text)
-            with gm:
-                logits = model(image)
-                loss = F.nn.cross_entropy(logits, label)
-                gm.backward(loss)
-        opt.step().clear_grad()
-        return loss
-
-    assert np.isfinite(train_step(image, label).item())
-
-    # megengine/amp/grad_scaler.py (its full-width comma in `gm.backward(loss， ...)` made ASCII)
+    # megengine/amp/autocast.py and megengine/amp/grad_scaler.py (its full-width comma in
+    # `gm.backward(loss， ...)` made ASCII), verbatim
     scaler = amp.GradScaler()
-
-    @autocast()
-    def train_step(image, label):
-        with gm:
-            logits = model(image)
-            loss = F.nn.cross_entropy(logits, label)
-            scaler.backward(gm, loss)
-        opt.step().clear_grad()
-        return loss
-
-    assert np.isfinite(train_step(image, label).item())
-
-    @autocast()
-    def train_step(image, label):
-        with gm:
-            logits = model(image)
-            loss = F.nn.cross_entropy(logits, label)
-            gm.backward(loss, dy=mge.tensor(scaler.scale_factor))
-        scaler.unscale(gm.attached_tensors())
-        scaler.update()
-        opt.step().clear_grad()
-        return loss
-
-    assert np.isfinite(train_step(image, label).item())
+    for make_step in (
+        autocast_decorator,
+        autocast_context,
+        grad_scaler_backward,
+        grad_scaler_split,
+    ):
+        train_step = make_step(model, gm, opt, scaler)
+        assert np.isfinite(train_step(image, label).item())
 
     # megengine/core/tensor/amp.py
     mge.amp.enabled = True

@@ -7,15 +7,21 @@ import warnings
 import numpy as np
 import pytest
 
-import megengine
 import megengine as mge
 import megengine.functional as F
 import megengine.module as M
 import megengine.optimizer as optim
 from megengine import amp
-from megengine.amp import GradScaler, autocast
+from megengine.amp import GradScaler
 from megengine.autodiff import GradManager
 from megengine.jit import trace
+
+from .megengine_examples import (
+    autocast_context,
+    autocast_decorator,
+    grad_scaler_backward,
+    grad_scaler_split,
+)
 
 STEPS = 6
 
@@ -67,64 +73,6 @@ def run(make_step, traced, overflow_at=None):
         for step in range(STEPS):
             losses.append(float(train_step(*data(step, overflow_at)).numpy()))
     return losses, [p.numpy() for p in model.parameters()], scaler
-
-
-def autocast_decorator(model, gm, opt, scaler):
-    # megengine.amp.autocast's docstring, "used as decorator"
-    @autocast()
-    def train_step(image, label):
-        with gm:
-            logits = model(image)
-            loss = F.nn.cross_entropy(logits, label)
-            gm.backward(loss)
-        opt.step().clear_grad()
-        return loss
-
-    return train_step
-
-
-def autocast_context(model, gm, opt, scaler):
-    # megengine.amp.autocast's docstring, "used as context manager"
-    def train_step(image, label):
-        with autocast():  # noqa: SIM117 (MegEngine's example, verbatim)
-            with gm:
-                logits = model(image)
-                loss = F.nn.cross_entropy(logits, label)
-                gm.backward(loss)
-        opt.step().clear_grad()
-        return loss
-
-    return train_step
-
-
-def grad_scaler_backward(model, gm, opt, scaler):
-    # megengine.amp.GradScaler's docstring
-    @autocast()
-    def train_step(image, label):
-        with gm:
-            logits = model(image)
-            loss = F.nn.cross_entropy(logits, label)
-            scaler.backward(gm, loss)
-        opt.step().clear_grad()
-        return loss
-
-    return train_step
-
-
-def grad_scaler_split(model, gm, opt, scaler):
-    # megengine.amp.GradScaler's docstring, scaler.backward split into three lines
-    @autocast()
-    def train_step(image, label):
-        with gm:
-            logits = model(image)
-            loss = F.nn.cross_entropy(logits, label)
-            gm.backward(loss, dy=megengine.tensor(scaler.scale_factor))
-        scaler.unscale(gm.attached_tensors())
-        scaler.update()
-        opt.step().clear_grad()
-        return loss
-
-    return train_step
 
 
 @pytest.mark.parametrize("make_step", [autocast_decorator, autocast_context])
