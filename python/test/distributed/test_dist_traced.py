@@ -3,8 +3,8 @@ compiled with its all-reduce as graph ops (a start where the bucket fills, a wai
 backward) and gives the parameters of single-process training on the concatenated batch;
 traced all-reduces (sum, max), all-gather and reduce-scatter compute every call's inputs, with
 their gradients (max's reaches the ranks that held the maximum, all-gather's is the
-reduce-scatter of the output gradients); a call the graph cannot hold (bcast_list_) ends the
-recording with a warning and runs eagerly, still on every call."""
+reduce-scatter of the output gradients); bcast_list_ is the graph's broadcast too, so its
+tensors take the root's values on every call without the recording falling back to eager."""
 
 import warnings
 
@@ -101,7 +101,7 @@ def _traced_collectives():
     @trace
     def e(x):
         y = x * 1
-        dist.bcast_list_([y])  # calls the communicator directly: the graph cannot hold it
+        dist.bcast_list_([y])  # the Broadcast op, its result written back into y
         return y
 
     sums, maxes, gathers, scattered, bcasts, eager = [], [], [], [], [], []
@@ -115,7 +115,7 @@ def _traced_collectives():
             scattered.append(k(x).numpy())
             bcasts.append(b(x).numpy())
             eager.append(e(x).numpy())
-    ops = [[op for op, _ in t.ops] for t in (f, g, h, k, b)]
+    ops = [[op for op, _ in t.ops] + [t._mode] for t in (f, g, h, k, b, e)]
     gathered = (gathers, scattered, bcasts, eager)
     return sums, maxes, gathered, ops, [str(w.message) for w in caught]
 
@@ -135,9 +135,10 @@ def test_traced_collectives_run_on_every_call():
         # Held by the graph: the all-reduces, all-gather, reduce-scatter and broadcast.
         assert ops[0][0] == "AllReduce(sum)" and ops[1][0] == "AllReduce(max)", ops
         assert "AllGather" in ops[2] and "ReduceScatter(sum)" in ops[3], ops
-        assert "Broadcast(root=0)" in ops[4], ops
-        # bcast_list_ is not: its trace says so once and runs eagerly.
-        assert len(warned) == 1 and "run eagerly" in warned[0], warned
+        assert "Broadcast(root=0)" in ops[4] and "Broadcast(root=0)" in ops[5], ops
+        # bcast_list_ included: no call fell back to eager, and the later calls replayed.
+        assert warned == [], warned
+        assert all(t[-1] == "graph" for t in ops), ops
 
 
 def _traced_all_reduce_max_grad():
