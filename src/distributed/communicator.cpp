@@ -103,6 +103,21 @@ void dispatch(dnn::DType dtype, F&& f) {
     throw std::invalid_argument("distributed: unsupported dtype");
 }
 
+// An all-reduce's dtype and op in the signature its ranks compare (ring_all_reduce.h).
+uint32_t signature_code(dnn::DType dtype, ReduceOp op) {
+    return (static_cast<uint32_t>(dtype.enumv()) << 8) | static_cast<uint32_t>(op);
+}
+
+std::string describe(const AllReduceSignature& sig) {
+    if (sig.elem_size == 0)
+        return "something else (not an all-reduce message)";
+    auto e = static_cast<dnn::DTypeEnum>(sig.code >> 8);
+    auto op = static_cast<ReduceOp>(sig.code & 0xff);
+    const char* op_name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "min";
+    return std::to_string(sig.count) + " elements of " + dnn::DType(e).name() + " (" + op_name +
+           ")";
+}
+
 // p2p slots must not meet the collectives' (prefix << 56 | tag), whose prefixes are 1..8.
 constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 
@@ -272,9 +287,19 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
         uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
-        NM_GLOO_CALL("all_reduce",
-                     ring_all_reduce(*m_impl->context, in, out, count, sizeof(T),
-                                     pick_reduce<T>(op), slot, m_impl->timeout, m_impl->scratch));
+        AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
+        try {
+            NM_GLOO_CALL("all_reduce",
+                         ring_all_reduce(*m_impl->context, in, out, sig, pick_reduce<T>(op), slot,
+                                         m_impl->timeout, m_impl->scratch));
+        } catch (const AllReduceMismatch& e) {
+            throw std::invalid_argument(
+                    "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +
+                    describe(e.mine) + " but rank " + std::to_string(e.peer) + " reduces " +
+                    describe(e.theirs) +
+                    ": every rank of the group must pass the same shape and dtype, with the "
+                    "same reduce op");
+        }
     });
 }
 
