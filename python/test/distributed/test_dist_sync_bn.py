@@ -1,7 +1,8 @@
 """SyncBatchNorm on 2 ranks equals BatchNorm2d on the ranks' batches concatenated: outputs,
 running statistics, and gradients (the input's per rank, the parameters' summed over ranks).
 A traced data-parallel step with SyncBatchNorm (ranks of unequal batches) compiles with its
-collectives and equals the same step run eagerly: losses, parameters, running statistics."""
+collectives and equals the same step run eagerly: losses, parameters, running statistics.
+Bad groups, eps modes and channel counts that differ between ranks are clear errors."""
 
 import warnings
 
@@ -170,3 +171,34 @@ def test_traced_sync_batch_norm_step_equals_eager():
         for run in (eager, traced):
             np.testing.assert_allclose(run["stats"][0][0], 0.1 * mean, rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(run["stats"][0][1], 0.9 + 0.1 * var, rtol=1e-5)
+
+
+def _bad_inputs():
+    x = mge.Tensor(np.ones((2, C, 3, 3), dtype="float32"))
+    errors = []
+    for fn in (
+        lambda: F.nn.sync_batch_norm(x, None, None, training=True, group="world"),
+        lambda: M.SyncBatchNorm(C, group=[0, 5])(x),
+        lambda: F.nn.sync_batch_norm(x, None, None, training=True, eps_mode="min"),
+        # Last: ranks with other channel counts all-reduce vectors of other sizes.
+        lambda: M.SyncBatchNorm(C + dist.get_rank())(
+            mge.Tensor(np.ones((2, C + dist.get_rank(), 3, 3), dtype="float32"))
+        ),
+    ):
+        try:
+            fn()
+            errors.append(None)
+        except (TypeError, ValueError) as exc:
+            errors.append((type(exc).__name__, str(exc)))
+    return errors
+
+
+def test_bad_inputs_raise_clear_errors():
+    for r, errors in enumerate(dist.launcher(n_gpus=W, timeout=TIMEOUT)(_bad_inputs)()):
+        assert [e[0] for e in errors] == ["TypeError", "ValueError", "ValueError", "ValueError"]
+        assert "not a rank" in errors[1][1] and "eps_mode" in errors[2][1], errors
+        # The statistics' vector: the count and 2 sums per channel, C + rank channels here.
+        mine, theirs = 2 * (C + r) + 1, 2 * (C + 1 - r) + 1
+        msg = errors[3][1]
+        assert f"rank {r} reduces {mine} elements of float32" in msg, msg
+        assert f"rank {1 - r} reduces {theirs} elements" in msg and "same shape" in msg, msg
