@@ -22,6 +22,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "loop_affinity.h"
 #include "ring_all_reduce.h"
 
 namespace neomeg::distributed {
@@ -125,7 +126,14 @@ constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 
 struct Communicator::Impl {
     std::shared_ptr<gloo::rendezvous::Context> context;
+    std::unique_ptr<LoopAffinity> loop_affinity;  // of the context's device
     Millis timeout;
+
+    // Before a collective posts its messages (loop_affinity.h says why).
+    void keep_loop_away() {
+        if (loop_affinity)
+            loop_affinity->avoid_current_cpu();
+    }
     uint32_t next_tag = 0;  // each collective gets its own slot, the same on every rank
 
     uint32_t tag() { return next_tag++; }
@@ -241,6 +249,8 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     attr.hostname = hostname;
     NM_GLOO_CALL("rendezvous", {
         auto device = gloo::transport::tcp::CreateDevice(attr);
+        if (auto* tcp = dynamic_cast<gloo::transport::tcp::Device*>(device.get()))
+            m_impl->loop_affinity = std::make_unique<LoopAffinity>(*tcp);
         auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
         context->setTimeout(timeout);
         GlooStoreAdapter adapter(store, prefix, timeout);
@@ -284,6 +294,7 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
                                   ReduceOp op) {
     if (count == 0)
         return;
+    m_impl->keep_loop_away();
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
         uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
@@ -306,6 +317,7 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
 void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op,
                           int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "reduce");
     if (count == 0)
         return;
@@ -329,6 +341,7 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
 
 void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "broadcast");
     if (count == 0)
         return;
@@ -341,6 +354,7 @@ void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root
 
 void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DType dtype) {
     drain();
+    m_impl->keep_loop_away();
     if (count == 0)
         return;
     size_t bytes = dtype.size(count);
@@ -353,6 +367,7 @@ void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DTyp
 
 void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "gather");
     if (count == 0)
         return;
@@ -368,6 +383,7 @@ void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dt
 
 void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "scatter");
     if (count == 0)
         return;
@@ -388,6 +404,7 @@ void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType d
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DType dtype) {
     drain();
+    m_impl->keep_loop_away();
     if (count == 0)
         return;
     size_t bytes = dtype.size(count) * m_size;
@@ -400,6 +417,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DTyp
 
 void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst, uint32_t tag) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(dst, "send");
     if (dst == m_rank)
         throw std::invalid_argument("distributed send: a rank cannot send to itself");
@@ -413,6 +431,7 @@ void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst
 
 void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint32_t tag) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(src, "recv");
     if (src == m_rank)
         throw std::invalid_argument("distributed recv: a rank cannot receive from itself");
@@ -426,6 +445,7 @@ void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint
 
 void Communicator::barrier() {
     drain();
+    m_impl->keep_loop_away();
     gloo::BarrierOptions opts(m_impl->context);
     opts.setTag(m_impl->tag());
     NM_GLOO_CALL("barrier", gloo::barrier(opts));
