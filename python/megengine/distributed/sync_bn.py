@@ -52,15 +52,21 @@ def sync_batch_norm_impl(
     axes = [0] + list(range(2, inp.ndim))
     if training:
         n = inp.size // c
-        stats = (inp.sum(axis=axes, keepdims=True), (inp * inp).sum(axis=axes, keepdims=True))
+        # 16-bit inputs sum in float32: float16 holds neither a count above 65504 nor the sums
+        # of a large batch.
+        low = inp._dtype_name in ("float16", "bfloat16")
+        xs = inp.astype("float32") if low else inp
+        stats = (xs.sum(axis=axes, keepdims=True), (xs * xs).sum(axis=axes, keepdims=True))
         if distributed:
             # The group's element count travels with the sums: ranks may hold batches of other
             # sizes, and the count stays an op's value (not a host number a trace would fix).
-            both = all_reduce_sum(_stack(n, stats, c, inp), _as_group(group))
+            both = all_reduce_sum(_stack(n, stats, c, xs), _as_group(group))
             n = both[0]
             stats = (both[1 : 1 + c].reshape(cshape), both[1 + c :].reshape(cshape))
         mean = stats[0] / n
         var = stats[1] / n - mean * mean
+        if low:
+            mean, var = mean.astype(inp._dtype_name), var.astype(inp._dtype_name)
     else:
         if running_mean is None or running_var is None:
             raise ValueError("sync_batch_norm: inference needs running_mean and running_var")

@@ -202,3 +202,25 @@ def test_bad_inputs_raise_clear_errors():
         msg = errors[3][1]
         assert f"rank {r} reduces {mine} elements of float32" in msg, msg
         assert f"rank {1 - r} reduces {theirs} elements" in msg and "same shape" in msg, msg
+
+
+def _float16_batch(rank):
+    # 76800 values per channel and rank: more than float16's largest number (65504).
+    rng = np.random.RandomState(20 + rank)
+    return (rng.randn(300, 2, 16, 16) * 2 + 3).astype("float16")
+
+
+def _float16_worker():
+    x = _float16_batch(dist.get_rank())
+    y = F.nn.sync_batch_norm(mge.Tensor(x), None, None, training=True, eps=1e-5)
+    return y.numpy()
+
+
+def test_float16_statistics_are_summed_in_float32():
+    results = dist.launcher(n_gpus=W, timeout=TIMEOUT)(_float16_worker)()
+    x = np.concatenate([_float16_batch(r) for r in range(W)]).astype("float64")
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    ref = (x - mean) / np.sqrt(x.var(axis=(0, 2, 3), keepdims=True) + 1e-5)
+    for r, y in enumerate(results):
+        assert y.dtype == np.float16
+        np.testing.assert_allclose(y, ref[r * 300 : (r + 1) * 300], atol=2e-2)
