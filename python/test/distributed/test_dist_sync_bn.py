@@ -7,6 +7,7 @@ Bad groups, eps modes and channel counts that differ between ranks are clear err
 import warnings
 
 import numpy as np
+import pytest
 from dist_util import TIMEOUT
 
 import megengine as mge
@@ -141,8 +142,9 @@ def _eager_and_traced():
     return _dp_steps(False), _dp_steps(True)
 
 
-def test_traced_sync_batch_norm_step_equals_eager():
-    results = dist.launcher(n_gpus=W, timeout=TIMEOUT)(_eager_and_traced)()
+@pytest.mark.parametrize("world", [2, 3])
+def test_traced_sync_batch_norm_step_equals_eager(world):
+    results = dist.launcher(n_gpus=world, timeout=TIMEOUT)(_eager_and_traced)()
     for eager, traced in results:
         # Compiled with its collectives (the statistics' all-reduce, the gradient bucket and
         # bcast_list_'s broadcasts ran eagerly before): nothing fell back to eager.
@@ -158,13 +160,13 @@ def test_traced_sync_batch_norm_step_equals_eager():
         for t, e in zip(traced["params"], eager["params"]):
             np.testing.assert_allclose(t, e, rtol=1e-4, atol=1e-6)
     # The ranks agree (one set of statistics, one all-reduced update)...
-    for k in ("params",):
-        for a, b in zip(results[0][1][k], results[1][1][k]):
+    for other in results[1:]:
+        for a, b in zip(results[0][1]["params"], other[1]["params"]):
             np.testing.assert_array_equal(a, b)
-    for a, b in zip(results[0][1]["stats"][-1], results[1][1]["stats"][-1]):
-        np.testing.assert_array_equal(a, b)
+        for a, b in zip(results[0][1]["stats"][-1], other[1]["stats"][-1]):
+            np.testing.assert_array_equal(a, b)
     # ...and the first step's running statistics are those of the ranks' batches together.
-    x = np.concatenate([_dp_data(r, 0)[0] for r in range(W)])
+    x = np.concatenate([_dp_data(r, 0)[0] for r in range(world)])
     mean = x.mean(axis=(0, 2, 3)).reshape(1, C, 1, 1)
     var = x.var(axis=(0, 2, 3), ddof=1).reshape(1, C, 1, 1)
     for eager, traced in results:

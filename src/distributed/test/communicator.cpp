@@ -206,6 +206,34 @@ TEST(Communicator, RanksThatDisagreeGetAnErrorNamingBoth) {
     }
 }
 
+TEST(Communicator, ARingWithOneDisagreeingRankFailsEveryRank) {
+    // 3 ranks, rank 2 with one element more: ranks 0 and 2 see a left neighbour that disagrees
+    // and raise invalid_argument, unless the other one has already left (its connection
+    // closed: CommError); rank 1, whose left neighbour agrees, waits for data that never comes
+    // and fails at the timeout or when a peer leaves. Every rank fails; none hangs or aborts.
+    std::vector<std::string> outcome(3);
+    run_ranks(
+            3,
+            [&](Communicator& comm) {
+                size_t n = comm.rank() == 2 ? 6 : 5;
+                std::vector<float> in(n, 1.f), out(n);
+                try {
+                    comm.all_reduce(in.data(), out.data(), n, dnn::dtype::Float32, ReduceOp::Sum);
+                    outcome[comm.rank()] = "ok";
+                } catch (const std::invalid_argument&) {
+                    outcome[comm.rank()] = "invalid_argument";
+                } catch (const CommError&) {
+                    outcome[comm.rank()] = "CommError";
+                }
+            },
+            1s);
+    EXPECT_EQ(outcome[1], "CommError");
+    EXPECT_NE(outcome[0], "ok");
+    EXPECT_NE(outcome[2], "ok");
+    EXPECT_TRUE(outcome[0] == "invalid_argument" || outcome[2] == "invalid_argument")
+            << outcome[0] << ", " << outcome[2];
+}
+
 TEST(Communicator, BroadcastReduceGatherScatter) {
     const int size = 3;
     const size_t n = 5;
