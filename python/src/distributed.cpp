@@ -471,14 +471,35 @@ public:
         return py::make_tuple(wrap(std::move(out)), PendingAllReduce{std::move(slot), index});
     }
 
-    py::object all_reduce_wait_op(const PendingAllReduce& pending, const py::object& started,
-                                  const py::object& x) {
+    // The bucket's gradients: `shapes` (their sizes adding up to the bucket's), each divided by
+    // `divisor` (the group's size for a mean of a float bucket, else 1).
+    py::list all_reduce_wait_op(const PendingAllReduce& pending, const py::object& started,
+                                const py::object& x, const std::vector<std::vector<size_t>>& shapes,
+                                int divisor) {
+        const auto& bucket = x.cast<const TensorWrapper&>().value;
+        std::vector<dnn::TensorShape> parts;
+        size_t total = 0;
+        for (const auto& dims : shapes) {
+            parts.emplace_back(dims);
+            total += parts.back().total_nr_elems();
+        }
+        if (total != bucket.shape().total_nr_elems())
+            throw py::value_error("distributed all_reduce_wait_op: the parts hold " +
+                                  std::to_string(total) + " elements, the bucket " +
+                                  bucket.shape().to_string());
+        if (divisor < 1 || (divisor != 1 && !bucket.dtype().is_float()))
+            throw py::value_error("distributed all_reduce_wait_op: divisor " +
+                                  std::to_string(divisor) + " for a bucket of " +
+                                  bucket.dtype().name() + " (float dtypes divide, 1 copies)");
         trace::note_if_tracing(started.ptr());
         trace::note_if_tracing(x.ptr());
-        auto def = make_all_reduce_wait(m_comm, pending.index, pending.slot);
-        std::array<imperative::Tensor, 2> in{started.cast<const TensorWrapper&>().value,
-                                             x.cast<const TensorWrapper&>().value};
-        return wrap(imperative::apply(*def, in)[0]);
+        auto def = make_all_reduce_wait(m_comm, pending.index, pending.slot, std::move(parts),
+                                        divisor);
+        std::array<imperative::Tensor, 2> in{started.cast<const TensorWrapper&>().value, bucket};
+        py::list out;
+        for (auto& t : imperative::apply(*def, in))
+            out.append(wrap(std::move(t)));
+        return out;
     }
 
     // all_gather ("all_gather") or reduce_scatter ("reduce_scatter_sum") through apply():
@@ -751,7 +772,10 @@ void init_distributed(py::module_& m) {
                  "PendingAllReduce). Read the result only through all_reduce_wait_op.")
             .def("all_reduce_wait_op", &PyCommunicator::all_reduce_wait_op,
                  "Waits for a started all-reduce as an op; takes its PendingAllReduce, the "
-                 "start's result buffer and its input; returns the result.")
+                 "start's result buffer, its input, the shapes of the gradients it holds and a "
+                 "divisor (the group's size for a mean, else 1); returns the gradients.",
+                 py::arg("pending"), py::arg("started"), py::arg("x"), py::arg("shapes"),
+                 py::arg("divisor") = 1)
             .def("collective_op", &PyCommunicator::collective_op,
                  "all_gather or reduce_scatter_sum (first axis) as an op: differentiable and "
                  "held by a traced graph.")

@@ -1,6 +1,7 @@
 #if NEOMEG_WITH_GLOO
 #include "distributed_async_ops.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -80,26 +81,37 @@ private:
 };
 
 // Inputs: the start's output and the start's input (read to keep its memory in use until the
-// all-reduce is done); output: a copy of the result.
+// all-reduce is done); outputs: the bucket's gradients, each its part of the result in its own
+// shape, divided by `divisor` (the group's size for a mean; 1 for a sum). One pass over the
+// bucket: the copy out of the result, the mean's division and the slices of the gradients are
+// this op, not three ops of the graph with a bucket-sized buffer between each.
 class AllReduceWaitOpDef final : public imperative::CustomOpDef {
 public:
     AllReduceWaitOpDef(std::shared_ptr<dist::Communicator> comm, int index,
-                       std::shared_ptr<AsyncAllReduceSlot> slot)
-        : m_comm(std::move(comm)), m_index(index), m_slot(std::move(slot)) {}
+                       std::shared_ptr<AsyncAllReduceSlot> slot,
+                       std::vector<dnn::TensorShape> shapes, int divisor)
+        : m_comm(std::move(comm)),
+          m_index(index),
+          m_slot(std::move(slot)),
+          m_shapes(std::move(shapes)),
+          m_divisor(divisor) {}
 
     const char* name() const override { return "AllReduceWait"; }
     size_t hash() const override {
-        return std::hash<const void*>()(m_comm.get()) ^ (static_cast<size_t>(m_index) << 16) ^ 1;
+        return std::hash<const void*>()(m_comm.get()) ^ (static_cast<size_t>(m_index) << 16) ^
+               (static_cast<size_t>(m_divisor) << 40) ^ m_shapes.size() ^ 1;
     }
     bool is_same(const OpDef& rhs) const override {
         auto* r = dynamic_cast<const AllReduceWaitOpDef*>(&rhs);
-        return r && r->m_comm == m_comm && r->m_index == m_index;
+        return r && r->m_comm == m_comm && r->m_index == m_index && r->m_divisor == m_divisor &&
+               std::equal(m_shapes.begin(), m_shapes.end(), r->m_shapes.begin(), r->m_shapes.end(),
+                          [](const auto& a, const auto& b) { return a.eq_shape(b); });
     }
     std::string to_string() const override {
         return "AllReduceWait(" + std::to_string(m_index) + ")";
     }
     std::shared_ptr<OpDef> clone() const override {
-        return std::make_shared<AllReduceWaitOpDef>(m_comm, m_index, m_slot);
+        return std::make_shared<AllReduceWaitOpDef>(m_comm, m_index, m_slot, m_shapes, m_divisor);
     }
     bool graph_capable() const override { return true; }
 
@@ -110,14 +122,22 @@ public:
         settle(*m_slot);
         auto result = std::exchange(m_slot->output, imperative::Tensor());
         m_slot->input = imperative::Tensor();
-        auto out = imperative::Tensor::empty(inputs[0].shape(), inputs[0].dtype(),
-                                             inputs[0].comp_node());
-        copy(result.dnn_tensor(), out.dnn_tensor());
-        return {out};
+        std::vector<imperative::Tensor> outs;
+        std::vector<dnn::TensorND> dsts;
+        for (const auto& shape : m_shapes) {
+            outs.push_back(
+                    imperative::Tensor::empty(shape, inputs[0].dtype(), inputs[0].comp_node()));
+            dsts.push_back(outs.back().dnn_tensor());
+        }
+        split(result.dnn_tensor(), dsts);
+        return outs;
     }
     std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
                                                  std::span<const dnn::TensorShape>) const override {
-        return {dnn::TensorLayout(in[0], in[0].dtype)};
+        std::vector<dnn::TensorLayout> out;
+        for (const auto& shape : m_shapes)
+            out.emplace_back(shape, in[0].dtype);
+        return out;
     }
     size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
                               std::span<const dnn::TensorLayout>) const override {
@@ -129,19 +149,54 @@ public:
             throw std::logic_error("AllReduceWait: no all-reduce started for bucket " +
                                    std::to_string(m_index));
         settle(*m_slot);
-        copy(inputs[0], outputs[0]);
+        split(inputs[0], outputs);
     }
 
 private:
-    static void copy(const dnn::TensorND& from, const dnn::TensorND& to) {
-        size_t n = from.layout.total_nr_elems();
-        if (n)
-            std::memcpy(to.raw_ptr(), from.raw_ptr(), from.layout.dtype.size(n));
+    // Output i is the next part of `from` (contiguous outputs, as the graph and run give them).
+    void split(const dnn::TensorND& from, std::span<const dnn::TensorND> to) const {
+        auto dtype = from.layout.dtype;
+        const auto* src = static_cast<const std::byte*>(from.raw_ptr());
+        for (const auto& dst : to) {
+            size_t n = dst.layout.total_nr_elems();
+            if (m_divisor == 1)
+                std::memcpy(dst.raw_ptr(), src, dtype.size(n));
+            else
+                divide(src, dst.raw_ptr(), n, dtype);
+            src += dtype.size(n);
+        }
+    }
+
+    // x / divisor in float, rounded once to the dtype: what Elemwise's TRUE_DIV by the group's
+    // size gives (naive and x86 alike), so a mean equals the unfused graph's bit for bit.
+    void divide(const void* src, void* dst, size_t n, dnn::DType dtype) const {
+        auto each = [&](auto zero) {
+            using T = decltype(zero);
+            const auto* s = static_cast<const T*>(src);
+            auto* d = static_cast<T*>(dst);
+            const float div = static_cast<float>(m_divisor);
+            for (size_t i = 0; i < n; ++i)
+                d[i] = static_cast<T>(static_cast<float>(s[i]) / div);
+        };
+        switch (dtype.enumv()) {
+            case dnn::DTypeEnum::Float32:
+                return each(dnn::dt_float32{});
+            case dnn::DTypeEnum::Float16:
+                return each(dnn::dt_float16{});
+            case dnn::DTypeEnum::BFloat16:
+                return each(dnn::dt_bfloat16{});
+            default:
+                throw std::invalid_argument(
+                        std::string("AllReduceWait: a divisor applies to float dtypes, got ") +
+                        dtype.name());
+        }
     }
 
     std::shared_ptr<dist::Communicator> m_comm;
     int m_index;
     std::shared_ptr<AsyncAllReduceSlot> m_slot;
+    std::vector<dnn::TensorShape> m_shapes;
+    int m_divisor;
 };
 
 }  // namespace
@@ -154,8 +209,11 @@ std::shared_ptr<imperative::OpDef> make_all_reduce_start(std::shared_ptr<dist::C
 
 std::shared_ptr<imperative::OpDef> make_all_reduce_wait(std::shared_ptr<dist::Communicator> comm,
                                                         int index,
-                                                        std::shared_ptr<AsyncAllReduceSlot> slot) {
-    return std::make_shared<AllReduceWaitOpDef>(std::move(comm), index, std::move(slot));
+                                                        std::shared_ptr<AsyncAllReduceSlot> slot,
+                                                        std::vector<dnn::TensorShape> shapes,
+                                                        int divisor) {
+    return std::make_shared<AllReduceWaitOpDef>(std::move(comm), index, std::move(slot),
+                                                std::move(shapes), divisor);
 }
 
 }  // namespace neomeg::python

@@ -1,14 +1,15 @@
 // The all-reduce of a gradient bucket as two ops of the eager runtime, so that a traced
 // training step overlaps it with the rest of backward: AllReduceStart hands the all-reduce to
 // the communicator's worker thread and returns at once; AllReduceWait, recorded when backward
-// ends, waits for it and yields the result. A compiled graph runs its steps in recording order
-// where the data allows (ComputingGraph::topo_order), so the bucket's communication runs while
-// the steps between the two compute the remaining gradients.
+// ends, waits for it and yields the bucket's gradients (split and, for a mean, divided). A compiled
+// graph runs its steps in recording order where the data allows (ComputingGraph::topo_order), so
+// the bucket's communication runs while the steps between the two compute the remaining gradients.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <vector>
 
 #include "neomeg/distributed/communicator.h"
 #include "neomeg/imperative/op_def.h"
@@ -38,8 +39,11 @@ struct AsyncAllReduceSlot {
 std::shared_ptr<imperative::OpDef> make_all_reduce_start(
         std::shared_ptr<distributed::Communicator> comm, distributed::ReduceOp op, int index,
         std::shared_ptr<AsyncAllReduceSlot> slot);
+// The wait's outputs: consecutive parts of the bucket in `shapes` (their sizes add up to the
+// bucket's), each divided by `divisor` (1: copied; otherwise float dtypes only).
 std::shared_ptr<imperative::OpDef> make_all_reduce_wait(
         std::shared_ptr<distributed::Communicator> comm, int index,
-        std::shared_ptr<AsyncAllReduceSlot> slot);
+        std::shared_ptr<AsyncAllReduceSlot> slot, std::vector<dnn::TensorShape> shapes,
+        int divisor);
 
 }  // namespace neomeg::python

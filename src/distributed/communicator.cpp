@@ -22,6 +22,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "loop_affinity.h"
 #include "ring_all_reduce.h"
 
 namespace neomeg::distributed {
@@ -103,6 +104,21 @@ void dispatch(dnn::DType dtype, F&& f) {
     throw std::invalid_argument("distributed: unsupported dtype");
 }
 
+// An all-reduce's dtype and op in the signature its ranks compare (ring_all_reduce.h).
+uint32_t signature_code(dnn::DType dtype, ReduceOp op) {
+    return (static_cast<uint32_t>(dtype.enumv()) << 8) | static_cast<uint32_t>(op);
+}
+
+std::string describe(const AllReduceSignature& sig) {
+    if (sig.elem_size == 0)
+        return "something else (not an all-reduce message)";
+    auto e = static_cast<dnn::DTypeEnum>(sig.code >> 8);
+    auto op = static_cast<ReduceOp>(sig.code & 0xff);
+    const char* op_name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Max ? "max" : "min";
+    return std::to_string(sig.count) + " elements of " + dnn::DType(e).name() + " (" + op_name +
+           ")";
+}
+
 // p2p slots must not meet the collectives' (prefix << 56 | tag), whose prefixes are 1..8.
 constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 
@@ -110,7 +126,14 @@ constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 
 struct Communicator::Impl {
     std::shared_ptr<gloo::rendezvous::Context> context;
+    std::unique_ptr<LoopAffinity> loop_affinity;  // of the context's device
     Millis timeout;
+
+    // Before a collective posts its messages (loop_affinity.h says why).
+    void keep_loop_away() {
+        if (loop_affinity)
+            loop_affinity->avoid_current_cpu();
+    }
     uint32_t next_tag = 0;  // each collective gets its own slot, the same on every rank
 
     uint32_t tag() { return next_tag++; }
@@ -226,6 +249,8 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     attr.hostname = hostname;
     NM_GLOO_CALL("rendezvous", {
         auto device = gloo::transport::tcp::CreateDevice(attr);
+        if (auto* tcp = dynamic_cast<gloo::transport::tcp::Device*>(device.get()))
+            m_impl->loop_affinity = std::make_unique<LoopAffinity>(*tcp);
         auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
         context->setTimeout(timeout);
         GlooStoreAdapter adapter(store, prefix, timeout);
@@ -269,18 +294,30 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
                                   ReduceOp op) {
     if (count == 0)
         return;
+    m_impl->keep_loop_away();
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
         uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
-        NM_GLOO_CALL("all_reduce",
-                     ring_all_reduce(*m_impl->context, in, out, count, sizeof(T),
-                                     pick_reduce<T>(op), slot, m_impl->timeout, m_impl->scratch));
+        AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
+        try {
+            NM_GLOO_CALL("all_reduce",
+                         ring_all_reduce(*m_impl->context, in, out, sig, pick_reduce<T>(op), slot,
+                                         m_impl->timeout, m_impl->scratch));
+        } catch (const AllReduceMismatch& e) {
+            throw std::invalid_argument(
+                    "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +
+                    describe(e.mine) + " but rank " + std::to_string(e.peer) + " reduces " +
+                    describe(e.theirs) +
+                    ": every rank of the group must pass the same shape and dtype, with the "
+                    "same reduce op");
+        }
     });
 }
 
 void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op,
                           int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "reduce");
     if (count == 0)
         return;
@@ -304,6 +341,7 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
 
 void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "broadcast");
     if (count == 0)
         return;
@@ -316,6 +354,7 @@ void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root
 
 void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DType dtype) {
     drain();
+    m_impl->keep_loop_away();
     if (count == 0)
         return;
     size_t bytes = dtype.size(count);
@@ -328,6 +367,7 @@ void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DTyp
 
 void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "gather");
     if (count == 0)
         return;
@@ -343,6 +383,7 @@ void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dt
 
 void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(root, "scatter");
     if (count == 0)
         return;
@@ -363,6 +404,7 @@ void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType d
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DType dtype) {
     drain();
+    m_impl->keep_loop_away();
     if (count == 0)
         return;
     size_t bytes = dtype.size(count) * m_size;
@@ -375,6 +417,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DTyp
 
 void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst, uint32_t tag) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(dst, "send");
     if (dst == m_rank)
         throw std::invalid_argument("distributed send: a rank cannot send to itself");
@@ -388,6 +431,7 @@ void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst
 
 void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint32_t tag) {
     drain();
+    m_impl->keep_loop_away();
     check_rank(src, "recv");
     if (src == m_rank)
         throw std::invalid_argument("distributed recv: a rank cannot receive from itself");
@@ -401,6 +445,7 @@ void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint
 
 void Communicator::barrier() {
     drain();
+    m_impl->keep_loop_away();
     gloo::BarrierOptions opts(m_impl->context);
     opts.setTag(m_impl->tag());
     NM_GLOO_CALL("barrier", gloo::barrier(opts));

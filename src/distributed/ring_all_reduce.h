@@ -1,8 +1,11 @@
-// The all-reduce of Communicator, as a ring on Gloo's transport (unbound buffers). Gloo's own
-// gloo::allreduce first copies an input buffer into the output, a pass over the data that an
-// out-of-place all-reduce (every F.distributed.all_reduce_sum) paid on top of the ring; this one
-// reads the rank's contribution from the input where it reduces and sends, so in place and out
-// of place move the same bytes.
+// The all-reduce of Communicator on Gloo's transport (unbound buffers). Gloo's own gloo::allreduce
+// first copies an input buffer into the output, a pass over the data that an out-of-place
+// all-reduce (every F.distributed.all_reduce_sum) paid on top of the ring; this one reads the
+// rank's contribution from the input where it reduces and sends, so in place and out of place
+// move the same bytes. Small messages between 2 ranks are one direct exchange instead of the
+// ring's two steps. Every rank's first message carries what it reduces (count, element size,
+// the caller's code of dtype and op), so ranks that disagree get an error, not a crash in Gloo's
+// event loop (a message larger than the receive posted for it aborts the process there).
 #pragma once
 
 #include <gloo/context.h>
@@ -10,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace neomeg::distributed {
@@ -17,12 +21,38 @@ namespace neomeg::distributed {
 // c[i] = a[i] (op) b[i] for n elements; c may be a or b.
 using ReduceFn = void (*)(void* c, const void* a, const void* b, size_t n);
 
-// Reduces `count` elements of `elem_size` bytes over every rank of `context` into `out` (which
-// may be `in`). Messages use `slot`, the same on every rank and unique among the operations in
-// flight; `scratch` is reused between calls. Throws gloo's exceptions (a peer's failure, or no
-// progress within `timeout`).
-void ring_all_reduce(gloo::Context& context, const void* in, void* out, size_t count,
-                     size_t elem_size, ReduceFn reduce, uint64_t slot,
+// What every rank of an all-reduce must agree on.
+struct AllReduceSignature {
+    uint64_t count = 0;      // elements
+    uint32_t elem_size = 0;  // bytes per element
+    uint32_t code = 0;       // the caller's code of the dtype and the reduce op
+    bool operator==(const AllReduceSignature&) const = default;
+};
+
+// A peer's signature differs from this rank's (thrown before any data is reduced).
+class AllReduceMismatch : public std::invalid_argument {
+public:
+    AllReduceMismatch(int peer, AllReduceSignature mine, AllReduceSignature theirs)
+        : std::invalid_argument("all_reduce: the ranks' inputs differ"),
+          peer(peer),
+          mine(mine),
+          theirs(theirs) {}
+    int peer;
+    AllReduceSignature mine, theirs;
+};
+
+// Messages up to this size between 2 ranks go as one exchange (the ring takes 2 steps, each a
+// round of Gloo's receive-ready notice and the data), and the scratch holds one such message
+// for each direction.
+inline constexpr size_t kDirectAllReduceMaxBytes = size_t{1} << 20;
+
+// Reduces `sig.count` elements of `sig.elem_size` bytes over every rank of `context` into `out`
+// (which may be `in`). Messages use `slot`, the same on every rank and unique among the
+// operations in flight; `scratch` is reused between calls. Throws AllReduceMismatch when a
+// peer's signature differs, gloo's exceptions for a peer's failure or no progress within
+// `timeout`.
+void ring_all_reduce(gloo::Context& context, const void* in, void* out,
+                     const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
                      std::chrono::milliseconds timeout, std::vector<std::byte>& scratch);
 
 }  // namespace neomeg::distributed

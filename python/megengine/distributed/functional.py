@@ -56,8 +56,8 @@ def _comm(group):
     # call. The collectives' ops (_graph_comm) are what a graph can hold.
     _rt._trace_fail(
         "this megengine.distributed call runs only eagerly (a traced graph holds the "
-        "F.distributed collectives and make_allreduce_cb's all-reduces, not bcast_list_ or "
-        "SyncBatchNorm's statistics)"
+        "F.distributed collectives, bcast_list_, SyncBatchNorm and make_allreduce_cb's "
+        "all-reduces, which go through their ops)"
     )
     return _group._communicator(group)
 
@@ -290,8 +290,10 @@ def broadcast(inp: Tensor, group: Group | None = WORLD, device: str | None = Non
 
 
 def _bcast_param(inp: Tensor, group: Group | None = WORLD, device=None) -> Tensor:
-    # Without autograd: bcast_list_ and optimizers copy the root's parameters.
-    return _comm(_as_group(group)).broadcast(inp, 0)
+    # The root's values without autograd (bcast_list_ and optimizers copy the root's
+    # parameters), through the Broadcast op, so that a trace holds it and runs it on every call.
+    _check_tensor(inp, "bcast_list_")
+    return _collective(_as_group(group), inp.detach(), "broadcast")
 
 
 def all_gather(

@@ -171,11 +171,19 @@ class AllreduceCallback:
         self._traced_in_flight.append((params, grads, flat, started, pending))
 
     def _unpack_ops(self, params, grads, flat, started, pending):
-        reduced = started
+        mean = self._reduce_method == "mean"
         if pending is not None:
-            reduced = _graph_comm(self._group).all_reduce_wait_op(pending, started, flat)
-        if self._reduce_method == "mean":
-            reduced = reduced / self._group.size
+            # One op waits, splits the bucket into the gradients and divides them for a mean,
+            # in one pass (a float bucket; another divides after, as the eager path does).
+            divide = mean and np.dtype(flat.dtype).kind == "f"
+            shapes = [list(g.shape) for g in grads]
+            divisor = self._group.size if divide else 1
+            comm = _graph_comm(self._group)
+            outs = comm.all_reduce_wait_op(pending, started, flat, shapes, divisor)
+            for param, out in zip(params, outs):
+                self._gradients_dict[param] = out / self._group.size if mean and not divide else out
+            return
+        reduced = started / self._group.size if mean else started
         offset = 0
         for param, grad in zip(params, grads):
             n = int(np.prod(grad.shape))

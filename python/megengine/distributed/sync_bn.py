@@ -1,14 +1,18 @@
 """sync_batch_norm: batch normalisation whose statistics are those of the whole group's batch.
 
 Each rank sums x and x*x per channel; one differentiable all-reduce (``all_reduce_sum``, whose
-backward all-reduces the gradients) gives the group's sums, so the output and its gradient are
-those of batch normalisation on the ranks' batches concatenated.
+backward all-reduces the gradients) of the rank's element count and both sums (one vector of
+2C + 1 values, as MegEngine's) gives the group's, so the output and its gradient are those of
+batch normalisation on the ranks' batches concatenated. Every step is an op of the eager
+runtime, the count included, and the running statistics are updated with ``Tensor._reset``: a
+``jit.trace`` records the whole of it (the all-reduce as the graph's collective, the updates as
+outputs written back on every call).
 """
 
 import numpy as np
 
 from ..tensor import Tensor
-from .functional import _as_group, _comm, all_reduce_sum
+from .functional import _as_group, all_reduce_sum
 from .group import is_distributed
 
 
@@ -48,15 +52,21 @@ def sync_batch_norm_impl(
     axes = [0] + list(range(2, inp.ndim))
     if training:
         n = inp.size // c
-        stats = (inp.sum(axis=axes, keepdims=True), (inp * inp).sum(axis=axes, keepdims=True))
+        # 16-bit inputs sum in float32: float16 holds neither a count above 65504 nor the sums
+        # of a large batch.
+        low = inp._dtype_name in ("float16", "bfloat16")
+        xs = inp.astype("float32") if low else inp
+        stats = (xs.sum(axis=axes, keepdims=True), (xs * xs).sum(axis=axes, keepdims=True))
         if distributed:
-            group = _as_group(group)
-            count = Tensor(np.array([n], dtype="int32"))
-            n = int(_comm(group).all_reduce(count, "sum").numpy()[0])
-            both = all_reduce_sum(_stack(stats, c), group)
-            stats = (both[0].reshape(cshape), both[1].reshape(cshape))
+            # The group's element count travels with the sums: ranks may hold batches of other
+            # sizes, and the count stays an op's value (not a host number a trace would fix).
+            both = all_reduce_sum(_stack(n, stats, c, xs), _as_group(group))
+            n = both[0]
+            stats = (both[1 : 1 + c].reshape(cshape), both[1 + c :].reshape(cshape))
         mean = stats[0] / n
         var = stats[1] / n - mean * mean
+        if low:
+            mean, var = mean.astype(inp._dtype_name), var.astype(inp._dtype_name)
     else:
         if running_mean is None or running_var is None:
             raise ValueError("sync_batch_norm: inference needs running_mean and running_var")
@@ -68,7 +78,7 @@ def sync_batch_norm_impl(
     if bias is not None:
         out = out + bias.reshape(cshape)
     if training and running_mean is not None and running_var is not None:
-        unbiased = var.detach() * (n / max(n - 1, 1))
+        unbiased = var.detach() * _unbias_factor(n)
         running_mean._reset(
             running_mean * momentum + mean.detach().reshape(running_mean.shape) * (1 - momentum)
         )
@@ -78,10 +88,19 @@ def sync_batch_norm_impl(
     return out
 
 
-def _stack(stats, c):
+def _stack(n, stats, c, like):
+    """[n, sum x (C values), sum x*x (C values)] in ``like``'s dtype and device."""
     from ..functional.tensor import concat
 
-    return concat([stats[0].reshape(1, c), stats[1].reshape(1, c)], axis=0)
+    count = Tensor(np.array([n], dtype=like.dtype), device=like.device)
+    return concat([count, stats[0].reshape(c), stats[1].reshape(c)])
+
+
+def _unbias_factor(n):
+    """n / (n - 1), Bessel's correction (1 for a single value), of an int or a count Tensor."""
+    if isinstance(n, Tensor):
+        return n / _maximum(n - 1, 1)
+    return n / max(n - 1, 1)
 
 
 def _maximum(var, eps):

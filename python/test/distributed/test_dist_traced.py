@@ -3,8 +3,8 @@ compiled with its all-reduce as graph ops (a start where the bucket fills, a wai
 backward) and gives the parameters of single-process training on the concatenated batch;
 traced all-reduces (sum, max), all-gather and reduce-scatter compute every call's inputs, with
 their gradients (max's reaches the ranks that held the maximum, all-gather's is the
-reduce-scatter of the output gradients); a call the graph cannot hold (bcast_list_) ends the
-recording with a warning and runs eagerly, still on every call."""
+reduce-scatter of the output gradients); bcast_list_ is the graph's broadcast too, so its
+tensors take the root's values on every call without the recording falling back to eager."""
 
 import warnings
 
@@ -65,6 +65,67 @@ def test_traced_data_parallel_step_equals_single_process_training():
     assert ops[0].count("AllReduceStart(0)") == 1
     assert ops[0].count("AllReduceWait(0)") == 1
     assert ops[1] == "graph"  # the later calls replayed the compiled graph
+    # The wait op hands out the gradients themselves (the mean's division and the split are
+    # in it): the optimizer's update reads its outputs, no copy, division or slice between.
+    graph = ops[2]
+    wait = next(line for line in graph if "AllReduceWait(0)" in line)
+    outs = wait.split(" = ")[0].split(", ")
+    assert len(outs) == 4, wait  # SmallCNN's 4 gradients
+    readers = [line for line in graph if any(f"{o})" in line or f"{o}," in line for o in outs)]
+    readers = [line for line in readers if line is not wait]
+    assert readers and all("FUSE_MUL_ADD3" in line for line in readers), readers
+
+
+def _bucket_grads(initial, method, traced, data, labels):
+    model = SmallCNN()
+    model.load_state_dict({k: mge.Tensor(v) for k, v in initial.items()})
+    params = list(model.parameters())
+    cb = dist.make_allreduce_cb(method)
+    cb._param_pack_thd = 1000  # two buckets of two gradients
+    gm = GradManager().attach(params, callbacks=[cb])
+    opt = optim.SGD(params, lr=0.0)
+
+    def step(x, y):
+        with gm:
+            gm.backward(F.nn.cross_entropy(model(x), y))
+        out = [p.grad * 1 for p in params]
+        opt.clear_grad()
+        return out
+
+    run = trace(step, symbolic=True) if traced else step
+    return [[g.numpy() for g in run(mge.Tensor(x), mge.Tensor(y))] for x, y in zip(data, labels)]
+
+
+def _traced_and_eager_grads(method):
+    r = dist.get_rank()
+    data, labels = _batches()
+    shard = slice(r * PER_RANK, (r + 1) * PER_RANK)
+    # Each rank's own initial parameters (their sums still agree), the same in every launch.
+    mge.random.seed(10 + r)
+    np.random.seed(10 + r)
+    initial = _state(SmallCNN())
+    return {
+        traced: _bucket_grads(initial, method, traced, data[:, shard], labels[:, shard])
+        for traced in (False, True)
+    }
+
+
+def test_traced_buckets_give_the_eager_sums_and_means():
+    for method in ("sum", "mean"):
+        results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_traced_and_eager_grads)(method)
+        for grads in results:
+            for traced_step, eager_step in zip(grads[True], grads[False]):
+                for t, e in zip(traced_step, eager_step):
+                    np.testing.assert_allclose(t, e, rtol=1e-5, atol=1e-7, err_msg=method)
+        # The ranks' sums agree, and a mean is the sum over the group's size.
+        for a, b in zip(results[0][True][0], results[1][True][0]):
+            np.testing.assert_array_equal(a, b)
+        if method == "sum":
+            sums = results[0][True]
+        else:
+            for s, m in zip(sums, results[0][True]):
+                for a, b in zip(s, m):
+                    np.testing.assert_allclose(b, a / WORLD, rtol=1e-5, atol=1e-7)
 
 
 def test_traced_step_starts_each_bucket_during_backward_and_waits_after_it():
@@ -101,7 +162,7 @@ def _traced_collectives():
     @trace
     def e(x):
         y = x * 1
-        dist.bcast_list_([y])  # calls the communicator directly: the graph cannot hold it
+        dist.bcast_list_([y])  # the Broadcast op, its result written back into y
         return y
 
     sums, maxes, gathers, scattered, bcasts, eager = [], [], [], [], [], []
@@ -115,7 +176,7 @@ def _traced_collectives():
             scattered.append(k(x).numpy())
             bcasts.append(b(x).numpy())
             eager.append(e(x).numpy())
-    ops = [[op for op, _ in t.ops] for t in (f, g, h, k, b)]
+    ops = [[op for op, _ in t.ops] + [t._mode] for t in (f, g, h, k, b, e)]
     gathered = (gathers, scattered, bcasts, eager)
     return sums, maxes, gathered, ops, [str(w.message) for w in caught]
 
@@ -135,9 +196,10 @@ def test_traced_collectives_run_on_every_call():
         # Held by the graph: the all-reduces, all-gather, reduce-scatter and broadcast.
         assert ops[0][0] == "AllReduce(sum)" and ops[1][0] == "AllReduce(max)", ops
         assert "AllGather" in ops[2] and "ReduceScatter(sum)" in ops[3], ops
-        assert "Broadcast(root=0)" in ops[4], ops
-        # bcast_list_ is not: its trace says so once and runs eagerly.
-        assert len(warned) == 1 and "run eagerly" in warned[0], warned
+        assert "Broadcast(root=0)" in ops[4] and "Broadcast(root=0)" in ops[5], ops
+        # bcast_list_ included: no call fell back to eager, and the later calls replayed.
+        assert warned == [], warned
+        assert all(t[-1] == "graph" for t in ops), ops
 
 
 def _traced_all_reduce_max_grad():

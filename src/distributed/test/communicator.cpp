@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -141,6 +143,95 @@ TEST(Communicator, AllReduceOutOfPlaceLeavesTheInput) {
                 for (size_t i = 0; i < n; ++i)
                     ASSERT_EQ(out[i], expect[i]) << size << " ranks, element " << i;
             });
+}
+
+TEST(Communicator, TwoRanksExchangeDirectlyUpToTheLimitAndRingAbove) {
+    // Around kDirectAllReduceMaxBytes (1 MiB: 262144 int32): the direct exchange below and at
+    // it, the ring above; in place and out of place; max and min reduced in rank order on both
+    // ranks, so that a NaN against a number gives the same result on each.
+    for (size_t n : {size_t{1}, size_t{1000}, size_t{262144}, size_t{262145}})
+        run_ranks(2, [&](Communicator& comm) {
+            auto x0 = input<int32_t>(0, n), x1 = input<int32_t>(1, n);
+            auto in = comm.rank() == 0 ? x0 : x1;
+            std::vector<int32_t> out(n, -99);
+            comm.all_reduce(in.data(), out.data(), n, dnn::dtype::Int32, ReduceOp::Sum);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(out[i], x0[i] + x1[i]) << n << " elements, element " << i;
+            comm.all_reduce(in.data(), in.data(), n, dnn::dtype::Int32, ReduceOp::Min);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(in[i], std::min(x0[i], x1[i])) << n << " elements, element " << i;
+        });
+    run_ranks(2, [](Communicator& comm) {
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        float in[2] = {comm.rank() == 0 ? nan : 1.f, comm.rank() == 0 ? 1.f : nan};
+        float out[2];
+        comm.all_reduce(in, out, 2, dnn::dtype::Float32, ReduceOp::Max);
+        // x0 max x1 is x0 where the comparison fails: NaN, then 1, on both ranks.
+        EXPECT_TRUE(std::isnan(out[0]));
+        EXPECT_EQ(out[1], 1.f);
+    });
+}
+
+TEST(Communicator, RanksThatDisagreeGetAnErrorNamingBoth) {
+    // Counts on either side of the direct limit, dtypes, ops: each rank of the pair raises
+    // invalid_argument (no crash in Gloo's event loop, no hang).
+    struct Case {
+        size_t n0, n1;
+        dnn::DType d1;
+        ReduceOp op1;
+    };
+    for (Case c : {Case{3, 4, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{4, 300000, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{300000, 300001, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{5, 5, dnn::dtype::Int32, ReduceOp::Sum},
+                   Case{5, 5, dnn::dtype::Float32, ReduceOp::Max}}) {
+        std::atomic<int> raised{0};
+        run_ranks(2, [&](Communicator& comm) {
+            bool one = comm.rank() == 1;
+            size_t n = one ? c.n1 : c.n0;
+            std::vector<float> in(n, 1.f), out(n);
+            try {
+                comm.all_reduce(in.data(), out.data(), n, one ? c.d1 : dnn::dtype::Float32,
+                                one ? c.op1 : ReduceOp::Sum);
+            } catch (const std::invalid_argument& e) {
+                std::string msg = e.what();
+                EXPECT_NE(msg.find("same shape and dtype"), std::string::npos) << msg;
+                EXPECT_NE(msg.find(std::to_string(c.n0) + " elements of float32 (sum)"),
+                          std::string::npos)
+                        << msg;
+                ++raised;
+            }
+        });
+        EXPECT_EQ(raised, 2) << c.n0 << " vs " << c.n1;
+    }
+}
+
+TEST(Communicator, ARingWithOneDisagreeingRankFailsEveryRank) {
+    // 3 ranks, rank 2 with one element more: ranks 0 and 2 see a left neighbour that disagrees
+    // and raise invalid_argument, unless the other one has already left (its connection
+    // closed: CommError); rank 1, whose left neighbour agrees, waits for data that never comes
+    // and fails at the timeout or when a peer leaves. Every rank fails; none hangs or aborts.
+    std::vector<std::string> outcome(3);
+    run_ranks(
+            3,
+            [&](Communicator& comm) {
+                size_t n = comm.rank() == 2 ? 6 : 5;
+                std::vector<float> in(n, 1.f), out(n);
+                try {
+                    comm.all_reduce(in.data(), out.data(), n, dnn::dtype::Float32, ReduceOp::Sum);
+                    outcome[comm.rank()] = "ok";
+                } catch (const std::invalid_argument&) {
+                    outcome[comm.rank()] = "invalid_argument";
+                } catch (const CommError&) {
+                    outcome[comm.rank()] = "CommError";
+                }
+            },
+            1s);
+    EXPECT_EQ(outcome[1], "CommError");
+    EXPECT_NE(outcome[0], "ok");
+    EXPECT_NE(outcome[2], "ok");
+    EXPECT_TRUE(outcome[0] == "invalid_argument" || outcome[2] == "invalid_argument")
+            << outcome[0] << ", " << outcome[2];
 }
 
 TEST(Communicator, BroadcastReduceGatherScatter) {

@@ -94,6 +94,8 @@ public:
     int rank() const { return m_rank; }
     int size() const { return m_size; }
 
+    // Throws std::invalid_argument, naming both, where a rank's count, dtype or op differs from
+    // its peer's (every rank of a pair that disagrees; the others' wait times out).
     void all_reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op);
     // As all_reduce, run on this communicator's worker thread while the caller goes on (the
     // gradient buckets of megengine.distributed's make_allreduce_cb overlap backward this way).
