@@ -5,12 +5,11 @@
 // backward adds each gradient to one element), which for finite values is what naive's four taps
 // with weights 1, 0, 0, 0 give. The float dtypes, any strides.
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include "src/common/dtype_dispatch.h"
+#include "src/x86/from_double.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -46,23 +45,6 @@ std::vector<Tap> taps(const param::Resize& p, size_t in, size_t out) {
         t[o] = {i0, std::min(i0 + 1, in - 1), src - static_cast<double>(i0)};
     }
     return t;
-}
-
-// A double rounded once to T, as naive's store_scalar does: float32 to nearest; 16-bit floats
-// through float32 rounded to odd, which makes the second rounding the correct one.
-template <class T>
-T round_from_double(double d) {
-    if constexpr (std::is_same_v<T, dt_float32>) {
-        return static_cast<float>(d);
-    } else {
-        auto f = static_cast<float>(d);
-        if (!std::isnan(d) && !std::isinf(f) && static_cast<double>(f) != d) {
-            if (std::abs(static_cast<double>(f)) > std::abs(d))
-                f = std::nextafter(f, 0.0f);
-            f = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
-        }
-        return T(f);
-    }
 }
 
 struct Plane {
@@ -124,8 +106,7 @@ protected:
                                     acc += (1 - h.w) * w.w * at(r0, w.i1);
                                     acc += h.w * (1 - w.w) * at(r1, w.i0);
                                     acc += h.w * w.w * at(r1, w.i1);
-                                    row[static_cast<ptrdiff_t>(x) * dp.s[3]] =
-                                            round_from_double<T>(acc);
+                                    row[static_cast<ptrdiff_t>(x) * dp.s[3]] = from_double<T>(acc);
                                 }
                             }
                         }
@@ -189,7 +170,7 @@ protected:
                         T* out = gr + gp.at(n, c, iy, 0);
                         for (size_t ix = 0; ix < in_w; ++ix)
                             out[static_cast<ptrdiff_t>(ix) * gp.s[3]] =
-                                    round_from_double<T>(acc[iy * in_w + ix]);
+                                    from_double<T>(acc[iy * in_w + ix]);
                     }
                 }
             });

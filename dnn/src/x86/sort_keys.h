@@ -15,6 +15,7 @@
 
 #include "neomeg/dnn/dtype.h"
 #include "neomeg/dnn/tensor.h"
+#include "src/x86/flat_runs.h"
 #include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
@@ -52,16 +53,6 @@ inline uint32_t key_position(uint64_t key) {
 
 // Sorts keys ascending with vqsort (one sorter per thread: a sorter owns scratch memory).
 void sort_keys(uint64_t* keys, size_t n);
-
-// The element offset of row `r` of `l`, rows being the index tuples over its first `outer` axes.
-inline ptrdiff_t row_offset(const TensorLayout& l, size_t outer, size_t r) {
-    ptrdiff_t off = 0;
-    for (size_t d = outer; d-- > 0;) {
-        off += static_cast<ptrdiff_t>(r % l[d]) * l.stride[d];
-        r /= l[d];
-    }
-    return off;
-}
 
 // Calls f(row, keys) for every row of `rows`, split across threads, `keys` a scratch buffer of n
 // keys per thread; `work` is the whole loop's work.
