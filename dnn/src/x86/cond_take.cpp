@@ -23,8 +23,10 @@ protected:
         m_last = "loop";
         size_t total = dl.total_nr_elems(), kept = 0;
         if (total > 0) {
-            size_t outer = dl.ndim - 1, n = dl[outer];
-            ptrdiff_t ds = dl.stride[outer], ms = ml.stride[outer];
+            // A 0-d tensor is one row of one element.
+            size_t outer = dl.ndim == 0 ? 0 : dl.ndim - 1, n = dl.ndim == 0 ? 1 : dl[outer];
+            ptrdiff_t ds = dl.ndim == 0 ? 0 : dl.stride[outer],
+                      ms = ml.ndim == 0 ? 0 : ml.stride[outer];
             ptrdiff_t vs = values.layout.stride[0], is = indices.layout.stride[0];
             const auto* m = static_cast<const dt_bool*>(mask.raw_ptr());
             auto* idx = static_cast<dt_int32*>(indices.raw_ptr());
