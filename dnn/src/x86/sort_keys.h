@@ -38,13 +38,23 @@ uint32_t value_rank(T v) {
     }
 }
 
-// One line of `n` elements at `src` with element stride `stride` as keys; descending reverses
-// the value ranks only, so that ties still come in src's order.
+// The key of value v at position i; `flip` (all ones for descending, else 0) reverses the value
+// ranks only, so that ties still come in src's order.
+template <class T>
+uint64_t sort_key(T v, size_t i, uint32_t flip) {
+    return (uint64_t{value_rank(v) ^ flip} << 32) | i;
+}
+
+inline uint32_t rank_flip(bool descending) {
+    return descending ? 0xFFFFFFFFu : 0u;
+}
+
+// One line of `n` elements at `src` with element stride `stride` as keys.
 template <class T>
 void make_sort_keys(const T* src, ptrdiff_t stride, size_t n, bool descending, uint64_t* keys) {
-    uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
+    uint32_t flip = rank_flip(descending);
     for (size_t i = 0; i < n; ++i)
-        keys[i] = (uint64_t{value_rank(src[static_cast<ptrdiff_t>(i) * stride]) ^ flip} << 32) | i;
+        keys[i] = sort_key(src[static_cast<ptrdiff_t>(i) * stride], i, flip);
 }
 
 inline uint32_t key_position(uint64_t key) {

@@ -1,8 +1,8 @@
 // TopK on x86: every mode and dtype naive takes and any strides. Each line's keys
-// (sort_keys.h) are unique, so selecting the k smallest keys (nth_element) picks exactly naive's
-// stable choice among ties; the selection is then sorted by key (VALUE_IDX_SORTED, with vqsort)
-// or by position (VALUE_IDX_NOSORT, src's order as naive writes it). Lines are split across
-// OpenMP threads.
+// (sort_keys.h) are unique, so selecting the k smallest keys (a bounded heap for small k,
+// nth_element otherwise) picks exactly naive's stable choice among ties; the selection is then
+// sorted by key (VALUE_IDX_SORTED, with vqsort) or by position (VALUE_IDX_NOSORT, src's order as
+// naive writes it). Lines are split across OpenMP threads.
 #include <algorithm>
 #include <cstdlib>
 
@@ -13,6 +13,40 @@
 
 namespace neomeg::dnn::x86 {
 namespace {
+
+// Up to this k, and for lines at least kHeapRatio times longer, the k smallest keys are kept in a
+// max-heap during one pass over the line (few elements enter it once it holds small keys) instead
+// of building every key and partitioning them.
+constexpr size_t kHeapMaxK = 256, kHeapRatio = 8;
+
+// Leaves the k smallest keys of the line in keys[0, k), the k-th smallest at keys[k - 1].
+bool use_heap(size_t n, size_t k) {
+    return k <= kHeapMaxK && k * kHeapRatio <= n;
+}
+
+template <class T>
+void select_smallest(const T* line, ptrdiff_t stride, size_t n, size_t k, bool descending,
+                     uint64_t* keys) {
+    if (!use_heap(n, k)) {
+        make_sort_keys(line, stride, n, descending, keys);
+        std::nth_element(keys, keys + (k - 1), keys + n);
+        return;
+    }
+    uint32_t flip = rank_flip(descending);
+    for (size_t i = 0; i < k; ++i)
+        keys[i] = sort_key(line[static_cast<ptrdiff_t>(i) * stride], i, flip);
+    std::make_heap(keys, keys + k);
+    for (size_t i = k; i < n; ++i) {
+        uint64_t key = sort_key(line[static_cast<ptrdiff_t>(i) * stride], i, flip);
+        if (key < keys[0]) {
+            std::pop_heap(keys, keys + k);
+            keys[k - 1] = key;
+            std::push_heap(keys, keys + k);
+        }
+    }
+    // The heap's maximum is the k-th smallest.
+    std::swap(keys[0], keys[k - 1]);
+}
 
 class TopKImpl final : public LoopKernel<TopK> {
 public:
@@ -28,7 +62,7 @@ protected:
         ptrdiff_t ss = src.layout.stride[outer];
         bool descending = m_param.k < 0;
         Param::Mode mode = m_param.mode;
-        m_last = "nth_element";
+        m_last = use_heap(n, k) ? "heap" : "nth_element";
         if (rows == 0)
             return;
         dispatch_numeric(src.layout.dtype, param_str(), [&](auto tag) {
@@ -38,8 +72,7 @@ protected:
             T* v = static_cast<T*>(values.raw_ptr());
             for_each_sort_row(rows, n, [&](size_t r, uint64_t* keys) {
                 const T* line = s + row_offset(src.layout, outer, r);
-                make_sort_keys(line, ss, n, descending, keys);
-                std::nth_element(keys, keys + (k - 1), keys + n);
+                select_smallest(line, ss, n, k, descending, keys);
                 if (mode == Param::Mode::KTH_ONLY) {
                     auto p = static_cast<ptrdiff_t>(key_position(keys[k - 1]));
                     v[row_offset(values.layout, outer, r)] = line[p * ss];
