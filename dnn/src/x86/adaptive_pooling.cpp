@@ -106,6 +106,56 @@ std::pair<float, Pos3> window_max(const T* s, const Strides5& ss, size_t n, size
     return {best, at};
 }
 
+// Outputs computed together along W: each keeps naive's order over its own window, and their
+// independent running sums (or maxima) overlap in the pipeline, where one window's dependent
+// double additions alone would wait on each other.
+constexpr size_t kGroup = 8;
+
+// Calls f(j, value) for each element of the windows of outputs (oz, oy, ox + j), j < m, each
+// window in row-major order; those windows share their D and H ranges.
+template <class T, class F>
+void walk_group(const T* in, const Strides5& ss, const std::array<std::vector<Range>, 3>& w,
+                size_t oz, size_t oy, size_t ox, size_t m, F&& f) {
+    for (size_t z = w[0][oz].first; z < w[0][oz].second; ++z)
+        for (size_t y = w[1][oy].first; y < w[1][oy].second; ++y) {
+            const T* row =
+                    in + static_cast<ptrdiff_t>(z) * ss.s[2] + static_cast<ptrdiff_t>(y) * ss.s[3];
+            for (size_t j = 0; j < m; ++j)
+                for (size_t x = w[2][ox + j].first; x < w[2][ox + j].second; ++x)
+                    f(j, static_cast<float>(row[static_cast<ptrdiff_t>(x) * ss.s[4]]));
+        }
+}
+
+template <class T>
+void average_group(const T* in, const Strides5& ss, const std::array<std::vector<Range>, 3>& w,
+                   size_t oz, size_t oy, size_t ox, size_t m, T* out, ptrdiff_t os) {
+    std::array<double, kGroup> sum{};
+    walk_group(in, ss, w, oz, oy, ox, m, [&](size_t j, float v) { sum[j] += v; });
+    const size_t rows = (w[0][oz].second - w[0][oz].first) * (w[1][oy].second - w[1][oy].first);
+    for (size_t j = 0; j < m; ++j) {
+        size_t count = rows * (w[2][ox + j].second - w[2][ox + j].first);
+        out[static_cast<ptrdiff_t>(j) * os] =
+                static_cast<T>(static_cast<float>(sum[j] / static_cast<double>(count)));
+    }
+}
+
+// The first maximum of each window, a NaN counting as the maximum (naive's rule).
+template <class T>
+void max_group(const T* in, const Strides5& ss, const std::array<std::vector<Range>, 3>& w,
+               size_t oz, size_t oy, size_t ox, size_t m, T* out, ptrdiff_t os) {
+    std::array<float, kGroup> best{};
+    std::array<bool, kGroup> first;
+    first.fill(true);
+    walk_group(in, ss, w, oz, oy, ox, m, [&](size_t j, float v) {
+        if (first[j] || (!std::isnan(best[j]) && (std::isnan(v) || v > best[j]))) {
+            best[j] = v;
+            first[j] = false;
+        }
+    });
+    for (size_t j = 0; j < m; ++j)
+        out[static_cast<ptrdiff_t>(j) * os] = static_cast<T>(best[j]);
+}
+
 template <class Op>
 class AdaptiveBase : public LoopKernel<Op> {
 public:
@@ -174,20 +224,17 @@ protected:
             parallel_ranges(g.n * g.c, window_work(g), kParallelGrain, [&](size_t b, size_t e) {
                 for (size_t plane = b; plane < e; ++plane) {
                     size_t n = plane / g.c, c = plane % g.c;
-                    for_each_out(g, [&](const Pos3& o) {
-                        T& out = d[ds.at(n, c, o[0], o[1], o[2])];
-                        if (max) {
-                            out = static_cast<T>(window_max(s, ss, n, c, w, o).first);
-                            return;
-                        }
-                        double sum = 0;
-                        size_t count = 0;
-                        walk(w, o, [&](size_t z, size_t y, size_t x) {
-                            sum += static_cast<double>(static_cast<float>(s[ss.at(n, c, z, y, x)]));
-                            ++count;
-                        });
-                        out = static_cast<T>(static_cast<float>(sum / static_cast<double>(count)));
-                    });
+                    const T* in = s + ss.at(n, c, 0, 0, 0);
+                    for (size_t oz = 0; oz < g.out[0]; ++oz)
+                        for (size_t oy = 0; oy < g.out[1]; ++oy)
+                            for (size_t ox = 0; ox < g.out[2]; ox += kGroup) {
+                                T* out = d + ds.at(n, c, oz, oy, ox);
+                                size_t m = std::min(kGroup, g.out[2] - ox);
+                                if (max)
+                                    max_group(in, ss, w, oz, oy, ox, m, out, ds.s[4]);
+                                else
+                                    average_group(in, ss, w, oz, oy, ox, m, out, ds.s[4]);
+                            }
                 }
             });
         });
