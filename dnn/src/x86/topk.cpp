@@ -36,12 +36,16 @@ void select_smallest(const T* line, ptrdiff_t stride, size_t n, size_t k, bool d
     for (size_t i = 0; i < k; ++i)
         keys[i] = sort_key(line[static_cast<ptrdiff_t>(i) * stride], i, flip);
     std::make_heap(keys, keys + k);
+    // A later element's position exceeds every position in the heap, so its key is below the
+    // heap's maximum exactly when its value's rank is: the rank alone decides.
+    uint32_t top = static_cast<uint32_t>(keys[0] >> 32);
     for (size_t i = k; i < n; ++i) {
-        uint64_t key = sort_key(line[static_cast<ptrdiff_t>(i) * stride], i, flip);
-        if (key < keys[0]) {
+        uint32_t rank = value_rank(line[static_cast<ptrdiff_t>(i) * stride]) ^ flip;
+        if (rank < top) {
             std::pop_heap(keys, keys + k);
-            keys[k - 1] = key;
+            keys[k - 1] = (uint64_t{rank} << 32) | i;
             std::push_heap(keys, keys + k);
+            top = static_cast<uint32_t>(keys[0] >> 32);
         }
     }
     // The heap's maximum is the k-th smallest.
