@@ -1,7 +1,8 @@
 // MatrixInverse on x86: the operator is defined as naive's Gauss-Jordan elimination with partial
-// pivoting in double (an exactly zero pivot means singular), so this runs the same row operations
-// in the same order on each element (bit for bit naive's inverse, and the same matrices found
-// singular), faster: each row of [a | I] is one contiguous run the compiler vectorises, the
+// pivoting in double (an exactly zero pivot means singular), so this runs naive's row operations
+// in naive's order on every element the inverse depends on (bit for bit naive's inverse, and the
+// same matrices found singular), faster: the columns of a already eliminated are left alone, each
+// row of [a | I] past the pivot column is one contiguous run the compiler vectorises, the
 // matrices of a batch are split across OpenMP threads, and a lone large matrix splits each
 // column's eliminations by rows instead. A matrix holding NaN or inf gets an all-NaN inverse.
 // Float dtypes, any strides.
@@ -20,7 +21,7 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
-// Reduces the n x 2n row-major [a | I] in `m` to [I | a^-1]; false when a pivot is exactly zero.
+// Reduces the n x 2n row-major [a | I] in `m` to [. | a^-1]; false when a pivot is exactly zero.
 // `rows_in_parallel` splits each column's eliminations across threads.
 bool gauss_jordan(double* m, size_t n, bool rows_in_parallel) {
     const size_t w = 2 * n;
@@ -35,8 +36,10 @@ bool gauss_jordan(double* m, size_t n, bool rows_in_parallel) {
             return false;
         if (p != col)
             std::swap_ranges(row(p), row(p) + w, row(col));
+        // Columns up to `col` of a are never read again (later steps read only columns after
+        // theirs), so only [col + 1, 2n) is updated: the inverse is naive's to the bit.
         double* pr = row(col);
-        for (size_t j = 0; j < w; ++j)
+        for (size_t j = col + 1; j < w; ++j)
             pr[j] /= pivot;
         auto eliminate = [&](size_t b, size_t e) {
             for (size_t r = b; r < e; ++r) {
@@ -44,7 +47,7 @@ bool gauss_jordan(double* m, size_t n, bool rows_in_parallel) {
                 const double f = rr[col];
                 if (r == col || f == 0.0)
                     continue;
-                for (size_t j = 0; j < w; ++j)
+                for (size_t j = col + 1; j < w; ++j)
                     rr[j] -= f * pr[j];
             }
         };
