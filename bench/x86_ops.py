@@ -3,8 +3,9 @@
 One command prints, per case, NeoMeg's and PyTorch's time and the ratio of their throughputs
 (above 1.0: NeoMeg is faster): a LeNet training step (batch 64, 1x28x28, samples/s; the model
 and loop of bench/train_step.py), elementwise add/relu/exp on 16M float32, max and average
-pooling, and batch normalisation forward and backward, each with the peak resident memory of
-its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
+pooling, batch normalisation forward and backward, a stable sort and a top-10 of 512 rows of
+4096, and adaptive average pooling of 56x56 to 7x7 (even windows) and to 5x5 (uneven ones),
+each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
 in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
 OMP_NUM_THREADS), one table per thread count: 1 and 2 by default, the issue's figures. PyTorch
 comes from the reference virtual environment (PyTorch 2.x from PyPI, MKL and oneDNN 3), or
@@ -40,6 +41,7 @@ big = rng.normal(size=(1 << 24,)).astype(np.float32)
 big2 = rng.normal(size=(1 << 24,)).astype(np.float32)
 act = rng.normal(size=(32, 64, 56, 56)).astype(np.float32)
 lenet_act = rng.normal(size=(64, 6, 24, 24)).astype(np.float32)
+rows = rng.normal(size=(512, 4096)).astype(np.float32)
 ch = np.ones(64, np.float32)
 
 if fw == "neomeg":
@@ -48,7 +50,7 @@ if fw == "neomeg":
     from megengine.autodiff import GradManager
 
     T = mge.Tensor
-    a, b, x, lx = T(big), T(big2), T(act), T(lenet_act)
+    a, b, x, lx, r = T(big), T(big2), T(act), T(lenet_act), T(rows)
     w, bias = T(ch.reshape(1, 64, 1, 1)), T(0 * ch.reshape(1, 64, 1, 1))
 
     def bn_fwd():
@@ -77,13 +79,17 @@ if fw == "neomeg":
         "maxpool_fwd_bwd": pool_fwd_bwd,
         "batchnorm_fwd": bn_fwd,
         "batchnorm_fwd_bwd": bn_fwd_bwd,
+        "sort": lambda: F.sort(r),
+        "topk": lambda: F.topk(r, 10),
+        "adaptive_avgpool": lambda: F.adaptive_avg_pool2d(x, (7, 7)),
+        "adaptive_avgpool_uneven": lambda: F.adaptive_avg_pool2d(x, (5, 5)),
     }
 else:
     import torch
     import torch.nn.functional as F
 
     torch.set_num_threads(threads)
-    a, b, x, lx = (torch.tensor(v) for v in (big, big2, act, lenet_act))
+    a, b, x, lx, r = (torch.tensor(v) for v in (big, big2, act, lenet_act, rows))
     w, bias = torch.tensor(ch), torch.zeros(64)
     dy = torch.tensor(act)
 
@@ -116,6 +122,10 @@ else:
         "maxpool_fwd_bwd": pool_fwd_bwd,
         "batchnorm_fwd": bn_fwd,
         "batchnorm_fwd_bwd": bn_fwd_bwd,
+        "sort": no_grad(lambda: torch.sort(r, stable=True)),
+        "topk": no_grad(lambda: torch.topk(r, 10)),
+        "adaptive_avgpool": no_grad(lambda: F.adaptive_avg_pool2d(x, (7, 7))),
+        "adaptive_avgpool_uneven": no_grad(lambda: F.adaptive_avg_pool2d(x, (5, 5))),
     }
 
 f = cases[case]
@@ -139,6 +149,10 @@ OP_CASES = [
     "maxpool_fwd_bwd",
     "batchnorm_fwd",
     "batchnorm_fwd_bwd",
+    "sort",
+    "topk",
+    "adaptive_avgpool",
+    "adaptive_avgpool_uneven",
 ]
 
 
