@@ -290,3 +290,23 @@ void permutation(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t se
                  cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// CondTake and NonZero: the taken elements of an n-element walk in row-major order, compacted.
+// `workspace` holds select_workspace_bytes(n); *count receives the number taken (0 when n is 0)
+// and nothing is written past it.
+size_t select_workspace_bytes(int64_t n);
+// values[k * values_stride] = data at the k-th position where mask is true, indices[k *
+// indices_stride] = that position; data and mask collapsed together (mask is bool).
+void cond_take(const void* data, int elem_size, const Strided& data_layout, const void* mask,
+               const Strided& mask_layout, int64_t n, void* values, int64_t values_stride,
+               int32_t* indices, int64_t indices_stride, int32_t* count, void* workspace,
+               cudaStream_t stream);
+// coords[d * coord_strides[0] + k * coord_strides[1]] = coordinate d (of `shape`, ndim axes) of
+// the k-th element of src (collapsed layout) that is nonzero in its compute type.
+void nonzero(const void* src, DT dt, const Strided& src_layout, const int64_t* shape, int ndim,
+             int64_t n, int32_t* coords, const int64_t* coord_strides, int32_t* count,
+             void* workspace, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
