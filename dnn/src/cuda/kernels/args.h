@@ -270,6 +270,11 @@ struct LayerNormArgs {
     Strided mean_layout;
     void* rstd;
     Strided rstd_layout;
+    // GroupNorm: rows are the (sample, group) runs of (C / groups) * spatial elements, and element
+    // k of row r takes weight and bias of channel (r % groups) * (C / groups) + k / spatial. 0 for
+    // LayerNorm, whose element k takes weight k.
+    int64_t groups;
+    int64_t spatial;
 };
 void layer_norm_forward(const LayerNormArgs& a, void* dst, DT dst_dt, const Strided& dst_layout,
                         cudaStream_t stream);
@@ -277,6 +282,12 @@ void layer_norm_backward(const LayerNormArgs& a, const void* diff, DT diff_dt,
                          const Strided& diff_layout, void* grad, const Strided& grad_layout,
                          void* dweight, const Strided& dweight_layout, void* dbias,
                          const Strided& dbias_layout, cudaStream_t stream);
+// GroupNorm's dweight and dbias ({channels}): sums over samples and spatial positions of each
+// channel, one block per channel. layer_norm_backward with null dweight gives its grad.
+void group_norm_affine_grad(const LayerNormArgs& a, int64_t channels, const void* diff, DT diff_dt,
+                            const Strided& diff_layout, void* dweight,
+                            const Strided& dweight_layout, void* dbias, const Strided& dbias_layout,
+                            cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
 
