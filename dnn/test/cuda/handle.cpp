@@ -16,8 +16,6 @@ namespace {
 const std::set<std::string> kKnownGaps = {
         "MatrixInverse",
         "SVD",
-        "Resize",
-        "ResizeBackward",
         // Value-shaped ops of graphs: their kernels read the shape value on the host.
         "GetVarShape",
         "ReshapeTo",

@@ -6,12 +6,6 @@
 
 #include "src/cuda/kernels/args.h"
 
-#ifdef __CUDACC__
-#define NM_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define NM_HOST_DEVICE inline
-#endif
-
 namespace neomeg::dnn::cuda::kern {
 
 // What one call does at each walk position: Gather reads the indexed tensor into the plain one,
