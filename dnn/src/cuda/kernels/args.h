@@ -380,3 +380,30 @@ void resize_backward(const ResizeArgs& a, const void* diff, double* acc, void* g
                      cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// MatrixInverse: Gauss-Jordan elimination with partial pivoting in double, naive's operations in
+// naive's order (products and differences rounded apart, never fused), one block per n x n matrix
+// of the batch. Matrix b's origin is offset_of(batch layout, b); its (r, c) element is r * row +
+// c * col from there.
+struct InverseArgs {
+    int64_t n, batch;
+    DT dt;
+    const void* src;
+    Strided src_batch;
+    int64_t src_row, src_col;
+    void* dst;
+    Strided dst_batch;
+    int64_t dst_row, dst_col;
+};
+// Bytes of inverse_workspace: the reduced matrices and their inverses in double.
+size_t inverse_workspace_bytes(int64_t n, int64_t batch);
+// Inverts every matrix into the workspace (a matrix holding NaN or inf gets all NaN) and sets
+// *singular to the lowest index of a matrix with a zero pivot (~0 when none).
+void inverse_compute(const InverseArgs& a, void* workspace, unsigned long long* singular,
+                     cudaStream_t stream);
+// Stores the inverses of matrices [0, count) into dst, each rounded through float32 as naive.
+void inverse_store(const InverseArgs& a, const void* workspace, int64_t count, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
