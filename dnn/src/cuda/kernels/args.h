@@ -7,6 +7,13 @@
 
 #include <cstdint>
 
+// Arithmetic that both the kernels and host code (and the CPU tests of it) compile.
+#ifdef __CUDACC__
+#define NM_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define NM_HOST_DEVICE inline
+#endif
+
 namespace neomeg::dnn::cuda::kern {
 
 // The same order as neomeg::dnn::DTypeEnum (checked in layout_util.cpp).
@@ -270,6 +277,11 @@ struct LayerNormArgs {
     Strided mean_layout;
     void* rstd;
     Strided rstd_layout;
+    // GroupNorm: rows are the (sample, group) runs of (C / groups) * spatial elements, and element
+    // k of row r takes weight and bias of channel (r % groups) * (C / groups) + k / spatial. 0 for
+    // LayerNorm, whose element k takes weight k.
+    int64_t groups;
+    int64_t spatial;
 };
 void layer_norm_forward(const LayerNormArgs& a, void* dst, DT dst_dt, const Strided& dst_layout,
                         cudaStream_t stream);
@@ -277,6 +289,12 @@ void layer_norm_backward(const LayerNormArgs& a, const void* diff, DT diff_dt,
                          const Strided& diff_layout, void* grad, const Strided& grad_layout,
                          void* dweight, const Strided& dweight_layout, void* dbias,
                          const Strided& dbias_layout, cudaStream_t stream);
+// GroupNorm's dweight and dbias ({channels}): sums over samples and spatial positions of each
+// channel, one block per channel. layer_norm_backward with null dweight gives its grad.
+void group_norm_affine_grad(const LayerNormArgs& a, int64_t channels, const void* diff, DT diff_dt,
+                            const Strided& diff_layout, void* dweight,
+                            const Strided& dweight_layout, void* dbias, const Strided& dbias_layout,
+                            cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
 
@@ -288,5 +306,104 @@ namespace neomeg::dnn::cuda::kern {
 size_t permutation_workspace_bytes(int64_t n);
 void permutation(void* dst, DT dt, const Strided& layout, int64_t n, uint64_t seed, void* workspace,
                  cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// CondTake and NonZero: the taken elements of an n-element walk in row-major order, compacted.
+// `workspace` holds select_workspace_bytes(n); *count receives the number taken (0 when n is 0)
+// and nothing is written past it.
+size_t select_workspace_bytes(int64_t n);
+// values[k * values_stride] = data at the k-th position where mask is true, indices[k *
+// indices_stride] = that position; data and mask collapsed together (mask is bool).
+void cond_take(const void* data, int elem_size, const Strided& data_layout, const void* mask,
+               const Strided& mask_layout, int64_t n, void* values, int64_t values_stride,
+               int32_t* indices, int64_t indices_stride, int32_t* count, void* workspace,
+               cudaStream_t stream);
+// coords[d * coord_strides[0] + k * coord_strides[1]] = coordinate d (of `shape`, ndim axes) of
+// the k-th element of src (collapsed layout) that is nonzero in its compute type.
+void nonzero(const void* src, DT dt, const Strided& src_layout, const int64_t* shape, int ndim,
+             int64_t n, int32_t* coords, const int64_t* coord_strides, int32_t* count,
+             void* workspace, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// Resize's interpolation modes in param::Resize's order (checked in resize.cpp).
+enum class ResizeMode : uint32_t { NEAREST, LINEAR };
+
+// Destination position o along an axis of `out` elements reads (1 - w) * src[i0] + w * src[i1]
+// of an axis of `in` elements: naive's rule (src/naive/resize.cpp). NEAREST is floor(o * in /
+// out) in integers; LINEAR maps pixel centres, (o + 0.5) * in / out - 0.5 clamped at 0, or with
+// align_corners o * (in - 1) / (out - 1). Either source coordinate is >= 0, so truncation floors.
+struct ResizeTap {
+    int64_t i0, i1;
+    double w;
+};
+NM_HOST_DEVICE ResizeTap resize_tap(ResizeMode mode, bool align_corners, int64_t in, int64_t out,
+                                    int64_t o) {
+    if (mode == ResizeMode::NEAREST) {
+        int64_t i = o * in / out < in - 1 ? o * in / out : in - 1;
+        return {i, i, 0.0};
+    }
+    double src;
+    if (align_corners)
+        src = out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) /
+                                static_cast<double>(out - 1)
+                      : 0.0;
+    else {
+        src = (static_cast<double>(o) + 0.5) * static_cast<double>(in) / static_cast<double>(out) -
+              0.5;
+        src = src > 0.0 ? src : 0.0;
+    }
+    auto i0 = static_cast<int64_t>(src);
+    i0 = i0 < in - 1 ? i0 : in - 1;
+    return {i0, i0 + 1 < in - 1 ? i0 + 1 : in - 1, src - static_cast<double>(i0)};
+}
+
+// One Resize (forward: src is the image, dst the result) or ResizeBackward (src is grad's
+// geometry, dst diff's) call over (N, C, H, W) strided tensors.
+struct ResizeArgs {
+    ResizeMode mode;
+    bool align_corners;
+    int64_t n, c, in_h, in_w, out_h, out_w;
+    DT dt;
+    int64_t src_strides[4], dst_strides[4];
+};
+// dst = the four taps of each dst pixel summed in double, rounded once.
+void resize_forward(const ResizeArgs& a, const void* src, void* dst, cudaStream_t stream);
+// acc (grad's elements, dense, zeroed here) += tap weight * diff for every diff element and tap
+// (double atomics), then grad = acc rounded once.
+void resize_backward(const ResizeArgs& a, const void* diff, double* acc, void* grad,
+                     cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// MatrixInverse: Gauss-Jordan elimination with partial pivoting in double, naive's operations in
+// naive's order (products and differences rounded apart, never fused), one block per n x n matrix
+// of the batch. Matrix b's origin is offset_of(batch layout, b); its (r, c) element is r * row +
+// c * col from there.
+struct InverseArgs {
+    int64_t n, batch;
+    DT dt;
+    const void* src;
+    Strided src_batch;
+    int64_t src_row, src_col;
+    void* dst;
+    Strided dst_batch;
+    int64_t dst_row, dst_col;
+};
+// Bytes of inverse_workspace: the reduced matrices and their inverses in double.
+size_t inverse_workspace_bytes(int64_t n, int64_t batch);
+// Inverts every matrix into the workspace (a matrix holding NaN or inf gets all NaN) and sets
+// *singular to the lowest index of a matrix with a zero pivot (~0 when none).
+void inverse_compute(const InverseArgs& a, void* workspace, unsigned long long* singular,
+                     cudaStream_t stream);
+// Stores the inverses of matrices [0, count) into dst, each rounded through float32 as naive.
+void inverse_store(const InverseArgs& a, const void* workspace, int64_t count, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern

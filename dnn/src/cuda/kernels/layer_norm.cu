@@ -1,6 +1,7 @@
-// LayerNorm forward and backward: one block per row (block reductions in double: the mean, then
-// the variance about it, as naive's two passes), and for the affine gradients one thread per
-// column summing over the rows.
+// LayerNorm and GroupNorm forward and backward: one block per row (block reductions in double:
+// the mean, then the variance about it, as naive's two passes; a GroupNorm row is one (sample,
+// group) run), and for the affine gradients one thread per LayerNorm column summing over the
+// rows, or one block per GroupNorm channel.
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -20,6 +21,11 @@ __device__ double block_sum(double v, double* shared) {
     double total = shared[0];
     __syncthreads();
     return total;
+}
+
+// The weight (and bias) element of row r's element k.
+__device__ __forceinline__ int64_t weight_index(const LayerNormArgs& a, int64_t r, int64_t k) {
+    return a.groups ? (r % a.groups) * (a.len / a.spatial) + k / a.spatial : k;
 }
 
 __device__ __forceinline__ double at(const void* p, DT dt, const Strided& l, int64_t i) {
@@ -44,8 +50,8 @@ __global__ void forward_kernel(LayerNormArgs a, void* dst, DT dst_dt, Strided dl
         for (int64_t k = threadIdx.x; k < a.len; k += kThreads) {
             double y = (at(a.src, a.src_dt, a.src_layout, base + k) - mean) * rstd;
             if (a.weight)
-                y = y * at(a.weight, a.weight_dt, a.weight_layout, k) +
-                    at(a.bias, a.weight_dt, a.bias_layout, k);
+                y = y * at(a.weight, a.weight_dt, a.weight_layout, weight_index(a, r, k)) +
+                    at(a.bias, a.weight_dt, a.bias_layout, weight_index(a, r, k));
             store_float(dst, dst_dt, offset_of(dl, base + k), y);
         }
         if (threadIdx.x == 0) {
@@ -66,7 +72,7 @@ __global__ void backward_kernel(LayerNormArgs a, const void* diff, DT ddt, Strid
         for (int64_t k = threadIdx.x; k < a.len; k += kThreads) {
             double g = at(diff, ddt, dyl, base + k);
             if (a.weight)
-                g *= at(a.weight, a.weight_dt, a.weight_layout, k);
+                g *= at(a.weight, a.weight_dt, a.weight_layout, weight_index(a, r, k));
             double xhat = (at(a.src, a.src_dt, a.src_layout, base + k) - mu) * rs;
             gs += g;
             gxs += g * xhat;
@@ -76,7 +82,7 @@ __global__ void backward_kernel(LayerNormArgs a, const void* diff, DT ddt, Strid
         for (int64_t k = threadIdx.x; k < a.len; k += kThreads) {
             double g = at(diff, ddt, dyl, base + k);
             if (a.weight)
-                g *= at(a.weight, a.weight_dt, a.weight_layout, k);
+                g *= at(a.weight, a.weight_dt, a.weight_layout, weight_index(a, r, k));
             double xhat = (at(a.src, a.src_dt, a.src_layout, base + k) - mu) * rs;
             store_float(grad, ddt, offset_of(gl, base + k), rs * (g - g_mean - xhat * gx_mean));
         }
@@ -97,6 +103,33 @@ __global__ void affine_grad_kernel(LayerNormArgs a, const void* diff, DT ddt, St
         }
         store_float(dweight, a.weight_dt, offset_of(dwl, k), dw);
         store_float(dbias, a.weight_dt, offset_of(dbl, k), db);
+    }
+}
+
+// Channel c of sample n is the run of `spatial` elements at (n * channels + c) * spatial, in row
+// (n * groups + c / (channels / groups)).
+__global__ void group_affine_grad_kernel(LayerNormArgs a, int64_t channels, const void* diff,
+                                         DT ddt, Strided dyl, void* dweight, Strided dwl,
+                                         void* dbias, Strided dbl) {
+    __shared__ double shared[kThreads];
+    int64_t samples = a.rows / a.groups, per_group = channels / a.groups;
+    for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {
+        double dw = 0, db = 0;
+        for (int64_t e = threadIdx.x; e < samples * a.spatial; e += kThreads) {
+            int64_t n = e / a.spatial, i = (n * channels + c) * a.spatial + e % a.spatial;
+            int64_t r = n * a.groups + c / per_group;
+            double mu = at(a.mean, a.stat_dt, a.mean_layout, r);
+            double rs = at(a.rstd, a.stat_dt, a.rstd_layout, r);
+            double dy = at(diff, ddt, dyl, i);
+            dw += dy * (at(a.src, a.src_dt, a.src_layout, i) - mu) * rs;
+            db += dy;
+        }
+        dw = block_sum(dw, shared);
+        db = block_sum(db, shared);
+        if (threadIdx.x == 0) {
+            store_float(dweight, a.weight_dt, offset_of(dwl, c), dw);
+            store_float(dbias, a.weight_dt, offset_of(dbl, c), db);
+        }
     }
 }
 
@@ -122,6 +155,16 @@ void layer_norm_backward(const LayerNormArgs& a, const void* diff, DT diff_dt,
     if (dweight && a.len)
         affine_grad_kernel<<<grid_for(a.len), kBlock, 0, stream>>>(
                 a, diff, diff_dt, diff_layout, dweight, dweight_layout, dbias, dbias_layout);
+}
+
+void group_norm_affine_grad(const LayerNormArgs& a, int64_t channels, const void* diff, DT diff_dt,
+                            const Strided& diff_layout, void* dweight,
+                            const Strided& dweight_layout, void* dbias, const Strided& dbias_layout,
+                            cudaStream_t stream) {
+    if (channels)
+        group_affine_grad_kernel<<<row_blocks(channels), kThreads, 0, stream>>>(
+                a, channels, diff, diff_dt, diff_layout, dweight, dweight_layout, dbias,
+                dbias_layout);
 }
 
 }  // namespace neomeg::dnn::cuda::kern
