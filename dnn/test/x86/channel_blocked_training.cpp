@@ -177,6 +177,57 @@ TEST_F(X86, BatchNormReluBlockedMatchesNaive) {
             }
 }
 
+// 1-D and 3-D tensors (oneDNN's nCw8c/16c and nCdhw8c/16c): the convolution forward and both
+// backward ops, and BatchNorm with and without the relu, on a channel count that does not fill
+// its last block.
+TEST_F(X86, OneAndThreeDimensionalBlockedOpsMatchNaive) {
+    std::mt19937 rng(26);
+    const size_t ic = 12, oc = 20;
+    for (size_t spatial : {1u, 3u})
+        for (size_t block : kBlocks) {
+            TensorShape src_s{2, ic}, dst_s{2, oc}, w_s{oc, ic}, pc{1, oc};
+            const size_t sizes[] = {4, 5, 6};
+            for (size_t d = 0; d < spatial; ++d) {
+                src_s[2 + d] = dst_s[2 + d] = sizes[3 - spatial + d];
+                w_s[2 + d] = 3;
+                pc[2 + d] = 1;
+            }
+            src_s.ndim = dst_s.ndim = w_s.ndim = pc.ndim = 2 + spatial;
+            param::Convolution cp;
+            cp.stride = cp.dilation = std::vector<int32_t>(spatial, 1);
+            cp.padding = std::vector<int32_t>(spatial, 1);
+            auto src = block_ref(random_tensor(src_s, rng), block);
+            auto w = random_tensor(w_s, rng);
+            auto bias = random_tensor(pc, rng);
+            auto z = block_ref(random_tensor(dst_s, rng), block);
+            EXPECT_TRUE(check<ConvBiasBlocked>(
+                                *handle,
+                                blocked_conv_param(cp, param::ConvBias::NonlineMode::RELU, block),
+                                {src, w, bias, z})
+                                .starts_with("onednn:"));
+            auto diff = block_ref(random_tensor(dst_s, rng), block);
+            EXPECT_TRUE(check<ConvolutionBackwardDataBlocked>(*handle, cp, {w, diff},
+                                                              {blocked(src_s, block)})
+                                .starts_with("onednn:"));
+            EXPECT_TRUE(check<ConvolutionBackwardFilterBlocked>(*handle, cp, {src, diff}, {w_s})
+                                .starts_with("onednn:"));
+            param::BatchNorm p;
+            auto x = block_ref(random_tensor(dst_s, rng), block);
+            auto scale = random_tensor(pc, rng), shift = random_tensor(pc, rng);
+            auto rm = random_tensor(pc, rng), rv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+            EXPECT_EQ(check<BatchNormForwardBlocked>(*handle, p, {x, scale, shift, rm, rv}),
+                      "blocked");
+            EXPECT_EQ(check<BatchNormReluForwardBlocked>(*handle, p, {x, scale, shift, rm, rv}),
+                      "blocked");
+            // z as the relu's output: its signs mask diff.
+            auto mean = random_tensor(pc, rng),
+                 inv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+            EXPECT_EQ(
+                    check<BatchNormReluBackwardBlocked>(*handle, p, {diff, x, scale, mean, inv, z}),
+                    "blocked");
+        }
+}
+
 TEST_F(X86, BatchNormBlockedUpdatesRunningStatisticsInPlace) {
     std::mt19937 rng(23);
     const size_t c = 20;
