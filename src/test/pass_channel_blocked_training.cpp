@@ -366,8 +366,9 @@ TEST(PassChannelBlocked, OneAndThreeDimensionalChainsRunBlocked) {
 }
 
 // BatchNorm1d's form: a 1-D convolution's (N, C, L) reshaped to (N, C, L, 1) for BatchNorm and
-// back. Both Reshapes only move a dim of size 1, so they reshape the blocked tensors instead
-// (the same memory) and the chain stays blocked.
+// back, and the same in its backward. The Reshapes only move a dim of size 1, so they reshape the
+// blocked tensors instead (the same memory) and the chain stays blocked; the relu and its mask
+// fuse into the BatchNorms through them.
 TEST(PassChannelBlocked, UnitReshapesStayInTheChain) {
     std::mt19937 rng(47);
     ComputingGraph g;
@@ -390,19 +391,36 @@ TEST(PassChannelBlocked, UnitReshapesStayInTheChain) {
     const dnn::param::BatchNorm bp;
     const auto bn = g.insert(ops::BatchNormForward(bp), {c1_4d, pcs[0], pcs[1], pcs[2], pcs[3]});
     auto* bn_1d = g.insert1(reshape({2, int32_t(c), 9}), {bn[0]});
-    auto* y =
-            g.insert1(ops::ConvolutionForward(cp), {g.insert1(elemwise(Mode::RELU), {bn_1d}), w2});
-    std::vector<VarNode*> outs{y, bn[3]};
+    auto* r = g.insert1(elemwise(Mode::RELU), {bn_1d});
+    auto* y = g.insert1(ops::ConvolutionForward(cp), {r, w2});
+    auto* dy = g.input("dy", {2, c, 9}, dnn::dtype::Float32, cpu());
+    in[dy] = random_floats(2 * c * 9, rng);
+    auto* dr = g.insert1(ops::ConvolutionBackwardData(cp), {w2, dy});
+    auto* masked = g.insert1(elemwise(Mode::SWITCH_GT0), {r, dr});
+    auto* dbn = g.insert1(reshape({2, int32_t(c), 9, 1}), {masked});
+    const auto bwd = g.insert(ops::BatchNormBackward(bp), {dbn, c1_4d, pcs[0], bn[1], bn[2]});
+    auto* dc1 = g.insert1(reshape({2, int32_t(c), 9}), {bwd[0]});
+    std::vector<VarNode*> outs{y, bn[3], dc1, bwd[1]};
     auto want = reference_eval(g, outs, in);
-    EXPECT_EQ(count(g.dump(outs), "= Reshape("), 2u);
+    EXPECT_EQ(count(g.dump(outs), "= Reshape("), 4u);
 
-    // 2 convolutions, 2 reshapes, BatchNorm, the relu.
-    EXPECT_EQ(propagate_channel_blocked(g, outs, 16), 6u);
+    // 2 convolutions, 4 reshapes, BatchNorm, the relu, the data gradient, the mask, BatchNorm's
+    // backward.
+    EXPECT_EQ(propagate_channel_blocked(g, outs, 16), 11u);
+    const std::string before = g.dump(outs);
+    EXPECT_EQ(count(before, "= Reshape(shape=[2,2,9,1,16])"), 2u) << before;
+    EXPECT_EQ(count(before, "= Reshape(shape=[2,2,9,16])"), 2u) << before;
+    EXPECT_EQ(count(before, "= BatchNormForwardBlocked("), 1u) << before;
+    EXPECT_EQ(count(before, "ChannelBlock("), 1u) << before;    // dy
+    EXPECT_EQ(count(before, "ChannelUnblock("), 2u) << before;  // y, dc1
+
+    EXPECT_EQ(fuse_blocked_batch_norm_relu(g, outs), 2u);
     const std::string after = g.dump(outs);
-    EXPECT_EQ(count(after, "= Reshape(shape=[2,2,9,1,16])"), 1u) << after;
-    EXPECT_EQ(count(after, "= Reshape(shape=[2,2,9,16])"), 1u) << after;
-    EXPECT_EQ(count(after, "= BatchNormForwardBlocked("), 1u) << after;
-    EXPECT_EQ(count(after, "ChannelBlock("), 0u) << after;
-    EXPECT_EQ(count(after, "ChannelUnblock("), 1u) << after;  // y
+    EXPECT_EQ(count(after, "= BatchNormReluForwardBlocked("), 1u) << after;
+    EXPECT_EQ(count(after, "= BatchNormReluBackwardBlocked("), 1u) << after;
+    EXPECT_EQ(count(after, "Elemwise("), 0u) << after;
+    // Forward: the relu's value back to 3-D; backward: dr and the mask to 4-D, the gradient back.
+    EXPECT_EQ(count(after, "= Reshape(shape=[2,2,9,16])"), 2u) << after;
+    EXPECT_EQ(count(after, "= Reshape(shape=[2,2,9,1,16])"), 3u) << after;
     expect_compiled_near(g, outs, in, want, 2e-4f);
 }

@@ -64,7 +64,8 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
 // Fuses relus into the blocked BatchNorms that propagate_channel_blocked makes: a
 // BatchNormForwardBlocked whose dst only a RELU reads becomes a BatchNormReluForwardBlocked giving
 // the RELU's value, and a BatchNormBackwardBlocked whose diff is a SWITCH_GT0(mask, grad) (a relu's
-// backward) that nothing else reads becomes a BatchNormReluBackwardBlocked of grad and mask. Each
+// backward) that nothing else reads becomes a BatchNormReluBackwardBlocked of grad and mask; each
+// also through one Reshape between them (BatchNorm1d's), each step read only by the next. Each
 // saves a sweep over the activation. Returns the number of nodes fused.
 // passes/fuse_blocked_batch_norm_relu.cpp
 size_t fuse_blocked_batch_norm_relu(ComputingGraph& graph, std::vector<VarNode*>& outputs);
