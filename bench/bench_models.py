@@ -1,4 +1,5 @@
-"""The CIFAR-style models the training benchmarks time, as source text for their worker scripts.
+"""The CIFAR-style models the training benchmarks time (LeNet, ResNet-18, a MobileNet v1 of
+depthwise-separable blocks), as source text for their worker scripts.
 
 A worker runs under NeoMeg or PyTorch and defines ``Module``, ``nn``, ``relu``, ``flatten``,
 ``pool`` and ``avgpool`` for its framework before this text, so both frameworks run the same
@@ -42,6 +43,34 @@ class ResNet18(Module):
         cfg = [(64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1),
                (128, 256, 2), (256, 256, 1), (256, 512, 2), (512, 512, 1)]
         self.blocks = nn.Sequential(*[Block(*c) for c in cfg])
+        self.fc = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.fc(avgpool(self.blocks(relu(self.bn1(self.conv1(x))))))
+
+
+class DepthwiseBlock(Module):
+    # MobileNet v1's unit: a 3x3 depthwise convolution, then a 1x1 pointwise one, each followed
+    # by BatchNorm and relu.
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.dw = nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False)
+        self.bn1 = nn.BatchNorm2d(cin)
+        self.pw = nn.Conv2d(cin, cout, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return relu(self.bn2(self.pw(relu(self.bn1(self.dw(x))))))
+
+
+class MobileNet(Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 32, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(32)
+        cfg = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1),
+               (256, 512, 2), (512, 512, 1)]
+        self.blocks = nn.Sequential(*[DepthwiseBlock(*c) for c in cfg])
         self.fc = nn.Linear(512, 10)
 
     def forward(self, x):

@@ -4,7 +4,8 @@
   graph against the same Python function run eagerly. Eager mode pays its dispatch once an op;
   the traced graph (opt_level 2) fuses the whole chain into one FusedElemwise step, so both
   sizes mostly measure the call itself;
-* training steps of LeNet (batch 64, 1x28x28) and a CIFAR-style ResNet-18 (batch 32, 3x32x32):
+* training steps of LeNet (batch 64, 1x28x28), a CIFAR-style ResNet-18 (batch 32, 3x32x32) and,
+  with ``--models mobilenet``, a MobileNet v1 of depthwise-separable blocks (batch 32, 3x32x32):
   forward, GradManager backward, SGD with momentum and clear_grad, traced whole against the same
   step run eagerly and against PyTorch 2.x eager (``torch.set_num_threads(2)``, in a process of
   its own, the same model text: bench/bench_models.py); samples/s from the fastest and from the
@@ -12,7 +13,8 @@
   intermediate and workspace of the step, statically placed) beside eager mode's peak allocated
   bytes during a step.
 
-    PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18] [--no-chain]
+    PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18 mobilenet]
+        [--no-chain]
 """
 
 import argparse
@@ -40,8 +42,8 @@ from megengine.core import _imperative_rt as rt
 from megengine.jit import trace
 from megengine.optimizer import SGD
 
-BATCH = {"lenet": (64, (1, 28, 28)), "resnet18": (32, (3, 32, 32))}
-CLASS = {"lenet": "LeNet", "resnet18": "ResNet18"}
+BATCH = {"lenet": (64, (1, 28, 28)), "resnet18": (32, (3, 32, 32)), "mobilenet": (32, (3, 32, 32))}
+CLASS = {"lenet": "LeNet", "resnet18": "ResNet18", "mobilenet": "MobileNet"}
 
 # PyTorch's side: the same model text and step, timed the same way (every step after warm-up).
 TORCH_WORKER = (
@@ -63,7 +65,7 @@ batch, shape = (64, (1, 28, 28)) if model_name == "lenet" else (32, (3, 32, 32))
 rng = np.random.default_rng(0)
 x = torch.tensor(rng.normal(size=(batch,) + shape).astype(np.float32))
 y = torch.tensor(rng.integers(0, 10, batch).astype(np.int64))
-model = LeNet() if model_name == "lenet" else ResNet18()
+model = {"lenet": LeNet, "resnet18": ResNet18, "mobilenet": MobileNet}[model_name]()
 opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
 def step():
@@ -224,7 +226,7 @@ def main():
     if not args.no_chain:
         bench_chain(args.iters, args.repeat)
     for name in args.models:
-        bench_training(name, args.steps or {"lenet": 60, "resnet18": 6}[name])
+        bench_training(name, args.steps or {"lenet": 60, "resnet18": 6, "mobilenet": 10}[name])
 
 
 if __name__ == "__main__":

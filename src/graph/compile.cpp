@@ -83,8 +83,10 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
         fuse_conv_bias(*copy, outs, /*require_own_kernel=*/true);
     // After the convolution fusion (it takes ConvBias whole) and before elementwise fusion,
     // which then fuses the elementwise ops left between blocked convolutions on blocked tensors.
-    if (options.propagate_layouts)
+    if (options.propagate_layouts) {
         propagate_channel_blocked(*copy, outs);
+        fuse_blocked_batch_norm_relu(*copy, outs);
+    }
     if (options.fuse_elemwise)
         fuse_elemwise(*copy, outs);
     eliminate_dead_code(*copy, outs);

@@ -3,6 +3,7 @@
 // and a reader that needs plain NCHW), and its results against the unoptimised graph's. Blocks of
 // 8 and 16 are asked for explicitly, so the test does not depend on what this CPU's oneDNN
 // prefers; channel counts that fill their last block and that do not, batch 1, odd sizes.
+#include <limits>
 #include <regex>
 
 #include "graph_test_util.h"
@@ -197,14 +198,15 @@ TEST(PassChannelBlocked, CompileAsksTheBackend) {
 }
 
 // What stays plain: a convolution whose plain src no member reads, a grouped convolution, an
-// elementwise mode that does not keep zeros, a broadcast operand; a plain operand of a member
+// elementwise mode that does not keep zeros, an ADD of a scalar (the padding would become it), a
+// MUL by a constant that is not finite (0 * inf is NaN); a plain operand of a member
 // elementwise op gets one ChannelBlock, shared by its readers.
 TEST(PassChannelBlocked, OnlyChainsRunBlocked) {
     std::mt19937 rng(13);
     ComputingGraph g;
     auto* x = g.input("x", {1, 8, 5, 5}, dnn::dtype::Float32, cpu());
     auto* res = g.input("res", {1, 8, 5, 5}, dnn::dtype::Float32, cpu());
-    auto* bias = g.input("bias", {1, 8, 1, 1}, dnn::dtype::Float32, cpu());
+    auto* bias = g.input("bias", {1, 1, 1, 1}, dnn::dtype::Float32, cpu());
     auto* w = g.constant(tensor(random_floats(8 * 8 * 9, rng), {8, 8, 3, 3}), "w");
     auto* wi = g.input("wi", {8, 8, 3, 3}, dnn::dtype::Float32, cpu());
     auto* lone = g.insert1(conv(1), {x, w});  // read only by the output: stays
@@ -212,7 +214,7 @@ TEST(PassChannelBlocked, OnlyChainsRunBlocked) {
     auto* a1 = g.insert1(elemwise(Mode::ADD), {c1, res});
     auto* a2 = g.insert1(elemwise(Mode::MUL), {a1, res});
     auto* e = g.insert1(elemwise(Mode::EXP), {a2});         // not zero-preserving
-    auto* bc = g.insert1(elemwise(Mode::ADD), {a2, bias});  // broadcast
+    auto* bc = g.insert1(elemwise(Mode::ADD), {a2, bias});  // a scalar ADD
     dnn::param::Convolution gp;
     gp.padding = {1, 1};
     gp.group = 2;
@@ -221,7 +223,7 @@ TEST(PassChannelBlocked, OnlyChainsRunBlocked) {
     std::vector<VarNode*> outs{lone, e, bc, grouped};
     std::map<const VarNode*, std::vector<float>> in{{x, random_floats(200, rng)},
                                                     {res, random_floats(200, rng)},
-                                                    {bias, random_floats(8, rng)},
+                                                    {bias, random_floats(1, rng)},
                                                     {wi, random_floats(8 * 8 * 9, rng)}};
     auto want = reference_eval(g, outs, in);
     EXPECT_EQ(propagate_channel_blocked(g, outs, 8), 3u);
@@ -232,4 +234,63 @@ TEST(PassChannelBlocked, OnlyChainsRunBlocked) {
     EXPECT_EQ(count(d, "ChannelUnblock("), 1u) << d;            // a2, for its three readers
     EXPECT_EQ(count(d, "= ConvolutionForward("), 2u) << d;      // lone and grouped
     expect_compiled_near(g, outs, in, want);
+
+    // conv -> relu -> MUL by inf: the MUL reads the relu's plain value (its result, inf or NaN, is
+    // not compared).
+    ComputingGraph g2;
+    auto* x2 = g2.input("x", {1, 8, 5, 5}, dnn::dtype::Float32, cpu());
+    auto* w2 = g2.input("w", {8, 8, 3, 3}, dnn::dtype::Float32, cpu());
+    const float inf = std::numeric_limits<float>::infinity();
+    auto* huge = g2.constant(tensor({inf}, {1, 1, 1, 1}), "inf");
+    auto* r2 = g2.insert1(elemwise(Mode::RELU), {g2.insert1(conv(1), {x2, w2})});
+    std::vector<VarNode*> outs2{g2.insert1(elemwise(Mode::MUL), {r2, huge})};
+    EXPECT_EQ(propagate_channel_blocked(g2, outs2, 8), 2u);  // the convolution and the relu
+    const std::string d2 = g2.dump(outs2);
+    EXPECT_EQ(count(d2, "ChannelUnblock("), 1u) << d2;      // the relu's value, for the MUL
+    EXPECT_EQ(count(d2, ": {1,8,5,5} float32"), 3u) << d2;  // x, the unblocked relu, the MUL
+}
+
+// Broadcast operands inside a chain: a per-channel (1, C, 1, 1) scale (an input) and shift (a
+// constant) are blocked once each (zeros past C), a finite scalar factor broadcasts as it is, and
+// the chain conv -> *scale -> +shift -> *0.5 -> relu -> conv runs blocked from end to end, with
+// the unoptimised graph's results.
+TEST(PassChannelBlocked, BroadcastOperandsStayInTheChain) {
+    std::mt19937 rng(37);
+    for (size_t block : {8, 16})
+        for (size_t c : {16, 20}) {
+            SCOPED_TRACE(testing::Message() << "block " << block << ", C " << c);
+            ComputingGraph g;
+            auto* x = g.input("x", {2, 3, 6, 7}, dnn::dtype::Float32, cpu());
+            auto* scale = g.input("scale", {1, c, 1, 1}, dnn::dtype::Float32, cpu());
+            auto* w1 = g.constant(tensor(random_floats(c * 3 * 9, rng), {c, 3, 3, 3}), "w1");
+            auto* w2 = g.constant(tensor(random_floats(c * c * 9, rng), {c, c, 3, 3}), "w2");
+            auto* shift = g.constant(tensor(random_floats(c, rng), {1, c, 1, 1}), "shift");
+            auto* half = g.constant(tensor({0.5f}, {1, 1, 1, 1}), "half");
+            auto* c1 = g.insert1(conv(1), {x, w1});
+            auto* m = g.insert1(elemwise(Mode::MUL), {c1, scale});
+            auto* a = g.insert1(elemwise(Mode::ADD), {shift, m});
+            auto* h = g.insert1(elemwise(Mode::MUL), {a, half});
+            auto* r = g.insert1(elemwise(Mode::RELU), {h});
+            auto* y = g.insert1(conv(1), {r, w2});
+            std::vector<VarNode*> outs{y};
+            std::map<const VarNode*, std::vector<float>> in{{x, random_floats(2 * 3 * 6 * 7, rng)},
+                                                            {scale, random_floats(c, rng)}};
+            auto want = reference_eval(g, outs, in);
+            const std::string before = g.dump(outs);
+            EXPECT_EQ(count(before, "= ConvolutionForward("), 2u) << before;
+            EXPECT_EQ(count(before, "Blocked("), 0u) << before;
+
+            EXPECT_EQ(propagate_channel_blocked(g, outs, block), 6u);
+            const std::string after = g.dump(outs);
+            EXPECT_EQ(count(after, "= ConvBiasBlocked("), 2u) << after;
+            EXPECT_EQ(count(after, "= ConvolutionForward("), 0u) << after;
+            // scale and shift in, y out; the scalar read as it is.
+            EXPECT_EQ(count(after, "ChannelBlock("), 2u) << after;
+            EXPECT_EQ(count(after, "ChannelUnblock("), 1u) << after;
+            const std::string blocked_pc = "{1," + std::to_string((c + block - 1) / block) +
+                                           ",1,1," + std::to_string(block) + "}";
+            EXPECT_EQ(count(after, blocked_pc), 2u) << after;
+            EXPECT_EQ(count(after, "Elemwise(mode=MUL)(%"), 2u) << after;
+            expect_compiled_near(g, outs, in, want);
+        }
 }

@@ -175,3 +175,23 @@ op(
     outputs=["grad", "dscale", "dbias"],
     param=BN,
 )
+
+# A blocked BatchNorm whose output only a relu reads, and its backward behind that relu's mask:
+# the graph (src/graph/passes/fuse_blocked_batch_norm_relu.cpp) fuses the relu into them, which
+# saves a sweep over the activation each way.
+op(
+    "BatchNormReluForwardBlocked",
+    "relu(BatchNormForwardBlocked): as BatchNormForwardBlocked, with dst = max(normalised, 0).",
+    inputs=["src", "scale", "bias", "running_mean", "running_var"],
+    outputs=["dst", "batch_mean", "batch_inv_std", "running_mean_out", "running_var_out"],
+    param=BN,
+)
+
+op(
+    "BatchNormReluBackwardBlocked",
+    "BatchNormBackwardBlocked of diff masked by the relu's output: of diff where relu_dst > 0 and "
+    "0 elsewhere (SWITCH_GT0(relu_dst, diff)); relu_dst has diff's blocked shape.",
+    inputs=["diff", "src", "scale", "saved_mean", "saved_inv_std", "relu_dst"],
+    outputs=["grad", "dscale", "dbias"],
+    param=BN,
+)

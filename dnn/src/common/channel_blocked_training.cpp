@@ -1,6 +1,6 @@
 // Layout rules of the blocked training ops (ConvolutionBackwardDataBlocked,
-// ConvolutionBackwardFilterBlocked, BatchNormForwardBlocked, BatchNormBackwardBlocked): the plain
-// ops' rules applied to the plain shapes of the blocked tensors.
+// ConvolutionBackwardFilterBlocked, BatchNormForwardBlocked, BatchNormBackwardBlocked and their
+// relu fusions): the plain ops' rules applied to the plain shapes of the blocked tensors.
 #include "src/common/batch_norm_layout.h"
 #include "src/common/channel_blocked.h"
 #include "src/common/conv_backward_layout.h"
@@ -75,31 +75,64 @@ void ConvolutionBackwardFilterBlocked::deduce_layout(std::span<const TensorLayou
                                            TensorLayout(preset, diff.dtype));
 }
 
-void BatchNormForwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
-                                            std::span<TensorLayout> outputs) {
-    check_num_inputs(inputs);
+namespace {
+
+void bn_forward_blocked_layouts(const OperatorBase& op, const param::BatchNorm& param,
+                                std::span<const TensorLayout> inputs,
+                                std::span<TensorLayout> outputs) {
     const TensorLayout& src = inputs[0];
     const size_t plain_ndim = src.ndim ? src.ndim - 1 : 0;
     std::array<TensorLayout, 5> plain_in;
     std::copy(inputs.begin(), inputs.end(), plain_in.begin());
-    plain_in[0] = plain_of_blocked(*this, "src", src, bn_channels(inputs[1]), plain_ndim);
-    batch_norm_forward_layouts(*this, m_param, plain_in, outputs);
+    plain_in[0] = plain_of_blocked(op, "src", src, bn_channels(inputs[1]), plain_ndim);
+    batch_norm_forward_layouts(op, param, plain_in, outputs);
     outputs[0] = TensorLayout(src, src.dtype);
+}
+
+// The first five inputs: BatchNormBackwardBlocked's.
+void bn_backward_blocked_layouts(const OperatorBase& op, std::span<const TensorLayout> inputs,
+                                 std::span<TensorLayout> outputs) {
+    const TensorLayout &diff = inputs[0], &src = inputs[1];
+    const size_t plain_ndim = src.ndim ? src.ndim - 1 : 0, channels = bn_channels(inputs[2]);
+    std::array<TensorLayout, 5> plain_in;
+    std::copy(inputs.begin(), inputs.begin() + 5, plain_in.begin());
+    plain_in[0] = plain_of_blocked(op, "diff", diff, channels, plain_ndim);
+    plain_in[1] = plain_of_blocked(op, "src", src, channels, plain_ndim);
+    NM_OP_REQUIRE(op, ShapeError, diff.eq_shape(src), "diff ", diff.to_string(), " and src ",
+                  src.to_string(), " differ in shape");
+    batch_norm_backward_layouts(op, plain_in, outputs);
+    outputs[0] = TensorLayout(src, src.dtype);
+}
+
+}  // namespace
+
+void BatchNormForwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
+                                            std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    bn_forward_blocked_layouts(*this, m_param, inputs, outputs);
+}
+
+void BatchNormReluForwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
+                                                std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    bn_forward_blocked_layouts(*this, m_param, inputs, outputs);
 }
 
 void BatchNormBackwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
                                              std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
-    const TensorLayout &diff = inputs[0], &src = inputs[1];
-    const size_t plain_ndim = src.ndim ? src.ndim - 1 : 0, channels = bn_channels(inputs[2]);
-    std::array<TensorLayout, 5> plain_in;
-    std::copy(inputs.begin(), inputs.end(), plain_in.begin());
-    plain_in[0] = plain_of_blocked(*this, "diff", diff, channels, plain_ndim);
-    plain_in[1] = plain_of_blocked(*this, "src", src, channels, plain_ndim);
-    NM_REQUIRE(ShapeError, diff.eq_shape(src), "diff ", diff.to_string(), " and src ",
-               src.to_string(), " differ in shape");
-    batch_norm_backward_layouts(*this, plain_in, outputs);
-    outputs[0] = TensorLayout(src, src.dtype);
+    bn_backward_blocked_layouts(*this, inputs, outputs);
+}
+
+void BatchNormReluBackwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
+                                                 std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    const TensorLayout &diff = inputs[0], &relu_dst = inputs[5];
+    NM_OP_REQUIRE(*this, ShapeError, relu_dst.eq_shape(diff), "relu_dst ", relu_dst.to_string(),
+                  " and diff ", diff.to_string(), " differ in shape");
+    NM_OP_REQUIRE(*this, DTypeError, relu_dst.dtype == diff.dtype, "relu_dst is ",
+                  relu_dst.dtype.name(), ", diff ", diff.dtype.name());
+    bn_backward_blocked_layouts(*this, inputs, outputs);
 }
 
 }  // namespace neomeg::dnn

@@ -1,10 +1,12 @@
 // Naive kernels of the blocked training ops: each unblocks its blocked inputs into its workspace,
 // runs the handle's plain operator (with the same param) there, and blocks the blocked outputs
-// back (zeros in the channels past C), through the handle's ChannelUnblock and ChannelBlock.
+// back (zeros in the channels past C), through the handle's ChannelUnblock and ChannelBlock. The
+// relu fusions of the BatchNorms run the unfused op and the relu (or its mask) apart.
 #include <functional>
 
 #include "src/common/channel_blocked.h"
 #include "src/naive/handle.h"
+#include "src/naive/norm_access.h"
 
 namespace neomeg::dnn::naive {
 namespace {
@@ -162,9 +164,86 @@ private:
     }
 };
 
+// relu(BatchNormForwardBlocked): the unfused op, then the relu on its dst.
+class BatchNormReluForwardBlockedImpl final : public BatchNormReluForwardBlocked {
+public:
+    using BatchNormReluForwardBlocked::BatchNormReluForwardBlocked;
+
+    size_t get_workspace_in_bytes(std::span<const TensorLayout> in,
+                                  std::span<const TensorLayout> out) override {
+        return unfused().get_workspace_in_bytes(in, out);
+    }
+
+    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
+                 Workspace ws) override {
+        unfused().exec_unchecked(in, out, ws);
+        for_each_offset(out[0].layout, [&](ptrdiff_t off) {
+            if (!(load(out[0], off) > 0))
+                store(out[0], off, 0.0);
+        });
+    }
+
+private:
+    BatchNormForwardBlocked& unfused() {
+        if (!m_unfused)
+            m_unfused = handle()->create_operator<BatchNormForwardBlocked>();
+        m_unfused->param() = m_param;
+        return *m_unfused;
+    }
+    std::unique_ptr<BatchNormForwardBlocked> m_unfused;
+};
+
+// BatchNormBackwardBlocked of SWITCH_GT0(relu_dst, diff), the masked diff in the workspace.
+class BatchNormReluBackwardBlockedImpl final : public BatchNormReluBackwardBlocked {
+public:
+    using BatchNormReluBackwardBlocked::BatchNormReluBackwardBlocked;
+
+    size_t get_workspace_in_bytes(std::span<const TensorLayout> in,
+                                  std::span<const TensorLayout> out) override {
+        return aligned(masked_layout(in[0]).access_bytes()) +
+               unfused().get_workspace_in_bytes(unfused_inputs(in, masked_layout(in[0])), out);
+    }
+
+    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
+                 Workspace ws) override {
+        TensorLayout ml = masked_layout(in[0].layout);
+        TensorND masked(ws.ptr, ml);
+        const std::vector<ptrdiff_t> diff_off = offsets_of(in[0].layout),
+                                     mask_off = offsets_of(in[5].layout),
+                                     masked_off = offsets_of(ml);
+        for (size_t i = 0; i < diff_off.size(); ++i)
+            store(masked, masked_off[i],
+                  load(in[5], mask_off[i]) > 0 ? load(in[0], diff_off[i]) : 0.0);
+        std::vector<TensorND> unfused_in(in.begin(), in.begin() + 5);
+        unfused_in[0] = masked;
+        const size_t used = aligned(ml.access_bytes());
+        unfused().exec_unchecked(unfused_in, out, {ws.ptr + used, ws.size - used});
+    }
+
+private:
+    static TensorLayout masked_layout(const TensorLayout& diff) {
+        return TensorLayout(diff, diff.dtype);
+    }
+    static std::vector<TensorLayout> unfused_inputs(std::span<const TensorLayout> in,
+                                                    const TensorLayout& masked) {
+        std::vector<TensorLayout> r(in.begin(), in.begin() + 5);
+        r[0] = masked;
+        return r;
+    }
+    BatchNormBackwardBlocked& unfused() {
+        if (!m_unfused)
+            m_unfused = handle()->create_operator<BatchNormBackwardBlocked>();
+        m_unfused->param() = m_param;
+        return *m_unfused;
+    }
+    std::unique_ptr<BatchNormBackwardBlocked> m_unfused;
+};
+
 }  // namespace
 NM_REGISTER_NAIVE(ConvolutionBackwardDataBlocked, ConvolutionBackwardDataBlockedImpl);
 NM_REGISTER_NAIVE(ConvolutionBackwardFilterBlocked, ConvolutionBackwardFilterBlockedImpl);
 NM_REGISTER_NAIVE(BatchNormForwardBlocked, BatchNormForwardBlockedImpl);
 NM_REGISTER_NAIVE(BatchNormBackwardBlocked, BatchNormBackwardBlockedImpl);
+NM_REGISTER_NAIVE(BatchNormReluForwardBlocked, BatchNormReluForwardBlockedImpl);
+NM_REGISTER_NAIVE(BatchNormReluBackwardBlocked, BatchNormReluBackwardBlockedImpl);
 }  // namespace neomeg::dnn::naive

@@ -1,11 +1,12 @@
-// BatchNormForwardBlocked and BatchNormBackwardBlocked on contiguous float32 tensors in
-// ChannelBlock's layout with a block of 8 or 16: loops of our own over (N, Cb, S, block), the
-// innermost axis a vector of `block` channels, so every pass is one sweep over memory with the
-// per-channel values in registers (forward: the moments, then the affine map; backward: the two
-// sums, then the gradient). Channel blocks are split over threads. Sums run in float along one
-// row (N, cb) and in double across rows; the moments are taken about the first row's mean, so
-// the variance does not come from cancelling large sums. The running statistics and saved inverse
-// std follow BatchNormForward's x86 kernel (batch_norm.cpp). Other cases go to naive.
+// BatchNormForwardBlocked and BatchNormBackwardBlocked, and their relu fusions (the same sweeps
+// apply the relu or its mask), on contiguous float32 tensors in ChannelBlock's layout with a block
+// of 8 or 16: loops of our own over (N, Cb, S, block), the innermost axis a vector of `block`
+// channels, so every pass is one sweep over memory with the per-channel values in registers
+// (forward: the moments, then the affine map; backward: the two sums, then the gradient). Channel
+// blocks are split over threads. Sums run in float along one row (N, cb) and in double across
+// rows; the moments are taken about the first row's mean, so the variance does not come from
+// cancelling large sums. The running statistics and saved inverse std follow BatchNormForward's
+// x86 kernel (batch_norm.cpp). Other cases go to naive.
 #include <cmath>
 #include <vector>
 
@@ -52,15 +53,21 @@ NM_BN_INLINE void moments_t(const float* x, size_t s_count, const float* shift, 
     }
 }
 
-// acc_dy[i] += sum dy, acc_dyx[i] += sum dy * (x - mean[i]).
-template <size_t B>
-NM_BN_INLINE void grad_sums_t(const float* dy, const float* x, size_t s_count, const float* mean,
-                              double* acc_dy, double* acc_dyx) {
+// dy where the relu's output `mask` (if any) is positive, else 0: SWITCH_GT0(mask, dy).
+NM_BN_INLINE float masked(const float* dy, const float* mask, size_t j) {
+    return !mask || mask[j] > 0 ? dy[j] : 0.f;
+}
+
+// acc_dy[i] += sum dy, acc_dyx[i] += sum dy * (x - mean[i]), dy masked by `mask` if given.
+template <size_t B, bool kMask>
+NM_BN_INLINE void grad_sums_t(const float* dy, const float* mask, const float* x, size_t s_count,
+                              const float* mean, double* acc_dy, double* acc_dyx) {
     float pdy[B] = {}, pdyx[B] = {};
     for (size_t s = 0; s < s_count; ++s)
         for (size_t i = 0; i < B; ++i) {
-            pdy[i] += dy[s * B + i];
-            pdyx[i] += dy[s * B + i] * (x[s * B + i] - mean[i]);
+            const float d = masked(dy, kMask ? mask : nullptr, s * B + i);
+            pdy[i] += d;
+            pdyx[i] += d * (x[s * B + i] - mean[i]);
         }
     for (size_t i = 0; i < B; ++i) {
         acc_dy[i] += pdy[i];
@@ -68,19 +75,25 @@ NM_BN_INLINE void grad_sums_t(const float* dy, const float* x, size_t s_count, c
     }
 }
 
-// y = a * x + b, plus c * z when z is given.
-template <size_t B>
-NM_BN_INLINE void affine_t(const float* x, const float* z, float* y, size_t s_count, const float* a,
-                           const float* b, const float* c) {
-    if (z) {
-        for (size_t s = 0; s < s_count; ++s)
-            for (size_t i = 0; i < B; ++i)
-                y[s * B + i] = a[i] * x[s * B + i] + c[i] * z[s * B + i] + b[i];
-    } else {
-        for (size_t s = 0; s < s_count; ++s)
-            for (size_t i = 0; i < B; ++i)
-                y[s * B + i] = a[i] * x[s * B + i] + b[i];
-    }
+// y = a * x + b, relu'd with kRelu (the fused forward).
+template <size_t B, bool kRelu>
+NM_BN_INLINE void affine_t(const float* x, float* y, size_t s_count, const float* a,
+                           const float* b) {
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i) {
+            const float v = a[i] * x[s * B + i] + b[i];
+            y[s * B + i] = kRelu ? (v > 0 ? v : 0.f) : v;
+        }
+}
+
+// y = a * dy + c * x + b, dy masked by `mask` with kMask (the backward).
+template <size_t B, bool kMask>
+NM_BN_INLINE void grad_affine_t(const float* dy, const float* mask, const float* x, float* y,
+                                size_t s_count, const float* a, const float* b, const float* c) {
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i)
+            y[s * B + i] = a[i] * masked(dy, kMask ? mask : nullptr, s * B + i) +
+                           c[i] * x[s * B + i] + b[i];
 }
 
 #undef NM_BN_INLINE
@@ -93,20 +106,42 @@ NM_BN_CLONES void row_moments(const float* x, size_t s_count, size_t block, cons
         moments_t<8>(x, s_count, shift, acc1, acc2);
 }
 
-NM_BN_CLONES void row_grad_sums(const float* dy, const float* x, size_t s_count, size_t block,
-                                const float* mean, double* acc_dy, double* acc_dyx) {
-    if (block == 16)
-        grad_sums_t<16>(dy, x, s_count, mean, acc_dy, acc_dyx);
+// Each variant its own instantiation: a mask or relu tested per element would not vectorise.
+NM_BN_CLONES void row_grad_sums(const float* dy, const float* mask, const float* x, size_t s_count,
+                                size_t block, const float* mean, double* acc_dy, double* acc_dyx) {
+    if (block == 16 && mask)
+        grad_sums_t<16, true>(dy, mask, x, s_count, mean, acc_dy, acc_dyx);
+    else if (block == 16)
+        grad_sums_t<16, false>(dy, mask, x, s_count, mean, acc_dy, acc_dyx);
+    else if (mask)
+        grad_sums_t<8, true>(dy, mask, x, s_count, mean, acc_dy, acc_dyx);
     else
-        grad_sums_t<8>(dy, x, s_count, mean, acc_dy, acc_dyx);
+        grad_sums_t<8, false>(dy, mask, x, s_count, mean, acc_dy, acc_dyx);
 }
 
-NM_BN_CLONES void row_affine(const float* x, const float* z, float* y, size_t s_count, size_t block,
-                             const float* a, const float* b, const float* c) {
-    if (block == 16)
-        affine_t<16>(x, z, y, s_count, a, b, c);
+NM_BN_CLONES void row_affine(const float* x, float* y, size_t s_count, size_t block, bool relu,
+                             const float* a, const float* b) {
+    if (block == 16 && relu)
+        affine_t<16, true>(x, y, s_count, a, b);
+    else if (block == 16)
+        affine_t<16, false>(x, y, s_count, a, b);
+    else if (relu)
+        affine_t<8, true>(x, y, s_count, a, b);
     else
-        affine_t<8>(x, z, y, s_count, a, b, c);
+        affine_t<8, false>(x, y, s_count, a, b);
+}
+
+NM_BN_CLONES void row_grad_affine(const float* dy, const float* mask, const float* x, float* y,
+                                  size_t s_count, size_t block, const float* a, const float* b,
+                                  const float* c) {
+    if (block == 16 && mask)
+        grad_affine_t<16, true>(dy, mask, x, y, s_count, a, b, c);
+    else if (block == 16)
+        grad_affine_t<16, false>(dy, mask, x, y, s_count, a, b, c);
+    else if (mask)
+        grad_affine_t<8, true>(dy, mask, x, y, s_count, a, b, c);
+    else
+        grad_affine_t<8, false>(dy, mask, x, y, s_count, a, b, c);
 }
 
 #undef NM_BN_CLONES
@@ -148,9 +183,10 @@ bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out, 
     return true;
 }
 
+// relu: BatchNormReluForwardBlocked.
 class ForwardPlan final : public Plan {
 public:
-    explicit ForwardPlan(param::BatchNorm p) : m_param(p) {}
+    ForwardPlan(param::BatchNorm p, bool relu) : m_param(p), m_relu(relu) {}
     size_t workspace_in_bytes() const override { return 0; }
     const char* name() const override { return "blocked"; }
 
@@ -205,8 +241,8 @@ public:
                 }
                 // The channels past C get a = off = 0: zero, as the layout requires.
                 for (size_t i = 0; i < g.n; ++i)
-                    row_affine(g.at(t[0], i, b), nullptr, g.at_mut(t[5], i, b), g.s, g.block, a,
-                               off, nullptr);
+                    row_affine(g.at(t[0], i, b), g.at_mut(t[5], i, b), g.s, g.block, m_relu, a,
+                               off);
             }
         });
         for (size_t c = 0; c < channels; ++c) {
@@ -222,16 +258,18 @@ public:
 
 private:
     param::BatchNorm m_param;
+    bool m_relu;
 };
 
+// masked: BatchNormReluBackwardBlocked, whose relu_dst (input 5) masks diff.
 class BackwardPlan final : public Plan {
 public:
-    explicit BackwardPlan(param::BatchNorm p) : m_param(p) {}
+    BackwardPlan(param::BatchNorm p, bool masked) : m_param(p), m_masked(masked) {}
     size_t workspace_in_bytes() const override { return 0; }
     const char* name() const override { return "blocked"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const TensorND &dy = t[0], &x = t[1], &grad = t[5];
+        const TensorND &dy = t[0], &x = t[1], &grad = t[m_masked ? 6 : 5];
         const Geometry g = geometry(x.layout);
         const size_t channels = bn_channels(t[2].layout);
         const double m = double(g.n * g.s);
@@ -252,8 +290,10 @@ public:
                 double sdy[16] = {}, sdyx[16] = {};
                 for (size_t k = 0; k < live; ++k)
                     mean[k] = mu[c0 + k];
+                auto mask = [&](size_t i) { return m_masked ? g.at(t[5], i, b) : nullptr; };
                 for (size_t i = 0; i < g.n; ++i)
-                    row_grad_sums(g.at(dy, i, b), g.at(x, i, b), g.s, g.block, mean, sdy, sdyx);
+                    row_grad_sums(g.at(dy, i, b), mask(i), g.at(x, i, b), g.s, g.block, mean, sdy,
+                                  sdyx);
                 for (size_t k = 0; k < live; ++k) {
                     const size_t c = c0 + k;
                     const double iv = inv[c], s = sc[c];
@@ -269,11 +309,12 @@ public:
                     }
                 }
                 for (size_t i = 0; i < g.n; ++i)
-                    row_affine(g.at(dy, i, b), g.at(x, i, b), g.at_mut(grad, i, b), g.s, g.block, a,
-                               off, bx);
+                    row_grad_affine(g.at(dy, i, b), mask(i), g.at(x, i, b), g.at_mut(grad, i, b),
+                                    g.s, g.block, a, off, bx);
             }
         });
-        Channels dscale_out = channel_values(t[6]), dbias_out = channel_values(t[7]);
+        const size_t out0 = m_masked ? 6 : 5;
+        Channels dscale_out = channel_values(t[out0 + 1]), dbias_out = channel_values(t[out0 + 2]);
         for (size_t c = 0; c < channels; ++c) {
             dscale_out[c] = static_cast<float>(dscale[c]);
             dbias_out[c] = static_cast<float>(dbias[c]);
@@ -282,35 +323,47 @@ public:
 
 private:
     param::BatchNorm m_param;
+    bool m_masked;
 };
 
-class BatchNormForwardBlockedImpl final : public DnnlKernel<BatchNormForwardBlocked> {
+// kFused: the relu fusion (Op is BatchNormReluForwardBlocked).
+template <class Op, bool kFused>
+class ForwardImpl final : public DnnlKernel<Op> {
 public:
-    using DnnlKernel::DnnlKernel;
+    using DnnlKernel<Op>::DnnlKernel;
 
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         if (!takes(in, out, 1, 1))
             return nullptr;
-        return std::make_unique<ForwardPlan>(m_param);
+        return std::make_unique<ForwardPlan>(this->m_param, kFused);
     }
 };
 
-class BatchNormBackwardBlockedImpl final : public DnnlKernel<BatchNormBackwardBlocked> {
+// kFused: the relu mask's fusion (Op is BatchNormReluBackwardBlocked, relu_dst its input 5).
+template <class Op, bool kFused>
+class BackwardImpl final : public DnnlKernel<Op> {
 public:
-    using DnnlKernel::DnnlKernel;
+    using DnnlKernel<Op>::DnnlKernel;
 
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
-        if (!takes(in, out, 2, 1))
+        if (!takes(in, out, 2, 1) || (kFused && !in[5].is_contiguous()))
             return nullptr;
-        return std::make_unique<BackwardPlan>(m_param);
+        return std::make_unique<BackwardPlan>(this->m_param, kFused);
     }
 };
 
+using BnForward = ForwardImpl<BatchNormForwardBlocked, false>;
+using BnBackward = BackwardImpl<BatchNormBackwardBlocked, false>;
+using BnReluForward = ForwardImpl<BatchNormReluForwardBlocked, true>;
+using BnReluBackward = BackwardImpl<BatchNormReluBackwardBlocked, true>;
+
 }  // namespace
-NM_REGISTER_X86(BatchNormForwardBlocked, BatchNormForwardBlockedImpl);
-NM_REGISTER_X86(BatchNormBackwardBlocked, BatchNormBackwardBlockedImpl);
+NM_REGISTER_X86(BatchNormForwardBlocked, BnForward);
+NM_REGISTER_X86(BatchNormBackwardBlocked, BnBackward);
+NM_REGISTER_X86(BatchNormReluForwardBlocked, BnReluForward);
+NM_REGISTER_X86(BatchNormReluBackwardBlocked, BnReluBackward);
 }  // namespace neomeg::dnn::x86

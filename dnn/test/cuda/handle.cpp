@@ -31,6 +31,8 @@ const std::set<std::string> kKnownGaps = {
         "ConvolutionBackwardFilterBlocked",
         "BatchNormForwardBlocked",
         "BatchNormBackwardBlocked",
+        "BatchNormReluForwardBlocked",
+        "BatchNormReluBackwardBlocked",
 };
 
 }  // namespace

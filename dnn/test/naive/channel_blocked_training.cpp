@@ -1,8 +1,9 @@
 // The blocked training ops on the naive handle (ConvolutionBackwardDataBlocked,
-// ConvolutionBackwardFilterBlocked, BatchNormForwardBlocked, BatchNormBackwardBlocked): each
-// against its plain operator on the unblocked values, blocked afterwards by the test's own index
-// arithmetic (block_ref), for channel counts that fill their last block and that do not, both
-// BatchNorm modes, a strided convolution's preset input size; and the errors.
+// ConvolutionBackwardFilterBlocked, BatchNormForwardBlocked, BatchNormBackwardBlocked and the
+// latter two's relu fusions): each against its plain operator on the unblocked values, blocked
+// afterwards by the test's own index arithmetic (block_ref), for channel counts that fill their
+// last block and that do not, both BatchNorm modes, a strided convolution's preset input size; and
+// the errors.
 #include "naive/channel_blocked.h"
 
 using namespace neomeg::dnn;
@@ -115,6 +116,58 @@ TEST(BatchNormBlocked, ForwardAndBackwardMatchThePlainOps) {
                 }
 }
 
+// The relu fusions against the plain ops with the relu and its mask written out here.
+TEST(BatchNormReluBlocked, MatchesThePlainOpsWithTheReluApart) {
+    using Mode = param::BatchNorm::FwdMode;
+    std::mt19937 rng(9);
+    for (size_t block : kBlocks)
+        for (size_t c : {3u, 16u})
+            for (Mode mode : {Mode::TRAINING, Mode::INFERENCE}) {
+                auto p = bn_param(mode);
+                const TensorShape pc{1, c, 1, 1};
+                // Positive scales and small shifts: every channel has values on both sides of 0.
+                auto x = random_tensor({3, c, 5, 4}, rng);
+                auto scale = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                auto bias = random_tensor(pc, rng, dtype::Float32, -0.2, 0.2);
+                auto rm = random_tensor(pc, rng, dtype::Float32, -0.2, 0.2);
+                auto rv = random_tensor(pc, rng);
+                rv.set_values(std::vector<double>(c, 1.5));
+                auto want = run<BatchNormForward>(p, {x, scale, bias, rm, rv});
+                std::vector<double> relu = want[0].values();
+                size_t zeros = 0;
+                for (double& v : relu)
+                    if (v <= 0) {
+                        v = 0;
+                        ++zeros;
+                    }
+                // Both sides of the relu are exercised.
+                EXPECT_GT(zeros, 0u);
+                EXPECT_LT(zeros, relu.size());
+                auto relu_t = HostTensor::from(x.shape(), relu, dtype::Float32);
+                auto got = run<BatchNormReluForwardBlocked>(
+                        p, {block_ref(x, block), scale, bias, rm, rv});
+                ASSERT_EQ(got.size(), 5u);
+                EXPECT_TRUE(tensors_near(got[0], block_ref(relu_t, block), 1e-5));
+                for (size_t i = 1; i < 5; ++i)
+                    EXPECT_TRUE(tensors_near(got[i], want[i], 1e-5)) << "output " << i;
+
+                auto dy = random_tensor(x.shape(), rng);
+                std::vector<double> masked = dy.values();
+                for (size_t i = 0; i < masked.size(); ++i)
+                    if (!(relu[i] > 0))
+                        masked[i] = 0;
+                auto masked_t = HostTensor::from(x.shape(), masked, dtype::Float32);
+                auto want_b = run<BatchNormBackward>(p, {masked_t, x, scale, want[1], want[2]});
+                auto got_b = run<BatchNormReluBackwardBlocked>(
+                        p, {block_ref(dy, block), block_ref(x, block), scale, want[1], want[2],
+                            block_ref(relu_t, block)});
+                ASSERT_EQ(got_b.size(), 3u);
+                EXPECT_TRUE(tensors_near(got_b[0], block_ref(want_b[0], block), 1e-5));
+                EXPECT_TRUE(tensors_near(got_b[1], want_b[1], 1e-5));
+                EXPECT_TRUE(tensors_near(got_b[2], want_b[2], 1e-5));
+            }
+}
+
 TEST(ChannelBlockedTraining, BadInputsNameOpAndShapes) {
     auto h = Handle::make_naive();
     auto expect_error = [&](OperatorBase& op, std::vector<TensorLayout> in,
@@ -146,4 +199,8 @@ TEST(ChannelBlockedTraining, BadInputsNameOpAndShapes) {
     std::vector<TensorLayout> bouts(3);
     expect_error(*bwd, {f32({2, 3, 4, 4, 8}), f32({2, 3, 4, 5, 8}), pc, pc, pc}, bouts,
                  "differ in shape");
+    auto relu_bwd = h->create_operator<BatchNormReluBackwardBlocked>();
+    expect_error(*relu_bwd,
+                 {f32({2, 3, 4, 4, 8}), f32({2, 3, 4, 4, 8}), pc, pc, pc, f32({2, 3, 4, 5, 8})},
+                 bouts, "relu_dst");
 }

@@ -100,11 +100,16 @@ TEST_F(X86, ConvBiasBlockedMatchesNaive) {
             {1, 16, 20, 7, 9, 3, conv_param({2, 2}, {1, 1}, {1, 1})},
             {2, 20, 32, 5, 5, 1, conv_param({1, 1}, {0, 0}, {1, 1})},
             {1, 32, 16, 7, 7, 3, conv_param({1, 1}, {2, 2}, {2, 2}, 1, true)},
+            // Depthwise (a channel count that fills its blocks and one that does not, strided)
+            // and groups of whole blocks: the groups the graph's layout pass blocks.
+            {2, 20, 20, 7, 9, 3, conv_param({1, 1}, {1, 1}, {1, 1}, 20)},
+            {1, 32, 32, 8, 8, 3, conv_param({2, 2}, {1, 1}, {1, 1}, 32)},
+            {1, 32, 64, 5, 5, 3, conv_param({1, 1}, {1, 1}, {1, 1}, 2)},
     };
     for (size_t block : kBlocks)
         for (const Case& k : cases)
             for (Nonline act : {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID}) {
-                auto w = random_tensor({k.oc, k.ic, k.k, k.k}, rng);
+                auto w = random_tensor({k.oc, k.ic / k.p.group, k.k, k.k}, rng);
                 auto b = random_tensor({1, k.oc, 1, 1}, rng);
                 auto p = blocked_conv_param(k.p, act, block);
                 auto op = handle->create_operator<ConvBiasBlocked>();

@@ -1,8 +1,11 @@
 // The blocked training ops on the x86 handle against naive: ConvolutionBackwardDataBlocked and
-// ConvolutionBackwardFilterBlocked (oneDNN on blocked memory), BatchNormForwardBlocked and
-// BatchNormBackwardBlocked (our loops), blocks of 8 and 16, channel counts that fill their last
-// block and that do not, strides 1 and 2, both BatchNorm modes, running statistics updated in
-// place. Outputs start as NaN, so a kernel that leaves the padding channels unwritten fails.
+// ConvolutionBackwardFilterBlocked (oneDNN on blocked memory), BatchNormForwardBlocked,
+// BatchNormBackwardBlocked and their relu fusions (our loops), blocks of 8 and 16, channel counts
+// that fill their last block and that do not, strides 1 and 2, both BatchNorm modes, running
+// statistics updated in place. Outputs start as NaN, so a kernel that leaves the padding channels
+// unwritten fails.
+#include <tuple>
+
 #include "naive/channel_blocked.h"
 #include "x86/x86_test.h"
 
@@ -96,6 +99,29 @@ TEST_F(X86, ConvolutionBackwardBlockedMatchesNaive) {
                 }
 }
 
+// Depthwise and grouped backward convolutions (the groups the graph's layout pass blocks).
+TEST_F(X86, GroupedConvolutionBackwardBlockedMatchesNaive) {
+    std::mt19937 rng(25);
+    for (size_t block : kBlocks)
+        for (auto [c_in, c_out, group] :
+             {std::tuple<size_t, size_t, uint32_t>{20, 20, 20}, {32, 32, 32}, {32, 64, 2}})
+            for (int stride : {1, 2}) {
+                TensorShape src_s{2, c_in, 9, 9};
+                const size_t out = (9 + 2 - 3) / stride + 1;
+                auto src = block_ref(random_tensor(src_s, rng), block);
+                auto diff = block_ref(random_tensor({2, c_out, out, out}, rng), block);
+                auto filter = random_tensor({c_out, c_in / group, 3, 3}, rng);
+                auto p = conv_param(stride, 1);
+                p.group = group;
+                EXPECT_TRUE(check<ConvolutionBackwardDataBlocked>(*handle, p, {filter, diff},
+                                                                  {blocked(src_s, block)})
+                                    .starts_with("onednn:"));
+                EXPECT_TRUE(check<ConvolutionBackwardFilterBlocked>(*handle, p, {src, diff},
+                                                                    {filter.shape()})
+                                    .starts_with("onednn:"));
+            }
+}
+
 TEST_F(X86, BatchNormBlockedMatchesNaive) {
     std::mt19937 rng(22);
     for (size_t block : kBlocks)
@@ -120,6 +146,86 @@ TEST_F(X86, BatchNormBlockedMatchesNaive) {
                             check<BatchNormBackwardBlocked>(*handle, p, {dy, x, scale, mean, inv}),
                             "blocked");
                 }
+}
+
+// The relu fusions: the relu and its mask inside our loops. The mask is a relu'd tensor, zero
+// at about half its elements.
+TEST_F(X86, BatchNormReluBlockedMatchesNaive) {
+    std::mt19937 rng(24);
+    for (size_t block : kBlocks)
+        for (size_t c : {16u, 20u})
+            for (Mode mode : {Mode::TRAINING, Mode::INFERENCE}) {
+                param::BatchNorm p;
+                p.fwd_mode = mode;
+                const TensorShape pc{1, c, 1, 1}, shape{3, c, 5, 6};
+                auto x = block_ref(random_tensor(shape, rng, dtype::Float32, -1.0, 3.0), block);
+                auto scale = random_tensor(pc, rng), bias = random_tensor(pc, rng);
+                auto rm = random_tensor(pc, rng, dtype::Float32, 0.0, 2.0),
+                     rv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                EXPECT_EQ(check<BatchNormReluForwardBlocked>(*handle, p, {x, scale, bias, rm, rv}),
+                          "blocked");
+                auto dy = block_ref(random_tensor(shape, rng), block);
+                std::vector<double> mask = random_tensor(shape, rng).values();
+                for (double& v : mask)
+                    v = std::max(v, 0.0);
+                auto mask_t = block_ref(HostTensor::from(shape, mask, dtype::Float32), block);
+                auto mean = random_tensor(pc, rng),
+                     inv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                EXPECT_EQ(check<BatchNormReluBackwardBlocked>(*handle, p,
+                                                              {dy, x, scale, mean, inv, mask_t}),
+                          "blocked");
+            }
+}
+
+// 1-D and 3-D tensors (oneDNN's nCw8c/16c and nCdhw8c/16c): the convolution forward and both
+// backward ops, and BatchNorm with and without the relu, on a channel count that does not fill
+// its last block.
+TEST_F(X86, OneAndThreeDimensionalBlockedOpsMatchNaive) {
+    std::mt19937 rng(26);
+    const size_t ic = 12, oc = 20;
+    for (size_t spatial : {1u, 3u})
+        for (size_t block : kBlocks) {
+            TensorShape src_s{2, ic}, dst_s{2, oc}, w_s{oc, ic}, pc{1, oc};
+            const size_t sizes[] = {4, 5, 6};
+            for (size_t d = 0; d < spatial; ++d) {
+                src_s[2 + d] = dst_s[2 + d] = sizes[3 - spatial + d];
+                w_s[2 + d] = 3;
+                pc[2 + d] = 1;
+            }
+            src_s.ndim = dst_s.ndim = w_s.ndim = pc.ndim = 2 + spatial;
+            param::Convolution cp;
+            cp.stride = cp.dilation = std::vector<int32_t>(spatial, 1);
+            cp.padding = std::vector<int32_t>(spatial, 1);
+            auto src = block_ref(random_tensor(src_s, rng), block);
+            auto w = random_tensor(w_s, rng);
+            auto bias = random_tensor(pc, rng);
+            auto z = block_ref(random_tensor(dst_s, rng), block);
+            EXPECT_TRUE(check<ConvBiasBlocked>(
+                                *handle,
+                                blocked_conv_param(cp, param::ConvBias::NonlineMode::RELU, block),
+                                {src, w, bias, z})
+                                .starts_with("onednn:"));
+            auto diff = block_ref(random_tensor(dst_s, rng), block);
+            EXPECT_TRUE(check<ConvolutionBackwardDataBlocked>(*handle, cp, {w, diff},
+                                                              {blocked(src_s, block)})
+                                .starts_with("onednn:"));
+            EXPECT_TRUE(check<ConvolutionBackwardFilterBlocked>(*handle, cp, {src, diff}, {w_s})
+                                .starts_with("onednn:"));
+            param::BatchNorm p;
+            auto x = block_ref(random_tensor(dst_s, rng), block);
+            auto scale = random_tensor(pc, rng), shift = random_tensor(pc, rng);
+            auto rm = random_tensor(pc, rng), rv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+            EXPECT_EQ(check<BatchNormForwardBlocked>(*handle, p, {x, scale, shift, rm, rv}),
+                      "blocked");
+            EXPECT_EQ(check<BatchNormReluForwardBlocked>(*handle, p, {x, scale, shift, rm, rv}),
+                      "blocked");
+            // z as the relu's output: its signs mask diff.
+            auto mean = random_tensor(pc, rng),
+                 inv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+            EXPECT_EQ(
+                    check<BatchNormReluBackwardBlocked>(*handle, p, {diff, x, scale, mean, inv, z}),
+                    "blocked");
+        }
 }
 
 TEST_F(X86, BatchNormBlockedUpdatesRunningStatisticsInPlace) {

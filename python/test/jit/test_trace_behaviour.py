@@ -505,3 +505,100 @@ def test_training_step_with_batch_norm_runs_blocked_and_follows_eager():
         for plain in ("BatchNormForward(", "BatchNormBackward(", "ConvolutionBackwardData("):
             assert plain not in text, plain
         assert text.count("ChannelUnblock(") == 1  # the last convolution's value, for the loss
+        # bn0's relu (its output's only reader) and that relu's mask (its backward's only diff)
+        # run inside the blocked BatchNorm; bn1's output goes to the residual add first.
+        assert text.count("BatchNormReluForwardBlocked(") == 1
+        assert text.count("BatchNormReluBackwardBlocked(") == 1
+
+
+class _DepthwiseUnit(M.Module):
+    # MobileNet's unit after a first convolution: depthwise 3x3, then pointwise 1x1.
+    def __init__(self):
+        super().__init__()
+        self.conv0, self.bn0 = M.Conv2d(3, 16, 3, padding=1, bias=False), M.BatchNorm2d(16)
+        self.dw, self.bn1 = M.Conv2d(16, 16, 3, padding=1, groups=16, bias=False), M.BatchNorm2d(16)
+        self.pw = M.Conv2d(16, 24, 1, bias=False)
+
+    def forward(self, x):
+        y = F.relu(self.bn0(self.conv0(x)))
+        return F.mean(self.pw(F.relu(self.bn1(self.dw(y)))) ** 2)
+
+
+class _Conv1dNet(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv0, self.bn0 = M.Conv1d(3, 20, 3, padding=1, bias=False), M.BatchNorm1d(20)
+        self.conv1 = M.Conv1d(20, 20, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        return F.mean(self.conv1(F.relu(self.bn0(self.conv0(x)))) ** 2)
+
+
+@pytest.mark.parametrize(
+    "make_net, shape, relus_fused",
+    [(_DepthwiseUnit, (4, 3, 9, 9), 2), (_Conv1dNet, (4, 3, 17), 1)],
+    ids=["dw", "1d"],
+)
+def test_depthwise_and_1d_training_steps_run_blocked_and_follow_eager(make_net, shape, relus_fused):
+    # On x86 the depthwise convolution (oneDNN's blocked depthwise kernels) and a 1-D network
+    # (nCw16c; BatchNorm1d's reshapes to 4-D and back reshape the blocked tensors) run blocked
+    # from the first convolution to the loss, forward and backward. A relu that alone reads
+    # BatchNorm's output (through BatchNorm1d's reshape back to 3-D) runs inside it.
+    from megengine.autodiff import GradManager
+    from megengine.optimizer import SGD
+
+    rng = np.random.default_rng(11)
+    x = mge.Tensor(rng.standard_normal(shape).astype("float32"))
+    nets = [make_net(), make_net()]
+    nets[1].load_state_dict(nets[0].state_dict())
+
+    def make_step(net):
+        gm = GradManager().attach(net.parameters())
+        opt = SGD(net.parameters(), lr=0.05, momentum=0.9)
+
+        def step(data):
+            with gm:
+                loss = net(data)
+                gm.backward(loss)
+            opt.step().clear_grad()
+            return loss
+
+        return step
+
+    eager, traced = make_step(nets[0]), trace(make_step(nets[1]))
+    for _ in range(3):
+        np.testing.assert_allclose(traced(x).numpy(), eager(x).numpy(), rtol=1e-4)
+    want, got = nets[0].state_dict(), nets[1].state_dict()
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-3, atol=1e-5, err_msg=k)
+    text = traced._graph_text()
+    if "Blocked(" in text:
+        for plain in ("= ConvolutionForward(", "= ConvolutionBackwardData(", "= BatchNormForward("):
+            assert plain not in text, plain
+        assert text.count("BatchNormReluForwardBlocked(") == relus_fused
+
+
+class _ScaledConvs(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv0 = M.Conv2d(3, 20, 3, padding=1)
+        self.conv1 = M.Conv2d(20, 20, 3, padding=1)
+        self.gamma = mge.Parameter(np.linspace(-1, 2, 20, dtype="float32").reshape(1, 20, 1, 1))
+
+    def forward(self, x):
+        return self.conv1(F.relu(self.conv0(x) * self.gamma * 0.5))
+
+
+def test_per_channel_and_scalar_operands_stay_in_the_blocked_chain():
+    # On x86 the per-channel gamma and the scalar 0.5 do not break the blocked chain between the
+    # convolutions: only the result is converted back. Either way: eager's values.
+    rng = np.random.default_rng(7)
+    net = _ScaledConvs()
+    x = mge.Tensor(rng.standard_normal((2, 3, 7, 6)).astype("float32"))
+    traced = trace(lambda data: net(data))
+    for _ in range(2):
+        np.testing.assert_allclose(traced(x).numpy(), net(x).numpy(), rtol=1e-4, atol=1e-5)
+    text = traced._graph_text()
+    if "Blocked(" in text:
+        assert text.count("ConvBiasBlocked(") == 2
+        assert text.count("ChannelUnblock(") == 1

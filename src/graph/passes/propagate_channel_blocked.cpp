@@ -1,21 +1,26 @@
 // Layout propagation: chains of convolutions, batch normalisations, poolings and the elementwise
 // ops between them, forward and backward, run on ChannelBlock's layout (dnn/ops/defs/
-// tensor_shape.py: oneDNN's nChw16c / nChw8c as a dense 5-D tensor), converted back to plain NCHW
-// only where something else reads a value.
+// tensor_shape.py: oneDNN's nC[d][h]w16c / 8c as a dense tensor of one more dim), converted back to
+// the plain layout only where something else reads a value.
 //
-// Members ("blocked" nodes), decided in topological order on 2-D float32 tensors of static shape:
-// - ConvolutionForward and ConvBias (group 1; a per-channel bias or none; z of dst's shape or
-//   none): always, since the convolution takes a plain src as well, except a convolution whose
-//   src is plain and whose output no member reads (it would only move the reorder it makes
-//   anyway into a node of its own);
-// - PoolingForward and BatchNormForward (either mode): when their src is blocked;
-// - BatchNormBackward: when diff or src is blocked; ConvolutionBackwardFilter (group 1): when src
-//   or diff is blocked; ConvolutionBackwardData (group 1): as a convolution, its diff in the
-//   place of src (a plain diff, the loss's gradient at the head, gets a ChannelBlock when a member
-//   reads the result). So a training step's backward stays blocked wherever its forward was;
+// Members ("blocked" nodes), decided in topological order on 1-D, 2-D and 3-D float32 tensors
+// (N, C, spatial...) of static shape (pooling: 2-D only):
+// - ConvolutionForward and ConvBias (group 1, depthwise, or groups of whole channel blocks: what
+//   oneDNN has blocked kernels for; a per-channel bias or none; z of dst's shape or none): always,
+//   since the convolution takes a plain src as well, except a convolution whose src is plain and
+//   whose output no member reads (it would only move the reorder it makes anyway into a node of its
+//   own);
+// - PoolingForward, BatchNormForward (either mode) and a Reshape that only adds or drops spatial
+//   dims of size 1 (BatchNorm1d's to 4-D and back): when their src is blocked;
+// - BatchNormBackward: when diff or src is blocked; ConvolutionBackwardFilter (groups as above):
+//   when src or diff is blocked; ConvolutionBackwardData (groups as above): as a convolution, its
+//   diff in the place of src (a plain diff, the loss's gradient at the head, gets a ChannelBlock
+//   when a member reads the result). So a training step's backward stays blocked wherever its
+//   forward was;
 // - Elemwise of a mode that maps zeros to zero (so the padding channels of the last block stay
-//   zero, which the blocked kernels rely on), on operands of the output's shape: when one
-//   operand is blocked; a plain operand gets a ChannelBlock.
+//   zero, which the blocked kernels rely on), on operands of the output's shape or per-channel
+//   (1, C, 1...) ones, and for MUL also a finite scalar constant: when one operand is blocked; a
+//   plain operand gets a ChannelBlock, except a scalar, which broadcasts as it is.
 // A tensor of fewer channels than half a block is never converted into the blocked layout nor made
 // blocked by a training op (the padding would more than double it), except a graph input or
 // constant read as a filter gradient's src (the image of the first convolution).
@@ -23,6 +28,7 @@
 // the caller reads gets one ChannelUnblock. Plain outputs (a filter's gradient, BatchNorm's
 // statistics) stay plain. Each new node runs where the node it replaces ran.
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -34,9 +40,10 @@ namespace {
 
 using Mode = dnn::param::Elemwise::Mode;
 
-bool plain_2d_f32(const VarNode* v) {
-    return v->shape().ndim == 4 && v->dtype() == dnn::dtype::Float32 && !v->shape_dynamic() &&
-           !v->shape().is_empty();
+// (N, C, W), (N, C, H, W) or (N, C, D, H, W): oneDNN's nCw / nChw / nCdhw blocked formats.
+bool plain_spatial_f32(const VarNode* v) {
+    return v->shape().ndim >= 3 && v->shape().ndim <= 5 && v->dtype() == dnn::dtype::Float32 &&
+           !v->shape_dynamic() && !v->shape().is_empty();
 }
 
 bool zero_preserving(Mode m) {
@@ -62,19 +69,32 @@ const VarNode* absent_or(const VarNode* v) {
     return v->shape().ndim == 0 ? nullptr : v;
 }
 
-bool is_convolution(const OperatorNode* node) {
+// Groups oneDNN convolves on blocked memory with its own kernels: one; depthwise (a group per
+// channel, in and out: Goihw16g); or groups of whole blocks. Others would get its reference kernel.
+bool blockable_groups(uint32_t group, size_t ic, size_t oc, size_t block) {
+    return group == 1 || (group == ic && group == oc) ||
+           (ic % group == 0 && oc % group == 0 && (ic / group) % block == 0 &&
+            (oc / group) % block == 0);
+}
+
+bool is_convolution(const OperatorNode* node, size_t block) {
     const OpDef& op = node->op();
     if (op.id() != ops::ConvolutionForward::kId && op.id() != ops::ConvBias::kId)
         return false;
     const VarNode* dst = node->outputs()[0];
-    if (!plain_2d_f32(dst) || !plain_2d_f32(node->inputs()[0]))
+    if (!plain_spatial_f32(dst) || !plain_spatial_f32(node->inputs()[0]))
+        return false;
+    const uint32_t group = op.id() == ops::ConvolutionForward::kId
+                                   ? static_cast<const ops::ConvolutionForward&>(op).param().group
+                                   : static_cast<const ops::ConvBias&>(op).param().group;
+    if (!blockable_groups(group, node->inputs()[0]->shape()[1], dst->shape()[1], block))
         return false;
     if (op.id() == ops::ConvolutionForward::kId)
-        return static_cast<const ops::ConvolutionForward&>(op).param().group == 1;
-    if (op.id() != ops::ConvBias::kId || static_cast<const ops::ConvBias&>(op).param().group != 1)
-        return false;
+        return true;
     if (const VarNode* bias = absent_or(node->inputs()[2])) {
-        for (size_t d = 0; d < 4; ++d)
+        if (bias->shape().ndim != dst->shape().ndim)
+            return false;
+        for (size_t d = 0; d < bias->shape().ndim; ++d)
             if (bias->shape()[d] != (d == 1 ? dst->shape()[1] : 1))
                 return false;
     }
@@ -83,18 +103,93 @@ bool is_convolution(const OperatorNode* node) {
 }
 
 bool is_pooling(const OperatorNode* node) {
-    return node->op().id() == ops::PoolingForward::kId && plain_2d_f32(node->outputs()[0]);
+    // PoolingForward is 2-D.
+    return node->op().id() == ops::PoolingForward::kId && plain_spatial_f32(node->outputs()[0]) &&
+           node->outputs()[0]->shape().ndim == 4;
+}
+
+// How an elementwise member reads an operand: of dst's shape, per channel (1, C, 1...), both
+// blocked; or a scalar, plain (it broadcasts against the blocked shape as against the plain one).
+enum class Operand { Full, PerChannel, Scalar, Other };
+
+Operand operand_kind(const VarNode* v, const VarNode* dst) {
+    if (v->dtype() != dst->dtype() || v->shape_dynamic())
+        return Operand::Other;
+    const dnn::TensorShape& s = v->shape();
+    if (v->layout().eq_shape(dst->layout()))
+        return Operand::Full;
+    if (s.ndim == dst->shape().ndim && s[0] == 1 && s[1] == dst->shape()[1] &&
+        s.total_nr_elems() == s[1])
+        return Operand::PerChannel;
+    return s.ndim <= dst->shape().ndim && s.total_nr_elems() == 1 ? Operand::Scalar
+                                                                  : Operand::Other;
+}
+
+// A finite float32 constant: its product with the padding channels' zeros is zero.
+bool finite_constant(const VarNode* v) {
+    if (v->kind() != VarNode::Kind::Const || v->dtype() != dnn::dtype::Float32)
+        return false;
+    float x;
+    v->value().to_host(&x);
+    return std::isfinite(x);
+}
+
+// A per-channel or scalar operand of an elementwise op.
+bool broadcast_operand(const OperatorNode* node, size_t i) {
+    if (node->op().id() != ops::Elemwise::kId)
+        return false;
+    const Operand k = operand_kind(node->inputs()[i], node->outputs()[0]);
+    return k == Operand::PerChannel || k == Operand::Scalar;
+}
+
+// An operand kept plain by an elementwise member.
+bool plain_operand(const OperatorNode* node, size_t i) {
+    return operand_kind(node->inputs()[i], node->outputs()[0]) == Operand::Scalar;
 }
 
 bool is_blockable_elemwise(const OperatorNode* node) {
-    if (node->op().id() != ops::Elemwise::kId ||
-        !zero_preserving(static_cast<const ops::Elemwise&>(node->op()).param().mode))
+    if (node->op().id() != ops::Elemwise::kId)
         return false;
+    const Mode mode = static_cast<const ops::Elemwise&>(node->op()).param().mode;
     const VarNode* dst = node->outputs()[0];
-    return plain_2d_f32(dst) &&
-           std::all_of(node->inputs().begin(), node->inputs().end(), [&](const VarNode* v) {
-               return v->dtype() == dst->dtype() && v->layout().eq_shape(dst->layout());
-           });
+    if (!zero_preserving(mode) || !plain_spatial_f32(dst))
+        return false;
+    // Per-channel operands are blocked with zeros past C, so the padding stays f(0, 0) = 0; a
+    // scalar s meets the padding's zeros too, and only 0 * s (s finite) is sure to be 0.
+    bool full = false;
+    for (const VarNode* v : node->inputs()) {
+        switch (operand_kind(v, dst)) {
+            case Operand::Full:
+                full = true;
+                break;
+            case Operand::PerChannel:
+                break;
+            case Operand::Scalar:
+                if (mode != Mode::MUL || !finite_constant(v))
+                    return false;
+                break;
+            case Operand::Other:
+                return false;
+        }
+    }
+    return full;
+}
+
+// A Reshape that only adds or drops spatial dims of size 1, e.g. BatchNorm1d's (N, C, L) <->
+// (N, C, L, 1): the blocked tensors of both shapes are the same memory.
+bool is_unit_reshape(const OperatorNode* node) {
+    if (node->op().id() != ops::Reshape::kId || !plain_spatial_f32(node->inputs()[0]) ||
+        !plain_spatial_f32(node->outputs()[0]))
+        return false;
+    const dnn::TensorShape &a = node->inputs()[0]->shape(), &b = node->outputs()[0]->shape();
+    auto spatial = [](const dnn::TensorShape& s) {
+        std::vector<size_t> r;
+        for (size_t d = 2; d < s.ndim; ++d)
+            if (s[d] != 1)
+                r.push_back(s[d]);
+        return r;
+    };
+    return a[0] == b[0] && a[1] == b[1] && spatial(a) == spatial(b);
 }
 
 // ChannelBlock's shape of a plain (N, C, spatial...) one.
@@ -105,39 +200,46 @@ dnn::TensorShape blocked_shape(dnn::TensorShape s, size_t block) {
     return s;
 }
 
-// BatchNormForward, or BatchNormBackward (whose src is input 1), on 2-D float32 tensors.
+// BatchNormForward, or BatchNormBackward (whose src is input 1), on float32 tensors with 1 to 3
+// spatial dims.
 bool is_batch_norm(const OperatorNode* node, OpId id) {
-    if (node->op().id() != id || !plain_2d_f32(node->inputs()[0]) ||
-        !plain_2d_f32(node->outputs()[0]) ||
-        (id == ops::BatchNormBackward::kId && !plain_2d_f32(node->inputs()[1])))
+    if (node->op().id() != id || !plain_spatial_f32(node->inputs()[0]) ||
+        !plain_spatial_f32(node->outputs()[0]) ||
+        (id == ops::BatchNormBackward::kId && !plain_spatial_f32(node->inputs()[1])))
         return false;
     return std::all_of(node->inputs().begin(), node->inputs().end(),
                        [](const VarNode* v) { return v->dtype() == dnn::dtype::Float32; });
 }
 
-// A backward convolution of group 1 whose plain 2-D float32 tensors (all three) have static
-// shapes.
+// A backward convolution of blockable groups whose plain float32 tensors (all three) have
+// static shapes.
 template <class Op>
-bool is_backward_convolution(const OperatorNode* node) {
-    if (node->op().id() != Op::kId || static_cast<const Op&>(node->op()).param().group != 1)
+bool is_backward_convolution(const OperatorNode* node, size_t block) {
+    if (node->op().id() != Op::kId || !plain_spatial_f32(node->inputs()[0]) ||
+        !plain_spatial_f32(node->inputs()[1]) || !plain_spatial_f32(node->outputs()[0]))
         return false;
-    return plain_2d_f32(node->inputs()[0]) && plain_2d_f32(node->inputs()[1]) &&
-           plain_2d_f32(node->outputs()[0]);
+    // Data: (filter, diff) -> grad of src's shape; filter: (src, diff) -> the filter's gradient.
+    const bool data = Op::kId == ops::ConvolutionBackwardData::kId;
+    const size_t ic = (data ? node->outputs()[0] : node->inputs()[0])->shape()[1];
+    const size_t oc = node->inputs()[1]->shape()[1];
+    return blockable_groups(static_cast<const Op&>(node->op()).param().group, ic, oc, block);
 }
 
 // The inputs a member reads in the blocked layout.
 std::vector<size_t> blocked_inputs(const OperatorNode* node) {
     const OpId id = node->op().id();
     if (id == ops::ConvolutionForward::kId || id == ops::ConvBias::kId ||
-        id == ops::PoolingForward::kId || id == ops::BatchNormForward::kId)
+        id == ops::PoolingForward::kId || id == ops::BatchNormForward::kId ||
+        id == ops::Reshape::kId)
         return {0};
     if (id == ops::ConvolutionBackwardData::kId)
         return {1};
     if (id == ops::BatchNormBackward::kId || id == ops::ConvolutionBackwardFilter::kId)
         return {0, 1};
-    std::vector<size_t> all(node->inputs().size());
-    for (size_t i = 0; i < all.size(); ++i)
-        all[i] = i;
+    std::vector<size_t> all;  // an elementwise member: all but its scalars
+    for (size_t i = 0; i < node->inputs().size(); ++i)
+        if (!plain_operand(node, i))
+            all.push_back(i);
     return all;
 }
 
@@ -194,20 +296,22 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         auto blocked_or_input = [&](size_t i) {
             return blocked_or_wide(i) || node->inputs()[i]->kind() != VarNode::Kind::Computed;
         };
+        // An elementwise op's per-channel and scalar operands are small whatever their padding.
         bool plain_operands_wide = true;
         for (size_t i = 0; i < node->inputs().size(); ++i)
-            plain_operands_wide &= blocked_or_wide(i);
+            plain_operands_wide &= blocked_or_wide(i) || broadcast_operand(node, i);
         bool joins =
-                is_convolution(node) || (is_pooling(node) && in_blocked(0)) ||
+                is_convolution(node, b) || (is_pooling(node) && in_blocked(0)) ||
+                (is_unit_reshape(node) && in_blocked(0)) ||
                 (is_blockable_elemwise(node) && any_blocked && plain_operands_wide) ||
                 (is_batch_norm(node, ops::BatchNormForward::kId) && in_blocked(0) &&
                  !few(node->inputs()[0])) ||
                 (is_batch_norm(node, ops::BatchNormBackward::kId) &&
                  (in_blocked(0) || in_blocked(1)) && blocked_or_wide(0) && blocked_or_wide(1) &&
                  !few(node->inputs()[1])) ||
-                (is_backward_convolution<ops::ConvolutionBackwardData>(node) &&
+                (is_backward_convolution<ops::ConvolutionBackwardData>(node, b) &&
                  blocked_or_wide(1) && !few(node->outputs()[0])) ||
-                (is_backward_convolution<ops::ConvolutionBackwardFilter>(node) &&
+                (is_backward_convolution<ops::ConvolutionBackwardFilter>(node, b) &&
                  (in_blocked(0) || in_blocked(1)) && blocked_or_input(0) && blocked_or_wide(1));
         if (!joins)
             continue;
@@ -220,7 +324,7 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
     // as it is. Nothing that joined reads its output, so no other membership depends on it.
     for (const OperatorNode* node : order) {
         const bool backward = node->op().id() == ops::ConvolutionBackwardData::kId;
-        if (!member.count(node) || !(is_convolution(node) || backward) ||
+        if (!member.count(node) || !(is_convolution(node, block_of(node)) || backward) ||
             blocked.count(node->inputs()[backward ? 1 : 0]))
             continue;
         const auto& users = node->outputs()[0]->users();
@@ -272,7 +376,7 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         const std::vector<VarNode*>& in = node->inputs();
         const OpId id = node->op().id();
         std::vector<VarNode*> results;
-        if (is_convolution(node)) {
+        if (is_convolution(node, b)) {
             const bool has_bias = id == ops::ConvBias::kId;
             VarNode* src = twin.count(in[0]) ? twin.at(in[0]) : in[0];
             VarNode* bias = has_bias && absent_or(in[2]) ? in[2] : absent(in[0]);
@@ -282,6 +386,12 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         } else if (id == ops::PoolingForward::kId) {
             const auto& p = static_cast<const ops::PoolingForward&>(node->op()).param();
             results = {graph.insert1(ops::PoolingBlocked(p), {twin.at(in[0])})};
+        } else if (id == ops::Reshape::kId) {
+            neomeg::param::Reshape p;
+            const dnn::TensorShape s = blocked_shape(node->outputs()[0]->shape(), b);
+            for (size_t d = 0; d < s.ndim; ++d)
+                p.shape.push_back(static_cast<int32_t>(s[d]));
+            results = {graph.insert1(ops::Reshape(p), {twin.at(in[0])})};
         } else if (id == ops::BatchNormForward::kId) {
             const auto& p = static_cast<const ops::BatchNormForward&>(node->op()).param();
             results = graph.insert(ops::BatchNormForwardBlocked(p),
@@ -305,8 +415,8 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
                                      {blocked_value(in[0], b), blocked_value(in[1], b)}, opt)};
         } else {
             std::vector<VarNode*> operands;
-            for (VarNode* v : in)
-                operands.push_back(blocked_value(v, b));
+            for (size_t i = 0; i < in.size(); ++i)
+                operands.push_back(plain_operand(node, i) ? in[i] : blocked_value(in[i], b));
             results = {graph.insert1(node->op(), operands)};
         }
         graph.take_place_of(results[0]->owner(), node);

@@ -46,10 +46,12 @@ size_t mask_relu_grads_by_output(ComputingGraph& graph, std::vector<VarNode*>& o
 size_t fuse_conv_bias(ComputingGraph& graph, std::vector<VarNode*>& outputs,
                       bool require_own_kernel = false);
 
-// Runs chains of convolutions (ConvolutionForward, ConvBias), max/average poolings and the
-// elementwise ops between them (RELU, ADD, SUB, MUL, MAX, MIN, ABS, NEGATE: modes that keep zeros
-// zero) on 2-D float32 tensors in ChannelBlock's layout (oneDNN's nChw<block>c as a dense
-// (N, ceil(C/block), H, W, block) tensor): ConvBiasBlocked, PoolingBlocked and Elemwise on the
+// Runs chains of convolutions (ConvolutionForward, ConvBias; group 1, depthwise, or groups of whole
+// channel blocks), max/average poolings, BatchNorms, their backward ops and the elementwise ops
+// between them (modes that keep zeros zero; operands of one shape, per-channel (1, C, 1...) ones, a
+// finite scalar constant factor) on float32 tensors with 1 to 3 spatial dims (pooling 2-D) in
+// ChannelBlock's layout (oneDNN's nC[d][h]w<block>c as a dense (N, ceil(C/block), spatial...,
+// block) tensor): ConvBiasBlocked, PoolingBlocked, the blocked training ops and Elemwise on the
 // blocked tensors, with a ChannelBlock where a member reads a plain value and a ChannelUnblock
 // where anything else (or the caller) reads a member's value. A convolution of a plain src whose
 // value no member reads stays as it is. Constant filters are marked so that the kernels convert
@@ -58,6 +60,15 @@ size_t fuse_conv_bias(ComputingGraph& graph, std::vector<VarNode*>& outputs,
 // passes/propagate_channel_blocked.cpp
 size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& outputs,
                                  size_t block = 0);
+
+// Fuses relus into the blocked BatchNorms that propagate_channel_blocked makes: a
+// BatchNormForwardBlocked whose dst only a RELU reads becomes a BatchNormReluForwardBlocked giving
+// the RELU's value, and a BatchNormBackwardBlocked whose diff is a SWITCH_GT0(mask, grad) (a relu's
+// backward) that nothing else reads becomes a BatchNormReluBackwardBlocked of grad and mask; each
+// also through one Reshape between them (BatchNorm1d's), each step read only by the next. Each
+// saves a sweep over the activation. Returns the number of nodes fused.
+// passes/fuse_blocked_batch_norm_relu.cpp
+size_t fuse_blocked_batch_norm_relu(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
 // Replaces each group of Elemwise nodes on one comp node that compute in one dtype, give one
 // shape, and whose intermediate results only the group reads (and are not outputs), by one
