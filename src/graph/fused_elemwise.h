@@ -28,8 +28,11 @@ public:
         std::vector<uint32_t> operands;
         bool operator==(const Step&) const = default;
     };
-    // Elements per block: the intermediate buffers of a block fit in L1/L2 together.
-    static constexpr size_t kBlockElems = 2048;
+    // Elements per block: the intermediate buffers of a block fit in L2 together (64 KiB each in
+    // float32), and a chain that calls kernels (16-bit ones, broadcast operands) makes few calls:
+    // a traced LeNet bfloat16 step's bias + ReLU chains took 0.60 ms in blocks of 2048, 0.25 ms
+    // in blocks of 16384.
+    static constexpr size_t kBlockElems = 16384;
 
     // ParamError for an empty chain, a step with the wrong arity or an operand that is not an
     // input or an earlier step. The last step's result is the output.

@@ -3,9 +3,11 @@
 // (blocked_desc.h), so that the primitive reads and writes them with no reorder; where the
 // implementation oneDNN picks for those formats is its reference, the primitive chooses its own
 // layouts and the operands reorder (as ConvBiasBlocked does). The filter and its gradient are
-// plain, reordered as in convolution.cpp.
+// plain, reordered as in convolution.cpp. A bfloat16 1x1 filter gradient reorders src and diff to
+// plain for oneDNN's gemm kernel instead (conv_pointwise_lowp.h).
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_common.h"
+#include "src/x86/conv_pointwise_lowp.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -113,6 +115,13 @@ private:
                     desc, user_scratchpad(), engine, forward_hint(engine, g, src_d, w_md, diff_d));
         };
         auto pd = blocked_or_any_pd(*ops, make_pd);
+        // A bfloat16 1x1 filter gradient is faster by the gemm kernel, on plain src and diff
+        // reordered from the blocked ones, than by the AMX kernel on blocked ones
+        // (conv_pointwise_lowp.h).
+        if (auto gemm = pointwise_bf16_gemm(grad, g, [&] {
+                return make_pd(any_desc(ops->plain_image), any_desc(ops->plain_diff));
+            }))
+            pd = *gemm;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_weights(pd), pd,
                                                     engine, pd.impl_info_str());
         plan->add(DNNL_ARG_SRC, blocked_operand(src, ic), pd.src_desc(), false);

@@ -1,16 +1,19 @@
 // ConvolutionForward, ConvolutionBackwardData (also the transposed convolution) and
 // ConvolutionBackwardFilter through oneDNN: 1-D, 2-D and 3-D (NCW, NCHW, NCDHW), any stride,
 // padding, dilation and group, both modes, float32 and (where the CPU has a kernel) bfloat16 with
-// float32 accumulation. The primitives choose their own layouts (format_tag::any: the blocked
-// formats their fast kernels need), and the caller's strided tensors are reordered in and out
-// through the workspace. The flipped-kernel CONVOLUTION mode is cross-correlation with the filter
-// reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
-// blocked weight layout needs anyway. A filter whose storage and version stay the same is
-// reordered once and then read from the WeightCache (weight_cache.h). What oneDNN has no kernel
-// for (float16 in oneDNN 2.6, bfloat16 below AVX-512) runs the float32 primitive between
-// vectorised conversions (lowp_plan.h); empty tensors go to naive. Depthwise convolutions on plain
-// float32 tensors run our own loops instead (depthwise_conv.h).
+// float32 accumulation (bfloat16 1x1 filter gradients, and strided 1x1 input gradients as stride-1
+// ones on the subsampled grid, by oneDNN's gemm kernel: conv_pointwise_lowp.h). The primitives
+// choose their own layouts (format_tag::any: the blocked formats their fast kernels need), and the
+// caller's strided tensors are reordered in and out through the workspace. The flipped-kernel
+// CONVOLUTION mode is cross-correlation with the filter reversed in every spatial axis: the
+// reversal rides on the filter's staging copy, which the blocked weight layout needs anyway. A
+// filter whose storage and version stay the same is reordered once and then read from the
+// WeightCache (weight_cache.h). What oneDNN has no kernel for (float16 in oneDNN 2.6, bfloat16
+// below AVX-512) runs the float32 primitive between vectorised conversions (lowp_plan.h); empty
+// tensors go to naive. Depthwise convolutions on plain float32 tensors run our own loops instead
+// (depthwise_conv.h).
 #include "src/x86/conv_common.h"
+#include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
 
 namespace neomeg::dnn::x86 {
@@ -59,15 +62,31 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), grad, filter, diff);
         if (!g)
             return nullptr;
-        auto hint = conv_forward_pd(x86_handle(), *g, grad, filter, diff);
+        // A strided bfloat16 1x1 one: stride 1 by the gemm kernel into a zeroed grad's
+        // subsampled view (conv_pointwise_lowp.h).
+        if (auto sub = subsampled_grad(filter, diff, grad, *g))
+            return subsampled_grad_plan(plan_for(sub->g, filter, diff, sub->view, true), sub->view);
+        return plan_for(*g, filter, diff, grad, false);
+    }
+
+    std::unique_ptr<Plan> plan_for(const ConvDims& g, const TensorLayout& filter,
+                                   const TensorLayout& diff, const TensorLayout& grad,
+                                   bool prefer_gemm) {
+        auto hint = conv_forward_pd(x86_handle(), g, grad, filter, diff);
         dnnl::convolution_backward_data::desc desc(
-                dnnl::algorithm::convolution_direct, any_desc(grad), any_weights_desc(filter, *g),
-                any_desc(diff), g->stride, g->dilate, g->pad, g->pad);
-        dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(),
-                                                           x86_handle().engine(), hint);
+                dnnl::algorithm::convolution_direct, any_desc(grad), any_weights_desc(filter, g),
+                any_desc(diff), g.stride, g.dilate, g.pad, g.pad);
+        auto make_pd = [&] {
+            return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
+                                                                   x86_handle().engine(), hint);
+        };
+        auto pd = make_pd();
+        if (prefer_gemm)
+            if (auto gemm = pointwise_bf16_gemm(filter, g, make_pd))
+                pd = *gemm;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_data(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
-        plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, *g), pd.weights_desc(), false);
+        plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, g), pd.weights_desc(), false);
         plan->add(DNNL_ARG_DIFF_DST, data_operand(diff), pd.diff_dst_desc(), false);
         plan->add(DNNL_ARG_DIFF_SRC, data_operand(grad), pd.diff_src_desc(), true);
         plan->finalize();
@@ -102,8 +121,13 @@ private:
         dnnl::convolution_backward_weights::desc desc(
                 dnnl::algorithm::convolution_direct, any_desc(src), any_weights_desc(grad, *g),
                 any_desc(diff), g->stride, g->dilate, g->pad, g->pad);
-        dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(),
-                                                              x86_handle().engine(), hint);
+        auto make_pd = [&] {
+            return dnnl::convolution_backward_weights::primitive_desc(desc, user_scratchpad(),
+                                                                      x86_handle().engine(), hint);
+        };
+        auto pd = make_pd();
+        if (auto gemm = pointwise_bf16_gemm(grad, *g, make_pd))
+            pd = *gemm;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_weights(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
         plan->add(DNNL_ARG_SRC, data_operand(src), pd.src_desc(), false);

@@ -4,9 +4,21 @@ from collections.abc import Iterable
 
 from ..autodiff import GradManager
 from ..core import _imperative_rt as _rt
-from ..functional import full_like
+from ..core.tensor import step_gate as _step_gate
+from ..functional import broadcast_to, where, zeros_like
 from ..functional.math import _check_non_finite
-from ..tensor import Tensor
+from ..tensor import Tensor, _set_grad
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _as(scalar, t):
+    """A 0-d float32 ``scalar`` in ``t``'s dtype, on ``t``'s device."""
+    if scalar.device != t.device:
+        scalar = scalar._copy_to(t.device)
+    return scalar if t._dtype_name == "float32" else scalar.astype(t._dtype_name)
 
 
 class GradScaler:
@@ -19,13 +31,22 @@ class GradScaler:
     parameters alone; ``update`` then multiplies ``scale_factor`` by ``backoff_factor`` and
     restarts the count, and otherwise multiplies it by ``growth_factor`` after every
     ``growth_interval`` finite steps in a row. ``growth_interval=0`` keeps the scale fixed
-    and unscales without checking.
+    and unscales without checking. The scale and the count are kept in tensors (float32 and
+    int32; ``scale_factor`` and ``_growth_tracker`` read them as Python numbers), so a scale
+    that is not a power of two rounds to float32, where MegEngine keeps a Python float.
 
-    In a :func:`~.jit.trace`'d step: with a fixed scale (``growth_interval=0``) the graph
-    replays, and records again when ``scale_factor`` changes. Dynamic scaling decides on the
-    host, from each step's gradients, whether the step runs and what the next scale is, which
-    a compiled graph cannot replay: the trace warns and runs the step eagerly on every call
-    (MegEngine's trace reruns the Python code on every call, so there it replays as usual).
+    In a :func:`~.jit.trace`'d step the whole scaled step is part of the graph, with no
+    decision on the host: the found-inf flag stays a tensor, ``unscale`` keeps the unscaled
+    gradients (non-finite ones included) and marks them with the flag, the optimizer's
+    ``step`` in the same traced function keeps each marked parameter and its state (momentum,
+    Adam's moments and step count) where the flag is set, and ``update`` computes the next scale
+    and count with elementwise ops. Every replay thus gives what the eager step gives
+    (parameters, optimizer state, scale), overflowing steps included; the gradients of a
+    skipped step are left in ``.grad`` instead of None until ``clear_grad``. A traced function
+    that unscales without stepping the optimizer cannot replay that way (the eager step after a
+    replay would see non-finite gradients): the trace warns and runs it eagerly on every call.
+    Reading ``scale_factor`` inside a traced function takes its value as a constant: the trace
+    records again when the scale changes.
 
     Args:
         init_scale: Initial scale factor.
@@ -67,13 +88,46 @@ class GradScaler:
         backoff_factor: float = 0.5,
         growth_interval: int = 2000,
     ):
-        self.scale_factor = float(init_scale)
+        # Tensors, not Python numbers, so that a traced step reads and updates them in its
+        # graph; they exist before any trace, which therefore binds them (not constants).
+        self._scale_t = Tensor(float(init_scale), dtype="float32")
+        self._tracker_t = Tensor(0, dtype="int32")
+        self._version = 0  # counts assignments from Python (a fixed scale's trace guard)
         self.growth_factor = float(growth_factor)
         self.backoff_factor = float(backoff_factor)
         self.growth_interval = growth_interval
+        # Whether an unscale since the last update found a non-finite gradient: a tensor too,
+        # so that an update outside the traced step that unscaled reads each replay's flag.
+        self._found_t = Tensor(False)
 
-        self._growth_tracker = 0
-        self._found_non_finite = False
+    @property
+    def scale_factor(self) -> float:
+        """The current loss scale, a Python float (read from the scale tensor)."""
+        value = self._read_scale()
+        if _rt._trace_active():
+            # A traced function that reads the scale holds it as a constant of its graph.
+            _rt._trace_note_guard(self._read_scale, value)
+        return value
+
+    @scale_factor.setter
+    def scale_factor(self, value):
+        self._scale_t._reset(Tensor(float(value), dtype="float32", device=self._scale_t.device))
+        self._version += 1
+
+    @property
+    def _growth_tracker(self) -> int:
+        return int(self._tracker_t.item())
+
+    @_growth_tracker.setter
+    def _growth_tracker(self, value):
+        self._tracker_t._reset(Tensor(int(value), dtype="int32", device=self._tracker_t.device))
+        self._version += 1
+
+    def _read_scale(self):
+        return float(self._scale_t.item())
+
+    def _read_version(self):
+        return self._version
 
     def backward(
         self,
@@ -119,13 +173,12 @@ class GradScaler:
             ys = y
         else:
             ys = [y]
-        self._note_scale_for_trace()
+        self._note_fixed_scale()
         if dy is None:
-            dys = [full_like(y, self.scale_factor) for y in ys]
-        elif isinstance(dy, (tuple, list)):
-            dys = [dy_ * self.scale_factor for dy_ in dy]
+            dys = [broadcast_to(_as(self._scale_t, y), y.shape) for y in ys]
         else:
-            dys = [dy * self.scale_factor]
+            dys = [_tensor(d) for d in (dy if isinstance(dy, (tuple, list)) else [dy])]
+            dys = [d * _as(self._scale_t, d) for d in dys]
 
         gm.backward(y=ys, dy=dys)
 
@@ -133,6 +186,13 @@ class GradScaler:
             self.unscale(gm.attached_tensors())
             if update_scale:
                 self.update()
+
+    def _note_fixed_scale(self):
+        # A fixed scale is only read by a traced step, which makes it a constant under
+        # capture_as_const: a trace records again after a Python assignment (scale_factor =,
+        # load_state_dict). A dynamic scale is updated by the step, so always read.
+        if self.growth_interval == 0 and _rt._trace_active():
+            _rt._trace_note_guard(self._read_version, self._version)
 
     def unscale(self, grad_tensors: Iterable[Tensor]):
         r"""Unscale all ``grad_tensors``'s grad.
@@ -153,46 +213,39 @@ class GradScaler:
             >>> w.grad is None, scaler.unscale([w]) is scaler, w.grad is None
             (False, True, True)
         """
-        grad_tensors = list(grad_tensors)
+        tensors = [
+            t for t in grad_tensors if t is not None and getattr(t, "grad", None) is not None
+        ]
         if self.growth_interval == 0:
-            self._note_scale_for_trace()
-            inv_scale = Tensor(1.0 / self.scale_factor)
-            for tensor in grad_tensors:
-                if tensor is None or getattr(tensor, "grad", None) is None:
-                    continue
-                tensor.grad *= inv_scale
+            self._note_fixed_scale()
+            self._unscale_grads(tensors)
             return self
-
-        # A graph would replay the first call's outcome of the check below (steps with inf
-        # gradients applied, the scale frozen): the trace runs this step eagerly instead.
-        _rt._trace_fail(
-            "GradScaler's dynamic loss scaling decides on the host, from each step's gradients, "
-            "whether the step runs and what the next scale is (growth_interval=0 keeps a fixed "
-            "scale, which replays)"
-        )
+        if not tensors:
+            return self
         # Every grad is checked, whether or not an earlier one is non-finite, so that a traced
         # step records the same ops each time.
-        grads = [x.grad for x in grad_tensors if x is not None and x.grad is not None]
-        if self._check_gradients(grads, 1.0 / self.scale_factor):
-            self._found_non_finite = True
-            for tensor in grad_tensors:
-                if tensor is None or getattr(tensor, "grad", None) is None:
-                    continue
-                tensor.grad = None
+        found = _check_non_finite([t.grad for t in tensors]).reshape(()) != 0
+        if found.device != self._found_t.device:
+            found = found._copy_to(self._found_t.device)
+        self._found_t._reset(self._found_t | found)
+        if _rt._trace_active():
+            # No host decision: the graph keeps every gradient, and the optimizer's step keeps
+            # the parameters where the flag is set.
+            self._unscale_grads(tensors)
+            for t in tensors:
+                _step_gate.mark(t, found)
+        elif found.item():
+            for t in tensors:
+                _set_grad(t, None)
+        else:
+            self._unscale_grads(tensors)
         return self
 
-    def _scale(self):
-        return self.scale_factor
-
-    def _note_scale_for_trace(self):
-        # A recording holds the scale as a constant of its graph: a call with another scale
-        # records again.
-        _rt._trace_note_guard(self._scale, self.scale_factor)
-
-    def _check_gradients(self, grads, scale):
-        if len(grads) == 0:
-            return False
-        return bool(_check_non_finite(grads, scale).numpy()[0])
+    def _unscale_grads(self, tensors):
+        inv_scale = 1.0 / self._scale_t
+        for t in tensors:
+            g = t.grad
+            t.grad._reset(g * _as(inv_scale, g))
 
     def update(self, new_scale: float | None = None):
         r"""Update the scale factor according to whether encountered overflow grad.
@@ -216,17 +269,17 @@ class GradScaler:
             return
 
         if new_scale is not None:
-            self.scale_factor = float(new_scale)
+            self.scale_factor = new_scale
         else:
-            if self._found_non_finite:
-                self.scale_factor *= self.backoff_factor
-                self._growth_tracker = 0
-            else:
-                self._growth_tracker += 1
-                if self._growth_tracker >= self.growth_interval:
-                    self.scale_factor *= self.growth_factor
-                    self._growth_tracker = 0
-        self._found_non_finite = False
+            # MegEngine's rule, as elementwise ops: an overflow backs off and restarts the
+            # count; growth_interval finite steps in a row grow the scale.
+            found, scale, count = self._found_t, self._scale_t, self._tracker_t + 1
+            scale = where(found, scale * self.backoff_factor, scale)
+            count = where(found, zeros_like(count), count)
+            grow = count >= self.growth_interval
+            self._scale_t._reset(where(grow, scale * self.growth_factor, scale))
+            self._tracker_t._reset(where(grow, zeros_like(count), count))
+        self._found_t._reset(Tensor(False, device=self._found_t.device))
 
     def state_dict(self):
         """The scaler's state, for :meth:`load_state_dict`.

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core import _imperative_rt as _rt
 from ..core.tensor import shape_dim as _shape_dim
+from ..core.tensor import step_gate as _step_gate
 from ..tensor import Tensor
 from .dtr_config import DTRConfig
 from .dump import dump_trace
@@ -354,12 +355,20 @@ class trace:
         session = _rt.TraceSession()
         shape_notes = []
         session.start_record()
+        _step_gate.reset()
         try:
             for t, name in zip(tensors, names):
                 session.add_input(t, name)
             with _shape_dim.tracing(self._symbolic_shape, shape_notes):
                 result = _plain_dims(self.__wrapped__(*args, **kwargs))
+            if _step_gate.untaken():
+                _rt._trace_fail(
+                    "amp.GradScaler unscaled gradients that no optimizer step of the traced "
+                    "function took: a replay cannot drop a non-finite step's gradients for an "
+                    "optimizer step outside the trace"
+                )
         finally:
+            _step_gate.reset()
             session.stop()
         self._shape_notes = shape_notes
         outs, out_names = [], []
@@ -394,11 +403,13 @@ class trace:
     def _check(self, args, kwargs):
         session = self._session
         session.start_check()
+        _step_gate.reset()
         try:
             with _shape_dim.tracing(self._symbolic_shape):
                 result = _plain_dims(self.__wrapped__(*args, **kwargs))
             session.finish_check()
         finally:
+            _step_gate.reset()
             session.stop()
         return result
 

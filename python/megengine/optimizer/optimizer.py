@@ -13,7 +13,9 @@ import warnings
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor import step_gate
 from ..core.tensor.memory_format import to_channels_last
+from ..functional.tensor import where
 from ..tensor import Parameter, Tensor, _set_grad
 
 
@@ -175,12 +177,35 @@ class Optimizer:
                 raise TypeError(
                     f"{type(self).__name__}: lr must be a number, got {type(group['lr']).__name__}"
                 )
+            kept = self._snapshot_marked(group)
             self._updates(group)
+            self._restore_where_found(kept)
         if _rt._trace_active():
             # The hyperparameters are Python numbers, constants of a traced step's graph: a
             # replay needs the same ones (a scheduler's change makes the trace record again).
             _rt._trace_note_guard(self._hyperparameters, self._hyperparameters())
         return self
+
+    def _snapshot_marked(self, group):
+        """The values before the step of each parameter whose gradient a traced GradScaler
+        marked with its found-inf flag (``core/tensor/step_gate.py``), and of its state."""
+        kept = []
+        for p in group["params"]:
+            flag = step_gate.take(p)
+            if flag is not None:
+                state = self._state.get(p, {})
+                old = {k: v.detach() for k, v in state.items() if isinstance(v, Tensor)}
+                kept.append((p, flag, p.detach(), old))
+        return kept
+
+    def _restore_where_found(self, kept):
+        # Where the flag is set the step did not happen: MegEngine's eager GradScaler drops
+        # those gradients, which a graph cannot decide, so it selects the old values instead.
+        for p, flag, old_p, old_state in kept:
+            _write(p, where(flag, old_p, p.detach()))
+            state = self._state.get(p, {})
+            for k, old in old_state.items():
+                _write(state[k], where(flag, old, state[k].detach()))
 
     def _hyperparameters(self):
         return tuple(

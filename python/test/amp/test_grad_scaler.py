@@ -10,6 +10,7 @@ import megengine.optimizer as optim
 from megengine.amp import GradScaler
 from megengine.autodiff import GradManager
 from megengine.functional.math import _check_non_finite
+from megengine.jit import trace
 
 # Loss factors per step: finite ones, then an inf, a NaN and a -inf that must skip the step.
 PATTERN = [1, 1, np.inf, 1, 1, 1, np.nan, 1, 1, 1, 1, -np.inf, 1]
@@ -67,6 +68,154 @@ def test_injected_inf_and_nan_skip_the_step_and_back_off_like_megengine():
         "growth_interval": 3,
         "_growth_tracker": 1,
     }
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the graph replays
+def test_traced_step_replays_megengines_run_with_no_host_decision():
+    w = mge.Parameter(np.array([1.0, -2.0, 3.0], "float32"))
+    gm = GradManager().attach([w])
+    opt = optim.SGD([w], lr=0.125)
+    scaler = GradScaler(init_scale=2.0**4, growth_factor=2.0, backoff_factor=0.5, growth_interval=3)
+
+    @trace
+    def step(k):
+        with gm:
+            scaler.backward(gm, (w * w).sum() * k)
+        grad = w.grad * 1.0  # the unscaled gradient, non-finite on a skipped step
+        opt.step().clear_grad()
+        return grad
+
+    sessions = set()
+    for i, k in enumerate(PATTERN):
+        grad = step(mge.Tensor(float(k))).numpy()
+        sessions.add(id(step._session))
+        if MGE_GRADS[i] is None:
+            assert not np.isfinite(grad).all(), i
+        else:
+            assert grad.tolist() == MGE_GRADS[i], i
+        assert w.grad is None
+        assert scaler.scale_factor == MGE_SCALES[i], i
+        np.testing.assert_allclose(w.numpy(), MGE_W[i], rtol=1e-6, err_msg=str(i))
+    assert step._mode == "graph" and len(sessions) == 1  # recorded once, replayed since
+    assert scaler.state_dict()["_growth_tracker"] == 1
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the graph replays
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam", "Adagrad", "LAMB"])
+def test_traced_skipped_step_keeps_every_optimizer_state_as_eager(opt_name):
+    make = {
+        "SGD": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
+        "Adam": lambda ps: optim.Adam(ps, lr=0.1, weight_decay=0.01),
+        "Adagrad": lambda ps: optim.Adagrad(ps, lr=0.1),
+        "LAMB": lambda ps: optim.LAMB(ps, lr=0.1),
+    }[opt_name]
+    factors = [1.0, np.inf, 1.0, np.nan, np.nan, 1.0, 1.0]
+    runs = []
+    for traced in (False, True):
+        w = mge.Parameter(np.array([[0.5, -1.5], [2.0, 0.25]], "float32"))
+        b = mge.Parameter(np.array([0.1, -0.2], "float32"))
+        gm = GradManager().attach([w, b])
+        opt = make([w, b])
+        scaler = GradScaler(init_scale=4.0, growth_interval=2)
+
+        def step(k, w=w, b=b, gm=gm, opt=opt, scaler=scaler):
+            with gm:
+                loss = ((w * w).sum() + (b * w).sum() * 3.0) * k
+                scaler.backward(gm, loss)
+            opt.step().clear_grad()
+            return loss
+
+        if traced:
+            step = trace(step)
+        trail = []
+        for k in factors:
+            step(mge.Tensor(k))
+            state = [
+                np.asarray(v) for st in opt.state_dict()["state"].values() for v in st.values()
+            ]
+            trail.append((w.numpy(), b.numpy(), scaler.scale_factor, state))
+        assert not traced or step._mode == "graph"
+        runs.append(trail)
+    for i, (eager, traced) in enumerate(zip(*runs)):
+        np.testing.assert_allclose(traced[0], eager[0], rtol=1e-6, err_msg=str(i))
+        np.testing.assert_allclose(traced[1], eager[1], rtol=1e-6, err_msg=str(i))
+        assert traced[2] == eager[2], i
+        for a, e in zip(traced[3], eager[3]):
+            np.testing.assert_allclose(a, e, rtol=1e-6, err_msg=str(i))
+    # the skipped steps (1, 3 and 4) changed nothing
+    for before, after in [(0, 1), (2, 3), (2, 4)]:
+        np.testing.assert_array_equal(runs[1][before][0], runs[1][after][0])
+        for a, e in zip(runs[1][before][3], runs[1][after][3]):
+            np.testing.assert_array_equal(a, e)
+    assert [t[2] for t in runs[0]] == [4.0, 2.0, 2.0, 1.0, 0.5, 0.5, 1.0]
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the graph replays
+def test_update_outside_the_trace_reads_each_replays_flag():
+    w = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach([w])
+    opt = optim.SGD([w], lr=0.25)
+    scaler = GradScaler(init_scale=8.0, growth_interval=1)
+
+    @trace
+    def step(k):
+        with gm:
+            scaler.backward(gm, (w * w).sum() * k, update_scale=False)
+        opt.step().clear_grad()
+
+    scales = []
+    for k in [1.0, np.inf, 1.0]:
+        step(mge.Tensor(k))
+        scaler.update()
+        scales.append(scaler.scale_factor)
+    assert scales == [16.0, 8.0, 16.0]
+    np.testing.assert_allclose(w.numpy(), [0.25, 0.5])  # two steps of w -= 0.25 * 2w
+
+
+def test_unscale_in_a_trace_without_the_optimizer_step_runs_eagerly():
+    w = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach([w])
+    opt = optim.SGD([w], lr=0.25)
+    scaler = GradScaler(init_scale=8.0)
+
+    @trace
+    def backward(k):
+        with gm:
+            scaler.backward(gm, (w * w).sum() * k)
+
+    with pytest.warns(RuntimeWarning, match="no optimizer step"):
+        backward(mge.Tensor(1.0))
+    opt.step().clear_grad()
+    backward(mge.Tensor(np.inf))  # eager: the gradient is dropped, so the step skips
+    assert w.grad is None
+    opt.step().clear_grad()
+    np.testing.assert_allclose(w.numpy(), [0.5, 1.0])
+    assert scaler.scale_factor == 4.0
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the graph replays
+def test_scale_is_float32_and_assignments_reach_a_traced_step():
+    s = GradScaler(init_scale=0.1, growth_factor=3.0, growth_interval=1)
+    assert s.scale_factor == float(np.float32(0.1))
+    s.update()
+    assert s.scale_factor == float(np.float32(np.float32(0.1) * np.float32(3.0)))
+    w = mge.Parameter([1.0])
+    gm = GradManager().attach([w])
+    opt = optim.SGD([w], lr=0.0)
+
+    @trace
+    def step():
+        with gm:
+            s.backward(gm, w * 4.0, update_scale=False)
+        g = w.grad * 1.0
+        opt.step().clear_grad()
+        return g
+
+    step()
+    s.scale_factor = 1e38  # 4 * 1e38 overflows float32: the step is skipped
+    assert np.isinf(step().numpy()).all()
+    s.load_state_dict({**s.state_dict(), "scale_factor": 2.0})
+    assert step().numpy().tolist() == [4.0]
 
 
 def test_unscale_checks_every_gradient_and_drops_all_on_overflow():

@@ -1,6 +1,8 @@
 """MegEngine 1.13's own amp examples (the docstrings of ``autocast`` and ``GradScaler``, the
 ``convert_module_format`` recipe), run unchanged, eagerly and inside ``jit.trace``: a traced
-step gives the eager step's losses, parameters and loss scale, overflowing steps included."""
+step gives the eager step's losses, parameters and loss scale step by step, overflowing steps
+and growing scales included, and replays its graph (a dynamic GradScaler decides nothing on
+the host)."""
 
 import warnings
 
@@ -23,7 +25,7 @@ from .megengine_examples import (
     grad_scaler_split,
 )
 
-STEPS = 6
+STEPS = 8
 
 
 class Net(M.Module):
@@ -48,66 +50,108 @@ def fresh_model():
     return model
 
 
-def data(step, overflow_at=None):
+def data(step, overflow=()):
     rng = np.random.default_rng(step)
     image = rng.standard_normal((4, 3, 8, 8)).astype("float32")
-    if step == overflow_at:
+    if step in overflow:
         image[0, 0, 0, 0] = np.inf  # the loss, and so every gradient, is not finite
     return mge.Tensor(image), mge.Tensor(rng.integers(0, 5, 4).astype("int32"))
 
 
-def run(make_step, traced, overflow_at=None):
-    """Losses, final parameters and the scaler of STEPS steps of the step make_step builds."""
+def run(make_step, traced, overflow=(), make_opt=None):
+    """Per step: the loss, the parameters and the loss scale after STEPS steps of the step
+    make_step builds; and the traced step (None eagerly)."""
     model = fresh_model()
     gm = GradManager()
-    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    params = list(model.parameters())
+    opt = make_opt(params) if make_opt else optim.SGD(params, lr=0.1, momentum=0.9)
     scaler = GradScaler(init_scale=2.0**8, growth_interval=2)
     gm.attach(model.parameters())
     train_step = make_step(model, gm, opt, scaler)
     if traced:
         train_step = trace(train_step)
-    losses = []
+    trail = []
     with warnings.catch_warnings():
-        # a dynamic GradScaler makes the trace run its step eagerly, with a warning
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # no step falls back to eager
         for step in range(STEPS):
-            losses.append(float(train_step(*data(step, overflow_at)).numpy()))
-    return losses, [p.numpy() for p in model.parameters()], scaler
+            loss = float(train_step(*data(step, overflow)).numpy())
+            trail.append((loss, [p.numpy() for p in model.parameters()], scaler.scale_factor))
+    return trail, (train_step if traced else None)
+
+
+def assert_same_trail(traced, eager):
+    for step, (t, e) in enumerate(zip(traced, eager)):
+        np.testing.assert_allclose(t[0], e[0], rtol=1e-5, err_msg=f"loss, step {step}")
+        assert t[2] == e[2], f"scale, step {step}"
+        for a, b in zip(t[1], e[1]):
+            assert np.isfinite(a).all()
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=f"step {step}")
 
 
 @pytest.mark.parametrize("make_step", [autocast_decorator, autocast_context])
 def test_autocast_examples_traced_match_eager(make_step):
-    losses, params, _ = run(make_step, traced=False)
-    t_losses, t_params, _ = run(make_step, traced=True)
+    eager, _ = run(make_step, traced=False)
+    traced, step = run(make_step, traced=True)
+    losses = [t[0] for t in eager]
     assert all(np.isfinite(losses)) and losses[-1] != losses[0]
-    np.testing.assert_allclose(t_losses, losses, rtol=1e-5)
-    for a, b in zip(t_params, params):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert_same_trail(traced, eager)
+    assert step._mode == "graph"
     # the decorator and the context manager are the same step
     other = autocast_context if make_step is autocast_decorator else autocast_decorator
-    np.testing.assert_allclose(run(other, traced=False)[0], losses, rtol=1e-6)
+    np.testing.assert_allclose([t[0] for t in run(other, traced=False)[0]], losses, rtol=1e-6)
 
 
+# The scale from 256 with growth_interval=2: two finite steps in a row double it, an overflow
+# halves it (and restarts the count).
+SCALES = {
+    (): [256, 512, 512, 1024, 1024, 2048, 2048, 4096],
+    (3,): [256, 512, 512, 256, 256, 512, 512, 1024],
+    (2, 3, 6): [256, 512, 256, 128, 128, 256, 128, 128],
+}
+
+
+@pytest.mark.parametrize("overflow", list(SCALES))
 @pytest.mark.parametrize("make_step", [grad_scaler_backward, grad_scaler_split])
-def test_grad_scaler_examples_skip_overflow_traced_as_eager(make_step):
-    losses, params, scaler = run(make_step, traced=False, overflow_at=3)
-    t_losses, t_params, t_scaler = run(make_step, traced=True, overflow_at=3)
-    # 256, two finite steps: 512, one more, the overflow halves it, two finite steps double it
-    # (no overflow would end at 2048)
-    assert scaler.scale_factor == t_scaler.scale_factor == 512.0
-    np.testing.assert_allclose(t_losses, losses, rtol=1e-5)
-    for a, b in zip(t_params, params):
-        assert np.isfinite(a).all()
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+def test_grad_scaler_examples_traced_match_eager_step_by_step(make_step, overflow):
+    eager, _ = run(make_step, traced=False, overflow=overflow)
+    traced, step = run(make_step, traced=True, overflow=overflow)
+    assert [t[2] for t in eager] == SCALES[overflow]
+    assert_same_trail(traced, eager)
+    for s in overflow:  # a skipped step leaves the parameters as they were
+        for a, b in zip(eager[s][1], eager[s - 1][1]):
+            np.testing.assert_array_equal(a, b)
+    assert step._mode == "graph"
 
 
-def test_dynamic_grad_scaler_makes_the_trace_run_eagerly_with_a_warning():
-    model = fresh_model()
-    gm = GradManager().attach(model.parameters())
-    opt = optim.SGD(model.parameters(), lr=0.1)
-    step = trace(grad_scaler_backward(model, gm, opt, GradScaler()))
-    with pytest.warns(RuntimeWarning, match="GradScaler"):
-        step(*data(0))
+def test_grad_scaler_traced_with_adam_matches_eager():
+    def adam(params):
+        return optim.Adam(params, lr=0.01, weight_decay=1e-4)
+
+    eager, _ = run(grad_scaler_backward, traced=False, overflow=(1, 4), make_opt=adam)
+    traced, step = run(grad_scaler_backward, traced=True, overflow=(1, 4), make_opt=adam)
+    assert_same_trail(traced, eager)
+    assert step._mode == "graph"
+
+
+def test_dynamic_grad_scaler_step_is_recorded_once():
+    # scaler.backward reads the scale in the graph; the split example's
+    # megengine.tensor(scaler.scale_factor) is a constant, recorded again when the scale changes
+    sessions = {}
+    for make_step in (grad_scaler_backward, grad_scaler_split):
+        model = fresh_model()
+        gm = GradManager().attach(model.parameters())
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        step = trace(make_step(model, gm, opt, GradScaler(init_scale=2.0**8, growth_interval=2)))
+        seen = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            for i in range(STEPS):
+                step(*data(i, overflow=(3,)))
+                seen.append(step._session)
+        sessions[make_step] = [seen.index(s) for s in seen]
+    assert sessions[grad_scaler_backward] == [0] * STEPS
+    # scale 256, 512 after step 1, 256 after step 3 (overflow), 512 after step 5, 1024 after 7
+    assert sessions[grad_scaler_split] == [0, 0, 2, 2, 4, 4, 6, 6]
 
 
 def test_fixed_grad_scaler_replays_and_records_again_for_a_new_scale():
@@ -135,7 +179,8 @@ def test_fixed_grad_scaler_replays_and_records_again_for_a_new_scale():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
-def test_convert_module_format_recipe_trains_as_nchw():
+@pytest.mark.parametrize("traced", [False, True])
+def test_convert_module_format_recipe_trains_as_nchw(traced):
     def make(model, gm, opt, scaler):
         # MegEngine's NHWC recipe: the module and each input converted, the step unchanged
         amp.convert_module_format(model)
@@ -146,8 +191,6 @@ def test_convert_module_format_recipe_trains_as_nchw():
 
         return train_step
 
-    losses, params, _ = run(grad_scaler_backward, traced=False)
-    nhwc_losses, nhwc_params, _ = run(make, traced=False)
-    np.testing.assert_allclose(nhwc_losses, losses, rtol=1e-5)
-    for a, b in zip(nhwc_params, params):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    eager, _ = run(grad_scaler_backward, traced=False, overflow=(3,))
+    nhwc, _ = run(make, traced=traced, overflow=(3,))
+    assert_same_trail(nhwc, eager)
