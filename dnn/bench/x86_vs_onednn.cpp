@@ -223,28 +223,30 @@ dnnl::primitive_attr user_scratchpad() {
 
 struct ConvCase {
     const char* name;
-    memory::dim n, ic, oc, hw, k, group;
+    memory::dim n, ic, oc, hw, k, group, stride = 1;
 };
 
 void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvCase& c) {
     if (!wanted(c.name))
         return;
     memory::dim pad = c.k / 2;
-    memory::dims src{c.n, c.ic, c.hw, c.hw}, dst{c.n, c.oc, c.hw, c.hw};
+    memory::dim ohw = (c.hw + 2 * pad - c.k) / c.stride + 1;
+    memory::dims src{c.n, c.ic, c.hw, c.hw}, dst{c.n, c.oc, ohw, ohw};
     memory::dims wd = c.group == 1
                               ? memory::dims{c.oc, c.ic, c.k, c.k}
                               : memory::dims{c.group, c.oc / c.group, c.ic / c.group, c.k, c.k};
-    memory::dims st{1, 1}, dil{0, 0}, pd{pad, pad};
+    memory::dims st{c.stride, c.stride}, dil{0, 0}, pd{pad, pad};
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
                                        dnnl::algorithm::convolution_direct, any(src), any(wd),
                                        any(dst), st, dil, pd, pd);
     dnnl::convolution_forward::primitive_desc fpd(fd, user_scratchpad(), eng);
     param::Convolution p;
     p.padding = {int32_t(pad), int32_t(pad)};
+    p.stride = {int32_t(c.stride), int32_t(c.stride)};
     p.group = uint32_t(c.group);
     TensorShape xs{size_t(c.n), size_t(c.ic), size_t(c.hw), size_t(c.hw)},
             ws{size_t(c.oc), size_t(c.ic / c.group), size_t(c.k), size_t(c.k)},
-            ys{size_t(c.n), size_t(c.oc), size_t(c.hw), size_t(c.hw)};
+            ys{size_t(c.n), size_t(c.oc), size_t(ohw), size_t(ohw)};
     std::string name = std::string(c.name) + " fwd";
     Raw raw = time_raw(eng, s, dnnl::convolution_forward(fpd),
                        {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
@@ -350,9 +352,13 @@ int main(int argc, char** argv) {
     std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d, %s time\n", dnnl_version()->major,
                 dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)", g_repeat,
                 g_cpu_time ? "process CPU" : "wall");
-    for (const ConvCase& c : {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
-                              ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
-                              ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64}})
+    for (const ConvCase& c :
+         {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
+          ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
+          ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64},
+          ConvCase{"depthwise 3x3 64 56x56 b1", 1, 64, 64, 56, 3, 64},
+          ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},
+          ConvCase{"depthwise 3x3 s2 128 56x56 b1", 1, 128, 128, 56, 3, 128, 2}})
         bench_conv(*handle, eng, s, c);
     for (memory::dim n : {256, 1024, 2048})
         bench_matmul(*handle, eng, s, n);
