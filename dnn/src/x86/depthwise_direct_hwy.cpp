@@ -313,65 +313,107 @@ void DirectCorrelate(const DwSource& x, const DwTaps& t, const float* w, float* 
         CorrelateTaps<2>(x, t, w, out, out_row, oh, ow, accumulate);
 }
 
-// The filter's gradient, KH x KW taps in as many accumulators: per vector of diff (loaded once),
-// every tap's vector of X.
-template <size_t KH, size_t KW, size_t SW>
+// The filter's gradient from one vector of diff's columns (from ox0, `last` of them in the
+// row), all rows, into `total`: bands of R rows load each row of X once for every (diff row,
+// tap) pair it meets, and rows of even and odd r add into separate accumulator sets where
+// registers allow, which halves the chains of dependent additions. The accumulators are local
+// to this function, which keeps them in registers.
+template <bool kEdge, size_t SW, size_t KH, size_t KW, size_t SH>
+HWY_INLINE void GradColumn(DF d, const DwSource& x, const DwTaps& t, const float* diff,
+                           ptrdiff_t diff_row, size_t oh, size_t ox0, size_t last, VF* total) {
+    constexpr size_t kRegs = HWY_TARGET <= HWY_AVX3 ? 32 : 16;
+    constexpr size_t S = 2 * KH * KW + 4 + 2 <= kRegs ? 2 : 1;
+    const ptrdiff_t c0 = static_cast<ptrdiff_t>(ox0 * SW) - x.left;
+    MF m[kMaxKw][SW];
+    if constexpr (kEdge)
+        EdgeMasks<SW>(d, x, t, c0, m);
+    // Lanes past the row are zero in diff and in X (an infinity there would give NaN).
+    const MF out_lanes = hn::FirstN(d, last);
+    VF acc[S][KH * KW];
+    for (size_t i = 0; i < S; ++i)
+        for (size_t k = 0; k < KH * KW; ++k)
+            acc[i][k] = hn::Zero(d);
+    auto band = [&](auto RC, size_t oy0) NM_INLINE {
+        constexpr size_t R = decltype(RC)::value;
+        VF dv[R];
+        for (size_t r = 0; r < R; ++r) {
+            const float* dr = diff + static_cast<ptrdiff_t>(oy0 + r) * diff_row + ox0;
+            dv[r] = kEdge ? hn::MaskedLoad(out_lanes, d, dr) : hn::LoadU(d, dr);
+        }
+        const ptrdiff_t y0 = static_cast<ptrdiff_t>(oy0 * SH) - x.top;
+        // With R == 1, input row i is tap i (dh rows apart); bands have dh == 1.
+        Unroll<(R - 1) * SH + KH>([&](auto I) NM_INLINE {
+            constexpr size_t i = decltype(I)::value;
+            const ptrdiff_t y = y0 + static_cast<ptrdiff_t>(i * t.dh);
+            if (y < 0 || y >= static_cast<ptrdiff_t>(x.h))
+                return;
+            const float* s = x.data + y * x.row + c0;
+            Unroll<KW>([&](auto KX) NM_INLINE {
+                constexpr size_t kx = decltype(KX)::value;
+                VF xv = LoadTap<SW, kEdge>(d, s + kx * t.dw, m[kx]);
+                if constexpr (kEdge)
+                    xv = hn::IfThenElseZero(out_lanes, xv);
+                Unroll<R>([&](auto RR) NM_INLINE {
+                    constexpr size_t r = decltype(RR)::value;
+                    if constexpr (i >= r * SH && i - r * SH < KH) {
+                        constexpr size_t k = (i - r * SH) * KW + kx;
+                        acc[r % S][k] = hn::MulAdd(dv[r], xv, acc[r % S][k]);
+                    }
+                });
+            });
+        });
+    };
+    size_t oy = 0;
+    if (t.dh == 1)
+        for (; oy + 4 <= oh; oy += 4)
+            band(std::integral_constant<size_t, 4>{}, oy);
+    for (; oy < oh; ++oy)
+        band(std::integral_constant<size_t, 1>{}, oy);
+    for (size_t k = 0; k < KH * KW; ++k) {
+        total[k] = hn::Add(total[k], acc[0][k]);
+        if constexpr (S > 1)
+            total[k] = hn::Add(total[k], acc[1][k]);
+    }
+}
+
+// The filter's gradient of KH x KW taps with a row stride of SH.
+template <size_t KH, size_t KW, size_t SH, size_t SW>
 void FilterGrad(const DwSource& x, const DwTaps& t, const float* diff, ptrdiff_t diff_row,
                 size_t oh, size_t ow, double* g) {
     const DF d;
     const size_t N = hn::Lanes(d), nvec = (ow + N - 1) / N;
     const Interior in = interior_of<SW>(d, x, t, ow);
-    VF acc[KH * KW];
+    VF total[KH * KW];
     for (size_t k = 0; k < KH * KW; ++k)
-        acc[k] = hn::Zero(d);
-    auto column = [&](auto edge, size_t j) NM_INLINE {
-        constexpr bool kEdge = decltype(edge)::value;
-        const size_t ox0 = j * N, last = std::min(N, ow - ox0);
-        const ptrdiff_t c0 = static_cast<ptrdiff_t>(ox0 * SW) - x.left;
-        MF m[kMaxKw][SW];
-        if constexpr (kEdge)
-            EdgeMasks<SW>(d, x, t, c0, m);
-        // Lanes past the row are zero in diff and in X (an infinity there would give NaN).
-        const MF out_lanes = hn::FirstN(d, last);
-        for (size_t oy = 0; oy < oh; ++oy) {
-            const float* dr = diff + static_cast<ptrdiff_t>(oy) * diff_row + ox0;
-            const VF dv = kEdge ? hn::MaskedLoad(out_lanes, d, dr) : hn::LoadU(d, dr);
-            const ptrdiff_t y0 = static_cast<ptrdiff_t>(oy * t.sh) - x.top;
-            for (size_t ky = 0; ky < KH; ++ky) {
-                ptrdiff_t y = y0 + static_cast<ptrdiff_t>(ky * t.dh);
-                if (y < 0 || y >= static_cast<ptrdiff_t>(x.h))
-                    continue;
-                const float* s = x.data + y * x.row + c0;
-                for (size_t kx = 0; kx < KW; ++kx) {
-                    VF xv = LoadTap<SW, kEdge>(d, s + kx * t.dw, m[kx]);
-                    if constexpr (kEdge)
-                        xv = hn::IfThenElseZero(out_lanes, xv);
-                    acc[ky * KW + kx] = hn::MulAdd(dv, xv, acc[ky * KW + kx]);
-                }
-            }
-        }
-    };
+        total[k] = hn::Zero(d);
     for (size_t j = 0; j < nvec; ++j) {
+        size_t last = std::min(N, ow - j * N);
         if (j < in.lo || j >= in.hi)
-            column(std::true_type{}, j);
+            GradColumn<true, SW, KH, KW, SH>(d, x, t, diff, diff_row, oh, j * N, last, total);
         else
-            column(std::false_type{}, j);
+            GradColumn<false, SW, KH, KW, SH>(d, x, t, diff, diff_row, oh, j * N, N, total);
     }
     for (size_t k = 0; k < KH * KW; ++k)
-        g[k] += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc[k])));
+        g[k] += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, total[k])));
 }
 
 template <size_t KH, size_t KW>
 void FilterGradOf(const DwSource& x, const DwTaps& t, const float* diff, ptrdiff_t diff_row,
                   size_t oh, size_t ow, double* g) {
-    if (t.sw == 1)
-        FilterGrad<KH, KW, 1>(x, t, diff, diff_row, oh, ow, g);
+    auto run = [&](auto sh, auto sw) {
+        FilterGrad<KH, KW, decltype(sh)::value, decltype(sw)::value>(x, t, diff, diff_row, oh, ow,
+                                                                     g);
+    };
+    using One = std::integral_constant<size_t, 1>;
+    using Two = std::integral_constant<size_t, 2>;
+    if (t.sh == 1)
+        t.sw == 1 ? run(One{}, One{}) : run(One{}, Two{});
     else
-        FilterGrad<KH, KW, 2>(x, t, diff, diff_row, oh, ow, g);
+        t.sw == 1 ? run(Two{}, One{}) : run(Two{}, Two{});
 }
 
 bool DirectFilterGradSupported(const DwTaps& t) {
-    if (t.sw != 1 && t.sw != 2)
+    if ((t.sw != 1 && t.sw != 2) || (t.sh != 1 && t.sh != 2))
         return false;
     if (t.kh == t.kw && (t.kh == 1 || t.kh == 3))
         return true;
