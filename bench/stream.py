@@ -2,8 +2,9 @@
 
 One command builds bench/stream_bench.cpp (the CMake target neomeg_stream_bench, in an already
 configured build directory) and runs it: add, mul, relu and exp on 16M float32 and the sum of
-all 16M, float32 -> float16 (TypeCvt), a 4096 x 4096 float32 transpose and NCHW <-> NHWC
-permutations of 64-channel 64 x 64 images (Relayout: batched transposes), each timed
+all 16M, float32 <-> float16 and float32 <-> bfloat16 (TypeCvt), a 4096 x 4096 float32
+transpose and NCHW <-> NHWC permutations of 64-channel 64 x 64 images (Relayout: batched
+transposes), each timed
 through the x86 handle's operators, against a STREAM triad (a = b + s * c, an
 OpenMP parallel-for over the same threads) measured in the same process. Bytes are counted as
 STREAM counts them, so a kernel that streams memory as well as the triad scores 1.0; the target

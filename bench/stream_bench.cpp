@@ -111,6 +111,17 @@ int main(int argc, char** argv) {
     auto cvt_op = handle->create_operator<TypeCvt>();
     cvt_op->param().dtype = DTypeEnum::Float16;
     TensorND csrc(b.p, vec), cdst(out.p, TensorLayout({n}, dtype::Float16));
+    // The 16-bit floats of b, the sources of the widening conversions.
+    Array half(n / 2 + 1, 0.0f), bhalf(n / 2 + 1, 0.0f);
+    auto bf16_op = handle->create_operator<TypeCvt>();
+    bf16_op->param().dtype = DTypeEnum::BFloat16;
+    auto f32_op = handle->create_operator<TypeCvt>();
+    f32_op->param().dtype = DTypeEnum::Float32;
+    TensorND hsrc(half.p, TensorLayout({n}, dtype::Float16)),
+            bsrc(bhalf.p, TensorLayout({n}, dtype::BFloat16)), fdst(out.p, vec),
+            bdst(out.p, TensorLayout({n}, dtype::BFloat16));
+    cvt_op->exec(std::span(&csrc, 1), std::span(&hsrc, 1));
+    bf16_op->exec(std::span(&csrc, 1), std::span(&bsrc, 1));
     size_t side = 1;
     while ((side * 2) * (side * 2) <= n)
         side *= 2;
@@ -138,6 +149,18 @@ int main(int argc, char** argv) {
              [&] { reduce_op->exec(std::span(&rsrc, 1), std::span(&rdst, 1)); },
              {}},
             {"cvt_f16", 6 * n, [&] { cvt_op->exec(std::span(&csrc, 1), std::span(&cdst, 1)); }, {}},
+            {"cvt_bf16",
+             6 * n,
+             [&] { bf16_op->exec(std::span(&csrc, 1), std::span(&bdst, 1)); },
+             {}},
+            {"f16_to_f32",
+             6 * n,
+             [&] { f32_op->exec(std::span(&hsrc, 1), std::span(&fdst, 1)); },
+             {}},
+            {"bf16_to_f32",
+             6 * n,
+             [&] { f32_op->exec(std::span(&bsrc, 1), std::span(&fdst, 1)); },
+             {}},
             {"transpose",
              8 * side * side,
              [&] { relayout_op->exec(std::span(&tsrc, 1), std::span(&tdst, 1)); },

@@ -196,6 +196,17 @@ Raw time_raw(const dnnl::engine& eng, dnnl::stream& s, const dnnl::primitive& pr
     return r;
 }
 
+// The primitive made for plain NCHW src and dst (weights as it prefers, reordered once outside
+// the timing, as the weight cache does): whether oneDNN's own NCHW kernels would beat the blocked
+// ones plus the activations' reorders that ours pays.
+void report_plain(const char* name, double ours, const dnnl::engine& eng, dnnl::stream& s,
+                  const dnnl::primitive& prim, const std::vector<RawArg>& args,
+                  const memory::desc& scratch, const std::string& impl) {
+    Raw raw = time_raw(eng, s, prim, args, scratch);
+    std::printf("%-48s ours %8.3f ms  onednn on nchw %8.3f ms (%5.2fx)  %s\n", name, ours * 1e3,
+                raw.with_reorders * 1e3, raw.with_reorders / ours, impl.c_str());
+}
+
 void report(const char* name, double ours, Raw raw) {
     std::printf(
             "%-48s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)\n",
@@ -223,35 +234,49 @@ dnnl::primitive_attr user_scratchpad() {
 
 struct ConvCase {
     const char* name;
-    memory::dim n, ic, oc, hw, k, group;
+    memory::dim n, ic, oc, hw, k, group, stride = 1;
 };
 
 void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvCase& c) {
     if (!wanted(c.name))
         return;
     memory::dim pad = c.k / 2;
-    memory::dims src{c.n, c.ic, c.hw, c.hw}, dst{c.n, c.oc, c.hw, c.hw};
+    memory::dim ohw = (c.hw + 2 * pad - c.k) / c.stride + 1;
+    memory::dims src{c.n, c.ic, c.hw, c.hw}, dst{c.n, c.oc, ohw, ohw};
     memory::dims wd = c.group == 1
                               ? memory::dims{c.oc, c.ic, c.k, c.k}
                               : memory::dims{c.group, c.oc / c.group, c.ic / c.group, c.k, c.k};
-    memory::dims st{1, 1}, dil{0, 0}, pd{pad, pad};
+    memory::dims st{c.stride, c.stride}, dil{0, 0}, pd{pad, pad};
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
                                        dnnl::algorithm::convolution_direct, any(src), any(wd),
                                        any(dst), st, dil, pd, pd);
     dnnl::convolution_forward::primitive_desc fpd(fd, user_scratchpad(), eng);
     param::Convolution p;
     p.padding = {int32_t(pad), int32_t(pad)};
+    p.stride = {int32_t(c.stride), int32_t(c.stride)};
     p.group = uint32_t(c.group);
     TensorShape xs{size_t(c.n), size_t(c.ic), size_t(c.hw), size_t(c.hw)},
             ws{size_t(c.oc), size_t(c.ic / c.group), size_t(c.k), size_t(c.k)},
-            ys{size_t(c.n), size_t(c.oc), size_t(c.hw), size_t(c.hw)};
+            ys{size_t(c.n), size_t(c.oc), size_t(ohw), size_t(ohw)};
     std::string name = std::string(c.name) + " fwd";
     Raw raw = time_raw(eng, s, dnnl::convolution_forward(fpd),
                        {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
                         {DNNL_ARG_WEIGHTS, plain(wd), fpd.weights_desc(), false},
                         {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
                        fpd.scratchpad_desc());
-    report(name.c_str(), time_ours<ConvolutionForward>(h, p, {xs, ws}), raw);
+    double ours = time_ours<ConvolutionForward>(h, p, {xs, ws});
+    report(name.c_str(), ours, raw);
+    {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
+                                          dnnl::algorithm::convolution_direct, plain(src), any(wd),
+                                          plain(dst), st, dil, pd, pd);
+        dnnl::convolution_forward::primitive_desc ppd(d, user_scratchpad(), eng);
+        report_plain((name + ", nchw").c_str(), ours, eng, s, dnnl::convolution_forward(ppd),
+                     {{DNNL_ARG_SRC, plain(src), ppd.src_desc(), false},
+                      {DNNL_ARG_WEIGHTS, ppd.weights_desc(), ppd.weights_desc(), false},
+                      {DNNL_ARG_DST, plain(dst), ppd.dst_desc(), true}},
+                     ppd.scratchpad_desc(), ppd.impl_info_str());
+    }
     report((name + ", new weights").c_str(),
            time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw);
     dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src), any(wd),
@@ -263,14 +288,45 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                     {DNNL_ARG_DIFF_DST, plain(dst), bpd.diff_dst_desc(), false},
                     {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
                    bpd.scratchpad_desc());
-    report(name.c_str(), time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}), raw);
+    ours = time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs});
+    report(name.c_str(), ours, raw);
+    {
+        dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
+                                            dnnl::algorithm::convolution_direct, plain(src),
+                                            any(wd), plain(dst), st, dil, pd, pd);
+        dnnl::convolution_forward::primitive_desc fpdp(fdp, eng);
+        dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, plain(src),
+                                                any(wd), plain(dst), st, dil, pd, pd);
+        dnnl::convolution_backward_data::primitive_desc ppd(d, user_scratchpad(), eng, fpdp);
+        report_plain((name + ", nchw").c_str(), ours, eng, s, dnnl::convolution_backward_data(ppd),
+                     {{DNNL_ARG_WEIGHTS, ppd.weights_desc(), ppd.weights_desc(), false},
+                      {DNNL_ARG_DIFF_DST, plain(dst), ppd.diff_dst_desc(), false},
+                      {DNNL_ARG_DIFF_SRC, plain(src), ppd.diff_src_desc(), true}},
+                     ppd.scratchpad_desc(), ppd.impl_info_str());
+    }
     report((name + ", new weights").c_str(),
            time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw);
     dnnl::convolution_backward_weights::desc wdsc(dnnl::algorithm::convolution_direct, any(src),
                                                   any(wd), any(dst), st, dil, pd, pd);
     dnnl::convolution_backward_weights::primitive_desc wpd(wdsc, user_scratchpad(), eng, fpd);
     name = std::string(c.name) + " bwd filter";
-    report(name.c_str(), time_ours<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws}),
+    ours = time_ours<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws});
+    {
+        dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
+                                            dnnl::algorithm::convolution_direct, plain(src),
+                                            any(wd), plain(dst), st, dil, pd, pd);
+        dnnl::convolution_forward::primitive_desc fpdp(fdp, eng);
+        dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, plain(src),
+                                                   any(wd), plain(dst), st, dil, pd, pd);
+        dnnl::convolution_backward_weights::primitive_desc ppd(d, user_scratchpad(), eng, fpdp);
+        report_plain((name + ", nchw").c_str(), ours, eng, s,
+                     dnnl::convolution_backward_weights(ppd),
+                     {{DNNL_ARG_SRC, plain(src), ppd.src_desc(), false},
+                      {DNNL_ARG_DIFF_DST, plain(dst), ppd.diff_dst_desc(), false},
+                      {DNNL_ARG_DIFF_WEIGHTS, plain(wd), ppd.diff_weights_desc(), true}},
+                     ppd.scratchpad_desc(), ppd.impl_info_str());
+    }
+    report(name.c_str(), ours,
            time_raw(eng, s, dnnl::convolution_backward_weights(wpd),
                     {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
                      {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
@@ -350,9 +406,13 @@ int main(int argc, char** argv) {
     std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d, %s time\n", dnnl_version()->major,
                 dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)", g_repeat,
                 g_cpu_time ? "process CPU" : "wall");
-    for (const ConvCase& c : {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
-                              ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
-                              ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64}})
+    for (const ConvCase& c :
+         {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
+          ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
+          ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64},
+          ConvCase{"depthwise 3x3 64 56x56 b1", 1, 64, 64, 56, 3, 64},
+          ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},
+          ConvCase{"depthwise 3x3 s2 128 56x56 b1", 1, 128, 128, 56, 3, 128, 2}})
         bench_conv(*handle, eng, s, c);
     for (memory::dim n : {256, 1024, 2048})
         bench_matmul(*handle, eng, s, n);

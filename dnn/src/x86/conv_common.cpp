@@ -45,6 +45,9 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
     }
     g.group = args.group;
     g.flip = args.flip;
+    g.pointwise = g.group == 1;
+    for (size_t d = 0; d < spatial; ++d)
+        g.pointwise = g.pointwise && filter[2 + d] == 1 && g.stride[d] == 1 && g.pad[d] == 0;
     return g;
 }
 
@@ -61,6 +64,14 @@ memory::desc any_desc(const TensorLayout& l) {
     // in and out on every call.
     tag t = is_channels_last(l) ? (l.ndim == 4 ? tag::acdb : tag::acdeb) : tag::any;
     return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), t);
+}
+
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g) {
+    if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous())
+        return any_desc(l);
+    using tag = memory::format_tag;
+    tag t = l.ndim == 3 ? tag::abc : l.ndim == 4 ? tag::abcd : tag::abcde;
+    return memory::desc(dims_of(l), memory::data_type::f32, t);
 }
 
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {

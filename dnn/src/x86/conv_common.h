@@ -16,6 +16,8 @@ struct ConvDims {
     memory::dims stride, dilate, pad;
     uint32_t group = 1;
     bool flip = false;  // CONVOLUTION mode: the filter is read reversed
+    // A 1x1 kernel, stride 1, no padding, one group: per image a matrix product on NCHW.
+    bool pointwise = false;
 };
 
 // The geometry, or nullopt where the kernels decline: src/filter/dst (in a backward op, the
@@ -29,6 +31,13 @@ dnnl::primitive_attr user_scratchpad();
 // Descriptors that let the primitive choose the layout, in the tensor's dtype; a channels-last
 // data tensor (channels_last.h) keeps its own (nhwc/ndhwc).
 memory::desc any_desc(const TensorLayout& l);
+// The same for backward data's tensors of a convolution of geometry g, except that a contiguous
+// float32 NCHW tensor of a pointwise convolution keeps its plain layout: oneDNN's gemm kernel
+// reads and writes it in place, which measured 2x faster than the blocked 1x1 kernel with its
+// reorders in and out, with 1 and 2 threads. The forward and filter-gradient gemm kernels were
+// 1.4x faster with one thread but 4-5x slower with two, so they stay blocked
+// (docs/x86-backend.md).
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
 
 // The forward primitive descriptor; the backward ones also need it as a hint for their layouts.

@@ -74,8 +74,8 @@ private:
                                    bool prefer_gemm) {
         auto hint = conv_forward_pd(x86_handle(), g, grad, filter, diff);
         dnnl::convolution_backward_data::desc desc(
-                dnnl::algorithm::convolution_direct, any_desc(grad), any_weights_desc(filter, g),
-                any_desc(diff), g.stride, g.dilate, g.pad, g.pad);
+                dnnl::algorithm::convolution_direct, any_desc(grad, g), any_weights_desc(filter, g),
+                any_desc(diff, g), g.stride, g.dilate, g.pad, g.pad);
         auto make_pd = [&] {
             return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
                                                                    x86_handle().engine(), hint);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "src/x86/depthwise_direct_hwy.h"
 #include "src/x86/depthwise_hwy.h"
 #include "src/x86/parallel.h"
 
@@ -176,8 +177,29 @@ size_t work_of(const DwGeom& g) {
     return g.n * g.ic * g.mult * g.oh * g.ow * g.taps();
 }
 
+// x's plane (n, c) as the forward's windows read it in place.
+DwSource forward_source(const DwGeom& g, const float* x, size_t n, size_t c) {
+    auto top = static_cast<ptrdiff_t>(g.ph), left = static_cast<ptrdiff_t>(g.pw);
+    return {plane(x, g.x, n, c), g.x.sr, g.h, g.w, top, left};
+}
+
 void forward(const DwGeom& g, const float* x, const float* filter, float* y) {
     std::vector<float> w = tap_weights(g, filter, false);
+    const DwTaps taps = g.forward_taps();
+    if (dw_direct_supported(taps)) {
+        parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t u = b; u < e; ++u) {
+                size_t n = u / g.ic, c = u % g.ic;
+                DwSource s = forward_source(g, x, n, c);
+                for (size_t m = 0; m < g.mult; ++m) {
+                    size_t oc = c * g.mult + m;
+                    dw_direct_correlate(s, taps, w.data() + oc * g.taps(), plane(y, g.y, n, oc),
+                                        g.y.sr, g.oh, g.ow, false);
+                }
+            }
+        });
+        return;
+    }
     parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
             size_t n = u / g.ic, c = u % g.ic;
@@ -201,6 +223,20 @@ void backward_data_correlate(const DwGeom& g, const float* filter, const float* 
     auto left = static_cast<ptrdiff_t>((g.kw - 1) * g.dw) - static_cast<ptrdiff_t>(g.pw);
     size_t rows = g.h + (g.kh - 1) * g.dh, cols = g.w + (g.kw - 1) * g.dw;
     DwTaps taps{g.kh, g.kw, 1, 1, g.dh, g.dw};
+    if (dw_direct_supported(taps)) {
+        parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t u = b; u < e; ++u) {
+                size_t n = u / g.ic, c = u % g.ic;
+                for (size_t m = 0; m < g.mult; ++m) {
+                    size_t oc = c * g.mult + m;
+                    DwSource s{plane(dy, g.y, n, oc), g.y.sr, g.oh, g.ow, top, left};
+                    dw_direct_correlate(s, taps, w.data() + oc * g.taps(), plane(dx, g.x, n, c),
+                                        g.x.sr, g.h, g.w, m > 0);
+                }
+            }
+        });
+        return;
+    }
     parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
             size_t n = u / g.ic, c = u % g.ic;
@@ -274,11 +310,18 @@ void backward_data(const DwGeom& g, const float* filter, const float* dy, float*
 // channels, so no two write the same filter.
 void backward_filter(const DwGeom& g, const float* x, const float* dy, float* df) {
     size_t taps = g.taps();
+    const bool direct = dw_direct_filter_grad_supported(g.forward_taps());
     parallel_ranges(g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
         std::vector<double> acc(g.mult * taps);
         for (size_t c = b; c < e; ++c) {
             std::fill(acc.begin(), acc.end(), 0.0);
-            for (size_t n = 0; n < g.n; ++n) {
+            for (size_t n = 0; n < g.n && direct; ++n) {
+                DwSource s = forward_source(g, x, n, c);
+                for (size_t m = 0; m < g.mult; ++m)
+                    dw_direct_filter_grad(s, g.forward_taps(), plane(dy, g.y, n, c * g.mult + m),
+                                          g.y.sr, g.oh, g.ow, acc.data() + m * taps);
+            }
+            for (size_t n = 0; n < g.n && !direct; ++n) {
                 bool more = n + 1 < g.n;
                 DwPadded p = forward_padded(g, x, n, c, more ? plane(x, g.x, n + 1, c) : nullptr);
                 for (size_t m = 0; m < g.mult; ++m) {

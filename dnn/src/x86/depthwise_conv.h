@@ -1,8 +1,9 @@
 // The depthwise convolution (group == input channels, each group one input channel and `mult`
 // output channels) on plain NCHW / NCW float32 tensors, by our own loops rather than oneDNN: its
 // fast depthwise kernels read only the blocked (nChw16c) layout, and reordering the activations
-// in and out of it cost four times the convolution itself. A plane per channel streams through a
-// zero-padded copy in L1 (depthwise_hwy.h), so the tensors are read and written once.
+// in and out of it cost four times the convolution itself. Each channel's plane is read in place
+// (depthwise_direct_hwy.h) or, where those loops decline, through a zero-padded copy in L1
+// (depthwise_hwy.h), so the tensors are read and written once.
 //
 // Taken: float32, 1-D and 2-D, any stride, padding, dilation and channel multiplier, both modes,
 // any strides of the N, C and H axes with unit stride along W (and any filter strides). The
