@@ -95,7 +95,7 @@ double time_primitive(const dnnl::primitive& prim, const dnnl::primitive_desc& p
     args.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), engine));
     // A warm-up run first touches the memory; the best of the timed runs discounts interruptions
     // by other work on the machine.
-    constexpr int kRuns = 3;
+    constexpr int kRuns = 5;
     double best = 0;
     for (int i = 0; i <= kRuns; ++i) {
         auto t0 = std::chrono::steady_clock::now();
