@@ -96,7 +96,7 @@ TEST_F(X86ConvAlgo, OffPlansDirectAndMeasuresNothing) {
     EXPECT_EQ(cache().size(), 0u);
 }
 
-TEST_F(X86ConvAlgo, EachCaseIsMeasuredOncePerHandle) {
+TEST_F(X86ConvAlgo, EachCaseIsMeasuredOncePerProcess) {
     std::mt19937 rng(2);
     auto src = random_tensor({2, 32, 8, 8}, rng), filter = random_tensor({32, 32, 3, 3}, rng);
     auto diff = random_tensor({2, 32, 8, 8}, rng);
