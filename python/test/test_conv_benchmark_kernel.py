@@ -57,8 +57,10 @@ def test_the_switch_reaches_the_x86_kernels():
 @pytest.mark.parametrize("traced", [False, True])
 def test_training_step_matches_float64_reference(traced):
     rng = np.random.default_rng(7)
-    x = rng.uniform(-1, 1, (2, 16, 12, 12)).astype("float32")
-    r = rng.uniform(-1, 1, (2, 16, 12, 12)).astype("float32")
+    # A shape no other test uses: the eager runtime keeps its operators (and their plans, which
+    # may run Winograd now) for the rest of the process, and other tests expect direct's rounding.
+    x = rng.uniform(-1, 1, (3, 16, 13, 13)).astype("float32")
+    r = rng.uniform(-1, 1, (3, 16, 13, 13)).astype("float32")
     w1_np = rng.uniform(-0.3, 0.3, (16, 16, 3, 3)).astype("float32")
     w2_np = rng.uniform(-0.3, 0.3, (16, 16, 3, 3)).astype("float32")
     w1, w2 = mge.Parameter(w1_np), mge.Parameter(w2_np)
