@@ -176,6 +176,35 @@ TEST_F(X86ConvAlgo, WinogradMatchesNaiveOnBlockedTensors) {
     EXPECT_NE(last_kernel(*bwd_filter).find("wino"), std::string::npos) << last_kernel(*bwd_filter);
 }
 
+// The forward on blocked tensors with bias and relu, its filter converted on every call (training)
+// or once (filter_is_const: Winograd's inference form, the filter pre-transformed).
+TEST_F(X86ConvAlgo, WinogradConvBiasBlockedMatchesNaive) {
+    using Nonline = param::ConvBias::NonlineMode;
+    std::mt19937 rng(6);
+    const size_t c = 32, block = 16;
+    TensorShape plain{2, c, 8, 8}, blocked{2, c / block, 8, 8, block};
+    auto src = block_ref(random_tensor(plain, rng), block);
+    auto filter = random_tensor({c, c, 3, 3}, rng), bias = random_tensor({1, c, 1, 1}, rng);
+    const std::vector<TensorLayout> geometry = {f32(plain), filter.layout(), f32(plain)};
+    for (bool is_const : {false, true}) {
+        auto p = blocked_conv_param(conv3x3(1), Nonline::RELU, block, is_const);
+        std::string pass = str_cat("fwd_blocked nonline", static_cast<int>(p.nonlineMode),
+                                   is_const ? " const" : "");
+        choose(pass, p,
+               {src.layout(), filter.layout(), bias.layout(), absent_tensor().layout(),
+                f32(blocked)},
+               dnnl::algorithm::convolution_winograd, geometry);
+        auto op = handle->create_operator<ConvBiasBlocked>();
+        op->param() = p;
+        for (int call = 0; call < 2; ++call)  // the second reads the filter converted by the first
+            EXPECT_LT(error_against_naive(*op, {src, filter, bias, absent_tensor()}),
+                      kWinogradTolerance)
+                    << "filter_is_const=" << is_const << " call " << call;
+        if (last_kernel(*op).find("wino") == std::string::npos)
+            GTEST_SKIP() << "oneDNN has no Winograd kernel on this CPU: " << last_kernel(*op);
+    }
+}
+
 TEST_F(X86ConvAlgo, ACachedChoiceOneDnnCannotPlanFallsBackToDirect) {
     std::mt19937 rng(5);
     const auto p = conv3x3(2);  // no Winograd kernel for a strided convolution
