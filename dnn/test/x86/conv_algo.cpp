@@ -1,7 +1,8 @@
 // The x86 convolutions' fastrun (x86_benchmark_kernel, src/x86/conv_algo.h): off, every pass runs
 // oneDNN's direct algorithm and measures nothing; on, each case is measured once per process,
 // whichever operator object or handle plans it, and the choice is kept; Winograd, where it is
-// chosen, matches naive within the bound its rounding justifies, on plain and on blocked tensors; a
+// chosen, matches naive within the bound its rounding justifies, on plain and on blocked tensors
+// (both backward passes, and ConvBiasBlocked with its filter converted per call and once); a
 // cached choice oneDNN cannot plan falls back to direct, never to naive.
 #include <cmath>
 
