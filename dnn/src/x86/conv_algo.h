@@ -76,7 +76,7 @@ auto choose_conv_pd(HandleImpl& handle, const std::string& key, MakePd&& make_pd
         try {
             return make_pd(*alg);
         } catch (const dnnl::error&) {
-            // A choice this handle cannot plan again (only a hand-made entry): the default.
+            // A choice that cannot be planned again (only a hand-made entry): the default.
             return make_pd(dnnl::algorithm::convolution_direct);
         }
     }
