@@ -11,10 +11,16 @@
   its own, the same model text: bench/bench_models.py); samples/s from the fastest and from the
   median of the timed steps. For ResNet-18 also the compiled graph's planned arena (every
   intermediate and workspace of the step, statically placed) beside eager mode's peak allocated
-  bytes during a step.
+  bytes during a step. Each training line also gives our median CPU time per step (both
+  threads' together): on a shared machine it moves much less than the wall clock when other
+  work takes the cores, though it also counts OpenMP's spinning at barriers.
+
+``--benchmark-kernel`` sets ``megengine.config.benchmark_kernel`` (MegEngine's fastrun; off by
+default as in MegEngine) for both our eager and traced steps: the x86 convolutions then time
+oneDNN's direct and Winograd algorithms per shape and keep the faster (docs/x86-backend.md).
 
     PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18 mobilenet]
-        [--no-chain]
+        [--no-chain] [--benchmark-kernel]
 """
 
 import argparse
@@ -107,14 +113,17 @@ def make_step(model):
     return step
 
 
-def step_times(fn, args, steps, warmup=2):
+def step_times(fn, args, steps, warmup=2, cpu=None):
+    """Wall seconds per step; with a list `cpu`, appends each step's process CPU seconds to it."""
     for _ in range(warmup):  # a trace records on its first call
         fn(*args)
     times = []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn(*args).numpy()  # the loss's value: the step has finished
         times.append(time.perf_counter() - t0)
+        if cpu is not None:
+            cpu.append(time.process_time() - c0)
     return times
 
 
@@ -151,10 +160,10 @@ def bench_training(name, steps):
     eager_step = make_step(neomeg_model(name))
     traced_step = trace(make_step(neomeg_model(name)))
     # Interleaved, so that load from other processes falls on both alike.
-    eager, traced = [], []
+    eager, traced, eager_cpu, traced_cpu = [], [], [], []
     for _ in range(2):
-        eager += step_times(eager_step, (x, y), (steps + 1) // 2)
-        traced += step_times(traced_step, (x, y), (steps + 1) // 2)
+        eager += step_times(eager_step, (x, y), (steps + 1) // 2, cpu=eager_cpu)
+        traced += step_times(traced_step, (x, y), (steps + 1) // 2, cpu=traced_cpu)
     ours_e, ours_t = rate(batch, eager), rate(batch, traced)
     theirs, why = torch_times(name, steps)
     line = (
@@ -171,6 +180,12 @@ def bench_training(name, steps):
             f"{ours_t[0] / pt[0]:.2f} | {ours_t[1] / pt[1]:.2f}"
         )
     print(line, flush=True)
+    e_cpu, t_cpu = statistics.median(eager_cpu), statistics.median(traced_cpu)
+    print(
+        f"{name} CPU ms/step (median): eager {e_cpu * 1e3:.1f}, traced {t_cpu * 1e3:.1f}, "
+        f"eager/traced {e_cpu / t_cpu:.2f}",
+        flush=True,
+    )
     if name == "resnet18":
         peak = eager_peak_bytes(eager_step, (x, y))
         planned = traced_step._session.planned_peak_bytes
@@ -222,7 +237,13 @@ def main():
     parser.add_argument("--no-chain", action="store_true", help="skip the elementwise chain")
     parser.add_argument("--iters", type=int, default=200, help="calls per timed run (chain)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs (chain)")
+    parser.add_argument(
+        "--benchmark-kernel",
+        action="store_true",
+        help="megengine.config.benchmark_kernel = True (fastrun) for our eager and traced steps",
+    )
     args = parser.parse_args()
+    mge.config.benchmark_kernel = args.benchmark_kernel
     if not args.no_chain:
         bench_chain(args.iters, args.repeat)
     for name in args.models:

@@ -16,8 +16,14 @@ anything for the others). What NeoMeg does with each:
 * ``benchmark_kernel`` (default False): MegEngine times every algorithm of an op on first use
   (fastrun). On a GPU, NeoMeg's cuDNN convolutions (forward, both backward passes, ConvBias) then
   measure every algorithm cuDNN offers the first time a shape is run and keep the fastest for
-  that shape and params; off, cuDNN's heuristics choose. The CPU kernels have one implementation
-  per operator and dtype (oneDNN chooses its own), so there is nothing to time there.
+  that shape and params; off, cuDNN's heuristics choose. On the CPU, the oneDNN convolutions
+  (eager and traced, forward, both backward passes, ConvBias) then time oneDNN's direct and
+  Winograd algorithms for each shape and keep the faster (Winograd exists for 3x3 stride-1
+  convolutions on AVX-512 and halves the time of most of them); off, they always run the direct
+  one. Winograd's float32 rounding error is several times the direct method's (about 1e-6 of
+  the output's scale against 3e-7; docs/x86-backend.md), which is why it is opt-in.
+  Either way the choice is made when an op first plans a shape, so set this before the first
+  step.
 * ``deterministic_kernel`` (default False): MegEngine then picks only reproducible algorithms.
   NeoMeg's kernel choice does not depend on it; the value is stored.
 * ``disable_memory_forwarding`` (default False): MegEngine then gives every op output storage
@@ -116,10 +122,14 @@ _checks = {
 }
 
 
-# Settings whose new value must also reach C++ (the CUDA kernels read them from the dnn handle).
+# Settings whose new value must also reach C++ (the CUDA and x86 kernels read them from the dnn
+# handle).
 _appliers = {
     "allow_tf32": _rt.set_cuda_allow_tf32,
-    "benchmark_kernel": _rt.set_cuda_benchmark_kernel,
+    "benchmark_kernel": lambda on: (
+        _rt.set_cuda_benchmark_kernel(on),
+        _rt.set_x86_benchmark_kernel(on),
+    ),
 }
 
 

@@ -8,6 +8,7 @@
 #include "neomeg/core/cuda_env.h"
 #include "neomeg/dnn/cuda_libraries.h"
 #include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/x86_benchmark_kernel.h"
 
 namespace py = pybind11;
 
@@ -34,6 +35,8 @@ void init_device(py::module_& m) {
     m.def("cuda_allow_tf32", &dnn::Handle::cuda_allow_tf32);
     m.def("set_cuda_benchmark_kernel", &dnn::Handle::set_cuda_benchmark_kernel);
     m.def("cuda_benchmark_kernel", &dnn::Handle::cuda_benchmark_kernel);
+    m.def("set_x86_benchmark_kernel", &dnn::set_x86_benchmark_kernel);
+    m.def("x86_benchmark_kernel", &dnn::x86_benchmark_kernel);
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {

@@ -53,12 +53,12 @@ def test_benchmark_kernel_reaches_the_kernels_switch():
 
     assert config.benchmark_kernel is False and rt.cuda_benchmark_kernel() is False
     config.benchmark_kernel = True
-    assert rt.cuda_benchmark_kernel() is True
+    assert rt.cuda_benchmark_kernel() is True and rt.x86_benchmark_kernel() is True
     with pytest.raises(TypeError):
         config.benchmark_kernel = "yes"
     assert rt.cuda_benchmark_kernel() is True  # a refused value changes nothing
     config.benchmark_kernel = 0
-    assert rt.cuda_benchmark_kernel() is False
+    assert rt.cuda_benchmark_kernel() is False and rt.x86_benchmark_kernel() is False
     # _override switches the kernels for its block and restores them after, even on an error.
     with pytest.raises(KeyError), config._override(benchmark_kernel=True):
         assert rt.cuda_benchmark_kernel() is True

@@ -3,9 +3,11 @@
 // (blocked_desc.h), so that the primitive reads and writes them with no reorder; where the
 // implementation oneDNN picks for those formats is its reference, the primitive chooses its own
 // layouts and the operands reorder (as ConvBiasBlocked does). The filter and its gradient are
-// plain, reordered as in convolution.cpp. A bfloat16 1x1 filter gradient reorders src and diff to
-// plain for oneDNN's gemm kernel instead (conv_pointwise_lowp.h).
+// plain, reordered as in convolution.cpp. The algorithm is the direct one, or with fastrun the
+// faster of direct and Winograd (conv_algo.h). A bfloat16 1x1 filter gradient reorders src and
+// diff to plain for oneDNN's gemm kernel instead (conv_pointwise_lowp.h).
 #include "src/x86/blocked_desc.h"
+#include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_pointwise_lowp.h"
 
@@ -14,14 +16,13 @@ namespace {
 
 using dnnl::algorithm;
 
-// The forward primitive on (src, dst) descriptors: the backward ones' hint.
-dnnl::convolution_forward::primitive_desc forward_hint(const dnnl::engine& engine,
+// The forward primitive of `alg` on (src, dst) descriptors: the backward ones' hint.
+dnnl::convolution_forward::primitive_desc forward_hint(const dnnl::engine& engine, algorithm alg,
                                                        const ConvDims& g, const memory::desc& src,
                                                        const memory::desc& weights,
                                                        const memory::desc& dst) {
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
-                                         algorithm::convolution_direct, src, weights, dst, g.stride,
-                                         g.dilate, g.pad, g.pad);
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, alg, src, weights, dst,
+                                         g.stride, g.dilate, g.pad, g.pad);
     return {desc, user_scratchpad(), engine};
 }
 
@@ -74,13 +75,19 @@ private:
         const ConvDims& g = ops->g;
         const dnnl::engine& engine = x86_handle().engine();
         memory::desc w_md = any_weights_desc(filter, g);
-        auto make_pd = [&](const memory::desc& grad_d, const memory::desc& diff_d) {
-            dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, grad_d, w_md,
-                                                       diff_d, g.stride, g.dilate, g.pad, g.pad);
-            return dnnl::convolution_backward_data::primitive_desc(
-                    desc, user_scratchpad(), engine, forward_hint(engine, g, grad_d, w_md, diff_d));
+        auto make_pd = [&](algorithm alg) {
+            return blocked_or_any_pd(
+                    *ops, [&](const memory::desc& grad_d, const memory::desc& diff_d) {
+                        dnnl::convolution_backward_data::desc desc(
+                                alg, grad_d, w_md, diff_d, g.stride, g.dilate, g.pad, g.pad);
+                        return dnnl::convolution_backward_data::primitive_desc(
+                                desc, user_scratchpad(), engine,
+                                forward_hint(engine, alg, g, grad_d, w_md, diff_d));
+                    });
         };
-        auto pd = blocked_or_any_pd(*ops, make_pd);
+        const TensorLayout layouts[] = {filter, diff, grad};
+        auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_data_blocked", g, layouts),
+                                 make_pd);
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_data(pd), pd, engine,
                                                     pd.impl_info_str());
         plan->add(DNNL_ARG_WEIGHTS, weights_operand(filter, g), pd.weights_desc(), false);
@@ -107,19 +114,28 @@ private:
         const ConvDims& g = ops->g;
         const dnnl::engine& engine = x86_handle().engine();
         memory::desc w_md = any_weights_desc(grad, g);
-        auto make_pd = [&](const memory::desc& src_d, const memory::desc& diff_d) {
-            dnnl::convolution_backward_weights::desc desc(algorithm::convolution_direct, src_d,
-                                                          w_md, diff_d, g.stride, g.dilate, g.pad,
-                                                          g.pad);
+        auto pd_for = [&](algorithm alg, const memory::desc& src_d, const memory::desc& diff_d) {
+            dnnl::convolution_backward_weights::desc desc(alg, src_d, w_md, diff_d, g.stride,
+                                                          g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_weights::primitive_desc(
-                    desc, user_scratchpad(), engine, forward_hint(engine, g, src_d, w_md, diff_d));
+                    desc, user_scratchpad(), engine,
+                    forward_hint(engine, alg, g, src_d, w_md, diff_d));
         };
-        auto pd = blocked_or_any_pd(*ops, make_pd);
+        auto make_pd = [&](algorithm alg) {
+            return blocked_or_any_pd(*ops,
+                                     [&](const memory::desc& src_d, const memory::desc& diff_d) {
+                                         return pd_for(alg, src_d, diff_d);
+                                     });
+        };
+        const TensorLayout layouts[] = {src, diff, grad};
+        auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_filter_blocked", g, layouts),
+                                 make_pd);
         // A bfloat16 1x1 filter gradient is faster by the gemm kernel, on plain src and diff
         // reordered from the blocked ones, than by the AMX kernel on blocked ones
-        // (conv_pointwise_lowp.h).
+        // (conv_pointwise_lowp.h); bfloat16 has no Winograd kernel to choose instead.
         if (auto gemm = pointwise_bf16_gemm(grad, g, [&] {
-                return make_pd(any_desc(ops->plain_image), any_desc(ops->plain_diff));
+                return pd_for(algorithm::convolution_direct, any_desc(ops->plain_image),
+                              any_desc(ops->plain_diff));
             }))
             pd = *gemm;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_weights(pd), pd,
@@ -130,7 +146,7 @@ private:
         // reversed.
         plan->add(DNNL_ARG_DIFF_WEIGHTS, weights_operand(grad, g), pd.diff_weights_desc(), true);
         plan->finalize();
-        return plan;
+        return aligned_if_winograd(std::move(plan));
     }
 };
 

@@ -5,8 +5,8 @@
 // residual z is a sum post-op, which adds to what dst's buffer holds, so a first step reorders z
 // into that buffer; the nonlinearity is an eltwise post-op (IDENTITY none, RELU relu, SIGMOID
 // logistic, H_SWISH hardswish). A bias of another broadcast shape goes to naive, as do the cases
-// the convolution kernels decline.
-#include "src/x86/conv_common.h"
+// the convolution kernels decline. The algorithm is chosen as in convolution.cpp (conv_algo.h).
+#include "src/x86/conv_algo.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -42,8 +42,15 @@ private:
         if (has_bias)
             any_bias = memory::desc({static_cast<memory::dim>(dst[1])}, *dnnl_type_of(bias.dtype),
                                     memory::format_tag::any);
-        auto pd = conv_forward_pd(x86_handle(), *g, src, filter, dst, any_bias,
-                                  post_ops_attr(m_param.nonlineMode, has_z));
+        const TensorLayout layouts[] = {src, filter, bias, z, dst};
+        auto pd = choose_conv_pd(
+                x86_handle(),
+                conv_case_key(str_cat("conv_bias nonline", static_cast<int>(m_param.nonlineMode)),
+                              *g, layouts),
+                [&](dnnl::algorithm alg) {
+                    return conv_forward_pd(x86_handle(), *g, src, filter, dst, any_bias,
+                                           post_ops_attr(m_param.nonlineMode, has_z), alg);
+                });
         auto plan = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());
         std::optional<Operand> z_op;
         if (has_z) {

@@ -7,8 +7,14 @@
 // filter_is_const (the graph's layout pass sets it for constant filters) that happens on the first
 // call and again only when the filter's address changes; otherwise on every call, since the values
 // at an address may change between calls (optimisers update in place).
+//
+// The algorithm is the direct one, or with fastrun the faster of direct and Winograd
+// (conv_algo.h). oneDNN's Winograd for inference wants the filter pre-transformed into its own
+// weights format, four times the filter's size: worth it for a constant filter, converted once,
+// but not for one converted on every call, whose Winograd plan is the training one (the filter in
+// a plain blocked format, transformed inside the primitive).
 #include "src/x86/blocked_desc.h"
-#include "src/x86/conv_common.h"
+#include "src/x86/conv_algo.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -85,9 +91,11 @@ private:
         const dnnl::engine& engine = x86_handle().engine();
         memory::desc w_md = any_weights_desc(filter, *g);
         using dnnl::convolution_forward;
-        auto make_pd = [&](const memory::desc& src_d, const memory::desc& dst_d) {
-            auto kind = dnnl::prop_kind::forward_inference;
-            auto alg = dnnl::algorithm::convolution_direct;
+        auto make_pd_of = [&](dnnl::algorithm alg, const memory::desc& src_d,
+                              const memory::desc& dst_d) {
+            auto kind = alg == dnnl::algorithm::convolution_winograd && !m_param.filter_is_const
+                                ? dnnl::prop_kind::forward_training
+                                : dnnl::prop_kind::forward_inference;
             auto desc = has_bias ? convolution_forward::desc(
                                            kind, alg, src_d, w_md,
                                            memory::desc({static_cast<memory::dim>(oc)},
@@ -102,11 +110,18 @@ private:
         // The blocked layouts as they are, where a fast implementation takes them; else the
         // primitive's own choice, which the operands reorder to and from (oneDNN has no fast
         // kernel for a blocked src of a few channels, LeNet's 6, and would run its reference).
-        auto pd = make_pd(*src_md, *dst_md);
-        if (is_reference_impl(pd.impl_info_str()))
-            pd = make_pd(any_desc(s.plain_src), *dst_md);
-        if (is_reference_impl(pd.impl_info_str()))
-            pd = make_pd(any_desc(s.plain_src), any_desc(s.plain_dst));
+        auto make_pd = [&](dnnl::algorithm alg) {
+            auto pd = make_pd_of(alg, *src_md, *dst_md);
+            if (is_reference_impl(pd.impl_info_str()))
+                pd = make_pd_of(alg, any_desc(s.plain_src), *dst_md);
+            if (is_reference_impl(pd.impl_info_str()))
+                pd = make_pd_of(alg, any_desc(s.plain_src), any_desc(s.plain_dst));
+            return pd;
+        };
+        const TensorLayout layouts[] = {src, filter, bias, z, dst};
+        std::string pass = str_cat("fwd_blocked nonline", static_cast<int>(m_param.nonlineMode),
+                                   m_param.filter_is_const ? " const" : "");
+        auto pd = choose_conv_pd(x86_handle(), conv_case_key(pass, *g, layouts), make_pd);
 
         auto conv = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());
         if (has_z) {

@@ -82,17 +82,16 @@ memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {
 dnnl::convolution_forward::primitive_desc conv_forward_pd(
         const HandleImpl& handle, const ConvDims& g, const TensorLayout& src,
         const TensorLayout& filter, const TensorLayout& dst,
-        const std::optional<memory::desc>& bias, const dnnl::primitive_attr& attr) {
-    using dnnl::algorithm;
+        const std::optional<memory::desc>& bias, const dnnl::primitive_attr& attr,
+        dnnl::algorithm alg) {
     using dnnl::prop_kind;
-    auto desc = bias ? dnnl::convolution_forward::desc(
-                               prop_kind::forward_training, algorithm::convolution_direct,
-                               any_desc(src), any_weights_desc(filter, g), *bias, any_desc(dst),
-                               g.stride, g.dilate, g.pad, g.pad)
-                     : dnnl::convolution_forward::desc(prop_kind::forward_training,
-                                                       algorithm::convolution_direct, any_desc(src),
-                                                       any_weights_desc(filter, g), any_desc(dst),
-                                                       g.stride, g.dilate, g.pad, g.pad);
+    auto desc =
+            bias ? dnnl::convolution_forward::desc(prop_kind::forward_training, alg, any_desc(src),
+                                                   any_weights_desc(filter, g), *bias,
+                                                   any_desc(dst), g.stride, g.dilate, g.pad, g.pad)
+                 : dnnl::convolution_forward::desc(prop_kind::forward_training, alg, any_desc(src),
+                                                   any_weights_desc(filter, g), any_desc(dst),
+                                                   g.stride, g.dilate, g.pad, g.pad);
     return {desc, attr, handle.engine()};
 }
 

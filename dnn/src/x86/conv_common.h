@@ -40,13 +40,14 @@ memory::desc any_desc(const TensorLayout& l);
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
 
-// The forward primitive descriptor; the backward ones also need it as a hint for their layouts.
-// `bias` (a 1-D descriptor) and `attr` (post-ops) serve ConvBias.
+// The forward primitive descriptor; the backward ones also need it (of their algorithm) as a hint
+// for their layouts. `bias` (a 1-D descriptor) and `attr` (post-ops) serve ConvBias.
 dnnl::convolution_forward::primitive_desc conv_forward_pd(
         const HandleImpl& handle, const ConvDims& g, const TensorLayout& src,
         const TensorLayout& filter, const TensorLayout& dst,
         const std::optional<memory::desc>& bias = std::nullopt,
-        const dnnl::primitive_attr& attr = user_scratchpad());
+        const dnnl::primitive_attr& attr = user_scratchpad(),
+        dnnl::algorithm alg = dnnl::algorithm::convolution_direct);
 
 // The caller's src/dst as it is (strided) and its filter (reversed in the flipped mode; as an
 // input, its reordered form is kept in the WeightCache while the filter's value stays the same).

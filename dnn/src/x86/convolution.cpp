@@ -1,9 +1,10 @@
 // ConvolutionForward, ConvolutionBackwardData (also the transposed convolution) and
 // ConvolutionBackwardFilter through oneDNN: 1-D, 2-D and 3-D (NCW, NCHW, NCDHW), any stride,
 // padding, dilation and group, both modes, float32 and (where the CPU has a kernel) bfloat16 with
-// float32 accumulation (bfloat16 1x1 filter gradients, and strided 1x1 input gradients as stride-1
-// ones on the subsampled grid, by oneDNN's gemm kernel: conv_pointwise_lowp.h). The primitives
-// choose their own layouts (format_tag::any: the blocked formats their fast kernels need), and the
+// float32 accumulation, by the direct algorithm or, with fastrun, the faster of direct and Winograd
+// (conv_algo.h); bfloat16 1x1 filter gradients, and strided 1x1 input gradients as stride-1 ones
+// on the subsampled grid, by oneDNN's gemm kernel (conv_pointwise_lowp.h). The primitives choose
+// their own layouts (format_tag::any: the blocked formats their fast kernels need), and the
 // caller's strided tensors are reordered in and out through the workspace. The flipped-kernel
 // CONVOLUTION mode is cross-correlation with the filter reversed in every spatial axis: the
 // reversal rides on the filter's staging copy, which the blocked weight layout needs anyway. A
@@ -12,6 +13,7 @@
 // below AVX-512) runs the float32 primitive between vectorised conversions (lowp_plan.h); empty
 // tensors go to naive. Depthwise convolutions on plain float32 tensors run our own loops instead
 // (depthwise_conv.h).
+#include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
@@ -35,7 +37,12 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), src, filter, dst);
         if (!g)
             return nullptr;
-        auto pd = conv_forward_pd(x86_handle(), *g, src, filter, dst);
+        const TensorLayout layouts[] = {src, filter, dst};
+        auto pd = choose_conv_pd(x86_handle(), conv_case_key("fwd", *g, layouts),
+                                 [&](dnnl::algorithm alg) {
+                                     return conv_forward_pd(x86_handle(), *g, src, filter, dst,
+                                                            std::nullopt, user_scratchpad(), alg);
+                                 });
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_forward(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
         plan->add(DNNL_ARG_SRC, data_operand(src), pd.src_desc(), false);
@@ -72,17 +79,21 @@ private:
     std::unique_ptr<Plan> plan_for(const ConvDims& g, const TensorLayout& filter,
                                    const TensorLayout& diff, const TensorLayout& grad,
                                    bool prefer_gemm) {
-        auto hint = conv_forward_pd(x86_handle(), g, grad, filter, diff);
-        dnnl::convolution_backward_data::desc desc(
-                dnnl::algorithm::convolution_direct, any_desc(grad, g), any_weights_desc(filter, g),
-                any_desc(diff, g), g.stride, g.dilate, g.pad, g.pad);
-        auto make_pd = [&] {
+        auto make_pd = [&](dnnl::algorithm alg) {
+            auto hint = conv_forward_pd(x86_handle(), g, grad, filter, diff, std::nullopt,
+                                        user_scratchpad(), alg);
+            dnnl::convolution_backward_data::desc desc(
+                    alg, any_desc(grad, g), any_weights_desc(filter, g), any_desc(diff, g),
+                    g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
                                                                    x86_handle().engine(), hint);
         };
-        auto pd = make_pd();
+        const TensorLayout layouts[] = {filter, diff, grad};
+        auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_data", g, layouts), make_pd);
+        // bfloat16 has no Winograd kernel, so the gemm choice starts from the direct method's.
         if (prefer_gemm)
-            if (auto gemm = pointwise_bf16_gemm(filter, g, make_pd))
+            if (auto gemm = pointwise_bf16_gemm(
+                        filter, g, [&] { return make_pd(dnnl::algorithm::convolution_direct); }))
                 pd = *gemm;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_data(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
@@ -117,16 +128,19 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), src, grad, diff);
         if (!g || single_channel_lowp(src, *g))
             return nullptr;
-        auto hint = conv_forward_pd(x86_handle(), *g, src, grad, diff);
-        dnnl::convolution_backward_weights::desc desc(
-                dnnl::algorithm::convolution_direct, any_desc(src), any_weights_desc(grad, *g),
-                any_desc(diff), g->stride, g->dilate, g->pad, g->pad);
-        auto make_pd = [&] {
+        auto make_pd = [&](dnnl::algorithm alg) {
+            auto hint = conv_forward_pd(x86_handle(), *g, src, grad, diff, std::nullopt,
+                                        user_scratchpad(), alg);
+            dnnl::convolution_backward_weights::desc desc(
+                    alg, any_desc(src), any_weights_desc(grad, *g), any_desc(diff), g->stride,
+                    g->dilate, g->pad, g->pad);
             return dnnl::convolution_backward_weights::primitive_desc(desc, user_scratchpad(),
                                                                       x86_handle().engine(), hint);
         };
-        auto pd = make_pd();
-        if (auto gemm = pointwise_bf16_gemm(grad, *g, make_pd))
+        const TensorLayout layouts[] = {src, diff, grad};
+        auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_filter", *g, layouts), make_pd);
+        if (auto gemm = pointwise_bf16_gemm(
+                    grad, *g, [&] { return make_pd(dnnl::algorithm::convolution_direct); }))
             pd = *gemm;
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_weights(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
@@ -136,7 +150,7 @@ private:
         // reversed.
         plan->add(DNNL_ARG_DIFF_WEIGHTS, weights_operand(grad, *g), pd.diff_weights_desc(), true);
         plan->finalize();
-        return plan;
+        return aligned_if_winograd(std::move(plan));
     }
 };
 
