@@ -6,6 +6,8 @@
 // plain, reordered as in convolution.cpp. The algorithm is the direct one, or with fastrun the
 // faster of direct and Winograd (conv_algo.h). A bfloat16 1x1 filter gradient reorders src and
 // diff to plain for oneDNN's gemm kernel instead (conv_pointwise_lowp.h).
+#include <deque>
+
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
@@ -114,12 +116,17 @@ private:
         const ConvDims& g = ops->g;
         const dnnl::engine& engine = x86_handle().engine();
         memory::desc w_md = any_weights_desc(grad, g);
+        // next_impl() (pointwise_bf16_gemm) initialises further implementations from the op
+        // descriptor and the forward hint, which oneDNN's iterator holds by pointer: both live, at
+        // fixed addresses, until the plan is made.
+        std::deque<dnnl::convolution_forward::primitive_desc> hints;
+        std::deque<dnnl::convolution_backward_weights::desc> descs;
         auto pd_for = [&](algorithm alg, const memory::desc& src_d, const memory::desc& diff_d) {
-            dnnl::convolution_backward_weights::desc desc(alg, src_d, w_md, diff_d, g.stride,
-                                                          g.dilate, g.pad, g.pad);
+            auto& desc =
+                    descs.emplace_back(alg, src_d, w_md, diff_d, g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_weights::primitive_desc(
                     desc, user_scratchpad(), engine,
-                    forward_hint(engine, alg, g, src_d, w_md, diff_d));
+                    hints.emplace_back(forward_hint(engine, alg, g, src_d, w_md, diff_d)));
         };
         auto make_pd = [&](algorithm alg) {
             return blocked_or_any_pd(*ops,

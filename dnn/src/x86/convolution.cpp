@@ -13,6 +13,8 @@
 // below AVX-512) runs the float32 primitive between vectorised conversions (lowp_plan.h); empty
 // tensors go to naive. Depthwise convolutions on plain float32 tensors run our own loops instead
 // (depthwise_conv.h).
+#include <deque>
+
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_pointwise_lowp.h"
@@ -79,12 +81,16 @@ private:
     std::unique_ptr<Plan> plan_for(const ConvDims& g, const TensorLayout& filter,
                                    const TensorLayout& diff, const TensorLayout& grad,
                                    bool prefer_gemm) {
+        // next_impl() (pointwise_bf16_gemm) initialises further implementations from the op
+        // descriptor and the forward hint, which oneDNN's iterator holds by pointer: both live, at
+        // fixed addresses, until the plan is made.
+        std::deque<dnnl::convolution_forward::primitive_desc> hints;
+        std::deque<dnnl::convolution_backward_data::desc> descs;
         auto make_pd = [&](dnnl::algorithm alg) {
-            auto hint = conv_forward_pd(x86_handle(), g, grad, filter, diff, std::nullopt,
-                                        user_scratchpad(), alg);
-            dnnl::convolution_backward_data::desc desc(
-                    alg, any_desc(grad, g), any_weights_desc(filter, g), any_desc(diff, g),
-                    g.stride, g.dilate, g.pad, g.pad);
+            const auto& hint = hints.emplace_back(conv_forward_pd(
+                    x86_handle(), g, grad, filter, diff, std::nullopt, user_scratchpad(), alg));
+            auto& desc = descs.emplace_back(alg, any_desc(grad, g), any_weights_desc(filter, g),
+                                            any_desc(diff, g), g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
                                                                    x86_handle().engine(), hint);
         };
@@ -128,12 +134,16 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), src, grad, diff);
         if (!g || single_channel_lowp(src, *g))
             return nullptr;
+        // next_impl() (pointwise_bf16_gemm) initialises further implementations from the op
+        // descriptor and the forward hint, which oneDNN's iterator holds by pointer: both live, at
+        // fixed addresses, until the plan is made.
+        std::deque<dnnl::convolution_forward::primitive_desc> hints;
+        std::deque<dnnl::convolution_backward_weights::desc> descs;
         auto make_pd = [&](dnnl::algorithm alg) {
-            auto hint = conv_forward_pd(x86_handle(), *g, src, grad, diff, std::nullopt,
-                                        user_scratchpad(), alg);
-            dnnl::convolution_backward_weights::desc desc(
-                    alg, any_desc(src), any_weights_desc(grad, *g), any_desc(diff), g->stride,
-                    g->dilate, g->pad, g->pad);
+            const auto& hint = hints.emplace_back(conv_forward_pd(
+                    x86_handle(), *g, src, grad, diff, std::nullopt, user_scratchpad(), alg));
+            auto& desc = descs.emplace_back(alg, any_desc(src), any_weights_desc(grad, *g),
+                                            any_desc(diff), g->stride, g->dilate, g->pad, g->pad);
             return dnnl::convolution_backward_weights::primitive_desc(desc, user_scratchpad(),
                                                                       x86_handle().engine(), hint);
         };
