@@ -1,18 +1,19 @@
 // Naive SVD: Eigen's JacobiSVD (accurate for any shape) in double, one matrix of the batch at a
-// time.
+// time (svd_decompose.h).
 #include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "src/common/dtype_dispatch.h"
+#include "src/common/svd_decompose.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 
 namespace neomeg::dnn::naive {
 namespace {
 
-using MatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixXd = SvdMatrix;
 
 // Element (r, c) of the matrix whose origin is at element offset `origin`: the last two axes of
 // `l`.
@@ -53,7 +54,7 @@ public:
                                 static_cast<compute_type_t<T>>(elem<T>(src, at2(sl, so, r, c))));
                 MatrixXd u, vh;
                 Eigen::VectorXd s;
-                decompose(a, uv, full, u, s, vh);
+                svd_decompose(a, uv, full, u, s, vh);
                 const ptrdiff_t o = offset_of(s_out.layout, idx.data());
                 for (Eigen::Index i = 0; i < s.size(); ++i)
                     store(s_out, o + i * s_out.layout.stride[s_out.layout.ndim - 1], s(i));
@@ -63,38 +64,6 @@ public:
                 }
             });
         });
-    }
-
-private:
-    // a = u diag(s) vh. A matrix with no elements has no singular values (and identity factors
-    // when full); one holding NaN or inf gets NaN everywhere, which Eigen does not give.
-    static void decompose(const MatrixXd& a, bool uv, bool full, MatrixXd& u, Eigen::VectorXd& s,
-                          MatrixXd& vh) {
-        const Eigen::Index m = a.rows(), n = a.cols(), k = std::min(m, n);
-        const Eigen::Index ucols = full ? m : k, vrows = full ? n : k;
-        if (k == 0) {
-            s.resize(0);
-            u = MatrixXd::Identity(m, ucols);
-            vh = MatrixXd::Identity(vrows, n);
-            return;
-        }
-        if (!a.allFinite()) {
-            constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-            s = Eigen::VectorXd::Constant(k, nan);
-            u = MatrixXd::Constant(m, ucols, nan);
-            vh = MatrixXd::Constant(vrows, n, nan);
-            return;
-        }
-        unsigned opts = 0;
-        if (uv)
-            opts = full ? Eigen::ComputeFullU | Eigen::ComputeFullV
-                        : Eigen::ComputeThinU | Eigen::ComputeThinV;
-        Eigen::JacobiSVD<Eigen::MatrixXd> svd(a, opts);
-        s = svd.singularValues();
-        if (uv) {
-            u = svd.matrixU();
-            vh = svd.matrixV().transpose();
-        }
     }
 };
 

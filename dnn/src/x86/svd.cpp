@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "src/common/dtype_dispatch.h"
+#include "src/common/svd_decompose.h"
 #include "src/x86/flat_runs.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
@@ -19,44 +20,10 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
-using MatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixXd = SvdMatrix;
 
 // Beyond this many rows and columns BDCSVD replaces JacobiSVD (whose cost grows much faster).
 constexpr Eigen::Index kJacobiMax = 32;
-
-void decompose(const MatrixXd& a, bool uv, bool full, MatrixXd& u, Eigen::VectorXd& s,
-               MatrixXd& vh) {
-    const Eigen::Index m = a.rows(), n = a.cols(), k = std::min(m, n);
-    const Eigen::Index ucols = full ? m : k, vrows = full ? n : k;
-    if (k == 0) {
-        s.resize(0);
-        u = MatrixXd::Identity(m, ucols);
-        vh = MatrixXd::Identity(vrows, n);
-        return;
-    }
-    if (!a.allFinite()) {
-        constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-        s = Eigen::VectorXd::Constant(k, nan);
-        u = MatrixXd::Constant(m, ucols, nan);
-        vh = MatrixXd::Constant(vrows, n, nan);
-        return;
-    }
-    unsigned opts = 0;
-    if (uv)
-        opts = full ? Eigen::ComputeFullU | Eigen::ComputeFullV
-                    : Eigen::ComputeThinU | Eigen::ComputeThinV;
-    auto take = [&](const auto& svd) {
-        s = svd.singularValues();
-        if (uv) {
-            u = svd.matrixU();
-            vh = svd.matrixV().transpose();
-        }
-    };
-    if (std::max(m, n) <= kJacobiMax)
-        take(Eigen::JacobiSVD<Eigen::MatrixXd>(a, opts));
-    else
-        take(Eigen::BDCSVD<Eigen::MatrixXd>(a, opts));
-}
 
 class SVDImpl final : public LoopKernel<SVD> {
 public:
@@ -98,7 +65,7 @@ protected:
                         for (Eigen::Index c = 0; c < n; ++c)
                             a(r, c) = static_cast<double>(static_cast<float>(
                                     x[r * sl.stride[outer] + c * sl.stride[outer + 1]]));
-                    decompose(a, uv, full, u, s, vh);
+                    svd_decompose(a, uv, full, u, s, vh, kJacobiMax);
                     const TensorLayout& ls = s_out.layout;
                     T* so = static_cast<T*>(s_out.raw_ptr()) + row_offset(ls, outer, i);
                     for (Eigen::Index j = 0; j < s.size(); ++j)
