@@ -2,15 +2,10 @@
 // (kernels/layer_norm.cu): each (sample, group) is one row of (C / group) * S elements in src's
 // row-major order, the affine parameters indexed per channel; dweight and dbias sum per channel.
 // Affine or not, float dtypes, any strides.
-#include "src/cuda/kernel.h"
-#include "src/cuda/layout_util.h"
+#include "src/cuda/norm_args.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
-
-kern::Strided flat(const TensorLayout& l) {
-    return collapse_jointly({l})[0];
-}
 
 kern::LayerNormArgs gn_args(const param::GroupNorm& p, const TensorND& src, const TensorND& mean,
                             const TensorND& rstd, const TensorND* weight, const TensorND* bias) {
@@ -24,23 +19,7 @@ kern::LayerNormArgs gn_args(const param::GroupNorm& p, const TensorND& src, cons
     a.rows = static_cast<int64_t>(l[0]) * a.groups;
     a.len = static_cast<int64_t>(l[1]) / a.groups * spatial;
     a.eps = p.eps;
-    a.src = src.raw_ptr();
-    a.src_dt = to_kern(l.dtype);
-    a.src_layout = flat(l);
-    if (weight) {
-        a.weight = weight->raw_ptr();
-        a.weight_dt = to_kern(weight->layout.dtype);
-        a.weight_layout = flat(weight->layout);
-    }
-    if (bias) {
-        a.bias = bias->raw_ptr();
-        a.bias_layout = flat(bias->layout);
-    }
-    a.mean = mean.raw_ptr();
-    a.stat_dt = to_kern(mean.layout.dtype);
-    a.mean_layout = flat(mean.layout);
-    a.rstd = rstd.raw_ptr();
-    a.rstd_layout = flat(rstd.layout);
+    set_norm_tensors(a, src, mean, rstd, weight, bias);
     return a;
 }
 

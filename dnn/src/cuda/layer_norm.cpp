@@ -1,14 +1,9 @@
 // LayerNormForward and LayerNormBackward on the CUDA handle (kernels/layer_norm.cu), affine or
 // not, float dtypes, any strides.
-#include "src/cuda/kernel.h"
-#include "src/cuda/layout_util.h"
+#include "src/cuda/norm_args.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
-
-kern::Strided flat(const TensorLayout& l) {
-    return collapse_jointly({l})[0];
-}
 
 // The rows x len view of src and the statistics.
 kern::LayerNormArgs ln_args(const param::LayerNorm& p, const TensorND& src, const TensorND& mean,
@@ -20,23 +15,7 @@ kern::LayerNormArgs ln_args(const param::LayerNorm& p, const TensorND& src, cons
     a.len = len;
     a.rows = static_cast<int64_t>(mean.layout.total_nr_elems());
     a.eps = p.eps;
-    a.src = src.raw_ptr();
-    a.src_dt = to_kern(src.layout.dtype);
-    a.src_layout = flat(src.layout);
-    if (weight) {
-        a.weight = weight->raw_ptr();
-        a.weight_dt = to_kern(weight->layout.dtype);
-        a.weight_layout = flat(weight->layout);
-    }
-    if (bias) {
-        a.bias = bias->raw_ptr();
-        a.bias_layout = flat(bias->layout);
-    }
-    a.mean = mean.raw_ptr();
-    a.stat_dt = to_kern(mean.layout.dtype);
-    a.mean_layout = flat(mean.layout);
-    a.rstd = rstd.raw_ptr();
-    a.rstd_layout = flat(rstd.layout);
+    set_norm_tensors(a, src, mean, rstd, weight, bias);
     return a;
 }
 
