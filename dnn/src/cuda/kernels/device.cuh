@@ -35,6 +35,23 @@ __device__ __forceinline__ int64_t offset_of(const Strided& l, Index i) {
     return off;
 }
 
+// Element so of src to element d0 of dst as raw bytes of `size` (4, 2 or 1): gathers and
+// compactions move any dtype without converting it.
+__device__ __forceinline__ void move_element(const void* src, int64_t so, void* dst, int64_t d0,
+                                             int size) {
+    switch (size) {
+        case 4:
+            static_cast<uint32_t*>(dst)[d0] = static_cast<const uint32_t*>(src)[so];
+            return;
+        case 2:
+            static_cast<uint16_t*>(dst)[d0] = static_cast<const uint16_t*>(src)[so];
+            return;
+        default:
+            static_cast<uint8_t*>(dst)[d0] = static_cast<const uint8_t*>(src)[so];
+            return;
+    }
+}
+
 __device__ __forceinline__ float load_float(const void* p, DT dt, int64_t off) {
     switch (dt) {
         case DT::Float32:

@@ -8,20 +8,6 @@
 namespace neomeg::dnn::cuda::kern {
 namespace {
 
-__device__ __forceinline__ void move(const void* src, int64_t so, void* dst, int64_t d0, int size) {
-    switch (size) {
-        case 4:
-            static_cast<uint32_t*>(dst)[d0] = static_cast<const uint32_t*>(src)[so];
-            return;
-        case 2:
-            static_cast<uint16_t*>(dst)[d0] = static_cast<const uint16_t*>(src)[so];
-            return;
-        default:
-            static_cast<uint8_t*>(dst)[d0] = static_cast<const uint8_t*>(src)[so];
-            return;
-    }
-}
-
 // Replaces the 1- or 2-byte element at byte address p by f(its bits), atomically.
 template <class F>
 __device__ __forceinline__ void atomic_update_narrow(void* p, int size, F f) {
@@ -91,11 +77,11 @@ __global__ void walk_kernel(IndexedArgs a) {
         IndexedTarget t = indexed_target(a, a.shape, j);
         switch (a.mode) {
             case IndexedMode::Gather:
-                move(a.indexed, t.indexed, a.plain, t.plain, a.elem_size);
+                move_element(a.indexed, t.indexed, a.plain, t.plain, a.elem_size);
                 break;
             case IndexedMode::Set:
                 if (a.winner[t.key] == static_cast<uint32_t>(t.rank + 1))
-                    move(a.plain, t.plain, a.indexed, t.indexed, a.elem_size);
+                    move_element(a.plain, t.plain, a.indexed, t.indexed, a.elem_size);
                 break;
             case IndexedMode::Add:
                 atomic_add(a.indexed, t.indexed, a.plain, t.plain, a.dt);

@@ -5,20 +5,6 @@
 namespace neomeg::dnn::cuda::kern {
 namespace {
 
-__device__ __forceinline__ void move(const void* src, int64_t so, void* dst, int64_t d0, int size) {
-    switch (size) {
-        case 4:
-            static_cast<uint32_t*>(dst)[d0] = static_cast<const uint32_t*>(src)[so];
-            return;
-        case 2:
-            static_cast<uint16_t*>(dst)[d0] = static_cast<const uint16_t*>(src)[so];
-            return;
-        default:
-            static_cast<uint8_t*>(dst)[d0] = static_cast<const uint8_t*>(src)[so];
-            return;
-    }
-}
-
 __global__ void axis_index_kernel(AxisIndexArgs a) {
     for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n;
          j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -39,9 +25,9 @@ __global__ void axis_index_kernel(AxisIndexArgs a) {
         for (int d = 0; d < a.indexed.ndim; ++d)
             indexed_off += (d == a.axis ? i : coord[d]) * a.indexed.stride[d];
         if (a.indexed_src)
-            move(a.indexed_src, indexed_off, a.plain_dst, plain_off, a.elem_size);
+            move_element(a.indexed_src, indexed_off, a.plain_dst, plain_off, a.elem_size);
         else
-            move(a.plain_src, plain_off, a.indexed_dst, indexed_off, a.elem_size);
+            move_element(a.plain_src, plain_off, a.indexed_dst, indexed_off, a.elem_size);
     }
 }
 

@@ -52,20 +52,6 @@ __global__ void nonzero_flags(const void* src, DT dt, Strided sl, int64_t n, int
     }
 }
 
-__device__ __forceinline__ void move(const void* src, int64_t so, void* dst, int64_t d0, int size) {
-    switch (size) {
-        case 4:
-            static_cast<uint32_t*>(dst)[d0] = static_cast<const uint32_t*>(src)[so];
-            return;
-        case 2:
-            static_cast<uint16_t*>(dst)[d0] = static_cast<const uint16_t*>(src)[so];
-            return;
-        default:
-            static_cast<uint8_t*>(dst)[d0] = static_cast<const uint8_t*>(src)[so];
-            return;
-    }
-}
-
 __device__ __forceinline__ void write_count(int64_t i, int64_t n, const int32_t* flags,
                                             const int32_t* pos, int32_t* count) {
     if (i == n - 1)
@@ -79,7 +65,7 @@ __global__ void take(const void* data, int elem_size, Strided dl, int64_t n, con
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         if (flags[i]) {
             int64_t k = pos[i];
-            move(data, offset_of(dl, i), values, k * vs, elem_size);
+            move_element(data, offset_of(dl, i), values, k * vs, elem_size);
             indices[k * is] = static_cast<int32_t>(i);
         }
         write_count(i, n, flags, pos, count);
