@@ -458,15 +458,30 @@ public:
 
     // The all-reduce as a start op and a wait op (distributed_async_ops.h): both recorded by an
     // active trace, which then overlaps the communication with the ops recorded between them.
-    py::tuple all_reduce_start_op(const py::object& x, const std::string& op, int index) {
-        const auto& t = x.cast<const TensorWrapper&>();
-        if (on_gpu(t.value))  // NCCL is asynchronous on the stream already: all_reduce_op
-            throw py::type_error("distributed all_reduce_start_op: takes CPU tensors, got one on " +
-                                 t.value.comp_node().to_string());
-        trace::note_if_tracing(x.ptr());
+    // The start takes the bucket's gradients and returns the bucket (their values, in order).
+    py::tuple all_reduce_start_op(const py::list& grads, const std::string& op, int index) {
+        if (grads.empty())
+            throw py::value_error("distributed all_reduce_start_op: a bucket needs a gradient");
+        std::vector<imperative::Tensor> in;
+        for (const auto& g : grads) {
+            if (!py::isinstance<TensorWrapper>(g))
+                throw py::type_error("distributed all_reduce_start_op: takes a list of Tensors");
+            const auto& t = g.cast<const TensorWrapper&>().value;
+            if (on_gpu(t))  // NCCL is asynchronous on the stream already: all_reduce_op
+                throw py::type_error(
+                        "distributed all_reduce_start_op: takes CPU tensors, got one on " +
+                        t.comp_node().to_string());
+            if (!in.empty() && (t.dtype() != in[0].dtype() || t.comp_node() != in[0].comp_node()))
+                throw py::value_error(
+                        std::string("distributed all_reduce_start_op: one bucket holds one dtype "
+                                    "on one device, got ") +
+                        in[0].dtype().name() + " on " + in[0].comp_node().to_string() + " and " +
+                        t.dtype().name() + " on " + t.comp_node().to_string());
+            trace::note_if_tracing(g.ptr());
+            in.push_back(t);
+        }
         auto slot = std::make_shared<AsyncAllReduceSlot>();
         auto def = make_all_reduce_start(m_comm, reduce_op(op), index, slot);
-        std::array<imperative::Tensor, 1> in{t.value};
         auto out = imperative::apply(*def, in)[0];
         return py::make_tuple(wrap(std::move(out)), PendingAllReduce{std::move(slot), index});
     }
@@ -474,9 +489,8 @@ public:
     // The bucket's gradients: `shapes` (their sizes adding up to the bucket's), each divided by
     // `divisor` (the group's size for a mean of a float bucket, else 1).
     py::list all_reduce_wait_op(const PendingAllReduce& pending, const py::object& started,
-                                const py::object& x, const std::vector<std::vector<size_t>>& shapes,
-                                int divisor) {
-        const auto& bucket = x.cast<const TensorWrapper&>().value;
+                                const std::vector<std::vector<size_t>>& shapes, int divisor) {
+        const auto& bucket = started.cast<const TensorWrapper&>().value;
         std::vector<dnn::TensorShape> parts;
         size_t total = 0;
         for (const auto& dims : shapes) {
@@ -492,10 +506,9 @@ public:
                                   std::to_string(divisor) + " for a bucket of " +
                                   bucket.dtype().name() + " (float dtypes divide, 1 copies)");
         trace::note_if_tracing(started.ptr());
-        trace::note_if_tracing(x.ptr());
         auto def = make_all_reduce_wait(m_comm, pending.index, pending.slot, std::move(parts),
                                         divisor);
-        std::array<imperative::Tensor, 2> in{started.cast<const TensorWrapper&>().value, bucket};
+        std::array<imperative::Tensor, 1> in{bucket};
         py::list out;
         for (auto& t : imperative::apply(*def, in))
             out.append(wrap(std::move(t)));
@@ -768,14 +781,16 @@ void init_distributed(py::module_& m) {
             .def("all_reduce_op", &PyCommunicator::all_reduce_op,
                  "all_reduce as an op: differentiable (sum) and held by a traced graph.")
             .def("all_reduce_start_op", &PyCommunicator::all_reduce_start_op,
-                 "Starts all_reduce as an op (traced graphs hold it); returns (result buffer, "
-                 "PendingAllReduce). Read the result only through all_reduce_wait_op.")
+                 "Starts the all-reduce of a bucket of gradients (a list of CPU tensors of one "
+                 "dtype) as an op (traced graphs hold it): copies them into a flat bucket and "
+                 "reduces it in place; returns (bucket, PendingAllReduce). Read the result only "
+                 "through all_reduce_wait_op.",
+                 py::arg("grads"), py::arg("op"), py::arg("index"))
             .def("all_reduce_wait_op", &PyCommunicator::all_reduce_wait_op,
                  "Waits for a started all-reduce as an op; takes its PendingAllReduce, the "
-                 "start's result buffer, its input, the shapes of the gradients it holds and a "
-                 "divisor (the group's size for a mean, else 1); returns the gradients.",
-                 py::arg("pending"), py::arg("started"), py::arg("x"), py::arg("shapes"),
-                 py::arg("divisor") = 1)
+                 "start's bucket, the shapes of the gradients it holds and a divisor (the "
+                 "group's size for a mean, else 1); returns the gradients.",
+                 py::arg("pending"), py::arg("started"), py::arg("shapes"), py::arg("divisor") = 1)
             .def("collective_op", &PyCommunicator::collective_op,
                  "all_gather or reduce_scatter_sum (first axis) as an op: differentiable and "
                  "held by a traced graph.")

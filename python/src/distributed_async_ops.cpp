@@ -2,6 +2,7 @@
 #include "distributed_async_ops.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -44,44 +45,77 @@ public:
 
     std::vector<imperative::Tensor> run(std::span<const imperative::Tensor> inputs) const override {
         settle(*m_slot);
-        auto in = inputs[0].contiguous();
-        auto out = imperative::Tensor::empty(in.shape(), in.dtype(), in.comp_node());
-        m_slot->work =
-                m_comm->all_reduce_async(in.dnn_tensor().raw_ptr(), out.dnn_tensor().raw_ptr(),
-                                         in.shape().total_nr_elems(), in.dtype(), m_op);
-        m_slot->input = in;
+        auto out = imperative::Tensor::empty(dnn::TensorShape({total(inputs)}), inputs[0].dtype(),
+                                             inputs[0].comp_node());
+        std::vector<imperative::Tensor> parts;
+        std::vector<dnn::TensorND> views;
+        for (const auto& in : inputs) {
+            parts.push_back(in.contiguous());
+            views.push_back(parts.back().dnn_tensor());
+        }
+        start(views, out.dnn_tensor());
         m_slot->output = out;
         return {out};
     }
     std::vector<dnn::TensorLayout> infer_layouts(CompNode, std::span<const dnn::TensorLayout> in,
                                                  std::span<const dnn::TensorShape>) const override {
-        return {dnn::TensorLayout(in[0], in[0].dtype)};
+        size_t n = 0;
+        for (const auto& layout : in) {
+            if (layout.dtype != in[0].dtype)
+                throw std::invalid_argument(std::string("AllReduceStart: a bucket of ") +
+                                            in[0].dtype.name() + " got a " + layout.dtype.name() +
+                                            " gradient");
+            n += layout.total_nr_elems();
+        }
+        return {dnn::TensorLayout(dnn::TensorShape({n}), in[0].dtype)};
     }
     size_t workspace_in_bytes(CompNode, std::span<const dnn::TensorLayout>,
                               std::span<const dnn::TensorLayout>) const override {
         return 0;
     }
-    // The graph's input is contiguous (a bucket's concat); its memory and the output's live
-    // until the wait step, which reads both.
+    // Graph vars are contiguous. The output, which the wait step reads, lives until then.
     void exec(CompNode, std::span<const dnn::TensorND> inputs,
               std::span<const dnn::TensorND> outputs, dnn::Workspace) const override {
         settle(*m_slot);
-        if (!inputs[0].layout.is_contiguous())
-            throw std::invalid_argument("AllReduceStart: the graph gave a strided input");
-        m_slot->work = m_comm->all_reduce_async(inputs[0].raw_ptr(), outputs[0].raw_ptr(),
-                                                inputs[0].layout.total_nr_elems(),
-                                                inputs[0].layout.dtype, m_op);
+        for (const auto& in : inputs)
+            if (!in.layout.is_contiguous())
+                throw std::invalid_argument("AllReduceStart: the graph gave a strided input");
+        start(inputs, outputs[0]);
     }
 
 private:
+    static size_t total(std::span<const imperative::Tensor> inputs) {
+        size_t n = 0;
+        for (const auto& in : inputs)
+            n += in.shape().total_nr_elems();
+        return n;
+    }
+
+    // The gradients are copied into the bucket, which is then all-reduced in place on the
+    // worker thread. The bucket is this op's own output, never a graph input or a folded
+    // constant (passes leave custom ops alone), so reducing in place changes nothing that a
+    // replay reads again; the gradients themselves are only read, before this returns.
+    void start(std::span<const dnn::TensorND> parts, const dnn::TensorND& bucket) const {
+        auto* dst = static_cast<std::byte*>(bucket.raw_ptr());
+        for (const auto& part : parts) {
+            size_t bytes = part.layout.dtype.size(part.layout.total_nr_elems());
+            if (bytes)
+                std::memcpy(dst, part.raw_ptr(), bytes);
+            dst += bytes;
+        }
+        m_slot->work =
+                m_comm->all_reduce_async(bucket.raw_ptr(), bucket.raw_ptr(),
+                                         bucket.layout.total_nr_elems(), bucket.layout.dtype, m_op);
+    }
+
     std::shared_ptr<dist::Communicator> m_comm;
     dist::ReduceOp m_op;
     int m_index;
     std::shared_ptr<AsyncAllReduceSlot> m_slot;
 };
 
-// Inputs: the start's output and the start's input (read to keep its memory in use until the
-// all-reduce is done); outputs: the bucket's gradients, each its part of the result in its own
+// Input: the start's output (the bucket, read to keep its memory in use until the all-reduce is
+// done); outputs: the bucket's gradients, each its part of the result in its own
 // shape, divided by `divisor` (the group's size for a mean; 1 for a sum). One pass over the
 // bucket: the copy out of the result, the mean's division and the slices of the gradients are
 // this op, not three ops of the graph with a bucket-sized buffer between each.
@@ -121,7 +155,6 @@ public:
                                    std::to_string(m_index));
         settle(*m_slot);
         auto result = std::exchange(m_slot->output, imperative::Tensor());
-        m_slot->input = imperative::Tensor();
         std::vector<imperative::Tensor> outs;
         std::vector<dnn::TensorND> dsts;
         for (const auto& shape : m_shapes) {

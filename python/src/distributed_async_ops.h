@@ -1,6 +1,7 @@
 // The all-reduce of a gradient bucket as two ops of the eager runtime, so that a traced
-// training step overlaps it with the rest of backward: AllReduceStart hands the all-reduce to
-// the communicator's worker thread and returns at once; AllReduceWait, recorded when backward
+// training step overlaps it with the rest of backward: AllReduceStart copies the gradients into
+// its output (the bucket), hands the all-reduce in place in it to the communicator's worker
+// thread and returns at once; AllReduceWait, recorded when backward
 // ends, waits for it and yields the bucket's gradients (split and, for a mean, divided). A compiled
 // graph runs its steps in recording order where the data allows (ComputingGraph::topo_order), so
 // the bucket's communication runs while the steps between the two compute the remaining gradients.
@@ -27,15 +28,16 @@ void without_gil(F&& f) {
     }
 }
 
-// What a start passes to its wait: the all-reduce in flight and, in eager runs, the tensors it
-// reads and writes (a graph's arena keeps them alive instead: the wait reads both).
+// What a start passes to its wait: the all-reduce in flight and, in eager runs, the bucket it
+// writes (a graph's arena keeps that alive instead: the wait reads it).
 struct AsyncAllReduceSlot {
     std::shared_ptr<distributed::Work> work;
-    imperative::Tensor input, output;
+    imperative::Tensor output;
 };
 
 // Start and wait share the slot, their communicator and their bucket's index in the step (which
-// a trace's check compares, and which keeps CSE from merging two starts).
+// a trace's check compares, and which keeps CSE from merging two starts). The start's inputs
+// are the gradients (one dtype), its output the flat bucket holding them in order.
 std::shared_ptr<imperative::OpDef> make_all_reduce_start(
         std::shared_ptr<distributed::Communicator> comm, distributed::ReduceOp op, int index,
         std::shared_ptr<AsyncAllReduceSlot> slot);

@@ -126,7 +126,7 @@ class AllreduceCallback:
         self._packing_list = defaultdict(list)
         self._packing_size = defaultdict(int)
         self._in_flight = []  # _Buckets whose all-reduce runs, in the order they started
-        self._traced_in_flight = []  # (params, grads, input, started, pending) under jit.trace
+        self._traced_in_flight = []  # (params, grads, bucket, pending) under jit.trace
 
     def _pack(self, dtype):
         params = self._packing_list[dtype]
@@ -153,33 +153,35 @@ class AllreduceCallback:
         self._in_flight.append(_Bucket(params, grads, dtype, work))
 
     def _pack_as_ops(self, params, grads):
-        # Under jit.trace: the bucket as ops (concat, the all-reduce's start op) that the graph
-        # holds and runs on every call; _unpack_ops adds the wait op and the slices when
-        # backward ends, so the ops recorded in between overlap the communication.
-        from ..functional import concat  # not at import: functional imports this package
-
-        flat = concat([g.reshape(-1) for g in grads])
+        # Under jit.trace: the bucket as ops that the graph holds and runs on every call;
+        # _unpack_ops adds the wait op when backward ends, so the ops recorded in between
+        # overlap the communication.
         comm = _graph_comm(self._group)
-        if str(flat.device).startswith("gpu"):
+        if str(grads[0].device).startswith("gpu"):
             # NCCL runs on the bucket's stream, after the kernels that computed it and
-            # asynchronously to the host already: one all-reduce op, no wait op.
-            reduced = comm.all_reduce_op(flat, "sum")
-            self._traced_in_flight.append((params, grads, flat, reduced, None))
-            return
-        index = len(self._traced_in_flight)
-        started, pending = comm.all_reduce_start_op(flat, "sum", index)
-        self._traced_in_flight.append((params, grads, flat, started, pending))
+            # asynchronously to the host already: a concat and one all-reduce op, no wait op.
+            from ..functional import concat  # not at import: functional imports this package
 
-    def _unpack_ops(self, params, grads, flat, started, pending):
+            reduced = comm.all_reduce_op(concat([g.reshape(-1) for g in grads]), "sum")
+            self._traced_in_flight.append((params, grads, reduced, None))
+            return
+        # The start op copies the gradients into its own output and all-reduces that in place:
+        # no concat buffer beside the result, and never a reduction in a graph input or a
+        # folded constant (a bucket of constant gradients), which a replay would read again.
+        index = len(self._traced_in_flight)
+        started, pending = comm.all_reduce_start_op(grads, "sum", index)
+        self._traced_in_flight.append((params, grads, started, pending))
+
+    def _unpack_ops(self, params, grads, started, pending):
         mean = self._reduce_method == "mean"
         if pending is not None:
             # One op waits, splits the bucket into the gradients and divides them for a mean,
             # in one pass (a float bucket; another divides after, as the eager path does).
-            divide = mean and np.dtype(flat.dtype).kind == "f"
+            divide = mean and np.dtype(started.dtype).kind == "f"
             shapes = [list(g.shape) for g in grads]
             divisor = self._group.size if divide else 1
             comm = _graph_comm(self._group)
-            outs = comm.all_reduce_wait_op(pending, started, flat, shapes, divisor)
+            outs = comm.all_reduce_wait_op(pending, started, shapes, divisor)
             for param, out in zip(params, outs):
                 self._gradients_dict[param] = out / self._group.size if mean and not divide else out
             return

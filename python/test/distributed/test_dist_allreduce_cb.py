@@ -150,3 +150,41 @@ def test_an_in_place_bucket_receives_the_sum_in_its_own_memory():
         np.testing.assert_array_equal(out, sum(xs))
         np.testing.assert_array_equal(out_in_place, sum(xs))
         np.testing.assert_array_equal(bucket, sum(xs))
+
+
+def _start_wait_worker():
+    from megengine.distributed import group
+
+    comm = group._communicator(group.WORLD)
+    r = dist.get_rank()
+    a = mge.Tensor(rank_input(r, (2, 3), "float32", salt=5))
+    b = mge.Tensor(rank_input(r, (4, 2), "float32", salt=6)).transpose(1, 0)  # strided
+    bucket, pending = comm.all_reduce_start_op([a, b], "sum", 0)
+    outs = comm.all_reduce_wait_op(pending, bucket, [[2, 3], [2, 4]], 2)
+    errors = []
+    for bad in (
+        lambda: comm.all_reduce_start_op([], "sum", 1),
+        lambda: comm.all_reduce_start_op([a, a.astype("float16")], "sum", 1),
+        lambda: comm.all_reduce_start_op([a, np.zeros(3)], "sum", 1),
+    ):
+        try:
+            bad()
+            errors.append(None)
+        except (TypeError, ValueError) as exc:
+            errors.append(type(exc).__name__)
+    return a.numpy(), b.numpy(), [o.numpy() for o in outs], errors
+
+
+def test_the_traced_bucket_ops_copy_their_gradients_and_reduce_their_own_bucket():
+    # The start op (what a traced step records) reads the gradients, strided ones included,
+    # and reduces its own flat copy: the gradients keep their values; the wait op hands out
+    # each part in its shape, divided by 2.
+    results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_start_wait_worker)()
+    xa = [rank_input(r, (2, 3), "float32", salt=5) for r in range(WORLD)]
+    xb = [rank_input(r, (4, 2), "float32", salt=6).T for r in range(WORLD)]
+    for r, (a, b, outs, errors) in enumerate(results):
+        np.testing.assert_array_equal(a, xa[r])
+        np.testing.assert_array_equal(b, xb[r])
+        np.testing.assert_array_equal(outs[0], sum(xa) / 2)
+        np.testing.assert_array_equal(outs[1], sum(xb) / 2)
+        assert errors == ["ValueError", "ValueError", "TypeError"]

@@ -65,9 +65,15 @@ def test_traced_data_parallel_step_equals_single_process_training():
     assert ops[0].count("AllReduceStart(0)") == 1
     assert ops[0].count("AllReduceWait(0)") == 1
     assert ops[1] == "graph"  # the later calls replayed the compiled graph
+    # The start op reads the 4 gradients and copies them into its own output, all-reduced in
+    # place there: no bucket-sized Concat before it.
+    graph = ops[2]
+    start = next(line for line in graph if "AllReduceStart(0)" in line)
+    assert start.count("%") == 5, start  # its output and the 4 gradients
+    bucket = start.split(" : ")[1]  # {765} float32
+    assert not any("Concat" in line and line.endswith(bucket) for line in graph), graph
     # The wait op hands out the gradients themselves (the mean's division and the split are
     # in it): the optimizer's update reads its outputs, no copy, division or slice between.
-    graph = ops[2]
     wait = next(line for line in graph if "AllReduceWait(0)" in line)
     outs = wait.split(" = ")[0].split(", ")
     assert len(outs) == 4, wait  # SmallCNN's 4 gradients
@@ -149,6 +155,49 @@ def test_traced_step_starts_each_bucket_during_backward_and_waits_after_it():
     assert starts[0] < backward[-1], graph
     # ...and every wait follows every start and every backward kernel.
     assert max(starts + backward) < min(waits), graph
+
+
+def _constant_gradients(pack_bytes):
+    # Gradients that depend on no input: the compiled graph folds them into constants, which
+    # the bucket's start op reads on every replay. An all-reduce in place in them would add
+    # the other ranks' values again on each call.
+    r = dist.get_rank()
+    w = mge.Parameter(np.ones((3,), dtype="float32"))
+    v = mge.Parameter(np.ones((2,), dtype="float16"))
+    u = mge.Parameter(np.ones((2,), dtype="float32"))
+    cb = dist.make_allreduce_cb("sum")
+    cb._param_pack_thd = pack_bytes
+    gm = GradManager().attach([w, v, u], callbacks=[cb])
+    opt = optim.SGD([w, u, v], lr=0.0)
+    scale = float(r + 1)
+
+    @trace(symbolic=True)
+    def step(x):
+        with gm:
+            gm.backward((w * scale).sum() + (u * x).sum() + (v * (r + 2)).sum().astype("float32"))
+        grads = [w.grad * 1, u.grad * 1, v.grad * 1]
+        opt.clear_grad()
+        return grads
+
+    out = [[g.numpy() for g in step(mge.Tensor(np.full(2, s, "float32")))] for s in range(4)]
+    return out, step._mode, step._graph_text().splitlines()
+
+
+def test_a_bucket_of_constant_gradients_gives_the_same_sum_on_every_replay():
+    for pack_bytes in (0, 1 << 20):  # a bucket per gradient; one bucket per dtype
+        results = dist.launcher(n_gpus=WORLD, timeout=TIMEOUT)(_constant_gradients)(pack_bytes)
+        for grads, mode, graph in results:
+            assert mode == "graph"
+            for s, (w, u, v) in enumerate(grads):
+                np.testing.assert_array_equal(w, np.full(3, 1.0 + 2.0, "float32"))  # sum of r+1
+                np.testing.assert_array_equal(u, np.full(2, WORLD * s, "float32"))
+                np.testing.assert_array_equal(v, np.full(2, 2 + 3, "float16"))  # sum of r+2
+                assert v.dtype == np.float16
+            # The case is the one it means to be: a start op that reads constants.
+            consts = {line.split(" ")[0] for line in graph if " = const " in line}
+            starts = [line for line in graph if "AllReduceStart(" in line]
+            reads = [a for line in starts for a in line.split(")(")[1].split(")")[0].split(", ")]
+            assert any(a in consts for a in reads), graph
 
 
 def _traced_collectives():
