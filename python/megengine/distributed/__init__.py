@@ -6,6 +6,9 @@ MegEngine 1.13's API on Gloo (CPU tensors, TCP): ``launcher`` starts one process
 ``make_allreduce_cb`` averages gradients. See docs/architecture.md, "Distributed".
 """
 
+import sys
+import types
+
 from . import functional, group, helper
 from .group import (
     WORLD,
@@ -56,9 +59,27 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    # MegEngine's module property ``dist.backend`` (reading it; set it with override_backend).
-    if name == "backend":
+class _DistributedModule(types.ModuleType):
+    """This package as a module with MegEngine's ``backend`` property (mprop's mproperty)."""
+
+    @property
+    def backend(self):
+        r"""Get or set backend of collective communication (``dist.backend = "gloo"``).
+
+        Returns:
+            the backend's name; reading or setting it needs ``init_process_group`` first.
+        """
         group._require_init()
         return group._sd.backend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    @backend.setter
+    def backend(self, val):
+        group._require_init()
+        if val not in group._backends - {"auto"}:
+            raise ValueError(
+                f"backend should be one of {sorted(group._backends - {'auto'})} but got {val!r}"
+            )
+        group._sd.backend = val
+
+
+sys.modules[__name__].__class__ = _DistributedModule

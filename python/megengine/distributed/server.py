@@ -394,6 +394,88 @@ class Client:
         """
         return self._request({"op": "add", "key": key, "delta": int(delta)})[0]["value"]
 
+    def set_is_grad(self, key, is_grad):
+        r"""Mark send/recv need gradiants by key (read once by ``check_is_grad``).
+
+        Args:
+            key: key to match send/recv op.
+            is_grad: whether this op need grad.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.set_is_grad("send0", True); c.check_is_grad("send0")
+            True
+            >>> server.close()
+        """
+        self.set("__is_grad/" + key, json.dumps(bool(is_grad)).encode())
+
+    def check_is_grad(self, key):
+        r"""Check whether send/recv need gradiants: waits for ``set_is_grad`` and removes the key.
+
+        Args:
+            key: key to match send/recv op.
+
+        Returns:
+            the bool that ``set_is_grad`` stored.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.set_is_grad("recv1", False); c.check_is_grad("recv1")
+            False
+            >>> server.close()
+        """
+        return json.loads(self._pop("__is_grad/" + key, "check_is_grad"))
+
+    def set_remote_tracer(self, key, tracer_set):
+        r"""Set tracer dict for tracing send/recv op (read once by ``check_remote_tracer``).
+
+        Args:
+            key: key to match send/recv op.
+            tracer_set: valid tracer set: an iterable of ints (grad manager ids).
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.set_remote_tracer("send0", {3, 1}); c.check_remote_tracer("send0")
+            [1, 3]
+            >>> server.close()
+        """
+        try:
+            ids = sorted(int(t) for t in tracer_set)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"set_remote_tracer: tracer_set must be an iterable of ints, got {tracer_set!r}"
+            ) from None
+        self.set("__remote_tracer/" + key, json.dumps(ids).encode())
+
+    def check_remote_tracer(self, key):
+        r"""Get tracer dict for send/recv op: waits for ``set_remote_tracer``, removes the key.
+
+        Args:
+            key: key to match send/recv op.
+
+        Returns:
+            the tracer ids, sorted, as a list.
+
+        Examples:
+            >>> from megengine.distributed import Server, Client
+            >>> server = Server(0)
+            >>> c = Client("localhost", server.py_server_port)
+            >>> c.set_remote_tracer("k", []); c.check_remote_tracer("k")
+            []
+            >>> server.close()
+        """
+        return json.loads(self._pop("__remote_tracer/" + key, "check_remote_tracer"))
+
+    def _pop(self, name, what):
+        reply = self._request({"op": "pop", "key": name, "timeout": self.timeout}, what=what)
+        return reply[1]
+
     def group_barrier(self, key, size):
         r"""A barrier wait for all group member.
 

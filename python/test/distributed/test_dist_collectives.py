@@ -195,3 +195,37 @@ def test_bad_inputs_raise_clear_errors():
             "ValueError",
             "ValueError",
         ]
+
+
+def _backend_and_synchronized():
+    import time
+
+    r = dist.get_rank()
+    seen = [dist.backend]
+    dist.backend = "nccl"  # MegEngine's module property: what get_backend reads
+    seen.append(dist.get_backend())
+    try:
+        dist.backend = "mpi"
+    except ValueError:
+        seen.append("ValueError")
+    dist.backend = "gloo"
+
+    @dist.synchronized
+    def slow_on_rank_1():
+        if r == 1:
+            time.sleep(0.5)
+        return r
+
+    start = time.monotonic()
+    out = slow_on_rank_1()
+    return seen, out, time.monotonic() - start
+
+
+def test_backend_property_and_synchronized():
+    results = dist.launcher(n_gpus=2, timeout=TIMEOUT)(_backend_and_synchronized)()
+    for r, (seen, out, waited) in enumerate(results):
+        assert seen == ["gloo", "nccl", "ValueError"]
+        assert out == r
+        assert waited >= 0.45  # rank 0 returned only once rank 1 had finished too
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        dist.backend  # noqa: B018 - reading it is the test

@@ -111,3 +111,16 @@ def test_bad_arguments():
         Server(-1)
     with pytest.raises(ValueError):
         Client("127.0.0.1", 1, timeout=0)
+
+
+def test_send_recv_flags_are_read_once(server):
+    a, b = _client(server), _client(server)
+    a.set_is_grad("send/0", True)
+    a.set_remote_tracer("send/0", {5, 2})
+    assert b.check_is_grad("send/0") is True
+    assert b.check_remote_tracer("send/0") == [2, 5]
+    # Read once: the keys are gone, and a check waits for the next set.
+    with pytest.raises(TimeoutError, match="__is_grad/send/0"):
+        _client(server, timeout=0.2).check_is_grad("send/0")
+    with pytest.raises(TypeError, match="iterable of ints"):
+        a.set_remote_tracer("k", 3)
