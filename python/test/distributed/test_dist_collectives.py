@@ -9,6 +9,7 @@ from dist_util import DTYPES, SHAPES, TIMEOUT, rank_input
 import megengine as mge
 import megengine.distributed as dist
 import megengine.functional as F
+from megengine.autodiff import GradManager
 
 
 def _np(x):
@@ -114,6 +115,95 @@ def test_every_collective_matches_numpy(world):
             np.testing.assert_array_equal(got, want, err_msg=f"{key} rank {rank}")
 
 
+def _split_shapes(world):
+    # First axes that split evenly between the ranks: scatter, reduce_scatter and all_to_all.
+    return [(world,), (2 * world, 3), (world, 3, 4)]
+
+
+# Strided views (view ops: no copy) of a (4 * world, 6) input, and the axis each splits along.
+VIEWS = {
+    "slice": (lambda a: a[:, ::2], 0),
+    "transpose": (lambda a: a.transpose(1, 0), 1),
+}
+
+
+def _splitting_and_strided(world):
+    r = dist.get_rank()
+    out = {}
+    for dtype in DTYPES:
+        for shape in _split_shapes(world):
+            x = mge.Tensor(rank_input(r, shape, dtype, salt=8), dtype=dtype)
+            key = (dtype, shape)
+            out[("scatter",) + key] = _np(F.distributed.scatter(x))
+            out[("rs",) + key] = _np(F.distributed.reduce_scatter_sum(x))
+            out[("a2a",) + key] = _np(F.distributed.all_to_all(x))
+    for dtype in ("float32", "int8"):
+        base = mge.Tensor(rank_input(r, (4 * world, 6), dtype, salt=9), dtype=dtype)
+        for name, (view, axis) in VIEWS.items():
+            x = view(base)
+            key = (dtype, name)
+            out[("sum",) + key] = _np(F.distributed.all_reduce_sum(x))
+            out[("max",) + key] = _np(F.distributed.all_reduce_max(x))
+            out[("min",) + key] = _np(F.distributed.all_reduce_min(x))
+            out[("reduce",) + key] = _np(F.distributed.reduce_sum(x))
+            out[("bcast",) + key] = _np(F.distributed.broadcast(x))
+            out[("allgather",) + key] = _np(F.distributed.all_gather(x, axis=axis))
+            out[("gather",) + key] = _np(F.distributed.gather(x, axis=axis))
+            out[("scatter",) + key] = _np(F.distributed.scatter(x, axis=axis))
+            out[("rs",) + key] = _np(F.distributed.reduce_scatter_sum(x, axis=axis))
+            out[("a2a",) + key] = _np(F.distributed.all_to_all(x, split_axis=axis, concat_axis=0))
+    return out
+
+
+def _splitting_and_strided_reference(world):
+    ref = {}
+    for dtype in DTYPES:
+        for shape in _split_shapes(world):
+            a = [rank_input(q, shape, dtype, salt=8) for q in range(world)]
+            key = (dtype, shape)
+            ref[("scatter",) + key] = np.split(a[0], world)
+            ref[("rs",) + key] = np.split(np.sum(a, axis=0).astype(dtype), world)
+            parts = [np.split(v, world) for v in a]
+            ref[("a2a",) + key] = [
+                np.concatenate([parts[src][dst] for src in range(world)]) for dst in range(world)
+            ]
+    for dtype in ("float32", "int8"):
+        bases = [rank_input(q, (4 * world, 6), dtype, salt=9) for q in range(world)]
+        for name, (view, axis) in VIEWS.items():
+            a = [np.ascontiguousarray(view(b)) for b in bases]
+            key = (dtype, name)
+            total = np.sum(a, axis=0).astype(dtype)
+            ref[("sum",) + key] = [total] * world
+            ref[("max",) + key] = [np.max(a, axis=0)] * world
+            ref[("min",) + key] = [np.min(a, axis=0)] * world
+            ref[("reduce",) + key] = [total] + [None] * (world - 1)
+            ref[("bcast",) + key] = [a[0]] * world
+            ref[("allgather",) + key] = [np.concatenate(a, axis=axis)] * world
+            ref[("gather",) + key] = [np.concatenate(a, axis=axis)] + [None] * (world - 1)
+            ref[("scatter",) + key] = np.split(a[0], world, axis=axis)
+            ref[("rs",) + key] = np.split(total, world, axis=axis)
+            parts = [np.split(v, world, axis=axis) for v in a]
+            ref[("a2a",) + key] = [
+                np.concatenate([parts[src][dst] for src in range(world)]) for dst in range(world)
+            ]
+    return ref
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_splitting_collectives_in_every_dtype_and_every_collective_on_strided_inputs(world):
+    results = dist.launcher(n_gpus=world, timeout=TIMEOUT)(_splitting_and_strided)(world)
+    ref = _splitting_and_strided_reference(world)
+    assert set(results[0]) == set(ref)
+    for key, per_rank in ref.items():
+        for rank, res in enumerate(results):
+            want, got = per_rank[rank], res[key]
+            if want is None:
+                assert got is None, (key, rank)
+                continue
+            assert got.dtype == want.dtype, (key, rank, got.dtype, want.dtype)
+            np.testing.assert_array_equal(got, want, err_msg=f"{key} rank {rank}")
+
+
 def _subgroups():
     r = dist.get_rank()
     x = mge.Tensor(np.array([r, 10 * r], dtype="float32"))
@@ -126,6 +216,14 @@ def _subgroups():
         out["sum"] = F.distributed.all_reduce_sum(x, group=[2, 1]).numpy()
         red = F.distributed.reduce_sum(x, g)
         out["reduce"] = None if red is None else red.numpy()
+        out["gather"] = F.distributed.all_gather(x, g).numpy()  # in group rank order: 2, 1
+        out["a2a"] = F.distributed.all_to_all(x, g).numpy()
+        # The gradient all-reduce of a subgroup's data parallelism.
+        w = mge.Parameter(np.ones(2, dtype="float32"))
+        gm = GradManager().attach([w], callbacks=[dist.make_allreduce_cb("mean", g)])
+        with gm:
+            gm.backward((w * x).sum())
+        out["grad"] = w.grad.numpy()
         dist.group_barrier(g)
     out["world"] = F.distributed.all_reduce_sum(x).numpy()
     return out
@@ -143,6 +241,11 @@ def test_subgroups_use_their_first_rank_as_root():
             np.testing.assert_array_equal(res["reduce"], [3, 30])
         else:
             assert res["reduce"] is None
+        np.testing.assert_array_equal(res["gather"], [2, 20, 1, 10])
+        # Group rank g's part of every member, in group rank order: [x_2[g], x_1[g]].
+        g = res["group_rank"]
+        np.testing.assert_array_equal(res["a2a"], [results[2]["rank"] * 10**g, 10**g])
+        np.testing.assert_array_equal(res["grad"], [1.5, 15])  # the mean of x_1 and x_2
     assert "bcast" not in results[0]
 
 

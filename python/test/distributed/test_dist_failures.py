@@ -2,6 +2,7 @@
 rank (and the launching parent) fail within the timeout, never hang; nothing is left running."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -54,6 +55,7 @@ def test_a_raising_rank_stops_the_others_and_its_error_reaches_the_parent(tmp_pa
     assert "rank 1 raised" in cause and "_raises" in cause  # the child's traceback
     pids = _pids(tmp_path)
     assert len(pids) == 2 and not any(_alive(p) for p in pids)
+    assert _children() == []
 
 
 def _killed(folder):
@@ -69,6 +71,23 @@ def test_a_killed_rank_stops_the_others(tmp_path):
         dist.launcher(n_gpus=2, timeout=TIMEOUT)(_killed)(str(tmp_path))
     assert time.monotonic() - start < TIMEOUT / 2
     assert not any(_alive(p) for p in _pids(tmp_path))
+    assert _children() == []
+
+
+def _children():
+    """This process's child processes (zombies included): none once a launch has failed."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == os.getpid():
+            found.append((int(entry), fields[0]))
+    return found
 
 
 def _never_called():
@@ -81,6 +100,7 @@ def test_a_rank_that_never_joins_times_out():
     with pytest.raises(TimeoutError, match="group_barrier"):
         dist.launcher(n_gpus=2, world_size=3, timeout=1)(_never_called)()
     assert time.monotonic() - start < 6
+    assert _children() == []
 
 
 def _leaves_early():
@@ -174,3 +194,86 @@ def test_environment_variables_of_external_launchers_are_honoured():
         for p in procs:
             p.kill()
     assert outs == ["0 2 [3.0, 3.0]", "1 2 [3.0, 3.0]"]
+
+
+# A rank of an external launch (no launcher parent to stop the others): ``fails`` is
+# "raise" or "kill" (after both ranks have communicated once) and ``who`` the failing rank.
+_FAILING_SCRIPT = """
+import os, signal, sys, numpy as np, megengine as mge, megengine.distributed as dist
+import megengine.functional as F
+fails, who = sys.argv[1], int(sys.argv[2])
+dist.init_process_group(timeout=float(os.environ["TIMEOUT"]))
+x = mge.Tensor(np.ones(2, dtype="float32"))
+F.distributed.all_reduce_sum(x)
+if dist.get_rank() == who and fails == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+if dist.get_rank() == who and fails == "raise":
+    raise ValueError("rank gives up")
+F.distributed.all_reduce_sum(x)
+print("finished")
+"""
+
+
+def _launch_external(ranks, args, timeout):
+    port = _free_port()
+    procs = {}
+    for rank in ranks:
+        env = dict(
+            os.environ,
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            WORLD_SIZE="2",
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+            TIMEOUT=str(timeout),
+        )
+        procs[rank] = subprocess.Popen(
+            [sys.executable, "-c", _FAILING_SCRIPT, *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    start = time.monotonic()
+    outs = {}
+    try:
+        for rank, p in procs.items():
+            out, err = p.communicate(timeout=60)
+            outs[rank] = (p.returncode, out, err, time.monotonic() - start)
+    finally:
+        for p in procs.values():
+            p.kill()
+    return outs
+
+
+@pytest.mark.parametrize(
+    "fails, who, error",
+    [
+        ("raise", 1, "CommError"),
+        ("kill", 1, "CommError"),
+        ("kill", 0, "CommError|ConnectionError"),  # the rank that hosts the store
+    ],
+)
+def test_without_launcher_a_rank_that_raises_or_is_killed_fails_the_others(fails, who, error):
+    # Without a launcher nobody stops the survivor: its next collective must fail on its own,
+    # well before the group's timeout, and the process must exit.
+    outs = _launch_external([0, 1], [fails, str(who)], timeout=30)
+    code, _, err, _ = outs[who]
+    assert code == (-signal.SIGKILL if fails == "kill" else 1), err
+    other = 1 - who
+    code, out, err, elapsed = outs[other]
+    assert code == 1 and "finished" not in out, (code, out, err)
+    assert re.search(rf"\b({error}): ", err), err
+    assert elapsed < 15, elapsed
+
+
+@pytest.mark.parametrize("present", [0, 1])
+def test_without_launcher_a_rank_that_never_joins_times_out(present):
+    # Only one rank of two is started: rank 0 waits for its peer at the rendezvous, rank 1 for
+    # the store that rank 0 would host; both give up after the timeout with the reason.
+    outs = _launch_external([present], ["none", "-1"], timeout=2)
+    code, out, err, elapsed = outs[present]
+    assert code == 1 and "finished" not in out, (code, out, err)
+    error = "TimeoutError" if present == 0 else "ConnectionError"
+    assert error in err, err
+    assert elapsed < 15, elapsed
