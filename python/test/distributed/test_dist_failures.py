@@ -153,7 +153,8 @@ import numpy as np, megengine as mge, megengine.distributed as dist
 import megengine.functional as F
 dist.init_process_group(timeout=10)
 x = mge.Tensor(np.full(2, dist.get_rank() + 1, dtype="float32"))
-print(dist.get_rank(), dist.get_world_size(), F.distributed.all_reduce_sum(x).numpy().tolist())
+y = F.distributed.all_reduce_sum(x)
+print(dist.get_rank(), dist.get_world_size(), y.numpy().tolist(), mge.get_default_device(), y.device)
 """
 
 
@@ -173,7 +174,7 @@ def test_environment_variables_of_external_launchers_are_honoured():
             MASTER_PORT=str(port),
             WORLD_SIZE="2",
             RANK=str(rank),
-            LOCAL_RANK=str(rank),
+            LOCAL_RANK=str(1 - rank),  # as on two hosts: the device index, not the rank
         )
         procs.append(
             subprocess.Popen(
@@ -193,7 +194,7 @@ def test_environment_variables_of_external_launchers_are_honoured():
     finally:
         for p in procs:
             p.kill()
-    assert outs == ["0 2 [3.0, 3.0]", "1 2 [3.0, 3.0]"]
+    assert outs == ["0 2 [3.0, 3.0] cpu1 cpu1:0", "1 2 [3.0, 3.0] cpu0 cpu0:0"]
 
 
 # A rank of an external launch (no launcher parent to stop the others): ``fails`` is
