@@ -814,6 +814,9 @@ void init_distributed(py::module_& m) {
             .def("send", &PyCommunicator::send)
             .def("recv", &PyCommunicator::recv)
             .def("barrier", &PyCommunicator::barrier);
+    d.def("nccl_load_error", &dist::nccl_load_error,
+          "'' when the NCCL library (libneomeg_distributed_nccl.so, which GPU tensors' "
+          "collectives load) loads and exports its factory, else why not. Needs no GPU.");
 #else
     d.attr("gloo_available") = false;
 #endif

@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
+#include <string>
 
 namespace neomeg::distributed {
 
@@ -11,35 +11,45 @@ namespace {
 using Factory = decltype(&neomeg_create_nccl_communicator);
 
 // The NCCL library beside this one (a build tree, an installed package), else by the loader's
-// search path; loaded once and kept.
-Factory nccl_factory() {
-    static std::once_flag once;
-    static Factory factory = nullptr;
-    static std::string reason;
-    std::call_once(once, [] {
+// search path; loaded once and kept. `reason` says why `factory` is null.
+struct NcclLibrary {
+    Factory factory = nullptr;
+    std::string reason;
+};
+
+const NcclLibrary& nccl_library() {
+    static const NcclLibrary library = [] {
+        NcclLibrary lib;
         std::string here;
         Dl_info info{};
         if (dladdr(reinterpret_cast<void*>(&open_nccl_communicator), &info) && info.dli_fname) {
             here = info.dli_fname;
             here = here.substr(0, here.rfind('/') + 1);
         }
-        void* lib = here.empty() ? nullptr
-                                 : dlopen((here + kNcclLibraryName).c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            lib = dlopen(kNcclLibraryName, RTLD_NOW | RTLD_LOCAL);
-        if (!lib) {
+        void* handle = here.empty()
+                               ? nullptr
+                               : dlopen((here + kNcclLibraryName).c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle)
+            handle = dlopen(kNcclLibraryName, RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
             const char* err = dlerror();
-            reason = std::string("cannot load ") + kNcclLibraryName +
-                     " (NeoMeg built without CUDA, or NCCL missing): " + (err ? err : "");
-            return;
+            lib.reason = std::string("cannot load ") + kNcclLibraryName +
+                         " (NeoMeg built without CUDA, or NCCL missing): " + (err ? err : "");
+            return lib;
         }
-        factory = reinterpret_cast<Factory>(dlsym(lib, "neomeg_create_nccl_communicator"));
-        if (!factory)
-            reason = std::string(kNcclLibraryName) + " has no neomeg_create_nccl_communicator";
-    });
-    if (!factory)
-        throw CommError("distributed (NCCL): " + reason);
-    return factory;
+        lib.factory = reinterpret_cast<Factory>(dlsym(handle, "neomeg_create_nccl_communicator"));
+        if (!lib.factory)
+            lib.reason = std::string(kNcclLibraryName) + " has no neomeg_create_nccl_communicator";
+        return lib;
+    }();
+    return library;
+}
+
+Factory nccl_factory() {
+    const auto& lib = nccl_library();
+    if (!lib.factory)
+        throw CommError("distributed (NCCL): " + lib.reason);
+    return lib.factory;
 }
 
 }  // namespace
@@ -58,6 +68,11 @@ std::unique_ptr<DeviceCommunicator> open_nccl_communicator(Store& store, const s
         throw CommError(error);
     }
     return std::unique_ptr<DeviceCommunicator>(comm);
+}
+
+std::string nccl_load_error() {
+    const auto& lib = nccl_library();
+    return lib.factory ? std::string() : "distributed (NCCL): " + lib.reason;
 }
 
 }  // namespace neomeg::distributed

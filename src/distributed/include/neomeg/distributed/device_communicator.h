@@ -51,6 +51,10 @@ std::unique_ptr<DeviceCommunicator> open_nccl_communicator(Store& store, const s
                                                            int rank, int size, int device,
                                                            std::chrono::milliseconds timeout);
 
+// "" when the NCCL library loads and exports its factory (no GPU needed), else the reason that
+// open_nccl_communicator would raise; loads the library on the first call, as that does.
+std::string nccl_load_error();
+
 }  // namespace neomeg::distributed
 
 // What the NCCL library exports for open_nccl_communicator: a new communicator, or nullptr with
