@@ -53,8 +53,10 @@ class MapSampler(Sampler):
         drop_last: drop the last batch when it is smaller than ``batch_size``.
         num_samples: total number of samples drawn over all ranks; ``len(dataset)`` when
             ``None``.
-        world_size: number of ranks; 1 when ``None``.
-        rank: this process's rank in ``[0, world_size)``; 0 when ``None``.
+        world_size: number of ranks; when ``None``, the process group's size
+            (``distributed.get_world_size()``), 1 outside a process group.
+        rank: this process's rank in ``[0, world_size)``; when ``None``, the process group's
+            rank (``distributed.get_rank()``), 0 outside a process group.
         seed: seed of the sampler's random generator; 0 when ``None`` and ``world_size > 1``,
             so that every rank draws the same permutation.
 
@@ -81,8 +83,14 @@ class MapSampler(Sampler):
         if not isinstance(drop_last, bool):
             raise TypeError(f"drop_last should be a boolean value, but got drop_last={drop_last!r}")
         _check_positive_int("num_samples", num_samples, allow_none=True)
-        world_size = 1 if world_size is None else world_size
-        rank = 0 if rank is None else rank
+        if world_size is None or rank is None:
+            from .. import distributed as dist  # at call time: distributed imports more layers
+
+            grouped = dist.is_distributed()
+            if world_size is None:
+                world_size = dist.get_world_size() if grouped else 1
+            if rank is None:
+                rank = dist.get_rank() if grouped else 0
         _check_positive_int("world_size", world_size)
         if not isinstance(rank, (int, np.integer)) or not 0 <= rank < world_size:
             raise ValueError(f"rank should be in [0, world_size={world_size}), but got {rank!r}")

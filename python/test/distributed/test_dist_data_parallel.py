@@ -80,3 +80,27 @@ def test_data_parallel_equals_single_process_on_the_whole_batch():
         for k in expect:
             assert not np.allclose(expect[k], init0[k]), k  # training moved every parameter
             np.testing.assert_allclose(final0[k], expect[k], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def _default_shards():
+    from megengine.data import RandomSampler, SequentialSampler
+
+    return (
+        list(SequentialSampler(range(10), batch_size=3)),
+        list(RandomSampler(range(10), batch_size=4)),
+    )
+
+
+def test_samplers_shard_by_the_process_groups_rank_by_default():
+    from megengine.data import RandomSampler, SequentialSampler
+
+    for world in (2, 3):
+        results = dist.launcher(n_gpus=world, timeout=TIMEOUT)(_default_shards)()
+        seen = []
+        for r, (seq, rnd) in enumerate(results):
+            assert seq == list(SequentialSampler(range(10), 3, world_size=world, rank=r))
+            assert rnd == list(RandomSampler(range(10), 4, world_size=world, rank=r))
+            seen += [i for batch in seq for i in batch]
+        assert sorted(set(seen)) == list(range(10))  # the shards cover the dataset
+    # Outside a process group: one shard, everything.
+    assert list(SequentialSampler(range(3), batch_size=2)) == [[0, 1], [2]]
