@@ -103,7 +103,8 @@ def _check_format(format):
 
 
 def _format_get(self):
-    return "nhwc" if self._channels_last else self._format
+    # A layout the runtime chose (autocast's channels-last casts) keeps MegEngine's format.
+    return "nhwc" if self._channels_last and not self._auto_layout else self._format
 
 
 def _format_set(self, format):
@@ -114,6 +115,7 @@ def _format_set(self, format):
         )
     if format == "nhwc":
         value = _memory_format.to_channels_last(self)
+        self._auto_layout = False  # the program's choice now
     else:
         value = _memory_format.to_contiguous(self)
         self._format = format
