@@ -90,8 +90,16 @@ def _dtype_name(dtype, what):
 
 
 def _existing_modes():
-    names = set(_rt.ops.Elemwise.Mode.__members__)
-    return [m for m in HIGH_PREC_MODES if m in names]
+    # Read once: the enum's member table is rebuilt on every access (tens of microseconds, on
+    # each entry of an autocast region, so each training step).
+    global _modes
+    if _modes is None:
+        names = set(_rt.ops.Elemwise.Mode.__members__)
+        _modes = [getattr(_rt.ops.Elemwise.Mode, m) for m in HIGH_PREC_MODES if m in names]
+    return _modes
+
+
+_modes = None
 
 
 def _high_prec_operands(args):
