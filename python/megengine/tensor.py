@@ -137,7 +137,10 @@ reshapes, reductions and other ops give ``"default"`` tensors, as in MegEngine. 
 ``"nhwc"`` copies the values into channels-last storage (``megengine.amp.convert_tensor_format``
 does the same), and ``"default"`` or ``"nchw"`` back into row-major storage; the tensor keeps its
 identity and autograd attachments. An (N, 1, 1, 1) tensor has one memory order in both formats
-and reads ``"default"``. Any other value raises ValueError (TypeError for a non-string), and so
+and reads ``"default"``. A channels-last layout that the runtime chose itself (autocast's 16-bit
+casts for wide convolutions on the CPU, and what follows them) reads ``"default"``, as MegEngine
+gives for the same program; setting ``"nhwc"`` makes it the program's. Any other value raises
+ValueError (TypeError for a non-string), and so
 does a format other than ``"default"`` on a tensor of another rank.""",
 )
 Tensor._qparams = None  # instances set their own on first use
