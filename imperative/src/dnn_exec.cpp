@@ -85,7 +85,18 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
     }
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
     dnn::apply_layout_follows(dop.type(), in_layouts.span(), out_layouts.span());
-    return exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
+    auto outputs = exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
+    // A channels-last output is the runtime's choice when every channels-last input was.
+    bool any_last = false, all_auto = true;
+    for (const Tensor& t : inputs)
+        if (dnn::is_channels_last(t.layout())) {
+            any_last = true;
+            all_auto = all_auto && t.auto_layout();
+        }
+    if (any_last && all_auto)
+        for (Tensor& t : outputs)
+            t.set_auto_layout(dnn::is_channels_last(t.layout()));
+    return outputs;
 }
 
 std::vector<Tensor> run_dnn_generator(const OpDef& def, dnn::OperatorBase& dop,

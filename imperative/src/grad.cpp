@@ -5,11 +5,28 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
 #include "shared_op.h"
 
 namespace neomeg::imperative {
+
+namespace {
+
+// A row-major tensor's gradient is row-major, as PyTorch keeps a parameter's gradient in the
+// parameter's layout: a filter gradient follows its channels-last src (autocast's or the
+// program's), and an optimizer would otherwise turn the parameter channels-last.
+Tensor in_layout_of(const Tensor& grad, const Tensor& wrt) {
+    if (!dnn::is_channels_last(grad.layout()) || dnn::is_channels_last(wrt.layout()))
+        return grad;
+    // Channels-last strides over row-major memory (an (N, C, 1, 1) gradient): a view suffices.
+    if (grad.layout().is_contiguous())
+        return grad.view(dnn::TensorLayout(grad.shape(), grad.dtype()));
+    return grad.contiguous();
+}
+
+}  // namespace
 
 struct GradNode {
     std::shared_ptr<OpDef> op;
@@ -249,14 +266,17 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
             if (it != last_reader.end()) {
                 ready_after[it->second].push_back(i);
             } else if (auto g = grads.find(wrt_slots[i].get()); g != grads.end()) {
+                g->second = in_layout_of(g->second, wrt[i]);  // final: the result reuses it
                 on_ready(i, g->second);
             }
         }
     }
     auto report = [&](size_t k) {
         for (size_t i : ready_after[k])
-            if (auto g = grads.find(wrt_slots[i].get()); g != grads.end())
+            if (auto g = grads.find(wrt_slots[i].get()); g != grads.end()) {
+                g->second = in_layout_of(g->second, wrt[i]);
                 on_ready(i, g->second);
+            }
     };
     for (size_t k = 0; k < order.size(); ++k) {
         GradNode* n = order[k];
@@ -297,7 +317,7 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
             continue;
         auto it = grads.find(wrt_slots[i].get());
         if (it != grads.end())
-            result[i] = it->second;
+            result[i] = in_layout_of(it->second, wrt[i]);
     }
     return result;
 }

@@ -37,7 +37,9 @@ Tensor Tensor::view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes) con
     NM_THROW_IF(!layout.is_empty() && (begin < 0 || end > static_cast<ptrdiff_t>(m_blob->size())),
                 ShapeError, "view ", layout.to_string(), " at byte offset ", offset_bytes,
                 " reaches outside a storage of ", m_blob->size(), " bytes");
-    return Tensor(m_blob, m_offset + offset_bytes, layout);
+    Tensor t(m_blob, m_offset + offset_bytes, layout);
+    t.m_auto_layout = m_auto_layout;
+    return t;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include "grad_check.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"
 
 using namespace neomeg;
@@ -98,4 +99,63 @@ TEST(ChannelsLast, EmptyDenseRefusesGapsAndOverlaps) {
     EXPECT_THROW(Tensor::empty_dense(gaps, cn), dnn::ShapeError);
     dnn::TensorLayout overlap({2, 3}, {1, 1}, dnn::dtype::Float32);
     EXPECT_THROW(Tensor::empty_dense(overlap, cn), dnn::ShapeError);
+}
+
+// Autocast's channels-last casts are the runtime's choice (Tensor.format stays "default"): an
+// output that follows channels-last inputs is the runtime's when every one of them is; a view
+// keeps the mark, and a row-major output never has it.
+TEST(ChannelsLast, TheRuntimesChoiceFollowsOnlyWhenEveryInputIsTheRuntimes) {
+    using Mode = dnn::param::Elemwise::Mode;
+    auto x = iota({2, 3, 5, 4}, 0.25f);
+    auto automatic = channels_last(x), program = channels_last(x);
+    automatic.set_auto_layout(true);
+    auto relu = imperative::apply(ops::Elemwise(elemwise(Mode::RELU)), {&automatic, 1})[0];
+    EXPECT_TRUE(dnn::is_channels_last(relu.layout()) && relu.auto_layout());
+    EXPECT_TRUE(relu.view(relu.layout()).auto_layout());
+    // with a row-major operand beside it: still only runtime-chosen channels-last inputs
+    std::vector<Tensor> with_row_major{automatic, x}, with_program{automatic, program};
+    EXPECT_TRUE(
+            imperative::apply(ops::Elemwise(elemwise(Mode::ADD)), with_row_major)[0].auto_layout());
+    auto mixed = imperative::apply(ops::Elemwise(elemwise(Mode::ADD)), with_program)[0];
+    EXPECT_TRUE(dnn::is_channels_last(mixed.layout()));
+    EXPECT_FALSE(mixed.auto_layout());
+    EXPECT_FALSE(imperative::apply(ops::Relayout(), {&automatic, 1})[0].auto_layout());
+}
+
+// A row-major tensor's gradient is row-major even when the ops computed it channels-last: the
+// filter gradient follows its channels-last src, the bias gradient the channels-last dy.
+TEST(ChannelsLast, GradientsOfRowMajorTensorsAreRowMajor) {
+    auto x = iota({2, 3, 5, 4}, 0.25f);
+    auto xc = channels_last(x);
+    auto w = iota({4, 3, 3, 3}, 0.5f), b = iota({1, 4, 1, 1}, 1.f);
+    dnn::param::Convolution cp;
+    cp.padding = {1, 1};
+    using Mode = dnn::param::Elemwise::Mode;
+    auto grads = [&](Tensor src) {
+        auto key = GradKey::make();
+        key->attach(src);
+        key->attach(w);
+        key->attach(b);
+        key->activate();
+        std::vector<Tensor> in{src, w};
+        auto y = imperative::apply(ops::ConvolutionForward(cp), in)[0];
+        std::vector<Tensor> add{y, b};
+        y = imperative::apply(ops::Elemwise(elemwise(Mode::ADD)), add)[0];
+        key->deactivate();
+        std::vector<Tensor> ys{y}, wrt{src, w, b};
+        std::vector<Tensor> ready(3);
+        auto got = key->backward(ys, {}, wrt, [&](size_t i, const Tensor& g) { ready[i] = g; });
+        for (size_t i = 0; i < 3; ++i)
+            EXPECT_EQ(got[i].layout().to_string(), ready[i].layout().to_string()) << i;
+        return got;
+    };
+    auto row = grads(x), last = grads(xc);
+    for (size_t i = 1; i < 3; ++i) {
+        EXPECT_TRUE(last[i].layout().is_contiguous()) << i;
+        EXPECT_FALSE(dnn::is_channels_last(last[i].layout())) << last[i].layout().to_string();
+        auto want = values(row[i]), got = values(last[i]);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t k = 0; k < got.size(); ++k)
+            EXPECT_NEAR(got[k], want[k], 1e-3f * std::max(1.f, std::abs(want[k]))) << i << " " << k;
+    }
 }

@@ -103,7 +103,8 @@ def _check_format(format):
 
 
 def _format_get(self):
-    return "nhwc" if self._channels_last else self._format
+    # A layout the runtime chose (autocast's channels-last casts) keeps MegEngine's format.
+    return "nhwc" if self._channels_last and not self._auto_layout else self._format
 
 
 def _format_set(self, format):
@@ -114,6 +115,7 @@ def _format_set(self, format):
         )
     if format == "nhwc":
         value = _memory_format.to_channels_last(self)
+        self._auto_layout = False  # the program's choice now
     else:
         value = _memory_format.to_contiguous(self)
         self._format = format
@@ -135,7 +137,10 @@ reshapes, reductions and other ops give ``"default"`` tensors, as in MegEngine. 
 ``"nhwc"`` copies the values into channels-last storage (``megengine.amp.convert_tensor_format``
 does the same), and ``"default"`` or ``"nchw"`` back into row-major storage; the tensor keeps its
 identity and autograd attachments. An (N, 1, 1, 1) tensor has one memory order in both formats
-and reads ``"default"``. Any other value raises ValueError (TypeError for a non-string), and so
+and reads ``"default"``. A channels-last layout that the runtime chose itself (autocast's 16-bit
+casts for wide convolutions on the CPU, and what follows them) reads ``"default"``, as MegEngine
+gives for the same program; setting ``"nhwc"`` makes it the program's. Any other value raises
+ValueError (TypeError for a non-string), and so
 does a format other than ``"default"`` on a tensor of another rank.""",
 )
 Tensor._qparams = None  # instances set their own on first use

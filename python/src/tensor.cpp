@@ -149,6 +149,10 @@ void init_tensor(py::module_& m) {
             .def_property_readonly(
                     "_channels_last",
                     [](const TensorWrapper& t) { return dnn::is_channels_last(t.value.layout()); })
+            // Whether that layout is the runtime's choice, not the program's (Tensor.format).
+            .def_property(
+                    "_auto_layout", [](const TensorWrapper& t) { return t.value.auto_layout(); },
+                    [](py::handle self, bool on) { self_tensor(self).value.set_auto_layout(on); })
             // False only for a Tensor made by Tensor.__new__ without __init__; every other use
             // of such a tensor raises ValueError.
             .def_property_readonly("_initialized",

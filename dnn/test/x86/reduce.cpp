@@ -104,10 +104,11 @@ TEST_F(X86, ReduceOtherCasesRunNaive) {
 }
 
 TEST_F(X86, ReduceLowpMatchesNaive) {
-    // The shapes autocast's bias gradients reduce (batch, then the spatial axes), and a long row.
+    // The shapes autocast's bias gradients reduce (batch, then the spatial axes), long rows, and
+    // blocks of whole rows, of columns (a partial last one) and too long for a block.
     const std::vector<TensorShape> shapes = {
-            {32, 10}, {32, 6, 24, 24}, {1, 6, 24, 24}, {1, 16, 1, 8},
-            {7},      {3, 257, 129},   {2, 70001}};
+            {32, 10},      {32, 6, 24, 24}, {1, 6, 24, 24}, {1, 16, 1, 8}, {7},
+            {3, 257, 129}, {2, 70001},      {300000},       {20000, 20}};
     for (DType dt : {DType(dtype::Float16), DType(dtype::BFloat16)})
         for (Mode m : kModes)
             for (const TensorShape& s : shapes)

@@ -1,4 +1,5 @@
 // Backward rules of Reduce and TypeCvt.
+#include "neomeg/dnn/channels_last.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {
@@ -34,9 +35,16 @@ std::vector<Tensor> reduce_grad(const OpDef& def, std::span<const Tensor> x,
     }
 }
 
+// The gradient of a row-major input is row-major (GradKey::backward makes it so for the tensors
+// it differentiates): a channels-last dy of a 16-bit cast of a float32 parameter (autocast) is
+// copied row-major here, in the narrower dtype, rather than after the cast.
 std::vector<Tensor> type_cvt_grad(const OpDef&, std::span<const Tensor> x, std::span<const Tensor>,
                                   std::span<const Tensor> dy, std::span<const bool>) {
-    return {type_cvt(dy[0], x[0].dtype())};
+    Tensor g = dy[0];
+    if (dnn::is_channels_last(g.layout()) && !dnn::is_channels_last(x[0].layout()) &&
+        g.dtype().size() < x[0].dtype().size())
+        g = g.contiguous();
+    return {type_cvt(g, x[0].dtype())};
 }
 
 }  // namespace

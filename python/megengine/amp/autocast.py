@@ -16,6 +16,9 @@ class autocast:
     and log-softmax (so the cross-entropy loss) compute in ``high_prec_dtype``. Everything
     else runs in its inputs' dtype, promoted as usual. Each tensor is cast once per value
     (a parameter used twice is cast once); gradients reach float32 parameters in float32.
+    On the CPU, the 16-bit cast of a 4-D activation for a convolution with 32 or more output
+    channels is stored channels-last, which oneDNN's kernels run fastest on; ``Tensor.format``
+    still reads ``"default"`` and values are unchanged.
 
     Args:
         enabled: Whether autocast mode is enabled.

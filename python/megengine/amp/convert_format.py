@@ -47,6 +47,8 @@ def convert_tensor_format(x: Tensor, inplace: bool = True):
     if not _is_nchw_format(x):
         return x
     out = to_channels_last(x)
+    if out is x:  # channels-last already, by the runtime's choice: now the program's
+        x._auto_layout = False
     if inplace and out is not x:
         x._reset(out)
         return x

@@ -384,7 +384,10 @@ def _conv(fname, nd, inp, weight, bias, stride, padding, dilation, groups, conv_
     w = _float_input(weight, fname, "weight")
     if amp._enabled and nd != 3:
         # MegEngine casts 1-D and 2-D convolutions (its Convolution op); 3-D ones promote.
-        x, w = amp.cast_tensors(x, w)
+        low = amp._low_prec_dtype
+        out_c = w.shape[0] * (w.shape[1] if w.ndim == nd + 3 else 1)
+        last = nd == 2 and amp._auto_channels_last(x, low, out_c)
+        x, w = amp.cast(x, low, channels_last=last), amp.cast(w, low)
     if x.ndim != nd + 2:
         raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
     w = _conv_filter(w, nd, int(groups), fname, x.shape)

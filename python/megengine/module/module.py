@@ -457,7 +457,7 @@ class Module:
             raise KeyError(f"load_state_dict (strict=True): {'; '.join(parts)}")
         for _, t, arr in updates:
             # A channels-last tensor (amp.convert_module_format) stays channels-last.
-            fmt = "nhwc" if t._channels_last else "default"
+            fmt = "nhwc" if t._channels_last and not t._auto_layout else "default"
             t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device, format=fmt))
 
     # ----------------------------------------------------------------- printing

@@ -62,7 +62,18 @@ public:
     const std::shared_ptr<AutogradMeta>& grad_meta() const { return m_grad_meta; }
     void set_grad_meta(std::shared_ptr<AutogradMeta> meta) { m_grad_meta = std::move(meta); }
     // The same values without autograd identity.
-    Tensor detach() const { return Tensor(m_blob, m_offset, m_layout); }
+    Tensor detach() const {
+        Tensor t(m_blob, m_offset, m_layout);
+        t.m_auto_layout = m_auto_layout;
+        return t;
+    }
+
+    // Whether a channels-last layout was chosen by the runtime (autocast's casts for oneDNN)
+    // rather than asked for by the program: Tensor.format then stays "default", as MegEngine
+    // gives for the same program. Views keep it; an output that follows channels-last inputs
+    // has it when all of those inputs have it (dnn_exec.cpp).
+    bool auto_layout() const { return m_auto_layout; }
+    void set_auto_layout(bool on) { m_auto_layout = on; }
 
 private:
     Tensor(std::shared_ptr<Blob> blob, ptrdiff_t offset, const dnn::TensorLayout& layout)
@@ -72,6 +83,7 @@ private:
     ptrdiff_t m_offset = 0;  // bytes from the blob's start to element offset 0
     dnn::TensorLayout m_layout;
     std::shared_ptr<AutogradMeta> m_grad_meta;
+    bool m_auto_layout = false;
 };
 
 }  // namespace neomeg::imperative

@@ -12,6 +12,14 @@ tensor holds the same value (an optimizer step or ``x[...] = v`` gives it a new 
 active ``GradManager`` recording the tensor recorded the cast in a graph it still holds
 (``_imperative_rt._still_derived``). The cache empties whenever autocast is switched, and is
 bypassed while ``jit.trace`` records (the graph must read parameters, not eager casts of them).
+
+On the CPU (x86: oneDNN), the cast of a 4-D activation into a 16-bit dtype for a wide
+convolution (``AUTO_CHANNELS_LAST_MIN_CHANNELS`` output channels or more) writes it
+channels-last: the convolutions, batch norms, pooling and elementwise ops after it keep that
+layout (their ``layout_follows``), so oneDNN runs its nhwc kernels without converting the
+activations between ops. The layout is marked as the runtime's choice (``Tensor._auto_layout``),
+so ``Tensor.format`` stays ``"default"`` as in MegEngine, and gradients of row-major tensors
+come back row-major.
 """
 
 import sys
@@ -22,6 +30,7 @@ import numpy as np
 
 from .. import _imperative_rt as _rt
 from .array_method import Tensor, _promote
+from .memory_format import to_channels_last
 
 __all__ = ["enabled", "high_prec_dtype", "low_prec_dtype"]  # noqa: F822 (module properties)
 
@@ -57,8 +66,14 @@ HIGH_PREC_MODES = (
 _enabled = False
 _low_prec_dtype = "float16"
 _high_prec_dtype = "float32"
-# (id(tensor), dtype) -> (weakref to the tensor, its value when cast, the cast), while enabled
+# (id(tensor), dtype, channels_last) -> (weakref to the tensor, its value when cast, the cast),
+# while enabled
 _cache = {}
+# The narrowest convolution whose 16-bit input autocast makes channels-last. Measured on x86
+# (docs/x86-backend.md): ResNet-18 (64 channels and up) and a MobileNet (32 and up) gain; LeNet
+# (6 and 16) loses 1.6x, its max-pool backward being oneDNN's slow nhwc kernel for few channels.
+AUTO_CHANNELS_LAST_MIN_CHANNELS = 32
+_LOW_PREC = ("float16", "bfloat16")
 
 
 def _dtype_name(dtype, what):
@@ -75,8 +90,16 @@ def _dtype_name(dtype, what):
 
 
 def _existing_modes():
-    names = set(_rt.ops.Elemwise.Mode.__members__)
-    return [m for m in HIGH_PREC_MODES if m in names]
+    # Read once: the enum's member table is rebuilt on every access (tens of microseconds, on
+    # each entry of an autocast region, so each training step).
+    global _modes
+    if _modes is None:
+        names = set(_rt.ops.Elemwise.Mode.__members__)
+        _modes = [getattr(_rt.ops.Elemwise.Mode, m) for m in HIGH_PREC_MODES if m in names]
+    return _modes
+
+
+_modes = None
 
 
 def _high_prec_operands(args):
@@ -125,9 +148,32 @@ def _forget(key, ref):
         del _cache[key]
 
 
-def cast(x, dtype):
+def _auto_channels_last(x, dtype, out_channels):
+    """Whether autocast's cast of ``x`` into ``dtype`` for a 2-D convolution with
+    ``out_channels`` outputs writes it channels-last (see the module docstring)."""
+    return (
+        _enabled
+        and dtype in _LOW_PREC
+        and out_channels >= AUTO_CHANNELS_LAST_MIN_CHANNELS
+        and x.ndim == 4
+        and not x._channels_last
+        and not _rt._trace_active()
+        and str(x.device).startswith("cpu")
+    )
+
+
+def _cast_value(x, dtype, channels_last):
+    y = x.astype(dtype)
+    if channels_last:
+        y = to_channels_last(y)
+        y._auto_layout = y._channels_last
+    return y
+
+
+def cast(x, dtype, channels_last=False):
     """``x`` in ``dtype`` when it is a float Tensor of another float dtype, else ``x`` itself;
-    while autocast is on, the cast is made once per tensor value (see the module docstring)."""
+    while autocast is on, the cast is made once per tensor value (see the module docstring).
+    ``channels_last`` writes a 4-D cast channels-last, as the runtime's layout choice."""
     if x is None or not isinstance(x, Tensor):
         return x
     name = x._dtype_name
@@ -135,13 +181,13 @@ def cast(x, dtype):
         return x
     if not _enabled or _rt._trace_active():
         return x.astype(dtype)
-    key = (id(x), dtype)
+    key = (id(x), dtype, channels_last)
     entry = _cache.get(key)
     if entry is not None:
         ref, then, derived = entry
         if ref() is x and _rt._still_derived(x, then, derived):
             return derived
-    derived = x.astype(dtype)
+    derived = _cast_value(x, dtype, channels_last)
     ref = weakref.ref(x, lambda r, key=key: _forget(key, r))
     _cache[key] = (ref, x._detach(), derived)
     return derived
