@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "src/x86/max_pool_hwy.h"
 
@@ -85,82 +86,188 @@ HWY_INLINE Span SpanOf(const PoolDims& g, size_t axis, size_t o) {
 }
 
 #if HWY_TARGET <= HWY_AVX2
-// One output row's N outputs from column q0 (`count` of them), SW the stride along W (1 or 2):
-// each tap column's vector is the input's columns q0 * SW + kx - pw + SW * lane.
+constexpr size_t kMaxKw = 16;
+
+// Lanes l whose column c + l lies in [0, w).
+HWY_INLINE MF ColumnsIn(DF d, ptrdiff_t c, size_t w) {
+    const auto n = static_cast<ptrdiff_t>(hn::Lanes(d));
+    const ptrdiff_t lo = std::clamp<ptrdiff_t>(-c, 0, n);
+    const ptrdiff_t hi = std::clamp<ptrdiff_t>(static_cast<ptrdiff_t>(w) - c, 0, n);
+    return hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)),
+                      hn::FirstN(d, static_cast<size_t>(hi)));
+}
+
+// One output row's N outputs from input column c0 on, SW the stride along W (1 or 2): tap kx's
+// vector holds the input's columns c0 + kx + SW * lane. An edge block (!inside) masks its loads
+// with m[kx * SW + h] (the SW vectors a tap reads), masked lanes -infinity.
 template <size_t SW>
-HWY_INLINE VF RowBlock(DF d, const float* const* rows, size_t nrows, const PoolDims& g, size_t q0) {
+HWY_INLINE VF RowBlock(DF d, const float* const* rows, size_t nrows, size_t kw, ptrdiff_t c0,
+                       bool inside, const MF* m) {
     const size_t N = hn::Lanes(d);
-    VF acc = hn::Set(d, kLowest);
-    const ptrdiff_t c0 = static_cast<ptrdiff_t>(q0 * SW) - static_cast<ptrdiff_t>(g.p[2]);
-    const auto w = g.in[2];
-    // Unmasked loads read columns c0 .. c0 + kw - 1 + SW * N - 1 (a stride of 2 reads the odd
-    // columns too).
-    const bool inside = c0 >= 0 && static_cast<size_t>(c0) + g.k[2] + SW * N - 1 <= w;
+    const VF lowest = hn::Set(d, kLowest);
+    auto load = [&](const float* p, size_t i) {
+        return inside ? hn::LoadU(d, p) : hn::IfThenElse(m[i], hn::MaskedLoad(m[i], d, p), lowest);
+    };
+    VF acc = lowest;
     for (size_t r = 0; r < nrows; ++r)
-        for (size_t kx = 0; kx < g.k[2]; ++kx) {
-            const ptrdiff_t c = c0 + static_cast<ptrdiff_t>(kx);
-            const float* p = rows[r] + c;
+        for (size_t kx = 0; kx < kw; ++kx) {
+            const float* p = rows[r] + c0 + static_cast<ptrdiff_t>(kx);
             VF v;
-            if constexpr (SW == 1) {
-                v = inside ? hn::LoadU(d, p) : LoadCols(d, p, c, w);
-            } else if (inside) {
-                v = hn::ConcatEven(d, hn::LoadU(d, p + N), hn::LoadU(d, p));
-            } else {
-                v = hn::ConcatEven(d, LoadCols(d, p + N, c + static_cast<ptrdiff_t>(N), w),
-                                   LoadCols(d, p, c, w));
-            }
+            if constexpr (SW == 1)
+                v = load(p, kx);
+            else
+                v = hn::ConcatEven(d, load(p + N, 2 * kx + 1), load(p, 2 * kx));
             acc = Step(acc, v);
         }
     return acc;
 }
 
+// The maximum of one input row's taps for a block, by x86's maxps (which returns its second
+// operand, the earlier value, on ties, as naive keeps the first maximum), and the lanes where a
+// tap is a NaN (maxps drops those).
+template <size_t SW>
+HWY_INLINE VF RowMax(DF d, const float* row, size_t kw, ptrdiff_t c0, bool inside, const MF* m,
+                     MF& nan) {
+    const size_t N = hn::Lanes(d);
+    const VF lowest = hn::Set(d, kLowest);
+    auto load = [&](const float* p, size_t i) {
+        return inside ? hn::LoadU(d, p) : hn::IfThenElse(m[i], hn::MaskedLoad(m[i], d, p), lowest);
+    };
+    VF acc = lowest;
+    for (size_t kx = 0; kx < kw; ++kx) {
+        const float* p = row + c0 + static_cast<ptrdiff_t>(kx);
+        VF v;
+        if constexpr (SW == 1)
+            v = load(p, kx);
+        else
+            v = hn::ConcatEven(d, load(p + N, 2 * kx + 1), load(p, 2 * kx));
+        nan = hn::Or(nan, hn::IsNaN(v));
+        acc = hn::Max(v, acc);
+    }
+    return acc;
+}
+
+// Windows without depth (kd == 1): each input row's maximum over the window's columns once, then
+// each output row the maximum of its rows' (3x3 windows of stride 2 share every other row). A
+// block whose rows hold a NaN is recomputed by RowBlock, which keeps naive's rule; NaN-free data
+// pays for the check only.
+template <size_t SW>
+void SeparableRows(DF d, const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
+                   const PoolDims& g, size_t q0, ptrdiff_t c0, bool inside, const MF* m,
+                   float* hm) {
+    const size_t N = hn::Lanes(d), kw = g.k[2];
+    const VF lowest = hn::Set(d, kLowest);
+    for (size_t z = 0; z < g.out[0]; ++z) {
+        const float* plane = src + static_cast<ptrdiff_t>(z) * ss[0];
+        MF nan = hn::FirstN(d, 0);
+        for (size_t y = 0; y < g.in[1]; ++y)
+            hn::StoreU(RowMax<SW>(d, plane + static_cast<ptrdiff_t>(y) * ss[1], kw, c0, inside, m,
+                                  nan),
+                       d, hm + y * N);
+        const bool exact = !hn::AllFalse(d, nan);
+        for (size_t oy = 0; oy < g.out[1]; ++oy) {
+            const Span sy = SpanOf(g, 1, oy);
+            float* o = dst + static_cast<ptrdiff_t>(z) * ds[0] +
+                       static_cast<ptrdiff_t>(oy) * ds[1] + static_cast<ptrdiff_t>(q0);
+            VF acc = lowest;
+            if (exact) {
+                const float* rows[64];
+                size_t nrows = 0;
+                for (size_t ky = sy.first; ky < sy.end; ++ky)
+                    rows[nrows++] = plane + (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
+                acc = RowBlock<SW>(d, rows, nrows, kw, c0, inside, m);
+            } else {
+                for (size_t ky = sy.first; ky < sy.end; ++ky)
+                    acc = hn::Max(hn::LoadU(d, hm + static_cast<size_t>(
+                                                            sy.start + static_cast<ptrdiff_t>(ky)) *
+                                                               N),
+                                  acc);
+            }
+            StoreN(acc, d, o, g.out[2] - q0);
+        }
+    }
+}
+
+// Each thread's buffer of row maxima, kept between calls.
+inline float* RowMaxBuffer(size_t n) {
+    thread_local std::vector<float> buf;
+    if (buf.size() < n)
+        buf.resize(n);
+    return buf.data();
+}
+
+// The vector loop of MaxPoolRows: block by block along W (each block's masks made once), every
+// output row of the plane.
+template <size_t SW>
+void RowsInVectors(DF d, const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
+                   const PoolDims& g) {
+    const size_t N = hn::Lanes(d), w = g.in[2], kw = g.k[2];
+    constexpr size_t kMaxRows = 64;
+    const float* rows[kMaxRows];
+    MF m[kMaxKw * SW];
+    for (size_t q0 = 0; q0 < g.out[2]; q0 += N) {
+        const ptrdiff_t c0 = static_cast<ptrdiff_t>(q0 * SW) - static_cast<ptrdiff_t>(g.p[2]);
+        // Unmasked loads read columns c0 .. c0 + kw - 1 + SW * N - 1 (a stride of 2 reads the odd
+        // columns too).
+        const bool inside = c0 >= 0 && static_cast<size_t>(c0) + kw + SW * N - 1 <= w;
+        if (!inside)
+            for (size_t kx = 0; kx < kw; ++kx)
+                for (size_t h = 0; h < SW; ++h)
+                    m[kx * SW + h] = ColumnsIn(d, c0 + static_cast<ptrdiff_t>(kx + h * N), w);
+        if (g.k[0] == 1 && g.s[0] == 1 && g.p[0] == 0 && g.k[1] <= 64) {
+            SeparableRows<SW>(d, src, ss, dst, ds, g, q0, c0, inside, m, RowMaxBuffer(g.in[1] * N));
+            continue;
+        }
+        for (size_t oz = 0; oz < g.out[0]; ++oz) {
+            const Span sz = SpanOf(g, 0, oz);
+            for (size_t oy = 0; oy < g.out[1]; ++oy) {
+                const Span sy = SpanOf(g, 1, oy);
+                size_t nrows = 0;
+                for (size_t kz = sz.first; kz < sz.end; ++kz)
+                    for (size_t ky = sy.first; ky < sy.end; ++ky)
+                        rows[nrows++] = src + (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
+                                        (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
+                float* o = dst + static_cast<ptrdiff_t>(oz) * ds[0] +
+                           static_cast<ptrdiff_t>(oy) * ds[1] + static_cast<ptrdiff_t>(q0);
+                StoreN(RowBlock<SW>(d, rows, nrows, kw, c0, inside, m), d, o, g.out[2] - q0);
+            }
+        }
+    }
+}
 #endif
 
 void MaxPoolRows(const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
                  const PoolDims& g) {
     const DF d;
-    [[maybe_unused]] const size_t N = hn::Lanes(d);
-    // The input rows of one output row's windows (up to kd * kh).
-    constexpr size_t kMaxRows = 64;
-    [[maybe_unused]] const float* rows[kMaxRows];
-    // Other targets (no even-lane concatenation, no masked loads) take the scalar loop.
-    const bool vec =
-            HWY_TARGET <= HWY_AVX2 && (g.s[2] == 1 || g.s[2] == 2) && g.k[0] * g.k[1] <= kMaxRows;
+#if HWY_TARGET <= HWY_AVX2
+    if (g.k[0] * g.k[1] <= 64 && g.k[2] <= kMaxKw) {
+        if (g.s[2] == 1)
+            return RowsInVectors<1>(d, src, ss, dst, ds, g);
+        if (g.s[2] == 2)
+            return RowsInVectors<2>(d, src, ss, dst, ds, g);
+    }
+#endif
+    // Other strides and targets (no even-lane concatenation, no masked loads): one window at a
+    // time.
+    (void)d;
     for (size_t oz = 0; oz < g.out[0]; ++oz) {
         const Span sz = SpanOf(g, 0, oz);
         for (size_t oy = 0; oy < g.out[1]; ++oy) {
             const Span sy = SpanOf(g, 1, oy);
             float* o =
                     dst + static_cast<ptrdiff_t>(oz) * ds[0] + static_cast<ptrdiff_t>(oy) * ds[1];
-            size_t nrows = 0;
-            for (size_t kz = sz.first; kz < sz.end; ++kz)
-                for (size_t ky = sy.first; ky < sy.end; ++ky)
-                    if (nrows < kMaxRows)
-                        rows[nrows++] = src + (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
-                                        (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
-            if (!vec) {
-                for (size_t ox = 0; ox < g.out[2]; ++ox) {
-                    const Span sx = SpanOf(g, 2, ox);
-                    float acc = kLowest;
-                    for (size_t kz = sz.first; kz < sz.end; ++kz)
-                        for (size_t ky = sy.first; ky < sy.end; ++ky) {
-                            const float* row = src +
-                                               (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
-                                               (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
-                            for (size_t kx = sx.first; kx < sx.end; ++kx)
-                                acc = StepScalar(acc, row[sx.start + static_cast<ptrdiff_t>(kx)]);
-                        }
-                    o[ox] = acc;
-                }
-                continue;
+            for (size_t ox = 0; ox < g.out[2]; ++ox) {
+                const Span sx = SpanOf(g, 2, ox);
+                float acc = kLowest;
+                for (size_t kz = sz.first; kz < sz.end; ++kz)
+                    for (size_t ky = sy.first; ky < sy.end; ++ky) {
+                        const float* row = src + (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
+                                           (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
+                        for (size_t kx = sx.first; kx < sx.end; ++kx)
+                            acc = StepScalar(acc, row[sx.start + static_cast<ptrdiff_t>(kx)]);
+                    }
+                o[ox] = acc;
             }
-#if HWY_TARGET <= HWY_AVX2
-            for (size_t q0 = 0; q0 < g.out[2]; q0 += N) {
-                VF acc = g.s[2] == 1 ? RowBlock<1>(d, rows, nrows, g, q0)
-                                     : RowBlock<2>(d, rows, nrows, g, q0);
-                StoreN(acc, d, o + q0, g.out[2] - q0);
-            }
-#endif
         }
     }
 }

@@ -136,43 +136,45 @@ private:
 };
 
 // The first maximum of each window (a NaN wins, the first of them), as naive finds it, gets the
-// window's gradient; windows overlap, so the gradients add.
+// window's gradient; windows overlap, so the gradients add. Whether a window holds a NaN is read
+// from dst, the forward's output (a NaN exactly there, as our forward and naive give it): a
+// quarter of src's size for the usual windows of stride 2.
 class NaNCheckedMaxBackwardPlan final : public Plan {
 public:
     NaNCheckedMaxBackwardPlan(std::unique_ptr<Plan> inner, const PoolDims& g,
-                              const TensorLayout& src, const TensorLayout& diff,
-                              const TensorLayout& grad, size_t spatial)
+                              const TensorLayout& src, const TensorLayout& dst,
+                              const TensorLayout& diff, const TensorLayout& grad, size_t spatial)
         : m_inner(std::move(inner)),
           m_g(g),
           m_shape(src),
           m_src(axes_of(src, spatial)),
+          m_dst(axes_of(dst, spatial)),
           m_diff(axes_of(diff, spatial)),
           m_grad(axes_of(grad, spatial)),
-          m_src_dense(src.is_contiguous()) {}
+          m_dst_dense(dst.is_contiguous()) {}
 
     size_t workspace_in_bytes() const override { return m_inner->workspace_in_bytes(); }
     const char* name() const override { return m_inner->name(); }
 
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        if (!has_nan(src))
+        if (!has_nan(static_cast<const float*>(t[1].raw_ptr())))
             return m_inner->run(t, ws, stream);
-        naive_rule(src, static_cast<const float*>(t[2].raw_ptr()),
-                   static_cast<float*>(t[3].raw_ptr()));
+        naive_rule(static_cast<const float*>(t[0].raw_ptr()),
+                   static_cast<const float*>(t[2].raw_ptr()), static_cast<float*>(t[3].raw_ptr()));
     }
 
 private:
-    bool has_nan(const float* src) const {
+    bool has_nan(const float* dst) const {
         const size_t planes = m_shape[0] * m_shape[1];
-        const size_t plane = m_g.in[0] * m_g.in[1] * m_g.in[2];
-        if (m_src_dense)
-            return any_nan(src, planes * plane);
+        const size_t plane = m_g.out[0] * m_g.out[1] * m_g.out[2];
+        if (m_dst_dense)
+            return any_nan(dst, planes * plane);
         for (size_t u = 0; u < planes; ++u) {
-            const float* s = plane_of(src, m_src, u);
-            for (size_t z = 0; z < m_g.in[0]; ++z)
-                for (size_t y = 0; y < m_g.in[1]; ++y)
-                    for (size_t x = 0; x < m_g.in[2]; ++x)
-                        if (std::isnan(s[at(m_src, z, y, x)]))
+            const float* s = plane_of(dst, m_dst, u);
+            for (size_t z = 0; z < m_g.out[0]; ++z)
+                for (size_t y = 0; y < m_g.out[1]; ++y)
+                    for (size_t x = 0; x < m_g.out[2]; ++x)
+                        if (std::isnan(s[at(m_dst, z, y, x)]))
                             return true;
         }
         return false;
@@ -240,8 +242,8 @@ private:
     std::unique_ptr<Plan> m_inner;
     PoolDims m_g;
     TensorShape m_shape;
-    Axes m_src, m_diff, m_grad;
-    bool m_src_dense;
+    Axes m_src, m_dst, m_diff, m_grad;
+    bool m_dst_dense;
 };
 
 }  // namespace
@@ -282,16 +284,17 @@ std::unique_ptr<Plan> max_pool_blocked_plan(const param::Pooling& p, const Tenso
 }
 
 std::unique_ptr<Plan> nan_checked_max_backward(std::unique_ptr<Plan> inner, const param::Pooling& p,
-                                               const TensorLayout& src, const TensorLayout& diff,
-                                               const TensorLayout& grad) {
+                                               const TensorLayout& src, const TensorLayout& dst,
+                                               const TensorLayout& diff, const TensorLayout& grad) {
     if (!inner || p.mode != param::Pooling::Mode::MAX || !plain_float(src) ||
-        diff.dtype != dtype::Float32 || grad.dtype != dtype::Float32)
+        dst.dtype != dtype::Float32 || !dst.eq_shape(diff) || diff.dtype != dtype::Float32 ||
+        grad.dtype != dtype::Float32)
         return inner;
     const size_t spatial = src.ndim - 2;
     auto g = dims_of_window(p, src, diff, 2, spatial);
     if (!g)
         return inner;
-    return std::make_unique<NaNCheckedMaxBackwardPlan>(std::move(inner), *g, src, diff, grad,
+    return std::make_unique<NaNCheckedMaxBackwardPlan>(std::move(inner), *g, src, dst, diff, grad,
                                                        spatial);
 }
 

@@ -302,8 +302,8 @@ private:
             if (w->alg == algorithm::pooling_max)
                 plan->use(DNNL_ARG_WORKSPACE, indices);
             plan->finalize();
-            // oneDNN's maxima skip NaNs: a src holding one takes naive's rule.
-            return nan_checked_max_backward(std::move(plan), m_param, in[0], in[2], out[0]);
+            // oneDNN's maxima skip NaNs: a window holding one takes naive's rule.
+            return nan_checked_max_backward(std::move(plan), m_param, in[0], in[1], in[2], out[0]);
         }
         return nullptr;
     }
