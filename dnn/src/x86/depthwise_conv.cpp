@@ -304,15 +304,14 @@ void backward_data_scatter(const DwGeom& g, const float* filter, const float* dy
 // (depthwise_grad_data_hwy.h): x's gradient is written once, in vectors.
 void backward_data_gather(const DwGeom& g, const float* filter, const float* dy, float* dx) {
     std::vector<float> w = tap_weights(g, filter, false);
+    const DwGatherTaps taps = dw_grad_data_gather_taps(g.forward_taps(), g.ph, g.pw, g.mult, g.y.sc,
+                                                       g.y.sr, g.oh, g.ow, g.h);
     parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
-        std::vector<const float*> planes(g.mult);
         for (size_t u = b; u < e; ++u) {
             size_t n = u / g.ic, c = u % g.ic;
-            for (size_t m = 0; m < g.mult; ++m)
-                planes[m] = plane(dy, g.y, n, c * g.mult + m);
-            DwDiffPlanes d{planes.data(), g.mult, g.y.sr, g.oh, g.ow};
-            dw_grad_data_gather(d, g.forward_taps(), g.ph, g.pw, w.data() + c * g.mult * g.taps(),
-                                plane(dx, g.x, n, c), g.x.sr, g.h, g.w);
+            dw_grad_data_gather(taps, g.forward_taps(), plane(dy, g.y, n, c * g.mult), g.ow,
+                                w.data() + c * g.mult * g.taps(), plane(dx, g.x, n, c), g.x.sr, g.h,
+                                g.w);
         }
     });
 }
@@ -320,7 +319,7 @@ void backward_data_gather(const DwGeom& g, const float* filter, const float* dy,
 void backward_data(const DwGeom& g, const float* filter, const float* dy, float* dx) {
     if (g.sh == 1 && g.sw == 1)
         backward_data_correlate(g, filter, dy, dx);
-    else if (dw_grad_data_gather_supported(g.forward_taps(), g.mult))
+    else if (dw_grad_data_gather_supported(g.forward_taps()))
         backward_data_gather(g, filter, dy, dx);
     else
         backward_data_scatter(g, filter, dy, dx);

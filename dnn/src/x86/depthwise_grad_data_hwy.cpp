@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "src/x86/depthwise_grad_data_hwy.h"
 
@@ -24,23 +26,16 @@ using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 using MF = hn::Mask<DF>;
 
-constexpr size_t kMaxKw = 16, kMaxKh = 64;
-// The (diff row, tap) pairs one input row of one phase sums: at most mult * kh * kw.
-constexpr size_t kMaxTaps = 64;
+constexpr size_t kMaxKw = 16;
 // Vectors of a phase per interior block: with two phases, four independent accumulators.
 constexpr size_t kVecs = 2;
 
-// One (diff row, tap) pair: diff's row `p` shifted by the tap's column offset c (phase column qx
-// reads diff column qx + c), and the tap's weight.
-struct Tap {
-    const float* p;
-    size_t ci;  // c less the least offset of any tap: the index of its edge mask
-    float w;
-};
+using Tap = DwGatherTaps::Tap;
 
+// One row's taps of one phase: [b, e) of the call's list.
 struct PhaseTaps {
-    size_t n = 0;
-    Tap tap[kMaxTaps];
+    const Tap* b;
+    const Tap* e;
 };
 
 // Lanes l whose diff column c0 + l lies in [0, ow).
@@ -59,16 +54,16 @@ HWY_INLINE MF ColumnsIn(DF d, ptrdiff_t c0, size_t ow) {
 // One phase's sums over its taps into a0 (and a1 for V == 2), locals of the caller so that
 // they stay in registers.
 template <size_t V, bool kEdge>
-HWY_INLINE void PhaseSum(DF d, const PhaseTaps& pt, const MF* m, size_t q0, VF& a0, VF& a1) {
+HWY_INLINE void PhaseSum(DF d, PhaseTaps pt, const float* dy, const float* w, const MF* m,
+                         size_t q0, VF& a0, VF& a1) {
     const size_t N = hn::Lanes(d);
     a0 = hn::Zero(d);
     a1 = hn::Zero(d);
-    for (size_t k = 0; k < pt.n; ++k) {
-        const Tap& t = pt.tap[k];
-        const VF wv = hn::Set(d, t.w);
-        const float* s = t.p + q0;
+    for (const Tap* t = pt.b; t != pt.e; ++t) {
+        const VF wv = hn::Set(d, w[t->wi]);
+        const float* s = dy + t->off + static_cast<ptrdiff_t>(q0);
         if constexpr (kEdge) {
-            a0 = hn::MulAdd(wv, hn::MaskedLoad(m[t.ci], d, s), a0);
+            a0 = hn::MulAdd(wv, hn::MaskedLoad(m[t->ci], d, s), a0);
         } else {
             a0 = hn::MulAdd(wv, hn::LoadU(d, s), a0);
             if constexpr (V > 1)
@@ -82,10 +77,11 @@ HWY_INLINE void PhaseSum(DF d, const PhaseTaps& pt, const MF* m, size_t q0, VF& 
 // (V == 1) masks its loads to diff's row (m: per offset c - cmin, the lanes whose column is
 // inside) and writes `count` columns of dx.
 template <size_t SW, size_t V, bool kEdge>
-HWY_INLINE void Block(DF d, const PhaseTaps* taps, const MF* m, size_t q0, float* o, size_t count) {
+HWY_INLINE void Block(DF d, const PhaseTaps* taps, const float* dy, const float* w, const MF* m,
+                      size_t q0, float* o, size_t count) {
     const size_t N = hn::Lanes(d);
     VF a0, a1, b0, b1;
-    PhaseSum<V, kEdge>(d, taps[0], m, q0, a0, a1);
+    PhaseSum<V, kEdge>(d, taps[0], dy, w, m, q0, a0, a1);
     if constexpr (SW == 1) {
         if (kEdge && count < N) {
             hn::BlendedStore(a0, hn::FirstN(d, count), d, o);
@@ -96,7 +92,7 @@ HWY_INLINE void Block(DF d, const PhaseTaps* taps, const MF* m, size_t q0, float
             hn::StoreU(a1, d, o + N);
         return;
     } else {
-        PhaseSum<V, kEdge>(d, taps[1], m, q0, b0, b1);
+        PhaseSum<V, kEdge>(d, taps[1], dy, w, m, q0, b0, b1);
         if constexpr (!kEdge) {
             hn::StoreInterleaved2(a0, b0, d, o);
             if constexpr (V > 1)
@@ -112,110 +108,65 @@ HWY_INLINE void Block(DF d, const PhaseTaps* taps, const MF* m, size_t q0, float
 }
 
 template <size_t SW>
-void GatherRows(const DwDiffPlanes& dy, const DwTaps& t, size_t top, size_t left, const float* w,
-                float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
+void GatherRows(const DwGatherTaps& gt, const float* dy, size_t ow, const float* w, float* dx,
+                ptrdiff_t dx_row, size_t h, size_t width) {
     const DF d;
-    const size_t N = hn::Lanes(d), taps = t.kh * t.kw;
-    // Per phase px, the column taps reaching input columns px + SW * qx: kx and its offset c.
-    size_t ncol[SW] = {};
-    size_t col_kx[SW][kMaxKw];
-    ptrdiff_t col_c[SW][kMaxKw];
-    ptrdiff_t cmin = 0, cmax = 0;
-    bool any = false;
-    for (size_t px = 0; px < SW; ++px)
-        for (size_t kx = 0; kx < t.kw; ++kx) {
-            ptrdiff_t r = static_cast<ptrdiff_t>(px + left) - static_cast<ptrdiff_t>(kx * t.dw);
-            if (r % static_cast<ptrdiff_t>(SW) != 0)
-                continue;
-            ptrdiff_t c = r / static_cast<ptrdiff_t>(SW);
-            col_kx[px][ncol[px]] = kx;
-            col_c[px][ncol[px]++] = c;
-            cmin = any ? std::min(cmin, c) : c;
-            cmax = any ? std::max(cmax, c) : c;
-            any = true;
-        }
+    const size_t N = hn::Lanes(d);
+    const ptrdiff_t cmin = gt.cmin, cmax = gt.cmax;
     // Phase columns [qlo, qhi) read only diff's columns and write only dx's for every tap.
     const ptrdiff_t qlo = std::max<ptrdiff_t>(0, -cmin);
-    const ptrdiff_t qhi = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(dy.ow) - cmax,
+    const ptrdiff_t qhi = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(ow) - cmax,
                                               static_cast<ptrdiff_t>(width / SW));
     const size_t nq = (width + SW - 1) / SW;
-    // Per ky, the row of diff that reaches input row iy (oy, valid when rem == 0), stepped along
-    // with iy rather than divided per row.
-    ptrdiff_t oy[kMaxKh], rem[kMaxKh];
-    const auto sh = static_cast<ptrdiff_t>(t.sh);
-    for (size_t ky = 0; ky < t.kh; ++ky) {
-        ptrdiff_t q = static_cast<ptrdiff_t>(top) - static_cast<ptrdiff_t>(ky * t.dh);
-        // Floor division, so that rem counts up to sh from a negative q too.
-        oy[ky] = q >= 0 ? q / sh : -((-q + sh - 1) / sh);
-        rem[ky] = q - oy[ky] * sh;
-    }
-    PhaseTaps pt[SW];
+    auto inside = [&](size_t q0, size_t len) {
+        return static_cast<ptrdiff_t>(q0) >= qlo && static_cast<ptrdiff_t>(q0 + len) <= qhi;
+    };
     MF masks[kMaxKw];
     for (size_t iy = 0; iy < h; ++iy) {
+        PhaseTaps pt[SW];
         for (size_t px = 0; px < SW; ++px)
-            pt[px].n = 0;
-        for (size_t ky = 0; ky < t.kh; ++ky) {
-            const ptrdiff_t r = oy[ky];
-            const bool hit = rem[ky] == 0 && r >= 0 && r < static_cast<ptrdiff_t>(dy.oh);
-            if (++rem[ky] == sh) {
-                rem[ky] = 0;
-                ++oy[ky];
-            }
-            if (!hit)
-                continue;
-            for (size_t m = 0; m < dy.mult; ++m) {
-                const float* row = dy.planes[m] + r * dy.row;
-                for (size_t px = 0; px < SW; ++px)
-                    for (size_t i = 0; i < ncol[px]; ++i)
-                        pt[px].tap[pt[px].n++] = {row + col_c[px][i],
-                                                  static_cast<size_t>(col_c[px][i] - cmin),
-                                                  w[m * taps + ky * t.kw + col_kx[px][i]]};
-            }
-        }
+            pt[px] = {gt.taps.data() + gt.start[iy * SW + px],
+                      gt.taps.data() + gt.start[iy * SW + px + 1]};
         float* o = dx + static_cast<ptrdiff_t>(iy) * dx_row;
-        auto inside = [&](size_t q0, size_t len) {
-            return static_cast<ptrdiff_t>(q0) >= qlo && static_cast<ptrdiff_t>(q0 + len) <= qhi;
-        };
         for (size_t q0 = 0; q0 < nq;) {
             if (inside(q0, kVecs * N)) {
-                Block<SW, kVecs, false>(d, pt, masks, q0, o + SW * q0, 0);
+                Block<SW, kVecs, false>(d, pt, dy, w, masks, q0, o + SW * q0, 0);
                 q0 += kVecs * N;
             } else if (inside(q0, N)) {
-                Block<SW, 1, false>(d, pt, masks, q0, o + SW * q0, 0);
+                Block<SW, 1, false>(d, pt, dy, w, masks, q0, o + SW * q0, 0);
                 q0 += N;
             } else {
                 for (ptrdiff_t c = cmin; c <= cmax; ++c)
-                    masks[c - cmin] = ColumnsIn(d, static_cast<ptrdiff_t>(q0) + c, dy.ow);
+                    masks[c - cmin] = ColumnsIn(d, static_cast<ptrdiff_t>(q0) + c, ow);
                 size_t count = std::min(width, SW * (q0 + N)) - SW * q0;
-                Block<SW, 1, true>(d, pt, masks, q0, o + SW * q0, count);
+                Block<SW, 1, true>(d, pt, dy, w, masks, q0, o + SW * q0, count);
                 q0 += N;
             }
         }
     }
 }
 
-bool GatherSupported(const DwTaps& t, size_t mult) {
+bool GatherSupported(const DwTaps& t) {
     // Offsets c span at most (kw - 1) * dw + 1 values: one edge mask each.
-    return (t.sw == 1 || t.sw == 2) && (t.kw - 1) * t.dw < kMaxKw && t.kh <= kMaxKh &&
-           mult * t.kh * t.kw <= kMaxTaps;
+    return (t.sw == 1 || t.sw == 2) && (t.kw - 1) * t.dw < kMaxKw;
 }
 
-void Gather(const DwDiffPlanes& dy, const DwTaps& t, size_t top, size_t left, const float* w,
+void Gather(const DwGatherTaps& gt, const DwTaps& t, const float* dy, size_t ow, const float* w,
             float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
     if (t.sw == 1)
-        GatherRows<1>(dy, t, top, left, w, dx, dx_row, h, width);
+        GatherRows<1>(gt, dy, ow, w, dx, dx_row, h, width);
     else
-        GatherRows<2>(dy, t, top, left, w, dx, dx_row, h, width);
+        GatherRows<2>(gt, dy, ow, w, dx, dx_row, h, width);
 }
 
 #else  // targets without masked loads that skip memory: the scatter
 
-bool GatherSupported(const DwTaps&, size_t) {
+bool GatherSupported(const DwTaps&) {
     return false;
 }
 
-void Gather(const DwDiffPlanes&, const DwTaps&, size_t, size_t, const float*, float*, ptrdiff_t,
-            size_t, size_t) {}
+void Gather(const DwGatherTaps&, const DwTaps&, const float*, size_t, const float*, float*,
+            ptrdiff_t, size_t, size_t) {}
 
 #endif
 
@@ -228,13 +179,52 @@ namespace neomeg::dnn::x86 {
 HWY_EXPORT(GatherSupported);
 HWY_EXPORT(Gather);
 
-bool dw_grad_data_gather_supported(const DwTaps& t, size_t mult) {
-    return HWY_DYNAMIC_DISPATCH(GatherSupported)(t, mult);
+bool dw_grad_data_gather_supported(const DwTaps& t) {
+    return HWY_DYNAMIC_DISPATCH(GatherSupported)(t);
 }
 
-void dw_grad_data_gather(const DwDiffPlanes& dy, const DwTaps& t, size_t top, size_t left,
+DwGatherTaps dw_grad_data_gather_taps(const DwTaps& t, size_t top, size_t left, size_t mult,
+                                      ptrdiff_t plane, ptrdiff_t row, size_t oh, size_t ow,
+                                      size_t h) {
+    (void)ow;
+    const auto sw = static_cast<ptrdiff_t>(t.sw), sh = static_cast<ptrdiff_t>(t.sh);
+    // Per phase px, the column taps reaching input columns px + sw * qx: kx and its offset c
+    // (phase column qx reads diff column qx + c).
+    std::vector<std::vector<std::pair<size_t, ptrdiff_t>>> cols(t.sw);
+    DwGatherTaps g;
+    bool any = false;
+    for (size_t px = 0; px < t.sw; ++px)
+        for (size_t kx = 0; kx < t.kw; ++kx) {
+            ptrdiff_t r = static_cast<ptrdiff_t>(px + left) - static_cast<ptrdiff_t>(kx * t.dw);
+            if (r % sw != 0)
+                continue;
+            ptrdiff_t c = r / sw;
+            cols[px].push_back({kx, c});
+            g.cmin = any ? std::min(g.cmin, c) : c;
+            g.cmax = any ? std::max(g.cmax, c) : c;
+            any = true;
+        }
+    g.start.push_back(0);
+    for (size_t iy = 0; iy < h; ++iy)
+        for (size_t px = 0; px < t.sw; ++px) {
+            for (size_t ky = 0; ky < t.kh; ++ky) {
+                ptrdiff_t q = static_cast<ptrdiff_t>(iy + top) - static_cast<ptrdiff_t>(ky * t.dh);
+                if (q < 0 || q % sh != 0 || q / sh >= static_cast<ptrdiff_t>(oh))
+                    continue;
+                for (size_t m = 0; m < mult; ++m)
+                    for (const auto& [kx, c] : cols[px])
+                        g.taps.push_back({static_cast<ptrdiff_t>(m) * plane + (q / sh) * row + c,
+                                          static_cast<uint32_t>((m * t.kh + ky) * t.kw + kx),
+                                          static_cast<uint32_t>(c - g.cmin)});
+            }
+            g.start.push_back(static_cast<uint32_t>(g.taps.size()));
+        }
+    return g;
+}
+
+void dw_grad_data_gather(const DwGatherTaps& taps, const DwTaps& t, const float* dy, size_t ow,
                          const float* w, float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
-    HWY_DYNAMIC_DISPATCH(Gather)(dy, t, top, left, w, dx, dx_row, h, width);
+    HWY_DYNAMIC_DISPATCH(Gather)(taps, t, dy, ow, w, dx, dx_row, h, width);
 }
 
 }  // namespace neomeg::dnn::x86

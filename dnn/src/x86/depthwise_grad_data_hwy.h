@@ -10,27 +10,41 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "src/x86/depthwise_hwy.h"
 
 namespace neomeg::dnn::x86 {
 
-// The output side of one input channel: its `mult` planes of diff (rows `row` apart, oh x ow).
-struct DwDiffPlanes {
-    const float* const* planes;
-    size_t mult;
-    ptrdiff_t row;
-    size_t oh, ow;
+// Which (diff element, tap) pairs every input row and phase sums: the same for every channel, so
+// built once per call (dw_grad_data_gather_taps). Tap k of row iy, phase px is taps[k] for k in
+// [start[iy * sw + px], start[iy * sw + px + 1]): diff's element at off (from the channel's first
+// diff plane, plus the phase column) times weight wi of the channel's; its offset c along diff's
+// row less cmin indexes its edge mask.
+struct DwGatherTaps {
+    struct Tap {
+        ptrdiff_t off;
+        uint32_t wi, ci;
+    };
+    std::vector<Tap> taps;
+    std::vector<uint32_t> start;
+    ptrdiff_t cmin = 0, cmax = 0;
 };
 
-// Whether dw_grad_data_gather takes these taps with `mult` planes.
-bool dw_grad_data_gather_supported(const DwTaps& t, size_t mult);
+// Whether dw_grad_data_gather takes these taps.
+bool dw_grad_data_gather_supported(const DwTaps& t);
 
-// dx(iy, ix) = sum over m < mult and taps (ky, kx) with iy + top == oy * sh + ky * dh and
-// ix + left == ox * sw + kx * dw (0 <= oy < oh, 0 <= ox < ow) of w[m * kh * kw + ky * kw + kx] *
-// diff_m(oy, ox), for iy < h, ix < w; positions no window reaches get 0. dx's rows are dx_row
-// apart.
-void dw_grad_data_gather(const DwDiffPlanes& dy, const DwTaps& t, size_t top, size_t left,
+// The taps of dx(iy, ix) = sum over m < mult and taps (ky, kx) with iy + top == oy * sh + ky * dh
+// and ix + left == ox * sw + kx * dw (0 <= oy < oh, 0 <= ox < ow) of w[m * kh * kw + ky * kw +
+// kx] * diff_m(oy, ox), for iy < h; diff_m's rows are `row` apart and the m planes `plane` apart.
+DwGatherTaps dw_grad_data_gather_taps(const DwTaps& t, size_t top, size_t left, size_t mult,
+                                      ptrdiff_t plane, ptrdiff_t row, size_t oh, size_t ow,
+                                      size_t h);
+
+// One channel's dx (h x width, rows dx_row apart; positions no window reaches get 0) from its
+// first diff plane dy (rows ow wide at most) and weights w.
+void dw_grad_data_gather(const DwGatherTaps& taps, const DwTaps& t, const float* dy, size_t ow,
                          const float* w, float* dx, ptrdiff_t dx_row, size_t h, size_t width);
 
 }  // namespace neomeg::dnn::x86
