@@ -305,7 +305,7 @@ void backward_data_scatter(const DwGeom& g, const float* filter, const float* dy
 void backward_data_gather(const DwGeom& g, const float* filter, const float* dy, float* dx) {
     std::vector<float> w = tap_weights(g, filter, false);
     const DwGatherTaps taps = dw_grad_data_gather_taps(g.forward_taps(), g.ph, g.pw, g.mult, g.y.sc,
-                                                       g.y.sr, g.oh, g.ow, g.h);
+                                                       g.y.sr, g.oh, g.h);
     parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
             size_t n = u / g.ic, c = u % g.ic;

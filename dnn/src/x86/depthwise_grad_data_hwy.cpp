@@ -184,9 +184,7 @@ bool dw_grad_data_gather_supported(const DwTaps& t) {
 }
 
 DwGatherTaps dw_grad_data_gather_taps(const DwTaps& t, size_t top, size_t left, size_t mult,
-                                      ptrdiff_t plane, ptrdiff_t row, size_t oh, size_t ow,
-                                      size_t h) {
-    (void)ow;
+                                      ptrdiff_t plane, ptrdiff_t row, size_t oh, size_t h) {
     const auto sw = static_cast<ptrdiff_t>(t.sw), sh = static_cast<ptrdiff_t>(t.sh);
     // Per phase px, the column taps reaching input columns px + sw * qx: kx and its offset c
     // (phase column qx reads diff column qx + c).

@@ -36,11 +36,11 @@ struct DwGatherTaps {
 bool dw_grad_data_gather_supported(const DwTaps& t);
 
 // The taps of dx(iy, ix) = sum over m < mult and taps (ky, kx) with iy + top == oy * sh + ky * dh
-// and ix + left == ox * sw + kx * dw (0 <= oy < oh, 0 <= ox < ow) of w[m * kh * kw + ky * kw +
-// kx] * diff_m(oy, ox), for iy < h; diff_m's rows are `row` apart and the m planes `plane` apart.
+// and ix + left == ox * sw + kx * dw (0 <= oy < oh; the columns ox outside diff's row are masked
+// by dw_grad_data_gather) of w[m * kh * kw + ky * kw + kx] * diff_m(oy, ox), for iy < h; diff_m's
+// rows are `row` apart and the m planes `plane` apart.
 DwGatherTaps dw_grad_data_gather_taps(const DwTaps& t, size_t top, size_t left, size_t mult,
-                                      ptrdiff_t plane, ptrdiff_t row, size_t oh, size_t ow,
-                                      size_t h);
+                                      ptrdiff_t plane, ptrdiff_t row, size_t oh, size_t h);
 
 // One channel's dx (h x width, rows dx_row apart; positions no window reaches get 0) from its
 // first diff plane dy (rows ow wide at most) and weights w.

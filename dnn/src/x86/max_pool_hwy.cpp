@@ -38,21 +38,16 @@ inline float StepScalar(float acc, float v) {
     return !std::isnan(acc) && (std::isnan(v) || v > acc) ? v : acc;
 }
 
-// n values from p, the lanes past n (and those not in [lo, hi) of the plane's columns, for the
-// vector's first column c) -infinity, which never wins. Masked loads touch no masked-off memory
-// on AVX2 and AVX-512; other targets copy through a buffer.
-HWY_INLINE VF LoadCols(DF d, const float* p, ptrdiff_t c, size_t w) {
-    const auto n = static_cast<ptrdiff_t>(hn::Lanes(d));
-    const ptrdiff_t lo = std::clamp<ptrdiff_t>(-c, 0, n);
-    const ptrdiff_t hi = std::clamp<ptrdiff_t>(static_cast<ptrdiff_t>(w) - c, 0, n);
+// The first n values from p, the other lanes -infinity (which never wins). Masked loads touch no
+// masked-off memory on AVX2 and AVX-512; other targets copy through a buffer.
+HWY_INLINE VF LoadFirst(DF d, const float* p, size_t n) {
 #if HWY_TARGET <= HWY_AVX2
-    const MF m = hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)),
-                            hn::FirstN(d, static_cast<size_t>(hi)));
+    const MF m = hn::FirstN(d, n);
     return hn::IfThenElse(m, hn::MaskedLoad(m, d, p), hn::Set(d, kLowest));
 #else
     HWY_ALIGN float tmp[HWY_MAX_BYTES / sizeof(float)];
-    for (ptrdiff_t i = 0; i < n; ++i)
-        tmp[i] = i >= lo && i < hi ? p[i] : kLowest;
+    for (size_t i = 0; i < hn::Lanes(d); ++i)
+        tmp[i] = i < n ? p[i] : kLowest;
     return hn::Load(d, tmp);
 #endif
 }
@@ -286,19 +281,35 @@ void MaxPoolLanes(const float* src, const ptrdiff_t* ss, float* dst, const ptrdi
                            static_cast<ptrdiff_t>(oy) * ds[1] + static_cast<ptrdiff_t>(ox) * ds[2];
                 for (size_t l0 = 0; l0 < lanes; l0 += N) {
                     const size_t n = std::min(N, lanes - l0);
-                    VF acc = hn::Set(d, kLowest);
-                    for (size_t kz = sz.first; kz < sz.end; ++kz)
-                        for (size_t ky = sy.first; ky < sy.end; ++ky) {
-                            const float* row = src +
-                                               (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
-                                               (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1] +
-                                               static_cast<ptrdiff_t>(l0);
-                            for (size_t kx = sx.first; kx < sx.end; ++kx) {
-                                const float* p =
-                                        row + (sx.start + static_cast<ptrdiff_t>(kx)) * ss[2];
-                                acc = Step(acc, n == N ? hn::LoadU(d, p) : LoadCols(d, p, 0, n));
+                    // The window's taps in naive's order; `exact` keeps naive's rule, otherwise
+                    // x86's maxps (the earlier value on ties, NaNs dropped but flagged in nan).
+                    auto window = [&](bool exact, MF& nan) {
+                        VF acc = hn::Set(d, kLowest);
+                        for (size_t kz = sz.first; kz < sz.end; ++kz)
+                            for (size_t ky = sy.first; ky < sy.end; ++ky) {
+                                const float* row = src +
+                                                   (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
+                                                   (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1] +
+                                                   static_cast<ptrdiff_t>(l0);
+                                for (size_t kx = sx.first; kx < sx.end; ++kx) {
+                                    const float* p =
+                                            row + (sx.start + static_cast<ptrdiff_t>(kx)) * ss[2];
+                                    const VF v = n == N ? hn::LoadU(d, p) : LoadFirst(d, p, n);
+                                    if (exact) {
+                                        acc = Step(acc, v);
+                                    } else {
+                                        nan = hn::Or(nan, hn::IsNaN(v));
+                                        acc = hn::Max(v, acc);
+                                    }
+                                }
                             }
-                        }
+                        return acc;
+                    };
+                    MF nan = hn::FirstN(d, 0);
+                    // Other targets' Max need not keep the earlier value: naive's rule there.
+                    VF acc = window(HWY_TARGET > HWY_AVX2, nan);
+                    if (!hn::AllFalse(d, nan))
+                        acc = window(true, nan);
                     StoreN(acc, d, o + l0, n);
                 }
             }
