@@ -1,8 +1,8 @@
 // MAX pooling with NaNs on the x86 handle against naive, which propagates them (a window holding
 // a NaN has a NaN maximum, and its first NaN gets the window's gradient): forward and backward on
-// plain, row-padded and channels-last tensors and the forward on channel-blocked ones, 1-D to
-// 3-D, windows that overlap, pad and tile, rows of several vectors and odd widths, with a few NaNs
-// scattered and with whole windows of NaN; infinities beside them.
+// plain, row-padded and channels-last tensors (float32; float16 on plain ones) and the forward on
+// channel-blocked ones, 1-D to 3-D, windows that overlap, pad and tile, rows of several vectors and
+// odd widths, with a few NaNs scattered and with whole windows of NaN; infinities beside them.
 #include <limits>
 
 #include "naive/channel_blocked.h"
@@ -113,6 +113,21 @@ TEST_F(X86, MaxPoolingPropagatesNaN) {
                           "naive")
                         << k.src.to_string() << " every " << every;
             }
+}
+
+// float16 runs the float32 plans between conversions: the same rule.
+TEST_F(X86, MaxPoolingFloat16PropagatesNaN) {
+    Case k{{2, 3, 9, 37}, {3, 3}, {2, 2}, {1, 1}};
+    HostTensor x = HostTensor::from(k.src, with_nans(k.src, 2, 11, 3), dtype::Float16);
+    EXPECT_NE(run_and_compare<PoolingForward>(*handle, max_param(k), {x}), "naive");
+    auto fwd = Handle::make_naive()->create_operator<PoolingForward>();
+    fwd->param() = max_param(k);
+    HostTensor y = run_op(*fwd, {x})[0];
+    std::mt19937 rng(4);
+    HostTensor dy = HostTensor::from(dst_shape(k), random_tensor(dst_shape(k), rng).values(),
+                                     dtype::Float16);
+    EXPECT_NE(run_and_compare<PoolingBackward>(*handle, max_param(k), {x, y, dy}, {}, 1e-2),
+              "naive");
 }
 
 TEST_F(X86, MaxPoolingBlockedPropagatesNaN) {
