@@ -5,7 +5,9 @@ Each framework and model runs in a process of its own (PyTorch 2.x from PyPI, fo
 torch_reference.py), so the peak resident memory printed is that run's own.
 
     PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
-        [--threads 1] [--format nhwc]
+        [--threads 1 2] [--format nhwc]
+
+One table per thread count (1 and 2 by default).
 
 ``--format nhwc`` runs both frameworks channels-last: NeoMeg's
 ``amp.convert_module_format`` / ``amp.convert_tensor_format`` and PyTorch's
@@ -125,19 +127,30 @@ def main():
     ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--format", choices=["default", "nhwc"], default="default")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
+    ap.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 2], help="per framework, a table for each"
+    )
     args = ap.parse_args()
-    print(f"{args.threads} thread(s) per framework")
+    if min(args.threads) < 1:
+        ap.error("--threads must be positive")
+    for threads in args.threads:
+        print_table(args, threads)
+    print("ratio = NeoMeg samples/s / PyTorch samples/s (higher is better for NeoMeg)")
+    return 0
+
+
+def print_table(args, threads):
+    print(f"{threads} thread(s) per framework")
     print(
         f"{'model':<10}{'NeoMeg samples/s':>18}{'PyTorch samples/s':>19}{'ratio':>8}"
         f"{'NeoMeg MiB':>12}{'PyTorch MiB':>13}"
     )
     for model in args.models:
-        ours, why = run(sys.executable, "neomeg", model, args.steps, args.threads, args.format)
+        ours, why = run(sys.executable, "neomeg", model, args.steps, threads, args.format)
         theirs = None
         python, twhy = torch_python()
         if python is not None:
-            theirs, twhy = run(python, "torch", model, args.steps, args.threads, args.format)
+            theirs, twhy = run(python, "torch", model, args.steps, threads, args.format)
         if ours is None:
             print(f"{model:<10} NeoMeg failed: {why}")
             continue
@@ -152,8 +165,6 @@ def main():
             f"{model:<10}{ours['samples_per_s']:>18.1f}{theirs['samples_per_s']:>19.1f}"
             f"{ratio:>8.3f}{ours['peak_rss_mib']:>12.0f}{theirs['peak_rss_mib']:>13.0f}"
         )
-    print("ratio = NeoMeg samples/s / PyTorch samples/s (higher is better for NeoMeg)")
-    return 0
 
 
 if __name__ == "__main__":

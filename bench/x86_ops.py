@@ -4,7 +4,8 @@ One command prints, per case, NeoMeg's and PyTorch's time and the ratio of their
 (above 1.0: NeoMeg is faster): a LeNet training step (batch 64, 1x28x28, samples/s; the model
 and loop of bench/train_step.py), elementwise add/relu/exp on 16M float32, max and average
 pooling, batch normalisation forward and backward, a stable sort and a top-10 of 512 rows of
-4096, and adaptive average pooling of 56x56 to 7x7 (even windows) and to 5x5 (uneven ones),
+4096, adaptive average pooling of 56x56 to 7x7 (even windows) and to 5x5 (uneven ones), and
+Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
 in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
 OMP_NUM_THREADS), one table per thread count: 1 and 2 by default, the issue's figures. PyTorch
@@ -69,6 +70,15 @@ if fw == "neomeg":
             y = F.max_pool2d(x, 3, 2, 1)
             gm.backward(y, T(np.ones(y.shape, np.float32)))
 
+    def resize(mode):
+        return lambda: F.nn.interpolate(x, size=(112, 112), mode=mode, align_corners=False)
+
+    def resize_fwd_bwd():
+        gm = GradManager().attach([x])
+        with gm:
+            y = F.nn.interpolate(x, size=(112, 112), mode="bilinear", align_corners=False)
+            gm.backward(y, T(np.ones(y.shape, np.float32)))
+
     cases = {
         "add": lambda: a + b,
         "relu": lambda: F.relu(a),
@@ -83,6 +93,9 @@ if fw == "neomeg":
         "topk": lambda: F.topk(r, 10),
         "adaptive_avgpool": lambda: F.adaptive_avg_pool2d(x, (7, 7)),
         "adaptive_avgpool_uneven": lambda: F.adaptive_avg_pool2d(x, (5, 5)),
+        "resize_bilinear": resize("bilinear"),
+        "resize_nearest": resize("nearest"),
+        "resize_bilinear_fwd_bwd": resize_fwd_bwd,
     }
 else:
     import torch
@@ -106,6 +119,15 @@ else:
         y = F.max_pool2d(xg, 3, 2, 1)
         y.backward(torch.ones_like(y))
 
+    def resize(mode):
+        corners = False if mode == "bilinear" else None
+        return lambda: F.interpolate(x, size=(112, 112), mode=mode, align_corners=corners)
+
+    def resize_fwd_bwd():
+        xg = x.detach().requires_grad_()
+        y = F.interpolate(xg, size=(112, 112), mode="bilinear", align_corners=False)
+        y.backward(torch.ones_like(y))
+
     def no_grad(f):
         def g():
             with torch.no_grad():
@@ -126,6 +148,9 @@ else:
         "topk": no_grad(lambda: torch.topk(r, 10)),
         "adaptive_avgpool": no_grad(lambda: F.adaptive_avg_pool2d(x, (7, 7))),
         "adaptive_avgpool_uneven": no_grad(lambda: F.adaptive_avg_pool2d(x, (5, 5))),
+        "resize_bilinear": no_grad(resize("bilinear")),
+        "resize_nearest": no_grad(resize("nearest")),
+        "resize_bilinear_fwd_bwd": resize_fwd_bwd,
     }
 
 f = cases[case]
@@ -153,6 +178,9 @@ OP_CASES = [
     "topk",
     "adaptive_avgpool",
     "adaptive_avgpool_uneven",
+    "resize_bilinear",
+    "resize_nearest",
+    "resize_bilinear_fwd_bwd",
 ]
 
 

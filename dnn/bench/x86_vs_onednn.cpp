@@ -351,18 +351,29 @@ void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::d
 }
 
 void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
-    if (!wanted("max pool 2x2 32x64x56x56"))
-        return;
-    memory::dims src{32, 64, 56, 56}, dst{32, 64, 28, 28};
-    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
-                                  plain(src), plain(dst), {2, 2}, {2, 2}, {0, 0}, {0, 0});
-    dnnl::pooling_forward::primitive_desc pd(d, user_scratchpad(), eng);
-    param::Pooling p;
-    report("max pool 2x2 32x64x56x56", time_ours<PoolingForward>(h, p, {{32, 64, 56, 56}}),
-           time_raw(eng, s, dnnl::pooling_forward(pd),
-                    {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
-                     {DNNL_ARG_DST, plain(dst), pd.dst_desc(), true}},
-                    pd.scratchpad_desc()));
+    struct Case {
+        const char* name;
+        memory::dim k, stride, pad, out;
+    };
+    for (const Case& c : {Case{"max pool 2x2 32x64x56x56", 2, 2, 0, 28},
+                          Case{"max pool 3x3/2 pad 1 32x64x56x56", 3, 2, 1, 28}}) {
+        if (!wanted(c.name))
+            continue;
+        memory::dims src{32, 64, 56, 56}, dst{32, 64, c.out, c.out};
+        dnnl::pooling_forward::desc d(
+                dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, plain(src),
+                plain(dst), {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad}, {c.pad, c.pad});
+        dnnl::pooling_forward::primitive_desc pd(d, user_scratchpad(), eng);
+        param::Pooling p;
+        p.window = {int32_t(c.k), int32_t(c.k)};
+        p.stride = {int32_t(c.stride), int32_t(c.stride)};
+        p.padding = {int32_t(c.pad), int32_t(c.pad)};
+        report(c.name, time_ours<PoolingForward>(h, p, {{32, 64, 56, 56}}),
+               time_raw(eng, s, dnnl::pooling_forward(pd),
+                        {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
+                         {DNNL_ARG_DST, plain(dst), pd.dst_desc(), true}},
+                        pd.scratchpad_desc()));
+    }
 }
 
 void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {

@@ -3,6 +3,7 @@
 // prefers. Cases without a oneDNN tag (blocked_desc) go to naive.
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_common.h"
+#include "src/x86/max_pool_plan.h"
 
 namespace neomeg::dnn::x86 {
 
@@ -96,6 +97,9 @@ private:
         auto dst_md = blocked_desc(TensorLayout(dst, dst.dtype), channels);
         if (!src_md || !dst_md || m_param.window.size() != spatial)
             return nullptr;
+        // MAX on float32 in our loop, which keeps naive's NaN rule (oneDNN's skips NaNs).
+        if (auto ours = max_pool_blocked_plan(m_param, src, dst))
+            return ours;
         memory::dims kernel, stride, pad;
         for (size_t d = 0; d < spatial; ++d) {
             kernel.push_back(m_param.window[d]);

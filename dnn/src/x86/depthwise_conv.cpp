@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/x86/depthwise_direct_hwy.h"
+#include "src/x86/depthwise_grad_data_hwy.h"
 #include "src/x86/depthwise_hwy.h"
 #include "src/x86/parallel.h"
 
@@ -299,9 +300,27 @@ void backward_data_scatter(const DwGeom& g, const float* filter, const float* dy
     });
 }
 
+// With a stride, each input position gathers the (output, tap) pairs that reach it
+// (depthwise_grad_data_hwy.h): x's gradient is written once, in vectors.
+void backward_data_gather(const DwGeom& g, const float* filter, const float* dy, float* dx) {
+    std::vector<float> w = tap_weights(g, filter, false);
+    const DwGatherTaps taps = dw_grad_data_gather_taps(g.forward_taps(), g.ph, g.pw, g.mult, g.y.sc,
+                                                       g.y.sr, g.oh, g.h);
+    parallel_ranges(g.n * g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t u = b; u < e; ++u) {
+            size_t n = u / g.ic, c = u % g.ic;
+            dw_grad_data_gather(taps, g.forward_taps(), plane(dy, g.y, n, c * g.mult), g.ow,
+                                w.data() + c * g.mult * g.taps(), plane(dx, g.x, n, c), g.x.sr, g.h,
+                                g.w);
+        }
+    });
+}
+
 void backward_data(const DwGeom& g, const float* filter, const float* dy, float* dx) {
     if (g.sh == 1 && g.sw == 1)
         backward_data_correlate(g, filter, dy, dx);
+    else if (dw_grad_data_gather_supported(g.forward_taps()))
+        backward_data_gather(g, filter, dy, dx);
     else
         backward_data_scatter(g, filter, dy, dx);
 }
@@ -312,25 +331,31 @@ void backward_filter(const DwGeom& g, const float* x, const float* dy, float* df
     size_t taps = g.taps();
     const bool direct = dw_direct_filter_grad_supported(g.forward_taps());
     parallel_ranges(g.ic, work_of(g), kParallelGrain, [&](size_t b, size_t e) {
-        std::vector<double> acc(g.mult * taps);
-        for (size_t c = b; c < e; ++c) {
-            std::fill(acc.begin(), acc.end(), 0.0);
-            for (size_t n = 0; n < g.n && direct; ++n) {
+        // Per channel of [b, e), its mult filters' sums.
+        std::vector<double> acc((e - b) * g.mult * taps, 0.0);
+        auto sums = [&](size_t c, size_t m) { return acc.data() + ((c - b) * g.mult + m) * taps; };
+        // Image by image, the channels in memory order: a channel's planes lie an image apart,
+        // where the hardware prefetchers do not follow, while consecutive channels stream. Each
+        // channel still sums its images in order.
+        for (size_t n = 0; n < g.n && direct; ++n)
+            for (size_t c = b; c < e; ++c) {
                 DwSource s = forward_source(g, x, n, c);
                 for (size_t m = 0; m < g.mult; ++m)
                     dw_direct_filter_grad(s, g.forward_taps(), plane(dy, g.y, n, c * g.mult + m),
-                                          g.y.sr, g.oh, g.ow, acc.data() + m * taps);
+                                          g.y.sr, g.oh, g.ow, sums(c, m));
             }
-            for (size_t n = 0; n < g.n && !direct; ++n) {
+        for (size_t c = b; c < e && !direct; ++c)
+            for (size_t n = 0; n < g.n; ++n) {
                 bool more = n + 1 < g.n;
                 DwPadded p = forward_padded(g, x, n, c, more ? plane(x, g.x, n + 1, c) : nullptr);
                 for (size_t m = 0; m < g.mult; ++m) {
                     if (more)
                         prefetch_plane(plane(dy, g.y, n + 1, c * g.mult + m), g.y.sr, g.oh, g.ow);
                     dw_filter_grad(p, g.forward_taps(), plane(dy, g.y, n, c * g.mult + m), g.y.sr,
-                                   g.oh, g.ow, acc.data() + m * taps);
+                                   g.oh, g.ow, sums(c, m));
                 }
             }
+        for (size_t c = b; c < e; ++c)
             for (size_t m = 0; m < g.mult; ++m)
                 for (size_t ky = 0; ky < g.kh; ++ky)
                     for (size_t kx = 0; kx < g.kw; ++kx) {
@@ -338,9 +363,8 @@ void backward_filter(const DwGeom& g, const float* x, const float* dy, float* df
                         df[static_cast<ptrdiff_t>(c * g.mult + m) * g.f_oc +
                            static_cast<ptrdiff_t>(ty) * g.f_y +
                            static_cast<ptrdiff_t>(tx) * g.f_x] =
-                                static_cast<float>(acc[m * taps + ky * g.kw + kx]);
+                                static_cast<float>(sums(c, m)[ky * g.kw + kx]);
                     }
-        }
     });
 }
 

@@ -17,6 +17,7 @@
 
 #include "src/x86/kernel.h"
 #include "src/x86/max_pool_backward_hwy.h"
+#include "src/x86/max_pool_plan.h"
 #include "src/x86/parallel.h"
 #include "src/x86/type_cvt_hwy.h"
 
@@ -95,6 +96,9 @@ private:
         auto w = window_of(m_param, std::array{in[0], out[0]});
         if (!w)
             return nullptr;
+        // MAX on float32 in our loops, which keep naive's NaN rule.
+        if (auto ours = max_pool_forward_plan(m_param, in[0], out[0]))
+            return ours;
         // Strided operands as they are first; staged dense where that gets only the reference
         // implementation.
         for (bool stage : {false, true}) {
@@ -298,7 +302,8 @@ private:
             if (w->alg == algorithm::pooling_max)
                 plan->use(DNNL_ARG_WORKSPACE, indices);
             plan->finalize();
-            return plan;
+            // oneDNN's maxima skip NaNs: a window holding one takes naive's rule.
+            return nan_checked_max_backward(std::move(plan), m_param, in[0], in[1], in[2], out[0]);
         }
         return nullptr;
     }

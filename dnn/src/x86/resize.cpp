@@ -3,9 +3,13 @@
 // takes naive's steps (the four weighted taps summed in double in naive's order, one rounding per
 // element), so its results are naive's bits; NEAREST copies the element it reads (and its
 // backward adds each gradient to one element), which for finite values is what naive's four taps
-// with weights 1, 0, 0, 0 give. The float dtypes, any strides.
+// with weights 1, 0, 0, 0 give. The float dtypes, any strides; float32 in vectors
+// (resize_hwy.h) where the offsets fit 32 bits (and, forward, dst's rows are dense).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/common/dtype_dispatch.h"
@@ -13,6 +17,7 @@
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/resize_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -59,6 +64,45 @@ Plane plane_of(const TensorLayout& l) {
     return {{l.stride[0], l.stride[1], l.stride[2], l.stride[3]}};
 }
 
+bool fits_i32(ptrdiff_t v) {
+    return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+}
+
+// An axis's taps for the vector loops: i0 and i1 scaled by `stride` (offsets), weights apart;
+// empty where an offset does not fit 32 bits.
+struct VecTaps {
+    std::vector<int32_t> i0, i1;
+    std::vector<double> w;
+};
+
+VecTaps vec_taps(const std::vector<Tap>& t, ptrdiff_t stride) {
+    VecTaps v;
+    for (const Tap& k : t) {
+        ptrdiff_t a = static_cast<ptrdiff_t>(k.i0) * stride,
+                  b = static_cast<ptrdiff_t>(k.i1) * stride;
+        if (!fits_i32(a) || !fits_i32(b))
+            return {};
+        v.i0.push_back(static_cast<int32_t>(a));
+        v.i1.push_back(static_cast<int32_t>(b));
+        v.w.push_back(k.w);
+    }
+    return v;
+}
+
+// Offsets of planes first .. first + count - 1 from the first (N-major, C-minor), or empty where
+// one does not fit 32 bits.
+std::vector<int32_t> plane_offsets(const Plane& p, size_t channels, size_t first, size_t count) {
+    std::vector<int32_t> o;
+    const ptrdiff_t base = p.at(first / channels, first % channels, 0, 0);
+    for (size_t i = first; i < first + count; ++i) {
+        ptrdiff_t d = p.at(i / channels, i % channels, 0, 0) - base;
+        if (!fits_i32(d))
+            return {};
+        o.push_back(static_cast<int32_t>(d));
+    }
+    return o;
+}
+
 class ResizeImpl final : public LoopKernel<Resize> {
 public:
     using LoopKernel::LoopKernel;
@@ -79,6 +123,23 @@ protected:
             const T* s = static_cast<const T*>(src.raw_ptr());
             T* o = static_cast<T*>(dst.raw_ptr());
             size_t planes = d[0] * d[1], per_plane = d[2] * d[3];
+            if constexpr (std::is_same_v<T, float>) {
+                VecTaps vw = vec_taps(tw, sp.s[3]);
+                if (dp.s[3] == 1 && !vw.w.empty()) {
+                    parallel_ranges(planes, planes * per_plane * 4, kParallelGrain,
+                                    [&](size_t b, size_t e) {
+                                        for (size_t pl = b; pl < e; ++pl) {
+                                            size_t n = pl / d[1], c = pl % d[1];
+                                            for (size_t y = 0; y < d[2]; ++y)
+                                                resize_row(s + sp.at(n, c, th[y].i0, 0),
+                                                           s + sp.at(n, c, th[y].i1, 0), th[y].w,
+                                                           vw.i0.data(), vw.i1.data(), vw.w.data(),
+                                                           nearest, o + dp.at(n, c, y, 0), d[3]);
+                                        }
+                                    });
+                    return;
+                }
+            }
             parallel_ranges(
                     planes, planes * per_plane * 4, kParallelGrain, [&](size_t b, size_t e) {
                         for (size_t pl = b; pl < e; ++pl) {
@@ -115,6 +176,39 @@ protected:
     }
 };
 
+// The backward of float32 planes in groups of resize_backward_lanes(), one plane per lane, from
+// plane 0; returns how many planes it did (the rest: the scalar loop).
+size_t backward_groups(const float* dy, float* gr, const std::vector<Tap>& th,
+                       const std::vector<Tap>& tw, bool nearest, const TensorLayout& y,
+                       const TensorLayout& g, const Plane& yp, const Plane& gp) {
+    const size_t lanes = resize_backward_lanes(), planes = g[0] * g[1];
+    const size_t groups = planes / lanes;
+    if (groups == 0)
+        return 0;
+    // Each group's plane offsets from its first plane (any strides of N and C).
+    VecTaps vh = vec_taps(th, 1), vw = vec_taps(tw, 1);
+    std::vector<std::vector<int32_t>> dy_off(groups), g_off(groups);
+    for (size_t i = 0; i < groups; ++i) {
+        dy_off[i] = plane_offsets(yp, g[1], i * lanes, lanes);
+        g_off[i] = plane_offsets(gp, g[1], i * lanes, lanes);
+        if (dy_off[i].empty() || g_off[i].empty())
+            return 0;
+    }
+    ResizeAxisTaps ht{vh.i0.data(), vh.i1.data(), vh.w.data()};
+    ResizeAxisTaps wt{vw.i0.data(), vw.i1.data(), vw.w.data()};
+    size_t work = groups * lanes * (g[2] * g[3] + y[2] * y[3] * 4);
+    parallel_ranges(groups, work, kParallelGrain, [&](size_t b, size_t e) {
+        std::vector<double> acc(g[2] * g[3] * lanes);
+        for (size_t i = b; i < e; ++i) {
+            size_t pl = i * lanes, n = pl / g[1], c = pl % g[1];
+            resize_backward_planes(dy + yp.at(n, c, 0, 0), dy_off[i].data(), yp.s[2], yp.s[3], y[2],
+                                   y[3], ht, wt, nearest, acc.data(), gr + gp.at(n, c, 0, 0),
+                                   g_off[i].data(), gp.s[2], gp.s[3], g[2], g[3]);
+        }
+    });
+    return groups * lanes;
+}
+
 // Each diff element added onto its taps in double, plane by plane in naive's order, rounded once.
 class ResizeBackwardImpl final : public LoopKernel<ResizeBackward> {
 public:
@@ -142,7 +236,13 @@ protected:
             T* gr = static_cast<T*>(grad.raw_ptr());
             size_t planes = g[0] * g[1], in_w = g[3];
             size_t work = planes * (g[2] * g[3] + y[2] * y[3] * 4);
-            parallel_ranges(planes, work, kParallelGrain, [&](size_t b, size_t e) {
+            // float32 planes in groups of the vector's lanes, one plane per lane; the rest below.
+            size_t first = 0;
+            if constexpr (std::is_same_v<T, float>)
+                first = backward_groups(dy, gr, th, tw, nearest, y, g, yp, gp);
+            parallel_ranges(planes - first, work, kParallelGrain, [&](size_t b, size_t e) {
+                b += first;
+                e += first;
                 std::vector<double> acc(g[2] * in_w);
                 for (size_t pl = b; pl < e; ++pl) {
                     size_t n = pl / g[1], c = pl % g[1];

@@ -177,7 +177,8 @@ TEST_F(X86, PoolingBlockedMatchesNaive) {
                 p.stride = {2, 2};
                 p.padding = {1, 1};
                 auto x = random_blocked({1, c, 9, 7}, block, rng);
-                EXPECT_TRUE(check<PoolingBlocked>(*handle, p, {x}).starts_with("onednn:"));
+                // MAX runs our loop (naive's NaN rule), the averages oneDNN.
+                EXPECT_NE(check<PoolingBlocked>(*handle, p, {x}), "naive");
                 check<PoolingBlocked>(*handle, p, {strided_copy(x)});
             }
 }

@@ -125,7 +125,7 @@ TEST_F(X86, ChannelsLastPooling) {
                     dst{2, 16, (9 + 2 * size_t(p.padding[0]) - size_t(p.window[0])) / 2 + 1,
                         (9 + 2 * size_t(p.padding[1]) - size_t(p.window[1])) / 2 + 1};
             auto k = check<PoolingForward>(*handle, p, {{src}});
-            EXPECT_TRUE(k.starts_with("onednn:")) << k;
+            EXPECT_NE(k, "naive");
             k = check<PoolingBackward>(*handle, p, {{src}, {dst}, {dst}});
             EXPECT_NE(k, "naive");
         }

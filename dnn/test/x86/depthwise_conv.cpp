@@ -30,6 +30,14 @@ std::vector<Case> cases() {
             {{2, 3, 37}, {3, 1, 5}, conv_param({1}, {2}, {1}, 3)},  // 1-D
             {{1, 2, 50}, {4, 1, 3}, conv_param({2}, {1}, {2}, 2)},
             {{3, 1, 19}, {2, 1, 4}, conv_param({1}, {5}, {1}, 1)},
+            // Strided rows of several vectors, odd and even widths, strides along one axis only,
+            // offsets of both signs and dilated taps (backward data's gather).
+            {{1, 3, 56, 57}, {3, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 3)},
+            {{2, 2, 33, 70}, {4, 1, 3, 3}, conv_param({2, 1}, {1, 1}, {1, 1}, 2)},
+            {{1, 2, 20, 75}, {2, 1, 5, 5}, conv_param({1, 2}, {2, 2}, {1, 1}, 2)},
+            {{1, 2, 19, 64}, {2, 1, 3, 3}, conv_param({2, 2}, {0, 0}, {1, 1}, 2)},
+            {{1, 2, 21, 45}, {4, 1, 3, 3}, conv_param({2, 2}, {2, 3}, {2, 2}, 2)},
+            {{2, 3, 101}, {3, 1, 3}, conv_param({2}, {1}, {1}, 3)},
     };
 }
 

@@ -1,7 +1,7 @@
 // Resize and ResizeBackward on the x86 handle against naive, exactly: NEAREST and LINEAR with and
 // without align_corners, up- and downsampling by whole and fractional factors, sizes of 1 and
-// primes, the float dtypes, padded, broadcast and transposed views, empty batches and outputs; and
-// that they run their own loops.
+// primes, the float dtypes, padded, broadcast and transposed views, empty batches and outputs,
+// enough planes for the backward's vector groups; and that they run their own loops.
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -48,6 +48,24 @@ TEST_F(X86, ResizeMatchesNaiveExactly) {
                 b.set_param(p).set_dtype(0, dt).set_epsilon(0);
                 b.set_output_shapes({src}).execs({{2, 3, s.out_h, s.out_w}});
                 b.set_noncontiguous(true).execs({{2, 3, s.out_h, s.out_w}});
+            }
+}
+
+// Enough planes for the backward's groups of planes (one per vector lane: 4 or 8) with planes
+// left over, rows of several vectors with a partial one for the forward, padded views.
+TEST_F(X86, ResizeManyPlanesMatchesNaiveExactly) {
+    const std::vector<Size> sizes = {{9, 13, 20, 27}, {16, 16, 8, 8}, {5, 33, 7, 17}};
+    for (const Size& s : sizes)
+        for (const auto& p : variants(s.out_h, s.out_w))
+            for (TensorShape src :
+                 {TensorShape{3, 6, s.in_h, s.in_w}, TensorShape{1, 8, s.in_h, s.in_w}}) {
+                TensorShape dst{src[0], src[1], s.out_h, s.out_w};
+                Checker<Resize> f(handle.get());
+                f.set_param(p).set_epsilon(0).execs({src});
+                f.set_noncontiguous(true).execs({src});
+                Checker<ResizeBackward> b(handle.get());
+                b.set_param(p).set_epsilon(0).set_output_shapes({src}).execs({dst});
+                b.set_noncontiguous(true).execs({dst});
             }
 }
 

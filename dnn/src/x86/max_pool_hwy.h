@@ -1,0 +1,32 @@
+// MAX pooling's forward in our own vector loops (Highway), with naive's rule for NaN: a window's
+// maximum is its first NaN if it holds one (oneDNN's kernels compare with `<` and so skip NaNs,
+// which naive and PyTorch propagate). Padding never counts. Two loops, by which axis is
+// contiguous: `max_pool_rows` vectors along a plane's W (plain NC[D]HW), `max_pool_lanes` vectors
+// along a contiguous axis of lanes at each position (channels-last: the channels; blocked: a
+// channel block).
+#pragma once
+
+#include <cstddef>
+
+namespace neomeg::dnn::x86 {
+
+// A window's geometry over (depth, height, width); 1-D and 2-D pooling have leading extents of 1
+// (window 1, stride 1, padding 0).
+struct PoolDims {
+    size_t in[3], out[3], k[3], s[3], p[3];
+};
+
+// One plane: src(z, y, x) at src[z * ss[0] + y * ss[1] + x], dst(z, y, x) at
+// dst[z * ds[0] + y * ds[1] + x].
+void max_pool_rows(const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
+                   const PoolDims& g);
+
+// One image of positions holding `lanes` contiguous values each: src(z, y, x, l) at
+// src[z * ss[0] + y * ss[1] + x * ss[2] + l], dst likewise with ds.
+void max_pool_lanes(const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
+                    size_t lanes, const PoolDims& g);
+
+// Whether any of the n floats at p (contiguous) is a NaN.
+bool any_nan(const float* p, size_t n);
+
+}  // namespace neomeg::dnn::x86

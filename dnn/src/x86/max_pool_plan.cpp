@@ -1,0 +1,301 @@
+#include "src/x86/max_pool_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "src/x86/max_pool_hwy.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+// A float32 NC[D]HW tensor's strides: per image, per channel, and along depth, height and width
+// (0 for the missing leading spatial axes).
+struct Axes {
+    ptrdiff_t n = 0, c = 0, sp[3] = {0, 0, 0};
+};
+
+Axes axes_of(const TensorLayout& l, size_t spatial) {
+    Axes a;
+    a.n = l.stride[0];
+    a.c = l.stride[1];
+    for (size_t i = 0; i < spatial; ++i)
+        a.sp[3 - spatial + i] = l.stride[2 + i];
+    return a;
+}
+
+// The window over `spatial` axes of src (from axis `first`) into dst, as PoolDims with leading
+// axes of extent 1; nullopt where the parameters do not match the shapes.
+std::optional<PoolDims> dims_of_window(const param::Pooling& p, const TensorLayout& src,
+                                       const TensorLayout& dst, size_t first, size_t spatial) {
+    if (p.window.size() != spatial || p.stride.size() != spatial || p.padding.size() != spatial)
+        return std::nullopt;
+    PoolDims g{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}};
+    for (size_t i = 0; i < spatial; ++i) {
+        size_t a = 3 - spatial + i;
+        if (p.window[i] <= 0 || p.stride[i] <= 0 || p.padding[i] < 0 || p.padding[i] >= p.window[i])
+            return std::nullopt;
+        g.in[a] = src[first + i];
+        g.out[a] = dst[first + i];
+        g.k[a] = static_cast<size_t>(p.window[i]);
+        g.s[a] = static_cast<size_t>(p.stride[i]);
+        g.p[a] = static_cast<size_t>(p.padding[i]);
+    }
+    return g;
+}
+
+bool plain_float(const TensorLayout& l) {
+    return l.dtype == dtype::Float32 && l.ndim >= 3 && l.ndim <= 5 && !l.is_empty();
+}
+
+bool unit_w(const TensorLayout& l) {
+    return l[l.ndim - 1] == 1 || l.stride[l.ndim - 1] == 1;
+}
+
+class MaxPoolForwardPlan final : public Plan {
+public:
+    // kLanes: channels adjacent (channels-last); kRows: planes with unit stride along W;
+    // kBlocked: (N, C / b, [D,] H, W, b) contiguous, a block of b lanes per position; kStrided:
+    // any other strides, one window at a time.
+    enum class Kind { kRows, kLanes, kBlocked, kStrided };
+
+    MaxPoolForwardPlan(Kind kind, const PoolDims& g, size_t n, size_t c, size_t lanes,
+                       const Axes& src, const Axes& dst)
+        : m_kind(kind), m_g(g), m_n(n), m_c(c), m_lanes(lanes), m_src(src), m_dst(dst) {}
+
+    size_t workspace_in_bytes() const override { return 0; }
+    const char* name() const override { return "loop:max_pool"; }
+
+    void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
+        const auto* src = static_cast<const float*>(t[0].raw_ptr());
+        auto* dst = static_cast<float*>(t[1].raw_ptr());
+        const size_t out = m_g.out[0] * m_g.out[1] * m_g.out[2];
+        const size_t taps = m_g.k[0] * m_g.k[1] * m_g.k[2];
+        if (m_kind == Kind::kLanes) {
+            parallel_ranges(m_n, m_n * m_c * out * taps, kParallelGrain, [&](size_t b, size_t e) {
+                for (size_t n = b; n < e; ++n)
+                    max_pool_lanes(src + static_cast<ptrdiff_t>(n) * m_src.n, m_src.sp,
+                                   dst + static_cast<ptrdiff_t>(n) * m_dst.n, m_dst.sp, m_c, m_g);
+            });
+            return;
+        }
+        const size_t planes = m_n * m_c;
+        parallel_ranges(planes, planes * m_lanes * out * taps, kParallelGrain,
+                        [&](size_t b, size_t e) {
+                            for (size_t u = b; u < e; ++u) {
+                                const auto n = static_cast<ptrdiff_t>(u / m_c),
+                                           c = static_cast<ptrdiff_t>(u % m_c);
+                                const float* s = src + n * m_src.n + c * m_src.c;
+                                float* o = dst + n * m_dst.n + c * m_dst.c;
+                                if (m_kind == Kind::kRows)
+                                    max_pool_rows(s, m_src.sp, o, m_dst.sp, m_g);
+                                else if (m_kind == Kind::kStrided)
+                                    strided_plane(s, o);
+                                else
+                                    max_pool_lanes(s, m_src.sp, o, m_dst.sp, m_lanes, m_g);
+                            }
+                        });
+    }
+
+private:
+    void strided_plane(const float* s, float* o) const {
+        const PoolDims& g = m_g;
+        auto range = [&](size_t axis, size_t i) {
+            ptrdiff_t start =
+                    static_cast<ptrdiff_t>(i * g.s[axis]) - static_cast<ptrdiff_t>(g.p[axis]);
+            ptrdiff_t end = std::min(start + static_cast<ptrdiff_t>(g.k[axis]),
+                                     static_cast<ptrdiff_t>(g.in[axis]));
+            return std::pair{std::max<ptrdiff_t>(start, 0), end};
+        };
+        for (size_t oz = 0; oz < g.out[0]; ++oz)
+            for (size_t oy = 0; oy < g.out[1]; ++oy)
+                for (size_t ox = 0; ox < g.out[2]; ++ox) {
+                    auto [z0, z1] = range(0, oz);
+                    auto [y0, y1] = range(1, oy);
+                    auto [x0, x1] = range(2, ox);
+                    float best = -std::numeric_limits<float>::infinity();
+                    for (ptrdiff_t z = z0; z < z1; ++z)
+                        for (ptrdiff_t y = y0; y < y1; ++y)
+                            for (ptrdiff_t x = x0; x < x1; ++x) {
+                                float v = s[z * m_src.sp[0] + y * m_src.sp[1] + x * m_src.sp[2]];
+                                if (!std::isnan(best) && (std::isnan(v) || v > best))
+                                    best = v;
+                            }
+                    o[static_cast<ptrdiff_t>(oz) * m_dst.sp[0] +
+                      static_cast<ptrdiff_t>(oy) * m_dst.sp[1] +
+                      static_cast<ptrdiff_t>(ox) * m_dst.sp[2]] = best;
+                }
+    }
+
+    Kind m_kind;
+    PoolDims m_g;
+    size_t m_n, m_c, m_lanes;
+    Axes m_src, m_dst;
+};
+
+// The first maximum of each window (a NaN wins, the first of them), as naive finds it, gets the
+// window's gradient; windows overlap, so the gradients add. Whether a window holds a NaN is read
+// from dst, the forward's output (a NaN exactly there, as our forward and naive give it): a
+// quarter of src's size for the usual windows of stride 2.
+class NaNCheckedMaxBackwardPlan final : public Plan {
+public:
+    NaNCheckedMaxBackwardPlan(std::unique_ptr<Plan> inner, const PoolDims& g,
+                              const TensorLayout& src, const TensorLayout& dst,
+                              const TensorLayout& diff, const TensorLayout& grad, size_t spatial)
+        : m_inner(std::move(inner)),
+          m_g(g),
+          m_shape(src),
+          m_src(axes_of(src, spatial)),
+          m_dst(axes_of(dst, spatial)),
+          m_diff(axes_of(diff, spatial)),
+          m_grad(axes_of(grad, spatial)),
+          m_dst_dense(dst.is_contiguous()) {}
+
+    size_t workspace_in_bytes() const override { return m_inner->workspace_in_bytes(); }
+    const char* name() const override { return m_inner->name(); }
+
+    void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
+        if (!has_nan(static_cast<const float*>(t[1].raw_ptr())))
+            return m_inner->run(t, ws, stream);
+        naive_rule(static_cast<const float*>(t[0].raw_ptr()),
+                   static_cast<const float*>(t[2].raw_ptr()), static_cast<float*>(t[3].raw_ptr()));
+    }
+
+private:
+    bool has_nan(const float* dst) const {
+        const size_t planes = m_shape[0] * m_shape[1];
+        const size_t plane = m_g.out[0] * m_g.out[1] * m_g.out[2];
+        if (m_dst_dense)
+            return any_nan(dst, planes * plane);
+        for (size_t u = 0; u < planes; ++u) {
+            const float* s = plane_of(dst, m_dst, u);
+            for (size_t z = 0; z < m_g.out[0]; ++z)
+                for (size_t y = 0; y < m_g.out[1]; ++y)
+                    for (size_t x = 0; x < m_g.out[2]; ++x)
+                        if (std::isnan(s[at(m_dst, z, y, x)]))
+                            return true;
+        }
+        return false;
+    }
+
+    template <class T>
+    T* plane_of(T* base, const Axes& a, size_t u) const {
+        return base + static_cast<ptrdiff_t>(u / m_shape[1]) * a.n +
+               static_cast<ptrdiff_t>(u % m_shape[1]) * a.c;
+    }
+
+    static ptrdiff_t at(const Axes& a, ptrdiff_t z, ptrdiff_t y, ptrdiff_t x) {
+        return z * a.sp[0] + y * a.sp[1] + x * a.sp[2];
+    }
+
+    void naive_rule(const float* src, const float* diff, float* grad) const {
+        const size_t planes = m_shape[0] * m_shape[1];
+        const PoolDims& g = m_g;
+        parallel_ranges(planes, planes * g.in[0] * g.in[1] * g.in[2], kParallelGrain,
+                        [&](size_t b, size_t e) {
+                            for (size_t u = b; u < e; ++u)
+                                plane_grad(plane_of(src, m_src, u), plane_of(diff, m_diff, u),
+                                           plane_of(grad, m_grad, u));
+                        });
+    }
+
+    void plane_grad(const float* s, const float* dy, float* gr) const {
+        const PoolDims& g = m_g;
+        for (size_t z = 0; z < g.in[0]; ++z)
+            for (size_t y = 0; y < g.in[1]; ++y)
+                for (size_t x = 0; x < g.in[2]; ++x)
+                    gr[at(m_grad, z, y, x)] = 0.f;
+        auto range = [&](size_t axis, size_t o) {
+            ptrdiff_t start =
+                    static_cast<ptrdiff_t>(o * g.s[axis]) - static_cast<ptrdiff_t>(g.p[axis]);
+            ptrdiff_t end = std::min(start + static_cast<ptrdiff_t>(g.k[axis]),
+                                     static_cast<ptrdiff_t>(g.in[axis]));
+            return std::pair{std::max<ptrdiff_t>(start, 0), end};
+        };
+        for (size_t oz = 0; oz < g.out[0]; ++oz)
+            for (size_t oy = 0; oy < g.out[1]; ++oy)
+                for (size_t ox = 0; ox < g.out[2]; ++ox) {
+                    auto [z0, z1] = range(0, oz);
+                    auto [y0, y1] = range(1, oy);
+                    auto [x0, x1] = range(2, ox);
+                    ptrdiff_t best_at = -1;
+                    float best = 0.f;
+                    for (ptrdiff_t z = z0; z < z1; ++z)
+                        for (ptrdiff_t y = y0; y < y1; ++y)
+                            for (ptrdiff_t x = x0; x < x1; ++x) {
+                                const float v = s[at(m_src, z, y, x)];
+                                if (best_at < 0 ||
+                                    (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                                    best = v;
+                                    best_at = at(m_grad, z, y, x);
+                                }
+                            }
+                    if (best_at >= 0)
+                        gr[best_at] +=
+                                dy[at(m_diff, static_cast<ptrdiff_t>(oz),
+                                      static_cast<ptrdiff_t>(oy), static_cast<ptrdiff_t>(ox))];
+                }
+    }
+
+    std::unique_ptr<Plan> m_inner;
+    PoolDims m_g;
+    TensorShape m_shape;
+    Axes m_src, m_dst, m_diff, m_grad;
+    bool m_dst_dense;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> max_pool_forward_plan(const param::Pooling& p, const TensorLayout& src,
+                                            const TensorLayout& dst) {
+    if (p.mode != param::Pooling::Mode::MAX || !plain_float(src) || !plain_float(dst) ||
+        dst.ndim != src.ndim || dst[0] != src[0] || dst[1] != src[1])
+        return nullptr;
+    const size_t spatial = src.ndim - 2;
+    auto g = dims_of_window(p, src, dst, 2, spatial);
+    if (!g)
+        return nullptr;
+    using Kind = MaxPoolForwardPlan::Kind;
+    Axes sa = axes_of(src, spatial), da = axes_of(dst, spatial);
+    if (unit_w(src) && unit_w(dst))
+        return std::make_unique<MaxPoolForwardPlan>(Kind::kRows, *g, src[0], src[1], 1, sa, da);
+    if (src[1] > 1 && src.stride[1] == 1 && dst.stride[1] == 1)
+        return std::make_unique<MaxPoolForwardPlan>(Kind::kLanes, *g, src[0], src[1], src[1], sa,
+                                                    da);
+    return std::make_unique<MaxPoolForwardPlan>(Kind::kStrided, *g, src[0], src[1], 1, sa, da);
+}
+
+std::unique_ptr<Plan> max_pool_blocked_plan(const param::Pooling& p, const TensorLayout& src,
+                                            const TensorLayout& dst) {
+    if (p.mode != param::Pooling::Mode::MAX || src.dtype != dtype::Float32 ||
+        dst.dtype != dtype::Float32 || src.ndim < 4 || src.ndim > 6 || dst.ndim != src.ndim ||
+        src.is_empty() || !src.is_contiguous() || !dst.is_contiguous() || dst[0] != src[0] ||
+        dst[1] != src[1] || dst[dst.ndim - 1] != src[src.ndim - 1])
+        return nullptr;
+    const size_t spatial = src.ndim - 3;
+    auto g = dims_of_window(p, src, dst, 2, spatial);
+    if (!g)
+        return nullptr;
+    return std::make_unique<MaxPoolForwardPlan>(MaxPoolForwardPlan::Kind::kBlocked, *g, src[0],
+                                                src[1], src[src.ndim - 1], axes_of(src, spatial),
+                                                axes_of(dst, spatial));
+}
+
+std::unique_ptr<Plan> nan_checked_max_backward(std::unique_ptr<Plan> inner, const param::Pooling& p,
+                                               const TensorLayout& src, const TensorLayout& dst,
+                                               const TensorLayout& diff, const TensorLayout& grad) {
+    if (!inner || p.mode != param::Pooling::Mode::MAX || !plain_float(src) ||
+        dst.dtype != dtype::Float32 || !dst.eq_shape(diff) || diff.dtype != dtype::Float32 ||
+        grad.dtype != dtype::Float32)
+        return inner;
+    const size_t spatial = src.ndim - 2;
+    auto g = dims_of_window(p, src, diff, 2, spatial);
+    if (!g)
+        return inner;
+    return std::make_unique<NaNCheckedMaxBackwardPlan>(std::move(inner), *g, src, dst, diff, grad,
+                                                       spatial);
+}
+
+}  // namespace neomeg::dnn::x86

@@ -1,0 +1,142 @@
+// MAX pooling with NaNs on the x86 handle against naive, which propagates them (a window holding
+// a NaN has a NaN maximum, and its first NaN gets the window's gradient): forward and backward on
+// plain, row-padded and channels-last tensors (float32; float16 on plain ones) and the forward on
+// channel-blocked ones, 1-D to 3-D, windows that overlap, pad and tile, rows of several vectors and
+// odd widths, with a few NaNs scattered and with whole windows of NaN; infinities beside them.
+#include <limits>
+
+#include "naive/channel_blocked.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+struct Case {
+    TensorShape src;
+    std::vector<int32_t> window, stride, padding;
+};
+
+std::vector<Case> cases() {
+    return {
+            {{2, 3, 7, 7}, {2, 2}, {2, 2}, {0, 0}},
+            {{2, 3, 9, 9}, {3, 3}, {2, 2}, {1, 1}},
+            {{1, 4, 13, 71}, {3, 3}, {1, 1}, {1, 1}},
+            {{1, 2, 6, 75}, {2, 3}, {2, 2}, {0, 1}},
+            {{1, 2, 5, 40}, {3, 3}, {3, 3}, {1, 1}},  // stride 3: the scalar loop
+            {{2, 3, 35}, {3}, {2}, {1}},
+            {{1, 2, 5, 6, 33}, {2, 3, 2}, {2, 1, 2}, {1, 1, 0}},
+    };
+}
+
+param::Pooling max_param(const Case& k) {
+    param::Pooling p;
+    p.mode = param::Pooling::Mode::MAX;
+    p.window = k.window;
+    p.stride = k.stride;
+    p.padding = k.padding;
+    return p;
+}
+
+TensorShape dst_shape(const Case& k) {
+    TensorShape d = k.src;
+    for (size_t i = 0; i < k.window.size(); ++i)
+        d[2 + i] = (k.src[2 + i] + 2 * size_t(k.padding[i]) - size_t(k.window[i])) /
+                           size_t(k.stride[i]) +
+                   1;
+    return d;
+}
+
+// Random values with NaNs at every `every`-th element (from `first`) and infinities beside some.
+std::vector<double> with_nans(const TensorShape& s, size_t first, size_t every, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> v(s.total_nr_elems());
+    for (double& x : v)
+        x = u(rng);
+    const double nan = std::numeric_limits<double>::quiet_NaN(),
+                 inf = std::numeric_limits<double>::infinity();
+    for (size_t i = first; i < v.size(); i += every) {
+        v[i] = nan;
+        if (i + 1 < v.size() && i % 3 == 0)
+            v[i + 1] = inf;
+    }
+    return v;
+}
+
+// `values` (in NC... order) in a layout whose channels are adjacent: N, spatial..., C in memory.
+HostTensor channels_last(const TensorShape& s, const std::vector<double>& values) {
+    TensorShape mem = s;
+    std::vector<size_t> perm{0};
+    for (size_t i = 2; i < s.ndim; ++i) {
+        mem[i - 1] = s[i];
+        perm.push_back(i);
+    }
+    mem[s.ndim - 1] = s[1];
+    // Axis order of the view: N, C, spatial... from memory's N, spatial..., C.
+    std::vector<size_t> view{0, s.ndim - 1};
+    for (size_t i = 1; i + 1 < s.ndim; ++i)
+        view.push_back(i);
+    HostTensor t(TensorLayout(mem, dtype::Float32).dimshuffle(view));
+    t.set_values(values);
+    return t;
+}
+
+// The layouts the forward and backward are run on: contiguous, rows padded, channels-last.
+std::vector<HostTensor> layouts_of(const TensorShape& s, const std::vector<double>& values) {
+    std::vector<HostTensor> out;
+    out.push_back(HostTensor::from(s, values, dtype::Float32));
+    HostTensor padded(padded_layout(TensorLayout(s, dtype::Float32)));
+    padded.set_values(values);
+    out.push_back(std::move(padded));
+    out.push_back(channels_last(s, values));
+    return out;
+}
+
+}  // namespace
+
+TEST_F(X86, MaxPoolingPropagatesNaN) {
+    for (const Case& k : cases())
+        for (size_t every : {size_t(7), size_t(97), size_t(1)})  // several, few, all NaN
+            for (HostTensor& x : layouts_of(k.src, with_nans(k.src, 3, every, 5))) {
+                EXPECT_NE(run_and_compare<PoolingForward>(*handle, max_param(k), {x}), "naive")
+                        << k.src.to_string() << " every " << every;
+                std::mt19937 rng(9);
+                TensorShape d = dst_shape(k);
+                // dst as the forward gives it (a NaN where its window holds one), diff random.
+                auto fwd = Handle::make_naive()->create_operator<PoolingForward>();
+                fwd->param() = max_param(k);
+                HostTensor y = run_op(*fwd, {x.contiguous()})[0];
+                HostTensor dy = random_tensor(d, rng);
+                EXPECT_NE(run_and_compare<PoolingBackward>(*handle, max_param(k), {x, y, dy}),
+                          "naive")
+                        << k.src.to_string() << " every " << every;
+            }
+}
+
+// float16 runs the float32 plans between conversions: the same rule.
+TEST_F(X86, MaxPoolingFloat16PropagatesNaN) {
+    Case k{{2, 3, 9, 37}, {3, 3}, {2, 2}, {1, 1}};
+    HostTensor x = HostTensor::from(k.src, with_nans(k.src, 2, 11, 3), dtype::Float16);
+    EXPECT_NE(run_and_compare<PoolingForward>(*handle, max_param(k), {x}), "naive");
+    auto fwd = Handle::make_naive()->create_operator<PoolingForward>();
+    fwd->param() = max_param(k);
+    HostTensor y = run_op(*fwd, {x})[0];
+    std::mt19937 rng(4);
+    HostTensor dy = HostTensor::from(dst_shape(k), random_tensor(dst_shape(k), rng).values(),
+                                     dtype::Float16);
+    EXPECT_NE(run_and_compare<PoolingBackward>(*handle, max_param(k), {x, y, dy}, {}, 1e-2),
+              "naive");
+}
+
+TEST_F(X86, MaxPoolingBlockedPropagatesNaN) {
+    for (size_t block : {size_t(8), size_t(16)})
+        for (size_t c : {size_t(3), size_t(16), size_t(20)}) {
+            Case k{{2, c, 9, 37}, {3, 3}, {2, 2}, {1, 1}};
+            HostTensor plain = HostTensor::from(k.src, with_nans(k.src, 5, 13, 7), dtype::Float32);
+            EXPECT_NE(run_and_compare<PoolingBlocked>(*handle, max_param(k),
+                                                      {block_ref(plain, block)}),
+                      "naive");
+        }
+}
