@@ -79,9 +79,8 @@ private:
             for (int64_t b = 0; b < p.batch; ++b)
                 NM_CUSOLVER_CHECK(lib.cusolverDnDgesvdj(
                         h, jobz(), econ, m, n, packed + b * p.shape.m * p.shape.n, m,
-                        s + b * p.shape.k, u + (m_param.compute_uv ? b * m * p.shape.ws_ucols : 0),
-                        m, v + (m_param.compute_uv ? b * n * p.shape.ws_vcols : 0), n, work, lw,
-                        info + b, params()));
+                        s + b * p.shape.k, u + b * m * p.shape.ws_ucols, m,
+                        v + b * n * p.shape.ws_vcols, n, work, lw, info + b, params()));
         }
         kern::svd_store(a, s, u, v, info, bad, stream());
         return p.batched ? "cusolver:gesvdj_batched" : "cusolver:gesvdj";

@@ -51,9 +51,10 @@ std::optional<SvdPlan> plan_svd(const TensorLayout& src, bool compute_uv, bool f
     p.a = 0;
     p.s = p.a + doubles(batch * m * n);
     p.u = p.s + doubles(batch * k);
-    // Without vectors cuSOLVER never reads U or V: their regions are empty.
-    p.v = p.u + doubles(compute_uv ? batch * m * sh.ws_ucols : 0);
-    p.info = p.v + doubles(compute_uv ? batch * n * sh.ws_vcols : 0);
+    // Also without vectors: cuSOLVER's documentation does not promise that jobz = NOVECTOR
+    // leaves U and V unwritten, so they get their room whatever the outputs are.
+    p.v = p.u + doubles(batch * m * sh.ws_ucols);
+    p.info = p.v + doubles(batch * n * sh.ws_vcols);
     p.bad = p.info + align_up(static_cast<size_t>(batch) * sizeof(int));
     p.work = p.bad + align_up(static_cast<size_t>(batch) * sizeof(int));
     return p;
