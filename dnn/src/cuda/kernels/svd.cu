@@ -11,9 +11,8 @@ SvdShape shape_of(const SvdArgs& a) {
 }
 
 __global__ void gather_kernel(SvdArgs a, SvdShape sh, double* packed, int* bad) {
-    const int64_t mn = a.m * a.n, total = a.batch * mn;
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t mn = a.m * a.n;
+    grid_stride<int64_t>(a.batch * mn, [&](int64_t i) {
         int64_t b = i / mn, e = i % mn, r = e / a.n, c = e % a.n;
         double v =
                 load_float(a.src, a.dt, offset_of(a.src_batch, b) + r * a.src_row + c * a.src_col);
@@ -23,14 +22,13 @@ __global__ void gather_kernel(SvdArgs a, SvdShape sh, double* packed, int* bad) 
             v = 0.0;
         }
         packed[b * mn + svd_a_index(sh, r, c)] = v;
-    }
+    });
 }
 
 __global__ void store_kernel(SvdArgs a, SvdShape sh, const double* s, const double* u,
                              const double* v, const int* info, const int* bad) {
-    const int64_t per = svd_outputs_per_matrix(sh), total = a.batch * per;
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t per = svd_outputs_per_matrix(sh);
+    grid_stride<int64_t>(a.batch * per, [&](int64_t i) {
         int64_t b = i / per;
         SvdElement el = svd_element(sh, i % per);
         bool failed = sh.k > 0 && (bad[b] != 0 || info[b] != 0);
@@ -48,7 +46,7 @@ __global__ void store_kernel(SvdArgs a, SvdShape sh, const double* s, const doub
                 store_float(a.vh, a.dt,
                             offset_of(a.vh_batch, b) + el.r * a.vh_row + el.c * a.vh_col, x);
         }
-    }
+    });
 }
 
 }  // namespace
