@@ -1,8 +1,9 @@
 // Executable's steps of dynamic shape (VarNode::shape_dynamic): their output shapes depend on
 // values computed in the same run (CondTake's count read by TakePrefix, and whatever reads
-// that), so each run infers them from the inputs' actual layouts and the shape input's value,
-// then allocates the outputs and the workspace from the comp node's allocator: the arena's plan
-// cannot hold a buffer whose size it does not know.
+// that), so each run infers them from the inputs' actual layouts and the shape input's value
+// (read back from the device on a GPU node: read_shape_value), then allocates the outputs and the
+// workspace from the comp node's allocator: the arena's plan cannot hold a buffer whose size it
+// does not know.
 #include "neomeg/graph/executable.h"
 #include "neomeg/graph/graph.h"
 #include "neomeg/graph/value_infer.h"
@@ -36,17 +37,9 @@ void Executable::run_dynamic_step(Step& step) {
         }
         std::vector<dnn::TensorShape> presets;
         if (auto vi = shape_value_input(op)) {
-            const dnn::TensorND& value = step.in_nd.at(*vi);
-            NM_THROW_IF(step.comp_node.device_type() != CompNode::DeviceType::CPU,
-                        NotSupportedError, "a dynamic shape read from a value on ",
-                        step.comp_node.to_string(), " (CPU only)");
-            NM_THROW_IF(value.layout.dtype != dnn::dtype::Int32 || value.layout.ndim > 1,
-                        ShapeError, "the shape input is ", value.layout.to_string(),
-                        ", not an int32 vector");
-            step.comp_node.sync();  // the value's producer has finished
-            presets = shapes_from_value(
-                    op, in_layouts,
-                    {static_cast<const int32_t*>(value.raw_ptr()), value.layout.total_nr_elems()});
+            // On a GPU this waits for the stream: the value's producer must have finished.
+            std::vector<int32_t> value = read_shape_value(step.comp_node, step.in_nd.at(*vi));
+            presets = shapes_from_value(op, in_layouts, value);
         }
         auto out_layouts = op.infer_layouts(step.comp_node, in_layouts, presets);
         for (size_t i = 0; i < step.outputs.size(); ++i) {

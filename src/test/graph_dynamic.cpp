@@ -12,8 +12,8 @@ using namespace neomeg::graph::test;
 
 namespace {
 
-DeviceTensor ints(const std::vector<int32_t>& v) {
-    return DeviceTensor::from_host(v.data(), {v.size()}, dnn::dtype::Int32, cpu());
+DeviceTensor ints(const std::vector<int32_t>& v, CompNode cn = cpu()) {
+    return DeviceTensor::from_host(v.data(), {v.size()}, dnn::dtype::Int32, cn);
 }
 
 std::vector<int32_t> int_values(const DeviceTensor& t) {
@@ -141,15 +141,19 @@ TEST(GraphHostValue, InsertErrorsNameTheOpItsParamsAndInputShapes) {
     EXPECT_TRUE(g.topo_order().empty());
 }
 
-TEST(GraphDynamic, CondTakeGivesADynamicShapeInferredOnEveryRun) {
+namespace {
+
+// x[x > 0] (values and indices, through CondTake and TakePrefix), doubled and summed, every var
+// on `cn`: the count CondTake writes on cn decides the shapes of the steps after it.
+void check_cond_take_graph(CompNode cn) {
     ComputingGraph g;
-    auto* x = g.input("x", {6}, dnn::dtype::Float32, cpu());
-    auto* zero = g.constant(tensor({0}, {1}), "zero");
+    auto* x = g.input("x", {6}, dnn::dtype::Float32, cn);
+    auto* zero = g.constant(tensor({0}, {1}, cn), "zero");
     auto* mask = g.insert1(elemwise(Mode::LT), {zero, x});
     const auto& taken = g.insert(ops::CondTake(), {x, mask});
     auto* values = g.insert1(ops::TakePrefix(), {taken[0], taken[2]});
     auto* indices = g.insert1(ops::TakePrefix(), {taken[1], taken[2]});
-    auto* doubled = g.insert1(elemwise(Mode::MUL), {values, g.constant(tensor({2}, {1}))});
+    auto* doubled = g.insert1(elemwise(Mode::MUL), {values, g.constant(tensor({2}, {1}, cn))});
     auto* total = g.insert1(reduce(dnn::param::Reduce::Mode::SUM, 0), {doubled});
     EXPECT_TRUE(values->shape_dynamic());
     EXPECT_TRUE(doubled->shape_dynamic());
@@ -168,7 +172,7 @@ TEST(GraphDynamic, CondTakeGivesADynamicShapeInferredOnEveryRun) {
          {Case{{1, -2, 3, -4, 5, 0}, {2, 6, 10}, {0, 2, 4}}, Case{{-1, -1, -1, -1, -1, -1}, {}, {}},
           Case{{1, 2, 3, 4, 5, 6}, {2, 4, 6, 8, 10, 12}, {0, 1, 2, 3, 4, 5}},
           Case{{-1, 7, -1, -1, -1, -1}, {14}, {1}}}) {
-        exe->set_input("x", tensor(c.x, {6}));
+        exe->set_input("x", tensor(c.x, {6}, cn));
         exe->execute();
         EXPECT_EQ(exe->output(0).shape().to_string(), "{" + std::to_string(c.doubled.size()) + "}");
         EXPECT_EQ(floats(exe->output(0)), c.doubled);
@@ -177,6 +181,53 @@ TEST(GraphDynamic, CondTakeGivesADynamicShapeInferredOnEveryRun) {
         for (float v : c.doubled)
             sum += v;
         EXPECT_EQ(floats(exe->output(2)), std::vector<float>{sum});
+    }
+}
+
+}  // namespace
+
+TEST(GraphDynamic, CondTakeGivesADynamicShapeInferredOnEveryRun) {
+    check_cond_take_graph(cpu());
+}
+
+TEST(GraphDynamicCuda, CondTakeGraphRunsOnGpu0) {
+    // The count is written on the device; the executable reads it back (read_shape_value).
+    if (!is_cuda_available())
+        GTEST_SKIP() << "no CUDA device";
+    check_cond_take_graph(CompNode::load("gpu0"));
+}
+
+TEST(GraphDynamic, ShapeValueIsReadFromTheNodeInAnyStride) {
+    std::vector<int32_t> data{5, -1, 7, -1, 9, -1};
+    auto t = ints(data);
+    dnn::TensorND nd = t.as_nd();
+    EXPECT_EQ(read_shape_value(cpu(), nd), data);
+    // Every other element, and the same backwards.
+    dnn::TensorND strided(nd.raw_ptr(), dnn::TensorLayout({3}, {2}, dnn::dtype::Int32));
+    EXPECT_EQ(read_shape_value(cpu(), strided), (std::vector<int32_t>{5, 7, 9}));
+    dnn::TensorND reversed(static_cast<int32_t*>(nd.raw_ptr()) + 4,
+                           dnn::TensorLayout({3}, {-2}, dnn::dtype::Int32));
+    EXPECT_EQ(read_shape_value(cpu(), reversed), (std::vector<int32_t>{9, 7, 5}));
+    // A scalar, a broadcast element and an empty vector.
+    dnn::TensorND scalar(static_cast<int32_t*>(nd.raw_ptr()) + 2,
+                         dnn::TensorLayout(dnn::TensorShape{}, dnn::dtype::Int32));
+    EXPECT_EQ(read_shape_value(cpu(), scalar), std::vector<int32_t>{7});
+    dnn::TensorND repeated(nd.raw_ptr(), dnn::TensorLayout({4}, {0}, dnn::dtype::Int32));
+    EXPECT_EQ(read_shape_value(cpu(), repeated), (std::vector<int32_t>{5, 5, 5, 5}));
+    dnn::TensorND empty(nd.raw_ptr(), dnn::TensorLayout({0}, dnn::dtype::Int32));
+    EXPECT_TRUE(read_shape_value(cpu(), empty).empty());
+}
+
+TEST(GraphDynamic, ShapeValueOfAnotherDtypeOrRankIsAShapeError) {
+    auto f = tensor({1, 2}, {2});
+    EXPECT_THROW(read_shape_value(cpu(), f.as_nd()), dnn::ShapeError);
+    auto m = ints({1, 2, 3, 4});
+    dnn::TensorND matrix(m.as_nd().raw_ptr(), dnn::TensorLayout({2, 2}, dnn::dtype::Int32));
+    try {
+        read_shape_value(cpu(), matrix);
+        FAIL() << "expected ShapeError";
+    } catch (const dnn::ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("not an int32 vector"), std::string::npos) << e.what();
     }
 }
 

@@ -1,11 +1,19 @@
 // The version text and mismatch sentences of the CUDA libraries, with or without CUDA in the
-// build; the loaders are dnn/src/cuda/cublas_api.cpp and cudnn_api.cpp.
+// build; the loaders are dnn/src/cuda/libs/*_api.cpp.
 #include "neomeg/dnn/cuda_libraries.h"
 
 namespace neomeg::dnn::cuda_libraries {
 
 const char* display_name(Library lib) {
-    return lib == Library::Cublas ? "cuBLAS" : "cuDNN";
+    switch (lib) {
+        case Library::Cublas:
+            return "cuBLAS";
+        case Library::Cudnn:
+            return "cuDNN";
+        case Library::Cusolver:
+            return "cuSOLVER";
+    }
+    return "?";
 }
 
 std::string version_string(int v) {
@@ -33,11 +41,25 @@ std::string cudnn_mismatch(int built, int found, int found_for_cuda, int cuda_ru
     return "";
 }
 
-std::string cublas_mismatch(int built, int found) {
+namespace {
+
+// Libraries whose only compatibility rule is the major version.
+std::string major_mismatch(const std::string& name, int built, int found) {
     if (found / 10000 != built / 10000)
-        return "cuBLAS version mismatch: NeoMeg was built with cuBLAS " + version_string(built) +
-               " but the cuBLAS found at run time is " + version_string(found);
+        return name + " version mismatch: NeoMeg was built with " + name + " " +
+               version_string(built) + " but the " + name + " found at run time is " +
+               version_string(found);
     return "";
+}
+
+}  // namespace
+
+std::string cublas_mismatch(int built, int found) {
+    return major_mismatch("cuBLAS", built, found);
+}
+
+std::string cusolver_mismatch(int built, int found) {
+    return major_mismatch("cuSOLVER", built, found);
 }
 
 #ifndef NEOMEG_WITH_CUDA

@@ -13,82 +13,80 @@
 namespace neomeg::dnn::cuda {
 namespace {
 
-class ConvForwardImpl final : public ConvKernel<ConvolutionForward> {
-public:
-    using ConvKernel::ConvKernel;
+// One direction: which of its tensors (inputs 0 and 1, then output 0) plays the plan's x, w and
+// y, and its cuDNN call on them.
+template <class Op>
+struct Direction;
 
-private:
-    std::unique_ptr<ConvPlan> build(std::span<const TensorLayout> in,
-                                    std::span<const TensorLayout> out) override {
-        return make_conv_plan(cuda_handle(), ConvKind::Forward, ConvArgs::of(m_param), in[0], in[1],
-                              out[0]);
-    }
-    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
-                    Workspace ws) override {
-        std::array<TensorLayout, 2> il{in[0].layout, in[1].layout};
-        std::array<TensorLayout, 1> ol{out[0].layout};
-        ConvPlan& p = *plan_for(il, ol);
-        float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionForward(
-                cuda_handle().cudnn(), &alpha, p.x.get(), in[0].raw_ptr(), p.w.get(),
-                in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.ptr,
-                ws.size, &beta, p.y.get(), out[0].raw_ptr()));
-        return p.measured ? "cudnn(measured)" : "cudnn";
+template <>
+struct Direction<ConvolutionForward> {
+    static constexpr ConvKind kKind = ConvKind::Forward;
+    // inputs: src, filter; output: dst.
+    static constexpr std::array<int, 3> kXwy{0, 1, 2};
+    static cudnnStatus_t call(cudnnHandle_t h, const ConvPlan& p, const void* in0, const void* in1,
+                              void* out, Workspace ws, const float* alpha, const float* beta) {
+        return libcudnn().cudnnConvolutionForward(h, alpha, p.x.get(), in0, p.w.get(), in1, p.conv,
+                                                  static_cast<cudnnConvolutionFwdAlgo_t>(p.algo),
+                                                  ws.ptr, ws.size, beta, p.y.get(), out);
     }
 };
 
-class ConvBackwardDataImpl final : public ConvKernel<ConvolutionBackwardData> {
-public:
-    using ConvKernel::ConvKernel;
-
-private:
+template <>
+struct Direction<ConvolutionBackwardData> {
+    static constexpr ConvKind kKind = ConvKind::BackwardData;
     // inputs: filter, diff; output: grad (the src gradient).
-    std::unique_ptr<ConvPlan> build(std::span<const TensorLayout> in,
-                                    std::span<const TensorLayout> out) override {
-        return make_conv_plan(cuda_handle(), ConvKind::BackwardData, ConvArgs::of(m_param), out[0],
-                              in[0], in[1]);
-    }
-    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
-                    Workspace ws) override {
-        std::array<TensorLayout, 2> il{in[0].layout, in[1].layout};
-        std::array<TensorLayout, 1> ol{out[0].layout};
-        ConvPlan& p = *plan_for(il, ol);
-        float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionBackwardData(
-                cuda_handle().cudnn(), &alpha, p.w.get(), in[0].raw_ptr(), p.y.get(),
-                in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws.ptr,
-                ws.size, &beta, p.x.get(), out[0].raw_ptr()));
-        return p.measured ? "cudnn(measured)" : "cudnn";
+    static constexpr std::array<int, 3> kXwy{2, 0, 1};
+    static cudnnStatus_t call(cudnnHandle_t h, const ConvPlan& p, const void* in0, const void* in1,
+                              void* out, Workspace ws, const float* alpha, const float* beta) {
+        return libcudnn().cudnnConvolutionBackwardData(
+                h, alpha, p.w.get(), in0, p.y.get(), in1, p.conv,
+                static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws.ptr, ws.size, beta,
+                p.x.get(), out);
     }
 };
 
-class ConvBackwardFilterImpl final : public ConvKernel<ConvolutionBackwardFilter> {
+template <>
+struct Direction<ConvolutionBackwardFilter> {
+    static constexpr ConvKind kKind = ConvKind::BackwardFilter;
+    // inputs: src, diff; output: grad (the filter gradient).
+    static constexpr std::array<int, 3> kXwy{0, 2, 1};
+    static cudnnStatus_t call(cudnnHandle_t h, const ConvPlan& p, const void* in0, const void* in1,
+                              void* out, Workspace ws, const float* alpha, const float* beta) {
+        return libcudnn().cudnnConvolutionBackwardFilter(
+                h, alpha, p.x.get(), in0, p.y.get(), in1, p.conv,
+                static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), ws.ptr, ws.size, beta,
+                p.w.get(), out);
+    }
+};
+
+template <class Op>
+class ConvImpl final : public ConvKernel<Op> {
 public:
-    using ConvKernel::ConvKernel;
+    using ConvKernel<Op>::ConvKernel;
 
 private:
-    // inputs: src, diff; output: grad (the filter gradient).
+    using D = Direction<Op>;
+
     std::unique_ptr<ConvPlan> build(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
-        return make_conv_plan(cuda_handle(), ConvKind::BackwardFilter, ConvArgs::of(m_param), in[0],
-                              out[0], in[1]);
+        const std::array<const TensorLayout*, 3> t{&in[0], &in[1], &out[0]};
+        return make_conv_plan(this->cuda_handle(), D::kKind, ConvArgs::of(this->m_param),
+                              *t[D::kXwy[0]], *t[D::kXwy[1]], *t[D::kXwy[2]]);
     }
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace ws) override {
         std::array<TensorLayout, 2> il{in[0].layout, in[1].layout};
         std::array<TensorLayout, 1> ol{out[0].layout};
-        ConvPlan& p = *plan_for(il, ol);
+        ConvPlan& p = *this->plan_for(il, ol);
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(libcudnn().cudnnConvolutionBackwardFilter(
-                cuda_handle().cudnn(), &alpha, p.x.get(), in[0].raw_ptr(), p.y.get(),
-                in[1].raw_ptr(), p.conv, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
-                ws.ptr, ws.size, &beta, p.w.get(), out[0].raw_ptr()));
+        NM_CUDNN_CHECK(D::call(this->cuda_handle().cudnn(), p, in[0].raw_ptr(), in[1].raw_ptr(),
+                               out[0].raw_ptr(), ws, &alpha, &beta));
         return p.measured ? "cudnn(measured)" : "cudnn";
     }
 };
 
 }  // namespace
-NM_REGISTER_CUDA(ConvolutionForward, ConvForwardImpl);
-NM_REGISTER_CUDA(ConvolutionBackwardData, ConvBackwardDataImpl);
-NM_REGISTER_CUDA(ConvolutionBackwardFilter, ConvBackwardFilterImpl);
+NM_REGISTER_CUDA(ConvolutionForward, ConvImpl<ConvolutionForward>);
+NM_REGISTER_CUDA(ConvolutionBackwardData, ConvImpl<ConvolutionBackwardData>);
+NM_REGISTER_CUDA(ConvolutionBackwardFilter, ConvImpl<ConvolutionBackwardFilter>);
 }  // namespace neomeg::dnn::cuda

@@ -18,4 +18,8 @@ void throw_cudnn_error(cudnnStatus_t err, const char* call) {
     throw Error(str_cat("cuDNN error ", libcudnn().cudnnGetErrorString(err), " in ", call));
 }
 
+void throw_cusolver_error(cusolverStatus_t err, const char* call) {
+    throw Error(str_cat("cuSOLVER error ", cusolver_status_name(err), " in ", call));
+}
+
 }  // namespace neomeg::dnn::cuda

@@ -52,6 +52,8 @@ HandleImpl::~HandleImpl() {
         libcudnn().cudnnDestroy(m_cudnn);
     if (m_cublas)
         libcublas().cublasDestroy(m_cublas);
+    if (m_cusolver)
+        libcusolver().cusolverDnDestroy(m_cusolver);
     if (switched)
         cudaSetDevice(previous);
 }
@@ -74,6 +76,15 @@ cudnnHandle_t HandleImpl::cudnn() {
         NM_CUDNN_CHECK(libcudnn().cudnnSetStream(m_cudnn, m_stream));
     });
     return m_cudnn;
+}
+
+cusolverDnHandle_t HandleImpl::cusolver() {
+    std::call_once(m_cusolver_once, [this] {
+        DeviceGuard guard(m_device);
+        NM_CUSOLVER_CHECK(libcusolver().cusolverDnCreate(&m_cusolver));
+        NM_CUSOLVER_CHECK(libcusolver().cusolverDnSetStream(m_cusolver, m_stream));
+    });
+    return m_cusolver;
 }
 
 std::unique_ptr<OperatorBase> HandleImpl::create_operator(OpType type) {

@@ -49,6 +49,7 @@ public:
     // hundreds of milliseconds and most models never call it).
     cublasHandle_t cublas();
     cudnnHandle_t cudnn();
+    cusolverDnHandle_t cusolver();
     // The host-side reference handle the staged operators run on.
     Handle& naive() { return *m_naive; }
     // The convolution algorithms measured on this handle (conv_plan.h).
@@ -62,9 +63,10 @@ private:
     cudaStream_t m_stream;
     cudaDeviceProp m_props{};
     std::unique_ptr<Handle> m_naive;
-    std::once_flag m_cublas_once, m_cudnn_once;
+    std::once_flag m_cublas_once, m_cudnn_once, m_cusolver_once;
     cublasHandle_t m_cublas = nullptr;
     cudnnHandle_t m_cudnn = nullptr;
+    cusolverDnHandle_t m_cusolver = nullptr;
     ConvAlgoCache m_conv_algos;
 };
 

@@ -1,16 +1,14 @@
 // Shared by the CUDA suites: a fixture that skips with one line where no GPU is present (every
 // CUDA test compiles and links in CI all the same), device copies of HostTensors, and
 // CudaChecker, which runs an operator on the CUDA handle with device tensors and compares it with
-// the naive kernel on contiguous host copies of the same random inputs.
+// the naive kernel on contiguous host copies of the same random inputs (Checker's settings).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <map>
-#include <optional>
 #include <string>
 
-#include "common/host_tensor.h"
+#include "common/checker_settings.h"
 #include "src/x86/kernel_report.h"
 
 namespace neomeg::dnn::test {
@@ -105,118 +103,48 @@ inline std::string last_kernel(const OperatorBase& op) {
 std::vector<HostTensor> run_on_device(OperatorBase& op, const std::vector<HostTensor>& inputs,
                                       const std::vector<TensorLayout>& out_layouts);
 
+// As Checker (the same settings, common/checker_settings.h), with the CUDA handle as the target:
+// device copies of the inputs, outputs in padded layouts where set_noncontiguous, and
+// expect_kernel to say which kernel must have run.
 template <class Op>
-class CudaChecker {
+class CudaChecker : public CheckerSettings<CudaChecker<Op>, Op> {
 public:
-    using Param = typename Op::Param;
     explicit CudaChecker(Handle* cuda, uint32_t seed = 42)
-        : m_cuda(cuda), m_naive(Handle::make_naive()), m_rng(seed) {}
+        : CheckerSettings<CudaChecker<Op>, Op>(seed), m_cuda(cuda) {}
 
-    CudaChecker& set_param(const Param& p) {
-        m_param = p;
-        return *this;
-    }
-    CudaChecker& set_dtype(size_t i, DType dt) {
-        m_dtypes[i] = dt;
-        return *this;
-    }
-    CudaChecker& set_range(size_t i, double lo, double hi) {
-        m_ranges[i] = {lo, hi};
-        return *this;
-    }
-    CudaChecker& set_epsilon(double eps) {
-        m_epsilon = eps;
-        return *this;
-    }
-    CudaChecker& set_noncontiguous(bool on) {
-        m_noncontig = on;
-        return *this;
-    }
-    CudaChecker& set_output_shapes(std::vector<TensorShape> s) {
-        m_out_shapes = std::move(s);
-        return *this;
-    }
-    CudaChecker& set_values(size_t i, std::vector<double> v) {
-        m_values[i] = std::move(v);
-        return *this;
-    }
     // The kernel every run must report (a prefix: "cudnn" matches "cudnn:..."); empty: any.
     CudaChecker& expect_kernel(std::string prefix) {
         m_expect_kernel = std::move(prefix);
         return *this;
     }
 
-    CudaChecker& execs(const std::vector<TensorShape>& shapes) {
-        std::vector<TensorLayout> layouts;
-        for (size_t i = 0; i < shapes.size(); ++i) {
-            TensorLayout l(shapes[i], dtype_of(i));
-            layouts.push_back(m_noncontig ? padded_layout(l) : l);
-        }
-        return exec_layouts(layouts);
-    }
-
     CudaChecker& exec_layouts(const std::vector<TensorLayout>& layouts) {
         std::vector<HostTensor> target_in, ref_in;
-        for (size_t i = 0; i < layouts.size(); ++i) {
-            HostTensor t(layouts[i]);
-            if (m_values.count(i))
-                t.set_values(m_values[i]);
-            else
-                fill_uniform(t, range_of(i).first, range_of(i).second, m_rng);
-            ref_in.push_back(t.contiguous());
-            target_in.push_back(std::move(t));
-        }
-        auto ref_op = m_naive->create_operator<Op>();
-        ref_op->param() = m_param;
-        auto want = run_op(*ref_op, ref_in, m_out_shapes);
+        this->make_inputs(layouts, target_in, ref_in);
+        auto ref_op = this->reference_op();
+        auto want = run_op(*ref_op, ref_in, this->m_out_shapes);
         auto op = m_cuda->create_operator<Op>();
-        op->param() = m_param;
+        op->param() = this->m_param;
         std::vector<TensorLayout> out_layouts;
         for (auto& w : want)
-            out_layouts.push_back(m_noncontig ? padded_layout(w.layout()) : w.layout());
+            out_layouts.push_back(this->m_noncontig ? padded_layout(w.layout()) : w.layout());
         auto got = run_on_device(*op, target_in, out_layouts);
         EXPECT_EQ(got.size(), want.size());
-        for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-            double eps = m_epsilon ? *m_epsilon : default_epsilon(want[i].dtype());
-            EXPECT_TRUE(tensors_near(got[i], want[i], eps))
+        for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+            EXPECT_TRUE(tensors_near(got[i], want[i], this->epsilon_for(want[i].dtype())))
                     << "output " << i << " of " << op->param_str() << " on cuda ("
-                    << last_kernel(*op) << "), inputs " << describe(layouts);
-        }
+                    << last_kernel(*op) << "), inputs " << this->describe(layouts);
         if (!m_expect_kernel.empty()) {
             EXPECT_TRUE(last_kernel(*op).starts_with(m_expect_kernel))
                     << op->param_str() << " ran " << last_kernel(*op) << ", expected "
-                    << m_expect_kernel << "; inputs " << describe(layouts);
+                    << m_expect_kernel << "; inputs " << this->describe(layouts);
         }
         return *this;
     }
 
 private:
-    DType dtype_of(size_t i) const {
-        auto it = m_dtypes.find(i);
-        return it == m_dtypes.end() ? dtype::Float32 : it->second;
-    }
-    std::pair<double, double> range_of(size_t i) const {
-        auto it = m_ranges.find(i);
-        return it == m_ranges.end() ? std::pair{-1.0, 1.0} : it->second;
-    }
-    static std::string describe(const std::vector<TensorLayout>& ls) {
-        std::string s;
-        for (auto& l : ls)
-            s += (s.empty() ? "" : ", ") + l.to_string();
-        return s;
-    }
-
     Handle* m_cuda;
-    std::unique_ptr<Handle> m_naive;
-    std::mt19937 m_rng;
-    Param m_param{};
-    std::map<size_t, DType> m_dtypes;
-    std::map<size_t, std::pair<double, double>> m_ranges;
-    std::map<size_t, std::vector<double>> m_values;
-    std::vector<TensorShape> m_out_shapes;
-    std::optional<double> m_epsilon;
     std::string m_expect_kernel;
-    bool m_noncontig = false;
 };
 
 }  // namespace neomeg::dnn::test

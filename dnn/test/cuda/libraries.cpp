@@ -1,11 +1,12 @@
-// The run-time loading of cuBLAS and cuDNN (src/cuda/libs): every entry point NeoMeg calls is
-// found in the installed libraries, and a missing library, a missing entry point or another
-// version gives a sentence naming the file and both versions. Needs no GPU.
+// The run-time loading of cuBLAS, cuDNN and cuSOLVER (src/cuda/libs): every entry point NeoMeg
+// calls is found in the installed libraries, and a missing library, a missing entry point or
+// another version gives a sentence naming the file and both versions. Needs no GPU.
 #include <gtest/gtest.h>
 
 #include "neomeg/dnn/cuda_libraries.h"
 #include "src/cuda/libs/cublas_api.h"
 #include "src/cuda/libs/cudnn_api.h"
+#include "src/cuda/libs/cusolver_api.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::cuda;
@@ -17,6 +18,9 @@ std::string cudnn_soname() {
 }
 std::string cublas_soname() {
     return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+}
+std::string cusolver_soname() {
+    return "libcusolver.so." + std::to_string(CUSOLVER_VER_MAJOR);
 }
 
 }  // namespace
@@ -51,6 +55,20 @@ TEST(CudaLibraries, InstalledCublasHasEveryEntryPoint) {
     EXPECT_STREQ(NM_SYMBOL_NAME(cublasCreate), "cublasCreate_v2");
 }
 
+TEST(CudaLibraries, InstalledCusolverHasEveryEntryPoint) {
+    LoadReport r;
+    CusolverApi api = load_cusolver(library_candidates("NEOMEG_TEST_UNSET", cusolver_soname(),
+                                                       NEOMEG_TEST_CUSOLVER_LIBRARY_DIR),
+                                    r);
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.version / 10000, CUSOLVER_VER_MAJOR);
+    EXPECT_EQ(cuda_libraries::build_version(cuda_libraries::Library::Cusolver),
+              kCusolverBuildVersion);
+#define NM_EXPECT_RESOLVED(fn) EXPECT_NE(api.fn, nullptr) << NM_SYMBOL_NAME(fn);
+    NM_CUSOLVER_ENTRY_POINTS(NM_EXPECT_RESOLVED)
+#undef NM_EXPECT_RESOLVED
+}
+
 TEST(CudaLibraries, ProcessTablesAreTheInstalledLibraries) {
     using cuda_libraries::Library;
     if (std::getenv("NEOMEG_CUDNN_LIBRARY") || std::getenv("NEOMEG_CUBLAS_LIBRARY"))
@@ -63,6 +81,11 @@ TEST(CudaLibraries, ProcessTablesAreTheInstalledLibraries) {
     EXPECT_EQ(cuda_libraries::build_version(Library::Cublas), CUBLAS_VERSION);
     EXPECT_NO_THROW(libcudnn());
     EXPECT_NO_THROW(libcublas());
+    if (!std::getenv("NEOMEG_CUSOLVER_LIBRARY")) {
+        EXPECT_EQ(cuda_libraries::load_error(Library::Cusolver), "");
+        EXPECT_EQ(cuda_libraries::runtime_version(Library::Cusolver) / 10000, CUSOLVER_VER_MAJOR);
+        EXPECT_NO_THROW(libcusolver());
+    }
 }
 
 TEST(CudaLibraries, MissingLibraryNamesEachFileTried) {
@@ -80,6 +103,15 @@ TEST(CudaLibraries, MissingLibraryNamesEachFileTried) {
               std::string::npos)
             << r.error;
     EXPECT_NE(r.error.find("NEOMEG_CUBLAS_LIBRARY"), std::string::npos) << r.error;
+
+    load_cusolver({"/nonexistent/libcusolver.so.12"}, r);
+    EXPECT_NE(r.error.find("cuSOLVER could not be loaded (/nonexistent/libcusolver.so.12"),
+              std::string::npos)
+            << r.error;
+    EXPECT_NE(r.error.find("install cuSOLVER " + std::to_string(CUSOLVER_VER_MAJOR) +
+                           " or set NEOMEG_CUSOLVER_LIBRARY"),
+              std::string::npos)
+            << r.error;
 }
 
 TEST(CudaLibraries, EnvironmentVariableNamesTheOnlyCandidate) {
@@ -128,6 +160,20 @@ TEST(CudaLibraries, OtherCublasVersionIsAMismatchNamingBoth) {
     EXPECT_NE(r.error.find("found at run time is 12.9.4"), std::string::npos) << r.error;
 }
 
+TEST(CudaLibraries, OtherCusolverVersionIsAMismatchNamingBoth) {
+    LoadReport r;
+    CusolverApi api = load_cusolver({NEOMEG_TEST_FAKE_CUSOLVER}, r);
+    EXPECT_TRUE(r.mismatch);
+    EXPECT_EQ(r.version, 110705);
+    EXPECT_EQ(api.cusolverDnCreate, nullptr);
+    EXPECT_NE(r.error.find("cuSOLVER version mismatch: NeoMeg was built with cuSOLVER " +
+                           cuda_libraries::version_string(kCusolverBuildVersion)),
+              std::string::npos)
+            << r.error;
+    EXPECT_NE(r.error.find("found at run time is 11.7.5"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find(NEOMEG_TEST_FAKE_CUSOLVER), std::string::npos) << r.error;
+}
+
 TEST(CudaLibraries, MismatchSentences) {
     using cuda_libraries::cublas_mismatch;
     using cuda_libraries::cudnn_mismatch;
@@ -148,4 +194,8 @@ TEST(CudaLibraries, MismatchSentences) {
               "cuBLAS version mismatch: NeoMeg was built with cuBLAS 13.1.0 but the cuBLAS found "
               "at run time is 12.9.4");
     EXPECT_EQ(cublas_mismatch(130100, 130003), "");
+    EXPECT_EQ(cuda_libraries::cusolver_mismatch(120004, 110705),
+              "cuSOLVER version mismatch: NeoMeg was built with cuSOLVER 12.0.4 but the cuSOLVER "
+              "found at run time is 11.7.5");
+    EXPECT_EQ(cuda_libraries::cusolver_mismatch(120004, 120100), "");
 }

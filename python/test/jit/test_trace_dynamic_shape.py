@@ -119,6 +119,24 @@ def test_traced_cond_take_replays_with_the_new_count():
         np.testing.assert_array_equal(idx.numpy(), np.flatnonzero(m).astype("int32"))
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not mge.is_cuda_available(), reason="no CUDA device")
+def test_traced_cond_take_replays_on_gpu0():
+    # CondTake writes its count on the device; the compiled graph reads it back for TakePrefix.
+    f = trace(lambda m, x: F.cond_take(m, x) + (F.cond_take(m, x)[0].sum(),))
+    rng = np.random.default_rng(1)
+    for i, p in enumerate((0.3, 0.0, 1.0, 0.6)):
+        x = rng.standard_normal((4, 5)).astype("float32")
+        m = rng.uniform(size=(4, 5)) < p
+        v, idx, total = f(mge.Tensor(m, device="gpu0"), mge.Tensor(x, device="gpu0"))
+        if i:
+            assert f._mode == "graph"
+        assert v.device == "gpu0"
+        np.testing.assert_array_equal(v.numpy(), x[m])
+        np.testing.assert_array_equal(idx.numpy(), np.flatnonzero(m).astype("int32"))
+        np.testing.assert_allclose(total.numpy(), x[m].sum(), rtol=1e-5, atol=1e-6)
+
+
 def test_traced_non_zero_and_arithmetic_after_it():
     f = trace(lambda x: (F.non_zero(x), F.non_zero(x, as_tuple=True)[1] * 2))
     for seed in range(4):

@@ -407,3 +407,29 @@ void inverse_compute(const InverseArgs& a, void* workspace, unsigned long long* 
 void inverse_store(const InverseArgs& a, const void* workspace, int64_t count, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// SVD through cuSOLVER in double (svd.cpp): svd_gather packs each matrix of src (any float dtype
+// and strides; matrix b's origin is offset_of(src_batch, b), its (r, c) r * src_row + c * src_col
+// from there) column-major into `a` (m * n doubles a matrix), setting bad[b] (zeroed here first)
+// for a matrix holding NaN or inf (and a zero for each such element). svd_store writes S, U and Vh
+// through their layouts (each a batch layout and the matrix axes' strides), NaN for matrices with
+// bad[b] or info[b] != 0 (svd_layout.h).
+struct SvdArgs {
+    int64_t m, n, k, batch;
+    int64_t ucols, vrows, ws_ucols, ws_vcols;
+    bool uv;
+    DT dt;
+    const void* src;
+    Strided src_batch;
+    int64_t src_row, src_col;
+    void *s, *u, *vh;
+    Strided s_batch, u_batch, vh_batch;
+    int64_t s_step, u_row, u_col, vh_row, vh_col;
+};
+void svd_gather(const SvdArgs& a, double* packed, int* bad, cudaStream_t stream);
+void svd_store(const SvdArgs& a, const double* s, const double* u, const double* v, const int* info,
+               const int* bad, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern

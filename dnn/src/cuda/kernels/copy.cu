@@ -21,35 +21,20 @@ __device__ __forceinline__ void convert_one(const void* src, DT sdt, int64_t sof
 template <class Index>
 __global__ void convert_kernel(const void* src, DT sdt, Strided sl, void* dst, DT ddt, Strided dl,
                                int64_t nr_elems) {
-    Index n = static_cast<Index>(nr_elems);
-    for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += static_cast<Index>(gridDim.x) * blockDim.x)
+    grid_stride<Index>(nr_elems, [&](Index i) {
         convert_one(src, sdt, offset_of(sl, i), dst, ddt, offset_of(dl, i));
+    });
 }
 
 // Same-dtype copies move raw elements of the dtype's size: no conversion, NaN payloads kept.
 template <class T, class Index>
 __global__ void copy_kernel(const T* src, Strided sl, T* dst, Strided dl, int64_t nr_elems) {
-    Index n = static_cast<Index>(nr_elems);
-    for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += static_cast<Index>(gridDim.x) * blockDim.x)
-        dst[offset_of(dl, i)] = src[offset_of(sl, i)];
+    grid_stride<Index>(nr_elems, [&](Index i) { dst[offset_of(dl, i)] = src[offset_of(sl, i)]; });
 }
 
 template <class T>
 __global__ void fill_kernel(T* dst, Strided l, int64_t nr_elems, T value) {
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nr_elems;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-        dst[offset_of(l, i)] = value;
-}
-
-bool fits_uint32(const Strided& l, int64_t n) {
-    if (n >= (int64_t{1} << 31))
-        return false;
-    int64_t span = 0;
-    for (int d = 0; d < l.ndim; ++d)
-        span += (l.shape[d] - 1) * (l.stride[d] < 0 ? -l.stride[d] : l.stride[d]);
-    return span < (int64_t{1} << 31);
+    grid_stride<int64_t>(nr_elems, [&](int64_t i) { dst[offset_of(l, i)] = value; });
 }
 
 int dt_size(DT dt) {
@@ -69,13 +54,10 @@ int dt_size(DT dt) {
 template <class T>
 void launch_copy(const void* src, const Strided& sl, void* dst, const Strided& dl, int64_t n,
                  bool small, cudaStream_t stream) {
-    unsigned grid = grid_for(n);
-    if (small)
-        copy_kernel<T, uint32_t><<<grid, kBlock, 0, stream>>>(static_cast<const T*>(src), sl,
-                                                              static_cast<T*>(dst), dl, n);
-    else
-        copy_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(static_cast<const T*>(src), sl,
-                                                             static_cast<T*>(dst), dl, n);
+    with_index_type(small, [&](auto index) {
+        copy_kernel<T, decltype(index)><<<grid_for(n), kBlock, 0, stream>>>(
+                static_cast<const T*>(src), sl, static_cast<T*>(dst), dl, n);
+    });
 }
 
 }  // namespace
@@ -98,13 +80,10 @@ void convert(const void* src, DT src_dt, const Strided& src_layout, void* dst, D
                                             stream);
         }
     }
-    unsigned grid = grid_for(nr_elems);
-    if (small)
-        convert_kernel<uint32_t><<<grid, kBlock, 0, stream>>>(src, src_dt, src_layout, dst, dst_dt,
-                                                              dst_layout, nr_elems);
-    else
-        convert_kernel<int64_t><<<grid, kBlock, 0, stream>>>(src, src_dt, src_layout, dst, dst_dt,
-                                                             dst_layout, nr_elems);
+    with_index_type(small, [&](auto index) {
+        convert_kernel<decltype(index)><<<grid_for(nr_elems), kBlock, 0, stream>>>(
+                src, src_dt, src_layout, dst, dst_dt, dst_layout, nr_elems);
+    });
 }
 
 void fill_bytes(void* dst, int elem_size, const Strided& layout, int64_t nr_elems, uint32_t bits,

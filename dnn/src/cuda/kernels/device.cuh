@@ -35,6 +35,36 @@ __device__ __forceinline__ int64_t offset_of(const Strided& l, Index i) {
     return off;
 }
 
+// Whether every offset of the layout, and the element count n, fit an unsigned 32-bit index walk
+// (offset_of with Index = uint32_t).
+inline bool fits_uint32(const Strided& l, int64_t n) {
+    if (n >= (int64_t{1} << 31))
+        return false;
+    int64_t span = 0;
+    for (int d = 0; d < l.ndim; ++d)
+        span += (l.shape[d] - 1) * (l.stride[d] < 0 ? -l.stride[d] : l.stride[d]);
+    return span < (int64_t{1} << 31);
+}
+
+// Calls launch(Index{}) with Index = uint32_t where `small` (every layout of the walk
+// fits_uint32), else int64_t: the host half of an index walk.
+template <class Launch>
+void with_index_type(bool small, Launch&& launch) {
+    if (small)
+        launch(uint32_t{});
+    else
+        launch(int64_t{});
+}
+
+// The device half: f(i) for every linear index i < n, a grid-stride loop in Index.
+template <class Index, class F>
+__device__ __forceinline__ void grid_stride(int64_t n, F&& f) {
+    const Index end = static_cast<Index>(n);
+    for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < end;
+         i += static_cast<Index>(gridDim.x) * blockDim.x)
+        f(i);
+}
+
 // Element so of src to element d0 of dst as raw bytes of `size` (4, 2 or 1): gathers and
 // compactions move any dtype without converting it.
 __device__ __forceinline__ void move_element(const void* src, int64_t so, void* dst, int64_t d0,

@@ -363,9 +363,7 @@ __device__ __forceinline__ void elemwise_one(const ElemwiseArgs& args, const voi
 
 template <class Index, bool kContiguous>
 __global__ void elemwise_kernel(ElemwiseArgs args) {
-    Index n = static_cast<Index>(args.nr_elems);
-    for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += static_cast<Index>(gridDim.x) * blockDim.x) {
+    grid_stride<Index>(args.nr_elems, [&](Index i) {
         int64_t off[kMaxArity] = {};
         int64_t dst_off = i;
         if constexpr (!kContiguous) {
@@ -377,7 +375,7 @@ __global__ void elemwise_kernel(ElemwiseArgs args) {
                 off[k] = i;
         }
         elemwise_one(args, args.src, off, args.dst, dst_off);
-    }
+    });
 }
 
 __device__ __forceinline__ int size_of(DT dt) {
@@ -586,15 +584,6 @@ int vector_width(const ElemwiseArgs& args, unsigned* scalar_mask) {
             return 0;
     return v;
 }
-// Whether every offset of the layout fits an unsigned 32-bit index walk.
-bool fits_uint32(const Strided& l, int64_t n) {
-    if (n >= (int64_t{1} << 31))
-        return false;
-    int64_t span = 0;
-    for (int d = 0; d < l.ndim; ++d)
-        span += (l.shape[d] - 1) * (l.stride[d] < 0 ? -l.stride[d] : l.stride[d]);
-    return span < (int64_t{1} << 31);
-}
 
 }  // namespace
 
@@ -625,14 +614,13 @@ int elemwise(const ElemwiseArgs& args, cudaStream_t stream) {
         small = small && fits_uint32(args.src_layout[k], args.nr_elems);
     }
     unsigned grid = grid_for(args.nr_elems);
-    if (contiguous && small)
-        elemwise_kernel<uint32_t, true><<<grid, kBlock, 0, stream>>>(args);
-    else if (contiguous)
-        elemwise_kernel<int64_t, true><<<grid, kBlock, 0, stream>>>(args);
-    else if (small)
-        elemwise_kernel<uint32_t, false><<<grid, kBlock, 0, stream>>>(args);
-    else
-        elemwise_kernel<int64_t, false><<<grid, kBlock, 0, stream>>>(args);
+    with_index_type(small, [&](auto index) {
+        using Index = decltype(index);
+        if (contiguous)
+            elemwise_kernel<Index, true><<<grid, kBlock, 0, stream>>>(args);
+        else
+            elemwise_kernel<Index, false><<<grid, kBlock, 0, stream>>>(args);
+    });
     return 1;
 }
 

@@ -1,14 +1,23 @@
-// cuda_libraries.h's loading half in a CUDA build: the process's cuBLAS and cuDNN tables.
+// cuda_libraries.h's loading half in a CUDA build: the process's cuBLAS, cuDNN and cuSOLVER
+// tables.
 #include "neomeg/dnn/cuda_libraries.h"
 
 #include "src/cuda/libs/cublas_api.h"
 #include "src/cuda/libs/cudnn_api.h"
+#include "src/cuda/libs/cusolver_api.h"
 
 namespace neomeg::dnn::cuda_libraries {
 namespace {
 
 const cuda::LoadReport& report(Library lib) {
-    return lib == Library::Cublas ? cuda::cublas_report() : cuda::cudnn_report();
+    switch (lib) {
+        case Library::Cublas:
+            return cuda::cublas_report();
+        case Library::Cusolver:
+            return cuda::cusolver_report();
+        default:
+            return cuda::cudnn_report();
+    }
 }
 
 }  // namespace
@@ -30,7 +39,14 @@ int runtime_version(Library lib) {
 }
 
 int build_version(Library lib) {
-    return lib == Library::Cublas ? CUBLAS_VERSION : CUDNN_VERSION;
+    switch (lib) {
+        case Library::Cublas:
+            return CUBLAS_VERSION;
+        case Library::Cusolver:
+            return cuda::kCusolverBuildVersion;
+        default:
+            return CUDNN_VERSION;
+    }
 }
 
 }  // namespace neomeg::dnn::cuda_libraries

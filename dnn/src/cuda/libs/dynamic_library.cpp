@@ -52,4 +52,31 @@ std::string lacks_entry_points(const char* library, const LoadReport& report,
                    " lacks ", names, ", which NeoMeg calls");
 }
 
+DynamicLibrary open_library(const char* library, int major, const char* env_var,
+                            const std::vector<std::string>& candidates, LoadReport& report) {
+    report = {};
+    auto lib = DynamicLibrary::open(candidates);
+    if (lib.ok())
+        report.file = lib.file();
+    else
+        report.error = str_cat(library, " could not be loaded (", lib.error(), "); install ",
+                               library, " ", major, " or set ", env_var, " to its path");
+    return lib;
+}
+
+void set_mismatch(LoadReport& report, std::string sentence) {
+    report.mismatch = !sentence.empty();
+    report.error = std::move(sentence);
+    if (report.mismatch)
+        report.error += str_cat(" (", report.file, ")");
+}
+
+bool finish_load(const char* library, LoadReport& report, const std::vector<std::string>& missing) {
+    // The version first (the caller checked it): a library of another major version lacks entry
+    // points too, and the versions say more than the names.
+    if (report.error.empty() && !missing.empty())
+        report.error = lacks_entry_points(library, report, missing);
+    return report.error.empty();
+}
+
 }  // namespace neomeg::dnn::cuda

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "neomeg/dnn/errors.h"
+
 // "cublasCreate_v2" for cublasCreate: the name after macro expansion, the symbol the library
 // exports (cublas_v2.h maps the API names to versioned symbols).
 #define NM_SYMBOL_NAME_(x) #x
@@ -56,5 +58,39 @@ std::vector<std::string> library_candidates(const char* env_var, const std::stri
 // whose table `missing` entries could not fill.
 std::string lacks_entry_points(const char* library, const LoadReport& report,
                                const std::vector<std::string>& missing);
+
+// The loaders' common frame (load_cublas, load_cudnn, load_cusolver). open_library opens the
+// first candidate, or says in `report` that none opened ("cuBLAS could not be loaded (...);
+// install cuBLAS 13 or set NEOMEG_CUBLAS_LIBRARY to its path"). After the table is resolved and
+// the version checked, finish_load adds the missing entry points' sentence when the version left
+// no error, and says whether the table may be handed out.
+DynamicLibrary open_library(const char* library, int major, const char* env_var,
+                            const std::vector<std::string>& candidates, LoadReport& report);
+bool finish_load(const char* library, LoadReport& report, const std::vector<std::string>& missing);
+// Records a version mismatch sentence (empty when the versions agree), naming the file.
+void set_mismatch(LoadReport& report, std::string sentence);
+
+// The process's table of one library: loaded once, on first use, from
+// library_candidates(env_var, soname, fallback_dir), with its report.
+template <class Api>
+class ProcessLibrary {
+public:
+    using Loader = Api (*)(const std::vector<std::string>&, LoadReport&);
+    ProcessLibrary(Loader load, const char* env_var, const std::string& soname,
+                   const std::string& fallback_dir) {
+        m_api = load(library_candidates(env_var, soname, fallback_dir), m_report);
+    }
+    // The table; dnn::Error with the report's sentence when the library is not usable.
+    const Api& api() const {
+        if (!m_report.error.empty())
+            throw Error(m_report.error);
+        return m_api;
+    }
+    const LoadReport& report() const { return m_report; }
+
+private:
+    LoadReport m_report;
+    Api m_api;
+};
 
 }  // namespace neomeg::dnn::cuda

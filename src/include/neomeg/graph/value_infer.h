@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "neomeg/core/comp_node.h"
 #include "neomeg/dnn/layout.h"
 #include "neomeg/op/op_def.h"
 
@@ -31,6 +32,12 @@ std::optional<size_t> shape_value_input(const OpDef& op);
 std::vector<dnn::TensorShape> shapes_from_value(const OpDef& op,
                                                 std::span<const dnn::TensorLayout> inputs,
                                                 std::span<const int32_t> value);
+
+// A shape input's value as computed in a run, on the host: `value` lives on `cn`, and its few
+// bytes are copied back after the work queued there (a GPU node's stream is waited for, so a
+// count a kernel wrote on the device, as CondTake's, is read once it is there). ShapeError for a
+// value that is not an int32 vector (any stride) or scalar. shape_value.cpp.
+std::vector<int32_t> read_shape_value(CompNode cn, const dnn::TensorND& value);
 
 // Stand-in output shapes of a value-shaped op whose value is not known when the graph is built:
 // of the right rank, so that the ops reading them infer dtypes and ranks; the real shapes come

@@ -1,0 +1,63 @@
+#include "src/cuda/svd_plan.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace neomeg::dnn::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;
+
+size_t align_up(size_t v) {
+    return (v + kAlign - 1) / kAlign * kAlign;
+}
+
+}  // namespace
+
+std::optional<SvdPlan> plan_svd(const TensorLayout& src, bool compute_uv, bool full_matrices) {
+    if (src.ndim < 2 || src.ndim - 2 > static_cast<size_t>(kern::kMaxNdim))
+        return std::nullopt;
+    const auto m = static_cast<int64_t>(src[src.ndim - 2]);
+    const auto n = static_cast<int64_t>(src[src.ndim - 1]);
+    int64_t batch = 1;
+    for (size_t d = 0; d + 2 < src.ndim; ++d)
+        batch *= static_cast<int64_t>(src[d]);
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+    // cuSOLVER indexes a matrix with int.
+    if (m > kIntMax || n > kIntMax || m * n > kIntMax)
+        return std::nullopt;
+    SvdPlan p;
+    const int64_t k = std::min(m, n);
+    p.batch = batch;
+    p.batched = k > 0 && m <= kSvdBatchedMax && n <= kSvdBatchedMax;
+    if (p.batched && batch > kIntMax)
+        return std::nullopt;
+    auto& sh = p.shape;
+    sh.m = m;
+    sh.n = n;
+    sh.k = k;
+    sh.uv = compute_uv;
+    sh.ucols = full_matrices ? m : k;
+    sh.vrows = full_matrices ? n : k;
+    // gesvdjBatched always writes full factors; gesvdj's econ writes k columns.
+    const bool full_ws = p.batched || full_matrices;
+    sh.ws_ucols = full_ws ? m : k;
+    sh.ws_vcols = full_ws ? n : k;
+    if (k == 0)
+        return p;  // identity factors only: no decomposition, no workspace
+    const auto doubles = [](int64_t count) {
+        return align_up(static_cast<size_t>(count) * sizeof(double));
+    };
+    p.a = 0;
+    p.s = p.a + doubles(batch * m * n);
+    p.u = p.s + doubles(batch * k);
+    // Also without vectors: cuSOLVER's documentation does not promise that jobz = NOVECTOR
+    // leaves U and V unwritten, so they get their room whatever the outputs are.
+    p.v = p.u + doubles(batch * m * sh.ws_ucols);
+    p.info = p.v + doubles(batch * n * sh.ws_vcols);
+    p.bad = p.info + align_up(static_cast<size_t>(batch) * sizeof(int));
+    p.work = p.bad + align_up(static_cast<size_t>(batch) * sizeof(int));
+    return p;
+}
+
+}  // namespace neomeg::dnn::cuda
