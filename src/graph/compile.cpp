@@ -85,6 +85,9 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
     // which then fuses the elementwise ops left between blocked convolutions on blocked tensors.
     if (options.propagate_layouts) {
         propagate_channel_blocked(*copy, outs);
+        // The residual fusions first: a relu's mask over a gradients' sum goes into the backward
+        // with the sum, where the relu fusion would take the mask alone.
+        fuse_blocked_batch_norm_add_relu(*copy, outs);
         fuse_blocked_batch_norm_relu(*copy, outs);
     }
     if (options.fuse_elemwise)

@@ -126,9 +126,10 @@ TEST(PassChannelBlocked, CompiledTrainingStepMatchesTheUnoptimisedGraph) {
     auto exe = st.g.compile(st.outs);
     const std::string d = exe->dump();
     if (cpu().dnn_handle()->preferred_channel_block() != 0) {
-        // The relu after BatchNorm and its mask before BatchNorm's backward fused into them.
+        // The relu after BatchNorm fused into it, and its mask over the gradients' sum (the
+        // residual's and the convolution's) into BatchNorm's backward with the sum.
         EXPECT_EQ(count(d, "= BatchNormReluForwardBlocked("), 1u) << d;
-        EXPECT_EQ(count(d, "= BatchNormReluBackwardBlocked("), 1u) << d;
+        EXPECT_EQ(count(d, "= BatchNormAddReluBackwardBlocked("), 1u) << d;
     }
     for (auto& [v, values] : st.in)
         exe->set_input(v->name(), tensor(values, v->shape()));

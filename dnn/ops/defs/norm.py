@@ -195,3 +195,26 @@ op(
     outputs=["grad", "dscale", "dbias"],
     param=BN,
 )
+
+# A residual block's end: a blocked BatchNorm whose output only a residual ADD reads, that ADD
+# read only by a relu; and the backward of that relu (its mask over the sum of the two gradients
+# that reach it), whose masked gradient both the BatchNorm's backward and the residual branch read
+# (src/graph/passes/fuse_blocked_batch_norm_add_relu.cpp). Each saves sweeps over the activation.
+op(
+    "BatchNormAddReluForwardBlocked",
+    "relu(BatchNormForwardBlocked + z): as BatchNormForwardBlocked, with dst = max(normalised + "
+    "z, 0); z has src's blocked shape.",
+    inputs=["src", "scale", "bias", "running_mean", "running_var", "z"],
+    outputs=["dst", "batch_mean", "batch_inv_std", "running_mean_out", "running_var_out"],
+    param=BN,
+)
+
+op(
+    "BatchNormAddReluBackwardBlocked",
+    "masked_diff = SWITCH_GT0(relu_dst, diff + diff_add) (the relu's backward of the two "
+    "gradients' sum), and BatchNormBackwardBlocked of masked_diff; diff, diff_add and relu_dst "
+    "have src's blocked shape.",
+    inputs=["diff", "diff_add", "src", "scale", "saved_mean", "saved_inv_std", "relu_dst"],
+    outputs=["grad", "dscale", "dbias", "masked_diff"],
+    param=BN,
+)

@@ -1,6 +1,7 @@
 // Layout rules of the blocked training ops (ConvolutionBackwardDataBlocked,
 // ConvolutionBackwardFilterBlocked, BatchNormForwardBlocked, BatchNormBackwardBlocked and their
-// relu fusions): the plain ops' rules applied to the plain shapes of the blocked tensors.
+// relu and residual add + relu fusions): the plain ops' rules applied to the plain shapes of the
+// blocked tensors.
 #include "src/common/batch_norm_layout.h"
 #include "src/common/channel_blocked.h"
 #include "src/common/conv_backward_layout.h"
@@ -133,6 +134,38 @@ void BatchNormReluBackwardBlocked::deduce_layout(std::span<const TensorLayout> i
     NM_OP_REQUIRE(*this, DTypeError, relu_dst.dtype == diff.dtype, "relu_dst is ",
                   relu_dst.dtype.name(), ", diff ", diff.dtype.name());
     bn_backward_blocked_layouts(*this, inputs, outputs);
+}
+
+namespace {
+
+// `what` has `like`'s shape and dtype.
+void require_like(const OperatorBase& op, const char* what, const TensorLayout& t,
+                  const char* like_name, const TensorLayout& like) {
+    NM_OP_REQUIRE(op, ShapeError, t.eq_shape(like), what, " ", t.to_string(), " and ", like_name,
+                  " ", like.to_string(), " differ in shape");
+    NM_OP_REQUIRE(op, DTypeError, t.dtype == like.dtype, what, " is ", t.dtype.name(), ", ",
+                  like_name, " ", like.dtype.name());
+}
+
+}  // namespace
+
+void BatchNormAddReluForwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
+                                                   std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    require_like(*this, "z", inputs[5], "src", inputs[0]);
+    bn_forward_blocked_layouts(*this, m_param, inputs.first(5), outputs);
+}
+
+void BatchNormAddReluBackwardBlocked::deduce_layout(std::span<const TensorLayout> inputs,
+                                                    std::span<TensorLayout> outputs) {
+    check_num_inputs(inputs);
+    const TensorLayout& diff = inputs[0];
+    require_like(*this, "diff_add", inputs[1], "diff", diff);
+    require_like(*this, "relu_dst", inputs[6], "diff", diff);
+    // BatchNormBackwardBlocked's inputs: diff, src, scale, saved_mean, saved_inv_std.
+    const std::array<TensorLayout, 5> bn_in{diff, inputs[2], inputs[3], inputs[4], inputs[5]};
+    bn_backward_blocked_layouts(*this, bn_in, outputs.first(3));
+    outputs[3] = TensorLayout(diff, diff.dtype);
 }
 
 }  // namespace neomeg::dnn

@@ -1,5 +1,6 @@
-// BatchNormForwardBlocked and BatchNormBackwardBlocked, and their relu fusions (the same sweeps
-// apply the relu or its mask), on contiguous float32 tensors in ChannelBlock's layout with a block
+// BatchNormForwardBlocked and BatchNormBackwardBlocked, and their relu and residual add + relu
+// fusions (the same sweeps add the residual and apply the relu, or sum the two gradients and
+// apply the mask), on contiguous float32 tensors in ChannelBlock's layout with a block
 // of 8 or 16: loops of our own over (N, Cb, S, block), the innermost axis a vector of `block`
 // channels, so every pass is one sweep over memory with the per-channel values in registers
 // (forward: the moments, then the affine map; backward: the two sums, then the gradient). Channel
@@ -75,15 +76,40 @@ NM_BN_INLINE void grad_sums_t(const float* dy, const float* mask, const float* x
     }
 }
 
-// y = a * x + b, relu'd with kRelu (the fused forward).
-template <size_t B, bool kRelu>
-NM_BN_INLINE void affine_t(const float* x, float* y, size_t s_count, const float* a,
+// y = a * x + b, plus z with kAdd, relu'd with kRelu (the fused forwards): the unfused ops'
+// float roundings, one per op.
+template <size_t B, bool kRelu, bool kAdd>
+NM_BN_INLINE void affine_t(const float* x, const float* z, float* y, size_t s_count, const float* a,
                            const float* b) {
     for (size_t s = 0; s < s_count; ++s)
         for (size_t i = 0; i < B; ++i) {
-            const float v = a[i] * x[s * B + i] + b[i];
+            float v = a[i] * x[s * B + i] + b[i];
+            if constexpr (kAdd)
+                v += z[s * B + i];
             y[s * B + i] = kRelu ? (v > 0 ? v : 0.f) : v;
         }
+}
+
+// d = SWITCH_GT0(mask, dy + da), written out, and its sums as grad_sums_t's (the residual fusion's
+// backward).
+template <size_t B>
+NM_BN_INLINE void masked_sum_grad_sums_t(const float* dy, const float* da, const float* mask,
+                                         float* d, const float* x, size_t s_count,
+                                         const float* mean, double* acc_dy, double* acc_dyx) {
+    float pdy[B] = {}, pdyx[B] = {};
+    for (size_t s = 0; s < s_count; ++s)
+        for (size_t i = 0; i < B; ++i) {
+            const size_t j = s * B + i;
+            const float sum = dy[j] + da[j];
+            const float v = mask[j] > 0 ? sum : 0.f;
+            d[j] = v;
+            pdy[i] += v;
+            pdyx[i] += v * (x[j] - mean[i]);
+        }
+    for (size_t i = 0; i < B; ++i) {
+        acc_dy[i] += pdy[i];
+        acc_dyx[i] += pdyx[i];
+    }
 }
 
 // y = a * dy + c * x + b, dy masked by `mask` with kMask (the backward).
@@ -119,16 +145,30 @@ NM_BN_CLONES void row_grad_sums(const float* dy, const float* mask, const float*
         grad_sums_t<8, false>(dy, mask, x, s_count, mean, acc_dy, acc_dyx);
 }
 
-NM_BN_CLONES void row_affine(const float* x, float* y, size_t s_count, size_t block, bool relu,
-                             const float* a, const float* b) {
-    if (block == 16 && relu)
-        affine_t<16, true>(x, y, s_count, a, b);
-    else if (block == 16)
-        affine_t<16, false>(x, y, s_count, a, b);
-    else if (relu)
-        affine_t<8, true>(x, y, s_count, a, b);
+NM_BN_CLONES void row_masked_sum_grad_sums(const float* dy, const float* da, const float* mask,
+                                           float* d, const float* x, size_t s_count, size_t block,
+                                           const float* mean, double* acc_dy, double* acc_dyx) {
+    if (block == 16)
+        masked_sum_grad_sums_t<16>(dy, da, mask, d, x, s_count, mean, acc_dy, acc_dyx);
     else
-        affine_t<8, false>(x, y, s_count, a, b);
+        masked_sum_grad_sums_t<8>(dy, da, mask, d, x, s_count, mean, acc_dy, acc_dyx);
+}
+
+// z (not null) is added before the relu, which it implies.
+NM_BN_CLONES void row_affine(const float* x, const float* z, float* y, size_t s_count, size_t block,
+                             bool relu, const float* a, const float* b) {
+    if (block == 16 && z)
+        affine_t<16, true, true>(x, z, y, s_count, a, b);
+    else if (block == 16 && relu)
+        affine_t<16, true, false>(x, z, y, s_count, a, b);
+    else if (block == 16)
+        affine_t<16, false, false>(x, z, y, s_count, a, b);
+    else if (z)
+        affine_t<8, true, true>(x, z, y, s_count, a, b);
+    else if (relu)
+        affine_t<8, true, false>(x, z, y, s_count, a, b);
+    else
+        affine_t<8, false, false>(x, z, y, s_count, a, b);
 }
 
 NM_BN_CLONES void row_grad_affine(const float* dy, const float* mask, const float* x, float* y,
@@ -183,10 +223,13 @@ bool takes(std::span<const TensorLayout> in, std::span<const TensorLayout> out, 
     return true;
 }
 
-// relu: BatchNormReluForwardBlocked.
+// What a plan fuses into BatchNorm: nothing, a relu (BatchNormRelu*Blocked), or a residual add and
+// a relu (BatchNormAddRelu*Blocked).
+enum class Fusion { None, Relu, AddRelu };
+
 class ForwardPlan final : public Plan {
 public:
-    ForwardPlan(param::BatchNorm p, bool relu) : m_param(p), m_relu(relu) {}
+    ForwardPlan(param::BatchNorm p, Fusion fusion) : m_param(p), m_fusion(fusion) {}
     size_t workspace_in_bytes() const override { return 0; }
     const char* name() const override { return "blocked"; }
 
@@ -198,8 +241,12 @@ public:
         const double momentum = m_param.momentum, eps = m_param.epsilon;
         Channels scale = channel_values(t[1]), bias = channel_values(t[2]);
         Channels rm_in = channel_values(t[3]), rv_in = channel_values(t[4]);
-        Channels mean_out = channel_values(t[6]), inv_out = channel_values(t[7]);
-        Channels rm_out = channel_values(t[8]), rv_out = channel_values(t[9]);
+        // AddRelu has z as input 5, the others their outputs from there.
+        const bool add = m_fusion == Fusion::AddRelu;
+        const size_t out0 = add ? 6 : 5;
+        const TensorND& dst = t[out0];
+        Channels mean_out = channel_values(t[out0 + 1]), inv_out = channel_values(t[out0 + 2]);
+        Channels rm_out = channel_values(t[out0 + 3]), rv_out = channel_values(t[out0 + 4]);
         // Read before writing: the running outputs may alias the running inputs.
         std::vector<float> sc(channels), bi(channels), rm(channels), rv(channels);
         for (size_t c = 0; c < channels; ++c) {
@@ -241,8 +288,8 @@ public:
                 }
                 // The channels past C get a = off = 0: zero, as the layout requires.
                 for (size_t i = 0; i < g.n; ++i)
-                    row_affine(g.at(t[0], i, b), g.at_mut(t[5], i, b), g.s, g.block, m_relu, a,
-                               off);
+                    row_affine(g.at(t[0], i, b), add ? g.at(t[5], i, b) : nullptr,
+                               g.at_mut(dst, i, b), g.s, g.block, m_fusion != Fusion::None, a, off);
             }
         });
         for (size_t c = 0; c < channels; ++c) {
@@ -258,24 +305,32 @@ public:
 
 private:
     param::BatchNorm m_param;
-    bool m_relu;
+    Fusion m_fusion;
 };
 
-// masked: BatchNormReluBackwardBlocked, whose relu_dst (input 5) masks diff.
+// Relu: BatchNormReluBackwardBlocked, whose relu_dst (input 5) masks diff. AddRelu:
+// BatchNormAddReluBackwardBlocked (diff, diff_add, then BatchNormBackwardBlocked's inputs from src
+// on, relu_dst; its masked sum an output after dbias), whose first sweep writes the masked sum
+// and the second reads it as diff.
 class BackwardPlan final : public Plan {
 public:
-    BackwardPlan(param::BatchNorm p, bool masked) : m_param(p), m_masked(masked) {}
+    BackwardPlan(param::BatchNorm p, Fusion fusion) : m_param(p), m_fusion(fusion) {}
     size_t workspace_in_bytes() const override { return 0; }
     const char* name() const override { return "blocked"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const TensorND &dy = t[0], &x = t[1], &grad = t[m_masked ? 6 : 5];
+        const bool add = m_fusion == Fusion::AddRelu, masked = m_fusion == Fusion::Relu;
+        // The inputs from src on and the outputs, after diff (and diff_add).
+        const size_t in0 = add ? 2 : 1, out0 = add ? 7 : masked ? 6 : 5;
+        const TensorND &x = t[in0], &grad = t[out0];
+        // AddRelu's second sweep reads the masked sum its first wrote.
+        const TensorND& dy = add ? t[out0 + 3] : t[0];
         const Geometry g = geometry(x.layout);
-        const size_t channels = bn_channels(t[2].layout);
+        const size_t channels = bn_channels(t[in0 + 1].layout);
         const double m = double(g.n * g.s);
         const bool training = m_param.fwd_mode == param::BatchNorm::FwdMode::TRAINING;
-        Channels scale = channel_values(t[2]), saved_mean = channel_values(t[3]),
-                 saved_inv = channel_values(t[4]);
+        Channels scale = channel_values(t[in0 + 1]), saved_mean = channel_values(t[in0 + 2]),
+                 saved_inv = channel_values(t[in0 + 3]);
         std::vector<float> sc(channels), mu(channels), inv(channels);
         for (size_t c = 0; c < channels; ++c) {
             sc[c] = scale[c];
@@ -290,10 +345,15 @@ public:
                 double sdy[16] = {}, sdyx[16] = {};
                 for (size_t k = 0; k < live; ++k)
                     mean[k] = mu[c0 + k];
-                auto mask = [&](size_t i) { return m_masked ? g.at(t[5], i, b) : nullptr; };
+                auto mask = [&](size_t i) { return masked ? g.at(t[5], i, b) : nullptr; };
                 for (size_t i = 0; i < g.n; ++i)
-                    row_grad_sums(g.at(dy, i, b), mask(i), g.at(x, i, b), g.s, g.block, mean, sdy,
-                                  sdyx);
+                    if (add)
+                        row_masked_sum_grad_sums(g.at(t[0], i, b), g.at(t[1], i, b),
+                                                 g.at(t[6], i, b), g.at_mut(dy, i, b),
+                                                 g.at(x, i, b), g.s, g.block, mean, sdy, sdyx);
+                    else
+                        row_grad_sums(g.at(dy, i, b), mask(i), g.at(x, i, b), g.s, g.block, mean,
+                                      sdy, sdyx);
                 for (size_t k = 0; k < live; ++k) {
                     const size_t c = c0 + k;
                     const double iv = inv[c], s = sc[c];
@@ -313,7 +373,6 @@ public:
                                     g.s, g.block, a, off, bx);
             }
         });
-        const size_t out0 = m_masked ? 6 : 5;
         Channels dscale_out = channel_values(t[out0 + 1]), dbias_out = channel_values(t[out0 + 2]);
         for (size_t c = 0; c < channels; ++c) {
             dscale_out[c] = static_cast<float>(dscale[c]);
@@ -323,11 +382,10 @@ public:
 
 private:
     param::BatchNorm m_param;
-    bool m_masked;
+    Fusion m_fusion;
 };
 
-// kFused: the relu fusion (Op is BatchNormReluForwardBlocked).
-template <class Op, bool kFused>
+template <class Op, Fusion kFusion>
 class ForwardImpl final : public DnnlKernel<Op> {
 public:
     using DnnlKernel<Op>::DnnlKernel;
@@ -335,14 +393,13 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
-        if (!takes(in, out, 1, 1))
+        if (!takes(in, out, 1, 1) || (kFusion == Fusion::AddRelu && !in[5].is_contiguous()))
             return nullptr;
-        return std::make_unique<ForwardPlan>(this->m_param, kFused);
+        return std::make_unique<ForwardPlan>(this->m_param, kFusion);
     }
 };
 
-// kFused: the relu mask's fusion (Op is BatchNormReluBackwardBlocked, relu_dst its input 5).
-template <class Op, bool kFused>
+template <class Op, Fusion kFusion>
 class BackwardImpl final : public DnnlKernel<Op> {
 public:
     using DnnlKernel<Op>::DnnlKernel;
@@ -350,20 +407,29 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
-        if (!takes(in, out, 2, 1) || (kFused && !in[5].is_contiguous()))
+        if (kFusion == Fusion::AddRelu) {
+            // diff, diff_add, src, relu_dst and grad, masked_diff dense.
+            if (!takes(in, out, 3, 1) || !in[6].is_contiguous() || !out[3].is_contiguous())
+                return nullptr;
+        } else if (!takes(in, out, 2, 1) || (kFusion == Fusion::Relu && !in[5].is_contiguous())) {
             return nullptr;
-        return std::make_unique<BackwardPlan>(this->m_param, kFused);
+        }
+        return std::make_unique<BackwardPlan>(this->m_param, kFusion);
     }
 };
 
-using BnForward = ForwardImpl<BatchNormForwardBlocked, false>;
-using BnBackward = BackwardImpl<BatchNormBackwardBlocked, false>;
-using BnReluForward = ForwardImpl<BatchNormReluForwardBlocked, true>;
-using BnReluBackward = BackwardImpl<BatchNormReluBackwardBlocked, true>;
+using BnForward = ForwardImpl<BatchNormForwardBlocked, Fusion::None>;
+using BnBackward = BackwardImpl<BatchNormBackwardBlocked, Fusion::None>;
+using BnReluForward = ForwardImpl<BatchNormReluForwardBlocked, Fusion::Relu>;
+using BnReluBackward = BackwardImpl<BatchNormReluBackwardBlocked, Fusion::Relu>;
+using BnAddReluForward = ForwardImpl<BatchNormAddReluForwardBlocked, Fusion::AddRelu>;
+using BnAddReluBackward = BackwardImpl<BatchNormAddReluBackwardBlocked, Fusion::AddRelu>;
 
 }  // namespace
 NM_REGISTER_X86(BatchNormForwardBlocked, BnForward);
 NM_REGISTER_X86(BatchNormBackwardBlocked, BnBackward);
 NM_REGISTER_X86(BatchNormReluForwardBlocked, BnReluForward);
 NM_REGISTER_X86(BatchNormReluBackwardBlocked, BnReluBackward);
+NM_REGISTER_X86(BatchNormAddReluForwardBlocked, BnAddReluForward);
+NM_REGISTER_X86(BatchNormAddReluBackwardBlocked, BnAddReluBackward);
 }  // namespace neomeg::dnn::x86

@@ -18,9 +18,9 @@
 
 namespace neomeg::dnn::x86 {
 
-// The most tensors an operator with an x86 kernel takes: BatchNormForward's five inputs and five
-// outputs.
-inline constexpr size_t kNumTensors = 10;
+// The most tensors an operator with an x86 kernel takes: BatchNormAddReluForwardBlocked's six
+// inputs and five outputs (do_exec's arrays hold them).
+inline constexpr size_t kNumTensors = 11;
 
 // The layouts of one call and the params it ran with.
 template <class Param>
@@ -71,6 +71,8 @@ protected:
 
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace workspace) final {
+        NM_THROW_IF(inputs.size() + outputs.size() > kNumTensors, ParamError, this->name(),
+                    ": more tensors than x86::kNumTensors");
         std::array<TensorLayout, kNumTensors> layouts;
         std::array<TensorND, kNumTensors> tensors;
         for (size_t i = 0; i < inputs.size(); ++i) {

@@ -31,6 +31,8 @@ const std::set<std::string> kKnownGaps = {
         "BatchNormBackwardBlocked",
         "BatchNormReluForwardBlocked",
         "BatchNormReluBackwardBlocked",
+        "BatchNormAddReluForwardBlocked",
+        "BatchNormAddReluBackwardBlocked",
 };
 
 }  // namespace

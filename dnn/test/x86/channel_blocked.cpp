@@ -182,3 +182,26 @@ TEST_F(X86, PoolingBlockedMatchesNaive) {
                 check<PoolingBlocked>(*handle, p, {strided_copy(x)});
             }
 }
+
+// 1-D and 3-D windows (oneDNN's pooling on nCw8c/16c and nCdhw8c/16c), every mode, padded and
+// strided, on a channel count that does not fill its last block.
+TEST_F(X86, PoolingBlockedOneAndThreeDimensionalMatchesNaive) {
+    std::mt19937 rng(21);
+    using Mode = param::Pooling::Mode;
+    for (size_t block : kBlocks)
+        for (Mode m : {Mode::MAX, Mode::AVERAGE, Mode::AVERAGE_COUNT_EXCLUDE_PADDING}) {
+            param::Pooling p;
+            p.mode = m;
+            p.window = {3};
+            p.stride = {2};
+            p.padding = {1};
+            EXPECT_TRUE(check<PoolingBlocked>(*handle, p, {random_blocked({2, 20, 9}, block, rng)})
+                                .starts_with("onednn:"));
+            p.window = {2, 3, 3};
+            p.stride = {2, 2, 1};
+            p.padding = {0, 1, 1};
+            auto x = random_blocked({2, 20, 5, 6, 7}, block, rng);
+            EXPECT_TRUE(check<PoolingBlocked>(*handle, p, {x}).starts_with("onednn:"));
+            check<PoolingBlocked>(*handle, p, {strided_copy(x)});
+        }
+}

@@ -260,3 +260,40 @@ TEST_F(X86, BatchNormBlockedOtherBlocksGoToNaive) {
     auto pc = random_tensor({1, 6, 1, 1}, rng, dtype::Float32, 0.5, 2.0);
     EXPECT_EQ(check<BatchNormForwardBlocked>(*handle, p, {x, pc, pc, pc, pc}), "naive");
 }
+
+// The residual add + relu fusions: the add, relu and mask inside our loops, on 2-D and 3-D
+// tensors. The mask is a relu'd tensor, zero at about half its elements; the masked sum is an
+// output of its own.
+TEST_F(X86, BatchNormAddReluBlockedMatchesNaive) {
+    std::mt19937 rng(27);
+    for (size_t block : kBlocks)
+        for (size_t c : {16u, 20u})
+            for (Mode mode : {Mode::TRAINING, Mode::INFERENCE})
+                for (const TensorShape& shape :
+                     {TensorShape{3, c, 5, 6}, TensorShape{2, c, 3, 4, 2}}) {
+                    param::BatchNorm p;
+                    p.fwd_mode = mode;
+                    TensorShape pc = shape;
+                    for (size_t d = 0; d < pc.ndim; ++d)
+                        pc[d] = d == 1 ? c : 1;
+                    auto x = block_ref(random_tensor(shape, rng, dtype::Float32, -1.0, 3.0), block);
+                    auto z = block_ref(random_tensor(shape, rng), block);
+                    auto scale = random_tensor(pc, rng), bias = random_tensor(pc, rng);
+                    auto rm = random_tensor(pc, rng, dtype::Float32, 0.0, 2.0),
+                         rv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                    EXPECT_EQ(check<BatchNormAddReluForwardBlocked>(*handle, p,
+                                                                    {x, scale, bias, rm, rv, z}),
+                              "blocked");
+                    auto dy = block_ref(random_tensor(shape, rng), block);
+                    auto da = block_ref(random_tensor(shape, rng), block);
+                    std::vector<double> mask = random_tensor(shape, rng).values();
+                    for (double& v : mask)
+                        v = std::max(v, 0.0);
+                    auto mask_t = block_ref(HostTensor::from(shape, mask, dtype::Float32), block);
+                    auto mean = random_tensor(pc, rng),
+                         inv = random_tensor(pc, rng, dtype::Float32, 0.5, 2.0);
+                    EXPECT_EQ(check<BatchNormAddReluBackwardBlocked>(
+                                      *handle, p, {dy, da, x, scale, mean, inv, mask_t}),
+                              "blocked");
+                }
+}

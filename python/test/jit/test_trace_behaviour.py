@@ -512,10 +512,52 @@ def test_training_step_with_batch_norm_runs_blocked_and_follows_eager():
         for plain in ("BatchNormForward(", "BatchNormBackward(", "ConvolutionBackwardData("):
             assert plain not in text, plain
         assert text.count("ChannelUnblock(") == 1  # the last convolution's value, for the loss
-        # bn0's relu (its output's only reader) and that relu's mask (its backward's only diff)
-        # run inside the blocked BatchNorm; bn1's output goes to the residual add first.
+        # bn0's relu (its output's only reader) runs inside the blocked BatchNorm; bn1's output
+        # goes to the residual add, which with the relu after it runs inside bn1. y's mask over
+        # the gradients' sum (the residual's and conv1's) runs inside bn0's backward.
         assert text.count("BatchNormReluForwardBlocked(") == 1
-        assert text.count("BatchNormReluBackwardBlocked(") == 1
+        assert text.count("BatchNormAddReluForwardBlocked(") == 1
+        assert text.count("BatchNormAddReluBackwardBlocked(") == 1
+
+
+class _TwoResidualBlocks(M.Module):
+    # ResNet's basic blocks after a stem: one with the identity shortcut, one that halves the
+    # size and doubles the channels with a strided 1x1 convolution and BatchNorm as its shortcut.
+    def __init__(self):
+        super().__init__()
+
+        def conv_bn(cin, cout, k, stride=1):
+            conv = M.Conv2d(cin, cout, k, stride=stride, padding=k // 2, bias=False)
+            return M.Sequential(conv, M.BatchNorm2d(cout))
+
+        self.stem = conv_bn(3, 16, 3)
+        self.a1, self.a2 = conv_bn(16, 16, 3), conv_bn(16, 16, 3)
+        self.b1, self.b2 = conv_bn(16, 32, 3, stride=2), conv_bn(32, 32, 3)
+        self.shortcut = conv_bn(16, 32, 1, stride=2)
+        self.head = M.Conv2d(32, 8, 1)
+
+    def forward(self, x):
+        x0 = F.relu(self.stem(x))
+        y1 = F.relu(self.a2(F.relu(self.a1(x0))) + x0)
+        y2 = F.relu(self.b2(F.relu(self.b1(y1))) + self.shortcut(y1))
+        return F.mean(self.head(y2) ** 2)
+
+
+def test_residual_blocks_fuse_add_and_relu_into_batch_norm_and_follow_eager():
+    # On x86 each block's last BatchNorm takes the residual add and the relu after it, and the
+    # backward of a relu whose gradient is a sum (a block's input: the residual's gradient and
+    # the first convolution's) takes the sum and the mask, its masked sum read by the residual
+    # branch too. Either way: eager's values after three SGD steps.
+    rng = np.random.default_rng(13)
+    x = mge.Tensor(rng.standard_normal((4, 3, 10, 10)).astype("float32"))
+    text = _traced_sgd_steps_follow_eager(_TwoResidualBlocks, x)
+    if "Blocked(" in text:
+        assert text.count("BatchNormAddReluForwardBlocked(") == 2
+        assert text.count("BatchNormReluForwardBlocked(") == 3
+        # y1's mask (block b's input) and x0's (block a's): bn a2's and the stem's backward.
+        assert text.count("BatchNormAddReluBackwardBlocked(") == 2
+        assert text.count("BatchNormReluBackwardBlocked(") == 2
+        assert "Elemwise(mode=ADD)" not in text and "Elemwise(mode=RELU)" not in text
 
 
 class _DepthwiseUnit(M.Module):

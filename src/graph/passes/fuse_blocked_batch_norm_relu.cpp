@@ -1,8 +1,8 @@
 // The relu fusions of the blocked BatchNorms (BatchNormReluForwardBlocked,
 // BatchNormReluBackwardBlocked), after propagate_channel_blocked: see passes.h.
-#include <algorithm>
 #include <unordered_set>
 
+#include "fusion_util.h"
 #include "neomeg/graph/passes.h"
 #include "neomeg/op/op_defs.h"
 
@@ -10,31 +10,9 @@ namespace neomeg::graph {
 namespace {
 
 using Mode = dnn::param::Elemwise::Mode;
-
-bool is_elemwise(const OperatorNode* node, Mode mode, size_t arity) {
-    return node->op().id() == ops::Elemwise::kId &&
-           static_cast<const ops::Elemwise&>(node->op()).param().mode == mode &&
-           node->inputs().size() == arity;
-}
-
-// The one node that reads `v`, on `cn`, when `v` is not a graph output; else nullptr.
-OperatorNode* sole_reader(const VarNode* v, CompNode cn, const std::vector<VarNode*>& outputs) {
-    const auto& users = v->users();
-    if (users.size() != 1 || users[0]->comp_node() != cn ||
-        std::find(outputs.begin(), outputs.end(), v) != outputs.end())
-        return nullptr;
-    return users[0];
-}
-
-// Readers of each old var read the new one at its index instead, also in `outputs`.
-void rewire(ComputingGraph& graph, std::vector<VarNode*>& outputs,
-            const std::vector<VarNode*>& old_vars, const std::vector<VarNode*>& new_vars) {
-    for (size_t i = 0; i < old_vars.size(); ++i) {
-        new_vars[i]->set_name(old_vars[i]->name());
-        graph.replace_var(old_vars[i], new_vars[i]);
-        std::replace(outputs.begin(), outputs.end(), old_vars[i], new_vars[i]);
-    }
-}
+using fusion::is_elemwise;
+using fusion::rewire;
+using fusion::sole_reader;
 
 }  // namespace
 

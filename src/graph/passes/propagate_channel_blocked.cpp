@@ -4,7 +4,7 @@
 // the plain layout only where something else reads a value.
 //
 // Members ("blocked" nodes), decided in topological order on 1-D, 2-D and 3-D float32 tensors
-// (N, C, spatial...) of static shape (pooling: 2-D only):
+// (N, C, spatial...) of static shape:
 // - ConvolutionForward and ConvBias (group 1, depthwise, or groups of whole channel blocks: what
 //   oneDNN has blocked kernels for; a per-channel bias or none; z of dst's shape or none): always,
 //   since the convolution takes a plain src as well, except a convolution whose src is plain and
@@ -103,9 +103,7 @@ bool is_convolution(const OperatorNode* node, size_t block) {
 }
 
 bool is_pooling(const OperatorNode* node) {
-    // PoolingForward is 2-D.
-    return node->op().id() == ops::PoolingForward::kId && plain_spatial_f32(node->outputs()[0]) &&
-           node->outputs()[0]->shape().ndim == 4;
+    return node->op().id() == ops::PoolingForward::kId && plain_spatial_f32(node->outputs()[0]);
 }
 
 // How an elementwise member reads an operand: of dst's shape, per channel (1, C, 1...), both

@@ -49,7 +49,7 @@ size_t fuse_conv_bias(ComputingGraph& graph, std::vector<VarNode*>& outputs,
 // Runs chains of convolutions (ConvolutionForward, ConvBias; group 1, depthwise, or groups of whole
 // channel blocks), max/average poolings, BatchNorms, their backward ops and the elementwise ops
 // between them (modes that keep zeros zero; operands of one shape, per-channel (1, C, 1...) ones, a
-// finite scalar constant factor) on float32 tensors with 1 to 3 spatial dims (pooling 2-D) in
+// finite scalar constant factor) on float32 tensors with 1 to 3 spatial dims in
 // ChannelBlock's layout (oneDNN's nC[d][h]w<block>c as a dense (N, ceil(C/block), spatial...,
 // block) tensor): ConvBiasBlocked, PoolingBlocked, the blocked training ops and Elemwise on the
 // blocked tensors, with a ChannelBlock where a member reads a plain value and a ChannelUnblock
@@ -69,6 +69,18 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
 // saves a sweep over the activation. Returns the number of nodes fused.
 // passes/fuse_blocked_batch_norm_relu.cpp
 size_t fuse_blocked_batch_norm_relu(ComputingGraph& graph, std::vector<VarNode*>& outputs);
+
+// Fuses a residual block's end into the blocked BatchNorms that propagate_channel_blocked makes: a
+// BatchNormForwardBlocked whose dst only an ADD (of another operand z of dst's shape) reads, that
+// sum read only by a RELU, becomes a BatchNormAddReluForwardBlocked of z giving the RELU's value;
+// and a BatchNormBackwardBlocked whose diff is SWITCH_GT0(mask, ADD(a, b)) (the relu's backward of
+// the gradients' sum), the ADD read only by the SWITCH_GT0, becomes a
+// BatchNormAddReluBackwardBlocked of a, b and mask, whose masked sum the SWITCH_GT0's other
+// readers (the residual branch) read. Saves the ADD's and the mask's sweeps over the activation.
+// Run it before fuse_blocked_batch_norm_relu, which would take a mask over a sum without the
+// sum. Returns the number of nodes fused.
+// passes/fuse_blocked_batch_norm_add_relu.cpp
+size_t fuse_blocked_batch_norm_add_relu(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
 // Replaces each group of Elemwise nodes on one comp node that compute in one dtype, give one
 // shape, and whose intermediate results only the group reads (and are not outputs), by one
