@@ -17,6 +17,8 @@
 //   * winograd: convolution_winograd with format_tag::any, where oneDNN has an implementation for
 //     the shape (oneDNN 2.6: 3x3, stride 1, on AVX-512; it changes the rounding);
 //   * auto: convolution_auto, oneDNN's own pick between the two;
+//   * wino-inf: the forward of convolution_winograd for inference (forward_inference), the form a
+//     traced graph's constant filter takes, its filter transformed once, outside the timing;
 // and, for the weights the traced step keeps plain (OIHW parameters), the reorder from OIHW to the
 // blocked primitive's weights layout and the diff-weights reorder back. Each figure is the best of
 // `repeat` calls after two warm-ups, in milliseconds, with the implementation's name. `cpu` times
@@ -184,6 +186,18 @@ void run_shape(Bench& b, const Shape& s) {
         } catch (const dnnl::error&) {
             std::printf(" bwd_w none\n");
         }
+    }
+    try {
+        Descs d = descs(s, false);
+        dnnl::convolution_forward::primitive_desc inf(
+                {prop_kind::forward_inference, algorithm::convolution_winograd, d.src, d.wei, d.dst,
+                 st, dil, pad, pad},
+                attr, b.eng);
+        double t = b.time_prim(dnnl::convolution_forward(inf), inf,
+                               {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
+        std::printf("  %-9s fwd %7.3f ms %s\n", "wino-inf", t, inf.impl_info_str());
+    } catch (const dnnl::error&) {
+        std::printf("  %-9s no implementation\n", "wino-inf");
     }
     if (blocked_fwd) {
         memory::desc plain({s.oc, s.ic, s.k, s.k}, memory::data_type::f32, Tag::oihw);

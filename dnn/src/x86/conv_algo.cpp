@@ -46,6 +46,10 @@ constexpr TileBounds kDataBounds = {96, 0.7};
 // 4x4 images at batch 16 and 32 (16 and 32 tiles) and lost at batch 8 (8 tiles); 6x6 images won
 // by 1.4-1.6x, 5x5 ones by only 1.2x.
 constexpr TileBounds kFilterBounds = {32, 0.5};
+// Forward with a constant filter (oneDNN's inference form, the filter transformed once, not per
+// call): at batch 1 it won from 7x7 images (4 tiles; 1.1-2.3x on 56x56 to 7x7 and 32x32 to 8x8)
+// and tied on 4x4 (1 tile); at batch 32 on 4x4 it won by 2.2x.
+constexpr TileBounds kConstFilterBounds = {4, 0.5};
 
 }  // namespace
 
@@ -78,7 +82,9 @@ dnnl::algorithm default_conv_algorithm(ConvPass pass, const ConvDims& g, const T
     const size_t tiles_h = (oh + 3) / 4, tiles_w = (ow + 3) / 4;
     const size_t tiles = dst[0] * tiles_h * tiles_w;
     const double filled = double(oh * ow) / double(16 * tiles_h * tiles_w);
-    const TileBounds& b = pass == ConvPass::backward_filter ? kFilterBounds : kDataBounds;
+    const TileBounds& b = pass == ConvPass::backward_filter        ? kFilterBounds
+                          : pass == ConvPass::forward_const_filter ? kConstFilterBounds
+                                                                   : kDataBounds;
     return tiles >= b.min_tiles && filled >= b.min_filled ? dnnl::algorithm::convolution_winograd
                                                           : direct;
 }

@@ -8,7 +8,8 @@
 // with enough 4x4 output tiles in the batch to pay for transforming the filter on each call (a
 // fixed cost in proportion to IC x OC, which lost 2-6x at batch 1 on 8x8 and 14x14 images) and
 // few of their outputs cropped away (a 5x5 or 6x6 output computes 8x8). The filter gradient's
-// direct kernel is slower than the other two passes' on small images, so its bounds are lower.
+// direct kernel is slower than the other two passes' on small images, so its bounds are lower;
+// a constant filter (inference) is transformed once, so its forward needs only a few tiles.
 // Where oneDNN has no Winograd implementation for the case (a CPU without AVX-512,
 // ONEDNN_MAX_CPU_ISA capped below it), the direct one plans instead, silently. (A traced graph's
 // constant filter takes oneDNN's inference form, jit_fp32_wino_2x3, filter transformed once.)
@@ -76,8 +77,9 @@ double time_primitive(const dnnl::primitive& prim, const dnnl::primitive_desc& p
 // starts at the first 64-byte boundary. Other plans are returned as they are.
 std::unique_ptr<Plan> aligned_if_winograd(std::unique_ptr<Plan> plan);
 
-// The pass a convolution plan computes.
-enum class ConvPass { forward, backward_data, backward_filter };
+// The pass a convolution plan computes; forward_const_filter is a forward whose filter keeps its
+// value between calls (a traced graph's constant), which Winograd transforms once.
+enum class ConvPass { forward, forward_const_filter, backward_data, backward_filter };
 
 // Whether Winograd may be chosen at all: NEOMEG_CONV_WINOGRAD unset, empty or 1 says yes, 0 says
 // no (any other value warns once and counts as unset). Read on every plan, which happens once per
@@ -98,15 +100,16 @@ inline constexpr dnnl::algorithm kConvAlgorithms[] = {dnnl::algorithm::convoluti
 // make_pd(algorithm) -> a primitive descriptor of type Pd, which may throw dnnl::error where
 // oneDNN has no implementation of that algorithm for the case. Off fastrun, `preferred` (the
 // default rule's choice, default_conv_algorithm) where oneDNN plans it, else direct; on, the
-// algorithm measured fastest for `key` (measured now if it has not been yet). Winograd only
-// while winograd_enabled().
+// algorithm measured fastest for `key` (measured now if it has not been yet). Direct, with
+// nothing measured, while !winograd_enabled().
 template <class MakePd>
 auto choose_conv_pd(HandleImpl& handle, const std::string& key, dnnl::algorithm preferred,
                     MakePd&& make_pd) -> decltype(make_pd(dnnl::algorithm::convolution_direct)) {
     using Pd = decltype(make_pd(dnnl::algorithm::convolution_direct));
-    const bool winograd = winograd_enabled();
+    if (!winograd_enabled())
+        return make_pd(dnnl::algorithm::convolution_direct);  // nothing else to choose
     if (!x86_benchmark_kernel()) {
-        if (winograd && preferred == dnnl::algorithm::convolution_winograd) {
+        if (preferred == dnnl::algorithm::convolution_winograd) {
             try {
                 return make_pd(preferred);
             } catch (const dnnl::error&) {
@@ -117,8 +120,6 @@ auto choose_conv_pd(HandleImpl& handle, const std::string& key, dnnl::algorithm 
     }
     ConvAlgoCache& cache = conv_algo_cache();
     if (auto alg = cache.find(key)) {
-        if (*alg == dnnl::algorithm::convolution_winograd && !winograd)
-            return make_pd(dnnl::algorithm::convolution_direct);
         try {
             return make_pd(*alg);
         } catch (const dnnl::error&) {
@@ -130,8 +131,6 @@ auto choose_conv_pd(HandleImpl& handle, const std::string& key, dnnl::algorithm 
     dnnl::algorithm best_alg = dnnl::algorithm::convolution_direct;
     double best_time = 0;
     for (dnnl::algorithm alg : kConvAlgorithms) {
-        if (alg == dnnl::algorithm::convolution_winograd && !winograd)
-            continue;
         std::optional<Pd> pd;
         try {
             pd = make_pd(alg);

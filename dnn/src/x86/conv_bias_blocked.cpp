@@ -123,7 +123,9 @@ private:
                                    m_param.filter_is_const ? " const" : "");
         auto pd = choose_conv_pd(
                 x86_handle(), conv_case_key(pass, *g, layouts),
-                default_conv_algorithm(ConvPass::forward, *g, s.plain_src, filter, s.plain_dst),
+                default_conv_algorithm(m_param.filter_is_const ? ConvPass::forward_const_filter
+                                                               : ConvPass::forward,
+                                       *g, s.plain_src, filter, s.plain_dst),
                 make_pd);
 
         auto conv = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());

@@ -160,6 +160,12 @@ TEST(X86ConvAlgoRule, WinogradFor3x3Stride1WhereItWins) {
     EXPECT_TRUE(rule_says_winograd(ConvPass::backward_filter, {32, 512, 4, 4}, 512));
     EXPECT_FALSE(rule_says_winograd(ConvPass::backward_filter, {8, 512, 4, 4}, 512));
     EXPECT_FALSE(rule_says_winograd(ConvPass::backward_filter, {32, 512, 5, 5}, 512));
+    // A constant filter is transformed once: a forward of a few tiles is enough.
+    EXPECT_TRUE(rule_says_winograd(ConvPass::forward_const_filter, {1, 512, 7, 7}, 512));
+    EXPECT_TRUE(rule_says_winograd(ConvPass::forward_const_filter, {1, 256, 14, 14}, 256));
+    EXPECT_FALSE(rule_says_winograd(ConvPass::forward, {1, 512, 7, 7}, 512));
+    EXPECT_FALSE(rule_says_winograd(ConvPass::forward_const_filter, {1, 512, 4, 4}, 512));
+    EXPECT_FALSE(rule_says_winograd(ConvPass::forward_const_filter, {1, 16, 56, 56}, 16));
 }
 
 TEST(X86ConvAlgoRule, GroupedAndOtherRanksAreDirect) {
