@@ -17,7 +17,8 @@
 
 ``--benchmark-kernel`` sets ``megengine.config.benchmark_kernel`` (MegEngine's fastrun; off by
 default as in MegEngine) for both our eager and traced steps: the x86 convolutions then time
-oneDNN's direct and Winograd algorithms per shape and keep the faster (docs/x86-backend.md).
+oneDNN's direct and Winograd algorithms per shape and keep the faster, where by default a rule on
+the shape picks one (docs/x86-backend.md; ``NEOMEG_CONV_WINOGRAD=0`` keeps them direct).
 
     PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18 mobilenet]
         [--no-chain] [--benchmark-kernel]

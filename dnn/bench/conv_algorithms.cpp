@@ -1,9 +1,13 @@
 // The CIFAR-style ResNet-18's convolutions (batch 32) through raw oneDNN, per algorithm and per
 // data layout, in one command:
 //
-//   OMP_NUM_THREADS=2 build/dnn/neomeg_conv_algorithms [repeat=10] [cpu|wall] [case...]
+//   OMP_NUM_THREADS=2 build/dnn/neomeg_conv_algorithms [repeat=10] [cpu|wall] [batch=32]
+//                                                      [case...] [IC,OC,HW[,K[,STRIDE]]...]
 //
-// Each further argument keeps only the cases whose name contains it ("3x3 64", "1x1").
+// Each further argument keeps only the cases whose name contains it ("3x3 64", "1x1"); an
+// argument IC,OC,HW (3x3 stride 1 unless K and STRIDE follow) times that shape instead of the
+// ResNet-18 list, to find where one algorithm stops winning (the default choice in
+// dnn/src/x86/conv_algo.h was drawn from such runs).
 //
 // Per shape and pass (forward, backward data, backward weights) it times:
 //   * blocked: convolution_direct on nChw16c src/dst (diff_src/diff_dst) and the weights layout
@@ -13,6 +17,8 @@
 //   * winograd: convolution_winograd with format_tag::any, where oneDNN has an implementation for
 //     the shape (oneDNN 2.6: 3x3, stride 1, on AVX-512; it changes the rounding);
 //   * auto: convolution_auto, oneDNN's own pick between the two;
+//   * wino-inf: the forward of convolution_winograd for inference (forward_inference), the form a
+//     traced graph's constant filter takes, its filter transformed once, outside the timing;
 // and, for the weights the traced step keeps plain (OIHW parameters), the reorder from OIHW to the
 // blocked primitive's weights layout and the diff-weights reorder back. Each figure is the best of
 // `repeat` calls after two warm-ups, in milliseconds, with the implementation's name. `cpu` times
@@ -74,7 +80,7 @@ const std::vector<Shape> kShapes = {
         {256, 256, 8, 3, 1, 3},  {128, 256, 16, 1, 2, 1}, {256, 512, 8, 3, 2, 1},
         {512, 512, 4, 3, 1, 3},  {256, 512, 8, 1, 2, 1},
 };
-constexpr int kBatch = 32;
+int g_batch = 32;
 
 struct Bench {
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
@@ -120,9 +126,9 @@ Descs descs(const Shape& s, bool blocked) {
     int o = (s.hw + 2 * (s.k / 2) - s.k) / s.stride + 1;
     // oneDNN has no fast kernel for a 3-channel blocked src: the graph reorders it (plain src).
     Tag src_tag = blocked && s.ic % 16 == 0 ? Tag::nChw16c : Tag::any;
-    return {memory::desc({kBatch, s.ic, s.hw, s.hw}, memory::data_type::f32, src_tag),
+    return {memory::desc({g_batch, s.ic, s.hw, s.hw}, memory::data_type::f32, src_tag),
             memory::desc({s.oc, s.ic, s.k, s.k}, memory::data_type::f32, Tag::any),
-            memory::desc({kBatch, s.oc, o, o}, memory::data_type::f32,
+            memory::desc({g_batch, s.oc, o, o}, memory::data_type::f32,
                          blocked ? Tag::nChw16c : Tag::any)};
 }
 
@@ -181,6 +187,18 @@ void run_shape(Bench& b, const Shape& s) {
             std::printf(" bwd_w none\n");
         }
     }
+    try {
+        Descs d = descs(s, false);
+        dnnl::convolution_forward::primitive_desc inf(
+                {prop_kind::forward_inference, algorithm::convolution_winograd, d.src, d.wei, d.dst,
+                 st, dil, pad, pad},
+                attr, b.eng);
+        double t = b.time_prim(dnnl::convolution_forward(inf), inf,
+                               {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
+        std::printf("  %-9s fwd %7.3f ms %s\n", "wino-inf", t, inf.impl_info_str());
+    } catch (const dnnl::error&) {
+        std::printf("  %-9s no implementation\n", "wino-inf");
+    }
     if (blocked_fwd) {
         memory::desc plain({s.oc, s.ic, s.k, s.k}, memory::data_type::f32, Tag::oihw);
         std::printf("  weights reorder OIHW->prim %.3f ms, prim->OIHW %.3f ms\n",
@@ -205,7 +223,26 @@ int main(int argc, char** argv) {
             g_only.push_back(a);
     }
     Bench b;
-    for (const Shape& s : kShapes) {
+    std::vector<Shape> shapes;
+    for (auto it = g_only.begin(); it != g_only.end();) {
+        if (it->rfind("batch=", 0) == 0) {
+            g_batch = std::max(1, std::atoi(it->c_str() + 6));
+            it = g_only.erase(it);
+        } else if (it->find(',') != std::string::npos) {
+            Shape s{0, 0, 0, 3, 1, 1};
+            std::sscanf(it->c_str(), "%d,%d,%d,%d,%d", &s.ic, &s.oc, &s.hw, &s.k, &s.stride);
+            if (s.ic > 0 && s.oc > 0 && s.hw > 0 && s.k > 0 && s.stride > 0)
+                shapes.push_back(s);
+            else
+                std::fprintf(stderr, "ignored shape %s (IC,OC,HW[,K[,STRIDE]])\n", it->c_str());
+            it = g_only.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    if (shapes.empty())
+        shapes = kShapes;
+    for (const Shape& s : shapes) {
         char name[64];
         std::snprintf(name, sizeof name, "%dx%d %d->%d", s.k, s.k, s.ic, s.oc);
         bool keep = g_only.empty();

@@ -19,9 +19,12 @@ anything for the others). What NeoMeg does with each:
   that shape and params; off, cuDNN's heuristics choose. On the CPU, the oneDNN convolutions
   (eager and traced, forward, both backward passes, ConvBias) then time oneDNN's direct and
   Winograd algorithms for each shape and keep the faster (Winograd exists for 3x3 stride-1
-  convolutions on AVX-512 and halves the time of most of them); off, they always run the direct
-  one. Winograd's float32 rounding error is several times the direct method's (about 1e-6 of
-  the output's scale against 3e-7; docs/x86-backend.md), which is why it is opt-in.
+  convolutions on AVX-512); off, a rule on the shape chooses, as MegEngine's and cuDNN's
+  heuristics do: Winograd for 3x3 stride-1 float32 convolutions of 32 to 1024 channels on
+  batches of enough pixels (where it measured 1.3-2.5x faster), direct elsewhere. Winograd's
+  float32 rounding error is several times the direct method's (about 1e-6 of the output's scale
+  against 3e-7; docs/x86-backend.md); the environment variable ``NEOMEG_CONV_WINOGRAD=0`` keeps
+  it out altogether, with or without this setting.
   Either way the choice is made when an op first plans a shape, so set this before the first
   step.
 * ``deterministic_kernel`` (default False): MegEngine then picks only reproducible algorithms.

@@ -1,8 +1,15 @@
-"""``megengine.config.benchmark_kernel`` on the CPU: the x86 convolutions then time oneDNN's
-direct and Winograd algorithms per case and keep the faster. Whichever wins, a two-convolution
-training step, eager and traced, gives a float64 NumPy reference's loss and filter gradients
-within the bound Winograd's rounding allows (the C++ suite dnn/test/x86/conv_algo.cpp forces
-Winograd and checks it against naive; here the choice is the machine's)."""
+"""The x86 convolutions' algorithm on the CPU. By default a rule on the shape picks oneDNN's
+Winograd for 3x3 stride-1 float32 convolutions of 32 to 1024 channels on batches of enough
+pixels (where this CPU has it); with ``megengine.config.benchmark_kernel`` they time oneDNN's
+direct and Winograd algorithms per case and keep the faster; ``NEOMEG_CONV_WINOGRAD=0`` keeps
+Winograd out. Whichever runs, a two-convolution training step, eager and traced, gives a float64
+NumPy reference's loss and filter gradients within the bound Winograd's rounding allows (the C++
+suite dnn/test/x86/conv_algo.cpp checks the rule on shapes and forces Winograd against naive;
+here the choice is the machine's, and no test asserts which kernel a CPU ran)."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,7 +22,7 @@ from megengine.core import _imperative_rt as rt
 from megengine.jit import trace
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def benchmark_kernel_on():
     config.benchmark_kernel = True
     yield
@@ -45,7 +52,7 @@ def conv_grads_ref(x, w, dy):
     return dxp[:, :, 1:-1, 1:-1], dw
 
 
-def test_the_switch_reaches_the_x86_kernels():
+def test_the_switch_reaches_the_x86_kernels(benchmark_kernel_on):
     assert rt.x86_benchmark_kernel() is True and rt.cuda_benchmark_kernel() is True
     config.benchmark_kernel = False
     assert rt.x86_benchmark_kernel() is False and rt.cuda_benchmark_kernel() is False
@@ -54,15 +61,28 @@ def test_the_switch_reaches_the_x86_kernels():
     assert rt.x86_benchmark_kernel() is False
 
 
+# (benchmark_kernel, shape): fastrun on a shape no other test uses, so its measured choice, which
+# the process keeps, reaches no other test; and the default rule on a shape it gives Winograd
+# (batch 2 of 32x32 images, 32 channels: 128 output tiles of 4x4).
+CASES = [(True, (3, 16, 13)), (False, (2, 32, 32))]
+
+
 @pytest.mark.parametrize("traced", [False, True])
-def test_training_step_matches_float64_reference(traced):
+@pytest.mark.parametrize("benchmark_kernel, shape", CASES)
+def test_training_step_matches_float64_reference(traced, benchmark_kernel, shape):
+    config.benchmark_kernel = benchmark_kernel
+    try:
+        check_training_step(traced, *shape)
+    finally:
+        config.benchmark_kernel = False
+
+
+def check_training_step(traced, n, c, hw):
     rng = np.random.default_rng(7)
-    # A shape no other test uses: the eager runtime keeps its operators (and their plans, which
-    # may run Winograd now) for the rest of the process, and other tests expect direct's rounding.
-    x = rng.uniform(-1, 1, (3, 16, 13, 13)).astype("float32")
-    r = rng.uniform(-1, 1, (3, 16, 13, 13)).astype("float32")
-    w1_np = rng.uniform(-0.3, 0.3, (16, 16, 3, 3)).astype("float32")
-    w2_np = rng.uniform(-0.3, 0.3, (16, 16, 3, 3)).astype("float32")
+    x = rng.uniform(-1, 1, (n, c, hw, hw)).astype("float32")
+    r = rng.uniform(-1, 1, (n, c, hw, hw)).astype("float32")
+    w1_np = rng.uniform(-0.3, 0.3, (c, c, 3, 3)).astype("float32")
+    w2_np = rng.uniform(-0.3, 0.3, (c, c, 3, 3)).astype("float32")
     w1, w2 = mge.Parameter(w1_np), mge.Parameter(w2_np)
     gm = GradManager().attach([w1, w2])
 
@@ -93,3 +113,40 @@ def test_training_step_matches_float64_reference(traced):
         ]
         for got, want, scale in checks:
             assert np.abs(got.astype(np.float64) - want).max() <= 2e-5 * scale
+
+
+def test_switched_off_runs_no_winograd():
+    # NEOMEG_DEBUG=1 names each op's kernel on stderr; with NEOMEG_CONV_WINOGRAD=0 none of the three
+    # passes of a convolution the rule would give Winograd names it, on any CPU.
+    code = """
+import numpy as np
+import megengine as mge
+import megengine.functional as F
+from megengine.autodiff import GradManager
+
+rng = np.random.default_rng(1)
+x = mge.Tensor(rng.uniform(-1, 1, (2, 32, 32, 32)).astype("float32"))
+w = mge.Parameter(rng.uniform(-1, 1, (32, 32, 3, 3)).astype("float32"))
+gm = GradManager().attach([w])
+x.requires_grad = True
+gm.attach([x])
+with gm:
+    y = F.conv2d(x, w, padding=1)
+    gm.backward(y.sum())
+print(w.grad.numpy().shape, x.grad.numpy().shape)
+"""
+    env = dict(os.environ, NEOMEG_CONV_WINOGRAD="0", NEOMEG_DEBUG="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "(32, 32, 3, 3) (2, 32, 32, 32)" in proc.stdout
+    conv_lines = [line for line in proc.stderr.splitlines() if "Convolution" in line]
+    assert len(conv_lines) >= 3, proc.stderr
+    for line in conv_lines:
+        assert "onednn:" in line and "wino" not in line, line

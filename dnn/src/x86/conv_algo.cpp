@@ -1,8 +1,11 @@
 #include "src/x86/conv_algo.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -25,7 +28,66 @@ private:
     std::unique_ptr<Plan> m_plan;
 };
 
+// The default rule's bounds, from `neomeg_conv_algorithms` (oneDNN 2.6, AVX-512, one and two
+// threads; docs/x86-backend.md has the tables). Below 32 channels Winograd lost the forward and
+// data passes (16 and 3 channels); up to 1024 it won every pass by 1.3-2.5x on images of 7x7 and
+// more at batch 32; larger it was not measured.
+constexpr size_t kMinChannels = 32, kMaxChannels = 1024;
+struct TileBounds {
+    size_t min_tiles;   // 4x4 output tiles in the whole batch
+    double min_filled;  // the fraction of the tiles' outputs inside the image
+};
+// Forward and data gradient: at batch 32, 4x4 images (32 tiles) lost by 10-30% and 8x8 ones (128)
+// won by 1.4-1.7x; at batch 16 8x8 ones (64 tiles) won by 1.3x and 7x7 ones tied; at batch 1,
+// 56x56 (196 tiles) won by 1.9x and 32x32 (64) tied. A 7x7 image fills 77% of its tiles and won
+// by 1.4x, a 6x6 one 56% and tied, a 5x5 one 39% and lost by 1.5x.
+constexpr TileBounds kDataBounds = {96, 0.7};
+// Filter gradient: the direct kernel is slower on small images, so Winograd won by 1.3-2.2x on
+// 4x4 images at batch 16 and 32 (16 and 32 tiles) and lost at batch 8 (8 tiles); 6x6 images won
+// by 1.4-1.6x, 5x5 ones by only 1.2x.
+constexpr TileBounds kFilterBounds = {32, 0.5};
+// Forward with a constant filter (oneDNN's inference form, the filter transformed once, not per
+// call): at batch 1 it won from 7x7 images (4 tiles; 1.1-2.3x on 56x56 to 7x7 and 32x32 to 8x8)
+// and tied on 4x4 (1 tile); at batch 32 on 4x4 it won by 2.2x.
+constexpr TileBounds kConstFilterBounds = {4, 0.5};
+
 }  // namespace
+
+bool winograd_enabled() {
+    const char* v = std::getenv("NEOMEG_CONV_WINOGRAD");
+    if (!v || !*v || std::string_view(v) == "1")
+        return true;
+    if (std::string_view(v) == "0")
+        return false;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+        std::fprintf(stderr,
+                     "neomeg: NEOMEG_CONV_WINOGRAD=%s is neither 0 nor 1; Winograd stays on\n", v);
+    return true;
+}
+
+dnnl::algorithm default_conv_algorithm(ConvPass pass, const ConvDims& g, const TensorLayout& src,
+                                       const TensorLayout& filter, const TensorLayout& dst) {
+    constexpr auto direct = dnnl::algorithm::convolution_direct;
+    if (src.ndim != 4 || filter.ndim != 4 || dst.ndim != 4 || src.dtype != dtype::Float32 ||
+        g.group != 1 || filter[2] != 3 || filter[3] != 3)
+        return direct;
+    for (size_t d = 0; d < 2; ++d)
+        if (g.stride[d] != 1 || g.dilate[d] != 0)
+            return direct;
+    const size_t ic = src[1], oc = dst[1];
+    if (std::min(ic, oc) < kMinChannels || std::max(ic, oc) > kMaxChannels)
+        return direct;
+    const size_t oh = dst[2], ow = dst[3];
+    const size_t tiles_h = (oh + 3) / 4, tiles_w = (ow + 3) / 4;
+    const size_t tiles = dst[0] * tiles_h * tiles_w;
+    const double filled = double(oh * ow) / double(16 * tiles_h * tiles_w);
+    const TileBounds& b = pass == ConvPass::backward_filter        ? kFilterBounds
+                          : pass == ConvPass::forward_const_filter ? kConstFilterBounds
+                                                                   : kDataBounds;
+    return tiles >= b.min_tiles && filled >= b.min_filled ? dnnl::algorithm::convolution_winograd
+                                                          : direct;
+}
 
 std::unique_ptr<Plan> aligned_if_winograd(std::unique_ptr<Plan> plan) {
     if (std::string_view(plan->name()).find("wino") == std::string_view::npos)

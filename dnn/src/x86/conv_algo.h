@@ -1,15 +1,34 @@
-// MegEngine's fastrun for the oneDNN convolutions (x86_benchmark_kernel(), switched by
-// megengine.config.benchmark_kernel): the first time a case is planned, every algorithm oneDNN
-// implements for it (convolution_direct and, where it has one, convolution_winograd) is timed on
-// scratch memory and the fastest is kept for that case, process-wide, whichever operator object
-// (an eager op, a traced graph's node, on any x86 handle) plans it next. Off (the default), the
-// kernels plan convolution_direct, whose results do not depend on timing.
+// Which algorithm the oneDNN convolutions (forward, both backward passes, ConvBias and the
+// channel-blocked forms, eager and traced alike) plan for a case.
+//
+// By default, a rule on the shape alone (default_conv_algorithm: no timing, the same answer on
+// every run and every CPU): oneDNN's Winograd F(4x4, 3x3) where it clearly wins on the shapes we
+// measured (docs/x86-backend.md, `neomeg_conv_algorithms`), direct elsewhere: a 3x3 float32
+// convolution of stride 1, dilation 1 and one group, between 32 and 1024 channels in and out,
+// with enough 4x4 output tiles in the batch to pay for transforming the filter on each call (a
+// fixed cost in proportion to IC x OC, which lost 2-6x at batch 1 on 8x8 and 14x14 images) and
+// few of their outputs cropped away (a 5x5 or 6x6 output computes 8x8). The filter gradient's
+// direct kernel is slower than the other two passes' on small images, so its bounds are lower;
+// a constant filter (inference) is transformed once, so its forward needs only a few tiles.
+// Where oneDNN has no Winograd implementation for the case (a CPU without AVX-512,
+// ONEDNN_MAX_CPU_ISA capped below it), the direct one plans instead, silently. (A traced graph's
+// constant filter takes oneDNN's inference form, jit_fp32_wino_2x3, filter transformed once.)
+// NEOMEG_CONV_WINOGRAD=0 turns Winograd off altogether, for whoever needs the direct method's
+// rounding.
+//
+// MegEngine's fastrun (x86_benchmark_kernel(), switched by megengine.config.benchmark_kernel)
+// overrides the rule: the first time a case is planned, every algorithm oneDNN implements for it
+// (convolution_direct and, where it has one, convolution_winograd) is timed on scratch memory and
+// the fastest is kept for that case, process-wide, whichever operator object (an eager op, a
+// traced graph's node, on any x86 handle) plans it next.
 //
 // Winograd rounds differently from the direct method: oneDNN 2.6's F(4x4, 3x3) kernel transforms
 // 6x6 input tiles and 3x3 filters with constants up to 5.25 and 1/4 ... 1/24 (and the output
 // tiles back), so each output is a sum of larger partial terms that cancel, and its float32
-// rounding error is several times the direct method's (docs/x86-backend.md gives the measured
-// figures). That is why it is only ever chosen where the user asked for fastrun.
+// rounding error is several times the direct method's: about 1e-6 of the output's largest
+// magnitude against 3e-7 (docs/x86-backend.md gives the measured figures), far below what
+// float32 training notices; cuDNN's and MegEngine's own heuristics pick Winograd for such shapes
+// too.
 #pragma once
 
 #include <cstddef>
@@ -58,19 +77,47 @@ double time_primitive(const dnnl::primitive& prim, const dnnl::primitive_desc& p
 // starts at the first 64-byte boundary. Other plans are returned as they are.
 std::unique_ptr<Plan> aligned_if_winograd(std::unique_ptr<Plan> plan);
 
-// The algorithms a measured choice is made among, the default first.
+// The pass a convolution plan computes; forward_const_filter is a forward whose filter keeps its
+// value between calls (a traced graph's constant), which Winograd transforms once.
+enum class ConvPass { forward, forward_const_filter, backward_data, backward_filter };
+
+// Whether Winograd may be chosen at all: NEOMEG_CONV_WINOGRAD unset, empty or 1 says yes, 0 says
+// no (any other value warns once and counts as unset). Read on every plan, which happens once per
+// operator and shape: set it before the first run.
+bool winograd_enabled();
+
+// The rule above: convolution_winograd or convolution_direct for the convolution whose forward
+// form reads `src` (N, IC, H, W) with `filter` (OC, IC, KH, KW) into `dst` (N, OC, OH, OW),
+// plain shapes (a blocked operator passes its tensors' plain forms), for `pass`. Shapes only:
+// neither the CPU nor winograd_enabled() enters.
+dnnl::algorithm default_conv_algorithm(ConvPass pass, const ConvDims& g, const TensorLayout& src,
+                                       const TensorLayout& filter, const TensorLayout& dst);
+
+// The algorithms a measured choice is made among, direct first.
 inline constexpr dnnl::algorithm kConvAlgorithms[] = {dnnl::algorithm::convolution_direct,
                                                       dnnl::algorithm::convolution_winograd};
 
 // make_pd(algorithm) -> a primitive descriptor of type Pd, which may throw dnnl::error where
-// oneDNN has no implementation of that algorithm for the case. Off fastrun, the direct method's;
-// on, the algorithm measured fastest for `key` (measured now if it has not been yet).
+// oneDNN has no implementation of that algorithm for the case. Off fastrun, `preferred` (the
+// default rule's choice, default_conv_algorithm) where oneDNN plans it, else direct; on, the
+// algorithm measured fastest for `key` (measured now if it has not been yet). Direct, with
+// nothing measured, while !winograd_enabled().
 template <class MakePd>
-auto choose_conv_pd(HandleImpl& handle, const std::string& key, MakePd&& make_pd)
-        -> decltype(make_pd(dnnl::algorithm::convolution_direct)) {
+auto choose_conv_pd(HandleImpl& handle, const std::string& key, dnnl::algorithm preferred,
+                    MakePd&& make_pd) -> decltype(make_pd(dnnl::algorithm::convolution_direct)) {
     using Pd = decltype(make_pd(dnnl::algorithm::convolution_direct));
-    if (!x86_benchmark_kernel())
+    if (!winograd_enabled())
+        return make_pd(dnnl::algorithm::convolution_direct);  // nothing else to choose
+    if (!x86_benchmark_kernel()) {
+        if (preferred == dnnl::algorithm::convolution_winograd) {
+            try {
+                return make_pd(preferred);
+            } catch (const dnnl::error&) {
+                // No Winograd kernel for the case on this CPU: the direct one, as off.
+            }
+        }
         return make_pd(dnnl::algorithm::convolution_direct);
+    }
     ConvAlgoCache& cache = conv_algo_cache();
     if (auto alg = cache.find(key)) {
         try {

@@ -3,9 +3,10 @@
 // (blocked_desc.h), so that the primitive reads and writes them with no reorder; where the
 // implementation oneDNN picks for those formats is its reference, the primitive chooses its own
 // layouts and the operands reorder (as ConvBiasBlocked does). The filter and its gradient are
-// plain, reordered as in convolution.cpp. The algorithm is the direct one, or with fastrun the
-// faster of direct and Winograd (conv_algo.h). A bfloat16 1x1 filter gradient reorders src and
-// diff to plain for oneDNN's gemm kernel instead (conv_pointwise_lowp.h).
+// plain, reordered as in convolution.cpp. The algorithm is conv_algo.h's choice (Winograd for the
+// 3x3 stride-1 shapes where it wins, direct elsewhere; with fastrun the measured faster). A
+// bfloat16 1x1 filter gradient reorders src and diff to plain for oneDNN's gemm kernel instead
+// (conv_pointwise_lowp.h).
 #include <deque>
 
 #include "src/x86/blocked_desc.h"
@@ -89,6 +90,8 @@ private:
         };
         const TensorLayout layouts[] = {filter, diff, grad};
         auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_data_blocked", g, layouts),
+                                 default_conv_algorithm(ConvPass::backward_data, g,
+                                                        ops->plain_image, filter, ops->plain_diff),
                                  make_pd);
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_backward_data(pd), pd, engine,
                                                     pd.impl_info_str());
@@ -136,6 +139,8 @@ private:
         };
         const TensorLayout layouts[] = {src, diff, grad};
         auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_filter_blocked", g, layouts),
+                                 default_conv_algorithm(ConvPass::backward_filter, g,
+                                                        ops->plain_image, grad, ops->plain_diff),
                                  make_pd);
         // A bfloat16 1x1 filter gradient is faster by the gemm kernel, on plain src and diff
         // reordered from the blocked ones, than by the AMX kernel on blocked ones

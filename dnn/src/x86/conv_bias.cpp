@@ -47,6 +47,7 @@ private:
                 x86_handle(),
                 conv_case_key(str_cat("conv_bias nonline", static_cast<int>(m_param.nonlineMode)),
                               *g, layouts),
+                default_conv_algorithm(ConvPass::forward, *g, src, filter, dst),
                 [&](dnnl::algorithm alg) {
                     return conv_forward_pd(x86_handle(), *g, src, filter, dst, any_bias,
                                            post_ops_attr(m_param.nonlineMode, has_z), alg);

@@ -8,11 +8,11 @@
 // call and again only when the filter's address changes; otherwise on every call, since the values
 // at an address may change between calls (optimisers update in place).
 //
-// The algorithm is the direct one, or with fastrun the faster of direct and Winograd
-// (conv_algo.h). oneDNN's Winograd for inference wants the filter pre-transformed into its own
-// weights format, four times the filter's size: worth it for a constant filter, converted once,
-// but not for one converted on every call, whose Winograd plan is the training one (the filter in
-// a plain blocked format, transformed inside the primitive).
+// The algorithm is conv_algo.h's choice (Winograd for the 3x3 stride-1 shapes where it wins,
+// direct elsewhere; with fastrun the measured faster). oneDNN's Winograd for inference wants the
+// filter pre-transformed into its own weights format, four times the filter's size: worth it for a
+// constant filter, converted once, but not for one converted on every call, whose Winograd plan is
+// the training one (the filter in a plain blocked format, transformed inside the primitive).
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_algo.h"
 
@@ -121,7 +121,12 @@ private:
         const TensorLayout layouts[] = {src, filter, bias, z, dst};
         std::string pass = str_cat("fwd_blocked nonline", static_cast<int>(m_param.nonlineMode),
                                    m_param.filter_is_const ? " const" : "");
-        auto pd = choose_conv_pd(x86_handle(), conv_case_key(pass, *g, layouts), make_pd);
+        auto pd = choose_conv_pd(
+                x86_handle(), conv_case_key(pass, *g, layouts),
+                default_conv_algorithm(m_param.filter_is_const ? ConvPass::forward_const_filter
+                                                               : ConvPass::forward,
+                                       *g, s.plain_src, filter, s.plain_dst),
+                make_pd);
 
         auto conv = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());
         if (has_z) {

@@ -1,18 +1,18 @@
 // ConvolutionForward, ConvolutionBackwardData (also the transposed convolution) and
 // ConvolutionBackwardFilter through oneDNN: 1-D, 2-D and 3-D (NCW, NCHW, NCDHW), any stride,
 // padding, dilation and group, both modes, float32 and (where the CPU has a kernel) bfloat16 with
-// float32 accumulation, by the direct algorithm or, with fastrun, the faster of direct and Winograd
-// (conv_algo.h); bfloat16 1x1 filter gradients, and strided 1x1 input gradients as stride-1 ones
-// on the subsampled grid, by oneDNN's gemm kernel (conv_pointwise_lowp.h). The primitives choose
-// their own layouts (format_tag::any: the blocked formats their fast kernels need), and the
-// caller's strided tensors are reordered in and out through the workspace. The flipped-kernel
-// CONVOLUTION mode is cross-correlation with the filter reversed in every spatial axis: the
-// reversal rides on the filter's staging copy, which the blocked weight layout needs anyway. A
-// filter whose storage and version stay the same is reordered once and then read from the
-// WeightCache (weight_cache.h). What oneDNN has no kernel for (float16 in oneDNN 2.6, bfloat16
-// below AVX-512) runs the float32 primitive between vectorised conversions (lowp_plan.h); empty
-// tensors go to naive. Depthwise convolutions on plain float32 tensors run our own loops instead
-// (depthwise_conv.h).
+// float32 accumulation, by the algorithm conv_algo.h chooses (Winograd for the 3x3 stride-1 shapes
+// where it wins, direct elsewhere; with fastrun the measured faster); bfloat16 1x1 filter
+// gradients, and strided 1x1 input gradients as stride-1 ones on the subsampled grid, by oneDNN's
+// gemm kernel (conv_pointwise_lowp.h). The primitives choose their own layouts (format_tag::any:
+// the blocked formats their fast kernels need), and the caller's strided tensors are reordered in
+// and out through the workspace. The flipped-kernel CONVOLUTION mode is cross-correlation with the
+// filter reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
+// blocked weight layout needs anyway. A filter whose storage and version stay the same is reordered
+// once and then read from the WeightCache (weight_cache.h). What oneDNN has no kernel for (float16
+// in oneDNN 2.6, bfloat16 below AVX-512) runs the float32 primitive between vectorised conversions
+// (lowp_plan.h); empty tensors go to naive. Depthwise convolutions on plain float32 tensors run our
+// own loops instead (depthwise_conv.h).
 #include <deque>
 
 #include "src/x86/conv_algo.h"
@@ -41,6 +41,7 @@ private:
             return nullptr;
         const TensorLayout layouts[] = {src, filter, dst};
         auto pd = choose_conv_pd(x86_handle(), conv_case_key("fwd", *g, layouts),
+                                 default_conv_algorithm(ConvPass::forward, *g, src, filter, dst),
                                  [&](dnnl::algorithm alg) {
                                      return conv_forward_pd(x86_handle(), *g, src, filter, dst,
                                                             std::nullopt, user_scratchpad(), alg);
@@ -95,7 +96,9 @@ private:
                                                                    x86_handle().engine(), hint);
         };
         const TensorLayout layouts[] = {filter, diff, grad};
-        auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_data", g, layouts), make_pd);
+        auto pd = choose_conv_pd(
+                x86_handle(), conv_case_key("bwd_data", g, layouts),
+                default_conv_algorithm(ConvPass::backward_data, g, grad, filter, diff), make_pd);
         // bfloat16 has no Winograd kernel, so the gemm choice starts from the direct method's.
         if (prefer_gemm)
             if (auto gemm = pointwise_bf16_gemm(
@@ -148,7 +151,9 @@ private:
                                                                       x86_handle().engine(), hint);
         };
         const TensorLayout layouts[] = {src, diff, grad};
-        auto pd = choose_conv_pd(x86_handle(), conv_case_key("bwd_filter", *g, layouts), make_pd);
+        auto pd = choose_conv_pd(
+                x86_handle(), conv_case_key("bwd_filter", *g, layouts),
+                default_conv_algorithm(ConvPass::backward_filter, *g, src, grad, diff), make_pd);
         if (auto gemm = pointwise_bf16_gemm(
                     grad, *g, [&] { return make_pd(dnnl::algorithm::convolution_direct); }))
             pd = *gemm;
