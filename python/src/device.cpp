@@ -20,7 +20,10 @@ dnn::cuda_libraries::Library library(const std::string& name) {
         return dnn::cuda_libraries::Library::Cublas;
     if (name == "cudnn")
         return dnn::cuda_libraries::Library::Cudnn;
-    throw py::value_error("unknown CUDA library " + name + ": expected 'cublas' or 'cudnn'");
+    if (name == "cusolver")
+        return dnn::cuda_libraries::Library::Cusolver;
+    throw py::value_error("unknown CUDA library " + name +
+                          ": expected 'cublas', 'cudnn' or 'cusolver'");
 }
 
 }  // namespace
@@ -66,8 +69,8 @@ void init_device(py::module_& m) {
     m.def("get_cuda_driver_version", &cuda::driver_version);
     m.def("get_cudnn_version", &cuda::cudnn_build_version);
     m.def("get_cudnn_runtime_version", &cuda::cudnn_runtime_version);
-    // The CUDA libraries loaded at run time ("cublas", "cudnn"): the file that loaded, and why it
-    // is not usable ("" when it is). The first call loads the library.
+    // The CUDA libraries loaded at run time ("cublas", "cudnn", "cusolver"): the file that loaded,
+    // and why it is not usable ("" when it is). The first call loads the library.
     m.def("cuda_library_error",
           [](const std::string& name) { return dnn::cuda_libraries::load_error(library(name)); });
     m.def("cuda_library_file",

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "src/cuda/conv_direction.h"
 #include "src/cuda/handle.h"
 
 namespace neomeg::dnn::cuda {
@@ -22,58 +23,20 @@ struct Candidate {
     size_t workspace;
 };
 
-template <class Perf, class Query>
-void collect(const Perf* perf, int n, std::vector<Candidate>& out, Query&& workspace_of) {
+// The heuristics' algorithms that report success and whose workspace query succeeds, best first.
+template <class D>
+std::vector<Candidate> heuristic_candidates(cudnnHandle_t h, const ConvPlan& p, D) {
+    std::array<typename D::Perf, D::kAlgoCount> perf{};
+    int n = 0;
+    std::vector<Candidate> c;
+    if (D::heuristics(h, p, &n, perf.data()) != CUDNN_STATUS_SUCCESS)
+        return c;
     for (int i = 0; i < n; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS)
             continue;
         size_t ws = 0;
-        if (workspace_of(perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS)
-            out.push_back({static_cast<int>(perf[i].algo), ws});
-    }
-}
-
-// The heuristics' algorithms that report success and whose workspace query succeeds, best first.
-std::vector<Candidate> heuristic_candidates(cudnnHandle_t h, ConvKind kind, const ConvPlan& p) {
-    const auto& api = libcudnn();
-    std::vector<Candidate> c;
-    int n = 0;
-    switch (kind) {
-        case ConvKind::Forward: {
-            std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
-            if (api.cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.get(), p.w.get(), p.conv,
-                                                           p.y.get(), static_cast<int>(perf.size()),
-                                                           &n, perf.data()) == CUDNN_STATUS_SUCCESS)
-                collect(perf.data(), n, c, [&](auto algo, size_t* ws) {
-                    return api.cudnnGetConvolutionForwardWorkspaceSize(h, p.x.get(), p.w.get(),
-                                                                       p.conv, p.y.get(), algo, ws);
-                });
-            break;
-        }
-        case ConvKind::BackwardData: {
-            std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>
-                    perf{};
-            if (api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                        h, p.w.get(), p.y.get(), p.conv, p.x.get(), static_cast<int>(perf.size()),
-                        &n, perf.data()) == CUDNN_STATUS_SUCCESS)
-                collect(perf.data(), n, c, [&](auto algo, size_t* ws) {
-                    return api.cudnnGetConvolutionBackwardDataWorkspaceSize(
-                            h, p.w.get(), p.y.get(), p.conv, p.x.get(), algo, ws);
-                });
-            break;
-        }
-        case ConvKind::BackwardFilter: {
-            std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>
-                    perf{};
-            if (api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                        h, p.x.get(), p.y.get(), p.conv, p.w.get(), static_cast<int>(perf.size()),
-                        &n, perf.data()) == CUDNN_STATUS_SUCCESS)
-                collect(perf.data(), n, c, [&](auto algo, size_t* ws) {
-                    return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                            h, p.x.get(), p.y.get(), p.conv, p.w.get(), algo, ws);
-                });
-            break;
-        }
+        if (D::workspace(h, p, perf[i].algo, &ws) == CUDNN_STATUS_SUCCESS)
+            c.push_back({static_cast<int>(perf[i].algo), ws});
     }
     return c;
 }
@@ -114,22 +77,13 @@ private:
     size_t m_bytes = 0;
 };
 
-template <class Perf>
-std::optional<ConvAlgoChoice> fastest(const Perf* perf, int n, size_t workspace_limit) {
-    // cudnnFind*Ex returns its results fastest first.
-    for (int i = 0; i < n; ++i)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace_limit)
-            return ConvAlgoChoice{static_cast<int>(perf[i].algo), perf[i].memory, perf[i].mathType,
-                                  true};
-    return std::nullopt;
-}
-
 // Runs every algorithm on scratch buffers of the case's layouts (cudnnFind*AlgorithmEx, on the
 // handle's stream) and returns the fastest that succeeded within the workspace given; nullopt
 // when the scratch memory could not be had or measuring failed.
-std::optional<ConvAlgoChoice> measure(HandleImpl& handle, ConvKind kind, const ConvPlan& p,
-                                      const TensorLayout& x, const TensorLayout& w,
-                                      const TensorLayout& y, size_t max_workspace) {
+template <class D>
+std::optional<ConvAlgoChoice> measure(HandleImpl& handle, const ConvPlan& p, const TensorLayout& x,
+                                      const TensorLayout& w, const TensorLayout& y,
+                                      size_t max_workspace, D) {
     DeviceGuard guard(handle.device());
     size_t free_bytes = 0, total = 0;
     if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
@@ -145,45 +99,20 @@ std::optional<ConvAlgoChoice> measure(HandleImpl& handle, ConvKind kind, const C
     // The inputs' values do not change which algorithm is fastest; zeros keep NaNs out.
     for (const Scratch* s : {&sx, &sw, &sy})
         NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1), stream));
-    const auto& api = libcudnn();
-    cudnnHandle_t h = handle.cudnn();
+    std::array<typename D::Perf, D::kAlgoCount> perf{};
     int n = 0;
-    std::optional<ConvAlgoChoice> best;
-    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-    switch (kind) {
-        case ConvKind::Forward: {
-            std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
-            st = api.cudnnFindConvolutionForwardAlgorithmEx(
-                    h, p.x.get(), sx.origin(), p.w.get(), sw.origin(), p.conv, p.y.get(),
-                    sy.origin(), static_cast<int>(perf.size()), &n, perf.data(), ws.base(),
-                    ws.bytes());
-            best = fastest(perf.data(), n, ws.bytes());
-            break;
-        }
-        case ConvKind::BackwardData: {
-            std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>
-                    perf{};
-            st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(
-                    h, p.w.get(), sw.origin(), p.y.get(), sy.origin(), p.conv, p.x.get(),
-                    sx.origin(), static_cast<int>(perf.size()), &n, perf.data(), ws.base(),
-                    ws.bytes());
-            best = fastest(perf.data(), n, ws.bytes());
-            break;
-        }
-        case ConvKind::BackwardFilter: {
-            std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>
-                    perf{};
-            st = api.cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                    h, p.x.get(), sx.origin(), p.y.get(), sy.origin(), p.conv, p.w.get(),
-                    sw.origin(), static_cast<int>(perf.size()), &n, perf.data(), ws.base(),
-                    ws.bytes());
-            best = fastest(perf.data(), n, ws.bytes());
-            break;
-        }
-    }
+    cudnnStatus_t st = D::find(handle.cudnn(), p, {sx.origin(), sw.origin(), sy.origin()}, &n,
+                               perf.data(), ws.base(), ws.bytes());
     // The scratch buffers are freed when this returns: nothing may still run on them.
     NM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return st == CUDNN_STATUS_SUCCESS ? best : std::nullopt;
+    if (st != CUDNN_STATUS_SUCCESS)
+        return std::nullopt;
+    // cudnnFind*Ex returns its results fastest first.
+    for (int i = 0; i < n; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws.bytes())
+            return ConvAlgoChoice{static_cast<int>(perf[i].algo), perf[i].memory, perf[i].mathType,
+                                  true};
+    return std::nullopt;
 }
 
 std::string case_key(ConvKind kind, const ConvArgs& args, const TensorLayout& x,
@@ -240,7 +169,8 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
     NM_CUDNN_CHECK(api.cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(args.group)));
     cudnnMathType_t math = math_type(x.dtype);
     NM_CUDNN_CHECK(api.cudnnSetConvolutionMathType(plan->conv, math));
-    auto candidates = heuristic_candidates(handle.cudnn(), kind, *plan);
+    auto candidates = with_direction(
+            kind, [&](auto d) { return heuristic_candidates(handle.cudnn(), *plan, d); });
     if (candidates.empty())
         return nullptr;
     plan->algo = candidates[0].algo;
@@ -254,7 +184,8 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
         size_t max_ws = 0;
         for (const auto& c : candidates)
             max_ws = std::max(max_ws, c.workspace);
-        choice = measure(handle, kind, *plan, x, w, y, max_ws);
+        choice = with_direction(kind,
+                                [&](auto d) { return measure(handle, *plan, x, w, y, max_ws, d); });
         if (!choice)
             choice = ConvAlgoChoice{candidates[0].algo, candidates[0].workspace, math, false};
         handle.conv_algo_cache().put(key, *choice);
@@ -271,9 +202,8 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
 
 bool use_forward_algo(HandleImpl& handle, ConvPlan& plan, cudnnConvolutionFwdAlgo_t algo) {
     size_t ws = 0;
-    if (libcudnn().cudnnGetConvolutionForwardWorkspaceSize(handle.cudnn(), plan.x.get(),
-                                                           plan.w.get(), plan.conv, plan.y.get(),
-                                                           algo, &ws) != CUDNN_STATUS_SUCCESS)
+    if (ConvDirection<ConvKind::Forward>::workspace(handle.cudnn(), plan, algo, &ws) !=
+        CUDNN_STATUS_SUCCESS)
         return false;
     plan.algo = static_cast<int>(algo);
     plan.workspace = ws;

@@ -8,13 +8,14 @@
 // ConvBias is conv_bias.cpp.
 #include <array>
 
+#include "src/cuda/conv_direction.h"
 #include "src/cuda/conv_kernel.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
 
-// One direction: which of its tensors (inputs 0 and 1, then output 0) plays the plan's x, w and
-// y, and its cuDNN call on them.
+// One operator's direction, and which of its tensors (inputs 0 and 1, then output 0) plays the
+// plan's x, w and y (conv_direction.h has the direction's cuDNN calls).
 template <class Op>
 struct Direction;
 
@@ -23,12 +24,6 @@ struct Direction<ConvolutionForward> {
     static constexpr ConvKind kKind = ConvKind::Forward;
     // inputs: src, filter; output: dst.
     static constexpr std::array<int, 3> kXwy{0, 1, 2};
-    static cudnnStatus_t call(cudnnHandle_t h, const ConvPlan& p, const void* in0, const void* in1,
-                              void* out, Workspace ws, const float* alpha, const float* beta) {
-        return libcudnn().cudnnConvolutionForward(h, alpha, p.x.get(), in0, p.w.get(), in1, p.conv,
-                                                  static_cast<cudnnConvolutionFwdAlgo_t>(p.algo),
-                                                  ws.ptr, ws.size, beta, p.y.get(), out);
-    }
 };
 
 template <>
@@ -36,13 +31,6 @@ struct Direction<ConvolutionBackwardData> {
     static constexpr ConvKind kKind = ConvKind::BackwardData;
     // inputs: filter, diff; output: grad (the src gradient).
     static constexpr std::array<int, 3> kXwy{2, 0, 1};
-    static cudnnStatus_t call(cudnnHandle_t h, const ConvPlan& p, const void* in0, const void* in1,
-                              void* out, Workspace ws, const float* alpha, const float* beta) {
-        return libcudnn().cudnnConvolutionBackwardData(
-                h, alpha, p.w.get(), in0, p.y.get(), in1, p.conv,
-                static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws.ptr, ws.size, beta,
-                p.x.get(), out);
-    }
 };
 
 template <>
@@ -50,13 +38,6 @@ struct Direction<ConvolutionBackwardFilter> {
     static constexpr ConvKind kKind = ConvKind::BackwardFilter;
     // inputs: src, diff; output: grad (the filter gradient).
     static constexpr std::array<int, 3> kXwy{0, 2, 1};
-    static cudnnStatus_t call(cudnnHandle_t h, const ConvPlan& p, const void* in0, const void* in1,
-                              void* out, Workspace ws, const float* alpha, const float* beta) {
-        return libcudnn().cudnnConvolutionBackwardFilter(
-                h, alpha, p.x.get(), in0, p.y.get(), in1, p.conv,
-                static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), ws.ptr, ws.size, beta,
-                p.w.get(), out);
-    }
 };
 
 template <class Op>
@@ -78,9 +59,11 @@ private:
         std::array<TensorLayout, 2> il{in[0].layout, in[1].layout};
         std::array<TensorLayout, 1> ol{out[0].layout};
         ConvPlan& p = *this->plan_for(il, ol);
+        const std::array<void*, 3> t{in[0].raw_ptr(), in[1].raw_ptr(), out[0].raw_ptr()};
         float alpha = 1, beta = 0;
-        NM_CUDNN_CHECK(D::call(this->cuda_handle().cudnn(), p, in[0].raw_ptr(), in[1].raw_ptr(),
-                               out[0].raw_ptr(), ws, &alpha, &beta));
+        NM_CUDNN_CHECK(ConvDirection<D::kKind>::run(this->cuda_handle().cudnn(), p,
+                                                    {t[D::kXwy[0]], t[D::kXwy[1]], t[D::kXwy[2]]},
+                                                    ws, &alpha, &beta));
         return p.measured ? "cudnn(measured)" : "cudnn";
     }
 };

@@ -3,10 +3,11 @@
 // sign, so that is the promise: U diag(S) Vh is the same product); the full factors' extra
 // columns are orthonormal. Both cuSOLVER paths (gesvdjBatched up to 32 x 32, gesvdj per matrix
 // beyond), thin and full, float dtypes, strided inputs and padded outputs, empty batches and
-// matrices, and NaN.
+// matrices, a batch of more than one gesvdjBatched call, and NaN.
 #include <cmath>
 
 #include "cuda/cuda_test.h"
+#include "src/cuda/svd_plan.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
@@ -167,4 +168,21 @@ TEST_F(Cuda, SvdOfNonFiniteMatrixIsNaN) {
         EXPECT_TRUE(std::isnan(u[i])) << i;
         EXPECT_TRUE(std::isnan(vh[i])) << i;
     }
+}
+
+TEST_F(Cuda, SvdBatchBeyondOneBatchedCallMatchesNaive) {
+    // Two gesvdjBatched calls (a full chunk, then 3 matrices), each with its own place in the
+    // workspace's arrays: every matrix, the last ones included, is naive's.
+    const size_t batch = static_cast<size_t>(neomeg::dnn::cuda::kSvdBatchedChunk) + 3;
+    std::mt19937 rng(11);
+    HostTensor src(TensorLayout({batch, 3, 2}, dtype::Float32));
+    fill_uniform(src, -1, 1, rng);
+    std::string kernel;
+    auto p = svd_param(true, false);
+    auto naive_op = Handle::make_naive()->create_operator<SVD>();
+    naive_op->param() = p;
+    auto want = run_op(*naive_op, {src});
+    auto got = run_svd(*handle, p, src, false, &kernel);
+    EXPECT_EQ(kernel, "cusolver:gesvdj_batched");
+    expect_same_up_to_signs(got, want, 2e-4, "a batch of " + std::to_string(batch));
 }

@@ -120,19 +120,61 @@ TEST(CudaSvdPlan, WorkspaceRegionsAreDisjointAndAligned) {
     for (bool uv : {false, true}) {
         auto p = plan_svd(TensorLayout({3, 40, 50}, dtype::Float32), uv, true);
         ASSERT_TRUE(p);
+        const SvdRegions& r = p->ws;
         const size_t d = sizeof(double);
-        EXPECT_EQ(p->a, 0u);
-        EXPECT_GE(p->s, p->a + 3 * 40 * 50 * d);
-        EXPECT_GE(p->u, p->s + 3 * 40 * d);
+        EXPECT_EQ(r.a, 0u);
+        EXPECT_GE(r.s, r.a + 3 * 40 * 50 * d);
+        EXPECT_GE(r.u, r.s + 3 * 40 * d);
         // U and V have their room without vectors too (cuSOLVER may use it).
-        EXPECT_GE(p->v, p->u + 3 * 40 * 40 * d);
-        EXPECT_GE(p->info, p->v + 3 * 50 * 50 * d);
-        EXPECT_GE(p->bad, p->info + 3 * sizeof(int));
-        EXPECT_GE(p->work, p->bad + 3 * sizeof(int));
-        for (size_t off : {p->s, p->u, p->v, p->info, p->bad, p->work})
+        EXPECT_GE(r.v, r.u + 3 * 40 * 40 * d);
+        EXPECT_GE(r.info, r.v + 3 * 50 * 50 * d);
+        EXPECT_GE(r.bad, r.info + 3 * sizeof(int));
+        EXPECT_GE(r.end, r.bad + 3 * sizeof(int));
+        for (size_t off : {r.s, r.u, r.v, r.info, r.bad, r.end})
             EXPECT_EQ(off % 256, 0u);
-        EXPECT_EQ(p->workspace_bytes(10), p->work + 10 * d);
+        EXPECT_EQ(p->workspace_bytes(10), r.end + 10 * d);
     }
+}
+
+TEST(CudaSvdPlan, OneCallsArraysAreTheStartOfTheBatchs) {
+    // The work-size query gets the arrays of one call, laid out as the batch's regions are.
+    auto p = plan_svd(TensorLayout({5, 40, 30}, dtype::Float32), true, false);
+    ASSERT_TRUE(p);
+    SvdRegions one = svd_regions(p->shape, 1);
+    const size_t d = sizeof(double);
+    EXPECT_EQ(one.s, 9728u);  // A's 9600 bytes, rounded up to 256
+    EXPECT_GE(one.u, one.s + 30 * d);
+    EXPECT_GE(one.v, one.u + 40 * 30 * d);  // econ: k columns of U
+    EXPECT_GE(one.info, one.v + 30 * 30 * d);
+    EXPECT_LT(one.info, p->ws.info);
+    EXPECT_EQ(one.info % 256, 0u);
+}
+
+TEST(CudaSvdPlan, BatchedCallsTakeChunksOfTheBatch) {
+    const auto sizes = [](int64_t batch) {
+        return plan_svd(TensorLayout({static_cast<size_t>(batch), 4, 3}, dtype::Float32), true,
+                        false)
+                ->call_sizes();
+    };
+    const auto chunk = kSvdBatchedChunk;
+    EXPECT_EQ(sizes(7), (std::vector<int64_t>{7}));
+    EXPECT_EQ(sizes(chunk), (std::vector<int64_t>{chunk}));
+    EXPECT_EQ(sizes(2 * chunk), (std::vector<int64_t>{chunk}));
+    EXPECT_EQ(sizes(2 * chunk + 5), (std::vector<int64_t>{chunk, 5}));
+    EXPECT_EQ(sizes(0), (std::vector<int64_t>{}));
+    // A batch beyond int: calls of int size each.
+    auto huge = plan_svd(TensorLayout({size_t{3} << 30, 1, 1}, dtype::Float32), false, false);
+    ASSERT_TRUE(huge);
+    EXPECT_TRUE(huge->batched);
+    EXPECT_EQ(huge->call_sizes(), (std::vector<int64_t>{chunk}));  // 3 << 30 is a multiple
+    // gesvdj: one matrix per call, whatever the batch.
+    auto big = plan_svd(TensorLayout({9, 33, 2}, dtype::Float32), true, true);
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->chunk, 1);
+    EXPECT_EQ(big->call_sizes(), (std::vector<int64_t>{1}));
+    // No decomposition, no call.
+    EXPECT_EQ(plan_svd(TensorLayout({9, 0, 2}, dtype::Float32), true, true)->call_sizes(),
+              (std::vector<int64_t>{}));
 }
 
 TEST(CudaSvdPlan, EmptyMatricesNeedNoWorkspace) {

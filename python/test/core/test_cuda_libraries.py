@@ -5,6 +5,7 @@ without a GPU; the parts that need one are taken where one is present."""
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -119,7 +120,7 @@ def test_installed_libraries_load_on_first_use():
         f"libcudnn.so.{mge.get_cudnn_version() // 10000}"
     )
     assert _rt.get_cudnn_runtime_version() // 10000 == mge.get_cudnn_version() // 10000
-    with pytest.raises(ValueError, match="unknown CUDA library cufft"):
+    with pytest.raises(ValueError, match="unknown CUDA library cufft: expected .*cusolver"):
         _rt.cuda_library_error("cufft")
 
 
@@ -155,3 +156,68 @@ def test_version_mismatch_names_both_versions(tmp_path):
         f"{built // 100 % 100}.{built % 100} but the cuDNN found at run time is 8.9.7 ({fake})"
     )
     assert found == "80907"
+
+
+@built_with_cuda
+def test_cusolver_loads_on_first_use():
+    if os.environ.get("NEOMEG_CUSOLVER_LIBRARY"):
+        pytest.skip("NEOMEG_CUSOLVER_LIBRARY is set: this test checks the default soname")
+    r = run_python(
+        """
+        import megengine as mge
+        import megengine.functional as F
+        from megengine.core import _imperative_rt as rt
+
+        F.svd(mge.Tensor([[3.0, 0.0], [0.0, 4.0]]))  # a CPU SVD does not load it
+        assert "libcusolver" not in open("/proc/self/maps").read()
+        print(repr(rt.cuda_library_error("cusolver")))
+        print(rt.cuda_library_file("cusolver"))
+        assert "libcusolver" in open("/proc/self/maps").read()
+        """
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    error, file = r.stdout.splitlines()
+    assert error == "''"
+    # The soname of a major version, as the loader found it (libcusolver.so.12 for CUDA 13).
+    assert re.fullmatch(r".*libcusolver\.so\.\d+", file), file
+
+
+@built_with_cuda
+def test_missing_cusolver_is_named():
+    r = run_python(
+        """
+        from megengine.core import _imperative_rt as rt
+        print(rt.cuda_library_error("cusolver"))
+        print(rt.cuda_library_file("cusolver") or "-")
+        """,
+        NEOMEG_CUSOLVER_LIBRARY="/nonexistent/libcusolver.so.12",
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    error, file = r.stdout.splitlines()
+    assert error.startswith("cuSOLVER could not be loaded (/nonexistent/libcusolver.so.12"), error
+    assert "NEOMEG_CUSOLVER_LIBRARY" in error
+    assert file == "-"
+
+
+@built_with_cuda
+def test_cusolver_version_mismatch_names_both_versions(tmp_path):
+    cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler to build a stand-in cuSOLVER")
+    fake = tmp_path / "libcusolver.so.11"
+    src = REPO / "dnn/test/cuda/fake_libraries/fake_cusolver.cpp"
+    subprocess.run([cxx, "-shared", "-fPIC", "-o", str(fake), str(src)], check=True)
+    r = run_python(
+        """
+        from megengine.core import _imperative_rt as rt
+        print(rt.cuda_library_error("cusolver"))
+        """,
+        NEOMEG_CUSOLVER_LIBRARY=str(fake),
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    (error,) = r.stdout.splitlines()
+    assert re.fullmatch(
+        r"cuSOLVER version mismatch: NeoMeg was built with cuSOLVER \d+\.\d+\.\d+ but the "
+        rf"cuSOLVER found at run time is 11\.7\.5 \({re.escape(str(fake))}\)",
+        error,
+    ), error
