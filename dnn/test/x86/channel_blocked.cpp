@@ -183,8 +183,9 @@ TEST_F(X86, PoolingBlockedMatchesNaive) {
             }
 }
 
-// 1-D and 3-D windows (oneDNN's pooling on nCw8c/16c and nCdhw8c/16c), every mode, padded and
-// strided, on a channel count that does not fill its last block.
+// 1-D and 3-D windows (oneDNN's pooling on nCw8c/16c and nCdhw8c/16c; MAX forward runs our loop
+// along the block, which keeps naive's NaN rule), every mode, padded and strided, on a channel
+// count that does not fill its last block. Never naive's kernel.
 TEST_F(X86, PoolingBlockedOneAndThreeDimensionalMatchesNaive) {
     std::mt19937 rng(21);
     using Mode = param::Pooling::Mode;
@@ -195,13 +196,13 @@ TEST_F(X86, PoolingBlockedOneAndThreeDimensionalMatchesNaive) {
             p.window = {3};
             p.stride = {2};
             p.padding = {1};
-            EXPECT_TRUE(check<PoolingBlocked>(*handle, p, {random_blocked({2, 20, 9}, block, rng)})
-                                .starts_with("onednn:"));
+            EXPECT_NE(check<PoolingBlocked>(*handle, p, {random_blocked({2, 20, 9}, block, rng)}),
+                      "naive");
             p.window = {2, 3, 3};
             p.stride = {2, 2, 1};
             p.padding = {0, 1, 1};
             auto x = random_blocked({2, 20, 5, 6, 7}, block, rng);
-            EXPECT_TRUE(check<PoolingBlocked>(*handle, p, {x}).starts_with("onednn:"));
+            EXPECT_NE(check<PoolingBlocked>(*handle, p, {x}), "naive");
             check<PoolingBlocked>(*handle, p, {strided_copy(x)});
         }
 }
