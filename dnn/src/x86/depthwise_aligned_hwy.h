@@ -10,9 +10,11 @@
 
 namespace neomeg::dnn::x86 {
 
-// dw_direct_correlate for 3x3 taps of stride and dilation 1 with x.left == 1, where the CPU has
-// AVX-512 and the plane's copy fits the per-thread buffer; false (nothing written) elsewhere.
-bool dw_aligned_correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out_row,
-                             size_t oh, size_t ow, bool accumulate);
+// dw_direct_correlate for 3x3 taps of dilation 1 and stride `stride` (1 or 2) along both axes
+// with x.left == 1, where the CPU has AVX-512 and the plane's copy fits the per-thread buffer;
+// false (nothing written) elsewhere. A stride of 2 copies each row's even and odd columns apart,
+// so that its taps are an even vector, an odd one and an odd one shifted by a lane.
+bool dw_aligned_correlate3x3(size_t stride, const DwSource& x, const float* w, float* out,
+                             ptrdiff_t out_row, size_t oh, size_t ow, bool accumulate);
 
 }  // namespace neomeg::dnn::x86

@@ -291,15 +291,18 @@ void CorrelateTaps(const DwSource& x, const DwTaps& t, const float* w, float* ou
         return t.kh == kh && t.kw == kw && t.sh == sh && t.dh == 1;
     };
     if (is(3, 3, 1)) {
-        // Same-padded 3x3 on AVX-512, in cache: the aligned copy's loop, whose taps split no
-        // cache lines.
+        // 3x3 with one column of left padding on AVX-512, in cache: the aligned copy's loop,
+        // whose taps split no cache lines (the stride-2 one's need no permute per tap either).
         if (SW == 1 && t.dw == 1 && x.cached &&
-            dw_aligned_correlate3x3(x, w, out, out_row, oh, ow, accumulate))
+            dw_aligned_correlate3x3(1, x, w, out, out_row, oh, ow, accumulate))
             return;
         Correlate<SW, Fixed<3, 3, 1>>(x, t, w, out, out_row, oh, ow, accumulate);
-    } else if (is(3, 3, 2))
+    } else if (is(3, 3, 2)) {
+        if (SW == 2 && t.dw == 1 && x.cached &&
+            dw_aligned_correlate3x3(2, x, w, out, out_row, oh, ow, accumulate))
+            return;
         Correlate<SW, Fixed<3, 3, 2>>(x, t, w, out, out_row, oh, ow, accumulate);
-    else if (is(5, 5, 1))
+    } else if (is(5, 5, 1))
         Correlate<SW, Fixed<5, 5, 1>>(x, t, w, out, out_row, oh, ow, accumulate);
     else if (is(5, 5, 2))
         Correlate<SW, Fixed<5, 5, 2>>(x, t, w, out, out_row, oh, ow, accumulate);

@@ -46,6 +46,12 @@ std::vector<Case> cases() {
             {{1, 2, 6, 17}, {2, 1, 3, 3}, conv_param({1, 1}, {2, 1}, {1, 1}, 2)},
             {{1, 2, 9, 65}, {2, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 2)},
             {{1, 1, 3, 100}, {1, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 1)},
+            // The same with a stride of 2 (even and odd columns copied apart): outputs of 16, 17
+            // and 33 columns, a multiplier of 2, no or two rows of padding on top, a 1x1 input.
+            {{2, 2, 7, 31}, {4, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
+            {{1, 3, 8, 33}, {3, 1, 3, 3}, conv_param({2, 2}, {0, 1}, {1, 1}, 3)},
+            {{1, 2, 9, 65}, {2, 1, 3, 3}, conv_param({2, 2}, {2, 1}, {1, 1}, 2)},
+            {{1, 2, 1, 1}, {2, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
     };
 }
 
