@@ -17,6 +17,12 @@
 // (the weight cache); the convolutions that read a filter are also timed with a filter that is new
 // on every call ("new weights": a training step), which reorders it each time. Each figure is the
 // best of `repeat` calls after two warm-ups; on a shared machine timings swing, so run it twice.
+//
+// A convolution's raw primitive runs the algorithm our kernel's default rule picks for the case
+// and pass (x86::default_conv_algorithm: Winograd for some 3x3 stride-1 shapes, direct elsewhere,
+// direct where oneDNN has no Winograd kernel or NEOMEG_CONV_WINOGRAD=0), so the two compute the
+// same thing; each line names the implementation both ran. The "nchw" lines are oneDNN's direct
+// kernels on plain tensors (Winograd reads blocked layouts only).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <time.h>
@@ -34,6 +40,8 @@
 
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators.h"
+#include "src/x86/conv_algo.h"
+#include "src/x86/kernel_report.h"
 
 using namespace neomeg::dnn;
 using dnnl::memory;
@@ -44,6 +52,7 @@ namespace {
 int g_repeat = 10;
 bool g_cpu_time = false;
 std::vector<std::string> g_only;  // substrings of the case names to run; empty: all
+std::string g_our_kernel;         // the kernel the last time_ours call ran
 
 bool wanted(const std::string& name) {
     if (g_only.empty())
@@ -136,12 +145,15 @@ double time_ours(Handle& handle, const typename Op::Param& p, std::vector<Tensor
     }
     Aligned ws(std::vector<float>(op->get_workspace_in_bytes(in_l, out_l) / sizeof(float) + 1));
     Workspace w{reinterpret_cast<std::byte*>(ws.data()), op->get_workspace_in_bytes(in_l, out_l)};
-    return best_seconds([&] {
+    double t = best_seconds([&] {
         if (new_weights)
             for (StorageId& id : ids)
                 id.note_write();
         op->exec(in, out, w);
     });
+    auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
+    g_our_kernel = report ? report->last_kernel() : "?";
+    return t;
 }
 
 struct Raw {
@@ -207,11 +219,14 @@ void report_plain(const char* name, double ours, const dnnl::engine& eng, dnnl::
                 raw.with_reorders * 1e3, raw.with_reorders / ours, impl.c_str());
 }
 
-void report(const char* name, double ours, Raw raw) {
-    std::printf(
-            "%-48s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)\n",
-            name, ours * 1e3, raw.primitive * 1e3, raw.primitive / ours, raw.with_reorders * 1e3,
-            raw.with_reorders / ours);
+// `impl`, where given: the raw primitive's implementation, printed after ours (g_our_kernel).
+void report(const char* name, double ours, Raw raw, const std::string& impl = {}) {
+    std::printf("%-48s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)",
+                name, ours * 1e3, raw.primitive * 1e3, raw.primitive / ours,
+                raw.with_reorders * 1e3, raw.with_reorders / ours);
+    if (!impl.empty())
+        std::printf("  ours %s, onednn %s", g_our_kernel.c_str(), impl.c_str());
+    std::printf("\n");
 }
 
 memory::desc plain(memory::dims d) {
@@ -247,10 +262,30 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                               ? memory::dims{c.oc, c.ic, c.k, c.k}
                               : memory::dims{c.group, c.oc / c.group, c.ic / c.group, c.k, c.k};
     memory::dims st{c.stride, c.stride}, dil{0, 0}, pd{pad, pad};
-    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
-                                       dnnl::algorithm::convolution_direct, any(src), any(wd),
-                                       any(dst), st, dil, pd, pd);
-    dnnl::convolution_forward::primitive_desc fpd(fd, user_scratchpad(), eng);
+    // Our kernel's algorithm per pass (the rule on the shape), planned as choose_conv_pd does.
+    x86::ConvDims g{st, dil, pd, uint32_t(c.group)};
+    TensorLayout src_l({size_t(c.n), size_t(c.ic), size_t(c.hw), size_t(c.hw)}, dtype::Float32),
+            filter_l({size_t(c.oc), size_t(c.ic / c.group), size_t(c.k), size_t(c.k)},
+                     dtype::Float32),
+            dst_l({size_t(c.n), size_t(c.oc), size_t(ohw), size_t(ohw)}, dtype::Float32);
+    auto plan = [&](x86::ConvPass pass, auto&& make_pd) {
+        dnnl::algorithm alg = x86::winograd_enabled()
+                                      ? x86::default_conv_algorithm(pass, g, src_l, filter_l, dst_l)
+                                      : dnnl::algorithm::convolution_direct;
+        if (alg != dnnl::algorithm::convolution_direct) {
+            try {
+                return make_pd(alg);
+            } catch (const dnnl::error&) {
+                // No such kernel on this CPU: ours plans the direct one too.
+            }
+        }
+        return make_pd(dnnl::algorithm::convolution_direct);
+    };
+    auto fpd = plan(x86::ConvPass::forward, [&](dnnl::algorithm alg) {
+        dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, alg, any(src),
+                                           any(wd), any(dst), st, dil, pd, pd);
+        return dnnl::convolution_forward::primitive_desc(fd, user_scratchpad(), eng);
+    });
     param::Convolution p;
     p.padding = {int32_t(pad), int32_t(pad)};
     p.stride = {int32_t(c.stride), int32_t(c.stride)};
@@ -265,7 +300,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                         {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
                        fpd.scratchpad_desc());
     double ours = time_ours<ConvolutionForward>(h, p, {xs, ws});
-    report(name.c_str(), ours, raw);
+    report(name.c_str(), ours, raw, fpd.impl_info_str());
     {
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
                                           dnnl::algorithm::convolution_direct, plain(src), any(wd),
@@ -278,10 +313,11 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                      ppd.scratchpad_desc(), ppd.impl_info_str());
     }
     report((name + ", new weights").c_str(),
-           time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw);
-    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any(src), any(wd),
-                                             any(dst), st, dil, pd, pd);
-    dnnl::convolution_backward_data::primitive_desc bpd(bd, user_scratchpad(), eng, fpd);
+           time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw, fpd.impl_info_str());
+    auto bpd = plan(x86::ConvPass::backward_data, [&](dnnl::algorithm alg) {
+        dnnl::convolution_backward_data::desc bd(alg, any(src), any(wd), any(dst), st, dil, pd, pd);
+        return dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), eng, fpd);
+    });
     name = std::string(c.name) + " bwd data";
     raw = time_raw(eng, s, dnnl::convolution_backward_data(bpd),
                    {{DNNL_ARG_WEIGHTS, plain(wd), bpd.weights_desc(), false},
@@ -289,7 +325,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                     {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
                    bpd.scratchpad_desc());
     ours = time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs});
-    report(name.c_str(), ours, raw);
+    report(name.c_str(), ours, raw, bpd.impl_info_str());
     {
         dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
                                             dnnl::algorithm::convolution_direct, plain(src),
@@ -305,10 +341,14 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                      ppd.scratchpad_desc(), ppd.impl_info_str());
     }
     report((name + ", new weights").c_str(),
-           time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw);
-    dnnl::convolution_backward_weights::desc wdsc(dnnl::algorithm::convolution_direct, any(src),
-                                                  any(wd), any(dst), st, dil, pd, pd);
-    dnnl::convolution_backward_weights::primitive_desc wpd(wdsc, user_scratchpad(), eng, fpd);
+           time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw,
+           bpd.impl_info_str());
+    auto wpd = plan(x86::ConvPass::backward_filter, [&](dnnl::algorithm alg) {
+        dnnl::convolution_backward_weights::desc wdsc(alg, any(src), any(wd), any(dst), st, dil, pd,
+                                                      pd);
+        return dnnl::convolution_backward_weights::primitive_desc(wdsc, user_scratchpad(), eng,
+                                                                  fpd);
+    });
     name = std::string(c.name) + " bwd filter";
     ours = time_ours<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws});
     {
@@ -331,7 +371,8 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                     {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
                      {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
                      {DNNL_ARG_DIFF_WEIGHTS, plain(wd), wpd.diff_weights_desc(), true}},
-                    wpd.scratchpad_desc()));
+                    wpd.scratchpad_desc()),
+           wpd.impl_info_str());
 }
 
 void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::dim n) {

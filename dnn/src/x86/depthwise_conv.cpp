@@ -178,10 +178,19 @@ size_t work_of(const DwGeom& g) {
     return g.n * g.ic * g.mult * g.oh * g.ow * g.taps();
 }
 
+// Whether the call's input and output likely stay in the core's L2 between calls: up to 2 MiB of
+// them (batch 1 of a 64 x 56 x 56 layer is 1.6 MiB). The 3x3 loops choose by it (DwSource::cached):
+// 64 x 56 x 56, one thread, batch 1 0.056 -> 0.048 ms with the aligned copy, batch 32 1.98 ->
+// 2.20 ms.
+bool in_cache(const DwGeom& g) {
+    return (g.n * g.ic * g.h * g.w + g.n * g.ic * g.mult * g.oh * g.ow) * sizeof(float) <=
+           (size_t(2) << 20);
+}
+
 // x's plane (n, c) as the forward's windows read it in place.
 DwSource forward_source(const DwGeom& g, const float* x, size_t n, size_t c) {
     auto top = static_cast<ptrdiff_t>(g.ph), left = static_cast<ptrdiff_t>(g.pw);
-    return {plane(x, g.x, n, c), g.x.sr, g.h, g.w, top, left};
+    return {plane(x, g.x, n, c), g.x.sr, g.h, g.w, top, left, in_cache(g)};
 }
 
 void forward(const DwGeom& g, const float* x, const float* filter, float* y) {
@@ -230,7 +239,7 @@ void backward_data_correlate(const DwGeom& g, const float* filter, const float* 
                 size_t n = u / g.ic, c = u % g.ic;
                 for (size_t m = 0; m < g.mult; ++m) {
                     size_t oc = c * g.mult + m;
-                    DwSource s{plane(dy, g.y, n, oc), g.y.sr, g.oh, g.ow, top, left};
+                    DwSource s{plane(dy, g.y, n, oc), g.y.sr, g.oh, g.ow, top, left, in_cache(g)};
                     dw_direct_correlate(s, taps, w.data() + oc * g.taps(), plane(dx, g.x, n, c),
                                         g.x.sr, g.h, g.w, m > 0);
                 }

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "src/x86/depthwise_aligned_hwy.h"
 #include "src/x86/depthwise_direct_hwy.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -289,11 +290,19 @@ void CorrelateTaps(const DwSource& x, const DwTaps& t, const float* w, float* ou
     auto is = [&](size_t kh, size_t kw, size_t sh) {
         return t.kh == kh && t.kw == kw && t.sh == sh && t.dh == 1;
     };
-    if (is(3, 3, 1))
+    if (is(3, 3, 1)) {
+        // 3x3 with one column of left padding on AVX-512, in cache: the aligned copy's loop,
+        // whose taps split no cache lines (the stride-2 one's need no permute per tap either).
+        if (SW == 1 && t.dw == 1 && x.cached &&
+            dw_aligned_correlate3x3(1, x, w, out, out_row, oh, ow, accumulate))
+            return;
         Correlate<SW, Fixed<3, 3, 1>>(x, t, w, out, out_row, oh, ow, accumulate);
-    else if (is(3, 3, 2))
+    } else if (is(3, 3, 2)) {
+        if (SW == 2 && t.dw == 1 && x.cached &&
+            dw_aligned_correlate3x3(2, x, w, out, out_row, oh, ow, accumulate))
+            return;
         Correlate<SW, Fixed<3, 3, 2>>(x, t, w, out, out_row, oh, ow, accumulate);
-    else if (is(5, 5, 1))
+    } else if (is(5, 5, 1))
         Correlate<SW, Fixed<5, 5, 1>>(x, t, w, out, out_row, oh, ow, accumulate);
     else if (is(5, 5, 2))
         Correlate<SW, Fixed<5, 5, 2>>(x, t, w, out, out_row, oh, ow, accumulate);

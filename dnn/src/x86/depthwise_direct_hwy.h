@@ -20,6 +20,10 @@ struct DwSource {
     ptrdiff_t row;
     size_t h, w;
     ptrdiff_t top, left;
+    // Whether the caller expects the tensor in cache (a small batch): there an aligned copy of a
+    // 3x3 plane (depthwise_aligned_hwy.h) is faster than masked loads in place, while on planes
+    // streaming from memory the copy delays the loads the in-place loop overlaps with arithmetic.
+    bool cached = false;
 };
 
 // Whether dw_direct_correlate takes these taps (the CPU's vectors, a stride along W of 1 or 2,

@@ -91,6 +91,123 @@ void Max2x2BackwardPlane(const float* src, const float* dy, float* grad, size_t 
     std::fill(grad + 2 * out_rows * cols, grad + rows * cols, 0.f);
 }
 
+// 16-bit elements (their bits) as float32: bfloat16 is float32's upper half, float16 takes the
+// CPU's conversion (F16C). Both are exact.
+template <bool kBF16, class DF>
+HWY_INLINE hn::Vec<DF> Widen(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> bits) {
+    if constexpr (kBF16) {
+        const hn::RebindToUnsigned<DF> du;
+        return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
+    } else {
+        const hn::Rebind<hwy::float16_t, DF> dh;
+        return hn::PromoteTo(df, hn::BitCast(dh, bits));
+    }
+}
+
+template <bool kBF16>
+HWY_INLINE float Widen1(const uint16_t* p) {
+    const hn::CappedTag<float, 1> d1;
+    const hn::Rebind<uint16_t, decltype(d1)> dh;
+    return hn::GetLane(Widen<kBF16>(d1, hn::LoadU(dh, p)));
+}
+
+// window() on 16-bit bits: compared as float32, the gradient copied as dy's bits (0 elsewhere).
+template <bool kBF16>
+HWY_INLINE void Window16(const uint16_t* r0, const uint16_t* r1, uint16_t v, uint16_t* g0,
+                         uint16_t* g1) {
+    float a = Widen1<kBF16>(r0), b = Widen1<kBF16>(r0 + 1), c = Widen1<kBF16>(r1),
+          e = Widen1<kBF16>(r1 + 1);
+    float m = std::max(std::max(a, b), std::max(c, e));
+    uint16_t* at = std::isnan(a)   ? &g0[0]
+                   : std::isnan(b) ? &g0[1]
+                   : std::isnan(c) ? &g1[0]
+                   : std::isnan(e) ? &g1[1]
+                   : a == m        ? &g0[0]
+                   : b == m        ? &g0[1]
+                   : c == m        ? &g1[0]
+                                   : &g1[1];
+    g0[0] = g0[1] = g1[0] = g1[1] = 0;
+    *at = v;
+}
+
+#if HWY_TARGET != HWY_SCALAR  // no ConcatEven there: its planes take Window16 throughout
+// windows() on 16-bit planes: each row's 2N elements widen in registers as two vectors whose even
+// and odd lanes are the windows' columns; the selects run on dy's 16-bit bits, so the gradient is
+// dy's value exactly without a conversion back.
+template <bool kBF16, class D>
+HWY_INLINE bool Windows16(D d, const uint16_t* r0, const uint16_t* r1, const uint16_t* dyr,
+                          uint16_t* g0, uint16_t* g1, size_t x) {
+    const hn::Rebind<uint16_t, D> dh;
+    const size_t n = hn::Lanes(d);
+    auto columns = [&](const uint16_t* r, hn::Vec<D>& even, hn::Vec<D>& odd) {
+        auto lo = Widen<kBF16>(d, hn::LoadU(dh, r + 2 * x));
+        auto hi = Widen<kBF16>(d, hn::LoadU(dh, r + 2 * x + n));
+        even = hn::ConcatEven(d, hi, lo);
+        odd = hn::ConcatOdd(d, hi, lo);
+    };
+    hn::Vec<D> a, b, c, e;
+    columns(r0, a, b);
+    columns(r1, c, e);
+    auto nan = hn::Or(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Or(hn::IsNaN(c), hn::IsNaN(e)));
+    if (!hn::AllFalse(d, nan))
+        return false;
+    auto m = hn::Max(hn::Max(a, b), hn::Max(c, e));
+    auto ta = hn::Eq(a, m);
+    auto tb = hn::AndNot(ta, hn::Eq(b, m));
+    auto taken = hn::Or(ta, tb);
+    auto tc = hn::AndNot(taken, hn::Eq(c, m));
+    taken = hn::Or(taken, tc);
+    // A float32 lane's mask as all ones or zero in a 16-bit lane (a saturating narrowing of -1/0).
+    auto bits = [&](auto mask) {
+        const hn::RebindToSigned<D> di;
+        const hn::Rebind<int16_t, D> dhi;
+        return hn::BitCast(dh, hn::DemoteTo(dhi, hn::BitCast(di, hn::VecFromMask(d, mask))));
+    };
+    auto v = hn::LoadU(dh, dyr + x);
+    hn::StoreInterleaved2(hn::And(v, bits(ta)), hn::And(v, bits(tb)), dh, g0 + 2 * x);
+    hn::StoreInterleaved2(hn::And(v, bits(tc)), hn::AndNot(bits(taken), v), dh, g1 + 2 * x);
+    return true;
+}
+#endif
+
+template <bool kBF16>
+void Plane16(const uint16_t* src, const uint16_t* dy, uint16_t* grad, size_t rows, size_t cols,
+             size_t out_rows, size_t out_cols) {
+    for (size_t y = 0; y < out_rows; ++y) {
+        const uint16_t *r0 = src + 2 * y * cols, *r1 = r0 + cols;
+        uint16_t *g0 = grad + 2 * y * cols, *g1 = g0 + cols;
+        const uint16_t* dyr = dy + y * out_cols;
+        auto scalar = [&](size_t from, size_t to) {
+            for (size_t i = from; i < to; ++i)
+                Window16<kBF16>(r0 + 2 * i, r1 + 2 * i, dyr[i], g0 + 2 * i, g1 + 2 * i);
+        };
+        size_t x = 0;
+#if HWY_TARGET != HWY_SCALAR
+        auto run = [&](auto d) {
+            const size_t lanes = hn::Lanes(d);
+            for (; x + lanes <= out_cols; x += lanes)
+                if (!Windows16<kBF16>(d, r0, r1, dyr, g0, g1, x))
+                    scalar(x, x + lanes);
+        };
+        run(hn::CappedTag<float, 16>());
+        run(hn::CappedTag<float, 8>());
+        run(hn::CappedTag<float, 4>());
+#endif
+        scalar(x, out_cols);
+        std::fill(g0 + 2 * out_cols, g0 + cols, uint16_t(0));
+        std::fill(g1 + 2 * out_cols, g1 + cols, uint16_t(0));
+    }
+    std::fill(grad + 2 * out_rows * cols, grad + rows * cols, uint16_t(0));
+}
+
+void Max2x2BackwardPlane16(bool bf16, const uint16_t* src, const uint16_t* dy, uint16_t* grad,
+                           size_t rows, size_t cols, size_t out_rows, size_t out_cols) {
+    if (bf16)
+        Plane16<true>(src, dy, grad, rows, cols, out_rows, out_cols);
+    else
+        Plane16<false>(src, dy, grad, rows, cols, out_rows, out_cols);
+}
+
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -102,6 +219,14 @@ HWY_EXPORT(Max2x2BackwardPlane);
 void max2x2_backward_plane(const float* src, const float* dy, float* grad, size_t rows, size_t cols,
                            size_t out_rows, size_t out_cols) {
     HWY_DYNAMIC_DISPATCH(Max2x2BackwardPlane)(src, dy, grad, rows, cols, out_rows, out_cols);
+}
+
+HWY_EXPORT(Max2x2BackwardPlane16);
+
+void max2x2_backward_plane16(bool bf16, const uint16_t* src, const uint16_t* dy, uint16_t* grad,
+                             size_t rows, size_t cols, size_t out_rows, size_t out_cols) {
+    HWY_DYNAMIC_DISPATCH(Max2x2BackwardPlane16)
+    (bf16, src, dy, grad, rows, cols, out_rows, out_cols);
 }
 
 }  // namespace neomeg::dnn::x86

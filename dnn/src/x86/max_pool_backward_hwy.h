@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace neomeg::dnn::x86 {
 
@@ -13,5 +14,10 @@ namespace neomeg::dnn::x86 {
 // columns past the last whole window included.
 void max2x2_backward_plane(const float* src, const float* dy, float* grad, size_t rows, size_t cols,
                            size_t out_rows, size_t out_cols);
+
+// The same on bfloat16 (`bf16`) or float16 planes, given as their bits: compared in float32
+// (widened in registers, exactly), the gradient dy's bits where it goes and +0 elsewhere.
+void max2x2_backward_plane16(bool bf16, const uint16_t* src, const uint16_t* dy, uint16_t* grad,
+                             size_t rows, size_t cols, size_t out_rows, size_t out_cols);
 
 }  // namespace neomeg::dnn::x86

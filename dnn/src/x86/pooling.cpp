@@ -6,9 +6,11 @@
 // with windows that tile the input (stride == window, no padding: the CNNs' 2x2), whose backward
 // is a loop of its own that finds each window's first maximum and writes the gradient there, 2x2
 // windows in vectors (max_pool_backward_hwy.h: 0.5 ms for 8x64x56x56 float32 on one thread, where
-// the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); bfloat16 and float16 run the same
-// loop on each plane widened to float32 (exactly), so a 16-bit gradient is the dtype's value of
-// dy. float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the float32 plans
+// the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); on bfloat16 and float16 the 2x2
+// loop widens src in registers and copies dy's 16-bit bits (whole planes widened to float32 and
+// narrowed back cost about 45 us of a LeNet bfloat16 step), other windows run the generic loop on
+// each plane widened to float32 (exactly): a 16-bit gradient is dy's value either way. float16
+// (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the float32 plans
 // between vectorised conversions (lowp_plan.h); other dtypes and empty tensors go to naive.
 #include <algorithm>
 #include <cmath>
@@ -194,7 +196,19 @@ public:
                                reinterpret_cast<float*>(grad) + p * in_plane);
                 return;
             }
-            // A 16-bit plane widened into buffers that stay in cache, its gradient narrowed back.
+            if (fast) {
+                // 2x2 windows widen in registers, each depth slice a plane of its own.
+                const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+                const auto* dy16 = reinterpret_cast<const uint16_t*>(diff);
+                auto* g16 = reinterpret_cast<uint16_t*>(grad);
+                const bool bf16 = m_dtype == dtype::BFloat16;
+                for (size_t p = b * d[0]; p < e * d[0]; ++p)
+                    max2x2_backward_plane16(bf16, s16 + p * d[1] * d[2], dy16 + p * o[1] * o[2],
+                                            g16 + p * d[1] * d[2], d[1], d[2], o[1], o[2]);
+                return;
+            }
+            // Other windows: a 16-bit plane widened into buffers that stay in cache, its gradient
+            // narrowed back.
             std::vector<float> s(in_plane), dy(out_plane), g(in_plane);
             for (size_t p = b; p < e; ++p) {
                 type_cvt_run(m_dtype, dtype::Float32, src + p * in_plane * size, s.data(),

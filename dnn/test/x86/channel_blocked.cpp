@@ -183,9 +183,9 @@ TEST_F(X86, PoolingBlockedMatchesNaive) {
             }
 }
 
-// 1-D and 3-D windows (MAX on our loop with naive's NaN rule, the averages on oneDNN's pooling on
-// nCw8c/16c and nCdhw8c/16c), every mode, padded and strided, on a channel count that does not
-// fill its last block.
+// 1-D and 3-D windows (oneDNN's pooling on nCw8c/16c and nCdhw8c/16c; MAX forward runs our loop
+// along the block, which keeps naive's NaN rule), every mode, padded and strided, on a channel
+// count that does not fill its last block. Never naive's kernel.
 TEST_F(X86, PoolingBlockedOneAndThreeDimensionalMatchesNaive) {
     std::mt19937 rng(21);
     using Mode = param::Pooling::Mode;

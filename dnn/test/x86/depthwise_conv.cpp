@@ -38,6 +38,20 @@ std::vector<Case> cases() {
             {{1, 2, 19, 64}, {2, 1, 3, 3}, conv_param({2, 2}, {0, 0}, {1, 1}, 2)},
             {{1, 2, 21, 45}, {4, 1, 3, 3}, conv_param({2, 2}, {2, 3}, {2, 2}, 2)},
             {{2, 3, 101}, {3, 1, 3}, conv_param({2}, {1}, {1}, 3)},
+            // 3x3, stride 1, one column of padding on the left (the aligned-copy loop where the
+            // CPU has AVX-512): a 1x1 plane, a multiplier of 2 (backward data accumulates),
+            // no or two rows of padding on top, widths at and past a vector and over 4 vectors.
+            {{1, 2, 1, 1}, {2, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 2)},
+            {{2, 3, 5, 16}, {6, 1, 3, 3}, conv_param({1, 1}, {0, 1}, {1, 1}, 3)},
+            {{1, 2, 6, 17}, {2, 1, 3, 3}, conv_param({1, 1}, {2, 1}, {1, 1}, 2)},
+            {{1, 2, 9, 65}, {2, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 2)},
+            {{1, 1, 3, 100}, {1, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 1)},
+            // The same with a stride of 2 (even and odd columns copied apart): outputs of 16, 17
+            // and 33 columns, a multiplier of 2, no or two rows of padding on top, a 1x1 input.
+            {{2, 2, 7, 31}, {4, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
+            {{1, 3, 8, 33}, {3, 1, 3, 3}, conv_param({2, 2}, {0, 1}, {1, 1}, 3)},
+            {{1, 2, 9, 65}, {2, 1, 3, 3}, conv_param({2, 2}, {2, 1}, {1, 1}, 2)},
+            {{1, 2, 1, 1}, {2, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
     };
 }
 

@@ -130,20 +130,48 @@ TEST_F(X86, PoolingTiledMaxBackwardNaNAndInfinities) {
     }
 }
 
-// NaNs in windows the vectors take: those blocks follow naive's rule window by window.
+// NaNs in windows the vectors take: those blocks follow naive's rule window by window. The 16-bit
+// planes widen in registers: rows of 40 windows (the widest vectors) and of 37 (every width, a
+// scalar window and a column past the last window), an odd row past the last window.
 TEST_F(X86, PoolingTiledMaxBackwardNaNInVectorBlocks) {
-    Case k{{1, 1, 4, 80}, {2, 2}, {2, 2}, {0, 0}};
     std::mt19937 rng(71);
-    HostTensor x(k.src, dtype::Float32), y(dst_shape(k), dtype::Float32),
-            dy(dst_shape(k), dtype::Float32);
-    for (HostTensor* t : {&x, &y, &dy})
-        fill_uniform(*t, -1, 1, rng);
-    std::vector<double> v = x.values();
-    for (size_t i : {3, 82, 85, 200, 301})  // rows 0, 1 (twice, one window), 2, 3
-        v[i] = std::numeric_limits<double>::quiet_NaN();
-    x.set_values(v);
-    EXPECT_EQ(run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
-              "loop:tiled_max_backward");
+    for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16), DType(dtype::Float16)})
+        for (const Case& k : {Case{{1, 1, 4, 80}, {2, 2}, {2, 2}, {0, 0}},
+                              Case{{2, 3, 5, 75}, {2, 2}, {2, 2}, {0, 0}}}) {
+            HostTensor x(k.src, dt), y(dst_shape(k), dt), dy(dst_shape(k), dt);
+            for (HostTensor* t : {&x, &y, &dy})
+                fill_uniform(*t, -1, 1, rng);
+            std::vector<double> v = x.values();
+            for (size_t i : {3, 82, 85, 200, 301})  // rows 0, 1 (twice, one window), 2, 3
+                v[i] = std::numeric_limits<double>::quiet_NaN();
+            x.set_values(v);
+            EXPECT_EQ(
+                    run_and_compare<PoolingBackward>(*handle, pool_param(Mode::MAX, k), {x, y, dy}),
+                    "loop:tiled_max_backward")
+                    << dt.name() << " " << k.src.to_string();
+        }
+}
+
+// The 16-bit tiled backward against naive on tied values (the first maximum gets the gradient),
+// non-contiguous operands (they take the other kernels) and a depth of windows of 1.
+TEST_F(X86, PoolingTiledMaxBackwardLowPrecisionMatchesNaive) {
+    for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)}) {
+        for (const Case& k : {Case{{3, 5, 6, 70}, {2, 2}, {2, 2}, {0, 0}},
+                              Case{{1, 1, 2, 2}, {2, 2}, {2, 2}, {0, 0}},
+                              Case{{2, 2, 13, 33}, {2, 2}, {2, 2}, {0, 0}}}) {
+            Checker<PoolingBackward> b(handle.get());
+            b.set_param(pool_param(Mode::MAX, k))
+                    .set_dtype(0, dt)
+                    .set_dtype(1, dt)
+                    .set_dtype(2, dt);
+            b.set_values(0, tied_values(k.src, 4)).execs({k.src, dst_shape(k), dst_shape(k)});
+            b.set_noncontiguous(true).execs({k.src, dst_shape(k), dst_shape(k)});
+        }
+        Case k3{{2, 3, 3, 6, 34}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}};
+        Checker<PoolingBackward> b(handle.get());
+        b.set_param(pool_param(Mode::MAX, k3)).set_dtype(0, dt).set_dtype(1, dt).set_dtype(2, dt);
+        b.execs({k3.src, dst_shape(k3), dst_shape(k3)});
+    }
 }
 
 TEST_F(X86, PoolingRunsOneDnn) {
