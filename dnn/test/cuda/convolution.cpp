@@ -219,6 +219,12 @@ TEST_F(Cuda, MeasuredAlgorithmsMatchNaive) {
             d.expect_kernel("cudnn(measured)").execs({k.filter, conv_dst_shape(k)});
             CudaChecker<ConvolutionBackwardFilter> w(handle.get());
             w.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.filter});
+            // Timing may pick a half-precision filter-gradient algorithm that keeps partial sums
+            // of its N*H*W reduction in half: on an H200 one was 5 ulps (0.4%) off naive after
+            // 845 terms. ConvolutionBackwardFilterMatchesNaive holds the heuristic's choice to
+            // the default half tolerance.
+            if (dt == dtype::Float16)
+                w.set_epsilon(1e-2);
             w.expect_kernel("cudnn(measured)").execs({k.src, conv_dst_shape(k)});
         }
     param::ConvBias p;

@@ -56,8 +56,10 @@ TEST_F(Cuda, GatherEveryAxis) {
         for (int32_t axis : {0, 1, -1}) {
             CudaChecker<Gather> c(handle.get());
             c.set_param(at(axis)).set_dtype(0, dt).set_dtype(1, dtype::Int32).set_epsilon(0);
-            // index smaller than src off the axis, any length along it.
-            c.set_range(1, 0, 6).expect_kernel("cuda").execs({{6, 6, 6}, {3, 9, 2}});
+            // index no larger than src off the axis, any length along it.
+            std::vector<size_t> index{3, 4, 2};
+            index[axis < 0 ? 2 : static_cast<size_t>(axis)] = 9;
+            c.set_range(1, 0, 6).expect_kernel("cuda").execs({{6, 6, 6}, TensorShape(index)});
             c.set_noncontiguous(true).execs({{6, 6, 6}, {5, 2, 4}});
         }
 }

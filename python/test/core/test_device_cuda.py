@@ -171,7 +171,7 @@ def test_out_of_memory_is_a_runtime_error_naming_the_request():
 
     total, _ = mge.get_mem_status_bytes("gpu0")
     n = total // 4 + (1 << 28)
-    with pytest.raises(RuntimeError, match=r"out of memory on gpu0:0: tried to allocate") as e:
+    with pytest.raises(RuntimeError, match=r"out of memory on gpu0(:0)?: tried to allocate") as e:
         F.full((n,), 0.0, device="gpu0")
     assert f"({n * 4} bytes" in str(e.value)
     assert "reserved" in str(e.value) and "bytes free" in str(e.value)
