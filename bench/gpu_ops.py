@@ -7,8 +7,11 @@ case in one process of its own; a case times `--iters` calls after a warm-up and
 GPU before reading the clock. PyTorch comes from this interpreter when it imports torch, else
 from bench/torch_reference.py's environment; without it only NeoMeg's column is printed.
 
-TF32 is switched on through ``megengine.config.allow_tf32`` (PyTorch:
-``torch.backends.cuda.matmul.allow_tf32``).
+A case named ``*_tf32`` runs with TF32 on, every other float32 case with it off, in both
+frameworks: ``megengine.config.allow_tf32`` (matrix products and cuDNN convolutions) against
+PyTorch's ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32``.
+PyTorch's own default lets cuDNN convolutions use TF32, so a float32 convolution compared with
+that default would set our float32 against its TF32.
 
     PYTHONPATH=python python3 bench/gpu_ops.py [--iters 20] [--cases conv_fwd matmul_fp32]
 """
@@ -25,20 +28,26 @@ from torch_reference import torch_python
 CASES = [
     "conv_fwd",
     "conv_bwd",
+    "conv_fwd_tf32",
+    "conv_bwd_tf32",
     "matmul_fp32",
     "matmul_tf32",
     "matmul_bf16",
     "resnet18_step",
+    "resnet18_step_tf32",
     "lenet_step",
 ]
 # What one call of a case does, for the throughput column: FLOPs, or samples for a step.
 UNITS = {
     "conv_fwd": ("TFLOP/s", 2 * 32 * 64 * 56 * 56 * 64 * 9),
     "conv_bwd": ("TFLOP/s", 2 * 2 * 32 * 64 * 56 * 56 * 64 * 9),
+    "conv_fwd_tf32": ("TFLOP/s", 2 * 32 * 64 * 56 * 56 * 64 * 9),
+    "conv_bwd_tf32": ("TFLOP/s", 2 * 2 * 32 * 64 * 56 * 56 * 64 * 9),
     "matmul_fp32": ("TFLOP/s", 2 * 4096**3),
     "matmul_tf32": ("TFLOP/s", 2 * 4096**3),
     "matmul_bf16": ("TFLOP/s", 2 * 4096**3),
     "resnet18_step": ("samples/s", 64),
+    "resnet18_step_tf32": ("samples/s", 64),
     "lenet_step": ("samples/s", 256),
 }
 
@@ -109,6 +118,7 @@ else:
 
     def set_tf32(on):
         torch.backends.cuda.matmul.allow_tf32 = on
+        torch.backends.cudnn.allow_tf32 = on
 
     def grads(f, inputs):
         for t in inputs:
@@ -176,6 +186,8 @@ class ResNet18(Module):  # torchvision's layout: 7x7 stem, max pool, four stages
 
 
 def make(case):
+    set_tf32(case.endswith("_tf32"))
+    case = case.removesuffix("_tf32")
     if case.startswith("conv"):
         x = T(rng.normal(size=(32, 64, 56, 56)).astype(np.float32))
         w = T((rng.normal(size=(64, 64, 3, 3)) * 0.05).astype(np.float32))
@@ -185,7 +197,6 @@ def make(case):
     if case.startswith("matmul"):
         a = T(rng.normal(size=(4096, 4096)).astype(np.float32))
         b = T(rng.normal(size=(4096, 4096)).astype(np.float32))
-        set_tf32(case == "matmul_tf32")
         if case == "matmul_bf16":
             a, b = cast(a, "bfloat16"), cast(b, "bfloat16")
         mm = (lambda: F.matmul(a, b)) if fw == "neomeg" else (lambda: a @ b)
