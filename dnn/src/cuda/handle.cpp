@@ -1,5 +1,7 @@
 #include "src/cuda/handle.h"
 
+#include "src/common/exec_report.h"
+
 namespace neomeg::dnn {
 
 std::unique_ptr<Handle> Handle::make_cuda(int device, void* stream) {
@@ -88,9 +90,11 @@ cusolverDnHandle_t HandleImpl::cusolver() {
 }
 
 std::unique_ptr<OperatorBase> HandleImpl::create_operator(OpType type) {
-    if (auto factory = OperatorRegistry::of(Backend::Cuda).find(type))
-        return factory(this);
-    return create_staged_operator(type);
+    auto factory = OperatorRegistry::of(Backend::Cuda).find(type);
+    std::unique_ptr<OperatorBase> op = factory ? factory(this) : create_staged_operator(type);
+    if (debug_enabled())
+        op->set_exec_observer(&m_reporter);
+    return op;
 }
 
 std::unique_ptr<OperatorBase> HandleImpl::create_staged_operator(OpType type) {

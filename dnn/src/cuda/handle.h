@@ -12,6 +12,7 @@
 #include "src/common/registry.h"
 #include "src/cuda/conv_algo_cache.h"
 #include "src/cuda/error.h"
+#include "src/cuda/exec_report.h"
 
 namespace neomeg::dnn::cuda {
 
@@ -68,6 +69,7 @@ private:
     cudnnHandle_t m_cudnn = nullptr;
     cusolverDnHandle_t m_cusolver = nullptr;
     ConvAlgoCache m_conv_algos;
+    ExecReporter m_reporter;  // attached to every op under NEOMEG_DEBUG
 };
 
 // The table of staged fallbacks, one per operator (staged.cpp).

@@ -3,33 +3,18 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "src/common/exec_report.h"
 #include "src/x86/kernel_report.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
 
-std::string tensors_str(std::span<const TensorND> ts) {
-    std::string s;
-    for (const TensorND& t : ts)
-        s += (s.empty() ? "" : ", ") + t.layout.to_string();
-    return s;
-}
-
 std::array<std::atomic<bool>, kNumOpTypes> g_warned{};
 
 }  // namespace
-
-bool debug_enabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("NEOMEG_DEBUG");
-        return v && *v && std::string_view(v) != "0";
-    }();
-    return on;
-}
 
 void ExecReporter::ran(const OperatorBase& op, std::span<const TensorND> inputs,
                        std::span<const TensorND> outputs) {
@@ -40,9 +25,7 @@ void ExecReporter::ran(const OperatorBase& op, std::span<const TensorND> inputs,
     }
     auto* report = dynamic_cast<const KernelReport*>(&op);
     std::string_view kernel = report ? report->last_kernel() : "naive";
-    std::string line = str_cat("neomeg x86: ", op.param_str(), " inputs [", tensors_str(inputs),
-                               "] outputs [", tensors_str(outputs), "] kernel ", kernel, "\n");
-    std::fputs(line.c_str(), stderr);
+    print_exec_line("x86", op, inputs, outputs, kernel);
     if (kernel == "naive")
         note_naive_run(op, inputs, outputs);
 }

@@ -5,11 +5,9 @@
 #pragma once
 
 #include "neomeg/dnn/operator.h"
+#include "src/common/exec_report.h"
 
 namespace neomeg::dnn::x86 {
-
-// Whether NEOMEG_DEBUG is set to something other than "" or "0" (read once).
-bool debug_enabled();
 
 class ExecReporter final : public ExecObserver {
 public:

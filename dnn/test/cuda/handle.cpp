@@ -113,3 +113,24 @@ TEST_F(Cuda, StagedFallbackKeepsOutputGaps) {
     EXPECT_EQ(last_kernel(*op), "naive(staged)");
     EXPECT_EQ(dst.to_host().values(), (std::vector<double>{3, -7, 4, -7}));
 }
+
+TEST_F(Cuda, DebugSwitchPrintsEveryOp) {
+    const char* env = std::getenv("NEOMEG_DEBUG");
+    if (!env || std::string(env) != "1")
+        GTEST_SKIP() << "runs under NEOMEG_DEBUG=1 (ctest dnn.cuda.debug)";
+    param::Elemwise add;
+    add.mode = param::Elemwise::Mode::ADD;
+    testing::internal::CaptureStderr();
+    CudaChecker<Elemwise>(handle.get()).set_param(add).execs({{3, 5}, {3, 5}});
+    CudaChecker<ChannelBlock>(handle.get()).set_param(block_of(4)).execs({{2, 6, 3, 2}});
+    std::string err = testing::internal::GetCapturedStderr();
+    // One line per CUDA op run (the checker's naive reference runs on a handle of its own), with
+    // the params, the layouts and what ran.
+    EXPECT_NE(err.find("neomeg cuda: Elemwise" + param::to_string(add) +
+                       " inputs [{3(5),5(1)} float32"),
+              std::string::npos)
+            << err;
+    EXPECT_NE(err.find("] kernel cuda"), std::string::npos) << err;  // "cuda", "cuda(vector)"
+    EXPECT_NE(err.find("neomeg cuda: ChannelBlock("), std::string::npos) << err;
+    EXPECT_NE(err.find("kernel naive(staged)"), std::string::npos) << err;
+}
