@@ -54,14 +54,20 @@ UNITS = {
 # Runs the cases given in argv[3:] with framework argv[1] and argv[2] iterations; prints one JSON
 # line per case: {"case", "ms"} or {"case", "error"}. The models are written once for both.
 WORKER = r"""
-import json, sys, time, traceback
+import json, os, sys, time, traceback
 import numpy as np
+
+# Both frameworks on their heuristics' choice of convolution algorithm, or both on the measured
+# one (--benchmark-kernel: MegEngine's fastrun, PyTorch's cudnn.benchmark).
+measured = os.environ.get("GPU_OPS_MEASURED") == "1"
 
 fw, iters, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 rng = np.random.default_rng(0)
 
 if fw == "neomeg":
     import megengine as mge
+
+    mge.config.benchmark_kernel = measured
     import megengine.functional as F
     import megengine.module as nn
     from megengine.autodiff import GradManager
@@ -111,7 +117,7 @@ else:
     flatten = lambda t: torch.flatten(t, 1)
     maxpool, avgpool = F.max_pool2d, lambda t: t.mean(dim=(2, 3))
     conv = lambda x, w: F.conv2d(x, w, padding=1)
-    torch.backends.cudnn.benchmark = False  # both frameworks on their heuristics' choice
+    torch.backends.cudnn.benchmark = measured
 
     def cast(t, dtype):
         return t.to(getattr(torch, dtype))
@@ -280,7 +286,14 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--cases", nargs="+", default=CASES, choices=CASES)
     ap.add_argument("--timeout", type=int, default=150, help="seconds per framework")
+    ap.add_argument(
+        "--benchmark-kernel",
+        action="store_true",
+        help="both frameworks time the convolution algorithms and keep the fastest "
+        "(megengine.config.benchmark_kernel, torch.backends.cudnn.benchmark)",
+    )
     args = ap.parse_args()
+    os.environ["GPU_OPS_MEASURED"] = "1" if args.benchmark_kernel else "0"  # the workers read it
 
     ours = run(sys.executable, "neomeg", args.iters, args.cases, args.timeout)
     python, why = torch_interpreter()
