@@ -6,7 +6,9 @@
 // channel block).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <utility>
 
 namespace neomeg::dnn::x86 {
 
@@ -14,6 +16,15 @@ namespace neomeg::dnn::x86 {
 // (window 1, stride 1, padding 0).
 struct PoolDims {
     size_t in[3], out[3], k[3], s[3], p[3];
+
+    // The input range [first, last) that output position o's window covers along axis, padding
+    // left out.
+    std::pair<ptrdiff_t, ptrdiff_t> window(size_t axis, size_t o) const {
+        ptrdiff_t start = static_cast<ptrdiff_t>(o * s[axis]) - static_cast<ptrdiff_t>(p[axis]);
+        ptrdiff_t end =
+                std::min(start + static_cast<ptrdiff_t>(k[axis]), static_cast<ptrdiff_t>(in[axis]));
+        return {std::max<ptrdiff_t>(start, 0), end};
+    }
 };
 
 // One plane: src(z, y, x) at src[z * ss[0] + y * ss[1] + x], dst(z, y, x) at

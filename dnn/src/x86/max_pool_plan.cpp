@@ -102,19 +102,12 @@ public:
 private:
     void strided_plane(const float* s, float* o) const {
         const PoolDims& g = m_g;
-        auto range = [&](size_t axis, size_t i) {
-            ptrdiff_t start =
-                    static_cast<ptrdiff_t>(i * g.s[axis]) - static_cast<ptrdiff_t>(g.p[axis]);
-            ptrdiff_t end = std::min(start + static_cast<ptrdiff_t>(g.k[axis]),
-                                     static_cast<ptrdiff_t>(g.in[axis]));
-            return std::pair{std::max<ptrdiff_t>(start, 0), end};
-        };
         for (size_t oz = 0; oz < g.out[0]; ++oz)
             for (size_t oy = 0; oy < g.out[1]; ++oy)
                 for (size_t ox = 0; ox < g.out[2]; ++ox) {
-                    auto [z0, z1] = range(0, oz);
-                    auto [y0, y1] = range(1, oy);
-                    auto [x0, x1] = range(2, ox);
+                    auto [z0, z1] = g.window(0, oz);
+                    auto [y0, y1] = g.window(1, oy);
+                    auto [x0, x1] = g.window(2, ox);
                     float best = -std::numeric_limits<float>::infinity();
                     for (ptrdiff_t z = z0; z < z1; ++z)
                         for (ptrdiff_t y = y0; y < y1; ++y)
@@ -207,19 +200,12 @@ private:
             for (size_t y = 0; y < g.in[1]; ++y)
                 for (size_t x = 0; x < g.in[2]; ++x)
                     gr[at(m_grad, z, y, x)] = 0.f;
-        auto range = [&](size_t axis, size_t o) {
-            ptrdiff_t start =
-                    static_cast<ptrdiff_t>(o * g.s[axis]) - static_cast<ptrdiff_t>(g.p[axis]);
-            ptrdiff_t end = std::min(start + static_cast<ptrdiff_t>(g.k[axis]),
-                                     static_cast<ptrdiff_t>(g.in[axis]));
-            return std::pair{std::max<ptrdiff_t>(start, 0), end};
-        };
         for (size_t oz = 0; oz < g.out[0]; ++oz)
             for (size_t oy = 0; oy < g.out[1]; ++oy)
                 for (size_t ox = 0; ox < g.out[2]; ++ox) {
-                    auto [z0, z1] = range(0, oz);
-                    auto [y0, y1] = range(1, oy);
-                    auto [x0, x1] = range(2, ox);
+                    auto [z0, z1] = g.window(0, oz);
+                    auto [y0, y1] = g.window(1, oy);
+                    auto [x0, x1] = g.window(2, ox);
                     ptrdiff_t best_at = -1;
                     float best = 0.f;
                     for (ptrdiff_t z = z0; z < z1; ++z)
