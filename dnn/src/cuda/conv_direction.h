@@ -5,6 +5,9 @@
 // cuDNN functions want.
 #pragma once
 
+#include <array>
+#include <string>
+
 #include "neomeg/dnn/tensor.h"
 #include "src/cuda/conv_plan.h"
 
@@ -23,6 +26,10 @@ struct ConvDirection<ConvKind::Forward> {
     using Algo = cudnnConvolutionFwdAlgo_t;
     using Perf = cudnnConvolutionFwdAlgoPerf_t;
     static constexpr int kAlgoCount = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    // By cudnnConvolutionFwdAlgo_t, for the kernel name (NEOMEG_DEBUG, tests).
+    static constexpr std::array<const char*, kAlgoCount> kAlgoNames{
+            "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+            "winograd",      "winograd_nonfused"};
 
     static cudnnStatus_t heuristics(cudnnHandle_t h, const ConvPlan& p, int* n, Perf* perf) {
         return libcudnn().cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.get(), p.w.get(), p.conv,
@@ -51,6 +58,8 @@ struct ConvDirection<ConvKind::BackwardData> {
     using Algo = cudnnConvolutionBwdDataAlgo_t;
     using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
     static constexpr int kAlgoCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+    static constexpr std::array<const char*, kAlgoCount> kAlgoNames{
+            "algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
 
     static cudnnStatus_t heuristics(cudnnHandle_t h, const ConvPlan& p, int* n, Perf* perf) {
         return libcudnn().cudnnGetConvolutionBackwardDataAlgorithm_v7(
@@ -79,6 +88,8 @@ struct ConvDirection<ConvKind::BackwardFilter> {
     using Algo = cudnnConvolutionBwdFilterAlgo_t;
     using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
     static constexpr int kAlgoCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+    static constexpr std::array<const char*, kAlgoCount> kAlgoNames{
+            "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
 
     static cudnnStatus_t heuristics(cudnnHandle_t h, const ConvPlan& p, int* n, Perf* perf) {
         return libcudnn().cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -113,6 +124,25 @@ decltype(auto) with_direction(ConvKind kind, Fn&& fn) {
         default:
             return fn(ConvDirection<ConvKind::BackwardFilter>{});
     }
+}
+
+// What a convolution of direction `kind` that ran cuDNN algorithm `algo` reports as its kernel:
+// "cudnn:<algorithm>", or "cudnn(measured):<algorithm>" where fastrun chose it by timing; without
+// the algorithm's name for an id this cuDNN does not list.
+template <ConvKind kind>
+const char* conv_kernel_name(int algo, bool measured) {
+    using D = ConvDirection<kind>;
+    static const auto names = [] {
+        std::array<std::array<std::string, 2>, D::kAlgoCount> n;
+        for (int a = 0; a < D::kAlgoCount; ++a) {
+            n[a][0] = std::string("cudnn:") + D::kAlgoNames[a];
+            n[a][1] = std::string("cudnn(measured):") + D::kAlgoNames[a];
+        }
+        return n;
+    }();
+    if (algo < 0 || algo >= D::kAlgoCount)
+        return measured ? "cudnn(measured)" : "cudnn";
+    return names[algo][measured ? 1 : 0].c_str();
 }
 
 }  // namespace neomeg::dnn::cuda

@@ -64,7 +64,7 @@ private:
         NM_CUDNN_CHECK(ConvDirection<D::kKind>::run(this->cuda_handle().cudnn(), p,
                                                     {t[D::kXwy[0]], t[D::kXwy[1]], t[D::kXwy[2]]},
                                                     ws, &alpha, &beta));
-        return p.measured ? "cudnn(measured)" : "cudnn";
+        return conv_kernel_name<D::kKind>(p.algo, p.measured);
     }
 };
 

@@ -92,7 +92,7 @@ private:
     size_t m_bytes = 0;
 };
 
-// "cublas", "cudnn", "cuda", "naive(staged)": what a CUDA operator ran last.
+// "cublas", "cudnn", "cudnn:<algorithm>", "cuda", "naive(staged)": what a CUDA operator ran last.
 inline std::string last_kernel(const OperatorBase& op) {
     auto* report = dynamic_cast<const x86::KernelReport*>(&op);
     return report ? report->last_kernel() : "no kernel report";
