@@ -38,6 +38,7 @@ def _collectives():
     return {k: v.numpy() for k, v in out.items()}
 
 
+@pytest.mark.gpu
 @needs_gpu
 def test_gpu_collectives_match_numpy():
     results = dist.launcher(n_gpus=WORLD, device_type=DEVICE, timeout=TIMEOUT)(_collectives)()
@@ -75,6 +76,7 @@ def _traced_step():
     return [step(mge.Tensor(rank_input(r, (4,), "float32", salt=s))).numpy() for s in range(3)]
 
 
+@pytest.mark.gpu
 @needs_gpu
 def test_traced_gradient_all_reduce_on_gpu():
     results = dist.launcher(n_gpus=WORLD, device_type=DEVICE, timeout=TIMEOUT)(_traced_step)()
