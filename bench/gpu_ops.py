@@ -2,8 +2,9 @@
 
 Cases: a 3x3 convolution 64->64 on 32x64x56x56 (forward; backward data and filter), a 4096^3
 matrix product in float32, TF32 and bfloat16, a ResNet-18 training step (batch 64, 3x224x224,
-SGD with momentum) and a LeNet training step (batch 256, 1x28x28). Each framework runs every
-case in one process of its own; a case times `--iters` calls after a warm-up and waits for the
+SGD with momentum), a LeNet training step (batch 256, 1x28x28), and the bandwidth of a
+device-to-device copy, an elementwise add and a sum over 64M float32 (GB/s read plus written).
+Each framework runs every case in one process of its own; a case times `--iters` calls after a warm-up and waits for the
 GPU before reading the clock. PyTorch comes from this interpreter when it imports torch, else
 from bench/torch_reference.py's environment; without it only NeoMeg's column is printed.
 
@@ -36,7 +37,12 @@ CASES = [
     "resnet18_step",
     "resnet18_step_tf32",
     "lenet_step",
+    "copy_bw",
+    "add_bw",
+    "sum_bw",
 ]
+# The bandwidth cases' tensors: 64M float32 (256 MiB each), far beyond any GPU's L2.
+BW_N = 64 << 20
 # What one call of a case does, for the throughput column: FLOPs, or samples for a step.
 UNITS = {
     "conv_fwd": ("TFLOP/s", 2 * 32 * 64 * 56 * 56 * 64 * 9),
@@ -49,6 +55,10 @@ UNITS = {
     "resnet18_step": ("samples/s", 64),
     "resnet18_step_tf32": ("samples/s", 64),
     "lenet_step": ("samples/s", 256),
+    # Bytes read and written: a device-to-device copy, c = a + b, a full sum.
+    "copy_bw": ("GB/s", 2 * 4 * BW_N),
+    "add_bw": ("GB/s", 3 * 4 * BW_N),
+    "sum_bw": ("GB/s", 4 * BW_N),
 }
 
 # Runs the cases given in argv[3:] with framework argv[1] and argv[2] iterations; prints one JSON
@@ -83,6 +93,8 @@ if fw == "neomeg":
 
     def cast(t, dtype):
         return t.astype(dtype)
+
+    copy, total = F.copy, F.sum
 
     def set_tf32(on):
         mge.config.allow_tf32 = on
@@ -121,6 +133,8 @@ else:
 
     def cast(t, dtype):
         return t.to(getattr(torch, dtype))
+
+    copy, total = (lambda t: t.clone()), (lambda t: t.sum())
 
     def set_tf32(on):
         torch.backends.cuda.matmul.allow_tf32 = on
@@ -192,6 +206,12 @@ class ResNet18(Module):  # torchvision's layout: 7x7 stem, max pool, four stages
 
 
 def make(case):
+    if case.endswith("_bw"):
+        a = T(rng.random(BW_N, dtype=np.float32))
+        b = T(rng.random(BW_N, dtype=np.float32))
+        return {"copy_bw": lambda: copy(a), "add_bw": lambda: a + b, "sum_bw": lambda: total(a)}[
+            case
+        ]
     set_tf32(case.endswith("_tf32"))
     case = case.removesuffix("_tf32")
     if case.startswith("conv"):
@@ -252,7 +272,7 @@ def torch_interpreter():
 def run(python, fw, iters, cases, timeout):
     try:
         proc = subprocess.run(
-            [python, "-c", WORKER, fw, str(iters), *cases],
+            [python, "-c", f"BW_N = {BW_N}\n{WORKER}", fw, str(iters), *cases],
             check=False,
             capture_output=True,
             text=True,
@@ -278,7 +298,9 @@ def rate(case, r):
     if "ms" not in r:
         return "-"
     per_s = work / (r["ms"] / 1e3)
-    return f"{per_s / 1e12:.1f}" if unit == "TFLOP/s" else f"{per_s:.0f}"
+    if unit == "TFLOP/s":
+        return f"{per_s / 1e12:.1f}"
+    return f"{per_s / 1e9:.0f}" if unit == "GB/s" else f"{per_s:.0f}"
 
 
 def main():
@@ -317,6 +339,13 @@ def main():
     if python is None:
         print(f"PyTorch: {why}")
     print("speed = PyTorch ms / NeoMeg ms (above 1: NeoMeg is faster)")
+    # The issue's bandwidth target: elementwise and reduction at >= 80% of a device copy's.
+    copy_ms = ours.get("copy_bw", {}).get("ms")
+    for case in ("add_bw", "sum_bw"):
+        ms = ours.get(case, {}).get("ms")
+        if copy_ms and ms:
+            frac = (UNITS[case][1] / ms) / (UNITS["copy_bw"][1] / copy_ms)
+            print(f"NeoMeg {case[:-3]} bandwidth / its device copy's: {frac:.2f} (target >= 0.8)")
     return 0
 
 
