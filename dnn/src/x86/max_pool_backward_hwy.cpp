@@ -19,20 +19,30 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// One window (a, b over c, e) by naive's rule: the first NaN, else the first maximum.
-HWY_INLINE void window(const float* r0, const float* r1, float v, float* g0, float* g1) {
-    float a = r0[0], b = r0[1], c = r1[0], e = r1[1];
+// Which of a window's values (a, b over c, e) naive's rule picks: the first NaN, else the first
+// maximum; 0 and 1 in the upper row, 2 and 3 in the lower.
+HWY_INLINE int picked(float a, float b, float c, float e) {
     float m = std::max(std::max(a, b), std::max(c, e));
-    float* at = std::isnan(a)   ? &g0[0]
-                : std::isnan(b) ? &g0[1]
-                : std::isnan(c) ? &g1[0]
-                : std::isnan(e) ? &g1[1]
-                : a == m        ? &g0[0]
-                : b == m        ? &g0[1]
-                : c == m        ? &g1[0]
-                                : &g1[1];
-    g0[0] = g0[1] = g1[0] = g1[1] = 0.f;
-    *at = v;
+    return std::isnan(a)   ? 0
+           : std::isnan(b) ? 1
+           : std::isnan(c) ? 2
+           : std::isnan(e) ? 3
+           : a == m        ? 0
+           : b == m        ? 1
+           : c == m        ? 2
+                           : 3;
+}
+
+// The window's gradient: v at the picked value, zero at the others.
+template <class T>
+HWY_INLINE void scatter_picked(int at, T v, T* g0, T* g1) {
+    g0[0] = g0[1] = g1[0] = g1[1] = T(0);
+    (at < 2 ? g0 : g1)[at & 1] = v;
+}
+
+// One window by naive's rule.
+HWY_INLINE void window(const float* r0, const float* r1, float v, float* g0, float* g1) {
+    scatter_picked(picked(r0[0], r0[1], r1[0], r1[1]), v, g0, g1);
 }
 
 // Windows [x, x + Lanes(d)) of one row pair in vectors; false (nothing written) when one of them
@@ -115,19 +125,9 @@ HWY_INLINE float Widen1(const uint16_t* p) {
 template <bool kBF16>
 HWY_INLINE void Window16(const uint16_t* r0, const uint16_t* r1, uint16_t v, uint16_t* g0,
                          uint16_t* g1) {
-    float a = Widen1<kBF16>(r0), b = Widen1<kBF16>(r0 + 1), c = Widen1<kBF16>(r1),
-          e = Widen1<kBF16>(r1 + 1);
-    float m = std::max(std::max(a, b), std::max(c, e));
-    uint16_t* at = std::isnan(a)   ? &g0[0]
-                   : std::isnan(b) ? &g0[1]
-                   : std::isnan(c) ? &g1[0]
-                   : std::isnan(e) ? &g1[1]
-                   : a == m        ? &g0[0]
-                   : b == m        ? &g0[1]
-                   : c == m        ? &g1[0]
-                                   : &g1[1];
-    g0[0] = g0[1] = g1[0] = g1[1] = 0;
-    *at = v;
+    scatter_picked(picked(Widen1<kBF16>(r0), Widen1<kBF16>(r0 + 1), Widen1<kBF16>(r1),
+                          Widen1<kBF16>(r1 + 1)),
+                   v, g0, g1);
 }
 
 #if HWY_TARGET != HWY_SCALAR  // no ConcatEven there: its planes take Window16 throughout
