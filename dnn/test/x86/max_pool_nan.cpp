@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "naive/channel_blocked.h"
+#include "x86/pooling_case.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -13,10 +14,7 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-struct Case {
-    TensorShape src;
-    std::vector<int32_t> window, stride, padding;
-};
+using Case = PoolCase;
 
 std::vector<Case> cases() {
     return {
@@ -28,24 +26,6 @@ std::vector<Case> cases() {
             {{2, 3, 35}, {3}, {2}, {1}},
             {{1, 2, 5, 6, 33}, {2, 3, 2}, {2, 1, 2}, {1, 1, 0}},
     };
-}
-
-param::Pooling max_param(const Case& k) {
-    param::Pooling p;
-    p.mode = param::Pooling::Mode::MAX;
-    p.window = k.window;
-    p.stride = k.stride;
-    p.padding = k.padding;
-    return p;
-}
-
-TensorShape dst_shape(const Case& k) {
-    TensorShape d = k.src;
-    for (size_t i = 0; i < k.window.size(); ++i)
-        d[2 + i] = (k.src[2 + i] + 2 * size_t(k.padding[i]) - size_t(k.window[i])) /
-                           size_t(k.stride[i]) +
-                   1;
-    return d;
 }
 
 // Random values with NaNs at every `every`-th element (from `first`) and infinities beside some.
@@ -100,16 +80,19 @@ TEST_F(X86, MaxPoolingPropagatesNaN) {
     for (const Case& k : cases())
         for (size_t every : {size_t(7), size_t(97), size_t(1)})  // several, few, all NaN
             for (HostTensor& x : layouts_of(k.src, with_nans(k.src, 3, every, 5))) {
-                EXPECT_NE(run_and_compare<PoolingForward>(*handle, max_param(k), {x}), "naive")
+                EXPECT_NE(run_and_compare<PoolingForward>(
+                                  *handle, pool_param(param::Pooling::Mode::MAX, k), {x}),
+                          "naive")
                         << k.src.to_string() << " every " << every;
                 std::mt19937 rng(9);
                 TensorShape d = dst_shape(k);
                 // dst as the forward gives it (a NaN where its window holds one), diff random.
                 auto fwd = Handle::make_naive()->create_operator<PoolingForward>();
-                fwd->param() = max_param(k);
+                fwd->param() = pool_param(param::Pooling::Mode::MAX, k);
                 HostTensor y = run_op(*fwd, {x.contiguous()})[0];
                 HostTensor dy = random_tensor(d, rng);
-                EXPECT_NE(run_and_compare<PoolingBackward>(*handle, max_param(k), {x, y, dy}),
+                EXPECT_NE(run_and_compare<PoolingBackward>(
+                                  *handle, pool_param(param::Pooling::Mode::MAX, k), {x, y, dy}),
                           "naive")
                         << k.src.to_string() << " every " << every;
             }
@@ -119,14 +102,17 @@ TEST_F(X86, MaxPoolingPropagatesNaN) {
 TEST_F(X86, MaxPoolingFloat16PropagatesNaN) {
     Case k{{2, 3, 9, 37}, {3, 3}, {2, 2}, {1, 1}};
     HostTensor x = HostTensor::from(k.src, with_nans(k.src, 2, 11, 3), dtype::Float16);
-    EXPECT_NE(run_and_compare<PoolingForward>(*handle, max_param(k), {x}), "naive");
+    EXPECT_NE(
+            run_and_compare<PoolingForward>(*handle, pool_param(param::Pooling::Mode::MAX, k), {x}),
+            "naive");
     auto fwd = Handle::make_naive()->create_operator<PoolingForward>();
-    fwd->param() = max_param(k);
+    fwd->param() = pool_param(param::Pooling::Mode::MAX, k);
     HostTensor y = run_op(*fwd, {x})[0];
     std::mt19937 rng(4);
     HostTensor dy = HostTensor::from(dst_shape(k), random_tensor(dst_shape(k), rng).values(),
                                      dtype::Float16);
-    EXPECT_NE(run_and_compare<PoolingBackward>(*handle, max_param(k), {x, y, dy}, {}, 1e-2),
+    EXPECT_NE(run_and_compare<PoolingBackward>(*handle, pool_param(param::Pooling::Mode::MAX, k),
+                                               {x, y, dy}, {}, 1e-2),
               "naive");
 }
 
@@ -135,7 +121,8 @@ TEST_F(X86, MaxPoolingBlockedPropagatesNaN) {
         for (size_t c : {size_t(3), size_t(16), size_t(20)}) {
             Case k{{2, c, 9, 37}, {3, 3}, {2, 2}, {1, 1}};
             HostTensor plain = HostTensor::from(k.src, with_nans(k.src, 5, 13, 7), dtype::Float32);
-            EXPECT_NE(run_and_compare<PoolingBlocked>(*handle, max_param(k),
+            EXPECT_NE(run_and_compare<PoolingBlocked>(*handle,
+                                                      pool_param(param::Pooling::Mode::MAX, k),
                                                       {block_ref(plain, block)}),
                       "naive");
         }

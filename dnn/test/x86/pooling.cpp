@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "x86/pooling_case.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -14,10 +15,7 @@ namespace {
 
 using Mode = param::Pooling::Mode;
 
-struct Case {
-    TensorShape src;
-    std::vector<int32_t> window, stride, padding;
-};
+using Case = PoolCase;
 
 std::vector<Case> cases() {
     return {
@@ -39,24 +37,6 @@ std::vector<Case> cases() {
             {{1, 2, 5, 71}, {2, 2}, {2, 2}, {0, 0}},
             {{2, 3, 3, 6, 9}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}},
     };
-}
-
-param::Pooling pool_param(Mode mode, const Case& k) {
-    param::Pooling p;
-    p.mode = mode;
-    p.window = k.window;
-    p.stride = k.stride;
-    p.padding = k.padding;
-    return p;
-}
-
-TensorShape dst_shape(const Case& k) {
-    TensorShape d = k.src;
-    for (size_t i = 0; i < k.window.size(); ++i)
-        d[2 + i] = (k.src[2 + i] + 2 * size_t(k.padding[i]) - size_t(k.window[i])) /
-                           size_t(k.stride[i]) +
-                   1;
-    return d;
 }
 
 // Values from {-1, 0, 1}: windows full of ties.
