@@ -7,7 +7,7 @@
 * training steps of LeNet (batch 64, 1x28x28), a CIFAR-style ResNet-18 (batch 32, 3x32x32) and,
   with ``--models mobilenet``, a MobileNet v1 of depthwise-separable blocks (batch 32, 3x32x32):
   forward, GradManager backward, SGD with momentum and clear_grad, traced whole against the same
-  step run eagerly and against PyTorch 2.x eager (``torch.set_num_threads(2)``, in a process of
+  step run eagerly and against PyTorch 2.x eager (``--threads``, below, in a process of
   its own, the same model text: bench/bench_models.py); samples/s from the fastest and from the
   median of the timed steps. For ResNet-18 also the compiled graph's planned arena (every
   intermediate and workspace of the step, statically placed) beside eager mode's peak allocated
@@ -15,13 +15,18 @@
   threads' together): on a shared machine it moves much less than the wall clock when other
   work takes the cores, though it also counts OpenMP's spinning at barriers.
 
+``--threads N`` (default 2, the issue's setting) is both sides' thread count: ``OMP_NUM_THREADS``
+for NeoMeg, set before it loads, and ``torch.set_num_threads`` for PyTorch. With ``--threads 1``
+the process CPU times (the ``CPU ms/step`` line) are the steadiest figures a shared machine gives:
+no OpenMP thread spins waiting for a partner that another process holds off its core.
+
 ``--benchmark-kernel`` sets ``megengine.config.benchmark_kernel`` (MegEngine's fastrun; off by
 default as in MegEngine) for both our eager and traced steps: the x86 convolutions then time
 oneDNN's direct and Winograd algorithms per shape and keep the faster, where by default a rule on
 the shape picks one (docs/x86-backend.md; ``NEOMEG_CONV_WINOGRAD=0`` keeps them direct).
 
     PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18 mobilenet]
-        [--no-chain] [--benchmark-kernel]
+        [--no-chain] [--benchmark-kernel] [--threads N]
 """
 
 import argparse
@@ -35,6 +40,24 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def threads_from_argv(argv):
+    """--threads N (or --threads=N) from the command line, 2 when absent: OpenMP reads its
+    thread count once, when megengine loads, which is before argparse runs."""
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--threads=") else None
+        if arg == "--threads" and i + 1 < len(argv):
+            value = argv[i + 1]
+        if value is not None:
+            if not value.isdigit() or int(value) < 1:
+                raise SystemExit(f"--threads takes a positive integer, not {value!r}")
+            return int(value)
+    return 2
+
+
+THREADS = threads_from_argv(sys.argv[1:])
+os.environ["OMP_NUM_THREADS"] = str(THREADS)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 
@@ -61,8 +84,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-torch.set_num_threads(2)
 model_name, steps = sys.argv[1], int(sys.argv[2])
+torch.set_num_threads(int(sys.argv[3]))
 Module, relu, flatten, pool = nn.Module, F.relu, lambda t: torch.flatten(t, 1), F.max_pool2d
 avgpool = lambda t: t.mean(dim=(2, 3))
 """
@@ -133,7 +156,10 @@ def torch_times(name, steps):
     if python is None:
         return None, why
     proc = subprocess.run(
-        [python, "-c", TORCH_WORKER, name, str(steps)], capture_output=True, text=True, check=False
+        [python, "-c", TORCH_WORKER, name, str(steps), str(THREADS)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -238,6 +264,12 @@ def main():
     parser.add_argument("--no-chain", action="store_true", help="skip the elementwise chain")
     parser.add_argument("--iters", type=int, default=200, help="calls per timed run (chain)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs (chain)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="threads of both frameworks (OMP_NUM_THREADS, torch.set_num_threads); default 2",
+    )
     parser.add_argument(
         "--benchmark-kernel",
         action="store_true",
