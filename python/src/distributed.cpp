@@ -819,7 +819,14 @@ void init_distributed(py::module_& m) {
                  "when it failed).")
             .def_property_readonly("completed", &PyWork::completed);
     py::class_<PendingAllReduce>(d, "PendingAllReduce",
-                                 "A bucket's all-reduce between its start op and its wait op.");
+                                 "A bucket's all-reduce between its start op and its wait op.")
+            .def_property_readonly(
+                    "completed",
+                    [](const PendingAllReduce& p) {
+                        return p.slot->work == nullptr || p.slot->work->completed();
+                    },
+                    "Whether no all-reduce of the bucket is in flight (the last one started has "
+                    "run).");
     py::class_<PyCommunicator>(d, "Communicator",
                                "One rank's Gloo connections to the other ranks of a group.")
             .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
