@@ -12,6 +12,13 @@ from ..utils.future import Future
 from . import group as _group
 from .functional import _bcast_param, _graph_comm
 from .group import WORLD, Group, group_barrier, is_distributed
+from .param_pack import (  # noqa: F401 - MegEngine's helper module holds them
+    get_device_count_by_fork,
+    get_offsets,
+    pack_allreduce_split,
+    param_pack_concat,
+    param_pack_split,
+)
 
 __all__ = ["AllreduceCallback", "bcast_list_", "make_allreduce_cb", "synchronized"]
 
