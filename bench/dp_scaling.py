@@ -15,7 +15,7 @@ rank's own CPU time per step (median over ranks and runs), which the machine's l
 little: "cpu speedup" = n * cpu ms(1) / cpu ms(n) is the speedup that n free cores would give.
 
 Usage: PYTHONPATH=python python3 bench/dp_scaling.py [--procs 1 2] [--steps 30] [--repeat 3]
-       [--rounds 3] [--threads 1]
+       [--rounds 3] [--threads 1] [--bucket-kb KB]
 """
 
 import argparse
@@ -61,13 +61,16 @@ class LeNet(M.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(F.flatten(x, 1))))))
 
 
-def worker(steps, repeat, batch):
+def worker(steps, repeat, batch, bucket_bytes):
     rng = np.random.default_rng(dist.get_rank())
     x = mge.Tensor(rng.normal(size=(batch, 1, 28, 28)).astype("float32"))
     y = mge.Tensor(rng.integers(0, 10, batch).astype("int32"))
     model = LeNet()
     dist.bcast_list_(list(model.parameters()))
-    gm = GradManager().attach(model.parameters(), callbacks=[dist.make_allreduce_cb("mean")])
+    cb = dist.make_allreduce_cb("mean")
+    if bucket_bytes is not None:
+        cb._param_pack_thd = bucket_bytes
+    gm = GradManager().attach(model.parameters(), callbacks=[cb])
     opt = SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step():
@@ -96,6 +99,13 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="kernel threads per rank")
+    ap.add_argument(
+        "--bucket-kb",
+        type=int,
+        default=None,
+        help="make_allreduce_cb's bucket size (default: its own, 10 MB: LeNet's 176 KB of "
+        "gradients in one bucket, all-reduced when backward ends)",
+    )
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}")
     runs = {n: [] for n in args.procs}
@@ -104,7 +114,8 @@ def main():
     for _ in range(args.rounds):
         for n in args.procs:
             launch = dist.launcher(n_gpus=n, timeout=600)(worker)
-            per_rank = launch(args.steps, args.repeat, args.batch)
+            bucket = None if args.bucket_kb is None else args.bucket_kb * 1024
+            per_rank = launch(args.steps, args.repeat, args.batch, bucket)
             walls = np.array([r[0] for r in per_rank])
             runs[n].extend(np.max(walls, axis=0))  # a run ends with its last rank
             cpus[n].extend(np.concatenate([r[1] for r in per_rank]))
