@@ -9,6 +9,7 @@
 #include "neomeg/dnn/cuda_libraries.h"
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/x86_benchmark_kernel.h"
+#include "neomeg/dnn/x86_threads.h"
 
 namespace py = pybind11;
 
@@ -40,6 +41,11 @@ void init_device(py::module_& m) {
     m.def("cuda_benchmark_kernel", &dnn::Handle::cuda_benchmark_kernel);
     m.def("set_x86_benchmark_kernel", &dnn::set_x86_benchmark_kernel);
     m.def("x86_benchmark_kernel", &dnn::x86_benchmark_kernel);
+    m.def("set_x86_threads", &dnn::set_x86_threads,
+          "Threads of the x86 kernels (oneDNN's OpenMP pool, our parallel loops); set before the "
+          "first x86 operator runs. ValueError for n < 1, and for n > 1 in a process forked "
+          "from one that ran x86 kernels.");
+    m.def("x86_threads", &dnn::x86_threads);
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {

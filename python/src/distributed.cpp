@@ -11,6 +11,8 @@
 #if NEOMEG_WITH_GLOO
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <tuple>
 
 #include "distributed_async_ops.h"
 #include "distributed_collective_ops.h"
@@ -735,6 +737,54 @@ public:
         return wrap(out);
     }
 
+    // The sends (tensor, dst, tag) and recvs (shape, dtype, device, src, tag) of a group
+    // (megengine.distributed.group_end) run together, so that paired transfers cannot wait for
+    // each other; returns the received tensors in the order of `recvs`. GPU tensors go through
+    // NCCL's group calls on their comp node's stream, CPU tensors through Gloo.
+    py::list send_recv(const std::vector<std::tuple<TensorWrapper, int, uint32_t>>& sends,
+                       const std::vector<std::tuple<std::vector<size_t>, py::object, std::string,
+                                                    int, uint32_t>>& recvs) {
+        std::vector<imperative::Tensor> keep;  // contiguous inputs, alive until posted
+        std::vector<dist::PointToPoint> host_ops, gpu_ops;
+        std::optional<CompNode> gpu_node;
+        auto place = [&](const imperative::Tensor& t, dist::PointToPoint op) {
+            if (!on_gpu(t)) {
+                host_ops.push_back(op);
+                return;
+            }
+            if (gpu_node && !(*gpu_node == t.comp_node()))
+                throw py::value_error(
+                        "distributed group_end: the GPU transfers of one group run "
+                        "on one comp node, got " +
+                        gpu_node->to_string() + " and " + t.comp_node().to_string());
+            gpu_node = t.comp_node();
+            gpu_ops.push_back(op);
+        };
+        for (const auto& [x, dst, tag] : sends) {
+            keep.push_back(x.value.contiguous());
+            const auto& t = keep.back();
+            place(t, {dist::PointToPoint::Kind::Send, ptr(t), t.shape().total_nr_elems(), t.dtype(),
+                      dst, tag});
+        }
+        py::list received;
+        for (const auto& [shape, dtype, device, src, tag] : recvs) {
+            auto out = imperative::Tensor::empty(dnn::TensorShape(shape), dtype_from_py(dtype),
+                                                 CompNode::load(device));
+            place(out, {dist::PointToPoint::Kind::Recv, ptr(out), out.shape().total_nr_elems(),
+                        out.dtype(), src, tag});
+            received.append(wrap(out));
+        }
+        // NCCL's group is only queued on the stream: it goes first, so that Gloo's blocking
+        // batch does not hold it back.
+        if (!gpu_ops.empty())
+            m_comms->device(*gpu_node).send_recv(gpu_ops, gpu_node->stream_handle());
+        if (!host_ops.empty()) {
+            py::gil_scoped_release nogil;
+            m_comm->send_recv(host_ops);
+        }
+        return received;
+    }
+
     void barrier() {
         py::gil_scoped_release nogil;
         m_comm->barrier();
@@ -769,7 +819,14 @@ void init_distributed(py::module_& m) {
                  "when it failed).")
             .def_property_readonly("completed", &PyWork::completed);
     py::class_<PendingAllReduce>(d, "PendingAllReduce",
-                                 "A bucket's all-reduce between its start op and its wait op.");
+                                 "A bucket's all-reduce between its start op and its wait op.")
+            .def_property_readonly(
+                    "completed",
+                    [](const PendingAllReduce& p) {
+                        return p.slot->work == nullptr || p.slot->work->completed();
+                    },
+                    "Whether no all-reduce of the bucket is in flight (the last one started has "
+                    "run).");
     py::class_<PyCommunicator>(d, "Communicator",
                                "One rank's Gloo connections to the other ranks of a group.")
             .def(py::init<py::object, const std::string&, int, int, double, const std::string&>(),
@@ -813,6 +870,10 @@ void init_distributed(py::module_& m) {
             .def("reduce_scatter", &PyCommunicator::reduce_scatter)
             .def("send", &PyCommunicator::send)
             .def("recv", &PyCommunicator::recv)
+            .def("send_recv", &PyCommunicator::send_recv, py::arg("sends"), py::arg("recvs"),
+                 "Runs sends [(tensor, dst, tag)] and recvs [(shape, dtype, device, src, tag)] "
+                 "together (NCCL's group calls on GPU tensors, every Gloo transfer posted before "
+                 "any is waited for on CPU ones); returns the received tensors.")
             .def("barrier", &PyCommunicator::barrier);
     d.def("nccl_load_error", &dist::nccl_load_error,
           "'' when the NCCL library (libneomeg_distributed_nccl.so, which GPU tensors' "

@@ -13,11 +13,13 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <thread>
 #include <type_traits>
@@ -440,6 +442,39 @@ void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint
         ubuf->recv(src, kSendRecvSlotPrefix | tag);
         if (!ubuf->waitRecv(m_impl->timeout))
             throw gloo::IoException("recv aborted");
+    });
+}
+
+void Communicator::send_recv(std::span<const PointToPoint> ops) {
+    drain();
+    for (const auto& op : ops) {
+        bool send = op.kind == PointToPoint::Kind::Send;
+        check_rank(op.peer, send ? "send" : "recv");
+        if (op.peer == m_rank)
+            throw std::invalid_argument(std::string("distributed ") + (send ? "send" : "recv") +
+                                        ": a rank cannot " + (send ? "send to" : "receive from") +
+                                        " itself");
+    }
+    m_impl->keep_loop_away();
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> bufs;
+    bufs.reserve(ops.size());
+    for (const auto& op : ops)
+        bufs.push_back(m_impl->context->createUnboundBuffer(op.buf, op.dtype.size(op.count)));
+    NM_GLOO_CALL("send_recv", {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            uint64_t slot = kSendRecvSlotPrefix | ops[i].tag;
+            if (ops[i].kind == PointToPoint::Kind::Send)
+                bufs[i]->send(ops[i].peer, slot);
+            else
+                bufs[i]->recv(ops[i].peer, slot);
+        }
+        for (size_t i = 0; i < ops.size(); ++i) {
+            bool done = ops[i].kind == PointToPoint::Kind::Send
+                                ? bufs[i]->waitSend(m_impl->timeout)
+                                : bufs[i]->waitRecv(m_impl->timeout);
+            if (!done)
+                throw gloo::IoException("send_recv aborted");
+        }
     });
 }
 

@@ -254,6 +254,30 @@ void NcclCommunicator::recv(void* buf, size_t count, dnn::DType dtype, int src, 
                                      m_impl->comm, stream));
 }
 
+void NcclCommunicator::send_recv(std::span<const PointToPoint> ops, Stream stream) {
+    for (const auto& op : ops) {
+        bool send = op.kind == PointToPoint::Kind::Send;
+        if (op.peer < 0 || op.peer >= m_size || op.peer == m_rank)
+            throw std::invalid_argument(
+                    std::string("distributed (NCCL) ") + (send ? "send" : "recv") + ": rank " +
+                    std::to_string(op.peer) + " is not a peer in a group of size " +
+                    std::to_string(m_size));
+    }
+    cudaSetDevice(m_device);
+    m_impl->settle(ncclGroupStart(), "send_recv");
+    for (const auto& op : ops) {
+        if (op.count == 0)
+            continue;
+        size_t n = moved_count(op.count, op.dtype);
+        auto dt = nccl_dtype(op.dtype, false);
+        if (op.kind == PointToPoint::Kind::Send)
+            m_impl->settle(ncclSend(op.buf, n, dt, op.peer, m_impl->comm, stream), "send_recv");
+        else
+            m_impl->settle(ncclRecv(op.buf, n, dt, op.peer, m_impl->comm, stream), "send_recv");
+    }
+    m_impl->settle(ncclGroupEnd(), "send_recv");
+}
+
 void NcclCommunicator::synchronize(Stream stream) {
     cudaSetDevice(m_device);
     auto deadline = Clock::now() + m_impl->timeout;

@@ -49,6 +49,9 @@ public:
     void recv(void* buf, size_t count, dnn::DType dtype, int src, void* stream) override {
         m_comm.recv(buf, count, dtype, src, s(stream));
     }
+    void send_recv(std::span<const PointToPoint> ops, void* stream) override {
+        m_comm.send_recv(ops, s(stream));
+    }
     void synchronize(void* stream) override { m_comm.synchronize(s(stream)); }
 
 private:

@@ -3,7 +3,8 @@
 MegEngine 1.13's API on Gloo (CPU tensors, TCP): ``launcher`` starts one process per rank,
 ``init_process_group`` joins one (or reads ``MASTER_ADDR``/``MASTER_PORT``/``WORLD_SIZE``/
 ``RANK``/``LOCAL_RANK``), the collectives are in :mod:`.functional`, and
-``make_allreduce_cb`` averages gradients. See docs/architecture.md, "Distributed".
+``make_allreduce_cb`` averages gradients; ``group_start``/``group_end`` run the batched
+point-to-point transfers issued between them together. See docs/architecture.md, "Distributed".
 """
 
 import sys
@@ -27,6 +28,7 @@ from .group import (
     new_group,
     override_backend,
 )
+from .group_comm import group_end, group_start
 from .helper import bcast_list_, make_allreduce_cb, synchronized
 from .launcher import launcher
 from .server import Client, Server
@@ -48,6 +50,8 @@ __all__ = [
     "get_world_size",
     "group",
     "group_barrier",
+    "group_end",
+    "group_start",
     "helper",
     "init_process_group",
     "is_distributed",

@@ -19,8 +19,10 @@ import numpy as np
 
 from ..autodiff import grad_manager as _gm
 from ..core import _imperative_rt as _rt
+from ..device import get_default_device
 from ..tensor import Tensor
 from . import group as _group
+from . import group_comm as _group_comm
 from .group import WORLD, Group, get_client, get_rank, new_group
 
 __all__ = [
@@ -451,13 +453,18 @@ def all_to_all(
     return _concat_from_front(out, concat_axis, group.size, part)
 
 
+_BATCHED_TAG = 1 << 31
+
+
 class _SendRecvGroup:
     """The pair of a send and its recv: its messages are numbered in call order."""
 
     counters: ClassVar[dict] = {}
 
-    def __init__(self, rank_from, rank_to):
-        self.key = f"{rank_from}->{rank_to}"
+    def __init__(self, rank_from, rank_to, batched=False):
+        # MegEngine's keys: the batched pair (no backward, group_start/group_end) is "b0->1".
+        self.key = f"{'b' if batched else ''}{rank_from}->{rank_to}"
+        self.batched = batched
         self.rank_from = rank_from
         self.rank_to = rank_to
         self.size = 2
@@ -465,6 +472,8 @@ class _SendRecvGroup:
     def next_tag(self):
         tag = _SendRecvGroup.counters.get(self.key, 0)
         _SendRecvGroup.counters[self.key] = tag + 1
+        if self.batched:  # a tag space of its own: never a differentiable pair's message
+            return _BATCHED_TAG | (tag & (_BATCHED_TAG - 1))
         # Gradients travel back under the same number in the reverse direction's space.
         return tag * 2
 
@@ -530,3 +539,77 @@ def remote_recv(src_rank: int, device: str | None = None, inp=None) -> Tensor:
     return _graph_comm(WORLD).collective(
         dummy, "recv", src_rank, pair.next_tag(), list(meta["shape"]), meta["dtype"]
     )
+
+
+def _check_peer(rank, fn):
+    if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool):
+        raise TypeError(f"{fn}: the rank must be an int, got {type(rank).__name__}")
+    if rank == get_rank():
+        raise ValueError(f"{fn}: a rank cannot exchange with itself")
+    return int(rank)
+
+
+def _remote_send_nobackward(inp: Tensor, dest_rank: int):
+    r"""Sends a tensor to another process, without autodiff (MegEngine's batched send).
+
+    Inside :func:`~megengine.distributed.group_start` / ``group_end`` it is sent at
+    ``group_end``, together with the group's other transfers; otherwise at once. The receiver
+    calls :func:`_remote_recv_nobackward` with this tensor's shape and dtype.
+
+    Args:
+        inp: Tensor to send.
+        dest_rank: Rank of destination process.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> # rank 0: F.distributed._remote_send_nobackward(mge.tensor([1.0, 2.0]), 1)
+        >>> # rank 1: F.distributed._remote_recv_nobackward(0, shape=(2,), dtype="float32")
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F._remote_send_nobackward)
+        True
+    """
+    _check_tensor(inp, "_remote_send_nobackward")
+    dest_rank = _check_peer(dest_rank, "_remote_send_nobackward")
+    _comm(WORLD)  # eager only (a trace runs eagerly from here); needs init_process_group
+    tag = _SendRecvGroup(get_rank(), dest_rank, batched=True).next_tag()
+    _group_comm._send(inp, dest_rank, tag)
+
+
+def _remote_recv_nobackward(
+    src_rank: int, device: str | None = None, inp=None, shape=None, dtype=None
+) -> Tensor:
+    r"""Receives a tensor from another process, without autodiff (MegEngine's batched recv).
+
+    Inside :func:`~megengine.distributed.group_start` / ``group_end`` it returns a placeholder
+    (zeros) that receives its value at ``group_end``; otherwise it receives at once.
+
+    Args:
+        src_rank: Rank of source process.
+        device: the device of the result; the default device when None.
+        inp: Dummy input (MegEngine's API); unused.
+        shape: the sent tensor's shape (required).
+        dtype: the sent tensor's dtype (required).
+
+    Returns:
+        Received tensor.
+
+    Examples:
+        >>> # rank 0: F.distributed._remote_send_nobackward(mge.tensor([1.0, 2.0]), 1)
+        >>> # rank 1: F.distributed._remote_recv_nobackward(0, shape=(2,), dtype="float32")
+        >>> import megengine.distributed.functional as dist_F
+        >>> callable(dist_F._remote_recv_nobackward)
+        True
+    """
+    src_rank = _check_peer(src_rank, "_remote_recv_nobackward")
+    if shape is None or dtype is None:
+        raise ValueError("_remote_recv_nobackward: shape and dtype of the sent tensor are required")
+    shape = tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"_remote_recv_nobackward: bad shape {shape}")
+    dtype = np.dtype(dtype)
+    device = str(get_default_device() if device is None else device)
+    _comm(WORLD)
+    tag = _SendRecvGroup(src_rank, get_rank(), batched=True).next_tag()
+    return _group_comm._recv(shape, dtype, device, src_rank, tag)

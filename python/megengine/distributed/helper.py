@@ -8,11 +8,17 @@ from weakref import WeakSet
 import numpy as np
 
 from ..autodiff.grad_manager import GradManager, get_backwarding_grad_manager
-from ..core import _imperative_rt as _rt
 from ..utils.future import Future
 from . import group as _group
-from .functional import _bcast_param, _comm, _graph_comm
+from .functional import _bcast_param, _graph_comm
 from .group import WORLD, Group, group_barrier, is_distributed
+from .param_pack import (  # noqa: F401 - MegEngine's helper module holds them
+    get_device_count_by_fork,
+    get_offsets,
+    pack_allreduce_split,
+    param_pack_concat,
+    param_pack_split,
+)
 
 __all__ = ["AllreduceCallback", "bcast_list_", "make_allreduce_cb", "synchronized"]
 
@@ -70,16 +76,13 @@ class TensorFuture(Future):
     """A gradient that its bucket's all-reduce will deliver (resolved after backward)."""
 
 
-class _Bucket:
-    """One flat all-reduce in flight: which gradients it carries and how to split it back."""
-
-    __slots__ = ("dtype", "params", "shapes", "work")
-
-    def __init__(self, params, grads, dtype, work):
-        self.params = params
-        self.shapes = [g.shape for g in grads]
-        self.dtype = dtype
-        self.work = work
+def _mean(reduced, size):
+    """The mean of a bucket's sum over ``size`` ranks, in the bucket's dtype (an integer
+    gradient stays an integer)."""
+    out = reduced / size
+    if np.dtype(out.dtype) != np.dtype(reduced.dtype):
+        out = out.astype(reduced.dtype)
+    return out
 
 
 class AllreduceCallback:
@@ -89,10 +92,13 @@ class AllreduceCallback:
     full bucket's all-reduce starts at once, on the group's communication thread, while backward
     goes on computing the other gradients (GradManager calls this callback as each gradient
     becomes final); the last buckets start when backward ends, and GradManager waits for all of
-    them before it sets ``.grad``. Inside ``jit.trace`` the buckets are ops of the traced graph
-    that run on every call, with the same overlap: a start op where the bucket fills and a wait
-    op when backward ends, so the compiled step computes the remaining gradients while the
-    bucket's all-reduce runs. Every rank must attach the same parameters in the same order.
+    them before it sets ``.grad``. A bucket is two ops, eager or traced alike: a start op where
+    it fills (it copies the gradients into the bucket and hands its all-reduce to the
+    communication thread) and a wait op when backward ends (it splits the bucket into the
+    gradients, divided for a mean, in one pass); a traced step holds them in its graph, so that
+    the compiled step computes the remaining gradients while the bucket's all-reduce runs. On
+    GPU tensors a bucket is a concat and one NCCL all-reduce on the stream, asynchronous to the
+    host already. Every rank must attach the same parameters in the same order.
 
     Args:
         reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
@@ -125,8 +131,9 @@ class AllreduceCallback:
         self._futures_dict = {}
         self._packing_list = defaultdict(list)
         self._packing_size = defaultdict(int)
-        self._in_flight = []  # _Buckets whose all-reduce runs, in the order they started
-        self._traced_in_flight = []  # (params, grads, bucket, pending) under jit.trace
+        # (params, grads, bucket, pending) of the buckets started, in order; pending is None
+        # on GPU tensors (nothing to wait for on the host).
+        self._in_flight = []
 
     def _pack(self, dtype):
         params = self._packing_list[dtype]
@@ -135,27 +142,6 @@ class AllreduceCallback:
         grads = [self._gradients_dict[p] for p in params]
         self._packing_list[dtype] = []
         self._packing_size[dtype] = 0
-        if _rt._is_tracing():
-            self._pack_as_ops(params, grads)
-            return
-        comm = _comm(self._group)
-        if len(grads) == 1:
-            # All-reduced from where it lies into a new buffer (the all-reduce reads its input
-            # where it reduces): no copy into a bucket.
-            work = comm.all_reduce_async(grads[0].reshape(-1), "sum")
-        else:
-            # One flat buffer per bucket (each gradient copied in once), a single all-reduce in
-            # place in it; _unpack hands out views of it.
-            from ..functional import concat  # not at import: functional imports this package
-
-            flat = concat([g.reshape(-1) for g in grads])
-            work = comm.all_reduce_async(flat, "sum", in_place=True)
-        self._in_flight.append(_Bucket(params, grads, dtype, work))
-
-    def _pack_as_ops(self, params, grads):
-        # Under jit.trace: the bucket as ops that the graph holds and runs on every call;
-        # _unpack_ops adds the wait op when backward ends, so the ops recorded in between
-        # overlap the communication.
         comm = _graph_comm(self._group)
         if str(grads[0].device).startswith("gpu"):
             # NCCL runs on the bucket's stream, after the kernels that computed it and
@@ -163,45 +149,35 @@ class AllreduceCallback:
             from ..functional import concat  # not at import: functional imports this package
 
             reduced = comm.all_reduce_op(concat([g.reshape(-1) for g in grads]), "sum")
-            self._traced_in_flight.append((params, grads, reduced, None))
+            self._in_flight.append((params, grads, reduced, None))
             return
         # The start op copies the gradients into its own output and all-reduces that in place:
         # no concat buffer beside the result, and never a reduction in a graph input or a
         # folded constant (a bucket of constant gradients), which a replay would read again.
-        index = len(self._traced_in_flight)
+        # Eagerly too: two ops per bucket instead of a reshape, a slice and a division per
+        # gradient, which cost LeNet's step more than its all-reduce.
+        index = len(self._in_flight)
         started, pending = comm.all_reduce_start_op(grads, "sum", index)
-        self._traced_in_flight.append((params, grads, started, pending))
+        self._in_flight.append((params, grads, started, pending))
 
-    def _unpack_ops(self, params, grads, started, pending):
+    def _unpack(self, params, grads, started, pending):
         mean = self._reduce_method == "mean"
+        size = self._group.size
         if pending is not None:
             # One op waits, splits the bucket into the gradients and divides them for a mean,
-            # in one pass (a float bucket; another divides after, as the eager path does).
+            # in one pass (a float bucket; another divides after).
             divide = mean and np.dtype(started.dtype).kind == "f"
             shapes = [list(g.shape) for g in grads]
-            divisor = self._group.size if divide else 1
             comm = _graph_comm(self._group)
-            outs = comm.all_reduce_wait_op(pending, started, shapes, divisor)
+            outs = comm.all_reduce_wait_op(pending, started, shapes, size if divide else 1)
             for param, out in zip(params, outs):
-                self._gradients_dict[param] = out / self._group.size if mean and not divide else out
+                self._gradients_dict[param] = _mean(out, size) if mean and not divide else out
             return
-        reduced = started / self._group.size if mean else started
+        reduced = _mean(started, size) if mean else started
         offset = 0
         for param, grad in zip(params, grads):
             n = int(np.prod(grad.shape))
             self._gradients_dict[param] = reduced[offset : offset + n].reshape(grad.shape)
-            offset += n
-
-    def _unpack(self, bucket):
-        reduced = bucket.work.wait()
-        if self._reduce_method == "mean":
-            reduced = reduced / self._group.size
-            if np.dtype(reduced.dtype) != np.dtype(bucket.dtype):  # an integer gradient
-                reduced = reduced.astype(bucket.dtype)
-        offset = 0
-        for param, shape in zip(bucket.params, bucket.shapes):
-            n = int(np.prod(shape))
-            self._gradients_dict[param] = reduced[offset : offset + n].reshape(shape)
             offset += n
 
     def __call__(self, param, grad):
@@ -228,9 +204,7 @@ class AllreduceCallback:
             for dtype in sorted(self._packing_list.keys()):
                 self._pack(dtype)
             for bucket in self._in_flight:
-                self._unpack(bucket)
-            for bucket in self._traced_in_flight:
-                self._unpack_ops(*bucket)
+                self._unpack(*bucket)
             for param in self._params:
                 self._futures_dict[param].set(self._gradients_dict[param])
         finally:

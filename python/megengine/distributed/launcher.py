@@ -3,7 +3,8 @@
 The parent hosts the rendezvous Server and watches its children: the first child that raises
 or dies stops all the others (SIGTERM, then SIGKILL), and the parent raises that child's
 exception with its traceback. Children die with the parent (PR_SET_PDEATHSIG), so nothing is
-left running.
+left running. Each child runs its x86 kernels on its share of the machine's cores (all cores
+divided by the ranks launched here), unless OMP_NUM_THREADS says otherwise.
 """
 
 import ctypes
@@ -15,6 +16,7 @@ import pickle
 import signal
 import traceback
 
+from ..core import _imperative_rt as _rt
 from ..device import get_device_count, is_cuda_available
 from .group import _set_machine_ranks, init_process_group
 from .server import Server
@@ -44,6 +46,23 @@ def _die_with_parent():
         pass  # not Linux: the parent's terminate() in its finally still stops the children
 
 
+def _share_cores(n_local):
+    """Gives this rank its share of the machine's cores for the x86 kernels: ``n_local`` ranks,
+    each on the default of every core, would run n times as many OpenMP threads as there are
+    cores, and a parallel region waits for its slowest, descheduled, thread. ``OMP_NUM_THREADS``
+    set by the user is left alone; the count only ever goes down (a fork after x86 kernels ran
+    leaves one thread, which stays)."""
+    if "OMP_NUM_THREADS" in os.environ:
+        return
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    share = max(1, cores // n_local)
+    if share < _rt.x86_threads():
+        _rt.set_x86_threads(share)
+
+
 def _run_wrapped(
     func,
     conn,
@@ -61,6 +80,7 @@ def _run_wrapped(
 ):
     _die_with_parent()
     try:
+        _share_cores(len(machine_ranks))
         init_process_group(
             master_ip, port, world_size, rank, dev, backend, device_type, timeout=timeout
         )
@@ -104,7 +124,9 @@ class launcher:
     On a machine without CUDA it starts ``n_gpus`` CPU processes (ranks) whose collectives run
     on Gloo, whatever ``backend`` says. When a rank raises or dies, the others are stopped and
     calling the launcher raises that rank's exception, its remote traceback chained as the
-    cause. A call returns the ranks' return values, in rank order.
+    cause. A call returns the ranks' return values, in rank order. Each rank runs its CPU
+    kernels on ``cores // n_gpus`` threads (at least one) unless ``OMP_NUM_THREADS`` is set,
+    so that the ranks of one machine do not oversubscribe its cores.
 
     Args:
         args: what ``launcher(...)`` is called with: the function and the arguments below, or

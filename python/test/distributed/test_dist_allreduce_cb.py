@@ -104,7 +104,7 @@ def _overlap_worker():
             # The last gradient of backward: the first bucket's all-reduce must finish without
             # anyone waiting for it (no wait(), no other collective): it runs on the
             # communication thread while this rank is still inside backward.
-            first = cb._in_flight[0].work
+            first = cb._in_flight[0][3]  # the first bucket's PendingAllReduce
             deadline = time.monotonic() + TIMEOUT
             while not first.completed and time.monotonic() < deadline:
                 time.sleep(0.001)

@@ -98,7 +98,7 @@ def _numpy_reference(world):
 PER_RANK = ("reduce", "gather", "rs_axis", "scatter_axis", "gather_axis", "a2a", "nc_rs")
 
 
-@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("world", [2, 3, 4])
 def test_every_collective_matches_numpy(world):
     results = dist.launcher(n_gpus=world, timeout=TIMEOUT)(_collectives)(world)
     ref = _numpy_reference(world)

@@ -86,6 +86,33 @@ def test_traced_gradient_all_reduce_on_gpu():
             np.testing.assert_array_equal(grads[s], expect)
 
 
+def _group_exchange():
+    import megengine.distributed.functional as DF
+
+    r = dist.get_rank()
+    peer = 1 - r
+    # 4M floats: more than NCCL's buffers hold, so the sends need the group to complete.
+    mine = mge.Tensor(rank_input(r, (1 << 22,), "float32"))
+    assert str(mine.device).startswith(DEVICE)
+    dist.group_start()
+    DF._remote_send_nobackward(mine, peer)
+    DF._remote_send_nobackward(mge.Tensor(rank_input(r, (3, 4), "int16"))[:, 1], peer)
+    got = DF._remote_recv_nobackward(peer, shape=(1 << 22,), dtype="float32")
+    small = DF._remote_recv_nobackward(peer, shape=(3,), dtype="int16")
+    dist.group_end()
+    assert str(got.device).startswith(DEVICE)
+    return got.numpy(), small.numpy()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(GPUS < 2, reason=f"{GPUS} GPU(s): an exchange between GPU ranks needs two")
+def test_gpu_group_exchanges_both_ways_in_one_nccl_group():
+    results = dist.launcher(n_gpus=2, device_type=DEVICE, timeout=TIMEOUT)(_group_exchange)()
+    for r, (got, small) in enumerate(results):
+        np.testing.assert_array_equal(got, rank_input(1 - r, (1 << 22,), "float32"))
+        np.testing.assert_array_equal(small, rank_input(1 - r, (3, 4), "int16")[:, 1])
+
+
 @pytest.mark.skipif(_rt.get_cuda_version() == 0, reason="NeoMeg built without CUDA: no NCCL")
 def test_the_nccl_library_that_gpu_collectives_load_is_built_and_loads():
     # The library a GPU tensor's first collective loads (open_nccl_communicator, through the

@@ -9,7 +9,7 @@ The table maps a dotted name (``megengine.functional.nn.cross_entropy``,
 kind as ``inspect.Parameter.kind`` names it and the default's repr (null when there is none).
 ``test_signatures.py`` compares NeoMeg's signature of every name it has against this table.
 Things MegEngine implements in C (pybind11 functions, the C half of Tensor) have no signature and
-are left out.
+are left out, but for pybind11 functions that take no parameters (their docstring says so).
 """
 
 import enum
@@ -66,11 +66,22 @@ def default_repr(value):
     return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
 
 
+def pybind11_without_parameters(obj):
+    """[] for a pybind11 function that takes nothing (its docstring starts ``name() -> ...``,
+    as ``distributed.group_start``'s does), else None."""
+    doc = (getattr(obj, "__doc__", None) or "").lstrip()
+    name = getattr(obj, "__name__", None)
+    if name and doc.split("\n", 1)[0].startswith(f"{name}() -> "):
+        return []
+    return None
+
+
 def describe(obj):
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
-        return None  # implemented in C: no signature to pin
+        # Implemented in C: no signature to pin, but for a pybind11 function without parameters.
+        return pybind11_without_parameters(obj)
     return [[p.name, p.kind.name, default_repr(p.default)] for p in sig.parameters.values()]
 
 

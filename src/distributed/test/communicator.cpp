@@ -306,6 +306,70 @@ TEST(Communicator, SendRecvMatchesTags) {
     });
 }
 
+TEST(Communicator, BlockingSendsToEachOtherFirstTimeOut) {
+    // What send_recv is for: two ranks that each send to the other before receiving wait for
+    // each other's recv, and fail after the timeout.
+    run_ranks(
+            2,
+            [](Communicator& comm) {
+                std::vector<float> out(1 << 16, static_cast<float>(comm.rank())), in(out.size());
+                int peer = 1 - comm.rank();
+                EXPECT_THROW(
+                        {
+                            comm.send(out.data(), out.size(), dnn::dtype::Float32, peer, 0);
+                            comm.recv(in.data(), in.size(), dnn::dtype::Float32, peer, 0);
+                        },
+                        CommError);
+            },
+            1s);
+}
+
+TEST(Communicator, SendRecvBatchExchangesBothWays) {
+    // The same exchange as one batch completes, sends listed before recvs on every rank.
+    run_ranks(2, [](Communicator& comm) {
+        const size_t n = 1 << 16;
+        int peer = 1 - comm.rank();
+        auto mine = input<float>(comm.rank(), n), theirs = input<float>(peer, n);
+        std::vector<int32_t> small = {comm.rank() * 10, comm.rank() * 10 + 1};
+        std::vector<float> got(n);
+        std::vector<int32_t> got_small(2);
+        using K = PointToPoint::Kind;
+        std::vector<PointToPoint> ops = {
+                {K::Send, mine.data(), n, dnn::dtype::Float32, peer, 4},
+                {K::Send, small.data(), 2, dnn::dtype::Int32, peer, 5},
+                {K::Recv, got.data(), n, dnn::dtype::Float32, peer, 4},
+                {K::Recv, got_small.data(), 2, dnn::dtype::Int32, peer, 5},
+        };
+        comm.send_recv(ops);
+        EXPECT_EQ(got, theirs);
+        EXPECT_EQ(got_small, (std::vector<int32_t>{peer * 10, peer * 10 + 1}));
+    });
+}
+
+TEST(Communicator, SendRecvBatchShiftsAroundARing) {
+    // Four ranks: each sends to the next and receives from the previous, two messages each way
+    // matched by tag (listed in opposite orders on the two sides), and an empty one.
+    run_ranks(4, [](Communicator& comm) {
+        int r = comm.rank(), n = comm.size();
+        int next = (r + 1) % n, prev = (r + n - 1) % n;
+        auto a = input<int16_t>(r, 7), b = input<int16_t>(r + 10, 3);
+        std::vector<int16_t> got_a(7), got_b(3);
+        using K = PointToPoint::Kind;
+        std::vector<PointToPoint> ops = {
+                {K::Recv, got_b.data(), 3, dnn::dtype::Int16, prev, 2},
+                {K::Send, a.data(), 7, dnn::dtype::Int16, next, 1},
+                {K::Send, nullptr, 0, dnn::dtype::Int16, next, 3},
+                {K::Recv, got_a.data(), 7, dnn::dtype::Int16, prev, 1},
+                {K::Send, b.data(), 3, dnn::dtype::Int16, next, 2},
+                {K::Recv, nullptr, 0, dnn::dtype::Int16, prev, 3},
+        };
+        comm.send_recv(ops);
+        EXPECT_EQ(got_a, input<int16_t>(prev, 7));
+        EXPECT_EQ(got_b, input<int16_t>(prev + 10, 3));
+        comm.send_recv({});  // an empty batch is a no-op
+    });
+}
+
 TEST(Communicator, BadRanksAreRejected) {
     MemoryStore store;
     EXPECT_THROW(Communicator(store, "x/", 2, 2, 1s), std::invalid_argument);
@@ -314,6 +378,13 @@ TEST(Communicator, BadRanksAreRejected) {
         float x = 0;
         EXPECT_THROW(comm.broadcast(&x, 1, dnn::dtype::Float32, 5), std::invalid_argument);
         EXPECT_THROW(comm.send(&x, 1, dnn::dtype::Float32, comm.rank(), 0), std::invalid_argument);
+        using K = PointToPoint::Kind;
+        int peer = 1 - comm.rank();
+        std::vector<PointToPoint> self = {{K::Send, &x, 1, dnn::dtype::Float32, peer, 0},
+                                          {K::Recv, &x, 1, dnn::dtype::Float32, comm.rank(), 0}};
+        EXPECT_THROW(comm.send_recv(self), std::invalid_argument);
+        std::vector<PointToPoint> outside = {{K::Send, &x, 1, dnn::dtype::Float32, 5, 0}};
+        EXPECT_THROW(comm.send_recv(outside), std::invalid_argument);
     });
 }
 

@@ -139,6 +139,53 @@ TEST(NcclCommunicator, TwoRanksCollectivesMatchTheHostComputation) {
     });
 }
 
+TEST(NcclCommunicator, SendRecvGroupRejectsBadPeersBeforeItStarts) {
+    NM_NEED_GPUS(1);
+    run_ranks(1, [](NcclCommunicator& comm) {
+        DeviceBuffer<float> x(4);
+        using K = PointToPoint::Kind;
+        std::vector<PointToPoint> self = {{K::Send, x.ptr, 4, dnn::dtype::Float32, 0, 0}};
+        EXPECT_THROW(comm.send_recv(self, nullptr), std::invalid_argument);
+        std::vector<PointToPoint> outside = {{K::Recv, x.ptr, 4, dnn::dtype::Float32, 1, 0}};
+        EXPECT_THROW(comm.send_recv(outside, nullptr), std::invalid_argument);
+        // An empty group: ncclGroupStart and ncclGroupEnd alone; the communicator still works.
+        comm.send_recv({}, nullptr);
+        DeviceBuffer<float> in(input(0, 4)), out(4);
+        comm.all_reduce(in.ptr, out.ptr, 4, dnn::dtype::Float32, ReduceOp::Sum, nullptr);
+        comm.synchronize(nullptr);
+        EXPECT_EQ(out.read(), input(0, 4));
+    });
+}
+
+TEST(NcclCommunicator, TwoRanksExchangeBothWaysInOneGroup) {
+    NM_NEED_GPUS(2);
+    // Each rank sends to the other before receiving, which ncclGroupStart/ncclGroupEnd lets
+    // NCCL run together; 4M floats are more than NCCL's buffers hold, so that unordered
+    // blocking transfers would deadlock. int16 travels as bytes.
+    const size_t n = size_t{1} << 22;
+    run_ranks(2, [&](NcclCommunicator& comm) {
+        int r = comm.rank(), peer = 1 - r;
+        cudaStream_t stream;
+        ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+        std::vector<int16_t> small = {static_cast<int16_t>(r), static_cast<int16_t>(-r - 1)};
+        DeviceBuffer<float> out(input(r, n)), in(n);
+        DeviceBuffer<int16_t> out_small(small), in_small(2);
+        using K = PointToPoint::Kind;
+        std::vector<PointToPoint> ops = {
+                {K::Send, out.ptr, n, dnn::dtype::Float32, peer, 0},
+                {K::Send, out_small.ptr, 2, dnn::dtype::Int16, peer, 1},
+                {K::Recv, in.ptr, n, dnn::dtype::Float32, peer, 0},
+                {K::Recv, in_small.ptr, 2, dnn::dtype::Int16, peer, 1},
+        };
+        comm.send_recv(ops, stream);
+        comm.synchronize(stream);
+        EXPECT_EQ(in.read(), input(peer, n));
+        EXPECT_EQ(in_small.read(), (std::vector<int16_t>{static_cast<int16_t>(peer),
+                                                         static_cast<int16_t>(-peer - 1)}));
+        cudaStreamDestroy(stream);
+    });
+}
+
 // open_nccl_communicator loads this library at run time, as megengine.distributed does.
 TEST(DeviceCommunicator, WithoutAGpuOpeningFailsWithNcclsReasonNotALoadError) {
     if (cuda_device_count() > 0)

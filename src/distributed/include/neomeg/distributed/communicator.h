@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +56,20 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
+};
+
+// One transfer of a batch of point-to-point transfers (Communicator::send_recv): `count`
+// elements of `dtype` sent from `buf` to `peer`, or received into `buf` from `peer`. A send
+// matches the peer's recv of the same `tag`; NCCL's batch (DeviceCommunicator::send_recv)
+// ignores tags and matches each send with the peer's next recv from this rank.
+struct PointToPoint {
+    enum class Kind { Send, Recv };
+    Kind kind = Kind::Send;
+    void* buf = nullptr;  // read by a send, written by a recv
+    size_t count = 0;
+    dnn::DType dtype;
+    int peer = 0;
+    uint32_t tag = 0;
 };
 
 // A collective started by Communicator::all_reduce_async, which its communicator's worker
@@ -117,6 +132,12 @@ public:
     // Point-to-point: a send matches the recv of the same `tag` on the peer.
     void send(const void* buf, size_t count, dnn::DType dtype, int dst, uint32_t tag);
     void recv(void* buf, size_t count, dnn::DType dtype, int src, uint32_t tag);
+    // The transfers of `ops` together, as NCCL runs those between ncclGroupStart and
+    // ncclGroupEnd: every send and recv is posted before any is waited for, so transfers that
+    // wait for each other one by one (two ranks each sending to the other first) complete.
+    // Blocks until all are done; CommError after the timeout, std::invalid_argument (before
+    // anything is posted) for a bad peer.
+    void send_recv(std::span<const PointToPoint> ops);
     void barrier();
 
 private:

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "neomeg/distributed/communicator.h"
@@ -37,6 +38,7 @@ public:
                             void* stream) = 0;
     virtual void send(const void* buf, size_t count, dnn::DType dtype, int dst, void* stream) = 0;
     virtual void recv(void* buf, size_t count, dnn::DType dtype, int src, void* stream) = 0;
+    virtual void send_recv(std::span<const PointToPoint> ops, void* stream) = 0;
     virtual void synchronize(void* stream) = 0;
 };
 

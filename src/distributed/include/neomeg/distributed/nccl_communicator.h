@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "neomeg/distributed/communicator.h"
@@ -58,6 +59,11 @@ public:
     // Point-to-point: a send matches the next recv from this rank on the peer.
     void send(const void* buf, size_t count, dnn::DType dtype, int dst, Stream stream);
     void recv(void* buf, size_t count, dnn::DType dtype, int src, Stream stream);
+    // The transfers of `ops` between ncclGroupStart and ncclGroupEnd, all on `stream`: NCCL
+    // runs them together, so two ranks that each send to the other first do not deadlock.
+    // Tags are ignored (a send matches the peer's next recv from this rank). Bad peers are
+    // rejected (std::invalid_argument) before the group starts.
+    void send_recv(std::span<const PointToPoint> ops, Stream stream);
     // Blocks until the work enqueued on `stream` is done; CommError when NCCL or CUDA reports
     // an error, or after the timeout (a peer died or never called the same collective).
     void synchronize(Stream stream);
