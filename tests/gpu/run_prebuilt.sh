@@ -19,7 +19,7 @@ run() { local name=$1; shift; local t=$1; shift
   grep -E '^\[  FAILED  \] [A-Za-z]' $OUT/$name.log | head -40
   grep -E -B2 -A12 'Failure$' $OUT/$name.log | head -${FAILLINES:-150}
 }
-run dnn_cuda 240 ./neomeg_dnn_test --gtest_filter='Cuda.*:CudaHandle.*:CudaIndexedWalk.*:CudaResizeTap.*:CudaSvd*'
+run dnn_cuda 240 ./neomeg_dnn_test --gtest_filter='Cuda.*:CudaHandle.*:CudaIndexedWalk.*:CudaResizeTap.*:CudaSvd*:Paths/CudaConv.*:CudaConvGraph*'
 export NEOMEG_DEBUG=1; run dnn_cuda_debug 60 ./neomeg_dnn_test --gtest_filter='Cuda.DebugSwitch*'; unset NEOMEG_DEBUG
 run core_cuda 60 ./neomeg_core_test --gtest_filter='CudaCompNode.*:CudaEnv.*:GraphDynamicCuda.*'
 run dist_nccl 90 ./neomeg_distributed_nccl_test

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/cuda/conv_direction.h"
+#include "src/cuda/conv_graph.h"
 #include "src/cuda/handle.h"
 
 namespace neomeg::dnn::cuda {
@@ -141,7 +142,7 @@ ConvPlan::~ConvPlan() {
 
 std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, const ConvArgs& args,
                                          const TensorLayout& x, const TensorLayout& w,
-                                         const TensorLayout& y) {
+                                         const TensorLayout& y, bool try_graph) {
     auto type = cudnn_type(x.dtype);
     if (!type || x.is_empty() || w.is_empty() || y.is_empty())
         return nullptr;
@@ -175,8 +176,17 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
         return nullptr;
     plan->algo = candidates[0].algo;
     plan->workspace = candidates[0].workspace;
-    if (!Handle::cuda_benchmark_kernel())
+    if (!Handle::cuda_benchmark_kernel()) {
+        if (try_graph && conv_graph_enabled())
+            if (auto spec = graph_conv_spec(kind, args, x, w, y, Handle::cuda_allow_tf32())) {
+                cudnnHandle_t h = handle.cudnn();
+                plan->graph = handle.conv_graph_cache().get_or_build(
+                        *spec, [&] { return build_graph_plan(api, h, *spec); });
+                if (plan->graph)
+                    plan->workspace = std::max(plan->workspace, plan->graph->workspace());
+            }
         return plan;
+    }
 
     std::string key = case_key(kind, args, x, w, y, math);
     auto choice = handle.conv_algo_cache().find(key);
