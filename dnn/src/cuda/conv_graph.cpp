@@ -181,7 +181,13 @@ bool engine_info(const CudnnApi& api, BackendDesc& cfg, EngineInfo& info) {
 }  // namespace
 
 GraphBuild build_graph_plan(const CudnnApi& api, cudnnHandle_t handle, const GraphConvSpec& spec) {
-    GraphBuild r;
+    auto c = graph_plan_candidates(api, handle, spec, 1);
+    return {c.plans.empty() ? nullptr : c.plans[0], c.why_not};
+}
+
+GraphCandidates graph_plan_candidates(const CudnnApi& api, cudnnHandle_t handle,
+                                      const GraphConvSpec& spec, size_t max_plans) {
+    GraphCandidates r;
     if (!api.cudnnBackendCreateDescriptor || !api.cudnnBackendDestroyDescriptor ||
         !api.cudnnBackendSetAttribute || !api.cudnnBackendGetAttribute ||
         !api.cudnnBackendFinalize || !api.cudnnBackendExecute) {
@@ -222,12 +228,16 @@ GraphBuild build_graph_plan(const CudnnApi& api, cudnnHandle_t handle, const Gra
                 r.why_not += str_cat("engine ", info.index, ": ", plan.what(), "; ");
                 continue;
             }
-            r.plan = std::make_shared<GraphConvPlan>(api, plan.release(), info.index,
-                                                     static_cast<size_t>(ws));
-            r.why_not.clear();
-            return r;
+            r.plans.push_back(std::make_shared<GraphConvPlan>(api, plan.release(), info.index,
+                                                              static_cast<size_t>(ws)));
+            if (r.plans.size() == max_plans) {
+                r.why_not.clear();
+                return r;
+            }
         }
     }
+    if (!r.plans.empty())
+        r.why_not.clear();
     return r;
 }
 

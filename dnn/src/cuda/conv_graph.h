@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "src/cuda/conv_graph_spec.h"
 
@@ -49,6 +50,16 @@ struct GraphBuild {
 // Never throws for a case cuDNN declines: a table without the graph API, a failing call or no
 // engine that finalizes all give a null plan.
 GraphBuild build_graph_plan(const CudnnApi& api, cudnnHandle_t handle, const GraphConvSpec& spec);
+
+// Up to `max_plans` plans of the case, one per allowed engine that finalizes, in the heuristics'
+// order (mode A's, then FALLBACK's engines not already tried): the candidates measuring times
+// (Handle::cuda_benchmark_kernel). `why_not` as for build_graph_plan where there is none.
+struct GraphCandidates {
+    std::vector<std::shared_ptr<const GraphConvPlan>> plans;
+    std::string why_not;
+};
+GraphCandidates graph_plan_candidates(const CudnnApi& api, cudnnHandle_t handle,
+                                      const GraphConvSpec& spec, size_t max_plans);
 
 // Runs `plan` on device pointers x, w, y (the spec's uids) with `workspace` (at least the plan's).
 cudnnStatus_t execute_graph_plan(const CudnnApi& api, cudnnHandle_t handle,

@@ -41,6 +41,7 @@ struct ConvPlan {
     // The graph API's plan for the case (shared with the handle's cache), or null. `workspace`
     // covers both plans.
     std::shared_ptr<const GraphConvPlan> graph;
+    bool graph_measured = false;  // the graph plan was chosen by measuring
     // ConvBias's fused epilogue; null where the convolution runs alone.
     std::unique_ptr<BiasActivation> fused;
 
@@ -51,8 +52,9 @@ struct ConvPlan {
 };
 
 // Builds the plan, or nullptr for a case cuDNN does not take. `x`, `w`, `y` are the layouts in
-// the roles of ConvPlan. With `try_graph`, conv_graph_enabled() and no measuring, the graph API's
-// plan is looked up or built too.
+// the roles of ConvPlan. With `try_graph` and conv_graph_enabled(), the graph API's plan is looked
+// up or built too; under measuring, the graph API's candidates are timed against the legacy
+// algorithms and the faster kept.
 std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, const ConvArgs& args,
                                          const TensorLayout& x, const TensorLayout& w,
                                          const TensorLayout& y, bool try_graph = true);

@@ -3,8 +3,9 @@
 // float32/float16/bfloat16 accumulating in float32. By default a case runs the graph API's plan
 // where cuDNN finalizes one (conv_graph.h: heuristics mode A's engines, "cudnn-graph:engine<N>"),
 // else the legacy API's heuristic first choice ("cudnn:<algorithm>"); with
-// Handle::cuda_benchmark_kernel() the fastest legacy algorithm measured ("cudnn(measured):...",
-// conv_plan.h); NEOMEG_CUDNN_LEGACY=1 keeps every case on the legacy API. float32 runs without
+// Handle::cuda_benchmark_kernel() the fastest measured of the graph plans and the legacy
+// algorithms ("cudnn-graph(measured):engine<N>", "cudnn(measured):<algorithm>", conv_plan.h);
+// NEOMEG_CUDNN_LEGACY=1 keeps every case on the legacy API. float32 runs without
 // TF32 (CUDNN_FMA_MATH; no tensor-core engine) unless Handle::cuda_allow_tf32().
 // Strided tensors are described as they are; a filter (or a filter gradient) that is not
 // contiguous, broadcast or reversed axes, and integer dtypes go to the staged naive kernel.
@@ -69,7 +70,7 @@ private:
         const std::array<const void*, 4> ptrs{b.x, b.w, b.y, ws.ptr};
         if (p.graph && ws.size >= p.graph->workspace() && graph_pointers_aligned(ptrs)) {
             NM_CUDNN_CHECK(execute_graph_plan(libcudnn(), h, *p.graph, b.x, b.w, b.y, ws.ptr));
-            return graph_kernel_name(p.graph->engine(), false);
+            return graph_kernel_name(p.graph->engine(), p.graph_measured);
         }
         float alpha = 1, beta = 0;
         NM_CUDNN_CHECK(ConvDirection<D::kKind>::run(h, p, b, ws, &alpha, &beta));

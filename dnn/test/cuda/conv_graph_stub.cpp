@@ -342,6 +342,28 @@ TEST_F(CudaConvGraphStub, FallbackModeWhereNoModeAEngineFinalizes) {
     EXPECT_EQ(plans, 3u);  // 5, 6, 9
 }
 
+TEST_F(CudaConvGraphStub, CandidatesForMeasuringInHeuristicsOrder) {
+    // Mode A's allowed engines that finalize, then FALLBACK's new ones, up to the limit.
+    g.heuristics[CUDNN_HEUR_MODE_A] = {7, 3, 5, 2};
+    g.heuristics[CUDNN_HEUR_MODE_FALLBACK] = {3, 9, 1};
+    g.notes[2] = {CUDNN_NUMERICAL_NOTE_TENSOR_CORE};
+    g.finalizable = {7, 3, 2, 9, 1};
+    auto engines = [](const GraphCandidates& c) {
+        std::vector<int64_t> e;
+        for (const auto& p : c.plans)
+            e.push_back(p->engine());
+        return e;
+    };
+    auto all = graph_plan_candidates(api, kHandle, spec(), 8);
+    EXPECT_EQ(engines(all), (std::vector<int64_t>{7, 3, 9, 1}));
+    EXPECT_EQ(all.why_not, "");
+    EXPECT_EQ(engines(graph_plan_candidates(api, kHandle, spec(), 2)),
+              (std::vector<int64_t>{7, 3}));
+    // TF32 on lets the tensor-core engine in.
+    EXPECT_EQ(engines(graph_plan_candidates(api, kHandle, spec(ConvKind::Forward, true), 8)),
+              (std::vector<int64_t>{7, 3, 2, 9, 1}));
+}
+
 TEST_F(CudaConvGraphStub, NoEngineMeansTheLegacyPlanAndSaysWhy) {
     g.heuristics[CUDNN_HEUR_MODE_A] = {5, 2};
     g.notes[2] = {CUDNN_NUMERICAL_NOTE_TENSOR_CORE};
