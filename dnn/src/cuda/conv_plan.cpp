@@ -127,6 +127,25 @@ std::optional<ConvAlgoChoice> measure(HandleImpl& handle, const ConvPlan& p, con
 constexpr size_t kMaxMeasuredGraphPlans = 8;
 constexpr int kTimedRuns = 3;
 
+// A start and a stop event, destroyed with the scope (measuring may throw between them).
+class EventPair {
+public:
+    EventPair() {
+        NM_CUDA_CHECK(cudaEventCreate(&start));
+        if (cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+            cudaEventDestroy(start);
+            throw_cuda_error(e, "cudaEventCreate(&stop)");
+        }
+    }
+    ~EventPair() {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    EventPair(const EventPair&) = delete;
+    EventPair& operator=(const EventPair&) = delete;
+    cudaEvent_t start = nullptr, stop = nullptr;
+};
+
 struct TimedGraphPlan {
     std::shared_ptr<const GraphConvPlan> plan;
     float ms;
@@ -154,9 +173,7 @@ std::optional<TimedGraphPlan> time_graph_plans(
     cudaStream_t stream = handle.stream();
     for (const Scratch* s : {&sx, &sw, &sy})
         NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1), stream));
-    cudaEvent_t start, stop;
-    NM_CUDA_CHECK(cudaEventCreate(&start));
-    NM_CUDA_CHECK(cudaEventCreate(&stop));
+    EventPair ev;
     std::optional<TimedGraphPlan> best;
     for (const auto& p : plans) {
         if (p->workspace() > ws.bytes())
@@ -166,18 +183,16 @@ std::optional<TimedGraphPlan> time_graph_plans(
                                       sy.origin(), ws.base()) == CUDNN_STATUS_SUCCESS;
         };
         bool ok = run();
-        NM_CUDA_CHECK(cudaEventRecord(start, stream));
+        NM_CUDA_CHECK(cudaEventRecord(ev.start, stream));
         for (int i = 0; ok && i < kTimedRuns; ++i)
             ok = run();
-        NM_CUDA_CHECK(cudaEventRecord(stop, stream));
-        NM_CUDA_CHECK(cudaEventSynchronize(stop));
+        NM_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+        NM_CUDA_CHECK(cudaEventSynchronize(ev.stop));
         float ms = 0;
-        NM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        NM_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
         if (ok && (!best || ms / kTimedRuns < best->ms))
             best = TimedGraphPlan{p, ms / kTimedRuns};
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     // The scratch buffers are freed when this returns: nothing may still run on them.
     NM_CUDA_CHECK(cudaStreamSynchronize(stream));
     return best;
