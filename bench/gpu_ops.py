@@ -8,8 +8,12 @@ Each framework runs every case in one process of its own; a case times `--iters`
 GPU before reading the clock. PyTorch comes from this interpreter when it imports torch, else
 from bench/torch_reference.py's environment; without it only NeoMeg's column is printed.
 
-A case named ``*_tf32`` runs with TF32 on, every other float32 case with it off, in both
-frameworks: ``megengine.config.allow_tf32`` (matrix products and cuDNN convolutions) against
+NeoMeg's convolutions run on cuDNN's graph API by default; the convolution and ResNet-18 cases
+run a second time with ``NEOMEG_CUDNN_LEGACY=1`` (cuDNN's legacy API alone), and a second table
+sets both paths against PyTorch (``--no-legacy`` skips that run).
+
+A case named ``*_bf16`` runs in bfloat16 (tensor cores in both frameworks). A case named
+``*_tf32`` runs with TF32 on, every other float32 case with it off, in both frameworks: ``megengine.config.allow_tf32`` (matrix products and cuDNN convolutions) against
 PyTorch's ``torch.backends.cuda.matmul.allow_tf32`` and ``torch.backends.cudnn.allow_tf32``.
 PyTorch's own default lets cuDNN convolutions use TF32, so a float32 convolution compared with
 that default would set our float32 against its TF32.
@@ -31,6 +35,8 @@ CASES = [
     "conv_bwd",
     "conv_fwd_tf32",
     "conv_bwd_tf32",
+    "conv_fwd_bf16",
+    "conv_bwd_bf16",
     "matmul_fp32",
     "matmul_tf32",
     "matmul_bf16",
@@ -49,6 +55,8 @@ UNITS = {
     "conv_bwd": ("TFLOP/s", 2 * 2 * 32 * 64 * 56 * 56 * 64 * 9),
     "conv_fwd_tf32": ("TFLOP/s", 2 * 32 * 64 * 56 * 56 * 64 * 9),
     "conv_bwd_tf32": ("TFLOP/s", 2 * 2 * 32 * 64 * 56 * 56 * 64 * 9),
+    "conv_fwd_bf16": ("TFLOP/s", 2 * 32 * 64 * 56 * 56 * 64 * 9),
+    "conv_bwd_bf16": ("TFLOP/s", 2 * 2 * 32 * 64 * 56 * 56 * 64 * 9),
     "matmul_fp32": ("TFLOP/s", 2 * 4096**3),
     "matmul_tf32": ("TFLOP/s", 2 * 4096**3),
     "matmul_bf16": ("TFLOP/s", 2 * 4096**3),
@@ -213,10 +221,13 @@ def make(case):
             case
         ]
     set_tf32(case.endswith("_tf32"))
-    case = case.removesuffix("_tf32")
+    bf16 = case.endswith("_bf16")
+    case = case.removesuffix("_tf32").removesuffix("_bf16")
     if case.startswith("conv"):
         x = T(rng.normal(size=(32, 64, 56, 56)).astype(np.float32))
         w = T((rng.normal(size=(64, 64, 3, 3)) * 0.05).astype(np.float32))
+        if bf16:
+            x, w = cast(x, "bfloat16"), cast(w, "bfloat16")
         if case == "conv_fwd":
             return lambda: conv(x, w)
         return lambda: grads(lambda: conv(x, w), [x, w])
@@ -269,7 +280,7 @@ def torch_interpreter():
     return (python, None) if r.returncode == 0 else (None, f"{python}: torch without CUDA")
 
 
-def run(python, fw, iters, cases, timeout):
+def run(python, fw, iters, cases, timeout, env=None):
     try:
         proc = subprocess.run(
             [python, "-c", f"BW_N = {BW_N}\n{WORKER}", fw, str(iters), *cases],
@@ -277,6 +288,7 @@ def run(python, fw, iters, cases, timeout):
             capture_output=True,
             text=True,
             timeout=timeout,
+            env={**os.environ, **(env or {})},
         )
         out = proc.stdout
         tail = (proc.stderr.strip().splitlines() or ["exited with " + str(proc.returncode)])[-1]
@@ -291,6 +303,28 @@ def run(python, fw, iters, cases, timeout):
     for case in cases:
         results.setdefault(case, {"case": case, "error": tail})
     return results
+
+
+def ms(r):
+    return f"{r['ms']:.2f}" if "ms" in r else "-"
+
+
+def speed(ours, theirs):
+    return f"{theirs['ms'] / ours['ms']:.2f}" if "ms" in ours and "ms" in theirs else "-"
+
+
+def print_paths(cases, graph, legacy, theirs):
+    """NeoMeg's two cuDNN paths side by side, each against PyTorch."""
+    print("\ncuDNN paths: graph API (default) and legacy API (NEOMEG_CUDNN_LEGACY=1)")
+    print(
+        f"{'case':<20}{'graph ms':>10}{'legacy ms':>11}{'PyTorch ms':>12}{'graph speed':>13}"
+        f"{'legacy speed':>14}"
+    )
+    for case in cases:
+        g, lg, t = graph[case], legacy[case], theirs.get(case, {})
+        print(f"{case:<20}{ms(g):>10}{ms(lg):>11}{ms(t):>12}{speed(g, t):>13}{speed(lg, t):>14}")
+        if "error" in lg:
+            print(f"    legacy: {lg['error']}")
 
 
 def rate(case, r):
@@ -309,6 +343,11 @@ def main():
     ap.add_argument("--cases", nargs="+", default=CASES, choices=CASES)
     ap.add_argument("--timeout", type=int, default=150, help="seconds per framework")
     ap.add_argument(
+        "--no-legacy",
+        action="store_true",
+        help="skip the second NeoMeg run of the convolution cases on cuDNN's legacy API",
+    )
+    ap.add_argument(
         "--benchmark-kernel",
         action="store_true",
         help="both frameworks time the convolution algorithms and keep the fastest "
@@ -326,25 +365,30 @@ def main():
     )
     for case in args.cases:
         o, t = ours[case], theirs.get(case, {})
-        o_ms = f"{o['ms']:.2f}" if "ms" in o else "-"
-        t_ms = f"{t['ms']:.2f}" if "ms" in t else "-"
-        speed = f"{t['ms'] / o['ms']:.2f}" if "ms" in o and "ms" in t else "-"
         print(
-            f"{case:<15}{UNITS[case][0]:>10}{o_ms:>11}{rate(case, o):>9}{t_ms:>12}"
-            f"{rate(case, t):>9}{speed:>8}"
+            f"{case:<15}{UNITS[case][0]:>10}{ms(o):>11}{rate(case, o):>9}{ms(t):>12}"
+            f"{rate(case, t):>9}{speed(o, t):>8}"
         )
         for who, r in (("NeoMeg", o), ("PyTorch", t)):
             if "error" in r:
                 print(f"    {who}: {r['error']}")
+    both = [c for c in args.cases if c.startswith(("conv", "resnet18"))]
+    # What is printed stays if a time limit stops the legacy run.
+    sys.stdout.flush()
+    if both and not args.no_legacy:
+        legacy = run(
+            sys.executable, "neomeg", args.iters, both, args.timeout, {"NEOMEG_CUDNN_LEGACY": "1"}
+        )
+        print_paths(both, ours, legacy, theirs)
     if python is None:
         print(f"PyTorch: {why}")
     print("speed = PyTorch ms / NeoMeg ms (above 1: NeoMeg is faster)")
     # The issue's bandwidth target: elementwise and reduction at >= 80% of a device copy's.
     copy_ms = ours.get("copy_bw", {}).get("ms")
     for case in ("add_bw", "sum_bw"):
-        ms = ours.get(case, {}).get("ms")
-        if copy_ms and ms:
-            frac = (UNITS[case][1] / ms) / (UNITS["copy_bw"][1] / copy_ms)
+        case_ms = ours.get(case, {}).get("ms")
+        if copy_ms and case_ms:
+            frac = (UNITS[case][1] / case_ms) / (UNITS["copy_bw"][1] / copy_ms)
             print(f"NeoMeg {case[:-3]} bandwidth / its device copy's: {frac:.2f} (target >= 0.8)")
     return 0
 

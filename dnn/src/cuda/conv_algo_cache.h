@@ -5,12 +5,15 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 namespace neomeg::dnn::cuda {
+
+class GraphConvPlan;
 
 struct ConvAlgoChoice {
     int algo = 0;
@@ -19,6 +22,11 @@ struct ConvAlgoChoice {
     // false: measuring was not possible (no scratch memory), and this is the heuristics' choice,
     // kept so that the case is not tried again.
     bool measured = true;
+    // The measured time of `algo` in milliseconds (where measured).
+    float ms = 0;
+    // A graph-API plan that measured faster than every legacy algorithm (conv_graph.h), or null;
+    // `algo` stays the legacy fallback.
+    std::shared_ptr<const GraphConvPlan> graph;
 };
 
 class ConvAlgoCache {

@@ -5,7 +5,8 @@
 // another stays, unfused). Everything else (sigmoid, h-swish, a bias of another shape, a case
 // cuDNN reports NOT_SUPPORTED for) runs the convolution and then adds bias and z and applies the
 // nonlinearity with the Elemwise kernel. The convolution's algorithm is chosen as for
-// ConvolutionForward (conv_plan.h).
+// ConvolutionForward (conv_plan.h) on the legacy API alone: the fused call takes a legacy
+// algorithm, and the graph API's fused epilogues are not wired here.
 #include <array>
 
 #include "src/cuda/conv_kernel.h"
@@ -96,7 +97,7 @@ private:
     std::unique_ptr<ConvPlan> build(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         auto plan = make_conv_plan(cuda_handle(), ConvKind::Forward, ConvArgs::of(m_param), in[0],
-                                   in[1], out[0]);
+                                   in[1], out[0], false);
         if (!plan)
             return nullptr;
         plan->fused = fused_epilogue(m_param.nonlineMode, in[2], in[3], out[0]);

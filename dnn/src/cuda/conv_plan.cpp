@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "src/common/exec_report.h"
 #include "src/cuda/conv_direction.h"
+#include "src/cuda/conv_graph.h"
 #include "src/cuda/handle.h"
 
 namespace neomeg::dnn::cuda {
@@ -110,9 +114,88 @@ std::optional<ConvAlgoChoice> measure(HandleImpl& handle, const ConvPlan& p, con
     // cudnnFind*Ex returns its results fastest first.
     for (int i = 0; i < n; ++i)
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws.bytes())
-            return ConvAlgoChoice{static_cast<int>(perf[i].algo), perf[i].memory, perf[i].mathType,
-                                  true};
+            return ConvAlgoChoice{static_cast<int>(perf[i].algo),
+                                  perf[i].memory,
+                                  perf[i].mathType,
+                                  true,
+                                  perf[i].time,
+                                  nullptr};
     return std::nullopt;
+}
+
+// The graph plans measuring considers: heuristics' order, each engine that finalizes.
+constexpr size_t kMaxMeasuredGraphPlans = 8;
+constexpr int kTimedRuns = 3;
+
+// A start and a stop event, destroyed with the scope (measuring may throw between them).
+class EventPair {
+public:
+    EventPair() {
+        NM_CUDA_CHECK(cudaEventCreate(&start));
+        if (cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+            cudaEventDestroy(start);
+            throw_cuda_error(e, "cudaEventCreate(&stop)");
+        }
+    }
+    ~EventPair() {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    EventPair(const EventPair&) = delete;
+    EventPair& operator=(const EventPair&) = delete;
+    cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+struct TimedGraphPlan {
+    std::shared_ptr<const GraphConvPlan> plan;
+    float ms;
+};
+
+// Times each graph plan on scratch buffers of the case's layouts, on the handle's stream (one
+// warm-up run, then the mean of kTimedRuns), as cudnnFind*Ex times the legacy algorithms; the
+// fastest that ran, or nullopt (no scratch memory, or none ran).
+std::optional<TimedGraphPlan> time_graph_plans(
+        HandleImpl& handle, std::span<const std::shared_ptr<const GraphConvPlan>> plans,
+        const TensorLayout& x, const TensorLayout& w, const TensorLayout& y, size_t max_workspace) {
+    DeviceGuard guard(handle.device());
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return std::nullopt;
+    }
+    Scratch sx(x), sw(w), sy(y);
+    Scratch ws(std::min(max_workspace, free_bytes / 2));
+    if (!sx.ok() || !sw.ok() || !sy.ok() || !ws.ok())
+        return std::nullopt;
+    const std::array<const void*, 4> ptrs{sx.origin(), sw.origin(), sy.origin(), ws.base()};
+    if (!graph_pointers_aligned(ptrs))
+        return std::nullopt;
+    cudaStream_t stream = handle.stream();
+    for (const Scratch* s : {&sx, &sw, &sy})
+        NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1), stream));
+    EventPair ev;
+    std::optional<TimedGraphPlan> best;
+    for (const auto& p : plans) {
+        if (p->workspace() > ws.bytes())
+            continue;
+        auto run = [&] {
+            return execute_graph_plan(libcudnn(), handle.cudnn(), *p, sx.origin(), sw.origin(),
+                                      sy.origin(), ws.base()) == CUDNN_STATUS_SUCCESS;
+        };
+        bool ok = run();
+        NM_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+        for (int i = 0; ok && i < kTimedRuns; ++i)
+            ok = run();
+        NM_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+        NM_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+        float ms = 0;
+        NM_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+        if (ok && (!best || ms / kTimedRuns < best->ms))
+            best = TimedGraphPlan{p, ms / kTimedRuns};
+    }
+    // The scratch buffers are freed when this returns: nothing may still run on them.
+    NM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return best;
 }
 
 std::string case_key(ConvKind kind, const ConvArgs& args, const TensorLayout& x,
@@ -141,7 +224,7 @@ ConvPlan::~ConvPlan() {
 
 std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, const ConvArgs& args,
                                          const TensorLayout& x, const TensorLayout& w,
-                                         const TensorLayout& y) {
+                                         const TensorLayout& y, bool try_graph) {
     auto type = cudnn_type(x.dtype);
     if (!type || x.is_empty() || w.is_empty() || y.is_empty())
         return nullptr;
@@ -175,10 +258,29 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
         return nullptr;
     plan->algo = candidates[0].algo;
     plan->workspace = candidates[0].workspace;
-    if (!Handle::cuda_benchmark_kernel())
+    std::optional<GraphConvSpec> spec;
+    if (try_graph && conv_graph_enabled())
+        spec = graph_conv_spec(kind, args, x, w, y, Handle::cuda_allow_tf32());
+    if (!Handle::cuda_benchmark_kernel()) {
+        if (spec) {
+            cudnnHandle_t h = handle.cudnn();
+            plan->graph = handle.conv_graph_cache().get_or_build(*spec, [&] {
+                GraphBuild b = build_graph_plan(api, h, *spec);
+                // Once per case and handle: the legacy API runs it from here on.
+                if (!b.plan && debug_enabled())
+                    std::fputs(str_cat("neomeg cuda: cuDNN graph API declined ",
+                                       graph_cache_key(*spec), ": ", b.why_not, '\n')
+                                       .c_str(),
+                               stderr);
+                return b;
+            });
+            if (plan->graph)
+                plan->workspace = std::max(plan->workspace, plan->graph->workspace());
+        }
         return plan;
+    }
 
-    std::string key = case_key(kind, args, x, w, y, math);
+    std::string key = case_key(kind, args, x, w, y, math) + (spec ? " graph" : "");
     auto choice = handle.conv_algo_cache().find(key);
     if (!choice) {
         size_t max_ws = 0;
@@ -187,7 +289,17 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
         choice = with_direction(kind,
                                 [&](auto d) { return measure(handle, *plan, x, w, y, max_ws, d); });
         if (!choice)
-            choice = ConvAlgoChoice{candidates[0].algo, candidates[0].workspace, math, false};
+            choice = ConvAlgoChoice{
+                    candidates[0].algo, candidates[0].workspace, math, false, 0.f, nullptr};
+        if (spec) {
+            auto graphs = graph_plan_candidates(api, handle.cudnn(), *spec, kMaxMeasuredGraphPlans);
+            size_t graph_ws = 0;
+            for (const auto& g : graphs.plans)
+                graph_ws = std::max(graph_ws, g->workspace());
+            auto fastest = time_graph_plans(handle, graphs.plans, x, w, y, graph_ws);
+            if (fastest && (!choice->measured || fastest->ms < choice->ms))
+                choice->graph = fastest->plan;
+        }
         handle.conv_algo_cache().put(key, *choice);
     }
     plan->algo = choice->algo;
@@ -197,6 +309,11 @@ std::unique_ptr<ConvPlan> make_conv_plan(HandleImpl& handle, ConvKind kind, cons
     // descriptor's type allows).
     if (choice->measured)
         NM_CUDNN_CHECK(api.cudnnSetConvolutionMathType(plan->conv, choice->math));
+    if (choice->graph) {
+        plan->graph = choice->graph;
+        plan->graph_measured = true;
+        plan->workspace = std::max(plan->workspace, plan->graph->workspace());
+    }
     return plan;
 }
 

@@ -2,28 +2,20 @@
 // call throws dnn::Error naming the call and the library's own message, never aborts.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include "neomeg/dnn/errors.h"
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/libs/cublas_api.h"
 #include "src/cuda/libs/cudnn_api.h"
 #include "src/cuda/libs/cusolver_api.h"
 
 namespace neomeg::dnn::cuda {
 
-[[noreturn]] void throw_cuda_error(cudaError_t err, const char* call);
 [[noreturn]] void throw_cublas_error(cublasStatus_t err, const char* call);
 [[noreturn]] void throw_cudnn_error(cudnnStatus_t err, const char* call);
 [[noreturn]] void throw_cusolver_error(cusolverStatus_t err, const char* call);
 
 }  // namespace neomeg::dnn::cuda
 
-#define NM_CUDA_CHECK(expr)                                        \
-    do {                                                           \
-        cudaError_t nm_err_ = (expr);                              \
-        if (nm_err_ != cudaSuccess)                                \
-            ::neomeg::dnn::cuda::throw_cuda_error(nm_err_, #expr); \
-    } while (0)
 #define NM_CUBLAS_CHECK(expr)                                        \
     do {                                                             \
         cublasStatus_t nm_err_ = (expr);                             \

@@ -11,6 +11,7 @@
 #include "neomeg/dnn/operators.h"
 #include "src/common/registry.h"
 #include "src/cuda/conv_algo_cache.h"
+#include "src/cuda/conv_graph.h"
 #include "src/cuda/error.h"
 #include "src/cuda/exec_report.h"
 
@@ -55,6 +56,8 @@ public:
     Handle& naive() { return *m_naive; }
     // The convolution algorithms measured on this handle (conv_plan.h).
     ConvAlgoCache& conv_algo_cache() { return m_conv_algos; }
+    // The graph API's convolution plans built on this handle (conv_graph.h).
+    ConvGraphCache& conv_graph_cache() { return m_conv_graphs; }
 
 protected:
     bool can_create(OpType type) const override;
@@ -69,6 +72,7 @@ private:
     cudnnHandle_t m_cudnn = nullptr;
     cusolverDnHandle_t m_cusolver = nullptr;
     ConvAlgoCache m_conv_algos;
+    ConvGraphCache m_conv_graphs;
     ExecReporter m_reporter;  // attached to every op under NEOMEG_DEBUG
 };
 

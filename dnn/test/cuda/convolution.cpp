@@ -4,9 +4,15 @@
 // to the staged naive kernel; their values are checked either way), a preset larger input for
 // backward data, every ConvBias nonlinearity with bias and z (fused into one cuDNN call where
 // cuDNN can, run as convolution + Elemwise elsewhere), and algorithms chosen by measuring
-// (Handle::cuda_benchmark_kernel, cached per handle and case).
-#include "naive/convolution.h"
+// (Handle::cuda_benchmark_kernel, cached per handle and case). The CudaConv suite runs on both
+// paths: the graph API's plans where cuDNN finalizes one (conv_graph.h) and the legacy API alone
+// (NEOMEG_CUDNN_LEGACY's switch).
+#include <cmath>
+#include <optional>
+
 #include "cuda/cuda_test.h"
+#include "naive/convolution.h"
+#include "src/cuda/conv_graph.h"
 #include "src/cuda/handle.h"
 
 using namespace neomeg::dnn;
@@ -43,29 +49,84 @@ public:
     BenchmarkKernels& operator=(const BenchmarkKernels&) = delete;
 };
 
+// Turns TF32 on for a scope.
+class AllowTf32 {
+public:
+    AllowTf32() { Handle::set_cuda_allow_tf32(true); }
+    ~AllowTf32() { Handle::set_cuda_allow_tf32(false); }
+    AllowTf32(const AllowTf32&) = delete;
+    AllowTf32& operator=(const AllowTf32&) = delete;
+};
+
+// Sets the graph switch for a scope.
+class GraphPath {
+public:
+    explicit GraphPath(bool on) : m_was(cuda::conv_graph_enabled()) {
+        cuda::set_conv_graph_enabled(on);
+    }
+    ~GraphPath() { cuda::set_conv_graph_enabled(m_was); }
+    GraphPath(const GraphPath&) = delete;
+    GraphPath& operator=(const GraphPath&) = delete;
+
+private:
+    bool m_was;
+};
+
+enum class ConvPath { Graph, Legacy };
+
+// For the test names gtest and ctest print ("GetParam() = graph").
+void PrintTo(ConvPath p, std::ostream* os) {
+    *os << (p == ConvPath::Graph ? "graph" : "legacy");
+}
+
+// The convolution tests on each path. On the graph path a case runs the graph plan where cuDNN
+// finalizes one and the legacy plan otherwise, so its kernel is "cudnn..." either way
+// (ConvGraphRunsCommonCases holds the graph path to the common cases); on the legacy path it is
+// always a legacy algorithm.
+class CudaConv : public Cuda, public ::testing::WithParamInterface<ConvPath> {
+protected:
+    void SetUp() override {
+        Cuda::SetUp();
+        m_path.emplace(GetParam() == ConvPath::Graph);
+    }
+    void TearDown() override {
+        m_path.reset();
+        Cuda::TearDown();
+    }
+    const char* kernel() const { return GetParam() == ConvPath::Graph ? "cudnn" : "cudnn:"; }
+
+private:
+    std::optional<GraphPath> m_path;
+};
+
 }  // namespace
 
-TEST_F(Cuda, ConvolutionForwardMatchesNaive) {
+INSTANTIATE_TEST_SUITE_P(Paths, CudaConv, ::testing::Values(ConvPath::Graph, ConvPath::Legacy),
+                         [](const auto& p) {
+                             return p.param == ConvPath::Graph ? "graph" : "legacy";
+                         });
+
+TEST_P(CudaConv, ForwardMatchesNaive) {
     for (DType dt : kFloats)
         for (const Case& k : cases()) {
             CudaChecker<ConvolutionForward> c(handle.get());
             c.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt);
-            c.expect_kernel("cudnn").execs({k.src, k.filter});
+            c.expect_kernel(kernel()).execs({k.src, k.filter});
             c.expect_kernel("").set_noncontiguous(true).execs({k.src, k.filter});
         }
 }
 
-TEST_F(Cuda, ConvolutionBackwardDataMatchesNaive) {
+TEST_P(CudaConv, BackwardDataMatchesNaive) {
     for (DType dt : kFloats)
         for (const Case& k : cases()) {
             CudaChecker<ConvolutionBackwardData> c(handle.get());
             c.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src});
-            c.expect_kernel("cudnn").execs({k.filter, conv_dst_shape(k)});
+            c.expect_kernel(kernel()).execs({k.filter, conv_dst_shape(k)});
             c.expect_kernel("").set_noncontiguous(true).execs({k.filter, conv_dst_shape(k)});
         }
 }
 
-TEST_F(Cuda, ConvolutionBackwardFilterMatchesNaive) {
+TEST_P(CudaConv, BackwardFilterMatchesNaive) {
     for (DType dt : kFloats)
         for (const Case& k : cases()) {
             CudaChecker<ConvolutionBackwardFilter> c(handle.get());
@@ -73,21 +134,37 @@ TEST_F(Cuda, ConvolutionBackwardFilterMatchesNaive) {
             // Sums over batch and space: bfloat16's 8-bit mantissa needs more room.
             if (dt == dtype::BFloat16)
                 c.set_epsilon(5e-2);
-            c.expect_kernel("cudnn").execs({k.src, conv_dst_shape(k)});
+            c.expect_kernel(kernel()).execs({k.src, conv_dst_shape(k)});
             c.expect_kernel("").set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
         }
 }
 
-TEST_F(Cuda, ConvolutionBackwardDataPresetLargerInput) {
+TEST_P(CudaConv, Tf32MatchesNaiveWithinTf32Rounding) {
+    // TF32 keeps 10 bits of mantissa: each product is off by up to 2^-11 relative, and the
+    // filter gradient sums up to 845 of them.
+    AllowTf32 on;
+    for (const Case& k : cases()) {
+        CudaChecker<ConvolutionForward> f(handle.get());
+        f.set_param(k.p).set_epsilon(2e-2).expect_kernel(kernel()).execs({k.src, k.filter});
+        CudaChecker<ConvolutionBackwardData> d(handle.get());
+        d.set_param(k.p).set_epsilon(2e-2).set_output_shapes({k.src}).expect_kernel(kernel());
+        d.execs({k.filter, conv_dst_shape(k)});
+        CudaChecker<ConvolutionBackwardFilter> w(handle.get());
+        w.set_param(k.p).set_epsilon(2e-2).set_output_shapes({k.filter}).expect_kernel(kernel());
+        w.execs({k.src, conv_dst_shape(k)});
+    }
+}
+
+TEST_P(CudaConv, BackwardDataPresetLargerInput) {
     Case k{{2, 3, 10, 10}, {4, 3, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1})};
     for (TensorShape grad : {TensorShape{2, 3, 9, 9}, TensorShape{2, 3, 10, 10}}) {
         CudaChecker<ConvolutionBackwardData> c(handle.get());
-        c.set_param(k.p).set_output_shapes({grad}).expect_kernel("cudnn");
+        c.set_param(k.p).set_output_shapes({grad}).expect_kernel(kernel());
         c.execs({k.filter, conv_dst_shape(k)});
     }
 }
 
-TEST_F(Cuda, ConvolutionNhwcViews) {
+TEST_P(CudaConv, NhwcViews) {
     Case k{{2, 4, 6, 7}, {5, 4, 3, 3}, conv_param({1, 2}, {1, 1}, {1, 1})};
     TensorLayout src = TensorLayout({2, 6, 7, 4}, dtype::Float32).dimshuffle({0, 3, 1, 2});
     TensorLayout filter({5, 4, 3, 3}, dtype::Float32);
@@ -207,16 +284,21 @@ TEST_F(Cuda, ConvBiasFusedHalfPrecisionAndGroups) {
             .execs({{2, 3, 4, 5, 6}, {4, 3, 3, 3, 3}, {1, 4, 1, 1, 1}, {2, 4, 4, 5, 6}});
 }
 
-TEST_F(Cuda, MeasuredAlgorithmsMatchNaive) {
+TEST_P(CudaConv, MeasuredAlgorithmsMatchNaive) {
+    // On the graph path measuring times the graph API's plans against the legacy algorithms, and
+    // either may win.
     BenchmarkKernels on;
+    std::vector<std::string> measured{"cudnn(measured)"};
+    if (GetParam() == ConvPath::Graph)
+        measured.push_back("cudnn-graph(measured):engine");
     for (DType dt : {dtype::Float32, dtype::Float16})
         for (const Case& k : cases()) {
             CudaChecker<ConvolutionForward> f(handle.get());
             f.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt);
-            f.expect_kernel("cudnn(measured)").execs({k.src, k.filter});
+            f.expect_kernel_any(measured).execs({k.src, k.filter});
             CudaChecker<ConvolutionBackwardData> d(handle.get());
             d.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.src});
-            d.expect_kernel("cudnn(measured)").execs({k.filter, conv_dst_shape(k)});
+            d.expect_kernel_any(measured).execs({k.filter, conv_dst_shape(k)});
             CudaChecker<ConvolutionBackwardFilter> w(handle.get());
             w.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_output_shapes({k.filter});
             // Timing may pick a half-precision filter-gradient algorithm that keeps partial sums
@@ -225,7 +307,7 @@ TEST_F(Cuda, MeasuredAlgorithmsMatchNaive) {
             // the default half tolerance.
             if (dt == dtype::Float16)
                 w.set_epsilon(1e-2);
-            w.expect_kernel("cudnn(measured)").execs({k.src, conv_dst_shape(k)});
+            w.expect_kernel_any(measured).execs({k.src, conv_dst_shape(k)});
         }
     param::ConvBias p;
     p.nonlineMode = param::ConvBias::NonlineMode::RELU;
@@ -248,7 +330,7 @@ TEST_F(Cuda, MeasuredAlgorithmIsCachedPerHandleAndCase) {
     // Another operator object on the same case measures nothing more.
     CudaChecker<ConvolutionForward>(handle.get())
             .set_param(k.p)
-            .expect_kernel("cudnn(measured)")
+            .expect_kernel_any({"cudnn(measured)", "cudnn-graph(measured):engine"})
             .execs({k.src, k.filter});
     EXPECT_EQ(cache.size(), 1u);
     // Another shape, another direction, another param, another dtype: one entry each.
@@ -266,4 +348,154 @@ TEST_F(Cuda, MeasuredAlgorithmIsCachedPerHandleAndCase) {
             .set_dtype(1, dtype::Float16)
             .execs({k.src, k.filter});
     EXPECT_EQ(cache.size(), 5u);
+}
+
+TEST_F(Cuda, ConvGraphRunsCommonCases) {
+    // 2-D convolutions of every direction in float32 (TF32 off and on) and float16: cuDNN 9
+    // finalizes a graph plan for each on any GPU it supports.
+    GraphPath graph(true);
+    const Case common[] = {
+            {{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
+            {{4, 16, 14, 14}, {24, 16, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1})},
+            {{5, 16, 13, 13}, {32, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+    };
+    for (int tf32 = 0; tf32 < 2; ++tf32) {
+        std::optional<AllowTf32> on;
+        if (tf32)
+            on.emplace();
+        for (DType dt : {dtype::Float32, dtype::Float16}) {
+            if (tf32 && dt != dtype::Float32)
+                continue;
+            double eps = tf32 ? 2e-2 : dt == dtype::Float16 ? 1e-2 : 1e-4;
+            for (const Case& k : common) {
+                CudaChecker<ConvolutionForward> f(handle.get());
+                f.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_epsilon(eps);
+                f.expect_kernel("cudnn-graph:engine").execs({k.src, k.filter});
+                CudaChecker<ConvolutionBackwardData> d(handle.get());
+                d.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_epsilon(eps);
+                d.set_output_shapes({k.src}).expect_kernel("cudnn-graph:engine");
+                d.execs({k.filter, conv_dst_shape(k)});
+                CudaChecker<ConvolutionBackwardFilter> w(handle.get());
+                w.set_param(k.p).set_dtype(0, dt).set_dtype(1, dt).set_epsilon(eps);
+                w.set_output_shapes({k.filter}).expect_kernel("cudnn-graph:engine");
+                w.execs({k.src, conv_dst_shape(k)});
+            }
+        }
+    }
+}
+
+TEST_F(Cuda, ConvGraphPlanIsCachedPerHandleAndCase) {
+    GraphPath graph(true);
+    auto& cache = static_cast<cuda::HandleImpl*>(handle.get())->conv_graph_cache();
+    Case k{{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({k.src, k.filter});
+    EXPECT_EQ(cache.size(), 1u);
+    // Another operator object on the same case finds the plan.
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({k.src, k.filter});
+    EXPECT_EQ(cache.size(), 1u);
+    // Another batch, another direction, TF32: one more each.
+    CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({{3, 3, 7, 7}, k.filter});
+    CudaChecker<ConvolutionBackwardData>(handle.get())
+            .set_param(k.p)
+            .set_output_shapes({k.src})
+            .execs({k.filter, conv_dst_shape(k)});
+    {
+        AllowTf32 on;
+        CudaChecker<ConvolutionForward>(handle.get())
+                .set_param(k.p)
+                .set_epsilon(2e-2)
+                .execs({k.src, k.filter});
+    }
+    EXPECT_EQ(cache.size(), 4u);
+    // The legacy path builds no graph plan; measuring times candidates of its own (cached with
+    // the measured choice, conv_algo_cache.h).
+    {
+        GraphPath legacy(false);
+        CudaChecker<ConvolutionForward>(handle.get())
+                .set_param(k.p)
+                .expect_kernel("cudnn:")
+                .execs({{4, 3, 7, 7}, k.filter});
+    }
+    {
+        BenchmarkKernels measured;
+        CudaChecker<ConvolutionForward>(handle.get())
+                .set_param(k.p)
+                .expect_kernel_any({"cudnn(measured)", "cudnn-graph(measured):engine"})
+                .execs({{5, 3, 7, 7}, k.filter});
+    }
+    EXPECT_EQ(cache.size(), 4u);
+}
+
+namespace {
+
+// A device copy of h placed `offset` bytes into `buf` (which must be large enough).
+TensorND place(const DeviceTensor& buf, const HostTensor& h, size_t offset) {
+    auto* p = static_cast<std::byte*>(buf.nd().raw_ptr()) + offset;
+    NM_TEST_CUDA_CHECK(
+            cudaMemcpy(p, h.nd().raw_ptr(), h.layout().span_bytes(), cudaMemcpyHostToDevice));
+    return {p, h.layout()};
+}
+
+HostTensor ramp(const TensorShape& shape, double scale) {
+    std::vector<double> v(shape.total_nr_elems());
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = std::sin(0.37 * static_cast<double>(i)) * scale;
+    return HostTensor::from(shape, v);
+}
+
+}  // namespace
+
+TEST_F(Cuda, ConvGraphMisalignedPointersRunTheLegacyPlan) {
+    // The graph plan was described for 16-byte aligned tensors; a view 4 bytes into a block runs
+    // the legacy plan of the same case, with the same answer.
+    GraphPath graph(true);
+    Case k{{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
+    HostTensor x = ramp(k.src, 1), w = ramp(k.filter, 0.5);
+    TensorShape dst = conv_dst_shape(k);
+    auto naive = Handle::make_naive();
+    auto ref = naive->create_operator<ConvolutionForward>();
+    ref->param() = k.p;
+    HostTensor want = run_op(*ref, {x, w}, {dst})[0];
+    auto op = handle->create_operator<ConvolutionForward>();
+    op->param() = k.p;
+    std::vector<TensorLayout> in_layouts{x.layout(), w.layout()},
+            out_layouts{TensorLayout(dst, dtype::Float32)};
+    size_t ws = op->get_workspace_in_bytes(in_layouts, out_layouts);
+    DeviceTensor bx(TensorLayout({x.layout().total_nr_elems() + 4}, dtype::Float32)),
+            bw(TensorLayout({w.layout().total_nr_elems() + 4}, dtype::Float32)),
+            by(TensorLayout({dst.total_nr_elems() + 4}, dtype::Float32)),
+            bws(TensorLayout({ws + 256}, dtype::Uint8));
+    for (size_t offset : {0, 4}) {
+        std::vector<TensorND> in{place(bx, x, offset), place(bw, w, offset)};
+        std::vector<TensorND> out{
+                {static_cast<std::byte*>(by.nd().raw_ptr()) + offset, out_layouts[0]}};
+        op->exec(in, out, {static_cast<std::byte*>(bws.nd().raw_ptr()), ws});
+        NM_TEST_CUDA_CHECK(cudaDeviceSynchronize());
+        HostTensor got(out_layouts[0]);
+        NM_TEST_CUDA_CHECK(cudaMemcpy(got.nd().raw_ptr(), out[0].raw_ptr(),
+                                      out_layouts[0].span_bytes(), cudaMemcpyDeviceToHost));
+        EXPECT_TRUE(tensors_near(got, want, 1e-4)) << "offset " << offset;
+        EXPECT_TRUE(last_kernel(*op).starts_with(offset ? "cudnn:" : "cudnn-graph:engine"))
+                << "offset " << offset << " ran " << last_kernel(*op);
+    }
+}
+
+TEST_F(Cuda, DebugSwitchNamesTheConvEngine) {
+    const char* env = std::getenv("NEOMEG_DEBUG");
+    if (!env || std::string(env) != "1")
+        GTEST_SKIP() << "runs under NEOMEG_DEBUG=1 (ctest dnn.cuda.debug)";
+    Case k{{2, 3, 7, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
+    testing::internal::CaptureStderr();
+    {
+        GraphPath graph(true);
+        CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({k.src, k.filter});
+    }
+    {
+        GraphPath legacy(false);
+        CudaChecker<ConvolutionForward>(handle.get()).set_param(k.p).execs({k.src, k.filter});
+    }
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("neomeg cuda: ConvolutionForward"), std::string::npos) << err;
+    EXPECT_NE(err.find("kernel cudnn-graph:engine"), std::string::npos) << err;
+    EXPECT_NE(err.find("kernel cudnn:"), std::string::npos) << err;
 }

@@ -114,7 +114,14 @@ public:
 
     // The kernel every run must report (a prefix: "cudnn" matches "cudnn:..."); empty: any.
     CudaChecker& expect_kernel(std::string prefix) {
-        m_expect_kernel = std::move(prefix);
+        m_expect_kernel.clear();
+        if (!prefix.empty())
+            m_expect_kernel.push_back(std::move(prefix));
+        return *this;
+    }
+    // Any one of these prefixes.
+    CudaChecker& expect_kernel_any(std::vector<std::string> prefixes) {
+        m_expect_kernel = std::move(prefixes);
         return *this;
     }
 
@@ -135,16 +142,21 @@ public:
                     << "output " << i << " of " << op->param_str() << " on cuda ("
                     << last_kernel(*op) << "), inputs " << this->describe(layouts);
         if (!m_expect_kernel.empty()) {
-            EXPECT_TRUE(last_kernel(*op).starts_with(m_expect_kernel))
-                    << op->param_str() << " ran " << last_kernel(*op) << ", expected "
-                    << m_expect_kernel << "; inputs " << this->describe(layouts);
+            std::string ran = last_kernel(*op), expected;
+            bool found = false;
+            for (const auto& k : m_expect_kernel) {
+                found = found || ran.starts_with(k);
+                expected += (expected.empty() ? "" : " or ") + k;
+            }
+            EXPECT_TRUE(found) << op->param_str() << " ran " << ran << ", expected " << expected
+                               << "; inputs " << this->describe(layouts);
         }
         return *this;
     }
 
 private:
     Handle* m_cuda;
-    std::string m_expect_kernel;
+    std::vector<std::string> m_expect_kernel;
 };
 
 }  // namespace neomeg::dnn::test

@@ -1,6 +1,6 @@
 // What the .cu launchers take: plain structs that both g++ (the operator classes) and nvcc (the
-// kernels) compile. The .cu files include no NeoMeg header beyond these, so nvcc never parses
-// Eigen and stays fast.
+// kernels) compile. The .cu files include no NeoMeg header beyond these and cuda_check.h, so nvcc
+// never parses Eigen and stays fast.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -2,6 +2,7 @@
 // bytes; Add rounds each addition as naive does (float16/bfloat16 through float, integers
 // wrapping), through a compare-and-swap on the aligned 32-bit word for the narrow dtypes. Set
 // elects the last write of each element first, so repeated indices give naive's answer.
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 #include "src/cuda/kernels/indexed_walk.h"
 
@@ -114,7 +115,8 @@ void indexed(const IndexedArgs& a, cudaStream_t stream) {
     if (a.n == 0)
         return;
     if (a.mode == IndexedMode::Set) {
-        cudaMemsetAsync(a.winner, 0, static_cast<size_t>(a.nr_keys) * sizeof(uint32_t), stream);
+        NM_CUDA_CHECK(cudaMemsetAsync(a.winner, 0,
+                                      static_cast<size_t>(a.nr_keys) * sizeof(uint32_t), stream));
         elect_kernel<<<grid_for(a.elect_n), kBlock, 0, stream>>>(a);
     }
     walk_kernel<<<grid_for(a.n), kBlock, 0, stream>>>(a);
@@ -122,7 +124,8 @@ void indexed(const IndexedArgs& a, cudaStream_t stream) {
 
 void find_bad_index(const IndexRange* ranges, int nr, unsigned long long* first,
                     cudaStream_t stream) {
-    cudaMemsetAsync(first, 0xff, static_cast<size_t>(nr) * sizeof(unsigned long long), stream);
+    NM_CUDA_CHECK(cudaMemsetAsync(first, 0xff, static_cast<size_t>(nr) * sizeof(unsigned long long),
+                                  stream));
     for (int k = 0; k < nr; ++k)
         if (ranges[k].n)
             bad_index_kernel<<<grid_for(ranges[k].n), kBlock, 0, stream>>>(ranges[k], first + k);

@@ -2,6 +2,7 @@
 // naive does (the first largest |a[r][col]|), the block swaps, scales and clears in parallel.
 // Every element's update is naive's expression on the same operands, so the inverse is naive's
 // to the bit (__dmul_rn/__dsub_rn keep nvcc from fusing them).
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -107,7 +108,7 @@ size_t inverse_workspace_bytes(int64_t n, int64_t batch) {
 
 void inverse_compute(const InverseArgs& a, void* workspace, unsigned long long* singular,
                      cudaStream_t stream) {
-    cudaMemsetAsync(singular, 0xff, sizeof(unsigned long long), stream);
+    NM_CUDA_CHECK(cudaMemsetAsync(singular, 0xff, sizeof(unsigned long long), stream));
     if (a.batch == 0 || a.n == 0)
         return;
     int64_t blocks = a.batch < 65535 * 4 ? a.batch : 65535 * 4;

@@ -1,6 +1,7 @@
 // Padding and PaddingBackward: every dst element finds the src element it copies (numpy.pad's
 // 'constant', 'reflect' and 'edge' rules, as dnn/src/naive/padding.cpp); the backward adds each
 // diff element into its source in double with atomics, then rounds once into grad.
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -103,7 +104,7 @@ void padding_backward(const PaddingArgs& args, int64_t nr_diff, double* acc, voi
                       const Strided& grad_layout, int64_t nr_grad, cudaStream_t stream) {
     if (nr_grad == 0)
         return;
-    cudaMemsetAsync(acc, 0, static_cast<size_t>(nr_grad) * sizeof(double), stream);
+    NM_CUDA_CHECK(cudaMemsetAsync(acc, 0, static_cast<size_t>(nr_grad) * sizeof(double), stream));
     if (nr_diff)
         padding_accumulate_kernel<<<grid_for(nr_diff), kBlock, 0, stream>>>(args, nr_diff, acc);
     store_acc_kernel<<<grid_for(nr_grad), kBlock, 0, stream>>>(acc, grad, args.dt, grad_layout,

@@ -2,6 +2,7 @@
 // backward, as dnn/src/naive/pooling.cpp: sums in double, the first maximum of a window (a NaN
 // counts as the maximum), the backward summed per src element in double with atomics and stored
 // once.
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -158,7 +159,7 @@ void pool_backward(const PoolArgs& a, const void* diff, const int64_t* diff_stri
     int64_t out_total = a.n * a.c * a.out[0] * a.out[1] * a.out[2];
     if (in_total == 0)
         return;
-    cudaMemsetAsync(acc, 0, static_cast<size_t>(in_total) * sizeof(double), stream);
+    NM_CUDA_CHECK(cudaMemsetAsync(acc, 0, static_cast<size_t>(in_total) * sizeof(double), stream));
     if (out_total)
         pool_backward_kernel<<<grid_for(out_total), kBlock, 0, stream>>>(
                 a, diff, strides5(diff_strides), acc, out_total);

@@ -1,6 +1,7 @@
 // Resize and ResizeBackward over NCHW: a thread per destination pixel summing its four taps in
 // double (forward), and a thread per diff element adding onto its taps with double atomics into a
 // dense accumulator, rounded into grad afterwards (backward), as naive sums in double.
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -95,7 +96,7 @@ void resize_backward(const ResizeArgs& a, const void* diff, double* acc, void* g
     int64_t in_total = a.n * a.c * a.in_h * a.in_w, out_total = a.n * a.c * a.out_h * a.out_w;
     if (in_total == 0)
         return;
-    cudaMemsetAsync(acc, 0, static_cast<size_t>(in_total) * sizeof(double), stream);
+    NM_CUDA_CHECK(cudaMemsetAsync(acc, 0, static_cast<size_t>(in_total) * sizeof(double), stream));
     if (out_total)
         scatter_kernel<<<grid_for(out_total), kBlock, 0, stream>>>(a, diff, acc, out_total);
     round_kernel<<<grid_for(in_total), kBlock, 0, stream>>>(a, acc, grad, in_total);

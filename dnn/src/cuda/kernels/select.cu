@@ -4,6 +4,7 @@
 // static-shape contract of dnn/ops/defs/indexing.py).
 #include <cub/device/device_scan.cuh>
 
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -111,7 +112,7 @@ void cond_take(const void* data, int elem_size, const Strided& data_layout, cons
                int32_t* indices, int64_t indices_stride, int32_t* count, void* workspace,
                cudaStream_t stream) {
     if (n == 0) {
-        cudaMemsetAsync(count, 0, sizeof(int32_t), stream);
+        NM_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int32_t), stream));
         return;
     }
     Scratch s = scratch_of(workspace, n);
@@ -125,7 +126,7 @@ void nonzero(const void* src, DT dt, const Strided& src_layout, const int64_t* s
              int64_t n, int32_t* coords, const int64_t* coord_strides, int32_t* count,
              void* workspace, cudaStream_t stream) {
     if (n == 0) {
-        cudaMemsetAsync(count, 0, sizeof(int32_t), stream);
+        NM_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int32_t), stream));
         return;
     }
     Scratch s = scratch_of(workspace, n);

@@ -1,5 +1,6 @@
 // SVD's packing and storing around cuSOLVER: one thread per element, a grid-stride loop over the
 // whole batch (svd_layout.h says which result each output element takes).
+#include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 #include "src/cuda/kernels/svd_layout.h"
 
@@ -54,7 +55,7 @@ __global__ void store_kernel(SvdArgs a, SvdShape sh, const double* s, const doub
 void svd_gather(const SvdArgs& a, double* packed, int* bad, cudaStream_t stream) {
     int64_t total = a.batch * a.m * a.n;
     if (a.batch)
-        cudaMemsetAsync(bad, 0, static_cast<size_t>(a.batch) * sizeof(int), stream);
+        NM_CUDA_CHECK(cudaMemsetAsync(bad, 0, static_cast<size_t>(a.batch) * sizeof(int), stream));
     if (total)
         gather_kernel<<<grid_for(total), kBlock, 0, stream>>>(a, shape_of(a), packed, bad);
 }

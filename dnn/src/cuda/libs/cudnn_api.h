@@ -48,7 +48,13 @@
     X(cudnnSoftmaxForward)                            \
     X(cudnnSoftmaxBackward)                           \
     X(cudnnBatchNormalizationForwardTraining)         \
-    X(cudnnBatchNormalizationBackward)
+    X(cudnnBatchNormalizationBackward)                \
+    X(cudnnBackendCreateDescriptor)                   \
+    X(cudnnBackendDestroyDescriptor)                  \
+    X(cudnnBackendSetAttribute)                       \
+    X(cudnnBackendGetAttribute)                       \
+    X(cudnnBackendFinalize)                           \
+    X(cudnnBackendExecute)
 
 namespace neomeg::dnn::cuda {
 
