@@ -536,6 +536,43 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
         }
 }
 
+// bfloat16 1x1 convolutions' input gradient on channels-last (nhwc) tensors, whose oneDNN kernel
+// is AMX's where the CPU has it, against the same on NCHW (the gemm kernel, or for a stride of 2
+// the stride-1 one into the subsampled view): ours both, the kernels named.
+void bench_pointwise_bf16_backward_data(Handle& h) {
+    struct Case {
+        const char* name;
+        size_t n, ic, oc, hw, stride;
+    };
+    for (const Case& c : {Case{"bf16 1x1 bwd data 64->128 s2 32x32 b32", 32, 64, 128, 32, 2},
+                          Case{"bf16 1x1 bwd data 128->256 s2 16x16 b32", 32, 128, 256, 16, 2},
+                          Case{"bf16 1x1 bwd data 256->512 s2 8x8 b32", 32, 256, 512, 8, 2},
+                          Case{"bf16 1x1 bwd data 64->256 56x56 b32", 32, 64, 256, 56, 1}}) {
+        if (!wanted(c.name))
+            continue;
+        const size_t o = (c.hw - 1) / c.stride + 1;
+        param::Convolution p;
+        p.stride = {int32_t(c.stride), int32_t(c.stride)};
+        p.padding = {0, 0};
+        auto act = [](size_t n, size_t ch, size_t hw, bool nhwc) {
+            if (nhwc)
+                return TensorLayout({n, hw, hw, ch}, dtype::BFloat16).dimshuffle({0, 3, 1, 2});
+            return TensorLayout({n, ch, hw, hw}, dtype::BFloat16);
+        };
+        TensorLayout w({c.oc, c.ic, 1, 1}, dtype::BFloat16);
+        double t[2];
+        std::string kernel[2];
+        for (bool nhwc : {false, true}) {
+            t[nhwc] = time_ours_bf16<ConvolutionBackwardData>(h, p, {w, act(c.n, c.oc, o, nhwc)},
+                                                              {act(c.n, c.ic, c.hw, nhwc)});
+            kernel[nhwc] = g_our_kernel;
+        }
+        std::printf("%-48s nchw %8.3f ms  nhwc %8.3f ms (nchw/nhwc %5.2fx)  nchw %s, nhwc %s\n",
+                    c.name, t[0] * 1e3, t[1] * 1e3, t[0] / t[1], kernel[0].c_str(),
+                    kernel[1].c_str());
+    }
+}
+
 void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     if (!wanted("batch norm fwd 32x64x56x56"))
         return;
@@ -589,6 +626,7 @@ int main(int argc, char** argv) {
         bench_matmul(*handle, eng, s, n);
     bench_pooling(*handle, eng, s);
     bench_pooling_bf16(*handle, eng, s);
+    bench_pointwise_bf16_backward_data(*handle);
     bench_batch_norm(*handle, eng, s);
     return 0;
 }
