@@ -77,7 +77,7 @@ AUTO_CHANNELS_LAST_MIN_CHANNELS = 32
 _LOW_PREC = ("float16", "bfloat16")
 # Outside 16-bit autocast, the float32 input of a depthwise convolution with
 # AUTO_CHANNELS_LAST_MIN_CHANNELS channels or more is made channels-last the same way (and the ops
-# after it follow). Measured on x86 (docs/x86-backend.md): a MobileNet step gains 1.14-1.17x; other
+# after it follow). Measured on x86 (docs/x86-backend.md): a MobileNet step gains 1.13-1.17x; other
 # float32 convolutions stay row-major, since ResNet-18 channels-last lost 1.3x (its 3x3
 # convolutions run Winograd on blocked memory, which oneDNN's nhwc kernels do not).
 AUTO_CHANNELS_LAST_FLOAT32 = True
