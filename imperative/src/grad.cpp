@@ -41,7 +41,7 @@ struct GradNode {
     uint64_t seq;
     std::vector<Tensor> saved_inputs, saved_outputs;     // invalid where the rule needs none
     std::vector<std::shared_ptr<GradSlot>> input_slots;  // null: that input needs no gradient
-    std::vector<char> input_channels_last;               // per input, its forward layout's
+    std::vector<char> input_channels_last;  // per input that needs a gradient: its forward layout's
     std::vector<std::shared_ptr<GradSlot>> output_slots;
     std::vector<dnn::TensorLayout> output_layouts;  // for zero gradients of unused outputs
     CompNode comp_node;
@@ -186,7 +186,8 @@ void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
         node->input_slots = std::move(in_slots);
         node->input_channels_last.resize(inputs.size());
         for (size_t i = 0; i < inputs.size(); ++i)
-            node->input_channels_last[i] = dnn::is_channels_last(inputs[i].layout());
+            node->input_channels_last[i] =
+                    node->input_slots[i] && dnn::is_channels_last(inputs[i].layout());
         if (rule->save_inputs)
             node->saved_inputs.assign(inputs.begin(), inputs.end());
         node->comp_node = outputs.empty() ? CompNode() : outputs[0].comp_node();
