@@ -1,11 +1,12 @@
-"""One training step (forward, backward, SGD with momentum) of LeNet (batch 64, 1x28x28) and a
-CIFAR-style ResNet-18 (batch 32, 3x32x32), NeoMeg against PyTorch in the same command.
+"""One training step (forward, backward, SGD with momentum) of LeNet (batch 64, 1x28x28), a
+CIFAR-style ResNet-18 and a MobileNet (batch 32, 3x32x32), NeoMeg against PyTorch in the same
+command.
 
 Each framework and model runs in a process of its own (PyTorch 2.x from PyPI, found by
 torch_reference.py), so the peak resident memory printed is that run's own.
 
-    PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18] [--steps 5]
-        [--threads 1 2] [--format nhwc]
+    PYTHONPATH=python python3 bench/train_step.py [--models lenet resnet18 mobilenet] [--steps 5]
+        [--threads 1 2] [--format nhwc] [--float32-layout plain]
 
 One table per thread count (1 and 2 by default).
 
@@ -14,6 +15,10 @@ One table per thread count (1 and 2 by default).
 ``channels_last`` memory format on the model and the input. On a shared machine the wall-clock
 figures move with the load (each worker takes its fastest step); the one-thread figures are the
 steadier ones.
+
+``--float32-layout plain`` switches off NeoMeg's automatic float32 channels-last layout (the input
+of a wide depthwise convolution; ``megengine.core.tensor.amp.AUTO_CHANNELS_LAST_FLOAT32``), to
+compare with its default ``auto``.
 """
 
 import argparse
@@ -32,7 +37,8 @@ WORKER = (
 import json, resource, sys, time
 import numpy as np
 
-fw, model_name, steps, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5]
+fw, model_name, steps, fmt, layout = (
+    sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5], sys.argv[6])
 rng = np.random.default_rng(0)
 if model_name == "lenet":
     batch, shape = 64, (1, 28, 28)
@@ -46,8 +52,10 @@ if fw == "neomeg":
     import megengine.functional as F
     import megengine.module as nn
     from megengine.autodiff import GradManager
+    from megengine.core.tensor import amp as core_amp
     from megengine.optimizer import SGD
 
+    core_amp.AUTO_CHANNELS_LAST_FLOAT32 = layout == "auto"
     Module, relu, flatten, pool = nn.Module, F.relu, lambda t: F.flatten(t, 1), F.max_pool2d
     avgpool = lambda t: F.mean(t, axis=(2, 3))
 else:
@@ -63,7 +71,7 @@ else:
 """
     + MODELS
     + r"""
-model = LeNet() if model_name == "lenet" else ResNet18()
+model = {"lenet": LeNet, "resnet18": ResNet18, "mobilenet": MobileNet}[model_name]()
 if fw == "neomeg":
     x, y = mge.Tensor(x_np), mge.Tensor(y_np)
     if fmt == "nhwc":
@@ -104,13 +112,13 @@ print(json.dumps({"samples_per_s": batch / best,
 )
 
 
-def run(python, fw, model, steps, threads, fmt):
+def run(python, fw, model, steps, threads, fmt, layout):
     threads = str(threads)
     # OpenMP (NeoMeg's oneDNN and loop kernels) reads OMP_NUM_THREADS; PyTorch gets the same
     # count from set_num_threads as well.
     env = dict(os.environ, OMP_NUM_THREADS=threads)
     proc = subprocess.run(
-        [python, "-c", WORKER, fw, model, str(steps), threads, fmt],
+        [python, "-c", WORKER, fw, model, str(steps), threads, fmt, layout],
         check=False,
         capture_output=True,
         text=True,
@@ -124,9 +132,15 @@ def run(python, fw, model, steps, threads, fmt):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        default=["lenet", "resnet18"],
+        choices=["lenet", "resnet18", "mobilenet"],
+    )
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--format", choices=["default", "nhwc"], default="default")
+    ap.add_argument("--float32-layout", choices=["auto", "plain"], default="auto")
     ap.add_argument(
         "--threads", type=int, nargs="+", default=[1, 2], help="per framework, a table for each"
     )
@@ -146,11 +160,15 @@ def print_table(args, threads):
         f"{'NeoMeg MiB':>12}{'PyTorch MiB':>13}"
     )
     for model in args.models:
-        ours, why = run(sys.executable, "neomeg", model, args.steps, threads, args.format)
+        ours, why = run(
+            sys.executable, "neomeg", model, args.steps, threads, args.format, args.float32_layout
+        )
         theirs = None
         python, twhy = torch_python()
         if python is not None:
-            theirs, twhy = run(python, "torch", model, args.steps, threads, args.format)
+            theirs, twhy = run(
+                python, "torch", model, args.steps, threads, args.format, args.float32_layout
+            )
         if ours is None:
             print(f"{model:<10} NeoMeg failed: {why}")
             continue

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -417,6 +418,161 @@ void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     }
 }
 
+// bfloat16 (its bits) of random values in [lo, hi): no NaN, unlike random float bits.
+std::vector<uint16_t> random_bf16(size_t n, float lo = -1, float hi = 1) {
+    std::vector<uint16_t> v(n);
+    std::vector<float> f = random_floats(n, lo, hi);
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t b;
+        std::memcpy(&b, &f[i], sizeof(b));
+        v[i] = static_cast<uint16_t>(b >> 16);
+    }
+    return v;
+}
+
+// Our operator on bfloat16 tensors of these (possibly strided) layouts, outputs as given.
+template <class Op>
+double time_ours_bf16(Handle& handle, const typename Op::Param& p,
+                      const std::vector<TensorLayout>& in_l,
+                      const std::vector<TensorLayout>& out_l) {
+    auto op = handle.create_operator<Op>();
+    op->param() = p;
+    std::vector<std::vector<uint16_t>> bufs;
+    std::vector<TensorND> in, out;
+    for (const TensorLayout& l : in_l) {
+        bufs.push_back(random_bf16(l.total_nr_elems()));  // dense views: no gaps
+        in.emplace_back(bufs.back().data(), l);
+    }
+    for (const TensorLayout& l : out_l) {
+        bufs.emplace_back(l.total_nr_elems());
+        out.emplace_back(bufs.back().data(), l);
+    }
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l) + 64);
+    Workspace w{ws.data(), ws.size() - 64};
+    double t = best_seconds([&] { op->exec(in, out, w); });
+    auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
+    g_our_kernel = report ? report->last_kernel() : "?";
+    return t;
+}
+
+// bfloat16 MAX pooling of 32x64x56x56 on NCHW, NHWC and nChw16c memory: our NaN-keeping loops
+// against oneDNN's bfloat16 kernel (which drops NaNs) on the same memory; the backward (which
+// reruns the forward: the operator gets src, not indices) against oneDNN's forward for training
+// plus its backward.
+void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    struct Case {
+        const char* name;
+        memory::dim k, stride, pad, out;
+    };
+    using dt = memory::data_type;
+    for (const Case& c :
+         {Case{"bf16 max pool 2x2", 2, 2, 0, 28}, Case{"bf16 max pool 3x3/2 pad 1", 3, 2, 1, 28}})
+        for (Tag tag : {Tag::nchw, Tag::nhwc, Tag::nChw16c}) {
+            const char* fmt = tag == Tag::nchw ? "nchw" : tag == Tag::nhwc ? "nhwc" : "nChw16c";
+            std::string name = std::string(c.name) + " " + fmt + " 32x64x56x56";
+            if (!wanted(name))
+                continue;
+            memory::dims src{32, 64, 56, 56}, dst{32, 64, c.out, c.out};
+            memory::desc smd(src, dt::bf16, tag), dmd(dst, dt::bf16, tag);
+            param::Pooling p;
+            p.window = {int32_t(c.k), int32_t(c.k)};
+            p.stride = {int32_t(c.stride), int32_t(c.stride)};
+            p.padding = {int32_t(c.pad), int32_t(c.pad)};
+            const size_t o = size_t(c.out);
+            auto layout = [&](size_t hw) {
+                if (tag == Tag::nhwc)
+                    return TensorLayout({32, hw, hw, 64}, dtype::BFloat16).dimshuffle({0, 3, 1, 2});
+                if (tag == Tag::nChw16c)
+                    return TensorLayout({32, 4, hw, hw, 16}, dtype::BFloat16);
+                return TensorLayout({32, 64, hw, hw}, dtype::BFloat16);
+            };
+            double ours = 0;
+            if (tag == Tag::nChw16c) {
+                ours = time_ours_bf16<PoolingBlocked>(h, p, {layout(56)}, {layout(o)});
+            } else {
+                ours = time_ours_bf16<PoolingForward>(h, p, {layout(56)}, {layout(o)});
+            }
+            dnnl::pooling_forward::desc d(
+                    dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, smd, dmd,
+                    {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad}, {c.pad, c.pad});
+            dnnl::pooling_forward::primitive_desc pd(d, user_scratchpad(), eng);
+            report(name.c_str(), ours,
+                   time_raw(eng, s, dnnl::pooling_forward(pd),
+                            {{DNNL_ARG_SRC, smd, pd.src_desc(), false},
+                             {DNNL_ARG_DST, dmd, pd.dst_desc(), true}},
+                            pd.scratchpad_desc()),
+                   pd.impl_info_str());
+            if (tag == Tag::nChw16c || c.k == 2)
+                continue;  // no blocked backward; 2x2 takes our tiled loop as before
+            // The backward: ours against oneDNN's forward (training) and backward.
+            std::string bname = name + " bwd";
+            double ours_b = time_ours_bf16<PoolingBackward>(
+                    h, p, {layout(56), layout(o), layout(o)}, {layout(56)});
+            dnnl::pooling_forward::desc ft(
+                    dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max, smd, dmd,
+                    {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad}, {c.pad, c.pad});
+            dnnl::pooling_forward::primitive_desc fpd(ft, eng);
+            dnnl::pooling_backward::desc bd(dnnl::algorithm::pooling_max, smd, dmd,
+                                            {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad},
+                                            {c.pad, c.pad});
+            dnnl::pooling_backward::primitive_desc bpd(bd, eng, fpd);
+            std::vector<uint16_t> xs = random_bf16(smd.get_size() / 2), ys(dmd.get_size() / 2),
+                                  dys = random_bf16(dmd.get_size() / 2), gs(smd.get_size() / 2);
+            memory xm(smd, eng, xs.data()), ym(dmd, eng, ys.data()), dym(dmd, eng, dys.data()),
+                    gm(smd, eng, gs.data()), wm(fpd.workspace_desc(), eng);
+            dnnl::pooling_forward fwd(fpd);
+            dnnl::pooling_backward bwd(bpd);
+            double raw = best_seconds([&] {
+                fwd.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}, {DNNL_ARG_WORKSPACE, wm}});
+                bwd.execute(s, {{DNNL_ARG_DIFF_DST, dym},
+                                {DNNL_ARG_DIFF_SRC, gm},
+                                {DNNL_ARG_WORKSPACE, wm}});
+                s.wait();
+            });
+            std::printf(
+                    "%-48s ours %8.3f ms  onednn fwd+bwd %8.3f ms (%5.2fx)  ours %s, onednn %s\n",
+                    bname.c_str(), ours_b * 1e3, raw * 1e3, raw / ours_b, g_our_kernel.c_str(),
+                    bpd.impl_info_str());
+        }
+}
+
+// bfloat16 1x1 convolutions' input gradient on channels-last (nhwc) tensors, whose oneDNN kernel
+// is AMX's where the CPU has it, against the same on NCHW (the gemm kernel, or for a stride of 2
+// the stride-1 one into the subsampled view): ours both, the kernels named.
+void bench_pointwise_bf16_backward_data(Handle& h) {
+    struct Case {
+        const char* name;
+        size_t n, ic, oc, hw, stride;
+    };
+    for (const Case& c : {Case{"bf16 1x1 bwd data 64->128 s2 32x32 b32", 32, 64, 128, 32, 2},
+                          Case{"bf16 1x1 bwd data 128->256 s2 16x16 b32", 32, 128, 256, 16, 2},
+                          Case{"bf16 1x1 bwd data 256->512 s2 8x8 b32", 32, 256, 512, 8, 2},
+                          Case{"bf16 1x1 bwd data 64->256 56x56 b32", 32, 64, 256, 56, 1}}) {
+        if (!wanted(c.name))
+            continue;
+        const size_t o = (c.hw - 1) / c.stride + 1;
+        param::Convolution p;
+        p.stride = {int32_t(c.stride), int32_t(c.stride)};
+        p.padding = {0, 0};
+        auto act = [](size_t n, size_t ch, size_t hw, bool nhwc) {
+            if (nhwc)
+                return TensorLayout({n, hw, hw, ch}, dtype::BFloat16).dimshuffle({0, 3, 1, 2});
+            return TensorLayout({n, ch, hw, hw}, dtype::BFloat16);
+        };
+        TensorLayout w({c.oc, c.ic, 1, 1}, dtype::BFloat16);
+        double t[2];
+        std::string kernel[2];
+        for (bool nhwc : {false, true}) {
+            t[nhwc] = time_ours_bf16<ConvolutionBackwardData>(h, p, {w, act(c.n, c.oc, o, nhwc)},
+                                                              {act(c.n, c.ic, c.hw, nhwc)});
+            kernel[nhwc] = g_our_kernel;
+        }
+        std::printf("%-48s nchw %8.3f ms  nhwc %8.3f ms (nchw/nhwc %5.2fx)  nchw %s, nhwc %s\n",
+                    c.name, t[0] * 1e3, t[1] * 1e3, t[0] / t[1], kernel[0].c_str(),
+                    kernel[1].c_str());
+    }
+}
+
 void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     if (!wanted("batch norm fwd 32x64x56x56"))
         return;
@@ -469,6 +625,8 @@ int main(int argc, char** argv) {
     for (memory::dim n : {256, 1024, 2048})
         bench_matmul(*handle, eng, s, n);
     bench_pooling(*handle, eng, s);
+    bench_pooling_bf16(*handle, eng, s);
+    bench_pointwise_bf16_backward_data(*handle);
     bench_batch_norm(*handle, eng, s);
     return 0;
 }

@@ -16,14 +16,21 @@ namespace {
 
 // A row-major tensor's gradient is row-major, as PyTorch keeps a parameter's gradient in the
 // parameter's layout: a filter gradient follows its channels-last src (autocast's or the
-// program's), and an optimizer would otherwise turn the parameter channels-last.
-Tensor in_layout_of(const Tensor& grad, const Tensor& wrt) {
-    if (!dnn::is_channels_last(grad.layout()) || dnn::is_channels_last(wrt.layout()))
+// program's), and an optimizer would otherwise turn the parameter channels-last. The same holds
+// inside the graph: the gradient of a row-major activation that the runtime made channels-last
+// for the next op (an automatic layout) goes back row-major, so the ops before it see one layout
+// (oneDNN runs only its reference kernels on mixed ones).
+Tensor in_layout(const Tensor& grad, bool wrt_channels_last) {
+    if (!dnn::is_channels_last(grad.layout()) || wrt_channels_last)
         return grad;
     // Channels-last strides over row-major memory (an (N, C, 1, 1) gradient): a view suffices.
     if (grad.layout().is_contiguous())
         return grad.view(dnn::TensorLayout(grad.shape(), grad.dtype()));
     return grad.contiguous();
+}
+
+Tensor in_layout_of(const Tensor& grad, const Tensor& wrt) {
+    return in_layout(grad, dnn::is_channels_last(wrt.layout()));
 }
 
 }  // namespace
@@ -34,6 +41,7 @@ struct GradNode {
     uint64_t seq;
     std::vector<Tensor> saved_inputs, saved_outputs;     // invalid where the rule needs none
     std::vector<std::shared_ptr<GradSlot>> input_slots;  // null: that input needs no gradient
+    std::vector<char> input_channels_last;  // per input that needs a gradient: its forward layout's
     std::vector<std::shared_ptr<GradSlot>> output_slots;
     std::vector<dnn::TensorLayout> output_layouts;  // for zero gradients of unused outputs
     CompNode comp_node;
@@ -176,6 +184,10 @@ void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
         node->rule = rule;
         node->seq = key->m_next_seq++;
         node->input_slots = std::move(in_slots);
+        node->input_channels_last.resize(inputs.size());
+        for (size_t i = 0; i < inputs.size(); ++i)
+            node->input_channels_last[i] =
+                    node->input_slots[i] && dnn::is_channels_last(inputs[i].layout());
         if (rule->save_inputs)
             node->saved_inputs.assign(inputs.begin(), inputs.end());
         node->comp_node = outputs.empty() ? CompNode() : outputs[0].comp_node();
@@ -308,7 +320,8 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
         auto in_grads = n->rule->fn(*n->op, in, out, out_grads, needs_span);
         for (size_t i = 0; i < in_grads.size() && i < n->input_slots.size(); ++i)
             if (n->input_slots[i] && in_grads[i].valid())
-                accumulate(n->input_slots[i].get(), in_grads[i]);
+                accumulate(n->input_slots[i].get(),
+                           in_layout(in_grads[i], n->input_channels_last[i] != 0));
         report(k);
     }
     std::vector<Tensor> result(wrt.size());

@@ -97,7 +97,8 @@ private:
         auto dst_md = blocked_desc(TensorLayout(dst, dst.dtype), channels);
         if (!src_md || !dst_md || m_param.window.size() != spatial)
             return nullptr;
-        // MAX on float32 in our loop, which keeps naive's NaN rule (oneDNN's skips NaNs).
+        // MAX on float32 and bfloat16 in our loop, which keeps naive's NaN rule (oneDNN's skips
+        // NaNs).
         if (auto ours = max_pool_blocked_plan(m_param, src, dst))
             return ours;
         memory::dims kernel, stride, pad;

@@ -3,11 +3,13 @@
 // which naive and PyTorch propagate). Padding never counts. Two loops, by which axis is
 // contiguous: `max_pool_rows` vectors along a plane's W (plain NC[D]HW), `max_pool_lanes` vectors
 // along a contiguous axis of lanes at each position (channels-last: the channels; blocked: a
-// channel block).
+// channel block). bfloat16 (its bits) runs the same loops, widened in registers and compared as
+// float32 (exactly), the maxima written back as their own bits.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace neomeg::dnn::x86 {
@@ -37,7 +39,18 @@ void max_pool_rows(const float* src, const ptrdiff_t* ss, float* dst, const ptrd
 void max_pool_lanes(const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
                     size_t lanes, const PoolDims& g);
 
+// max_pool_rows on bfloat16 (its bits), compared as float32 (exactly).
+void max_pool_rows_bf16(const uint16_t* src, const ptrdiff_t* ss, uint16_t* dst,
+                        const ptrdiff_t* ds, const PoolDims& g);
+
+// max_pool_lanes on bfloat16 (its bits), compared as float32 (exactly).
+void max_pool_lanes_bf16(const uint16_t* src, const ptrdiff_t* ss, uint16_t* dst,
+                         const ptrdiff_t* ds, size_t lanes, const PoolDims& g);
+
 // Whether any of the n floats at p (contiguous) is a NaN.
 bool any_nan(const float* p, size_t n);
+
+// Whether any of the n bfloat16 values (their bits) at p (contiguous) is a NaN.
+bool any_nan_bf16(const uint16_t* p, size_t n);
 
 }  // namespace neomeg::dnn::x86

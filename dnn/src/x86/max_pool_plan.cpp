@@ -1,9 +1,13 @@
 #include "src/x86/max_pool_plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 #include "src/x86/max_pool_hwy.h"
 #include "src/x86/parallel.h"
@@ -46,12 +50,52 @@ std::optional<PoolDims> dims_of_window(const param::Pooling& p, const TensorLayo
     return g;
 }
 
-bool plain_float(const TensorLayout& l) {
-    return l.dtype == dtype::Float32 && l.ndim >= 3 && l.ndim <= 5 && !l.is_empty();
+// The dtypes of our forward loops: float32, and bfloat16 compared as float32 (oneDNN's bfloat16
+// kernels skip NaNs as its float32 ones do).
+bool pooled_dtype(DType dt) {
+    return dt == dtype::Float32 || dt == dtype::BFloat16;
+}
+
+bool plain_pooled(const TensorLayout& l) {
+    return pooled_dtype(l.dtype) && l.ndim >= 3 && l.ndim <= 5 && !l.is_empty();
+}
+
+// Whether l's elements fill its memory without gaps in some axis order (row-major, a
+// channels-last view): such a tensor can be scanned as one run from its base pointer.
+bool dense_in_some_order(const TensorLayout& l) {
+    std::vector<std::pair<ptrdiff_t, size_t>> axes;
+    for (size_t i = 0; i < l.ndim; ++i)
+        if (l[i] != 1)
+            axes.emplace_back(l.stride[i], l[i]);
+    std::sort(axes.begin(), axes.end());
+    ptrdiff_t expect = 1;
+    for (const auto& [stride, extent] : axes) {
+        if (stride != expect)
+            return false;
+        expect *= static_cast<ptrdiff_t>(extent);
+    }
+    return true;
 }
 
 bool unit_w(const TensorLayout& l) {
     return l[l.ndim - 1] == 1 || l.stride[l.ndim - 1] == 1;
+}
+
+float widen(float v) {
+    return v;
+}
+
+float widen(uint16_t bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+// A maximum back in its dtype: exact, since it is one of the values widened.
+template <class T>
+T narrow(float v) {
+    if constexpr (std::is_same_v<T, float>)
+        return v;
+    else
+        return static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16);
 }
 
 class MaxPoolForwardPlan final : public Plan {
@@ -61,23 +105,48 @@ public:
     // any other strides, one window at a time.
     enum class Kind { kRows, kLanes, kBlocked, kStrided };
 
-    MaxPoolForwardPlan(Kind kind, const PoolDims& g, size_t n, size_t c, size_t lanes,
+    MaxPoolForwardPlan(Kind kind, DType dtype, const PoolDims& g, size_t n, size_t c, size_t lanes,
                        const Axes& src, const Axes& dst)
-        : m_kind(kind), m_g(g), m_n(n), m_c(c), m_lanes(lanes), m_src(src), m_dst(dst) {}
+        : m_kind(kind),
+          m_bf16(dtype == dtype::BFloat16),
+          m_g(g),
+          m_n(n),
+          m_c(c),
+          m_lanes(lanes),
+          m_src(src),
+          m_dst(dst) {}
 
     size_t workspace_in_bytes() const override { return 0; }
     const char* name() const override { return "loop:max_pool"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        auto* dst = static_cast<float*>(t[1].raw_ptr());
+        if (m_bf16)
+            run_as(static_cast<const uint16_t*>(t[0].raw_ptr()),
+                   static_cast<uint16_t*>(t[1].raw_ptr()));
+        else
+            run_as(static_cast<const float*>(t[0].raw_ptr()), static_cast<float*>(t[1].raw_ptr()));
+    }
+
+private:
+    static void lanes_of(const float* s, const ptrdiff_t* ss, float* o, const ptrdiff_t* ds,
+                         size_t lanes, const PoolDims& g) {
+        max_pool_lanes(s, ss, o, ds, lanes, g);
+    }
+
+    static void lanes_of(const uint16_t* s, const ptrdiff_t* ss, uint16_t* o, const ptrdiff_t* ds,
+                         size_t lanes, const PoolDims& g) {
+        max_pool_lanes_bf16(s, ss, o, ds, lanes, g);
+    }
+
+    template <class T>
+    void run_as(const T* src, T* dst) const {
         const size_t out = m_g.out[0] * m_g.out[1] * m_g.out[2];
         const size_t taps = m_g.k[0] * m_g.k[1] * m_g.k[2];
         if (m_kind == Kind::kLanes) {
             parallel_ranges(m_n, m_n * m_c * out * taps, kParallelGrain, [&](size_t b, size_t e) {
                 for (size_t n = b; n < e; ++n)
-                    max_pool_lanes(src + static_cast<ptrdiff_t>(n) * m_src.n, m_src.sp,
-                                   dst + static_cast<ptrdiff_t>(n) * m_dst.n, m_dst.sp, m_c, m_g);
+                    lanes_of(src + static_cast<ptrdiff_t>(n) * m_src.n, m_src.sp,
+                             dst + static_cast<ptrdiff_t>(n) * m_dst.n, m_dst.sp, m_c, m_g);
             });
             return;
         }
@@ -87,20 +156,28 @@ public:
                             for (size_t u = b; u < e; ++u) {
                                 const auto n = static_cast<ptrdiff_t>(u / m_c),
                                            c = static_cast<ptrdiff_t>(u % m_c);
-                                const float* s = src + n * m_src.n + c * m_src.c;
-                                float* o = dst + n * m_dst.n + c * m_dst.c;
+                                const T* s = src + n * m_src.n + c * m_src.c;
+                                T* o = dst + n * m_dst.n + c * m_dst.c;
                                 if (m_kind == Kind::kRows)
-                                    max_pool_rows(s, m_src.sp, o, m_dst.sp, m_g);
+                                    rows_plane(s, o);
                                 else if (m_kind == Kind::kStrided)
                                     strided_plane(s, o);
                                 else
-                                    max_pool_lanes(s, m_src.sp, o, m_dst.sp, m_lanes, m_g);
+                                    lanes_of(s, m_src.sp, o, m_dst.sp, m_lanes, m_g);
                             }
                         });
     }
 
-private:
-    void strided_plane(const float* s, float* o) const {
+    void rows_plane(const float* s, float* o) const {
+        max_pool_rows(s, m_src.sp, o, m_dst.sp, m_g);
+    }
+
+    void rows_plane(const uint16_t* s, uint16_t* o) const {
+        max_pool_rows_bf16(s, m_src.sp, o, m_dst.sp, m_g);
+    }
+
+    template <class T>
+    void strided_plane(const T* s, T* o) const {
         const PoolDims& g = m_g;
         for (size_t oz = 0; oz < g.out[0]; ++oz)
             for (size_t oy = 0; oy < g.out[1]; ++oy)
@@ -112,26 +189,30 @@ private:
                     for (ptrdiff_t z = z0; z < z1; ++z)
                         for (ptrdiff_t y = y0; y < y1; ++y)
                             for (ptrdiff_t x = x0; x < x1; ++x) {
-                                float v = s[z * m_src.sp[0] + y * m_src.sp[1] + x * m_src.sp[2]];
+                                float v = widen(
+                                        s[z * m_src.sp[0] + y * m_src.sp[1] + x * m_src.sp[2]]);
                                 if (!std::isnan(best) && (std::isnan(v) || v > best))
                                     best = v;
                             }
                     o[static_cast<ptrdiff_t>(oz) * m_dst.sp[0] +
                       static_cast<ptrdiff_t>(oy) * m_dst.sp[1] +
-                      static_cast<ptrdiff_t>(ox) * m_dst.sp[2]] = best;
+                      static_cast<ptrdiff_t>(ox) * m_dst.sp[2]] = narrow<T>(best);
                 }
     }
 
     Kind m_kind;
+    bool m_bf16;
     PoolDims m_g;
     size_t m_n, m_c, m_lanes;
     Axes m_src, m_dst;
 };
 
 // The first maximum of each window (a NaN wins, the first of them), as naive finds it, gets the
-// window's gradient; windows overlap, so the gradients add. Whether a window holds a NaN is read
-// from dst, the forward's output (a NaN exactly there, as our forward and naive give it): a
-// quarter of src's size for the usual windows of stride 2.
+// window's gradient; windows overlap, so the gradients add (in float32, rounded once per element
+// as naive rounds its sums). Whether a window holds a NaN is read from dst, the forward's output
+// (a NaN exactly there, as our forward and naive give it): a quarter of src's size for the usual
+// windows of stride 2. float32 or bfloat16 (T: float or dt_bfloat16).
+template <class T>
 class NaNCheckedMaxBackwardPlan final : public Plan {
 public:
     NaNCheckedMaxBackwardPlan(std::unique_ptr<Plan> inner, const PoolDims& g,
@@ -144,37 +225,43 @@ public:
           m_dst(axes_of(dst, spatial)),
           m_diff(axes_of(diff, spatial)),
           m_grad(axes_of(grad, spatial)),
-          m_dst_dense(dst.is_contiguous()) {}
+          m_dst_dense(dense_in_some_order(dst)) {}
 
     size_t workspace_in_bytes() const override { return m_inner->workspace_in_bytes(); }
     const char* name() const override { return m_inner->name(); }
 
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
-        if (!has_nan(static_cast<const float*>(t[1].raw_ptr())))
+        if (!has_nan(static_cast<const T*>(t[1].raw_ptr())))
             return m_inner->run(t, ws, stream);
-        naive_rule(static_cast<const float*>(t[0].raw_ptr()),
-                   static_cast<const float*>(t[2].raw_ptr()), static_cast<float*>(t[3].raw_ptr()));
+        naive_rule(static_cast<const T*>(t[0].raw_ptr()), static_cast<const T*>(t[2].raw_ptr()),
+                   static_cast<T*>(t[3].raw_ptr()));
     }
 
 private:
-    bool has_nan(const float* dst) const {
+    static bool dense_has_nan(const float* p, size_t n) { return any_nan(p, n); }
+
+    static bool dense_has_nan(const dt_bfloat16* p, size_t n) {
+        return any_nan_bf16(reinterpret_cast<const uint16_t*>(p), n);
+    }
+
+    bool has_nan(const T* dst) const {
         const size_t planes = m_shape[0] * m_shape[1];
         const size_t plane = m_g.out[0] * m_g.out[1] * m_g.out[2];
         if (m_dst_dense)
-            return any_nan(dst, planes * plane);
+            return dense_has_nan(dst, planes * plane);
         for (size_t u = 0; u < planes; ++u) {
-            const float* s = plane_of(dst, m_dst, u);
+            const T* s = plane_of(dst, m_dst, u);
             for (size_t z = 0; z < m_g.out[0]; ++z)
                 for (size_t y = 0; y < m_g.out[1]; ++y)
                     for (size_t x = 0; x < m_g.out[2]; ++x)
-                        if (std::isnan(s[at(m_dst, z, y, x)]))
+                        if (std::isnan(static_cast<float>(s[at(m_dst, z, y, x)])))
                             return true;
         }
         return false;
     }
 
-    template <class T>
-    T* plane_of(T* base, const Axes& a, size_t u) const {
+    template <class U>
+    U* plane_of(U* base, const Axes& a, size_t u) const {
         return base + static_cast<ptrdiff_t>(u / m_shape[1]) * a.n +
                static_cast<ptrdiff_t>(u % m_shape[1]) * a.c;
     }
@@ -183,23 +270,26 @@ private:
         return z * a.sp[0] + y * a.sp[1] + x * a.sp[2];
     }
 
-    void naive_rule(const float* src, const float* diff, float* grad) const {
+    void naive_rule(const T* src, const T* diff, T* grad) const {
         const size_t planes = m_shape[0] * m_shape[1];
         const PoolDims& g = m_g;
         parallel_ranges(planes, planes * g.in[0] * g.in[1] * g.in[2], kParallelGrain,
                         [&](size_t b, size_t e) {
+                            std::vector<float> acc(g.in[0] * g.in[1] * g.in[2]);
                             for (size_t u = b; u < e; ++u)
                                 plane_grad(plane_of(src, m_src, u), plane_of(diff, m_diff, u),
-                                           plane_of(grad, m_grad, u));
+                                           plane_of(grad, m_grad, u), acc);
                         });
     }
 
-    void plane_grad(const float* s, const float* dy, float* gr) const {
+    // One plane's gradient summed in `acc` (dense over the plane), then written to gr.
+    void plane_grad(const T* s, const T* dy, T* gr, std::vector<float>& acc) const {
         const PoolDims& g = m_g;
-        for (size_t z = 0; z < g.in[0]; ++z)
-            for (size_t y = 0; y < g.in[1]; ++y)
-                for (size_t x = 0; x < g.in[2]; ++x)
-                    gr[at(m_grad, z, y, x)] = 0.f;
+        std::fill(acc.begin(), acc.end(), 0.f);
+        const Axes dense{
+                0,
+                0,
+                {static_cast<ptrdiff_t>(g.in[1] * g.in[2]), static_cast<ptrdiff_t>(g.in[2]), 1}};
         for (size_t oz = 0; oz < g.out[0]; ++oz)
             for (size_t oy = 0; oy < g.out[1]; ++oy)
                 for (size_t ox = 0; ox < g.out[2]; ++ox) {
@@ -211,18 +301,22 @@ private:
                     for (ptrdiff_t z = z0; z < z1; ++z)
                         for (ptrdiff_t y = y0; y < y1; ++y)
                             for (ptrdiff_t x = x0; x < x1; ++x) {
-                                const float v = s[at(m_src, z, y, x)];
+                                const auto v = static_cast<float>(s[at(m_src, z, y, x)]);
                                 if (best_at < 0 ||
                                     (!std::isnan(best) && (std::isnan(v) || v > best))) {
                                     best = v;
-                                    best_at = at(m_grad, z, y, x);
+                                    best_at = at(dense, z, y, x);
                                 }
                             }
                     if (best_at >= 0)
-                        gr[best_at] +=
+                        acc[static_cast<size_t>(best_at)] += static_cast<float>(
                                 dy[at(m_diff, static_cast<ptrdiff_t>(oz),
-                                      static_cast<ptrdiff_t>(oy), static_cast<ptrdiff_t>(ox))];
+                                      static_cast<ptrdiff_t>(oy), static_cast<ptrdiff_t>(ox))]);
                 }
+        for (size_t z = 0; z < g.in[0]; ++z)
+            for (size_t y = 0; y < g.in[1]; ++y)
+                for (size_t x = 0; x < g.in[2]; ++x)
+                    gr[at(m_grad, z, y, x)] = T(acc[(z * g.in[1] + y) * g.in[2] + x]);
     }
 
     std::unique_ptr<Plan> m_inner;
@@ -236,8 +330,8 @@ private:
 
 std::unique_ptr<Plan> max_pool_forward_plan(const param::Pooling& p, const TensorLayout& src,
                                             const TensorLayout& dst) {
-    if (p.mode != param::Pooling::Mode::MAX || !plain_float(src) || !plain_float(dst) ||
-        dst.ndim != src.ndim || dst[0] != src[0] || dst[1] != src[1])
+    if (p.mode != param::Pooling::Mode::MAX || !plain_pooled(src) || !plain_pooled(dst) ||
+        dst.dtype != src.dtype || dst.ndim != src.ndim || dst[0] != src[0] || dst[1] != src[1])
         return nullptr;
     const size_t spatial = src.ndim - 2;
     auto g = dims_of_window(p, src, dst, 2, spatial);
@@ -246,42 +340,47 @@ std::unique_ptr<Plan> max_pool_forward_plan(const param::Pooling& p, const Tenso
     using Kind = MaxPoolForwardPlan::Kind;
     Axes sa = axes_of(src, spatial), da = axes_of(dst, spatial);
     if (unit_w(src) && unit_w(dst))
-        return std::make_unique<MaxPoolForwardPlan>(Kind::kRows, *g, src[0], src[1], 1, sa, da);
+        return std::make_unique<MaxPoolForwardPlan>(Kind::kRows, src.dtype, *g, src[0], src[1], 1,
+                                                    sa, da);
     if (src[1] > 1 && src.stride[1] == 1 && dst.stride[1] == 1)
-        return std::make_unique<MaxPoolForwardPlan>(Kind::kLanes, *g, src[0], src[1], src[1], sa,
-                                                    da);
-    return std::make_unique<MaxPoolForwardPlan>(Kind::kStrided, *g, src[0], src[1], 1, sa, da);
+        return std::make_unique<MaxPoolForwardPlan>(Kind::kLanes, src.dtype, *g, src[0], src[1],
+                                                    src[1], sa, da);
+    return std::make_unique<MaxPoolForwardPlan>(Kind::kStrided, src.dtype, *g, src[0], src[1], 1,
+                                                sa, da);
 }
 
 std::unique_ptr<Plan> max_pool_blocked_plan(const param::Pooling& p, const TensorLayout& src,
                                             const TensorLayout& dst) {
-    if (p.mode != param::Pooling::Mode::MAX || src.dtype != dtype::Float32 ||
-        dst.dtype != dtype::Float32 || src.ndim < 4 || src.ndim > 6 || dst.ndim != src.ndim ||
-        src.is_empty() || !src.is_contiguous() || !dst.is_contiguous() || dst[0] != src[0] ||
-        dst[1] != src[1] || dst[dst.ndim - 1] != src[src.ndim - 1])
+    if (p.mode != param::Pooling::Mode::MAX || !pooled_dtype(src.dtype) || dst.dtype != src.dtype ||
+        src.ndim < 4 || src.ndim > 6 || dst.ndim != src.ndim || src.is_empty() ||
+        !src.is_contiguous() || !dst.is_contiguous() || dst[0] != src[0] || dst[1] != src[1] ||
+        dst[dst.ndim - 1] != src[src.ndim - 1])
         return nullptr;
     const size_t spatial = src.ndim - 3;
     auto g = dims_of_window(p, src, dst, 2, spatial);
     if (!g)
         return nullptr;
-    return std::make_unique<MaxPoolForwardPlan>(MaxPoolForwardPlan::Kind::kBlocked, *g, src[0],
-                                                src[1], src[src.ndim - 1], axes_of(src, spatial),
-                                                axes_of(dst, spatial));
+    return std::make_unique<MaxPoolForwardPlan>(MaxPoolForwardPlan::Kind::kBlocked, src.dtype, *g,
+                                                src[0], src[1], src[src.ndim - 1],
+                                                axes_of(src, spatial), axes_of(dst, spatial));
 }
 
 std::unique_ptr<Plan> nan_checked_max_backward(std::unique_ptr<Plan> inner, const param::Pooling& p,
                                                const TensorLayout& src, const TensorLayout& dst,
                                                const TensorLayout& diff, const TensorLayout& grad) {
-    if (!inner || p.mode != param::Pooling::Mode::MAX || !plain_float(src) ||
-        dst.dtype != dtype::Float32 || !dst.eq_shape(diff) || diff.dtype != dtype::Float32 ||
-        grad.dtype != dtype::Float32)
+    if (!inner || p.mode != param::Pooling::Mode::MAX || !plain_pooled(src) ||
+        dst.dtype != src.dtype || !dst.eq_shape(diff) || diff.dtype != src.dtype ||
+        grad.dtype != src.dtype)
         return inner;
     const size_t spatial = src.ndim - 2;
     auto g = dims_of_window(p, src, diff, 2, spatial);
     if (!g)
         return inner;
-    return std::make_unique<NaNCheckedMaxBackwardPlan>(std::move(inner), *g, src, dst, diff, grad,
-                                                       spatial);
+    if (src.dtype == dtype::BFloat16)
+        return std::make_unique<NaNCheckedMaxBackwardPlan<dt_bfloat16>>(std::move(inner), *g, src,
+                                                                        dst, diff, grad, spatial);
+    return std::make_unique<NaNCheckedMaxBackwardPlan<float>>(std::move(inner), *g, src, dst, diff,
+                                                              grad, spatial);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -1,9 +1,11 @@
 // MAX pooling's plans that follow naive's NaN rule (a window holding a NaN has a NaN maximum, its
 // first NaN, which also gets the window's gradient), where oneDNN's kernels skip NaNs:
-// - the float32 forward in our loops (max_pool_hwy.h) on plain NC[D]HW with unit stride along W,
-//   on channels-last views and on channel-blocked tensors (other strides one window at a time);
-// - the float32 backward that oneDNN runs (rerun and scatter), wrapped: when dst, the forward's
-//   output, holds a NaN (so some window did) the call takes a loop of naive's rule instead.
+// - the float32 and bfloat16 forward in our loops (max_pool_hwy.h) on plain NC[D]HW with unit
+//   stride along W, on channels-last views and on channel-blocked tensors (other strides one
+//   window at a time); bfloat16 compares as float32 (exactly) and writes the maxima's own bits;
+// - the float32 and bfloat16 backward that oneDNN runs (rerun and scatter), wrapped: when dst, the
+//   forward's output, holds a NaN (so some window did) the call takes a loop of naive's rule
+//   instead.
 #pragma once
 
 #include <memory>
@@ -13,8 +15,8 @@
 
 namespace neomeg::dnn::x86 {
 
-// The forward of MAX pooling from src into dst (NC[D]HW shapes, float32), in vectors where the
-// layouts have unit stride along W or adjacent channels, one window at a time otherwise.
+// The forward of MAX pooling from src into dst (NC[D]HW shapes, float32 or bfloat16), in vectors
+// where the layouts have unit stride along W or adjacent channels, one window at a time otherwise.
 std::unique_ptr<Plan> max_pool_forward_plan(const param::Pooling& p, const TensorLayout& src,
                                             const TensorLayout& dst);
 

@@ -1,17 +1,19 @@
 // PoolingForward and PoolingBackward through oneDNN's pooling, float32 and (where the CPU has a
 // kernel: AVX-512) bfloat16, 1-D to 3-D (NCW, NCHW, NCDHW) in every mode: MAX (the first maximum of
-// a window, padding never counts), AVERAGE (pooling_avg_include_padding) and
-// AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding). The operator's backward gets src,
-// not the forward's indices, so MAX's backward reruns the forward for them; except for MAX pooling
-// with windows that tile the input (stride == window, no padding: the CNNs' 2x2), whose backward
-// is a loop of its own that finds each window's first maximum and writes the gradient there, 2x2
-// windows in vectors (max_pool_backward_hwy.h: 0.5 ms for 8x64x56x56 float32 on one thread, where
-// the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); on bfloat16 and float16 the 2x2
-// loop widens src in registers and copies dy's 16-bit bits (whole planes widened to float32 and
-// narrowed back cost about 45 us of a LeNet bfloat16 step), other windows run the generic loop on
-// each plane widened to float32 (exactly): a 16-bit gradient is dy's value either way. float16
-// (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the float32 plans
-// between vectorised conversions (lowp_plan.h); other dtypes and empty tensors go to naive.
+// a window, padding never counts; its forward in our loops on float32 and bfloat16 and its
+// backward checked for NaNs, max_pool_plan.h, since oneDNN's kernels skip them), AVERAGE
+// (pooling_avg_include_padding) and AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding).
+// The operator's backward gets src, not the forward's indices, so MAX's backward reruns the forward
+// for them; except for MAX pooling with windows that tile the input (stride == window, no padding:
+// the CNNs' 2x2), whose backward is a loop of its own that finds each window's first maximum and
+// writes the gradient there, 2x2 windows in vectors (max_pool_backward_hwy.h: 0.5 ms for 8x64x56x56
+// float32 on one thread, where the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); on
+// bfloat16 and float16 the 2x2 loop widens src in registers and copies dy's 16-bit bits (whole
+// planes widened to float32 and narrowed back cost about 45 us of a LeNet bfloat16 step), other
+// windows run the generic loop on each plane widened to float32 (exactly): a 16-bit gradient is
+// dy's value either way. float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the
+// float32 plans between vectorised conversions (lowp_plan.h); other dtypes and empty tensors go to
+// naive.
 #include <algorithm>
 #include <cmath>
 
@@ -98,7 +100,7 @@ private:
         auto w = window_of(m_param, std::array{in[0], out[0]});
         if (!w)
             return nullptr;
-        // MAX on float32 in our loops, which keep naive's NaN rule.
+        // MAX on float32 and bfloat16 in our loops, which keep naive's NaN rule.
         if (auto ours = max_pool_forward_plan(m_param, in[0], out[0]))
             return ours;
         // Strided operands as they are first; staged dense where that gets only the reference

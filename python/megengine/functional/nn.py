@@ -388,6 +388,8 @@ def _conv(fname, nd, inp, weight, bias, stride, padding, dilation, groups, conv_
         out_c = w.shape[0] * (w.shape[1] if w.ndim == nd + 3 else 1)
         last = nd == 2 and amp._auto_channels_last(x, low, out_c)
         x, w = amp.cast(x, low, channels_last=last), amp.cast(w, low)
+    elif nd == 2 and amp._auto_channels_last_float32(x, int(groups)):
+        x = amp._auto_layout_copy(x)
     if x.ndim != nd + 2:
         raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
     w = _conv_filter(w, nd, int(groups), fname, x.shape)

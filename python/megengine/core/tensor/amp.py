@@ -19,7 +19,8 @@ channels-last: the convolutions, batch norms, pooling and elementwise ops after 
 layout (their ``layout_follows``), so oneDNN runs its nhwc kernels without converting the
 activations between ops. The layout is marked as the runtime's choice (``Tensor._auto_layout``),
 so ``Tensor.format`` stays ``"default"`` as in MegEngine, and gradients of row-major tensors
-come back row-major.
+come back row-major. In float32 (outside autocast) the input of a wide depthwise convolution is
+made channels-last the same way (``AUTO_CHANNELS_LAST_FLOAT32``).
 """
 
 import sys
@@ -74,6 +75,12 @@ _cache = {}
 # (6 and 16) loses 1.6x, its max-pool backward being oneDNN's slow nhwc kernel for few channels.
 AUTO_CHANNELS_LAST_MIN_CHANNELS = 32
 _LOW_PREC = ("float16", "bfloat16")
+# Outside 16-bit autocast, the float32 input of a depthwise convolution with
+# AUTO_CHANNELS_LAST_MIN_CHANNELS channels or more is made channels-last the same way (and the ops
+# after it follow). Measured on x86 (docs/x86-backend.md): a MobileNet step gains 1.13-1.17x; other
+# float32 convolutions stay row-major, since ResNet-18 channels-last lost 1.3x (its 3x3
+# convolutions run Winograd on blocked memory, which oneDNN's nhwc kernels do not).
+AUTO_CHANNELS_LAST_FLOAT32 = True
 
 
 def _dtype_name(dtype, what):
@@ -148,6 +155,21 @@ def _forget(key, ref):
         del _cache[key]
 
 
+def _auto_channels_last_float32(x, groups):
+    """Whether the float32 input ``x`` of a 2-D convolution with ``groups`` groups is made
+    channels-last outside autocast: for depthwise convolutions of
+    ``AUTO_CHANNELS_LAST_MIN_CHANNELS`` channels or more (see ``AUTO_CHANNELS_LAST_FLOAT32``)."""
+    return (
+        AUTO_CHANNELS_LAST_FLOAT32
+        and x._dtype_name == "float32"
+        and x.ndim == 4
+        and groups == x.shape[1] >= AUTO_CHANNELS_LAST_MIN_CHANNELS
+        and not x._channels_last
+        and not _rt._trace_active()
+        and str(x.device).startswith("cpu")
+    )
+
+
 def _auto_channels_last(x, dtype, out_channels):
     """Whether autocast's cast of ``x`` into ``dtype`` for a 2-D convolution with
     ``out_channels`` outputs writes it channels-last (see the module docstring)."""
@@ -162,12 +184,16 @@ def _auto_channels_last(x, dtype, out_channels):
     )
 
 
+def _auto_layout_copy(y):
+    """``y`` channels-last, marked as the runtime's layout choice (``Tensor.format`` stays)."""
+    y = to_channels_last(y)
+    y._auto_layout = y._channels_last
+    return y
+
+
 def _cast_value(x, dtype, channels_last):
     y = x.astype(dtype)
-    if channels_last:
-        y = to_channels_last(y)
-        y._auto_layout = y._channels_last
-    return y
+    return _auto_layout_copy(y) if channels_last else y
 
 
 def cast(x, dtype, channels_last=False):
