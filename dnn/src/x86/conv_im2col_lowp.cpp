@@ -139,6 +139,35 @@ memory::desc matrix(int64_t rows, int64_t cols, memory::data_type type, bool tra
 constexpr auto kBf16 = memory::data_type::bf16;
 constexpr auto kF32 = memory::data_type::f32;
 
+// A data tensor as the plan reads or writes it, dense NHWC: the tensor itself where it lies so
+// (autocast's channels-last activations), else a buffer of the workspace that a tiled copy fills
+// before (an input) or empties after (an output): a traced graph's row-major tensors.
+class Staged {
+public:
+    Staged(const TensorLayout& l, WorkspacePlan& ws)
+        : m_offset(nhwc_dense(l) ? SIZE_MAX : ws.add(l.total_nr_elems() * sizeof(Bits))) {}
+
+    const Bits* in(const TensorND& t, std::byte* ws) const {
+        if (m_offset == SIZE_MAX)
+            return static_cast<const Bits*>(t.raw_ptr());
+        relayout_copy(t, buffer(t, ws));
+        return reinterpret_cast<const Bits*>(ws + m_offset);
+    }
+    Bits* out(const TensorND& t, std::byte* ws) const {
+        return static_cast<Bits*>(m_offset == SIZE_MAX ? t.raw_ptr() : ws + m_offset);
+    }
+    void finish(const TensorND& t, std::byte* ws) const {
+        if (m_offset != SIZE_MAX)
+            relayout_copy(buffer(t, ws), t);
+    }
+
+private:
+    TensorND buffer(const TensorND& t, std::byte* ws) const {
+        return TensorND(ws + m_offset, channels_last_layout(t.layout, t.layout.dtype));
+    }
+    size_t m_offset;
+};
+
 class Im2colPlan : public Plan {
 public:
     Im2colPlan(const Geometry& k) : m_k(k) {}
@@ -160,8 +189,11 @@ protected:
 // dst[(n, oh, ow), oc] = col x filter^T, written into the NHWC dst directly.
 class ForwardPlan final : public Im2colPlan {
 public:
-    ForwardPlan(const dnnl::engine& engine, const Geometry& k, bool packed)
+    ForwardPlan(const dnnl::engine& engine, const Geometry& k, const TensorLayout& src,
+                const TensorLayout& dst, bool packed)
         : Im2colPlan(k),
+          m_src(src, m_ws),
+          m_dst(dst, m_ws),
           m_col(m_ws.add(size_t(k.rows() * k.taps()) * sizeof(Bits))),
           m_filter(packed ? SIZE_MAX : m_ws.add(size_t(k.oc * k.taps()) * sizeof(Bits))),
           m_mm(engine, matrix(k.rows(), k.taps(), kBf16), matrix(k.taps(), k.oc, kBf16, true),
@@ -170,16 +202,18 @@ public:
 
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
         auto* col = reinterpret_cast<Bits*>(ws.ptr + m_col);
-        im2col(m_k, static_cast<const Bits*>(t[0].raw_ptr()), col);
+        im2col(m_k, m_src.in(t[0], ws.ptr), col);
         const void* filter = t[1].raw_ptr();
         if (m_filter != SIZE_MAX) {
             pack_filter(t[1], ws.ptr + m_filter);
             filter = ws.ptr + m_filter;
         }
-        m_mm.run(col, filter, t[2].raw_ptr(), ws.ptr, stream);
+        m_mm.run(col, filter, m_dst.out(t[2], ws.ptr), ws.ptr, stream);
+        m_dst.finish(t[2], ws.ptr);
     }
 
 private:
+    Staged m_src, m_dst;
     size_t m_col, m_filter;
     Matmul m_mm;
 };
@@ -188,8 +222,11 @@ private:
 // rounded once.
 class BackwardDataPlan final : public Im2colPlan {
 public:
-    BackwardDataPlan(const dnnl::engine& engine, const Geometry& k, bool packed)
+    BackwardDataPlan(const dnnl::engine& engine, const Geometry& k, const TensorLayout& diff,
+                     const TensorLayout& grad, bool packed)
         : Im2colPlan(k),
+          m_diff(diff, m_ws),
+          m_grad(grad, m_ws),
           m_dcol(m_ws.add(size_t(k.rows() * k.taps()) * sizeof(float))),
           m_filter(packed ? SIZE_MAX : m_ws.add(size_t(k.oc * k.taps()) * sizeof(Bits))),
           m_mm(engine, matrix(k.rows(), k.oc, kBf16), matrix(k.oc, k.taps(), kBf16),
@@ -203,8 +240,9 @@ public:
             filter = ws.ptr + m_filter;
         }
         auto* dcol = reinterpret_cast<float*>(ws.ptr + m_dcol);
-        m_mm.run(t[1].raw_ptr(), filter, dcol, ws.ptr, stream);
-        col2im(dcol, static_cast<Bits*>(t[2].raw_ptr()));
+        m_mm.run(m_diff.in(t[1], ws.ptr), filter, dcol, ws.ptr, stream);
+        col2im(dcol, m_grad.out(t[2], ws.ptr));
+        m_grad.finish(t[2], ws.ptr);
     }
 
 private:
@@ -242,6 +280,7 @@ private:
                         });
     }
 
+    Staged m_diff, m_grad;
     size_t m_dcol, m_filter;
     Matmul m_mm;
 };
@@ -250,8 +289,11 @@ private:
 // strides).
 class BackwardFilterPlan final : public Im2colPlan {
 public:
-    BackwardFilterPlan(const dnnl::engine& engine, const Geometry& k)
+    BackwardFilterPlan(const dnnl::engine& engine, const Geometry& k, const TensorLayout& src,
+                       const TensorLayout& diff)
         : Im2colPlan(k),
+          m_src(src, m_ws),
+          m_diff(diff, m_ws),
           m_col(m_ws.add(size_t(k.rows() * k.taps()) * sizeof(Bits))),
           m_dw(m_ws.add(size_t(k.oc * k.taps()) * sizeof(float))),
           m_staging(m_ws.add(size_t(k.oc * k.taps()) * sizeof(Bits))),
@@ -261,9 +303,9 @@ public:
 
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
         auto* col = reinterpret_cast<Bits*>(ws.ptr + m_col);
-        im2col(m_k, static_cast<const Bits*>(t[0].raw_ptr()), col);
+        im2col(m_k, m_src.in(t[0], ws.ptr), col);
         auto* dw = reinterpret_cast<float*>(ws.ptr + m_dw);
-        m_mm.run(t[1].raw_ptr(), col, dw, ws.ptr, stream);
+        m_mm.run(m_diff.in(t[1], ws.ptr), col, dw, ws.ptr, stream);
         unpack(dw, t[2], ws.ptr + m_staging);
     }
 
@@ -282,6 +324,7 @@ private:
             relayout_copy(TensorND(staging, ohwi(grad.layout)), grad);
     }
 
+    Staged m_src, m_diff;
     size_t m_col, m_dw, m_staging;
     Matmul m_mm;
 };
@@ -296,8 +339,6 @@ bool im2col_lowp_chosen(ConvPass pass, const ConvDims& g, const TensorLayout& sr
         if (d != 0)
             return false;
     if (filter[2] * filter[3] == 1 || src[1] < 16 || dst[1] < 16)
-        return false;
-    if (!nhwc_dense(src) || !nhwc_dense(dst))
         return false;
     const bool strided = g.stride[0] > 1 || g.stride[1] > 1;
     const size_t ow = dst[3];
@@ -320,15 +361,16 @@ std::unique_ptr<Plan> im2col_lowp_plan(ConvPass pass, const dnnl::engine& engine
     const Geometry k(g, src, filter, dst);
     switch (pass) {
         case ConvPass::forward: {
-            auto plan = std::make_unique<ForwardPlan>(engine, k, filter_packed(filter));
+            auto plan = std::make_unique<ForwardPlan>(engine, k, src, dst, filter_packed(filter));
             return plan->ok() ? std::move(plan) : nullptr;
         }
         case ConvPass::backward_data: {
-            auto plan = std::make_unique<BackwardDataPlan>(engine, k, filter_packed(filter));
+            auto plan =
+                    std::make_unique<BackwardDataPlan>(engine, k, dst, src, filter_packed(filter));
             return plan->ok() ? std::move(plan) : nullptr;
         }
         case ConvPass::backward_filter: {
-            auto plan = std::make_unique<BackwardFilterPlan>(engine, k);
+            auto plan = std::make_unique<BackwardFilterPlan>(engine, k, src, dst);
             return plan->ok() ? std::move(plan) : nullptr;
         }
         case ConvPass::forward_const_filter:

@@ -8,13 +8,15 @@
 // the filter gradient of 256->256 at 8x8, 5.5 against 3.2 ms. At 16x16 and 32x32 the direct
 // kernels win (1.1-1.5 ms against 2-3 ms forward), and so keep those shapes.
 //
-// The plans take channels-last (NHWC-dense) data tensors, which autocast gives every 16-bit
+// The plans work on channels-last (NHWC-dense) data, which autocast gives every 16-bit
 // convolution of 32 or more output channels in eager mode: the im2col rows are then channel runs
 // copied whole, the output matrix is dst itself (forward), and the gradient matrix is diff
-// itself. The filter, any strides, is copied into OHWI order per call (a training step's weights
-// are new each step; the direct kernels reorder them per call too) unless it lies so already.
-// Accumulation is float32 throughout and each output is rounded once: the input gradient sums its
-// taps from a float32 product, the filter gradient comes out of the product in float32.
+// itself. Other layouts (a traced graph's row-major tensors) are copied into that order and back
+// by the tiled relayout, which costs little beside the product on these small images. The filter,
+// any strides, is copied into OHWI order per call (a training step's weights are new each step; the
+// direct kernels reorder them per call too) unless it lies so already. Accumulation is float32
+// throughout and each output is rounded once: the input gradient sums its taps from a float32
+// product, the filter gradient comes out of the product in float32.
 #pragma once
 
 #include <memory>
@@ -25,10 +27,10 @@ namespace neomeg::dnn::x86 {
 
 // Whether the rule sends this pass of the convolution (src, filter, dst: the tensors in those
 // roles, as conv_geometry takes them) to im2col + matmul: bfloat16, 2-D, one group, no dilation,
-// the cross-correlation mode, a filter larger than 1x1, at least 16 channels in and out,
-// channels-last src and dst, and an output row of at most 4 pixels (forward, input gradient; at
-// most 8 for the filter gradient), or a stride above 1 for the filter gradient and, with a row of
-// at most 8 pixels, for the input gradient (at 16 its sum over the taps cost more than it saved).
+// the cross-correlation mode, a filter larger than 1x1, at least 16 channels in and out, and
+// output rows of at most 4 pixels (forward, input gradient) or 8 (filter gradient); with a stride
+// above 1 also the filter gradient at any width and the input gradient up to 8 pixels (at 16 its
+// sum over the taps cost more than it saved).
 bool im2col_lowp_chosen(ConvPass pass, const ConvDims& g, const TensorLayout& src,
                         const TensorLayout& filter, const TensorLayout& dst);
 

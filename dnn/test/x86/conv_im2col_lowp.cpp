@@ -1,9 +1,9 @@
 // bfloat16 convolutions with short output rows as im2col + one matrix product
 // (src/x86/conv_im2col_lowp.h). The rule is checked on shapes (ResNet-18's and the cases it
 // declines), never on what a CPU ran; every pass matches naive, within bfloat16's tolerance, on
-// the layouts the rule takes and on their neighbours: channels-last data, a row-major or OHWI
-// filter, a row-major or OHWI filter gradient, outputs filled with garbage first, strides that do
-// not divide the input, uneven kernels and padding, 1x1 outputs, both modes.
+// the layouts the rule takes: channels-last and row-major data, a row-major or OHWI filter, a
+// row-major or OHWI filter gradient, outputs filled with garbage first, strides that do not divide
+// the input, uneven kernels and padding, 1x1 outputs, both modes.
 #include <random>
 
 #include "naive/convolution.h"
@@ -119,7 +119,8 @@ TEST(X86Im2colRule, DeclinedCases) {
     const ConvCase k = resnet(512, 512, 4, 1);
     EXPECT_EQ(passes(k, dtype::Float32), none);
     EXPECT_EQ(passes(k, dtype::Float16), none);
-    EXPECT_EQ(passes(k, kBf16, false), none);  // row-major data
+    // row-major data (a traced graph's) is copied channels-last and back
+    EXPECT_EQ(passes(k, kBf16, false), (std::vector<bool>{true, true, true}));
     ConvCase flipped = k;
     flipped.p.mode = param::Convolution::Mode::CONVOLUTION;
     EXPECT_EQ(passes(flipped), none);
@@ -142,8 +143,11 @@ TEST_F(X86, Im2colBFloat16ForwardMatchesNaive) {
         for (const TensorLayout& filter : {plain(k.filter), nhwc(k.filter)})
             check<ConvolutionForward>(*handle, k.p, {src, random(filter, rng)},
                                       nhwc(conv_dst_shape(k)));
-        // a row-major dst: the direct kernels' case
+        // row-major data: copied channels-last and back
         check<ConvolutionForward>(*handle, k.p, {src, random(plain(k.filter), rng)},
+                                  plain(conv_dst_shape(k)));
+        check<ConvolutionForward>(*handle, k.p,
+                                  {random(plain(k.src), rng), random(plain(k.filter), rng)},
                                   plain(conv_dst_shape(k)));
     }
 }
@@ -154,6 +158,9 @@ TEST_F(X86, Im2colBFloat16BackwardDataMatchesNaive) {
         HostTensor diff = random(nhwc(conv_dst_shape(k)), rng);
         for (const TensorLayout& filter : {plain(k.filter), nhwc(k.filter)})
             check<ConvolutionBackwardData>(*handle, k.p, {random(filter, rng), diff}, nhwc(k.src));
+        check<ConvolutionBackwardData>(
+                *handle, k.p, {random(plain(k.filter), rng), random(plain(conv_dst_shape(k)), rng)},
+                plain(k.src));
     }
 }
 
@@ -163,5 +170,8 @@ TEST_F(X86, Im2colBFloat16BackwardFilterMatchesNaive) {
         HostTensor src = random(nhwc(k.src), rng), diff = random(nhwc(conv_dst_shape(k)), rng);
         for (const TensorLayout& grad : {plain(k.filter), nhwc(k.filter)})
             check<ConvolutionBackwardFilter>(*handle, k.p, {src, diff}, grad);
+        check<ConvolutionBackwardFilter>(
+                *handle, k.p, {random(plain(k.src), rng), random(plain(conv_dst_shape(k)), rng)},
+                plain(k.filter));
     }
 }
