@@ -34,8 +34,8 @@ namespace neomeg::dnn::x86 {
 bool im2col_lowp_chosen(ConvPass pass, const ConvDims& g, const TensorLayout& src,
                         const TensorLayout& filter, const TensorLayout& dst);
 
-// The plan for a case im2col_lowp_chosen takes, or nullptr where oneDNN's matmul has only its
-// reference kernel for bfloat16 on this CPU (the direct kernels plan instead). Its tensors are
+// The plan for a case im2col_lowp_chosen takes, or nullptr where oneDNN's bfloat16 matmul is not
+// an AMX kernel on this CPU (the direct kernels plan instead). Its tensors are
 // the operator's: (src, filter, dst), (filter, diff, grad) or (src, diff, grad).
 std::unique_ptr<Plan> im2col_lowp_plan(ConvPass pass, const dnnl::engine& engine, const ConvDims& g,
                                        const TensorLayout& src, const TensorLayout& filter,
