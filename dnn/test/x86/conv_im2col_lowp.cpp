@@ -1,9 +1,9 @@
 // bfloat16 convolutions with short output rows as im2col + one matrix product
 // (src/x86/conv_im2col_lowp.h). The rule is checked on shapes (ResNet-18's and the cases it
 // declines), never on what a CPU ran; every pass matches naive, within bfloat16's tolerance, on
-// the layouts the rule takes: channels-last and row-major data, a row-major or OHWI filter, a
-// row-major or OHWI filter gradient, outputs filled with garbage first, strides that do not divide
-// the input, uneven kernels and padding, 1x1 outputs, both modes.
+// the layouts the rule takes: channels-last, row-major and broadcast data, a row-major or OHWI
+// filter, a row-major or OHWI filter gradient, outputs filled with garbage first, strides that do
+// not divide the input, uneven kernels and padding, 1x1 outputs, both modes.
 #include <random>
 
 #include "naive/convolution.h"
@@ -25,6 +25,11 @@ TensorLayout nhwc(const TensorShape& s) {
 
 TensorLayout plain(const TensorShape& s) {
     return TensorLayout(s, kBf16);
+}
+
+// One value repeated over the shape: the gradient of a sum.
+TensorLayout broadcast(const TensorShape& s) {
+    return TensorLayout(s, std::vector<ptrdiff_t>(s.ndim, 0), kBf16);
 }
 
 // The rule's answer for one pass of src * filter (roles as conv_geometry takes them).
@@ -161,6 +166,10 @@ TEST_F(X86, Im2colBFloat16BackwardDataMatchesNaive) {
         check<ConvolutionBackwardData>(
                 *handle, k.p, {random(plain(k.filter), rng), random(plain(conv_dst_shape(k)), rng)},
                 plain(k.src));
+        check<ConvolutionBackwardData>(
+                *handle, k.p,
+                {random(plain(k.filter), rng), random(broadcast(conv_dst_shape(k)), rng)},
+                nhwc(k.src));
     }
 }
 
@@ -173,5 +182,7 @@ TEST_F(X86, Im2colBFloat16BackwardFilterMatchesNaive) {
         check<ConvolutionBackwardFilter>(
                 *handle, k.p, {random(plain(k.src), rng), random(plain(conv_dst_shape(k)), rng)},
                 plain(k.filter));
+        check<ConvolutionBackwardFilter>(
+                *handle, k.p, {src, random(broadcast(conv_dst_shape(k)), rng)}, plain(k.filter));
     }
 }
