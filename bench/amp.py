@@ -12,9 +12,11 @@ in process CPU time (per CPU second: with ``--threads 1`` the figure that desche
 shared machine does not inflate).
 
     PYTHONPATH=python python3 bench/amp.py [--models lenet resnet18] [--batch 32] [--steps 5]
-        [--format nhwc]
+        [--format nhwc] [--trace]
 
-``--format nhwc`` runs every configuration channels-last (as bench/train_step.py's).
+``--format nhwc`` runs every configuration channels-last (as bench/train_step.py's); ``--trace``
+times NeoMeg's step under ``jit.trace(symbolic=True)`` (after its recording run; PyTorch's stays
+eager).
 """
 
 import argparse
@@ -33,9 +35,9 @@ WORKER = (
 import json, os, sys, time
 import numpy as np
 
-fw, model_name, steps, batch, amp_on, fmt = (
+fw, model_name, steps, batch, amp_on, fmt, traced = (
     sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "bf16",
-    sys.argv[7])
+    sys.argv[7], sys.argv[8] == "trace")
 shape = (1, 28, 28) if model_name == "lenet" else (3, 32, 32)
 rng = np.random.default_rng(0)
 x_np = rng.normal(size=(batch,) + shape).astype(np.float32)
@@ -82,6 +84,12 @@ if fw == "neomeg":
                 loss = F.nn.cross_entropy(model(x), y)
                 gm.backward(loss)
         opt.step().clear_grad()
+
+    if traced:
+        from megengine.jit import trace
+
+        step = trace(step, symbolic=True)
+        step()  # the recording run, untimed like the warm-up below
 else:
     x, y = torch.tensor(x_np), torch.tensor(y_np).long()
     if fmt == "nhwc":
@@ -131,10 +139,10 @@ def implementations(stdout):
     return seen
 
 
-def run(python, fw, model, steps, batch, mode, threads, fmt):
+def run(python, fw, model, steps, batch, mode, threads, fmt, trace):
     env = dict(os.environ, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1", OMP_NUM_THREADS=threads)
     proc = subprocess.run(
-        [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads, fmt],
+        [python, "-c", WORKER, fw, model, str(steps), str(batch), mode, threads, fmt, trace],
         check=False,
         capture_output=True,
         text=True,
@@ -155,6 +163,11 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="per framework")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch runs")
     ap.add_argument("--format", choices=["default", "nhwc"], default="default")
+    ap.add_argument(
+        "--trace",
+        action="store_true",
+        help="NeoMeg's step under jit.trace(symbolic=True) (PyTorch's stays eager)",
+    )
     args = ap.parse_args()
     torch_py, twhy = (None, "--no-torch") if args.no_torch else torch_python()
     configs = [("NeoMeg", sys.executable, "neomeg", m) for m in ("f32", "bf16")]
@@ -165,12 +178,21 @@ def main():
     for model in args.models:
         speeds = {}
         print(
-            f"\n{model}, batch {args.batch}, {args.threads} threads, {args.format}: samples/s "
+            f"\n{model}, batch {args.batch}, {args.threads} threads, {args.format}"
+            f"{', NeoMeg traced' if args.trace else ''}: samples/s "
             f"(best of {args.steps} steps)"
         )
         for label, python, fw, mode in configs:
             res, why, impls = run(
-                python, fw, model, args.steps, args.batch, mode, str(args.threads), args.format
+                python,
+                fw,
+                model,
+                args.steps,
+                args.batch,
+                mode,
+                str(args.threads),
+                args.format,
+                "trace" if args.trace else "eager",
             )
             if res is None:
                 print(f"  {label:<8}{mode:<5} failed: {why}")

@@ -4,19 +4,21 @@
 // float32 accumulation, by the algorithm conv_algo.h chooses (Winograd for the 3x3 stride-1 shapes
 // where it wins, direct elsewhere; with fastrun the measured faster); bfloat16 1x1 filter
 // gradients, and strided 1x1 input gradients as stride-1 ones on the subsampled grid, by oneDNN's
-// gemm kernel (conv_pointwise_lowp.h). The primitives choose their own layouts (format_tag::any:
-// the blocked formats their fast kernels need), and the caller's strided tensors are reordered in
-// and out through the workspace. The flipped-kernel CONVOLUTION mode is cross-correlation with the
-// filter reversed in every spatial axis: the reversal rides on the filter's staging copy, which the
-// blocked weight layout needs anyway. A filter whose storage and version stay the same is reordered
-// once and then read from the WeightCache (weight_cache.h). What oneDNN has no kernel for (float16
-// in oneDNN 2.6, bfloat16 below AVX-512) runs the float32 primitive between vectorised conversions
-// (lowp_plan.h); empty tensors go to naive. Depthwise convolutions on plain float32 tensors run our
-// own loops instead (depthwise_conv.h).
+// gemm kernel (conv_pointwise_lowp.h); bfloat16 channels-last convolutions with short output rows
+// as im2col and one AMX matrix product (conv_im2col_lowp.h). The primitives choose their own
+// layouts (format_tag::any: the blocked formats their fast kernels need), and the caller's strided
+// tensors are reordered in and out through the workspace. The flipped-kernel CONVOLUTION mode is
+// cross-correlation with the filter reversed in every spatial axis: the reversal rides on the
+// filter's staging copy, which the blocked weight layout needs anyway. A filter whose storage and
+// version stay the same is reordered once and then read from the WeightCache (weight_cache.h). What
+// oneDNN has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) runs the float32
+// primitive between vectorised conversions (lowp_plan.h); empty tensors go to naive. Depthwise
+// convolutions on plain float32 tensors run our own loops instead (depthwise_conv.h).
 #include <deque>
 
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
+#include "src/x86/conv_im2col_lowp.h"
 #include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
 
@@ -39,6 +41,10 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), src, filter, dst);
         if (!g)
             return nullptr;
+        if (im2col_lowp_chosen(ConvPass::forward, *g, src, filter, dst))
+            if (auto plan = im2col_lowp_plan(ConvPass::forward, x86_handle().engine(), *g, src,
+                                             filter, dst))
+                return plan;
         const TensorLayout layouts[] = {src, filter, dst};
         auto pd = choose_conv_pd(x86_handle(), conv_case_key("fwd", *g, layouts),
                                  default_conv_algorithm(ConvPass::forward, *g, src, filter, dst),
@@ -72,6 +78,10 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), grad, filter, diff);
         if (!g)
             return nullptr;
+        if (im2col_lowp_chosen(ConvPass::backward_data, *g, grad, filter, diff))
+            if (auto plan = im2col_lowp_plan(ConvPass::backward_data, x86_handle().engine(), *g,
+                                             grad, filter, diff))
+                return plan;
         // A strided bfloat16 1x1 one: stride 1 by the gemm kernel into a zeroed grad's
         // subsampled view (conv_pointwise_lowp.h).
         if (auto sub = subsampled_grad(filter, diff, grad, *g))
@@ -137,6 +147,10 @@ private:
         auto g = conv_geometry(ConvArgs::of(m_param), src, grad, diff);
         if (!g || single_channel_lowp(src, *g))
             return nullptr;
+        if (im2col_lowp_chosen(ConvPass::backward_filter, *g, src, grad, diff))
+            if (auto plan = im2col_lowp_plan(ConvPass::backward_filter, x86_handle().engine(), *g,
+                                             src, grad, diff))
+                return plan;
         // next_impl() (pointwise_bf16_gemm) initialises further implementations from the op
         // descriptor and the forward hint, which oneDNN's iterator holds by pointer: both live, at
         // fixed addresses, until the plan is made.
