@@ -86,6 +86,9 @@ double error_against_naive(Op& op, const std::vector<HostTensor>& in,
 // output's own size, still fails.
 constexpr double kWinogradTolerance = 1e-5;
 constexpr double kDirectTolerance = 1e-6;
+// The filter gradient sums N*H*W products (2048 in SwitchedOffNeverRunsWinograd) instead of 9*C:
+// the AVX2 direct kernel (ONEDNN_MAX_CPU_ISA=AVX2) measured 1.9e-6 there.
+constexpr double kDirectFilterGradTolerance = 5e-6;
 
 // Sets NEOMEG_CONV_WINOGRAD for a scope (unset where `value` is null) and restores it after.
 class WinogradEnv {
@@ -268,7 +271,7 @@ TEST_F(X86ConvAlgo, SwitchedOffNeverRunsWinograd) {
         EXPECT_LT(error_against_naive(*fwd, {src, filter}), kDirectTolerance);
         EXPECT_LT(error_against_naive(*bwd_data, {filter, diff}, {src.shape()}), kDirectTolerance);
         EXPECT_LT(error_against_naive(*bwd_filter, {src, diff}, {filter.shape()}),
-                  kDirectTolerance);
+                  kDirectFilterGradTolerance);
         for (const OperatorBase* op : std::initializer_list<const OperatorBase*>{
                      fwd.get(), bwd_data.get(), bwd_filter.get()}) {
             EXPECT_TRUE(ran_onednn(*op)) << last_kernel(*op);
