@@ -243,6 +243,11 @@ def test_shared_weight_cast_once_gets_both_gradients_in_float32():
 
 @pytest.mark.parametrize("low", ["float16", "bfloat16"])
 def test_training_step_gradients_reach_float32_parameters(low):
+    # The initialisation is fixed so the result does not depend on which tests ran before: the
+    # convolution's filter gradient behind BatchNorm is a sum with heavy cancellation, and for about
+    # one initialisation in twenty bfloat16's rounding of its input gradient moves it by 5-11% of
+    # the largest gradient (0.5-0.9% for the others, float16 0.1% for all).
+    mge.random.seed(1)
     model = M.Sequential(M.Conv2d(3, 4, 3), M.BatchNorm2d(4), M.ReLU())
     head = M.Linear(4 * 6 * 6, 3)
     params = list(model.parameters()) + list(head.parameters())
