@@ -81,6 +81,38 @@ private:
     size_t m_bytes = 0;
 };
 
+// What measuring runs on: zero-filled scratch tensors of a case's layouts (the values do not
+// change which algorithm is fastest; zeros keep NaNs out) and a workspace of at most half the free
+// device memory, so that measuring never takes the memory the model needs. !ok() when the memory
+// could not be had; the heuristics then choose. Construct under the handle's DeviceGuard.
+class CaseScratch {
+    // Declared first: set while ws is initialized.
+    bool m_free_known = false;
+
+public:
+    CaseScratch(HandleImpl& handle, const TensorLayout& lx, const TensorLayout& lw,
+                const TensorLayout& ly, size_t max_workspace)
+        : x(lx), w(lw), y(ly), ws(std::min(max_workspace, free_half())) {
+        if (!ok())
+            return;
+        for (const Scratch* s : {&x, &w, &y})
+            NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1),
+                                          handle.stream()));
+    }
+    bool ok() const { return m_free_known && x.ok() && w.ok() && y.ok() && ws.ok(); }
+
+    Scratch x, w, y, ws;
+
+private:
+    size_t free_half() {
+        size_t free_bytes = 0, total = 0;
+        m_free_known = cudaMemGetInfo(&free_bytes, &total) == cudaSuccess;
+        if (!m_free_known)
+            cudaGetLastError();
+        return free_bytes / 2;
+    }
+};
+
 // Runs every algorithm on scratch buffers of the case's layouts (cudnnFind*AlgorithmEx, on the
 // handle's stream) and returns the fastest that succeeded within the workspace given; nullopt
 // when the scratch memory could not be had or measuring failed.
@@ -89,20 +121,11 @@ std::optional<ConvAlgoChoice> measure(HandleImpl& handle, const ConvPlan& p, con
                                       const TensorLayout& w, const TensorLayout& y,
                                       size_t max_workspace, D) {
     DeviceGuard guard(handle.device());
-    size_t free_bytes = 0, total = 0;
-    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
-        cudaGetLastError();
-        return std::nullopt;
-    }
-    Scratch sx(x), sw(w), sy(y);
-    // At most half of what is free, so that measuring never takes the memory the model needs.
-    Scratch ws(std::min(max_workspace, free_bytes / 2));
-    if (!sx.ok() || !sw.ok() || !sy.ok() || !ws.ok())
+    CaseScratch s(handle, x, w, y, max_workspace);
+    if (!s.ok())
         return std::nullopt;
     cudaStream_t stream = handle.stream();
-    // The inputs' values do not change which algorithm is fastest; zeros keep NaNs out.
-    for (const Scratch* s : {&sx, &sw, &sy})
-        NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1), stream));
+    const Scratch &sx = s.x, &sw = s.w, &sy = s.y, &ws = s.ws;
     std::array<typename D::Perf, D::kAlgoCount> perf{};
     int n = 0;
     cudnnStatus_t st = D::find(handle.cudnn(), p, {sx.origin(), sw.origin(), sy.origin()}, &n,
@@ -158,21 +181,14 @@ std::optional<TimedGraphPlan> time_graph_plans(
         HandleImpl& handle, std::span<const std::shared_ptr<const GraphConvPlan>> plans,
         const TensorLayout& x, const TensorLayout& w, const TensorLayout& y, size_t max_workspace) {
     DeviceGuard guard(handle.device());
-    size_t free_bytes = 0, total = 0;
-    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
-        cudaGetLastError();
+    CaseScratch s(handle, x, w, y, max_workspace);
+    if (!s.ok())
         return std::nullopt;
-    }
-    Scratch sx(x), sw(w), sy(y);
-    Scratch ws(std::min(max_workspace, free_bytes / 2));
-    if (!sx.ok() || !sw.ok() || !sy.ok() || !ws.ok())
-        return std::nullopt;
+    const Scratch &sx = s.x, &sw = s.w, &sy = s.y, &ws = s.ws;
     const std::array<const void*, 4> ptrs{sx.origin(), sw.origin(), sy.origin(), ws.base()};
     if (!graph_pointers_aligned(ptrs))
         return std::nullopt;
     cudaStream_t stream = handle.stream();
-    for (const Scratch* s : {&sx, &sw, &sy})
-        NM_CUDA_CHECK(cudaMemsetAsync(s->base(), 0, std::max<size_t>(s->bytes(), 1), stream));
     EventPair ev;
     std::optional<TimedGraphPlan> best;
     for (const auto& p : plans) {
