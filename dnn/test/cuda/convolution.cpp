@@ -40,36 +40,34 @@ std::vector<Case> cases() {
 
 const DType kFloats[] = {dtype::Float32, dtype::Float16, dtype::BFloat16};
 
-// Turns measured algorithm choice on for a scope.
-class BenchmarkKernels {
+// Sets a process-wide switch for a scope and restores its value after.
+class ScopedSwitch {
 public:
-    BenchmarkKernels() { Handle::set_cuda_benchmark_kernel(true); }
-    ~BenchmarkKernels() { Handle::set_cuda_benchmark_kernel(false); }
-    BenchmarkKernels(const BenchmarkKernels&) = delete;
-    BenchmarkKernels& operator=(const BenchmarkKernels&) = delete;
-};
-
-// Turns TF32 on for a scope.
-class AllowTf32 {
-public:
-    AllowTf32() { Handle::set_cuda_allow_tf32(true); }
-    ~AllowTf32() { Handle::set_cuda_allow_tf32(false); }
-    AllowTf32(const AllowTf32&) = delete;
-    AllowTf32& operator=(const AllowTf32&) = delete;
-};
-
-// Sets the graph switch for a scope.
-class GraphPath {
-public:
-    explicit GraphPath(bool on) : m_was(cuda::conv_graph_enabled()) {
-        cuda::set_conv_graph_enabled(on);
-    }
-    ~GraphPath() { cuda::set_conv_graph_enabled(m_was); }
-    GraphPath(const GraphPath&) = delete;
-    GraphPath& operator=(const GraphPath&) = delete;
+    ScopedSwitch(bool (*get)(), void (*set)(bool), bool on) : m_set(set), m_was(get()) { set(on); }
+    ~ScopedSwitch() { m_set(m_was); }
+    ScopedSwitch(const ScopedSwitch&) = delete;
+    ScopedSwitch& operator=(const ScopedSwitch&) = delete;
 
 private:
+    void (*m_set)(bool);
     bool m_was;
+};
+
+// Measured algorithm choice on.
+struct BenchmarkKernels : ScopedSwitch {
+    BenchmarkKernels()
+        : ScopedSwitch(&Handle::cuda_benchmark_kernel, &Handle::set_cuda_benchmark_kernel, true) {}
+};
+
+// TF32 on.
+struct AllowTf32 : ScopedSwitch {
+    AllowTf32() : ScopedSwitch(&Handle::cuda_allow_tf32, &Handle::set_cuda_allow_tf32, true) {}
+};
+
+// The graph API's plans tried first (on) or the legacy API alone (off).
+struct GraphPath : ScopedSwitch {
+    explicit GraphPath(bool on)
+        : ScopedSwitch(&cuda::conv_graph_enabled, &cuda::set_conv_graph_enabled, on) {}
 };
 
 enum class ConvPath { Graph, Legacy };
