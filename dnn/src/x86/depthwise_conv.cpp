@@ -201,10 +201,17 @@ void forward(const DwGeom& g, const float* x, const float* filter, float* y) {
             for (size_t u = b; u < e; ++u) {
                 size_t n = u / g.ic, c = u % g.ic;
                 DwSource s = forward_source(g, x, n, c);
+                // A strided window reads more input per output than the hardware prefetchers keep
+                // up with from memory: asking for the next plane's lines ahead measured 4.2-5.0
+                // -> 3.0-3.4 ms (3x3 stride 2, 128 x 56 x 56, batch 32, one thread); with a stride
+                // of 1 it measured no better.
+                if (u + 1 < e && !s.cached && (g.sh > 1 || g.sw > 1))
+                    s.next = plane(x, g.x, (u + 1) / g.ic, (u + 1) % g.ic);
                 for (size_t m = 0; m < g.mult; ++m) {
                     size_t oc = c * g.mult + m;
                     dw_direct_correlate(s, taps, w.data() + oc * g.taps(), plane(y, g.y, n, oc),
                                         g.y.sr, g.oh, g.ow, false);
+                    s.next = nullptr;  // asked for once per input plane
                 }
             }
         });

@@ -24,6 +24,10 @@ struct DwSource {
     // 3x3 plane (depthwise_aligned_hwy.h) is faster than masked loads in place, while on planes
     // streaming from memory the copy delays the loads the in-place loop overlaps with arithmetic.
     bool cached = false;
+    // The plane (same geometry) the caller reads next, or null: the correlation asks for its
+    // lines while it works on this one, as the hardware prefetchers, which stop at page
+    // boundaries, start late on every plane (dw_direct_correlate only).
+    const float* next = nullptr;
 };
 
 // Whether dw_direct_correlate takes these taps (the CPU's vectors, a stride along W of 1 or 2,

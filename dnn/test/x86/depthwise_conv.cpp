@@ -113,6 +113,27 @@ TEST_F(X86, DepthwiseBackwardFilterMatchesNaive) {
     check_conv_backward_filter(handle.get(), conv_both_modes(cases()));
 }
 
+// Tensors past the 2 MiB the loops take as cached (depthwise_conv.cpp's in_cache): their planes
+// stream from memory, the forward asking for each next plane's lines ahead; strides along both
+// axes and one, a multiplier of 2, stride 1, a 5x5 window, widths off a vector's multiple.
+TEST_F(X86, DepthwiseStreamingPlanesMatchNaive) {
+    std::vector<Case> big = {
+            {{4, 40, 60, 61}, {80, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 40)},
+            {{3, 48, 57, 59}, {48, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 48)},
+            {{4, 30, 64, 67}, {30, 1, 5, 5}, conv_param({2, 1}, {2, 2}, {1, 1}, 30)},
+    };
+    check_conv_forward(handle.get(), conv_both_modes(big));
+    check_conv_backward_data(handle.get(), big);
+    // A filter's gradient sums 10^4 products: oneDNN, which takes the W-strided views, sums them
+    // in float.
+    for (const Case& k : big) {
+        Checker<ConvolutionBackwardFilter> c(handle.get());
+        c.set_param(k.p).set_epsilon(1e-3).set_output_shapes({k.filter});
+        c.execs({k.src, conv_dst_shape(k)});
+        c.set_noncontiguous(true).execs({k.src, conv_dst_shape(k)});
+    }
+}
+
 // Strides skip the last rows and columns of a larger input: the same diff comes from the deduced
 // size and from a preset larger one (conv_transpose with output padding), whose extra rows and
 // columns get no gradient.
