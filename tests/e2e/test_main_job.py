@@ -72,8 +72,14 @@ def test_trains_checkpoints_and_resumes(tmp_path):
 def test_traced_step_trains_as_the_eager_one(tmp_path):
     """The default (traced) step replays a compiled graph for every step after the first; the
     run, with its batches from two DataLoader workers, gives the same loss and accuracy as
-    --eager's in-process loading (same seed, same data order)."""
-    args = ("--epochs", "1", "--max-steps", "100", "--out-dir", str(tmp_path))
+    --eager's in-process loading (same seed, same data order).
+
+    The graph's fused kernels round differently from eager's, and SGD amplifies the difference
+    step by step. Measured on an AVX2 machine (AMD EPYC): after 50 steps loss 1.4313 both ways
+    and accuracy 59.84% against 59.83%; after 100 steps loss 1.0904 against 1.0892 and accuracy
+    73.68% against 74.10%. 50 steps keeps the comparison inside rounding; a step that dropped an
+    update or read a stale parameter is off by far more."""
+    args = ("--epochs", "1", "--max-steps", "50", "--out-dir", str(tmp_path))
     eager = run(*args, "--checkpoint", str(tmp_path / "e.mge"), "--eager", cwd=tmp_path)
     traced = run(*args, "--checkpoint", str(tmp_path / "t.mge"), "--workers", "2", cwd=tmp_path)
     (acc_e,), (acc_t,) = accuracies(eager), accuracies(traced)
