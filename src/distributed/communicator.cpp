@@ -129,6 +129,12 @@ constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 struct Communicator::Impl {
     std::shared_ptr<gloo::rendezvous::Context> context;
     std::unique_ptr<LoopAffinity> loop_affinity;  // of the context's device
+    // Between 2 ranks, a second context on a device of its own (its own socket and loop
+    // thread): the two-lane all-reduce sends rank 1's data through it (ring_all_reduce.h). Its
+    // loop thread is not moved off the caller's CPU: it carries only large messages, whose
+    // reading should run beside the other loop's writing, and on 2 CPUs both loops would be
+    // confined to the same one.
+    std::shared_ptr<gloo::rendezvous::Context> reverse;
     Millis timeout;
 
     // Before a collective posts its messages (loop_affinity.h says why).
@@ -258,6 +264,14 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
         GlooStoreAdapter adapter(store, prefix, timeout);
         context->connectFullMesh(adapter, device);
         m_impl->context = std::move(context);
+        if (size == 2) {
+            auto reverse = std::make_shared<gloo::rendezvous::Context>(rank, size);
+            reverse->setTimeout(timeout);
+            GlooStoreAdapter reverse_adapter(store, prefix + "reverse/", timeout);
+            auto reverse_device = gloo::transport::tcp::CreateDevice(attr);
+            reverse->connectFullMesh(reverse_adapter, reverse_device);
+            m_impl->reverse = std::move(reverse);
+        }
     });
     // A rank's own pairs can be connected while a peer is still handshaking with it; were it to
     // return and leave at once, that peer's rendezvous would fail with "connection closed". So
@@ -302,9 +316,9 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
         uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
         AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
         try {
-            NM_GLOO_CALL("all_reduce",
-                         ring_all_reduce(*m_impl->context, in, out, sig, pick_reduce<T>(op), slot,
-                                         m_impl->timeout, m_impl->scratch));
+            NM_GLOO_CALL("all_reduce", ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in,
+                                                       out, sig, pick_reduce<T>(op), slot,
+                                                       m_impl->timeout, m_impl->scratch));
         } catch (const AllReduceMismatch& e) {
             throw std::invalid_argument(
                     "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +

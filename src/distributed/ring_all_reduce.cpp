@@ -1,6 +1,8 @@
 // The all-reduce on Gloo's unbound buffers. Between 2 ranks, a message of at most
 // kDirectAllReduceMaxBytes is one exchange: each rank sends its signature and input in one
-// message and reduces the peer's with its own in rank order. Otherwise a ring: each rank sends
+// message and reduces the peer's with its own in rank order. Between 2 ranks with a second
+// context, a message of at least kTwoLaneAllReduceMinBytes goes two lanes (two_lane_all_reduce
+// below). Otherwise a ring: each rank sends
 // its signature to its right neighbour and checks its left one's, then a reduce-scatter (n - 1
 // steps, rank r ends with chunk r + 1 reduced) and an all-gather (n - 1 steps). The
 // reduce-scatter adds the rank's own input to what its left neighbour sent, so the output is
@@ -29,6 +31,10 @@ using gloo::transport::UnboundBuffer;
 // the other is reduced, and a segment is still in cache when it is reduced.
 constexpr size_t kMaxSegmentBytes = size_t{1} << 20;
 constexpr size_t kRecvsInFlight = 2;
+// The two-lane all-reduce receives an in-place all-reduce's segments into scratch, this many
+// ahead of the reduction (an out-of-place one receives into the output, every segment posted at
+// once): more than the ring's two, since its sender has nothing else to wait for.
+constexpr size_t kTwoLaneRecvsInFlight = 8;
 
 // A rank's first message starts with this; the receive posted for it holds a direct message
 // whole, so whatever the peer chose, its first message fits.
@@ -109,9 +115,113 @@ void direct_all_reduce(gloo::Context& context, const void* in, void* out,
     wait_sends(*send_buf, 1, timeout);
 }
 
+// Sends this rank's signature to `right` and checks the one `left` sent, before any receive
+// sized by this rank's count is posted.
+void exchange_headers(gloo::Context& context, int right, int left, const AllReduceSignature& sig,
+                      uint64_t slot, std::chrono::milliseconds timeout, std::byte* first_recv) {
+    auto first = context.createUnboundBuffer(first_recv, kFirstRecvBytes);
+    first->recv(left, slot, 0, kFirstRecvBytes);
+    std::byte header[kHeaderBytes] = {};
+    write_header(header, sig);
+    auto header_buf = context.createUnboundBuffer(header, kHeaderBytes);
+    header_buf->send(right, slot, 0, kHeaderBytes);
+    wait_recv(*first, timeout);
+    check_header(first_recv, sig, left);
+    wait_sends(*header_buf, 1, timeout);
+}
+
+// 2 ranks, large messages: the ring's reduce-scatter and all-gather pipelined per segment. Rank r
+// reduces chunk r (its input and the peer's, in rank order) and sends each reduced segment on at
+// once, while the peer's input for chunk r still arrives; the all-gather receives go straight
+// into the output. This rank's messages go through `to_peer` and the peer's through
+// `from_peer`, two contexts with their own sockets and event-loop threads: Gloo's pair reads
+// and writes its socket under one lock, so on one pair the two directions take turns (and the
+// loop thread spins on the lock while a large write holds it); on two, one rank's writing and
+// reading run at once.
+// The signatures go through `context`, as every algorithm's do, so that ranks that disagree
+// (and so may have chosen different algorithms) meet there.
+void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const void* in, void* out,
+                         const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
+                         std::chrono::milliseconds timeout, std::vector<std::byte>& scratch) {
+    const int r = context.rank, peer = 1 - r;
+    // Context 0 carries rank 0's data, `reverse` rank 1's.
+    gloo::Context& to_peer = r == 0 ? context : reverse;
+    gloo::Context& from_peer = r == 0 ? reverse : context;
+    const size_t elem_size = sig.elem_size, bytes = sig.count * elem_size;
+    const size_t seg_elems = std::max<size_t>(1, kMaxSegmentBytes / elem_size);
+    const Range own = chunk(sig.count, 2, r), theirs = chunk(sig.count, 2, peer);
+    const bool in_place = in == out;
+    // In place, the peer's input for chunk r cannot land in the output (it holds this rank's):
+    // a window of scratch segments takes it.
+    const size_t seg_bytes = std::min(seg_elems, own.count) * elem_size;
+    const size_t window = in_place ? kTwoLaneRecvsInFlight : 0;
+    if (scratch.size() < kFirstRecvBytes + seg_bytes * window)
+        scratch.resize(kFirstRecvBytes + seg_bytes * window);
+    exchange_headers(context, peer, peer, sig, slot, timeout, scratch.data());
+
+    // The all-gather's messages get the next slot (Gloo's slots leave the low bits to a
+    // collective's own messages), so that they never match a reduce-scatter receive.
+    const uint64_t gather_slot = slot + 1;
+    auto* out_p = static_cast<std::byte*>(out);
+    const auto* in_p = static_cast<const std::byte*>(in);
+    std::byte* segments = scratch.data() + kFirstRecvBytes;
+    // One buffer per context and per kind of receive: a buffer counts its completions, and
+    // each wait below must count only its own kind.
+    auto gathered = from_peer.createUnboundBuffer(out, bytes);
+    auto scattered = in_place ? from_peer.createUnboundBuffer(segments, seg_bytes * window)
+                              : from_peer.createUnboundBuffer(out, bytes);
+    auto reduced = to_peer.createUnboundBuffer(out, bytes);
+    std::unique_ptr<UnboundBuffer> in_owner;
+    if (!in_place)
+        in_owner = to_peer.createUnboundBuffer(const_cast<void*>(in), bytes);
+    UnboundBuffer& in_buf = in_owner ? *in_owner : *reduced;
+
+    auto segment = [&](Range c, size_t k) {
+        return Range{c.begin + k * seg_elems, std::min(seg_elems, c.count - k * seg_elems)};
+    };
+    const size_t n_own = (own.count + seg_elems - 1) / seg_elems;
+    const size_t n_theirs = (theirs.count + seg_elems - 1) / seg_elems;
+    auto post_scatter_recv = [&](size_t k) {
+        Range s = segment(own, k);
+        size_t at = in_place ? (k % window) * seg_bytes : s.begin * elem_size;
+        scattered->recv(peer, slot, at, s.count * elem_size);
+    };
+    for (size_t k = 0; k < n_theirs; ++k) {
+        Range s = segment(theirs, k);
+        gathered->recv(peer, gather_slot, s.begin * elem_size, s.count * elem_size);
+    }
+    for (size_t k = 0; k < (in_place ? std::min(n_own, window) : n_own); ++k)
+        post_scatter_recv(k);
+    // In place, the peer's all-gather writes chunk `theirs` only after it has received all of
+    // this rank's input for it, so these sends have read it by then.
+    for (size_t k = 0; k < n_theirs; ++k) {
+        Range s = segment(theirs, k);
+        in_buf.send(peer, slot, s.begin * elem_size, s.count * elem_size);
+    }
+    for (size_t k = 0; k < n_own; ++k) {
+        wait_recv(*scattered, timeout);
+        Range s = segment(own, k);
+        std::byte* dst = out_p + s.begin * elem_size;
+        const std::byte* mine = in_p + s.begin * elem_size;
+        const std::byte* got = in_place ? segments + (k % window) * seg_bytes : dst;
+        if (r == 0)
+            reduce(dst, mine, got, s.count);
+        else
+            reduce(dst, got, mine, s.count);
+        if (in_place && k + window < n_own)
+            post_scatter_recv(k + window);
+        reduced->send(peer, gather_slot, s.begin * elem_size, s.count * elem_size);
+    }
+    for (size_t k = 0; k < n_theirs; ++k)
+        wait_recv(*gathered, timeout);
+    // In place, in_buf is `reduced`: its completions count both kinds of send.
+    wait_sends(in_buf, n_theirs, timeout);
+    wait_sends(*reduced, n_own, timeout);
+}
+
 }  // namespace
 
-void ring_all_reduce(gloo::Context& context, const void* in, void* out,
+void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void* in, void* out,
                      const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
                      std::chrono::milliseconds timeout, std::vector<std::byte>& scratch) {
     const int n = context.size, r = context.rank;
@@ -124,6 +234,10 @@ void ring_all_reduce(gloo::Context& context, const void* in, void* out,
     }
     if (n == 2 && bytes <= kDirectAllReduceMaxBytes) {
         direct_all_reduce(context, in, out, sig, reduce, slot, timeout, scratch);
+        return;
+    }
+    if (n == 2 && reverse && bytes >= kTwoLaneAllReduceMinBytes) {
+        two_lane_all_reduce(context, *reverse, in, out, sig, reduce, slot, timeout, scratch);
         return;
     }
     const int right = mod(r + 1, n), left = mod(r - 1, n);
@@ -140,17 +254,7 @@ void ring_all_reduce(gloo::Context& context, const void* in, void* out,
     if (scratch.size() < kFirstRecvBytes + seg_bytes * kRecvsInFlight)
         scratch.resize(kFirstRecvBytes + seg_bytes * kRecvsInFlight);
     std::byte* segments = scratch.data() + kFirstRecvBytes;
-    {
-        auto first = context.createUnboundBuffer(scratch.data(), kFirstRecvBytes);
-        first->recv(left, slot, 0, kFirstRecvBytes);
-        std::byte header[kHeaderBytes] = {};
-        write_header(header, sig);
-        auto header_buf = context.createUnboundBuffer(header, kHeaderBytes);
-        header_buf->send(right, slot, 0, kHeaderBytes);
-        wait_recv(*first, timeout);
-        check_header(scratch.data(), sig, left);
-        wait_sends(*header_buf, 1, timeout);
-    }
+    exchange_headers(context, right, left, sig, slot, timeout, scratch.data());
     auto tmp = context.createUnboundBuffer(segments, seg_bytes * kRecvsInFlight);
 
     auto* out_p = static_cast<std::byte*>(out);

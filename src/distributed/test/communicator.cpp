@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ring_all_reduce.h"  // the size limits of its algorithms
+
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -146,10 +148,11 @@ TEST(Communicator, AllReduceOutOfPlaceLeavesTheInput) {
 }
 
 TEST(Communicator, TwoRanksExchangeDirectlyUpToTheLimitAndRingAbove) {
-    // Around kDirectAllReduceMaxBytes (1 MiB: 262144 int32): the direct exchange below and at
-    // it, the ring above; in place and out of place; max and min reduced in rank order on both
-    // ranks, so that a NaN against a number gives the same result on each.
-    for (size_t n : {size_t{1}, size_t{1000}, size_t{262144}, size_t{262145}})
+    // Around kDirectAllReduceMaxBytes: the direct exchange below and at it, the ring above;
+    // in place and out of place; max and min reduced in rank order on both ranks, so that a NaN
+    // against a number gives the same result on each.
+    const size_t direct = kDirectAllReduceMaxBytes / sizeof(int32_t);
+    for (size_t n : {size_t{1}, size_t{1000}, direct, direct + 1})
         run_ranks(2, [&](Communicator& comm) {
             auto x0 = input<int32_t>(0, n), x1 = input<int32_t>(1, n);
             auto in = comm.rank() == 0 ? x0 : x1;
@@ -172,17 +175,55 @@ TEST(Communicator, TwoRanksExchangeDirectlyUpToTheLimitAndRingAbove) {
     });
 }
 
+TEST(Communicator, TwoRanksGoTwoLanesFromTheLimit) {
+    // From kTwoLaneAllReduceMinBytes the 2 ranks pipeline the reduce-scatter and all-gather
+    // over two contexts: just below it (the ring), at it and an odd count above (uneven halves
+    // of 1 MB segments, more than an in-place all-reduce receives ahead); out of place (the
+    // input unchanged), in place, and a NaN against a number that both ranks reduce the same.
+    const size_t lanes = kTwoLaneAllReduceMinBytes / sizeof(float);
+    for (size_t n : {lanes - 1, lanes, lanes + 3})
+        run_ranks(2, [&](Communicator& comm) {
+            auto x0 = input<int32_t>(0, n), x1 = input<int32_t>(1, n);
+            auto in = comm.rank() == 0 ? x0 : x1;
+            const auto copy = in;
+            std::vector<int32_t> out(n, -99);
+            comm.all_reduce(in.data(), out.data(), n, dnn::dtype::Int32, ReduceOp::Sum);
+            ASSERT_EQ(in, copy);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(out[i], x0[i] + x1[i]) << n << " elements, element " << i;
+            comm.all_reduce(in.data(), in.data(), n, dnn::dtype::Int32, ReduceOp::Max);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(in[i], std::max(x0[i], x1[i])) << n << " elements, element " << i;
+        });
+    run_ranks(2, [&](Communicator& comm) {
+        // NaN and 1 at both ends of the message (one in each rank's half).
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> in(lanes, 0.f);
+        in.front() = comm.rank() == 0 ? nan : 1.f;
+        in.back() = comm.rank() == 0 ? 1.f : nan;
+        std::vector<float> out(lanes);
+        comm.all_reduce(in.data(), out.data(), lanes, dnn::dtype::Float32, ReduceOp::Max);
+        EXPECT_TRUE(std::isnan(out.front()));
+        EXPECT_EQ(out.back(), 1.f);
+    });
+}
+
 TEST(Communicator, RanksThatDisagreeGetAnErrorNamingBoth) {
-    // Counts on either side of the direct limit, dtypes, ops: each rank of the pair raises
-    // invalid_argument (no crash in Gloo's event loop, no hang).
+    // Counts on either side of the direct and two-lane limits, dtypes, ops: each rank of the pair
+    // raises invalid_argument (no crash in Gloo's event loop, no hang).
     struct Case {
         size_t n0, n1;
         dnn::DType d1;
         ReduceOp op1;
     };
+    const size_t direct = kDirectAllReduceMaxBytes / sizeof(float);
+    const size_t lanes = kTwoLaneAllReduceMinBytes / sizeof(float);
     for (Case c : {Case{3, 4, dnn::dtype::Float32, ReduceOp::Sum},
-                   Case{4, 300000, dnn::dtype::Float32, ReduceOp::Sum},
-                   Case{300000, 300001, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{4, direct + 1, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{direct + 1, direct + 2, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{4, lanes, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{lanes - 1, lanes, dnn::dtype::Float32, ReduceOp::Sum},
+                   Case{lanes, lanes + 1, dnn::dtype::Float32, ReduceOp::Sum},
                    Case{5, 5, dnn::dtype::Int32, ReduceOp::Sum},
                    Case{5, 5, dnn::dtype::Float32, ReduceOp::Max}}) {
         std::atomic<int> raised{0};
