@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -495,7 +496,16 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
             dnnl::pooling_forward::desc d(
                     dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, smd, dmd,
                     {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad}, {c.pad, c.pad});
-            dnnl::pooling_forward::primitive_desc pd(d, user_scratchpad(), eng);
+            std::optional<dnnl::pooling_forward::primitive_desc> maybe_pd;
+            try {
+                maybe_pd.emplace(d, user_scratchpad(), eng);
+            } catch (const dnnl::error&) {
+                // Below AVX-512 oneDNN 2.6 has no bfloat16 pooling: nothing to compare with.
+                std::printf("%-48s ours %8.3f ms  (%s)  no oneDNN bfloat16 kernel on this CPU\n",
+                            name.c_str(), ours * 1e3, g_our_kernel.c_str());
+                continue;
+            }
+            const auto& pd = *maybe_pd;
             report(name.c_str(), ours,
                    time_raw(eng, s, dnnl::pooling_forward(pd),
                             {{DNNL_ARG_SRC, smd, pd.src_desc(), false},

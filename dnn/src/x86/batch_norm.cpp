@@ -7,8 +7,11 @@
 // the variance back from a saved inverse std) are a loop over C around the primitive. Contiguous
 // float16 and bfloat16 data (with float32 statistics and parameters, as autocast gives) run the
 // same Highway loops, which widen it exactly and round results as naive rounds; strided (a
-// channels-last autocast activation) they run oneDNN's primitive, which has bfloat16 kernels
-// (computing in float32) and no float16 one in 2.6. Other dtypes and empty tensors go to naive.
+// channels-last autocast activation) they run oneDNN's primitive where it has a 16-bit kernel
+// (bfloat16 from AVX-512 on, computing in float32), else (float16 in 2.6, bfloat16 on AVX2) the
+// float32 plan between conversions (lowp_plan.h: a channels-last tensor stays channels-last, so
+// oneDNN's float32 nhwc kernel runs), never a reference kernel. Other dtypes and empty tensors go
+// to naive.
 #include <cmath>
 
 #include "src/x86/batch_norm_hwy.h"
@@ -290,6 +293,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    bool lowp_in_float32() const override { return true; }
+    bool lowp_float32_operands() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         if (takes_lowp(in, out, 1))
@@ -307,7 +313,8 @@ private:
                     training ? prop_kind::forward_training : prop_kind::forward_inference,
                     src.user_desc(), false);
             std::string_view impl = pd.impl_info_str();
-            if (!stage && is_reference_impl(impl))
+            // A 16-bit reference kernel loses to the float32 plan between conversions.
+            if (is_reference_impl(impl) && (!stage || is_lowp_float(in[0].dtype)))
                 continue;
             auto plan = std::make_unique<PrimitivePlan>(dnnl::batch_normalization_forward(pd), pd,
                                                         engine, impl);
@@ -343,6 +350,9 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    bool lowp_in_float32() const override { return true; }
+    bool lowp_float32_operands() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         if (takes_lowp(in, out, 2))
@@ -364,7 +374,8 @@ private:
             dnnl::batch_normalization_backward::primitive_desc pd(desc, user_scratchpad(), engine,
                                                                   hint);
             std::string_view impl = pd.impl_info_str();
-            if (!stage && is_reference_impl(impl))
+            // A 16-bit reference kernel loses to the float32 plan between conversions.
+            if (is_reference_impl(impl) && (!stage || is_lowp_float(in[0].dtype)))
                 continue;
             auto plan = std::make_unique<PrimitivePlan>(dnnl::batch_normalization_backward(pd), pd,
                                                         engine, impl);

@@ -66,6 +66,8 @@ protected:
     // Whether a 16-bit float call that make_plan declines (oneDNN has no kernel for its dtype on
     // this CPU) runs make_plan's float32 plan between conversions (lowp_plan.h) before naive.
     virtual bool lowp_in_float32() const { return false; }
+    // Whether such a call may hold float32 tensors beside the 16-bit ones (is_lowp_call).
+    virtual bool lowp_float32_operands() const { return false; }
 
     HandleImpl& x86_handle() const { return *static_cast<HandleImpl*>(this->handle()); }
 
@@ -125,7 +127,7 @@ private:
         } catch (const dnnl::error&) {
             plan = nullptr;
         }
-        if (!plan && lowp_in_float32() && is_lowp_call(inputs, outputs)) {
+        if (!plan && lowp_in_float32() && is_lowp_call(inputs, outputs, lowp_float32_operands())) {
             try {
                 plan = plan_in_float32(inputs, outputs,
                                        [this](auto i, auto o) { return make_plan(i, o); });

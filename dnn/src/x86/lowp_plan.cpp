@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "neomeg/dnn/channels_last.h"
 #include "src/x86/parallel.h"
 #include "src/x86/type_cvt_hwy.h"
 
@@ -95,19 +96,24 @@ private:
 
 }  // namespace
 
-bool is_lowp_call(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
+bool is_lowp_call(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs,
+                  bool float32_operands) {
     DType first;
-    bool any = false;
+    bool any = false, f32 = false;
     for (auto group : {inputs, outputs})
         for (const TensorLayout& l : group) {
             if (l.ndim == 0)
                 continue;
+            if (float32_operands && l.dtype == dtype::Float32) {
+                f32 = true;
+                continue;
+            }
             if (!is_lowp(l.dtype) || (any && l.dtype != first))
                 return false;
             first = l.dtype;
             any = true;
         }
-    return any;
+    return any && (f32 || !float32_operands);
 }
 
 std::unique_ptr<Plan> plan_in_float32(std::span<const TensorLayout> inputs,
@@ -118,14 +124,16 @@ std::unique_ptr<Plan> plan_in_float32(std::span<const TensorLayout> inputs,
     for (auto group : {inputs, outputs})
         for (const TensorLayout& l : group) {
             Slot s;
-            if (l.ndim == 0) {
+            if (l.ndim == 0 || l.dtype == dtype::Float32) {
                 s.f32 = l;
                 s.f32.dtype = dtype::Float32;
             } else {
                 s.convert = true;
-                s.f32 = TensorLayout(l, dtype::Float32);
+                bool keep = is_channels_last(l);
+                s.f32 = keep ? channels_last_layout(l, dtype::Float32)
+                             : TensorLayout(l, dtype::Float32);
                 s.f32_off = ws.add(l.total_nr_elems() * sizeof(float));
-                s.staged = !l.is_contiguous();
+                s.staged = !keep && !l.is_contiguous();
                 if (s.staged)
                     s.stage_off = ws.add(l.total_nr_elems() * l.dtype.size());
             }

@@ -19,11 +19,17 @@ using MakePlan = std::function<std::unique_ptr<Plan>(std::span<const TensorLayou
                                                      std::span<const TensorLayout>)>;
 
 // Whether every tensor of the call (absent ones, ndim 0, aside) is float16, or every one is
-// bfloat16: the calls plan_in_float32 takes.
-bool is_lowp_call(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs);
+// bfloat16: the calls plan_in_float32 takes. With `float32_operands`, the call must instead mix
+// the two: 16-bit data beside float32 tensors (a batch normalisation's statistics and parameters
+// under autocast; 16-bit statistics are not autocast's and stay with naive).
+bool is_lowp_call(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs,
+                  bool float32_operands = false);
 
 // A plan that runs `make`'s plan for the float32 versions of these layouts between the
-// conversions, or nullptr where `make` declines them too. The call must be is_lowp_call's.
+// conversions, or nullptr where `make` declines them too. The call must be is_lowp_call's; its
+// float32 tensors pass through as they are. A channels-last tensor keeps its layout in float32
+// (converted in memory order, so the float32 kernel runs on nhwc as the 16-bit one would have);
+// other strided ones go through a dense row-major copy.
 std::unique_ptr<Plan> plan_in_float32(std::span<const TensorLayout> inputs,
                                       std::span<const TensorLayout> outputs, const MakePlan& make);
 

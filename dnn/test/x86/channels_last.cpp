@@ -153,21 +153,26 @@ TEST_F(X86, ChannelsLastBatchNorm) {
     }
 }
 
-// autocast's batch norm: bfloat16 data, float32 statistics and parameters. oneDNN has bfloat16
-// batch norm kernels from AVX-512 up; below (the AVX2 cap) the operator runs naive.
-TEST_F(X86, ChannelsLastBatchNormBFloat16) {
-    param::BatchNorm p;
-    TensorShape s{4, 16, 7, 7}, pc{1, 16, 1, 1};
-    Input x{s, dtype::BFloat16}, var{pc, dtype::Float32, 0.5, 2};
-#ifdef NEOMEG_WITH_DNNL
-    bool avx512 = dnnl::get_effective_cpu_isa() != dnnl::cpu_isa::avx2;
-#else
-    bool avx512 = false;  // the fixture skips
-#endif
-    auto k = check<BatchNormForward>(*handle, p, {x, {pc}, {pc}, {pc}, var}, 2e-2);
-    EXPECT_TRUE(!avx512 || k != "naive") << k;
-    k = check<BatchNormBackward>(*handle, p, {x, x, {pc}, {pc}, var}, 3e-2);
-    EXPECT_TRUE(!avx512 || k != "naive") << k;
+// autocast's batch norm: 16-bit data, float32 statistics and parameters, 4-D and 5-D, training
+// and inference. oneDNN has bfloat16 batch norm kernels from AVX-512 up; below (the AVX2 cap), and
+// for float16 everywhere, the float32 kernel runs between conversions: never naive.
+TEST_F(X86, ChannelsLastBatchNormLowp) {
+    for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
+        for (auto mode :
+             {param::BatchNorm::FwdMode::TRAINING, param::BatchNorm::FwdMode::INFERENCE}) {
+            param::BatchNorm p;
+            p.fwd_mode = mode;
+            for (TensorShape s : {TensorShape{4, 16, 7, 7}, TensorShape{2, 5, 3, 4, 6}}) {
+                TensorShape pc = s;
+                for (size_t i = 0; i < pc.ndim; ++i)
+                    pc[i] = i == 1 ? s[1] : 1;
+                Input x{s, dt}, var{pc, dtype::Float32, 0.5, 2};
+                auto k = check<BatchNormForward>(*handle, p, {x, {pc}, {pc}, {pc}, var}, 2e-2);
+                EXPECT_NE(k, "naive") << dt.name();
+                k = check<BatchNormBackward>(*handle, p, {x, x, {pc}, {pc}, var}, 3e-2);
+                EXPECT_NE(k, "naive") << dt.name();
+            }
+        }
 }
 
 TEST_F(X86, ChannelsLastElemwiseRunsAsOneDenseRow) {

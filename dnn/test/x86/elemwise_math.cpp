@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_math_hwy.h"
@@ -115,6 +116,29 @@ TEST_F(X86, ElemwiseMathUnaryWithinDocumentedUlps) {
         near_one.push_back(-f);
     }
     (void)max_ulps(*handle, Mode::ERFINV, {near_one});
+}
+
+// EXP's vector formula rounds n = x / ln 2 to the nearest integer and scales by 2^n, so its
+// reduced argument is largest next to the halfway points (k + 1/2) ln 2, where n's rounding
+// turns, and 2^n is extreme at the ends of the range it computes ([-87, 88]): the floats next to
+// each, on both sides, against naive.
+TEST_F(X86, ElemwiseExpAtItsRoundingTurnsAndRangeEnds) {
+    std::vector<double> x;
+    auto around = [&x](float c, int count) {
+        float lo = c, hi = c;
+        x.push_back(c);
+        for (int i = 0; i < count; ++i) {
+            lo = std::nextafter(lo, -INFINITY);
+            hi = std::nextafter(hi, INFINITY);
+            x.push_back(lo);
+            x.push_back(hi);
+        }
+    };
+    for (int k = -126; k <= 127; ++k)
+        around(static_cast<float>((k + 0.5) * std::numbers::ln2), 16);
+    for (float end : {-87.0f, 88.0f, 88.72283f, -87.33654f, 0.0f})
+        around(end, 64);
+    (void)max_ulps(*handle, Mode::EXP, {x});
 }
 
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
