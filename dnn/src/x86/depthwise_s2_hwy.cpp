@@ -75,24 +75,36 @@ struct Column {
     bool edge;
 };
 
+// With a stride of 1 (the filter gradient), tap kx is one load from c0 + kx, c0 = 8j - left,
+// masked by m[kx].
+template <size_t S>
 class Columns {
 public:
-    static constexpr size_t kMax = 64;  // vectors per output row (512 columns)
+    static constexpr size_t kMax = 64;  // vectors per output row (512 outputs)
 
     Columns(const DwSource& x, size_t ow) : m_nvec((ow + N - 1) / N) {
         const DF d;
-        const auto w = static_cast<ptrdiff_t>(x.w), two_ow = static_cast<ptrdiff_t>(2 * ow);
-        const ptrdiff_t end01 = std::min(w, two_ow - x.left),
-                        end2 = std::min(w, two_ow - x.left + 2);
+        const auto w = static_cast<ptrdiff_t>(x.w), sow = static_cast<ptrdiff_t>(S * ow);
+        const auto n = static_cast<ptrdiff_t>(N);
         for (size_t j = 0; j < m_nvec && j < kMax; ++j) {
-            const ptrdiff_t c0 = static_cast<ptrdiff_t>(2 * N * j) - x.left;
-            const ptrdiff_t n = static_cast<ptrdiff_t>(N);
+            const ptrdiff_t c0 = static_cast<ptrdiff_t>(S * N * j) - x.left;
             Column& c = m_col[j];
-            c.edge = c0 < 0 || c0 + 2 * n > end01 || c0 + 2 + 2 * n > end2;
-            c.m[0] = ColumnsIn(d, c0, end01);
-            c.m[1] = ColumnsIn(d, c0 + n, end01);
-            c.m[2] = ColumnsIn(d, c0 + 2, end2);
-            c.m[3] = ColumnsIn(d, c0 + n + 2, end2);
+            c.edge = c0 < 0;
+            // The load from c0 + a, whose lanes past the output row start at column sow - left + b.
+            auto load = [&](size_t h, ptrdiff_t a, ptrdiff_t b) {
+                const ptrdiff_t end = std::min(w, sow - x.left + b);
+                c.m[h] = ColumnsIn(d, c0 + a, end);
+                c.edge |= c0 + a + n > end;
+            };
+            if constexpr (S == 2) {
+                load(0, 0, 0);
+                load(1, n, 0);
+                load(2, 2, 2);
+                load(3, n + 2, 2);
+            } else {
+                for (ptrdiff_t kx = 0; kx < 3; ++kx)
+                    load(static_cast<size_t>(kx), kx, kx);
+            }
         }
     }
     bool fits() const { return m_nvec <= kMax; }
@@ -104,8 +116,8 @@ private:
     Column m_col[kMax];
 };
 
-// The three taps (kLane order) of row s for output vector j (columns from c0).
-template <bool kEdge>
+// The three taps (kLane order for a stride of 2) of row s for output vector j (columns from c0).
+template <size_t S, bool kEdge>
 HWY_INLINE void Taps(DF d, const float* s, ptrdiff_t c0, const Column& col, VF (&t)[3]) {
     auto ld = [&](size_t h, ptrdiff_t c) NM_INLINE {
         if constexpr (kEdge)
@@ -113,6 +125,11 @@ HWY_INLINE void Taps(DF d, const float* s, ptrdiff_t c0, const Column& col, VF (
         else
             return hn::LoadU(d, s + c);
     };
+    if constexpr (S == 1) {
+        for (size_t kx = 0; kx < 3; ++kx)
+            t[kx] = ld(kx, c0 + static_cast<ptrdiff_t>(kx));
+        return;
+    }
     const auto n = static_cast<ptrdiff_t>(N);
     const VF a = ld(0, c0), b = ld(1, c0 + n);
     t[0] = EvenInBlocks(a, b);
@@ -136,7 +153,7 @@ HWY_INLINE void PrefetchNext(const DwSource& x, ptrdiff_t r0, ptrdiff_t r1) {
 
 // R output rows from oy0 by V vectors from j0, in kLane order until stored.
 template <size_t R, size_t V, bool kEdge>
-HWY_INLINE void Tile(const DwSource& x, const Columns& cols, const VF (&w)[9], float* o,
+HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const VF (&w)[9], float* o,
                      ptrdiff_t out_row, size_t oy0, size_t j0, size_t ow, bool accumulate) {
     const DF d;
     VF acc[R][V];
@@ -161,7 +178,7 @@ HWY_INLINE void Tile(const DwSource& x, const Columns& cols, const VF (&w)[9], f
         for (size_t v = 0; v < V; ++v) {
             const size_t j = j0 + v;
             VF t[3];
-            Taps<kEdge>(d, s, static_cast<ptrdiff_t>(2 * N * j) - x.left, cols[j], t);
+            Taps<2, kEdge>(d, s, static_cast<ptrdiff_t>(2 * N * j) - x.left, cols[j], t);
             Unroll<R>([&](auto RR) NM_INLINE {
                 constexpr size_t r = decltype(RR)::value;
                 if constexpr (i >= 2 * r && i - 2 * r < 3) {
@@ -186,7 +203,7 @@ HWY_INLINE void Tile(const DwSource& x, const Columns& cols, const VF (&w)[9], f
 }
 
 template <size_t R>
-HWY_INLINE void Band(const DwSource& x, const Columns& cols, const VF (&w)[9], float* out,
+HWY_INLINE void Band(const DwSource& x, const Columns<2>& cols, const VF (&w)[9], float* out,
                      ptrdiff_t out_row, size_t oy0, size_t ow, bool accumulate) {
     float* o = out + static_cast<ptrdiff_t>(oy0) * out_row;
     for (size_t j = 0; j < cols.nvec();) {
@@ -206,7 +223,7 @@ HWY_INLINE void Band(const DwSource& x, const Columns& cols, const VF (&w)[9], f
 bool Correlate(const DwSource& x, const float* wt, float* out, ptrdiff_t out_row, size_t oh,
                size_t ow, bool accumulate) {
     const DF d;
-    const Columns cols(x, ow);
+    const Columns<2> cols(x, ow);
     if (!cols.fits())
         return false;
     VF w[9];
@@ -228,28 +245,30 @@ bool Correlate(const DwSource& x, const float* wt, float* out, ptrdiff_t out_row
 
 // Diff's rows oy0 .. oy0 + R - 1 at vector j against their taps, into the 9 sums (kLane order,
 // which their sums over lanes do not see).
-template <size_t R, bool kEdge>
-HWY_INLINE void GradTile(DF d, const DwSource& x, const Columns& cols, const float* diff,
+template <size_t S, size_t R, bool kEdge>
+HWY_INLINE void GradTile(DF d, const DwSource& x, const Columns<S>& cols, const float* diff,
                          ptrdiff_t diff_row, size_t oy0, size_t j, size_t ow, VF (&acc)[9]) {
     const size_t ox = j * N;
     VF dv[R];
     for (size_t r = 0; r < R; ++r) {
         const float* p = diff + static_cast<ptrdiff_t>(oy0 + r) * diff_row + ox;
-        dv[r] = BlockOrder(ox + N <= ow ? hn::LoadU(d, p)
-                                        : hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p));
+        dv[r] = ox + N <= ow ? hn::LoadU(d, p) : hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p);
+        if constexpr (S == 2)
+            dv[r] = BlockOrder(dv[r]);
     }
-    const ptrdiff_t y0 = static_cast<ptrdiff_t>(2 * oy0) - x.top;
-    Unroll<2 * (R - 1) + 3>([&](auto I) NM_INLINE {
+    const ptrdiff_t y0 = static_cast<ptrdiff_t>(S * oy0) - x.top;
+    Unroll<S*(R - 1) + 3>([&](auto I) NM_INLINE {
         constexpr size_t i = decltype(I)::value;
         const ptrdiff_t y = y0 + static_cast<ptrdiff_t>(i);
         if (y < 0 || y >= static_cast<ptrdiff_t>(x.h))
             return;
         VF t[3];
-        Taps<kEdge>(d, x.data + y * x.row, static_cast<ptrdiff_t>(2 * N * j) - x.left, cols[j], t);
+        Taps<S, kEdge>(d, x.data + y * x.row, static_cast<ptrdiff_t>(S * N * j) - x.left, cols[j],
+                       t);
         Unroll<R>([&](auto RR) NM_INLINE {
             constexpr size_t r = decltype(RR)::value;
-            if constexpr (i >= 2 * r && i - 2 * r < 3) {
-                constexpr size_t k = (i - 2 * r) * 3;
+            if constexpr (i >= S * r && i - S * r < 3) {
+                constexpr size_t k = (i - S * r) * 3;
                 acc[k] = hn::MulAdd(dv[r], t[0], acc[k]);
                 acc[k + 1] = hn::MulAdd(dv[r], t[1], acc[k + 1]);
                 acc[k + 2] = hn::MulAdd(dv[r], t[2], acc[k + 2]);
@@ -258,21 +277,22 @@ HWY_INLINE void GradTile(DF d, const DwSource& x, const Columns& cols, const flo
     });
 }
 
-template <size_t R>
-HWY_INLINE void GradBand(DF d, const DwSource& x, const Columns& cols, const float* diff,
+template <size_t S, size_t R>
+HWY_INLINE void GradBand(DF d, const DwSource& x, const Columns<S>& cols, const float* diff,
                          ptrdiff_t diff_row, size_t oy0, size_t ow, VF (&acc)[9]) {
     for (size_t j = 0; j < cols.nvec(); ++j) {
         if (cols[j].edge)
-            GradTile<R, true>(d, x, cols, diff, diff_row, oy0, j, ow, acc);
+            GradTile<S, R, true>(d, x, cols, diff, diff_row, oy0, j, ow, acc);
         else
-            GradTile<R, false>(d, x, cols, diff, diff_row, oy0, j, ow, acc);
+            GradTile<S, R, false>(d, x, cols, diff, diff_row, oy0, j, ow, acc);
     }
 }
 
+template <size_t S>
 bool FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh, size_t ow,
                 double* g) {
     const DF d;
-    const Columns cols(x, ow);
+    const Columns<S> cols(x, ow);
     if (!cols.fits())
         return false;
     VF acc[9];
@@ -280,9 +300,9 @@ bool FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t
         acc[k] = hn::Zero(d);
     size_t oy = 0;
     for (; oy + kRows <= oh; oy += kRows)
-        GradBand<kRows>(d, x, cols, diff, diff_row, oy, ow, acc);
+        GradBand<S, kRows>(d, x, cols, diff, diff_row, oy, ow, acc);
     for (; oy < oh; ++oy)
-        GradBand<1>(d, x, cols, diff, diff_row, oy, ow, acc);
+        GradBand<S, 1>(d, x, cols, diff, diff_row, oy, ow, acc);
     for (size_t k = 0; k < 9; ++k)
         g[k] += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc[k])));
     return true;
@@ -297,18 +317,20 @@ bool S2Correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out
     return Correlate(x, w, out, out_row, oh, ow, accumulate);
 }
 
-bool S2FilterGrad3x3(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh, size_t ow,
-                     double* g) {
+bool FilterGrad3x3(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
+                   size_t oh, size_t ow, double* g) {
     if (oh == 0 || ow == 0)
         return true;
-    return FilterGrad(x, diff, diff_row, oh, ow, g);
+    if (stride == 1)
+        return FilterGrad<1>(x, diff, diff_row, oh, ow, g);
+    return stride == 2 && FilterGrad<2>(x, diff, diff_row, oh, ow, g);
 }
 #else
 bool S2Correlate3x3(const DwSource&, const float*, float*, ptrdiff_t, size_t, size_t, bool) {
     return false;
 }
 
-bool S2FilterGrad3x3(const DwSource&, const float*, ptrdiff_t, size_t, size_t, double*) {
+bool FilterGrad3x3(size_t, const DwSource&, const float*, ptrdiff_t, size_t, size_t, double*) {
     return false;
 }
 #endif
@@ -320,16 +342,16 @@ HWY_AFTER_NAMESPACE();
 namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(S2Correlate3x3);
-HWY_EXPORT(S2FilterGrad3x3);
+HWY_EXPORT(FilterGrad3x3);
 
 bool dw_s2_correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out_row, size_t oh,
                         size_t ow, bool accumulate) {
     return HWY_DYNAMIC_DISPATCH(S2Correlate3x3)(x, w, out, out_row, oh, ow, accumulate);
 }
 
-bool dw_s2_filter_grad3x3(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh,
-                          size_t ow, double* g) {
-    return HWY_DYNAMIC_DISPATCH(S2FilterGrad3x3)(x, diff, diff_row, oh, ow, g);
+bool dw_filter_grad3x3_avx2(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
+                            size_t oh, size_t ow, double* g) {
+    return HWY_DYNAMIC_DISPATCH(FilterGrad3x3)(stride, x, diff, diff_row, oh, ow, g);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -1,8 +1,10 @@
-// The 3x3, stride-2 depthwise correlation and filter gradient on AVX2 from tap rows: each input
-// row is split once into the three columns its taps read (X(y, 2 * ox + kx - left) for kx < 3,
-// zero outside the plane and past the output row) in a ring of L1 rows, so that the arithmetic
-// loads whole aligned vectors with no masks or permutes, where depthwise_direct_hwy.h's loop
-// paid two loads and a cross-lane permute per tap (3528 -> see docs/x86-backend.md).
+// The 3x3, stride-2 depthwise correlation and filter gradient on AVX2 (depthwise_direct_hwy.h
+// calls them first). A tap's columns along a row are every other column: the general loop paid
+// two loads and ConcatEven (vshufps and a cross-lane vpermpd) per tap and vector; these load two
+// pairs of vectors per input row and output vector, from which the three taps are the even and
+// odd lanes within each 128-bit block (one vshufps each). The lanes then hold the outputs in a
+// fixed order ({0, 1, 4, 5, 2, 3, 6, 7}), the same for every tap: the correlation accumulates in
+// it and restores memory order once per stored vector, the filter gradient brings diff into it.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +18,10 @@ namespace neomeg::dnn::x86 {
 bool dw_s2_correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out_row, size_t oh,
                         size_t ow, bool accumulate);
 
-// dw_direct_filter_grad for the same taps, on the same condition.
-bool dw_s2_filter_grad3x3(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh,
-                          size_t ow, double* g);
+// dw_direct_filter_grad for 3x3 taps of dilation 1 and stride `stride` (1 or 2) along both axes,
+// on the same condition: bands of 4 rows of diff across the whole row (each input row loaded once
+// per band it meets, the 9 sums in registers for the plane).
+bool dw_filter_grad3x3_avx2(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
+                            size_t oh, size_t ow, double* g);
 
 }  // namespace neomeg::dnn::x86
