@@ -17,9 +17,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "src/x86/depthwise_3x3_avx2_hwy.h"
 #include "src/x86/depthwise_aligned_hwy.h"
 #include "src/x86/depthwise_direct_hwy.h"
-#include "src/x86/depthwise_s2_hwy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {

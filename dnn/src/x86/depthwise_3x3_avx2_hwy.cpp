@@ -7,7 +7,7 @@
 #endif
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "src/x86/depthwise_s2_hwy.cpp"
+#define HWY_TARGET_INCLUDE "src/x86/depthwise_3x3_avx2_hwy.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
 #include <hwy/highway.h>
@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "src/x86/depthwise_s2_hwy.h"
+#include "src/x86/depthwise_3x3_avx2_hwy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
