@@ -1,7 +1,6 @@
 // Highway compiles this file once per instruction set; see elemwise_hwy.cpp. Only the AVX2 target
 // has a kernel: AVX-512 keeps depthwise_aligned_hwy.cpp's and depthwise_direct_hwy.cpp's loops,
-// measured there. The even/odd selection uses vshufps on Highway's raw registers (Highway 1.0 has
-// no per-block ConcatEven).
+// measured there.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -13,13 +12,14 @@
 #include <hwy/highway.h>
 // clang-format on
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <utility>
 
 #include "src/x86/depthwise_3x3_avx2_hwy.h"
+// clang-format off: after highway.h
+#include "src/x86/depthwise_blocks_hwy-inl.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
@@ -44,18 +44,9 @@ HWY_INLINE void Unroll(F&& f) {
     UnrollSeq(f, std::make_index_sequence<Count>{});
 }
 
-// The even (odd) lanes of lo:hi within each 128-bit block: lane l holds element 2 * kLane[l]
-// (+ 1) of the 16, kLane = {0, 1, 4, 5, 2, 3, 6, 7}, one shuffle where ConcatEven takes two.
-HWY_INLINE VF EvenInBlocks(VF lo, VF hi) {
-    return VF{_mm256_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(2, 0, 2, 0))};
-}
-HWY_INLINE VF OddInBlocks(VF lo, VF hi) {
-    return VF{_mm256_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(3, 1, 3, 1))};
-}
-// Memory order to kLane's and back (swaps the middle 64-bit pairs; an involution).
-HWY_INLINE VF BlockOrder(VF v) {
-    return VF{_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v.raw), 0xD8))};
-}
+using blocks::BlockOrder;
+using blocks::EvenInBlocks;
+using blocks::OddInBlocks;
 
 // Lanes l whose column c + l lies in [0, end).
 HWY_INLINE MF ColumnsIn(DF d, ptrdiff_t c, ptrdiff_t end) {
