@@ -4,7 +4,8 @@
 // its rows outside the plane skipped. Each pass computes a tile of up to four output rows by up
 // to four vectors, loading every input row's vectors once for all the tile's rows they reach; a
 // stride of 2 along W reads pairs of vectors and keeps their even lanes. Other targets, strides
-// and wider kernels take depthwise_hwy.h's loops (the *_supported functions say which).
+// and wider kernels take depthwise_hwy.h's loops (the *_supported functions say which). On AVX2
+// the 3x3 stride-2 correlation and the 3x3 filter gradient go first to depthwise_3x3_avx2_hwy.h.
 #pragma once
 
 #include <cstddef>

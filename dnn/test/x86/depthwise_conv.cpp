@@ -134,6 +134,28 @@ TEST_F(X86, DepthwiseStreamingPlanesMatchNaive) {
     }
 }
 
+// Many small planes past the 2 MiB: the streaming 3x3 loops (on AVX2 the filter gradient's bands
+// across whole rows, stride 1 and 2) on widths of one vector and less, 1 to 17 and primes,
+// paddings 0 to 2, odd channel counts and a multiplier of 2.
+TEST_F(X86, DepthwiseStreamingSmallPlanesMatchNaive) {
+    std::vector<Case> small = {
+            {{65536, 5, 1, 1}, {5, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 5)},
+            {{1200, 5, 9, 17}, {5, 1, 3, 3}, conv_param({1, 1}, {0, 0}, {1, 1}, 5)},
+            {{1500, 3, 13, 8}, {6, 1, 3, 3}, conv_param({1, 1}, {2, 2}, {1, 1}, 3)},
+            {{4000, 3, 7, 5}, {3, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 3)},
+            {{1000, 5, 11, 13}, {5, 1, 3, 3}, conv_param({2, 2}, {0, 2}, {1, 1}, 5)},
+            {{20000, 3, 6, 2}, {6, 1, 3, 3}, conv_param({2, 2}, {2, 1}, {1, 1}, 3)},
+    };
+    check_conv_forward(handle.get(), small);
+    check_conv_backward_data(handle.get(), small);
+    for (const Case& k : small) {
+        // A filter's gradient sums up to 10^6 products (in float within a plane).
+        Checker<ConvolutionBackwardFilter> c(handle.get());
+        c.set_param(k.p).set_epsilon(1e-3).set_output_shapes({k.filter});
+        c.execs({k.src, conv_dst_shape(k)});
+    }
+}
+
 // Strides skip the last rows and columns of a larger input: the same diff comes from the deduced
 // size and from a preset larger one (conv_transpose with output padding), whose extra rows and
 // columns get no gradient.

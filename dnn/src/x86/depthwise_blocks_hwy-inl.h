@@ -1,0 +1,49 @@
+// The stride-2 tap selection within 128-bit blocks that the AVX2 depthwise loops share
+// (depthwise_direct_hwy.cpp, depthwise_3x3_avx2_hwy.cpp). A tap's columns along a row are every
+// other column: ConcatEven keeps the even lanes of two vectors with a vshufps and a cross-lane
+// vpermpd, while the even (odd) lanes within each block take one vshufps. Lane l of such a
+// vector then holds output kBlockLane[l] of its group of 8, the same order for every tap, so a
+// loop accumulates in it and restores memory order once per stored vector (BlockOrder), or,
+// summing over lanes, brings its other operand into it. Highway 1.0 has no per-block ConcatEven:
+// these use the raw registers. Included once per target, after highway.h, like Highway's own -inl
+// headers (the guard flips with HWY_TARGET_TOGGLE); defined for the AVX2 target only.
+#if defined(NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
+#undef NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
+#else
+#define NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+#if HWY_TARGET == HWY_AVX2
+namespace blocks {
+namespace hn = hwy::HWY_NAMESPACE;
+using VF = hn::Vec<hn::Full256<float>>;
+
+alignas(32) inline constexpr int32_t kBlockLane[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+
+// Elements 0, 2, ..., 14 (1, 3, ..., 15) of lo:hi, in kBlockLane's order.
+HWY_INLINE VF EvenInBlocks(VF lo, VF hi) {
+    return VF{_mm256_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(2, 0, 2, 0))};
+}
+HWY_INLINE VF OddInBlocks(VF lo, VF hi) {
+    return VF{_mm256_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(3, 1, 3, 1))};
+}
+
+// Memory order to kBlockLane's and back (swaps the middle 64-bit pairs: an involution).
+HWY_INLINE VF BlockOrder(VF v) {
+    return VF{_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v.raw), 0xD8))};
+}
+}  // namespace blocks
+#endif
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif
