@@ -34,16 +34,6 @@ constexpr size_t kRows = 4;
 
 #define NM_INLINE __attribute__((always_inline))
 
-template <class F, size_t... I>
-HWY_INLINE void UnrollSeq(F&& f, std::index_sequence<I...>) {
-    (f(std::integral_constant<size_t, I>{}), ...);
-}
-
-template <size_t Count, class F>
-HWY_INLINE void Unroll(F&& f) {
-    UnrollSeq(f, std::make_index_sequence<Count>{});
-}
-
 using blocks::BlockOrder;
 using blocks::EvenInBlocks;
 using blocks::OddInBlocks;

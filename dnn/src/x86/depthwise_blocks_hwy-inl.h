@@ -6,7 +6,8 @@
 // loop accumulates in it and restores memory order once per stored vector (BlockOrder), or,
 // summing over lanes, brings its other operand into it. Highway 1.0 has no per-block ConcatEven:
 // these use the raw registers. Included once per target, after highway.h, like Highway's own -inl
-// headers (the guard flips with HWY_TARGET_TOGGLE); defined for the AVX2 target only.
+// headers (the guard flips with HWY_TARGET_TOGGLE); defined for the AVX2 target only. Unroll,
+// which both files' loops use on every target, is here too.
 #if defined(NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
 #undef NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
@@ -18,10 +19,24 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
+template <class F, size_t... I>
+HWY_INLINE void UnrollSeq(F&& f, std::index_sequence<I...>) {
+    (f(std::integral_constant<size_t, I>{}), ...);
+}
+
+// f(i) for i < Count, i a compile-time constant.
+template <size_t Count, class F>
+HWY_INLINE void Unroll(F&& f) {
+    UnrollSeq(f, std::make_index_sequence<Count>{});
+}
+
 #if HWY_TARGET == HWY_AVX2
 namespace blocks {
 namespace hn = hwy::HWY_NAMESPACE;

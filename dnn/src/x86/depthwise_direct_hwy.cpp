@@ -105,17 +105,6 @@ struct Fixed {
 // Any taps: the schedule comes from the tap table.
 struct Generic {};
 
-template <class F, size_t... I>
-HWY_INLINE void UnrollSeq(F&& f, std::index_sequence<I...>) {
-    (f(std::integral_constant<size_t, I>{}), ...);
-}
-
-// f(i) for i < N, i a compile-time constant.
-template <size_t N, class F>
-HWY_INLINE void Unroll(F&& f) {
-    UnrollSeq(f, std::make_index_sequence<N>{});
-}
-
 // ky of the tap by which input row i of a tile (counted from its first output row's window)
 // reaches the tile's output row r, or -1: i == r * sh + ky * dh.
 struct TapTable {
