@@ -32,8 +32,7 @@ class Net(M.Module):
     def __init__(self):
         super().__init__()
         # No bias before the BatchNorm: its gradient is zero in exact arithmetic, so its trail
-        # would be float16 rounding noise, which differs between the NCHW and NHWC kernels
-        # (CI saw 5.2e-5 against 5.4e-5 on an Intel machine).
+        # is rounding noise, which kernels that round differently cannot agree on.
         self.conv = M.Conv2d(3, 4, 3, padding=1, bias=False)
         self.bn = M.BatchNorm2d(4)
         self.fc = M.Linear(4 * 4 * 4, 5)
@@ -196,4 +195,16 @@ def test_convert_module_format_recipe_trains_as_nchw(traced):
 
     eager, _ = run(grad_scaler_backward, traced=False, overflow=(3,))
     nhwc, _ = run(make, traced=traced, overflow=(3,))
-    assert_same_trail(nhwc, eager)
+    # The NHWC kernels round in float16 in another order than the NCHW ones, so the trails
+    # agree to float16 precision, not float32's. Measured over 40 initialisations on AVX2:
+    # loss within 1.7e-5 relative, each parameter within 2.2e-4 of how far it moved from its
+    # initial value. The bounds below are float16's epsilon and twice it; a layout mix-up
+    # moves a parameter by about its whole movement.
+    eps16 = float(np.finfo(np.float16).eps)
+    for step, (t, e) in enumerate(zip(nhwc, eager)):
+        np.testing.assert_allclose(t[0], e[0], rtol=eps16, err_msg=f"loss, step {step}")
+        assert t[2] == e[2], f"scale, step {step}"
+        for a, b, init in zip(t[1], e[1], INIT):
+            assert np.isfinite(a).all()
+            moved = float(np.abs(b - init).max())
+            assert float(np.abs(a - b).max()) <= 2 * eps16 * moved, f"step {step}"
