@@ -75,15 +75,16 @@ def test_traced_step_trains_as_the_eager_one(tmp_path):
     --eager's in-process loading (same seed, same data order).
 
     The graph's fused kernels round differently from eager's, and SGD amplifies the difference
-    step by step. Measured on an AVX2 machine (AMD EPYC): after 50 steps loss 1.4313 both ways
-    and accuracy 59.84% against 59.83%; after 100 steps loss 1.0904 against 1.0892 and accuracy
-    73.68% against 74.10%. 50 steps keeps the comparison inside rounding; a step that dropped an
-    update or read a stale parameter is off by far more."""
-    args = ("--epochs", "1", "--max-steps", "50", "--out-dir", str(tmp_path))
+    step by step, faster where oneDNN picks other kernels. Measured on AMD EPYC (AVX2, and with
+    oneDNN capped at SSE4.1): after 20 steps loss 1.8783 and accuracy 51.98% all four ways;
+    after 50 steps the SSE4.1 run already differs (loss 1.4313 against 1.4319). 20 steps keeps
+    the comparison inside rounding on every CPU; a step that dropped an update or read a stale
+    parameter is off by far more."""
+    args = ("--epochs", "1", "--max-steps", "20", "--out-dir", str(tmp_path))
     eager = run(*args, "--checkpoint", str(tmp_path / "e.mge"), "--eager", cwd=tmp_path)
     traced = run(*args, "--checkpoint", str(tmp_path / "t.mge"), "--workers", "2", cwd=tmp_path)
     (acc_e,), (acc_t,) = accuracies(eager), accuracies(traced)
-    assert acc_e > 50.0, eager
+    assert acc_e > 40.0, eager  # it learned (chance is 10%)
     assert abs(acc_t - acc_e) <= 0.1, (eager, traced)
     loss = r"train loss ([0-9.]+)"
     assert float(re.search(loss, traced).group(1)) == pytest.approx(
