@@ -148,14 +148,19 @@ TEST_F(X86, WeightCacheFlippedGroupedAndBackwardDataAreCached) {
         run_checked(*fwd, {&x, &w}, kDst);
         run_checked(*data, {&w, &dy}, kSrc);
     }
-    // Two entries, or one if both primitives chose the same filter layout (the CPU decides).
-    EXPECT_GE(stats().hits, 2u);
+    // The CPU decides how many entries: one per filter layout the primitives reorder into (two,
+    // one when both chose the same layout or one runs on the plain filter, as oneDNN's gemm
+    // backward-data under an SSE4.1 cap). Each is filled on the second round and hit after.
+    const auto cached = stats();
+    if (cached.entries == 0)
+        GTEST_SKIP() << "neither primitive reorders this filter on this CPU: nothing to cache";
+    EXPECT_GE(cached.hits, cached.entries);
     fill_uniform(w.t, -1, 1, rng);
     w.id->note_write();
     run_checked(*fwd, {&x, &w}, kDst);
     run_checked(*data, {&w, &dy}, kSrc);
 
-    EXPECT_EQ(stats().hits, 2u);
+    EXPECT_EQ(stats().hits, cached.hits);  // the written value is never served from the old one
 }
 
 TEST_F(X86, WeightCacheConvBiasIsCached) {
