@@ -44,6 +44,7 @@ __all__ = [
     "conv2d",
     "conv3d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "cross_entropy",
     "dropout",
     "embedding",
@@ -565,23 +566,89 @@ def conv_transpose2d(
         >>> F.conv_transpose2d([[[[1.0, 2.0]]]], [[[[1.0, 10.0]]]]).numpy().tolist()
         [[[[1.0, 12.0, 20.0]]]]
     """
-    fname = "conv_transpose2d"
+    return _conv_transpose(
+        "conv_transpose2d",
+        2,
+        inp,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+        groups,
+        conv_mode,
+    )
+
+
+def conv_transpose3d(
+    inp,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    dilation=1,
+    groups=1,
+):
+    """3-D transposed convolution (the gradient of :func:`conv3d` with respect to its input).
+
+    Args:
+        inp: input of shape (N, IC, D, H, W).
+        weight: filter of shape (IC, OC // groups, KD, KH, KW), or (groups, IC // groups,
+            OC // groups, KD, KH, KW) when grouped.
+        bias: optional bias with OC elements, e.g. of shape (1, OC, 1, 1, 1).
+        stride: stride of the matching conv3d, an int or three.
+        padding: padding of the matching conv3d, an int or three.
+        output_padding: extra planes added at the back of each spatial dim of the output, each
+            smaller than the stride or the dilation of its dim.
+        dilation: dilation of the matching conv3d, an int or three.
+        groups: channel groups; IC and OC must be divisible by it.
+
+    Returns:
+        a Tensor of shape (N, OC, OD, OH, OW), each as for :func:`conv_transpose2d`.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.ones((1, 1, 1, 1, 2), "float32")
+        >>> F.conv_transpose3d(x, np.ones((1, 2, 1, 1, 2), "float32")).numpy().tolist()
+        [[[[[1.0, 2.0, 1.0]]], [[[1.0, 2.0, 1.0]]]]]
+    """
+    return _conv_transpose(
+        "conv_transpose3d",
+        3,
+        inp,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+        groups,
+        "cross_correlation",
+    )
+
+
+def _conv_transpose(
+    fname, nd, inp, weight, bias, stride, padding, output_padding, dilation, groups, conv_mode
+):
     x = _float_input(inp, fname)
     w = _float_input(weight, fname, "weight")
-    if amp._enabled:
+    if amp._enabled and nd != 3:  # as _conv: MegEngine casts the 2-D op, 3-D ones promote
         x, w = amp.cast_tensors(x, w)
-    if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
-    w = _conv_filter(w, 2, int(groups), fname, x.shape, transposed=True)
-    stride = _tuple(stride, 2, fname, "stride")
-    padding = _tuple(padding, 2, fname, "padding")
-    dilation = _tuple(dilation, 2, fname, "dilation")
-    output_padding = _tuple(output_padding, 2, fname, "output_padding")
+    if x.ndim != nd + 2:
+        raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
+    w = _conv_filter(w, nd, int(groups), fname, x.shape, transposed=True)
+    stride = _tuple(stride, nd, fname, "stride")
+    padding = _tuple(padding, nd, fname, "padding")
+    dilation = _tuple(dilation, nd, fname, "dilation")
+    output_padding = _tuple(output_padding, nd, fname, "output_padding")
     if builtins.min(stride) < 1 or builtins.min(dilation) < 1 or builtins.min(padding) < 0:
         raise ValueError(
             f"{fname}: stride {stride} and dilation {dilation} must be >= 1, padding {padding} >= 0"
         )
-    for i in range(2):
+    for i in range(nd):
         if not 0 <= output_padding[i] < builtins.max(stride[i], dilation[i]):
             raise ValueError(
                 f"{fname}: output_padding {output_padding} must be smaller than stride {stride} "
@@ -593,26 +660,28 @@ def conv_transpose2d(
                 f"{fname}: inp {x.shape} with weight {w.shape} and padding {padding} gives an "
                 "empty output"
             )
-    if any(output_padding):
-        # The extra rows/columns are input positions of the matching conv2d that its padding
-        # covered (they get the gradient there) or that no window reaches (zeros): compute the
-        # unpadded result, add zeros at the back where needed, and crop the padding.
-        full = _conv_transpose_op(conv_mode, fname, stride, (0, 0), dilation, groups, w, x)
-        extra = tuple(builtins.max(o - p, 0) for o, p in zip(output_padding, padding))
-        if any(extra):
-            pad_op = cached_op(
-                builtin.Padding,
-                mode="CONSTANT",
-                value=0.0,
-                front_offsets=(0, 0, 0, 0),
-                back_offsets=(0, 0) + extra,
-            )
-            full = apply(pad_op, full)[0]
-        oh, ow = (full.shape[2 + i] - extra[i] - 2 * padding[i] + output_padding[i] for i in (0, 1))
-        out = full[:, :, padding[0] : padding[0] + oh, padding[1] : padding[1] + ow]
-    else:
+    if not any(output_padding):
         out = _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x)
-    return _add_bias(out, bias, fname)
+        return _add_bias(out, bias, fname)
+    # The extra planes are input positions of the matching convolution that its padding covered
+    # (they get the gradient there) or that no window reaches (zeros): compute the unpadded
+    # result, add zeros at the back where needed, and crop the padding.
+    full = _conv_transpose_op(conv_mode, fname, stride, (0,) * nd, dilation, groups, w, x)
+    extra = tuple(builtins.max(o - p, 0) for o, p in zip(output_padding, padding))
+    if any(extra):
+        pad_op = cached_op(
+            builtin.Padding,
+            mode="CONSTANT",
+            value=0.0,
+            front_offsets=(0,) * (nd + 2),
+            back_offsets=(0, 0) + extra,
+        )
+        full = apply(pad_op, full)[0]
+    crop = tuple(
+        slice(padding[i], full.shape[2 + i] - extra[i] - padding[i] + output_padding[i])
+        for i in range(nd)
+    )
+    return _add_bias(full[(slice(None), slice(None)) + crop], bias, fname)
 
 
 def _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x):

@@ -4,19 +4,30 @@ from . import init
 from .activation import GELU, LeakyReLU, PReLU, ReLU, Sigmoid, SiLU, Softmax
 from .batchnorm import BatchNorm1d, BatchNorm2d, SyncBatchNorm
 from .concat import Concat
-from .conv import Conv1d, Conv2d, Conv3d, ConvRelu2d, ConvTranspose2d
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvRelu2d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    ConvTransposeRelu2d,
+)
 from .conv_bn import ConvBn2d, ConvBnRelu2d
+from .conv_transpose_bn import ConvTransposeBn2d, ConvTransposeBnRelu2d
 from .dropout import Dropout
 from .elemwise import Elemwise
 from .embedding import Embedding
 from .identity import Identity
-from .linear import Linear
+from .linear import Linear, LinearRelu
+from .linear_bn import LinearBn1d, LinearBnRelu1d
 from .module import Module
 from .multiheadattn import MultiHeadAttention
 from .normalization import GroupNorm, InstanceNorm, LayerNorm
 from .padding import Pad
 from .pixel_shuffle import PixelShuffle
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
+from .quant_dequant import DequantStub, QuantStub
 from .rnn import LSTM, RNN, LSTMCell, RNNCell
 from .sequential import Sequential
 
@@ -37,6 +48,11 @@ __all__ = [
     "ConvBnRelu2d",
     "ConvRelu2d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
+    "ConvTransposeBn2d",
+    "ConvTransposeBnRelu2d",
+    "ConvTransposeRelu2d",
+    "DequantStub",
     "Dropout",
     "Elemwise",
     "Embedding",
@@ -47,12 +63,16 @@ __all__ = [
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LinearBn1d",
+    "LinearBnRelu1d",
+    "LinearRelu",
     "MaxPool2d",
     "Module",
     "MultiHeadAttention",
     "PReLU",
     "Pad",
     "PixelShuffle",
+    "QuantStub",
     "RNNCell",
     "ReLU",
     "Sequential",

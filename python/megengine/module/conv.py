@@ -7,7 +7,15 @@ from ..tensor import Parameter
 from . import init
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvRelu2d", "ConvTranspose2d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvRelu2d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "ConvTransposeRelu2d",
+]
 
 
 def _ntuple(value, n, cls, name):
@@ -103,13 +111,23 @@ class _ConvNd(Module):
             s += f", padding_mode={self.padding_mode}"
         return s
 
+    def get_pad_witdth(self):
+        """The padding as :func:`~.functional.pad` takes it, one (before, after) pair per dim of
+        the input (MegEngine's name, spelling included).
+
+        Examples:
+            >>> import megengine.module as M
+            >>> M.Conv2d(1, 1, 3, padding=(1, 2)).get_pad_witdth()
+            ((0, 0), (0, 0), (1, 1), (2, 2))
+        """
+        return ((0, 0), (0, 0)) + tuple((p, p) for p in self.padding)
+
     def _pad_input(self, x):
         """Explicit reflect/replicate padding; returns (input, padding for the conv)."""
         if self.padding_mode == "zeros" or not any(self.padding):
             return x, self.padding
-        width = [(0, 0), (0, 0)] + [(p, p) for p in self.padding]
         mode = "reflect" if self.padding_mode == "reflect" else "edge"
-        return F.pad(x, width, mode=mode), (0,) * self._nd
+        return F.pad(x, self.get_pad_witdth(), mode=mode), (0,) * self._nd
 
     def calc_conv(self, inp, weight, bias):
         """The convolution of ``inp`` with ``weight`` and ``bias`` under this module's
@@ -371,8 +389,128 @@ class ConvTranspose2d(_ConvNd):
             **kwargs,
         )
 
-    def forward(self, inp):
+    def calc_conv_transpose2d(self, inp, weight, bias):
+        """The transposed convolution of ``inp`` with ``weight`` and ``bias`` under this
+        module's geometry.
+
+        Examples:
+            >>> import numpy as np
+            >>> import megengine as mge
+            >>> import megengine.module as M
+            >>> m = M.ConvTranspose2d(1, 1, 2, bias=False)
+            >>> w = mge.Tensor(np.ones((1, 1, 2, 2), dtype=np.float32))
+            >>> x = mge.Tensor(np.ones((1, 1, 1, 1), dtype=np.float32))
+            >>> m.calc_conv_transpose2d(x, w, None).numpy().tolist()
+            [[[[1.0, 1.0], [1.0, 1.0]]]]
+        """
         return F.conv_transpose2d(
+            inp,
+            weight,
+            bias,
+            self.stride,
+            self.padding,
+            self.output_padding,
+            self.dilation,
+            self.groups,
+            self.conv_mode,
+            self.compute_mode,
+        )
+
+    def forward(self, inp):
+        return self.calc_conv_transpose2d(inp, self.weight, self.bias)
+
+
+class ConvTransposeRelu2d(ConvTranspose2d):
+    """A ConvTranspose2d followed by ReLU (the fused module quantization-aware training
+    converts).
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size, an int or (kh, kw).
+        stride: stride of the matching Conv2d.
+        padding: padding of the matching Conv2d.
+        output_padding: extra rows/columns added at the bottom/right of the output.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether to add a learned bias.
+        conv_mode: ``"cross_correlation"`` (the default) or ``"convolution"``.
+        compute_mode: accepted for MegEngine compatibility.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.ConvTransposeRelu2d(2, 3, 2, stride=2)
+        >>> y = m(mge.Tensor(np.random.randn(1, 2, 3, 3).astype(np.float32)))
+        >>> y.shape, bool((y.numpy() >= 0).all())
+        ((1, 3, 6, 6), True)
+    """
+
+    def forward(self, inp):
+        return F.relu(self.calc_conv_transpose2d(inp, self.weight, self.bias))
+
+
+class ConvTranspose3d(_ConvNd):
+    """3-D transposed convolution (the gradient of a Conv3d with respect to its input);
+    weight (in, out, kd, kh, kw) (or (groups, in/groups, out/groups, kd, kh, kw)) from
+    N(0, 1 / (in * kd * kh * kw)), bias (1, out, 1, 1, 1) from zeros, as MegEngine's.
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_size: window size, an int or (kd, kh, kw).
+        stride: stride of the matching Conv3d.
+        padding: padding of the matching Conv3d.
+        output_padding: extra planes added at the back of each spatial dim of the output.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether to add a learned bias.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.ConvTranspose3d(4, 2, 2, stride=2)
+        >>> m.weight.shape, m(mge.Tensor(np.ones((1, 4, 2, 3, 3), dtype=np.float32))).shape
+        ((4, 2, 2, 2, 2), (1, 2, 4, 6, 6))
+    """
+
+    _nd = 3
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        **kwargs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            "cross_correlation",
+            "default",
+            output_padding=output_padding,
+            **kwargs,
+        )
+
+    def forward(self, inp):
+        return F.conv_transpose3d(
             inp,
             self.weight,
             self.bias,
@@ -381,8 +519,6 @@ class ConvTranspose2d(_ConvNd):
             self.output_padding,
             self.dilation,
             self.groups,
-            self.conv_mode,
-            self.compute_mode,
         )
 
 

@@ -7,7 +7,7 @@ from ..tensor import Parameter
 from . import init
 from .module import Module
 
-__all__ = ["Linear"]
+__all__ = ["Linear", "LinearRelu"]
 
 
 class Linear(Module):
@@ -49,11 +49,49 @@ class Linear(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
+    def calc_linear(self, x, weight, bias):
+        """``x @ weight.T + bias`` under this module's compute mode.
+
+        Examples:
+            >>> import numpy as np
+            >>> import megengine as mge
+            >>> import megengine.module as M
+            >>> m = M.Linear(2, 1)
+            >>> w = mge.Tensor(np.array([[1.0, 2.0]], dtype=np.float32))
+            >>> m.calc_linear(mge.Tensor(np.ones((1, 2), np.float32)), w, None).numpy().tolist()
+            [[3.0]]
+        """
+        return F.linear(x, weight, bias, compute_mode=self.compute_mode)
+
     def forward(self, x):
-        return F.linear(x, self.weight, self.bias, compute_mode=self.compute_mode)
+        return self.calc_linear(x, self.weight, self.bias)
 
     def _module_info_string(self):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class LinearRelu(Linear):
+    """A Linear followed by ReLU (the fused module quantization-aware training converts).
+
+    Args:
+        in_features: size of each input sample's last axis.
+        out_features: size of each output sample's last axis.
+        bias: whether to add a learned bias.
+        compute_mode: accepted for MegEngine compatibility (``"default"`` or ``"float32"``).
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.LinearRelu(3, 4)
+        >>> y = m(mge.Tensor(np.random.randn(2, 3).astype(np.float32)))
+        >>> y.shape, bool((y.numpy() >= 0).all())
+        ((2, 4), True)
+    """
+
+    def forward(self, inp):
+        return F.relu(self.calc_linear(inp, self.weight, self.bias))

@@ -91,6 +91,7 @@ class Module:
     def __init__(self, name=None):
         self.name = name
         self.training = True
+        self.quantize_disabled = False  # read by quantization passes; see disable_quantize
         self._forward_pre_hooks = OrderedDict()
         self._forward_hooks = OrderedDict()
         self._next_hook_id = 0
@@ -351,6 +352,77 @@ class Module:
         """
         yield (self, None) if kwargs.get("with_parent") else self
         yield from self._flatten(with_key=False, predicate=_is_module, **kwargs)
+
+    def disable_quantize(self, value=True):
+        """Sets ``quantize_disabled`` on this module and every sub-module, which MegEngine's
+        quantization passes read to leave a module in float; returns the module, so it also
+        serves as a decorator.
+
+        Args:
+            value: the flag to set.
+
+        Returns:
+            this module.
+
+        Examples:
+            >>> import megengine.module as M
+            >>> m = M.Sequential(M.Linear(2, 2), M.ReLU()).disable_quantize()
+            >>> [sub.quantize_disabled for sub in m.modules()]
+            [True, True, True]
+        """
+
+        def mark(module):
+            module.quantize_disabled = value
+
+        self.apply(mark)
+        return self
+
+    def replace_param(self, params, start_pos, seen=None):
+        """Replaces Parameters by position, as MegEngine's ParamPack does: the Parameters this
+        module holds directly as attributes, and those of its sub-modules, are numbered from
+        ``start_pos`` in attribute-name order; each whose number is a key of ``params`` is
+        replaced by that value (of the same shape).
+
+        Args:
+            params: a dict from position to the new Parameter.
+            start_pos: the position of this module's first Parameter.
+            seen: ids of the objects already visited (the walk shares it).
+
+        Returns:
+            the number of Parameters numbered under this module.
+
+        Examples:
+            >>> import numpy as np
+            >>> import megengine.module as M
+            >>> from megengine import Parameter
+            >>> m = M.Linear(2, 3)
+            >>> m.replace_param({1: Parameter(np.ones((3, 2), "float32"))}, 0)
+            2
+            >>> m.weight.numpy().tolist()
+            [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
+        """
+        offset = 0
+        if seen is None:
+            seen = {id(self)}
+        attrs = vars(self)
+        for key in sorted(attrs):
+            value = attrs[key]
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, Parameter):
+                new = params.get(start_pos + offset)
+                if new is not None:
+                    if tuple(new.shape) != tuple(value.shape):
+                        raise ValueError(
+                            f"replace_param: {key} has shape {tuple(value.shape)}, the "
+                            f"replacement at position {start_pos + offset} {tuple(new.shape)}"
+                        )
+                    setattr(self, key, new)
+                offset += 1
+            elif isinstance(value, Module):
+                offset += value.replace_param(params, start_pos + offset, seen)
+        return offset
 
     def apply(self, fn):
         """Calls ``fn(module)`` on this module and every sub-module.

@@ -51,27 +51,30 @@ def conv_ref(x, w, stride, padding, dilation, groups, flip=False):
 
 
 def conv_transpose_ref(x, w, stride, padding, dilation, groups, output_padding):
-    n, ic, h, wd = x.shape
-    icg = ic // groups
-    ocg = w.shape[1]
-    kh, kw = w.shape[2:]
-    oh = (h - 1) * stride[0] + dilation[0] * (kh - 1) + 1 + output_padding[0]
-    ow = (wd - 1) * stride[1] + dilation[1] * (kw - 1) + 1 + output_padding[1]
-    full = np.zeros((n, ocg * groups, oh, ow), np.float64)
+    # Scatter-add of every input element times the filter, then the padding cropped.
+    nd = x.ndim - 2
+    n, ic = x.shape[:2]
+    sp, ks = x.shape[2:], w.shape[2:]
+    icg, ocg = ic // groups, w.shape[1]
+    outs = [
+        (sp[i] - 1) * stride[i] + dilation[i] * (ks[i] - 1) + 1 + output_padding[i]
+        for i in range(nd)
+    ]
+    full = np.zeros((n, ocg * groups, *outs), np.float64)
     for g in range(groups):
         xg = x[:, g * icg : (g + 1) * icg]
         wg = w[g * icg : (g + 1) * icg]
-        for i, j in itertools.product(range(kh), range(kw)):
-            contrib = np.einsum("nchw,co->nohw", xg, wg[:, :, i, j])
-            r0, c0 = i * dilation[0], j * dilation[1]
-            full[
-                :,
-                g * ocg : (g + 1) * ocg,
-                r0 : r0 + stride[0] * (h - 1) + 1 : stride[0],
-                c0 : c0 + stride[1] * (wd - 1) + 1 : stride[1],
-            ] += contrib
-    ph, pw = padding
-    return full[:, :, ph : ph + oh - 2 * ph, pw : pw + ow - 2 * pw]
+        for k in itertools.product(*[range(s) for s in ks]):
+            contrib = np.einsum("nc...,co->no...", xg, wg[(...,) + k])
+            sl = tuple(
+                slice(
+                    k[i] * dilation[i], k[i] * dilation[i] + stride[i] * (sp[i] - 1) + 1, stride[i]
+                )
+                for i in range(nd)
+            )
+            full[(slice(None), slice(g * ocg, (g + 1) * ocg)) + sl] += contrib
+    crop = tuple(slice(p, o - p) for p, o in zip(padding, outs))
+    return full[(slice(None), slice(None)) + crop]
 
 
 def pool_ref(x, k, s, p, mode):
@@ -351,6 +354,44 @@ def test_conv_transpose2d_is_conv2d_input_gradient_and_errors():
     check_grad(
         lambda x: F.conv_transpose2d(x, np.ones((2, 1, 2, 2), np.float32), stride=2),
         randn(1, 2, 2, 2),
+    )
+
+
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups,output_padding",
+    [(1, 0, 1, 1, 0), (2, 1, 1, 2, 1), ((1, 2, 3), (0, 1, 1), (2, 1, 1), 1, (1, 1, 2))],
+)
+def test_conv_transpose3d(stride, padding, dilation, groups, output_padding):
+    t = lambda v: (v,) * 3 if isinstance(v, int) else v
+    x, w = randn(2, 4, 2, 3, 2), randn(4, 6 // groups, 2, 3, 2)
+    b = randn(1, 6, 1, 1, 1)
+    wt = w if groups == 1 else w.reshape(groups, 4 // groups, 6 // groups, 2, 3, 2)
+    out = F.conv_transpose3d(x, wt, b, stride, padding, output_padding, dilation, groups)
+    ref = conv_transpose_ref(x, w, t(stride), t(padding), t(dilation), groups, t(output_padding))
+    np.testing.assert_allclose(out.numpy(), ref + b, rtol=1e-4, atol=1e-4)
+    assert F.nn.conv_transpose3d is F.conv_transpose3d
+
+
+def test_conv_transpose3d_is_conv3d_input_gradient_and_errors():
+    with pytest.raises(ValueError, match="conv_transpose3d: inp must have 5 dims"):
+        F.conv_transpose3d(randn(1, 1, 3, 3), randn(1, 1, 2, 2, 2))
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose3d(randn(1, 1, 2, 2, 2), randn(1, 1, 2, 2, 2), output_padding=1)
+    with pytest.raises(ValueError, match="empty output"):
+        F.conv_transpose3d(randn(1, 1, 1, 1, 1), randn(1, 1, 1, 1, 1), padding=1)
+    # conv_transpose3d(dy, w) is conv3d's gradient with respect to its input
+    x, w, dy = randn(1, 2, 4, 6, 4), randn(3, 2, 2, 3, 2), randn(1, 3, 2, 2, 2)
+    xt = mge.Tensor(x)
+    gm = GradManager().attach([xt])
+    with gm:
+        gm.backward(F.conv3d(xt, w, stride=2), mge.Tensor(dy))
+    dx = F.conv_transpose3d(dy, w, stride=2, output_padding=(0, 1, 0))
+    np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+    check_grad(
+        lambda x, w: F.conv_transpose3d(x, w, stride=(1, 2, 1), padding=(0, 1, 0)),
+        randn(1, 2, 2, 2, 3),
+        randn(2, 1, 2, 3, 2),
+        wrt=(0, 1),
     )
 
 
