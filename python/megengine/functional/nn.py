@@ -60,6 +60,7 @@ __all__ = [
     "layer_norm",
     "leaky_relu",
     "linear",
+    "local_response_norm",
     "logsigmoid",
     "logsoftmax",
     "logsumexp",
@@ -1082,6 +1083,46 @@ def instance_norm(inp, affine, weight=None, bias=None, eps=1e-5):
     if x.ndim < 2:
         raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
     return _group_norm(fname, x, x.shape[1], affine, weight, bias, eps, keep_dtype=True)
+
+
+def local_response_norm(inp, kernel_size=5, k=2.0, alpha=1e-4, beta=0.75):
+    """Local response normalisation across channels, as MegEngine's LRN:
+    ``y[:, c] = x[:, c] / (k + alpha * sum(x[:, c'] ** 2)) ** beta``, the sum over the
+    ``kernel_size`` channels centred on ``c`` that exist (MegEngine does not divide alpha by
+    the window).
+
+    Args:
+        inp: input of shape (N, C, H, W).
+        kernel_size: the number of channels summed, odd.
+        k: added to the scaled sum.
+        alpha: scale of the sum of squares.
+        beta: exponent of the denominator.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.full((1, 3, 1, 1), 2.0, "float32")
+        >>> y = F.nn.local_response_norm(x, kernel_size=3, k=1.0, alpha=0.25, beta=1.0)
+        >>> [round(float(v), 4) for v in y.numpy().ravel()]  # 2 / (1 + 0.25 * 8), 2 / 4
+        [0.6667, 0.5, 0.6667]
+    """
+    fname = "local_response_norm"
+    x = _float_input(inp, fname)
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+    if not isinstance(kernel_size, (int, np.integer)) or kernel_size < 1 or kernel_size % 2 == 0:
+        raise ValueError(f"{fname}: kernel_size must be a positive odd int, got {kernel_size!r}")
+    half, channels = int(kernel_size) // 2, x.shape[1]
+    # The window as kernel_size shifted slices of the zero-padded squares: exact sums (no
+    # cumsum cancellation), differentiable through pad and slicing, and in x's dtype.
+    sq = pad(x * x, ((0, 0), (half, half)))
+    window = sq[:, 0:channels]
+    for d in range(1, 2 * half + 1):
+        window = window + sq[:, d : d + channels]
+    return x / (k + alpha * window) ** beta
 
 
 # ---------------------------------------------------------------------------------------------

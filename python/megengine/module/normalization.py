@@ -6,7 +6,7 @@ from .. import functional as F
 from ..tensor import Parameter
 from .module import Module
 
-__all__ = ["GroupNorm", "InstanceNorm", "LayerNorm"]
+__all__ = ["GroupNorm", "InstanceNorm", "LayerNorm", "LocalResponseNorm"]
 
 
 class GroupNorm(Module):
@@ -125,3 +125,38 @@ class LayerNorm(Module):
 
     def _module_info_string(self):
         return f"normalized_shape={self.normalized_shape}, eps={self.eps}, affine={self.affine}"
+
+
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels: :func:`~.functional.nn.local_response_norm`
+    with this module's settings.
+
+    Args:
+        kernel_size: the number of channels summed, odd.
+        k: added to the scaled sum.
+        alpha: scale of the sum of squares.
+        beta: exponent of the denominator.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.LocalResponseNorm(kernel_size=3, k=1.0, alpha=0.25, beta=1.0)
+        >>> y = m(mge.Tensor(np.full((1, 3, 1, 1), 2.0, np.float32)))
+        >>> [round(float(v), 4) for v in y.numpy().ravel()]
+        [0.6667, 0.5, 0.6667]
+    """
+
+    def __init__(self, kernel_size=5, k=2.0, alpha=1e-4, beta=0.75, **kwargs):
+        super().__init__(**kwargs)
+        self.kernel_size = kernel_size
+        self.k = k
+        self.alpha = alpha
+        self.beta = beta
+
+    def forward(self, inp):
+        return F.nn.local_response_norm(inp, self.kernel_size, self.k, self.alpha, self.beta)
+
+    def _module_info_string(self):
+        return f"kernel_size={self.kernel_size}, k={self.k}, alpha={self.alpha}, beta={self.beta}"

@@ -634,6 +634,50 @@ def test_layer_group_norm_grad():
     )
 
 
+def lrn_ref(x, n, k, alpha, beta):
+    # Straight from the definition, one channel at a time (MegEngine's: alpha not divided by n).
+    out = np.empty(x.shape, np.float64)
+    c = x.shape[1]
+    for i in range(c):
+        window = x[:, max(0, i - n // 2) : min(c, i + n // 2 + 1)].astype(np.float64)
+        out[:, i] = x[:, i] / (k + alpha * (window**2).sum(axis=1)) ** beta
+    return out
+
+
+@pytest.mark.parametrize(
+    "shape,n,k,alpha,beta",
+    [
+        ((2, 7, 3, 4), 5, 2.0, 1e-4, 0.75),
+        ((1, 3, 2, 2), 3, 1.0, 0.5, 1.5),
+        ((2, 2, 1, 3), 7, 0.5, 2.0, 0.5),
+    ],
+)
+def test_local_response_norm(shape, n, k, alpha, beta):
+    x = randn(*shape)
+    got = F.nn.local_response_norm(x, n, k, alpha, beta)
+    np.testing.assert_allclose(got.numpy(), lrn_ref(x, n, k, alpha, beta), rtol=1e-5, atol=1e-6)
+    # a view with a step in the channels, and the defaults
+    v = mge.Tensor(randn(1, 10, 2, 2))[:, ::2]
+    np.testing.assert_allclose(
+        F.local_response_norm(v).numpy(), lrn_ref(v.numpy(), 5, 2.0, 1e-4, 0.75), rtol=1e-5
+    )
+
+
+def test_local_response_norm_errors_and_grad():
+    with pytest.raises(ValueError, match="local_response_norm: inp must have 4 dims"):
+        F.nn.local_response_norm(randn(2, 3, 4))
+    with pytest.raises(ValueError, match="kernel_size must be a positive odd int"):
+        F.nn.local_response_norm(randn(1, 4, 2, 2), kernel_size=4)
+    with pytest.raises(TypeError, match="float"):
+        F.nn.local_response_norm(np.ones((1, 2, 2, 2), np.int32))
+    check_grad(
+        lambda x: F.nn.local_response_norm(x, 3, 1.0, 0.3, 0.75),
+        randn(2, 5, 2, 3),
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
 # ----------------------------------------------------------------------------- dropout, lookups
 
 

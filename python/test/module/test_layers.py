@@ -395,6 +395,17 @@ def test_layer_group_instance_norm():
 
 
 # --------------------------------------------------------------------------- dropout, lookup
+def test_local_response_norm_module():
+    m = M.LocalResponseNorm(3, 1.0, 0.5, 1.5)
+    assert (m.kernel_size, m.k, m.alpha, m.beta) == (3, 1.0, 0.5, 1.5)
+    x = _rand(2, 4, 3, 3)
+    sq = np.pad(x.astype(np.float64) ** 2, ((0, 0), (1, 1), (0, 0), (0, 0)))
+    window = sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:]
+    _close(m(_t(x)), x / (1.0 + 0.5 * window) ** 1.5)
+    d = M.LocalResponseNorm()
+    assert (d.kernel_size, d.k, d.alpha, d.beta) == (5, 2.0, 1e-4, 0.75)
+
+
 def test_dropout():
     m = M.Dropout(0.3)
     x = np.ones((200, 200), np.float32)
