@@ -1,9 +1,20 @@
 """Loss functions (``F.nn.cross_entropy``, ``F.loss.l1_loss``, ...), built from Elemwise,
 Reduce and the functions of ``nn.py``, so every one is differentiable."""
 
-from ..core.tensor.array_method import as_tensor, elemwise, reduce
+import numpy as np
 
-__all__ = ["binary_cross_entropy", "cross_entropy", "hinge_loss", "l1_loss", "square_loss"]
+from ..core.tensor.array_method import as_tensor, elemwise, reduce
+from .elemwise import log, logaddexp, maximum
+from .tensor import broadcast_to, concat, full, gather, stack, where
+
+__all__ = [
+    "binary_cross_entropy",
+    "cross_entropy",
+    "ctc_loss",
+    "hinge_loss",
+    "l1_loss",
+    "square_loss",
+]
 
 
 def _reduce_output(loss, reduction, fname):
@@ -181,3 +192,110 @@ def hinge_loss(pred, label, norm="L1", reduction="mean"):
     if str(norm).upper() == "L2":
         margin = elemwise("SQUARE", margin)
     return _reduce_output(reduce(margin, "sum", 1), reduction, fname)
+
+
+def ctc_loss(pred, pred_lengths, label, label_lengths, blank=0, reduction="mean"):
+    """Connectionist Temporal Classification loss of per-step class probabilities, as
+    MegEngine's: the negative log-likelihood of each label sequence summed over its
+    alignments, with probabilities floored at float32's smallest normal before the log (so an
+    impossible alignment costs about 87 per step, not infinity).
+
+    The lengths enter the loss through tensor ops, so a traced step follows them from call to
+    call; a concatenated label is unpacked by its lengths' values, which a trace fixes at the
+    first call (pass an (N, S) label to a traced function whose lengths change).
+
+    Args:
+        pred: probabilities (not log-probabilities) of shape (T, N, C), class ``blank``
+            included.
+        pred_lengths: the number of valid steps of each sequence, shape (N,), in [1, T].
+        label: the labels without blanks, (N, S) padded, or (sum(label_lengths),)
+            concatenated.
+        label_lengths: the length of each label sequence, shape (N,), at least 1.
+        blank: the blank class.
+        reduction: "mean" (each loss divided by its label length, then averaged), "sum" or
+            "none".
+
+    Returns:
+        the loss: a scalar Tensor, or one of shape (N,) for "none".
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> pred = np.array([[[0.1, 0.9], [0.9, 0.1]], [[0.7, 0.3], [0.3, 0.7]]], "float32")
+        >>> loss = F.loss.ctc_loss(pred, np.array([2, 2]), np.array([1, 1]), np.array([1, 1]))
+        >>> # sample 0: -log(0.9 * 0.7 + 0.9 * 0.3 + 0.1 * 0.3); sample 1: -log(0.73); their mean
+        >>> round(float(loss.numpy()), 4)
+        0.1936
+    """
+    fname = "ctc_loss"
+    p = as_tensor(pred)
+    if p._dtype_name not in ("float32", "float16", "bfloat16"):
+        raise TypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
+    if p.ndim != 3:
+        raise ValueError(f"{fname}: pred must be (T, N, C), got {p.shape}")
+    steps, n, classes = p.shape
+    pl_t = as_tensor(pred_lengths).astype("int32").reshape(-1)
+    ll_t = as_tensor(label_lengths).astype("int32").reshape(-1)
+    # read only to check them (and to unpack a concatenated label)
+    pl, ll = pl_t.numpy().astype(np.int64), ll_t.numpy().astype(np.int64)
+    if pl.size != n or ll.size != n:
+        raise ValueError(
+            f"{fname}: pred_lengths {pl.size} and label_lengths {ll.size} entries must match the "
+            f"batch size {n}"
+        )
+    if not 0 <= blank < classes:
+        raise ValueError(f"{fname}: blank {blank} is not a class of pred's {classes}")
+    if n and (pl.min() < 1 or pl.max() > steps):
+        raise ValueError(f"{fname}: pred_lengths must lie in [1, {steps}], got {pl.tolist()}")
+    if n and ll.min() < 1:
+        raise ValueError(f"{fname}: label_lengths must be at least 1, got {ll.tolist()}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{fname}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+    lab = as_tensor(label).astype("int32")
+    if lab.ndim == 1:  # concatenated: unpack into (N, max length), padded with blanks
+        if lab.shape[0] != ll.sum():
+            raise ValueError(
+                f"{fname}: a concatenated label has {lab.shape[0]} entries, label_lengths sum "
+                f"to {ll.sum()}"
+            )
+        width = int(ll.max())
+        starts = np.concatenate([[0], np.cumsum(ll)[:-1]])
+        cols = np.arange(width)
+        idx = np.where(cols < ll[:, None], starts[:, None] + cols, lab.shape[0])
+        padded = concat([lab, full((1,), blank, dtype="int32")])
+        lab = padded[as_tensor(idx.astype(np.int32))]
+    elif lab.ndim != 2 or lab.shape[0] != n:
+        raise ValueError(f"{fname}: label must be (N, S) or concatenated, got {lab.shape}")
+    elif ll.max() > lab.shape[1]:
+        raise ValueError(f"{fname}: label_lengths {ll.tolist()} exceed the label's {lab.shape[1]}")
+    width = lab.shape[1]
+    # The label with a blank before, between and after its symbols: (N, 2S + 1).
+    blanks = full((n, width), blank, dtype="int32")
+    ext = concat([stack([blanks, lab], axis=2).reshape(n, 2 * width), blanks[:, :1]], axis=1)
+    size = 2 * width + 1
+    tiny = np.finfo(np.float32).tiny
+    floor = float(np.log(tiny))
+    # log p of each extended symbol at each step: (T, N, L)
+    index = broadcast_to(ext.reshape(1, n, size), (steps, n, size))
+    logp = log(maximum(gather(p.astype("float32"), 2, index), tiny))
+    # a symbol may follow the one two places back when the two differ (so not on blanks)
+    skip = concat([full((n, 2), False, dtype="bool"), ext[:, 2:] != ext[:, :-2]], axis=1)
+    first = as_tensor(np.broadcast_to(np.arange(size) < 2, (n, size)).copy())
+    alpha = where(first, logp[0], floor)
+    ends = stack([2 * ll_t, 2 * ll_t - 1], axis=1)
+    last = pl_t - 1
+    loss = None
+    for t in range(steps):
+        if t:
+            # stay, or come from the previous symbol (the first position can only stay)
+            moved = concat([alpha[:, :1], logaddexp(alpha[:, 1:], alpha[:, :-1])], axis=1)
+            jumped = concat([moved[:, :2], logaddexp(moved[:, 2:], alpha[:, :-2])], axis=1)
+            alpha = where(skip, jumped, moved) + logp[t]
+        at_end = gather(alpha, 1, ends)
+        step_loss = where(last == t, -logaddexp(at_end[:, 0], at_end[:, 1]), 0.0)
+        loss = step_loss if loss is None else loss + step_loss
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return reduce(loss, "sum")
+    return (loss / ll_t.astype("float32")).mean()

@@ -28,7 +28,14 @@ from ..core.tensor.shape_dim import INTEGER_TYPES
 from ..distributed.group import WORLD
 from ..random.rng import _next_seed
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
-from .loss import binary_cross_entropy, cross_entropy, hinge_loss, l1_loss, square_loss
+from .loss import (  # noqa: F401 (ctc_loss: F.nn has it, F does not, as in MegEngine)
+    binary_cross_entropy,
+    cross_entropy,
+    ctc_loss,
+    hinge_loss,
+    l1_loss,
+    square_loss,
+)
 from .math import normalize
 from .metric import topk_accuracy
 

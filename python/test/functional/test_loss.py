@@ -226,3 +226,113 @@ def test_topk_accuracy_errors():
         F.topk_accuracy(randn(3, 5), np.zeros(4, np.int32))
     with pytest.raises(TypeError, match="topk_accuracy: target must be an integer"):
         F.topk_accuracy(randn(3, 5), np.zeros(3, np.float32))
+
+
+# ----------------------------------------------------------------------------- CTC
+
+
+def ctc_brute_force(p, steps, label, blank):
+    """-log of the summed probability of every alignment of ``steps`` steps that collapses to
+    ``label`` (repeats merged, then blanks dropped), by enumerating all C**steps paths."""
+    total = 0.0
+    for path in np.ndindex(*([p.shape[1]] * steps)):
+        merged = [c for i, c in enumerate(path) if i == 0 or c != path[i - 1]]
+        if [c for c in merged if c != blank] == list(label):
+            total += np.prod([p[t, c] for t, c in enumerate(path)], dtype=np.float64)
+    return -np.log(total)
+
+
+def softmax_probs(*shape):
+    e = np.exp(randn(*shape).astype(np.float64))
+    return (e / e.sum(-1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("blank", [0, 2])
+def test_ctc_loss_is_the_sum_over_alignments(reduction, blank):
+    p = softmax_probs(5, 4, 3)  # (T, N, C)
+    pred_lengths = np.array([5, 3, 4, 5], np.int32)
+    symbols = [c for c in range(3) if c != blank]
+    label = np.array(
+        [[symbols[0], symbols[1]], [symbols[1], 0], [symbols[0]] * 2, [symbols[1]] * 2]
+    )
+    label[1, 1] = symbols[0]  # padding beyond label_lengths is never read
+    label_lengths = np.array([2, 1, 2, 1], np.int32)
+    want = np.array(
+        [
+            ctc_brute_force(p[:, i], pred_lengths[i], label[i, : label_lengths[i]], blank)
+            for i in range(4)
+        ]
+    )
+    got = F.loss.ctc_loss(p, pred_lengths, label, label_lengths, blank, reduction)
+    if reduction == "mean":
+        want = (want / label_lengths).mean()
+    np.testing.assert_allclose(got.numpy(), reduce_ref(want, reduction), rtol=1e-5)
+    # the same labels concatenated
+    flat = np.concatenate([label[i, : label_lengths[i]] for i in range(4)])
+    again = F.nn.ctc_loss(p, pred_lengths, flat, label_lengths, blank, reduction)
+    np.testing.assert_allclose(again.numpy(), got.numpy(), rtol=1e-6)
+
+
+def test_ctc_loss_known_values():
+    # MegEngine 1.13's docstring example, and what it gives when no alignment fits: the
+    # probabilities are floored at float32's smallest normal before the log, not -inf.
+    pred = [[[0.0614, 0.9386], [0.8812, 0.1188]], [[0.699, 0.301], [0.2572, 0.7428]]]
+    loss = F.nn.ctc_loss(
+        mge.Tensor(pred), mge.Tensor([2, 2]), mge.Tensor([1, 1]), mge.Tensor([1, 1])
+    )
+    np.testing.assert_allclose(loss.numpy(), 0.1504417, rtol=1e-6)
+    p = np.full((2, 1, 3), 1 / 3, np.float32)  # "1 1" needs three steps, there are two
+    loss = F.loss.ctc_loss(p, np.array([2]), np.array([[1, 1]]), np.array([2]), 2, "none")
+    np.testing.assert_allclose(loss.numpy(), [87.04887], rtol=1e-6)
+    assert not hasattr(F, "ctc_loss")  # F.nn and F.loss have it, F does not (as MegEngine)
+
+
+def test_ctc_loss_errors():
+    p = softmax_probs(3, 2, 4)
+    ok = {
+        "pred_lengths": np.array([3, 3]),
+        "label": np.array([[1], [2]]),
+        "label_lengths": np.array([1, 1]),
+    }
+    with pytest.raises(ValueError, match=r"pred must be \(T, N, C\)"):
+        F.loss.ctc_loss(p[0], **ok)
+    with pytest.raises(ValueError, match="batch size 2"):
+        F.loss.ctc_loss(p, np.array([3]), ok["label"], ok["label_lengths"])
+    with pytest.raises(ValueError, match=r"pred_lengths must lie in \[1, 3\]"):
+        F.loss.ctc_loss(p, np.array([4, 3]), ok["label"], ok["label_lengths"])
+    with pytest.raises(ValueError, match="label_lengths must be at least 1"):
+        F.loss.ctc_loss(p, ok["pred_lengths"], ok["label"], np.array([0, 1]))
+    with pytest.raises(ValueError, match="exceed"):
+        F.loss.ctc_loss(p, ok["pred_lengths"], ok["label"], np.array([2, 1]))
+    with pytest.raises(ValueError, match="concatenated label has 3 entries"):
+        F.loss.ctc_loss(p, ok["pred_lengths"], np.array([1, 2, 3]), np.array([1, 1]))
+    with pytest.raises(ValueError, match="blank 4"):
+        F.loss.ctc_loss(p, **ok, blank=4)
+    with pytest.raises(ValueError, match="reduction"):
+        F.loss.ctc_loss(p, **ok, reduction="avg")
+    with pytest.raises(TypeError, match="float"):
+        F.loss.ctc_loss(np.ones((3, 2, 4), np.int32), **ok)
+
+
+def test_ctc_loss_grad():
+    lengths, label = np.array([4, 3]), np.array([[1, 2], [2, 2]])
+    check_grad(
+        lambda p: F.loss.ctc_loss(p, lengths, label, np.array([2, 2]), reduction="sum"),
+        softmax_probs(4, 2, 3),
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
+def test_ctc_loss_traced_follows_the_lengths():
+    from megengine.jit import trace
+
+    traced = trace(lambda p, pl, lab, ll: F.loss.ctc_loss(p, pl, lab, ll))
+    p, label = softmax_probs(4, 2, 3), np.array([[1, 2], [2, 1]], np.int32)
+    for pl, ll in (([4, 3], [2, 1]), ([4, 3], [2, 1]), ([2, 4], [1, 2]), ([1, 1], [1, 1])):
+        args = (p, np.array(pl, np.int32), label, np.array(ll, np.int32))
+        want = F.loss.ctc_loss(*args)
+        got = traced(*(mge.Tensor(a) for a in args))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert traced._mode == "graph"
