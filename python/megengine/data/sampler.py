@@ -1,6 +1,7 @@
 """Samplers: which dataset items go into each batch, and on which rank."""
 
 import collections.abc
+import itertools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -304,12 +305,15 @@ class StreamSampler(Sampler):
         batch_size: number of items per batch.
 
     Returns:
-        An endless iterable; each element is ``range(batch_size)``.
+        An endless iterable of batches: lists of ``batch_size`` consecutive indices from
+        :meth:`sample` (the loader only counts them; a subclass may override ``sample``, as in
+        MegEngine).
 
     Examples:
+        >>> from itertools import islice
         >>> from megengine.data import StreamSampler
-        >>> list(next(iter(StreamSampler(batch_size=3))))
-        [0, 1, 2]
+        >>> list(islice(StreamSampler(batch_size=3), 2))
+        [[0, 1, 2], [3, 4, 5]]
     """
 
     def __init__(self, batch_size=1):
@@ -317,10 +321,33 @@ class StreamSampler(Sampler):
         self.batch_size = int(batch_size)
 
     def __iter__(self):
-        return self
+        return self.batch()
 
-    def __next__(self):
-        return range(self.batch_size)
+    def batch(self):
+        """The batches: :meth:`sample`'s indices, ``batch_size`` at a time.
+
+        Examples:
+            >>> from megengine.data import StreamSampler
+            >>> next(StreamSampler(batch_size=2).batch())
+            [0, 1]
+        """
+        batch = []
+        for index in self.sample():
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+
+    def sample(self):
+        """The endless index stream 0, 1, 2, ...
+
+        Examples:
+            >>> from itertools import islice
+            >>> from megengine.data import StreamSampler
+            >>> list(islice(StreamSampler().sample(), 3))
+            [0, 1, 2]
+        """
+        return itertools.count(0)
 
     def __len__(self):
         raise TypeError("a StreamSampler is endless and has no length")
@@ -341,6 +368,19 @@ class Infinite(Sampler):
         >>> list(islice(Infinite(SequentialSampler(range(3), batch_size=2)), 4))
         [[0, 1], [2], [0, 1], [2]]
     """
+
+    def sample(self):
+        """Not supported, as in MegEngine: an Infinite sampler only repeats batches.
+
+        Examples:
+            >>> from megengine.data import Infinite, SequentialSampler
+            >>> try:
+            ...     Infinite(SequentialSampler(range(3))).sample()
+            ... except NotImplementedError as e:
+            ...     print(e)
+            sample method not supported in Infinite
+        """
+        raise NotImplementedError("sample method not supported in Infinite")
 
     def __init__(self, sampler):
         if not isinstance(sampler, MapSampler):

@@ -56,6 +56,7 @@ __all__ = [
     "dropout",
     "embedding",
     "gelu",
+    "general_norm",
     "group_norm",
     "hinge_loss",
     "hsigmoid",
@@ -1090,6 +1091,58 @@ def instance_norm(inp, affine, weight=None, bias=None, eps=1e-5):
     if x.ndim < 2:
         raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
     return _group_norm(fname, x, x.shape[1], affine, weight, bias, eps, keep_dtype=True)
+
+
+def general_norm(inp, normalized_axis, affine=True, weight=None, bias=None, eps=1e-5):
+    """Normalisation over the given axes together: ``(x - mean) / sqrt(var + eps)``, the
+    statistics taken over ``normalized_axis`` (biased variance), then ``* weight + bias``
+    with weight and bias of the normalised axes' shape.
+
+    Args:
+        inp: input tensor.
+        normalized_axis: an axis or ascending axes (negative counts from the end).
+        affine: whether weight and bias scale and shift the result.
+        weight: scale of the normalised axes' shape, required when affine.
+        bias: shift of the normalised axes' shape, required when affine.
+        eps: added to the variance before the square root.
+
+    Returns:
+        a Tensor of inp's shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.array([[1.0, 2.0], [3.0, 6.0]], "float32")
+        >>> F.nn.general_norm(x, 0, False, eps=0.0).numpy().tolist()
+        [[-1.0, -1.0], [1.0, 1.0]]
+    """
+    fname = "general_norm"
+    x = _float_input(inp, fname)
+    axes = [normalized_axis] if isinstance(normalized_axis, (int, np.integer)) else normalized_axis
+    axes = [int(a) + x.ndim if a < 0 else int(a) for a in axes]
+    if not axes:
+        raise ValueError(f"{fname}: normalized_axis is empty")
+    if axes != sorted(set(axes)) or not 0 <= axes[0] <= axes[-1] < x.ndim:
+        raise ValueError(
+            f"{fname}: normalized_axis {normalized_axis!r} must be distinct ascending axes of an "
+            f"input with {x.ndim} dims"
+        )
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    y = centred / ((centred * centred).mean(axis=axes, keepdims=True) + eps) ** 0.5
+    if not affine:
+        return y
+    if weight is None or bias is None:
+        raise ValueError(f"{fname}: affine=True needs weight and bias")
+    sizes = tuple(x.shape[a] for a in axes)
+    shape = tuple(x.shape[i] if i in axes else 1 for i in range(x.ndim))
+    w, b = as_tensor(weight), as_tensor(bias)
+    for name, t in (("weight", w), ("bias", b)):
+        if tuple(t.shape) != sizes:
+            raise ValueError(
+                f"{fname}: {name} {tuple(t.shape)} must have the normalised shape {sizes}"
+            )
+    return y * w.reshape(shape) + b.reshape(shape)
 
 
 def local_response_norm(inp, kernel_size=5, k=2.0, alpha=1e-4, beta=0.75):

@@ -23,7 +23,7 @@ from .linear import Linear, LinearRelu
 from .linear_bn import LinearBn1d, LinearBnRelu1d
 from .module import Module
 from .multiheadattn import MultiHeadAttention
-from .normalization import GroupNorm, InstanceNorm, LayerNorm, LocalResponseNorm
+from .normalization import GeneralNorm, GroupNorm, InstanceNorm, LayerNorm, LocalResponseNorm
 from .padding import Pad
 from .pixel_shuffle import PixelShuffle
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
@@ -56,6 +56,7 @@ __all__ = [
     "Dropout",
     "Elemwise",
     "Embedding",
+    "GeneralNorm",
     "GroupNorm",
     "Identity",
     "InstanceNorm",

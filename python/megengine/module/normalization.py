@@ -1,15 +1,26 @@
-"""LayerNorm, GroupNorm and InstanceNorm."""
+"""LayerNorm, GroupNorm, InstanceNorm, GeneralNorm and LocalResponseNorm."""
 
 import numpy as np
 
 from .. import functional as F
 from ..tensor import Parameter
+from . import init
 from .module import Module
 
-__all__ = ["GroupNorm", "InstanceNorm", "LayerNorm", "LocalResponseNorm"]
+__all__ = ["GeneralNorm", "GroupNorm", "InstanceNorm", "LayerNorm", "LocalResponseNorm"]
 
 
-class GroupNorm(Module):
+class _AffineNorm(Module):
+    """A normalisation whose optional affine weight starts at ones and bias at zeros."""
+
+    def reset_parameters(self):
+        """Sets the weight to ones and the bias to zeros (when the module is affine)."""
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+
+class GroupNorm(_AffineNorm):
     """Group normalisation: the channels split into ``num_groups`` groups, each normalised per
     sample together with the spatial axes; weight (C,) starts at ones, bias (C,) at zeros.
 
@@ -54,7 +65,7 @@ class GroupNorm(Module):
         )
 
 
-class InstanceNorm(Module):
+class InstanceNorm(_AffineNorm):
     """Instance normalisation: every (sample, channel) normalised over its spatial axes;
     weight (C,) starts at ones, bias (C,) at zeros.
 
@@ -89,7 +100,7 @@ class InstanceNorm(Module):
         return f"channels={self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
-class LayerNorm(Module):
+class LayerNorm(_AffineNorm):
     """Layer normalisation over the trailing axes given by ``normalized_shape``; weight and bias
     of that shape start at ones and zeros.
 
@@ -160,3 +171,71 @@ class LocalResponseNorm(Module):
 
     def _module_info_string(self):
         return f"kernel_size={self.kernel_size}, k={self.k}, alpha={self.alpha}, beta={self.beta}"
+
+
+class GeneralNorm(_AffineNorm):
+    """Normalisation over any axes: :func:`~.functional.nn.general_norm` with a learned
+    weight and bias of the normalised axes' shape (ones and zeros at first).
+
+    Args:
+        normalized_shape: the sizes of the normalised axes, in their order; required when
+            ``affine``.
+        normalized_axis: the axes normalised together, ascending (negative counts from the
+            end).
+        eps: added to the variance before the square root.
+        affine: whether to learn the weight and bias.
+        kwargs: ``name`` of the module.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> m = M.GeneralNorm((2, 4), (0, 2))
+        >>> y = m(mge.Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4)))
+        >>> y.shape, m.weight.shape
+        ((2, 3, 4), (2, 4))
+        >>> float(np.round(y.numpy()[:, 0].mean(), 6))
+        0.0
+    """
+
+    def __init__(self, normalized_shape=None, normalized_axis=0, eps=1e-05, affine=True, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(normalized_axis, (int, np.integer)):
+            normalized_axis = (int(normalized_axis),)
+        if isinstance(normalized_shape, (int, np.integer)):
+            normalized_shape = (int(normalized_shape),)
+        self.eps = eps
+        self.affine = affine
+        self.normalized_axis = tuple(normalized_axis)
+        self.normalized_shape = None if normalized_shape is None else tuple(normalized_shape)
+        if len(set(self.normalized_axis)) != len(self.normalized_axis):
+            raise ValueError(f"GeneralNorm: normalized_axis {self.normalized_axis} repeats an axis")
+        if affine:
+            if self.normalized_shape is None:
+                raise ValueError("GeneralNorm: affine=True needs normalized_shape")
+            if len(self.normalized_shape) != len(self.normalized_axis):
+                raise ValueError(
+                    f"GeneralNorm: normalized_shape {self.normalized_shape} and normalized_axis "
+                    f"{self.normalized_axis} must have as many entries"
+                )
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=np.float32))
+            self.bias = Parameter(np.zeros(self.normalized_shape, dtype=np.float32))
+        else:
+            self.weight = self.bias = None
+
+    def forward(self, x):
+        axes = [a + x.ndim if a < 0 else a for a in self.normalized_axis]
+        if self.normalized_shape is not None:
+            sizes = tuple(x.shape[a] for a in axes if 0 <= a < x.ndim)
+            if sizes != self.normalized_shape:
+                raise ValueError(
+                    f"GeneralNorm: input {tuple(x.shape)} has sizes {sizes} on axes {tuple(axes)}, "
+                    f"the module was made for {self.normalized_shape}"
+                )
+        return F.nn.general_norm(x, axes, self.affine, self.weight, self.bias, self.eps)
+
+    def _module_info_string(self):
+        return (
+            f"normalized_shape={self.normalized_shape}, normalized_axis={self.normalized_axis}, "
+            f"eps={self.eps}, affine={self.affine}"
+        )

@@ -136,12 +136,22 @@ def test_infinite_repeats_epochs():
     assert len(inf) == np.iinfo(np.int64).max
     with pytest.raises(TypeError):
         Infinite(StreamSampler(2))
+    with pytest.raises(NotImplementedError, match="not supported in Infinite"):
+        inf.sample()
 
 
 def test_stream_sampler():
     s = StreamSampler(batch_size=4)
     it = iter(s)
-    assert list(next(it)) == [0, 1, 2, 3] and list(next(it)) == [0, 1, 2, 3]
+    # MegEngine's: consecutive indices from sample(), batch_size at a time
+    assert next(it) == [0, 1, 2, 3] and next(it) == [4, 5, 6, 7]
+    assert next(iter(s)) == [0, 1, 2, 3]  # each iteration starts a new stream
+
+    class Evens(StreamSampler):
+        def sample(self):
+            return iter(range(0, 10, 2))
+
+    assert list(Evens(batch_size=2)) == [[0, 2], [4, 6]]  # the incomplete last batch is dropped
     with pytest.raises(TypeError):
         len(s)
     with pytest.raises(ValueError):

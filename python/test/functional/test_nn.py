@@ -634,6 +634,46 @@ def test_layer_group_norm_grad():
     )
 
 
+@pytest.mark.parametrize("axes", [(0, 1), (1, 3), (-1,), (0, 2, 3), 2])
+def test_general_norm(axes):
+    x = randn(2, 3, 4, 5)
+    ax = tuple(a % 4 for a in ((axes,) if isinstance(axes, int) else axes))
+    sizes = tuple(x.shape[a] for a in ax)
+    w, b = randn(*sizes), randn(*sizes)
+    x64 = x.astype(np.float64)
+    norm = (x64 - x64.mean(ax, keepdims=True)) / np.sqrt(x64.var(ax, keepdims=True) + 1e-5)
+    shape = [x.shape[i] if i in ax else 1 for i in range(4)]
+    want = norm * w.reshape(shape) + b.reshape(shape)
+    np.testing.assert_allclose(F.nn.general_norm(x, axes, True, w, b).numpy(), want, atol=1e-5)
+    got = F.general_norm(x, axes, affine=False, eps=1e-5)
+    np.testing.assert_allclose(got.numpy(), norm, atol=1e-5)
+
+
+def test_general_norm_errors_and_grad():
+    x = randn(2, 3, 4)
+    with pytest.raises(ValueError, match="distinct ascending"):
+        F.nn.general_norm(x, (2, 0), False)
+    with pytest.raises(ValueError, match="distinct ascending"):
+        F.nn.general_norm(x, (1, -2), False)  # the same axis twice
+    with pytest.raises(ValueError, match="distinct ascending"):
+        F.nn.general_norm(x, 3, False)
+    with pytest.raises(ValueError, match="empty"):
+        F.nn.general_norm(x, (), False)
+    with pytest.raises(ValueError, match="needs weight and bias"):
+        F.nn.general_norm(x, 1)
+    with pytest.raises(ValueError, match=r"weight \(4,\) must have the normalised shape \(3,\)"):
+        F.nn.general_norm(x, 1, True, randn(4), randn(3))
+    check_grad(
+        lambda x, w, b: F.nn.general_norm(x, (0, 2), True, w, b),
+        randn(2, 3, 4),
+        randn(2, 4),
+        randn(2, 4),
+        wrt=(0, 1, 2),
+        rtol=5e-2,
+        atol=5e-3,
+    )
+
+
 def lrn_ref(x, n, k, alpha, beta):
     # Straight from the definition, one channel at a time (MegEngine's: alpha not divided by n).
     out = np.empty(x.shape, np.float64)

@@ -395,6 +395,30 @@ def test_layer_group_instance_norm():
 
 
 # --------------------------------------------------------------------------- dropout, lookup
+def test_general_norm_module_and_reset_parameters():
+    m = M.GeneralNorm((2, 4), (0, -1))
+    assert m.weight.shape == (2, 4) and m.bias.shape == (2, 4)
+    x = _rand(2, 3, 4)
+    m.weight._reset(_t(_rand(2, 4)))
+    m.bias._reset(_t(_rand(2, 4)))
+    want = np_norm(x, (0, 2), 1e-5) * m.weight.numpy()[:, None] + m.bias.numpy()[:, None]
+    _close(m(_t(x)), want)
+    with pytest.raises(ValueError, match=r"sizes \(2, 3\) on axes \(0, 1\)"):
+        M.GeneralNorm((2, 4), (0, 1))(_t(x))
+    with pytest.raises(ValueError, match="needs normalized_shape"):
+        M.GeneralNorm(None, 1)
+    with pytest.raises(ValueError, match="as many entries"):
+        M.GeneralNorm((2, 3), 0)
+    _close(M.GeneralNorm(None, (1, 2), affine=False)(_t(x)), np_norm(x, (1, 2), 1e-5))
+    # every affine normalisation resets its weight to ones and its bias to zeros
+    for norm in (m, M.LayerNorm(4), M.GroupNorm(1, 3), M.InstanceNorm(3)):
+        norm.weight._reset(_t(_rand(*norm.weight.shape)))
+        norm.bias._reset(_t(_rand(*norm.bias.shape)))
+        norm.reset_parameters()
+        assert (norm.weight.numpy() == 1).all() and (norm.bias.numpy() == 0).all()
+    M.LayerNorm(4, affine=False).reset_parameters()  # nothing to reset
+
+
 def test_local_response_norm_module():
     m = M.LocalResponseNorm(3, 1.0, 0.5, 1.5)
     assert (m.kernel_size, m.k, m.alpha, m.beta) == (3, 1.0, 0.5, 1.5)
