@@ -38,6 +38,7 @@ from .loss import (  # noqa: F401 (ctc_loss: F.nn has it, F does not, as in MegE
 )
 from .math import normalize
 from .metric import topk_accuracy
+from .sliding_window import sliding_window, sliding_window_transpose
 
 apply = _rt.apply
 
@@ -82,6 +83,8 @@ __all__ = [
     "relu6",
     "sigmoid",
     "silu",
+    "sliding_window",
+    "sliding_window_transpose",
     "softmax",
     "softplus",
     "square_loss",

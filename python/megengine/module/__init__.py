@@ -30,6 +30,7 @@ from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 from .quant_dequant import DequantStub, QuantStub
 from .rnn import LSTM, RNN, LSTMCell, RNNCell
 from .sequential import Sequential
+from .sliding_window import SlidingWindow, SlidingWindowTranspose
 
 __all__ = [
     "GELU",
@@ -80,6 +81,8 @@ __all__ = [
     "Sequential",
     "SiLU",
     "Sigmoid",
+    "SlidingWindow",
+    "SlidingWindowTranspose",
     "Softmax",
     "SyncBatchNorm",
     "init",
