@@ -28,6 +28,7 @@ from ..core.tensor.shape_dim import INTEGER_TYPES
 from ..distributed.group import WORLD
 from ..random.rng import _next_seed
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
+from .local_conv import local_conv2d
 from .loss import (  # noqa: F401 (ctc_loss: F.nn has it, F does not, as in MegEngine)
     binary_cross_entropy,
     cross_entropy,
@@ -69,6 +70,7 @@ __all__ = [
     "layer_norm",
     "leaky_relu",
     "linear",
+    "local_conv2d",
     "local_response_norm",
     "logsigmoid",
     "logsoftmax",

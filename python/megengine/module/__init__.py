@@ -2,6 +2,7 @@
 
 from . import init
 from .activation import GELU, LeakyReLU, PReLU, ReLU, Sigmoid, SiLU, Softmax
+from .batch_matmul_activation import BatchMatMulActivation
 from .batchnorm import BatchNorm1d, BatchNorm2d, SyncBatchNorm
 from .concat import Concat
 from .conv import (
@@ -21,6 +22,7 @@ from .embedding import Embedding
 from .identity import Identity
 from .linear import Linear, LinearRelu
 from .linear_bn import LinearBn1d, LinearBnRelu1d
+from .local_conv import LocalConv2d
 from .module import Module
 from .multiheadattn import MultiHeadAttention
 from .normalization import GeneralNorm, GroupNorm, InstanceNorm, LayerNorm, LocalResponseNorm
@@ -39,6 +41,7 @@ __all__ = [
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool2d",
     "AvgPool2d",
+    "BatchMatMulActivation",
     "BatchNorm1d",
     "BatchNorm2d",
     "Concat",
@@ -68,6 +71,7 @@ __all__ = [
     "LinearBn1d",
     "LinearBnRelu1d",
     "LinearRelu",
+    "LocalConv2d",
     "LocalResponseNorm",
     "MaxPool2d",
     "Module",

@@ -142,3 +142,18 @@ def test_get_pad_witdth():
     x = _rand(1, 1, 4, 4)
     want = F.conv2d(np.pad(x, m.get_pad_witdth(), mode="reflect"), m.weight, m.bias)
     np.testing.assert_allclose(m(mge.Tensor(x)).numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_batch_matmul_activation():
+    m = M.BatchMatMulActivation(3, 4, 5, nonlinear_mode="RELU")
+    assert m.weight.shape == (3, 5, 4) and m.bias.shape == (5,)
+    m.bias._reset(mge.Tensor(_rand(5)))
+    x = _rand(3, 4, 5)
+    want = np.maximum(np.einsum("boi,bik->bok", m.weight.numpy(), x) + m.bias.numpy(), 0)
+    np.testing.assert_allclose(m(mge.Tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+    m = M.BatchMatMulActivation(2, 3, 4, False)
+    x = _rand(2, 3, 1)
+    want = np.einsum("boi,bik->bok", m.weight.numpy(), x)
+    np.testing.assert_allclose(m(mge.Tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="nonlinear_mode"):
+        M.BatchMatMulActivation(2, 3, 4, nonlinear_mode="tanh")
