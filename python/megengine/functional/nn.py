@@ -27,6 +27,7 @@ from ..core.tensor.array_method import transpose as _dimshuffle
 from ..core.tensor.shape_dim import INTEGER_TYPES
 from ..distributed.group import WORLD
 from ..random.rng import _next_seed
+from .attention import multi_head_attention
 from .elemwise import gelu, hsigmoid, hswish, logsigmoid, relu, relu6, sigmoid, silu, softplus
 from .local_conv import local_conv2d
 from .loss import (  # noqa: F401 (ctc_loss: F.nn has it, F does not, as in MegEngine)
@@ -76,6 +77,7 @@ __all__ = [
     "logsoftmax",
     "logsumexp",
     "max_pool2d",
+    "multi_head_attention",
     "normalize",
     "one_hot",
     "pad",

@@ -1,6 +1,4 @@
-"""``MultiHeadAttention``, computed from batched matrix products and a softmax."""
-
-import math
+"""``MultiHeadAttention``: its parameters, and :func:`~.functional.nn.multi_head_attention`."""
 
 import numpy as np
 
@@ -100,26 +98,6 @@ class MultiHeadAttention(Module):
             values[0, self._weight_len :] = 0
             self.io_weight_bias._reset(Tensor(values))
 
-    def _unpack(self):
-        """(weight, bias) of the q, k, v and out projections, sliced from io_weight_bias."""
-        e, flat = self.embed_dim, self.io_weight_bias.reshape(-1)
-        ins = (e, self.kdim, self.vdim, e)
-        out, pos = [], 0
-        for n_in in ins:
-            out.append([flat[pos : pos + e * n_in].reshape(e, n_in), None])
-            pos += e * n_in
-        if self.bias:
-            for item in out:
-                item[1] = flat[pos : pos + e]
-                pos += e
-        return out
-
-    def _heads(self, x):
-        """(N, T, E) -> (N * heads, T, head_dim)."""
-        n, t = x.shape[0], x.shape[1]
-        x = x.reshape(n, t, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
-        return x.reshape(n * self.num_heads, t, self.head_dim)
-
     def forward(
         self,
         query,
@@ -152,42 +130,36 @@ class MultiHeadAttention(Module):
         Returns:
             (output (N, L, embed_dim), weights or None).
         """
-        if maybe_cudnn_style_mask:
-            raise ValueError("MultiHeadAttention: cudnn-style masks are not supported")
-        n, tgt, src = query.shape[0], query.shape[1], key.shape[1]
         dims = ((query, self.embed_dim), (key, self.kdim), (value, self.vdim))
-        if any(t.ndim != 3 or t.shape[2] != d or t.shape[0] != n for t, d in dims) or (
-            value.shape[1] != src
-        ):
+        if any(t.ndim != 3 or t.shape[2] != d for t, d in dims):
             raise ValueError(
                 f"MultiHeadAttention: query {tuple(query.shape)}, key {tuple(key.shape)} and "
                 f"value {tuple(value.shape)} must be (N, L, {self.embed_dim}), "
                 f"(N, S, {self.kdim}), (N, S, {self.vdim})"
             )
-        (wq, bq), (wk, bk), (wv, bv), (wo, bo) = self._unpack()
-        q = self._heads(F.linear(query, wq, bq)) * (1.0 / math.sqrt(self.head_dim))
-        k = self._heads(F.linear(key, wk, bk))
-        v = self._heads(F.linear(value, wv, bv))
-        if self.add_zero_attn:
-            zero = F.zeros((k.shape[0], 1, self.head_dim), dtype=k.dtype, device=k.device)
-            k, v = F.concat([k, zero], axis=1), F.concat([v, zero], axis=1)
-            src += 1
-        scores = F.matmul(q, k, transpose_b=True)  # (N * heads, L, S)
-        scores = self._mask(scores, attn_mask, key_padding_mask, is_causal, n, tgt, src)
-        weights = F.softmax(scores, axis=-1)
-        if self.training and self.attn_dropout > 0:
-            weights = F.dropout(weights, self.attn_dropout, training=True)
-        out = F.matmul(weights, v)  # (N * heads, L, head_dim)
-        out = out.reshape(n, self.num_heads, tgt, self.head_dim).transpose(0, 2, 1, 3)
-        out = F.linear(out.reshape(n, tgt, self.embed_dim), wo, bo)
-        if self.training and self.out_dropout > 0:
-            out = F.dropout(out, self.out_dropout, training=True)
-        if self.reslink:
-            out = out + query
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = weights.reshape(n, self.num_heads, tgt, src).mean(axis=1)
+        out, weights = F.nn.multi_head_attention(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.attn_dropout,
+            self.out_dropout,
+            self.io_weight_bias,
+            qbias=self.bias,
+            kbias=self.bias,
+            vbias=self.bias,
+            obias=self.bias,
+            add_zero_attn=self.add_zero_attn,
+            key_padding_mask=key_padding_mask,
+            attn_mask=attn_mask,
+            need_weights=need_weights,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+            maybe_cudnn_style_mask=maybe_cudnn_style_mask,
+            reslink=self.reslink,
+            training=self.training,
+        )
         return out, weights
 
     def _module_info_string(self):
@@ -196,35 +168,3 @@ class MultiHeadAttention(Module):
             f"attn_dropout={self.attn_dropout}, out_dropout={self.out_dropout}, "
             f"bias={self.bias}, kdim={self.kdim}, vdim={self.vdim}"
         )
-
-    def _mask(self, scores, attn_mask, key_padding_mask, is_causal, n, tgt, src):
-        heads = self.num_heads
-        if attn_mask is None and is_causal:
-            attn_mask = Tensor(np.triu(np.ones((tgt, src), dtype=bool), k=1))
-        pad = src - (src - 1 if self.add_zero_attn else src)
-        if attn_mask is not None:
-            attn_mask = _additive(attn_mask, pad, scores.dtype)
-            if attn_mask.ndim == 2:
-                attn_mask = attn_mask.reshape(1, tgt, src)
-            scores = scores + attn_mask
-        if key_padding_mask is not None:
-            kpm = _additive(key_padding_mask, pad, scores.dtype)
-            if tuple(kpm.shape) != (n, src):
-                raise ValueError(
-                    f"MultiHeadAttention: key_padding_mask must be (N, S) = ({n}, {src}), got "
-                    f"{tuple(kpm.shape)}"
-                )
-            scores = scores.reshape(n, heads, tgt, src) + kpm.reshape(n, 1, 1, src)
-            scores = scores.reshape(n * heads, tgt, src)
-        return scores
-
-
-def _additive(mask, pad, dtype):
-    """A bool mask (True = ignore) as 0 / -inf, a float mask as it is; ``pad`` zero columns
-    appended on the last axis (for add_zero_attn)."""
-    m = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
-    if m.dtype == bool:
-        m = np.where(m, -np.inf, 0.0).astype(np.float32)
-    if pad:
-        m = np.concatenate([m, np.zeros(m.shape[:-1] + (pad,), m.dtype)], axis=-1)
-    return Tensor(m.astype(np.float32)).astype(dtype)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import megengine as mge
+import megengine.functional as F
 import megengine.module as M
 from megengine.autodiff import GradManager
 
@@ -744,6 +745,45 @@ def test_multi_head_attention():
         M.MultiHeadAttention(6, 4)
     with pytest.raises(ValueError, match="must be"):
         m(_t(q), _t(q), _t(v))
+
+
+def test_multi_head_attention_functional():
+    m = M.MultiHeadAttention(8, 2, kdim=6, vdim=5)
+    q, k, v = _rand(2, 3, 8), _rand(2, 4, 6), _rand(2, 4, 5)
+    w = m.io_weight_bias
+    out, weights = F.nn.multi_head_attention(
+        q, k, v, 8, 2, 0.0, 0.0, w, 8, 8, 8, 8, True, True, True, True, need_weights=True
+    )
+    want, want_w = np_mha(m, q, k, v)
+    _close(out, want)
+    _close(weights, want_w)
+    assert F.multi_head_attention is F.nn.multi_head_attention
+    # add_zero_attn and is_causal together: the zero step is never masked
+    z = M.MultiHeadAttention(8, 2, bias=False, add_zero_attn=True)
+    x = _rand(2, 3, 8)
+    _got, p = z(_t(x), _t(x), _t(x), need_weights=True, is_causal=True)
+    assert (
+        p.shape == (4, 3, 4)
+        and (p.numpy()[:, 0, 1:3] == 0).all()
+        and (p.numpy()[:, :, 3] > 0).all()
+    )
+    bad = {
+        "query": q,
+        "key": k,
+        "value": v,
+        "embed_dim": 8,
+        "num_heads": 2,
+        "attn_drop": 0.0,
+        "out_drop": 0.0,
+    }
+    with pytest.raises(ValueError, match="kproj_size=4 is not supported"):
+        F.nn.multi_head_attention(**bad, io_weight_bias=w, kproj_size=4)
+    with pytest.raises(ValueError, match="bias flags must agree"):
+        F.nn.multi_head_attention(**bad, io_weight_bias=w, qbias=True)
+    with pytest.raises(ValueError, match="bias_k and bias_v"):
+        F.nn.multi_head_attention(**bad, io_weight_bias=w, bias_k=_t(_rand(1, 1, 8)))
+    with pytest.raises(ValueError, match=r"io_weight_bias has \d+ values"):
+        F.nn.multi_head_attention(**bad, io_weight_bias=w)  # the biases are in w, flags say none
 
 
 # --------------------------------------------------------------------------- edge inputs
