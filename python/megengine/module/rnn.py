@@ -179,7 +179,7 @@ class _RNNBase(Module):
         self.num_directions = 2 if bidirectional else 1
         self.proj_size = proj_size
         self.cells = [
-            [self._create_cell(layer) for _ in range(self.num_directions)]
+            [self.create_cell(layer) for _ in range(self.num_directions)]
             for layer in range(num_layers)
         ]
 
@@ -215,6 +215,25 @@ class _RNNBase(Module):
             )
         if self.batch_first:
             input = input.transpose((1, 0, 2))
+        if hx is None:  # zeros of the input's dtype and device (init_hidden gives float32)
+            hx = self._stack_finals(self._initial_states(None, input.shape[1], input))
+        output, h = self.apply_op(input, hx)
+        if self.batch_first:
+            output = output.transpose((1, 0, 2))
+        return output, h
+
+    def apply_op(self, input, hx):
+        """Runs the layers over a (seq_len, batch, input_size) input from the initial state
+        ``hx`` (as :meth:`init_hidden` shapes it); returns (output, final state), as
+        MegEngine's.
+
+        Args:
+            input: the sequence, time first.
+            hx: the initial state.
+
+        Returns:
+            (output (seq_len, batch, num_directions * hidden_size), final state).
+        """
         seq_len, batch = input.shape[0], input.shape[1]
         states = self._initial_states(hx, batch, input)
         layer_in = [input[t] for t in range(seq_len)]
@@ -228,7 +247,7 @@ class _RNNBase(Module):
                 seq = [None] * seq_len
                 for t in steps:
                     state = cell(layer_in[t], state)
-                    seq[t] = self._hidden(state)
+                    seq[t] = self.get_output_from_hidden(state)
                 outs.append(seq)
                 finals.append(state)
             if self.num_directions == 2:
@@ -243,9 +262,20 @@ class _RNNBase(Module):
         else:
             width = self.num_directions * self.hidden_size
             output = F.zeros((0, batch, width), dtype=input.dtype, device=input.device)
-        if self.batch_first:
-            output = output.transpose((1, 0, 2))
         return output, self._stack_finals(finals)
+
+    def init_hidden(self, batch_size):
+        """The zero initial state for ``batch_size`` sequences, float32 as MegEngine's:
+        (num_layers * num_directions, batch_size, hidden_size) (a pair of them for LSTM).
+
+        Args:
+            batch_size: the number of sequences.
+
+        Returns:
+            the state.
+        """
+        shape = (self.num_layers * self.num_directions, batch_size, self.hidden_size)
+        return self._pack_zero(F.zeros(shape))
 
     def _check_state(self, h, batch, what):
         want = (self.num_layers * self.num_directions, batch, self.hidden_size)
@@ -311,7 +341,20 @@ class RNN(_RNNBase):
             **kwargs,
         )
 
-    def _create_cell(self, layer):
+    def create_cell(self, layer):
+        """The RNNCell of ``layer`` (one per direction is made).
+
+        Args:
+            layer: the layer's index.
+
+        Returns:
+            a new RNNCell.
+
+        Examples:
+            >>> import megengine.module as M
+            >>> M.RNN(10, 20, 2, bidirectional=True).create_cell(1).input_size
+            40
+        """
         return RNNCell(self._layer_input(layer), self.hidden_size, self.bias, self.nonlinearity)
 
     def _initial_states(self, hx, batch, input):
@@ -321,8 +364,25 @@ class RNN(_RNNBase):
         self._check_state(hx, batch, "hx")
         return [hx[i] for i in range(n)]
 
-    def _hidden(self, state):
-        return state
+    def get_output_from_hidden(self, hx):
+        """The output part of a state: the state itself.
+
+        Args:
+            hx: a state.
+
+        Returns:
+            hx.
+
+        Examples:
+            >>> import megengine.module as M
+            >>> m = M.RNN(2, 3)
+            >>> m.get_output_from_hidden(m.init_hidden(4)).shape
+            (1, 4, 3)
+        """
+        return hx
+
+    def _pack_zero(self, zero):
+        return zero
 
     def _stack_finals(self, finals):
         return F.stack(finals, axis=0)
@@ -354,7 +414,20 @@ class LSTM(_RNNBase):
         ((6, 3, 20), (2, 3, 20), (2, 3, 20))
     """
 
-    def _create_cell(self, layer):
+    def create_cell(self, layer):
+        """The LSTMCell of ``layer`` (one per direction is made).
+
+        Args:
+            layer: the layer's index.
+
+        Returns:
+            a new LSTMCell.
+
+        Examples:
+            >>> import megengine.module as M
+            >>> M.LSTM(10, 20, 2).create_cell(1).input_size
+            20
+        """
         return LSTMCell(self._layer_input(layer), self.hidden_size, self.bias)
 
     def _initial_states(self, hx, batch, input):
@@ -367,8 +440,25 @@ class LSTM(_RNNBase):
         self._check_state(c, batch, "c_0")
         return [(h[i], c[i]) for i in range(n)]
 
-    def _hidden(self, state):
-        return state[0]
+    def get_output_from_hidden(self, hx):
+        """The output part of an (h, c) state: h.
+
+        Args:
+            hx: an (h, c) state.
+
+        Returns:
+            h.
+
+        Examples:
+            >>> import megengine.module as M
+            >>> m = M.LSTM(2, 3)
+            >>> m.get_output_from_hidden(m.init_hidden(4)).shape
+            (1, 4, 3)
+        """
+        return hx[0]
+
+    def _pack_zero(self, zero):
+        return (zero, F.zeros_like(zero))
 
     def _stack_finals(self, finals):
         return F.stack([s[0] for s in finals], axis=0), F.stack([s[1] for s in finals], axis=0)

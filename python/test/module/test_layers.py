@@ -678,6 +678,29 @@ def test_lstm():
         M.LSTM(5, 4, proj_size=2)
 
 
+def test_rnn_and_lstm_megengine_methods():
+    x = _rand(5, 2, 3)
+    for m in (M.RNN(3, 4, 2, bidirectional=True), M.LSTM(3, 4, 2)):
+        h0 = m.init_hidden(2)
+        states = h0 if isinstance(h0, tuple) else (h0,)
+        for s in states:
+            assert s.shape == (m.num_layers * m.num_directions, 2, 4) and s.dtype == np.float32
+            assert not s.numpy().any()
+        # apply_op is forward on a time-first input, from a given state
+        out, h = m.apply_op(_t(x), h0)
+        want_out, want_h = m(_t(x))
+        _close(out, want_out.numpy())
+        _close(m.get_output_from_hidden(h), m.get_output_from_hidden(want_h).numpy())
+        cell = m.create_cell(1)
+        assert cell.input_size == m.num_directions * 4 and cell.hidden_size == 4
+    lstm = M.LSTM(3, 4)
+    h, c = lstm.init_hidden(1)
+    assert lstm.get_output_from_hidden((h, c)) is h
+    rnn = M.RNN(3, 4)
+    h = rnn.init_hidden(1)
+    assert rnn.get_output_from_hidden(h) is h
+
+
 def test_lstm_trains_through_grad_manager():
     m = M.LSTM(3, 4)
     x = _t(_rand(5, 2, 3))
