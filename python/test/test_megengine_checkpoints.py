@@ -143,6 +143,38 @@ def test_megengine_module_state_dict_loads_into_a_module():
     np.testing.assert_array_equal(fc.bias.numpy(), VALUES["module_state_dict/0.bias"])
 
 
+class Recurrent(mge.module.Module):
+    # the model make_megengine_fixtures.py saved
+    def __init__(self):
+        super().__init__()
+        self.lstm = mge.module.LSTM(3, 4, 2, bidirectional=True)
+        self.rnn = mge.module.RNN(3, 5, 1, bias=False)
+
+    def forward(self, x):
+        return self.lstm(x)[0], self.rnn(x)[0]
+
+
+def test_megengine_rnn_checkpoint_computes_as_in_megengine():
+    # MegEngine's RNNs compute with _flatten_weights (their cells keep initial values): the
+    # loaded model must give MegEngine's outputs, not the stale cells' ones.
+    net = Recurrent()
+    net.load_state_dict(mge.load(fixture_path("recurrent_state_dict")))
+    io = np.load(os.path.join(HERE, "recurrent_outputs.npz"))
+    lstm, rnn = net(mge.Tensor(io["x"]))
+    np.testing.assert_allclose(lstm.numpy(), io["lstm"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rnn.numpy(), io["rnn"], rtol=1e-5, atol=1e-6)
+    # and what we save holds the same _flatten_weights, for MegEngine to load
+    again = net.state_dict()
+    for key in ("lstm._flatten_weights", "rnn._flatten_weights"):
+        np.testing.assert_array_equal(again[key], VALUES["recurrent_state_dict/" + key])
+    fresh = Recurrent()
+    fresh.load_state_dict(again)
+    np.testing.assert_array_equal(fresh(mge.Tensor(io["x"]))[0].numpy(), lstm.numpy())
+    bad = dict(again, **{"rnn._flatten_weights": np.zeros((5, 3), np.float32)})
+    with pytest.raises(ValueError, match="rnn._flatten_weights has 15 values"):
+        Recurrent().load_state_dict(bad)
+
+
 @pytest.mark.parametrize(
     "name,saved", [("tensor_cpu1", "cpu1:0"), ("tensor_float32", "xpux:0")], ids=str
 )

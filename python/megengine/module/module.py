@@ -504,6 +504,9 @@ class Module:
                 raise TypeError(
                     f"load_state_dict expects a dict or a callable, got {type(state_dict).__name__}"
                 )
+            state_dict = dict(state_dict)
+            for name, module in self.named_modules():
+                module._translate_state(name + "." if name else "", state_dict)
             closure = lambda name, _t: state_dict.get(name)
             unused = [k for k in state_dict if k not in own]
         not_loaded = []
@@ -531,6 +534,11 @@ class Module:
             # A channels-last tensor (amp.convert_module_format) stays channels-last.
             fmt = "nhwc" if t._channels_last and not t._auto_layout else "default"
             t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device, format=fmt))
+
+    def _translate_state(self, prefix, state):
+        """Rewrites, in place, entries of a state dict being loaded whose form differs from
+        this module's tensors (the keys under ``prefix`` are this module's); a hook for
+        modules whose MegEngine checkpoints hold their values in another layout."""
 
     # ----------------------------------------------------------------- printing
     def _module_info_string(self):

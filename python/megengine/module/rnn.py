@@ -183,6 +183,42 @@ class _RNNBase(Module):
             for layer in range(num_layers)
         ]
 
+    # MegEngine's RNN and LSTM run on one Parameter, ``_flatten_weights`` (its cells only
+    # initialise it, and keep their first values), so its checkpoints hold the trained values
+    # there: for each layer and direction weight_ih, weight_hh (row-major), then bias_ih and
+    # bias_hh when biased, all in one buffer of shape (gate rows, -1). Ours train the cells;
+    # state_dict adds the buffer for MegEngine to load, and load_state_dict reads it back.
+    def _cell_tensors(self):
+        names = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if self.bias else ())
+        for layer in range(self.num_layers):
+            for d in range(self.num_directions):
+                for name in names:
+                    yield f"cells.{layer}.{d}.{name}", getattr(self.cells[layer][d], name)
+
+    def _state_dict(self, rst, prefix, keep_var, seen):
+        super()._state_dict(rst, prefix, keep_var, seen)
+        if not keep_var:  # keep_var asks for the module's own tensors, and this is none
+            flat = np.concatenate([t.numpy().ravel() for _, t in self._cell_tensors()])
+            rst[prefix + "_flatten_weights"] = flat.reshape(self.cells[0][0].gate_hidden_size, -1)
+
+    def _translate_state(self, prefix, state):
+        flat = state.pop(prefix + "_flatten_weights", None)
+        if flat is None:
+            return
+        flat = (flat.numpy() if isinstance(flat, Tensor) else np.asarray(flat)).ravel()
+        tensors = list(self._cell_tensors())
+        total = sum(int(np.prod(t.shape)) for _, t in tensors)
+        if flat.size != total:
+            raise ValueError(
+                f"load_state_dict: {prefix}_flatten_weights has {flat.size} values, "
+                f"{type(self).__name__}({self._module_info_string()}) holds {total}"
+            )
+        pos = 0
+        for name, t in tensors:
+            n = int(np.prod(t.shape))
+            state[prefix + name] = flat[pos : pos + n].reshape(t.shape)
+            pos += n
+
     def _layer_input(self, layer):
         return self.input_size if layer == 0 else self.num_directions * self.hidden_size
 
