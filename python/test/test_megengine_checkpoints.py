@@ -141,6 +141,26 @@ def test_megengine_module_state_dict_loads_into_a_module():
     fc.load_state_dict({k[2:]: v for k, v in state.items() if k.startswith("0.")})
     np.testing.assert_array_equal(fc.weight.numpy(), VALUES["module_state_dict/0.weight"])
     np.testing.assert_array_equal(fc.bias.numpy(), VALUES["module_state_dict/0.bias"])
+    # the whole model, BatchNorm too: MegEngine saves its (1, C, 1, 1) tensors flattened
+    net = mge.module.Sequential(mge.module.Linear(3, 2), mge.module.BatchNorm1d(2))
+    net.load_state_dict(state)
+    for key in ("1.weight", "1.bias", "1.running_mean", "1.running_var"):
+        got = net.state_dict()[key]
+        assert got.shape == (2,)  # and saved flattened again, as MegEngine does
+        np.testing.assert_array_equal(got, VALUES["module_state_dict/" + key])
+    assert net[1].running_var.shape == (1, 2, 1, 1)
+
+
+def test_normalisation_state_is_flat_and_loads_from_either_shape():
+    ln = mge.module.LayerNorm((2, 3))
+    assert ln.state_dict()["weight"].shape == (6,)  # MegEngine's flattened form
+    ln.load_state_dict({"weight": np.arange(6, dtype=np.float32), "bias": np.zeros((2, 3))})
+    np.testing.assert_array_equal(ln.weight.numpy(), np.arange(6).reshape(2, 3))
+    bn = mge.module.BatchNorm2d(3)
+    bn.load_state_dict({k: np.full((1, 3, 1, 1), 2.0) for k in bn.state_dict()})
+    np.testing.assert_array_equal(bn.state_dict()["running_mean"], [2.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match="shape"):
+        bn.load_state_dict({k: np.ones(4) for k in bn.state_dict()})
 
 
 class Recurrent(mge.module.Module):

@@ -11,6 +11,7 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"]
 
 
 class _BatchNorm(Module):
+    _flat_state = True  # see Module._flat_state
     _ndims = ()
 
     def __init__(

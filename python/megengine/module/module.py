@@ -475,7 +475,10 @@ class Module:
         # once, so that a reference back up the tree ends the walk).
         seen.add(id(self))
         for name, t in self.named_tensors(recursive=False):
-            rst[prefix + name] = t if keep_var else t.numpy()
+            if keep_var:
+                rst[prefix + name] = t
+            else:
+                rst[prefix + name] = t.numpy().reshape(-1) if self._flat_state else t.numpy()
         for name, child in self.named_children():
             if id(child) not in seen:
                 child._state_dict(rst, prefix + name + ".", keep_var, seen)
@@ -535,10 +538,23 @@ class Module:
             fmt = "nhwc" if t._channels_last and not t._auto_layout else "default"
             t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device, format=fmt))
 
+    # MegEngine's state_dict gives the tensors of its normalisation modules (BatchNorm's are
+    # (1, C, 1, 1)) flattened, and its load_state_dict takes any shape of the same size there.
+    _flat_state = False
+
     def _translate_state(self, prefix, state):
         """Rewrites, in place, entries of a state dict being loaded whose form differs from
         this module's tensors (the keys under ``prefix`` are this module's); a hook for
         modules whose MegEngine checkpoints hold their values in another layout."""
+        if not self._flat_state:
+            return
+        for name, t in self.named_tensors(recursive=False):
+            value = state.get(prefix + name)
+            if value is None:
+                continue
+            value = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+            if value.shape != tuple(t.shape) and value.size == int(np.prod(t.shape)):
+                state[prefix + name] = value.reshape(t.shape)
 
     # ----------------------------------------------------------------- printing
     def _module_info_string(self):

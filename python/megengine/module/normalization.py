@@ -41,6 +41,8 @@ class GroupNorm(_AffineNorm):
         [[[-1.0], [1.0]]]
     """
 
+    _flat_state = True  # see Module._flat_state
+
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, **kwargs):
         super().__init__(**kwargs)
         if num_groups <= 0 or num_channels % num_groups != 0:
@@ -85,6 +87,8 @@ class InstanceNorm(_AffineNorm):
         [[[-1.0, 1.0]]]
     """
 
+    _flat_state = True  # see Module._flat_state
+
     def __init__(self, num_channels, eps=1e-5, affine=True, **kwargs):
         super().__init__(**kwargs)
         self.num_channels = num_channels
@@ -119,6 +123,8 @@ class LayerNorm(_AffineNorm):
         >>> np.round(m(x).numpy(), 3).tolist()
         [[-1.0, 1.0], [1.0, -1.0]]
     """
+
+    _flat_state = True  # see Module._flat_state
 
     def __init__(self, normalized_shape, eps=1e-5, affine=True, **kwargs):
         super().__init__(**kwargs)

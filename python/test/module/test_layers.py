@@ -364,8 +364,11 @@ def test_batchnorm_state_dict_round_trip():
     b.eval()
     y = _rand(2, 3, 2, 2)
     np.testing.assert_array_equal(a(_t(y)).numpy(), b(_t(y)).numpy())
+    # MegEngine's rule: any shape of the right size loads (its state_dict flattens them)
+    b.load_state_dict(dict(a.state_dict(), running_mean=np.zeros((1, 3, 1, 1), np.float32)))
+    assert not b.running_mean.numpy().any()
     with pytest.raises(ValueError, match="'running_mean' has shape"):
-        b.load_state_dict(dict(a.state_dict(), running_mean=np.zeros(3, np.float32)))
+        b.load_state_dict(dict(a.state_dict(), running_mean=np.zeros(4, np.float32)))
 
 
 def test_layer_group_instance_norm():
