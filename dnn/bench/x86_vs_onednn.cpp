@@ -627,6 +627,14 @@ int main(int argc, char** argv) {
     for (const ConvCase& c :
          {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
           ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
+          // ResNet-50's bottleneck 1x1 convolutions and the CIFAR MobileNet's pointwise ones
+          // (bench/bench_models.py), for the plain-gemm against blocked choice.
+          ConvCase{"conv 1x1 256->64 56x56 b32", 32, 256, 64, 56, 1, 1},
+          ConvCase{"conv 1x1 512->128 28x28 b32", 32, 512, 128, 28, 1, 1},
+          ConvCase{"conv 1x1 256->1024 14x14 b32", 32, 256, 1024, 14, 1, 1},
+          ConvCase{"conv 1x1 32->64 32x32 b32", 32, 32, 64, 32, 1, 1},
+          ConvCase{"conv 1x1 128->128 16x16 b32", 32, 128, 128, 16, 1, 1},
+          ConvCase{"conv 1x1 512->512 4x4 b32", 32, 512, 512, 4, 1, 1},
           ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 64 56x56 b1", 1, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},
