@@ -2,7 +2,10 @@
 //
 //   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10] [cpu|wall] [case...]
 //
-// Each further argument keeps only the cases whose name contains it ("depthwise", "matmul 256").
+// Each further argument keeps only the cases whose name contains it ("depthwise", "matmul 256");
+// the argument `ours-vs-raw` leaves out the convolutions' plain-NCHW primitive and new-weights
+// lines (several rounds of the depthwise cases on a loaded machine, where the plain primitives'
+// gemm took most of the run).
 //
 // `cpu` times each call by the process's CPU time instead of the wall clock: on a machine shared
 // with other work a descheduled thread inflates wall times several-fold while one thread's CPU
@@ -55,6 +58,7 @@ int g_repeat = 10;
 bool g_cpu_time = false;
 std::vector<std::string> g_only;  // substrings of the case names to run; empty: all
 std::string g_our_kernel;         // the kernel the last time_ours call ran
+bool g_extra_lines = true;        // the plain-NCHW and new-weights lines of the convolutions
 
 bool wanted(const std::string& name) {
     if (g_only.empty())
@@ -303,7 +307,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                        fpd.scratchpad_desc());
     double ours = time_ours<ConvolutionForward>(h, p, {xs, ws});
     report(name.c_str(), ours, raw, fpd.impl_info_str());
-    {
+    if (g_extra_lines) {
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
                                           dnnl::algorithm::convolution_direct, plain(src), any(wd),
                                           plain(dst), st, dil, pd, pd);
@@ -314,8 +318,9 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                       {DNNL_ARG_DST, plain(dst), ppd.dst_desc(), true}},
                      ppd.scratchpad_desc(), ppd.impl_info_str());
     }
-    report((name + ", new weights").c_str(),
-           time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw, fpd.impl_info_str());
+    if (g_extra_lines)
+        report((name + ", new weights").c_str(),
+               time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw, fpd.impl_info_str());
     auto bpd = plan(x86::ConvPass::backward_data, [&](dnnl::algorithm alg) {
         dnnl::convolution_backward_data::desc bd(alg, any(src), any(wd), any(dst), st, dil, pd, pd);
         return dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), eng, fpd);
@@ -328,7 +333,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                    bpd.scratchpad_desc());
     ours = time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs});
     report(name.c_str(), ours, raw, bpd.impl_info_str());
-    {
+    if (g_extra_lines) {
         dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
                                             dnnl::algorithm::convolution_direct, plain(src),
                                             any(wd), plain(dst), st, dil, pd, pd);
@@ -342,9 +347,10 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                       {DNNL_ARG_DIFF_SRC, plain(src), ppd.diff_src_desc(), true}},
                      ppd.scratchpad_desc(), ppd.impl_info_str());
     }
-    report((name + ", new weights").c_str(),
-           time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw,
-           bpd.impl_info_str());
+    if (g_extra_lines)
+        report((name + ", new weights").c_str(),
+               time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw,
+               bpd.impl_info_str());
     auto wpd = plan(x86::ConvPass::backward_filter, [&](dnnl::algorithm alg) {
         dnnl::convolution_backward_weights::desc wdsc(alg, any(src), any(wd), any(dst), st, dil, pd,
                                                       pd);
@@ -353,7 +359,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
     });
     name = std::string(c.name) + " bwd filter";
     ours = time_ours<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws});
-    {
+    if (g_extra_lines) {
         dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
                                             dnnl::algorithm::convolution_direct, plain(src),
                                             any(wd), plain(dst), st, dil, pd, pd);
@@ -611,8 +617,12 @@ int main(int argc, char** argv) {
     if (argc > 1)
         g_repeat = std::max(1, std::atoi(argv[1]));
     g_cpu_time = argc > 2 && std::string(argv[2]) == "cpu";
-    for (int i = 3; i < argc; ++i)
-        g_only.emplace_back(argv[i]);
+    for (int i = 3; i < argc; ++i) {
+        if (std::string(argv[i]) == "ours-vs-raw")
+            g_extra_lines = false;
+        else
+            g_only.emplace_back(argv[i]);
+    }
     if (!Handle::x86_available()) {
         std::puts("built without oneDNN: nothing to compare");
         return 0;
@@ -627,6 +637,14 @@ int main(int argc, char** argv) {
     for (const ConvCase& c :
          {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
           ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
+          // ResNet-50's bottleneck 1x1 convolutions and the CIFAR MobileNet's pointwise ones
+          // (bench/bench_models.py), for the plain-gemm against blocked choice.
+          ConvCase{"conv 1x1 256->64 56x56 b32", 32, 256, 64, 56, 1, 1},
+          ConvCase{"conv 1x1 512->128 28x28 b32", 32, 512, 128, 28, 1, 1},
+          ConvCase{"conv 1x1 256->1024 14x14 b32", 32, 256, 1024, 14, 1, 1},
+          ConvCase{"conv 1x1 32->64 32x32 b32", 32, 32, 64, 32, 1, 1},
+          ConvCase{"conv 1x1 128->128 16x16 b32", 32, 128, 128, 16, 1, 1},
+          ConvCase{"conv 1x1 512->512 4x4 b32", 32, 512, 512, 4, 1, 1},
           ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 64 56x56 b1", 1, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},

@@ -289,6 +289,106 @@ bool FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t
     return true;
 }
 
+// The stride-2 filter gradient sums tap 2 as diff shifted by one output against tap 0's
+// columns: tap 2 of output o reads the column that tap 0 of output o + 1 reads. An input row's
+// vector then costs two loads and two shuffles (taps 0 and 1) rather than four and three, and
+// each diff row one more load (the shifted one), whatever the number of input rows it meets.
+// Vector j's lanes are outputs 8j + kBlockLane[l], up to o' = ow for the shifted sum (one vector
+// more where N divides ow). Its masks: `in`, the loads from c0 = 16j - left and c0 + 8, to the
+// plane's columns up to 2 ow - left (tap 0 of o' = ow; tap 1's lanes end before it); `tap0`
+// and `tap2`, tap 0's lanes that meet diff (o < ow) and the shifted diff (o' >= 1), so that a
+// lane whose diff is zero reads no column (an infinity there would give NaN); `dv` and `dvs`,
+// the diff lanes loaded (memory order): o < ow, and 1 <= o' <= ow.
+struct S2GradColumn {
+    MF in[2], tap0, tap2, dv, dvs;
+    bool edge;
+};
+
+template <size_t R, bool kEdge>
+HWY_INLINE void S2GradTile(DF d, const DwSource& x, const S2GradColumn& col, const float* diff,
+                           ptrdiff_t diff_row, size_t oy0, size_t j, VF (&acc)[9]) {
+    VF dv[R], dvs[R];
+    for (size_t r = 0; r < R; ++r) {
+        const float* p = diff + static_cast<ptrdiff_t>(oy0 + r) * diff_row + j * N;
+        dv[r] = BlockOrder(kEdge ? hn::MaskedLoad(col.dv, d, p) : hn::LoadU(d, p));
+        dvs[r] = BlockOrder(kEdge ? hn::MaskedLoad(col.dvs, d, p - 1) : hn::LoadU(d, p - 1));
+    }
+    const ptrdiff_t y0 = static_cast<ptrdiff_t>(2 * oy0) - x.top;
+    const ptrdiff_t c0 = static_cast<ptrdiff_t>(2 * N * j) - x.left;
+    Unroll<2 * (R - 1) + 3>([&](auto I) NM_INLINE {
+        constexpr size_t i = decltype(I)::value;
+        const ptrdiff_t y = y0 + static_cast<ptrdiff_t>(i);
+        if (y < 0 || y >= static_cast<ptrdiff_t>(x.h))
+            return;
+        const float* s = x.data + y * x.row + c0;
+        const VF a = kEdge ? hn::MaskedLoad(col.in[0], d, s) : hn::LoadU(d, s);
+        const VF b = kEdge ? hn::MaskedLoad(col.in[1], d, s + N) : hn::LoadU(d, s + N);
+        const VF t0 = EvenInBlocks(a, b), t1 = OddInBlocks(a, b);
+        const VF t0a = kEdge ? hn::IfThenElseZero(col.tap0, t0) : t0;
+        const VF t0c = kEdge ? hn::IfThenElseZero(col.tap2, t0) : t0;
+        Unroll<R>([&](auto RR) NM_INLINE {
+            constexpr size_t r = decltype(RR)::value;
+            if constexpr (i >= 2 * r && i - 2 * r < 3) {
+                constexpr size_t k = (i - 2 * r) * 3;
+                acc[k] = hn::MulAdd(dv[r], t0a, acc[k]);
+                acc[k + 1] = hn::MulAdd(dv[r], t1, acc[k + 1]);
+                acc[k + 2] = hn::MulAdd(dvs[r], t0c, acc[k + 2]);
+            }
+        });
+    });
+}
+
+template <size_t R>
+HWY_INLINE void S2GradBand(DF d, const DwSource& x, const S2GradColumn* cols, size_t nvec,
+                           const float* diff, ptrdiff_t diff_row, size_t oy0, VF (&acc)[9]) {
+    for (size_t j = 0; j < nvec; ++j) {
+        if (cols[j].edge)
+            S2GradTile<R, true>(d, x, cols[j], diff, diff_row, oy0, j, acc);
+        else
+            S2GradTile<R, false>(d, x, cols[j], diff, diff_row, oy0, j, acc);
+    }
+}
+
+bool S2FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh, size_t ow,
+                  double* g) {
+    constexpr size_t kMax = 64;
+    const size_t nvec = ow / N + 1;
+    if (nvec > kMax)
+        return false;
+    const DF d;
+    const hn::RebindToSigned<DF> di;
+    S2GradColumn cols[kMax];
+    const auto sow = static_cast<ptrdiff_t>(ow), n = static_cast<ptrdiff_t>(N);
+    const ptrdiff_t end = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(x.w), 2 * sow - x.left + 1);
+    for (size_t j = 0; j < nvec; ++j) {
+        S2GradColumn& c = cols[j];
+        const auto o = static_cast<ptrdiff_t>(N * j);
+        const ptrdiff_t c0 = 2 * o - x.left;
+        c.in[0] = ColumnsIn(d, c0, end);
+        c.in[1] = ColumnsIn(d, c0 + n, end);
+        const auto lanes =
+                hn::Add(hn::Set(di, static_cast<int32_t>(o)), hn::Load(di, blocks::kBlockLane));
+        c.tap0 = hn::RebindMask(d, hn::Lt(lanes, hn::Set(di, static_cast<int32_t>(ow))));
+        c.tap2 = hn::RebindMask(d, hn::Gt(lanes, hn::Zero(di)));
+        c.dv = hn::FirstN(d, static_cast<size_t>(std::clamp<ptrdiff_t>(sow - o, 0, n)));
+        c.dvs = hn::AndNot(
+                hn::FirstN(d, j == 0 ? 1 : 0),
+                hn::FirstN(d, static_cast<size_t>(std::clamp<ptrdiff_t>(sow + 1 - o, 0, n))));
+        c.edge = j == 0 || o + n > sow || c0 < 0 || c0 + 2 * n > end;
+    }
+    VF acc[9];
+    for (size_t k = 0; k < 9; ++k)
+        acc[k] = hn::Zero(d);
+    size_t oy = 0;
+    for (; oy + kRows <= oh; oy += kRows)
+        S2GradBand<kRows>(d, x, cols, nvec, diff, diff_row, oy, acc);
+    for (; oy < oh; ++oy)
+        S2GradBand<1>(d, x, cols, nvec, diff, diff_row, oy, acc);
+    for (size_t k = 0; k < 9; ++k)
+        g[k] += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc[k])));
+    return true;
+}
+
 #undef NM_INLINE
 
 bool S2Correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out_row, size_t oh,
@@ -304,7 +404,7 @@ bool FilterGrad3x3(size_t stride, const DwSource& x, const float* diff, ptrdiff_
         return true;
     if (stride == 1)
         return FilterGrad<1>(x, diff, diff_row, oh, ow, g);
-    return stride == 2 && FilterGrad<2>(x, diff, diff_row, oh, ow, g);
+    return stride == 2 && S2FilterGrad(x, diff, diff_row, oh, ow, g);
 }
 #else
 bool S2Correlate3x3(const DwSource&, const float*, float*, ptrdiff_t, size_t, size_t, bool) {

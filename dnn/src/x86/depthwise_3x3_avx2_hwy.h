@@ -10,7 +10,9 @@
 //
 // The filter gradient walks bands of 4 rows of diff across whole rows, each input row loaded once
 // per band it meets and the 9 sums in registers for the plane, so that the plane streams in
-// memory order (the general loop walks one vector column down the plane at a time).
+// memory order (the general loop walks one vector column down the plane at a time). With a
+// stride of 2 it takes only taps 0 and 1 from an input row (two loads, two shuffles) and sums tap
+// 2 as diff shifted by one output against tap 0's columns.
 #pragma once
 
 #include <cstddef>

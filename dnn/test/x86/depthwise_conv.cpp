@@ -3,6 +3,9 @@
 // strides (backward data's too, with a preset larger input), paddings larger than the window,
 // dilations, widths below, at and off a vector's multiple, kernels of many taps, views with padded
 // rows and planes (inputs and outputs), W-strided and NHWC views, and padded outputs.
+#include <cmath>
+#include <limits>
+
 #include "naive/convolution.h"
 #include "x86/x86_test.h"
 
@@ -52,6 +55,15 @@ std::vector<Case> cases() {
             {{1, 3, 8, 33}, {3, 1, 3, 3}, conv_param({2, 2}, {0, 1}, {1, 1}, 3)},
             {{1, 2, 9, 65}, {2, 1, 3, 3}, conv_param({2, 2}, {2, 1}, {1, 1}, 2)},
             {{1, 2, 1, 1}, {2, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
+            // Batch 1 with a stride of 2 (the AVX2 filter gradient sums tap 2 as diff shifted by
+            // one output, over outputs 0 .. ow): outputs of 16 without padding, 28 (MobileNet's
+            // 56 -> 28), 23 with a multiplier of 2 and no column padding, 511 (the widest rows it
+            // takes) and 512 (the general loop).
+            {{1, 3, 10, 33}, {3, 1, 3, 3}, conv_param({2, 2}, {0, 0}, {1, 1}, 3)},
+            {{1, 2, 11, 56}, {2, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
+            {{1, 2, 6, 47}, {4, 1, 3, 3}, conv_param({2, 2}, {1, 0}, {1, 1}, 2)},
+            {{1, 2, 5, 1022}, {2, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
+            {{1, 2, 5, 1024}, {2, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 2)},
     };
 }
 
@@ -198,6 +210,37 @@ TEST_F(X86, DepthwiseRowsPaddedViews) {
                                                    k.src);
         check_rows_padded<ConvolutionBackwardFilter>(*handle, k.p, {k.src, conv_dst_shape(k)},
                                                      k.filter);
+    }
+}
+
+// Infinities where a tap's sum reads no input (3x3, stride 2, no padding, 7 outputs of 16
+// columns): column 0, which taps 0 but not 2 read; column 14, which tap 2 of the last output reads
+// but tap 0 of no output (the stride-2 filter gradient sums tap 2 over tap 0's columns); column
+// 15, which no tap reads. Naive's sums meet each once or never, so the gradient's other taps stay
+// finite.
+TEST_F(X86, DepthwiseBackwardFilterStride2InfinitiesOutsideTaps) {
+    Case k{{1, 2, 7, 16}, {2, 1, 3, 3}, conv_param({2, 2}, {0, 0}, {1, 1}, 2)};
+    std::mt19937 rng(5);
+    HostTensor x = random_tensor(k.src, rng), dy = random_tensor(conv_dst_shape(k), rng);
+    std::vector<double> v = x.values();
+    const double inf = std::numeric_limits<double>::infinity();
+    v[1 * 16 + 0] = inf;             // channel 0, row 1, column 0
+    v[7 * 16 + 1 * 16 + 14] = -inf;  // channel 1, row 1, column 14
+    v[7 * 16 + 4 * 16 + 15] = inf;   // channel 1, row 4, column 15
+    x.set_values(v);
+    auto op = handle->create_operator<ConvolutionBackwardFilter>();
+    op->param() = k.p;
+    auto ref = Handle::make_naive()->create_operator<ConvolutionBackwardFilter>();
+    ref->param() = k.p;
+    HostTensor got = run_op(*op, {x, dy}, {k.filter})[0];
+    HostTensor want = run_op(*ref, {x, dy}, {k.filter})[0];
+    EXPECT_TRUE(tensors_near(got, want, 1e-4));
+    // Each channel's one infinite tap, the other eight finite.
+    for (size_t c = 0; c < 2; ++c) {
+        size_t finite = 0;
+        for (size_t t = 0; t < 9; ++t)
+            finite += std::isfinite(want.at({c, 0, t / 3, t % 3}));
+        EXPECT_EQ(finite, 8u) << "channel " << c;
     }
 }
 
