@@ -157,7 +157,7 @@ def test_voc_bad_input(root):
     xml = os.path.join(voc, "Annotations", "2008_000002.xml")
     with open(xml, "w") as f:
         f.write("<annotation><object><name>unicorn</name></object></annotation>")
-    with pytest.raises(DatasetFileError, match="unicorn"):
+    with pytest.raises(DatasetFileError, match="2008_000002.xml.*unicorn"):
         PascalVOC(voc, "train", order=("boxes_category",))[1]
     with open(xml, "w") as f:
         f.write("<annotation>")
@@ -227,3 +227,94 @@ def test_image_folder_collect_matches_megengine(root):
     named = ImageFolder(train, class_name=True)
     enc = {"list": [{"tuple": s} for s in exp["folder_class_name"]["collect_samples"]]}
     assert_same(named.samples, enc, root)
+
+
+def _tar(path, members, mode="w"):
+    """A tar of {name: bytes}."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, mode) as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def _png(value, shape=(2, 3)):
+    import cv2
+
+    return cv2.imencode(".png", np.full(shape + (3,), value, np.uint8))[1].tobytes()
+
+
+@pytest.fixture
+def imagenet_archives(tmp_path, monkeypatch):
+    """The three ImageNet archives in miniature, their MD5s patched in."""
+    import pickle
+
+    from megengine.data.dataset.vision.utils import calculate_md5
+
+    root = tmp_path / "imagenet"
+    root.mkdir()
+    class_tars = {}
+    for wnid, values in (("n02", (20,)), ("n01", (10, 11))):
+        path = tmp_path / f"{wnid}.tar"
+        _tar(path, {f"{wnid}_{v}.JPEG": _png(v) for v in values})
+        class_tars[f"{wnid}.tar"] = path.read_bytes()
+    _tar(root / "ILSVRC2012_img_train.tar", class_tars)
+    # Validation images named in order; the ground truth gives ILSVRC ids 2, 1, 2.
+    _tar(
+        root / "ILSVRC2012_img_val.tar",
+        {f"ILSVRC2012_val_{i:08d}.JPEG": _png(30 + i) for i in (1, 2, 3)},
+    )
+    meta = ({1: "n01", 2: "n02"}, {"n01": ("tench",), "n02": ("goldfish",)})
+    _tar(
+        root / "ILSVRC2012_devkit_t12.tar.gz",
+        {
+            "ILSVRC2012_devkit_t12/data/ILSVRC2012_validation_ground_truth.txt": b"2\n1\n2\n",
+            "ILSVRC2012_devkit_t12/meta.pkl": pickle.dumps(meta),
+        },
+        "w:gz",
+    )
+    md5 = {
+        key: (name, calculate_md5(root / name)) for key, (name, _) in ImageNet.raw_file_meta.items()
+    }
+    monkeypatch.setattr(ImageNet, "raw_file_meta", md5)
+    return root
+
+
+def test_imagenet_prepares_from_archives(imagenet_archives):
+    root = str(imagenet_archives)
+    train = ImageNet(root, train=True)
+    assert train.check_raw_file()
+    assert sorted(os.listdir(os.path.join(root, "train"))) == ["n01", "n02"]  # class tars gone
+    assert [(os.path.basename(p), int(c)) for p, c in train.samples] == [
+        ("n01_10.JPEG", 0),
+        ("n01_11.JPEG", 0),
+        ("n02_20.JPEG", 1),
+    ]
+    assert int(train[2][0][0, 0, 0]) == 20 and train[2][0].shape == (2, 3, 3)
+    val = ImageNet(root, train=False)
+    assert [(os.path.basename(p), int(c)) for p, c in val.samples] == [
+        ("ILSVRC2012_val_00000002.JPEG", 0),
+        ("ILSVRC2012_val_00000001.JPEG", 1),
+        ("ILSVRC2012_val_00000003.JPEG", 1),
+    ]
+    assert val.meta[1]["n02"] == ("goldfish",) and val.valid_ground_truth == [2, 1, 2]
+
+
+def test_imagenet_bad_input(imagenet_archives, monkeypatch, tmp_path):
+    root = str(imagenet_archives)
+    with open(os.path.join(root, "ILSVRC2012_img_val.tar"), "ab") as f:
+        f.write(b"damage")
+    with pytest.raises(RuntimeError, match="MD5"):
+        ImageNet(root, train=False)
+    os.remove(os.path.join(root, "ILSVRC2012_img_train.tar"))
+    with pytest.raises(FileNotFoundError, match="ILSVRC2012_img_train.tar"):
+        ImageNet(root, train=True)
+    with pytest.raises(FileNotFoundError, match="not a folder"):
+        ImageNet(str(tmp_path / "nowhere"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="devkit"):
+        ImageNet(str(empty))

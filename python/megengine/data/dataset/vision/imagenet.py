@@ -53,6 +53,8 @@ class ImageNet(ImageFolder):
 
     def __init__(self, root: str | None = None, train: bool = True, **kwargs):
         self.root = self._default_root if root is None else root
+        # ImageFolder makes root the split's folder; the archives stay found here.
+        self._archive_root = self.root
         if not os.path.isdir(self.root):
             raise FileNotFoundError(f"ImageNet: {self.root} is not a folder")
         self.train = train
@@ -98,12 +100,13 @@ class ImageNet(ImageFolder):
             False
         """
         return all(
-            os.path.exists(os.path.join(self.root, name)) for name, _ in self.raw_file_meta.values()
+            os.path.exists(os.path.join(self._archive_root, name))
+            for name, _ in self.raw_file_meta.values()
         )
 
     def _unpack(self, key, to):
         name, md5 = self.raw_file_meta[key]
-        path = os.path.join(self.root, name)
+        path = os.path.join(self._archive_root, name)
         if not os.path.exists(path):
             raise FileNotFoundError(f"ImageNet: {path} does not exist")
         if calculate_md5(path) != md5:

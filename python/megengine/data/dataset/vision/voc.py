@@ -137,12 +137,12 @@ class PascalVOC(VisionDataset):
             raise DatasetFileError(path, f"not valid XML ({e})") from e
         return self.parse_voc_xml(root)["annotation"]["object"]
 
-    def _class_index(self, name):
+    def _class_index(self, name, index):
         try:
             return self.class_names.index(name) + 1
         except ValueError:
             raise DatasetFileError(
-                self.images[0], f"unknown VOC class {name!r}; classes: {self.class_names}"
+                self.annotations[index], f"unknown VOC class {name!r}; classes: {self.class_names}"
             ) from None
 
     def __getitem__(self, index: int) -> tuple:
@@ -157,7 +157,7 @@ class PascalVOC(VisionDataset):
                 boxes = [(b["xmin"], b["ymin"], b["xmax"], b["ymax"]) for b in boxes]
                 target.append(np.array(boxes, dtype=np.float32).reshape(-1, 4))
             elif k == "boxes_category":
-                ids = [self._class_index(obj["name"]) for obj in self._objects(index)]
+                ids = [self._class_index(obj["name"], index) for obj in self._objects(index)]
                 target.append(np.array(ids, dtype=np.int32))
             elif k == "mask":
                 if "aug" in self.image_set:
