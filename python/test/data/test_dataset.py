@@ -98,13 +98,20 @@ def test_mnist_read_only_root(mnist_root):
     assert {p: os.stat(root / p).st_mtime_ns for p in os.listdir(root)} == before
 
 
-def test_mnist_missing_files_says_how_to_provide(tmp_path):
+def test_mnist_missing_files_says_how_to_provide(tmp_path, monkeypatch):
+    # A mirror without the files: fetching fails as without network, and nothing is left.
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    monkeypatch.setattr(MNIST, "url_path", mirror.as_uri() + "/")
+    root = tmp_path / "root"
     with pytest.raises(FileNotFoundError) as info:
-        MNIST(str(tmp_path), download=True)
+        MNIST(str(root), download=True)
     msg = str(info.value)
-    assert "cannot download" in msg and "train-images-idx3-ubyte.gz" in msg
-    assert str(tmp_path) in msg
-    assert not os.listdir(tmp_path)
+    assert "could not download" in msg and "train-images-idx3-ubyte.gz" in msg
+    assert str(root) in msg
+    assert not os.listdir(root)
+    with pytest.raises(FileNotFoundError, match="t10k-labels.*download=False"):
+        MNIST(str(root), download=False)
     with pytest.raises(FileNotFoundError, match="dataset-fashion-mnist"):
         FashionMNIST(str(tmp_path / "nowhere"), download=True)
 
@@ -216,9 +223,13 @@ def test_cifar100(tmp_path):
     assert image[0, 0].tolist() == [0, 200, 0]
 
 
-def test_cifar_missing_and_corrupt(tmp_path):
-    with pytest.raises(FileNotFoundError, match="cannot download"):
+def test_cifar_missing_and_corrupt(tmp_path, monkeypatch):
+    monkeypatch.setattr(CIFAR10, "url_path", tmp_path.as_uri() + "/nowhere/")
+    with pytest.raises(FileNotFoundError, match="could not download"):
         CIFAR10(str(tmp_path), train=False)
+    assert not os.listdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="download=False"):
+        CIFAR10(str(tmp_path), train=False, download=False)
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()
     (folder / "test_batch").write_bytes(b"\x80\x04garbage")

@@ -67,19 +67,66 @@ class ImageFolder(VisionDataset):
             def check_valid_func(path):
                 return path.lower().endswith(IMG_EXT)
 
-        classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
-        self.class_dict = {c: np.int32(i) for i, c in enumerate(classes)}
-        self.samples = []
-        for c in classes:
-            walk = os.walk(os.path.join(root, c), followlinks=True)
-            for dirpath, dirnames, filenames in sorted(walk):
+        self.check_valid = check_valid_func
+        self.class_dict = self.collect_class()
+        self.samples = self.collect_samples()
+        if not self.samples:
+            raise FileNotFoundError(f"ImageFolder: found no images under {root}")
+
+    def collect_class(self) -> dict:
+        r"""The classes: the subfolders of ``root``, sorted, numbered from 0.
+
+        Returns:
+            A dict from class folder name to its ``int32`` label.
+
+        Examples:
+            >>> import os, tempfile
+            >>> import cv2, numpy as np
+            >>> from megengine.data.dataset import ImageFolder
+            >>> root = tempfile.mkdtemp()
+            >>> for cls in ("b", "a"):
+            ...     os.mkdir(os.path.join(root, cls))
+            ...     _ = cv2.imwrite(os.path.join(root, cls, "x.png"), np.zeros((2, 2, 3), np.uint8))
+            >>> ImageFolder(root).collect_class()
+            {'a': np.int32(0), 'b': np.int32(1)}
+        """
+        classes = sorted(e.name for e in os.scandir(self.root) if e.is_dir())
+        return {c: np.int32(i) for i, c in enumerate(classes)}
+
+    def collect_samples(self) -> list:
+        r"""The images of every class in ``class_dict``, found recursively, in sorted order.
+
+        Symbolic links are followed; ``check_valid_func`` decides which files are images.
+
+        Returns:
+            A list of ``(path, label)`` pairs, or ``(path, class_name)`` with
+            ``class_name=True``.
+
+        Examples:
+            >>> import os, tempfile
+            >>> import cv2, numpy as np
+            >>> from megengine.data.dataset import ImageFolder
+            >>> root = tempfile.mkdtemp()
+            >>> os.makedirs(os.path.join(root, "cat", "sub"))
+            >>> for name in ("b.png", "sub/a.png"):
+            ...     _ = cv2.imwrite(os.path.join(root, "cat", name), np.zeros((2, 2, 3), np.uint8))
+            >>> _ = open(os.path.join(root, "cat", "notes.txt"), "w").write("not an image")
+            >>> [(os.path.relpath(p, root), int(c)) for p, c in ImageFolder(root).collect_samples()]
+            [('cat/b.png', 0), ('cat/sub/a.png', 0)]
+        """
+        samples = []
+        directory = os.path.expanduser(self.root)
+        for c in sorted(self.class_dict):
+            folder = os.path.join(directory, c)
+            if not os.path.isdir(folder):
+                continue
+            for dirpath, dirnames, filenames in sorted(os.walk(folder, followlinks=True)):
                 dirnames.sort()
                 for name in sorted(filenames):
                     path = os.path.join(dirpath, name)
-                    if check_valid_func(path):
-                        self.samples.append((path, c if class_name else self.class_dict[c]))
-        if not self.samples:
-            raise FileNotFoundError(f"ImageFolder: found no images under {root}")
+                    if self.check_valid(path):
+                        samples.append((path, c if self.class_name else self.class_dict[c]))
+        return samples
 
     def __getitem__(self, index: int) -> tuple:
         path, label = self.samples[index]
