@@ -33,6 +33,8 @@ with open(os.path.join(FIXTURES, "datasets_expected.json")) as f:
 def root(tmp_path):
     dst = tmp_path / "datasets"
     shutil.copytree(os.path.join(FIXTURES, "datasets"), dst)
+    # An extracted devkit (an empty folder, which git cannot hold): ImageNet needs no archive.
+    (dst / "imagenet" / "ILSVRC2012_devkit_t12" / "data").mkdir(parents=True, exist_ok=True)
     return str(dst)
 
 
