@@ -40,7 +40,7 @@ def grad(fn, *xs):
     gm = GradManager().attach(list(xs))
     with gm:
         y = fn(*xs)
-        gm.backward(y, mge.Tensor(np.ones(y.shape, np.float32)).astype(y.dtype))
+        gm.backward(y, mge.Tensor(np.ones(y.shape, np.float32)).astype(dtype))
 
 
 def softmax(shape, axis, log=False):
@@ -50,8 +50,10 @@ def softmax(shape, axis, log=False):
 
 def bn(shape):
     c = shape[1]
+    # Under autocast (the 16-bit case a model meets) the statistics and parameters stay float32.
     w, b = mge.Tensor(np.ones((1, c, 1, 1), np.float32)), mge.Tensor(np.zeros((1, c, 1, 1), np.float32))
-    return lambda: grad(lambda x: F.nn.batch_norm(x, None, None, w, b, training=True), t(*shape))
+    m, v = mge.Tensor(np.zeros((1, c, 1, 1), np.float32)), mge.Tensor(np.ones((1, c, 1, 1), np.float32))
+    return lambda: grad(lambda x: F.nn.batch_norm(x, m, v, w, b, training=True), t(*shape))
 
 
 CASES = {
@@ -112,7 +114,11 @@ def slow(kernel):
 def run_case(case, dtype):
     env = dict(os.environ, NEOMEG_DEBUG="1", NEOMEG_BACKEND="x86")
     p = subprocess.run(
-        [sys.executable, "-c", WORKER, case, dtype], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", WORKER, case, dtype],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if p.returncode != 0:
         tail = p.stderr.strip().splitlines()[-1:] or ["?"]
@@ -130,12 +136,17 @@ def run_case(case, dtype):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", nargs="*", help="substrings of case names (default: all)")
     parser.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16", "float16"])
     args = parser.parse_args()
     names = subprocess.run(
-        [sys.executable, "-c", WORKER, "list", "float32"], capture_output=True, text=True, check=True
+        [sys.executable, "-c", WORKER, "list", "float32"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     if args.cases:
         names = [n for n in names if any(c in n for c in args.cases)]
