@@ -7,6 +7,7 @@
 #define HWY_TARGET_INCLUDE "src/x86/softmax_hwy.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
+#include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 #include "src/x86/exp_f32_hwy-inl.h"
 // clang-format on
@@ -114,16 +115,11 @@ void SoftmaxRows(const float* x, float* y, size_t rb, size_t re, size_t len) {
         forward_row(x + r * len, y + r * len, len);
 }
 
-// Columns [cb, ce) of a (len, inner) slice: per column statistics in m and s, rows streamed.
-void SoftmaxCols(const float* x, float* y, size_t len, size_t inner, size_t cb, size_t ce,
-                 bool log) {
+// The maximum of each column of [x, x + w) down `len` rows of stride `inner`, into m.
+void column_max(const float* x, size_t len, size_t inner, size_t w, float* m) {
     const D d;
-    const size_t n = hn::Lanes(d), w = ce - cb;
-    alignas(HWY_MAX_BYTES) float m[kSoftmaxColumns], s[kSoftmaxColumns];
+    const size_t n = hn::Lanes(d);
     std::fill(m, m + w, -kInf);
-    std::fill(s, s + w, 0.0f);
-    x += cb;
-    y += cb;
     for (size_t k = 0; k < len; ++k) {
         const float* xr = x + k * inner;
         size_t j = 0;
@@ -132,42 +128,95 @@ void SoftmaxCols(const float* x, float* y, size_t len, size_t inner, size_t cb, 
         for (; j < w; ++j)
             m[j] = std::max(m[j], xr[j]);
     }
+}
+
+// Softmax down w columns from x (y): per column statistics on the stack, rows streamed.
+void softmax_columns(const float* x, float* y, size_t len, size_t inner, size_t w) {
+    const D d;
+    const size_t n = hn::Lanes(d);
+    alignas(HWY_MAX_BYTES) float m[kSoftmaxColumns], s[kSoftmaxColumns];
+    column_max(x, len, inner, w, m);
+    std::fill(s, s + w, 0.0f);
     for (size_t k = 0; k < len; ++k) {
         const float* xr = x + k * inner;
         float* yr = y + k * inner;
         size_t j = 0;
         for (; j + n <= w; j += n) {
             V e = exp_lanes(d, hn::Sub(hn::LoadU(d, xr + j), hn::Load(d, m + j)));
-            if (!log)
-                hn::StoreU(e, d, yr + j);
+            hn::StoreU(e, d, yr + j);
             hn::Store(hn::Add(hn::Load(d, s + j), e), d, s + j);
         }
         for (; j < w; ++j) {
-            float e = std::exp(xr[j] - m[j]);
-            if (!log)
-                yr[j] = e;
-            s[j] += e;
+            yr[j] = std::exp(xr[j] - m[j]);
+            s[j] += yr[j];
         }
     }
-    // s becomes what the last pass applies: log(sum) or 1 / sum.
     for (size_t j = 0; j < w; ++j)
-        s[j] = log ? static_cast<float>(std::log(double(s[j]))) : 1.0f / s[j];
+        s[j] = 1.0f / s[j];
+    for (size_t k = 0; k < len; ++k) {
+        float* yr = y + k * inner;
+        size_t j = 0;
+        for (; j + n <= w; j += n)
+            hn::StoreU(hn::Mul(hn::LoadU(d, yr + j), hn::Load(d, s + j)), d, yr + j);
+        for (; j < w; ++j)
+            yr[j] *= s[j];
+    }
+    for (size_t j = 0; j < w; ++j)
+        if (!std::isfinite(m[j]) || !std::isfinite(s[j]))
+            scalar_forward(x + j, y + j, len, inner, false);
+}
+
+// Log-softmax down w columns in double, as naive and log_softmax_hwy.h's rows (in naive's order
+// down each column): a classifier's printed loss shows float32's last digits, which a float32 sum
+// of exponentials moves (log_softmax([[1, 1], [3, 3]], axis=0) was 4 ULPs off).
+void log_softmax_columns(const float* x, float* y, size_t len, size_t inner, size_t w) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> dh;
+    const size_t n = hn::Lanes(dd);
+    alignas(HWY_MAX_BYTES) float m[kSoftmaxColumns];
+    alignas(HWY_MAX_BYTES) double s[kSoftmaxColumns];
+    column_max(x, len, inner, w, m);
+    std::fill(s, s + w, 0.0);
+    for (size_t k = 0; k < len; ++k) {
+        const float* xr = x + k * inner;
+        size_t j = 0;
+        for (; j + n <= w; j += n) {
+            auto v = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dh, xr + j)),
+                             hn::PromoteTo(dd, hn::Load(dh, m + j)));
+            // Highway's Exp takes finite lanes above -DBL_MAX: -inf (x = -inf) is clamped to
+            // where exp underflows to 0, and a NaN passed on, so that its column is redone below.
+            auto e = hn::Exp(dd, hn::Max(v, hn::Set(dd, -800.0)));
+            e = hn::IfThenElse(hn::IsNaN(v), v, e);
+            hn::Store(hn::Add(hn::Load(dd, s + j), e), dd, s + j);
+        }
+        for (; j < w; ++j)
+            s[j] += std::exp(double(xr[j]) - m[j]);
+    }
+    for (size_t j = 0; j < w; ++j)
+        s[j] = std::log(s[j]);
     for (size_t k = 0; k < len; ++k) {
         const float* xr = x + k * inner;
         float* yr = y + k * inner;
         size_t j = 0;
         for (; j + n <= w; j += n) {
-            V v = log ? hn::Sub(hn::Sub(hn::LoadU(d, xr + j), hn::Load(d, m + j)),
-                                hn::Load(d, s + j))
-                      : hn::Mul(hn::LoadU(d, yr + j), hn::Load(d, s + j));
-            hn::StoreU(v, d, yr + j);
+            auto v = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dh, xr + j)),
+                             hn::PromoteTo(dd, hn::Load(dh, m + j)));
+            hn::StoreU(hn::DemoteTo(dh, hn::Sub(v, hn::Load(dd, s + j))), dh, yr + j);
         }
         for (; j < w; ++j)
-            yr[j] = log ? (xr[j] - m[j]) - s[j] : yr[j] * s[j];
+            yr[j] = static_cast<float>(double(xr[j]) - m[j] - s[j]);
     }
     for (size_t j = 0; j < w; ++j)
         if (!std::isfinite(m[j]) || !std::isfinite(s[j]))
-            scalar_forward(x + j, y + j, len, inner, log);
+            scalar_forward(x + j, y + j, len, inner, true);
+}
+
+void SoftmaxCols(const float* x, float* y, size_t len, size_t inner, size_t cb, size_t ce,
+                 bool log) {
+    if (log)
+        log_softmax_columns(x + cb, y + cb, len, inner, ce - cb);
+    else
+        softmax_columns(x + cb, y + cb, len, inner, ce - cb);
 }
 
 // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).

@@ -72,9 +72,17 @@ TEST_F(X86, SoftmaxFloat32NeverRunsNaive) {
     }
 }
 
-// Along the last axis of contiguous tensors LogSoftmaxForward runs the Highway kernel, equal to
-// naive: every length (vector tails), many rows (threads), large logits and non-finite rows.
-TEST_F(X86, LogSoftmaxLastAxisMatchesNaiveExactly) {
+// LogSoftmaxForward computes in double like naive and equals it: along the last axis (every
+// length: vector tails; many rows: threads) and across columns (axis 0 and 1 of 3-D tensors,
+// column counts around the vector widths and the 256-column block), large logits and non-finite
+// rows.
+TEST_F(X86, LogSoftmaxMatchesNaiveExactly) {
+    for (const TensorShape& s :
+         std::vector<TensorShape>{{2, 2}, {5, 3, 9}, {3, 7, 300}, {9, 2, 17}})
+        for (int32_t a : {0, 1}) {
+            Checker<LogSoftmaxForward> c(handle.get());
+            c.set_param(axis(a)).set_epsilon(0).execs({s});
+        }
     for (const TensorShape& s :
          std::vector<TensorShape>{{1}, {7}, {64, 10}, {3, 17}, {2, 3, 1000}, {1024, 130}, {5, 1}}) {
         Checker<LogSoftmaxForward> c(handle.get());
