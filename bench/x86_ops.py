@@ -4,8 +4,9 @@ One command prints, per case, NeoMeg's and PyTorch's time and the ratio of their
 (above 1.0: NeoMeg is faster): a LeNet training step (batch 64, 1x28x28, samples/s; the model
 and loop of bench/train_step.py), elementwise add/relu/exp on 16M float32, max and average
 pooling, batch normalisation forward and backward, a stable sort and a top-10 of 512 rows of
-4096, adaptive average pooling of 56x56 to 7x7 (even windows) and to 5x5 (uneven ones), and
-Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
+4096, softmax and log-softmax forward and backward (64x1000 logits along the last axis,
+8x12x128x128 attention scores, 8x64x28x28 along the channels), adaptive average pooling of 56x56
+to 7x7 (even windows) and to 5x5 (uneven ones), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
 in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
 OMP_NUM_THREADS), one table per thread count: 1 and 2 by default, the issue's figures. PyTorch
@@ -44,6 +45,9 @@ act = rng.normal(size=(32, 64, 56, 56)).astype(np.float32)
 lenet_act = rng.normal(size=(64, 6, 24, 24)).astype(np.float32)
 rows = rng.normal(size=(512, 4096)).astype(np.float32)
 ch = np.ones(64, np.float32)
+logits = rng.normal(size=(64, 1000)).astype(np.float32)
+scores = rng.normal(size=(8, 12, 128, 128)).astype(np.float32)
+chan = rng.normal(size=(8, 64, 28, 28)).astype(np.float32)
 
 if fw == "neomeg":
     import megengine as mge
@@ -79,6 +83,15 @@ if fw == "neomeg":
             y = F.nn.interpolate(x, size=(112, 112), mode="bilinear", align_corners=False)
             gm.backward(y, T(np.ones(y.shape, np.float32)))
 
+    def softmax_fwd_bwd(v, axis, log=False):
+        def f():
+            xg = T(v)
+            gm = GradManager().attach([xg])
+            with gm:
+                y = F.logsoftmax(xg, axis) if log else F.softmax(xg, axis)
+                gm.backward(y, T(v))
+        return f
+
     cases = {
         "add": lambda: a + b,
         "relu": lambda: F.relu(a),
@@ -96,6 +109,11 @@ if fw == "neomeg":
         "resize_bilinear": resize("bilinear"),
         "resize_nearest": resize("nearest"),
         "resize_bilinear_fwd_bwd": resize_fwd_bwd,
+        "softmax_fwd_bwd": softmax_fwd_bwd(logits, 1),
+        "logsoftmax_fwd_bwd": softmax_fwd_bwd(logits, 1, True),
+        "softmax_attn_fwd_bwd": softmax_fwd_bwd(scores, 3),
+        "softmax_axis1_fwd_bwd": softmax_fwd_bwd(chan, 1),
+        "logsoftmax_axis1_fwd_bwd": softmax_fwd_bwd(chan, 1, True),
     }
 else:
     import torch
@@ -128,6 +146,13 @@ else:
         y = F.interpolate(xg, size=(112, 112), mode="bilinear", align_corners=False)
         y.backward(torch.ones_like(y))
 
+    def softmax_fwd_bwd(v, axis, log=False):
+        def f():
+            xg = torch.tensor(v).requires_grad_()
+            y = F.log_softmax(xg, axis) if log else F.softmax(xg, axis)
+            y.backward(torch.tensor(v))
+        return f
+
     def no_grad(f):
         def g():
             with torch.no_grad():
@@ -151,6 +176,11 @@ else:
         "resize_bilinear": no_grad(resize("bilinear")),
         "resize_nearest": no_grad(resize("nearest")),
         "resize_bilinear_fwd_bwd": resize_fwd_bwd,
+        "softmax_fwd_bwd": softmax_fwd_bwd(logits, 1),
+        "logsoftmax_fwd_bwd": softmax_fwd_bwd(logits, 1, True),
+        "softmax_attn_fwd_bwd": softmax_fwd_bwd(scores, 3),
+        "softmax_axis1_fwd_bwd": softmax_fwd_bwd(chan, 1),
+        "logsoftmax_axis1_fwd_bwd": softmax_fwd_bwd(chan, 1, True),
     }
 
 f = cases[case]
@@ -181,6 +211,11 @@ OP_CASES = [
     "resize_bilinear",
     "resize_nearest",
     "resize_bilinear_fwd_bwd",
+    "softmax_fwd_bwd",
+    "logsoftmax_fwd_bwd",
+    "softmax_attn_fwd_bwd",
+    "softmax_axis1_fwd_bwd",
+    "logsoftmax_axis1_fwd_bwd",
 ]
 
 

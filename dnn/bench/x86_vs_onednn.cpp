@@ -611,6 +611,65 @@ void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                     pd.scratchpad_desc()));
 }
 
+// Softmax and log-softmax, forward and backward, against oneDNN's softmax primitive on the same
+// dense tensors: where oneDNN 2.6 has a JIT kernel (AVX2: the forward along the last axis) ours is
+// that primitive; elsewhere (every backward below AVX-512, the other axes) oneDNN's figure is its
+// `ref:any`, what these calls ran before our loops took them.
+void bench_softmax(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    struct Case {
+        const char* name;
+        memory::dims dims;
+        int axis;
+    };
+    for (const Case& c :
+         {Case{"32x10 axis 1", {32, 10}, 1}, Case{"64x1000 axis 1", {64, 1000}, 1},
+          Case{"8x12x128x128 axis 3", {8, 12, 128, 128}, 3},
+          Case{"8x64x28x28 axis 1", {8, 64, 28, 28}, 1}, Case{"1000x64 axis 0", {1000, 64}, 0}}) {
+        memory::dims strides(c.dims.size(), 1);
+        for (size_t i = c.dims.size() - 1; i-- > 0;)
+            strides[i] = strides[i + 1] * c.dims[i + 1];
+        memory::desc md(c.dims, memory::data_type::f32, strides);
+        TensorShape shape;
+        shape.ndim = c.dims.size();
+        for (size_t i = 0; i < shape.ndim; ++i)
+            shape[i] = static_cast<size_t>(c.dims[i]);
+        param::Softmax p;
+        p.axis = c.axis;
+        for (bool log : {false, true}) {
+            auto alg = log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+            std::string name = std::string(log ? "logsoftmax " : "softmax ") + c.name;
+            if (wanted(name + " fwd")) {
+                dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, md,
+                                                 c.axis);
+                dnnl::softmax_v2_forward::primitive_desc pd(d, user_scratchpad(), eng);
+                double ours = log ? time_ours<LogSoftmaxForward>(h, p, {shape})
+                                  : time_ours<SoftmaxForward>(h, p, {shape});
+                report((name + " fwd").c_str(), ours,
+                       time_raw(eng, s, dnnl::softmax_v2_forward(pd),
+                                {{DNNL_ARG_SRC, md, md, false}, {DNNL_ARG_DST, md, md, true}},
+                                pd.scratchpad_desc()),
+                       pd.impl_info_str());
+            }
+            if (wanted(name + " bwd")) {
+                dnnl::softmax_v2_forward::desc hd(dnnl::prop_kind::forward_training, alg, md, md,
+                                                  c.axis);
+                dnnl::softmax_v2_forward::primitive_desc hint(hd, eng);
+                dnnl::softmax_v2_backward::desc d(alg, md, md, md, c.axis);
+                dnnl::softmax_v2_backward::primitive_desc pd(d, user_scratchpad(), eng, hint);
+                double ours = log ? time_ours<LogSoftmaxBackward>(h, p, {shape, shape})
+                                  : time_ours<SoftmaxBackward>(h, p, {shape, shape});
+                report((name + " bwd").c_str(), ours,
+                       time_raw(eng, s, dnnl::softmax_v2_backward(pd),
+                                {{DNNL_ARG_DST, md, md, false},
+                                 {DNNL_ARG_DIFF_DST, md, md, false},
+                                 {DNNL_ARG_DIFF_SRC, md, md, true}},
+                                pd.scratchpad_desc()),
+                       pd.impl_info_str());
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -656,5 +715,6 @@ int main(int argc, char** argv) {
     bench_pooling_bf16(*handle, eng, s);
     bench_pointwise_bf16_backward_data(*handle);
     bench_batch_norm(*handle, eng, s);
+    bench_softmax(*handle, eng, s);
     return 0;
 }

@@ -66,12 +66,23 @@ memory::desc any_desc(const TensorLayout& l) {
     return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), t);
 }
 
+memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner) {
+    if (is_channels_last(l) || !is_channels_last(partner) || l.ndim != partner.ndim)
+        return any_desc(l);
+    using tag = memory::format_tag;
+    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), l.ndim == 4 ? tag::acdb : tag::acdeb);
+}
+
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g) {
     if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous())
         return any_desc(l);
     using tag = memory::format_tag;
     tag t = l.ndim == 3 ? tag::abc : l.ndim == 4 ? tag::abcd : tag::abcde;
     return memory::desc(dims_of(l), memory::data_type::f32, t);
+}
+
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner) {
+    return is_channels_last(partner) ? any_desc(l, partner) : any_desc(l, g);
 }
 
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {
@@ -85,13 +96,14 @@ dnnl::convolution_forward::primitive_desc conv_forward_pd(
         const std::optional<memory::desc>& bias, const dnnl::primitive_attr& attr,
         dnnl::algorithm alg) {
     using dnnl::prop_kind;
-    auto desc =
-            bias ? dnnl::convolution_forward::desc(prop_kind::forward_training, alg, any_desc(src),
-                                                   any_weights_desc(filter, g), *bias,
-                                                   any_desc(dst), g.stride, g.dilate, g.pad, g.pad)
-                 : dnnl::convolution_forward::desc(prop_kind::forward_training, alg, any_desc(src),
-                                                   any_weights_desc(filter, g), any_desc(dst),
-                                                   g.stride, g.dilate, g.pad, g.pad);
+    auto desc = bias ? dnnl::convolution_forward::desc(
+                               prop_kind::forward_training, alg, any_desc(src, dst),
+                               any_weights_desc(filter, g), *bias, any_desc(dst, src), g.stride,
+                               g.dilate, g.pad, g.pad)
+                     : dnnl::convolution_forward::desc(
+                               prop_kind::forward_training, alg, any_desc(src, dst),
+                               any_weights_desc(filter, g), any_desc(dst, src), g.stride, g.dilate,
+                               g.pad, g.pad);
     return {desc, attr, handle.engine()};
 }
 

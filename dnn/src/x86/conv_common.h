@@ -31,6 +31,11 @@ dnnl::primitive_attr user_scratchpad();
 // Descriptors that let the primitive choose the layout, in the tensor's dtype; a channels-last
 // data tensor (channels_last.h) keeps its own (nhwc/ndhwc).
 memory::desc any_desc(const TensorLayout& l);
+// any_desc of one activation of a convolution whose other activation is `partner`: a plain tensor
+// beside a channels-last one is pinned to channels-last too (and reordered), because oneDNN's
+// channels-last kernels need both so; with one pinned and the other `any`, a depthwise filter
+// gradient (src channels-last, its gradient plain) got only `ref:any`, 13x slower.
+memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner);
 // The same for backward data's tensors of a convolution of geometry g, except that a contiguous
 // float32 NCHW tensor of a pointwise convolution keeps its plain layout: oneDNN's gemm kernel
 // reads and writes it in place, which measured 2x faster than the blocked 1x1 kernel with its
@@ -38,6 +43,8 @@ memory::desc any_desc(const TensorLayout& l);
 // 1.4x faster with one thread but 4-5x slower with two, so they stay blocked
 // (docs/x86-backend.md).
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g);
+// That, or beside a channels-last partner the partnered any_desc above.
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
 
 // The forward primitive descriptor; the backward ones also need it (of their algorithm) as a hint

@@ -100,8 +100,9 @@ private:
         auto make_pd = [&](dnnl::algorithm alg) {
             const auto& hint = hints.emplace_back(conv_forward_pd(
                     x86_handle(), g, grad, filter, diff, std::nullopt, user_scratchpad(), alg));
-            auto& desc = descs.emplace_back(alg, any_desc(grad, g), any_weights_desc(filter, g),
-                                            any_desc(diff, g), g.stride, g.dilate, g.pad, g.pad);
+            auto& desc =
+                    descs.emplace_back(alg, any_desc(grad, g, diff), any_weights_desc(filter, g),
+                                       any_desc(diff, g, grad), g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
                                                                    x86_handle().engine(), hint);
         };
@@ -159,8 +160,9 @@ private:
         auto make_pd = [&](dnnl::algorithm alg) {
             const auto& hint = hints.emplace_back(conv_forward_pd(
                     x86_handle(), *g, src, grad, diff, std::nullopt, user_scratchpad(), alg));
-            auto& desc = descs.emplace_back(alg, any_desc(src), any_weights_desc(grad, *g),
-                                            any_desc(diff), g->stride, g->dilate, g->pad, g->pad);
+            auto& desc =
+                    descs.emplace_back(alg, any_desc(src, diff), any_weights_desc(grad, *g),
+                                       any_desc(diff, src), g->stride, g->dilate, g->pad, g->pad);
             return dnnl::convolution_backward_weights::primitive_desc(desc, user_scratchpad(),
                                                                       x86_handle().engine(), hint);
         };

@@ -18,6 +18,7 @@
 #include <hwy/highway.h>
 #include "src/x86/elemwise_f32_hwy-inl.h"
 #include "src/x86/elemwise_hwy-inl.h"
+#include "src/x86/exp_f32_hwy-inl.h"
 // clang-format on
 
 #include <cstdint>
@@ -350,40 +351,6 @@ struct Atan2 {
         auto ok = hn::And(hn::IsFinite(x[0]), hn::IsFinite(x[1]));
         ok = hn::And(ok, hn::And(hn::Ne(x[0], hn::Zero(d)), hn::Ne(x[1], hn::Zero(d))));
         return hn::Not(ok);
-    }
-};
-
-// exp in float on [-87, 88], where the result is a normal float or overflows; outside (subnormal
-// results, NaN) the scalar formula. The steps and constants are Highway's float Exp (its ln 2
-// split, its polynomial, within 1 ULP), less what only the lanes outside this range need: its
-// overflow-safe float-to-int conversion, its scaling by 2^n in two halves (for subnormal results)
-// and its clamp. n is rounded by adding 1.5 * 2^23, whose low bits then hold it, and 2^n is built
-// from those bits; the polynomial runs by Horner (Estrin's extra products did not pay). AVX2's
-// 8-lane exp was compute-bound at 0.40x the STREAM triad: 14.5 -> 8.7 cycles per vector, every
-// float of [-87, 88] still within 1 ULP of the correctly rounded exp (docs/x86-backend.md).
-struct ExpF {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        const hn::RebindToSigned<D> di;
-        const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
-        const V t = hn::MulAdd(x, hn::Set(d, 1.442695040888963407359924681f), magic);
-        const V n = hn::Sub(t, magic);
-        V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), x);
-        r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
-        V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
-                         hn::Set(d, 0.00139304355252534151077271f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-        const V y = hn::Add(hn::MulAdd(p, hn::Mul(r, r), r), hn::Set(d, 1.0f));
-        // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
-        const auto pow2n = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127)));
-        return hn::Mul(y, hn::BitCast(d, pow2n));
-    }
-    template <class D, class V>
-    auto special(D d, const V* x) const {
-        return hn::Not(hn::And(hn::Ge(x[0], hn::Set(d, -87.0f)), hn::Le(x[0], hn::Set(d, 88.0f))));
     }
 };
 

@@ -6,7 +6,8 @@
 // variance from rstd (the primitive adds eps back, so only var + eps matters and nothing is lost).
 // oneDNN 2.6's backward fails at execution with separate scale and shift, so it runs with the
 // packed (2, row length) form: weight is copied into its first row and the gradient unpacked.
-// Other dtypes (oneDNN 2.6 takes only float32 scale and shift) and empty tensors go to naive.
+// float16 and bfloat16 data with float32 statistics run the float32 plans between conversions
+// (lowp_plan.h); other dtypes and empty tensors go to naive.
 #include <cmath>
 
 #include "src/x86/kernel.h"
@@ -95,6 +96,11 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 and bfloat16 data (oneDNN 2.6 takes only float32 scale and shift) with float32
+    // statistics compute in float32 between conversions.
+    bool lowp_in_float32() const override { return true; }
+    bool lowp_float32_operands() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         if (!takes(in, out))
@@ -167,6 +173,11 @@ public:
     using DnnlKernel::DnnlKernel;
 
 private:
+    // float16 and bfloat16 data (oneDNN 2.6 takes only float32 scale and shift) with float32
+    // statistics compute in float32 between conversions.
+    bool lowp_in_float32() const override { return true; }
+    bool lowp_float32_operands() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         if (!takes(in, out))

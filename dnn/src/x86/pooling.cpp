@@ -16,6 +16,7 @@
 // naive.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <vector>
 
@@ -74,6 +75,41 @@ Operand operand(const TensorLayout& l, bool stage) {
     return Operand::of(l, stage, strided_desc);
 }
 
+// oneDNN 2.6's pooling on plain NC[D]HW below AVX-512 is `simple_nchw` (scalar loops: 3x3/2
+// average pooling of 32x64x56x56 took 68 ms on one AVX2 core, PyTorch 18) or `ref`; its JIT
+// kernels read the blocked and channels-last layouts. A plan whose primitive is one of those tries
+// these layouts next, the first with a JIT kernel winning: the operands are reordered into it and
+// the output back, which costs less than the scalar loop (docs/x86-backend.md). The primitive
+// descriptor's implementation decides, so a CPU whose oneDNN has a JIT kernel for plain tensors
+// keeps it.
+struct Attempt {
+    bool stage;
+    std::optional<memory::format_tag> tag;  // the primitive's layout; nullopt: the tensor's own
+};
+
+std::vector<Attempt> attempts(size_t ndim) {
+    using Tag = memory::format_tag;
+    std::vector<Attempt> a{{false, std::nullopt}, {true, std::nullopt}};
+    const Tag blocked[3][3] = {{Tag::nCw16c, Tag::nCw8c, Tag::nwc},
+                               {Tag::nChw16c, Tag::nChw8c, Tag::nhwc},
+                               {Tag::nCdhw16c, Tag::nCdhw8c, Tag::ndhwc}};
+    for (Tag t : blocked[ndim - 3])
+        a.push_back({false, t});
+    return a;
+}
+
+bool is_slow_pooling(std::string_view impl) {
+    return is_reference_impl(impl) || impl.starts_with("simple");
+}
+
+// The primitive's view of an operand: the tensor's own layout, or `tag` (then reordered).
+memory::desc prim_desc(const Operand& op, const TensorLayout& l,
+                       std::optional<memory::format_tag> tag) {
+    if (!tag)
+        return op.user_desc();
+    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), *tag);
+}
+
 dnnl::primitive_attr user_scratchpad() {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -104,22 +140,28 @@ private:
         if (auto ours = max_pool_forward_plan(m_param, in[0], out[0]))
             return ours;
         // Strided operands as they are first; staged dense where that gets only the reference
-        // implementation.
-        for (bool stage : {false, true}) {
-            Operand src = operand(in[0], stage), dst = operand(out[0], stage);
-            auto pd = forward_pd(x86_handle(), *w, prop_kind::forward_inference, src.user_desc(),
-                                 dst.user_desc());
+        // implementation; reordered into a blocked layout where the plain one has no JIT kernel.
+        std::unique_ptr<Plan> fallback;
+        for (const Attempt& a : attempts(in[0].ndim)) {
+            Operand src = operand(in[0], a.stage), dst = operand(out[0], a.stage);
+            auto pd = forward_pd(x86_handle(), *w, prop_kind::forward_inference,
+                                 prim_desc(src, in[0], a.tag), prim_desc(dst, out[0], a.tag));
             std::string_view impl = pd.impl_info_str();
-            if (!stage && is_reference_impl(impl))
+            if (!a.tag && !a.stage && is_reference_impl(impl))
+                continue;
+            if (fallback && is_slow_pooling(impl))
                 continue;
             auto plan = std::make_unique<PrimitivePlan>(dnnl::pooling_forward(pd), pd,
                                                         x86_handle().engine(), impl);
             plan->add(DNNL_ARG_SRC, std::move(src), pd.src_desc(), false);
             plan->add(DNNL_ARG_DST, std::move(dst), pd.dst_desc(), true);
             plan->finalize();
-            return plan;
+            if (!is_slow_pooling(impl))
+                return plan;
+            if (!fallback)
+                fallback = std::move(plan);
         }
-        return nullptr;
+        return fallback;
     }
 };
 
@@ -276,9 +318,10 @@ private:
         if (auto tiled = tiled_max_backward(m_param, in, out))
             return tiled;
         const dnnl::engine& engine = x86_handle().engine();
-        for (bool stage : {false, true}) {
-            Operand src = operand(in[0], stage), diff = operand(in[2], stage),
-                    grad = operand(out[0], stage);
+        std::unique_ptr<Plan> fallback;
+        for (const Attempt& a : attempts(in[0].ndim)) {
+            Operand src = operand(in[0], a.stage), diff = operand(in[2], a.stage),
+                    grad = operand(out[0], a.stage);
             // The forward that MAX reruns, and the hint the backward descriptor needs; its dst
             // is a dense buffer of diff's shape.
             memory::desc dense_dst(dims_of(in[2]), *dnnl_type_of(in[2].dtype),
@@ -286,20 +329,23 @@ private:
             dnnl::pooling_forward::primitive_desc fwd;
             dnnl::pooling_backward::primitive_desc pd;
             try {
-                fwd = forward_pd(x86_handle(), *w, prop_kind::forward_training, src.user_desc(),
-                                 dense_dst);
-                dnnl::pooling_backward::desc desc(w->alg, grad.user_desc(), diff.user_desc(),
-                                                  w->stride, w->kernel, w->pad, w->pad);
+                fwd = forward_pd(x86_handle(), *w, prop_kind::forward_training,
+                                 prim_desc(src, in[0], a.tag), dense_dst);
+                dnnl::pooling_backward::desc desc(w->alg, prim_desc(grad, out[0], a.tag),
+                                                  prim_desc(diff, in[2], a.tag), w->stride,
+                                                  w->kernel, w->pad, w->pad);
                 pd = {desc, user_scratchpad(), engine, fwd};
             } catch (const dnnl::error&) {
                 // No implementation takes these strides (MAX's backward with a strided src):
                 // staged dense, they run.
-                if (stage)
+                if (a.stage && !a.tag && !fallback)
                     throw;
                 continue;
             }
             std::string_view impl = pd.impl_info_str();
-            if (!stage && is_reference_impl(impl))
+            if (!a.tag && !a.stage && is_reference_impl(impl))
+                continue;
+            if (fallback && is_slow_pooling(impl))
                 continue;
             auto plan = std::make_unique<PrimitivePlan>(engine, impl);
             size_t indices = 0;
@@ -319,9 +365,14 @@ private:
                 plan->use(DNNL_ARG_WORKSPACE, indices);
             plan->finalize();
             // oneDNN's maxima skip NaNs: a window holding one takes naive's rule.
-            return nan_checked_max_backward(std::move(plan), m_param, in[0], in[1], in[2], out[0]);
+            auto checked =
+                    nan_checked_max_backward(std::move(plan), m_param, in[0], in[1], in[2], out[0]);
+            if (!is_slow_pooling(impl))
+                return checked;
+            if (!fallback)
+                fallback = std::move(checked);
         }
-        return nullptr;
+        return fallback;
     }
 };
 

@@ -1,10 +1,20 @@
-// SoftmaxForward/Backward and LogSoftmaxBackward through oneDNN's softmax (v2: separate src and
-// dst layouts; softmax_accurate subtracts the maximum as naive does), float32, any rank, any axis.
-// Other dtypes and empty tensors go to naive. LogSoftmaxForward has its own kernel
-// (log_softmax.cpp): oneDNN 2.6's vectorised log is off by about 2e-6 relative
-// (log_softmax([0, 0]) = -0.69314575 instead of -0.69314718, what MegEngine, PyTorch and naive
-// give), visible in every printed loss.
+// Softmax and log-softmax, forward and backward, on x86, float32 (bfloat16 and float16 between
+// conversions, lowp_plan.h), any rank, any axis. Softmax forward and both backwards run oneDNN's
+// softmax (v2: separate src and dst layouts; softmax_accurate subtracts the maximum as naive
+// does) where its primitive descriptor names a JIT kernel, asked once per plan, so that the choice
+// follows the CPU; where oneDNN 2.6 offers only `ref:any` (every backward below AVX-512, the
+// forward along any axis but the last) they run our loops (softmax_hwy.h), the tensors seen as
+// dense (outer, len, inner), staged dense when strided. LogSoftmaxForward always runs our loops:
+// oneDNN 2.6's vectorised log is off by about 2e-6 relative (log_softmax([0, 0]) = -0.69314575
+// instead of -0.69314718, what MegEngine, PyTorch and naive give), visible in every printed loss;
+// along the last axis it sums in double and equals naive (log_softmax_hwy.h). Other dtypes and
+// empty tensors go to naive.
+#include <vector>
+
 #include "src/x86/kernel.h"
+#include "src/x86/log_softmax_hwy.h"
+#include "src/x86/parallel.h"
+#include "src/x86/softmax_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -40,80 +50,160 @@ dnnl::softmax_v2_forward::primitive_desc forward_pd(const dnnl::engine& engine, 
     return {desc, user_scratchpad(), engine};
 }
 
-template <class Op, algorithm kAlg>
-class ForwardImpl final : public DnnlKernel<Op> {
+// oneDNN's forward plan, or nullptr where oneDNN has only a reference kernel for it.
+std::unique_ptr<Plan> onednn_forward(const dnnl::engine& engine, algorithm alg,
+                                     const TensorLayout& in, const TensorLayout& out, int axis) {
+    for (bool stage : {false, true}) {
+        Operand src = Operand::of(in, stage, strided_desc);
+        Operand dst = Operand::of(out, stage, strided_desc);
+        auto pd = forward_pd(engine, alg, prop_kind::forward_inference, src.user_desc(),
+                             dst.user_desc(), axis);
+        std::string_view impl = pd.impl_info_str();
+        if (is_reference_impl(impl))
+            continue;
+        auto plan = std::make_unique<PrimitivePlan>(dnnl::softmax_v2_forward(pd), pd, engine, impl);
+        plan->add(DNNL_ARG_SRC, std::move(src), pd.src_desc(), false);
+        plan->add(DNNL_ARG_DST, std::move(dst), pd.dst_desc(), true);
+        plan->finalize();
+        return plan;
+    }
+    return nullptr;
+}
+
+// oneDNN's backward plan (inputs dst, the forward's output, and diff; output grad), or nullptr.
+std::unique_ptr<Plan> onednn_backward(const dnnl::engine& engine, algorithm alg,
+                                      std::span<const TensorLayout> l, int axis) {
+    for (bool stage : {false, true}) {
+        Operand dst = Operand::of(l[0], stage, strided_desc);
+        Operand diff = Operand::of(l[1], stage, strided_desc);
+        Operand grad = Operand::of(l[2], stage, strided_desc);
+        auto hint = forward_pd(engine, alg, prop_kind::forward_training, grad.user_desc(),
+                               dst.user_desc(), axis);
+        dnnl::softmax_v2_backward::desc desc(alg, grad.user_desc(), diff.user_desc(),
+                                             dst.user_desc(), axis);
+        dnnl::softmax_v2_backward::primitive_desc pd(desc, user_scratchpad(), engine, hint);
+        std::string_view impl = pd.impl_info_str();
+        if (is_reference_impl(impl))
+            continue;
+        auto plan =
+                std::make_unique<PrimitivePlan>(dnnl::softmax_v2_backward(pd), pd, engine, impl);
+        plan->add(DNNL_ARG_DST, std::move(dst), pd.dst_desc(), false);
+        plan->add(DNNL_ARG_DIFF_DST, std::move(diff), pd.diff_dst_desc(), false);
+        plan->add(DNNL_ARG_DIFF_SRC, std::move(grad), pd.diff_src_desc(), true);
+        plan->finalize();
+        return plan;
+    }
+    return nullptr;
+}
+
+// Our loops on the call's float32 tensors (inputs, then the output), each seen as dense
+// (outer, len, inner) around the axis; strided ones are copied to and from dense buffers in the
+// workspace.
+class LoopPlan final : public Plan {
+public:
+    LoopPlan(std::span<const TensorLayout> layouts, size_t axis, bool log, bool backward)
+        : m_log(log), m_backward(backward), m_count(layouts.size()) {
+        const TensorLayout& l = layouts[0];
+        for (size_t i = 0; i < l.ndim; ++i)
+            (i < axis ? m_outer : i == axis ? m_len : m_inner) *= l[i];
+        for (size_t i = 0; i < m_count; ++i)
+            m_stage[i] = layouts[i].is_contiguous()
+                                 ? kDirect
+                                 : m_ws.add(layouts[i].total_nr_elems() * sizeof(float));
+    }
+
+    size_t workspace_in_bytes() const override { return m_ws.total(); }
+    const char* name() const override { return "loop:softmax"; }
+
+    void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream&) override {
+        std::array<float*, 3> p{};
+        for (size_t i = 0; i < m_count; ++i) {
+            bool direct = m_stage[i] == kDirect;
+            p[i] = static_cast<float*>(direct ? tensors[i].raw_ptr() : ws.ptr + m_stage[i]);
+            if (!direct && i + 1 < m_count)
+                copy_to_dense(tensors[i], p[i]);
+        }
+        compute(p[0], p[1], p[m_count - 1]);
+        if (m_stage[m_count - 1] != kDirect)
+            copy_from_dense(p[m_count - 1], tensors[m_count - 1]);
+    }
+
+private:
+    static constexpr size_t kDirect = ~size_t{0};
+
+    // Forward: a = x, out = y; backward: a = y, b = dy, out = dx.
+    void compute(const float* a, const float* b, float* out) const {
+        const size_t len = m_len, inner = m_inner;
+        const size_t work = m_outer * len * inner;
+        if (inner == 1) {
+            parallel_ranges(m_outer, work, kParallelGrain, [&](size_t rb, size_t re) {
+                if (m_backward)
+                    softmax_grad_rows(a, b, out, rb, re, len, m_log);
+                else if (m_log)
+                    log_softmax_rows(a, out, rb, re, len);
+                else
+                    softmax_rows(a, out, rb, re, len);
+            });
+            return;
+        }
+        // Units of (outer index, block of columns), so that an axis-0 softmax (outer == 1) still
+        // splits over threads.
+        const size_t blocks = (inner + kSoftmaxColumns - 1) / kSoftmaxColumns;
+        parallel_ranges(m_outer * blocks, work, kParallelGrain, [&](size_t ub, size_t ue) {
+            for (size_t u = ub; u < ue; ++u) {
+                size_t off = u / blocks * len * inner, cb = u % blocks * kSoftmaxColumns;
+                size_t ce = std::min(inner, cb + kSoftmaxColumns);
+                if (m_backward)
+                    softmax_grad_cols(a + off, b + off, out + off, len, inner, cb, ce, m_log);
+                else
+                    softmax_cols(a + off, out + off, len, inner, cb, ce, m_log);
+            }
+        });
+    }
+
+    bool m_log, m_backward;
+    size_t m_count;
+    size_t m_outer = 1, m_len = 1, m_inner = 1;
+    std::array<size_t, 3> m_stage{};
+    WorkspacePlan m_ws;
+};
+
+// kAskOneDnn: whether oneDNN's kernel runs where it has a JIT one (not for log-softmax forward).
+template <class Op, bool kLog, bool kBackward, bool kAskOneDnn>
+class SoftmaxImpl final : public DnnlKernel<Op> {
 public:
     using DnnlKernel<Op>::DnnlKernel;
 
 private:
+    bool lowp_in_float32() const override { return true; }
+
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
-        int axis = axis_of(this->m_param.axis, std::array{in[0], out[0]});
+        std::vector<TensorLayout> all(in.begin(), in.end());
+        all.push_back(out[0]);
+        int axis = axis_of(this->m_param.axis, all);
         if (axis < 0)
             return nullptr;
-        const dnnl::engine& engine = this->x86_handle().engine();
-        for (bool stage : {false, true}) {
-            Operand src = Operand::of(in[0], stage, strided_desc);
-            Operand dst = Operand::of(out[0], stage, strided_desc);
-            auto pd = forward_pd(engine, kAlg, prop_kind::forward_inference, src.user_desc(),
-                                 dst.user_desc(), axis);
-            std::string_view impl = pd.impl_info_str();
-            if (!stage && is_reference_impl(impl))
-                continue;
-            auto plan =
-                    std::make_unique<PrimitivePlan>(dnnl::softmax_v2_forward(pd), pd, engine, impl);
-            plan->add(DNNL_ARG_SRC, std::move(src), pd.src_desc(), false);
-            plan->add(DNNL_ARG_DST, std::move(dst), pd.dst_desc(), true);
-            plan->finalize();
-            return plan;
+        if constexpr (kAskOneDnn) {
+            const dnnl::engine& engine = this->x86_handle().engine();
+            constexpr algorithm alg = kLog ? algorithm::softmax_log : algorithm::softmax_accurate;
+            auto plan = kBackward ? onednn_backward(engine, alg, all, axis)
+                                  : onednn_forward(engine, alg, all[0], all[1], axis);
+            if (plan)
+                return plan;
         }
-        return nullptr;
+        return std::make_unique<LoopPlan>(all, static_cast<size_t>(axis), kLog, kBackward);
     }
 };
 
-// Inputs dst (the forward's output), diff; output grad.
-template <class Op, algorithm kAlg>
-class BackwardImpl final : public DnnlKernel<Op> {
-public:
-    using DnnlKernel<Op>::DnnlKernel;
-
-private:
-    std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
-                                    std::span<const TensorLayout> out) override {
-        int axis = axis_of(this->m_param.axis, std::array{in[0], in[1], out[0]});
-        if (axis < 0)
-            return nullptr;
-        const dnnl::engine& engine = this->x86_handle().engine();
-        for (bool stage : {false, true}) {
-            Operand dst = Operand::of(in[0], stage, strided_desc);
-            Operand diff = Operand::of(in[1], stage, strided_desc);
-            Operand grad = Operand::of(out[0], stage, strided_desc);
-            auto hint = forward_pd(engine, kAlg, prop_kind::forward_training, grad.user_desc(),
-                                   dst.user_desc(), axis);
-            dnnl::softmax_v2_backward::desc desc(kAlg, grad.user_desc(), diff.user_desc(),
-                                                 dst.user_desc(), axis);
-            dnnl::softmax_v2_backward::primitive_desc pd(desc, user_scratchpad(), engine, hint);
-            std::string_view impl = pd.impl_info_str();
-            if (!stage && is_reference_impl(impl))
-                continue;
-            auto plan = std::make_unique<PrimitivePlan>(dnnl::softmax_v2_backward(pd), pd, engine,
-                                                        impl);
-            plan->add(DNNL_ARG_DST, std::move(dst), pd.dst_desc(), false);
-            plan->add(DNNL_ARG_DIFF_DST, std::move(diff), pd.diff_dst_desc(), false);
-            plan->add(DNNL_ARG_DIFF_SRC, std::move(grad), pd.diff_src_desc(), true);
-            plan->finalize();
-            return plan;
-        }
-        return nullptr;
-    }
-};
-
-using SoftmaxForwardImpl = ForwardImpl<SoftmaxForward, algorithm::softmax_accurate>;
-using SoftmaxBackwardImpl = BackwardImpl<SoftmaxBackward, algorithm::softmax_accurate>;
-using LogSoftmaxBackwardImpl = BackwardImpl<LogSoftmaxBackward, algorithm::softmax_log>;
+using SoftmaxForwardImpl = SoftmaxImpl<SoftmaxForward, false, false, true>;
+using SoftmaxBackwardImpl = SoftmaxImpl<SoftmaxBackward, false, true, true>;
+using LogSoftmaxForwardImpl = SoftmaxImpl<LogSoftmaxForward, true, false, false>;
+using LogSoftmaxBackwardImpl = SoftmaxImpl<LogSoftmaxBackward, true, true, true>;
 
 }  // namespace
 NM_REGISTER_X86(SoftmaxForward, SoftmaxForwardImpl);
 NM_REGISTER_X86(SoftmaxBackward, SoftmaxBackwardImpl);
+NM_REGISTER_X86(LogSoftmaxForward, LogSoftmaxForwardImpl);
 NM_REGISTER_X86(LogSoftmaxBackward, LogSoftmaxBackwardImpl);
 }  // namespace neomeg::dnn::x86

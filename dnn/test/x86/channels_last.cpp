@@ -103,6 +103,36 @@ TEST_F(X86, ChannelsLastConvolution) {
     EXPECT_TRUE(k.starts_with("onednn:")) << k;
 }
 
+// A channels-last activation beside a plain one (a plain gradient seed, or a plain-only operator
+// next to the convolution): the plain one is reordered to channels-last for oneDNN (conv_common.h's
+// any_desc with a partner). Regular and depthwise, forward, both gradients, against naive.
+TEST_F(X86, ChannelsLastBesidePlainConvolution) {
+    auto cl = [](TensorShape s) {
+        return channels_last_layout(TensorLayout(s, dtype::Float32), dtype::Float32);
+    };
+    auto plain = [](TensorShape s) { return TensorLayout(s, dtype::Float32); };
+    struct Case {
+        param::Convolution p;
+        TensorShape src, filter, dst;
+    };
+    for (const Case& k :
+         {Case{conv_param({1, 1}, {1, 1}, {1, 1}), {2, 16, 9, 9}, {32, 16, 3, 3}, {2, 32, 9, 9}},
+          Case{conv_param({1, 1}, {1, 1}, {1, 1}, 16), {2, 16, 9, 9}, {16, 1, 3, 3}, {2, 16, 9, 9}},
+          Case{conv_param({2, 2}, {1, 1}, {1, 1}, 16),
+               {2, 16, 9, 9},
+               {16, 1, 3, 3},
+               {2, 16, 5, 5}}}) {
+        Checker<ConvolutionForward> f(handle.get());
+        f.set_param(k.p).exec_layouts({cl(k.src), plain(k.filter)});
+        Checker<ConvolutionBackwardFilter> bf(handle.get());
+        bf.set_param(k.p).set_epsilon(1e-3);
+        bf.exec_layouts({cl(k.src), plain(k.dst)});
+        bf.exec_layouts({plain(k.src), cl(k.dst)});
+        Checker<ConvolutionBackwardData> bd(handle.get());
+        bd.set_param(k.p).exec_layouts({plain(k.filter), cl(k.dst)});
+    }
+}
+
 TEST_F(X86, ChannelsLastConvBias) {
     using Act = param::ConvBias::NonlineMode;
     auto c = conv_param({1, 1}, {1, 1}, {1, 1});

@@ -1,6 +1,7 @@
 // LayerNormForward and LayerNormBackward on the x86 handle (oneDNN layer normalisation) against
 // naive: with and without weight and bias, one to every axis normalised (a scalar mean and rstd),
-// rows of length 1 and primes, padded inputs and outputs, and the cases that go to naive.
+// rows of length 1 and primes, padded inputs and outputs, float16 and bfloat16 data with float32
+// statistics (computed in float32), and the cases that go to naive.
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -114,4 +115,35 @@ TEST_F(X86, LayerNormOtherDtypesAndEmptyRunNaive) {
     fill_uniform(w, -1, 1, rng);
     fill_uniform(b, -1, 1, rng);
     EXPECT_EQ(run_and_compare<LayerNormForward>(*handle, p, {empty, w, b}), "naive");
+}
+
+// 16-bit data (and weight) with float32 statistics, as autocast runs it: the float32 plan between
+// conversions, within the 16-bit dtype's rounding of naive, and never naive itself.
+TEST_F(X86, LayerNormSixteenBitData) {
+    for (DType dt : {DType(dtype::Float16), DType(dtype::BFloat16)})
+        for (const Case& k : cases())
+            for (bool affine : {false, true}) {
+                Checker<LayerNormForward> f(handle.get());
+                f.set_param(ln(affine, k.normalized_dim)).set_range(0, 3, 5);
+                for (size_t i = 0; i < (affine ? 3u : 1u); ++i)
+                    f.set_dtype(i, dt);
+                f.execs(forward_inputs(k, affine));
+                Checker<LayerNormBackward> b(handle.get());
+                b.set_param(ln(affine, k.normalized_dim)).set_range(3, 0.5, 2);
+                b.set_dtype(0, dt).set_dtype(1, dt);
+                if (affine)
+                    b.set_dtype(4, dt);
+                b.execs(backward_inputs(k, affine));
+            }
+    std::mt19937 rng(43);
+    HostTensor x({4, 8}, dtype::BFloat16), dy({4, 8}, dtype::BFloat16);
+    HostTensor mean({4}, dtype::Float32), rstd({4}, dtype::Float32);
+    fill_uniform(x, -1, 1, rng);
+    fill_uniform(dy, -1, 1, rng);
+    fill_uniform(mean, -1, 1, rng);
+    fill_uniform(rstd, 0.5, 2, rng);
+    EXPECT_NE(run_and_compare<LayerNormForward>(*handle, ln(false, 1), {x}, {}, 2e-2), "naive");
+    EXPECT_NE(run_and_compare<LayerNormBackward>(*handle, ln(false, 1), {dy, x, mean, rstd}, {},
+                                                 2e-2),
+              "naive");
 }
