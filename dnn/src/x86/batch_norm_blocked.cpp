@@ -79,14 +79,15 @@ NM_BN_INLINE void moments_t(const float* x, size_t s_count, const float* shift, 
     }
 }
 
-// SWITCH_GT0(mask, dy) on a vector, with kMask; dy itself without. (Through `out`: a vector
-// returned by value is an ABI question in the default clone, which GCC warns of.)
+// SWITCH_GT0(mask, dy) on the vector at j, with kMask; dy itself without (mask is then null, so
+// it is indexed only here). Through `out`: a vector returned by value is an ABI question in the
+// default clone, which GCC warns of.
 template <bool kMask>
-NM_BN_INLINE void masked(const float* dy, const float* mask, V8& out) {
+NM_BN_INLINE void masked(const float* dy, const float* mask, size_t j, V8& out) {
     if constexpr (kMask)
-        out = v8(mask) > V8{} ? v8(dy) : V8{};
+        out = v8(mask + j) > V8{} ? v8(dy + j) : V8{};
     else
-        out = v8(dy);
+        out = v8(dy + j);
 }
 
 // acc_dy[i] += sum dy, acc_dyx[i] += sum dy * (x - mean[i]), dy masked by `mask` with kMask.
@@ -101,7 +102,7 @@ NM_BN_INLINE void grad_sums_t(const float* dy, const float* mask, const float* x
         for (size_t k = 0; k < K; ++k) {
             const size_t j = s * B + 8 * k;
             V8 d;
-            masked<kMask>(dy + j, mask + j, d);
+            masked<kMask>(dy, mask, j, d);
             pdy[k] += d;
             pdyx[k] += d * (v8(x + j) - mu[k]);
         }
@@ -165,7 +166,7 @@ NM_BN_INLINE void grad_affine_t(const float* dy, const float* mask, const float*
         for (size_t k = 0; k < K; ++k) {
             const size_t j = s * B + 8 * k;
             V8 d;
-            masked<kMask>(dy + j, mask + j, d);
+            masked<kMask>(dy, mask, j, d);
             v8(y + j) = va[k] * d + vc[k] * v8(x + j) + vb[k];
         }
 }
