@@ -4,10 +4,12 @@
 // channels-last input (layout_follows): consecutive oneDNN ops then run without converting to
 // NCHW between them. A graph keeps contiguous vars: this rule is eager mode's alone.
 #include <array>
+#include <chrono>
 
 #include "neomeg/dnn/channels_last.h"
 
 #include "exec.h"
+#include "op_profile.h"
 
 namespace neomeg::imperative {
 namespace {
@@ -85,7 +87,12 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
     }
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
     dnn::apply_layout_follows(dop.type(), in_layouts.span(), out_layouts.span());
+    const bool timed = eager_profile_enabled();
+    const auto start =
+            timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     auto outputs = exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
+    if (timed)
+        eager_profile_add(def, in_layouts.span(), std::chrono::steady_clock::now() - start);
     // A channels-last output is the runtime's choice when every channels-last input was.
     bool any_last = false, all_auto = true;
     for (const Tensor& t : inputs)
