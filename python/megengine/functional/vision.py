@@ -1,0 +1,148 @@
+"""Image functions (``F.vision.nms``, ``F.vision.cvt_color``, ...), as MegEngine's
+``megengine.functional.vision``.
+
+``interpolate`` is :func:`megengine.functional.nn.interpolate`. ``nms`` selects boxes on the
+host (its result's length depends on the data); ``cvt_color`` is composed of elementwise ops and
+is differentiable.
+"""
+
+import numpy as np
+
+from ..core.tensor.array_method import Tensor, as_tensor
+from .nn import interpolate
+from .tensor import concat
+
+__all__ = ["cvt_color", "interpolate", "nms"]
+
+
+def nms(boxes, scores, iou_thresh, max_output=None):
+    """Greedy non-maximum suppression: visits the boxes from the highest score down and keeps a
+    box unless its intersection-over-union with a box already kept is above ``iou_thresh``.
+
+    The boxes are read on the host, so the result carries no gradient. Equal scores keep their
+    input order.
+
+    Args:
+        boxes: (N, 4) boxes as (x1, y1, x2, y2), with x1 <= x2 and y1 <= y2.
+        scores: (N,) score of each box.
+        iou_thresh: a box whose IoU with a kept box exceeds this is dropped.
+        max_output: keep at most this many boxes; all that survive when None.
+
+    Returns:
+        an int32 Tensor of the kept boxes' indices into ``boxes``, highest score first.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> boxes = [[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]]
+        >>> F.vision.nms(boxes, [0.9, 0.8, 0.7], iou_thresh=0.5).numpy().tolist()
+        [0, 2]
+        >>> F.vision.nms(boxes, [0.9, 0.8, 0.7], iou_thresh=0.5, max_output=1).numpy().tolist()
+        [0]
+    """
+    fname = "nms"
+    b = as_tensor(boxes)
+    s = as_tensor(scores)
+    if b.ndim != 2 or b.shape[1] != 4:
+        raise ValueError(f"{fname}: boxes must have shape (N, 4), got {b.shape}")
+    if s.ndim != 1:
+        raise ValueError(f"{fname}: scores must have shape (N,), got {s.shape}")
+    if b.shape[0] != s.shape[0]:
+        raise ValueError(f"{fname}: {b.shape[0]} boxes but {s.shape[0]} scores")
+    if max_output is not None and int(max_output) < 0:
+        raise ValueError(f"{fname}: max_output must be >= 0, got {max_output}")
+    limit = b.shape[0] if max_output is None else int(max_output)
+    keep = _greedy_nms(b.numpy().astype(np.float64), s.numpy(), float(iou_thresh), limit)
+    return Tensor(np.asarray(keep, np.int32), device=b.device)
+
+
+def _greedy_nms(boxes, scores, iou_thresh, limit):
+    order = np.argsort(-scores.astype(np.float64), kind="stable")
+    x1, y1, x2, y2 = boxes.T
+    area = (x2 - x1) * (y2 - y1)
+    alive = np.ones(len(order), bool)
+    keep = []
+    for rank, i in enumerate(order):
+        if len(keep) >= limit:
+            break
+        if not alive[rank]:
+            continue
+        keep.append(int(i))
+        rest = order[rank + 1 :]
+        w = np.maximum(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0)
+        h = np.maximum(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0)
+        inter = w * h
+        # MegEngine's test, inter > union * thresh, needs no division (an empty union is never
+        # suppressed).
+        alive[rank + 1 :] &= ~(inter > (area[i] + area[rest] - inter) * iou_thresh)
+    return keep
+
+
+# Each mode: (input channels, needs a float input, converter). The weights are those of
+# MegEngine's float kernels, whose RGB2YUV reads its first channel as blue and whose YUV2RGB writes
+# blue first (OpenCV's order), so that one inverts the other.
+def _gray(c0, c1, c2):
+    return lambda ch: [ch[0] * c0 + ch[1] * c1 + ch[2] * c2]
+
+
+def _rgb2yuv(ch):
+    y = ch[0] * 0.114 + ch[1] * 0.587 + ch[2] * 0.299
+    return [y, (ch[0] - y) * 0.492 + 0.5, (ch[2] - y) * 0.877 + 0.5]
+
+
+def _yuv2rgb(ch):
+    y, cr, cb = ch[0], ch[1] - 0.5, ch[2] - 0.5
+    return [y + cr * 2.032, y + cb * -0.581 + cr * -0.395, y + cb * 1.140]
+
+
+_CVT_MODES = {
+    "RGB2GRAY": (3, True, _gray(0.299, 0.587, 0.114)),
+    "BGR2GRAY": (3, True, _gray(0.114, 0.587, 0.299)),
+    "RGB2YUV": (3, True, _rgb2yuv),
+    "YUV2RGB": (3, True, _yuv2rgb),
+    "RGB2BGR": (3, False, lambda ch: ch[::-1]),
+    "BGR2RGB": (3, False, lambda ch: ch[::-1]),
+    "GRAY2RGB": (1, False, lambda ch: ch * 3),
+    "RGBA2RGB": (4, False, lambda ch: ch[:3]),
+    "RGBA2BGR": (4, False, lambda ch: ch[2::-1]),
+}
+
+
+def cvt_color(inp, mode=""):
+    """Converts (N, H, W, C) images (channels last) between colour formats.
+
+    Modes: "RGB2GRAY" and "BGR2GRAY" (Y = 0.299 R + 0.587 G + 0.114 B), "RGB2YUV" and
+    "YUV2RGB" (the weights of MegEngine's float kernels, which take and give the colour channels
+    blue first, so that YUV2RGB inverts RGB2YUV), which need a float input; and the channel
+    moves "RGB2BGR", "BGR2RGB", "GRAY2RGB", "RGBA2RGB", "RGBA2BGR", which take any dtype. The result is differentiable.
+
+    Args:
+        inp: images of shape (N, H, W, C), C being the mode's input channel count.
+        mode: one of the modes above (case-insensitive).
+
+    Returns:
+        a Tensor of shape (N, H, W, C_out) and ``inp``'s dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.array([[[[1.0, 0.5, 0.0]]]], dtype="float32")
+        >>> print(F.vision.cvt_color(x, "RGB2GRAY").numpy())
+        [[[[0.5925]]]]
+        >>> F.vision.cvt_color(x, "RGB2BGR").numpy().tolist()
+        [[[[0.0, 0.5, 1.0]]]]
+    """
+    fname = "cvt_color"
+    key = str(mode).upper()
+    if key not in _CVT_MODES:
+        raise ValueError(f"{fname}: mode must be one of {sorted(_CVT_MODES)}, got {mode!r}")
+    channels, needs_float, convert = _CVT_MODES[key]
+    x = as_tensor(inp)
+    if x.ndim != 4 or x.shape[3] != channels:
+        raise ValueError(
+            f"{fname}: mode {key} needs (N, H, W, {channels}) images, got shape {x.shape}"
+        )
+    if needs_float and x._dtype_name not in ("float32", "float16", "bfloat16"):
+        raise TypeError(f"{fname}: mode {key} needs a float input, got dtype {x._dtype_name}")
+    planes = [x[:, :, :, c : c + 1] for c in range(channels)]
+    out = convert(planes)
+    return out[0] if len(out) == 1 else concat(out, axis=3)
