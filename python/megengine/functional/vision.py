@@ -3,16 +3,21 @@
 
 ``interpolate`` is :func:`megengine.functional.nn.interpolate`. ``nms`` selects boxes on the
 host (its result's length depends on the data); ``cvt_color`` is composed of elementwise ops and
-is differentiable.
+is differentiable. ``warp_perspective`` runs the WarpPerspective op (``dnn/ops/defs/vision.py``),
+differentiable for the image and the matrices; ``warp_affine`` is that warp with the projective
+row (0, 0, 1).
 """
 
 import numpy as np
 
-from ..core.tensor.array_method import Tensor, as_tensor
-from .nn import interpolate
-from .tensor import concat
+from ..core import _imperative_rt as _rt
+from ..core.ops import builtin
+from ..core.tensor.array_method import Tensor, as_tensor, cached_op
+from ..core.tensor.array_method import transpose as _dimshuffle
+from .nn import _float_input, _int_input, _tuple, interpolate
+from .tensor import broadcast_to, concat
 
-__all__ = ["cvt_color", "interpolate", "nms"]
+__all__ = ["cvt_color", "interpolate", "nms", "warp_affine", "warp_perspective"]
 
 
 def nms(boxes, scores, iou_thresh, max_output=None):
@@ -146,3 +151,158 @@ def cvt_color(inp, mode=""):
     planes = [x[:, :, :, c : c + 1] for c in range(channels)]
     out = convert(planes)
     return out[0] if len(out) == 1 else concat(out, axis=3)
+
+
+_BORDER_MODES = {
+    "replicate": "REPLICATE",
+    "reflect": "REFLECT",
+    "reflect_101": "REFLECT_101",
+    "wrap": "WRAP",
+    "constant": "CONSTANT",
+}
+
+
+def _warp(fname, inp, mat, out_shape, mat_idx, border_mode, border_val, format, interp_mode):
+    """Checks a warp's arguments and runs WarpPerspective on (N, 3, 3) matrices."""
+    x = _float_input(inp, fname)
+    if format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{fname}: format must be 'NCHW' or 'NHWC', got {format!r}")
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must be a 4-dim {format} image batch, got {x.shape}")
+    if str(interp_mode).lower() != "linear":
+        raise ValueError(f"{fname}: only interp_mode 'linear' is supported, got {interp_mode!r}")
+    bmode = _BORDER_MODES.get(str(border_mode).lower())
+    if bmode is None:
+        raise ValueError(
+            f"{fname}: border_mode must be one of {sorted(_BORDER_MODES)}, got {border_mode!r}"
+        )
+    if isinstance(out_shape, Tensor):
+        out_shape = out_shape.numpy().tolist()
+    out_h, out_w = _tuple(out_shape, 2, fname, "out_shape")
+    if out_h < 0 or out_w < 0:
+        raise ValueError(f"{fname}: out_shape must not be negative, got {(out_h, out_w)}")
+    if format == "NHWC":
+        x = _dimshuffle(x, (0, 3, 1, 2))
+    if mat_idx is None:
+        if mat.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"{fname}: {mat.shape[0]} matrices for {x.shape[0]} images; give mat_idx to "
+                "pair them otherwise"
+            )
+        idx = Tensor(np.arange(mat.shape[0], dtype=np.int32), device=x.device)
+    else:
+        if not isinstance(mat_idx, Tensor) and np.size(mat_idx) == 0:
+            mat_idx = np.zeros(0, np.int32)  # an empty list has no integer dtype of its own
+        idx = _int_input(mat_idx, fname, "mat_idx")
+        if idx.shape != (mat.shape[0],):
+            raise ValueError(
+                f"{fname}: mat_idx must have shape ({mat.shape[0]},), one per matrix, got "
+                f"{idx.shape}"
+            )
+    op = cached_op(
+        builtin.WarpPerspective,
+        bmode=bmode,
+        border_val=float(border_val),
+        out_h=out_h,
+        out_w=out_w,
+    )
+    y = _rt.apply(op, x, mat, idx)[0]
+    return _dimshuffle(y, (0, 2, 3, 1)) if format == "NHWC" else y
+
+
+def _float32_mat(mat, rows, fname):
+    m = as_tensor(mat)
+    if m.ndim != 3 or m.shape[1:] != (rows, 3):
+        raise ValueError(f"{fname}: mat must have shape (N, {rows}, 3), got {m.shape}")
+    return m if m._dtype_name == "float32" else m.astype("float32")
+
+
+def warp_perspective(
+    inp,
+    mat,
+    out_shape,
+    mat_idx=None,
+    border_mode="replicate",
+    border_val=0.0,
+    format="NCHW",
+    interp_mode="linear",
+):
+    r"""Applies a perspective transformation to batched 2D images, sampling bilinearly:
+
+    .. math::
+        \text{out}(n, c, h, w) = \text{inp}\left(n, c,
+            \frac{M_{10}w + M_{11}h + M_{12}}{M_{20}w + M_{21}h + M_{22}},
+            \frac{M_{00}w + M_{01}h + M_{02}}{M_{20}w + M_{21}h + M_{22}}\right)
+
+    with M = mat[n] mapping output pixels to input points (the inverse of the matrix that
+    ``cv2.warpPerspective`` takes). Differentiable for ``inp`` and ``mat``.
+
+    Args:
+        inp: images, (N, C, H, W) or with format "NHWC" (N, H, W, C); a float dtype.
+        mat: (M, 3, 3) matrices.
+        out_shape: (OH, OW), the output's spatial size.
+        mat_idx: (M,) index of the image each matrix warps; None pairs matrix i with image i
+            (then M must equal N).
+        border_mode: where a sample outside the image reads: "replicate", "reflect",
+            "reflect_101", "wrap" or "constant" (border_val).
+        border_val: the value outside the image in "constant" mode; a pixel whose source point
+            is not finite (a zero denominator) is border_val there, NaN in the other modes.
+        format: "NCHW" or "NHWC", the layout of inp and of the result.
+        interp_mode: "linear" (the only mode).
+
+    Returns:
+        the warped images, (M, C, OH, OW) (or (M, OH, OW, C) in NHWC) of inp's dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> shift = np.array([[[1, 0, 1], [0, 1, 1], [0, 0, 1]]], dtype="float32")
+        >>> F.vision.warp_perspective(x, shift, (2, 2)).numpy().tolist()
+        [[[[5.0, 6.0], [9.0, 10.0]]]]
+    """
+    fname = "warp_perspective"
+    m = _float32_mat(mat, 3, fname)
+    return _warp(fname, inp, m, out_shape, mat_idx, border_mode, border_val, format, interp_mode)
+
+
+def warp_affine(
+    inp,
+    mat,
+    out_shape,
+    border_mode="replicate",
+    border_val=0.0,
+    format="NHWC",
+    interp_mode="linear",
+):
+    """Applies an affine transformation to batched 2D images, sampling bilinearly: output pixel
+    (h, w) of image n reads the input at x = M00 w + M01 h + M02, y = M10 w + M11 h + M12,
+    M = mat[n]. It is :func:`warp_perspective` with the matrices' third row (0, 0, 1), and
+    differentiable as that is.
+
+    Args:
+        inp: images, (N, H, W, C) by default (format "NHWC", MegEngine's default) or
+            (N, C, H, W); a float dtype.
+        mat: (N, 2, 3) matrices, one per image.
+        out_shape: (OH, OW), the output's spatial size.
+        border_mode: "replicate", "reflect", "reflect_101", "wrap" or "constant".
+        border_val: the value outside the image in "constant" mode.
+        format: "NHWC" or "NCHW", the layout of inp and of the result.
+        interp_mode: "linear" (the only mode).
+
+    Returns:
+        the warped images in inp's layout and dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(9, dtype="float32").reshape(1, 3, 3, 1)
+        >>> flip = np.array([[[-1, 0, 2], [0, 1, 0]]], dtype="float32")
+        >>> F.vision.warp_affine(x, flip, (1, 3))[..., 0].numpy().tolist()
+        [[[2.0, 1.0, 0.0]]]
+    """
+    fname = "warp_affine"
+    m = _float32_mat(mat, 2, fname)
+    last = Tensor(np.array([[[0, 0, 1]]], np.float32), device=m.device)
+    m = concat([m, broadcast_to(last, (m.shape[0], 1, 3))], axis=1)
+    return _warp(fname, inp, m, out_shape, None, border_mode, border_val, format, interp_mode)

@@ -7,6 +7,7 @@ from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
+from megengine.autodiff import GradManager
 
 rng = np.random.default_rng(0)
 
@@ -181,3 +182,176 @@ def test_vision_interpolate_is_nn_interpolate():
         [3.0, 3.25, 3.75, 4.0],
     ]
     np.testing.assert_allclose(F.vision.interpolate(x, [4, 4]).numpy()[0, 0], ref)
+
+
+# ----------------------------------------------------------------------------- warps
+
+
+def fold(p, n, mode):
+    """OpenCV's border folding of index p on an axis of n, one reflection at a time."""
+    if 0 <= p < n:
+        return p
+    if mode == "constant":
+        return None
+    if mode == "replicate":
+        return min(max(p, 0), n - 1)
+    if mode == "wrap":
+        return p % n
+    if n == 1:
+        return 0
+    d = 1 if mode == "reflect_101" else 0
+    while not 0 <= p < n:
+        p = -p - 1 + d if p < 0 else 2 * n - 1 - p - d
+    return p
+
+
+def warp_ref(x, mats, out_hw, idx=None, mode="replicate", border_val=0.0):
+    x = x.astype(np.float64)
+    idx = range(len(mats)) if idx is None else idx
+    oh, ow = out_hw
+    out = np.zeros((len(mats), x.shape[1], oh, ow))
+    for n, (m, b) in enumerate(zip(mats.astype(np.float64), idx)):
+        for h in range(oh):
+            for w in range(ow):
+                sx, sy, d = m @ np.array([w, h, 1.0])
+                sx, sy = sx / d, sy / d
+                for r in (np.floor(sy), np.floor(sy) + 1):
+                    for q in (np.floor(sx), np.floor(sx) + 1):
+                        wt = (1 - abs(sy - r)) * (1 - abs(sx - q))
+                        fr = fold(int(r), x.shape[2], mode)
+                        fq = fold(int(q), x.shape[3], mode)
+                        tap = border_val if fr is None or fq is None else x[b, :, fr, fq]
+                        out[n, :, h, w] += wt * tap
+    return out
+
+
+def random_mats(n, reach=3.0):
+    a = rng.uniform(-0.6, 0.6, n)
+    s = rng.uniform(0.8, 1.2, n)
+    m = np.zeros((n, 3, 3), np.float32)
+    m[:, 0, 0], m[:, 0, 1], m[:, 1, 0], m[:, 1, 1] = (
+        s * np.cos(a),
+        -s * np.sin(a),
+        s * np.sin(a),
+        s * np.cos(a),
+    )
+    m[:, :2, 2] = rng.uniform(-reach, reach, (n, 2))
+    m[:, 2, :2] = rng.uniform(-0.02, 0.02, (n, 2))
+    m[:, 2, 2] = rng.uniform(0.9, 1.1, n)
+    return m
+
+
+@pytest.mark.parametrize("mode", ["replicate", "reflect", "reflect_101", "wrap", "constant"])
+def test_warp_perspective_matches_reference(mode):
+    x = randn(3, 2, 5, 6)
+    mats = random_mats(4)
+    idx = [2, 0, 1, 1]
+    out = F.vision.warp_perspective(x, mats, (4, 7), mat_idx=idx, border_mode=mode, border_val=0.5)
+    ref = warp_ref(x, mats, (4, 7), idx, mode, 0.5)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)
+    # NHWC is the same warp on channels-last images.
+    nhwc = F.vision.warp_perspective(
+        x.transpose(0, 2, 3, 1), mats, (4, 7), idx, mode, 0.5, format="NHWC"
+    )
+    np.testing.assert_allclose(nhwc.numpy(), ref.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+
+
+def test_warp_perspective_known_values_and_exports():
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    shift = np.array([[[1, 0, 1], [0, 1, 1], [0, 0, 1]]], np.float32)
+    # MegEngine's documented example.
+    out = F.vision.warp_perspective(mge.Tensor(x), mge.Tensor(shift), (2, 2))
+    assert out.numpy().tolist() == [[[[5.0, 6.0], [9.0, 10.0]]]]
+    assert F.warp_perspective is F.vision.warp_perspective
+    assert F.nn.warp_affine is F.vision.warp_affine
+    # A zero denominator reads border_val in constant mode.
+    flat = np.array([[[1, 0, 0], [0, 1, 0], [0, 0, 0]]], np.float32)
+    out = F.vision.warp_perspective(x, flat, 1, border_mode="constant", border_val=3.0)
+    assert out.numpy().tolist() == [[[[3.0]]]]
+    # float16 images warp in float16.
+    half = F.vision.warp_perspective(x.astype(np.float16), shift, (2, 2))
+    assert half.dtype == np.float16 and half.numpy().tolist() == [[[[5.0, 6.0], [9.0, 10.0]]]]
+
+
+def test_warp_affine_is_warp_perspective_with_affine_row():
+    x = randn(2, 5, 4, 3)  # NHWC
+    aff = random_mats(2)[:, :2, :]
+    full = np.concatenate([aff, np.tile([[[0, 0, 1]]], (2, 1, 1)).astype(np.float32)], axis=1)
+    out = F.vision.warp_affine(x, aff, (3, 6), border_mode="reflect")
+    ref = warp_ref(x.transpose(0, 3, 1, 2), full, (3, 6), mode="reflect").transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)
+    nchw = F.vision.warp_affine(x.transpose(0, 3, 1, 2), aff, (3, 6), "wrap", format="NCHW")
+    ref = warp_ref(x.transpose(0, 3, 1, 2), full, (3, 6), mode="wrap")
+    np.testing.assert_allclose(nchw.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_warp_edge_shapes():
+    x = randn(2, 3, 1, 1)
+    mats = random_mats(2)
+    out = F.vision.warp_perspective(x, mats, (2, 3))
+    np.testing.assert_allclose(out.numpy(), np.broadcast_to(x, (2, 3, 2, 3)), rtol=1e-6)
+    assert F.vision.warp_perspective(x, mats, (0, 3)).shape == (2, 3, 0, 3)
+    none = F.vision.warp_perspective(x, np.zeros((0, 3, 3), np.float32), (2, 2), mat_idx=[])
+    assert none.shape == (0, 3, 2, 2)
+
+
+def test_warp_errors():
+    x, mats = randn(2, 1, 4, 4), random_mats(2)
+    with pytest.raises(ValueError, match="warp_perspective: inp must be a 4-dim NCHW"):
+        F.vision.warp_perspective(x[0], mats, (2, 2))
+    with pytest.raises(ValueError, match=r"warp_perspective: mat must have shape \(N, 3, 3\)"):
+        F.vision.warp_perspective(x, mats[:, :2], (2, 2))
+    with pytest.raises(ValueError, match="warp_perspective: 1 matrices for 2 images"):
+        F.vision.warp_perspective(x, mats[:1], (2, 2))
+    with pytest.raises(ValueError, match=r"warp_perspective: mat_idx must have shape \(2,\)"):
+        F.vision.warp_perspective(x, mats, (2, 2), mat_idx=[0])
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.vision.warp_perspective(x, mats, (2, 2), mat_idx=[0, 2]).numpy()
+    with pytest.raises(ValueError, match="warp_perspective: border_mode must be one of"):
+        F.vision.warp_perspective(x, mats, (2, 2), border_mode="isolated")
+    with pytest.raises(ValueError, match="warp_perspective: only interp_mode 'linear'"):
+        F.vision.warp_perspective(x, mats, (2, 2), interp_mode="cubic")
+    with pytest.raises(ValueError, match="warp_perspective: format must be"):
+        F.vision.warp_perspective(x, mats, (2, 2), format="NCHW4")
+    with pytest.raises(TypeError, match="warp_perspective: inp must be a float tensor"):
+        F.vision.warp_perspective(x.astype(np.int32), mats, (2, 2))
+    with pytest.raises(ValueError, match=r"warp_affine: mat must have shape \(N, 2, 3\)"):
+        F.vision.warp_affine(x, mats, (2, 2))
+
+
+@pytest.mark.parametrize("mode", ["replicate", "reflect_101", "wrap", "constant"])
+def test_warp_perspective_grad(mode):
+    x = randn(2, 2, 5, 4)
+    mats = random_mats(3, reach=2.0)
+    idx = [1, 0, 1]
+
+    def fn(a, m):
+        return F.vision.warp_perspective(a, m, (3, 4), mat_idx=idx, border_mode=mode)
+
+    check_grad(fn, x, mats, wrt=(0,))
+    # The matrices' gradient against central differences of the float64 reference with small
+    # steps: the warp has kinks where a source point crosses a pixel row or column, which float32
+    # differences (large steps) would straddle.
+    w = rng.normal(size=(3, 2, 3, 4))
+    m = mge.Parameter(mats)
+    gm = GradManager().attach([m])
+    with gm:
+        gm.backward((fn(mge.Tensor(x), m) * mge.Tensor(w.astype(np.float32))).sum())
+    num = np.zeros((3, 3, 3))
+    eps = 1e-6
+    for i in np.ndindex(num.shape):
+        mp, mm = mats.astype(np.float64), mats.astype(np.float64)
+        mp[i] += eps
+        mm[i] -= eps
+        diff = warp_ref(x, mp, (3, 4), idx, mode) - warp_ref(x, mm, (3, 4), idx, mode)
+        num[i] = (w * diff).sum() / (2 * eps)
+    np.testing.assert_allclose(m.grad.numpy(), num, rtol=1e-3, atol=1e-3)
+
+
+def test_warp_affine_grad():
+    check_grad(
+        lambda a, m: F.vision.warp_affine(a, m, (3, 3), format="NCHW"),
+        randn(1, 2, 4, 4),
+        random_mats(1)[:, :2, :],
+        wrt=(0,),
+    )
