@@ -14,6 +14,7 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op
 from ..core.tensor.array_method import transpose as _dimshuffle
+from ..jit.tracing import exclude_from_trace
 from .nn import _float_input, _int_input, _tuple, interpolate
 from .tensor import broadcast_to, concat
 
@@ -24,8 +25,9 @@ def nms(boxes, scores, iou_thresh, max_output=None):
     """Greedy non-maximum suppression: visits the boxes from the highest score down and keeps a
     box unless its intersection-over-union with a box already kept is above ``iou_thresh``.
 
-    The boxes are read on the host, so the result carries no gradient. Equal scores keep their
-    input order.
+    The boxes are read on the host, so the result carries no gradient, and under
+    :func:`~megengine.jit.trace` the selection runs on every call (such a trace does not replay
+    a compiled graph). Equal scores keep their input order.
 
     Args:
         boxes: (N, 4) boxes as (x1, y1, x2, y2), with x1 <= x2 and y1 <= y2.
@@ -56,8 +58,11 @@ def nms(boxes, scores, iou_thresh, max_output=None):
     if max_output is not None and int(max_output) < 0:
         raise ValueError(f"{fname}: max_output must be >= 0, got {max_output}")
     limit = b.shape[0] if max_output is None else int(max_output)
-    keep = _greedy_nms(b.numpy().astype(np.float64), s.numpy(), float(iou_thresh), limit)
-    return Tensor(np.asarray(keep, np.int32), device=b.device)
+    # The selection is host code: under jit.trace it must run on every call, not be recorded
+    # as a constant.
+    with exclude_from_trace():
+        keep = _greedy_nms(b.numpy().astype(np.float64), s.numpy(), float(iou_thresh), limit)
+        return Tensor(np.asarray(keep, np.int32), device=b.device)
 
 
 def _greedy_nms(boxes, scores, iou_thresh, limit):

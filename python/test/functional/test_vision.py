@@ -71,6 +71,23 @@ def test_nms_max_output_ties_and_empty():
     assert empty.shape == (0,) and empty.dtype == np.int32
 
 
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_nms_under_trace_selects_on_every_call(symbolic):
+    from megengine.jit import trace
+
+    @trace(symbolic=symbolic)
+    def keep(b, s):
+        return F.vision.nms(b, s, 0.5) * 1
+
+    boxes = mge.Tensor(np.array([[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]], np.float32))
+    for scores, want in [
+        ([0.9, 0.8, 0.7], [0, 2]),
+        ([0.1, 0.8, 0.7], [1, 2]),
+        ([0.1, 0.8, 0.9], [2, 1]),
+    ]:
+        assert keep(boxes, mge.Tensor(np.array(scores, np.float32))).numpy().tolist() == want
+
+
 def test_nms_errors():
     boxes, scores = random_boxes(5), np.ones(5, np.float32)
     with pytest.raises(ValueError, match=r"nms: boxes must have shape \(N, 4\)"):
