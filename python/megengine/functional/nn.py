@@ -94,6 +94,8 @@ __all__ = [
     "square_loss",
     "sync_batch_norm",
     "topk_accuracy",
+    "warp_affine",
+    "warp_perspective",
 ]
 
 _FLOAT_DTYPES = ("float32", "float16", "bfloat16")
@@ -1546,3 +1548,8 @@ def sync_batch_norm(
         group,
         batch_norm,
     )
+
+
+# MegEngine's F.nn (and so F) re-exports the warps of F.vision, which imports this module's
+# interpolate: imported last, when everything vision needs from here exists.
+from .vision import warp_affine, warp_perspective

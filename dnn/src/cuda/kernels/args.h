@@ -433,3 +433,35 @@ void svd_store(const SvdArgs& a, const double* s, const double* u, const double*
                const int* bad, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// WarpPerspective's border modes in param::WarpPerspective's order (checked in
+// warp_perspective.cpp).
+enum class WarpBorder : uint32_t { REPLICATE, REFLECT, REFLECT_101, WRAP, CONSTANT };
+
+// One WarpPerspective call or one of its gradients' over NCHW strided tensors. The image side is
+// src (forward, BackwardMat) or grad (BackwardData), (src_n, c, in_h, in_w); the warped side is
+// dst or diff, (n, c, out_h, out_w). mat is (n, 3, 3) float32, mat_idx (n,) int32 in [0, src_n).
+struct WarpArgs {
+    WarpBorder bmode;
+    double border_val;
+    int64_t n, c, src_n, in_h, in_w, out_h, out_w;
+    DT dt;
+    int64_t image_strides[4], warped_strides[4], mat_strides[3], idx_stride;
+};
+// dst = the four taps of each output pixel summed in double, rounded once (naive's rule,
+// src/naive/warp_perspective.cpp).
+void warp_perspective_forward(const WarpArgs& a, const void* src, const float* mat,
+                              const int32_t* mat_idx, void* dst, cudaStream_t stream);
+// acc (grad's elements, dense, zeroed here) += tap weight * diff for every in-image tap (double
+// atomics), then grad = acc rounded once.
+void warp_perspective_backward_data(const WarpArgs& a, const float* mat, const int32_t* mat_idx,
+                                    const void* diff, double* acc, void* grad, cudaStream_t stream);
+// acc (n * 9 doubles, zeroed here) += each output pixel's contribution to d loss / d mat[n], then
+// grad (n, 3, 3) float32 at grad_strides = acc rounded once.
+void warp_perspective_backward_mat(const WarpArgs& a, const void* src, const float* mat,
+                                   const int32_t* mat_idx, const void* diff, double* acc,
+                                   float* grad, const int64_t* grad_strides, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern

@@ -1,0 +1,313 @@
+"""Image functions (``F.vision.nms``, ``F.vision.cvt_color``, ...), as MegEngine's
+``megengine.functional.vision``.
+
+``interpolate`` is :func:`megengine.functional.nn.interpolate`. ``nms`` selects boxes on the
+host (its result's length depends on the data); ``cvt_color`` is composed of elementwise ops and
+is differentiable. ``warp_perspective`` runs the WarpPerspective op (``dnn/ops/defs/vision.py``),
+differentiable for the image and the matrices; ``warp_affine`` is that warp with the projective
+row (0, 0, 1).
+"""
+
+import numpy as np
+
+from ..core import _imperative_rt as _rt
+from ..core.ops import builtin
+from ..core.tensor.array_method import Tensor, as_tensor, cached_op
+from ..core.tensor.array_method import transpose as _dimshuffle
+from ..jit.tracing import exclude_from_trace
+from .nn import _float_input, _int_input, _tuple, interpolate
+from .tensor import broadcast_to, concat
+
+__all__ = ["cvt_color", "interpolate", "nms", "warp_affine", "warp_perspective"]
+
+
+def nms(boxes, scores, iou_thresh, max_output=None):
+    """Greedy non-maximum suppression: visits the boxes from the highest score down and keeps a
+    box unless its intersection-over-union with a box already kept is above ``iou_thresh``.
+
+    The boxes are read on the host, so the result carries no gradient, and under
+    :func:`~megengine.jit.trace` the selection runs on every call (such a trace does not replay
+    a compiled graph). Equal scores keep their input order.
+
+    Args:
+        boxes: (N, 4) boxes as (x1, y1, x2, y2), with x1 <= x2 and y1 <= y2.
+        scores: (N,) score of each box.
+        iou_thresh: a box whose IoU with a kept box exceeds this is dropped.
+        max_output: keep at most this many boxes; all that survive when None.
+
+    Returns:
+        an int32 Tensor of the kept boxes' indices into ``boxes``, highest score first.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> boxes = [[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]]
+        >>> F.vision.nms(boxes, [0.9, 0.8, 0.7], iou_thresh=0.5).numpy().tolist()
+        [0, 2]
+        >>> F.vision.nms(boxes, [0.9, 0.8, 0.7], iou_thresh=0.5, max_output=1).numpy().tolist()
+        [0]
+    """
+    fname = "nms"
+    b = as_tensor(boxes)
+    s = as_tensor(scores)
+    if b.ndim != 2 or b.shape[1] != 4:
+        raise ValueError(f"{fname}: boxes must have shape (N, 4), got {b.shape}")
+    if s.ndim != 1:
+        raise ValueError(f"{fname}: scores must have shape (N,), got {s.shape}")
+    if b.shape[0] != s.shape[0]:
+        raise ValueError(f"{fname}: {b.shape[0]} boxes but {s.shape[0]} scores")
+    if max_output is not None and int(max_output) < 0:
+        raise ValueError(f"{fname}: max_output must be >= 0, got {max_output}")
+    limit = b.shape[0] if max_output is None else int(max_output)
+    # The selection is host code: under jit.trace it must run on every call, not be recorded
+    # as a constant.
+    with exclude_from_trace():
+        keep = _greedy_nms(b.numpy().astype(np.float64), s.numpy(), float(iou_thresh), limit)
+        return Tensor(np.asarray(keep, np.int32), device=b.device)
+
+
+def _greedy_nms(boxes, scores, iou_thresh, limit):
+    order = np.argsort(-scores.astype(np.float64), kind="stable")
+    x1, y1, x2, y2 = boxes.T
+    area = (x2 - x1) * (y2 - y1)
+    alive = np.ones(len(order), bool)
+    keep = []
+    for rank, i in enumerate(order):
+        if len(keep) >= limit:
+            break
+        if not alive[rank]:
+            continue
+        keep.append(int(i))
+        rest = order[rank + 1 :]
+        w = np.maximum(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0)
+        h = np.maximum(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0)
+        inter = w * h
+        # MegEngine's test, inter > union * thresh, needs no division (an empty union is never
+        # suppressed).
+        alive[rank + 1 :] &= ~(inter > (area[i] + area[rest] - inter) * iou_thresh)
+    return keep
+
+
+# Each mode: (input channels, needs a float input, converter). The weights are those of
+# MegEngine's float kernels, whose RGB2YUV reads its first channel as blue and whose YUV2RGB writes
+# blue first (OpenCV's order), so that one inverts the other.
+def _gray(c0, c1, c2):
+    return lambda ch: [ch[0] * c0 + ch[1] * c1 + ch[2] * c2]
+
+
+def _rgb2yuv(ch):
+    y = ch[0] * 0.114 + ch[1] * 0.587 + ch[2] * 0.299
+    return [y, (ch[0] - y) * 0.492 + 0.5, (ch[2] - y) * 0.877 + 0.5]
+
+
+def _yuv2rgb(ch):
+    y, cr, cb = ch[0], ch[1] - 0.5, ch[2] - 0.5
+    return [y + cr * 2.032, y + cb * -0.581 + cr * -0.395, y + cb * 1.140]
+
+
+_CVT_MODES = {
+    "RGB2GRAY": (3, True, _gray(0.299, 0.587, 0.114)),
+    "BGR2GRAY": (3, True, _gray(0.114, 0.587, 0.299)),
+    "RGB2YUV": (3, True, _rgb2yuv),
+    "YUV2RGB": (3, True, _yuv2rgb),
+    "RGB2BGR": (3, False, lambda ch: ch[::-1]),
+    "BGR2RGB": (3, False, lambda ch: ch[::-1]),
+    "GRAY2RGB": (1, False, lambda ch: ch * 3),
+    "RGBA2RGB": (4, False, lambda ch: ch[:3]),
+    "RGBA2BGR": (4, False, lambda ch: ch[2::-1]),
+}
+
+
+def cvt_color(inp, mode=""):
+    """Converts (N, H, W, C) images (channels last) between colour formats.
+
+    Modes: "RGB2GRAY" and "BGR2GRAY" (Y = 0.299 R + 0.587 G + 0.114 B), "RGB2YUV" and
+    "YUV2RGB" (the weights of MegEngine's float kernels, which take and give the colour channels
+    blue first, so that YUV2RGB inverts RGB2YUV), which need a float input; and the channel
+    moves "RGB2BGR", "BGR2RGB", "GRAY2RGB", "RGBA2RGB", "RGBA2BGR", which take any dtype. The result is differentiable.
+
+    Args:
+        inp: images of shape (N, H, W, C), C being the mode's input channel count.
+        mode: one of the modes above (case-insensitive).
+
+    Returns:
+        a Tensor of shape (N, H, W, C_out) and ``inp``'s dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.array([[[[1.0, 0.5, 0.0]]]], dtype="float32")
+        >>> print(F.vision.cvt_color(x, "RGB2GRAY").numpy())
+        [[[[0.5925]]]]
+        >>> F.vision.cvt_color(x, "RGB2BGR").numpy().tolist()
+        [[[[0.0, 0.5, 1.0]]]]
+    """
+    fname = "cvt_color"
+    key = str(mode).upper()
+    if key not in _CVT_MODES:
+        raise ValueError(f"{fname}: mode must be one of {sorted(_CVT_MODES)}, got {mode!r}")
+    channels, needs_float, convert = _CVT_MODES[key]
+    x = as_tensor(inp)
+    if x.ndim != 4 or x.shape[3] != channels:
+        raise ValueError(
+            f"{fname}: mode {key} needs (N, H, W, {channels}) images, got shape {x.shape}"
+        )
+    if needs_float and x._dtype_name not in ("float32", "float16", "bfloat16"):
+        raise TypeError(f"{fname}: mode {key} needs a float input, got dtype {x._dtype_name}")
+    planes = [x[:, :, :, c : c + 1] for c in range(channels)]
+    out = convert(planes)
+    return out[0] if len(out) == 1 else concat(out, axis=3)
+
+
+_BORDER_MODES = {
+    "replicate": "REPLICATE",
+    "reflect": "REFLECT",
+    "reflect_101": "REFLECT_101",
+    "wrap": "WRAP",
+    "constant": "CONSTANT",
+}
+
+
+def _warp(fname, inp, mat, out_shape, mat_idx, border_mode, border_val, format, interp_mode):
+    """Checks a warp's arguments and runs WarpPerspective on (N, 3, 3) matrices."""
+    x = _float_input(inp, fname)
+    if format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{fname}: format must be 'NCHW' or 'NHWC', got {format!r}")
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must be a 4-dim {format} image batch, got {x.shape}")
+    if str(interp_mode).lower() != "linear":
+        raise ValueError(f"{fname}: only interp_mode 'linear' is supported, got {interp_mode!r}")
+    bmode = _BORDER_MODES.get(str(border_mode).lower())
+    if bmode is None:
+        raise ValueError(
+            f"{fname}: border_mode must be one of {sorted(_BORDER_MODES)}, got {border_mode!r}"
+        )
+    if isinstance(out_shape, Tensor):
+        out_shape = out_shape.numpy().tolist()
+    out_h, out_w = _tuple(out_shape, 2, fname, "out_shape")
+    if out_h < 0 or out_w < 0:
+        raise ValueError(f"{fname}: out_shape must not be negative, got {(out_h, out_w)}")
+    if format == "NHWC":
+        x = _dimshuffle(x, (0, 3, 1, 2))
+    if mat_idx is None:
+        if mat.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"{fname}: {mat.shape[0]} matrices for {x.shape[0]} images; give mat_idx to "
+                "pair them otherwise"
+            )
+        idx = Tensor(np.arange(mat.shape[0], dtype=np.int32), device=x.device)
+    else:
+        if not isinstance(mat_idx, Tensor) and np.size(mat_idx) == 0:
+            mat_idx = np.zeros(0, np.int32)  # an empty list has no integer dtype of its own
+        idx = _int_input(mat_idx, fname, "mat_idx")
+        if idx.shape != (mat.shape[0],):
+            raise ValueError(
+                f"{fname}: mat_idx must have shape ({mat.shape[0]},), one per matrix, got "
+                f"{idx.shape}"
+            )
+    op = cached_op(
+        builtin.WarpPerspective,
+        bmode=bmode,
+        border_val=float(border_val),
+        out_h=out_h,
+        out_w=out_w,
+    )
+    y = _rt.apply(op, x, mat, idx)[0]
+    return _dimshuffle(y, (0, 2, 3, 1)) if format == "NHWC" else y
+
+
+def _float32_mat(mat, rows, fname):
+    m = as_tensor(mat)
+    if m.ndim != 3 or m.shape[1:] != (rows, 3):
+        raise ValueError(f"{fname}: mat must have shape (N, {rows}, 3), got {m.shape}")
+    return m if m._dtype_name == "float32" else m.astype("float32")
+
+
+def warp_perspective(
+    inp,
+    mat,
+    out_shape,
+    mat_idx=None,
+    border_mode="replicate",
+    border_val=0.0,
+    format="NCHW",
+    interp_mode="linear",
+):
+    r"""Applies a perspective transformation to batched 2D images, sampling bilinearly:
+
+    .. math::
+        \text{out}(n, c, h, w) = \text{inp}\left(n, c,
+            \frac{M_{10}w + M_{11}h + M_{12}}{M_{20}w + M_{21}h + M_{22}},
+            \frac{M_{00}w + M_{01}h + M_{02}}{M_{20}w + M_{21}h + M_{22}}\right)
+
+    with M = mat[n] mapping output pixels to input points (the inverse of the matrix that
+    ``cv2.warpPerspective`` takes). Differentiable for ``inp`` and ``mat``.
+
+    Args:
+        inp: images, (N, C, H, W) or with format "NHWC" (N, H, W, C); a float dtype.
+        mat: (M, 3, 3) matrices.
+        out_shape: (OH, OW), the output's spatial size.
+        mat_idx: (M,) index of the image each matrix warps; None pairs matrix i with image i
+            (then M must equal N).
+        border_mode: where a sample outside the image reads: "replicate", "reflect",
+            "reflect_101", "wrap" or "constant" (border_val).
+        border_val: the value outside the image in "constant" mode; a pixel whose source point
+            is not finite (a zero denominator) is border_val there, NaN in the other modes.
+        format: "NCHW" or "NHWC", the layout of inp and of the result.
+        interp_mode: "linear" (the only mode).
+
+    Returns:
+        the warped images, (M, C, OH, OW) (or (M, OH, OW, C) in NHWC) of inp's dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> shift = np.array([[[1, 0, 1], [0, 1, 1], [0, 0, 1]]], dtype="float32")
+        >>> F.vision.warp_perspective(x, shift, (2, 2)).numpy().tolist()
+        [[[[5.0, 6.0], [9.0, 10.0]]]]
+    """
+    fname = "warp_perspective"
+    m = _float32_mat(mat, 3, fname)
+    return _warp(fname, inp, m, out_shape, mat_idx, border_mode, border_val, format, interp_mode)
+
+
+def warp_affine(
+    inp,
+    mat,
+    out_shape,
+    border_mode="replicate",
+    border_val=0.0,
+    format="NHWC",
+    interp_mode="linear",
+):
+    """Applies an affine transformation to batched 2D images, sampling bilinearly: output pixel
+    (h, w) of image n reads the input at x = M00 w + M01 h + M02, y = M10 w + M11 h + M12,
+    M = mat[n]. It is :func:`warp_perspective` with the matrices' third row (0, 0, 1), and
+    differentiable as that is.
+
+    Args:
+        inp: images, (N, H, W, C) by default (format "NHWC", MegEngine's default) or
+            (N, C, H, W); a float dtype.
+        mat: (N, 2, 3) matrices, one per image.
+        out_shape: (OH, OW), the output's spatial size.
+        border_mode: "replicate", "reflect", "reflect_101", "wrap" or "constant".
+        border_val: the value outside the image in "constant" mode.
+        format: "NHWC" or "NCHW", the layout of inp and of the result.
+        interp_mode: "linear" (the only mode).
+
+    Returns:
+        the warped images in inp's layout and dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(9, dtype="float32").reshape(1, 3, 3, 1)
+        >>> flip = np.array([[[-1, 0, 2], [0, 1, 0]]], dtype="float32")
+        >>> F.vision.warp_affine(x, flip, (1, 3))[..., 0].numpy().tolist()
+        [[[2.0, 1.0, 0.0]]]
+    """
+    fname = "warp_affine"
+    m = _float32_mat(mat, 2, fname)
+    last = Tensor(np.array([[[0, 0, 1]]], np.float32), device=m.device)
+    m = concat([m, broadcast_to(last, (m.shape[0], 1, 3))], axis=1)
+    return _warp(fname, inp, m, out_shape, None, border_mode, border_val, format, interp_mode)
