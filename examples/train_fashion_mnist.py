@@ -236,12 +236,18 @@ def main():
     cpp_probs = run_in_cpp(exe, model_path, test_images, args.out_dir)
     ours, theirs = probs.argmax(1), cpp_probs.argmax(1)
     agree = int((ours == theirs).sum())
+    diff = float(np.abs(probs - cpp_probs).max())
+    # The C++ runtime may run other kernels (the CPU's, the graph's fusions), which round
+    # differently: an image whose two best classes Python scores within that rounding is a
+    # tie, and either answer is right.
+    best_two = np.sort(probs[ours != theirs], axis=1)[:, -2:]
+    ties = int((best_two[:, 1] - best_two[:, 0] <= 2 * diff).sum())
     print(
-        f"C++ load_and_run: {agree}/{len(ours)} predictions agree with Python's "
-        f"(max probability difference {np.abs(probs - cpp_probs).max():.2e}); "
+        f"C++ load_and_run: {agree}/{len(ours)} predictions agree with Python's, "
+        f"{ties} ties within rounding (max probability difference {diff:.2e}); "
         f"C++ test accuracy {(theirs == test_labels).mean():.2%}"
     )
-    return 0 if agree == len(ours) else 1
+    return 0 if agree + ties == len(ours) and diff < 1e-4 else 1
 
 
 if __name__ == "__main__":

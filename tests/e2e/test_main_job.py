@@ -104,11 +104,16 @@ def test_dumped_model_agrees_in_cpp(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", out
     model = tmp_path / "out" / "lenet_fashion_mnist.nmeg"
     assert model.exists(), out
-    m = re.search(r"C\+\+ load_and_run: (\d+)/(\d+) predictions agree", out)
-    assert m and m.group(1) == m.group(2) == "10000", out
-    # The C++ accuracy is the last epoch's Python accuracy.
+    m = re.search(
+        r"C\+\+ load_and_run: (\d+)/(\d+) predictions agree with Python's, (\d+) ties", out
+    )
+    agree, total, ties = (int(g) for g in m.groups()) if m else (0, 0, 0)
+    # Every prediction agrees, but for ties within rounding: with oneDNN capped at SSE4.1 one
+    # image of 10000 had its two best classes 1e-6 apart and flipped.
+    assert total == 10000 and agree + ties == total and ties <= 5, out
+    # The C++ accuracy is the last epoch's Python accuracy (a tie moves it by 0.01% at most).
     cpp = float(re.search(r"C\+\+ test accuracy ([0-9.]+)%", out).group(1))
-    assert cpp == accuracies(out)[-1], out
+    assert abs(cpp - accuracies(out)[-1]) <= 0.01 * ties + 1e-9, out
     # And the file holds what the Python side wrote: the C++ outputs are probabilities.
     prob = np.load(tmp_path / "out" / "load_and_run_outputs" / "prob.npy")
     assert prob.shape == (10000, 10)
