@@ -251,9 +251,8 @@ class _RNNBase(Module):
             )
         if self.batch_first:
             input = input.transpose((1, 0, 2))
-        if hx is None:  # zeros of the input's dtype and device (init_hidden gives float32)
-            hx = self._stack_finals(self._initial_states(None, input.shape[1], input))
-        output, h = self.apply_op(input, hx)
+        # with hx None: zeros of the input's dtype and device (init_hidden gives float32)
+        output, h = self._run(input, self._initial_states(hx, input.shape[1], input))
         if self.batch_first:
             output = output.transpose((1, 0, 2))
         return output, h
@@ -270,8 +269,11 @@ class _RNNBase(Module):
         Returns:
             (output (seq_len, batch, num_directions * hidden_size), final state).
         """
+        return self._run(input, self._initial_states(hx, input.shape[1], input))
+
+    def _run(self, input, states):
+        """apply_op on the initial state of each layer and direction, as a list."""
         seq_len, batch = input.shape[0], input.shape[1]
-        states = self._initial_states(hx, batch, input)
         layer_in = [input[t] for t in range(seq_len)]
         finals = []
         for layer in range(self.num_layers):
