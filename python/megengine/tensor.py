@@ -62,6 +62,24 @@ def _init(
 
 Tensor.__init__ = _init
 
+_rt_numpy = Tensor.numpy
+
+
+def _numpy(self):
+    r"""Returns a NumPy copy of the tensor's values (waiting for the ops that write them).
+
+    Examples:
+        >>> import megengine as mge
+        >>> mge.Tensor([1.5, 2.0]).numpy()
+        array([1.5, 2. ], dtype=float32)
+    """
+    # A Python function (not the extension's method) so that inspect.signature sees
+    # MegEngine's ``numpy(self)``.
+    return _rt_numpy(self)
+
+
+Tensor.numpy = _numpy
+
 _rt_device = Tensor.device.fget  # the extension's getter: the canonical name ("cpu0")
 _comp_nodes = {}  # that name -> its CompNode, built once
 

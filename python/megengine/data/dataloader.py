@@ -16,6 +16,7 @@ import traceback
 
 import numpy as np
 
+from ..logger import get_logger
 from ._worker_transport import (
     _POLL_INTERVAL,
     _PREFETCH_PER_WORKER,
@@ -496,6 +497,31 @@ class _PreloadIter:
         self.close()
 
 
+def _resident_bytes():
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_CGROUP_LIMIT_FILES = (
+    "/sys/fs/cgroup/memory.max",  # cgroup v2: a number, or "max" for none
+    "/sys/fs/cgroup/memory/memory.limit_in_bytes",  # cgroup v1
+)
+
+
+def _cgroup_memory_limit_bytes():
+    for path in _CGROUP_LIMIT_FILES:
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        return int(text) if text.isdigit() else None
+    return None
+
+
 class DataLoader:
     r"""Loads batches from a dataset: a sampler picks the items of each batch, a transform
     processes each sample, a collator stacks them. Batches are NumPy arrays.
@@ -594,6 +620,46 @@ class DataLoader:
             )
             if isinstance(self.sampler, StreamSampler):
                 raise TypeError("a StreamSampler needs a StreamDataset")
+        if sys.platform.startswith("linux") and self.num_workers > 0:
+            self.check_memory_rationality()
+
+    def check_memory_rationality(self):
+        r"""Warns when the worker processes may outgrow this process's memory limit.
+
+        A forked worker starts by sharing the parent's memory, but reading the dataset's Python
+        objects writes their reference counts, so the pages it touches become copies: up to
+        ``num_workers + 1`` times this process's resident memory in all. When that exceeds the
+        limit of this process's memory cgroup (v1 or v2), a warning (MegEngine's) suggests
+        keeping the dataset's metadata in NumPy arrays rather than lists or tuples. The
+        constructor calls it on Linux with ``num_workers > 0``; it does nothing where the
+        resident size or the limit cannot be read.
+
+        Returns:
+            The estimated total in GiB, or None where it could not be estimated.
+
+        Examples:
+            >>> import numpy as np
+            >>> from megengine.data import DataLoader
+            >>> from megengine.data.dataset import ArrayDataset
+            >>> loader = DataLoader(ArrayDataset(np.zeros((4, 2), np.float32)))
+            >>> loader.check_memory_rationality() is None or True
+            True
+        """
+        rss, limit = _resident_bytes(), _cgroup_memory_limit_bytes()
+        if rss is None:
+            return None
+        total_gib = (self.num_workers + 1) * rss / 2**30
+        if limit is not None and limit / 2**30 < total_gib:
+            get_logger(__name__).warning(
+                "Each of the %d workers reads the dataset's shared metadata, which writes its "
+                "reference counts, so copy-on-write copies the pages it touches: memory use may "
+                "grow to %.2f GiB, above this process's limit of %.2f GiB. Request more memory, "
+                "or keep the metadata in NumPy arrays rather than lists or tuples.",
+                self.num_workers,
+                total_gib,
+                limit / 2**30,
+            )
+        return total_gib
 
     @staticmethod
     def _mp_context():

@@ -30,6 +30,10 @@ class Sampler(ABC):
         [[0, 1], [2, 3]]
     """
 
+    def __init__(self):
+        # MegEngine declares an abstract ``__init__(self)``; see Dataset.__init__.
+        pass
+
     @abstractmethod
     def __iter__(self):
         pass

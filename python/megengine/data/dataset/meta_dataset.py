@@ -24,6 +24,11 @@ class Dataset(ABC):
         (9,)
     """
 
+    def __init__(self):
+        # MegEngine declares an abstract ``__init__(self)``; a concrete one keeps its
+        # signature and still lets a subclass without ``__init__`` be built.
+        pass
+
     @abstractmethod
     def __getitem__(self, index):
         pass
