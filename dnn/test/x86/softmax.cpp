@@ -168,7 +168,8 @@ TEST_F(X86, SoftmaxVectorEdges) {
         }
 }
 
-// Lines with -inf (exp gives 0), all -inf (0 / 0: NaN, as naive), all equal, a NaN, +inf, and
+// Lines with -inf (exp gives 0), all -inf (0 / 0: NaN, as naive), all equal, a NaN, +inf (a NaN
+// line, as naive and PyTorch give them, on every CPU), and
 // logits below exp's float range (-87), laid out once as rows (axis 1) and once as columns (axis 0)
 // of a 19 x 19 matrix.
 TEST_F(X86, SoftmaxSpecialValues) {
@@ -185,18 +186,15 @@ TEST_F(X86, SoftmaxSpecialValues) {
     v[6 * 19 + 11] = inf;
     v[7 * 19 + 2] = 3e38;
     v[7 * 19 + 3] = -3e38;
-    // oneDNN's softmax JIT kernels give a line holding a NaN or +inf 0 beside a NaN, where naive
-    // (and our loops) give NaN throughout: those two lines are log-softmax's only, which is ours
-    // on every CPU.
-    std::vector<double> finite_or_minus_inf = v;
-    for (size_t k = 5 * 19; k < 7 * 19; ++k)
-        finite_or_minus_inf[k] = 0.25;
-    for (int32_t a : {0, 1}) {
-        Checker<SoftmaxForward> f(handle.get());
-        f.set_param(axis(a)).set_values(0, finite_or_minus_inf).execs({{19, 19}});
-        Checker<LogSoftmaxForward> lf(handle.get());
-        lf.set_param(axis(a)).set_values(0, v).execs({{19, 19}});
-    }
+    // oneDNN's softmax JIT kernels give a line holding a NaN or +inf 0 beside a NaN; the x86
+    // softmax forward then takes our loops' NaN throughout, as naive.
+    for (int32_t a : {0, 1})
+        for (bool strided : {false, true}) {
+            Checker<SoftmaxForward> f(handle.get());
+            f.set_param(axis(a)).set_values(0, v).set_noncontiguous(strided).execs({{19, 19}});
+            Checker<LogSoftmaxForward> lf(handle.get());
+            lf.set_param(axis(a)).set_values(0, v).set_noncontiguous(strided).execs({{19, 19}});
+        }
     // The backward of log-softmax takes exp(y): y = -inf gives 0, y below -87 a subnormal.
     std::vector<double> y(19 * 19, -0.5);
     for (size_t k = 0; k < 19; ++k) {
@@ -209,4 +207,17 @@ TEST_F(X86, SoftmaxSpecialValues) {
         Checker<SoftmaxBackward> b(handle.get());
         b.set_param(axis(a)).set_range(0, 0, 1).execs({{19, 19}, {19, 19}});
     }
+}
+
+// One NaN in a long row (oneDNN's vector body and its tail) makes that row NaN and leaves the
+// other rows as they were.
+TEST_F(X86, SoftmaxNaNRowAmongFiniteRows) {
+    std::vector<double> v(6 * 1001);
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = std::sin(double(i));
+    v[2 * 1001 + 500] = std::numeric_limits<double>::quiet_NaN();
+    v[4 * 1001 + 1000] = std::numeric_limits<double>::quiet_NaN();
+    Checker<SoftmaxForward> f(handle.get());
+    f.set_param(axis(1)).set_values(0, v).execs({{6, 1001}});
+    f.set_noncontiguous(true).execs({{6, 1001}});
 }
