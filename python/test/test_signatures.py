@@ -40,6 +40,10 @@ DEFAULT_EXCEPTIONS = {
         "an immutable default; MegEngine's [0, 0, 0] is only read as the fill value",
     ),
 }
+# The same classes under the module that defines them.
+for (_name, _param), _why in list(DEFAULT_EXCEPTIONS.items()):
+    _vision = _name.replace("transform.", "transform.vision.")
+    DEFAULT_EXCEPTIONS[(_vision, _param)] = _why
 
 
 def _default_repr(value):

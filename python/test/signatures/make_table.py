@@ -42,6 +42,20 @@ MODULES = [
     "megengine.random",
     "megengine.distributed",
     "megengine.distributed.functional",
+    "megengine.jit",
+    "megengine.amp",
+    "megengine.quantization",
+    "megengine.module.qat",
+    "megengine.module.quantized",
+    "megengine.functional.quantized",
+    "megengine.hub",
+    "megengine.utils.module_stats",
+    "megengine.utils.network",
+    "megengine.utils.profiler",
+    "megengine.traced_module",
+    "megengine.dtr",
+    "megengine.optimizer.lr_scheduler",
+    "megengine.data.transform.vision",
 ]
 
 # Dunder methods that are part of a class's public contract; other underscored names are not.
