@@ -286,11 +286,11 @@ def test_image_folder_empty(tmp_path):
 def test_progress_bar_when_loading_is_slow(mnist_root, monkeypatch, capsys):
     import threading
 
-    from megengine.data.dataset.vision import utils
+    from megengine.utils import progress
 
     MNIST(str(mnist_root[0]))
     assert "%|" not in capsys.readouterr().err  # quick loads show no bar
-    monkeypatch.setattr(utils, "PROGRESS_DELAY", 0)
+    monkeypatch.setattr(progress, "PROGRESS_DELAY", 0)
     threads = threading.active_count()
     MNIST(str(mnist_root[0]))
     err = capsys.readouterr().err

@@ -3,12 +3,12 @@
 import hashlib
 import os
 import tarfile
-import tempfile
-import urllib.request
 import zlib
 
 import cv2
-from tqdm import tqdm
+
+from ....utils import progress as _progress_module
+from ....utils.http_download import download_from_url
 
 
 class DatasetFileError(ValueError):
@@ -31,27 +31,8 @@ def _default_dataset_root():
     return os.path.join(os.path.expanduser("~"), ".cache", "megengine", "dataset")
 
 
-# Seconds of work before a progress bar appears.
-PROGRESS_DELAY = 0.5
-
-
-class _Bar(tqdm):
-    # No monitor thread: a thread left running would make every later fork() of DataLoader
-    # workers happen in a multi-threaded process.
-    monitor_interval = 0
-
-
 def _progress(total, desc, unit="B"):
-    # The bar appears only when the work takes longer than PROGRESS_DELAY.
-    return _Bar(
-        total=total,
-        desc=desc,
-        unit=unit,
-        unit_scale=unit == "B",
-        delay=PROGRESS_DELAY,
-        ncols=80,
-        leave=False,
-    )
+    return _progress_module.progress(total, desc, unit)
 
 
 def read_gzip(path, desc=None, chunk_size=1 << 20):
@@ -155,25 +136,7 @@ def download_file(url, dst, md5, timeout=500, chunk_size=1 << 20):
         >>> open(dst, "rb").read()
         b'hello'
     """
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dst) + ".", dir=os.path.dirname(dst))
-    try:
-        m = hashlib.md5()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
-            size = resp.headers.get("Content-Length")
-            with _progress(int(size) if size else None, os.path.basename(dst)) as bar:
-                for buf in iter(lambda: resp.read(chunk_size), b""):
-                    out.write(buf)
-                    m.update(buf)
-                    bar.update(len(buf))
-        if m.hexdigest() != md5:
-            raise RuntimeError(
-                f"{url}: downloaded data has MD5 {m.hexdigest()}, expected {md5} "
-                "(damaged or changed file); nothing was kept"
-            )
-        os.replace(tmp, dst)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    download_from_url(url, dst, md5=md5, timeout=timeout, chunk_size=chunk_size)
     return dst
 
 
