@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "neomeg/dnn/channels_last.h"
+#include "neomeg/imperative/op_timeline.h"
 
 #include "exec.h"
 #include "op_profile.h"
@@ -87,12 +88,17 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
     }
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
     dnn::apply_layout_follows(dop.type(), in_layouts.span(), out_layouts.span());
-    const bool timed = eager_profile_enabled();
-    const auto start =
-            timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const bool profiled = eager_profile_enabled();
+    const bool recorded = timeline_recording();
+    const int64_t start = profiled || recorded ? timeline_now_ns() : 0;
     auto outputs = exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
-    if (timed)
-        eager_profile_add(def, in_layouts.span(), std::chrono::steady_clock::now() - start);
+    if (profiled || recorded) {
+        const int64_t end = timeline_now_ns();
+        if (profiled)
+            eager_profile_add(def, in_layouts.span(), std::chrono::nanoseconds(end - start));
+        if (recorded)
+            timeline_add(def, in_layouts.span(), start, end);
+    }
     // A channels-last output is the runtime's choice when every channels-last input was.
     bool any_last = false, all_auto = true;
     for (const Tensor& t : inputs)
