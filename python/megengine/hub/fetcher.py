@@ -110,6 +110,14 @@ def archive_url(git_host, owner, name, branch, commit=None):
     return f"https://{git_host}/{owner}/{name}/archive/{commit or branch}.zip"
 
 
+def _locate(cache, git_host, repo_info, commit):
+    # The checked parts of a request and the cache folder they map to.
+    if not check_git_host(git_host):
+        raise InvalidGitHost(f"git_host: '{git_host}' is malformed")
+    owner, name, branch = parse_repo_info(repo_info)
+    return owner, name, branch, os.path.join(cache, cache_dir_name(owner, name, branch, commit))
+
+
 def _replace_dir(src, dst):
     shutil.rmtree(dst, ignore_errors=True)
     shutil.move(src, dst)
@@ -128,10 +136,7 @@ def fetch_https(cache, git_host, repo_info, use_cache=True, commit=None):
     Returns:
         The repository's folder.
     """
-    if not check_git_host(git_host):
-        raise InvalidGitHost(f"git_host: '{git_host}' is malformed")
-    owner, name, branch = parse_repo_info(repo_info)
-    repo_dir = os.path.join(cache, cache_dir_name(owner, name, branch, commit))
+    owner, name, branch, repo_dir = _locate(cache, git_host, repo_info, commit)
     if use_cache and os.path.isdir(repo_dir):
         return repo_dir
     url = archive_url(git_host, owner, name, branch, commit)
@@ -178,10 +183,7 @@ def fetch_ssh(cache, git_host, repo_info, use_cache=True, commit=None):
     Returns:
         The repository's folder (without its ``.git``).
     """
-    if not check_git_host(git_host):
-        raise InvalidGitHost(f"git_host: '{git_host}' is malformed")
-    owner, name, branch = parse_repo_info(repo_info)
-    repo_dir = os.path.join(cache, cache_dir_name(owner, name, branch, commit))
+    owner, name, branch, repo_dir = _locate(cache, git_host, repo_info, commit)
     if use_cache and os.path.isdir(repo_dir):
         return repo_dir
     return _clone(f"git@{git_host}:{owner}/{name}.git", cache, repo_dir, branch, commit)

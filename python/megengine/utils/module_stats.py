@@ -629,6 +629,20 @@ def get_param_stats(param):
     }
 
 
+def _sum_sizes(rows, dim_key, bar_length_max):
+    # The parameter and activation tables' totals: elements under dim_key, bytes under "size".
+    dims = size = 0
+    for d in rows:
+        dims += int(d[dim_key])
+        size += int(d["size"])
+        d["size_cum"] = sizeof_fmt(size)
+    _share_and_bar(rows, "size", size, bar_length_max, "size_bar")
+    for d in rows:
+        d["size"] = sizeof_fmt(d["size"])
+    rows.append({"name": "total", dim_key: dims, "size": sizeof_fmt(size)})
+    return dims, size, rows
+
+
 def sum_param_stats(params, bar_length_max=20):
     r"""Totals the parameter rows in place: cumulative sizes, shares, bars, formatted sizes and
     a last ``total`` row.
@@ -646,16 +660,7 @@ def sum_param_stats(params, bar_length_max=20):
         >>> dims, size, rows[0]["size"], rows[0]["size_bar"], rows[-1]["name"]
         (6, 24, '24.000 B', '####', 'total')
     """
-    dims = size = 0
-    for d in params:
-        dims += int(d["param_dim"])
-        size += int(d["size"])
-        d["size_cum"] = sizeof_fmt(size)
-    _share_and_bar(params, "size", size, bar_length_max, "size_bar")
-    for d in params:
-        d["size"] = sizeof_fmt(d["size"])
-    params.append({"name": "total", "param_dim": dims, "size": sizeof_fmt(size)})
-    return dims, size, params
+    return _sum_sizes(params, "param_dim", bar_length_max)
 
 
 def print_param_stats(params):
@@ -727,16 +732,7 @@ def sum_activations_stats(activations, bar_length_max=20):
         >>> dims, size, rows[1]["size_cum"], rows[1]["percentage"]
         (8, 32, '32.000 B', '50.00%')
     """
-    dims = size = 0
-    for d in activations:
-        size += int(d["size"])
-        dims += int(d["act_dim"])
-        d["size_cum"] = sizeof_fmt(size)
-    _share_and_bar(activations, "size", size, bar_length_max, "size_bar")
-    for d in activations:
-        d["size"] = sizeof_fmt(d["size"])
-    activations.append({"name": "total", "act_dim": dims, "size": sizeof_fmt(size)})
-    return dims, size, activations
+    return _sum_sizes(activations, "act_dim", bar_length_max)
 
 
 def print_activations_stats(activations, has_input=False):
