@@ -264,3 +264,25 @@ def test_package_imported_through_an_unnormalised_path(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "(2, 18) (2, 18)"
+
+
+def test_megengine_trace_option_switch_reports_and_turns_off_shapes_as_values():
+    from megengine.core._trace_option import set_symbolic_shape, use_symbolic_shape
+
+    assert use_symbolic_shape() is False  # eager shapes are tuples of ints
+    assert set_symbolic_shape(False) is False
+    with pytest.raises(NotImplementedError, match="symbolic_shape=True"):
+        set_symbolic_shape(True)
+    seen = []
+
+    def body(x):
+        seen.append((use_symbolic_shape(), type(x.shape[0]).__name__))
+        previous = set_symbolic_shape(False)
+        seen.append((previous, use_symbolic_shape(), type(x.shape[0]).__name__))
+        return x.reshape(x.shape[0], -1)
+
+    trace(body, symbolic_shape=True)(mge.Tensor(x_of(4)))
+    assert seen == [(True, "TracedDim"), (True, False, "int")]
+    seen.clear()
+    trace(lambda x: seen.append(use_symbolic_shape()) or x, symbolic_shape=False)(mge.Tensor([1]))
+    assert seen == [False] and use_symbolic_shape() is False
