@@ -92,9 +92,9 @@ class _Call:
         self.inputs = inputs
 
     def forward(self, *detached):
-        inputs, self.inputs = self.inputs, None  # the tape need not keep them alive
+        # The tape saves the inputs anyway (to count them), so holding them here costs nothing.
         with _recording_suspended():
-            return self.function.forward(*inputs)
+            return self.function.forward(*self.inputs)
 
     def backward(self, *output_grads):
         return self.function.backward(*output_grads)
