@@ -1,6 +1,7 @@
 // megengine.autodiff.Function: a user-defined op whose forward and backward are Python methods.
-// It is one OpDef to the tape: forward runs on detached inputs (its inner ops are not recorded),
-// and the tape calls the Python backward with the output gradients.
+// It is one OpDef to the tape: the Python side (autodiff/function.py) runs forward on the
+// caller's tensors with recording suspended, and the tape calls the Python backward with the
+// output gradients.
 #include <pybind11/pybind11.h>
 
 #include "neomeg/imperative/apply.h"
@@ -23,7 +24,9 @@ public:
         return r && r->m_fn.is(m_fn);
     }
     std::string to_string() const override {
-        return "Function(" + std::string(py::str(py::type::handle_of(m_fn).attr("__name__"))) + ")";
+        // m_fn is autodiff.function._Call; the name is that of the Function it calls.
+        py::handle fn = m_fn.attr("function");
+        return "Function(" + std::string(py::str(py::type::handle_of(fn).attr("__name__"))) + ")";
     }
     std::shared_ptr<OpDef> clone() const override {
         return std::make_shared<PyFunctionOpDef>(m_fn);

@@ -1,12 +1,15 @@
 """``megengine.autodiff.Function``: an operation with a hand-written backward.
 
-Calling a Function runs its ``forward`` on the inputs' values (the ops inside are not recorded)
-and records the call as one op; when a GradManager's backward reaches it, the tape calls its
-``backward`` with the output gradients (``python/src/function.cpp``).
+Calling a Function runs its ``forward`` on the input tensors themselves, with recording suspended
+(the ops inside are not recorded), and records the call as one op; when a GradManager's backward
+reaches it, the tape calls its ``backward`` with the output gradients (``python/src/function.cpp``).
+Because forward sees the inputs themselves, a backward that applies ops (or other Functions) to
+inputs it kept is recorded by the outer managers: that is how higher-order gradients reach them.
 """
 
 from ..core import _imperative_rt as _rt
 from ..tensor import Tensor
+from .grad_manager import _recording_suspended
 
 __all__ = ["Function"]
 
@@ -75,5 +78,23 @@ class Function:
 
     def __call__(self, *inputs):
         tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
-        outputs = _rt.apply_function(self, *tensors)
+        outputs = _rt.apply_function(_Call(self, tensors), *tensors)
         return outputs[0] if len(outputs) == 1 else outputs
+
+
+class _Call:
+    """What the tape holds for one call: forward gets the caller's tensors (the op hands it
+    detached copies, which a backward could not differentiate through), backward is the
+    Function's."""
+
+    def __init__(self, function, inputs):
+        self.function = function
+        self.inputs = inputs
+
+    def forward(self, *detached):
+        # The tape saves the inputs anyway (to count them), so holding them here costs nothing.
+        with _recording_suspended():
+            return self.function.forward(*self.inputs)
+
+    def backward(self, *output_grads):
+        return self.function.backward(*output_grads)

@@ -6,6 +6,8 @@ runs the backward rules in reverse and accumulates into ``tensor.grad``. Nested 
 each other's backward passes, which gives higher-order gradients.
 """
 
+import contextlib
+import itertools
 import weakref
 
 import numpy as np
@@ -18,6 +20,42 @@ from ..utils.future import Future
 # attaches the stand-in inputs of collectives to them and registers its gradient callbacks.
 _recording = weakref.WeakSet()
 _backwarding = None
+# record() stamps each session: a manager records the backward passes only of managers that
+# started recording after it (MegEngine's order of visibility).
+_record_order = itertools.count()
+
+
+@contextlib.contextmanager
+def _recording_suspended():
+    """No recording manager records the ops run inside (a Function's forward)."""
+    keys = [gm._key for gm in list(_recording) if gm._key is not None and gm._key.active]
+    for key in keys:
+        key.deactivate()
+    try:
+        yield
+    finally:
+        for key in keys:
+            key.activate()
+
+
+_DIFFERENTIABLE = ("float32", "float16", "bfloat16")
+
+
+class NonDifferentiableError(TypeError, AssertionError):
+    """Attaching a tensor whose dtype has no gradients.
+
+    A TypeError, and an AssertionError too: MegEngine asserts here, and code written for it
+    catches that.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.autodiff import GradManager
+        >>> try:
+        ...     GradManager().attach(mge.Tensor([1, 2]))
+        ... except AssertionError as e:
+        ...     print(type(e).__name__)
+        NonDifferentiableError
+    """
 
 
 def get_backwarding_grad_manager():
@@ -87,6 +125,11 @@ class GradManager:
         for t in tensors:
             if not isinstance(t, Tensor):
                 raise TypeError(f"GradManager.attach expects Tensors, got {type(t).__name__}")
+            if np.dtype(t.dtype).name not in _DIFFERENTIABLE:
+                raise NonDifferentiableError(
+                    f"GradManager.attach: float dtypes only ({', '.join(_DIFFERENTIABLE)}), "
+                    f"got dtype {np.dtype(t.dtype).name} (shape {tuple(t.shape)})"
+                )
             for ref, cbs in self._attached:
                 if ref() is t:
                     cbs.extend(callbacks)
@@ -123,6 +166,7 @@ class GradManager:
         if self._key is not None:
             raise RuntimeError("GradManager is already recording")
         self._key = _rt.GradKey()
+        self._order = next(_record_order)
         for t in self.attached_tensors():
             self._key.attach(t)
         self._key.activate()
@@ -188,9 +232,11 @@ class GradManager:
             dys = dys + [g for _, g in self._extra_roots]
         attached = [(ref(), cbs) for ref, cbs in self._attached]
         attached = [(t, cbs) for t, cbs in attached if t is not None]
-        # Managers grouped with this one do not record its backward pass (nested ones do).
-        others = [gm._key for gm in self._group if gm is not self and gm._key is not None]
-        others = [key for key in others if key.active]
+        # Managers grouped with this one do not record its backward pass, nor do managers that
+        # started recording after it; managers recording since before it do (higher order).
+        others = {gm for gm in self._group if gm is not self}
+        others.update(gm for gm in list(_recording) if gm._order > self._order)
+        others = [gm._key for gm in others if gm._key is not None and gm._key.active]
         global _backwarding
         outer = _backwarding
         results = {}

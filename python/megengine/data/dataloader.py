@@ -2,6 +2,7 @@
 process or in worker processes."""
 
 import contextlib
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -112,14 +113,26 @@ class _ExceptionWrapper:
 
 
 class WorkerError(RuntimeError):
-    r"""A DataLoader worker process died (killed, crashed) or a batch did not arrive within the
-    loader's ``timeout``.
+    r"""A DataLoader worker process died (killed, crashed), or a batch (or, reading a
+    :class:`~megengine.data.dataset.StreamDataset`, a sample) did not arrive within the loader's
+    ``timeout``.
 
     Examples:
         >>> from megengine.data.dataloader import WorkerError
         >>> issubclass(WorkerError, RuntimeError)
         True
     """
+
+
+# The kind of task whose worker reads the samples from its own iterator of the stream dataset
+# (parallel_stream); the payload is how many. The other tasks carry a bool: True for samples
+# read by the main process, False for indices into a map-style dataset.
+_OWN_STREAM = "own stream"
+
+
+class _StreamEnd:
+    # What a worker sends when its own iterator of the stream has no sample left.
+    pass
 
 
 class _BatchMaker:
@@ -193,6 +206,7 @@ def _worker_loop(
     tasks = _FrameReader(task_conn)
     result_fd = result_conn.fileno()
     make_batch = _BatchMaker(dataset, transform, collator)
+    own_stream = None
     try:
         while True:
             task = tasks.read(_WORKER_POLL_INTERVAL)
@@ -207,7 +221,13 @@ def _worker_loop(
             if freed:
                 shm.release(freed)
             try:
-                batch = make_batch(from_stream, payload)
+                if from_stream == _OWN_STREAM:
+                    if own_stream is None:
+                        own_stream = iter(dataset)
+                    samples = list(itertools.islice(own_stream, payload))
+                    batch = make_batch(True, samples) if samples else _StreamEnd()
+                else:
+                    batch = make_batch(from_stream, payload)
                 data = _dumps(worker_id, batch_id, batch, shm)
             except Exception:  # noqa: BLE001 - every failure is re-raised in the main process
                 data = _dumps(worker_id, batch_id, _ExceptionWrapper(worker_id, sys.exc_info()))
@@ -223,8 +243,50 @@ def _map_tasks(sampler):
         yield False, list(indices)
 
 
-def _stream_tasks(dataset, sampler):
+def _timed_stream(it, timeout):
+    # MegEngine's timeout covers reading a stream too: the stream is read in a daemon thread and
+    # a sample later than `timeout` raises (a thread stuck inside the dataset is left behind).
+    q = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    end = object()
+
+    def pump():
+        try:
+            for item in it:
+                if not _offer(q, stop, (True, item)):
+                    return
+        except BaseException:  # noqa: BLE001 - raised in the reading thread
+            _offer(q, stop, (False, sys.exc_info()[1]))
+            return
+        _offer(q, stop, (True, end))
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        while True:
+            try:
+                ok, item = q.get(timeout=timeout)
+            except queue.Empty:
+                raise WorkerError(
+                    f"DataLoader timed out: the stream gave no sample within timeout={timeout}s"
+                ) from None
+            if not ok:
+                raise item
+            if item is end:
+                return
+            yield item
+    finally:
+        stop.set()
+
+
+def _own_stream_tasks(sampler):
+    for step in sampler:
+        yield _OWN_STREAM, len(step)
+
+
+def _stream_tasks(dataset, sampler, timeout):
     it = iter(dataset)
+    if timeout > 0:
+        it = _timed_stream(it, timeout)
     for step in sampler:
         samples = []
         for _ in step:
@@ -398,6 +460,9 @@ class _ParallelIter:
             self._rcvd_idx += 1
             if isinstance(batch, _ExceptionWrapper):
                 batch.reraise()
+            if isinstance(batch, _StreamEnd):
+                self._shutdown()
+                raise StopIteration
             self._put_task()
         except BaseException:
             self._shutdown()
@@ -532,7 +597,7 @@ class DataLoader:
     :class:`~megengine.data.dataloader.WorkerError`. Workers stop when the iteration ends, when
     an error is raised, and when the iterator is deleted (e.g. after ``break``). For a
     :class:`~megengine.data.dataset.StreamDataset` the main process reads the stream and the
-    workers transform and collate. Each worker has up to two batches in flight and seeds
+    workers transform and collate, unless ``parallel_stream`` is set. Each worker has up to two batches in flight and seeds
     ``random`` and ``numpy.random`` as :func:`get_worker_info` describes. On Linux a worker
     puts the arrays of its batches in a few shared-memory buffers of its own (``memfd``: no
     name under ``/dev/shm``, freed with their last user, even after a crash) and the batch's
@@ -563,15 +628,16 @@ class DataLoader:
             when ``None``.
         collator: a :class:`~megengine.data.Collator` that merges samples into a batch.
         num_workers: number of worker processes; 0 loads in the main process.
-        timeout: with workers, the most seconds to wait for one batch before raising
+        timeout: with workers, the most seconds to wait for one batch, and, reading a
+            StreamDataset, for one sample (with or without workers), before raising
             :class:`~megengine.data.dataloader.WorkerError`; 0 waits without limit.
         preload: load the next batch in a background thread while the current one is used
             (MegEngine also copies it to the device; batches here stay NumPy arrays).
-        parallel_stream: accepted for MegEngine's signature and kept as an attribute; it
-            changes nothing here. MegEngine's workers then each read their own iterator of a
-            StreamDataset; NeoMeg's main process always reads the stream (where
-            ``get_worker_info()`` is None) and the workers transform and collate, so a dataset
-            that shards itself by worker gives the same samples, once.
+        parallel_stream: with workers and a StreamDataset, each worker reads its own iterator
+            of the dataset (where :func:`get_worker_info` tells the dataset which worker it
+            runs in, so that it can shard itself) and makes whole batches from it; the batches
+            come from the workers in turn, and the iteration ends when a worker's iterator
+            does. Without it (or without workers) the main process reads the one stream.
 
     Returns:
         An iterable of batches.
@@ -668,7 +734,10 @@ class DataLoader:
 
     def __iter__(self):
         if isinstance(self.dataset, StreamDataset):
-            tasks = _stream_tasks(self.dataset, self.sampler)
+            if self.parallel_stream and self.num_workers > 0:
+                tasks = _own_stream_tasks(self.sampler)
+            else:
+                tasks = _stream_tasks(self.dataset, self.sampler, self.timeout)
         else:
             tasks = _map_tasks(self.sampler)
         if self.num_workers == 0:

@@ -13,10 +13,13 @@ How a call goes (the C++ half is ``python/src/trace.cpp`` over ``imperative/src/
   outputs that each replay writes back into the same objects.
 - Later calls whose tensor arguments have the recorded shapes and dtypes (and whose other
   arguments are equal) run the compiled graph and return new Tensors in the recorded structure.
-- A later call that does not match runs the function again in check mode: each op is compared
-  with the recording, and the first that differs (another op, other params, other input shapes)
-  raises :class:`TraceError` naming both ops and the file and line of each. A call that matches
-  op for op returns its (eager) results.
+- A later call whose tensor arguments differ only in shape (a smaller last batch) records the
+  function again for those shapes, as MegEngine's graph takes new shapes; the trace keeps the
+  recordings of the last few shape combinations and replays the one that matches.
+- Any other call that does not match runs the function again in check mode: each op is compared
+  with the recording, and the first that differs (another op, other params, other input shapes
+  or dtypes) raises :class:`TraceError` naming both ops and the file and line of each. A call
+  that matches op for op returns its (eager) results.
 """
 
 import contextlib
@@ -39,8 +42,8 @@ from .sublinear_memory_config import SublinearMemoryConfig
 TraceError = _rt.TraceError
 TraceError.__module__ = __name__
 TraceError.__doc__ = """A traced function's call diverged from its recording: another op, other
-params or other input shapes than the trace recorded. The message names both ops and the file
-and line of each.
+params or other input shapes or dtypes than the trace recorded. The message names both ops and
+the file and line of each.
 
 Args:
     args: the message.
@@ -48,13 +51,13 @@ Args:
 Examples:
     >>> import megengine as mge
     >>> from megengine.jit import TraceError, trace
-    >>> f = trace(lambda x: x * 2)
-    >>> _ = f(mge.Tensor([1.0, 2.0]))
+    >>> f = trace(lambda x, neg: -x if neg else x * 2)
+    >>> _ = f(mge.Tensor([1.0, 2.0]), False)
     >>> try:
-    ...     f(mge.Tensor([1.0, 2.0, 3.0]))
+    ...     f(mge.Tensor([1.0, 2.0]), True)
     ... except TraceError as e:
     ...     print(str(e)[:60])
-    trace: op 0 diverged: the call runs Elemwise(mode=MUL)({3} f
+    trace: op 0 diverged: the call runs Elemwise(mode=NEGATE)({2
 """
 
 # The call site of each recorded op is the first frame outside this package.
@@ -192,6 +195,33 @@ def _flatten_call(args, kwargs):
     return spec, tensors, names
 
 
+def _shapes(tensors):
+    return tuple(tuple(t.shape) for t in tensors)
+
+
+def _dtypes(tensors):
+    return tuple(np.dtype(t.dtype) for t in tensors)
+
+
+# What a recording is made of, kept per argument shapes; the recordings of this many other
+# shape combinations are kept besides the current one.
+_RECORDING = (
+    "_session",
+    "_mode",
+    "_guards",
+    "_spec",
+    "_aliasing",
+    "_shapes",
+    "_dtypes",
+    "_arg_names",
+    "_out_names",
+    "_out_dict_keys",
+    "_out_spec",
+    "_shape_notes",
+)
+_MAX_RECORDINGS = 8
+
+
 def _aliasing(tensors):
     """Which earlier argument each tensor argument is (its own index when none): a graph with one
     input for two arguments must not replay with two different ones."""
@@ -256,8 +286,9 @@ class trace:
             value as a constant of the graph, and ``dump`` then refuses dynamic input
             dimensions with a :class:`TraceError` naming the line. With False, shapes are plain
             ints, every shape read (``F.flatten``'s too) is a constant of the graph, and
-            ``dump`` refuses dynamic input dimensions. Either way a replay needs the recorded
-            shapes: a call with other shapes runs in check mode. Default: True
+            ``dump`` refuses dynamic input dimensions. Either way a graph replays the recorded
+            shapes only: a call with other shapes records again for them (the shape reads
+            then give the new values). Default: True
         without_host: accepted; replays never run the Python code (MegEngine's
             ``without_host=True`` behaviour) unless the call diverges or the function uses
             :func:`exclude_from_trace`.
@@ -325,6 +356,9 @@ class trace:
         self._without_host = without_host
         self._session = None
         self._mode = None  # after recording: "graph", "check" or "eager"
+        # The recordings made for other argument shapes than the current one's, least recently
+        # used first: {shapes: {attribute: value}} (see _RECORDING).
+        self._by_shapes = {}
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -341,6 +375,8 @@ class trace:
             return self._record(args, kwargs, spec, tensors, names)
         if self._mode == "eager":
             return self.__wrapped__(*args, **kwargs)
+        if not self._select_recording(spec, tensors):
+            return self._record(args, kwargs, spec, tensors, names)
         if any(fn() != value for fn, value in self._guards):
             # A Python value the graph holds as a constant changed (an optimizer's lr after a
             # scheduler's step): record again, with the new value.
@@ -350,6 +386,27 @@ class trace:
             if outs is not None:
                 return _unflatten(self._out_spec, iter(outs))
         return self._check(args, kwargs)
+
+    def _select_recording(self, spec, tensors):
+        # Makes the recording for these tensors' shapes the current one where only their shapes
+        # differ from the current recording's; returns False where there is none yet.
+        shapes = _shapes(tensors)
+        if (
+            shapes == self._shapes
+            or spec != self._spec
+            or _aliasing(tensors) != self._aliasing
+            or _dtypes(tensors) != self._dtypes
+        ):
+            return True
+        self._by_shapes[self._shapes] = {a: getattr(self, a) for a in _RECORDING}
+        while len(self._by_shapes) > _MAX_RECORDINGS:
+            self._by_shapes.pop(next(iter(self._by_shapes)))
+        state = self._by_shapes.pop(shapes, None)
+        if state is None:
+            return False
+        for attr, value in state.items():
+            setattr(self, attr, value)
+        return True
 
     def _record(self, args, kwargs, spec, tensors, names):
         session = _rt.TraceSession()
@@ -395,6 +452,8 @@ class trace:
         self._guards = list(session.guards)
         self._spec = spec
         self._aliasing = _aliasing(tensors)
+        self._shapes = _shapes(tensors)
+        self._dtypes = _dtypes(tensors)
         self._arg_names = list(names)
         self._out_names = out_names
         self._out_dict_keys = list(result) if type(result) is dict else None

@@ -26,6 +26,23 @@ def _ntuple(value, n, cls, name):
     return (int(value),) * n
 
 
+def _conv_info_string(m):
+    # MegEngine's wording: the channels and kernel always, the rest only where not the default
+    # (stride 1, padding 0, dilation 1, one group, a bias); padding_mode is not shown.
+    s = f"{m.in_channels}, {m.out_channels}, kernel_size={m.kernel_size}"
+    if any(v != 1 for v in m.stride):
+        s += f", stride={m.stride}"
+    if any(m.padding):
+        s += f", padding={m.padding}"
+    if any(d != 1 for d in m.dilation):
+        s += f", dilation={m.dilation}"
+    if m.groups != 1:
+        s += f", groups={m.groups}"
+    if m.bias is None:
+        s += ", bias=False"
+    return s
+
+
 class _ConvNd(Module):
     _nd = 2
     _transposed = False
@@ -95,21 +112,7 @@ class _ConvNd(Module):
             init.zeros_(self.bias)
 
     def _module_info_string(self):
-        s = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if any(self.padding):
-            s += f", padding={self.padding}"
-        if any(d != 1 for d in self.dilation):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
+        return _conv_info_string(self)
 
     def get_pad_witdth(self):
         """The padding as :func:`~.functional.pad` takes it, one (before, after) pair per dim of

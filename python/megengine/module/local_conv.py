@@ -6,6 +6,7 @@ import numpy as np
 from .. import functional as F
 from ..tensor import Parameter
 from . import init
+from .conv import _conv_info_string
 from .module import Module
 
 __all__ = ["LocalConv2d"]
@@ -87,6 +88,9 @@ class LocalConv2d(Module):
         """Redraws the weight from N(0, 1 / (in_channels * kh * kw))."""
         fan_in = self.in_channels * self.kernel_size[0] * self.kernel_size[1]
         init.normal_(self.weight, 0.0, np.sqrt(1 / fan_in))
+
+    def _module_info_string(self):
+        return _conv_info_string(self)
 
     def forward(self, inp):
         return F.local_conv2d(

@@ -42,7 +42,12 @@ def _expand(key, value):
         except TypeError:
             keys = list(value)
         for k in keys:
-            yield from _expand(f"{key}.{k}", value[k])
+            leaves = list(_expand(f"{key}.{k}", value[k]))
+            # A name must round-trip through state_dict keys: True or 1 would read back as "True"
+            # or "1". MegEngine asserts, with this message.
+            if leaves and not isinstance(k, str):
+                raise AssertionError(f"keys for Tensor and Module must be str, error key: {k}")
+            yield from leaves
 
 
 _INTERNAL = ("_forward_pre_hooks", "_forward_hooks", "_next_hook_id")
@@ -564,13 +569,13 @@ class Module:
     def __repr__(self):
         # MegEngine's layout: one line when there is only the constructor info, else the info
         # and the sub-modules (in assignment order) on indented lines.
+        # A module held under several names is shown under each, as MegEngine does.
         lines = [line for line in self._module_info_string().split("\n") if line]
-        seen = set()
-        children = []
-        for key, leaf in self._direct(ordered=False):
-            if isinstance(leaf, Module) and id(leaf) not in seen:
-                seen.add(id(leaf))
-                children.append(f"({key}): " + repr(leaf).replace("\n", "\n  "))
+        children = [
+            f"({key}): " + repr(leaf).replace("\n", "\n  ")
+            for key, leaf in self._direct(ordered=False)
+            if isinstance(leaf, Module)
+        ]
         head = type(self).__name__ + "("
         if not children and len(lines) <= 1:
             return head + "".join(lines) + ")"

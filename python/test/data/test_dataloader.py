@@ -288,11 +288,9 @@ def test_workers_run_while_iterating_and_stop_at_the_end(no_stray_children, noth
     assert not (child_pids() - no_stray_children)
 
 
-@pytest.mark.parametrize("parallel_stream", [False, True])
 @pytest.mark.parametrize("num_workers", [0, 2])
-def test_stream_dataset(num_workers, parallel_stream, no_stray_children, nothing_left_behind):
-    # parallel_stream (MegEngine's 8th positional parameter) is accepted and changes nothing:
-    # the main process reads the stream once either way.
+def test_stream_dataset(num_workers, no_stray_children, nothing_left_behind):
+    # the main process reads the stream once and hands the samples to the workers
     loader = DataLoader(
         Counter(7),
         StreamSampler(batch_size=3),
@@ -301,14 +299,76 @@ def test_stream_dataset(num_workers, parallel_stream, no_stray_children, nothing
         num_workers,
         0,
         False,
-        parallel_stream,
+        False,  # parallel_stream, MegEngine's 8th positional parameter
     )
-    assert loader.parallel_stream is parallel_stream
+    assert loader.parallel_stream is False
     batches = collect(loader)
     assert [b[1].tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]]
     assert batches[1][0].tolist() == [[2.0, 2.0], [3.0, 3.0], [4.0, 4.0]]
     with pytest.raises(TypeError):
         len(loader)
+    # without workers parallel_stream changes nothing
+    serial = DataLoader(Counter(4), StreamSampler(batch_size=3), parallel_stream=True)
+    assert [b[1].tolist() for b in serial] == [[0, 1, 2], [3]]
+
+
+class Sharded(StreamDataset):
+    """Worker w of n yields w, w + n, w + 2n, ... below `stop`; the main process everything."""
+
+    def __init__(self, stop):
+        self.stop = stop
+
+    def __iter__(self):
+        info = get_worker_info()
+        start, step = (0, 1) if info is None else (info.idx, info.worker)
+        for i in range(start, self.stop, step):
+            yield np.full((2,), i, np.float32), np.int32(i)
+
+
+def test_parallel_stream_workers_read_their_own_iterators(no_stray_children, nothing_left_behind):
+    loader = DataLoader(
+        Sharded(11), StreamSampler(batch_size=2), num_workers=2, parallel_stream=True
+    )
+    # whole batches from each worker's shard, the workers in turn; worker 1's shard (1, 3, 5, 7,
+    # 9) runs out first, which ends the iteration
+    labels = [b[1].tolist() for b in loader]
+    assert labels == [[0, 2], [1, 3], [4, 6], [5, 7], [8, 10], [9]]
+    # a dataset that does not shard itself is read whole by each worker
+    loader = DataLoader(
+        Counter(3), StreamSampler(batch_size=2), num_workers=2, parallel_stream=True
+    )
+    assert [b[1].tolist() for b in loader] == [[0, 1], [0, 1], [2], [2]]
+
+
+class Stalls(StreamDataset):
+    def __init__(self, after, seconds):
+        self.after, self.seconds = after, seconds
+
+    def __iter__(self):
+        for i in range(10):
+            if i == self.after:
+                time.sleep(self.seconds)
+            yield np.zeros(2, np.float32), np.int32(i)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_stream_timeout_covers_reading_the_stream(num_workers, no_stray_children):
+    # MegEngine raises when the stream itself stalls, with or without workers
+    loader = DataLoader(
+        Stalls(3, 20), StreamSampler(batch_size=2), num_workers=num_workers, timeout=0.5
+    )
+    start = time.monotonic()
+    got = []
+    with pytest.raises(WorkerError, match="stream gave no sample within timeout=0.5s"):
+        for batch in loader:
+            got.append(batch[1].tolist())
+    assert time.monotonic() - start < 5
+    assert got == [[0, 1]]  # the batch read before the stall comes first
+    # a stream that keeps up is read whole under a timeout
+    fine = DataLoader(
+        Stalls(3, 0.01), StreamSampler(batch_size=4), num_workers=num_workers, timeout=5
+    )
+    assert [b[1].tolist() for b in fine] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
 
 
 @pytest.mark.parametrize("num_workers", [0, 2])

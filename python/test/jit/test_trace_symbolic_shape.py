@@ -102,10 +102,12 @@ def test_symbolic_shape_false_gives_ints_and_bakes_them_as_megengine_does():
     assert seen == [int]
     assert [op for op, _ in f.ops] == ["Reshape(shape=[4,-1])", "Reshape(shape=[4,6])"]
     np.testing.assert_array_equal(a.numpy(), x_of(4).reshape(4, 6))
-    # Replays need the recorded batch: another one is a TraceError (MegEngine: "trace error
-    # because tensors not equals"), never a reshape to the traced batch.
-    with pytest.raises(TraceError, match="Reshape"):
-        f(mge.Tensor(x_of(8)))
+    # Another batch is recorded again, with its own constants, never reshaped to the traced
+    # batch (MegEngine raises here: "trace error because tensors not equals").
+    b, _ = f(mge.Tensor(x_of(8)))
+    np.testing.assert_array_equal(b.numpy(), x_of(8).reshape(8, 6))
+    assert [op for op, _ in f.ops] == ["Reshape(shape=[8,-1])", "Reshape(shape=[8,6])"]
+    f(mge.Tensor(x_of(4)))  # the dump below is of the recording for batch 4
     with pytest.raises(TraceError, match="symbolic_shape=False"):
         f.dump(io.BytesIO(), arg_names=["x"], input_shapes={"x": (-1, 2, 3)})
     buf = io.BytesIO()
@@ -207,14 +209,18 @@ def test_bad_reshapes_to_dims_are_clear_errors():
         run(lambda x: x.reshape(x.shape[0] + 1.5, -1))
 
 
-def test_a_call_with_another_shape_checks_against_the_recording():
-    # The graph needs the recorded shapes; another batch runs the function in check mode,
-    # which compares the recorded ops with their input shapes.
-    f = trace(lambda x: x.reshape(x.shape[0], -1))
+def test_a_call_with_another_shape_replays_or_records_for_it():
+    calls = []
+
+    def body(x):
+        calls.append(1)
+        return x.reshape(x.shape[0], -1)
+
+    f = trace(body)
     f(mge.Tensor(x_of(4)))
     np.testing.assert_array_equal(f(mge.Tensor(x_of(4, 1))).numpy(), x_of(4, 1).reshape(4, 6))
-    with pytest.raises(TraceError, match="GetVarShape"):
-        f(mge.Tensor(x_of(7)))
+    np.testing.assert_array_equal(f(mge.Tensor(x_of(7))).numpy(), x_of(7).reshape(7, 6))
+    assert len(calls) == 2  # batch 4 replayed, batch 7 recorded
 
 
 def test_traced_dim_examples_run():
@@ -258,3 +264,25 @@ def test_package_imported_through_an_unnormalised_path(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "(2, 18) (2, 18)"
+
+
+def test_megengine_trace_option_switch_reports_and_turns_off_shapes_as_values():
+    from megengine.core._trace_option import set_symbolic_shape, use_symbolic_shape
+
+    assert use_symbolic_shape() is False  # eager shapes are tuples of ints
+    assert set_symbolic_shape(False) is False
+    with pytest.raises(NotImplementedError, match="symbolic_shape=True"):
+        set_symbolic_shape(True)
+    seen = []
+
+    def body(x):
+        seen.append((use_symbolic_shape(), type(x.shape[0]).__name__))
+        previous = set_symbolic_shape(False)
+        seen.append((previous, use_symbolic_shape(), type(x.shape[0]).__name__))
+        return x.reshape(x.shape[0], -1)
+
+    trace(body, symbolic_shape=True)(mge.Tensor(x_of(4)))
+    assert seen == [(True, "TracedDim"), (True, False, "int")]
+    seen.clear()
+    trace(lambda x: seen.append(use_symbolic_shape()) or x, symbolic_shape=False)(mge.Tensor([1]))
+    assert seen == [False] and use_symbolic_shape() is False

@@ -215,10 +215,31 @@ def test_conv_defaults_and_init():
     std = math.sqrt(1 / (16 * 9))
     assert abs(m.weight.numpy().std() - std) < 0.05 * std
     assert not m.bias.numpy().any()
-    assert repr(m) == "Conv2d(16, 32, kernel_size=(3, 3), stride=(1, 1))"
+    assert repr(m) == "Conv2d(16, 32, kernel_size=(3, 3))"  # defaults are not shown
     g = M.Conv2d(64, 64, 3, groups=4)  # MegEngine's fan_in counts every input channel
     std = math.sqrt(1 / (64 * 9))
     assert abs(g.weight.numpy().std() - std) < 0.05 * std
+
+
+def test_conv_repr_shows_only_what_differs_from_the_defaults():
+    # the strings MegEngine 1.13 prints for the same modules
+    cases = {
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))": M.Conv2d(
+            3, 8, 3, stride=2, padding=1, padding_mode="reflect"
+        ),
+        "Conv2d(3, 8, kernel_size=(3, 3), dilation=(1, 2), bias=False)": M.Conv2d(
+            3, 8, 3, dilation=(1, 2), bias=False
+        ),
+        "Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 2, 1))": M.Conv3d(
+            2, 4, 3, stride=(1, 2, 1)
+        ),
+        "ConvTranspose2d(3, 8, kernel_size=(3, 3))": M.ConvTranspose2d(3, 8, 3),
+        "ConvTranspose3d(3, 8, kernel_size=(3, 3, 3))": M.ConvTranspose3d(3, 8, 3),
+        "LocalConv2d(3, 8, kernel_size=(3, 3), bias=False)": M.LocalConv2d(3, 8, 5, 5, 3),
+        "ConvRelu2d(4, 8, kernel_size=(3, 3), groups=2)": M.ConvRelu2d(4, 8, 3, groups=2),
+    }
+    for want, m in cases.items():
+        assert repr(m) == want
 
 
 def test_conv_errors():

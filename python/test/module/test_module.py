@@ -281,6 +281,33 @@ def test_repr_of_the_tree():
 
     assert repr(Both()) == "Both(\n  k=1\n  (sub): Leaf(k=1)\n)"
 
+    class Aliased(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = Leaf()
+            self.b = self.a
+
+    # one module under two names is shown under both (discovery yields it once)
+    assert repr(Aliased()) == "Aliased(\n  (a): Leaf(k=1)\n  (b): Leaf(k=1)\n)"
+    assert len(list(Aliased().modules())) == 2
+
+
+def test_non_str_dict_keys_holding_tensors_are_rejected():
+    class Keyed(M.Module):
+        def __init__(self, table):
+            super().__init__()
+            self.table = table
+
+    # a name like "table.True" would not read back as the key True
+    for table in ({True: _param(2), False: 0}, {1: M.Module()}, {"a": [{2: _param(1)}]}):
+        with pytest.raises(AssertionError, match="keys for Tensor and Module must be str"):
+            list(Keyed(table).named_parameters())
+        with pytest.raises(AssertionError, match="error key: "):
+            Keyed(table).state_dict()
+    # keys that hold neither are fine, as are str keys that do
+    ok = Keyed({1: "x", "w": _param(3)})
+    assert [n for n, _ in ok.named_parameters()] == ["table.w"]
+
 
 def test_forward_must_be_defined():
     with pytest.raises(NotImplementedError, match="Module does not define forward"):
