@@ -107,6 +107,9 @@ def reduce(x, mode, axis=None, keepdims=False):
         axes = list(range(ndim))
     elif isinstance(axis, (list, tuple)):
         axes = sorted({_normalize_axis(a, ndim) for a in axis})
+        if len(axes) != len(axis):
+            # MegEngine's error type for (-1, 1) on a 2-d tensor.
+            raise AssertionError(f"axis {axis} contains duplicated indices")
     else:
         axes = [_normalize_axis(axis, ndim)]
     if ndim == 0:
