@@ -13,6 +13,7 @@ import numpy as np
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op
+from ..core.tensor.array_method import elemwise as _elemwise
 from ..core.tensor.array_method import transpose as _dimshuffle
 from ..jit.tracing import exclude_from_trace
 from .nn import _float_input, _int_input, _tuple, interpolate
@@ -169,7 +170,13 @@ _BORDER_MODES = {
 
 def _warp(fname, inp, mat, out_shape, mat_idx, border_mode, border_val, format, interp_mode):
     """Checks a warp's arguments and runs WarpPerspective on (N, 3, 3) matrices."""
-    x = _float_input(inp, fname)
+    x = as_tensor(inp)
+    byte_dtype = x._dtype_name if x._dtype_name in ("int8", "uint8") else None
+    if byte_dtype:
+        # MegEngine warps 8-bit images too: here in float32 (the border value as given),
+        # rounded to the nearest value the pixel type holds.
+        x = x.astype("float32")
+    x = _float_input(x, fname)
     if format not in ("NCHW", "NHWC"):
         raise ValueError(f"{fname}: format must be 'NCHW' or 'NHWC', got {format!r}")
     if x.ndim != 4:
@@ -212,6 +219,11 @@ def _warp(fname, inp, mat, out_shape, mat_idx, border_mode, border_val, format, 
         out_w=out_w,
     )
     y = _rt.apply(op, x, mat, idx)[0]
+    if byte_dtype:
+        info = np.iinfo(byte_dtype)
+        y = _elemwise("ROUND", y)
+        y = _elemwise("MIN", _elemwise("MAX", y, float(info.min)), float(info.max))
+        y = y.astype(byte_dtype)
     return _dimshuffle(y, (0, 2, 3, 1)) if format == "NHWC" else y
 
 
@@ -243,7 +255,8 @@ def warp_perspective(
     ``cv2.warpPerspective`` takes). Differentiable for ``inp`` and ``mat``.
 
     Args:
-        inp: images, (N, C, H, W) or with format "NHWC" (N, H, W, C); a float dtype.
+        inp: images, (N, C, H, W) or with format "NHWC" (N, H, W, C); a float dtype, or
+            int8/uint8 (warped in float32 and rounded to the nearest value of the type).
         mat: (M, 3, 3) matrices.
         out_shape: (OH, OW), the output's spatial size.
         mat_idx: (M,) index of the image each matrix warps; None pairs matrix i with image i
@@ -287,7 +300,7 @@ def warp_affine(
 
     Args:
         inp: images, (N, H, W, C) by default (format "NHWC", MegEngine's default) or
-            (N, C, H, W); a float dtype.
+            (N, C, H, W); a float dtype, or int8/uint8 (as in :func:`warp_perspective`).
         mat: (N, 2, 3) matrices, one per image.
         out_shape: (OH, OW), the output's spatial size.
         border_mode: "replicate", "reflect", "reflect_101", "wrap" or "constant".

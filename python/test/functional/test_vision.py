@@ -372,3 +372,32 @@ def test_warp_affine_grad():
         random_mats(1)[:, :2, :],
         wrt=(0,),
     )
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("mode", ["replicate", "constant", "reflect"])
+def test_warp_perspective_of_byte_images(dtype, mode):
+    # MegEngine's 8-bit warps: the float result rounded half away from zero, saturated to the
+    # type (the border value is used as given).
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max + 1, size=(2, 3, 5, 6)).astype(dtype)
+    mats = random_mats(3)
+    idx = [1, 0, 1]
+    out = F.vision.warp_perspective(x, mats, (4, 5), idx, mode, border_val=300.7)
+    assert out.dtype == dtype
+    ref = warp_ref(x, mats, (4, 5), idx, mode, 300.7)
+    rounded = np.clip(np.sign(ref) * np.floor(np.abs(ref) + 0.5), info.min, info.max)
+    # float32 arithmetic may land a value within rounding of .5 on the other side
+    clear = np.abs(np.abs(ref) % 1 - 0.5) > 1e-3
+    np.testing.assert_array_equal(out.numpy()[clear], rounded[clear])
+    assert np.all(np.abs(out.numpy().astype(np.int32) - rounded) <= 1)
+    if mode == "constant":
+        assert (out.numpy() == info.max).any()  # the border 300.7 saturates
+
+
+def test_warp_perspective_byte_shift_is_exact():
+    x = np.arange(32, dtype=np.uint8).reshape(2, 1, 4, 4)
+    shift = np.array([[[1, 0, 1], [0, 1, 1], [0, 0, 1]]], np.float32)
+    out = F.vision.warp_perspective(x, np.concatenate([shift] * 2), (2, 2), mat_idx=[1, 0])
+    assert out.dtype == np.uint8
+    assert out.numpy().tolist() == [[[[21, 22], [25, 26]]], [[[5, 6], [9, 10]]]]

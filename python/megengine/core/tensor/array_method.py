@@ -5,6 +5,8 @@ so every tensor, including those ``apply`` returns, has them without a wrapper o
 builds a generated op (``megengine.core.ops.builtin``) and runs it with ``apply``.
 """
 
+import copy
+
 import numpy as np
 
 from .. import _imperative_rt as _rt
@@ -99,6 +101,9 @@ def reduce(x, mode, axis=None, keepdims=False):
     x = as_tensor(x)
     if mode in ("sum", "mean", "product") and x._dtype_name == "bool":
         x = x.astype("int32")
+    elif mode in ("min", "max") and x._dtype_name == "bool":
+        # any/all of a bool tensor, which the kernels (no bool reductions) compute on int32.
+        return reduce(x.astype("int32"), mode, axis, keepdims).astype("bool")
     elif mode == "mean" and x._dtype_name in ("float16", "bfloat16"):
         # MegEngine's rule: a mean of 16-bit floats is computed and returned in float32.
         x = x.astype("float32")
@@ -291,6 +296,28 @@ class ArrayMethodMixin:
         # The plain canonical name ("cpu0"): the pickle needs no CompNode class.
         device = _rt.canonical_device(self.device)
         return (_rebuild_tensor, (self.numpy(), self._dtype_name, device, type(self)))
+
+    # copy.copy and copy.deepcopy copy the values, as pickle does, and (MegEngine's rule) keep
+    # the quantization parameters once made: shared by a shallow copy, copied by a deep one.
+    # The name is not kept.
+    def __copy__(self):
+        out = _rebuild_tensor(*self.__reduce__()[1])
+        qparams = self.__dict__.get("_qparams")
+        if qparams is not None:
+            out._qparams = qparams
+        return out
+
+    def __deepcopy__(self, memo):
+        out = _rebuild_tensor(*self.__reduce__()[1])
+        qparams = self.__dict__.get("_qparams")
+        if qparams is not None:
+            out._qparams = copy.deepcopy(qparams, memo)
+        return out
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # MegEngine's rule: a NumPy ufunc of a tensor (np.add(t, a)) computes in NumPy and
+        # gives a Tensor on the tensor's device.
+        return type(self)(array, device=self.device)
 
     def item(self, *args):
         """The value of a one-element tensor as a Python scalar."""
