@@ -143,6 +143,9 @@ gives for the same program; setting ``"nhwc"`` makes it the program's. Any other
 ValueError (TypeError for a non-string), and so
 does a format other than ``"default"`` on a tensor of another rank.""",
 )
+# MegEngine's internal name for the shape as a tuple of ints (its ``shape`` can be a Tensor
+# under symbolic shapes); code written against MegEngine reads it.
+Tensor._tuple_shape = property(lambda self: self.shape, doc="The shape as a tuple of ints.")
 Tensor._qparams = None  # instances set their own on first use
 
 

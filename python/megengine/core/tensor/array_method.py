@@ -332,9 +332,12 @@ class ArrayMethodMixin:
         return apply(cached_op(builtin.TypeCvt, dtype=_dtype_name(dtype)), self)[0]
 
     def reshape(self, *shape):
-        """The same values in a new shape (a tuple, or the dims as arguments; one may be -1)."""
+        """The same values in a new shape (a tuple, a 1-D integer Tensor, or the dims as
+        arguments; one may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        elif len(shape) == 1 and isinstance(shape[0], Tensor) and shape[0].ndim == 1:
+            shape = shape[0].numpy().tolist()
         return reshape(self, shape)
 
     def transpose(self, *pattern):
