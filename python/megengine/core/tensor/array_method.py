@@ -278,7 +278,16 @@ class ArrayMethodMixin:
     def __setitem__(self, index, value):
         from .indexing import setitem
 
+        before = self.format
         setitem(self, index, value)
+        # MegEngine's rule: x[...] = v replaces the whole tensor, format too (an array's is
+        # "default"); a partial assignment keeps x's (its result is row-major: channels-last
+        # again).
+        after = before
+        if index is Ellipsis:
+            after = value.format if isinstance(value, Tensor) else "default"
+        if self.format != after:
+            self.format = after
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
