@@ -25,7 +25,7 @@ Args:
     device: where the tensor lives (``"cpu0"``, ``"xpux"``); the default device when None.
     is_const: accepted for MegEngine's signature; eager tensors need no constant marking.
     no_cache: accepted for MegEngine's signature; NeoMeg keeps no per-tensor value cache.
-    name: a name for the tensor (its ``name`` attribute, None by default).
+    name: a name for the tensor (its ``name`` attribute, ``""`` by default, as MegEngine's).
     format: the memory format: ``"default"``, or ``"nchw"``/``"nhwc"`` for a 4-D or 5-D
         tensor; ``"nhwc"`` stores the values channels-last (see :attr:`format`).
 
@@ -37,7 +37,7 @@ Examples:
 """
 _array_method.install(Tensor)
 _rt_init = Tensor.__init__
-Tensor.name = None  # instances set their own
+Tensor.name = ""  # instances set their own
 
 
 def _init(
@@ -161,6 +161,9 @@ gives for the same program; setting ``"nhwc"`` makes it the program's. Any other
 ValueError (TypeError for a non-string), and so
 does a format other than ``"default"`` on a tensor of another rank.""",
 )
+# MegEngine's internal name for the shape as a tuple of ints (its ``shape`` can be a Tensor
+# under symbolic shapes); code written against MegEngine reads it.
+Tensor._tuple_shape = property(lambda self: self.shape, doc="The shape as a tuple of ints.")
 Tensor._qparams = None  # instances set their own on first use
 
 

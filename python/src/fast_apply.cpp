@@ -11,6 +11,7 @@
 //   Tensor.__add__ ... as type slots  elemwise() of the operator's mode
 #include <array>
 #include <new>
+#include <string_view>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -154,6 +155,26 @@ Tensor scalar_tensor(PyObject* obj, dnn::DType dt, CompNode cn) {
     return {};
 }
 
+// MegEngine runs the float-only modes (EXP, LOG, SIN, POW, ...) of integer tensors in float32,
+// as TRUE_DIV: `x ** 2` and `F.exp(x)` of an int32 x are float32 tensors.
+bool computes_ints_as_float32(const imperative::OpDef& op, dnn::DType dt) {
+    if (!dt.is_int())
+        return false;
+    auto mode = static_cast<const imperative::ops::Elemwise&>(op).param().mode;
+    return std::string_view(dnn::param::Elemwise::dtypes(mode)) == "float";
+}
+
+PyObject* apply_in_float32(const imperative::OpDef& op, std::span<const Tensor> inputs) {
+    dnn::param::TypeCvt p;
+    p.dtype = dnn::dtype::Float32.enumv();
+    const imperative::ops::TypeCvt cvt(p);
+    Inputs cast(inputs.size());
+    for (const Tensor& t : inputs)
+        cast.push(imperative::apply(cvt, {&t, 1})[0]);
+    auto outs = imperative::apply(op, cast.span());
+    return wrap(std::move(outs[0]));
+}
+
 // Runs Elemwise `op` on args when they are tensors of one dtype, possibly with scalars that
 // keep it; returns nullptr without an error set when promotion is needed.
 PyObject* elemwise_direct(const imperative::OpDef& op, PyObject* const* args, size_t n) {
@@ -177,6 +198,8 @@ PyObject* elemwise_direct(const imperative::OpDef& op, PyObject* const* args, si
             return nullptr;
         inputs.push(s);
     }
+    if (computes_ints_as_float32(op, first->dtype()))
+        return apply_in_float32(op, inputs.span());
     auto outs = imperative::apply(op, inputs.span());
     return wrap(std::move(outs[0]));
 }

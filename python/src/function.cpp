@@ -70,9 +70,11 @@ private:
             std::span<const imperative::Tensor>, std::span<const imperative::Tensor> output_grads,
             std::span<const bool>) {
         const auto& self = static_cast<const PyFunctionOpDef&>(def);
+        // An output no gradient reached gets None, as MegEngine passes it.
         py::tuple args(output_grads.size());
         for (size_t i = 0; i < output_grads.size(); ++i)
-            args[i] = py::cast(TensorWrapper{output_grads[i]});
+            args[i] =
+                    output_grads[i].valid() ? py::cast(TensorWrapper{output_grads[i]}) : py::none();
         auto grads = unwrap_outputs(self.m_fn.attr("backward")(*args), "backward");
         if (grads.size() != inputs.size())
             throw py::value_error("Function.backward returned " + std::to_string(grads.size()) +
@@ -81,7 +83,7 @@ private:
     }
 
     // Inputs are saved only to count them; the Function keeps what its backward needs.
-    static constexpr imperative::GradRule kRule{&PyFunctionOpDef::backward, true, false};
+    static constexpr imperative::GradRule kRule{&PyFunctionOpDef::backward, true, false, true};
     py::object m_fn;
 };
 

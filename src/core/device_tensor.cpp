@@ -12,8 +12,10 @@ DeviceTensor DeviceTensor::empty(const dnn::TensorShape& shape, dnn::DType dtype
 DeviceTensor DeviceTensor::share(std::shared_ptr<Blob> blob, size_t offset_bytes,
                                  const dnn::TensorLayout& layout) {
     NM_THROW_IF(!blob, ParamError, "DeviceTensor::share: no storage");
-    NM_THROW_IF(!layout.is_contiguous(), ParamError, "DeviceTensor::share: ", layout.to_string(),
-                " is not contiguous");
+    // An empty layout addresses no memory; its strides (made from max(dim, 1)) need not pass
+    // is_contiguous, which expects the products of the dims.
+    NM_THROW_IF(!layout.is_empty() && !layout.is_contiguous(), ParamError,
+                "DeviceTensor::share: ", layout.to_string(), " is not contiguous");
     NM_THROW_IF(offset_bytes > blob->size() || layout.access_bytes() > blob->size() - offset_bytes,
                 ParamError, "DeviceTensor::share: ", layout.to_string(), " at byte offset ",
                 offset_bytes, " reaches outside a storage of ", blob->size(), " bytes");

@@ -285,4 +285,10 @@ TEST(GraphExecute, SharedInputIsReadInPlaceAndBoundsAreChecked) {
     dnn::TensorLayout strided({2, 2}, {4, 1}, dnn::dtype::Float32);
     EXPECT_THROW(DeviceTensor::share(blob, 0, strided), dnn::ParamError);
     EXPECT_THROW(DeviceTensor::share(nullptr, 0, four), dnn::ParamError);
+    // An empty layout (strides from max(dim, 1), as TensorLayout makes them) addresses nothing:
+    // shared at the end of the storage, it is an empty tensor.
+    dnn::TensorLayout empty({10, 0}, dnn::dtype::Float32);
+    DeviceTensor none = DeviceTensor::share(blob, 8 * sizeof(float), empty);
+    EXPECT_EQ(none.layout().total_nr_elems(), 0u);
+    EXPECT_EQ(none.layout().to_vector(), (std::vector<size_t>{10, 0}));
 }

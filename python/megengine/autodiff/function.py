@@ -18,7 +18,8 @@ class Function:
     """Base class of user-defined differentiable operations.
 
     Subclasses define ``forward(self, *inputs)``, returning a Tensor or a tuple of Tensors, and
-    ``backward(self, *output_grads)``, returning one gradient (or None) per input. State that
+    ``backward(self, *output_grads)``, returning one gradient (or None) per input. Calling the
+    Function takes Tensors only (anything else is a TypeError, as in MegEngine). State that
     backward needs is kept on ``self``; use each instance for one call.
 
     Examples:
@@ -64,7 +65,8 @@ class Function:
         """Computes the input gradients.
 
         Args:
-            output_grads: one gradient Tensor per output.
+            output_grads: one gradient Tensor per output; None for an output no gradient
+                reached.
 
         Returns:
             one gradient per input: a Tensor of the input's shape, or None.
@@ -77,7 +79,13 @@ class Function:
         raise TypeError(f"{type(self).__name__} must define backward")
 
     def __call__(self, *inputs):
-        tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
+        for x in inputs:
+            if not isinstance(x, Tensor):
+                # MegEngine's rule and message: a Function's inputs are tensors.
+                raise TypeError(
+                    f"op {type(self).__name__} expect type Tensor as inputs, got {type(x).__name__}"
+                )
+        tensors = list(inputs)
         outputs = _rt.apply_function(_Call(self, tensors), *tensors)
         return outputs[0] if len(outputs) == 1 else outputs
 

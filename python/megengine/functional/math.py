@@ -148,6 +148,15 @@ def _arg_reduce(op_cls, inp, axis, keepdims):
     x = as_tensor(inp)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
+    if isinstance(axis, (list, tuple)):
+        # MegEngine's rule for several axes: one arg-reduction per axis, the highest first,
+        # each on the indices the previous one returned.
+        axes = {a + x.ndim if a < 0 else a for a in axis}
+        if len(axes) != len(axis):
+            raise AssertionError(f"axis {axis} contains duplicated indices")
+        for a in sorted(axes, reverse=True):
+            x = _arg_reduce(op_cls, x, a, keepdims)
+        return x
     out = _rt.apply(cached_op(op_cls, axis=axis), x)[0]
     if not keepdims:
         ax = axis + x.ndim if axis < 0 else axis
@@ -160,7 +169,8 @@ def argmax(inp, axis=None, keepdims=False):
 
     Args:
         inp: input tensor.
-        axis: an int, or None.
+        axis: an int, None, or a sequence of ints: then one argmax per axis, the highest
+            axis first, each over the indices the previous one gave (MegEngine's rule).
         keepdims: keep the reduced axis with size 1.
 
     Returns:
@@ -179,7 +189,7 @@ def argmin(inp, axis=None, keepdims=False):
 
     Args:
         inp: input tensor.
-        axis: an int, or None.
+        axis: an int, None, or a sequence of ints (as for :func:`argmax`).
         keepdims: keep the reduced axis with size 1.
 
     Returns:

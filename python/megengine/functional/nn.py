@@ -85,6 +85,7 @@ __all__ = [
     "prelu",
     "relu",
     "relu6",
+    "remap",
     "sigmoid",
     "silu",
     "sliding_window",
@@ -399,8 +400,15 @@ def _add_bias(out, bias, fname):
 
 
 def _conv(fname, nd, inp, weight, bias, stride, padding, dilation, groups, conv_mode):
-    x = _float_input(inp, fname)
-    w = _float_input(weight, fname, "weight")
+    x, w = as_tensor(inp), as_tensor(weight)
+    # MegEngine promotes the two to one dtype: integer images convolve with a float filter
+    # in the filter's dtype (and an integer filter takes the image's).
+    if x._dtype_name not in _FLOAT_DTYPES and w._dtype_name in _FLOAT_DTYPES:
+        x = x.astype(w._dtype_name)
+    elif w._dtype_name not in _FLOAT_DTYPES and x._dtype_name in _FLOAT_DTYPES:
+        w = w.astype(x._dtype_name)
+    x = _float_input(x, fname)
+    w = _float_input(w, fname, "weight")
     if amp._enabled and nd != 3:
         # MegEngine casts 1-D and 2-D convolutions (its Convolution op); 3-D ones promote.
         low = amp._low_prec_dtype
@@ -451,7 +459,8 @@ def conv1d(
     """1-D convolution over an (N, C, W) input.
 
     Args:
-        inp: input of shape (N, IC, W).
+        inp: input of shape (N, IC, W); an integer input takes the filter's float dtype
+            (MegEngine's promotion).
         weight: filter of shape (OC, IC // groups, K).
         bias: optional bias with OC elements, e.g. of shape (1, OC, 1).
         stride: step of the window.
@@ -486,7 +495,8 @@ def conv2d(
     """2-D convolution over an (N, C, H, W) input.
 
     Args:
-        inp: input of shape (N, IC, H, W).
+        inp: input of shape (N, IC, H, W); an integer input takes the filter's float dtype
+            (MegEngine's promotion).
         weight: filter of shape (OC, IC, KH, KW), or (groups, OC // groups, IC // groups, KH, KW)
             when grouped.
         bias: optional bias with OC elements, e.g. of shape (1, OC, 1, 1).
@@ -524,7 +534,8 @@ def conv3d(
     """3-D convolution over an (N, C, D, H, W) input.
 
     Args:
-        inp: input of shape (N, IC, D, H, W).
+        inp: input of shape (N, IC, D, H, W); an integer input takes the filter's float dtype
+            (MegEngine's promotion).
         weight: filter of shape (OC, IC, KD, KH, KW), or (groups, OC // groups, IC // groups,
             KD, KH, KW) when grouped.
         bias: optional bias with OC elements, e.g. of shape (1, OC, 1, 1, 1).
@@ -1552,4 +1563,4 @@ def sync_batch_norm(
 
 # MegEngine's F.nn (and so F) re-exports the warps of F.vision, which imports this module's
 # interpolate: imported last, when everything vision needs from here exists.
-from .vision import warp_affine, warp_perspective
+from .vision import remap, warp_affine, warp_perspective

@@ -83,6 +83,22 @@ def _shape_arg(fn, shape):
     return out
 
 
+def _fill_none_dims(fn, src, shape):
+    """MegEngine's shape entries: None keeps ``src``'s size on that axis (axes aligned from the
+    right), a 0-d Tensor gives its value."""
+    lead = len(shape) - len(src)
+    out = []
+    for i, s in enumerate(shape):
+        if s is None:
+            if i < lead:
+                raise ValueError(f"{fn}: size cannot be None for the new axis {i} of {shape}")
+            s = src[i - lead]
+        elif isinstance(s, Tensor):
+            s = s.item()
+        out.append(s)
+    return out
+
+
 def _axis(fn, axis, ndim):
     """``axis`` normalised into [0, ndim)."""
     axis = int(axis)
@@ -313,7 +329,7 @@ def eye(N, M=None, *, dtype="float32", device=None):
     """A 2-D tensor with ones on the main diagonal and zeros elsewhere.
 
     Args:
-        N: number of rows.
+        N: number of rows, or the shape: a sequence or 1-D Tensor of one or two ints.
         M: number of columns; N when None.
         dtype: dtype of the result.
         device: where the result lives; the default device when None.
@@ -326,6 +342,8 @@ def eye(N, M=None, *, dtype="float32", device=None):
         >>> F.eye(2, 3, dtype="int32").numpy().tolist()
         [[1, 0, 0], [0, 1, 0]]
     """
+    if isinstance(N, Tensor) and N.ndim == 1:
+        N = N.numpy().tolist()
     if isinstance(N, (tuple, list)):
         N, M = (N[0], N[1] if len(N) > 1 else None)
     M = N if M is None else M
@@ -545,7 +563,8 @@ def broadcast_to(inp, shape):
 
     Args:
         inp: input tensor.
-        shape: the target shape.
+        shape: the target shape; an entry may be a 0-d Tensor, or None to keep the input's
+            size on that axis (axes aligned from the right; a new leading axis needs a size).
 
     Returns:
         a Tensor of ``shape``.
@@ -554,8 +573,12 @@ def broadcast_to(inp, shape):
         >>> import megengine.functional as F
         >>> F.broadcast_to([1, 2], (2, 2)).numpy().tolist()
         [[1, 2], [1, 2]]
+        >>> F.broadcast_to([[1], [2]], (3, None, 2)).shape
+        (3, 2, 2)
     """
     x = as_tensor(inp)
+    if isinstance(shape, (list, tuple)):
+        shape = _fill_none_dims("broadcast_to", x.shape, shape)
     target = _shape_arg("broadcast_to", shape)
     _broadcast_shape("broadcast_to", x.shape, target)
     if x.shape == target:

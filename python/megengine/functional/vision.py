@@ -5,7 +5,8 @@
 host (its result's length depends on the data); ``cvt_color`` is composed of elementwise ops and
 is differentiable. ``warp_perspective`` runs the WarpPerspective op (``dnn/ops/defs/vision.py``),
 differentiable for the image and the matrices; ``warp_affine`` is that warp with the projective
-row (0, 0, 1).
+row (0, 0, 1). ``remap`` samples the image at the points of a map with gather and elementwise
+ops, differentiable for the image and the map.
 """
 
 import numpy as np
@@ -13,12 +14,13 @@ import numpy as np
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op
+from ..core.tensor.array_method import elemwise as _elemwise
 from ..core.tensor.array_method import transpose as _dimshuffle
 from ..jit.tracing import exclude_from_trace
 from .nn import _float_input, _int_input, _tuple, interpolate
-from .tensor import broadcast_to, concat
+from .tensor import broadcast_to, concat, full_like, gather, where
 
-__all__ = ["cvt_color", "interpolate", "nms", "warp_affine", "warp_perspective"]
+__all__ = ["cvt_color", "interpolate", "nms", "remap", "warp_affine", "warp_perspective"]
 
 
 def nms(boxes, scores, iou_thresh, max_output=None):
@@ -169,7 +171,13 @@ _BORDER_MODES = {
 
 def _warp(fname, inp, mat, out_shape, mat_idx, border_mode, border_val, format, interp_mode):
     """Checks a warp's arguments and runs WarpPerspective on (N, 3, 3) matrices."""
-    x = _float_input(inp, fname)
+    x = as_tensor(inp)
+    byte_dtype = x._dtype_name if x._dtype_name in ("int8", "uint8") else None
+    if byte_dtype:
+        # MegEngine warps 8-bit images too: here in float32 (the border value as given),
+        # rounded to the nearest value the pixel type holds.
+        x = x.astype("float32")
+    x = _float_input(x, fname)
     if format not in ("NCHW", "NHWC"):
         raise ValueError(f"{fname}: format must be 'NCHW' or 'NHWC', got {format!r}")
     if x.ndim != 4:
@@ -212,6 +220,11 @@ def _warp(fname, inp, mat, out_shape, mat_idx, border_mode, border_val, format, 
         out_w=out_w,
     )
     y = _rt.apply(op, x, mat, idx)[0]
+    if byte_dtype:
+        info = np.iinfo(byte_dtype)
+        y = _elemwise("ROUND", y)
+        y = _elemwise("MIN", _elemwise("MAX", y, float(info.min)), float(info.max))
+        y = y.astype(byte_dtype)
     return _dimshuffle(y, (0, 2, 3, 1)) if format == "NHWC" else y
 
 
@@ -243,7 +256,8 @@ def warp_perspective(
     ``cv2.warpPerspective`` takes). Differentiable for ``inp`` and ``mat``.
 
     Args:
-        inp: images, (N, C, H, W) or with format "NHWC" (N, H, W, C); a float dtype.
+        inp: images, (N, C, H, W) or with format "NHWC" (N, H, W, C); a float dtype, or
+            int8/uint8 (warped in float32 and rounded to the nearest value of the type).
         mat: (M, 3, 3) matrices.
         out_shape: (OH, OW), the output's spatial size.
         mat_idx: (M,) index of the image each matrix warps; None pairs matrix i with image i
@@ -287,7 +301,7 @@ def warp_affine(
 
     Args:
         inp: images, (N, H, W, C) by default (format "NHWC", MegEngine's default) or
-            (N, C, H, W); a float dtype.
+            (N, C, H, W); a float dtype, or int8/uint8 (as in :func:`warp_perspective`).
         mat: (N, 2, 3) matrices, one per image.
         out_shape: (OH, OW), the output's spatial size.
         border_mode: "replicate", "reflect", "reflect_101", "wrap" or "constant".
@@ -311,3 +325,93 @@ def warp_affine(
     last = Tensor(np.array([[[0, 0, 1]]], np.float32), device=m.device)
     m = concat([m, broadcast_to(last, (m.shape[0], 1, 3))], axis=1)
     return _warp(fname, inp, m, out_shape, None, border_mode, border_val, format, interp_mode)
+
+
+def _fold(i, n, mode):
+    """Integer coordinates ``i`` (a Tensor) folded into [0, n) as OpenCV's border ``mode``
+    does; "constant" clamps (the caller masks the points outside)."""
+    if mode in ("replicate", "constant") or n == 1:
+        return _elemwise("MIN", _elemwise("MAX", i, 0), n - 1)
+    if mode == "wrap":
+        return _elemwise("MOD", i, n)
+    # reflect: fedcba|abcdef|fedcba (period 2n); reflect_101: edcb|abcdef|edcb (period 2n - 2)
+    period = 2 * n if mode == "reflect" else 2 * n - 2
+    j = _elemwise("MOD", i, period)
+    return _elemwise("MIN", j, (period - 1 if mode == "reflect" else period) - j)
+
+
+_REMAP_BORDERS = ("replicate", "constant", "reflect", "reflect_101", "wrap")
+
+
+def remap(inp, map_xy, border_mode="replicate", scalar=0.0, interp_mode="linear"):
+    """Samples each image at the points of a map: output pixel (h, w) of image n is the input
+    at x = map_xy[n, h, w, 0], y = map_xy[n, h, w, 1], interpolated bilinearly (or the nearest
+    pixel), as ``cv2.remap``.
+
+    Args:
+        inp: images, (N, C, H, W); a float dtype.
+        map_xy: (N, OH, OW, 2) sampling points (x, y) in pixels of inp.
+        border_mode: where a point outside the image reads: "replicate", "constant" (scalar),
+            "reflect", "reflect_101" or "wrap".
+        scalar: the value outside the image in "constant" mode.
+        interp_mode: "linear" or "nearest".
+
+    Returns:
+        the sampled images, (N, C, OH, OW), differentiable for inp and map_xy (for the map, in
+        "linear" mode).
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> m = np.array([[[[1.0, 0.0], [0.0, 1.0]], [[0.5, 1.0], [3.0, 3.0]]]], "float32")
+        >>> F.vision.remap(x, m).numpy().tolist()
+        [[[[1.0, 4.0], [4.5, 15.0]]]]
+    """
+    fname = "remap"
+    x = _float_input(inp, fname)
+    m = _float_input(map_xy, fname, "map_xy")
+    mode = str(border_mode).lower()
+    if mode not in _REMAP_BORDERS:
+        raise ValueError(
+            f"{fname}: border_mode must be one of {_REMAP_BORDERS}, got {border_mode!r}"
+        )
+    interp = str(interp_mode).lower()
+    if interp not in ("linear", "nearest"):
+        raise ValueError(f"{fname}: interp_mode must be 'linear' or 'nearest', got {interp_mode!r}")
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must be (N, C, H, W), got {x.shape}")
+    n, c, h, w = x.shape
+    if m.ndim != 4 or m.shape[0] != n or m.shape[3] != 2:
+        raise ValueError(
+            f"{fname}: map_xy must be ({n}, OH, OW, 2) for inp {x.shape}, got {m.shape}"
+        )
+    oh, ow = m.shape[1], m.shape[2]
+    if m._dtype_name != x._dtype_name:
+        m = m.astype(x._dtype_name)
+    px, py = m[..., 0], m[..., 1]
+    if interp == "nearest":
+        taps = [(_elemwise("FLOOR", px + 0.5), _elemwise("FLOOR", py + 0.5), None)]
+    else:
+        x0, y0 = _elemwise("FLOOR", px), _elemwise("FLOOR", py)
+        fx, fy = px - x0, py - y0
+        taps = [
+            (x0, y0, (1 - fx) * (1 - fy)),
+            (x0 + 1, y0, fx * (1 - fy)),
+            (x0, y0 + 1, (1 - fx) * fy),
+            (x0 + 1, y0 + 1, fx * fy),
+        ]
+    flat = x.reshape(n, c, h * w)
+    out = None
+    for tx, ty, weight in taps:
+        ix, iy = tx.astype("int32"), ty.astype("int32")
+        pos = _fold(iy, h, mode) * w + _fold(ix, w, mode)
+        idx = broadcast_to(pos.reshape(n, 1, oh * ow), (n, c, oh * ow))
+        val = gather(flat, 2, idx).reshape(n, c, oh, ow)
+        if mode == "constant":
+            inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+            border = full_like(val, scalar)
+            val = where(broadcast_to(inside.reshape(n, 1, oh, ow), val.shape), val, border)
+        term = val if weight is None else val * weight.reshape(n, 1, oh, ow)
+        out = term if out is None else out + term
+    return out

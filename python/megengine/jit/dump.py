@@ -1,9 +1,19 @@
 """``trace.dump``: writes a traced function's graph as a model file (``src/serialization``),
 which ``GraphInference``, the C++ inference API and ``load_and_run`` read."""
 
+import collections
+import hashlib
 import os
 
+from ..core import _imperative_rt as _rt
 from ..utils.atomic_file import write_atomic
+
+# What MegEngine's ``trace.dump`` returns (its fields in its order: callers index it, e.g.
+# ``info[4]`` for the input names).
+CompGraphDumpResult = collections.namedtuple(
+    "CompGraphDumpResult",
+    ["nr_opr", "tot_bytes", "tensor_value_bytes", "content_hash", "inputs", "outputs", "params"],
+)
 
 # MegEngine's dump keywords that change nothing here (see trace.dump's docstring).
 _ACCEPTED = (
@@ -135,6 +145,21 @@ def dump_trace(
         shapes,
         bool(optimize_for_inference) and fuse_conv_bias,
     )
+    _write(file, data, append)
+    # The file's own input list: inputs the graph does not use are not written.
+    model = _rt.InferenceModel(data)
+    return CompGraphDumpResult(
+        nr_opr=len(tr._session.ops),
+        tot_bytes=len(data),
+        tensor_value_bytes=None,
+        content_hash=int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little"),
+        inputs=list(model.input_names),
+        outputs=list(model.output_names),
+        params=None,
+    )
+
+
+def _write(file, data, append):
     if isinstance(file, (str, os.PathLike)):
         if append:
             with open(file, "ab") as f:

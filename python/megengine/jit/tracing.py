@@ -562,6 +562,13 @@ class trace:
                 residual) + activation as ConvBias ops; the others (``enable_nchw88``, ...) are
                 accepted and change nothing.
 
+        Returns:
+            MegEngine's ``CompGraphDumpResult`` namedtuple: ``nr_opr`` (the operators
+            recorded, before the optimizations), ``tot_bytes`` (the file's size),
+            ``content_hash`` (a 64-bit hash of the file), ``inputs`` and ``outputs`` (the names
+            the file holds; an input the graph does not use is not written); this build does
+            not count ``tensor_value_bytes`` nor list ``params``: they are ``None``.
+
         Examples:
             >>> import io
             >>> import numpy as np
@@ -572,11 +579,13 @@ class trace:
             >>> f = trace(lambda x: x * w, capture_as_const=True)
             >>> _ = f(mge.Tensor([1.0, 1.0]))
             >>> buf = io.BytesIO()
-            >>> f.dump(buf, arg_names=["x"], output_names=["y"])
+            >>> info = f.dump(buf, arg_names=["x"], output_names=["y"])
+            >>> info.inputs, info.outputs
+            (['x'], ['y'])
             >>> GraphInference(buf.getvalue()).run(np.array([1.0, 2.0], "float32"))["y"]
             array([2., 6.], dtype=float32)
         """
-        dump_trace(
+        return dump_trace(
             self,
             file,
             arg_names,

@@ -37,7 +37,7 @@ class GraphInference:
         >>> f = trace(lambda a, b: a + b, capture_as_const=True)
         >>> _ = f(mge.Tensor([1.0]), mge.Tensor([2.0]))
         >>> buf = io.BytesIO()
-        >>> f.dump(buf, arg_names=["a", "b"], output_names=["sum"])
+        >>> info = f.dump(buf, arg_names=["a", "b"], output_names=["sum"])
         >>> net = GraphInference(buf.getvalue())
         >>> net.run(np.array([1.0], "float32"), inp_dict={"b": np.array([5.0], "float32")})
         OrderedDict([('sum', array([6.], dtype=float32))])
@@ -78,7 +78,7 @@ class GraphInference:
             >>> f = trace(lambda x: x * 2, capture_as_const=True)
             >>> _ = f(mge.Tensor([1.0]))
             >>> buf = io.BytesIO()
-            >>> f.dump(buf, arg_names=["x"])
+            >>> info = f.dump(buf, arg_names=["x"])
             >>> GraphInference(buf.getvalue()).input_names
             ['x']
         """
@@ -98,7 +98,7 @@ class GraphInference:
             >>> f = trace(lambda x: x * 2, capture_as_const=True)
             >>> _ = f(mge.Tensor([1.0]))
             >>> buf = io.BytesIO()
-            >>> f.dump(buf)
+            >>> info = f.dump(buf)
             >>> GraphInference(buf.getvalue()).output_names
             ['output_0']
         """
@@ -125,7 +125,7 @@ class GraphInference:
             >>> f = trace(lambda x: x * 2, capture_as_const=True)
             >>> _ = f(mge.Tensor([1.0]))
             >>> buf = io.BytesIO()
-            >>> f.dump(buf, arg_names=["x"], output_names=["y"])
+            >>> info = f.dump(buf, arg_names=["x"], output_names=["y"])
             >>> GraphInference(buf.getvalue()).run(np.array([4.0], "float32"))["y"]
             array([8.], dtype=float32)
         """

@@ -326,3 +326,42 @@ def test_grad_manager_group_merges_and_rejects_others():
         pass
     assert gm2._key is None  # the members entered before the failure are released
     gm1.release()
+
+
+def test_function_backward_gets_none_for_an_output_without_gradient():
+    from megengine.autodiff import Function
+
+    seen = []
+
+    class Split(Function):
+        def forward(self, a, b):
+            return a * 2, b * 3
+
+        def backward(self, grad_a, grad_b):
+            seen.append(grad_b)
+            return grad_a * 2, None if grad_b is None else grad_b * 3
+
+    a, b = mge.Parameter([1.0, 2.0]), mge.Parameter([5.0])
+    gm = GradManager().attach([a, b])
+    with gm:
+        first, _ = Split()(a, b)
+        gm.backward(first.sum())
+    assert seen == [None]
+    assert a.grad.numpy().tolist() == [2.0, 2.0]
+    assert b.grad is None
+
+
+def test_function_takes_tensors_only():
+    from megengine.autodiff import Function
+
+    class AddConst(Function):
+        def forward(self, x, c):
+            return x + c
+
+        def backward(self, dy):
+            return dy, None
+
+    with pytest.raises(TypeError, match="expect type Tensor as inputs, got int"):
+        AddConst()(mge.Tensor([1.0]), 1)
+    out = AddConst()(mge.Tensor([1.0]), mge.Tensor([2.0]))
+    assert out.numpy().tolist() == [3.0]

@@ -138,3 +138,27 @@ def test_create_qparams_and_dtype_metas():
         create_qparams(dtype_meta=8)
     with pytest.raises(TypeError, match="np_dtype_str"):
         QuantDtypeMeta("x", None, 8, 0, 1)
+
+
+@pytest.mark.parametrize(
+    "value_format, expect",
+    [("nchw", "nchw"), ("default", "default"), ("nhwc", "nhwc"), (None, "default")],
+)
+def test_whole_assignment_takes_the_values_format(value_format, expect):
+    data = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    x = mge.Tensor(data[::-1].copy(), format="nhwc")
+    value = data if value_format is None else mge.Tensor(data, format=value_format)
+    x[...] = value
+    assert x.format == expect
+    np.testing.assert_array_equal(x.numpy(), data)
+
+
+@pytest.mark.parametrize("fmt", ["nhwc", "nchw", "default"])
+def test_partial_assignment_keeps_the_format(fmt):
+    data = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    x = mge.Tensor(data, format=fmt)
+    x[:, :1, 1:] = 0
+    expect = data.copy()
+    expect[:, :1, 1:] = 0
+    assert x.format == fmt
+    np.testing.assert_array_equal(x.numpy(), expect)

@@ -317,10 +317,33 @@ def test_conv_errors():
         F.conv1d(randn(1, 1, 5), randn(1, 1, 3), stride=0)
     with pytest.raises(ValueError, match="conv_mode"):
         F.conv2d(randn(1, 1, 3, 3), randn(1, 1, 3, 3), conv_mode="bad")
-    with pytest.raises(TypeError, match="conv2d: weight must be a float"):
-        F.conv2d(randn(1, 1, 3, 3), mge.Tensor(np.ones((1, 1, 3, 3), np.int32)))
+    with pytest.raises(TypeError, match="conv2d: inp must be a float"):
+        F.conv2d(mge.Tensor(np.ones((1, 1, 3, 3), np.int32)), np.ones((1, 1, 3, 3), np.int32))
     with pytest.raises(ValueError, match="grouped weight"):
         F.conv2d(randn(1, 4, 3, 3), randn(3, 2, 2, 1, 1), groups=2)
+
+
+def test_conv_promotes_integer_operands_to_the_float_one():
+    # MegEngine's promotion: an integer image convolves in the filter's float dtype, an
+    # integer filter in the image's.
+    img = np.arange(2 * 2 * 4 * 5).reshape(2, 2, 4, 5).astype(np.int32)
+    w = randn(3, 2, 2, 2)
+    out = F.conv2d(mge.Tensor(img), mge.Tensor(w), padding=1)
+    assert out.dtype == np.float32
+    ref = conv_ref(img.astype(np.float32), w, (1, 1), (1, 1), (1, 1), 1)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-4)
+    wi = np.arange(3 * 2 * 2 * 2).reshape(3, 2, 2, 2).astype(np.int32) - 12
+    x = randn(2, 2, 4, 5)
+    out = F.conv2d(mge.Tensor(x), mge.Tensor(wi))
+    ref = conv_ref(x, wi.astype(np.float32), (1, 1), (0, 0), (1, 1), 1)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-4)
+    seq = F.conv1d(
+        mge.Tensor(np.ones((1, 1, 4), np.uint8)), mge.Tensor(np.ones((1, 1, 2), np.float32))
+    )
+    assert seq.dtype == np.float32 and seq.numpy().tolist() == [[[2.0, 2.0, 2.0]]]
+    vol = np.ones((1, 1, 2, 2, 2), np.int16)
+    out = F.conv3d(mge.Tensor(vol), mge.Tensor(np.full((1, 1, 2, 2, 2), 0.5, np.float32)))
+    assert out.dtype == np.float32 and out.numpy().tolist() == [[[[[4.0]]]]]
 
 
 def test_conv2d_grad():

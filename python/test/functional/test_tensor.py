@@ -571,3 +571,24 @@ def test_non_zero_bool_and_views():
 def test_non_zero_rejects_scalar():
     with pytest.raises(ValueError, match="at least one dimension"):
         F.non_zero(mge.Tensor(1.0))
+
+
+def test_broadcast_to_none_keeps_the_input_size():
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    out = F.broadcast_to(mge.Tensor(x), (4, 1, None, 3))
+    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(x, (4, 1, 2, 3)))
+    out = F.broadcast_to(mge.Tensor(x), (mge.Tensor(2), None, 2, None))
+    assert out.shape == (2, 1, 2, 3)
+
+
+def test_broadcast_to_none_on_a_new_axis_and_negative_sizes_raise():
+    x = mge.Tensor(np.zeros((1, 2, 3), dtype=np.float32))
+    with pytest.raises(ValueError, match="None"):
+        F.broadcast_to(x, (None, 1, 2, 3))
+    with pytest.raises(ValueError):
+        F.broadcast_to(x, (1, -1, 3))
+
+
+def test_eye_takes_its_shape_as_a_tensor():
+    np.testing.assert_array_equal(F.eye(mge.Tensor([3, 4])).numpy(), np.eye(3, 4))
+    np.testing.assert_array_equal(F.eye(mge.Tensor([3])).numpy(), np.eye(3))

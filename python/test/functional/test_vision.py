@@ -372,3 +372,91 @@ def test_warp_affine_grad():
         random_mats(1)[:, :2, :],
         wrt=(0,),
     )
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("mode", ["replicate", "constant", "reflect"])
+def test_warp_perspective_of_byte_images(dtype, mode):
+    # MegEngine's 8-bit warps: the float result rounded half away from zero, saturated to the
+    # type (the border value is used as given).
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max + 1, size=(2, 3, 5, 6)).astype(dtype)
+    mats = random_mats(3)
+    idx = [1, 0, 1]
+    out = F.vision.warp_perspective(x, mats, (4, 5), idx, mode, border_val=300.7)
+    assert out.dtype == dtype
+    ref = warp_ref(x, mats, (4, 5), idx, mode, 300.7)
+    rounded = np.clip(np.sign(ref) * np.floor(np.abs(ref) + 0.5), info.min, info.max)
+    # float32 arithmetic may land a value within rounding of .5 on the other side
+    clear = np.abs(np.abs(ref) % 1 - 0.5) > 1e-3
+    np.testing.assert_array_equal(out.numpy()[clear], rounded[clear])
+    assert np.all(np.abs(out.numpy().astype(np.int32) - rounded) <= 1)
+    if mode == "constant":
+        assert (out.numpy() == info.max).any()  # the border 300.7 saturates
+
+
+def test_warp_perspective_byte_shift_is_exact():
+    x = np.arange(32, dtype=np.uint8).reshape(2, 1, 4, 4)
+    shift = np.array([[[1, 0, 1], [0, 1, 1], [0, 0, 1]]], np.float32)
+    out = F.vision.warp_perspective(x, np.concatenate([shift] * 2), (2, 2), mat_idx=[1, 0])
+    assert out.dtype == np.uint8
+    assert out.numpy().tolist() == [[[[21, 22], [25, 26]]], [[[5, 6], [9, 10]]]]
+
+
+def remap_ref(x, map_xy, mode, scalar, interp):
+    """cv2.remap by hand: each output pixel reads the taps around (x, y), folded by ``fold``."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + map_xy.shape[1:3])
+    for b in range(n):
+        for i in range(map_xy.shape[1]):
+            for j in range(map_xy.shape[2]):
+                px, py = map_xy[b, i, j].astype(np.float64)
+                if interp == "nearest":
+                    taps = [(np.floor(px + 0.5), np.floor(py + 0.5), 1.0)]
+                else:
+                    x0, y0 = np.floor(px), np.floor(py)
+                    fx, fy = px - x0, py - y0
+                    taps = [
+                        (x0, y0, (1 - fx) * (1 - fy)),
+                        (x0 + 1, y0, fx * (1 - fy)),
+                        (x0, y0 + 1, (1 - fx) * fy),
+                        (x0 + 1, y0 + 1, fx * fy),
+                    ]
+                for tx, ty, wt in taps:
+                    fr, fq = fold(int(ty), h, mode), fold(int(tx), w, mode)
+                    tap = scalar if fr is None or fq is None else x[b, :, fr, fq]
+                    out[b, :, i, j] += wt * tap
+    return out
+
+
+@pytest.mark.parametrize("mode", ["replicate", "constant", "reflect", "reflect_101", "wrap"])
+@pytest.mark.parametrize("interp", ["linear", "nearest"])
+def test_remap_matches_reference(mode, interp):
+    x = randn(2, 3, 5, 6)
+    # points inside, on the edges and up to two images away
+    map_xy = rng.uniform(-9, 14, size=(2, 4, 7, 2)).astype(np.float32)
+    out = F.vision.remap(x, map_xy, border_mode=mode, scalar=2.5, interp_mode=interp)
+    ref = remap_ref(x, map_xy, mode, 2.5, interp)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_remap_known_values_exports_and_errors():
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    m = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]], np.float32)[None]
+    assert F.vision.remap(x, m).numpy().tolist() == [[[[1.0, 4.0], [4.0, 4.0]]]]
+    assert F.remap is F.vision.remap and F.nn.remap is F.vision.remap
+    with pytest.raises(ValueError, match="border_mode"):
+        F.vision.remap(x, m, border_mode="mirror")
+    with pytest.raises(ValueError, match="interp_mode"):
+        F.vision.remap(x, m, interp_mode="cubic")
+    with pytest.raises(ValueError, match="map_xy"):
+        F.vision.remap(x, m[..., :1])
+
+
+def test_remap_grad():
+    x = randn(1, 2, 4, 5)
+    # points off the integer grid, where the bilinear weights are smooth
+    map_xy = (rng.integers(0, 3, size=(1, 3, 3, 2)) + rng.uniform(0.2, 0.8, (1, 3, 3, 2))).astype(
+        np.float32
+    )
+    check_grad(lambda a, m: F.vision.remap(a, m), x, map_xy, eps=1e-3)

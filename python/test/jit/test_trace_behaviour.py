@@ -679,3 +679,16 @@ def test_per_channel_and_scalar_operands_stay_in_the_blocked_chain():
     if "Blocked(" in text:
         assert text.count("ConvBiasBlocked(") == 2
         assert text.count("ChannelUnblock(") == 1
+
+
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_replay_with_empty_tensors(symbolic):
+    # Empty inputs and outputs: (10, 0) @ (0, 10) is a (10, 10) matrix of zeros, and an
+    # empty broadcast keeps its shape, on the recording call and on replays.
+    f = trace(symbolic=symbolic)(lambda a, b: (F.matmul(a, b), F.broadcast_to(a, (3, 10, 0))))
+    a = mge.Tensor(np.ones((10, 0), dtype=np.float32))
+    b = mge.Tensor(np.ones((0, 10), dtype=np.float32))
+    for _ in range(3):
+        prod, wide = f(a, b)
+        np.testing.assert_array_equal(prod.numpy(), np.zeros((10, 10), dtype=np.float32))
+        assert wide.numpy().shape == (3, 10, 0)

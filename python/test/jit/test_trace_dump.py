@@ -273,3 +273,32 @@ def test_batch_norm_folds_into_the_convolution_and_conv_bias_fuses_when_asked():
         np.testing.assert_allclose(
             GraphInference(data).run(x)["output_0"], want, rtol=1e-5, atol=1e-5
         )
+
+
+def test_dump_returns_megengine_dump_info():
+    # MegEngine's CompGraphDumpResult: callers read the file's input names at index 4.
+    w = mge.Tensor([2.0, 3.0])
+    f = trace(lambda x, unused: x * w + 1, capture_as_const=True)
+    f(mge.Tensor([1.0, 1.0]), mge.Tensor([5.0]))
+    buf = io.BytesIO()
+    info = f.dump(buf)
+    data = buf.getvalue()
+    assert info._fields == (
+        "nr_opr",
+        "tot_bytes",
+        "tensor_value_bytes",
+        "content_hash",
+        "inputs",
+        "outputs",
+        "params",
+    )
+    assert info.tot_bytes == len(data)
+    assert info[4] == ["arg_0"]  # the unused argument is not in the file
+    assert info.outputs == ["output_0"] == GraphInference(data).output_names
+    assert info.nr_opr == 2
+    # The same graph dumps to the same bytes, hence the same hash; another graph differs.
+    again = f.dump(io.BytesIO())
+    assert again.content_hash == info.content_hash
+    g = trace(lambda x: x - 1, capture_as_const=True)
+    g(mge.Tensor([1.0, 1.0]))
+    assert g.dump(io.BytesIO()).content_hash != info.content_hash

@@ -5,6 +5,8 @@ so every tensor, including those ``apply`` returns, has them without a wrapper o
 builds a generated op (``megengine.core.ops.builtin``) and runs it with ``apply``.
 """
 
+import copy
+
 import numpy as np
 
 from .. import _imperative_rt as _rt
@@ -99,6 +101,9 @@ def reduce(x, mode, axis=None, keepdims=False):
     x = as_tensor(x)
     if mode in ("sum", "mean", "product") and x._dtype_name == "bool":
         x = x.astype("int32")
+    elif mode in ("min", "max") and x._dtype_name == "bool":
+        # any/all of a bool tensor, which the kernels (no bool reductions) compute on int32.
+        return reduce(x.astype("int32"), mode, axis, keepdims).astype("bool")
     elif mode == "mean" and x._dtype_name in ("float16", "bfloat16"):
         # MegEngine's rule: a mean of 16-bit floats is computed and returned in float32.
         x = x.astype("float32")
@@ -107,6 +112,9 @@ def reduce(x, mode, axis=None, keepdims=False):
         axes = list(range(ndim))
     elif isinstance(axis, (list, tuple)):
         axes = sorted({_normalize_axis(a, ndim) for a in axis})
+        if len(axes) != len(axis):
+            # MegEngine's error type for (-1, 1) on a 2-d tensor.
+            raise AssertionError(f"axis {axis} contains duplicated indices")
     else:
         axes = [_normalize_axis(axis, ndim)]
     if ndim == 0:
@@ -270,7 +278,16 @@ class ArrayMethodMixin:
     def __setitem__(self, index, value):
         from .indexing import setitem
 
+        before = self.format
         setitem(self, index, value)
+        # MegEngine's rule: x[...] = v replaces the whole tensor, format too (an array's is
+        # "default"); a partial assignment keeps x's (its result is row-major: channels-last
+        # again).
+        after = before
+        if index is Ellipsis:
+            after = value.format if isinstance(value, Tensor) else "default"
+        if self.format != after:
+            self.format = after
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -289,6 +306,28 @@ class ArrayMethodMixin:
         device = _rt.canonical_device(self.device)
         return (_rebuild_tensor, (self.numpy(), self._dtype_name, device, type(self)))
 
+    # copy.copy and copy.deepcopy copy the values, as pickle does, and (MegEngine's rule) keep
+    # the quantization parameters once made: shared by a shallow copy, copied by a deep one.
+    # The name is not kept.
+    def __copy__(self):
+        out = _rebuild_tensor(*self.__reduce__()[1])
+        qparams = self.__dict__.get("_qparams")
+        if qparams is not None:
+            out._qparams = qparams
+        return out
+
+    def __deepcopy__(self, memo):
+        out = _rebuild_tensor(*self.__reduce__()[1])
+        qparams = self.__dict__.get("_qparams")
+        if qparams is not None:
+            out._qparams = copy.deepcopy(qparams, memo)
+        return out
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # MegEngine's rule: a NumPy ufunc of a tensor (np.add(t, a)) computes in NumPy and
+        # gives a Tensor on the tensor's device.
+        return type(self)(array, device=self.device)
+
     def item(self, *args):
         """The value of a one-element tensor as a Python scalar."""
         return self.numpy().item(*args)
@@ -302,9 +341,12 @@ class ArrayMethodMixin:
         return apply(cached_op(builtin.TypeCvt, dtype=_dtype_name(dtype)), self)[0]
 
     def reshape(self, *shape):
-        """The same values in a new shape (a tuple, or the dims as arguments; one may be -1)."""
+        """The same values in a new shape (a tuple, a 1-D integer Tensor, or the dims as
+        arguments; one may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        elif len(shape) == 1 and isinstance(shape[0], Tensor) and shape[0].ndim == 1:
+            shape = shape[0].numpy().tolist()
         return reshape(self, shape)
 
     def transpose(self, *pattern):

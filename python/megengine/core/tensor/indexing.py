@@ -89,11 +89,12 @@ def _flatten(x):
 
 
 def _plain_dims(index):
-    """A dim (a shape read while tracing) used as an index is its value: a constant."""
+    """A dim (a shape read while tracing) used as an index is its value: a constant. A tuple
+    inside the index tuple is an integer array, as NumPy reads ``x[(0, 2), :]``."""
     if type(index) is TracedDim:
         return index.bake("use as an index")
-    if isinstance(index, tuple) and any(type(i) is TracedDim for i in index):
-        return tuple(_plain_dims(i) for i in index)
+    if isinstance(index, tuple) and any(type(i) in (TracedDim, tuple) for i in index):
+        return tuple(list(i) if type(i) is tuple else _plain_dims(i) for i in index)
     return index
 
 
