@@ -17,7 +17,7 @@ from ..core.tensor import array_method as _array_method
 from ..core.tensor import symbolic_shape as _symbolic_shape
 from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
 from ..core.tensor.array_method import reshape as _reshape
-from ..core.tensor.shape_dim import INTEGER_TYPES, TracedDim, is_traced
+from ..core.tensor.shape_dim import INTEGER_TYPES
 
 __all__ = [
     "arange",
@@ -390,31 +390,7 @@ def reshape(inp, target_shape):
         >>> F.reshape(F.arange(6, dtype="int32"), (2, -1)).numpy().tolist()
         [[0, 1, 2], [3, 4, 5]]
     """
-    x = as_tensor(inp)
-    shape_value = None
-    if isinstance(target_shape, Tensor):
-        shape_value = target_shape
-        target_shape = target_shape.numpy().tolist()
-    if isinstance(target_shape, (int, np.integer, TracedDim)):
-        target_shape = (target_shape,)
-    if _symbolic_shape.active() and is_traced(target_shape):
-        # Shapes the traced function read: the graph computes them from the tensors they
-        # came from.
-        return _symbolic_shape.reshape_dims(x, target_shape)
-    shape = tuple(int(s) for s in target_shape)
-    if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
-        raise ValueError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
-    known = int(np.prod([s for s in shape if s != -1]))
-    if -1 in shape:
-        if known == 0 or x.size % known:
-            raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
-    elif known != x.size:
-        raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
-    if shape_value is not None and _symbolic_shape.active():
-        # A traced graph reads the shape from the tensor's value when it runs.
-        target = tuple(x.size // known if s == -1 else s for s in shape)
-        return _symbolic_shape.reshape_to(x, shape_value.astype("int32").reshape(-1), target)
-    return _reshape(x, shape)
+    return _array_method.reshape_checked(as_tensor(inp), target_shape)
 
 
 def flatten(inp, start_axis=0, end_axis=-1):

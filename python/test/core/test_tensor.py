@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import megengine as mge
+import megengine.functional as F
 
 rng = np.random.default_rng(0)
 
@@ -97,6 +98,32 @@ def test_shape_methods():
     np.testing.assert_array_equal(t.T.reshape(-1).numpy(), a.T.reshape(-1))
     with pytest.raises(ValueError, match=r"cannot reshape \{2,3,4\}"):
         t.reshape(5, 5)
+
+
+def test_reshape_takes_a_shape_tensor_or_array():
+    # Transformer code builds the target shape as a Tensor from x.shape (so that traces follow
+    # it) and passes it to the method, as megengine 1.13 allows.
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = mge.Tensor(a)
+    shape = mge.Tensor(t.shape)
+    heads = F.concat([shape[:-1], mge.Tensor([2, 2])])
+    np.testing.assert_array_equal(t.reshape(heads).numpy(), a.reshape(2, 3, 2, 2))
+    np.testing.assert_array_equal(t.reshape(mge.Tensor([4, -1])).numpy(), a.reshape(4, 6))
+    np.testing.assert_array_equal(t.reshape(np.array([6, 4])).numpy(), a.reshape(6, 4))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        t.reshape(mge.Tensor([5, 5]))
+    with pytest.raises(ValueError, match="invalid target shape"):
+        t.reshape(mge.Tensor([-1, -1]))
+
+
+def test_reshape_by_shape_tensor_follows_the_shape_in_a_trace():
+    @mge.jit.trace(symbolic=True)
+    def split_last(x):
+        return x.reshape(F.concat([mge.Tensor(x.shape)[:-1], mge.Tensor([2, 2])]))
+
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for _ in range(2):  # the recording, then the compiled graph
+        np.testing.assert_array_equal(split_last(mge.Tensor(a)).numpy(), a.reshape(2, 3, 2, 2))
 
 
 def test_scalars_lists_and_protocols():

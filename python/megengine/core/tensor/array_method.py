@@ -136,6 +136,40 @@ def reshape(x, shape):
     return apply(cached_op(builtin.Reshape, shape=shape), x)[0]
 
 
+def reshape_checked(x, target_shape):
+    """``x`` in ``target_shape``: an int, a sequence of ints (one may be -1) or a 1-d integer
+    Tensor or array of the dims, checked against ``x``'s size. Shared by ``Tensor.reshape``
+    and ``F.reshape``."""
+    from . import symbolic_shape  # imports this module
+
+    shape_value = None
+    if isinstance(target_shape, Tensor):
+        shape_value = target_shape
+        target_shape = target_shape.numpy().tolist()
+    elif isinstance(target_shape, np.ndarray):
+        target_shape = target_shape.tolist()
+    if isinstance(target_shape, (int, np.integer, TracedDim)):
+        target_shape = (target_shape,)
+    if symbolic_shape.active() and any(type(s) is TracedDim for s in target_shape):
+        # Shapes the traced function read: the graph computes them from the tensors they
+        # came from.
+        return symbolic_shape.reshape_dims(x, target_shape)
+    shape = tuple(int(s) for s in target_shape)
+    if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
+        raise ValueError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if -1 in shape:
+        if known == 0 or x.size % known:
+            raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+    elif known != x.size:
+        raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+    if shape_value is not None and symbolic_shape.active():
+        # A traced graph reads the shape from the tensor's value when it runs.
+        target = tuple(x.size // known if s == -1 else s for s in shape)
+        return symbolic_shape.reshape_to(x, shape_value.astype("int32").reshape(-1), target)
+    return reshape(x, shape)
+
+
 def flatten(x, start_axis=0, end_axis=-1):
     """``x`` with axes ``start_axis..end_axis`` (both included) merged into one; a 0-d tensor
     becomes 1-d. Shared by ``Tensor.flatten`` and ``F.flatten``."""
@@ -341,12 +375,12 @@ class ArrayMethodMixin:
         return apply(cached_op(builtin.TypeCvt, dtype=_dtype_name(dtype)), self)[0]
 
     def reshape(self, *shape):
-        """The same values in a new shape (a tuple, a 1-D integer Tensor, or the dims as
-        arguments; one may be -1)."""
+        """The same values in a new shape (a tuple, the dims as arguments, or a 1-d integer
+        Tensor of them; one may be -1)."""
+        if len(shape) == 1 and isinstance(shape[0], (Tensor, np.ndarray)):
+            return reshape_checked(self, shape[0])
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        elif len(shape) == 1 and isinstance(shape[0], Tensor) and shape[0].ndim == 1:
-            shape = shape[0].numpy().tolist()
         return reshape(self, shape)
 
     def transpose(self, *pattern):
