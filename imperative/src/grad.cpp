@@ -8,6 +8,7 @@
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/trace.h"
 #include "shared_op.h"
 
 namespace neomeg::imperative {
@@ -24,9 +25,11 @@ Tensor in_layout(const Tensor& grad, bool wrt_channels_last) {
     if (!dnn::is_channels_last(grad.layout()) || wrt_channels_last)
         return grad;
     // Channels-last strides over row-major memory (an (N, C, 1, 1) gradient): a view suffices.
-    if (grad.layout().is_contiguous())
-        return grad.view(dnn::TensorLayout(grad.shape(), grad.dtype()));
-    return grad.contiguous();
+    Tensor out = grad.layout().is_contiguous()
+                         ? grad.view(dnn::TensorLayout(grad.shape(), grad.dtype()))
+                         : grad.contiguous();
+    TraceRecorder::note_same_value_if_recording(grad, out);
+    return out;
 }
 
 Tensor in_layout_of(const Tensor& grad, const Tensor& wrt) {

@@ -132,6 +132,18 @@ graph::VarNode* TraceRecorder::var_of(const Tensor& t) const {
     return it == m_vars.end() ? nullptr : it->second;
 }
 
+void TraceRecorder::note_same_value(const Tensor& original, const Tensor& copy) {
+    if (m_mode != Mode::Record || excluded())
+        return;
+    if (auto* var = var_of(original))
+        bind(copy, var);
+}
+
+void TraceRecorder::note_same_value_if_recording(const Tensor& original, const Tensor& copy) {
+    if (t_current)
+        t_current->note_same_value(original, copy);
+}
+
 graph::VarNode* TraceRecorder::var_or_constant(const Tensor& t) {
     if (auto* var = var_of(t))
         return var;

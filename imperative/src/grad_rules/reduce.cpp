@@ -1,5 +1,6 @@
 // Backward rules of Reduce and TypeCvt.
 #include "neomeg/dnn/channels_last.h"
+#include "neomeg/imperative/trace.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {
@@ -42,8 +43,10 @@ std::vector<Tensor> type_cvt_grad(const OpDef&, std::span<const Tensor> x, std::
                                   std::span<const Tensor> dy, std::span<const bool>) {
     Tensor g = dy[0];
     if (dnn::is_channels_last(g.layout()) && !dnn::is_channels_last(x[0].layout()) &&
-        g.dtype().size() < x[0].dtype().size())
+        g.dtype().size() < x[0].dtype().size()) {
         g = g.contiguous();
+        TraceRecorder::note_same_value_if_recording(dy[0], g);
+    }
     return {type_cvt(g, x[0].dtype())};
 }
 

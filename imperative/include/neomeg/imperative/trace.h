@@ -92,6 +92,15 @@ public:
     graph::VarNode* var_of(const Tensor& t) const;
     // var_of(t), else a new constant var holding `t`.
     graph::VarNode* var_or_constant(const Tensor& t);
+    // `copy` holds the value of `original` in another layout (a contiguous copy of a
+    // channels-last tensor, a row-major view of the same memory): while recording it maps to
+    // original's var, since graph vars have no layout. Eager code that changes a tensor's layout
+    // outside apply() (autograd keeping a row-major tensor's gradient row-major) must say so, or
+    // the copy reads as a new external: a constant holding the recording's value, which every
+    // replay would reuse.
+    void note_same_value(const Tensor& original, const Tensor& copy);
+    // note_same_value on the thread's recorder, when one records outside an excluded region.
+    static void note_same_value_if_recording(const Tensor& original, const Tensor& copy);
 
     // Makes external `index` a constant holding the value the recording read (the input var is
     // replaced and erased); returns the constant.
