@@ -252,20 +252,43 @@ size_t FusedElemwise::buffer_bytes(const dnn::TensorLayout& out) {
     return align_up(out.dtype.size(std::max(block, flat)));
 }
 
-size_t FusedElemwise::workspace_in_bytes(CompNode cn, std::span<const dnn::TensorLayout>,
+size_t FusedElemwise::workspace_in_bytes(CompNode cn, std::span<const dnn::TensorLayout> inputs,
                                          std::span<const dnn::TensorLayout> outputs) const {
     const dnn::TensorLayout& out = outputs[0];
-    Blocking b = blocking_of(out);
+    dnn::TensorShape shape = out;
+    if (shape.ndim == 0) {
+        shape.ndim = 1;
+        shape[0] = 1;
+    }
+    Blocking b = blocking_of(shape);
     dnn::TensorShape block;
-    block.ndim = std::max<size_t>(out.ndim, 1) - b.axis;
+    block.ndim = shape.ndim - b.axis;
     block[0] = b.rows;
     for (size_t d = 1; d < block.ndim; ++d)
-        block[d] = out[b.axis + d];
+        block[d] = shape[b.axis + d];
     dnn::TensorLayout bl(block, out.dtype);
-    // Each step on a whole block; a broadcast operand's view needs no more than a dense one.
+    // Each step on a whole block, its inputs as exec views them: a broadcast operand keeps its
+    // zero strides, and a kernel may need workspace for it that a dense one would not (the x86
+    // Elemwise copies an operand without a unit-stride run into dst's layout first).
+    std::vector<dnn::TensorLayout> values;
+    for (const dnn::TensorLayout& in : inputs) {
+        dnn::TensorLayout l = in;
+        if (l.ndim == 0) {
+            l.ndim = 1;
+            l[0] = 1;
+            l.stride[0] = 0;
+        }
+        l = l.broadcast(shape);
+        dnn::TensorLayout v = bl;
+        for (size_t d = 0; d < block.ndim; ++d)
+            v.stride[d] = l.stride[b.axis + d];
+        values.push_back(v);
+    }
     size_t step_ws = 0;
     for (size_t k = 0; k < m_steps.size(); ++k) {
-        std::vector<dnn::TensorLayout> operands(m_steps[k].operands.size(), bl);
+        std::vector<dnn::TensorLayout> operands;
+        for (uint32_t o : m_steps[k].operands)
+            operands.push_back(o < values.size() ? values[o] : bl);
         step_ws = std::max(step_ws, m_ops[k]->workspace_in_bytes(cn, operands, {&bl, 1}));
     }
     return m_num_buffers * buffer_bytes(out) + step_ws;
