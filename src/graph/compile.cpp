@@ -39,15 +39,26 @@ std::unique_ptr<ComputingGraph> ComputingGraph::copy(std::vector<VarNode*>& outp
         // Inferred again (value_infer.h): an input that became a constant can make a dynamic
         // shape static. Dnn ops keep their output shapes as presets (their rules check them;
         // a value-shaped op's stand-in stays the one it had, unless its value is known now);
-        // view ops take none, and other ops' dynamic stand-ins are inferred again.
+        // view ops take none, and other ops' dynamic stand-ins are inferred again. An output
+        // that was dynamic only because an input was (a ReshapeTo whose target a frozen
+        // external now fixes, and everything after it) had its recorded shape as stand-in: the
+        // shape eager mode gave, which some ops cannot infer again without it (a strided
+        // convolution's input gradient: 13 or 14 rows from 7), so it stays a preset once the
+        // inputs are static again.
         std::vector<dnn::TensorShape> presets;
         bool dynamic = false;
         for (VarNode* out : node->outputs()) {
             presets.push_back(out->shape());
             dynamic |= out->shape_dynamic();
         }
+        auto any_dynamic = [](const auto& vars) {
+            return std::any_of(vars.begin(), vars.end(),
+                               [](const VarNode* v) { return v->shape_dynamic(); });
+        };
+        const bool data_dependent = dynamic && !any_dynamic(node->inputs());
+        const bool still_dynamic = dynamic && (data_dependent || any_dynamic(inputs));
         bool value_shaped = shape_value_input(node->op()).has_value();
-        if (!value_shaped && (dynamic || node->op().kind() != OpKind::Dnn))
+        if (!value_shaped && (still_dynamic || node->op().kind() != OpKind::Dnn))
             presets.clear();
         // A fresh op: the copy's kernels and plans are its own.
         OperatorNode* n = copy->insert_inferred(node->op().clone(), inputs, node->comp_node(),
