@@ -139,3 +139,87 @@ op(
     outputs=["grad"],
     param=CONVOLUTION,
 )
+
+# Deformable convolution (MegEngine's DeformableConv, "DCNv2"): each kernel tap of each output
+# position reads src bilinearly at its regular place plus a learned offset, scaled by a learned
+# mask. The channels of src split into dg deformable groups (dg from offset's channels), each with
+# its own offsets and masks.
+DEFORMABLE_CONV = params(
+    "DeformableConv",
+    "Geometry of a 2-D deformable convolution (cross-correlation only, as in MegEngine).",
+    CONV_STRIDE,
+    CONV_PADDING,
+    CONV_DILATION,
+    CONV_GROUP,
+)
+
+op(
+    "DeformableConvForward",
+    "dst[n, oc, oh, ow] = sum over ic in oc's group and taps k = (fh, fw) of filter[oc, ic, fh, "
+    "fw] * mask[n, d*K + k, oh, ow] * bilinear(src[n, ic], oh*sh - ph + fh*dh + offset[n, "
+    "2*(d*K + k), oh, ow], ow*sw - pw + fw*dw + offset[n, 2*(d*K + k) + 1, oh, ow]), K = FH*FW, "
+    "d = ic / (IC / dg) the deformable group. offset is (N, 2*dg*K, OH, OW), mask (N, dg*K, OH, "
+    "OW). A point with h <= -1, h >= IH, w <= -1 or w >= IW reads 0; its taps outside src read 0.",
+    inputs=["src", "filter", "offset", "mask"],
+    outputs=["dst"],
+    param=DEFORMABLE_CONV,
+)
+
+op(
+    "DeformableConvBackwardData",
+    "Gradients of DeformableConvForward for src (the adjoint of the bilinear taps), offset (the "
+    "bilinear sample's slope, the right derivative at integer points, 0 outside the sampled "
+    "range) and mask (the sample times filter times diff, summed), each of its input's shape.",
+    inputs=["src", "filter", "offset", "mask", "diff"],
+    outputs=["src_grad", "offset_grad", "mask_grad"],
+    param=DEFORMABLE_CONV,
+)
+
+op(
+    "DeformableConvBackwardFilter",
+    "Gradient of DeformableConvForward for filter: the masked samples times diff, summed over "
+    "batch and output positions. grad's shape (OC, IC/group, FH, FW) is preset by the caller.",
+    inputs=["src", "offset", "mask", "diff"],
+    outputs=["grad"],
+    param=DEFORMABLE_CONV,
+)
+
+# Region-restricted convolution (MegEngine's RegionRestrictedConvolution): a tap contributes only
+# where the input position's region id equals the output position's.
+REGION_RESTRICTED_CONV = params(
+    "RegionRestrictedConvolution",
+    "Geometry of a 2-D region-restricted convolution (cross-correlation only, as in MegEngine).",
+    CONV_STRIDE,
+    CONV_PADDING,
+    CONV_DILATION,
+    CONV_GROUP,
+)
+
+op(
+    "RegionRestrictedConvolutionForward",
+    "dst[n, oc, oh, ow] = sum over ic in oc's group and taps (fh, fw) whose input position (ih, "
+    "iw) = (oh*sh - ph + fh*dh, ow*sw - pw + fw*dw) lies in src and has rin[n, ih, iw] == "
+    "rout[n, oh, ow] of src[n, ic, ih, iw] * filter[oc, ic, fh, fw]. rin (N, IH, IW) and rout "
+    "(N, OH, OW) are region ids, both int32 or both uint8.",
+    inputs=["src", "filter", "rin", "rout"],
+    outputs=["dst"],
+    param=REGION_RESTRICTED_CONV,
+)
+
+op(
+    "RegionRestrictedConvolutionBackwardData",
+    "Gradient of RegionRestrictedConvolutionForward for src: diff scattered back through the taps "
+    "whose regions match. grad's shape (N, IC, IH, IW) is preset by the caller.",
+    inputs=["filter", "diff", "rin", "rout"],
+    outputs=["grad"],
+    param=REGION_RESTRICTED_CONV,
+)
+
+op(
+    "RegionRestrictedConvolutionBackwardFilter",
+    "Gradient of RegionRestrictedConvolutionForward for filter: src times diff over the taps whose "
+    "regions match. grad's shape (OC, IC/group, FH, FW) is preset by the caller.",
+    inputs=["src", "diff", "rin", "rout"],
+    outputs=["grad"],
+    param=REGION_RESTRICTED_CONV,
+)

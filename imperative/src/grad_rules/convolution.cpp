@@ -128,11 +128,63 @@ std::vector<Tensor> conv_bias_grad(const OpDef& def, std::span<const Tensor> x,
     return g;
 }
 
+// dst = deformable_conv(src, filter, offset, mask): one DeformableConvBackwardData gives the
+// gradients of src, offset and mask together (they share the sampling), BackwardFilter the
+// filter's, whose kernel size it cannot deduce. The backward ops have no rules of their own, so
+// second derivatives of a deformable convolution are not available.
+std::vector<Tensor> deformable_conv_grad(const OpDef& def, std::span<const Tensor> x,
+                                         std::span<const Tensor>, std::span<const Tensor> dy,
+                                         std::span<const bool> needs) {
+    const auto& p = static_cast<const ops::DeformableConvForward&>(def).param();
+    std::vector<Tensor> g(4);
+    if (needs[0] || needs[2] || needs[3]) {
+        std::array<Tensor, 5> in{x[0], x[1], x[2], x[3], dy[0]};
+        auto r = imperative::apply(*shared_op<ops::DeformableConvBackwardData>(p), in);
+        // Outputs src_grad, offset_grad, mask_grad: inputs 0, 2, 3.
+        const size_t input_of[3] = {0, 2, 3};
+        for (size_t k = 0; k < 3; ++k)
+            if (needs[input_of[k]])
+                g[input_of[k]] = r[k];
+    }
+    if (needs[1]) {
+        dnn::TensorShape shape = x[1].shape();
+        std::array<Tensor, 4> in{x[0], x[2], x[3], dy[0]};
+        g[1] = imperative::apply(*shared_op<ops::DeformableConvBackwardFilter>(p), in,
+                                 {&shape, 1})[0];
+    }
+    return g;
+}
+
+// dst = region_restricted_conv(src, filter, rin, rout): the gradients of src and filter, each
+// preset to its input's shape; the region ids have none. The backward ops have no rules of their
+// own.
+std::vector<Tensor> region_restricted_conv_grad(const OpDef& def, std::span<const Tensor> x,
+                                                std::span<const Tensor>, std::span<const Tensor> dy,
+                                                std::span<const bool> needs) {
+    const auto& p = static_cast<const ops::RegionRestrictedConvolutionForward&>(def).param();
+    std::vector<Tensor> g(4);
+    if (needs[0]) {
+        dnn::TensorShape shape = x[0].shape();
+        std::array<Tensor, 4> in{x[1], dy[0], x[2], x[3]};
+        g[0] = imperative::apply(*shared_op<ops::RegionRestrictedConvolutionBackwardData>(p), in,
+                                 {&shape, 1})[0];
+    }
+    if (needs[1]) {
+        dnn::TensorShape shape = x[1].shape();
+        std::array<Tensor, 4> in{x[0], dy[0], x[2], x[3]};
+        g[1] = imperative::apply(*shared_op<ops::RegionRestrictedConvolutionBackwardFilter>(p), in,
+                                 {&shape, 1})[0];
+    }
+    return g;
+}
+
 }  // namespace
 
 NM_REGISTER_GRAD(ConvolutionForward, conv_forward_grad, true, false);
 NM_REGISTER_GRAD(ConvolutionBackwardData, conv_backward_data_grad, true, false);
 NM_REGISTER_GRAD(ConvolutionBackwardFilter, conv_backward_filter_grad, true, false);
 NM_REGISTER_GRAD(ConvBias, conv_bias_grad, true, true);
+NM_REGISTER_GRAD(DeformableConvForward, deformable_conv_grad, true, false);
+NM_REGISTER_GRAD(RegionRestrictedConvolutionForward, region_restricted_conv_grad, true, false);
 
 }  // namespace neomeg::imperative

@@ -56,6 +56,7 @@ __all__ = [
     "conv_transpose2d",
     "conv_transpose3d",
     "cross_entropy",
+    "deformable_conv2d",
     "dropout",
     "embedding",
     "gelu",
@@ -83,6 +84,7 @@ __all__ = [
     "pad",
     "pixel_shuffle",
     "prelu",
+    "region_restricted_conv",
     "relu",
     "relu6",
     "remap",
@@ -1562,5 +1564,7 @@ def sync_batch_norm(
 
 
 # MegEngine's F.nn (and so F) re-exports the warps of F.vision, which imports this module's
-# interpolate: imported last, when everything vision needs from here exists.
+# interpolate, and the convolution variants build on this module's helpers: imported last, when
+# everything they need from here exists.
+from .conv_variants import deformable_conv2d, region_restricted_conv
 from .vision import remap, warp_affine, warp_perspective

@@ -16,6 +16,7 @@ from .conv import (
 )
 from .conv_bn import ConvBn2d, ConvBnRelu2d
 from .conv_transpose_bn import ConvTransposeBn2d, ConvTransposeBnRelu2d
+from .conv_variants import DeformableConv2d, RegionRestrictedConv
 from .dropout import Dropout
 from .elemwise import Elemwise
 from .embedding import Embedding
@@ -56,6 +57,7 @@ __all__ = [
     "ConvTransposeBn2d",
     "ConvTransposeBnRelu2d",
     "ConvTransposeRelu2d",
+    "DeformableConv2d",
     "DequantStub",
     "Dropout",
     "Elemwise",
@@ -82,6 +84,7 @@ __all__ = [
     "QuantStub",
     "RNNCell",
     "ReLU",
+    "RegionRestrictedConv",
     "Sequential",
     "SiLU",
     "Sigmoid",

@@ -465,3 +465,58 @@ void warp_perspective_backward_mat(const WarpArgs& a, const void* src, const flo
                                    float* grad, const int64_t* grad_strides, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// One deformable convolution or one of its gradients over NCHW strided tensors of dtype dt: src
+// (n, ic, ih, iw), filter (oc, ic / group, fh, fw), offset (n, 2 * dg * fh * fw, oh, ow), mask
+// (n, dg * fh * fw, oh, ow) and dst or diff (n, oc, oh, ow). grad_strides are the outputs' of a
+// gradient: src_grad, offset_grad, mask_grad (BackwardData) or the filter's (BackwardFilter).
+struct DeformArgs {
+    int64_t n, ic, ih, iw, oc, oh, ow, fh, fw, group, dg;
+    int64_t sh, sw, ph, pw, dh, dw;
+    DT dt;
+    int64_t src_strides[4], filter_strides[4], offset_strides[4], mask_strides[4], out_strides[4],
+            grad_strides[3][4];
+};
+// dst = the masked bilinear samples times the filter, summed in double and rounded once (naive's
+// rule, src/naive/deformable_conv.cpp).
+void deformable_conv_forward(const DeformArgs& a, const void* src, const void* filter,
+                             const void* offset, const void* mask, void* dst, cudaStream_t stream);
+// grad (the filter's shape, at grad_strides[0]) = the masked samples times diff, a thread per
+// filter element summing in double.
+void deformable_conv_backward_filter(const DeformArgs& a, const void* src, const void* offset,
+                                     const void* mask, const void* diff, void* grad,
+                                     cudaStream_t stream);
+// acc (src's, then offset's, then mask's elements, dense, zeroed here) += each sample's
+// contributions with double atomics, then src_grad, offset_grad, mask_grad = acc rounded once.
+void deformable_conv_backward_data(const DeformArgs& a, const void* src, const void* filter,
+                                   const void* offset, const void* mask, const void* diff,
+                                   double* acc, void* src_grad, void* offset_grad, void* mask_grad,
+                                   cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// One region-restricted convolution or one of its gradients over NCHW strided tensors: image
+// (n, ic, ih, iw) is src or its gradient, filter (oc, ic / group, fh, fw) the filter or its
+// gradient, out (n, oc, oh, ow) dst or diff, all of dtype dt; rin (n, ih, iw) and rout (n, oh, ow)
+// region ids of dtype rdt (Int32 or Uint8).
+struct RegionConvArgs {
+    int64_t n, ic, ih, iw, oc, oh, ow, fh, fw, group;
+    int64_t sh, sw, ph, pw, dh, dw;
+    DT dt, rdt;
+    int64_t image_strides[4], filter_strides[4], out_strides[4], rin_strides[3], rout_strides[3];
+};
+// Each writes its output, a thread per element summing its matching taps in double (naive's
+// rule, src/naive/region_restricted_conv.cpp).
+void region_conv_forward(const RegionConvArgs& a, const void* src, const void* filter,
+                         const void* rin, const void* rout, void* dst, cudaStream_t stream);
+void region_conv_backward_data(const RegionConvArgs& a, const void* filter, const void* diff,
+                               const void* rin, const void* rout, void* grad, cudaStream_t stream);
+void region_conv_backward_filter(const RegionConvArgs& a, const void* src, const void* diff,
+                                 const void* rin, const void* rout, void* grad,
+                                 cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
