@@ -85,6 +85,7 @@ __all__ = [
     "prelu",
     "relu",
     "relu6",
+    "remap",
     "sigmoid",
     "silu",
     "sliding_window",
@@ -1550,6 +1551,6 @@ def sync_batch_norm(
     )
 
 
-# MegEngine's F.nn (and so F) re-exports the warps of F.vision, which imports this module's
-# interpolate: imported last, when everything vision needs from here exists.
-from .vision import warp_affine, warp_perspective
+# MegEngine's F.nn (and so F) re-exports remap and the warps of F.vision, which imports this
+# module's interpolate: imported last, when everything vision needs from here exists.
+from .vision import remap, warp_affine, warp_perspective
