@@ -39,6 +39,22 @@ def ints(high, *shape):
     return lambda rng: rng.integers(0, high, shape).astype("int32")
 
 
+def rois(k, batch, h, w):
+    """k rois (idx, x1, y1, x2, y2) over a batch of h x w images, some reaching past the edges."""
+
+    def make(rng):
+        idx = rng.integers(0, batch, (k, 1))
+        x1, y1 = rng.uniform(-1, w - 2, (k, 1)), rng.uniform(-1, h - 2, (k, 1))
+        x2, y2 = x1 + rng.uniform(1, w / 2, (k, 1)), y1 + rng.uniform(1, h / 2, (k, 1))
+        return np.concatenate([idx, x1, y1, x2, y2], axis=1).astype("float32")
+
+    return make
+
+
+def points(*shape, lo=-2.0, hi=8.0):
+    return lambda rng: rng.uniform(lo, hi, shape).astype("float32")
+
+
 def _softmax(x, axis):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -125,6 +141,13 @@ SAMPLES = [
              args(f32(2, 3, 4, 4), f32(1, 3, 1, 1), positive(1, 3, 1, 1), f32(1, 3, 1, 1),
                   f32(1, 3, 1, 1)), (F32,),
              lambda x, m, v, w, b: (x - m) / np.sqrt(v + 1e-5) * w + b, cpp=True, tol=1e-4),
+    # vision: rois and points from the inputs
+    OpSample("roi_align", lambda x, r: F.vision.roi_align(x, r, (2, 3), mode="max"),
+             args(f32(2, 3, 7, 6), rois(4, 2, 7, 6)), (F32,), cpp=True),
+    OpSample("roi_pooling", lambda x, r: F.vision.roi_pooling(x, r, 2, mode="average"),
+             args(f32(2, 3, 7, 6), rois(3, 2, 7, 6)), (F32,), cpp=True),
+    OpSample("remap", lambda x, m: F.vision.remap(x, m, "reflect"),
+             args(f32(2, 3, 5, 6), points(2, 4, 3, 2)), (F32,), cpp=True),
 ]
 # fmt: on
 

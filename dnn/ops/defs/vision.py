@@ -47,3 +47,138 @@ op(
     outputs=["grad"],
     param=WARP_PERSPECTIVE,
 )
+
+ROI_ALIGN = params(
+    "ROIAlign",
+    "Output size, sampling grid and pooling of RoI align (MegEngine's F.vision.roi_align, NCHW).",
+    enum(
+        "mode",
+        "Mode",
+        ["MAX", "AVERAGE"],
+        "MAX",
+        "how a bin's bilinear samples combine: their maximum or their mean",
+    ),
+    field("spatial_scale", "float32", 1.0, "factor from roi coordinates to src pixels"),
+    field("offset", "float32", 0.0, "subtracted from the scaled coordinates (0.5 when aligned)"),
+    field("pooled_height", "uint32", 1, "output height"),
+    field("pooled_width", "uint32", 1, "output width"),
+    field(
+        "sample_height",
+        "uint32",
+        2,
+        "samples per bin down; 0: ceil(roi height / pooled_height), at least 1, per roi",
+    ),
+    field(
+        "sample_width",
+        "uint32",
+        2,
+        "samples per bin across; 0: ceil(roi width / pooled_width), at least 1, per roi",
+    ),
+)
+
+op(
+    "ROIAlign",
+    "dst[k, c, ph, pw] pools the bilinear samples of bin (ph, pw) of roi k over src[b, c], rois "
+    "(K, 5) float rows (b, x1, y1, x2, y2), b truncated to an integer in [0, src batch). The roi "
+    "spans x1 s - offset to max(x2 s - offset, its start) (s = spatial_scale), likewise in y, "
+    "cut into pooled_height x pooled_width bins with a regular grid of samples at the centres "
+    "of equal sub-bins; a sample reads zero beyond the image (MegDNN's rule: a tap outside "
+    "counts as 0). index (K, C, ph, pw) int32 is the argmax sample's position in its bin's "
+    "grid (row-major) in MAX mode, -1 in AVERAGE mode.",
+    inputs=["src", "rois"],
+    outputs=["dst", "index"],
+    param=ROI_ALIGN,
+)
+
+op(
+    "ROIAlignBackward",
+    "Gradient of ROIAlign for src: scatters diff (K, C, ph, pw) onto grad, whose shape the "
+    "caller sets, through the argmax sample's taps (MAX, from the forward's index) or every "
+    "sample's taps divided by their count (AVERAGE).",
+    inputs=["diff", "rois", "index"],
+    outputs=["grad"],
+    param=ROI_ALIGN,
+)
+
+ROI_POOLING = params(
+    "ROIPooling",
+    "Output size, scale and pooling of RoI pooling (MegEngine's F.vision.roi_pooling, NCHW).",
+    enum("mode", "Mode", ["MAX", "AVERAGE"], "MAX", "a bin's maximum or mean"),
+    field("scale", "float32", 1.0, "factor from roi coordinates to src pixels"),
+    field("pooled_height", "uint32", 1, "output height"),
+    field("pooled_width", "uint32", 1, "output width"),
+)
+
+op(
+    "ROIPooling",
+    "dst[k, c, ph, pw] pools src[b, c] over bin (ph, pw) of roi k, rois (K, 5) float rows (b, "
+    "x1, y1, x2, y2), b truncated to an integer in [0, src batch). MegDNN's integer bins: the "
+    "roi's corners are round(x s) (s = scale, float32, halves away from zero), its extent end - "
+    "start + 1 pixels (at least 1), bin ph the rows floor(ph e / pooled_height) to ceil((ph + 1) "
+    "e / pooled_height) past the start, clipped to the image; an empty bin is 0. index (K, C, "
+    "ph, pw) int32 is the argmax pixel's h * W + w in MAX mode (-1 for an empty bin), -1 in "
+    "AVERAGE mode.",
+    inputs=["src", "rois"],
+    outputs=["dst", "index"],
+    param=ROI_POOLING,
+)
+
+op(
+    "ROIPoolingBackward",
+    "Gradient of ROIPooling for src: scatters diff (K, C, ph, pw) onto grad, whose shape the "
+    "caller sets, at the argmax pixel (MAX, from the forward's index) or spread evenly over the "
+    "bin (AVERAGE).",
+    inputs=["diff", "rois", "index"],
+    outputs=["grad"],
+    param=ROI_POOLING,
+)
+
+REMAP = params(
+    "Remap",
+    "Interpolation and border handling of a remap (MegEngine's F.vision.remap, NCHW).",
+    enum(
+        "imode",
+        "InterpolationMode",
+        ["LINEAR", "NEAREST"],
+        "LINEAR",
+        "LINEAR: bilinear from the four pixels around the point; NEAREST: the pixel at the "
+        "point's coordinates rounded half to even",
+    ),
+    enum(
+        "border_type",
+        "BorderMode",
+        ["REPLICATE", "REFLECT", "REFLECT_101", "WRAP", "CONSTANT"],
+        "REPLICATE",
+        "where a tap outside src reads, as WarpPerspective's bmode (OpenCV's names); CONSTANT "
+        "reads scalar",
+    ),
+    field("scalar", "float32", 0.0, "value of taps outside src in CONSTANT mode"),
+)
+
+op(
+    "Remap",
+    "dst[n, c, h, w] is src[n, c] sampled at (x, y) = map_xy[n, h, w] (map_xy (N, OH, OW, 2) "
+    "float32, one map per image). A point that is not finite is scalar in CONSTANT mode and NaN "
+    "otherwise.",
+    inputs=["src", "map_xy"],
+    outputs=["dst"],
+    param=REMAP,
+)
+
+op(
+    "RemapBackwardData",
+    "Gradient of Remap for src: scatters diff (N, C, OH, OW) onto grad, whose shape (N, C, H, W) "
+    "the caller sets, with the forward taps' weights.",
+    inputs=["map_xy", "diff"],
+    outputs=["grad"],
+    param=REMAP,
+)
+
+op(
+    "RemapBackwardMat",
+    "Gradient of Remap for map_xy (N, OH, OW, 2) float32: the bilinear sample's slope along x "
+    "and y summed over channels (LINEAR); zero for NEAREST, piecewise constant in the point.",
+    inputs=["src", "map_xy", "diff"],
+    outputs=["grad"],
+    param=REMAP,
+)

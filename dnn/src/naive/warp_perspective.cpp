@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "src/naive/border.h"
 #include "src/naive/handle.h"
 #include "src/naive/indexing.h"
 #include "src/naive/iterate.h"
@@ -17,65 +18,18 @@ namespace {
 using Param = param::WarpPerspective;
 using BorderMode = Param::BorderMode;
 
-int64_t floor_mod(int64_t a, int64_t m) {
-    int64_t r = a % m;
-    return r < 0 ? r + m : r;
-}
-
-// Where position p of an axis of `len` (> 0) elements reads; -1 means border_val (CONSTANT).
-int64_t border_index(BorderMode mode, int64_t p, int64_t len) {
-    if (p >= 0 && p < len)
-        return p;
-    switch (mode) {
-        case BorderMode::REPLICATE:
-            return p < 0 ? 0 : len - 1;
-        case BorderMode::REFLECT: {
-            int64_t q = floor_mod(p, 2 * len);
-            return q < len ? q : 2 * len - 1 - q;
-        }
-        case BorderMode::REFLECT_101: {
-            if (len == 1)
-                return 0;
-            int64_t q = floor_mod(p, 2 * len - 2);
-            return q < len ? q : 2 * len - 2 - q;
-        }
-        case BorderMode::WRAP:
-            return floor_mod(p, len);
-        case BorderMode::CONSTANT:
-            break;
-    }
-    return -1;
-}
-
 // The source point of one output pixel and its four taps.
-struct Sample {
-    bool finite = false;
-    double x = 0, y = 0, d = 0;  // source point and the projection's denominator
-    double fx = 0, fy = 0;       // x - floor(x), y - floor(y)
-    int64_t row[2] = {}, col[2] = {};
+struct Sample : border::BilinearPoint {
+    double d = 0;  // the projection's denominator
 };
 
-// Beyond this, a coordinate is clamped: every tap is outside any image a tensor can hold, so
-// only the border mode's rule applies, and the int64 conversion stays defined.
-constexpr double kFar = 1099511627776.0;  // 2^40
-
 Sample sample_of(const Param& p, const double* m, size_t oh, size_t ow, int64_t ih, int64_t iw) {
-    Sample s;
     auto h = static_cast<double>(oh), w = static_cast<double>(ow);
-    s.d = m[6] * w + m[7] * h + m[8];
-    s.x = (m[0] * w + m[1] * h + m[2]) / s.d;
-    s.y = (m[3] * w + m[4] * h + m[5]) / s.d;
-    s.finite = std::isfinite(s.x) && std::isfinite(s.y);
-    if (!s.finite)
-        return s;
-    double x0 = std::floor(s.x), y0 = std::floor(s.y);
-    s.fx = s.x - x0;
-    s.fy = s.y - y0;
-    auto c = [](double v) { return static_cast<int64_t>(std::fmin(std::fmax(v, -kFar), kFar)); };
-    for (int k = 0; k < 2; ++k) {
-        s.row[k] = border_index(p.bmode, c(y0) + k, ih);
-        s.col[k] = border_index(p.bmode, c(x0) + k, iw);
-    }
+    double d = m[6] * w + m[7] * h + m[8];
+    double x = (m[0] * w + m[1] * h + m[2]) / d;
+    double y = (m[3] * w + m[4] * h + m[5]) / d;
+    Sample s{border::bilinear_point(p.bmode, x, y, ih, iw)};
+    s.d = d;
     return s;
 }
 
@@ -95,10 +49,6 @@ std::vector<size_t> load_mat_idx(const TensorND& mat_idx, size_t batch, const ch
         b[n] = static_cast<size_t>(
                 elem<int32_t>(mat_idx, static_cast<ptrdiff_t>(n) * mat_idx.layout.stride[0]));
     return b;
-}
-
-double tap_weight(const Sample& s, int i, int j) {
-    return (i ? s.fy : 1 - s.fy) * (j ? s.fx : 1 - s.fx);
 }
 
 // The value of tap (i, j) of image (b, c).
@@ -134,7 +84,7 @@ public:
                 v = 0;
                 for (int i = 0; i < 2; ++i)
                     for (int j = 0; j < 2; ++j)
-                        v += tap_weight(s, i, j) *
+                        v += s.weight(i, j) *
                              tap_value(m_param, src, batch[idx[0]], idx[1], s, i, j);
             }
             store_scalar(dst, offset_of(dst.layout, idx.data()), Scalar::of_float(v));
@@ -174,7 +124,7 @@ public:
                         continue;
                     size_t gidx[4] = {batch[idx[0]], idx[1], static_cast<size_t>(s.row[i]),
                                       static_cast<size_t>(s.col[j])};
-                    acc[offset_of(acc_layout, gidx)] += tap_weight(s, i, j) * g;
+                    acc[offset_of(acc_layout, gidx)] += s.weight(i, j) * g;
                 }
         });
         for_each_index(grad.layout, [&](const auto& idx) {

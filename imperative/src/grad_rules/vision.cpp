@@ -1,7 +1,9 @@
 // Backward rules of the image-geometry ops (dnn/ops/defs/vision.py): WarpPerspective's gradients
 // for src (WarpPerspectiveBackwardData, the adjoint of the warp) and for mat
-// (WarpPerspectiveBackwardMat); mat_idx has none. The backward ops have no rules of their own,
-// so second derivatives of a warp are not available.
+// (WarpPerspectiveBackwardMat), mat_idx having none; Remap's likewise (RemapBackwardData,
+// RemapBackwardMat); ROIAlign's and ROIPooling's for src (their Backward ops, with the forward's
+// argmax index, a saved output), the rois having none (MegEngine's rule). The backward ops have
+// no rules of their own, so second derivatives are not available.
 #include "ops_util.h"
 
 namespace neomeg::imperative {
@@ -26,8 +28,43 @@ std::vector<Tensor> warp_perspective_grad(const OpDef& def, std::span<const Tens
     return grads;
 }
 
+std::vector<Tensor> remap_grad(const OpDef& def, std::span<const Tensor> x, std::span<const Tensor>,
+                               std::span<const Tensor> dy, std::span<const bool> needs) {
+    const auto& p = static_cast<const ops::Remap&>(def).param();
+    const Tensor &src = x[0], &map_xy = x[1];
+    std::vector<Tensor> grads(2);
+    if (needs[0]) {
+        dnn::TensorShape shape = src.shape();
+        Tensor in[] = {map_xy, dy[0]};
+        grads[0] = imperative::apply(ops::RemapBackwardData(p), in, {&shape, 1})[0];
+    }
+    if (needs[1]) {
+        Tensor in[] = {src, map_xy, dy[0]};
+        grads[1] = imperative::apply(ops::RemapBackwardMat(p), in)[0];
+    }
+    return grads;
+}
+
+// ROIAlign and ROIPooling (outputs: dst, index): the Backward op of the same params scatters dy
+// through the saved index onto src's shape.
+template <class Forward, class Backward>
+std::vector<Tensor> roi_grad(const OpDef& def, std::span<const Tensor> x, std::span<const Tensor> y,
+                             std::span<const Tensor> dy, std::span<const bool> needs) {
+    std::vector<Tensor> grads(2);
+    if (!needs[0])
+        return grads;
+    const auto& p = static_cast<const Forward&>(def).param();
+    dnn::TensorShape shape = x[0].shape();
+    Tensor in[] = {dy[0], x[1], y[1]};
+    grads[0] = imperative::apply(Backward(p), in, {&shape, 1})[0];
+    return grads;
+}
+
 }  // namespace
 
 NM_REGISTER_GRAD(WarpPerspective, warp_perspective_grad, true, false);
+NM_REGISTER_GRAD(Remap, remap_grad, true, false);
+NM_REGISTER_GRAD(ROIAlign, (roi_grad<ops::ROIAlign, ops::ROIAlignBackward>), true, true);
+NM_REGISTER_GRAD(ROIPooling, (roi_grad<ops::ROIPooling, ops::ROIPoolingBackward>), true, true);
 
 }  // namespace neomeg::imperative

@@ -1563,8 +1563,8 @@ def sync_batch_norm(
     )
 
 
-# MegEngine's F.nn (and so F) re-exports the warps of F.vision, which imports this module's
-# interpolate, and the convolution variants build on this module's helpers: imported last, when
-# everything they need from here exists.
+# MegEngine's F.nn (and so F) re-exports remap and the warps of F.vision, which imports this
+# module's interpolate, and the convolution variants build on this module's helpers: imported
+# last, when everything they need from here exists.
 from .conv_variants import deformable_conv2d, region_restricted_conv
 from .vision import remap, warp_affine, warp_perspective

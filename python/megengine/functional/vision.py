@@ -5,8 +5,9 @@
 host (its result's length depends on the data); ``cvt_color`` is composed of elementwise ops and
 is differentiable. ``warp_perspective`` runs the WarpPerspective op (``dnn/ops/defs/vision.py``),
 differentiable for the image and the matrices; ``warp_affine`` is that warp with the projective
-row (0, 0, 1). ``remap`` samples the image at the points of a map with gather and elementwise
-ops, differentiable for the image and the map.
+row (0, 0, 1). ``remap`` runs the Remap op, differentiable for the image and the map;
+``roi_align`` and ``roi_pooling`` run the ROIAlign and ROIPooling ops, differentiable for the
+image.
 """
 
 import numpy as np
@@ -18,9 +19,18 @@ from ..core.tensor.array_method import elemwise as _elemwise
 from ..core.tensor.array_method import transpose as _dimshuffle
 from ..jit.tracing import exclude_from_trace
 from .nn import _float_input, _int_input, _tuple, interpolate
-from .tensor import broadcast_to, concat, full_like, gather, where
+from .tensor import broadcast_to, concat
 
-__all__ = ["cvt_color", "interpolate", "nms", "remap", "warp_affine", "warp_perspective"]
+__all__ = [
+    "cvt_color",
+    "interpolate",
+    "nms",
+    "remap",
+    "roi_align",
+    "roi_pooling",
+    "warp_affine",
+    "warp_perspective",
+]
 
 
 def nms(boxes, scores, iou_thresh, max_output=None):
@@ -327,91 +337,204 @@ def warp_affine(
     return _warp(fname, inp, m, out_shape, None, border_mode, border_val, format, interp_mode)
 
 
-def _fold(i, n, mode):
-    """Integer coordinates ``i`` (a Tensor) folded into [0, n) as OpenCV's border ``mode``
-    does; "constant" clamps (the caller masks the points outside)."""
-    if mode in ("replicate", "constant") or n == 1:
-        return _elemwise("MIN", _elemwise("MAX", i, 0), n - 1)
-    if mode == "wrap":
-        return _elemwise("MOD", i, n)
-    # reflect: fedcba|abcdef|fedcba (period 2n); reflect_101: edcb|abcdef|edcb (period 2n - 2)
-    period = 2 * n if mode == "reflect" else 2 * n - 2
-    j = _elemwise("MOD", i, period)
-    return _elemwise("MIN", j, (period - 1 if mode == "reflect" else period) - j)
+def _rois(rois, fname):
+    """rois as a (K, 5) float tensor (float32 unless already float)."""
+    r = as_tensor(rois)
+    if r._dtype_name not in ("float32", "float16", "bfloat16"):
+        r = r.astype("float32")
+    if r.ndim != 2 or r.shape[1] != 5:
+        raise ValueError(
+            f"{fname}: rois must have shape (K, 5), rows (batch index, x1, y1, x2, y2), got "
+            f"{r.shape}"
+        )
+    return r
 
 
-_REMAP_BORDERS = ("replicate", "constant", "reflect", "reflect_101", "wrap")
+def _pooled_shape(output_shape, fname):
+    ph, pw = _tuple(output_shape, 2, fname, "output_shape")
+    if ph < 0 or pw < 0:
+        raise ValueError(f"{fname}: output_shape must not be negative, got {(ph, pw)}")
+    return ph, pw
 
 
-def remap(inp, map_xy, border_mode="replicate", scalar=0.0, interp_mode="linear"):
-    """Samples each image at the points of a map: output pixel (h, w) of image n is the input
-    at x = map_xy[n, h, w, 0], y = map_xy[n, h, w, 1], interpolated bilinearly (or the nearest
-    pixel), as ``cv2.remap``.
+def _nchw(inp, fname):
+    if inp.ndim != 4:
+        raise ValueError(f"{fname}: inp must be a 4-dim (N, C, H, W) feature map, got {inp.shape}")
+    return inp
+
+
+def roi_align(
+    inp,
+    rois,
+    output_shape,
+    mode="average",
+    spatial_scale=1.0,
+    sample_points=2,
+    aligned=True,
+):
+    r"""Applies RoI (Region of Interest) align on input feature, as described in Mask R-CNN.
+
+    Each roi (idx, x1, y1, x2, y2) spans ``x1 * spatial_scale - offset`` to
+    ``x2 * spatial_scale - offset`` (likewise in y; offset 0.5 when ``aligned``, else 0; an
+    inverted roi is empty), cut into ``output_shape`` bins. Each bin is sampled on a regular
+    grid of ``sample_points`` at the centres of equal sub-bins, bilinearly from the four pixels
+    around each point, a pixel outside the image reading 0; the bin's value is the samples'
+    mean ("average") or maximum ("max"). Differentiable for ``inp``.
 
     Args:
-        inp: images, (N, C, H, W); a float dtype.
-        map_xy: (N, OH, OW, 2) sampling points (x, y) in pixels of inp.
-        border_mode: where a point outside the image reads: "replicate", "constant" (scalar),
-            "reflect", "reflect_101" or "wrap".
-        scalar: the value outside the image in "constant" mode.
-        interp_mode: "linear" or "nearest".
+        inp: the input feature, ``(n, c, h, w)``; computed in float32 (other dtypes are
+            converted, as MegEngine does).
+        rois: ``(K, 5)`` boxes ``(idx, x1, y1, x2, y2)``; ``idx`` (truncated to an integer) is
+            the image of the batch the box is taken from, in ``[0, n - 1]``.
+        output_shape: ``(height, width)`` of each roi's output, or one int for both.
+        mode: "max" or "average", how a bin's samples combine. Default: "average"
+        spatial_scale: scales the boxes into the feature's pixels. Default: 1.0
+        sample_points: samples per bin, ``(down, across)`` or one int for both; 0 takes about
+            one sample per pixel of the bin (``ceil(bin size)``, at least 1; MegEngine 1.13
+            gives zeros there). Default: 2
+        aligned: shift the scaled boxes by -0.5, so that pixel centres sit at integer + 0.5.
+            Default: True
 
     Returns:
-        the sampled images, (N, C, OH, OW), differentiable for inp and map_xy (for the map, in
-        "linear" mode).
+        a float32 tensor ``(K, c, height, width)``.
 
     Examples:
         >>> import numpy as np
         >>> import megengine.functional as F
         >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
-        >>> m = np.array([[[[1.0, 0.0], [0.0, 1.0]], [[0.5, 1.0], [3.0, 3.0]]]], "float32")
-        >>> F.vision.remap(x, m).numpy().tolist()
-        [[[[1.0, 4.0], [4.5, 15.0]]]]
+        >>> rois = np.array([[0, 0, 0, 2, 2], [0, 1, 1, 3, 4]], dtype="float32")
+        >>> F.vision.roi_align(x, rois, (1, 2)).numpy().tolist()
+        [[[[1.875, 3.0]]], [[[9.0, 10.0]]]]
+        >>> y = F.vision.roi_align(x, rois, 1, mode="max", sample_points=(1, 2), aligned=False)
+        >>> y.numpy().ravel().tolist()
+        [5.5, 12.5]
+    """
+    fname = "roi_align"
+    x = _nchw(as_tensor(inp), fname)
+    if x._dtype_name != "float32":
+        x = x.astype("float32")
+    r = _rois(rois, fname)
+    key = str(mode).lower()
+    if key not in ("max", "average"):
+        raise ValueError(f"{fname}: mode must be 'max' or 'average', got {mode!r}")
+    ph, pw = _pooled_shape(output_shape, fname)
+    sh, sw = _tuple(sample_points, 2, fname, "sample_points")
+    if sh < 0 or sw < 0:
+        raise ValueError(f"{fname}: sample_points must not be negative, got {(sh, sw)}")
+    op = cached_op(
+        builtin.ROIAlign,
+        mode=key.upper(),
+        spatial_scale=float(spatial_scale),
+        offset=0.5 if aligned else 0.0,
+        pooled_height=ph,
+        pooled_width=pw,
+        sample_height=sh,
+        sample_width=sw,
+    )
+    return _rt.apply(op, x, r)[0]
+
+
+def roi_pooling(inp, rois, output_shape, mode="max", scale=1.0):
+    r"""Applies RoI (Region of Interest) pooling on input feature, as described in Faster RCNN.
+
+    Each roi (idx, x1, y1, x2, y2) covers the pixels ``round(x1 * scale)`` to
+    ``round(x2 * scale)`` (inclusive; likewise in y; at least one pixel), cut into
+    ``output_shape`` bins of whole pixels (MegEngine's integer bins); a bin's value is its
+    pixels' maximum ("max") or mean ("average"), 0 for a bin outside the image. Differentiable
+    for ``inp``.
+
+    Args:
+        inp: the input feature, ``(n, c, h, w)``, a float dtype.
+        rois: ``(K, 5)`` boxes ``(idx, x1, y1, x2, y2)``; ``idx`` (truncated to an integer) is
+            the image of the batch the box is taken from, in ``[0, n - 1]``.
+        output_shape: ``(height, width)`` of each roi's output, or one int for both.
+        mode: "max" or "average", the pooling mode to be used. Default: "max"
+        scale: maps the boxes onto the feature's pixels (0.5 for a feature of half the image's
+            size). Default: 1.0
+
+    Returns:
+        a tensor ``(K, c, height, width)`` of inp's dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> rois = np.array([[0, 0, 0, 2, 2], [0, 1, 1, 3, 4]], dtype="float32")
+        >>> F.vision.roi_pooling(x, rois, (1, 2)).numpy().tolist()
+        [[[[9.0, 10.0]]], [[[14.0, 15.0]]]]
+        >>> F.vision.roi_pooling(x, rois, 2, mode="average").numpy()[1, 0].tolist()
+        [[7.5, 8.5], [13.5, 14.5]]
+    """
+    fname = "roi_pooling"
+    x = _nchw(_float_input(inp, fname), fname)
+    r = _rois(rois, fname)
+    key = str(mode).lower()
+    if key not in ("max", "average"):
+        raise ValueError(f"{fname}: mode must be 'max' or 'average', got {mode!r}")
+    ph, pw = _pooled_shape(output_shape, fname)
+    op = cached_op(
+        builtin.ROIPooling,
+        mode=key.upper(),
+        scale=float(scale),
+        pooled_height=ph,
+        pooled_width=pw,
+    )
+    return _rt.apply(op, x, r)[0]
+
+
+_INTERP_MODES = {"linear": "LINEAR", "nearest": "NEAREST"}
+
+
+def remap(inp, map_xy, border_mode="replicate", scalar=0.0, interp_mode="linear"):
+    r"""Applies remap transformation to batched 2D images: output pixel ``(h, w)`` of image n
+    reads the input at the point ``(x, y) = map_xy[n, h, w]``.
+
+    "linear" interpolates bilinearly between the four pixels around the point; "nearest" reads
+    the pixel its coordinates round to (halves to even). A pixel outside the image reads by
+    ``border_mode``. Differentiable for ``inp`` and (linear) for ``map_xy``.
+
+    Args:
+        inp: input images, ``(b, c, in_h, in_w)``, a float dtype.
+        map_xy: ``(b, o_h, o_w, 2)`` points, ``map_xy[..., 0]`` the column (x, in
+            ``[0, in_w - 1]`` inside the image) and ``map_xy[..., 1]`` the row (y); one map per
+            image.
+        border_mode: "replicate" (the edge pixel, default), "reflect", "reflect_101", "wrap"
+            or "constant" (``scalar``). A point that is not finite reads ``scalar`` in
+            "constant" mode, NaN otherwise.
+        scalar: the value outside the image in "constant" mode. Default: 0
+        interp_mode: "linear" (default) or "nearest".
+
+    Returns:
+        a tensor ``(b, c, o_h, o_w)`` of inp's dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> inp = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+        >>> map_xy = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]],
+        ...                   dtype=np.float32).reshape(1, 2, 2, 2)
+        >>> F.vision.remap(inp, map_xy).numpy().tolist()
+        [[[[1.0, 4.0], [4.0, 4.0]]]]
+        >>> F.vision.remap(inp, map_xy + 0.5, interp_mode="nearest").numpy().tolist()
+        [[[[2.0, 8.0], [8.0, 8.0]]]]
     """
     fname = "remap"
-    x = _float_input(inp, fname)
+    x = _nchw(_float_input(inp, fname), fname)
     m = _float_input(map_xy, fname, "map_xy")
-    mode = str(border_mode).lower()
-    if mode not in _REMAP_BORDERS:
+    if m._dtype_name != "float32":
+        m = m.astype("float32")
+    if m.ndim != 4 or m.shape[3] != 2 or m.shape[0] != x.shape[0]:
         raise ValueError(
-            f"{fname}: border_mode must be one of {_REMAP_BORDERS}, got {border_mode!r}"
+            f"{fname}: map_xy must have shape ({x.shape[0]}, o_h, o_w, 2), one map per image, "
+            f"got {m.shape}"
         )
-    interp = str(interp_mode).lower()
-    if interp not in ("linear", "nearest"):
+    bmode = _BORDER_MODES.get(str(border_mode).lower())
+    if bmode is None:
+        raise ValueError(
+            f"{fname}: border_mode must be one of {sorted(_BORDER_MODES)}, got {border_mode!r}"
+        )
+    imode = _INTERP_MODES.get(str(interp_mode).lower())
+    if imode is None:
         raise ValueError(f"{fname}: interp_mode must be 'linear' or 'nearest', got {interp_mode!r}")
-    if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must be (N, C, H, W), got {x.shape}")
-    n, c, h, w = x.shape
-    if m.ndim != 4 or m.shape[0] != n or m.shape[3] != 2:
-        raise ValueError(
-            f"{fname}: map_xy must be ({n}, OH, OW, 2) for inp {x.shape}, got {m.shape}"
-        )
-    oh, ow = m.shape[1], m.shape[2]
-    if m._dtype_name != x._dtype_name:
-        m = m.astype(x._dtype_name)
-    px, py = m[..., 0], m[..., 1]
-    if interp == "nearest":
-        taps = [(_elemwise("FLOOR", px + 0.5), _elemwise("FLOOR", py + 0.5), None)]
-    else:
-        x0, y0 = _elemwise("FLOOR", px), _elemwise("FLOOR", py)
-        fx, fy = px - x0, py - y0
-        taps = [
-            (x0, y0, (1 - fx) * (1 - fy)),
-            (x0 + 1, y0, fx * (1 - fy)),
-            (x0, y0 + 1, (1 - fx) * fy),
-            (x0 + 1, y0 + 1, fx * fy),
-        ]
-    flat = x.reshape(n, c, h * w)
-    out = None
-    for tx, ty, weight in taps:
-        ix, iy = tx.astype("int32"), ty.astype("int32")
-        pos = _fold(iy, h, mode) * w + _fold(ix, w, mode)
-        idx = broadcast_to(pos.reshape(n, 1, oh * ow), (n, c, oh * ow))
-        val = gather(flat, 2, idx).reshape(n, c, oh, ow)
-        if mode == "constant":
-            inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
-            border = full_like(val, scalar)
-            val = where(broadcast_to(inside.reshape(n, 1, oh, ow), val.shape), val, border)
-        term = val if weight is None else val * weight.reshape(n, 1, oh, ow)
-        out = term if out is None else out + term
-    return out
+    op = cached_op(builtin.Remap, imode=imode, border_type=bmode, scalar=float(scalar))
+    return _rt.apply(op, x, m)[0]

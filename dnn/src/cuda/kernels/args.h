@@ -518,5 +518,63 @@ void region_conv_backward_data(const RegionConvArgs& a, const void* filter, cons
 void region_conv_backward_filter(const RegionConvArgs& a, const void* src, const void* diff,
                                  const void* rin, const void* rout, void* grad,
                                  cudaStream_t stream);
+// One Remap call or one of its gradients' over NCHW strided tensors: the image side is src
+// (forward, BackwardMat) or grad (BackwardData), (n, c, in_h, in_w); the remapped side is dst or
+// diff, (n, c, out_h, out_w); map_xy (n, out_h, out_w, 2) float32, and BackwardMat's grad of its
+// shape and strides.
+struct RemapArgs {
+    WarpBorder bmode;
+    bool nearest;
+    double scalar;
+    int64_t n, c, in_h, in_w, out_h, out_w;
+    DT dt;
+    int64_t image_strides[4], mapped_strides[4], map_strides[4], map_grad_strides[4];
+};
+// dst = the taps of each output pixel summed in double, rounded once (naive's rule).
+void remap_forward(const RemapArgs& a, const void* src, const float* map_xy, void* dst,
+                   cudaStream_t stream);
+// acc (grad's elements, dense, zeroed here) += tap weight * diff for every in-image tap (double
+// atomics), then grad = acc rounded once.
+void remap_backward_data(const RemapArgs& a, const float* map_xy, const void* diff, double* acc,
+                         void* grad, cudaStream_t stream);
+// grad (n, out_h, out_w, 2) float32 = each point's slope along x and y summed over channels
+// (zero for NEAREST).
+void remap_backward_mat(const RemapArgs& a, const void* src, const float* map_xy, const void* diff,
+                        float* grad, cudaStream_t stream);
+
+// ROIAlign's and ROIPooling's modes in their params' order (checked in roi_align.cpp and
+// roi_pooling.cpp).
+enum class RoiMode : uint32_t { MAX, AVERAGE };
+
+// One ROIAlign or ROIPooling call or one of their gradients' over NCHW strided tensors: the image
+// side is src or grad, (batch, c, in_h, in_w); the pooled side is dst or diff and index,
+// (k, c, ph, pw); rois (k, 5) of a float dtype.
+struct RoiArgs {
+    RoiMode mode;
+    int64_t k, c, batch, in_h, in_w, ph, pw;
+    DT dt, rois_dt;
+    int64_t image_strides[4], pooled_strides[4], index_strides[4], rois_strides[2];
+    double spatial_scale, offset;  // ROIAlign
+    uint32_t sample_h, sample_w;   // ROIAlign; 0: ceil(bin size), at least 1
+    float scale;                   // ROIPooling
+};
+// first (one device word) = the first roi row whose batch column names no image of
+// [0, batch) (src/common/roi.h's rule), ~0 when none; value = that column's value.
+void roi_find_bad_batch(const RoiArgs& a, const void* rois, unsigned long long* first,
+                        double* value, cudaStream_t stream);
+// dst and index as naive's ROIAlign: samples summed or compared in double, rounded once.
+void roi_align_forward(const RoiArgs& a, const void* src, const void* rois, void* dst,
+                       int32_t* index, cudaStream_t stream);
+// acc (grad's elements, dense, zeroed here) += each diff element's share at its samples' taps
+// (double atomics; an index outside its grid adds nothing), then grad = acc rounded once.
+void roi_align_backward(const RoiArgs& a, const void* diff, const void* rois, const int32_t* index,
+                        double* acc, void* grad, cudaStream_t stream);
+// dst and index as naive's ROIPooling (MegDNN's float32 bins).
+void roi_pooling_forward(const RoiArgs& a, const void* src, const void* rois, void* dst,
+                         int32_t* index, cudaStream_t stream);
+// acc (dense, zeroed here) += diff at the argmax pixel or spread over the bin (double atomics; an
+// index outside its bin adds nothing), then grad = acc rounded once.
+void roi_pooling_backward(const RoiArgs& a, const void* diff, const void* rois,
+                          const int32_t* index, double* acc, void* grad, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern

@@ -4,40 +4,11 @@
 // and a thread per output pixel summing its channels' slopes and adding its nine mat
 // contributions with double atomics (BackwardMat).
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/kernels/border.cuh"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
 namespace {
-
-__device__ __forceinline__ int64_t floor_mod(int64_t a, int64_t m) {
-    int64_t r = a % m;
-    return r < 0 ? r + m : r;
-}
-
-// Where position p of an axis of `len` (> 0) elements reads; -1 means border_val.
-__device__ int64_t border_index(WarpBorder mode, int64_t p, int64_t len) {
-    if (p >= 0 && p < len)
-        return p;
-    switch (mode) {
-        case WarpBorder::REPLICATE:
-            return p < 0 ? 0 : len - 1;
-        case WarpBorder::REFLECT: {
-            int64_t q = floor_mod(p, 2 * len);
-            return q < len ? q : 2 * len - 1 - q;
-        }
-        case WarpBorder::REFLECT_101: {
-            if (len == 1)
-                return 0;
-            int64_t q = floor_mod(p, 2 * len - 2);
-            return q < len ? q : 2 * len - 2 - q;
-        }
-        case WarpBorder::WRAP:
-            return floor_mod(p, len);
-        case WarpBorder::CONSTANT:
-            break;
-    }
-    return -1;
-}
 
 struct Sample {
     bool finite;
@@ -65,9 +36,7 @@ __device__ Sample sample_of(const WarpArgs& a, const float* mat, const int32_t* 
     double x0 = floor(s.x), y0 = floor(s.y);
     s.fx = s.x - x0;
     s.fy = s.y - y0;
-    const double far = 1099511627776.0;
-    auto xi = static_cast<int64_t>(fmin(fmax(x0, -far), far));
-    auto yi = static_cast<int64_t>(fmin(fmax(y0, -far), far));
+    int64_t xi = clamp_far(x0), yi = clamp_far(y0);
     for (int k = 0; k < 2; ++k) {
         s.row[k] = border_index(a.bmode, yi + k, a.in_h);
         s.col[k] = border_index(a.bmode, xi + k, a.in_w);
