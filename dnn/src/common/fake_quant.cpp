@@ -13,6 +13,17 @@ void check_range(const OperatorBase& op, const param::FakeQuant& p) {
     NM_OP_REQUIRE(op, ParamError, p.qmin <= p.qmax, "qmin ", p.qmin, " is above qmax ", p.qmax);
 }
 
+// Whether `a` broadcasts to exactly `target` (NumPy's rule, without growing target).
+bool broadcasts_to(const TensorShape& a, const TensorShape& target) {
+    if (a.ndim > target.ndim)
+        return false;
+    size_t lead = target.ndim - a.ndim;
+    for (size_t d = 0; d < a.ndim; ++d)
+        if (a[d] != 1 && a[d] != target[lead + d])
+            return false;
+    return true;
+}
+
 // Checks src and the per-element parameters inputs[first..]; returns src's layout as the outputs'.
 TensorLayout check(const OperatorBase& op, const param::FakeQuant& p,
                    std::span<const TensorLayout> inputs, size_t src_index, size_t expected,
@@ -25,7 +36,7 @@ TensorLayout check(const OperatorBase& op, const param::FakeQuant& p,
         if (i == src_index)
             continue;
         check_float(op, inputs[i], names[i]);
-        bool fits = inputs[i].ndim <= src.ndim && broadcast_shapes({src, inputs[i]}).eq_shape(src);
+        bool fits = broadcasts_to(inputs[i], src);
         if (i == 0 && src_index == 1)  // diff
             fits = inputs[i].eq_shape(src);
         NM_OP_REQUIRE(op, ShapeError, fits, names[i], " ", inputs[i].to_string(),
