@@ -58,8 +58,13 @@ class BatchMatMulActivation(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
-    def forward(self, x):
-        y = F.matmul(self.weight, x)
+    def _calc_linear(self, x, weight, bias):
+        # MegEngine's: the bias is added when the module has one (its QAT version passes a
+        # fake-quantized one)
+        y = F.matmul(weight, x)
         if self.bias is not None:
-            y = y + self.bias
+            y = y + bias
         return F.relu(y) if self.nonlinear_mode == "relu" else y
+
+    def forward(self, x):
+        return self._calc_linear(x, self.weight, self.bias)

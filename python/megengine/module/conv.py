@@ -100,6 +100,10 @@ class _ConvNd(Module):
             return (ic, oc) + k if g == 1 else (g, ic // g, oc // g) + k
         return (oc, ic) + k if g == 1 else (g, oc // g, ic // g) + k
 
+    def _infer_bias_shape(self):
+        # the bias broadcasts against N, C, spatial...
+        return (1, self.out_channels) + (1,) * self._nd
+
     def _get_fanin(self):
         # MegEngine's: all input channels times the kernel size, groups or not.
         return self.in_channels * int(np.prod(self.kernel_size))

@@ -445,9 +445,12 @@ class Module:
             mode: True for training, False for evaluation.
             recursive: set the sub-modules too.
         """
-        modules = self.modules() if recursive else [self]
-        for m in modules:
-            m.training = bool(mode)
+        if not recursive:
+            self.training = bool(mode)
+            return
+        # each module's own train(), as MegEngine: an Observer's also switches it on or off
+        for m in list(self.modules()):
+            m.train(mode, recursive=False)
 
     def eval(self):
         """Sets evaluation mode on this module and every sub-module (``train(False)``)."""

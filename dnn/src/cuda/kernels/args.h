@@ -464,6 +464,31 @@ void warp_perspective_backward_mat(const WarpArgs& a, const void* src, const flo
                                    const int32_t* mat_idx, const void* diff, double* acc,
                                    float* grad, const int64_t* grad_strides, cudaStream_t stream);
 
+// FakeQuant, TQT, LSQ and their backward operators (src/common/fake_quant_math.h): in[] are the
+// operator's inputs in its order and out[] its outputs, every layout broadcast to src's shape and
+// collapsed together.
+enum class FakeQuantKind : uint8_t {
+    FakeQuant,
+    FakeQuantBackward,
+    TQT,
+    TQTBackward,
+    LSQ,
+    LSQBackward
+};
+inline constexpr int kFakeQuantMaxInputs = 5;
+struct FakeQuantArgs {
+    FakeQuantKind kind;
+    int nr_in, nr_out;
+    const void* in[kFakeQuantMaxInputs];
+    DT in_dt[kFakeQuantMaxInputs];
+    Strided in_layout[kFakeQuantMaxInputs];
+    void* out[2];
+    DT out_dt;
+    Strided out_layout[2];
+    float qmin, qmax;
+};
+void fake_quant(const FakeQuantArgs& args, int64_t n, cudaStream_t stream);
+
 }  // namespace neomeg::dnn::cuda::kern
 
 namespace neomeg::dnn::cuda::kern {
