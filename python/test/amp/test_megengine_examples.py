@@ -38,7 +38,10 @@ class Net(M.Module):
         self.fc = M.Linear(4 * 4 * 4, 5)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        # Average pooling: a max over float16 values meets ties now and then, and kernels of
+        # two layouts may send a tie's gradient to different (equally right) inputs, which
+        # moves the conv's trail by a few percent (2 of 32 runs with max pooling).
+        x = F.avg_pool2d(F.relu(self.bn(self.conv(x))), 2)
         return self.fc(F.flatten(x, 1))
 
 
