@@ -248,12 +248,44 @@ Tensor.reset_zero = _reset_zero
 tensor = Tensor
 
 
-def _set_grad(t, value):
-    """``t.grad = value`` (a Tensor or None), noted by a recording ``megengine.jit.trace`` so that
-    each replay assigns the replay's gradient too (GradManager.backward, clear_grad)."""
+def _get_grad(self):
+    return self.__dict__.get("grad")
+
+
+def _set_grad(self, value):
+    # A recording megengine.jit.trace notes every assignment (GradManager.backward, clear_grad,
+    # a user's ``p.grad = None``) so that each replay assigns the replay's value too; it is told
+    # before the assignment because it reads the old value.
     if _rt._trace_active():
-        _rt._trace_note_setattr(t, "grad", value)  # before: it reads the old value
-    t.grad = value
+        _rt._trace_note_setattr(self, "grad", value)
+    self.__dict__["grad"] = value
+
+
+def _del_grad(self):
+    _set_grad(self, None)
+
+
+Tensor.grad = property(
+    _get_grad,
+    _set_grad,
+    _del_grad,
+    doc="""The gradient that ``GradManager.backward`` left in this tensor; None before any
+    backward and after ``clear_grad``. Assigning it (a Tensor or None) is allowed, also inside
+    a traced function, whose replays then assign their own value.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.autodiff import GradManager
+        >>> w = mge.Parameter([1.0, 2.0])
+        >>> print(w.grad)
+        None
+        >>> gm = GradManager().attach([w])
+        >>> with gm:
+        ...     gm.backward((w * w).sum())
+        >>> w.grad.numpy().tolist()
+        [2.0, 4.0]
+    """,
+)
 
 
 class Parameter(Tensor):

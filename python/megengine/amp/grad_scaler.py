@@ -7,7 +7,7 @@ from ..core import _imperative_rt as _rt
 from ..core.tensor import step_gate as _step_gate
 from ..functional import broadcast_to, where, zeros_like
 from ..functional.math import _check_non_finite
-from ..tensor import Tensor, _set_grad
+from ..tensor import Tensor
 
 
 def _tensor(x):
@@ -236,7 +236,7 @@ class GradScaler:
                 _step_gate.mark(t, found)
         elif found.item():
             for t in tensors:
-                _set_grad(t, None)
+                t.grad = None
         else:
             self._unscale_grads(tensors)
         return self

@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 
 from ..core import _imperative_rt as _rt
-from ..tensor import Tensor, _set_grad
+from ..tensor import Tensor
 from ..utils.future import Future
 
 # Managers between record() and release(), and the one running backward: megengine.distributed
@@ -274,7 +274,7 @@ class GradManager:
                 # Accumulation is in place (MegEngine's `grad += g`), so a traced step that
                 # accumulates writes each replay's sum back into the same .grad tensor.
                 if old is None:
-                    _set_grad(t, g)
+                    t.grad = g
                 else:
                     old._assign(old + g)
         finally:

@@ -11,7 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..core import _imperative_rt as _rt
-from ..tensor import Parameter, Tensor, _set_grad
+from ..tensor import Parameter, Tensor
 
 __all__ = ["Module"]
 
@@ -459,7 +459,7 @@ class Module:
     def zero_grad(self):
         """Drops the gradients of every Parameter (sets ``.grad`` to None)."""
         for p in self.parameters():
-            _set_grad(p, None)
+            p.grad = None
 
     # ----------------------------------------------------------------- state
     def state_dict(self, rst=None, prefix="", keep_var=False):

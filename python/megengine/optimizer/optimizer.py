@@ -16,7 +16,7 @@ from ..core import _imperative_rt as _rt
 from ..core.tensor import step_gate
 from ..core.tensor.memory_format import to_channels_last
 from ..functional.tensor import where
-from ..tensor import Parameter, Tensor, _set_grad
+from ..tensor import Parameter, Tensor
 
 
 def _write(param, value):
@@ -229,7 +229,7 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                _set_grad(p, None)
+                p.grad = None
 
     def zero_grad(self):
         """Sets every existing gradient to zeros, in place (deprecated: use :meth:`clear_grad`).
