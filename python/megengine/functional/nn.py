@@ -1565,6 +1565,16 @@ def sync_batch_norm(
 
 # MegEngine's F.nn (and so F) re-exports remap and the warps of F.vision, which imports this
 # module's interpolate, and the convolution variants build on this module's helpers: imported
-# last, when everything they need from here exists.
+# last, when everything they need from here exists. F.nn also carries nms, roi_align,
+# roi_pooling and cvt_color, outside __all__ (so not in F), as MegEngine's does: the zoo's
+# detectors call F.nn.nms and F.nn.roi_align.
 from .conv_variants import deformable_conv2d, region_restricted_conv
-from .vision import remap, warp_affine, warp_perspective
+from .vision import (
+    cvt_color,  # noqa: F401
+    nms,  # noqa: F401
+    remap,
+    roi_align,  # noqa: F401
+    roi_pooling,  # noqa: F401
+    warp_affine,
+    warp_perspective,
+)

@@ -566,7 +566,8 @@ def concat(inps, axis=0, device=None):
     """Joins tensors along an existing axis.
 
     Args:
-        inps: a sequence of tensors with equal shapes except along ``axis``.
+        inps: a sequence of tensors with equal shapes except along ``axis``; a 0-d tensor
+            counts as a 1-element vector, as in MegEngine.
         axis: the axis to join along.
         device: where the result lives; the first input's device when None (inputs moved
             to another device carry no gradient, as in :func:`copy`).
@@ -578,6 +579,9 @@ def concat(inps, axis=0, device=None):
         >>> import megengine.functional as F
         >>> F.concat([[[1, 2]], [[3, 4]]], axis=1).numpy().tolist()
         [[1, 2, 3, 4]]
+        >>> import megengine as mge
+        >>> F.concat([mge.Tensor(2.0), mge.Tensor([3.0, 4.0])]).numpy().tolist()
+        [2.0, 3.0, 4.0]
     """
     inps = list(inps)
     if not inps:
@@ -587,10 +591,11 @@ def concat(inps, axis=0, device=None):
         xs = [x if x.device == _device(device) else x._copy_to(_device(device)) for x in xs]
     else:
         xs = [x if x.device == xs[0].device else x._copy_to(xs[0].device) for x in xs]
+    # MegEngine joins a 0-d tensor as one element (the zoo's detectors build their box scale as
+    # F.concat([scale_w, scale_h, scale_w, scale_h])), where NumPy refuses it.
+    xs = [expand_dims(x, 0) if x.ndim == 0 else x for x in xs]
     nd = xs[0].ndim
     shapes = [x.shape for x in xs]
-    if nd == 0:
-        raise ValueError("concat: zero-dimensional tensors cannot be concatenated")
     ax = _axis("concat", axis, nd)
     for s in shapes:
         if len(s) != nd or s[:ax] + s[ax + 1 :] != shapes[0][:ax] + shapes[0][ax + 1 :]:

@@ -87,6 +87,18 @@ class _BatchNorm(Module):
         origin_shape = tuple(inp.shape)
         if inp.ndim != 4:
             inp = inp.reshape(origin_shape + (1,) * (4 - inp.ndim))
+        weight, bias = self._affine()
+        if self.freeze and self.track_running_stats:
+            # MegEngine's frozen path, an affine map with its rounding: what the zoo's
+            # detectors ("FrozenBN" backbones) train through.
+            scale = (self.running_var + self.eps) ** (-0.5)
+            if weight is not None:
+                scale = scale * weight
+            shift = -self.running_mean * scale
+            if bias is not None:
+                shift = shift + bias
+            out = inp * scale.reshape(1, -1, 1, 1) + shift.reshape(1, -1, 1, 1)
+            return out.reshape(origin_shape) if len(origin_shape) != 4 else out
         # Batch statistics when training or when there are no running ones to use.
         use_batch = (self.training and not self.freeze) or not self.track_running_stats
         update = self.track_running_stats and self.training and not self.freeze
@@ -94,8 +106,8 @@ class _BatchNorm(Module):
             inp,
             self.running_mean,
             self.running_var,
-            self.weight,
-            self.bias,
+            weight,
+            bias,
             training=use_batch,
             momentum=self.momentum if update else 1.0,
             eps=self.eps,
@@ -108,6 +120,13 @@ class _BatchNorm(Module):
         if len(origin_shape) != 4:
             out = out.reshape(origin_shape)
         return out
+
+    def _affine(self):
+        # A frozen layer's weight and bias get no gradient (so optimizers and weight decay leave
+        # them alone), as in MegEngine.
+        if self.freeze and self.affine:
+            return self.weight.detach(), self.bias.detach()
+        return self.weight, self.bias
 
     def _module_info_string(self):
         return (
@@ -131,7 +150,8 @@ class BatchNorm1d(_BatchNorm):
         affine: whether to learn a per-channel weight and bias.
         track_running_stats: keep running statistics (evaluation uses batch statistics
             otherwise).
-        freeze: keep the running statistics fixed and normalise with them even when training.
+        freeze: keep the running statistics fixed and normalise with them even when training;
+            the weight and bias then get no gradient (an optimizer leaves them as they are).
         compute_mode: accepted for MegEngine compatibility.
         param_dim: ``"dim_1c11"`` (parameters and statistics of shape (1, C, 1, 1)) or
             ``"dim_c"`` (shape (C,)).
@@ -161,7 +181,8 @@ class BatchNorm2d(_BatchNorm):
         momentum: weight of the old running statistics in the update.
         affine: whether to learn a per-channel weight and bias.
         track_running_stats: keep running statistics.
-        freeze: keep the running statistics fixed and normalise with them even when training.
+        freeze: keep the running statistics fixed and normalise with them even when training;
+            the weight and bias then get no gradient (an optimizer leaves them as they are).
         compute_mode: accepted for MegEngine compatibility.
         param_dim: ``"dim_1c11"`` (parameters and statistics of shape (1, C, 1, 1)) or
             ``"dim_c"`` (shape (C,)).
@@ -193,7 +214,8 @@ class SyncBatchNorm(_BatchNorm):
         momentum: the value used for the ``running_mean`` and ``running_var`` computation.
         affine: whether this module has learnable affine parameters.
         track_running_stats: when True, tracks the running mean and variance.
-        freeze: when True, keeps the running statistics fixed and normalises with them.
+        freeze: when True, keeps the running statistics fixed and normalises with them; the
+            weight and bias then get no gradient.
         group: communication group, caculate mean and variance between this group.
         kwargs: ``name`` of the module.
 
@@ -246,8 +268,7 @@ class SyncBatchNorm(_BatchNorm):
         return F.nn.sync_batch_norm(
             inp,
             *stats,
-            self.weight,
-            self.bias,
+            *self._affine(),
             training=use_batch,
             momentum=self.momentum,
             eps=self.eps,

@@ -270,13 +270,20 @@ def test_concat_stack():
         F.concat([a, c])
     with pytest.raises(ValueError, match="concat: needs at least one"):
         F.concat([])
-    with pytest.raises(ValueError, match="concat: zero-dimensional"):
-        F.concat([mge.Tensor(1.0), mge.Tensor(2.0)])
+    # MegEngine joins 0-d tensors as 1-element vectors (the zoo's detectors rely on it)
+    eq(F.concat([mge.Tensor(1.0), mge.Tensor(2.0)]), [1.0, 2.0])
+    eq(F.concat([mge.Tensor(1.0), mge.Tensor([2.0, 3.0])]), [1.0, 2.0, 3.0])
+    eq(F.concat([mge.Tensor(4.0)]), [4.0])
+    with pytest.raises(ValueError, match="concat: axis 1 is out of range"):
+        F.concat([mge.Tensor(1.0), mge.Tensor(2.0)], axis=1)
+    with pytest.raises(ValueError, match=r"concat: shapes \[\(1,\), \(1, 2\)\] do not match"):
+        F.concat([mge.Tensor(1.0), mge.Tensor([[2.0, 3.0]])])
     with pytest.raises(ValueError, match=r"stack: all inputs must have the same shape"):
         F.stack([a, b])
     with pytest.raises(ValueError, match="stack: axis 3"):
         F.stack([a, a], 3)
     check_grad(lambda x, y: F.concat([x, y], 1), randn(2, 2), randn(2, 3))
+    check_grad(lambda x, y: F.concat([x[0, 1], y, x[1, 0]]), randn(2, 2), randn(3))
     check_grad(lambda x, y: F.stack([x, y], 1), randn(2, 3), randn(2, 3))
 
 

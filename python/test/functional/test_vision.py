@@ -460,3 +460,14 @@ def test_remap_grad():
         np.float32
     )
     check_grad(lambda a, m: F.vision.remap(a, m), x, map_xy, eps=1e-3)
+
+
+def test_detection_ops_reachable_through_nn_but_not_f():
+    # MegEngine's F.nn carries these (the model zoo's detectors call F.nn.nms and
+    # F.nn.roi_align) without listing them in __all__, so F itself lacks them.
+    for name in ["nms", "roi_align", "roi_pooling", "cvt_color"]:
+        assert getattr(F.nn, name) is getattr(F.vision, name)
+        assert name not in F.nn.__all__ and not hasattr(F, name)
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30], [0, 0, 9, 9]], np.float32)
+    keep = F.nn.nms(mge.Tensor(boxes), mge.Tensor([0.9, 0.8, 0.7, 0.95]), iou_thresh=0.5)
+    assert keep.numpy().tolist() == [3, 2]  # 3 beats 0 (IoU 0.81) and 1 (IoU 0.64)

@@ -136,6 +136,9 @@ def test_symbolic_shape_true_records_shape_ops_for_flatten_and_reshape():
         (lambda x: x * (2 if x.shape[0] > 2 else 3), "comparison (>) of shape[0]"),
         (lambda x: x + mge.Tensor(np.ones(x.shape, "float32")), "use as an index of shape[0]"),
         (lambda x: x.reshape(x.shape[0] % 5, -1), "% of shape[0]"),
+        # a float shift (the zoo's anchor grids): a float, so the dim's value
+        (lambda x: x * F.arange(0.5, x.shape[0] * 1 + 0.5)[-1], "+ with a float of (shape[0]"),
+        (lambda x: x * (0.5 * x.shape[1] - 0.25), "* with a float of shape[1]"),
         (lambda x: x[x.shape[0] - 1], "use as an index of (shape[0] of a (4, 2, 3) tensor - 1)"),
         (lambda x: x[:, x.shape[1] - 1] * 2, "use as an index of (shape[1]"),
     ],
@@ -205,7 +208,8 @@ def test_bad_reshapes_to_dims_are_clear_errors():
         run(lambda x: x.reshape(x.shape[0] // 0, -1))
     with pytest.raises(TypeError):
         run(lambda x: x.shape[0] + "a")
-    with pytest.raises(TypeError):
+    # a dim plus a float is that float (5.5), as it is outside a trace
+    with pytest.raises(ValueError, match=r"Reshape\(shape=\[5,-1\]\): cannot reshape"):
         run(lambda x: x.reshape(x.shape[0] + 1.5, -1))
 
 

@@ -871,3 +871,32 @@ def test_non_contiguous_inputs():
         lstm(_t(np.ascontiguousarray(seq.transpose(1, 0, 2))))[0].numpy(),
         rtol=1e-6,
     )
+
+
+@pytest.mark.parametrize("cls", [M.BatchNorm2d, M.SyncBatchNorm])
+def test_frozen_batchnorm_is_a_fixed_affine_map_without_gradients(cls):
+    # MegEngine's freeze=True (the zoo's "FrozenBN" backbones): running statistics in train
+    # mode too, and weight/bias detached, so SGD with weight decay leaves them alone.
+    rng = np.random.RandomState(0)
+    bn = cls(3, freeze=True)
+    mean, var = rng.randn(1, 3, 1, 1), rng.uniform(0.5, 2, (1, 3, 1, 1))
+    w, b = rng.randn(1, 3, 1, 1), rng.randn(1, 3, 1, 1)
+    mean, var, w, b = (a.astype(np.float32) for a in (mean, var, w, b))
+    bn.load_state_dict({"running_mean": mean, "running_var": var, "weight": w, "bias": b})
+    x = rng.randn(2, 3, 4, 5).astype(np.float32)
+    xt = mge.Parameter(x)
+    gm = GradManager().attach([xt, bn.weight, bn.bias])
+    import megengine.optimizer as optim
+
+    opt = optim.SGD(bn.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    bn.train()
+    with gm:
+        y = bn(xt)
+        gm.backward((y * y).sum())
+    expect = (x - mean) / np.sqrt(var + 1e-5) * w + b
+    _close(y, expect, rtol=1e-5, atol=1e-5)
+    assert bn.weight.grad is None and bn.bias.grad is None
+    _close(xt.grad, 2 * expect * w / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-5)
+    opt.step()
+    _close(bn.weight, w, rtol=0, atol=0)
+    _close(bn.running_mean, mean, rtol=0, atol=0)

@@ -241,7 +241,8 @@ class ArrayMethodMixin:
     __le__ = _binary("LEQ")
     __gt__ = _binary("LT", True)
     __ge__ = _binary("LEQ", True)
-    # In-place forms rebind the name to a new tensor, as MegEngine's tensors do.
+    # In-place forms rebind the name to a new tensor. MegEngine's reset the tensor object itself
+    # (``b = a; b += 1`` changes ``a`` there): a known difference, not matched yet.
     __iadd__ = __add__
     __isub__ = __sub__
     __imul__ = __mul__

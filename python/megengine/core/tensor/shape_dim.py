@@ -66,6 +66,14 @@ def _user_location():
     return "<unknown>" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
+_FLOAT_OPS = {
+    "ADD": lambda a, b: a + b,
+    "SUB": lambda a, b: a - b,
+    "MUL": lambda a, b: a * b,
+    "FLOOR_DIV": lambda a, b: a // b,
+}
+
+
 class TracedDim:
     """One dimension (or a product, sum, ... of dimensions) read while a trace records: a value
     that a reshape turns into shape ops of the graph. Prints as its int value.
@@ -129,6 +137,11 @@ class TracedDim:
 
                 return symbolic_shape.int32([other_value])
 
+        elif isinstance(other, (float, np.floating)):
+            # A float result is no shape: the dim's value, noted as a constant (the zoo's anchor
+            # grids compute F.arange(shift, size * stride + shift) with a float shift).
+            value = self.bake(f"{symbol} with a float")
+            return _FLOAT_OPS[mode](*((other, value) if reflected else (value, other)))
         else:
             return NotImplemented
         a, b = (other_value, self._value) if reflected else (self._value, other_value)
