@@ -61,6 +61,69 @@ struct AxisPair {
     }
 };
 
+// One sample's in-image taps in naive's order: their offsets in a plane and their weights, each
+// the product of the two axes' weights as naive forms it.
+struct SampleTaps {
+    int n = 0;
+    ptrdiff_t off[4];
+    double w[4];
+};
+
+// Roi k's samples, bin by bin, each bin's sh x sw samples row by row.
+void sample_taps(const Samples& s, size_t k, size_t ph_n, size_t pw_n, int64_t h, int64_t w,
+                 const Nchw& sp, std::vector<SampleTaps>& out) {
+    const roi::AlignGrid& g = s.grids[k];
+    out.clear();
+    for (size_t ph = 0; ph < ph_n; ++ph)
+        for (size_t pw = 0; pw < pw_n; ++pw)
+            for (uint32_t iy = 0; iy < g.sh; ++iy) {
+                AxisPair ty(s.ys[s.y_at[k] + ph * g.sh + iy], h);
+                for (uint32_t ix = 0; ix < g.sw; ++ix) {
+                    AxisPair tx(s.xs[s.x_at[k] + pw * g.sw + ix], w);
+                    SampleTaps t;
+                    for (int i = 0; i < 2; ++i)
+                        for (int j = 0; j < 2; ++j)
+                            if (ty.in[i] && tx.in[j]) {
+                                t.off[t.n] = sp.at(ty.at[i], tx.at[j]);
+                                t.w[t.n++] = ty.w[i] * tx.w[j];
+                            }
+                    out.push_back(t);
+                }
+            }
+}
+
+// L channels' planes at once: each channel's sums are naive's, the L independent chains of
+// dependent double additions keep the adder busy where one chain waits on each sum's latency.
+// r[bin * L + l], a[bin * L + l]: the bin's value (maximum or mean) and argmax sample.
+template <size_t L>
+void align_bins(const std::vector<SampleTaps>& taps, size_t per_bin, bool max,
+                const float* const* planes, double* r, int64_t* a) {
+    const double count = static_cast<double>(per_bin);
+    for (size_t b = 0, bins = taps.size() / per_bin; b < bins; ++b) {
+        double best[L] = {}, sum[L] = {};
+        int64_t arg[L];
+        std::fill(arg, arg + L, int64_t(-1));
+        for (size_t q = 0; q < per_bin; ++q) {
+            const SampleTaps& t = taps[b * per_bin + q];
+            double v[L] = {};
+            for (int j = 0; j < t.n; ++j)
+                for (size_t l = 0; l < L; ++l)
+                    v[l] += t.w[j] * planes[l][t.off[j]];
+            for (size_t l = 0; l < L; ++l) {
+                sum[l] += v[l];
+                if (max && (arg[l] < 0 || v[l] > best[l])) {
+                    best[l] = v[l];
+                    arg[l] = static_cast<int64_t>(q);
+                }
+            }
+        }
+        for (size_t l = 0; l < L; ++l) {
+            r[b * L + l] = max ? best[l] : sum[l] / count;
+            a[b * L + l] = max ? arg[l] : -1;
+        }
+    }
+}
+
 class ROIAlignImpl final : public LoopKernel<ROIAlign> {
 public:
     using LoopKernel::LoopKernel;
@@ -85,40 +148,42 @@ protected:
         auto* out = static_cast<float*>(dst.raw_ptr());
         auto* idx = static_cast<int32_t*>(index.raw_ptr());
         const bool max = m_param.mode == Param::Mode::MAX;
-        size_t units = rois.size() * channels;
-        parallel_ranges(units, s.work * channels, kParallelGrain, [&](size_t b, size_t e) {
-            for (size_t u = b; u < e; ++u) {
-                size_t k = u / channels, c = u % channels;
-                const roi::AlignGrid& g = s.grids[k];
-                const float* plane = in + sp.plane(g.image, c);
-                for (size_t ph = 0; ph < ph_n; ++ph)
-                    for (size_t pw = 0; pw < pw_n; ++pw) {
-                        double best = 0, sum = 0;
-                        int64_t arg = -1;
-                        for (uint32_t iy = 0; iy < g.sh; ++iy) {
-                            AxisPair ty(s.ys[s.y_at[k] + ph * g.sh + iy], h);
-                            for (uint32_t ix = 0; ix < g.sw; ++ix) {
-                                AxisPair tx(s.xs[s.x_at[k] + pw * g.sw + ix], w);
-                                double v = 0;
-                                for (int i = 0; i < 2; ++i)
-                                    for (int j = 0; j < 2; ++j)
-                                        if (ty.in[i] && tx.in[j])
-                                            v += ty.w[i] * tx.w[j] *
-                                                 plane[sp.at(ty.at[i], tx.at[j])];
-                                sum += v;
-                                if (arg < 0 || v > best) {
-                                    best = v;
-                                    arg = iy * g.sw + ix;
-                                }
+        constexpr size_t kLanes = 4;
+        const size_t blocks = (channels + kLanes - 1) / kLanes;
+        parallel_ranges(
+                rois.size() * blocks, s.work * channels, kParallelGrain, [&](size_t b, size_t e) {
+                    std::vector<SampleTaps> taps;
+                    std::vector<double> r(ph_n * pw_n * kLanes);
+                    std::vector<int64_t> a(r.size());
+                    size_t have = SIZE_MAX;
+                    for (size_t u = b; u < e; ++u) {
+                        size_t k = u / blocks, c0 = u % blocks * kLanes;
+                        size_t lanes = std::min(kLanes, channels - c0);
+                        const roi::AlignGrid& g = s.grids[k];
+                        if (have != k)
+                            sample_taps(s, have = k, ph_n, pw_n, h, w, sp, taps);
+                        const float* planes[kLanes];
+                        for (size_t l = 0; l < lanes; ++l)
+                            planes[l] = in + sp.plane(g.image, c0 + l);
+                        size_t per_bin = size_t(g.sh) * g.sw;
+                        if (lanes == kLanes)
+                            align_bins<kLanes>(taps, per_bin, max, planes, r.data(), a.data());
+                        for (size_t l = 0; l < lanes && lanes < kLanes; ++l)
+                            align_bins<1>(taps, per_bin, max, planes + l,
+                                          r.data() + l * ph_n * pw_n, a.data() + l * ph_n * pw_n);
+                        for (size_t l = 0; l < lanes; ++l)
+                            for (size_t bin = 0; bin < ph_n * pw_n; ++bin) {
+                                // bin-major with L lanes, or lane-major blocks of one lane each
+                                size_t at =
+                                        lanes == kLanes ? bin * kLanes + l : l * ph_n * pw_n + bin;
+                                auto p = static_cast<int64_t>(bin / pw_n);
+                                auto q = static_cast<int64_t>(bin % pw_n);
+                                out[dp.plane(k, c0 + l) + dp.at(p, q)] = from_double<float>(r[at]);
+                                idx[ip.plane(k, c0 + l) + ip.at(p, q)] =
+                                        static_cast<int32_t>(a[at]);
                             }
-                        }
-                        double r = max ? best : sum / (static_cast<double>(g.sh) * g.sw);
-                        auto p = static_cast<int64_t>(ph), q = static_cast<int64_t>(pw);
-                        out[dp.plane(k, c) + dp.at(p, q)] = from_double<float>(r);
-                        idx[ip.plane(k, c) + ip.at(p, q)] = static_cast<int32_t>(max ? arg : -1);
                     }
-            }
-        });
+                });
     }
 };
 

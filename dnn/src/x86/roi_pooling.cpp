@@ -45,6 +45,58 @@ Bins bins_of(const param::ROIPooling& p, const std::vector<roi_x86::RoiRow>& roi
     return b;
 }
 
+// A bin of L channels' planes at once: each channel's sum and maximum are naive's, the L
+// independent chains of dependent double additions keep the adder busy where one chain waits
+// on each sum's latency. r[l]: the maximum or mean (0 for an empty bin), a[l]: the argmax pixel
+// (y * w + x), -1 for AVERAGE and an empty bin.
+template <size_t L>
+void pool_bin(const float* const* planes, const Nchw& sp, int64_t hs, int64_t he, int64_t ws,
+              int64_t we, int64_t w, bool max, double* r, int64_t* a) {
+    int64_t count = (he - hs) * (we - ws);
+    if (count == 0) {
+        std::fill(r, r + L, 0.0);
+        std::fill(a, a + L, int64_t(-1));
+        return;
+    }
+    if (max) {
+        // The first pixel taken, then every later one above the maximum (naive's rule: a NaN
+        // first stays; a later NaN never wins), as selects rather than branches: random data
+        // mispredicted the branch on most pixels.
+        double best[L];
+        int64_t arg[L];
+        for (size_t l = 0; l < L; ++l) {
+            best[l] = planes[l][sp.at(hs, ws)];
+            arg[l] = hs * w + ws;
+        }
+        for (int64_t y = hs; y < he; ++y)
+            for (int64_t x = y == hs ? ws + 1 : ws; x < we; ++x) {
+                ptrdiff_t off = sp.at(y, x);
+                for (size_t l = 0; l < L; ++l) {
+                    double v = planes[l][off];
+                    bool take = v > best[l];
+                    best[l] = take ? v : best[l];
+                    arg[l] = take ? y * w + x : arg[l];
+                }
+            }
+        for (size_t l = 0; l < L; ++l) {
+            r[l] = best[l];
+            a[l] = arg[l];
+        }
+        return;
+    }
+    double sum[L] = {};
+    for (int64_t y = hs; y < he; ++y)
+        for (int64_t x = ws; x < we; ++x) {
+            ptrdiff_t off = sp.at(y, x);
+            for (size_t l = 0; l < L; ++l)
+                sum[l] += planes[l][off];
+        }
+    for (size_t l = 0; l < L; ++l) {
+        r[l] = sum[l] / static_cast<double>(count);
+        a[l] = -1;
+    }
+}
+
 class ROIPoolingImpl final : public LoopKernel<ROIPooling> {
 public:
     using LoopKernel::LoopKernel;
@@ -69,38 +121,39 @@ protected:
         auto* out = static_cast<float*>(dst.raw_ptr());
         auto* idx = static_cast<int32_t*>(index.raw_ptr());
         const bool max = m_param.mode == Param::Mode::MAX;
-        parallel_ranges(rois.size() * channels, bins.work * channels, kParallelGrain,
-                        [&](size_t b, size_t e) {
-                            for (size_t u = b; u < e; ++u) {
-                                size_t k = u / channels, c = u % channels;
-                                const float* plane = in + sp.plane(bins.image[k], c);
-                                for (size_t ph = 0; ph < ph_n; ++ph)
-                                    for (size_t pw = 0; pw < pw_n; ++pw) {
-                                        auto [hs, he] = bins.hs[k * ph_n + ph];
-                                        auto [ws0, we] = bins.ws[k * pw_n + pw];
-                                        double best = 0, sum = 0;
-                                        int64_t arg = -1;
-                                        for (int64_t y = hs; y < he; ++y)
-                                            for (int64_t x = ws0; x < we; ++x) {
-                                                double v = plane[sp.at(y, x)];
-                                                sum += v;
-                                                if (arg < 0 || v > best) {
-                                                    best = v;
-                                                    arg = y * w + x;
-                                                }
-                                            }
-                                        int64_t count = (he - hs) * (we - ws0);
-                                        double r = count == 0 ? 0
-                                                   : max      ? best
-                                                              : sum / static_cast<double>(count);
-                                        auto p = static_cast<int64_t>(ph),
-                                             q = static_cast<int64_t>(pw);
-                                        out[dp.plane(k, c) + dp.at(p, q)] = from_double<float>(r);
-                                        idx[ip.plane(k, c) + ip.at(p, q)] =
-                                                static_cast<int32_t>(max ? arg : -1);
-                                    }
+        constexpr size_t kLanes = 4;
+        const size_t blocks = (channels + kLanes - 1) / kLanes;
+        parallel_ranges(
+                rois.size() * blocks, bins.work * channels, kParallelGrain,
+                [&](size_t b, size_t e) {
+                    for (size_t u = b; u < e; ++u) {
+                        size_t k = u / blocks, c0 = u % blocks * kLanes;
+                        size_t lanes = std::min(kLanes, channels - c0);
+                        const float* planes[kLanes];
+                        for (size_t l = 0; l < lanes; ++l)
+                            planes[l] = in + sp.plane(bins.image[k], c0 + l);
+                        for (size_t ph = 0; ph < ph_n; ++ph)
+                            for (size_t pw = 0; pw < pw_n; ++pw) {
+                                auto [hs, he] = bins.hs[k * ph_n + ph];
+                                auto [ws0, we] = bins.ws[k * pw_n + pw];
+                                double r[kLanes];
+                                int64_t a[kLanes];
+                                if (lanes == kLanes)
+                                    pool_bin<kLanes>(planes, sp, hs, he, ws0, we, w, max, r, a);
+                                else
+                                    for (size_t l = 0; l < lanes; ++l)
+                                        pool_bin<1>(planes + l, sp, hs, he, ws0, we, w, max, r + l,
+                                                    a + l);
+                                auto p = static_cast<int64_t>(ph), q = static_cast<int64_t>(pw);
+                                for (size_t l = 0; l < lanes; ++l) {
+                                    out[dp.plane(k, c0 + l) + dp.at(p, q)] =
+                                            from_double<float>(r[l]);
+                                    idx[ip.plane(k, c0 + l) + ip.at(p, q)] =
+                                            static_cast<int32_t>(a[l]);
+                                }
                             }
-                        });
+                    }
+                });
     }
 };
 
