@@ -95,12 +95,19 @@ void columns(const Geo& g, const Sampler& s, const float* mask, long n, float* c
                     long ic = long(row) / g.K, k = long(row) % g.K;
                     const float* plane = s.plane(n, ic);
                     float* out = cols + row * size_t(P);
+                    // The row's offset and mask planes and tap position, once per row (the
+                    // same values Sampler::at forms per sample).
+                    const float* oh_plane = s.off + s.off_h(n, ic, k, 0, 0);
+                    const float* ow_plane = oh_plane + P;
+                    const float* m_plane = mask + s.mask_at(n, ic, k, 0, 0);
+                    const long kh = (k / g.FW) * g.dh - g.ph, kw = (k % g.FW) * g.dw - g.pw;
                     for (long oh = 0; oh < g.OH; ++oh)
                         for (long ow = 0; ow < g.OW; ++ow) {
-                            DeformSample smp = s.at(n, ic, k, oh, ow);
-                            out[oh * g.OW + ow] =
-                                    static_cast<float>(double(mask[s.mask_at(n, ic, k, oh, ow)]) *
-                                                       s.value(plane, smp));
+                            long p = oh * g.OW + ow;
+                            double h = double(oh * g.sh + kh) + oh_plane[p];
+                            double w = double(ow * g.sw + kw) + ow_plane[p];
+                            DeformSample smp = deform_locate(h, w, g.IH, g.IW);
+                            out[p] = static_cast<float>(double(m_plane[p]) * s.value(plane, smp));
                         }
                 }
             });
