@@ -2,8 +2,6 @@
 // by their layout rules and kernels.
 #pragma once
 
-#include <cmath>
-
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {
@@ -35,8 +33,12 @@ inline DeformSample deform_locate(double h, double w, long H, long W) {
     DeformSample s;
     s.inside = h > -1 && w > -1 && h < static_cast<double>(H) && w < static_cast<double>(W);
     if (s.inside) {
-        s.h0 = static_cast<long>(std::floor(h));
-        s.w0 = static_cast<long>(std::floor(w));
+        // floor of a point inside (-1, H): truncation, one less for the negative fractions (a
+        // libm call per coordinate took a fifth of the x86 columns' time without SSE4.1).
+        s.h0 = static_cast<long>(h);
+        s.w0 = static_cast<long>(w);
+        s.h0 -= static_cast<double>(s.h0) > h;
+        s.w0 -= static_cast<double>(s.w0) > w;
         s.lh = h - static_cast<double>(s.h0);
         s.lw = w - static_cast<double>(s.w0);
     }
