@@ -20,6 +20,31 @@ struct DeformableGeometry {
     size_t fw() const { return conv.k[2]; }
 };
 
+// MegEngine's bilinear rule for a sample point: a point with h <= -1, h >= H, w <= -1 or w >= W
+// reads 0 (and has no slope); otherwise its four taps floor(h) + {0, 1} x floor(w) + {0, 1},
+// those outside the plane reading 0. Shared by the naive and x86 kernels so both sample alike.
+struct DeformSample {
+    bool inside = false;
+    long h0 = 0, w0 = 0;
+    double lh = 0, lw = 0;  // h - h0, w - w0
+};
+
+inline DeformSample deform_locate(double h, double w, long H, long W) {
+    DeformSample s;
+    s.inside = h > -1 && w > -1 && h < static_cast<double>(H) && w < static_cast<double>(W);
+    if (s.inside) {
+        // floor of a point inside (-1, H): truncation, one less for the negative fractions (a
+        // libm call per coordinate took a fifth of the x86 columns' time without SSE4.1).
+        s.h0 = static_cast<long>(h);
+        s.w0 = static_cast<long>(w);
+        s.h0 -= static_cast<double>(s.h0) > h;
+        s.w0 -= static_cast<double>(s.w0) > w;
+        s.lh = h - static_cast<double>(s.h0);
+        s.lw = w - static_cast<double>(s.w0);
+    }
+    return s;
+}
+
 // Validates src (N, IC, IH, IW), filter (OC, IC/group, FH, FW), offset (N, 2*dg*FH*FW, OH, OW) and
 // mask (N, dg*FH*FW, OH, OW), one float dtype, and the param; errors name `op`.
 DeformableGeometry deformable_conv_geometry(const OperatorBase& op, const param::DeformableConv& p,

@@ -11,26 +11,7 @@
 namespace neomeg::dnn::naive {
 namespace {
 
-// MegEngine's bilinear rule: a point with h <= -1, h >= H, w <= -1 or w >= W reads 0 (and has
-// no slope); otherwise its four taps floor(h) + {0, 1} x floor(w) + {0, 1}, those outside the
-// plane reading 0.
-struct Sample {
-    bool inside = false;
-    long h0 = 0, w0 = 0;
-    double lh = 0, lw = 0;  // h - h0, w - w0
-};
-
-Sample locate(double h, double w, long H, long W) {
-    Sample s;
-    s.inside = h > -1 && w > -1 && h < static_cast<double>(H) && w < static_cast<double>(W);
-    if (s.inside) {
-        s.h0 = static_cast<long>(std::floor(h));
-        s.w0 = static_cast<long>(std::floor(w));
-        s.lh = h - static_cast<double>(s.h0);
-        s.lw = w - static_cast<double>(s.w0);
-    }
-    return s;
-}
+using Sample = DeformSample;
 
 // The geometry in plain integers and the position of sample (n, ic, tap, oh, ow).
 struct Walk {
@@ -91,7 +72,7 @@ struct Walk {
                                        offset[off_h(n, ic, k, oh, ow)];
                             double w = double(ow * sw - pw + (k % FW) * dw) +
                                        offset[off_w(n, ic, k, oh, ow)];
-                            f(n, ic, k, oh, ow, locate(h, w, IH, IW),
+                            f(n, ic, k, oh, ow, deform_locate(h, w, IH, IW),
                               size_t((n * IC + ic) * IH * IW));
                         }
     }

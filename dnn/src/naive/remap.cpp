@@ -1,14 +1,12 @@
 // Remap and its gradients, in double. Output pixel (n, h, w) reads src[n] at the point
-// (x, y) = map_xy[n, h, w]: bilinearly from its four taps (LINEAR) or at the pixel its
-// coordinates round to, halves to even (NEAREST), each tap folded into the image by the border
-// mode (src/naive/border.h, as WarpPerspective's).
+// (x, y) = map_xy[n, h, w] (remap_point.h: bilinear or nearest taps, folded by the border mode).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "src/naive/border.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
+#include "src/naive/remap_point.h"
 #include "src/naive/type_cvt.h"
 
 namespace neomeg::dnn::naive {
@@ -17,32 +15,14 @@ namespace {
 using Param = param::Remap;
 using BorderMode = Param::BorderMode;
 
-// The point map_xy[n, h, w] and its taps. NEAREST has one tap, row[0] / col[0] with weight 1.
-struct Point : border::BilinearPoint {
-    bool nearest = false;
-    double weight(int i, int j) const {
-        return nearest ? (i == 0 && j == 0 ? 1.0 : 0.0) : BilinearPoint::weight(i, j);
-    }
-};
+using remap::Point;
 
 Point point_of(const Param& p, const TensorND& map_xy, size_t n, size_t h, size_t w, int64_t ih,
                int64_t iw) {
     size_t xi[4] = {n, h, w, 0}, yi[4] = {n, h, w, 1};
     double x = load_scalar(map_xy, offset_of(map_xy.layout, xi)).f;
     double y = load_scalar(map_xy, offset_of(map_xy.layout, yi)).f;
-    Point pt{border::bilinear_point(p.border_type, x, y, ih, iw)};
-    if (p.imode == Param::InterpolationMode::NEAREST && pt.finite) {
-        pt.nearest = true;
-        // nearbyint rounds halves to even in the default rounding mode.
-        pt.row[0] = border::index(p.border_type, border::clamp_far(std::nearbyint(y)), ih);
-        pt.col[0] = border::index(p.border_type, border::clamp_far(std::nearbyint(x)), iw);
-    }
-    return pt;
-}
-
-// The number of taps per axis: 2 (LINEAR) or 1 (NEAREST).
-int taps(const Point& pt) {
-    return pt.nearest ? 1 : 2;
+    return remap::point_at(p, x, y, ih, iw);
 }
 
 double tap_value(const Param& p, const TensorND& src, size_t n, size_t c, const Point& pt, int i,
@@ -70,8 +50,8 @@ public:
                             : std::numeric_limits<double>::quiet_NaN();
             else {
                 v = 0;
-                for (int i = 0; i < taps(pt); ++i)
-                    for (int j = 0; j < taps(pt); ++j)
+                for (int i = 0; i < pt.taps(); ++i)
+                    for (int j = 0; j < pt.taps(); ++j)
                         v += pt.weight(i, j) * tap_value(m_param, src, idx[0], idx[1], pt, i, j);
             }
             store_scalar(dst, offset_of(dst.layout, idx.data()), Scalar::of_float(v));
@@ -100,8 +80,8 @@ public:
             if (!pt.finite)
                 return;
             double g = load_scalar(diff, offset_of(diff.layout, idx.data())).f;
-            for (int i = 0; i < taps(pt); ++i)
-                for (int j = 0; j < taps(pt); ++j) {
+            for (int i = 0; i < pt.taps(); ++i)
+                for (int j = 0; j < pt.taps(); ++j) {
                     if (pt.row[i] < 0 || pt.col[j] < 0)
                         continue;
                     size_t gi[4] = {idx[0], idx[1], static_cast<size_t>(pt.row[i]),

@@ -1,13 +1,12 @@
 // ROIAlign and its gradient, in double. Each roi cuts its box into pooled_height x pooled_width
 // bins and each bin into a grid of equal sub-bins whose centres are sampled bilinearly from the
-// four pixels around them, a pixel outside the image reading 0 (MegDNN's rule, so a sample fades
-// to 0 across the border's last pixel).
+// four pixels around them, a pixel outside the image reading 0 (src/common/roi_geometry.h).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "src/common/roi.h"
-#include "src/naive/border.h"
+#include "src/common/roi_geometry.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 #include "src/naive/type_cvt.h"
@@ -17,15 +16,7 @@ namespace {
 
 using Param = param::ROIAlign;
 
-// One roi's bins in src pixels.
-struct Grid {
-    size_t image = 0;
-    double y0 = 0, x0 = 0, bin_h = 0, bin_w = 0;
-    uint32_t sh = 0, sw = 0;  // samples per bin, down and across
-
-    double y(size_t ph, uint32_t iy) const { return y0 + bin_h * (ph + (iy + 0.5) / sh); }
-    double x(size_t pw, uint32_t ix) const { return x0 + bin_w * (pw + (ix + 0.5) / sw); }
-};
+using Grid = roi::AlignGrid;
 
 // The rois' grids, after checking that each names an image of the batch.
 std::vector<Grid> grids_of(const Param& p, const TensorND& rois, size_t batch,
@@ -39,20 +30,7 @@ std::vector<Grid> grids_of(const Param& p, const TensorND& rois, size_t batch,
         }
         int64_t b = roi::batch_index(r[0], batch);
         NM_THROW_IF(b < 0, IndexError, roi::bad_batch_message(who, k, r[0], batch));
-        Grid& g = grids[k];
-        g.image = static_cast<size_t>(b);
-        double s = p.spatial_scale, off = p.offset;
-        g.x0 = r[1] * s - off;
-        g.y0 = r[2] * s - off;
-        double w = std::max(r[3] * s - off - g.x0, 0.0), h = std::max(r[4] * s - off - g.y0, 0.0);
-        g.bin_h = h / p.pooled_height;
-        g.bin_w = w / p.pooled_width;
-        // Sampling "densely" (0): about one sample per pixel of the bin, at least one.
-        auto dense = [](double bin) {
-            return static_cast<uint32_t>(std::max(1.0, std::ceil(bin)));
-        };
-        g.sh = p.sample_height ? p.sample_height : dense(g.bin_h);
-        g.sw = p.sample_width ? p.sample_width : dense(g.bin_w);
+        grids[k] = roi::align_grid(p, r, static_cast<size_t>(b));
     }
     return grids;
 }
@@ -62,12 +40,12 @@ struct Taps {
     int64_t r[2], q[2];
     double w[2][2];
     Taps(double y, double x) {
-        double fy = std::floor(y), fx = std::floor(x);
-        r[0] = border::clamp_far(fy);
-        q[0] = border::clamp_far(fx);
+        roi::AxisTap ty = roi::axis_tap(y), tx = roi::axis_tap(x);
+        r[0] = ty.i0;
+        q[0] = tx.i0;
         r[1] = r[0] + 1;
         q[1] = q[0] + 1;
-        double ay = y - fy, ax = x - fx;
+        double ay = ty.a, ax = tx.a;
         for (int i = 0; i < 2; ++i)
             for (int j = 0; j < 2; ++j)
                 w[i][j] = (i ? ay : 1 - ay) * (j ? ax : 1 - ax);

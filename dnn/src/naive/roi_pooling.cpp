@@ -1,11 +1,11 @@
-// ROIPooling and its gradient. The bins are MegDNN's integer ones, computed in float32 as MegDNN
-// computes them so that every bin holds the same pixels; the values are pooled in double.
+// ROIPooling and its gradient. The bins are MegDNN's integer ones (src/common/roi_geometry.h); the
+// values are pooled in double.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "src/common/roi.h"
-#include "src/naive/border.h"
+#include "src/common/roi_geometry.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 #include "src/naive/type_cvt.h"
@@ -15,33 +15,8 @@ namespace {
 
 using Param = param::ROIPooling;
 
-// One roi in whole pixels: its image, first row and column, and its extent.
-struct Box {
-    size_t image = 0;
-    int64_t h0 = 0, w0 = 0;
-    float bin_h = 0, bin_w = 0;  // extent / pooled size, in float32 as MegDNN
-};
-
-// The pixels of bin (ph, pw), clipped to the h x w image: rows [hs, he), columns [ws, we).
-struct Bin {
-    int64_t hs, he, ws, we;
-    int64_t count() const { return (he - hs) * (we - ws); }
-};
-
-Bin bin_of(const Box& b, size_t ph, size_t pw, int64_t h, int64_t w) {
-    auto clip = [](int64_t v, int64_t len) { return std::min(std::max(v, int64_t(0)), len); };
-    auto lo = [](size_t i, float bin) {
-        return border::clamp_far(std::floor(static_cast<float>(i) * bin));
-    };
-    auto hi = [](size_t i, float bin) {
-        return border::clamp_far(std::ceil(static_cast<float>(i + 1) * bin));
-    };
-    Bin r{clip(lo(ph, b.bin_h) + b.h0, h), clip(hi(ph, b.bin_h) + b.h0, h),
-          clip(lo(pw, b.bin_w) + b.w0, w), clip(hi(pw, b.bin_w) + b.w0, w)};
-    r.he = std::max(r.he, r.hs);
-    r.we = std::max(r.we, r.ws);
-    return r;
-}
+using Box = roi::PoolBox;
+using Bin = roi::PoolBin;
 
 std::vector<Box> boxes_of(const Param& p, const TensorND& rois, size_t batch,
                           const std::string& who) {
@@ -54,18 +29,7 @@ std::vector<Box> boxes_of(const Param& p, const TensorND& rois, size_t batch,
         }
         int64_t b = roi::batch_index(r[0], batch);
         NM_THROW_IF(b < 0, IndexError, roi::bad_batch_message(who, k, r[0], batch));
-        // round(float32(v) * scale) in float32, halves away from zero.
-        auto corner = [&](double v) {
-            return border::clamp_far(std::round(static_cast<float>(v) * p.scale));
-        };
-        Box& box = boxes[k];
-        box.image = static_cast<size_t>(b);
-        box.w0 = corner(r[1]);
-        box.h0 = corner(r[2]);
-        int64_t w = std::max(corner(r[3]) - box.w0 + 1, int64_t(1));
-        int64_t h = std::max(corner(r[4]) - box.h0 + 1, int64_t(1));
-        box.bin_h = static_cast<float>(h) / static_cast<float>(p.pooled_height);
-        box.bin_w = static_cast<float>(w) / static_cast<float>(p.pooled_width);
+        boxes[k] = roi::pool_box(p, r, static_cast<size_t>(b));
     }
     return boxes;
 }
@@ -82,7 +46,7 @@ public:
         bool max = m_param.mode == Param::Mode::MAX;
         for_each_index(dst.layout, [&](const auto& idx) {
             const Box& box = boxes[idx[0]];
-            Bin bin = bin_of(box, idx[2], idx[3], h, w);
+            Bin bin = roi::pool_bin(box, idx[2], idx[3], h, w);
             double best = 0, sum = 0;
             int64_t arg = -1;
             for (int64_t y = bin.hs; y < bin.he; ++y)
@@ -130,7 +94,7 @@ public:
         for_each_index(diff.layout, [&](const auto& idx) {
             const Box& box = boxes[idx[0]];
             double d = load_scalar(diff, offset_of(diff.layout, idx.data())).f;
-            Bin bin = bin_of(box, idx[2], idx[3], h, w);
+            Bin bin = roi::pool_bin(box, idx[2], idx[3], h, w);
             if (max) {
                 int64_t s = elem<int32_t>(index, offset_of(index.layout, idx.data()));
                 if (s == -1 && bin.count() == 0)

@@ -1,16 +1,16 @@
 // WarpPerspective and its gradients, in double. Each output pixel (n, h, w) maps through mat[n]
 // to a source point (x, y); its bilinear taps are the rows floor(y) + {0, 1} and columns
-// floor(x) + {0, 1}, each folded into the image by the border mode.
+// floor(x) + {0, 1}, each folded into the image by the border mode (warp_point.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "src/naive/border.h"
 #include "src/naive/handle.h"
 #include "src/naive/indexing.h"
 #include "src/naive/iterate.h"
 #include "src/naive/type_cvt.h"
+#include "src/naive/warp_point.h"
 
 namespace neomeg::dnn::naive {
 namespace {
@@ -18,20 +18,8 @@ namespace {
 using Param = param::WarpPerspective;
 using BorderMode = Param::BorderMode;
 
-// The source point of one output pixel and its four taps.
-struct Sample : border::BilinearPoint {
-    double d = 0;  // the projection's denominator
-};
-
-Sample sample_of(const Param& p, const double* m, size_t oh, size_t ow, int64_t ih, int64_t iw) {
-    auto h = static_cast<double>(oh), w = static_cast<double>(ow);
-    double d = m[6] * w + m[7] * h + m[8];
-    double x = (m[0] * w + m[1] * h + m[2]) / d;
-    double y = (m[3] * w + m[4] * h + m[5]) / d;
-    Sample s{border::bilinear_point(p.bmode, x, y, ih, iw)};
-    s.d = d;
-    return s;
-}
+using warp::Sample;
+using warp::sample_of;
 
 // mat[n] as 9 doubles.
 void load_mat(const TensorND& mat, size_t n, double* m) {

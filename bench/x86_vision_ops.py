@@ -1,0 +1,209 @@
+"""The x86 kernels of the vision and quantization operators against naive and PyTorch 2.x.
+
+One command prints, per case, NeoMeg's x86 kernel, NeoMeg's naive reference kernel
+(NEOMEG_BACKEND=naive) and PyTorch's time, and the x86 kernel's speed-up over each (above 1.0:
+the x86 kernel is faster): ROIAlign (torchvision.ops.roi_align, aligned, 2x2 samples) and
+ROIPooling (torchvision.ops.roi_pool, max) of 128 rois into 7x7 over 2x64x50x50 features,
+deformable convolution (torchvision.ops.deform_conv2d, DCNv2 with a mask) 32->32 3x3 on
+4x32x28x28, Remap on 4x32x64x64 (F.grid_sample, bilinear, border padding: the same samples
+as replicate), and FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
+torch._fake_quantize_learnable_per_tensor_affine), each forward alone and forward+backward.
+PyTorch's column is empty where torchvision is missing (bench/setup_reference.sh installs it).
+Each framework runs in a process of its own on the same number of threads, one table per
+thread count (1 and 2 by default); on a shared machine each worker runs --rounds times,
+interleaved, and the best round counts.
+
+    PYTHONPATH=python python3 bench/x86_vision_ops.py [--threads 1 2] [--repeat 5]
+                                                      [--rounds 3] [--cases roi_align]
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from x86_ops import TORCH_PYTHON, best_of  # the worker runner, shared
+
+# One timed case per call: argv is framework (neomeg, naive or torch), case, repeat, threads;
+# prints seconds per call (the best of `repeat`).
+WORKER = r"""
+import json, os, resource, sys, time
+import numpy as np
+
+fw, case, repeat, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(0)
+feat = rng.normal(size=(2, 64, 50, 50)).astype(np.float32)
+xy = rng.uniform(0, 45, size=(128, 2))
+wh = rng.uniform(2, 20, size=(128, 2))
+rois = np.concatenate([np.arange(128)[:, None] % 2, xy, xy + wh], 1).astype(np.float32)
+dx = rng.normal(size=(4, 32, 28, 28)).astype(np.float32)
+dw = (rng.normal(size=(32, 32, 3, 3)) * 0.1).astype(np.float32)
+doff = rng.uniform(-2, 2, size=(4, 18, 28, 28)).astype(np.float32)
+dmask = rng.uniform(0, 1, size=(4, 9, 28, 28)).astype(np.float32)
+rx = rng.normal(size=(4, 32, 64, 64)).astype(np.float32)
+rmap = rng.uniform(-2, 65, size=(4, 64, 64, 2)).astype(np.float32)
+qx = rng.normal(size=(32, 64, 56, 56)).astype(np.float32)
+
+if fw in ("neomeg", "naive"):
+    if fw == "naive":
+        os.environ["NEOMEG_BACKEND"] = "naive"
+    import megengine as mge
+    import megengine.functional as F
+    from megengine.autodiff import GradManager
+    from megengine.quantization import create_qparams, fake_quant_tensor
+    from megengine.quantization.utils import lsq_forward
+
+    T = mge.Tensor
+    qp = create_qparams(dtype_meta="qint8", scale=T(0.05))
+
+    def fwd_bwd(f, *xs):
+        def g():
+            ts = [T(v) for v in xs]
+            gm = GradManager().attach(ts)
+            with gm:
+                y = f(*ts)
+                gm.backward(y, F.ones_like(y))
+        return g
+
+    roi = T(rois)
+    cases = {
+        "roi_align": lambda: F.vision.roi_align(x_feat, roi, (7, 7), sample_points=2),
+        "roi_align_fwd_bwd": fwd_bwd(
+            lambda a: F.vision.roi_align(a, roi, (7, 7), sample_points=2), feat),
+        "roi_pool": lambda: F.vision.roi_pooling(x_feat, roi, (7, 7)),
+        "roi_pool_fwd_bwd": fwd_bwd(lambda a: F.vision.roi_pooling(a, roi, (7, 7)), feat),
+        "deform_conv": lambda: F.deformable_conv2d(x_d, w_d, o_d, m_d, padding=1),
+        "deform_conv_fwd_bwd": fwd_bwd(
+            lambda a, w, o, m: F.deformable_conv2d(a, w, o, m, padding=1), dx, dw, doff, dmask),
+        "remap": lambda: F.vision.remap(x_r, m_r),
+        "remap_fwd_bwd": fwd_bwd(lambda a, m: F.vision.remap(a, m), rx, rmap),
+        "fake_quant": lambda: fake_quant_tensor(x_q, qp),
+        "fake_quant_fwd_bwd": fwd_bwd(lambda a: fake_quant_tensor(a, qp), qx),
+        "lsq_fwd_bwd": fwd_bwd(lambda a, s: lsq_forward(-128, 127, a, s),
+                               qx, np.float32(0.05)),
+    }
+    x_feat, x_d, w_d, o_d, m_d = T(feat), T(dx), T(dw), T(doff), T(dmask)
+    x_r, m_r, x_q = T(rx), T(rmap), T(qx)
+    sync = lambda y: y.numpy() if hasattr(y, "numpy") else y
+else:
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    try:
+        from torchvision.ops import deform_conv2d, roi_align, roi_pool
+    except ImportError:
+        print("torchvision is not installed", file=sys.stderr)
+        sys.exit(1)
+    roi = torch.tensor(rois)
+    # grid_sample's normalised coordinates of remap's pixel points (align_corners=True: -1 and 1
+    # are the first and last pixels' centres).
+    grid = torch.tensor(rmap) / torch.tensor([63.0, 63.0]) * 2 - 1
+
+    def fwd_bwd(f, *xs):
+        def g():
+            ts = [torch.tensor(v).requires_grad_() for v in xs]
+            y = f(*ts)
+            y.backward(torch.ones_like(y))
+        return g
+
+    def no_grad(f):
+        def g():
+            with torch.no_grad():
+                return f()
+        return g
+
+    t = {k: torch.tensor(v) for k, v in dict(feat=feat, dx=dx, dw=dw, doff=doff, dmask=dmask,
+                                                  rx=rx, qx=qx).items()}
+    ra = lambda a: roi_align(a, roi, (7, 7), 1.0, 2, aligned=True)
+    dc = lambda a, w, o, m: deform_conv2d(a, o, w, padding=1, mask=m)
+    rm = lambda a, g: F.grid_sample(a, g, "bilinear", "border", align_corners=True)
+    fq = lambda a: torch.fake_quantize_per_tensor_affine(a, 0.05, 0, -128, 127)
+    lsq = lambda a, s: torch._fake_quantize_learnable_per_tensor_affine(
+        a, s, torch.zeros(1), -128, 127, 1.0)
+    cases = {
+        "roi_align": no_grad(lambda: ra(t["feat"])),
+        "roi_align_fwd_bwd": fwd_bwd(ra, feat),
+        "roi_pool": no_grad(lambda: roi_pool(t["feat"], roi, (7, 7), 1.0)),
+        "roi_pool_fwd_bwd": fwd_bwd(lambda a: roi_pool(a, roi, (7, 7), 1.0), feat),
+        "deform_conv": no_grad(lambda: dc(t["dx"], t["dw"], t["doff"], t["dmask"])),
+        "deform_conv_fwd_bwd": fwd_bwd(dc, dx, dw, doff, dmask),
+        "remap": no_grad(lambda: rm(t["rx"], grid)),
+        "remap_fwd_bwd": fwd_bwd(lambda a: rm(a, grid), rx),
+        "fake_quant": no_grad(lambda: fq(t["qx"])),
+        "fake_quant_fwd_bwd": fwd_bwd(fq, qx),
+        "lsq_fwd_bwd": fwd_bwd(lsq, qx, np.array([0.05], np.float32)),
+    }
+    sync = lambda y: y
+
+f = cases[case]
+sync(f())  # warm-up: plans are made on the first call
+times = []
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    sync(f())
+    times.append(time.perf_counter() - t0)
+print(json.dumps({"seconds": min(times),
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+CASES = [
+    "roi_align",
+    "roi_align_fwd_bwd",
+    "roi_pool",
+    "roi_pool_fwd_bwd",
+    "deform_conv",
+    "deform_conv_fwd_bwd",
+    "remap",
+    "remap_fwd_bwd",
+    "fake_quant",
+    "fake_quant_fwd_bwd",
+    "lsq_fwd_bwd",
+]
+
+
+def print_table(args, threads):
+    print(f"{threads} thread(s)")
+    head = f"{'case (ms)':<22}{'x86':>10}{'naive':>11}{'PyTorch':>10}{'/naive':>9}{'/torch':>9}"
+    print(head)
+    for case in args.cases:
+        wargs = [case, str(args.repeat), str(threads)]
+        runs = [(sys.executable, WORKER, [fw, *wargs], threads) for fw in ("neomeg", "naive")] + [
+            (args.torch_python, WORKER, ["torch", *wargs], threads)
+        ]
+        (ours, naive, theirs), why = best_of(args.rounds, "seconds", min, *runs)
+        if ours is None:
+            print(f"{case:<22} failed: {why}")
+            continue
+        o = ours["seconds"] * 1e3
+        cells = [f"{o:>10.3f}"]
+        ratios = []
+        for ref, width in ((naive, 11), (theirs, 10)):
+            if ref is None:
+                cells.append(f"{'-':>{width}}")
+                ratios.append(f"{'-':>9}")
+            else:
+                r = ref["seconds"] * 1e3
+                cells.append(f"{r:>{width}.3f}")
+                ratios.append(f"{r / o:>9.2f}")
+        print(f"{case:<22}{''.join(cells)}{''.join(ratios)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cases", nargs="+", default=CASES)
+    ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    args = ap.parse_args()
+    if min(args.threads) < 1:
+        ap.error("--threads must be positive")
+    for threads in args.threads:
+        print_table(args, threads)
+    print("/naive, /torch = their time / the x86 kernel's (above 1.0: the x86 kernel is faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+// DeformableConvForward and its gradients on x86, as MegEngine's and torchvision's CPU kernels
+// compute them: per image, the masked bilinear samples of every (input channel, tap) at every
+// output position ("columns", IC * FH * FW rows of OH * OW) built across OpenMP threads, and the
+// contraction with the filter as one float32 GEMM per group (oneDNN's sgemm): dst = filter x
+// columns, filter gradient += diff x columns^T, column gradient = filter^T x diff, which the data
+// gradient scatters back to src, offset and mask. Samples follow naive's rule
+// (src/common/deformable_conv.h) and are computed in double, rounded once into the columns; naive
+// sums the products in double, the GEMM in float32, so results differ from naive's by the
+// float32 sum's rounding (tests: dnn/test/x86/deformable_conv.cpp). float32 only; other dtypes
+// run naive.
+#include <algorithm>
+#include <vector>
+
+#include "src/common/deformable_conv.h"
+#include "src/x86/dense_gemm.h"
+#include "src/x86/from_double.h"
+#include "src/x86/loop_kernel.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+using namespace dense_gemm;
+
+// The geometry in plain integers.
+struct Geo {
+    long N, IC, IH, IW, OC, OH, OW, FH, FW, K, icg, ocg, icdg, dg, G;
+    long sh, sw, ph, pw, dh, dw;
+
+    explicit Geo(const DeformableGeometry& g)
+        : N(long(g.conv.n)),
+          IC(long(g.conv.ic)),
+          IH(long(g.ih())),
+          IW(long(g.iw())),
+          OC(long(g.conv.oc)),
+          OH(long(g.oh())),
+          OW(long(g.ow())),
+          FH(long(g.fh())),
+          FW(long(g.fw())),
+          K(FH * FW),
+          icg(long(g.conv.icg)),
+          ocg(long(g.conv.ocg)),
+          icdg(IC / long(g.dg)),
+          dg(long(g.dg)),
+          G(long(g.conv.group)),
+          sh(g.conv.stride[1]),
+          sw(g.conv.stride[2]),
+          ph(g.conv.pad[1]),
+          pw(g.conv.pad[2]),
+          dh(g.conv.dil[1]),
+          dw(g.conv.dil[2]) {}
+
+    long P() const { return OH * OW; }
+    size_t col_rows() const { return size_t(IC * K); }
+};
+
+// The sample point of (n, ic, k, oh, ow) and its value (0 outside), in double as naive.
+struct Sampler {
+    const Geo& g;
+    const float* src;  // dense (N, IC, IH, IW)
+    const float* off;  // dense (N, 2 * dg * K, OH, OW)
+
+    size_t off_h(long n, long ic, long k, long oh, long ow) const {
+        return size_t(((n * 2 * g.dg * g.K + 2 * ((ic / g.icdg) * g.K + k)) * g.OH + oh) * g.OW +
+                      ow);
+    }
+    size_t mask_at(long n, long ic, long k, long oh, long ow) const {
+        return size_t(((n * g.dg * g.K + (ic / g.icdg) * g.K + k) * g.OH + oh) * g.OW + ow);
+    }
+    DeformSample at(long n, long ic, long k, long oh, long ow) const {
+        size_t o = off_h(n, ic, k, oh, ow);
+        double h = double(oh * g.sh - g.ph + (k / g.FW) * g.dh) + off[o];
+        double w = double(ow * g.sw - g.pw + (k % g.FW) * g.dw) + off[o + size_t(g.P())];
+        return deform_locate(h, w, g.IH, g.IW);
+    }
+    double tap(const float* plane, const DeformSample& s, int i, int j) const {
+        long r = s.h0 + i, c = s.w0 + j;
+        return r >= 0 && r < g.IH && c >= 0 && c < g.IW ? plane[r * g.IW + c] : 0.0;
+    }
+    double value(const float* plane, const DeformSample& s) const {
+        if (!s.inside)
+            return 0;
+        return (1 - s.lh) * ((1 - s.lw) * tap(plane, s, 0, 0) + s.lw * tap(plane, s, 0, 1)) +
+               s.lh * ((1 - s.lw) * tap(plane, s, 1, 0) + s.lw * tap(plane, s, 1, 1));
+    }
+    const float* plane(long n, long ic) const { return src + (n * g.IC + ic) * g.IH * g.IW; }
+};
+
+// Image n's masked samples, (IC * K) x (OH * OW), across threads by rows.
+void columns(const Geo& g, const Sampler& s, const float* mask, long n, float* cols) {
+    const long P = g.P();
+    parallel_ranges(
+            g.col_rows(), g.col_rows() * size_t(P) * 16, kParallelGrain, [&](size_t b, size_t e) {
+                for (size_t row = b; row < e; ++row) {
+                    long ic = long(row) / g.K, k = long(row) % g.K;
+                    const float* plane = s.plane(n, ic);
+                    float* out = cols + row * size_t(P);
+                    // The row's offset and mask planes and tap position, once per row (the
+                    // same values Sampler::at forms per sample).
+                    const float* oh_plane = s.off + s.off_h(n, ic, k, 0, 0);
+                    const float* ow_plane = oh_plane + P;
+                    const float* m_plane = mask + s.mask_at(n, ic, k, 0, 0);
+                    const long kh = (k / g.FW) * g.dh - g.ph, kw = (k % g.FW) * g.dw - g.pw;
+                    for (long oh = 0; oh < g.OH; ++oh)
+                        for (long ow = 0; ow < g.OW; ++ow) {
+                            long p = oh * g.OW + ow;
+                            double h = double(oh * g.sh + kh) + oh_plane[p];
+                            double w = double(ow * g.sw + kw) + ow_plane[p];
+                            DeformSample smp = deform_locate(h, w, g.IH, g.IW);
+                            out[p] = static_cast<float>(double(m_plane[p]) * s.value(plane, smp));
+                        }
+                }
+            });
+}
+
+class DeformableConvForwardImpl final : public LoopKernel<DeformableConvForward> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
+                 Workspace ws) override {
+        if (!float32_call(in, out)) {
+            run_naive(in, out, ws);
+            return;
+        }
+        m_last = "im2col+sgemm";
+        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
+                                       in[3].layout));
+        if (out[0].layout.is_empty())
+            return;
+        std::vector<float> bs, bf, bo, bm, bd;
+        Sampler s{g, dense(in[0], bs), dense(in[2], bo)};
+        const float* filter = dense(in[1], bf);
+        const float* mask = dense(in[3], bm);
+        float* dst = dense_out(out[0], bd);
+        const long P = g.P(), KK = g.icg * g.K;
+        std::vector<float> cols(g.col_rows() * size_t(P));
+        for (long n = 0; n < g.N; ++n) {
+            columns(g, s, mask, n, cols.data());
+            for (long gr = 0; gr < g.G; ++gr)
+                gemm('N', 'N', g.ocg, P, KK, filter + gr * g.ocg * KK, KK,
+                     cols.data() + gr * KK * P, P, 0.f, dst + (n * g.OC + gr * g.ocg) * P, P);
+        }
+        store(out[0], dst);
+    }
+};
+
+class DeformableConvBackwardFilterImpl final : public LoopKernel<DeformableConvBackwardFilter> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    // in: src, offset, mask, diff; out: the filter's gradient.
+    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
+                 Workspace ws) override {
+        if (!float32_call(in, out)) {
+            run_naive(in, out, ws);
+            return;
+        }
+        m_last = "im2col+sgemm";
+        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, out[0].layout, in[1].layout,
+                                       in[2].layout));
+        if (out[0].layout.is_empty())
+            return;
+        std::vector<float> bs, bo, bm, bd, bg;
+        Sampler s{g, dense(in[0], bs), dense(in[1], bo)};
+        const float* mask = dense(in[2], bm);
+        const float* diff = dense(in[3], bd);
+        float* grad = dense_out(out[0], bg);
+        const long P = g.P(), KK = g.icg * g.K;
+        std::fill(grad, grad + out[0].layout.total_nr_elems(), 0.f);
+        std::vector<float> cols(g.col_rows() * size_t(P));
+        for (long n = 0; n < g.N; ++n) {
+            columns(g, s, mask, n, cols.data());
+            for (long gr = 0; gr < g.G; ++gr)
+                gemm('N', 'T', g.ocg, KK, P, diff + (n * g.OC + gr * g.ocg) * P, P,
+                     cols.data() + gr * KK * P, P, 1.f, grad + gr * g.ocg * KK, KK);
+        }
+        store(out[0], grad);
+    }
+};
+
+class DeformableConvBackwardDataImpl final : public LoopKernel<DeformableConvBackwardData> {
+public:
+    using LoopKernel::LoopKernel;
+
+protected:
+    // in: src, filter, offset, mask, diff; out: src, offset and mask gradients.
+    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
+                 Workspace ws) override {
+        if (!float32_call(in, out)) {
+            run_naive(in, out, ws);
+            return;
+        }
+        m_last = "im2col+sgemm";
+        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
+                                       in[3].layout));
+        std::vector<float> bs, bf, bo, bm, bd, b0, b1, b2;
+        Sampler s{g, dense(in[0], bs), dense(in[2], bo)};
+        const float* filter = dense(in[1], bf);
+        const float* mask = dense(in[3], bm);
+        const float* diff = dense(in[4], bd);
+        float* src_grad = dense_out(out[0], b0);
+        float* off_grad = dense_out(out[1], b1);
+        float* mask_grad = dense_out(out[2], b2);
+        const long P = g.P(), KK = g.icg * g.K, plane_n = g.IH * g.IW;
+        std::vector<float> col_grad(g.col_rows() * size_t(P));
+        for (long n = 0; n < g.N; ++n) {
+            for (long gr = 0; gr < g.G; ++gr)
+                gemm('T', 'N', KK, P, g.ocg, filter + gr * g.ocg * KK, KK,
+                     diff + (n * g.OC + gr * g.ocg) * P, P, 0.f, col_grad.data() + gr * KK * P, P);
+            // src's gradient: each input plane sums its samples' shares in double (planes
+            // across threads).
+            parallel_ranges(
+                    size_t(g.IC), size_t(g.IC * g.K * P) * 24, kParallelGrain,
+                    [&](size_t b, size_t e) {
+                        std::vector<double> acc(static_cast<size_t>(plane_n));
+                        for (long ic = long(b); ic < long(e); ++ic) {
+                            std::fill(acc.begin(), acc.end(), 0.0);
+                            for (long k = 0; k < g.K; ++k) {
+                                const float* cg = col_grad.data() + (ic * g.K + k) * P;
+                                for (long oh = 0; oh < g.OH; ++oh)
+                                    for (long ow = 0; ow < g.OW; ++ow) {
+                                        DeformSample smp = s.at(n, ic, k, oh, ow);
+                                        if (!smp.inside)
+                                            continue;
+                                        double cm = double(cg[oh * g.OW + ow]) *
+                                                    mask[s.mask_at(n, ic, k, oh, ow)];
+                                        for (int i = 0; i < 2; ++i)
+                                            for (int j = 0; j < 2; ++j) {
+                                                long r = smp.h0 + i, c = smp.w0 + j;
+                                                if (r >= 0 && r < g.IH && c >= 0 && c < g.IW)
+                                                    acc[size_t(r * g.IW + c)] +=
+                                                            cm * (i ? smp.lh : 1 - smp.lh) *
+                                                            (j ? smp.lw : 1 - smp.lw);
+                                            }
+                                    }
+                            }
+                            float* o = src_grad + (n * g.IC + ic) * plane_n;
+                            for (long i = 0; i < plane_n; ++i)
+                                o[i] = from_double<float>(acc[size_t(i)]);
+                        }
+                    });
+            // offset's and mask's gradients: each (deformable group, tap, output row) sums its
+            // group's channels in double (rows across threads).
+            size_t rows = size_t(g.dg * g.K * g.OH);
+            parallel_ranges(
+                    rows, rows * size_t(g.OW * g.icdg) * 24, kParallelGrain,
+                    [&](size_t b, size_t e) {
+                        for (size_t u = b; u < e; ++u) {
+                            long d = long(u) / (g.K * g.OH), k = long(u) / g.OH % g.K,
+                                 oh = long(u) % g.OH;
+                            for (long ow = 0; ow < g.OW; ++ow) {
+                                double gm = 0, gh = 0, gw = 0;
+                                size_t mi = 0, oi = 0;
+                                for (long ic = d * g.icdg; ic < (d + 1) * g.icdg; ++ic) {
+                                    mi = s.mask_at(n, ic, k, oh, ow);
+                                    oi = s.off_h(n, ic, k, oh, ow);
+                                    DeformSample smp = s.at(n, ic, k, oh, ow);
+                                    if (!smp.inside)
+                                        continue;
+                                    const float* plane = s.plane(n, ic);
+                                    double cg =
+                                            col_grad[size_t((ic * g.K + k) * P + oh * g.OW + ow)];
+                                    double m = mask[mi];
+                                    gm += cg * s.value(plane, smp);
+                                    double v00 = s.tap(plane, smp, 0, 0),
+                                           v01 = s.tap(plane, smp, 0, 1),
+                                           v10 = s.tap(plane, smp, 1, 0),
+                                           v11 = s.tap(plane, smp, 1, 1);
+                                    gh += cg * m *
+                                          ((1 - smp.lw) * (v10 - v00) + smp.lw * (v11 - v01));
+                                    gw += cg * m *
+                                          ((1 - smp.lh) * (v01 - v00) + smp.lh * (v11 - v10));
+                                }
+                                if (g.icdg == 0)
+                                    continue;
+                                mask_grad[mi] = from_double<float>(gm);
+                                off_grad[oi] = from_double<float>(gh);
+                                off_grad[oi + size_t(P)] = from_double<float>(gw);
+                            }
+                        }
+                    });
+        }
+        store(out[0], src_grad);
+        store(out[1], off_grad);
+        store(out[2], mask_grad);
+    }
+};
+
+}  // namespace
+NM_REGISTER_X86(DeformableConvForward, DeformableConvForwardImpl);
+NM_REGISTER_X86(DeformableConvBackwardData, DeformableConvBackwardDataImpl);
+NM_REGISTER_X86(DeformableConvBackwardFilter, DeformableConvBackwardFilterImpl);
+}  // namespace neomeg::dnn::x86

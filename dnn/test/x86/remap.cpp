@@ -1,0 +1,96 @@
+// Remap and its gradients on the x86 handle against naive, bit for bit: every border mode with
+// LINEAR and NEAREST, points inside, on pixel centres and halves, past every edge, far outside,
+// NaN and infinite, 1-pixel and odd images, outputs larger and smaller than src, padded inputs
+// and outputs, enough channels for the OpenMP split, empty outputs, and float16 (naive's kernel).
+#include <cmath>
+#include <limits>
+
+#include "x86/vision_loops.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using BMode = param::Remap::BorderMode;
+using IMode = param::Remap::InterpolationMode;
+
+// (N, OH, OW, 2) points: random in [-3, size + 3) with some exact centres, halves and specials.
+std::vector<double> map_values(const TensorShape& s, double w, double h, std::mt19937& rng) {
+    std::uniform_real_distribution<double> ux(-3, w + 3), uy(-3, h + 3);
+    std::vector<double> v(s.total_nr_elems());
+    const double special[] = {0.5,
+                              1.0,
+                              -0.5,
+                              1e12,
+                              -1e12,
+                              std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN(),
+                              w - 1,
+                              h - 0.5};
+    for (size_t i = 0; i < v.size(); i += 2) {
+        v[i] = ux(rng);
+        v[i + 1] = uy(rng);
+        if (i / 2 % 5 == 0)
+            v[i + (i / 2 % 2)] = special[(i / 10) % 9];
+        if (i / 2 % 7 == 3)
+            v[i] = std::round(v[i]) + 0.5;
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST_F(X86, RemapAndGradientsMatchNaiveBits) {
+    std::mt19937 rng(13);
+    struct Case {
+        TensorShape src;
+        size_t oh, ow;
+    };
+    const std::vector<Case> cases = {{{2, 3, 7, 5}, 4, 6},
+                                     {{1, 2, 1, 1}, 3, 3},
+                                     {{2, 1, 9, 11}, 13, 2},
+                                     {{1, 3, 5, 5}, 1, 1}};
+    for (bool padded : {false, true})
+        for (IMode im : {IMode::LINEAR, IMode::NEAREST})
+            for (BMode bm : {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP,
+                             BMode::CONSTANT})
+                for (const Case& c : cases) {
+                    param::Remap p;
+                    p.border_type = bm;
+                    p.imode = im;
+                    p.scalar = 0.25f;
+                    TensorShape ms{c.src[0], c.oh, c.ow, 2}, dst{c.src[0], c.src[1], c.oh, c.ow};
+                    HostTensor x = make_tensor(c.src, padded, rng);
+                    HostTensor m = make_tensor(ms, padded, rng,
+                                               map_values(ms, static_cast<double>(c.src[3]),
+                                                          static_cast<double>(c.src[2]), rng));
+                    HostTensor dy = make_tensor(dst, padded, rng);
+                    expect_naive_bits<Remap>(*handle, p, {x, m});
+                    expect_naive_bits<RemapBackwardData>(*handle, p, {m, dy}, {c.src});
+                    expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
+                }
+}
+
+TEST_F(X86, RemapLargeEmptyAndFloat16) {
+    std::mt19937 rng(17);
+    TensorShape src{2, 32, 40, 48}, ms{2, 40, 48, 2}, dst{2, 32, 40, 48};
+    HostTensor x = make_tensor(src, false, rng);
+    HostTensor m = make_tensor(ms, false, rng, map_values(ms, 48, 40, rng));
+    HostTensor dy = make_tensor(dst, false, rng);
+    param::Remap p;
+    p.border_type = BMode::REFLECT;
+    expect_naive_bits<Remap>(*handle, p, {x, m});
+    expect_naive_bits<RemapBackwardData>(*handle, p, {m, dy}, {src});
+    expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
+
+    HostTensor none({2, 3, 4, 4}, dtype::Float32), m0({2, 0, 3, 2}, dtype::Float32);
+    fill_uniform(none, -1, 1, rng);
+    expect_naive_bits<Remap>(*handle, p, {none, m0});
+    HostTensor dy0({2, 3, 0, 3}, dtype::Float32);
+    expect_naive_bits<RemapBackwardData>(*handle, p, {m0, dy0}, {{2, 3, 4, 4}});
+
+    HostTensor h16 = make_tensor({1, 2, 4, 4}, false, rng, {}, -1, 1, dtype::Float16);
+    HostTensor m16 = make_tensor({1, 3, 3, 2}, false, rng, {}, -1, 5);
+    expect_naive_bits<Remap>(*handle, p, {h16, m16}, {}, "naive");
+}

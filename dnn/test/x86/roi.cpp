@@ -1,0 +1,145 @@
+// ROIAlign, ROIPooling and their gradients on the x86 handle against naive, bit for bit: both
+// modes, fixed and dense sampling, rois inside, past every edge, inverted, wholly outside and of a
+// fractional batch index, several rois on one image (the backward's sums), odd and 1-pixel
+// images, padded inputs and outputs, no rois, the bad-batch and bad-index errors, and float16
+// (naive's kernel).
+#include "x86/vision_loops.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+// Rois over (3, C, 9, 8) images: inside, past every edge, inverted, outside, fractional batch,
+// and two more on image 0 so that contributions overlap.
+const std::vector<double> kRois = {0, 1.2, 0.5,  6.3, 7.1, 2,  -2,  -1.5, 4,   10,  1,   6,  5, 1,
+                                   2, 1,   12.5, 10,  14,  13, 2.7, 0,    0,   7.5, 8.5, 0,  3, 3,
+                                   3, 3,   0,    0,   0,   8,  9,   0,    2.5, 1.5, 5.5, 4.5};
+constexpr size_t kNumRois = 8;
+
+std::vector<double> index_values(size_t count, uint32_t samples, std::mt19937& rng) {
+    std::vector<double> v(count);
+    std::uniform_int_distribution<uint32_t> pick(0, samples - 1);
+    for (double& x : v)
+        x = pick(rng);
+    return v;
+}
+
+}  // namespace
+
+TEST_F(X86, ROIAlignMatchesNaiveBits) {
+    using Mode = param::ROIAlign::Mode;
+    std::mt19937 rng(3);
+    for (bool padded : {false, true})
+        for (Mode mode : {Mode::MAX, Mode::AVERAGE})
+            for (uint32_t samples : {2u, 0u})
+                for (TensorShape src : {TensorShape{3, 4, 9, 8}, TensorShape{3, 5, 1, 1}}) {
+                    param::ROIAlign p;
+                    p.mode = mode;
+                    p.pooled_height = 3;
+                    p.pooled_width = 2;
+                    p.sample_height = samples;
+                    p.sample_width = samples ? 3 : 0;
+                    p.spatial_scale = 0.75f;
+                    p.offset = 0.5f;
+                    HostTensor x = make_tensor(src, padded, rng);
+                    HostTensor rois = make_tensor({kNumRois, 5}, padded, rng, kRois);
+                    auto fwd = expect_naive_bits<ROIAlign>(*handle, p, {x, rois});
+                    TensorShape pooled{kNumRois, src[1], 3, 2};
+                    HostTensor dy = make_tensor(pooled, padded, rng);
+                    // MAX: the forward's own indices (dense grids differ per roi), and any
+                    // sample of a fixed grid.
+                    HostTensor index = fwd[1];
+                    if (mode == Mode::MAX && samples)
+                        index = make_tensor(pooled, padded, rng,
+                                            index_values(pooled.total_nr_elems(), 6, rng), 0, 0,
+                                            dtype::Int32);
+                    expect_naive_bits<ROIAlignBackward>(*handle, p, {dy, rois, index}, {src});
+                }
+}
+
+TEST_F(X86, ROIPoolingMatchesNaiveBits) {
+    using Mode = param::ROIPooling::Mode;
+    std::mt19937 rng(5);
+    for (bool padded : {false, true})
+        for (Mode mode : {Mode::MAX, Mode::AVERAGE})
+            for (float scale : {0.5f, 1.f})
+                for (TensorShape src : {TensorShape{3, 4, 9, 8}, TensorShape{3, 2, 13, 1}}) {
+                    param::ROIPooling p;
+                    p.mode = mode;
+                    p.pooled_height = 3;
+                    p.pooled_width = 2;
+                    p.scale = scale;
+                    HostTensor x = make_tensor(src, padded, rng);
+                    HostTensor rois = make_tensor({kNumRois, 5}, padded, rng, kRois);
+                    auto fwd = expect_naive_bits<ROIPooling>(*handle, p, {x, rois});
+                    TensorShape pooled{kNumRois, src[1], 3, 2};
+                    HostTensor dy = make_tensor(pooled, padded, rng);
+                    expect_naive_bits<ROIPoolingBackward>(*handle, p, {dy, rois, fwd[1]}, {src});
+                }
+}
+
+// Many rois and channels: the OpenMP split (the forward's (roi, channel) planes, the backward's
+// (image, channel) planes, each summing several rois).
+TEST_F(X86, ROIOpsLargeMatchNaiveBits) {
+    std::mt19937 rng(7);
+    const size_t k = 64;
+    std::vector<double> rois;
+    std::uniform_real_distribution<double> u(-8, 72);
+    for (size_t i = 0; i < k; ++i) {
+        double x1 = u(rng), y1 = u(rng);
+        for (double v : {static_cast<double>(i % 2), x1, y1, x1 + u(rng) / 2, y1 + u(rng) / 2})
+            rois.push_back(v);
+    }
+    TensorShape src{2, 16, 64, 64}, pooled{k, 16, 7, 7};
+    HostTensor x = make_tensor(src, false, rng), r = make_tensor({k, 5}, false, rng, rois);
+    HostTensor dy = make_tensor(pooled, false, rng);
+    param::ROIAlign a;
+    a.pooled_height = a.pooled_width = 7;
+    a.sample_height = a.sample_width = 2;
+    for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX}) {
+        a.mode = mode;
+        auto fwd = expect_naive_bits<ROIAlign>(*handle, a, {x, r});
+        expect_naive_bits<ROIAlignBackward>(*handle, a, {dy, r, fwd[1]}, {src});
+    }
+    param::ROIPooling q;
+    q.pooled_height = q.pooled_width = 7;
+    for (auto mode : {param::ROIPooling::Mode::AVERAGE, param::ROIPooling::Mode::MAX}) {
+        q.mode = mode;
+        auto fwd = expect_naive_bits<ROIPooling>(*handle, q, {x, r});
+        expect_naive_bits<ROIPoolingBackward>(*handle, q, {dy, r, fwd[1]}, {src});
+    }
+}
+
+TEST_F(X86, ROIOpsNoRoisBadBatchBadIndexAndFloat16) {
+    std::mt19937 rng(11);
+    HostTensor x = make_tensor({2, 3, 4, 4}, false, rng);
+    HostTensor none({0, 5}, dtype::Float32);
+    expect_naive_bits<ROIAlign>(*handle, {}, {x, none});
+    expect_naive_bits<ROIPooling>(*handle, {}, {x, none});
+    HostTensor dy0({0, 3, 1, 1}, dtype::Float32), i0({0, 3, 1, 1}, dtype::Int32);
+    // No rois: the gradient is all zeros, written by the loops.
+    expect_naive_bits<ROIAlignBackward>(*handle, {}, {dy0, none, i0}, {{2, 3, 4, 4}});
+    expect_naive_bits<ROIPoolingBackward>(*handle, {}, {dy0, none, i0}, {{2, 3, 4, 4}});
+
+    HostTensor bad = HostTensor::from({1, 5}, {2, 0, 0, 1, 1});
+    auto align = handle->create_operator<ROIAlign>();
+    EXPECT_THROW(run_op(*align, {x, bad}), IndexError);
+    auto pool = handle->create_operator<ROIPooling>();
+    EXPECT_THROW(run_op(*pool, {x, HostTensor::from({1, 5}, {-1, 0, 0, 1, 1})}), IndexError);
+    HostTensor one = HostTensor::from({1, 5}, {0, 0, 0, 3, 3});
+    HostTensor dy({1, 3, 1, 1}, dtype::Float32), idx({1, 3, 1, 1}, dtype::Int32);
+    fill_uniform(dy, -1, 1, rng);
+    idx.set_values({0, 99, 0});  // sample 99 of a 1x1 grid (dense: the roi's 4x4 bin has 4x4)
+    param::ROIAlign a;
+    a.sample_height = a.sample_width = 1;
+    auto align_b = handle->create_operator<ROIAlignBackward>();
+    align_b->param() = a;
+    EXPECT_THROW(run_op(*align_b, {dy, one, idx}, {{2, 3, 4, 4}}), IndexError);
+    auto pool_b = handle->create_operator<ROIPoolingBackward>();
+    EXPECT_THROW(run_op(*pool_b, {dy, one, idx}, {{2, 3, 4, 4}}), IndexError);
+
+    // float16: naive's kernel, the same answer.
+    HostTensor h16 = make_tensor({2, 3, 4, 4}, false, rng, {}, -1, 1, dtype::Float16);
+    expect_naive_bits<ROIAlign>(*handle, {}, {h16, one}, {}, "naive");
+}

@@ -1,0 +1,64 @@
+// WarpPerspective and its gradients on the x86 handle against naive, bit for bit: every border
+// mode, identity, affine and projective matrices (points past every edge, a denominator through
+// zero giving infinite and NaN points), mat_idx sending several outputs to one image and leaving
+// another unused, odd and 1-pixel images, padded inputs and outputs, enough channels for the
+// OpenMP split, the bad-index error, and float16 (naive's kernel).
+#include "x86/vision_loops.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+using BMode = param::WarpPerspective::BorderMode;
+
+// Three matrices per call: a shifted, scaled identity; a rotation reaching past the edges; a
+// projection whose denominator crosses zero inside the output.
+const std::vector<double> kMats = {1.1, 0,    -0.7, 0,   0.9, 1.3,  0,    0,    1,
+                                   0.8, -0.6, 2.5,  0.6, 0.8, -1.5, 0,    0,    1,
+                                   1,   0.2,  0.1,  0.1, 1,   0.3,  0.15, -0.1, -0.4};
+
+}  // namespace
+
+TEST_F(X86, WarpPerspectiveAndGradientsMatchNaiveBits) {
+    std::mt19937 rng(37);
+    struct Case {
+        TensorShape src;
+        uint32_t oh, ow;
+    };
+    const std::vector<Case> cases = {
+            {{2, 3, 7, 5}, 6, 9}, {{3, 2, 1, 1}, 3, 2}, {{2, 16, 20, 24}, 18, 26}};
+    for (bool padded : {false, true})
+        for (BMode bm :
+             {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP, BMode::CONSTANT})
+            for (const Case& c : cases) {
+                param::WarpPerspective p;
+                p.bmode = bm;
+                p.border_val = 0.5f;
+                p.out_h = c.oh;
+                p.out_w = c.ow;
+                HostTensor x = make_tensor(c.src, padded, rng);
+                HostTensor mat = make_tensor({3, 3, 3}, padded, rng, kMats);
+                // outputs 0 and 2 warp image 1, output 1 image 0 (image 2, if any, unused)
+                HostTensor idx = make_tensor({3}, padded, rng, {1, 0, 1}, 0, 0, dtype::Int32);
+                HostTensor dy = make_tensor({3, c.src[1], c.oh, c.ow}, padded, rng);
+                expect_naive_bits<WarpPerspective>(*handle, p, {x, mat, idx});
+                expect_naive_bits<WarpPerspectiveBackwardData>(*handle, p, {mat, idx, dy}, {c.src});
+                expect_naive_bits<WarpPerspectiveBackwardMat>(*handle, p, {x, mat, idx, dy});
+            }
+}
+
+TEST_F(X86, WarpPerspectiveBadIndexAndFloat16) {
+    std::mt19937 rng(41);
+    param::WarpPerspective p;
+    p.out_h = 4;
+    p.out_w = 4;
+    HostTensor x = make_tensor({2, 3, 5, 5}, false, rng);
+    HostTensor mat = make_tensor({1, 3, 3}, false, rng, {1, 0, 0, 0, 1, 0, 0, 0, 1});
+    auto op = handle->create_operator<WarpPerspective>();
+    op->param() = p;
+    EXPECT_THROW(run_op(*op, {x, mat, HostTensor::from({1}, {2}, dtype::Int32)}), IndexError);
+    HostTensor h16 = make_tensor({2, 3, 5, 5}, false, rng, {}, -1, 1, dtype::Float16);
+    expect_naive_bits<WarpPerspective>(
+            *handle, p, {h16, mat, HostTensor::from({1}, {1}, dtype::Int32)}, {}, "naive");
+}
