@@ -8,6 +8,7 @@
 #include <set>
 #include <system_error>
 
+#include "mge_import.h"
 #include "neomeg/op/op_defs.h"
 #include "neomeg/serialization/model_file.h"
 #include "neomeg/serialization/model_generated.h"
@@ -111,7 +112,8 @@ std::vector<int64_t> dims_vector(const flatbuffers::Vector<int64_t>* dims) {
 
 const fbs::Model* verified_root(std::span<const uint8_t> bytes) {
     if (bytes.size() < 8 || !flatbuffers::BufferHasIdentifier(bytes.data(), fbs::ModelIdentifier()))
-        throw ModelError("not a NeoMeg model file (no NMEG identifier)");
+        throw ModelError(
+                "not a NeoMeg model file (no NMEG identifier) nor a MegEngine one (no mgv2)");
     flatbuffers::Verifier v(bytes.data(), bytes.size());
     if (!fbs::VerifyModelBuffer(v))
         throw ModelError("model file is truncated or corrupted (flatbuffers verification failed)");
@@ -313,6 +315,17 @@ private:
     std::vector<VarNode*> m_vars;
 };
 
+// flatbuffers reads scalars in place: a buffer at an odd address is copied to an aligned one.
+template <class F>
+auto on_aligned(std::span<const uint8_t> bytes, F&& f) {
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) == 0)
+        return f(bytes);
+    std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    return f(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned.data()),
+                                      bytes.size()));
+}
+
 }  // namespace
 
 std::vector<graph::VarNode*> LoadedGraph::output_vars() const {
@@ -323,13 +336,13 @@ std::vector<graph::VarNode*> LoadedGraph::output_vars() const {
 }
 
 LoadedGraph load(std::span<const uint8_t> bytes, const LoadOptions& options) {
-    // flatbuffers reads scalars in place: a buffer at an odd address is copied to an aligned one.
-    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
-        std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
-        std::memcpy(aligned.data(), bytes.data(), bytes.size());
-        return load({reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size()}, options);
-    }
-    return Reader(verified_root(bytes), options).run();
+    return on_aligned(bytes, [&](std::span<const uint8_t> b) {
+        // The format by its first bytes: MegEngine's own files (trace.dump of MegEngine 1.13)
+        // go to the importer, which builds the same kind of graph from NeoMeg's operators.
+        if (mge::detect(b) != mge::FileKind::NotMegEngine)
+            return mge::load(b, options);
+        return Reader(verified_root(b), options).run();
+    });
 }
 
 LoadedGraph load_file(const std::string& path, const LoadOptions& options) {
@@ -344,7 +357,11 @@ LoadedGraph load_file(const std::string& path, const LoadOptions& options) {
 }
 
 Metadata read_metadata(std::span<const uint8_t> bytes) {
-    return metadata_of(verified_root(bytes));
+    return on_aligned(bytes, [](std::span<const uint8_t> b) {
+        if (mge::detect(b) == mge::FileKind::FbsV2)
+            return mge::read_metadata(b);
+        return metadata_of(verified_root(b));
+    });
 }
 
 }  // namespace neomeg::serialization
