@@ -8,6 +8,7 @@
 #include <set>
 
 #include "mge_convert.h"
+#include "utf8.h"
 
 namespace neomeg::serialization::mge {
 namespace {
@@ -27,8 +28,12 @@ bool has_tag(std::span<const uint8_t> bytes, size_t at, const char (&tag)[5]) {
     return bytes.size() >= at + 4 && std::memcmp(bytes.data() + at, tag, 4) == 0;
 }
 
+// Every string the import uses (operator types, input, output and constant names) is text.
 std::string_view text(const flatbuffers::String* s) {
-    return s ? s->string_view() : std::string_view{};
+    std::string_view v = s ? s->string_view() : std::string_view{};
+    if (!valid_utf8(v))
+        throw ModelError("MegEngine model file holds a name that is not valid UTF-8");
+    return v;
 }
 
 struct TensorMeta {

@@ -327,6 +327,11 @@ TEST(MegEngineModel, InconsistentFilesAreModelErrors) {
         EXPECT_NE(load_error(b.finish(y)).find("Elemwise"), std::string::npos);
     }
     {
+        Builder b;  // a name that is not text
+        uint32_t x = b.input("x\xff", {2, 3});
+        EXPECT_NE(load_error(b.finish(x)).find("not valid UTF-8"), std::string::npos);
+    }
+    {
         Builder b;  // a model version from the future
         uint32_t x = b.input("x", {2, 3});
         EXPECT_THROW(load(b.finish(x, 3)), ModelVersionError);
