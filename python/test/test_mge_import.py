@@ -20,6 +20,7 @@ MODELS = [
     "reduce",
     "pooling",
     "typecvt",
+    "extras",
 ]
 
 
@@ -30,8 +31,10 @@ def saved(name):
     return inputs, outputs
 
 
-@pytest.mark.parametrize("variant", ["", ".noopt"], ids=["optimized", "not_optimized"])
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize(
+    ("name", "variant"),
+    [(m, v) for m in MODELS for v in ("", ".noopt")] + [("extras", ".fuse")],
+)
 def test_graph_inference_gives_megengines_outputs(name, variant):
     inputs, want = saved(name)
     net = cgtools.GraphInference(str(FIXTURES / f"{name}{variant}.mge"))

@@ -253,6 +253,7 @@ Outs indexing_multi_axis_vec(Converter& c, const fbs::Operator& op, Inputs in) {
     auto items = axis_indices(op, in);
     require(!items.empty(), "IndexingMultiAxisVec without an index");
     dnn::param::IndexingMultiAxis p;
+    p.axes.clear();  // the definition's default is {0}
     std::vector<VarNode*> inputs = {in[0]};
     for (const auto& it : items) {
         require(it.idx != nullptr, "IndexingMultiAxisVec with a slice");

@@ -134,7 +134,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
                                            "conv_bn_relu.noopt", "resnet_tiny", "resnet_tiny.noopt",
                                            "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
                                            "reduce", "reduce.noopt", "pooling", "pooling.noopt",
-                                           "typecvt", "typecvt.noopt"),
+                                           "typecvt", "typecvt.noopt", "extras", "extras.noopt",
+                                           "extras.fuse"),
                          [](const auto& p) {
                              std::string n = p.param;
                              std::replace(n.begin(), n.end(), '.', '_');
