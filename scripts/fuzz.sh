@@ -3,7 +3,8 @@
 # fails). Its own small build directory, configured with clang and -fsanitize=fuzzer,address,
 # compiles only what the loader needs (the naive kernels, the graph runtime, the model file) and
 # reuses ccache. The seed corpus is the C++ example model plus small models dumped by
-# megengine.jit.trace (tests/fuzz/write_seed_models.py) when the Python extension is built.
+# megengine.jit.trace (tests/fuzz/write_seed_models.py) when the Python extension is built, and
+# the small MegEngine-written .mge files of src/test/fixtures/mge.
 # Safe to run again: the corpus and the findings directory are made afresh each run.
 #   NEOMEG_FUZZ_SECONDS=600 scripts/fuzz.sh   # fuzz longer (0 skips)
 #   FUZZ_BUILD_DIR=build-fuzz                  # where it builds
@@ -57,6 +58,8 @@ if PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -c "import megeng
 else
   echo "fuzz: the megengine package is not built here: seeding with the C++ example model only"
 fi
+# Models the real MegEngine 1.13 dumped (the .mge importer's test data), those within -max_len.
+find src/test/fixtures/mge -name '*.mge' -size -4097c -exec cp {} "$corpus/" \;
 ls -l "$corpus" | tail -n +2 | awk '{print "fuzz: seed " $NF " (" $5 " bytes)"}'
 
 # -timeout: one input running longer than this is a finding (a hang). -max_len lets inputs grow

@@ -8,10 +8,12 @@
 #include <set>
 #include <system_error>
 
+#include "mge_import.h"
 #include "neomeg/op/op_defs.h"
 #include "neomeg/serialization/model_file.h"
 #include "neomeg/serialization/model_generated.h"
 #include "param_codec.h"
+#include "utf8.h"
 
 namespace neomeg::serialization {
 namespace {
@@ -22,33 +24,6 @@ using graph::VarNode;
 // No tensor in a model has more bytes than this (2^48: far beyond any real model, and far from
 // overflowing size_t in the sums that follow).
 constexpr size_t kMaxTensorBytes = size_t(1) << 48;
-
-// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
-bool valid_utf8(std::string_view s) {
-    size_t i = 0;
-    while (i < s.size()) {
-        auto c = static_cast<unsigned char>(s[i]);
-        size_t len = c < 0x80           ? 1
-                     : (c >> 5) == 0x6  ? 2
-                     : (c >> 4) == 0xE  ? 3
-                     : (c >> 3) == 0x1E ? 4
-                                        : 0;
-        if (len == 0 || i + len > s.size())
-            return false;
-        uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-        for (size_t k = 1; k < len; ++k) {
-            auto cc = static_cast<unsigned char>(s[i + k]);
-            if ((cc >> 6) != 0x2)
-                return false;
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += len;
-    }
-    return true;
-}
 
 // Every string in a model (names, dtypes, metadata) is text: one that is not UTF-8 is damage,
 // and would break every caller that shows it (Python's str, error messages).
@@ -111,7 +86,8 @@ std::vector<int64_t> dims_vector(const flatbuffers::Vector<int64_t>* dims) {
 
 const fbs::Model* verified_root(std::span<const uint8_t> bytes) {
     if (bytes.size() < 8 || !flatbuffers::BufferHasIdentifier(bytes.data(), fbs::ModelIdentifier()))
-        throw ModelError("not a NeoMeg model file (no NMEG identifier)");
+        throw ModelError(
+                "not a NeoMeg model file (no NMEG identifier) nor a MegEngine one (no mgv2)");
     flatbuffers::Verifier v(bytes.data(), bytes.size());
     if (!fbs::VerifyModelBuffer(v))
         throw ModelError("model file is truncated or corrupted (flatbuffers verification failed)");
@@ -313,6 +289,17 @@ private:
     std::vector<VarNode*> m_vars;
 };
 
+// flatbuffers reads scalars in place: a buffer at an odd address is copied to an aligned one.
+template <class F>
+auto on_aligned(std::span<const uint8_t> bytes, F&& f) {
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) == 0)
+        return f(bytes);
+    std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    return f(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned.data()),
+                                      bytes.size()));
+}
+
 }  // namespace
 
 std::vector<graph::VarNode*> LoadedGraph::output_vars() const {
@@ -323,13 +310,13 @@ std::vector<graph::VarNode*> LoadedGraph::output_vars() const {
 }
 
 LoadedGraph load(std::span<const uint8_t> bytes, const LoadOptions& options) {
-    // flatbuffers reads scalars in place: a buffer at an odd address is copied to an aligned one.
-    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
-        std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
-        std::memcpy(aligned.data(), bytes.data(), bytes.size());
-        return load({reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size()}, options);
-    }
-    return Reader(verified_root(bytes), options).run();
+    return on_aligned(bytes, [&](std::span<const uint8_t> b) {
+        // The format by its first bytes: MegEngine's own files (trace.dump of MegEngine 1.13)
+        // go to the importer, which builds the same kind of graph from NeoMeg's operators.
+        if (mge::detect(b) != mge::FileKind::NotMegEngine)
+            return mge::load(b, options);
+        return Reader(verified_root(b), options).run();
+    });
 }
 
 LoadedGraph load_file(const std::string& path, const LoadOptions& options) {
@@ -344,7 +331,11 @@ LoadedGraph load_file(const std::string& path, const LoadOptions& options) {
 }
 
 Metadata read_metadata(std::span<const uint8_t> bytes) {
-    return metadata_of(verified_root(bytes));
+    return on_aligned(bytes, [](std::span<const uint8_t> b) {
+        if (mge::detect(b) == mge::FileKind::FbsV2)
+            return mge::read_metadata(b);
+        return metadata_of(verified_root(b));
+    });
 }
 
 }  // namespace neomeg::serialization

@@ -1,0 +1,83 @@
+"""Models that the real MegEngine 1.13 traced and dumped (src/test/fixtures/mge/*.mge, written by
+make_mge_models.py there) run under ``GraphInference`` and ``load_graph`` and give MegEngine's
+outputs on the saved inputs; damaged files raise ``ModelError``."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from megengine.core.tensor.megbrain_graph import load_graph
+from megengine.utils import comp_graph_tools as cgtools
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "src" / "test" / "fixtures" / "mge"
+MODELS = [
+    "linear",
+    "conv_bn_relu",
+    "resnet_tiny",
+    "shapes",
+    "elemwise",
+    "reduce",
+    "pooling",
+    "typecvt",
+    "extras",
+]
+
+
+def saved(name):
+    data = np.load(FIXTURES / f"{name}.npz")
+    inputs = {k[3:]: data[k] for k in data.files if k.startswith("in_")}
+    outputs = {k[4:]: data[k] for k in data.files if k.startswith("out_")}
+    return inputs, outputs
+
+
+@pytest.mark.parametrize(
+    ("name", "variant"),
+    [(m, v) for m in MODELS for v in ("", ".noopt")] + [("extras", ".fuse")],
+)
+def test_graph_inference_gives_megengines_outputs(name, variant):
+    inputs, want = saved(name)
+    net = cgtools.GraphInference(str(FIXTURES / f"{name}{variant}.mge"))
+    assert sorted(net.input_names) == sorted(inputs)
+    got = net.run(inp_dict=inputs)
+    assert sorted(got) == sorted(want)
+    for k, v in want.items():
+        assert got[k].dtype == v.dtype, k
+        np.testing.assert_allclose(got[k], v, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_load_graph_describes_and_runs_a_megengine_model():
+    inputs, want = saved("resnet_tiny")
+    with open(FIXTURES / "resnet_tiny.mge", "rb") as f:
+        ret = load_graph(f)
+    assert [v.name for v in ret.output_vars_list] == ["out"]
+    assert ret.output_vars_dict["out"].shape == (2, 10)
+    assert ret.output_vars_dict["out"].dtype == np.float32
+    assert ret.metadata["producer"].startswith("MegEngine")
+    got = ret.graph.run(inputs)
+    np.testing.assert_allclose(got["out"], want["out"], rtol=1e-5, atol=1e-6)
+    # A path works too, and another batch size: a MegEngine graph's inputs are all free.
+    g = load_graph(str(FIXTURES / "resnet_tiny.mge")).graph
+    assert g.run({"data": np.zeros((3, 3, 32, 32), "float32")})["out"].shape == (3, 10)
+    with pytest.raises(ValueError, match="takes inputs"):
+        g.run({"nope": np.zeros(1)})
+
+
+def test_older_fbs_format_is_refused_with_a_message():
+    with pytest.raises(cgtools.ModelError, match="dump_format"):
+        cgtools.GraphInference(str(FIXTURES / "linear.fbs1.mge"))
+
+
+def test_truncated_and_corrupted_files_raise_model_error():
+    good = (FIXTURES / "conv_bn_relu.mge").read_bytes()
+    for n in range(0, len(good), 37):
+        with pytest.raises(cgtools.ModelError):
+            cgtools.GraphInference(good[:n])
+    rng = np.random.RandomState(0)
+    for pos in rng.randint(0, len(good), 200):
+        bad = bytearray(good)
+        bad[pos] ^= 0xFF
+        try:
+            cgtools.GraphInference(bytes(bad))
+        except (cgtools.ModelError, ValueError, RuntimeError):
+            pass  # damage found; a byte of a weight leaves a valid model

@@ -1,0 +1,481 @@
+// Conversions of MegEngine's computing operators (elementwise, convolution, pooling,
+// normalisation, reduction, matrix product, dtype conversion) into NeoMeg ops. MegEngine's param
+// values are its enums' numbers (dnn/scripts/opr_param_defs.py); each is mapped by meaning,
+// never by number, and a value NeoMeg has no counterpart of is a ModelError naming it.
+#include <cmath>
+#include <limits>
+
+#include "mge_convert.h"
+#include "neomeg/op/op_defs.h"
+
+namespace neomeg::serialization::mge {
+namespace {
+
+using dnn::str_cat;
+using graph::VarNode;
+using Inputs = std::span<VarNode* const>;
+using Outs = std::vector<VarNode*>;
+using Mode = dnn::param::Elemwise::Mode;
+
+void require_inputs(Inputs in, size_t lo, size_t hi) {
+    require(in.size() >= lo && in.size() <= hi,
+            lo == hi ? str_cat("takes ", lo, " inputs, the file gives ", in.size())
+                     : str_cat("takes ", lo, " to ", hi, " inputs, the file gives ", in.size()));
+}
+
+VarNode* elemwise(Converter& c, Mode mode, std::initializer_list<VarNode*> in) {
+    return c.insert1(ops::Elemwise(dnn::param::Elemwise{mode}), in);
+}
+
+// ---- Elemwise ----
+
+// How MegEngine's elemwise mode `id` runs in NeoMeg: one mode, or MegEngine's fused
+// FUSE_ADD_<act> as ADD then the activation, or one of the special forms.
+struct ElemwiseMap {
+    enum Kind : uint8_t { None, Plain, AddThen, CondMove, PRelu, CMod } kind = None;
+    Mode mode = Mode::ADD;  // Plain: the mode; AddThen: the activation; CondMove: the comparison
+};
+
+ElemwiseMap elemwise_map(uint32_t id) {
+    using K = ElemwiseMap;
+    // MegEngine's Elemwise.Mode, by number (opr_param_defs.py).
+    switch (id) {
+#define NM_PLAIN(n, m) \
+    case n:            \
+        return {K::Plain, Mode::m};
+        NM_PLAIN(0, RELU)
+        NM_PLAIN(1, ABS)
+        NM_PLAIN(2, ACOS)
+        NM_PLAIN(3, ASIN)
+        NM_PLAIN(4, CEIL)
+        NM_PLAIN(5, COS)
+        NM_PLAIN(6, EXP)
+        NM_PLAIN(7, EXPM1)
+        NM_PLAIN(8, FLOOR)
+        NM_PLAIN(9, LOG)
+        NM_PLAIN(10, LOG1P)
+        NM_PLAIN(11, NEGATE)
+        NM_PLAIN(12, SIGMOID)
+        NM_PLAIN(13, SIN)
+        NM_PLAIN(14, TANH)
+        NM_PLAIN(15, ABS_GRAD)
+        NM_PLAIN(16, ADD)
+        NM_PLAIN(17, FLOOR_DIV)
+        NM_PLAIN(18, MAX)
+        NM_PLAIN(19, MIN)
+        NM_PLAIN(21, MUL)
+        NM_PLAIN(22, POW)
+        NM_PLAIN(23, SIGMOID_GRAD)
+        NM_PLAIN(24, SUB)
+        NM_PLAIN(25, SWITCH_GT0)
+        NM_PLAIN(26, TANH_GRAD)
+        NM_PLAIN(27, TRUE_DIV)
+        NM_PLAIN(28, LOG_SUM_EXP)
+        NM_PLAIN(29, LT)
+        NM_PLAIN(30, LEQ)
+        NM_PLAIN(31, EQ)
+        NM_PLAIN(32, SHL)
+        NM_PLAIN(33, SHR)
+        NM_PLAIN(35, FUSE_MUL_ADD3)
+        NM_PLAIN(36, FUSE_MUL_ADD4)
+        NM_PLAIN(42, ROUND)
+        NM_PLAIN(44, ATAN2)
+        NM_PLAIN(45, ERF)
+        NM_PLAIN(46, ERFINV)
+        NM_PLAIN(47, ERFC)
+        NM_PLAIN(48, ERFCINV)
+        NM_PLAIN(49, H_SWISH)
+        NM_PLAIN(50, H_SWISH_GRAD)
+        NM_PLAIN(52, NOT)
+        NM_PLAIN(53, AND)
+        NM_PLAIN(54, OR)
+        NM_PLAIN(55, XOR)
+        NM_PLAIN(56, SILU)
+        NM_PLAIN(57, SILU_GRAD)
+        NM_PLAIN(58, GELU)
+        NM_PLAIN(59, GELU_GRAD)
+        NM_PLAIN(61, NE)
+        NM_PLAIN(62, ISNAN)
+        NM_PLAIN(63, ISINF)
+        NM_PLAIN(64, SINH)
+        NM_PLAIN(65, COSH)
+        NM_PLAIN(66, ASINH)
+        NM_PLAIN(67, ACOSH)
+        NM_PLAIN(68, ATANH)
+        NM_PLAIN(69, TAN)
+        NM_PLAIN(74, CLIP)
+        NM_PLAIN(76, SOFTPLUS)
+        NM_PLAIN(77, SOFTPLUS_GRAD)
+        NM_PLAIN(78, RELU6)
+        NM_PLAIN(79, RELU6_GRAD)
+        NM_PLAIN(80, HSIGMOID)
+        NM_PLAIN(81, HSIGMOID_GRAD)
+        NM_PLAIN(82, LOGSIGMOID)
+        NM_PLAIN(83, SQRT)
+        NM_PLAIN(84, SQUARE)
+        NM_PLAIN(85, SIGN)
+#undef NM_PLAIN
+        case 34:  // COND_LEQ_MOV: x <= y ? z : 0
+            return {K::CondMove, Mode::LEQ};
+        case 60:  // COND_LT_MOV: x < y ? z : 0
+            return {K::CondMove, Mode::LT};
+        case 37:  // FUSE_ADD_RELU
+            return {K::AddThen, Mode::RELU};
+        case 38:  // FUSE_ADD_SIGMOID
+            return {K::AddThen, Mode::SIGMOID};
+        case 39:  // FUSE_ADD_TANH
+            return {K::AddThen, Mode::TANH};
+        case 51:  // FUSE_ADD_H_SWISH
+            return {K::AddThen, Mode::H_SWISH};
+        case 73:  // PRELU: x > 0 ? x : x * y
+            return {K::PRelu, Mode::ADD};
+        case 20:  // MOD: C's fmod / %, the sign of the dividend (NeoMeg's MOD is Python's)
+            return {K::CMod, Mode::MOD};
+        default:
+            // FAST_TANH(_GRAD) (an approximation NeoMeg does not reproduce), RMULH, the
+            // inverse-hyperbolic and PRELU gradients.
+            return {};
+    }
+}
+
+Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {
+    uint32_t id = param_of<fbs::Elemwise>(op, fbs::OperatorParam::Elemwise).mode();
+    ElemwiseMap m = elemwise_map(id);
+    switch (m.kind) {
+        case ElemwiseMap::Plain:
+            return {c.insert1(ops::Elemwise(dnn::param::Elemwise{m.mode}), in)};
+        case ElemwiseMap::AddThen:
+            require_inputs(in, 2, 2);
+            return {elemwise(c, m.mode, {elemwise(c, Mode::ADD, {in[0], in[1]})})};
+        case ElemwiseMap::CondMove: {
+            require_inputs(in, 3, 3);
+            VarNode* cond = elemwise(c, m.mode, {in[0], in[1]});
+            VarNode* zero = c.scalar(0, in[2]->dtype());
+            return {elemwise(c, Mode::COND, {cond, in[2], zero})};
+        }
+        case ElemwiseMap::PRelu: {
+            require_inputs(in, 2, 2);
+            // max(x, 0) + min(x, 0) * y: x where x > 0, x * y elsewhere.
+            VarNode* zero = c.scalar(0, in[0]->dtype());
+            VarNode* pos = elemwise(c, Mode::MAX, {in[0], zero});
+            VarNode* neg = elemwise(c, Mode::MIN, {in[0], zero});
+            return {elemwise(c, Mode::FUSE_MUL_ADD3, {neg, in[1], pos})};
+        }
+        case ElemwiseMap::CMod: {
+            require_inputs(in, 2, 2);
+            // Python's remainder r has the divisor's sign; C's is r - y where r is not 0 and
+            // the signs of x and y differ (exact for integers, within an ulp of y for floats).
+            VarNode* zero = c.scalar(0, in[0]->dtype());
+            VarNode* r = elemwise(c, Mode::MOD, {in[0], in[1]});
+            VarNode* signs_differ = elemwise(
+                    c, Mode::NE,
+                    {elemwise(c, Mode::LT, {in[0], zero}), elemwise(c, Mode::LT, {in[1], zero})});
+            VarNode* fix = elemwise(c, Mode::AND, {signs_differ, elemwise(c, Mode::NE, {r, zero})});
+            return {elemwise(c, Mode::COND, {fix, elemwise(c, Mode::SUB, {r, in[1]}), r})};
+        }
+        case ElemwiseMap::None:
+            break;
+    }
+    fail(str_cat("Elemwise mode ", id, " has no NeoMeg counterpart"));
+}
+
+// PowC: x ** exp with exp in the param. 2 and 0.5 are MegEngine's exact special cases.
+Outs pow_c(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    float e = param_of<fbs::PowC>(op, fbs::OperatorParam::PowC).exp();
+    require(in[0]->dtype().is_float(), "PowC of a non-float input");
+    if (e == 2.0f)
+        return {elemwise(c, Mode::SQUARE, {in[0]})};
+    if (e == 0.5f)
+        return {elemwise(c, Mode::SQRT, {in[0]})};
+    return {elemwise(c, Mode::POW, {in[0], c.scalar(e, in[0]->dtype())})};
+}
+
+Outs type_cvt(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    dnn::DType to;
+    if (op.param_type() == fbs::OperatorParam::DType) {
+        const auto* d = op.param_as_DType();
+        require(d->param_type() == fbs::DTypeParam::NONE, "TypeCvt to a quantized dtype");
+        to = dtype_of(d->type());
+    } else {
+        to = dtype_of(
+                param_of<fbs::DTypeParamTable>(op, fbs::OperatorParam::DTypeParamTable).dtype());
+    }
+    return {c.insert1(ops::TypeCvt(dnn::param::TypeCvt{to.enumv()}), in)};
+}
+
+// ---- matrix products ----
+
+dnn::param::MatrixMul matmul_param(const fbs::Operator& op) {
+    const auto& p = param_of<fbs::MatrixMul>(op, fbs::OperatorParam::MatrixMul);
+    require(p.format() == 0, str_cat("MatrixMul format ", p.format(), " (a packed layout)"));
+    require(p.compute_mode() <= 1, str_cat("MatrixMul compute_mode ", p.compute_mode()));
+    dnn::param::MatrixMul m;
+    m.transposeA = p.transpose_a();
+    m.transposeB = p.transpose_b();
+    m.compute_mode = p.compute_mode() == 1 ? dnn::param::MatrixMul::ComputeMode::FLOAT32
+                                           : dnn::param::MatrixMul::ComputeMode::DEFAULT;
+    return m;
+}
+
+Outs matrix_mul(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 2);
+    return {c.insert1(ops::MatrixMul(matmul_param(op)), in)};
+}
+
+Outs batched_matrix_mul(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 2);
+    return {c.insert1(ops::BatchedMatrixMul(matmul_param(op)), in)};
+}
+
+// ---- convolution ----
+
+int32_t small(uint32_t v, const char* what) {
+    require(v <= (1u << 20), str_cat(what, " ", v, " is out of range"));
+    return static_cast<int32_t>(v);
+}
+
+// The convolution and its filter in NeoMeg's form: MegEngine's GROUP filter
+// (G, OC/G, IC/G, kh, kw) becomes (OC, IC/G, kh, kw) with group G.
+template <class P>
+VarNode* convolution(Converter& c, const P& p, uint32_t sparse, uint32_t format, uint32_t mode,
+                     VarNode* src, VarNode* filter) {
+    require(format == 0, str_cat("convolution format ", format, "; NeoMeg imports NCHW"));
+    require(mode <= 1, str_cat("convolution mode ", mode));
+    require(sparse <= 1, str_cat("convolution sparse ", sparse));
+    dnn::param::Convolution cp;
+    cp.mode = mode == 1 ? dnn::param::Convolution::Mode::CONVOLUTION
+                        : dnn::param::Convolution::Mode::CROSS_CORRELATION;
+    cp.stride = {small(p.stride_h(), "stride"), small(p.stride_w(), "stride")};
+    cp.padding = {small(p.pad_h(), "padding"), small(p.pad_w(), "padding")};
+    cp.dilation = {small(p.dilate_h(), "dilation"), small(p.dilate_w(), "dilation")};
+    if (sparse == 1) {
+        const auto& f = filter->shape();
+        require(f.ndim == 5, str_cat("a group convolution's filter ", f.to_string(),
+                                     " is not (group, OC/group, IC/group, kh, kw)"));
+        cp.group = static_cast<uint32_t>(f[0]);
+        param::Reshape r;
+        r.shape = {static_cast<int32_t>(f[0] * f[1]), static_cast<int32_t>(f[2]),
+                   static_cast<int32_t>(f[3]), static_cast<int32_t>(f[4])};
+        filter = c.insert1(ops::Reshape(r), {filter});
+    }
+    return c.insert1(ops::ConvolutionForward(cp), {src, filter});
+}
+
+Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 2);
+    const auto& p = param_of<fbs::Convolution>(op, fbs::OperatorParam::Convolution);
+    return {convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1])};
+}
+
+// ConvBias: act(conv(src, filter) + bias + z), as the convolution, the additions and the
+// activation (compile()'s fuse_conv_bias pass joins them again where a kernel does).
+Outs conv_bias(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 4);
+    const auto& p = param_of<fbs::ConvBias>(op, fbs::OperatorParam::ConvBias);
+    VarNode* y = convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1]);
+    for (size_t i = 2; i < in.size(); ++i)
+        y = elemwise(c, Mode::ADD, {y, in[i]});
+    switch (p.nonline_mode()) {
+        case 0:  // IDENTITY
+            return {y};
+        case 1:
+            return {elemwise(c, Mode::RELU, {y})};
+        case 2:
+            return {elemwise(c, Mode::SIGMOID, {y})};
+        case 3:
+            return {elemwise(c, Mode::H_SWISH, {y})};
+        default:
+            fail(str_cat("ConvBias nonlineMode ", p.nonline_mode()));
+    }
+}
+
+// ---- pooling ----
+
+Outs pooling(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    const auto& p = param_of<fbs::Pooling>(op, fbs::OperatorParam::Pooling);
+    require(p.format() == 0, str_cat("Pooling format ", p.format(), "; NeoMeg imports NCHW"));
+    using PM = dnn::param::Pooling::Mode;
+    dnn::param::Pooling q;
+    switch (p.mode()) {
+        case 0:
+            q.mode = PM::MAX;
+            break;
+        case 1:
+            q.mode = PM::AVERAGE;
+            break;
+        case 2:
+            q.mode = PM::AVERAGE_COUNT_EXCLUDE_PADDING;
+            break;
+        default:
+            fail(str_cat("Pooling mode ", p.mode()));
+    }
+    q.window = {small(p.window_h(), "window"), small(p.window_w(), "window")};
+    q.stride = {small(p.stride_h(), "stride"), small(p.stride_w(), "stride")};
+    q.padding = {small(p.pad_h(), "padding"), small(p.pad_w(), "padding")};
+    return {c.insert1(ops::PoolingForward(q), in)};
+}
+
+// AdaptivePooling's output size is the value of its second input.
+Outs adaptive_pooling(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 2);
+    const auto& p = param_of<fbs::AdaptivePooling>(op, fbs::OperatorParam::AdaptivePooling);
+    require(p.format() == 0, str_cat("AdaptivePooling format ", p.format()));
+    auto shape = c.int_value(in[1]);
+    require(shape && shape->size() == 2,
+            "AdaptivePooling's output size is not two values known when the model loads");
+    dnn::param::AdaptivePooling q;
+    q.mode = p.mode() == 0 ? dnn::param::AdaptivePooling::Mode::MAX
+                           : dnn::param::AdaptivePooling::Mode::AVERAGE;
+    require(p.mode() <= 2, str_cat("AdaptivePooling mode ", p.mode()));
+    for (int64_t d : *shape)
+        require(d >= 1 && d <= (1 << 20), str_cat("AdaptivePooling output size ", d));
+    q.shape = {static_cast<int32_t>((*shape)[0]), static_cast<int32_t>((*shape)[1])};
+    return {c.insert1(ops::AdaptivePoolingForward(q), {in[0]})};
+}
+
+// ---- normalisation ----
+
+// BatchNorm in inference mode with its running statistics (what trace.dump writes of an
+// evaluating BatchNorm2d when optimize_for_inference does not fold it). MegEngine numbers its
+// outputs (saved mean, saved variance, reserve, y): the statistics outputs, which nothing in
+// an inference graph reads, are the running statistics and an empty reserve.
+Outs batch_norm(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 5, 5);
+    const auto& p = param_of<fbs::BN>(op, fbs::OperatorParam::BN);
+    require(p.fwd_mode() == 1, "BatchNorm in training mode (NeoMeg imports inference graphs)");
+    require(p.param_dim() == 2, str_cat("BatchNorm param_dim ", p.param_dim(),
+                                        "; NeoMeg imports per-channel (1, C, 1, 1) statistics"));
+    dnn::param::BatchNorm q;
+    q.fwd_mode = dnn::param::BatchNorm::FwdMode::INFERENCE;
+    q.epsilon = static_cast<float>(p.epsilon());
+    const auto& outs = c.insert(ops::BatchNormForward(q), in);
+    size_t n = op.outputs() ? op.outputs()->size() : 0;
+    require(n >= 1 && n <= 4, str_cat("BatchNorm with ", n, " outputs"));
+    dnn::TensorShape empty;
+    empty.ndim = 1;
+    empty.shape[0] = 0;
+    VarNode* reserve =
+            c.graph().constant(DeviceTensor::empty(empty, dnn::dtype::Float32, c.comp_node()));
+    Outs stats = {in[3], in[4], reserve};
+    Outs result(stats.end() - static_cast<ptrdiff_t>(n - 1), stats.end());
+    result.push_back(outs[0]);
+    return result;
+}
+
+Outs layer_norm(Converter& c, const fbs::Operator& op, Inputs in) {
+    const auto& p = param_of<fbs::LayerNorm>(op, fbs::OperatorParam::LayerNorm);
+    require_inputs(in, p.affine() ? 3 : 1, p.affine() ? 3 : 1);
+    require(p.normalized_dim() >= 1 && p.normalized_dim() <= dnn::TensorShape::MAX_NDIM,
+            str_cat("LayerNorm normalized_dim ", p.normalized_dim()));
+    dnn::param::LayerNorm q;
+    q.affine = p.affine();
+    q.eps = p.eps();
+    q.normalized_dim = static_cast<uint32_t>(p.normalized_dim());
+    return c.insert(ops::LayerNormForward(q), in);
+}
+
+Outs softmax(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    int32_t axis = param_of<fbs::Softmax>(op, fbs::OperatorParam::Softmax).axis();
+    return {c.insert1(ops::SoftmaxForward(dnn::param::Softmax{axis}), in)};
+}
+
+// ---- reductions ----
+
+dnn::param::Reduce::Mode reduce_mode(uint32_t m) {
+    using RM = dnn::param::Reduce::Mode;
+    static constexpr RM kModes[] = {RM::SUM, RM::SUM_SQR, RM::PRODUCT, RM::MIN, RM::MAX, RM::MEAN};
+    require(m < std::size(kModes), str_cat("Reduce mode ", m));
+    return kModes[m];
+}
+
+// Reduce along one axis (kept with size 1, as NeoMeg's), or, with axis INT_MAX, to the shape
+// held by the second input: every axis that shape has as 1 and the input does not.
+Outs reduce(Converter& c, const fbs::Operator& op, Inputs in) {
+    const auto& p = param_of<fbs::Reduce>(op, fbs::OperatorParam::Reduce);
+    auto mode = reduce_mode(p.mode());
+    // DEFAULT, or FLOAT_O32xC32 on float32 (the same computation).
+    require(p.data_type() == 0 ||
+                    (p.data_type() == 2 && in.size() >= 1 && in[0]->dtype() == dnn::dtype::Float32),
+            str_cat("Reduce data_type ", p.data_type()));
+    using RM = dnn::param::Reduce::Mode;
+    auto reduce_axis = [&](VarNode* x, RM m, int32_t axis) {
+        return c.insert1(ops::Reduce(dnn::param::Reduce{m, axis}), {x});
+    };
+    if (p.axis() != std::numeric_limits<int32_t>::max()) {
+        require_inputs(in, 1, 1);
+        return {reduce_axis(in[0], mode, axis_in(p.axis(), in[0]->shape().ndim, "Reduce axis"))};
+    }
+    require_inputs(in, 2, 2);
+    auto target = c.int_value(in[1]);
+    require(target.has_value(), "Reduce to a target shape not known when the model loads");
+    const auto& s = in[0]->shape();
+    // Later axes reduce what the first reduction gave: SUM_SQR squares only once.
+    RM later = mode == RM::SUM_SQR ? RM::SUM : mode;
+    size_t total = 1;
+    for (int64_t d : *target) {
+        require(d >= 0 && d <= (int64_t(1) << 40), str_cat("Reduce target dim ", d));
+        total *= static_cast<size_t>(d);
+    }
+    VarNode* x = in[0];
+    if (total == 1 && target->size() != s.ndim) {
+        // To one element of another rank: over the flattened input.
+        x = c.insert1(ops::Reshape(param::Reshape{{-1}}), {x});
+        x = reduce_axis(x, mode, 0);
+    } else {
+        require(target->size() == s.ndim, "Reduce target shape of another rank");
+        bool first = true;
+        for (size_t i = 0; i < s.ndim; ++i) {
+            if (static_cast<size_t>((*target)[i]) == s[i])
+                continue;
+            require((*target)[i] == 1, str_cat("Reduce target shape does not fit ", s.to_string()));
+            x = reduce_axis(x, first ? mode : later, static_cast<int32_t>(i));
+            first = false;
+        }
+    }
+    std::vector<int32_t> shape(target->begin(), target->end());
+    if (x->shape().ndim != shape.size())
+        x = c.insert1(ops::Reshape(param::Reshape{shape}), {x});
+    return {x};
+}
+
+template <class Op>
+Outs arg_reduce(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    int32_t axis = param_of<fbs::Axis>(op, fbs::OperatorParam::Axis).axis();
+    return {c.insert1(Op(dnn::param::ArgReduce{axis}), in)};
+}
+
+}  // namespace
+
+void add_compute_conversions(ConversionTable& t) {
+    t["Elemwise"] = elemwise_conv;
+    t["PowC"] = pow_c;
+    for (const char* n : {"TypeCvt", "TypeCvtV1", "TypeCvtV2"})
+        t[n] = type_cvt;
+    for (const char* n : {"MatrixMul", "MatrixMulV1", "MatrixMulV2"})
+        t[n] = matrix_mul;
+    for (const char* n : {"BatchedMatrixMul", "BatchedMatrixMulV1", "BatchedMatrixMulV2"})
+        t[n] = batched_matrix_mul;
+    for (const char* n : {"Convolution", "ConvolutionV1", "ConvolutionV2"})
+        t[n] = convolution_conv;
+    for (const char* n : {"ConvBias", "ConvBiasForward", "ConvBiasV4"})
+        t[n] = conv_bias;
+    for (const char* n : {"Pooling", "PoolingV1"})
+        t[n] = pooling;
+    for (const char* n : {"AdaptivePooling", "AdaptivePoolingV1"})
+        t[n] = adaptive_pooling;
+    for (const char* n : {"BatchNorm", "BatchNormV1", "BatchNormForward"})
+        t[n] = batch_norm;
+    t["LayerNorm"] = layer_norm;
+    t["Softmax"] = softmax;
+    for (const char* n : {"Reduce", "ReduceV1", "ReduceV2"})
+        t[n] = reduce;
+    t["Argmax"] = arg_reduce<ops::Argmax>;
+    t["Argmin"] = arg_reduce<ops::Argmin>;
+}
+
+}  // namespace neomeg::serialization::mge

@@ -1,0 +1,283 @@
+// Conversions of MegEngine's shape and indexing operators: shapes read and computed
+// (GetVarShape, Reshape, Broadcast), axes moved, added and removed (Dimshuffle,
+// AxisAddRemove), joining (Concat) and indexing (Subtensor, IndexingMultiAxisVec). MegEngine
+// computes shapes in the graph (trace.dump keeps F.flatten's GetVarShape -> Subtensor -> Concat
+// -> Reshape chain); NeoMeg's graph computes such values when the ops are inserted
+// (graph/value_infer.h), so the converted chain gives static shapes again.
+#include <algorithm>
+#include <set>
+
+#include "mge_convert.h"
+#include "neomeg/op/op_defs.h"
+
+namespace neomeg::serialization::mge {
+namespace {
+
+using dnn::str_cat;
+using graph::VarNode;
+using Inputs = std::span<VarNode* const>;
+using Outs = std::vector<VarNode*>;
+using Mode = dnn::param::Elemwise::Mode;
+
+// OptionalAxisV1's "no axis" (MegEngine's MAX_NDIM).
+constexpr int32_t kNoAxis = 7;
+// A slice's positions become an index tensor: no more than this many.
+constexpr int64_t kMaxSliceLength = int64_t(1) << 24;
+
+void require_inputs(Inputs in, size_t n) {
+    require(in.size() == n, str_cat("takes ", n, " inputs, the file gives ", in.size()));
+}
+
+int32_t optional_axis(const fbs::Operator& op) {
+    return param_of<fbs::OptionalAxisV1>(op, fbs::OperatorParam::OptionalAxisV1).axis();
+}
+
+Outs get_var_shape(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1);
+    int32_t axis = optional_axis(op);
+    dnn::param::GetVarShape p;
+    if (axis != kNoAxis)
+        p.axes = {axis_in(axis, in[0]->shape().ndim, "GetVarShape axis")};
+    return {c.insert1(ops::GetVarShape(p), in)};
+}
+
+// Reshape to the value of the second input; with an axis, that entry of the value is ignored and
+// inferred (MegEngine's unspecified axis), which is NeoMeg's -1.
+Outs reshape(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2);
+    VarNode* shape = in[1];
+    int32_t axis = optional_axis(op);
+    if (axis != kNoAxis) {
+        require(shape->shape().ndim == 1 && shape->dtype() == dnn::dtype::Int32,
+                str_cat("Reshape's target ", shape->layout().to_string(), " is not int32 {ndim}"));
+        size_t k = shape->shape()[0];
+        int32_t a = axis_in(axis, k, "Reshape's unspecified axis");
+        if (auto value = c.int_value(shape)) {
+            std::vector<int32_t> v(value->begin(), value->end());
+            v[a] = -1;
+            shape = c.int_vector(v);
+        } else {
+            // shape * keep + inferred: the entry at `a` becomes -1 when the value is computed.
+            std::vector<int32_t> keep(k, 1), inferred(k, 0);
+            keep[a] = 0;
+            inferred[a] = -1;
+            shape = c.insert1(ops::Elemwise(dnn::param::Elemwise{Mode::FUSE_MUL_ADD3}),
+                              {shape, c.int_vector(keep), c.int_vector(inferred)});
+        }
+    }
+    return {c.insert1(ops::ReshapeTo(), {in[0], shape})};
+}
+
+Outs broadcast(Converter& c, const fbs::Operator&, Inputs in) {
+    require_inputs(in, 2);
+    return {c.insert1(ops::BroadcastTo(), {in[0], in[1]})};
+}
+
+// Dimshuffle's pattern permutes the input's axes, a -1 adding an axis of size 1 there.
+Outs dimshuffle(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1);
+    const auto& p = param_of<fbs::Dimshuffle>(op, fbs::OperatorParam::Dimshuffle);
+    require(p.pattern() != nullptr, "Dimshuffle without a pattern");
+    require(p.ndim() == in[0]->shape().ndim,
+            str_cat("Dimshuffle of ", p.ndim(), " dims applied to ", in[0]->shape().to_string()));
+    std::vector<int32_t> perm, added;
+    for (flatbuffers::uoffset_t i = 0; i < p.pattern()->size(); ++i) {
+        int32_t a = p.pattern()->Get(i);
+        require(a >= -1, str_cat("Dimshuffle pattern entry ", a));
+        (a == -1 ? added : perm).push_back(a == -1 ? static_cast<int32_t>(i) : a);
+    }
+    VarNode* x = in[0];
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i)
+        identity = identity && perm[i] == static_cast<int32_t>(i);
+    if (!identity || perm.size() != x->shape().ndim)
+        x = c.insert1(ops::Dimshuffle(param::Dimshuffle{perm}), {x});
+    if (!added.empty())
+        x = c.insert1(ops::AddAxis(param::AddAxis{added}), {x});
+    return {x};
+}
+
+// AxisAddRemove: its steps in order, each on the shape the previous one left.
+Outs axis_add_remove(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1);
+    const auto& p = param_of<fbs::AxisAddRemove>(op, fbs::OperatorParam::AxisAddRemove);
+    require(p.desc() && p.desc()->size() > 0, "AxisAddRemove without steps");
+    VarNode* x = in[0];
+    for (const auto* d : *p.desc()) {
+        std::vector<int32_t> axis = {d->axis()};
+        if (d->method() == 0)
+            x = c.insert1(ops::AddAxis(param::AddAxis{axis}), {x});
+        else if (d->method() == 1)
+            x = c.insert1(ops::RemoveAxis(param::RemoveAxis{axis}), {x});
+        else
+            fail(str_cat("AxisAddRemove method ", static_cast<int>(d->method())));
+    }
+    return {x};
+}
+
+Outs concat(Converter& c, const fbs::Operator& op, Inputs in) {
+    require(!in.empty(), "Concat of no inputs");
+    int32_t axis = param_of<fbs::Axis>(op, fbs::OperatorParam::Axis).axis();
+    return {c.insert1(ops::Concat(dnn::param::Concat{axis}), in)};
+}
+
+Outs identity(Converter&, const fbs::Operator&, Inputs in) {
+    require_inputs(in, 1);
+    return {in[0]};
+}
+
+// ---- indexing ----
+
+// One axis of a Subtensor: a slice (begin, end, step: each optional) or an index.
+struct AxisIndex {
+    int32_t axis = 0;
+    VarNode* begin = nullptr;
+    VarNode* end = nullptr;
+    VarNode* step = nullptr;
+    VarNode* idx = nullptr;
+};
+
+// The Subtensor's items with their input vars, axes normalised (each at most once).
+std::vector<AxisIndex> axis_indices(const fbs::Operator& op, Inputs in) {
+    const auto& p = param_of<fbs::IndexDescMaskDump>(op, fbs::OperatorParam::IndexDescMaskDump);
+    require(in.size() >= 1, "indexing without a source");
+    size_t ndim = in[0]->shape().ndim, next = 1;
+    auto take = [&](bool present) -> VarNode* {
+        if (!present)
+            return nullptr;
+        require(next < in.size(), "indexing items need more inputs than the file gives");
+        return in[next++];
+    };
+    std::vector<AxisIndex> items;
+    std::set<int32_t> seen;
+    if (p.items())
+        for (const auto* it : *p.items()) {
+            AxisIndex a;
+            a.axis = axis_in(it->axis(), ndim, "indexing axis");
+            require(seen.insert(a.axis).second, str_cat("axis ", a.axis, " indexed twice"));
+            a.begin = take(it->begin());
+            a.end = take(it->end());
+            a.step = take(it->step());
+            a.idx = take(it->idx());
+            require(!a.idx || !(a.begin || a.end || a.step), "an axis both sliced and indexed");
+            items.push_back(a);
+        }
+    require(next == in.size(), str_cat("indexing items use ", next - 1,
+                                       " index inputs, the file gives ", in.size() - 1));
+    return items;
+}
+
+// The single integer a slice bound or an index holds, if the import knows it.
+std::optional<int64_t> single_int(const Converter& c, const VarNode* v) {
+    auto value = c.int_value(v);
+    if (!value || value->size() != 1)
+        return std::nullopt;
+    return (*value)[0];
+}
+
+// Python's slice(begin, end, step).indices(n) as positions.
+std::vector<int32_t> slice_positions(std::optional<int64_t> b, std::optional<int64_t> e,
+                                     std::optional<int64_t> s, int64_t n) {
+    int64_t step = s.value_or(1);
+    require(step != 0, "slice step 0");
+    int64_t lower = step > 0 ? 0 : -1, upper = step > 0 ? n : n - 1;
+    auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
+        if (!v)
+            return dflt;
+        return *v < 0 ? std::max(*v + n, lower) : std::min(*v, upper);
+    };
+    int64_t start = clamp(b, step > 0 ? lower : upper), stop = clamp(e, step > 0 ? upper : lower);
+    std::vector<int32_t> out;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+        out.push_back(static_cast<int32_t>(i));
+    return out;
+}
+
+// Subtensor (x[1:5:2, 3], ...): each axis by its own IndexingMultiAxisVec, the highest axis first
+// so that an index removing its axis leaves the lower ones' numbers.
+Outs subtensor(Converter& c, const fbs::Operator& op, Inputs in) {
+    auto items = axis_indices(op, in);
+    std::sort(items.begin(), items.end(),
+              [](const AxisIndex& a, const AxisIndex& b) { return a.axis > b.axis; });
+    VarNode* x = in[0];
+    for (const auto& it : items) {
+        auto take = [&](VarNode* index) {
+            dnn::param::IndexingMultiAxis p;
+            p.axes = {it.axis};
+            return c.insert1(ops::IndexingMultiAxisVec(p), {x, index});
+        };
+        require(!x->shape_dynamic(), "indexing a tensor of a shape known only when it runs");
+        auto n = static_cast<int64_t>(x->shape()[static_cast<size_t>(it.axis)]);
+        if (it.idx) {
+            if (auto i = single_int(c, it.idx)) {
+                require(*i >= -n && *i < n, str_cat("index ", *i, " is out of range for axis ",
+                                                    it.axis, " of size ", n));
+                auto pos = static_cast<int32_t>(*i < 0 ? *i + n : *i);
+                x = take(c.scalar(static_cast<float>(pos), dnn::dtype::Int32));
+            } else {
+                // An index computed when the model runs: a {1} tensor keeps the axis, then
+                // dropped.
+                require(it.idx->dtype() == dnn::dtype::Int32 &&
+                                it.idx->shape().total_nr_elems() == 1,
+                        "an index that is not one int32 value");
+                x = take(it.idx);
+                if (it.idx->shape().ndim == 1)
+                    x = c.insert1(ops::RemoveAxis(param::RemoveAxis{{it.axis}}), {x});
+            }
+            continue;
+        }
+        auto bound = [&](VarNode* v, const char* what) -> std::optional<int64_t> {
+            if (!v)
+                return std::nullopt;
+            auto value = single_int(c, v);
+            require(value.has_value(), str_cat("a slice ", what, " computed when the model runs"));
+            return value;
+        };
+        require(n <= kMaxSliceLength, str_cat("slicing an axis of ", n, " elements"));
+        auto pos = slice_positions(bound(it.begin, "begin"), bound(it.end, "end"),
+                                   bound(it.step, "step"), n);
+        bool whole = static_cast<int64_t>(pos.size()) == n;
+        for (size_t i = 0; whole && i < pos.size(); ++i)
+            whole = pos[i] == static_cast<int32_t>(i);
+        if (!whole)
+            x = take(c.int_vector(pos));
+    }
+    // MegEngine's graph has no 0-d results: indexing every axis away leaves shape {1}.
+    if (x->shape().ndim == 0)
+        x = c.insert1(ops::Reshape(param::Reshape{{1}}), {x});
+    return {x};
+}
+
+// IndexingMultiAxisVec: integer index tensors on some axes, NumPy's advanced indexing.
+Outs indexing_multi_axis_vec(Converter& c, const fbs::Operator& op, Inputs in) {
+    auto items = axis_indices(op, in);
+    require(!items.empty(), "IndexingMultiAxisVec without an index");
+    dnn::param::IndexingMultiAxis p;
+    p.axes.clear();  // the definition's default is {0}
+    std::vector<VarNode*> inputs = {in[0]};
+    for (const auto& it : items) {
+        require(it.idx != nullptr, "IndexingMultiAxisVec with a slice");
+        p.axes.push_back(it.axis);
+        inputs.push_back(it.idx);
+    }
+    return {c.insert1(ops::IndexingMultiAxisVec(p), inputs)};
+}
+
+}  // namespace
+
+void add_shape_conversions(ConversionTable& t) {
+    for (const char* n : {"GetVarShape", "GetVarShapeV1"})
+        t[n] = get_var_shape;
+    for (const char* n : {"Reshape", "ReshapeV1"})
+        t[n] = reshape;
+    for (const char* n : {"Broadcast", "BroadcastV1"})
+        t[n] = broadcast;
+    t["Dimshuffle"] = dimshuffle;
+    t["AxisAddRemove"] = axis_add_remove;
+    t["Concat"] = concat;
+    t["Identity"] = identity;
+    t["Subtensor"] = subtensor;
+    t["IndexingMultiAxisVec"] = indexing_multi_axis_vec;
+}
+
+}  // namespace neomeg::serialization::mge

@@ -1,0 +1,374 @@
+// MegEngine's own model files (src/test/fixtures/mge/*.mge, written by the real MegEngine 1.13's
+// trace.dump: make_mge_models.py) load through the ordinary load path and give MegEngine's
+// outputs on the saved inputs; damaged or hostile files are ModelErrors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "neomeg/inference/model.h"
+#include "neomeg/serialization/mge_schema_generated.h"
+#include "neomeg/serialization/model_file.h"
+
+namespace neomeg::serialization {
+namespace {
+
+using inference::HostTensor;
+namespace fs = std::filesystem;
+namespace fbs = mge::fbs;
+
+const fs::path kDir = fs::path(NEOMEG_TEST_FIXTURES) / "mge";
+
+std::vector<uint8_t> read_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    EXPECT_TRUE(in) << p;
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+template <class T>
+T le(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// One .npy (NumPy's format 1.0, little-endian, C order) from memory.
+HostTensor parse_npy(const uint8_t* p, size_t size) {
+    EXPECT_GE(size, 10u);
+    EXPECT_EQ(std::memcmp(p, "\x93NUMPY", 6), 0);
+    size_t hlen = p[6] == 1 ? le<uint16_t>(p + 8) : le<uint32_t>(p + 8);
+    size_t start = p[6] == 1 ? 10 : 12;
+    std::string header(reinterpret_cast<const char*>(p + start), hlen);
+    auto field = [&](const std::string& key) {
+        auto at = header.find("'" + key + "': ");
+        EXPECT_NE(at, std::string::npos) << header;
+        return header.substr(at + key.size() + 4);
+    };
+    std::string descr = field("descr").substr(1, 3);
+    static const std::map<std::string, std::string> kDtypes{{"<f4", "float32"}, {"<f2", "float16"},
+                                                            {"<i4", "int32"},   {"|b1", "bool"},
+                                                            {"|u1", "uint8"},   {"|i1", "int8"}};
+    EXPECT_TRUE(kDtypes.count(descr)) << descr;
+    EXPECT_EQ(field("fortran_order").substr(0, 5), "False");
+    std::string shape_text = field("shape");
+    shape_text = shape_text.substr(1, shape_text.find(')') - 1);
+    std::vector<int64_t> shape;
+    std::stringstream ss(shape_text);
+    for (std::string d; std::getline(ss, d, ',');)
+        if (d.find_first_not_of(' ') != std::string::npos)
+            shape.push_back(std::stoll(d));
+    const auto* data = reinterpret_cast<const std::byte*>(p + start + hlen);
+    return HostTensor(kDtypes.at(descr), shape,
+                      std::vector<std::byte>(data, reinterpret_cast<const std::byte*>(p + size)));
+}
+
+// np.savez's archive: stored (uncompressed) zip members, sizes in a zip64 extra field.
+std::map<std::string, HostTensor> read_npz(const fs::path& path) {
+    auto bytes = read_bytes(path);
+    std::map<std::string, HostTensor> out;
+    size_t at = 0;
+    while (at + 30 <= bytes.size() && le<uint32_t>(&bytes[at]) == 0x04034b50) {
+        const uint8_t* h = &bytes[at];
+        EXPECT_EQ(le<uint16_t>(h + 8), 0) << "compressed npz member";
+        uint64_t size = le<uint32_t>(h + 18);
+        size_t name_len = le<uint16_t>(h + 26), extra_len = le<uint16_t>(h + 28);
+        std::string name(reinterpret_cast<const char*>(h + 30), name_len);
+        const uint8_t* extra = h + 30 + name_len;
+        for (size_t e = 0; e + 4 <= extra_len;) {
+            uint16_t id = le<uint16_t>(extra + e), len = le<uint16_t>(extra + e + 2);
+            if (id == 1 && size == 0xFFFFFFFF)
+                size = le<uint64_t>(extra + e + 4);  // uncompressed size first
+            e += 4 + len;
+        }
+        const uint8_t* data = extra + extra_len;
+        name = name.substr(0, name.size() - 4);  // ".npy"
+        out.emplace(name, parse_npy(data, size));
+        at = static_cast<size_t>(data + size - bytes.data());
+    }
+    EXPECT_FALSE(out.empty()) << path;
+    return out;
+}
+
+// MegEngine's outputs: within 1e-5 relative (and 1e-6 absolute, for values near zero), the
+// rounding of float32 kernels that sum in another order.
+void expect_close(const HostTensor& got, const HostTensor& want, const std::string& what) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    ASSERT_EQ(got.dtype(), want.dtype()) << what;
+    auto g = got.to_doubles(), w = want.to_doubles();
+    size_t bad = 0;
+    for (size_t i = 0; i < g.size(); ++i)
+        if (!(std::abs(g[i] - w[i]) <= 1e-6 + 1e-5 * std::abs(w[i])) && bad++ < 5)
+            ADD_FAILURE() << what << "[" << i << "]: " << g[i] << " vs MegEngine's " << w[i];
+}
+
+class MegEngineModels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MegEngineModels, GiveMegEnginesOutputs) {
+    std::string name = GetParam();
+    std::string stem = name.substr(0, name.find('.'));
+    auto data = read_npz(kDir / (stem + ".npz"));
+    auto model = inference::Model::load((kDir / (name + ".mge")).string());
+    EXPECT_EQ(model.producer().rfind("MegEngine", 0), 0u) << model.producer();
+    size_t n_in = 0, n_out = 0;
+    for (const auto& in : model.inputs()) {
+        model.set_input(in.name, data.at("in_" + in.name));
+        ++n_in;
+    }
+    model.run();
+    for (const auto& out : model.outputs()) {
+        expect_close(model.output(out.name), data.at("out_" + out.name), name + ":" + out.name);
+        ++n_out;
+    }
+    size_t want_in = 0, want_out = 0;
+    for (const auto& [k, v] : data)
+        (k.rfind("in_", 0) == 0 ? want_in : want_out)++;
+    EXPECT_EQ(n_in, want_in);
+    EXPECT_EQ(n_out, want_out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
+                         ::testing::Values("linear", "linear.noopt", "conv_bn_relu",
+                                           "conv_bn_relu.noopt", "resnet_tiny", "resnet_tiny.noopt",
+                                           "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
+                                           "reduce", "reduce.noopt", "pooling", "pooling.noopt",
+                                           "typecvt", "typecvt.noopt", "extras", "extras.noopt",
+                                           "extras.fuse"),
+                         [](const auto& p) {
+                             std::string n = p.param;
+                             std::replace(n.begin(), n.end(), '.', '_');
+                             return n;
+                         });
+
+TEST(MegEngineModel, BatchSizeCanChange) {
+    // A MegEngine graph takes other input shapes: every dimension is free.
+    auto model = inference::Model::load((kDir / "resnet_tiny.mge").string());
+    EXPECT_EQ(model.inputs()[0].shape, (std::vector<int64_t>{-1, -1, -1, -1}));
+    std::vector<float> x(5 * 3 * 32 * 32, 0.25f);
+    model.set_input("data", x.data(), std::vector<int64_t>{5, 3, 32, 32});
+    model.run();
+    EXPECT_EQ(model.output("out").shape(), (std::vector<int64_t>{5, 10}));
+}
+
+TEST(MegEngineModel, OlderFbsFormatIsRefusedWithAMessage) {
+    auto bytes = read_bytes(kDir / "linear.fbs1.mge");
+    try {
+        load(bytes);
+        FAIL() << "loaded an FBS (v1) file";
+    } catch (const ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("dump_format"), std::string::npos) << e.what();
+    }
+}
+
+TEST(MegEngineModel, MetadataNamesMegEngine) {
+    auto md = read_metadata(read_bytes(kDir / "linear.mge"));
+    EXPECT_EQ(md.producer_name, "MegEngine");
+    EXPECT_EQ(md.format_version, 2u);
+    EXPECT_EQ(md.producer_version, "MGB_VERSION 101300");
+}
+
+// Loads `bytes`; when it loads and its tensors are small, compiles and runs it on zeros too.
+// Returns whether it loaded. Anything but a ModelError (or, from a graph that loaded, a dnn
+// error of an op that refuses to run) fails the test.
+bool try_load(const std::vector<uint8_t>& bytes) {
+    try {
+        auto loaded = load(bytes);
+        for (graph::VarNode* v : loaded.graph->vars())
+            if (v->dtype().size(v->shape().total_nr_elems()) > (1 << 20))
+                return true;
+        auto exe = loaded.graph->compile(loaded.output_vars());
+        for (const auto& slot : exe->inputs()) {
+            std::vector<uint8_t> zeros(slot.layout.dtype.size(slot.layout.total_nr_elems()));
+            exe->set_input(slot.name, DeviceTensor::from_host(zeros.data(), slot.layout,
+                                                              slot.layout.dtype, slot.comp_node));
+        }
+        exe->execute();
+        return true;
+    } catch (const ModelError&) {
+        return false;
+    } catch (const dnn::Error&) {
+        return true;
+    }
+}
+
+// Every truncation is a ModelError, and every single-byte corruption an error or a model that
+// runs: never a crash, never another exception.
+TEST(MegEngineModel, TruncatedAndCorruptedFilesAreModelErrors) {
+    for (const char* name : {"linear.mge", "conv_bn_relu.mge"}) {
+        auto good = read_bytes(kDir / name);
+        ASSERT_TRUE(try_load(good));
+        for (size_t n = 0; n < good.size(); n += (good.size() < 4000 ? 1 : 7))
+            EXPECT_FALSE(try_load({good.begin(), good.begin() + static_cast<ptrdiff_t>(n)}))
+                    << name << " cut to " << n << " bytes";
+        size_t loaded = 0, tried = 0;
+        for (size_t i = 0; i < good.size(); i += (good.size() < 4000 ? 1 : 5))
+            for (uint8_t flip : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xFF)}) {
+                auto bad = good;
+                bad[i] ^= flip;
+                loaded += try_load(bad);
+                ++tried;
+            }
+        // Damage to a weight's bytes leaves a valid model; damage to the structure does not.
+        EXPECT_GT(loaded, 0u) << name;
+        EXPECT_LT(loaded, tried) << name;
+    }
+}
+
+// ---- files built here, for what MegEngine would not write ----
+
+struct Builder {
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<fbs::Operator>> oprs;
+    uint32_t next_var = 0;
+
+    flatbuffers::Offset<fbs::Tensor> tensor(const char* name, std::vector<uint32_t> shape,
+                                            const std::vector<float>* data) {
+        auto dt = fbs::CreateDType(fbb, fbs::DTypeEnum::Float32);
+        auto sh = fbb.CreateVector(shape);
+        auto nm = name ? fbb.CreateString(name) : 0;
+        flatbuffers::Offset<flatbuffers::Vector<uint8_t>> d;
+        if (data)
+            d = fbb.CreateVector(reinterpret_cast<const uint8_t*>(data->data()), data->size() * 4);
+        return fbs::CreateTensor(fbb, nm, sh, 0, dt, fbs::TensorFormat::NONE, 0, d);
+    }
+    uint32_t input(const char* name, std::vector<uint32_t> shape) {
+        auto t = tensor(name, std::move(shape), nullptr);
+        return add("Host2DeviceCopy", {}, fbs::OperatorParam::NONE, 0, {t});
+    }
+    uint32_t add(const char* type, std::vector<uint32_t> inputs, fbs::OperatorParam pt,
+                 flatbuffers::Offset<void> param,
+                 std::vector<flatbuffers::Offset<fbs::Tensor>> tensors = {}) {
+        auto ty = fbb.CreateString(type);
+        auto in = fbb.CreateVector(inputs);
+        auto out = fbb.CreateVector(std::vector<uint32_t>{next_var});
+        auto ts = tensors.empty() ? 0 : fbb.CreateVector(tensors);
+        fbs::OperatorBuilder b(fbb);
+        b.add_type(ty);
+        b.add_inputs(in);
+        b.add_outputs(out);
+        b.add_param_type(pt);
+        if (pt != fbs::OperatorParam::NONE)
+            b.add_param(param);
+        if (!tensors.empty())
+            b.add_tensors(ts);
+        oprs.push_back(b.Finish());
+        return next_var++;
+    }
+    std::vector<uint8_t> finish(uint32_t output, uint32_t model_version = 2) {
+        auto o = fbb.CreateVector(oprs);
+        std::vector<fbs::OutputVar> outs_raw;
+        auto outs = fbb.CreateVector(std::vector<flatbuffers::Offset<fbs::OutputVar>>{
+                fbs::CreateOutputVar(fbb, output, 0)});
+        (void)outs_raw;
+        fbs::ModelBuilder m(fbb);
+        m.add_model_version(model_version);
+        m.add_mge_version(101300);
+        m.add_oprs(o);
+        m.add_output_vars_idx(outs);
+        fbb.FinishSizePrefixed(m.Finish(), fbs::ModelIdentifier());
+        return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+    }
+};
+
+std::string load_error(const std::vector<uint8_t>& bytes) {
+    try {
+        load(bytes);
+    } catch (const ModelError& e) {
+        return e.what();
+    }
+    return "(loaded)";
+}
+
+TEST(MegEngineModel, UnknownOperatorIsNamed) {
+    Builder b;
+    uint32_t x = b.input("x", {2, 3});
+    uint32_t y = b.add("WarpAffine", {x}, fbs::OperatorParam::NONE, 0);
+    auto err = load_error(b.finish(y));
+    EXPECT_NE(err.find("WarpAffine"), std::string::npos) << err;
+}
+
+TEST(MegEngineModel, InconsistentFilesAreModelErrors) {
+    {
+        Builder b;  // an input var used before it exists
+        b.input("x", {2, 3});
+        uint32_t y = b.add("Elemwise", {5}, fbs::OperatorParam::Elemwise,
+                           fbs::CreateElemwise(b.fbb, 0).Union());
+        EXPECT_NE(load_error(b.finish(y)).find("not defined before"), std::string::npos);
+    }
+    {
+        Builder b;  // an Elemwise mode number MegEngine does not have
+        uint32_t x = b.input("x", {2, 3});
+        uint32_t y = b.add("Elemwise", {x}, fbs::OperatorParam::Elemwise,
+                           fbs::CreateElemwise(b.fbb, 999).Union());
+        EXPECT_NE(load_error(b.finish(y)).find("Elemwise mode 999"), std::string::npos);
+    }
+    {
+        Builder b;  // a param of another operator
+        uint32_t x = b.input("x", {2, 3});
+        uint32_t y =
+                b.add("Elemwise", {x}, fbs::OperatorParam::Axis, fbs::CreateAxis(b.fbb, 0).Union());
+        EXPECT_NE(load_error(b.finish(y)).find("expected param Elemwise"), std::string::npos);
+    }
+    {
+        Builder b;  // weights shorter than their shape
+        std::vector<float> w(5);
+        auto t = b.tensor(nullptr, {2, 3}, &w);
+        uint32_t c = b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0, {t});
+        EXPECT_NE(load_error(b.finish(c)).find("needs 24 bytes, the file has 20"),
+                  std::string::npos);
+    }
+    {
+        Builder b;  // a binary Elemwise on shapes that do not broadcast
+        uint32_t x = b.input("x", {2, 3});
+        uint32_t z = b.input("z", {4});
+        uint32_t y = b.add("Elemwise", {x, z}, fbs::OperatorParam::Elemwise,
+                           fbs::CreateElemwise(b.fbb, 16).Union());
+        EXPECT_NE(load_error(b.finish(y)).find("Elemwise"), std::string::npos);
+    }
+    {
+        Builder b;  // a name that is not text
+        uint32_t x = b.input("x\xff", {2, 3});
+        EXPECT_NE(load_error(b.finish(x)).find("not valid UTF-8"), std::string::npos);
+    }
+    {
+        Builder b;  // a model version from the future
+        uint32_t x = b.input("x", {2, 3});
+        EXPECT_THROW(load(b.finish(x, 3)), ModelVersionError);
+    }
+    {
+        Builder b;  // a slice past an axis the importer will not spell out
+        uint32_t x = b.input("x", {1u << 25});
+        std::vector<float> one{1};
+        auto items = std::vector<fbs::IndexDescMaskItem>{
+                fbs::IndexDescMaskItem(0, true, false, false, false)};
+        auto idx = b.fbb.CreateVectorOfStructs(items);
+        (void)one;
+        std::vector<int32_t> begin{1};
+        auto dt = fbs::CreateDType(b.fbb, fbs::DTypeEnum::Int32);
+        auto sh = b.fbb.CreateVector(std::vector<uint32_t>{1});
+        auto d = b.fbb.CreateVector(reinterpret_cast<const uint8_t*>(begin.data()), 4);
+        auto t = fbs::CreateTensor(b.fbb, 0, sh, 0, dt, fbs::TensorFormat::NONE, 0, d);
+        uint32_t c = b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0, {t});
+        uint32_t y = b.add("Subtensor", {x, c}, fbs::OperatorParam::IndexDescMaskDump,
+                           fbs::CreateIndexDescMaskDump(b.fbb, idx).Union());
+        EXPECT_NE(load_error(b.finish(y)).find("slicing an axis of"), std::string::npos);
+    }
+}
+
+TEST(MegEngineModel, LoadAndRunRunsIt) {
+    auto log = fs::temp_directory_path() / ("neomeg_mge_lar_" + std::to_string(::getpid()));
+    std::string cmd = std::string(NEOMEG_LOAD_AND_RUN) + " " + (kDir / "resnet_tiny.mge").string() +
+                      " --iters 1 > " + log.string() + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_NE(ss.str().find("produced by MegEngine"), std::string::npos) << ss.str();
+    EXPECT_NE(ss.str().find("output out: (2, 10) float32"), std::string::npos) << ss.str();
+    fs::remove(log);
+}
+
+}  // namespace
+}  // namespace neomeg::serialization
