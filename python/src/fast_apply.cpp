@@ -19,6 +19,7 @@
 #include "fast_tensor.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_defs.h"
+#include "tensor.h"
 #include "trace.h"
 
 namespace neomeg::python::fast {
@@ -307,6 +308,33 @@ PyObject* power_slot(PyObject* a, PyObject* b, PyObject* mod) noexcept {
     return binary_slot<Mode::POW>(a, b);
 }
 
+// a op= b updates the tensor object a (inplace_update), as MegEngine's in-place operators do.
+PyObject* inplace_result(PyObject* a, PyObject* result) noexcept {
+    if (!result || result == Py_NotImplemented)
+        return result;
+    TensorWrapper* r = tensor_of(result);
+    if (!r)
+        return result;
+    try {
+        inplace_update(a, *r);
+    } catch (...) {
+        Py_DECREF(result);
+        return translate_current_exception();
+    }
+    Py_DECREF(result);
+    Py_INCREF(a);
+    return a;
+}
+
+template <Mode kMode>
+PyObject* inplace_slot(PyObject* a, PyObject* b) noexcept {
+    return inplace_result(a, binary_slot<kMode>(a, b));
+}
+
+PyObject* inplace_power_slot(PyObject* a, PyObject* b, PyObject* mod) noexcept {
+    return inplace_result(a, power_slot(a, b, mod));
+}
+
 PyObject* richcompare_slot(PyObject* a, PyObject* b, int cmp) noexcept {
     // `t == None` compares identities (False), as for any Python object, instead of turning
     // None into a tensor.
@@ -337,13 +365,20 @@ void install_operator_slots(PyTypeObject* type) {
     PyNumberMethods* nb = type->tp_as_number;
     if (!nb)
         throw py::type_error("install_operator_slots: the type has no number methods");
-    nb->nb_add = nb->nb_inplace_add = binary_slot<Mode::ADD>;
-    nb->nb_subtract = nb->nb_inplace_subtract = binary_slot<Mode::SUB>;
-    nb->nb_multiply = nb->nb_inplace_multiply = binary_slot<Mode::MUL>;
-    nb->nb_true_divide = nb->nb_inplace_true_divide = binary_slot<Mode::TRUE_DIV>;
-    nb->nb_floor_divide = nb->nb_inplace_floor_divide = binary_slot<Mode::FLOOR_DIV>;
-    nb->nb_remainder = nb->nb_inplace_remainder = binary_slot<Mode::MOD>;
-    nb->nb_power = nb->nb_inplace_power = power_slot;
+    nb->nb_add = binary_slot<Mode::ADD>;
+    nb->nb_subtract = binary_slot<Mode::SUB>;
+    nb->nb_multiply = binary_slot<Mode::MUL>;
+    nb->nb_true_divide = binary_slot<Mode::TRUE_DIV>;
+    nb->nb_floor_divide = binary_slot<Mode::FLOOR_DIV>;
+    nb->nb_remainder = binary_slot<Mode::MOD>;
+    nb->nb_power = power_slot;
+    nb->nb_inplace_add = inplace_slot<Mode::ADD>;
+    nb->nb_inplace_subtract = inplace_slot<Mode::SUB>;
+    nb->nb_inplace_multiply = inplace_slot<Mode::MUL>;
+    nb->nb_inplace_true_divide = inplace_slot<Mode::TRUE_DIV>;
+    nb->nb_inplace_floor_divide = inplace_slot<Mode::FLOOR_DIV>;
+    nb->nb_inplace_remainder = inplace_slot<Mode::MOD>;
+    nb->nb_inplace_power = inplace_power_slot;
     nb->nb_negative = unary_slot<Mode::NEGATE>;
     nb->nb_absolute = unary_slot<Mode::ABS>;
     type->tp_richcompare = richcompare_slot;

@@ -58,6 +58,19 @@ TensorWrapper& self_tensor(py::handle self) {
 
 }  // namespace
 
+// x += y and the other in-place operators (MegEngine's `_inplace`): the object takes the
+// result's value, so every name bound to it sees the update. Within a recording the result's
+// autograd identity comes along (aliases differentiate through the update); outside one the
+// object keeps its own, so that a Parameter updated by hand (`w -= lr * w.grad`) stays
+// attached to its GradManager.
+void inplace_update(py::handle self, const TensorWrapper& src) {
+    trace::note_if_tracing(self.ptr());  // before its value changes
+    TensorWrapper& t = self_tensor(self);
+    auto meta = src.value.grad_meta() ? src.value.grad_meta() : t.value.grad_meta();
+    t.value = src.value;
+    t.value.set_grad_meta(std::move(meta));
+}
+
 void throw_uninitialized() {
     throw py::value_error(kUninitializedMessage);
 }
@@ -140,6 +153,7 @@ void init_tensor(py::module_& m) {
                      t.value = src.value.detach();
                      t.value.set_grad_meta(std::move(meta));
                  })
+            .def("_inplace_update", &inplace_update)
             .def("_copy_to",
                  [](const TensorWrapper& t, const std::string& device) {
                      return TensorWrapper{t.value.copy_to(CompNode::load(device))};

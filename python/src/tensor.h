@@ -26,6 +26,10 @@ struct TensorWrapper {
 
 void init_tensor(py::module_& m);
 
+// `self op= src`: self takes src's value (and, when src is being differentiated, its autograd
+// identity); the in-place operators' slots and Tensor._inplace_update.
+void inplace_update(py::handle self, const TensorWrapper& src);
+
 // Whether a Python Tensor's C++ value exists. Tensor.__new__ without __init__ (as unpickling
 // does with a class it is handed) leaves none; pybind11 would then give a method a pointer to
 // freshly allocated, unconstructed memory.

@@ -12,6 +12,15 @@ namespace {
 const std::vector<double> kRois = {0, 1.2,  0.5, 6.3, 7.1, 2,   -2, -1.5, 4,   10,  1, 6, 5, 1, 2,
                                    1, 12.5, 10,  14,  13,  2.7, 0,  0,    7.5, 8.5, 0, 3, 3, 3, 3};
 
+// The forward's index output for every pooled element: `pattern` repeated (set_values takes
+// exactly one value per element).
+std::vector<double> index_values(const std::vector<double>& pattern, const TensorShape& pooled) {
+    std::vector<double> v(pooled.total_nr_elems());
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = pattern[i % pattern.size()];
+    return v;
+}
+
 }  // namespace
 
 TEST_F(Cuda, ROIAlignAndGradientMatchNaive) {
@@ -39,7 +48,9 @@ TEST_F(Cuda, ROIAlignAndGradientMatchNaive) {
                         samples ? std::vector<double>{0, 5, 2, 3, 1, 4} : std::vector<double>{0};
                 CudaChecker<ROIAlignBackward> b(handle.get());
                 b.set_param(p).set_dtype(0, dt).set_values(1, kRois).set_dtype(2, dtype::Int32);
-                b.set_values(2, index).set_output_shapes({src}).set_epsilon(1e-3);
+                b.set_values(2, index_values(index, pooled))
+                        .set_output_shapes({src})
+                        .set_epsilon(1e-3);
                 b.expect_kernel("cuda").execs({pooled, rois, pooled});
                 b.set_noncontiguous(true).execs({pooled, rois, pooled});
             }
@@ -62,7 +73,9 @@ TEST_F(Cuda, ROIPoolingAndGradientMatchNaive) {
             if (mode == Mode::AVERAGE) {  // MAX needs the forward's index (naive rejects others)
                 CudaChecker<ROIPoolingBackward> b(handle.get());
                 b.set_param(p).set_dtype(0, dt).set_values(1, kRois).set_dtype(2, dtype::Int32);
-                b.set_values(2, {-1}).set_output_shapes({src}).set_epsilon(1e-3);
+                b.set_values(2, index_values({-1}, pooled))
+                        .set_output_shapes({src})
+                        .set_epsilon(1e-3);
                 b.expect_kernel("cuda").execs({pooled, rois, pooled});
                 b.set_noncontiguous(true).execs({pooled, rois, pooled});
             }

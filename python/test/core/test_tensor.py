@@ -65,14 +65,6 @@ def test_unary_and_bitwise_operators():
     np.testing.assert_array_equal((k << 1).numpy(), [12, 6])
 
 
-def test_inplace_operators_rebind():
-    x = mge.Tensor([1.0, 2.0])
-    y = x
-    x += 1
-    np.testing.assert_array_equal(x.numpy(), [2.0, 3.0])
-    np.testing.assert_array_equal(y.numpy(), [1.0, 2.0])
-
-
 def test_reductions_match_numpy():
     a = rng.normal(size=(2, 3, 4)).astype(np.float32)
     t = mge.Tensor(a)

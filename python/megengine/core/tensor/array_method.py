@@ -205,11 +205,22 @@ def _binary(mode, reflected=False):
     return lambda self, other: elemwise(mode, self, other)
 
 
+def _inplace(binary):
+    # The Python face of the C slots' in-place operators (fast_apply.cpp), for explicit calls.
+    def method(self, other):
+        result = binary(self, other)
+        if result is NotImplemented:
+            return result
+        self._inplace_update(result)
+        return self
+
+    return method
+
+
 class ArrayMethodMixin:
     """Methods added to ``megengine.Tensor``."""
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
-    grad = None  # set by GradManager.backward
 
     __add__ = _binary("ADD")
     __radd__ = _binary("ADD", True)
@@ -241,15 +252,20 @@ class ArrayMethodMixin:
     __le__ = _binary("LEQ")
     __gt__ = _binary("LT", True)
     __ge__ = _binary("LEQ", True)
-    # In-place forms rebind the name to a new tensor. MegEngine's reset the tensor object itself
-    # (``b = a; b += 1`` changes ``a`` there): a known difference, not matched yet.
-    __iadd__ = __add__
-    __isub__ = __sub__
-    __imul__ = __mul__
-    __itruediv__ = __truediv__
-    __ifloordiv__ = __floordiv__
-    __imod__ = __mod__
-    __ipow__ = __pow__
+    # In-place forms update the tensor object itself, as MegEngine's do (``b = a; b += 1``
+    # changes ``a``; a Parameter updated by hand keeps its identity): Tensor._inplace_update.
+    __iadd__ = _inplace(__add__)
+    __isub__ = _inplace(__sub__)
+    __imul__ = _inplace(__mul__)
+    __itruediv__ = _inplace(__truediv__)
+    __ifloordiv__ = _inplace(__floordiv__)
+    __imod__ = _inplace(__mod__)
+    __ipow__ = _inplace(__pow__)
+    __ilshift__ = _inplace(__lshift__)
+    __irshift__ = _inplace(__rshift__)
+    __iand__ = _inplace(__and__)
+    __ior__ = _inplace(__or__)
+    __ixor__ = _inplace(__xor__)
 
     def __matmul__(self, other):
         return _matmul(self, other)
