@@ -21,7 +21,7 @@ from ..core.tensor.array_method import (
     reshape,
 )
 from .elemwise import isinf, isnan, sign
-from .tensor import stack
+from .tensor import _stack
 
 __all__ = [
     "argmax",
@@ -709,7 +709,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     nd = cz.ndim + 1  # cx, cy and cz all have the broadcast batch shape
     if not -nd <= axisc < nd:
         raise ValueError(f"cross: axisc {axisc} is out of range for a result of {nd} dims")
-    return stack([cx, cy, cz], axis=axisc)
+    return _stack([cx, cy, cz], axis=axisc)
 
 
 def _check_non_finite(inps, scale=1.0):

@@ -609,7 +609,8 @@ def stack(inps, axis=0, device=None):
     """Joins tensors of one shape along a new axis.
 
     Args:
-        inps: a sequence of tensors of the same shape.
+        inps: a sequence of tensors of the same shape; 0-d tensors are joined as 1-element
+            vectors, as in MegEngine (so the result is (N, 1)).
         axis: position of the new axis in the result.
         device: where the result lives; the first input's device when None.
 
@@ -617,11 +618,23 @@ def stack(inps, axis=0, device=None):
         the stacked Tensor.
 
     Examples:
+        >>> import megengine as mge
         >>> import megengine.functional as F
         >>> F.stack([[1, 2], [3, 4]], axis=1).numpy().tolist()
         [[1, 3], [2, 4]]
+        >>> F.stack([mge.Tensor(1.0), mge.Tensor(2.0)]).shape  # 0-d: as 1-element vectors
+        (2, 1)
     """
     inps = [as_tensor(x) for x in inps]
+    # MegEngine stacks 0-d tensors as 1-element vectors (it joins them as concat does), so
+    # (N, 1) where NumPy gives (N,); scripts written for it index the result that way.
+    if inps and all(x.ndim == 0 for x in inps):
+        inps = [x.reshape(1) for x in inps]
+    return _stack(inps, axis, device)
+
+
+def _stack(inps, axis, device=None):
+    # NumPy's stack (a 0-d input gives a 1-D result): what F.cross needs.
     if not inps:
         raise ValueError("stack: needs at least one tensor")
     shapes = [x.shape for x in inps]

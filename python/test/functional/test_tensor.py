@@ -264,7 +264,9 @@ def test_concat_stack():
     assert F.concat([a, a], device="cpu1").device == "cpu1"
     for ax in [0, 1, 2, -1]:
         eq(F.stack([a, a * 2, a * 3], ax), np.stack([a, a * 2, a * 3], ax))
-    eq(F.stack([mge.Tensor(1.0), mge.Tensor(2.0)]), [1.0, 2.0])
+    # 0-d tensors stack as 1-element vectors, as MegEngine 1.13 gives (N, 1) / (1, N).
+    eq(F.stack([mge.Tensor(1.0), mge.Tensor(2.0)]), [[1.0], [2.0]])
+    eq(F.stack([mge.Tensor(1.0), mge.Tensor(2.0)], axis=-1), [[1.0, 2.0]])
     eq(F.stack([mge.Tensor(a).T, mge.Tensor(a).T], 1), np.stack([a.T, a.T], 1))
     with pytest.raises(ValueError, match=r"concat: shapes \[\(2, 3\), \(2, 5\)\] do not match"):
         F.concat([a, c])
