@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/tensor_basic.h"
 
 using namespace neomeg::dnn;
 

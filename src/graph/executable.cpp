@@ -7,6 +7,8 @@
 
 #include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_ids.h"
 #include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
 #include "step_profile.h"

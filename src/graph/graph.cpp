@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "neomeg/dnn/errors.h"
+#include "neomeg/op/op_ids.h"
 #include "neomeg/graph/value_infer.h"
 #include "rethrow.h"
 

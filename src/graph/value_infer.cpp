@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "neomeg/dnn/errors.h"
+#include "neomeg/op/op_ids.h"
 
 namespace neomeg::graph {
 

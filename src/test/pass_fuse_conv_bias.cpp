@@ -1,7 +1,9 @@
 // Convolution + bias + residual + activation into ConvBias: the graph before and after, and the
 // fused graph's results against the unfused graph's.
 #include "graph_test_util.h"
+#include "neomeg/dnn/op_types.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

@@ -6,7 +6,10 @@
 #include <limits>
 
 #include "graph_test_util.h"
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/params/reduce.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

@@ -3,7 +3,7 @@
 // blocked tensors; errors name `op`.
 #pragma once
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/params/norm.h"
 
 namespace neomeg::dnn {
 

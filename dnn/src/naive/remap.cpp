@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/border.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi.h"
 #include "src/naive/border.h"
 #include "src/naive/handle.h"

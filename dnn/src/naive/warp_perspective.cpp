@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/border.h"
 #include "src/naive/handle.h"
 #include "src/naive/indexing.h"

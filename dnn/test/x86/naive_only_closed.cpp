@@ -2,6 +2,13 @@
 // the generators, compaction, Dot and the small linear algebra) now each run a kernel of their
 // own on float32: the operator reports which (KernelReport), that kernel is not naive, and no
 // "naive reference kernel" warning is printed.
+#include "neomeg/dnn/operators/indexing.h"
+#include "neomeg/dnn/operators/linalg.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/random.h"
+#include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
 

@@ -1,8 +1,11 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "neomeg/dnn/op_types.h"
 #include "neomeg/graph/passes.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 namespace {
