@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/op/defs/elemwise.h"
-#include "neomeg/op/defs/reduce.h"
-#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 

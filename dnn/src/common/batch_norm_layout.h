@@ -3,6 +3,7 @@
 // blocked tensors; errors name `op`.
 #pragma once
 
+#include "neomeg/dnn/operator.h"
 #include "neomeg/dnn/params/norm.h"
 
 namespace neomeg::dnn {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "neomeg/dnn/operator.h"
 #include "neomeg/dnn/params/elemwise.h"
 
 namespace neomeg::dnn::elemwise {

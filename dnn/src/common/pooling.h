@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "neomeg/dnn/operator.h"
 #include "neomeg/dnn/params/pooling.h"
 
 namespace neomeg::dnn {
