@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 

@@ -44,7 +44,10 @@
 #include <vector>
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/linalg.h"
+#include "neomeg/dnn/operators/norm.h"
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/kernel_report.h"
 

@@ -7,8 +7,11 @@
 
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
 #include "neomeg/imperative/trace.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/op_ids.h"
 #include "shared_op.h"
 
 namespace neomeg::imperative {
@@ -52,8 +55,8 @@ struct GradNode {
 
 namespace {
 
-std::array<GradRule, kNumOpIds>& rule_table() {
-    static std::array<GradRule, kNumOpIds> table{};
+std::array<GradRule, kOpIdLimit>& rule_table() {
+    static std::array<GradRule, kOpIdLimit> table{};
     return table;
 }
 
@@ -105,7 +108,7 @@ const GradRule* grad_rule_of(const OpDef& op) {
 }
 
 const GradRule* find_grad_rule(OpId id) {
-    if (static_cast<size_t>(id) >= kNumOpIds)
+    if (static_cast<size_t>(id) >= kOpIdLimit)
         return nullptr;
     const GradRule& r = rule_table()[static_cast<size_t>(id)];
     return r.fn ? &r : nullptr;

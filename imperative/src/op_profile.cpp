@@ -8,7 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "neomeg/op/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::imperative {
 void EagerProfile::add(std::string kind, std::string site, std::chrono::nanoseconds t) {

@@ -6,7 +6,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "neomeg/op/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::imperative {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "neomeg/dnn/params.h"
+#include "neomeg/dnn/param_base.h"
 
 namespace neomeg::imperative {
 

@@ -1,7 +1,7 @@
 #include "neomeg/imperative/tensor.h"
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::imperative {
 

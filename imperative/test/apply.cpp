@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "grad_check.h"
+#include "neomeg/dnn/params/elemwise.h"
+#include "neomeg/dnn/params/tensor_basic.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_defs.h"

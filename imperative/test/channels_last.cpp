@@ -10,7 +10,10 @@
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/tensor_basic.h"
 
 using namespace neomeg;
 using namespace neomeg::imperative;

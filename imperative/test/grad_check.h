@@ -11,7 +11,8 @@
 
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
 
 namespace neomeg::imperative::grad_check {
 

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "grad_check.h"
+#include "neomeg/dnn/param_base.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/pooling.h"
 
 using namespace neomeg;
 using namespace neomeg::imperative;

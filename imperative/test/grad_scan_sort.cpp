@@ -10,7 +10,9 @@
 #include "grad_check.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/reduce.h"
 
 using namespace neomeg;
 using namespace neomeg::imperative;

@@ -10,7 +10,11 @@
 #include "grad_check.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 using namespace neomeg::imperative;

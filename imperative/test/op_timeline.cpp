@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "neomeg/imperative/apply.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
 
 using namespace neomeg;
 using namespace neomeg::imperative;

@@ -9,7 +9,9 @@
 #include "../src/shared_op.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/tensor_basic.h"
 
 using namespace neomeg;
 using namespace neomeg::imperative;

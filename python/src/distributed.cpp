@@ -6,6 +6,10 @@
 #include <pybind11/stl.h>
 
 #include "dtype_convert.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "tensor.h"
 
 #if NEOMEG_WITH_GLOO
@@ -20,7 +24,6 @@
 #include "neomeg/distributed/device_communicator.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
 #include "trace.h"
 #endif
 

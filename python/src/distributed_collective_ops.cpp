@@ -8,6 +8,8 @@
 #include "distributed_async_ops.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/op/defs/views.h"
 #include "trace.h"
 
 namespace neomeg::python {

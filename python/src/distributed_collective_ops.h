@@ -13,6 +13,8 @@
 #include "neomeg/distributed/communicator.h"
 #include "neomeg/distributed/device_communicator.h"
 #include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/op/defs/views.h"
 
 namespace neomeg::python {
 

@@ -18,7 +18,9 @@
 
 #include "fast_tensor.h"
 #include "neomeg/imperative/apply.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "tensor.h"
 #include "trace.h"
 

@@ -10,7 +10,8 @@
 #include "fast_tensor.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "trace.h"
 
 namespace neomeg::python {

@@ -7,6 +7,8 @@
 
 #include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/tensor_shape.h"
 #include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
 #include "step_profile.h"
@@ -47,7 +49,7 @@ bool forwards_first_input(const OperatorNode* node) {
     if (in.dtype != out.dtype || in.access_bytes() != out.access_bytes() || !in.is_contiguous() ||
         !out.is_contiguous())
         return false;
-    if (node->op().id() == OpId::ReshapeTo)
+    if (node->op().id() == ops::ReshapeTo::kId)
         return true;
     const auto* view = dynamic_cast<const ViewOpDefBase*>(&node->op());
     if (!view)

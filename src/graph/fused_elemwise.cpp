@@ -1,5 +1,8 @@
 #include "fused_elemwise.h"
 
+#include "neomeg/dnn/param_base.h"
+#include "neomeg/op/defs/elemwise.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>

@@ -14,7 +14,8 @@
 #include <memory>
 #include <vector>
 
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 

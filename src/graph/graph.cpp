@@ -8,6 +8,7 @@
 
 #include "neomeg/dnn/errors.h"
 #include "neomeg/graph/value_infer.h"
+#include "neomeg/op/defs/tensor_shape.h"
 #include "rethrow.h"
 
 namespace neomeg::graph {
@@ -150,7 +151,7 @@ void ComputingGraph::infer_host_values(OperatorNode* node) {
         if (out->shape().total_nr_elems() > kMaxHostValueElems)
             return;
     // GetVarShape reads only its input's layout, which is static here.
-    bool layout_only = op.id() == OpId::GetVarShape;
+    bool layout_only = op.id() == ops::GetVarShape::kId;
     std::vector<dnn::TensorND> in_nd;
     std::vector<dnn::TensorLayout> in_layouts, out_layouts;
     for (VarNode* in : node->m_inputs) {

@@ -8,7 +8,8 @@
 #include <sstream>
 
 #include "neomeg/graph/operator_node.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 

@@ -3,14 +3,20 @@
 #include <algorithm>
 
 #include "neomeg/dnn/errors.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
 
 namespace neomeg::graph {
 
 std::optional<size_t> shape_value_input(const OpDef& op) {
     switch (op.id()) {
-        case OpId::ReshapeTo:
-        case OpId::BroadcastTo:
-        case OpId::TakePrefix:
+        case ops::ReshapeTo::kId:
+        case ops::BroadcastTo::kId:
+        case ops::TakePrefix::kId:
             return 1;
         default:
             return std::nullopt;
@@ -32,7 +38,7 @@ std::vector<dnn::TensorShape> shapes_from_value(const OpDef& op,
                                            src.to_string(), ")"));
     };
     dnn::TensorShape dst;
-    if (op.id() == OpId::TakePrefix) {
+    if (op.id() == ops::TakePrefix::kId) {
         if (value.size() != 1 || src.ndim == 0 || value[0] < 0 ||
             static_cast<size_t>(value[0]) > src.shape[0])
             fail("is not a count between 0 and src's axis 0");
@@ -46,13 +52,13 @@ std::vector<dnn::TensorShape> shapes_from_value(const OpDef& op,
     int unknown = -1;
     size_t known = 1;
     for (size_t i = 0; i < value.size(); ++i) {
-        if (value[i] == -1 && op.id() == OpId::ReshapeTo && unknown < 0) {
+        if (value[i] == -1 && op.id() == ops::ReshapeTo::kId && unknown < 0) {
             unknown = static_cast<int>(i);
             continue;
         }
         if (value[i] < 0)
-            fail(op.id() == OpId::ReshapeTo ? "has a negative dim (or a second -1)"
-                                            : "has a negative dim");
+            fail(op.id() == ops::ReshapeTo::kId ? "has a negative dim (or a second -1)"
+                                                : "has a negative dim");
         dst.shape[i] = static_cast<size_t>(value[i]);
         known *= dst.shape[i];
     }
@@ -71,7 +77,7 @@ std::vector<dnn::TensorShape> sample_shapes(const OpDef& op,
                 inputs.size());
     const dnn::TensorLayout& src = inputs[0];
     const dnn::TensorLayout& shape = inputs[1];
-    if (op.id() == OpId::TakePrefix)
+    if (op.id() == ops::TakePrefix::kId)
         return {src};
     // ReshapeTo/BroadcastTo: shape is {ndim}; the layout rule reports any other.
     size_t ndim = shape.ndim == 1 ? shape.shape[0] : 0;
@@ -79,7 +85,7 @@ std::vector<dnn::TensorShape> sample_shapes(const OpDef& op,
     dst.ndim = std::min(ndim, dnn::TensorShape::MAX_NDIM);
     for (size_t i = 0; i < dst.ndim; ++i)
         dst.shape[i] = 1;
-    if (op.id() == OpId::ReshapeTo) {
+    if (op.id() == ops::ReshapeTo::kId) {
         if (dst.ndim)
             dst.shape[0] = src.total_nr_elems();
     } else {
@@ -91,22 +97,22 @@ std::vector<dnn::TensorShape> sample_shapes(const OpDef& op,
 
 bool computes_host_value(const OpDef& op) {
     switch (op.id()) {
-        case OpId::Elemwise:
-        case OpId::Concat:
-        case OpId::Split:
-        case OpId::TypeCvt:
-        case OpId::Reduce:
-        case OpId::IndexingOneHot:
-        case OpId::IndexingMultiAxisVec:
-        case OpId::GetVarShape:
-        case OpId::ReshapeTo:
-        case OpId::BroadcastTo:
-        case OpId::TakePrefix:
-        case OpId::Reshape:
-        case OpId::Broadcast:
-        case OpId::Dimshuffle:
-        case OpId::AddAxis:
-        case OpId::RemoveAxis:
+        case ops::Elemwise::kId:
+        case ops::Concat::kId:
+        case ops::Split::kId:
+        case ops::TypeCvt::kId:
+        case ops::Reduce::kId:
+        case ops::IndexingOneHot::kId:
+        case ops::IndexingMultiAxisVec::kId:
+        case ops::GetVarShape::kId:
+        case ops::ReshapeTo::kId:
+        case ops::BroadcastTo::kId:
+        case ops::TakePrefix::kId:
+        case ops::Reshape::kId:
+        case ops::Broadcast::kId:
+        case ops::Dimshuffle::kId:
+        case ops::AddAxis::kId:
+        case ops::RemoveAxis::kId:
             return true;
         default:
             return false;

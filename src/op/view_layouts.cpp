@@ -1,5 +1,7 @@
 #include "neomeg/op/view_layouts.h"
 
+#include "neomeg/op/defs/views.h"
+
 #include <algorithm>
 
 namespace neomeg::param {

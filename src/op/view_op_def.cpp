@@ -1,8 +1,12 @@
 #include "neomeg/op/view_op_def.h"
 
 #include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg {
+
+ViewOpDefBase::ViewOpDefBase() = default;
+ViewOpDefBase::~ViewOpDefBase() = default;
 
 std::vector<dnn::TensorLayout> ViewOpDefBase::infer_layouts(
         CompNode, std::span<const dnn::TensorLayout> inputs,

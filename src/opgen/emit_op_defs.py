@@ -1,11 +1,16 @@
 """Emits the operator registry's C++ from the operator definitions.
 
 Reads dnn/ops/defs (kernel-library operators) and src/ops/defs (view operators) and writes into
-``<out>/neomeg/op/``:
-  op_ids.h      - ``enum class OpId`` over every operator, and names;
-  view_params.h - the view operators' ``neomeg::param`` structs;
-  op_defs.h     - ``neomeg::ops::<Name>``: ``DnnOpDef<dnn::<Name>>`` or ``ViewOpDef<param::<Name>, ...>``;
-  op_defs.cpp   - their explicit instantiations and ``make_op_def(name)``.
+``<out>/neomeg/op/``, per definition group (dnn/ops/defs/<group>.py, src/ops/defs/views.py):
+  defs/<group>.h - ``neomeg::ops::<Name>``: ``DnnOpDef<dnn::<Name>>`` or
+                   ``ViewOpDef<param::<Name>, ...>`` for the group's operators;
+and, for the code that lists every operator:
+  view_params.h  - the view operators' ``neomeg::param`` structs;
+  op_ids.h       - ``enum class OpId`` over every operator (a dnn op's id is its ``dnn::OpType``);
+  op_ids.cpp     - ``op_id_name`` and ``OpDef::kind``;
+  op_defs.h      - every defs/<group>.h, and ``make_op_def(name)``;
+  op_defs.cpp    - the classes' explicit instantiations and ``make_op_def``.
+Files are written only when their text changes (emit_dnn.write_if_changed).
 
 The graph runtime, the eager runtime (imperative/) and the model file all use these classes.
 
@@ -33,52 +38,100 @@ def load(dnn_dir, view_dir) -> model.Registry:
 def emit_op_ids(reg: model.Registry) -> str:
     ops = list(reg.ops.values())
     dnn_ops = [o for o in ops if o.layer == "dnn"]
-    # dnn operators come first, in dnn::OpType's order, so an OpType converts by value.
+    # dnn groups come first and are numbered as dnn::OpType, so an OpType converts by value.
     assert ops[: len(dnn_ops)] == dnn_ops
     out = [
         NOTE,
         "#pragma once\n",
-        "#include <cstddef>\n#include <cstdint>\n",
+        "#include <array>\n#include <cstddef>\n#include <cstdint>\n",
+        '#include "neomeg/op/op_id.h"\n',
         "namespace neomeg {\n",
+        "// Every registry operator: a dnn operator's id is its dnn::OpType value; the view groups",
+        "// (src/ops/defs) follow the dnn ones, numbered the same way: (group << 8) | index.",
         "enum class OpId : uint16_t {",
     ]
-    out += [f"    {o.name}," for o in ops]
+    out += [f"    {o.name} = {reg.op_number(o):#06x}," for o in ops]
     out.append("};")
     out.append(f"inline constexpr size_t kNumOpIds = {len(ops)};")
-    out.append(f"inline constexpr size_t kNumDnnOpIds = {len(dnn_ops)};\n")
-    out.append("// The name of a registry operator; id must be below kNumOpIds.")
-    out.append("inline const char* op_id_name(OpId id) {")
-    out.append("    static constexpr const char* names[] = {")
-    out += [f'        "{o.name}",' for o in ops]
-    out.append("    };\n    return names[static_cast<size_t>(id)];\n}\n")
+    out.append(
+        "// Bounds on the ids: the dnn operators' are below kDnnOpIdLimit, all below kOpIdLimit."
+    )
+    out.append(f"inline constexpr size_t kDnnOpIdLimit = {reg.group_limit('dnn')};")
+    out.append(f"inline constexpr size_t kOpIdLimit = {reg.group_limit()};")
+    out.append("inline constexpr std::array<OpId, kNumOpIds> kAllOpIds = {")
+    out += [f"    OpId::{o.name}," for o in ops]
+    out.append("};\n")
     out.append("}  // namespace neomeg")
     return "\n".join(out) + "\n"
 
 
-def cpp_class(o: model.Operator) -> str:
+def emit_op_ids_source(reg: model.Registry) -> str:
+    out = [
+        NOTE,
+        '#include "neomeg/op/op_def.h"\n#include "neomeg/op/op_ids.h"\n',
+        "namespace neomeg {\n",
+        "static_assert(kOpIdLimit <= static_cast<size_t>(kCustomOpId));\n",
+        "const char* op_id_name(OpId id) {",
+        "    switch (id) {",
+    ]
+    for o in reg.ops.values():
+        out.append(f"        case OpId::{o.name}:")
+        out.append(f'            return "{o.name}";')
+    out += [
+        "    }",
+        '    return "<unknown operator>";',
+        "}\n",
+        "OpKind OpDef::kind() const {",
+        "    auto i = static_cast<size_t>(id());",
+        "    return i < kDnnOpIdLimit ? OpKind::Dnn : i < kOpIdLimit ? OpKind::View : OpKind::Custom;",
+        "}\n",
+        "}  // namespace neomeg",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def cpp_class(reg: model.Registry, o: model.Operator) -> str:
     if o.layer == "dnn":
         return f"DnnOpDef<dnn::{o.name}>"
-    return f"ViewOpDef<param::{o.param.name}, OpId::{o.name}>"
+    # The value, not OpId::Name: the enum of every op (op_ids.h) stays out of the group header.
+    return f"ViewOpDef<param::{o.param.name}, static_cast<OpId>({reg.op_number(o):#06x})>"
+
+
+def emit_group_header(reg: model.Registry, group: str) -> str:
+    ops = reg.group_ops(group)
+    if ops[0].layer == "dnn":
+        includes = [
+            '#include "neomeg/op/dnn_op_def.h"',
+            f'#include "neomeg/dnn/operators/{group}.h"',
+        ]
+    else:
+        includes = ['#include "neomeg/op/view_op_def.h"', '#include "neomeg/op/view_params.h"']
+    out = [NOTE, "#pragma once\n", *includes, "", "namespace neomeg {\n", "namespace ops {"]
+    for o in ops:
+        out.append(f"using {o.name} = {cpp_class(reg, o)};  // {o.doc}")
+    out.append("}  // namespace ops\n")
+    # Instantiated once, in op_defs.cpp.
+    for o in ops:
+        out.append(f"extern template class {cpp_class(reg, o)};")
+    out.append("\n}  // namespace neomeg")
+    return "\n".join(out) + "\n"
 
 
 def emit_header(reg: model.Registry) -> str:
     out = [
         NOTE,
+        "// Every registry operator. Prefer neomeg/op/defs/<group>.h, which an edit to another",
+        "// group leaves alone.",
         "#pragma once\n",
         "#include <memory>\n#include <string_view>\n",
-        '#include "neomeg/op/dnn_op_def.h"\n#include "neomeg/op/view_op_def.h"',
-        '#include "neomeg/op/view_params.h"\n',
+        '#include "neomeg/op/op_ids.h"',
+        *[f'#include "neomeg/op/defs/{g}.h"' for g in reg.groups],
+        "",
         "namespace neomeg {\n",
-        "namespace ops {",
+        "// A default-param op of the named operator; nullptr for an unknown name.",
+        "std::shared_ptr<OpDef> make_op_def(std::string_view name);\n",
+        "}  // namespace neomeg",
     ]
-    for o in reg.ops.values():
-        out.append(f"using {o.name} = {cpp_class(o)};  // {o.doc}")
-    out.append("}  // namespace ops\n")
-    for o in reg.ops.values():
-        out.append(f"extern template class {cpp_class(o)};")
-    out.append("\n// A default-param op of the named operator; nullptr for an unknown name.")
-    out.append("std::shared_ptr<OpDef> make_op_def(std::string_view name);\n")
-    out.append("}  // namespace neomeg")
     return "\n".join(out) + "\n"
 
 
@@ -90,7 +143,7 @@ def emit_source(reg: model.Registry) -> str:
         "namespace neomeg {\n",
     ]
     for o in reg.ops.values():
-        out.append(f"template class {cpp_class(o)};")
+        out.append(f"template class {cpp_class(reg, o)};")
     out.append("\nstd::shared_ptr<OpDef> make_op_def(std::string_view name) {")
     for o in reg.ops.values():
         out.append(f'    if (name == "{o.name}")')
@@ -113,12 +166,11 @@ def main(argv):
                 )
             users[o.param.name] = o.name
     out_dir = pathlib.Path(argv[3]) / "neomeg" / "op"
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_if_changed(out_dir / "op_ids.h", emit_op_ids(reg))
-    write_if_changed(
-        out_dir / "view_params.h",
-        emit_params(view_params, "neomeg::param", ("neomeg/dnn/params.h",)),
-    )
+    write_if_changed(out_dir / "op_ids.cpp", emit_op_ids_source(reg))
+    write_if_changed(out_dir / "view_params.h", emit_params(view_params, "neomeg::param"))
+    for g in reg.groups:
+        write_if_changed(out_dir / "defs" / f"{g}.h", emit_group_header(reg, g))
     write_if_changed(out_dir / "op_defs.h", emit_header(reg))
     write_if_changed(out_dir / "op_defs.cpp", emit_source(reg))
 

@@ -3,6 +3,13 @@
 #include <string>
 
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/elemwise.h"
+#include "neomeg/dnn/params/reduce.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

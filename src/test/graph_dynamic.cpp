@@ -2,8 +2,12 @@
 // new input shapes when a model is loaded for them); shapes that depend on data are dynamic and
 // inferred by the executable on every run.
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
 #include "neomeg/graph/value_infer.h"
 #include "neomeg/inference/model.h"
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/tensor_shape.h"
 #include "neomeg/serialization/model_file.h"
 
 using namespace neomeg;

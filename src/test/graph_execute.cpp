@@ -1,6 +1,14 @@
 // Executing compiled graphs: results equal plain loops and the naive kernels run op by op; runs
 // repeat with new inputs and nothing rebuilt; edge cases of outputs and inputs.
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/pooling.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

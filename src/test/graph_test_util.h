@@ -12,7 +12,11 @@
 #include <vector>
 
 #include "neomeg/graph/graph.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/op_def.h"
+#include "neomeg/op/view_params.h"
 
 namespace neomeg::graph::test {
 

@@ -3,6 +3,9 @@
 // own. Results equal the op-by-op reference; memory read later is never overwritten in place; an
 // output keeps storage of its own; layout changes that move elements still copy.
 #include "graph_test_util.h"
+#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
 #include "neomeg/inference/model.h"
+#include "neomeg/op/op_defs.h"
 #include "neomeg/serialization/model_file.h"
 
 namespace neomeg::inference::test {

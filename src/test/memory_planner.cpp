@@ -3,6 +3,7 @@
 #include "neomeg/graph/memory_planner.h"
 
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

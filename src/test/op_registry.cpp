@@ -3,12 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "neomeg/core/device_tensor.h"
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/params/elemwise.h"
 #include "neomeg/op/op_defs.h"
+#include "neomeg/op/op_ids.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 
@@ -51,13 +56,19 @@ std::optional<ParamValue> other_value(const ParamValue& v) {
 }  // namespace
 
 TEST(OpRegistry, EveryOpIsMadeByNameWithItsKind) {
-    for (size_t i = 0; i < kNumOpIds; ++i) {
-        auto id = static_cast<OpId>(i);
+    // A dnn operator's id is its dnn::OpType value.
+    std::set<std::string> dnn_names;
+    for (dnn::OpType t : dnn::kAllOpTypes) {
+        dnn_names.insert(dnn::op_type_name(t));
+        EXPECT_STREQ(op_id_name(static_cast<OpId>(t)), dnn::op_type_name(t));
+    }
+    EXPECT_EQ(dnn_names.size(), dnn::kNumOpTypes);
+    for (OpId id : kAllOpIds) {
         auto op = make_op_def(op_id_name(id));
         ASSERT_NE(op, nullptr) << op_id_name(id);
         EXPECT_EQ(op->id(), id);
         EXPECT_STREQ(op->name(), op_id_name(id));
-        EXPECT_EQ(op->kind(), i < kNumDnnOpIds ? OpKind::Dnn : OpKind::View);
+        EXPECT_EQ(op->kind(), dnn_names.count(op->name()) ? OpKind::Dnn : OpKind::View);
         EXPECT_EQ(op->to_string().rfind(op->name(), 0), 0u) << op->to_string();
         auto copy = op->clone();
         EXPECT_TRUE(copy->is_same(*op));
@@ -72,8 +83,8 @@ TEST(OpRegistry, EveryOpIsMadeByNameWithItsKind) {
 // op back. This is the path a model file takes.
 TEST(OpRegistry, ParamFieldsRoundTripForEveryOp) {
     size_t changed = 0;
-    for (size_t i = 0; i < kNumOpIds; ++i) {
-        const char* name = op_id_name(static_cast<OpId>(i));
+    for (OpId id : kAllOpIds) {
+        const char* name = op_id_name(id);
         auto a = make_op_def(name);
         for (const ParamField& f : a->param_fields()) {
             auto v = other_value(f.value);

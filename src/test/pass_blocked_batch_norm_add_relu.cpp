@@ -6,6 +6,8 @@
 // on the backend gives the unoptimised graph's results (naive kernels, the ops apart).
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/norm.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

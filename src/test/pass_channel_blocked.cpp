@@ -8,6 +8,8 @@
 
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/pooling.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

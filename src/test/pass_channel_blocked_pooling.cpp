@@ -3,6 +3,8 @@
 // result, with one conversion out; the results equal the unoptimised graph's.
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/pooling.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

@@ -7,6 +7,8 @@
 // that do not, both BatchNorm modes.
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/norm.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

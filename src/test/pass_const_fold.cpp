@@ -1,6 +1,7 @@
 // Constant folding: the graph before and after, and equal results.
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/tensor_basic.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

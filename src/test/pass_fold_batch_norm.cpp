@@ -2,6 +2,8 @@
 // the folded graph's results against the unfolded graph's.
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/norm.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

@@ -2,6 +2,7 @@
 // fused graph's results against the unfused graph's.
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;
@@ -130,9 +131,9 @@ TEST(PassFuseConvBias, CompileFusesWhereTheBackendHasAConvBiasKernel) {
         auto* w = g.input("w", {3, 2, 3, 3}, dnn::dtype::Float32, cn);
         auto* y = g.insert1(elemwise(Mode::RELU), {g.insert1(conv(1), {x, w})});
         auto exe = g.compile({y});
-        bool own = cn.dnn_handle()->has_own_kernel(dnn::OpType::ConvBias);
+        bool own = cn.dnn_handle()->has_own_kernel(dnn::ConvBias::kType);
         EXPECT_EQ(exe->dump().find("ConvBias") != std::string::npos, own) << exe->dump();
         EXPECT_EQ(exe->num_steps(), own ? 1u : 2u);
     }
-    EXPECT_TRUE(naive_cpu().dnn_handle()->has_own_kernel(dnn::OpType::ConvBias));
+    EXPECT_TRUE(naive_cpu().dnn_handle()->has_own_kernel(dnn::ConvBias::kType));
 }

@@ -2,6 +2,7 @@
 // unfused graph's (the same kernels: equal bit for bit) and the naive reference.
 #include "../graph/fused_elemwise.h"
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
 #include "neomeg/graph/passes.h"
 #include "neomeg/serialization/errors.h"
 #include "neomeg/serialization/model_file.h"

@@ -1,6 +1,7 @@
 // In-place reuse: an elementwise step writes over an input that dies there. The planned arena
 // shrinks, results stay right, and graph inputs and vars read later are never overwritten.
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;

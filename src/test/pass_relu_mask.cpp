@@ -6,7 +6,9 @@
 #include <limits>
 
 #include "graph_test_util.h"
+#include "neomeg/dnn/params/reduce.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/convolution.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;
@@ -85,7 +87,7 @@ TEST(PassReluMask, ConvBiasTakesTheActivationAndTheArenaShrinks) {
     std::vector<VarNode*> outs{loss, dpre};
     auto plain = g.compile(outs, without_mask());
     auto masked = g.compile(outs, with_mask());
-    bool own = cpu().dnn_handle()->has_own_kernel(dnn::OpType::ConvBias);
+    bool own = cpu().dnn_handle()->has_own_kernel(dnn::ConvBias::kType);
     // Without the rewrite pre is read twice, so the RELU stays a step of its own.
     EXPECT_EQ(plain->num_steps(), own ? 4u : 5u);
     // With it, ConvBias (where the backend has one) takes the bias and the RELU.

@@ -4,6 +4,7 @@
 // bytes give errors only, never a crash (run it under NEOMEG_SANITIZE=ON to check reads).
 #include <functional>
 
+#include "neomeg/dnn/params/elemwise.h"
 #include "neomeg/serialization/model_generated.h"
 #include "neomeg/serialization/params_generated.h"
 #include "serialization_test_util.h"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "neomeg/op/op_defs.h"
+#include "neomeg/op/op_ids.h"
 #include "param_codec.h"
 
 namespace neomeg::serialization::test {
@@ -36,8 +37,8 @@ ParamValue changed(const ParamValue& v, bool enum_down) {
 
 TEST(ModelParamCodec, EveryFieldOfEveryOpRoundTrips) {
     size_t fields_checked = 0;
-    for (size_t id = 0; id < kNumOpIds; ++id) {
-        std::string name = op_id_name(static_cast<OpId>(id));
+    for (OpId id : kAllOpIds) {
+        std::string name = op_id_name(id);
         SCOPED_TRACE(name);
         const auto* sig = detail::find_op_signature(name);
         ASSERT_TRUE(sig);

@@ -7,6 +7,11 @@
 #include <set>
 #include <sstream>
 
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/vision.h"
+#include "neomeg/op/op_ids.h"
 #include "serialization_test_util.h"
 
 namespace neomeg::serialization::test {
@@ -403,9 +408,9 @@ TEST(ModelFile, EverySampledOpRoundTrips) {
     }
     // Every op of the registry has a sample: a new op needs one here.
     std::string missing;
-    for (size_t id = 0; id < kNumOpIds; ++id)
-        if (!covered.count(op_id_name(static_cast<OpId>(id))))
-            missing += std::string(" ") + op_id_name(static_cast<OpId>(id));
+    for (OpId id : kAllOpIds)
+        if (!covered.count(op_id_name(id)))
+            missing += std::string(" ") + op_id_name(id);
     EXPECT_EQ(missing, "") << "ops without a sample in samples()";
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph_test_util.h"
+#include "neomeg/op/op_defs.h"
 #include "neomeg/serialization/model_file.h"
 
 namespace neomeg::serialization::test {

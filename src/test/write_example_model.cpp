@@ -4,6 +4,7 @@
 //   write_example_model PATH
 #include <cstdio>
 
+#include "neomeg/dnn/params/elemwise.h"
 #include "neomeg/op/op_defs.h"
 #include "neomeg/serialization/model_file.h"
 

@@ -54,6 +54,7 @@ class ParamSet:
     fields: list[Field]
     source: str
     layer: str = "dnn"  # as Operator.layer
+    group: str = ""  # the definition file's stem ("vision"); "" for Empty
 
     @property
     def cpp_name(self) -> str:
@@ -79,6 +80,7 @@ class Operator:
     layer: str = "dnn"
     # output name -> the input whose channels-last layout it takes (see ``op``'s doc).
     layout_follows: dict[str, str] = dataclasses.field(default_factory=dict)
+    group: str = ""  # the definition file's stem ("vision")
 
     @property
     def variadic_inputs(self) -> bool:
@@ -92,10 +94,32 @@ class Operator:
 EMPTY = ParamSet("Empty", "An operator without params.", [], "<builtin>")
 
 
+# Ops per group at most: an op's number is (group index << GROUP_SHIFT) | its index in the group.
+GROUP_SHIFT = 8
+
+
 class Registry:
     def __init__(self):
         self.params: dict[str, ParamSet] = {"Empty": EMPTY}
         self.ops: dict[str, Operator] = {}
+        # Definition files' stems in load order (dnn groups sorted, then view groups).
+        self.groups: list[str] = []
+
+    def group_ops(self, group: str) -> list[Operator]:
+        return [o for o in self.ops.values() if o.group == group]
+
+    def group_params(self, group: str) -> list[ParamSet]:
+        return [p for p in self.params.values() if p.group == group]
+
+    def op_number(self, op: Operator) -> int:
+        """The op's OpType/OpId value. Numbered within its group, so that adding an operator to
+        one group leaves every other group's numbers (and generated headers) as they were."""
+        return (self.groups.index(op.group) << GROUP_SHIFT) | self.group_ops(op.group).index(op)
+
+    def group_limit(self, layer: str | None = None) -> int:
+        """One past the largest number of the layer's (every layer's: None) groups."""
+        groups = {o.group for o in self.ops.values() if layer is None or o.layer == layer}
+        return (max(self.groups.index(g) for g in groups) + 1) << GROUP_SHIFT
 
     def add_param(self, p: ParamSet):
         if p.name in self.params:
@@ -112,7 +136,7 @@ class Registry:
         self.ops[op.name] = op
 
 
-def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
+def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
     """The names a definition file sees."""
 
     def enum(field_name, name, members, default, doc):
@@ -151,7 +175,7 @@ def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
             if f.name in seen:
                 raise DefinitionError(f"{source}: param set {name} repeats field {f.name}")
             seen.add(f.name)
-        p = ParamSet(name, doc, fl, source, layer)
+        p = ParamSet(name, doc, fl, source, layer, group)
         reg.add_param(p)
         return p
 
@@ -171,8 +195,20 @@ def _dsl(reg: Registry, source: str, layer: str) -> dict[str, Any]:
                 raise DefinitionError(
                     f"{source}: {name}: layout_follows needs a variadic input to be the only one"
                 )
+        if len(reg.group_ops(group)) >= 1 << GROUP_SHIFT:
+            raise DefinitionError(f"{source}: more than {1 << GROUP_SHIFT} ops in one file")
         reg.add_op(
-            Operator(name, doc, param or EMPTY, list(inputs), list(outputs), source, layer, follows)
+            Operator(
+                name,
+                doc,
+                param or EMPTY,
+                list(inputs),
+                list(outputs),
+                source,
+                layer,
+                follows,
+                group,
+            )
         )
 
     return {"enum": enum, "field": field, "params": params, "op": op}
@@ -187,5 +223,8 @@ def load(defs_dir: str | pathlib.Path, layer: str = "dnn", reg: Registry | None 
     for path in sorted(pathlib.Path(defs_dir).resolve().glob("*.py")):
         code = compile(path.read_text(), str(path), "exec")
         source = str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else path.name
-        exec(code, _dsl(reg, source, layer))  # noqa: S102 - definitions are our own source files
+        if path.stem in reg.groups:
+            raise DefinitionError(f"{source}: a second definition group named {path.stem}")
+        reg.groups.append(path.stem)
+        exec(code, _dsl(reg, source, layer, path.stem))  # noqa: S102 - definitions are our own source files
     return reg

@@ -1,6 +1,6 @@
 // Layout rule of Arange: the caller sets dst's 1-D shape (the number of values); the dtype is the
 // param's, float or integer.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

@@ -1,5 +1,5 @@
 // Layout rule of Argsort: values like src, int32 indices of the same shape.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/reduce.h"
 
 namespace neomeg::dnn {
 

@@ -2,7 +2,7 @@
 // per-channel tensors (scale, bias, running and saved statistics) share one shape, {C} or
 // {1, C, 1, ...} of src's rank, and one float dtype (the statistics dtype, scale's), which is
 // float32 or src's dtype: MegEngine keeps float32 statistics for float16 activations.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/batch_norm_layout.h"
 #include "src/common/norm_layout.h"
 

@@ -3,7 +3,8 @@
 // blocked tensors; errors name `op`.
 #pragma once
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/params/norm.h"
 
 namespace neomeg::dnn {
 

@@ -1,6 +1,9 @@
 // Layout rules of ChannelBlock, ChannelUnblock, ConvBiasBlocked and PoolingBlocked.
 #include "src/common/channel_blocked.h"
 
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/common/pooling.h"
 
 namespace neomeg::dnn {

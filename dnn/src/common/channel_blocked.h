@@ -4,7 +4,8 @@
 // shared with their kernels.
 #pragma once
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {

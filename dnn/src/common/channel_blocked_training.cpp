@@ -2,6 +2,8 @@
 // ConvolutionBackwardFilterBlocked, BatchNormForwardBlocked, BatchNormBackwardBlocked and their
 // relu and residual add + relu fusions): the plain ops' rules applied to the plain shapes of the
 // blocked tensors.
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/batch_norm_layout.h"
 #include "src/common/channel_blocked.h"
 #include "src/common/conv_backward_layout.h"

@@ -1,5 +1,5 @@
 // Layout rule of CheckNonFinite: any number of float inputs, one int32 flag of shape {1}.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/random.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

@@ -1,6 +1,6 @@
 // Layout rule of Concat: at least one src, all of one dtype and rank, equal in every dim but
 // axis; dst's axis is the sum of theirs.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 namespace neomeg::dnn {
 

@@ -3,7 +3,7 @@
 // receives the actual count; callers view the first `count` elements.
 #include <limits>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/indexing.h"
 
 namespace neomeg::dnn {
 

@@ -1,6 +1,6 @@
 // Layout rule of ConvBias: the forward convolution's, plus bias broadcasting to dst and z equal to
 // dst. Following MegDNN, a bias or z of ndim 0 means "absent".
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {

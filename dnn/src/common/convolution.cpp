@@ -5,7 +5,7 @@
 // by the caller (autograd knows the forward's src and filter; conv_transpose's output_padding picks
 // a larger size) and check that its forward output is diff; without one they deduce the smallest
 // input (backward data) or the largest kernel (backward filter).
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/common/conv_backward_layout.h"
 #include "src/common/convolution_geometry.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operator.h"
 
 namespace neomeg::dnn {
 

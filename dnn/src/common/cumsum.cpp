@@ -1,5 +1,5 @@
 // Layout rule of Cumsum: dst has src's shape and dtype.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 
 namespace neomeg::dnn {

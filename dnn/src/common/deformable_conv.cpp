@@ -3,6 +3,8 @@
 // as MegEngine deduces it; mask must agree.
 #include "src/common/deformable_conv.h"
 
+#include "neomeg/dnn/operators/convolution.h"
+
 namespace neomeg::dnn {
 
 DeformableGeometry deformable_conv_geometry(const OperatorBase& op, const param::DeformableConv& p,

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

@@ -1,6 +1,6 @@
 // Layout rules of DropoutForward/Backward: dst has src's shape and dtype, the mask is uint8 of
 // the same shape (1 where kept).
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

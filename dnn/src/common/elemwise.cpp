@@ -2,6 +2,8 @@
 // the dtype the mode's rule gives (see dnn/ops/defs/elemwise.py).
 #include "src/common/elemwise.h"
 
+#include "neomeg/dnn/operators/elemwise.h"
+
 #include <vector>
 
 namespace neomeg::dnn {

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/params/elemwise.h"
 
 namespace neomeg::dnn::elemwise {
 

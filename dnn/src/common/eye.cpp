@@ -1,5 +1,5 @@
 // Layout rule of Eye: the caller sets dst's 2-D shape; the dtype is the param's (any).
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

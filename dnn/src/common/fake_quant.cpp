@@ -1,7 +1,7 @@
 // Layout rules of FakeQuant, TQT, LSQ and their backward operators. src (and diff) are float
 // tensors; scale, zero_point and grad_scale are float tensors that broadcast to src's shape; every
 // output has src's shape and dtype.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/quantization.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

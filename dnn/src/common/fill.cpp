@@ -1,5 +1,5 @@
 // Layout rule of Fill: dst's shape comes from the caller, its dtype from the param.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

@@ -1,5 +1,5 @@
 // Layout rule of Gather (torch.gather): dst takes index's shape and src's dtype.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 
 namespace neomeg::dnn {

@@ -1,7 +1,7 @@
 // Layout rules of GroupNormForward/Backward. src is (N, C, ...); axis 1 splits into `group`
 // groups. weight and bias (inputs iff affine) are {C} in src's dtype; mean and rstd are
 // {N, group} float32 whatever src's dtype, so that backward sees what forward computed.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "neomeg/dnn/op_types.h"
 #include "src/common/registry.h"
 
 namespace neomeg::dnn {
@@ -17,6 +18,8 @@ const char* backend_name(Backend b) {
     }
     return "unknown";
 }
+
+OperatorRegistry::OperatorRegistry() : m_factories(kOpTypeLimit) {}
 
 OperatorRegistry& OperatorRegistry::of(Backend backend) {
     // Function-local statics: registration from other files' static initialisers is then safe.

@@ -1,6 +1,6 @@
 // Layout rules of the NumPy advanced-indexing ops; the shape rule itself is
 // indexing::plan_multi_axis.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 
 namespace neomeg::dnn {

@@ -1,6 +1,6 @@
 // Layout rules of IndexingOneHot and IndexingSetOneHot: index has the data's shape without the
 // axis; the picked values (dst, sub) have the data's shape with the axis of size 1.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 
 namespace neomeg::dnn {

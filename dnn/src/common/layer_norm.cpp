@@ -2,7 +2,7 @@
 // weight and bias (inputs iff affine) have the trailing shape and src's dtype; mean and rstd
 // have the leading shape (a scalar when every axis is normalised) and are float32 whatever src's
 // dtype, so that backward sees the statistics forward computed.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

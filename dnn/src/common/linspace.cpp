@@ -1,5 +1,5 @@
 // Layout rule of Linspace: the caller sets dst's 1-D shape; the dtype is the param's (float only).
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

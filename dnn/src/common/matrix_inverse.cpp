@@ -1,6 +1,6 @@
 // Layout rule of MatrixInverse: a batch of square float matrices (..., n, n) gives the same
 // shape and dtype.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 namespace neomeg::dnn {
 

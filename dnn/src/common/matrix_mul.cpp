@@ -1,5 +1,5 @@
 // Layout rules of MatrixMul, BatchedMatrixMul and Dot.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/matrix_mul_dtype.h"
 
 namespace neomeg::dnn {

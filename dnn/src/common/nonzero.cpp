@@ -2,7 +2,7 @@
 // and a {1} int32 output receives the actual count of columns written.
 #include <limits>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/indexing.h"
 
 namespace neomeg::dnn {
 

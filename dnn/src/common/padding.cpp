@@ -1,7 +1,7 @@
 // Layout rules of Padding and PaddingBackward: one front and one back width per dim of src;
 // dst = src + front + back in each dim, and grad = diff - front - back. REFLECT and REPLICATE
 // take border values from src, so a padded dim of src must not be empty.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 namespace neomeg::dnn {
 namespace {

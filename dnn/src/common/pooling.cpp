@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {

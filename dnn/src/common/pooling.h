@@ -7,7 +7,8 @@
 #include <cstddef>
 #include <utility>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/params/pooling.h"
 
 namespace neomeg::dnn {
 

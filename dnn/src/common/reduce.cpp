@@ -1,5 +1,5 @@
 // Layout rule of Reduce: src's shape with the axis set to 1.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 
 namespace neomeg::dnn {

@@ -3,6 +3,8 @@
 // the caller: a strided convolution's output does not determine its input size.
 #include "src/common/region_restricted_conv.h"
 
+#include "neomeg/dnn/operators/convolution.h"
+
 namespace neomeg::dnn {
 
 ConvGeometry region_restricted_geometry(const OperatorBase& op,

@@ -2,6 +2,7 @@
 // two gradients), shared by their layout rules and kernels.
 #pragma once
 
+#include "neomeg/dnn/params/convolution.h"
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {

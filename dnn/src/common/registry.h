@@ -2,8 +2,8 @@
 // NM_REGISTER_OPERATOR, so adding a kernel touches no central list.
 #pragma once
 
-#include <array>
 #include <memory>
+#include <vector>
 
 #include "neomeg/dnn/handle.h"
 
@@ -13,13 +13,16 @@ class OperatorRegistry {
 public:
     using Factory = std::unique_ptr<OperatorBase> (*)(Handle*);
 
+    // Empty, with room for every OpType (kOpTypeLimit, in handle.cpp: this header, which every
+    // kernel file reads, does not depend on the list of every operator).
+    OperatorRegistry();
     static OperatorRegistry& of(Backend backend);
     // Returns true so that registration can initialise a namespace-scope constant.
     bool add(OpType type, Factory factory);
     Factory find(OpType type) const { return m_factories[static_cast<size_t>(type)]; }
 
 private:
-    std::array<Factory, kNumOpTypes> m_factories{};
+    std::vector<Factory> m_factories;
 };
 
 }  // namespace neomeg::dnn

@@ -1,5 +1,5 @@
 // Layout rule of Relayout: dst has src's shape and dtype; exec accepts dst with any strides.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

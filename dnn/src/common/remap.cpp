@@ -1,7 +1,7 @@
 // Layout rules of Remap and its two gradients. src and grad are NCHW float tensors, map_xy
 // (N, OH, OW, 2) float32 with src's N; the remap gives (N, C, OH, OW). RemapBackwardData's grad
 // shape (N, C, H, W) comes from the caller, since diff does not determine it.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/vision.h"
 
 namespace neomeg::dnn {
 namespace {

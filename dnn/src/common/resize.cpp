@@ -1,7 +1,7 @@
 // Layout rules of Resize and ResizeBackward on NCHW float tensors. Resize gives
 // (N, C, out_h, out_w). ResizeBackward's grad shape (N, C, in_h, in_w) comes from the caller,
 // since diff does not determine it; diff's spatial size must equal the params' (out_h, out_w).
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 namespace neomeg::dnn {
 namespace {

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/random.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operator.h"
 
 namespace neomeg::dnn::roi {
 

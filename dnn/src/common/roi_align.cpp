@@ -2,6 +2,7 @@
 // dst (K, C, pooled_height, pooled_width) of src's dtype and an int32 index of that shape.
 // ROIAlignBackward's grad shape (N, C, H, W) comes from the caller, since diff does not determine
 // it.
+#include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi.h"
 
 namespace neomeg::dnn {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/border.h"
 
 namespace neomeg::dnn::roi {

@@ -1,6 +1,7 @@
 // Layout rules of ROIPooling and ROIPoolingBackward, as ROIAlign's: src (N, C, H, W) float and
 // rois (K, 5) float give dst (K, C, pooled_height, pooled_width) of src's dtype and an int32
 // index of that shape; ROIPoolingBackward's grad shape comes from the caller.
+#include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi.h"
 
 namespace neomeg::dnn {

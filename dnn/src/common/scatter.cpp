@@ -1,5 +1,5 @@
 // Layout rule of Scatter (torch.scatter / scatter_add): dst is a copy of data's shape and dtype.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 
 namespace neomeg::dnn {

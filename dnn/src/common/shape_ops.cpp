@@ -3,7 +3,7 @@
 // the rules check it against the other inputs' layouts.
 #include <limits>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 namespace neomeg::dnn {
 

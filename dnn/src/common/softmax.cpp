@@ -1,6 +1,6 @@
 // Layout rules of SoftmaxForward/Backward and LogSoftmaxForward/Backward: dst has src's shape and
 // dtype; the backward ops take the forward output and its gradient, of one shape and dtype.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/norm_layout.h"
 
 namespace neomeg::dnn {

@@ -1,6 +1,6 @@
 // Layout rule of Split: one dst per entry of sizes, each src's shape with axis set to that size;
 // the sizes must be non-negative and sum to src's axis.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 namespace neomeg::dnn {
 

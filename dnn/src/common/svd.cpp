@@ -2,7 +2,7 @@
 // K = min(M, N); full_matrices makes U (..., M, M) and Vh (..., N, N); without compute_uv only S.
 #include <algorithm>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 namespace neomeg::dnn {
 

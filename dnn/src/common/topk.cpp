@@ -1,7 +1,7 @@
 // Layout rule of TopK: the last axis becomes |k| long, or disappears for KTH_ONLY.
 #include <cstdlib>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/reduce.h"
 
 namespace neomeg::dnn {
 

@@ -1,5 +1,5 @@
 // Layout rule of TypeCvt: dst has src's shape and the param's dtype; every pair of dtypes converts.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 namespace neomeg::dnn {
 

@@ -2,7 +2,7 @@
 // mat (N, 3, 3) float32 and mat_idx (N,) int32; the warp gives (N, C, out_h, out_w).
 // WarpPerspectiveBackwardData's grad shape (src batch, C, H, W) comes from the caller, since diff
 // does not determine it.
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/vision.h"
 
 namespace neomeg::dnn {
 namespace {

@@ -1,5 +1,6 @@
 // AdaptivePoolingForward and AdaptivePoolingBackward on the CUDA handle (kernels/pool.cu), MAX
 // and AVERAGE, 1-D to 3-D, float dtypes, any strides.
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/common/convolution_geometry.h"
 #include "src/common/pooling.h"
 #include "src/cuda/kernel.h"

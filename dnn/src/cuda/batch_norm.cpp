@@ -6,6 +6,7 @@
 // naive) go to the staged naive kernel.
 #include <array>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/cuda/cudnn_util.h"
 #include "src/cuda/kernel.h"
 

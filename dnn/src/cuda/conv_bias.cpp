@@ -9,6 +9,7 @@
 // algorithm, and the graph API's fused epilogues are not wired here.
 #include <array>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/cuda/conv_kernel.h"
 #include "src/cuda/kernels/args.h"
 #include "src/cuda/layout_util.h"

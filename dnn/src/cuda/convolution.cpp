@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/cuda/conv_direction.h"
 #include "src/cuda/conv_graph.h"
 #include "src/cuda/conv_kernel.h"

@@ -2,6 +2,7 @@
 // a Relayout between dense layouts is a single device-to-device copy.
 #include <cstring>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"

@@ -1,6 +1,7 @@
 // DeformableConvForward and its gradients on the CUDA handle (kernels/deformable_conv.cu): any
 // NCHW strides and float dtype, naive's arithmetic in double.
 #include "src/common/deformable_conv.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

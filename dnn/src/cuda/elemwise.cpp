@@ -2,6 +2,7 @@
 // read through any strides, contiguous aligned tensors in 128-bit accesses (kernels/elemwise.cu;
 // last_kernel() says "cuda(vector)" for those).
 #include "src/common/elemwise.h"
+#include "neomeg/dnn/operators/elemwise.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

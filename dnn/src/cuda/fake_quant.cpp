@@ -1,5 +1,6 @@
 // FakeQuant, TQT, LSQ and their backward operators on the CUDA handle (kernels/fake_quant.cu):
 // every operand is broadcast to src's shape, so one elementwise walk serves all six.
+#include "neomeg/dnn/operators/quantization.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

@@ -1,4 +1,5 @@
 // Arange, Linspace and Eye on the CUDA handle (kernels/generate.cu).
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

@@ -2,6 +2,7 @@
 // (kernels/layer_norm.cu): each (sample, group) is one row of (C / group) * S elements in src's
 // row-major order, the affine parameters indexed per channel; dweight and dbias sum per channel.
 // Affine or not, float dtypes, any strides.
+#include "neomeg/dnn/operators/norm.h"
 #include "src/cuda/norm_args.h"
 
 namespace neomeg::dnn::cuda {

@@ -8,7 +8,6 @@
 #include <mutex>
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
 #include "src/common/registry.h"
 #include "src/cuda/conv_algo_cache.h"
 #include "src/cuda/conv_graph.h"

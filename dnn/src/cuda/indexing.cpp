@@ -2,6 +2,7 @@
 // outside its axis is reported as naive reports it, an IndexError naming the operator, which
 // needs the flag the kernel sets: these operators wait for their stream before returning.
 #include "src/common/indexing.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

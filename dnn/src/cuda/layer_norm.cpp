@@ -1,5 +1,6 @@
 // LayerNormForward and LayerNormBackward on the CUDA handle (kernels/layer_norm.cu), affine or
 // not, float dtypes, any strides.
+#include "neomeg/dnn/operators/norm.h"
 #include "src/cuda/norm_args.h"
 
 namespace neomeg::dnn::cuda {

@@ -4,6 +4,7 @@
 // learn whether one was found; as naive, the matrices before it are written and none after.
 #include <algorithm>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

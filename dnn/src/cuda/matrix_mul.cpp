@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/cuda/kernel.h"
 
 namespace neomeg::dnn::cuda {

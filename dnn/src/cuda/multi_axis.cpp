@@ -2,6 +2,7 @@
 // (kernels/indexed.cu through indexed_args.h): NumPy advanced indexing over any strides, every
 // dtype naive takes, repeated indices as naive (the last write wins for Set, every one adds for
 // Incr). The index range is checked first and waits for the stream (index_range.h).
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 #include "src/cuda/index_range.h"
 #include "src/cuda/indexed_args.h"

@@ -7,6 +7,7 @@
 // given, which the operator only shape-checks.
 #include <array>
 
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/cuda/cudnn_util.h"
 #include "src/cuda/kernel.h"
 

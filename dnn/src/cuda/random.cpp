@@ -1,6 +1,8 @@
 // UniformRNG, GaussianRNG, PermutationRNG, DropoutForward/Backward and CheckNonFinite on the CUDA
 // handle (kernels/random.cu; the permutation's sort in kernels/sort.cu): the same Philox streams
 // as the naive kernels, element i in dst's logical row-major order whatever its strides.
+#include "neomeg/dnn/operators/random.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

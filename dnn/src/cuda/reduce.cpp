@@ -1,4 +1,5 @@
 // Reduce on the CUDA handle: every mode, any axis, any strides (kernels/reduce.cu).
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"

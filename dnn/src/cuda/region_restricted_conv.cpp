@@ -2,6 +2,7 @@
 // (kernels/region_restricted_conv.cu): any NCHW strides, float dtypes and int32/uint8 region ids,
 // naive's arithmetic in double.
 #include "src/common/region_restricted_conv.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

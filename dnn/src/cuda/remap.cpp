@@ -1,5 +1,6 @@
 // Remap and its gradients on the CUDA handle (kernels/remap.cu): both interpolations and every
 // border mode over any NCHW strides and float dtype, naive's arithmetic in double.
+#include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

@@ -1,6 +1,7 @@
 // Resize and ResizeBackward on the CUDA handle (kernels/resize.cu): NEAREST and LINEAR (half-pixel
 // or align_corners) over any NCHW strides, float dtypes, the taps of naive's rule (resize_tap in
 // kernels/args.h, which dnn/test/cuda/resize_tap.cpp checks against naive on the CPU).
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

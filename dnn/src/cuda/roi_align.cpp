@@ -1,6 +1,7 @@
 // ROIAlign and its gradient on the CUDA handle (kernels/roi.cu): both modes, dense or fixed
 // sampling, any NCHW strides and float dtype, naive's arithmetic in double. The rois' batch
 // column is checked on the device first, as naive checks it.
+#include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/roi_kernel.h"
 
 namespace neomeg::dnn::cuda {

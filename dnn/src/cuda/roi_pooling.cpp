@@ -1,6 +1,7 @@
 // ROIPooling and its gradient on the CUDA handle (kernels/roi.cu): both modes, any NCHW strides
 // and float dtype, naive's float32 bins and double pooling. The rois' batch column is checked
 // on the device first, as naive checks it.
+#include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/roi_kernel.h"
 
 namespace neomeg::dnn::cuda {

@@ -1,4 +1,5 @@
 // Argmax, Argmin and Cumsum on the CUDA handle (kernels/scan.cu), any axis and strides.
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"

@@ -2,6 +2,7 @@
 // strides and every dtype naive takes; repeated indices as naive (SET: the last write in row-major
 // order of index wins; ADD: every one adds). The index range is checked first and waits for the
 // stream (index_range.h).
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 #include "src/cuda/index_range.h"
 #include "src/cuda/indexed_args.h"

@@ -2,6 +2,7 @@
 // count is written on the device like the taken elements, so nothing waits for the stream; a
 // caller that sizes a view by it reads it back (the static-shape contract of
 // dnn/ops/defs/indexing.py).
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

@@ -1,6 +1,8 @@
 // Concat, Split, Diag, Padding and PaddingBackward on the CUDA handle: Concat and Split copy each
 // piece as one strided device copy into (or out of) its slab of the joined tensor; Padding's
 // kernels are in kernels/padding.cu.
+#include "neomeg/dnn/operators/tensor_basic.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

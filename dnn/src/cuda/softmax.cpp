@@ -5,6 +5,7 @@
 // other layouts go to the staged naive kernel.
 #include <optional>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/cuda/cudnn_util.h"
 #include "src/cuda/kernel.h"
 

@@ -4,6 +4,7 @@
 // positions so that they keep src's order, as naive.
 #include <cstdlib>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 

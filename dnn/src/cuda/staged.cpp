@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <vector>
 
+// Every operator: NM_FOREACH_DNN_OPERATOR registers a staged kernel of each.
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/operators.h"
+
 namespace neomeg::dnn::cuda {
 namespace {
 
@@ -37,7 +41,7 @@ HostCopy download(const TensorND& t, cudaStream_t stream) {
 }
 
 void warn_once(const OperatorBase& op) {
-    static std::array<std::atomic<bool>, kNumOpTypes> warned{};
+    static std::array<std::atomic<bool>, kOpTypeLimit> warned{};
     if (!warned[static_cast<size_t>(op.type())].exchange(true))
         std::fprintf(stderr,
                      "neomeg: %s has no CUDA kernel for this case; it runs the naive kernel "

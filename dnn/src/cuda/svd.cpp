@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 #include "src/cuda/svd_plan.h"

@@ -1,6 +1,7 @@
 // WarpPerspective and its gradients on the CUDA handle (kernels/warp_perspective.cu): every border
 // mode over any NCHW strides and float dtype, naive's arithmetic in double. mat_idx is
 // range-checked on the device first, as naive checks it.
+#include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/index_range.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"

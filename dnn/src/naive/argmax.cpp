@@ -1,3 +1,4 @@
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/reduce_axis.h"
 #include "src/naive/handle.h"

@@ -1,3 +1,4 @@
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/argsort_rank.h"
 #include "src/naive/handle.h"

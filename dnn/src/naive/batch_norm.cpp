@@ -3,6 +3,7 @@
 // tensors ({C} or {1, C, 1, ...}) enumerate channels in order.
 #include <cmath>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"
 

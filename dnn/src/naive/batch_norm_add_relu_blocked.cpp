@@ -1,6 +1,7 @@
 // Naive kernels of the blocked BatchNorms' residual add + relu fusions: the unfused
 // BatchNormForwardBlocked or BatchNormBackwardBlocked (the handle's), and the add, relu or mask
 // apart, each element as the unfused graph's Elemwise ops compute it (float rounding per op).
+#include "neomeg/dnn/operators/norm.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"
 

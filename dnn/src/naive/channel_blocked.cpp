@@ -5,6 +5,9 @@
 // views of src and dst. Every blocked output gets zeros in the channels past C.
 #include <cstring>
 
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/common/channel_blocked.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/convolution.h"

@@ -4,6 +4,9 @@
 // relu fusions of the BatchNorms run the unfused op and the relu (or its mask) apart.
 #include <functional>
 
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/norm.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/common/channel_blocked.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"

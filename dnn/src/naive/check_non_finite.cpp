@@ -1,6 +1,7 @@
 // Naive CheckNonFinite: one pass over every element of every input.
 #include <cmath>
 
+#include "neomeg/dnn/operators/random.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"
 

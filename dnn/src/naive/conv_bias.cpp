@@ -1,5 +1,6 @@
 // Naive ConvBias: the convolution sum, then + bias (broadcast) + z, then the nonlinearity, all in
 // double before the one rounding to the output dtype.
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/convolution.h"
 #include "src/naive/handle.h"

@@ -3,6 +3,7 @@
 // every output element exactly once and need no workspace to accumulate in.
 #include "src/naive/convolution.h"
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "neomeg/dnn/params/convolution.h"
 #include "src/common/convolution_geometry.h"
 #include "src/naive/iterate.h"
 

@@ -1,5 +1,6 @@
 #include <cstdint>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/reduce_axis.h"
 #include "src/naive/handle.h"

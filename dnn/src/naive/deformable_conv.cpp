@@ -4,6 +4,7 @@
 // values (src), positions (offset) and weights (mask).
 #include <cmath>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/common/deformable_conv.h"
 #include "src/naive/dense.h"
 #include "src/naive/handle.h"

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 #include "src/naive/type_cvt.h"

@@ -1,5 +1,6 @@
 // Naive dropout. Element i (logical row-major index) is kept iff the Philox uniform (seed, i) is
 // at least drop_prob, so the mask does not depend on src's strides or on how work is split.
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/philox.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"

@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "neomeg/dnn/operators/elemwise.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/elemwise_scalar.h"
 #include "src/naive/handle.h"

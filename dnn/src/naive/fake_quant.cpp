@@ -1,6 +1,7 @@
 // Naive FakeQuant, TQT, LSQ and their backward operators: one walk over src's shape that reads
 // each operand through its layout broadcast to that shape (scale may be a scalar or per channel)
 // and applies the formulas of src/common/fake_quant_math.h.
+#include "neomeg/dnn/operators/quantization.h"
 #include "src/common/fake_quant_math.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"

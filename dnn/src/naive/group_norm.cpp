@@ -3,6 +3,7 @@
 // enumerate the runs in the same order.
 #include <cmath>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"
 

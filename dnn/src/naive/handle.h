@@ -3,7 +3,6 @@
 #pragma once
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
 #include "src/common/registry.h"
 
 namespace neomeg::dnn::naive {

@@ -1,3 +1,4 @@
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 #include "src/naive/handle.h"
 #include "src/naive/indexing.h"

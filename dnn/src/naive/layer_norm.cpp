@@ -2,6 +2,7 @@
 // normalised (trailing) size; mean/rstd offsets enumerate the rows in the same order.
 #include <cmath>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"

@@ -1,6 +1,7 @@
 // Naive MatrixMul, BatchedMatrixMul and Dot: one strided triple loop serves all three.
 #include <cstdint>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"

@@ -1,3 +1,4 @@
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 #include "src/naive/type_cvt.h"

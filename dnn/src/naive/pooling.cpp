@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/pooling.h"
 #include "src/naive/convolution.h"

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/reduce_axis.h"
 #include "src/naive/handle.h"

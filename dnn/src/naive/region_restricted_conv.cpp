@@ -2,6 +2,7 @@
 // the taps whose input position lies in src and whose region ids match, which the forward sums,
 // BackwardData scatters and BackwardFilter correlates.
 #include "src/common/region_restricted_conv.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/naive/dense.h"
 #include "src/naive/handle.h"
 

@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 #include "src/naive/remap_point.h"

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/border.h"
 
 namespace neomeg::dnn::naive::remap {

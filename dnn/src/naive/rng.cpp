@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "neomeg/dnn/operators/random.h"
 #include "src/common/philox.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi.h"
 #include "src/common/roi_geometry.h"
 #include "src/naive/handle.h"

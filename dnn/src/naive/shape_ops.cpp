@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"

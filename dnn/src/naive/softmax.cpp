@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/naive/handle.h"
 #include "src/naive/norm_access.h"
 

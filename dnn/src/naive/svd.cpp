@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/svd_decompose.h"
 #include "src/naive/handle.h"

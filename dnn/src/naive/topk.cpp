@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/argsort_rank.h"
 #include "src/naive/handle.h"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/handle.h"
 #include "src/naive/indexing.h"
 #include "src/naive/iterate.h"

@@ -3,7 +3,7 @@
 // naive kernels and the x86 ones, which compute each point once for all channels.
 #pragma once
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/border.h"
 
 namespace neomeg::dnn::naive::warp {

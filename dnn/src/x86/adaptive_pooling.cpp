@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/common/convolution_geometry.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/pooling.h"

@@ -1,6 +1,7 @@
 // Arange on x86: start + i * step computed in double per element (no error accumulates) and
 // converted by naive's rules (from_double.h), every dtype naive takes and any dst stride, long
 // sequences split across OpenMP threads.
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/from_double.h"
 #include "src/x86/handle.h"

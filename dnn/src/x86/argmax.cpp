@@ -1,6 +1,7 @@
 // Argmax and Argmin on x86: float32 with a contiguous src and dst through argmax_hwy.cpp, outer
 // rows split across OpenMP threads in chunks of at least kParallelGrain source elements. Other
 // dtypes, strided tensors and an empty axis go to naive.
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/x86/argmax_hwy.h"
 #include "src/x86/handle.h"

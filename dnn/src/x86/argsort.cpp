@@ -1,6 +1,7 @@
 // Argsort on x86: every dtype naive takes and any strides, each line's keys (sort_keys.h) sorted
 // by vqsort, lines split across OpenMP threads. The keys make it naive's stable order, so values
 // and indices match naive exactly, ties and NaNs included.
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

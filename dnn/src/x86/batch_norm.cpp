@@ -14,6 +14,7 @@
 // to naive.
 #include <cmath>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/x86/batch_norm_hwy.h"
 #include "src/x86/batch_norm_running.h"
 #include "src/x86/kernel.h"

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/channel_blocked.h"
 #include "src/x86/batch_norm_running.h"
 #include "src/x86/kernel.h"

@@ -1,6 +1,8 @@
 // ChannelBlock and ChannelUnblock as oneDNN reorders between plain (strided) and blocked memory,
 // PoolingBlocked as oneDNN's pooling on blocked memory, and the channel block the x86 handle
 // prefers. Cases without a oneDNN tag (blocked_desc) go to naive.
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/max_pool_plan.h"

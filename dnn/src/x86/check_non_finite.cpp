@@ -6,6 +6,7 @@
 #include <atomic>
 #include <optional>
 
+#include "neomeg/dnn/operators/random.h"
 #include "src/x86/check_non_finite_hwy.h"
 #include "src/x86/dense_rows.h"
 #include "src/x86/handle.h"

@@ -1,6 +1,7 @@
 // CondTake on x86: the elements of data where mask is true, in row-major order, with their flat
 // indices; every dtype and any strides, split across threads by compact_chunks (count, then
 // write). Writes only the first `count` outputs, as naive does.
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/compact_chunks.h"
 #include "src/x86/flat_runs.h"

@@ -9,6 +9,7 @@
 // (conv_pointwise_lowp.h).
 #include <deque>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"

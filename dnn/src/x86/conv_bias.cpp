@@ -6,6 +6,7 @@
 // into that buffer; the nonlinearity is an eltwise post-op (IDENTITY none, RELU relu, SIGMOID
 // logistic, H_SWISH hardswish). A bias of another broadcast shape goes to naive, as do the cases
 // the convolution kernels decline. The algorithm is chosen as in convolution.cpp (conv_algo.h).
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
 
 namespace neomeg::dnn::x86 {

@@ -13,6 +13,7 @@
 // filter pre-transformed into its own weights format, four times the filter's size: worth it for a
 // constant filter, converted once, but not for one converted on every call, whose Winograd plan is
 // the training one (the filter in a plain blocked format, transformed inside the primitive).
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_algo.h"
 

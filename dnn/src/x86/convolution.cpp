@@ -16,6 +16,7 @@
 // convolutions on plain float32 tensors run our own loops instead (depthwise_conv.h).
 #include <deque>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_im2col_lowp.h"

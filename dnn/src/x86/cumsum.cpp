@@ -1,6 +1,7 @@
 // Cumsum on x86: float32 with a contiguous src and dst through cumsum_hwy.cpp, outer rows split
 // across OpenMP threads in chunks of at least kParallelGrain elements. Other dtypes and strided
 // tensors go to naive.
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/x86/cumsum_hwy.h"
 #include "src/x86/handle.h"

@@ -3,6 +3,7 @@
 // 2-D src's k-th diagonal is copied out.
 #include <algorithm>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

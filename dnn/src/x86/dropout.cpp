@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/philox.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "neomeg/dnn/operators/elemwise.h"
 #include "src/x86/dense_rows.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_lowp.h"

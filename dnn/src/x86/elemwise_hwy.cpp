@@ -17,6 +17,7 @@
 #include "src/x86/elemwise_hwy-inl.h"
 // clang-format on
 
+#include "neomeg/dnn/operators/elemwise.h"
 #include "src/naive/elemwise_scalar.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_int_hwy.h"

@@ -6,13 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include "neomeg/dnn/op_types.h"
 #include "src/common/exec_report.h"
 #include "src/x86/kernel_report.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
 
-std::array<std::atomic<bool>, kNumOpTypes> g_warned{};
+std::array<std::atomic<bool>, kOpTypeLimit> g_warned{};
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // Eye on x86: each row of the 2-D dst zeroed and its element on the k-th diagonal set to one,
 // every dtype and any strides, rows split across OpenMP threads.
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 
+#include "neomeg/dnn/operators/quantization.h"
 #include "src/common/fake_quant_math.h"
 #include "src/x86/fake_quant_hwy.h"
 #include "src/x86/loop_kernel.h"

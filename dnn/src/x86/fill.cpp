@@ -3,6 +3,7 @@
 // BatchNorm weight), so it should not cost a naive per-element walk.
 #include <algorithm>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"

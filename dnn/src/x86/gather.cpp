@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 #include "src/x86/gather_walk.h"
 #include "src/x86/handle.h"

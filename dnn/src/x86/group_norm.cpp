@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"

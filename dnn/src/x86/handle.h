@@ -6,7 +6,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
 #include "src/common/registry.h"
 #include "src/x86/exec_report.h"
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

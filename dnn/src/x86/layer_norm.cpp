@@ -10,6 +10,7 @@
 // (lowp_plan.h); other dtypes and empty tensors go to naive.
 #include <cmath>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/x86/kernel.h"
 
 namespace neomeg::dnn::x86 {

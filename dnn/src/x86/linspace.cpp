@@ -1,6 +1,7 @@
 // Linspace on x86: NumPy's start + i * step in double, stop itself as the last value when
 // endpoint, converted once to the float dtype by naive's rules (from_double.h); any dst stride,
 // long sequences split across OpenMP threads.
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/from_double.h"
 #include "src/x86/handle.h"

@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/flat_runs.h"
 #include "src/x86/handle.h"

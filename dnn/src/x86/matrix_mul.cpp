@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/x86/kernel.h"
 #include "src/x86/small_matmul.h"
 

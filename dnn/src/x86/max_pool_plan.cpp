@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "neomeg/dnn/params/pooling.h"
 #include "src/x86/max_pool_hwy.h"
 #include "src/x86/parallel.h"
 

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "neomeg/dnn/params.h"
+#include "neomeg/dnn/params/pooling.h"
 #include "src/x86/dnnl_util.h"
 
 namespace neomeg::dnn::x86 {

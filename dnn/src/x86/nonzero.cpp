@@ -4,6 +4,7 @@
 // as naive does.
 #include <array>
 
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/compact_chunks.h"
 #include "src/x86/flat_runs.h"

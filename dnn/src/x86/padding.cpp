@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/naive/type_cvt.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

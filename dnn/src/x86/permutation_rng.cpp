@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "neomeg/dnn/operators/random.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"

@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "neomeg/dnn/operators/pooling.h"
 #include "src/x86/kernel.h"
 #include "src/x86/max_pool_backward_hwy.h"
 #include "src/x86/max_pool_plan.h"

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

@@ -13,6 +13,7 @@
 
 #include <cmath>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/x86/reduce_hwy.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/params/reduce.h"
 
 namespace neomeg::dnn::x86 {
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/common/region_restricted_conv.h"
 #include "src/x86/dense_gemm.h"
 #include "src/x86/from_double.h"

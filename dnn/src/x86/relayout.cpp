@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"

@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/remap_point.h"
 #include "src/x86/from_double.h"
 #include "src/x86/loop_kernel.h"

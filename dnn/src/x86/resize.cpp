@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/from_double.h"
 #include "src/x86/handle.h"

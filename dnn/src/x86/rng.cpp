@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "neomeg/dnn/operators/random.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/philox.h"
 #include "src/x86/handle.h"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi_geometry.h"
 #include "src/x86/from_double.h"
 #include "src/x86/loop_kernel.h"

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/indexing.h"
 #include "src/x86/gather_walk.h"

@@ -3,6 +3,7 @@
 // threaded when large) instead of naive's element-by-element walk. ReshapeTo views whichever side
 // is contiguous with the other's shape (its row-major order is the same memory); when neither is,
 // naive copies. BroadcastTo copies src viewed with stride 0 along the broadcast axes.
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/relayout_copy.h"

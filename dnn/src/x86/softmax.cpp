@@ -13,6 +13,7 @@
 // (log_softmax_hwy.h). Other dtypes and empty tensors go to naive.
 #include <vector>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/x86/kernel.h"
 #include "src/x86/log_softmax_hwy.h"
 #include "src/x86/parallel.h"

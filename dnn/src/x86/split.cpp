@@ -1,6 +1,7 @@
 // Split on x86: each dst receives its slab of src through relayout_copy (rows, tiles or strided
 // walks, threaded when large). The copy is raw, so NaN payloads pass unchanged where naive's
 // element conversion would make them quiet.
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/relayout_copy.h"

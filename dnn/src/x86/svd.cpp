@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/svd_decompose.h"
 #include "src/x86/flat_runs.h"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

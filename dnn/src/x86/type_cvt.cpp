@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/x86/dense_rows.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"

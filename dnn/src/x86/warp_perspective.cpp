@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "src/naive/indexing.h"
 #include "src/naive/warp_point.h"
 #include "src/x86/from_double.h"

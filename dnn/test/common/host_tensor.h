@@ -10,7 +10,13 @@
 #include <random>
 #include <vector>
 
-#include "neomeg/dnn.h"
+#include "neomeg/dnn/dtype.h"
+#include "neomeg/dnn/errors.h"
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/layout.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/storage.h"
+#include "neomeg/dnn/tensor.h"
 
 namespace neomeg::dnn::test {
 

@@ -2,7 +2,14 @@
 // on almost every line.
 #pragma once
 
-#include "neomeg/dnn.h"
+#include "neomeg/dnn/dtype.h"
+#include "neomeg/dnn/errors.h"
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/layout.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/params/linalg.h"
+#include "neomeg/dnn/storage.h"
+#include "neomeg/dnn/tensor.h"
 
 namespace neomeg::dnn::test {
 

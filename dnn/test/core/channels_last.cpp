@@ -2,9 +2,17 @@
 // definitions (layout_follows).
 #include <gtest/gtest.h>
 
-#include "neomeg/dnn.h"
 #include "neomeg/dnn/channels_last.h"
+#include "neomeg/dnn/dtype.h"
+#include "neomeg/dnn/errors.h"
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/layout.h"
 #include "neomeg/dnn/layout_follows.h"
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/storage.h"
+#include "neomeg/dnn/tensor.h"
 
 using namespace neomeg::dnn;
 

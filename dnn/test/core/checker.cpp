@@ -2,6 +2,7 @@
 #include <gtest/gtest-spi.h>
 
 #include "common/checker.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,15 +1,22 @@
 // The naive handle runs every operator the definitions declare.
 #include <gtest/gtest.h>
 
-#include "neomeg/dnn.h"
+#include "neomeg/dnn/dtype.h"
+#include "neomeg/dnn/errors.h"
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/layout.h"
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
+#include "neomeg/dnn/storage.h"
+#include "neomeg/dnn/tensor.h"
 
 using namespace neomeg::dnn;
 
 TEST(NaiveHandle, EveryDefinedOperatorIsImplemented) {
     auto handle = Handle::make_naive();
     std::vector<std::string> missing;
-    for (size_t i = 0; i < kNumOpTypes; ++i) {
-        auto type = static_cast<OpType>(i);
+    for (OpType type : kAllOpTypes) {
         if (!handle->has_operator(type))
             missing.push_back(op_type_name(type));
         else

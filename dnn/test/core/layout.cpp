@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
 
-#include "neomeg/dnn.h"
+#include "neomeg/dnn/dtype.h"
+#include "neomeg/dnn/errors.h"
+#include "neomeg/dnn/handle.h"
+#include "neomeg/dnn/layout.h"
+#include "neomeg/dnn/operator.h"
+#include "neomeg/dnn/storage.h"
+#include "neomeg/dnn/tensor.h"
 
 using namespace neomeg::dnn;
 

@@ -12,6 +12,7 @@
 
 #include "cuda/cuda_test.h"
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/cuda/conv_graph.h"
 #include "src/cuda/handle.h"
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

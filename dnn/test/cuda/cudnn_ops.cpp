@@ -5,6 +5,8 @@
 // to the staged naive kernel (inference batch norm, broadcast per-channel tensors).
 #include "cuda/cuda_test.h"
 #include "naive/pooling.h"
+#include "neomeg/dnn/operators/norm.h"
+#include "neomeg/dnn/operators/pooling.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

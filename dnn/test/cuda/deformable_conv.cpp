@@ -2,6 +2,7 @@
 // groups, stride, padding and dilation, offsets that leave the image, float dtypes, strided
 // inputs and padded outputs, an empty batch.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/convolution.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -2,7 +2,9 @@
 // bfloat16, the integer dtypes and bool where the mode's rule takes them), empty, scalar and odd
 // sizes, broadcasts (scalar, row, column, per-channel), padded, transposed and reversed views,
 // padded outputs.
+#include "neomeg/dnn/operators/elemwise.h"
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/param_base.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

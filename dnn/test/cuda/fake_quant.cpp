@@ -1,6 +1,7 @@
 // FakeQuant, TQT, LSQ and their backward operators on the CUDA handle against naive: scalar and
 // per-channel scales, float dtypes, strided inputs and padded outputs, an empty input.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/quantization.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,6 +1,7 @@
 // Arange, Linspace and Eye on the CUDA handle against naive: every dtype they take, strided
 // outputs, empty and single-element outputs, every diagonal offset.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -2,6 +2,7 @@
 // group to one channel per group, no spatial axes to long rows (block reductions), an empty
 // batch, float dtypes, strided inputs and padded outputs.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/norm.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

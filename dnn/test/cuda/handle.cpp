@@ -3,6 +3,10 @@
 #include <set>
 
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
+#include "neomeg/dnn/param_base.h"
 #include "src/cuda/handle.h"
 
 using namespace neomeg::dnn;
@@ -40,8 +44,7 @@ const std::set<std::string> kKnownGaps = {
 // Needs no GPU: it reads the kernel tables.
 TEST(CudaHandle, KnownGapListIsExact) {
     std::vector<std::string> gained, unlisted;
-    for (size_t i = 0; i < kNumOpTypes; ++i) {
-        auto type = static_cast<OpType>(i);
+    for (OpType type : kAllOpTypes) {
         std::string name = op_type_name(type);
         bool has_kernel = OperatorRegistry::of(Backend::Cuda).find(type) != nullptr;
         bool listed = kKnownGaps.count(name) != 0;
@@ -59,16 +62,15 @@ TEST(CudaHandle, KnownGapListIsExact) {
                                   << " has no CUDA kernel and is not a known gap";
     for (auto& name : kKnownGaps) {
         bool defined = false;
-        for (size_t i = 0; i < kNumOpTypes; ++i)
-            defined = defined || name == op_type_name(static_cast<OpType>(i));
+        for (OpType type : kAllOpTypes)
+            defined = defined || name == op_type_name(type);
         EXPECT_TRUE(defined) << name << " in kKnownGaps is no operator";
     }
 }
 
 TEST_F(Cuda, EveryDefinedOperatorIsCreated) {
     EXPECT_STREQ(handle->name(), "cuda");
-    for (size_t i = 0; i < kNumOpTypes; ++i) {
-        auto type = static_cast<OpType>(i);
+    for (OpType type : kAllOpTypes) {
         ASSERT_TRUE(handle->has_operator(type)) << op_type_name(type);
         auto op = handle->create_operator(type);
         EXPECT_EQ(op->type(), type);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/host_tensor.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/cuda/indexed_args.h"
 

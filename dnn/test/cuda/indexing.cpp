@@ -1,6 +1,7 @@
 // IndexingOneHot, IndexingSetOneHot and Gather on the CUDA handle against naive: every axis,
 // every dtype, strided inputs and padded outputs, in place, empty tensors, and an index outside
 // its axis as the same IndexError as naive's.
+#include "neomeg/dnn/operators/indexing.h"
 #include "cuda/cuda_test.h"
 
 using namespace neomeg::dnn;

@@ -4,6 +4,7 @@
 // outputs, empty results, and a bad index as naive's IndexError with nothing written. Increments
 // use small integers, exact in every dtype, so the atomics' order cannot change the sums.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/indexing.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

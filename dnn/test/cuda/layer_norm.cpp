@@ -2,6 +2,7 @@
 // three normalised axes, long rows (block reductions), float dtypes, strided and broadcast inputs,
 // padded outputs.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/norm.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

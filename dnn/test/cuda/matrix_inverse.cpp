@@ -3,6 +3,7 @@
 // strided inputs and padded outputs, a matrix holding NaN (all-NaN inverse), and a singular matrix
 // as naive's ParamError with the matrices before it written and those after it not.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -4,6 +4,7 @@
 // dtypes, inner strides other than 1, K = 0).
 #include "common/matmul_param.h"
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/norm.h"
+#include "neomeg/dnn/operators/random.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/param_base.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

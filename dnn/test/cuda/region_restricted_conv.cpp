@@ -2,6 +2,7 @@
 // stride, padding and dilation, int32 and uint8 region ids, float dtypes, strided inputs and
 // padded outputs.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/convolution.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,6 +1,7 @@
 // Remap and its gradients on the CUDA handle against naive: both interpolations, every border
 // mode, float dtypes, strided inputs and padded outputs, and an empty output.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/vision.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

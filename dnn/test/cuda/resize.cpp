@@ -2,6 +2,7 @@
 // without align_corners, upsampling, downsampling and size-1 axes, float dtypes, strided inputs
 // and padded outputs, an empty batch.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -2,6 +2,7 @@
 // sums the kernels compute from it, in their order, are compared with naive Resize and
 // ResizeBackward over upsampling, downsampling, size-1 axes and every mode. Needs no GPU.
 #include "common/host_tensor.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/cuda/kernels/args.h"
 
 using namespace neomeg::dnn;

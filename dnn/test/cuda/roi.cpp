@@ -2,6 +2,7 @@
 // and dense sampling, float dtypes, rois past the image's edges, strided inputs and padded
 // outputs, no rois, and the batch-index error.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/vision.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/reduce.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

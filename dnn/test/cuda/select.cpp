@@ -3,6 +3,7 @@
 // outputs, and empty inputs (count 0). The whole capacity is compared, so an element written past
 // the count fails too.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/indexing.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

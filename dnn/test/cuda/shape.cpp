@@ -2,6 +2,8 @@
 // pieces, every dtype, strided inputs and padded outputs, the three border modes with borders
 // wider than src.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/cuda/svd_plan.h"
 
 using namespace neomeg::dnn;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/host_tensor.h"
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/common/svd_decompose.h"
 #include "src/cuda/svd_plan.h"
 

@@ -2,6 +2,7 @@
 // dtypes, mat_idx pairing, strided inputs and padded outputs, an empty batch, and the mat_idx
 // range error.
 #include "cuda/cuda_test.h"
+#include "neomeg/dnn/operators/vision.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

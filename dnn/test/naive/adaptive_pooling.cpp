@@ -2,6 +2,7 @@
 // (PyTorch's floor/ceil rule), the loop-nest reference, equivalence with fixed-window pooling when
 // the sizes divide, finite differences and the adjoint identity.
 #include "naive/pooling.h"
+#include "neomeg/dnn/operators/pooling.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

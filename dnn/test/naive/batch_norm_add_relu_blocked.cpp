@@ -5,6 +5,7 @@
 // (block_ref); channel counts that fill their last block and that do not, both BatchNorm modes;
 // and the errors.
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/norm.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -3,6 +3,10 @@
 // forms (ConvBias, PoolingForward) blocked afterwards, strided inputs, and the errors.
 #include "naive/channel_blocked.h"
 
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
+
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/params/convolution.h"
 
 namespace neomeg::dnn::test {
 

@@ -5,6 +5,8 @@
 // last block and that do not, both BatchNorm modes, a strided convolution's preset input size; and
 // the errors.
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/norm.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

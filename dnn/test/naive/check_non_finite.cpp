@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "naive/norm_test_util.h"
+#include "neomeg/dnn/operators/random.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,6 +1,7 @@
 #include <limits>
 
 #include "naive/indexing_test_util.h"
+#include "neomeg/dnn/operators/indexing.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -3,6 +3,8 @@
 // <conv(x, w), dy> = <x, bwd_data(w, dy)> = <w, bwd_filter(x, dy)>.
 #include "naive/convolution.h"
 
+#include "neomeg/dnn/operators/convolution.h"
+
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 

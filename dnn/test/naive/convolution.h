@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/checker.h"
+#include "neomeg/dnn/operators/convolution.h"
 
 namespace neomeg::dnn::test {
 

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "naive/reduce_test_util.h"
+#include "neomeg/dnn/operators/reduce.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -3,6 +3,7 @@
 // half-pixel shift, the sampled range's edges, finite differences for every gradient, strided
 // layouts, an empty batch and bad input.
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/operators/convolution.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

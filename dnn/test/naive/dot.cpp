@@ -1,4 +1,5 @@
 #include "naive/reduce_test_util.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,5 +1,6 @@
 // DropoutForward/Backward on the naive backend.
 #include "naive/norm_test_util.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "src/common/philox.h"
 
 using namespace neomeg::dnn;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/host_tensor.h"
+#include "neomeg/dnn/operators/elemwise.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/host_tensor.h"
+#include "neomeg/dnn/operators/elemwise.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

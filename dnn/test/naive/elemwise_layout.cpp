@@ -1,6 +1,7 @@
 // Elemwise on broadcast, strided, transposed, negative-stride and empty layouts, strided outputs,
 // and the errors for bad arity, dtypes and shapes.
 #include "common/checker.h"
+#include "neomeg/dnn/operators/elemwise.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "common/host_tensor.h"
+#include "neomeg/dnn/operators/elemwise.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "naive/norm_test_util.h"
+#include "neomeg/dnn/operators/quantization.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,4 +1,5 @@
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,5 +1,6 @@
 #include "common/matmul_param.h"
 #include "naive/reduce_test_util.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -1,4 +1,6 @@
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
+#include "neomeg/dnn/param_base.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

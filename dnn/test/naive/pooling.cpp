@@ -3,6 +3,9 @@
 // identity.
 #include "naive/pooling.h"
 
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/pooling.h"
+
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/params/pooling.h"
 
 namespace neomeg::dnn::test {
 

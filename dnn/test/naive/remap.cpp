@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/operators/vision.h"
+#include "neomeg/dnn/param_base.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

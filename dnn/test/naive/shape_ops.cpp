@@ -2,6 +2,7 @@
 // ReshapeTo, BroadcastTo and TakePrefix, including strided inputs and the checks that a preset
 // shape agrees with the value it was read from.
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

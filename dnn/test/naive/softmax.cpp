@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "naive/norm_test_util.h"
+#include "neomeg/dnn/operators/norm.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

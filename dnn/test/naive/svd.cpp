@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "naive/linalg_test_util.h"
+#include "neomeg/dnn/operators/linalg.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "naive/reduce_test_util.h"
+#include "neomeg/dnn/operators/reduce.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

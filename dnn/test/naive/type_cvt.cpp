@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;

@@ -4,6 +4,7 @@
 // ties and NaNs for MAX; and which kernel each case ran (never naive).
 #include <limits>
 
+#include "neomeg/dnn/operators/pooling.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -4,6 +4,7 @@
 // cases that go to naive (other dtypes, strided views).
 #include <limits>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

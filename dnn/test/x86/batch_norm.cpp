@@ -3,6 +3,7 @@
 // and per-channel counts of 1 and primes, both per-channel shapes ({C} and {1, C, 1, ...}), eps and
 // momentum, padded inputs and outputs, running statistics updated in place (outputs aliasing
 // inputs), and the cases that go to naive.
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -4,6 +4,7 @@
 // 16-bit dtype (the sums' order differs in the last bits of a double); 2-D to 5-D src, channel
 // counts of 1 and primes, training and inference; padded (strided) data and mixed data dtypes go to
 // naive.
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

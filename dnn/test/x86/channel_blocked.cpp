@@ -4,6 +4,10 @@
 // leaves the padding channels unwritten fails. Which implementation oneDNN picks is not asserted,
 // only that oneDNN ran.
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

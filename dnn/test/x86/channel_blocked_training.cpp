@@ -7,6 +7,8 @@
 #include <tuple>
 
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -10,6 +10,13 @@
 #include "naive/pooling.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/dnn/layout_follows.h"
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/norm.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "x86/x86_test.h"
 
 #ifdef NEOMEG_WITH_DNNL
@@ -301,10 +308,10 @@ TEST_F(X86, ChannelsLastMixedElemwise) {
 // The operators the tests above run channels-last, against the definitions' layout_follows.
 TEST_F(X86, ChannelsLastEveryFollowingOperatorIsChecked) {
     std::set<OpType> want;
-    for (size_t t = 0; t < kNumOpTypes; ++t)
+    for (OpType t : kAllOpTypes)
         for (size_t o = 0; o < 8; ++o)
-            if (layout_follows(static_cast<OpType>(t), o) != kFollowsNothing)
-                want.insert(static_cast<OpType>(t));
+            if (layout_follows(t, o) != kFollowsNothing)
+                want.insert(t);
     const std::set<OpType> covered = {OpType::ConvolutionForward,
                                       OpType::ConvolutionBackwardData,
                                       OpType::ConvBias,

@@ -4,6 +4,7 @@
 // largest finite values; padded and reversed views; transposed views (naive).
 #include <limits>
 
+#include "neomeg/dnn/operators/random.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

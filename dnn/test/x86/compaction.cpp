@@ -4,6 +4,8 @@
 // broadcast inputs, padded outputs; and that they run their own loops.
 #include <limits>
 
+#include "neomeg/dnn/operators/indexing.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -2,6 +2,7 @@
 // axis (negative too), pieces of 0, 1 and primes along the axis, several dtypes, padded,
 // broadcast, reversed and transposed sources and padded outputs, and a large case that the copy
 // threads.
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

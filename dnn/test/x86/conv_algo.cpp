@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
 #include "x86/x86_test.h"
 

@@ -3,6 +3,8 @@
 // stride, padding, both modes, padded inputs and outputs, bfloat16 and float16, and the bias shapes
 // that go to naive.
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

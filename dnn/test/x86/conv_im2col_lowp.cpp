@@ -8,6 +8,7 @@
 
 #include "naive/convolution.h"
 #include "neomeg/dnn/channels_last.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_im2col_lowp.h"
 #include "x86/x86_test.h"
 

@@ -5,6 +5,8 @@
 // (a size the stride does not divide, a padded output view); filter gradients by the gemm kernel.
 #include "naive/convolution.h"
 #include "neomeg/dnn/channels_last.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -4,6 +4,8 @@
 // transposed views, padded outputs, a preset larger input for backward data (conv_transpose's
 // output padding), bfloat16 and float16, and the cases that go to naive.
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

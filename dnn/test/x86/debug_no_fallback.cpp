@@ -6,6 +6,10 @@
 // and Scatter ADD on integers).
 #include <cstdlib>
 
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/indexing.h"
+#include "neomeg/dnn/operators/random.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -7,6 +7,8 @@
 #include <limits>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -1,6 +1,8 @@
 // Dot on the x86 handle against naive: every dtype it takes, lengths of 0, 1, below and above the
 // eight running sums and the threading grain, strided and broadcast operands; integers exactly
 // (wrapping products), floats within rounding of naive's sum in one order.
+#include "neomeg/dnn/operators/linalg.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -2,6 +2,7 @@
 // drop probabilities 0, 1 and between, sizes 0, 1, not a multiple of the four-element Philox
 // block, and above the threading grain (so the threads' split must not change the mask); strided
 // tensors and other dtypes go to naive.
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

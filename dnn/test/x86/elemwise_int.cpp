@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/param_base.h"
 #include "src/x86/elemwise_hwy.h"
 #include "x86/x86_test.h"
 

@@ -6,6 +6,8 @@
 // values that overflow the 16-bit range when rounded).
 #include <limits>
 
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/param_base.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_lowp.h"
 #include "src/x86/elemwise_math_hwy.h"

@@ -11,6 +11,8 @@
 #include <limits>
 #include <numbers>
 
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/param_base.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_math_hwy.h"
 #include "src/x86/exec_report.h"

@@ -5,6 +5,9 @@
 #include <cstdlib>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
+#include "neomeg/dnn/param_base.h"
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/quantization.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;

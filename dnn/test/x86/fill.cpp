@@ -1,5 +1,6 @@
 // Fill on the x86 handle against naive: float32 of sizes 0, 1, primes and above the threading
 // grain (the loop), and the cases that go to naive (other dtypes, padded dst).
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

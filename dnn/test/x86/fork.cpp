@@ -4,6 +4,10 @@
 #include <unistd.h>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/linalg.h"
+#include "neomeg/dnn/operators/reduce.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

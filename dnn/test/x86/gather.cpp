@@ -2,6 +2,7 @@
 // axis, element sizes 1 to 4, index shapes smaller than src outside the axis, padded, transposed,
 // broadcast and reversed views, padded outputs, a case above the threading grain, empty indices,
 // and out-of-range indices (negative or too large), which raise naive's IndexError.
+#include "neomeg/dnn/operators/indexing.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

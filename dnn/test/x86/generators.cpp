@@ -2,6 +2,7 @@
 // lengths of 0, 1, primes and above the threading grain, values beyond an integer dtype's range
 // (saturating) and beyond float16's (infinite), endpoint both ways, every diagonal offset inside
 // and outside the matrix, strided sources and padded outputs; and that they run their own loops.
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -2,6 +2,7 @@
 // without affine, one group and one channel per group, ranks 2 to 4 (no spatial axes too), sizes
 // above the threading grain, magnitudes where the summation order would show; strided inputs and
 // other dtypes, which go to naive.
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

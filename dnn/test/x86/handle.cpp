@@ -1,5 +1,7 @@
 // The x86 handle: every operator is available (x86 kernels where registered, naive otherwise),
 // and operators without an x86 kernel are the naive ones created on the x86 handle.
+#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -8,8 +10,7 @@ using namespace neomeg::dnn::test;
 TEST_F(X86, EveryDefinedOperatorIsAvailable) {
     EXPECT_STREQ(handle->name(), "x86");
     EXPECT_EQ(handle->backend(), Backend::X86);
-    for (size_t i = 0; i < kNumOpTypes; ++i) {
-        auto type = static_cast<OpType>(i);
+    for (OpType type : kAllOpTypes) {
         ASSERT_TRUE(handle->has_operator(type)) << op_type_name(type);
         auto op = handle->create_operator(type);
         EXPECT_EQ(op->type(), type);

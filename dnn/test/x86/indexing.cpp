@@ -5,6 +5,7 @@
 // above the threading grain, padded inputs and outputs, several dtypes (Scatter ADD in every
 // numeric one); out-of-range indices raise naive's error; float32 cases do not warn of a naive
 // fallback.
+#include "neomeg/dnn/operators/indexing.h"
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
 

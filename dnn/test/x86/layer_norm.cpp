@@ -2,6 +2,7 @@
 // naive: with and without weight and bias, one to every axis normalised (a scalar mean and rstd),
 // rows of length 1 and primes, padded inputs and outputs, float16 and bfloat16 data with float32
 // statistics (computed in float32), and the cases that go to naive.
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "naive/linalg_test_util.h"
+#include "neomeg/dnn/operators/linalg.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

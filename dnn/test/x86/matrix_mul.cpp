@@ -3,6 +3,7 @@
 // transpose pair, padded, transposed, broadcast and reversed views of the operands, padded outputs,
 // float32, bfloat16 and float16, and the cases that go to naive (empty products, integer dtypes).
 #include "common/matmul_param.h"
+#include "neomeg/dnn/operators/linalg.h"
 #include "src/x86/small_matmul.h"
 #include "x86/x86_test.h"
 

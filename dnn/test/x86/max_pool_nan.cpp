@@ -8,6 +8,7 @@
 #include <string>
 
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/pooling.h"
 #include "x86/pooling_case.h"
 #include "x86/x86_test.h"
 

@@ -4,6 +4,7 @@
 // src, sizes 1 and primes, a 4-d NCHW case above the threading grain, broadcast, transposed and
 // reversed sources, padded outputs and gradients; CONSTANT on every dtype (the value converted as
 // naive converts it) and into strided dsts.
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

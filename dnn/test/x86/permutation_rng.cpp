@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "neomeg/dnn/operators/random.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/param_base.h"
 #include "x86/pooling_case.h"
 #include "x86/x86_test.h"
 

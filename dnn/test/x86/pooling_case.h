@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "neomeg/dnn/layout.h"
-#include "neomeg/dnn/params.h"
+#include "neomeg/dnn/params/pooling.h"
 
 namespace neomeg::dnn::test {
 

@@ -5,6 +5,8 @@
 // modes and dtypes, strided views, an empty axis).
 #include <limits>
 
+#include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/param_base.h"
 #include "src/x86/reduce_hwy.h"
 #include "x86/x86_test.h"
 

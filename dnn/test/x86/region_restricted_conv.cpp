@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "neomeg/dnn/operators/convolution.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;

@@ -4,6 +4,7 @@
 // into contiguous, padded and transposed destinations.
 #include <numeric>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

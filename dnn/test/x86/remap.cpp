@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/vision.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;

@@ -2,6 +2,7 @@
 // without align_corners, up- and downsampling by whole and fractional factors, sizes of 1 and
 // primes, the float dtypes, padded, broadcast and transposed views, empty batches and outputs,
 // enough planes for the backward's vector groups; and that they run their own loops.
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

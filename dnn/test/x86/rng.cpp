@@ -3,6 +3,7 @@
 // above the threading grain (so the threads' split must not change a value), several seeds,
 // means and deviations; float16 and bfloat16 too, and strided dsts (element i of the stream in the
 // i-th element in row-major order); float32 does not warn.
+#include "neomeg/dnn/operators/random.h"
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
 

@@ -3,6 +3,7 @@
 // fractional batch index, several rois on one image (the backward's sums), odd and 1-pixel
 // images, padded inputs and outputs, no rois, the bad-batch and bad-index errors, and float16
 // (naive's kernel).
+#include "neomeg/dnn/operators/vision.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;

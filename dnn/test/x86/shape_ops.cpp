@@ -2,6 +2,7 @@
 // the threading grain, several dtypes, transposed, reversed and padded sources, padded outputs,
 // broadcasts of leading, inner and size-1 axes; a shape value that disagrees with dst fails as in
 // naive; and neither warns of a naive fallback on float32.
+#include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

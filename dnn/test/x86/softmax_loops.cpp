@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "neomeg/dnn/operators/norm.h"
 #include "src/x86/softmax_hwy.h"
 #include "x86/x86_test.h"
 

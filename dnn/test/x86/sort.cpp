@@ -5,6 +5,7 @@
 // and signed zeros (equal); and that no case runs naive.
 #include <limits>
 
+#include "neomeg/dnn/operators/reduce.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;

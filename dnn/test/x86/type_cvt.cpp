@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/x86/type_cvt_hwy.h"
 #include "x86/x86_test.h"
 

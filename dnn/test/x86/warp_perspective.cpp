@@ -3,6 +3,7 @@
 // zero giving infinite and NaN points), mat_idx sending several outputs to one image and leaving
 // another unused, odd and 1-pixel images, padded inputs and outputs, enough channels for the
 // OpenMP split, the bad-index error, and float16 (naive's kernel).
+#include "neomeg/dnn/operators/vision.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/weight_cache.h"
 #include "x86/x86_test.h"
 

@@ -8,6 +8,8 @@
 // The backward ops take the gradient's shape preset to the forward input's (or filter's) shape: a
 // strided forward floors its output size, so several input sizes give the same output and the one
 // BD/BF would deduce is not necessarily the one autograd needs.
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/imperative/op_def.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -2,6 +2,8 @@
 // with the mask the forward drew (a saved output), so it is never redrawn; DropoutBackward is
 // linear in diff and self-adjoint (an elementwise scaling), so its own gradient is itself, which
 // makes every order of gradient work. The uint8 mask gets no gradient.
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/norm.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -1,6 +1,8 @@
 // Backward rules of Elemwise. Each mode's gradient is built from Elemwise modes; the fused
 // *_GRAD modes keep first-order backward to one kernel, and their own rules (composed from basic
 // modes) keep higher orders working.
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/imperative/op_def.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

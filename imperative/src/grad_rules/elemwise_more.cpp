@@ -9,6 +9,9 @@
 // bool or integer outputs and give no gradient at all.
 #include <numbers>
 
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

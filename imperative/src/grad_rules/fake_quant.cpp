@@ -2,6 +2,8 @@
 // passes the gradient straight through for src only; TQT and LSQ also learn their scale, whose
 // per-element gradient the backward op gives and the rule sums to scale's (broadcast) shape.
 // zero_point and LSQ's grad_scale get none. The backward ops have no rules of their own.
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/quantization.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

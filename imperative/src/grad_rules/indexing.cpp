@@ -6,6 +6,10 @@
 // Where a SET op's indices repeat, only the last write reaches the output, so only that value
 // element may get a gradient. Which one won is whatever the kernel did: the rule replays the write
 // with each value element's own number (an int32 arange) and reads back who won each slot.
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -4,6 +4,11 @@
 #include <array>
 #include <utility>
 
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

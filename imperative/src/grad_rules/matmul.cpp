@@ -1,5 +1,7 @@
 // Backward rule of MatrixMul: C = op(A) op(B) gives dA and dB as MatrixMuls with the transpose
 // flags arranged so that no explicit transpose is materialised.
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/linalg.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -13,6 +13,10 @@
 // (they are buffers). So the rules take no gradient (an invalid
 // Tensor) for the statistics outputs rather than the zeros the tape would otherwise fill in (four
 // Fills per BatchNorm per step); dst's gradient, when absent, is still zeros, computed here.
+#include "neomeg/op/defs/norm.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -8,7 +8,12 @@
 #include "../shared_op.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/grad.h"
-#include "neomeg/imperative/op_defs.h"
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 namespace neomeg::imperative::grad_util {
 

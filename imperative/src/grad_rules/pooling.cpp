@@ -9,6 +9,9 @@
 #include <functional>
 #include <numeric>
 
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/pooling.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -1,6 +1,9 @@
 // Backward rules of Reduce and TypeCvt.
+#include "neomeg/op/defs/reduce.h"
 #include "neomeg/dnn/channels_last.h"
+#include "neomeg/imperative/op_def.h"
 #include "neomeg/imperative/trace.h"
+#include "neomeg/op/defs/tensor_basic.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -6,6 +6,12 @@
 // times dy back, where the one-sided derivatives would split it.
 // Sorting ops (TopK, Argsort) route each output value's gradient back to the element it came
 // from, by scattering with the output indices.
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/indexing.h"
+#include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/reduce.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -1,7 +1,10 @@
 // Backward rules of the value-shaped ops (dnn/ops/defs/tensor_shape.py). ReshapeTo's gradient
 // reshapes to the input's shape *as a value* (GetVarShape), so that a traced graph keeps following
 // its inputs' shapes; the shape and count inputs have no gradient.
+#include "neomeg/imperative/op_def.h"
 #include "neomeg/imperative/trace.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

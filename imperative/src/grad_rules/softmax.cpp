@@ -5,6 +5,9 @@
 //   LogSoftmaxBackward(dst, diff) = diff - exp(dst) * t,      t = sum(diff)
 // with sums along the axis (kept, size 1, broadcasting back). Both are linear in diff; Softmax's
 // is self-adjoint, so its gradient in diff is SoftmaxBackward again.
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/norm.h"
+#include "neomeg/op/defs/reduce.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

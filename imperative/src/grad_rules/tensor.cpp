@@ -3,6 +3,9 @@
 // linear, so each backward op's own gradient is the forward op again (higher orders work).
 #include <algorithm>
 
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/tensor_shape.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -1,6 +1,9 @@
 // Backward rules of the view ops: each gradient is the inverse view of the output gradient.
 #include <numeric>
 
+#include "neomeg/imperative/op_def.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

@@ -4,6 +4,8 @@
 // RemapBackwardMat); ROIAlign's and ROIPooling's for src (their Backward ops, with the forward's
 // argmax index, a saved output), the rois having none (MegEngine's rule). The backward ops have
 // no rules of their own, so second derivatives are not available.
+#include "neomeg/op/defs/vision.h"
+#include "neomeg/imperative/op_def.h"
 #include "ops_util.h"
 
 namespace neomeg::imperative {

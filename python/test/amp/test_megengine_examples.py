@@ -45,6 +45,11 @@ class Net(M.Module):
         return self.fc(F.flatten(x, 1))
 
 
+# One fixed initialisation: the float16 bounds of the NHWC recipe test were measured over 40
+# random ones, and a process whose random initialisation fell outside them failed the test now
+# and then (once in a full-suite run); the tests here are about the recipes, not about every
+# initialisation.
+mge.random.seed(20261205)
 INIT = [p.numpy() for p in Net().parameters()]
 
 

@@ -3,7 +3,10 @@
 #include <unordered_set>
 
 #include "neomeg/graph/passes.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/norm.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 namespace {

@@ -3,8 +3,11 @@
 #include <unordered_set>
 
 #include "fusion_util.h"
+#include "neomeg/dnn/params/elemwise.h"
 #include "neomeg/graph/passes.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/norm.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 namespace {

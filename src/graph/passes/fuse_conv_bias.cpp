@@ -2,7 +2,9 @@
 #include <unordered_set>
 
 #include "neomeg/graph/passes.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 namespace {
@@ -71,7 +73,7 @@ size_t fuse_conv_bias(ComputingGraph& graph, std::vector<VarNode*>& outputs,
         if (erased.count(conv) || conv->op().id() != ops::ConvolutionForward::kId)
             continue;
         CompNode cn = conv->comp_node();
-        if (require_own_kernel && !cn.dnn_handle()->has_own_kernel(dnn::OpType::ConvBias))
+        if (require_own_kernel && !cn.dnn_handle()->has_own_kernel(dnn::ConvBias::kType))
             continue;
         VarNode* cur = conv->outputs()[0];
         // float32 only: a float16/bfloat16 ConvBias rounds once where the unfused ops round after

@@ -4,6 +4,7 @@
 
 #include "../fused_elemwise.h"
 #include "neomeg/graph/passes.h"
+#include "neomeg/op/defs/elemwise.h"
 
 namespace neomeg::graph {
 namespace {

@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "neomeg/graph/graph.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph::fusion {
 

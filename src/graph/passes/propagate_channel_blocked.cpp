@@ -33,7 +33,14 @@
 #include <unordered_set>
 
 #include "neomeg/graph/passes.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/norm.h"
+#include "neomeg/op/defs/pooling.h"
+#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/op_def.h"
+#include "neomeg/op/view_params.h"
 
 namespace neomeg::graph {
 namespace {

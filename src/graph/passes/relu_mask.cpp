@@ -1,7 +1,8 @@
 #include <algorithm>
 
 #include "neomeg/graph/passes.h"
-#include "neomeg/op/op_defs.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/op_def.h"
 
 namespace neomeg::graph {
 namespace {

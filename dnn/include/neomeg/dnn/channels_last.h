@@ -8,7 +8,7 @@
 #include <span>
 
 #include "neomeg/dnn/layout.h"
-#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/op_type.h"
 
 namespace neomeg::dnn {
 

@@ -1,7 +1,7 @@
 // The contract every kernel-library operator follows. The concrete operator classes
-// (ConvolutionForward, Elemwise, ...) are generated from dnn/ops/defs into
-// <neomeg/dnn/operators.h>; their layout rules live in dnn/src/common/<op>.cpp and their kernels in
-// dnn/src/<backend>/.
+// (ConvolutionForward, Elemwise, ...) are generated from dnn/ops/defs/<group>.py into
+// <neomeg/dnn/operators/<group>.h> (all of them: <neomeg/dnn/operators.h>); their layout rules
+// live in dnn/src/common/<op>.cpp and their kernels in dnn/src/<backend>/.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "neomeg/dnn/errors.h"
-#include "neomeg/dnn/op_types.h"
+#include "neomeg/dnn/op_type.h"
 #include "neomeg/dnn/tensor.h"
 
 namespace neomeg::dnn {

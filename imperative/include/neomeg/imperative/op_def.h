@@ -12,11 +12,16 @@
 #include "neomeg/op/dnn_op_def.h"
 #include "neomeg/op/view_op_def.h"
 
+// The registry's classes (neomeg/op/defs/<group>.h) under the eager runtime's name:
+// imperative::ops::Elemwise is neomeg::ops::Elemwise.
+namespace neomeg::ops {}
+namespace neomeg::imperative {
+namespace ops = ::neomeg::ops;
+}  // namespace neomeg::imperative
+
 namespace neomeg::imperative {
 
 using ::neomeg::kCustomOpId;
-using ::neomeg::kNumDnnOpIds;
-using ::neomeg::kNumOpIds;
 using ::neomeg::OpDef;
 using ::neomeg::OpId;
 using ::neomeg::OpKind;

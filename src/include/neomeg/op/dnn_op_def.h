@@ -3,7 +3,7 @@
 #pragma once
 
 #include "neomeg/dnn/handle.h"
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/param_base.h"
 #include "neomeg/op/op_def.h"
 
 namespace neomeg {
@@ -24,6 +24,7 @@ public:
               std::span<const dnn::TensorND> outputs, dnn::Workspace workspace) const final;
 };
 
+// DnnOp: a class of <neomeg/dnn/operators/<group>.h>.
 template <class DnnOp>
 class DnnOpDef final : public DnnOpDefBase {
 public:

@@ -1,6 +1,7 @@
 // OpDef: an operator with its params, the unit that the eager runtime (imperative/), the
 // computing graph (src/graph) and the model file share. One class per operator, generated from
-// dnn/ops/defs and src/ops/defs by src/opgen/emit_op_defs.py (<neomeg/op/op_defs.h>):
+// dnn/ops/defs and src/ops/defs by src/opgen/emit_op_defs.py (<neomeg/op/defs/<group>.h>, all of
+// them: <neomeg/op/op_defs.h>):
 //   DnnOpDef<dnn::Op>      kernel-library operators: run a dnn kernel (dnn_op_def.h);
 //   ViewOpDef<Param, Id>   layout operators: a view of the input eagerly, a copy in a graph
 //                          (view_op_def.h).
@@ -16,14 +17,10 @@
 
 #include "neomeg/core/comp_node.h"
 #include "neomeg/dnn/tensor.h"
-#include "neomeg/op/op_ids.h"
+#include "neomeg/op/op_id.h"
 #include "neomeg/op/param_fields.h"
 
 namespace neomeg {
-
-// The id of an op outside the generated registry (one that runs only eagerly, such as a Python
-// autodiff.Function); it overrides name().
-inline constexpr OpId kCustomOpId = static_cast<OpId>(kNumOpIds);
 
 enum class OpKind : uint8_t {
     Dnn,     // a DnnOpDef: a kernel-library operator
@@ -37,10 +34,7 @@ public:
 
     virtual OpId id() const = 0;
     virtual const char* name() const { return op_id_name(id()); }
-    OpKind kind() const {
-        auto i = static_cast<size_t>(id());
-        return i < kNumDnnOpIds ? OpKind::Dnn : i < kNumOpIds ? OpKind::View : OpKind::Custom;
-    }
+    OpKind kind() const;  // op_ids.cpp (generated): by the id's range
     virtual size_t hash() const = 0;
     virtual bool is_same(const OpDef& rhs) const = 0;  // same operator and equal params
     virtual std::string to_string() const = 0;         // "Elemwise(mode=ADD)"

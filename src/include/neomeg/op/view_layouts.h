@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "neomeg/op/defs/views.h"
 #include "neomeg/op/view_op_def.h"
 #include "neomeg/op/view_params.h"
 

@@ -5,10 +5,14 @@
 
 #include <optional>
 
-#include "neomeg/dnn/operators.h"
+#include "neomeg/dnn/param_base.h"
 #include "neomeg/op/op_def.h"
 
 namespace neomeg {
+
+namespace dnn {
+class Relayout;  // <neomeg/dnn/operators/tensor_basic.h>, which only view_op_def.cpp needs
+}
 
 // The layout of a view op's output and where its element 0 lies, in elements from the input's.
 struct ViewLayout {
@@ -18,6 +22,8 @@ struct ViewLayout {
 
 class ViewOpDefBase : public OpDef {
 public:
+    ViewOpDefBase();
+    ~ViewOpDefBase() override;  // where dnn::Relayout is complete
     // The output as a view of `src`, or nullopt when src's strides cannot express it without a
     // copy; bad params throw ShapeError/ParamError naming this op.
     virtual std::optional<ViewLayout> view_layout(const dnn::TensorLayout& src) const = 0;
