@@ -204,10 +204,11 @@ def test_convert_module_format_recipe_trains_as_nchw(traced):
     eager, _ = run(grad_scaler_backward, traced=False, overflow=(3,))
     nhwc, _ = run(make, traced=traced, overflow=(3,))
     # The NHWC kernels round in float16 in another order than the NCHW ones, so the trails
-    # agree to float16 precision, not float32's. Measured over 40 initialisations on AVX2
-    # (16 with oneDNN capped at SSE4.1): loss within 1.7e-5 relative, each parameter within
-    # 4.6e-4 of how far it moved from its initial value. The bounds are float16's epsilon
-    # (9.8e-4) and four times it; a layout mix-up is off by about the whole movement.
+    # agree to float16 precision, not float32's, and the difference grows over the steps with
+    # a heavy tail: each parameter's largest difference over its movement from the initial
+    # value was at most 5.4e-4 for 12 seeds on AVX2 and 9.7e-4 with oneDNN capped at SSE4.1,
+    # but 7.2e-3 for this file's seed at SSE4.1. A layout mix-up is off by about the whole
+    # movement (a ratio near 1), so the bound is 5% of it; the loss within float16's epsilon.
     eps16 = float(np.finfo(np.float16).eps)
     for step, (t, e) in enumerate(zip(nhwc, eager)):
         np.testing.assert_allclose(t[0], e[0], rtol=eps16, err_msg=f"loss, step {step}")
@@ -215,4 +216,4 @@ def test_convert_module_format_recipe_trains_as_nchw(traced):
         for a, b, init in zip(t[1], e[1], INIT):
             assert np.isfinite(a).all()
             moved = float(np.abs(b - init).max())
-            assert float(np.abs(a - b).max()) <= 4 * eps16 * moved, f"step {step}"
+            assert float(np.abs(a - b).max()) <= 0.05 * moved, f"step {step}"
