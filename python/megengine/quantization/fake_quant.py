@@ -2,6 +2,7 @@
 qparams), :class:`TQT` (a learned log2 step) and :class:`LSQ` (a learned step size)."""
 
 import math
+from abc import ABCMeta, abstractmethod
 
 from .. import functional as F
 from ..logger import get_logger
@@ -43,7 +44,8 @@ def _drop_narrow_range(kwargs):
         )
 
 
-class _FakeQuantize(Module):
+class _FakeQuantize(Module, metaclass=ABCMeta):
+    # The base of FakeQuantize, TQT and LSQ: each defines fake_quant_forward.
     def __init__(self, dtype, enable=True, **kwargs):
         # MegEngine accepts and ignores other keyword arguments
         _drop_narrow_range(kwargs)
@@ -77,8 +79,9 @@ class _FakeQuantize(Module):
         """
         self.enabled = False
 
+    @abstractmethod
     def fake_quant_forward(self, inp, qparams=None):
-        raise NotImplementedError
+        """The enabled forward: ``inp`` fake-quantized with this quantizer's rule."""
 
     def normal_forward(self, inp, qparams=None):
         """The disabled forward: returns ``inp``.

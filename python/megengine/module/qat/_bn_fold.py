@@ -3,11 +3,13 @@ MegEngine 1.13 computes it: the weight is scaled by gamma / sqrt(var + eps) and 
 in training (approx) the conv runs without bias, is rescaled back and goes through the real
 BatchNorm (which updates the running statistics); in eval the folded bias is used."""
 
+from abc import ABCMeta, abstractmethod
+
 from ...functional import ones, sqrt, sum, zeros
 from .module import QATModule
 
 
-class _BnFoldQAT(QATModule):
+class _BnFoldQAT(QATModule, metaclass=ABCMeta):
     # set by each family: the inner layer's attribute name, how the per-channel scale reshapes
     # against its weight (given groups), and the shapes of statistics and outputs
     _inner_name = None
@@ -17,14 +19,17 @@ class _BnFoldQAT(QATModule):
     def _inner(self):
         return getattr(self, self._inner_name)
 
+    @abstractmethod
     def _weight_scale_shape(self):
-        raise NotImplementedError
+        """The shape that gamma / sqrt(var + eps) takes against the inner layer's weight."""
 
+    @abstractmethod
     def _inner_calc(self, inp, weight, bias):
-        raise NotImplementedError
+        """The inner layer's computation with the given (folded) weight and bias."""
 
+    @abstractmethod
     def _inner_bias_shape(self):
-        raise NotImplementedError
+        """The shape of the folded bias as the inner layer adds it."""
 
     def get_batch_mean_var(self, inp):
         """The per-channel mean and biased variance of ``inp`` over all axes but 1, as sums.
