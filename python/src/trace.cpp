@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "fast_tensor.h"
+#include "graph_profile.h"
 #include "neomeg/dnn/errors.h"
 #include "neomeg/graph/passes.h"
 #include "neomeg/serialization/model_file.h"
@@ -412,6 +413,11 @@ public:
         NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
         return *m_exe;
     }
+    // jit.trace(profiling=True): every later run is timed, step by step.
+    void enable_profile() {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        m_exe->enable_profile();
+    }
 
 private:
     struct Noted {
@@ -500,7 +506,9 @@ void init_trace(py::module_& m) {
             .def("dump_model", &TraceSession::dump_model, py::arg("input_names"),
                  py::arg("output_names"), py::arg("optimize"), py::arg("user_info"),
                  py::arg("keep_var_names"), py::arg("input_shapes"), py::arg("fuse_conv_bias"))
-            .def("recorded_graph_text", &TraceSession::recorded_graph_text);
+            .def("recorded_graph_text", &TraceSession::recorded_graph_text)
+            .def("enable_profile", &TraceSession::enable_profile)
+            .def("profile", [](const TraceSession& s) { return last_run_profile(s.executable()); });
     m.def(
             "_trace_set_package_dir",
             [](std::string dir) { trace::g_package_dir = std::move(dir); },

@@ -17,7 +17,7 @@ namespace neomeg::graph {
 
 Executable::Executable() = default;
 Executable::~Executable() {
-    if (!m_profile)
+    if (!m_print_profile)
         return;
     std::vector<const OperatorNode*> nodes;
     for (const Step& step : m_steps)
@@ -235,8 +235,10 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         size_t a = m_vars[v.var].index;
         m_vars[v.var].offset = m_arenas[a].plan.offsets[shares[a] ? v.shared : v.own];
     }
-    if (StepProfile::enabled())
+    if (StepProfile::enabled()) {
         m_profile = std::make_unique<StepProfile>(m_steps.size());
+        m_print_profile = true;
+    }
     for (Step& step : m_steps)
         step.workspace_offset =
                 m_arenas[step.arena].plan.offsets[shares[step.arena] ? step.workspace_buffer
@@ -322,16 +324,24 @@ void Executable::execute() {
                 DeviceTensor::empty(v.layout, v.layout.dtype, m_outputs[v.index].comp_node);
     }
     using Clock = std::chrono::steady_clock;
-    // The first run creates the kernels' plans (oneDNN's JIT code): not what a step costs.
-    StepProfile* profile = m_ran ? m_profile.get() : nullptr;
-    const Clock::time_point run_start = profile ? Clock::now() : Clock::time_point();
+    // The first run creates the kernels' plans (oneDNN's JIT code): not what a step costs, so
+    // it counts only as the last run.
+    StepProfile* const last = m_profile.get();
+    StepProfile* const profile = m_ran ? last : nullptr;
+    const Clock::time_point run_start = last ? Clock::now() : Clock::time_point();
+    auto timed = [&](size_t s, Clock::time_point start) {
+        const Clock::time_point end = Clock::now();
+        last->note_last(s, start, end);
+        if (profile)
+            profile->add_step(s, end - start);
+    };
     for (size_t s = 0; s < m_steps.size(); ++s) {
         Step& step = m_steps[s];
-        const Clock::time_point step_start = profile ? Clock::now() : Clock::time_point();
+        const Clock::time_point step_start = last ? Clock::now() : Clock::time_point();
         if (step.dynamic) {
             run_dynamic_step(step);
-            if (profile)
-                profile->add_step(s, Clock::now() - step_start);
+            if (last)
+                timed(s, step_start);
             continue;
         }
         for (size_t i = 0; i < step.inputs.size(); ++i) {
@@ -355,8 +365,8 @@ void Executable::execute() {
         for (size_t out : step.outputs)
             if (m_vars[out].source == VarSlot::Source::Arena && m_arena_blobs[m_vars[out].index])
                 m_arena_blobs[m_vars[out].index]->note_write();
-        if (profile)
-            profile->add_step(s, Clock::now() - step_start);
+        if (last)
+            timed(s, step_start);
     }
     for (const Arena& arena : m_arenas)
         arena.comp_node.sync();
@@ -375,6 +385,23 @@ void Executable::execute() {
             m_output_values[i] = m_output_values[v.index];
     }
     m_ran = true;
+}
+
+void Executable::enable_profile() {
+    if (!m_profile)
+        m_profile = std::make_unique<StepProfile>(m_steps.size());
+}
+
+std::vector<Executable::StepTime> Executable::last_run_profile() const {
+    std::vector<StepTime> steps;
+    if (!m_profile)
+        return steps;
+    const auto& last = m_profile->last_run();
+    for (size_t s = 0; s < m_steps.size(); ++s)
+        if (last[s].first >= 0)
+            steps.push_back({m_steps[s].node, static_cast<double>(last[s].first) * 1e-9,
+                             static_cast<double>(last[s].second) * 1e-9});
+    return steps;
 }
 
 const DeviceTensor& Executable::output(size_t index) const {

@@ -3,6 +3,7 @@
 #include "../graph/step_profile.h"
 
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "graph_test_util.h"
@@ -61,4 +62,42 @@ TEST(StepProfile, AProfileWithoutTimedRunsReportsZeros) {
     EXPECT_TRUE(contains(table, "fastest runs sum to 0.000 ms")) << table;
     EXPECT_TRUE(contains(table, "  0.000 ms (fastest 0.000 ms)  1 x Elemwise(mode=RELU)\n"))
             << table;
+}
+
+// jit.trace(profiling=True)'s source: the last run's steps, in order, each timed once, the first
+// run included; nothing before a run or without enable_profile().
+TEST(StepProfile, ExecutableKeepsTheLastRunsStepsInOrder) {
+    ComputingGraph g;
+    auto* x = g.input("x", {4}, dnn::dtype::Float32, cpu());
+    auto* a = g.insert1(elemwise(Mode::RELU), {x});
+    auto* b = g.insert1(elemwise(Mode::EXP), {a});
+    auto* c = g.insert1(elemwise(Mode::NEGATE), {b});
+    CompileOptions o;
+    o.fuse_elemwise = false;  // three steps
+    auto exe = g.compile({c}, o);
+    exe->set_input("x", tensor({1, -2, 3, -4}, {4}));
+    exe->execute();
+    EXPECT_TRUE(exe->last_run_profile().empty());  // not asked for
+
+    exe->enable_profile();
+    EXPECT_TRUE(exe->last_run_profile().empty());  // no profiled run yet
+    exe->execute();
+    auto steps = exe->last_run_profile();
+    ASSERT_EQ(steps.size(), 3u);
+    // The executable runs its own copy of the graph: its nodes, with the same ops.
+    EXPECT_EQ(steps[0].node->op().to_string(), a->owner()->op().to_string());
+    EXPECT_EQ(steps[1].node->op().to_string(), b->owner()->op().to_string());
+    EXPECT_EQ(steps[2].node->op().to_string(), c->owner()->op().to_string());
+    for (size_t s = 0; s < steps.size(); ++s) {
+        EXPECT_GE(steps[s].start_s, 0.0);
+        EXPECT_LE(steps[s].start_s, steps[s].end_s);
+        if (s) {
+            EXPECT_LE(steps[s - 1].end_s, steps[s].start_s);
+        }
+    }
+    exe->execute();
+    auto again = exe->last_run_profile();
+    ASSERT_EQ(again.size(), 3u);
+    EXPECT_GE(again[0].start_s, steps[2].end_s);  // the newer run replaced the older
+    expect_near(floats(exe->output(0)), {-std::exp(1.0f), -1, -std::exp(3.0f), -1}, 1e-5f);
 }

@@ -37,6 +37,7 @@ from ..tensor import Tensor
 from .dtr_config import DTRConfig
 from .dump import dump_trace
 from .graph_opt_config import GraphOptimizationConfig
+from .graph_profile import megengine_profile
 from .sublinear_memory_config import SublinearMemoryConfig
 
 TraceError = _rt.TraceError
@@ -262,7 +263,8 @@ class trace:
             runs while it records.
         sublinear_memory_config: a :class:`SublinearMemoryConfig`; accepted, no effect.
         dtr_config: a :class:`DTRConfig`; accepted, no effect.
-        profiling: accepted; no profile is collected.
+        profiling: time every step of the compiled graph's runs; :meth:`get_profile` returns
+            the last run's profile. Default: False
         opt_level: graph optimization level, 0 to 3: 0 runs no pass; 1 constant folding,
             common-subexpression elimination and in-place reuse of dying buffers; 2 also fuses
             chains of elementwise ops into one pass over memory and convolution + bias (+
@@ -434,6 +436,8 @@ class trace:
         if not failure and not session.ever_excluded:
             try:
                 session.compile(outs, self._capture_as_const, self._opt_level)
+                if self._profiling:
+                    session.enable_profile()
                 self._mode = "graph"
             except (ValueError, TypeError, NotImplementedError) as e:
                 failure = f"the recording did not compile: {e}"
@@ -601,6 +605,50 @@ class trace:
 
     # trace(f, ...) as MegEngine documents it (__new__ takes *args for the decorator form).
     __signature__ = inspect.Signature(list(inspect.signature(__init__).parameters.values())[1:])
+
+    def get_profile(self):
+        r"""The profile of the compiled graph's last run, as MegEngine gives it.
+
+        Needs ``profiling=True`` and a call that ran the compiled graph (the first call
+        records; later ones replay). Each operator of the compiled graph (after its passes:
+        fused elementwise chains, ConvBias, blocked layouts) appears with its time, params,
+        shapes, bytes and operation count; :class:`megengine.utils.profile_analyzer.ProfileAnalyzer`
+        summarises it.
+
+        Returns:
+            a dict with ``profiler`` (``host``, ``device``, ``opr_footprint``) and
+            ``graph_exec`` (``comp_seq``, ``operator``, ``var``), keyed by operator and var
+            ids (strings), as MegEngine 1.13's ``json.loads(get_profile())``.
+
+        Raises:
+            RuntimeError: the trace was made without ``profiling=True``, or its compiled graph
+                has not run yet.
+
+        Examples:
+            >>> import megengine as mge
+            >>> import megengine.functional as F
+            >>> from megengine.jit import trace
+            >>> @trace(profiling=True)
+            ... def f(x):
+            ...     return F.relu(x * 2 + 1).sum()
+            >>> x = mge.Tensor([1.0, -2.0])
+            >>> for _ in range(2):
+            ...     y = f(x)
+            >>> prof = f.get_profile()
+            >>> sorted(prof), len(prof["graph_exec"]["comp_seq"]) > 0
+            (['graph_exec', 'profiler'], True)
+        """
+        if not self._profiling:
+            raise RuntimeError("trace.get_profile: the trace was made without profiling=True")
+        steps = self._session.profile() if self._mode == "graph" else []
+        if not steps:
+            raise RuntimeError(
+                "trace.get_profile: the compiled graph has not run yet (the first call records "
+                "it; call the traced function again)"
+                if self._mode in ("graph", None)
+                else f"trace.get_profile: {self.__name__} runs eagerly, not as a graph"
+            )
+        return megengine_profile(steps)
 
     def _graph_text(self, compiled=True):
         """The compiled graph (``Executable.dump``), or with ``compiled=False`` the recorded one

@@ -67,6 +67,18 @@ public:
     size_t num_steps() const { return m_steps.size(); }
     size_t num_dynamic_steps() const;  // steps that infer their output shapes at run time
 
+    // Times every step of every run from now on, without printing a table (NEOMEG_GRAPH_PROFILE
+    // times from the start and prints one when the executable is destroyed): what
+    // jit.trace(profiling=True) asks for.
+    void enable_profile();
+    // One step of the last run: its node and when it ran, in seconds since profiling began.
+    struct StepTime {
+        const OperatorNode* node;
+        double start_s, end_s;
+    };
+    // The last run's steps in execution order; empty without a profile or before a run.
+    std::vector<StepTime> last_run_profile() const;
+
     // The compiled (optimized) graph, as ComputingGraph::dump writes it.
     std::string dump() const;
 
@@ -116,7 +128,8 @@ private:
     std::vector<Step> m_steps;
     std::vector<Arena> m_arenas;
     std::vector<std::shared_ptr<Blob>> m_arena_blobs;
-    std::unique_ptr<StepProfile> m_profile;  // NEOMEG_GRAPH_PROFILE (step_profile.h)
+    std::unique_ptr<StepProfile> m_profile;  // NEOMEG_GRAPH_PROFILE or enable_profile()
+    bool m_print_profile = false;            // NEOMEG_GRAPH_PROFILE: the table at destruction
     bool m_ran = false;
 };
 
