@@ -4,8 +4,8 @@
 // their outer rows across OpenMP threads in chunks of at least kParallelGrain source elements;
 // fewer long rows than threads (a full reduction) split along each row instead, and the chunks'
 // accumulators combine. A src and dst dense in one other axis order (channels-last: the
-// eager runtime gives dst src's format) run as contiguous ones in that order. Other dtypes and
-// modes, other strided tensors and an empty axis go to naive.
+// eager runtime gives dst src's format) run as contiguous ones in that order; other strided ones
+// reduce contiguous copies. Other dtypes and modes and an empty axis go to naive.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 #include "src/x86/reduce_hwy.h"
+#include "src/x86/relayout_copy.h"
 #include "src/x86/type_cvt_hwy.h"
 
 namespace neomeg::dnn::x86 {
@@ -50,26 +51,55 @@ protected:
         TensorLayout src = inputs[0].layout, dst = outputs[0].layout;
         size_t axis = 0;
         bool lowp = src.dtype == dtype::Float16 || src.dtype == dtype::BFloat16;
-        if (reduce_f32_supported(m_param.mode) && (src.dtype == dtype::Float32 || lowp) &&
-            dst.dtype == src.dtype && normalize_axis(m_param.axis, src.ndim, axis) &&
-            src[axis] > 0 && in_memory_order(src, dst, axis)) {
-            size_t outer = 1, inner = 1;
-            for (size_t d = 0; d < axis; ++d)
-                outer *= src[d];
-            for (size_t d = axis + 1; d < src.ndim; ++d)
-                inner *= src[d];
-            if (lowp)
-                run_lowp(inputs[0], outputs[0], outer, src[axis], inner);
-            else
-                run(static_cast<const float*>(inputs[0].raw_ptr()),
-                    static_cast<float*>(outputs[0].raw_ptr()), outer, src[axis], inner);
+        if (!reduce_f32_supported(m_param.mode) || !(src.dtype == dtype::Float32 || lowp) ||
+            dst.dtype != src.dtype || !normalize_axis(m_param.axis, src.ndim, axis) ||
+            src[axis] == 0) {
+            run_naive(inputs, outputs, ws);
+            return;
+        }
+        size_t memory_axis = axis;
+        if (in_memory_order(src, dst, memory_axis)) {
+            run_dense(inputs[0], outputs[0], src, memory_axis, lowp);
             m_last = "hwy";
             return;
         }
-        run_naive(inputs, outputs, ws);
+        // Other strides (a broadcast view: the gradient of a mean, summed over the batch for a
+        // bias; a sliced or transposed view) reduce a contiguous copy, into a contiguous
+        // buffer where dst is strided: one more pass over memory, not naive's scalar loop.
+        TensorLayout csrc = inputs[0].layout, cdst = outputs[0].layout;
+        csrc.init_contiguous_stride();
+        cdst.init_contiguous_stride();
+        auto src_copy = std::make_unique_for_overwrite<std::byte[]>(csrc.span_bytes());
+        TensorND dense_src(src_copy.get(), csrc);
+        relayout_copy(inputs[0], dense_src);
+        std::unique_ptr<std::byte[]> dst_copy;
+        TensorND dense_dst = outputs[0];
+        if (!outputs[0].layout.is_contiguous()) {
+            dst_copy = std::make_unique_for_overwrite<std::byte[]>(cdst.span_bytes());
+            dense_dst = TensorND(dst_copy.get(), cdst);
+        }
+        run_dense(dense_src, dense_dst, csrc, axis, lowp);
+        if (dst_copy)
+            relayout_copy(dense_dst, outputs[0]);
+        m_last = "hwy:copied";
     }
 
 private:
+    // src and dst contiguous in the order of `src` (their memory order), reduced along `axis`.
+    void run_dense(const TensorND& src_nd, const TensorND& dst_nd, const TensorLayout& src,
+                   size_t axis, bool lowp) const {
+        size_t outer = 1, inner = 1;
+        for (size_t d = 0; d < axis; ++d)
+            outer *= src[d];
+        for (size_t d = axis + 1; d < src.ndim; ++d)
+            inner *= src[d];
+        if (lowp)
+            run_lowp(src_nd, dst_nd, outer, src[axis], inner);
+        else
+            run(static_cast<const float*>(src_nd.raw_ptr()), static_cast<float*>(dst_nd.raw_ptr()),
+                outer, src[axis], inner);
+    }
+
     // float16 or bfloat16: src widened to float32 (exactly), the float32 kernel, its float result
     // rounded to the 16-bit dtype, which is naive's rounding (double to float, then to 16 bits).
     // Widened a block at a time into a buffer that stays in cache: whole outer rows when they

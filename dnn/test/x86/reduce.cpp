@@ -1,8 +1,8 @@
 // Reduce on the x86 handle (Highway kernels) against naive: SUM, SUM_SQR, MEAN, MAX and MIN of
 // float32 over every axis (negative too) of ranks 1 to 4, axes and rows of 1 and primes, shapes
 // above the threading grain (several outer rows per thread), NaN propagation, float16 and bfloat16
-// (through float32, within the 16-bit dtype's tolerance), and the cases that go to naive (other
-// modes and dtypes, strided views, an empty axis).
+// (through float32, within the 16-bit dtype's tolerance), strided and broadcast views (reduced as
+// contiguous copies), and the cases that go to naive (other modes and dtypes, an empty axis).
 #include <limits>
 
 #include "neomeg/dnn/operators/reduce.h"
@@ -103,6 +103,42 @@ TEST_F(X86, ReduceOtherCasesRunNaive) {
     Checker<Reduce> c(handle.get());
     c.set_param(reduce_param(Mode::SUM, 0))
             .exec_layouts({TensorLayout({5, 7}, {1, 5}, dtype::Float32)});
+}
+
+// Views that no axis order makes dense: a broadcast (a mean's gradient, summed over the batch for a
+// bias: what a traced step's bias gradient reduced), a column slice, a broadcast middle axis, a
+// reversed axis; into contiguous and padded (strided) outputs.
+TEST_F(X86, ReduceStridedViewsMatchNaive) {
+    const std::vector<TensorLayout> layouts = {
+            TensorLayout({4, 16, 16, 16}, {0, 256, 16, 1}, dtype::Float32),
+            TensorLayout({6, 5}, {10, 2}, dtype::Float32),
+            TensorLayout({3, 5, 7}, {7, 0, 1}, dtype::Float32),
+            TensorLayout({9, 4}, {-4, 1}, dtype::Float32),
+            TensorLayout({4, 16, 8}, {0, 8, 1}, dtype::BFloat16),
+            TensorLayout({5, 6}, {12, 2}, dtype::Float16)};
+    for (const TensorLayout& l : layouts)
+        for (Mode m : kModes)
+            for (int32_t a = 0; a < int32_t(l.ndim); ++a) {
+                SCOPED_TRACE(testing::Message() << l.to_string() << " axis " << a);
+                Checker<Reduce> c(handle.get());
+                c.set_param(reduce_param(m, a)).set_noncontiguous(true);
+                if (l.dtype != dtype::Float32)
+                    c.set_dtype(0, l.dtype);
+                else
+                    c.set_epsilon(1e-6);
+                c.exec_layouts({l});
+            }
+    std::mt19937 rng(3);
+    HostTensor row({1, 16, 16, 16}, dtype::Float32);
+    fill_uniform(row, -1, 1, rng);
+    HostTensor batch(TensorLayout({4, 16, 16, 16}, {0, 256, 16, 1}, dtype::Float32));
+    std::vector<double> repeated;
+    for (int i = 0; i < 4; ++i)
+        for (double x : row.values())
+            repeated.push_back(x);
+    batch.set_values(repeated);  // the broadcast's 4 rows share one row's memory
+    EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 0), {batch}, {}, 1e-6),
+              "hwy:copied");
 }
 
 TEST_F(X86, ReduceLowpMatchesNaive) {
