@@ -21,6 +21,7 @@ MODELS = [
     "pooling",
     "typecvt",
     "extras",
+    "resample",
 ]
 
 

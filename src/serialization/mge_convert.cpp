@@ -108,6 +108,7 @@ const ConversionTable& conversions() {
         ConversionTable t;
         add_compute_conversions(t);
         add_shape_conversions(t);
+        add_resample_conversions(t);
         return t;
     }();
     return table;

@@ -1,7 +1,8 @@
 // Conversions of MegEngine's shape and indexing operators: shapes read and computed
 // (GetVarShape, Reshape, Broadcast), axes moved, added and removed (Dimshuffle,
-// AxisAddRemove), joining (Concat) and indexing (Subtensor, IndexingMultiAxisVec). MegEngine
-// computes shapes in the graph (trace.dump keeps F.flatten's GetVarShape -> Subtensor -> Concat
+// AxisAddRemove), joining and splitting (Concat, Split) and indexing (Subtensor,
+// IndexingMultiAxisVec). MegEngine computes shapes in the graph (trace.dump keeps F.flatten's
+// GetVarShape -> Subtensor -> Concat
 // -> Reshape chain); NeoMeg's graph computes such values when the ops are inserted
 // (graph/value_infer.h), so the converted chain gives static shapes again.
 #include <algorithm>
@@ -119,6 +120,26 @@ Outs concat(Converter& c, const fbs::Operator& op, Inputs in) {
     require(!in.empty(), "Concat of no inputs");
     int32_t axis = param_of<fbs::Axis>(op, fbs::OperatorParam::Axis).axis();
     return {c.insert1(ops::Concat(dnn::param::Concat{axis}), in)};
+}
+
+// Split(src, size_1, ..., size_n) along the param's axis: each size a value the import knows (a
+// constant, or computed from shapes), one output per size.
+Outs split(Converter& c, const fbs::Operator& op, Inputs in) {
+    require(in.size() >= 2, str_cat("Split of ", in.size(), " inputs: src and its part sizes"));
+    const size_t ndim = in[0]->shape().ndim;
+    int32_t axis =
+            axis_in(param_of<fbs::Axis>(op, fbs::OperatorParam::Axis).axis(), ndim, "Split axis");
+    dnn::param::Split p;
+    p.axis = axis;
+    for (size_t i = 1; i < in.size(); ++i) {
+        auto v = c.int_value(in[i]);
+        require(v && v->size() == 1,
+                str_cat("Split's size ", i - 1, " is not one value known when the model loads"));
+        require((*v)[0] >= 0 && (*v)[0] <= int64_t(in[0]->shape()[axis]),
+                str_cat("Split size ", (*v)[0], " of an axis of ", in[0]->shape()[axis]));
+        p.sizes.push_back(static_cast<int32_t>((*v)[0]));
+    }
+    return c.insert(ops::Split(p), {in.data(), 1});
 }
 
 Outs identity(Converter&, const fbs::Operator&, Inputs in) {
@@ -275,6 +296,7 @@ void add_shape_conversions(ConversionTable& t) {
     t["Dimshuffle"] = dimshuffle;
     t["AxisAddRemove"] = axis_add_remove;
     t["Concat"] = concat;
+    t["Split"] = split;
     t["Identity"] = identity;
     t["Subtensor"] = subtensor;
     t["IndexingMultiAxisVec"] = indexing_multi_axis_vec;

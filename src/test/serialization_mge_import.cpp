@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
                                            "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
                                            "reduce", "reduce.noopt", "pooling", "pooling.noopt",
                                            "typecvt", "typecvt.noopt", "extras", "extras.noopt",
-                                           "extras.fuse"),
+                                           "extras.fuse", "resample", "resample.noopt"),
                          [](const auto& p) {
                              std::string n = p.param;
                              std::replace(n.begin(), n.end(), '.', '_');
@@ -159,6 +159,18 @@ TEST(MegEngineModel, OlderFbsFormatIsRefusedWithAMessage) {
         FAIL() << "loaded an FBS (v1) file";
     } catch (const ModelError& e) {
         EXPECT_NE(std::string(e.what()).find("dump_format"), std::string::npos) << e.what();
+    }
+}
+
+// A layout the import does not convert is refused naming MegEngine's operator and the param.
+TEST(MegEngineModel, NhwcWarpIsRefusedWithAMessage) {
+    try {
+        load(read_bytes(kDir / "warp_nhwc.mge"));
+        FAIL() << "loaded an NHWC WarpPerspective";
+    } catch (const ModelError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("WarpPerspective"), std::string::npos) << what;
+        EXPECT_NE(what.find("format 1; NeoMeg imports NCHW"), std::string::npos) << what;
     }
 }
 
