@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -131,11 +132,17 @@ TEST(GradElemwiseMore, BinaryModesWithBroadcasting) {
     }
 }
 
-TEST(GradElemwiseMore, MaxTiesGiveEveryTiedInputTheGradient) {
-    // MegBrain's rule og * (x == max(x, y)): both inputs of a tie get the full gradient.
-    auto g = tape_grads(nary(Mode::MAX), {make({1.f, 2.f}, {2}), make({1.f, 3.f}, {2})});
-    expect_close(values(g[0]), {weight(0, 0), 0.f}, 1e-6f, "a");
-    expect_close(values(g[1]), {weight(0, 0), weight(0, 1)}, 1e-6f, "b");
+TEST(GradElemwiseMore, MaxMinTiesGiveTheFirstInputTheGradient) {
+    // MegEngine 1.13's rule (COND_LEQ_MOV / COND_LT_MOV on the inputs): a tie's gradient goes
+    // to input 0 alone, so it is not counted twice; NaN on either side gives neither any.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> a{1.f, 2.f, 0.f, nan, 1.f}, b{1.f, 3.f, -0.f, 1.f, nan};
+    auto gmax = tape_grads(nary(Mode::MAX), {make(a, {5}), make(b, {5})});
+    expect_close(values(gmax[0]), {weight(0, 0), 0.f, weight(0, 2), 0.f, 0.f}, 0, "max a");
+    expect_close(values(gmax[1]), {0.f, weight(0, 1), 0.f, 0.f, 0.f}, 0, "max b");
+    auto gmin = tape_grads(nary(Mode::MIN), {make(a, {5}), make(b, {5})});
+    expect_close(values(gmin[0]), {weight(0, 0), weight(0, 1), weight(0, 2), 0.f, 0.f}, 0, "min a");
+    expect_close(values(gmin[1]), {0.f, 0.f, 0.f, 0.f, 0.f}, 0, "min b");
 }
 
 TEST(GradElemwiseMore, ClipInEveryRegionWithBroadcastBounds) {

@@ -22,7 +22,7 @@ public:
             for_each_axis_line(src.layout, axis, [&](auto off) {
                 ptrdiff_t so = off(src.layout), vo = off(values.layout), io = off(indices.layout);
                 auto line = read_line<T>(src, so, n, ss);
-                auto order = stable_rank(line, descending);
+                auto order = sorted_positions(line, descending);
                 for (size_t r = 0; r < n; ++r) {
                     auto ri = static_cast<ptrdiff_t>(r);
                     elem<T>(values, vo + ri * vs) = static_cast<T>(line[order[r]]);

@@ -1,5 +1,8 @@
-// The element order shared by Argsort and TopK: a stable sort in which NaN is larger than every
-// number, so ascending puts NaNs last and descending puts them first.
+// The element order shared by Argsort and TopK: ascending is a stable sort in which NaN is larger
+// than every number (NaNs last); descending is its exact reverse (NaNs first, equal values in
+// descending position). That is MegEngine 1.13's order: its kernels compare (value, position)
+// pairs as a whole, with std::greater for descending, so F.topk(x, k, descending=True) of tied
+// values picks the last ones (FreeAnchor's top-k IoU anchors depend on it).
 #pragma once
 
 #include <algorithm>
@@ -16,14 +19,15 @@ bool nan_last_less(V a, V b) {
     return !is_nan(a) && (is_nan(b) || a < b);
 }
 
-// Positions 0..n-1 of `line`, ordered by value; equal values keep their order in the line.
+// Positions 0..n-1 of `line` in that order.
 template <class V>
-std::vector<size_t> stable_rank(const std::vector<V>& line, bool descending) {
+std::vector<size_t> sorted_positions(const std::vector<V>& line, bool descending) {
     std::vector<size_t> order(line.size());
     std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return descending ? nan_last_less(line[b], line[a]) : nan_last_less(line[a], line[b]);
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return nan_last_less(line[a], line[b]); });
+    if (descending)
+        std::reverse(order.begin(), order.end());
     return order;
 }
 

@@ -198,7 +198,7 @@ double eval_float(Mode mode, const double* x) {
         case Mode::SWITCH_GT0:
             return a > 0 ? b : 0;
         case Mode::ABS_GRAD:
-            return sign(a) * b;
+            return a > 0 ? b : -b;  // MegDNN's: -dy at 0 and NaN
         case Mode::SIGMOID_GRAD:
             return b * a * (1 - a);
         case Mode::TANH_GRAD:

@@ -120,7 +120,7 @@ int64_t eval_int(Mode mode, const int64_t* x, DType dt) {
         case Mode::SWITCH_GT0:
             return a > 0 ? b : 0;
         case Mode::ABS_GRAD:
-            return wrap_mul(sign(a), b);
+            return a > 0 ? b : wrap_mul(-1, b);  // MegDNN's: -dy at 0
         default:
             break;
     }

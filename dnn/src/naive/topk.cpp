@@ -25,7 +25,7 @@ public:
             using T = typename decltype(tag)::type;
             for_each_axis_line(src.layout, axis, [&](auto off) {
                 auto line = read_line<T>(src, off(src.layout), n, ss);
-                auto order = stable_rank(line, descending);
+                auto order = sorted_positions(line, descending);
                 const TensorND& values = outputs[0];
                 if (mode == Param::Mode::KTH_ONLY) {
                     elem<T>(values, off(values.layout)) = static_cast<T>(line[order[k - 1]]);

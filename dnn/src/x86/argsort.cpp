@@ -1,5 +1,5 @@
 // Argsort on x86: every dtype naive takes and any strides, each line's keys (sort_keys.h) sorted
-// by vqsort, lines split across OpenMP threads. The keys make it naive's stable order, so values
+// by vqsort, lines split across OpenMP threads. The keys make it naive's order, so values
 // and indices match naive exactly, ties and NaNs included.
 #include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
@@ -23,6 +23,7 @@ protected:
         ptrdiff_t ss = src.layout.stride[outer], vs = values.layout.stride[outer],
                   is = indices.layout.stride[outer];
         bool descending = m_param.order == Param::Order::DESCENDING;
+        uint32_t flip = rank_flip(descending);
         m_last = "vqsort";
         if (n == 0)
             return;
@@ -38,7 +39,7 @@ protected:
                 make_sort_keys(line, ss, n, descending, keys);
                 sort_keys(keys, n);
                 for (size_t i = 0; i < n; ++i) {
-                    uint32_t p = key_position(keys[i]);
+                    uint32_t p = key_position(keys[i], flip);
                     auto o = static_cast<ptrdiff_t>(i);
                     vl[o * vs] = line[static_cast<ptrdiff_t>(p) * ss];
                     il[o * is] = static_cast<dt_int32>(p);

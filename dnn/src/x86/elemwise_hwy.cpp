@@ -271,11 +271,11 @@ struct Sign {
         return sign(d, x);
     }
 };
-// sign(x) * dy: a product by +-1 or 0 is exact, so float rounds as double does.
+// MegDNN's x > 0 ? dy : -dy, so -dy at 0 (and NaN); exact, so float rounds as double does.
 struct AbsGrad {
     template <class D, class V>
     V operator()(D d, V x, V dy) const {
-        return hn::Mul(sign(d, x), dy);
+        return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Neg(dy));
     }
 };
 // std::clamp(x, lo, hi), whose comparisons leave NaN x alone.

@@ -153,10 +153,11 @@ struct Sign {
         return sign(d, a);
     }
 };
+// MegDNN's x > 0 ? dy : -dy, so -dy at 0; negation wraps as naive's does.
 struct AbsGrad {
     template <class D, class V>
     V operator()(D d, V x, V dy) const {
-        return hn::Mul(sign(d, x), dy);
+        return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Neg(dy));
     }
 };
 struct SwitchGt0 {

@@ -1,9 +1,10 @@
 // The sort keys of Argsort and TopK on x86: each element of a line becomes a 64-bit unsigned key,
 // its value's rank in the upper 32 bits and its position in the lower 32, so that an ordinary
-// unsigned sort of the keys (vqsort, nth_element) gives naive's stable order exactly
+// unsigned sort of the keys (vqsort, nth_element) gives naive's order exactly
 // (naive/argsort_rank.h): NaN above every number and equal to the other NaNs, -0 equal to +0,
-// equal values in src's order whichever the direction. A sorted key's lower half says which
-// element to copy, so values keep their bits (the sign of a zero, a NaN's payload).
+// equal values in src's order ascending and in reverse order descending (a descending key
+// flips all 64 bits, so the position too). A sorted key's lower half says which element to copy,
+// so values keep their bits (the sign of a zero, a NaN's payload).
 // Files including this compile with OpenMP's flags (parallel.h).
 #pragma once
 
@@ -40,10 +41,10 @@ uint32_t value_rank(T v) {
 }
 
 // The key of value v at position i; `flip` (all ones for descending, else 0) reverses the value
-// ranks only, so that ties still come in src's order.
+// ranks and the positions, so that descending is ascending's exact reverse.
 template <class T>
 uint64_t sort_key(T v, size_t i, uint32_t flip) {
-    return (uint64_t{value_rank(v) ^ flip} << 32) | i;
+    return (uint64_t{value_rank(v) ^ flip} << 32) | (static_cast<uint32_t>(i) ^ flip);
 }
 
 inline uint32_t rank_flip(bool descending) {
@@ -58,8 +59,9 @@ void make_sort_keys(const T* src, ptrdiff_t stride, size_t n, bool descending, u
         keys[i] = sort_key(src[static_cast<ptrdiff_t>(i) * stride], i, flip);
 }
 
-inline uint32_t key_position(uint64_t key) {
-    return static_cast<uint32_t>(key);
+// The position a key of direction `flip` was made from.
+inline uint32_t key_position(uint64_t key, uint32_t flip) {
+    return static_cast<uint32_t>(key) ^ flip;
 }
 
 // Sorts keys ascending with vqsort (one sorter per thread: a sorter owns scratch memory).

@@ -1,6 +1,6 @@
 // TopK on x86: every mode and dtype naive takes and any strides. Each line's keys
 // (sort_keys.h) are unique, so selecting the k smallest keys (a bounded heap for small k,
-// nth_element otherwise) picks exactly naive's stable choice among ties; the selection is then
+// nth_element otherwise) picks exactly naive's choice among ties; the selection is then
 // sorted by key (VALUE_IDX_SORTED, with vqsort) or by position (VALUE_IDX_NOSORT, src's order as
 // naive writes it). Lines are split across OpenMP threads.
 #include <algorithm>
@@ -37,14 +37,15 @@ void select_smallest(const T* line, ptrdiff_t stride, size_t n, size_t k, bool d
     for (size_t i = 0; i < k; ++i)
         keys[i] = sort_key(line[static_cast<ptrdiff_t>(i) * stride], i, flip);
     std::make_heap(keys, keys + k);
-    // A later element's position exceeds every position in the heap, so its key is below the
-    // heap's maximum exactly when its value's rank is: the rank alone decides.
+    // A later element's position exceeds every position in the heap, so ascending its key is
+    // below the heap's maximum exactly when its value's rank is, and descending (positions
+    // flipped) exactly when its rank is not above: the rank alone decides.
     uint32_t top = static_cast<uint32_t>(keys[0] >> 32);
     for (size_t i = k; i < n; ++i) {
         uint32_t rank = value_rank(line[static_cast<ptrdiff_t>(i) * stride]) ^ flip;
-        if (rank < top) {
+        if (rank < top || (descending && rank == top)) {
             std::pop_heap(keys, keys + k);
-            keys[k - 1] = (uint64_t{rank} << 32) | i;
+            keys[k - 1] = (uint64_t{rank} << 32) | (static_cast<uint32_t>(i) ^ flip);
             std::push_heap(keys, keys + k);
             top = static_cast<uint32_t>(keys[0] >> 32);
         }
@@ -66,6 +67,7 @@ protected:
         auto k = static_cast<size_t>(std::abs(m_param.k));
         ptrdiff_t ss = src.layout.stride[outer];
         bool descending = m_param.k < 0;
+        uint32_t flip = rank_flip(descending);
         Param::Mode mode = m_param.mode;
         m_last = use_heap(n, k) ? "heap" : "nth_element";
         if (rows == 0)
@@ -79,17 +81,19 @@ protected:
                 const T* line = s + row_offset(src.layout, outer, r);
                 select_smallest(line, ss, n, k, descending, keys);
                 if (mode == Param::Mode::KTH_ONLY) {
-                    auto p = static_cast<ptrdiff_t>(key_position(keys[k - 1]));
+                    auto p = static_cast<ptrdiff_t>(key_position(keys[k - 1], flip));
                     v[row_offset(values.layout, outer, r)] = line[p * ss];
                     return;
                 }
+                uint32_t key_flip = flip;
                 if (mode == Param::Mode::VALUE_IDX_SORTED) {
                     sort_keys(keys, k);
                 } else {
                     // Positions alone, in src's order, as naive gives them.
                     for (size_t i = 0; i < k; ++i)
-                        keys[i] = key_position(keys[i]);
+                        keys[i] = key_position(keys[i], flip);
                     std::sort(keys, keys + k);
+                    key_flip = 0;
                 }
                 const TensorND& indices = outputs[1];
                 T* vl = v + row_offset(values.layout, outer, r);
@@ -97,7 +101,7 @@ protected:
                            row_offset(indices.layout, outer, r);
                 ptrdiff_t vs = values.layout.stride[outer], is = indices.layout.stride[outer];
                 for (size_t i = 0; i < k; ++i) {
-                    uint32_t p = key_position(keys[i]);
+                    uint32_t p = key_position(keys[i], key_flip);
                     auto o = static_cast<ptrdiff_t>(i);
                     vl[o * vs] = line[static_cast<ptrdiff_t>(p) * ss];
                     il[o * is] = static_cast<dt_int32>(p);

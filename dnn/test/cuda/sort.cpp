@@ -21,7 +21,7 @@ TEST_F(Cuda, ArgsortMatchesNaive) {
             param::Argsort p;
             p.order = o;
             CudaChecker<Argsort> c(handle.get());
-            // Few distinct values: ties everywhere, which a stable sort keeps in src order.
+            // Few distinct values: ties everywhere (src order ascending, reversed descending).
             c.set_param(p).set_dtype(0, dt).set_range(0, -5, 5).set_epsilon(0);
             c.expect_kernel("cuda:cub").execs({{7, 33}});
             c.execs({{3000}});

@@ -16,12 +16,13 @@ param::Argsort order_param(Order o) {
     return p;
 }
 
-// A second formulation: stable insertion sort of each row, NaN counted as the largest value.
+// A second formulation: insertion sort of each row, NaN counted as the largest value, stable
+// ascending; descending places an element before every equal one (the reverse order).
 void insertion_sort_rows(const std::vector<double>& v, size_t rows, size_t n, bool descending,
                          std::vector<double>& values, std::vector<double>& indices) {
-    auto before = [&](double a, double b) {  // a must come before b
-        double x = descending ? b : a, y = descending ? a : b;
-        return !std::isnan(x) && (std::isnan(y) || x < y);
+    auto less = [](double x, double y) { return !std::isnan(x) && (std::isnan(y) || x < y); };
+    auto before = [&](double a, double b) {  // a, later in the row, goes before b
+        return descending ? !less(a, b) : less(a, b);
     };
     values.assign(v.size(), 0);
     indices.assign(v.size(), 0);
@@ -53,12 +54,14 @@ TEST(Argsort, HandComputed) {
     EXPECT_EQ(desc[1].values(), (std::vector<double>{0, 2, 1}));
 }
 
-TEST(Argsort, StableOnTiesInBothOrders) {
-    auto x = HostTensor::from({2, 4}, {2, 1, 2, 1, 5, 5, 5, 5});
+TEST(Argsort, TiesStableAscendingReversedDescending) {
+    // MegEngine 1.13 (pairs of value and position compared whole): F.argsort([3, 3, 1, 3],
+    // descending=True) is [3, 1, 0, 2], the ascending order reversed.
+    auto x = HostTensor::from({3, 4}, {2, 1, 2, 1, 5, 5, 5, 5, 3, 3, 1, 3});
     auto asc = run<Argsort>(order_param(Order::ASCENDING), {x});
-    EXPECT_EQ(asc[1].values(), (std::vector<double>{1, 3, 0, 2, 0, 1, 2, 3}));
+    EXPECT_EQ(asc[1].values(), (std::vector<double>{1, 3, 0, 2, 0, 1, 2, 3, 2, 0, 1, 3}));
     auto desc = run<Argsort>(order_param(Order::DESCENDING), {x});
-    EXPECT_EQ(desc[1].values(), (std::vector<double>{0, 2, 1, 3, 0, 1, 2, 3}));
+    EXPECT_EQ(desc[1].values(), (std::vector<double>{2, 0, 3, 1, 3, 2, 1, 0, 3, 1, 0, 2}));
 }
 
 TEST(Argsort, NaNSortsAsLargest) {
@@ -69,7 +72,7 @@ TEST(Argsort, NaNSortsAsLargest) {
     auto av = asc[0].values();
     EXPECT_TRUE(av[0] == 0 && av[1] == 1 && std::isnan(av[2]) && std::isnan(av[3]));
     auto desc = run<Argsort>(order_param(Order::DESCENDING), {x});
-    EXPECT_EQ(desc[1].values(), (std::vector<double>{0, 2, 1, 3}));
+    EXPECT_EQ(desc[1].values(), (std::vector<double>{2, 0, 1, 3}));
 }
 
 TEST(Argsort, MatchesInsertionSortForEveryDtype) {

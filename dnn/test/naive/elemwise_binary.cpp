@@ -99,7 +99,7 @@ std::vector<Case> numeric_cases() {
             {Mode::MAX, [](auto& x) { return x[0] < x[1] ? x[1] : x[0]; }, r2},
             {Mode::MIN, [](auto& x) { return x[0] < x[1] ? x[0] : x[1]; }, r2},
             {Mode::SWITCH_GT0, [](auto& x) { return x[0] > 0 ? x[1] : 0; }, r2},
-            {Mode::ABS_GRAD, [](auto& x) { return x[0] > 0 ? x[1] : (x[0] < 0 ? -x[1] : 0); }, r2},
+            {Mode::ABS_GRAD, [](auto& x) { return x[0] > 0 ? x[1] : -x[1]; }, r2},
             {Mode::CLIP,
              [](auto& x) { return std::min(std::max(x[0], x[1]), x[2]); },
              {{-9, 9}, {-3, -2.99}, {4, 4.01}}},

@@ -19,14 +19,15 @@ param::TopK make_param(Mode mode, int32_t k) {
 }
 
 // A second formulation: the rank of element i is the number of elements ordered before it
-// (smaller, or equal at a lower index; larger for k < 0). The top k are ranks 0..|k|-1.
+// (smaller, or equal at a lower index; for k < 0 larger, or equal at a higher index, as MegEngine
+// 1.13 orders ties). The top k are ranks 0..|k|-1.
 std::vector<size_t> ranks(const std::vector<double>& row, bool largest) {
     std::vector<size_t> r(row.size(), 0);
     for (size_t i = 0; i < row.size(); ++i)
         for (size_t j = 0; j < row.size(); ++j) {
             double a = row[j], b = row[i];
             bool before = largest ? a > b : a < b;
-            if (before || (a == b && j < i))
+            if (before || (a == b && (largest ? j > i : j < i)))
                 ++r[i];
         }
     return r;
@@ -115,6 +116,18 @@ TEST(TopK, MatchesRankCountingForEveryDtype) {
             }
         }
     }
+}
+
+TEST(TopK, LargestOfTiesAreTheLastAsInMegEngine) {
+    // MegEngine 1.13: F.topk([3, 3, 1, 3], 2, descending=True) gives indices [3, 1]; all-equal
+    // rows give the last positions first.
+    auto x = HostTensor::from({2, 4}, {3, 3, 1, 3, 0, 0, 0, 0});
+    auto got = run<TopK>(make_param(Mode::VALUE_IDX_SORTED, -2), {x});
+    EXPECT_EQ(got[1].values(), (std::vector<double>{3, 1, 3, 2}));
+    auto nosort = run<TopK>(make_param(Mode::VALUE_IDX_NOSORT, -2), {x});
+    EXPECT_EQ(nosort[1].values(), (std::vector<double>{1, 3, 2, 3}));
+    EXPECT_EQ(run<TopK>(make_param(Mode::VALUE_IDX_SORTED, 2), {x})[1].values(),
+              (std::vector<double>{2, 0, 0, 1}));
 }
 
 TEST(TopK, NaNRanksAsLargest) {

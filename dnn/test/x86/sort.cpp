@@ -1,8 +1,8 @@
 // Argsort and TopK on the x86 handle (vqsort, a heap or nth_element over position-tagged keys)
 // against naive, exactly: every dtype, both orders and every TopK mode with k of 1, a few, all and
 // their negatives, lines of 1, primes and above the threading grain, empty tensors, strided inputs
-// and outputs, ties (src's order wins in both directions), NaNs (above every number), infinities
-// and signed zeros (equal); and that no case runs naive.
+// and outputs, ties (src's order ascending, its reverse descending), NaNs (above every number),
+// infinities and signed zeros (equal); and that no case runs naive.
 #include <limits>
 
 #include "neomeg/dnn/operators/reduce.h"

@@ -175,12 +175,17 @@ std::vector<Tensor> elemwise_more_grad(const OpDef& def, std::span<const Tensor>
             });
             break;
         case Mode::MAX:
-        case Mode::MIN:
-            // Every input equal to the result gets the whole gradient, ties included (MegBrain's
-            // rule og * (x == y)); NumPy-style tie splitting would need a count of the ties.
-            set(0, [&] { return where(elemwise(Mode::EQ, {x[0], y[0]}), dy); });
-            set(1, [&] { return where(elemwise(Mode::EQ, {x[1], y[0]}), dy); });
+        case Mode::MIN: {
+            // MegEngine 1.13's rule (COND_LEQ_MOV for input 0, COND_LT_MOV for input 1): a tie's
+            // gradient goes to input 0 alone, so max(x, x) has derivative 1, not 2; where either
+            // input is NaN, neither gets any. The inputs are compared, not the output.
+            // For MAX, input 0 wins where x1 <= x0; for MIN where x0 <= x1.
+            const bool max = mode == Mode::MAX;
+            const Tensor &lo = max ? x[1] : x[0], &hi = max ? x[0] : x[1];
+            set(0, [&] { return where(elemwise(Mode::LEQ, {lo, hi}), dy); });
+            set(1, [&] { return where(elemwise(Mode::LT, {hi, lo}), dy); });
             break;
+        }
         case Mode::ATAN2: {  // d atan2(a, b) = (b da - a db) / (a^2 + b^2)
             auto r2 = [&] { return elemwise(Mode::ADD, {mul(x[0], x[0]), mul(x[1], x[1])}); };
             set(0, [&] { return elemwise(Mode::TRUE_DIV, {mul(dy, x[1]), r2()}); });

@@ -107,12 +107,19 @@ def test_normalize():
 # ---------------------------------------------------------------- sorting
 
 
+def sort_order(a, descending):
+    """MegEngine 1.13's order: stable ascending; descending is its exact reverse, so equal values
+    come last position first (its kernels compare (value, position) pairs)."""
+    order = np.argsort(a, axis=-1, kind="stable")
+    return order[..., ::-1] if descending else order
+
+
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (1,), (0,), (2, 0)])
 def test_sort_argsort_match_numpy(shape):
     a = randn(*shape)
     for descending in [False, True]:
         v, i = F.sort(a, descending)
-        ref_i = np.argsort(-a if descending else a, axis=-1, kind="stable")
+        ref_i = sort_order(a, descending)
         close(v, np.take_along_axis(a, ref_i, -1))
         np.testing.assert_array_equal(i.numpy(), ref_i)
         assert i.dtype == np.int32
@@ -124,7 +131,7 @@ def test_sort_ties_nan_ints_and_views():
     v, i = F.sort(a)
     np.testing.assert_array_equal(i.numpy(), [[2, 0, 3, 1]])  # stable, NaN largest
     assert np.isnan(v.numpy()[0, 3])
-    assert F.argsort(a, descending=True).numpy().tolist() == [[1, 0, 3, 2]]
+    assert F.argsort(a, descending=True).numpy().tolist() == [[1, 3, 0, 2]]  # reversed
     k = F.sort(np.array([3, -1, 2], np.int32))[0]
     assert k.dtype == np.int32 and k.numpy().tolist() == [-1, 2, 3]
     b = randn(4, 3)
@@ -141,7 +148,7 @@ def test_sort_ties_nan_ints_and_views():
 @pytest.mark.parametrize("descending", [False, True])
 def test_topk_matches_numpy(k, descending):
     a = randn(4, 5)
-    order = np.argsort(-a if descending else a, axis=-1, kind="stable")[:, :k]
+    order = sort_order(a, descending)[:, :k]
     v, i = F.topk(a, k, descending=descending)
     np.testing.assert_array_equal(i.numpy(), order)
     close(v, np.take_along_axis(a, order, -1))
@@ -153,16 +160,32 @@ def test_topk_matches_numpy(k, descending):
     np.testing.assert_array_equal(np.sort(i.numpy(), -1), np.sort(order, -1))
     close(v, np.take_along_axis(a, i.numpy(), -1))
     v, i = F.topk(mge.Tensor(a).T, 2, descending)
-    ref = np.argsort(-a.T if descending else a.T, axis=-1, kind="stable")[:, :2]
+    ref = sort_order(a.T, descending)[:, :2]
     np.testing.assert_array_equal(i.numpy(), ref)
 
 
 def test_topk_1d_ties():
+    # values and indices from MegEngine 1.13: the largest of tied values come last position first
     a = np.array([2.0, 1.0, 2.0, 0.0], np.float32)
     v, i = F.topk(a, 3, descending=True)
-    assert v.numpy().tolist() == [2.0, 2.0, 1.0] and i.numpy().tolist() == [0, 2, 1]
+    assert v.numpy().tolist() == [2.0, 2.0, 1.0] and i.numpy().tolist() == [2, 0, 1]
     v, i = F.topk(a, 2, descending=True, kth_only=True)
-    assert v.shape == () and v.item() == 2.0 and i.item() == 2
+    assert v.shape == () and v.item() == 2.0 and i.item() == 0
+    v, i = F.topk(a, 2, descending=False)
+    assert i.numpy().tolist() == [3, 1]
+
+
+def test_tie_order_matches_megengine():
+    # MegEngine 1.13's outputs (FreeAnchor's top-k IoU anchors pick among equal IoUs by this)
+    x = mge.tensor([3.0, 3.0, 1.0, 3.0])
+    assert F.topk(x, 2, descending=True)[1].numpy().tolist() == [3, 1]
+    assert F.topk(x, 2, descending=False)[1].numpy().tolist() == [2, 0]
+    assert F.argsort(x, descending=True).numpy().tolist() == [3, 1, 0, 2]
+    assert F.argsort(x).numpy().tolist() == [2, 0, 1, 3]
+    z = mge.tensor(np.zeros((2, 6), np.float32))
+    _, i = F.topk(z, 3, descending=True, no_sort=True)
+    assert np.sort(i.numpy(), -1).tolist() == [[3, 4, 5]] * 2
+    assert F.sort(z[0], descending=True)[1].numpy().tolist() == [5, 4, 3, 2, 1, 0]
 
 
 def test_topk_default_is_descending():

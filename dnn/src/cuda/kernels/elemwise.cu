@@ -191,7 +191,7 @@ __device__ float eval_float(EwMode mode, const float* x) {
         case EwMode::SWITCH_GT0:
             return a > 0 ? b : 0.f;
         case EwMode::ABS_GRAD:
-            return fsign(a) * b;
+            return a > 0 ? b : -b;  // MegDNN's: -dy at 0 and NaN
         case EwMode::SIGMOID_GRAD:
             return b * a * (1 - a);
         case EwMode::TANH_GRAD:
@@ -315,7 +315,7 @@ __device__ int64_t eval_int(EwMode mode, const int64_t* x, int bits) {
         case EwMode::SWITCH_GT0:
             return a > 0 ? b : 0;
         case EwMode::ABS_GRAD:
-            return wrap_mul(isign(a), b);
+            return a > 0 ? b : wrap_mul(-1, b);  // MegDNN's: -dy at 0
         case EwMode::CLIP: {
             int64_t t = a < b ? b : a;
             return t > c ? c : t;

@@ -1,4 +1,4 @@
-// Row-wise stable sorting on CUB's segmented radix sort: every dtype becomes an order-preserving
+// Row-wise sorting on CUB's stable segmented radix sort: every dtype becomes an order-preserving
 // uint32 key (NaN the largest, -0 as +0), the positions ride along as values; Argsort and TopK
 // gather their outputs from the sorted positions.
 #include <cub/device/device_radix_sort.cuh>
@@ -26,12 +26,15 @@ __device__ __forceinline__ uint32_t key_of(const void* p, DT dt, int64_t off) {
     return static_cast<uint32_t>(static_cast<int32_t>(load_int(p, dt, off))) ^ 0x80000000u;
 }
 
-__global__ void make_keys(const void* src, DT dt, Strided l, int64_t total, int64_t n,
+// `reverse` lays each row out back to front, so that a stable sort keeps ties in descending
+// position.
+__global__ void make_keys(const void* src, DT dt, Strided l, int64_t total, int64_t n, bool reverse,
                           uint32_t* keys, int32_t* pos) {
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        keys[i] = key_of(src, dt, offset_of(l, i));
-        pos[i] = static_cast<int32_t>(i % n);
+        int64_t j = reverse ? n - 1 - i % n : i % n;
+        keys[i] = key_of(src, dt, offset_of(l, i - i % n + j));
+        pos[i] = static_cast<int32_t>(j);
     }
 }
 
@@ -194,8 +197,10 @@ void sort_rows(const void* src, DT dt, const Strided& src_layout, int64_t rows, 
     if (total == 0)
         return;
     Parts w = parts_of(workspace, rows, n);
-    make_keys<<<grid_for(total), kBlock, 0, stream>>>(src, dt, src_layout, total, n, w.keys_in,
-                                                      w.pos_in);
+    // Descending is ascending's exact reverse (naive/argsort_rank.h): ties in descending
+    // position, which the stable sort gives from rows laid out back to front.
+    make_keys<<<grid_for(total), kBlock, 0, stream>>>(src, dt, src_layout, total, n, descending,
+                                                      w.keys_in, w.pos_in);
     make_offsets<<<grid_for(rows + 1), kBlock, 0, stream>>>(w.offsets, rows, n);
     if (descending)
         cub::DeviceSegmentedRadixSort::SortPairsDescending(
