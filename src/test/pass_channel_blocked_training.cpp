@@ -171,6 +171,51 @@ TEST(PassChannelBlocked, FewChannelsAreNotBlockedForTraining) {
     }
 }
 
+// A depthwise convolution from a plain src of fewer channels than a block to fewer than a block
+// (LeNet's 1 -> 6 first layer: one input channel, one group) stays plain, forward and backward; the
+// next one (6 -> 16) runs blocked from its plain src. Before the pass both convolutions are plain;
+// after it, one is blocked and nothing converts the narrow layer's output; the results agree with
+// the unoptimised graph's.
+TEST(PassChannelBlocked, NarrowConvolutionStaysPlain) {
+    std::mt19937 rng(29);
+    for (size_t block : {8, 16}) {
+        SCOPED_TRACE(testing::Message() << "block " << block);
+        ComputingGraph g;
+        auto* x = g.input("x", {2, 1, 7, 6}, dnn::dtype::Float32, cpu());
+        auto* w1 = g.input("w1", {6, 1, 3, 3}, dnn::dtype::Float32, cpu());
+        auto* w2 = g.input("w2", {16, 6, 3, 3}, dnn::dtype::Float32, cpu());
+        auto* dy = g.input("dy", {2, 16, 7, 6}, dnn::dtype::Float32, cpu());
+        auto* r1 = g.insert1(elemwise(Mode::RELU), {g.insert1(conv(), {x, w1})});
+        auto* r2 = g.insert1(elemwise(Mode::RELU), {g.insert1(conv(), {r1, w2})});
+        auto* ds2 = g.insert1(elemwise(Mode::SWITCH_GT0), {r2, dy});
+        auto* dw2 = g.insert1(conv_backward<ops::ConvolutionBackwardFilter>(), {r1, ds2});
+        auto* dr1 = g.insert1(conv_backward<ops::ConvolutionBackwardData>(), {w2, ds2});
+        auto* ds1 = g.insert1(elemwise(Mode::SWITCH_GT0), {r1, dr1});
+        auto* dw1 = g.insert1(conv_backward<ops::ConvolutionBackwardFilter>(), {x, ds1});
+        std::vector<VarNode*> outs{r2, dw1, dw2};
+        std::map<const VarNode*, std::vector<float>> in;
+        for (VarNode* v : {x, w1, w2, dy})
+            in[v] = random_floats(v->shape().total_nr_elems(), rng);
+        auto want = reference_eval(g, outs, in);
+        const std::string before = g.dump(outs);
+        EXPECT_EQ(count(before, "= ConvolutionForward("), 2u) << before;
+        // The second convolution, its relu and that relu's mask.
+        EXPECT_EQ(propagate_channel_blocked(g, outs, block), 3u);
+        const std::string after = g.dump(outs);
+        EXPECT_EQ(count(after, "= ConvolutionForward("), 1u) << after;
+        EXPECT_EQ(count(after, "= ConvBiasBlocked("), 1u) << after;
+        // The incoming gradient, for the blocked mask.
+        EXPECT_EQ(count(after, "ChannelBlock("), 1u) << after;
+        EXPECT_EQ(count(after, "ChannelBlock(block=" + std::to_string(block) + ")(%3)"), 1u)
+                << after;
+        // r2 for the caller, the mask's result for the plain backward convolutions.
+        EXPECT_EQ(count(after, "ChannelUnblock("), 2u) << after;
+        EXPECT_EQ(count(after, "ChannelUnblock(channels=6)"), 0u) << after;
+        EXPECT_EQ(count(after, "= ConvolutionBackwardFilter("), 2u) << after;
+        expect_compiled_near(g, outs, in, want, 2e-4f);
+    }
+}
+
 // fuse_blocked_batch_norm_relu after the layout pass: the relu that alone reads BatchNorm's dst
 // goes into BatchNormReluForwardBlocked, the mask (SWITCH_GT0) that alone feeds BatchNorm's
 // backward into BatchNormReluBackwardBlocked; the other relu and mask stay. The results equal the

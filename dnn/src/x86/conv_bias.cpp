@@ -6,8 +6,17 @@
 // into that buffer; the nonlinearity is an eltwise post-op (IDENTITY none, RELU relu, SIGMOID
 // logistic, H_SWISH hardswish). A bias of another broadcast shape goes to naive, as do the cases
 // the convolution kernels decline. The algorithm is chosen as in convolution.cpp (conv_algo.h).
+// A depthwise convolution (a group per input channel, a grayscale image's 1-channel first layer
+// among them) on contiguous plain float32 tensors runs our own loops instead (depthwise_conv.h),
+// then one sweep adds bias and z and applies the nonlinearity: as for ConvolutionForward, oneDNN
+// has no fast kernel for these on plain memory.
+#include <algorithm>
+#include <cmath>
+
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
+#include "src/x86/depthwise_conv.h"
+#include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -19,6 +28,85 @@ Operand bias_operand(const TensorLayout& bias) {
     return Operand::of(bias, false, [](const TensorLayout& l) {
         return plain_desc({static_cast<memory::dim>(l[1])}, {l.stride[1]}, *dnnl_type_of(l.dtype));
     });
+}
+
+float nonlinearity(NonlineMode mode, float x) {
+    switch (mode) {
+        case NonlineMode::IDENTITY:
+            return x;
+        case NonlineMode::RELU:
+            return std::max(x, 0.f);
+        case NonlineMode::SIGMOID:
+            return 1 / (1 + std::exp(-x));
+        case NonlineMode::H_SWISH:
+            return x * std::clamp(x + 3, 0.f, 6.f) / 6;
+    }
+    return x;
+}
+
+// The depthwise loops' convolution into dst, then per (image, channel) plane
+// dst = act(dst + bias[channel] + z), rounding after each operation as the primitive's post-ops.
+class DepthwiseConvBiasPlan final : public Plan {
+public:
+    DepthwiseConvBiasPlan(std::unique_ptr<Plan> conv, NonlineMode mode, size_t planes,
+                          size_t channels, size_t plane)
+        : m_conv(std::move(conv)),
+          m_mode(mode),
+          m_planes(planes),
+          m_channels(channels),
+          m_plane(plane) {}
+    size_t workspace_in_bytes() const override { return m_conv->workspace_in_bytes(); }
+    const char* name() const override { return m_conv->name(); }
+
+    // The call's tensors: src, filter, bias, z (ndim 0: absent), dst.
+    void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
+        const TensorND conv[] = {t[0], t[1], t[4]};
+        m_conv->run(conv, ws, stream);
+        const auto* bias = t[2].layout.ndim ? static_cast<const float*>(t[2].raw_ptr()) : nullptr;
+        const auto* z = t[3].layout.ndim ? static_cast<const float*>(t[3].raw_ptr()) : nullptr;
+        auto* dst = static_cast<float*>(t[4].raw_ptr());
+        parallel_ranges(m_planes, m_planes * m_plane, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t p = b; p < e; ++p) {
+                const float bv = bias ? bias[p % m_channels] : 0.f;
+                float* d = dst + p * m_plane;
+                const float* zp = z ? z + p * m_plane : nullptr;
+                // One loop per case, so that the common ones (bias, RELU) vectorise.
+                if (m_mode == NonlineMode::RELU && !zp) {
+                    for (size_t i = 0; i < m_plane; ++i)
+                        d[i] = std::max(d[i] + bv, 0.f);
+                } else if (m_mode == NonlineMode::IDENTITY && !zp) {
+                    for (size_t i = 0; i < m_plane; ++i)
+                        d[i] += bv;
+                } else {
+                    for (size_t i = 0; i < m_plane; ++i)
+                        d[i] = nonlinearity(m_mode, zp ? d[i] + bv + zp[i] : d[i] + bv);
+                }
+            }
+        });
+    }
+
+private:
+    std::unique_ptr<Plan> m_conv;
+    NonlineMode m_mode;
+    size_t m_planes, m_channels, m_plane;
+};
+
+// The depthwise loops' plan, for contiguous float32 operands (the sweep's indexing), else null.
+std::unique_ptr<Plan> depthwise_conv_bias_plan(const param::ConvBias& p,
+                                               std::span<const TensorLayout> in,
+                                               const TensorLayout& dst) {
+    const TensorLayout &src = in[0], &filter = in[1], &bias = in[2], &z = in[3];
+    for (const TensorLayout* l : {&src, &filter, &bias, &z, &dst})
+        if (l->ndim && (l->dtype != dtype::Float32 || !l->is_contiguous()))
+            return nullptr;
+    if (dst.ndim < 3 || dst.is_empty() || (z.ndim && !z.eq_shape(dst)))
+        return nullptr;
+    auto conv = depthwise_forward_plan(ConvArgs::of(p), src, filter, dst);
+    if (!conv)
+        return nullptr;
+    const size_t plane = dst.total_nr_elems() / (dst[0] * dst[1]);
+    return std::make_unique<DepthwiseConvBiasPlan>(std::move(conv), p.nonlineMode, dst[0] * dst[1],
+                                                   dst[1], plane);
 }
 
 class ConvBiasImpl final : public DnnlKernel<ConvBias> {
@@ -38,6 +126,8 @@ private:
             return nullptr;
         if (has_bias && !per_channel(bias, dst))
             return nullptr;
+        if (auto dw = depthwise_conv_bias_plan(m_param, in, dst))
+            return dw;
         const dnnl::engine& engine = x86_handle().engine();
         std::optional<memory::desc> any_bias;
         if (has_bias)

@@ -1,7 +1,8 @@
-// ConvBias on the x86 handle (oneDNN convolution with bias, sum and eltwise post-ops) against
-// naive: every nonlinearity with and without bias and residual z, 1-D to 3-D, groups, dilation,
-// stride, padding, both modes, padded inputs and outputs, bfloat16 and float16, and the bias shapes
-// that go to naive.
+// ConvBias on the x86 handle (oneDNN convolution with bias, sum and eltwise post-ops; depthwise
+// shapes by our loops and a sweep of bias, z and the nonlinearity) against naive: every
+// nonlinearity with and without bias and residual z, 1-D to 3-D, groups, depthwise (a 1-channel
+// image among them), dilation, stride, padding, both modes, padded inputs and outputs, bfloat16 and
+// float16, and the bias shapes that go to naive.
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/param_base.h"
@@ -25,6 +26,9 @@ std::vector<Case> cases() {
             {{3, 2, 11, 13}, {7, 2, 3, 2}, conv_param({2, 3}, {1, 0}, {1, 1}, 1, true)},
             {{2, 6, 8, 8}, {9, 2, 3, 3}, conv_param({1, 1}, {1, 1}, {2, 1}, 3)},
             {{2, 8, 9, 9}, {8, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 8)},
+            // LeNet's first layer: one input channel, six filters (a depthwise multiplier of 6).
+            {{3, 1, 14, 13}, {6, 1, 5, 5}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 4, 17}, {8, 1, 3}, conv_param({1}, {1}, {2}, 4, true)},
             {{5, 16, 13, 13}, {32, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
             {{3, 4, 23}, {6, 2, 5}, conv_param({1}, {2}, {3}, 2)},
             {{2, 4, 5, 7, 6},
@@ -81,7 +85,9 @@ TEST_F(X86, ConvBiasLowPrecisionMatchesNaive) {
             }
 }
 
-TEST_F(X86, ConvBiasRunsOneDnn) {
+// A depthwise shape (a group per input channel: 1-D or 2-D, float32, contiguous) runs our loops,
+// every other case oneDNN's primitive; a padded depthwise dst goes to oneDNN too.
+TEST_F(X86, ConvBiasRunsOneDnnOrDepthwiseLoops) {
     std::mt19937 rng(23);
     for (const Case& k : cases())
         for (Nonline act : kModes) {
@@ -89,9 +95,10 @@ TEST_F(X86, ConvBiasRunsOneDnn) {
             std::vector<HostTensor> in;
             for (const TensorShape& s : shapes)
                 in.push_back(random_tensor(s, rng));
-            EXPECT_TRUE(run_and_compare<ConvBias>(*handle, conv_bias_param(k.p, act), in)
-                                .starts_with("onednn:"))
-                    << param::to_string(k.p);
+            const bool depthwise = k.p.group == k.src[1] && k.src.ndim <= 4;
+            std::string impl = run_and_compare<ConvBias>(*handle, conv_bias_param(k.p, act), in);
+            EXPECT_TRUE(depthwise ? impl == "depthwise:hwy" : impl.starts_with("onednn:"))
+                    << param::to_string(k.p) << ": " << impl;
         }
 }
 
