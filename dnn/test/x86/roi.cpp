@@ -1,9 +1,15 @@
-// ROIAlign, ROIPooling and their gradients on the x86 handle against naive, bit for bit: both
-// modes, fixed and dense sampling, rois inside, past every edge, inverted, wholly outside and of a
-// fractional batch index, several rois on one image (the backward's sums), odd and 1-pixel
-// images, padded inputs and outputs, no rois, the bad-batch and bad-index errors, and float16
-// (naive's kernel).
+// ROIAlign, ROIPooling and their gradients on the x86 handle against naive: both modes, fixed
+// and dense sampling, both alignments (offset 0 and 0.5), rois inside, past every edge,
+// inverted, wholly outside and of a fractional batch index, several rois on one image (the
+// backward's sums), odd and 1-pixel images, 1x1 outputs, NaN and infinite pixels, padded inputs
+// and outputs, no rois, the bad-batch and bad-index errors, and float16 (naive's kernel).
+// ROIAlign's forward sums in float32 and is held to the bound of its arithmetic (align_bound);
+// the rest must be naive's bits.
+#include <algorithm>
+#include <limits>
+
 #include "neomeg/dnn/operators/vision.h"
+#include "src/common/roi_geometry.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;
@@ -17,6 +23,22 @@ const std::vector<double> kRois = {0, 1.2, 0.5,  6.3, 7.1, 2,  -2,  -1.5, 4,   1
                                    2, 1,   12.5, 10,  14,  13, 2.7, 0,    0,   7.5, 8.5, 0,  3, 3,
                                    3, 3,   0,    0,   0,   8,  9,   0,    2.5, 1.5, 5.5, 4.5};
 constexpr size_t kNumRois = 8;
+
+// ROIAlign's forward against naive (vision_loops.h's float_sum_bound): a bin sums at most the
+// four taps of each of its sh x sw samples, whose weights sum to at most 1 per sample, then
+// divides by the sample count (MAX sums four taps per sample and divides nothing: a smaller
+// bound). Values are in [-1, 1].
+double align_bound(const param::ROIAlign& p, const std::vector<double>& rois) {
+    size_t most = 1;
+    for (size_t k = 0; k + 5 <= rois.size(); k += 5) {
+        double r[5];
+        for (size_t j = 0; j < 5; ++j)
+            r[j] = static_cast<float>(rois[k + j]);  // the rois tensor is float32
+        roi::AlignGrid g = roi::align_grid(p, r, 0);
+        most = std::max(most, static_cast<size_t>(g.sh) * g.sw);
+    }
+    return float_sum_bound(4 * most, 1.0, 1);
+}
 
 std::vector<double> index_values(size_t count, uint32_t samples, std::mt19937& rng) {
     std::vector<double> v(count);
@@ -45,7 +67,8 @@ TEST_F(X86, ROIAlignMatchesNaiveBits) {
                     p.offset = 0.5f;
                     HostTensor x = make_tensor(src, padded, rng);
                     HostTensor rois = make_tensor({kNumRois, 5}, padded, rng, kRois);
-                    auto fwd = expect_naive_bits<ROIAlign>(*handle, p, {x, rois});
+                    auto fwd = expect_naive_near<ROIAlign>(*handle, p, align_bound(p, kRois),
+                                                           {x, rois});
                     TensorShape pooled{kNumRois, src[1], 3, 2};
                     HostTensor dy = make_tensor(pooled, padded, rng);
                     // MAX: the forward's own indices (dense grids differ per roi), and any
@@ -100,7 +123,7 @@ TEST_F(X86, ROIOpsLargeMatchNaiveBits) {
     a.sample_height = a.sample_width = 2;
     for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX}) {
         a.mode = mode;
-        auto fwd = expect_naive_bits<ROIAlign>(*handle, a, {x, r});
+        auto fwd = expect_naive_near<ROIAlign>(*handle, a, align_bound(a, rois), {x, r});
         expect_naive_bits<ROIAlignBackward>(*handle, a, {dy, r, fwd[1]}, {src});
     }
     param::ROIPooling q;
@@ -109,6 +132,47 @@ TEST_F(X86, ROIOpsLargeMatchNaiveBits) {
         q.mode = mode;
         auto fwd = expect_naive_bits<ROIPooling>(*handle, q, {x, r});
         expect_naive_bits<ROIPoolingBackward>(*handle, q, {dy, r, fwd[1]}, {src});
+    }
+}
+
+// 1x1 and 2x3 outputs, both alignments, dense, single and 3x3 sampling, and NaN and infinite
+// pixels (in some taps, outside others': a pixel outside a sample's taps must not reach it).
+TEST_F(X86, ROIOpsEdgeCasesMatchNaive) {
+    std::mt19937 rng(19);
+    for (bool padded : {false, true}) {
+        TensorShape src{3, 5, 6, 7};
+        HostTensor x = make_tensor(src, padded, rng);
+        std::vector<double> v = x.values();
+        v[1 * 5 * 42 + 2 * 42 + 3 * 7 + 4] = std::numeric_limits<double>::quiet_NaN();
+        v[0 * 5 * 42 + 1 * 42 + 0 * 7 + 0] = std::numeric_limits<double>::infinity();
+        v[2 * 5 * 42 + 4 * 42 + 5 * 7 + 6] = -std::numeric_limits<double>::infinity();
+        x.set_values(v);
+        HostTensor rois = make_tensor({kNumRois, 5}, padded, rng, kRois);
+        for (auto [ph, pw] : {std::pair{1u, 1u}, std::pair{2u, 3u}}) {
+            TensorShape pooled{kNumRois, src[1], ph, pw};
+            HostTensor dy = make_tensor(pooled, padded, rng);
+            for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX})
+                for (float offset : {0.f, 0.5f})
+                    for (uint32_t samples : {0u, 1u, 3u}) {
+                        param::ROIAlign a;
+                        a.mode = mode;
+                        a.pooled_height = ph;
+                        a.pooled_width = pw;
+                        a.sample_height = a.sample_width = samples;
+                        a.offset = offset;
+                        auto fwd = expect_naive_near<ROIAlign>(*handle, a, align_bound(a, kRois),
+                                                               {x, rois});
+                        expect_naive_bits<ROIAlignBackward>(*handle, a, {dy, rois, fwd[1]}, {src});
+                    }
+            for (auto mode : {param::ROIPooling::Mode::AVERAGE, param::ROIPooling::Mode::MAX}) {
+                param::ROIPooling q;
+                q.mode = mode;
+                q.pooled_height = ph;
+                q.pooled_width = pw;
+                auto fwd = expect_naive_bits<ROIPooling>(*handle, q, {x, rois});
+                expect_naive_bits<ROIPoolingBackward>(*handle, q, {dy, rois, fwd[1]}, {src});
+            }
+        }
     }
 }
 

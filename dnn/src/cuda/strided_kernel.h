@@ -1,0 +1,25 @@
+// The frame of the CUDA vision kernels that take every layout (any NCHW strides and float dtype:
+// ROIAlign, ROIPooling, Remap, WarpPerspective and their gradients), and of their gradients that
+// sum into a double accumulator in the workspace, one per element of output 0.
+#pragma once
+
+#include "src/cuda/kernel.h"
+
+namespace neomeg::dnn::cuda {
+
+template <class Op, bool kDoubleAccumulator = false>
+class StridedKernel : public CudaKernel<Op> {
+public:
+    using CudaKernel<Op>::CudaKernel;
+
+protected:
+    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
+        return true;
+    }
+    size_t workspace_in_bytes(std::span<const TensorLayout>,
+                              std::span<const TensorLayout> out) override {
+        return kDoubleAccumulator ? out[0].total_nr_elems() * sizeof(double) : 0;
+    }
+};
+
+}  // namespace neomeg::dnn::cuda
