@@ -1,6 +1,7 @@
-// The frame of the CUDA vision kernels that take every layout (any NCHW strides and float dtype:
-// ROIAlign, ROIPooling, Remap, WarpPerspective and their gradients), and of their gradients that
-// sum into a double accumulator in the workspace, one per element of output 0.
+// The frame of the CUDA kernels that take every layout (any strides and float dtype: ROIAlign,
+// ROIPooling, Remap, WarpPerspective, the deformable and region-restricted convolutions and
+// their gradients), and of the gradients that sum into a double accumulator in the workspace,
+// one per element of output 0.
 #pragma once
 
 #include "src/cuda/kernel.h"
