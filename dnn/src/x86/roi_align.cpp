@@ -3,12 +3,12 @@
 // per call (src/common/roi_geometry.h, naive's formulas) and the (roi, channel) planes of the
 // forward, the (image, channel) planes of the backward, are split across OpenMP threads.
 //
-// The forward turns a roi's samples into one flat list of its in-image taps (plane offset and
-// float32 weight, naive's product of the axes' weights rounded once), bin by bin, and sums each
-// bin's taps in float32 over four independent partial sums (AVERAGE) or each sample's taps in
-// order (MAX): naive sums in double, so values differ by the float32 sums' rounding (the bound
-// is derived in dnn/test/x86/roi.cpp). Out-of-image taps are left out of the list, as naive
-// skips them, so a NaN or infinity outside a sample's taps never reaches it. The backward sums
+// The forward lists a roi's in-image taps (pixel and float32 weight, naive's product of the
+// axes' weights rounded once), sample by sample, and pools them over all channels at once in
+// float32 (roi_common.h, roi_bins_hwy.h): naive sums in double, so values differ by the float32
+// sums' rounding (the bound is derived in dnn/test/x86/vision_loops.h and roi.cpp).
+// Out-of-image taps are left out of the list, as naive skips them, so a NaN or infinity outside
+// a sample's taps never reaches it. The backward sums
 // in double in naive's order (grad_planes.h): naive's bits. float32 tensors, any strides; other
 // dtypes run naive.
 #include <algorithm>
@@ -71,66 +71,6 @@ struct AxisPair {
     }
 };
 
-// One roi's in-image taps, bin by bin, each bin's sh x sw samples row by row, each sample's taps
-// in naive's order; sample q's taps end at end[q].
-struct RoiTaps {
-    std::vector<ptrdiff_t> off;
-    std::vector<float> w;
-    std::vector<uint32_t> end;
-
-    void fill(const Samples& s, size_t k, size_t ph_n, size_t pw_n, int64_t h, int64_t wd,
-              const Nchw& sp) {
-        const roi::AlignGrid& g = s.grids[k];
-        off.clear();
-        w.clear();
-        end.clear();
-        for (size_t ph = 0; ph < ph_n; ++ph)
-            for (size_t pw = 0; pw < pw_n; ++pw)
-                for (uint32_t iy = 0; iy < g.sh; ++iy) {
-                    AxisPair ty(s.y(k, ph, iy), h);
-                    for (uint32_t ix = 0; ix < g.sw; ++ix) {
-                        AxisPair tx(s.x(k, pw, ix), wd);
-                        for (int i = 0; i < 2; ++i)
-                            for (int j = 0; j < 2; ++j)
-                                if (ty.in[i] && tx.in[j]) {
-                                    off.push_back(sp.at(ty.at[i], tx.at[j]));
-                                    w.push_back(static_cast<float>(ty.w[i] * tx.w[j]));
-                                }
-                        end.push_back(static_cast<uint32_t>(off.size()));
-                    }
-                }
-    }
-};
-
-// The mean of taps [t, e) of a plane over `count` samples: four partial sums, independent
-// chains of float additions (one chain would wait on each addition's latency).
-float mean_of(const RoiTaps& r, const float* plane, size_t t, size_t e, float count) {
-    float a[4] = {};
-    for (; t + 4 <= e; t += 4)
-        for (size_t l = 0; l < 4; ++l)
-            a[l] += r.w[t + l] * plane[r.off[t + l]];
-    for (; t < e; ++t)
-        a[0] += r.w[t] * plane[r.off[t]];
-    return ((a[0] + a[1]) + (a[2] + a[3])) / count;
-}
-
-// The largest sample of samples [q, q + n) and its rank in the bin, naive's rule: the first
-// sample taken, a later one only when greater (a NaN first stays; a later NaN never wins).
-std::pair<float, int32_t> max_of(const RoiTaps& r, const float* plane, size_t q, size_t n) {
-    float best = 0;
-    int32_t arg = -1;
-    for (size_t i = 0; i < n; ++i) {
-        float v = 0;
-        for (size_t t = q + i ? r.end[q + i - 1] : 0; t < r.end[q + i]; ++t)
-            v += r.w[t] * plane[r.off[t]];
-        if (arg < 0 || v > best) {
-            best = v;
-            arg = static_cast<int32_t>(i);
-        }
-    }
-    return {best, arg};
-}
-
 class ROIAlignImpl final : public LoopKernel<ROIAlign> {
 public:
     using LoopKernel::LoopKernel;
@@ -148,36 +88,30 @@ protected:
         if (dst.layout.is_empty())
             return;
         const Samples s = samples_of(m_param, rois);
-        const size_t channels = dst.layout[1], ph_n = dst.layout[2], pw_n = dst.layout[3];
+        const size_t ph_n = dst.layout[2], pw_n = dst.layout[3];
         const auto h = static_cast<int64_t>(src.layout[2]), w = static_cast<int64_t>(src.layout[3]);
-        const Nchw sp(src.layout), dp(dst.layout), ip(index.layout);
-        const auto* in = static_cast<const float*>(src.raw_ptr());
-        auto* out = static_cast<float*>(dst.raw_ptr());
-        auto* idx = static_cast<int32_t*>(index.raw_ptr());
-        const bool max = m_param.mode == Param::Mode::MAX;
-        roi_x86::roi_planes<RoiTaps>(
-                rois.size(), channels, s.work * channels,
-                [&](size_t k, RoiTaps& r) { r.fill(s, k, ph_n, pw_n, h, w, sp); },
-                [&](const RoiTaps& r, size_t k, size_t c) {
-                    const roi::AlignGrid& g = s.grids[k];
-                    const size_t per_bin = size_t(g.sh) * g.sw;
-                    const float* plane = in + sp.plane(g.image, c);
-                    float* o = out + dp.plane(k, c);
-                    int32_t* a = idx + ip.plane(k, c);
-                    for (size_t bin = 0; bin < ph_n * pw_n; ++bin) {
-                        auto p = static_cast<int64_t>(bin / pw_n);
-                        auto q = static_cast<int64_t>(bin % pw_n);
-                        size_t first = bin * per_bin;
-                        auto [v, arg] =
-                                max ? max_of(r, plane, first, per_bin)
-                                    : std::pair{mean_of(r, plane, first ? r.end[first - 1] : 0,
-                                                        r.end[first + per_bin - 1],
-                                                        static_cast<float>(per_bin)),
-                                                int32_t(-1)};
-                        o[dp.at(p, q)] = v;
-                        a[ip.at(p, q)] = arg;
+        // Each sample's in-image taps in naive's order, the weight naive's product rounded once.
+        auto build = [&](size_t k, roi_x86::RoiTaps& t) {
+            const roi::AlignGrid& g = s.grids[k];
+            for (size_t ph = 0; ph < ph_n; ++ph)
+                for (size_t pw = 0; pw < pw_n; ++pw) {
+                    for (uint32_t iy = 0; iy < g.sh; ++iy) {
+                        AxisPair ty(s.y(k, ph, iy), h);
+                        for (uint32_t ix = 0; ix < g.sw; ++ix) {
+                            AxisPair tx(s.x(k, pw, ix), w);
+                            for (int i = 0; i < 2; ++i)
+                                for (int j = 0; j < 2; ++j)
+                                    if (ty.in[i] && tx.in[j])
+                                        t.tap(ty.at[i] * w + tx.at[j],
+                                              static_cast<float>(ty.w[i] * tx.w[j]));
+                            t.end_sample();
+                        }
                     }
-                });
+                    t.end_bin();
+                }
+        };
+        roi_x86::roi_forward(src, rois, dst, index, m_param.mode == Param::Mode::MAX, false,
+                             s.work * dst.layout[1], build);
     }
 };
 

@@ -1,7 +1,8 @@
 // What the x86 ROIAlign and ROIPooling kernels share: the rois read once per call (checked as
 // naive checks them), whether a call is one they take (float32 tensors; naive converts other
-// dtypes per element; Remap and WarpPerspective take the same), and the split of the forward's
-// (roi, channel) planes and the check of the backward's argmax indices.
+// dtypes per element; Remap and WarpPerspective take the same), the forward's frame (a channels-
+// last image, rois across threads, each listing its taps for roi_bins_hwy.h) and the check of
+// the backward's argmax indices.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "src/common/roi.h"
 #include "src/x86/nchw.h"
 #include "src/x86/parallel.h"
+#include "src/x86/roi_bins_hwy.h"
 
 namespace neomeg::dnn::x86::roi_x86 {
 
@@ -45,19 +47,75 @@ inline bool all_float32(std::span<const TensorND> a, std::span<const TensorND> b
     return true;
 }
 
-// Calls plane(state, k, c) for every (roi k, channel c) of the forward across OpenMP threads,
-// after prepare(k, state) has filled the thread's State with roi k's geometry (once per roi and
-// thread: a thread's units run roi by roi). `work` is the loop's total work.
-template <class State, class Prepare, class Plane>
-void roi_planes(size_t rois, size_t channels, size_t work, Prepare&& prepare, Plane&& plane) {
-    parallel_ranges(rois * channels, work, kParallelGrain, [&](size_t b, size_t e) {
-        State state;
-        size_t have = SIZE_MAX;
+// A roi's taps as its forward lists them (roi_bins_hwy.h's RoiTapList, owned).
+struct RoiTaps {
+    std::vector<int32_t> pix;
+    std::vector<float> w;
+    std::vector<uint32_t> sample_end, bin_end;
+
+    void clear() {
+        pix.clear();
+        w.clear();
+        sample_end.clear();
+        bin_end.clear();
+    }
+    void tap(int64_t pixel, float weight) {
+        pix.push_back(static_cast<int32_t>(pixel));
+        w.push_back(weight);
+    }
+    void end_sample() { sample_end.push_back(static_cast<uint32_t>(pix.size())); }
+    void end_bin() { bin_end.push_back(static_cast<uint32_t>(sample_end.size())); }
+    RoiTapList list() const {
+        return {pix.data(), w.data(), sample_end.data(), bin_end.data(), bin_end.size()};
+    }
+};
+
+// The forward of ROIAlign and ROIPooling: src made channels-last once (roi_bins_hwy.h), then the
+// rois across OpenMP threads, build(k, taps) listing roi k's taps, bin by bin row-major over
+// dst's (PH, PW); dst gets each bin's value and index its largest sample's rank in the bin, or
+// with `pixel_index` that sample's (only) tap's pixel, y * w + x. `work` is the loop's total.
+template <class Build>
+void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const TensorND& dst,
+                 const TensorND& index, bool max, bool pixel_index, size_t work, Build&& build) {
+    const size_t n_img = src.layout[0], channels = src.layout[1];
+    const size_t h = src.layout[2], w = src.layout[3], pixels = h * w;
+    const size_t cp = (channels + kRoiChannelBlock - 1) / kRoiChannelBlock * kRoiChannelBlock;
+    const size_t pw_n = dst.layout[3], bins = dst.layout[2] * pw_n;
+    const Nchw sp(src.layout), dp(dst.layout), ip(index.layout);
+    const auto* in = static_cast<const float*>(src.raw_ptr());
+    auto* out = static_cast<float*>(dst.raw_ptr());
+    auto* idx = static_cast<int32_t*>(index.raw_ptr());
+    std::vector<float> img(n_img * pixels * cp);
+    parallel_ranges(n_img * h, img.size(), kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
-            size_t k = u / channels;
-            if (have != k)
-                prepare(have = k, state);
-            plane(state, k, u % channels);
+            size_t n = u / h, y = u % h;
+            for (size_t c = 0; c < channels; ++c) {
+                const float* s = in + sp.plane(n, c) + sp.at(static_cast<int64_t>(y), 0);
+                float* d = img.data() + u * w * cp + c;
+                for (size_t x = 0; x < w; ++x)
+                    d[x * cp] = s[static_cast<ptrdiff_t>(x) * sp.s[3]];
+            }
+        }
+    });
+    parallel_ranges(rois.size(), work, kParallelGrain, [&](size_t b, size_t e) {
+        RoiTaps taps;
+        std::vector<float> val(bins * cp);
+        std::vector<int32_t> rank(bins * cp);
+        for (size_t k = b; k < e; ++k) {
+            taps.clear();
+            build(k, taps);
+            roi_bins_f32(img.data() + rois[k].image * pixels * cp, cp, taps.list(), max, val.data(),
+                         rank.data());
+            for (size_t bin = 0; bin < bins; ++bin) {
+                auto p = static_cast<int64_t>(bin / pw_n), q = static_cast<int64_t>(bin % pw_n);
+                uint32_t first = bin ? taps.bin_end[bin - 1] : 0;
+                for (size_t c = 0; c < channels; ++c) {
+                    int32_t r = rank[bin * cp + c];
+                    out[dp.plane(k, c) + dp.at(p, q)] = val[bin * cp + c];
+                    idx[ip.plane(k, c) + ip.at(p, q)] =
+                            pixel_index && r >= 0 ? taps.pix[taps.sample_end[first + r] - 1] : r;
+                }
+            }
         }
     });
 }

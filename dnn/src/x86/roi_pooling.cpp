@@ -1,9 +1,11 @@
 // ROIPooling and its gradient on x86: each roi's bins (src/common/roi_geometry.h, naive's
 // integer bins) computed once per call instead of once per output element, the (roi, channel)
 // planes of the forward and the (image, channel) planes of the backward split across OpenMP
-// threads. The maximum is taken in float32 (exact: a maximum rounds nothing), the mean summed in
-// double in naive's order, the gradient in double (grad_planes.h), so results are naive's bits.
-// float32 tensors, any strides; other dtypes run naive.
+// threads. The forward pools each bin's pixels over all channels at once in float32 (roi_common.h,
+// roi_bins_hwy.h): the maximum is naive's bits (a maximum rounds nothing), the mean differs from
+// naive's double sum by the float32 sum's rounding (the bound is derived in
+// dnn/test/x86/vision_loops.h). The gradient sums in double in naive's order (grad_planes.h):
+// naive's bits. float32 tensors, any strides; other dtypes run naive.
 #include <algorithm>
 #include <vector>
 
@@ -54,31 +56,6 @@ Bins bins_of(const param::ROIPooling& p, const std::vector<roi_x86::RoiRow>& roi
     return b;
 }
 
-// A bin's maximum and its pixel (y * w + x): the first pixel taken, then every later one above
-// the maximum (naive's rule: a NaN first stays; a later NaN never wins), as selects rather than
-// branches: random data mispredicted the branch on most pixels.
-std::pair<float, int32_t> max_of(const float* plane, const Nchw& sp, const roi::PoolBin& b,
-                                 int64_t w) {
-    float best = plane[sp.at(b.hs, b.ws)];
-    int64_t arg = b.hs * w + b.ws;
-    for (int64_t y = b.hs; y < b.he; ++y)
-        for (int64_t x = y == b.hs ? b.ws + 1 : b.ws; x < b.we; ++x) {
-            float v = plane[sp.at(y, x)];
-            bool take = v > best;
-            best = take ? v : best;
-            arg = take ? y * w + x : arg;
-        }
-    return {best, static_cast<int32_t>(arg)};
-}
-
-float mean_of(const float* plane, const Nchw& sp, const roi::PoolBin& b) {
-    double sum = 0;
-    for (int64_t y = b.hs; y < b.he; ++y)
-        for (int64_t x = b.ws; x < b.we; ++x)
-            sum += plane[sp.at(y, x)];
-    return from_double<float>(sum / static_cast<double>(b.count()));
-}
-
 class ROIPoolingImpl final : public LoopKernel<ROIPooling> {
 public:
     using LoopKernel::LoopKernel;
@@ -97,30 +74,21 @@ protected:
             return;
         const auto h = static_cast<int64_t>(src.layout[2]), w = static_cast<int64_t>(src.layout[3]);
         const Bins bins = bins_of(m_param, rois, h, w);
-        const size_t channels = dst.layout[1];
-        const Nchw sp(src.layout), dp(dst.layout), ip(index.layout);
-        const auto* in = static_cast<const float*>(src.raw_ptr());
-        auto* out = static_cast<float*>(dst.raw_ptr());
-        auto* idx = static_cast<int32_t*>(index.raw_ptr());
-        const bool max = m_param.mode == Param::Mode::MAX;
-        struct None {};
-        roi_x86::roi_planes<None>(
-                rois.size(), channels, bins.work * channels, [](size_t, None&) {},
-                [&](None, size_t k, size_t c) {
-                    const float* plane = in + sp.plane(bins.image[k], c);
-                    float* o = out + dp.plane(k, c);
-                    int32_t* a = idx + ip.plane(k, c);
-                    for (size_t ph = 0; ph < bins.ph_n; ++ph)
-                        for (size_t pw = 0; pw < bins.pw_n; ++pw) {
-                            roi::PoolBin b = bins.bin(k, ph, pw);
-                            auto [v, arg] = b.count() == 0 ? std::pair{0.f, int32_t(-1)}
-                                            : max          ? max_of(plane, sp, b, w)
-                                                  : std::pair{mean_of(plane, sp, b), int32_t(-1)};
-                            auto p = static_cast<int64_t>(ph), q = static_cast<int64_t>(pw);
-                            o[dp.at(p, q)] = v;
-                            a[ip.at(p, q)] = arg;
+        // Each pixel of a bin one sample of weight 1, in naive's order.
+        auto build = [&](size_t k, roi_x86::RoiTaps& t) {
+            for (size_t ph = 0; ph < bins.ph_n; ++ph)
+                for (size_t pw = 0; pw < bins.pw_n; ++pw) {
+                    roi::PoolBin b = bins.bin(k, ph, pw);
+                    for (int64_t y = b.hs; y < b.he; ++y)
+                        for (int64_t x = b.ws; x < b.we; ++x) {
+                            t.tap(y * w + x, 1.f);
+                            t.end_sample();
                         }
-                });
+                    t.end_bin();
+                }
+        };
+        roi_x86::roi_forward(src, rois, dst, index, m_param.mode == Param::Mode::MAX, true,
+                             bins.work * dst.layout[1], build);
     }
 };
 

@@ -3,8 +3,8 @@
 // inverted, wholly outside and of a fractional batch index, several rois on one image (the
 // backward's sums), odd and 1-pixel images, 1x1 outputs, NaN and infinite pixels, padded inputs
 // and outputs, no rois, the bad-batch and bad-index errors, and float16 (naive's kernel).
-// ROIAlign's forward sums in float32 and is held to the bound of its arithmetic (align_bound);
-// the rest must be naive's bits.
+// The forwards sum in float32 and are held to the bound of their arithmetic (align_bound,
+// pool_bound; ROIPooling's maximum rounds nothing: bound 0); the gradients must be naive's bits.
 #include <algorithm>
 #include <limits>
 
@@ -38,6 +38,14 @@ double align_bound(const param::ROIAlign& p, const std::vector<double>& rois) {
         most = std::max(most, static_cast<size_t>(g.sh) * g.sw);
     }
     return float_sum_bound(4 * most, 1.0, 1);
+}
+
+// ROIPooling's forward (float_sum_bound): a mean of at most all h x w pixels of weight 1, then a
+// division; the maximum is exact.
+double pool_bound(const param::ROIPooling& p, const TensorShape& src) {
+    if (p.mode == param::ROIPooling::Mode::MAX)
+        return 0;
+    return float_sum_bound(src[2] * src[3], 1.0, 1);
 }
 
 std::vector<double> index_values(size_t count, uint32_t samples, std::mt19937& rng) {
@@ -96,7 +104,8 @@ TEST_F(X86, ROIPoolingMatchesNaiveBits) {
                     p.scale = scale;
                     HostTensor x = make_tensor(src, padded, rng);
                     HostTensor rois = make_tensor({kNumRois, 5}, padded, rng, kRois);
-                    auto fwd = expect_naive_bits<ROIPooling>(*handle, p, {x, rois});
+                    auto fwd = expect_naive_near<ROIPooling>(*handle, p, pool_bound(p, src),
+                                                             {x, rois});
                     TensorShape pooled{kNumRois, src[1], 3, 2};
                     HostTensor dy = make_tensor(pooled, padded, rng);
                     expect_naive_bits<ROIPoolingBackward>(*handle, p, {dy, rois, fwd[1]}, {src});
@@ -130,7 +139,7 @@ TEST_F(X86, ROIOpsLargeMatchNaiveBits) {
     q.pooled_height = q.pooled_width = 7;
     for (auto mode : {param::ROIPooling::Mode::AVERAGE, param::ROIPooling::Mode::MAX}) {
         q.mode = mode;
-        auto fwd = expect_naive_bits<ROIPooling>(*handle, q, {x, r});
+        auto fwd = expect_naive_near<ROIPooling>(*handle, q, pool_bound(q, src), {x, r});
         expect_naive_bits<ROIPoolingBackward>(*handle, q, {dy, r, fwd[1]}, {src});
     }
 }
@@ -169,7 +178,7 @@ TEST_F(X86, ROIOpsEdgeCasesMatchNaive) {
                 q.mode = mode;
                 q.pooled_height = ph;
                 q.pooled_width = pw;
-                auto fwd = expect_naive_bits<ROIPooling>(*handle, q, {x, rois});
+                auto fwd = expect_naive_near<ROIPooling>(*handle, q, pool_bound(q, src), {x, rois});
                 expect_naive_bits<ROIPoolingBackward>(*handle, q, {dy, rois, fwd[1]}, {src});
             }
         }

@@ -1,0 +1,34 @@
+// The pooled bins of one roi over all channels at once (Highway, the instruction set chosen at
+// run time), for ROIAlign and ROIPooling: the image is channels-last (pixel p's channels at
+// img + p * cp, cp a multiple of kRoiChannelBlock, the lanes past the channels zero), so every
+// tap is one vector load per block of channels. A roi is a list of weighted taps grouped into
+// samples, the samples into bins: ROIAlign's samples are bilinear points (up to four taps),
+// ROIPooling's are single pixels of weight 1. A sample's value is its taps' products summed in
+// float32 in order (the first product exact: a one-tap sample of weight 1 is its pixel's bits);
+// a bin's value is its samples' mean (summed in float32 in order) or their maximum by naive's
+// rule (the first sample taken, a later one only when greater: a NaN first stays, a later NaN
+// never wins); a bin without samples is 0.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace neomeg::dnn::x86 {
+
+inline constexpr size_t kRoiChannelBlock = 16;  // the widest vector of float32 (AVX-512)
+
+struct RoiTapList {
+    const int32_t* pix;  // each tap's pixel, y * w + x
+    const float* w;      // each tap's weight
+    const uint32_t*
+            sample_end;       // sample q's taps end at sample_end[q] (they start where q-1's end)
+    const uint32_t* bin_end;  // bin b's samples end at bin_end[b]
+    size_t bins;
+};
+
+// val[b * cp + c]: bin b's value in channel c; rank[b * cp + c]: the rank within the bin of its
+// largest sample (max), or -1 (mean, and a bin without samples).
+void roi_bins_f32(const float* img, size_t cp, const RoiTapList& t, bool max, float* val,
+                  int32_t* rank);
+
+}  // namespace neomeg::dnn::x86
