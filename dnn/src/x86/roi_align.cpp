@@ -104,13 +104,13 @@ protected:
                                     if (ty.in[i] && tx.in[j])
                                         t.tap(ty.at[i] * w + tx.at[j],
                                               static_cast<float>(ty.w[i] * tx.w[j]));
-                            t.end_sample();
+                            t.end_sample(iy * g.sw + ix);
                         }
                     }
                     t.end_bin();
                 }
         };
-        roi_x86::roi_forward(src, rois, dst, index, m_param.mode == Param::Mode::MAX, false,
+        roi_x86::roi_forward(src, rois, dst, index, m_param.mode == Param::Mode::MAX,
                              s.work * dst.layout[1], build);
     }
 };

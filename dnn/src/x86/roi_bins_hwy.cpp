@@ -17,7 +17,7 @@ namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 void RoiBins(const float* img, size_t cp, const RoiTapList& t, bool max, float* val,
-             int32_t* rank) {
+             int32_t* arg_out) {
     const hn::ScalableTag<float> df;
     const hn::RebindToSigned<decltype(df)> di;
     const size_t lanes = hn::Lanes(df);
@@ -34,7 +34,7 @@ void RoiBins(const float* img, size_t cp, const RoiTapList& t, bool max, float* 
     for (size_t bin = 0; bin < t.bins; ++bin) {
         const uint32_t first = bin ? t.bin_end[bin - 1] : 0, end = t.bin_end[bin];
         float* vo = val + bin * cp;
-        int32_t* ro = rank + bin * cp;
+        int32_t* ro = arg_out + bin * cp;
         for (size_t c = 0; c < cp; c += lanes) {
             if (first == end) {
                 hn::StoreU(hn::Zero(df), df, vo + c);
@@ -43,13 +43,13 @@ void RoiBins(const float* img, size_t cp, const RoiTapList& t, bool max, float* 
             }
             if (max) {
                 auto best = sample(first, c);
-                auto arg = hn::Zero(di);
+                auto arg = hn::Set(di, t.sample_arg[first]);
                 for (uint32_t q = first + 1; q < end; ++q) {
                     auto v = sample(q, c);
                     auto take = hn::Gt(v, best);
                     best = hn::IfThenElse(take, v, best);
-                    arg = hn::IfThenElse(hn::RebindMask(di, take),
-                                         hn::Set(di, static_cast<int32_t>(q - first)), arg);
+                    arg = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, t.sample_arg[q]),
+                                         arg);
                 }
                 hn::StoreU(best, df, vo + c);
                 hn::StoreU(arg, di, ro + c);
@@ -73,8 +73,8 @@ namespace neomeg::dnn::x86 {
 HWY_EXPORT(RoiBins);
 
 void roi_bins_f32(const float* img, size_t cp, const RoiTapList& t, bool max, float* val,
-                  int32_t* rank) {
-    HWY_DYNAMIC_DISPATCH(RoiBins)(img, cp, t, max, val, rank);
+                  int32_t* arg) {
+    HWY_DYNAMIC_DISPATCH(RoiBins)(img, cp, t, max, val, arg);
 }
 
 }  // namespace neomeg::dnn::x86

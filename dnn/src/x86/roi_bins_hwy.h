@@ -17,18 +17,21 @@ namespace neomeg::dnn::x86 {
 
 inline constexpr size_t kRoiChannelBlock = 16;  // the widest vector of float32 (AVX-512)
 
+// Tap t reads pixel pix[t] with weight w[t]; sample q's taps end at sample_end[q] (they start
+// where sample q - 1's end), bin b's samples at bin_end[b]; sample_arg[q] is what index reports
+// of sample q when it is its bin's largest.
 struct RoiTapList {
-    const int32_t* pix;  // each tap's pixel, y * w + x
-    const float* w;      // each tap's weight
-    const uint32_t*
-            sample_end;       // sample q's taps end at sample_end[q] (they start where q-1's end)
-    const uint32_t* bin_end;  // bin b's samples end at bin_end[b]
+    const int32_t* pix;
+    const float* w;
+    const uint32_t* sample_end;
+    const int32_t* sample_arg;
+    const uint32_t* bin_end;
     size_t bins;
 };
 
-// val[b * cp + c]: bin b's value in channel c; rank[b * cp + c]: the rank within the bin of its
-// largest sample (max), or -1 (mean, and a bin without samples).
+// val[b * cp + c]: bin b's value in channel c; arg[b * cp + c]: the sample_arg of its largest
+// sample (max), or -1 (mean, and a bin without samples).
 void roi_bins_f32(const float* img, size_t cp, const RoiTapList& t, bool max, float* val,
-                  int32_t* rank);
+                  int32_t* arg);
 
 }  // namespace neomeg::dnn::x86

@@ -52,31 +52,38 @@ struct RoiTaps {
     std::vector<int32_t> pix;
     std::vector<float> w;
     std::vector<uint32_t> sample_end, bin_end;
+    std::vector<int32_t> sample_arg;
 
     void clear() {
         pix.clear();
         w.clear();
         sample_end.clear();
+        sample_arg.clear();
         bin_end.clear();
     }
     void tap(int64_t pixel, float weight) {
         pix.push_back(static_cast<int32_t>(pixel));
         w.push_back(weight);
     }
-    void end_sample() { sample_end.push_back(static_cast<uint32_t>(pix.size())); }
+    // `arg`: what index reports of the sample when it is its bin's largest.
+    void end_sample(int64_t arg) {
+        sample_end.push_back(static_cast<uint32_t>(pix.size()));
+        sample_arg.push_back(static_cast<int32_t>(arg));
+    }
     void end_bin() { bin_end.push_back(static_cast<uint32_t>(sample_end.size())); }
     RoiTapList list() const {
-        return {pix.data(), w.data(), sample_end.data(), bin_end.data(), bin_end.size()};
+        return {pix.data(),        w.data(),       sample_end.data(),
+                sample_arg.data(), bin_end.data(), bin_end.size()};
     }
 };
 
 // The forward of ROIAlign and ROIPooling: src made channels-last once (roi_bins_hwy.h), then the
 // rois across OpenMP threads, build(k, taps) listing roi k's taps, bin by bin row-major over
-// dst's (PH, PW); dst gets each bin's value and index its largest sample's rank in the bin, or
-// with `pixel_index` that sample's (only) tap's pixel, y * w + x. `work` is the loop's total.
+// dst's (PH, PW); dst gets each bin's value and index its largest sample's arg (MAX) or -1.
+// `work` is the loop's total.
 template <class Build>
 void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const TensorND& dst,
-                 const TensorND& index, bool max, bool pixel_index, size_t work, Build&& build) {
+                 const TensorND& index, bool max, size_t work, Build&& build) {
     const size_t n_img = src.layout[0], channels = src.layout[1];
     const size_t h = src.layout[2], w = src.layout[3], pixels = h * w;
     const size_t cp = (channels + kRoiChannelBlock - 1) / kRoiChannelBlock * kRoiChannelBlock;
@@ -100,20 +107,20 @@ void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const Ten
     parallel_ranges(rois.size(), work, kParallelGrain, [&](size_t b, size_t e) {
         RoiTaps taps;
         std::vector<float> val(bins * cp);
-        std::vector<int32_t> rank(bins * cp);
+        std::vector<int32_t> arg(bins * cp);
         for (size_t k = b; k < e; ++k) {
             taps.clear();
             build(k, taps);
             roi_bins_f32(img.data() + rois[k].image * pixels * cp, cp, taps.list(), max, val.data(),
-                         rank.data());
-            for (size_t bin = 0; bin < bins; ++bin) {
-                auto p = static_cast<int64_t>(bin / pw_n), q = static_cast<int64_t>(bin % pw_n);
-                uint32_t first = bin ? taps.bin_end[bin - 1] : 0;
-                for (size_t c = 0; c < channels; ++c) {
-                    int32_t r = rank[bin * cp + c];
-                    out[dp.plane(k, c) + dp.at(p, q)] = val[bin * cp + c];
-                    idx[ip.plane(k, c) + ip.at(p, q)] =
-                            pixel_index && r >= 0 ? taps.pix[taps.sample_end[first + r] - 1] : r;
+                         arg.data());
+            for (size_t c = 0; c < channels; ++c) {
+                float* o = out + dp.plane(k, c);
+                int32_t* a = idx + ip.plane(k, c);
+                for (size_t bin = 0; bin < bins; ++bin) {
+                    auto p = static_cast<int64_t>(bin / pw_n);
+                    auto q = static_cast<int64_t>(bin % pw_n);
+                    o[dp.at(p, q)] = val[bin * cp + c];
+                    a[ip.at(p, q)] = arg[bin * cp + c];
                 }
             }
         }

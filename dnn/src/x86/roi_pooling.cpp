@@ -7,6 +7,9 @@
 // dnn/test/x86/vision_loops.h). The gradient sums in double in naive's order (grad_planes.h):
 // naive's bits. float32 tensors, any strides; other dtypes run naive.
 #include <algorithm>
+#include <array>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "neomeg/dnn/operators/vision.h"
@@ -82,12 +85,12 @@ protected:
                     for (int64_t y = b.hs; y < b.he; ++y)
                         for (int64_t x = b.ws; x < b.we; ++x) {
                             t.tap(y * w + x, 1.f);
-                            t.end_sample();
+                            t.end_sample(y * w + x);
                         }
                     t.end_bin();
                 }
         };
-        roi_x86::roi_forward(src, rois, dst, index, m_param.mode == Param::Mode::MAX, true,
+        roi_x86::roi_forward(src, rois, dst, index, m_param.mode == Param::Mode::MAX,
                              bins.work * dst.layout[1], build);
     }
 };
@@ -119,23 +122,21 @@ protected:
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
         const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
         const bool max = m_param.mode == Param::Mode::MAX;
-        if (max) {
-            // The row of pixel s by a multiplication (a division per index cost more than the
-            // whole scatter), corrected by one where the product rounds across a row's end.
-            const double inv_w = 1.0 / static_cast<double>(std::max(w, int64_t(1)));
-            roi_x86::check_index(index, [&](size_t k, size_t ph, size_t pw, int64_t s) {
-                roi::PoolBin b = bins.bin(k, ph, pw);
-                if (s == -1 && b.count() == 0)
-                    return;
-                auto y = static_cast<int64_t>(static_cast<double>(s) * inv_w);
-                y -= y * w > s;
-                y += (y + 1) * w <= s;
-                int64_t x = s - y * w;
-                NM_THROW_IF(s < 0 || y < b.hs || y >= b.he || x < b.ws || x >= b.we, IndexError,
-                            param_str(), ": index ", s, " is not a pixel of bin (", ph, ", ", pw,
-                            ") of roi ", k);
-            });
-        }
+        // Whether pixel s (y * w + x) lies in bin b: its row by a multiplication (a division per
+        // index cost more than the whole scatter), corrected by one where the product rounds
+        // across a row's end.
+        const double inv_w = 1.0 / static_cast<double>(std::max(w, int64_t(1)));
+        auto in_bin = [&](int64_t s, const roi::PoolBin& b) {
+            auto y = static_cast<int64_t>(static_cast<double>(s) * inv_w);
+            y -= y * w > s;
+            y += (y + 1) * w <= s;
+            int64_t x = s - y * w;
+            return s >= 0 && y >= b.hs && y < b.he && x >= b.ws && x < b.we;
+        };
+        // The first bad index a thread meets, raised after the loop as naive raises it (the
+        // check shares the scatter's pass over the indices).
+        std::mutex bad_lock;
+        std::optional<std::array<int64_t, 4>> bad;
         const auto of_image = roi_x86::rois_of_images(rois, grad.layout[0]);
         size_t work = (max ? rois.size() * ph_n * pw_n : bins.work) * channels;
         accumulate_planes(grad, reinterpret_cast<double*>(ws.ptr), work,
@@ -149,12 +150,19 @@ protected:
                                                q = static_cast<int64_t>(pw);
                                           double g = d[dp.at(p, q)];
                                           roi::PoolBin b = bins.bin(k, ph, pw);
-                                          if (b.count() == 0)
-                                              continue;
                                           if (max) {
-                                              acc[a[ip.at(p, q)]] += g;
+                                              int64_t i = a[ip.at(p, q)];
+                                              if (in_bin(i, b)) {
+                                                  acc[i] += g;
+                                              } else if (i != -1 || b.count() != 0) {
+                                                  std::lock_guard lock(bad_lock);
+                                                  if (!bad)
+                                                      bad = {int64_t(k), p, q, i};
+                                              }
                                               continue;
                                           }
+                                          if (b.count() == 0)
+                                              continue;
                                           double share = g / static_cast<double>(b.count());
                                           for (int64_t y = b.hs; y < b.he; ++y)
                                               for (int64_t x = b.ws; x < b.we; ++x)
@@ -162,6 +170,8 @@ protected:
                                       }
                               }
                           });
+        NM_THROW_IF(bad, IndexError, param_str(), ": index ", (*bad)[3], " is not a pixel of bin (",
+                    (*bad)[1], ", ", (*bad)[2], ") of roi ", (*bad)[0]);
     }
 };
 
