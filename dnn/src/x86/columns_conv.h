@@ -12,6 +12,7 @@
 
 #include "src/common/convolution_geometry.h"
 #include "src/x86/dense_gemm.h"
+#include "src/x86/loop_kernel.h"
 
 namespace neomeg::dnn::x86::columns_conv {
 
@@ -71,6 +72,37 @@ void backward_filter(const Geo& g, const float* diff, float* grad, Columns&& col
                              cols.data() + gr * KK * P, P, 1.f, grad + gr * g.ocg * KK, KK);
     }
 }
+
+// The forward (filter_grad false: out = dst, operand = filter) or the filter gradient (out =
+// grad, operand = diff): the two passes that read the columns.
+template <class Columns>
+void contract(bool filter_grad, const Geo& g, const float* operand, float* out, Columns&& columns) {
+    if (filter_grad)
+        backward_filter(g, operand, out, columns);
+    else
+        forward(g, operand, out, columns);
+}
+
+// The frame of the kernels: a call the loops take runs run() and reports "im2col+sgemm", any
+// other runs naive.
+template <class Op>
+class Kernel : public LoopKernel<Op> {
+public:
+    using LoopKernel<Op>::LoopKernel;
+
+protected:
+    virtual bool takes(std::span<const TensorND> in, std::span<const TensorND> out) const = 0;
+    virtual void run(std::span<const TensorND> in, std::span<const TensorND> out) = 0;
+
+    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out, Workspace ws) final {
+        if (!takes(in, out)) {
+            this->run_naive(in, out, ws);
+            return;
+        }
+        this->m_last = "im2col+sgemm";
+        run(in, out);
+    }
+};
 
 // Image n's column gradient filter^T x diff per group, handed to scatter(n, col_grad).
 template <class Scatter>

@@ -88,74 +88,54 @@ void columns(const Geo& g, const Sampler& s, const float* mask, long n, float* c
             });
 }
 
-class DeformableConvForwardImpl final : public LoopKernel<DeformableConvForward> {
+template <class Op>
+class DeformKernel : public columns_conv::Kernel<Op> {
 public:
-    using LoopKernel::LoopKernel;
+    using columns_conv::Kernel<Op>::Kernel;
 
 protected:
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!float32_call(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
-                                       in[3].layout));
-        if (out[0].layout.is_empty())
-            return;
-        std::vector<float> bs, bf, bo, bm, bd;
-        Sampler s{g, dense(in[0], bs), dense(in[2], bo)};
-        const float* filter = dense(in[1], bf);
-        const float* mask = dense(in[3], bm);
-        float* dst = dense_out(out[0], bd);
-        columns_conv::forward(g, filter, dst,
-                              [&](long n, float* cols) { columns(g, s, mask, n, cols); });
-        store(out[0], dst);
+    bool takes(std::span<const TensorND> in, std::span<const TensorND> out) const override {
+        return float32_call(in, out);
     }
 };
 
-class DeformableConvBackwardFilterImpl final : public LoopKernel<DeformableConvBackwardFilter> {
+// The forward (in: src, filter, offset, mask) and the filter gradient (in: src, offset, mask,
+// diff): the columns of src contracted with the filter or the diff.
+template <class Op, bool kFilterGrad>
+class ContractImpl final : public DeformKernel<Op> {
 public:
-    using LoopKernel::LoopKernel;
+    using DeformKernel<Op>::DeformKernel;
 
 protected:
-    // in: src, offset, mask, diff; out: the filter's gradient.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!float32_call(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, out[0].layout, in[1].layout,
-                                       in[2].layout));
+    static constexpr size_t kOffset = kFilterGrad ? 1 : 2, kMask = kOffset + 1,
+                            kOperand = kFilterGrad ? 3 : 1;
+
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
+        const TensorLayout& filter = kFilterGrad ? out[0].layout : in[1].layout;
+        Geo g(deformable_conv_geometry(*this, this->m_param, in[0].layout, filter,
+                                       in[kOffset].layout, in[kMask].layout));
         if (out[0].layout.is_empty())
             return;
-        std::vector<float> bs, bo, bm, bd, bg;
-        Sampler s{g, dense(in[0], bs), dense(in[1], bo)};
-        const float* mask = dense(in[2], bm);
-        const float* diff = dense(in[3], bd);
-        float* grad = dense_out(out[0], bg);
-        columns_conv::backward_filter(g, diff, grad,
-                                      [&](long n, float* cols) { columns(g, s, mask, n, cols); });
-        store(out[0], grad);
+        std::vector<float> bs, bo, bm, bx, bd;
+        Sampler s{g, dense(in[0], bs), dense(in[kOffset], bo)};
+        const float* mask = dense(in[kMask], bm);
+        float* o = dense_out(out[0], bd);
+        columns_conv::contract(kFilterGrad, g, dense(in[kOperand], bx), o,
+                               [&](long n, float* cols) { columns(g, s, mask, n, cols); });
+        store(out[0], o);
     }
 };
 
-class DeformableConvBackwardDataImpl final : public LoopKernel<DeformableConvBackwardData> {
+using DeformableConvForwardImpl = ContractImpl<DeformableConvForward, false>;
+using DeformableConvBackwardFilterImpl = ContractImpl<DeformableConvBackwardFilter, true>;
+
+class DeformableConvBackwardDataImpl final : public DeformKernel<DeformableConvBackwardData> {
 public:
-    using LoopKernel::LoopKernel;
+    using DeformKernel::DeformKernel;
 
 protected:
     // in: src, filter, offset, mask, diff; out: src, offset and mask gradients.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!float32_call(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
         Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
                                        in[3].layout));
         std::vector<float> bs, bf, bo, bm, bd, b0, b1, b2;

@@ -78,81 +78,54 @@ void columns(const Geo& g, const Taps& t, const float* src, long n, float* cols)
                     });
 }
 
-bool takes(std::span<const TensorND> in, std::span<const TensorND> out) {
-    return in[0].layout.dtype == dtype::Float32 && in[1].layout.dtype == dtype::Float32 &&
-           out[0].layout.dtype == dtype::Float32;
-}
-
-class ForwardImpl final : public LoopKernel<RegionRestrictedConvolutionForward> {
+// float32 data; the region ids' dtypes are the operator's rule.
+template <class Op>
+class RegionKernel : public columns_conv::Kernel<Op> {
 public:
-    using LoopKernel::LoopKernel;
+    using columns_conv::Kernel<Op>::Kernel;
 
 protected:
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!takes(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(region_restricted_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
+    bool takes(std::span<const TensorND> in, std::span<const TensorND> out) const override {
+        return in[0].layout.dtype == dtype::Float32 && in[1].layout.dtype == dtype::Float32 &&
+               out[0].layout.dtype == dtype::Float32;
+    }
+};
+
+// The forward (in: src, filter, rin, rout) and the filter gradient (in: src, diff, rin, rout):
+// the columns of src contracted with in[1].
+template <class Op, bool kFilterGrad>
+class ContractImpl final : public RegionKernel<Op> {
+public:
+    using RegionKernel<Op>::RegionKernel;
+
+protected:
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
+        const TensorLayout& filter = kFilterGrad ? out[0].layout : in[1].layout;
+        Geo g(region_restricted_geometry(*this, this->m_param, in[0].layout, filter, in[2].layout,
                                          in[3].layout));
         if (out[0].layout.is_empty())
             return;
         auto rin = ids_of(in[2]), rout = ids_of(in[3]);
         Taps t{g, rin, rout};
-        std::vector<float> bs, bf, bd;
+        std::vector<float> bs, bo, bd;
         const float* src = dense(in[0], bs);
-        const float* filter = dense(in[1], bf);
-        float* dst = dense_out(out[0], bd);
-        columns_conv::forward(g, filter, dst,
-                              [&](long n, float* cols) { columns(g, t, src, n, cols); });
-        store(out[0], dst);
+        float* o = dense_out(out[0], bd);
+        columns_conv::contract(kFilterGrad, g, dense(in[1], bo), o,
+                               [&](long n, float* cols) { columns(g, t, src, n, cols); });
+        store(out[0], o);
     }
 };
 
-class BackwardFilterImpl final : public LoopKernel<RegionRestrictedConvolutionBackwardFilter> {
-public:
-    using LoopKernel::LoopKernel;
+using ForwardImpl = ContractImpl<RegionRestrictedConvolutionForward, false>;
+using BackwardFilterImpl = ContractImpl<RegionRestrictedConvolutionBackwardFilter, true>;
 
-protected:
-    // in: src, diff, rin, rout; out: the filter's gradient.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!takes(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(region_restricted_geometry(*this, m_param, in[0].layout, out[0].layout, in[2].layout,
-                                         in[3].layout));
-        if (out[0].layout.is_empty())
-            return;
-        auto rin = ids_of(in[2]), rout = ids_of(in[3]);
-        Taps t{g, rin, rout};
-        std::vector<float> bs, bd, bg;
-        const float* src = dense(in[0], bs);
-        const float* diff = dense(in[1], bd);
-        float* grad = dense_out(out[0], bg);
-        columns_conv::backward_filter(g, diff, grad,
-                                      [&](long n, float* cols) { columns(g, t, src, n, cols); });
-        store(out[0], grad);
-    }
-};
-
-class BackwardDataImpl final : public LoopKernel<RegionRestrictedConvolutionBackwardData> {
+class BackwardDataImpl final : public RegionKernel<RegionRestrictedConvolutionBackwardData> {
 public:
-    using LoopKernel::LoopKernel;
+    using RegionKernel::RegionKernel;
 
 protected:
     // in: filter, diff, rin, rout; out: src's gradient.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!takes(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
         Geo g(region_restricted_geometry(*this, m_param, out[0].layout, in[0].layout, in[2].layout,
                                          in[3].layout));
         if (out[0].layout.is_empty())

@@ -4,14 +4,12 @@
 // OpenMP threads: the forward by (channel, output row), in float32 from a table of taps, the
 // data gradient by (image, channel) plane, the map gradient by output row, both in double in
 // naive's order (naive's bits). float32 tensors, any strides; other dtypes run naive.
-#include <limits>
 #include <vector>
 
 #include "neomeg/dnn/operators/vision.h"
 #include "src/naive/remap_point.h"
+#include "src/x86/float32_loop.h"
 #include "src/x86/grad_planes.h"
-#include "src/x86/loop_kernel.h"
-#include "src/x86/roi_common.h"
 #include "src/x86/warp_sampling.h"
 
 namespace neomeg::dnn::x86 {
@@ -33,47 +31,52 @@ std::vector<Point> points_of(const Param& p, const TensorND& map_xy, size_t n, i
     });
 }
 
-class RemapImpl final : public LoopKernel<Remap> {
+class RemapImpl final : public Float32Loop<Remap> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace) override {
         const TensorND &src = inputs[0], &map_xy = inputs[1], &dst = outputs[0];
         if (dst.layout.is_empty())
             return;
         const auto ih = static_cast<int64_t>(src.layout[2]);
         const auto iw = static_cast<int64_t>(src.layout[3]);
-        const double outside = m_param.border_type == Param::BorderMode::CONSTANT
-                                       ? static_cast<double>(m_param.scalar)
-                                       : std::numeric_limits<double>::quiet_NaN();
-        for (size_t n = 0; n < dst.layout[0]; ++n)
-            warp_x86::sample_image(points_of(m_param, map_xy, n, ih, iw), dst.layout[1],
-                                   dst.layout[2], dst.layout[3],
-                                   static_cast<const float*>(src.raw_ptr()), Nchw(src.layout), n,
+        const TensorLayout& ml = map_xy.layout;
+        const auto* m = static_cast<const float*>(map_xy.raw_ptr());
+        const Nchw sp(src.layout);
+        for (size_t n = 0; n < dst.layout[0]; ++n) {
+            auto xy = [&](size_t y, size_t x) {
+                return m + static_cast<ptrdiff_t>(n) * ml.stride[0] +
+                       static_cast<ptrdiff_t>(y) * ml.stride[1] +
+                       static_cast<ptrdiff_t>(x) * ml.stride[2];
+            };
+            const warp_x86::TapTable<Point> t(
+                    ml[1], ml[2], ih, iw, sp, m_param.imode == Param::InterpolationMode::LINEAR,
+                    [&](size_t y, size_t x) {
+                        const float* p = xy(y, x);
+                        return std::pair<double, double>{p[0], p[ml.stride[3]]};
+                    },
+                    [&](size_t y, size_t x) {
+                        const float* p = xy(y, x);
+                        return naive::remap::point_at(m_param, p[0], p[ml.stride[3]], ih, iw);
+                    });
+            warp_x86::sample_image(t, dst.layout[1], dst.layout[2], dst.layout[3],
+                                   static_cast<const float*>(src.raw_ptr()), sp, n,
                                    static_cast<float*>(dst.raw_ptr()), Nchw(dst.layout), n,
-                                   m_param.scalar, outside);
+                                   m_param.border_type, m_param.scalar);
+        }
     }
 };
 
-class RemapBackwardDataImpl final : public LoopKernel<RemapBackwardData> {
+class RemapBackwardDataImpl final : public Float32Loop<RemapBackwardData> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace ws) override {
         const TensorND &map_xy = inputs[0], &diff = inputs[1], &grad = outputs[0];
         if (grad.layout.is_empty())
             return;
@@ -94,18 +97,13 @@ protected:
 
 // d dst / d (x, y): the bilinear sample's slope between its taps summed over channels in order
 // (naive's formula); NEAREST is piecewise constant: zero.
-class RemapBackwardMatImpl final : public LoopKernel<RemapBackwardMat> {
+class RemapBackwardMatImpl final : public Float32Loop<RemapBackwardMat> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace) override {
         const TensorND &src = inputs[0], &map_xy = inputs[1], &diff = inputs[2];
         const TensorND& grad = outputs[0];
         if (grad.layout.is_empty())

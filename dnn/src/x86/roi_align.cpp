@@ -16,8 +16,8 @@
 
 #include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi_geometry.h"
+#include "src/x86/float32_loop.h"
 #include "src/x86/grad_planes.h"
-#include "src/x86/loop_kernel.h"
 #include "src/x86/roi_common.h"
 
 namespace neomeg::dnn::x86 {
@@ -71,18 +71,13 @@ struct AxisPair {
     }
 };
 
-class ROIAlignImpl final : public LoopKernel<ROIAlign> {
+class ROIAlignImpl final : public Float32Loop<ROIAlign> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace) override {
         const TensorND &src = inputs[0], &dst = outputs[0], &index = outputs[1];
         auto rois = roi_x86::read_rois(inputs[1], src.layout[0], param_str());
         if (dst.layout.is_empty())
@@ -115,18 +110,13 @@ protected:
     }
 };
 
-class ROIAlignBackwardImpl final : public LoopKernel<ROIAlignBackward> {
+class ROIAlignBackwardImpl final : public Float32Loop<ROIAlignBackward> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace ws) override {
         const TensorND &diff = inputs[0], &index = inputs[2], &grad = outputs[0];
         const size_t channels = grad.layout[1];
         auto rois = roi_x86::read_rois(inputs[1], grad.layout[0], param_str());

@@ -1,8 +1,7 @@
 // What the x86 ROIAlign and ROIPooling kernels share: the rois read once per call (checked as
-// naive checks them), whether a call is one they take (float32 tensors; naive converts other
-// dtypes per element; Remap and WarpPerspective take the same), the forward's frame (a channels-
-// last image, rois across threads, each listing its taps for roi_bins_hwy.h) and the check of
-// the backward's argmax indices.
+// naive checks them), the forward's frame (a channels-last image, rois across threads, each
+// listing its taps for roi_bins_hwy.h), the check of the backward's argmax indices and the rois
+// of each image.
 #pragma once
 
 #include <cstdint>
@@ -36,15 +35,6 @@ inline std::vector<RoiRow> read_rois(const TensorND& rois, size_t batch, const s
         out[k].image = static_cast<size_t>(b);
     }
     return out;
-}
-
-// Whether every float tensor of the call is float32 (index is int32 by the operator's rule).
-inline bool all_float32(std::span<const TensorND> a, std::span<const TensorND> b) {
-    for (auto ts : {a, b})
-        for (const TensorND& t : ts)
-            if (t.layout.dtype.is_float() && t.layout.dtype != dtype::Float32)
-                return false;
-    return true;
 }
 
 // A roi's taps as its forward lists them (roi_bins_hwy.h's RoiTapList, owned).

@@ -14,8 +14,8 @@
 
 #include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi_geometry.h"
+#include "src/x86/float32_loop.h"
 #include "src/x86/grad_planes.h"
-#include "src/x86/loop_kernel.h"
 #include "src/x86/roi_common.h"
 
 namespace neomeg::dnn::x86 {
@@ -59,18 +59,13 @@ Bins bins_of(const param::ROIPooling& p, const std::vector<roi_x86::RoiRow>& roi
     return b;
 }
 
-class ROIPoolingImpl final : public LoopKernel<ROIPooling> {
+class ROIPoolingImpl final : public Float32Loop<ROIPooling> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace) override {
         const TensorND &src = inputs[0], &dst = outputs[0], &index = outputs[1];
         auto rois = roi_x86::read_rois(inputs[1], src.layout[0], param_str());
         if (dst.layout.is_empty())
@@ -97,18 +92,13 @@ protected:
 
 // The gradient's planes add, roi by roi of their image, each bin's gradient to its argmax
 // pixel (the index is y * w + x, the double plane's own offset) or an equal share to its pixels.
-class ROIPoolingBackwardImpl final : public LoopKernel<ROIPoolingBackward> {
+class ROIPoolingBackwardImpl final : public Float32Loop<ROIPoolingBackward> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace ws) override {
         const TensorND &diff = inputs[0], &index = inputs[2], &grad = outputs[0];
         const size_t channels = grad.layout[1];
         auto rois = roi_x86::read_rois(inputs[1], grad.layout[0], param_str());
@@ -122,16 +112,16 @@ protected:
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
         const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
         const bool max = m_param.mode == Param::Mode::MAX;
-        // Whether pixel s (y * w + x) lies in bin b: its row by a multiplication (a division per
-        // index cost more than the whole scatter), corrected by one where the product rounds
-        // across a row's end.
-        const double inv_w = 1.0 / static_cast<double>(std::max(w, int64_t(1)));
+        // Whether pixel s (y * w + x) lies in bin b, its row from a table (a division per index
+        // cost more than the whole scatter).
+        std::vector<int32_t> row_of(static_cast<size_t>(h * w));
+        for (int64_t y = 0; y < h; ++y)
+            std::fill_n(row_of.begin() + y * w, w, static_cast<int32_t>(y));
         auto in_bin = [&](int64_t s, const roi::PoolBin& b) {
-            auto y = static_cast<int64_t>(static_cast<double>(s) * inv_w);
-            y -= y * w > s;
-            y += (y + 1) * w <= s;
-            int64_t x = s - y * w;
-            return s >= 0 && y >= b.hs && y < b.he && x >= b.ws && x < b.we;
+            if (s < 0 || static_cast<size_t>(s) >= row_of.size())
+                return false;
+            int64_t y = row_of[static_cast<size_t>(s)], x = s - y * w;
+            return y >= b.hs && y < b.he && x >= b.ws && x < b.we;
         };
         // The first bad index a thread meets, raised after the loop as naive raises it (the
         // check shares the scatter's pass over the indices).

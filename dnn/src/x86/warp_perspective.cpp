@@ -6,15 +6,13 @@
 // that image in order), the matrix gradient by output row for the per-pixel slopes and then
 // summed over the pixels in naive's order, both in double in naive's order (naive's bits).
 // float32 tensors, any strides; other dtypes run naive.
-#include <limits>
 #include <vector>
 
 #include "neomeg/dnn/operators/vision.h"
 #include "src/naive/indexing.h"
 #include "src/naive/warp_point.h"
+#include "src/x86/float32_loop.h"
 #include "src/x86/grad_planes.h"
-#include "src/x86/loop_kernel.h"
-#include "src/x86/roi_common.h"
 #include "src/x86/warp_sampling.h"
 
 namespace neomeg::dnn::x86 {
@@ -48,49 +46,48 @@ std::vector<Sample> samples_of(const Param& p, const TensorND& mat, size_t n, in
     });
 }
 
-class WarpPerspectiveImpl final : public LoopKernel<WarpPerspective> {
+class WarpPerspectiveImpl final : public Float32Loop<WarpPerspective> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace) override {
         const TensorND &src = inputs[0], &mat = inputs[1], &dst = outputs[0];
         auto images = images_of(inputs[2], src.layout[0], "WarpPerspective");
         if (dst.layout.is_empty())
             return;
         const auto ih = static_cast<int64_t>(src.layout[2]);
         const auto iw = static_cast<int64_t>(src.layout[3]);
-        const double outside = m_param.bmode == Param::BorderMode::CONSTANT
-                                       ? static_cast<double>(m_param.border_val)
-                                       : std::numeric_limits<double>::quiet_NaN();
-        for (size_t n = 0; n < dst.layout[0]; ++n)
-            warp_x86::sample_image(samples_of(m_param, mat, n, ih, iw), dst.layout[1],
-                                   dst.layout[2], dst.layout[3],
-                                   static_cast<const float*>(src.raw_ptr()), Nchw(src.layout),
-                                   images[n], static_cast<float*>(dst.raw_ptr()), Nchw(dst.layout),
-                                   n, m_param.border_val, outside);
+        const Nchw sp(src.layout);
+        for (size_t n = 0; n < dst.layout[0]; ++n) {
+            // The table's coordinates are the samples' own (naive's projection); this forward
+            // saves the per-channel work, not the projection.
+            const auto pts = samples_of(m_param, mat, n, ih, iw);
+            const size_t ow = dst.layout[3];
+            const warp_x86::TapTable<Sample> t(
+                    dst.layout[2], ow, ih, iw, sp, true,
+                    [&](size_t y, size_t x) {
+                        const Sample& s = pts[y * ow + x];
+                        return std::pair<double, double>{s.x, s.y};
+                    },
+                    [&](size_t y, size_t x) { return pts[y * ow + x]; });
+            warp_x86::sample_image(t, dst.layout[1], dst.layout[2], ow,
+                                   static_cast<const float*>(src.raw_ptr()), sp, images[n],
+                                   static_cast<float*>(dst.raw_ptr()), Nchw(dst.layout), n,
+                                   m_param.bmode, m_param.border_val);
+        }
     }
 };
 
 // The planes of grad add the outputs warping from their image, in output order.
-class WarpPerspectiveBackwardDataImpl final : public LoopKernel<WarpPerspectiveBackwardData> {
+class WarpPerspectiveBackwardDataImpl final : public Float32Loop<WarpPerspectiveBackwardData> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace ws) override {
         const TensorND &mat = inputs[0], &diff = inputs[2], &grad = outputs[0];
         const size_t batch = grad.layout[0];
         auto images = images_of(inputs[1], batch, "WarpPerspectiveBackwardData");
@@ -118,18 +115,13 @@ protected:
 
 // The per-pixel slopes (gx, gy: the channels in order) across threads by output row, then the
 // nine entries' sums over the pixels in naive's order.
-class WarpPerspectiveBackwardMatImpl final : public LoopKernel<WarpPerspectiveBackwardMat> {
+class WarpPerspectiveBackwardMatImpl final : public Float32Loop<WarpPerspectiveBackwardMat> {
 public:
-    using LoopKernel::LoopKernel;
+    using Float32Loop::Float32Loop;
 
 protected:
-    void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
-                 Workspace ws) override {
-        if (!roi_x86::all_float32(inputs, outputs)) {
-            run_naive(inputs, outputs, ws);
-            return;
-        }
-        m_last = "loop";
+    void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
+             Workspace) override {
         const TensorND &src = inputs[0], &mat = inputs[1], &diff = inputs[3];
         const TensorND& grad = outputs[0];
         auto images = images_of(inputs[2], src.layout[0], "WarpPerspectiveBackwardMat");

@@ -48,7 +48,7 @@ std::vector<double> map_values(const TensorShape& s, double w, double h, std::mt
 
 }  // namespace
 
-TEST_F(X86, RemapAndGradientsMatchNaiveBits) {
+TEST_F(X86, RemapAndGradientsMatchNaive) {
     std::mt19937 rng(13);
     struct Case {
         TensorShape src;

@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <limits>
 
+#ifdef NEOMEG_WITH_DNNL
+#include <hwy/targets.h>
+#endif
+
 #include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi_geometry.h"
 #include "x86/vision_loops.h"
@@ -58,7 +62,7 @@ std::vector<double> index_values(size_t count, uint32_t samples, std::mt19937& r
 
 }  // namespace
 
-TEST_F(X86, ROIAlignMatchesNaiveBits) {
+TEST_F(X86, ROIAlignMatchesNaive) {
     using Mode = param::ROIAlign::Mode;
     std::mt19937 rng(3);
     for (bool padded : {false, true})
@@ -90,7 +94,7 @@ TEST_F(X86, ROIAlignMatchesNaiveBits) {
                 }
 }
 
-TEST_F(X86, ROIPoolingMatchesNaiveBits) {
+TEST_F(X86, ROIPoolingMatchesNaive) {
     using Mode = param::ROIPooling::Mode;
     std::mt19937 rng(5);
     for (bool padded : {false, true})
@@ -114,7 +118,7 @@ TEST_F(X86, ROIPoolingMatchesNaiveBits) {
 
 // Many rois and channels: the OpenMP split (the forward's (roi, channel) planes, the backward's
 // (image, channel) planes, each summing several rois).
-TEST_F(X86, ROIOpsLargeMatchNaiveBits) {
+TEST_F(X86, ROIOpsLargeMatchNaive) {
     std::mt19937 rng(7);
     const size_t k = 64;
     std::vector<double> rois;
@@ -183,6 +187,40 @@ TEST_F(X86, ROIOpsEdgeCasesMatchNaive) {
             }
         }
     }
+}
+
+// The forwards' vector loops (roi_bins_hwy.cpp) at every instruction set this CPU has among
+// AVX-512 (16 lanes), AVX2 (8) and Highway's 4-lane emulation, over 20 channels (a partial block
+// in each), the targets restored afterwards (an ONEDNN_MAX_CPU_ISA cap included).
+TEST_F(X86, ROIForwardsMatchNaiveAtEachHighwayTarget) {
+#ifdef NEOMEG_WITH_DNNL
+    const int64_t had = hwy::SupportedTargets();
+    std::mt19937 rng(23);
+    TensorShape src{3, 20, 9, 8};
+    HostTensor x = make_tensor(src, true, rng);
+    HostTensor rois = make_tensor({kNumRois, 5}, false, rng, kRois);
+    size_t ran = 0;
+    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        ++ran;
+        for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX}) {
+            param::ROIAlign a;
+            a.mode = mode;
+            a.pooled_height = a.pooled_width = 3;
+            expect_naive_near<ROIAlign>(*handle, a, align_bound(a, kRois), {x, rois});
+        }
+        for (auto mode : {param::ROIPooling::Mode::AVERAGE, param::ROIPooling::Mode::MAX}) {
+            param::ROIPooling q;
+            q.mode = mode;
+            q.pooled_height = q.pooled_width = 3;
+            expect_naive_near<ROIPooling>(*handle, q, pool_bound(q, src), {x, rois});
+        }
+    }
+    hwy::SetSupportedTargetsForTest(had);
+    EXPECT_GE(ran, 1u);
+#endif
 }
 
 TEST_F(X86, ROIOpsNoRoisBadBatchBadIndexAndFloat16) {

@@ -23,7 +23,7 @@ const std::vector<double> kMats = {1.1, 0,    -0.7, 0,   0.9, 1.3,  0,    0,    
 
 }  // namespace
 
-TEST_F(X86, WarpPerspectiveAndGradientsMatchNaiveBits) {
+TEST_F(X86, WarpPerspectiveAndGradientsMatchNaive) {
     std::mt19937 rng(37);
     struct Case {
         TensorShape src;
