@@ -16,6 +16,7 @@ x86 and PyTorch columns' medians over the rounds follow (a noisy machine shows a
 
     PYTHONPATH=python python3 bench/x86_vision_ops.py [--threads 1 2] [--repeat 5]
                                                       [--rounds 3] [--cases roi_align]
+                                                      [--no-naive]
 """
 
 import argparse
@@ -185,10 +186,12 @@ def print_table(args, threads):
     print(head + f"{'x86 med':>10}{'torch med':>11}")
     for case in args.cases:
         wargs = [case, str(args.repeat), str(threads)]
-        runs = [(sys.executable, WORKER, [fw, *wargs], threads) for fw in ("neomeg", "naive")] + [
+        ours = ["neomeg"] if args.no_naive else ["neomeg", "naive"]
+        runs = [(sys.executable, WORKER, [fw, *wargs], threads) for fw in ours] + [
             (args.torch_python, WORKER, ["torch", *wargs], threads)
         ]
-        (ours, naive, theirs), why = rounds_of(args, runs)
+        secs, why = rounds_of(args, runs)
+        ours, naive, theirs = (secs[0], [], secs[1]) if args.no_naive else secs
         if not ours:
             print(f"{case:<22} failed: {why}")
             continue
@@ -214,6 +217,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", nargs="+", default=CASES)
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    # naive's column takes most of a run's time; its kernels do not change with the x86 ones.
+    ap.add_argument("--no-naive", action="store_true", help="leave naive's column out")
     args = ap.parse_args()
     if min(args.threads) < 1:
         ap.error("--threads must be positive")
