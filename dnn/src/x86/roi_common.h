@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
+#include <string>
 #include <vector>
 
 #include "neomeg/dnn/tensor.h"
