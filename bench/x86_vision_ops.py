@@ -11,10 +11,12 @@ torch._fake_quantize_learnable_per_tensor_affine), each forward alone and forwar
 PyTorch's column is empty where torchvision is missing (bench/setup_reference.sh installs it).
 Each framework runs in a process of its own on the same number of threads, one table per
 thread count (1 and 2 by default); on a shared machine each worker runs --rounds times,
-interleaved, and the best round counts.
+interleaved: the table shows each column's best round, the ratios compare best rounds, and the
+x86 and PyTorch columns' medians over the rounds follow (a noisy machine shows as a wide gap).
 
     PYTHONPATH=python python3 bench/x86_vision_ops.py [--threads 1 2] [--repeat 5]
                                                       [--rounds 3] [--cases roi_align]
+                                                      [--no-naive]
 """
 
 import argparse
@@ -22,7 +24,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from x86_ops import TORCH_PYTHON, best_of  # the worker runner, shared
+import statistics
+
+from x86_ops import TORCH_PYTHON, run_worker  # the worker runner, shared
 
 # One timed case per call: argv is framework (neomeg, naive or torch), case, repeat, threads;
 # prints seconds per call (the best of `repeat`).
@@ -162,31 +166,48 @@ CASES = [
 ]
 
 
+def rounds_of(args, runs):
+    """Each run's seconds over args.rounds interleaved rounds (empty where it failed), and why."""
+    secs = [[] for _ in runs]
+    why = None
+    for _ in range(args.rounds):
+        for i, run in enumerate(runs):
+            res, err = run_worker(*run)
+            if res is None:
+                why = err
+            else:
+                secs[i].append(res["seconds"] * 1e3)
+    return secs, why
+
+
 def print_table(args, threads):
     print(f"{threads} thread(s)")
     head = f"{'case (ms)':<22}{'x86':>10}{'naive':>11}{'PyTorch':>10}{'/naive':>9}{'/torch':>9}"
-    print(head)
+    print(head + f"{'x86 med':>10}{'torch med':>11}")
     for case in args.cases:
         wargs = [case, str(args.repeat), str(threads)]
-        runs = [(sys.executable, WORKER, [fw, *wargs], threads) for fw in ("neomeg", "naive")] + [
+        ours = ["neomeg"] if args.no_naive else ["neomeg", "naive"]
+        runs = [(sys.executable, WORKER, [fw, *wargs], threads) for fw in ours] + [
             (args.torch_python, WORKER, ["torch", *wargs], threads)
         ]
-        (ours, naive, theirs), why = best_of(args.rounds, "seconds", min, *runs)
-        if ours is None:
+        secs, why = rounds_of(args, runs)
+        ours, naive, theirs = (secs[0], [], secs[1]) if args.no_naive else secs
+        if not ours:
             print(f"{case:<22} failed: {why}")
             continue
-        o = ours["seconds"] * 1e3
+        o = min(ours)
         cells = [f"{o:>10.3f}"]
         ratios = []
         for ref, width in ((naive, 11), (theirs, 10)):
-            if ref is None:
+            if not ref:
                 cells.append(f"{'-':>{width}}")
                 ratios.append(f"{'-':>9}")
             else:
-                r = ref["seconds"] * 1e3
-                cells.append(f"{r:>{width}.3f}")
-                ratios.append(f"{r / o:>9.2f}")
-        print(f"{case:<22}{''.join(cells)}{''.join(ratios)}")
+                cells.append(f"{min(ref):>{width}.3f}")
+                ratios.append(f"{min(ref) / o:>9.2f}")
+        meds = f"{statistics.median(ours):>10.3f}"
+        meds += f"{statistics.median(theirs):>11.3f}" if theirs else f"{'-':>11}"
+        print(f"{case:<22}{''.join(cells)}{''.join(ratios)}{meds}")
 
 
 def main():
@@ -196,6 +217,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", nargs="+", default=CASES)
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    # naive's column takes most of a run's time; its kernels do not change with the x86 ones.
+    ap.add_argument("--no-naive", action="store_true", help="leave naive's column out")
     args = ap.parse_args()
     if min(args.threads) < 1:
         ap.error("--threads must be positive")

@@ -2,8 +2,8 @@
 // NCHW strides and float dtype, naive's arithmetic in double.
 #include "src/common/deformable_conv.h"
 #include "neomeg/dnn/operators/convolution.h"
-#include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
+#include "src/cuda/strided_kernel.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
@@ -44,20 +44,9 @@ kern::DeformArgs deform_args(const DeformableGeometry& g, const TensorLayout& sr
     return a;
 }
 
-template <class Op>
-class DeformKernel : public CudaKernel<Op> {
+class ForwardImpl final : public StridedKernel<DeformableConvForward> {
 public:
-    using CudaKernel<Op>::CudaKernel;
-
-protected:
-    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
-        return true;
-    }
-};
-
-class ForwardImpl final : public DeformKernel<DeformableConvForward> {
-public:
-    using DeformKernel::DeformKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
@@ -72,9 +61,9 @@ private:
     }
 };
 
-class BackwardFilterImpl final : public DeformKernel<DeformableConvBackwardFilter> {
+class BackwardFilterImpl final : public StridedKernel<DeformableConvBackwardFilter> {
 public:
-    using DeformKernel::DeformKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
@@ -91,9 +80,9 @@ private:
     }
 };
 
-class BackwardDataImpl final : public DeformKernel<DeformableConvBackwardData> {
+class BackwardDataImpl final : public StridedKernel<DeformableConvBackwardData> {
 public:
-    using DeformKernel::DeformKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     // The double accumulators of the three gradients.

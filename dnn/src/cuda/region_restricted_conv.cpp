@@ -3,8 +3,8 @@
 // naive's arithmetic in double.
 #include "src/common/region_restricted_conv.h"
 #include "neomeg/dnn/operators/convolution.h"
-#include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
+#include "src/cuda/strided_kernel.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
@@ -45,20 +45,9 @@ kern::RegionConvArgs region_args(const ConvGeometry& g, const TensorLayout& imag
     return a;
 }
 
-template <class Op>
-class RegionKernel : public CudaKernel<Op> {
+class ForwardImpl final : public StridedKernel<RegionRestrictedConvolutionForward> {
 public:
-    using CudaKernel<Op>::CudaKernel;
-
-protected:
-    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
-        return true;
-    }
-};
-
-class ForwardImpl final : public RegionKernel<RegionRestrictedConvolutionForward> {
-public:
-    using RegionKernel::RegionKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
@@ -74,9 +63,9 @@ private:
     }
 };
 
-class BackwardDataImpl final : public RegionKernel<RegionRestrictedConvolutionBackwardData> {
+class BackwardDataImpl final : public StridedKernel<RegionRestrictedConvolutionBackwardData> {
 public:
-    using RegionKernel::RegionKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
@@ -93,9 +82,9 @@ private:
     }
 };
 
-class BackwardFilterImpl final : public RegionKernel<RegionRestrictedConvolutionBackwardFilter> {
+class BackwardFilterImpl final : public StridedKernel<RegionRestrictedConvolutionBackwardFilter> {
 public:
-    using RegionKernel::RegionKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,

@@ -1,29 +1,18 @@
 // Remap and its gradients on the CUDA handle (kernels/remap.cu): both interpolations and every
 // border mode over any NCHW strides and float dtype, naive's arithmetic in double.
 #include "neomeg/dnn/operators/vision.h"
-#include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
+#include "src/cuda/strided_kernel.h"
+#include "src/cuda/warp_border.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
-
-using BorderMode = param::Remap::BorderMode;
-static_assert(static_cast<uint32_t>(kern::WarpBorder::REPLICATE) ==
-              static_cast<uint32_t>(BorderMode::REPLICATE));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::REFLECT) ==
-              static_cast<uint32_t>(BorderMode::REFLECT));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::REFLECT_101) ==
-              static_cast<uint32_t>(BorderMode::REFLECT_101));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::WRAP) ==
-              static_cast<uint32_t>(BorderMode::WRAP));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::CONSTANT) ==
-              static_cast<uint32_t>(BorderMode::CONSTANT));
 
 // `image` is the (N, C, H, W) side, `mapped` the (N, C, OH, OW) one.
 kern::RemapArgs remap_args(const param::Remap& p, const TensorLayout& image,
                            const TensorLayout& map_xy, const TensorLayout& mapped) {
     kern::RemapArgs a{};
-    a.bmode = static_cast<kern::WarpBorder>(p.border_type);
+    a.bmode = warp_border(p.border_type);
     a.nearest = p.imode == param::Remap::InterpolationMode::NEAREST;
     a.scalar = p.scalar;
     a.n = static_cast<int64_t>(image[0]);
@@ -41,20 +30,9 @@ kern::RemapArgs remap_args(const param::Remap& p, const TensorLayout& image,
     return a;
 }
 
-template <class Op>
-class RemapKernel : public CudaKernel<Op> {
+class RemapImpl final : public StridedKernel<Remap> {
 public:
-    using CudaKernel<Op>::CudaKernel;
-
-protected:
-    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
-        return true;
-    }
-};
-
-class RemapImpl final : public RemapKernel<Remap> {
-public:
-    using RemapKernel::RemapKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
@@ -67,16 +45,11 @@ private:
     }
 };
 
-class RemapBackwardDataImpl final : public RemapKernel<RemapBackwardData> {
+class RemapBackwardDataImpl final : public StridedKernel<RemapBackwardData, true> {
 public:
-    using RemapKernel::RemapKernel;
+    using StridedKernel::StridedKernel;
 
 private:
-    // The double accumulator, one per grad element.
-    size_t workspace_in_bytes(std::span<const TensorLayout>,
-                              std::span<const TensorLayout> out) override {
-        return out[0].total_nr_elems() * sizeof(double);
-    }
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace ws) override {
         const TensorND &map_xy = in[0], &diff = in[1], &grad = out[0];
@@ -87,9 +60,9 @@ private:
     }
 };
 
-class RemapBackwardMatImpl final : public RemapKernel<RemapBackwardMat> {
+class RemapBackwardMatImpl final : public StridedKernel<RemapBackwardMat> {
 public:
-    using RemapKernel::RemapKernel;
+    using StridedKernel::StridedKernel;
 
 private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,

@@ -1,5 +1,6 @@
 // What the CUDA kernels of ROIAlign and ROIPooling share (roi_align.cpp, roi_pooling.cpp): their
-// launch arguments from the layouts, and the rois' batch column checked on the device before an
+// launch arguments from the layouts, the forward and backward kernels themselves (each operator
+// gives its arguments and launches), and the rois' batch column checked on the device before an
 // image is read: a roi naming no image of the batch raises the IndexError naive raises
 // (src/common/roi.h's rule and message). The check waits for the stream, since the error must
 // come from exec and no image may be read through a bad index.
@@ -9,9 +10,9 @@
 
 #include "src/common/roi.h"
 #include "src/cuda/cuda_check.h"
-#include "src/cuda/kernel.h"
 #include "src/cuda/kernels/args.h"
 #include "src/cuda/layout_util.h"
+#include "src/cuda/strided_kernel.h"
 
 namespace neomeg::dnn::cuda {
 
@@ -73,26 +74,64 @@ inline kern::RoiArgs roi_args(const TensorLayout& image, const TensorLayout& roi
     return a;
 }
 
+// The kernels' pooling mode of a ROIAlign or ROIPooling param's Mode.
+template <class Mode>
+kern::RoiMode roi_mode(Mode m) {
+    static_assert(static_cast<uint32_t>(kern::RoiMode::MAX) == static_cast<uint32_t>(Mode::MAX));
+    static_assert(static_cast<uint32_t>(kern::RoiMode::AVERAGE) ==
+                  static_cast<uint32_t>(Mode::AVERAGE));
+    return static_cast<kern::RoiMode>(m);
+}
+
 // The frame of the four kernels: every layout accepted, the batch check before each run.
-template <class Op>
-class RoiKernel : public CudaKernel<Op> {
+template <class Op, bool kBackward>
+class RoiKernel : public StridedKernel<Op, kBackward> {
 public:
-    using CudaKernel<Op>::CudaKernel;
+    using StridedKernel<Op, kBackward>::StridedKernel;
 
 protected:
-    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
-        return true;
-    }
-    // The double accumulator of a backward op, one per grad element.
-    size_t backward_workspace(std::span<const TensorLayout> out) {
-        return out[0].total_nr_elems() * sizeof(double);
-    }
     void check_batch(const kern::RoiArgs& a, const TensorND& rois) {
         m_check.run(a, rois.raw_ptr(), this->param_str(), this->stream());
     }
 
 private:
     RoiBatchCheck m_check;
+};
+
+// Args(param, image, rois, pooled, index) gives the launch arguments; Launch is the operator's
+// kernel (kernels/roi.cu).
+template <class Op, auto Args, auto Launch>
+class RoiForward final : public RoiKernel<Op, false> {
+public:
+    using RoiKernel<Op, false>::RoiKernel;
+
+private:
+    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
+                    Workspace) override {
+        const TensorND &src = in[0], &rois = in[1], &dst = out[0], &index = out[1];
+        auto a = Args(this->m_param, src.layout, rois.layout, dst.layout, index.layout);
+        this->check_batch(a, rois);
+        Launch(a, src.raw_ptr(), rois.raw_ptr(), dst.raw_ptr(),
+               static_cast<int32_t*>(index.raw_ptr()), this->stream());
+        return "cuda";
+    }
+};
+
+template <class Op, auto Args, auto Launch>
+class RoiBackward final : public RoiKernel<Op, true> {
+public:
+    using RoiKernel<Op, true>::RoiKernel;
+
+private:
+    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
+                    Workspace ws) override {
+        const TensorND &diff = in[0], &rois = in[1], &index = in[2], &grad = out[0];
+        auto a = Args(this->m_param, grad.layout, rois.layout, diff.layout, index.layout);
+        this->check_batch(a, rois);
+        Launch(a, diff.raw_ptr(), rois.raw_ptr(), static_cast<const int32_t*>(index.raw_ptr()),
+               reinterpret_cast<double*>(ws.ptr), grad.raw_ptr(), this->stream());
+        return "cuda";
+    }
 };
 
 }  // namespace neomeg::dnn::cuda

@@ -1,62 +1,24 @@
 // ROIPooling and its gradient on the CUDA handle (kernels/roi.cu): both modes, any NCHW strides
 // and float dtype, naive's float32 bins and double pooling. The rois' batch column is checked
-// on the device first, as naive checks it.
+// on the device first, as naive checks it (roi_kernel.h).
 #include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/roi_kernel.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
 
-using Mode = param::ROIPooling::Mode;
-static_assert(static_cast<uint32_t>(kern::RoiMode::MAX) == static_cast<uint32_t>(Mode::MAX));
-static_assert(static_cast<uint32_t>(kern::RoiMode::AVERAGE) ==
-              static_cast<uint32_t>(Mode::AVERAGE));
-
 kern::RoiArgs pooling_args(const param::ROIPooling& p, const TensorLayout& image,
                            const TensorLayout& rois, const TensorLayout& pooled,
                            const TensorLayout& index) {
     kern::RoiArgs a = roi_args(image, rois, pooled, index);
-    a.mode = static_cast<kern::RoiMode>(p.mode);
+    a.mode = roi_mode(p.mode);
     a.scale = p.scale;
     return a;
 }
 
-class ROIPoolingImpl final : public RoiKernel<ROIPooling> {
-public:
-    using RoiKernel::RoiKernel;
-
-private:
-    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
-                    Workspace) override {
-        const TensorND &src = in[0], &rois = in[1], &dst = out[0], &index = out[1];
-        auto a = pooling_args(m_param, src.layout, rois.layout, dst.layout, index.layout);
-        check_batch(a, rois);
-        kern::roi_pooling_forward(a, src.raw_ptr(), rois.raw_ptr(), dst.raw_ptr(),
-                                  static_cast<int32_t*>(index.raw_ptr()), stream());
-        return "cuda";
-    }
-};
-
-class ROIPoolingBackwardImpl final : public RoiKernel<ROIPoolingBackward> {
-public:
-    using RoiKernel::RoiKernel;
-
-private:
-    size_t workspace_in_bytes(std::span<const TensorLayout>,
-                              std::span<const TensorLayout> out) override {
-        return backward_workspace(out);
-    }
-    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
-                    Workspace ws) override {
-        const TensorND &diff = in[0], &rois = in[1], &index = in[2], &grad = out[0];
-        auto a = pooling_args(m_param, grad.layout, rois.layout, diff.layout, index.layout);
-        check_batch(a, rois);
-        kern::roi_pooling_backward(a, diff.raw_ptr(), rois.raw_ptr(),
-                                   static_cast<const int32_t*>(index.raw_ptr()),
-                                   reinterpret_cast<double*>(ws.ptr), grad.raw_ptr(), stream());
-        return "cuda";
-    }
-};
+using ROIPoolingImpl = RoiForward<ROIPooling, pooling_args, kern::roi_pooling_forward>;
+using ROIPoolingBackwardImpl =
+        RoiBackward<ROIPoolingBackward, pooling_args, kern::roi_pooling_backward>;
 
 }  // namespace
 NM_REGISTER_CUDA(ROIPooling, ROIPoolingImpl);

@@ -3,30 +3,19 @@
 // range-checked on the device first, as naive checks it.
 #include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/index_range.h"
-#include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
+#include "src/cuda/strided_kernel.h"
+#include "src/cuda/warp_border.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
-
-using BorderMode = param::WarpPerspective::BorderMode;
-static_assert(static_cast<uint32_t>(kern::WarpBorder::REPLICATE) ==
-              static_cast<uint32_t>(BorderMode::REPLICATE));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::REFLECT) ==
-              static_cast<uint32_t>(BorderMode::REFLECT));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::REFLECT_101) ==
-              static_cast<uint32_t>(BorderMode::REFLECT_101));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::WRAP) ==
-              static_cast<uint32_t>(BorderMode::WRAP));
-static_assert(static_cast<uint32_t>(kern::WarpBorder::CONSTANT) ==
-              static_cast<uint32_t>(BorderMode::CONSTANT));
 
 // `image` is the (src_n, C, H, W) side, `warped` the (N, C, out_h, out_w) one.
 kern::WarpArgs warp_args(const param::WarpPerspective& p, const TensorLayout& image,
                          const TensorLayout& mat, const TensorLayout& mat_idx,
                          const TensorLayout& warped) {
     kern::WarpArgs a{};
-    a.bmode = static_cast<kern::WarpBorder>(p.bmode);
+    a.bmode = warp_border(p.bmode);
     a.border_val = p.border_val;
     a.n = static_cast<int64_t>(warped[0]);
     a.c = static_cast<int64_t>(image[1]);
@@ -47,15 +36,13 @@ kern::WarpArgs warp_args(const param::WarpPerspective& p, const TensorLayout& im
 }
 
 // The frame shared by the three: mat_idx (input `idx_input`) checked against the src batch.
-template <class Op>
-class WarpKernel : public CudaKernel<Op> {
+// kDoubleAccumulator: the gradients' (strided_kernel.h).
+template <class Op, bool kDoubleAccumulator = false>
+class WarpKernel : public StridedKernel<Op, kDoubleAccumulator> {
 public:
-    using CudaKernel<Op>::CudaKernel;
+    using StridedKernel<Op, kDoubleAccumulator>::StridedKernel;
 
 protected:
-    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
-        return true;
-    }
     void check_mat_idx(const TensorND& mat_idx, size_t batch) {
         size_t axis = 0;
         m_check.run({&mat_idx, 1}, {&axis, 1}, {&batch, 1}, false, this->param_str(),
@@ -83,16 +70,11 @@ private:
     }
 };
 
-class WarpPerspectiveBackwardDataImpl final : public WarpKernel<WarpPerspectiveBackwardData> {
+class WarpPerspectiveBackwardDataImpl final : public WarpKernel<WarpPerspectiveBackwardData, true> {
 public:
     using WarpKernel::WarpKernel;
 
 private:
-    // The double accumulator, one per grad element.
-    size_t workspace_in_bytes(std::span<const TensorLayout>,
-                              std::span<const TensorLayout> out) override {
-        return out[0].total_nr_elems() * sizeof(double);
-    }
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace ws) override {
         const TensorND &mat = in[0], &idx = in[1], &diff = in[2], &grad = out[0];
@@ -106,16 +88,11 @@ private:
     }
 };
 
-class WarpPerspectiveBackwardMatImpl final : public WarpKernel<WarpPerspectiveBackwardMat> {
+class WarpPerspectiveBackwardMatImpl final : public WarpKernel<WarpPerspectiveBackwardMat, true> {
 public:
     using WarpKernel::WarpKernel;
 
 private:
-    // The double accumulator, nine per matrix.
-    size_t workspace_in_bytes(std::span<const TensorLayout>,
-                              std::span<const TensorLayout> out) override {
-        return out[0].total_nr_elems() * sizeof(double);
-    }
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace ws) override {
         const TensorND &src = in[0], &mat = in[1], &idx = in[2], &diff = in[3], &grad = out[0];

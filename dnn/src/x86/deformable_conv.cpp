@@ -1,9 +1,8 @@
 // DeformableConvForward and its gradients on x86, as MegEngine's and torchvision's CPU kernels
 // compute them: per image, the masked bilinear samples of every (input channel, tap) at every
-// output position ("columns", IC * FH * FW rows of OH * OW) built across OpenMP threads, and the
-// contraction with the filter as one float32 GEMM per group (oneDNN's sgemm): dst = filter x
-// columns, filter gradient += diff x columns^T, column gradient = filter^T x diff, which the data
-// gradient scatters back to src, offset and mask. Samples follow naive's rule
+// output position ("columns") built across OpenMP threads and contracted with the filter by GEMM
+// (columns_conv.h, shared with the region-restricted convolution); the data gradient scatters
+// the column gradient back to src, offset and mask. Samples follow naive's rule
 // (src/common/deformable_conv.h) and are computed in double, rounded once into the columns; naive
 // sums the products in double, the GEMM in float32, so results differ from naive's by the
 // float32 sum's rounding (tests: dnn/test/x86/deformable_conv.cpp). float32 only; other dtypes
@@ -13,7 +12,7 @@
 
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/common/deformable_conv.h"
-#include "src/x86/dense_gemm.h"
+#include "src/x86/columns_conv.h"
 #include "src/x86/from_double.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -23,36 +22,11 @@ namespace {
 
 using namespace dense_gemm;
 
-// The geometry in plain integers.
-struct Geo {
-    long N, IC, IH, IW, OC, OH, OW, FH, FW, K, icg, ocg, icdg, dg, G;
-    long sh, sw, ph, pw, dh, dw;
-
+// The geometry in plain integers, with the deformable groups.
+struct Geo : columns_conv::Geo {
+    long icdg, dg;
     explicit Geo(const DeformableGeometry& g)
-        : N(long(g.conv.n)),
-          IC(long(g.conv.ic)),
-          IH(long(g.ih())),
-          IW(long(g.iw())),
-          OC(long(g.conv.oc)),
-          OH(long(g.oh())),
-          OW(long(g.ow())),
-          FH(long(g.fh())),
-          FW(long(g.fw())),
-          K(FH * FW),
-          icg(long(g.conv.icg)),
-          ocg(long(g.conv.ocg)),
-          icdg(IC / long(g.dg)),
-          dg(long(g.dg)),
-          G(long(g.conv.group)),
-          sh(g.conv.stride[1]),
-          sw(g.conv.stride[2]),
-          ph(g.conv.pad[1]),
-          pw(g.conv.pad[2]),
-          dh(g.conv.dil[1]),
-          dw(g.conv.dil[2]) {}
-
-    long P() const { return OH * OW; }
-    size_t col_rows() const { return size_t(IC * K); }
+        : columns_conv::Geo(g.conv), icdg(IC / long(g.dg)), dg(long(g.dg)) {}
 };
 
 // The sample point of (n, ic, k, oh, ow) and its value (0 outside), in double as naive.
@@ -114,87 +88,54 @@ void columns(const Geo& g, const Sampler& s, const float* mask, long n, float* c
             });
 }
 
-class DeformableConvForwardImpl final : public LoopKernel<DeformableConvForward> {
+template <class Op>
+class DeformKernel : public columns_conv::Kernel<Op> {
 public:
-    using LoopKernel::LoopKernel;
+    using columns_conv::Kernel<Op>::Kernel;
 
 protected:
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!float32_call(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
-                                       in[3].layout));
-        if (out[0].layout.is_empty())
-            return;
-        std::vector<float> bs, bf, bo, bm, bd;
-        Sampler s{g, dense(in[0], bs), dense(in[2], bo)};
-        const float* filter = dense(in[1], bf);
-        const float* mask = dense(in[3], bm);
-        float* dst = dense_out(out[0], bd);
-        const long P = g.P(), KK = g.icg * g.K;
-        std::vector<float> cols(g.col_rows() * size_t(P));
-        for (long n = 0; n < g.N; ++n) {
-            columns(g, s, mask, n, cols.data());
-            for (long gr = 0; gr < g.G; ++gr)
-                gemm('N', 'N', g.ocg, P, KK, filter + gr * g.ocg * KK, KK,
-                     cols.data() + gr * KK * P, P, 0.f, dst + (n * g.OC + gr * g.ocg) * P, P);
-        }
-        store(out[0], dst);
+    bool takes(std::span<const TensorND> in, std::span<const TensorND> out) const override {
+        return float32_call(in, out);
     }
 };
 
-class DeformableConvBackwardFilterImpl final : public LoopKernel<DeformableConvBackwardFilter> {
+// The forward (in: src, filter, offset, mask) and the filter gradient (in: src, offset, mask,
+// diff): the columns of src contracted with the filter or the diff.
+template <class Op, bool kFilterGrad>
+class ContractImpl final : public DeformKernel<Op> {
 public:
-    using LoopKernel::LoopKernel;
+    using DeformKernel<Op>::DeformKernel;
 
 protected:
-    // in: src, offset, mask, diff; out: the filter's gradient.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!float32_call(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, out[0].layout, in[1].layout,
-                                       in[2].layout));
+    static constexpr size_t kOffset = kFilterGrad ? 1 : 2, kMask = kOffset + 1,
+                            kOperand = kFilterGrad ? 3 : 1;
+
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
+        const TensorLayout& filter = kFilterGrad ? out[0].layout : in[1].layout;
+        Geo g(deformable_conv_geometry(*this, this->m_param, in[0].layout, filter,
+                                       in[kOffset].layout, in[kMask].layout));
         if (out[0].layout.is_empty())
             return;
-        std::vector<float> bs, bo, bm, bd, bg;
-        Sampler s{g, dense(in[0], bs), dense(in[1], bo)};
-        const float* mask = dense(in[2], bm);
-        const float* diff = dense(in[3], bd);
-        float* grad = dense_out(out[0], bg);
-        const long P = g.P(), KK = g.icg * g.K;
-        std::fill(grad, grad + out[0].layout.total_nr_elems(), 0.f);
-        std::vector<float> cols(g.col_rows() * size_t(P));
-        for (long n = 0; n < g.N; ++n) {
-            columns(g, s, mask, n, cols.data());
-            for (long gr = 0; gr < g.G; ++gr)
-                gemm('N', 'T', g.ocg, KK, P, diff + (n * g.OC + gr * g.ocg) * P, P,
-                     cols.data() + gr * KK * P, P, 1.f, grad + gr * g.ocg * KK, KK);
-        }
-        store(out[0], grad);
+        std::vector<float> bs, bo, bm, bx, bd;
+        Sampler s{g, dense(in[0], bs), dense(in[kOffset], bo)};
+        const float* mask = dense(in[kMask], bm);
+        float* o = dense_out(out[0], bd);
+        columns_conv::contract(kFilterGrad, g, dense(in[kOperand], bx), o,
+                               [&](long n, float* cols) { columns(g, s, mask, n, cols); });
+        store(out[0], o);
     }
 };
 
-class DeformableConvBackwardDataImpl final : public LoopKernel<DeformableConvBackwardData> {
+using DeformableConvForwardImpl = ContractImpl<DeformableConvForward, false>;
+using DeformableConvBackwardFilterImpl = ContractImpl<DeformableConvBackwardFilter, true>;
+
+class DeformableConvBackwardDataImpl final : public DeformKernel<DeformableConvBackwardData> {
 public:
-    using LoopKernel::LoopKernel;
+    using DeformKernel::DeformKernel;
 
 protected:
     // in: src, filter, offset, mask, diff; out: src, offset and mask gradients.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!float32_call(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
         Geo g(deformable_conv_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
                                        in[3].layout));
         std::vector<float> bs, bf, bo, bm, bd, b0, b1, b2;
@@ -205,12 +146,8 @@ protected:
         float* src_grad = dense_out(out[0], b0);
         float* off_grad = dense_out(out[1], b1);
         float* mask_grad = dense_out(out[2], b2);
-        const long P = g.P(), KK = g.icg * g.K, plane_n = g.IH * g.IW;
-        std::vector<float> col_grad(g.col_rows() * size_t(P));
-        for (long n = 0; n < g.N; ++n) {
-            for (long gr = 0; gr < g.G; ++gr)
-                gemm('T', 'N', KK, P, g.ocg, filter + gr * g.ocg * KK, KK,
-                     diff + (n * g.OC + gr * g.ocg) * P, P, 0.f, col_grad.data() + gr * KK * P, P);
+        const long P = g.P(), plane_n = g.IH * g.IW;
+        columns_conv::backward_data(g, filter, diff, [&](long n, const float* col_grad) {
             // src's gradient: each input plane sums its samples' shares in double (planes
             // across threads).
             parallel_ranges(
@@ -220,7 +157,7 @@ protected:
                         for (long ic = long(b); ic < long(e); ++ic) {
                             std::fill(acc.begin(), acc.end(), 0.0);
                             for (long k = 0; k < g.K; ++k) {
-                                const float* cg = col_grad.data() + (ic * g.K + k) * P;
+                                const float* cg = col_grad + (ic * g.K + k) * P;
                                 for (long oh = 0; oh < g.OH; ++oh)
                                     for (long ow = 0; ow < g.OW; ++ow) {
                                         DeformSample smp = s.at(n, ic, k, oh, ow);
@@ -283,7 +220,7 @@ protected:
                             }
                         }
                     });
-        }
+        });
         store(out[0], src_grad);
         store(out[1], off_grad);
         store(out[2], mask_grad);

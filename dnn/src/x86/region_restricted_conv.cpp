@@ -1,11 +1,10 @@
-// RegionRestrictedConvolutionForward and its gradients on x86, as a convolution by columns: per
-// image, the taps whose input position lies in src and whose input region id equals the output
-// pixel's ("columns", IC * FH * FW rows of OH * OW, zero elsewhere) built across OpenMP threads,
-// and the contraction with the filter as one float32 GEMM per group (oneDNN's sgemm, dense_gemm.h):
-// dst = filter x columns, filter gradient += diff x columns^T, column gradient = filter^T x diff,
-// which the data gradient adds back onto the matching taps of src (each input plane in double,
-// planes across threads). Naive sums the products in double, the GEMM in float32, so results
-// differ from naive's by the float32 sum's rounding (tests:
+// RegionRestrictedConvolutionForward and its gradients on x86, as a convolution by columns
+// (columns_conv.h, shared with the deformable convolution): per image, the taps whose input
+// position lies in src and whose input region id equals the output pixel's ("columns", zero
+// elsewhere) built across OpenMP threads and contracted with the filter by GEMM; the data
+// gradient adds the column gradient back onto the matching taps of src (each input plane in
+// double, planes across threads). Naive sums the products in double, the GEMM in float32, so
+// results differ from naive's by the float32 sum's rounding (tests:
 // dnn/test/x86/region_restricted_conv.cpp). float32 data with int32 or uint8 region ids; other
 // dtypes run naive.
 #include <algorithm>
@@ -13,7 +12,7 @@
 
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/common/region_restricted_conv.h"
-#include "src/x86/dense_gemm.h"
+#include "src/x86/columns_conv.h"
 #include "src/x86/from_double.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -23,31 +22,7 @@ namespace {
 
 using namespace dense_gemm;
 
-struct Geo {
-    long N, IC, IH, IW, OC, OH, OW, FH, FW, K, icg, ocg, G, sh, sw, ph, pw, dh, dw;
-    explicit Geo(const ConvGeometry& g)
-        : N(long(g.n)),
-          IC(long(g.ic)),
-          IH(long(g.in[1])),
-          IW(long(g.in[2])),
-          OC(long(g.oc)),
-          OH(long(g.out[1])),
-          OW(long(g.out[2])),
-          FH(long(g.k[1])),
-          FW(long(g.k[2])),
-          K(FH * FW),
-          icg(long(g.icg)),
-          ocg(long(g.ocg)),
-          G(long(g.group)),
-          sh(g.stride[1]),
-          sw(g.stride[2]),
-          ph(g.pad[1]),
-          pw(g.pad[2]),
-          dh(g.dil[1]),
-          dw(g.dil[2]) {}
-    long P() const { return OH * OW; }
-    size_t col_rows() const { return size_t(IC * K); }
-};
+using columns_conv::Geo;
 
 // Region ids (int32 or uint8, any strides) as dense int32.
 std::vector<int32_t> ids_of(const TensorND& t) {
@@ -103,94 +78,54 @@ void columns(const Geo& g, const Taps& t, const float* src, long n, float* cols)
                     });
 }
 
-bool takes(std::span<const TensorND> in, std::span<const TensorND> out) {
-    return in[0].layout.dtype == dtype::Float32 && in[1].layout.dtype == dtype::Float32 &&
-           out[0].layout.dtype == dtype::Float32;
-}
-
-class ForwardImpl final : public LoopKernel<RegionRestrictedConvolutionForward> {
+// float32 data; the region ids' dtypes are the operator's rule.
+template <class Op>
+class RegionKernel : public columns_conv::Kernel<Op> {
 public:
-    using LoopKernel::LoopKernel;
+    using columns_conv::Kernel<Op>::Kernel;
 
 protected:
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!takes(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(region_restricted_geometry(*this, m_param, in[0].layout, in[1].layout, in[2].layout,
+    bool takes(std::span<const TensorND> in, std::span<const TensorND> out) const override {
+        return in[0].layout.dtype == dtype::Float32 && in[1].layout.dtype == dtype::Float32 &&
+               out[0].layout.dtype == dtype::Float32;
+    }
+};
+
+// The forward (in: src, filter, rin, rout) and the filter gradient (in: src, diff, rin, rout):
+// the columns of src contracted with in[1].
+template <class Op, bool kFilterGrad>
+class ContractImpl final : public RegionKernel<Op> {
+public:
+    using RegionKernel<Op>::RegionKernel;
+
+protected:
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
+        const TensorLayout& filter = kFilterGrad ? out[0].layout : in[1].layout;
+        Geo g(region_restricted_geometry(*this, this->m_param, in[0].layout, filter, in[2].layout,
                                          in[3].layout));
         if (out[0].layout.is_empty())
             return;
         auto rin = ids_of(in[2]), rout = ids_of(in[3]);
         Taps t{g, rin, rout};
-        std::vector<float> bs, bf, bd;
+        std::vector<float> bs, bo, bd;
         const float* src = dense(in[0], bs);
-        const float* filter = dense(in[1], bf);
-        float* dst = dense_out(out[0], bd);
-        const long P = g.P(), KK = g.icg * g.K;
-        std::vector<float> cols(g.col_rows() * size_t(P));
-        for (long n = 0; n < g.N; ++n) {
-            columns(g, t, src, n, cols.data());
-            for (long gr = 0; gr < g.G; ++gr)
-                gemm('N', 'N', g.ocg, P, KK, filter + gr * g.ocg * KK, KK,
-                     cols.data() + gr * KK * P, P, 0.f, dst + (n * g.OC + gr * g.ocg) * P, P);
-        }
-        store(out[0], dst);
+        float* o = dense_out(out[0], bd);
+        columns_conv::contract(kFilterGrad, g, dense(in[1], bo), o,
+                               [&](long n, float* cols) { columns(g, t, src, n, cols); });
+        store(out[0], o);
     }
 };
 
-class BackwardFilterImpl final : public LoopKernel<RegionRestrictedConvolutionBackwardFilter> {
-public:
-    using LoopKernel::LoopKernel;
+using ForwardImpl = ContractImpl<RegionRestrictedConvolutionForward, false>;
+using BackwardFilterImpl = ContractImpl<RegionRestrictedConvolutionBackwardFilter, true>;
 
-protected:
-    // in: src, diff, rin, rout; out: the filter's gradient.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!takes(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
-        Geo g(region_restricted_geometry(*this, m_param, in[0].layout, out[0].layout, in[2].layout,
-                                         in[3].layout));
-        if (out[0].layout.is_empty())
-            return;
-        auto rin = ids_of(in[2]), rout = ids_of(in[3]);
-        Taps t{g, rin, rout};
-        std::vector<float> bs, bd, bg;
-        const float* src = dense(in[0], bs);
-        const float* diff = dense(in[1], bd);
-        float* grad = dense_out(out[0], bg);
-        const long P = g.P(), KK = g.icg * g.K;
-        std::fill(grad, grad + out[0].layout.total_nr_elems(), 0.f);
-        std::vector<float> cols(g.col_rows() * size_t(P));
-        for (long n = 0; n < g.N; ++n) {
-            columns(g, t, src, n, cols.data());
-            for (long gr = 0; gr < g.G; ++gr)
-                gemm('N', 'T', g.ocg, KK, P, diff + (n * g.OC + gr * g.ocg) * P, P,
-                     cols.data() + gr * KK * P, P, 1.f, grad + gr * g.ocg * KK, KK);
-        }
-        store(out[0], grad);
-    }
-};
-
-class BackwardDataImpl final : public LoopKernel<RegionRestrictedConvolutionBackwardData> {
+class BackwardDataImpl final : public RegionKernel<RegionRestrictedConvolutionBackwardData> {
 public:
-    using LoopKernel::LoopKernel;
+    using RegionKernel::RegionKernel;
 
 protected:
     // in: filter, diff, rin, rout; out: src's gradient.
-    void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
-                 Workspace ws) override {
-        if (!takes(in, out)) {
-            run_naive(in, out, ws);
-            return;
-        }
-        m_last = "im2col+sgemm";
+    void run(std::span<const TensorND> in, std::span<const TensorND> out) override {
         Geo g(region_restricted_geometry(*this, m_param, out[0].layout, in[0].layout, in[2].layout,
                                          in[3].layout));
         if (out[0].layout.is_empty())
@@ -201,19 +136,16 @@ protected:
         const float* filter = dense(in[0], bf);
         const float* diff = dense(in[1], bd);
         float* grad = dense_out(out[0], bg);
-        const long P = g.P(), KK = g.icg * g.K, plane_n = g.IH * g.IW;
-        std::vector<float> col_grad(g.col_rows() * size_t(P));
-        for (long n = 0; n < g.N; ++n) {
-            for (long gr = 0; gr < g.G; ++gr)
-                gemm('T', 'N', KK, P, g.ocg, filter + gr * g.ocg * KK, KK,
-                     diff + (n * g.OC + gr * g.ocg) * P, P, 0.f, col_grad.data() + gr * KK * P, P);
+        const long P = g.P(), plane_n = g.IH * g.IW;
+        // Each input plane adds its taps' column gradients in double (planes across threads).
+        columns_conv::backward_data(g, filter, diff, [&](long n, const float* col_grad) {
             parallel_ranges(size_t(g.IC), size_t(g.IC * g.K * P) * 4, kParallelGrain,
                             [&](size_t b, size_t e) {
                                 std::vector<double> acc(static_cast<size_t>(plane_n));
                                 for (long ic = long(b); ic < long(e); ++ic) {
                                     std::fill(acc.begin(), acc.end(), 0.0);
                                     for (long k = 0; k < g.K; ++k) {
-                                        const float* cg = col_grad.data() + (ic * g.K + k) * P;
+                                        const float* cg = col_grad + (ic * g.K + k) * P;
                                         for (long oh = 0; oh < g.OH; ++oh)
                                             for (long ow = 0; ow < g.OW; ++ow) {
                                                 long a = t.at(n, k, oh, ow);
@@ -226,7 +158,7 @@ protected:
                                         o[i] = from_double<float>(acc[size_t(i)]);
                                 }
                             });
-        }
+        });
         store(out[0], grad);
     }
 };

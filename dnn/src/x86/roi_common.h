@@ -1,25 +1,20 @@
 // What the x86 ROIAlign and ROIPooling kernels share: the rois read once per call (checked as
-// naive checks them), NCHW addressing by strides, and whether a call is one they take (float32
-// tensors; naive converts other dtypes per element).
+// naive checks them), the forward's frame (a channels-last image, rois across threads, each
+// listing its taps for roi_bins_hwy.h), the check of the backward's argmax indices and the rois
+// of each image.
 #pragma once
 
-#include <array>
-#include <span>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "neomeg/dnn/tensor.h"
 #include "src/common/roi.h"
+#include "src/x86/nchw.h"
+#include "src/x86/parallel.h"
+#include "src/x86/roi_bins_hwy.h"
 
 namespace neomeg::dnn::x86::roi_x86 {
-
-struct Nchw {
-    std::array<ptrdiff_t, 4> s;
-    explicit Nchw(const TensorLayout& l) : s{l.stride[0], l.stride[1], l.stride[2], l.stride[3]} {}
-    ptrdiff_t plane(size_t n, size_t c) const {
-        return static_cast<ptrdiff_t>(n) * s[0] + static_cast<ptrdiff_t>(c) * s[1];
-    }
-    ptrdiff_t at(int64_t h, int64_t w) const { return h * s[2] + w * s[3]; }
-};
 
 // Each roi's five values in double with its image index, which must name an image of the batch
 // (the error naive gives otherwise). rois is float32.
@@ -42,13 +37,108 @@ inline std::vector<RoiRow> read_rois(const TensorND& rois, size_t batch, const s
     return out;
 }
 
-// Whether every float tensor of the call is float32 (index is int32 by the operator's rule).
-inline bool all_float32(std::span<const TensorND> a, std::span<const TensorND> b) {
-    for (auto ts : {a, b})
-        for (const TensorND& t : ts)
-            if (t.layout.dtype.is_float() && t.layout.dtype != dtype::Float32)
-                return false;
-    return true;
+// A roi's taps as its forward lists them (roi_bins_hwy.h's RoiTapList, owned).
+struct RoiTaps {
+    std::vector<int32_t> pix;
+    std::vector<float> w;
+    std::vector<uint32_t> sample_end, bin_end;
+    std::vector<int32_t> sample_arg;
+
+    void clear() {
+        pix.clear();
+        w.clear();
+        sample_end.clear();
+        sample_arg.clear();
+        bin_end.clear();
+    }
+    void tap(int64_t pixel, float weight) {
+        pix.push_back(static_cast<int32_t>(pixel));
+        w.push_back(weight);
+    }
+    // `arg`: what index reports of the sample when it is its bin's largest.
+    void end_sample(int64_t arg) {
+        sample_end.push_back(static_cast<uint32_t>(pix.size()));
+        sample_arg.push_back(static_cast<int32_t>(arg));
+    }
+    void end_bin() { bin_end.push_back(static_cast<uint32_t>(sample_end.size())); }
+    RoiTapList list() const {
+        return {pix.data(),        w.data(),       sample_end.data(),
+                sample_arg.data(), bin_end.data(), bin_end.size()};
+    }
+};
+
+// The forward of ROIAlign and ROIPooling: src made channels-last once (roi_bins_hwy.h), then the
+// rois across OpenMP threads, build(k, taps) listing roi k's taps, bin by bin row-major over
+// dst's (PH, PW); dst gets each bin's value and index its largest sample's arg (MAX) or -1.
+// `work` is the loop's total.
+template <class Build>
+void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const TensorND& dst,
+                 const TensorND& index, bool max, size_t work, Build&& build) {
+    const size_t n_img = src.layout[0], channels = src.layout[1];
+    const size_t h = src.layout[2], w = src.layout[3], pixels = h * w;
+    const size_t cp = (channels + kRoiChannelBlock - 1) / kRoiChannelBlock * kRoiChannelBlock;
+    const size_t pw_n = dst.layout[3], bins = dst.layout[2] * pw_n;
+    const Nchw sp(src.layout), dp(dst.layout), ip(index.layout);
+    const auto* in = static_cast<const float*>(src.raw_ptr());
+    auto* out = static_cast<float*>(dst.raw_ptr());
+    auto* idx = static_cast<int32_t*>(index.raw_ptr());
+    std::vector<float> img(n_img * pixels * cp);
+    parallel_ranges(n_img * h, img.size(), kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t u = b; u < e; ++u) {
+            size_t n = u / h, y = u % h;
+            for (size_t c = 0; c < channels; ++c) {
+                const float* s = in + sp.plane(n, c) + sp.at(static_cast<int64_t>(y), 0);
+                float* d = img.data() + u * w * cp + c;
+                for (size_t x = 0; x < w; ++x)
+                    d[x * cp] = s[static_cast<ptrdiff_t>(x) * sp.s[3]];
+            }
+        }
+    });
+    parallel_ranges(rois.size(), work, kParallelGrain, [&](size_t b, size_t e) {
+        RoiTaps taps;
+        std::vector<float> val(bins * cp);
+        std::vector<int32_t> arg(bins * cp);
+        for (size_t k = b; k < e; ++k) {
+            taps.clear();
+            build(k, taps);
+            roi_bins_f32(img.data() + rois[k].image * pixels * cp, cp, taps.list(), max, val.data(),
+                         arg.data());
+            for (size_t c = 0; c < channels; ++c) {
+                float* o = out + dp.plane(k, c);
+                int32_t* a = idx + ip.plane(k, c);
+                for (size_t bin = 0; bin < bins; ++bin) {
+                    auto p = static_cast<int64_t>(bin / pw_n);
+                    auto q = static_cast<int64_t>(bin % pw_n);
+                    o[dp.at(p, q)] = val[bin * cp + c];
+                    a[ip.at(p, q)] = arg[bin * cp + c];
+                }
+            }
+        }
+    });
+}
+
+// Calls check(k, ph, pw, v) with every value v of a backward's index tensor (K, C, PH, PW),
+// before any thread starts: the error naive gives for a bad index.
+template <class Check>
+void check_index(const TensorND& index, Check&& check) {
+    const Nchw ip(index.layout);
+    const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
+    for (size_t k = 0; k < index.layout[0]; ++k)
+        for (size_t c = 0; c < index.layout[1]; ++c)
+            for (size_t ph = 0; ph < index.layout[2]; ++ph)
+                for (size_t pw = 0; pw < index.layout[3]; ++pw)
+                    check(k, ph, pw,
+                          idx[ip.plane(k, c) +
+                              ip.at(static_cast<int64_t>(ph), static_cast<int64_t>(pw))]);
+}
+
+// The rois of each image, in order: the backward's planes add them in naive's order.
+inline std::vector<std::vector<size_t>> rois_of_images(const std::vector<RoiRow>& rois,
+                                                       size_t batch) {
+    std::vector<std::vector<size_t>> of(batch);
+    for (size_t k = 0; k < rois.size(); ++k)
+        of[rois[k].image].push_back(k);
+    return of;
 }
 
 }  // namespace neomeg::dnn::x86::roi_x86

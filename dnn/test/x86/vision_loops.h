@@ -1,7 +1,8 @@
 // What the x86 suites of the vision and quantization loops (roi.cpp, remap.cpp, fake_quant.cpp)
 // share: tensors with chosen values in any layout, and a run of one operator on the x86 handle
-// against naive on contiguous copies that must agree bit for bit (NaNs alike) and must have run
-// the x86 loops, not naive.
+// against naive on contiguous copies that must agree bit for bit, or within a bound derived from
+// a float32 loop's arithmetic (NaNs and infinities alike either way), and must have run the x86
+// loops, not naive.
 #pragma once
 
 #include <random>
@@ -24,10 +25,18 @@ inline HostTensor make_tensor(const TensorShape& shape, bool padded, std::mt1993
     return t;
 }
 
-// Runs Op with params p on the x86 handle and on naive, expects equal outputs and the x86 loop
-// kernel, and returns naive's outputs.
+// The bound of a float32 sum of n products w_i * v_i with sum |w_i| <= 1 and |v_i| <= vmax
+// against naive's double sum rounded once: each w_i rounded to float32 (u), each product (u),
+// and at most n - 1 additions on any product's path ((n - 1) u), u = 2^-24, first order; naive's
+// own rounding u / 2; and `extra` more roundings of the whole (a division by the count: 1).
+inline double float_sum_bound(size_t n, double vmax, size_t extra = 0) {
+    return static_cast<double>(n + 2 + extra) * 0x1p-24 * vmax;
+}
+
+// Runs Op with params p on the x86 handle and on naive, expects outputs within eps (tensors_near:
+// |a - b| <= eps * max(1, |b|)) and the x86 loop kernel, and returns naive's outputs.
 template <class Op>
-std::vector<HostTensor> expect_naive_bits(Handle& h, const typename Op::Param& p,
+std::vector<HostTensor> expect_naive_near(Handle& h, const typename Op::Param& p, double eps,
                                           const std::vector<HostTensor>& in,
                                           const std::vector<TensorShape>& out = {},
                                           const char* kernel = "loop") {
@@ -43,9 +52,18 @@ std::vector<HostTensor> expect_naive_bits(Handle& h, const typename Op::Param& p
     auto want = run_op(*ref, dense, out);
     EXPECT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size() && i < want.size(); ++i)
-        EXPECT_TRUE(tensors_near(got[i], want[i], 0)) << op->param_str() << " output " << i;
+        EXPECT_TRUE(tensors_near(got[i], want[i], eps)) << op->param_str() << " output " << i;
     EXPECT_EQ(last_kernel(*op), kernel) << op->param_str();
     return want;
+}
+
+// The same, bit for bit.
+template <class Op>
+std::vector<HostTensor> expect_naive_bits(Handle& h, const typename Op::Param& p,
+                                          const std::vector<HostTensor>& in,
+                                          const std::vector<TensorShape>& out = {},
+                                          const char* kernel = "loop") {
+    return expect_naive_near<Op>(h, p, 0, in, out, kernel);
 }
 
 }  // namespace neomeg::dnn::test
