@@ -319,9 +319,9 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
     };
     if (blk)
         report((name + ", blocked").c_str(),
-               time_ours<ConvBiasBlocked>(
-                       h, channel_blocked::conv_bias_blocked_param(p, blk, false),
-                       {blocked(xs), ws, TensorShape{}, TensorShape{}}),
+               time_ours<ConvBiasBlocked>(h,
+                                          channel_blocked::conv_bias_blocked_param(p, blk, false),
+                                          {blocked(xs), ws, TensorShape{}, TensorShape{}}),
                raw, fpd.impl_info_str());
     if (g_extra_lines) {
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,

@@ -74,15 +74,16 @@ dnn::TensorND blocked_nd(const Operand& o, size_t b, std::vector<Tensor>& keep) 
     auto op = shared_op<ops::ChannelBlock>(p);
     CompNode cn = o.tensor->comp_node();
     dnn::TensorND in = o.tensor->dnn_tensor();
-    keep.push_back(std::move(run_dnn_nd(*op, op->dnn_operator(cn.dnn_handle()), {&in, 1}, {}, cn)[0]));
+    keep.push_back(
+            std::move(run_dnn_nd(*op, op->dnn_operator(cn.dnn_handle()), {&in, 1}, {}, cn)[0]));
     return keep.back().dnn_tensor();
 }
 
 // An absent optional input (ConvBiasBlocked's bias or z): ndim 0.
 dnn::TensorND absent_nd() {
     static const uint64_t zero = 0;
-    return {const_cast<uint64_t*>(&zero), dnn::TensorLayout(dnn::TensorShape{}, dnn::dtype::Float32),
-            nullptr};
+    return {const_cast<uint64_t*>(&zero),
+            dnn::TensorLayout(dnn::TensorShape{}, dnn::dtype::Float32), nullptr};
 }
 
 // Runs the blocked twin `op` on `in` and wraps each output whose index is in `blocked_out` as a
@@ -103,17 +104,19 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 
 template <class ConvParam>
 std::optional<std::vector<Tensor>> convolution(const ConvParam& p, std::span<const Operand> x,
-                                               std::span<const dnn::TensorLayout> out,
-                                               size_t b, CompNode cn) {
+                                               std::span<const dnn::TensorLayout> out, size_t b,
+                                               CompNode cn) {
     const dnn::TensorLayout& dst = out[0];
     if (!usable(x[0]) || !spatial_f32(dst) || dst[1] < b || x[1].blocked.valid() ||
         x[1].tensor->dtype() != dnn::dtype::Float32 ||
         !rules::blockable_groups(p.group, x[0].tensor->shape()[1], dst[1], b))
         return std::nullopt;
     std::vector<Tensor> keep;
-    dnn::TensorND in[4] = {x[0].blocked.valid() ? x[0].blocked.dnn_tensor()
-                                                : x[0].tensor->dnn_tensor(),
-                           {}, absent_nd(), absent_nd()};
+    dnn::TensorND in[4] = {
+            x[0].blocked.valid() ? x[0].blocked.dnn_tensor() : x[0].tensor->dnn_tensor(),
+            {},
+            absent_nd(),
+            absent_nd()};
     if constexpr (std::is_same_v<ConvParam, dnn::param::ConvBias>) {
         const Tensor &bias = *x[2].tensor, &z = *x[3].tensor;
         if (bias.shape().ndim != 0 && (x[2].blocked.valid() || bias.dtype() != dst.dtype ||
@@ -203,8 +206,8 @@ std::optional<std::vector<Tensor>> run_blocked(const OpDef& def, std::span<const
     }
     const OpId id = def.id();
     if (id == ops::ConvolutionForward::kId)
-        return convolution(static_cast<const ops::ConvolutionForward&>(def).param(), x,
-                           out_layouts, b, cn);
+        return convolution(static_cast<const ops::ConvolutionForward&>(def).param(), x, out_layouts,
+                           b, cn);
     if (id == ops::ConvBias::kId)
         return convolution(static_cast<const ops::ConvBias&>(def).param(), x, out_layouts, b, cn);
     if (!any_blocked)  // the other members join only a blocked input
@@ -259,8 +262,7 @@ std::optional<std::vector<Tensor>> run_blocked(const OpDef& def, std::span<const
         const auto& p = static_cast<const ops::ConvolutionBackwardFilter&>(def).param();
         // A plain src may be narrow (the image: converting it costs less than the plain
         // kernel's reorders of the wide gradient); a plain diff must be wide.
-        if (!usable(x[0]) || !usable(x[1]) ||
-            (!x[1].blocked.valid() && inputs[1].shape()[1] < b) ||
+        if (!usable(x[0]) || !usable(x[1]) || (!x[1].blocked.valid() && inputs[1].shape()[1] < b) ||
             !rules::blockable_groups(p.group, inputs[0].shape()[1], inputs[1].shape()[1], b))
             return std::nullopt;
         dnn::TensorND in[2] = {blocked_nd(x[0], b, keep), blocked_nd(x[1], b, keep)};

@@ -74,8 +74,8 @@ size_t block() {
 // Channel counts below, at and past a block, not multiples of it; 1-D to 3-D; one element.
 TEST(EagerBlockedTensor, PlainAccessorsGiveThePlainValues) {
     const std::vector<std::pair<dnn::TensorShape, uint32_t>> cases = {
-            {{2, 3, 5, 4}, 8},  {{1, 13, 3}, 8},    {{2, 17, 2, 3, 2}, 16}, {{3, 6, 1, 1}, 8},
-            {{1, 1, 1}, 8},     {{2, 16, 3, 3}, 8}, {{1, 13, 2, 2}, 3},
+            {{2, 3, 5, 4}, 8}, {{1, 13, 3}, 8},    {{2, 17, 2, 3, 2}, 16}, {{3, 6, 1, 1}, 8},
+            {{1, 1, 1}, 8},    {{2, 16, 3, 3}, 8}, {{1, 13, 2, 2}, 3},
     };
     for (const auto& [shape, b] : cases) {
         SCOPED_TRACE(shape.to_string() + " block " + std::to_string(b));
@@ -91,8 +91,8 @@ TEST(EagerBlockedTensor, PlainAccessorsGiveThePlainValues) {
         EXPECT_FALSE(t.blocked().valid());
         EXPECT_EQ(values(blocked_of(x, b).contiguous()), values(x));
         EXPECT_EQ(values(blocked_of(x, b).copy_to(cpu())), values(x));
-        Tensor flat = blocked_of(x, b).view(dnn::TensorLayout({shape.total_nr_elems()},
-                                                               dnn::dtype::Float32));
+        Tensor flat = blocked_of(x, b).view(
+                dnn::TensorLayout({shape.total_nr_elems()}, dnn::dtype::Float32));
         EXPECT_EQ(values(flat), values(x));
     }
 }
@@ -167,8 +167,8 @@ TEST(EagerBlockedDispatch, ForwardAndBackwardMatchThePlainRun) {
         uint32_t group2;
     };
     const std::vector<Case> cases = {
-            {{2, 3, 9, 8}, 13, 13, 1},  {{2, 5, 7, 6}, 16, 16, 16},  // depthwise
-            {{2, 3, 11}, 17, 17, 1},    {{1, 4, 5, 4, 6}, 9, 9, 1},
+            {{2, 3, 9, 8}, 13, 13, 1}, {{2, 5, 7, 6}, 16, 16, 16},  // depthwise
+            {{2, 3, 11}, 17, 17, 1},   {{1, 4, 5, 4, 6}, 9, 9, 1},
             {{2, 8, 6, 6}, 16, 32, 2},  // groups of whole blocks of 8
     };
     for (const Case& c : cases) {

@@ -169,9 +169,7 @@ def test_blocked_result_reads_as_its_plain_value():
     y, ref = conv_out()
     np.testing.assert_allclose(y[1, 3:9, 2].numpy(), ref[1, 3:9, 2], rtol=1e-5, atol=1e-5)
     y, ref = conv_out()
-    np.testing.assert_allclose(
-        y.reshape(2, -1).numpy(), ref.reshape(2, -1), rtol=1e-5, atol=1e-5
-    )
+    np.testing.assert_allclose(y.reshape(2, -1).numpy(), ref.reshape(2, -1), rtol=1e-5, atol=1e-5)
     y, ref = conv_out()
     np.testing.assert_allclose(y.transpose(0, 2, 3, 1).numpy(), ref.transpose(0, 2, 3, 1), 1e-5)
     y, ref = conv_out()

@@ -1,7 +1,9 @@
 // Layout propagation: chains of convolutions, batch normalisations, poolings and the elementwise
 // ops between them, forward and backward, run on ChannelBlock's layout (dnn/ops/defs/
 // tensor_shape.py: oneDNN's nC[d][h]w16c / 8c as a dense tensor of one more dim), converted back to
-// the plain layout only where something else reads a value.
+// the plain layout only where something else reads a value. The rules below that depend only on
+// layouts and params live in neomeg/dnn/channel_blocked_rules.h, which eager mode's blocked
+// dispatch (imperative/src/blocked_dispatch.cpp) shares.
 //
 // Members ("blocked" nodes), decided in topological order on 1-D, 2-D and 3-D float32 tensors
 // (N, C, spatial...) of static shape:

@@ -45,21 +45,17 @@ public:
     // tensor otherwise); materialises nothing. Only the eager dispatch asks for it.
     Tensor blocked() const;
     // Whether the value is (still) held in the blocked form only.
-    bool is_blocked() const { return m_blocked && blocked().valid(); }
+    bool is_blocked() const;
 
     // The accessors below expose memory, so they first give a blocked value its plain form (one
-    // ChannelUnblock), which from then on stands for the value in every copy of this tensor (the
-    // blocked form is dropped: a write through them leaves no stale blocked copy behind).
+    // ChannelUnblock, at offset 0 of a new blob), which from then on stands for the value in
+    // every copy of this tensor (the blocked form is dropped: a write through them leaves no stale
+    // blocked copy behind). The switch is the shared state's, under its lock: a Tensor object
+    // itself never changes, so copies on several threads stay safe to read.
     //
     // The storage, and the bytes from its start to element offset 0 (to share them with a graph).
-    const std::shared_ptr<Blob>& blob() const {
-        materialize();
-        return m_blob;
-    }
-    ptrdiff_t offset() const {
-        materialize();
-        return m_offset;
-    }
+    const std::shared_ptr<Blob>& blob() const { return m_blocked ? plain_blob() : m_blob; }
+    ptrdiff_t offset() const { return m_offset; }
     // The logical layout (for a blocked value, the contiguous plain one it stands for).
     const dnn::TensorLayout& layout() const { return m_layout; }
     const dnn::TensorShape& shape() const { return m_layout; }
@@ -67,8 +63,8 @@ public:
     CompNode comp_node() const { return m_blob ? m_blob->comp_node() : blocked_comp_node(); }
     // The view the kernel library reads and writes.
     dnn::TensorND dnn_tensor() const {
-        materialize();
-        return {m_blob->ptr() + m_offset, m_layout, &m_blob->storage()};
+        Blob& b = *blob();
+        return {b.ptr() + m_offset, m_layout, &b.storage()};
     }
 
     // A tensor sharing this storage with another layout; elements it addresses must lie within
@@ -104,18 +100,15 @@ private:
     Tensor(std::shared_ptr<Blob> blob, ptrdiff_t offset, const dnn::TensorLayout& layout)
         : m_blob(std::move(blob)), m_offset(offset), m_layout(layout) {}
 
-    void materialize() const {
-        if (m_blocked) [[unlikely]]
-            materialize_blocked();
-    }
-    void materialize_blocked() const;
+    // A blocked value's plain form, made on first use.
+    const std::shared_ptr<Blob>& plain_blob() const;
+    // This value as a plain tensor (materialised).
+    Tensor as_plain() const;
     CompNode blocked_comp_node() const;
 
-    // A blocked value's tensor has no storage of its own until it is materialised (m_blocked
-    // then goes, and m_blob holds the plain form): const accessors fill these in.
-    mutable std::shared_ptr<Blob> m_blob;
-    mutable ptrdiff_t m_offset = 0;  // bytes from the blob's start to element offset 0
-    mutable std::shared_ptr<BlockedValue> m_blocked;
+    std::shared_ptr<Blob> m_blob;  // null where m_blocked holds the value
+    ptrdiff_t m_offset = 0;        // bytes from the blob's start to element offset 0
+    std::shared_ptr<BlockedValue> m_blocked;
     dnn::TensorLayout m_layout;
     std::shared_ptr<AutogradMeta> m_grad_meta;
     bool m_auto_layout = false;
