@@ -25,7 +25,10 @@
 // and pass (x86::default_conv_algorithm: Winograd for some 3x3 stride-1 shapes, direct elsewhere,
 // direct where oneDNN has no Winograd kernel or NEOMEG_CONV_WINOGRAD=0), so the two compute the
 // same thing; each line names the implementation both ran. The "nchw" lines are oneDNN's direct
-// kernels on plain tensors (Winograd reads blocked layouts only).
+// kernels on plain tensors (Winograd reads blocked layouts only). The ", blocked" lines run our
+// blocked twins (ConvBiasBlocked, ConvolutionBackwardData/FilterBlocked) on ChannelBlock's layout
+// of the handle's preferred block, as traced graphs and eager mode keep activations between ops:
+// compare them with the "onednn" column, the primitive alone.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <time.h>
