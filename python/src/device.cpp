@@ -50,7 +50,8 @@ void init_device(py::module_& m) {
     m.def("set_eager_blocked", &imperative::set_eager_blocked,
           "Whether eager convolutions keep ChannelBlock's layout between the ops that read it "
           "(NEOMEG_EAGER_BLOCKED=0 starts with it off).");
-    m.def("eager_blocked", &imperative::eager_blocked_enabled);
+    m.def("eager_blocked", &imperative::eager_blocked_enabled,
+          "Whether eager convolutions keep ChannelBlock's layout (set_eager_blocked).");
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {
