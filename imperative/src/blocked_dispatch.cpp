@@ -17,6 +17,7 @@
 // else reads the plain form, which the tensor makes once and keeps (tensor.h).
 #include "blocked_dispatch.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -193,6 +194,12 @@ bool blocked_candidate(const OpDef& def) {
 
 std::optional<std::vector<Tensor>> run_blocked(const OpDef& def, std::span<const Tensor> inputs,
                                                std::span<const dnn::TensorLayout> out_layouts) {
+    const OpId id = def.id();
+    const bool convolution_op = id == ops::ConvolutionForward::kId || id == ops::ConvBias::kId;
+    // The other members join only a blocked input: most elementwise calls stop here.
+    if (!convolution_op &&
+        std::none_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.is_blocked(); }))
+        return std::nullopt;
     const CompNode cn = inputs[0].comp_node();
     const size_t b = cn.dnn_handle()->preferred_channel_block();
     if (b == 0)
@@ -204,13 +211,12 @@ std::optional<std::vector<Tensor>> run_blocked(const OpDef& def, std::span<const
         x.push_back({&t, t.blocked()});
         any_blocked |= x.back().blocked.valid();
     }
-    const OpId id = def.id();
     if (id == ops::ConvolutionForward::kId)
         return convolution(static_cast<const ops::ConvolutionForward&>(def).param(), x, out_layouts,
                            b, cn);
     if (id == ops::ConvBias::kId)
         return convolution(static_cast<const ops::ConvBias&>(def).param(), x, out_layouts, b, cn);
-    if (!any_blocked)  // the other members join only a blocked input
+    if (!any_blocked)  // another copy materialised it meanwhile
         return std::nullopt;
     if (id == ops::Elemwise::kId)
         return elemwise(static_cast<const ops::Elemwise&>(def).param().mode, x, out_layouts, b, cn);
