@@ -25,7 +25,10 @@
 // and pass (x86::default_conv_algorithm: Winograd for some 3x3 stride-1 shapes, direct elsewhere,
 // direct where oneDNN has no Winograd kernel or NEOMEG_CONV_WINOGRAD=0), so the two compute the
 // same thing; each line names the implementation both ran. The "nchw" lines are oneDNN's direct
-// kernels on plain tensors (Winograd reads blocked layouts only).
+// kernels on plain tensors (Winograd reads blocked layouts only). The ", blocked" lines run our
+// blocked twins (ConvBiasBlocked, ConvolutionBackwardData/FilterBlocked) on ChannelBlock's layout
+// of the handle's preferred block, as traced graphs and eager mode keep activations between ops:
+// compare them with the "onednn" column, the primitive alone.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <time.h>
@@ -43,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "neomeg/dnn/channel_blocked_rules.h"
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/operators/linalg.h"
@@ -310,6 +314,18 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                        fpd.scratchpad_desc());
     double ours = time_ours<ConvolutionForward>(h, p, {xs, ws});
     report(name.c_str(), ours, raw, fpd.impl_info_str());
+    // The blocked twins on ChannelBlock's layout, as a traced graph and eager mode run them between
+    // oneDNN ops: against the primitive alone (the "onednn" column; no reorders to pay).
+    const size_t blk = h.preferred_channel_block();
+    auto blocked = [&](const TensorShape& shape) {
+        return channel_blocked::blocked_shape(shape, blk);
+    };
+    if (blk)
+        report((name + ", blocked").c_str(),
+               time_ours<ConvBiasBlocked>(h,
+                                          channel_blocked::conv_bias_blocked_param(p, blk, false),
+                                          {blocked(xs), ws, TensorShape{}, TensorShape{}}),
+               raw, fpd.impl_info_str());
     if (g_extra_lines) {
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
                                           dnnl::algorithm::convolution_direct, plain(src), any(wd),
@@ -336,6 +352,10 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                    bpd.scratchpad_desc());
     ours = time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs});
     report(name.c_str(), ours, raw, bpd.impl_info_str());
+    if (blk)
+        report((name + ", blocked").c_str(),
+               time_ours<ConvolutionBackwardDataBlocked>(h, p, {ws, blocked(ys)}, {blocked(xs)}),
+               raw, bpd.impl_info_str());
     if (g_extra_lines) {
         dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
                                             dnnl::algorithm::convolution_direct, plain(src),
@@ -377,13 +397,16 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                       {DNNL_ARG_DIFF_WEIGHTS, plain(wd), ppd.diff_weights_desc(), true}},
                      ppd.scratchpad_desc(), ppd.impl_info_str());
     }
-    report(name.c_str(), ours,
-           time_raw(eng, s, dnnl::convolution_backward_weights(wpd),
-                    {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
-                     {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
-                     {DNNL_ARG_DIFF_WEIGHTS, plain(wd), wpd.diff_weights_desc(), true}},
-                    wpd.scratchpad_desc()),
-           wpd.impl_info_str());
+    raw = time_raw(eng, s, dnnl::convolution_backward_weights(wpd),
+                   {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
+                    {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
+                    {DNNL_ARG_DIFF_WEIGHTS, plain(wd), wpd.diff_weights_desc(), true}},
+                   wpd.scratchpad_desc());
+    report(name.c_str(), ours, raw, wpd.impl_info_str());
+    if (blk)
+        report((name + ", blocked").c_str(),
+               time_ours<ConvolutionBackwardFilterBlocked>(h, p, {blocked(xs), blocked(ys)}, {ws}),
+               raw, wpd.impl_info_str());
 }
 
 void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::dim n) {

@@ -9,6 +9,7 @@
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/op_timeline.h"
 
+#include "blocked_dispatch.h"
 #include "exec.h"
 #include "op_profile.h"
 
@@ -39,12 +40,9 @@ private:
     T* m_data;
 };
 
-std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const Tensor> inputs,
+std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const dnn::TensorND> in_nd,
                          std::span<const dnn::TensorLayout> in_layouts,
                          std::span<dnn::TensorLayout> out_layouts, CompNode cn) {
-    ScratchArray<dnn::TensorND> in_nd(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i)
-        in_nd[i] = inputs[i].dnn_tensor();
     std::vector<Tensor> outputs;
     outputs.reserve(out_layouts.size());
     ScratchArray<dnn::TensorND> out_nd(out_layouts.size());
@@ -57,14 +55,46 @@ std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const Tensor> inputs,
     size_t ws_size = dop.get_workspace_in_bytes(in_layouts, out_layouts);
     if (ws_size) {
         Blob ws(cn, ws_size);
-        dop.exec_unchecked(in_nd.span(), out_nd.span(), {ws.ptr(), ws_size});
+        dop.exec_unchecked(in_nd, out_nd.span(), {ws.ptr(), ws_size});
     } else {
-        dop.exec_unchecked(in_nd.span(), out_nd.span(), {});
+        dop.exec_unchecked(in_nd, out_nd.span(), {});
+    }
+    return outputs;
+}
+
+// exec() with the eager profile's and the timeline's records of the call.
+std::vector<Tensor> exec_timed(const OpDef& def, dnn::OperatorBase& dop,
+                               std::span<const dnn::TensorND> in_nd,
+                               std::span<const dnn::TensorLayout> in_layouts,
+                               std::span<dnn::TensorLayout> out_layouts, CompNode cn) {
+    const bool profiled = eager_profile_enabled();
+    const bool recorded = timeline_recording();
+    const int64_t start = profiled || recorded ? timeline_now_ns() : 0;
+    auto outputs = exec(dop, in_nd, in_layouts, out_layouts, cn);
+    if (profiled || recorded) {
+        const int64_t end = timeline_now_ns();
+        if (profiled)
+            eager_profile_add(def, in_layouts, std::chrono::nanoseconds(end - start));
+        if (recorded)
+            timeline_add(def, in_layouts, start, end);
     }
     return outputs;
 }
 
 }  // namespace
+
+std::vector<Tensor> run_dnn_nd(const OpDef& def, dnn::OperatorBase& dop,
+                               std::span<const dnn::TensorND> inputs,
+                               std::span<const dnn::TensorShape> shapes, CompNode cn) {
+    ScratchArray<dnn::TensorLayout> in_layouts(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+        in_layouts[i] = inputs[i].layout;
+    ScratchArray<dnn::TensorLayout> out_layouts(dop.num_outputs());
+    for (size_t i = 0; i < shapes.size(); ++i)
+        static_cast<dnn::TensorShape&>(out_layouts[i]) = shapes[i];
+    dop.deduce_layout(in_layouts.span(), out_layouts.span());
+    return exec_timed(def, dop, inputs, in_layouts.span(), out_layouts.span(), cn);
+}
 
 std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
                                std::span<const Tensor> inputs,
@@ -87,18 +117,16 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,
             static_cast<dnn::TensorShape&>(out_layouts[i]) = shapes[i];
     }
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
-    dnn::apply_layout_follows(dop.type(), in_layouts.span(), out_layouts.span());
-    const bool profiled = eager_profile_enabled();
-    const bool recorded = timeline_recording();
-    const int64_t start = profiled || recorded ? timeline_now_ns() : 0;
-    auto outputs = exec(dop, inputs, in_layouts.span(), out_layouts.span(), cn);
-    if (profiled || recorded) {
-        const int64_t end = timeline_now_ns();
-        if (profiled)
-            eager_profile_add(def, in_layouts.span(), std::chrono::nanoseconds(end - start));
-        if (recorded)
-            timeline_add(def, in_layouts.span(), start, end);
+    if (blocked_candidate(def)) {
+        auto blocked = run_blocked(def, inputs, out_layouts.span());
+        if (blocked)
+            return std::move(*blocked);
     }
+    dnn::apply_layout_follows(dop.type(), in_layouts.span(), out_layouts.span());
+    ScratchArray<dnn::TensorND> in_nd(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+        in_nd[i] = inputs[i].dnn_tensor();
+    auto outputs = exec_timed(def, dop, in_nd.span(), in_layouts.span(), out_layouts.span(), cn);
     // A channels-last output is the runtime's choice when every channels-last input was.
     bool any_last = false, all_auto = true;
     for (const Tensor& t : inputs)

@@ -13,6 +13,11 @@ namespace neomeg::imperative {
 std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& op,
                                std::span<const Tensor> inputs,
                                std::span<const dnn::TensorShape> shapes = {});
+// Runs a kernel-library operator on memory (`def` names it in the eager profile): deduces the
+// outputs' layouts (`shapes`, if not empty, preset them), allocates them contiguous on `cn`, execs.
+std::vector<Tensor> run_dnn_nd(const OpDef& def, dnn::OperatorBase& op,
+                               std::span<const dnn::TensorND> inputs,
+                               std::span<const dnn::TensorShape> shapes, CompNode cn);
 // Runs a generator operator (no inputs) with caller-chosen output shapes (dnn_exec.cpp).
 std::vector<Tensor> run_dnn_generator(const OpDef& def, dnn::OperatorBase& op,
                                       std::span<const dnn::TensorShape> shapes, CompNode cn);

@@ -1,9 +1,73 @@
 #include "neomeg/imperative/tensor.h"
 
+#include <atomic>
+#include <mutex>
+
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators/tensor_basic.h"
 
+#include "blocked_dispatch.h"
+
 namespace neomeg::imperative {
+
+// The value of a tensor that eager mode's blocked dispatch made, shared by the tensor's copies.
+// One form at a time: `blocked` until someone needs memory in the plain layout, then `plain` (the
+// blocked storage is released, so a plain writer cannot leave a stale blocked copy). `plain` is
+// set once, under the mutex, and never changes after, so a reader that saw has_plain needs no lock.
+struct BlockedValue {
+    std::mutex mutex;
+    std::atomic<bool> has_plain{false};
+    Tensor blocked;               // (N, ceil(C/b), spatial..., b), contiguous; invalid once plain
+    std::shared_ptr<Blob> plain;  // the contiguous plain form at offset 0, once made
+    CompNode cn;
+};
+
+Tensor Tensor::from_blocked(const Tensor& blocked, const dnn::TensorLayout& plain) {
+    NM_THROW_IF(!blocked.valid() || blocked.m_blocked || !blocked.layout().is_contiguous() ||
+                        blocked.layout().ndim != plain.ndim + 1 || !plain.is_contiguous(),
+                ShapeError, "Tensor::from_blocked: ", blocked.layout().to_string(),
+                " is not the blocked form of ", plain.to_string());
+    Tensor t;
+    t.m_layout = plain;
+    t.m_blocked = std::make_shared<BlockedValue>();
+    t.m_blocked->blocked = blocked;
+    t.m_blocked->cn = blocked.comp_node();
+    return t;
+}
+
+Tensor Tensor::blocked() const {
+    if (!m_blocked || m_blocked->has_plain.load(std::memory_order_acquire))
+        return {};
+    std::lock_guard lock(m_blocked->mutex);
+    return m_blocked->blocked;
+}
+
+bool Tensor::is_blocked() const {
+    return m_blocked && !m_blocked->has_plain.load(std::memory_order_acquire);
+}
+
+CompNode Tensor::blocked_comp_node() const {
+    return m_blocked->cn;
+}
+
+const std::shared_ptr<Blob>& Tensor::plain_blob() const {
+    BlockedValue& v = *m_blocked;
+    if (!v.has_plain.load(std::memory_order_acquire)) {
+        std::lock_guard lock(v.mutex);
+        if (!v.plain) {
+            v.plain = unblock(v.blocked, m_layout).m_blob;
+            v.blocked = {};
+            v.has_plain.store(true, std::memory_order_release);
+        }
+    }
+    return v.plain;
+}
+
+Tensor Tensor::as_plain() const {
+    Tensor t(plain_blob(), 0, m_layout);
+    t.m_auto_layout = m_auto_layout;
+    return t;
+}
 
 Tensor Tensor::empty(const dnn::TensorShape& shape, dnn::DType dtype, CompNode cn) {
     dnn::TensorLayout layout(shape, dtype);
@@ -31,6 +95,8 @@ Tensor Tensor::share(std::shared_ptr<Blob> blob, ptrdiff_t offset_bytes,
 }
 
 Tensor Tensor::view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes) const {
+    if (m_blocked)
+        return as_plain().view(layout, offset_bytes);
     auto [lo, hi] = layout.span_elems();
     ptrdiff_t begin = m_offset + offset_bytes + lo * static_cast<ptrdiff_t>(layout.dtype.size());
     ptrdiff_t end = m_offset + offset_bytes + hi * static_cast<ptrdiff_t>(layout.dtype.size());
@@ -60,6 +126,8 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::copy_to(CompNode cn) const {
+    if (m_blocked)
+        return as_plain().copy_to(cn);
     Tensor out = empty(m_layout, m_layout.dtype, cn);
     if (cn.device_type() == CompNode::DeviceType::CPU &&
         comp_node().device_type() == CompNode::DeviceType::CPU) {
@@ -74,6 +142,8 @@ Tensor Tensor::copy_to(CompNode cn) const {
 }
 
 void Tensor::to_host(void* dst) const {
+    if (m_blocked)
+        return as_plain().to_host(dst);
     CompNode cn = comp_node();
     if (m_layout.is_contiguous()) {
         cn.copy_to_host(dst, m_blob->ptr() + m_offset, m_layout.access_bytes());

@@ -10,6 +10,7 @@
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/x86_benchmark_kernel.h"
 #include "neomeg/dnn/x86_threads.h"
+#include "neomeg/imperative/eager_blocked.h"
 
 namespace py = pybind11;
 
@@ -46,6 +47,11 @@ void init_device(py::module_& m) {
           "first x86 operator runs. ValueError for n < 1, and for n > 1 in a process forked "
           "from one that ran x86 kernels.");
     m.def("x86_threads", &dnn::x86_threads);
+    m.def("set_eager_blocked", &imperative::set_eager_blocked,
+          "Whether eager convolutions keep ChannelBlock's layout between the ops that read it "
+          "(NEOMEG_EAGER_BLOCKED=0 starts with it off).");
+    m.def("eager_blocked", &imperative::eager_blocked_enabled,
+          "Whether eager convolutions keep ChannelBlock's layout (set_eager_blocked).");
     m.def("canonical_device",
           [](const std::string& name) { return CompNode::load(name).to_string(); });
     m.def("memory_stats", [](const std::string& device) {

@@ -516,6 +516,11 @@ def _traced_sgd_steps_follow_eager(make_net, x):
     from megengine.autodiff import GradManager
     from megengine.optimizer import SGD
 
+    # A fixed initialisation: the comparison depends on it, not on the tests run before. Over 100
+    # seeds of _TwoResidualBlocks, one (78) puts a parameter 2.6e-3 of its tensor's largest value
+    # past rtol=1e-3 after three momentum steps, eager plain and eager blocked alike (float32 sums
+    # in another order, amplified); the others stay within 1e-6 of it (3e-9 for seeds 0-19).
+    mge.random.seed(0)
     nets = [make_net(), make_net()]
     nets[1].load_state_dict(nets[0].state_dict())
 

@@ -1,7 +1,9 @@
 // Layout propagation: chains of convolutions, batch normalisations, poolings and the elementwise
 // ops between them, forward and backward, run on ChannelBlock's layout (dnn/ops/defs/
 // tensor_shape.py: oneDNN's nC[d][h]w16c / 8c as a dense tensor of one more dim), converted back to
-// the plain layout only where something else reads a value.
+// the plain layout only where something else reads a value. The rules below that depend only on
+// layouts and params live in neomeg/dnn/channel_blocked_rules.h, which eager mode's blocked
+// dispatch (imperative/src/blocked_dispatch.cpp) shares.
 //
 // Members ("blocked" nodes), decided in topological order on 1-D, 2-D and 3-D float32 tensors
 // (N, C, spatial...) of static shape:
@@ -33,6 +35,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "neomeg/dnn/channel_blocked_rules.h"
 #include "neomeg/graph/passes.h"
 #include "neomeg/op/defs/convolution.h"
 #include "neomeg/op/defs/elemwise.h"
@@ -47,42 +50,17 @@ namespace neomeg::graph {
 namespace {
 
 using Mode = dnn::param::Elemwise::Mode;
+using dnn::channel_blocked::blockable_groups;
+using dnn::channel_blocked::blocked_shape;
+using dnn::channel_blocked::Operand;
+using dnn::channel_blocked::zero_preserving;
 
-// (N, C, W), (N, C, H, W) or (N, C, D, H, W): oneDNN's nCw / nChw / nCdhw blocked formats.
 bool plain_spatial_f32(const VarNode* v) {
-    return v->shape().ndim >= 3 && v->shape().ndim <= 5 && v->dtype() == dnn::dtype::Float32 &&
-           !v->shape_dynamic() && !v->shape().is_empty();
-}
-
-bool zero_preserving(Mode m) {
-    switch (m) {
-        case Mode::RELU:
-        case Mode::ABS:
-        case Mode::NEGATE:
-        case Mode::ADD:
-        case Mode::SUB:
-        case Mode::MUL:
-        case Mode::MAX:
-        case Mode::MIN:
-        case Mode::SQUARE:
-        case Mode::SWITCH_GT0:
-        case Mode::ABS_GRAD:
-            return true;
-        default:
-            return false;
-    }
+    return !v->shape_dynamic() && dnn::channel_blocked::plain_spatial_f32(v->shape(), v->dtype());
 }
 
 const VarNode* absent_or(const VarNode* v) {
     return v->shape().ndim == 0 ? nullptr : v;
-}
-
-// Groups oneDNN convolves on blocked memory with its own kernels: one; depthwise (a group per
-// channel, in and out: Goihw16g); or groups of whole blocks. Others would get its reference kernel.
-bool blockable_groups(uint32_t group, size_t ic, size_t oc, size_t block) {
-    return group == 1 || (group == ic && group == oc) ||
-           (ic % group == 0 && oc % group == 0 && (ic / group) % block == 0 &&
-            (oc / group) % block == 0);
 }
 
 // A ConvolutionForward's or ConvBias's group count.
@@ -104,13 +82,9 @@ bool is_convolution(const OperatorNode* node, size_t block) {
         return false;
     if (op.id() == ops::ConvolutionForward::kId)
         return true;
-    if (const VarNode* bias = absent_or(node->inputs()[2])) {
-        if (bias->shape().ndim != dst->shape().ndim)
-            return false;
-        for (size_t d = 0; d < bias->shape().ndim; ++d)
-            if (bias->shape()[d] != (d == 1 ? dst->shape()[1] : 1))
-                return false;
-    }
+    const VarNode* bias = absent_or(node->inputs()[2]);
+    if (bias && !dnn::channel_blocked::per_channel_bias(bias->shape(), dst->shape()))
+        return false;
     const VarNode* z = absent_or(node->inputs()[3]);
     return !z || (z->layout().eq_shape(dst->layout()) && z->dtype() == dst->dtype());
 }
@@ -119,21 +93,9 @@ bool is_pooling(const OperatorNode* node) {
     return node->op().id() == ops::PoolingForward::kId && plain_spatial_f32(node->outputs()[0]);
 }
 
-// How an elementwise member reads an operand: of dst's shape, per channel (1, C, 1...), both
-// blocked; or a scalar, plain (it broadcasts against the blocked shape as against the plain one).
-enum class Operand { Full, PerChannel, Scalar, Other };
-
 Operand operand_kind(const VarNode* v, const VarNode* dst) {
-    if (v->dtype() != dst->dtype() || v->shape_dynamic())
-        return Operand::Other;
-    const dnn::TensorShape& s = v->shape();
-    if (v->layout().eq_shape(dst->layout()))
-        return Operand::Full;
-    if (s.ndim == dst->shape().ndim && s[0] == 1 && s[1] == dst->shape()[1] &&
-        s.total_nr_elems() == s[1])
-        return Operand::PerChannel;
-    return s.ndim <= dst->shape().ndim && s.total_nr_elems() == 1 ? Operand::Scalar
-                                                                  : Operand::Other;
+    return v->shape_dynamic() ? Operand::Other
+                              : dnn::channel_blocked::operand_kind(v->layout(), dst->layout());
 }
 
 // A finite float32 constant: its product with the padding channels' zeros is zero.
@@ -203,14 +165,6 @@ bool is_unit_reshape(const OperatorNode* node) {
     return a[0] == b[0] && a[1] == b[1] && spatial(a) == spatial(b);
 }
 
-// ChannelBlock's shape of a plain (N, C, spatial...) one.
-dnn::TensorShape blocked_shape(dnn::TensorShape s, size_t block) {
-    s[s.ndim] = block;
-    s[1] = (s[1] + block - 1) / block;
-    s.ndim += 1;
-    return s;
-}
-
 // BatchNormForward, or BatchNormBackward (whose src is input 1), on float32 tensors with 1 to 3
 // spatial dims.
 bool is_batch_norm(const OperatorNode* node, OpId id) {
@@ -256,24 +210,12 @@ std::vector<size_t> blocked_inputs(const OperatorNode* node) {
 
 dnn::param::ConvBiasBlocked blocked_param(const OperatorNode* conv, size_t block,
                                           bool filter_is_const) {
-    dnn::param::ConvBiasBlocked p;
-    auto copy_geometry = [&](const auto& c) {
-        p.mode = static_cast<dnn::param::ConvBiasBlocked::Mode>(c.mode);
-        p.stride = c.stride;
-        p.padding = c.padding;
-        p.dilation = c.dilation;
-        p.group = c.group;
-    };
-    if (conv->op().id() == ops::ConvBias::kId) {
-        const auto& c = static_cast<const ops::ConvBias&>(conv->op()).param();
-        copy_geometry(c);
-        p.nonlineMode = static_cast<dnn::param::ConvBiasBlocked::NonlineMode>(c.nonlineMode);
-    } else {
-        copy_geometry(static_cast<const ops::ConvolutionForward&>(conv->op()).param());
-    }
-    p.block = static_cast<uint32_t>(block);
-    p.filter_is_const = filter_is_const;
-    return p;
+    if (conv->op().id() == ops::ConvBias::kId)
+        return dnn::channel_blocked::conv_bias_blocked_param(
+                static_cast<const ops::ConvBias&>(conv->op()).param(), block, filter_is_const);
+    return dnn::channel_blocked::conv_bias_blocked_param(
+            static_cast<const ops::ConvolutionForward&>(conv->op()).param(), block,
+            filter_is_const);
 }
 
 }  // namespace

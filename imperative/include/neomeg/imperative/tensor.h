@@ -12,6 +12,7 @@
 namespace neomeg::imperative {
 
 struct AutogradMeta;  // grad.h: this tensor's places in the autograd graphs recording it
+struct BlockedValue;  // tensor.cpp: a value held in ChannelBlock's layout
 
 using ::neomeg::Blob;
 
@@ -34,17 +35,36 @@ public:
     static Tensor share(std::shared_ptr<Blob> blob, ptrdiff_t offset_bytes,
                         const dnn::TensorLayout& layout);
 
-    bool valid() const { return m_blob != nullptr; }
+    // A tensor of the contiguous `plain` layout (N, C, spatial...) whose value is `blocked`,
+    // that value in ChannelBlock's layout (N, ceil(C/b), spatial..., b) with zeros past C: what
+    // eager mode's blocked operators return (blocked_dispatch.cpp). Copies share the value.
+    static Tensor from_blocked(const Tensor& blocked, const dnn::TensorLayout& plain);
+
+    bool valid() const { return m_blob != nullptr || m_blocked != nullptr; }
+    // The value in ChannelBlock's layout, if this tensor still holds it in that form (an invalid
+    // tensor otherwise); materialises nothing. Only the eager dispatch asks for it.
+    Tensor blocked() const;
+    // Whether the value is (still) held in the blocked form only.
+    bool is_blocked() const;
+
+    // The accessors below expose memory, so they first give a blocked value its plain form (one
+    // ChannelUnblock, at offset 0 of a new blob), which from then on stands for the value in
+    // every copy of this tensor (the blocked form is dropped: a write through them leaves no stale
+    // blocked copy behind). The switch is the shared state's, under its lock: a Tensor object
+    // itself never changes, so copies on several threads stay safe to read.
+    //
     // The storage, and the bytes from its start to element offset 0 (to share them with a graph).
-    const std::shared_ptr<Blob>& blob() const { return m_blob; }
+    const std::shared_ptr<Blob>& blob() const { return m_blocked ? plain_blob() : m_blob; }
     ptrdiff_t offset() const { return m_offset; }
+    // The logical layout (for a blocked value, the contiguous plain one it stands for).
     const dnn::TensorLayout& layout() const { return m_layout; }
     const dnn::TensorShape& shape() const { return m_layout; }
     dnn::DType dtype() const { return m_layout.dtype; }
-    CompNode comp_node() const { return m_blob->comp_node(); }
+    CompNode comp_node() const { return m_blob ? m_blob->comp_node() : blocked_comp_node(); }
     // The view the kernel library reads and writes.
     dnn::TensorND dnn_tensor() const {
-        return {m_blob->ptr() + m_offset, m_layout, &m_blob->storage()};
+        Blob& b = *blob();
+        return {b.ptr() + m_offset, m_layout, &b.storage()};
     }
 
     // A tensor sharing this storage with another layout; elements it addresses must lie within
@@ -64,6 +84,7 @@ public:
     // The same values without autograd identity.
     Tensor detach() const {
         Tensor t(m_blob, m_offset, m_layout);
+        t.m_blocked = m_blocked;
         t.m_auto_layout = m_auto_layout;
         return t;
     }
@@ -79,8 +100,15 @@ private:
     Tensor(std::shared_ptr<Blob> blob, ptrdiff_t offset, const dnn::TensorLayout& layout)
         : m_blob(std::move(blob)), m_offset(offset), m_layout(layout) {}
 
-    std::shared_ptr<Blob> m_blob;
-    ptrdiff_t m_offset = 0;  // bytes from the blob's start to element offset 0
+    // A blocked value's plain form, made on first use.
+    const std::shared_ptr<Blob>& plain_blob() const;
+    // This value as a plain tensor (materialised).
+    Tensor as_plain() const;
+    CompNode blocked_comp_node() const;
+
+    std::shared_ptr<Blob> m_blob;  // null where m_blocked holds the value
+    ptrdiff_t m_offset = 0;        // bytes from the blob's start to element offset 0
+    std::shared_ptr<BlockedValue> m_blocked;
     dnn::TensorLayout m_layout;
     std::shared_ptr<AutogradMeta> m_grad_meta;
     bool m_auto_layout = false;

@@ -1,0 +1,291 @@
+// Eager mode's channel-blocked activations: the eager side of the graph's layout pass
+// (src/graph/passes/propagate_channel_blocked.cpp), with the same member rules
+// (neomeg/dnn/channel_blocked_rules.h) applied one op at a time, as eager mode cannot see who reads
+// an output. On a comp node whose handle prefers a channel block b (x86: 8 on AVX2, 16 on
+// AVX-512), for float32 tensors (N, C, spatial...) of 1 to 3 spatial dims:
+// - ConvolutionForward and ConvBias (groups oneDNN blocks, a per-channel bias or none, z of dst's
+//   shape or none) of at least b output channels write a blocked dst, reading a plain src as it
+//   is (ConvBiasBlocked);
+// - PoolingForward and BatchNormForward run blocked when their src is blocked; BatchNormBackward
+//   when diff or src is; ConvolutionBackwardData when diff is; ConvolutionBackwardFilter when src
+//   or diff is (its filter gradient stays plain);
+// - Elemwise of a zero-preserving mode on operands of dst's shape or per-channel ones runs
+//   blocked when one operand is (a scalar operand keeps it plain: whether 0 * s is 0 needs s's
+//   value).
+// The plain operand of a blocked op gets a ChannelBlock, except where it has fewer channels than
+// a block (LeNet's 6): then the op runs plain, as the graph keeps such tensors plain. Anything
+// else reads the plain form, which the tensor makes once and keeps (tensor.h).
+#include "blocked_dispatch.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "neomeg/dnn/channel_blocked_rules.h"
+#include "neomeg/imperative/eager_blocked.h"
+#include "neomeg/op/defs/convolution.h"
+#include "neomeg/op/defs/elemwise.h"
+#include "neomeg/op/defs/norm.h"
+#include "neomeg/op/defs/pooling.h"
+#include "neomeg/op/defs/tensor_shape.h"
+
+#include "exec.h"
+#include "shared_op.h"
+
+namespace neomeg::imperative {
+namespace {
+
+namespace rules = dnn::channel_blocked;
+using Mode = dnn::param::Elemwise::Mode;
+
+bool& enabled_flag() {
+    static bool on = [] {
+        const char* v = std::getenv("NEOMEG_EAGER_BLOCKED");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return on;
+}
+
+// An input the dispatch reads: its blocked value, if it has one.
+struct Operand {
+    const Tensor* tensor;
+    Tensor blocked;  // invalid: the value is plain
+};
+
+bool spatial_f32(const dnn::TensorLayout& l) {
+    return rules::plain_spatial_f32(l, l.dtype);
+}
+
+// A plain tensor the kernels take as it is or convert: contiguous row-major (not channels-last).
+bool plain_ok(const Tensor& t) {
+    return t.layout().is_contiguous();
+}
+
+// A tensor of static shape that is spatial float32 and either blocked or plain and contiguous.
+bool usable(const Operand& o) {
+    return spatial_f32(o.tensor->layout()) && (o.blocked.valid() || plain_ok(*o.tensor));
+}
+
+// `o`'s value in the blocked layout of block b: its own, or a ChannelBlock of the plain one.
+dnn::TensorND blocked_nd(const Operand& o, size_t b, std::vector<Tensor>& keep) {
+    if (o.blocked.valid())
+        return o.blocked.dnn_tensor();
+    dnn::param::ChannelBlock p;
+    p.block = static_cast<uint32_t>(b);
+    auto op = shared_op<ops::ChannelBlock>(p);
+    CompNode cn = o.tensor->comp_node();
+    dnn::TensorND in = o.tensor->dnn_tensor();
+    keep.push_back(
+            std::move(run_dnn_nd(*op, op->dnn_operator(cn.dnn_handle()), {&in, 1}, {}, cn)[0]));
+    return keep.back().dnn_tensor();
+}
+
+// An absent optional input (ConvBiasBlocked's bias or z): ndim 0.
+dnn::TensorND absent_nd() {
+    static const uint64_t zero = 0;
+    return {const_cast<uint64_t*>(&zero),
+            dnn::TensorLayout(dnn::TensorShape{}, dnn::dtype::Float32), nullptr};
+}
+
+// Runs the blocked twin `op` on `in` and wraps each output whose index is in `blocked_out` as a
+// blocked value of the plain op's layout.
+template <class Op>
+std::vector<Tensor> run_twin(const Op& op, std::span<const dnn::TensorND> in,
+                             std::span<const dnn::TensorLayout> out_layouts,
+                             std::span<const dnn::TensorShape> shapes, size_t blocked_out,
+                             CompNode cn) {
+    std::vector<Tensor> outs = run_dnn_nd(op, op.dnn_operator(cn.dnn_handle()), in, shapes, cn);
+    for (size_t i = 0; i < outs.size(); ++i)
+        if (i == blocked_out)
+            outs[i] = Tensor::from_blocked(outs[i], out_layouts[i]);
+    return outs;
+}
+
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+template <class ConvParam>
+std::optional<std::vector<Tensor>> convolution(const ConvParam& p, std::span<const Operand> x,
+                                               std::span<const dnn::TensorLayout> out, size_t b,
+                                               CompNode cn) {
+    const dnn::TensorLayout& dst = out[0];
+    if (!usable(x[0]) || !spatial_f32(dst) || dst[1] < b || x[1].blocked.valid() ||
+        x[1].tensor->dtype() != dnn::dtype::Float32 ||
+        !rules::blockable_groups(p.group, x[0].tensor->shape()[1], dst[1], b))
+        return std::nullopt;
+    std::vector<Tensor> keep;
+    dnn::TensorND in[4] = {
+            x[0].blocked.valid() ? x[0].blocked.dnn_tensor() : x[0].tensor->dnn_tensor(),
+            {},
+            absent_nd(),
+            absent_nd()};
+    if constexpr (std::is_same_v<ConvParam, dnn::param::ConvBias>) {
+        const Tensor &bias = *x[2].tensor, &z = *x[3].tensor;
+        if (bias.shape().ndim != 0 && (x[2].blocked.valid() || bias.dtype() != dst.dtype ||
+                                       !rules::per_channel_bias(bias.shape(), dst)))
+            return std::nullopt;
+        if (z.shape().ndim != 0 && (!z.layout().eq_shape(dst) || !usable(x[3])))
+            return std::nullopt;
+        if (bias.shape().ndim != 0)
+            in[2] = bias.dnn_tensor();
+        if (z.shape().ndim != 0)
+            in[3] = blocked_nd(x[3], b, keep);
+    }
+    in[1] = x[1].tensor->dnn_tensor();
+    auto op = shared_op<ops::ConvBiasBlocked>(rules::conv_bias_blocked_param(p, b, false));
+    return run_twin(*op, in, out, {}, 0, cn);
+}
+
+std::optional<std::vector<Tensor>> elemwise(Mode mode, std::span<const Operand> x,
+                                            std::span<const dnn::TensorLayout> out, size_t b,
+                                            CompNode cn) {
+    const dnn::TensorLayout& dst = out[0];
+    if (!rules::zero_preserving(mode) || !spatial_f32(dst) || dst[1] < b)
+        return std::nullopt;
+    bool full = false;
+    for (const Operand& o : x) {
+        switch (rules::operand_kind(o.tensor->layout(), dst)) {
+            case rules::Operand::Full:
+                full = true;
+                [[fallthrough]];
+            case rules::Operand::PerChannel:
+                if (!o.blocked.valid() && !plain_ok(*o.tensor))
+                    return std::nullopt;
+                break;
+            default:
+                return std::nullopt;
+        }
+    }
+    if (!full)
+        return std::nullopt;
+    std::vector<Tensor> keep;
+    std::vector<dnn::TensorND> in;
+    for (const Operand& o : x)
+        in.push_back(blocked_nd(o, b, keep));
+    dnn::param::Elemwise p;
+    p.mode = mode;
+    return run_twin(*shared_op<ops::Elemwise>(p), in, out, {}, 0, cn);
+}
+
+}  // namespace
+
+bool eager_blocked_enabled() {
+    return enabled_flag();
+}
+
+void set_eager_blocked(bool on) {
+    enabled_flag() = on;
+}
+
+bool blocked_candidate(const OpDef& def) {
+    switch (def.id()) {
+        case ops::ConvolutionForward::kId:
+        case ops::ConvBias::kId:
+        case ops::PoolingForward::kId:
+        case ops::BatchNormForward::kId:
+        case ops::BatchNormBackward::kId:
+        case ops::ConvolutionBackwardData::kId:
+        case ops::ConvolutionBackwardFilter::kId:
+        case ops::Elemwise::kId:
+            return enabled_flag();
+        default:
+            return false;
+    }
+}
+
+std::optional<std::vector<Tensor>> run_blocked(const OpDef& def, std::span<const Tensor> inputs,
+                                               std::span<const dnn::TensorLayout> out_layouts) {
+    const OpId id = def.id();
+    const bool convolution_op = id == ops::ConvolutionForward::kId || id == ops::ConvBias::kId;
+    // The other members join only a blocked input: most elementwise calls stop here.
+    if (!convolution_op &&
+        std::none_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.is_blocked(); }))
+        return std::nullopt;
+    const CompNode cn = inputs[0].comp_node();
+    const size_t b = cn.dnn_handle()->preferred_channel_block();
+    if (b == 0)
+        return std::nullopt;
+    std::vector<Operand> x;
+    x.reserve(inputs.size());
+    bool any_blocked = false;
+    for (const Tensor& t : inputs) {
+        x.push_back({&t, t.blocked()});
+        any_blocked |= x.back().blocked.valid();
+    }
+    if (id == ops::ConvolutionForward::kId)
+        return convolution(static_cast<const ops::ConvolutionForward&>(def).param(), x, out_layouts,
+                           b, cn);
+    if (id == ops::ConvBias::kId)
+        return convolution(static_cast<const ops::ConvBias&>(def).param(), x, out_layouts, b, cn);
+    if (!any_blocked)  // another copy materialised it meanwhile
+        return std::nullopt;
+    if (id == ops::Elemwise::kId)
+        return elemwise(static_cast<const ops::Elemwise&>(def).param().mode, x, out_layouts, b, cn);
+    for (const Tensor& t : inputs)
+        if (t.dtype() != dnn::dtype::Float32)
+            return std::nullopt;
+    std::vector<Tensor> keep;
+    if (id == ops::PoolingForward::kId) {
+        if (!spatial_f32(out_layouts[0]))
+            return std::nullopt;
+        dnn::TensorND in = x[0].blocked.dnn_tensor();
+        auto op = shared_op<ops::PoolingBlocked>(
+                static_cast<const ops::PoolingForward&>(def).param());
+        return run_twin(*op, {&in, 1}, out_layouts, {}, 0, cn);
+    }
+    if (id == ops::BatchNormForward::kId) {
+        if (!x[0].blocked.valid() || !spatial_f32(out_layouts[0]))
+            return std::nullopt;
+        std::vector<dnn::TensorND> in{x[0].blocked.dnn_tensor()};
+        for (size_t i = 1; i < inputs.size(); ++i)
+            in.push_back(inputs[i].dnn_tensor());
+        auto op = shared_op<ops::BatchNormForwardBlocked>(
+                static_cast<const ops::BatchNormForward&>(def).param());
+        return run_twin(*op, in, out_layouts, {}, 0, cn);
+    }
+    if (id == ops::BatchNormBackward::kId) {  // (diff, src, scale, saved_mean, saved_inv_std)
+        if (!usable(x[0]) || !usable(x[1]) || !spatial_f32(out_layouts[0]) ||
+            inputs[1].shape()[1] < b)
+            return std::nullopt;
+        std::vector<dnn::TensorND> in{blocked_nd(x[0], b, keep), blocked_nd(x[1], b, keep)};
+        for (size_t i = 2; i < inputs.size(); ++i)
+            in.push_back(inputs[i].dnn_tensor());
+        auto op = shared_op<ops::BatchNormBackwardBlocked>(
+                static_cast<const ops::BatchNormBackward&>(def).param());
+        return run_twin(*op, in, out_layouts, {}, 0, cn);
+    }
+    if (id == ops::ConvolutionBackwardData::kId) {  // (filter, diff) -> src-shaped grad
+        const auto& p = static_cast<const ops::ConvolutionBackwardData&>(def).param();
+        const dnn::TensorLayout& grad = out_layouts[0];
+        if (!x[1].blocked.valid() || x[0].blocked.valid() || !spatial_f32(grad) || grad[1] < b ||
+            !rules::blockable_groups(p.group, grad[1], inputs[1].shape()[1], b))
+            return std::nullopt;
+        dnn::TensorND in[2] = {inputs[0].dnn_tensor(), x[1].blocked.dnn_tensor()};
+        const dnn::TensorShape grad_shape = rules::blocked_shape(grad, b);
+        auto op = shared_op<ops::ConvolutionBackwardDataBlocked>(p);
+        return run_twin(*op, in, out_layouts, {&grad_shape, 1}, 0, cn);
+    }
+    if (id == ops::ConvolutionBackwardFilter::kId) {  // (src, diff) -> the filter's gradient
+        const auto& p = static_cast<const ops::ConvolutionBackwardFilter&>(def).param();
+        // A plain src may be narrow (the image: converting it costs less than the plain
+        // kernel's reorders of the wide gradient); a plain diff must be wide.
+        if (!usable(x[0]) || !usable(x[1]) || (!x[1].blocked.valid() && inputs[1].shape()[1] < b) ||
+            !rules::blockable_groups(p.group, inputs[0].shape()[1], inputs[1].shape()[1], b))
+            return std::nullopt;
+        dnn::TensorND in[2] = {blocked_nd(x[0], b, keep), blocked_nd(x[1], b, keep)};
+        const dnn::TensorShape filter_shape = out_layouts[0];
+        auto op = shared_op<ops::ConvolutionBackwardFilterBlocked>(p);
+        return run_twin(*op, in, out_layouts, {&filter_shape, 1}, kNone, cn);
+    }
+    return std::nullopt;
+}
+
+Tensor unblock(const Tensor& blocked, const dnn::TensorLayout& plain) {
+    dnn::param::ChannelUnblock p;
+    p.channels = static_cast<uint32_t>(plain[1]);
+    auto op = shared_op<ops::ChannelUnblock>(p);
+    CompNode cn = blocked.comp_node();
+    dnn::TensorND in = blocked.dnn_tensor();
+    return run_dnn_nd(*op, op->dnn_operator(cn.dnn_handle()), {&in, 1}, {}, cn)[0];
+}
+
+}  // namespace neomeg::imperative
