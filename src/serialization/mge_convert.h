@@ -59,8 +59,8 @@ using Conversion = std::function<std::vector<graph::VarNode*>(
         Converter&, const fbs::Operator&, std::span<graph::VarNode* const> inputs)>;
 using ConversionTable = std::map<std::string, Conversion, std::less<>>;
 
-void add_compute_conversions(ConversionTable& table);  // mge_oprs_compute.cpp
-void add_shape_conversions(ConversionTable& table);    // mge_oprs_shape.cpp
+void add_compute_conversions(ConversionTable& table);   // mge_oprs_compute.cpp
+void add_shape_conversions(ConversionTable& table);     // mge_oprs_shape.cpp
 void add_resample_conversions(ConversionTable& table);  // mge_oprs_resample.cpp
 
 // The table of every conversion, built once.
