@@ -43,6 +43,32 @@ struct ConvGeometry {
     }
 };
 
+// A 2-D geometry's sizes as signed integers, for loops whose positions go negative in the
+// padding (the deformable and region-restricted convolutions' naive and x86 kernels).
+struct ConvDims2D {
+    long N, IC, IH, IW, OC, OH, OW, FH, FW, K, icg, ocg, G, sh, sw, ph, pw, dh, dw;
+    explicit ConvDims2D(const ConvGeometry& g)
+        : N(long(g.n)),
+          IC(long(g.ic)),
+          IH(long(g.in[1])),
+          IW(long(g.in[2])),
+          OC(long(g.oc)),
+          OH(long(g.out[1])),
+          OW(long(g.out[2])),
+          FH(long(g.k[1])),
+          FW(long(g.k[2])),
+          K(FH * FW),
+          icg(long(g.icg)),
+          ocg(long(g.ocg)),
+          G(long(g.group)),
+          sh(g.stride[1]),
+          sw(g.stride[2]),
+          ph(g.pad[1]),
+          pw(g.pad[2]),
+          dh(g.dil[1]),
+          dw(g.dil[2]) {}
+};
+
 // Checks that stride, padding and dilation have one entry per spatial dim and sane values, and
 // that group >= 1 (ParamError naming `op`).
 void conv_check_args(const OperatorBase& op, const ConvArgs& args, size_t spatial);

@@ -16,30 +16,11 @@ std::vector<int64_t> load_ids(const TensorND& t) {
     return v;
 }
 
-struct Walk {
-    long N, IC, IH, IW, OC, OH, OW, FH, FW, icg, ocg, sh, sw, ph, pw, dh, dw;
+struct Walk : ConvDims2D {
     std::vector<int64_t> rin, rout;
 
     Walk(const ConvGeometry& g, const TensorND& rin_t, const TensorND& rout_t)
-        : N(long(g.n)),
-          IC(long(g.ic)),
-          IH(long(g.in[1])),
-          IW(long(g.in[2])),
-          OC(long(g.oc)),
-          OH(long(g.out[1])),
-          OW(long(g.out[2])),
-          FH(long(g.k[1])),
-          FW(long(g.k[2])),
-          icg(long(g.icg)),
-          ocg(long(g.ocg)),
-          sh(g.stride[1]),
-          sw(g.stride[2]),
-          ph(g.pad[1]),
-          pw(g.pad[2]),
-          dh(g.dil[1]),
-          dw(g.dil[2]),
-          rin(load_ids(rin_t)),
-          rout(load_ids(rout_t)) {}
+        : ConvDims2D(g), rin(load_ids(rin_t)), rout(load_ids(rout_t)) {}
 
     // f(src index, filter index, dst index) for every tap that reads src and whose regions match.
     template <class F>

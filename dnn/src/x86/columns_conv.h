@@ -16,28 +16,8 @@
 
 namespace neomeg::dnn::x86::columns_conv {
 
-struct Geo {
-    long N, IC, IH, IW, OC, OH, OW, FH, FW, K, icg, ocg, G, sh, sw, ph, pw, dh, dw;
-    explicit Geo(const ConvGeometry& g)
-        : N(long(g.n)),
-          IC(long(g.ic)),
-          IH(long(g.in[1])),
-          IW(long(g.in[2])),
-          OC(long(g.oc)),
-          OH(long(g.out[1])),
-          OW(long(g.out[2])),
-          FH(long(g.k[1])),
-          FW(long(g.k[2])),
-          K(FH * FW),
-          icg(long(g.icg)),
-          ocg(long(g.ocg)),
-          G(long(g.group)),
-          sh(g.stride[1]),
-          sw(g.stride[2]),
-          ph(g.pad[1]),
-          pw(g.pad[2]),
-          dh(g.dil[1]),
-          dw(g.dil[2]) {}
+struct Geo : ConvDims2D {
+    using ConvDims2D::ConvDims2D;
     long P() const { return OH * OW; }
     size_t col_rows() const { return size_t(IC * K); }
     // A group's rows of the columns: icg input channels' taps.
