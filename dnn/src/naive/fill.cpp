@@ -1,5 +1,6 @@
 #include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
+#include "src/common/fill_value.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 
@@ -13,7 +14,7 @@ public:
         const TensorND& dst = outputs[0];
         dispatch_dtype(dst.layout.dtype, [&](auto tag) {
             using T = typename decltype(tag)::type;
-            T v = static_cast<T>(m_param.value);
+            const T v = fill_value<T>(m_param);
             for_each_offset(dst.layout, [&](ptrdiff_t off) { elem<T>(dst, off) = v; });
         });
     }

@@ -1,9 +1,12 @@
-// Fill on x86: a contiguous float32 dst is one std::fill_n per thread's range (which the compiler
-// vectorises); other dtypes and strided dsts go to naive. Models start with it (every bias and
-// BatchNorm weight), so it should not cost a naive per-element walk.
+// Fill on x86: a contiguous dst of any dtype is one std::fill_n per thread's range (which the
+// compiler vectorises); strided dsts go to naive. Models start with it (every bias and BatchNorm
+// weight), and autograd fills int32 zero gradients (ROIPooling's argmax), so no dtype should cost
+// naive's per-element offset walk.
 #include <algorithm>
 
 #include "neomeg/dnn/operators/tensor_basic.h"
+#include "src/common/dtype_dispatch.h"
+#include "src/common/fill_value.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -19,15 +22,19 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND& dst = outputs[0];
-        if (dst.layout.dtype != dtype::Float32 || !dst.layout.is_contiguous()) {
+        if (!dst.layout.is_contiguous()) {
             run_naive(inputs, outputs, ws);
             return;
         }
-        auto* d = static_cast<float*>(dst.raw_ptr());
         const size_t n = dst.layout.total_nr_elems();
-        const auto v = static_cast<float>(m_param.value);
-        parallel_ranges(n, n, kParallelGrain,
-                        [&](size_t b, size_t e) { std::fill_n(d + b, e - b, v); });
+        dispatch_dtype(dst.layout.dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            auto* d = static_cast<T*>(dst.raw_ptr());
+            const T v = fill_value<T>(m_param);
+            // The grain counts elements of float32's size, so a narrower dtype splits as late.
+            parallel_ranges(n, n * sizeof(T) / sizeof(float), kParallelGrain,
+                            [&](size_t b, size_t e) { std::fill_n(d + b, e - b, v); });
+        });
         m_last = "loop";
     }
 };

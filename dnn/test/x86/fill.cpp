@@ -1,5 +1,5 @@
-// Fill on the x86 handle against naive: float32 of sizes 0, 1, primes and above the threading
-// grain (the loop), and the cases that go to naive (other dtypes, padded dst).
+// Fill on the x86 handle against naive: every dtype at sizes 0, 1, primes and above the threading
+// grain (the loop), and the padded dst that goes to naive.
 #include "neomeg/dnn/operators/tensor_basic.h"
 #include "x86/x86_test.h"
 
@@ -33,11 +33,26 @@ TEST_F(X86, FillMatchesNaive) {
     EXPECT_EQ(last_kernel(*op), "loop");
 }
 
-TEST_F(X86, FillOtherCasesRunNaive) {
-    for (DType dt : {dtype::Int32, dtype::Float16}) {
-        Checker<Fill> c(handle.get());
-        c.set_param(fill(3.f, dt)).set_output_shapes({{6, 11}}).set_epsilon(0).execs({});
-    }
+TEST_F(X86, FillEveryDtypeMatchesNaive) {
+    // Values that round (float16, bfloat16), truncate (integers) or are nonzero (bool).
+    for (DType dt : {dtype::Float16, dtype::BFloat16, dtype::Int8, dtype::Uint8, dtype::Int16,
+                     dtype::Int32, dtype::Bool})
+        for (float v : {0.0f, 3.0f, 2.7f, 100.3f})
+            for (const TensorShape& s :
+                 {TensorShape{0}, TensorShape{1}, TensorShape{6, 11}, TensorShape{3, 100003}}) {
+                Checker<Fill> c(handle.get());
+                c.set_param(fill(v, dt)).set_output_shapes({s}).set_epsilon(0).execs({});
+            }
+    auto op = handle->create_operator<Fill>();
+    op->param() = fill(-7.9f, dtype::Int32);
+    HostTensor dst({4, 5}, dtype::Int32);
+    TensorND out = dst.nd();
+    op->exec({}, {&out, 1}, {});
+    EXPECT_EQ(dst.values(), std::vector<double>(20, -7.0));
+    EXPECT_EQ(last_kernel(*op), "loop");
+}
+
+TEST_F(X86, FillPaddedDstRunsNaive) {
     Checker<Fill> c(handle.get());
     c.set_param(fill(2.f, dtype::Float32)).set_output_shapes({{5, 7}}).set_epsilon(0);
     c.set_noncontiguous(true).execs({});
