@@ -32,7 +32,7 @@ VarNode* elemwise(Converter& c, Mode mode, std::initializer_list<VarNode*> in) {
 // How MegEngine's elemwise mode `id` runs in NeoMeg: one mode, or MegEngine's fused
 // FUSE_ADD_<act> as ADD then the activation, or one of the special forms.
 struct ElemwiseMap {
-    enum Kind : uint8_t { None, Plain, AddThen, CondMove, PRelu, CMod } kind = None;
+    enum Kind : uint8_t { None, Plain, AddThen, CondMove, PRelu } kind = None;
     Mode mode = Mode::ADD;  // Plain: the mode; AddThen: the activation; CondMove: the comparison
 };
 
@@ -63,6 +63,7 @@ ElemwiseMap elemwise_map(uint32_t id) {
         NM_PLAIN(17, FLOOR_DIV)
         NM_PLAIN(18, MAX)
         NM_PLAIN(19, MIN)
+        NM_PLAIN(20, MOD)  // MegDNN: fmod on floats, Python's % on integers, as NeoMeg
         NM_PLAIN(21, MUL)
         NM_PLAIN(22, POW)
         NM_PLAIN(23, SIGMOID_GRAD)
@@ -129,8 +130,6 @@ ElemwiseMap elemwise_map(uint32_t id) {
             return {K::AddThen, Mode::H_SWISH};
         case 73:  // PRELU: x > 0 ? x : x * y
             return {K::PRelu, Mode::ADD};
-        case 20:  // MOD: C's fmod / %, the sign of the dividend (NeoMeg's MOD is Python's)
-            return {K::CMod, Mode::MOD};
         default:
             // FAST_TANH(_GRAD) (an approximation NeoMeg does not reproduce), RMULH, the
             // inverse-hyperbolic and PRELU gradients.
@@ -160,18 +159,6 @@ Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {
             VarNode* pos = elemwise(c, Mode::MAX, {in[0], zero});
             VarNode* neg = elemwise(c, Mode::MIN, {in[0], zero});
             return {elemwise(c, Mode::FUSE_MUL_ADD3, {neg, in[1], pos})};
-        }
-        case ElemwiseMap::CMod: {
-            require_inputs(in, 2, 2);
-            // Python's remainder r has the divisor's sign; C's is r - y where r is not 0 and
-            // the signs of x and y differ (exact for integers, within an ulp of y for floats).
-            VarNode* zero = c.scalar(0, in[0]->dtype());
-            VarNode* r = elemwise(c, Mode::MOD, {in[0], in[1]});
-            VarNode* signs_differ = elemwise(
-                    c, Mode::NE,
-                    {elemwise(c, Mode::LT, {in[0], zero}), elemwise(c, Mode::LT, {in[1], zero})});
-            VarNode* fix = elemwise(c, Mode::AND, {signs_differ, elemwise(c, Mode::NE, {r, zero})});
-            return {elemwise(c, Mode::COND, {fix, elemwise(c, Mode::SUB, {r, in[1]}), r})};
         }
         case ElemwiseMap::None:
             break;

@@ -22,7 +22,8 @@
 # give 0 (SHL) or the sign fill, 0 or -1 (SHR); SHR is arithmetic on signed dtypes. ROUND, FLOOR
 # and CEIL are the identity on integers; RELU, ABS, SIGN, MAX, MIN, CLIP work on integers too.
 # Float semantics: ROUND rounds half away from zero (std::round, as MegDNN); SIGN(0) = 0 and
-# SIGN(NaN) = NaN; MAX/MIN propagate NaN; MOD has the sign of the divisor; GELU is the exact
+# SIGN(NaN) = NaN; MAX/MIN propagate NaN; MOD is C's fmod (the sign of the dividend, as MegDNN's
+# float MOD, while its integer MOD is Python's); GELU is the exact
 # erf form. CLIP is min(max(x, lo), hi) on every dtype: hi wins where lo > hi (NumPy), NaN x
 # stays NaN. TRUE_DIV, FLOOR_DIV and MOD by zero on floats follow IEEE (inf/NaN).
 # SIGMOID_GRAD and TANH_GRAD take (y, dy) with y the forward output; every other *_GRAD mode and

@@ -40,13 +40,6 @@ double sign(double x) {
     return (x > 0) - (x < 0);
 }
 
-double floor_mod(double a, double b) {
-    double r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0)))
-        r += b;
-    return r;
-}
-
 double nan_max(double a, double b) {
     return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
 }
@@ -170,7 +163,7 @@ double eval_float(Mode mode, const double* x) {
         case Mode::FLOOR_DIV:
             return std::floor(a / b);
         case Mode::MOD:
-            return floor_mod(a, b);
+            return std::fmod(a, b);  // MegDNN's float MOD: the sign of a
         case Mode::POW:
             return std::pow(a, b);
         case Mode::MAX:

@@ -299,18 +299,15 @@ struct Pow {
     }
 };
 
-// Python's float modulo (the sign of b), naive's floor_mod: r = fmod(a, b), plus b when r and b
-// differ in sign. With |a / b| < 2^24 the double quotient truncates to the integer fmod uses, and
-// a - q b is exact (q b has at most 48 significant bits, and so has the difference); fmod's sign
-// is a's, zero included. Larger quotients, zero and non-finite operands take the scalar formula.
+// MegDNN's float modulo, C's fmod (the sign of a), as naive: with |a / b| < 2^24 the double
+// quotient truncates to the integer fmod uses, and a - q b is exact (q b has at most 48
+// significant bits, and so has the difference); fmod's sign is a's, zero included. Larger
+// quotients, zero and non-finite operands take the scalar formula.
 struct Mod {
     template <class D, class V>
-    V operator()(D d, V a, V b) const {
+    V operator()(D, V a, V b) const {
         V q = hn::Trunc(hn::Div(a, b));
-        V r = hn::CopySign(hn::NegMulAdd(q, b, a), a);
-        auto adjust = hn::And(hn::Ne(r, hn::Zero(d)),
-                              hn::Xor(hn::Lt(r, hn::Zero(d)), hn::Lt(b, hn::Zero(d))));
-        return hn::IfThenElse(adjust, hn::Add(r, b), r);
+        return hn::CopySign(hn::NegMulAdd(q, b, a), a);
     }
     template <class D, class V>
     auto special(D d, const V* x) const {

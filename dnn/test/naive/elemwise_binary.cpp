@@ -81,8 +81,9 @@ double py_mod(double a, double b) {
     return a - b * std::floor(a / b);
 }
 
-// Modes with the same meaning on floats and integers.
-std::vector<Case> numeric_cases() {
+// Modes with the same meaning on floats and integers (MOD has the sign of the divisor on
+// integers, of the dividend on floats, so each takes its own reference below).
+std::vector<Case> numeric_cases(bool floats) {
     auto r2 = std::vector<std::pair<double, double>>{{-20, 20}, {-20, 20}};
     auto nz = std::vector<std::pair<double, double>>{{-20, 20}, {1, 7}};
     auto r3 = std::vector<std::pair<double, double>>{{-9, 9}, {-9, 9}, {-9, 9}};
@@ -94,8 +95,11 @@ std::vector<Case> numeric_cases() {
             {Mode::FLOOR_DIV,
              [](auto& x) { return py_floor_div(x[0], x[1]); },
              {{-20, 20}, {-7, -1}}},
-            {Mode::MOD, [](auto& x) { return py_mod(x[0], x[1]); }, nz},
-            {Mode::MOD, [](auto& x) { return py_mod(x[0], x[1]); }, {{-20, 20}, {-7, -1}}},
+            {Mode::MOD,
+             [floats](auto& x) { return floats ? std::fmod(x[0], x[1]) : py_mod(x[0], x[1]); }, nz},
+            {Mode::MOD,
+             [floats](auto& x) { return floats ? std::fmod(x[0], x[1]) : py_mod(x[0], x[1]); },
+             {{-20, 20}, {-7, -1}}},
             {Mode::MAX, [](auto& x) { return x[0] < x[1] ? x[1] : x[0]; }, r2},
             {Mode::MIN, [](auto& x) { return x[0] < x[1] ? x[0] : x[1]; }, r2},
             {Mode::SWITCH_GT0, [](auto& x) { return x[0] > 0 ? x[1] : 0; }, r2},
@@ -144,13 +148,13 @@ const std::vector<DType> kInts = {dtype::Int8, dtype::Uint8, dtype::Int16, dtype
 }  // namespace
 
 TEST(ElemwiseBinary, NumericModesOnFloats) {
-    for (auto& c : numeric_cases())
+    for (auto& c : numeric_cases(true))
         for (DType dt : kFloats)
             check(c, dt, dt, 11);
 }
 
 TEST(ElemwiseBinary, NumericModesOnIntegersWrap) {
-    for (auto& c : numeric_cases())
+    for (auto& c : numeric_cases(false))
         for (DType dt : kInts) {
             auto cc = c;
             if (!dt.is_signed()) {
@@ -207,19 +211,21 @@ TEST(ElemwiseBinary, ComparisonsGiveBoolOnEveryDtype) {
               (std::vector<double>{0, 0}));
 }
 
-TEST(ElemwiseBinary, FloorDivAndModFollowPython) {
+TEST(ElemwiseBinary, FloorDivFollowsPythonModAsMegDNN) {
     // Python: 7 // -2 == -4, 7 % -2 == -1, -7 // 2 == -4, -7 % 2 == 1, -7 // -2 == 3, -7 % -2 == -1
+    // MegDNN's MOD is Python's on integers and C's fmod (the dividend's sign) on floats.
     std::vector<double> a{7, 7, -7, -7, -7, 6, 0};
     std::vector<double> b{2, -2, 2, -2, 3, -3, -5};
     std::vector<double> q{3, -4, -4, 3, -3, -2, 0};
     std::vector<double> r{1, -1, 1, -1, 2, 0, 0};
+    std::vector<double> fr{1, 1, -1, -1, -1, 0, 0};
     for (DType dt : {dtype::Float32, dtype::Float16, dtype::BFloat16, dtype::Int8, dtype::Int16,
                      dtype::Int32}) {
         EXPECT_EQ(run_values(Mode::FLOOR_DIV, {a, b}, dt), q) << dt.name();
-        EXPECT_EQ(run_values(Mode::MOD, {a, b}, dt), r) << dt.name();
+        EXPECT_EQ(run_values(Mode::MOD, {a, b}, dt), dt.is_float() ? fr : r) << dt.name();
     }
     EXPECT_EQ(run_values(Mode::MOD, {{5.5, -5.5, 5.5}, {-2, 2, 2}}),
-              (std::vector<double>{-0.5, 0.5, 1.5}));
+              (std::vector<double>{1.5, -1.5, 1.5}));
     EXPECT_EQ(run_values(Mode::FLOOR_DIV, {{5.5, -5.5}, {-2, 2}}), (std::vector<double>{-3, -3}));
     // int8: -128 // -1 is 128, which wraps to -128; nothing traps
     EXPECT_EQ(run_values(Mode::FLOOR_DIV, {{-128}, {-1}}, dtype::Int8),

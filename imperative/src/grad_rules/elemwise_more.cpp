@@ -168,10 +168,14 @@ std::vector<Tensor> elemwise_more_grad(const OpDef& def, std::span<const Tensor>
             set(0, [&] { return zeros_of(x[0]); });
             set(1, [&] { return zeros_of(x[1]); });
             break;
-        case Mode::MOD:  // a - floor(a/b) * b
+        case Mode::MOD:  // fmod(a, b) = a - trunc(a/b) * b on floats (integers have no gradient)
             set(0, [&] { return dy; });
             set(1, [&] {
-                return elemwise(Mode::NEGATE, {mul(dy, elemwise(Mode::FLOOR_DIV, {x[0], x[1]}))});
+                // trunc(a/b) as (a - fmod(a, b)) / b: the difference is an exact multiple of b.
+                Tensor q = elemwise(Mode::TRUE_DIV,
+                                    {elemwise(Mode::SUB, {x[0], elemwise(Mode::MOD, {x[0], x[1]})}),
+                                     x[1]});
+                return elemwise(Mode::NEGATE, {mul(dy, q)});
             });
             break;
         case Mode::MAX:

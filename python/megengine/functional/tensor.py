@@ -661,7 +661,7 @@ def split(inp, nsplits_or_sections, axis=0):
         axis: the axis to split.
 
     Returns:
-        a list of Tensors.
+        a tuple of Tensors (as MegEngine).
 
     Examples:
         >>> import megengine.functional as F
@@ -688,7 +688,7 @@ def split(inp, nsplits_or_sections, axis=0):
                 f"split: sections {cuts} must be ascending within [0, {n}] for shape {x.shape}"
             )
         sizes = [b - a for a, b in itertools.pairwise(bounds)]
-    return _split_sizes(x, ax, sizes)
+    return tuple(_split_sizes(x, ax, sizes))
 
 
 def cond_take(mask, x):
@@ -931,7 +931,7 @@ def meshgrid(*inputs, indexing="xy"):
         indexing: ``"xy"`` (Cartesian: the first two output axes swapped) or ``"ij"`` (matrix).
 
     Returns:
-        a list of Tensors, one per input, all of the grid's shape.
+        a tuple of Tensors (as MegEngine), one per input, all of the grid's shape.
 
     Examples:
         >>> import megengine.functional as F
@@ -957,7 +957,7 @@ def meshgrid(*inputs, indexing="xy"):
         view = [1] * n
         view[pos] = x.shape[0]
         out.append(broadcast_to(_reshape(x, tuple(view)), tuple(shape)))
-    return out
+    return tuple(out)
 
 
 def repeat(inp, repeats, axis=None):

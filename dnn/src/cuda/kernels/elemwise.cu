@@ -36,13 +36,6 @@ __device__ __forceinline__ float fsign(float x) {
     return static_cast<float>((x > 0) - (x < 0));
 }
 
-__device__ __forceinline__ float floor_mod(float a, float b) {
-    float r = fmodf(a, b);
-    if (r != 0 && ((r < 0) != (b < 0)))
-        r += b;
-    return r;
-}
-
 __device__ __forceinline__ float nan_max(float a, float b) {
     return a != a || b != b ? __int_as_float(0x7fc00000) : fmaxf(a, b);
 }
@@ -163,7 +156,7 @@ __device__ float eval_float(EwMode mode, const float* x) {
         case EwMode::FLOOR_DIV:
             return floorf(a / b);
         case EwMode::MOD:
-            return floor_mod(a, b);
+            return fmodf(a, b);  // MegDNN's float MOD: the sign of a
         case EwMode::POW:
             return powf(a, b);
         case EwMode::MAX:
