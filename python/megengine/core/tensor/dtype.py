@@ -1,10 +1,11 @@
 """MegEngine's type promotion for binary and ternary ops.
 
-Rules (as MegEngine's ``dtype_promotion``): float beats integer beats bool; within a category the
-wider type wins (float16 with bfloat16 gives float32); int8 with uint8 gives int16. A Python
-scalar adopts the tensor's dtype when it fits the tensor's category (``int_tensor + 1`` stays
-int, ``half_tensor * 2.0`` stays float16); a float scalar with an integer or bool tensor gives
-float32, an int scalar with a bool tensor int32.
+Rules (as MegEngine's ``dtype_promotion``): float beats integer; bool with any number, integer
+or float, tensor or scalar, computes in float32 (MegEngine 1.13: ``bool_tensor * 2`` is
+float32); within a category the wider type wins (float16 with bfloat16 gives float32); int8 with
+uint8 gives int16. A Python scalar adopts the tensor's dtype when it fits the tensor's category
+(``int_tensor + 1`` stays int, ``half_tensor * 2.0`` stays float16); a float scalar with an
+integer tensor gives float32.
 """
 
 import numpy as np
@@ -26,6 +27,8 @@ def promote_names(a, b):
     if a == b:
         return a
     ca, cb = _category(a), _category(b)
+    if 0 in (ca, cb):
+        return "float32"  # bool with a number
     if ca != cb:
         return a if ca > cb else b
     if ca == 2:
@@ -42,7 +45,7 @@ def scalar_dtype_for(tensor_dtype_name, scalar):
     if isinstance(scalar, (bool, np.bool_)):
         return tensor_dtype_name
     if isinstance(scalar, (int, np.integer)):
-        return tensor_dtype_name if tensor_dtype_name != "bool" else "int32"
+        return tensor_dtype_name if tensor_dtype_name != "bool" else "float32"
     if isinstance(scalar, (float, np.floating)):
         return tensor_dtype_name if _category(tensor_dtype_name) == 2 else "float32"
     raise TypeError(f"unsupported operand type {type(scalar).__name__}")
