@@ -54,8 +54,6 @@ DIFFERENCES = {
     "grad.grad_round": "MegEngine: no gradient (None); NeoMeg: zeros",
     "grad.grad_floor_div": "MegEngine: no gradient (None); NeoMeg: zeros",
     "grad.grad_mod": "MegEngine: no gradient (None); NeoMeg: fmod's derivative",
-    # not implemented yet
-    "vision.interpolate_bicubic": "NeoMeg's interpolate has no bicubic mode yet",
 }
 
 

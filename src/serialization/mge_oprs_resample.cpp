@@ -18,7 +18,7 @@ using Inputs = std::span<VarNode* const>;
 using Outs = std::vector<VarNode*>;
 
 // MegEngine's InterpolationMode (WarpPerspectiveV1) and Convolution's Format values.
-constexpr uint32_t kNearest = 0, kLinear = 1, kNCHW = 0;
+constexpr uint32_t kNearest = 0, kLinear = 1, kCubic = 3, kNCHW = 0;  // MegDNN's numbers
 
 // The (height, width) a shape input holds: int32, or float32 of whole numbers (F.nn.interpolate's
 // scale_factor makes MegEngine compute the size in float).
@@ -60,8 +60,11 @@ Outs resize(Converter& c, const fbs::Operator& op, Inputs in) {
         q.mode = IM::NEAREST;
     else if (p.imode() == kLinear)
         q.mode = IM::LINEAR;
+    else if (p.imode() == kCubic)
+        q.mode = IM::CUBIC;
     else
-        fail(str_cat("Resize interpolation mode ", p.imode(), "; NeoMeg has NEAREST and LINEAR"));
+        fail(str_cat("Resize interpolation mode ", p.imode(),
+                     "; NeoMeg has NEAREST, LINEAR and CUBIC"));
     std::tie(q.out_h, q.out_w) = out_size(c, in[1], "Resize");
     return {c.insert1(ops::Resize(q), {in[0]})};
 }

@@ -65,9 +65,10 @@ RESIZE = params(
     enum(
         "mode",
         "InterpolationMode",
-        ["NEAREST", "LINEAR"],
+        ["NEAREST", "LINEAR", "CUBIC"],
         "LINEAR",
-        "NEAREST takes src[floor(dst * in / out)]; LINEAR is bilinear",
+        "NEAREST takes src[floor(dst * in / out)]; LINEAR is bilinear; CUBIC is MegDNN's "
+        "bicubic (Keys' kernel, a = -0.75); the rules are in dnn/src/common/resize_taps.h",
     ),
     field("out_h", "uint32", 1, "output height"),
     field("out_w", "uint32", 1, "output width"),

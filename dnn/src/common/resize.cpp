@@ -2,13 +2,22 @@
 // (N, C, out_h, out_w). ResizeBackward's grad shape (N, C, in_h, in_w) comes from the caller,
 // since diff does not determine it; diff's spatial size must equal the params' (out_h, out_w).
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "src/common/resize_taps.h"
 
 namespace neomeg::dnn {
 namespace {
 
+// resize::Mode (common/resize_taps.h, shared with device code) numbers the modes as the param.
+static_assert(static_cast<uint32_t>(resize::Mode::NEAREST) ==
+              static_cast<uint32_t>(param::Resize::InterpolationMode::NEAREST));
+static_assert(static_cast<uint32_t>(resize::Mode::LINEAR) ==
+              static_cast<uint32_t>(param::Resize::InterpolationMode::LINEAR));
+static_assert(static_cast<uint32_t>(resize::Mode::CUBIC) ==
+              static_cast<uint32_t>(param::Resize::InterpolationMode::CUBIC));
+
 // Why the params or the (N, C, H, W) tensor `src` cannot be resampled; empty when they can.
 std::string resize_problem(const param::Resize& p, const TensorShape& src) {
-    if (p.mode == param::Resize::InterpolationMode::NEAREST && p.align_corners)
+    if (p.mode != param::Resize::InterpolationMode::LINEAR && p.align_corners)
         return "align_corners applies to LINEAR mode only";
     bool out_empty = p.out_h == 0 || p.out_w == 0;
     if (!out_empty && (src.shape[2] == 0 || src.shape[3] == 0))

@@ -1,6 +1,6 @@
-// Resize and ResizeBackward on the CUDA handle (kernels/resize.cu): NEAREST and LINEAR (half-pixel
-// or align_corners) over any NCHW strides, float dtypes, the taps of naive's rule (resize_tap in
-// kernels/args.h, which dnn/test/cuda/resize_tap.cpp checks against naive on the CPU).
+// Resize and ResizeBackward on the CUDA handle (kernels/resize.cu): NEAREST, LINEAR (half-pixel or
+// align_corners) and CUBIC over any NCHW strides, float dtypes, with naive's taps (the one rule of
+// common/resize_taps.h).
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
@@ -8,16 +8,11 @@
 namespace neomeg::dnn::cuda {
 namespace {
 
-static_assert(static_cast<uint32_t>(kern::ResizeMode::NEAREST) ==
-              static_cast<uint32_t>(param::Resize::InterpolationMode::NEAREST));
-static_assert(static_cast<uint32_t>(kern::ResizeMode::LINEAR) ==
-              static_cast<uint32_t>(param::Resize::InterpolationMode::LINEAR));
-
 // `image` is the (N, C, in_h, in_w) side, `resized` the (N, C, out_h, out_w) one.
 kern::ResizeArgs resize_args(const param::Resize& p, const TensorLayout& image,
                              const TensorLayout& resized) {
     kern::ResizeArgs a{};
-    a.mode = static_cast<kern::ResizeMode>(p.mode);
+    a.mode = static_cast<resize::Mode>(p.mode);  // numbered alike (common/resize.cpp)
     a.align_corners = p.align_corners;
     a.n = static_cast<int64_t>(image[0]);
     a.c = static_cast<int64_t>(image[1]);

@@ -1,7 +1,7 @@
 #include <algorithm>
-#include <cmath>
 
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "src/common/resize_taps.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
 #include "src/naive/type_cvt.h"
@@ -9,43 +9,21 @@
 namespace neomeg::dnn::naive {
 namespace {
 
-// dst position o along an axis reads (1 - w) * src[i0] + w * src[i1].
-struct Tap {
-    size_t i0, i1;
-    double w;
-};
-
-// Source taps of dst position o when an axis of `in` elements is resampled to `out`.
-// NEAREST is MegDNN's floor(o * in / out) (integer arithmetic, so exact). LINEAR without
-// align_corners maps pixel centres, src = (o + 0.5) * in / out - 0.5 clamped at 0, as MegEngine's
-// F.vision.interpolate and PyTorch do; with align_corners, src = o * (in - 1) / (out - 1).
-Tap tap_of(const param::Resize& p, size_t in, size_t out, size_t o) {
-    if (p.mode == param::Resize::InterpolationMode::NEAREST) {
-        size_t i = std::min(o * in / out, in - 1);
-        return {i, i, 0};
-    }
-    double src;
-    if (p.align_corners)
-        src = out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) /
-                                static_cast<double>(out - 1)
-                      : 0.0;
-    else
-        src = std::max((static_cast<double>(o) + 0.5) * static_cast<double>(in) /
-                                       static_cast<double>(out) -
-                               0.5,
-                       0.0);
-    auto i0 = std::min(static_cast<size_t>(std::floor(src)), in - 1);
-    return {i0, std::min(i0 + 1, in - 1), src - static_cast<double>(i0)};
+resize::AxisTaps axis_taps(const param::Resize& p, size_t in, size_t out, size_t o) {
+    return resize::axis_taps(static_cast<resize::Mode>(p.mode), p.align_corners,
+                             static_cast<int64_t>(in), static_cast<int64_t>(out),
+                             static_cast<int64_t>(o));
 }
 
-// Calls f(src_h, src_w, weight) for the (up to) four taps of dst pixel (oh, ow).
+// Calls f(src_h, src_w, weight) for the taps of dst pixel (oh, ow) (common/resize_taps.h), rows
+// outer.
 template <class F>
 void for_each_tap(const param::Resize& p, const TensorShape& src, size_t oh, size_t ow, F&& f) {
-    Tap th = tap_of(p, src.shape[2], p.out_h, oh), tw = tap_of(p, src.shape[3], p.out_w, ow);
-    f(th.i0, tw.i0, (1 - th.w) * (1 - tw.w));
-    f(th.i0, tw.i1, (1 - th.w) * tw.w);
-    f(th.i1, tw.i0, th.w * (1 - tw.w));
-    f(th.i1, tw.i1, th.w * tw.w);
+    resize::AxisTaps th = axis_taps(p, src.shape[2], p.out_h, oh),
+                     tw = axis_taps(p, src.shape[3], p.out_w, ow);
+    for (int a = 0; a < th.n; ++a)
+        for (int b = 0; b < tw.n; ++b)
+            f(static_cast<size_t>(th.idx[a]), static_cast<size_t>(tw.idx[b]), th.w[a] * tw.w[b]);
 }
 
 class ResizeImpl final : public Resize {

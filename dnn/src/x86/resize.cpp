@@ -1,9 +1,9 @@
 // Resize and ResizeBackward on x86: the source taps of every dst row and column computed once per
-// call (naive computes them per element), then (N, C) planes split across OpenMP threads. LINEAR
-// takes naive's steps (the four weighted taps summed in double in naive's order, one rounding per
-// element), so its results are naive's bits; NEAREST copies the element it reads (and its
-// backward adds each gradient to one element), which for finite values is what naive's four taps
-// with weights 1, 0, 0, 0 give. The float dtypes, any strides; float32 in vectors
+// call (naive computes them per element; the rule is common/resize_taps.h), then (N, C) planes
+// split across OpenMP threads. LINEAR and CUBIC take naive's steps (the weighted taps summed in
+// double in naive's order, one rounding per element), so their results are naive's bits; NEAREST
+// copies the element it reads (and its backward adds each gradient to one element), as naive's
+// single tap of weight 1. The float dtypes, any strides; NEAREST and LINEAR float32 in vectors
 // (resize_hwy.h) where the offsets fit 32 bits (and, forward, dst's rows are dense).
 #include <algorithm>
 #include <cmath>
@@ -14,6 +14,7 @@
 
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/common/dtype_dispatch.h"
+#include "src/common/resize_taps.h"
 #include "src/x86/from_double.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
@@ -23,32 +24,27 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
-// dst position o along an axis reads (1 - w) * src[i0] + w * src[i1] (naive/resize.cpp's rule).
+std::vector<resize::AxisTaps> axis_taps(const param::Resize& p, size_t in, size_t out) {
+    std::vector<resize::AxisTaps> t(out);
+    for (size_t o = 0; o < out; ++o)
+        t[o] = resize::axis_taps(static_cast<resize::Mode>(p.mode), p.align_corners,
+                                 static_cast<int64_t>(in), static_cast<int64_t>(out),
+                                 static_cast<int64_t>(o));
+    return t;
+}
+
+// NEAREST's and LINEAR's taps as the two-tap form of the vector loops: dst position o reads
+// (1 - w) * src[i0] + w * src[i1] (NEAREST: i0 == i1, w == 0).
 struct Tap {
     size_t i0, i1;
     double w;
 };
 
 std::vector<Tap> taps(const param::Resize& p, size_t in, size_t out) {
-    std::vector<Tap> t(out);
-    for (size_t o = 0; o < out; ++o) {
-        if (p.mode == param::Resize::InterpolationMode::NEAREST) {
-            size_t i = std::min(o * in / out, in - 1);
-            t[o] = {i, i, 0};
-            continue;
-        }
-        double src;
-        if (p.align_corners)
-            src = out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) /
-                                    static_cast<double>(out - 1)
-                          : 0.0;
-        else
-            src = std::max((static_cast<double>(o) + 0.5) * static_cast<double>(in) /
-                                           static_cast<double>(out) -
-                                   0.5,
-                           0.0);
-        auto i0 = std::min(static_cast<size_t>(std::floor(src)), in - 1);
-        t[o] = {i0, std::min(i0 + 1, in - 1), src - static_cast<double>(i0)};
+    std::vector<Tap> t;
+    for (const resize::AxisTaps& a : axis_taps(p, in, out)) {
+        auto i0 = static_cast<size_t>(a.idx[0]);
+        t.push_back(a.n == 1 ? Tap{i0, i0, 0} : Tap{i0, static_cast<size_t>(a.idx[1]), a.w[1]});
     }
     return t;
 }
@@ -116,6 +112,10 @@ protected:
         m_last = "loop";
         if (d.is_empty())
             return;
+        if (m_param.mode == Param::InterpolationMode::CUBIC) {
+            cubic(src, dst);
+            return;
+        }
         auto th = taps(m_param, src.layout[2], d[2]), tw = taps(m_param, src.layout[3], d[3]);
         const Plane sp = plane_of(src.layout), dp = plane_of(d);
         bool nearest = m_param.mode == Param::InterpolationMode::NEAREST;
@@ -175,6 +175,43 @@ protected:
                     });
         });
     }
+
+private:
+    // Each dst element the sum of its 4 x 4 weighted taps in naive's order, in double.
+    void cubic(const TensorND& src, const TensorND& dst) {
+        const TensorLayout& d = dst.layout;
+        auto th = axis_taps(m_param, src.layout[2], d[2]),
+             tw = axis_taps(m_param, src.layout[3], d[3]);
+        const Plane sp = plane_of(src.layout), dp = plane_of(d);
+        dispatch_float(d.dtype, param_str(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T* s = static_cast<const T*>(src.raw_ptr());
+            T* o = static_cast<T*>(dst.raw_ptr());
+            size_t planes = d[0] * d[1];
+            parallel_ranges(
+                    planes, planes * d[2] * d[3] * 16, kParallelGrain, [&](size_t b, size_t e) {
+                        for (size_t pl = b; pl < e; ++pl) {
+                            size_t n = pl / d[1], c = pl % d[1];
+                            for (size_t y = 0; y < d[2]; ++y) {
+                                const resize::AxisTaps& h = th[y];
+                                for (size_t x = 0; x < d[3]; ++x) {
+                                    const resize::AxisTaps& w = tw[x];
+                                    double acc = 0;
+                                    for (int i = 0; i < h.n; ++i) {
+                                        const T* row =
+                                                s + sp.at(n, c, static_cast<size_t>(h.idx[i]), 0);
+                                        for (int j = 0; j < w.n; ++j)
+                                            acc += h.w[i] * w.w[j] *
+                                                   static_cast<double>(static_cast<float>(
+                                                           row[w.idx[j] * sp.s[3]]));
+                                    }
+                                    o[dp.at(n, c, y, x)] = from_double<T>(acc);
+                                }
+                            }
+                        }
+                    });
+        });
+    }
 };
 
 // The backward of float32 planes in groups of resize_backward_lanes(), one plane per lane, from
@@ -228,6 +265,10 @@ protected:
         m_last = "loop";
         if (g.is_empty())
             return;
+        if (m_param.mode == Param::InterpolationMode::CUBIC) {
+            cubic(diff, grad);
+            return;
+        }
         auto th = taps(m_param, g[2], y[2]), tw = taps(m_param, g[3], y[3]);
         const Plane yp = plane_of(y), gp = plane_of(g);
         bool nearest = m_param.mode == Param::InterpolationMode::NEAREST;
@@ -273,6 +314,43 @@ protected:
                             out[static_cast<ptrdiff_t>(ix) * gp.s[3]] =
                                     from_double<T>(acc[iy * in_w + ix]);
                     }
+                }
+            });
+        });
+    }
+
+private:
+    // Each diff element added onto its 4 x 4 taps in double, plane by plane in naive's order.
+    void cubic(const TensorND& diff, const TensorND& grad) {
+        const TensorLayout &y = diff.layout, &g = grad.layout;
+        auto th = axis_taps(m_param, g[2], y[2]), tw = axis_taps(m_param, g[3], y[3]);
+        const Plane yp = plane_of(y), gp = plane_of(g);
+        dispatch_float(g.dtype, param_str(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T* dy = static_cast<const T*>(diff.raw_ptr());
+            T* gr = static_cast<T*>(grad.raw_ptr());
+            size_t planes = g[0] * g[1], in_w = g[3];
+            size_t work = planes * (g[2] * g[3] + y[2] * y[3] * 16);
+            parallel_ranges(planes, work, kParallelGrain, [&](size_t b, size_t e) {
+                std::vector<double> acc(g[2] * in_w);
+                for (size_t pl = b; pl < e; ++pl) {
+                    size_t n = pl / g[1], c = pl % g[1];
+                    std::fill(acc.begin(), acc.end(), 0.0);
+                    for (size_t oy = 0; oy < y[2]; ++oy) {
+                        const resize::AxisTaps& h = th[oy];
+                        for (size_t ox = 0; ox < y[3]; ++ox) {
+                            const resize::AxisTaps& w = tw[ox];
+                            double v = static_cast<float>(dy[yp.at(n, c, oy, ox)]);
+                            for (int i = 0; i < h.n; ++i) {
+                                double* a = acc.data() + static_cast<size_t>(h.idx[i]) * in_w;
+                                for (int j = 0; j < w.n; ++j)
+                                    a[w.idx[j]] += h.w[i] * w.w[j] * v;
+                            }
+                        }
+                    }
+                    for (size_t iy = 0; iy < g[2]; ++iy)
+                        for (size_t ix = 0; ix < in_w; ++ix)
+                            gr[gp.at(n, c, iy, ix)] = from_double<T>(acc[iy * in_w + ix]);
                 }
             });
         });

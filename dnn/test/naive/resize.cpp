@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "naive/tensor_ops_test.h"
@@ -47,6 +48,28 @@ std::vector<double> resample_line(const std::vector<double>& x, size_t out,
             y[o] = x[std::min(static_cast<size_t>(std::floor(o * scale + 1e-9)), in - 1)];
             continue;
         }
+        if (p.mode == IMode::CUBIC) {
+            // Keys' cubic convolution kernel (a = -0.75, OpenCV's) written piecewise, over the
+            // four nearest samples with indices clamped into the line.
+            auto kernel = [](double d) {
+                const double a = -0.75;
+                d = std::fabs(d);
+                if (d <= 1)
+                    return ((a + 2) * d - (a + 3)) * d * d + 1;
+                if (d < 2)
+                    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+                return 0.0;
+            };
+            double real = (o + 0.5) * static_cast<double>(in) / static_cast<double>(out) - 0.5;
+            auto base = static_cast<long>(std::floor(real));
+            double acc = 0;
+            for (long k = base - 1; k <= base + 2; ++k) {
+                long i = std::clamp<long>(k, 0, static_cast<long>(in) - 1);
+                acc += kernel(real - static_cast<double>(k)) * x[static_cast<size_t>(i)];
+            }
+            y[o] = acc;
+            continue;
+        }
         double real;
         if (p.align_corners)
             real = out > 1 ? static_cast<double>(o) * (in - 1.0) / (out - 1.0) : 0;
@@ -87,7 +110,7 @@ std::vector<double> reference_resize(const HostTensor& src, const param::Resize&
 
 const std::vector<param::Resize> kVariants(uint32_t oh, uint32_t ow) {
     return {resize_param(IMode::NEAREST, oh, ow), resize_param(IMode::LINEAR, oh, ow),
-            resize_param(IMode::LINEAR, oh, ow, true)};
+            resize_param(IMode::LINEAR, oh, ow, true), resize_param(IMode::CUBIC, oh, ow)};
 }
 
 }  // namespace
@@ -111,6 +134,31 @@ TEST(Resize, HandComputed) {
     EXPECT_EQ(resize(four, resize_param(IMode::LINEAR, 1, 1, true)).values(),
               (std::vector<double>{0}));
     EXPECT_EQ(resize(x, param::Resize{}).values(), (std::vector<double>{2.5}));
+}
+
+// MegEngine 1.13's F.vision.interpolate(x, mode="bicubic") of x = arange(20) ** 1.5 as 4 x 5,
+// and its gradient of the sum (each input's total weight).
+TEST(Resize, CubicMatchesMegEngine) {
+    std::vector<double> v;
+    for (int i = 0; i < 20; ++i)
+        v.push_back(std::pow(i, 1.5));
+    auto x = HostTensor::from({1, 1, 4, 5}, v);
+    EXPECT_TRUE(tensors_near(resize(x, resize_param(IMode::CUBIC, 2, 3)),
+                             HostTensor::from({1, 1, 2, 3}, {4.194571, 8.513504, 14.197937,
+                                                             48.19233, 57.99185, 68.39207}),
+                             1e-5));
+    auto up = resize(x, resize_param(IMode::CUBIC, 6, 7)).values();
+    EXPECT_NEAR(up[0], -1.0320415, 1e-5);
+    EXPECT_NEAR(up[6], 6.5606775, 1e-5);
+    EXPECT_NEAR(up[41], 85.97536, 1e-4);
+    auto g = resize_backward(HostTensor::from({1, 1, 6, 7}, std::vector<double>(42, 1.0)),
+                             resize_param(IMode::CUBIC, 6, 7), 4, 5)
+                     .values();
+    const std::vector<double> want{2.0597, 2.0878, 2.0835, 2.0878, 2.0597, 2.1079, 2.1367,
+                                   2.1323, 2.1367, 2.1079, 2.1079, 2.1367, 2.1323, 2.1367,
+                                   2.1079, 2.0597, 2.0878, 2.0835, 2.0878, 2.0597};
+    for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_NEAR(g[i], want[i], 1e-4) << i;
 }
 
 TEST(Resize, MatchesSeparableReferenceAndInvariants) {
@@ -190,6 +238,8 @@ TEST(Resize, BadInputsAreClearErrors) {
     op->param() = resize_param(IMode::NEAREST, 4, 4, true);
     expect_error<ParamError>([&] { run_op(*op, {x}); },
                              {"Resize(mode=NEAREST", "align_corners=true", "LINEAR"});
+    op->param() = resize_param(IMode::CUBIC, 4, 4, true);
+    expect_error<ParamError>([&] { run_op(*op, {x}); }, {"Resize(mode=CUBIC", "LINEAR"});
 }
 
 TEST(ResizeBackward, MatchesFiniteDifferencesOfForward) {

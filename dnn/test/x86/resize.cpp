@@ -1,6 +1,6 @@
-// Resize and ResizeBackward on the x86 handle against naive, exactly: NEAREST and LINEAR with and
-// without align_corners, up- and downsampling by whole and fractional factors, sizes of 1 and
-// primes, the float dtypes, padded, broadcast and transposed views, empty batches and outputs,
+// Resize and ResizeBackward on the x86 handle against naive, exactly: NEAREST, LINEAR with and
+// without align_corners and CUBIC, up- and downsampling by whole and fractional factors, sizes of 1
+// and primes, the float dtypes, padded, broadcast and transposed views, empty batches and outputs,
 // enough planes for the backward's vector groups; and that they run their own loops.
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "x86/x86_test.h"
@@ -23,7 +23,7 @@ param::Resize resize_param(IMode mode, uint32_t h, uint32_t w, bool align = fals
 
 std::vector<param::Resize> variants(uint32_t h, uint32_t w) {
     return {resize_param(IMode::NEAREST, h, w), resize_param(IMode::LINEAR, h, w),
-            resize_param(IMode::LINEAR, h, w, true)};
+            resize_param(IMode::LINEAR, h, w, true), resize_param(IMode::CUBIC, h, w)};
 }
 
 struct Size {

@@ -1444,6 +1444,9 @@ def pixel_shuffle(inp, upscale_factor):
     return reshape(y, lead + (c, h * r, w * r))
 
 
+_RESIZE_MODES = {"bilinear": "LINEAR", "linear": "LINEAR", "nearest": "NEAREST", "bicubic": "CUBIC"}
+
+
 def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corners=None):
     """Resizes the spatial dims of an (N, C, H, W) input, or the last dim of an (N, C, W) input
     with mode "linear".
@@ -1452,7 +1455,9 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
         inp: input of shape (N, C, H, W), or (N, C, W) for "linear".
         size: output size, an int or (OH, OW); exactly one of size and scale_factor is given.
         scale_factor: a float or (fh, fw); the output size is floor(in * factor).
-        mode: "bilinear", "linear" or "nearest" (which takes inp[floor(o * in / out)]).
+        mode: "bilinear", "linear", "nearest" (which takes inp[floor(o * in / out)]) or
+            "bicubic" (MegEngine's: Keys' kernel with a = -0.75 over the 4 x 4 nearest pixels,
+            edges replicated, as OpenCV's INTER_CUBIC).
         align_corners: linear modes only: corner pixels of input and output coincide when True;
             pixel centres are aligned when False (the default).
 
@@ -1470,9 +1475,9 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
     fname = "interpolate"
     x = _float_input(inp, fname)
     mode = str(mode).lower()
-    if mode not in ("bilinear", "linear", "nearest"):
-        raise ValueError(f"{fname}: mode must be 'bilinear', 'linear' or 'nearest', got {mode!r}")
-    if mode == "nearest" and align_corners:
+    if mode not in _RESIZE_MODES:
+        raise ValueError(f"{fname}: mode must be one of {sorted(_RESIZE_MODES)}, got {mode!r}")
+    if mode in ("nearest", "bicubic") and align_corners:
         raise ValueError(f"{fname}: align_corners only applies to the linear modes")
     one_d = mode == "linear"
     nd = 1 if one_d else 2
@@ -1497,7 +1502,7 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
         out = (1,) + out
     op = cached_op(
         builtin.Resize,
-        mode="NEAREST" if mode == "nearest" else "LINEAR",
+        mode=_RESIZE_MODES[mode],
         out_h=out[0],
         out_w=out[1],
         align_corners=bool(align_corners),

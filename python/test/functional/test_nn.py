@@ -912,10 +912,22 @@ def test_interpolate_nearest_linear_scale_and_errors():
     with pytest.raises(ValueError, match="interpolate: give exactly one"):
         F.interpolate(x, size=3, scale_factor=2)
     with pytest.raises(ValueError, match="interpolate: mode"):
-        F.interpolate(x, size=3, mode="bicubic")
+        F.interpolate(x, size=3, mode="area")
+    with pytest.raises(ValueError, match="align_corners only applies to the linear modes"):
+        F.interpolate(x, size=3, mode="bicubic", align_corners=True)
     with pytest.raises(ValueError, match="interpolate: mode 'bilinear' needs a 4-dim"):
         F.interpolate(x1, size=3)
     check_grad(lambda a: F.interpolate(a, size=(3, 4)), randn(1, 1, 2, 3))
+
+
+def test_interpolate_bicubic_keeps_constants_and_has_finite_difference_gradients():
+    # weights of Keys' kernel sum to 1, and edges replicate: a constant image stays constant
+    out = F.interpolate(np.full((1, 2, 3, 4), 0.75, "float32"), size=(7, 2), mode="bicubic")
+    np.testing.assert_array_equal(out.numpy(), np.full((1, 2, 7, 2), 0.75, "float32"))
+    # at the input's own size every sample falls on a pixel centre: the identity
+    x = randn(1, 2, 3, 4)
+    np.testing.assert_array_equal(F.interpolate(x, size=(3, 4), mode="bicubic").numpy(), x)
+    check_grad(lambda a: F.interpolate(a, size=(5, 3), mode="bicubic"), randn(1, 2, 3, 4))
 
 
 def test_conv_grads_grouped_dilated_1d_3d():

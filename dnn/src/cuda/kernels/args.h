@@ -1,11 +1,13 @@
 // What the .cu launchers take: plain structs that both g++ (the operator classes) and nvcc (the
-// kernels) compile. The .cu files include no NeoMeg header beyond these and cuda_check.h, so nvcc
-// never parses Eigen and stays fast.
+// kernels) compile. The .cu files include no NeoMeg header beyond these, cuda_check.h and the
+// plain arithmetic headers of common/ (resize_taps.h), so nvcc never parses Eigen and stays fast.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "src/common/resize_taps.h"
 
 // Arithmetic that both the kernels and host code (and the CPU tests of it) compile.
 #ifdef __CUDACC__
@@ -331,48 +333,16 @@ void nonzero(const void* src, DT dt, const Strided& src_layout, const int64_t* s
 
 namespace neomeg::dnn::cuda::kern {
 
-// Resize's interpolation modes in param::Resize's order (checked in resize.cpp).
-enum class ResizeMode : uint32_t { NEAREST, LINEAR };
-
-// Destination position o along an axis of `out` elements reads (1 - w) * src[i0] + w * src[i1]
-// of an axis of `in` elements: naive's rule (src/naive/resize.cpp). NEAREST is floor(o * in /
-// out) in integers; LINEAR maps pixel centres, (o + 0.5) * in / out - 0.5 clamped at 0, or with
-// align_corners o * (in - 1) / (out - 1). Either source coordinate is >= 0, so truncation floors.
-struct ResizeTap {
-    int64_t i0, i1;
-    double w;
-};
-NM_HOST_DEVICE ResizeTap resize_tap(ResizeMode mode, bool align_corners, int64_t in, int64_t out,
-                                    int64_t o) {
-    if (mode == ResizeMode::NEAREST) {
-        int64_t i = o * in / out < in - 1 ? o * in / out : in - 1;
-        return {i, i, 0.0};
-    }
-    double src;
-    if (align_corners)
-        src = out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) /
-                                static_cast<double>(out - 1)
-                      : 0.0;
-    else {
-        src = (static_cast<double>(o) + 0.5) * static_cast<double>(in) / static_cast<double>(out) -
-              0.5;
-        src = src > 0.0 ? src : 0.0;
-    }
-    auto i0 = static_cast<int64_t>(src);
-    i0 = i0 < in - 1 ? i0 : in - 1;
-    return {i0, i0 + 1 < in - 1 ? i0 + 1 : in - 1, src - static_cast<double>(i0)};
-}
-
 // One Resize (forward: src is the image, dst the result) or ResizeBackward (src is grad's
 // geometry, dst diff's) call over (N, C, H, W) strided tensors.
 struct ResizeArgs {
-    ResizeMode mode;
+    resize::Mode mode;  // the taps: common/resize_taps.h
     bool align_corners;
     int64_t n, c, in_h, in_w, out_h, out_w;
     DT dt;
     int64_t src_strides[4], dst_strides[4];
 };
-// dst = the four taps of each dst pixel summed in double, rounded once.
+// dst = the taps of each dst pixel summed in double, rounded once.
 void resize_forward(const ResizeArgs& a, const void* src, void* dst, cudaStream_t stream);
 // acc (grad's elements, dense, zeroed here) += tap weight * diff for every diff element and tap
 // (double atomics), then grad = acc rounded once.

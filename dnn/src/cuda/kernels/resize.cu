@@ -1,6 +1,7 @@
-// Resize and ResizeBackward over NCHW: a thread per destination pixel summing its four taps in
-// double (forward), and a thread per diff element adding onto its taps with double atomics into a
-// dense accumulator, rounded into grad afterwards (backward), as naive sums in double.
+// Resize and ResizeBackward over NCHW: a thread per destination pixel summing its taps
+// (common/resize_taps.h: 1, 2 x 2 or 4 x 4) in double in naive's order (forward), and a thread per
+// diff element adding onto its taps with double atomics into a dense accumulator, rounded into
+// grad afterwards (backward), as naive sums in double.
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/kernels/device.cuh"
 
@@ -47,14 +48,14 @@ __global__ void forward_kernel(ResizeArgs a, const void* src, void* dst, int64_t
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         Pixel p = pixel_of(i, a.c, a.out_h, a.out_w);
-        ResizeTap th = resize_tap(a.mode, a.align_corners, a.in_h, a.out_h, p.h);
-        ResizeTap tw = resize_tap(a.mode, a.align_corners, a.in_w, a.out_w, p.w);
+        resize::AxisTaps th = resize::axis_taps(a.mode, a.align_corners, a.in_h, a.out_h, p.h);
+        resize::AxisTaps tw = resize::axis_taps(a.mode, a.align_corners, a.in_w, a.out_w, p.w);
         const int64_t* s = a.src_strides;
         double acc = 0;
-        acc += (1 - th.w) * (1 - tw.w) * load_float(src, a.dt, at(s, p.n, p.c, th.i0, tw.i0));
-        acc += (1 - th.w) * tw.w * load_float(src, a.dt, at(s, p.n, p.c, th.i0, tw.i1));
-        acc += th.w * (1 - tw.w) * load_float(src, a.dt, at(s, p.n, p.c, th.i1, tw.i0));
-        acc += th.w * tw.w * load_float(src, a.dt, at(s, p.n, p.c, th.i1, tw.i1));
+        for (int i = 0; i < th.n; ++i)
+            for (int j = 0; j < tw.n; ++j)
+                acc += th.w[i] * tw.w[j] *
+                       load_float(src, a.dt, at(s, p.n, p.c, th.idx[i], tw.idx[j]));
         store_rounded(dst, a.dt, at(a.dst_strides, p.n, p.c, p.h, p.w), acc);
     }
 }
@@ -63,15 +64,14 @@ __global__ void scatter_kernel(ResizeArgs a, const void* diff, double* acc, int6
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         Pixel p = pixel_of(i, a.c, a.out_h, a.out_w);
-        ResizeTap th = resize_tap(a.mode, a.align_corners, a.in_h, a.out_h, p.h);
-        ResizeTap tw = resize_tap(a.mode, a.align_corners, a.in_w, a.out_w, p.w);
+        resize::AxisTaps th = resize::axis_taps(a.mode, a.align_corners, a.in_h, a.out_h, p.h);
+        resize::AxisTaps tw = resize::axis_taps(a.mode, a.align_corners, a.in_w, a.out_w, p.w);
         double g = load_float(diff, a.dt, at(a.dst_strides, p.n, p.c, p.h, p.w));
         // acc is dense (N, C, in_h, in_w).
         int64_t base = (p.n * a.c + p.c) * a.in_h;
-        atomicAdd(acc + (base + th.i0) * a.in_w + tw.i0, (1 - th.w) * (1 - tw.w) * g);
-        atomicAdd(acc + (base + th.i0) * a.in_w + tw.i1, (1 - th.w) * tw.w * g);
-        atomicAdd(acc + (base + th.i1) * a.in_w + tw.i0, th.w * (1 - tw.w) * g);
-        atomicAdd(acc + (base + th.i1) * a.in_w + tw.i1, th.w * tw.w * g);
+        for (int i = 0; i < th.n; ++i)
+            for (int j = 0; j < tw.n; ++j)
+                atomicAdd(acc + (base + th.idx[i]) * a.in_w + tw.idx[j], th.w[i] * tw.w[j] * g);
     }
 }
 
