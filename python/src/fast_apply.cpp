@@ -50,8 +50,10 @@ std::array<bool, 128> g_amp_modes{};
 PyObject* g_symbolic_type = nullptr;
 PyObject* g_symbolic_fn = nullptr;
 
-// fn(op, *args) when an arg is a symbolic var; nullptr without an error set otherwise.
-PyObject* symbolic_apply(const imperative::OpDef& op, PyObject* const* args, size_t n) {
+// fn(op, *args) when an arg is a symbolic var (its tuple of outputs, or with `single` the first
+// of them, as elemwise returns); nullptr without an error set otherwise.
+PyObject* symbolic_apply(const imperative::OpDef& op, PyObject* const* args, size_t n,
+                         bool single = false) {
     if (!g_symbolic_fn)
         return nullptr;
     bool any = false;
@@ -68,7 +70,12 @@ PyObject* symbolic_apply(const imperative::OpDef& op, PyObject* const* args, siz
     call[0] = op_obj;
     for (size_t i = 0; i < n; ++i)
         call[i + 1] = py::reinterpret_borrow<py::object>(args[i]);
-    return PyObject_Call(g_symbolic_fn, call.ptr(), nullptr);
+    PyObject* outs = PyObject_Call(g_symbolic_fn, call.ptr(), nullptr);
+    if (!outs || !single)
+        return outs;
+    PyObject* first = PySequence_GetItem(outs, 0);
+    Py_DECREF(outs);
+    return first;
 }
 
 bool amp_applies(const imperative::OpDef& op) {
@@ -246,7 +253,7 @@ PyObject* elemwise_promoted(PyObject* fn, const imperative::OpDef& op, PyObject*
 
 PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size_t n) {
     if (amp_applies(op)) {
-        if (PyObject* r = symbolic_apply(op, args, n))
+        if (PyObject* r = symbolic_apply(op, args, n, true))
             return r;
         if (PyErr_Occurred())
             return nullptr;
@@ -256,7 +263,7 @@ PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size
         return out;
     if (PyErr_Occurred())
         return nullptr;
-    if (PyObject* r = symbolic_apply(op, args, n))
+    if (PyObject* r = symbolic_apply(op, args, n, true))
         return r;
     if (PyErr_Occurred())
         return nullptr;

@@ -149,14 +149,11 @@ class VarNode(NetworkNode):
         """A VarNode computing dimension ``axis`` of this var's shape.
 
         Examples:
-            >>> v = VarNode.load(("x", (4, 5), "float32", False), None)
-            >>> v.owner = Host2DeviceCopy((4, 5), "float32", "x")
+            >>> v = Host2DeviceCopy((4, 5), "float32", "x").outputs[0]
             >>> v.shapeof(1).shape
             (1,)
         """
-        shape = _apply_symbolic(builtin.GetVarShape(), self)[0]
-        index = _apply_symbolic(builtin.Concat(axis=0), _const(np.array([axis], "int32")))[0]
-        return _apply_symbolic(builtin.Gather(axis=0), shape, index)[0]
+        return _apply_symbolic(builtin.GetVarShape(axes=[axis]), self)[0]
 
     @property
     def dtype(self):
@@ -184,8 +181,7 @@ class VarNode(NetworkNode):
         """A VarNode of this var converted to ``dtype`` (a ``TypeCvt`` node).
 
         Examples:
-            >>> v = VarNode.load(("x", (2,), "float32", False), None)
-            >>> v.owner = Host2DeviceCopy((2,), "float32", "x")
+            >>> v = Host2DeviceCopy((2,), "float32", "x").outputs[0]
             >>> v.astype("int32").dtype
             dtype('int32')
         """
