@@ -9,6 +9,10 @@
 //                                     scalars that keep it) run directly, anything else goes
 //                                     through megengine's promotion (core/tensor/array_method.py)
 //   Tensor.__add__ ... as type slots  elemwise() of the operator's mode
+// An input of the symbolic type megengine.utils.network_node registers (its VarNode, a var of an
+// edited model) sends the call to that module's Python function instead, which adds an op node
+// to the model (MegEngine's functional calls on a Network's vars); tested only after a call
+// fails its tensor checks, so tensors never pay for it.
 #include <array>
 #include <new>
 #include <string_view>
@@ -41,6 +45,38 @@ PyObject* g_promote = nullptr;
 // check costs one pointer test per elemwise call when autocast is off.
 PyObject* g_amp_cast = nullptr;
 std::array<bool, 128> g_amp_modes{};
+
+// megengine.utils.network_node's VarNode class and its fn(op, *args) (_set_symbolic_apply).
+PyObject* g_symbolic_type = nullptr;
+PyObject* g_symbolic_fn = nullptr;
+
+// fn(op, *args) when an arg is a symbolic var (its tuple of outputs, or with `single` the first
+// of them, as elemwise returns); nullptr without an error set otherwise.
+PyObject* symbolic_apply(const imperative::OpDef& op, PyObject* const* args, size_t n,
+                         bool single = false) {
+    if (!g_symbolic_fn)
+        return nullptr;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; ++i) {
+        int r = PyObject_IsInstance(args[i], g_symbolic_type);
+        if (r < 0)
+            return nullptr;
+        any = r == 1;
+    }
+    if (!any)
+        return nullptr;
+    py::object op_obj = py::cast(std::shared_ptr<imperative::OpDef>(op.clone()));
+    py::tuple call(n + 1);
+    call[0] = op_obj;
+    for (size_t i = 0; i < n; ++i)
+        call[i + 1] = py::reinterpret_borrow<py::object>(args[i]);
+    PyObject* outs = PyObject_Call(g_symbolic_fn, call.ptr(), nullptr);
+    if (!outs || !single)
+        return outs;
+    PyObject* first = PySequence_GetItem(outs, 0);
+    Py_DECREF(outs);
+    return first;
+}
 
 bool amp_applies(const imperative::OpDef& op) {
     if (!g_amp_cast)
@@ -116,8 +152,13 @@ PyObject* py_apply(PyObject*, PyObject* const* args, Py_ssize_t nargs) noexcept 
         Inputs inputs(nargs - 1);
         for (Py_ssize_t i = 1; i < nargs; ++i) {
             TensorWrapper* t = tensor_of(args[i]);
-            if (!t)
+            if (!t) {
+                if (PyObject* r = symbolic_apply(*op, args + 1, nargs - 1))
+                    return r;
+                if (PyErr_Occurred())
+                    return nullptr;
                 return set_type_error_for_input(*op, i - 1, args[i]);
+            }
             trace::note_if_tracing(args[i]);
             inputs.push(t->value);
         }
@@ -211,10 +252,19 @@ PyObject* elemwise_promoted(PyObject* fn, const imperative::OpDef& op, PyObject*
                             size_t n);
 
 PyObject* elemwise_impl(const imperative::OpDef& op, PyObject* const* args, size_t n) {
-    if (amp_applies(op))
+    if (amp_applies(op)) {
+        if (PyObject* r = symbolic_apply(op, args, n, true))
+            return r;
+        if (PyErr_Occurred())
+            return nullptr;
         return elemwise_promoted(g_amp_cast, op, args, n);
+    }
     if (PyObject* out = elemwise_direct(op, args, n))
         return out;
+    if (PyErr_Occurred())
+        return nullptr;
+    if (PyObject* r = symbolic_apply(op, args, n, true))
+        return r;
     if (PyErr_Occurred())
         return nullptr;
     // Promotion: megengine's rules, in Python, then the same op on the converted tensors.
@@ -414,6 +464,17 @@ void init_fast_apply(py::module_& m) {
                 g_promote = fn.release().ptr();
             },
             "Sets the function elemwise() calls to promote mixed operands (array_method.py).");
+    m.def(
+            "_set_symbolic_apply",
+            [](py::object cls, py::object fn) {
+                Py_XDECREF(g_symbolic_type);
+                Py_XDECREF(g_symbolic_fn);
+                g_symbolic_type = cls.release().ptr();
+                g_symbolic_fn = fn.release().ptr();
+            },
+            py::arg("cls"), py::arg("fn"),
+            "Sends apply() and elemwise() calls with an input of class `cls` to fn(op, *args) "
+            "(megengine.utils.network_node: ops on an edited model's vars).");
     m.def(
             "_set_amp_elemwise",
             [](py::object fn, const std::vector<dnn::param::Elemwise::Mode>& modes) {

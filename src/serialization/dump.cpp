@@ -25,7 +25,8 @@ std::vector<int64_t> dims_of(const dnn::TensorShape& s) {
     return {s.shape.begin(), s.shape.begin() + s.ndim};
 }
 
-// Whether `node`'s op needs its output shapes given: its inputs alone do not give them.
+}  // namespace
+
 bool needs_preset_shapes(const OperatorNode& node) {
     // The loading graph reads a value-shaped op's shapes from its shape input's value (a recorded
     // one would fix a shape that follows the inputs' shapes or the data).
@@ -47,6 +48,8 @@ bool needs_preset_shapes(const OperatorNode& node) {
         return true;
     }
 }
+
+namespace {
 
 class Writer {
 public:

@@ -170,6 +170,13 @@ private:
             if (id != m_vars.size())
                 throw ModelError(str_cat(what, ": output ", i, " has id ", id, ", expected ",
                                          m_vars.size()));
+            // MegEngine's var name (a parameter's "conv1.weight"), where the conversion made the
+            // var: a var it passed through keeps its own name. Only megengine.utils.network
+            // shows them; outputs are named by the file's output list.
+            const auto* middle = m_model->middle_tensors();
+            if (outs[i]->name().empty() && middle && id < middle->size() && middle->Get(id) &&
+                middle->Get(id)->name())
+                outs[i]->set_name(std::string(text(middle->Get(id)->name())));
             m_vars.push_back(outs[i]);
         }
     }

@@ -53,7 +53,12 @@ Outs reshape(Converter& c, const fbs::Operator& op, Inputs in) {
                 str_cat("Reshape's target ", shape->layout().to_string(), " is not int32 {ndim}"));
         size_t k = shape->shape()[0];
         int32_t a = axis_in(axis, k, "Reshape's unspecified axis");
-        if (auto value = c.int_value(shape)) {
+        // A constant target is folded; one the graph computes from the input's shape
+        // (F.flatten's GetVarShape -> Subtensor -> Concat) stays computed, so that the graph
+        // still follows a new input shape when it is edited and built again
+        // (megengine.utils.network's reset_batch_size); its value is a host value either way.
+        auto value = c.int_value(shape);
+        if (value && shape->kind() == graph::VarNode::Kind::Const) {
             std::vector<int32_t> v(value->begin(), value->end());
             v[a] = -1;
             shape = c.int_vector(v);

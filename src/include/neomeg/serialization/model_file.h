@@ -90,6 +90,12 @@ void dump(const graph::ComputingGraph& graph, std::span<const NamedVar> outputs,
 void dump_file(const graph::ComputingGraph& graph, std::span<const NamedVar> outputs,
                const std::string& path, const DumpOptions& options = {});
 
+// Whether `node`'s output shapes must be given when the op is inserted again (InsertOptions::
+// output_shapes): its inputs alone do not give them (generators, a strided convolution's input
+// gradient). dump() records the shapes of exactly these nodes; never for a value-shaped op, whose
+// shapes come from its shape input's value.
+bool needs_preset_shapes(const graph::OperatorNode& node);
+
 // Rebuilds the graph. ModelError for anything wrong with the bytes (ModelVersionError for a
 // format version this build does not read); ParamError for a LoadOptions input shape that does
 // not fit the declared one.

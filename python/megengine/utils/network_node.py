@@ -1,0 +1,666 @@
+"""The nodes of :class:`megengine.utils.network.Network`: :class:`VarNode` (a var of an edited
+model) and :class:`OpNode` with one subclass per operator type, named as MegEngine 1.13's
+``network_node`` names them (``ConvolutionForward``, ``Host2DeviceCopy``, ``ImmutableTensor``,
+...); an operator MegEngine has no class for gets a class of its NeoMeg name.
+
+A VarNode is symbolic: elementwise functions and operators on it (``F.relu(v)``, ``v * 2``,
+``v > 0``) and ``apply`` of any op add an op node instead of computing, as MegEngine's do; the
+extension sends such calls here (``_rt._set_symbolic_apply``). Its shape and dtype are the
+graph's inference (``ComputingGraph::insert`` checks each new node).
+"""
+
+import itertools
+
+import numpy as np
+
+from ..core import _imperative_rt as _rt
+from ..core.ops import builtin
+from ..core.tensor.array_method import elemwise_op
+from ..core.tensor.dtype import promote_names, scalar_dtype_for
+
+__all__ = [
+    "ConstOpBase",
+    "Host2DeviceCopy",
+    "ImmutableTensor",
+    "NetworkNode",
+    "OpNode",
+    "ReadOnlyOpNode",
+    "VarNode",
+    "str_to_mge_class",
+]
+
+_ids = itertools.count()
+
+
+class NetworkNode:
+    """The base of :class:`VarNode` and :class:`OpNode` (what ``NodeFilter`` yields).
+
+    Examples:
+        >>> issubclass(VarNode, NetworkNode) and issubclass(OpNode, NetworkNode)
+        True
+    """
+
+
+def _binary(mode, swap=False):
+    op = elemwise_op(mode)
+
+    def method(self, other):
+        return _rt.elemwise(op, other, self) if swap else _rt.elemwise(op, self, other)
+
+    return method
+
+
+class VarNode(NetworkNode):
+    """A var of a :class:`~megengine.utils.network.Network`: its ``name``, the ``owner`` op node
+    computing it, the op nodes using it (``users``), and its ``shape`` and ``dtype`` as the graph
+    infers them (the shape dumped inputs were traced with; a dimension that depends on data
+    reads as its stand-in).
+
+    Args:
+        var: accepted for MegEngine's signature (its C++ var); unused.
+        owner_opr: the :class:`OpNode` computing it.
+        name: its name.
+
+    Examples:
+        >>> import io, numpy as np
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> from megengine.jit import trace
+        >>> from megengine.utils.network import Network
+        >>> f = trace(lambda x: x * 2, capture_as_const=True)
+        >>> _ = f(mge.Tensor(np.ones((2, 3), "float32")))
+        >>> buf = io.BytesIO()
+        >>> _ = f.dump(buf, arg_names=["x"], optimize_for_inference=False)
+        >>> net = Network.load(io.BytesIO(buf.getvalue()))
+        >>> x = net.input_vars[0]
+        >>> x.name, x.shape, x.dtype
+        ('x', (2, 3), dtype('float32'))
+        >>> y = F.relu(x) + 1  # a new op node reading x
+        >>> y.owner.type, y.shape
+        ('Elemwise', (2, 3))
+    """
+
+    def __init__(self, var=None, *, owner_opr=None, name=None):
+        self.owner = owner_opr
+        self.name = name
+        self.users = []
+        self._shape = None
+        self._dtype = None
+        self._dynamic = False
+
+    @classmethod
+    def load(cls, sym_var, owner_opr):
+        """A VarNode of ``owner_opr`` described by ``sym_var``: ``(name, shape, dtype name,
+        shape is dynamic)`` as the extension's ``network.Graph.var`` gives it.
+
+        Examples:
+            >>> v = VarNode.load(("x", (2,), "float32", False), None)
+            >>> v.name, v.shape
+            ('x', (2,))
+        """
+        obj = cls(owner_opr=owner_opr, name=sym_var[0] or None)
+        obj._set_info(sym_var)
+        return obj
+
+    def _set_info(self, info):
+        _, shape, dtype, dynamic = info
+        self._shape = tuple(int(d) for d in shape)
+        self._dtype = dtype
+        self._dynamic = bool(dynamic)
+
+    @property
+    def id(self):
+        """A number unique to this object (MegEngine's: ``id(self)``).
+
+        Examples:
+            >>> v = VarNode(name="v")
+            >>> v.id == id(v)
+            True
+        """
+        return id(self)
+
+    @property
+    def shape(self):
+        """The inferred shape as a tuple; with :func:`~.network.set_symbolic_shape` on, a VarNode
+        computing it (``GetVarShape``).
+
+        Examples:
+            >>> VarNode.load(("x", (4, 5), "int32", False), None).shape
+            (4, 5)
+        """
+        from .network import _symbolic_shape
+
+        if _symbolic_shape[0]:
+            return _apply_symbolic(builtin.GetVarShape(), self)[0]
+        return self._shape
+
+    @property
+    def partial_shape(self):
+        """The inferred shape as a tuple of ints, whatever :func:`~.network.set_symbolic_shape`
+        says.
+
+        Examples:
+            >>> VarNode.load(("x", (4, 5), "int32", False), None).partial_shape
+            (4, 5)
+        """
+        return self._shape
+
+    def shapeof(self, axis):
+        """A VarNode computing dimension ``axis`` of this var's shape.
+
+        Examples:
+            >>> v = Host2DeviceCopy((4, 5), "float32", "x").outputs[0]
+            >>> v.shapeof(1).shape
+            (1,)
+        """
+        return _apply_symbolic(builtin.GetVarShape(axes=[axis]), self)[0]
+
+    @property
+    def dtype(self):
+        """The inferred dtype as a numpy dtype (``"bfloat16"`` stays a name).
+
+        Examples:
+            >>> VarNode.load(("x", (1,), "int32", False), None).dtype
+            dtype('int32')
+        """
+        if self._dtype is None:
+            return None
+        return self._dtype if self._dtype == "bfloat16" else np.dtype(self._dtype)
+
+    @property
+    def ndim(self):
+        """The number of dimensions.
+
+        Examples:
+            >>> VarNode.load(("x", (4, 5), "float32", False), None).ndim
+            2
+        """
+        return None if self._shape is None else len(self._shape)
+
+    def astype(self, dtype):
+        """A VarNode of this var converted to ``dtype`` (a ``TypeCvt`` node).
+
+        Examples:
+            >>> v = Host2DeviceCopy((2,), "float32", "x").outputs[0]
+            >>> v.astype("int32").dtype
+            dtype('int32')
+        """
+        return _apply_symbolic(builtin.TypeCvt(dtype=np.dtype(dtype).name), self)[0]
+
+    def set_owner_opr(self, owner_opr):
+        """Sets ``owner``.
+
+        Examples:
+            >>> v = VarNode(name="v")
+            >>> v.set_owner_opr(None)
+            >>> v.owner is None
+            True
+        """
+        self.owner = owner_opr
+
+    def __repr__(self):
+        return f"VarNode:{self.name}"
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        # MegEngine's VarNode is False: a symbolic value has no truth, and `var in list` compares
+        # with == (a new VarNode) after the identity test.
+        return False
+
+    __add__ = _binary("ADD")
+    __radd__ = _binary("ADD", swap=True)
+    __sub__ = _binary("SUB")
+    __rsub__ = _binary("SUB", swap=True)
+    __mul__ = _binary("MUL")
+    __rmul__ = _binary("MUL", swap=True)
+    __truediv__ = _binary("TRUE_DIV")
+    __rtruediv__ = _binary("TRUE_DIV", swap=True)
+    __floordiv__ = _binary("FLOOR_DIV")
+    __rfloordiv__ = _binary("FLOOR_DIV", swap=True)
+    __mod__ = _binary("MOD")
+    __rmod__ = _binary("MOD", swap=True)
+    __pow__ = _binary("POW")
+    __rpow__ = _binary("POW", swap=True)
+    __lt__ = _binary("LT")
+    __le__ = _binary("LEQ")
+    __gt__ = _binary("LT", swap=True)
+    __ge__ = _binary("LEQ", swap=True)
+    __eq__ = _binary("EQ")
+    __ne__ = _binary("NE")
+
+    def __neg__(self):
+        return _rt.elemwise(elemwise_op("NEGATE"), self)
+
+    def __abs__(self):
+        return _rt.elemwise(elemwise_op("ABS"), self)
+
+
+def _param_names(op):
+    return [k for k, v in vars(type(op)).items() if isinstance(v, property)]
+
+
+def _param_value(value):
+    # Enum members read as their names, as MegEngine's JSON params do; the op classes take names.
+    name = getattr(value, "name", None)
+    return name if isinstance(name, str) and type(value).__module__.endswith("ops") else value
+
+
+class OpNode(NetworkNode):
+    """An operator of a :class:`~megengine.utils.network.Network`: its ``type`` (MegEngine's
+    name for it), ``name``, ``inputs`` and ``outputs`` (:class:`VarNode`) and ``params`` (a dict
+    of the op's params by name, enums as their member names). Changing ``params`` or ``inputs``
+    changes what the next dump writes; ``opdef`` is the op those params make.
+
+    Examples:
+        >>> import io, numpy as np
+        >>> import megengine as mge
+        >>> from megengine.jit import trace
+        >>> from megengine.utils.network import Network
+        >>> import megengine.utils.network_node as N
+        >>> f = trace(lambda x: x * 2, capture_as_const=True)
+        >>> _ = f(mge.Tensor(np.ones((2,), "float32")))
+        >>> buf = io.BytesIO()
+        >>> _ = f.dump(buf, optimize_for_inference=False)
+        >>> net = Network.load(io.BytesIO(buf.getvalue()))
+        >>> mul = net.get_opr_by_type(N.Elemwise)
+        >>> mul.type, mul.params
+        ('Elemwise', {'mode': 'MUL'})
+        >>> mul.params["mode"] = "ADD"  # the file now computes x + 2
+        >>> mul.opdef
+        Elemwise(mode=ADD)
+    """
+
+    type = None
+    opdef_class = None
+
+    def __init__(self):
+        self.inputs = []
+        self.outputs = []
+        self.params = {}
+        self.name = None
+        self._presets = None
+
+    @classmethod
+    def load(cls, opr):
+        """An op node of ``cls`` for the op object ``opr`` (a ``megengine.core.ops.builtin``
+        op), its params copied; ``inputs`` and ``outputs`` are filled by the caller.
+
+        Examples:
+            >>> from megengine.core.ops import builtin
+            >>> node = str_to_mge_class("Elemwise").load(builtin.Elemwise(mode="relu"))
+            >>> node.params
+            {'mode': 'RELU'}
+        """
+        obj = cls()
+        obj.opdef_class = type(opr)
+        obj.params = {k: _param_value(getattr(opr, k)) for k in _param_names(opr)}
+        if cls.type is None or cls is ReadOnlyOpNode:
+            obj.type = opr.name
+        return obj
+
+    @property
+    def opdef(self):
+        """The op (a ``megengine.core.ops.builtin`` object) that ``params`` make.
+
+        Examples:
+            >>> from megengine.core.ops import builtin
+            >>> str_to_mge_class("Elemwise").load(builtin.Elemwise(mode="exp")).opdef
+            Elemwise(mode=EXP)
+        """
+        try:
+            return self.opdef_class(**self.params)
+        except TypeError as e:
+            raise TypeError(f"{self!r}: bad params {self.params}: {e}") from None
+
+    @property
+    def id(self):
+        """A number unique to this object.
+
+        Examples:
+            >>> node = OpNode()
+            >>> node.id == id(node)
+            True
+        """
+        return id(self)
+
+    def add_inp_var(self, x):
+        """Appends an input var.
+
+        Examples:
+            >>> node, v = OpNode(), VarNode(name="v")
+            >>> node.add_inp_var(v)
+            >>> node.inputs == [v]
+            True
+        """
+        self.inputs.append(x)
+
+    def add_out_var(self, x):
+        """Appends an output var.
+
+        Examples:
+            >>> node, v = OpNode(), VarNode(name="v")
+            >>> node.add_out_var(v)
+            >>> node.outputs[0] is v
+            True
+        """
+        self.outputs.append(x)
+
+    def __repr__(self):
+        return f"{self.name}{{{self.type}}}"
+
+
+class Host2DeviceCopy(OpNode):
+    """An input of the model: its single output is fed at run time.
+
+    Args:
+        shape: the shape; a -1 in ``declared_shape`` marks a dimension the loader may set.
+        dtype: the dtype.
+        name: the input's name (the dumped input is named after this node).
+        device: accepted for MegEngine's signature; models here are device-neutral.
+
+    Examples:
+        >>> node = Host2DeviceCopy((1, 3), "float32", "data")
+        >>> node.outputs[0].name, node.outputs[0].shape
+        ('data', (1, 3))
+    """
+
+    type = "Host2DeviceCopy"
+
+    def __init__(self, shape=None, dtype=None, name=None, device=None):
+        super().__init__()
+        self.shape = None if shape is None else tuple(int(d) for d in shape)
+        self.dtype = None if dtype is None else _dtype_name(dtype)
+        self.name = name
+        self.device = device
+        self.declared_shape = self.shape
+        if shape is not None:
+            out = VarNode(owner_opr=self, name=name)
+            out._set_info((name, self.shape, self.dtype, False))
+            self.outputs = [out]
+
+
+class ConstOpBase(OpNode):
+    """The base of the nodes holding a value (:class:`ImmutableTensor`).
+
+    Args:
+        data: the value: a number, a sequence or a numpy array (None: set later).
+        name: its name.
+        device: accepted for MegEngine's signature.
+        graph: accepted for MegEngine's signature.
+
+    Examples:
+        >>> issubclass(ImmutableTensor, ConstOpBase)
+        True
+    """
+
+    type = "ConstOpBase"
+
+    def __init__(self, data=None, name=None, device=None, graph=None):
+        if type(self) is ConstOpBase:
+            raise TypeError("ConstOpBase cannot be instantiated")
+        super().__init__()
+        self.name = name
+        self._value = None
+        if data is not None:
+            self.set_value(data, device)
+
+    @property
+    def shape(self):
+        """The value's shape.
+
+        Examples:
+            >>> ImmutableTensor(np.zeros((2, 3)), "w").shape
+            (2, 3)
+        """
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        """The value's dtype (float64 data is held as float32, int64 as int32, as MegEngine).
+
+        Examples:
+            >>> ImmutableTensor(np.zeros((2,)), "w").dtype
+            dtype('float32')
+        """
+        return np.dtype(self._value.dtype) if self._value.dtype != "bfloat16" else "bfloat16"
+
+    def numpy(self):
+        """The value as a numpy array (a copy).
+
+        Examples:
+            >>> ImmutableTensor([1, 2], "w").numpy()
+            array([1, 2], dtype=int32)
+        """
+        return self._value.numpy()
+
+    def set_value(self, data, device=None):
+        """Replaces the value (its shape and dtype may change; the readers are checked at the
+        next dump).
+
+        Args:
+            data: a number, a sequence or a numpy array.
+            device: accepted for MegEngine's signature.
+
+        Examples:
+            >>> c = ImmutableTensor(np.zeros((2,), "float32"), "w")
+            >>> c.set_value([3.0])
+            >>> c.numpy(), c.outputs[0].shape
+            (array([3.], dtype=float32), (1,))
+        """
+        if not isinstance(data, (int, float, list, tuple, np.ndarray, np.number)):
+            raise TypeError(
+                f"{type(self).__name__}.set_value: data must be a number, a sequence or a numpy "
+                f"array, got {type(data).__name__}"
+            )
+        self._set_value(_rt.network.Value(np.asarray(data)))
+
+    def _set_value(self, value):
+        self._value = value
+        if not self.outputs:
+            self.outputs = [VarNode(owner_opr=self, name=self.name)]
+        self.outputs[0]._set_info((self.name, value.shape, value.dtype, False))
+
+
+class ImmutableTensor(ConstOpBase):
+    """A constant of the model (a parameter or any value the graph holds).
+
+    Args:
+        data: the value: a number, a sequence or a numpy array.
+        name: its name.
+        device: accepted for MegEngine's signature.
+        graph: accepted for MegEngine's signature.
+
+    Examples:
+        >>> c = ImmutableTensor(np.arange(3, dtype="float32"), "w")
+        >>> c.outputs[0].shape, c.numpy()
+        ((3,), array([0., 1., 2.], dtype=float32))
+    """
+
+    type = "ImmutableTensor"
+
+
+class ReadOnlyOpNode(OpNode):
+    """The class of operators MegEngine has no class for; ``type`` is NeoMeg's op name. Such a
+    node can be edited and dumped like any other.
+
+    Examples:
+        >>> from megengine.core.ops import builtin
+        >>> str_to_mge_class("Fill") is ReadOnlyOpNode
+        False
+        >>> str_to_mge_class("Fill").load(builtin.Fill(value=1.0)).type
+        'Fill'
+    """
+
+
+def _dtype_name(dtype):
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return dtype
+    return np.dtype(dtype).name
+
+
+# MegEngine's class name and type string per NeoMeg operator: where the names differ, and the
+# operators of MegEngine's classes NeoMeg has under the same name.
+_MGE_CLASSES = {
+    "Elemwise": ("Elemwise", "Elemwise"),
+    "Reduce": ("Reduce", "Reduce"),
+    "TypeCvt": ("TypeCvt", "TypeCvt"),
+    "MatrixInverse": ("MatrixInverse", "MatrixInverse"),
+    "MatrixMul": ("MatrixMul", "MatrixMul"),
+    "BatchedMatrixMul": ("BatchedMatrixMul", "BatchedMatmul"),
+    "Dot": ("Dot", "Dot"),
+    "SVD": ("SVD", "SVD"),
+    "ConvolutionForward": ("ConvolutionForward", "Convolution"),
+    "ConvolutionBackwardData": ("ConvolutionBackwardData", "ConvTranspose"),
+    "DeformableConvForward": ("DeformableConvForward", "DeformableConv"),
+    "PoolingForward": ("PoolingForward", "Pooling"),
+    "AdaptivePoolingForward": ("AdaptivePoolingForward", "AdaptivePooling"),
+    "ROIPooling": ("ROIPoolingForward", "ROIPooling"),
+    "ConvBias": ("ConvBiasForward", "ConvBias"),
+    "BatchNormForward": ("BatchNormForward", "BatchNorm"),
+    "ROIAlign": ("ROIAlignForward", "ROIAlign"),
+    "WarpPerspective": ("WarpPerspectiveForward", "WarpPerspective"),
+    "Remap": ("RemapForward", "Remap"),
+    "Resize": ("ResizeForward", "Resize"),
+    "IndexingOneHot": ("IndexingOneHot", "IndexingOneHot"),
+    "IndexingSetOneHot": ("IndexingSetOneHot", "IndexingSetOneHot"),
+    "Argsort": ("ArgsortForward", "Argsort"),
+    "Argmax": ("Argmax", "Argmax"),
+    "Argmin": ("Argmin", "Argmin"),
+    "CondTake": ("CondTake", "CondTake"),
+    "TopK": ("TopK", "TopK"),
+    "GaussianRNG": ("RNGOpr", "GaussianRNG"),
+    "UniformRNG": ("RNGOpr", "UniformRNG"),
+    "Linspace": ("Linspace", "Linspace"),
+    "Eye": ("Eye", "Eye"),
+    "GetVarShape": ("GetVarShape", "GetVarShape"),
+    "Concat": ("Concat", "Concat"),
+    "Broadcast": ("Broadcast", "Broadcast"),
+    "BroadcastTo": ("Broadcast", "Broadcast"),
+    "Dimshuffle": ("Dimshuffle", "Dimshuffle"),
+    "Reshape": ("Reshape", "Reshape"),
+    "ReshapeTo": ("Reshape", "Reshape"),
+    "AddAxis": ("AxisAddRemove", "AxisAddRemove"),
+    "RemoveAxis": ("AxisAddRemove", "AxisAddRemove"),
+    "IndexingMultiAxisVec": ("IndexingMultiAxisVec", "IndexingMultiAxisVec"),
+    "IndexingSetMultiAxisVec": ("IndexingSetMultiAxisVec", "IndexingSetMultiAxisVec"),
+    "IndexingIncrMultiAxisVec": ("IndexingIncrMultiAxisVec", "IndexingIncrMultiAxisVec"),
+}
+
+_by_neomeg_name = {}
+
+
+def _define_classes():
+    made = {}
+    for neomeg_name, (cls_name, type_name) in _MGE_CLASSES.items():
+        cls = made.get(cls_name)
+        if cls is None:
+            doc = (
+                f"MegEngine's ``{cls_name}`` op node (type ``{type_name!r}``): NeoMeg's "
+                f"``{neomeg_name}``."
+            )
+            cls = made[cls_name] = type(cls_name, (OpNode,), {"type": type_name, "__doc__": doc})
+            cls.__module__ = __name__
+        _by_neomeg_name[neomeg_name] = cls
+    for name in builtin.__all__:
+        if name not in _by_neomeg_name:
+            doc = f"NeoMeg's ``{name}`` op node (MegEngine has no class for it)."
+            cls = type(name, (ReadOnlyOpNode,), {"type": name, "__doc__": doc})
+            cls.__module__ = __name__
+            _by_neomeg_name[name] = made[name] = cls
+    # Module attributes, as MegEngine's classes are (N.ConvolutionForward), but not in __all__:
+    # the generated classes are documented here, not each on its own.
+    globals().update(made)
+
+
+_define_classes()
+
+
+def str_to_mge_class(classname):
+    """The op node class of an operator: by NeoMeg's op name (``"ConvolutionForward"``) or
+    MegEngine's class name.
+
+    Args:
+        classname: the name.
+
+    Returns:
+        an :class:`OpNode` subclass; :class:`ReadOnlyOpNode` for an unknown name.
+
+    Examples:
+        >>> str_to_mge_class("ConvolutionForward").type
+        'Convolution'
+        >>> str_to_mge_class("ConvBias").__name__
+        'ConvBiasForward'
+    """
+    cls = _by_neomeg_name.get(classname)
+    if cls is None:
+        cls = globals().get(classname)
+        if not (isinstance(cls, type) and issubclass(cls, OpNode)):
+            cls = ReadOnlyOpNode
+    return cls
+
+
+# ---- ops on VarNodes ----------------------------------------------------------------------
+
+
+def _const(value, dtype=None):
+    arr = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    if dtype is not None:
+        arr = arr.astype(dtype)
+    node = ImmutableTensor(arr, name=f"const_{next(_ids)}")
+    return node.outputs[0]
+
+
+def _promote(args):
+    """MegEngine's promotion of an elementwise op's operands to one dtype, on vars and
+    values: values become constants of that dtype, vars of another dtype get a TypeCvt."""
+    dt = None
+    for a in args:
+        if isinstance(a, VarNode):
+            name = a._dtype
+        elif hasattr(a, "numpy") or isinstance(a, np.ndarray):
+            name = _dtype_name(np.asarray(a.numpy() if hasattr(a, "numpy") else a).dtype)
+        else:
+            continue
+        dt = name if dt is None else promote_names(dt, name)
+    for a in args:
+        if not isinstance(a, (VarNode, np.ndarray)) and not hasattr(a, "numpy"):
+            if not isinstance(a, (int, float, bool, np.number, np.bool_)):
+                raise TypeError(f"an elementwise op on a VarNode cannot take a {type(a).__name__}")
+            dt = promote_names(dt, scalar_dtype_for(dt, a))
+    out = []
+    for a in args:
+        if isinstance(a, VarNode):
+            out.append(a if a._dtype == dt else a.astype(dt))
+        else:
+            out.append(_const(a, dt))
+    return out
+
+
+def _apply_symbolic(op, *args):
+    """``apply(op, *args)`` with a VarNode among the args: a new op node, whose outputs are
+    returned, its shapes and dtypes the graph's inference (values among the args become
+    constants)."""
+    from .network import _build
+
+    if op.name == "Elemwise":
+        inputs = _promote(args)
+    else:
+        inputs = [a if isinstance(a, VarNode) else _const(a) for a in args]
+    node = str_to_mge_class(op.name).load(op)
+    node.name = f"{op.name}_{next(_ids)}"
+    node.inputs = list(inputs)
+    graph, index = _build(inputs, pending=node)
+    outs = index[node]
+    for k, i in enumerate(outs):
+        name = node.name if len(outs) == 1 else f"{node.name}:{k}"
+        out = VarNode(owner_opr=node, name=name)
+        out._set_info(graph.var(i))
+        node.outputs.append(out)
+    for v in inputs:
+        v.users.append(node)
+    return tuple(node.outputs)
+
+
+_rt._set_symbolic_apply(VarNode, _apply_symbolic)
