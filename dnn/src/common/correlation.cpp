@@ -26,8 +26,8 @@ TensorLayout forward_layout(const OperatorBase& op, const param::Correlation& p,
     NM_OP_REQUIRE(op, ShapeError, data1.shape[1] > 0, "data1 needs at least one channel, got ",
                   data1.to_string());
     auto g = correlation::geometry(p, data1);
-    NM_OP_REQUIRE(op, ShapeError, g.out_h >= 1 && g.out_w >= 1,
-                  "data of ", data1.TensorShape::to_string(),
+    NM_OP_REQUIRE(op, ShapeError, g.out_h >= 1 && g.out_w >= 1, "data of ",
+                  data1.TensorShape::to_string(),
                   " is smaller than the window with its displacements (2 * (max_displacement + "
                   "(kernel_size - 1) / 2) - 2 * pad_size + 1 pixels per side)");
     return TensorLayout({data1.shape[0], static_cast<size_t>(g.channels()),

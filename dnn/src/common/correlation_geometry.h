@@ -57,7 +57,11 @@ inline Geometry geometry(const param::Correlation& p, const TensorShape& data) {
 }
 
 // d|a - b| / da and d|a - b| / db as MegDNN takes them (-1 for both at a tie).
-inline double abs_slope_a(double a, double b) { return a > b ? 1.0 : -1.0; }
-inline double abs_slope_b(double a, double b) { return a >= b ? -1.0 : 1.0; }
+inline double abs_slope_a(double a, double b) {
+    return a > b ? 1.0 : -1.0;
+}
+inline double abs_slope_b(double a, double b) {
+    return a >= b ? -1.0 : 1.0;
+}
 
 }  // namespace neomeg::dnn::correlation

@@ -50,8 +50,10 @@ void DeformablePSROIPoolingBackward::deduce_layout(std::span<const TensorLayout>
     TensorLayout dst = forward_layout(*this, m_param, inputs);
     for (size_t i : {size_t(3), size_t(4)}) {
         const char* name = i == 3 ? "diff" : "count";
-        NM_REQUIRE(ShapeError, inputs[i].eq_shape(dst), name, " must be (K, C, pooled_h, "
-                   "pooled_w) = ", dst.TensorShape::to_string(), ", got ", inputs[i].to_string());
+        NM_REQUIRE(ShapeError, inputs[i].eq_shape(dst), name,
+                   " must be (K, C, pooled_h, "
+                   "pooled_w) = ",
+                   dst.TensorShape::to_string(), ", got ", inputs[i].to_string());
         NM_REQUIRE(DTypeError, inputs[i].dtype == dst.dtype, name, " ", inputs[i].to_string(),
                    " must have src's dtype ", dst.dtype.name());
     }

@@ -13,10 +13,10 @@
 namespace neomeg::dnn::psroi {
 
 struct Roi {
-    float x0 = 0, y0 = 0;              // the roi's corner
-    float roi_w = 0, roi_h = 0;        // its size (at least 0.1)
-    float bin_w = 0, bin_h = 0;        // a bin's
-    float sub_w = 0, sub_h = 0;        // a sample step's
+    float x0 = 0, y0 = 0;        // the roi's corner
+    float roi_w = 0, roi_h = 0;  // its size (at least 0.1)
+    float bin_w = 0, bin_h = 0;  // a bin's
+    float sub_w = 0, sub_h = 0;  // a sample step's
 };
 
 inline Roi roi_of(const param::DeformablePSROIPooling& p, float x1, float y1, float x2, float y2) {

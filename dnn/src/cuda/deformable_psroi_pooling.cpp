@@ -76,7 +76,7 @@ private:
 };
 
 class DeformablePSROIPoolingBackwardImpl final
-        : public PsroiKernel<DeformablePSROIPoolingBackward> {
+    : public PsroiKernel<DeformablePSROIPoolingBackward> {
 public:
     using PsroiKernel::PsroiKernel;
 
@@ -92,7 +92,8 @@ private:
                              static_cast<const float*>(in[2].raw_ptr()),
                              static_cast<const float*>(in[3].raw_ptr()),
                              static_cast<const float*>(in[4].raw_ptr()),
-                             reinterpret_cast<double*>(ws.ptr), static_cast<float*>(out[0].raw_ptr()),
+                             reinterpret_cast<double*>(ws.ptr),
+                             static_cast<float*>(out[0].raw_ptr()),
                              static_cast<float*>(out[1].raw_ptr()), stream());
         return "cuda";
     }

@@ -61,8 +61,8 @@ std::vector<RoiBins> rois_of(const Param& p, const TensorND& rois, const TensorN
 
 // Calls f(y, x) with the clamped coordinates of every sample bin (ph, pw) of roi rb takes.
 template <class F>
-void for_each_sample(const Param& p, const RoiBins& rb, size_t ph, size_t pw, int64_t h,
-                     int64_t w, F&& f) {
+void for_each_sample(const Param& p, const RoiBins& rb, size_t ph, size_t pw, int64_t h, int64_t w,
+                     F&& f) {
     const psroi::Roi& r = rb.r;
     size_t bin = ph * p.pooled_w + pw;
     float ys = psroi::bin_start(r.y0, ph, r.bin_h, rb.off_y[bin], r.roi_h);
@@ -114,13 +114,12 @@ public:
     using DeformablePSROIPoolingBackward::DeformablePSROIPoolingBackward;
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
-        const TensorND &src = inputs[0], &trans = inputs[2], &diff = inputs[3],
-                       &count = inputs[4];
+        const TensorND &src = inputs[0], &trans = inputs[2], &diff = inputs[3], &count = inputs[4];
         const TensorND &gsrc = outputs[0], &gtrans = outputs[1];
         auto rois = rois_of(m_param, inputs[1], trans, src.layout[0], param_str());
         auto h = static_cast<int64_t>(src.layout[2]), w = static_cast<int64_t>(src.layout[3]);
-        TensorLayout src_dense(src.layout, src.layout.dtype), trans_dense(trans.layout,
-                                                                          trans.layout.dtype);
+        TensorLayout src_dense(src.layout, src.layout.dtype),
+                trans_dense(trans.layout, trans.layout.dtype);
         std::vector<double> gs(src.layout.total_nr_elems(), 0.0);
         std::vector<double> gt(trans.layout.total_nr_elems(), 0.0);
         for_each_index(diff.layout, [&](const auto& idx) {
@@ -150,10 +149,10 @@ public:
                        u11 = v(ty.hi, tx.hi);
                 double sx = (1 - ay) * (u10 - u00) + ay * (u11 - u01);
                 double sy = (1 - ax) * (u01 - u00) + ax * (u11 - u10);
-                auto pi = static_cast<size_t>(psroi::part_of(idx[2], m_param.pooled_h,
-                                                             m_param.part_size));
-                auto pj = static_cast<size_t>(psroi::part_of(idx[3], m_param.pooled_w,
-                                                             m_param.part_size));
+                auto pi = static_cast<size_t>(
+                        psroi::part_of(idx[2], m_param.pooled_h, m_param.part_size));
+                auto pj = static_cast<size_t>(
+                        psroi::part_of(idx[3], m_param.pooled_w, m_param.part_size));
                 size_t ix[4] = {idx[0], 0, pi, pj}, iy[4] = {idx[0], 1, pi, pj};
                 gt[offset_of(trans_dense, ix)] += sx * m_param.trans_std * g * rb.r.roi_w;
                 gt[offset_of(trans_dense, iy)] += sy * m_param.trans_std * g * rb.r.roi_h;

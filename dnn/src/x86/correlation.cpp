@@ -27,8 +27,12 @@ namespace {
 using correlation::Geometry;
 
 // Floor and ceiling of a / b for b > 0 and any sign of a.
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+    return -floor_div(-a, b);
+}
 
 // A channels-last copy of an NCHW image with a zero border: pixel (y, x) of image n at
 // at(n, y, x), for y in [y0, y0 + ph) and x in [x0, x0 + pw).
@@ -45,15 +49,16 @@ struct Padded {
 // gradients' reads of the other image at a displaced pixel.
 Padded padded(const TensorND& t, const Geometry& g) {
     const int64_t reach = g.grid_radius * g.stride2;
-    auto lo = [&](int64_t) { return std::min<int64_t>(g.origin - g.radius - reach, -reach); };
+    // Along an axis of `len` pixels and `out` outputs: from the first window's first pixel (or a
+    // pixel reached back from the image's first) to the last window's last (or from the last).
     auto hi = [&](int64_t out, int64_t len) {
-        return std::max<int64_t>(g.centre(out - 1) + g.radius + reach, len - 1 + reach);
+        return std::max({g.centre(out - 1) + g.radius + reach, len - 1 + reach, len - 1});
     };
     Padded p;
-    p.y0 = std::min<int64_t>(lo(0), 0);
+    p.y0 = std::min({g.origin - g.radius - reach, -reach, int64_t{0}});
     p.x0 = p.y0;
-    p.ph = std::max(hi(g.out_h, g.h), g.h - 1) - p.y0 + 1;
-    p.pw = std::max(hi(g.out_w, g.w), g.w - 1) - p.x0 + 1;
+    p.ph = hi(g.out_h, g.h) - p.y0 + 1;
+    p.pw = hi(g.out_w, g.w) - p.x0 + 1;
     p.c = g.c;
     p.buf.assign(static_cast<size_t>(g.n * p.ph * p.pw * p.c), 0.f);
     const Nchw s(t.layout);
@@ -63,8 +68,8 @@ Padded padded(const TensorND& t, const Geometry& g) {
         for (size_t u = b; u < e; ++u) {
             auto n = static_cast<int64_t>(u) / g.h, y = static_cast<int64_t>(u) % g.h;
             for (int64_t c = 0; c < g.c; ++c) {
-                const float* row = src + s.plane(static_cast<size_t>(n), static_cast<size_t>(c)) +
-                                   s.at(y, 0);
+                const float* row =
+                        src + s.plane(static_cast<size_t>(n), static_cast<size_t>(c)) + s.at(y, 0);
                 float* d = const_cast<float*>(p.at(n, y, 0)) + c;
                 for (int64_t x = 0; x < g.w; ++x)
                     d[x * g.c] = row[x * s.s[3]];
@@ -122,7 +127,7 @@ struct DiffBoxes {
     std::vector<double> sums;
 
     DiffBoxes(const Geometry& geo, const TensorND& diff, int64_t n)
-            : g(geo), rows(geo.out_h + 1), cols(geo.out_w + 1) {
+        : g(geo), rows(geo.out_h + 1), cols(geo.out_w + 1) {
         sums.assign(static_cast<size_t>(g.channels() * rows * cols), 0.0);
         const Nchw dp(diff.layout);
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
@@ -176,39 +181,39 @@ protected:
         for (int64_t n = 0; n < g.n; ++n) {
             const DiffBoxes boxes(g, diff, n);
             const size_t work = static_cast<size_t>(g.h * g.w * g.channels()) * (cn + 8);
-            parallel_ranges(static_cast<size_t>(g.h), work, kParallelGrain,
-                            [&](size_t lo, size_t hi) {
-                std::vector<float> acc(static_cast<size_t>(g.w) * cn);
-                for (auto y = static_cast<int64_t>(lo); y < static_cast<int64_t>(hi); ++y) {
-                    std::fill(acc.begin(), acc.end(), 0.f);
-                    for (int64_t x = 0; x < g.w; ++x) {
-                        float* ac = acc.data() + x * g.c;
-                        for (int64_t d = 0; d < g.channels(); ++d) {
-                            // Which = 1: (y, x) is data1's pixel; 2: data2's.
-                            int64_t y1 = Which == 1 ? y : y - g.dy(d);
-                            int64_t x1 = Which == 1 ? x : x - g.dx(d);
-                            double box = boxes.box(d, y1, x1);
-                            if (box == 0.0)
-                                continue;
-                            auto alpha = static_cast<float>(box * inv);
-                            const float* pa = a.at(n, y1, x1);
-                            const float* pb = b.at(n, y1 + g.dy(d), x1 + g.dx(d));
-                            if (mul)
-                                corr_axpy_f32(ac, alpha, Which == 1 ? pb : pa, cn);
-                            else if (Which == 1)
-                                corr_sign_acc_f32(ac, alpha, pa, pb, cn);
-                            else  // data2's slope is +1 where data2 is greater
-                                corr_sign_acc_f32(ac, alpha, pb, pa, cn);
+            parallel_ranges(
+                    static_cast<size_t>(g.h), work, kParallelGrain, [&](size_t lo, size_t hi) {
+                        std::vector<float> acc(static_cast<size_t>(g.w) * cn);
+                        for (auto y = static_cast<int64_t>(lo); y < static_cast<int64_t>(hi); ++y) {
+                            std::fill(acc.begin(), acc.end(), 0.f);
+                            for (int64_t x = 0; x < g.w; ++x) {
+                                float* ac = acc.data() + x * g.c;
+                                for (int64_t d = 0; d < g.channels(); ++d) {
+                                    // Which = 1: (y, x) is data1's pixel; 2: data2's.
+                                    int64_t y1 = Which == 1 ? y : y - g.dy(d);
+                                    int64_t x1 = Which == 1 ? x : x - g.dx(d);
+                                    double box = boxes.box(d, y1, x1);
+                                    if (box == 0.0)
+                                        continue;
+                                    auto alpha = static_cast<float>(box * inv);
+                                    const float* pa = a.at(n, y1, x1);
+                                    const float* pb = b.at(n, y1 + g.dy(d), x1 + g.dx(d));
+                                    if (mul)
+                                        corr_axpy_f32(ac, alpha, Which == 1 ? pb : pa, cn);
+                                    else if (Which == 1)
+                                        corr_sign_acc_f32(ac, alpha, pa, pb, cn);
+                                    else  // data2's slope is +1 where data2 is greater
+                                        corr_sign_acc_f32(ac, alpha, pb, pa, cn);
+                                }
+                            }
+                            for (int64_t c = 0; c < g.c; ++c) {
+                                float* plane = out + gp.plane(static_cast<size_t>(n),
+                                                              static_cast<size_t>(c));
+                                for (int64_t x = 0; x < g.w; ++x)
+                                    plane[gp.at(y, x)] = acc[static_cast<size_t>(x * g.c + c)];
+                            }
                         }
-                    }
-                    for (int64_t c = 0; c < g.c; ++c) {
-                        float* plane = out + gp.plane(static_cast<size_t>(n),
-                                                      static_cast<size_t>(c));
-                        for (int64_t x = 0; x < g.w; ++x)
-                            plane[gp.at(y, x)] = acc[static_cast<size_t>(x * g.c + c)];
-                    }
-                }
-            });
+                    });
         }
     }
 };

@@ -29,7 +29,7 @@ float CorrDot(const float* a, const float* b, size_t n) {
     }
     for (; i + lanes <= n; i += lanes)
         s0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), s0);
-    float s = hn::ReduceSum(d, hn::Add(s0, s1));
+    float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
     for (; i < n; ++i)
         s += a[i] * b[i];
     return s;
@@ -42,7 +42,7 @@ float CorrAbsDiff(const float* a, const float* b, size_t n) {
     size_t i = 0;
     for (; i + lanes <= n; i += lanes)
         s = hn::Add(s, hn::Abs(hn::Sub(hn::LoadU(d, a + i), hn::LoadU(d, b + i))));
-    float r = hn::ReduceSum(d, s);
+    float r = hn::GetLane(hn::SumOfLanes(d, s));
     for (; i < n; ++i)
         r += std::fabs(a[i] - b[i]);
     return r;

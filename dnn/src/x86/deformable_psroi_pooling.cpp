@@ -38,8 +38,8 @@ struct Samples {
     std::vector<std::array<size_t, 2>> part;  // each bin's part (row, column) in trans
 };
 
-Samples samples_of(const Param& p, const std::vector<roi_x86::RoiRow>& rois,
-                   const TensorND& trans, int64_t h, int64_t w) {
+Samples samples_of(const Param& p, const std::vector<roi_x86::RoiRow>& rois, const TensorND& trans,
+                   int64_t h, int64_t w) {
     Samples s;
     const size_t bins = static_cast<size_t>(p.pooled_h) * p.pooled_w;
     const Nchw tp(trans.layout);
@@ -148,7 +148,7 @@ protected:
 };
 
 class DeformablePSROIPoolingBackwardImpl final
-        : public Float32Loop<DeformablePSROIPoolingBackward> {
+    : public Float32Loop<DeformablePSROIPoolingBackward> {
 public:
     using Float32Loop::Float32Loop;
 
@@ -161,8 +161,7 @@ public:
 protected:
     void run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
              Workspace ws) override {
-        const TensorND &src = inputs[0], &trans = inputs[2], &diff = inputs[3],
-                       &count = inputs[4];
+        const TensorND &src = inputs[0], &trans = inputs[2], &diff = inputs[3], &count = inputs[4];
         const TensorND &gsrc = outputs[0], &gtrans = outputs[1];
         auto rois = roi_x86::read_rois(inputs[1], src.layout[0], param_str());
         const auto h = static_cast<int64_t>(src.layout[2]), w = static_cast<int64_t>(src.layout[3]);
@@ -186,20 +185,20 @@ protected:
             const auto of_image = roi_x86::rois_of_images(rois, src.layout[0]);
             accumulate_planes(gsrc, reinterpret_cast<double*>(ws.ptr), work,
                               [&](size_t n, size_t c, double* acc) {
-                for (size_t k : of_image[n])
-                    for (size_t b = 0; b < bins; ++b) {
-                        std::optional<double> sh = share(k, c, b);
-                        if (!sh)
-                            continue;
-                        double g = *sh;
-                        for (size_t q = s.first[k * bins + b]; q < s.first[k * bins + b + 1];
-                             ++q) {
-                            Bilinear t(s.points[q], w);
-                            for (int i = 0; i < 4; ++i)
-                                acc[t.pix[i]] += t.w[i] * g;
-                        }
-                    }
-            });
+                                  for (size_t k : of_image[n])
+                                      for (size_t b = 0; b < bins; ++b) {
+                                          std::optional<double> sh = share(k, c, b);
+                                          if (!sh)
+                                              continue;
+                                          double g = *sh;
+                                          for (size_t q = s.first[k * bins + b];
+                                               q < s.first[k * bins + b + 1]; ++q) {
+                                              Bilinear t(s.points[q], w);
+                                              for (int i = 0; i < 4; ++i)
+                                                  acc[t.pix[i]] += t.w[i] * g;
+                                          }
+                                      }
+                              });
         }
         auto* gt = static_cast<float*>(gtrans.raw_ptr());
         const size_t parts = static_cast<size_t>(gtrans.layout[2]) * gtrans.layout[3];
@@ -212,44 +211,45 @@ protected:
         };
         const std::vector<double> zeros(gtrans.layout[1] * parts, 0.0);
         const bool moved = !m_param.no_trans;
-        parallel_ranges(gtrans.layout[0], moved ? work : 0, kParallelGrain,
-                        [&](size_t lo, size_t hi) {
-            std::vector<double> acc(zeros.size());
-            for (size_t k = lo; k < hi; ++k) {
-                if (!moved || k >= rois.size()) {
-                    store(k, zeros.data());
-                    continue;
-                }
-                std::fill(acc.begin(), acc.end(), 0.0);
-                const psroi::Roi& g = s.geo[k];
-                const float* img = in + sp.plane(rois[k].image, 0);
-                for (size_t c = 0; c < channels; ++c)
-                    for (size_t b = 0; b < bins; ++b) {
-                        std::optional<double> sh = share(k, c, b);
-                        if (!sh)
+        parallel_ranges(
+                gtrans.layout[0], moved ? work : 0, kParallelGrain, [&](size_t lo, size_t hi) {
+                    std::vector<double> acc(zeros.size());
+                    for (size_t k = lo; k < hi; ++k) {
+                        if (!moved || k >= rois.size()) {
+                            store(k, zeros.data());
                             continue;
-                        double d = *sh;
-                        size_t part = s.part[b][0] * gtrans.layout[3] + s.part[b][1];
-                        for (size_t q = s.first[k * bins + b]; q < s.first[k * bins + b + 1];
-                             ++q) {
-                            psroi::Taps ty = psroi::taps_of(s.points[q].y),
-                                        tx = psroi::taps_of(s.points[q].x);
-                            double ay = ty.a, ax = tx.a;
-                            auto u = [&](int64_t yy, int64_t xx) {
-                                return static_cast<double>(
-                                        img[static_cast<ptrdiff_t>(c) * sp.s[1] + sp.at(yy, xx)]);
-                            };
-                            double u00 = u(ty.lo, tx.lo), u01 = u(ty.hi, tx.lo),
-                                   u10 = u(ty.lo, tx.hi), u11 = u(ty.hi, tx.hi);
-                            double sx = (1 - ay) * (u10 - u00) + ay * (u11 - u01);
-                            double sy = (1 - ax) * (u01 - u00) + ax * (u11 - u10);
-                            acc[part] += sx * m_param.trans_std * d * g.roi_w;
-                            acc[parts + part] += sy * m_param.trans_std * d * g.roi_h;
                         }
+                        std::fill(acc.begin(), acc.end(), 0.0);
+                        const psroi::Roi& g = s.geo[k];
+                        const float* img = in + sp.plane(rois[k].image, 0);
+                        for (size_t c = 0; c < channels; ++c)
+                            for (size_t b = 0; b < bins; ++b) {
+                                std::optional<double> sh = share(k, c, b);
+                                if (!sh)
+                                    continue;
+                                double d = *sh;
+                                size_t part = s.part[b][0] * gtrans.layout[3] + s.part[b][1];
+                                for (size_t q = s.first[k * bins + b];
+                                     q < s.first[k * bins + b + 1]; ++q) {
+                                    psroi::Taps ty = psroi::taps_of(s.points[q].y),
+                                                tx = psroi::taps_of(s.points[q].x);
+                                    double ay = ty.a, ax = tx.a;
+                                    auto u = [&](int64_t yy, int64_t xx) {
+                                        return static_cast<double>(
+                                                img[static_cast<ptrdiff_t>(c) * sp.s[1] +
+                                                    sp.at(yy, xx)]);
+                                    };
+                                    double u00 = u(ty.lo, tx.lo), u01 = u(ty.hi, tx.lo),
+                                           u10 = u(ty.lo, tx.hi), u11 = u(ty.hi, tx.hi);
+                                    double sx = (1 - ay) * (u10 - u00) + ay * (u11 - u01);
+                                    double sy = (1 - ax) * (u01 - u00) + ax * (u11 - u10);
+                                    acc[part] += sx * m_param.trans_std * d * g.roi_w;
+                                    acc[parts + part] += sy * m_param.trans_std * d * g.roi_h;
+                                }
+                            }
+                        store(k, acc.data());
                     }
-                store(k, acc.data());
-            }
-        });
+                });
     }
 };
 

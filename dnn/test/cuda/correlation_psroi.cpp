@@ -23,9 +23,9 @@ TEST_F(Cuda, CorrelationAndGradientsMatchNaive) {
         auto naive = Handle::make_naive();
         auto fwd = naive->create_operator<Correlation>();
         fwd->param() = p;
-        TensorShape out = run_op(*fwd, {HostTensor(s, dtype::Float32),
-                                        HostTensor(s, dtype::Float32)})[0]
-                                  .shape();
+        TensorShape out =
+                run_op(*fwd, {HostTensor(s, dtype::Float32), HostTensor(s, dtype::Float32)})[0]
+                        .shape();
         CudaChecker<Correlation> f(handle.get());
         f.set_param(p).set_epsilon(1e-5).expect_kernel("cuda").execs({s, s});
         CudaChecker<CorrelationBackwardData1> b1(handle.get());
@@ -38,8 +38,8 @@ TEST_F(Cuda, CorrelationAndGradientsMatchNaive) {
 }
 
 TEST_F(Cuda, DeformablePSROIPoolingAndGradientMatchNaive) {
-    const std::vector<double> rois = {0, 1.2, 0.5, 6.3, 5.1, 1, -2, -1,  3,   4,   1,  5.5, 4,
-                                      11, 9.5, 0.6, 2, 3,  7.5, 7.5, 0, 14, 12, 16, 15};
+    const std::vector<double> rois = {0,  1.2, 0.5, 6.3, 5.1, 1,   -2,  -1, 3,  4,  1,  5.5, 4,
+                                      11, 9.5, 0.6, 2,   3,   7.5, 7.5, 0,  14, 12, 16, 15};
     for (bool no_trans : {true, false}) {
         param::DeformablePSROIPooling p;
         p.no_trans = no_trans;

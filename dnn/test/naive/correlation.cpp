@@ -149,10 +149,8 @@ TEST(Correlation, GradientsMatchFiniteDifferences) {
         auto g1 = corr_grad<CorrelationBackwardData1>(dy, a, b, p);
         auto g2 = corr_grad<CorrelationBackwardData2>(dy, a, b, p);
         // Step 1e-2 stays within a kink-free stretch (|a - b| >= 0.2).
-        EXPECT_TRUE(tensors_near(g1, numeric_grad(f, {a, b}, 0, dy), 1e-3))
-                << param::to_string(p);
-        EXPECT_TRUE(tensors_near(g2, numeric_grad(f, {a, b}, 1, dy), 1e-3))
-                << param::to_string(p);
+        EXPECT_TRUE(tensors_near(g1, numeric_grad(f, {a, b}, 0, dy), 1e-3)) << param::to_string(p);
+        EXPECT_TRUE(tensors_near(g2, numeric_grad(f, {a, b}, 1, dy), 1e-3)) << param::to_string(p);
         auto naive = Handle::make_naive();
         for (bool first : {true, false}) {
             auto check = [&](auto checker) {
@@ -215,18 +213,27 @@ TEST(Correlation, BadInput) {
     auto h = Handle::make_naive();
     HostTensor x({1, 2, 5, 5}, dtype::Float32);
     auto op = make_op<Correlation>(h.get(), corr_param(1, 1, 1, 1, 0, true));
-    expect_error<ShapeError>([&] { run_op(*op, {HostTensor({2, 5, 5}, dtype::Float32), x}); },
-                             {"Correlation", "data1 must be NCHW"});
-    expect_error<ShapeError>([&] { run_op(*op, {x, HostTensor({1, 2, 5, 6}, dtype::Float32)}); },
-                             {"data2 must have data1's shape"});
+    expect_error<ShapeError>(
+            [&] {
+                run_op(*op, {HostTensor({2, 5, 5}, dtype::Float32), x});
+            },
+            {"Correlation", "data1 must be NCHW"});
+    expect_error<ShapeError>(
+            [&] {
+                run_op(*op, {x, HostTensor({1, 2, 5, 6}, dtype::Float32)});
+            },
+            {"data2 must have data1's shape"});
     expect_error<DTypeError>(
             [&] {
                 run_op(*op, {HostTensor({1, 2, 5, 5}, dtype::Int32),
                              HostTensor({1, 2, 5, 5}, dtype::Int32)});
             },
             {"float only"});
-    expect_error<DTypeError>([&] { run_op(*op, {x, HostTensor({1, 2, 5, 5}, dtype::Float16)}); },
-                             {"must have data1's dtype"});
+    expect_error<DTypeError>(
+            [&] {
+                run_op(*op, {x, HostTensor({1, 2, 5, 5}, dtype::Float16)});
+            },
+            {"must have data1's dtype"});
     auto even = make_op<Correlation>(h.get(), corr_param(2, 1, 1, 1, 0, true));
     expect_error<ParamError>([&] { run_op(*even, {x, x}); }, {"kernel_size must be odd, got 2"});
     auto zero = make_op<Correlation>(h.get(), corr_param(1, 1, 0, 1, 0, true));
@@ -235,6 +242,8 @@ TEST(Correlation, BadInput) {
     expect_error<ShapeError>([&] { run_op(*big, {x, x}); }, {"smaller than the window"});
     auto bwd = make_op<CorrelationBackwardData1>(h.get(), corr_param(1, 1, 1, 1, 0, true));
     expect_error<ShapeError>(
-            [&] { run_op(*bwd, {HostTensor({1, 9, 3, 4}, dtype::Float32), x, x}); },
+            [&] {
+                run_op(*bwd, {HostTensor({1, 9, 3, 4}, dtype::Float32), x, x});
+            },
             {"diff must have the forward's shape {1,9,3,3}"});
 }

@@ -17,8 +17,8 @@ namespace {
 
 using Param = param::DeformablePSROIPooling;
 
-Param psroi_param(bool no_trans, uint32_t part, uint32_t ph, uint32_t pw, uint32_t spp,
-                  float scale, float trans_std) {
+Param psroi_param(bool no_trans, uint32_t part, uint32_t ph, uint32_t pw, uint32_t spp, float scale,
+                  float trans_std) {
     Param p;
     p.no_trans = no_trans;
     p.part_size = part;
@@ -105,9 +105,9 @@ std::pair<std::vector<double>, std::vector<double>> reference(const HostTensor& 
 // Rois over (2, C, 9, 10) images: inside, past the top-left and bottom-right edges, a
 // fractional batch column, small, entirely outside.
 HostTensor test_rois() {
-    return HostTensor::from({6, 5}, {0, 1.2, 0.5, 6.3, 5.1, 1, -2, -1,  3,  4,
-                                     1, 5.5, 4,   11,  9.5, 0.6, 2, 3, 7.5, 7.5,
-                                     1, 3,   2,   3.4, 2.6, 0, 14, 12, 16, 15});
+    return HostTensor::from({6, 5},
+                            {0,   1.2, 0.5, 6.3, 5.1, 1, -2, -1, 3,   4,   1, 5.5, 4,  11, 9.5,
+                             0.6, 2,   3,   7.5, 7.5, 1, 3,  2,  3.4, 2.6, 0, 14,  12, 16, 15});
 }
 
 }  // namespace
@@ -136,11 +136,10 @@ TEST(DeformablePSROIPooling, MatchesPerSampleReference) {
     HostTensor x({2, 3, 9, 10}, dtype::Float32);
     fill_uniform(x, -1, 1, rng);
     auto rois = test_rois();
-    for (const Param& p : {psroi_param(true, 3, 3, 3, 2, 1.f, 0.1f),
-                           psroi_param(false, 3, 3, 3, 2, 1.f, 0.1f),
-                           psroi_param(false, 2, 2, 2, 3, 0.5f, 0.3f),
-                           psroi_param(true, 1, 2, 3, 1, 0.7f, 0.1f),
-                           psroi_param(false, 4, 4, 4, 1, 1.3f, 1.0f)}) {
+    for (const Param& p :
+         {psroi_param(true, 3, 3, 3, 2, 1.f, 0.1f), psroi_param(false, 3, 3, 3, 2, 1.f, 0.1f),
+          psroi_param(false, 2, 2, 2, 3, 0.5f, 0.3f), psroi_param(true, 1, 2, 3, 1, 0.7f, 0.1f),
+          psroi_param(false, 4, 4, 4, 1, 1.3f, 1.0f)}) {
         HostTensor trans({6, 2, p.pooled_h, p.pooled_w}, dtype::Float32);
         fill_uniform(trans, -1, 1, rng);
         auto got = pool(x, rois, trans, p);
@@ -161,9 +160,9 @@ TEST(DeformablePSROIPooling, GradientsMatchFiniteDifferences) {
     fill_uniform(x, -1, 1, rng);
     // Rois well inside, small offsets: every sample stays inside the image for trans +- step.
     auto rois = HostTensor::from({3, 5}, {0, 2, 1, 6, 5, 1, 3, 2, 7, 6, 0.6, 1, 2, 5, 7});
-    for (const Param& p : {psroi_param(false, 3, 3, 3, 2, 1.f, 0.1f),
-                           psroi_param(false, 2, 2, 2, 3, 1.f, 0.3f),
-                           psroi_param(true, 2, 2, 3, 2, 0.9f, 0.1f)}) {
+    for (const Param& p :
+         {psroi_param(false, 3, 3, 3, 2, 1.f, 0.1f), psroi_param(false, 2, 2, 2, 3, 1.f, 0.3f),
+          psroi_param(true, 2, 2, 3, 2, 0.9f, 0.1f)}) {
         HostTensor trans({3, 2, p.pooled_h, p.pooled_w}, dtype::Float32);
         fill_uniform(trans, -0.3, 0.3, rng);
         auto fwd = pool(x, rois, trans, p);
@@ -231,14 +230,24 @@ TEST(DeformablePSROIPooling, BadInput) {
     auto rois = HostTensor::from({1, 5}, {0, 0, 0, 2, 2});
     auto op = make_op<DeformablePSROIPooling>(h.get(), psroi_param(false, 2, 2, 2, 2, 1.f, 0.1f));
     expect_error<ShapeError>(
-            [&] { run_op(*op, {HostTensor({1, 4, 4}, dtype::Float32), rois, trans}); },
+            [&] {
+                run_op(*op, {HostTensor({1, 4, 4}, dtype::Float32), rois, trans});
+            },
             {"DeformablePSROIPooling", "src must be NCHW"});
-    expect_error<ShapeError>([&] { run_op(*op, {x, HostTensor({1, 4}, dtype::Float32), trans}); },
-                             {"rois must be (K, 5)"});
-    expect_error<ShapeError>([&] { run_op(*op, {x, rois, HostTensor({1, 2, 2}, dtype::Float32)}); },
-                             {"trans must be 4-D"});
     expect_error<ShapeError>(
-            [&] { run_op(*op, {x, rois, HostTensor({1, 2, 3, 2}, dtype::Float32)}); },
+            [&] {
+                run_op(*op, {x, HostTensor({1, 4}, dtype::Float32), trans});
+            },
+            {"rois must be (K, 5)"});
+    expect_error<ShapeError>(
+            [&] {
+                run_op(*op, {x, rois, HostTensor({1, 2, 2}, dtype::Float32)});
+            },
+            {"trans must be 4-D"});
+    expect_error<ShapeError>(
+            [&] {
+                run_op(*op, {x, rois, HostTensor({1, 2, 3, 2}, dtype::Float32)});
+            },
             {"trans must be (at least K = 1, 2, 2, 2)"});
     expect_error<ShapeError>(
             [&] {
@@ -246,16 +255,27 @@ TEST(DeformablePSROIPooling, BadInput) {
             },
             {"trans must be (at least K = 2"});
     expect_error<DTypeError>(
-            [&] { run_op(*op, {x, rois, HostTensor({1, 2, 2, 2}, dtype::Float16)}); },
+            [&] {
+                run_op(*op, {x, rois, HostTensor({1, 2, 2, 2}, dtype::Float16)});
+            },
             {"must have src's dtype"});
-    auto parts = make_op<DeformablePSROIPooling>(h.get(), psroi_param(false, 3, 2, 2, 2, 1.f, 0.1f));
-    expect_error<ParamError>([&] { run_op(*parts, {x, rois, trans}); },
-                             {"part_size must equal pooled_h and pooled_w"});
+    auto parts =
+            make_op<DeformablePSROIPooling>(h.get(), psroi_param(false, 3, 2, 2, 2, 1.f, 0.1f));
+    expect_error<ParamError>(
+            [&] {
+                run_op(*parts, {x, rois, trans});
+            },
+            {"part_size must equal pooled_h and pooled_w"});
     auto zero = make_op<DeformablePSROIPooling>(h.get(), psroi_param(true, 1, 2, 2, 0, 1.f, 0.1f));
-    expect_error<ParamError>([&] { run_op(*zero, {x, rois, trans}); },
-                             {"sample_per_part must be positive"});
+    expect_error<ParamError>(
+            [&] {
+                run_op(*zero, {x, rois, trans});
+            },
+            {"sample_per_part must be positive"});
     expect_error<IndexError>(
-            [&] { run_op(*op, {x, HostTensor::from({1, 5}, {2, 0, 0, 1, 1}), trans}); },
+            [&] {
+                run_op(*op, {x, HostTensor::from({1, 5}, {2, 0, 0, 1, 1}), trans});
+            },
             {"rois[0, 0] = 2 is not an image of the batch [0, 2)"});
     auto bwd = make_op<DeformablePSROIPoolingBackward>(h.get(),
                                                        psroi_param(false, 2, 2, 2, 2, 1.f, 0.1f));

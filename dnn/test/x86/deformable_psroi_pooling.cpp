@@ -14,8 +14,8 @@ namespace {
 
 using Param = param::DeformablePSROIPooling;
 
-Param psroi_param(bool no_trans, uint32_t part, uint32_t ph, uint32_t pw, uint32_t spp,
-                  float scale, float trans_std) {
+Param psroi_param(bool no_trans, uint32_t part, uint32_t ph, uint32_t pw, uint32_t spp, float scale,
+                  float trans_std) {
     Param p;
     p.no_trans = no_trans;
     p.part_size = part;
@@ -27,9 +27,9 @@ Param psroi_param(bool no_trans, uint32_t part, uint32_t ph, uint32_t pw, uint32
     return p;
 }
 
-const std::vector<double> kRois = {0, 1.2, 0.5, 6.3, 5.1, 1,   -2, -1, 3,   4,   1,  5.5, 4,  11,
-                                   9.5, 0.6, 2, 3,   7.5, 7.5, 1,  3,  2,   3.4, 2.6, 0,  14, 12,
-                                   16, 15,  0,  0,   0,   8,   8,  0,  2.5, 1.5, 5.5, 4.5};
+const std::vector<double> kRois = {0,   1.2, 0.5, 6.3, 5.1, 1,   -2, -1, 3,   4,   1,   5.5, 4,  11,
+                                   9.5, 0.6, 2,   3,   7.5, 7.5, 1,  3,  2,   3.4, 2.6, 0,   14, 12,
+                                   16,  15,  0,   0,   0,   8,   8,  0,  2.5, 1.5, 5.5, 4.5};
 constexpr size_t kNumRois = 8;
 
 // A bin's mean of at most sample_per_part^2 samples of four taps each (weights summing to 1 per
@@ -53,14 +53,13 @@ void check(Handle& h, const Param& p, const TensorShape& src, bool padded, std::
 TEST_F(X86, DeformablePSROIPoolingMatchesNaive) {
     std::mt19937 rng(3);
     for (bool padded : {false, true})
-        for (const Param& p : {psroi_param(true, 3, 3, 3, 2, 1.f, 0.1f),
-                               psroi_param(false, 3, 3, 3, 2, 1.f, 0.1f),
-                               psroi_param(false, 2, 2, 2, 3, 0.5f, 0.3f),
-                               psroi_param(true, 1, 2, 3, 1, 0.7f, 0.1f),
-                               psroi_param(false, 4, 4, 4, 1, 1.3f, 1.f),
-                               psroi_param(false, 1, 1, 1, 3, 0.8f, 0.5f)})
-            for (TensorShape src : {TensorShape{2, 5, 9, 10}, TensorShape{2, 20, 7, 6},
-                                    TensorShape{2, 1, 1, 1}})
+        for (const Param& p :
+             {psroi_param(true, 3, 3, 3, 2, 1.f, 0.1f), psroi_param(false, 3, 3, 3, 2, 1.f, 0.1f),
+              psroi_param(false, 2, 2, 2, 3, 0.5f, 0.3f), psroi_param(true, 1, 2, 3, 1, 0.7f, 0.1f),
+              psroi_param(false, 4, 4, 4, 1, 1.3f, 1.f),
+              psroi_param(false, 1, 1, 1, 3, 0.8f, 0.5f)})
+            for (TensorShape src :
+                 {TensorShape{2, 5, 9, 10}, TensorShape{2, 20, 7, 6}, TensorShape{2, 1, 1, 1}})
                 check(*handle, p, src, padded, rng);
 }
 

@@ -26,8 +26,10 @@ __global__ void forward_kernel(CorrelationArgs a, const float* d1, const float* 
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         int64_t x = i % a.out_w, y = i / a.out_w % a.out_h;
-        int64_t d = i / (a.out_w * a.out_h) % (side * side), n = i / (a.out_w * a.out_h * side * side);
-        int64_t dy = (d / side - a.grid_radius) * a.stride2, dx = (d % side - a.grid_radius) * a.stride2;
+        int64_t d = i / (a.out_w * a.out_h) % (side * side),
+                n = i / (a.out_w * a.out_h * side * side);
+        int64_t dy = (d / side - a.grid_radius) * a.stride2,
+                dx = (d % side - a.grid_radius) * a.stride2;
         int64_t y1 = y * a.stride1 + a.origin, x1 = x * a.stride1 + a.origin;
         double s = 0;
         for (int64_t j = -a.radius; j <= a.radius; ++j)
@@ -46,7 +48,8 @@ __global__ void backward_kernel(CorrelationArgs a, int which, const float* diff,
     const int64_t side = a.grid_side, chans = side * side;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        int64_t x = i % a.w, y = i / a.w % a.h, c = i / (a.w * a.h) % a.c, n = i / (a.w * a.h * a.c);
+        int64_t x = i % a.w, y = i / a.w % a.h, c = i / (a.w * a.h) % a.c,
+                n = i / (a.w * a.h * a.c);
         double s = 0;
         for (int64_t d = 0; d < chans; ++d) {
             int64_t dy = (d / side - a.grid_radius) * a.stride2;

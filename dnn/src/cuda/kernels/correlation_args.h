@@ -22,7 +22,6 @@ void correlation_forward(const CorrelationArgs& a, const float* data1, const flo
 // grad = the gradient for data1 (which = 1) or data2 (which = 2), a thread per grad element
 // gathering the diff of the outputs whose terms read it.
 void correlation_backward(const CorrelationArgs& a, int which, const float* diff,
-                          const float* data1, const float* data2, float* grad,
-                          cudaStream_t stream);
+                          const float* data1, const float* data2, float* grad, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern

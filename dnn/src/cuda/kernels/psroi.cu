@@ -46,8 +46,10 @@ __device__ Bin bin_of(const PsroiArgs& a, const float* rois, const float* trans,
         ox = __fmul_rn(trans[(k * 2) * a.ph * a.pw + at], a.trans_std);
         oy = __fmul_rn(trans[(k * 2 + 1) * a.ph * a.pw + at], a.trans_std);
     }
-    b.xs = __fadd_rn(__fadd_rn(__fmul_rn(static_cast<float>(pw), bin_w), x0), __fmul_rn(ox, b.roi_w));
-    b.ys = __fadd_rn(__fadd_rn(__fmul_rn(static_cast<float>(ph), bin_h), y0), __fmul_rn(oy, b.roi_h));
+    b.xs = __fadd_rn(__fadd_rn(__fmul_rn(static_cast<float>(pw), bin_w), x0),
+                     __fmul_rn(ox, b.roi_w));
+    b.ys = __fadd_rn(__fadd_rn(__fmul_rn(static_cast<float>(ph), bin_h), y0),
+                     __fmul_rn(oy, b.roi_h));
     return b;
 }
 
@@ -71,8 +73,8 @@ __device__ void for_each_sample(const PsroiArgs& a, const Bin& b, F&& f) {
         }
 }
 
-__global__ void forward_kernel(PsroiArgs a, const float* src, const float* rois,
-                               const float* trans, float* dst, float* count, int64_t total) {
+__global__ void forward_kernel(PsroiArgs a, const float* src, const float* rois, const float* trans,
+                               float* dst, float* count, int64_t total) {
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         int64_t pw = i % a.pw, ph = i / a.pw % a.ph, c = i / (a.pw * a.ph) % a.c;
@@ -86,8 +88,9 @@ __global__ void forward_kernel(PsroiArgs a, const float* src, const float* rois,
             int64_t y0 = static_cast<int64_t>(fy), y1 = static_cast<int64_t>(ceilf(y));
             int64_t x0 = static_cast<int64_t>(fx), x1 = static_cast<int64_t>(ceilf(x));
             double ay = y - fy, ax = x - fx;
-            sum += (1 - ay) * (1 - ax) * plane[y0 * a.w + x0] + ay * (1 - ax) * plane[y1 * a.w + x0] +
-                   (1 - ay) * ax * plane[y0 * a.w + x1] + ay * ax * plane[y1 * a.w + x1];
+            sum += (1 - ay) * (1 - ax) * plane[y0 * a.w + x0] +
+                   ay * (1 - ax) * plane[y1 * a.w + x0] + (1 - ay) * ax * plane[y0 * a.w + x1] +
+                   ay * ax * plane[y1 * a.w + x1];
             ++n;
         });
         dst[i] = n ? static_cast<float>(sum / n) : 0.f;
@@ -127,8 +130,7 @@ __global__ void backward_kernel(PsroiArgs a, const float* src, const float* rois
             double sx = (1 - ay) * (u10 - u00) + ay * (u11 - u01);
             double sy = (1 - ax) * (u01 - u00) + ax * (u11 - u10);
             atomicAdd(acc_trans + (k * 2) * a.ph * a.pw + part, sx * a.trans_std * g * b.roi_w);
-            atomicAdd(acc_trans + (k * 2 + 1) * a.ph * a.pw + part,
-                      sy * a.trans_std * g * b.roi_h);
+            atomicAdd(acc_trans + (k * 2 + 1) * a.ph * a.pw + part, sy * a.trans_std * g * b.roi_h);
         });
     }
 }
