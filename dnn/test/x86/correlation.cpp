@@ -58,7 +58,7 @@ TEST_F(X86, CorrelationMatchesNaive) {
             corr_param(1, 1, 1, 1, 0, true),  corr_param(3, 2, 1, 1, 2, true),
             corr_param(3, 4, 2, 2, 3, false), corr_param(1, 2, 3, 1, 1, true),
             corr_param(3, 1, 1, 2, 1, false), corr_param(5, 0, 1, 1, 4, true),
-            corr_param(5, 3, 2, 1, 6, false), corr_param(3, 3, 3, 4, 0, true),
+            corr_param(5, 3, 2, 1, 6, false), corr_param(3, 3, 3, 4, 2, true),
     };
     for (bool padded : {false, true})
         for (const auto& p : params)

@@ -79,14 +79,18 @@ def psroi_ref(
 ):
     """Per sample, MegDNN's geometry in float32, the bilinear value in float64."""
     f = np.float32
+
+    def rnd(v):  # C's round: halves away from zero (np.round takes them to even)
+        return f(np.sign(v) * np.floor(abs(v) + f(0.5)))
+
     _, c, h, w = x.shape
     out = np.zeros((len(rois), c, pooled_h, pooled_w))
     s = f(spatial_scale)
     for k, row in enumerate(rois.astype(np.float32)):
         b = int(row[0])
-        x0, y0 = f(np.round(row[1]) * s - f(0.5)), f(np.round(row[2]) * s - f(0.5))
-        rw = max(f((np.round(row[3]) + f(1)) * s - f(0.5)) - x0, f(0.1))
-        rh = max(f((np.round(row[4]) + f(1)) * s - f(0.5)) - y0, f(0.1))
+        x0, y0 = f(rnd(row[1]) * s - f(0.5)), f(rnd(row[2]) * s - f(0.5))
+        rw = max(f((rnd(row[3]) + f(1)) * s - f(0.5)) - x0, f(0.1))
+        rh = max(f((rnd(row[4]) + f(1)) * s - f(0.5)) - y0, f(0.1))
         bw, bh = f(rw / f(pooled_w)), f(rh / f(pooled_h))
         for ph in range(pooled_h):
             for pw in range(pooled_w):
