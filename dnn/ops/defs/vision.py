@@ -187,7 +187,14 @@ CORRELATION = params(
     "Correlation",
     "Window, displacements and comparison of FlowNet's correlation layer (MegEngine's "
     "F.vision.correlation).",
-    enum("format", "Format", ["NCHW"], "NCHW", "layout of data1, data2 and dst (NCHW only)"),
+    enum(
+        "format",
+        "Format",
+        ["NCHW", "NHWC"],
+        "NCHW",
+        "layout of data1, data2 and dst; only NCHW is implemented (MegDNN's rule), NHWC is "
+        "rejected",
+    ),
     field("kernel_size", "uint32", 1, "side of the square window compared, odd"),
     field("max_displacement", "uint32", 1, "largest offset of data2's window from data1's"),
     field("stride1", "uint32", 1, "step between the windows of data1 (output pixels)"),

@@ -1,7 +1,7 @@
-// Layout rules of Correlation and its two gradients: data1 and data2 NCHW float tensors of one
-// shape and dtype, an odd kernel_size, positive strides, and a geometry that leaves at least one
-// output pixel (src/common/correlation_geometry.h); the gradients take diff of the forward's
-// dst layout and give data1's (or data2's) shape.
+// Layout rules of Correlation and its two gradients: format NCHW, data1 and data2 float tensors
+// of one shape and dtype, an odd kernel_size, positive strides, and a geometry that leaves at
+// least one output pixel (src/common/correlation_geometry.h); the gradients take diff of the
+// forward's dst layout and give data1's (or data2's) shape.
 #include "neomeg/dnn/operators/vision.h"
 #include "src/common/correlation_geometry.h"
 
@@ -10,6 +10,8 @@ namespace {
 
 TensorLayout forward_layout(const OperatorBase& op, const param::Correlation& p,
                             const TensorLayout& data1, const TensorLayout& data2) {
+    NM_OP_REQUIRE(op, ParamError, p.format == param::Correlation::Format::NCHW,
+                  "only format NCHW is supported");
     NM_OP_REQUIRE(op, ShapeError, data1.ndim == 4, "data1 must be NCHW (4-D), got ",
                   data1.to_string());
     NM_OP_REQUIRE(op, ShapeError, data2.ndim == 4 && data2.eq_shape(data1),

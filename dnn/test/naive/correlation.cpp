@@ -240,6 +240,10 @@ TEST(Correlation, BadInput) {
     expect_error<ParamError>([&] { run_op(*zero, {x, x}); }, {"stride1 and stride2"});
     auto big = make_op<Correlation>(h.get(), corr_param(3, 2, 1, 1, 0, true));
     expect_error<ShapeError>([&] { run_op(*big, {x, x}); }, {"smaller than the window"});
+    auto nhwc_param = corr_param(1, 1, 1, 1, 0, true);
+    nhwc_param.format = param::Correlation::Format::NHWC;
+    auto nhwc = make_op<Correlation>(h.get(), nhwc_param);
+    expect_error<ParamError>([&] { run_op(*nhwc, {x, x}); }, {"only format NCHW"});
     auto bwd = make_op<CorrelationBackwardData1>(h.get(), corr_param(1, 1, 1, 1, 0, true));
     expect_error<ShapeError>(
             [&] {
