@@ -6,9 +6,12 @@ the x86 kernel is faster): ROIAlign (torchvision.ops.roi_align, aligned, 2x2 sam
 ROIPooling (torchvision.ops.roi_pool, max) of 128 rois into 7x7 over 2x64x50x50 features,
 deformable convolution (torchvision.ops.deform_conv2d, DCNv2 with a mask) 32->32 3x3 on
 4x32x28x28, Remap on 4x32x64x64 (F.grid_sample, bilinear, border padding: the same samples
-as replicate), and FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
-torch._fake_quantize_learnable_per_tensor_affine), each forward alone and forward+backward.
-PyTorch's column is empty where torchvision is missing (bench/setup_reference.sh installs it).
+as replicate), FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
+torch._fake_quantize_learnable_per_tensor_affine), Correlation (FlowNet's, 1x1 windows, 81
+displacements over 1x64x32x48) and DeformablePSROIPooling (the 128 rois into 7x7, 2x2 samples,
+with offsets), each forward alone and forward+backward. PyTorch's column is empty where
+torchvision is missing (bench/setup_reference.sh installs it) and for the last two, which
+PyTorch lacks.
 Each framework runs in a process of its own on the same number of threads, one table per
 thread count (1 and 2 by default); on a shared machine each worker runs --rounds times,
 interleaved: the table shows each column's best round, the ratios compare best rounds, and the
@@ -47,6 +50,9 @@ dmask = rng.uniform(0, 1, size=(4, 9, 28, 28)).astype(np.float32)
 rx = rng.normal(size=(4, 32, 64, 64)).astype(np.float32)
 rmap = rng.uniform(-2, 65, size=(4, 64, 64, 2)).astype(np.float32)
 qx = rng.normal(size=(32, 64, 56, 56)).astype(np.float32)
+c1 = rng.normal(size=(1, 64, 32, 48)).astype(np.float32)
+c2 = rng.normal(size=(1, 64, 32, 48)).astype(np.float32)
+ptrans = rng.uniform(-1, 1, size=(128, 2, 7, 7)).astype(np.float32)
 
 if fw in ("neomeg", "naive"):
     if fw == "naive":
@@ -85,6 +91,14 @@ if fw in ("neomeg", "naive"):
         "fake_quant_fwd_bwd": fwd_bwd(lambda a: fake_quant_tensor(a, qp), qx),
         "lsq_fwd_bwd": fwd_bwd(lambda a, s: lsq_forward(-128, 127, a, s),
                                qx, np.float32(0.05)),
+        "correlation": lambda: F.vision.correlation(T(c1), T(c2), 1, 4, 1, 1, 4),
+        "correlation_fwd_bwd": fwd_bwd(
+            lambda a, b: F.vision.correlation(a, b, 1, 4, 1, 1, 4), c1, c2),
+        "psroi": lambda: F.deformable_psroi_pooling(x_feat, roi, T(ptrans), False, 7, 7, 7, 2,
+                                                    1.0),
+        "psroi_fwd_bwd": fwd_bwd(
+            lambda a, t: F.deformable_psroi_pooling(a, roi, t, False, 7, 7, 7, 2, 1.0),
+            feat, ptrans),
     }
     x_feat, x_d, w_d, o_d, m_d = T(feat), T(dx), T(dw), T(doff), T(dmask)
     x_r, m_r, x_q = T(rx), T(rmap), T(qx)
@@ -163,6 +177,10 @@ CASES = [
     "fake_quant",
     "fake_quant_fwd_bwd",
     "lsq_fwd_bwd",
+    "correlation",
+    "correlation_fwd_bwd",
+    "psroi",
+    "psroi_fwd_bwd",
 ]
 
 

@@ -148,6 +148,14 @@ SAMPLES = [
              args(f32(2, 3, 7, 6), rois(3, 2, 7, 6)), (F32,), cpp=True),
     OpSample("remap", lambda x, m: F.vision.remap(x, m, "reflect"),
              args(f32(2, 3, 5, 6), points(2, 4, 3, 2)), (F32,), cpp=True),
+    OpSample("correlation", lambda a, b: F.vision.correlation(a, b, 3, 2, 1, 1, 2),
+             args(f32(2, 3, 6, 7), f32(2, 3, 6, 7)), (F32,), cpp=True),
+    OpSample("correlation/abs_strided",
+             lambda a, b: F.vision.correlation(a, b, 1, 2, 2, 2, 1, is_multiply=False),
+             args(f32(1, 2, 7, 5), f32(1, 2, 7, 5)), (F32,)),
+    OpSample("deformable_psroi_pooling",
+             lambda x, r, t: F.deformable_psroi_pooling(x, r, t, False, 3, 3, 3, 2, 0.8),
+             args(f32(2, 4, 7, 6), rois(4, 2, 7, 6), f32(4, 2, 3, 3)), (F32,), cpp=True),
 ]
 # fmt: on
 

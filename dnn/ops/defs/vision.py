@@ -182,3 +182,105 @@ op(
     outputs=["grad"],
     param=REMAP,
 )
+
+CORRELATION = params(
+    "Correlation",
+    "Window, displacements and comparison of FlowNet's correlation layer (MegEngine's "
+    "F.vision.correlation).",
+    enum(
+        "format",
+        "Format",
+        ["NCHW", "NHWC"],
+        "NCHW",
+        "layout of data1, data2 and dst; only NCHW is implemented (MegDNN's rule), NHWC is "
+        "rejected",
+    ),
+    field("kernel_size", "uint32", 1, "side of the square window compared, odd"),
+    field("max_displacement", "uint32", 1, "largest offset of data2's window from data1's"),
+    field("stride1", "uint32", 1, "step between the windows of data1 (output pixels)"),
+    field("stride2", "uint32", 1, "step between the displacements compared"),
+    field("pad_size", "uint32", 0, "zeros added around data1 and data2 on every side"),
+    field(
+        "is_multiply",
+        "bool",
+        True,
+        "compare by products (true) or absolute differences (false)",
+    ),
+)
+
+op(
+    "Correlation",
+    "dst[n, d, y, x] = sum over window taps (i, j) in [-r, r]^2 and channels c of f(data1[n, c, "
+    "y1 + j, x1 + i], data2[n, c, y1 + dy + j, x1 + dx + i]) / (k^2 C), k = kernel_size, r = (k "
+    "- 1) / 2, (y1, x1) = (y, x) stride1 + r + max_displacement - pad_size, displacement d = (dy "
+    "/ stride2 + R) (2R + 1) + dx / stride2 + R with R = max_displacement / stride2 and dy, dx "
+    "multiples of stride2 in [-R stride2, R stride2]; a pixel outside the image reads 0; f(a, b) "
+    "= a b (is_multiply) or |a - b|. data1 and data2 (N, C, H, W) alike, dst (N, (2R + 1)^2, "
+    "ceil((H + 2 pad_size - 2 (max_displacement + r)) / stride1), likewise in W).",
+    inputs=["data1", "data2"],
+    outputs=["dst"],
+    param=CORRELATION,
+)
+
+op(
+    "CorrelationBackwardData1",
+    "Gradient of Correlation for data1: diff (the forward's dst shape) through every tap, "
+    "times data2's pixel (is_multiply) or the sign of data1's minus data2's (+1 where data1 is "
+    "greater, -1 otherwise, MegDNN's choice at a tie).",
+    inputs=["diff", "data1", "data2"],
+    outputs=["grad1"],
+    param=CORRELATION,
+)
+
+op(
+    "CorrelationBackwardData2",
+    "Gradient of Correlation for data2: diff through every tap, times data1's pixel "
+    "(is_multiply, 0 outside the image) or -1 where data1's pixel is at least data2's, +1 "
+    "otherwise.",
+    inputs=["diff", "data1", "data2"],
+    outputs=["grad2"],
+    param=CORRELATION,
+)
+
+DEFORMABLE_PSROI_POOLING = params(
+    "DeformablePSROIPooling",
+    "Bins, samples and offsets of deformable RoI pooling (MegEngine's "
+    "F.deformable_psroi_pooling, NCHW).",
+    field("no_trans", "bool", True, "ignore trans: bins are not moved"),
+    field("spatial_scale", "float32", 1.0, "factor from roi coordinates to src pixels"),
+    field("trans_std", "float32", 1.0, "factor of trans's offsets"),
+    field("pooled_h", "uint32", 1, "output height"),
+    field("pooled_w", "uint32", 1, "output width"),
+    field("part_size", "uint32", 1, "side of the grid of parts trans gives offsets for"),
+    field("sample_per_part", "uint32", 1, "samples per bin along each axis"),
+)
+
+op(
+    "DeformablePSROIPooling",
+    "dst[k, c, ph, pw] is the mean of src[b, c] sampled bilinearly at a sample_per_part^2 grid "
+    "of points of bin (ph, pw) of roi k, rois (K, 5) float rows (b, x1, y1, x2, y2), b "
+    "truncated to an integer in [0, src batch). MegDNN's geometry: the roi spans round(x1) s - "
+    "0.5 to (round(x2) + 1) s - 0.5 (s = spatial_scale, round halves away from zero; width at "
+    "least 0.1), likewise in y, cut into pooled_h x pooled_w bins; the samples start at the "
+    "bin's corner, one sub-bin (bin / sample_per_part) apart, all moved by (trans[k, 0, i, j], "
+    "trans[k, 1, i, j]) trans_std times the roi's width and height unless no_trans, (i, j) = "
+    "(floor(ph part_size / pooled_h), floor(pw part_size / pooled_w)). A sample more than half "
+    "a pixel outside the image is skipped, the others clamped into it. count (K, C, pooled_h, "
+    "pooled_w) of src's dtype is the number of samples taken, dst 0 where none. trans is 4-D; "
+    "unless no_trans it is (at least K, 2, pooled_h, pooled_w) with part_size equal to pooled_h "
+    "and pooled_w.",
+    inputs=["src", "rois", "trans"],
+    outputs=["dst", "count"],
+    param=DEFORMABLE_PSROI_POOLING,
+)
+
+op(
+    "DeformablePSROIPoolingBackward",
+    "Gradients of DeformablePSROIPooling for src and trans: diff / count spread over each "
+    "sample's four taps, and (unless no_trans) each sample's bilinear slope at its clamped "
+    "point times diff / count, trans_std and the roi's width (x) or height (y) added into its "
+    "part's offsets; zero for trans when no_trans.",
+    inputs=["src", "rois", "trans", "diff", "count"],
+    outputs=["src_grad", "trans_grad"],
+    param=DEFORMABLE_PSROI_POOLING,
+)

@@ -1,7 +1,7 @@
-// What the x86 ROIAlign and ROIPooling kernels share: the rois read once per call (checked as
-// naive checks them), the forward's frame (a channels-last image, rois across threads, each
-// listing its taps for roi_bins_hwy.h), the check of the backward's argmax indices and the rois
-// of each image.
+// What the x86 ROIAlign, ROIPooling and DeformablePSROIPooling kernels share: the rois read once
+// per call (checked as naive checks them), the channels-last image and the forward's frame (rois
+// across threads, each listing its taps for roi_bins_hwy.h), the check of the backward's argmax
+// indices and the rois of each image.
 #pragma once
 
 #include <cstdint>
@@ -67,22 +67,15 @@ struct RoiTaps {
     }
 };
 
-// The forward of ROIAlign and ROIPooling: src made channels-last once (roi_bins_hwy.h), then the
-// rois across OpenMP threads, build(k, taps) listing roi k's taps, bin by bin row-major over
-// dst's (PH, PW); dst gets each bin's value and index its largest sample's arg (MAX) or -1.
-// `work` is the loop's total.
-template <class Build>
-void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const TensorND& dst,
-                 const TensorND& index, bool max, size_t work, Build&& build) {
+// src (N, C, H, W) float32 of any strides made channels-last: pixel p of image n has its
+// channels at img + (n * H * W + p) * cp, cp the channels rounded up to kRoiChannelBlock, the
+// lanes past them zero (roi_bins_hwy.h's image).
+inline std::vector<float> channels_last(const TensorND& src, size_t cp) {
     const size_t n_img = src.layout[0], channels = src.layout[1];
-    const size_t h = src.layout[2], w = src.layout[3], pixels = h * w;
-    const size_t cp = (channels + kRoiChannelBlock - 1) / kRoiChannelBlock * kRoiChannelBlock;
-    const size_t pw_n = dst.layout[3], bins = dst.layout[2] * pw_n;
-    const Nchw sp(src.layout), dp(dst.layout), ip(index.layout);
+    const size_t h = src.layout[2], w = src.layout[3];
+    const Nchw sp(src.layout);
     const auto* in = static_cast<const float*>(src.raw_ptr());
-    auto* out = static_cast<float*>(dst.raw_ptr());
-    auto* idx = static_cast<int32_t*>(index.raw_ptr());
-    std::vector<float> img(n_img * pixels * cp);
+    std::vector<float> img(n_img * h * w * cp);
     parallel_ranges(n_img * h, img.size(), kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
             size_t n = u / h, y = u % h;
@@ -94,6 +87,28 @@ void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const Ten
             }
         }
     });
+    return img;
+}
+
+inline size_t channel_blocks(size_t channels) {
+    return (channels + kRoiChannelBlock - 1) / kRoiChannelBlock * kRoiChannelBlock;
+}
+
+// The forward of ROIAlign and ROIPooling: src made channels-last once (roi_bins_hwy.h), then the
+// rois across OpenMP threads, build(k, taps) listing roi k's taps, bin by bin row-major over
+// dst's (PH, PW); dst gets each bin's value and index its largest sample's arg (MAX) or -1.
+// `work` is the loop's total.
+template <class Build>
+void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const TensorND& dst,
+                 const TensorND& index, bool max, size_t work, Build&& build) {
+    const size_t channels = src.layout[1];
+    const size_t pixels = src.layout[2] * src.layout[3];
+    const size_t cp = channel_blocks(channels);
+    const size_t pw_n = dst.layout[3], bins = dst.layout[2] * pw_n;
+    const Nchw dp(dst.layout), ip(index.layout);
+    auto* out = static_cast<float*>(dst.raw_ptr());
+    auto* idx = static_cast<int32_t*>(index.raw_ptr());
+    const std::vector<float> img = channels_last(src, cp);
     parallel_ranges(rois.size(), work, kParallelGrain, [&](size_t b, size_t e) {
         RoiTaps taps;
         std::vector<float> val(bins * cp);

@@ -2,8 +2,10 @@
 // for src (WarpPerspectiveBackwardData, the adjoint of the warp) and for mat
 // (WarpPerspectiveBackwardMat), mat_idx having none; Remap's likewise (RemapBackwardData,
 // RemapBackwardMat); ROIAlign's and ROIPooling's for src (their Backward ops, with the forward's
-// argmax index, a saved output), the rois having none (MegEngine's rule). The backward ops have
-// no rules of their own, so second derivatives are not available.
+// argmax index, a saved output), the rois having none (MegEngine's rule); Correlation's for both
+// data (CorrelationBackwardData1, CorrelationBackwardData2); DeformablePSROIPooling's for src and
+// trans (its Backward op, with the forward's saved count), the rois having none. The backward
+// ops have no rules of their own, so second derivatives are not available.
 #include "neomeg/op/defs/vision.h"
 #include "neomeg/imperative/op_def.h"
 #include "ops_util.h"
@@ -62,8 +64,42 @@ std::vector<Tensor> roi_grad(const OpDef& def, std::span<const Tensor> x, std::s
     return grads;
 }
 
+std::vector<Tensor> correlation_grad(const OpDef& def, std::span<const Tensor> x,
+                                     std::span<const Tensor>, std::span<const Tensor> dy,
+                                     std::span<const bool> needs) {
+    const auto& p = static_cast<const ops::Correlation&>(def).param();
+    std::vector<Tensor> grads(2);
+    Tensor in[] = {dy[0], x[0], x[1]};
+    if (needs[0])
+        grads[0] = imperative::apply(ops::CorrelationBackwardData1(p), in)[0];
+    if (needs[1])
+        grads[1] = imperative::apply(ops::CorrelationBackwardData2(p), in)[0];
+    return grads;
+}
+
+// Outputs (dst, count): the Backward op divides dy by the saved count. With no_trans, trans gets
+// no gradient (MegEngine's rule), not zeros.
+std::vector<Tensor> deformable_psroi_pooling_grad(const OpDef& def, std::span<const Tensor> x,
+                                                  std::span<const Tensor> y,
+                                                  std::span<const Tensor> dy,
+                                                  std::span<const bool> needs) {
+    std::vector<Tensor> grads(3);
+    if (!needs[0] && !needs[2])
+        return grads;
+    const auto& p = static_cast<const ops::DeformablePSROIPooling&>(def).param();
+    Tensor in[] = {x[0], x[1], x[2], dy[0], y[1]};
+    auto g = imperative::apply(ops::DeformablePSROIPoolingBackward(p), in);
+    if (needs[0])
+        grads[0] = g[0];
+    if (needs[2] && !p.no_trans)
+        grads[2] = g[1];
+    return grads;
+}
+
 }  // namespace
 
+NM_REGISTER_GRAD(Correlation, correlation_grad, true, false);
+NM_REGISTER_GRAD(DeformablePSROIPooling, deformable_psroi_pooling_grad, true, true);
 NM_REGISTER_GRAD(WarpPerspective, warp_perspective_grad, true, false);
 NM_REGISTER_GRAD(Remap, remap_grad, true, false);
 NM_REGISTER_GRAD(ROIAlign, (roi_grad<ops::ROIAlign, ops::ROIAlignBackward>), true, true);

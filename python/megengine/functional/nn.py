@@ -57,6 +57,7 @@ __all__ = [
     "conv_transpose3d",
     "cross_entropy",
     "deformable_conv2d",
+    "deformable_psroi_pooling",
     "dropout",
     "embedding",
     "gelu",
@@ -1570,12 +1571,15 @@ def sync_batch_norm(
 
 # MegEngine's F.nn (and so F) re-exports remap and the warps of F.vision, which imports this
 # module's interpolate, and the convolution variants build on this module's helpers: imported
-# last, when everything they need from here exists. F.nn also carries nms, roi_align,
-# roi_pooling and cvt_color, outside __all__ (so not in F), as MegEngine's does: the zoo's
+# last, when everything they need from here exists (deformable_psroi_pooling, in __all__, lives
+# in vision.py beside the other roi ops). F.nn also carries nms, roi_align, roi_pooling,
+# correlation and cvt_color, outside __all__ (so not in F), as MegEngine's does: the zoo's
 # detectors call F.nn.nms and F.nn.roi_align.
 from .conv_variants import deformable_conv2d, region_restricted_conv
 from .vision import (
+    correlation,  # noqa: F401
     cvt_color,  # noqa: F401
+    deformable_psroi_pooling,
     nms,  # noqa: F401
     remap,
     roi_align,  # noqa: F401

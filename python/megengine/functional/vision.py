@@ -7,7 +7,9 @@ is differentiable. ``warp_perspective`` runs the WarpPerspective op (``dnn/ops/d
 differentiable for the image and the matrices; ``warp_affine`` is that warp with the projective
 row (0, 0, 1). ``remap`` runs the Remap op, differentiable for the image and the map;
 ``roi_align`` and ``roi_pooling`` run the ROIAlign and ROIPooling ops, differentiable for the
-image.
+image. ``correlation`` runs the Correlation op (FlowNet's correlation layer), differentiable for
+both images; ``deformable_psroi_pooling`` (exported by ``F.nn``, as MegEngine's) runs the
+DeformablePSROIPooling op, differentiable for the image and the offsets.
 """
 
 import numpy as np
@@ -22,6 +24,7 @@ from .nn import _float_input, _int_input, _tuple, interpolate
 from .tensor import broadcast_to, concat
 
 __all__ = [
+    "correlation",
     "cvt_color",
     "interpolate",
     "nms",
@@ -538,3 +541,180 @@ def remap(inp, map_xy, border_mode="replicate", scalar=0.0, interp_mode="linear"
         raise ValueError(f"{fname}: interp_mode must be 'linear' or 'nearest', got {interp_mode!r}")
     op = cached_op(builtin.Remap, imode=imode, border_type=bmode, scalar=float(scalar))
     return _rt.apply(op, x, m)[0]
+
+
+def _uint_param(value, fname, name, minimum=0):
+    if isinstance(value, bool) or int(value) != value or int(value) < minimum:
+        raise ValueError(f"{fname}: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def correlation(
+    data1,
+    data2,
+    kernel_size=1,
+    max_displacement=1,
+    stride1=1,
+    stride2=1,
+    pad_size=0,
+    is_multiply=True,
+):
+    r"""Applies correlation to inputs: FlowNet's correlation layer, comparing windows of
+    ``data1`` with windows of ``data2`` displaced by up to ``max_displacement`` pixels.
+
+    Output channel ``d`` is one displacement ``(dy, dx)``, multiples of ``stride2`` in
+    ``[-R * stride2, R * stride2]`` with ``R = max_displacement // stride2``, row-major
+    (``d = (dy / stride2 + R) * (2R + 1) + dx / stride2 + R``). Output pixel ``(y, x)`` compares
+    the ``kernel_size`` square window of ``data1`` centred at ``(y, x) * stride1 + r +
+    max_displacement - pad_size`` (``r = (kernel_size - 1) // 2``) with the window of ``data2``
+    moved by ``(dy, dx)``: the sum over the windows and the channels of the products (or of the
+    absolute differences) divided by ``kernel_size ** 2 * C``; a pixel outside the image reads 0.
+    Differentiable for both inputs.
+
+    Args:
+        data1: the first input, ``(N, C, H, W)`` float32 (NCHW only, as MegEngine's).
+        data2: the second input, of data1's shape.
+        kernel_size: the side of the windows compared, odd. Default: 1
+        max_displacement: the largest displacement of data2's window, in pixels. Default: 1
+        stride1: the step between the windows of data1 (output pixels). Default: 1
+        stride2: the step between the displacements compared. Default: 1
+        pad_size: zeros added on every side of both inputs. Default: 0
+        is_multiply: compare by products (True) or by absolute differences (False).
+            Default: True
+
+    Returns:
+        a tensor ``(N, (2R + 1) ** 2, OH, OW)`` with ``OH = ceil((H + 2 * pad_size - 2 *
+        (max_displacement + r)) / stride1)``, likewise ``OW``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> a = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> b = np.ones((1, 1, 4, 4), dtype="float32")
+        >>> out = F.vision.correlation(a, b, max_displacement=1, pad_size=0)
+        >>> out.shape
+        (1, 9, 2, 2)
+        >>> out[0, 4].numpy().tolist()
+        [[5.0, 6.0], [9.0, 10.0]]
+        >>> F.vision.correlation(a, 2 * b, is_multiply=False)[0, 0].numpy().tolist()
+        [[3.0, 4.0], [7.0, 8.0]]
+    """
+    fname = "correlation"
+    x1 = _float_input(data1, fname, "data1")
+    x2 = _float_input(data2, fname, "data2")
+    for name, x in (("data1", x1), ("data2", x2)):
+        if x.ndim != 4:
+            raise ValueError(f"{fname}: {name} must be a 4-dim (N, C, H, W) tensor, got {x.shape}")
+    if x1.shape != x2.shape:
+        raise ValueError(f"{fname}: data1 {x1.shape} and data2 {x2.shape} must have one shape")
+    if x1._dtype_name != "float32":
+        x1 = x1.astype("float32")
+    if x2._dtype_name != "float32":
+        x2 = x2.astype("float32")
+    k = _uint_param(kernel_size, fname, "kernel_size", 1)
+    if k % 2 == 0:
+        raise ValueError(f"{fname}: kernel_size must be odd, got {kernel_size}")
+    op = cached_op(
+        builtin.Correlation,
+        format="NCHW",
+        kernel_size=k,
+        max_displacement=_uint_param(max_displacement, fname, "max_displacement"),
+        stride1=_uint_param(stride1, fname, "stride1", 1),
+        stride2=_uint_param(stride2, fname, "stride2", 1),
+        pad_size=_uint_param(pad_size, fname, "pad_size"),
+        is_multiply=bool(is_multiply),
+    )
+    return _rt.apply(op, x1, x2)[0]
+
+
+def deformable_psroi_pooling(
+    inp,
+    rois,
+    trans,
+    no_trans,
+    part_size,
+    pooled_h,
+    pooled_w,
+    sample_per_part,
+    spatial_scale,
+    trans_std=0.1,
+):
+    r"""Deformable PSROI (Position Sensitive Region of Interest) Pooling, as MegEngine's: each
+    roi is cut into ``pooled_h x pooled_w`` bins, and each bin of each channel is the mean of
+    ``sample_per_part ** 2`` bilinear samples of ``inp``, moved by learned offsets ``trans``
+    unless ``no_trans``.
+
+    MegDNN's geometry: roi ``(idx, x1, y1, x2, y2)`` spans ``round(x1) * spatial_scale - 0.5``
+    to ``(round(x2) + 1) * spatial_scale - 0.5`` (likewise in y; at least 0.1 wide); a bin's
+    samples start at its corner, one ``bin / sample_per_part`` apart, all moved by
+    ``trans[k, 0, i, j] * trans_std`` times the roi's width across and ``trans[k, 1, i, j] *
+    trans_std`` times its height down, ``(i, j)`` the bin's part. A sample more than half a
+    pixel outside the image is skipped and the others are clamped into it; a bin without
+    samples is 0. Differentiable for ``inp`` and ``trans`` (zero for trans when ``no_trans``).
+
+    Args:
+        inp: input feature map ``(N, C, H, W)`` float32.
+        rois: the rois for feature pooling, ``(K, 5)`` rows ``(idx, x1, y1, x2, y2)``, ``idx``
+            (truncated to an integer) an image of the batch.
+        trans: input offset to psroi_pooling, 4-dim; read only when ``no_trans`` is False,
+            when it must be ``(K or more, 2, pooled_h, pooled_w)``.
+        no_trans: False to move the samples by ``trans``, True to ignore it.
+        part_size: part size, the side of the grid of parts trans gives offsets for; with
+            trans, it must equal ``pooled_h`` and ``pooled_w`` (what MegEngine checks of
+            trans's shape).
+        pooled_h: output height.
+        pooled_w: output width.
+        sample_per_part: sample points of each bin along each axis.
+        spatial_scale: the spatial_scale w.r.t input image.
+        trans_std: multiplier of trans. Default: 0.1
+
+    Returns:
+        a tensor ``(K, C, pooled_h, pooled_w)``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine.functional as F
+        >>> x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+        >>> rois = np.array([[0, 0, 0, 3, 3]], dtype="float32")
+        >>> trans = np.zeros((1, 2, 2, 2), dtype="float32")
+        >>> y = F.deformable_psroi_pooling(x, rois, trans, True, 2, 2, 2, 2, 1.0)
+        >>> y.numpy().tolist()
+        [[[[1.25, 3.0], [8.25, 10.0]]]]
+        >>> trans[0, 0] = 0.25  # samples move right by 0.25 * 0.1 * 4 = 0.1 pixels
+        >>> y = F.deformable_psroi_pooling(x, rois, trans, False, 2, 2, 2, 2, 1.0)
+        >>> [round(v, 2) for v in y.numpy().ravel().tolist()]  # left samples stay clamped
+        [1.3, 3.1, 8.3, 10.1]
+    """
+    fname = "deformable_psroi_pooling"
+    x = _float_input(inp, fname)
+    if x.ndim != 4:
+        raise ValueError(f"{fname}: inp must be a 4-dim (N, C, H, W) feature map, got {x.shape}")
+    if x._dtype_name != "float32":
+        x = x.astype("float32")
+    r = _rois(rois, fname)
+    if r._dtype_name != "float32":
+        r = r.astype("float32")
+    t = _float_input(trans, fname, "trans")
+    if t.ndim != 4:
+        raise ValueError(f"{fname}: trans must be a 4-dim tensor, got {t.shape}")
+    if t._dtype_name != "float32":
+        t = t.astype("float32")
+    ph = _uint_param(pooled_h, fname, "pooled_h", 1)
+    pw = _uint_param(pooled_w, fname, "pooled_w", 1)
+    part = _uint_param(part_size, fname, "part_size", 1)
+    if not no_trans and (part != ph or part != pw):
+        raise ValueError(
+            f"{fname}: with trans (no_trans=False), part_size {part} must equal pooled_h {ph} "
+            f"and pooled_w {pw}"
+        )
+    op = cached_op(
+        builtin.DeformablePSROIPooling,
+        no_trans=bool(no_trans),
+        spatial_scale=float(spatial_scale),
+        trans_std=float(trans_std),
+        pooled_h=ph,
+        pooled_w=pw,
+        part_size=part,
+        sample_per_part=_uint_param(sample_per_part, fname, "sample_per_part", 1),
+    )
+    return _rt.apply(op, x, r, t)[0]

@@ -17,6 +17,7 @@ from .conv import (
 from .conv_bn import ConvBn2d, ConvBnRelu2d
 from .conv_transpose_bn import ConvTransposeBn2d, ConvTransposeBnRelu2d
 from .conv_variants import DeformableConv2d, RegionRestrictedConv
+from .deformable_psroi_pooling import DeformablePSROIPooling
 from .dropout import Dropout
 from .elemwise import Elemwise
 from .embedding import Embedding
@@ -58,6 +59,7 @@ __all__ = [
     "ConvTransposeBnRelu2d",
     "ConvTransposeRelu2d",
     "DeformableConv2d",
+    "DeformablePSROIPooling",
     "DequantStub",
     "Dropout",
     "Elemwise",

@@ -1,0 +1,20 @@
+// The vector loops of the x86 Correlation kernels (Highway, the instruction set chosen at run
+// time), over dense float32 runs: a window row of data1 against one of data2 (channels-last, so
+// a row of kernel_size pixels is one run), and the gradients' per-channel updates.
+#pragma once
+
+#include <cstddef>
+
+namespace neomeg::dnn::x86 {
+
+// sum of a[i] * b[i] (is_multiply) or |a[i] - b[i]| over n elements, in float32 lanes.
+float corr_dot_f32(const float* a, const float* b, size_t n);
+float corr_absdiff_f32(const float* a, const float* b, size_t n);
+
+// acc[i] += alpha * x[i].
+void corr_axpy_f32(float* acc, float alpha, const float* x, size_t n);
+
+// acc[i] += alpha where p[i] > q[i], -alpha elsewhere (the slope of |a - b|, MegDNN's tie).
+void corr_sign_acc_f32(float* acc, float alpha, const float* p, const float* q, size_t n);
+
+}  // namespace neomeg::dnn::x86
