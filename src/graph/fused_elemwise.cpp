@@ -40,6 +40,7 @@ bool simple_f32(FusedElemwise::Mode mode) {
         case M::MAX:
         case M::MIN:
         case M::SWITCH_GT0:
+        case M::FUSE_MUL_ADD3:  // the kernels' double formula, written out (run_f32)
             return true;
         default:
             return false;
@@ -81,6 +82,20 @@ void binary(Run a, Run b, float* d, size_t n, F f) {
     }
 }
 
+// a * b + c (SGD's updates) with b, the hyperparameter, usually a scalar.
+template <class F>
+void ternary(Run a, Run b, Run c, float* d, size_t n, F f) {
+    if (!a.scalar && b.scalar && !c.scalar) {
+        const float y = *b.p;
+        for (size_t i = 0; i < n; ++i)
+            d[i] = f(a.p[i], y, c.p[i]);
+        return;
+    }
+    const size_t sa = !a.scalar, sb = !b.scalar, sc = !c.scalar;
+    for (size_t i = 0; i < n; ++i)
+        d[i] = f(a.p[i * sa], b.p[i * sb], c.p[i * sc]);
+}
+
 void run_f32(FusedElemwise::Mode mode, const Run* s, float* d, size_t n) {
     using M = FusedElemwise::Mode;
     switch (mode) {
@@ -113,6 +128,12 @@ void run_f32(FusedElemwise::Mode mode, const Run* s, float* d, size_t n) {
             });
         case M::SWITCH_GT0:
             return binary(s[0], s[1], d, n, [](float x, float dy) { return x > 0 ? dy : 0.0f; });
+        // As the kernels compute it: the product of two floats is exact in double, so the sum
+        // rounds once in double and once to float (a fused multiply-add gives the same).
+        case M::FUSE_MUL_ADD3:
+            return ternary(s[0], s[1], s[2], d, n, [](float a, float b, float c) {
+                return static_cast<float>(static_cast<double>(a) * b + c);
+            });
         default:
             break;
     }

@@ -5,9 +5,10 @@
 // output. An intermediate that the graph needs too (an optimizer's momentum buffer, which the
 // parameter's update then reads) is exported: its step writes a further output instead of a
 // buffer, in the same pass. The kernels are the unfused ops' own, so the results are theirs, bit
-// for bit. Float32 chains of single IEEE operations (+ - * /, max, min, relu, ...) over whole or
-// single-element inputs run in loops of this file instead, with no kernel call per step (the same
-// results: one float operation rounds as the kernels' double formula rounded once does).
+// for bit. Float32 chains of single IEEE operations (+ - * /, max, min, relu, ...) and of
+// FUSE_MUL_ADD3 over whole or single-element inputs run in loops of this file instead, with no
+// kernel call per step (the same results: one float operation rounds as the kernels' double
+// formula rounded once does, and a * b + c is the kernels' double formula written out).
 //
 // It lives only in compiled graphs: it is outside the operator registry, so a model file never
 // holds one (trace.dump writes the unfused ops; a loaded model fuses when it is compiled).

@@ -91,6 +91,7 @@ TEST(PassReduceInnerFirst, LeavesOtherReductionsAlone) {
     ComputingGraph g;
     auto* x = g.input("x", {4, 5, 6}, dnn::dtype::Float32, cpu());
     auto* i = g.input("i", {4, 5, 6}, dnn::dtype::Int32, cpu());
+    auto* h = g.input("h", {4, 5, 6}, dnn::dtype::Float16, cpu());
     // One sum of the last axis: already row by row.
     auto* last = g.insert1(reduce(RMode::SUM, 2), {x});
     // Leading axes only: no trailing run to sum first.
@@ -99,10 +100,12 @@ TEST(PassReduceInnerFirst, LeavesOtherReductionsAlone) {
     auto* mx = g.insert1(reduce(RMode::MAX, 2), {g.insert1(reduce(RMode::MAX, 0), {x})});
     // Integers.
     auto* ints = g.insert1(reduce(RMode::SUM, 2), {g.insert1(reduce(RMode::SUM, 0), {i})});
+    // float16: the reordered sum's intermediates would round differently by far more.
+    auto* half = g.insert1(reduce(RMode::SUM, 2), {g.insert1(reduce(RMode::SUM, 0), {h})});
     // An intermediate read elsewhere (an output): the chain stops there, at one leading sum.
     auto* shared = g.insert1(reduce(RMode::SUM, 0), {x});
     auto* tail = g.insert1(reduce(RMode::SUM, 2), {shared});
-    std::vector<VarNode*> outs{last, lead, mx, ints, shared, tail};
+    std::vector<VarNode*> outs{last, lead, mx, ints, half, shared, tail};
     const std::string before = g.dump(outs);
     EXPECT_EQ(reduce_inner_axes_first(g, outs), 0u);
     EXPECT_EQ(g.dump(outs), before);

@@ -83,7 +83,7 @@ size_t fuse_blocked_batch_norm_relu(ComputingGraph& graph, std::vector<VarNode*>
 size_t fuse_blocked_batch_norm_add_relu(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
 // Rewrites a chain of Reduce(SUM) nodes, each read only by the next, that sums leading axes of a
-// contiguous float value x together with its trailing axes (a bias gradient: N, H and W of an
+// contiguous float32 value x together with its trailing axes (a bias gradient: N, H and W of an
 // NCHW gradient, as axis 0, then 2, then 3) into Reshape(x) -> one Reduce over the trailing axes
 // merged into one contiguous row -> Reduces of the leading axes -> Reshape to the chain's shape:
 // the first sum then walks x's rows in memory order and leaves a small value for the rest,
