@@ -349,7 +349,9 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
     if (shape.total_nr_elems() == 0)
         return;
     const dnn::DType dtype = out.layout.dtype;
-    if (m_all_simple && dtype == dnn::dtype::Float32 && exec_flat_f32(inputs, outputs, workspace))
+    // The loops read and write the memory from the host: CPU comp nodes only.
+    if (m_all_simple && dtype == dnn::dtype::Float32 &&
+        cn.device_type() == CompNode::DeviceType::CPU && exec_flat_f32(inputs, outputs, workspace))
         return;
     const size_t esize = dtype.size();
     Blocking b = blocking_of(shape);
