@@ -103,6 +103,8 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
     }
     if (options.fuse_elemwise)
         fuse_elemwise(*copy, outs);
+    if (options.reduce_inner_first)
+        reduce_inner_axes_first(*copy, outs);
     eliminate_dead_code(*copy, outs);
 
     std::unique_ptr<Executable> exe(new Executable());

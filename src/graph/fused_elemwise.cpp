@@ -40,6 +40,7 @@ bool simple_f32(FusedElemwise::Mode mode) {
         case M::MAX:
         case M::MIN:
         case M::SWITCH_GT0:
+        case M::FUSE_MUL_ADD3:  // the kernels' double formula, written out (run_f32)
             return true;
         default:
             return false;
@@ -81,6 +82,20 @@ void binary(Run a, Run b, float* d, size_t n, F f) {
     }
 }
 
+// a * b + c (SGD's updates) with b, the hyperparameter, usually a scalar.
+template <class F>
+void ternary(Run a, Run b, Run c, float* d, size_t n, F f) {
+    if (!a.scalar && b.scalar && !c.scalar) {
+        const float y = *b.p;
+        for (size_t i = 0; i < n; ++i)
+            d[i] = f(a.p[i], y, c.p[i]);
+        return;
+    }
+    const size_t sa = !a.scalar, sb = !b.scalar, sc = !c.scalar;
+    for (size_t i = 0; i < n; ++i)
+        d[i] = f(a.p[i * sa], b.p[i * sb], c.p[i * sc]);
+}
+
 void run_f32(FusedElemwise::Mode mode, const Run* s, float* d, size_t n) {
     using M = FusedElemwise::Mode;
     switch (mode) {
@@ -113,6 +128,12 @@ void run_f32(FusedElemwise::Mode mode, const Run* s, float* d, size_t n) {
             });
         case M::SWITCH_GT0:
             return binary(s[0], s[1], d, n, [](float x, float dy) { return x > 0 ? dy : 0.0f; });
+        // As the kernels compute it: the product of two floats is exact in double, so the sum
+        // rounds once in double and once to float (a fused multiply-add gives the same).
+        case M::FUSE_MUL_ADD3:
+            return ternary(s[0], s[1], s[2], d, n, [](float a, float b, float c) {
+                return static_cast<float>(static_cast<double>(a) * b + c);
+            });
         default:
             break;
     }
@@ -120,9 +141,20 @@ void run_f32(FusedElemwise::Mode mode, const Run* s, float* d, size_t n) {
 
 }  // namespace
 
-FusedElemwise::FusedElemwise(size_t num_inputs, std::vector<Step> steps)
-    : m_num_inputs(num_inputs), m_steps(std::move(steps)) {
+FusedElemwise::FusedElemwise(size_t num_inputs, std::vector<Step> steps,
+                             std::vector<uint32_t> exports)
+    : m_num_inputs(num_inputs), m_steps(std::move(steps)), m_exports(std::move(exports)) {
     NM_THROW_IF(m_steps.empty(), ParamError, "FusedElemwise: an empty chain");
+    m_output_of.assign(m_steps.size(), kNoOutput);
+    m_output_of.back() = 0;
+    for (size_t j = 0; j < m_exports.size(); ++j) {
+        uint32_t k = m_exports[j];
+        NM_THROW_IF(k + 1 >= m_steps.size() || m_output_of[k] != kNoOutput, ParamError,
+                    "FusedElemwise: export ", j, " is step ", k,
+                    ", not one of the steps before the last (", m_steps.size(),
+                    " steps), or exported twice");
+        m_output_of[k] = 1 + j;
+    }
     // The step after which each step's result is read no more.
     std::vector<size_t> last_use(m_steps.size(), 0);
     for (size_t k = 0; k < m_steps.size(); ++k) {
@@ -141,14 +173,18 @@ FusedElemwise::FusedElemwise(size_t num_inputs, std::vector<Step> steps)
     }
     // Block buffers for the intermediate results: a buffer is free again at the step that reads
     // its value last, which may then write its own result there (same block, same indices).
+    // Exported steps write their outputs and hold no buffer.
     std::vector<size_t> free_buffers;
-    m_buffer_of.assign(m_steps.size() - 1, 0);
+    m_buffer_of.assign(m_steps.size() - 1, kNoOutput);
     for (size_t k = 0; k + 1 < m_steps.size(); ++k) {
         for (uint32_t o : m_steps[k].operands)
             if (o >= m_num_inputs && last_use[o - m_num_inputs] == k &&
+                m_buffer_of[o - m_num_inputs] != kNoOutput &&
                 std::find(free_buffers.begin(), free_buffers.end(),
                           m_buffer_of[o - m_num_inputs]) == free_buffers.end())
                 free_buffers.push_back(m_buffer_of[o - m_num_inputs]);
+        if (m_output_of[k] != kNoOutput)
+            continue;
         if (free_buffers.empty()) {
             m_buffer_of[k] = m_num_buffers++;
         } else {
@@ -165,12 +201,15 @@ size_t FusedElemwise::hash() const {
         for (uint32_t o : s.operands)
             h = h * 31u ^ o;
     }
+    for (uint32_t k : m_exports)
+        h = h * 131u ^ k;
     return h;
 }
 
 bool FusedElemwise::is_same(const OpDef& rhs) const {
     const auto* r = dynamic_cast<const FusedElemwise*>(&rhs);
-    return r && r->m_num_inputs == m_num_inputs && r->m_steps == m_steps;
+    return r && r->m_num_inputs == m_num_inputs && r->m_steps == m_steps &&
+           r->m_exports == m_exports;
 }
 
 std::string FusedElemwise::to_string() const {
@@ -185,12 +224,14 @@ std::string FusedElemwise::to_string() const {
         }
         os << ")";
     }
+    for (size_t j = 0; j < m_exports.size(); ++j)
+        os << (j ? ", s" : "; out s") << m_exports[j];
     os << ")";
     return os.str();
 }
 
 std::shared_ptr<OpDef> FusedElemwise::clone() const {
-    return std::make_shared<FusedElemwise>(m_num_inputs, m_steps);
+    return std::make_shared<FusedElemwise>(m_num_inputs, m_steps, m_exports);
 }
 
 void FusedElemwise::set_param_field(std::string_view name, const ParamValue&) {
@@ -220,7 +261,7 @@ std::vector<dnn::TensorLayout> FusedElemwise::infer_layouts(
                     "; every step must give the output's shape ", out.TensorShape::to_string(),
                     " in the inputs' dtype");
     }
-    return {out};
+    return std::vector<dnn::TensorLayout>(1 + m_exports.size(), out);
 }
 
 FusedElemwise::Blocking FusedElemwise::blocking_of(const dnn::TensorShape& out) {
@@ -308,7 +349,9 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
     if (shape.total_nr_elems() == 0)
         return;
     const dnn::DType dtype = out.layout.dtype;
-    if (m_all_simple && dtype == dnn::dtype::Float32 && exec_flat_f32(inputs, out, workspace))
+    // The loops read and write the memory from the host: CPU comp nodes only.
+    if (m_all_simple && dtype == dnn::dtype::Float32 &&
+        cn.device_type() == CompNode::DeviceType::CPU && exec_flat_f32(inputs, outputs, workspace))
         return;
     const size_t esize = dtype.size();
     Blocking b = blocking_of(shape);
@@ -363,8 +406,10 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
             for (uint32_t o : m_steps[k].operands)
                 operands.push_back(values[o]);
             dnn::TensorND& result = values[m_num_inputs + k];
-            result = k + 1 == m_steps.size()
-                             ? view(out_l, static_cast<std::byte*>(out.raw_ptr()))
+            // Every output has the first's shape and is contiguous (the executable's own).
+            result = m_output_of[k] != kNoOutput
+                             ? view(out_l,
+                                    static_cast<std::byte*>(outputs[m_output_of[k]].raw_ptr()))
                              : dnn::TensorND(workspace.ptr + m_buffer_of[k] * buffer_bytes, tmp);
             m_ops[k]->exec(cn, operands, {&result, 1}, step_ws);
         }
@@ -384,8 +429,10 @@ void FusedElemwise::exec(CompNode cn, std::span<const dnn::TensorND> inputs,
 
 namespace neomeg::graph {
 
-bool FusedElemwise::exec_flat_f32(std::span<const dnn::TensorND> inputs, const dnn::TensorND& out,
+bool FusedElemwise::exec_flat_f32(std::span<const dnn::TensorND> inputs,
+                                  std::span<const dnn::TensorND> outputs,
                                   dnn::Workspace workspace) const {
+    const dnn::TensorND& out = outputs[0];
     const size_t n = out.layout.total_nr_elems();
     for (const dnn::TensorND& in : inputs) {
         size_t k = in.layout.total_nr_elems();
@@ -395,7 +442,6 @@ bool FusedElemwise::exec_flat_f32(std::span<const dnn::TensorND> inputs, const d
     // The output's row-major order is every full input's: one run of n elements, in blocks.
     const size_t buffer_floats = buffer_bytes(out.layout) / sizeof(float);
     auto* buffers = reinterpret_cast<float*>(workspace.ptr);
-    auto* dst = static_cast<float*>(out.raw_ptr());
     std::vector<Run> values(m_num_inputs + m_steps.size());
     Run operands[4];
     for (size_t b = 0; b < n; b += kBlockElems) {
@@ -409,7 +455,9 @@ bool FusedElemwise::exec_flat_f32(std::span<const dnn::TensorND> inputs, const d
             const Step& s = m_steps[k];
             for (size_t j = 0; j < s.operands.size(); ++j)
                 operands[j] = values[s.operands[j]];
-            float* d = k + 1 == m_steps.size() ? dst + b : buffers + m_buffer_of[k] * buffer_floats;
+            float* d = m_output_of[k] != kNoOutput
+                               ? static_cast<float*>(outputs[m_output_of[k]].raw_ptr()) + b
+                               : buffers + m_buffer_of[k] * buffer_floats;
             run_f32(s.mode, operands, d, len);
             values[m_num_inputs + k] = {d, false};
         }

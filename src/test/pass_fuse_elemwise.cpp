@@ -159,12 +159,77 @@ TEST(PassFuseElemwise, LeavesOutputsOtherDtypesAndOtherShapesOutside) {
               "outputs: %7 %6\n");
 }
 
+// SGD with momentum per parameter: v' = v * m + g is an output (the new momentum buffer) that
+// p' = v' * -lr + p reads; both fuse, v' written by the fused node as its second output.
+TEST(PassFuseElemwise, AnIntermediateThatIsAnOutputIsExported) {
+    for (const dnn::TensorShape& shape :
+         {dnn::TensorShape{120, 256}, dnn::TensorShape{7},
+          dnn::TensorShape{3, 2 * FusedElemwise::kBlockElems + 5}}) {
+        SCOPED_TRACE(shape.to_string());
+        ComputingGraph g;
+        auto* p = g.input("p", shape, dnn::dtype::Float32, cpu());
+        auto* v = g.input("v", shape, dnn::dtype::Float32, cpu());
+        auto* grad = g.input("g", shape, dnn::dtype::Float32, cpu());
+        auto* m = g.constant(tensor({0.9f}, {1}), "m");
+        auto* lr = g.constant(tensor({-0.01f}, {1}), "lr");
+        auto* v2 = g.insert1(elemwise(Mode::FUSE_MUL_ADD3), {v, m, grad});
+        auto* p2 = g.insert1(elemwise(Mode::FUSE_MUL_ADD3), {v2, lr, p});
+        // A float32 chain of single operations (the fused node's own loops) with an export too.
+        auto* r = g.insert1(elemwise(Mode::RELU), {grad});
+        auto* q = g.insert1(elemwise(Mode::ADD), {r, p});
+        std::vector<VarNode*> outs{p2, v2, q, r};
+        auto plain = g.compile(outs, unfused());
+        EXPECT_EQ(plain->num_steps(), 4u);
+        EXPECT_EQ(fuse_elemwise(g, outs), 2u);
+        const std::string s = shape.to_string();
+        EXPECT_EQ(g.dump(outs),
+                  "%0 'p' = input : " + s +
+                          " float32 @cpu0\n"
+                          "%1 'v' = input : " +
+                          s +
+                          " float32 @cpu0\n"
+                          "%2 'g' = input : " +
+                          s +
+                          " float32 @cpu0\n"
+                          "%3 'm' = const [0.9] : {1} float32 @cpu0\n"
+                          "%4 'lr' = const [-0.01] : {1} float32 @cpu0\n"
+                          "%9, %10 = FusedElemwise(RELU(i0), ADD(s0,i1); out s0)(%2, %0) : " +
+                          s + " float32, " + s +
+                          " float32\n"
+                          "%11, %12 = FusedElemwise(FUSE_MUL_ADD3(i0,i1,i2), "
+                          "FUSE_MUL_ADD3(s0,i3,i4); out "
+                          "s0)(%1, %3, %2, %4, %0) : " +
+                          s + " float32, " + s +
+                          " float32\n"
+                          "outputs: %11 %12 %9 %10\n");
+        auto fused = g.compile(outs, unfused());
+        EXPECT_EQ(fused->num_steps(), 2u);
+        std::mt19937 rng(5);
+        const size_t n = shape.total_nr_elems();
+        auto pv = random_floats(n, rng), vv = random_floats(n, rng), gv = random_floats(n, rng);
+        std::map<std::string, DeviceTensor> in{
+                {"p", tensor(pv, shape)}, {"v", tensor(vv, shape)}, {"g", tensor(gv, shape)}};
+        auto want = run(*plain, in);
+        EXPECT_EQ(run(*fused, in), want);  // the same kernels: bit for bit
+        auto ref = reference_eval(g, outs, {{p, pv}, {v, vv}, {grad, gv}});
+        for (size_t i = 0; i < outs.size(); ++i)
+            expect_near(want[i], ref[i]);
+        EXPECT_NEAR(want[1][3], vv[3] * 0.9f + gv[3], 1e-6);
+        EXPECT_NEAR(want[0][3], (vv[3] * 0.9f + gv[3]) * -0.01f + pv[3], 1e-6);
+    }
+}
+
 TEST(PassFuseElemwise, BadChainsAreParamErrors) {
     using Step = FusedElemwise::Step;
     EXPECT_THROW(FusedElemwise(1, {}), dnn::ParamError);                         // empty
     EXPECT_THROW(FusedElemwise(1, {Step{Mode::ADD, {0}}}), dnn::ParamError);     // arity
     EXPECT_THROW(FusedElemwise(1, {Step{Mode::RELU, {1}}}), dnn::ParamError);    // no step 0 yet
     EXPECT_THROW(FusedElemwise(2, {Step{Mode::ADD, {0, 2}}}), dnn::ParamError);  // reads itself
+    const std::vector<Step> two{Step{Mode::ADD, {0, 1}}, Step{Mode::RELU, {2}}};
+    EXPECT_THROW(FusedElemwise(2, two, {1}), dnn::ParamError);     // the last step: output 0
+    EXPECT_THROW(FusedElemwise(2, two, {0, 0}), dnn::ParamError);  // twice
+    EXPECT_EQ(FusedElemwise(2, two, {0}).to_string(),
+              "FusedElemwise(ADD(i0,i1), RELU(s0); out s0)");
     FusedElemwise ok(2, {Step{Mode::ADD, {0, 1}}, Step{Mode::RELU, {2}}});
     EXPECT_EQ(ok.to_string(), "FusedElemwise(ADD(i0,i1), RELU(s0))");
     const dnn::TensorLayout f32({2}, dnn::dtype::Float32), i32({2}, dnn::dtype::Int32);

@@ -270,8 +270,10 @@ class trace:
             chains of elementwise ops into one pass over memory and convolution + bias (+
             residual) + activation into ConvBias (where the backend has a ConvBias kernel of its
             own), with ReLU's backward reading the ReLU's output (exact, and it frees the
-            activation's input early) and, on x86, keeps convolutions, BatchNorm, poolings and
-            the elementwise ops between them, forward and backward, in oneDNN's blocked layout;
+            activation's input early), bias gradients summed over the trailing (spatial) axes
+            first (a reordered sum: float rounding differs) and, on x86, keeps convolutions,
+            BatchNorm, poolings and the elementwise ops between them, forward and backward, in
+            oneDNN's blocked layout;
             3 also folds BatchNorm in inference form into the convolution before it (the
             weights must be constants: ``capture_as_const``). Default: 2
         graph_opt_config: a :class:`GraphOptimizationConfig`; accepted, no effect (its

@@ -547,6 +547,36 @@ def _traced_sgd_steps_follow_eager(make_net, x):
     return text
 
 
+class _SmallLeNet(M.Module):
+    # LeNet's shape: a narrow first convolution, max poolings, a blocked second convolution (6 ->
+    # 16 channels) and biases everywhere; no BatchNorm.
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = M.Conv2d(1, 6, 5), M.Conv2d(6, 16, 5)
+        self.fc = M.Linear(16 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return F.mean(self.fc(F.flatten(x, 1)) ** 2)
+
+
+def test_lenet_step_sums_bias_gradients_rows_first_and_fuses_sgd_and_follows_eager():
+    rng = np.random.default_rng(11)
+    x = mge.Tensor(rng.standard_normal((8, 1, 20, 20)).astype("float32"))
+    text = _traced_sgd_steps_follow_eager(_SmallLeNet, x)
+    # Each convolution's bias gradient: one sum over each (n, c)'s H*W row, then over the batch
+    # (8 x 6 x 16*16 and 8 x 16 x 4*4), no sum of axis 0 over the whole gradient first.
+    assert "Reduce(mode=SUM, axis=2)" in text and "{8,6,256}" in text and "{8,16,16}" in text
+    # SGD with momentum: one two-output sweep per parameter (6 parameters), the new momentum
+    # buffer exported from the sweep that updates the parameter with it.
+    assert text.count("FUSE_MUL_ADD3(s0,i3,i4); out s0)") == 6
+    assert "Elemwise(mode=FUSE_MUL_ADD3)" not in text
+    if "Blocked(" in text:
+        # The second relu's mask of the plain pooling gradient stays plain: no conversion in.
+        assert "ChannelBlock(" not in text
+
+
 class _ResidualBlock(M.Module):
     def __init__(self):
         super().__init__()

@@ -30,7 +30,9 @@ size_t fuse_elemwise(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
     size_t fused = 0;
 
     // Readers first: each group grows from its last node (the root) up through producers whose
-    // result only the group reads, so that nothing outside needs an intermediate.
+    // result only the group reads, so that nothing outside needs an intermediate but the caller:
+    // a producer whose result is also an output joins, exported (an output of the fused node).
+    // Outputs have no readers outside, so no outside node sits between two members.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         OperatorNode* root = *it;
         if (taken.count(root) || !fusible(root))
@@ -40,7 +42,7 @@ size_t fuse_elemwise(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
         std::vector<OperatorNode*> group{root};
         auto joins = [&](const VarNode* v) {
             OperatorNode* p = v->owner();
-            if (!fusible(p) || in_group.count(p) || taken.count(p) || is_output.count(v) ||
+            if (!fusible(p) || in_group.count(p) || taken.count(p) ||
                 p->comp_node() != root->comp_node() || !v->layout().eq_shape(out->layout()) ||
                 v->dtype() != out->dtype())
                 return false;
@@ -67,6 +69,8 @@ size_t fuse_elemwise(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
         std::vector<VarNode*> inputs;
         std::unordered_map<const VarNode*, uint32_t> operand;
         std::vector<FusedElemwise::Step> steps;
+        std::vector<uint32_t> exports;
+        std::vector<VarNode*> exported;
         for (const OperatorNode* node : group)
             for (VarNode* in : node->inputs())
                 if (!in_group.count(in->owner()) && !operand.count(in)) {
@@ -78,16 +82,24 @@ size_t fuse_elemwise(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
                                      {}};
             for (VarNode* in : node->inputs())
                 step.operands.push_back(operand.at(in));
-            operand[node->outputs()[0]] = static_cast<uint32_t>(inputs.size() + steps.size());
+            VarNode* v = node->outputs()[0];
+            operand[v] = static_cast<uint32_t>(inputs.size() + steps.size());
+            if (node != root && is_output.count(v)) {
+                exports.push_back(static_cast<uint32_t>(steps.size()));
+                exported.push_back(v);
+            }
             steps.push_back(std::move(step));
         }
-        VarNode* result = graph.insert1(FusedElemwise(inputs.size(), std::move(steps)), inputs);
-        VarNode* old = root->outputs()[0];
-        result->set_name(old->name());
-        graph.replace_var(old, result);
-        for (VarNode*& o : outputs)
-            if (o == old)
-                o = result;
+        const auto& results = graph.insert(
+                FusedElemwise(inputs.size(), std::move(steps), std::move(exports)), inputs);
+        std::vector<VarNode*> olds{root->outputs()[0]};
+        olds.insert(olds.end(), exported.begin(), exported.end());
+        for (size_t r = 0; r < olds.size(); ++r) {
+            VarNode *old = olds[r], *result = results[r];
+            result->set_name(old->name());
+            graph.replace_var(old, result);
+            std::replace(outputs.begin(), outputs.end(), old, result);
+        }
         for (auto g = group.rbegin(); g != group.rend(); ++g) {
             taken.insert(*g);
             graph.erase(*g);

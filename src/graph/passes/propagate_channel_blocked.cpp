@@ -22,7 +22,9 @@
 // - Elemwise of a mode that maps zeros to zero (so the padding channels of the last block stay
 //   zero, which the blocked kernels rely on), on operands of the output's shape or per-channel
 //   (1, C, 1...) ones, and for MUL also a finite scalar constant: when one operand is blocked; a
-//   plain operand gets a ChannelBlock, except a scalar, which broadcasts as it is.
+//   plain operand gets a ChannelBlock, except a scalar, which broadcasts as it is; but not when
+//   no member reads its value, it has such a plain operand, and each blocked operand has a plain
+//   reader besides (converting there would only add conversions).
 // A tensor of fewer channels than a block is never converted into the blocked layout nor made
 // blocked by a training op, except a graph input or constant read as a filter gradient's src (the
 // image of the first convolution); nor does a depthwise convolution (one input channel
@@ -299,6 +301,50 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
             blocked.erase(node->outputs()[0]);
         }
     }
+    // An elementwise member that no member reads, with a plain operand of the output's shape and
+    // blocked operands that something reads plain anyway, runs plain: blocked, it would cost a
+    // ChannelBlock of that operand and a ChannelUnblock of its value, plain nothing, as the
+    // ChannelUnblocks of its blocked operands exist for their other readers. LeNet's backward
+    // masks the pooling's plain gradient by the second convolution's relu, whose plain value the
+    // pooling's backward reads: 39 us of conversions a step. Readers first, so that a chain of
+    // them goes plain whole.
+    const std::unordered_set<const VarNode*> is_output(outputs.begin(), outputs.end());
+    auto has_plain_reader = [&](const VarNode* v, const OperatorNode* except) {
+        if (is_output.count(v))
+            return true;
+        for (const OperatorNode* u : v->users()) {
+            if (u == except)
+                continue;
+            if (!member.count(u))
+                return true;
+            const std::vector<size_t> bi = blocked_inputs(u);
+            for (size_t i = 0; i < u->inputs().size(); ++i)
+                if (u->inputs()[i] == v && std::find(bi.begin(), bi.end(), i) == bi.end())
+                    return true;
+        }
+        return false;
+    };
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const OperatorNode* node = *it;
+        if (!member.count(node) || node->op().id() != ops::Elemwise::kId)
+            continue;
+        const auto& users = node->outputs()[0]->users();
+        if (std::any_of(users.begin(), users.end(),
+                        [&](const OperatorNode* u) { return member.count(u) != 0; }))
+            continue;
+        bool converts_in = false, unblocks_anyway = true;
+        for (size_t i = 0; i < node->inputs().size(); ++i) {
+            const VarNode* in = node->inputs()[i];
+            if (blocked.count(in))
+                unblocks_anyway &= has_plain_reader(in, node);
+            else
+                converts_in |= !broadcast_operand(node, i);
+        }
+        if (converts_in && unblocks_anyway) {
+            member.erase(node);
+            blocked.erase(node->outputs()[0]);
+        }
+    }
     if (member.empty())
         return 0;
 
@@ -330,7 +376,6 @@ size_t propagate_channel_blocked(ComputingGraph& graph, std::vector<VarNode*>& o
         const uint64_t zero = 0;
         return graph.constant(DeviceTensor::from_host(&zero, {}, like->dtype(), like->comp_node()));
     };
-    std::unordered_set<const VarNode*> is_output(outputs.begin(), outputs.end());
     std::vector<std::pair<VarNode*, VarNode*>> replacements;  // (old var, its new plain value)
     std::vector<OperatorNode*> rewritten;
     for (OperatorNode* node : order) {

@@ -46,6 +46,8 @@ struct CompileOptions {
     // AVX2 or AVX-512); other backends are left alone. passes/propagate_channel_blocked.cpp
     bool propagate_layouts = true;
     bool fuse_elemwise = true;  // passes/fuse_elemwise.cpp
+    // Sums a bias gradient's trailing axes first; rounds like a reordered sum.
+    bool reduce_inner_first = true;  // passes/reduce_inner_first.cpp
     // An elementwise step writes its output over an input of the same layout whose last reader
     // it is (an intermediate, never a graph input, a constant or an output). executable.cpp
     bool reuse_inplace = true;

@@ -82,9 +82,21 @@ size_t fuse_blocked_batch_norm_relu(ComputingGraph& graph, std::vector<VarNode*>
 // passes/fuse_blocked_batch_norm_add_relu.cpp
 size_t fuse_blocked_batch_norm_add_relu(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
+// Rewrites a chain of Reduce(SUM) nodes, each read only by the next, that sums leading axes of a
+// contiguous float32 value x together with its trailing axes (a bias gradient: N, H and W of an
+// NCHW gradient, as axis 0, then 2, then 3) into Reshape(x) -> one Reduce over the trailing axes
+// merged into one contiguous row -> Reduces of the leading axes -> Reshape to the chain's shape:
+// the first sum then walks x's rows in memory order and leaves a small value for the rest,
+// where summing axis 0 first walks x whole with a stride. Changes the order of the additions
+// (float rounding), not what is summed. Returns the number of chains rewritten.
+// passes/reduce_inner_first.cpp
+size_t reduce_inner_axes_first(ComputingGraph& graph, std::vector<VarNode*>& outputs);
+
 // Replaces each group of Elemwise nodes on one comp node that compute in one dtype, give one
-// shape, and whose intermediate results only the group reads (and are not outputs), by one
-// FusedElemwise node (graph/fused_elemwise.h) that makes a single pass over memory. Returns the
+// shape, and whose intermediate results only the group reads, by one FusedElemwise node
+// (graph/fused_elemwise.h) that makes a single pass over memory. An intermediate that is also
+// one of `outputs` (an optimizer's momentum buffer, which the update of the parameter reads) is
+// a further output of the fused node, written in the same pass. Returns the
 // number of groups fused. The fused node is not in the operator registry: a model file cannot
 // hold it. passes/fuse_elemwise.cpp
 size_t fuse_elemwise(ComputingGraph& graph, std::vector<VarNode*>& outputs);
