@@ -70,7 +70,8 @@ bool usable(const Operand& o) {
     return spatial_f32(o.tensor->layout()) && (o.blocked.valid() || plain_ok(*o.tensor));
 }
 
-// `o`'s value in the blocked layout of block b: its own, or a ChannelBlock of the plain one.
+// `o`'s value in the blocked layout of block b: its own, or a ChannelBlock of the plain one (of
+// a contiguous copy where the plain one is strided).
 dnn::TensorND blocked_nd(const Operand& o, size_t b, std::vector<Tensor>& keep) {
     if (o.blocked.valid())
         return o.blocked.dnn_tensor();
@@ -78,7 +79,11 @@ dnn::TensorND blocked_nd(const Operand& o, size_t b, std::vector<Tensor>& keep) 
     p.block = static_cast<uint32_t>(b);
     auto op = shared_op<ops::ChannelBlock>(p);
     CompNode cn = o.tensor->comp_node();
-    dnn::TensorND in = o.tensor->dnn_tensor();
+    // A strided one (a broadcast gradient) is gathered first: ChannelBlock's reorder reads
+    // dense or strided memory, not zero strides.
+    if (!plain_ok(*o.tensor))
+        keep.push_back(o.tensor->contiguous());
+    dnn::TensorND in = plain_ok(*o.tensor) ? o.tensor->dnn_tensor() : keep.back().dnn_tensor();
     keep.push_back(
             std::move(run_dnn_nd(*op, op->dnn_operator(cn.dnn_handle()), {&in, 1}, {}, cn)[0]));
     return keep.back().dnn_tensor();
@@ -161,7 +166,7 @@ std::optional<std::vector<Tensor>> elemwise(Mode mode, std::span<const Operand> 
         switch (rules::operand_kind(o.tensor->layout(), dst)) {
             case rules::Operand::Full:
                 full = true;
-                [[fallthrough]];
+                break;  // a strided plain one too (the mean's broadcast gradient): gathered
             case rules::Operand::PerChannel:
                 if (!o.blocked.valid() && !plain_ok(*o.tensor))
                     return std::nullopt;
