@@ -14,7 +14,6 @@
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_pointwise_lowp.h"
-#include "src/x86/depthwise_blocked.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -115,9 +114,6 @@ private:
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
         const size_t oc = grad[0], ic = grad[1] * m_param.group;
-        // Depthwise: our loop along the blocks (depthwise_blocked.h) beats oneDNN's jit_dw.
-        if (auto ours = depthwise_blocked_filter_plan(ConvArgs::of(m_param), src, diff, grad))
-            return ours;
         auto ops = blocked_operands(ConvArgs::of(m_param), src, ic, grad, diff, oc);
         if (!ops)
             return nullptr;
