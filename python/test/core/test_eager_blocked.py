@@ -266,7 +266,7 @@ class ScalarCNN(M.Module):
         x = F.leaky_relu(self.conv2(x) - 0.25, 0.1)
         x = F.max_pool2d(x, 3, 2, 1)
         x = F.avg_pool2d(x, 3, 1, 1, mode="average")
-        x = F.avg_pool2d(x ** 2, 2, 1, 1)
+        x = F.avg_pool2d(x**2, 2, 1, 1)
         return self.fc(F.flatten(F.avg_pool2d(x, x.shape[2:]), 1))
 
 
