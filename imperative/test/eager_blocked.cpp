@@ -344,9 +344,11 @@ TEST(EagerBlockedDispatch, ScalarOperandsKeepTheBlockedFormWhereThePaddingStaysZ
                 EXPECT_EQ(got.is_blocked(), ch % b == 0 || c.padded_blocked);
                 auto g = values(got), w = values(want);
                 ASSERT_EQ(g.size(), w.size());
-                for (size_t i = 0; i < g.size(); ++i)
-                    if (!(std::isnan(g[i]) && std::isnan(w[i])))
+                for (size_t i = 0; i < g.size(); ++i) {
+                    if (!(std::isnan(g[i]) && std::isnan(w[i]))) {
                         ASSERT_FLOAT_EQ(g[i], w[i]) << "element " << i;
+                    }
+                }
             }
 }
 
