@@ -425,6 +425,70 @@ void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::d
                     pd.scratchpad_desc()));
 }
 
+// MAX pooling's backward, ours on NCHW (the plain operator) and, where the handle prefers a
+// channel block, on blocked memory as eager mode runs it (the plain operator on the blocked
+// tensors seen as planes, channel_blocked::blocks_as_planes), against oneDNN's forward for
+// training (the operator gets src, not indices) plus its backward on nChw<b>c: the primitive
+// alone, on the layout it runs fastest.
+void bench_pooling_backward(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const char* name,
+                            const param::Pooling& p, const memory::dims& src,
+                            const memory::dims& dst) {
+    const size_t blk = h.preferred_channel_block();
+    if (!blk)
+        return;
+    const Tag tag = blk == 16 ? Tag::nChw16c : Tag::nChw8c;
+    memory::desc smd(src, memory::data_type::f32, tag), dmd(dst, memory::data_type::f32, tag);
+    dnnl::pooling_forward::primitive_desc fpd(
+            dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training,
+                                        dnnl::algorithm::pooling_max, smd, dmd,
+                                        {p.stride[0], p.stride[1]}, {p.window[0], p.window[1]},
+                                        {p.padding[0], p.padding[1]}, {p.padding[0], p.padding[1]}),
+            eng);
+    dnnl::pooling_backward::primitive_desc bpd(
+            dnnl::pooling_backward::desc(dnnl::algorithm::pooling_max, smd, dmd,
+                                         {p.stride[0], p.stride[1]}, {p.window[0], p.window[1]},
+                                         {p.padding[0], p.padding[1]},
+                                         {p.padding[0], p.padding[1]}),
+            eng, fpd);
+    std::vector<float> xs = random_floats(smd.get_size() / 4, -1, 1), ys(dmd.get_size() / 4),
+                       dys = random_floats(dmd.get_size() / 4, -1, 1), gs(smd.get_size() / 4);
+    memory xm(smd, eng, xs.data()), ym(dmd, eng, ys.data()), dym(dmd, eng, dys.data()),
+            gm(smd, eng, gs.data()), wm(fpd.workspace_desc(), eng);
+    dnnl::pooling_forward fwd(fpd);
+    dnnl::pooling_backward bwd(bpd);
+    double raw = best_seconds([&] {
+        fwd.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}, {DNNL_ARG_WORKSPACE, wm}});
+        bwd.execute(s,
+                    {{DNNL_ARG_DIFF_DST, dym}, {DNNL_ARG_DIFF_SRC, gm}, {DNNL_ARG_WORKSPACE, wm}});
+        s.wait();
+    });
+    auto shape = [](const memory::dims& d) {
+        return TensorShape{size_t(d[0]), size_t(d[1]), size_t(d[2]), size_t(d[3])};
+    };
+    // The forward's output as dst (read only for the NaN check), so that the timing is the
+    // operator's with a NaN-free dst.
+    double plain = time_ours<PoolingBackward>(h, p, {shape(src), shape(dst), shape(dst)});
+    std::string plain_kernel = g_our_kernel;
+    auto op = h.create_operator<PoolingBackward>();
+    op->param() = p;
+    auto planes = [&](std::vector<float>& v, const memory::dims& d) {
+        TensorLayout l(channel_blocked::blocked_shape(shape(d), blk), dtype::Float32);
+        return TensorND(v.data(), channel_blocked::blocks_as_planes(l));
+    };
+    std::vector<float> yb(ys.size(), 0.f);
+    TensorND in[] = {planes(xs, src), planes(yb, dst), planes(dys, dst)}, out = planes(gs, src);
+    TensorLayout in_l[] = {in[0].layout, in[1].layout, in[2].layout};
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, {&out.layout, 1}));
+    double blocked = best_seconds([&] { op->exec(in, {&out, 1}, {ws.data(), ws.size()}); });
+    auto* kr = dynamic_cast<const x86::KernelReport*>(op.get());
+    std::printf(
+            "%-48s ours nchw %8.3f ms, blocked %8.3f ms  onednn fwd+bwd %8.3f ms  "
+            "(nchw %5.2fx, blocked %5.2fx)  ours %s / %s, onednn %s\n",
+            (std::string(name) + " bwd").c_str(), plain * 1e3, blocked * 1e3, raw * 1e3,
+            raw / plain, raw / blocked, plain_kernel.c_str(), kr ? kr->last_kernel() : "?",
+            bpd.impl_info_str());
+}
+
 void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     struct Case {
         const char* name;
@@ -448,6 +512,7 @@ void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                         {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
                          {DNNL_ARG_DST, plain(dst), pd.dst_desc(), true}},
                         pd.scratchpad_desc()));
+        bench_pooling_backward(h, eng, s, c.name, p, src, dst);
     }
 }
 

@@ -6,18 +6,21 @@
 // - ConvolutionForward and ConvBias (groups oneDNN blocks, a per-channel bias or none, z of dst's
 //   shape or none) of at least b output channels write a blocked dst, reading a plain src as it
 //   is (ConvBiasBlocked);
-// - PoolingForward and BatchNormForward run blocked when their src is blocked; BatchNormBackward
-//   when diff or src is; ConvolutionBackwardData when diff is; ConvolutionBackwardFilter when src
-//   or diff is (its filter gradient stays plain);
-// - Elemwise of a zero-preserving mode on operands of dst's shape or per-channel ones runs
-//   blocked when one operand is (a scalar operand keeps it plain: whether 0 * s is 0 needs s's
-//   value).
+// - PoolingForward and BatchNormForward run blocked when their src is blocked; PoolingBackward
+//   and BatchNormBackward when diff or src is; ConvolutionBackwardData when diff is;
+//   ConvolutionBackwardFilter when src or diff is (its filter gradient stays plain);
+// - Reduce along any axis but the channels' when its src is blocked (a per-channel result
+//   comes back plain);
+// - Elemwise on operands of dst's shape, per-channel ones and scalars runs blocked when one
+//   operand is, where the padding channels keep their zeros (elemwise_keeps_padding: any mode
+//   where C fills its blocks, else a zero-preserving one with a scalar only as a finite factor).
 // The plain operand of a blocked op gets a ChannelBlock, except where it has fewer channels than
 // a block (LeNet's 6): then the op runs plain, as the graph keeps such tensors plain. Anything
 // else reads the plain form, which the tensor makes once and keeps (tensor.h).
 #include "blocked_dispatch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,6 +30,7 @@
 #include "neomeg/op/defs/elemwise.h"
 #include "neomeg/op/defs/norm.h"
 #include "neomeg/op/defs/pooling.h"
+#include "neomeg/op/defs/reduce.h"
 #include "neomeg/op/defs/tensor_shape.h"
 
 #include "exec.h"
@@ -66,7 +70,8 @@ bool usable(const Operand& o) {
     return spatial_f32(o.tensor->layout()) && (o.blocked.valid() || plain_ok(*o.tensor));
 }
 
-// `o`'s value in the blocked layout of block b: its own, or a ChannelBlock of the plain one.
+// `o`'s value in the blocked layout of block b: its own, or a ChannelBlock of the plain one (of
+// a contiguous copy where the plain one is strided).
 dnn::TensorND blocked_nd(const Operand& o, size_t b, std::vector<Tensor>& keep) {
     if (o.blocked.valid())
         return o.blocked.dnn_tensor();
@@ -74,7 +79,11 @@ dnn::TensorND blocked_nd(const Operand& o, size_t b, std::vector<Tensor>& keep) 
     p.block = static_cast<uint32_t>(b);
     auto op = shared_op<ops::ChannelBlock>(p);
     CompNode cn = o.tensor->comp_node();
-    dnn::TensorND in = o.tensor->dnn_tensor();
+    // A strided one (a broadcast gradient) is gathered first: ChannelBlock's reorder reads
+    // dense or strided memory, not zero strides.
+    if (!plain_ok(*o.tensor))
+        keep.push_back(o.tensor->contiguous());
+    dnn::TensorND in = plain_ok(*o.tensor) ? o.tensor->dnn_tensor() : keep.back().dnn_tensor();
     keep.push_back(
             std::move(run_dnn_nd(*op, op->dnn_operator(cn.dnn_handle()), {&in, 1}, {}, cn)[0]));
     return keep.back().dnn_tensor();
@@ -135,35 +144,106 @@ std::optional<std::vector<Tensor>> convolution(const ConvParam& p, std::span<con
     return run_twin(*op, in, out, {}, 0, cn);
 }
 
+// A one-element float32 operand's value is finite. Read only on a CPU comp node, where the
+// read is a load (elsewhere it would wait for the device): others count as not finite.
+bool finite_scalar(const Tensor& t) {
+    if (t.comp_node().device_type() != CompNode::DeviceType::CPU)
+        return false;
+    float v;
+    t.to_host(&v);
+    return std::isfinite(v);
+}
+
 std::optional<std::vector<Tensor>> elemwise(Mode mode, std::span<const Operand> x,
                                             std::span<const dnn::TensorLayout> out, size_t b,
                                             CompNode cn) {
     const dnn::TensorLayout& dst = out[0];
-    if (!rules::zero_preserving(mode) || !spatial_f32(dst) || dst[1] < b)
+    if (!spatial_f32(dst) || dst[1] < b)
         return std::nullopt;
     bool full = false;
+    std::vector<const Tensor*> scalars;
     for (const Operand& o : x) {
         switch (rules::operand_kind(o.tensor->layout(), dst)) {
             case rules::Operand::Full:
                 full = true;
-                [[fallthrough]];
+                break;  // a strided plain one too (the mean's broadcast gradient): gathered
             case rules::Operand::PerChannel:
                 if (!o.blocked.valid() && !plain_ok(*o.tensor))
                     return std::nullopt;
+                break;
+            case rules::Operand::Scalar:
+                scalars.push_back(o.tensor);
                 break;
             default:
                 return std::nullopt;
         }
     }
-    if (!full)
+    // The scalars' values are read only where the rule needs them (padding channels, MUL).
+    if (!full || !rules::elemwise_keeps_padding(mode, dst[1], b, !scalars.empty(), [&] {
+            return std::all_of(scalars.begin(), scalars.end(),
+                               [](const Tensor* t) { return finite_scalar(*t); });
+        }))
         return std::nullopt;
     std::vector<Tensor> keep;
     std::vector<dnn::TensorND> in;
     for (const Operand& o : x)
-        in.push_back(blocked_nd(o, b, keep));
+        in.push_back(rules::operand_kind(o.tensor->layout(), dst) == rules::Operand::Scalar
+                             ? o.tensor->dnn_tensor()
+                             : blocked_nd(o, b, keep));
     dnn::param::Elemwise p;
     p.mode = mode;
     return run_twin(*shared_op<ops::Elemwise>(p), in, out, {}, 0, cn);
+}
+
+// PoolingBackward (src, dst, diff) on blocked memory, when src or diff is blocked (a plain one of
+// at least a block of channels is blocked for it): the plain operator itself, every operand a
+// blocked tensor seen as planes (blocks_as_planes; x86 runs oneDNN's pooling backward on them as
+// on channels-last memory), writing grad's blocked form. dst is read by MAX only (x86 checks it
+// for NaNs); the averages get diff in its place, which spares converting a plain dst.
+std::optional<std::vector<Tensor>> pooling_backward(const ops::PoolingBackward& def,
+                                                    std::span<const Operand> x,
+                                                    std::span<const dnn::TensorLayout> out,
+                                                    size_t b, CompNode cn) {
+    const dnn::param::Pooling& p = def.param();
+    const bool max = p.mode == dnn::param::Pooling::Mode::MAX;
+    const Operand &src = x[0], &dst = x[1], &diff = x[2];
+    if (!(src.blocked.valid() || diff.blocked.valid()) || !usable(src) || !usable(diff) ||
+        (max && !usable(dst)) || !spatial_f32(out[0]) || src.tensor->shape()[1] < b)
+        return std::nullopt;
+    std::vector<Tensor> keep;
+    dnn::TensorND in[3] = {blocked_nd(src, b, keep), {}, blocked_nd(diff, b, keep)};
+    in[1] = max ? blocked_nd(dst, b, keep) : in[2];
+    for (dnn::TensorND& t : in)
+        t.layout = rules::blocks_as_planes(t.layout);
+    Tensor grad = Tensor::empty(rules::blocked_shape(out[0], b), dnn::dtype::Float32, cn);
+    dnn::TensorND grad_nd = grad.dnn_tensor();
+    grad_nd.layout = rules::blocks_as_planes(grad_nd.layout);
+    run_dnn_into(def, def.dnn_operator(cn.dnn_handle()), in, {&grad_nd, 1}, cn);
+    std::vector<Tensor> outs;
+    outs.push_back(Tensor::from_blocked(grad, out[0]));
+    return outs;
+}
+
+// Reduce along an axis other than the channels' on a blocked src: the same axis of the blocked
+// tensor (the block's lanes and the spatial axes keep their places), whose padding channels
+// reduce to zero in every mode. A per-channel result ((1, C, 1...): a bias gradient's last
+// step) comes back plain, a reorder of C elements, since what reads it (the optimiser, with the
+// plain parameter) would run blocked and leave the parameter blocked; others stay blocked.
+std::optional<std::vector<Tensor>> reduce(const dnn::param::Reduce& p, const Operand& src,
+                                          std::span<const dnn::TensorLayout> out, CompNode cn) {
+    const dnn::TensorLayout& plain = src.tensor->layout();
+    const auto ndim = static_cast<int32_t>(plain.ndim);
+    const int32_t axis = p.axis < 0 ? p.axis + ndim : p.axis;
+    if (!src.blocked.valid() || axis == 1 || axis < 0 || axis >= ndim || !spatial_f32(out[0]))
+        return std::nullopt;
+    dnn::param::Reduce q = p;
+    q.axis = axis;
+    dnn::TensorND in = src.blocked.dnn_tensor();
+    auto op = shared_op<ops::Reduce>(q);
+    std::vector<Tensor> outs = run_twin(*op, {&in, 1}, out, {}, 0, cn);
+    if (out[0].total_nr_elems() == out[0][1])
+        outs[0] = unblock(outs[0].blocked(), out[0]);
+    return outs;
 }
 
 }  // namespace
@@ -181,11 +261,13 @@ bool blocked_candidate(const OpDef& def) {
         case ops::ConvolutionForward::kId:
         case ops::ConvBias::kId:
         case ops::PoolingForward::kId:
+        case ops::PoolingBackward::kId:
         case ops::BatchNormForward::kId:
         case ops::BatchNormBackward::kId:
         case ops::ConvolutionBackwardData::kId:
         case ops::ConvolutionBackwardFilter::kId:
         case ops::Elemwise::kId:
+        case ops::Reduce::kId:
             return enabled_flag();
         default:
             return false;
@@ -232,6 +314,11 @@ std::optional<std::vector<Tensor>> run_blocked(const OpDef& def, std::span<const
                 static_cast<const ops::PoolingForward&>(def).param());
         return run_twin(*op, {&in, 1}, out_layouts, {}, 0, cn);
     }
+    if (id == ops::Reduce::kId)
+        return reduce(static_cast<const ops::Reduce&>(def).param(), x[0], out_layouts, cn);
+    if (id == ops::PoolingBackward::kId)
+        return pooling_backward(static_cast<const ops::PoolingBackward&>(def), x, out_layouts, b,
+                                cn);
     if (id == ops::BatchNormForward::kId) {
         if (!x[0].blocked.valid() || !spatial_f32(out_layouts[0]))
             return std::nullopt;

@@ -40,25 +40,56 @@ private:
     T* m_data;
 };
 
-std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const dnn::TensorND> in_nd,
-                         std::span<const dnn::TensorLayout> in_layouts,
-                         std::span<dnn::TensorLayout> out_layouts, CompNode cn) {
+void exec_into(dnn::OperatorBase& dop, std::span<const dnn::TensorND> in_nd,
+               std::span<const dnn::TensorLayout> in_layouts, std::span<const dnn::TensorND> out_nd,
+               std::span<const dnn::TensorLayout> out_layouts, CompNode cn) {
+    size_t ws_size = dop.get_workspace_in_bytes(in_layouts, out_layouts);
+    if (ws_size) {
+        Blob ws(cn, ws_size);
+        dop.exec_unchecked(in_nd, out_nd, {ws.ptr(), ws_size});
+    } else {
+        dop.exec_unchecked(in_nd, out_nd, {});
+    }
+}
+
+// exec_into() with the eager profile's and the timeline's records of the call.
+void exec_into_timed(const OpDef& def, dnn::OperatorBase& dop, std::span<const dnn::TensorND> in_nd,
+                     std::span<const dnn::TensorLayout> in_layouts,
+                     std::span<const dnn::TensorND> out_nd,
+                     std::span<const dnn::TensorLayout> out_layouts, CompNode cn) {
+    const bool profiled = eager_profile_enabled();
+    const bool recorded = timeline_recording();
+    const int64_t start = profiled || recorded ? timeline_now_ns() : 0;
+    exec_into(dop, in_nd, in_layouts, out_nd, out_layouts, cn);
+    if (profiled || recorded) {
+        const int64_t end = timeline_now_ns();
+        if (profiled)
+            eager_profile_add(def, in_layouts, std::chrono::nanoseconds(end - start));
+        if (recorded)
+            timeline_add(def, in_layouts, start, end);
+    }
+}
+
+// New outputs of these layouts (contiguous, or dense in a channels-last order), and their views.
+std::vector<Tensor> allocate(std::span<const dnn::TensorLayout> out_layouts, CompNode cn,
+                             ScratchArray<dnn::TensorND>& out_nd) {
     std::vector<Tensor> outputs;
     outputs.reserve(out_layouts.size());
-    ScratchArray<dnn::TensorND> out_nd(out_layouts.size());
     for (size_t i = 0; i < out_layouts.size(); ++i) {
         const dnn::TensorLayout& l = out_layouts[i];
         outputs.push_back(dnn::is_channels_last(l) ? Tensor::empty_dense(l, cn)
                                                    : Tensor::empty(l, l.dtype, cn));
         out_nd[i] = outputs.back().dnn_tensor();
     }
-    size_t ws_size = dop.get_workspace_in_bytes(in_layouts, out_layouts);
-    if (ws_size) {
-        Blob ws(cn, ws_size);
-        dop.exec_unchecked(in_nd, out_nd.span(), {ws.ptr(), ws_size});
-    } else {
-        dop.exec_unchecked(in_nd, out_nd.span(), {});
-    }
+    return outputs;
+}
+
+std::vector<Tensor> exec(dnn::OperatorBase& dop, std::span<const dnn::TensorND> in_nd,
+                         std::span<const dnn::TensorLayout> in_layouts,
+                         std::span<dnn::TensorLayout> out_layouts, CompNode cn) {
+    ScratchArray<dnn::TensorND> out_nd(out_layouts.size());
+    std::vector<Tensor> outputs = allocate(out_layouts, cn, out_nd);
+    exec_into(dop, in_nd, in_layouts, out_nd.span(), out_layouts, cn);
     return outputs;
 }
 
@@ -67,17 +98,9 @@ std::vector<Tensor> exec_timed(const OpDef& def, dnn::OperatorBase& dop,
                                std::span<const dnn::TensorND> in_nd,
                                std::span<const dnn::TensorLayout> in_layouts,
                                std::span<dnn::TensorLayout> out_layouts, CompNode cn) {
-    const bool profiled = eager_profile_enabled();
-    const bool recorded = timeline_recording();
-    const int64_t start = profiled || recorded ? timeline_now_ns() : 0;
-    auto outputs = exec(dop, in_nd, in_layouts, out_layouts, cn);
-    if (profiled || recorded) {
-        const int64_t end = timeline_now_ns();
-        if (profiled)
-            eager_profile_add(def, in_layouts, std::chrono::nanoseconds(end - start));
-        if (recorded)
-            timeline_add(def, in_layouts, start, end);
-    }
+    ScratchArray<dnn::TensorND> out_nd(out_layouts.size());
+    std::vector<Tensor> outputs = allocate(out_layouts, cn, out_nd);
+    exec_into_timed(def, dop, in_nd, in_layouts, out_nd.span(), out_layouts, cn);
     return outputs;
 }
 
@@ -94,6 +117,16 @@ std::vector<Tensor> run_dnn_nd(const OpDef& def, dnn::OperatorBase& dop,
         static_cast<dnn::TensorShape&>(out_layouts[i]) = shapes[i];
     dop.deduce_layout(in_layouts.span(), out_layouts.span());
     return exec_timed(def, dop, inputs, in_layouts.span(), out_layouts.span(), cn);
+}
+
+void run_dnn_into(const OpDef& def, dnn::OperatorBase& dop, std::span<const dnn::TensorND> inputs,
+                  std::span<const dnn::TensorND> outputs, CompNode cn) {
+    ScratchArray<dnn::TensorLayout> in_layouts(inputs.size()), out_layouts(outputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+        in_layouts[i] = inputs[i].layout;
+    for (size_t i = 0; i < outputs.size(); ++i)
+        out_layouts[i] = outputs[i].layout;
+    exec_into_timed(def, dop, inputs, in_layouts.span(), outputs, out_layouts.span(), cn);
 }
 
 std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& dop,

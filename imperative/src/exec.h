@@ -18,6 +18,10 @@ std::vector<Tensor> run_dnn_op(const OpDef& def, dnn::OperatorBase& op,
 std::vector<Tensor> run_dnn_nd(const OpDef& def, dnn::OperatorBase& op,
                                std::span<const dnn::TensorND> inputs,
                                std::span<const dnn::TensorShape> shapes, CompNode cn);
+// Runs a kernel-library operator from `inputs` into `outputs`, memory the caller allocated in
+// the layouts it chose (already checked against the operator's rules); records it as run_dnn_nd.
+void run_dnn_into(const OpDef& def, dnn::OperatorBase& op, std::span<const dnn::TensorND> inputs,
+                  std::span<const dnn::TensorND> outputs, CompNode cn);
 // Runs a generator operator (no inputs) with caller-chosen output shapes (dnn_exec.cpp).
 std::vector<Tensor> run_dnn_generator(const OpDef& def, dnn::OperatorBase& op,
                                       std::span<const dnn::TensorShape> shapes, CompNode cn);

@@ -3,7 +3,9 @@
 // they give with it off (the plain kernels), forward and backward.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "grad_check.h"
@@ -13,6 +15,7 @@
 #include "neomeg/op/defs/convolution.h"
 #include "neomeg/op/defs/norm.h"
 #include "neomeg/op/defs/pooling.h"
+#include "neomeg/op/defs/reduce.h"
 #include "neomeg/op/defs/tensor_shape.h"
 
 using namespace neomeg;
@@ -237,4 +240,160 @@ TEST(EagerBlockedDispatch, ForwardAndBackwardMatchThePlainRun) {
             expect_near(on[i], off[i], 2e-4f);
         }
     }
+}
+
+// Pooling's backward on a blocked src runs on the blocked memory and gives a blocked gradient
+// (the rule; on a handle that prefers no block both runs are plain) with the plain run's values:
+// every mode, 1-D to 3-D, padded, overlapping and tiling windows, channel counts 13, 16 and 17,
+// the gradient flowing on into the convolution's backward (of 16 input channels: a narrower
+// input's data gradient runs plain and reads the gradient's plain form).
+TEST(EagerBlockedDispatch, PoolingBackwardMatchesThePlainRunAndStaysBlocked) {
+    using PMode = dnn::param::Pooling::Mode;
+    struct Case {
+        dnn::TensorShape src;
+        size_t oc;
+        std::vector<int32_t> window, stride, padding;
+    };
+    const std::vector<Case> cases = {
+            {{2, 16, 11}, 13, {3}, {2}, {1}},
+            {{2, 16, 8, 6}, 16, {2, 2}, {2, 2}, {0, 0}},
+            {{2, 16, 9, 7}, 17, {3, 3}, {2, 2}, {1, 1}},
+            {{1, 16, 4, 5, 6}, 13, {2, 3, 3}, {2, 2, 1}, {0, 1, 1}},
+    };
+    for (PMode mode : {PMode::MAX, PMode::AVERAGE, PMode::AVERAGE_COUNT_EXCLUDE_PADDING})
+        for (const Case& c : cases) {
+            SCOPED_TRACE(c.src.to_string() + " mode " + std::to_string(static_cast<int>(mode)));
+            const size_t sp = c.src.ndim - 2;
+            bool grad_blocked = false;
+            auto run = [&] {
+                dnn::TensorShape ws{c.oc, c.src[1]};
+                for (size_t d = 0; d < sp; ++d)
+                    ws[ws.ndim++] = 3;
+                Tensor x = iota(c.src, 0.5f), w = iota(ws, 0.05f);
+                auto key = GradKey::make();
+                key->attach(x);
+                key->attach(w);
+                key->activate();
+                dnn::param::Convolution cp;
+                cp.padding = std::vector<int32_t>(sp, 1);
+                cp.stride = std::vector<int32_t>(sp, 1);
+                cp.dilation = std::vector<int32_t>(sp, 1);
+                std::array<Tensor, 2> in{x, w};
+                Tensor h = imperative::apply(ops::ConvolutionForward(cp), in)[0];
+                dnn::param::Pooling pp;
+                pp.mode = mode;
+                pp.window = c.window;
+                pp.stride = c.stride;
+                pp.padding = c.padding;
+                Tensor y = imperative::apply(ops::PoolingForward(pp), {&h, 1})[0];
+                y = grad_check::ew(Mode::MUL, {y, iota(y.shape(), 0.01f)});
+                key->deactivate();
+                std::vector<Tensor> ys{y}, wrt{x, w, h};
+                auto grads = key->backward(ys, {}, wrt);
+                // The pooling's gradient is h's: blocked when the pooling ran blocked.
+                grad_blocked = grads[2].is_blocked();
+                return std::vector<std::vector<float>>{values(y), values(grads[0]),
+                                                       values(grads[1]), values(grads[2])};
+            };
+            const bool was = eager_blocked_enabled();
+            set_eager_blocked(true);
+            auto on = run();
+            EXPECT_EQ(grad_blocked, block() != 0);
+            set_eager_blocked(false);
+            auto off = run();
+            EXPECT_FALSE(grad_blocked);
+            set_eager_blocked(was);
+            for (size_t i = 0; i < on.size(); ++i) {
+                SCOPED_TRACE("output " + std::to_string(i));
+                expect_near(on[i], off[i], 2e-4f);
+            }
+        }
+}
+
+// Elementwise ops with a scalar operand on a blocked input: where the channels fill their blocks
+// any mode keeps the blocked form; with padding channels only those that keep the padding zero
+// (a finite factor of MUL) do, the others run plain. Values match the plain run either way.
+TEST(EagerBlockedDispatch, ScalarOperandsKeepTheBlockedFormWhereThePaddingStaysZero) {
+    if (block() == 0)
+        GTEST_SKIP() << "the handle prefers no channel block";
+    const float inf = std::numeric_limits<float>::infinity();
+    struct Case {
+        Mode mode;
+        float scalar;
+        bool padded_blocked;  // the result stays blocked with padding channels
+    };
+    const std::vector<Case> cases = {{Mode::MUL, 0.5f, true},      {Mode::ADD, 1.f, false},
+                                     {Mode::SUB, 0.25f, false},    {Mode::MAX, 0.1f, false},
+                                     {Mode::TRUE_DIV, 2.f, false}, {Mode::MUL, inf, false},
+                                     {Mode::POW, 2.f, false}};
+    const size_t b = block();
+    for (size_t ch : {b, 2 * b, b + 5})
+        for (const Case& c : cases)
+            for (bool scalar_first : {false, true}) {
+                SCOPED_TRACE(std::to_string(ch) + " channels, mode " +
+                             std::to_string(static_cast<int>(c.mode)));
+                Tensor x = iota({2, ch, 3, 5});
+                Tensor s = grad_check::make({c.scalar}, {1});
+                Tensor want = grad_check::ew(c.mode, scalar_first ? std::vector<Tensor>{s, x}
+                                                                  : std::vector<Tensor>{x, s});
+                const bool was = eager_blocked_enabled();
+                set_eager_blocked(true);
+                Tensor xb = blocked_of(x, static_cast<uint32_t>(b));
+                Tensor got = grad_check::ew(c.mode, scalar_first ? std::vector<Tensor>{s, xb}
+                                                                 : std::vector<Tensor>{xb, s});
+                set_eager_blocked(was);
+                EXPECT_EQ(got.is_blocked(), ch % b == 0 || c.padded_blocked);
+                auto g = values(got), w = values(want);
+                ASSERT_EQ(g.size(), w.size());
+                for (size_t i = 0; i < g.size(); ++i) {
+                    if (!(std::isnan(g[i]) && std::isnan(w[i]))) {
+                        ASSERT_FLOAT_EQ(g[i], w[i]) << "element " << i;
+                    }
+                }
+            }
+}
+
+// Reduce on a blocked src along the batch or a spatial axis runs on the blocked tensor (every
+// mode keeps the padding channels zero); the channel axis reads the plain form. A per-channel
+// result (a bias gradient's last step) comes back plain, the others blocked. Values match the
+// plain run.
+TEST(EagerBlockedDispatch, ReduceAlongOtherAxesKeepsTheBlockedForm) {
+    if (block() == 0)
+        GTEST_SKIP() << "the handle prefers no channel block";
+    using RMode = dnn::param::Reduce::Mode;
+    const uint32_t b = static_cast<uint32_t>(block());
+    for (size_t ch : {size_t(b), size_t(b) + 5})
+        for (RMode mode :
+             {RMode::SUM, RMode::SUM_SQR, RMode::PRODUCT, RMode::MIN, RMode::MAX, RMode::MEAN})
+            for (int32_t axis : {0, 1, 2, 3, -1}) {
+                SCOPED_TRACE(std::to_string(ch) + " channels, mode " +
+                             std::to_string(static_cast<int>(mode)) + ", axis " +
+                             std::to_string(axis));
+                Tensor x = iota({3, ch, 4, 5}, 0.1f);
+                dnn::param::Reduce p;
+                p.mode = mode;
+                p.axis = axis;
+                Tensor want = imperative::apply(ops::Reduce(p), {&x, 1})[0];
+                const bool was = eager_blocked_enabled();
+                set_eager_blocked(true);
+                Tensor xb = blocked_of(x, b);
+                Tensor got = imperative::apply(ops::Reduce(p), {&xb, 1})[0];
+                // Then the rest of a bias gradient: batch, height and width reduced in turn.
+                dnn::param::Reduce q = p;
+                Tensor whole = xb;
+                for (int32_t a : {0, 2, 3}) {
+                    q.axis = a;
+                    whole = imperative::apply(ops::Reduce(q), {&whole, 1})[0];
+                }
+                set_eager_blocked(was);
+                EXPECT_EQ(got.is_blocked(), axis != 1);
+                EXPECT_FALSE(whole.is_blocked());
+                expect_near(values(got), values(want), 1e-6f);
+                Tensor ref = x;
+                for (int32_t a : {0, 2, 3}) {
+                    q.axis = a;
+                    ref = imperative::apply(ops::Reduce(q), {&ref, 1})[0];
+                }
+                expect_near(values(whole), values(ref), 1e-6f);
+            }
 }

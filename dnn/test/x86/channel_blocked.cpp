@@ -1,9 +1,11 @@
-// ChannelBlock, ChannelUnblock, ConvBiasBlocked and PoolingBlocked on the x86 handle against naive:
+// ChannelBlock, ChannelUnblock, ConvBiasBlocked, PoolingBlocked and PoolingBackward on blocked
+// memory (eager mode's) on the x86 handle against naive:
 // blocks of 8 and 16 (oneDNN's nChw8c and nChw16c), channel counts that fill their last block and
 // that do not, batch 1, odd spatial sizes, strided operands. Outputs start as NaN, so a kernel that
 // leaves the padding channels unwritten fails. Which implementation oneDNN picks is not asserted,
 // only that oneDNN ran.
 #include "naive/channel_blocked.h"
+#include "neomeg/dnn/channel_blocked_rules.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/operators/pooling.h"
 #include "neomeg/dnn/operators/tensor_shape.h"
@@ -209,4 +211,78 @@ TEST_F(X86, PoolingBlockedOneAndThreeDimensionalMatchesNaive) {
             EXPECT_NE(check<PoolingBlocked>(*handle, p, {x}), "naive");
             check<PoolingBlocked>(*handle, p, {strided_copy(x)});
         }
+}
+
+// Eager mode's pooling backward on blocked tensors (imperative/src/blocked_dispatch.cpp): the
+// plain PoolingBackward with every operand a blocked tensor seen as planes (blocks_as_planes;
+// oneDNN's pooling backward on them, MAX rerunning the forward), against naive's PoolingBackward
+// on the plain tensors, blocked afterwards: every mode, 1-D to 3-D, padded, overlapping and
+// tiling windows, channel counts 3, 13, 16 and 17 (the padding's gradient must come out zero
+// where the output starts as NaN), and MAX with a NaN in src (naive's rule: the window's first
+// NaN takes its gradient, where oneDNN's kernels skip NaNs).
+TEST_F(X86, PoolingBackwardOnBlocksAsPlanesMatchesNaive) {
+    std::mt19937 rng(23);
+    using Mode = param::Pooling::Mode;
+    struct Case {
+        TensorShape src;
+        std::vector<int32_t> window, stride, padding;
+    };
+    const Case cases[] = {{{2, 13, 11}, {3}, {2}, {1}},
+                          {{2, 17, 9, 7}, {3, 3}, {2, 2}, {1, 1}},
+                          {{3, 16, 8, 6}, {2, 2}, {2, 2}, {0, 0}},
+                          {{1, 3, 7, 7}, {2, 3}, {1, 2}, {1, 0}},
+                          {{2, 13, 4, 5, 6}, {2, 3, 3}, {2, 2, 1}, {0, 1, 1}}};
+    auto naive = Handle::make_naive();
+    auto planes = [](const HostTensor& t) {
+        TensorND nd = t.nd();
+        nd.layout = channel_blocked::blocks_as_planes(nd.layout);
+        return nd;
+    };
+    for (size_t block : kBlocks)
+        for (Mode m : {Mode::MAX, Mode::AVERAGE, Mode::AVERAGE_COUNT_EXCLUDE_PADDING})
+            for (const Case& k : cases)
+                for (bool nan : {false, true}) {
+                    if (nan && m != Mode::MAX)
+                        continue;
+                    SCOPED_TRACE(k.src.to_string() + " block " + std::to_string(block) +
+                                 (nan ? " with a NaN" : ""));
+                    param::Pooling p;
+                    p.mode = m;
+                    p.window = k.window;
+                    p.stride = k.stride;
+                    p.padding = k.padding;
+                    auto x = random_tensor(k.src, rng);
+                    if (nan) {
+                        auto v = x.values();
+                        v[v.size() / 3] = std::nan("");
+                        x.set_values(v);
+                    }
+                    auto fwd = naive->create_operator<PoolingForward>();
+                    fwd->param() = p;
+                    auto y = std::move(run_op(*fwd, {x})[0]);
+                    auto dy = random_tensor(y.shape(), rng);
+                    auto bwd = naive->create_operator<PoolingBackward>();
+                    bwd->param() = p;
+                    auto want = block_ref(std::move(run_op(*bwd, {x, y, dy})[0]), block);
+
+                    auto op = handle->create_operator<PoolingBackward>();
+                    op->param() = p;
+                    const HostTensor in[] = {block_ref(x, block), block_ref(y, block),
+                                             block_ref(dy, block)};
+                    std::vector<TensorND> nds;
+                    std::vector<TensorLayout> layouts;
+                    for (const HostTensor& t : in) {
+                        nds.push_back(planes(t));
+                        layouts.push_back(nds.back().layout);
+                    }
+                    HostTensor got(in[0].layout());
+                    got.set_values(
+                            std::vector<double>(got.layout().total_nr_elems(), std::nan("")));
+                    TensorND got_nd = planes(got);
+                    std::vector<std::byte> ws(
+                            op->get_workspace_in_bytes(layouts, {&got_nd.layout, 1}));
+                    op->exec(nds, {&got_nd, 1}, {ws.data(), ws.size()});
+                    EXPECT_TRUE(tensors_near(got, want, 1e-5));
+                    EXPECT_NE(last_kernel(*op), "naive");
+                }
 }

@@ -247,3 +247,56 @@ def test_lenet_channels_and_scalars():
         off = run()
     for p, q in zip(on, off):
         np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-5)
+
+
+class ScalarCNN(M.Module):
+    """Channels that fill their blocks (16) or not (13): scalar operands (``* 0.5``, ``+ 1``,
+    ``clip``, ``leaky_relu``), max pooling 2x2 (tiling windows) and 3x3/2 with padding, average
+    pooling with and without the padding counted, a bias gradient's reductions."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = M.Conv2d(3, c, 3, 1, 1)
+        self.conv2 = M.Conv2d(c, c, 3, 1, 1)
+        self.fc = M.Linear(c, 5)
+
+    def forward(self, x):
+        x = F.clip(self.conv1(x) * 0.5 + 1, -2.0, 3.0)
+        x = F.max_pool2d(x, 2)
+        x = F.leaky_relu(self.conv2(x) - 0.25, 0.1)
+        x = F.max_pool2d(x, 3, 2, 1)
+        x = F.avg_pool2d(x, 3, 1, 1, mode="average")
+        x = F.avg_pool2d(x**2, 2, 1, 1)
+        return self.fc(F.flatten(F.avg_pool2d(x, x.shape[2:]), 1))
+
+
+def train_scalar_cnn(on, c, steps=3):
+    with blocked(on):
+        np.random.seed(0)
+        model = ScalarCNN(c)
+        rng = np.random.default_rng(2)
+        for p in model.parameters():
+            p._reset(mge.tensor(rng.standard_normal(p.shape).astype("float32") * 0.2))
+        gm = GradManager().attach(model.parameters())
+        opt = optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
+        x, y = data(4)
+        x = np.concatenate([x, x[:, :, ::-1]], axis=2)  # 24 rows: odd sizes after the poolings
+        grads = []
+        for _ in range(steps):
+            with gm:
+                loss = F.nn.cross_entropy(model(mge.tensor(x)), mge.tensor(y))
+                gm.backward(loss)
+            grads.append([p.grad.numpy() for p in model.parameters()])
+            opt.step().clear_grad()
+        return grads, [p.numpy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("c", [13, 16])
+def test_scalar_operands_and_pooling_gradients_match_the_plain_run(c):
+    on_grads, on_params = train_scalar_cnn(True, c)
+    off_grads, off_params = train_scalar_cnn(False, c)
+    for step_on, step_off in zip(on_grads, off_grads):
+        for a, b in zip(step_on, step_off):
+            close(a, b)
+    for a, b in zip(on_params, off_params):
+        close(a, b)

@@ -62,8 +62,8 @@ inline bool per_channel_bias(const TensorShape& bias, const TensorShape& dst) {
 }
 
 // How an elementwise op on blocked tensors reads an operand: of dst's shape, per channel
-// (1, C, 1...), both blocked; or a scalar, plain (it broadcasts against the blocked shape as
-// against the plain one).
+// (1, C, 1...), both blocked; or a scalar (one element, 0-d included), plain (it broadcasts
+// against the blocked shape as against the plain one).
 enum class Operand { Full, PerChannel, Scalar, Other };
 
 inline Operand operand_kind(const TensorLayout& v, const TensorLayout& dst) {
@@ -76,12 +76,43 @@ inline Operand operand_kind(const TensorLayout& v, const TensorLayout& dst) {
     return v.ndim <= dst.ndim && v.total_nr_elems() == 1 ? Operand::Scalar : Operand::Other;
 }
 
+// Whether an elementwise op of `mode` may write dst (N, C, ...) in blocked form, from operands of
+// these kinds (none Other, one at least Full; `finite_scalars()`: whether every Scalar operand is
+// a finite value, asked only when it decides). Where C fills its blocks the blocked tensors hold
+// the plain elements and nothing else, so every mode may (a scalar or per-channel operand
+// broadcasts alike on both layouts); with padding channels f must keep their zeros: a
+// zero-preserving mode whose scalar operands, which meet those zeros, are finite factors of MUL.
+template <class FiniteScalars>
+bool elemwise_keeps_padding(param::Elemwise::Mode mode, size_t channels, size_t block,
+                            bool has_scalar, FiniteScalars&& finite_scalars) {
+    if (channels % block == 0)
+        return true;
+    if (!zero_preserving(mode))
+        return false;
+    return !has_scalar || (mode == param::Elemwise::Mode::MUL && finite_scalars());
+}
+
 // ChannelBlock's shape of a plain (N, C, spatial...) one.
 inline TensorShape blocked_shape(TensorShape s, size_t block) {
     s[s.ndim] = block;
     s[1] = (s[1] + block - 1) / block;
     s.ndim += 1;
     return s;
+}
+
+// A contiguous blocked (N, Cb, spatial..., b) layout as the plain strided (N * Cb, b, spatial...)
+// one it also is (a dense channels-last-like order, channels of stride 1): every channel of every
+// block a plane, so an operator that works plane by plane (pooling, forward and backward) runs on
+// blocked memory unchanged, its padding planes zero in, zero out.
+inline TensorLayout blocks_as_planes(const TensorLayout& blocked) {
+    TensorLayout v = blocked;
+    const size_t last = blocked.ndim - 1;
+    v[0] = blocked[0] * blocked[1];
+    v.stride[0] = blocked.stride[1];
+    v[1] = blocked[last];
+    v.stride[1] = blocked.stride[last];
+    v.ndim = last;
+    return v;
 }
 
 // ConvBiasBlocked's param for a ConvolutionForward's or ConvBias's (`Conv`).
