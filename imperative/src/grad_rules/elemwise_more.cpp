@@ -172,9 +172,9 @@ std::vector<Tensor> elemwise_more_grad(const OpDef& def, std::span<const Tensor>
             set(0, [&] { return dy; });
             set(1, [&] {
                 // trunc(a/b) as (a - fmod(a, b)) / b: the difference is an exact multiple of b.
-                Tensor q = elemwise(Mode::TRUE_DIV,
-                                    {elemwise(Mode::SUB, {x[0], elemwise(Mode::MOD, {x[0], x[1]})}),
-                                     x[1]});
+                Tensor q = elemwise(
+                        Mode::TRUE_DIV,
+                        {elemwise(Mode::SUB, {x[0], elemwise(Mode::MOD, {x[0], x[1]})}), x[1]});
                 return elemwise(Mode::NEGATE, {mul(dy, q)});
             });
             break;
