@@ -4,6 +4,7 @@
 #include "src/common/correlation_geometry.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/kernels/correlation_args.h"
+#include "src/cuda/layout_util.h"
 
 namespace neomeg::dnn::cuda {
 namespace {
@@ -26,14 +27,6 @@ kern::CorrelationArgs args_of(const param::Correlation& p, const TensorLayout& d
     a.norm = g.norm;
     a.multiply = p.is_multiply;
     return a;
-}
-
-bool dense_float32(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
-    for (auto ls : {inputs, outputs})
-        for (const TensorLayout& l : ls)
-            if (l.dtype != dtype::Float32 || !l.is_contiguous())
-                return false;
-    return true;
 }
 
 class CorrelationImpl final : public CudaKernel<Correlation> {

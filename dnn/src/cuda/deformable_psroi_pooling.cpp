@@ -4,6 +4,7 @@
 #include "neomeg/dnn/operators/vision.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/kernels/psroi_args.h"
+#include "src/cuda/layout_util.h"
 #include "src/cuda/roi_kernel.h"
 
 namespace neomeg::dnn::cuda {
@@ -26,14 +27,6 @@ kern::PsroiArgs args_of(const param::DeformablePSROIPooling& p, const TensorLayo
     a.sample_per_part = p.sample_per_part;
     a.no_trans = p.no_trans;
     return a;
-}
-
-bool dense_float32(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
-    for (auto ls : {inputs, outputs})
-        for (const TensorLayout& l : ls)
-            if (l.dtype != dtype::Float32 || !l.is_contiguous())
-                return false;
-    return true;
 }
 
 // The frame of both: dense float32 only, the rois' batch column checked before a run.

@@ -43,4 +43,12 @@ std::vector<kern::Strided> collapse_jointly(const std::vector<TensorLayout>& lay
     return out;
 }
 
+bool dense_float32(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
+    for (auto ls : {inputs, outputs})
+        for (const TensorLayout& l : ls)
+            if (l.dtype != dtype::Float32 || !l.is_contiguous())
+                return false;
+    return true;
+}
+
 }  // namespace neomeg::dnn::cuda
