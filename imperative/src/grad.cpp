@@ -166,6 +166,12 @@ void GradKey::release() {
 
 void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
                      std::vector<Tensor>& outputs) {
+    // Only float tensors carry gradients (attach refuses others): an op none of whose outputs is
+    // float (a comparison, argmax, a cast to an integer dtype) ends every path through it, as in
+    // MegEngine, where a parameter reached only that way keeps grad None.
+    if (std::none_of(outputs.begin(), outputs.end(),
+                     [](const Tensor& t) { return t.dtype().is_float(); }))
+        return;
     const GradRule* rule = nullptr;
     bool looked_up = false;
     std::shared_ptr<OpDef> op_copy;

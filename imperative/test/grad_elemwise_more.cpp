@@ -106,18 +106,16 @@ TEST(GradElemwiseMore, FusedGradModesInBothInputs) {
     }
 }
 
-TEST(GradElemwiseMore, PiecewiseConstantModesGiveZeroGradient) {
+TEST(GradElemwiseMore, PiecewiseConstantModesGiveNoGradient) {
+    // MegEngine leaves a parameter reached only through these modes with grad None, not zeros.
     std::vector<float> x{-1.3f, -0.4f, 0.6f, 1.7f, 2.2f, -2.6f};
     for (Mode m : {Mode::ROUND, Mode::FLOOR, Mode::CEIL, Mode::SIGN}) {
         auto g = tape_grads(unary(m), {make(x, {2, 3})});
-        ASSERT_TRUE(g[0].valid());
-        expect_close(values(g[0]), std::vector<float>(6, 0.f), 0, "zero gradient");
+        EXPECT_FALSE(g[0].valid());
     }
     auto g = tape_grads(nary(Mode::FLOOR_DIV), {make(x, {2, 3}), make({0.7f, 1.1f, -0.9f}, {3})});
-    ASSERT_TRUE(g[0].valid() && g[1].valid());
-    EXPECT_EQ(g[1].shape().to_string(), "{3}");
-    expect_close(values(g[0]), std::vector<float>(6, 0.f), 0, "FLOOR_DIV a");
-    expect_close(values(g[1]), std::vector<float>(3, 0.f), 0, "FLOOR_DIV b");
+    EXPECT_FALSE(g[0].valid());
+    EXPECT_FALSE(g[1].valid());
 }
 
 TEST(GradElemwiseMore, BinaryModesWithBroadcasting) {

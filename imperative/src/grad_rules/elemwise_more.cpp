@@ -5,8 +5,9 @@
 // incoming gradient, and w.r.t. x it is d * g''(x) * dy; that keeps second derivatives working.
 //
 // Non-differentiable modes: ROUND, FLOOR, CEIL, SIGN and FLOOR_DIV are piecewise constant and
-// give a zero gradient (as MegEngine); comparisons, logical ops, ISNAN/ISINF and shifts have
-// bool or integer outputs and give no gradient at all.
+// give no gradient at all (None in Python, as MegEngine), rather than a tensor of zeros; their
+// integer- and bool-valued siblings (comparisons, logical ops, ISNAN/ISINF, shifts) are never
+// recorded (GradKey::record skips ops without a float output).
 #include <numbers>
 
 #include "neomeg/imperative/op_def.h"
@@ -22,13 +23,6 @@ namespace {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
     return elemwise(Mode::MUL, {a, b});
-}
-
-Tensor zeros_of(const Tensor& like) {
-    dnn::param::Fill p;
-    p.dtype = like.dtype().enumv();
-    dnn::TensorShape shape = like.shape();
-    return run_generator(ops::Fill(p), {&shape, 1}, like.comp_node())[0];
 }
 
 // dy where mask holds, else 0 (mask is bool; the result has the broadcast shape).
@@ -162,12 +156,8 @@ std::vector<Tensor> elemwise_more_grad(const OpDef& def, std::span<const Tensor>
         case Mode::FLOOR:
         case Mode::CEIL:
         case Mode::SIGN:
-            set(0, [&] { return zeros_of(x[0]); });
-            break;
         case Mode::FLOOR_DIV:
-            set(0, [&] { return zeros_of(x[0]); });
-            set(1, [&] { return zeros_of(x[1]); });
-            break;
+            break;       // no gradient: a parameter reached only through them keeps grad None
         case Mode::MOD:  // fmod(a, b) = a - trunc(a/b) * b on floats (integers have no gradient)
             set(0, [&] { return dy; });
             set(1, [&] {

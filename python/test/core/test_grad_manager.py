@@ -365,3 +365,35 @@ def test_function_takes_tensors_only():
         AddConst()(mge.Tensor([1.0]), 1)
     out = AddConst()(mge.Tensor([1.0]), mge.Tensor([2.0]))
     assert out.numpy().tolist() == [3.0]
+
+
+def _grad_through(f):
+    x = mge.Parameter(np.array([1.5, -2.3, 0.2], dtype="float32"))
+    gm = GradManager().attach([x])
+    with gm:
+        gm.backward(f(x).sum())
+    return x.grad
+
+
+@pytest.mark.parametrize(
+    "f",
+    [F.floor, F.ceil, F.round, F.sign, lambda x: x // 2],
+    ids=["floor", "ceil", "round", "sign", "floor_div"],
+)
+def test_piecewise_constant_ops_leave_grad_none_as_megengine(f):
+    # MegEngine 1.13 gives None, not zeros, when these are the only path to a parameter
+    assert _grad_through(f) is None
+
+
+def test_integer_outputs_end_the_gradient_path():
+    # a cast to an integer dtype and back is not differentiable (MegEngine: None)
+    assert _grad_through(lambda x: x.astype("int32").astype("float32")) is None
+    assert _grad_through(lambda x: (x > 0).astype("float32")) is None
+
+
+def test_other_paths_still_flow_past_a_non_differentiable_one():
+    g = _grad_through(lambda x: F.floor(x) * x + x.astype("int32"))
+    np.testing.assert_allclose(g.numpy(), np.floor([1.5, -2.3, 0.2]))
+    # topk's int32 indices output does not stop its float values output
+    g = _grad_through(lambda x: F.topk(x, 2, descending=True)[0])
+    np.testing.assert_allclose(g.numpy(), [1.0, 0.0, 1.0])
