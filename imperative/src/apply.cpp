@@ -1,11 +1,14 @@
 #include "neomeg/imperative/apply.h"
 
+#include "neomeg/imperative/dtr.h"
 #include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/trace.h"
 
 namespace neomeg::imperative {
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs) {
+    if (dtr::active()) [[unlikely]]
+        return dtr::apply(op, inputs, {});
     std::vector<Tensor> outputs = run_op(op, inputs);
     // One branch each on the hot path when nothing records.
     if (GradKey::any_active())
@@ -17,6 +20,8 @@ std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs) {
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
                           std::span<const dnn::TensorShape> output_shapes) {
+    if (dtr::active()) [[unlikely]]
+        return dtr::apply(op, inputs, output_shapes);
     std::vector<Tensor> outputs = run_op_with_shapes(op, inputs, output_shapes);
     if (GradKey::any_active())
         GradKey::record(op, inputs, outputs);

@@ -7,6 +7,7 @@
 #include "neomeg/dnn/operators/tensor_basic.h"
 
 #include "blocked_dispatch.h"
+#include "dtr_value.h"
 
 namespace neomeg::imperative {
 
@@ -36,6 +37,8 @@ Tensor Tensor::from_blocked(const Tensor& blocked, const dnn::TensorLayout& plai
 }
 
 Tensor Tensor::blocked() const {
+    if (m_dtr) [[unlikely]]
+        return resident().blocked();
     if (!m_blocked || m_blocked->has_plain.load(std::memory_order_acquire))
         return {};
     std::lock_guard lock(m_blocked->mutex);
@@ -43,10 +46,14 @@ Tensor Tensor::blocked() const {
 }
 
 bool Tensor::is_blocked() const {
+    if (m_dtr) [[unlikely]]
+        return resident().is_blocked();
     return m_blocked && !m_blocked->has_plain.load(std::memory_order_acquire);
 }
 
-CompNode Tensor::blocked_comp_node() const {
+CompNode Tensor::other_comp_node() const {
+    if (m_dtr)
+        return resident_comp_node(*m_dtr);
     return m_blocked->cn;
 }
 
@@ -61,6 +68,21 @@ const std::shared_ptr<Blob>& Tensor::plain_blob() const {
         }
     }
     return v.plain;
+}
+
+size_t Tensor::owned_bytes() const {
+    if (m_blob)
+        return m_blob.use_count() == 1 ? m_blob->size() : 0;
+    if (!m_blocked || m_blocked.use_count() != 1)
+        return 0;
+    if (m_blocked->plain)
+        return m_blocked->plain.use_count() == 1 ? m_blocked->plain->size() : 0;
+    const auto& b = m_blocked->blocked.m_blob;
+    return b && b.use_count() == 1 ? b->size() : 0;
+}
+
+const Tensor& Tensor::resident() const {
+    return m_dtr->value->materialize();
 }
 
 Tensor Tensor::as_plain() const {
@@ -95,6 +117,8 @@ Tensor Tensor::share(std::shared_ptr<Blob> blob, ptrdiff_t offset_bytes,
 }
 
 Tensor Tensor::view(const dnn::TensorLayout& layout, ptrdiff_t offset_bytes) const {
+    if (m_dtr) [[unlikely]]  // the view shares the storage, which then stays resident
+        return resident().view(layout, offset_bytes);
     if (m_blocked)
         return as_plain().view(layout, offset_bytes);
     auto [lo, hi] = layout.span_elems();
@@ -126,6 +150,8 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::copy_to(CompNode cn) const {
+    if (m_dtr) [[unlikely]]
+        return resident().copy_to(cn);
     if (m_blocked)
         return as_plain().copy_to(cn);
     Tensor out = empty(m_layout, m_layout.dtype, cn);
@@ -142,6 +168,8 @@ Tensor Tensor::copy_to(CompNode cn) const {
 }
 
 void Tensor::to_host(void* dst) const {
+    if (m_dtr) [[unlikely]]
+        return resident().to_host(dst);
     if (m_blocked)
         return as_plain().to_host(dst);
     CompNode cn = comp_node();

@@ -11,6 +11,7 @@ that scripts which compare or branch on it take MegEngine 1.13's path; NeoMeg's 
 import importlib
 
 from . import config as config
+from . import dtr as dtr
 from . import optimizer as optimizer
 from . import random as random
 from .device import _full_sync as _full_sync

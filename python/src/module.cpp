@@ -31,6 +31,7 @@ void init_profiler(py::module_& m);     // profiler.cpp: the eager op timeline
 void init_serialization(py::module_& m);
 // network.cpp: the graph behind megengine.utils.network
 void init_network(py::module_& m);
+void init_dtr(py::module_& m);  // dtr.cpp: megengine.dtr's switches
 
 namespace {
 
@@ -121,4 +122,5 @@ PYBIND11_MODULE(_imperative_rt, m) {
 
     python::init_device(m);
     python::init_profiler(m);
+    python::init_dtr(m);
 }

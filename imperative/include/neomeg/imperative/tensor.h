@@ -13,6 +13,7 @@ namespace neomeg::imperative {
 
 struct AutogradMeta;  // grad.h: this tensor's places in the autograd graphs recording it
 struct BlockedValue;  // tensor.cpp: a value held in ChannelBlock's layout
+struct DtrHandle;     // dtr.cpp: a user's handle on a value DTR may evict and recompute
 
 using ::neomeg::Blob;
 
@@ -40,7 +41,7 @@ public:
     // eager mode's blocked operators return (blocked_dispatch.cpp). Copies share the value.
     static Tensor from_blocked(const Tensor& blocked, const dnn::TensorLayout& plain);
 
-    bool valid() const { return m_blob != nullptr || m_blocked != nullptr; }
+    bool valid() const { return m_blob != nullptr || m_blocked != nullptr || m_dtr != nullptr; }
     // The value in ChannelBlock's layout, if this tensor still holds it in that form (an invalid
     // tensor otherwise); materialises nothing. Only the eager dispatch asks for it.
     Tensor blocked() const;
@@ -54,13 +55,17 @@ public:
     // itself never changes, so copies on several threads stay safe to read.
     //
     // The storage, and the bytes from its start to element offset 0 (to share them with a graph).
-    const std::shared_ptr<Blob>& blob() const { return m_blocked ? plain_blob() : m_blob; }
+    const std::shared_ptr<Blob>& blob() const {
+        if (m_dtr) [[unlikely]]
+            return resident().blob();
+        return m_blocked ? plain_blob() : m_blob;
+    }
     ptrdiff_t offset() const { return m_offset; }
     // The logical layout (for a blocked value, the contiguous plain one it stands for).
     const dnn::TensorLayout& layout() const { return m_layout; }
     const dnn::TensorShape& shape() const { return m_layout; }
     dnn::DType dtype() const { return m_layout.dtype; }
-    CompNode comp_node() const { return m_blob ? m_blob->comp_node() : blocked_comp_node(); }
+    CompNode comp_node() const { return m_blob ? m_blob->comp_node() : other_comp_node(); }
     // The view the kernel library reads and writes.
     dnn::TensorND dnn_tensor() const {
         Blob& b = *blob();
@@ -85,6 +90,7 @@ public:
     Tensor detach() const {
         Tensor t(m_blob, m_offset, m_layout);
         t.m_blocked = m_blocked;
+        t.m_dtr = m_dtr;
         t.m_auto_layout = m_auto_layout;
         return t;
     }
@@ -104,11 +110,18 @@ private:
     const std::shared_ptr<Blob>& plain_blob() const;
     // This value as a plain tensor (materialised).
     Tensor as_plain() const;
-    CompNode blocked_comp_node() const;
+    CompNode other_comp_node() const;  // of a blocked or DTR-managed value
+    // A DTR-managed value in memory (recomputed first if it was evicted), as an ordinary tensor;
+    // the reference stays good until the next eviction, which only apply() runs.
+    const Tensor& resident() const;
+    // The bytes of storage this tensor alone holds (0 where anyone else shares it).
+    size_t owned_bytes() const;
+    friend struct DtrValue;
 
     std::shared_ptr<Blob> m_blob;  // null where m_blocked holds the value
     ptrdiff_t m_offset = 0;        // bytes from the blob's start to element offset 0
     std::shared_ptr<BlockedValue> m_blocked;
+    std::shared_ptr<DtrHandle> m_dtr;  // set (and the two above null) for a DTR-managed value
     dnn::TensorLayout m_layout;
     std::shared_ptr<AutogradMeta> m_grad_meta;
     bool m_auto_layout = false;
