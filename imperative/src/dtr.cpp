@@ -26,6 +26,7 @@ struct State {
     dtr::Config config;
     dtr::Stats stats;
     std::vector<std::weak_ptr<DtrValue>> candidates;
+    size_t live_after_prune = 0;
     uint64_t tick = 0;
 };
 
@@ -128,6 +129,12 @@ void wrap_outputs(const OpDef& op, std::span<const Tensor> inputs,
         v->last_access = ++s.tick;
         {
             std::lock_guard lock(s.mutex);
+            // Dead entries go when the list has doubled, not only when evicting: a threshold
+            // that is never reached must not let them pile up step after step.
+            if (s.candidates.size() >= 2 * s.live_after_prune + 64) {
+                std::erase_if(s.candidates, [](const auto& w) { return w.expired(); });
+                s.live_after_prune = s.candidates.size();
+            }
             s.candidates.push_back(v);
         }
         out = DtrValue::make_tensor(out, std::move(v));
@@ -154,7 +161,6 @@ void enforce(CompNode cn, const std::unordered_set<const DtrValue*>& keep) {
         {
             std::lock_guard lock(s.mutex);
             std::erase_if(s.candidates, [](const auto& w) { return w.expired(); });
-            s.stats.candidates = s.candidates.size();
             size_t n = s.candidates.size(), scan = n;
             if (s.config.sqrt_sampling && n > 4)
                 scan = static_cast<size_t>(std::ceil(std::sqrt(static_cast<double>(n))));
@@ -167,9 +173,9 @@ void enforce(CompNode cn, const std::unordered_set<const DtrValue*>& keep) {
                 if (!bytes)
                     continue;
                 double staleness = static_cast<double>(s.tick - v->last_access) + 1.0;
-                double score = v->has_users ? recompute_cost(*v) /
-                                                      (static_cast<double>(bytes) * staleness)
-                                            : -1.0;
+                double score =
+                        v->has_users ? recompute_cost(*v) / (static_cast<double>(bytes) * staleness)
+                                     : -1.0;
                 if (!best || score < best_score) {
                     best = v;
                     best_score = score;
@@ -202,19 +208,20 @@ void set_config(const Config& c) {
 void clear_candidates() {
     std::lock_guard lock(state().mutex);
     state().candidates.clear();
-    state().stats.candidates = 0;
 }
 
 Stats stats() {
     std::lock_guard lock(state().mutex);
-    return state().stats;
+    Stats st = state().stats;
+    st.candidates =
+            static_cast<size_t>(std::count_if(state().candidates.begin(), state().candidates.end(),
+                                              [](const auto& w) { return !w.expired(); }));
+    return st;
 }
 
 void reset_stats() {
     std::lock_guard lock(state().mutex);
-    size_t candidates = state().stats.candidates;
     state().stats = {};
-    state().stats.candidates = candidates;
 }
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,

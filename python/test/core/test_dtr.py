@@ -57,8 +57,9 @@ def _train(dtr, steps=3, sqrt_sampling=False):
             gm.backward(loss)
         opt.step().clear_grad()
     peak = mge.get_max_allocated_memory()
+    stats = rt.dtr_stats()
     mge.dtr.disable()
-    return [p.numpy() for p in net.parameters()], peak, rt.dtr_stats()
+    return [p.numpy() for p in net.parameters()], peak, stats
 
 
 @pytest.mark.parametrize("sqrt_sampling", [False, True])
@@ -66,6 +67,7 @@ def test_training_with_evictions_gives_the_same_parameters_with_less_memory(sqrt
     want, peak_plain, _ = _train(dtr=False)
     got, peak_dtr, stats = _train(dtr=True, sqrt_sampling=sqrt_sampling)
     assert stats["evictions"] > 0 and stats["recomputations"] > 0, stats
+    assert stats["candidates"] == 0  # the step's values died with it
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)  # the same kernels on the same inputs
     assert peak_dtr < peak_plain, (peak_dtr, peak_plain)

@@ -30,9 +30,9 @@ namespace neomeg::imperative::dtr {
 
 struct Config {
     bool enabled = false;
-    size_t eviction_threshold = 0;              // bytes allocated on the node; 0: never evict
+    size_t eviction_threshold = 0;                  // bytes allocated on the node; 0: never evict
     size_t evictee_minimum_size = size_t{1} << 20;  // smaller outputs are never candidates
-    bool sqrt_sampling = false;                 // scan sqrt(N) random candidates, not all N
+    bool sqrt_sampling = false;                     // scan sqrt(N) random candidates, not all N
 };
 
 Config config();
@@ -42,10 +42,10 @@ void set_config(const Config& c);  // enabling binds DTR to the calling thread
 void clear_candidates();
 
 struct Stats {
-    size_t evictions = 0;        // values freed by the threshold policy
-    size_t released = 0;         // values freed because only recomputation could still need them
-    size_t recomputations = 0;   // ops re-run to bring a value back
-    size_t candidates = 0;       // values currently eligible for eviction
+    size_t evictions = 0;       // values freed by the threshold policy
+    size_t released = 0;        // values freed because only recomputation could still need them
+    size_t recomputations = 0;  // ops re-run to bring a value back
+    size_t candidates = 0;      // values alive and eligible for eviction (counted on request)
 };
 Stats stats();
 void reset_stats();
