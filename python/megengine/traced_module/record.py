@@ -1,0 +1,80 @@
+"""The recording versions of functions and Tensor methods that ``Patcher`` installs while a
+trace runs: a call records a CallFunction (or CallMethod) expr, runs the original eagerly
+(nested calls unrecorded) and binds its result Tensors to the expr's output nodes."""
+
+import functools
+import inspect
+
+from ..tensor import Tensor
+from . import tracer
+from .expr import CallFunction, CallMethod, capture_constant
+from .pytree import tree_flatten
+
+
+def _is_tensor_leaf(obj):
+    if not isinstance(obj, Tensor):
+        raise TypeError(
+            f"traced_module does not support {type(obj).__name__} in return values: return "
+            "Tensors, or register the type with megengine.traced_module.register_supported_type"
+        )
+    return True
+
+
+def _capture_untraced(leaves):
+    for leaf in leaves:
+        if isinstance(leaf, Tensor) and tracer.get_node(leaf, None) is None:
+            capture_constant(leaf)
+
+
+def _normalized(func, args, kwargs):
+    try:
+        return tracer.convert_kwargs_to_args(func, args, kwargs)
+    except TypeError:
+        # a C function: no Python signature to normalise by (a wrong call raises when run)
+        try:
+            inspect.getfullargspec(inspect.unwrap(func))
+        except TypeError:
+            return args, kwargs
+        raise
+
+
+def record_call(func, method, args, kwargs):
+    """Records one call of ``func`` (Tensor method ``method`` when not None) and runs it."""
+    _capture_untraced(tree_flatten((args, kwargs))[0])
+    args, kwargs = _normalized(func, args, kwargs)
+    leaves, arg_def = tree_flatten((args, kwargs))
+    if method is not None:
+        owner = args[0]
+        expr = CallMethod.make(tracer.get_node(owner), method)
+        expr.add_inputs(leaves[1:])
+    else:
+        expr = CallFunction.make(func)
+        expr.add_inputs(leaves)
+    expr.arg_def = arg_def
+    result = func(*args, **kwargs)
+    if method == "__setitem__":
+        result = args[0]
+    outputs = None
+    if result is not None:
+        outputs, expr.out_def = tree_flatten(result, is_leaf=_is_tensor_leaf)
+    expr.add_outputs(outputs)
+    if tracer.expr_checker_enabled():
+        from .checker import check_expr
+
+        check_expr(expr, outputs)
+    return result
+
+
+def wrapped_function(func, method=None):
+    """``func`` recording itself while a trace records, unchanged otherwise."""
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        if not tracer.is_tracing_module():
+            return func(*args, **kwargs)
+        if method is not None and not isinstance(args[0], Tensor):
+            return func(*args, **kwargs)
+        with tracer.exclude_from_trace():
+            return record_call(func, method, args, kwargs)
+
+    return wrapped
