@@ -15,12 +15,13 @@ Examples:
     ...         self.bn = M.BatchNorm2d(2)
     ...     def forward(self, x):
     ...         return F.relu(self.bn(self.conv(x)))
-    >>> net = Net().eval()
+    >>> net = Net()
+    >>> net.eval()
     >>> x = mge.Tensor(np.random.rand(1, 1, 5, 5).astype(np.float32))
     >>> traced = tm.trace_module(net, x)
     >>> fused = tm.optimize(traced, enabled_pass=["FuseConvBn"])
-    >>> [type(m).__name__ for m in fused.modules()]
-    ['TracedModule', 'Conv2d']
+    >>> [type(e.inputs[0].owner).__name__ for e in fused.graph.get_method_by_type("__call__")]
+    ['Conv2d']
     >>> np.allclose(fused(x).numpy(), net(x).numpy(), atol=1e-5)
     True
 """

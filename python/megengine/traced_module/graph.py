@@ -38,13 +38,13 @@ class InternalGraph:
         ...     def forward(self, x):
         ...         return F.relu(self.linear(x + 1))
         >>> traced = tm.trace_module(Net(), F.zeros((3, 4)))
-        >>> print(traced.graph)
+        >>> print(traced.graph)  # doctest: +NORMALIZE_WHITESPACE
         Net.Graph (self, x) {
-        	%2:	add_out = x.__add__(1, )
-        	%3:	linear = getattr(self, "linear") -> (Linear)
-        	%4:	linear_out = linear(add_out, )
-        	%5:	relu_out = elemwise.relu(linear_out, )
-        	return relu_out
+            %2: linear = getattr(self, "linear") -> (Linear)
+            %3: add_out = x.__add__(1, )
+            %4: linear_out = linear(add_out, )
+            %5: relu_out = elemwise.relu(linear_out, )
+            return relu_out
         }
     """
 

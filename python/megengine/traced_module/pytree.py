@@ -198,8 +198,8 @@ def tree_flatten(
         >>> leaves, tree = tree_flatten(((1, "a"), {"k": [2.0]}))
         >>> leaves
         [1, 'a', 2.0]
-        >>> tree
-        ((1, 'a'), {'k':[2.0]})
+        >>> tree  # constant leaves print as MegEngine's: str()
+        ((1, a), {'k':[2.0]})
         >>> tree.unflatten([7, "b", 3.0])
         ((7, 'b'), {'k': [3.0]})
     """

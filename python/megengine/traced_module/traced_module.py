@@ -203,8 +203,16 @@ class TracedModule(Module):
             >>> net = M.Sequential(M.Sequential(M.Linear(2, 2), M.ReLU()), M.Linear(2, 1))
             >>> x = mge.Tensor(np.ones((1, 2), np.float32))
             >>> flat = tm.trace_module(net, x).flatten()
-            >>> [e.name for e in flat.graph.exprs(False) if hasattr(e, "name")][1:]
-            ['_0._0', '_0._1', '_1']
+            >>> print(flat.graph)  # doctest: +NORMALIZE_WHITESPACE
+            Sequential.Graph (self, inp) {
+                %2: _1 = getattr(self, "1") -> (Linear)
+                %3: _0__0 = getattr(self, "0.0") -> (Linear)
+                %4: _0__1 = getattr(self, "0.1") -> (ReLU)
+                %5: _0__0_out = _0__0(inp, )
+                %6: _0_out = _0__1(_0__0_out, )
+                %7: _1_out = _1(_0_out, )
+                return _1_out
+            }
             >>> np.allclose(flat(x).numpy(), net(x).numpy())
             True
         """
