@@ -53,7 +53,8 @@ class TracedModuleBuilder:
         d["_mod"] = mod
         d["_body"] = None
         d["_is_top"] = is_top
-        d["_is_builtin"] = tracer.ModuleTracer.is_builtin(mod)
+        # the top module is traced even when builtin (MegEngine fails there)
+        d["_is_builtin"] = not is_top and tracer.ModuleTracer.is_builtin(mod)
         d["_argdef_graph_map"] = {}
         d["_argdef_outdef_map"] = {}
         d["_attr_cache"] = {}

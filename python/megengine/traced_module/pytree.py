@@ -297,6 +297,15 @@ class TreeDef:
         return fmt.format(content)
 
 
+def _resolve(module, qualname):
+    from importlib import import_module
+
+    obj = import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _flatten_fns_of(tp):
     fns = SUPPORTED_TYPE.get(tp)
     if fns is None:
@@ -335,6 +344,19 @@ class LeafDef(TreeDef):
             return hash((self.type, self.const_val))
         except TypeError:
             return hash((self.type, repr(self.const_val)))
+
+    def __getstate__(self):
+        # classes by name: megengine.load stands Tensor classes in for tensors being rebuilt,
+        # which must not replace the classes this leaf compares with
+        state = dict(self.__dict__)
+        state["type"] = tuple(
+            (t.__module__, t.__qualname__) if issubclass(t, Tensor) else t for t in self.type
+        )
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.type = tuple(_resolve(*t) if isinstance(t, tuple) else t for t in self.type)
 
     def __repr__(self):
         if self.const_val is not None or type(None) in self.type:

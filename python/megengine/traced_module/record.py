@@ -44,12 +44,13 @@ def record_call(func, method, args, kwargs):
     args, kwargs = _normalized(func, args, kwargs)
     leaves, arg_def = tree_flatten((args, kwargs))
     if method is not None:
-        owner = args[0]
-        expr = CallMethod.make(tracer.get_node(owner), method)
+        expr = CallMethod.make(tracer.get_node(args[0]), method)
         expr.add_inputs(leaves[1:])
+        values = [args[0]] + [v for v in leaves[1:] if _is_node_value(v)]
     else:
         expr = CallFunction.make(func)
         expr.add_inputs(leaves)
+        values = [v for v in leaves if _is_node_value(v)]
     expr.arg_def = arg_def
     result = func(*args, **kwargs)
     if method == "__setitem__":
@@ -58,11 +59,29 @@ def record_call(func, method, args, kwargs):
     if result is not None:
         outputs, expr.out_def = tree_flatten(result, is_leaf=_is_tensor_leaf)
     expr.add_outputs(outputs)
-    if tracer.expr_checker_enabled():
-        from .checker import check_expr
-
-        check_expr(expr, outputs)
+    if tracer.expr_checker_enabled() and method != "__setitem__" and not method_inplace(method):
+        _check_expr(expr, values, outputs)
     return result
+
+
+def method_inplace(method):
+    return method is not None and method.startswith("__i") and method != "__invert__"
+
+
+def _is_node_value(value):
+    return tracer.get_node(value, None) is not None and not isinstance(value, (str, int, float))
+
+
+def _check_expr(expr, values, outputs):
+    """The expr checker: ``expr`` interpreted on the call's inputs gives its outputs."""
+    import numpy as np
+
+    got = expr.interpret(*values) or []
+    want = outputs or []
+    if len(got) != len(want) or not all(
+        np.array_equal(g.numpy(), w.numpy(), equal_nan=True) for g, w in zip(got, want)
+    ):
+        raise RuntimeError(f"the recorded expr does not reproduce its call: {expr}")
 
 
 def wrapped_function(func, method=None):

@@ -9,6 +9,7 @@ Tensor included (``_install_operator_slots``)."""
 import collections
 import contextlib
 import inspect
+import warnings
 
 from .. import functional as F
 from ..core import _imperative_rt as _rt
@@ -29,6 +30,9 @@ TENSOR_METHODS = [
     "reshape", "_broadcast", "flatten", "sum", "prod", "min", "max", "mean", "__getitem__",
     "__setitem__", "detach",
 ]  # fmt: skip
+
+# reading a traced tensor's value in Python: the graph keeps the value read, as a constant
+VALUE_READS = ["__bool__", "__int__", "__float__", "__index__", "item", "numpy", "tolist"]
 
 # the submodules of megengine.functional whose public functions are recorded as CallFunction
 FUNCTIONAL_MODULES = ["elemwise", "loss", "math", "metric", "nn", "tensor", "vision"]
@@ -237,6 +241,11 @@ class Patcher:
         for name in TENSOR_METHODS:
             if hasattr(Tensor, name):
                 self.patch(Tensor, name, method=name)
+        for name in VALUE_READS:
+            if hasattr(Tensor, name):
+                p = _Patch(Tensor, name)
+                p.set(_warn_value_read(p.current(), name))
+                self.patches.append(p)
         self.tensor_patched = True
         return self
 
@@ -250,6 +259,25 @@ class Patcher:
             self.tensor_patched = False
         self.visited.clear()
         return False
+
+
+def _warn_value_read(func, name):
+    from .expr import Constant, GetAttr
+
+    def read(self, *args, **kwargs):
+        node = get_node(self, None) if _tracing else None
+        if node is not None and not isinstance(node.expr, (Constant, GetAttr)):
+            warnings.warn(
+                f"trace_module: Tensor.{name} reads the value of {node} in Python; the graph "
+                "keeps what this trace read (a branch taken, a number) and will not follow "
+                "other inputs: use functional ops (F.where, ...) instead",
+                stacklevel=2,
+            )
+        with exclude_from_trace():  # one warning: __bool__ reads through item and numpy
+            return func(self, *args, **kwargs)
+
+    read.__name__ = name
+    return read
 
 
 def convert_kwargs_to_args(spec, args, kwargs, is_bounded=False):
