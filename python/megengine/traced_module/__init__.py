@@ -28,7 +28,6 @@ Examples:
 
 from .passes import optimize
 from .pytree import register_supported_type
-from .tracer import disable_default_checker, enable_expr_checker
 from .traced_module import (
     TracedModule,
     _register_all_builtin_module,
@@ -36,16 +35,17 @@ from .traced_module import (
     trace_module,
     wrap,
 )
+from .tracer import disable_default_checker, enable_expr_checker
 
 _register_all_builtin_module()
 
 __all__ = [
+    "TracedModule",
+    "disable_default_checker",
+    "enable_expr_checker",
+    "optimize",
     "register_as_builtin",
     "register_supported_type",
     "trace_module",
     "wrap",
-    "TracedModule",
-    "optimize",
-    "enable_expr_checker",
-    "disable_default_checker",
 ]

@@ -194,7 +194,7 @@ class TracedModuleBuilder:
 
 def _holds_traced(container):
     values = container.values() if isinstance(container, dict) else container
-    return any(isinstance(v, (Module, Tensor)) or isinstance(v, (list, tuple, dict)) for v in values)
+    return any(isinstance(v, (Module, Tensor, list, tuple, dict)) for v in values)
 
 
 def _build_member(builder, path, value):

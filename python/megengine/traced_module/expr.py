@@ -16,25 +16,10 @@ from ..core import _imperative_rt as _rt
 from ..module import Module
 from ..tensor import Parameter, Tensor
 from . import tracer
-from .node import ModuleNode, Node, TensorNode
+from .node import ModuleNode, TensorNode
 from .pytree import _is_const_leaf, _is_leaf, tree_flatten
 
-__all__ = [
-    "Expr",
-    "Input",
-    "GetAttr",
-    "CallMethod",
-    "CallFunction",
-    "Apply",
-    "Constant",
-    "is_call_module",
-    "is_call_tensor_method",
-    "is_call_function",
-    "is_constant",
-    "is_getattr",
-    "is_apply_def",
-    "is_input",
-]
+__all__ = ["Apply", "CallFunction", "CallMethod", "Constant", "Expr", "GetAttr", "Input"]
 
 
 def get_suffix_name(prefix, name):
@@ -93,7 +78,27 @@ def is_input(expr):
 class Expr:
     r"""An operation on Nodes: ``inputs`` (Nodes), ``const_val`` (the other arguments, with
     their positions), ``arg_def`` (the TreeDef rebuilding the call's ``(args, kwargs)``),
-    ``outputs`` (Nodes) and ``out_def`` (the TreeDef rebuilding its result)."""
+    ``outputs`` (Nodes) and ``out_def`` (the TreeDef rebuilding its result).
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> class Net(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = M.Linear(2, 2)
+        ...         self.k = mge.Parameter([2.0, 3.0])
+        ...     def forward(self, x):
+        ...         return F.relu(self.fc(x)).sum(axis=1) * self.k[0] + mge.Tensor(1.0)
+        >>> graph = tm.trace_module(Net(), mge.Tensor([[1.0, -1.0]])).graph
+        >>> [type(e).__name__ for e in graph.exprs()]
+        ['Input', 'Input', 'GetAttr', 'CallMethod', 'CallFunction', 'CallMethod', 'GetAttr', 'CallMethod', 'CallMethod', 'Constant', 'CallMethod']
+        >>> expr = graph.get_function_by_type(F.relu).as_unique()
+        >>> expr.args, expr.kwargs, expr.outputs
+        ((fc_out,), {}, [relu_out])
+    """
 
     inputs = None
     outputs = None
@@ -213,10 +218,14 @@ class Expr:
         graph = self.top_graph
         for node, repl in list(repl_dict.items()):
             if type(node) is not type(repl):
-                raise TypeError(f"cannot replace a {type(node).__name__} by a {type(repl).__name__}")
+                raise TypeError(
+                    f"cannot replace a {type(node).__name__} by a {type(repl).__name__}"
+                )
             if node not in self.inputs:
                 raise ValueError(f"{node} is not an input of {self}")
-            if not isinstance(repl.expr, Input) and graph._exprs.index(repl.expr) >= graph._exprs.index(self):
+            if not isinstance(repl.expr, Input) and graph._exprs.index(
+                repl.expr
+            ) >= graph._exprs.index(self):
                 raise ValueError(f"{repl} must be made before {self}")
             self.inputs[self.inputs.index(node)] = repl
             node.users.remove(self)
@@ -256,7 +265,29 @@ class Expr:
 
 
 class Input(Expr):
-    r"""Marks an input of a graph (``self`` or an argument)."""
+    r"""Marks an input of a graph: ``self`` (a ModuleNode) or an argument (a TensorNode).
+
+    Args:
+        type: the class of the output node (TensorNode or ModuleNode).
+        name: the input's name.
+        qualname: its qualified name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> class Net(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = M.Linear(2, 2)
+        ...         self.k = mge.Parameter([2.0, 3.0])
+        ...     def forward(self, x):
+        ...         return F.relu(self.fc(x)).sum(axis=1) * self.k[0] + mge.Tensor(1.0)
+        >>> graph = tm.trace_module(Net(), mge.Tensor([[1.0, -1.0]])).graph
+        >>> [str(e) for e in graph.exprs() if type(e).__name__ == "Input"]
+        ['%0:\tself = Input()', '%1:\tx = Input()']
+    """
 
     def __init__(self, type, name="args", qualname=""):
         super().__init__()
@@ -276,7 +307,30 @@ class Input(Expr):
 
 
 class GetAttr(Expr):
-    r"""Reads attribute ``name`` (a dotted path) of a module."""
+    r"""Reads attribute ``name`` (a dotted path: ``"layer1.conv1"``) of a module.
+
+    Args:
+        module: the ModuleNode of the module read.
+        type: the class of the output node.
+        attr_name: the attribute's name or dotted path.
+        name: the output node's name ("" to derive it).
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> class Net(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = M.Linear(2, 2)
+        ...         self.k = mge.Parameter([2.0, 3.0])
+        ...     def forward(self, x):
+        ...         return F.relu(self.fc(x)).sum(axis=1) * self.k[0] + mge.Tensor(1.0)
+        >>> graph = tm.trace_module(Net(), mge.Tensor([[1.0, -1.0]])).graph
+        >>> [e.name for e in graph.exprs() if type(e).__name__ == "GetAttr"]
+        ['fc', 'k']
+    """
 
     def __init__(self, module, type, attr_name, name=""):
         super().__init__()
@@ -313,7 +367,28 @@ def _getattr_or_item(obj, part):
 
 
 class CallMethod(Expr):
-    r"""Calls ``method`` of its first input: a module's ``__call__`` or a Tensor method."""
+    r"""Calls ``method`` of its first input: a module's ``__call__`` or a Tensor method.
+
+    Args:
+        node: the Node whose method is called.
+        method: the method's name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> class Net(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = M.Linear(2, 2)
+        ...         self.k = mge.Parameter([2.0, 3.0])
+        ...     def forward(self, x):
+        ...         return F.relu(self.fc(x)).sum(axis=1) * self.k[0] + mge.Tensor(1.0)
+        >>> graph = tm.trace_module(Net(), mge.Tensor([[1.0, -1.0]])).graph
+        >>> [e.method for e in graph.get_method_by_type()]
+        ['__call__', 'sum', '__getitem__', '__mul__', '__add__']
+    """
 
     def __init__(self, node, method="__call__"):
         super().__init__()
@@ -378,7 +453,20 @@ class CallMethod(Expr):
 
 
 class Apply(Expr):
-    r"""Runs an op (``megengine.core.ops.builtin``) on its inputs."""
+    r"""Runs an op (``megengine.core.ops.builtin``) on its inputs, eagerly:
+    ``interpret(*tensors)`` is ``apply(opdef, *tensors)``.
+
+    Args:
+        opdef: the op.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.core.ops import builtin
+        >>> from megengine.traced_module.expr import Apply
+        >>> expr = Apply(builtin.Elemwise(mode="add"))
+        >>> expr.interpret(mge.Tensor([1.0]), mge.Tensor([2.0]))[0].numpy()
+        array([3.], dtype=float32)
+    """
 
     def __init__(self, opdef):
         super().__init__()
@@ -400,7 +488,27 @@ class Apply(Expr):
 
 
 class CallFunction(Expr):
-    r"""Calls a function (of ``megengine.functional``, or registered with ``wrap``)."""
+    r"""Calls a function (of ``megengine.functional``, or registered with ``wrap``).
+
+    Args:
+        func: the function.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> class Net(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = M.Linear(2, 2)
+        ...         self.k = mge.Parameter([2.0, 3.0])
+        ...     def forward(self, x):
+        ...         return F.relu(self.fc(x)).sum(axis=1) * self.k[0] + mge.Tensor(1.0)
+        >>> graph = tm.trace_module(Net(), mge.Tensor([[1.0, -1.0]])).graph
+        >>> [e.func.__name__ for e in graph.get_function_by_type()]
+        ['relu']
+    """
 
     def __init__(self, func):
         super().__init__()
@@ -454,7 +562,30 @@ class CallFunction(Expr):
 
 
 class Constant(Expr):
-    r"""A Tensor (or builtin Module) used by the graph that is no attribute of a module."""
+    r"""A Tensor (or builtin Module) that the graph reads and no module holds: made in
+    forward, or captured from outside.
+
+    Args:
+        c: the Tensor or Module.
+        name: the output node's name ("" to derive it).
+        qualname: its qualified name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> class Net(M.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = M.Linear(2, 2)
+        ...         self.k = mge.Parameter([2.0, 3.0])
+        ...     def forward(self, x):
+        ...         return F.relu(self.fc(x)).sum(axis=1) * self.k[0] + mge.Tensor(1.0)
+        >>> graph = tm.trace_module(Net(), mge.Tensor([[1.0, -1.0]])).graph
+        >>> [e.value.numpy() for e in graph.exprs() if type(e).__name__ == "Constant"]
+        [array(1., dtype=float32)]
+    """
 
     def __init__(self, c, name="", qualname=""):
         super().__init__()
@@ -490,4 +621,3 @@ def capture_constant(value):
     node = Constant.make(value)
     tracer.bind(value, node)
     return node
-

@@ -365,4 +365,3 @@ def _ref(obj):
     import weakref
 
     return weakref.ref(obj)
-

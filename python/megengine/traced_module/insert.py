@@ -200,4 +200,3 @@ class InsertExprs:
             if isinstance(node, TensorNode):
                 node.value = None
         return False
-

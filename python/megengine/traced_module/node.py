@@ -8,13 +8,28 @@ from importlib import import_module
 
 from ..module import Module
 
-__all__ = ["Node", "ModuleNode", "TensorNode"]
+__all__ = ["ModuleNode", "Node", "TensorNode"]
 
 
 class Node:
     r"""A value in a traced graph: an output of ``expr``, an input of each of ``users``.
-
     Printed as its name (``{:i}`` prefixes ``%id_``, ``{:p}`` the graph's name).
+
+    Args:
+        expr: the Expr that makes it.
+        name: its name ("" until the graph names it).
+        qualname: its qualified name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> net = M.Sequential(M.Linear(2, 3), M.ReLU())
+        >>> traced = tm.trace_module(net, mge.Tensor([[1.0, 2.0]]))
+        >>> graph = traced.graph  # nodes refer to their modules weakly: keep traced
+        >>> out = graph.outputs[0]
+        >>> out.name, out.qualname, f"{out:p}", type(out.expr).__name__
+        ('_1_out', 'Sequential.1.[out]', 'Sequential__1_out', 'CallMethod')
     """
 
     expr = None
@@ -100,8 +115,24 @@ class Node:
 
 
 class ModuleNode(Node):
-    r"""A node standing for a Module; ``owner`` is the module (``module_type`` its class, or
-    ``Module`` for a traced submodule)."""
+    r"""A node standing for a Module; ``owner`` is the module, ``module_type`` its class
+    (``Module`` for a traced submodule).
+
+    Args:
+        expr: the Expr that makes it.
+        name: its name.
+        qualname: its qualified name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> net = M.Sequential(M.Linear(2, 3), M.ReLU())
+        >>> traced = tm.trace_module(net, mge.Tensor([[1.0, 2.0]]))
+        >>> graph = traced.graph  # nodes refer to their modules weakly: keep traced
+        >>> [(n.name, n.module_type.__name__) for n in graph.get_module_by_type(M.Module)]
+        [('self', 'Module'), ('_0', 'Linear'), ('_1', 'ReLU')]
+    """
 
     module_type = Module
     _owner = None
@@ -133,8 +164,27 @@ class ModuleNode(Node):
 
 
 class TensorNode(Node):
-    r"""A node standing for a Tensor, with the ``shape``, ``dtype`` and ``device`` it had when
-    traced; ``value`` is a Tensor bound to it while a graph is edited."""
+    r"""A node standing for a Tensor, with the ``shape``, ``dtype`` and ``device`` it had
+    when traced; ``value`` is a Tensor bound to it while a graph is edited.
+
+    Args:
+        expr: the Expr that makes it.
+        name: its name.
+        qualname: its qualified name.
+        shape: the traced shape.
+        dtype: the traced dtype.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> net = M.Sequential(M.Linear(2, 3), M.ReLU())
+        >>> traced = tm.trace_module(net, mge.Tensor([[1.0, 2.0]]))
+        >>> graph = traced.graph  # nodes refer to their modules weakly: keep traced
+        >>> x = graph.inputs[1]
+        >>> x.name, x.shape, x.dtype
+        ('inp', (1, 2), dtype('float32'))
+    """
 
     _shape = None
     _dtype = None

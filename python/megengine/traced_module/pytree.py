@@ -7,19 +7,30 @@ same argument structure."""
 
 import collections
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable, List, NamedTuple, Tuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..module import Module
 from ..tensor import Parameter, Tensor
 
-__all__ = ["ArgsIndex", "TreeDef", "LeafDef", "register_supported_type", "tree_flatten"]
+__all__ = ["ArgsIndex", "LeafDef", "TreeDef", "register_supported_type", "tree_flatten"]
 
 
 class ArgsIndex:
-    """A placeholder leaf standing for the ``index``-th argument of a call."""
+    """A placeholder leaf standing for the ``index``-th argument of a call.
+
+    Args:
+        index: the argument's position.
+        name: what it prints as.
+
+    Examples:
+        >>> from megengine.traced_module.pytree import ArgsIndex
+        >>> ArgsIndex(1, "x"), ArgsIndex(2).index
+        (x, 2)
+    """
 
     def __init__(self, index=0, name=""):
         self.index = index
@@ -29,7 +40,10 @@ class ArgsIndex:
         return self.name
 
 
-NodeType = NamedTuple("NodeType", [("flatten", Callable), ("unflatten", Callable)])
+class NodeType(NamedTuple):
+    flatten: Callable
+    unflatten: Callable
+
 
 # type -> NodeType: containers whose children are flattened
 SUPPORTED_TYPE = {}
@@ -57,8 +71,8 @@ USER_REGISTERED_CONTAINER_TYPE = []
 
 def register_supported_type(
     type,
-    flatten_fn: Callable[[Any], Tuple[List, Any]] = None,
-    unflatten_fn: Callable[[List, Any], Any] = None,
+    flatten_fn: Callable[[Any], tuple[list, Any]] | None = None,
+    unflatten_fn: Callable[[list, Any], Any] | None = None,
 ):
     r"""Registers ``type`` for the arguments and results of a traced module: a container (with
     ``flatten_fn`` and ``unflatten_fn``) or, without them, a constant leaf.
@@ -67,6 +81,9 @@ def register_supported_type(
         type: the type to register.
         flatten_fn: ``obj -> (children, context)``; the context must be hashable.
         unflatten_fn: ``(children, context) -> obj``.
+
+    Returns:
+        None.
 
     Examples:
         >>> import collections
@@ -152,7 +169,7 @@ def _is_leaf(obj):
 
 
 def _leaf_type(leaf):
-    Node, ModuleNode, TensorNode = _node_classes()
+    _Node, ModuleNode, TensorNode = _node_classes()
     if isinstance(leaf, (Tensor, TensorNode)):
         return (Tensor, TensorNode, ArgsIndex)
     if isinstance(leaf, (Module, ModuleNode)) or getattr(leaf, "_is_traced_builder", False):
@@ -232,6 +249,14 @@ class TreeDef:
         type: the root's type.
         aux_data: the context ``flatten_fn`` returned (dict keys...).
         children_defs: one TreeDef per child.
+
+    Examples:
+        >>> from megengine.traced_module.pytree import tree_flatten
+        >>> _, tree = tree_flatten({"b": [1, 2], "a": 3})
+        >>> tree, tree.num_leaves, tree.type.__name__
+        ({'a':3, 'b':[1, 2]}, 3, 'dict')
+        >>> tree == tree_flatten({"a": 3, "b": [1, 2]})[1]
+        True
     """
 
     def __init__(self, type, aux_data, children_defs):
@@ -314,7 +339,18 @@ def _flatten_fns_of(tp):
 
 
 class LeafDef(TreeDef):
-    """A leaf of a TreeDef: the types it may take and, for a constant, its value."""
+    """A leaf of a TreeDef: the types it may take and, for a constant, its value (which the
+    TreeDef compares).
+
+    Args:
+        type: the class, or classes, the leaf may be.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.traced_module.pytree import tree_flatten
+        >>> tree_flatten(mge.Tensor(1.0))[1], tree_flatten(2)[1].const_val
+        (Tensor, 2)
+    """
 
     def __init__(self, type):
         if not isinstance(type, collections.abc.Sequence):

@@ -2,7 +2,6 @@
 interpreting it, editable, picklable, and still a Module (its parameters are the original
 ones)."""
 
-import collections
 import copy
 import inspect
 import weakref
@@ -11,13 +10,13 @@ from ..module import Module
 from ..tensor import Tensor
 from . import tracer
 from .builder import TracedModuleBuilder
-from .expr import CallMethod, Constant, Expr, GetAttr, Input
+from .expr import Constant, Expr, GetAttr, Input
 from .graph import InternalGraph
 from .node import ModuleNode, Node, TensorNode
 from .pytree import USER_REGISTERED_CONTAINER_TYPE, USER_REGISTERED_LEAF_TYPE, tree_flatten
 from .record import _is_tensor_leaf, wrapped_function
 
-__all__ = ["TracedModule", "trace_module", "wrap", "register_as_builtin"]
+__all__ = ["TracedModule", "register_as_builtin", "trace_module", "wrap"]
 
 USER_REGISTERED_MODULE = []
 USER_REGISTERED_FUNCTION = []
@@ -263,6 +262,9 @@ def register_as_builtin(mod_cls) -> None:
     Args:
         mod_cls: a Module subclass.
 
+    Returns:
+        None.
+
     Examples:
         >>> import megengine as mge
         >>> import megengine.module as M
@@ -405,10 +407,11 @@ def _check_outputs(traced, args, kwargs, expected):
     import numpy as np
 
     for i, (g, w) in enumerate(zip(got, want)):
-        if g.shape != w.shape or not np.allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True):
+        if g.shape != w.shape or not np.allclose(
+            g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True
+        ):
             raise RuntimeError(
                 f"output {i} of the traced module differs from the module's: the trace "
                 "recorded something the module does not do for these inputs (an untraced "
                 "operation, or a value read in Python)"
             )
-

@@ -10,6 +10,7 @@ import collections
 import contextlib
 import inspect
 import warnings
+from typing import ClassVar
 
 from .. import functional as F
 from ..core import _imperative_rt as _rt
@@ -77,8 +78,8 @@ class ModuleTracer:
     """One trace: the stack of graphs being recorded, the node bound to each traced object
     and the patches in force."""
 
-    _builtin_types = set()  # module classes recorded as one call (leaves)
-    _user_functions = []  # (globals dict, name) registered by ``wrap``
+    _builtin_types: ClassVar[set] = set()  # module classes recorded as one call (leaves)
+    _user_functions: ClassVar[list] = []  # (globals dict, name) registered by ``wrap``
 
     def __init__(self, wrap_fn):
         self.scopes = []
@@ -329,7 +330,6 @@ def _positional(func):
         return False
 
 
-
 _expr_checker = False
 _default_checker = True
 
@@ -346,6 +346,9 @@ def enable_expr_checker():
     r"""Checks, while tracing, that each recorded expr interpreted gives what the eager call
     gave (slower; for finding which call a trace records wrongly).
 
+    Returns:
+        None.
+
     Examples:
         >>> import megengine.traced_module as tm
         >>> tm.enable_expr_checker()
@@ -361,6 +364,9 @@ def enable_expr_checker():
 def disable_default_checker():
     r"""Stops ``trace_module`` from running the traced module once more to compare its
     outputs with the original's.
+
+    Returns:
+        None.
 
     Examples:
         >>> import megengine.traced_module as tm

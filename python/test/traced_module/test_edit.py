@@ -15,7 +15,7 @@ import megengine.traced_module as tm
 from megengine.traced_module.expr import CallFunction, Constant
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
-import traced_module_cases as cases  # noqa: E402
+import traced_module_cases as cases
 
 RNG = np.random.default_rng(11)
 
@@ -118,9 +118,8 @@ def test_replace_node_type_mismatch_and_foreign_nodes():
         graph.replace_node({graph.outputs[0]: graph.inputs[0]})
     with pytest.raises(ValueError, match="not in this graph"):
         graph.replace_node({graph.outputs[0]: other.graph.outputs[0]})
-    with pytest.raises(ValueError, match="not in the graph"):
-        with graph.insert_exprs():
-            F.relu(other.graph.outputs[0])
+    with pytest.raises(ValueError, match="not in the graph"), graph.insert_exprs():
+        F.relu(other.graph.outputs[0])
     # a failed block leaves no trace active and the graph unchanged
     assert [type(e).__name__ for e in graph.exprs()][-1] == "CallMethod"
     with graph.insert_exprs():

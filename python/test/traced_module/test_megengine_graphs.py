@@ -18,7 +18,7 @@ from megengine.traced_module.pytree import tree_flatten
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 sys.path.insert(0, FIXTURES)
-import traced_module_cases as cases  # noqa: E402
+import traced_module_cases as cases
 
 with open(os.path.join(FIXTURES, "megengine_1_13", "traced_module.json")) as f:
     EXPECTED = json.load(f)

@@ -18,11 +18,11 @@ import megengine.module as M
 import megengine.traced_module as tm
 from megengine.jit import trace
 from megengine.traced_module import tracer
-from megengine.traced_module.expr import CallFunction, CallMethod, Constant, GetAttr, Input
+from megengine.traced_module.expr import CallFunction, CallMethod, GetAttr, Input
 from megengine.traced_module.pytree import tree_flatten
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
-import traced_module_cases as cases  # noqa: E402
+import traced_module_cases as cases
 
 RNG = np.random.default_rng(7)
 
@@ -229,7 +229,12 @@ def test_wrap_and_register_as_builtin():
     tm.register_as_builtin(Twice)
     leaf = tm.trace_module(Net(), rand(2))
     assert type(leaf.twice) is Twice
-    assert [type(e).__name__ for e in leaf.graph.exprs()] == ["Input", "Input", "GetAttr", "CallMethod"]
+    assert [type(e).__name__ for e in leaf.graph.exprs()] == [
+        "Input",
+        "Input",
+        "GetAttr",
+        "CallMethod",
+    ]
     with pytest.raises(ValueError, match="top level"):
         tm.wrap(scaled_sum)
 
@@ -319,7 +324,7 @@ def test_jit_trace_and_dump_of_a_traced_module():
     buf = io.BytesIO()
     infer.dump(buf, arg_names=["x"])
     result = GraphInference(io.BytesIO(buf.getvalue())).run(x.numpy())
-    np.testing.assert_allclose(list(result.values())[0], net(x).numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(next(iter(result.values())), net(x).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_expr_checker_passes_on_correct_records():

@@ -33,7 +33,7 @@ class BackwardPass:
     """A pass whose ``run_transform(expr)`` returns the expr, or the expr that replaced it."""
 
     name = ""
-    required_pass = []
+    required_pass = ()
     run_once = True
 
     def __call__(self, module):

@@ -56,7 +56,7 @@ class FuseConvBn(BackwardPass):
     r"""Fuses BatchNorm2d into the Conv2d before it (eval-mode semantics)."""
 
     name = "FuseConvBn"
-    required_pass = ["AttrToConstant"]
+    required_pass = ("AttrToConstant",)
 
     def __init__(self):
         self.used_name = defaultdict(int)
