@@ -218,3 +218,52 @@ def test_fuse_conv_bn_keeps_shared_or_training_patterns():
     with pytest.raises(ValueError, match="no graph pass"):
         tm.optimize(tm.trace_module(net, rand(1, 2, 3, 3)), ["NoSuchPass"])
     assert isinstance(fused.graph.outputs[0].expr, CallFunction) is False
+
+
+def _exprs_text(traced):
+    return [str(e).split("\t", 1)[1] for e in traced.graph.exprs(False)][2:]
+
+
+def test_fuse_add_mul_as_megengine_on_simple_chains():
+    # the graphs MegEngine 1.13's optimize(..., ["FuseAddMul"]) gives for the same modules
+    class Adds(M.Module):
+        def forward(self, x):
+            return (x + 1) + 2
+
+    class Muls(M.Module):
+        def forward(self, x):
+            y = x * 2
+            return F.relu(y * 3)
+
+    x = rand(3)
+    adds = tm.optimize(tm.trace_module(Adds(), x), ["FuseAddMul"])
+    assert _exprs_text(adds) == ["add_out_2 = x.__add__(3, )"]
+    muls = tm.optimize(tm.trace_module(Muls(), x), ["FuseAddMul"])
+    assert _exprs_text(muls)[0] == "mul_out_2 = x.__mul__(6, )"
+    np.testing.assert_allclose(muls(x).numpy(), np.maximum(x.numpy() * 6, 0), rtol=1e-6)
+
+
+def test_fuse_add_mul_folds_subtractions_divisions_and_constants():
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = mge.Parameter([2.0])
+
+        def forward(self, x):
+            y = 3 - ((x + 1) + 2)
+            w = -((y * self.k) * 0.25 / 2 * 4)
+            u = (w - 1) + 1  # cancels
+            return F.relu(u) * 4 / 4 + self.k * 5  # the last term is constant
+
+    net = Net()
+    traced = tm.trace_module(net, rand(3))
+    fused = tm.optimize(traced, ["FuseAddMul"])
+    methods = [e.method for e in fused.graph.get_method_by_type()]
+    assert methods.count("__mul__") == 0 and "__sub__" not in methods  # k * 0.25 * 0.5 * 4 == 1
+    assert "__truediv__" not in methods
+    last = fused.graph.outputs[0].expr
+    assert isinstance(last.inputs[1].expr, Constant)  # k * 5 folded
+    assert last.inputs[1].expr.value.numpy().tolist() == [10.0]
+    for _ in range(3):
+        x = rand(3)
+        np.testing.assert_allclose(fused(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)

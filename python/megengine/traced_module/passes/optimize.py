@@ -3,7 +3,7 @@
 import copy
 import logging
 
-from . import const, fuse_conv_bn  # noqa: F401 (register their passes)
+from . import const, elemwise, fuse_conv_bn  # noqa: F401 (register their passes)
 from .base import get_registered_pass
 
 logger = logging.getLogger(__name__)
