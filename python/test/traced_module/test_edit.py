@@ -267,3 +267,58 @@ def test_fuse_add_mul_folds_subtractions_divisions_and_constants():
     for _ in range(3):
         x = rand(3)
         np.testing.assert_allclose(fused(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+class ConvScale(M.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = M.Conv2d(2, 2, 1)
+        self.bn = M.BatchNorm2d(2)
+
+    def forward(self, x):
+        y = F.relu(self.bn(self.conv(x)))
+        z = (y + 1) * 3
+        return F.max_pool2d(z, 2) * 0.5
+
+
+def test_backward_fold_scale_as_megengine():
+    net = ConvScale()
+    net.bn.running_var[...] = F.abs(rand(1, 2, 1, 1)) + 0.5
+    net.eval()
+    x = rand(1, 2, 4, 4)
+    folded = tm.optimize(tm.trace_module(net, x), ["BackwardFoldScale"])
+    # MegEngine 1.13 prints this graph for the same module
+    assert _exprs_text(folded) == [
+        'conv = getattr(self, "conv") -> (Conv2d)',
+        "conv_out = conv(x, )",
+        "relu_out = elemwise.relu(conv_out, )",
+        "add_out = relu_out.__add__(1.5, )",
+        "max_pool2d_out = nn.max_pool2d(add_out, 2, None, 0, )",
+    ]
+    for _ in range(2):
+        x = rand(1, 2, 4, 4)
+        np.testing.assert_allclose(folded(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_backward_fold_scale_keeps_what_cannot_move():
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = M.Conv2d(2, 2, 1)
+
+        def forward(self, x):
+            a = F.relu(self.conv(x)) * -2  # a negative scale does not pass a ReLU
+            b = self.conv(x) * 3  # the conv module is called twice: a scaled copy
+            return a + b, x * 3  # an input's scale has no conv to go to
+
+    net = Net()
+    x = rand(1, 2, 3, 3)
+    folded = tm.optimize(tm.trace_module(net, x), ["BackwardFoldScale"])
+    muls = [e for e in folded.graph.get_method_by_type("__mul__")]
+    assert len(muls) == 2  # the ReLU's and the input's stay
+    assert any(e.name == "conv_scaled" for e in folded.graph.exprs() if hasattr(e, "name"))
+    for _ in range(2):
+        x = rand(1, 2, 3, 3)
+        got, want = folded(x), net(x)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)

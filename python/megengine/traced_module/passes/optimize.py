@@ -3,7 +3,7 @@
 import copy
 import logging
 
-from . import const, elemwise, fuse_conv_bn  # noqa: F401 (register their passes)
+from . import const, elemwise, fold_scale, fuse_conv_bn  # noqa: F401 (register their passes)
 from .base import get_registered_pass
 
 logger = logging.getLogger(__name__)
@@ -14,7 +14,9 @@ _ORDER = ["FuseConvBn", "FuseAddMul"]
 def optimize(module, enabled_pass=["FuseConvBn"]):  # noqa: B006 (MegEngine's signature)
     r"""Runs inference passes on a copy of ``module``: ``"FuseConvBn"`` folds each BatchNorm2d
     into the Conv2d before it (the modules must be in eval mode: the running statistics are
-    folded), ``"FuseAddMul"`` folds chains of constant additions and multiplications.
+    folded), ``"FuseAddMul"`` folds chains of constant additions and multiplications,
+    ``"BackwardFoldScale"`` moves a constant scale after a convolution into its weights
+    (with FuseConvBn, which it needs).
 
     Args:
         module: the TracedModule.
