@@ -151,6 +151,7 @@ class TracedModuleBuilder:
         args, kwargs = tree_def.unflatten([self, *leaves[1:]])
         forward = type(self._mod).forward
         active.patcher.auto_patch(getattr(forward, "__globals__", {}))
+        active.patcher.auto_patch_closure(forward)
         result = forward(*args, **kwargs)
         outputs, out_def = tree_flatten(result, is_leaf=_is_tensor_leaf)
         for out in outputs:

@@ -35,6 +35,7 @@ def is_call_module(expr, module_cls=None):
     """Whether ``expr`` calls a module (of class ``module_cls`` when given)."""
     return (
         isinstance(expr, CallMethod)
+        and bool(expr.inputs)
         and isinstance(expr.inputs[0], ModuleNode)
         and expr.method == "__call__"
         and (module_cls is None or isinstance(expr.inputs[0].owner, module_cls))
@@ -366,6 +367,10 @@ def _getattr_or_item(obj, part):
     return getattr(obj, part)
 
 
+def _is_class_ref(value):
+    return isinstance(value, tuple) and len(value) == 3 and value[0] == "__class__"
+
+
 class CallMethod(Expr):
     r"""Calls ``method`` of its first input: a module's ``__call__`` or a Tensor method.
 
@@ -430,6 +435,22 @@ class CallMethod(Expr):
             return None
         return tree_flatten(outputs, is_leaf=lambda x: isinstance(x, Tensor))[0]
 
+    def __getstate__(self):
+        state = super().__getstate__()
+        # the class of Tensor(...) by name: megengine.load stands in for Tensor classes
+        state["const_val"] = [
+            (i, ("__class__", v.__module__, v.__qualname__) if isinstance(v, type) else v)
+            for i, v in self.const_val
+        ]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.const_val = [
+            (i, getattr(import_module(v[1]), v[2]) if _is_class_ref(v) else v)
+            for i, v in self.const_val
+        ]
+
     def _get_func(self):
         first = self.args[0]
         if isinstance(first, type):
@@ -450,6 +471,9 @@ class CallMethod(Expr):
         method = "" if self.method == "__call__" else f".{self.method}"
         lhs = f"{outputs} = " if outputs else ""
         return f"%{self._id}:\t{lhs}{self.args[0]}{method}({args}, {kwargs})"
+
+
+_PLAIN = (bool, int, float, str, list, tuple, type(None))
 
 
 class Apply(Expr):
@@ -480,6 +504,23 @@ class Apply(Expr):
 
     def interpret(self, *inputs):
         return list(_rt.apply(self.opdef, *inputs))
+
+    def __getstate__(self):
+        # ops do not pickle: their class and param fields do (enum members by name)
+        state = super().__getstate__()
+        cls = type(self.opdef)
+        fields = {}
+        for key in dir(cls):
+            if key != "name" and isinstance(getattr(cls, key, None), property):
+                value = getattr(self.opdef, key)
+                fields[key] = value if isinstance(value, _PLAIN) else value.name
+        state["opdef"] = (cls.__module__, cls.__qualname__, fields)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        module, qualname, fields = self.opdef
+        self.opdef = getattr(import_module(module), qualname)(**fields)
 
     def __repr__(self):
         outs = ", ".join(str(i) for i in self.outputs)

@@ -153,7 +153,7 @@ class InsertExprs:
             Node._set_next_id(node_id)
             Expr._set_next_id(expr_id)
         _scope_inputs = []
-        active = tracer.ModuleTracer(_surgery_fn)
+        active = tracer.ModuleTracer(_surgery_fn, record_ops=False)
         tracer.set_active_module_tracer(active)
         tracer.set_module_tracing(True)
         active.patcher.__enter__()

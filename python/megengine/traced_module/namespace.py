@@ -66,7 +66,11 @@ class NameSpace:
             name = expr.func.__name__
             qualname = f"{self.qualname}.[{self.create_unique_name('func_' + name)}]"
         elif is_apply_def(expr):
-            name = str(expr.opdef).lower()
+            # MegEngine names an Elemwise after its mode (mul_out), other ops after their class
+            mode = getattr(expr.opdef, "mode", None)
+            name = type(expr.opdef).__name__.lower()
+            if name == "elemwise" and mode is not None:
+                name = mode.name.lower()
             qualname = f"{self.qualname}.[{self.create_unique_name('def_' + name)}]"
         elif is_getattr(expr):
             qualname = f"{expr.inputs[0].qualname}.{expr.name}"

@@ -174,6 +174,8 @@ def _leaf_type(leaf):
         return (Tensor, TensorNode, ArgsIndex)
     if isinstance(leaf, (Module, ModuleNode)) or getattr(leaf, "_is_traced_builder", False):
         return (Module, ModuleNode, ArgsIndex)
+    if isinstance(leaf, type):  # a class (whose metaclass may not pickle)
+        return (type, ArgsIndex)
     return (type(leaf), ArgsIndex)
 
 

@@ -7,7 +7,7 @@ import inspect
 
 from ..tensor import Tensor
 from . import tracer
-from .expr import CallFunction, CallMethod, capture_constant
+from .expr import Apply, CallFunction, CallMethod, capture_constant
 from .pytree import tree_flatten
 
 
@@ -95,5 +95,49 @@ def wrapped_function(func, method=None):
             return func(*args, **kwargs)
         with tracer.exclude_from_trace():
             return record_call(func, method, args, kwargs)
+
+    return wrapped
+
+
+def wrapped_apply(apply):
+    """``apply(opdef, *tensors)`` recording an Apply expr while a trace records."""
+
+    @functools.wraps(apply)
+    def wrapped(opdef, *inputs):
+        if not tracer.is_tracing_module():
+            return apply(opdef, *inputs)
+        with tracer.exclude_from_trace():
+            _capture_untraced(inputs)
+            expr = Apply.make(opdef)
+            expr.add_inputs(list(inputs))
+            outputs = apply(opdef, *inputs)
+            expr.add_outputs(list(outputs))
+            return outputs
+
+    return wrapped
+
+
+def wrapped_tensor_init(init):
+    """``Tensor.__init__`` recording ``Tensor(traced_tensor, ...)`` as a CallMethod of the
+    class (MegEngine's ``Tensor.__new__`` expr), so that the copy follows the input."""
+
+    @functools.wraps(init)
+    def wrapped(self, *args, **kwargs):
+        data = args[0] if args else kwargs.get("data")
+        if (
+            not tracer.is_tracing_module()
+            or type(self) is not Tensor
+            or not isinstance(data, Tensor)
+            or tracer.get_node(data, None) is None
+        ):
+            return init(self, *args, **kwargs)
+        with tracer.exclude_from_trace():
+            init(self, *args, **kwargs)
+            leaves, arg_def = tree_flatten(((Tensor, *args), kwargs))
+            expr = CallMethod.make(Tensor, "__new__")
+            expr.add_inputs(leaves[1:])
+            expr.arg_def = arg_def
+            expr.out_def = tree_flatten(self)[1]
+            expr.add_outputs([self])
 
     return wrapped

@@ -81,11 +81,11 @@ class ModuleTracer:
     _builtin_types: ClassVar[set] = set()  # module classes recorded as one call (leaves)
     _user_functions: ClassVar[list] = []  # (globals dict, name) registered by ``wrap``
 
-    def __init__(self, wrap_fn):
+    def __init__(self, wrap_fn, record_ops=True):
         self.scopes = []
         self.bindings = {}  # id(obj) -> (obj, node)
         self.wrap_fn = wrap_fn
-        self.patcher = Patcher(wrap_fn)
+        self.patcher = Patcher(wrap_fn, record_ops)
 
     @classmethod
     def register_as_builtin(cls, mod_cls):
@@ -178,6 +178,17 @@ class _Patch:
             setattr(self.owner, self.name, self.origin)
 
 
+class _CellPatch:
+    """A closure cell's contents replaced, restorable."""
+
+    def __init__(self, cell, value):
+        self.cell, self.origin = cell, cell.cell_contents
+        cell.cell_contents = value
+
+    def restore(self):
+        self.cell.cell_contents = self.origin
+
+
 def _tensor_classes():
     todo, seen = [Tensor], []
     while todo:
@@ -192,8 +203,9 @@ class Patcher:
     while a trace runs (a context manager); a forward's own globals that name a replaced
     function are patched too (``auto_patch``)."""
 
-    def __init__(self, wrap_fn):
+    def __init__(self, wrap_fn, record_ops=True):
         self.wrap_fn = wrap_fn
+        self.record_ops = record_ops  # raw apply and Tensor(tensor): traces, not graph edits
         self.patches = []
         self.patched_ids = {}  # id(original) -> wrapper
         self.visited = set()
@@ -228,8 +240,19 @@ class Patcher:
             return
         self.visited.add(id(frame_dict))
         for name, value in list(frame_dict.items()):
-            if (id(value), None) in self.patched_ids and inspect.isfunction(value):
+            if (id(value), None) in self.patched_ids and callable(value):
                 self.patch(frame_dict, name)
+
+    def auto_patch_closure(self, func):
+        """Patches the closure cells of ``func`` that hold a recorded function (a forward
+        defined inside a function that imported it)."""
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if (id(value), None) in self.patched_ids and callable(value):
+                self.patches.append(_CellPatch(cell, self._wrapper(value)))
 
     def __enter__(self):
         import importlib
@@ -242,6 +265,16 @@ class Patcher:
         for name in TENSOR_METHODS:
             if hasattr(Tensor, name):
                 self.patch(Tensor, name, method=name)
+        if self.record_ops:
+            from .record import wrapped_apply, wrapped_tensor_init
+
+            p = _Patch(_rt.__dict__, "apply")
+            p.set(wrapped_apply(p.origin))
+            self.patches.append(p)
+            self.patched_ids[(id(p.origin), None)] = _rt.__dict__["apply"]
+            p = _Patch(Tensor, "__init__")
+            p.set(wrapped_tensor_init(p.current()))
+            self.patches.append(p)
         for name in VALUE_READS:
             if hasattr(Tensor, name):
                 p = _Patch(Tensor, name)

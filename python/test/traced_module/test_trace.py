@@ -387,3 +387,24 @@ def test_eager_code_is_restored_after_tracing():
     assert dict(mge.Tensor.__dict__) == tensor_dict
     assert dict(F.__dict__) == f_dict and dict(Fnn.__dict__) == nn_dict
     assert tracer.active_module_tracer() is None and not tracer.is_tracing_module()
+
+
+def test_raw_apply_and_tensor_copies_are_recorded():
+    from megengine.core._imperative_rt import apply
+    from megengine.core.ops import builtin
+
+    class Net(M.Module):
+        def forward(self, x):
+            y = apply(builtin.Elemwise(mode="mul"), x, x)[0]
+            return mge.Tensor(y) + 1  # a copy that must follow x, not a constant
+
+    traced = tm.trace_module(Net(), rand(3))
+    assert any(c.cell_contents is apply for c in Net.forward.__closure__)  # restored
+    # MegEngine 1.13 names them alike (it prints the op as "MUL")
+    assert [n.name for n in traced.graph.nodes(False)][2:] == ["mul_out", "new_out", "add_out"]
+    x = rand(3)
+    np.testing.assert_allclose(traced(x).numpy(), x.numpy() ** 2 + 1, rtol=1e-6)
+    f = io.BytesIO()
+    mge.save(traced, f)
+    f.seek(0)
+    np.testing.assert_allclose(mge.load(f)(x).numpy(), x.numpy() ** 2 + 1, rtol=1e-6)
