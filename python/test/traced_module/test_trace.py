@@ -391,6 +391,7 @@ def test_eager_code_is_restored_after_tracing():
 
 def test_raw_apply_and_tensor_copies_are_recorded():
     from megengine.core._imperative_rt import apply
+
     from megengine.core.ops import builtin
 
     class Net(M.Module):
