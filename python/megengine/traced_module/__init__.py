@@ -26,7 +26,7 @@ Examples:
     True
 """
 
-from .passes import optimize
+from ._passes import optimize
 from .pytree import register_supported_type
 from .traced_module import (
     TracedModule,

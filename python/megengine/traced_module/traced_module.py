@@ -11,7 +11,19 @@ from ..tensor import Tensor
 from . import tracer
 from .builder import TracedModuleBuilder
 from .expr import Constant, Expr, GetAttr, Input
+from .filters import (  # noqa: F401 (MegEngine's module holds these names too)
+    BaseFilter,
+    ExprFilter,
+    ExprFilterCallFunction,
+    ExprFilterCallMethod,
+    ExprFilterExprId,
+    NodeFilter,
+    NodeFilterName,
+    NodeFilterNodeId,
+    NodeFilterType,
+)
 from .graph import InternalGraph
+from .namespace import NameSpace  # noqa: F401
 from .node import ModuleNode, Node, TensorNode
 from .pytree import USER_REGISTERED_CONTAINER_TYPE, USER_REGISTERED_LEAF_TYPE, tree_flatten
 from .record import _is_tensor_leaf, wrapped_function
