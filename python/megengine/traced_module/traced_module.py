@@ -323,7 +323,7 @@ def wrap(func):
     if frame is None or frame.f_code.co_name != "<module>":
         raise ValueError("wrap must be called at the top level of a module")
     USER_REGISTERED_FUNCTION.append((func.__module__, func.__qualname__))
-    tracer.ModuleTracer._user_functions.append((frame.f_globals, func.__code__.co_name))
+    tracer.ModuleTracer._user_functions.append((frame.f_globals, func.__code__.co_name, func))
     return func
 
 

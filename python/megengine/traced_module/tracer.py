@@ -79,7 +79,7 @@ class ModuleTracer:
     and the patches in force."""
 
     _builtin_types: ClassVar[set] = set()  # module classes recorded as one call (leaves)
-    _user_functions: ClassVar[list] = []  # (globals dict, name) registered by ``wrap``
+    _user_functions: ClassVar[list] = []  # (globals dict, name, function) from ``wrap``
 
     def __init__(self, wrap_fn, record_ops=True):
         self.scopes = []
@@ -260,8 +260,9 @@ class Patcher:
         for sub in FUNCTIONAL_MODULES:
             self.patch_module(importlib.import_module(f"{F.__name__}.{sub}"))
         self.patch_module(F)
-        for frame_dict, name in ModuleTracer._user_functions:
-            self.patch(frame_dict, name)
+        for frame_dict, name, func in ModuleTracer._user_functions:
+            if frame_dict.get(name) is func:  # a module that rebinds or dropped it: skipped
+                self.patch(frame_dict, name)
         for name in TENSOR_METHODS:
             if hasattr(Tensor, name):
                 self.patch(Tensor, name, method=name)
