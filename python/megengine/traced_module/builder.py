@@ -143,6 +143,7 @@ class TracedModuleBuilder:
         tracer.bind(self, Input.make(ModuleNode, name="self", qualname=qualname))
         saved = [tracer.get_node(v, None) for v in leaves[1:]]
         names = _input_names(type(self._mod).forward, tree_def, len(leaves) - 1)
+        leaves = _distinct_tensors(leaves)
         for i, value in enumerate(leaves[1:], 1):
             if isinstance(value, (Tensor, TracedModuleBuilder)):
                 kind = TensorNode if isinstance(value, Tensor) else ModuleNode
@@ -191,6 +192,21 @@ class TracedModuleBuilder:
         if self._is_top:
             traced._update_ref()
         return traced
+
+
+def _distinct_tensors(leaves):
+    """``leaves`` with a copy in place of each repeat of a Tensor: the graph's inputs are bound
+    by identity, and one object passed twice would stand for both (MegEngine then reads the
+    last argument for both)."""
+    seen, out = set(), []
+    for value in leaves:
+        if isinstance(value, Tensor):
+            if id(value) in seen:
+                with tracer.exclude_from_trace():
+                    value = Tensor(value)
+            seen.add(id(value))
+        out.append(value)
+    return out
 
 
 def _holds_traced(container):

@@ -409,3 +409,28 @@ def test_raw_apply_and_tensor_copies_are_recorded():
     mge.save(traced, f)
     f.seek(0)
     np.testing.assert_allclose(mge.load(f)(x).numpy(), x.numpy() ** 2 + 1, rtol=1e-6)
+
+
+def test_one_tensor_passed_twice_and_super_forward():
+    class Base(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = M.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class Child(Base):
+        def forward(self, x, *rest, **kw):
+            y = super().forward(x)
+            for r in rest:
+                y = y + r
+            return y * 2 + kw["b"]
+
+    net = Child()
+    x = rand(2, 3)
+    traced = tm.trace_module(net, x, x, b=x)  # one object for three arguments
+    assert [n.name for n in traced.graph.inputs] == ["self", "x", "rest_0", "kw_0"]
+    a, b, c = rand(2, 3), rand(2, 3), rand(2, 3)
+    # MegEngine's graph would read rest_0 for x here: each argument is its own input
+    close(traced(a, b, b=c), net(a, b, b=c))
