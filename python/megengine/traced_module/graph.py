@@ -5,6 +5,7 @@ import collections
 import copy
 import logging
 
+from ..tensor import Tensor
 from .expr import GetAttr, Input, get_suffix_name
 from .filters import ExprFilter, NodeFilter, iter_exprs, iter_nodes
 from .namespace import NameSpace
@@ -150,6 +151,26 @@ class InternalGraph:
         if module is None or not module._is_top:
             raise ValueError(f"{what} only supports the top graph")
         return module
+
+    def reset_inputs(self, *args, **kwargs):
+        r"""Replaces the Tensor inputs by new ones (named ``args``, ``args_1``...) shaped like
+        the Tensors of ``args`` and ``kwargs``, a new argument structure; returns the new input
+        nodes. Readers of the old inputs must be rewired (``replace_node``) by the caller."""
+        module = self._top_module("reset_inputs")
+        leaves, tree_def = tree_flatten(((module, *args), kwargs))
+        nodes = [self._inputs[0]]
+        for value in leaves[1:]:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"reset_inputs takes Tensors, got {type(value).__name__}")
+            name = self._namespace.create_unique_name("args")
+            node = Input(TensorNode, name=name, qualname=f"{self._qualname}.[{name}]").outputs[0]
+            self._namespace.associate_name_with_obj(node.name, node)
+            node.shape, node.dtype = tuple(value.shape), value.dtype
+            node._top_graph = node.expr._top_graph = _ref(self)
+            nodes.append(node)
+        self._inputs[:] = nodes
+        module._rekey(next(iter(module.argdef_graph_map)), tree_def)
+        return nodes[1:]
 
     def add_input_node(self, shape, dtype="float32", name="args"):
         r"""Adds a Tensor input, the last positional argument, and returns its node."""

@@ -322,3 +322,16 @@ def test_backward_fold_scale_keeps_what_cannot_move():
         got, want = folded(x), net(x)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_reset_inputs():
+    net, traced = small()
+    graph = traced.graph
+    old = graph.inputs[1]
+    (new,) = graph.reset_inputs(rand(2, 3))
+    assert new.name == "args" and new.shape == (2, 3)
+    graph.replace_node({old: new})
+    x = rand(2, 3)
+    np.testing.assert_allclose(traced(x).numpy(), net(x).numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="takes Tensors"):
+        graph.reset_inputs(3)
