@@ -182,6 +182,7 @@ class InsertExprs:
         tracer.set_active_module_tracer(None)
         inputs, _scope_inputs = _scope_inputs, None
         if value is not None:
+            _clear_values(self.root_graph)
             return False
         graph = self.graph
         index = -1
@@ -196,7 +197,11 @@ class InsertExprs:
         graph._namespace.merge(self.scope._namespace)
         self.root_graph._total_ids = (Node._get_next_id(), Expr._get_next_id())
         self.root_graph.inputs[0].owner._update_ref()
-        for node in self.root_graph.nodes():
-            if isinstance(node, TensorNode):
-                node.value = None
+        _clear_values(self.root_graph)
         return False
+
+
+def _clear_values(graph):
+    for node in graph.nodes():
+        if isinstance(node, TensorNode):
+            node.value = None
