@@ -28,6 +28,7 @@ Examples:
 
 from ._passes import optimize
 from .pytree import register_supported_type
+from .tm_config import disable_default_checker, enable_expr_checker
 from .traced_module import (
     TracedModule,
     _register_all_builtin_module,
@@ -35,7 +36,6 @@ from .traced_module import (
     trace_module,
     wrap,
 )
-from .tracer import disable_default_checker, enable_expr_checker
 
 _register_all_builtin_module()
 

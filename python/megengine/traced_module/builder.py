@@ -13,6 +13,7 @@ from .graph import InternalGraph
 from .node import ModuleNode, TensorNode
 from .pytree import ArgsIndex, tree_flatten
 from .record import _is_tensor_leaf
+from .utils import convert_kwargs_to_args
 
 _BUILDER_ATTRS = frozenset(
     [
@@ -111,7 +112,7 @@ class TracedModuleBuilder:
 
     def __call__(self, *args, **kwargs):
         mod = self._mod
-        args, kwargs = tracer.convert_kwargs_to_args(mod.forward, args, kwargs, True)
+        args, kwargs = convert_kwargs_to_args(mod.forward, args, kwargs, True)
         leaves, tree_def = tree_flatten(((self, *args), kwargs))
         for leaf in leaves:
             _mark_constant(leaf)

@@ -18,6 +18,7 @@ from ..tensor import Parameter, Tensor
 from . import tracer
 from .node import ModuleNode, TensorNode
 from .pytree import _is_const_leaf, _is_leaf, tree_flatten
+from .utils import convert_kwargs_to_args
 
 __all__ = ["Apply", "CallFunction", "CallMethod", "Constant", "Expr", "GetAttr", "Input"]
 
@@ -183,7 +184,7 @@ class Expr:
         r"""Replaces the call's arguments (Nodes of the same graph, or constants)."""
         if not self._support_set_args_kwargs:
             raise TypeError(f"cannot set the args of a {type(self).__name__} expr")
-        args, kwargs = tracer.convert_kwargs_to_args(self._get_func(), args, kwargs)
+        args, kwargs = convert_kwargs_to_args(self._get_func(), args, kwargs)
         leaves, arg_def = tree_flatten((args, kwargs))
         old = self.inputs
         self.inputs, self.const_val = [], []

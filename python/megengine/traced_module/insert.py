@@ -16,6 +16,7 @@ from .builder import TracedModuleBuilder
 from .expr import Expr, GetAttr
 from .graph import InternalGraph
 from .node import ModuleNode, Node, TensorNode
+from .patcher import TENSOR_METHODS
 from .pytree import tree_flatten
 from .record import wrapped_function
 
@@ -157,7 +158,7 @@ class InsertExprs:
         tracer.set_active_module_tracer(active)
         tracer.set_module_tracing(True)
         active.patcher.__enter__()
-        for name in tracer.TENSOR_METHODS:
+        for name in TENSOR_METHODS:
             if hasattr(Tensor, name):
                 self._patch(TensorNode, name, _node_method(name))
         self._patch(ModuleNode, "__getattr__", _mnode_getattr)

@@ -6,9 +6,10 @@ import functools
 import inspect
 
 from ..tensor import Tensor
-from . import tracer
+from . import tm_config, tracer
 from .expr import Apply, CallFunction, CallMethod, capture_constant
 from .pytree import tree_flatten
+from .utils import convert_kwargs_to_args
 
 
 def _is_tensor_leaf(obj):
@@ -28,7 +29,7 @@ def _capture_untraced(leaves):
 
 def _normalized(func, args, kwargs):
     try:
-        return tracer.convert_kwargs_to_args(func, args, kwargs)
+        return convert_kwargs_to_args(func, args, kwargs)
     except TypeError:
         # a C function: no Python signature to normalise by (a wrong call raises when run)
         try:
@@ -59,7 +60,7 @@ def record_call(func, method, args, kwargs):
     if result is not None:
         outputs, expr.out_def = tree_flatten(result, is_leaf=_is_tensor_leaf)
     expr.add_outputs(outputs)
-    if tracer.expr_checker_enabled() and method != "__setitem__" and not method_inplace(method):
+    if tm_config.expr_checker_enabled() and method != "__setitem__" and not method_inplace(method):
         _check_expr(expr, values, outputs)
     return result
 

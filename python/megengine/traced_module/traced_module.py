@@ -8,7 +8,7 @@ import weakref
 
 from ..module import Module
 from ..tensor import Tensor
-from . import tracer
+from . import tm_config, tracer
 from .builder import TracedModuleBuilder
 from .expr import Constant, Expr, GetAttr, Input
 from .filters import (  # noqa: F401 (MegEngine's module holds these names too)
@@ -27,6 +27,7 @@ from .namespace import NameSpace  # noqa: F401
 from .node import ModuleNode, Node, TensorNode
 from .pytree import USER_REGISTERED_CONTAINER_TYPE, USER_REGISTERED_LEAF_TYPE, tree_flatten
 from .record import _is_tensor_leaf, wrapped_function
+from .utils import convert_kwargs_to_args
 
 __all__ = ["TracedModule", "register_as_builtin", "trace_module", "wrap"]
 
@@ -75,7 +76,7 @@ class TracedModule(Module):
 
     def forward(self, *args, **kwargs):
         if self.argspec is not None:
-            args, kwargs = tracer.convert_kwargs_to_args(self.argspec, args, kwargs, True)
+            args, kwargs = convert_kwargs_to_args(self.argspec, args, kwargs, True)
         leaves, treedef = tree_flatten(((self, *args), kwargs))
         graph = self.argdef_graph_map.get(treedef)
         if graph is None:
@@ -390,7 +391,7 @@ def trace_module(mod: Module, *args, **kwargs) -> TracedModule:
             tracer.bind(builder, Input.make(ModuleNode, name="top", qualname=net_name))
             argspec = inspect.getfullargspec(mod.forward)
             argspec = argspec._replace(annotations={})
-            args, kwargs = tracer.convert_kwargs_to_args(argspec, args, kwargs, True)
+            args, kwargs = convert_kwargs_to_args(argspec, args, kwargs, True)
             leaves, _ = tree_flatten((args, kwargs))
             for i, leaf in enumerate(leaves):
                 if isinstance(leaf, Tensor):
@@ -406,7 +407,7 @@ def trace_module(mod: Module, *args, **kwargs) -> TracedModule:
     finally:
         tracer.set_module_tracing(False)
         tracer.set_active_module_tracer(None)
-    if tracer.default_checker_enabled():
+    if tm_config.default_checker_enabled():
         _check_outputs(traced, args, kwargs, result)
     return traced
 

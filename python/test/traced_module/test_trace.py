@@ -17,7 +17,7 @@ import megengine.functional as F
 import megengine.module as M
 import megengine.traced_module as tm
 from megengine.jit import trace
-from megengine.traced_module import tracer
+from megengine.traced_module import tm_config, tracer
 from megengine.traced_module.expr import CallFunction, CallMethod, GetAttr, Input
 from megengine.traced_module.pytree import tree_flatten
 
@@ -328,11 +328,11 @@ def test_jit_trace_and_dump_of_a_traced_module():
 
 
 def test_expr_checker_passes_on_correct_records():
-    tracer.enable_expr_checker()
+    tm_config.enable_expr_checker()
     try:
         net, traced = traced_case("functional")
     finally:
-        tracer._expr_checker = False
+        tm_config._expr_checker = False
     args, _ = cases.inputs()["functional"]
     close(traced(*args), net(*args))
 
@@ -349,9 +349,9 @@ def test_default_checker_can_be_disabled():
     assert len(calls) == 1  # traced once; the check interprets the graph
     tm.disable_default_checker()
     try:
-        assert not tracer.default_checker_enabled()
+        assert not tm_config.default_checker_enabled()
     finally:
-        tracer._default_checker = True
+        tm_config._default_checker = True
 
 
 def _python_frames(fn):
