@@ -74,6 +74,8 @@ class Sequential(Module):
                 yield key, leaf
 
     def forward(self, inp):
-        for key in self.layer_keys:
-            inp = getattr(self, key)(inp)
+        # every layer read before the first runs, as MegEngine's layer_values does (the order
+        # traced_module records the reads in)
+        for layer in [getattr(self, key) for key in self.layer_keys]:
+            inp = layer(inp)
         return inp

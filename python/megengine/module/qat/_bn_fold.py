@@ -9,6 +9,26 @@ from ...functional import ones, sqrt, sum, zeros
 from .module import QATModule
 
 
+def fold_bn(weight, weight_scale_shape, bias, gamma, beta, bn_mean, bn_var, eps, with_bias=True):
+    """``weight`` and ``bias`` with a BatchNorm folded in: ``weight * s`` (``s = gamma /
+    sqrt(var + eps)`` reshaped to ``weight_scale_shape``) and ``beta + (bias - mean) * s``;
+    statistics, gamma, beta and bias shaped alike. Returns ``(weight, bias or None, s)``.
+
+    Examples:
+        >>> import megengine as mge
+        >>> from megengine.module.qat._bn_fold import fold_bn
+        >>> one = mge.Tensor([1.0])
+        >>> w, b, s = fold_bn(mge.Tensor([2.0]), (1,), one, one * 3, one, one * 0.5, one * 3, 1.0)
+        >>> float(w), float(b), float(s)
+        (3.0, 1.75, 1.5)
+    """
+    bn_istd = 1.0 / sqrt(bn_var + eps)
+    scale_factor = gamma * bn_istd
+    w_fold = weight * scale_factor.reshape(weight_scale_shape)
+    b_fold = beta + gamma * (bias - bn_mean) * bn_istd if with_bias else None
+    return w_fold, b_fold, scale_factor
+
+
 class _BnFoldQAT(QATModule, metaclass=ABCMeta):
     # set by each family: the inner layer's attribute name, how the per-channel scale reshapes
     # against its weight (given groups), and the shapes of statistics and outputs
@@ -87,12 +107,11 @@ class _BnFoldQAT(QATModule, metaclass=ABCMeta):
             bn_var = ones((self.bn.num_features,), dtype="float32")
         bn_mean = bn_mean.reshape(self._stat_shape)
         bn_var = bn_var.reshape(self._stat_shape)
-        bn_istd = 1.0 / sqrt(bn_var + self.bn.eps)
-        scale_factor = gamma * bn_istd
-        w_fold = self._inner().weight * scale_factor.reshape(self._weight_scale_shape())
-        w_fold = self.apply_quant_weight(w_fold)
-        b_fold = beta + gamma * (self._inner_bias() - bn_mean) * bn_istd
-        return w_fold, b_fold
+        w_fold, b_fold, _ = fold_bn(
+            self._inner().weight, self._weight_scale_shape(), self._inner_bias(),
+            gamma, beta, bn_mean, bn_var, self.bn.eps,
+        )  # fmt: skip
+        return self.apply_quant_weight(w_fold), b_fold
 
     def update_running_mean_and_running_var(self, bn_mean, bn_var, num_elements_per_channel):
         """Moves the BatchNorm's running statistics towards a batch's (unbiased variance), with
@@ -127,13 +146,11 @@ class _BnFoldQAT(QATModule, metaclass=ABCMeta):
         bn_var = bn_var.reshape(self._stat_shape)
 
         gamma, beta = self._gamma_beta()
-        inner_bias = self._inner_bias()
-        bn_istd = 1.0 / sqrt(bn_var + self.bn.eps)
-        scale_factor = gamma * bn_istd
-        w_fold = self._inner().weight * scale_factor.reshape(self._weight_scale_shape())
-        b_fold = None
-        if not (self.training and approx):
-            b_fold = beta + gamma * (inner_bias - bn_mean) * bn_istd
+        w_fold, b_fold, scale_factor = fold_bn(
+            self._inner().weight, self._weight_scale_shape(), self._inner_bias(),
+            gamma, beta, bn_mean, bn_var, self.bn.eps,
+            with_bias=not (self.training and approx),
+        )  # fmt: skip
 
         w_qat = self.apply_quant_weight(w_fold)
         b_qat = self.apply_quant_bias(b_fold, inp, w_qat)

@@ -1,0 +1,5 @@
+"""Graph passes for inference: ``optimize``."""
+
+from .optimize import optimize
+
+__all__ = ["optimize"]

@@ -1,0 +1,255 @@
+"""Nodes: the values of a traced graph. A ``TensorNode`` stands for a Tensor, a ``ModuleNode``
+for a Module; each is the output of one Expr (``node.expr``) and read by others
+(``node.users``)."""
+
+import copy
+import weakref
+from importlib import import_module
+
+from ..module import Module
+
+__all__ = ["ModuleNode", "Node", "TensorNode"]
+
+
+class Node:
+    r"""A value in a traced graph: an output of ``expr``, an input of each of ``users``.
+    Printed as its name (``{:i}`` prefixes ``%id_``, ``{:p}`` the graph's name).
+
+    Args:
+        expr: the Expr that makes it.
+        name: its name ("" until the graph names it).
+        qualname: its qualified name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> net = M.Sequential(M.Linear(2, 3), M.ReLU())
+        >>> traced = tm.trace_module(net, mge.Tensor([[1.0, 2.0]]))
+        >>> graph = traced.graph  # nodes refer to their modules weakly: keep traced
+        >>> out = graph.outputs[0]
+        >>> out.name, out.qualname, f"{out:p}", type(out.expr).__name__
+        ('_1_out', 'Sequential.1.[out]', 'Sequential__1_out', 'CallMethod')
+    """
+
+    expr = None
+    _total_id = 0
+    _format_spec = ""
+
+    def __init__(self, expr, name: str = "", qualname: str = ""):
+        self.expr = expr
+        self.users = []
+        self._id = Node._total_id
+        Node._total_id += 1
+        self._name = name
+        self._qualname = qualname
+        self._top_graph = None
+
+    def __repr__(self):
+        return self.__format__(Node._format_spec)
+
+    def __format__(self, format_spec):
+        if not format_spec:
+            format_spec = Node._format_spec
+        name = self._name or ""
+        if format_spec in ("i", "p", "ip", "pi"):
+            if "p" in format_spec:
+                name = f"{self.top_graph._name}_{name}"
+            if "i" in format_spec:
+                name = f"%{self._id}_{name}"
+            return name
+        return name if name else f"{self._id}"
+
+    @property
+    def name(self):
+        r"""The node's name, unique in its graph."""
+        return self._name
+
+    @name.setter
+    def name(self, new_name):
+        graph = self.top_graph
+        if graph is None:
+            raise ValueError("the node is in no graph")
+        if graph._namespace.used_names.get(new_name) is not None:
+            raise ValueError(f"the name {new_name} is already in use")
+        graph._namespace.unassociate_name_with_obj(self)
+        self._name = graph._namespace.create_unique_name(new_name, self)
+
+    @property
+    def qualname(self):
+        r"""The node's qualified name: the module path it comes from (``Net.block.conv.[out]``),
+        from which ``split(".", 1)[-1]`` gives a ``named_modules`` name."""
+        return self._qualname
+
+    @property
+    def top_graph(self):
+        r"""The graph that holds this node."""
+        return self._top_graph() if self._top_graph else None
+
+    @classmethod
+    def _set_format_spec(cls, spec):
+        old, cls._format_spec = cls._format_spec, spec
+        return old
+
+    @classmethod
+    def _get_next_id(cls):
+        return cls._total_id
+
+    @classmethod
+    def _set_next_id(cls, value=0):
+        cls._total_id = int(value)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_top_graph"] = None
+        return state
+
+    def __deepcopy__(self, memo):
+        result = type(self).__new__(type(self))
+        memo[id(self)] = result
+        for k, v in self.__dict__.items():
+            if not isinstance(v, weakref.ReferenceType):
+                setattr(result, k, copy.deepcopy(v, memo))
+        result._top_graph = None
+        return result
+
+
+class ModuleNode(Node):
+    r"""A node standing for a Module; ``owner`` is the module, ``module_type`` its class
+    (``Module`` for a traced submodule).
+
+    Args:
+        expr: the Expr that makes it.
+        name: its name.
+        qualname: its qualified name.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> net = M.Sequential(M.Linear(2, 3), M.ReLU())
+        >>> traced = tm.trace_module(net, mge.Tensor([[1.0, 2.0]]))
+        >>> graph = traced.graph  # nodes refer to their modules weakly: keep traced
+        >>> [(n.name, n.module_type.__name__) for n in graph.get_module_by_type(M.Module)]
+        [('self', 'Module'), ('_0', 'Linear'), ('_1', 'ReLU')]
+    """
+
+    module_type = Module
+    _owner = None
+
+    @property
+    def owner(self):
+        r"""The Module this node stands for."""
+        return self._owner() if self._owner else None
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_owner", None)
+        state["module_type"] = (self.module_type.__module__, self.module_type.__qualname__)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        mtype = self.module_type
+        if isinstance(mtype, tuple):
+            obj = import_module(mtype[0])
+            for part in mtype[1].split("."):
+                obj = getattr(obj, part)
+            self.module_type = obj
+
+    def __deepcopy__(self, memo):
+        result = super().__deepcopy__(memo)
+        result._owner = None
+        return result
+
+
+class TensorNode(Node):
+    r"""A node standing for a Tensor, with the ``shape``, ``dtype`` and ``device`` it had
+    when traced; ``value`` is a Tensor bound to it while a graph is edited.
+
+    Args:
+        expr: the Expr that makes it.
+        name: its name.
+        qualname: its qualified name.
+        shape: the traced shape.
+        dtype: the traced dtype.
+
+    Examples:
+        >>> import megengine as mge
+        >>> import megengine.module as M
+        >>> import megengine.traced_module as tm
+        >>> net = M.Sequential(M.Linear(2, 3), M.ReLU())
+        >>> traced = tm.trace_module(net, mge.Tensor([[1.0, 2.0]]))
+        >>> graph = traced.graph  # nodes refer to their modules weakly: keep traced
+        >>> x = graph.inputs[1]
+        >>> x.name, x.shape, x.dtype
+        ('inp', (1, 2), dtype('float32'))
+    """
+
+    _shape = None
+    _dtype = None
+    _device = None
+    _qparams = None
+    _value = None
+
+    def __init__(self, expr, name="", qualname="", shape=None, dtype=None):
+        super().__init__(expr, name, qualname)
+        self._shape = shape
+        self._dtype = dtype
+
+    @property
+    def shape(self):
+        r"""The shape the tensor had when traced."""
+        return self._shape
+
+    @shape.setter
+    def shape(self, shape):
+        self._shape = shape
+
+    @property
+    def dtype(self):
+        r"""The dtype the tensor had when traced."""
+        return self._dtype
+
+    @dtype.setter
+    def dtype(self, dtype):
+        self._dtype = dtype
+
+    @property
+    def device(self):
+        r"""The device the tensor was on when traced."""
+        return self._device
+
+    @device.setter
+    def device(self, device):
+        self._device = device
+
+    @property
+    def qparams(self):
+        r"""The quantization parameters of the tensor, if any."""
+        return self._qparams
+
+    @qparams.setter
+    def qparams(self, qparams):
+        self._qparams = qparams
+
+    @property
+    def value(self):
+        r"""The Tensor bound to this node (while a graph is edited), or None."""
+        return self._value
+
+    @value.setter
+    def value(self, value):
+        self._value = value
+
+    def _record(self, tensor):
+        self._shape = tuple(tensor.shape)
+        self._dtype = tensor.dtype
+        self._device = tensor.device
+        self._qparams = getattr(tensor, "qparams", None) if hasattr(tensor, "_qparams") else None
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_value"] = None
+        state["_device"] = None if self._device is None else str(self._device)
+        return state
