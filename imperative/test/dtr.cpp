@@ -80,10 +80,10 @@ TEST(Dtr, SharedStorageIsNeverEvicted) {
     for (int i = 0; i < 4; ++i)
         ew(Mode::TANH, {x});  // more applies: more chances to evict
     key->deactivate();
-    EXPECT_EQ(dtr::stats().evictions, 0u);  // a was the only candidate left, and it is shared
+    EXPECT_GT(dtr::stats().evictions, 0u);  // the tanh outputs the tape keeps went
     EXPECT_EQ(values(view), before);
     EXPECT_EQ(values(a), before);
-    EXPECT_EQ(dtr::stats().recomputations, 0u);
+    EXPECT_EQ(dtr::stats().recomputations, 0u);  // a never did: reading it ran nothing
 }
 
 TEST(Dtr, NothingIsRecordedOutsideARecording) {
