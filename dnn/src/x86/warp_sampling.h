@@ -191,21 +191,35 @@ void sample_image(const TapTable<P>& t, size_t channels, size_t oh, size_t ow, c
     });
 }
 
-// Adds diff plane d's contributions, in output order, to a dense iw-wide double plane.
+// Adds the contributions of `count` diff planes (d, d + d_step, ...) to as many dense iw-wide
+// double planes (acc, acc + acc_step, ...), each in output order: a point and its weights are
+// read once for the block's planes (the point list is larger than a plane), and each plane gets
+// its additions in naive's order, so the sums are naive's.
 template <class P>
-void scatter(const std::vector<P>& pts, size_t oh, size_t ow, const float* d, const Nchw& dp,
-             double* acc, int64_t iw) {
+void scatter(const std::vector<P>& pts, size_t oh, size_t ow, const float* d, ptrdiff_t d_step,
+             size_t count, const Nchw& dp, double* acc, size_t acc_step, int64_t iw) {
     for (size_t y = 0; y < oh; ++y)
         for (size_t x = 0; x < ow; ++x) {
             const P& pt = pts[y * ow + x];
             if (!pt.finite)
                 continue;
             const int n = nearest(pt) ? 1 : 2;
-            double g = d[dp.at(static_cast<int64_t>(y), static_cast<int64_t>(x))];
-            for (int i = 0; i < n; ++i)
-                for (int j = 0; j < n; ++j)
-                    if (pt.row[i] >= 0 && pt.col[j] >= 0)
-                        acc[pt.row[i] * iw + pt.col[j]] += pt.weight(i, j) * g;
+            const ptrdiff_t at = dp.at(static_cast<int64_t>(y), static_cast<int64_t>(x));
+            // The taps' offsets (-1: CONSTANT's value, no pixel) and weights, naive's.
+            int64_t off[4];
+            double wt[4];
+            for (int q = 0; q < n * n; ++q) {
+                const int i = q / n, j = q % n;
+                off[q] = pt.row[i] >= 0 && pt.col[j] >= 0 ? pt.row[i] * iw + pt.col[j] : -1;
+                wt[q] = pt.weight(i, j);
+            }
+            for (size_t l = 0; l < count; ++l) {
+                const double g = d[static_cast<ptrdiff_t>(l) * d_step + at];
+                double* a = acc + l * acc_step;
+                for (int q = 0; q < n * n; ++q)
+                    if (off[q] >= 0)
+                        a[off[q]] += wt[q] * g;
+            }
         }
 }
 
@@ -220,6 +234,35 @@ std::pair<double, double> slope(const P& pt, const float* plane, const Nchw& sp,
             v[i][j] = tap(pt, plane, sp, scalar, i, j);
     return {g * ((1 - pt.fy) * (v[0][1] - v[0][0]) + pt.fy * (v[1][1] - v[1][0])),
             g * ((1 - pt.fx) * (v[1][0] - v[0][0]) + pt.fx * (v[1][1] - v[0][1]))};
+}
+
+// Per point of an oh x ow output, out[2 i] and out[2 i + 1]: the sums over the channels, in
+// order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the point; 0 where
+// use(point) is false. Rows across threads, and within a thread's rows channel by channel, so
+// that one plane of src stays in cache while its points read it (point by point, every point
+// read every channel's plane); each point's sums still add the channels in naive's order.
+template <class P, class Use>
+void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channels,
+                  const float* src, const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp,
+                  size_t diff_n, double scalar, Use&& use, double* out) {
+    parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain, [&](size_t b, size_t e) {
+        std::fill(out + b * ow * 2, out + e * ow * 2, 0.0);
+        for (size_t c = 0; c < channels; ++c) {
+            const float* plane = src + sp.plane(src_n, c);
+            const float* d = diff + dp.plane(diff_n, c);
+            for (size_t y = b; y < e; ++y)
+                for (size_t x = 0; x < ow; ++x) {
+                    const P& pt = pts[y * ow + x];
+                    if (!use(pt))
+                        continue;
+                    auto [sx, sy] =
+                            slope(pt, plane, sp, scalar,
+                                  d[dp.at(static_cast<int64_t>(y), static_cast<int64_t>(x))]);
+                    out[(y * ow + x) * 2] += sx;
+                    out[(y * ow + x) * 2 + 1] += sy;
+                }
+        }
+    });
 }
 
 }  // namespace neomeg::dnn::x86::warp_x86
