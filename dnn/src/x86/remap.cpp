@@ -18,10 +18,6 @@ namespace {
 using naive::remap::Point;
 using Param = param::Remap;
 
-// Planes a pass over an image's points scatters into (four: the points are read a quarter as
-// often, and four planes of double still fit in L2).
-constexpr size_t kScatterBlock = 4;
-
 // map_xy[n]'s points, row-major over (OH, OW).
 std::vector<Point> points_of(const Param& p, const TensorND& map_xy, size_t n, int64_t ih,
                              int64_t iw) {
@@ -93,7 +89,7 @@ protected:
         for (size_t n = 0; n < grad.layout[0]; ++n)
             pts.push_back(points_of(m_param, map_xy, n, ih, iw));
         const size_t plane_n = static_cast<size_t>(ih * iw);
-        accumulate_plane_blocks<kScatterBlock>(
+        accumulate_plane_blocks<warp_x86::kScatterPlanes>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t n, size_t c0, size_t count, double* acc) {
                     warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp, acc,

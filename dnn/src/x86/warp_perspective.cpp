@@ -105,13 +105,13 @@ protected:
             of_image[images[n]].push_back(n);
         }
         const size_t plane_n = static_cast<size_t>(ih * iw);
-        accumulate_plane_blocks<4>(grad, reinterpret_cast<double*>(ws.ptr),
-                                   diff.layout.total_nr_elems() * 8,
-                                   [&](size_t img, size_t c0, size_t count, double* acc) {
-                                       for (size_t n : of_image[img])
-                                           warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0),
-                                                             dp.s[1], count, dp, acc, plane_n, iw);
-                                   });
+        accumulate_plane_blocks<warp_x86::kScatterPlanes>(
+                grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
+                [&](size_t img, size_t c0, size_t count, double* acc) {
+                    for (size_t n : of_image[img])
+                        warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
+                                          acc, plane_n, iw);
+                });
     }
 };
 
