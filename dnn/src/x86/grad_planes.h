@@ -15,11 +15,13 @@
 namespace neomeg::dnn::x86 {
 
 // Calls add(n, c0, count, acc) for every block of `count` <= Block consecutive channels
-// c0, c0 + 1, ... of image n, acc the first of their zeroed dense h x w planes of double (plane
-// c0 + l at acc + l * h * w, row y at + y * w), then rounds them into grad: a kernel that reads
-// per-point data (taps, weights) shares each read among a block's planes. `work` is the loop's
-// total work for the OpenMP split; the planes' zeroing and rounding are counted here.
-template <size_t Block, class Add>
+// c0, c0 + 1, ... of image n, acc their zeroed dense h x w planes of double, then rounds them
+// into grad: a kernel that reads per-point data (taps, weights) shares each read among a block's
+// planes. Plane c0 + l's pixel (y, x) is at acc[l * h * w + y * w + x], or, Interleaved, at
+// acc[(y * w + x) * count + l] (a pixel's block in one or two cache lines, for scatters that
+// add to the same pixel of every plane). `work` is the loop's total work for the OpenMP split;
+// the planes' zeroing and rounding are counted here.
+template <size_t Block, bool Interleaved = false, class Add>
 void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&& add) {
     const size_t batch = grad.layout[0], channels = grad.layout[1];
     const size_t blocks = (channels + Block - 1) / Block;
@@ -37,10 +39,12 @@ void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&
             add(n, c0, count, acc);
             for (size_t l = 0; l < count; ++l) {
                 float* plane = gr + gp.plane(n, c0 + l);
-                const double* a = acc + l * plane_n;
+                const double* a = Interleaved ? acc + l : acc + l * plane_n;
+                const size_t step = Interleaved ? count : 1;
                 for (int64_t y = 0; y < h; ++y)
                     for (int64_t x = 0; x < w; ++x)
-                        plane[gp.at(y, x)] = from_double<float>(a[y * w + x]);
+                        plane[gp.at(y, x)] =
+                                from_double<float>(a[static_cast<size_t>(y * w + x) * step]);
             }
         }
     });

@@ -88,12 +88,11 @@ protected:
         std::vector<std::vector<Point>> pts;
         for (size_t n = 0; n < grad.layout[0]; ++n)
             pts.push_back(points_of(m_param, map_xy, n, ih, iw));
-        const size_t plane_n = static_cast<size_t>(ih * iw);
-        accumulate_plane_blocks<warp_x86::kScatterPlanes>(
+        accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t n, size_t c0, size_t count, double* acc) {
                     warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp, acc,
-                                      plane_n, iw);
+                                      iw);
                 });
     }
 };

@@ -104,13 +104,12 @@ protected:
             pts.push_back(samples_of(m_param, mat, n, ih, iw));
             of_image[images[n]].push_back(n);
         }
-        const size_t plane_n = static_cast<size_t>(ih * iw);
-        accumulate_plane_blocks<warp_x86::kScatterPlanes>(
+        accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t img, size_t c0, size_t count, double* acc) {
                     for (size_t n : of_image[img])
                         warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
-                                          acc, plane_n, iw);
+                                          acc, iw);
                 });
     }
 };
