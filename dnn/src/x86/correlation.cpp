@@ -1,7 +1,8 @@
 // Correlation and its gradients on x86. Naive reads every term through strided loads with a
 // bounds test; here data1 and data2 are copied once per call into zero-bordered channels-last
 // float32 images wide enough for every window and displacement, so a window row of kernel_size
-// pixels is one dense run of kernel_size * C floats (correlation_hwy.h), with no tests.
+// pixels is one dense run of kernel_size * C floats (correlation_hwy.h), with no tests; the
+// forward takes a row of displacements per pass over it.
 //
 // The gradients gather instead of scattering: data1's pixel (Y, X) meets, for displacement d,
 // only data2's pixel (Y + dy, X + dx), through every output whose window covers (Y, X), so its
@@ -97,22 +98,37 @@ protected:
         const auto run_len = static_cast<size_t>((2 * g.radius + 1) * g.c);
         const size_t rows = static_cast<size_t>(g.n * g.out_h);
         const size_t work = dst.layout.total_nr_elems() * run_len * (2 * g.radius + 1);
+        // One row of displacements (a dy, every dx) a call per window row: the window row of
+        // data1 is read once for the row's displacements, whose runs of data2 lie stride2
+        // pixels apart in the padded row.
+        const auto side = static_cast<size_t>(g.grid_side);
+        const auto step = static_cast<size_t>(g.stride2 * g.c);
         parallel_ranges(rows, work, kParallelGrain, [&](size_t lo, size_t hi) {
+            std::vector<double> sums(static_cast<size_t>(g.channels()));
+            std::vector<float> part(side);
             for (size_t u = lo; u < hi; ++u) {
                 auto n = static_cast<int64_t>(u) / g.out_h, y = static_cast<int64_t>(u) % g.out_h;
-                for (int64_t d = 0; d < g.channels(); ++d) {
-                    float* o = out + dp.plane(static_cast<size_t>(n), static_cast<size_t>(d));
-                    for (int64_t x = 0; x < g.out_w; ++x) {
-                        int64_t y1 = g.centre(y), x1 = g.centre(x) - g.radius;
-                        double s = 0;
+                for (int64_t x = 0; x < g.out_w; ++x) {
+                    int64_t y1 = g.centre(y), x1 = g.centre(x) - g.radius;
+                    std::fill(sums.begin(), sums.end(), 0.0);
+                    for (size_t r = 0; r < side; ++r) {
+                        const auto d0 = static_cast<int64_t>(r * side);
+                        double* s = sums.data() + d0;
                         for (int64_t j = -g.radius; j <= g.radius; ++j) {
                             const float* pa = a.at(n, y1 + j, x1);
-                            const float* pb = b.at(n, y1 + j + g.dy(d), x1 + g.dx(d));
-                            s += mul ? corr_dot_f32(pa, pb, run_len)
-                                     : corr_absdiff_f32(pa, pb, run_len);
+                            const float* pb = b.at(n, y1 + j + g.dy(d0), x1 + g.dx(d0));
+                            if (mul)
+                                corr_dot_many_f32(pa, pb, step, side, run_len, part.data());
+                            else
+                                corr_absdiff_many_f32(pa, pb, step, side, run_len, part.data());
+                            for (size_t k = 0; k < side; ++k)
+                                s[k] += part[k];
                         }
-                        o[dp.at(y, x)] = static_cast<float>(s / g.norm);
                     }
+                    for (int64_t d = 0; d < g.channels(); ++d)
+                        out[dp.plane(static_cast<size_t>(n), static_cast<size_t>(d)) +
+                            dp.at(y, x)] =
+                                static_cast<float>(sums[static_cast<size_t>(d)] / g.norm);
                 }
             }
         });

@@ -1,15 +1,20 @@
 // The vector loops of the x86 Correlation kernels (Highway, the instruction set chosen at run
-// time), over dense float32 runs: a window row of data1 against one of data2 (channels-last, so
-// a row of kernel_size pixels is one run), and the gradients' per-channel updates.
+// time), over dense float32 runs: a window row of data1 against a row of displacements' runs of
+// data2 (channels-last, so a row of kernel_size pixels is one run), and the gradients' per-channel
+// updates.
 #pragma once
 
 #include <cstddef>
 
 namespace neomeg::dnn::x86 {
 
-// sum of a[i] * b[i] (is_multiply) or |a[i] - b[i]| over n elements, in float32 lanes.
-float corr_dot_f32(const float* a, const float* b, size_t n);
-float corr_absdiff_f32(const float* a, const float* b, size_t n);
+// out[k] = the sum of a[i] * b[k * step + i] (is_multiply) or of |a[i] - b[k * step + i]| over
+// i < n, in float32 lanes, for k < count: several displacements along one row against one window
+// row of a, each load of a shared by four displacements.
+void corr_dot_many_f32(const float* a, const float* b, size_t step, size_t count, size_t n,
+                       float* out);
+void corr_absdiff_many_f32(const float* a, const float* b, size_t step, size_t count, size_t n,
+                           float* out);
 
 // acc[i] += alpha * x[i].
 void corr_axpy_f32(float* acc, float alpha, const float* x, size_t n);

@@ -1,8 +1,8 @@
 // The frame of the x86 backward kernels that scatter into src's planes (ROIAlign, ROIPooling,
 // Remap and WarpPerspective data gradients): each (image, channel) plane of grad sums its
 // contributions in double in the workspace (naive's, one double per grad element) in naive's
-// order, then is rounded once, so results are naive's bits; planes are split across OpenMP
-// threads, each thread owning whole planes, so no sum is shared.
+// order, then is rounded once, so results are naive's bits; planes (or blocks of an image's planes)
+// are split across OpenMP threads, each thread owning whole planes, so no sum is shared.
 #pragma once
 
 #include <algorithm>
@@ -14,29 +14,48 @@
 
 namespace neomeg::dnn::x86 {
 
-// Calls add(n, c, acc) for every (image n, channel c) plane of grad, acc a zeroed dense h x w
-// plane of double (row y at acc + y * w), then rounds acc into grad. `work` is the loop's total
-// work for the OpenMP split; the planes' zeroing and rounding are counted here.
-template <class Add>
-void accumulate_planes(const TensorND& grad, double* ws, size_t work, Add&& add) {
+// Calls add(n, c0, count, acc) for every block of `count` <= Block consecutive channels
+// c0, c0 + 1, ... of image n, acc their zeroed dense h x w planes of double, then rounds them
+// into grad: a kernel that reads per-point data (taps, weights) shares each read among a block's
+// planes. Plane c0 + l's pixel (y, x) is at acc[l * h * w + y * w + x], or, Interleaved, at
+// acc[(y * w + x) * count + l] (a pixel's block in one or two cache lines, for scatters that
+// add to the same pixel of every plane). `work` is the loop's total work for the OpenMP split;
+// the planes' zeroing and rounding are counted here.
+template <size_t Block, bool Interleaved = false, class Add>
+void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&& add) {
     const size_t batch = grad.layout[0], channels = grad.layout[1];
+    const size_t blocks = (channels + Block - 1) / Block;
     const auto h = static_cast<int64_t>(grad.layout[2]), w = static_cast<int64_t>(grad.layout[3]);
     const auto plane_n = static_cast<size_t>(h * w);
     const Nchw gp(grad.layout);
     auto* gr = static_cast<float*>(grad.raw_ptr());
     work += grad.layout.total_nr_elems() * 2;
-    parallel_ranges(batch * channels, work, kParallelGrain, [&](size_t b, size_t e) {
+    parallel_ranges(batch * blocks, work, kParallelGrain, [&](size_t b, size_t e) {
         for (size_t u = b; u < e; ++u) {
-            size_t n = u / channels, c = u % channels;
-            double* acc = ws + u * plane_n;
-            std::fill(acc, acc + plane_n, 0.0);
-            add(n, c, acc);
-            float* plane = gr + gp.plane(n, c);
-            for (int64_t y = 0; y < h; ++y)
-                for (int64_t x = 0; x < w; ++x)
-                    plane[gp.at(y, x)] = from_double<float>(acc[y * w + x]);
+            const size_t n = u / blocks, c0 = u % blocks * Block;
+            const size_t count = std::min(Block, channels - c0);
+            double* acc = ws + (n * channels + c0) * plane_n;
+            std::fill(acc, acc + count * plane_n, 0.0);
+            add(n, c0, count, acc);
+            for (size_t l = 0; l < count; ++l) {
+                float* plane = gr + gp.plane(n, c0 + l);
+                const double* a = Interleaved ? acc + l : acc + l * plane_n;
+                const size_t step = Interleaved ? count : 1;
+                for (int64_t y = 0; y < h; ++y)
+                    for (int64_t x = 0; x < w; ++x)
+                        plane[gp.at(y, x)] =
+                                from_double<float>(a[static_cast<size_t>(y * w + x) * step]);
+            }
         }
     });
+}
+
+// Calls add(n, c, acc) for every (image n, channel c) plane of grad, acc a zeroed dense h x w
+// plane of double (row y at acc + y * w), then rounds acc into grad.
+template <class Add>
+void accumulate_planes(const TensorND& grad, double* ws, size_t work, Add&& add) {
+    accumulate_plane_blocks<1>(grad, ws, work,
+                               [&](size_t n, size_t c, size_t, double* acc) { add(n, c, acc); });
 }
 
 }  // namespace neomeg::dnn::x86

@@ -1,11 +1,11 @@
-// Reduce on x86: SUM, SUM_SQR, MEAN, MAX and MIN of float32 over one axis through reduce_hwy.cpp
-// (float16 and bfloat16 through it too, widened to float32 and the result rounded back), for a
-// contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors split
-// their outer rows across OpenMP threads in chunks of at least kParallelGrain source elements;
-// fewer long rows than threads (a full reduction) split along each row instead, and the chunks'
-// accumulators combine. A src and dst dense in one other axis order (channels-last: the
+// Reduce on x86: SUM, SUM_SQR, MEAN, MAX, MIN and PRODUCT of float32 over one axis through
+// reduce_hwy.cpp (float16 and bfloat16 through it too, widened to float32 and the result rounded
+// back), for a contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors
+// split their outer rows across OpenMP threads in chunks of at least kParallelGrain source
+// elements; fewer long rows than threads (a full reduction) split along each row instead, and the
+// chunks' accumulators combine. A src and dst dense in one other axis order (channels-last: the
 // eager runtime gives dst src's format) run as contiguous ones in that order; other strided ones
-// reduce contiguous copies. Other dtypes and modes and an empty axis go to naive.
+// reduce contiguous copies. Other dtypes and an empty axis go to naive.
 #include <algorithm>
 #include <array>
 #include <cstdint>

@@ -74,6 +74,17 @@ struct Min : Identity {
     double combine(double a, double b) const { return step(a, b); }
 };
 
+// The product of doubles: each step rounds, as naive's running product does (in another order, so
+// the last bit of the double may differ, which the float result's rounding almost always hides).
+struct Product : Identity {
+    template <class D, class V>
+    V step(D, V acc, V v) const {
+        return hn::Mul(acc, v);
+    }
+    double step(double acc, double v) const { return acc * v; }
+    double combine(double a, double b) const { return a * b; }
+};
+
 // Reducing along contiguous rows: vector accumulators started from the row's first elements,
 // their lanes combined at the end.
 template <class R>
@@ -172,6 +183,8 @@ bool Reduce(ReduceMode mode, const float* src, float* dst, size_t ob, size_t oe,
             return run(Max(), false, src, dst, ob, oe, axis, inner), true;
         case ReduceMode::MIN:
             return run(Min(), false, src, dst, ob, oe, axis, inner), true;
+        case ReduceMode::PRODUCT:
+            return run(Product(), false, src, dst, ob, oe, axis, inner), true;
         default:
             return false;
     }
@@ -189,6 +202,8 @@ bool Run(ReduceMode mode, const float* src, size_t n, double* acc) {
             return *acc = reduce_row(Max(), src, n), true;
         case ReduceMode::MIN:
             return *acc = reduce_row(Min(), src, n), true;
+        case ReduceMode::PRODUCT:
+            return *acc = reduce_row(Product(), src, n), true;
         default:
             return false;
     }
@@ -225,6 +240,8 @@ double reduce_combine(ReduceMode mode, double a, double b) {
         return std::isnan(a) ? a : (std::isnan(b) || b > a ? b : a);
     if (mode == ReduceMode::MIN)
         return std::isnan(a) ? a : (std::isnan(b) || b < a ? b : a);
+    if (mode == ReduceMode::PRODUCT)
+        return a * b;
     return a + b;
 }
 

@@ -20,7 +20,7 @@ void reduce_f32(ReduceMode mode, const float* src, float* dst, size_t outer_begi
                 size_t axis, size_t inner);
 
 // The accumulator of one dense run of n >= 1 elements, before MEAN divides: the sum (of squares
-// for SUM_SQR) or the extreme, in double; runs of one row reduce apart and combine.
+// for SUM_SQR), the product or the extreme, in double; runs of one row reduce apart and combine.
 double reduce_f32_run(ReduceMode mode, const float* src, size_t n);
 
 // Two runs' accumulators combined, as reduce_f32 combines its vector lanes.

@@ -88,10 +88,12 @@ protected:
         std::vector<std::vector<Point>> pts;
         for (size_t n = 0; n < grad.layout[0]; ++n)
             pts.push_back(points_of(m_param, map_xy, n, ih, iw));
-        accumulate_planes(grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
-                          [&](size_t n, size_t c, double* acc) {
-                              warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c), dp, acc, iw);
-                          });
+        accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
+                grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
+                [&](size_t n, size_t c0, size_t count, double* acc) {
+                    warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp, acc,
+                                      iw);
+                });
     }
 };
 
@@ -116,30 +118,20 @@ protected:
         const auto* in = static_cast<const float*>(src.raw_ptr());
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
         auto* gr = static_cast<float*>(grad.raw_ptr());
+        std::vector<double> slopes(oh * ow * 2);
         for (size_t n = 0; n < map_xy.layout[0]; ++n) {
             const auto pts = points_of(m_param, map_xy, n, ih, iw);
-            parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain,
-                            [&](size_t b, size_t e) {
-                                for (size_t y = b; y < e; ++y)
-                                    for (size_t x = 0; x < ow; ++x) {
-                                        const Point& pt = pts[y * ow + x];
-                                        auto yy = static_cast<int64_t>(y);
-                                        auto xx = static_cast<int64_t>(x);
-                                        double gx = 0, gy = 0;
-                                        if (pt.finite && !pt.nearest)
-                                            for (size_t c = 0; c < channels; ++c) {
-                                                auto [sx, sy] = warp_x86::slope(
-                                                        pt, in + sp.plane(n, c), sp, m_param.scalar,
-                                                        dy[dp.plane(n, c) + dp.at(yy, xx)]);
-                                                gx += sx;
-                                                gy += sy;
-                                            }
-                                        ptrdiff_t o = static_cast<ptrdiff_t>(n) * gl.stride[0] +
-                                                      yy * gl.stride[1] + xx * gl.stride[2];
-                                        gr[o] = from_double<float>(gx);
-                                        gr[o + gl.stride[3]] = from_double<float>(gy);
-                                    }
-                            });
+            warp_x86::point_slopes(
+                    pts, oh, ow, channels, in, sp, n, dy, dp, n, m_param.scalar,
+                    [](const Point& pt) { return pt.finite && !pt.nearest; }, slopes.data());
+            for (size_t y = 0; y < oh; ++y)
+                for (size_t x = 0; x < ow; ++x) {
+                    ptrdiff_t o = static_cast<ptrdiff_t>(n) * gl.stride[0] +
+                                  static_cast<ptrdiff_t>(y) * gl.stride[1] +
+                                  static_cast<ptrdiff_t>(x) * gl.stride[2];
+                    gr[o] = from_double<float>(slopes[(y * ow + x) * 2]);
+                    gr[o + gl.stride[3]] = from_double<float>(slopes[(y * ow + x) * 2 + 1]);
+                }
         }
     }
 };

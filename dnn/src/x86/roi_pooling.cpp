@@ -92,6 +92,7 @@ protected:
 
 // The gradient's planes add, roi by roi of their image, each bin's gradient to its argmax
 // pixel (the index is y * w + x, the double plane's own offset) or an equal share to its pixels.
+// Each (image, channel) plane is one thread's (grad_planes.h), in naive's order: naive's bits.
 class ROIPoolingBackwardImpl final : public Float32Loop<ROIPoolingBackward> {
 public:
     using Float32Loop::Float32Loop;
@@ -112,52 +113,80 @@ protected:
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
         const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
         const bool max = m_param.mode == Param::Mode::MAX;
-        // Whether pixel s (y * w + x) lies in bin b, its row from a table (a division per index
-        // cost more than the whole scatter).
+        // Whether pixel s (y * w + x) lies in a bin, its row from a table (a division per index
+        // cost more than the whole scatter) and each bin's rows and columns as a start and a
+        // length, tested by one unsigned comparison each; per roi and bin, computed once for all
+        // channels.
         std::vector<int32_t> row_of(static_cast<size_t>(h * w));
         for (int64_t y = 0; y < h; ++y)
             std::fill_n(row_of.begin() + y * w, w, static_cast<int32_t>(y));
-        auto in_bin = [&](int64_t s, const roi::PoolBin& b) {
-            if (s < 0 || static_cast<size_t>(s) >= row_of.size())
-                return false;
-            int64_t y = row_of[static_cast<size_t>(s)], x = s - y * w;
-            return y >= b.hs && y < b.he && x >= b.ws && x < b.we;
+        struct Cell {
+            int32_t hs, ws;
+            uint32_t hl, wl;  // rows and columns; 0 for an empty bin
         };
+        const size_t cells_n = ph_n * pw_n;
+        std::vector<Cell> cells(rois.size() * cells_n);
+        std::vector<ptrdiff_t> d_at(cells_n), i_at(cells_n);
+        for (size_t k = 0; k < rois.size(); ++k)
+            for (size_t i = 0; i < cells_n; ++i) {
+                roi::PoolBin b = bins.bin(k, i / pw_n, i % pw_n);
+                cells[k * cells_n + i] = {static_cast<int32_t>(b.hs), static_cast<int32_t>(b.ws),
+                                          static_cast<uint32_t>(b.he - b.hs),
+                                          static_cast<uint32_t>(b.we - b.ws)};
+            }
+        for (size_t i = 0; i < cells_n; ++i) {
+            auto p = static_cast<int64_t>(i / pw_n), q = static_cast<int64_t>(i % pw_n);
+            d_at[i] = dp.at(p, q);
+            i_at[i] = ip.at(p, q);
+        }
+        const auto plane_n = static_cast<uint32_t>(row_of.size());
         // The first bad index a thread meets, raised after the loop as naive raises it (the
         // check shares the scatter's pass over the indices).
         std::mutex bad_lock;
         std::optional<std::array<int64_t, 4>> bad;
+        auto report = [&](size_t k, size_t i, int64_t s) {
+            std::lock_guard lock(bad_lock);
+            if (!bad)
+                bad = {int64_t(k), int64_t(i / pw_n), int64_t(i % pw_n), s};
+        };
         const auto of_image = roi_x86::rois_of_images(rois, grad.layout[0]);
-        size_t work = (max ? rois.size() * ph_n * pw_n : bins.work) * channels;
+        size_t work = (max ? rois.size() * cells_n : bins.work) * channels;
         accumulate_planes(grad, reinterpret_cast<double*>(ws.ptr), work,
                           [&](size_t n, size_t c, double* acc) {
                               for (size_t k : of_image[n]) {
                                   const float* d = dy + dp.plane(k, c);
-                                  const int32_t* a = idx + ip.plane(k, c);
-                                  for (size_t ph = 0; ph < ph_n; ++ph)
-                                      for (size_t pw = 0; pw < pw_n; ++pw) {
-                                          auto p = static_cast<int64_t>(ph),
-                                               q = static_cast<int64_t>(pw);
-                                          double g = d[dp.at(p, q)];
-                                          roi::PoolBin b = bins.bin(k, ph, pw);
-                                          if (max) {
-                                              int64_t i = a[ip.at(p, q)];
-                                              if (in_bin(i, b)) {
-                                                  acc[i] += g;
-                                              } else if (i != -1 || b.count() != 0) {
-                                                  std::lock_guard lock(bad_lock);
-                                                  if (!bad)
-                                                      bad = {int64_t(k), p, q, i};
+                                  const Cell* cell = cells.data() + k * cells_n;
+                                  if (max) {
+                                      const int32_t* a = idx + ip.plane(k, c);
+                                      for (size_t i = 0; i < cells_n; ++i) {
+                                          const int32_t s = a[i_at[i]];
+                                          const Cell& b = cell[i];
+                                          if (static_cast<uint32_t>(s) < plane_n) {
+                                              const int32_t y = row_of[static_cast<uint32_t>(s)];
+                                              const int32_t x = s - y * static_cast<int32_t>(w);
+                                              if (static_cast<uint32_t>(y - b.hs) < b.hl &&
+                                                  static_cast<uint32_t>(x - b.ws) < b.wl) {
+                                                  acc[s] += static_cast<double>(d[d_at[i]]);
+                                                  continue;
                                               }
-                                              continue;
                                           }
-                                          if (b.count() == 0)
-                                              continue;
-                                          double share = g / static_cast<double>(b.count());
-                                          for (int64_t y = b.hs; y < b.he; ++y)
-                                              for (int64_t x = b.ws; x < b.we; ++x)
-                                                  acc[y * w + x] += share;
+                                          // -1 marks an empty bin's index (naive's); anything else
+                                          // is bad.
+                                          if (s != -1 || (b.hl != 0 && b.wl != 0))
+                                              report(k, i, s);
                                       }
+                                      continue;
+                                  }
+                                  for (size_t i = 0; i < cells_n; ++i) {
+                                      const Cell& b = cell[i];
+                                      if (b.hl == 0 || b.wl == 0)
+                                          continue;
+                                      double share = static_cast<double>(d[d_at[i]]) /
+                                                     static_cast<double>(b.hl * b.wl);
+                                      for (int64_t y = b.hs; y < b.hs + b.hl; ++y)
+                                          for (int64_t x = b.ws; x < b.ws + b.wl; ++x)
+                                              acc[y * w + x] += share;
+                                  }
                               }
                           });
         NM_THROW_IF(bad, IndexError, param_str(), ": index ", (*bad)[3], " is not a pixel of bin (",

@@ -104,12 +104,13 @@ protected:
             pts.push_back(samples_of(m_param, mat, n, ih, iw));
             of_image[images[n]].push_back(n);
         }
-        accumulate_planes(grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
-                          [&](size_t img, size_t c, double* acc) {
-                              for (size_t n : of_image[img])
-                                  warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c), dp, acc,
-                                                    iw);
-                          });
+        accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
+                grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
+                [&](size_t img, size_t c0, size_t count, double* acc) {
+                    for (size_t n : of_image[img])
+                        warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
+                                          acc, iw);
+                });
     }
 };
 
@@ -136,26 +137,9 @@ protected:
         std::vector<double> slopes(oh * ow * 2);
         for (size_t n = 0; n < diff.layout[0]; ++n) {
             const auto pts = samples_of(m_param, mat, n, ih, iw);
-            parallel_ranges(
-                    oh, oh * ow * (channels * 16 + 16), kParallelGrain, [&](size_t b, size_t e) {
-                        for (size_t y = b; y < e; ++y)
-                            for (size_t x = 0; x < ow; ++x) {
-                                const Sample& s = pts[y * ow + x];
-                                auto yy = static_cast<int64_t>(y), xx = static_cast<int64_t>(x);
-                                double gx = 0, gy = 0;
-                                if (s.finite)
-                                    for (size_t c = 0; c < channels; ++c) {
-                                        auto [sx, sy] =
-                                                warp_x86::slope(s, in + sp.plane(images[n], c), sp,
-                                                                m_param.border_val,
-                                                                dy[dp.plane(n, c) + dp.at(yy, xx)]);
-                                        gx += sx;
-                                        gy += sy;
-                                    }
-                                slopes[(y * ow + x) * 2] = gx;
-                                slopes[(y * ow + x) * 2 + 1] = gy;
-                            }
-                    });
+            warp_x86::point_slopes(
+                    pts, oh, ow, channels, in, sp, images[n], dy, dp, n, m_param.border_val,
+                    [](const Sample& s) { return s.finite; }, slopes.data());
             double gm[9] = {};
             for (size_t y = 0; y < oh; ++y)
                 for (size_t x = 0; x < ow; ++x) {

@@ -1,8 +1,9 @@
 // Correlation and its gradients on the x86 handle against naive: both modes, odd windows from 1
-// to 5, strides past and below the displacements, padding wider than the window, single-pixel
-// outputs, channel counts around the vector width (1, 3, 8, 17), several images, padded
-// (strided) inputs and outputs, an empty batch, and float16 (naive's kernel). The x86 kernels
-// sum in float32 (naive in double) and are held to the bound of that arithmetic.
+// to 5, rows of 1 to 9 displacements (the forward takes four a pass), strides past and below the
+// displacements, padding wider than the window, single-pixel outputs, channel counts around the
+// vector width (1, 3, 8, 17), several images, padded (strided) inputs and outputs, an empty batch,
+// and float16 (naive's kernel). The x86 kernels sum in float32 (naive in double) and are held to
+// the bound of that arithmetic.
 #include "neomeg/dnn/operators/vision.h"
 #include "src/common/correlation_geometry.h"
 #include "x86/vision_loops.h"
@@ -74,6 +75,10 @@ TEST_F(X86, CorrelationEdgeShapesMatchNaive) {
     check(*handle, corr_param(3, 1, 1, 1, 2, true), {1, 2, 1, 1}, false, rng);
     check(*handle, corr_param(1, 2, 1, 3, 0, false), {2, 5, 5, 5}, true, rng);
     check(*handle, corr_param(1, 4, 1, 2, 4, true), {2, 16, 24, 32}, false, rng);
+    // The bench's FlowNet geometry (rows of 9 displacements: two blocks of four and one apart),
+    // both modes, channels past a vector and not a multiple of one.
+    check(*handle, corr_param(1, 4, 1, 1, 4, true), {1, 64, 12, 16}, false, rng);
+    check(*handle, corr_param(1, 4, 1, 1, 4, false), {1, 19, 10, 9}, true, rng);
     // No images: nothing to compute.
     param::Correlation p = corr_param(1, 1, 1, 1, 0, true);
     HostTensor empty({0, 2, 5, 5}, dtype::Float32);

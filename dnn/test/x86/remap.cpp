@@ -57,7 +57,9 @@ TEST_F(X86, RemapAndGradientsMatchNaive) {
     const std::vector<Case> cases = {{{2, 3, 7, 5}, 4, 6},
                                      {{1, 2, 1, 1}, 3, 3},
                                      {{2, 1, 9, 11}, 13, 2},
-                                     {{1, 3, 5, 5}, 1, 1}};
+                                     {{1, 3, 5, 5}, 1, 1},
+                                     // a block of eight planes and a part block (the scatter's)
+                                     {{2, 10, 7, 5}, 5, 4}};
     for (bool padded : {false, true})
         for (IMode im : {IMode::LINEAR, IMode::NEAREST})
             for (BMode bm : {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP,
