@@ -171,14 +171,15 @@ public:
 
     // The passes per opt_level (jit/tracing.py documents them): 0 none; 1 constant folding,
     // common-subexpression elimination and in-place reuse; 2 also ConvBias and elementwise
-    // fusion, ReLU gradients masked by the ReLU's output, bias-gradient sums over the inner axes
+    // fusion, ReLU gradients masked by the ReLU's output (before a max pooling's backward where
+    // one reads it), bias-gradient sums over the inner axes
     // first and, on x86, blocked layouts between convolutions; 3 also BatchNorm folding (it needs
     // the weights as constants: capture_as_const).
     static graph::CompileOptions options_for(int opt_level) {
         graph::CompileOptions o;
         o.fold_constants = o.eliminate_common_subexpr = o.reuse_inplace = opt_level >= 1;
-        o.fuse_conv_bias = o.fuse_elemwise = o.mask_relu_grads = o.propagate_layouts =
-                o.reduce_inner_first = opt_level >= 2;
+        o.fuse_conv_bias = o.fuse_elemwise = o.mask_relu_grads = o.mask_before_pool_grads =
+                o.propagate_layouts = o.reduce_inner_first = opt_level >= 2;
         o.fold_batch_norm = opt_level >= 3;
         return o;
     }

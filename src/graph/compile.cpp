@@ -89,6 +89,9 @@ std::unique_ptr<Executable> ComputingGraph::compile(std::span<VarNode* const> ou
     // Before the fusions: it frees the activation's input for ConvBias and in-place reuse.
     if (options.mask_relu_grads)
         mask_relu_grads_by_output(*copy, outs);
+    // After the relu masks read the relus' outputs (a max pooling's src), before the layout pass.
+    if (options.mask_before_pool_grads)
+        mask_before_max_pool_grads(*copy, outs);
     // Before elemwise fusion, which would take the bias add and the activation.
     if (options.fuse_conv_bias)
         fuse_conv_bias(*copy, outs, /*require_own_kernel=*/true);

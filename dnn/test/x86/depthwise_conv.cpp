@@ -9,6 +9,7 @@
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/param_base.h"
+#include "neomeg/dnn/x86_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -243,6 +244,37 @@ TEST_F(X86, DepthwiseBackwardFilterStride2InfinitiesOutsideTaps) {
         for (size_t t = 0; t < 9; ++t)
             finite += std::isfinite(want.at({c, 0, t / 3, t % 3}));
         EXPECT_EQ(finite, 8u) << "channel " << c;
+    }
+}
+
+// The filter gradient on two threads splits the filters, not the input channels: a layer of one
+// input channel (LeNet's first, 1 -> 6, 5x5, batch 64), a split inside a channel's multipliers
+// (3 channels x 2: threads take filters 0-2 and 3-5) and the 3x3 loops; each against naive and
+// bit for bit the one-thread result (a thread sums a filter's images in the same order).
+TEST_F(X86, DepthwiseBackwardFilterSplitsFiltersAcrossThreads) {
+    std::vector<Case> split = {
+            {{64, 1, 28, 28}, {6, 1, 5, 5}, conv_param({1, 1}, {0, 0}, {1, 1}, 1)},
+            {{16, 3, 20, 20}, {6, 1, 5, 5}, conv_param({1, 1}, {0, 0}, {1, 1}, 3)},
+            {{32, 1, 30, 30}, {4, 1, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 1, true)},
+    };
+    const int threads = x86_threads();
+    std::mt19937 rng(29);
+    for (const Case& k : split) {
+        HostTensor x = random_tensor(k.src, rng), dy = random_tensor(conv_dst_shape(k), rng);
+        auto op = handle->create_operator<ConvolutionBackwardFilter>();
+        op->param() = k.p;
+        auto ref = Handle::make_naive()->create_operator<ConvolutionBackwardFilter>();
+        ref->param() = k.p;
+        set_x86_threads(1);
+        HostTensor one = run_op(*op, {x, dy}, {k.filter})[0];
+        set_x86_threads(2);
+        HostTensor two = run_op(*op, {x, dy}, {k.filter})[0];
+        set_x86_threads(threads);
+        // Each tap sums up to 64 x 24 x 24 products of values in [-1, 1] (about 190 in
+        // magnitude), in double: naive's float sums are what the 1e-4 allows for.
+        EXPECT_TRUE(tensors_near(two, run_op(*ref, {x, dy}, {k.filter})[0], 1e-4))
+                << param::to_string(k.p);
+        EXPECT_TRUE(tensors_near(two, one, 0)) << param::to_string(k.p);
     }
 }
 

@@ -270,7 +270,8 @@ class trace:
             chains of elementwise ops into one pass over memory and convolution + bias (+
             residual) + activation into ConvBias (where the backend has a ConvBias kernel of its
             own), with ReLU's backward reading the ReLU's output (exact, and it frees the
-            activation's input early), bias gradients summed over the trailing (spatial) axes
+            activation's input early) and, before a max pooling's backward, masking the pooled
+            gradient instead of the full one (exact), bias gradients summed over the trailing (spatial) axes
             first (a reordered sum: float rounding differs) and, on x86, keeps convolutions,
             BatchNorm, poolings and the elementwise ops between them, forward and backward, in
             oneDNN's blocked layout;

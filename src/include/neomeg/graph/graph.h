@@ -31,7 +31,8 @@ struct InsertOptions {
 };
 
 // The passes compile() runs, in this order: fold_constants, eliminate_common_subexpr,
-// fold_batch_norm, fuse_conv_bias, propagate_layouts, fuse_elemwise, then dead-code removal;
+// fold_batch_norm, mask_relu_grads, mask_before_pool_grads, fuse_conv_bias, propagate_layouts,
+// fuse_elemwise, reduce_inner_first, then dead-code removal;
 // reuse_inplace is the memory plan's.
 struct CompileOptions {
     bool fold_constants = true;            // passes/const_fold.cpp
@@ -40,6 +41,8 @@ struct CompileOptions {
     bool fold_batch_norm = false;  // passes/fold_batch_norm.cpp
     // Exact: ReLU's backward reads the RELU's output instead of its input.
     bool mask_relu_grads = true;  // passes/relu_mask.cpp
+    // Exact: a mask by a max pooling's src moves before the pooling's backward, onto its dy.
+    bool mask_before_pool_grads = true;  // passes/mask_before_max_pool_grad.cpp
     // Only where the backend has a ConvBias kernel of its own (see fuse_conv_bias).
     bool fuse_conv_bias = true;  // passes/fuse_conv_bias.cpp
     // Chains of convolutions on the backend's blocked layout, where it prefers one (x86 with

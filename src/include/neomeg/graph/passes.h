@@ -37,6 +37,16 @@ size_t fold_batch_norm(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 // and fuse_elemwise. Returns the number of nodes rewritten. passes/relu_mask.cpp
 size_t mask_relu_grads_by_output(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
+// Rewrites SWITCH_GT0(x, PoolingBackward(x, y, dy)), MAX pooling's backward masked by its own
+// src (a ReLU's backward after mask_relu_grads_by_output: conv -> relu -> max pool), where y is
+// PoolingForward(x) with the same param and the backward's result is read by the mask alone, into
+// PoolingBackward(x, y, SWITCH_GT0(y, dy)): each window's gradient lands on an element equal to
+// the window's maximum, so masking by the maximum before the scatter gives every element the same
+// value, bit for bit (NaNs and zeros included), and the mask sweeps the pooled tensor (a quarter of
+// the elements for 2x2 windows) instead of the full one. Returns the number of masks moved.
+// passes/mask_before_max_pool_grad.cpp
+size_t mask_before_max_pool_grads(ComputingGraph& graph, std::vector<VarNode*>& outputs);
+
 // Rewrites ConvolutionForward followed by an ADD of a (1, OC, 1, ...) bias, an ADD of a residual
 // of the output's shape, and a RELU, SIGMOID or H_SWISH (any of them, in that order, each read
 // only by the next) into one ConvBias; an absent bias or residual is a constant of ndim 0. With
