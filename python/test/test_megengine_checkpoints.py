@@ -260,16 +260,34 @@ def test_gpu_tensor_maps_to_cpu():
             mge.load(io.BytesIO(gpu_file()))
 
 
-def test_quantized_tensor_is_refused_clearly():
-    path = fixture_path("tensor_qint8")
-    with pytest.raises(pickle.UnpicklingError, match="quantized dtype QuantizedS8") as e:
+def test_quantized_tensor_loads():
+    from megengine.core.tensor.dtype import is_dtype_equal, qint8
+
+    out = mge.load(fixture_path("tensor_qint8"))
+    # MegEngine stored [1.0, -0.5] cast into the int8 storage as NumPy casts: [1, 0]
+    assert is_dtype_equal(out.dtype, qint8(0.5))
+    np.testing.assert_array_equal(out.numpy(), [1, 0])
+
+
+def qint4_file():
+    """tensor_qint8.mge with its dtype renamed QuantizedS4 (same length), which NeoMeg lacks."""
+    with open(fixture_path("tensor_qint8"), "rb") as f:
+        data = f.read()
+    assert data.count(b"QuantizedS8") == 1
+    return data.replace(b"QuantizedS8", b"QuantizedS4")
+
+
+def test_unsupported_quantized_tensor_is_refused_clearly(tmp_path):
+    path = str(tmp_path / "qint4.mge")
+    with open(path, "wb") as f:
+        f.write(qint4_file())
+    with pytest.raises(pickle.UnpicklingError, match="quantized dtype QuantizedS4") as e:
         mge.load(path)
     assert isinstance(e.value, ValueError) and repr(path) in str(e.value)
 
 
 def test_errors_name_the_file(tmp_path):
-    with open(fixture_path("tensor_qint8"), "rb") as f:
-        data = f.read()
+    data = qint4_file()
     with pytest.raises(ValueError, match="load: the file holds"):
         mge.load(io.BytesIO(data))
     path = tmp_path / "named.mge"

@@ -10,6 +10,9 @@ integer tensor gives float32.
 
 import numpy as np
 
+from .quant_dtype import *
+from .quant_dtype import _builtin_quant_dtypes  # noqa: F401
+
 _FLOATS = ("float16", "bfloat16", "float32")
 _INTS = ("bool", "uint8", "int8", "int16", "int32")
 
