@@ -3,6 +3,7 @@
 #include <cmath>
 #include "neomeg/dnn/operators/convolution.h"
 
+#include "src/common/conv_bias_quantized.h"
 #include "src/common/convolution_geometry.h"
 
 namespace neomeg::dnn {
@@ -40,15 +41,23 @@ DType quantized_conv_dtype(const ConvBias& op, const TensorLayout& src, const Te
 
 }  // namespace
 
+ConvGeometry quantized_conv_geometry(const ConvBias& op, const TensorLayout& src,
+                                     const TensorLayout& filter) {
+    // The geometry rule checks shapes and a float dtype; the dtypes were checked above.
+    return conv_forward_geometry(op, ConvArgs::of(op.param()), TensorLayout(src, dtype::Float32),
+                                 TensorLayout(filter, dtype::Float32));
+}
+
 void ConvBias::deduce_layout(std::span<const TensorLayout> inputs,
                              std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     const TensorLayout &src = inputs[0], &filter = inputs[1], &bias = inputs[2], &z = inputs[3];
-    ConvGeometry g = conv_forward_geometry(*this, ConvArgs::of(m_param), src, filter);
     if (src.dtype.is_quantized() || filter.dtype.is_quantized()) {
-        outputs[0] = conv_dst_layout(g, quantized_conv_dtype(*this, src, filter, bias, z));
+        DType dt = quantized_conv_dtype(*this, src, filter, bias, z);
+        outputs[0] = conv_dst_layout(quantized_conv_geometry(*this, src, filter), dt);
         return;
     }
+    ConvGeometry g = conv_forward_geometry(*this, ConvArgs::of(m_param), src, filter);
     TensorLayout dst = conv_dst_layout(g, src.dtype);
     if (bias.ndim != 0) {
         bool fits = bias.ndim == dst.ndim;

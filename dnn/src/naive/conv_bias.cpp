@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "neomeg/dnn/operators/convolution.h"
+#include "src/common/conv_bias_quantized.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/convolution.h"
 #include "src/naive/handle.h"
@@ -21,8 +22,10 @@ public:
                  Workspace) override {
         const TensorND &src = inputs[0], &filter = inputs[1], &bias = inputs[2], &z = inputs[3],
                        &dst = outputs[0];
-        ConvGeometry g =
-                conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout, filter.layout);
+        ConvGeometry g = src.layout.dtype.is_quantized()
+                                 ? quantized_conv_geometry(*this, src.layout, filter.layout)
+                                 : conv_forward_geometry(*this, ConvArgs::of(m_param), src.layout,
+                                                         filter.layout);
         const bool has_bias = bias.layout.ndim != 0, has_z = z.layout.ndim != 0;
         // A bias dim of size 1 repeats along dst's dim.
         TensorLayout bias_l = bias.layout;

@@ -97,7 +97,8 @@ def quantize(module, inplace=True, mapping=None):
         >>> from megengine.quantization import quantize, quantize_qat
         >>> net = quantize_qat(M.Sequential(M.QuantStub(), M.Linear(2, 2), M.DequantStub()))
         >>> _ = net(mge.Tensor(np.ones((1, 2), np.float32)))  # observe one batch
-        >>> net = quantize(net).eval()
+        >>> net = quantize(net)
+        >>> net.eval()
         >>> [type(m).__module__.split(".")[-2] for m in net]
         ['quantized', 'quantized', 'quantized']
         >>> net(mge.Tensor(np.ones((1, 2), np.float32))).dtype

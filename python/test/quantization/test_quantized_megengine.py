@@ -68,7 +68,9 @@ def qnet():
     net.eval()
     qat_eval = net(mge.Tensor(DATA["x"])).numpy()
     np.testing.assert_allclose(qat_eval, DATA["qat_eval"], rtol=1e-5, atol=1e-6)
-    return quantize(net).eval()
+    net = quantize(net)
+    net.eval()
+    return net
 
 
 def test_weights_and_dtypes_match(qnet):

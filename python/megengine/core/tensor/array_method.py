@@ -397,7 +397,7 @@ class ArrayMethodMixin:
         if info is not None:
             op = cached_op(
                 builtin.TypeCvt,
-                dtype=info["name"],
+                dtype=getattr(_rt.ops._DTypeEnum, info["name"]),
                 scale=info["scale"],
                 zero_point=info.get("zero_point", 0),
             )

@@ -200,7 +200,7 @@ def get_zero_point(dtype):
 
 def is_dtype_equal(dt0, dt1):
     """Whether two dtypes are equal, the quantization parameters included (NumPy's ``==``
-    ignores metadata).
+    ignores metadata) and scales compared in float32, as the runtime keeps them.
 
     Args:
         dt0: a dtype.
@@ -215,7 +215,15 @@ def is_dtype_equal(dt0, dt1):
         (True, False)
     """
     dt0, dt1 = np.dtype(dt0), np.dtype(dt1)
-    return dt0 == dt1 and _mgb_info(dt0) == _mgb_info(dt1)
+    a, b = _mgb_info(dt0), _mgb_info(dt1)
+    if dt0 != dt1 or (a is None) != (b is None):
+        return False
+    # the runtime keeps scales in float32: 0.1 and float32(0.1) are one dtype
+    return a is None or (
+        a["name"] == b["name"]
+        and np.float32(a["scale"]) == np.float32(b["scale"])
+        and a.get("zero_point") == b.get("zero_point")
+    )
 
 
 def get_dtype_bit(dtype_name):

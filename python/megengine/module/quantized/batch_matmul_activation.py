@@ -32,7 +32,8 @@ class BatchMatMulActivation(Float.BatchMatMulActivation, QuantizedModule):
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import BatchMatMulActivation
-        >>> m = BatchMatMulActivation(1, 2, 1, dtype=qint8(1.0)).eval()
+        >>> m = BatchMatMulActivation(1, 2, 1, dtype=qint8(1.0))
+        >>> m.eval()
         >>> m.weight = mge.Parameter(np.array([1, 2], dtype=qint8(1.0)).reshape(1, 1, 2, 1, 1))
         >>> m.bias = mge.Parameter(np.zeros((1, 1, 1, 1), np.float32))
         >>> x = mge.Tensor(np.array([[[1.0], [3.0]]], np.float32)).astype(qint8(1.0))
@@ -67,7 +68,8 @@ class BatchMatMulActivation(Float.BatchMatMulActivation, QuantizedModule):
             >>> import megengine as mge
             >>> from megengine.core.tensor.dtype import qint8
             >>> from megengine.module.quantized import BatchMatMulActivation
-            >>> m = BatchMatMulActivation(1, 1, 1, dtype=qint8(1.0)).eval()
+            >>> m = BatchMatMulActivation(1, 1, 1, dtype=qint8(1.0))
+            >>> m.eval()
             >>> m.weight = mge.Parameter(np.array([-2], dtype=qint8(1.0)).reshape(1, 1, 1, 1, 1))
             >>> m.bias = mge.Parameter(np.zeros((1, 1, 1, 1), np.float32))
             >>> x = mge.Tensor(np.array([[[3.0]]], np.float32)).astype(qint8(1.0))

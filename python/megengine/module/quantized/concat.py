@@ -21,7 +21,9 @@ class Concat(QuantizedModule):
         >>> from megengine.module.quantized import Concat
         >>> a = mge.Tensor(np.array([1.0], np.float32)).astype(qint8(0.5))
         >>> b = mge.Tensor(np.array([1.0], np.float32)).astype(qint8(0.25))
-        >>> Concat(qint8(0.1)).eval()([a, b]).numpy().tolist()
+        >>> m = Concat(qint8(0.1))
+        >>> m.eval()
+        >>> m([a, b]).numpy().tolist()
         [10, 10]
     """
 

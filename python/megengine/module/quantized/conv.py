@@ -36,7 +36,8 @@ class Conv2d(Float.Conv2d, QuantizedModule):
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import Conv2d
-        >>> m = Conv2d(1, 1, 1, dtype=qint8(0.5)).eval()
+        >>> m = Conv2d(1, 1, 1, dtype=qint8(0.5))
+        >>> m.eval()
         >>> m.weight = mge.Parameter(np.array([[[[2]]]], dtype=qint8(0.5)))
         >>> m.bias = mge.Parameter(np.full((1, 1, 1, 1), 1.0, np.float32))
         >>> x = mge.Tensor(np.array([[[[3.0]]]], np.float32)).astype(qint8(0.5))
@@ -90,7 +91,8 @@ class Conv2d(Float.Conv2d, QuantizedModule):
             >>> import megengine as mge
             >>> from megengine.core.tensor.dtype import qint8
             >>> from megengine.module.quantized import Conv2d
-            >>> m = Conv2d(1, 1, 1, dtype=qint8(1.0)).eval()
+            >>> m = Conv2d(1, 1, 1, dtype=qint8(1.0))
+            >>> m.eval()
             >>> m.weight = mge.Parameter(np.array([[[[1]]]], dtype=qint8(1.0)))
             >>> x = mge.Tensor(np.array([[[[-3.0]]]], np.float32)).astype(qint8(1.0))
             >>> m.calc_conv_quantized(x, "relu").numpy().ravel().tolist()
@@ -175,7 +177,8 @@ class ConvRelu2d(Conv2d):
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import ConvRelu2d
-        >>> m = ConvRelu2d(1, 1, 1, dtype=qint8(1.0)).eval()
+        >>> m = ConvRelu2d(1, 1, 1, dtype=qint8(1.0))
+        >>> m.eval()
         >>> m.weight = mge.Parameter(np.array([[[[1]]]], dtype=qint8(1.0)))
         >>> x = mge.Tensor(np.array([[[[-3.0, 2.0]]]], np.float32)).astype(qint8(1.0))
         >>> m(x).numpy().ravel().tolist()
@@ -341,8 +344,8 @@ class ConvTransposeRelu2d(ConvTranspose2d):
 
     Examples:
         >>> from megengine.module.quantized import ConvTransposeRelu2d
-        >>> ConvTransposeRelu2d(1, 1, 1).eval().training
-        False
+        >>> ConvTransposeRelu2d(2, 1, 3).weight.shape
+        (2, 1, 3, 3)
     """
 
     def forward(self, inp):

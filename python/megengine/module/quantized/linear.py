@@ -22,7 +22,8 @@ class Linear(QuantizedModule):
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import Linear
-        >>> m = Linear(qint8(0.5)).eval()
+        >>> m = Linear(qint8(0.5))
+        >>> m.eval()
         >>> m.weight = mge.Parameter(np.array([[1, 2]], dtype=qint8(1.0)))
         >>> m.bias = mge.Parameter(np.array([0.5], np.float32))
         >>> x = mge.Tensor(np.array([[1.0, -2.0]], np.float32)).astype(qint8(1.0))
@@ -51,7 +52,8 @@ class Linear(QuantizedModule):
             >>> import megengine as mge
             >>> from megengine.core.tensor.dtype import qint8
             >>> from megengine.module.quantized import Linear
-            >>> m = Linear(qint8(1.0)).eval()
+            >>> m = Linear(qint8(1.0))
+            >>> m.eval()
             >>> m.weight = mge.Parameter(np.array([[1], [-1]], dtype=qint8(1.0)))
             >>> x = mge.Tensor(np.array([[3.0]], np.float32)).astype(qint8(1.0))
             >>> m.calc_linear_quantized(x, "relu").numpy().tolist()
@@ -117,7 +119,8 @@ class LinearRelu(Linear):
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import LinearRelu
-        >>> m = LinearRelu(qint8(1.0)).eval()
+        >>> m = LinearRelu(qint8(1.0))
+        >>> m.eval()
         >>> m.weight = mge.Parameter(np.array([[1], [-1]], dtype=qint8(1.0)))
         >>> m(mge.Tensor(np.array([[3.0]], np.float32)).astype(qint8(1.0))).numpy().tolist()
         [[3, 0]]

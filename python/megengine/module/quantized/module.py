@@ -17,7 +17,8 @@ class QuantizedModule(Module):
 
     Examples:
         >>> from megengine.module.quantized import DequantStub
-        >>> m = DequantStub().eval()
+        >>> m = DequantStub()
+        >>> m.eval()
         >>> repr(m).startswith("Quantized.")
         True
     """

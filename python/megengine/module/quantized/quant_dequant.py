@@ -17,7 +17,8 @@ class QuantStub(QuantizedModule):
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import QuantStub
-        >>> m = QuantStub(qint8(0.1)).eval()
+        >>> m = QuantStub(qint8(0.1))
+        >>> m.eval()
         >>> m(mge.Tensor(np.array([0.25, -20.0], np.float32))).numpy().tolist()
         [3, -128]
     """
@@ -63,7 +64,9 @@ class DequantStub(QuantizedModule):
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import DequantStub
         >>> x = mge.Tensor(np.array([0.25], np.float32)).astype(qint8(0.1))
-        >>> DequantStub().eval()(x).numpy().round(6).tolist()
+        >>> m = DequantStub()
+        >>> m.eval()
+        >>> m(x).numpy().round(6).tolist()
         [0.3]
     """
 
