@@ -273,7 +273,7 @@ def qint4_file():
     """tensor_qint8.mge with its dtype renamed QuantizedS4 (same length), which NeoMeg lacks."""
     with open(fixture_path("tensor_qint8"), "rb") as f:
         data = f.read()
-    assert data.count(b"QuantizedS8") == 1
+    assert data.count(b"QuantizedS8") == 2  # the array's dtype and the tensor's
     return data.replace(b"QuantizedS8", b"QuantizedS4")
 
 
@@ -518,7 +518,9 @@ def use(obj, depth=0):
     # what a caller does with a loaded checkpoint: every tensor must be usable
     if isinstance(obj, mge.Tensor):
         assert obj._initialized and obj.numpy().shape == obj.shape
-        if obj._dtype_name != "bool":
+        if obj.dtype.metadata:  # quantized: dequantized, then computed on
+            (obj.astype("float32") + 0).numpy()
+        elif obj._dtype_name != "bool":
             (obj + 0).numpy()
     elif isinstance(obj, dict) and depth < 20:
         for v in list(obj.values()):

@@ -107,6 +107,8 @@ def test_arithmetic_on_quantized_is_a_clear_error():
     q = mge.Tensor(np.array([1.0], np.float32)).astype(D.qint8(0.5))
     with pytest.raises(Exception, match="QuantizedS8"):
         (q + q).numpy()
+    with pytest.raises(TypeError, match="astype"):
+        q + 1
 
 
 def test_print_and_save_load():
