@@ -170,7 +170,15 @@ class ConvRelu2d(Conv2d):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_size: window size.
-        kwargs: the rest of :class:`Conv2d`'s arguments.
+        stride: step of the window.
+        padding: padding on both sides.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        conv_mode: ``"cross_correlation"`` or ``"convolution"``.
+        compute_mode: ``"default"``.
+        dtype: the quantized output dtype.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
+        kwargs: ``name`` of the module.
 
     Examples:
         >>> import numpy as np
@@ -340,7 +348,16 @@ class ConvTransposeRelu2d(ConvTranspose2d):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_size: window size.
-        kwargs: the rest of :class:`ConvTranspose2d`'s arguments.
+        stride: stride of the matching Conv2d.
+        padding: padding of the matching Conv2d.
+        output_padding: extra rows/columns of the output.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether there is a bias.
+        conv_mode: ``"cross_correlation"``.
+        compute_mode: ``"default"``.
+        dtype: the quantized output dtype.
+        kwargs: ``name`` of the module.
 
     Examples:
         >>> from megengine.module.quantized import ConvTransposeRelu2d

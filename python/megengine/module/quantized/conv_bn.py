@@ -59,7 +59,15 @@ class ConvBn2d(_ConvBnActivation2d):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_size: window size.
-        kwargs: the rest of :class:`~.quantized.Conv2d`'s arguments.
+        stride: step of the window.
+        padding: padding on both sides.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        conv_mode: ``"cross_correlation"`` or ``"convolution"``.
+        compute_mode: ``"default"``.
+        dtype: the quantized output dtype.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
+        kwargs: ``name`` of the module.
 
     Examples:
         >>> from megengine.module.quantized import ConvBn2d
@@ -79,7 +87,15 @@ class ConvBnRelu2d(_ConvBnActivation2d):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_size: window size.
-        kwargs: the rest of :class:`~.quantized.Conv2d`'s arguments.
+        stride: step of the window.
+        padding: padding on both sides.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        conv_mode: ``"cross_correlation"`` or ``"convolution"``.
+        compute_mode: ``"default"``.
+        dtype: the quantized output dtype.
+        padding_mode: ``"zeros"``, ``"reflect"`` or ``"replicate"``.
+        kwargs: ``name`` of the module.
 
     Examples:
         >>> from megengine.module.quantized import ConvBnRelu2d

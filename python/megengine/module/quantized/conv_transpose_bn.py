@@ -59,7 +59,16 @@ class ConvTransposeBn2d(_ConvTransposeBnActivation2d):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_size: window size.
-        kwargs: the rest of :class:`~.quantized.ConvTranspose2d`'s arguments.
+        stride: stride of the matching Conv2d.
+        padding: padding of the matching Conv2d.
+        output_padding: extra rows/columns of the output.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether there is a bias.
+        conv_mode: ``"cross_correlation"``.
+        compute_mode: ``"default"``.
+        dtype: the quantized output dtype.
+        kwargs: ``name`` of the module.
 
     Examples:
         >>> from megengine.module.quantized import ConvTransposeBn2d
@@ -78,7 +87,16 @@ class ConvTransposeBnRelu2d(_ConvTransposeBnActivation2d):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_size: window size.
-        kwargs: the rest of :class:`~.quantized.ConvTranspose2d`'s arguments.
+        stride: stride of the matching Conv2d.
+        padding: padding of the matching Conv2d.
+        output_padding: extra rows/columns of the output.
+        dilation: spacing between kernel taps.
+        groups: channel groups.
+        bias: whether there is a bias.
+        conv_mode: ``"cross_correlation"``.
+        compute_mode: ``"default"``.
+        dtype: the quantized output dtype.
+        kwargs: ``name`` of the module.
 
     Examples:
         >>> from megengine.module.quantized import ConvTransposeBnRelu2d

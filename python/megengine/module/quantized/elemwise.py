@@ -25,7 +25,7 @@ class Elemwise(QuantizedModule):
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import Elemwise
         >>> a = mge.Tensor(np.array([1.0, -3.0], np.float32)).astype(qint8(0.5))
-        >>> b = mge.Tensor(np.array([0.3, 1.0], np.float32)).astype(qint8(0.1))
+        >>> b = mge.Tensor(np.array([0.4, 1.0], np.float32)).astype(qint8(0.1))
         >>> m = Elemwise("fuse_add_relu", qint8(0.2))
         >>> m.eval()
         >>> m.method, m(a, b).numpy().tolist()

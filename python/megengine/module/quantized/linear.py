@@ -25,10 +25,10 @@ class Linear(QuantizedModule):
         >>> m = Linear(qint8(0.5))
         >>> m.eval()
         >>> m.weight = mge.Parameter(np.array([[1, 2]], dtype=qint8(1.0)))
-        >>> m.bias = mge.Parameter(np.array([0.5], np.float32))
+        >>> m.bias = mge.Parameter(np.array([1.0], np.float32))
         >>> x = mge.Tensor(np.array([[1.0, -2.0]], np.float32)).astype(qint8(1.0))
-        >>> m(x).numpy().tolist()  # (1 - 4 + 0.5) / 0.5
-        [[-5]]
+        >>> m(x).numpy().tolist()  # (1 - 4 + 1) / 0.5
+        [[-4]]
     """
 
     def __init__(self, dtype=None, **kwargs):

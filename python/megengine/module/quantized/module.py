@@ -13,7 +13,7 @@ class QuantizedModule(Module):
     :func:`~.quantize`, and inference only (calling one in training mode raises ValueError).
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name.
 
     Examples:
         >>> from megengine.module.quantized import DequantStub

@@ -56,18 +56,18 @@ class DequantStub(QuantizedModule):
     """Dequantizes its input to float32.
 
     Args:
-        kwargs: ``name`` of the module.
+        name: the module's name.
 
     Examples:
         >>> import numpy as np
         >>> import megengine as mge
         >>> from megengine.core.tensor.dtype import qint8
         >>> from megengine.module.quantized import DequantStub
-        >>> x = mge.Tensor(np.array([0.25], np.float32)).astype(qint8(0.1))
+        >>> x = mge.Tensor(np.array([0.3], np.float32)).astype(qint8(0.25))
         >>> m = DequantStub()
         >>> m.eval()
-        >>> m(x).numpy().round(6).tolist()
-        [0.3]
+        >>> m(x).numpy().tolist()
+        [0.25]
     """
 
     def forward(self, inp):
