@@ -4,7 +4,6 @@
 #include <unordered_set>
 
 #include "naive/reduce_test_util.h"
-#include "naive/tensor_ops_test.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/operators/elemwise.h"
 #include "neomeg/dnn/operators/linalg.h"

@@ -63,6 +63,8 @@ std::vector<double> sample_values(DType dt) {
                     16777217, 16842753, 65519, 65520};
         case DTypeEnum::Bool:
             return {0, 1};
+        default:  // quantized dtypes: naive/quantized.cpp
+            break;
     }
     return {};
 }
