@@ -73,7 +73,7 @@ size_t TraceRecorder::KeyHash::operator()(const Key& k) const {
         mix(k.layout.shape[i]);
         mix(static_cast<size_t>(k.layout.stride[i]));
     }
-    mix(static_cast<size_t>(k.layout.dtype.enumv()));
+    mix(k.layout.dtype.hash());
     return h;
 }
 

@@ -47,8 +47,7 @@ def _dtype_name(dtype):
         raise _StateError(f"a tensor dtype must be a numpy dtype or a name, got {type(dtype)}")
     meta = (dtype.metadata or {}).get("mgb_dtype")
     if meta is not None:
-        name = meta.get("name") if isinstance(meta, dict) else meta
-        raise _StateError(f"MegEngine's quantized dtype {name!s} is not supported by NeoMeg")
+        return _quantized_dtype(dtype, meta)
     if dtype.kind == "V" and dtype.itemsize == 2 and dtype.fields is None:
         return "bfloat16"
     for name in _DTYPES:
@@ -61,6 +60,40 @@ def _dtype_name(dtype):
     raise _StateError(f"unsupported tensor dtype {dtype!r}")
 
 
+_QUANTIZED = {"QuantizedS8": "qint8", "Quantized8Asymm": "quint8", "QuantizedS32": "qint32"}
+
+
+def _quantized_dtype(dtype, meta):
+    """A pickled quantized dtype rebuilt from its checked fields (a canonical NumPy dtype)."""
+    from .core.tensor.quant_dtype import _builtin_quant_dtypes, create_quantized_dtype
+
+    name = meta.get("name") if isinstance(meta, dict) else meta
+    kind = _QUANTIZED.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise _StateError(f"MegEngine's quantized dtype {name!s} is not supported by NeoMeg")
+    info = _builtin_quant_dtypes[kind]
+    scale, zp = meta.get("scale"), meta.get("zero_point")
+    if (
+        dtype.str != np.dtype(info.np_dtype_str).str
+        or type(scale) is not float
+        or not np.isfinite(scale)
+        or scale <= 0
+        or (info.is_unsigned and type(zp) is not int)
+        or set(meta) - {"name", "scale", "zero_point"}
+    ):
+        raise _StateError(f"a malformed quantized dtype {name} ({dtype!r} with {meta!r})")
+    try:
+        return create_quantized_dtype(info, scale, zp if info.is_unsigned else None)
+    except ValueError as e:
+        raise _StateError(f"a malformed quantized dtype: {e}") from e
+
+
+def _same_dtype(a, b):
+    if isinstance(a, np.dtype) or isinstance(b, np.dtype):
+        return a == b and getattr(a, "metadata", None) == getattr(b, "metadata", None)
+    return a == b
+
+
 def _tensor_args(data, dtype, device, map_location):
     """Checks a pickled tensor state; returns the (array, dtype name, device) to build from."""
     if type(data) is not np.ndarray:
@@ -68,7 +101,7 @@ def _tensor_args(data, dtype, device, map_location):
     name = _dtype_name(dtype)
     data_name = _dtype_name(data.dtype)
     # NeoMeg saves bfloat16 as its float32 values; MegEngine as the raw bits
-    if name != data_name and not (name == "bfloat16" and data_name == "float32"):
+    if not _same_dtype(name, data_name) and not (name == "bfloat16" and data_name == "float32"):
         raise _StateError(f"a tensor of dtype {name} has data of dtype {data.dtype}")
     # numpy has checked the data's bytes against its shape (ndarray.__setstate__)
     if data.ndim > _MAX_NDIM:
@@ -103,7 +136,8 @@ def _fill(tensor, data, name, device, saved_device):
         _construct(tensor, data, name, device)
     except Exception as e:
         raise _StateError(f"a tensor of {data.shape} {name} could not be built ({e})") from e
-    if tensor.shape != data.shape or tensor._dtype_name != name:
+    built = tensor.dtype if isinstance(name, np.dtype) else tensor._dtype_name
+    if tensor.shape != data.shape or not _same_dtype(built, name):
         raise _StateError(
             f"a tensor built as {tensor.shape} {tensor._dtype_name} from {data.shape} {name}"
         )

@@ -92,7 +92,10 @@ def _pickler(pickle_module, f, protocol):
                 kind = "Parameter" if isinstance(obj, Parameter) else "Tensor"
                 # The device as its plain canonical name ("cpu0"): no CompNode in the file.
                 device = _rt.canonical_device(obj.device)
-                return (_rebuild, (kind, obj.numpy(), obj._dtype_name, device))
+                array = obj.numpy()
+                # a quantized dtype is its NumPy dtype with metadata, as MegEngine saves it
+                dtype = array.dtype if array.dtype.metadata else obj._dtype_name
+                return (_rebuild, (kind, array, dtype, device))
             return NotImplemented
 
     return Pickler(f, protocol=protocol)

@@ -1,11 +1,49 @@
 #include "dtype_convert.h"
 
+#include "neomeg/dnn/errors.h"
+
 namespace neomeg::python {
+
+namespace {
+
+// MegEngine's quantized numpy dtype: int8/uint8/int32 with metadata
+// {"mgb_dtype": {"name": "QuantizedS8", "scale": s[, "zero_point": z]}}.
+bool quantized_from_metadata(const py::dtype& dt, dnn::DType& out) {
+    py::object meta = dt.attr("metadata");
+    if (meta.is_none() || !meta.contains("mgb_dtype"))
+        return false;
+    py::dict info = meta["mgb_dtype"];
+    auto name = info["name"].cast<std::string>();
+    dnn::DTypeEnum e;
+    if (name == "QuantizedS8")
+        e = dnn::DTypeEnum::QuantizedS8;
+    else if (name == "Quantized8Asymm")
+        e = dnn::DTypeEnum::Quantized8Asymm;
+    else if (name == "QuantizedS32")
+        e = dnn::DTypeEnum::QuantizedS32;
+    else
+        throw py::type_error("quantized dtype " + name +
+                             " is not supported (supported: QuantizedS8, Quantized8Asymm, "
+                             "QuantizedS32)");
+    NM_THROW_IF(dnn::DType(e).storage().size() != static_cast<size_t>(dt.itemsize()), DTypeError,
+                name, ": numpy storage ", std::string(py::str(dt)), " has the wrong size");
+    auto scale = info["scale"].cast<float>();
+    int32_t zp = info.contains("zero_point") ? info["zero_point"].cast<int32_t>() : 0;
+    out = dnn::DType::make(e, scale, zp);
+    return true;
+}
+
+}  // namespace
 
 dnn::DType dtype_from_numpy(const py::dtype& dt) {
     char kind = dt.kind();
     size_t size = dt.itemsize();
     using namespace dnn::dtype;
+    if (kind == 'i' || kind == 'u') {
+        dnn::DType q;
+        if (quantized_from_metadata(dt, q))
+            return q;
+    }
     switch (kind) {
         case 'f':
             if (size == 2)
@@ -38,6 +76,17 @@ dnn::DType dtype_from_numpy(const py::dtype& dt) {
 }
 
 py::dtype dtype_to_numpy(dnn::DType dt) {
+    if (dt.is_quantized()) {
+        py::dict info;
+        info["name"] = dt.name();
+        info["scale"] = static_cast<double>(dt.scale());
+        if (dt.enumv() == dnn::DTypeEnum::Quantized8Asymm)
+            info["zero_point"] = dt.zero_point();
+        py::dict meta;
+        meta["mgb_dtype"] = info;
+        auto np = py::module_::import("numpy");
+        return np.attr("dtype")(dtype_to_numpy(dt.storage()), py::arg("metadata") = meta);
+    }
     switch (dt.enumv()) {
         case dnn::DTypeEnum::Float32:
         case dnn::DTypeEnum::BFloat16:
@@ -54,6 +103,8 @@ py::dtype dtype_to_numpy(dnn::DType dt) {
             return py::dtype("int32");
         case dnn::DTypeEnum::Bool:
             return py::dtype("bool");
+        default:
+            break;
     }
     throw py::type_error("invalid dtype");
 }

@@ -44,6 +44,8 @@ imperative::Tensor convert_dtype(const imperative::Tensor& t, dnn::DType dt) {
         return t;
     dnn::param::TypeCvt p;
     p.dtype = dt.enumv();
+    p.scale = dt.scale();
+    p.zero_point = dt.zero_point();
     imperative::ops::TypeCvt op(p);
     return imperative::apply(op, {&t, 1})[0];
 }
@@ -88,6 +90,13 @@ TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& d
     } else {
         auto np = py::module_::import("numpy");
         py::array arr = np.attr("asarray")(data.is_none() ? py::list() : data);
+        if (!dtype.is_none()) {
+            // MegEngine casts array data into a quantized dtype's storage as numpy does (the
+            // values are taken as stored integers); astype quantizes.
+            dnn::DType want = dtype_from_py(dtype);
+            if (want.is_quantized())
+                arr = arr.attr("astype")(dtype_to_numpy(want));
+        }
         t = tensor_from_array(arr, cn);
     }
     if (!dtype.is_none())

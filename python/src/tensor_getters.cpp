@@ -44,6 +44,8 @@ PyObject* get_size(PyObject* self, void*) noexcept {
 
 // numpy dtype objects by DTypeEnum, made once.
 PyObject* numpy_dtype(dnn::DType dt) {
+    if (dt.is_quantized())  // parameterised: made each time
+        return dtype_to_numpy(dt).release().ptr();
     static std::array<PyObject*, 16> cache{};
     PyObject*& slot = cache.at(static_cast<size_t>(dt.enumv()));
     if (!slot)

@@ -260,16 +260,34 @@ def test_gpu_tensor_maps_to_cpu():
             mge.load(io.BytesIO(gpu_file()))
 
 
-def test_quantized_tensor_is_refused_clearly():
-    path = fixture_path("tensor_qint8")
-    with pytest.raises(pickle.UnpicklingError, match="quantized dtype QuantizedS8") as e:
+def test_quantized_tensor_loads():
+    from megengine.core.tensor.dtype import is_dtype_equal, qint8
+
+    out = mge.load(fixture_path("tensor_qint8"))
+    # MegEngine stored [1.0, -0.5] cast into the int8 storage as NumPy casts: [1, 0]
+    assert is_dtype_equal(out.dtype, qint8(0.5))
+    np.testing.assert_array_equal(out.numpy(), [1, 0])
+
+
+def qint4_file():
+    """tensor_qint8.mge with its dtype renamed QuantizedS4 (same length), which NeoMeg lacks."""
+    with open(fixture_path("tensor_qint8"), "rb") as f:
+        data = f.read()
+    assert data.count(b"QuantizedS8") == 2  # the array's dtype and the tensor's
+    return data.replace(b"QuantizedS8", b"QuantizedS4")
+
+
+def test_unsupported_quantized_tensor_is_refused_clearly(tmp_path):
+    path = str(tmp_path / "qint4.mge")
+    with open(path, "wb") as f:
+        f.write(qint4_file())
+    with pytest.raises(pickle.UnpicklingError, match="quantized dtype QuantizedS4") as e:
         mge.load(path)
     assert isinstance(e.value, ValueError) and repr(path) in str(e.value)
 
 
 def test_errors_name_the_file(tmp_path):
-    with open(fixture_path("tensor_qint8"), "rb") as f:
-        data = f.read()
+    data = qint4_file()
     with pytest.raises(ValueError, match="load: the file holds"):
         mge.load(io.BytesIO(data))
     path = tmp_path / "named.mge"
@@ -500,7 +518,9 @@ def use(obj, depth=0):
     # what a caller does with a loaded checkpoint: every tensor must be usable
     if isinstance(obj, mge.Tensor):
         assert obj._initialized and obj.numpy().shape == obj.shape
-        if obj._dtype_name != "bool":
+        if obj.dtype.metadata:  # quantized: dequantized, then computed on
+            (obj.astype("float32") + 0).numpy()
+        elif obj._dtype_name != "bool":
             (obj + 0).numpy()
     elif isinstance(obj, dict) and depth < 20:
         for v in list(obj.values()):

@@ -102,8 +102,10 @@ void dispatch(dnn::DType dtype, F&& f) {
         return;
         NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB
+        default:  // quantized tensors are not communicated
+            break;
     }
-    throw std::invalid_argument("distributed: unsupported dtype");
+    throw std::invalid_argument(std::string("distributed: unsupported dtype ") + dtype.name());
 }
 
 // An all-reduce's dtype and op in the signature its ranks compare (ring_all_reduce.h).

@@ -34,6 +34,8 @@ ncclDataType_t nccl_dtype(dnn::DType dtype, bool reducing) {
             if (!reducing)
                 return ncclUint8;  // moved as bytes: the caller scales the count
             break;
+        default:
+            break;
     }
     throw std::invalid_argument(std::string("distributed (NCCL): cannot reduce ") + dtype.name() +
                                 " tensors (NCCL has no such type)");

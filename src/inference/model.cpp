@@ -65,7 +65,8 @@ void HostTensor::check_element_type(int type) const {
     static const std::map<std::string, int, std::less<>> kTypes{
             {"float32", 0}, {"int8", 1}, {"uint8", 2},   {"int16", 3},
             {"int32", 4},   {"bool", 5}, {"float16", 6}, {"bfloat16", 6}};
-    auto it = kTypes.find(m_dtype);
+    // a quantized tensor's elements are its storage's (int8 for QuantizedS8(...))
+    auto it = kTypes.find(dnn::DType::from_name(m_dtype).storage().name());
     if (it == kTypes.end() || it->second != type)
         throw std::invalid_argument("HostTensor::data<T>: T is not the element type of " + m_dtype);
 }
@@ -77,7 +78,7 @@ std::vector<double> HostTensor::to_doubles() const {
     const std::byte* p = m_bytes.data();
     for (size_t i = 0; i < out.size(); ++i) {
         const std::byte* e = p + i * dt.size();
-        switch (dt.enumv()) {
+        switch (dt.storage().enumv()) {  // a quantized tensor's stored integers
 #define NM_CB(en, ct, nm)                                    \
     case dnn::DTypeEnum::en: {                               \
         dnn::ct v;                                           \
@@ -87,6 +88,8 @@ std::vector<double> HostTensor::to_doubles() const {
     }
             NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB
+            default:  // storage() is a plain dtype
+                break;
         }
     }
     return out;
@@ -155,7 +158,7 @@ struct Model::Impl {
         b.graph = serialization::load(*bytes, lo);
         b.exe = b.graph.graph->compile(b.graph.output_vars());
         for (const auto& o : b.graph.outputs)
-            b.outputs.push_back({o.name, o.var->dtype().name(), dims_of(o.var->shape())});
+            b.outputs.push_back({o.name, o.var->dtype().full_name(), dims_of(o.var->shape())});
         cur = std::move(b);
     }
 
@@ -202,7 +205,7 @@ Model Model::Impl::make(std::shared_ptr<const std::vector<uint8_t>> bytes, const
     }
     impl->build();
     for (const auto& in : impl->cur.graph.inputs) {
-        impl->inputs.push_back({in.name, in.var->dtype().name(), in.declared_shape});
+        impl->inputs.push_back({in.name, in.var->dtype().full_name(), in.declared_shape});
         impl->shapes[in.name] = in.var->shape();
     }
     impl->cur.shapes = impl->shapes;
@@ -247,7 +250,7 @@ std::vector<std::string> Model::output_names() const {
 
 TensorInfo Model::input(std::string_view name) const {
     const auto& in = m_impl->find_input(name);
-    return {in.name, in.var->dtype().name(), dims_of(in.var->shape())};
+    return {in.name, in.var->dtype().full_name(), dims_of(in.var->shape())};
 }
 
 void Model::set_input(std::string_view name, const void* data, std::span<const int64_t> shape) {
@@ -286,7 +289,7 @@ void Model::set_input(std::string_view name, const void* data, std::span<const i
 }
 
 void Model::set_input(std::string_view name, const HostTensor& value) {
-    std::string want = m_impl->find_input(name).var->dtype().name();
+    std::string want = m_impl->find_input(name).var->dtype().full_name();
     if (value.dtype() != want)
         throw std::invalid_argument(
                 str_cat("Model::set_input: '", name, "' is ", want, ", got ", value.dtype()));
@@ -315,7 +318,7 @@ HostTensor Model::output(std::string_view name) const {
             std::vector<std::byte> bytes(t.dtype().size(t.shape().total_nr_elems()));
             if (!bytes.empty())
                 t.to_host(bytes.data());
-            return HostTensor(t.dtype().name(), dims_of(t.shape()), std::move(bytes));
+            return HostTensor(t.dtype().full_name(), dims_of(t.shape()), std::move(bytes));
         }
     throw std::out_of_range(str_cat("the model has no output named '", name, "'"));
 }

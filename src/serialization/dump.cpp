@@ -143,7 +143,7 @@ private:
                                              "' does not fit its shape ", v->shape().to_string()));
             }
             out.push_back(fbs::CreateInput(m_b, m_b.CreateString(v->name()),
-                                           m_b.CreateString(v->dtype().name()),
+                                           m_b.CreateString(v->dtype().full_name()),
                                            m_b.CreateVector(declared), m_b.CreateVector(sample)));
         }
         return out;
@@ -153,7 +153,7 @@ private:
         std::vector<uint8_t> data(v.dtype().size(v.shape().total_nr_elems()));
         if (!data.empty())
             v.value().to_host(data.data());
-        auto t = fbs::CreateTensor(m_b, m_b.CreateString(v.dtype().name()),
+        auto t = fbs::CreateTensor(m_b, m_b.CreateString(v.dtype().full_name()),
                                    m_b.CreateVector(dims_of(v.shape())), m_b.CreateVector(data));
         return fbs::CreateConstant(m_b, m_b.CreateString(v.name()), t);
     }

@@ -45,6 +45,12 @@ const T& get(const std::vector<ParamField>& f, size_t i, const char* set, const 
 }
 
 inline dnn::DTypeEnum dtype_by_name(std::string_view name, const char* field) {
+    // a dtype field holds only the enum: a quantized one's parameters are fields of their own
+#define NM_CB(e, t, s, n) \
+    if (name == n)        \
+        return dnn::DTypeEnum::e;
+    NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
+#undef NM_CB
     try {
         return dnn::DType::from_name(name).enumv();
     } catch (const dnn::DTypeError&) {

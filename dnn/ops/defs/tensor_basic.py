@@ -23,6 +23,8 @@ op(
         "TypeCvt",
         "The dtype to convert to.",
         field("dtype", "dtype", "Float32", "dtype of dst"),
+        field("scale", "float32", 0.0, "a quantized dst's scale (0 for a plain dtype)"),
+        field("zero_point", "int32", 0, "a Quantized8Asymm dst's zero point"),
     ),
     layout_follows={"dst": "src"},
 )

@@ -12,7 +12,9 @@ struct TypeTag {
     using type = T;
 };
 
-// Every dtype.
+// Every plain dtype. A quantized dtype is a DTypeError: its values are not its storage's, so a
+// kernel that computes on them must say so (TypeCvt, ConvBias, MatrixMul); kernels that only move
+// bytes dispatch on dt.storage() instead.
 template <class F>
 decltype(auto) dispatch_dtype(DType dt, F&& f) {
     switch (dt.enumv()) {
@@ -21,6 +23,11 @@ decltype(auto) dispatch_dtype(DType dt, F&& f) {
         return f(TypeTag<t>{});
         NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB
+#define NM_CB(e, t, s, n) case DTypeEnum::e:
+        NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
+#undef NM_CB
+        throw DTypeError(
+                str_cat("quantized dtype ", dt.full_name(), " is not supported by this operator"));
     }
     throw DTypeError("invalid dtype");
 }

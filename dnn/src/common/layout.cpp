@@ -307,7 +307,7 @@ std::string TensorLayout::to_string() const {
     os << '{';
     for (size_t i = 0; i < ndim; ++i)
         os << (i ? "," : "") << shape[i] << '(' << stride[i] << ')';
-    os << "} " << dtype.name();
+    os << "} " << dtype.full_name();
     return os.str();
 }
 

@@ -14,8 +14,9 @@ namespace {
 PoolGeometry pool_common(const OperatorBase& op, const TensorLayout& src) {
     NM_OP_REQUIRE(op, ShapeError, src.ndim >= 3 && src.ndim <= 2 + kMaxPoolSpatial,
                   "src must be (N, C, spatial...) with 1 to 3 spatial dims, got ", src.to_string());
-    NM_OP_REQUIRE(op, DTypeError, src.dtype.is_float(), "dtype ", src.dtype.name(),
-                  " is not supported (float only); src ", src.to_string());
+    NM_OP_REQUIRE(op, DTypeError, src.dtype.is_float() || src.dtype.is_quantized(), "dtype ",
+                  src.dtype.name(), " is not supported (float or quantized only); src ",
+                  src.to_string());
     PoolGeometry g;
     g.spatial = src.ndim - 2;
     g.n = src[0];
@@ -98,12 +99,19 @@ void check_pool_backward(const OperatorBase& op, const PoolGeometry& g, const Te
 void PoolingForward::deduce_layout(std::span<const TensorLayout> inputs,
                                    std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
+    // The maximum of quantized values is the quantized maximum (a positive scale keeps the
+    // order); an average would need requantising, which MegEngine's quantized nets do not use.
+    NM_REQUIRE(NotSupportedError,
+               !inputs[0].dtype.is_quantized() || m_param.mode == Param::Mode::MAX,
+               "quantized src ", inputs[0].dtype.full_name(), " pools only in MAX mode");
     outputs[0] = pool_dst_layout(pooling_geometry(*this, m_param, inputs[0]), inputs[0].dtype);
 }
 
 void PoolingBackward::deduce_layout(std::span<const TensorLayout> inputs,
                                     std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
+    NM_REQUIRE(DTypeError, !inputs[0].dtype.is_quantized(), "quantized src ",
+               inputs[0].dtype.full_name(), " has no gradient");
     PoolGeometry g = pooling_geometry(*this, m_param, inputs[0]);
     check_pool_backward(*this, g, inputs[0], inputs[1], inputs[2]);
     outputs[0] = TensorLayout(inputs[0], inputs[0].dtype);

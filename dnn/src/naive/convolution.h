@@ -58,9 +58,11 @@ inline ptrdiff_t offset5(const std::array<ptrdiff_t, 5>& s, size_t n, size_t c,
 
 // Calls emit(n, oc, out_pos, sum) once per output element, in row-major order, with the sum over
 // the group's input channels and the kernel taps that land inside the (unpadded) input.
-template <class T, class Emit>
+// TF is the filter's element type (T by default); src_zero is subtracted from every src element
+// (a Quantized8Asymm src's zero point; padding adds nothing, i.e. the value 0).
+template <class T, class TF = T, class Emit>
 void conv_forward_sums(const ConvGeometry& g, const TensorND& src, const TensorND& filter,
-                       Emit&& emit) {
+                       Emit&& emit, double src_zero = 0) {
     const auto ss = conv_strides5(src.layout), fs = conv_strides5(filter.layout);
     for (size_t n = 0; n < g.n; ++n) {
         for (size_t oc = 0; oc < g.oc; ++oc) {
@@ -76,8 +78,8 @@ void conv_forward_sums(const ConvGeometry& g, const TensorND& src, const TensorN
                                 return;
                             i[d] = static_cast<size_t>(pos);
                         }
-                        sum += load_as_double<T>(src, offset5(ss, n, ic0 + c, i)) *
-                               load_as_double<T>(filter, offset5(fs, oc, c, t));
+                        sum += (load_as_double<T>(src, offset5(ss, n, ic0 + c, i)) - src_zero) *
+                               load_as_double<TF>(filter, offset5(fs, oc, c, t));
                     });
                 }
                 emit(n, oc, o, sum);

@@ -62,10 +62,11 @@ void run_gemm(const Gemm& g, const TensorND& a, ptrdiff_t a_off, const TensorND&
     }
 }
 
-// The input dtypes deduce_layout accepts; anything else was rejected there.
+// The input dtypes deduce_layout accepts; anything else was rejected there. QuantizedS8 runs on
+// its int8 storage: the int32 sums are the QuantizedS32 output's values.
 template <class F>
 void dispatch_matmul(DType dt, const std::string& who, F&& f) {
-    switch (dt.enumv()) {
+    switch (dt.storage().enumv()) {
         case DTypeEnum::Int8:
             return f(TypeTag<dt_int8>{});
         case DTypeEnum::Int16:

@@ -77,6 +77,18 @@ std::pair<double, Pos3> window_max(const PoolGeometry& g, const TensorND& src,
 void pool_forward(const OperatorBase& op, const PoolGeometry& g, Reduce r, const TensorND& src,
                   const TensorND& dst) {
     const auto ss = conv_strides5(src.layout), ds = conv_strides5(dst.layout);
+    if (src.layout.dtype.is_quantized()) {  // MAX only (deduce_layout): on the stored integers
+        dispatch_dtype(src.layout.dtype.storage(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            for (size_t n = 0; n < g.n; ++n)
+                for (size_t c = 0; c < g.c; ++c)
+                    for_each_pos3(g.out, [&](const Pos3& o) {
+                        store_from_double<T>(dst, offset5(ds, n, c, o),
+                                             window_max<T>(g, src, ss, n, c, o).first);
+                    });
+        });
+        return;
+    }
     dispatch_float(src.layout.dtype, op.param_str(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (size_t n = 0; n < g.n; ++n)

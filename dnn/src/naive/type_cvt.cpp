@@ -72,9 +72,35 @@ public:
     }
 };
 
+// A quantized element's value, scale * (v - zero_point), in float32 as MegEngine computes it.
+Scalar load_quantized(const TensorND& t, ptrdiff_t off) {
+    DType dt = t.layout.dtype;
+    return dispatch_dtype(dt.storage(), [&](auto tag) -> Scalar {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, dt_bool>) {
+            int64_t v = static_cast<int64_t>(elem<T>(t, off)) - dt.zero_point();
+            return Scalar::of_float(static_cast<double>(static_cast<float>(v) * dt.scale()));
+        } else {
+            throw DTypeError("invalid quantized storage");
+        }
+    });
+}
+
+void store_quantized(const TensorND& t, ptrdiff_t off, Scalar s) {
+    DType dt = t.layout.dtype;
+    float v = s.is_float ? static_cast<float>(s.f) : static_cast<float>(s.i);
+    dispatch_dtype(dt.storage(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, dt_bool>)
+            elem<T>(t, off) = quantize_value<T>(v, dt.scale(), dt.zero_point());
+    });
+}
+
 }  // namespace
 
 Scalar load_scalar(const TensorND& t, ptrdiff_t off) {
+    if (t.layout.dtype.is_quantized())
+        return load_quantized(t, off);
     return dispatch_dtype(t.layout.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T v = elem<T>(t, off);
@@ -86,6 +112,8 @@ Scalar load_scalar(const TensorND& t, ptrdiff_t off) {
 }
 
 void store_scalar(const TensorND& t, ptrdiff_t off, Scalar s) {
+    if (t.layout.dtype.is_quantized())
+        return store_quantized(t, off, s);
     dispatch_dtype(t.layout.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         elem<T>(t, off) = convert<T>(s);

@@ -12,10 +12,16 @@
 //   integers too wide for the target are first rounded to float32 "to odd", which makes Eigen's
 //   second rounding give the correctly rounded result.
 // - -> float32 rounds to nearest even; float16/bfloat16 -> float32 is exact.
+// - quantized -> anything reads the value scale * (v - zero_point), computed in float32, and
+//   converts it by the rules above (so quantized -> int8 truncates the value, as MegEngine does).
+// - anything -> quantized is quantize_value below on the value as float32 (MegEngine's rounding:
+//   half away from zero, then saturation; an integer source is its value, not its bits).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "neomeg/dnn/tensor.h"
 
@@ -30,6 +36,22 @@ struct Scalar {
     static Scalar of_float(double v) { return {true, v, 0}; }
     static Scalar of_int(int64_t v) { return {false, 0, v}; }
 };
+
+// round(v / scale) + zero_point, saturated to T: MegEngine's quantize, divisions and rounding in
+// float32 (std::round: half away from zero); NaN gives zero_point.
+template <class T>
+T quantize_value(float v, float scale, int32_t zero_point) {
+    using L = std::numeric_limits<T>;
+    float q = std::round(v / scale);
+    if (std::isnan(q))
+        return static_cast<T>(zero_point);
+    double d = static_cast<double>(q) + zero_point;
+    if (d <= static_cast<double>(L::min()))
+        return L::min();
+    if (d >= static_cast<double>(L::max()))
+        return L::max();
+    return static_cast<T>(d);
+}
 
 Scalar load_scalar(const TensorND& t, ptrdiff_t off);
 // Writes s into the element at `off`, converted by the rules above.

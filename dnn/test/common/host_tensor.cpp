@@ -25,7 +25,7 @@ std::vector<double> HostTensor::values() const {
     std::vector<double> out;
     out.reserve(m_layout.total_nr_elems());
     TensorND t = nd();
-    dispatch_dtype(m_layout.dtype, [&](auto tag) {
+    dispatch_dtype(m_layout.dtype.storage(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for_each_offset(m_layout, [&](ptrdiff_t off) {
             out.push_back(
@@ -41,7 +41,7 @@ void HostTensor::set_values(const std::vector<double>& values) {
                 str_cat("set_values: ", values.size(), " values for ", m_layout.to_string()));
     TensorND t = nd();
     size_t i = 0;
-    dispatch_dtype(m_layout.dtype, [&](auto tag) {
+    dispatch_dtype(m_layout.dtype.storage(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for_each_offset(m_layout, [&](ptrdiff_t off) {
             if constexpr (is_float_type_v<T>)
@@ -57,7 +57,7 @@ double HostTensor::at(std::initializer_list<size_t> idx) const {
     ptrdiff_t off = naive::offset_of(m_layout, v.data());
     double r = 0;
     TensorND t = nd();
-    dispatch_dtype(m_layout.dtype, [&](auto tag) {
+    dispatch_dtype(m_layout.dtype.storage(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         r = static_cast<double>(static_cast<compute_type_t<T>>(naive::elem<T>(t, off)));
     });

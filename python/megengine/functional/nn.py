@@ -733,7 +733,10 @@ def _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x
 
 
 def _pool(fname, inp, kernel_size, stride, padding, mode):
-    x = _float_input(inp, fname)
+    x = as_tensor(inp)
+    # a quantized tensor's maximum is taken on its integers (the kernel refuses averages)
+    if mode != "MAX" or x.dtype.metadata is None:
+        x = _float_input(x, fname)
     if x.ndim != 4:
         raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     window = _tuple(kernel_size, 2, fname, "kernel_size")
@@ -1587,3 +1590,6 @@ from .vision import (
     warp_affine,
     warp_perspective,
 )
+
+# MegEngine's F.nn has it (outside __all__); importing here also makes F.quantized.
+from .quantized import conv_bias_activation  # noqa: F401  # isort:skip

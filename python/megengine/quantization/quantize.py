@@ -1,5 +1,5 @@
-"""Conversions between float and QAT modules and the switches of a QAT network's observers and
-fake quantizers, as MegEngine 1.13's ``megengine.quantization.quantize``."""
+"""Conversions from float to QAT to quantized modules and the switches of a QAT network's
+observers and fake quantizers, as MegEngine 1.13's ``megengine.quantization.quantize``."""
 
 from copy import deepcopy
 from functools import partial
@@ -60,30 +60,66 @@ def _set_expand_structure(module, key, value):
         parent[int(last)] = value
 
 
+def _qat2quantized_dict():
+    # MegEngine's mapping: each QuantizedModule subclass of module.quantized from the QAT
+    # module of the same name
+    from ..module import quantized as Quantized  # imports functional: read at call time
+
+    names = [
+        key
+        for key in dir(Quantized)
+        if isinstance(getattr(Quantized, key), type)
+        and issubclass(getattr(Quantized, key), Quantized.QuantizedModule)
+        and getattr(Quantized, key) is not Quantized.QuantizedModule
+        and hasattr(QAT, key)
+    ]
+    return {getattr(QAT, key): getattr(Quantized, key) for key in names}
+
+
 def quantize(module, inplace=True, mapping=None):
-    """Converts QAT modules to quantized ones, MegEngine's deployment step. NeoMeg has no
-    quantized dtypes yet, so this raises NotImplementedError.
+    """Converts every QAT module under ``module`` to its quantized version
+    (``from_qat_module``): weights quantized to the weight dtype the QAT module's observer or
+    fake quantizer gives, outputs in its activation dtype. The deployment step after
+    :func:`quantize_qat` and training or calibration; the result runs in eval mode only.
 
     Args:
         module: root module.
-        inplace: whether to convert in place.
-        mapping: extra QAT-to-quantized classes.
+        inplace: whether to convert in place (else a deep copy is converted).
+        mapping: extra ``{QAT class: quantized class}`` conversions.
 
     Returns:
-        the converted module, when NeoMeg has quantized modules.
+        the converted module.
 
     Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
         >>> import megengine.module as M
-        >>> from megengine.quantization import quantize
-        >>> try:
-        ...     quantize(M.Linear(2, 2))
-        ... except NotImplementedError as e:
-        ...     print("not yet")
-        not yet
+        >>> from megengine.quantization import quantize, quantize_qat
+        >>> net = quantize_qat(M.Sequential(M.QuantStub(), M.Linear(2, 2), M.DequantStub()))
+        >>> _ = net(mge.Tensor(np.ones((1, 2), np.float32)))  # observe one batch
+        >>> net = quantize(net)
+        >>> net.eval()
+        >>> [type(m).__module__.split(".")[-2] for m in net]
+        ['quantized', 'quantized', 'quantized']
+        >>> net(mge.Tensor(np.ones((1, 2), np.float32))).dtype
+        dtype('float32')
     """
-    raise NotImplementedError(
-        "quantize: megengine.module.quantized needs quantized dtypes, which NeoMeg lacks"
-    )
+    if not inplace:
+        module = deepcopy(module)
+    convert_dict = _qat2quantized_dict()
+    if mapping is not None:
+        convert_dict.update(mapping)
+    qat_modules = tuple(convert_dict.keys())
+
+    # a list: the replacements must not change the walk
+    for key, submodule, _ in list(
+        module._flatten(
+            with_key=True, with_parent=True, predicate=lambda mod: isinstance(mod, qat_modules)
+        )
+    ):
+        new_mod = convert_dict[type(submodule)].from_qat_module(submodule)
+        _set_expand_structure(module, key, new_mod)
+    return module
 
 
 def quantize_qat(module, inplace=True, qconfig=ema_fakequant_qconfig, mapping=None):

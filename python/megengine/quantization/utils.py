@@ -2,7 +2,6 @@
 metadata, a scale and a zero point), and fake quantization of a tensor by them."""
 
 import abc
-import collections
 import enum
 
 import numpy as np
@@ -10,6 +9,7 @@ import numpy as np
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op
+from ..core.tensor.quant_dtype import QuantDtypeMeta, _builtin_quant_dtypes, create_quantized_dtype
 
 # QuantMode is exported too, outside __all__: an Enum's signature is not its documentation
 __all__ = ["QParams", "QuantDtypeMeta", "create_qparams", "fake_quant_bias", "fake_quant_tensor"]
@@ -31,55 +31,6 @@ class QuantMode(enum.Enum):
 
     SYMMERTIC = 1
     ASYMMERTIC = 2
-
-
-class QuantDtypeMeta(
-    collections.namedtuple(
-        "QuantDtypeMeta", ["name", "cname", "np_dtype_str", "qmin", "qmax", "is_unsigned"]
-    )
-):
-    """Metadata of a quantized dtype: its names, storage dtype and integer range.
-
-    Args:
-        name: a unique name, e.g. ``"qint8"``.
-        cname: the dtype's name in the runtime (``"QuantizedS8"``), or None.
-        np_dtype_str: the NumPy dtype that stores the values (``"int8"``).
-        qmin: the smallest quantized value.
-        qmax: the largest quantized value.
-        is_unsigned: whether the storage is unsigned; by default read from ``np_dtype_str``.
-
-    Examples:
-        >>> from megengine.quantization import QuantDtypeMeta
-        >>> QuantDtypeMeta("quint8", "Quantized8Asymm", "uint8", 0, 255).is_unsigned
-        True
-    """
-
-    def __new__(cls, name, cname, np_dtype_str, qmin, qmax, is_unsigned=None):
-        if not isinstance(np_dtype_str, str):
-            raise TypeError(f"QuantDtypeMeta: np_dtype_str must be a str, got {np_dtype_str!r}")
-        if is_unsigned is None:
-            is_unsigned = np_dtype_str[0] == "u"
-        return super().__new__(cls, name, cname, np_dtype_str, qmin, qmax, is_unsigned)
-
-    # a dtype meta is a singleton: fake quantization compares them by identity
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-
-_builtin_quant_dtypes = {
-    "quint8": QuantDtypeMeta("quint8", "Quantized8Asymm", "uint8", 0, 255),
-    "qint8": QuantDtypeMeta("qint8", "QuantizedS8", "int8", -128, 127),
-    "qint8_narrow": QuantDtypeMeta("qint8_narrow", "QuantizedS8", "int8", -127, 127),
-    "quint4": QuantDtypeMeta("quint4", "Quantized4Asymm", "uint8", 0, 15),
-    "qint4": QuantDtypeMeta("qint4", "QuantizedS4", "int8", -8, 7),
-    "qint1": QuantDtypeMeta("qint1", "QuantizedS1", "int8", 0, 1),
-    "qint32": QuantDtypeMeta("qint32", "QuantizedS32", "int32", -(2**31), 2**31 - 1),
-    "quint2": QuantDtypeMeta("quint2", None, "uint8", 0, 3),
-    "qint2": QuantDtypeMeta("qint2", None, "int8", -2, 1),
-}
 
 
 class QParams:
@@ -208,41 +159,6 @@ class LSQParams(QParams):
     def __init__(self, mode, dtype_meta, scale, zero_point, grad_scale):
         super().__init__(mode, dtype_meta, scale, zero_point)
         self.grad_scale = grad_scale
-
-
-def create_quantized_dtype(dtype_meta, scale, zp):
-    """The NumPy dtype of a quantized tensor, as MegEngine describes one: the storage dtype with
-    ``metadata={"mgb_dtype": {"name", "scale"[, "zero_point"]}}``. Unsigned dtypes need an integer
-    zero point; signed ones have none.
-
-    Args:
-        dtype_meta: a :class:`QuantDtypeMeta` with a ``cname``.
-        scale: the scale, a number.
-        zp: the zero point, an integer or None.
-
-    Returns:
-        the numpy dtype.
-
-    Examples:
-        >>> from megengine.quantization.utils import _builtin_quant_dtypes, create_quantized_dtype
-        >>> dt = create_quantized_dtype(_builtin_quant_dtypes["qint8"], 0.5, None)
-        >>> dt, dt.metadata["mgb_dtype"]
-        (dtype('int8'), {'name': 'QuantizedS8', 'scale': 0.5})
-    """
-    if dtype_meta.cname is None:
-        raise ValueError(f"dtype {dtype_meta.name} without cname attr is not supported.")
-    info = {"name": dtype_meta.cname, "scale": float(scale)}
-    if dtype_meta.is_unsigned:
-        if zp is None or int(zp) != zp:
-            raise ValueError("zero_point should be an integer")
-        zp = int(zp)
-        if not dtype_meta.qmin <= zp <= dtype_meta.qmax:
-            raise ValueError(
-                f"zero_point should be within [{dtype_meta.qmin}, {dtype_meta.qmax}] for "
-                f"{dtype_meta.name}"
-            )
-        info["zero_point"] = zp
-    return np.dtype(dtype_meta.np_dtype_str, metadata={"mgb_dtype": info})
 
 
 class QParamsModuleMixin(abc.ABC):

@@ -39,13 +39,13 @@ def test_unsupported_dtype_is_a_type_error():
 
 def test_generated_op_classes_take_keywords_and_defaults():
     op = rt.ops.TypeCvt(dtype="int8")
-    assert repr(op) == "TypeCvt(dtype=int8)"
+    assert repr(op) == "TypeCvt(dtype=int8, scale=0, zero_point=0)"
     assert op.dtype == rt.ops._DTypeEnum.int8
     assert rt.ops.Fill(value=2) == rt.ops.Fill(value=2.0)
     assert rt.ops.Fill() != rt.ops.Fill(value=1)
     assert hash(rt.ops.Fill(value=2)) == hash(rt.ops.Fill(value=2.0))
     op.dtype = "int16"
-    assert repr(op) == "TypeCvt(dtype=int16)"
+    assert repr(op) == "TypeCvt(dtype=int16, scale=0, zero_point=0)"
 
 
 def test_enum_params_accept_members_and_names():

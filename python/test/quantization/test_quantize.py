@@ -138,8 +138,9 @@ def test_switches_and_reset():
     scale = float(net[1].get_activation_qparams().scale)
     reset_qconfig(net, tqt_qconfig)
     np.testing.assert_allclose(2 ** float(net[1].act_fake_quant.scale), scale, rtol=1e-5)
-    with pytest.raises(NotImplementedError):
-        quantize(net)
+    # the TQT scale is a power of two: quantize gives the dtype of that scale
+    q = quantize(net)
+    assert q[1].output_dtype.metadata["mgb_dtype"]["name"] == "QuantizedS8"
 
 
 def test_apply_easy_quant():

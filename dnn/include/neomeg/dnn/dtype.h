@@ -5,7 +5,9 @@
 #include <Eigen/Core>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace neomeg::dnn {
 
@@ -26,21 +28,51 @@ using dt_bool = bool;
                     cb(Uint8, dt_uint8, "uint8") cb(Int16, dt_int16, "int16") \
                             cb(Int32, dt_int32, "int32") cb(Bool, dt_bool, "bool")
 
+// Quantized dtypes, after the plain ones in DTypeEnum (so also append only): cb(EnumName, storage
+// c_type, plain storage EnumName, "name"). A value v stands for scale * (v - zero_point); only
+// Quantized8Asymm has a zero point. Names are MegEngine's.
+#define NM_FOREACH_QUANTIZED_DTYPE(cb)                              \
+    cb(QuantizedS8, dt_int8, Int8, "QuantizedS8")                   \
+            cb(Quantized8Asymm, dt_uint8, Uint8, "Quantized8Asymm") \
+                    cb(QuantizedS32, dt_int32, Int32, "QuantizedS32")
+
 enum class DTypeEnum : uint8_t {
 #define NM_CB(e, t, n) e,
     NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB
+#define NM_CB(e, t, s, n) e,
+            NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
+#undef NM_CB
 };
-inline constexpr int kNumDTypes = 8;
+inline constexpr int kNumPlainDTypes = 8;
+inline constexpr int kNumDTypes = 11;
 
-enum class DTypeCategory : uint8_t { Float, Int, Bool };
+enum class DTypeCategory : uint8_t { Float, Int, Bool, Quantized };
 
+// A dtype: its enum and, for the quantized ones, scale and zero point. Passed by value everywhere,
+// so it stays 8 bytes and trivially copyable; plain dtypes hold scale 0 and zero point 0, which
+// keeps == and the hash of a plain dtype its enum's.
 class DType {
 public:
     constexpr DType() = default;                 // float32, like MegEngine's default
     constexpr DType(DTypeEnum e) : m_enum(e) {}  // NOLINT(google-explicit-constructor)
 
+    // Quantized dtypes; throw DTypeError for a scale that is not finite and positive.
+    static DType quantized_s8(float scale);
+    static DType quantized_8asymm(float scale, uint8_t zero_point);
+    static DType quantized_s32(float scale);
+    // Any quantized enum (zero_point must be 0 unless `e` is Quantized8Asymm); a plain enum with
+    // scale 0 and zero point 0 gives the plain dtype.
+    static DType make(DTypeEnum e, float scale, int32_t zero_point);
+
     constexpr DTypeEnum enumv() const { return m_enum; }
+    constexpr bool is_quantized() const { return static_cast<int>(m_enum) >= kNumPlainDTypes; }
+    constexpr float scale() const { return m_scale; }
+    constexpr int32_t zero_point() const { return m_zero_point; }
+    // The plain dtype of a quantized dtype's storage (QuantizedS8 -> Int8); a plain dtype itself.
+    DType storage() const;
+    // The name with the parameters: "QuantizedS8(0.1)", "Quantized8Asymm(0.1, 128)".
+    std::string full_name() const;
     size_t size() const;
     size_t size(size_t nr_elems) const { return size() * nr_elems; }
     const char* name() const;
@@ -54,10 +86,14 @@ public:
     static DType from_name(std::string_view name);
 
     constexpr bool operator==(const DType&) const = default;
+    size_t hash() const;
 
 private:
     DTypeEnum m_enum = DTypeEnum::Float32;
+    uint8_t m_zero_point = 0;
+    float m_scale = 0;
 };
+static_assert(sizeof(DType) == 8 && std::is_trivially_copyable_v<DType>);
 
 namespace dtype {
 #define NM_CB(e, t, n) inline constexpr DType e{DTypeEnum::e};

@@ -355,7 +355,10 @@ class ArrayMethodMixin:
         # type(self) keeps a Parameter a Parameter through pickle and copy.deepcopy.
         # The plain canonical name ("cpu0"): the pickle needs no CompNode class.
         device = _rt.canonical_device(self.device)
-        return (_rebuild_tensor, (self.numpy(), self._dtype_name, device, type(self)))
+        array = self.numpy()
+        # a quantized dtype is its NumPy dtype with metadata (which pickles with the array)
+        dtype = array.dtype if array.dtype.metadata else self._dtype_name
+        return (_rebuild_tensor, (array, dtype, device, type(self)))
 
     # copy.copy and copy.deepcopy copy the values, as pickle does, and (MegEngine's rule) keep
     # the quantization parameters once made: shared by a shallow copy, copied by a deep one.
@@ -388,7 +391,17 @@ class ArrayMethodMixin:
         return self.numpy().tolist()
 
     def astype(self, dtype):
-        """A copy converted to ``dtype`` (a numpy dtype or a name)."""
+        """A copy converted to ``dtype`` (a numpy dtype or a name). A quantized dtype
+        (``qint8(scale)``...) quantizes the values: round half away from zero, then saturate."""
+        info = _quant_info(dtype)
+        if info is not None:
+            op = cached_op(
+                builtin.TypeCvt,
+                dtype=getattr(_rt.ops._DTypeEnum, info["name"]),
+                scale=info["scale"],
+                zero_point=info.get("zero_point", 0),
+            )
+            return apply(op, self)[0]
         return apply(cached_op(builtin.TypeCvt, dtype=_dtype_name(dtype)), self)[0]
 
     def reshape(self, *shape):
@@ -451,6 +464,13 @@ def _dtype_name(dtype):
     if isinstance(dtype, str):
         return dtype
     return np.dtype(dtype).name
+
+
+def _quant_info(dtype):
+    # a quantized numpy dtype's {"name", "scale"[, "zero_point"]}, else None
+    if isinstance(dtype, np.dtype) and dtype.metadata:
+        return dtype.metadata.get("mgb_dtype")
+    return None
 
 
 def _rebuild_tensor(array, dtype, device, cls=None):

@@ -10,6 +10,9 @@ integer tensor gives float32.
 
 import numpy as np
 
+from .quant_dtype import *
+from .quant_dtype import _builtin_quant_dtypes  # noqa: F401
+
 _FLOATS = ("float16", "bfloat16", "float32")
 _INTS = ("bool", "uint8", "int8", "int16", "int32")
 
@@ -19,6 +22,11 @@ def _category(name):
         return 2
     if name == "bool":
         return 0
+    if name not in _INTS:
+        raise TypeError(
+            f"{name} tensors take no arithmetic: dequantize with astype('float32') first (the "
+            "quantized operators are megengine.module.quantized's)"
+        )
     return 1
 
 
@@ -42,6 +50,7 @@ def promote_names(a, b):
 
 def scalar_dtype_for(tensor_dtype_name, scalar):
     """The dtype a Python scalar takes next to a tensor of ``tensor_dtype_name``."""
+    _category(tensor_dtype_name)  # a quantized dtype: TypeError
     if isinstance(scalar, (bool, np.bool_)):
         return tensor_dtype_name
     if isinstance(scalar, (int, np.integer)):

@@ -44,7 +44,8 @@ using serialization::ModelError;
 using serialization::ModelVersionError;
 
 // A tensor's description. dtype names: "float32", "float16", "bfloat16", "int8", "uint8",
-// "int16", "int32", "bool".
+// "int16", "int32", "bool", and the quantized ones with their parameters: "QuantizedS8(0.1)",
+// "Quantized8Asymm(0.1, 128)", "QuantizedS32(0.01)" (data<T>() of these is their storage type).
 struct TensorInfo {
     std::string name;
     std::string dtype;

@@ -1,0 +1,255 @@
+"""Inference ops on quantized tensors, as MegEngine 1.13's ``megengine.functional.quantized``.
+
+The convolutions run the ConvBias kernel on the integers: a QuantizedS8 (or Quantized8Asymm) input
+and a QuantizedS8 filter give the exact int32 sums plus a QuantizedS32 bias, as QuantizedS32 of
+scale input scale x filter scale; IDENTITY and RELU apply to those sums (exact), and the result is
+requantised to ``dtype`` by a TypeCvt (round half away from zero, saturate), the one rounding
+MegEngine's fused kernel makes too. Other nonlinearities (H_SWISH, SIGMOID) run on the dequantized
+sums in float32 before that rounding, as MegEngine's reference kernel does.
+"""
+
+import numpy as np
+
+from ..core.ops import builtin
+from ..core.tensor.array_method import apply, as_tensor, cached_op, reshape
+from ..core.tensor.quant_dtype import get_scale, is_quantize
+from .nn import _conv_filter, _conv_mode, _tuple
+
+__all__ = ["batch_conv_bias_activation", "conv_bias_activation", "conv_transpose2d"]
+
+_FUSED = ("IDENTITY", "RELU")
+_NONLINEAR = ("IDENTITY", "RELU", "SIGMOID", "H_SWISH")
+
+
+def _nonlinear_mode(mode, fname):
+    name = getattr(mode, "name", str(mode)).upper()
+    if name not in _NONLINEAR:
+        raise ValueError(f"{fname}: nonlinear_mode must be one of {_NONLINEAR}, got {mode!r}")
+    return name
+
+
+def _check_compute_mode(compute_mode, fname):
+    if getattr(compute_mode, "name", str(compute_mode)).upper() != "DEFAULT":
+        raise ValueError(f"{fname}: quantized ops take compute_mode 'default' only")
+
+
+def _activate_and_requantize(acc, mode, dtype):
+    # acc: the QuantizedS32 sums (with IDENTITY or RELU already applied when fused)
+    if mode not in _FUSED:
+        from . import elemwise  # the float activations
+
+        value = acc.astype("float32")
+        value = elemwise.hswish(value) if mode == "H_SWISH" else elemwise.sigmoid(value)
+        return value if dtype is None else value.astype(dtype)
+    return acc if dtype is None else acc.astype(dtype)
+
+
+def _quantized_operands(inp, weight, bias, fname):
+    inp, weight = as_tensor(inp), as_tensor(weight)
+    for name, t in (("inp", inp), ("weight", weight)):
+        if not is_quantize(t.dtype):
+            raise TypeError(f"{fname}: {name} must be a quantized tensor, got dtype {t.dtype}")
+    if bias is None:
+        return inp, weight, None
+    bias = as_tensor(bias)
+    if not is_quantize(bias.dtype):
+        # a float bias is quantized to MegEngine's bias dtype: qint32(inp scale x weight scale)
+        from ..core.tensor.quant_dtype import qint32
+
+        bias = bias.astype(qint32(get_scale(inp.dtype) * get_scale(weight.dtype)))
+    return inp, weight, bias
+
+
+def conv_bias_activation(
+    inp,
+    weight,
+    bias,
+    dtype=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    nonlinear_mode="identity",
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
+    """2-D convolution of quantized tensors plus bias and a nonlinearity, requantised to
+    ``dtype`` (inference only).
+
+    Args:
+        inp: quantized input (N, IC, H, W): qint8 or quint8.
+        weight: qint8 filter (OC, IC, KH, KW), or (groups, OC/groups, IC/groups, KH, KW).
+        bias: qint32 bias of scale inp scale x weight scale, shape (1, OC, 1, 1); a float bias
+            is quantized to that dtype; None adds nothing.
+        dtype: the output's quantized dtype; None keeps the qint32 sums.
+        stride: step per spatial dim.
+        padding: zeros added at both ends per spatial dim.
+        dilation: gap between kernel taps.
+        groups: channel groups.
+        nonlinear_mode: ``"identity"``, ``"relu"``, ``"sigmoid"`` or ``"h_swish"``.
+        conv_mode: ``"cross_correlation"`` or ``"convolution"``.
+        compute_mode: ``"default"`` only.
+
+    Returns:
+        the output tensor, of ``dtype``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> from megengine.core.tensor import dtype
+        >>> x = mge.Tensor(np.ones((1, 1, 2, 2), np.float32)).astype(dtype.qint8(0.5))
+        >>> w = mge.Tensor(np.ones((1, 1, 2, 2), np.float32)).astype(dtype.qint8(0.25))
+        >>> b = mge.Tensor(np.zeros((1, 1, 1, 1), np.float32))
+        >>> y = F.quantized.conv_bias_activation(x, w, b, dtype=dtype.qint8(0.1))
+        >>> y.numpy().tolist(), y.dtype.metadata["mgb_dtype"]["name"]
+        ([[[[40]]]], 'QuantizedS8')
+    """
+    fname = "conv_bias_activation"
+    _check_compute_mode(compute_mode, fname)
+    mode = _nonlinear_mode(nonlinear_mode, fname)
+    inp, weight, bias = _quantized_operands(inp, weight, bias, fname)
+    if inp.ndim != 4:
+        raise ValueError(f"{fname}: inp must be (N, C, H, W), got {inp.shape}")
+    w = _conv_filter(weight, 2, int(groups), fname, inp.shape)
+    if bias is not None and bias.ndim != 4:
+        bias = reshape(bias, (1, -1, 1, 1))
+    op = cached_op(
+        builtin.ConvBias,
+        nonlineMode=mode if mode in _FUSED else "IDENTITY",
+        mode=_conv_mode(conv_mode, fname),
+        stride=_tuple(stride, 2, fname, "stride"),
+        padding=_tuple(padding, 2, fname, "padding"),
+        dilation=_tuple(dilation, 2, fname, "dilation"),
+        group=int(groups),
+    )
+    no_tensor = _no_tensor(inp)
+    acc = apply(op, inp, w, no_tensor if bias is None else bias, no_tensor)[0]
+    return _activate_and_requantize(acc, mode, dtype)
+
+
+def _no_tensor(like):
+    # ConvBias's absent bias or z: a tensor of ndim 0
+    return as_tensor(np.zeros((), np.int32), device=like.device)
+
+
+def batch_conv_bias_activation(
+    inp,
+    weight,
+    bias,
+    dtype=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+    nonlinear_mode="identity",
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
+    """Per-sample 2-D convolution of quantized tensors (sample n convolves with weight[n]) plus
+    bias and a nonlinearity, requantised to ``dtype`` (inference only).
+
+    Args:
+        inp: quantized input (N, IC, H, W).
+        weight: qint8 filters (N, OC, IC, KH, KW).
+        bias: qint32 (or float) bias of shape (1, OC, 1, 1).
+        dtype: the output's quantized dtype; None keeps the qint32 sums.
+        stride: step per spatial dim.
+        padding: zeros added at both ends per spatial dim.
+        dilation: gap between kernel taps.
+        groups: 1 only.
+        nonlinear_mode: ``"identity"``, ``"relu"``, ``"sigmoid"`` or ``"h_swish"``.
+        conv_mode: ``"cross_correlation"`` or ``"convolution"``.
+        compute_mode: ``"default"`` only.
+
+    Returns:
+        the output tensor (N, OC, OH, OW), of ``dtype``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
+        >>> import megengine.functional as F
+        >>> from megengine.core.tensor import dtype
+        >>> x = mge.Tensor(np.ones((2, 1, 1, 1), np.float32)).astype(dtype.qint8(1.0))
+        >>> w = mge.Tensor(np.array([1, 2], np.float32).reshape(2, 1, 1, 1, 1))
+        >>> w = w.astype(dtype.qint8(1.0))
+        >>> b = mge.Tensor(np.zeros((1, 1, 1, 1), np.float32))
+        >>> F.quantized.batch_conv_bias_activation(x, w, b, dtype.qint8(1.0)).numpy().ravel()
+        array([1, 2], dtype=int8)
+    """
+    fname = "batch_conv_bias_activation"
+    if int(groups) != 1:
+        raise NotImplementedError(f"{fname}: groups must be 1")
+    inp, weight, bias = _quantized_operands(inp, weight, bias, fname)
+    if weight.ndim != 5 or weight.shape[0] != inp.shape[0]:
+        raise ValueError(f"{fname}: weight must be (N, OC, IC, KH, KW), got {weight.shape}")
+    from .tensor import concat
+
+    outs = [
+        conv_bias_activation(
+            inp[n : n + 1],
+            weight[n],
+            bias,
+            None,
+            stride,
+            padding,
+            dilation,
+            1,
+            nonlinear_mode if _nonlinear_mode(nonlinear_mode, fname) in _FUSED else "identity",
+            conv_mode,
+            compute_mode,
+        )
+        for n in range(inp.shape[0])
+    ]
+    acc = concat(outs, axis=0)
+    return _activate_and_requantize(acc, _nonlinear_mode(nonlinear_mode, fname), dtype)
+
+
+def conv_transpose2d(
+    inp,
+    weight,
+    bias=None,
+    dtype=None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    dilation=1,
+    groups=1,
+    conv_mode="cross_correlation",
+    compute_mode="default",
+):
+    """2-D transposed convolution of quantized tensors, requantised to ``dtype`` (inference only).
+    NeoMeg has no integer kernel for it yet: this raises NotImplementedError, as MegEngine does
+    for a bias or groups.
+
+    Args:
+        inp: quantized input (N, IC, H, W).
+        weight: qint8 filter (IC, OC, KH, KW).
+        bias: must be None (MegEngine's rule).
+        dtype: the output's quantized dtype.
+        stride: step per spatial dim.
+        padding: padding per spatial dim.
+        output_padding: extra rows/columns of the output.
+        dilation: gap between kernel taps.
+        groups: 1 only.
+        conv_mode: ``"cross_correlation"`` only.
+        compute_mode: ``"default"`` only.
+
+    Returns:
+        never; raises NotImplementedError.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> try:
+        ...     F.quantized.conv_transpose2d(None, None)
+        ... except NotImplementedError as e:
+        ...     print("not yet")
+        not yet
+    """
+    if groups != 1:
+        raise NotImplementedError("group quantized transposed conv2d is not supported yet.")
+    if bias is not None:
+        raise NotImplementedError("bias of quantized transposed conv2d is not supported yet.")
+    raise NotImplementedError(
+        "conv_transpose2d: NeoMeg has no quantized transposed convolution kernel yet"
+    )
