@@ -7,6 +7,21 @@ from .conv import Conv2d
 __all__ = ["ConvBn2d", "ConvBnRelu2d"]
 
 
+def load_folded(qconv, qat_module, conv):
+    # qconv's weight and bias from the QAT module's BatchNorm-folded ones (running statistics),
+    # the weight quantized; names kept from the float layer `conv`. Shared with the transposed
+    # family (conv_transpose_bn.py).
+    w_fold, b_fold = qat_module.fold_weight_bias(
+        qat_module.bn.running_mean, qat_module.bn.running_var
+    )
+    weight = w_fold.astype(qat_module.get_weight_dtype())
+    qconv.weight = Parameter(weight.numpy(), name=conv.weight.name)
+    qconv.bias = Parameter(b_fold.numpy())
+    if conv.bias is not None:
+        qconv.bias.name = conv.bias.name
+    return qconv
+
+
 class _ConvBnActivation2d(Conv2d):
     @classmethod
     def from_qat_module(cls, qat_module):
@@ -41,15 +56,7 @@ class _ConvBnActivation2d(Conv2d):
             name=qat_module.name,
             padding_mode=conv.padding_mode,
         )
-        w_fold, b_fold = qat_module.fold_weight_bias(
-            qat_module.bn.running_mean, qat_module.bn.running_var
-        )
-        weight = w_fold.astype(qat_module.get_weight_dtype())
-        qconv.weight = Parameter(weight.numpy(), name=conv.weight.name)
-        qconv.bias = Parameter(b_fold.numpy())
-        if conv.bias is not None:
-            qconv.bias.name = conv.bias.name
-        return qconv
+        return load_folded(qconv, qat_module, conv)
 
 
 class ConvBn2d(_ConvBnActivation2d):

@@ -1,8 +1,8 @@
 """Quantized ConvTransposeBn2d and ConvTransposeBnRelu2d: the BatchNorm folded in at conversion
 (calling them raises NotImplementedError until NeoMeg has a quantized transposed kernel)."""
 
-from ...tensor import Parameter
 from .conv import ConvTranspose2d
+from .conv_bn import load_folded
 
 __all__ = ["ConvTransposeBn2d", "ConvTransposeBnRelu2d"]
 
@@ -41,15 +41,7 @@ class _ConvTransposeBnActivation2d(ConvTranspose2d):
             dtype=qat_module.get_activation_dtype(),
             name=qat_module.name,
         )
-        w_fold, b_fold = qat_module.fold_weight_bias(
-            qat_module.bn.running_mean, qat_module.bn.running_var
-        )
-        weight = w_fold.astype(qat_module.get_weight_dtype())
-        qconv.weight = Parameter(weight.numpy(), name=conv.weight.name)
-        qconv.bias = Parameter(b_fold.numpy())
-        if conv.bias is not None:
-            qconv.bias.name = conv.bias.name
-        return qconv
+        return load_folded(qconv, qat_module, conv)
 
 
 class ConvTransposeBn2d(_ConvTransposeBnActivation2d):
