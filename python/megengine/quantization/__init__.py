@@ -5,8 +5,9 @@ Tensors carry :class:`QParams` (``Tensor.qparams``). Observers (:class:`MinMaxOb
 and give scales; :class:`FakeQuantize`, :class:`TQT` and :class:`LSQ` fake-quantize (the
 FakeQuant, TQT and LSQ operators, with their gradients); a :class:`QConfig` names which of them
 a QAT module uses, and :func:`quantize_qat` converts a float network to
-``megengine.module.qat`` modules. :func:`quantize` (to ``megengine.module.quantized``) is not
-available: NeoMeg has no quantized dtypes yet.
+``megengine.module.qat`` modules. :func:`quantize` then converts the QAT network to
+``megengine.module.quantized`` modules, which compute on quantized dtypes (qint8, quint8,
+qint32 of ``megengine.core.tensor.dtype``) with integer kernels.
 """
 
 from .fake_quant import LSQ, TQT, FakeQuantize
