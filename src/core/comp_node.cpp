@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
@@ -65,8 +66,8 @@ void host_free(void* p) {
 
 [[noreturn]] void bad_name(std::string_view name) {
     throw std::invalid_argument("invalid comp node name '" + std::string(name) +
-                                "': expected cpu<N>, gpu<N>, cpux, gpux or xpux, optionally "
-                                "followed by :<stream>");
+                                "': expected cpu<N>, gpu<N>, xpu<N> or cpux, gpux, xpux, "
+                                "optionally followed by :<stream>");
 }
 
 // A CPU node runs the x86 backend (oneDNN kernels, naive for the rest) when NeoMeg was built
@@ -125,20 +126,24 @@ CompNode CompNode::load(std::string_view name) {
         dev = name.substr(0, colon);
         stream = parse_int(name.substr(colon + 1), name);
     }
-    if (dev == "xpux")
-        dev = is_cuda_available() ? "gpu0" : "cpu0";
-    else if (dev == "cpux")
-        dev = "cpu0";
-    else if (dev == "gpux")
-        dev = "gpu0";
+    // MegEngine's locators: "<type><index>" or "<type>x" (the default device of that type);
+    // "xpu" means the GPU where there is one and the CPU otherwise; a type followed directly by
+    // ":<stream>" ("cpu:1") is device 0, and a bare "xpu" is "xpux".
+    std::string_view kind = dev.substr(0, 3),
+                     index_str = dev.substr(std::min<size_t>(3, dev.size()));
+    const bool stream_given = dev.size() != name.size();
+    if (index_str == "x" || (index_str.empty() && (stream_given || kind == "xpu")))
+        index_str = "0";
+    if (kind == "xpu")
+        kind = is_cuda_available() ? "gpu" : "cpu";
     DeviceType type;
     int index;
-    if (dev.substr(0, 3) == "cpu") {
+    if (kind == "cpu") {
         type = DeviceType::CPU;
-        index = parse_int(dev.substr(3), name);
-    } else if (dev.substr(0, 3) == "gpu") {
+        index = parse_int(index_str, name);
+    } else if (kind == "gpu") {
         type = DeviceType::CUDA;
-        index = parse_int(dev.substr(3), name);
+        index = parse_int(index_str, name);
         if (int n = get_cuda_device_count(); index >= n)
             throw std::runtime_error("comp node '" + std::string(name) + "': request gpu" +
                                      std::to_string(index) + " out of valid range [0, " +
@@ -147,7 +152,7 @@ CompNode CompNode::load(std::string_view name) {
     } else {
         bad_name(name);
     }
-    std::string canonical(dev.substr(0, 3));
+    std::string canonical(kind);
     canonical.append(std::to_string(index));
     if (stream) {
         canonical.push_back(':');

@@ -53,8 +53,27 @@ TEST(CompNode, AFailedLoadLeavesNoNodeBehind) {
     EXPECT_EQ(CompNode::load("cpu12").to_string(), "cpu12");  // loads once the cause is gone
 }
 
+// The locators MegEngine 1.13 accepts, with what it resolved them to on a machine without a GPU.
+TEST(CompNode, MegEngineLocatorsResolve) {
+    const std::string cpu_or_gpu = is_cuda_available() ? "gpu" : "cpu";
+    const std::pair<const char*, std::string> cases[] = {{"cpux", "cpu0"},
+                                                         {"cpu00", "cpu0"},
+                                                         {"cpu:1", "cpu0:1"},
+                                                         {"cpux:1", "cpu0:1"},
+                                                         {"xpux", cpu_or_gpu + "0"},
+                                                         {"xpu", cpu_or_gpu + "0"},
+                                                         {"xpu:1", cpu_or_gpu + "0:1"}};
+    for (const auto& [name, want] : cases)
+        EXPECT_EQ(CompNode::load(name).to_string(), want) << name;
+    if (!is_cuda_available()) {
+        EXPECT_EQ(CompNode::load("xpu2").to_string(), "cpu2");
+        EXPECT_EQ(CompNode::load("xpu0:2").to_string(), "cpu0:2");
+    }
+}
+
 TEST(CompNode, BadNamesAreClearErrors) {
-    for (const char* bad : {"", "cpu", "cpuA", "tpu0", "cpu0:", "cpu0:x", "cpu-1"}) {
+    for (const char* bad : {"", "cpu", "gpu", "cpuA", "tpu0", "CPU0", "cpu 0", "cpu0:", "cpu0:x",
+                            "xpu0:x", "cpu-1", "x", "xpuxx"}) {
         try {
             CompNode::load(bad);
             FAIL() << bad;

@@ -42,6 +42,32 @@ def test_equality_with_names_and_nodes():
     assert d in ["cpu2", "cpu0"] and "cpu0" in [d]
 
 
+def test_megengine_locators():
+    # What MegEngine 1.13 resolved each name to on a machine without a GPU (where there is one,
+    # "xpu" names the GPU instead).
+    if mge.is_cuda_available():
+        pytest.skip("xpu<N> resolves to a GPU here")
+    for name, want in [
+        ("xpu0", "cpu0:0"),
+        ("xpu2", "cpu2:0"),
+        ("xpu0:2", "cpu0:2"),
+        ("xpu", "cpu0:0"),
+        ("xpu:1", "cpu0:1"),
+        ("cpu:1", "cpu0:1"),
+        ("cpux:1", "cpu0:1"),
+        ("cpu00", "cpu0:0"),
+    ]:
+        assert str(mge.Tensor([1.0], device=name).device) == want, name
+    mge.set_default_device("xpu1")
+    try:
+        assert mge.Tensor([1.0]).device == "cpu1"
+    finally:
+        mge.set_default_device("xpux")
+    for bad in ("cpu", "gpu", "CPU0", "cpu 0", "xpu0:x"):
+        with pytest.raises(ValueError, match="is not a device"):
+            CompNode(bad)
+
+
 def test_bad_names():
     with pytest.raises(ValueError, match="'bogus' is not a device"):
         CompNode("bogus")
