@@ -845,8 +845,12 @@ def gather(inp, axis, index):
 
 
 def scatter(inp, axis, index, source):
-    """A copy of ``inp`` with ``source`` written at ``index`` along ``axis``:
-    ``out[index[i][j]][j] = source[i][j]`` for axis 0.
+    """Writes ``source`` into ``inp`` at ``index`` along ``axis``:
+    ``inp[index[i][j]][j] = source[i][j]`` for axis 0.
+
+    As MegEngine's, it updates ``inp`` itself (an assignment, as ``inp[...] = v``: autograd sees
+    ``inp`` stand for the result from then on) and returns it; an ``inp`` that is not a Tensor
+    is converted and left unchanged.
 
     Args:
         inp: input tensor.
@@ -855,12 +859,14 @@ def scatter(inp, axis, index, source):
         source: values to write, of ``index``'s shape (converted to ``inp``'s dtype).
 
     Returns:
-        a Tensor of ``inp``'s shape.
+        ``inp`` (a Tensor of its shape).
 
     Examples:
         >>> import megengine.functional as F
-        >>> F.scatter(F.zeros((2, 2)), 0, [[1, 0]], [[5.0, 6.0]]).numpy().tolist()
-        [[0.0, 6.0], [5.0, 0.0]]
+        >>> x = F.zeros((2, 2))
+        >>> y = F.scatter(x, 0, [[1, 0]], [[5.0, 6.0]])
+        >>> y is x, x.numpy().tolist()
+        (True, [[0.0, 6.0], [5.0, 0.0]])
     """
     x = as_tensor(inp)
     ax = _axis("scatter", axis, max(x.ndim, 1))
@@ -871,7 +877,11 @@ def scatter(inp, axis, index, source):
     _check_gather_shapes("scatter", x, ax, idx)
     if src.shape != idx.shape:
         raise ValueError(f"scatter: source shape {src.shape} differs from index shape {idx.shape}")
-    return _apply(cached_op(builtin.Scatter, axis=ax, mode="SET"), x, idx, src)[0]
+    out = _apply(cached_op(builtin.Scatter, axis=ax, mode="SET"), x, idx, src)[0]
+    if x is not inp:
+        return out
+    x._assign(out)
+    return x
 
 
 def copy(inp, device=None):

@@ -426,7 +426,20 @@ def test_gather_scatter_grad():
     idx = mge.Tensor(rng.integers(0, 3, size=(3, 4)).astype(np.int32))  # repeats accumulate
     check_grad(lambda x: F.gather(x, 0, idx), a)
     perm = mge.Tensor(np.stack([rng.permutation(3) for _ in range(4)], 1)[:2].astype(np.int32))
-    check_grad(lambda x, s: F.scatter(x, 0, perm, s), a, randn(2, 4))
+    # scatter writes into its input (MegEngine's semantics): differentiate through a copy so
+    # that the attached tensor itself stays the leaf.
+    check_grad(lambda x, s: F.scatter(x + 0, 0, perm, s), a, randn(2, 4))
+
+
+def test_scatter_updates_its_input_as_megengine():
+    x = mge.Tensor(np.zeros((2, 3), np.float32))
+    y = F.scatter(x, 1, [[2], [0]], [[5.0], [6.0]])
+    assert y is x
+    eq(x, [[0, 0, 5], [6, 0, 0]])
+    a = np.zeros((2, 3), np.float32)
+    out = F.scatter(a, 1, [[2], [0]], [[5.0], [6.0]])
+    eq(out, [[0, 0, 5], [6, 0, 0]])
+    assert not a.any()  # a numpy input is converted, never written
 
 
 def test_diag():
