@@ -11,7 +11,8 @@ class Collator:
 
     Samples may be arrays, numbers, strings, or (nested) tuples, lists and dicts of them. Arrays
     are stacked along a new first axis; numbers become a 1-d array; strings stay a list;
-    tuples, lists and dicts are collated field by field.
+    tuples and lists are collated field by field into a list (a namedtuple keeps its type), dicts
+    key by key.
 
     Examples:
         >>> import numpy as np
@@ -51,6 +52,6 @@ class Collator:
         if isinstance(elem, collections.abc.Sequence):
             if any(len(e) != len(elem) for e in inputs):
                 raise ValueError("Collator: samples have different numbers of fields")
-            fields = [self.apply(list(f)) for f in zip(*inputs)]
-            return tuple(fields) if isinstance(elem, tuple) else fields
+            # A list for tuple samples too, as MegEngine's collator returns.
+            return [self.apply(list(f)) for f in zip(*inputs)]
         raise TypeError(f"Collator: cannot collate samples of type {type(elem).__name__}")

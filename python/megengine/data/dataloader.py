@@ -161,7 +161,7 @@ class _BatchMaker:
             except Exception:  # noqa: BLE001 - the per-sample path raises the real error
                 batch = None
             if batch is not None:
-                return batch
+                return list(batch)  # the default collator's container
             if columns is not None:
                 # The transform has no vectorised form: stop trying.
                 self._vectorise = False

@@ -11,6 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..logger import get_logger
 from ..tensor import Parameter, Tensor
 
 __all__ = ["Module"]
@@ -500,7 +501,7 @@ class Module:
                 returns the value for a name (or None to leave it).
             strict: raise KeyError when a key of the module is missing from state_dict, or a
                 key of state_dict names nothing in the module; when False, load the keys
-                both have.
+                both have and log a warning naming the others.
 
         Raises:
             KeyError: missing or unexpected keys with strict.
@@ -541,6 +542,15 @@ class Module:
             if unused:
                 parts.append(f"unexpected keys {unused}")
             raise KeyError(f"load_state_dict (strict=True): {'; '.join(parts)}")
+        # MegEngine says what strict=False passed over, in a warning each.
+        if unused:
+            get_logger(__name__).warning(
+                f"load_state_dict (strict=False): unused keys {sorted(unused)}"
+            )
+        if not_loaded:
+            get_logger(__name__).warning(
+                f"load_state_dict (strict=False): missing keys {sorted(not_loaded)}"
+            )
         for _, t, arr in updates:
             # A channels-last tensor (amp.convert_module_format) stays channels-last.
             fmt = "nhwc" if t._channels_last and not t._auto_layout else "default"

@@ -1,6 +1,7 @@
 """Module mechanics: discovery, names, hooks, train/eval, state_dict round trips and errors,
 repr. The modules here are built from Parameters and F.matmul only."""
 
+import logging
 from collections import OrderedDict
 
 import numpy as np
@@ -10,6 +11,7 @@ import megengine as mge
 import megengine.functional as F
 import megengine.module as M
 from megengine.autodiff import GradManager
+from megengine.logger import get_logger
 
 rng = np.random.default_rng(0)
 
@@ -233,8 +235,20 @@ def test_load_state_dict_errors_and_non_strict():
     np.testing.assert_array_equal(net.first.w.numpy(), sd["first.w"])
     # non-strict loads what both have
     partial = {"extra": np.array([7.0, 8.0], np.float32), "bogus": np.zeros(1)}
-    net.load_state_dict(partial, strict=False)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    log = get_logger("megengine.module.module")
+    log.addHandler(handler)
+    try:
+        net.load_state_dict(partial, strict=False)
+    finally:
+        log.removeHandler(handler)
     assert net.extra.numpy().tolist() == [7.0, 8.0]
+    # each key passed over is named in a warning, as MegEngine's strict=False does
+    messages = [r.getMessage() for r in records if r.levelno == logging.WARNING]
+    assert any("unused keys ['bogus']" in m for m in messages), messages
+    assert any("missing keys" in m and "'first.w'" in m for m in messages), messages
     # Tensors and float64 arrays are accepted, keeping the module's dtype
     net.load_state_dict({"extra": np.array([1.5, 2.5])}, strict=False)
     assert net.extra.dtype == np.float32 and net.extra.numpy().tolist() == [1.5, 2.5]
