@@ -105,6 +105,21 @@ TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& d
 }
 
 py::array TensorWrapper::numpy() const {
+    // A value read on the host while a trace records (numpy(), item(), bool(), int(), printing)
+    // can steer Python (a branch, a slice bound, a constant) in ways a compiled replay, which
+    // runs no Python, would repeat with the recording's value: such a recording replays nothing
+    // and its later calls run eagerly. A tensor made from host data during the call, which no
+    // recorded op has produced or read, holds the same value on every call.
+    if (auto* rec = imperative::TraceRecorder::current();
+        rec && rec->mode() == imperative::TraceRecorder::Mode::Record &&
+        !(created_in_trace && rec->var_of(value) == nullptr))
+        rec->fail(
+                "a tensor's value was read on the host (numpy(), item(), bool(), int(), "
+                "float() or printing), which a compiled replay could not follow");
+    return host_array();
+}
+
+py::array TensorWrapper::host_array() const {
     imperative::Tensor t = value;
     if (t.dtype() == dnn::dtype::BFloat16)
         t = convert_dtype(t, dnn::dtype::Float32);
@@ -140,6 +155,9 @@ void init_tensor(py::module_& m) {
                     "device",
                     [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
+            .def("_numpy_untraced", &TensorWrapper::host_array,
+                 "numpy() for library code whose traced graph does not depend on the values it "
+                 "reads (it only checks them, or makes the graph follow them itself).")
             .def("_detach",
                  [](py::handle self) {
                      trace::note_if_tracing(self.ptr());

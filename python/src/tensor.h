@@ -20,7 +20,12 @@ struct TensorWrapper {
     // MegEngine's constructor: data (array-like or Tensor), dtype, device.
     static TensorWrapper from_py(const py::object& data, const py::object& dtype,
                                  const py::object& device);
+    // The values; while a trace records, a read that the caller does not make the graph follow
+    // ends the recording (see numpy() in tensor.cpp). host_array() is the read for library code
+    // whose graph does not depend on the values (it only checks them, or makes the graph follow
+    // them itself, as cond_take's count becomes a dynamic shape).
     py::array numpy() const;
+    py::array host_array() const;
     py::tuple shape() const;
 };
 

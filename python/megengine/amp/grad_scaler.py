@@ -124,7 +124,9 @@ class GradScaler:
         self._version += 1
 
     def _read_scale(self):
-        return float(self._scale_t.item())
+        # A trace that reads the scale notes a guard (scale_factor), so it records again when
+        # the scale changes: the read need not end its recording.
+        return float(self._scale_t._numpy_untraced().item())
 
     def _read_version(self):
         return self._version

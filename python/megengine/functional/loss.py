@@ -236,8 +236,10 @@ def ctc_loss(pred, pred_lengths, label, label_lengths, blank=0, reduction="mean"
     steps, n, classes = p.shape
     pl_t = as_tensor(pred_lengths).astype("int32").reshape(-1)
     ll_t = as_tensor(label_lengths).astype("int32").reshape(-1)
-    # read only to check them (and to unpack a concatenated label)
-    pl, ll = pl_t.numpy().astype(np.int64), ll_t.numpy().astype(np.int64)
+    # Read to check them: the graph follows the tensors themselves (a concatenated label,
+    # unpacked by these values, reads them again below, which a trace cannot follow).
+    pl = pl_t._numpy_untraced().astype(np.int64)
+    ll = ll_t._numpy_untraced().astype(np.int64)
     if pl.size != n or ll.size != n:
         raise ValueError(
             f"{fname}: pred_lengths {pl.size} and label_lengths {ll.size} entries must match the "
@@ -258,6 +260,7 @@ def ctc_loss(pred, pred_lengths, label, label_lengths, blank=0, reduction="mean"
                 f"{fname}: a concatenated label has {lab.shape[0]} entries, label_lengths sum "
                 f"to {ll.sum()}"
             )
+        ll = ll_t.numpy().astype(np.int64)
         width = int(ll.max())
         starts = np.concatenate([[0], np.cumsum(ll)[:-1]])
         cols = np.arange(width)

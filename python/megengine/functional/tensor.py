@@ -714,14 +714,17 @@ def cond_take(mask, x):
     if m.shape != v.shape:
         raise ValueError(f"cond_take: mask shape {m.shape} differs from data shape {v.shape}")
     values, indices, count = _apply(cached_op(builtin.CondTake), v, m)
-    cap, cnt = values.shape[0], int(count.numpy()[0])
+    cap = values.shape[0]
     if _symbolic_shape.active():
+        cnt = int(count._numpy_untraced()[0])
         # The count as a value: a traced graph takes however many the data has.
         return (
             _symbolic_shape.take_prefix(values, count, cnt),
             _symbolic_shape.take_prefix(indices, count, cnt),
         )
-    # Static-shape contract: keep the first `count` elements through Split, which autograd records.
+    # Static-shape contract: keep the first `count` elements through Split, which autograd
+    # records (a trace then holds the count as a constant: the read ends its recording).
+    cnt = int(count.numpy()[0])
     values = _split_sizes(values, 0, [cnt, cap - cnt])[0]
     indices = _split_sizes(indices, 0, [cnt, cap - cnt])[0]
     return values, indices
@@ -751,7 +754,10 @@ def non_zero(condition, as_tuple=False):
     if x.ndim == 0:
         raise ValueError("non_zero: condition must have at least one dimension, got a scalar")
     coords, count = _apply(cached_op(builtin.NonZero), x)
-    cap, cnt = coords.shape[1], int(count.numpy()[0])
+    cap = coords.shape[1]
+    # Under symbolic shapes the graph follows the count; otherwise a trace would hold it as a
+    # constant, so the read ends the recording.
+    cnt = int((count._numpy_untraced() if _symbolic_shape.active() else count.numpy())[0])
     if _symbolic_shape.active():
         # The count as a value: a traced graph takes however many the data has.
         rows = _symbolic_shape.take_prefix(transpose(coords, (1, 0)), count, cnt)

@@ -20,6 +20,12 @@ How a call goes (the C++ half is ``python/src/trace.cpp`` over ``imperative/src/
   with the recording, and the first that differs (another op, other params, other input shapes
   or dtypes) raises :class:`TraceError` naming both ops and the file and line of each. A call
   that matches op for op returns its (eager) results.
+- A recording that cannot be replayed without its Python code runs every later call eagerly,
+  with a RuntimeWarning naming the reason and the line: random numbers, a Python
+  ``autodiff.Function``, or a tensor's value read on the host (``numpy()``, ``item()``,
+  ``bool()``, ``int()``, printing) while recording, since the value may steer Python (a branch,
+  a slice bound, a constant) and a replay would repeat the recorded one. MegEngine raises
+  ``TraceError`` there instead (``symbolic=True``) or when the replay's value differs.
 """
 
 import contextlib

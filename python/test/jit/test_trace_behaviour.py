@@ -352,6 +352,56 @@ def test_random_ops_make_the_trace_run_eagerly(fn):
     assert not np.array_equal(a, b)  # fresh numbers on each call
 
 
+def _branch(a):
+    if a.sum() > 100:  # bool() of a computed value steers Python
+        return a
+    return a - 1
+
+
+@pytest.mark.parametrize("symbolic", [False, True])
+@pytest.mark.parametrize(
+    "fn, make_args",
+    [
+        (_branch, lambda k: (mge.Tensor(np.arange(6, dtype="float32") * k),)),
+        # int() of a value becomes a slice bound
+        (lambda a: a[: int(a.max())], lambda k: (mge.Tensor([float(k), 0.0, 0.0]),)),
+        # item() of a value becomes a Python constant
+        (lambda a: a * a.mean().item(), lambda k: (mge.Tensor([1.0, 2.0, 3.0]) * k,)),
+        # a tensor index is read on the host by the setitem
+        (
+            lambda a, i: (lambda b: (b.__setitem__(i, 0.0), b)[1])(a * 1),
+            lambda k: (mge.Tensor([1.0, 2.0, 3.0]), mge.Tensor([k % 3])),
+        ),
+    ],
+    ids=["branch", "slice", "item", "setitem_index"],
+)
+def test_host_reads_of_values_make_the_trace_run_eagerly(symbolic, fn, make_args):
+    # A compiled replay runs no Python: one that reused the recording's branch, bound or
+    # constant would be silently wrong, so the trace says where the value was read and runs
+    # every later call eagerly.
+    f = trace(fn, symbolic=symbolic)
+    with pytest.warns(RuntimeWarning, match=r"value was read on the host .* at .*\.py:\d+"):
+        f(*make_args(1))
+    for k in (1, 2, 50):
+        args = make_args(k)
+        np.testing.assert_array_equal(f(*args).numpy(), fn(*args).numpy())
+    assert f._mode == "eager"
+
+
+def test_reads_that_do_not_steer_the_graph_keep_it_compiled():
+    @trace
+    def f(x):
+        made_here = mge.Tensor([2.0, 3.0])  # from host data: the same on every call
+        scale = float(made_here.numpy()[0])
+        return x * scale
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in (1.0, 4.0):
+            assert f(mge.Tensor([k])).numpy().tolist() == [2.0 * k]
+    assert f._mode == "graph"
+
+
 def test_error_in_the_first_call_leaves_the_trace_unrecorded():
     fail = [True]
 

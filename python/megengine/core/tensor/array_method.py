@@ -145,7 +145,10 @@ def reshape_checked(x, target_shape):
     shape_value = None
     if isinstance(target_shape, Tensor):
         shape_value = target_shape
-        target_shape = target_shape.numpy().tolist()
+        # A traced graph under symbolic shapes reads the value itself (reshape_to below);
+        # otherwise it would hold the value read here, so the read ends the recording.
+        read = target_shape._numpy_untraced if symbolic_shape.active() else target_shape.numpy
+        target_shape = read().tolist()
     elif isinstance(target_shape, np.ndarray):
         target_shape = target_shape.tolist()
     if isinstance(target_shape, (int, np.integer, TracedDim)):
