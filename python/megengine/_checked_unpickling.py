@@ -175,7 +175,8 @@ def _tensor_setstate(self, state):
         missing = {"device", "dtype"} - set(state)
         if missing:
             raise _StateError(f"a Tensor state with data lacks {sorted(missing)}")
-        map_location = _LOAD_MAP_LOCATION.get()
+        # load's map_location; in a plain pickle.load, the dmap block's (serialization.dmap)
+        map_location = _LOAD_MAP_LOCATION.get() or getattr(type(self), "dmap_callback", None)
         args = _tensor_args(state["data"], state["dtype"], state["device"], map_location)
         _fill(self, *args, state["device"])
     elif not self._initialized:

@@ -1,8 +1,10 @@
 """``megengine.save`` and ``megengine.load``: pickle-based checkpoints.
 
-Tensors and Parameters are stored by value (a numpy array) with their dtype, device and kind,
-as a call of ``_rebuild`` that ``load`` intercepts to move them with ``map_location`` before
-they are created. A save to a path writes a temporary file in the same folder and renames it over
+Tensors and Parameters are stored by value (a numpy array) with their dtype, device and kind, in
+MegEngine's own pickle form (``Tensor.__reduce__``: the class made without arguments, then a
+state ``{"data", "dtype", "device"}``), so MegEngine 1.13 loads the files NeoMeg saves; ``load``
+checks each state and moves it with ``map_location`` before the tensor is created. Files that
+earlier NeoMeg versions wrote (tensors as calls of ``_rebuild``) still load. A save to a path writes a temporary file in the same folder and renames it over
 the target, so an interrupted save never leaves a truncated checkpoint in place of the old one.
 
 ``load`` also reads the files MegEngine wrote (1.0 to 1.13). MegEngine pickles a tensor by its
@@ -23,8 +25,7 @@ import os
 import pickle
 
 from . import _checked_unpickling
-from .core import _imperative_rt as _rt
-from .tensor import Parameter, Tensor
+from .tensor import Tensor
 from .utils.atomic_file import write_atomic
 
 __all__ = ["dmap", "load", "save"]
@@ -76,29 +77,17 @@ class dmap:
 
 
 def _rebuild(kind, array, dtype, device, map_location=None):
-    """Rebuilds a saved Tensor or Parameter (a plain ``pickle.load`` calls it too; files name
-    it as ``megengine.serialization._rebuild``, so it stays here)."""
+    """Rebuilds a Tensor or Parameter that an earlier NeoMeg saved (a plain ``pickle.load``
+    calls it too; those files name it as ``megengine.serialization._rebuild``, so it stays)."""
     if map_location is None:
         map_location = Tensor.dmap_callback
     return _checked_unpickling.rebuild(kind, array, dtype, device, map_location)
 
 
 def _pickler(pickle_module, f, protocol):
-    class Pickler(pickle_module.Pickler):
-        # A reduction (unlike a persistent id) is memoized: a tensor referenced twice is
-        # saved once and comes back as one object.
-        def reducer_override(self, obj):
-            if isinstance(obj, Tensor):
-                kind = "Parameter" if isinstance(obj, Parameter) else "Tensor"
-                # The device as its plain canonical name ("cpu0"): no CompNode in the file.
-                device = _rt.canonical_device(obj.device)
-                array = obj.numpy()
-                # a quantized dtype is its NumPy dtype with metadata, as MegEngine saves it
-                dtype = array.dtype if array.dtype.metadata else obj._dtype_name
-                return (_rebuild, (kind, array, dtype, device))
-            return NotImplemented
-
-    return Pickler(f, protocol=protocol)
+    # Tensors pickle through Tensor.__reduce__, in MegEngine's form; a reduction is memoized, so
+    # a tensor referenced twice is saved once and comes back as one object.
+    return pickle_module.Pickler(f, protocol=protocol)
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
@@ -107,7 +96,10 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL):
     Tensors and Parameters keep their dtype, device and kind (not their ``name``, which
     MegEngine does not save either). Saving to a path is atomic: the data goes to a temporary
     file in the same folder, which then replaces ``f``. The file is a pickle that
-    :func:`load` and a plain ``pickle.load`` (with NeoMeg's ``megengine`` importable) read.
+    :func:`load` and a plain ``pickle.load`` (with NeoMeg's ``megengine`` importable) read, and
+    so does MegEngine 1.13's ``megengine.load`` (bfloat16 tensors excepted: their NumPy dtype
+    is MegEngine's own type, which NeoMeg does not have). Devices are saved as the physical
+    name (``"cpu0"``), where MegEngine saves the logical one (``"xpux"``).
 
     Args:
         obj: the object to save; anything picklable.

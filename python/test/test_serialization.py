@@ -1,8 +1,10 @@
 """megengine.save / megengine.load: round trips, map_location, atomic saves, bad files."""
 
+import copyreg
 import io
 import os
 import pickle
+import pickletools
 
 import numpy as np
 import pytest
@@ -152,6 +154,63 @@ def test_plain_pickles_of_tensors_load_too():
     mge.save({"p": mge.Parameter([1.0], dtype="float16")}, buf)
     p = pickle.loads(buf.getvalue())["p"]  # and plain pickle reads megengine.save's files
     assert type(p) is mge.Parameter and p._dtype_name == "float16"
+
+
+def _globals_and_opcodes(data):
+    ops = list(pickletools.genops(data))
+    names = [str(arg) for op, arg, _ in ops if op.name in ("SHORT_BINUNICODE", "BINUNICODE")]
+    return names, {op.name for op, _, _ in ops}
+
+
+def test_files_are_in_megengine_form():
+    # What MegEngine 1.13 reads (its Tensor.__setstate__ takes the state form MegEngine 1.0
+    # wrote): the class made without arguments (NEWOBJ), then {"data", "dtype", "device"}.
+    # Checked against MegEngine itself when this was written: it loads every dtype but bfloat16
+    # (whose NumPy dtype is MegEngine's own type) with values, dtypes, Parameter kinds and
+    # quantization scales intact.
+    buf = io.BytesIO()
+    mge.save({"t": mge.Tensor([1.0]), "p": mge.Parameter([2.0])}, buf)
+    names, opcodes = _globals_and_opcodes(buf.getvalue())
+    assert "NEWOBJ" in opcodes and "BUILD" in opcodes
+    assert {"megengine", "Tensor", "megengine.tensor", "Parameter"} <= set(names)
+    assert "_rebuild" not in names and "_rebuild_tensor" not in names
+    assert {"data", "dtype", "device"} <= set(names)
+    t = mge.Tensor([1.5, 2.5])
+    cls_new, args, state = t.__reduce__()
+    assert cls_new is copyreg.__newobj__ and args == (mge.Tensor,)
+    assert state["dtype"] == "float32" and state["device"] == "cpu0"
+    np.testing.assert_array_equal(state["data"], [1.5, 2.5])
+
+
+def test_files_of_earlier_neomeg_versions_still_load():
+    # Earlier NeoMeg wrote a tensor as a call of serialization._rebuild (megengine.save) or of
+    # array_method._rebuild_tensor (a plain pickle).
+    from megengine.core.tensor import array_method
+    from megengine.serialization import _rebuild
+
+    def old_pickle(obj, plain):
+        class OldPickler(pickle.Pickler):
+            def reducer_override(self, t):
+                if not isinstance(t, mge.Tensor):
+                    return NotImplemented
+                if plain:
+                    return (
+                        array_method._rebuild_tensor,
+                        (t.numpy(), t._dtype_name, "cpu0", type(t)),
+                    )
+                kind = "Parameter" if isinstance(t, mge.Parameter) else "Tensor"
+                return (_rebuild, (kind, t.numpy(), t._dtype_name, "cpu0"))
+
+        buf = io.BytesIO()
+        OldPickler(buf).dump(obj)
+        return buf.getvalue()
+
+    obj = {"w": mge.Parameter([1.0, 2.0]), "t": mge.Tensor([3], dtype="int8")}
+    for plain in (False, True):
+        for load in (lambda b: mge.load(io.BytesIO(b)), pickle.loads):
+            out = load(old_pickle(obj, plain))
+            assert type(out["w"]) is mge.Parameter and out["w"].numpy().tolist() == [1.0, 2.0]
+            assert out["t"]._dtype_name == "int8" and out["t"].numpy().tolist() == [3]
 
 
 def test_killed_process_mid_save_keeps_the_old_checkpoint(tmp_path):

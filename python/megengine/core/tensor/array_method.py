@@ -6,6 +6,7 @@ builds a generated op (``megengine.core.ops.builtin``) and runs it with ``apply`
 """
 
 import copy
+import copyreg
 
 import numpy as np
 
@@ -354,27 +355,37 @@ class ArrayMethodMixin:
         dtype = "" if self._dtype_name == "float32" else f", dtype={self._dtype_name}"
         return f"{type(self).__name__}({values}{dtype}, device={self.device})"
 
-    def __reduce__(self):
-        # type(self) keeps a Parameter a Parameter through pickle and copy.deepcopy.
-        # The plain canonical name ("cpu0"): the pickle needs no CompNode class.
-        device = _rt.canonical_device(self.device)
+    def _value_state(self):
+        # The values as MegEngine's Tensor.__setstate__ takes them: the device as its plain
+        # canonical name ("cpu0", no CompNode class in a pickle), a quantized dtype as its NumPy
+        # dtype with metadata (which pickles with the array).
         array = self.numpy()
-        # a quantized dtype is its NumPy dtype with metadata (which pickles with the array)
         dtype = array.dtype if array.dtype.metadata else self._dtype_name
-        return (_rebuild_tensor, (array, dtype, device, type(self)))
+        return {"data": array, "dtype": dtype, "device": _rt.canonical_device(self.device)}
+
+    def __reduce__(self):
+        # MegEngine's own form of a tensor pickle (the class, made without arguments, then a
+        # state with the values: what MegEngine 1.0 wrote and every later MegEngine reads), so
+        # that MegEngine loads what NeoMeg saves. type(self) keeps a Parameter a Parameter;
+        # Tensor.__setstate__ (installed by megengine._checked_unpickling) reads the state.
+        return (copyreg.__newobj__, (type(self),), self._value_state())
 
     # copy.copy and copy.deepcopy copy the values, as pickle does, and (MegEngine's rule) keep
     # the quantization parameters once made: shared by a shallow copy, copied by a deep one.
     # The name is not kept.
+    def _value_copy(self):
+        st = self._value_state()
+        return _rebuild_tensor(st["data"], st["dtype"], st["device"], type(self))
+
     def __copy__(self):
-        out = _rebuild_tensor(*self.__reduce__()[1])
+        out = self._value_copy()
         qparams = self.__dict__.get("_qparams")
         if qparams is not None:
             out._qparams = qparams
         return out
 
     def __deepcopy__(self, memo):
-        out = _rebuild_tensor(*self.__reduce__()[1])
+        out = self._value_copy()
         qparams = self.__dict__.get("_qparams")
         if qparams is not None:
             out._qparams = copy.deepcopy(qparams, memo)
@@ -476,6 +487,8 @@ def _quant_info(dtype):
     return None
 
 
+# What Tensor.__reduce__ named before it wrote MegEngine's form: pickles NeoMeg wrote then still
+# load (and copy uses it).
 def _rebuild_tensor(array, dtype, device, cls=None):
     cls = cls or Tensor
     # set by megengine.serialization.dmap: maps the devices of tensors unpickled in its block
