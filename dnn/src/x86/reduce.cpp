@@ -49,6 +49,8 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         TensorLayout src = inputs[0].layout, dst = outputs[0].layout;
+        if (dst.total_nr_elems() == 0)  // nothing to write (and no row to block by)
+            return;
         size_t axis = 0;
         bool lowp = src.dtype == dtype::Float16 || src.dtype == dtype::BFloat16;
         if (!reduce_f32_supported(m_param.mode) || !(src.dtype == dtype::Float32 || lowp) ||

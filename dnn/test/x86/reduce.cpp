@@ -3,7 +3,7 @@
 // shapes above the threading grain (several outer rows per thread), NaN propagation, float16 and
 // bfloat16 (through float32, within the 16-bit dtype's tolerance), strided and broadcast views
 // (reduced as contiguous copies), and the cases that go to naive (other modes and dtypes, an empty
-// axis).
+// axis), and empty outputs.
 #include <limits>
 
 #include "neomeg/dnn/operators/reduce.h"
@@ -191,4 +191,19 @@ TEST_F(X86, ReduceLowpMatchesNaive) {
     std::mt19937 rng(2);
     fill_uniform(h, 0.5, 1, rng);
     EXPECT_EQ(run_and_compare<Reduce>(*handle, reduce_param(Mode::SUM, 0), {h}, {}, 2e-2), "hwy");
+}
+
+// An empty output (a zero-sized dim besides the reduced axis) writes nothing; the 16-bit path
+// used to divide by its zero-length rows.
+TEST_F(X86, ReduceEmptyOutputsMatchNaive) {
+    const std::vector<TensorShape> shapes = {{3, 0}, {0, 4}, {2, 0, 1}, {3, 0, 3, 5, 0}};
+    for (DType dt : {DType(dtype::Float32), DType(dtype::Float16), DType(dtype::BFloat16)})
+        for (Mode m : {Mode::SUM, Mode::MEAN, Mode::PRODUCT})
+            for (const TensorShape& s : shapes)
+                for (int32_t a = 0; a < int32_t(s.ndim); ++a) {
+                    if (s[a] == 0)
+                        continue;  // a non-empty output: the empty-axis cases are above
+                    Checker<Reduce> c(handle.get());
+                    c.set_param(reduce_param(m, a)).set_dtype(0, dt).execs({s});
+                }
 }
