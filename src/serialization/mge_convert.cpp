@@ -73,7 +73,7 @@ dnn::DType dtype_of(const fbs::DType& type, const std::string& what) {
                 fail(str_cat(what, " is ", name, " with zero point ", int(q->zero_point()),
                              " (a symmetric type has none)"));
             return type.type() == fbs::DTypeEnum::QuantizedS8 ? dnn::DType::quantized_s8(scale)
-                                                               : dnn::DType::quantized_s32(scale);
+                                                              : dnn::DType::quantized_s32(scale);
         }
         case fbs::DTypeEnum::Quantized4Asymm:
         case fbs::DTypeEnum::QuantizedS4:

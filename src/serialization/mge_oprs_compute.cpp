@@ -182,8 +182,9 @@ Outs quantized_elemwise(Converter& c, uint32_t id, Inputs in) {
                     "; NeoMeg imports the QuantizedS32 addition (a quantized Linear's bias) and "
                     "the quantized modes of ElemwiseMultiType"));
     require_inputs(in, 2, 2);
-    VarNode* sum = elemwise(c, Mode::ADD, {c.convert(in[0], dnn::dtype::Float32),
-                                           c.convert(in[1], dnn::dtype::Float32)});
+    VarNode* sum = elemwise(
+            c, Mode::ADD,
+            {c.convert(in[0], dnn::dtype::Float32), c.convert(in[1], dnn::dtype::Float32)});
     return {c.convert(sum, dt)};
 }
 
@@ -201,9 +202,18 @@ Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {
 int32_t multi_type_elemwise_id(uint32_t mode) {
     // MegEngine's ElemwiseMultiType.Mode, from QADD on, as Elemwise.Mode numbers.
     static constexpr int32_t kQuantized[] = {
-            16, 37, 21, 19, 18, 24, 27, 38, 39, 0,  1,  12, 6,  14, 35, 40, 11, 2,  3,  4,  5,  7,
-            8,  9,  10, 13, 42, 45, 46, 47, 48, 15, 17, 20, 23, 25, 26, 29, 30, 31, 22, 28, 41, 44,
-            34, 49, 51, 50};
+            16, 37, 21, 19, 18, 24,  // QADD, QFUSE_ADD_RELU, QMUL, QMIN, QMAX, QSUB
+            27, 38, 39, 0, 1, 12,    // QTRUE_DIV, QFUSE_ADD_SIGMOID, QFUSE_ADD_TANH, QRELU, QABS,
+                                     // QSIGMOID
+            6, 14, 35, 40, 11, 2,    // QEXP, QTANH, QFUSE_MUL_ADD3, QFAST_TANH, QNEGATE, QACOS
+            3, 4, 5, 7, 8, 9,        // QASIN, QCEIL, QCOS, QEXPM1, QFLOOR, QLOG
+            10, 13, 42, 45, 46, 47,  // QLOG1P, QSIN, QROUND, QERF, QERFINV, QERFC
+            48, 15, 17, 20, 23, 25,  // QERFCINV, QABS_GRAD, QFLOOR_DIV, QMOD, QSIGMOID_GRAD,
+                                     // QSWITCH_GT0
+            26, 29, 30, 31, 22, 28,  // QTANH_GRAD, QLT, QLEQ, QEQ, QPOW, QLOG_SUM_EXP
+            41, 44, 34, 49, 51, 50,  // QFAST_TANH_GRAD, QATAN2, QCOND_LEQ_MOV, QH_SWISH,
+                                     // QFUSE_ADD_H_SWISH, QH_SWISH_GRAD
+    };
     static_assert(std::size(kQuantized) == 53 - 6 + 1);
     if (mode >= 6 && mode <= 53)
         return kQuantized[mode - 6];
@@ -342,8 +352,7 @@ Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
 // MegEngine's kernel makes (round half away from zero, saturate); RELU commutes with it. SIGMOID
 // and H_SWISH apply to the dequantized sums in float32 before that rounding, as MegEngine's
 // reference kernel.
-Outs quantized_conv_bias(Converter& c, const fbs::ConvBias& p, const fbs::Operator& op,
-                         Inputs in) {
+Outs quantized_conv_bias(Converter& c, const fbs::ConvBias& p, const fbs::Operator& op, Inputs in) {
     require(in.size() <= 3, "a quantized ConvBias with a z input (NeoMeg's has none)");
     require(in[1]->dtype().enumv() == dnn::DTypeEnum::QuantizedS8,
             str_cat("a quantized ConvBias of filter dtype ", in[1]->dtype().full_name(), " (input ",
@@ -382,7 +391,8 @@ Outs quantized_conv_bias(Converter& c, const fbs::ConvBias& p, const fbs::Operat
     auto out = output_dtype_of(op);
     if (after) {
         y = elemwise(c, *after, {c.convert(y, dnn::dtype::Float32)});
-        require(out.has_value(), "a quantized ConvBias with a float activation and no output dtype");
+        require(out.has_value(),
+                "a quantized ConvBias with a float activation and no output dtype");
     }
     return {out ? c.convert(y, *out) : y};
 }

@@ -162,9 +162,9 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
                                            "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
                                            "reduce", "reduce.noopt", "pooling", "pooling.noopt",
                                            "typecvt", "typecvt.noopt", "extras", "extras.noopt",
-                                           "extras.fuse", "resample", "resample.noopt",
-                                           "quant_cnn", "quant_cnn.noopt", "quant_cnn.fuse",
-                                           "quant_asymm", "quant_asymm.noopt"),
+                                           "extras.fuse", "resample", "resample.noopt", "quant_cnn",
+                                           "quant_cnn.noopt", "quant_cnn.fuse", "quant_asymm",
+                                           "quant_asymm.noopt"),
                          [](const auto& p) {
                              std::string n = p.param;
                              std::replace(n.begin(), n.end(), '.', '_');
@@ -511,14 +511,14 @@ TEST(MegEngineModel, ElemwiseMultiTypeModesComputeOnValues) {
         float (*f)(float, float);
     };
     const Case cases[] = {
-            {6, [](float x, float y) { return x + y; }},                       // QADD
-            {7, [](float x, float y) { return std::max(x + y, 0.0f); }},       // QFUSE_ADD_RELU
-            {8, [](float x, float y) { return x * y; }},                       // QMUL
-            {9, [](float x, float y) { return std::min(x, y); }},              // QMIN
-            {10, [](float x, float y) { return std::max(x, y); }},             // QMAX
-            {11, [](float x, float y) { return x - y; }},                      // QSUB
+            {6, [](float x, float y) { return x + y; }},                        // QADD
+            {7, [](float x, float y) { return std::max(x + y, 0.0f); }},        // QFUSE_ADD_RELU
+            {8, [](float x, float y) { return x * y; }},                        // QMUL
+            {9, [](float x, float y) { return std::min(x, y); }},               // QMIN
+            {10, [](float x, float y) { return std::max(x, y); }},              // QMAX
+            {11, [](float x, float y) { return x - y; }},                       // QSUB
             {13, [](float x, float y) { return 1 / (1 + std::exp(-x - y)); }},  // QFUSE_ADD_SIGMOID
-            {14, [](float x, float y) { return std::tanh(x + y); }},           // QFUSE_ADD_TANH
+            {14, [](float x, float y) { return std::tanh(x + y); }},            // QFUSE_ADD_TANH
     };
     for (const Case& c : cases) {
         Builder bld;

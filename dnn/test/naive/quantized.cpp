@@ -219,18 +219,18 @@ TEST(QuantizedPooling, AverageRoundsAsMegEngine) {
     p.window = {2, 2};
     p.stride = {2, 2};
     p.padding = {0, 0};
-    auto s8 = HostTensor::from({6, 1, 2, 2}, {1, 1,  0, 0, -1, -1, 0, 0, 3, 0,   0,   0,
-                                              1, 2,  0, 0, 5,  5,  5, -9, 127, 127, 127, 126},
+    auto s8 = HostTensor::from({6, 1, 2, 2}, {1, 1, 0, 0, -1, -1, 0, 0,  3,   0,   0,   0,
+                                              1, 2, 0, 0, 5,  5,  5, -9, 127, 127, 127, 126},
                                DType::quantized_s8(0.1f));
     EXPECT_EQ(run1<PoolingForward>(p, {s8}).values(), (std::vector<double>{1, -1, 1, 1, 2, 127}));
-    auto u8 = HostTensor::from({4, 1, 2, 2}, {101, 101, 100, 100, 99, 99, 100, 100, 0, 0, 0, 1,
-                                              255, 255, 255, 254},
-                               DType::quantized_8asymm(0.1f, 100));
+    auto u8 = HostTensor::from(
+            {4, 1, 2, 2}, {101, 101, 100, 100, 99, 99, 100, 100, 0, 0, 0, 1, 255, 255, 255, 254},
+            DType::quantized_8asymm(0.1f, 100));
     EXPECT_EQ(run1<PoolingForward>(p, {u8}).values(), (std::vector<double>{101, 100, 0, 255}));
     p.padding = {1, 1};
     EXPECT_EQ(run1<PoolingForward>(p, {u8}).values(),
-              (std::vector<double>{100, 100, 100, 100, 100, 100, 100, 100, 75, 75, 75, 75, 139,
-                                   139, 139, 139}));
+              (std::vector<double>{100, 100, 100, 100, 100, 100, 100, 100, 75, 75, 75, 75, 139, 139,
+                                   139, 139}));
     p.mode = PoolingForward::Param::Mode::AVERAGE_COUNT_EXCLUDE_PADDING;
     EXPECT_EQ(run1<PoolingForward>(p, {u8}).values(),
               (std::vector<double>{101, 101, 100, 100, 99, 99, 100, 100, 0, 0, 0, 1, 255, 255, 255,
