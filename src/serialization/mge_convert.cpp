@@ -45,6 +45,11 @@ dnn::DType dtype_of(fbs::DTypeEnum type) {
             return dnn::dtype::Int32;
         case fbs::DTypeEnum::Bool:
             return dnn::dtype::Bool;
+        case fbs::DTypeEnum::QuantizedS8:
+        case fbs::DTypeEnum::QuantizedS32:
+        case fbs::DTypeEnum::Quantized8Asymm:
+            fail(str_cat("MegEngine dtype ", fbs::EnumNameDTypeEnum(type),
+                         " without its scale (where the file names a dtype by its enum only)"));
         default:
             break;
     }

@@ -344,8 +344,6 @@ Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
     return {convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1])};
 }
 
-// ConvBias: act(conv(src, filter) + bias + z), as the convolution, the additions and the
-// activation (compile()'s fuse_conv_bias pass joins them again where a kernel does).
 // A quantized ConvBias (quantized src and filter, QuantizedS32 bias) writes the output dtype it
 // was given (QuantizedS8 or Quantized8Asymm): NeoMeg's ConvBias gives the exact int32 sums
 // (QuantizedS32) with IDENTITY or RELU applied, and a TypeCvt requantises them, the one rounding
@@ -397,6 +395,8 @@ Outs quantized_conv_bias(Converter& c, const fbs::ConvBias& p, const fbs::Operat
     return {out ? c.convert(y, *out) : y};
 }
 
+// ConvBias: act(conv(src, filter) + bias + z), as the convolution, the additions and the
+// activation (compile()'s fuse_conv_bias pass joins them again where a kernel does).
 Outs conv_bias(Converter& c, const fbs::Operator& op, Inputs in) {
     require_inputs(in, 2, 4);
     const auto& p = param_of<fbs::ConvBias>(op, fbs::OperatorParam::ConvBias);
