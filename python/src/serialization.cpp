@@ -9,6 +9,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "dtype_convert.h"
 #include "neomeg/inference/model.h"
 
 namespace py = pybind11;
@@ -33,11 +34,12 @@ py::list infos(const std::vector<inference::TensorInfo>& v) {
     return out;
 }
 
-// numpy's dtype for a model dtype; bfloat16 has none.
+// numpy's dtype for a model dtype (a quantized one, "QuantizedS8(0.1)", as its storage with
+// MegEngine's mgb_dtype metadata); bfloat16 has none.
 py::dtype numpy_dtype(const std::string& dtype) {
     if (dtype == "bfloat16")
         throw py::type_error("bfloat16 has no numpy dtype");
-    return py::dtype(dtype);
+    return dtype_to_numpy(dnn::DType::from_name(dtype));
 }
 
 Model load(const py::object& src, const std::string& device) {
@@ -123,6 +125,9 @@ void init_serialization(py::module_& m) {
             .def("run", &Model::run, py::call_guard<py::gil_scoped_release>())
             .def("output", &output, py::arg("name"), "Output `name` of the last run, copied.")
             .def("clone", &Model::clone, "A model of its own on the same file bytes.")
+            .def_static("numpy_dtype", &numpy_dtype, py::arg("dtype"),
+                        "numpy's dtype for one of the model's dtype names (quantized ones carry "
+                        "MegEngine's mgb_dtype metadata); TypeError for bfloat16.")
             .def_property_readonly("user_info", &Model::user_info)
             .def_property_readonly("producer", &Model::producer)
             .def_property_readonly("format_version", &Model::format_version);

@@ -25,11 +25,20 @@ MODELS = [
 ]
 
 
+QUANTIZED = ["quant_cnn", "quant_asymm"]
+
+
 def saved(name):
     data = np.load(FIXTURES / f"{name}.npz")
     inputs = {k[3:]: data[k] for k in data.files if k.startswith("in_")}
     outputs = {k[4:]: data[k] for k in data.files if k.startswith("out_")}
     return inputs, outputs
+
+
+def saved_qdtypes(name):
+    """MegEngine's quantized outputs' [scale, zero point] (float32), by output name."""
+    data = np.load(FIXTURES / f"{name}.npz")
+    return {k[7:]: data[k] for k in data.files if k.startswith("qdtype_")}
 
 
 @pytest.mark.parametrize(
@@ -45,6 +54,43 @@ def test_graph_inference_gives_megengines_outputs(name, variant):
     for k, v in want.items():
         assert got[k].dtype == v.dtype, k
         np.testing.assert_allclose(got[k], v, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+@pytest.mark.parametrize(
+    ("name", "variant"),
+    [(m, v) for m in QUANTIZED for v in ("", ".noopt")] + [("quant_cnn", ".fuse")],
+)
+def test_quantized_models_give_megengines_integers(name, variant):
+    inputs, want = saved(name)
+    qdtypes = saved_qdtypes(name)
+    assert qdtypes  # each of these models has quantized outputs
+    got = cgtools.GraphInference(str(FIXTURES / f"{name}{variant}.mge")).run(inp_dict=inputs)
+    assert sorted(got) == sorted(want)
+    for k, v in want.items():
+        assert got[k].dtype == v.dtype, k
+        if k in qdtypes:
+            info = got[k].dtype.metadata["mgb_dtype"]
+            scale, zero_point = qdtypes[k]
+            assert np.float32(info["scale"]) == scale, k
+            assert info.get("zero_point", 0) == zero_point, k
+            assert info["name"] == ("QuantizedS8" if v.dtype == np.int8 else "Quantized8Asymm")
+            np.testing.assert_array_equal(got[k], v, err_msg=k)
+        else:  # after DequantStub: the integers times the scale, as MegEngine's
+            np.testing.assert_allclose(got[k], v, rtol=1e-6, atol=0, err_msg=k)
+
+
+def test_load_graph_gives_quantized_output_dtypes():
+    ret = load_graph(str(FIXTURES / "quant_asymm.mge"))
+    dt = ret.output_vars_dict["sum"].dtype
+    assert dt == np.uint8
+    assert dt.metadata["mgb_dtype"]["name"] == "Quantized8Asymm"
+    assert dt.metadata["mgb_dtype"]["zero_point"] == saved_qdtypes("quant_asymm")["sum"][1]
+    assert ret.output_vars_dict["out"].dtype == np.float32
+
+
+def test_asymmetric_weights_are_refused_with_a_message():
+    with pytest.raises(cgtools.ModelError, match=r"filter dtype Quantized8Asymm\("):
+        cgtools.GraphInference(str(FIXTURES / "quant_asymm_conv.mge"))
 
 
 def test_load_graph_describes_and_runs_a_megengine_model():

@@ -1,6 +1,7 @@
 // The Converter's helpers and the table of conversions.
 #include "mge_convert.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "neomeg/op/op_defs.h"
@@ -44,12 +45,65 @@ dnn::DType dtype_of(fbs::DTypeEnum type) {
             return dnn::dtype::Int32;
         case fbs::DTypeEnum::Bool:
             return dnn::dtype::Bool;
+        case fbs::DTypeEnum::QuantizedS8:
+        case fbs::DTypeEnum::QuantizedS32:
+        case fbs::DTypeEnum::Quantized8Asymm:
+            fail(str_cat("MegEngine dtype ", fbs::EnumNameDTypeEnum(type),
+                         " without its scale (where the file names a dtype by its enum only)"));
         default:
             break;
     }
     const char* name = fbs::EnumNameDTypeEnum(type);
     fail(str_cat("MegEngine dtype ", *name ? name : std::to_string(static_cast<int>(type)),
                  " has no NeoMeg counterpart"));
+}
+
+dnn::DType dtype_of(const fbs::DType& type, const std::string& what) {
+    const auto* q = type.param_as_LinearQuantizationParam();
+    switch (type.type()) {
+        case fbs::DTypeEnum::QuantizedS8:
+        case fbs::DTypeEnum::QuantizedS32:
+        case fbs::DTypeEnum::Quantized8Asymm: {
+            const char* name = fbs::EnumNameDTypeEnum(type.type());
+            if (!q)
+                fail(str_cat(what, " is ", name, " without its scale (no quantization param)"));
+            float scale = q->scale();
+            if (!std::isfinite(scale) || scale <= 0)
+                fail(str_cat(what, " is ", name, " of scale ", scale,
+                             " (a scale must be finite and positive)"));
+            if (type.type() == fbs::DTypeEnum::Quantized8Asymm)
+                return dnn::DType::quantized_8asymm(scale, q->zero_point());
+            // MegEngine writes a symmetric type's zero point as 0; another is not its meaning.
+            if (q->zero_point() != 0)
+                fail(str_cat(what, " is ", name, " with zero point ", int(q->zero_point()),
+                             " (a symmetric type has none)"));
+            return type.type() == fbs::DTypeEnum::QuantizedS8 ? dnn::DType::quantized_s8(scale)
+                                                              : dnn::DType::quantized_s32(scale);
+        }
+        case fbs::DTypeEnum::Quantized4Asymm:
+        case fbs::DTypeEnum::QuantizedS4:
+        case fbs::DTypeEnum::QuantizedS16:
+        case fbs::DTypeEnum::QuantizedS1:
+            fail(str_cat(what, " is ", fbs::EnumNameDTypeEnum(type.type()),
+                         "; NeoMeg imports the 8-bit quantized types (QuantizedS8, "
+                         "Quantized8Asymm) and QuantizedS32"));
+        default:
+            break;
+    }
+    if (type.param_type() != fbs::DTypeParam::NONE)
+        fail(str_cat(what, " is ", fbs::EnumNameDTypeEnum(type.type()),
+                     " with a quantization param, which only a quantized type has"));
+    try {
+        return dtype_of(type.type());
+    } catch (const ModelError& e) {
+        fail(str_cat(what, ": ", e.what()));
+    }
+}
+
+std::optional<dnn::DType> output_dtype_of(const fbs::Operator& op) {
+    if (!op.output_dtype())
+        return std::nullopt;
+    return dtype_of(*op.output_dtype(), "the operator's output dtype");
 }
 
 const std::vector<VarNode*>& Converter::insert(const OpDef& op, std::span<VarNode* const> inputs) {
@@ -64,6 +118,14 @@ VarNode* Converter::insert1(const OpDef& op, std::span<VarNode* const> inputs) {
     const auto& outs = insert(op, inputs);
     require(outs.size() == 1, str_cat(op.name(), " gives ", outs.size(), " outputs, not 1"));
     return outs[0];
+}
+
+VarNode* Converter::convert(VarNode* var, dnn::DType dtype) {
+    if (var->dtype() == dtype)
+        return var;
+    return insert1(
+            ops::TypeCvt(dnn::param::TypeCvt{dtype.enumv(), dtype.scale(), dtype.zero_point()}),
+            {var});
 }
 
 VarNode* Converter::scalar(float value, dnn::DType dtype) {

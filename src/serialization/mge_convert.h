@@ -35,6 +35,10 @@ public:
         return insert1(op, std::span<graph::VarNode* const>(inputs.begin(), inputs.size()));
     }
 
+    // `var` converted to `dtype` (a TypeCvt; itself where it has that dtype already). A quantized
+    // var converts through its value scale * (v - zero_point).
+    graph::VarNode* convert(graph::VarNode* var, dnn::DType dtype);
+
     // Constants: a scalar (ndim 0) of `dtype`, and an int32 vector.
     graph::VarNode* scalar(float value, dnn::DType dtype);
     graph::VarNode* int_vector(const std::vector<int32_t>& values);
@@ -84,7 +88,17 @@ const T& param_of(const fbs::Operator& op, fbs::OperatorParam type) {
 int32_t axis_in(int64_t axis, size_t ndim, const char* what);
 
 // MegEngine's dtype enum as NeoMeg's; ModelError for the ones NeoMeg has no counterpart of
-// (quantized and low-bit types).
+// (low-bit types) and for the quantized ones, which need their scale (the table's form below).
 dnn::DType dtype_of(fbs::DTypeEnum type);
+
+// A dtype table of the file (a tensor's, a TypeCvt's target, an operator's output dtype) with its
+// scale and zero point: QuantizedS8, QuantizedS32 and Quantized8Asymm; ModelError naming `what`
+// for the 4-bit, 16-bit and 1-bit quantized types, a quantized type without its param, a plain
+// one with a param, or a scale that is not finite and positive.
+dnn::DType dtype_of(const fbs::DType& type, const std::string& what);
+
+// The output dtype a MegEngine operator names (its OperatorNodeConfig's: the requantised dtype of
+// a quantized ConvBias or ElemwiseMultiType); nullopt where the file gives none.
+std::optional<dnn::DType> output_dtype_of(const fbs::Operator& op);
 
 }  // namespace neomeg::serialization::mge

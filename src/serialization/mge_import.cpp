@@ -45,9 +45,7 @@ TensorMeta tensor_meta(const fbs::Tensor& t, const std::string& what) {
     if (!t.dtype())
         throw ModelError(str_cat(what, " has no dtype"));
     TensorMeta m;
-    m.dtype = dtype_of(t.dtype()->type());
-    if (t.dtype()->param_type() != fbs::DTypeParam::NONE)
-        throw ModelError(str_cat(what, " is quantized, which NeoMeg does not import"));
+    m.dtype = dtype_of(*t.dtype(), what);
     if (t.format_type() != fbs::TensorFormat::NONE &&
         t.format_type() != fbs::TensorFormat::DefaultTensorFormat)
         throw ModelError(str_cat(what, " has tensor format ",

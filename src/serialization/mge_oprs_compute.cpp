@@ -137,8 +137,8 @@ ElemwiseMap elemwise_map(uint32_t id) {
     }
 }
 
-Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {
-    uint32_t id = param_of<fbs::Elemwise>(op, fbs::OperatorParam::Elemwise).mode();
+// MegEngine's Elemwise mode `id` on the inputs.
+Outs apply_elemwise(Converter& c, uint32_t id, Inputs in) {
     ElemwiseMap m = elemwise_map(id);
     switch (m.kind) {
         case ElemwiseMap::Plain:
@@ -166,6 +166,83 @@ Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {
     fail(str_cat("Elemwise mode ", id, " has no NeoMeg counterpart"));
 }
 
+// An Elemwise of quantized inputs is what a quantized Linear's bias addition writes (MatrixMul's
+// QuantizedS32 sums plus the QuantizedS32 bias; MegEngine adds the integers). NeoMeg's Elemwise
+// takes no quantized dtype, so the values are added in float32 and quantized back to the same
+// dtype: float32 holds each value scale * v to a relative 2^-24, so the rounded quotient is the
+// integer sum while both addends are below 2^20 in magnitude (int8 products summed over up to
+// 64 inputs stay below it; larger sums may differ from MegEngine's by one).
+Outs quantized_elemwise(Converter& c, uint32_t id, Inputs in) {
+    dnn::DType dt = in[0]->dtype();
+    for (VarNode* v : in)
+        require(v->dtype() == dt, str_cat("Elemwise of mixed dtypes ", dt.full_name(), " and ",
+                                          v->dtype().full_name()));
+    require(id == 16 && dt.enumv() == dnn::DTypeEnum::QuantizedS32,
+            str_cat("Elemwise mode ", id, " on ", dt.full_name(),
+                    "; NeoMeg imports the QuantizedS32 addition (a quantized Linear's bias) and "
+                    "the quantized modes of ElemwiseMultiType"));
+    require_inputs(in, 2, 2);
+    VarNode* sum = elemwise(
+            c, Mode::ADD,
+            {c.convert(in[0], dnn::dtype::Float32), c.convert(in[1], dnn::dtype::Float32)});
+    return {c.convert(sum, dt)};
+}
+
+Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {
+    uint32_t id = param_of<fbs::Elemwise>(op, fbs::OperatorParam::Elemwise).mode();
+    for (VarNode* v : in)
+        if (v->dtype().is_quantized())
+            return quantized_elemwise(c, id, in);
+    return apply_elemwise(c, id, in);
+}
+
+// ElemwiseMultiType's quantized modes (QADD = 6 to QH_SWISH_GRAD = 53, and QCOND_LT_MOV = 57) are
+// Elemwise modes on the inputs' values, quantized to the operator's output dtype; this gives the
+// Elemwise mode of each, or -1 for the fixed-point modes (0 to 5) and the int16/uint8 ones.
+int32_t multi_type_elemwise_id(uint32_t mode) {
+    // MegEngine's ElemwiseMultiType.Mode, from QADD on, as Elemwise.Mode numbers.
+    static constexpr int32_t kQuantized[] = {
+            16, 37, 21, 19, 18, 24,  // QADD, QFUSE_ADD_RELU, QMUL, QMIN, QMAX, QSUB
+            27, 38, 39, 0, 1, 12,    // QTRUE_DIV, QFUSE_ADD_SIGMOID, QFUSE_ADD_TANH, QRELU, QABS,
+                                     // QSIGMOID
+            6, 14, 35, 40, 11, 2,    // QEXP, QTANH, QFUSE_MUL_ADD3, QFAST_TANH, QNEGATE, QACOS
+            3, 4, 5, 7, 8, 9,        // QASIN, QCEIL, QCOS, QEXPM1, QFLOOR, QLOG
+            10, 13, 42, 45, 46, 47,  // QLOG1P, QSIN, QROUND, QERF, QERFINV, QERFC
+            48, 15, 17, 20, 23, 25,  // QERFCINV, QABS_GRAD, QFLOOR_DIV, QMOD, QSIGMOID_GRAD,
+                                     // QSWITCH_GT0
+            26, 29, 30, 31, 22, 28,  // QTANH_GRAD, QLT, QLEQ, QEQ, QPOW, QLOG_SUM_EXP
+            41, 44, 34, 49, 51, 50,  // QFAST_TANH_GRAD, QATAN2, QCOND_LEQ_MOV, QH_SWISH,
+                                     // QFUSE_ADD_H_SWISH, QH_SWISH_GRAD
+    };
+    static_assert(std::size(kQuantized) == 53 - 6 + 1);
+    if (mode >= 6 && mode <= 53)
+        return kQuantized[mode - 6];
+    if (mode == 57)  // QCOND_LT_MOV
+        return 60;
+    return -1;
+}
+
+Outs elemwise_multi_type(Converter& c, const fbs::Operator& op, Inputs in) {
+    uint32_t mode =
+            param_of<fbs::ElemwiseMultiType>(op, fbs::OperatorParam::ElemwiseMultiType).mode();
+    int32_t id = multi_type_elemwise_id(mode);
+    require(id >= 0, str_cat("ElemwiseMultiType mode ", mode,
+                             " (a fixed-point or mixed-integer mode NeoMeg does not convert)"));
+    auto out = output_dtype_of(op);
+    require(out && out->is_quantized(),
+            str_cat("ElemwiseMultiType mode ", mode, " without a quantized output dtype"));
+    // MegEngine's quantized modes: dequantize each input (scale * (v - zero_point), float32),
+    // the float function, quantize to the output dtype (round half away from zero, saturate).
+    std::vector<VarNode*> values;
+    for (VarNode* v : in) {
+        require(v->dtype().is_quantized(), str_cat("ElemwiseMultiType mode ", mode, " of a ",
+                                                   v->dtype().full_name(), " input"));
+        values.push_back(c.convert(v, dnn::dtype::Float32));
+    }
+    Outs y = apply_elemwise(c, static_cast<uint32_t>(id), values);
+    return {c.convert(y.at(0), *out)};
+}
+
 // PowC: x ** exp with exp in the param. 2 and 0.5 are MegEngine's exact special cases.
 Outs pow_c(Converter& c, const fbs::Operator& op, Inputs in) {
     require_inputs(in, 1, 1);
@@ -181,15 +258,14 @@ Outs pow_c(Converter& c, const fbs::Operator& op, Inputs in) {
 Outs type_cvt(Converter& c, const fbs::Operator& op, Inputs in) {
     require_inputs(in, 1, 1);
     dnn::DType to;
-    if (op.param_type() == fbs::OperatorParam::DType) {
-        const auto* d = op.param_as_DType();
-        require(d->param_type() == fbs::DTypeParam::NONE, "TypeCvt to a quantized dtype");
-        to = dtype_of(d->type());
-    } else {
+    if (op.param_type() == fbs::OperatorParam::DType)
+        to = dtype_of(*op.param_as_DType(), "TypeCvt's target dtype");
+    else
         to = dtype_of(
                 param_of<fbs::DTypeParamTable>(op, fbs::OperatorParam::DTypeParamTable).dtype());
-    }
-    return {c.insert1(ops::TypeCvt(dnn::param::TypeCvt{to.enumv()}), in)};
+    // MegEngine's TypeCvt rounds half away from zero and saturates when it quantizes, reads
+    // scale * (v - zero_point) when it dequantizes, as NeoMeg's.
+    return {c.convert(in[0], to)};
 }
 
 // ---- matrix products ----
@@ -223,11 +299,16 @@ int32_t small(uint32_t v, const char* what) {
     return static_cast<int32_t>(v);
 }
 
-// The convolution and its filter in NeoMeg's form: MegEngine's GROUP filter
+// A convolution's param and filter in NeoMeg's form: MegEngine's GROUP filter
 // (G, OC/G, IC/G, kh, kw) becomes (OC, IC/G, kh, kw) with group G.
+struct ConvForm {
+    dnn::param::Convolution param;
+    VarNode* filter;
+};
+
 template <class P>
-VarNode* convolution(Converter& c, const P& p, uint32_t sparse, uint32_t format, uint32_t mode,
-                     VarNode* src, VarNode* filter) {
+ConvForm conv_form(Converter& c, const P& p, uint32_t sparse, uint32_t format, uint32_t mode,
+                   VarNode* filter) {
     require(format == 0, str_cat("convolution format ", format, "; NeoMeg imports NCHW"));
     require(mode <= 1, str_cat("convolution mode ", mode));
     require(sparse <= 1, str_cat("convolution sparse ", sparse));
@@ -247,7 +328,14 @@ VarNode* convolution(Converter& c, const P& p, uint32_t sparse, uint32_t format,
                    static_cast<int32_t>(f[3]), static_cast<int32_t>(f[4])};
         filter = c.insert1(ops::Reshape(r), {filter});
     }
-    return c.insert1(ops::ConvolutionForward(cp), {src, filter});
+    return {std::move(cp), filter};
+}
+
+template <class P>
+VarNode* convolution(Converter& c, const P& p, uint32_t sparse, uint32_t format, uint32_t mode,
+                     VarNode* src, VarNode* filter) {
+    ConvForm f = conv_form(c, p, sparse, format, mode, filter);
+    return c.insert1(ops::ConvolutionForward(f.param), {src, f.filter});
 }
 
 Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
@@ -256,11 +344,64 @@ Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
     return {convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1])};
 }
 
+// A quantized ConvBias (quantized src and filter, QuantizedS32 bias) writes the output dtype it
+// was given (QuantizedS8 or Quantized8Asymm): NeoMeg's ConvBias gives the exact int32 sums
+// (QuantizedS32) with IDENTITY or RELU applied, and a TypeCvt requantises them, the one rounding
+// MegEngine's kernel makes (round half away from zero, saturate); RELU commutes with it. SIGMOID
+// and H_SWISH apply to the dequantized sums in float32 before that rounding, as MegEngine's
+// reference kernel.
+Outs quantized_conv_bias(Converter& c, const fbs::ConvBias& p, const fbs::Operator& op, Inputs in) {
+    require(in.size() <= 3, "a quantized ConvBias with a z input (NeoMeg's has none)");
+    require(in[1]->dtype().enumv() == dnn::DTypeEnum::QuantizedS8,
+            str_cat("a quantized ConvBias of filter dtype ", in[1]->dtype().full_name(), " (input ",
+                    in[0]->dtype().full_name(),
+                    "); NeoMeg's takes QuantizedS8 filters (symmetric weights) only"));
+    ConvForm f = conv_form(c, p, p.sparse(), p.format(), p.mode(), in[1]);
+    dnn::param::ConvBias q;
+    q.mode = f.param.mode == dnn::param::Convolution::Mode::CONVOLUTION
+                     ? dnn::param::ConvBias::Mode::CONVOLUTION
+                     : dnn::param::ConvBias::Mode::CROSS_CORRELATION;
+    q.stride = f.param.stride;
+    q.padding = f.param.padding;
+    q.dilation = f.param.dilation;
+    q.group = f.param.group;
+    using NM = dnn::param::ConvBias::NonlineMode;
+    std::optional<Mode> after;  // a float activation after the sums
+    switch (p.nonline_mode()) {
+        case 0:
+            q.nonlineMode = NM::IDENTITY;
+            break;
+        case 1:
+            q.nonlineMode = NM::RELU;
+            break;
+        case 2:
+            after = Mode::SIGMOID;
+            break;
+        case 3:
+            after = Mode::H_SWISH;
+            break;
+        default:
+            fail(str_cat("ConvBias nonlineMode ", p.nonline_mode()));
+    }
+    VarNode* none = c.scalar(0, dnn::dtype::Int32);  // an absent bias or z: ndim 0
+    VarNode* bias = in.size() == 3 ? in[2] : none;
+    VarNode* y = c.insert1(ops::ConvBias(q), {in[0], f.filter, bias, none});
+    auto out = output_dtype_of(op);
+    if (after) {
+        y = elemwise(c, *after, {c.convert(y, dnn::dtype::Float32)});
+        require(out.has_value(),
+                "a quantized ConvBias with a float activation and no output dtype");
+    }
+    return {out ? c.convert(y, *out) : y};
+}
+
 // ConvBias: act(conv(src, filter) + bias + z), as the convolution, the additions and the
 // activation (compile()'s fuse_conv_bias pass joins them again where a kernel does).
 Outs conv_bias(Converter& c, const fbs::Operator& op, Inputs in) {
     require_inputs(in, 2, 4);
     const auto& p = param_of<fbs::ConvBias>(op, fbs::OperatorParam::ConvBias);
+    if (in[0]->dtype().is_quantized() || in[1]->dtype().is_quantized())
+        return quantized_conv_bias(c, p, op, in);
     VarNode* y = convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1]);
     for (size_t i = 2; i < in.size(); ++i)
         y = elemwise(c, Mode::ADD, {y, in[i]});
@@ -440,6 +581,7 @@ Outs arg_reduce(Converter& c, const fbs::Operator& op, Inputs in) {
 
 void add_compute_conversions(ConversionTable& t) {
     t["Elemwise"] = elemwise_conv;
+    t["ElemwiseMultiType"] = elemwise_multi_type;
     t["PowC"] = pow_c;
     for (const char* n : {"TypeCvt", "TypeCvtV1", "TypeCvtV2"})
         t[n] = type_cvt;

@@ -3,10 +3,12 @@
 // outputs on the saved inputs; damaged or hostile files are ModelErrors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "neomeg/inference/model.h"
@@ -104,6 +106,24 @@ void expect_close(const HostTensor& got, const HostTensor& want, const std::stri
             ADD_FAILURE() << what << "[" << i << "]: " << g[i] << " vs MegEngine's " << w[i];
 }
 
+// A quantized output of MegEngine's: its dtype, with the scale and zero point the npz holds beside
+// it (qdtype_NAME: float32 [scale, zero point]), and the same integers, exactly.
+void expect_same_quantized(const HostTensor& got, const HostTensor& want, const HostTensor& qdtype,
+                           const std::string& what) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    dnn::DType dt = dnn::DType::from_name(got.dtype());
+    ASSERT_TRUE(dt.is_quantized()) << what << ": " << got.dtype();
+    EXPECT_EQ(dt.storage().name(), want.dtype()) << what;
+    const float* q = qdtype.data<float>();
+    EXPECT_EQ(dt.scale(), q[0]) << what << ": " << got.dtype();
+    EXPECT_EQ(dt.zero_point(), static_cast<int32_t>(q[1])) << what << ": " << got.dtype();
+    auto g = got.to_doubles(), w = want.to_doubles();
+    size_t bad = 0;
+    for (size_t i = 0; i < g.size(); ++i)
+        if (g[i] != w[i] && bad++ < 5)
+            ADD_FAILURE() << what << "[" << i << "]: " << g[i] << " vs MegEngine's " << w[i];
+}
+
 class MegEngineModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MegEngineModels, GiveMegEnginesOutputs) {
@@ -119,12 +139,19 @@ TEST_P(MegEngineModels, GiveMegEnginesOutputs) {
     }
     model.run();
     for (const auto& out : model.outputs()) {
-        expect_close(model.output(out.name), data.at("out_" + out.name), name + ":" + out.name);
+        const std::string what = name + ":" + out.name;
+        if (auto q = data.find("qdtype_" + out.name); q != data.end())
+            expect_same_quantized(model.output(out.name), data.at("out_" + out.name), q->second,
+                                  what);
+        else
+            expect_close(model.output(out.name), data.at("out_" + out.name), what);
         ++n_out;
     }
     size_t want_in = 0, want_out = 0;
-    for (const auto& [k, v] : data)
-        (k.rfind("in_", 0) == 0 ? want_in : want_out)++;
+    for (const auto& [k, v] : data) {
+        want_in += k.rfind("in_", 0) == 0;
+        want_out += k.rfind("out_", 0) == 0;
+    }
     EXPECT_EQ(n_in, want_in);
     EXPECT_EQ(n_out, want_out);
 }
@@ -135,7 +162,9 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
                                            "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
                                            "reduce", "reduce.noopt", "pooling", "pooling.noopt",
                                            "typecvt", "typecvt.noopt", "extras", "extras.noopt",
-                                           "extras.fuse", "resample", "resample.noopt"),
+                                           "extras.fuse", "resample", "resample.noopt", "quant_cnn",
+                                           "quant_cnn.noopt", "quant_cnn.fuse", "quant_asymm",
+                                           "quant_asymm.noopt"),
                          [](const auto& p) {
                              std::string n = p.param;
                              std::replace(n.begin(), n.end(), '.', '_');
@@ -179,6 +208,35 @@ TEST(MegEngineModel, MetadataNamesMegEngine) {
     EXPECT_EQ(md.producer_name, "MegEngine");
     EXPECT_EQ(md.format_version, 2u);
     EXPECT_EQ(md.producer_version, "MGB_VERSION 101300");
+}
+
+// MegEngine's int8 CNN: the quantized dtypes come through with their parameters (QuantStub's
+// TypeCvt target, each ConvBias's and ElemwiseMultiType's output dtype), and load_and_run runs it.
+TEST(MegEngineModel, QuantizedModelKeepsMegEnginesDtypes) {
+    auto model = inference::Model::load((kDir / "quant_cnn.mge").string());
+    std::map<std::string, std::string> dtypes;
+    for (const auto& o : model.outputs())
+        dtypes[o.name] = o.dtype;
+    EXPECT_EQ(dtypes.at("out"), "float32");
+    EXPECT_EQ(dtypes.at("conv").rfind("QuantizedS8(", 0), 0u) << dtypes.at("conv");
+    EXPECT_EQ(dtypes.at("feat").rfind("QuantizedS8(", 0), 0u) << dtypes.at("feat");
+    auto asymm = inference::Model::load((kDir / "quant_asymm.mge").string());
+    for (const auto& o : asymm.outputs())
+        EXPECT_EQ(o.dtype.rfind(o.name == "out" ? "float32" : "Quantized8Asymm(", 0), 0u)
+                << o.dtype;
+}
+
+// A convolution of asymmetric (Quantized8Asymm) weights, which MegEngine writes for a quint8
+// qconfig: NeoMeg's quantized ConvBias takes QuantizedS8 filters, so the import says so.
+TEST(MegEngineModel, AsymmetricWeightsAreRefusedWithAMessage) {
+    try {
+        load(read_bytes(kDir / "quant_asymm_conv.mge"));
+        FAIL() << "loaded a convolution of Quantized8Asymm weights";
+    } catch (const ModelError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("ConvBias"), std::string::npos) << what;
+        EXPECT_NE(what.find("filter dtype Quantized8Asymm("), std::string::npos) << what;
+    }
 }
 
 // Loads `bytes`; when it loads and its tensors are small, compiles and runs it on zeros too.
@@ -249,9 +307,34 @@ struct Builder {
         auto t = tensor(name, std::move(shape), nullptr);
         return add("Host2DeviceCopy", {}, fbs::OperatorParam::NONE, 0, {t});
     }
+    // A dtype table: `type` with a LinearQuantizationParam when `scale` is given.
+    flatbuffers::Offset<fbs::DType> dtype(fbs::DTypeEnum type, std::optional<float> scale = {},
+                                          uint8_t zero_point = 0) {
+        if (!scale)
+            return fbs::CreateDType(fbb, type);
+        auto q = fbs::CreateLinearQuantizationParam(fbb, *scale, zero_point);
+        return fbs::CreateDType(fbb, type, fbs::DTypeParam::LinearQuantizationParam, q.Union());
+    }
+    // A tensor of dtype `dt` holding `bytes` (an input where `bytes` is null).
+    flatbuffers::Offset<fbs::Tensor> typed_tensor(const char* name, std::vector<uint32_t> shape,
+                                                  flatbuffers::Offset<fbs::DType> dt,
+                                                  const std::vector<uint8_t>* bytes) {
+        auto sh = fbb.CreateVector(shape);
+        auto nm = name ? fbb.CreateString(name) : 0;
+        flatbuffers::Offset<flatbuffers::Vector<uint8_t>> d;
+        if (bytes)
+            d = fbb.CreateVector(*bytes);
+        return fbs::CreateTensor(fbb, nm, sh, 0, dt, fbs::TensorFormat::NONE, 0, d);
+    }
+    uint32_t typed_input(const char* name, std::vector<uint32_t> shape,
+                         flatbuffers::Offset<fbs::DType> dt) {
+        auto t = typed_tensor(name, std::move(shape), dt, nullptr);
+        return add("Host2DeviceCopy", {}, fbs::OperatorParam::NONE, 0, {t});
+    }
     uint32_t add(const char* type, std::vector<uint32_t> inputs, fbs::OperatorParam pt,
                  flatbuffers::Offset<void> param,
-                 std::vector<flatbuffers::Offset<fbs::Tensor>> tensors = {}) {
+                 std::vector<flatbuffers::Offset<fbs::Tensor>> tensors = {},
+                 flatbuffers::Offset<fbs::DType> output_dtype = 0) {
         auto ty = fbb.CreateString(type);
         auto in = fbb.CreateVector(inputs);
         auto out = fbb.CreateVector(std::vector<uint32_t>{next_var});
@@ -265,6 +348,8 @@ struct Builder {
             b.add_param(param);
         if (!tensors.empty())
             b.add_tensors(ts);
+        if (!output_dtype.IsNull())
+            b.add_output_dtype(output_dtype);
         oprs.push_back(b.Finish());
         return next_var++;
     }
@@ -369,16 +454,137 @@ TEST(MegEngineModel, InconsistentFilesAreModelErrors) {
     }
 }
 
+// Quantized tensors whose dtype table or data does not fit are ModelErrors naming the tensor and
+// the dtype.
+TEST(MegEngineModel, BadQuantizedTensorsAreModelErrors) {
+    auto constant_error = [](auto make_dtype, size_t n_bytes) {
+        Builder b;
+        std::vector<uint8_t> data(n_bytes);
+        auto t = b.typed_tensor("w", {2, 3}, make_dtype(b), &data);
+        return load_error(b.finish(b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0, {t})));
+    };
+    using E = fbs::DTypeEnum;
+    auto s8 = [](Builder& b) { return b.dtype(E::QuantizedS8, 0.5f); };
+    // data of another size than the shape's elements
+    EXPECT_NE(constant_error(s8, 5).find("6 bytes, the file has 5"), std::string::npos)
+            << constant_error(s8, 5);
+    EXPECT_NE(constant_error(s8, 5).find("QuantizedS8"), std::string::npos);
+    auto s32 = [](Builder& b) { return b.dtype(E::QuantizedS32, 0.25f); };
+    EXPECT_NE(constant_error(s32, 6).find("needs 24 bytes, the file has 6"), std::string::npos);
+    EXPECT_EQ(constant_error(s32, 24), "(loaded)");
+    // a quantized type NeoMeg has no counterpart of, named
+    auto s4 = [](Builder& b) { return b.dtype(E::QuantizedS4, 0.5f); };
+    EXPECT_NE(constant_error(s4, 6).find("is QuantizedS4; NeoMeg imports"), std::string::npos)
+            << constant_error(s4, 6);
+    auto s16 = [](Builder& b) { return b.dtype(E::QuantizedS16, 0.5f); };
+    EXPECT_NE(constant_error(s16, 12).find("QuantizedS16"), std::string::npos);
+    // a quantized type without its param, a plain one with a param, a scale that is no scale
+    auto bare = [](Builder& b) { return b.dtype(E::QuantizedS8); };
+    EXPECT_NE(constant_error(bare, 6).find("QuantizedS8 without its scale"), std::string::npos);
+    auto plain = [](Builder& b) { return b.dtype(E::Int8, 0.5f); };
+    EXPECT_NE(constant_error(plain, 6).find("Int8 with a quantization param"), std::string::npos);
+    for (float scale : {0.0f, -1.0f, std::nanf(""), INFINITY}) {
+        auto bad = [scale](Builder& b) { return b.dtype(E::QuantizedS8, scale); };
+        EXPECT_NE(constant_error(bad, 6).find("finite and positive"), std::string::npos) << scale;
+    }
+    auto zp = [](Builder& b) { return b.dtype(E::QuantizedS8, 0.5f, 3); };
+    EXPECT_NE(constant_error(zp, 6).find("zero point 3"), std::string::npos);
+    {
+        Builder b;  // a quantized input reads as the dtype with its parameters
+        uint32_t x = b.typed_input("x", {2}, b.dtype(E::Quantized8Asymm, 0.5f, 128));
+        auto loaded = load(b.finish(x));
+        EXPECT_EQ(loaded.inputs.at(0).var->dtype(), dnn::DType::quantized_8asymm(0.5f, 128));
+    }
+}
+
+// The quantized ElemwiseMultiType modes against their definition: each input's value
+// scale * (v - zero point), the float function, rounded half away from zero to the output
+// dtype and saturated.
+TEST(MegEngineModel, ElemwiseMultiTypeModesComputeOnValues) {
+    using E = fbs::DTypeEnum;
+    const std::vector<int8_t> a{-128, -37, -5, -1, 0, 1, 3, 9, 50, 127};
+    const std::vector<uint8_t> b{0, 17, 90, 127, 128, 129, 140, 200, 230, 255};
+    const float sa = 0.05f, sb = 0.03f, so = 0.04f;
+    const int zb = 128;
+    struct Case {
+        uint32_t mode;
+        float (*f)(float, float);
+    };
+    const Case cases[] = {
+            {6, [](float x, float y) { return x + y; }},                        // QADD
+            {7, [](float x, float y) { return std::max(x + y, 0.0f); }},        // QFUSE_ADD_RELU
+            {8, [](float x, float y) { return x * y; }},                        // QMUL
+            {9, [](float x, float y) { return std::min(x, y); }},               // QMIN
+            {10, [](float x, float y) { return std::max(x, y); }},              // QMAX
+            {11, [](float x, float y) { return x - y; }},                       // QSUB
+            {13, [](float x, float y) { return 1 / (1 + std::exp(-x - y)); }},  // QFUSE_ADD_SIGMOID
+            {14, [](float x, float y) { return std::tanh(x + y); }},            // QFUSE_ADD_TANH
+    };
+    for (const Case& c : cases) {
+        Builder bld;
+        uint32_t x = bld.typed_input("a", {10}, bld.dtype(E::QuantizedS8, sa));
+        uint32_t y = bld.typed_input("b", {10}, bld.dtype(E::Quantized8Asymm, sb, zb));
+        uint32_t z = bld.add("ElemwiseMultiType", {x, y}, fbs::OperatorParam::ElemwiseMultiType,
+                             fbs::CreateElemwiseMultiType(bld.fbb, c.mode).Union(), {},
+                             bld.dtype(E::QuantizedS8, so));
+        auto bytes = bld.finish(z);
+        auto model = inference::Model::load(std::span<const uint8_t>(bytes));
+        model.set_input("a", a.data(), std::vector<int64_t>{10});
+        model.set_input("b", b.data(), std::vector<int64_t>{10});
+        model.run();
+        auto out = model.output(model.output_names().at(0));
+        EXPECT_EQ(out.dtype(), "QuantizedS8(0.04)");
+        const int8_t* got = out.data<int8_t>();
+        for (size_t i = 0; i < a.size(); ++i) {
+            float v = c.f(sa * a[i], sb * (static_cast<int>(b[i]) - zb));
+            float q = std::clamp(std::round(v / so), -128.0f, 127.0f);
+            EXPECT_EQ(got[i], static_cast<int8_t>(q)) << "mode " << c.mode << " at " << i;
+        }
+    }
+    {
+        Builder bld;  // a fixed-point mode is named
+        uint32_t x = bld.typed_input("a", {10}, bld.dtype(E::QuantizedS8, sa));
+        uint32_t z = bld.add("ElemwiseMultiType", {x, x, x}, fbs::OperatorParam::ElemwiseMultiType,
+                             fbs::CreateElemwiseMultiType(bld.fbb, 1).Union(), {},
+                             bld.dtype(E::QuantizedS8, so));
+        EXPECT_NE(load_error(bld.finish(z)).find("ElemwiseMultiType mode 1 (a fixed-point"),
+                  std::string::npos);
+    }
+    {
+        Builder bld;  // a quantized mode without its output dtype
+        uint32_t x = bld.typed_input("a", {10}, bld.dtype(E::QuantizedS8, sa));
+        uint32_t z = bld.add("ElemwiseMultiType", {x, x}, fbs::OperatorParam::ElemwiseMultiType,
+                             fbs::CreateElemwiseMultiType(bld.fbb, 6).Union());
+        EXPECT_NE(load_error(bld.finish(z)).find("without a quantized output dtype"),
+                  std::string::npos);
+    }
+    {
+        Builder bld;  // a plain Elemwise on QuantizedS8 (MegEngine writes ElemwiseMultiType)
+        uint32_t x = bld.typed_input("a", {10}, bld.dtype(E::QuantizedS8, sa));
+        uint32_t z = bld.add("Elemwise", {x, x}, fbs::OperatorParam::Elemwise,
+                             fbs::CreateElemwise(bld.fbb, 21).Union());
+        auto err = load_error(bld.finish(z));
+        EXPECT_NE(err.find("Elemwise mode 21 on QuantizedS8(0.05)"), std::string::npos) << err;
+    }
+}
+
 TEST(MegEngineModel, LoadAndRunRunsIt) {
     auto log = fs::temp_directory_path() / ("neomeg_mge_lar_" + std::to_string(::getpid()));
-    std::string cmd = std::string(NEOMEG_LOAD_AND_RUN) + " " + (kDir / "resnet_tiny.mge").string() +
-                      " --iters 1 > " + log.string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::ifstream in(log);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    EXPECT_NE(ss.str().find("produced by MegEngine"), std::string::npos) << ss.str();
-    EXPECT_NE(ss.str().find("output out: (2, 10) float32"), std::string::npos) << ss.str();
+    auto run = [&](const char* model) {
+        std::string cmd = std::string(NEOMEG_LOAD_AND_RUN) + " " + (kDir / model).string() +
+                          " --iters 1 > " + log.string() + " 2>&1";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << model;
+        std::ifstream in(log);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    std::string out = run("resnet_tiny.mge");
+    EXPECT_NE(out.find("produced by MegEngine"), std::string::npos) << out;
+    EXPECT_NE(out.find("output out: (2, 10) float32"), std::string::npos) << out;
+    out = run("quant_cnn.mge");
+    EXPECT_NE(out.find("output out: (2, 5) float32"), std::string::npos) << out;
+    EXPECT_NE(out.find("output feat: (2, 8, 2, 2) QuantizedS8("), std::string::npos) << out;
     fs::remove(log);
 }
 

@@ -99,11 +99,8 @@ void check_pool_backward(const OperatorBase& op, const PoolGeometry& g, const Te
 void PoolingForward::deduce_layout(std::span<const TensorLayout> inputs,
                                    std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
-    // The maximum of quantized values is the quantized maximum (a positive scale keeps the
-    // order); an average would need requantising, which MegEngine's quantized nets do not use.
-    NM_REQUIRE(NotSupportedError,
-               !inputs[0].dtype.is_quantized() || m_param.mode == Param::Mode::MAX,
-               "quantized src ", inputs[0].dtype.full_name(), " pools only in MAX mode");
+    // Quantized src keeps its dtype: the maximum of the stored integers (a positive scale keeps
+    // the order), or their rounded average (naive pooling: MegEngine's rule).
     outputs[0] = pool_dst_layout(pooling_geometry(*this, m_param, inputs[0]), inputs[0].dtype);
 }
 

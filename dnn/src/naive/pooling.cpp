@@ -77,14 +77,29 @@ std::pair<double, Pos3> window_max(const PoolGeometry& g, const TensorND& src,
 void pool_forward(const OperatorBase& op, const PoolGeometry& g, Reduce r, const TensorND& src,
                   const TensorND& dst) {
     const auto ss = conv_strides5(src.layout), ds = conv_strides5(dst.layout);
-    if (src.layout.dtype.is_quantized()) {  // MAX only (deduce_layout): on the stored integers
+    if (src.layout.dtype.is_quantized()) {
+        // On the stored integers, as MegEngine: the maximum, or the window's sum divided by its
+        // size (AVERAGE: padding counts as the zero point, the value 0) or by the elements it
+        // holds, rounded half away from zero (exact in double: the sums are small integers).
+        const double zero_point = src.layout.dtype.zero_point();
         dispatch_dtype(src.layout.dtype.storage(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             for (size_t n = 0; n < g.n; ++n)
                 for (size_t c = 0; c < g.c; ++c)
                     for_each_pos3(g.out, [&](const Pos3& o) {
-                        store_from_double<T>(dst, offset5(ds, n, c, o),
-                                             window_max<T>(g, src, ss, n, c, o).first);
+                        double v;
+                        if (r == Reduce::Max) {
+                            v = window_max<T>(g, src, ss, n, c, o).first;
+                        } else {
+                            double sum = 0;
+                            size_t count = walk_window(g, o, [&](const Pos3& i) {
+                                sum += load_as_double<T>(src, offset5(ss, n, c, i));
+                            });
+                            size_t size = r == Reduce::Average ? g.window_size() : count;
+                            sum += zero_point * static_cast<double>(size - count);
+                            v = std::round(sum / static_cast<double>(size));
+                        }
+                        store_from_double<T>(dst, offset5(ds, n, c, o), v);
                     });
         });
         return;

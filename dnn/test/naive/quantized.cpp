@@ -194,7 +194,7 @@ TEST(QuantizedMatrixMul, ProductOfScalesAndExactInt32Sums) {
     EXPECT_THROW(run1<MatrixMul>(MatrixMul::Param{}, {a, plain}), DTypeError);
 }
 
-TEST(QuantizedPooling, MaxKeepsTheDtypeAverageIsRefused) {
+TEST(QuantizedPooling, MaxAndAverageKeepTheDtype) {
     DType q = DType::quantized_8asymm(0.5f, 128);
     auto src = HostTensor::from({1, 1, 2, 2}, {3, 200, 128, 0}, q);
     PoolingForward::Param p;
@@ -205,7 +205,36 @@ TEST(QuantizedPooling, MaxKeepsTheDtypeAverageIsRefused) {
     EXPECT_EQ(dst.dtype(), q);
     EXPECT_EQ(dst.values(), (std::vector<double>{200}));
     p.mode = PoolingForward::Param::Mode::AVERAGE;
-    expect_error<NotSupportedError>([&] { run1<PoolingForward>(p, {src}); }, {"MAX mode"});
+    dst = run1<PoolingForward>(p, {src});
+    EXPECT_EQ(dst.dtype(), q);
+    EXPECT_EQ(dst.values(), (std::vector<double>{83}));  // 331 / 4 = 82.75
+}
+
+// MegEngine 1.13's F.avg_pool2d on these quantized tensors (2x2 windows): the stored integers'
+// mean rounded half away from zero; with padding 1 and stride 2 each window holds one element,
+// and AVERAGE counts the padding as the zero point.
+TEST(QuantizedPooling, AverageRoundsAsMegEngine) {
+    PoolingForward::Param p;
+    p.mode = PoolingForward::Param::Mode::AVERAGE;
+    p.window = {2, 2};
+    p.stride = {2, 2};
+    p.padding = {0, 0};
+    auto s8 = HostTensor::from({6, 1, 2, 2}, {1, 1, 0, 0, -1, -1, 0, 0,  3,   0,   0,   0,
+                                              1, 2, 0, 0, 5,  5,  5, -9, 127, 127, 127, 126},
+                               DType::quantized_s8(0.1f));
+    EXPECT_EQ(run1<PoolingForward>(p, {s8}).values(), (std::vector<double>{1, -1, 1, 1, 2, 127}));
+    auto u8 = HostTensor::from(
+            {4, 1, 2, 2}, {101, 101, 100, 100, 99, 99, 100, 100, 0, 0, 0, 1, 255, 255, 255, 254},
+            DType::quantized_8asymm(0.1f, 100));
+    EXPECT_EQ(run1<PoolingForward>(p, {u8}).values(), (std::vector<double>{101, 100, 0, 255}));
+    p.padding = {1, 1};
+    EXPECT_EQ(run1<PoolingForward>(p, {u8}).values(),
+              (std::vector<double>{100, 100, 100, 100, 100, 100, 100, 100, 75, 75, 75, 75, 139, 139,
+                                   139, 139}));
+    p.mode = PoolingForward::Param::Mode::AVERAGE_COUNT_EXCLUDE_PADDING;
+    EXPECT_EQ(run1<PoolingForward>(p, {u8}).values(),
+              (std::vector<double>{101, 101, 100, 100, 99, 99, 100, 100, 0, 0, 0, 1, 255, 255, 255,
+                                   254}));
 }
 
 TEST(QuantizedElemwise, ArithmeticOnQuantizedIsRefused) {

@@ -163,7 +163,11 @@ def load_graph(fpath):
         data = fpath.read()
     model = _rt.InferenceModel(data)
     outputs = [
-        OutputVar(name, tuple(shape), np.dtype(dtype) if dtype != "bfloat16" else dtype)
+        OutputVar(
+            name,
+            tuple(shape),
+            _rt.InferenceModel.numpy_dtype(dtype) if dtype != "bfloat16" else dtype,
+        )
         for name, dtype, shape in model.outputs
     ]
     metadata = {"producer": model.producer, "format_version": model.format_version}
