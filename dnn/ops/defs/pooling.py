@@ -50,7 +50,9 @@ op(
 
 ADAPTIVE_POOLING = params(
     "AdaptivePooling",
-    "Pooling to a fixed output size: output i covers [floor(i*in/out), ceil((i+1)*in/out)).",
+    "Pooling to a fixed output size, with MegEngine's windows: where in >= out, stride = in/out "
+    "and window = in - (out-1)*stride (all one length, possibly overlapping); where in < out, "
+    "output i covers [floor(i*in/out), ceil((i+1)*in/out)).",
     enum("mode", "Mode", ["MAX", "AVERAGE"], "MAX", "reduction over each window"),
     field("shape", "int32[]", [1, 1], "output size per spatial dim, >= 1"),
 )

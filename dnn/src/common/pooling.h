@@ -14,6 +14,18 @@ namespace neomeg::dnn {
 
 inline constexpr size_t kMaxPoolSpatial = 3;
 
+// MegEngine's adaptive windows (megdnn's AdaptivePooling is a fixed-window Pooling): where
+// in >= out, stride = in / out and window = in - (out - 1) * stride, so every window has one
+// length and neighbours may overlap (7 -> 4: [0, 4), [1, 5), [2, 6), [3, 7)); where in < out,
+// which MegEngine does not define, output o covers [floor(o * in / out), ceil((o + 1) * in / out)).
+inline std::pair<size_t, size_t> adaptive_range(size_t in, size_t out, size_t o) {
+    if (in >= out) {
+        size_t stride = in / out, window = in - (out - 1) * stride;
+        return {o * stride, o * stride + window};
+    }
+    return {o * in / out, ((o + 1) * in + out - 1) / out};
+}
+
 struct PoolGeometry {
     size_t spatial = 0;  // 1, 2 or 3
     size_t n = 0, c = 0;
@@ -26,8 +38,7 @@ struct PoolGeometry {
     // input; fixed windows may reach into the padding, adaptive ones never do.
     std::pair<ptrdiff_t, ptrdiff_t> range(size_t d, size_t o) const {
         if (adaptive) {
-            size_t first = o * in[d] / out[d];
-            size_t last = ((o + 1) * in[d] + out[d] - 1) / out[d];
+            auto [first, last] = adaptive_range(in[d], out[d], o);
             return {static_cast<ptrdiff_t>(first), static_cast<ptrdiff_t>(last)};
         }
         ptrdiff_t first = static_cast<ptrdiff_t>(o) * stride[d] - pad[d];

@@ -1,8 +1,9 @@
-// AdaptivePoolingForward/Backward on x86. Where every output size divides its input size, the
-// windows are uniform and disjoint: that is fixed-window pooling (window = stride = in / out, no
-// padding), run by the x86 PoolingForward/PoolingBackward (oneDNN and its plan cache, the tiled
-// MAX backward). Other sizes give windows of two lengths that may overlap; those run a loop of our
-// own over (N, C) planes split across OpenMP threads, which takes naive's steps (double sums in
+// AdaptivePoolingForward/Backward on x86. Where no output size exceeds its input size, MegEngine's
+// adaptive windows (adaptive_range in src/common/pooling.h) are all of one length: that is
+// fixed-window pooling (stride = in / out, window = in - (out - 1) * stride, no padding), run by
+// the x86 PoolingForward/PoolingBackward (oneDNN and its plan cache, the tiled MAX backward). An
+// output larger than its input gives windows of two lengths that may overlap; those run a loop of
+// our own over (N, C) planes split across OpenMP threads, which takes naive's steps (double sums in
 // row-major window order, the first maximum with NaN winning, one rounding per output or
 // gradient element), so its results are naive's bits. Float dtypes, any strides.
 #include <algorithm>
@@ -27,8 +28,8 @@ namespace {
 using Pos3 = std::array<size_t, kMaxPoolSpatial>;
 using Range = std::pair<size_t, size_t>;
 
-// Fixed-window params equal to an adaptive geometry, or false where some output size does not
-// divide its input size.
+// Fixed-window params equal to an adaptive geometry, or false where some output size exceeds
+// its input size.
 bool uniform_pooling(const PoolGeometry& g, param::AdaptivePooling::Mode mode, param::Pooling& p) {
     p.mode = mode == param::AdaptivePooling::Mode::MAX ? param::Pooling::Mode::MAX
                                                        : param::Pooling::Mode::AVERAGE;
@@ -36,10 +37,11 @@ bool uniform_pooling(const PoolGeometry& g, param::AdaptivePooling::Mode mode, p
     p.stride.clear();
     p.padding.assign(g.spatial, 0);
     for (size_t d = kMaxPoolSpatial - g.spatial; d < kMaxPoolSpatial; ++d) {
-        if (g.in[d] % g.out[d] != 0)
+        if (g.in[d] < g.out[d])
             return false;
-        p.window.push_back(static_cast<int32_t>(g.in[d] / g.out[d]));
-        p.stride.push_back(p.window.back());
+        auto [first, last] = adaptive_range(g.in[d], g.out[d], 0);
+        p.window.push_back(static_cast<int32_t>(last - first));
+        p.stride.push_back(static_cast<int32_t>(g.in[d] / g.out[d]));
     }
     return true;
 }

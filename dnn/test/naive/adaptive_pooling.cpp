@@ -37,9 +37,18 @@ HostTensor reference(const HostTensor& x, const param::AdaptivePooling& p) {
     std::vector<size_t> out(p.shape.begin(), p.shape.end());
     return pool_reference(x, out, p.mode == Mode::MAX ? PoolRef::Max : PoolRef::AverageExclPad,
                           [&](size_t d, size_t o) {
-                              double in = double(x.shape()[2 + d]), n = double(out[d]);
-                              return std::pair<long, long>{long(std::floor(double(o) * in / n)),
-                                                           long(std::ceil(double(o + 1) * in / n))};
+                              // MegEngine's windows: one length at a stride of in / out; an
+                              // output larger than its input (which MegEngine leaves
+                              // undefined) covers [floor(o*in/out), ceil((o+1)*in/out)).
+                              long in = long(x.shape()[2 + d]), n = long(out[d]), lo = long(o);
+                              if (in >= n) {
+                                  long stride = in / n, window = in - (n - 1) * stride;
+                                  return std::pair<long, long>{lo * stride, lo * stride + window};
+                              }
+                              double ind = double(in), nd = double(n);
+                              return std::pair<long, long>{
+                                      long(std::floor(double(o) * ind / nd)),
+                                      long(std::ceil(double(o + 1) * ind / nd))};
                           });
 }
 
@@ -59,12 +68,16 @@ const Mode kModes[] = {Mode::MAX, Mode::AVERAGE};
 
 TEST(AdaptivePoolingForward, HandComputedWindows) {
     AdaptivePool ap;
-    // in 5 -> out 3: windows [0,2), [1,4), [3,5).
+    // in 5 -> out 3, MegEngine's windows: stride 1, length 3: [0,3), [1,4), [2,5).
     auto x = HostTensor::from({1, 1, 5}, {1, 5, 2, 4, 3});
     EXPECT_TRUE(tensors_near(ap.fwd(x, ap_param(Mode::MAX, {3})),
                              HostTensor::from({1, 1, 3}, {5, 5, 4}), 0));
     EXPECT_TRUE(tensors_near(ap.fwd(x, ap_param(Mode::AVERAGE, {3})),
-                             HostTensor::from({1, 1, 3}, {3, 11.0 / 3, 3.5}), 1e-6));
+                             HostTensor::from({1, 1, 3}, {8.0 / 3, 11.0 / 3, 3}), 1e-6));
+    // in 7 -> out 3: stride 2, length 3: [0,3), [2,5), [4,7) (they overlap at 2 and 4).
+    auto x7 = HostTensor::from({1, 1, 7}, {1, 2, 3, 4, 5, 6, 7});
+    EXPECT_TRUE(tensors_near(ap.fwd(x7, ap_param(Mode::AVERAGE, {3})),
+                             HostTensor::from({1, 1, 3}, {2, 4, 6}), 1e-6));
     // in 2 -> out 3 (upsampling): windows [0,1), [0,2), [1,2).
     auto x2 = HostTensor::from({1, 1, 2}, {2, 6});
     EXPECT_TRUE(tensors_near(ap.fwd(x2, ap_param(Mode::AVERAGE, {3})),

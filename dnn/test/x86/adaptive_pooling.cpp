@@ -1,7 +1,8 @@
-// AdaptivePoolingForward/Backward on the x86 handle against naive: sizes that divide (run as
-// fixed-window x86 pooling, within rounding) and sizes that do not (our loop, exactly naive's
-// bits), 1-D to 3-D, output larger than input, the float dtypes, strided tensors, empty batches,
-// ties and NaNs for MAX; and which kernel each case ran (never naive).
+// AdaptivePoolingForward/Backward on the x86 handle against naive: outputs no larger than their
+// inputs (MegEngine's windows are then of one length: run as fixed-window x86 pooling, within
+// rounding, sizes that divide and sizes that do not, whose windows overlap) and outputs larger
+// than their inputs (our loop, exactly naive's bits), 1-D to 3-D, the float dtypes, strided
+// tensors, empty batches, ties and NaNs for MAX; and which kernel each case ran (never naive).
 #include <limits>
 
 #include "neomeg/dnn/operators/pooling.h"
@@ -33,18 +34,19 @@ TensorShape out_shape(const Case& c) {
     return s;
 }
 
-const std::vector<Case> kUneven = {
-        {{2, 3, 10}, {3}},
-        {{1, 2, 2}, {3}},
-        {{2, 2, 7, 5}, {3, 2}},
-        {{1, 3, 5, 9}, {5, 4}},
-        {{1, 2, 5, 3, 7}, {2, 3, 3}},
-        {{3, 1, 1, 1}, {2, 3}},
-        {{4, 16, 57, 57}, {7, 7}},
+// Some output larger than its input: windows of two lengths, our loop.
+const std::vector<Case> kLoop = {
+        {{1, 2, 2}, {3}},       {{3, 1, 1, 1}, {2, 3}},       {{2, 2, 7, 5}, {9, 2}},
+        {{1, 3, 5, 9}, {7, 4}}, {{1, 2, 5, 3, 7}, {2, 4, 3}},
 };
-const std::vector<Case> kEven = {
-        {{2, 3, 12}, {4}},      {{2, 4, 8, 8}, {1, 1}},       {{2, 4, 14, 14}, {7, 7}},
-        {{1, 1, 4, 4}, {4, 4}}, {{1, 2, 4, 6, 8}, {2, 3, 4}}, {{4, 16, 56, 56}, {7, 7}},
+// Every output no larger than its input: fixed-window pooling, dividing or not.
+const std::vector<Case> kPooled = {
+        {{2, 3, 10}, {3}},         {{2, 2, 7, 5}, {3, 2}},
+        {{1, 3, 5, 9}, {5, 4}},    {{1, 2, 5, 3, 7}, {2, 3, 3}},
+        {{4, 16, 57, 57}, {7, 7}}, {{2, 3, 12}, {4}},
+        {{2, 4, 8, 8}, {1, 1}},    {{2, 4, 14, 14}, {7, 7}},
+        {{1, 1, 4, 4}, {4, 4}},    {{1, 2, 4, 6, 8}, {2, 3, 4}},
+        {{4, 16, 56, 56}, {7, 7}},
 };
 
 void check(Handle* handle, const Case& c, Mode mode, DType dt, double eps, bool noncontig) {
@@ -60,16 +62,16 @@ void check(Handle* handle, const Case& c, Mode mode, DType dt, double eps, bool 
 
 }  // namespace
 
-TEST_F(X86, AdaptivePoolingUnevenMatchesNaiveExactly) {
-    for (const Case& c : kUneven)
+TEST_F(X86, AdaptivePoolingLargerOutputsMatchNaiveExactly) {
+    for (const Case& c : kLoop)
         for (Mode mode : {Mode::MAX, Mode::AVERAGE})
             for (DType dt : {dtype::Float32, dtype::Float16, dtype::BFloat16})
                 for (bool noncontig : {false, true})
                     check(handle.get(), c, mode, dt, 0, noncontig);
 }
 
-TEST_F(X86, AdaptivePoolingEvenMatchesNaive) {
-    for (const Case& c : kEven)
+TEST_F(X86, AdaptivePoolingSmallerOutputsMatchNaive) {
+    for (const Case& c : kPooled)
         for (Mode mode : {Mode::MAX, Mode::AVERAGE})
             for (DType dt : {dtype::Float32, dtype::Float16, dtype::BFloat16})
                 for (bool noncontig : {false, true})
@@ -78,9 +80,10 @@ TEST_F(X86, AdaptivePoolingEvenMatchesNaive) {
 
 TEST_F(X86, AdaptivePoolingTiesNaNsAndEmpty) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    // Ties: the first maximum of a window (row-major) takes the gradient, in the loop (3 x 4 of
-    // 7 x 9) and in fixed-window pooling (7 x 3). NaNs win their window in the loop, as in naive;
-    // the oneDNN pooling the even sizes run drops them, so they are checked on uneven sizes only.
+    // Ties: the first maximum of a window (row-major) takes the gradient, in the loop (9 x 4 of
+    // 7 x 9) and in fixed-window pooling (overlapping 3 x 4, disjoint 7 x 3). NaNs win their
+    // window in the loop, as in naive; the oneDNN pooling drops them, so they are checked on the
+    // loop's sizes only.
     std::vector<double> v(2 * 7 * 9);
     for (size_t i = 0; i < v.size(); ++i)
         v[i] = double((i * 7919) % 3);
@@ -88,8 +91,8 @@ TEST_F(X86, AdaptivePoolingTiesNaNsAndEmpty) {
     with_nan[20] = nan;
     with_nan[77] = -nan;
     for (auto [shape, values] :
-         {std::pair{std::vector<int32_t>{3, 4}, v}, std::pair{std::vector<int32_t>{3, 4}, with_nan},
-          std::pair{std::vector<int32_t>{7, 3}, v}}) {
+         {std::pair{std::vector<int32_t>{9, 4}, v}, std::pair{std::vector<int32_t>{9, 4}, with_nan},
+          std::pair{std::vector<int32_t>{3, 4}, v}, std::pair{std::vector<int32_t>{7, 3}, v}}) {
         Checker<AdaptivePoolingForward> f(handle.get());
         f.set_param(ap_param(Mode::MAX, shape)).set_epsilon(0).set_values(0, values);
         f.execs({{1, 2, 7, 9}});
@@ -110,22 +113,24 @@ TEST_F(X86, AdaptivePoolingTiesNaNsAndEmpty) {
 TEST_F(X86, AdaptivePoolingRunsPoolingOrItsLoop) {
     std::mt19937 rng(7);
     HostTensor x({2, 3, 14, 14}, dtype::Float32), dy7({2, 3, 7, 7}, dtype::Float32),
-            dy5({2, 3, 5, 5}, dtype::Float32);
-    fill_uniform(x, -1, 1, rng);
-    fill_uniform(dy7, -1, 1, rng);
-    fill_uniform(dy5, -1, 1, rng);
+            dy5({2, 3, 5, 5}, dtype::Float32), dy_up({2, 3, 16, 5}, dtype::Float32);
+    for (HostTensor* t : {&x, &dy7, &dy5, &dy_up})
+        fill_uniform(*t, -1, 1, rng);
     for (Mode mode : {Mode::MAX, Mode::AVERAGE}) {
-        std::string even = run_and_compare<AdaptivePoolingForward>(*handle, ap_param(mode, {7, 7}),
-                                                                   {x}, {}, 1e-5);
-        EXPECT_TRUE(even.starts_with("pooling/") && even != "pooling/naive") << even;
-        even = run_and_compare<AdaptivePoolingBackward>(*handle, ap_param(mode, {7, 7}),
-                                                        {x, dy7, dy7}, {}, 1e-5);
-        EXPECT_TRUE(even.starts_with("pooling/") && even != "pooling/naive") << even;
-        EXPECT_EQ(run_and_compare<AdaptivePoolingForward>(*handle, ap_param(mode, {5, 5}), {x}, {},
+        for (auto [shape, dy] : {std::pair{std::vector<int32_t>{7, 7}, &dy7},
+                                 std::pair{std::vector<int32_t>{5, 5}, &dy5}}) {
+            std::string k = run_and_compare<AdaptivePoolingForward>(*handle, ap_param(mode, shape),
+                                                                    {x}, {}, 1e-5);
+            EXPECT_TRUE(k.starts_with("pooling/") && k != "pooling/naive") << k;
+            k = run_and_compare<AdaptivePoolingBackward>(*handle, ap_param(mode, shape),
+                                                         {x, *dy, *dy}, {}, 1e-5);
+            EXPECT_TRUE(k.starts_with("pooling/") && k != "pooling/naive") << k;
+        }
+        EXPECT_EQ(run_and_compare<AdaptivePoolingForward>(*handle, ap_param(mode, {16, 5}), {x}, {},
                                                           0),
                   "loop");
-        EXPECT_EQ(run_and_compare<AdaptivePoolingBackward>(*handle, ap_param(mode, {5, 5}),
-                                                           {x, dy5, dy5}, {}, 0),
+        EXPECT_EQ(run_and_compare<AdaptivePoolingBackward>(*handle, ap_param(mode, {16, 5}),
+                                                           {x, dy_up, dy_up}, {}, 0),
                   "loop");
     }
 }

@@ -734,8 +734,9 @@ def _conv_transpose_op(conv_mode, fname, stride, padding, dilation, groups, w, x
 
 def _pool(fname, inp, kernel_size, stride, padding, mode):
     x = as_tensor(inp)
-    # a quantized tensor's maximum is taken on its integers (the kernel refuses averages)
-    if mode != "MAX" or x.dtype.metadata is None:
+    # a quantized tensor pools its integers: the maximum, or MegEngine's average (the window's
+    # sum over the count, rounded half away from zero, padding counting as the zero point)
+    if x.dtype.metadata is None:
         x = _float_input(x, fname)
     if x.ndim != 4:
         raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
@@ -814,7 +815,9 @@ def avg_pool2d(inp, kernel_size, stride=None, padding=0, mode="average_count_exc
 
 
 def _adaptive_pool(fname, inp, oshp, mode):
-    x = _float_input(inp, fname)
+    x = as_tensor(inp)
+    if x.dtype.metadata is None:  # a quantized tensor pools its integers, as in _pool
+        x = _float_input(x, fname)
     if x.ndim != 4:
         raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     shape = _tuple(oshp, 2, fname, "oshp")
@@ -826,8 +829,9 @@ def _adaptive_pool(fname, inp, oshp, mode):
 
 
 def adaptive_max_pool2d(inp, oshp):
-    """2-D max pooling to a fixed output size; output i covers input
-    [floor(i * in / out), ceil((i + 1) * in / out)).
+    """2-D max pooling to a fixed output size: MegEngine's windows, one length
+    ``in - (out - 1) * (in // out)`` at a stride of ``in // out`` (neighbours may overlap; an
+    output larger than its input takes ``[floor(i * in / out), ceil((i + 1) * in / out))``).
 
     Args:
         inp: input of shape (N, C, H, W).
@@ -847,8 +851,9 @@ def adaptive_max_pool2d(inp, oshp):
 
 
 def adaptive_avg_pool2d(inp, oshp):
-    """2-D average pooling to a fixed output size; output i covers input
-    [floor(i * in / out), ceil((i + 1) * in / out)).
+    """2-D average pooling to a fixed output size: MegEngine's windows, one length
+    ``in - (out - 1) * (in // out)`` at a stride of ``in // out`` (neighbours may overlap; an
+    output larger than its input takes ``[floor(i * in / out), ceil((i + 1) * in / out))``).
 
     Args:
         inp: input of shape (N, C, H, W).

@@ -82,8 +82,8 @@ class _AdaptivePoolNd(Module):
 
 
 class AdaptiveMaxPool2d(_AdaptivePoolNd):
-    """Maximum pooling of (N, C, H, W) inputs to a fixed output size: output i covers
-    [floor(i * in / out), ceil((i + 1) * in / out)).
+    """Maximum pooling of (N, C, H, W) inputs to a fixed output size, with MegEngine's
+    windows: one length ``in - (out - 1) * (in // out)`` at a stride of ``in // out``.
 
     Args:
         oshp: output size, an int or (oh, ow).
@@ -103,8 +103,8 @@ class AdaptiveMaxPool2d(_AdaptivePoolNd):
 
 
 class AdaptiveAvgPool2d(_AdaptivePoolNd):
-    """Average pooling of (N, C, H, W) inputs to a fixed output size: output i covers
-    [floor(i * in / out), ceil((i + 1) * in / out)).
+    """Average pooling of (N, C, H, W) inputs to a fixed output size, with MegEngine's
+    windows: one length ``in - (out - 1) * (in // out)`` at a stride of ``in // out``.
 
     Args:
         oshp: output size, an int or (oh, ow).

@@ -94,12 +94,21 @@ def pool_ref(x, k, s, p, mode):
     return y
 
 
+def adaptive_window(i, size, out):
+    # MegEngine's: one length at a stride of size // out; an output larger than its input
+    # (undefined in MegEngine) covers [floor(i * size / out), ceil((i + 1) * size / out)).
+    if size >= out:
+        stride = size // out
+        return i * stride, i * stride + size - (out - 1) * stride
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
 def adaptive_ref(x, oshp, fn):
     n, c, h, w = x.shape
     y = np.zeros((n, c) + oshp, np.float64)
     for i, j in itertools.product(range(oshp[0]), range(oshp[1])):
-        r0, r1 = (i * h) // oshp[0], -((-(i + 1) * h) // oshp[0])
-        c0, c1 = (j * w) // oshp[1], -((-(j + 1) * w) // oshp[1])
+        r0, r1 = adaptive_window(i, h, oshp[0])
+        c0, c1 = adaptive_window(j, w, oshp[1])
         y[:, :, i, j] = fn(x[:, :, r0:r1, c0:c1], axis=(2, 3))
     return y
 

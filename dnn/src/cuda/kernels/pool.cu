@@ -20,9 +20,15 @@ __device__ __forceinline__ Window window_of(const PoolArgs& a, const int64_t* o)
     Window w;
     for (int d = 0; d < 3; ++d) {
         int64_t first, last;
-        if (a.adaptive) {
-            first = o[d] * a.in[d] / a.out[d];
-            last = ((o[d] + 1) * a.in[d] + a.out[d] - 1) / a.out[d];
+        if (a.adaptive) {  // adaptive_range (src/common/pooling.h): MegEngine's windows
+            if (a.in[d] >= a.out[d]) {
+                int64_t stride = a.in[d] / a.out[d];
+                first = o[d] * stride;
+                last = first + a.in[d] - (a.out[d] - 1) * stride;
+            } else {
+                first = o[d] * a.in[d] / a.out[d];
+                last = ((o[d] + 1) * a.in[d] + a.out[d] - 1) / a.out[d];
+            }
         } else {
             first = o[d] * a.stride[d] - a.pad[d];
             last = first + a.window[d];
