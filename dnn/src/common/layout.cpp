@@ -1,7 +1,6 @@
 #include "neomeg/dnn/layout.h"
 
 #include <algorithm>
-#include <numeric>
 #include <sstream>
 
 #include "neomeg/dnn/errors.h"
@@ -19,7 +18,18 @@ TensorShape::TensorShape(const std::vector<size_t>& dims) {
 }
 
 size_t TensorShape::total_nr_elems() const {
-    return std::accumulate(shape.begin(), shape.begin() + ndim, size_t(1), std::multiplies<>());
+    // No tensor of 2^56 elements fits any memory, and below that bound the byte count of every
+    // dtype (at most 8 bytes an element) fits size_t: a product that wrapped around would make a
+    // tensor whose buffer is smaller than its shape.
+    constexpr size_t kMaxElems = size_t(1) << 56;
+    size_t n = 1;
+    for (size_t i = 0; i < ndim; ++i) {
+        if (shape[i] == 0)
+            return 0;
+        NM_THROW_IF(__builtin_mul_overflow(n, shape[i], &n) || n > kMaxElems, ShapeError, "shape ",
+                    to_string(), " has more than 2^56 elements");
+    }
+    return n;
 }
 
 bool TensorShape::is_empty() const {

@@ -39,6 +39,17 @@ TEST(DType, HalfAndBFloat16RoundTrip) {
     EXPECT_EQ(static_cast<float>(dt_bfloat16(1e30f)), static_cast<float>(dt_bfloat16(1e30f)));
 }
 
+// A shape whose element count would wrap size_t (or give a byte count that wraps) is an error,
+// not a tensor backed by a buffer smaller than its shape; an empty dim makes any shape empty.
+TEST(TensorShape, ElementCountsThatWrapAreErrors) {
+    const size_t big = size_t(1) << 31;
+    EXPECT_THROW(TensorShape({big, big, 4}).total_nr_elems(), ShapeError);
+    EXPECT_THROW(TensorShape({size_t(1) << 62}).total_nr_elems(), ShapeError);
+    EXPECT_THROW(TensorLayout({big, big}, dtype::Float32).access_bytes(), ShapeError);
+    EXPECT_EQ(TensorShape({0, size_t(1) << 62, size_t(1) << 62}).total_nr_elems(), 0u);
+    EXPECT_EQ(TensorShape({size_t(1) << 28, size_t(1) << 28}).total_nr_elems(), size_t(1) << 56);
+}
+
 TEST(TensorShape, BasicsAndLimits) {
     TensorShape s{2, 3, 4};
     EXPECT_EQ(s.ndim, 3u);

@@ -614,3 +614,15 @@ def test_broadcast_to_none_on_a_new_axis_and_negative_sizes_raise():
 def test_eye_takes_its_shape_as_a_tensor():
     np.testing.assert_array_equal(F.eye(mge.Tensor([3, 4])).numpy(), np.eye(3, 4))
     np.testing.assert_array_equal(F.eye(mge.Tensor([3])).numpy(), np.eye(3))
+
+
+def test_shapes_too_large_to_hold_raise():
+    # a byte count that would wrap around is an error, never a tensor smaller than its shape
+    for make in (
+        lambda: F.ones((2**62,)),
+        lambda: F.zeros((2**31, 2**31, 4)),
+        lambda: F.eye(2**31),
+    ):
+        with pytest.raises(ValueError, match="more than 2\\^56 elements"):
+            make()
+    assert F.zeros((0, 2**62)).shape == (0, 2**62)
