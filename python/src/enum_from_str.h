@@ -43,7 +43,19 @@ inline void bind_dtype_enum(py::module_& m) {
 #define NM_CB(en, t, s, n) e.value(n, dnn::DTypeEnum::en);
     NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
 #undef NM_CB
-    e.def(py::init([](const py::object& o) { return dtype_from_py(o).enumv(); }));
+    e.def(py::init([](const py::object& o) {
+        // A quantized dtype's bare name ("QuantizedS8"): its scale travels as the op's own
+        // param, so the name alone names the enum member (a Network's params hold it so).
+        if (py::isinstance<py::str>(o)) {
+            std::string s = o.cast<std::string>();
+#define NM_CB(en, t, sz, n) \
+    if (s == n)             \
+        return dnn::DTypeEnum::en;
+            NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
+#undef NM_CB
+        }
+        return dtype_from_py(o).enumv();
+    }));
     py::implicitly_convertible<py::str, dnn::DTypeEnum>();
     py::implicitly_convertible<py::dtype, dnn::DTypeEnum>();
     py::implicitly_convertible<py::type, dnn::DTypeEnum>();

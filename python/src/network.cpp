@@ -128,7 +128,7 @@ public:
     // (name, shape, dtype name, shape is dynamic) of var `i`.
     py::tuple var(size_t i) {
         const VarNode* v = at(i);
-        return py::make_tuple(v->name(), dims_tuple(v->shape()), std::string(v->dtype().name()),
+        return py::make_tuple(v->name(), dims_tuple(v->shape()), v->dtype().full_name(),
                               v->shape_dynamic());
     }
 
@@ -250,8 +250,8 @@ void init_network(py::module_& m) {
             .def("numpy", &to_numpy)
             .def_property_readonly("shape",
                                    [](const DeviceTensor& v) { return dims_tuple(v.shape()); })
-            .def_property_readonly(
-                    "dtype", [](const DeviceTensor& v) { return std::string(v.dtype().name()); });
+            .def_property_readonly("dtype",
+                                   [](const DeviceTensor& v) { return v.dtype().full_name(); });
     py::class_<Graph>(n, "Graph", "A computing graph whose vars are numbered for Python.")
             .def(py::init<>())
             .def_static("load", &Graph::load, py::arg("model"),

@@ -157,15 +157,22 @@ class VarNode(NetworkNode):
 
     @property
     def dtype(self):
-        """The inferred dtype as a numpy dtype (``"bfloat16"`` stays a name).
+        """The inferred dtype as a numpy dtype (``"bfloat16"`` stays a name; a quantized one is
+        its storage dtype with MegEngine's ``mgb_dtype`` metadata, as a quantized Tensor's).
 
         Examples:
             >>> VarNode.load(("x", (1,), "int32", False), None).dtype
             dtype('int32')
+            >>> VarNode.load(("q", (1,), "QuantizedS8(0.5)", False), None).dtype.metadata
+            mappingproxy({'mgb_dtype': {'name': 'QuantizedS8', 'scale': 0.5}})
         """
         if self._dtype is None:
             return None
-        return self._dtype if self._dtype == "bfloat16" else np.dtype(self._dtype)
+        if self._dtype == "bfloat16":
+            return self._dtype
+        if self._dtype.startswith("Quantized"):
+            return _rt.InferenceModel.numpy_dtype(self._dtype)
+        return np.dtype(self._dtype)
 
     @property
     def ndim(self):
