@@ -150,6 +150,27 @@ public:
     }
     const py::list& guards() const { return m_guards; }
 
+    // A generator's draw of a random key (megengine.random's RNG._key) while recording: the
+    // (generator, key) pairs in call order, so that a replay draws the same sequence from the
+    // same generators and gives each recorded random op the key its eager call would use.
+    void note_key(py::handle rng, uint64_t key) {
+        if (m_rec.mode() != TraceRecorder::Mode::Record || m_rec.excluded())
+            return;
+        m_keys.append(py::make_tuple(rng, key));
+    }
+    const py::list& keys() const { return m_keys; }
+    py::list seeded_steps() const {
+        py::list out;
+        for (auto [step, seed] : executable().seeded_steps())
+            out.append(py::make_tuple(step, seed));
+        return out;
+    }
+    void set_seeds(const std::vector<std::pair<size_t, uint64_t>>& seeds) {
+        NM_THROW_IF(!m_exe, ParamError, "trace: not compiled");
+        for (auto [step, seed] : seeds)
+            m_exe->set_seed(step, seed);
+    }
+
     // obj.<name> = value (a Tensor or None) inside the recording: every replay assigns the
     // replay's value (a new Tensor) too, as the eager call would (GradManager setting .grad).
     void note_setattr(py::handle obj, const std::string& name, py::handle value) {
@@ -448,6 +469,7 @@ private:
 
     TraceRecorder m_rec;
     py::list m_guards;  // (fn, value) pairs
+    py::list m_keys;    // (generator, key) pairs
     std::vector<SetAttr> m_setattrs;
     std::vector<Tensor> m_kept;  // trace::keep's tensors, until compile
     std::vector<Noted> m_noted;
@@ -496,6 +518,9 @@ void init_trace(py::module_& m) {
             .def("discard_recording", &TraceSession::discard_recording)
             .def_property_readonly("ops", &TraceSession::ops)
             .def_property_readonly("guards", &TraceSession::guards)
+            .def_property_readonly("keys", &TraceSession::keys)
+            .def("seeded_steps", &TraceSession::seeded_steps)
+            .def("set_seeds", &TraceSession::set_seeds, py::arg("seeds"))
             .def_property_readonly("failure", &TraceSession::failure)
             .def_property_readonly("ever_excluded", &TraceSession::ever_excluded)
             .def_property_readonly("compiled", &TraceSession::compiled)
@@ -546,6 +571,13 @@ void init_trace(py::module_& m) {
             },
             "Notes a condition of the recording trace: a replay needs fn() == value, else the "
             "trace records again.");
+    m.def(
+            "_trace_note_key",
+            [](py::handle rng, uint64_t key) {
+                if (trace::g_recording)
+                    trace::g_recording->note_key(rng, key);
+            },
+            "Notes a random key that generator `rng` drew for the recording trace.");
     m.def(
             "_trace_note_setattr",
             [](py::handle obj, const std::string& name, py::handle value) {

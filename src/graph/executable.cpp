@@ -356,9 +356,9 @@ void Executable::execute() {
         if (step.workspace_size)
             ws = {m_arena_blobs[step.arena]->ptr() + step.workspace_offset, step.workspace_size};
         try {
-            step.node->op().exec(step.comp_node, step.in_nd, step.out_nd, ws);
+            step.op().exec(step.comp_node, step.in_nd, step.out_nd, ws);
         } catch (const dnn::Error&) {
-            rethrow_with_context(dnn::str_cat("Executable: ", step.node->op().to_string(), ": "));
+            rethrow_with_context(dnn::str_cat("Executable: ", step.op().to_string(), ": "));
         }
         // The arena's buffers are rewritten by every step and every run, at the same addresses:
         // a new version tells a kernel that a weight it cached from there is gone.
@@ -427,6 +427,40 @@ size_t Executable::unplanned_total_bytes() const {
 
 std::string Executable::dump() const {
     return m_graph->dump(m_output_vars);
+}
+
+namespace {
+
+const uint64_t* seed_of(const std::vector<ParamField>& fields) {
+    for (const auto& f : fields)
+        if (f.name == "seed")
+            return std::get_if<uint64_t>(&f.value);
+    return nullptr;
+}
+
+}  // namespace
+
+const OpDef& Executable::Step::op() const {
+    return reseeded ? *reseeded : node->op();
+}
+
+std::vector<std::pair<size_t, uint64_t>> Executable::seeded_steps() const {
+    std::vector<std::pair<size_t, uint64_t>> out;
+    for (size_t i = 0; i < m_steps.size(); ++i)
+        if (const uint64_t* seed = seed_of(m_steps[i].op().param_fields()))
+            out.emplace_back(i, *seed);
+    return out;
+}
+
+void Executable::set_seed(size_t step, uint64_t seed) {
+    NM_THROW_IF(step >= m_steps.size(), ParamError, "Executable::set_seed: step ", step,
+                " out of range; there are ", m_steps.size());
+    Step& s = m_steps[step];
+    NM_THROW_IF(!seed_of(s.op().param_fields()), ParamError,
+                "Executable::set_seed: ", s.op().to_string(), " has no seed param");
+    if (!s.reseeded)
+        s.reseeded = s.node->op().clone();
+    s.reseeded->set_param_field("seed", ParamValue(seed));
 }
 
 }  // namespace neomeg::graph

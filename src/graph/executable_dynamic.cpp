@@ -27,7 +27,7 @@ size_t Executable::num_dynamic_steps() const {
 }
 
 void Executable::run_dynamic_step(Step& step) {
-    const OpDef& op = step.node->op();
+    const OpDef& op = step.op();
     try {
         std::vector<dnn::TensorLayout> in_layouts;
         for (size_t i = 0; i < step.inputs.size(); ++i) {

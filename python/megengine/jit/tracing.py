@@ -21,7 +21,7 @@ How a call goes (the C++ half is ``python/src/trace.cpp`` over ``imperative/src/
   or dtypes) raises :class:`TraceError` naming both ops and the file and line of each. A call
   that matches op for op returns its (eager) results.
 - A recording that cannot be replayed without its Python code runs every later call eagerly,
-  with a RuntimeWarning naming the reason and the line: random numbers, a Python
+  with a RuntimeWarning naming the reason and the line: a random generator, a Python
   ``autodiff.Function``, or a tensor's value read on the host (``numpy()``, ``item()``,
   ``bool()``, ``int()``, printing) while recording, since the value may steer Python (a branch,
   a slice bound, a constant) and a replay would repeat the recorded one. MegEngine raises
@@ -225,8 +225,23 @@ _RECORDING = (
     "_out_dict_keys",
     "_out_spec",
     "_shape_notes",
+    "_key_sources",
+    "_reseed",
 )
 _MAX_RECORDINGS = 8
+
+
+def _reseed_plan(session):
+    """(generators, [(step, key index)]) of a compiled recording: the generators whose draws the
+    recording noted, in order, and for each random step of the graph (a DropoutForward, and the
+    DropoutBackward that carries its seed) which of those draws keyed it. A step keyed otherwise
+    (a seed the code fixed) keeps its seed."""
+    noted = list(session.keys)
+    if not noted:
+        return [], []
+    index = {key: i for i, (_, key) in enumerate(noted)}
+    reseed = [(step, index[seed]) for step, seed in session.seeded_steps() if seed in index]
+    return [rng for rng, _ in noted], reseed
 
 
 def _aliasing(tensors):
@@ -244,18 +259,21 @@ class trace:
     (one trace shared by every instance, as in MegEngine). See the module's docstring for how
     recording, replay and :class:`TraceError` work. Things to know:
 
-    - Only what goes through ops is recorded. Python control flow, ``.numpy()``/``.item()`` and
-      Python numbers are fixed at their values of the first call (except an optimizer's
-      hyperparameters and a module's ``training`` flag: after a change, such as a scheduler's
-      step or ``eval()``, the trace records again); random
-      ops and other generators (``zeros``, ``ones``, the RNGs) are recorded as constants of the
-      values they gave then.
+    - Only what goes through ops is recorded. Python control flow and Python numbers are fixed
+      at their values of the first call (except an optimizer's hyperparameters and a module's
+      ``training`` flag: after a change, such as a scheduler's step or ``eval()``, the trace
+      records again); generators (``zeros``, ``ones``) are recorded as constants of the values
+      they gave then. A tensor's value read on the host while recording (``.numpy()``,
+      ``.item()``, ``bool()``, printing) ends the recording: later calls run eagerly, with a
+      warning naming the line.
     - Tensors made inside the call and kept outside it (other than the results and objects
       updated in place) keep their first call's values: clear gradients inside the traced step
       (``opt.clear_grad()``), or read ``.grad`` from a returned tensor.
-    - A function that calls a Python ``autodiff.Function`` or draws random numbers (``F.dropout``
-      in training, ``megengine.random``) cannot be replayed as a graph (random ops would
-      repeat the first call's numbers): the trace warns and later calls run it eagerly.
+    - ``F.dropout`` in training replays with new masks: each replay draws from
+      ``megengine.random``'s generators the keys the eager call would, so a seeded run gives
+      the same numbers traced and eager. A function that calls a Python ``autodiff.Function``
+      or a random generator (``megengine.random.normal`` and the other distributions) cannot
+      be replayed as a graph: the trace warns and later calls run it eagerly.
 
     Args:
         function: the function to trace; its tensor arguments may be nested in lists, tuples and
@@ -367,6 +385,7 @@ class trace:
         self._without_host = without_host
         self._session = None
         self._mode = None  # after recording: "graph", "check" or "eager"
+        self._key_sources, self._reseed = [], []  # see _reseed_plan
         # The recordings made for other argument shapes than the current one's, least recently
         # used first: {shapes: {attribute: value}} (see _RECORDING).
         self._by_shapes = {}
@@ -393,9 +412,17 @@ class trace:
             # scheduler's step): record again, with the new value.
             return self._record(args, kwargs, spec, tensors, names)
         if self._mode == "graph" and spec == self._spec and _aliasing(tensors) == self._aliasing:
+            counters = {id(rng): (rng, rng._counter) for rng in self._key_sources}
+            if self._key_sources:
+                # The keys the eager call would draw, from the same generators in the same
+                # order; each random step takes the one its recorded seed was.
+                keys = [rng._key() for rng in self._key_sources]
+                self._session.set_seeds([(step, keys[i]) for step, i in self._reseed])
             outs = self._session.run(tensors)
             if outs is not None:
                 return _unflatten(self._out_spec, iter(outs))
+            for rng, counter in counters.values():  # the eager check below draws them
+                rng._counter = counter
         return self._check(args, kwargs)
 
     def _select_recording(self, spec, tensors):
@@ -463,6 +490,9 @@ class trace:
             session.discard_recording()
         self._session = session
         self._guards = list(session.guards)
+        self._key_sources, self._reseed = (
+            _reseed_plan(session) if self._mode == "graph" else ([], [])
+        )
         self._spec = spec
         self._aliasing = _aliasing(tensors)
         self._shapes = _shapes(tensors)

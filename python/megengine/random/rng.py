@@ -20,6 +20,7 @@ import os
 
 import numpy as np
 
+from ..core import _imperative_rt as _rt
 from ..core._imperative_rt import apply, apply_generator
 from ..core.ops import builtin
 from ..core.tensor.array_method import as_tensor, cached_op
@@ -113,6 +114,10 @@ class RNG:
     def _key(self):
         key = _mix(self._seed, self._counter)
         self._counter += 1
+        if _rt._trace_active():
+            # A recording trace replays the draw: its graph's random ops get the keys the
+            # replay draws from this generator, as the eager calls would (megengine.jit.trace).
+            _rt._trace_note_key(self, key)
         return key
 
     def _seed_(self, seed):

@@ -7,12 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
+from megengine.core._imperative_rt import apply
 
 import megengine as mge
 import megengine.functional as F
 import megengine.module as M
 import megengine.optimizer as optim
 from megengine.autodiff import Function, GradManager
+from megengine.core.ops import builtin
 from megengine.jit import (
     DTRConfig,
     GraphOptimizationConfig,
@@ -335,21 +337,65 @@ def test_unrecordable_function_warns_and_runs_eagerly():
         assert f(mge.Tensor([3.0])).item() == 10.0
 
 
-@pytest.mark.parametrize(
-    "fn",
-    [
-        lambda x: F.dropout(x, 0.5, training=True),  # an op with a seed param
-        lambda x: x + mge.random.normal(size=x.shape),  # a generator
-    ],
-    ids=["dropout", "normal"],
-)
-def test_random_ops_make_the_trace_run_eagerly(fn):
-    f = trace(fn)
+def test_random_generators_make_the_trace_run_eagerly():
+    # A generator (no inputs) is not recorded into the graph: its numbers would repeat.
+    f = trace(lambda x: x + mge.random.normal(size=x.shape))
     x = mge.Tensor(np.ones(1000, np.float32))
     with pytest.warns(RuntimeWarning, match="random numbers"):
         f(x)
     a, b = f(x).numpy(), f(x).numpy()
     assert not np.array_equal(a, b)  # fresh numbers on each call
+
+
+def _dropout_step(seed):
+    mge.random.seed(seed)
+    net = M.Sequential(M.Linear(8, 16), M.ReLU(), M.Dropout(0.5), M.Linear(16, 2))
+    for i, p in enumerate(net.parameters()):
+        p._reset(mge.Tensor(np.random.RandomState(i).uniform(-0.5, 0.5, p.shape), "float32"))
+    gm = GradManager().attach(net.parameters())
+    opt = optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x, y):
+        with gm:
+            loss = F.nn.cross_entropy(net(x), y)
+            gm.backward(loss)
+        opt.step().clear_grad()
+        return loss
+
+    return net, step
+
+
+def test_dropout_replays_draw_the_keys_the_eager_calls_would():
+    # The graph keeps DropoutForward (and the DropoutBackward carrying its seed); each replay
+    # draws the next keys from megengine.random's generator, so the traced steps are bitwise
+    # the eager ones: losses, masks and parameters.
+    x = mge.Tensor(np.random.RandomState(9).uniform(-1, 1, (4, 8)).astype("float32"))
+    y = mge.Tensor([0, 1, 1, 0])
+    net_e, step_e = _dropout_step(3)
+    eager = [step_e(x, y).numpy() for _ in range(5)]
+    net_t, step_t = _dropout_step(3)
+    traced = trace(step_t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [traced(x, y).numpy() for _ in range(5)]
+    assert traced._mode == "graph" and traced._reseed
+    np.testing.assert_array_equal(got, eager)
+    assert len({float(v) for v in got}) > 1  # new masks each step
+    for a, b in zip(net_e.parameters(), net_t.parameters()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_dropout_in_check_mode_and_a_fixed_seed():
+    x = mge.Tensor(np.ones(1000, np.float32))
+    f = trace(lambda x, unused: F.dropout(x, 0.5, training=True))
+    a = f(x, 1).numpy()
+    b = f(x, 2).numpy()  # another Python argument: checked op by op, the seed aside
+    assert f._mode == "graph" and not np.array_equal(a, b)
+    op = builtin.DropoutForward(drop_prob=0.5, seed=123)  # a seed the code fixed stays
+    g = trace(lambda x: apply(op, x)[0])
+    first = g(x).numpy()
+    for _ in range(2):
+        np.testing.assert_array_equal(g(x).numpy(), first)
 
 
 def _branch(a):

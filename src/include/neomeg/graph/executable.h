@@ -7,13 +7,19 @@
 // computed so far, and take their memory from the comp node's allocator instead of the arena.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "neomeg/core/device_tensor.h"
 #include "neomeg/graph/memory_planner.h"
+
+namespace neomeg {
+class OpDef;
+}
 
 namespace neomeg::graph {
 
@@ -82,6 +88,14 @@ public:
     // The compiled (optimized) graph, as ComputingGraph::dump writes it.
     std::string dump() const;
 
+    // Steps whose op is keyed by a "seed" param (random number generators, DropoutForward):
+    // (step index, the seed it holds). A caller that wants each run to draw new numbers, as
+    // the eager calls the graph stands for would, gives them new seeds with set_seed.
+    std::vector<std::pair<size_t, uint64_t>> seeded_steps() const;
+    // Step `step` runs its op with `seed` from the next run on; ParamError for a step without a
+    // seed param.
+    void set_seed(size_t step, uint64_t seed);
+
 private:
     friend class ComputingGraph;
     Executable();
@@ -105,6 +119,8 @@ private:
         size_t own_workspace_buffer = 0;           // its index when no buffer is shared in place
         std::vector<dnn::TensorND> in_nd, out_nd;  // reused every run
         bool dynamic = false;                      // infers, allocates and runs in run_dynamic_step
+        std::shared_ptr<OpDef> reseeded;           // node's op with the seed set_seed gave
+        const OpDef& op() const;                   // reseeded's, else the node's
     };
     std::byte* var_ptr(const VarSlot& v) const;
     // The var's tensor in this run with its storage's identity (storage.h).
