@@ -1,0 +1,189 @@
+// The int8 ConvBias plan (conv_bias_int8.h). Per (image, group, tile of output positions) one
+// thread gathers the tile's im2col columns, src minus its zero point as int16 (padding reads as
+// zero, i.e. as the zero point, as naive's sum skips it), into a buffer sized to stay in L2, and
+// multiplies the group's packed filter by it straight into dst; then bias and RELU. The filter is
+// packed on every call, since its tensor may change between calls (it is small beside the work).
+#include "src/x86/conv_bias_int8.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "src/common/conv_bias_quantized.h"
+#include "src/x86/gemm_s16_hwy.h"
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+namespace {
+
+using NonlineMode = param::ConvBias::NonlineMode;
+
+// The im2col buffer's target size: a tile of columns and the row blocks of A passing over it stay
+// in a 512 KiB L2.
+constexpr size_t kTileBytes = size_t(128) << 10;
+
+class Int8ConvBiasPlan final : public Plan {
+public:
+    Int8ConvBiasPlan(const ConvGeometry& g, const TensorLayout& src, const TensorLayout& bias,
+                     NonlineMode mode)
+        : m_g(g),
+          m_mode(mode),
+          m_asymm(src.dtype.enumv() == DTypeEnum::Quantized8Asymm),
+          m_zero(src.dtype.zero_point()),
+          m_ss(conv_strides5(src)) {
+        m_taps = g.k[0] * g.k[1] * g.k[2];
+        m_k = g.icg * m_taps;
+        m_plane = g.out[0] * g.out[1] * g.out[2];
+        const size_t strip = s16_gemm_strip();
+        const size_t want = kTileBytes / (2 * ((m_k + 1) / 2 * 2)) / strip * strip;
+        const size_t plane_strips = (m_plane + strip - 1) / strip * strip;
+        m_tile = std::clamp(want, strip, plane_strips);
+        m_tiles = (m_plane + m_tile - 1) / m_tile;
+        m_a_size = s16_packed_a_size(g.ocg, m_k);
+        if (bias.ndim) {
+            m_bias_n = bias[0] == 1 ? 0 : bias.stride[0];
+            m_bias_c = bias[1] == 1 ? 0 : bias.stride[1];
+        }
+    }
+
+    size_t workspace_in_bytes() const override { return m_g.group * m_a_size * sizeof(int16_t); }
+    const char* name() const override { return "x86:int8_gemm_s16"; }
+
+    // The call's tensors: src, filter, bias, z (absent), dst.
+    void run(std::span<const TensorND> t, Workspace ws, dnnl::stream&) override {
+        auto* packed = reinterpret_cast<int16_t*>(ws.ptr);
+        const auto* filter = static_cast<const int8_t*>(t[1].raw_ptr());
+        for (size_t grp = 0; grp < m_g.group; ++grp)
+            s16_pack_a(filter + grp * m_g.ocg * m_k, static_cast<ptrdiff_t>(m_k), 1, m_g.ocg, m_k,
+                       0, packed + grp * m_a_size);
+        const auto* bias = t[2].layout.ndim ? static_cast<const int32_t*>(t[2].raw_ptr()) : nullptr;
+        auto* dst = static_cast<int32_t*>(t[4].raw_ptr());
+        const size_t items = m_g.n * m_g.group * m_tiles;
+        const size_t work = m_g.n * m_g.oc * m_plane * m_k;
+        parallel_ranges(items, work, kParallelGrain, [&](size_t b, size_t e) {
+            thread_local std::vector<int16_t> cols;
+            const size_t rows = (m_k + 1) / 2 * 2;
+            if (cols.size() < rows * m_tile)
+                cols.resize(rows * m_tile);
+            if (rows != m_k)
+                std::fill_n(cols.data() + m_k * m_tile, m_tile, int16_t{0});
+            for (size_t it = b; it < e; ++it) {
+                const size_t tile = it % m_tiles, grp = it / m_tiles % m_g.group,
+                             n = it / m_tiles / m_g.group;
+                const size_t p0 = tile * m_tile, nc = std::min(m_tile, m_plane - p0);
+                if (m_asymm)
+                    im2col(static_cast<const uint8_t*>(t[0].raw_ptr()), n, grp, p0, nc,
+                           cols.data());
+                else
+                    im2col(static_cast<const int8_t*>(t[0].raw_ptr()), n, grp, p0, nc, cols.data());
+                const size_t oc0 = grp * m_g.ocg;
+                int32_t* d = dst + (n * m_g.oc + oc0) * m_plane + p0;
+                s16_gemm(packed + grp * m_a_size, cols.data(), m_tile, m_g.ocg, nc, m_k, d,
+                         static_cast<ptrdiff_t>(m_plane));
+                epilogue(bias, n, oc0, d, nc);
+            }
+        });
+    }
+
+private:
+    // Columns p0 .. p0 + nc of image n's im2col matrix for group grp, as rows of m_tile int16.
+    template <class T>
+    void im2col(const T* src, size_t n, size_t grp, size_t p0, size_t nc, int16_t* cols) const {
+        const ConvGeometry& g = m_g;
+        const auto zero = static_cast<int16_t>(m_zero);
+        const size_t out12 = g.out[1] * g.out[2];
+        const ptrdiff_t step = g.stride[2], ss4 = m_ss[4], in2 = static_cast<ptrdiff_t>(g.in[2]);
+        for (size_t p = 0; p < m_k; ++p) {
+            const size_t c = p / m_taps, tap = p % m_taps;
+            const size_t t0 = tap / (g.k[1] * g.k[2]), t1 = tap / g.k[2] % g.k[1],
+                         t2 = tap % g.k[2];
+            const T* plane = src + static_cast<ptrdiff_t>(n) * m_ss[0] +
+                             static_cast<ptrdiff_t>(grp * g.icg + c) * m_ss[1];
+            int16_t* row = cols + p * m_tile;
+            for (size_t j = 0, pos = p0; j < nc;) {
+                const size_t o0 = pos / out12, o1 = pos / g.out[2] % g.out[1], o2 = pos % g.out[2];
+                const size_t len = std::min(g.out[2] - o2, nc - j);
+                int16_t* d = row + j;
+                j += len;
+                pos += len;
+                const ptrdiff_t i0 = g.in_pos(0, o0, t0), i1 = g.in_pos(1, o1, t1);
+                if (i0 < 0 || i0 >= static_cast<ptrdiff_t>(g.in[0]) || i1 < 0 ||
+                    i1 >= static_cast<ptrdiff_t>(g.in[1])) {
+                    std::fill_n(d, len, int16_t{0});
+                    continue;
+                }
+                const T* s = plane + i0 * m_ss[2] + i1 * m_ss[3];
+                // Input column of output x: w0 + x * step; [xa, xb) lie inside the input.
+                const ptrdiff_t w0 = g.in_pos(2, o2, t2), l = static_cast<ptrdiff_t>(len);
+                const ptrdiff_t xa =
+                        std::clamp<ptrdiff_t>(w0 < 0 ? (-w0 + step - 1) / step : 0, 0, l);
+                const ptrdiff_t xb =
+                        std::clamp<ptrdiff_t>(w0 < in2 ? (in2 - w0 + step - 1) / step : 0, xa, l);
+                std::fill_n(d, xa, int16_t{0});
+                std::fill_n(d + xb, l - xb, int16_t{0});
+                if (step == 1 && ss4 == 1) {
+                    const T* sw = s + w0;
+                    for (ptrdiff_t x = xa; x < xb; ++x)
+                        d[x] = static_cast<int16_t>(sw[x] - zero);
+                } else {
+                    for (ptrdiff_t x = xa; x < xb; ++x)
+                        d[x] = static_cast<int16_t>(s[(w0 + x * step) * ss4] - zero);
+                }
+            }
+        }
+    }
+
+    // dst = act(sum + bias), saturated to int32 as naive's double sum is.
+    void epilogue(const int32_t* bias, size_t n, size_t oc0, int32_t* d, size_t nc) const {
+        const bool relu = m_mode == NonlineMode::RELU;
+        if (!bias && !relu)
+            return;
+        for (size_t i = 0; i < m_g.ocg; ++i) {
+            int32_t* row = d + i * m_plane;
+            const int64_t bv = bias ? bias[static_cast<ptrdiff_t>(n) * m_bias_n +
+                                           static_cast<ptrdiff_t>(oc0 + i) * m_bias_c]
+                                    : 0;
+            const int64_t lo = relu ? 0 : std::numeric_limits<int32_t>::min(),
+                          hi = std::numeric_limits<int32_t>::max();
+            for (size_t j = 0; j < nc; ++j)
+                row[j] = static_cast<int32_t>(std::clamp(row[j] + bv, lo, hi));
+        }
+    }
+
+    ConvGeometry m_g;
+    NonlineMode m_mode;
+    bool m_asymm;
+    int32_t m_zero;
+    std::array<ptrdiff_t, 5> m_ss;
+    size_t m_taps = 0, m_k = 0, m_plane = 0, m_tile = 0, m_tiles = 0, m_a_size = 0;
+    ptrdiff_t m_bias_n = 0, m_bias_c = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> int8_conv_bias_plan(const ConvBias& op, std::span<const TensorLayout> in,
+                                          const TensorLayout& dst) {
+    const TensorLayout &src = in[0], &filter = in[1], &bias = in[2], &z = in[3];
+    if (z.ndim || !filter.is_contiguous() || !dst.is_contiguous() || dst.is_empty() ||
+        dst.dtype.enumv() != DTypeEnum::QuantizedS32)
+        return nullptr;
+    ConvGeometry g = quantized_conv_geometry(op, src, filter);
+    if (bias.ndim) {
+        if (bias.ndim != dst.ndim || bias.dtype.enumv() != DTypeEnum::QuantizedS32)
+            return nullptr;
+        for (size_t i = 0; i < bias.ndim; ++i)
+            if (bias[i] != 1 && (i > 1 || bias[i] != dst[i]))
+                return nullptr;
+    }
+    // |src - zero| <= 255 for uint8 (128 for int8), |filter| <= 128: naive's exact sum stays in
+    // int32 below this many products, so an int32 sum never wraps where naive saturates.
+    const size_t k = g.icg * g.k[0] * g.k[1] * g.k[2];
+    if (k > size_t{std::numeric_limits<int32_t>::max()} / (255 * 128))
+        return nullptr;
+    return std::make_unique<Int8ConvBiasPlan>(g, src, bias, op.param().nonlineMode);
+}
+
+}  // namespace neomeg::dnn::x86
