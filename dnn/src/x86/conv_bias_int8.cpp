@@ -89,12 +89,25 @@ public:
     }
 
 private:
+    // A run of a tile's output positions along one output row: tile columns j .. j + len.
+    struct Run {
+        size_t j, len, o0, o1, o2;
+    };
+
     // Columns p0 .. p0 + nc of image n's im2col matrix for group grp, as rows of m_tile int16.
+    // The runs are worked out once per tile, not per row of the matrix.
     template <class T>
     void im2col(const T* src, size_t n, size_t grp, size_t p0, size_t nc, int16_t* cols) const {
         const ConvGeometry& g = m_g;
+        thread_local std::vector<Run> runs;
+        runs.clear();
+        for (size_t j = 0, pos = p0; j < nc;) {
+            const size_t o2 = pos % g.out[2], len = std::min(g.out[2] - o2, nc - j);
+            runs.push_back({j, len, pos / (g.out[1] * g.out[2]), pos / g.out[2] % g.out[1], o2});
+            j += len;
+            pos += len;
+        }
         const auto zero = static_cast<int16_t>(m_zero);
-        const size_t out12 = g.out[1] * g.out[2];
         const ptrdiff_t step = g.stride[2], ss4 = m_ss[4], in2 = static_cast<ptrdiff_t>(g.in[2]);
         for (size_t p = 0; p < m_k; ++p) {
             const size_t c = p / m_taps, tap = p % m_taps;
@@ -103,21 +116,17 @@ private:
             const T* plane = src + static_cast<ptrdiff_t>(n) * m_ss[0] +
                              static_cast<ptrdiff_t>(grp * g.icg + c) * m_ss[1];
             int16_t* row = cols + p * m_tile;
-            for (size_t j = 0, pos = p0; j < nc;) {
-                const size_t o0 = pos / out12, o1 = pos / g.out[2] % g.out[1], o2 = pos % g.out[2];
-                const size_t len = std::min(g.out[2] - o2, nc - j);
-                int16_t* d = row + j;
-                j += len;
-                pos += len;
-                const ptrdiff_t i0 = g.in_pos(0, o0, t0), i1 = g.in_pos(1, o1, t1);
+            for (const Run& r : runs) {
+                int16_t* d = row + r.j;
+                const ptrdiff_t i0 = g.in_pos(0, r.o0, t0), i1 = g.in_pos(1, r.o1, t1);
                 if (i0 < 0 || i0 >= static_cast<ptrdiff_t>(g.in[0]) || i1 < 0 ||
                     i1 >= static_cast<ptrdiff_t>(g.in[1])) {
-                    std::fill_n(d, len, int16_t{0});
+                    std::fill_n(d, r.len, int16_t{0});
                     continue;
                 }
                 const T* s = plane + i0 * m_ss[2] + i1 * m_ss[3];
                 // Input column of output x: w0 + x * step; [xa, xb) lie inside the input.
-                const ptrdiff_t w0 = g.in_pos(2, o2, t2), l = static_cast<ptrdiff_t>(len);
+                const ptrdiff_t w0 = g.in_pos(2, r.o2, t2), l = static_cast<ptrdiff_t>(r.len);
                 const ptrdiff_t xa =
                         std::clamp<ptrdiff_t>(w0 < 0 ? (-w0 + step - 1) / step : 0, 0, l);
                 const ptrdiff_t xb =
@@ -136,20 +145,26 @@ private:
         }
     }
 
-    // dst = act(sum + bias), saturated to int32 as naive's double sum is.
+    // dst = act(sum + bias), saturated to int32 as naive's double sum is: a wrapped sum whose
+    // sign differs from both addends' overflowed (branch-free, so that it vectorises).
     void epilogue(const int32_t* bias, size_t n, size_t oc0, int32_t* d, size_t nc) const {
         const bool relu = m_mode == NonlineMode::RELU;
         if (!bias && !relu)
             return;
         for (size_t i = 0; i < m_g.ocg; ++i) {
             int32_t* row = d + i * m_plane;
-            const int64_t bv = bias ? bias[static_cast<ptrdiff_t>(n) * m_bias_n +
+            const int32_t bv = bias ? bias[static_cast<ptrdiff_t>(n) * m_bias_n +
                                            static_cast<ptrdiff_t>(oc0 + i) * m_bias_c]
                                     : 0;
-            const int64_t lo = relu ? 0 : std::numeric_limits<int32_t>::min(),
-                          hi = std::numeric_limits<int32_t>::max();
-            for (size_t j = 0; j < nc; ++j)
-                row[j] = static_cast<int32_t>(std::clamp(row[j] + bv, lo, hi));
+            const int32_t lo = relu ? 0 : std::numeric_limits<int32_t>::min();
+            for (size_t j = 0; j < nc; ++j) {
+                const int32_t a = row[j];
+                const auto s =
+                        static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(bv));
+                const int32_t sat = a < 0 ? std::numeric_limits<int32_t>::min()
+                                          : std::numeric_limits<int32_t>::max();
+                row[j] = std::max(((a ^ s) & (bv ^ s)) < 0 ? sat : s, lo);
+            }
         }
     }
 

@@ -15,6 +15,7 @@
 // clang-format on
 
 #include <cstring>
+#include <vector>
 
 #include "src/x86/gemm_s16_hwy.h"
 
@@ -36,14 +37,22 @@ void column_order(int32_t* order) {
         order[l] = static_cast<int32_t>(l);
 }
 
-HWY_INLINE void Tile(const int16_t* HWY_RESTRICT a, const int16_t* HWY_RESTRICT b, size_t ldb,
-                     size_t kp, int32_t* HWY_RESTRICT tile) {
+// The strip's rows p as they are: packed[(p * strip + l].
+void PackStrip(const int16_t* b, size_t ldb, size_t kp, int16_t* packed) {
+    for (size_t p = 0; p < 2 * kp; ++p)
+        for (size_t l = 0; l < kMaxStrip; ++l)
+            packed[p * kMaxStrip + l] = b[p * ldb + l];
+}
+
+HWY_INLINE void Tile(const int16_t* HWY_RESTRICT a, const int16_t* HWY_RESTRICT b, size_t kp,
+                     int32_t* HWY_RESTRICT tile) {
     for (size_t r = 0; r < R; ++r) {
         for (size_t l = 0; l < kMaxStrip; ++l) {
             uint32_t sum = 0;  // wraps as the vector lanes do
             for (size_t q = 0; q < kp; ++q)
                 for (size_t h = 0; h < 2; ++h)
-                    sum += static_cast<uint32_t>(a[(q * R + r) * 2 + h] * b[(2 * q + h) * ldb + l]);
+                    sum += static_cast<uint32_t>(a[(q * R + r) * 2 + h] *
+                                                 b[(2 * q + h) * kMaxStrip + l]);
             tile[r * kMaxStrip + l] = static_cast<int32_t>(sum);
         }
     }
@@ -73,19 +82,30 @@ void column_order(int32_t* order) {
                order + hn::Lanes(d32));
 }
 
-// One tile: R rows of packed A (a: kp pairs of R rows) by one strip of B, into tile[R][strip].
-HWY_INLINE void Tile(const int16_t* HWY_RESTRICT a, const int16_t* HWY_RESTRICT b, size_t ldb,
-                     size_t kp, int32_t* HWY_RESTRICT tile) {
+// One strip of B, its rows interleaved in pairs: per pair q the two vectors Tile multiplies.
+void PackStrip(const int16_t* b, size_t ldb, size_t kp, int16_t* packed) {
+    const D16 d16;
+    const size_t n16 = hn::Lanes(d16);
+    for (size_t q = 0; q < kp; ++q) {
+        const V16 r0 = hn::LoadU(d16, b + 2 * q * ldb);
+        const V16 r1 = hn::LoadU(d16, b + (2 * q + 1) * ldb);
+        hn::StoreU(hn::InterleaveLower(d16, r0, r1), d16, packed + 2 * q * n16);
+        hn::StoreU(hn::InterleaveUpper(d16, r0, r1), d16, packed + (2 * q + 1) * n16);
+    }
+}
+
+// One tile: R rows of packed A (a: kp pairs of R rows) by one packed strip of B, into
+// tile[R][strip].
+HWY_INLINE void Tile(const int16_t* HWY_RESTRICT a, const int16_t* HWY_RESTRICT b, size_t kp,
+                     int32_t* HWY_RESTRICT tile) {
     const D16 d16;
     const D32 d32;
-    const size_t lanes = hn::Lanes(d32);
+    const size_t lanes = hn::Lanes(d32), n16 = hn::Lanes(d16);
     V32 lo0[R], hi0[R], lo1[R], hi1[R];
     for (size_t r = 0; r < R; ++r)
         lo0[r] = hi0[r] = lo1[r] = hi1[r] = hn::Zero(d32);
     for (size_t q = 0; q < kp; ++q) {
-        const V16 r0 = hn::LoadU(d16, b + 2 * q * ldb);
-        const V16 r1 = hn::LoadU(d16, b + (2 * q + 1) * ldb);
-        const V16 lo = hn::InterleaveLower(d16, r0, r1), hi = hn::InterleaveUpper(d16, r0, r1);
+        const V16 lo = hn::LoadU(d16, b + 2 * q * n16), hi = hn::LoadU(d16, b + (2 * q + 1) * n16);
         const int16_t* ap = a + q * 2 * R;
         for (size_t r = 0; r < R; ++r) {
             int32_t pair;
@@ -109,11 +129,16 @@ void Gemm(const int16_t* a, const int16_t* b, size_t ldb, size_t m, size_t n, si
     int32_t order[kMaxStrip];
     column_order(order);
     HWY_ALIGN int32_t tile[R * kMaxStrip];
-    // A strip of B (kp pairs of rows) stays in L1 while all of A's row blocks pass over it.
+    thread_local std::vector<int16_t> packed;
+    if (packed.size() < 2 * kp * strip)
+        packed.resize(2 * kp * strip);
+    // A strip of B (kp pairs of rows), packed, stays in L1 while all of A's row blocks pass over
+    // it.
     for (size_t j0 = 0; j0 < n; j0 += strip) {
         const size_t nj = std::min(strip, n - j0);
+        PackStrip(b + j0, ldb, kp, packed.data());
         for (size_t i0 = 0; i0 < m; i0 += R) {
-            Tile(a + i0 * 2 * kp, b + j0, ldb, kp, tile);
+            Tile(a + i0 * 2 * kp, packed.data(), kp, tile);
             const size_t ni = std::min(R, m - i0);
             for (size_t r = 0; r < ni; ++r) {
                 int32_t* row =
