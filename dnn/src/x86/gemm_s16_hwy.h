@@ -1,9 +1,11 @@
 // An exact integer GEMM for the quantized (int8) kernels: 16-bit operands, products summed in
-// pairs into int32 lanes (vpmaddwd; vpdpwssd where AVX-512 VNNI is compiled in), so every sum is
-// the exact integer sum modulo 2^32. int8 and uint8-minus-zero-point values fit 16 bits exactly.
-// oneDNN's int8 kernels are not used: without VNNI they multiply u8 x s8 pairs with vpmaddubsw,
-// whose int16 sum of two products saturates (255 * 127 * 2 > 32767), and its s8 x s8 weights
-// reorder then halves the weights, so the result depends on the CPU.
+// pairs into int32 lanes (vpmaddwd and vpaddd, on AVX2 and AVX-512 alike), so every sum is the
+// exact integer sum modulo 2^32. int8 and uint8-minus-zero-point values fit 16 bits exactly.
+// oneDNN's int8 convolution is not used: without VNNI (jit_uni_int8:avx2, also what
+// ONEDNN_MAX_CPU_ISA=AVX2 gives) it multiplies u8 x s8 pairs with vpmaddubsw, whose int16 sum
+// saturates. Measured with oneDNN 2.6 on a 3x3x64 kernel of constant values: u8 255 by s8 -128
+// gives -9437184 for the exact -18800640, and s8 -128 by 127 (src shifted to u8) -9437184 for the
+// exact -9363456; so its results depend on the CPU, where naive's (and MegEngine's) do not.
 #pragma once
 
 #include <cstddef>
