@@ -21,9 +21,12 @@ namespace {
 
 using NonlineMode = param::ConvBias::NonlineMode;
 
-// The im2col buffer's target size: a tile of columns and the row blocks of A passing over it stay
-// in a 512 KiB L2.
-constexpr size_t kTileBytes = size_t(128) << 10;
+// The im2col buffer's target size. It is written once and read once (s16_gemm packs it a block of
+// rows at a time, and those blocks stay in cache), so it may exceed L2; wide tiles read the packed
+// filter fewer times.
+constexpr size_t kTileBytes = size_t(1) << 20;
+// The fewest filter rows a thread's share of a tile gets when rows are split between threads.
+constexpr size_t kMinPartRows = 32;
 
 class Int8ConvBiasPlan final : public Plan {
 public:
@@ -42,6 +45,17 @@ public:
         const size_t plane_strips = (m_plane + strip - 1) / strip * strip;
         m_tile = std::clamp(want, strip, plane_strips);
         m_tiles = (m_plane + m_tile - 1) / m_tile;
+        // Too few tiles for the threads (a late stage's small image at batch 1): the filter's rows
+        // are split too, each part redoing the tile's im2col.
+        const size_t items = g.n * g.group * m_tiles,
+                     want_items = 2 * static_cast<size_t>(omp_get_max_threads());
+        size_t parts = 1;
+        if (items < want_items)
+            parts = std::clamp<size_t>((want_items + items - 1) / items, 1,
+                                       std::max<size_t>(g.ocg / kMinPartRows, 1));
+        m_part_rows =
+                ((g.ocg + parts - 1) / parts + kS16GemmRows - 1) / kS16GemmRows * kS16GemmRows;
+        m_parts = (g.ocg + m_part_rows - 1) / m_part_rows;
         m_a_size = s16_packed_a_size(g.ocg, m_k);
         if (bias.ndim) {
             m_bias_n = bias[0] == 1 ? 0 : bias.stride[0];
@@ -61,7 +75,7 @@ public:
                        0, packed + grp * m_a_size);
         const auto* bias = t[2].layout.ndim ? static_cast<const int32_t*>(t[2].raw_ptr()) : nullptr;
         auto* dst = static_cast<int32_t*>(t[4].raw_ptr());
-        const size_t items = m_g.n * m_g.group * m_tiles;
+        const size_t items = m_g.n * m_g.group * m_tiles * m_parts;
         const size_t work = m_g.n * m_g.oc * m_plane * m_k;
         parallel_ranges(items, work, kParallelGrain, [&](size_t b, size_t e) {
             thread_local std::vector<int16_t> cols;
@@ -71,19 +85,21 @@ public:
             if (rows != m_k)
                 std::fill_n(cols.data() + m_k * m_tile, m_tile, int16_t{0});
             for (size_t it = b; it < e; ++it) {
-                const size_t tile = it % m_tiles, grp = it / m_tiles % m_g.group,
-                             n = it / m_tiles / m_g.group;
+                const size_t part = it % m_parts, tile = it / m_parts % m_tiles,
+                             grp = it / m_parts / m_tiles % m_g.group,
+                             n = it / m_parts / m_tiles / m_g.group;
                 const size_t p0 = tile * m_tile, nc = std::min(m_tile, m_plane - p0);
                 if (m_asymm)
                     im2col(static_cast<const uint8_t*>(t[0].raw_ptr()), n, grp, p0, nc,
                            cols.data());
                 else
                     im2col(static_cast<const int8_t*>(t[0].raw_ptr()), n, grp, p0, nc, cols.data());
-                const size_t oc0 = grp * m_g.ocg;
+                const size_t r0 = part * m_part_rows, nr = std::min(m_part_rows, m_g.ocg - r0);
+                const size_t oc0 = grp * m_g.ocg + r0;
                 int32_t* d = dst + (n * m_g.oc + oc0) * m_plane + p0;
-                s16_gemm(packed + grp * m_a_size, cols.data(), m_tile, m_g.ocg, nc, m_k, d,
-                         static_cast<ptrdiff_t>(m_plane));
-                epilogue(bias, n, oc0, d, nc);
+                s16_gemm(packed + grp * m_a_size + r0 * ((m_k + 1) / 2 * 2), cols.data(), m_tile,
+                         nr, nc, m_k, d, static_cast<ptrdiff_t>(m_plane));
+                epilogue(bias, n, oc0, nr, d, nc);
             }
         });
     }
@@ -147,11 +163,12 @@ private:
 
     // dst = act(sum + bias), saturated to int32 as naive's double sum is: a wrapped sum whose
     // sign differs from both addends' overflowed (branch-free, so that it vectorises).
-    void epilogue(const int32_t* bias, size_t n, size_t oc0, int32_t* d, size_t nc) const {
+    void epilogue(const int32_t* bias, size_t n, size_t oc0, size_t rows, int32_t* d,
+                  size_t nc) const {
         const bool relu = m_mode == NonlineMode::RELU;
         if (!bias && !relu)
             return;
-        for (size_t i = 0; i < m_g.ocg; ++i) {
+        for (size_t i = 0; i < rows; ++i) {
             int32_t* row = d + i * m_plane;
             const int32_t bv = bias ? bias[static_cast<ptrdiff_t>(n) * m_bias_n +
                                            static_cast<ptrdiff_t>(oc0 + i) * m_bias_c]
@@ -174,6 +191,7 @@ private:
     int32_t m_zero;
     std::array<ptrdiff_t, 5> m_ss;
     size_t m_taps = 0, m_k = 0, m_plane = 0, m_tile = 0, m_tiles = 0, m_a_size = 0;
+    size_t m_parts = 1, m_part_rows = 0;
     ptrdiff_t m_bias_n = 0, m_bias_c = 0;
 };
 

@@ -123,30 +123,43 @@ HWY_INLINE void Tile(const int16_t* HWY_RESTRICT a, const int16_t* HWY_RESTRICT 
 
 #endif
 
+// Pairs of B's rows per block of the sum: a block's packed strips (16 KiB per AVX2 strip) and
+// A's row block of it (2 KiB) stay in L1 and L2 while every row block and strip pass.
+constexpr size_t kBlockPairs = 256;
+
 void Gemm(const int16_t* a, const int16_t* b, size_t ldb, size_t m, size_t n, size_t k, int32_t* c,
           ptrdiff_t ldc) {
-    const size_t strip = Strip(), kp = (k + 1) / 2;
+    const size_t strip = Strip(), kp = (k + 1) / 2, strips = (n + strip - 1) / strip;
     int32_t order[kMaxStrip];
     column_order(order);
     HWY_ALIGN int32_t tile[R * kMaxStrip];
     thread_local std::vector<int16_t> packed;
-    if (packed.size() < 2 * kp * strip)
-        packed.resize(2 * kp * strip);
-    // A strip of B (kp pairs of rows), packed, stays in L1 while all of A's row blocks pass over
-    // it.
-    for (size_t j0 = 0; j0 < n; j0 += strip) {
-        const size_t nj = std::min(strip, n - j0);
-        PackStrip(b + j0, ldb, kp, packed.data());
+    const size_t block = std::min(kp, kBlockPairs) * 2 * strip;
+    if (packed.size() < strips * block)
+        packed.resize(strips * block);
+    // A is read once: per block of pairs, B's strips are packed, then each row block of A passes
+    // over all of them; the blocks' sums add up in C (wrapping, as one int32 sum would).
+    for (size_t q0 = 0; q0 < kp; q0 += kBlockPairs) {
+        const size_t kc = std::min(kBlockPairs, kp - q0);
+        for (size_t st = 0; st < strips; ++st)
+            PackStrip(b + 2 * q0 * ldb + st * strip, ldb, kc, packed.data() + st * block);
         for (size_t i0 = 0; i0 < m; i0 += R) {
-            Tile(a + i0 * 2 * kp, packed.data(), kp, tile);
             const size_t ni = std::min(R, m - i0);
-            for (size_t r = 0; r < ni; ++r) {
-                int32_t* row =
-                        c + static_cast<ptrdiff_t>(i0 + r) * ldc + static_cast<ptrdiff_t>(j0);
-                const int32_t* t = tile + r * strip;
-                for (size_t l = 0; l < strip; ++l)
-                    if (static_cast<size_t>(order[l]) < nj)
-                        row[order[l]] = t[l];
+            for (size_t st = 0; st < strips; ++st) {
+                Tile(a + i0 * 2 * kp + q0 * 2 * R, packed.data() + st * block, kc, tile);
+                const size_t j0 = st * strip, nj = std::min(strip, n - j0);
+                for (size_t r = 0; r < ni; ++r) {
+                    int32_t* row =
+                            c + static_cast<ptrdiff_t>(i0 + r) * ldc + static_cast<ptrdiff_t>(j0);
+                    const int32_t* t = tile + r * strip;
+                    for (size_t l = 0; l < strip; ++l) {
+                        const auto j = static_cast<size_t>(order[l]);
+                        if (j < nj)
+                            row[j] = q0 ? static_cast<int32_t>(static_cast<uint32_t>(row[j]) +
+                                                               static_cast<uint32_t>(t[l]))
+                                        : t[l];
+                    }
+                }
             }
         }
     }

@@ -39,8 +39,12 @@ std::vector<ConvCase> cases() {
             {{2, 4, 5, 7, 6},
              {6, 4, 3, 3, 2},
              conv_param({2, 1, 2}, {1, 1, 0}, {1, 1, 1}, 1, true)},
+            // An odd K over two of the GEMM's blocks of the sum (57 x 3 x 3 = 513).
+            {{1, 57, 6, 6}, {40, 57, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
             // A ResNet-18 stage-4 kernel (3x3x512: K = 4608) on a small image.
             {{1, 512, 5, 5}, {19, 512, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
+            // Rows split between threads (few tiles), in parts that do not divide them.
+            {{1, 64, 7, 7}, {150, 64, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
     };
 }
 

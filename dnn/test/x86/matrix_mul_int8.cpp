@@ -1,7 +1,8 @@
 // MatrixMul and BatchedMatrixMul on int8 (Int8 into Int32, QuantizedS8 into QuantizedS32) on the
 // x86 handle (the integer GEMM of gemm_s16_hwy.h) against naive, exactly: sizes 1, primes, odd K
-// and K = 4608, every transpose pair, padded operands and outputs, random and extreme values (all
-// -128 or 127), and a K long enough that the int32 sums wrap (as naive's truncated ones do).
+// (1001 among them, over two of the GEMM's blocks) and K = 4608, every transpose pair, padded
+// operands and outputs, random and extreme values (all -128 or 127), and a K long enough that the
+// int32 sums wrap (as naive's truncated ones do).
 #include "common/matmul_param.h"
 #include "neomeg/dnn/operators/linalg.h"
 #include "x86/x86_test.h"
@@ -15,8 +16,8 @@ struct Mnk {
     size_t m, n, k;
 };
 
-const Mnk kSizes[] = {{1, 1, 1},   {1, 1, 7},    {7, 1, 1},     {1, 5, 3},    {3, 5, 7},
-                      {13, 1, 11}, {64, 33, 17}, {31, 37, 129}, {5, 70, 4608}};
+const Mnk kSizes[] = {{1, 1, 1},   {1, 1, 7},    {7, 1, 1},     {1, 5, 3},     {3, 5, 7},
+                      {13, 1, 11}, {64, 33, 17}, {31, 37, 129}, {5, 70, 4608}, {6, 21, 1001}};
 
 TensorShape a_shape(const Mnk& s, bool ta) {
     return ta ? TensorShape{s.k, s.m} : TensorShape{s.m, s.k};
