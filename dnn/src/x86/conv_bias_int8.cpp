@@ -1,8 +1,9 @@
 // The int8 ConvBias plan (conv_bias_int8.h). Per (image, group, tile of output positions) one
 // thread gathers the tile's im2col columns, src minus its zero point as int16 (padding reads as
 // zero, i.e. as the zero point, as naive's sum skips it), into a buffer sized to stay in L2, and
-// multiplies the group's packed filter by it straight into dst; then bias and RELU. The filter is
-// packed on every call, since its tensor may change between calls (it is small beside the work).
+// multiplies the group's packed filter by it straight into dst; then bias and RELU. The packed
+// filter is kept in the weight cache (weight_cache.h: keyed by the filter's value, so a filter
+// written between calls is packed anew), else packed into the workspace on every call.
 #include "src/x86/conv_bias_int8.h"
 
 #include <omp.h>
@@ -15,6 +16,7 @@
 #include "src/common/conv_bias_quantized.h"
 #include "src/x86/gemm_s16_hwy.h"
 #include "src/x86/parallel.h"
+#include "src/x86/weight_cache.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -57,6 +59,13 @@ public:
                 ((g.ocg + parts - 1) / parts + kS16GemmRows - 1) / kS16GemmRows * kS16GemmRows;
         m_parts = (g.ocg + m_part_rows - 1) / m_part_rows;
         m_a_size = s16_packed_a_size(g.ocg, m_k);
+        // The weight cache's key for the packed filter: the filter as (OC, K) int8 and the packed
+        // bytes as a 2-D u8 buffer, a pair no oneDNN reorder describes.
+        using memory = dnnl::memory;
+        m_filter_md = memory::desc({static_cast<memory::dim>(g.oc), static_cast<memory::dim>(m_k)},
+                                   memory::data_type::s8, memory::format_tag::ab);
+        m_packed_md = memory::desc({static_cast<memory::dim>(g.group * m_a_size), 2},
+                                   memory::data_type::u8, memory::format_tag::ab);
         if (bias.ndim) {
             m_bias_n = bias[0] == 1 ? 0 : bias.stride[0];
             m_bias_c = bias[1] == 1 ? 0 : bias.stride[1];
@@ -68,11 +77,29 @@ public:
 
     // The call's tensors: src, filter, bias, z (absent), dst.
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream&) override {
-        auto* packed = reinterpret_cast<int16_t*>(ws.ptr);
-        const auto* filter = static_cast<const int8_t*>(t[1].raw_ptr());
-        for (size_t grp = 0; grp < m_g.group; ++grp)
-            s16_pack_a(filter + grp * m_g.ocg * m_k, static_cast<ptrdiff_t>(m_k), 1, m_g.ocg, m_k,
-                       0, packed + grp * m_a_size);
+        // The packed filter: from the weight cache where it holds this filter's value, else
+        // packed into the cache's new entry or the workspace.
+        const int16_t* packed = nullptr;
+        std::shared_ptr<const WeightCache::Entry> held;
+        int16_t* fill = reinterpret_cast<int16_t*>(ws.ptr);
+        WeightCache::Lookup found;
+        if (t[1].storage)
+            found = WeightCache::instance().lookup(t[1], TensorLayout::MAX_NDIM, m_filter_md,
+                                                   m_packed_md);
+        if (found.hit) {
+            packed = reinterpret_cast<const int16_t*>(found.hit->data);
+            held = std::move(found.hit);
+        } else {
+            if (found.fill)
+                fill = reinterpret_cast<int16_t*>(found.fill->data);
+            const auto* filter = static_cast<const int8_t*>(t[1].raw_ptr());
+            for (size_t grp = 0; grp < m_g.group; ++grp)
+                s16_pack_a(filter + grp * m_g.ocg * m_k, static_cast<ptrdiff_t>(m_k), 1, m_g.ocg,
+                           m_k, 0, fill + grp * m_a_size);
+            if (found.fill)
+                WeightCache::instance().commit(found.fill);
+            packed = fill;
+        }
         const auto* bias = t[2].layout.ndim ? static_cast<const int32_t*>(t[2].raw_ptr()) : nullptr;
         auto* dst = static_cast<int32_t*>(t[4].raw_ptr());
         const size_t items = m_g.n * m_g.group * m_tiles * m_parts;
@@ -192,6 +219,7 @@ private:
     std::array<ptrdiff_t, 5> m_ss;
     size_t m_taps = 0, m_k = 0, m_plane = 0, m_tile = 0, m_tiles = 0, m_a_size = 0;
     size_t m_parts = 1, m_part_rows = 0;
+    dnnl::memory::desc m_filter_md, m_packed_md;
     ptrdiff_t m_bias_n = 0, m_bias_c = 0;
 };
 

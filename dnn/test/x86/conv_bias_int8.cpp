@@ -4,9 +4,11 @@
 // against -128), 1-D to 3-D, groups, stride, padding, dilation, both modes, kernels up to 3x3x512,
 // bias absent, per channel, per image and channel, and near int32's ends (saturating adds), RELU,
 // padded inputs and outputs, a kernel too large for an exact int32 sum, and a filter changed
-// between calls. The dnn.x86.isa.* entries rerun these with oneDNN and Highway capped at AVX2.
+// between calls (untracked, and tracked by the weight cache's storage version). The dnn.x86.isa.*
+// entries rerun these with oneDNN and Highway capped at AVX2.
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
+#include "src/x86/weight_cache.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -155,4 +157,44 @@ TEST_F(X86, QuantizedConvBiasRereadsTheFilter) {
         std::vector<HostTensor> in{src, filter, bias, HostTensor()};
         EXPECT_TRUE(tensors_near(run_op(*op, in)[0], run_op(*ref, in)[0], 0)) << "call " << call;
     }
+}
+
+// A filter with a storage identity is packed into the weight cache once its value is seen twice;
+// written in place (a new version), the next call packs the new values.
+TEST_F(X86, QuantizedConvBiasCachedFilterWrittenInPlaceGivesTheNewResult) {
+    using x86::WeightCache;
+    WeightCache::instance().clear();
+    ConvCase k{{1, 16, 8, 8}, {24, 16, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})};
+    TensorShape dst_shape = conv_dst_shape(k);
+    auto op = handle->create_operator<ConvBias>();
+    op->param() = conv_bias_param(k.p, Nonline::IDENTITY);
+    auto ref = Handle::make_naive()->create_operator<ConvBias>();
+    ref->param() = op->param();
+    std::mt19937 rng(9);
+    HostTensor src(TensorLayout(k.src, DType::quantized_s8(0.5f)));
+    HostTensor filter(TensorLayout(k.filter, kFilter));
+    fill_uniform(src, -128, 128, rng);
+    fill_uniform(filter, -128, 128, rng);
+    StorageId id;
+    auto run = [&] {
+        HostTensor dst(TensorLayout(dst_shape, kBias));
+        std::vector<TensorND> in{src.nd(),
+                                 {filter.nd().raw_ptr(), filter.layout(), &id},
+                                 HostTensor().nd(),
+                                 HostTensor().nd()};
+        std::vector<TensorND> out{dst.nd()};
+        std::vector<TensorLayout> li{src.layout(), filter.layout(), {}, {}}, lo{dst.layout()};
+        std::vector<std::byte> ws(op->get_workspace_in_bytes(li, lo));
+        op->exec(in, out, {ws.data(), ws.size()});
+        auto want = run_op(*ref, {src, filter, HostTensor(), HostTensor()});
+        EXPECT_TRUE(tensors_near(dst, want[0], 0));
+    };
+    for (int call = 0; call < 3; ++call)
+        run();
+    EXPECT_EQ(WeightCache::instance().stats().hits, 1u);
+    fill_uniform(filter, -128, 128, rng);
+    id.note_write();
+    run();
+    run();
+    EXPECT_EQ(WeightCache::instance().stats().fills, 2u);
 }
