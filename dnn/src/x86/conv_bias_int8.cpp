@@ -134,24 +134,40 @@ public:
 private:
     // A run of a tile's output positions along one output row: tile columns j .. j + len.
     struct Run {
-        size_t j, len, o0, o1, o2;
+        size_t j, len, o0, o1;
+    };
+    // Where a run reads for one kernel column: output x reads input column w0 + x * stride, inside
+    // the input for x in [xa, xb).
+    struct Cols {
+        ptrdiff_t w0, xa, xb;
     };
 
     // Columns p0 .. p0 + nc of image n's im2col matrix for group grp, as rows of m_tile int16.
-    // The runs are worked out once per tile, not per row of the matrix.
+    // The runs and their input columns are worked out once per tile, not per row of the matrix.
     template <class T>
     void im2col(const T* src, size_t n, size_t grp, size_t p0, size_t nc, int16_t* cols) const {
         const ConvGeometry& g = m_g;
+        const ptrdiff_t step = g.stride[2], ss4 = m_ss[4], in2 = static_cast<ptrdiff_t>(g.in[2]);
         thread_local std::vector<Run> runs;
+        thread_local std::vector<Cols> run_cols;  // [run][kernel column]
         runs.clear();
+        run_cols.clear();
         for (size_t j = 0, pos = p0; j < nc;) {
             const size_t o2 = pos % g.out[2], len = std::min(g.out[2] - o2, nc - j);
-            runs.push_back({j, len, pos / (g.out[1] * g.out[2]), pos / g.out[2] % g.out[1], o2});
+            runs.push_back({j, len, pos / (g.out[1] * g.out[2]), pos / g.out[2] % g.out[1]});
+            const auto l = static_cast<ptrdiff_t>(len);
+            for (size_t t2 = 0; t2 < g.k[2]; ++t2) {
+                const ptrdiff_t w0 = g.in_pos(2, o2, t2);
+                const ptrdiff_t xa =
+                        std::clamp<ptrdiff_t>(w0 < 0 ? (-w0 + step - 1) / step : 0, 0, l);
+                const ptrdiff_t xb =
+                        std::clamp<ptrdiff_t>(w0 < in2 ? (in2 - w0 + step - 1) / step : 0, xa, l);
+                run_cols.push_back({w0, xa, xb});
+            }
             j += len;
             pos += len;
         }
         const auto zero = static_cast<int16_t>(m_zero);
-        const ptrdiff_t step = g.stride[2], ss4 = m_ss[4], in2 = static_cast<ptrdiff_t>(g.in[2]);
         for (size_t p = 0; p < m_k; ++p) {
             const size_t c = p / m_taps, tap = p % m_taps;
             const size_t t0 = tap / (g.k[1] * g.k[2]), t1 = tap / g.k[2] % g.k[1],
@@ -159,7 +175,8 @@ private:
             const T* plane = src + static_cast<ptrdiff_t>(n) * m_ss[0] +
                              static_cast<ptrdiff_t>(grp * g.icg + c) * m_ss[1];
             int16_t* row = cols + p * m_tile;
-            for (const Run& r : runs) {
+            for (size_t ri = 0; ri < runs.size(); ++ri) {
+                const Run& r = runs[ri];
                 int16_t* d = row + r.j;
                 const ptrdiff_t i0 = g.in_pos(0, r.o0, t0), i1 = g.in_pos(1, r.o1, t1);
                 if (i0 < 0 || i0 >= static_cast<ptrdiff_t>(g.in[0]) || i1 < 0 ||
@@ -168,21 +185,16 @@ private:
                     continue;
                 }
                 const T* s = plane + i0 * m_ss[2] + i1 * m_ss[3];
-                // Input column of output x: w0 + x * step; [xa, xb) lie inside the input.
-                const ptrdiff_t w0 = g.in_pos(2, r.o2, t2), l = static_cast<ptrdiff_t>(r.len);
-                const ptrdiff_t xa =
-                        std::clamp<ptrdiff_t>(w0 < 0 ? (-w0 + step - 1) / step : 0, 0, l);
-                const ptrdiff_t xb =
-                        std::clamp<ptrdiff_t>(w0 < in2 ? (in2 - w0 + step - 1) / step : 0, xa, l);
-                std::fill_n(d, xa, int16_t{0});
-                std::fill_n(d + xb, l - xb, int16_t{0});
+                const Cols& w = run_cols[ri * g.k[2] + t2];
+                std::fill_n(d, w.xa, int16_t{0});
+                std::fill_n(d + w.xb, static_cast<ptrdiff_t>(r.len) - w.xb, int16_t{0});
                 if (step == 1 && ss4 == 1) {
-                    const T* sw = s + w0;
-                    for (ptrdiff_t x = xa; x < xb; ++x)
+                    const T* sw = s + w.w0;
+                    for (ptrdiff_t x = w.xa; x < w.xb; ++x)
                         d[x] = static_cast<int16_t>(sw[x] - zero);
                 } else {
-                    for (ptrdiff_t x = xa; x < xb; ++x)
-                        d[x] = static_cast<int16_t>(s[(w0 + x * step) * ss4] - zero);
+                    for (ptrdiff_t x = w.xa; x < w.xb; ++x)
+                        d[x] = static_cast<int16_t>(s[(w.w0 + x * step) * ss4] - zero);
                 }
             }
         }
