@@ -178,6 +178,10 @@ def summary(ts):
     return ts[0] * 1e3, ts[len(ts) // 2] * 1e3
 
 
+def ratio(best, x, y):
+    return f"{best[x] / best[y]:10.2f}" if x in best and y in best else " " * 10
+
+
 def load():
     return open("/proc/loadavg").read().split()[:3]
 
@@ -220,8 +224,7 @@ def main():
                 row += f"{b:9.2f} /{m:6.2f}"
             else:
                 row += f"{'-':>17}"
-        ratio = lambda x, y: f"{best[x] / best[y]:10.2f}" if x in best and y in best else " " * 10
-        print(row + ratio("ours f32", "ours int8") + ratio("torch x86", "ours int8"))
+        print(row + ratio(best, "ours f32", "ours int8") + ratio(best, "torch x86", "ours int8"))
 
     if a.network:
         print(f"\nResNet-18 on 1x3x{a.size}x{a.size}, eager, ms per forward: best / median")
