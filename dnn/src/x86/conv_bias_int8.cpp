@@ -1,9 +1,9 @@
-// The int8 ConvBias plan (conv_bias_int8.h). Per (image, group, tile of output positions) one
-// thread gathers the tile's im2col columns, src minus its zero point as int16 (padding reads as
-// zero, i.e. as the zero point, as naive's sum skips it), into a buffer sized to stay in L2, and
-// multiplies the group's packed filter by it straight into dst; then bias and RELU. The packed
-// filter is kept in the weight cache (weight_cache.h: keyed by the filter's value, so a filter
-// written between calls is packed anew), else packed into the workspace on every call.
+// The int8 ConvBias plan (conv_bias_int8.h). Per (image, group, tile of output positions, part of
+// the filter's rows) one thread gathers the tile's im2col columns, src minus its zero point as
+// int16 (padding reads as zero, i.e. as the zero point, as naive's sum skips it), into a buffer of
+// its own, and multiplies the packed filter rows by it straight into dst; then bias and RELU. The
+// packed filter is kept in the weight cache (weight_cache.h: keyed by the filter's value, so a
+// filter written between calls is packed anew), else packed into the workspace on every call.
 #include "src/x86/conv_bias_int8.h"
 
 #include <omp.h>

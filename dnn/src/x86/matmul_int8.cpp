@@ -1,6 +1,6 @@
 // The int8 matmul plan (matmul_int8.h). A is packed per batch into the workspace on every call (its
 // tensor may change between calls); per (batch, tile of C's columns) a thread copies the tile of
-// B, widened to int16, into a buffer sized to stay in L2, and multiplies A by it straight into C.
+// B, widened to int16, into a buffer of its own, and multiplies A by it straight into C.
 #include "src/x86/matmul_int8.h"
 
 #include <omp.h>
@@ -14,7 +14,8 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
-constexpr size_t kTileBytes = size_t(128) << 10;  // as conv_bias_int8.cpp's tile
+// B's widened tile: written once, read once by s16_gemm's packing (whose blocks stay in cache).
+constexpr size_t kTileBytes = size_t(1) << 20;
 
 // One operand's matrix: element (row, col) of batch i at i * batch + row * row_s + col * col_s.
 struct Mat {
