@@ -6,6 +6,7 @@
 // into that buffer; the nonlinearity is an eltwise post-op (IDENTITY none, RELU relu, SIGMOID
 // logistic, H_SWISH hardswish). A bias of another broadcast shape goes to naive, as do the cases
 // the convolution kernels decline. The algorithm is chosen as in convolution.cpp (conv_algo.h).
+// Quantized int8 calls run our exact integer GEMM instead (conv_bias_int8.h).
 // A depthwise convolution (a group per input channel, a grayscale image's 1-channel first layer
 // among them) on contiguous plain float32 tensors runs our own loops instead (depthwise_conv.h),
 // then one sweep adds bias and z and applies the nonlinearity: as for ConvolutionForward, oneDNN
@@ -15,6 +16,7 @@
 
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
+#include "src/x86/conv_bias_int8.h"
 #include "src/x86/depthwise_conv.h"
 #include "src/x86/parallel.h"
 
@@ -120,6 +122,8 @@ private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
         const TensorLayout &src = in[0], &filter = in[1], &bias = in[2], &z = in[3], &dst = out[0];
+        if (src.dtype.is_quantized())
+            return int8_conv_bias_plan(*this, in, dst);
         const bool has_bias = bias.ndim != 0, has_z = z.ndim != 0;
         auto g = conv_geometry(ConvArgs::of(m_param), src, filter, dst);
         if (!g || (has_z && z.is_empty()))

@@ -6,11 +6,13 @@
 // (broadcast or reversed views). A 16-bit product oneDNN has no fast kernel for on this CPU
 // (float16 in oneDNN 2.6, bfloat16 without AVX-512) runs as a float32 matmul between our
 // vectorised conversions (lowp_plan.h; oneDNN 2.6's float16 reorders are scalar and slow).
+// int8 operands (Int8, QuantizedS8) run our exact integer GEMM (matmul_int8.h).
 #include <algorithm>
 #include <string>
 
 #include "neomeg/dnn/operators/linalg.h"
 #include "src/x86/kernel.h"
+#include "src/x86/matmul_int8.h"
 #include "src/x86/small_matmul.h"
 
 namespace neomeg::dnn::x86 {
@@ -92,6 +94,9 @@ private:
 
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (auto int8 = int8_matmul_plan(in[0], in[1], out[0], this->m_param.transposeA,
+                                         this->m_param.transposeB))
+            return int8;
         if (auto small = small_matmul_plan(in[0], in[1], out[0], this->m_param.transposeA,
                                            this->m_param.transposeB))
             return small;

@@ -12,8 +12,9 @@
 // planes widened to float32 and narrowed back cost about 45 us of a LeNet bfloat16 step), other
 // windows run the generic loop on each plane widened to float32 (exactly): a 16-bit gradient is
 // dy's value either way. float16 (oneDNN 2.6 has no CPU kernel) and bfloat16 below AVX-512 run the
-// float32 plans between vectorised conversions (lowp_plan.h); other dtypes and empty tensors go to
-// naive.
+// float32 plans between vectorised conversions (lowp_plan.h); MAX pooling forward on QuantizedS8
+// and Quantized8Asymm runs oneDNN's s8/u8 pooling (a maximum of the stored integers, exact); other
+// dtypes and empty tensors go to naive.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -38,11 +39,21 @@ struct Window {
     algorithm alg = algorithm::pooling_max;
 };
 
+// oneDNN's type of a pooled tensor: the float dtypes, and the 8-bit quantized ones (MAX only,
+// deduce_layout's rule), whose maximum is that of the stored integers: s8 or u8, exact.
+std::optional<memory::data_type> pool_type_of(DType dt) {
+    if (dt.enumv() == DTypeEnum::QuantizedS8)
+        return memory::data_type::s8;
+    if (dt.enumv() == DTypeEnum::Quantized8Asymm)
+        return memory::data_type::u8;
+    return dnnl_type_of(dt);
+}
+
 // The window in oneDNN's terms, or nullopt where the kernel declines. Padding is symmetric; the
 // shape rule floors, which oneDNN accepts with the same padding on the right.
 std::optional<Window> window_of(const param::Pooling& p, std::span<const TensorLayout> layouts) {
     for (const TensorLayout& l : layouts)
-        if (l.dtype != layouts[0].dtype || !dnnl_type_of(l.dtype) || l.is_empty() || l.ndim < 3 ||
+        if (l.dtype != layouts[0].dtype || !pool_type_of(l.dtype) || l.is_empty() || l.ndim < 3 ||
             l.ndim > 5)
             return std::nullopt;
     size_t spatial = layouts[0].ndim - 2;
@@ -69,7 +80,7 @@ std::optional<Window> window_of(const param::Pooling& p, std::span<const TensorL
 }
 
 std::optional<memory::desc> strided_desc(const TensorLayout& l) {
-    return plain_desc(dims_of(l), strides_of(l), *dnnl_type_of(l.dtype));
+    return plain_desc(dims_of(l), strides_of(l), *pool_type_of(l.dtype));
 }
 
 Operand operand(const TensorLayout& l, bool stage) {
@@ -108,7 +119,7 @@ memory::desc prim_desc(const Operand& op, const TensorLayout& l,
                        std::optional<memory::format_tag> tag) {
     if (!tag)
         return op.user_desc();
-    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), *tag);
+    return memory::desc(dims_of(l), *pool_type_of(l.dtype), *tag);
 }
 
 dnnl::primitive_attr user_scratchpad() {

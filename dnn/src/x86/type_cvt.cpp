@@ -1,8 +1,8 @@
-// TypeCvt on x86: the dtype pairs type_cvt_hwy.cpp vectorises, and a copy where src and dst are of
-// one integer or bool dtype, for src and dst whose rows are dense (contiguous tensors, padded or
-// reversed outer axes; see dense_rows.h). Large tensors split across OpenMP threads. Other pairs
-// (integers to the 16-bit floats, narrowing between integers, ...) and layouts without a
-// unit-stride run go to naive.
+// TypeCvt on x86: the dtype pairs type_cvt_hwy.cpp and type_cvt_quant_hwy.cpp vectorise, and a
+// copy where src and dst are of one integer or bool dtype, for src and dst whose rows are dense
+// (contiguous tensors, padded or reversed outer axes; see dense_rows.h). Large tensors split across
+// OpenMP threads. Other pairs (integers to the 16-bit floats, narrowing between integers, ...) and
+// layouts without a unit-stride run go to naive.
 #include <array>
 #include <cstring>
 #include <optional>
@@ -12,6 +12,7 @@
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/type_cvt_hwy.h"
+#include "src/x86/type_cvt_quant_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -25,10 +26,12 @@ protected:
                  Workspace ws) override {
         const TensorND &src = inputs[0], &dst = outputs[0];
         DType from = src.layout.dtype, to = dst.layout.dtype;
-        // Same integer or bool dtype: a copy (float dtypes convert, as naive makes NaNs quiet).
-        bool copy = from == to && !from.is_float();
+        // Same integer or bool dtype: a copy (float dtypes convert, as naive makes NaNs quiet;
+        // a quantized one too, since naive's float32 value of a large QuantizedS32 is rounded).
+        bool copy = from == to && !from.is_float() && !from.is_quantized();
+        bool quantized = quantized_cvt_supported(from, to);
         std::optional<Rows> rows;
-        if ((copy || type_cvt_supported(from, to)) && !dst.layout.is_empty()) {
+        if ((copy || quantized || type_cvt_supported(from, to)) && !dst.layout.is_empty()) {
             std::array<TensorLayout, 2> layouts = {src.layout, dst.layout};
             rows = rows_of(layouts);
         }
@@ -43,6 +46,8 @@ protected:
                 void* d = element_at(dst.raw_ptr(), off[1], to.size());
                 if (copy)
                     std::memcpy(d, s, n * from.size());
+                else if (quantized)
+                    quantized_cvt_run(from, to, s, d, n);
                 else
                     type_cvt_run(from, to, s, d, n);
             });
