@@ -39,8 +39,9 @@ struct Window {
     algorithm alg = algorithm::pooling_max;
 };
 
-// oneDNN's type of a pooled tensor: the float dtypes, and the 8-bit quantized ones (MAX only,
-// deduce_layout's rule), whose maximum is that of the stored integers: s8 or u8, exact.
+// oneDNN's type of a pooled tensor: the float dtypes, and the 8-bit quantized ones, whose maximum
+// is that of the stored integers: s8 or u8, exact (window_of keeps their averages, which MegEngine
+// rounds half away from zero where oneDNN rounds to even, on naive).
 std::optional<memory::data_type> pool_type_of(DType dt) {
     if (dt.enumv() == DTypeEnum::QuantizedS8)
         return memory::data_type::s8;
@@ -54,7 +55,7 @@ std::optional<memory::data_type> pool_type_of(DType dt) {
 std::optional<Window> window_of(const param::Pooling& p, std::span<const TensorLayout> layouts) {
     for (const TensorLayout& l : layouts)
         if (l.dtype != layouts[0].dtype || !pool_type_of(l.dtype) || l.is_empty() || l.ndim < 3 ||
-            l.ndim > 5)
+            l.ndim > 5 || (l.dtype.is_quantized() && p.mode != param::Pooling::Mode::MAX))
             return std::nullopt;
     size_t spatial = layouts[0].ndim - 2;
     if (p.window.size() != spatial || p.stride.size() != spatial || p.padding.size() != spatial)
