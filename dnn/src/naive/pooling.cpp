@@ -77,34 +77,8 @@ std::pair<double, Pos3> window_max(const PoolGeometry& g, const TensorND& src,
 void pool_forward(const OperatorBase& op, const PoolGeometry& g, Reduce r, const TensorND& src,
                   const TensorND& dst) {
     const auto ss = conv_strides5(src.layout), ds = conv_strides5(dst.layout);
-    if (src.layout.dtype.is_quantized()) {
-        // On the stored integers, as MegEngine: the maximum, or the window's sum divided by its
-        // size (AVERAGE: padding counts as the zero point, the value 0) or by the elements it
-        // holds, rounded half away from zero (exact in double: the sums are small integers).
-        const double zero_point = src.layout.dtype.zero_point();
-        dispatch_dtype(src.layout.dtype.storage(), [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            for (size_t n = 0; n < g.n; ++n)
-                for (size_t c = 0; c < g.c; ++c)
-                    for_each_pos3(g.out, [&](const Pos3& o) {
-                        double v;
-                        if (r == Reduce::Max) {
-                            v = window_max<T>(g, src, ss, n, c, o).first;
-                        } else {
-                            double sum = 0;
-                            size_t count = walk_window(g, o, [&](const Pos3& i) {
-                                sum += load_as_double<T>(src, offset5(ss, n, c, i));
-                            });
-                            size_t size = r == Reduce::Average ? g.window_size() : count;
-                            sum += zero_point * static_cast<double>(size - count);
-                            v = std::round(sum / static_cast<double>(size));
-                        }
-                        store_from_double<T>(dst, offset5(ds, n, c, o), v);
-                    });
-        });
-        return;
-    }
-    dispatch_float(src.layout.dtype, op.param_str(), [&](auto tag) {
+    // Each output: the window's maximum, or average(sum of the window, elements it holds).
+    auto run = [&](auto tag, auto average) {
         using T = typename decltype(tag)::type;
         for (size_t n = 0; n < g.n; ++n)
             for (size_t c = 0; c < g.c; ++c)
@@ -117,11 +91,29 @@ void pool_forward(const OperatorBase& op, const PoolGeometry& g, Reduce r, const
                         size_t count = walk_window(g, o, [&](const Pos3& i) {
                             sum += load_as_double<T>(src, offset5(ss, n, c, i));
                         });
-                        v = sum /
-                            static_cast<double>(r == Reduce::Average ? g.window_size() : count);
+                        v = average(sum, count);
                     }
                     store_from_double<T>(dst, offset5(ds, n, c, o), v);
                 });
+    };
+    if (src.layout.dtype.is_quantized()) {
+        // On the stored integers, as MegEngine: the maximum, or the window's sum divided by its
+        // size (AVERAGE: padding counts as the zero point, the value 0) or by the elements it
+        // holds, rounded half away from zero (exact in double: the sums are small integers).
+        const double zero_point = src.layout.dtype.zero_point();
+        dispatch_dtype(src.layout.dtype.storage(), [&](auto tag) {
+            run(tag, [&](double sum, size_t count) {
+                size_t size = r == Reduce::Average ? g.window_size() : count;
+                sum += zero_point * static_cast<double>(size - count);
+                return std::round(sum / static_cast<double>(size));
+            });
+        });
+        return;
+    }
+    dispatch_float(src.layout.dtype, op.param_str(), [&](auto tag) {
+        run(tag, [&](double sum, size_t count) {
+            return sum / static_cast<double>(r == Reduce::Average ? g.window_size() : count);
+        });
     });
 }
 
