@@ -65,7 +65,7 @@ TEST_F(Cuda, ComplexElemwiseRunsStagedNaive) {
     HostTensor a = complex_tensor(TensorLayout({4, 6}, dtype::Complex64), random_complex(24, rng));
     HostTensor b = complex_tensor(TensorLayout({6}, dtype::Complex64), random_complex(6, rng));
     Elemwise::Param p;
-    p.mode = Elemwise::Mode::MUL;
+    p.mode = Elemwise::Param::Mode::MUL;
     auto want = run_naive<Elemwise>(p, {a, b});
     auto op = handle->create_operator<Elemwise>();
     op->param() = p;

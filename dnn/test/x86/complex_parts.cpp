@@ -30,7 +30,8 @@ HostTensor run_into(Handle& handle, const typename Op::Param& p,
     for (auto& t : inputs)
         in.push_back(t.nd());
     HostTensor dst(out);
-    op->exec(in, {dst.nd()});
+    TensorND dst_nd = dst.nd();
+    op->exec(in, {&dst_nd, 1});
     if (kernel)
         *kernel = last_kernel(*op);
     return dst;
@@ -80,7 +81,8 @@ TEST_F(X86, ComplexElemwiseRunsNaivesKernel) {
     auto naive = Handle::make_naive();
     HostTensor a = complex_tensor(TensorLayout({4, 6}, dtype::Complex64), random_complex(24, rng));
     HostTensor b = complex_tensor(TensorLayout({6}, dtype::Complex64), random_complex(6, rng));
-    for (auto m : {Elemwise::Mode::ADD, Elemwise::Mode::SUB, Elemwise::Mode::MUL}) {
+    for (auto m :
+         {Elemwise::Param::Mode::ADD, Elemwise::Param::Mode::SUB, Elemwise::Param::Mode::MUL}) {
         Elemwise::Param p;
         p.mode = m;
         TensorLayout out({4, 6}, dtype::Complex64);

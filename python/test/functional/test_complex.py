@@ -6,11 +6,11 @@ import pickle
 
 import numpy as np
 import pytest
+from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
 from megengine.autodiff import GradManager
-from test.gradcheck import check_grad
 
 RNG = np.random.default_rng(0)
 
@@ -120,7 +120,7 @@ def test_views_and_copies_keep_values():
         ("sqrt", lambda z: F.sqrt(z), ["SQRT", "complex64"]),
         ("eq", lambda z: z == -z, ["EQ", "complex64"]),
         ("sum", lambda z: z.sum(), ["Reduce", "complex64"]),
-        ("mean", lambda z: F.mean(z), ["Reduce", "complex64"]),
+        ("mean", lambda z: F.mean(z), ["complex64"]),
         ("astype", lambda z: z.astype("float32"), ["TypeCvt", "complex64"]),
         ("matmul", lambda z: F.matmul(z, z), ["MatrixMul", "complex64"]),
         ("real_mix", lambda z: z * mge.Tensor(np.ones((2, 2), np.float32)), ["complex64"]),
