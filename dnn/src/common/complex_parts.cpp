@@ -10,15 +10,14 @@ void CreateComplex::deduce_layout(std::span<const TensorLayout> inputs,
                                   std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     // float32 only, as MegEngine: complex64's parts are float32.
-    NM_REQUIRE(DTypeError,
-               inputs[0].dtype == dtype::Float32 && inputs[1].dtype == dtype::Float32,
+    NM_REQUIRE(DTypeError, inputs[0].dtype == dtype::Float32 && inputs[1].dtype == dtype::Float32,
                "real and imag must be float32, got ", layouts_str(inputs));
     TensorShape shape;
     try {
         shape = broadcast_shapes({inputs[0], inputs[1]});
     } catch (const ShapeError&) {
-        NM_REQUIRE(ShapeError, false, "real and imag cannot be broadcast together: ",
-                   layouts_str(inputs));
+        NM_REQUIRE(ShapeError, false,
+                   "real and imag cannot be broadcast together: ", layouts_str(inputs));
     }
     outputs[0] = TensorLayout(shape, dtype::Complex64);
 }

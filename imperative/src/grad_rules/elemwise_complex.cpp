@@ -19,8 +19,7 @@ std::vector<Tensor> create_complex_grad(const OpDef&, std::span<const Tensor> x,
     std::vector<Tensor> g(2);
     for (size_t i = 0; i < 2; ++i)
         if (needs[i])
-            g[i] = reduce_to(complex_part(dy[0], i == 0 ? Part::REAL : Part::IMAG),
-                             x[i].shape());
+            g[i] = reduce_to(complex_part(dy[0], i == 0 ? Part::REAL : Part::IMAG), x[i].shape());
     return g;
 }
 

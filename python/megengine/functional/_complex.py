@@ -29,7 +29,7 @@ def complex(real, imag):
         >>> import megengine.functional as F
         >>> from megengine import Tensor
         >>> F.complex(Tensor([1.0, 2.0]), Tensor([3.0, 4.0]))
-        Tensor([1.+3.j 2.+4.j], dtype=complex64, device=xpux:0)
+        Tensor([1.+3.j 2.+4.j], dtype=complex64, device=...)
     """
     re, im = as_tensor(real), as_tensor(imag)
     return _rt.apply(cached_op(builtin.CreateComplex), re, im)[0]
@@ -52,7 +52,7 @@ def real(complex):
         >>> import megengine.functional as F
         >>> from megengine import Tensor
         >>> F.real(F.complex(Tensor([1.0, 2.0]), Tensor([3.0, 4.0])))
-        Tensor([1. 2.], device=xpux:0)
+        Tensor([1. 2.], device=...)
     """
     return _part(complex, "REAL")
 
@@ -70,7 +70,7 @@ def imag(complex):
         >>> import megengine.functional as F
         >>> from megengine import Tensor
         >>> F.imag(F.complex(Tensor([1.0, 2.0]), Tensor([3.0, 4.0])))
-        Tensor([3. 4.], device=xpux:0)
+        Tensor([3. 4.], device=...)
     """
     return _part(complex, "IMAG")
 
@@ -90,8 +90,8 @@ def polar(abs, angle):
         >>> import math
         >>> import megengine.functional as F
         >>> from megengine import Tensor
-        >>> F.polar(Tensor([2.0, 1.0]), Tensor([0.0, math.pi / 2]))
-        Tensor([2.+0.j 0.+1.j], dtype=complex64, device=xpux:0)
+        >>> F.polar(Tensor([2.0, 1.0]), Tensor([0.0, math.pi / 3]))
+        Tensor([2. +0.j    0.5+0.866j], dtype=complex64, device=...)
     """
     r, theta = as_tensor(abs), as_tensor(angle)
     return complex(
