@@ -169,3 +169,13 @@ TEST(ComplexDType, ByteMovingKernelsKeepTheValues) {
     op->exec({&src, 1}, {&dst, 1});
     EXPECT_EQ(complex_values(t), v);
 }
+
+TEST(ComplexDType, FillWritesValuePlusZeroI) {
+    Fill::Param p;
+    p.value = 2.5f;
+    p.dtype = DTypeEnum::Complex64;
+    auto op = naive_handle()->create_operator<Fill>();
+    op->param() = p;
+    auto out = run_op(*op, {}, {{3}});
+    EXPECT_EQ(complex_values(out[0]), (std::vector<cf>{{2.5f, 0}, {2.5f, 0}, {2.5f, 0}}));
+}

@@ -194,3 +194,15 @@ def test_second_order_gradient_flows_through_complex_ops():
         gm_outer.backward(dx.sum())
     # (1 + 0.5i)^3 = 1 + 1.5i - 0.75 - 0.125i = 0.25 + 1.375i: w = 0.25 x^3, w'' = 1.5 x
     np.testing.assert_allclose(x.grad.numpy(), 1.5 * x.numpy(), rtol=1e-5)
+
+
+def test_gradients_through_complex_views_and_copies():
+    # Slicing's gradient scatters into complex zeros (Fill on complex64).
+    x, y = mge.Parameter([1.0, 2.0, 3.0]), mge.Parameter([4.0, 5.0, 6.0])
+    gm = GradManager().attach([x, y])
+    with gm:
+        z = F.complex(x, y)
+        w = F.imag(z[1:]).sum() + 2 * F.real(F.concat([z, z])).sum()
+        gm.backward(w)
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 1.0, 1.0])
