@@ -166,11 +166,14 @@ void GradKey::release() {
 
 void GradKey::record(const OpDef& op, std::span<const Tensor> inputs,
                      std::vector<Tensor>& outputs) {
-    // Only float tensors carry gradients (attach refuses others): an op none of whose outputs is
-    // float (a comparison, argmax, a cast to an integer dtype) ends every path through it, as in
-    // MegEngine, where a parameter reached only that way keeps grad None.
-    if (std::none_of(outputs.begin(), outputs.end(),
-                     [](const Tensor& t) { return t.dtype().is_float(); }))
+    // Only float tensors carry gradients (attach refuses others), and complex ones on their way
+    // back to float ones (PyTorch's convention, grad_rules/elemwise_complex.cpp): an op none of
+    // whose outputs is float or complex (a comparison, argmax, a cast to an integer dtype) ends
+    // every path through it, as in MegEngine, where a parameter reached only that way keeps grad
+    // None.
+    if (std::none_of(outputs.begin(), outputs.end(), [](const Tensor& t) {
+            return t.dtype().is_float() || t.dtype().is_complex();
+        }))
         return;
     const GradRule* rule = nullptr;
     bool looked_up = false;

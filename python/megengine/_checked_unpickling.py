@@ -15,7 +15,7 @@ from .core import _imperative_rt as _rt
 from .tensor import Parameter, Tensor
 from .tensor import _rt_init as _construct
 
-_DTYPES = ("float32", "float16", "int8", "uint8", "int16", "int32", "bool")
+_DTYPES = ("float32", "float16", "int8", "uint8", "int16", "int32", "bool", "complex64")
 _MAX_NDIM = 7  # TensorShape::MAX_NDIM (dnn/include/neomeg/dnn/layout.h)
 
 # MegEngine pickles its bfloat16 arrays with the dtype of its extension's ``pybfloat16`` type:

@@ -67,12 +67,16 @@ dnn::DType dtype_from_numpy(const py::dtype& dt) {
             break;
         case 'b':
             return Bool;
+        case 'c':  // complex128 is refused, not narrowed: MegEngine takes complex64 only
+            if (size == 8)
+                return Complex64;
+            break;
         default:
             break;
     }
-    throw py::type_error("unsupported dtype " + std::string(py::str(dt)) +
+    throw py::type_error("unsupported numpy dtype " + std::string(py::str(dt)) +
                          " (supported: float32, float16, bfloat16, int8, uint8, int16, int32, "
-                         "bool; float64 and int64 are narrowed)");
+                         "bool, complex64; float64 and int64 are narrowed)");
 }
 
 py::dtype dtype_to_numpy(dnn::DType dt) {
@@ -103,6 +107,8 @@ py::dtype dtype_to_numpy(dnn::DType dt) {
             return py::dtype("int32");
         case dnn::DTypeEnum::Bool:
             return py::dtype("bool");
+        case dnn::DTypeEnum::Complex64:
+            return py::dtype("complex64");
         default:
             break;
     }

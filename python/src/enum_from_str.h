@@ -43,6 +43,9 @@ inline void bind_dtype_enum(py::module_& m) {
 #define NM_CB(en, t, s, n) e.value(n, dnn::DTypeEnum::en);
     NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
 #undef NM_CB
+#define NM_CB(en, t, n) e.value(n, dnn::DTypeEnum::en);
+    NM_FOREACH_COMPLEX_DTYPE(NM_CB)
+#undef NM_CB
     e.def(py::init([](const py::object& o) {
         // A quantized dtype's bare name ("QuantizedS8"): its scale travels as the op's own
         // param, so the name alone names the enum member (a Network's params hold it so).

@@ -92,9 +92,11 @@ TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& d
         py::array arr = np.attr("asarray")(data.is_none() ? py::list() : data);
         if (!dtype.is_none()) {
             // MegEngine casts array data into a quantized dtype's storage as numpy does (the
-            // values are taken as stored integers); astype quantizes.
+            // values are taken as stored integers); astype quantizes. Data asked to be complex64
+            // is cast by numpy too (TypeCvt has no complex conversions; complex128 would be
+            // refused).
             dnn::DType want = dtype_from_py(dtype);
-            if (want.is_quantized())
+            if (want.is_quantized() || want.is_complex())
                 arr = arr.attr("astype")(dtype_to_numpy(want));
         }
         t = tensor_from_array(arr, cn);

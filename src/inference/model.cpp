@@ -88,8 +88,9 @@ std::vector<double> HostTensor::to_doubles() const {
     }
             NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB
-            default:  // storage() is a plain dtype
-                break;
+            default:  // storage() is a plain dtype, or complex64
+                throw std::invalid_argument("HostTensor::to_doubles: " + m_dtype +
+                                            " elements are not real numbers");
         }
     }
     return out;

@@ -47,6 +47,9 @@ inline std::vector<uint8_t> host_values(const dnn::TensorShape& shape, dnn::DTyp
         else if (dtype == dnn::dtype::Int32) {
             int32_t v = static_cast<int32_t>(x);
             std::memcpy(out.data() + 4 * i, &v, 4);
+        } else if (dtype == dnn::dtype::Complex64) {
+            float z[2] = {x, values.empty() ? d(rng) : -x};
+            std::memcpy(out.data() + 8 * i, z, 8);
         } else if (dtype.size() == 1)
             out[i] = static_cast<uint8_t>(x != 0);
         else

@@ -28,6 +28,9 @@
 # stays NaN. TRUE_DIV, FLOOR_DIV and MOD by zero on floats follow IEEE (inf/NaN).
 # SIGMOID_GRAD and TANH_GRAD take (y, dy) with y the forward output; every other *_GRAD mode and
 # SWITCH_GT0 (the RELU gradient) take (x, dy) with x the forward input.
+#
+# A third attribute, complex, marks the modes that also take complex64 inputs (-> complex64): the
+# ring operations ADD, SUB, MUL and NEGATE, as in MegEngine 1.13; every other mode refuses them.
 
 _FLOAT_UNARY = [
     "EXP",
@@ -79,8 +82,11 @@ _FLOAT_BINARY = [
 ]
 
 
+_COMPLEX = {"ADD", "SUB", "MUL", "NEGATE"}
+
+
 def _modes(names, arity, dtypes):
-    return [(n, {"arity": arity, "dtypes": dtypes}) for n in names]
+    return [(n, {"arity": arity, "dtypes": dtypes, "complex": n in _COMPLEX}) for n in names]
 
 
 _MODES = (
@@ -118,4 +124,27 @@ op(
         ),
     ),
     layout_follows={"dst": "*srcs"},
+)
+
+# Complex numbers from and to float32 parts. Complex64 is NumPy's layout (real, imaginary float32
+# pairs), so both ops only move float32 values between a complex tensor and its parts.
+op(
+    "CreateComplex",
+    "dst = real + i * imag: float32 real and imag broadcast together (NumPy rules) into a "
+    "contiguous complex64 dst.",
+    inputs=["real", "imag"],
+    outputs=["dst"],
+)
+
+op(
+    "ComplexPart",
+    "One float32 part of a complex64 src: its real or its imaginary part, into a contiguous dst "
+    "of src's shape.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=params(
+        "ComplexPart",
+        "Which part of a complex number.",
+        enum("part", "Part", ["REAL", "IMAG"], "REAL", "the real or the imaginary part"),
+    ),
 )

@@ -21,6 +21,11 @@ size_t DType::size() const {
         return sizeof(t);
         NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
 #undef NM_CB
+#define NM_CB(e, t, n) \
+    case DTypeEnum::e: \
+        return sizeof(t);
+        NM_FOREACH_COMPLEX_DTYPE(NM_CB)
+#undef NM_CB
     }
     return 0;
 }
@@ -36,6 +41,11 @@ const char* DType::name() const {
     case DTypeEnum::e:    \
         return n;
         NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
+#undef NM_CB
+#define NM_CB(e, t, n) \
+    case DTypeEnum::e: \
+        return n;
+        NM_FOREACH_COMPLEX_DTYPE(NM_CB)
 #undef NM_CB
     }
     return "invalid";
@@ -53,6 +63,8 @@ DTypeCategory DType::category() const {
         case DTypeEnum::Quantized8Asymm:
         case DTypeEnum::QuantizedS32:
             return DTypeCategory::Quantized;
+        case DTypeEnum::Complex64:
+            return DTypeCategory::Complex;
         default:
             return DTypeCategory::Int;
     }
@@ -179,6 +191,7 @@ DType DType::from_name(std::string_view name) {
     if (name == n)     \
         return dtype::e;
     NM_FOREACH_DTYPE(NM_CB)
+    NM_FOREACH_COMPLEX_DTYPE(NM_CB)
 #undef NM_CB
     if (name.find('(') != std::string_view::npos)
         return quantized_from_name(name);

@@ -14,7 +14,9 @@ struct TypeTag {
 
 // Every plain dtype. A quantized dtype is a DTypeError: its values are not its storage's, so a
 // kernel that computes on them must say so (TypeCvt, ConvBias, MatrixMul); kernels that only move
-// bytes dispatch on dt.storage() instead.
+// bytes dispatch on dt.storage() instead. A complex dtype is a DTypeError too: the few kernels that
+// compute on it (Elemwise's ADD, SUB, MUL, NEGATE; the complex parts ops) test is_complex() first,
+// and byte-moving kernels go by element size.
 template <class F>
 decltype(auto) dispatch_dtype(DType dt, F&& f) {
     switch (dt.enumv()) {
@@ -26,8 +28,13 @@ decltype(auto) dispatch_dtype(DType dt, F&& f) {
 #define NM_CB(e, t, s, n) case DTypeEnum::e:
         NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
 #undef NM_CB
-        throw DTypeError(
+        throw UnsupportedDTypeError(
                 str_cat("quantized dtype ", dt.full_name(), " is not supported by this operator"));
+#define NM_CB(e, t, n) case DTypeEnum::e:
+        NM_FOREACH_COMPLEX_DTYPE(NM_CB)
+#undef NM_CB
+        throw UnsupportedDTypeError(
+                str_cat("complex dtype ", dt.name(), " is not supported by this operator"));
     }
     throw DTypeError("invalid dtype");
 }

@@ -4,6 +4,7 @@
 
 #include "neomeg/dnn/operators/elemwise.h"
 
+#include <string>
 #include <vector>
 
 namespace neomeg::dnn {
@@ -68,6 +69,17 @@ DType output_dtype(elemwise::DTypeRule rule, DType data) {
     }
 }
 
+// "ADD, SUB, ...": the modes whose definition says they take complex inputs.
+std::string complex_modes() {
+    std::string s;
+    for (size_t i = 0; i < param::Elemwise::kModeCount; ++i)
+        if (param::Elemwise::complex(static_cast<elemwise::Mode>(i))) {
+            s += s.empty() ? "" : ", ";
+            s += param::to_string(static_cast<elemwise::Mode>(i));
+        }
+    return s;
+}
+
 }  // namespace
 
 void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
@@ -91,8 +103,13 @@ void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
     for (size_t i = first; i < inputs.size(); ++i)
         NM_REQUIRE(DTypeError, inputs[i].dtype == data, "mode ", to_string(mode),
                    " needs inputs of one dtype (promote them first), got ", layouts_str(inputs));
-    NM_REQUIRE(DTypeError, dtype_allowed(rule, data), "mode ", to_string(mode), " takes ",
-               dtype_rule_doc(rule), ", got ", layouts_str(inputs));
+    if (data.is_complex())
+        NM_REQUIRE(DTypeError, param::Elemwise::complex(mode), "mode ", to_string(mode),
+                   " does not take ", data.name(), " (only ", complex_modes(), " do), got ",
+                   layouts_str(inputs));
+    else
+        NM_REQUIRE(DTypeError, dtype_allowed(rule, data), "mode ", to_string(mode), " takes ",
+                   dtype_rule_doc(rule), ", got ", layouts_str(inputs));
 
     std::vector<TensorShape> shapes(inputs.begin(), inputs.end());
     TensorShape shape;

@@ -18,7 +18,7 @@ public:
 
     size_t get_workspace_in_bytes(std::span<const TensorLayout> inputs,
                                   std::span<const TensorLayout> outputs) final {
-        return accepts(inputs, outputs) ? workspace_in_bytes(inputs, outputs) : 0;
+        return runs_here(inputs, outputs) ? workspace_in_bytes(inputs, outputs) : 0;
     }
 
     const char* last_kernel() const final { return m_last; }
@@ -31,6 +31,10 @@ protected:
                                       std::span<const TensorLayout>) {
         return 0;
     }
+    // Whether the kernel takes complex tensors: the launchers' kern::DT has only the plain dtypes,
+    // so the frame sends any call with a complex tensor to the staged naive kernel unless the
+    // kernel says it handles them (as float32 views: CreateComplex, ComplexPart).
+    virtual bool takes_complex() const { return false; }
     // Enqueues the kernel on the stream (the handle's device is current); returns its name.
     virtual const char* run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                             Workspace workspace) = 0;
@@ -47,7 +51,7 @@ protected:
         for (auto& t : outputs)
             layouts.push_back(t.layout);
         std::span<const TensorLayout> all(layouts);
-        if (accepts(all.first(inputs.size()), all.subspan(inputs.size()))) {
+        if (runs_here(all.first(inputs.size()), all.subspan(inputs.size()))) {
             DeviceGuard guard(cuda_handle().device());
             m_last = run(inputs, outputs, workspace);
             NM_CUDA_CHECK(cudaGetLastError());
@@ -58,6 +62,15 @@ protected:
     }
 
 private:
+    bool runs_here(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
+        if (!takes_complex())
+            for (auto ls : {inputs, outputs})
+                for (const TensorLayout& l : ls)
+                    if (l.dtype.is_complex())
+                        return false;
+        return accepts(inputs, outputs);
+    }
+
     Op& staged() {
         if (!m_staged)
             m_staged = cuda_handle().template create_staged_operator<Op>();

@@ -1,7 +1,8 @@
 // Naive Elemwise: one loop over dst's indices for every mode and dtype. Each input is read through
 // its layout broadcast to dst's shape (stride 0 on broadcast axes, any sign elsewhere), widened to
-// double or int64, the mode's formula runs (elemwise_float.cpp / elemwise_int.cpp), and the result
-// is narrowed into dst through dst's own strides. Loads and stores are chosen once per tensor as
+// double or int64 (complex64: a std::complex<float>), the mode's formula runs (elemwise_float.cpp
+// / elemwise_int.cpp; eval_complex below), and the result is narrowed into dst through dst's own
+// strides. Loads and stores are chosen once per tensor as
 // function pointers, which keeps the template count at one per dtype.
 #include <array>
 #include <vector>
@@ -89,7 +90,14 @@ public:
             src_layouts[i] = inputs[i].layout.broadcast(dst.layout);
         DType data = inputs[dnn::elemwise::data_input(mode)].layout.dtype;
 
-        if (dnn::elemwise::computes_in_float(mode, data)) {
+        if (data.is_complex()) {  // the layout rule let only the complex modes through
+            std::array<dt_complex64, kMaxArity> x{};
+            for_each_element(dst, src_layouts, [&](const Offsets& off, ptrdiff_t dst_off) {
+                for (size_t i = 0; i < n; ++i)
+                    x[i] = elem<dt_complex64>(inputs[i], off[i]);
+                elem<dt_complex64>(dst, dst_off) = eval_complex(mode, x.data());
+            });
+        } else if (dnn::elemwise::computes_in_float(mode, data)) {
             std::array<LoadFloat, kMaxArity> load{};
             for (size_t i = 0; i < n; ++i)
                 load[i] = load_float_fn(inputs[i].layout.dtype);
@@ -116,6 +124,32 @@ public:
 
 private:
     using Mode = dnn::elemwise::Mode;
+
+    // The complex modes, in double from float parts and rounded once per part (a product's
+    // ac - bd loses nothing to an intermediate rounding).
+    static dt_complex64 eval_complex(Mode mode, const dt_complex64* x) {
+        const double a = x[0].real(), b = x[0].imag();
+        double re = 0, im = 0;
+        switch (mode) {
+            case Mode::NEGATE:
+                re = -a, im = -b;
+                break;
+            case Mode::ADD:
+                re = a + x[1].real(), im = b + x[1].imag();
+                break;
+            case Mode::SUB:
+                re = a - x[1].real(), im = b - x[1].imag();
+                break;
+            case Mode::MUL: {
+                const double c = x[1].real(), d = x[1].imag();
+                re = a * c - b * d, im = a * d + b * c;
+                break;
+            }
+            default:
+                throw DTypeError("Elemwise: no complex formula for this mode");
+        }
+        return {static_cast<float>(re), static_cast<float>(im)};
+    }
 
     using Offsets = std::array<ptrdiff_t, kMaxArity>;
 

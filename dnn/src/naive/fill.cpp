@@ -12,6 +12,11 @@ public:
     using Fill::Fill;
     void do_exec(std::span<const TensorND>, std::span<const TensorND> outputs, Workspace) override {
         const TensorND& dst = outputs[0];
+        if (dst.layout.dtype.is_complex()) {  // value + 0i: the zero gradients of complex views
+            const dt_complex64 v(m_param.value, 0);
+            for_each_offset(dst.layout, [&](ptrdiff_t off) { elem<dt_complex64>(dst, off) = v; });
+            return;
+        }
         dispatch_dtype(dst.layout.dtype, [&](auto tag) {
             using T = typename decltype(tag)::type;
             const T v = fill_value<T>(m_param);

@@ -96,6 +96,13 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &value = inputs[1], &dst = outputs[0];
+        if (dst.layout.dtype.is_complex()) {  // slicing's gradient on complex views
+            update_indexed(inputs, dst, m_param.axes, param_str(),
+                           [&](ptrdiff_t doff, ptrdiff_t voff) {
+                               elem<dt_complex64>(dst, doff) += elem<dt_complex64>(value, voff);
+                           });
+            return;
+        }
         dispatch_numeric(dst.layout.dtype, param_str(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             using C = compute_type_t<T>;

@@ -1,7 +1,7 @@
 // Fill on x86: a contiguous dst of any dtype is one std::fill_n per thread's range (which the
-// compiler vectorises); strided dsts go to naive. Models start with it (every bias and BatchNorm
-// weight), and autograd fills int32 zero gradients (ROIPooling's argmax), so no dtype should cost
-// naive's per-element offset walk.
+// compiler vectorises); strided and complex64 dsts go to naive. Models start with it (every bias
+// and BatchNorm weight), and autograd fills int32 zero gradients (ROIPooling's argmax), so no dtype
+// should cost naive's per-element offset walk.
 #include <algorithm>
 
 #include "neomeg/dnn/operators/tensor_basic.h"
@@ -22,7 +22,7 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND& dst = outputs[0];
-        if (!dst.layout.is_contiguous()) {
+        if (!dst.layout.is_contiguous() || dst.layout.dtype.is_complex()) {
             run_naive(inputs, outputs, ws);
             return;
         }

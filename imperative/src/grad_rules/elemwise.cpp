@@ -35,9 +35,9 @@ std::vector<Tensor> elemwise_grad(const OpDef& def, std::span<const Tensor> x,
             set(0, [&] { return dy; });
             set(1, [&] { return elemwise(Mode::NEGATE, {dy}); });
             break;
-        case Mode::MUL:
-            set(0, [&] { return elemwise(Mode::MUL, {dy, x[1]}); });
-            set(1, [&] { return elemwise(Mode::MUL, {dy, x[0]}); });
+        case Mode::MUL:  // complex: PyTorch's convention, dy times the conjugate derivative
+            set(0, [&] { return elemwise(Mode::MUL, {dy, conj(x[1])}); });
+            set(1, [&] { return elemwise(Mode::MUL, {dy, conj(x[0])}); });
             break;
         case Mode::TRUE_DIV:  // d(a/b) = da/b - a*db/b^2
             set(0, [&] { return elemwise(Mode::TRUE_DIV, {dy, x[1]}); });

@@ -42,10 +42,37 @@ inline Tensor broadcast_to(const Tensor& t, const dnn::TensorShape& shape) {
     return imperative::apply(ops::Broadcast(p), {&t, 1})[0];
 }
 
+// One float32 part of a complex64 tensor.
+inline Tensor complex_part(const Tensor& z, dnn::param::ComplexPart::Part part) {
+    dnn::param::ComplexPart p;
+    p.part = part;
+    return imperative::apply(*shared_op<ops::ComplexPart>(p), {&z, 1})[0];
+}
+
+// real + i * imag, float32 parts broadcast together.
+inline Tensor create_complex(const Tensor& real, const Tensor& imag) {
+    std::vector<Tensor> in{real, imag};
+    return imperative::apply(*shared_op<ops::CreateComplex>(dnn::param::Empty{}), in)[0];
+}
+
+// The complex conjugate; a real tensor itself.
+inline Tensor conj(const Tensor& t) {
+    if (!t.dtype().is_complex())
+        return t;
+    using Part = dnn::param::ComplexPart::Part;
+    return create_complex(complex_part(t, Part::REAL),
+                          elemwise(Mode::NEGATE, {complex_part(t, Part::IMAG)}));
+}
+
 // Sums `g` over the axes along which an input of shape `target` was broadcast to g's shape.
 inline Tensor reduce_to(const Tensor& g, const dnn::TensorShape& target) {
     if (g.shape().eq_shape(target))
         return g;
+    if (g.dtype().is_complex()) {  // Reduce takes no complex: the parts are summed one by one
+        using Part = dnn::param::ComplexPart::Part;
+        return create_complex(reduce_to(complex_part(g, Part::REAL), target),
+                              reduce_to(complex_part(g, Part::IMAG), target));
+    }
     Tensor r = g;
     size_t lead = g.shape().ndim - target.ndim;
     for (size_t i = 0; i < g.shape().ndim; ++i) {

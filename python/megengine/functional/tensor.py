@@ -18,10 +18,12 @@ from ..core.tensor import symbolic_shape as _symbolic_shape
 from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
 from ..core.tensor.array_method import reshape as _reshape
 from ..core.tensor.shape_dim import INTEGER_TYPES
+from ._complex import complex, imag, polar, real
 
 __all__ = [
     "arange",
     "broadcast_to",
+    "complex",
     "concat",
     "cond_take",
     "copy",
@@ -33,11 +35,14 @@ __all__ = [
     "full",
     "full_like",
     "gather",
+    "imag",
     "linspace",
     "meshgrid",
     "non_zero",
     "ones",
     "ones_like",
+    "polar",
+    "real",
     "repeat",
     "reshape",
     "roll",

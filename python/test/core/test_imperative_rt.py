@@ -33,7 +33,7 @@ def test_dtype_argument_and_bfloat16_reads_back_as_float32():
 
 
 def test_unsupported_dtype_is_a_type_error():
-    with pytest.raises(TypeError, match="unsupported dtype complex128"):
+    with pytest.raises(TypeError, match="unsupported numpy dtype complex128"):
         rt.Tensor(np.ones(2, np.complex128))
 
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,6 +20,10 @@ using dt_uint8 = uint8_t;
 using dt_int16 = int16_t;
 using dt_int32 = int32_t;
 using dt_bool = bool;
+// Two float32s, real part first: NumPy's complex64 memory layout, so a tensor's bytes are an
+// array's.
+using dt_complex64 = std::complex<float>;
+static_assert(sizeof(dt_complex64) == 8);
 
 // X-macro over every dtype: cb(EnumName, c_type, "name"). Order defines DTypeEnum values, which are
 // part of the model file format: append only.
@@ -36,6 +41,11 @@ using dt_bool = bool;
             cb(Quantized8Asymm, dt_uint8, Uint8, "Quantized8Asymm") \
                     cb(QuantizedS32, dt_int32, Int32, "QuantizedS32")
 
+// Complex dtypes, after the quantized ones (append only): cb(EnumName, c_type, "name"), as
+// NM_FOREACH_DTYPE. Not in NM_FOREACH_DTYPE, so that dispatch_dtype refuses them and only a kernel
+// that says it computes on complex values does.
+#define NM_FOREACH_COMPLEX_DTYPE(cb) cb(Complex64, dt_complex64, "complex64")
+
 enum class DTypeEnum : uint8_t {
 #define NM_CB(e, t, n) e,
     NM_FOREACH_DTYPE(NM_CB)
@@ -43,11 +53,15 @@ enum class DTypeEnum : uint8_t {
 #define NM_CB(e, t, s, n) e,
             NM_FOREACH_QUANTIZED_DTYPE(NM_CB)
 #undef NM_CB
+#define NM_CB(e, t, n) e,
+                    NM_FOREACH_COMPLEX_DTYPE(NM_CB)
+#undef NM_CB
 };
 inline constexpr int kNumPlainDTypes = 8;
-inline constexpr int kNumDTypes = 11;
+inline constexpr int kNumQuantizedDTypes = 3;
+inline constexpr int kNumDTypes = 12;
 
-enum class DTypeCategory : uint8_t { Float, Int, Bool, Quantized };
+enum class DTypeCategory : uint8_t { Float, Int, Bool, Quantized, Complex };
 
 // A dtype: its enum and, for the quantized ones, scale and zero point. Passed by value everywhere,
 // so it stays 8 bytes and trivially copyable; plain dtypes hold scale 0 and zero point 0, which
@@ -66,10 +80,13 @@ public:
     static DType make(DTypeEnum e, float scale, int32_t zero_point);
 
     constexpr DTypeEnum enumv() const { return m_enum; }
-    constexpr bool is_quantized() const { return static_cast<int>(m_enum) >= kNumPlainDTypes; }
+    constexpr bool is_quantized() const {
+        return static_cast<int>(m_enum) >= kNumPlainDTypes &&
+               static_cast<int>(m_enum) < kNumPlainDTypes + kNumQuantizedDTypes;
+    }
     constexpr float scale() const { return m_scale; }
     constexpr int32_t zero_point() const { return m_zero_point; }
-    // The plain dtype of a quantized dtype's storage (QuantizedS8 -> Int8); a plain dtype itself.
+    // The plain dtype of a quantized dtype's storage (QuantizedS8 -> Int8); any other dtype itself.
     DType storage() const;
     // The name with the parameters: "QuantizedS8(0.1)", "Quantized8Asymm(0.1, 128)".
     std::string full_name() const;
@@ -80,9 +97,10 @@ public:
     bool is_float() const { return category() == DTypeCategory::Float; }
     bool is_int() const { return category() == DTypeCategory::Int; }
     bool is_bool() const { return category() == DTypeCategory::Bool; }
+    bool is_complex() const { return category() == DTypeCategory::Complex; }
     bool is_signed() const;
 
-    // Parses "float32", "int8", ...; throws DTypeError on an unknown name.
+    // Parses "float32", "int8", "complex64", ...; throws DTypeError on an unknown name.
     static DType from_name(std::string_view name);
 
     constexpr bool operator==(const DType&) const = default;
@@ -98,6 +116,7 @@ static_assert(sizeof(DType) == 8 && std::is_trivially_copyable_v<DType>);
 namespace dtype {
 #define NM_CB(e, t, n) inline constexpr DType e{DTypeEnum::e};
 NM_FOREACH_DTYPE(NM_CB)
+NM_FOREACH_COMPLEX_DTYPE(NM_CB)
 #undef NM_CB
 }  // namespace dtype
 
@@ -111,6 +130,7 @@ struct DTypeTrait;
         static constexpr const char* name = n;      \
     };
 NM_FOREACH_DTYPE(NM_CB)
+NM_FOREACH_COMPLEX_DTYPE(NM_CB)
 #undef NM_CB
 
 template <class T>

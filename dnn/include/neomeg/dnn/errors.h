@@ -23,6 +23,13 @@ class DTypeError : public Error {
 public:
     using Error::Error;
 };
+// A kernel's refusal of a dtype it has no code for (dispatch_dtype's of a quantized or complex
+// dtype): the kernel does not know its operator, so OperatorBase::exec_unchecked rethrows it as a
+// DTypeError naming the operator and its params.
+class UnsupportedDTypeError : public DTypeError {
+public:
+    using DTypeError::DTypeError;
+};
 // A param value outside its domain (negative stride, unknown axis, ...).
 class ParamError : public Error {
 public:

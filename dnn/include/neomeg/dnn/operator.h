@@ -69,7 +69,11 @@ public:
     // on these layouts (the eager runtime's cached path).
     void exec_unchecked(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                         Workspace workspace = {}) {
-        do_exec(inputs, outputs, workspace);
+        try {
+            do_exec(inputs, outputs, workspace);
+        } catch (const UnsupportedDTypeError& e) {
+            throw DTypeError(errmsg(e.what()));
+        }
         if (m_observer) [[unlikely]]
             m_observer->ran(*this, inputs, outputs);
     }

@@ -5,7 +5,8 @@ or float, tensor or scalar, computes in float32 (MegEngine 1.13: ``bool_tensor *
 float32); within a category the wider type wins (float16 with bfloat16 gives float32); int8 with
 uint8 gives int16. A Python scalar adopts the tensor's dtype when it fits the tensor's category
 (``int_tensor + 1`` stays int, ``half_tensor * 2.0`` stays float16); a float scalar with an
-integer tensor gives float32.
+integer tensor gives float32. complex64 computes only with complex64 (MegEngine 1.13 has no
+complex promotion): a real tensor or a scalar beside it is a TypeError.
 """
 
 import numpy as np
@@ -18,6 +19,8 @@ _INTS = ("bool", "uint8", "int8", "int16", "int32")
 
 
 def _category(name):
+    if name == "complex64":
+        return 3
     if name in _FLOATS:
         return 2
     if name == "bool":
@@ -35,6 +38,11 @@ def promote_names(a, b):
     if a == b:
         return a
     ca, cb = _category(a), _category(b)
+    if 3 in (ca, cb):
+        raise TypeError(
+            f"complex64 computes only with complex64, got {a} and {b}: make the other operand "
+            "complex with megengine.functional.complex"
+        )
     if 0 in (ca, cb):
         return "float32"  # bool with a number
     if ca != cb:
@@ -50,7 +58,11 @@ def promote_names(a, b):
 
 def scalar_dtype_for(tensor_dtype_name, scalar):
     """The dtype a Python scalar takes next to a tensor of ``tensor_dtype_name``."""
-    _category(tensor_dtype_name)  # a quantized dtype: TypeError
+    if _category(tensor_dtype_name) == 3:  # (_category raises for a quantized dtype)
+        raise TypeError(
+            f"complex64 computes only with complex64, got a Python {type(scalar).__name__}: "
+            "make it a complex tensor with megengine.functional.complex"
+        )
     if isinstance(scalar, (bool, np.bool_)):
         return tensor_dtype_name
     if isinstance(scalar, (int, np.integer)):

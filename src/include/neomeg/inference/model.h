@@ -72,7 +72,7 @@ public:
         check_element_type(element_type_of<T>());
         return reinterpret_cast<const T*>(m_bytes.data());
     }
-    // Every element converted to double (any dtype).
+    // Every element converted to double (any real dtype; complex64 throws).
     std::vector<double> to_doubles() const;
 
 private:
