@@ -48,9 +48,10 @@ std::vector<Tensor> run_generator(const OpDef& op, std::span<const dnn::TensorSh
                                   CompNode cn) {
     NM_THROW_IF(op.kind() != OpKind::Dnn, ParamError, op.to_string(), ": not a generator op");
     auto& dop = static_cast<const DnnOpDefBase&>(op).dnn_operator(cn.dnn_handle());
+    std::vector<Tensor> outs = run_dnn_generator(op, dop, shapes, cn);
     if (TraceRecorder::any_active()) [[unlikely]]
-        TraceRecorder::current()->on_generator(op);
-    return run_dnn_generator(op, dop, shapes, cn);
+        TraceRecorder::current()->on_generator(op, outs, shapes, cn);
+    return outs;
 }
 
 }  // namespace neomeg::imperative

@@ -45,15 +45,9 @@ bool same_shapes(std::span<const dnn::TensorLayout> a, std::span<const dnn::Tens
 
 // An op keyed by a seed param (the RNGs, DropoutForward): Python draws a new seed for each
 // call. A recorded one is a graph node whose seed the replay sets anew each run
-// (Executable::set_seed, from the keys the generators draw then, see megengine.jit.trace); a
-// generator (no inputs) is not recorded at all, so it ends the recording.
+// (Executable::set_seed, from the keys the generators draw then, see megengine.jit.trace).
 bool is_random(const OpDef& op) {
-    if (op.kind() != OpKind::Dnn)
-        return false;
-    for (const auto& field : op.param_fields())
-        if (field.name == "seed")
-            return true;
-    return false;
+    return op.kind() == OpKind::Dnn && op.seed().has_value();
 }
 
 // The same op and params; a random op's seed, drawn anew by every call, aside.
@@ -64,11 +58,6 @@ bool same_op(const OpDef& a, const OpDef& b) {
     for (auto* o : {a0.get(), b0.get()})
         o->set_param_field("seed", ParamValue(uint64_t(0)));
     return a0->is_same(*b0);
-}
-
-std::string random_failure(const OpDef& op, const std::string& where) {
-    return std::string(op.name()) + " at " + where +
-           " draws new random numbers on each call, which a replayed graph would repeat";
 }
 
 }  // namespace
@@ -266,11 +255,26 @@ void TraceRecorder::fail(const std::string& why) {
     m_failure = why + " at " + location();
 }
 
-void TraceRecorder::on_generator(const OpDef& op) {
-    if (m_excluded || m_mode != Mode::Record || !m_failure.empty())
+void TraceRecorder::on_generator(const OpDef& op, std::span<const Tensor> outputs,
+                                 std::span<const dnn::TensorShape> shapes, CompNode cn) {
+    if (m_excluded || m_mode != Mode::Record || !m_failure.empty() || !is_random(op))
         return;
-    if (is_random(op))
-        m_failure = random_failure(op, location());
+    // A random generator becomes a node of its own (no inputs), which the replays reseed; the
+    // others (Fill, Eye) give the same values every call, constants where the graph uses them.
+    // Generators are not in the op list that check mode compares, recorded or not.
+    try {
+        graph::InsertOptions options;
+        options.output_shapes.assign(shapes.begin(), shapes.end());
+        options.comp_node = cn;
+        const auto& out_vars = m_graph->insert(op, {}, options);
+        NM_THROW_IF(out_vars.size() != outputs.size(), ParamError, "trace: ", op.to_string(),
+                    " gave ", outputs.size(), " outputs eagerly and ", out_vars.size(),
+                    " in the graph");
+        for (size_t i = 0; i < outputs.size(); ++i)
+            bind(outputs[i], out_vars[i]);
+    } catch (const std::exception& e) {
+        m_failure = op.to_string() + " at " + location() + ": " + e.what();
+    }
 }
 
 void TraceRecorder::drop_tensors() {

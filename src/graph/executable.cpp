@@ -429,17 +429,6 @@ std::string Executable::dump() const {
     return m_graph->dump(m_output_vars);
 }
 
-namespace {
-
-const uint64_t* seed_of(const std::vector<ParamField>& fields) {
-    for (const auto& f : fields)
-        if (f.name == "seed")
-            return std::get_if<uint64_t>(&f.value);
-    return nullptr;
-}
-
-}  // namespace
-
 const OpDef& Executable::Step::op() const {
     return reseeded ? *reseeded : node->op();
 }
@@ -447,7 +436,7 @@ const OpDef& Executable::Step::op() const {
 std::vector<std::pair<size_t, uint64_t>> Executable::seeded_steps() const {
     std::vector<std::pair<size_t, uint64_t>> out;
     for (size_t i = 0; i < m_steps.size(); ++i)
-        if (const uint64_t* seed = seed_of(m_steps[i].op().param_fields()))
+        if (auto seed = m_steps[i].op().seed())
             out.emplace_back(i, *seed);
     return out;
 }
@@ -456,8 +445,8 @@ void Executable::set_seed(size_t step, uint64_t seed) {
     NM_THROW_IF(step >= m_steps.size(), ParamError, "Executable::set_seed: step ", step,
                 " out of range; there are ", m_steps.size());
     Step& s = m_steps[step];
-    NM_THROW_IF(!seed_of(s.op().param_fields()), ParamError,
-                "Executable::set_seed: ", s.op().to_string(), " has no seed param");
+    NM_THROW_IF(!s.op().seed(), ParamError, "Executable::set_seed: ", s.op().to_string(),
+                " has no seed param");
     if (!s.reseeded)
         s.reseeded = s.node->op().clone();
     s.reseeded->set_param_field("seed", ParamValue(seed));

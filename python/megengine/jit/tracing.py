@@ -21,7 +21,7 @@ How a call goes (the C++ half is ``python/src/trace.cpp`` over ``imperative/src/
   or dtypes) raises :class:`TraceError` naming both ops and the file and line of each. A call
   that matches op for op returns its (eager) results.
 - A recording that cannot be replayed without its Python code runs every later call eagerly,
-  with a RuntimeWarning naming the reason and the line: a random generator, a Python
+  with a RuntimeWarning naming the reason and the line: a Python
   ``autodiff.Function``, or a tensor's value read on the host (``numpy()``, ``item()``,
   ``bool()``, ``int()``, printing) while recording, since the value may steer Python (a branch,
   a slice bound, a constant) and a replay would repeat the recorded one. MegEngine raises
@@ -269,11 +269,11 @@ class trace:
     - Tensors made inside the call and kept outside it (other than the results and objects
       updated in place) keep their first call's values: clear gradients inside the traced step
       (``opt.clear_grad()``), or read ``.grad`` from a returned tensor.
-    - ``F.dropout`` in training replays with new masks: each replay draws from
-      ``megengine.random``'s generators the keys the eager call would, so a seeded run gives
-      the same numbers traced and eager. A function that calls a Python ``autodiff.Function``
-      or a random generator (``megengine.random.normal`` and the other distributions) cannot
-      be replayed as a graph: the trace warns and later calls run it eagerly.
+    - Random ops replay with new numbers (``F.dropout`` in training, ``megengine.random.normal``
+      and the other distributions): each replay draws from ``megengine.random``'s generators
+      the keys the eager call would, so a seeded run gives the same numbers traced and eager.
+      A function that calls a Python ``autodiff.Function`` cannot be replayed as a graph: the
+      trace warns and later calls run it eagerly.
 
     Args:
         function: the function to trace; its tensor arguments may be nested in lists, tuples and

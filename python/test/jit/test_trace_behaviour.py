@@ -337,14 +337,26 @@ def test_unrecordable_function_warns_and_runs_eagerly():
         assert f(mge.Tensor([3.0])).item() == 10.0
 
 
-def test_random_generators_make_the_trace_run_eagerly():
-    # A generator (no inputs) is not recorded into the graph: its numbers would repeat.
-    f = trace(lambda x: x + mge.random.normal(size=x.shape))
-    x = mge.Tensor(np.ones(1000, np.float32))
-    with pytest.warns(RuntimeWarning, match="random numbers"):
-        f(x)
-    a, b = f(x).numpy(), f(x).numpy()
-    assert not np.array_equal(a, b)  # fresh numbers on each call
+@pytest.mark.parametrize("capture_as_const", [False, True])
+def test_random_generators_replay_the_eager_draws(capture_as_const):
+    # A random generator (no inputs) is a node of the graph that no pass folds into a constant;
+    # each replay reseeds it with the key the eager call would draw (a VAE's sampling step).
+    def sample(mu, logvar):
+        eps = mge.random.normal(size=mu.shape)
+        return mu + F.exp(0.5 * logvar) * eps + mge.random.uniform(size=mu.shape)
+
+    mu = mge.Tensor(np.zeros((3, 4), "float32"))
+    logvar = mge.Tensor(np.full((3, 4), 0.5, "float32"))
+    mge.random.seed(5)
+    eager = [sample(mu, logvar).numpy() for _ in range(4)]
+    mge.random.seed(5)
+    f = trace(sample, capture_as_const=capture_as_const)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [f(mu, logvar).numpy() for _ in range(4)]
+    assert f._mode == "graph" and len(f._reseed) == 2
+    np.testing.assert_array_equal(got, eager)
+    assert not np.array_equal(got[1], got[2])  # fresh numbers on each call
 
 
 def _dropout_step(seed):

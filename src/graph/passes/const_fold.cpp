@@ -11,9 +11,10 @@ size_t fold_constants(ComputingGraph& graph, std::vector<VarNode*>& outputs) {
             all_const &= in->kind() == VarNode::Kind::Const;
         // A dynamic shape is known only when the executable runs the node (value_infer.h). A
         // custom op (megengine.distributed's collectives) runs on every execution: what it does
-        // matters beyond its outputs (its peers wait for it), even on constant inputs.
+        // matters beyond its outputs (its peers wait for it), even on constant inputs. A random
+        // op (a generator has no inputs at all) draws anew on every execution.
         if (!all_const || (!node->outputs().empty() && node->outputs()[0]->shape_dynamic()) ||
-            node->op().kind() == OpKind::Custom)
+            node->op().kind() == OpKind::Custom || node->op().seed())
             continue;
         CompNode cn = node->comp_node();
         std::vector<dnn::TensorND> in_nd, out_nd;

@@ -109,10 +109,12 @@ public:
     // Called by apply() when this recorder is active.
     void on_apply(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                   std::span<const dnn::TensorShape> shapes);
-    // Called by run_generator() when this recorder is active. Generators are not recorded (their
-    // results are externals, constants of the graph), which is right for Fill or Eye; a random
-    // generator would repeat its first numbers in every replay, so it ends the recording.
-    void on_generator(const OpDef& op);
+    // Called by run_generator() after it ran, when this recorder is active. A random generator
+    // (a seed param) becomes a node with no inputs, which replays reseed; other generators are
+    // not recorded (their results become externals, constants of the graph: right for Fill or
+    // Eye).
+    void on_generator(const OpDef& op, std::span<const Tensor> outputs,
+                      std::span<const dnn::TensorShape> shapes, CompNode cn);
     // Ends a check: TraceMismatch when the replay ran fewer ops than the recording.
     void finish_check() const;
 

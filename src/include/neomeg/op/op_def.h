@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +47,16 @@ public:
     // Sets the field `name` from a value of the field's own type; ParamError for an unknown
     // field, a value of another type or an enum value out of range.
     virtual void set_param_field(std::string_view name, const ParamValue& value) = 0;
+    // The seed of an op keyed by one (the random number generators, DropoutForward), which
+    // draws other numbers for each seed: graphs never fold it into a constant, and a traced
+    // graph's replays give it new seeds (Executable::set_seed). Nullopt for other ops.
+    std::optional<uint64_t> seed() const {
+        for (const auto& f : param_fields())
+            if (f.name == "seed")
+                if (const auto* v = std::get_if<uint64_t>(&f.value))
+                    return *v;
+        return std::nullopt;
+    }
 
     // Output layouts (contiguous) for inputs of these layouts on `cn`, without running anything.
     // `output_shapes` presets every output's shape (empty: none) for ops whose inputs do not fix
