@@ -80,7 +80,8 @@ const T& param_of(const fbs::Operator& op, fbs::OperatorParam type) {
     const T* p = op.param_type() == type ? static_cast<const T*>(op.param()) : nullptr;
     if (!p)
         fail(dnn::str_cat("expected param ", fbs::EnumNameOperatorParam(type), ", the file has ",
-                          fbs::EnumNameOperatorParam(op.param_type())));
+                          fbs::EnumNameOperatorParam(op.param_type()),
+                          op.param_type() == type ? " without its table" : ""));
     return *p;
 }
 

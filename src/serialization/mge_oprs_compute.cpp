@@ -259,7 +259,8 @@ Outs type_cvt(Converter& c, const fbs::Operator& op, Inputs in) {
     require_inputs(in, 1, 1);
     dnn::DType to;
     if (op.param_type() == fbs::OperatorParam::DType)
-        to = dtype_of(*op.param_as_DType(), "TypeCvt's target dtype");
+        to = dtype_of(param_of<fbs::DType>(op, fbs::OperatorParam::DType),  // checked: not null
+                      "TypeCvt's target dtype");
     else
         to = dtype_of(
                 param_of<fbs::DTypeParamTable>(op, fbs::OperatorParam::DTypeParamTable).dtype());

@@ -266,7 +266,7 @@ bool try_load(const std::vector<uint8_t>& bytes) {
 // Every truncation is a ModelError, and every single-byte corruption an error or a model that
 // runs: never a crash, never another exception.
 TEST(MegEngineModel, TruncatedAndCorruptedFilesAreModelErrors) {
-    for (const char* name : {"linear.mge", "conv_bn_relu.mge"}) {
+    for (const char* name : {"linear.mge", "conv_bn_relu.mge", "quant_cnn.mge"}) {
         auto good = read_bytes(kDir / name);
         ASSERT_TRUE(try_load(good));
         for (size_t n = 0; n < good.size(); n += (good.size() < 4000 ? 1 : 7))
@@ -387,6 +387,14 @@ TEST(MegEngineModel, UnknownOperatorIsNamed) {
 }
 
 TEST(MegEngineModel, InconsistentFilesAreModelErrors) {
+    {
+        // A param type whose table the file lacks (the fuzzer's find: TypeCvt read it unchecked).
+        Builder b;
+        uint32_t x = b.input("x", {2, 3});
+        uint32_t y = b.add("TypeCvt", {x}, fbs::OperatorParam::DType, 0);
+        std::string err = load_error(b.finish(y));
+        EXPECT_NE(err.find("expected param DType"), std::string::npos) << err;
+    }
     {
         Builder b;  // an input var used before it exists
         b.input("x", {2, 3});
