@@ -412,18 +412,22 @@ class trace:
             # scheduler's step): record again, with the new value.
             return self._record(args, kwargs, spec, tensors, names)
         if self._mode == "graph" and spec == self._spec and _aliasing(tensors) == self._aliasing:
-            counters = {id(rng): (rng, rng._counter) for rng in self._key_sources}
-            if self._key_sources:
-                # The keys the eager call would draw, from the same generators in the same
-                # order; each random step takes the one its recorded seed was.
-                keys = [rng._key() for rng in self._key_sources]
-                self._session.set_seeds([(step, keys[i]) for step, i in self._reseed])
+            drawn = self._reseed_steps() if self._key_sources else ()
             outs = self._session.run(tensors)
             if outs is not None:
                 return _unflatten(self._out_spec, iter(outs))
-            for rng, counter in counters.values():  # the eager check below draws them
+            for rng, counter in drawn:  # the eager check below draws them again
                 rng._counter = counter
         return self._check(args, kwargs)
+
+    def _reseed_steps(self):
+        # Draws the keys the eager call would, from the same generators in the same order, and
+        # gives each random step the one its recorded seed was; returns (generator, counter
+        # before) pairs, to undo the draws if the graph does not run.
+        before = {id(rng): (rng, rng._counter) for rng in self._key_sources}
+        keys = [rng._key() for rng in self._key_sources]
+        self._session.set_seeds([(step, keys[i]) for step, i in self._reseed])
+        return before.values()
 
     def _select_recording(self, spec, tensors):
         # Makes the recording for these tensors' shapes the current one where only their shapes
