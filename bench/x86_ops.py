@@ -251,8 +251,9 @@ def print_table(args, threads):
     print(f"{'case':<20}{'NeoMeg':>14}{'PyTorch':>14}{'ratio':>8}{'RSS MiB':>10}{'torch':>8}")
     for case in args.cases:
         if case == "lenet":
-            # train_step's worker: framework, model, steps, threads; it reports samples/s.
-            wargs = ["lenet", str(args.repeat), str(threads)]
+            # train_step's worker: framework, model, steps, threads, format, float32 layout; it
+            # reports samples/s.
+            wargs = ["lenet", str(args.repeat), str(threads), "default", "auto"]
             code, key, better = train_step.WORKER, "samples_per_s", max
         else:
             wargs = [case, str(args.repeat), str(threads)]
