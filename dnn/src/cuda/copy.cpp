@@ -1,5 +1,6 @@
 // TypeCvt, Relayout and Fill on the CUDA handle: one strided element walk (kernels/copy.cu);
-// a Relayout between dense layouts is a single device-to-device copy.
+// a Relayout between dense layouts is a single device-to-device copy. Quantized tensors move here
+// as their storage type; a TypeCvt that rescales them runs staged naive.
 #include <cstring>
 
 #include "neomeg/dnn/operators/tensor_basic.h"
@@ -12,9 +13,11 @@ namespace {
 
 void convert(const TensorND& src, const TensorND& dst, cudaStream_t stream) {
     auto c = collapse_jointly({src.layout, dst.layout});
-    kern::convert(src.raw_ptr(), to_kern(src.layout.dtype), c[0], dst.raw_ptr(),
-                  to_kern(dst.layout.dtype), c[1],
-                  static_cast<int64_t>(dst.layout.total_nr_elems()), stream);
+    // Equal dtypes make it a move, which needs only the storage type (a quantized tensor's too).
+    const bool move = src.layout.dtype == dst.layout.dtype;
+    auto dt = [move](DType d) { return move ? storage_kern(d) : to_kern(d); };
+    kern::convert(src.raw_ptr(), dt(src.layout.dtype), c[0], dst.raw_ptr(), dt(dst.layout.dtype),
+                  c[1], static_cast<int64_t>(dst.layout.total_nr_elems()), stream);
 }
 
 class TypeCvtImpl final : public CudaKernel<TypeCvt> {
@@ -22,8 +25,13 @@ public:
     using CudaKernel<TypeCvt>::CudaKernel;
 
 private:
-    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
-        return true;
+    bool takes_quantized() const override { return true; }
+    // A conversion from or to a quantized dtype rescales (naive's rounding and saturation); only
+    // one that keeps the dtype, a move, runs here.
+    bool accepts(std::span<const TensorLayout> inputs,
+                 std::span<const TensorLayout> outputs) override {
+        const DType from = inputs[0].dtype, to = outputs[0].dtype;
+        return !(from.is_quantized() || to.is_quantized()) || from == to;
     }
     const char* run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                     Workspace) override {
@@ -37,6 +45,7 @@ public:
     using CudaKernel<Relayout>::CudaKernel;
 
 private:
+    bool takes_quantized() const override { return true; }
     bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
         return true;
     }

@@ -31,10 +31,13 @@ protected:
                                       std::span<const TensorLayout>) {
         return 0;
     }
-    // Whether the kernel takes complex tensors: the launchers' kern::DT has only the plain dtypes,
-    // so the frame sends any call with a complex tensor to the staged naive kernel unless the
-    // kernel says it handles them (as float32 views: CreateComplex, ComplexPart).
+    // Whether the kernel takes complex or quantized tensors: the launchers' kern::DT has only the
+    // plain dtypes (to_kern of another is no valid DT), and a quantized value's meaning is in its
+    // scale, so the frame sends any call with such a tensor to the staged naive kernel unless the
+    // kernel says it handles them: complex as float32 views (CreateComplex, ComplexPart),
+    // quantized as the bytes of their storage type (Relayout, a TypeCvt that keeps the dtype).
     virtual bool takes_complex() const { return false; }
+    virtual bool takes_quantized() const { return false; }
     // Enqueues the kernel on the stream (the handle's device is current); returns its name.
     virtual const char* run(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                             Workspace workspace) = 0;
@@ -63,11 +66,11 @@ protected:
 
 private:
     bool runs_here(std::span<const TensorLayout> inputs, std::span<const TensorLayout> outputs) {
-        if (!takes_complex())
-            for (auto ls : {inputs, outputs})
-                for (const TensorLayout& l : ls)
-                    if (l.dtype.is_complex())
-                        return false;
+        for (auto ls : {inputs, outputs})
+            for (const TensorLayout& l : ls)
+                if ((l.dtype.is_complex() && !takes_complex()) ||
+                    (l.dtype.is_quantized() && !takes_quantized()))
+                    return false;
         return accepts(inputs, outputs);
     }
 

@@ -1,5 +1,9 @@
 #include "src/cuda/layout_util.h"
 
+#include <string>
+
+#include "neomeg/dnn/errors.h"
+
 namespace neomeg::dnn::cuda {
 
 #define NM_CB(e, t, n) \
@@ -8,7 +12,14 @@ NM_FOREACH_DTYPE(NM_CB)
 #undef NM_CB
 
 kern::DT to_kern(DType dt) {
+    // The frame (kernel.h) keeps such tensors from the kernels that would ask.
+    if (dt.is_quantized() || dt.is_complex())
+        throw UnsupportedDTypeError(std::string("no CUDA launcher dtype for ") + dt.name());
     return static_cast<kern::DT>(dt.enumv());
+}
+
+kern::DT storage_kern(DType dt) {
+    return to_kern(dt.is_quantized() ? dt.storage() : dt);
 }
 
 std::vector<kern::Strided> collapse_jointly(const std::vector<TensorLayout>& layouts) {

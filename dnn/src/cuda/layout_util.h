@@ -10,6 +10,9 @@
 namespace neomeg::dnn::cuda {
 
 kern::DT to_kern(DType dt);
+// The plain dtype whose bytes hold `dt`'s values (Int8 for QuantizedS8, ...; a plain dtype
+// itself): for kernels that move values without reading them.
+kern::DT storage_kern(DType dt);
 
 // Describes layouts of one shape for one element walk: size-1 axes are dropped, and adjacent
 // axes merged where every layout is contiguous across them (so dense tensors become 1-D and a
