@@ -159,6 +159,36 @@ def test_function_uses_its_own_backward():
     assert y.grad is None
 
 
+def test_function_returning_its_input_is_still_the_function():
+    from megengine.autodiff import Function
+
+    # forward returns its input itself; the gradient must still go through this backward (here
+    # none at all, then a scaled one), not around it along the input's own history.
+    class StopGradient(Function):
+        def forward(self, a):
+            return a
+
+        def backward(self, *_):
+            return None
+
+    class Halve(Function):
+        def forward(self, a):
+            return a
+
+        def backward(self, dy):
+            return dy * 0.5
+
+    for fn, want in [(StopGradient(), 4.0), (Halve(), 3.0 * 0.5 + 4.0)]:
+        x = mge.Parameter([1.0])
+        gm = GradManager().attach(x)
+        with gm:
+            b = x * 3.0
+            y = fn(b)
+            assert y is not b and y.tolist() == b.tolist()
+            gm.backward((y + x * 4.0).sum())
+        np.testing.assert_allclose(x.grad.numpy(), [want])
+
+
 def test_function_errors():
     from megengine.autodiff import Function
 
