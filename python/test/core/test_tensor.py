@@ -324,9 +324,10 @@ def test_none_operands():
     t = mge.Tensor([1.0, 2.0])
     assert (t == None) is False
     assert (t != None) is True
-    with pytest.raises(TypeError, match="None"):
+    # MegEngine 1.13's message, which its own tests compare in full
+    with pytest.raises(TypeError, match=r"^the operand is None and is not supported\.$"):
         t + None
-    with pytest.raises(TypeError, match="None"):
+    with pytest.raises(TypeError, match=r"^the operand is None and is not supported\.$"):
         None * t
 
 
