@@ -146,6 +146,8 @@ def prod(inp, axis=None, keepdims=False):
 
 def _arg_reduce(op_cls, inp, axis, keepdims):
     x = as_tensor(inp)
+    if x._dtype_name == "bool":  # MegEngine takes masks (first True / first False); the kernel
+        x = x.astype("int8")  # has no bool path, and int8 orders them alike
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     if isinstance(axis, (list, tuple)):
