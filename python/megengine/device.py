@@ -85,21 +85,31 @@ def get_device_count(device_type):
     """Number of devices of a type.
 
     Args:
-        device_type: ``"cpu"`` or ``"gpu"``.
+        device_type: ``"cpu"``, ``"gpu"``, ``"xpu"`` or ``"rocm"``.
 
     Returns:
-        an int: the CPU cores for ``"cpu"``, the usable CUDA devices for ``"gpu"``.
+        an int: the CPU cores for ``"cpu"``, the usable CUDA devices for ``"gpu"``; for
+        ``"xpu"`` (what ``"xpux"`` resolves to) the CUDA devices if there are any, else the CPU
+        cores; 0 for ``"rocm"``, which NeoMeg has no backend for.
 
     Examples:
         >>> import megengine as mge
         >>> mge.get_device_count("cpu") >= 1
+        True
+        >>> mge.get_device_count("xpu") >= 1
         True
     """
     if device_type == "cpu":
         return os.cpu_count() or 1
     if device_type in ("gpu", "cuda"):
         return _rt.get_cuda_device_count()
-    raise ValueError(f"get_device_count: unknown device type {device_type!r} (cpu or gpu)")
+    if device_type == "xpu":
+        return _rt.get_cuda_device_count() or os.cpu_count() or 1
+    if device_type == "rocm":
+        return 0
+    raise ValueError(
+        f"get_device_count: unknown device type {device_type!r} (cpu, gpu, xpu or rocm)"
+    )
 
 
 def get_default_device():

@@ -38,9 +38,14 @@ public:
         for (size_t i = 0; i < inputs.size(); ++i)
             args[i] = py::cast(TensorWrapper{inputs[i].detach()});
         auto outs = unwrap_outputs(m_fn.attr("forward")(*args), "forward");
-        for (auto& t : outs)
+        for (auto& t : outs) {
             if (!t.valid())
                 throw py::type_error("Function.forward must return Tensors, got None");
+            // A forward may return one of its inputs (an identity, a straight-through
+            // estimator): that tensor is on the tape already, and keeping its autograd
+            // identity would send gradients past this Function's backward.
+            t = t.detach();
+        }
         return outs;
     }
 

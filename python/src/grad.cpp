@@ -53,7 +53,14 @@ void init_grad(py::module_& m) {
     py::class_<GradKey, std::shared_ptr<GradKey>>(m, "GradKey",
                                                   "One autograd recording session (a tape).")
             .def(py::init(&GradKey::make))
-            .def("attach", [](GradKey& k, TensorWrapper& t) { k.attach(t.value); })
+            // Returns a handle on the tensor as attached: it keeps that autograd identity when
+            // the Python object later stands for another value (x[i] = v on a Parameter), so
+            // gradients are still of the attached value, as MegEngine gives them.
+            .def("attach",
+                 [](GradKey& k, TensorWrapper& t) {
+                     k.attach(t.value);
+                     return TensorWrapper{t.value};
+                 })
             .def("is_attached",
                  [](GradKey& k, const TensorWrapper& t) { return k.is_attached(t.value); })
             .def("activate", &GradKey::activate)

@@ -40,8 +40,6 @@ DIFFERENCES = {
     "optim.lamb": "MegEngine 1.13's LAMB fails in Optimizer._add_state(dtype=...)",
     # MegEngine bugs NeoMeg does not reproduce
     "reduce.norm_inf": "MegEngine ignores axis for ord=inf and returns the global maximum",
-    "elementwise.relu6_i": "NeoMeg's RELU6 is a float mode: integers compute in float32, "
-    "where MegEngine keeps int32",
     "vision.roi_align_adaptive_samples": "MegEngine returns zeros for sample_points=0; NeoMeg "
     "samples ceil(bin size) points per bin as torchvision's aligned ROIAlign",
     "vision.warp_affine": "MegEngine interpolates in fixed point (differences up to 4e-2)",

@@ -89,6 +89,9 @@ class GradManager:
 
     def __init__(self):
         self._attached = []  # [(weakref to tensor, callbacks)], in attach order
+        # While recording, per attached entry: the tensor as attached (GradKey.attach's handle),
+        # whose gradient backward computes even if the object was since assigned to.
+        self._leaves = []
         self._key = None
         self._group = ()  # the managers recording with this one as ``gm1 | gm2``
         # (tensor, gradient) pairs backward also starts from: outputs of collectives that this
@@ -137,7 +140,7 @@ class GradManager:
             else:
                 self._attached.append((weakref.ref(t), list(callbacks)))
                 if self._key is not None:
-                    self._key.attach(t)
+                    self._leaves.append(self._key.attach(t))
         return self
 
     def attached_tensors(self):
@@ -167,8 +170,9 @@ class GradManager:
             raise RuntimeError("GradManager is already recording")
         self._key = _rt.GradKey()
         self._order = next(_record_order)
-        for t in self.attached_tensors():
-            self._key.attach(t)
+        self._leaves = [
+            None if t is None else self._key.attach(t) for t in (r() for r, _ in self._attached)
+        ]
         self._key.activate()
         _recording.add(self)
 
@@ -182,6 +186,7 @@ class GradManager:
         """
         _recording.discard(self)
         self._extra_roots = []
+        self._leaves = []
         if self._key is not None:
             self._key.deactivate()
             self._key.release()
@@ -230,8 +235,12 @@ class GradManager:
                 dys = [Tensor(np.ones(t.shape, dtype=t.dtype), device=t.device) for t in ys]
             ys = ys + [t for t, _ in self._extra_roots]
             dys = dys + [g for _, g in self._extra_roots]
-        attached = [(ref(), cbs) for ref, cbs in self._attached]
-        attached = [(t, cbs) for t, cbs in attached if t is not None]
+        attached, leaves = [], []
+        for (ref, cbs), leaf in zip(self._attached, self._leaves):
+            t = ref()
+            if t is not None:
+                attached.append((t, cbs))
+                leaves.append(leaf)
         # Managers grouped with this one do not record its backward pass, nor do managers that
         # started recording after it; managers recording since before it do (higher order).
         others = {gm for gm in self._group if gm is not self}
@@ -255,9 +264,7 @@ class GradManager:
                 key.deactivate()
             try:
                 with_callbacks = any(cbs for _, cbs in attached)
-                grads = self._key.backward(
-                    ys, dys, [t for t, _ in attached], ready if with_callbacks else None
-                )
+                grads = self._key.backward(ys, dys, leaves, ready if with_callbacks else None)
             finally:
                 for key in others:
                     key.activate()

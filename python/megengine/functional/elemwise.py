@@ -3,6 +3,8 @@ library (``dnn/ops/defs/elemwise.py`` lists the modes and their dtype rules). In
 promoted to a common dtype first (``megengine/core/tensor/dtype.py``)."""
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor.array_method import Tensor as _Tensor
+from ..core.tensor.array_method import as_tensor as _as_tensor
 from ..core.tensor.array_method import elemwise as _elemwise
 from ..core.tensor.array_method import elemwise_op as _elemwise_op
 
@@ -104,7 +106,6 @@ _UNARY = [
     ("ceil", "CEIL", "Smallest integer not below x.", "[1.5, -1.5]", "[2.0, -1.0]"),
     ("sign", "SIGN", "-1, 0 or 1 by the sign of x.", "[-2.0, 0.0, 3.0]", "[-1.0, 0.0, 1.0]"),
     ("relu", "RELU", "max(x, 0).", "[-1.0, 2.0]", "[0.0, 2.0]"),
-    ("relu6", "RELU6", "min(max(x, 0), 6).", "[-1.0, 7.0]", "[0.0, 6.0]"),
     ("gelu", "GELU", "x * Phi(x), the exact (erf) form.", "[0.0]", "[0.0]"),
     ("silu", "SILU", "x * sigmoid(x).", "[0.0]", "[0.0]"),
     ("hswish", "H_SWISH", "x * relu6(x + 3) / 6.", "[0.0, 3.0]", "[0.0, 3.0]"),
@@ -210,6 +211,32 @@ def greater_equal(x, y):
     return _elemwise("LEQ", y, x)
 
 
+_RELU6 = _elemwise_op("RELU6")
+
+
+def relu6(x):
+    """min(max(x, 0), 6).
+
+    Args:
+        x: input tensor or scalar.
+
+    Returns:
+        a Tensor of x's shape; integer inputs keep their dtype, as MegEngine's RELU6 does.
+
+    Examples:
+        >>> import megengine.functional as F
+        >>> F.relu6([-1.0, 7.0]).numpy().tolist()
+        [0.0, 6.0]
+        >>> F.relu6([-1, 3, 7]).numpy().tolist()
+        [0, 3, 6]
+    """
+    t = x if isinstance(x, _Tensor) else _as_tensor(x)
+    # The RELU6 kernel computes in float; on integers it is a clip, which keeps the dtype.
+    if t._dtype_name in ("uint8", "int8", "int16", "int32"):
+        return _elemwise("CLIP", t, 0, 6)
+    return _rt.elemwise(_RELU6, t)
+
+
 def clip(x, lower=None, upper=None):
     """Limits x to [lower, upper]; either bound may be None.
 
@@ -235,4 +262,4 @@ def clip(x, lower=None, upper=None):
     return _elemwise("CLIP", x, lower, upper)
 
 
-__all__ += ["clip", "greater", "greater_equal"]
+__all__ += ["clip", "greater", "greater_equal", "relu6"]

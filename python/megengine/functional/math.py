@@ -146,6 +146,8 @@ def prod(inp, axis=None, keepdims=False):
 
 def _arg_reduce(op_cls, inp, axis, keepdims):
     x = as_tensor(inp)
+    if x._dtype_name == "bool":  # MegEngine takes masks (first True / first False); the kernel
+        x = x.astype("int8")  # has no bool path, and int8 orders them alike
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     if isinstance(axis, (list, tuple)):
@@ -475,8 +477,8 @@ def norm(inp, ord=None, axis=None, keepdims=False):
 
     Args:
         inp: input tensor.
-        ord: the order p; 2 when None; 0 counts the nonzero elements, ``inf``/``-inf`` give the
-            largest/smallest absolute value.
+        ord: the order p; 2 when None; 0 counts the nonzero elements (an int32 result),
+            ``inf``/``-inf`` give the largest/smallest absolute value.
         axis: the axis holding the vectors; the flattened input is one vector when None.
         keepdims: keep the reduced axis with size 1.
 
@@ -503,8 +505,8 @@ def norm(inp, ord=None, axis=None, keepdims=False):
     if isinstance(ord, bool) or not isinstance(ord, _numbers.Real):
         raise TypeError(f"norm: ord must be a number, got {ord!r}")
     ord = float(ord)
-    if ord == 0:
-        return reduce(elemwise("NE", x, 0).astype(x._dtype_name), "sum", axis, keepdims)
+    if ord == 0:  # a count: int32, as MegEngine 1.13 gives it (sum(x != 0))
+        return reduce(elemwise("NE", x, 0).astype("int32"), "sum", axis, keepdims)
     a = elemwise("ABS", x)
     if ord == _math.inf:
         return reduce(a, "max", axis, keepdims)

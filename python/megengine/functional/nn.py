@@ -41,6 +41,7 @@ from .loss import (  # noqa: F401 (ctc_loss: F.nn has it, F does not, as in MegE
 from .math import normalize
 from .metric import topk_accuracy
 from .sliding_window import sliding_window, sliding_window_transpose
+from .tensor import where as _select
 
 apply = _rt.apply
 
@@ -178,7 +179,14 @@ def leaky_relu(inp, negative_slope=0.01):
         [-1.0, 3.0]
     """
     x = as_tensor(inp)
-    return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * negative_slope
+    return _leaky(x, negative_slope)
+
+
+def _leaky(x, slope):
+    # x where x >= 0, slope * x elsewhere, by a select: at x == 0 the gradient is 1 for x (and
+    # 0 for the slope), as MegEngine 1.13's PRELU gives. max(x, 0) + min(x, 0) * slope, the
+    # same values, gave 1 + slope there: the max and the min each pass a tie's gradient.
+    return _select(elemwise("LT", x, 0), x * slope, x)
 
 
 def prelu(x, y):
@@ -197,7 +205,7 @@ def prelu(x, y):
         [[-1.0, -0.5], [1.0, 1.0]]
     """
     x = as_tensor(x)
-    return elemwise("MAX", x, 0) + elemwise("MIN", x, 0) * as_tensor(y)
+    return _leaky(x, as_tensor(y))
 
 
 def _softmax_axis(ndim):

@@ -133,8 +133,11 @@ def sliding_window_transpose(inp, output_size, kernel_size, padding=0, stride=1,
         )
     full = (size[0] + 2 * p[0], size[1] + 2 * p[1])
     total = None
-    for i in range(k[0]):
-        for j in range(k[1]):
+    # Kernel positions from the last: an output element then sums its windows in row-major
+    # window order (the window row falls as the kernel row rises), the order of MegEngine
+    # 1.13's kernel, so float sums round alike.
+    for i in reversed(range(k[0])):
+        for j in reversed(range(k[1])):
             piece = _spread(_spread(x[:, :, :, :, i, j], 2, s[0]), 3, s[1])
             front = (i * d[0], j * d[1])
             back = tuple(full[a] - front[a] - piece.shape[2 + a] for a in range(2))

@@ -574,8 +574,9 @@ def concat(inps, axis=0, device=None):
         inps: a sequence of tensors with equal shapes except along ``axis``; a 0-d tensor
             counts as a 1-element vector, as in MegEngine.
         axis: the axis to join along.
-        device: where the result lives; the first input's device when None (inputs moved
-            to another device carry no gradient, as in :func:`copy`).
+        device: where the result lives (inputs moved to another device carry no gradient, as
+            in :func:`copy`); when None, the inputs' device, and inputs on different devices
+            are an error, as in MegEngine.
 
     Returns:
         the joined Tensor.
@@ -591,6 +592,7 @@ def concat(inps, axis=0, device=None):
     inps = list(inps)
     if not inps:
         raise ValueError("concat: needs at least one tensor")
+    _tensors_device("concat", inps, device)
     xs = _promote(inps)
     if device is not None:
         xs = [x if x.device == _device(device) else x._copy_to(_device(device)) for x in xs]
@@ -617,7 +619,8 @@ def stack(inps, axis=0, device=None):
         inps: a sequence of tensors of the same shape; 0-d tensors are joined as 1-element
             vectors, as in MegEngine (so the result is (N, 1)).
         axis: position of the new axis in the result.
-        device: where the result lives; the first input's device when None.
+        device: where the result lives; when None, the inputs' device (inputs on different
+            devices are an error, as in MegEngine).
 
     Returns:
         the stacked Tensor.
@@ -630,12 +633,26 @@ def stack(inps, axis=0, device=None):
         >>> F.stack([mge.Tensor(1.0), mge.Tensor(2.0)]).shape  # 0-d: as 1-element vectors
         (2, 1)
     """
-    inps = [as_tensor(x) for x in inps]
+    inps = list(inps)
+    on = _tensors_device("stack", inps, device)
+    inps = [as_tensor(x, device=on) for x in inps]
     # MegEngine stacks 0-d tensors as 1-element vectors (it joins them as concat does), so
     # (N, 1) where NumPy gives (N,); scripts written for it index the result that way.
     if inps and all(x.ndim == 0 for x in inps):
         inps = [x.reshape(1) for x in inps]
     return _stack(inps, axis, device)
+
+
+def _tensors_device(name, inps, device):
+    """The device the Tensors among ``inps`` share (None when there are none). Without an
+    explicit ``device`` they must share one: MegEngine refuses to guess ("ambiguous device")."""
+    devices = list(dict.fromkeys(x.device for x in inps if isinstance(x, Tensor)))
+    if device is None and len(devices) > 1:
+        raise ValueError(
+            f"{name}: ambiguous device: the inputs are on {', '.join(devices)}; "
+            "pass device= or copy them first"
+        )
+    return devices[0] if devices else None
 
 
 def _stack(inps, axis, device=None):

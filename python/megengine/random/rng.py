@@ -399,7 +399,7 @@ class RNG:
 
         Args:
             n: an int (permute ``range(n)``) or a Tensor (return a copy with its first axis
-                shuffled).
+                shuffled; a 0-d Tensor is taken as the one-element vector, as MegEngine does).
             dtype: dtype of the result when ``n`` is an int (``"int32"`` or ``"float32"``).
 
         Returns:
@@ -412,7 +412,7 @@ class RNG:
         """
         if isinstance(n, Tensor):
             if n.ndim == 0:
-                raise ValueError("permutation: a Tensor input needs at least one dimension")
+                n = n.reshape(1)
             idx = self.permutation(n.shape[0])
             return apply(cached_op(builtin.IndexingMultiAxisVec, axes=(0,)), n, idx)[0]
         if isinstance(n, bool) or not isinstance(n, INTEGER_TYPES):

@@ -32,6 +32,11 @@ def test_device_counts_and_memory():
     assert mge.is_cuda_available() is (mge.get_device_count("gpu") > 0)
     with pytest.raises(ValueError, match="unknown device type"):
         mge.get_device_count("tpu")
+    # MegEngine 1.13 counts "xpu" as the GPUs when there are any, else the CPUs (its tests ask
+    # get_device_count("xpu") > 1 before using "xpu0" and "xpu1"), and "rocm" as 0 here.
+    gpus = mge.get_device_count("gpu")
+    assert mge.get_device_count("xpu") == (gpus if gpus else os.cpu_count())
+    assert mge.get_device_count("rocm") == 0
     total, free = mge.get_mem_status_bytes("cpu0")
     assert 0 < free <= total
     assert total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

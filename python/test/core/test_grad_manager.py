@@ -159,6 +159,63 @@ def test_function_uses_its_own_backward():
     assert y.grad is None
 
 
+def test_function_returning_its_input_is_still_the_function():
+    from megengine.autodiff import Function
+
+    # forward returns its input itself; the gradient must still go through this backward (here
+    # none at all, then a scaled one), not around it along the input's own history.
+    class StopGradient(Function):
+        def forward(self, a):
+            return a
+
+        def backward(self, *_):
+            return None
+
+    class Halve(Function):
+        def forward(self, a):
+            return a
+
+        def backward(self, dy):
+            return dy * 0.5
+
+    for fn, want in [(StopGradient(), 4.0), (Halve(), 3.0 * 0.5 + 4.0)]:
+        x = mge.Parameter([1.0])
+        gm = GradManager().attach(x)
+        with gm:
+            b = x * 3.0
+            y = fn(b)
+            assert y is not b and y.tolist() == b.tolist()
+            gm.backward((y + x * 4.0).sum())
+        np.testing.assert_allclose(x.grad.numpy(), [want])
+
+
+def test_assignment_to_an_attached_tensor_differentiates_the_attached_value():
+    # x[0] = 5 (or F.scatter, which assigns in place) makes x stand for the new value, but
+    # x.grad is still the gradient of the value attached: MegEngine 1.13 gives [0, 2, 3] here,
+    # the overwritten element getting none.
+    w = mge.Tensor([1.0, 2.0, 3.0])
+    for assign in (
+        lambda x: x.__setitem__(0, 5.0),
+        lambda x: F.scatter(x, 0, mge.Tensor([0], dtype="int32"), mge.Tensor([5.0])),
+    ):
+        x = mge.Parameter([1.0, 1.0, 1.0])
+        gm = GradManager().attach(x)
+        with gm:
+            assign(x)
+            gm.backward((x * w).sum())
+        assert x.tolist() == [5.0, 1.0, 1.0]
+        np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, 3.0])
+    # attached during recording, assigned twice
+    x = mge.Parameter([2.0, 2.0])
+    gm = GradManager()
+    with gm:
+        gm.attach(x)
+        x[1] = x[0] * 3.0
+        x[0] = 1.0
+        gm.backward((x * mge.Tensor([10.0, 100.0])).sum())
+    np.testing.assert_array_equal(x.grad.numpy(), [300.0, 0.0])
+
+
 def test_function_errors():
     from megengine.autodiff import Function
 

@@ -168,6 +168,14 @@ def test_pickle_round_trip():
         (slice(None), np.array([True, False, True, True])),
         (np.arange(12).reshape(3, 4) % 3 == 0, [4, 0, 1, 2]),
         np.zeros((3, 4), bool),
+        # a bool scalar adds an axis of length 1 (True) or 0 (False); it is not the int 1 or 0
+        True,
+        False,
+        (True, slice(0, 1)),
+        (False, slice(0, 1)),
+        (slice(None), True, 2),
+        (np.True_, 1),
+        (1, True, [0, 2]),
     ],
 )
 def test_getitem_matches_numpy(index):
@@ -207,6 +215,8 @@ def test_device_and_to():
         ((0, [1, 3]), np.arange(10, dtype=np.float32).reshape(2, 5)),
         (([0, 2], slice(1, 3), [1, 4]), 9.0),
         ((None, 1), 3.0),
+        ((True, 2), 6.0),
+        ((False, 0), 8.0),
     ],
 )
 def test_setitem_matches_numpy(index, value):
@@ -270,6 +280,28 @@ def test_mask_indexing_gradients():
     np.testing.assert_allclose(v.grad.numpy(), 2 * 2 * 2.0)
 
 
+def test_bool_scalar_index_gradient():
+    from megengine.autodiff import GradManager
+
+    # MegEngine 1.13 gives x[True, 0:1] the shape (1, 1, 2) and this gradient; taking True as the
+    # index 1 would select (and differentiate) the second row instead.
+    x = mge.Parameter(np.arange(6, dtype=np.float32).reshape(3, 2))
+    gm = GradManager().attach(x)
+    with gm:
+        y = x[True, 0:1]
+        assert y.shape == (1, 1, 2)
+        gm.backward(y.sum())
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 1], [0, 0], [0, 0]])
+    x.grad = None
+    with gm:
+        y = x[False, 0:1]
+        assert y.shape == (0, 1, 2)
+        gm.backward(y.sum())
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 2)))
+    with pytest.raises(IndexError):
+        x[True, 0, 0, 0]
+
+
 def test_megengine_constructor_keywords_and_name():
     assert mge.Tensor([1.0], name="a").name == "a"
     assert mge.Parameter([1.0], name="w").name == "w"
@@ -292,9 +324,10 @@ def test_none_operands():
     t = mge.Tensor([1.0, 2.0])
     assert (t == None) is False
     assert (t != None) is True
-    with pytest.raises(TypeError, match="None"):
+    # MegEngine 1.13's message, which its own tests compare in full
+    with pytest.raises(TypeError, match=r"^the operand is None and is not supported\.$"):
         t + None
-    with pytest.raises(TypeError, match="None"):
+    with pytest.raises(TypeError, match=r"^the operand is None and is not supported\.$"):
         None * t
 
 

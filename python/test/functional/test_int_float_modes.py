@@ -63,6 +63,25 @@ def test_integer_modes_stay_integer():
     assert (x * 2).dtype == np.int32
     assert F.abs(-x).dtype == np.int32
     assert F.relu(x).dtype == np.int32
+    # MegEngine 1.13's RELU6 keeps integers too: relu6 of int32 [-7..100] is int32 [0..6]
+    v = np.array([-7, -1, 0, 3, 6, 7, 100], np.int32)
+    for dtype in ["int32", "int16", "int8"]:
+        out = F.relu6(Tensor(v.astype(dtype)))
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out.numpy(), np.clip(v, 0, 6))
+    assert F.relu6([-1, 9]).numpy().tolist() == [0, 6]
+    assert F.relu6(Tensor([-1.5, 2.5, 9.0], dtype="float16")).dtype == np.float16
+
+
+def test_arg_reductions_of_masks():
+    # MegEngine 1.13 takes bool tensors: the first True (argmax) or False (argmin), int32
+    m = np.random.RandomState(3).rand(4, 6) > 0.5
+    m[:, 0] = False  # a column without True: argmax is 0 there, as in NumPy
+    for fn, ref in [(F.argmax, np.argmax), (F.argmin, np.argmin)]:
+        for axis in [None, 0, 1, -1]:
+            out = fn(Tensor(m), axis=axis)
+            assert out.dtype == np.int32
+            np.testing.assert_array_equal(out.numpy(), ref(m, axis=axis))
 
 
 def test_float_modes_keep_float16_and_reject_bool():

@@ -70,6 +70,16 @@ def test_norm_matches_numpy(ord):
 
 
 def test_norm_edges_and_errors():
+    # ord=0 counts, in int32 as MegEngine 1.13 returns it; normalize by it gives float32
+    x = np.array([[0.0, 1.5, 2.0], [0.0, 0.0, 3.0]], np.float32)
+    for inp in (x, x.astype(np.float16), (x * 2).astype(np.int32)):
+        n = F.norm(inp, 0, 1)
+        assert n.dtype == np.int32 and n.numpy().tolist() == [2, 1]
+    assert F.norm(x, 0, 1, keepdims=True).numpy().tolist() == [[2], [1]]
+    assert F.norm(x, 0).dtype == np.int32 and F.norm(x, 0).item() == 3
+    r = F.normalize(x, 0, 1)
+    assert r.dtype == np.float32
+    np.testing.assert_allclose(r.numpy(), [[0.0, 0.75, 1.0], [0.0, 0.0, 3.0]])
     close(F.norm([3, 4]), np.float32(5.0))  # integers are normed as float32
     close(F.norm(mge.Tensor(-2.0)), np.float32(2.0))
     close(F.norm([3.0, 4.0], ord=np.int64(1)), np.float32(7.0))

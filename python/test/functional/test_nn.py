@@ -148,6 +148,20 @@ def test_elemwise_activations_are_exported_in_nn():
     np.testing.assert_allclose(F.nn.logsigmoid(x).numpy(), -np.logaddexp(0, -x), rtol=1e-5)
 
 
+def test_leaky_relu_and_prelu_gradient_at_zero():
+    from megengine.autodiff import GradManager
+
+    # MegEngine 1.13 (PRELU) gives x's gradient 1 at 0 and -0, the slope's only from x < 0;
+    # max(x, 0) + slope * min(x, 0) gave 1 + slope there, both branches passing the tie.
+    x = mge.Parameter(np.array([-1.0, 0.0, -0.0, 2.0], np.float32))
+    s = mge.Parameter(np.array([0.1], np.float32))
+    gm = GradManager().attach([x, s])
+    with gm:
+        gm.backward((F.leaky_relu(x, 0.1) + F.prelu(x, s)).sum())
+    np.testing.assert_allclose(x.grad.numpy(), [0.2, 2.0, 2.0, 2.0], rtol=1e-6)
+    np.testing.assert_allclose(s.grad.numpy(), [-1.0])
+
+
 @pytest.mark.parametrize("shape", [(), (0,), (3, 4), (2, 3, 4)])
 def test_leaky_relu_and_prelu(shape):
     x = randn(*shape)

@@ -34,9 +34,9 @@ def windows_ref(x, k, p, s, d):
     return out
 
 
-def scatter_ref(y, size, p, s, d):
+def scatter_ref(y, size, p, s, d, acc=np.float64):
     (ph, pw), (sh, sw), (dh, dw) = map(pair, (p, s, d))
-    full = np.zeros(y.shape[:2] + (size[0] + 2 * ph, size[1] + 2 * pw), np.float64)
+    full = np.zeros(y.shape[:2] + (size[0] + 2 * ph, size[1] + 2 * pw), acc)
     for a, b, i, j in np.ndindex(*y.shape[2:]):
         full[:, :, a * sh + i * dh, b * sw + j * dw] += y[:, :, a, b, i, j]
     return full[:, :, ph : ph + size[0], pw : pw + size[1]]
@@ -50,6 +50,9 @@ def test_sliding_window_and_its_transpose(shape, k, p, s, d):
     y = rng.normal(size=got.shape).astype(np.float32)
     back = F.nn.sliding_window_transpose(y, shape[2:], k, p, s, d).numpy()
     np.testing.assert_allclose(back, scatter_ref(y, shape[2:], p, s, d), rtol=1e-5, atol=1e-6)
+    # Summed in float32 in window order, as MegEngine 1.13's kernel (and its test, which
+    # compares exactly) does: equal bit for bit.
+    np.testing.assert_array_equal(back, scatter_ref(y, shape[2:], p, s, d, np.float32))
     # adjoint: <sw(x), y> = <x, swt(y)>
     np.testing.assert_allclose((got * y).sum(), (x * back).sum(), rtol=1e-4)
 

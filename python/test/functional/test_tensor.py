@@ -262,6 +262,17 @@ def test_concat_stack():
     t = F.concat([mge.Tensor([1, 2]), mge.Tensor([0.5])])  # promotion
     assert t.dtype == np.float32 and t.numpy().tolist() == [1.0, 2.0, 0.5]
     assert F.concat([a, a], device="cpu1").device == "cpu1"
+    # Inputs on different devices need device=: MegEngine 1.13 raises "ambiguous device" too,
+    # where the first input's device used to be taken silently.
+    t0, t1 = mge.Tensor(a, device="cpu0"), mge.Tensor(a, device="cpu1")
+    for join in (F.concat, F.stack):
+        with pytest.raises(ValueError, match="ambiguous device"):
+            join([t0, t1])
+        assert join([t0, t1], device="cpu1").device == "cpu1"
+        # arrays and lists go where the tensors are
+        out = join([a, t1])
+        assert out.device == "cpu1"
+        eq(out, np.concatenate([a, a]) if join is F.concat else np.stack([a, a]))
     for ax in [0, 1, 2, -1]:
         eq(F.stack([a, a * 2, a * 3], ax), np.stack([a, a * 2, a * 3], ax))
     # 0-d tensors stack as 1-element vectors, as MegEngine 1.13 gives (N, 1) / (1, N).

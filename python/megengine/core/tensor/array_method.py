@@ -42,7 +42,7 @@ def as_tensor(value, dtype=None, device=None):
 def _promote(args):
     """Converts the Tensor/scalar/array arguments of one op to a common dtype and device."""
     if any(a is None for a in args):
-        raise TypeError("unsupported operand: None is not a tensor or a number")
+        raise TypeError("the operand is None and is not supported.")  # MegEngine 1.13's words
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
         tensors = [Tensor(args[0])]

@@ -2,8 +2,8 @@
 
 Ints, slices (any step) and integer arrays become index tensors for IndexingMultiAxisVec, one
 axis at a time for basic indices (so slices combine as an outer product, as NumPy's do) and all
-together for integer arrays (so they broadcast together); ``None`` is AddAxis. Boolean masks, and
-integer arrays mixed with ints, partial slices or ``None``, take one general path: NumPy itself
+together for integer arrays (so they broadcast together); ``None`` is AddAxis. Boolean masks and
+scalars, and integer arrays mixed with ints, partial slices or ``None``, take one general path: NumPy itself
 indexes an array of flat positions, whose result indexes the flattened tensor (so every NumPy
 rule, such as where advanced-index dimensions land, holds by construction). Every step is an
 op, so indexing and assignment are differentiable.
@@ -57,10 +57,20 @@ def _is_bool_array(a):
     return dtype == np.bool_
 
 
+def _is_bool_scalar(i):
+    # A bool is not the int 1 or 0 here: as in NumPy, True adds an axis of length 1 and False
+    # one of length 0, which only the flat path gets right.
+    if isinstance(i, Tensor):
+        return i.ndim == 0 and i.dtype == np.bool_
+    return isinstance(i, (bool, np.bool_))
+
+
 def _needs_flat(index):
-    """Whether ``index`` has a boolean mask, or integer arrays mixed with ints, partial slices
-    or None: the cases the per-axis paths do not cover."""
+    """Whether ``index`` has a boolean mask or scalar, or integer arrays mixed with ints,
+    partial slices or None: the cases the per-axis paths do not cover."""
     items = index if isinstance(index, tuple) else (index,)
+    if any(_is_bool_scalar(i) for i in items):
+        return True
     arrays = [i for i in items if _is_index_array(i)]
     if not arrays:
         return False
