@@ -219,6 +219,27 @@ def test_make_const_and_make_input_node():
     np.testing.assert_array_equal(out["o1"], [18, 32])
 
 
+def test_replaced_var_of_another_dtype_promotes_the_elementwise_ops_using_it():
+    # MegEngine 1.13's own test_make_const: the int32 input b of o = (a + b) * 2 replaced by a
+    # float64 constant (which becomes float32). MegBrain's Elemwise converts mixed operands to
+    # their common dtype when built, and MegEngine 1.13 runs the edited file to
+    # [2.0, 4.0] float32 (printed by it); NeoMeg's graph takes one dtype per Elemwise, so the
+    # rebuilt graph gets TypeCvt nodes instead of refusing the edit.
+    net = Network.load(sum_model())
+    zero = net.make_const(np.array([0.0, 0.0]), name="b")
+    assert zero.dtype == np.float32
+    net.replace_vars({net.var_filter.name("b").as_unique(): zero})
+    out = run(net, [1, 2])["o"]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [2.0, 4.0])
+    # a bool constant for the int32 input: MegEngine 1.13 also gives [4.0, 4.0] float32
+    net = Network.load(sum_model())
+    net.replace_vars({net.get_var_by_name("b"): net.make_const(np.array([True, False]))})
+    out = run(net, [1, 2])["o"]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [4.0, 4.0])
+
+
 def test_param_set_value_and_params_edit():
     net = Network.load(sum_model())
     net.params_filter.as_unique().set_value(3)
