@@ -23,6 +23,7 @@ from .network_node import (
     ImmutableTensor,
     OpNode,
     VarNode,
+    _graph_dtype,
     str_to_mge_class,
 )
 from .node_filter import (
@@ -124,7 +125,7 @@ def _build(dest_vars, pending=None, inputs_first=()):
                 name = node.name or out.name
                 if not name:
                     raise ValueError("an input needs a name")
-                index[out] = graph.input(name, list(node.shape), node.dtype)
+                index[out] = graph.input(name, list(node.shape), _graph_dtype(node.dtype))
             elif isinstance(node, ConstOpBase):
                 index[node.outputs[0]] = graph.constant(node._value, node.name or "")
             else:
