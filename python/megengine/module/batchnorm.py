@@ -70,6 +70,15 @@ class _BatchNorm(Module):
             self.weight._reset(Tensor(np.ones(shape, dtype=np.float32)))
             self.bias._reset(Tensor(np.zeros(shape, dtype=np.float32)))
 
+    def _check_running_stats(self):
+        # A layer built without running statistics has none to update or to evaluate with:
+        # switching track_running_stats on afterwards is refused, as MegEngine 1.13 does
+        # (with its AssertionError and message), instead of silently normalising by the batch.
+        if self.track_running_stats and (self.running_mean is None or self.running_var is None):
+            raise AssertionError(
+                "track_running_stats can not be initilized to False and changed to True later"
+            )
+
     def _check_input_ndim(self, inp):
         if inp.ndim not in self._ndims:
             raise ValueError(
@@ -84,6 +93,7 @@ class _BatchNorm(Module):
 
     def forward(self, inp):
         self._check_input_ndim(inp)
+        self._check_running_stats()
         origin_shape = tuple(inp.shape)
         if inp.ndim != 4:
             inp = inp.reshape(origin_shape + (1,) * (4 - inp.ndim))
@@ -262,6 +272,7 @@ class SyncBatchNorm(_BatchNorm):
             (2, 3)
         """
         self._check_input_ndim(inp)
+        self._check_running_stats()
         use_batch = (self.training and not self.freeze) or not self.track_running_stats
         update = self.track_running_stats and self.training and not self.freeze
         stats = (self.running_mean, self.running_var) if update or not use_batch else (None, None)

@@ -60,19 +60,26 @@ def _set_expand_structure(module, key, value):
         parent[int(last)] = value
 
 
-def _qat2quantized_dict():
-    # MegEngine's mapping: each QuantizedModule subclass of module.quantized from the QAT
-    # module of the same name
+def _get_quantable_module_names():
+    # MegEngine 1.13's private helper (its tests and some user scripts import it): the names of
+    # module.quantized's QuantizedModule subclasses, which float, QAT and quantized share.
     from ..module import quantized as Quantized  # imports functional: read at call time
 
-    names = [
+    return [
         key
         for key in dir(Quantized)
         if isinstance(getattr(Quantized, key), type)
         and issubclass(getattr(Quantized, key), Quantized.QuantizedModule)
         and getattr(Quantized, key) is not Quantized.QuantizedModule
-        and hasattr(QAT, key)
     ]
+
+
+def _qat2quantized_dict():
+    # MegEngine's mapping: each QuantizedModule subclass of module.quantized from the QAT
+    # module of the same name
+    from ..module import quantized as Quantized
+
+    names = [key for key in _get_quantable_module_names() if hasattr(QAT, key)]
     return {getattr(QAT, key): getattr(Quantized, key) for key in names}
 
 

@@ -14,6 +14,8 @@ import os
 from collections.abc import Sequence
 
 from ..core import _imperative_rt as _rt
+from ..core.ops import builtin
+from ..core.tensor.dtype import promote_names
 from .atomic_file import write_atomic
 from .network_node import (
     ConstOpBase,
@@ -21,6 +23,7 @@ from .network_node import (
     ImmutableTensor,
     OpNode,
     VarNode,
+    _graph_dtype,
     str_to_mge_class,
 )
 from .node_filter import (
@@ -87,6 +90,25 @@ def _example_model():
     return buf.getvalue()
 
 
+def _promoted(graph, node, indices):
+    # MegBrain's Elemwise converts operands of different dtypes to their common one when it is
+    # built, so a var replaced by one of another dtype (``replace_vars`` with a float constant
+    # for an int input) computes in the promoted dtype, as in MegEngine 1.13; NeoMeg's graph
+    # takes one dtype, so the conversions are TypeCvt nodes inserted here.
+    if node.opdef.name != "Elemwise":
+        return indices
+    names = [graph.var(i)[2] for i in indices]
+    if len(set(names)) <= 1:
+        return indices
+    dt = names[0]
+    for name in names[1:]:
+        dt = promote_names(dt, name)
+    return [
+        i if name == dt else graph.insert(builtin.TypeCvt(dtype=dt), [i])[0]
+        for i, name in zip(indices, names)
+    ]
+
+
 def _build(dest_vars, pending=None, inputs_first=()):
     """A fresh graph (``_rt.network.Graph``) of what ``dest_vars`` need, and the index of each
     var in it; ``pending``, an op node without outputs yet, is inserted last and its output
@@ -103,11 +125,12 @@ def _build(dest_vars, pending=None, inputs_first=()):
                 name = node.name or out.name
                 if not name:
                     raise ValueError("an input needs a name")
-                index[out] = graph.input(name, list(node.shape), node.dtype)
+                index[out] = graph.input(name, list(node.shape), _graph_dtype(node.dtype))
             elif isinstance(node, ConstOpBase):
                 index[node.outputs[0]] = graph.constant(node._value, node.name or "")
             else:
-                outs = graph.insert(node.opdef, [index[v] for v in node.inputs], node._presets)
+                ins = _promoted(graph, node, [index[v] for v in node.inputs])
+                outs = graph.insert(node.opdef, ins, node._presets)
                 if len(outs) != len(node.outputs):
                     raise ValueError(
                         f"the op has {len(outs)} outputs, the node {len(node.outputs)}"

@@ -502,9 +502,21 @@ class ReadOnlyOpNode(OpNode):
 
 
 def _dtype_name(dtype):
-    if isinstance(dtype, str) and dtype == "bfloat16":
+    # The runtime's name of a dtype, which a loaded var reports: numpy's name, "bfloat16", or a
+    # quantized dtype's full name ("QuantizedS8(0.5)"), from that name or from the quantized
+    # numpy dtype (with MegEngine's mgb_dtype metadata) that VarNode.dtype and Tensor.dtype give.
+    if isinstance(dtype, str) and (dtype == "bfloat16" or dtype.startswith("Quantized")):
         return dtype
-    return np.dtype(dtype).name
+    dt = np.dtype(dtype)
+    if dt.metadata and "mgb_dtype" in dt.metadata:
+        return _rt.network.Value(np.zeros((1,), dt)).dtype
+    return dt.name
+
+
+def _graph_dtype(name):
+    # What the graph's input() takes for a dtype name: a quantized dtype as its numpy dtype with
+    # the metadata (numpy does not know the runtime's full names).
+    return _rt.InferenceModel.numpy_dtype(name) if name.startswith("Quantized") else name
 
 
 # MegEngine's class name and type string per NeoMeg operator: where the names differ, and the

@@ -1,5 +1,6 @@
 """megengine.Tensor against NumPy: construction, operators, promotion, methods, indexing."""
 
+import io
 import pickle
 
 import numpy as np
@@ -197,6 +198,33 @@ def test_device_and_to():
     assert t.to("cpu0").device == "cpu0"
     with pytest.raises(ValueError, match="invalid comp node name"):
         t.to("abc")
+
+
+def test_to_own_device_is_differentiated_and_traced():
+    # MegEngine's Tensor.to is a Copy op: w.to(device) passes the gradient (MegEngine 1.13
+    # gives [2, 2] for the sum below) and a traced function that calls it computes from each
+    # call's input; a raw copy dropped the gradient and replayed the first call's value.
+    from megengine.autodiff import GradManager
+    from megengine.jit import trace
+
+    w = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach(w)
+    with gm:
+        y = w.to(w.device)
+        gm.backward((y * 2).sum())
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 2.0])
+    assert y is not w and type(y) is mge.Tensor and y.device == w.device
+    for symbolic in (False, True):
+        f = trace(lambda x: x.to("cpu0") * 2, symbolic=symbolic, capture_as_const=True)
+        for v in ([1.0, 2.0], [5.0, 7.0], [9.0, 1.0]):
+            np.testing.assert_array_equal(f(mge.Tensor(v)).numpy(), np.array(v) * 2)
+    # the dumped graph reads its input instead of holding the traced value
+    from megengine.utils.comp_graph_tools import GraphInference
+
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x"], output_names=["y"])
+    out = GraphInference(buf.getvalue()).run(np.array([3.0, 4.0], "float32"))["y"]
+    np.testing.assert_array_equal(out, [6.0, 8.0])
 
 
 @pytest.mark.parametrize(

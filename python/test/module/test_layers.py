@@ -366,6 +366,22 @@ def test_batchnorm1d_and_options():
         M.BatchNorm2d(4)(_t(x2))
 
 
+@pytest.mark.parametrize("cls", [M.BatchNorm2d, M.SyncBatchNorm])
+def test_batchnorm_tracking_switched_on_after_construction_is_refused(cls):
+    # Built without running statistics, a layer has none to update or to evaluate with:
+    # MegEngine 1.13 raises this AssertionError in training and in eval; normalising by the
+    # batch instead would silently ignore the flag.
+    m = cls(3, track_running_stats=False)
+    m.track_running_stats = True
+    x = _t(_rand(6, 3, 2, 2))
+    for training in (True, False):
+        m.train(training)
+        with pytest.raises(AssertionError, match="can not be initilized to False"):
+            m(x)
+    m.track_running_stats = False  # switched back: batch statistics again
+    _close(m(x), np_norm(x.numpy(), (0, 2, 3), 1e-5), rtol=1e-3, atol=1e-4)
+
+
 def test_batchnorm_param_dim_c():
     a, c = M.BatchNorm2d(3), M.BatchNorm2d(3, param_dim="dim_c", compute_mode="default")
     assert c.weight.shape == c.running_mean.shape == (3,)

@@ -154,3 +154,23 @@ def test_apply_easy_quant():
     assert 0.8 * before - 1e-7 <= after <= 1.2 * before + 1e-7
     # the scale kept is the best of the candidates by cosine similarity
     assert np.any(np.isclose(after, np.linspace(0.8 * before, 1.2 * before, 9), rtol=1e-5))
+
+
+def test_quantable_module_names_are_megengine_113s():
+    # MegEngine 1.13's private _get_quantable_module_names (its own tests and some conversion
+    # scripts import it) returns exactly this list (printed by MegEngine 1.13), the modules that
+    # quantize_qat and quantize convert; each name is a float, a QAT and a quantized module.
+    from megengine.module import quantized as Q
+    from megengine.quantization.quantize import _get_quantable_module_names
+
+    names = _get_quantable_module_names()
+    assert sorted(names) == [
+        "BatchMatMulActivation", "Concat", "Conv2d", "ConvBn2d", "ConvBnRelu2d", "ConvRelu2d",
+        "ConvTranspose2d", "ConvTransposeBn2d", "ConvTransposeBnRelu2d", "ConvTransposeRelu2d",
+        "DequantStub", "Elemwise", "Linear", "LinearBn1d", "LinearBnRelu1d", "LinearRelu",
+        "QuantStub",
+    ]  # fmt: skip
+    for name in names:
+        assert issubclass(getattr(QAT, name), QAT.QATModule)
+        assert issubclass(getattr(Q, name), Q.QuantizedModule)
+        assert issubclass(getattr(M, name), M.Module)

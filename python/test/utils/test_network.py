@@ -219,6 +219,61 @@ def test_make_const_and_make_input_node():
     np.testing.assert_array_equal(out["o1"], [18, 32])
 
 
+def test_replaced_var_of_another_dtype_promotes_the_elementwise_ops_using_it():
+    # MegEngine 1.13's own test_make_const: the int32 input b of o = (a + b) * 2 replaced by a
+    # float64 constant (which becomes float32). MegBrain's Elemwise converts mixed operands to
+    # their common dtype when built, and MegEngine 1.13 runs the edited file to
+    # [2.0, 4.0] float32 (printed by it); NeoMeg's graph takes one dtype per Elemwise, so the
+    # rebuilt graph gets TypeCvt nodes instead of refusing the edit.
+    net = Network.load(sum_model())
+    zero = net.make_const(np.array([0.0, 0.0]), name="b")
+    assert zero.dtype == np.float32
+    net.replace_vars({net.var_filter.name("b").as_unique(): zero})
+    out = run(net, [1, 2])["o"]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [2.0, 4.0])
+    # a bool constant for the int32 input: MegEngine 1.13 also gives [4.0, 4.0] float32
+    net = Network.load(sum_model())
+    net.replace_vars({net.get_var_by_name("b"): net.make_const(np.array([True, False]))})
+    out = run(net, [1, 2])["o"]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [4.0, 4.0])
+
+
+def test_quantized_inputs_can_be_remade_and_dumped():
+    # MegEngine 1.13's test_network_node recreates every input with
+    # make_input_node(shape=v.shape, dtype=v.dtype, name=v.name): for a quantized input, dtype
+    # is the numpy dtype with mgb_dtype metadata (or MegEngine's full name). The edited model
+    # must compute what the traced function did; before, the quantized dtype was refused.
+    from megengine.core.tensor import dtype as D
+
+    rng = np.random.RandomState(3)
+    inp = mge.Tensor(rng.random_sample((1, 3, 8, 8)) * 4, dtype=D.qint8(0.5))
+    weight = mge.Tensor(rng.random_sample((4, 3, 3, 3)) * 4, dtype=D.qint8(0.25))
+    bias = mge.Tensor(rng.random_sample((1, 4, 1, 1)), dtype=D.qint32(0.125))
+
+    @trace(symbolic=True, capture_as_const=True)
+    def f(i, w, b):
+        return F.quantized.conv_bias_activation(i, w, b, dtype=D.qint8(1.0), nonlinear_mode="relu")
+
+    want = f(inp, weight, bias)
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["i", "w", "b"], output_names=["o"], optimize_for_inference=False)
+    net = Network.load(buf.getvalue())
+    old = net.input_vars
+    assert [v.dtype.metadata["mgb_dtype"]["scale"] for v in old] == [0.5, 0.25, 0.125]
+    new = [net.make_input_node(shape=v.shape, dtype=v.dtype, name=v.name) for v in old]
+    assert [v.dtype.metadata["mgb_dtype"] for v in new] == [
+        v.dtype.metadata["mgb_dtype"] for v in old
+    ]
+    by_name = net.make_input_node((2,), "QuantizedS8(0.5)", name="q")
+    assert by_name.dtype.metadata["mgb_dtype"] == {"name": "QuantizedS8", "scale": 0.5}
+    net.replace_vars(dict(zip(old, new)))
+    got = run(net, inp.numpy(), weight.numpy(), bias.numpy())["o"]
+    assert got.dtype.metadata["mgb_dtype"]["scale"] == 1.0
+    np.testing.assert_array_equal(got, want.numpy())
+
+
 def test_param_set_value_and_params_edit():
     net = Network.load(sum_model())
     net.params_filter.as_unique().set_value(3)

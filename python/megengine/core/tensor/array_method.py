@@ -470,8 +470,14 @@ class ArrayMethodMixin:
         return self._detach()
 
     def to(self, device):
-        """A copy on ``device`` (e.g. ``"cpu0"``)."""
-        return self._copy_to(str(device))
+        """A copy on ``device`` (e.g. ``"cpu0"``). On the tensor's own device the copy is an
+        op, as MegEngine's ``Copy``: autograd differentiates it and a trace records it (a raw
+        copy would drop the gradient and replay the recorded value); a copy to another device
+        is not differentiated, as :func:`~.functional.copy`."""
+        device = _rt.canonical_device(str(device))
+        if device == _rt.canonical_device(self.device):
+            return apply(cached_op(builtin.Relayout), self)[0]
+        return self._copy_to(device)
 
 
 def _dtype_name(dtype):
