@@ -599,7 +599,8 @@ def topk(inp, k, descending=True, kth_only=False, no_sort=False):
 
     Args:
         inp: input tensor of at least one dim.
-        k: how many elements, 1 <= k <= inp.shape[-1].
+        k: how many elements, at least 1; a k above ``inp.shape[-1]`` takes the whole axis
+            (MegEngine 1.13 clamps it so; with ``kth_only``, the last element in order).
         descending: select the largest (the default, as MegEngine's); False selects the
             smallest.
         kth_only: return only the k-th value and its index (the last axis dropped).
@@ -620,8 +621,9 @@ def topk(inp, k, descending=True, kth_only=False, no_sort=False):
     x = _sort_input("topk", inp)
     k = int(k)
     n = x.shape[-1]
-    if not 1 <= k <= n:
+    if k < 1 or n == 0:
         raise ValueError(f"topk: k={k} is out of range [1, {n}] for input of shape {x.shape}")
+    k = k if k <= n else n  # (min is F.min here)
     signed_k = -k if descending else k
     if kth_only:
         (kth,) = _rt.apply(cached_op(builtin.TopK, mode="KTH_ONLY", k=signed_k), x)

@@ -208,10 +208,25 @@ def test_topk_default_is_descending():
     assert v.numpy().tolist() == [1.0, 2.0] and i.numpy().tolist() == [1, 3]
 
 
+def test_topk_k_above_the_axis_takes_it_whole():
+    # MegEngine 1.13 clamps k to the axis length (values from MegEngine 1.13 itself).
+    x = [[3.0, 1.0, 2.0, 7.0], [0.0, 5.0, 4.0, -1.0]]
+    for k in (5, 6):
+        v, i = F.topk(x, k)
+        assert v.numpy().tolist() == [[7.0, 3.0, 2.0, 1.0], [5.0, 4.0, 0.0, -1.0]]
+        assert i.numpy().tolist() == [[3, 0, 2, 1], [1, 2, 0, 3]]
+        v, i = F.topk(x, k, kth_only=True)
+        assert (v.numpy().tolist(), i.numpy().tolist()) == ([1.0, -1.0], [1, 3])
+        v, i = F.topk(x, k, descending=False)
+        assert v.numpy().tolist() == [[1.0, 2.0, 3.0, 7.0], [-1.0, 0.0, 4.0, 5.0]]
+
+
 def test_topk_errors():
     a = randn(2, 3)
-    with pytest.raises(ValueError, match=r"topk: k=4 is out of range \[1, 3\] for input of shape"):
-        F.topk(a, 4)
+    with pytest.raises(ValueError, match=r"topk: k=0 is out of range \[1, 3\] for input of shape"):
+        F.topk(a, 0)
+    with pytest.raises(ValueError, match=r"topk: k=1 is out of range \[1, 0\]"):
+        F.topk(np.zeros((2, 0), np.float32), 1)
     with pytest.raises(ValueError, match="topk: k=0"):
         F.topk(a, 0)
     with pytest.raises(ValueError, match="topk: input must have at least one dim"):
