@@ -4,6 +4,7 @@ MatrixMul/BatchedMatrixMul, MatrixInverse and SVD of the kernel library, and com
 with Elemwise and the view ops.
 """
 
+import builtins as _builtins
 import math as _math
 import numbers as _numbers
 
@@ -623,7 +624,7 @@ def topk(inp, k, descending=True, kth_only=False, no_sort=False):
     n = x.shape[-1]
     if k < 1 or n == 0:
         raise ValueError(f"topk: k={k} is out of range [1, {n}] for input of shape {x.shape}")
-    k = k if k <= n else n  # (min is F.min here)
+    k = _builtins.min(k, n)
     signed_k = -k if descending else k
     if kth_only:
         (kth,) = _rt.apply(cached_op(builtin.TopK, mode="KTH_ONLY", k=signed_k), x)
