@@ -186,7 +186,17 @@ void init_tensor(py::module_& m) {
             .def("_inplace_update", &inplace_update)
             .def("_copy_to",
                  [](const TensorWrapper& t, const std::string& device) {
-                     return TensorWrapper{t.value.copy_to(CompNode::load(device))};
+                     CompNode cn = CompNode::load(device);
+                     // The graph has no op that crosses comp nodes, so a recorded function that
+                     // copies a traced value to another device could only replay the
+                     // recording's copy: such a recording replays nothing (as numpy()).
+                     if (auto* rec = imperative::TraceRecorder::current();
+                         rec && rec->mode() == imperative::TraceRecorder::Mode::Record &&
+                         cn != t.value.comp_node() &&
+                         !(t.created_in_trace && rec->var_of(t.value) == nullptr))
+                         rec->fail("a tensor was copied to another device (" + cn.to_string() +
+                                   "), which a compiled graph cannot do");
+                     return TensorWrapper{t.value.copy_to(cn)};
                  })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); })
             // Tensor.format's fact: the layout is channels-last (dnn/channels_last.h).

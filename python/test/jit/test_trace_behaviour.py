@@ -452,6 +452,33 @@ def test_host_reads_of_values_make_the_trace_run_eagerly(symbolic, fn, make_args
     assert f._mode == "eager"
 
 
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_copies_to_another_device_make_the_trace_run_eagerly(symbolic):
+    # The graph has no op that crosses devices: a replay would give the recording's copy.
+    def fn(x):
+        y = x.to("cpu1") * 2
+        return F.copy(y, "cpu0") + 1
+
+    f = trace(fn, symbolic=symbolic)
+    with pytest.warns(RuntimeWarning, match=r"copied to another device \(cpu1\).* at .*\.py:\d+"):
+        f(mge.Tensor([1.0, 2.0]))
+    for k in (3.0, -1.0):
+        assert f(mge.Tensor([k, 1.0])).numpy().tolist() == [2 * k + 1, 3.0]
+    assert f._mode == "eager"
+
+
+def test_copies_on_the_same_device_stay_compiled():
+    @trace
+    def f(x):
+        return x.to(x.device) * 2 + F.copy(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in (1.0, 4.0):
+            assert f(mge.Tensor([k])).numpy().tolist() == [3.0 * k]
+    assert f._mode == "graph"
+
+
 def test_reads_that_do_not_steer_the_graph_keep_it_compiled():
     @trace
     def f(x):
