@@ -1461,20 +1461,62 @@ def pixel_shuffle(inp, upscale_factor):
     return reshape(y, lead + (c, h * r, w * r))
 
 
-_RESIZE_MODES = {"bilinear": "LINEAR", "linear": "LINEAR", "nearest": "NEAREST", "bicubic": "CUBIC"}
+_RESIZE_MODES = {
+    "bilinear": "LINEAR",
+    "linear": "LINEAR",
+    "trilinear": "LINEAR",
+    "nearest": "NEAREST",
+    "bicubic": "CUBIC",
+}
+_RESIZE_DIMS = {"linear": 1, "trilinear": 3}  # spatial dims; the others take 2
+
+
+def _resize(x, out, mode, align_corners):
+    """(N, C, H, W) resized to ``out`` = (OH, OW) by the Resize op."""
+    op = cached_op(
+        builtin.Resize,
+        mode=_RESIZE_MODES[mode],
+        out_h=out[0],
+        out_w=out[1],
+        align_corners=bool(align_corners),
+    )
+    return apply(op, x)[0]
+
+
+def _trilinear(x, out, align_corners):
+    # Linear interpolation is separable: (H, W) of every depth slice, then D with the (H, W)
+    # plane as one row of unchanged width, which a linear resize leaves as it is (its source
+    # coordinate of o is o exactly). The values are those of the 8-point weights, rounded
+    # apart.
+    n, c, d, h, w = x.shape
+    od, oh, ow = out
+    if (oh, ow) != (h, w):
+        x = reshape(
+            _resize(reshape(x, (n, c * d, h, w)), (oh, ow), "linear", align_corners),
+            (n, c, d, oh, ow),
+        )
+    if od != d:
+        x = reshape(
+            _resize(reshape(x, (n, c, d, oh * ow)), (od, oh * ow), "linear", align_corners),
+            (n, c, od, oh, ow),
+        )
+    return x
 
 
 def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corners=None):
-    """Resizes the spatial dims of an (N, C, H, W) input, or the last dim of an (N, C, W) input
-    with mode "linear".
+    """Resizes the spatial dims of an (N, C, H, W) input, the last dim of an (N, C, W) input
+    with mode "linear", or the three of an (N, C, D, H, W) input with mode "trilinear".
 
     Args:
-        inp: input of shape (N, C, H, W), or (N, C, W) for "linear".
-        size: output size, an int or (OH, OW); exactly one of size and scale_factor is given.
-        scale_factor: a float or (fh, fw); the output size is floor(in * factor).
-        mode: "bilinear", "linear", "nearest" (which takes inp[floor(o * in / out)]) or
-            "bicubic" (MegEngine's: Keys' kernel with a = -0.75 over the 4 x 4 nearest pixels,
-            edges replicated, as OpenCV's INTER_CUBIC).
+        inp: input of shape (N, C, H, W), (N, C, W) for "linear", (N, C, D, H, W) for
+            "trilinear".
+        size: output size, one per spatial dim ((OH, OW), ...), or an int n, which is (n, 1)
+            ((n, 1, 1) for "trilinear"), as MegEngine 1.13 reads it; exactly one of size and
+            scale_factor is given.
+        scale_factor: a float or one per spatial dim; the output size is floor(in * factor).
+        mode: "bilinear", "linear", "trilinear", "nearest" (which takes
+            inp[floor(o * in / out)]) or "bicubic" (MegEngine's: Keys' kernel with a = -0.75
+            over the 4 x 4 nearest pixels, edges replicated, as OpenCV's INTER_CUBIC).
         align_corners: linear modes only: corner pixels of input and output coincide when True;
             pixel centres are aligned when False (the default).
 
@@ -1488,6 +1530,9 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
         [[[[0.0, 1.0, 2.0]]]]
         >>> F.interpolate(x, scale_factor=2, mode="nearest").numpy().tolist()
         [[[[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 2.0, 2.0]]]]
+        >>> v = [[[[[0.0]], [[4.0]]]]]  # (1, 1, 2, 1, 1)
+        >>> F.interpolate(v, size=(3, 1, 1), mode="trilinear", align_corners=True).numpy().ravel()
+        array([0., 2., 4.], dtype=float32)
     """
     fname = "interpolate"
     x = _float_input(inp, fname)
@@ -1497,13 +1542,17 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
     if mode in ("nearest", "bicubic") and align_corners:
         raise ValueError(f"{fname}: align_corners only applies to the linear modes")
     one_d = mode == "linear"
-    nd = 1 if one_d else 2
+    nd = _RESIZE_DIMS.get(mode, 2)
     if x.ndim != nd + 2:
         raise ValueError(f"{fname}: mode {mode!r} needs a {nd + 2}-dim input, got {x.shape}")
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{fname}: give exactly one of size and scale_factor")
     in_size = x.shape[2:]
     if size is not None:
+        if isinstance(size, INTEGER_TYPES):
+            # MegEngine 1.13 reads an int n as (n, 1) ((n, 1, 1) for "trilinear"): only the
+            # first spatial dim takes it.
+            size = (int(size),) + (1,) * (nd - 1)
         out = _tuple(size, nd, fname, "size")
     else:
         if isinstance(scale_factor, (int, float, np.number)):
@@ -1514,17 +1563,12 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
         out = tuple(int(np.floor(i * f)) for i, f in zip(in_size, scale_factor))
     if builtins.min(out) < 1 or builtins.min(in_size) < 1:
         raise ValueError(f"{fname}: input {x.shape} and output size {out} must not be empty")
+    if nd == 3:
+        return _trilinear(x, out, align_corners)
     if one_d:
         x = _add_axis(x, [2])
         out = (1,) + out
-    op = cached_op(
-        builtin.Resize,
-        mode=_RESIZE_MODES[mode],
-        out_h=out[0],
-        out_w=out[1],
-        align_corners=bool(align_corners),
-    )
-    y = apply(op, x)[0]
+    y = _resize(x, out, mode, align_corners)
     return _remove_axis(y, [2]) if one_d else y
 
 

@@ -943,6 +943,54 @@ def test_interpolate_nearest_linear_scale_and_errors():
     check_grad(lambda a: F.interpolate(a, size=(3, 4)), randn(1, 1, 2, 3))
 
 
+def trilinear_ref(x, out, align_corners):
+    # The 8-point weights directly, in float64 (the op is separable passes, rounded apart).
+    def coords(o, i):
+        d = np.arange(o, dtype=np.float64)
+        if align_corners:
+            src = d * (i - 1) / (o - 1) if o > 1 else np.zeros(o)
+        else:
+            src = np.clip((d + 0.5) * i / o - 0.5, 0, None)
+        lo = np.minimum(np.floor(src).astype(int), i - 1)
+        return lo, np.minimum(lo + 1, i - 1), src - lo
+
+    (d0, d1, fd), (h0, h1, fh), (w0, w1, fw) = (coords(o, i) for o, i in zip(out, x.shape[2:]))
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for di, wd in ((d0, 1 - fd), (d1, fd)):
+        for hi, wh in ((h0, 1 - fh), (h1, fh)):
+            for wi, ww in ((w0, 1 - fw), (w1, fw)):
+                w = wd[:, None, None] * wh[None, :, None] * ww[None, None, :]
+                y += x[:, :, di][:, :, :, hi][:, :, :, :, wi] * w
+    return y
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("size", [(3, 4, 5), (7, 9, 11), (4, 5, 6), (1, 1, 1), (8, 2, 13)])
+def test_interpolate_trilinear(size, align):
+    x = randn(2, 3, 4, 5, 6)
+    out = F.interpolate(x, size=size, mode="trilinear", align_corners=align).numpy()
+    np.testing.assert_allclose(out, trilinear_ref(x, size, align), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_trilinear_sizes_gradient_and_errors():
+    x = randn(1, 2, 3, 4, 5)
+    out = F.interpolate(x, scale_factor=(1.5, 0.5, 2.0), mode="trilinear")
+    np.testing.assert_allclose(out.numpy(), trilinear_ref(x, (4, 2, 10), False), atol=1e-5)
+    # An int size is (n, 1, 1) for trilinear and (n, 1) for the 2-D modes: MegEngine 1.13's
+    # reading (its own shapes).
+    assert F.interpolate(x, size=4, mode="trilinear").shape == (1, 2, 4, 1, 1)
+    assert F.interpolate(randn(1, 2, 4, 5), size=3, mode="nearest").shape == (1, 2, 3, 1)
+    with pytest.raises(ValueError, match="interpolate: mode 'trilinear' needs a 5-dim input"):
+        F.interpolate(randn(1, 2, 3, 4), size=(2, 2, 2), mode="trilinear")
+    with pytest.raises(ValueError, match="interpolate: size needs 3 values"):
+        F.interpolate(x, size=(2, 2), mode="trilinear")
+    check_grad(lambda a: F.interpolate(a, size=(2, 5, 3), mode="trilinear"), randn(1, 1, 3, 2, 4))
+    check_grad(
+        lambda a: F.interpolate(a, size=(4, 3, 2), mode="trilinear", align_corners=True),
+        randn(1, 2, 2, 3, 3),
+    )
+
+
 def test_interpolate_bicubic_keeps_constants_and_has_finite_difference_gradients():
     # weights of Keys' kernel sum to 1, and edges replicate: a constant image stays constant
     out = F.interpolate(np.full((1, 2, 3, 4), 0.75, "float32"), size=(7, 2), mode="bicubic")
