@@ -85,14 +85,14 @@ protected:
         const size_t oh = diff.layout[2], ow = diff.layout[3];
         const Nchw dp(diff.layout);
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
-        std::vector<std::vector<Point>> pts;
+        std::vector<std::vector<ScatterTap>> taps;
         for (size_t n = 0; n < grad.layout[0]; ++n)
-            pts.push_back(points_of(m_param, map_xy, n, ih, iw));
+            taps.push_back(warp_x86::scatter_taps(points_of(m_param, map_xy, n, ih, iw), iw));
         accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t n, size_t c0, size_t count, double* acc) {
-                    warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp, acc,
-                                      iw);
+                    warp_x86::scatter(taps[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
+                                      acc);
                 });
     }
 };

@@ -98,18 +98,18 @@ protected:
         const size_t oh = diff.layout[2], ow = diff.layout[3];
         const Nchw dp(diff.layout);
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
-        std::vector<std::vector<Sample>> pts;
+        std::vector<std::vector<ScatterTap>> taps;
         std::vector<std::vector<size_t>> of_image(batch);
         for (size_t n = 0; n < images.size(); ++n) {
-            pts.push_back(samples_of(m_param, mat, n, ih, iw));
+            taps.push_back(warp_x86::scatter_taps(samples_of(m_param, mat, n, ih, iw), iw));
             of_image[images[n]].push_back(n);
         }
         accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t img, size_t c0, size_t count, double* acc) {
                     for (size_t n : of_image[img])
-                        warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
-                                          acc, iw);
+                        warp_x86::scatter(taps[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
+                                          acc);
                 });
     }
 };

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "src/x86/from_double.h"
 #include "src/x86/nchw.h"
 #include "src/x86/parallel.h"
+#include "src/x86/warp_grad_hwy.h"
 
 namespace neomeg::dnn::x86::warp_x86 {
 
@@ -195,37 +197,48 @@ void sample_image(const TapTable<P>& t, size_t channels, size_t oh, size_t ow, c
 // The bench's remap backward (32 channels of 64x64, 1 thread, CPU time) took 9.4 ms a
 // forward+backward with one plane a pass, 9.1 with two, 8.5 with four, 7.6 with eight, 10.0
 // with sixteen (their double planes then spill from L2), planes apart; with the block's planes
-// interleaved (a tap's eight additions in one cache line) eight stayed best.
+// interleaved (a tap's eight additions in one cache line) eight stayed best, and eight doubles
+// are one AVX-512 vector (warp_grad_hwy.h).
 inline constexpr size_t kScatterPlanes = 8;
 
-// Adds the contributions of `count` diff planes (d, d + d_step, ...) to as many dense iw-wide
-// double planes interleaved (pixel p of plane l at acc[p * count + l]), each in output order: a
-// point and its weights are read once for the block's planes, and each plane gets its additions
-// in naive's order, so the sums are naive's.
+// Each point's data-gradient taps (warp_grad_hwy.h), in naive's tap order: pixel row * iw + col
+// with naive's weight; none for CONSTANT's value, NEAREST's unused taps and a point not finite.
+// Once per image, for all its blocks of planes.
 template <class P>
-void scatter(const std::vector<P>& pts, size_t oh, size_t ow, const float* d, ptrdiff_t d_step,
-             size_t count, const Nchw& dp, double* acc, int64_t iw) {
-    double g[kScatterPlanes];
-    for (size_t y = 0; y < oh; ++y)
-        for (size_t x = 0; x < ow; ++x) {
-            const P& pt = pts[y * ow + x];
-            if (!pt.finite)
-                continue;
+std::vector<ScatterTap> scatter_taps(const std::vector<P>& pts, int64_t iw) {
+    std::vector<ScatterTap> taps(pts.size());
+    parallel_ranges(pts.size(), pts.size() * 16, kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) {
+            const P& pt = pts[i];
             const int n = nearest(pt) ? 1 : 2;
-            const ptrdiff_t at = dp.at(static_cast<int64_t>(y), static_cast<int64_t>(x));
-            for (size_t l = 0; l < count; ++l)
-                g[l] = d[static_cast<ptrdiff_t>(l) * d_step + at];
-            for (int i = 0; i < n; ++i)
-                for (int j = 0; j < n; ++j) {
-                    // CONSTANT's value has no pixel.
-                    if (pt.row[i] < 0 || pt.col[j] < 0)
-                        continue;
-                    const double wt = pt.weight(i, j);
-                    double* a = acc + static_cast<size_t>(pt.row[i] * iw + pt.col[j]) * count;
-                    for (size_t l = 0; l < count; ++l)
-                        a[l] += wt * g[l];
-                }
+            for (int q = 0; q < 4; ++q) {
+                const int r = q / 2, c = q % 2;
+                const bool on = pt.finite && r < n && c < n && pt.row[r] >= 0 && pt.col[c] >= 0;
+                taps[i].pix[q] = on ? static_cast<int32_t>(pt.row[r] * iw + pt.col[c]) : -1;
+                taps[i].w[q] = on ? pt.weight(r, c) : 0.0;
+            }
         }
+    });
+    return taps;
+}
+
+// Adds the contributions of `count` diff planes (d, d + d_step, ...) to as many dense iw-wide
+// double planes interleaved (pixel p of plane l at acc[p * count + l]), each in output order:
+// a point's taps are read once for the block's planes, its diffs gathered a row at a time, and
+// each plane gets its additions in naive's order, so the sums are naive's. The planes' pixels
+// must fit int32 (scatter_taps).
+inline void scatter(const std::vector<ScatterTap>& taps, size_t oh, size_t ow, const float* d,
+                    ptrdiff_t d_step, size_t count, const Nchw& dp, double* acc) {
+    std::vector<double> g(ow * kScatterPlanes);
+    for (size_t y = 0; y < oh; ++y) {
+        for (size_t l = 0; l < count; ++l) {
+            const float* row =
+                    d + static_cast<ptrdiff_t>(l) * d_step + dp.at(static_cast<int64_t>(y), 0);
+            for (size_t x = 0; x < ow; ++x)
+                g[x * kScatterPlanes + l] = row[static_cast<ptrdiff_t>(x) * dp.s[3]];
+        }
+        scatter_taps_f64(taps.data() + y * ow, ow, g.data(), count, acc);
+    }
 }
 
 // g times a bilinear point's slopes d value / d x and d value / d y, its taps' values v (naive's
@@ -235,6 +248,46 @@ std::pair<double, double> slope(const P& pt, const double (&v)[2][2], double g) 
     return {g * ((1 - pt.fy) * (v[0][1] - v[0][0]) + pt.fy * (v[1][1] - v[1][0])),
             g * ((1 - pt.fx) * (v[1][0] - v[0][0]) + pt.fx * (v[1][1] - v[0][1]))};
 }
+
+// Whether every tap's offset sp.at(row, col) of the points fits int32 (the vector loops' indices).
+template <class P>
+bool offsets_fit(const Nchw& sp, const std::vector<P>& pts) {
+    int64_t most = 0;
+    for (const P& pt : pts)
+        if (pt.finite)
+            for (int i = 0; i < 2; ++i)
+                for (int j = 0; j < 2; ++j)
+                    most = std::max(most, std::abs(sp.at(pt.row[i], pt.col[j])));
+    return most <= std::numeric_limits<int32_t>::max();
+}
+
+// The map gradient's points as slopes_f64 reads them (warp_grad_hwy.h): tap offsets in a plane
+// of src (-1: CONSTANT's value), the fractions, and whether the slope counts (use(point)).
+struct SlopeTable {
+    std::vector<int32_t> off[4];
+    std::vector<double> fx, fy, use;
+
+    template <class P, class Use>
+    SlopeTable(const std::vector<P>& pts, const Nchw& sp, Use&& used)
+        : fx(pts.size()), fy(pts.size()), use(pts.size()) {
+        for (auto& o : off)
+            o.resize(pts.size());
+        for (size_t i = 0; i < pts.size(); ++i) {
+            const P& pt = pts[i];
+            const bool on = used(pt);
+            for (int q = 0; q < 4; ++q) {
+                const int r = q / 2, c = q % 2;
+                off[q][i] = !on ? 0
+                            : pt.row[r] < 0 || pt.col[c] < 0
+                                    ? -1
+                                    : static_cast<int32_t>(sp.at(pt.row[r], pt.col[c]));
+            }
+            fx[i] = on ? pt.fx : 0.0;
+            fy[i] = on ? pt.fy : 0.0;
+            use[i] = on ? 1.0 : 0.0;
+        }
+    }
+};
 
 // Per point of an oh x ow output, out[2 i] and out[2 i + 1]: the sums over the channels, in
 // order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the point; 0 where
@@ -246,6 +299,39 @@ template <class P, class Use>
 void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channels,
                   const float* src, const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp,
                   size_t diff_n, double scalar, Use&& use, double* out) {
+    // Rows of diff dense along x and taps whose offsets fit int32: the vector loop
+    // (warp_grad_hwy.h), lanes over a row's points gathering their taps from one plane at a time,
+    // each lane summing the channels in order (the bench's remap map gradient, 1 thread: 1.33 ms
+    // by the loop below, 1.47 with lanes over points but every channel per point, whose gathers
+    // then miss L1, 1.03 plane by plane).
+    if (dp.s[3] == 1 && offsets_fit(sp, pts)) {
+        const SlopeTable t(pts, sp, use);
+        // Chunks of kRows rows: their tables and sums stay in L1 beside the plane of the channel.
+        constexpr size_t kRows = 4;
+        const size_t chunks = (oh + kRows - 1) / kRows;
+        parallel_ranges(
+                chunks, oh * ow * (channels * 8 + 16), kParallelGrain, [&](size_t b, size_t e) {
+                    std::vector<double> gx(kRows * ow), gy(kRows * ow);
+                    for (size_t u = b; u < e; ++u) {
+                        const size_t y0 = u * kRows, y1 = std::min(oh, y0 + kRows);
+                        const size_t at = y0 * ow, n = (y1 - y0) * ow;
+                        const SlopeRow pts_of{{t.off[0].data() + at, t.off[1].data() + at,
+                                               t.off[2].data() + at, t.off[3].data() + at},
+                                              t.fx.data() + at,
+                                              t.fy.data() + at,
+                                              t.use.data() + at,
+                                              n};
+                        slopes_f64(pts_of, ow, src + sp.plane(src_n, 0), sp.s[1],
+                                   diff + dp.plane(diff_n, 0) + dp.at(static_cast<int64_t>(y0), 0),
+                                   dp.s[2], dp.s[1], channels, scalar, gx.data(), gy.data());
+                        for (size_t i = 0; i < n; ++i) {
+                            out[(at + i) * 2] = gx[i];
+                            out[(at + i) * 2 + 1] = gy[i];
+                        }
+                    }
+                });
+        return;
+    }
     constexpr size_t kBlock = 4;
     parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain, [&](size_t b, size_t e) {
         std::fill(out + b * ow * 2, out + e * ow * 2, 0.0);

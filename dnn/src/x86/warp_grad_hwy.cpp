@@ -1,0 +1,124 @@
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/warp_grad_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/highway.h>
+// clang-format on
+
+#include <algorithm>
+
+#include "src/x86/warp_grad_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void ScatterTaps(const ScatterTap* taps, size_t n, const double* g, size_t count, double* acc) {
+    const hn::ScalableTag<double> dd;
+    const size_t lanes = hn::Lanes(dd);
+    const bool whole = count == 8 && 8 % lanes == 0;
+    for (size_t i = 0; i < n; ++i) {
+        const ScatterTap& t = taps[i];
+        const double* gi = g + i * 8;
+        for (int q = 0; q < 4; ++q) {
+            if (t.pix[q] < 0)
+                continue;
+            double* a = acc + static_cast<size_t>(t.pix[q]) * count;
+            if (whole) {
+                const auto w = hn::Set(dd, t.w[q]);
+                for (size_t l = 0; l < 8; l += lanes)
+                    hn::StoreU(hn::Add(hn::LoadU(dd, a + l), hn::Mul(w, hn::LoadU(dd, gi + l))), dd,
+                               a + l);
+                continue;
+            }
+            for (size_t l = 0; l < count; ++l)
+                a[l] += t.w[q] * gi[l];
+        }
+    }
+}
+
+// Channel by channel (each plane's gathers in L1), each lane's sums kept in gx, gy between
+// channels: every point still adds its channels in order.
+void Slopes(const SlopeRow& r, size_t ow, const float* src, ptrdiff_t src_step, const float* diff,
+            ptrdiff_t diff_row, ptrdiff_t diff_step, size_t channels, double scalar, double* gx,
+            double* gy) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const hn::Rebind<int32_t, decltype(dd)> di;
+    const size_t lanes = hn::Lanes(dd);
+    const auto one = hn::Set(dd, 1.0), zero = hn::Zero(dd), sc = hn::Set(dd, scalar);
+    const size_t rows = ow ? r.n / ow : 0;
+    std::fill(gx, gx + r.n, 0.0);
+    std::fill(gy, gy + r.n, 0.0);
+    for (size_t c = 0; c < channels; ++c) {
+        const float* p = src + static_cast<ptrdiff_t>(c) * src_step;
+        for (size_t y = 0; y < rows; ++y) {
+            const float* d = diff + static_cast<ptrdiff_t>(c) * diff_step +
+                             static_cast<ptrdiff_t>(y) * diff_row;
+            size_t x = 0;
+            for (; x + lanes <= ow; x += lanes) {
+                const size_t i = y * ow + x;
+                hn::Vec<decltype(dd)> v[4];
+                for (int q = 0; q < 4; ++q) {
+                    const auto o = hn::LoadU(di, r.off[q] + i);
+                    v[q] = hn::IfThenElse(
+                            hn::Lt(hn::PromoteTo(dd, o), zero), sc,
+                            hn::PromoteTo(dd, hn::GatherIndex(df, p, hn::Max(o, hn::Zero(di)))));
+                }
+                const auto fx = hn::LoadU(dd, r.fx + i), fy = hn::LoadU(dd, r.fy + i);
+                const auto g = hn::PromoteTo(dd, hn::LoadU(df, d + x));
+                hn::StoreU(
+                        hn::Add(hn::LoadU(dd, gx + i),
+                                hn::Mul(g, hn::Add(hn::Mul(hn::Sub(one, fy), hn::Sub(v[1], v[0])),
+                                                   hn::Mul(fy, hn::Sub(v[3], v[2]))))),
+                        dd, gx + i);
+                hn::StoreU(
+                        hn::Add(hn::LoadU(dd, gy + i),
+                                hn::Mul(g, hn::Add(hn::Mul(hn::Sub(one, fx), hn::Sub(v[2], v[0])),
+                                                   hn::Mul(fx, hn::Sub(v[3], v[1]))))),
+                        dd, gy + i);
+            }
+            for (; x < ow; ++x) {
+                const size_t i = y * ow + x;
+                double v[4];
+                for (int q = 0; q < 4; ++q)
+                    v[q] = r.off[q][i] < 0 ? scalar : p[r.off[q][i]];
+                const double fx = r.fx[i], fy = r.fy[i], g = d[x];
+                gx[i] += g * ((1 - fy) * (v[1] - v[0]) + fy * (v[3] - v[2]));
+                gy[i] += g * ((1 - fx) * (v[2] - v[0]) + fx * (v[3] - v[1]));
+            }
+        }
+    }
+    for (size_t i = 0; i < r.n; ++i)
+        if (r.use[i] == 0)
+            gx[i] = gy[i] = 0;
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+HWY_EXPORT(ScatterTaps);
+HWY_EXPORT(Slopes);
+
+void scatter_taps_f64(const ScatterTap* taps, size_t n, const double* g, size_t count,
+                      double* acc) {
+    HWY_DYNAMIC_DISPATCH(ScatterTaps)(taps, n, g, count, acc);
+}
+
+void slopes_f64(const SlopeRow& points, size_t ow, const float* src, ptrdiff_t src_step,
+                const float* diff, ptrdiff_t diff_row, ptrdiff_t diff_step, size_t channels,
+                double scalar, double* gx, double* gy) {
+    HWY_DYNAMIC_DISPATCH(Slopes)
+    (points, ow, src, src_step, diff, diff_row, diff_step, channels, scalar, gx, gy);
+}
+
+}  // namespace neomeg::dnn::x86
+#endif
