@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "neomeg/dnn/tensor.h"
 #include "src/x86/from_double.h"
@@ -21,6 +22,9 @@ namespace neomeg::dnn::x86 {
 // acc[(y * w + x) * count + l] (a pixel's block in one or two cache lines, for scatters that
 // add to the same pixel of every plane). `work` is the loop's total work for the OpenMP split;
 // the planes' zeroing and rounding are counted here.
+// The doubles of a thread's reused block of planes (2 MiB; a larger block uses the workspace).
+inline constexpr size_t kNearDoubles = size_t(1) << 18;
+
 template <size_t Block, bool Interleaved = false, class Add>
 void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&& add) {
     const size_t batch = grad.layout[0], channels = grad.layout[1];
@@ -34,7 +38,15 @@ void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&
         for (size_t u = b; u < e; ++u) {
             const size_t n = u / blocks, c0 = u % blocks * Block;
             const size_t count = std::min(Block, channels - c0);
+            // A block small enough for L2 sums in one buffer per thread, reused block after block
+            // and call after call (the workspace's own region of each block put the data
+            // gradient's zeroing, scatter and rounding of the bench's remap out of L2: 4 MiB).
+            thread_local std::vector<double> near;
             double* acc = ws + (n * channels + c0) * plane_n;
+            if (Block * plane_n <= kNearDoubles) {
+                near.resize(Block * plane_n);
+                acc = near.data();
+            }
             std::fill(acc, acc + count * plane_n, 0.0);
             add(n, c0, count, acc);
             for (size_t l = 0; l < count; ++l) {

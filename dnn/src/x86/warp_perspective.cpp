@@ -101,7 +101,9 @@ protected:
         std::vector<std::vector<ScatterTap>> taps;
         std::vector<std::vector<size_t>> of_image(batch);
         for (size_t n = 0; n < images.size(); ++n) {
-            taps.push_back(warp_x86::scatter_taps(samples_of(m_param, mat, n, ih, iw), iw));
+            const auto pts = samples_of(m_param, mat, n, ih, iw);
+            taps.push_back(warp_x86::scatter_taps(
+                    oh, ow, iw, [&](size_t y, size_t x) { return pts[y * ow + x]; }));
             of_image[images[n]].push_back(n);
         }
         accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(

@@ -203,21 +203,24 @@ inline constexpr size_t kScatterPlanes = 8;
 
 // Each point's data-gradient taps (warp_grad_hwy.h), in naive's tap order: pixel row * iw + col
 // with naive's weight; none for CONSTANT's value, NEAREST's unused taps and a point not finite.
-// Once per image, for all its blocks of planes.
-template <class P>
-std::vector<ScatterTap> scatter_taps(const std::vector<P>& pts, int64_t iw) {
-    std::vector<ScatterTap> taps(pts.size());
-    parallel_ranges(pts.size(), pts.size() * 16, kParallelGrain, [&](size_t b, size_t e) {
-        for (size_t i = b; i < e; ++i) {
-            const P& pt = pts[i];
-            const int n = nearest(pt) ? 1 : 2;
-            for (int q = 0; q < 4; ++q) {
-                const int r = q / 2, c = q % 2;
-                const bool on = pt.finite && r < n && c < n && pt.row[r] >= 0 && pt.col[c] >= 0;
-                taps[i].pix[q] = on ? static_cast<int32_t>(pt.row[r] * iw + pt.col[c]) : -1;
-                taps[i].w[q] = on ? pt.weight(r, c) : 0.0;
+// point(y, x) is the point of output pixel (y, x) of an oh x ow output, computed here (rows
+// across threads) and not kept. Once per image, for all its blocks of planes.
+template <class F>
+std::vector<ScatterTap> scatter_taps(size_t oh, size_t ow, int64_t iw, F&& point) {
+    std::vector<ScatterTap> taps(oh * ow);
+    parallel_ranges(oh, oh * ow * 16, kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t y = b; y < e; ++y)
+            for (size_t x = 0; x < ow; ++x) {
+                const auto pt = point(y, x);
+                const int n = nearest(pt) ? 1 : 2;
+                ScatterTap& t = taps[y * ow + x];
+                for (int q = 0; q < 4; ++q) {
+                    const int r = q / 2, c = q % 2;
+                    const bool on = pt.finite && r < n && c < n && pt.row[r] >= 0 && pt.col[c] >= 0;
+                    t.pix[q] = on ? static_cast<int32_t>(pt.row[r] * iw + pt.col[c]) : -1;
+                    t.w[q] = on ? pt.weight(r, c) : 0.0;
+                }
             }
-        }
     });
     return taps;
 }
