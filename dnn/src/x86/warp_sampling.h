@@ -252,91 +252,60 @@ std::pair<double, double> slope(const P& pt, const double (&v)[2][2], double g) 
             g * ((1 - pt.fx) * (v[1][0] - v[0][0]) + pt.fx * (v[1][1] - v[0][1]))};
 }
 
-// Whether every tap's offset sp.at(row, col) of the points fits int32 (the vector loops' indices).
-template <class P>
-bool offsets_fit(const Nchw& sp, const std::vector<P>& pts) {
-    int64_t most = 0;
-    for (const P& pt : pts)
-        if (pt.finite)
-            for (int i = 0; i < 2; ++i)
-                for (int j = 0; j < 2; ++j)
-                    most = std::max(most, std::abs(sp.at(pt.row[i], pt.col[j])));
-    return most <= std::numeric_limits<int32_t>::max();
-}
-
-// The map gradient's points as slopes_f64 reads them (warp_grad_hwy.h): tap offsets in a plane
-// of src (-1: CONSTANT's value), the fractions, and whether the slope counts (use(point)).
+// The map gradient's points of a chunk of rows as slopes_f64 reads them (warp_grad_hwy.h): tap
+// offsets in a plane of src (-1: CONSTANT's value), the fractions, and whether the slope counts
+// (use(point)); built by each thread for its chunk, while the chunk's loop runs.
 struct SlopeTable {
     std::vector<int32_t> off[4];
     std::vector<double> fx, fy, use;
 
-    template <class P, class Use>
-    SlopeTable(const std::vector<P>& pts, const Nchw& sp, Use&& used)
-        : fx(pts.size()), fy(pts.size()), use(pts.size()) {
+    explicit SlopeTable(size_t n) : fx(n), fy(n), use(n) {
         for (auto& o : off)
-            o.resize(pts.size());
-        for (size_t i = 0; i < pts.size(); ++i) {
+            o.resize(n);
+    }
+
+    // Points pts[at, at + n) into entries [0, n); false where an offset does not fit int32.
+    template <class P, class Use>
+    bool fill(const P* pts, size_t n, const Nchw& sp, Use&& used) {
+        constexpr int64_t kMost = std::numeric_limits<int32_t>::max();
+        for (size_t i = 0; i < n; ++i) {
             const P& pt = pts[i];
             const bool on = used(pt);
             for (int q = 0; q < 4; ++q) {
                 const int r = q / 2, c = q % 2;
-                off[q][i] = !on ? 0
-                            : pt.row[r] < 0 || pt.col[c] < 0
-                                    ? -1
-                                    : static_cast<int32_t>(sp.at(pt.row[r], pt.col[c]));
+                int64_t o = 0;
+                if (on)
+                    o = pt.row[r] < 0 || pt.col[c] < 0 ? -1 : sp.at(pt.row[r], pt.col[c]);
+                if (o > kMost || o < -kMost)
+                    return false;
+                off[q][i] = static_cast<int32_t>(o);
             }
             fx[i] = on ? pt.fx : 0.0;
             fy[i] = on ? pt.fy : 0.0;
             use[i] = on ? 1.0 : 0.0;
         }
+        return true;
     }
 };
 
 // Per point of an oh x ow output, out[2 i] and out[2 i + 1]: the sums over the channels, in
 // order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the point; 0 where
-// use(point) is false. Rows across threads; within a thread's rows, blocks of four channels, a
-// point (larger than a plane's share of it) read once a block and its taps' offsets formed once,
-// while the block's planes stay in cache (point by point over every channel, each point read
-// every plane). Each point's sums still add the channels in naive's order: naive's bits.
+// use(point) is false. Each point's sums add the channels in naive's order: naive's bits.
+//
+// Where diff is dense along x, the vector loop (warp_grad_hwy.h): chunks of rows across threads,
+// each thread building its chunk's table, lanes over a row's points gathering their taps from one
+// plane at a time (the bench's remap map gradient, 1 thread: 1.33 ms by the loop below, 1.47 with
+// lanes over points but every channel per point, whose gathers then miss L1, 1.03 plane by
+// plane). Otherwise (and for a chunk whose offsets pass int32) one point at a time: rows across
+// threads; within a thread's rows, blocks of four channels, a point (larger than a plane's share
+// of it) read once a block and its taps' offsets formed once, while the block's planes stay in
+// cache.
 template <class P, class Use>
 void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channels,
                   const float* src, const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp,
                   size_t diff_n, double scalar, Use&& use, double* out) {
-    // Rows of diff dense along x and taps whose offsets fit int32: the vector loop
-    // (warp_grad_hwy.h), lanes over a row's points gathering their taps from one plane at a time,
-    // each lane summing the channels in order (the bench's remap map gradient, 1 thread: 1.33 ms
-    // by the loop below, 1.47 with lanes over points but every channel per point, whose gathers
-    // then miss L1, 1.03 plane by plane).
-    if (dp.s[3] == 1 && offsets_fit(sp, pts)) {
-        const SlopeTable t(pts, sp, use);
-        // Chunks of kRows rows: their tables and sums stay in L1 beside the plane of the channel.
-        constexpr size_t kRows = 4;
-        const size_t chunks = (oh + kRows - 1) / kRows;
-        parallel_ranges(
-                chunks, oh * ow * (channels * 8 + 16), kParallelGrain, [&](size_t b, size_t e) {
-                    std::vector<double> gx(kRows * ow), gy(kRows * ow);
-                    for (size_t u = b; u < e; ++u) {
-                        const size_t y0 = u * kRows, y1 = std::min(oh, y0 + kRows);
-                        const size_t at = y0 * ow, n = (y1 - y0) * ow;
-                        const SlopeRow pts_of{{t.off[0].data() + at, t.off[1].data() + at,
-                                               t.off[2].data() + at, t.off[3].data() + at},
-                                              t.fx.data() + at,
-                                              t.fy.data() + at,
-                                              t.use.data() + at,
-                                              n};
-                        slopes_f64(pts_of, ow, src + sp.plane(src_n, 0), sp.s[1],
-                                   diff + dp.plane(diff_n, 0) + dp.at(static_cast<int64_t>(y0), 0),
-                                   dp.s[2], dp.s[1], channels, scalar, gx.data(), gy.data());
-                        for (size_t i = 0; i < n; ++i) {
-                            out[(at + i) * 2] = gx[i];
-                            out[(at + i) * 2 + 1] = gy[i];
-                        }
-                    }
-                });
-        return;
-    }
-    constexpr size_t kBlock = 4;
-    parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain, [&](size_t b, size_t e) {
+    auto one_by_one = [&](size_t b, size_t e) {
+        constexpr size_t kBlock = 4;
         std::fill(out + b * ow * 2, out + e * ow * 2, 0.0);
         for (size_t c0 = 0; c0 < channels; c0 += kBlock) {
             const size_t count = std::min(kBlock, channels - c0);
@@ -372,7 +341,41 @@ void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channe
                     }
                 }
         }
-    });
+    };
+    if (dp.s[3] == 1) {
+        // Chunks of kRows rows: their tables and sums stay in L1 beside the plane of the channel
+        // (1, 4 and 16 rows measured alike).
+        constexpr size_t kRows = 4;
+        const size_t chunks = (oh + kRows - 1) / kRows;
+        parallel_ranges(
+                chunks, oh * ow * (channels * 8 + 16), kParallelGrain, [&](size_t b, size_t e) {
+                    SlopeTable t(kRows * ow);
+                    std::vector<double> gx(kRows * ow), gy(kRows * ow);
+                    for (size_t u = b; u < e; ++u) {
+                        const size_t y0 = u * kRows, y1 = std::min(oh, y0 + kRows);
+                        const size_t at = y0 * ow, n = (y1 - y0) * ow;
+                        if (!t.fill(pts.data() + at, n, sp, use)) {
+                            one_by_one(y0, y1);
+                            continue;
+                        }
+                        const SlopeRow rows{{t.off[0].data(), t.off[1].data(), t.off[2].data(),
+                                             t.off[3].data()},
+                                            t.fx.data(),
+                                            t.fy.data(),
+                                            t.use.data(),
+                                            n};
+                        slopes_f64(rows, ow, src + sp.plane(src_n, 0), sp.s[1],
+                                   diff + dp.plane(diff_n, 0) + dp.at(static_cast<int64_t>(y0), 0),
+                                   dp.s[2], dp.s[1], channels, scalar, gx.data(), gy.data());
+                        for (size_t i = 0; i < n; ++i) {
+                            out[(at + i) * 2] = gx[i];
+                            out[(at + i) * 2 + 1] = gy[i];
+                        }
+                    }
+                });
+        return;
+    }
+    parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain, one_by_one);
 }
 
 }  // namespace neomeg::dnn::x86::warp_x86
