@@ -12,6 +12,8 @@
 #include "src/x86/from_double.h"
 #include "src/x86/nchw.h"
 #include "src/x86/parallel.h"
+#include "src/x86/transpose_hwy.h"
+#include "src/x86/warp_grad_hwy.h"
 
 namespace neomeg::dnn::x86 {
 
@@ -49,6 +51,21 @@ void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&
             }
             std::fill(acc, acc + count * plane_n, 0.0);
             add(n, c0, count, acc);
+            if (Interleaved && gp.s[3] == 1 && gp.s[2] == w && gp.s[1] >= 0) {
+                // Dense planes: runs of pixels rounded by vectors into a buffer, then turned into
+                // the planes by 8 x 8 register transposes (one element at a time, with the range
+                // check of double_to_float, the rounding took a third of the remap data gradient).
+                constexpr size_t kRun = 512;
+                float run[kRun * Block];
+                float* planes = gr + gp.plane(n, c0);
+                for (size_t p = 0; p < plane_n; p += kRun) {
+                    const size_t m = std::min(kRun, plane_n - p);
+                    demote_f64(acc + p * count, m * count, run);
+                    transpose_tile_u32(reinterpret_cast<const uint32_t*>(run), count, m, count,
+                                       reinterpret_cast<uint32_t*>(planes + p), gp.s[1], false);
+                }
+                continue;
+            }
             for (size_t l = 0; l < count; ++l) {
                 float* plane = gr + gp.plane(n, c0 + l);
                 const double* a = Interleaved ? acc + l : acc + l * plane_n;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "src/x86/from_double.h"
 #include "src/x86/warp_grad_hwy.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -99,6 +100,19 @@ void Slopes(const SlopeRow& r, size_t ow, const float* src, ptrdiff_t src_step, 
             gx[i] = gy[i] = 0;
 }
 
+// The vector conversion rounds as the scalar one does: to nearest, past float32's range to
+// infinity (double_to_float's rule, which the scalar tail keeps).
+void Demote(const double* in, size_t n, float* out) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const size_t lanes = hn::Lanes(dd);
+    size_t i = 0;
+    for (; i + lanes <= n; i += lanes)
+        hn::StoreU(hn::DemoteTo(df, hn::LoadU(dd, in + i)), df, out + i);
+    for (; i < n; ++i)
+        out[i] = double_to_float(in[i]);
+}
+
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -107,6 +121,11 @@ namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(ScatterTaps);
 HWY_EXPORT(Slopes);
+HWY_EXPORT(Demote);
+
+void demote_f64(const double* in, size_t n, float* out) {
+    HWY_DYNAMIC_DISPATCH(Demote)(in, n, out);
+}
 
 void scatter_taps_f64(const ScatterTap* taps, size_t n, const double* g, size_t count,
                       double* acc) {

@@ -40,4 +40,8 @@ void slopes_f64(const SlopeRow& points, size_t ow, const float* src, ptrdiff_t s
                 const float* diff, ptrdiff_t diff_row, ptrdiff_t diff_step, size_t channels,
                 double scalar, double* gx, double* gy);
 
+// out[i] = in[i] rounded to float32 as naive rounds (double_to_float: to nearest, past the range
+// to infinity), i < n.
+void demote_f64(const double* in, size_t n, float* out);
+
 }  // namespace neomeg::dnn::x86
