@@ -68,6 +68,10 @@ void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&
             }
             for (size_t l = 0; l < count; ++l) {
                 float* plane = gr + gp.plane(n, c0 + l);
+                if (!Interleaved && gp.s[3] == 1 && gp.s[2] == w) {
+                    demote_f64(acc + l * plane_n, plane_n, plane);
+                    continue;
+                }
                 const double* a = Interleaved ? acc + l : acc + l * plane_n;
                 const size_t step = Interleaved ? count : 1;
                 for (int64_t y = 0; y < h; ++y)
