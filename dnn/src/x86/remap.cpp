@@ -122,14 +122,15 @@ protected:
         const size_t oh = diff.layout[2], ow = diff.layout[3];
         const Nchw dp(diff.layout);
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
-        std::vector<std::vector<ScatterTap>> taps;
-        for (size_t n = 0; n < grad.layout[0]; ++n)
-            taps.push_back(warp_x86::scatter_taps(oh, ow, iw, PointOf(m_param, map_xy, n, ih, iw)));
+        const auto taps = warp_x86::scatter_taps(
+                grad.layout[0], oh, ow, iw, [&](size_t n, size_t y, size_t x) {
+                    return PointOf(m_param, map_xy, n, ih, iw)(y, x);
+                });
         accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t n, size_t c0, size_t count, double* acc) {
-                    warp_x86::scatter(taps[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
-                                      acc);
+                    warp_x86::scatter(taps.data() + n * oh * ow, oh, ow, dy + dp.plane(n, c0),
+                                      dp.s[1], count, dp, acc);
                 });
     }
 };

@@ -98,20 +98,21 @@ protected:
         const size_t oh = diff.layout[2], ow = diff.layout[3];
         const Nchw dp(diff.layout);
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
-        std::vector<std::vector<ScatterTap>> taps;
+        std::vector<std::vector<Sample>> pts;
         std::vector<std::vector<size_t>> of_image(batch);
         for (size_t n = 0; n < images.size(); ++n) {
-            const auto pts = samples_of(m_param, mat, n, ih, iw);
-            taps.push_back(warp_x86::scatter_taps(
-                    oh, ow, iw, [&](size_t y, size_t x) { return pts[y * ow + x]; }));
+            pts.push_back(samples_of(m_param, mat, n, ih, iw));
             of_image[images[n]].push_back(n);
         }
+        const auto taps = warp_x86::scatter_taps(
+                images.size(), oh, ow, iw,
+                [&](size_t n, size_t y, size_t x) { return pts[n][y * ow + x]; });
         accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t img, size_t c0, size_t count, double* acc) {
                     for (size_t n : of_image[img])
-                        warp_x86::scatter(taps[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
-                                          acc);
+                        warp_x86::scatter(taps.data() + n * oh * ow, oh, ow, dy + dp.plane(n, c0),
+                                          dp.s[1], count, dp, acc);
                 });
     }
 };

@@ -28,11 +28,17 @@
 
 namespace neomeg::dnn::x86::warp_x86 {
 
+// A point's work for the OpenMP split (kParallelGrain's simple operations): its coordinates'
+// floors, border rules and weights in double, with the stores of its table entry (16 made a
+// 64 x 64 image's points, a quarter of the bench remap's gradient time on two threads, run on
+// one).
+inline constexpr size_t kPointWork = 64;
+
 // The points f(y, x) of an oh x ow output, row-major, computed across threads.
 template <class F>
 auto points_of(size_t oh, size_t ow, F&& f) {
     std::vector<decltype(f(size_t{0}, size_t{0}))> pts(oh * ow);
-    parallel_ranges(oh, oh * ow * 16, kParallelGrain, [&](size_t b, size_t e) {
+    parallel_ranges(oh, oh * ow * kPointWork, kParallelGrain, [&](size_t b, size_t e) {
         for (size_t y = b; y < e; ++y)
             for (size_t x = 0; x < ow; ++x)
                 pts[y * ow + x] = f(y, x);
@@ -93,7 +99,7 @@ struct TapTable {
              Coords&& coords, Point&& point)
         : taps(oh * ow), row_at(oh + 1) {
         std::vector<std::vector<std::pair<uint32_t, P>>> rows(oh);
-        parallel_ranges(oh, oh * ow * 16, kParallelGrain, [&](size_t b, size_t e) {
+        parallel_ranges(oh, oh * ow * kPointWork, kParallelGrain, [&](size_t b, size_t e) {
             for (size_t y = b; y < e; ++y)
                 for (size_t x = 0; x < ow; ++x) {
                     Taps& t = taps[y * ow + x];
@@ -203,25 +209,28 @@ inline constexpr size_t kScatterPlanes = 8;
 
 // Each point's data-gradient taps (warp_grad_hwy.h), in naive's tap order: pixel row * iw + col
 // with naive's weight; none for CONSTANT's value, NEAREST's unused taps and a point not finite.
-// point(y, x) is the point of output pixel (y, x) of an oh x ow output, computed here (rows
-// across threads) and not kept. Once per image, for all its blocks of planes.
+// point(n, y, x) is the point of output pixel (y, x) of image n, for `images` oh x ow outputs,
+// computed here (all images' rows across threads at once) and not kept; image n's taps start at
+// n * oh * ow. Once per call, for all the blocks of planes.
 template <class F>
-std::vector<ScatterTap> scatter_taps(size_t oh, size_t ow, int64_t iw, F&& point) {
-    std::vector<ScatterTap> taps(oh * ow);
-    parallel_ranges(oh, oh * ow * 16, kParallelGrain, [&](size_t b, size_t e) {
-        for (size_t y = b; y < e; ++y)
-            for (size_t x = 0; x < ow; ++x) {
-                const auto pt = point(y, x);
-                const int n = nearest(pt) ? 1 : 2;
-                ScatterTap& t = taps[y * ow + x];
-                for (int q = 0; q < 4; ++q) {
-                    const int r = q / 2, c = q % 2;
-                    const bool on = pt.finite && r < n && c < n && pt.row[r] >= 0 && pt.col[c] >= 0;
-                    t.pix[q] = on ? static_cast<int32_t>(pt.row[r] * iw + pt.col[c]) : -1;
-                    t.w[q] = on ? pt.weight(r, c) : 0.0;
-                }
-            }
-    });
+std::vector<ScatterTap> scatter_taps(size_t images, size_t oh, size_t ow, int64_t iw, F&& point) {
+    std::vector<ScatterTap> taps(images * oh * ow);
+    parallel_ranges(
+            images * oh, images * oh * ow * kPointWork, kParallelGrain, [&](size_t b, size_t e) {
+                for (size_t u = b; u < e; ++u)
+                    for (size_t x = 0; x < ow; ++x) {
+                        const auto pt = point(u / oh, u % oh, x);
+                        const int n = nearest(pt) ? 1 : 2;
+                        ScatterTap& t = taps[u * ow + x];
+                        for (int q = 0; q < 4; ++q) {
+                            const int r = q / 2, c = q % 2;
+                            const bool on =
+                                    pt.finite && r < n && c < n && pt.row[r] >= 0 && pt.col[c] >= 0;
+                            t.pix[q] = on ? static_cast<int32_t>(pt.row[r] * iw + pt.col[c]) : -1;
+                            t.w[q] = on ? pt.weight(r, c) : 0.0;
+                        }
+                    }
+            });
     return taps;
 }
 
@@ -230,8 +239,8 @@ std::vector<ScatterTap> scatter_taps(size_t oh, size_t ow, int64_t iw, F&& point
 // a point's taps are read once for the block's planes, its diffs gathered a row at a time, and
 // each plane gets its additions in naive's order, so the sums are naive's. The planes' pixels
 // must fit int32 (scatter_taps).
-inline void scatter(const std::vector<ScatterTap>& taps, size_t oh, size_t ow, const float* d,
-                    ptrdiff_t d_step, size_t count, const Nchw& dp, double* acc) {
+inline void scatter(const ScatterTap* taps, size_t oh, size_t ow, const float* d, ptrdiff_t d_step,
+                    size_t count, const Nchw& dp, double* acc) {
     std::vector<double> g(ow * kScatterPlanes);
     for (size_t y = 0; y < oh; ++y) {
         for (size_t l = 0; l < count; ++l) {
@@ -240,7 +249,7 @@ inline void scatter(const std::vector<ScatterTap>& taps, size_t oh, size_t ow, c
             for (size_t x = 0; x < ow; ++x)
                 g[x * kScatterPlanes + l] = row[static_cast<ptrdiff_t>(x) * dp.s[3]];
         }
-        scatter_taps_f64(taps.data() + y * ow, ow, g.data(), count, acc);
+        scatter_taps_f64(taps + y * ow, ow, g.data(), count, acc);
     }
 }
 
