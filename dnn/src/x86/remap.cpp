@@ -62,12 +62,6 @@ struct PointOf {
     }
 };
 
-// map_xy[n]'s points, row-major over (OH, OW).
-std::vector<Point> points_of(const Param& p, const TensorND& map_xy, size_t n, int64_t ih,
-                             int64_t iw) {
-    return warp_x86::points_of(map_xy.layout[1], map_xy.layout[2], PointOf(p, map_xy, n, ih, iw));
-}
-
 class RemapImpl final : public Float32Loop<Remap> {
 public:
     using Float32Loop::Float32Loop;
@@ -158,10 +152,12 @@ protected:
         auto* gr = static_cast<float*>(grad.raw_ptr());
         std::vector<double> slopes(oh * ow * 2);
         for (size_t n = 0; n < map_xy.layout[0]; ++n) {
-            const auto pts = points_of(m_param, map_xy, n, ih, iw);
-            warp_x86::point_slopes(
-                    pts, oh, ow, channels, in, sp, n, dy, dp, n, m_param.scalar,
-                    [](const Point& pt) { return pt.finite && !pt.nearest; }, slopes.data());
+            // The points as the loop reads them, not kept.
+            const PointOf point(m_param, map_xy, n, ih, iw);
+            warp_x86::point_slopes([&](size_t i) { return point(i / ow, i % ow); }, oh, ow,
+                                   channels, in, sp, n, dy, dp, n, m_param.scalar,
+                                   [](const Point& pt) { return pt.finite && !pt.nearest; },
+                                   slopes.data());
             for (size_t y = 0; y < oh; ++y)
                 for (size_t x = 0; x < ow; ++x) {
                     ptrdiff_t o = static_cast<ptrdiff_t>(n) * gl.stride[0] +

@@ -140,9 +140,9 @@ protected:
         std::vector<double> slopes(oh * ow * 2);
         for (size_t n = 0; n < diff.layout[0]; ++n) {
             const auto pts = samples_of(m_param, mat, n, ih, iw);
-            warp_x86::point_slopes(
-                    pts, oh, ow, channels, in, sp, images[n], dy, dp, n, m_param.border_val,
-                    [](const Sample& s) { return s.finite; }, slopes.data());
+            warp_x86::point_slopes([&](size_t i) -> const Sample& { return pts[i]; }, oh, ow,
+                                   channels, in, sp, images[n], dy, dp, n, m_param.border_val,
+                                   [](const Sample& s) { return s.finite; }, slopes.data());
             double gm[9] = {};
             for (size_t y = 0; y < oh; ++y)
                 for (size_t x = 0; x < ow; ++x) {

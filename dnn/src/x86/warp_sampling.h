@@ -274,11 +274,11 @@ struct SlopeTable {
     }
 
     // Points pts[at, at + n) into entries [0, n); false where an offset does not fit int32.
-    template <class P, class Use>
-    bool fill(const P* pts, size_t n, const Nchw& sp, Use&& used) {
+    template <class Points, class Use>
+    bool fill(Points&& point, size_t at, size_t n, const Nchw& sp, Use&& used) {
         constexpr int64_t kMost = std::numeric_limits<int32_t>::max();
         for (size_t i = 0; i < n; ++i) {
-            const P& pt = pts[i];
+            const auto& pt = point(at + i);
             const bool on = used(pt);
             for (int q = 0; q < 4; ++q) {
                 const int r = q / 2, c = q % 2;
@@ -297,9 +297,10 @@ struct SlopeTable {
     }
 };
 
-// Per point of an oh x ow output, out[2 i] and out[2 i + 1]: the sums over the channels, in
-// order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the point; 0 where
-// use(point) is false. Each point's sums add the channels in naive's order: naive's bits.
+// Per point point(i) of an oh x ow output (i = y * ow + x), out[2 i] and out[2 i + 1]: the sums
+// over the channels, in order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the
+// point; 0 where use(point) is false. Each point's sums add the channels in naive's order: naive's
+// bits.
 //
 // Where diff is dense along x, the vector loop (warp_grad_hwy.h): chunks of rows across threads,
 // each thread building its chunk's table, lanes over a row's points gathering their taps from one
@@ -309,10 +310,10 @@ struct SlopeTable {
 // threads; within a thread's rows, blocks of four channels, a point (larger than a plane's share
 // of it) read once a block and its taps' offsets formed once, while the block's planes stay in
 // cache.
-template <class P, class Use>
-void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channels,
-                  const float* src, const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp,
-                  size_t diff_n, double scalar, Use&& use, double* out) {
+template <class Points, class Use>
+void point_slopes(Points&& point, size_t oh, size_t ow, size_t channels, const float* src,
+                  const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp, size_t diff_n,
+                  double scalar, Use&& use, double* out) {
     auto one_by_one = [&](size_t b, size_t e) {
         constexpr size_t kBlock = 4;
         std::fill(out + b * ow * 2, out + e * ow * 2, 0.0);
@@ -326,7 +327,7 @@ void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channe
             }
             for (size_t y = b; y < e; ++y)
                 for (size_t x = 0; x < ow; ++x) {
-                    const P& pt = pts[y * ow + x];
+                    const auto& pt = point(y * ow + x);
                     if (!use(pt))
                         continue;
                     // tap(): the pixel's offset, or -1 for `scalar` (CONSTANT's value).
@@ -363,7 +364,7 @@ void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channe
                     for (size_t u = b; u < e; ++u) {
                         const size_t y0 = u * kRows, y1 = std::min(oh, y0 + kRows);
                         const size_t at = y0 * ow, n = (y1 - y0) * ow;
-                        if (!t.fill(pts.data() + at, n, sp, use)) {
+                        if (!t.fill(point, at, n, sp, use)) {
                             one_by_one(y0, y1);
                             continue;
                         }
