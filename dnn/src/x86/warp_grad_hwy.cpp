@@ -51,6 +51,9 @@ void Slopes(const SlopeRow& r, size_t ow, const float* src, ptrdiff_t src_step, 
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> df;
     const hn::Rebind<int32_t, decltype(dd)> di;
+    const hn::Rebind<uint32_t, decltype(dd)> du32;
+    const hn::Rebind<int64_t, decltype(dd)> di64;
+    const hn::Rebind<uint64_t, decltype(dd)> du64;
     const size_t lanes = hn::Lanes(dd);
     const auto one = hn::Set(dd, 1.0), zero = hn::Zero(dd), sc = hn::Set(dd, scalar);
     const size_t rows = ow ? r.n / ow : 0;
@@ -65,11 +68,31 @@ void Slopes(const SlopeRow& r, size_t ow, const float* src, ptrdiff_t src_step, 
             for (; x + lanes <= ow; x += lanes) {
                 const size_t i = y * ow + x;
                 hn::Vec<decltype(dd)> v[4];
-                for (int q = 0; q < 4; ++q) {
-                    const auto o = hn::LoadU(di, r.off[q] + i);
-                    v[q] = hn::IfThenElse(
-                            hn::Lt(hn::PromoteTo(dd, o), zero), sc,
-                            hn::PromoteTo(dd, hn::GatherIndex(df, p, hn::Max(o, hn::Zero(di)))));
+                hn::Vec<decltype(di)> o[4];
+                for (int q = 0; q < 4; ++q)
+                    o[q] = hn::LoadU(di, r.off[q] + i);
+                // Each row's two taps side by side in every lane (inside the image, not folded
+                // by the border): one 64-bit gather a row, its halves the two taps.
+                const auto next = hn::Set(di, 1);
+                if (hn::AllTrue(di, hn::And(hn::And(hn::Eq(o[1], hn::Add(o[0], next)),
+                                                    hn::Eq(o[3], hn::Add(o[2], next))),
+                                            hn::And(hn::Gt(o[0], hn::Set(di, -1)),
+                                                    hn::Gt(o[2], hn::Set(di, -1)))))) {
+                    for (int row = 0; row < 2; ++row) {
+                        const auto pair =
+                                hn::GatherOffset(du64, reinterpret_cast<const uint64_t*>(p),
+                                                 hn::ShiftLeft<2>(hn::PromoteTo(di64, o[row * 2])));
+                        v[row * 2] = hn::PromoteTo(dd, hn::BitCast(df, hn::TruncateTo(du32, pair)));
+                        v[row * 2 + 1] = hn::PromoteTo(
+                                dd,
+                                hn::BitCast(df, hn::TruncateTo(du32, hn::ShiftRight<32>(pair))));
+                    }
+                } else {
+                    for (int q = 0; q < 4; ++q)
+                        v[q] = hn::IfThenElse(
+                                hn::Lt(hn::PromoteTo(dd, o[q]), zero), sc,
+                                hn::PromoteTo(dd,
+                                              hn::GatherIndex(df, p, hn::Max(o[q], hn::Zero(di)))));
                 }
                 const auto fx = hn::LoadU(dd, r.fx + i), fy = hn::LoadU(dd, r.fy + i);
                 const auto g = hn::PromoteTo(dd, hn::LoadU(df, d + x));

@@ -112,8 +112,8 @@ TEST_F(X86, RemapLargeEmptyAndFloat16) {
 // the data gradient's eight interleaved planes) at every instruction set this CPU has among
 // AVX-512 (8 doubles), AVX2 (4) and Highway's emulation: rows of 19 points (whole vectors and a
 // tail), 11 channels (a block of eight planes and a part block), every border mode (CONSTANT's
-// taps read the scalar), both interpolations, dense and padded tensors (a padded diff takes the
-// one-point-at-a-time loops); the targets restored afterwards.
+// taps read the scalar), both interpolations, points anywhere and mostly inside, dense and padded
+// tensors (a padded diff takes the one-point-at-a-time loops); the targets restored afterwards.
 TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
 #ifdef NEOMEG_WITH_DNNL
     const int64_t had = hwy::SupportedTargets();
@@ -134,10 +134,22 @@ TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
                     p.imode = im;
                     p.scalar = -0.75f;
                     HostTensor x = make_tensor(src, padded, rng);
-                    HostTensor m = make_tensor(ms, padded, rng, map_values(ms, 12, 9, rng));
                     HostTensor dy = make_tensor(dst, padded, rng);
-                    expect_naive_bits<RemapBackwardData>(*handle, p, {m, dy}, {src});
-                    expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
+                    // Points anywhere (few vectors of whole interiors), and points inside the
+                    // image but every seventh on or past an edge (the map gradient's loop reads
+                    // a row's two taps as one 64-bit pair where a vector's lanes are all inside).
+                    std::vector<double> inside = map_values(ms, 12, 9, rng);
+                    std::uniform_real_distribution<double> ux(0, 11), uy(0, 8);
+                    for (size_t i = 0; i < inside.size(); i += 2)
+                        if (i / 2 % 7 != 3) {
+                            inside[i] = ux(rng);
+                            inside[i + 1] = uy(rng);
+                        }
+                    for (const auto& values : {map_values(ms, 12, 9, rng), inside}) {
+                        HostTensor m = make_tensor(ms, padded, rng, values);
+                        expect_naive_bits<RemapBackwardData>(*handle, p, {m, dy}, {src});
+                        expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
+                    }
                 }
     }
     hwy::SetSupportedTargetsForTest(had);
