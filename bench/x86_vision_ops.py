@@ -6,7 +6,8 @@ the x86 kernel is faster): ROIAlign (torchvision.ops.roi_align, aligned, 2x2 sam
 ROIPooling (torchvision.ops.roi_pool, max) of 128 rois into 7x7 over 2x64x50x50 features,
 deformable convolution (torchvision.ops.deform_conv2d, DCNv2 with a mask) 32->32 3x3 on
 4x32x28x28, Remap on 4x32x64x64 (F.grid_sample, bilinear, border padding: the same samples
-as replicate), FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
+as replicate; forward+backward takes the gradients of the image and of the map, PyTorch's grid,
+in both frameworks), FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
 torch._fake_quantize_learnable_per_tensor_affine), Correlation (FlowNet's, 1x1 windows, 81
 displacements over 1x64x32x48) and DeformablePSROIPooling (the 128 rois into 7x7, 2x2 samples,
 with offsets), each forward alone and forward+backward. PyTorch's column is empty where
@@ -102,7 +103,9 @@ if fw in ("neomeg", "naive"):
     }
     x_feat, x_d, w_d, o_d, m_d = T(feat), T(dx), T(dw), T(doff), T(dmask)
     x_r, m_r, x_q = T(rx), T(rmap), T(qx)
-    sync = lambda y: y.numpy() if hasattr(y, "numpy") else y
+    # The work queued is done (CPU kernels run as they are called; GPU ones are waited for),
+    # without copying the output to NumPy, a copy PyTorch's column does not make.
+    sync = lambda y: mge._full_sync()
 else:
     import torch
     import torch.nn.functional as F
@@ -117,6 +120,7 @@ else:
     # grid_sample's normalised coordinates of remap's pixel points (align_corners=True: -1 and 1
     # are the first and last pixels' centres).
     grid = torch.tensor(rmap) / torch.tensor([63.0, 63.0]) * 2 - 1
+    grid_np = grid.numpy()
 
     def fwd_bwd(f, *xs):
         def g():
@@ -147,7 +151,7 @@ else:
         "deform_conv": no_grad(lambda: dc(t["dx"], t["dw"], t["doff"], t["dmask"])),
         "deform_conv_fwd_bwd": fwd_bwd(dc, dx, dw, doff, dmask),
         "remap": no_grad(lambda: rm(t["rx"], grid)),
-        "remap_fwd_bwd": fwd_bwd(lambda a: rm(a, grid), rx),
+        "remap_fwd_bwd": fwd_bwd(rm, rx, grid_np),
         "fake_quant": no_grad(lambda: fq(t["qx"])),
         "fake_quant_fwd_bwd": fwd_bwd(fq, qx),
         "lsq_fwd_bwd": fwd_bwd(lsq, qx, np.array([0.05], np.float32)),

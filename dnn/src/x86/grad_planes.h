@@ -6,11 +6,14 @@
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "neomeg/dnn/tensor.h"
 #include "src/x86/from_double.h"
 #include "src/x86/nchw.h"
 #include "src/x86/parallel.h"
+#include "src/x86/transpose_hwy.h"
+#include "src/x86/warp_grad_hwy.h"
 
 namespace neomeg::dnn::x86 {
 
@@ -21,6 +24,9 @@ namespace neomeg::dnn::x86 {
 // acc[(y * w + x) * count + l] (a pixel's block in one or two cache lines, for scatters that
 // add to the same pixel of every plane). `work` is the loop's total work for the OpenMP split;
 // the planes' zeroing and rounding are counted here.
+// The doubles of a thread's reused block of planes (2 MiB; a larger block uses the workspace).
+inline constexpr size_t kNearDoubles = size_t(1) << 18;
+
 template <size_t Block, bool Interleaved = false, class Add>
 void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&& add) {
     const size_t batch = grad.layout[0], channels = grad.layout[1];
@@ -34,11 +40,38 @@ void accumulate_plane_blocks(const TensorND& grad, double* ws, size_t work, Add&
         for (size_t u = b; u < e; ++u) {
             const size_t n = u / blocks, c0 = u % blocks * Block;
             const size_t count = std::min(Block, channels - c0);
+            // A block small enough for L2 sums in one buffer per thread, reused block after block
+            // and call after call (the workspace's own region of each block put the data
+            // gradient's zeroing, scatter and rounding of the bench's remap out of L2: 4 MiB).
+            thread_local std::vector<double> near;
             double* acc = ws + (n * channels + c0) * plane_n;
+            if (Block * plane_n <= kNearDoubles) {
+                near.resize(Block * plane_n);
+                acc = near.data();
+            }
             std::fill(acc, acc + count * plane_n, 0.0);
             add(n, c0, count, acc);
+            if (Interleaved && gp.s[3] == 1 && gp.s[2] == w && gp.s[1] >= 0) {
+                // Dense planes: runs of pixels rounded by vectors into a buffer, then turned into
+                // the planes by 8 x 8 register transposes (one element at a time, with the range
+                // check of double_to_float, the rounding took a third of the remap data gradient).
+                constexpr size_t kRun = 512;
+                float run[kRun * Block];
+                float* planes = gr + gp.plane(n, c0);
+                for (size_t p = 0; p < plane_n; p += kRun) {
+                    const size_t m = std::min(kRun, plane_n - p);
+                    demote_f64(acc + p * count, m * count, run);
+                    transpose_tile_u32(reinterpret_cast<const uint32_t*>(run), count, m, count,
+                                       reinterpret_cast<uint32_t*>(planes + p), gp.s[1], false);
+                }
+                continue;
+            }
             for (size_t l = 0; l < count; ++l) {
                 float* plane = gr + gp.plane(n, c0 + l);
+                if (!Interleaved && gp.s[3] == 1 && gp.s[2] == w) {
+                    demote_f64(acc + l * plane_n, plane_n, plane);
+                    continue;
+                }
                 const double* a = Interleaved ? acc + l : acc + l * plane_n;
                 const size_t step = Interleaved ? count : 1;
                 for (int64_t y = 0; y < h; ++y)

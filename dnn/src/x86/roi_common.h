@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "src/x86/nchw.h"
 #include "src/x86/parallel.h"
 #include "src/x86/roi_bins_hwy.h"
+#include "src/x86/transpose_hwy.h"
 
 namespace neomeg::dnn::x86::roi_x86 {
 
@@ -69,26 +71,44 @@ struct RoiTaps {
 
 // src (N, C, H, W) float32 of any strides made channels-last: pixel p of image n has its
 // channels at img + (n * H * W + p) * cp, cp the channels rounded up to kRoiChannelBlock, the
-// lanes past them zero (roi_bins_hwy.h's image).
-inline std::vector<float> channels_last(const TensorND& src, size_t cp) {
-    const size_t n_img = src.layout[0], channels = src.layout[1];
-    const size_t h = src.layout[2], w = src.layout[3];
-    const Nchw sp(src.layout);
-    const auto* in = static_cast<const float*>(src.raw_ptr());
-    std::vector<float> img(n_img * h * w * cp);
-    parallel_ranges(n_img * h, img.size(), kParallelGrain, [&](size_t b, size_t e) {
-        for (size_t u = b; u < e; ++u) {
-            size_t n = u / h, y = u % h;
-            for (size_t c = 0; c < channels; ++c) {
-                const float* s = in + sp.plane(n, c) + sp.at(static_cast<int64_t>(y), 0);
-                float* d = img.data() + u * w * cp + c;
-                for (size_t x = 0; x < w; ++x)
-                    d[x * cp] = s[static_cast<ptrdiff_t>(x) * sp.s[3]];
+// lanes past them zero (roi_bins_hwy.h's image). Rows of unit column stride turn in 8 x 8
+// register blocks (transpose_hwy.h): the copy one element at a time, each a store 4 * cp bytes
+// from the last, took a third of the bench's ROIPooling forward. The buffer is not zeroed first
+// (only the lanes past the channels are).
+class ChannelsLast {
+public:
+    ChannelsLast(const TensorND& src, size_t cp) {
+        const size_t n_img = src.layout[0], channels = src.layout[1];
+        const size_t h = src.layout[2], w = src.layout[3];
+        const Nchw sp(src.layout);
+        const auto* in = static_cast<const float*>(src.raw_ptr());
+        m_img = std::make_unique_for_overwrite<float[]>(n_img * h * w * cp);
+        const bool rows = sp.s[3] == 1 && sp.s[1] >= 0;
+        parallel_ranges(n_img * h, n_img * h * w * cp, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t u = b; u < e; ++u) {
+                size_t n = u / h, y = u % h;
+                float* d = m_img.get() + u * w * cp;
+                const float* s = in + sp.plane(n, 0) + sp.at(static_cast<int64_t>(y), 0);
+                if (rows && channels)
+                    transpose_tile_u32(reinterpret_cast<const uint32_t*>(s),
+                                       static_cast<size_t>(sp.s[1]), channels, w,
+                                       reinterpret_cast<uint32_t*>(d), static_cast<ptrdiff_t>(cp),
+                                       false);
+                else
+                    for (size_t c = 0; c < channels; ++c)
+                        for (size_t x = 0; x < w; ++x)
+                            d[x * cp + c] = s[static_cast<ptrdiff_t>(c) * sp.s[1] +
+                                              static_cast<ptrdiff_t>(x) * sp.s[3]];
+                for (size_t x = 0; x < w && channels < cp; ++x)
+                    std::fill(d + x * cp + channels, d + (x + 1) * cp, 0.f);
             }
-        }
-    });
-    return img;
-}
+        });
+    }
+    const float* data() const { return m_img.get(); }
+
+private:
+    std::unique_ptr<float[]> m_img;
+};
 
 inline size_t channel_blocks(size_t channels) {
     return (channels + kRoiChannelBlock - 1) / kRoiChannelBlock * kRoiChannelBlock;
@@ -108,7 +128,19 @@ void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const Ten
     const Nchw dp(dst.layout), ip(index.layout);
     auto* out = static_cast<float*>(dst.raw_ptr());
     auto* idx = static_cast<int32_t*>(index.raw_ptr());
-    const std::vector<float> img = channels_last(src, cp);
+    // Each bin's offset in a plane of dst and of index, once (a division per element and channel
+    // cost as much as the pooling).
+    std::vector<ptrdiff_t> d_at(bins), i_at(bins);
+    for (size_t bin = 0; bin < bins; ++bin) {
+        auto p = static_cast<int64_t>(bin / pw_n), q = static_cast<int64_t>(bin % pw_n);
+        d_at[bin] = dp.at(p, q);
+        i_at[bin] = ip.at(p, q);
+    }
+    // Whether a (PH, PW) plane is row-major and dense, channels a non-negative stride apart.
+    auto dense = [&](const Nchw& l) {
+        return l.s[3] == 1 && l.s[2] == static_cast<ptrdiff_t>(pw_n) && l.s[1] >= 0;
+    };
+    const ChannelsLast img(src, cp);
     parallel_ranges(rois.size(), work, kParallelGrain, [&](size_t b, size_t e) {
         RoiTaps taps;
         std::vector<float> val(bins * cp);
@@ -118,14 +150,21 @@ void roi_forward(const TensorND& src, const std::vector<RoiRow>& rois, const Ten
             build(k, taps);
             roi_bins_f32(img.data() + rois[k].image * pixels * cp, cp, taps.list(), max, val.data(),
                          arg.data());
-            for (size_t c = 0; c < channels; ++c) {
+            // (bin, channel) to (channel, bin): 8 x 8 register blocks where a plane is dense.
+            if (dense(dp))
+                transpose_tile_u32(reinterpret_cast<const uint32_t*>(val.data()), cp, bins,
+                                   channels, reinterpret_cast<uint32_t*>(out + dp.plane(k, 0)),
+                                   dp.s[1], false);
+            if (dense(ip))
+                transpose_tile_u32(reinterpret_cast<const uint32_t*>(arg.data()), cp, bins,
+                                   channels, reinterpret_cast<uint32_t*>(idx + ip.plane(k, 0)),
+                                   ip.s[1], false);
+            for (size_t c = 0; c < channels && !(dense(dp) && dense(ip)); ++c) {
                 float* o = out + dp.plane(k, c);
                 int32_t* a = idx + ip.plane(k, c);
                 for (size_t bin = 0; bin < bins; ++bin) {
-                    auto p = static_cast<int64_t>(bin / pw_n);
-                    auto q = static_cast<int64_t>(bin % pw_n);
-                    o[dp.at(p, q)] = val[bin * cp + c];
-                    a[ip.at(p, q)] = arg[bin * cp + c];
+                    o[d_at[bin]] = val[bin * cp + c];
+                    a[i_at[bin]] = arg[bin * cp + c];
                 }
             }
         }

@@ -153,20 +153,25 @@ protected:
         size_t work = (max ? rois.size() * cells_n : bins.work) * channels;
         accumulate_planes(grad, reinterpret_cast<double*>(ws.ptr), work,
                           [&](size_t n, size_t c, double* acc) {
+                              // Locals: through the captures, every store to acc reloaded them.
+                              const int32_t* rows = row_of.data();
+                              const ptrdiff_t *da = d_at.data(), *ia = i_at.data();
+                              const auto wi = static_cast<int32_t>(w);
+                              const uint32_t pn = plane_n;
                               for (size_t k : of_image[n]) {
                                   const float* d = dy + dp.plane(k, c);
                                   const Cell* cell = cells.data() + k * cells_n;
                                   if (max) {
                                       const int32_t* a = idx + ip.plane(k, c);
                                       for (size_t i = 0; i < cells_n; ++i) {
-                                          const int32_t s = a[i_at[i]];
+                                          const int32_t s = a[ia[i]];
                                           const Cell& b = cell[i];
-                                          if (static_cast<uint32_t>(s) < plane_n) {
-                                              const int32_t y = row_of[static_cast<uint32_t>(s)];
-                                              const int32_t x = s - y * static_cast<int32_t>(w);
+                                          if (static_cast<uint32_t>(s) < pn) {
+                                              const int32_t y = rows[static_cast<uint32_t>(s)];
+                                              const int32_t x = s - y * wi;
                                               if (static_cast<uint32_t>(y - b.hs) < b.hl &&
                                                   static_cast<uint32_t>(x - b.ws) < b.wl) {
-                                                  acc[s] += static_cast<double>(d[d_at[i]]);
+                                                  acc[s] += static_cast<double>(d[da[i]]);
                                                   continue;
                                               }
                                           }

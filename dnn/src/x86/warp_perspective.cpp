@@ -104,12 +104,15 @@ protected:
             pts.push_back(samples_of(m_param, mat, n, ih, iw));
             of_image[images[n]].push_back(n);
         }
+        const auto taps = warp_x86::scatter_taps(
+                images.size(), oh, ow, iw,
+                [&](size_t n, size_t y, size_t x) { return pts[n][y * ow + x]; });
         accumulate_plane_blocks<warp_x86::kScatterPlanes, true>(
                 grad, reinterpret_cast<double*>(ws.ptr), diff.layout.total_nr_elems() * 8,
                 [&](size_t img, size_t c0, size_t count, double* acc) {
                     for (size_t n : of_image[img])
-                        warp_x86::scatter(pts[n], oh, ow, dy + dp.plane(n, c0), dp.s[1], count, dp,
-                                          acc, iw);
+                        warp_x86::scatter(taps.data() + n * oh * ow, oh, ow, dy + dp.plane(n, c0),
+                                          dp.s[1], count, dp, acc);
                 });
     }
 };
@@ -137,9 +140,9 @@ protected:
         std::vector<double> slopes(oh * ow * 2);
         for (size_t n = 0; n < diff.layout[0]; ++n) {
             const auto pts = samples_of(m_param, mat, n, ih, iw);
-            warp_x86::point_slopes(
-                    pts, oh, ow, channels, in, sp, images[n], dy, dp, n, m_param.border_val,
-                    [](const Sample& s) { return s.finite; }, slopes.data());
+            warp_x86::point_slopes([&](size_t i) -> const Sample& { return pts[i]; }, oh, ow,
+                                   channels, in, sp, images[n], dy, dp, n, m_param.border_val,
+                                   [](const Sample& s) { return s.finite; }, slopes.data());
             double gm[9] = {};
             for (size_t y = 0; y < oh; ++y)
                 for (size_t x = 0; x < ow; ++x) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -23,14 +24,21 @@
 #include "src/x86/from_double.h"
 #include "src/x86/nchw.h"
 #include "src/x86/parallel.h"
+#include "src/x86/warp_grad_hwy.h"
 
 namespace neomeg::dnn::x86::warp_x86 {
+
+// A point's work for the OpenMP split (kParallelGrain's simple operations): its coordinates'
+// floors, border rules and weights in double, with the stores of its table entry (16 made a
+// 64 x 64 image's points, a quarter of the bench remap's gradient time on two threads, run on
+// one).
+inline constexpr size_t kPointWork = 64;
 
 // The points f(y, x) of an oh x ow output, row-major, computed across threads.
 template <class F>
 auto points_of(size_t oh, size_t ow, F&& f) {
     std::vector<decltype(f(size_t{0}, size_t{0}))> pts(oh * ow);
-    parallel_ranges(oh, oh * ow * 16, kParallelGrain, [&](size_t b, size_t e) {
+    parallel_ranges(oh, oh * ow * kPointWork, kParallelGrain, [&](size_t b, size_t e) {
         for (size_t y = b; y < e; ++y)
             for (size_t x = 0; x < ow; ++x)
                 pts[y * ow + x] = f(y, x);
@@ -91,7 +99,7 @@ struct TapTable {
              Coords&& coords, Point&& point)
         : taps(oh * ow), row_at(oh + 1) {
         std::vector<std::vector<std::pair<uint32_t, P>>> rows(oh);
-        parallel_ranges(oh, oh * ow * 16, kParallelGrain, [&](size_t b, size_t e) {
+        parallel_ranges(oh, oh * ow * kPointWork, kParallelGrain, [&](size_t b, size_t e) {
             for (size_t y = b; y < e; ++y)
                 for (size_t x = 0; x < ow; ++x) {
                     Taps& t = taps[y * ow + x];
@@ -195,37 +203,54 @@ void sample_image(const TapTable<P>& t, size_t channels, size_t oh, size_t ow, c
 // The bench's remap backward (32 channels of 64x64, 1 thread, CPU time) took 9.4 ms a
 // forward+backward with one plane a pass, 9.1 with two, 8.5 with four, 7.6 with eight, 10.0
 // with sixteen (their double planes then spill from L2), planes apart; with the block's planes
-// interleaved (a tap's eight additions in one cache line) eight stayed best.
+// interleaved (a tap's eight additions in one cache line) eight stayed best, and eight doubles
+// are one AVX-512 vector (warp_grad_hwy.h).
 inline constexpr size_t kScatterPlanes = 8;
 
+// Each point's data-gradient taps (warp_grad_hwy.h), in naive's tap order: pixel row * iw + col
+// with naive's weight; none for CONSTANT's value, NEAREST's unused taps and a point not finite.
+// point(n, y, x) is the point of output pixel (y, x) of image n, for `images` oh x ow outputs,
+// computed here (all images' rows across threads at once) and not kept; image n's taps start at
+// n * oh * ow. Once per call, for all the blocks of planes.
+template <class F>
+std::vector<ScatterTap> scatter_taps(size_t images, size_t oh, size_t ow, int64_t iw, F&& point) {
+    std::vector<ScatterTap> taps(images * oh * ow);
+    parallel_ranges(
+            images * oh, images * oh * ow * kPointWork, kParallelGrain, [&](size_t b, size_t e) {
+                for (size_t u = b; u < e; ++u)
+                    for (size_t x = 0; x < ow; ++x) {
+                        const auto pt = point(u / oh, u % oh, x);
+                        const int n = nearest(pt) ? 1 : 2;
+                        ScatterTap& t = taps[u * ow + x];
+                        for (int q = 0; q < 4; ++q) {
+                            const int r = q / 2, c = q % 2;
+                            const bool on =
+                                    pt.finite && r < n && c < n && pt.row[r] >= 0 && pt.col[c] >= 0;
+                            t.pix[q] = on ? static_cast<int32_t>(pt.row[r] * iw + pt.col[c]) : -1;
+                            t.w[q] = on ? pt.weight(r, c) : 0.0;
+                        }
+                    }
+            });
+    return taps;
+}
+
 // Adds the contributions of `count` diff planes (d, d + d_step, ...) to as many dense iw-wide
-// double planes interleaved (pixel p of plane l at acc[p * count + l]), each in output order: a
-// point and its weights are read once for the block's planes, and each plane gets its additions
-// in naive's order, so the sums are naive's.
-template <class P>
-void scatter(const std::vector<P>& pts, size_t oh, size_t ow, const float* d, ptrdiff_t d_step,
-             size_t count, const Nchw& dp, double* acc, int64_t iw) {
-    double g[kScatterPlanes];
-    for (size_t y = 0; y < oh; ++y)
-        for (size_t x = 0; x < ow; ++x) {
-            const P& pt = pts[y * ow + x];
-            if (!pt.finite)
-                continue;
-            const int n = nearest(pt) ? 1 : 2;
-            const ptrdiff_t at = dp.at(static_cast<int64_t>(y), static_cast<int64_t>(x));
-            for (size_t l = 0; l < count; ++l)
-                g[l] = d[static_cast<ptrdiff_t>(l) * d_step + at];
-            for (int i = 0; i < n; ++i)
-                for (int j = 0; j < n; ++j) {
-                    // CONSTANT's value has no pixel.
-                    if (pt.row[i] < 0 || pt.col[j] < 0)
-                        continue;
-                    const double wt = pt.weight(i, j);
-                    double* a = acc + static_cast<size_t>(pt.row[i] * iw + pt.col[j]) * count;
-                    for (size_t l = 0; l < count; ++l)
-                        a[l] += wt * g[l];
-                }
+// double planes interleaved (pixel p of plane l at acc[p * count + l]), each in output order:
+// a point's taps are read once for the block's planes, its diffs gathered a row at a time, and
+// each plane gets its additions in naive's order, so the sums are naive's. The planes' pixels
+// must fit int32 (scatter_taps).
+inline void scatter(const ScatterTap* taps, size_t oh, size_t ow, const float* d, ptrdiff_t d_step,
+                    size_t count, const Nchw& dp, double* acc) {
+    std::vector<double> g(ow * kScatterPlanes);
+    for (size_t y = 0; y < oh; ++y) {
+        for (size_t l = 0; l < count; ++l) {
+            const float* row =
+                    d + static_cast<ptrdiff_t>(l) * d_step + dp.at(static_cast<int64_t>(y), 0);
+            for (size_t x = 0; x < ow; ++x)
+                g[x * kScatterPlanes + l] = row[static_cast<ptrdiff_t>(x) * dp.s[3]];
         }
+        scatter_taps_f64(taps + y * ow, ow, g.data(), count, acc);
+    }
 }
 
 // g times a bilinear point's slopes d value / d x and d value / d y, its taps' values v (naive's
@@ -236,18 +261,61 @@ std::pair<double, double> slope(const P& pt, const double (&v)[2][2], double g) 
             g * ((1 - pt.fx) * (v[1][0] - v[0][0]) + pt.fx * (v[1][1] - v[0][1]))};
 }
 
-// Per point of an oh x ow output, out[2 i] and out[2 i + 1]: the sums over the channels, in
-// order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the point; 0 where
-// use(point) is false. Rows across threads; within a thread's rows, blocks of four channels, a
-// point (larger than a plane's share of it) read once a block and its taps' offsets formed once,
-// while the block's planes stay in cache (point by point over every channel, each point read
-// every plane). Each point's sums still add the channels in naive's order: naive's bits.
-template <class P, class Use>
-void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channels,
-                  const float* src, const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp,
-                  size_t diff_n, double scalar, Use&& use, double* out) {
-    constexpr size_t kBlock = 4;
-    parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain, [&](size_t b, size_t e) {
+// The map gradient's points of a chunk of rows as slopes_f64 reads them (warp_grad_hwy.h): tap
+// offsets in a plane of src (-1: CONSTANT's value), the fractions, and whether the slope counts
+// (use(point)); built by each thread for its chunk, while the chunk's loop runs.
+struct SlopeTable {
+    std::vector<int32_t> off[4];
+    std::vector<double> fx, fy, use;
+
+    explicit SlopeTable(size_t n) : fx(n), fy(n), use(n) {
+        for (auto& o : off)
+            o.resize(n);
+    }
+
+    // Points pts[at, at + n) into entries [0, n); false where an offset does not fit int32.
+    template <class Points, class Use>
+    bool fill(Points&& point, size_t at, size_t n, const Nchw& sp, Use&& used) {
+        constexpr int64_t kMost = std::numeric_limits<int32_t>::max();
+        for (size_t i = 0; i < n; ++i) {
+            const auto& pt = point(at + i);
+            const bool on = used(pt);
+            for (int q = 0; q < 4; ++q) {
+                const int r = q / 2, c = q % 2;
+                int64_t o = 0;
+                if (on)
+                    o = pt.row[r] < 0 || pt.col[c] < 0 ? -1 : sp.at(pt.row[r], pt.col[c]);
+                if (o > kMost || o < -kMost)
+                    return false;
+                off[q][i] = static_cast<int32_t>(o);
+            }
+            fx[i] = on ? pt.fx : 0.0;
+            fy[i] = on ? pt.fy : 0.0;
+            use[i] = on ? 1.0 : 0.0;
+        }
+        return true;
+    }
+};
+
+// Per point point(i) of an oh x ow output (i = y * ow + x), out[2 i] and out[2 i + 1]: the sums
+// over the channels, in order, of slope() in src's plane (src_n, c) times diff (diff_n, c) at the
+// point; 0 where use(point) is false. Each point's sums add the channels in naive's order: naive's
+// bits.
+//
+// Where diff is dense along x, the vector loop (warp_grad_hwy.h): chunks of rows across threads,
+// each thread building its chunk's table, lanes over a row's points gathering their taps from one
+// plane at a time (the bench's remap map gradient, 1 thread: 1.33 ms by the loop below, 1.47 with
+// lanes over points but every channel per point, whose gathers then miss L1, 1.03 plane by
+// plane). Otherwise (and for a chunk whose offsets pass int32) one point at a time: rows across
+// threads; within a thread's rows, blocks of four channels, a point (larger than a plane's share
+// of it) read once a block and its taps' offsets formed once, while the block's planes stay in
+// cache.
+template <class Points, class Use>
+void point_slopes(Points&& point, size_t oh, size_t ow, size_t channels, const float* src,
+                  const Nchw& sp, size_t src_n, const float* diff, const Nchw& dp, size_t diff_n,
+                  double scalar, Use&& use, double* out) {
+    auto one_by_one = [&](size_t b, size_t e) {
+        constexpr size_t kBlock = 4;
         std::fill(out + b * ow * 2, out + e * ow * 2, 0.0);
         for (size_t c0 = 0; c0 < channels; c0 += kBlock) {
             const size_t count = std::min(kBlock, channels - c0);
@@ -259,7 +327,7 @@ void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channe
             }
             for (size_t y = b; y < e; ++y)
                 for (size_t x = 0; x < ow; ++x) {
-                    const P& pt = pts[y * ow + x];
+                    const auto& pt = point(y * ow + x);
                     if (!use(pt))
                         continue;
                     // tap(): the pixel's offset, or -1 for `scalar` (CONSTANT's value).
@@ -283,7 +351,41 @@ void point_slopes(const std::vector<P>& pts, size_t oh, size_t ow, size_t channe
                     }
                 }
         }
-    });
+    };
+    if (dp.s[3] == 1) {
+        // Chunks of kRows rows: their tables and sums stay in L1 beside the plane of the channel
+        // (1, 4 and 16 rows measured alike).
+        constexpr size_t kRows = 4;
+        const size_t chunks = (oh + kRows - 1) / kRows;
+        parallel_ranges(
+                chunks, oh * ow * (channels * 8 + 16), kParallelGrain, [&](size_t b, size_t e) {
+                    SlopeTable t(kRows * ow);
+                    std::vector<double> gx(kRows * ow), gy(kRows * ow);
+                    for (size_t u = b; u < e; ++u) {
+                        const size_t y0 = u * kRows, y1 = std::min(oh, y0 + kRows);
+                        const size_t at = y0 * ow, n = (y1 - y0) * ow;
+                        if (!t.fill(point, at, n, sp, use)) {
+                            one_by_one(y0, y1);
+                            continue;
+                        }
+                        const SlopeRow rows{{t.off[0].data(), t.off[1].data(), t.off[2].data(),
+                                             t.off[3].data()},
+                                            t.fx.data(),
+                                            t.fy.data(),
+                                            t.use.data(),
+                                            n};
+                        slopes_f64(rows, ow, src + sp.plane(src_n, 0), sp.s[1],
+                                   diff + dp.plane(diff_n, 0) + dp.at(static_cast<int64_t>(y0), 0),
+                                   dp.s[2], dp.s[1], channels, scalar, gx.data(), gy.data());
+                        for (size_t i = 0; i < n; ++i) {
+                            out[(at + i) * 2] = gx[i];
+                            out[(at + i) * 2 + 1] = gy[i];
+                        }
+                    }
+                });
+        return;
+    }
+    parallel_ranges(oh, oh * ow * (channels * 16 + 16), kParallelGrain, one_by_one);
 }
 
 }  // namespace neomeg::dnn::x86::warp_x86

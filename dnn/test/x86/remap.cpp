@@ -3,9 +3,13 @@
 // NaN and infinite, 1-pixel and odd images, outputs larger and smaller than src, padded inputs
 // and outputs, enough channels for the OpenMP split, empty outputs, and float16 (naive's kernel).
 // The forward sums a point's four taps in float32 and is held to the bound of that arithmetic
-// (kBound); the gradients must be naive's bits.
+// (kBound); the gradients must be naive's bits, at every instruction set of their vector loops.
 #include <cmath>
 #include <limits>
+
+#ifdef NEOMEG_WITH_DNNL
+#include <hwy/targets.h>
+#endif
 
 #include "neomeg/dnn/operators/vision.h"
 #include "x86/vision_loops.h"
@@ -102,4 +106,53 @@ TEST_F(X86, RemapLargeEmptyAndFloat16) {
     HostTensor h16 = make_tensor({1, 2, 4, 4}, false, rng, {}, -1, 1, dtype::Float16);
     HostTensor m16 = make_tensor({1, 3, 3, 2}, false, rng, {}, -1, 5);
     expect_naive_bits<Remap>(*handle, p, {h16, m16}, {}, "naive");
+}
+
+// The gradients' vector loops (warp_grad_hwy.cpp: the map gradient's lanes over a row's points,
+// the data gradient's eight interleaved planes) at every instruction set this CPU has among
+// AVX-512 (8 doubles), AVX2 (4) and Highway's emulation: rows of 19 points (whole vectors and a
+// tail), 11 channels (a block of eight planes and a part block), every border mode (CONSTANT's
+// taps read the scalar), both interpolations, points anywhere and mostly inside, dense and padded
+// tensors (a padded diff takes the one-point-at-a-time loops); the targets restored afterwards.
+TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
+#ifdef NEOMEG_WITH_DNNL
+    const int64_t had = hwy::SupportedTargets();
+    std::mt19937 rng(29);
+    TensorShape src{2, 11, 9, 12}, ms{2, 5, 19, 2}, dst{2, 11, 5, 19};
+    size_t ran = 0;
+    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        ++ran;
+        for (bool padded : {false, true})
+            for (IMode im : {IMode::LINEAR, IMode::NEAREST})
+                for (BMode bm : {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP,
+                                 BMode::CONSTANT}) {
+                    param::Remap p;
+                    p.border_type = bm;
+                    p.imode = im;
+                    p.scalar = -0.75f;
+                    HostTensor x = make_tensor(src, padded, rng);
+                    HostTensor dy = make_tensor(dst, padded, rng);
+                    // Points anywhere (few vectors of whole interiors), and points inside the
+                    // image but every seventh on or past an edge (the map gradient's loop reads
+                    // a row's two taps as one 64-bit pair where a vector's lanes are all inside).
+                    std::vector<double> inside = map_values(ms, 12, 9, rng);
+                    std::uniform_real_distribution<double> ux(0, 11), uy(0, 8);
+                    for (size_t i = 0; i < inside.size(); i += 2)
+                        if (i / 2 % 7 != 3) {
+                            inside[i] = ux(rng);
+                            inside[i + 1] = uy(rng);
+                        }
+                    for (const auto& values : {map_values(ms, 12, 9, rng), inside}) {
+                        HostTensor m = make_tensor(ms, padded, rng, values);
+                        expect_naive_bits<RemapBackwardData>(*handle, p, {m, dy}, {src});
+                        expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
+                    }
+                }
+    }
+    hwy::SetSupportedTargetsForTest(had);
+    EXPECT_GE(ran, 1u);
+#endif
 }

@@ -197,27 +197,30 @@ TEST_F(X86, ROIForwardsMatchNaiveAtEachHighwayTarget) {
     const int64_t had = hwy::SupportedTargets();
     std::mt19937 rng(23);
     TensorShape src{3, 20, 9, 8};
-    HostTensor x = make_tensor(src, true, rng);
     HostTensor rois = make_tensor({kNumRois, 5}, false, rng, kRois);
     size_t ran = 0;
-    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
-        if ((had & target) == 0)
-            continue;
-        hwy::SetSupportedTargetsForTest(target);
-        ++ran;
-        for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX}) {
-            param::ROIAlign a;
-            a.mode = mode;
-            a.pooled_height = a.pooled_width = 3;
-            expect_naive_near<ROIAlign>(*handle, a, align_bound(a, kRois), {x, rois});
+    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)})
+        // Padded src is copied channels-last one element at a time, dense src (and dense
+        // outputs) by the 8 x 8 register transposes (transpose_hwy.h).
+        for (bool padded : {true, false}) {
+            if ((had & target) == 0)
+                continue;
+            hwy::SetSupportedTargetsForTest(target);
+            ran += padded;
+            HostTensor x = make_tensor(src, padded, rng);
+            for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX}) {
+                param::ROIAlign a;
+                a.mode = mode;
+                a.pooled_height = a.pooled_width = 3;
+                expect_naive_near<ROIAlign>(*handle, a, align_bound(a, kRois), {x, rois});
+            }
+            for (auto mode : {param::ROIPooling::Mode::AVERAGE, param::ROIPooling::Mode::MAX}) {
+                param::ROIPooling q;
+                q.mode = mode;
+                q.pooled_height = q.pooled_width = 3;
+                expect_naive_near<ROIPooling>(*handle, q, pool_bound(q, src), {x, rois});
+            }
         }
-        for (auto mode : {param::ROIPooling::Mode::AVERAGE, param::ROIPooling::Mode::MAX}) {
-            param::ROIPooling q;
-            q.mode = mode;
-            q.pooled_height = q.pooled_width = 3;
-            expect_naive_near<ROIPooling>(*handle, q, pool_bound(q, src), {x, rois});
-        }
-    }
     hwy::SetSupportedTargetsForTest(had);
     EXPECT_GE(ran, 1u);
 #endif
