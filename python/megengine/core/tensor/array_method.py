@@ -32,9 +32,30 @@ def cached_op(cls, **params):
     return op
 
 
+# The symbolic var of the layer above (megengine.utils.network_node's VarNode: a var of a model
+# being edited), which this layer must not import; it registers itself (register_symbolic).
+# Functional code converts its inputs with as_tensor and _promote and computes with apply, so a
+# var passing through those two reaches apply, which adds an op node instead of computing: every
+# op works on vars without knowing of them.
+_symbolic_type = ()
+_symbolic_promote = None
+
+
+def register_symbolic(cls, apply_fn, promote_fn):
+    """Makes instances of ``cls`` symbolic vars: ``apply`` and elementwise ops with one among
+    their inputs call ``apply_fn(op, *inputs)`` (returning the outputs), :func:`as_tensor` lets
+    them through and :func:`_promote` calls ``promote_fn(args)``."""
+    global _symbolic_type, _symbolic_promote
+    _symbolic_type, _symbolic_promote = cls, promote_fn
+    _rt._set_symbolic_apply(cls, apply_fn)
+
+
 def as_tensor(value, dtype=None, device=None):
-    """``value`` as a Tensor (Tensors pass through unless a dtype change is asked)."""
+    """``value`` as a Tensor (Tensors and symbolic vars pass through unless a dtype change is
+    asked)."""
     if isinstance(value, Tensor):
+        return value if dtype is None or value._dtype_name == dtype else value.astype(dtype)
+    if isinstance(value, _symbolic_type):
         return value if dtype is None or value._dtype_name == dtype else value.astype(dtype)
     return Tensor(value, dtype=dtype, device=device)
 
@@ -43,6 +64,8 @@ def _promote(args):
     """Converts the Tensor/scalar/array arguments of one op to a common dtype and device."""
     if any(a is None for a in args):
         raise TypeError("the operand is None and is not supported.")  # MegEngine 1.13's words
+    if _symbolic_promote is not None and any(isinstance(a, _symbolic_type) for a in args):
+        return _symbolic_promote(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
         tensors = [Tensor(args[0])]
