@@ -51,7 +51,8 @@ class VarNode(NetworkNode):
     reads as its stand-in).
 
     Args:
-        var: accepted for MegEngine's signature (its C++ var); unused.
+        var: MegEngine's C++ var: a VarNode's :attr:`var` (the VarNode itself), which gives
+            that VarNode back; otherwise unused.
         owner_opr: the :class:`OpNode` computing it.
         name: its name.
 
@@ -81,7 +82,15 @@ class VarNode(NetworkNode):
         ValueError: VarNode.numpy: ...: the value depends on the input(s) x, ...
     """
 
+    def __new__(cls, var=None, *, owner_opr=None, name=None):
+        # MegEngine's VarNode(v.var) wraps v's graph var again; here the VarNode is the var.
+        if isinstance(var, VarNode):
+            return var
+        return super().__new__(cls)
+
     def __init__(self, var=None, *, owner_opr=None, name=None):
+        if var is self:
+            return
         self.owner = owner_opr
         self.name = name
         self.users = []
@@ -108,6 +117,18 @@ class VarNode(NetworkNode):
         self._shape = tuple(int(d) for d in shape)
         self._dtype = dtype
         self._dynamic = bool(dynamic)
+
+    @property
+    def var(self):
+        """MegEngine's C++ var of this VarNode: the VarNode itself, the graph's var here
+        (``VarNode(v.var)`` is ``v``).
+
+        Examples:
+            >>> v = VarNode(name="v")
+            >>> v.var is v and VarNode(v.var) is v
+            True
+        """
+        return self
 
     @property
     def id(self):
@@ -285,15 +306,18 @@ class VarNode(NetworkNode):
 
 
 # The Tensor methods that compute with ops (operators, astype, reshape, reductions, indexing,
-# a @ b): on a VarNode the ops they apply add op nodes (register_symbolic below).
+# a @ b): on a VarNode the ops they apply add op nodes (register_symbolic below). Those reading a
+# value on the host (int(v), v.item(), np.asarray(v): a shape or a count given as a var) compute
+# it with numpy().
 _TENSOR_METHODS = (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
     "__rpow__", "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__and__", "__rand__",
     "__or__", "__ror__", "__xor__", "__rxor__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
     "__ge__", "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__invert__",
-    "__round__", "__getitem__", "astype", "reshape", "transpose", "T", "flatten", "sum", "prod",
-    "mean", "max", "min",
+    "__round__", "__getitem__", "__len__", "__iter__", "astype", "reshape", "transpose", "T",
+    "flatten", "sum", "prod", "mean", "max", "min",
+    "__array_priority__", "__array__", "__int__", "__float__", "__index__", "item", "tolist",
 )  # fmt: skip
 for _name in _TENSOR_METHODS:
     setattr(VarNode, _name, vars(array_method.ArrayMethodMixin)[_name])
@@ -702,13 +726,14 @@ def _promote(args):
     return out
 
 
-def _apply_symbolic(op, *args):
+def _apply_symbolic(op, *args, elemwise=False):
     """``apply(op, *args)`` with a VarNode among the args: a new op node, whose outputs are
     returned, its shapes and dtypes the graph's inference (values among the args become
-    constants)."""
+    constants). An elementwise operator (``elemwise``: ``v + 1``, ``F.exp(v)``) promotes its
+    operands to one dtype first, as on Tensors; ``apply`` takes them as they are."""
     from .network import _build
 
-    if op.name == "Elemwise":
+    if elemwise:
         inputs = _promote(args)
     else:
         inputs = [a if isinstance(a, VarNode) else _const(a) for a in args]
@@ -727,4 +752,4 @@ def _apply_symbolic(op, *args):
     return tuple(node.outputs)
 
 
-array_method.register_symbolic(VarNode, _apply_symbolic, _promote)
+array_method.register_symbolic(VarNode, _apply_symbolic, _promote, _const)

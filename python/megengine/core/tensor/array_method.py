@@ -36,18 +36,37 @@ def cached_op(cls, **params):
 # being edited), which this layer must not import; it registers itself (register_symbolic).
 # Functional code converts its inputs with as_tensor and _promote and computes with apply, so a
 # var passing through those two reaches apply, which adds an op node instead of computing: every
-# op works on vars without knowing of them.
+# op works on vars without knowing of them. Where a value is read on the host (a shape, a count)
+# the code asks is_tensor, and the var's numpy() computes it.
 _symbolic_type = ()
 _symbolic_promote = None
+_symbolic_const = None
 
 
-def register_symbolic(cls, apply_fn, promote_fn):
+def register_symbolic(cls, apply_fn, promote_fn, const_fn):
     """Makes instances of ``cls`` symbolic vars: ``apply`` and elementwise ops with one among
     their inputs call ``apply_fn(op, *inputs)`` (returning the outputs), :func:`as_tensor` lets
-    them through and :func:`_promote` calls ``promote_fn(args)``."""
-    global _symbolic_type, _symbolic_promote
-    _symbolic_type, _symbolic_promote = cls, promote_fn
+    them through, :func:`_promote` calls ``promote_fn(args)``, and :func:`symbolic_const` makes
+    a constant var with ``const_fn(value, dtype)``."""
+    global _symbolic_type, _symbolic_promote, _symbolic_const
+    _symbolic_type, _symbolic_promote, _symbolic_const = cls, promote_fn, const_fn
     _rt._set_symbolic_apply(cls, apply_fn)
+
+
+def is_tensor(x):
+    """Whether ``x`` is a Tensor or a symbolic var: a value computed by ops, with ``numpy()``,
+    ``item()`` and ``tolist()``."""
+    return isinstance(x, (Tensor, _symbolic_type))
+
+
+def is_symbolic(x):
+    """Whether ``x`` is a symbolic var (a registered class's instance)."""
+    return isinstance(x, _symbolic_type)
+
+
+def symbolic_const(value, dtype=None):
+    """``value`` as a constant symbolic var of ``dtype``: what a value becomes next to vars."""
+    return _symbolic_const(value, dtype)
 
 
 def as_tensor(value, dtype=None, device=None):
@@ -167,7 +186,10 @@ def reshape_checked(x, target_shape):
     from . import symbolic_shape  # imports this module
 
     shape_value = None
-    if isinstance(target_shape, Tensor):
+    if is_symbolic(target_shape):
+        # A var's shape is fixed in the graph: the value is read now.
+        target_shape = target_shape.numpy()
+    elif isinstance(target_shape, Tensor):
         shape_value = target_shape
         # A traced graph under symbolic shapes reads the value itself (reshape_to below);
         # otherwise it would hold the value read here, so the read ends the recording.
@@ -444,7 +466,7 @@ class ArrayMethodMixin:
     def reshape(self, *shape):
         """The same values in a new shape (a tuple, the dims as arguments, or a 1-d integer
         Tensor of them; one may be -1)."""
-        if len(shape) == 1 and isinstance(shape[0], (Tensor, np.ndarray)):
+        if len(shape) == 1 and (is_tensor(shape[0]) or isinstance(shape[0], np.ndarray)):
             return reshape_checked(self, shape[0])
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
