@@ -257,6 +257,17 @@ class VarNode(NetworkNode):
         except ValueError as e:
             raise ValueError(f"VarNode.numpy: {self!r}: {e}") from None
 
+    def detach(self):
+        """The var itself: a network computes no gradients, so there is nothing to cut (what
+        functional code that detaches a tensor, such as ``F.logsumexp``, needs).
+
+        Examples:
+            >>> v = VarNode(name="v")
+            >>> v.detach() is v
+            True
+        """
+        return self
+
     def _assign(self, value):
         # ``x[i] = v`` (core/tensor/indexing.py's setitem) makes x stand for the var ``value``
         # computed from it, as MegEngine's VarNode._reset does: this object moves to value's

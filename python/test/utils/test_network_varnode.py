@@ -45,6 +45,7 @@ B = randn(1, 2, 3, 4)
 M = randn(2, 4, 5)
 W = randn(3, 3, 2, 2, 2)  # OIHW
 MASK = A > 0
+IDX = np.random.RandomState(4).randint(0, 3, (2, 4)).astype("int32")
 
 # (id, f(F-side inputs), NumPy reference, inputs)
 CASES = [
@@ -75,6 +76,16 @@ CASES = [
     ("conv2d", lambda a, w: F.conv2d(a.reshape(1, 2, 3, 4), w, stride=2, padding=1),
      lambda a, w: conv2d_ref(a.reshape(1, 2, 3, 4), w, 2, 1), [A, W]),
     ("softmax", lambda a: F.nn.softmax(a, axis=1), lambda a: softmax_ref(a, 1), [A]),
+    ("max_pool2d", lambda a: F.max_pool2d(a.reshape(1, 2, 3, 4), 2),
+     lambda a: a.reshape(1, 2, 3, 4)[:, :, :2].reshape(1, 2, 1, 2, 2, 2).max((3, 5)), [A]),
+    ("gather", lambda a, k: F.gather(a[:, 0], 1, k), lambda a, k: np.take_along_axis(a[:, 0], k, 1),
+     [A, IDX]),
+    ("one_hot", lambda k: F.one_hot(k, 4), lambda k: np.eye(4, dtype="int32")[k], [IDX]),
+    # F.topk(x, k) gives the largest k, as MegEngine 1.13 does.
+    ("topk", lambda a: F.topk(a.reshape(-1), 3)[0], lambda a: -np.sort(-a.reshape(-1))[:3], [A]),
+    ("cond_take", lambda a: F.cond_take(a > 0.5, a)[0], lambda a: a[a > 0.5], [A]),
+    ("logsumexp", lambda a: F.logsumexp(a, 2),
+     lambda a: np.log(np.exp(a.astype("float64")).sum(2)).astype("float32"), [A]),
     ("astype", lambda a: (a * 3).astype("int32"), lambda a: (a * 3).astype("int32"), [A]),
     ("where", lambda a, b: F.where(a > b, a, b), lambda a, b: np.maximum(a, b), [A, B]),
     ("clip", lambda a: F.clip(a, -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5), [A]),
