@@ -51,7 +51,9 @@ PyObject* g_symbolic_type = nullptr;
 PyObject* g_symbolic_fn = nullptr;
 
 // fn(op, *args) when an arg is a symbolic var (its tuple of outputs, or with `single` the first
-// of them, as elemwise returns); nullptr without an error set otherwise.
+// of them, as elemwise returns); nullptr without an error set otherwise. Elemwise calls
+// (`single`) pass elemwise=True: their operands are promoted to one dtype first, as
+// elemwise_promoted does for tensors, while apply's are taken as they are.
 PyObject* symbolic_apply(const imperative::OpDef& op, PyObject* const* args, size_t n,
                          bool single = false) {
     if (!g_symbolic_fn)
@@ -70,7 +72,10 @@ PyObject* symbolic_apply(const imperative::OpDef& op, PyObject* const* args, siz
     call[0] = op_obj;
     for (size_t i = 0; i < n; ++i)
         call[i + 1] = py::reinterpret_borrow<py::object>(args[i]);
-    PyObject* outs = PyObject_Call(g_symbolic_fn, call.ptr(), nullptr);
+    py::dict kwargs;
+    if (single)
+        kwargs["elemwise"] = true;
+    PyObject* outs = PyObject_Call(g_symbolic_fn, call.ptr(), single ? kwargs.ptr() : nullptr);
     if (!outs || !single)
         return outs;
     PyObject* first = PySequence_GetItem(outs, 0);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "dtype_convert.h"
+#include "neomeg/graph/executable.h"
 #include "neomeg/graph/graph.h"
 #include "neomeg/graph/passes.h"
 #include "neomeg/serialization/model_file.h"
@@ -216,6 +217,31 @@ public:
         return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     }
 
+    // The values of `outputs` (VarNode.numpy()): what they need compiled and run once. The
+    // graph's inputs have no values here, so outputs that need one are a ValueError naming them.
+    std::vector<py::array> run(const std::vector<size_t>& outputs) {
+        std::vector<VarNode*> outs;
+        for (size_t i : outputs)
+            outs.push_back(at(i));
+        auto exe = m_graph->compile(outs);
+        if (!exe->inputs().empty()) {
+            std::string names;
+            for (const auto& in : exe->inputs())
+                names += (names.empty() ? "" : ", ") + in.name;
+            throw py::value_error("the value depends on the input(s) " + names +
+                                  ", which have no value in the network; dump it and run it "
+                                  "with the inputs fed (GraphInference) instead");
+        }
+        {
+            py::gil_scoped_release release;
+            exe->execute();
+        }
+        std::vector<py::array> values;
+        for (size_t i = 0; i < outs.size(); ++i)
+            values.push_back(to_numpy(exe->output(i)));
+        return values;
+    }
+
     const std::vector<std::pair<std::string, size_t>>& outputs() const { return m_outputs; }
     const std::map<std::string, std::string>& metadata() const { return m_metadata; }
 
@@ -266,6 +292,8 @@ void init_network(py::module_& m) {
             .def("optimize", &Graph::optimize, py::arg("outputs"), py::arg("fuse_conv_bias"))
             .def("dump", &Graph::dump, py::arg("outputs"), py::arg("user_info"),
                  py::arg("keep_var_names"), py::arg("input_shapes"))
+            .def("run", &Graph::run, py::arg("outputs"),
+                 "The values of vars `outputs`, which must need no input.")
             .def_property_readonly("outputs", &Graph::outputs)
             .def_property_readonly("metadata", &Graph::metadata);
 }

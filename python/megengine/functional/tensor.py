@@ -15,7 +15,7 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor import array_method as _array_method
 from ..core.tensor import symbolic_shape as _symbolic_shape
-from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op
+from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op, is_tensor
 from ..core.tensor.array_method import reshape as _reshape
 from ..core.tensor.shape_dim import INTEGER_TYPES
 from ._complex import complex, imag, polar, real
@@ -60,6 +60,7 @@ __all__ = [
 
 _apply = _rt.apply
 _INT_DTYPES = ("bool", "uint8", "int8", "int16", "int32")
+_MAX_NDIM = 7  # TensorShape::MAX_NDIM (dnn/include/neomeg/dnn/layout.h)
 
 
 def _dtype_name(dtype):
@@ -72,7 +73,7 @@ def _device(device):
 
 def _shape_arg(fn, shape):
     """``shape`` (an int, a sequence of ints or a 1-D integer Tensor) as a tuple of ints."""
-    if isinstance(shape, Tensor):
+    if is_tensor(shape):
         shape = shape.numpy().tolist()
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
@@ -98,7 +99,7 @@ def _fill_none_dims(fn, src, shape):
             if i < lead:
                 raise ValueError(f"{fn}: size cannot be None for the new axis {i} of {shape}")
             s = src[i - lead]
-        elif isinstance(s, Tensor):
+        elif is_tensor(s):
             s = s.item()
         out.append(s)
     return out
@@ -1051,10 +1052,32 @@ def tile(inp, reps):
     nd = max(x.ndim, len(reps))
     shape = (1,) * (nd - x.ndim) + x.shape
     reps = (1,) * (nd - len(reps)) + reps
-    inter = tuple(v for pair in zip([1] * nd, shape) for v in pair)
-    target = tuple(v for pair in zip(reps, shape) for v in pair)
-    y = broadcast_to(_reshape(x, inter), target)
-    return _reshape(y, tuple(r * s for r, s in zip(reps, shape)))
+    x = _reshape(x, shape)
+    # A new axis of reps[i] before each repeated axis, broadcast, then merged: as many new axes
+    # at a time as a tensor's 7 dims leave room for; with none left, the axes around a repeated
+    # one are merged first.
+    tiled = [i for i in range(nd) if reps[i] != 1]
+    step = _MAX_NDIM - nd
+    if step < 1:
+        for i in tiled:
+            pre, post = int(np.prod(shape[:i])), int(np.prod(shape[i + 1 :]))
+            y = broadcast_to(_reshape(x, (pre, 1, shape[i], post)), (pre, reps[i], shape[i], post))
+            shape = shape[:i] + (shape[i] * reps[i],) + shape[i + 1 :]
+            x = _reshape(y, shape)
+        return x
+    for first in range(0, len(tiled), step):
+        group = set(tiled[first : first + step])
+        inter, target = [], []
+        for i, s in enumerate(shape):
+            if i in group:
+                inter.append(1)
+                target.append(reps[i])
+            inter.append(s)
+            target.append(s)
+        x = broadcast_to(_reshape(x, inter), target)
+        shape = tuple(s * reps[i] if i in group else s for i, s in enumerate(shape))
+        x = _reshape(x, shape)
+    return x
 
 
 def roll(inp, shift, axis=None):

@@ -3,10 +3,13 @@ model) and :class:`OpNode` with one subclass per operator type, named as MegEngi
 ``network_node`` names them (``ConvolutionForward``, ``Host2DeviceCopy``, ``ImmutableTensor``,
 ...); an operator MegEngine has no class for gets a class of its NeoMeg name.
 
-A VarNode is symbolic: elementwise functions and operators on it (``F.relu(v)``, ``v * 2``,
-``v > 0``) and ``apply`` of any op add an op node instead of computing, as MegEngine's do; the
-extension sends such calls here (``_rt._set_symbolic_apply``). Its shape and dtype are the
-graph's inference (``ComputingGraph::insert`` checks each new node).
+A VarNode is symbolic: functional ops, Tensor methods and operators on it (``F.concat``,
+``F.conv2d``, ``v.reshape(2, -1)``, ``v[:, 1]``, ``v * 2``) add op nodes instead of computing,
+as MegEngine's do. It registers itself with the core (``array_method.register_symbolic``):
+``as_tensor`` and ``_promote``, which every functional op converts its inputs with, let it
+through, and ``apply`` of an op with a VarNode among its inputs calls ``_apply_symbolic`` here.
+Its shape and dtype are the graph's inference (``ComputingGraph::insert`` checks each new node);
+:meth:`VarNode.numpy` computes its value.
 """
 
 import itertools
@@ -15,7 +18,7 @@ import numpy as np
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
-from ..core.tensor.array_method import elemwise_op
+from ..core.tensor import array_method
 from ..core.tensor.dtype import promote_names, scalar_dtype_for
 
 __all__ = [
@@ -41,15 +44,6 @@ class NetworkNode:
     """
 
 
-def _binary(mode, swap=False):
-    op = elemwise_op(mode)
-
-    def method(self, other):
-        return _rt.elemwise(op, other, self) if swap else _rt.elemwise(op, self, other)
-
-    return method
-
-
 class VarNode(NetworkNode):
     """A var of a :class:`~megengine.utils.network.Network`: its ``name``, the ``owner`` op node
     computing it, the op nodes using it (``users``), and its ``shape`` and ``dtype`` as the graph
@@ -57,7 +51,8 @@ class VarNode(NetworkNode):
     reads as its stand-in).
 
     Args:
-        var: accepted for MegEngine's signature (its C++ var); unused.
+        var: MegEngine's C++ var: a VarNode's :attr:`var` (the VarNode itself), which gives
+            that VarNode back; otherwise unused.
         owner_opr: the :class:`OpNode` computing it.
         name: its name.
 
@@ -78,9 +73,24 @@ class VarNode(NetworkNode):
         >>> y = F.relu(x) + 1  # a new op node reading x
         >>> y.owner.type, y.shape
         ('Elemwise', (2, 3))
+        >>> z = F.concat([y, net.make_const(np.zeros((1, 3)))]).T  # functional ops add nodes
+        >>> z.shape
+        (3, 3)
+        >>> z.numpy()  # x has a value only when the dumped model runs
+        Traceback (most recent call last):
+        ...
+        ValueError: VarNode.numpy: ...: the value depends on the input(s) x, ...
     """
 
+    def __new__(cls, var=None, *, owner_opr=None, name=None):
+        # MegEngine's VarNode(v.var) wraps v's graph var again; here the VarNode is the var.
+        if isinstance(var, VarNode):
+            return var
+        return super().__new__(cls)
+
     def __init__(self, var=None, *, owner_opr=None, name=None):
+        if var is self:
+            return
         self.owner = owner_opr
         self.name = name
         self.users = []
@@ -107,6 +117,18 @@ class VarNode(NetworkNode):
         self._shape = tuple(int(d) for d in shape)
         self._dtype = dtype
         self._dynamic = bool(dynamic)
+
+    @property
+    def var(self):
+        """MegEngine's C++ var of this VarNode: the VarNode itself, the graph's var here
+        (``VarNode(v.var)`` is ``v``).
+
+        Examples:
+            >>> v = VarNode(name="v")
+            >>> v.var is v and VarNode(v.var) is v
+            True
+        """
+        return self
 
     @property
     def id(self):
@@ -184,15 +206,92 @@ class VarNode(NetworkNode):
         """
         return None if self._shape is None else len(self._shape)
 
-    def astype(self, dtype):
-        """A VarNode of this var converted to ``dtype`` (a ``TypeCvt`` node).
+    @property
+    def _dtype_name(self):
+        # What the core's Tensor code reads (``Tensor._dtype_name``).
+        return self._dtype
+
+    @property
+    def size(self):
+        """The number of elements (of the inferred shape).
 
         Examples:
-            >>> v = Host2DeviceCopy((2,), "float32", "x").outputs[0]
-            >>> v.astype("int32").dtype
-            dtype('int32')
+            >>> VarNode.load(("x", (4, 5), "float32", False), None).size
+            20
         """
-        return _apply_symbolic(builtin.TypeCvt(dtype=np.dtype(dtype).name), self)[0]
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    @property
+    def device(self):
+        """Where :meth:`numpy` computes: ``"cpu0"`` (the model itself is device-neutral).
+
+        Examples:
+            >>> VarNode.load(("x", (1,), "float32", False), None).device
+            'cpu0'
+        """
+        return "cpu0"
+
+    def numpy(self):
+        """The value: the network's graph of what this var needs, compiled and run once.
+
+        Returns:
+            a numpy array.
+
+        Raises:
+            ValueError: the value depends on an input (a ``Host2DeviceCopy``), which has no
+                value until the dumped model is run with it fed.
+
+        Examples:
+            >>> from megengine.utils.network import Network
+            >>> net = Network()
+            >>> a = net.make_const(np.array([[1, 2], [3, 4]], "int32"))
+            >>> (a.T * 10 + a).numpy()
+            array([[11, 32],
+                   [23, 44]], dtype=int32)
+        """
+        from .network import _build
+
+        graph, index = _build([self])
+        try:
+            return graph.run([index[self]])[0]
+        except ValueError as e:
+            raise ValueError(f"VarNode.numpy: {self!r}: {e}") from None
+
+    def detach(self):
+        """The var itself: a network computes no gradients, so there is nothing to cut (what
+        functional code that detaches a tensor, such as ``F.logsumexp``, needs).
+
+        Examples:
+            >>> v = VarNode(name="v")
+            >>> v.detach() is v
+            True
+        """
+        return self
+
+    def _assign(self, value):
+        # ``x[i] = v`` (core/tensor/indexing.py's setitem) makes x stand for the var ``value``
+        # computed from it, as MegEngine's VarNode._reset does: this object moves to value's
+        # place, and a new VarNode takes its old place, read by the nodes that read it before
+        # (value's own op node among them).
+        if not isinstance(value, VarNode):
+            raise TypeError(f"a VarNode can only be assigned a VarNode, got {type(value).__name__}")
+        old = VarNode(owner_opr=self.owner, name=self.name)
+        old._shape, old._dtype, old._dynamic = self._shape, self._dtype, self._dynamic
+        old.users = self.users
+        if self.owner is not None:
+            self.owner.outputs = [old if v is self else v for v in self.owner.outputs]
+        for node in old.users:
+            node.inputs = [old if v is self else v for v in node.inputs]
+        self.owner, self.name, self.users = value.owner, value.name, value.users
+        self._shape, self._dtype, self._dynamic = value._shape, value._dtype, value._dynamic
+        self.owner.outputs = [self if v is value else v for v in self.owner.outputs]
+        for node in self.users:
+            node.inputs = [self if v is value else v for v in node.inputs]
+
+    def __setitem__(self, index, value):
+        from ..core.tensor.indexing import setitem
+
+        setitem(self, index, value)
 
     def set_owner_opr(self, owner_opr):
         """Sets ``owner``.
@@ -216,32 +315,23 @@ class VarNode(NetworkNode):
         # with == (a new VarNode) after the identity test.
         return False
 
-    __add__ = _binary("ADD")
-    __radd__ = _binary("ADD", swap=True)
-    __sub__ = _binary("SUB")
-    __rsub__ = _binary("SUB", swap=True)
-    __mul__ = _binary("MUL")
-    __rmul__ = _binary("MUL", swap=True)
-    __truediv__ = _binary("TRUE_DIV")
-    __rtruediv__ = _binary("TRUE_DIV", swap=True)
-    __floordiv__ = _binary("FLOOR_DIV")
-    __rfloordiv__ = _binary("FLOOR_DIV", swap=True)
-    __mod__ = _binary("MOD")
-    __rmod__ = _binary("MOD", swap=True)
-    __pow__ = _binary("POW")
-    __rpow__ = _binary("POW", swap=True)
-    __lt__ = _binary("LT")
-    __le__ = _binary("LEQ")
-    __gt__ = _binary("LT", swap=True)
-    __ge__ = _binary("LEQ", swap=True)
-    __eq__ = _binary("EQ")
-    __ne__ = _binary("NE")
 
-    def __neg__(self):
-        return _rt.elemwise(elemwise_op("NEGATE"), self)
-
-    def __abs__(self):
-        return _rt.elemwise(elemwise_op("ABS"), self)
+# The Tensor methods that compute with ops (operators, astype, reshape, reductions, indexing,
+# a @ b): on a VarNode the ops they apply add op nodes (register_symbolic below). Those reading a
+# value on the host (int(v), v.item(), np.asarray(v): a shape or a count given as a var) compute
+# it with numpy().
+_TENSOR_METHODS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+    "__rpow__", "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__and__", "__rand__",
+    "__or__", "__ror__", "__xor__", "__rxor__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__invert__",
+    "__round__", "__getitem__", "__len__", "__iter__", "astype", "reshape", "transpose", "T",
+    "flatten", "sum", "prod", "mean", "max", "min",
+    "__array_priority__", "__array__", "__int__", "__float__", "__index__", "item", "tolist",
+)  # fmt: skip
+for _name in _TENSOR_METHODS:
+    setattr(VarNode, _name, vars(array_method.ArrayMethodMixin)[_name])
 
 
 def _param_names(op):
@@ -635,19 +725,21 @@ def _promote(args):
     """MegEngine's promotion of an elementwise op's operands to one dtype, on vars and
     values: values become constants of that dtype, vars of another dtype get a TypeCvt."""
     dt = None
+    values = []
     for a in args:
+        if a is None:
+            raise TypeError("the operand is None and is not supported.")  # MegEngine's words
         if isinstance(a, VarNode):
             name = a._dtype
-        elif hasattr(a, "numpy") or isinstance(a, np.ndarray):
-            name = _dtype_name(np.asarray(a.numpy() if hasattr(a, "numpy") else a).dtype)
-        else:
+        elif isinstance(a, (int, float, bool, np.number, np.bool_)):
+            values.append(a)
             continue
+        else:
+            a = array_method.Tensor(a) if not isinstance(a, array_method.Tensor) else a
+            name = a._dtype_name
         dt = name if dt is None else promote_names(dt, name)
-    for a in args:
-        if not isinstance(a, (VarNode, np.ndarray)) and not hasattr(a, "numpy"):
-            if not isinstance(a, (int, float, bool, np.number, np.bool_)):
-                raise TypeError(f"an elementwise op on a VarNode cannot take a {type(a).__name__}")
-            dt = promote_names(dt, scalar_dtype_for(dt, a))
+    for a in values:
+        dt = promote_names(dt, scalar_dtype_for(dt, a))
     out = []
     for a in args:
         if isinstance(a, VarNode):
@@ -657,13 +749,14 @@ def _promote(args):
     return out
 
 
-def _apply_symbolic(op, *args):
+def _apply_symbolic(op, *args, elemwise=False):
     """``apply(op, *args)`` with a VarNode among the args: a new op node, whose outputs are
     returned, its shapes and dtypes the graph's inference (values among the args become
-    constants)."""
+    constants). An elementwise operator (``elemwise``: ``v + 1``, ``F.exp(v)``) promotes its
+    operands to one dtype first, as on Tensors; ``apply`` takes them as they are."""
     from .network import _build
 
-    if op.name == "Elemwise":
+    if elemwise:
         inputs = _promote(args)
     else:
         inputs = [a if isinstance(a, VarNode) else _const(a) for a in args]
@@ -682,4 +775,4 @@ def _apply_symbolic(op, *args):
     return tuple(node.outputs)
 
 
-_rt._set_symbolic_apply(VarNode, _apply_symbolic)
+array_method.register_symbolic(VarNode, _apply_symbolic, _promote, _const)

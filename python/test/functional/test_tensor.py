@@ -482,6 +482,13 @@ def test_repeat_tile():
         eq(F.tile(x, reps), np.tile(a, reps))
     eq(F.tile(x.T, (2, 1)), np.tile(a.T, (2, 1)))
     eq(F.tile(mge.Tensor(1.0), (2, 2)), np.ones((2, 2)))
+    # More repeated axes than a 7-dim tensor has room for new axes beside: in groups, or (7 dims
+    # already) an axis at a time.
+    b = randn(2, 3, 2, 2)
+    for reps in [(1, 2, 3, 2), (2, 2, 2, 2), (2, 1, 2, 1, 2, 1, 2)]:
+        eq(F.tile(mge.Tensor(b), reps), np.tile(b, reps))
+    c = randn(2, 1, 2, 1, 2, 1, 2)
+    eq(F.tile(mge.Tensor(c), (2, 3, 1, 2, 1, 1, 2)), np.tile(c, (2, 3, 1, 2, 1, 1, 2)))
     with pytest.raises(ValueError, match="repeat: repeats must be >= 0"):
         F.repeat(x, -1)
     with pytest.raises(TypeError, match="repeat: repeats must be an int"):

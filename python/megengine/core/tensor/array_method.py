@@ -32,9 +32,49 @@ def cached_op(cls, **params):
     return op
 
 
+# The symbolic var of the layer above (megengine.utils.network_node's VarNode: a var of a model
+# being edited), which this layer must not import; it registers itself (register_symbolic).
+# Functional code converts its inputs with as_tensor and _promote and computes with apply, so a
+# var passing through those two reaches apply, which adds an op node instead of computing: every
+# op works on vars without knowing of them. Where a value is read on the host (a shape, a count)
+# the code asks is_tensor, and the var's numpy() computes it.
+_symbolic_type = ()
+_symbolic_promote = None
+_symbolic_const = None
+
+
+def register_symbolic(cls, apply_fn, promote_fn, const_fn):
+    """Makes instances of ``cls`` symbolic vars: ``apply`` and elementwise ops with one among
+    their inputs call ``apply_fn(op, *inputs)`` (returning the outputs), :func:`as_tensor` lets
+    them through, :func:`_promote` calls ``promote_fn(args)``, and :func:`symbolic_const` makes
+    a constant var with ``const_fn(value, dtype)``."""
+    global _symbolic_type, _symbolic_promote, _symbolic_const
+    _symbolic_type, _symbolic_promote, _symbolic_const = cls, promote_fn, const_fn
+    _rt._set_symbolic_apply(cls, apply_fn)
+
+
+def is_tensor(x):
+    """Whether ``x`` is a Tensor or a symbolic var: a value computed by ops, with ``numpy()``,
+    ``item()`` and ``tolist()``."""
+    return isinstance(x, (Tensor, _symbolic_type))
+
+
+def is_symbolic(x):
+    """Whether ``x`` is a symbolic var (a registered class's instance)."""
+    return isinstance(x, _symbolic_type)
+
+
+def symbolic_const(value, dtype=None):
+    """``value`` as a constant symbolic var of ``dtype``: what a value becomes next to vars."""
+    return _symbolic_const(value, dtype)
+
+
 def as_tensor(value, dtype=None, device=None):
-    """``value`` as a Tensor (Tensors pass through unless a dtype change is asked)."""
+    """``value`` as a Tensor (Tensors and symbolic vars pass through unless a dtype change is
+    asked)."""
     if isinstance(value, Tensor):
+        return value if dtype is None or value._dtype_name == dtype else value.astype(dtype)
+    if isinstance(value, _symbolic_type):
         return value if dtype is None or value._dtype_name == dtype else value.astype(dtype)
     return Tensor(value, dtype=dtype, device=device)
 
@@ -43,6 +83,8 @@ def _promote(args):
     """Converts the Tensor/scalar/array arguments of one op to a common dtype and device."""
     if any(a is None for a in args):
         raise TypeError("the operand is None and is not supported.")  # MegEngine 1.13's words
+    if _symbolic_promote is not None and any(isinstance(a, _symbolic_type) for a in args):
+        return _symbolic_promote(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
         tensors = [Tensor(args[0])]
@@ -144,7 +186,10 @@ def reshape_checked(x, target_shape):
     from . import symbolic_shape  # imports this module
 
     shape_value = None
-    if isinstance(target_shape, Tensor):
+    if is_symbolic(target_shape):
+        # A var's shape is fixed in the graph: the value is read now.
+        target_shape = target_shape.numpy()
+    elif isinstance(target_shape, Tensor):
         shape_value = target_shape
         # A traced graph under symbolic shapes reads the value itself (reshape_to below);
         # otherwise it would hold the value read here, so the read ends the recording.
@@ -421,7 +466,7 @@ class ArrayMethodMixin:
     def reshape(self, *shape):
         """The same values in a new shape (a tuple, the dims as arguments, or a 1-d integer
         Tensor of them; one may be -1)."""
-        if len(shape) == 1 and isinstance(shape[0], (Tensor, np.ndarray)):
+        if len(shape) == 1 and (is_tensor(shape[0]) or isinstance(shape[0], np.ndarray)):
             return reshape_checked(self, shape[0])
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]

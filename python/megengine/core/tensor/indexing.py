@@ -6,14 +6,15 @@ together for integer arrays (so they broadcast together); ``None`` is AddAxis. B
 scalars, and integer arrays mixed with ints, partial slices or ``None``, take one general path: NumPy itself
 indexes an array of flat positions, whose result indexes the flattened tensor (so every NumPy
 rule, such as where advanced-index dimensions land, holds by construction). Every step is an
-op, so indexing and assignment are differentiable.
+op, so indexing and assignment are differentiable. Index tensors are read on the host
+(``numpy()``), a network VarNode's too (``array_method.is_tensor``).
 """
 
 import numpy as np
 
 from .. import _imperative_rt as _rt
 from ..ops import builtin
-from .array_method import Tensor, cached_op
+from .array_method import Tensor, cached_op, is_tensor
 from .shape_dim import TracedDim
 
 apply = _rt.apply
@@ -46,21 +47,21 @@ def _take(x, axis, idx):
 
 
 def _host_index(i):
-    if isinstance(i, Tensor):
+    if is_tensor(i):
         return i.numpy() if i.ndim > 0 else i.item()
     return i
 
 
 def _is_bool_array(a):
     # Tensors and arrays know their dtype: no host copy just to look at it.
-    dtype = a.dtype if isinstance(a, (Tensor, np.ndarray)) else np.asarray(a).dtype
+    dtype = a.dtype if is_tensor(a) or isinstance(a, np.ndarray) else np.asarray(a).dtype
     return dtype == np.bool_
 
 
 def _is_bool_scalar(i):
     # A bool is not the int 1 or 0 here: as in NumPy, True adds an axis of length 1 and False
     # one of length 0, which only the flat path gets right.
-    if isinstance(i, Tensor):
+    if is_tensor(i):
         return i.ndim == 0 and i.dtype == np.bool_
     return isinstance(i, (bool, np.bool_))
 
@@ -79,7 +80,7 @@ def _needs_flat(index):
     return any(
         i is None
         or isinstance(i, (int, np.integer))
-        or (isinstance(i, Tensor) and i.ndim == 0)
+        or (is_tensor(i) and i.ndim == 0)
         or (isinstance(i, slice) and i != slice(None))
         for i in items
     )
@@ -115,14 +116,12 @@ def getitem(x, index):
         return _take(_flatten(x), 0, pos)
     items = _expand(index, x.ndim)
     arrays = [
-        (k, i)
-        for k, i in enumerate(items)
-        if isinstance(i, (Tensor, np.ndarray, list)) and not isinstance(i, bool)
+        (k, i) for k, i in enumerate(items) if is_tensor(i) or isinstance(i, (np.ndarray, list))
     ]
     if arrays:
         idx = []
         for _, a in arrays:
-            a = a.numpy() if isinstance(a, Tensor) else np.asarray(a)
+            a = a.numpy() if is_tensor(a) else np.asarray(a)
             idx.append(Tensor(a.astype(np.int32), device=x.device))
         op = cached_op(builtin.IndexingMultiAxisVec, axes=tuple(k for k, _ in arrays))
         return apply(op, x, *idx)[0]
@@ -137,7 +136,7 @@ def getitem(x, index):
             if i != slice(None):
                 out = _take(out, axis, np.arange(n)[i])
             axis += 1
-        elif isinstance(i, (int, np.integer)) or (isinstance(i, Tensor) and i.ndim == 0):
+        elif isinstance(i, (int, np.integer)) or (is_tensor(i) and i.ndim == 0):
             n = out.shape[axis]
             k = int(i)
             if not -n <= k < n:
@@ -161,7 +160,7 @@ def _basic_index_arrays(x, items):
             shape[kept] = len(idx)
             arrays.append(idx.reshape(shape))
             kept += 1
-        elif isinstance(i, (int, np.integer)) or (isinstance(i, Tensor) and i.ndim == 0):
+        elif isinstance(i, (int, np.integer)) or (is_tensor(i) and i.ndim == 0):
             k = int(i)
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
@@ -172,7 +171,7 @@ def _basic_index_arrays(x, items):
 
 
 def _is_index_array(i):
-    if isinstance(i, Tensor):
+    if is_tensor(i):
         return i.ndim > 0
     return isinstance(i, (np.ndarray, list))
 
@@ -203,7 +202,7 @@ def setitem(x, index, value):
         for k, i in enumerate(items):
             if not _is_index_array(i):
                 continue
-            a = i.numpy() if isinstance(i, Tensor) else np.asarray(i)
+            a = i.numpy() if is_tensor(i) else np.asarray(i)
             axes.append(k)
             arrays.append(a.astype(np.int32))
     else:

@@ -4,7 +4,16 @@
 import numpy as np
 
 from ..ops import builtin
-from .array_method import Tensor, apply, as_tensor, cached_op, reshape
+from .array_method import (
+    Tensor,
+    apply,
+    as_tensor,
+    cached_op,
+    is_symbolic,
+    is_tensor,
+    reshape,
+    symbolic_const,
+)
 
 __all__ = ["astensor1d", "make_shape_tuple"]
 
@@ -24,9 +33,9 @@ def make_shape_tuple(shape):
         >>> make_shape_tuple(mge.Tensor([3, 4])), make_shape_tuple([2, mge.Tensor(5)])
         ((3, 4), (2, 5))
     """
-    if isinstance(shape, Tensor):
+    if is_tensor(shape):
         shape = shape.numpy().tolist()
-    return tuple(int(s.item() if isinstance(s, Tensor) else s) for s in shape)
+    return tuple(int(s.item() if is_tensor(s) else s) for s in shape)
 
 
 def _device_of(reference, device):
@@ -61,10 +70,13 @@ def astensor1d(x, *reference, dtype=None, device=None):
         >>> astensor1d((2, 2), dtype="float32").dtype.name
         'float32'
     """
-    if isinstance(x, Tensor):
+    if is_tensor(x):
         return x
     device = _device_of(reference, device)
-    if isinstance(x, np.ndarray) or not any(isinstance(i, Tensor) for i in x):
+    if isinstance(x, np.ndarray) or not any(is_tensor(i) for i in x):
+        if any(is_symbolic(r) for r in reference):
+            # MegEngine's rule: a value next to a var of a model becomes a constant of it.
+            return symbolic_const(np.asarray(x), dtype)
         return Tensor(np.asarray(x), dtype=dtype, device=device)
     parts = [reshape(as_tensor(i, device=device), (-1,)) for i in x]
     names = {p._dtype_name for p in parts}
