@@ -95,17 +95,19 @@ def _promoted(graph, node, indices):
     # built, so a var replaced by one of another dtype (``replace_vars`` with a float constant
     # for an int input) computes in the promoted dtype, as in MegEngine 1.13; NeoMeg's graph
     # takes one dtype, so the conversions are TypeCvt nodes inserted here.
+    # COND's first operand is its bool mask, which keeps its dtype; the values promote.
     if node.opdef.name != "Elemwise":
         return indices
     names = [graph.var(i)[2] for i in indices]
-    if len(set(names)) <= 1:
+    fixed = 1 if node.opdef.mode.name == "COND" else 0
+    if len(set(names[fixed:])) <= 1:
         return indices
-    dt = names[0]
-    for name in names[1:]:
+    dt = names[fixed]
+    for name in names[fixed + 1 :]:
         dt = promote_names(dt, name)
-    return [
+    return indices[:fixed] + [
         i if name == dt else graph.insert(builtin.TypeCvt(dtype=dt), [i])[0]
-        for i, name in zip(indices, names)
+        for i, name in zip(indices[fixed:], names[fixed:])
     ]
 
 
