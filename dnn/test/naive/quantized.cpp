@@ -85,6 +85,19 @@ TEST(QuantizedTypeCvt, FloatToQuantizedRoundsHalfAwayAndSaturates) {
     EXPECT_EQ(u.values(), (std::vector<double>{101, 99, 102, 98, 102, 255, 0, 100}));
 }
 
+TEST(QuantizedTypeCvt, MultipliesByTheFloat32Reciprocal) {
+    // MegEngine quantizes x as round(x * float(1 / scale)), not round(x / scale); they differ
+    // where x / scale lies within float32 rounding of a half. float(1 / 0.1f) is exactly 10:
+    // -10.65f * 10 rounds to -106.5 -> -107 (x / 0.1f is -106.49999 -> -106); 0.35f * 10 rounds
+    // to 3.5 -> 4 (0.35f / 0.1f is 3.4999998 -> 3). MegEngine 1.13 gives -107, 4, 107 and 3 for
+    // Tensor([-10.65, 0.35, 10.65, 0.25]).astype(qint8(0.1)).
+    auto x = HostTensor::from({4}, {-10.65f, 0.35f, 10.65f, 0.25f});
+    EXPECT_EQ(cvt(x, DType::quantized_s8(0.1f)).values(), (std::vector<double>{-107, 4, 107, 3}));
+    // Quantized8Asymm rounds before adding the zero point: -107 + 128 = 21, not round(21.5) = 22.
+    EXPECT_EQ(cvt(x, DType::quantized_8asymm(0.1f, 128)).values(),
+              (std::vector<double>{21, 132, 235, 131}));
+}
+
 TEST(QuantizedTypeCvt, QuantizedToFloatAndInt) {
     auto q = HostTensor::from({4}, {3, -3, 127, -128}, DType::quantized_s8(0.25f));
     EXPECT_EQ(cvt(q, dtype::Float32).values(), (std::vector<double>{0.75, -0.75, 31.75, -32}));
