@@ -186,3 +186,23 @@ def test_traced_quantized_chain_matches_eager(symbolic):
     traced = trace(symbolic=symbolic)(f)
     for _ in range(2):
         assert _stored(traced(a, b), dt) == want
+
+
+def test_quantized_modules_are_attributes_of_megengine_module():
+    # MegEngine 1.13 scripts reach them as M.quantized.X and M.qat.X after `import megengine.module
+    # as M` only; a fresh interpreter, since this one has imported the subpackages already
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import megengine.module as M\n"
+        "from megengine.module.quantized.elemwise import Elemwise\n"
+        "assert M.quantized.Elemwise is Elemwise and M.qat.Linear.__name__ == 'Linear'\n"
+        "try:\n    M.no_such_thing\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert "no_such_thing" in out.stdout
