@@ -166,26 +166,24 @@ Outs apply_elemwise(Converter& c, uint32_t id, Inputs in) {
     fail(str_cat("Elemwise mode ", id, " has no NeoMeg counterpart"));
 }
 
-// An Elemwise of quantized inputs is what a quantized Linear's bias addition writes (MatrixMul's
-// QuantizedS32 sums plus the QuantizedS32 bias; MegEngine adds the integers). NeoMeg's Elemwise
-// takes no quantized dtype, so the values are added in float32 and quantized back to the same
-// dtype: float32 holds each value scale * v to a relative 2^-24, so the rounded quotient is the
-// integer sum while both addends are below 2^20 in magnitude (int8 products summed over up to
-// 64 inputs stay below it; larger sums may differ from MegEngine's by one).
+// An Elemwise of quantized inputs: a quantized Linear's bias addition (MatrixMul's QuantizedS32
+// sums plus the QuantizedS32 bias) or a quantized model's RELU, MAX, ... MegEngine computes
+// RELU, NEGATE, ADD, SUB, MAX and MIN on the stored integers of one QuantizedS8 or QuantizedS32
+// dtype, exactly (wrapping beyond the storage), and so does NeoMeg's Elemwise (elemwise.py's
+// `quantized` modes); MegEngine refuses the other modes and Quantized8Asymm, so such a model
+// cannot have been run by it.
 Outs quantized_elemwise(Converter& c, uint32_t id, Inputs in) {
     dnn::DType dt = in[0]->dtype();
     for (VarNode* v : in)
         require(v->dtype() == dt, str_cat("Elemwise of mixed dtypes ", dt.full_name(), " and ",
                                           v->dtype().full_name()));
-    require(id == 16 && dt.enumv() == dnn::DTypeEnum::QuantizedS32,
+    ElemwiseMap m = elemwise_map(id);
+    require(m.kind == ElemwiseMap::Plain && dnn::param::Elemwise::quantized(m.mode) &&
+                    dt.enumv() != dnn::DTypeEnum::Quantized8Asymm,
             str_cat("Elemwise mode ", id, " on ", dt.full_name(),
-                    "; NeoMeg imports the QuantizedS32 addition (a quantized Linear's bias) and "
-                    "the quantized modes of ElemwiseMultiType"));
-    require_inputs(in, 2, 2);
-    VarNode* sum = elemwise(
-            c, Mode::ADD,
-            {c.convert(in[0], dnn::dtype::Float32), c.convert(in[1], dnn::dtype::Float32)});
-    return {c.convert(sum, dt)};
+                    "; MegEngine computes only RELU, NEGATE, ADD, SUB, MAX and MIN on QuantizedS8 "
+                    "and QuantizedS32 (and the quantized modes of ElemwiseMultiType)"));
+    return apply_elemwise(c, id, in);
 }
 
 Outs elemwise_conv(Converter& c, const fbs::Operator& op, Inputs in) {

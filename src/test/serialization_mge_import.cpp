@@ -545,7 +545,7 @@ TEST(MegEngineModel, ElemwiseMultiTypeModesComputeOnValues) {
         const int8_t* got = out.data<int8_t>();
         for (size_t i = 0; i < a.size(); ++i) {
             float v = c.f(sa * a[i], sb * (static_cast<int>(b[i]) - zb));
-            float q = std::clamp(std::round(v / so), -128.0f, 127.0f);
+            float q = std::clamp(std::round(v * (1.0f / so)), -128.0f, 127.0f);
             EXPECT_EQ(got[i], static_cast<int8_t>(q)) << "mode " << c.mode << " at " << i;
         }
     }
@@ -573,6 +573,66 @@ TEST(MegEngineModel, ElemwiseMultiTypeModesComputeOnValues) {
                              fbs::CreateElemwise(bld.fbb, 21).Union());
         auto err = load_error(bld.finish(z));
         EXPECT_NE(err.find("Elemwise mode 21 on QuantizedS8(0.05)"), std::string::npos) << err;
+    }
+}
+
+// A quantized Elemwise (a quantized Linear's QuantizedS32 bias addition, a RELU or MAX between
+// quantized layers) computes on the stored integers as MegEngine does: exact at any magnitude
+// (float32 would round sums beyond 2^24), wrapping at the storage's ends; the other modes and
+// Quantized8Asymm, which MegEngine refuses, are named.
+TEST(MegEngineModel, QuantizedElemwiseIsExactOnTheIntegers) {
+    using E = fbs::DTypeEnum;
+    const std::vector<int32_t> a{(1 << 24) + 1, (1 << 30) + 3, -((1 << 24) + 1), 2147483647, -7};
+    const std::vector<int32_t> b{2, (1 << 29) + 1, -2, 1, 7};
+    struct Case {
+        uint32_t mode;  // MegEngine's Elemwise.Mode
+        std::vector<int32_t> want;
+    };
+    const Case cases[] = {
+            {16,  // ADD
+             {(1 << 24) + 3, (1 << 30) + (1 << 29) + 4, -((1 << 24) + 3), -2147483647 - 1, 0}},
+            {24, {(1 << 24) - 1, (1 << 29) + 2, -((1 << 24) - 1), 2147483646, -14}},  // SUB
+            {18, {(1 << 24) + 1, (1 << 30) + 3, -2, 2147483647, 7}},                  // MAX
+    };
+    for (const Case& k : cases) {
+        Builder bld;
+        uint32_t x = bld.typed_input("a", {5}, bld.dtype(E::QuantizedS32, 0.001f));
+        uint32_t y = bld.typed_input("b", {5}, bld.dtype(E::QuantizedS32, 0.001f));
+        uint32_t z = bld.add("Elemwise", {x, y}, fbs::OperatorParam::Elemwise,
+                             fbs::CreateElemwise(bld.fbb, k.mode).Union());
+        auto bytes = bld.finish(z);
+        auto model = inference::Model::load(std::span<const uint8_t>(bytes));
+        model.set_input("a", a.data(), std::vector<int64_t>{5});
+        model.set_input("b", b.data(), std::vector<int64_t>{5});
+        model.run();
+        auto out = model.output(model.output_names().at(0));
+        EXPECT_EQ(out.dtype(), "QuantizedS32(0.001)");
+        EXPECT_EQ(std::vector<int32_t>(out.data<int32_t>(), out.data<int32_t>() + 5), k.want)
+                << "mode " << k.mode;
+    }
+    {
+        Builder bld;  // RELU (mode 0) of QuantizedS8 keeps the dtype
+        const std::vector<int8_t> q{-128, -1, 0, 5, 127};
+        uint32_t x = bld.typed_input("a", {5}, bld.dtype(E::QuantizedS8, 0.5f));
+        uint32_t z = bld.add("Elemwise", {x}, fbs::OperatorParam::Elemwise,
+                             fbs::CreateElemwise(bld.fbb, 0).Union());
+        auto bytes = bld.finish(z);
+        auto model = inference::Model::load(std::span<const uint8_t>(bytes));
+        model.set_input("a", q.data(), std::vector<int64_t>{5});
+        model.run();
+        auto out = model.output(model.output_names().at(0));
+        EXPECT_EQ(out.dtype(), "QuantizedS8(0.5)");
+        EXPECT_EQ(std::vector<int8_t>(out.data<int8_t>(), out.data<int8_t>() + 5),
+                  (std::vector<int8_t>{0, 0, 0, 5, 127}));
+    }
+    {
+        Builder bld;  // ADD on Quantized8Asymm: MegEngine refuses it
+        uint32_t x = bld.typed_input("a", {5}, bld.dtype(E::Quantized8Asymm, 0.5f, 128));
+        uint32_t z = bld.add("Elemwise", {x, x}, fbs::OperatorParam::Elemwise,
+                             fbs::CreateElemwise(bld.fbb, 16).Union());
+        auto err = load_error(bld.finish(z));
+        EXPECT_NE(err.find("Elemwise mode 16 on Quantized8Asymm(0.5, 128)"), std::string::npos)
+                << err;
     }
 }
 

@@ -64,6 +64,26 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def _q8(x, scale):
+    """qint8(scale)'s stored integers of float32 x, as MegEngine quantizes (x * float32(1 /
+    scale), rounded half away from zero, saturated)."""
+    v = x * (np.float32(1) / np.float32(scale))
+    return np.clip(np.sign(v) * np.floor(np.abs(v) + 0.5), -128, 127).astype("int64")
+
+
+def _qint8_add_relu(a, b):
+    # quantized ADD and RELU on the stored integers, wrapping at int8 (MegEngine's)
+    s = (_q8(a, 0.02) + _q8(b, 0.02)).astype("int8")
+    return np.maximum(s, 0).astype("float32") * np.float32(0.02)
+
+
+def _qint8_add_relu_fn(a, b):
+    from megengine.core.tensor.dtype import qint8
+
+    q = qint8(0.02)
+    return F.relu(a.astype(q) + b.astype(q)).astype("float32")
+
+
 F32, I32, BOOL = np.dtype("float32"), np.dtype("int32"), np.dtype("bool")
 
 # fmt: off
@@ -90,6 +110,8 @@ SAMPLES = [
              lambda a, b: np.exp(-abs(a)) * 3 + np.maximum(a, b) / (1 + b * b), cpp=True),
     OpSample("less/bool", lambda a, b: a < b, args(f32(5), f32(5)), (BOOL,), np.less, cpp=True),
     OpSample("add/int32", lambda a, b: a + b, args(ints(9, 4), ints(9, 4)), (I32,), np.add),
+    OpSample("add_relu/qint8", _qint8_add_relu_fn, args(f32(3, 4), f32(3, 4)), (F32,),
+             _qint8_add_relu, cpp=True),
     OpSample("astype/int32", lambda a: (a * 4).astype("int32"), args(f32(6)), (I32,),
              lambda a: (a * 4).astype("int32")),
     # reductions and indexing

@@ -31,6 +31,13 @@
 #
 # A third attribute, complex, marks the modes that also take complex64 inputs (-> complex64): the
 # ring operations ADD, SUB, MUL and NEGATE, as in MegEngine 1.13; every other mode refuses them.
+#
+# A fourth, quantized, marks the modes that take QuantizedS8 and QuantizedS32 inputs of one dtype
+# (scale included) -> that dtype: ADD, SUB, NEGATE, RELU, MAX and MIN, MegEngine 1.13's set. As
+# MegEngine they compute on the stored integers, which for one scale is the quantized result, and
+# wrap like the integer modes (QuantizedS8 127 + 5 is -124, -(-128) is -128; no saturation). Every
+# other mode refuses quantized inputs, and every mode refuses Quantized8Asymm (MegEngine 1.13
+# computes no Elemwise on it: its zero point would count twice in a sum).
 
 _FLOAT_UNARY = [
     "EXP",
@@ -83,10 +90,22 @@ _FLOAT_BINARY = [
 
 
 _COMPLEX = {"ADD", "SUB", "MUL", "NEGATE"}
+_QUANTIZED = {"ADD", "SUB", "NEGATE", "RELU", "MAX", "MIN"}
 
 
 def _modes(names, arity, dtypes):
-    return [(n, {"arity": arity, "dtypes": dtypes, "complex": n in _COMPLEX}) for n in names]
+    return [
+        (
+            n,
+            {
+                "arity": arity,
+                "dtypes": dtypes,
+                "complex": n in _COMPLEX,
+                "quantized": n in _QUANTIZED,
+            },
+        )
+        for n in names
+    ]
 
 
 _MODES = (

@@ -69,11 +69,11 @@ DType output_dtype(elemwise::DTypeRule rule, DType data) {
     }
 }
 
-// "ADD, SUB, ...": the modes whose definition says they take complex inputs.
-std::string complex_modes() {
+// "ADD, SUB, ...": the modes whose definition gives them `attr` (complex, quantized).
+std::string modes_with(bool (*attr)(elemwise::Mode)) {
     std::string s;
     for (size_t i = 0; i < param::Elemwise::kModeCount; ++i)
-        if (param::Elemwise::complex(static_cast<elemwise::Mode>(i))) {
+        if (attr(static_cast<elemwise::Mode>(i))) {
             s += s.empty() ? "" : ", ";
             s += param::to_string(static_cast<elemwise::Mode>(i));
         }
@@ -102,12 +102,26 @@ void Elemwise::deduce_layout(std::span<const TensorLayout> inputs,
                    " needs a bool condition (input 0), got ", layouts_str(inputs));
     for (size_t i = first; i < inputs.size(); ++i)
         NM_REQUIRE(DTypeError, inputs[i].dtype == data, "mode ", to_string(mode),
-                   " needs inputs of one dtype (promote them first), got ", layouts_str(inputs));
-    if (data.is_complex())
+                   " needs inputs of one dtype (",
+                   data.is_quantized() || inputs[i].dtype.is_quantized()
+                           ? "quantized ones of one scale: requantize with TypeCvt first"
+                           : "promote them first",
+                   "), got ", layouts_str(inputs));
+    if (data.is_complex()) {
         NM_REQUIRE(DTypeError, param::Elemwise::complex(mode), "mode ", to_string(mode),
-                   " does not take ", data.name(), " (only ", complex_modes(), " do), got ",
+                   " does not take ", data.name(), " (only ", modes_with(&param::Elemwise::complex),
+                   " do), got ", layouts_str(inputs));
+    } else if (data.is_quantized()) {
+        // MegEngine 1.13's rule: the modes that are exact on the stored integers of one scale,
+        // and none on Quantized8Asymm, whose zero point a sum would count twice.
+        NM_REQUIRE(DTypeError, data.enumv() != DTypeEnum::Quantized8Asymm, "mode ", to_string(mode),
+                   " takes no Quantized8Asymm (dequantize with TypeCvt first), got ",
                    layouts_str(inputs));
-    else
+        NM_REQUIRE(DTypeError, param::Elemwise::quantized(mode), "mode ", to_string(mode),
+                   " does not take ", data.name(), " (only ",
+                   modes_with(&param::Elemwise::quantized),
+                   " do; dequantize with TypeCvt first), got ", layouts_str(inputs));
+    } else
         NM_REQUIRE(DTypeError, dtype_allowed(rule, data), "mode ", to_string(mode), " takes ",
                    dtype_rule_doc(rule), ", got ", layouts_str(inputs));
 

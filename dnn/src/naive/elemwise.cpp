@@ -60,17 +60,21 @@ LoadFloat load_float_fn(DType dt) {
     return dispatch_dtype(
             dt, [](auto tag) -> LoadFloat { return &load_float<typename decltype(tag)::type>; });
 }
+// Quantized tensors (the layout rule lets them into the integer modes that MegEngine computes on
+// the stored integers) load and store as their storage type.
 LoadInt load_int_fn(DType dt) {
-    return dispatch_dtype(
-            dt, [](auto tag) -> LoadInt { return &load_int<typename decltype(tag)::type>; });
+    return dispatch_dtype(dt.storage(), [](auto tag) -> LoadInt {
+        return &load_int<typename decltype(tag)::type>;
+    });
 }
 StoreFloat store_float_fn(DType dt) {
     return dispatch_dtype(
             dt, [](auto tag) -> StoreFloat { return &store_float<typename decltype(tag)::type>; });
 }
 StoreInt store_int_fn(DType dt) {
-    return dispatch_dtype(
-            dt, [](auto tag) -> StoreInt { return &store_int<typename decltype(tag)::type>; });
+    return dispatch_dtype(dt.storage(), [](auto tag) -> StoreInt {
+        return &store_int<typename decltype(tag)::type>;
+    });
 }
 
 constexpr size_t kMaxArity = 4;

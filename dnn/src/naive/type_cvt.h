@@ -37,12 +37,15 @@ struct Scalar {
     static Scalar of_int(int64_t v) { return {false, 0, v}; }
 };
 
-// round(v / scale) + zero_point, saturated to T: MegEngine's quantize, divisions and rounding in
-// float32 (std::round: half away from zero); NaN gives zero_point.
+// round(v * (1 / scale)) + zero_point, saturated to T: MegEngine's quantize, which multiplies by
+// the float32 reciprocal its dtype holds rather than dividing (the two differ near halves:
+// -10.65f / 0.1f rounds to -106, -10.65f * 10.0f to -107, MegEngine's), rounding in float32
+// (std::round: half away from zero); NaN gives zero_point.
 template <class T>
 T quantize_value(float v, float scale, int32_t zero_point) {
     using L = std::numeric_limits<T>;
-    float q = std::round(v / scale);
+    const float inv_scale = 1.0f / scale;
+    float q = std::round(v * inv_scale);
     if (std::isnan(q))
         return static_cast<T>(zero_point);
     double d = static_cast<double>(q) + zero_point;

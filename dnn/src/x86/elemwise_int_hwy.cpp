@@ -422,6 +422,11 @@ bool elemwise_int_run(elemwise::Mode mode, DType data, DType dst_dtype, const El
                HWY_DYNAMIC_DISPATCH(Cond32)(mode, srcs, static_cast<uint32_t*>(dst), n);
     if (data == dtype::Int32 && dst_dtype == dtype::Int32)
         return HWY_DYNAMIC_DISPATCH(ElemwiseI32)(mode, srcs, static_cast<int32_t*>(dst), n);
+    // QuantizedS32 (a quantized Linear's bias addition) computes on its int32 storage, wrapping as
+    // int32 does; the layout rule admits only the modes exact on the integers of one scale.
+    if (data.is_quantized() && data.storage() == dtype::Int32 && dst_dtype == data &&
+        param::Elemwise::quantized(mode))
+        return HWY_DYNAMIC_DISPATCH(ElemwiseI32)(mode, srcs, static_cast<int32_t*>(dst), n);
     if (dst_dtype != dtype::Bool)
         return false;
     auto* out = static_cast<uint8_t*>(dst);

@@ -68,8 +68,8 @@ HWY_INLINE VF load_value(const Q& q, const void* p) {
     return hn::Mul(hn::ConvertTo(df, hn::Sub(v, hn::Set(di, q.zero))), hn::Set(df, q.scale));
 }
 
-// quantize_value: round(x / scale) halves away from zero (x - trunc(x) is exact), + zero point,
-// saturated to the storage; NaN -> zero point.
+// quantize_value: round(x * (1 / scale)) halves away from zero (x - trunc(x) is exact), + zero
+// point, saturated to the storage; NaN -> zero point.
 HWY_INLINE void store_value(const Q& q, VF x, void* p) {
     const DI di;
     const DF df;
@@ -77,7 +77,7 @@ HWY_INLINE void store_value(const Q& q, VF x, void* p) {
         hn::StoreU(x, df, static_cast<float*>(p));
         return;
     }
-    x = hn::Div(x, hn::Set(df, q.scale));
+    x = hn::Mul(x, hn::Set(df, 1.0f / q.scale));
     const VF t = hn::Trunc(x);
     const auto up = hn::Ge(hn::Abs(hn::Sub(x, t)), hn::Set(df, 0.5f));
     x = hn::IfThenElse(up, hn::Add(t, hn::CopySign(hn::Set(df, 1.0f), x)), t);

@@ -218,3 +218,17 @@ TEST_F(Cuda, ElemwiseMisalignedOrStridedStaysElementwise) {
     auto c = checker(handle.get(), Mode::ADD, dtype::Float32);
     c.expect_kernel("cuda").execs({{64, 16}, {64, 1}});
 }
+
+// Quantized tensors reach no CUDA Elemwise kernel (its launchers know only the plain dtypes): the
+// frame stages them through naive, which computes MegEngine's integer modes.
+TEST_F(Cuda, ElemwiseQuantizedRunsStagedNaive) {
+    for (DType q : {DType::quantized_s8(0.1f), DType::quantized_s32(0.25f)})
+        for (Mode m : {Mode::RELU, Mode::NEGATE, Mode::ADD, Mode::SUB, Mode::MAX, Mode::MIN}) {
+            SCOPED_TRACE(q.full_name() + " " + param::to_string(m));
+            CudaChecker<Elemwise> c(handle.get());
+            c.set_param(mode_param(m)).set_epsilon(0).expect_kernel("naive(staged)");
+            for (size_t i = 0; i < arity(m); ++i)
+                c.set_dtype(i, q).set_range(i, -128, 128);
+            c.execs(std::vector<TensorShape>(arity(m), TensorShape{5, 9}));
+        }
+}

@@ -1,6 +1,7 @@
 // Quantized dtypes and the naive kernels that compute on them (TypeCvt, ConvBias, MatrixMul,
-// BatchedMatrixMul, MAX pooling), against integer arithmetic worked out by hand; and the clear
-// errors for what they refuse. HostTensor values of a quantized tensor are its stored integers.
+// BatchedMatrixMul, MAX pooling, Elemwise's integer modes), against integer arithmetic worked out
+// by hand; and the clear errors for what they refuse. HostTensor values of a quantized tensor are
+// its stored integers.
 #include <unordered_set>
 
 #include "naive/reduce_test_util.h"
@@ -83,6 +84,19 @@ TEST(QuantizedTypeCvt, FloatToQuantizedRoundsHalfAwayAndSaturates) {
     // uint8 with zero point 100: round(x / 0.5) + 100, saturated to [0, 255]
     auto u = cvt(x, DType::quantized_8asymm(0.5f, 100));
     EXPECT_EQ(u.values(), (std::vector<double>{101, 99, 102, 98, 102, 255, 0, 100}));
+}
+
+TEST(QuantizedTypeCvt, MultipliesByTheFloat32Reciprocal) {
+    // MegEngine quantizes x as round(x * float(1 / scale)), not round(x / scale); they differ
+    // where x / scale lies within float32 rounding of a half. float(1 / 0.1f) is exactly 10:
+    // -10.65f * 10 rounds to -106.5 -> -107 (x / 0.1f is -106.49999 -> -106); 0.35f * 10 rounds
+    // to 3.5 -> 4 (0.35f / 0.1f is 3.4999998 -> 3). MegEngine 1.13 gives -107, 4, 107 and 3 for
+    // Tensor([-10.65, 0.35, 10.65, 0.25]).astype(qint8(0.1)).
+    auto x = HostTensor::from({4}, {-10.65f, 0.35f, 10.65f, 0.25f});
+    EXPECT_EQ(cvt(x, DType::quantized_s8(0.1f)).values(), (std::vector<double>{-107, 4, 107, 3}));
+    // Quantized8Asymm rounds before adding the zero point: -107 + 128 = 21, not round(21.5) = 22.
+    EXPECT_EQ(cvt(x, DType::quantized_8asymm(0.1f, 128)).values(),
+              (std::vector<double>{21, 132, 235, 131}));
 }
 
 TEST(QuantizedTypeCvt, QuantizedToFloatAndInt) {
@@ -237,11 +251,86 @@ TEST(QuantizedPooling, AverageRoundsAsMegEngine) {
                                    254}));
 }
 
-TEST(QuantizedElemwise, ArithmeticOnQuantizedIsRefused) {
-    auto q = HostTensor::from({2}, {1, 2}, DType::quantized_s8(0.5f));
+namespace {
+
+using EMode = Elemwise::Param::Mode;
+
+HostTensor elemwise(EMode m, const std::vector<HostTensor>& in) {
     Elemwise::Param p;
-    p.mode = Elemwise::Param::Mode::ADD;
-    EXPECT_THROW(run1<Elemwise>(p, {q, q}), DTypeError);
+    p.mode = m;
+    return run1<Elemwise>(p, in);
+}
+
+}  // namespace
+
+// MegEngine's quantized Elemwise works on the stored integers of one scale and keeps the dtype:
+// exact while the integers stay in range, wrapping (not saturating) beyond it.
+TEST(QuantizedElemwise, ModesComputeOnTheStoredIntegersAndWrap) {
+    const DType q = DType::quantized_s8(0.1f);
+    auto a = HostTensor::from({6}, {-10, -5, 3, 12, 127, -128}, q);
+    auto b = HostTensor::from({6}, {5, 5, -5, 5, 5, -5}, q);
+    struct Case {
+        EMode mode;
+        std::vector<double> want;
+    };
+    // 127 + 5 = 132 wraps to -124, -128 - 5 = -133 to 123, -(-128) = 128 to -128.
+    for (const Case& k :
+         {Case{EMode::ADD, {-5, 0, -2, 17, -124, 123}},
+          Case{EMode::SUB, {-15, -10, 8, 7, 122, -123}}, Case{EMode::MAX, {5, 5, 3, 12, 127, -5}},
+          Case{EMode::MIN, {-10, -5, -5, 5, 5, -128}}, Case{EMode::RELU, {0, 0, 3, 12, 127, 0}},
+          Case{EMode::NEGATE, {10, 5, -3, -12, -127, -128}}}) {
+        SCOPED_TRACE(param::to_string(k.mode));
+        bool unary = param::Elemwise::arity(k.mode) == 1;
+        auto out = unary ? elemwise(k.mode, {a}) : elemwise(k.mode, {a, b});
+        EXPECT_EQ(out.dtype(), q);
+        EXPECT_EQ(out.values(), k.want);
+    }
+    // A broadcast operand, as a scalar of the same dtype: 3 added to every integer.
+    auto three = HostTensor::from({1}, {3}, q);
+    EXPECT_EQ(elemwise(EMode::ADD, {three, a}).values(),
+              (std::vector<double>{-7, -2, 6, 15, -126, -125}));
+}
+
+TEST(QuantizedElemwise, QuantizedS32WrapsAtInt32) {
+    const DType q = DType::quantized_s32(0.5f);
+    const double lo = -2147483648.0, hi = 2147483647.0;
+    auto a = HostTensor::from({4}, {hi, lo, 127, -128}, q);
+    auto b = HostTensor::from({4}, {1, -1, 5, -5}, q);
+    EXPECT_EQ(elemwise(EMode::ADD, {a, b}).values(), (std::vector<double>{lo, hi, 132, -133}));
+    EXPECT_EQ(elemwise(EMode::SUB, {a, b}).values(),
+              (std::vector<double>{hi - 1, lo + 1, 122, -123}));
+    EXPECT_EQ(elemwise(EMode::NEGATE, {a}).values(), (std::vector<double>{lo + 1, lo, -127, 128}));
+    EXPECT_EQ(elemwise(EMode::ADD, {a, b}).dtype(), q);
+}
+
+TEST(QuantizedElemwise, OtherModesMixedDtypesAndAsymmetricAreRefused) {
+    const DType q = DType::quantized_s8(0.5f);
+    auto a = HostTensor::from({2}, {1, 2}, q);
+    // Modes not exact on the integers of one scale (MegEngine 1.13 refuses them too).
+    for (EMode m : {EMode::MUL, EMode::ABS, EMode::TRUE_DIV, EMode::EQ, EMode::EXP})
+        expect_error<DTypeError>(
+                [&] {
+                    return param::Elemwise::arity(m) == 1 ? elemwise(m, {a}) : elemwise(m, {a, a});
+                },
+                {param::to_string(m), "does not take QuantizedS8",
+                 "only RELU, NEGATE, ADD, SUB, MAX, MIN do"});
+    // Another scale, another quantized dtype, a plain integer: no implicit requantisation.
+    for (const HostTensor& other : {HostTensor::from({2}, {1, 2}, DType::quantized_s8(0.25f)),
+                                    HostTensor::from({2}, {1, 2}, DType::quantized_s32(0.5f)),
+                                    HostTensor::from({2}, {1, 2}, dtype::Int8)})
+        expect_error<DTypeError>(
+                [&] {
+                    return elemwise(EMode::ADD, {a, other});
+                },
+                {"needs inputs of one dtype", "requantize with TypeCvt"});
+    // Quantized8Asymm in every mode: a sum of stored integers would count the zero point twice.
+    auto u = HostTensor::from({2}, {1, 2}, DType::quantized_8asymm(0.5f, 128));
+    for (EMode m : {EMode::ADD, EMode::RELU, EMode::MAX})
+        expect_error<DTypeError>(
+                [&] {
+                    return param::Elemwise::arity(m) == 1 ? elemwise(m, {u}) : elemwise(m, {u, u});
+                },
+                {"takes no Quantized8Asymm"});
 }
 
 TEST(QuantizedBytes, RelayoutAndConcatMoveQuantizedElements) {

@@ -195,3 +195,37 @@ TEST_F(X86, ElemwiseIntRunsHighway) {
                     << param::to_string(m) << " on " << data.name();
         }
 }
+
+// QuantizedS32 (a quantized Linear's bias addition) runs the int32 kernels on its storage in the
+// modes the layout rule admits for quantized dtypes, and wraps as naive does.
+TEST_F(X86, ElemwiseQuantizedS32RunsTheInt32KernelsAsNaive) {
+    const DType q = DType::quantized_s32(0.25f);
+    std::vector<Mode> want = {Mode::RELU, Mode::NEGATE, Mode::ADD, Mode::SUB, Mode::MAX, Mode::MIN};
+    EXPECT_EQ(claimed(q, q), want);
+    check_modes(handle.get(), q, q, kCases, -1000, 1000);
+    const double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+    std::vector<double> v = {lo, hi, lo + 1, hi - 1, -1, 0, 1, 7};
+    std::vector<double> w(v.rbegin(), v.rend());
+    for (Mode m : want) {
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m)).set_epsilon(0);
+        for (size_t i = 0; i < arity(m); ++i)
+            c.set_dtype(i, q).set_values(i, i % 2 ? w : v);
+        c.execs(std::vector<TensorShape>(arity(m), TensorShape{v.size()}));
+    }
+}
+
+// QuantizedS8 has no x86 kernel: naive computes it, wrapping at int8.
+TEST_F(X86, ElemwiseQuantizedS8FallsBackToNaive) {
+    const DType q = DType::quantized_s8(0.1f);
+    for (Mode m : {Mode::RELU, Mode::NEGATE, Mode::ADD, Mode::SUB, Mode::MAX, Mode::MIN}) {
+        EXPECT_FALSE(x86::elemwise_supported(m, q, q));
+        Checker<Elemwise> c(handle.get());
+        c.set_param(mode_param(m)).set_epsilon(0);
+        for (size_t i = 0; i < arity(m); ++i)
+            c.set_dtype(i, q).set_range(i, -128, 128);
+        c.execs(std::vector<TensorShape>(arity(m), TensorShape{13, 17}));
+        if (arity(m) == 2)
+            c.execs({{13, 17}, {1, 17}});
+    }
+}

@@ -96,3 +96,14 @@ __all__ = [
     "SyncBatchNorm",
     "init",
 ]
+
+
+def __getattr__(name):
+    # MegEngine's `import megengine` imports megengine.quantization, which leaves the qat and
+    # quantized subpackages as attributes here (scripts write M.quantized.Elemwise after only
+    # `import megengine.module as M`); NeoMeg imports them on first use instead.
+    if name in ("qat", "quantized"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _imperative_rt as _rt
 from ..ops import builtin
-from .dtype import promote_names, scalar_dtype_for
+from .dtype import is_dtype_equal, promote_names, scalar_dtype_for
 from .shape_dim import TracedDim, follows_shapes
 
 Tensor = _rt.Tensor
@@ -89,6 +89,9 @@ def _promote(args):
     if not tensors:
         tensors = [Tensor(args[0])]
         args = (tensors[0],) + tuple(args[1:])
+    for t in tensors:
+        if t._dtype_name in _QUANTIZED:
+            return _promote_quantized(args, t)
     dt = tensors[0]._dtype_name
     for t in tensors[1:]:
         dt = promote_names(dt, t._dtype_name)
@@ -104,6 +107,51 @@ def _promote(args):
     return [
         _traced_scalar(a, dt) if type(a) is TracedDim else as_tensor(a, dt, device) for a in args
     ]
+
+
+_QUANTIZED = ("QuantizedS8", "Quantized8Asymm", "QuantizedS32")
+
+
+def _promote_quantized(args, q):
+    """The operands beside quantized tensor ``q`` as tensors of its dtype, as MegEngine 1.13
+    converts them: quantized tensors must have q's dtype, scale and zero point included (nothing is
+    requantised implicitly); float and integer tensors, NumPy arrays and numbers, and Python floats
+    are quantized by value (``astype``: ``1.0`` at scale 0.1 is stored as 10); Python ints and
+    bools, lists and tuples, and bool arrays are taken as the stored integers (``q + 1`` adds 1 to
+    each stored integer, i.e. one scale step), cast as NumPy casts them (wrapping)."""
+    qdt, device = q.dtype, q.device
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._dtype_name in _QUANTIZED:
+                if not is_dtype_equal(a.dtype, qdt):
+                    raise TypeError(
+                        f"quantized operands of two dtypes, {_quantized_name(qdt)} and "
+                        f"{_quantized_name(a.dtype)}: requantize one with astype first"
+                    )
+            elif a._dtype_name == "bool":
+                raise TypeError(
+                    f"a bool tensor does not compute with a {_quantized_name(qdt)} tensor: "
+                    "astype it first"
+                )
+            else:
+                a = a.astype(qdt)
+            out.append(a)
+        elif type(a) is TracedDim:
+            raise TypeError("a shape read while tracing does not compute with a quantized tensor")
+        elif isinstance(a, (bool, int, np.bool_, list, tuple)) or (
+            isinstance(a, np.ndarray) and a.dtype == np.bool_
+        ):
+            out.append(Tensor(a, dtype=qdt, device=device))
+        else:
+            out.append(Tensor(a, device=device).astype(qdt))
+    return out
+
+
+def _quantized_name(dt):
+    info = dt.metadata["mgb_dtype"]
+    zp = info.get("zero_point")
+    return f"{info['name']}({info['scale']:g}{'' if zp is None else f', {zp}'})"
 
 
 def _traced_scalar(dim, dtype):

@@ -26,9 +26,12 @@ def _category(name):
     if name == "bool":
         return 0
     if name not in _INTS:
+        # Tensor operators convert operands beside a quantized tensor themselves
+        # (array_method._promote_quantized); here a quantized dtype has no promotion rule.
         raise TypeError(
-            f"{name} tensors take no arithmetic: dequantize with astype('float32') first (the "
-            "quantized operators are megengine.module.quantized's)"
+            f"{name} has no type promotion with other dtypes: dequantize with astype('float32') "
+            "first (quantized tensors compute RELU, NEGATE, ADD, SUB, MAX and MIN in their own "
+            "dtype; the other quantized operators are megengine.module.quantized's)"
         )
     return 1
 
