@@ -105,7 +105,7 @@ class TracedModuleBuilder:
             return value
         if isinstance(value, (list, tuple)) and _holds_traced(value):
             items = [self._wrap_member(f"{path}.{i}", v) for i, v in enumerate(value)]
-            return items if isinstance(value, list) else type(value)(items)
+            return _same_sequence(value, items)
         if isinstance(value, dict) and _holds_traced(value):
             return {k: self._wrap_member(f"{path}.{k}", v) for k, v in value.items()}
         return value
@@ -210,6 +210,15 @@ def _distinct_tensors(leaves):
     return out
 
 
+def _same_sequence(value, items):
+    if isinstance(value, list):
+        return items
+    # a namedtuple (a TracedModule's argspec among them) takes its fields one by one
+    if hasattr(type(value), "_fields"):
+        return type(value)(*items)
+    return type(value)(items)
+
+
 def _holds_traced(container):
     values = container.values() if isinstance(container, dict) else container
     return any(isinstance(v, (Module, Tensor, list, tuple, dict)) for v in values)
@@ -225,7 +234,7 @@ def _build_member(builder, path, value):
         items = [_build_member(builder, f"{path}.{i}", v) for i, v in enumerate(value)]
         if any(i is None for i in items):
             return None
-        return items if isinstance(value, list) else type(value)(items)
+        return _same_sequence(value, items)
     if isinstance(value, dict) and _holds_traced(value):
         items = {k: _build_member(builder, f"{path}.{k}", v) for k, v in value.items()}
         return None if any(i is None for i in items.values()) else items

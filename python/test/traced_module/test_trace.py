@@ -434,3 +434,30 @@ def test_one_tensor_passed_twice_and_super_forward():
     a, b, c = rand(2, 3), rand(2, 3), rand(2, 3)
     # MegEngine's graph would read rest_0 for x here: each argument is its own input
     close(traced(a, b, b=c), net(a, b, b=c))
+
+
+def test_tracing_a_module_that_holds_a_traced_module():
+    # a TracedModule keeps its argspec (a namedtuple) in __dict__; wrapping it while the outer
+    # module was traced rebuilt the namedtuple from one list and raised a TypeError
+    class Inner(M.Module):
+        def forward(self, x):
+            return F.relu(x) + 1
+
+    class Outer(M.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x - 1) * 2
+
+    x = rand(2, 3)
+    outer = Outer(tm.trace_module(Inner(), x))
+    traced = tm.trace_module(outer, x)
+    for _ in range(2):
+        y = rand(2, 3)
+        want = (np.maximum(y.numpy() - 1, 0) + 1) * 2
+        np.testing.assert_allclose(traced(y).numpy(), want, rtol=1e-6)
+    # MegEngine 1.13: a TracedModule traced inside another is no longer the top one
+    assert traced.inner.argspec is None and not traced.inner._is_top
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(traced))(y).numpy(), want, rtol=1e-6)
