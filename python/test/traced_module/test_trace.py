@@ -461,3 +461,22 @@ def test_tracing_a_module_that_holds_a_traced_module():
     # MegEngine 1.13: a TracedModule traced inside another is no longer the top one
     assert traced.inner.argspec is None and not traced.inner._is_top
     np.testing.assert_allclose(pickle.loads(pickle.dumps(traced))(y).numpy(), want, rtol=1e-6)
+
+
+def test_tensor_built_from_a_list_holding_traced_tensors_follows_them():
+    # Tensor([1, x, 1]) was recorded as a constant holding the traced x; MegEngine 1.13 records
+    # it as Tensor.__new__, so the replay follows a new x (and an in-place op on it is fresh)
+    class Net(M.Module):
+        def forward(self, x):
+            y = mge.Tensor([1, x, 1])
+            y += 1
+            return x + 2, y
+
+    traced = tm.trace_module(Net(), mge.Tensor(1))
+    for v in (2, -5):
+        a, b = traced(mge.Tensor(v))
+        np.testing.assert_equal(a.numpy(), v + 2)
+        np.testing.assert_equal(b.numpy(), [2, v + 1, 2])
+    assert traced.graph.get_method_by_type("__new__").as_list()
+    _, b = pickle.loads(pickle.dumps(traced))(mge.Tensor(7))
+    np.testing.assert_equal(b.numpy(), [2, 8, 2])
