@@ -86,7 +86,8 @@ class InternalGraph:
             >>> class Net(M.Module):
             ...     def forward(self, x):
             ...         return x + 1
-            >>> graph = tm.trace_module(Net(), mge.Tensor(1.0)).graph
+            >>> traced = tm.trace_module(Net(), mge.Tensor(1.0))
+            >>> graph = traced.graph
             >>> graph.name = "Top"
             >>> graph.get_node_by_name("Top_add_out").as_unique().name
             'add_out'
@@ -97,7 +98,8 @@ class InternalGraph:
     def name(self, new_name):
         top = self.top_graph
         if top is None:
-            if not self.inputs[0].owner._is_top:
+            owner = self.inputs[0].owner
+            if owner is not None and not owner._is_top:
                 raise ValueError("a subgraph without its calling graph cannot be renamed")
         else:
             if top._namespace.used_names.get(new_name) is not None:
