@@ -6,6 +6,9 @@ a graph of its own; ``build()`` turns it into the TracedModule (or the builtin m
 import inspect
 
 from ..module import Module
+from ..module.qat.module import QATModule
+from ..quantization.fake_quant import _FakeQuantize
+from ..quantization.observer import Observer
 from ..tensor import Tensor
 from . import tracer
 from .expr import CallMethod, GetAttr, Input, capture_constant
@@ -37,6 +40,29 @@ _BUILDER_ATTRS = frozenset(
 )
 
 
+def _builtin_quantizers(qat_module):
+    """Puts a :class:`~.fake_quant.FakeQuantize` holding the qparams in place of an observer
+    or fake quantizer of a user class, in the QAT module itself (as MegEngine 1.13 does)."""
+    from .fake_quant import FakeQuantize
+
+    def builtin(m):
+        return m is None or tracer.ModuleTracer.is_builtin(m)
+
+    for kind in ("act", "weight"):
+        if not getattr(qat_module, f"with_{kind}", False):
+            continue
+        observer = getattr(qat_module, f"{kind}_observer")
+        fake_quant = getattr(qat_module, f"{kind}_fake_quant")
+        if builtin(observer) and builtin(fake_quant):
+            continue
+        source = observer if hasattr(observer, "get_qparams") else fake_quant
+        dtype = observer.dtype if hasattr(observer, "dtype") else fake_quant.dtype
+        replacement = FakeQuantize(dtype)
+        replacement.set_qparams(source.get_qparams())
+        setattr(qat_module, f"{kind}_observer", None)
+        setattr(qat_module, f"{kind}_fake_quant", replacement)
+
+
 def _mark_constant(value):
     if isinstance(value, (Tensor, TracedModuleBuilder)) and tracer.get_node(value, None) is None:
         capture_constant(value)
@@ -55,7 +81,13 @@ class TracedModuleBuilder:
         d["_body"] = None
         d["_is_top"] = is_top
         # the top module is traced even when builtin (MegEngine fails there)
-        d["_is_builtin"] = not is_top and tracer.ModuleTracer.is_builtin(mod)
+        # observers and fake quantizers are leaves whatever their class, as in MegEngine
+        d["_is_builtin"] = not is_top and (
+            isinstance(mod, (Observer, _FakeQuantize)) or tracer.ModuleTracer.is_builtin(mod)
+        )
+        if isinstance(mod, QATModule):
+            with tracer.exclude_from_trace():
+                _builtin_quantizers(mod)
         d["_argdef_graph_map"] = {}
         d["_argdef_outdef_map"] = {}
         d["_attr_cache"] = {}
@@ -181,7 +213,8 @@ class TracedModuleBuilder:
             self._is_top,
             self._argdef_graph_map,
             self._argdef_outdef_map,
-            bool(getattr(mod, "is_qat", False)),
+            # flatten keeps a QAT module's call (its quantizers read the module)
+            isinstance(mod, QATModule) or bool(getattr(mod, "is_qat", False)),
         )
         for graph in self._argdef_graph_map.values():
             graph.compile()
@@ -190,6 +223,14 @@ class TracedModuleBuilder:
             built = _build_member(self, key, value)
             if built is not None:
                 setattr(traced, key, built)
+        if isinstance(mod, QATModule):
+            # the quantizer slots a traced QAT module is read by (None where the module has
+            # none), as MegEngine 1.13 keeps them
+            traced.with_act = mod.with_act
+            traced.with_weight = mod.with_weight
+            for slot in ("act_fake_quant", "act_observer", "weight_fake_quant", "weight_observer"):
+                if not hasattr(traced, slot):
+                    setattr(traced, slot, None)
         if self._is_top:
             traced._update_ref()
         return traced

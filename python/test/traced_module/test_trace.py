@@ -480,3 +480,78 @@ def test_tensor_built_from_a_list_holding_traced_tensors_follows_them():
     assert traced.graph.get_method_by_type("__new__").as_list()
     _, b = pickle.loads(pickle.dumps(traced))(mge.Tensor(7))
     np.testing.assert_equal(b.numpy(), [2, 8, 2])
+
+
+def test_qat_modules_keep_their_quantizers():
+    # MegEngine 1.13: a QAT module's observer or fake quantizer of a user class becomes a
+    # traced_module FakeQuantize holding its qparams; the quantizer slots stay (None where
+    # empty); flatten keeps the QAT module's call; a net whose second block fake-quantizes its
+    # bias (a raw FakeQuant apply) pickles and flattens
+    from functools import partial
+
+    import megengine.module.qat as QM
+    import megengine.quantization as Q
+    from megengine.traced_module.fake_quant import FakeQuantize
+
+    class MyConvBnRelu(M.ConvBnRelu2d):
+        pass
+
+    class MyQATConvBnRelu(QM.ConvBnRelu2d):
+        pass
+
+    class MyObserver(Q.MinMaxObserver):
+        pass
+
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = MyConvBnRelu(3, 3, 3, 1, 1)
+            self.b = MyConvBnRelu(3, 3, 1)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    for observer in (Q.MinMaxObserver, MyObserver):
+        qconfig = Q.QConfig(
+            weight_observer=partial(observer, dtype="qint8_narrow"),
+            act_observer=partial(observer, dtype="qint8"),
+            weight_fake_quant=None,
+            act_fake_quant=None,
+        )
+        net = Q.quantize_qat(Net(), qconfig=qconfig, mapping={MyConvBnRelu: MyQATConvBnRelu})
+        x = rand(2, 3, 6, 6)
+        net.eval()
+        net(x)
+        Q.disable_observer(net)
+        want_scale = net.a.act_observer.get_qparams().scale.numpy()
+        traced = tm.trace_module(net, x)
+        assert isinstance(traced.a, tm.TracedModule)
+        if observer is MyObserver:
+            fq = traced.a.act_fake_quant
+            assert isinstance(fq, FakeQuantize) and traced.a.act_observer is None
+            np.testing.assert_equal(fq.get_qparams().scale.numpy(), want_scale)
+        else:
+            assert traced.a.act_fake_quant is None
+            assert isinstance(traced.a.act_observer, Q.MinMaxObserver)
+        flat = traced.flatten()
+        assert flat.graph.get_node_by_name("Net_a").as_count() == 1
+        loaded = pickle.loads(pickle.dumps(traced))
+        for _ in range(2):
+            y = rand(2, 3, 6, 6)
+            want = net(y).numpy()
+            for m in (traced, flat, loaded):
+                np.testing.assert_allclose(m(y).numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_ops_pickle_and_copy_by_their_params():
+    import copy
+
+    from megengine.core.ops import builtin
+
+    op = builtin.Elemwise(mode="mul")
+    assert pickle.loads(pickle.dumps(op)) == op
+    assert copy.deepcopy(op) == op
+    op = builtin.FakeQuant(qmin=-3, qmax=5)
+    back = pickle.loads(pickle.dumps(op))
+    assert (back.qmin, back.qmax) == (-3, 5)
+    assert back != builtin.FakeQuant(qmin=-3, qmax=6)
