@@ -186,6 +186,12 @@ class TracedModuleBuilder:
         forward = type(self._mod).forward
         active.patcher.auto_patch(getattr(forward, "__globals__", {}))
         active.patcher.auto_patch_closure(forward)
+        # forward's helpers may be methods of a base class written in another module (the QAT
+        # BatchNorm folding): functions those import by name are recorded too
+        for cls in type(self._mod).__mro__:
+            if cls.__module__.split(".")[0] == "megengine":
+                for value in vars(cls).values():
+                    active.patcher.auto_patch(getattr(value, "__globals__", {}))
         result = forward(*args, **kwargs)
         outputs, out_def = tree_flatten(result, is_leaf=_is_tensor_leaf)
         for out in outputs:

@@ -555,3 +555,42 @@ def test_ops_pickle_and_copy_by_their_params():
     back = pickle.loads(pickle.dumps(op))
     assert (back.qmin, back.qmax) == (-3, 5)
     assert back != builtin.FakeQuant(qmin=-3, qmax=6)
+
+
+def test_traced_qat_subclass_follows_the_state_it_is_given():
+    # a user subclass of a QAT ConvBn is traced: the BatchNorm folding (a base-class helper in
+    # another file) was recorded as a constant, so loading new statistics left the old ones;
+    # with observers on, its quantizers' QParams arguments raised a TypeError
+    import megengine.module.qat as QM
+    import megengine.quantization as Q
+
+    class MyConvBn(M.ConvBn2d):
+        pass
+
+    class MyQATConvBn(QM.ConvBn2d):
+        pass
+
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = MyConvBn(3, 4, 1)
+
+        def forward(self, x):
+            return self.c(x)
+
+    net = Q.quantize_qat(Net(), qconfig=Q.ema_fakequant_qconfig, mapping={MyConvBn: MyQATConvBn})
+    Q.disable_fake_quant(net)
+    Q.disable_observer(net)
+    net.eval()
+    traced = tm.trace_module(net, rand(1, 3, 4, 4))
+    state = {k: v for k, v in net.state_dict().items()}
+    state["c.bn.running_var"] = mge.Tensor(np.full((1, 4, 1, 1), 4.0, np.float32))
+    state["c.bn.running_mean"] = mge.Tensor(np.full((1, 4, 1, 1), 0.5, np.float32))
+    traced.load_state_dict(state)
+    x = rand(1, 3, 4, 4)
+    w, b = net.c.conv.weight.numpy(), net.c.conv.bias.numpy().reshape(1, 4, 1, 1)
+    conv = np.einsum("oi,nihw->nohw", w[:, :, 0, 0], x.numpy()) + b
+    gamma = net.c.bn.weight.numpy().reshape(1, 4, 1, 1)
+    beta = net.c.bn.bias.numpy().reshape(1, 4, 1, 1)
+    want = (conv - 0.5) / np.sqrt(4.0 + 1e-5) * gamma + beta
+    np.testing.assert_allclose(traced(x).numpy(), want, rtol=1e-4, atol=1e-5)
