@@ -6,6 +6,9 @@ a graph of its own; ``build()`` turns it into the TracedModule (or the builtin m
 import inspect
 
 from ..module import Module
+from ..module.qat.module import QATModule
+from ..quantization.fake_quant import _FakeQuantize
+from ..quantization.observer import Observer
 from ..tensor import Tensor
 from . import tracer
 from .expr import CallMethod, GetAttr, Input, capture_constant
@@ -37,6 +40,29 @@ _BUILDER_ATTRS = frozenset(
 )
 
 
+def _builtin_quantizers(qat_module):
+    """Puts a :class:`~.fake_quant.FakeQuantize` holding the qparams in place of an observer
+    or fake quantizer of a user class, in the QAT module itself (as MegEngine 1.13 does)."""
+    from .fake_quant import FakeQuantize
+
+    def builtin(m):
+        return m is None or tracer.ModuleTracer.is_builtin(m)
+
+    for kind in ("act", "weight"):
+        if not getattr(qat_module, f"with_{kind}", False):
+            continue
+        observer = getattr(qat_module, f"{kind}_observer")
+        fake_quant = getattr(qat_module, f"{kind}_fake_quant")
+        if builtin(observer) and builtin(fake_quant):
+            continue
+        source = observer if hasattr(observer, "get_qparams") else fake_quant
+        dtype = observer.dtype if hasattr(observer, "dtype") else fake_quant.dtype
+        replacement = FakeQuantize(dtype)
+        replacement.set_qparams(source.get_qparams())
+        setattr(qat_module, f"{kind}_observer", None)
+        setattr(qat_module, f"{kind}_fake_quant", replacement)
+
+
 def _mark_constant(value):
     if isinstance(value, (Tensor, TracedModuleBuilder)) and tracer.get_node(value, None) is None:
         capture_constant(value)
@@ -55,7 +81,13 @@ class TracedModuleBuilder:
         d["_body"] = None
         d["_is_top"] = is_top
         # the top module is traced even when builtin (MegEngine fails there)
-        d["_is_builtin"] = not is_top and tracer.ModuleTracer.is_builtin(mod)
+        # observers and fake quantizers are leaves whatever their class, as in MegEngine
+        d["_is_builtin"] = not is_top and (
+            isinstance(mod, (Observer, _FakeQuantize)) or tracer.ModuleTracer.is_builtin(mod)
+        )
+        if isinstance(mod, QATModule):
+            with tracer.exclude_from_trace():
+                _builtin_quantizers(mod)
         d["_argdef_graph_map"] = {}
         d["_argdef_outdef_map"] = {}
         d["_attr_cache"] = {}
@@ -105,7 +137,7 @@ class TracedModuleBuilder:
             return value
         if isinstance(value, (list, tuple)) and _holds_traced(value):
             items = [self._wrap_member(f"{path}.{i}", v) for i, v in enumerate(value)]
-            return items if isinstance(value, list) else type(value)(items)
+            return _same_sequence(value, items)
         if isinstance(value, dict) and _holds_traced(value):
             return {k: self._wrap_member(f"{path}.{k}", v) for k, v in value.items()}
         return value
@@ -154,6 +186,12 @@ class TracedModuleBuilder:
         forward = type(self._mod).forward
         active.patcher.auto_patch(getattr(forward, "__globals__", {}))
         active.patcher.auto_patch_closure(forward)
+        # forward's helpers may be methods of a base class written in another module (the QAT
+        # BatchNorm folding): functions those import by name are recorded too
+        for cls in type(self._mod).__mro__:
+            if cls.__module__.split(".")[0] == "megengine":
+                for value in vars(cls).values():
+                    active.patcher.auto_patch(getattr(value, "__globals__", {}))
         result = forward(*args, **kwargs)
         outputs, out_def = tree_flatten(result, is_leaf=_is_tensor_leaf)
         for out in outputs:
@@ -181,7 +219,8 @@ class TracedModuleBuilder:
             self._is_top,
             self._argdef_graph_map,
             self._argdef_outdef_map,
-            bool(getattr(mod, "is_qat", False)),
+            # flatten keeps a QAT module's call (its quantizers read the module)
+            isinstance(mod, QATModule) or bool(getattr(mod, "is_qat", False)),
         )
         for graph in self._argdef_graph_map.values():
             graph.compile()
@@ -190,6 +229,14 @@ class TracedModuleBuilder:
             built = _build_member(self, key, value)
             if built is not None:
                 setattr(traced, key, built)
+        if isinstance(mod, QATModule):
+            # the quantizer slots a traced QAT module is read by (None where the module has
+            # none), as MegEngine 1.13 keeps them
+            traced.with_act = mod.with_act
+            traced.with_weight = mod.with_weight
+            for slot in ("act_fake_quant", "act_observer", "weight_fake_quant", "weight_observer"):
+                if not hasattr(traced, slot):
+                    setattr(traced, slot, None)
         if self._is_top:
             traced._update_ref()
         return traced
@@ -210,6 +257,15 @@ def _distinct_tensors(leaves):
     return out
 
 
+def _same_sequence(value, items):
+    if isinstance(value, list):
+        return items
+    # a namedtuple (a TracedModule's argspec among them) takes its fields one by one
+    if hasattr(type(value), "_fields"):
+        return type(value)(*items)
+    return type(value)(items)
+
+
 def _holds_traced(container):
     values = container.values() if isinstance(container, dict) else container
     return any(isinstance(v, (Module, Tensor, list, tuple, dict)) for v in values)
@@ -225,7 +281,7 @@ def _build_member(builder, path, value):
         items = [_build_member(builder, f"{path}.{i}", v) for i, v in enumerate(value)]
         if any(i is None for i in items):
             return None
-        return items if isinstance(value, list) else type(value)(items)
+        return _same_sequence(value, items)
     if isinstance(value, dict) and _holds_traced(value):
         items = {k: _build_member(builder, f"{path}.{k}", v) for k, v in value.items()}
         return None if any(i is None for i in items.values()) else items

@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from .expr import GetAttr, Input, get_suffix_name
 from .filters import ExprFilter, NodeFilter, iter_exprs, iter_nodes
 from .namespace import NameSpace
-from .node import ModuleNode, Node, TensorNode
+from .node import ModuleNode, NameInUseError, Node, TensorNode
 from .pytree import tree_flatten
 
 logger = logging.getLogger(__name__)
@@ -74,8 +74,38 @@ class InternalGraph:
 
     @property
     def name(self):
-        r"""The graph's name."""
+        r"""The graph's name: the prefix of its Nodes' full names (``get_node_by_name``).
+
+        Setting it renames the graph; in a subgraph the name must be free in the calling
+        graph (else a ``NameInUseError``, an AssertionError as in MegEngine 1.13).
+
+        Examples:
+            >>> import megengine as mge
+            >>> import megengine.module as M
+            >>> import megengine.traced_module as tm
+            >>> class Net(M.Module):
+            ...     def forward(self, x):
+            ...         return x + 1
+            >>> traced = tm.trace_module(Net(), mge.Tensor(1.0))
+            >>> graph = traced.graph
+            >>> graph.name = "Top"
+            >>> graph.get_node_by_name("Top_add_out").as_unique().name
+            'add_out'
+        """
         return self._name
+
+    @name.setter
+    def name(self, new_name):
+        top = self.top_graph
+        if top is None:
+            owner = self.inputs[0].owner
+            if owner is not None and not owner._is_top:
+                raise ValueError("a subgraph without its calling graph cannot be renamed")
+        else:
+            if top._namespace.used_names.get(new_name) is not None:
+                raise NameInUseError(f"the name {new_name} is already in use")
+            new_name = top._namespace.create_unique_name(new_name, self)
+        self._name = new_name
 
     @property
     def qualname(self):

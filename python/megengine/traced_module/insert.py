@@ -21,6 +21,13 @@ from .pytree import tree_flatten
 from .record import wrapped_function
 
 _scope_inputs = None  # the scratch graph's external inputs while a block runs
+_scope = None  # the scratch graph itself while a block runs
+_scope_builders = None  # (module node, builder) of each module called in the block
+
+
+def _in_module_body():
+    # a module called in the block is traced: its forward works on Tensors, not on Nodes
+    return tracer.active_module_tracer().current_scope() is not _scope
 
 
 def _nodes_to_tensors(args, kwargs):
@@ -78,13 +85,39 @@ def _builder_of(mnode):
         builder._argdef_graph_map.update(graphs)
         builder._argdef_outdef_map.update(owner.argdef_outdef_map)
     tracer.bind(builder, mnode)
+    _scope_builders.append((mnode, builder))
     return builder
+
+
+def _install_traced_modules(builders):
+    """Puts the TracedModule of each user module the block called in place of the module, as
+    MegEngine 1.13 does: its graph is what the inserted call runs."""
+    from .traced_module import TracedModule
+
+    for mnode, builder in builders:
+        owner = mnode.owner
+        if builder._is_builtin or isinstance(owner, TracedModule) or not builder._argdef_graph_map:
+            continue
+        expr = mnode.expr
+        if not isinstance(expr, GetAttr) or expr.inputs[0].owner is None:
+            continue
+        parent = expr.inputs[0].owner
+        *path, attr = expr.name.split(".")
+        for part in path:
+            parent = getattr(parent, part)
+        if getattr(parent, attr, None) is not owner:
+            continue
+        traced = builder.build()
+        setattr(parent, attr, traced)
+        mnode._owner = weakref.ref(traced)
 
 
 def _surgery_fn(func, method=None):
     recording = wrapped_function(func, method)
 
     def call(*args, **kwargs):
+        if _in_module_body():
+            return recording(*args, **kwargs)
         args, kwargs = _nodes_to_tensors(args, kwargs)
         return _tensors_to_nodes(recording(*args, **kwargs))
 
@@ -146,7 +179,7 @@ class InsertExprs:
         self._patches = []
 
     def __enter__(self):
-        global _scope_inputs
+        global _scope_inputs, _scope, _scope_builders
         if tracer.active_module_tracer() is not None:
             raise RuntimeError("insert_exprs cannot run inside a trace or another insert_exprs")
         if self.root_graph._total_ids:
@@ -154,6 +187,8 @@ class InsertExprs:
             Node._set_next_id(node_id)
             Expr._set_next_id(expr_id)
         _scope_inputs = []
+        _scope = self.scope
+        _scope_builders = []
         active = tracer.ModuleTracer(_surgery_fn, record_ops=False)
         tracer.set_active_module_tracer(active)
         tracer.set_module_tracing(True)
@@ -171,7 +206,7 @@ class InsertExprs:
         setattr(cls, name, value)
 
     def __exit__(self, ty, value, tb):
-        global _scope_inputs
+        global _scope_inputs, _scope, _scope_builders
         active = tracer.active_module_tracer()
         active.patcher.__exit__(ty, value, tb)
         for cls, name, old in reversed(self._patches):
@@ -181,7 +216,8 @@ class InsertExprs:
                 setattr(cls, name, old)
         tracer.set_module_tracing(False)
         tracer.set_active_module_tracer(None)
-        inputs, _scope_inputs = _scope_inputs, None
+        inputs, _scope_inputs, _scope = _scope_inputs, None, None
+        builders, _scope_builders = _scope_builders, None
         if value is not None:
             _clear_values(self.root_graph)
             return False
@@ -196,6 +232,7 @@ class InsertExprs:
         position = max(position, index + 1)
         graph._exprs[position:position] = self.scope._exprs
         graph._namespace.merge(self.scope._namespace)
+        _install_traced_modules(builders)
         self.root_graph._total_ids = (Node._get_next_id(), Expr._get_next_id())
         self.root_graph.inputs[0].owner._update_ref()
         _clear_values(self.root_graph)

@@ -16,6 +16,7 @@ from .expr import (
     is_getattr,
     is_input,
 )
+from .node import NameInUseError
 
 
 def _is_builtin_name(name):
@@ -92,7 +93,7 @@ class NameSpace:
 
     def associate_name_with_obj(self, name, node):
         if self._used_names.get(name) is not None:
-            raise ValueError(f"the name {name} is already in use")
+            raise NameInUseError(f"the name {name} is already in use")
         self._used_names[name] = node
 
     def unassociate_name_with_obj(self, node):

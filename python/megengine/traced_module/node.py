@@ -11,6 +11,11 @@ from ..module import Module
 __all__ = ["ModuleNode", "Node", "TensorNode"]
 
 
+class NameInUseError(ValueError, AssertionError):
+    """A name given to a Node or graph is taken in its graph. An AssertionError too, as
+    MegEngine 1.13 asserts it (callers catch that), and a ValueError for NeoMeg's own callers."""
+
+
 class Node:
     r"""A value in a traced graph: an output of ``expr``, an input of each of ``users``.
     Printed as its name (``{:i}`` prefixes ``%id_``, ``{:p}`` the graph's name).
@@ -69,9 +74,15 @@ class Node:
     def name(self, new_name):
         graph = self.top_graph
         if graph is None:
+            # a Node made in an insert_exprs block is in the block's graph until it ends
+            from . import tracer
+
+            active = tracer.active_module_tracer()
+            graph = active.current_scope() if active is not None else None
+        if graph is None:
             raise ValueError("the node is in no graph")
         if graph._namespace.used_names.get(new_name) is not None:
-            raise ValueError(f"the name {new_name} is already in use")
+            raise NameInUseError(f"the name {new_name} is already in use")
         graph._namespace.unassociate_name_with_obj(self)
         self._name = graph._namespace.create_unique_name(new_name, self)
 

@@ -9,11 +9,14 @@ import collections
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from functools import partial
+from inspect import FullArgSpec
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.tensor.dtype import QuantDtypeMeta
 from ..module import Module
+from ..quantization.utils import LSQParams, QParams, QuantMode
 from ..tensor import Parameter, Tensor
 
 __all__ = ["ArgsIndex", "LeafDef", "TreeDef", "register_supported_type", "tree_flatten"]
@@ -61,6 +64,10 @@ SUPPORTED_LEAF_TYPE = {
     type(None),
     type(Ellipsis),
     ArgsIndex,
+    # what QAT modules pass their quantizers, and a TracedModule's argspec (MegEngine's)
+    QuantDtypeMeta,
+    QuantMode,
+    FullArgSpec,
 }
 # classes whose instances (or subclasses) are leaves
 SUPPORTED_LEAF_CLS = [Module, np.dtype, np.ndarray, np.number, np.bool_, type]
@@ -148,6 +155,27 @@ _register_supported_type(
 _register_supported_type(
     slice, lambda x: ([x.start, x.stop, x.step], None), lambda x, _: slice(x[0], x[1], x[2])
 )
+
+
+def _qparams_slots(cls):
+    return tuple(k for c in reversed(cls.__mro__) for k in c.__dict__.get("__slots__", ()))
+
+
+def _qparams_flatten(qparams):
+    keys = _qparams_slots(type(qparams))
+    return [getattr(qparams, k, None) for k in keys], keys
+
+
+def _qparams_unflatten(cls, values, keys):
+    result = cls.__new__(cls)
+    for k, v in zip(keys, values):
+        setattr(result, k, v)
+    return result
+
+
+# a quantizer's qparams argument: its scale and zero point are Tensors the graph follows
+_register_supported_type(QParams, _qparams_flatten, partial(_qparams_unflatten, QParams))
+_register_supported_type(LSQParams, _qparams_flatten, partial(_qparams_unflatten, LSQParams))
 
 
 def _node_classes():

@@ -118,9 +118,17 @@ def wrapped_apply(apply):
     return wrapped
 
 
+def _holds_traced_tensor(data):
+    # Tensor([1, x, 1]) follows x as Tensor(x) does (MegEngine records both as __new__)
+    if isinstance(data, (list, tuple)):
+        return any(_holds_traced_tensor(d) for d in data)
+    return isinstance(data, Tensor) and tracer.get_node(data, None) is not None
+
+
 def wrapped_tensor_init(init):
-    """``Tensor.__init__`` recording ``Tensor(traced_tensor, ...)`` as a CallMethod of the
-    class (MegEngine's ``Tensor.__new__`` expr), so that the copy follows the input."""
+    """``Tensor.__init__`` recording ``Tensor(traced_tensor, ...)`` (or a list holding traced
+    Tensors) as a CallMethod of the class (MegEngine's ``Tensor.__new__`` expr), so that the
+    copy follows the input."""
 
     @functools.wraps(init)
     def wrapped(self, *args, **kwargs):
@@ -128,8 +136,7 @@ def wrapped_tensor_init(init):
         if (
             not tracer.is_tracing_module()
             or type(self) is not Tensor
-            or not isinstance(data, Tensor)
-            or tracer.get_node(data, None) is None
+            or not _holds_traced_tensor(data)
         ):
             return init(self, *args, **kwargs)
         with tracer.exclude_from_trace():

@@ -337,6 +337,25 @@ def _register_all_builtin_module():
         for _, cls in inspect.getmembers(sub, inspect.isclass):
             if issubclass(cls, Module) and cls is not M.Sequential:
                 tracer.ModuleTracer.register_as_builtin(cls)
+    # observers and fake quantizers are leaves too (MegEngine 1.13's list)
+    from ..quantization import fake_quant as FQ
+    from ..quantization import observer as O
+    from .fake_quant import FakeQuantize
+
+    for cls in (
+        O.Observer,
+        O.MinMaxObserver,
+        O.SyncMinMaxObserver,
+        O.ExponentialMovingAverageObserver,
+        O.SyncExponentialMovingAverageObserver,
+        O.HistogramObserver,
+        O.PassiveObserver,
+        FQ.LSQ,
+        FQ.TQT,
+        FQ.FakeQuantize,
+        FakeQuantize,
+    ):
+        tracer.ModuleTracer.register_as_builtin(cls)
 
 
 def trace_module(mod: Module, *args, **kwargs) -> TracedModule:

@@ -79,6 +79,66 @@ def test_insert_module_call_and_outputs():
     assert graph.get_method_by_type("__mul__").as_count() == 0  # dead after reset_outputs
 
 
+def test_insert_call_of_a_user_module_traces_it():
+    # a user module called in insert_exprs: its forward's functional calls returned Nodes to
+    # the forward (a TypeError); MegEngine 1.13 traces it and puts its TracedModule in place
+    class Neg(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.identity = M.Identity()
+            self.pair = [M.Identity(), M.Identity()]
+            self.bias = mge.Tensor([0.5])
+
+        def forward(self, x):
+            x = self.identity(x)
+            for m in self.pair:
+                x = m(x)
+            return F.neg(x) + self.bias
+
+    net, traced = small()
+    graph = traced.graph
+    act_out = graph.get_node_by_name("Small_act_out").as_unique()
+    traced.neg = Neg()
+    with graph.insert_exprs():
+        neg_out = graph.inputs[0].neg(act_out)
+    graph.replace_node({act_out: neg_out})
+    graph.compile()
+    assert isinstance(traced.neg, tm.TracedModule)
+    assert isinstance(traced.neg.identity, M.Identity)
+    assert all(n.value is None for n in graph.nodes() if hasattr(n, "value"))
+    for _ in range(2):
+        x = rand(2, 3)
+        want = (0.5 - np.maximum(net.fc(x).numpy(), 0)) * 2
+        np.testing.assert_allclose(traced(x).numpy(), want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError), graph.insert_exprs():
+        graph.inputs[0].neg(act_out, act_out)
+
+
+def test_renaming_graphs_and_nodes():
+    net, traced = small()
+    graph = traced.graph
+    out = graph.outputs[0]
+    taken = graph.get_node_by_name("Small_act_out").as_unique().name
+    # MegEngine 1.13 asserts a free name: callers catch AssertionError
+    with pytest.raises(AssertionError, match="already in use"):
+        out.name = taken
+    with pytest.raises(ValueError, match="already in use"):
+        out.name = taken
+    graph.name = "Top"
+    assert graph.name == "Top"
+    assert graph.get_node_by_name(f"Top_{out.name}").as_unique() is out
+    assert graph.get_node_by_name(f"Small_{out.name}").as_count() == 0
+    # a Node made in an insert_exprs block can be named before the block ends
+    with graph.insert_exprs():
+        y = out + 1
+        y.name = "plus_one"
+    graph.replace_node({out: y})
+    graph.compile()
+    assert graph.outputs[0].name == "plus_one"
+    x = rand(2, 3)
+    np.testing.assert_allclose(traced(x).numpy(), net(x).numpy() + 1, rtol=1e-6)
+
+
 def test_add_input_node_and_eval():
     _, traced = small()
     graph = traced.graph

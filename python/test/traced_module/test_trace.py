@@ -434,3 +434,163 @@ def test_one_tensor_passed_twice_and_super_forward():
     a, b, c = rand(2, 3), rand(2, 3), rand(2, 3)
     # MegEngine's graph would read rest_0 for x here: each argument is its own input
     close(traced(a, b, b=c), net(a, b, b=c))
+
+
+def test_tracing_a_module_that_holds_a_traced_module():
+    # a TracedModule keeps its argspec (a namedtuple) in __dict__; wrapping it while the outer
+    # module was traced rebuilt the namedtuple from one list and raised a TypeError
+    class Inner(M.Module):
+        def forward(self, x):
+            return F.relu(x) + 1
+
+    class Outer(M.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x - 1) * 2
+
+    x = rand(2, 3)
+    outer = Outer(tm.trace_module(Inner(), x))
+    traced = tm.trace_module(outer, x)
+    for _ in range(2):
+        y = rand(2, 3)
+        want = (np.maximum(y.numpy() - 1, 0) + 1) * 2
+        np.testing.assert_allclose(traced(y).numpy(), want, rtol=1e-6)
+    # MegEngine 1.13: a TracedModule traced inside another is no longer the top one
+    assert traced.inner.argspec is None and not traced.inner._is_top
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(traced))(y).numpy(), want, rtol=1e-6)
+
+
+def test_tensor_built_from_a_list_holding_traced_tensors_follows_them():
+    # Tensor([1, x, 1]) was recorded as a constant holding the traced x; MegEngine 1.13 records
+    # it as Tensor.__new__, so the replay follows a new x (and an in-place op on it is fresh)
+    class Net(M.Module):
+        def forward(self, x):
+            y = mge.Tensor([1, x, 1])
+            y += 1
+            return x + 2, y
+
+    traced = tm.trace_module(Net(), mge.Tensor(1))
+    for v in (2, -5):
+        a, b = traced(mge.Tensor(v))
+        np.testing.assert_equal(a.numpy(), v + 2)
+        np.testing.assert_equal(b.numpy(), [2, v + 1, 2])
+    assert traced.graph.get_method_by_type("__new__").as_list()
+    _, b = pickle.loads(pickle.dumps(traced))(mge.Tensor(7))
+    np.testing.assert_equal(b.numpy(), [2, 8, 2])
+
+
+def test_qat_modules_keep_their_quantizers():
+    # MegEngine 1.13: a QAT module's observer or fake quantizer of a user class becomes a
+    # traced_module FakeQuantize holding its qparams; the quantizer slots stay (None where
+    # empty); flatten keeps the QAT module's call; a net whose second block fake-quantizes its
+    # bias (a raw FakeQuant apply) pickles and flattens
+    from functools import partial
+
+    import megengine.module.qat as QM
+    import megengine.quantization as Q
+    from megengine.traced_module.fake_quant import FakeQuantize
+
+    class MyConvBnRelu(M.ConvBnRelu2d):
+        pass
+
+    class MyQATConvBnRelu(QM.ConvBnRelu2d):
+        pass
+
+    class MyObserver(Q.MinMaxObserver):
+        pass
+
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = MyConvBnRelu(3, 3, 3, 1, 1)
+            self.b = MyConvBnRelu(3, 3, 1)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    for observer in (Q.MinMaxObserver, MyObserver):
+        qconfig = Q.QConfig(
+            weight_observer=partial(observer, dtype="qint8_narrow"),
+            act_observer=partial(observer, dtype="qint8"),
+            weight_fake_quant=None,
+            act_fake_quant=None,
+        )
+        net = Q.quantize_qat(Net(), qconfig=qconfig, mapping={MyConvBnRelu: MyQATConvBnRelu})
+        x = rand(2, 3, 6, 6)
+        net.eval()
+        net(x)
+        Q.disable_observer(net)
+        want_scale = net.a.act_observer.get_qparams().scale.numpy()
+        traced = tm.trace_module(net, x)
+        assert isinstance(traced.a, tm.TracedModule)
+        if observer is MyObserver:
+            fq = traced.a.act_fake_quant
+            assert isinstance(fq, FakeQuantize) and traced.a.act_observer is None
+            np.testing.assert_equal(fq.get_qparams().scale.numpy(), want_scale)
+        else:
+            assert traced.a.act_fake_quant is None
+            assert isinstance(traced.a.act_observer, Q.MinMaxObserver)
+        flat = traced.flatten()
+        assert flat.graph.get_node_by_name("Net_a").as_count() == 1
+        loaded = pickle.loads(pickle.dumps(traced))
+        for _ in range(2):
+            y = rand(2, 3, 6, 6)
+            want = net(y).numpy()
+            for m in (traced, flat, loaded):
+                np.testing.assert_allclose(m(y).numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_ops_pickle_and_copy_by_their_params():
+    import copy
+
+    from megengine.core.ops import builtin
+
+    op = builtin.Elemwise(mode="mul")
+    assert pickle.loads(pickle.dumps(op)) == op
+    assert copy.deepcopy(op) == op
+    op = builtin.FakeQuant(qmin=-3, qmax=5)
+    back = pickle.loads(pickle.dumps(op))
+    assert (back.qmin, back.qmax) == (-3, 5)
+    assert back != builtin.FakeQuant(qmin=-3, qmax=6)
+
+
+def test_traced_qat_subclass_follows_the_state_it_is_given():
+    # a user subclass of a QAT ConvBn is traced: the BatchNorm folding (a base-class helper in
+    # another file) was recorded as a constant, so loading new statistics left the old ones;
+    # with observers on, its quantizers' QParams arguments raised a TypeError
+    import megengine.module.qat as QM
+    import megengine.quantization as Q
+
+    class MyConvBn(M.ConvBn2d):
+        pass
+
+    class MyQATConvBn(QM.ConvBn2d):
+        pass
+
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = MyConvBn(3, 4, 1)
+
+        def forward(self, x):
+            return self.c(x)
+
+    net = Q.quantize_qat(Net(), qconfig=Q.ema_fakequant_qconfig, mapping={MyConvBn: MyQATConvBn})
+    Q.disable_fake_quant(net)
+    Q.disable_observer(net)
+    net.eval()
+    traced = tm.trace_module(net, rand(1, 3, 4, 4))
+    state = {k: v for k, v in net.state_dict().items()}
+    state["c.bn.running_var"] = mge.Tensor(np.full((1, 4, 1, 1), 4.0, np.float32))
+    state["c.bn.running_mean"] = mge.Tensor(np.full((1, 4, 1, 1), 0.5, np.float32))
+    traced.load_state_dict(state)
+    x = rand(1, 3, 4, 4)
+    w, b = net.c.conv.weight.numpy(), net.c.conv.bias.numpy().reshape(1, 4, 1, 1)
+    conv = np.einsum("oi,nihw->nohw", w[:, :, 0, 0], x.numpy()) + b
+    gamma = net.c.bn.weight.numpy().reshape(1, 4, 1, 1)
+    beta = net.c.bn.bias.numpy().reshape(1, 4, 1, 1)
+    want = (conv - 0.5) / np.sqrt(4.0 + 1e-5) * gamma + beta
+    np.testing.assert_allclose(traced(x).numpy(), want, rtol=1e-4, atol=1e-5)
