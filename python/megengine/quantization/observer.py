@@ -529,15 +529,7 @@ class PassiveObserver(Observer):
             0.5
         """
         self.qparams = deepcopy(qparams)
-        if qparams.scale is None:
-            raise AssertionError("Can not get an initialized scale")
-        if qparams.dtype_meta is None:
-            qparams.dtype_meta = self.dtype
-        else:
-            assert qparams.dtype_meta is self.dtype, (
-                "input qparams' dtype is not equal to self.dtype.\n"
-                f"qparams.dtype_meta={qparams.dtype_meta}\nself.dtype={self.dtype}"
-            )
+        self._check_qparams(qparams)
         self.orig_scale = qparams.scale.numpy()
 
     def forward(self, x):

@@ -189,6 +189,19 @@ class QParamsModuleMixin(abc.ABC):
     def get_qparams(self):
         pass
 
+    def _check_qparams(self, qparams):
+        # What set_qparams accepts, as MegEngine 1.13 checks it: a scale, and this module's
+        # dtype (a missing dtype_meta becomes it).
+        if qparams.scale is None:
+            raise AssertionError("Can not get an initialized scale")
+        if qparams.dtype_meta is None:
+            qparams.dtype_meta = self.dtype
+        else:
+            assert qparams.dtype_meta is self.dtype, (
+                "input qparams' dtype is not equal to self.dtype.\n"
+                f"qparams.dtype_meta={qparams.dtype_meta}\nself.dtype={self.dtype}"
+            )
+
 
 def _f32(value, like):
     if isinstance(value, Tensor):

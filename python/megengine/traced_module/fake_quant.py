@@ -74,13 +74,5 @@ class FakeQuantize(_FakeQuantize, QParamsModuleMixin):
             >>> fq.get_qparams().dtype_meta is fq.dtype
             True
         """
-        if qparams.scale is None:
-            raise AssertionError("Can not get an initialized scale")
-        if qparams.dtype_meta is None:
-            qparams.dtype_meta = self.dtype
-        else:
-            assert qparams.dtype_meta is self.dtype, (
-                "input qparams' dtype is not equal to self.dtype.\n"
-                f"qparams.dtype_meta={qparams.dtype_meta}\nself.dtype={self.dtype}"
-            )
+        self._check_qparams(qparams)
         self.qparams = QParams(qparams.mode, qparams.dtype_meta, qparams.scale, qparams.zero_point)

@@ -113,21 +113,22 @@ def adaptive_ref(x, oshp, fn):
     return y
 
 
+def linear_coords(o, i, align_corners):
+    """Per output index of a linear resize from i to o: the two source indices and the weight
+    of the second."""
+    d = np.arange(o, dtype=np.float64)
+    if align_corners:
+        src = d * (i - 1) / (o - 1) if o > 1 else np.zeros(o)
+    else:
+        src = np.clip((d + 0.5) * i / o - 0.5, 0, None)
+    lo = np.minimum(np.floor(src).astype(int), i - 1)
+    return lo, np.minimum(lo + 1, i - 1), src - lo
+
+
 def bilinear_ref(x, oh, ow, align_corners):
     _n, _c, h, w = x.shape
-
-    def coords(o, i):
-        d = np.arange(o, dtype=np.float64)
-        if align_corners:
-            src = d * (i - 1) / (o - 1) if o > 1 else np.zeros(o)
-        else:
-            src = np.clip((d + 0.5) * i / o - 0.5, 0, None)
-        lo = np.minimum(np.floor(src).astype(int), i - 1)
-        hi = np.minimum(lo + 1, i - 1)
-        return lo, hi, src - lo
-
-    r0, r1, fr = coords(oh, h)
-    c0, c1, fc = coords(ow, w)
+    r0, r1, fr = linear_coords(oh, h, align_corners)
+    c0, c1, fc = linear_coords(ow, w, align_corners)
     top = x[:, :, r0][:, :, :, c0] * (1 - fc) + x[:, :, r0][:, :, :, c1] * fc
     bot = x[:, :, r1][:, :, :, c0] * (1 - fc) + x[:, :, r1][:, :, :, c1] * fc
     return top * (1 - fr[:, None]) + bot * fr[:, None]
@@ -945,16 +946,9 @@ def test_interpolate_nearest_linear_scale_and_errors():
 
 def trilinear_ref(x, out, align_corners):
     # The 8-point weights directly, in float64 (the op is separable passes, rounded apart).
-    def coords(o, i):
-        d = np.arange(o, dtype=np.float64)
-        if align_corners:
-            src = d * (i - 1) / (o - 1) if o > 1 else np.zeros(o)
-        else:
-            src = np.clip((d + 0.5) * i / o - 0.5, 0, None)
-        lo = np.minimum(np.floor(src).astype(int), i - 1)
-        return lo, np.minimum(lo + 1, i - 1), src - lo
-
-    (d0, d1, fd), (h0, h1, fh), (w0, w1, fw) = (coords(o, i) for o, i in zip(out, x.shape[2:]))
+    (d0, d1, fd), (h0, h1, fh), (w0, w1, fw) = (
+        linear_coords(o, i, align_corners) for o, i in zip(out, x.shape[2:])
+    )
     y = np.zeros(x.shape[:2] + tuple(out))
     for di, wd in ((d0, 1 - fd), (d1, fd)):
         for hi, wh in ((h0, 1 - fh), (h1, fh)):
