@@ -329,6 +329,7 @@ def init_process_group(
     _sd = sd
     _communicators.clear()
     try:
+        sd.client._join_session(rank, world_size)
         WORLD.reset(list(range(world_size)))
         set_default_device(device_name)
         seed(int(time.time()) + rank)

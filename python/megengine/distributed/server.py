@@ -239,7 +239,28 @@ class Client:
         self._sock = None
         self._barrier_gen = defaultdict(int)
         self._bcast_gen = defaultdict(int)
+        # Set by _join_session: the keys of one job's ranks, apart from an earlier job's on the
+        # same Server.
+        self._namespace = ""
         self._open()
+
+    def _join_session(self, rank, world_size):
+        """Puts this client's keys under a namespace of their own, shared by the ``world_size``
+        ranks that join together: a Server that outlives a job (the launcher's, called again,
+        or the user's) still holds its barrier counts and its ranks' Gloo addresses, which the
+        next job's ranks would otherwise take for their own (a barrier passed at once, a
+        connection to a dead rank's port). Rank 0 draws the session; the others each pop the
+        number rank 0 left for them."""
+        self._namespace = ""
+        if rank == 0:
+            session = self.add("__session", 1)
+            for r in range(1, world_size):
+                self.set(f"__session/{r}", str(session).encode())
+        else:
+            session = int(self._pop(f"__session/{rank}", "joining the job of rank 0"))
+        self._namespace = f"__s{session}/"
+        self._barrier_gen.clear()
+        self._bcast_gen.clear()
 
     def _open(self):
         deadline = time.monotonic() + self.timeout
@@ -265,6 +286,12 @@ class Client:
             time.sleep(0.05)
 
     def _request(self, header, payload=b"", what=None):
+        if self._namespace:
+            header = dict(header)
+            if "key" in header:
+                header["key"] = self._namespace + header["key"]
+            if "keys" in header:
+                header["keys"] = [self._namespace + k for k in header["keys"]]
         with self._lock:
             try:
                 _send_frame(self._sock, header, payload)
@@ -277,9 +304,10 @@ class Client:
         if reply.get("ok"):
             return reply, data
         if reply.get("error") == "timeout":
+            missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
             raise TimeoutError(
                 f"{what or header['op']}: timed out after {header.get('timeout'):g} s waiting "
-                f"for {', '.join(reply['missing'])} (a peer never arrived or has died)"
+                f"for {missing} (a peer never arrived or has died)"
             )
         raise RuntimeError(f"distributed Server: {reply.get('message', reply)}")
 

@@ -104,6 +104,13 @@ def dump_trace(
             "trace.dump: the recording did not compile into a graph (see the warning of the "
             "first call), so there is nothing to dump"
         )
+    if any(op.startswith("BatchNormForward(fwd_mode=TRAINING") for op, _ in tr._session.ops):
+        # MegEngine 1.13 refuses too: a model file is for inference, and a training batch norm
+        # would normalise by the batch's statistics and update running ones no one reads.
+        raise RuntimeError(
+            "trace.dump: can not dump BatchNorm in training mode, maybe you forget to do "
+            "model.eval()?"
+        )
     if tr._out_dict_keys is not None and output_names:
         raise TypeError("cannot specify output_names when output is already in dict format")
     if keep_var_name not in (0, 1, 2):

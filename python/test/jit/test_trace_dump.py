@@ -178,6 +178,24 @@ def test_errors_as_megengine_raises_them():
         h.dump(io.BytesIO())
 
 
+def test_a_batch_norm_in_training_mode_is_not_dumped():
+    # MegEngine 1.13 raises RuntimeError "can not dump BatchNorm in training mode, maybe you
+    # forget to do model.eval()?" (its integration/test_trace_dump.py), eager or symbolic.
+    x = mge.Tensor(np.random.RandomState(0).rand(4, 3, 2, 2).astype("float32"))
+    for symbolic in (False, True):
+        bn = M.BatchNorm2d(3)
+        f = trace(lambda x, bn=bn: bn(x).sum(), symbolic=symbolic, capture_as_const=True)
+        f(x)
+        with pytest.raises(RuntimeError, match="can not dump BatchNorm in training mode"):
+            f.dump(io.BytesIO())
+    # The same layer after eval() dumps and runs as the eager layer does.
+    bn.eval()
+    want = bn(x).numpy()
+    _, data = dumped(lambda x: bn(x), x, arg_names=["x"])
+    got = next(iter(GraphInference(io.BytesIO(data)).run(x.numpy()).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 def test_broken_model_files_raise_model_error(tmp_path):
     _, data = dumped(lambda x: F.relu(x) * 2, mge.Tensor([1.0, -1.0]))
     for cut in (0, 8, len(data) // 2, len(data) - 1):
