@@ -67,8 +67,8 @@ bool staged(const TensorLayout& in, const TensorLayout& dst) {
 }
 
 // Every operand contiguous and of dst's shape: the rows are the whole tensor, so there is
-// nothing to expand or stage. The common case, and for small tensors the planning below costs
-// more than the loop (a 1-element add: 3 of its 8 rows_of passes are skipped).
+// nothing to expand or stage. The common case, and for small tensors the planning below (rows_of
+// passes over copies of every layout) costs more than the loop.
 bool plain_operands(std::span<const TensorLayout> inputs, const TensorLayout& dst) {
     if (!dst.is_contiguous())
         return false;
