@@ -106,18 +106,21 @@ TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& d
     return TensorWrapper{t};
 }
 
+void TensorWrapper::fail_recording(const std::string& why) const {
+    if (auto* rec = imperative::TraceRecorder::current();
+        rec && rec->mode() == imperative::TraceRecorder::Mode::Record &&
+        !(created_in_trace && rec->var_of(value) == nullptr))
+        rec->fail(why);
+}
+
 py::array TensorWrapper::numpy() const {
     // A value read on the host while a trace records (numpy(), item(), bool(), int(), printing)
     // can steer Python (a branch, a slice bound, a constant) in ways a compiled replay, which
     // runs no Python, would repeat with the recording's value: such a recording replays nothing
-    // and its later calls run eagerly. A tensor made from host data during the call, which no
-    // recorded op has produced or read, holds the same value on every call.
-    if (auto* rec = imperative::TraceRecorder::current();
-        rec && rec->mode() == imperative::TraceRecorder::Mode::Record &&
-        !(created_in_trace && rec->var_of(value) == nullptr))
-        rec->fail(
-                "a tensor's value was read on the host (numpy(), item(), bool(), int(), "
-                "float() or printing), which a compiled replay could not follow");
+    // and its later calls run eagerly.
+    fail_recording(
+            "a tensor's value was read on the host (numpy(), item(), bool(), int(), float() or "
+            "printing), which a compiled replay could not follow");
     return host_array();
 }
 
@@ -190,12 +193,9 @@ void init_tensor(py::module_& m) {
                      // The graph has no op that crosses comp nodes, so a recorded function that
                      // copies a traced value to another device could only replay the
                      // recording's copy: such a recording replays nothing (as numpy()).
-                     if (auto* rec = imperative::TraceRecorder::current();
-                         rec && rec->mode() == imperative::TraceRecorder::Mode::Record &&
-                         cn != t.value.comp_node() &&
-                         !(t.created_in_trace && rec->var_of(t.value) == nullptr))
-                         rec->fail("a tensor was copied to another device (" + cn.to_string() +
-                                   "), which a compiled graph cannot do");
+                     if (cn != t.value.comp_node())
+                         t.fail_recording("a tensor was copied to another device (" +
+                                          cn.to_string() + "), which a compiled graph cannot do");
                      return TensorWrapper{t.value.copy_to(cn)};
                  })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); })

@@ -2,6 +2,7 @@
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <string>
 
 #include "neomeg/imperative/tensor.h"
 #include "neomeg/imperative/trace.h"
@@ -27,6 +28,10 @@ struct TensorWrapper {
     py::array numpy() const;
     py::array host_array() const;
     py::tuple shape() const;
+    // Ends a recording that cannot follow what is being done with this value (`why`), unless
+    // it is the same on every call: a tensor made from host data during the call that no
+    // recorded op has produced or read.
+    void fail_recording(const std::string& why) const;
 };
 
 void init_tensor(py::module_& m);
