@@ -413,7 +413,7 @@ class LiteNetwork:
         ...     return F.relu(data) * 2
         >>> _ = fn(mge.Tensor(np.zeros((2, 3), "float32")))
         >>> f = io.BytesIO()
-        >>> fn.dump(f, arg_names=["data"], output_names=["out"])
+        >>> _ = fn.dump(f, arg_names=["data"], output_names=["out"])
         >>> config = LiteConfig()
         >>> config.device_type = LiteDeviceType.LITE_CPU
         >>> network = LiteNetwork(config)

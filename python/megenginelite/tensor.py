@@ -587,6 +587,11 @@ class LiteTensor:
             self._set_layout(LiteLayout(data.shape if data.ndim else [1], dtype))
             np.copyto(self._array, data.reshape(self._array.shape))
         else:
+            if not isinstance(data, (ctypes.Array, ctypes.c_void_p, ctypes._Pointer)):
+                raise TypeError(
+                    "set_data_by_copy takes a numpy.ndarray, a list or ctypes data, got "
+                    f"{type(data).__name__}"
+                )
             assert data_length == self.nbytes or layout is not None, (
                 "when input data is ctypes, the length of input data or layout must set"
             )
@@ -608,24 +613,21 @@ class LiteTensor:
             >>> t.to_numpy()
             array([0., 5., 0.], dtype=float32)
         """
-        if self.nbytes <= 0:
-            return np.array([], dtype=self._layout.dtype)
         return self._array
 
     def to_numpy(self):
         """A copy of the tensor's data.
 
         Returns:
-            a ``numpy.ndarray`` of the tensor's shape and dtype (empty for a tensor without a
-            shape).
+            a ``numpy.ndarray`` of the tensor's shape and dtype (of shape ``(0,)`` for a tensor
+            without a shape, as MegEngine gives; MegEngine gives that shape for any empty
+            tensor, NeoMeg keeps an empty tensor's shape, ``(0, 3)``).
 
         Examples:
             >>> from megenginelite import LiteLayout, LiteTensor
             >>> LiteTensor(LiteLayout([2], "uint8")).to_numpy()
             array([0, 0], dtype=uint8)
         """
-        if self.nbytes <= 0:
-            return np.array([], dtype=self._layout.dtype)
         return np.array(self._array, copy=True, order="C")
 
     def __repr__(self):
