@@ -582,7 +582,10 @@ class LiteNetwork:
             self._model.run()
         finally:
             if _rt.x86_threads() != before:
-                _rt.set_x86_threads(before)
+                try:
+                    _rt.set_x86_threads(before)
+                except ValueError:  # a forked process keeps one thread
+                    pass
         for name, tensor in self._outputs.items():
             value = self._model.output(name)
             if not value.ndim:

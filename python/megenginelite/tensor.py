@@ -64,7 +64,7 @@ class LiteLayout:
     """
 
     def __init__(self, shape=None, dtype=None):
-        self.shapes = list(shape) if shape else []
+        self.shapes = list(shape) if shape is not None and len(shape) else []
         if not dtype:
             self.data_type = LiteDataType.LITE_FLOAT
         elif isinstance(dtype, LiteDataType):
