@@ -319,7 +319,8 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
         throw std::invalid_argument("distributed: the timeout must be positive");
     m_impl->timeout = timeout;
     // One deadline for the whole rendezvous: the arrival of every rank, the connections of the
-    // context (and of the reverse one) and the closing barrier.
+    // context (and of the reverse one) and the closing meeting. Once every rank is there the
+    // connections take milliseconds, unless a rank dies meanwhile.
     auto deadline = rendezvous::Clock::now() + timeout;
     await_ranks(store, prefix, rank, size, deadline, timeout);
     gloo::transport::tcp::attr attr;
