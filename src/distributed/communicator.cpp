@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "loop_affinity.h"
+#include "rendezvous.h"
 #include "ring_all_reduce.h"
 
 namespace neomeg::distributed {
@@ -33,31 +34,93 @@ namespace {
 
 using Millis = std::chrono::milliseconds;
 
-// Gloo's store interface over ours, with every key under a group's prefix.
+// Gloo's store interface over ours, with every key under a group's prefix. Its waits end at the
+// rendezvous's deadline, whatever timeout Gloo passes (DeadlineContext shortens the context's).
+// Gloo's keys are "<rank>" and "rank_<rank>", and it waits for a peer's address just before
+// connecting to it: the last rank waited for names the peer of a failed connect.
 class GlooStoreAdapter final : public gloo::rendezvous::Store {
 public:
-    GlooStoreAdapter(distributed::Store& store, std::string prefix, Millis timeout)
-        : m_store(store), m_prefix(std::move(prefix)), m_timeout(timeout) {}
+    GlooStoreAdapter(distributed::Store& store, std::string prefix, int rank, int size,
+                     rendezvous::Clock::time_point deadline, Millis timeout)
+        : m_store(store),
+          m_prefix(std::move(prefix)),
+          m_rank(rank),
+          m_size(size),
+          m_deadline(deadline),
+          m_timeout(timeout) {}
 
     void set(const std::string& key, const std::vector<char>& data) override {
         m_store.set(m_prefix + key, data);
     }
     std::vector<char> get(const std::string& key) override {
-        return m_store.get(m_prefix + key, m_timeout);
+        wait({key}, m_timeout);
+        return m_store.get(m_prefix + key, rendezvous::time_left(m_deadline));
     }
     void wait(const std::vector<std::string>& keys) override { wait(keys, m_timeout); }
-    void wait(const std::vector<std::string>& keys, const Millis& timeout) override {
+    void wait(const std::vector<std::string>& keys, const Millis&) override {
         std::vector<std::string> full;
         full.reserve(keys.size());
         for (auto& k : keys)
             full.push_back(m_prefix + k);
-        m_store.wait(full, timeout);
+        if (keys.size() == 1)
+            m_peer = rank_of(keys[0]);
+        auto missing = rendezvous::wait_for_keys(m_store, full, m_deadline);
+        if (missing.empty())
+            return;
+        std::vector<int> ranks;
+        std::string names;
+        for (size_t i : missing) {
+            ranks.push_back(rank_of(keys[i]));
+            names += (names.empty() ? "" : ", ") + keys[i];
+        }
+        bool known = std::none_of(ranks.begin(), ranks.end(), [](int r) { return r < 0; });
+        throw StoreTimeout("distributed rendezvous: rank " + std::to_string(m_rank) + " of " +
+                           std::to_string(m_size) + ": " +
+                           (known ? rendezvous::name_ranks(ranks) : "keys " + names) +
+                           " arrived but did not publish " + (ranks.size() == 1 ? "its" : "their") +
+                           " address within " + rendezvous::seconds(m_timeout) +
+                           " (the group's timeout): died during the rendezvous?");
     }
 
+    // The peer whose address was asked for last (-1 before any).
+    int peer() const { return m_peer; }
+
 private:
+    static int rank_of(std::string_view key) {
+        if (key.substr(0, 5) == "rank_")
+            key.remove_prefix(5);
+        if (key.empty() || key.size() > 9 ||
+            !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return -1;
+        return std::stoi(std::string(key));
+    }
+
     distributed::Store& m_store;
     std::string m_prefix;
+    int m_rank;
+    int m_size;
+    rendezvous::Clock::time_point m_deadline;
     Millis m_timeout;
+    int m_peer = -1;
+};
+
+// A rendezvous context connected by a deadline. Gloo's TCP pair waits for its peer's connection
+// for five times the context's timeout (tcp/pair.h, waitUntil), so a peer that published its
+// address and then died or gave up kept a rank in connectFullMesh for 5x the group's timeout.
+// While connecting, the context's timeout is a fifth of the time left, so that wait ends at the
+// deadline; afterwards it is the group's again (the pairs keep the short one only for their
+// connect: their sockets are non-blocking, and every collective passes its own timeout).
+class DeadlineContext final : public gloo::rendezvous::Context {
+public:
+    using gloo::rendezvous::Context::Context;
+
+    void connect(GlooStoreAdapter& store, std::shared_ptr<gloo::transport::Device>& device,
+                 rendezvous::Clock::time_point deadline, Millis timeout) {
+        setTimeout(std::max(Millis(1), rendezvous::time_left(deadline) / 5));
+        connectFullMesh(store, device);
+        setTimeout(timeout);
+        transportContext_->setTimeout(timeout);
+    }
 };
 
 template <class T, ReduceOp op>
@@ -255,30 +318,47 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     if (timeout.count() <= 0)
         throw std::invalid_argument("distributed: the timeout must be positive");
     m_impl->timeout = timeout;
+    // One deadline for the whole rendezvous: the arrival of every rank, the connections of the
+    // context (and of the reverse one) and the closing meeting. Once every rank is there the
+    // connections take milliseconds, unless a rank dies meanwhile.
+    auto deadline = rendezvous::Clock::now() + timeout;
+    await_ranks(store, prefix, rank, size, deadline, timeout);
     gloo::transport::tcp::attr attr;
     attr.hostname = hostname;
-    NM_GLOO_CALL("rendezvous", {
-        auto device = gloo::transport::tcp::CreateDevice(attr);
-        if (auto* tcp = dynamic_cast<gloo::transport::tcp::Device*>(device.get()))
-            m_impl->loop_affinity = std::make_unique<LoopAffinity>(*tcp);
-        auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
-        context->setTimeout(timeout);
-        GlooStoreAdapter adapter(store, prefix, timeout);
-        context->connectFullMesh(adapter, device);
-        m_impl->context = std::move(context);
-        if (size == 2) {
-            auto reverse = std::make_shared<gloo::rendezvous::Context>(rank, size);
-            reverse->setTimeout(timeout);
-            GlooStoreAdapter reverse_adapter(store, prefix + "reverse/", timeout);
-            auto reverse_device = gloo::transport::tcp::CreateDevice(attr);
-            reverse->connectFullMesh(reverse_adapter, reverse_device);
-            m_impl->reverse = std::move(reverse);
+    auto connect = [&](const std::string& key_prefix) {
+        GlooStoreAdapter adapter(store, key_prefix, rank, size, deadline, timeout);
+        try {
+            auto device = gloo::transport::tcp::CreateDevice(attr);
+            auto context = std::make_shared<DeadlineContext>(rank, size);
+            context->connect(adapter, device, deadline, timeout);
+            return std::make_pair(std::shared_ptr<gloo::rendezvous::Context>(context), device);
+        } catch (const gloo::Exception& e) {
+            std::string peer = adapter.peer() >= 0
+                                       ? " connecting to rank " + std::to_string(adapter.peer())
+                                       : "";
+            throw CommError("distributed rendezvous failed on rank " + std::to_string(rank) +
+                            " of " + std::to_string(size) + peer + " (within " +
+                            rendezvous::seconds(timeout) +
+                            ", the group's timeout; the peer died or is unreachable): " + e.what());
         }
-    });
+    };
+    auto [context, device] = connect(prefix);
+    if (auto* tcp = dynamic_cast<gloo::transport::tcp::Device*>(device.get()))
+        m_impl->loop_affinity = std::make_unique<LoopAffinity>(*tcp);
+    m_impl->context = std::move(context);
+    if (size == 2)
+        m_impl->reverse = connect(prefix + "reverse/").first;
     // A rank's own pairs can be connected while a peer is still handshaking with it; were it to
     // return and leave at once, that peer's rendezvous would fail with "connection closed". So
-    // the constructor returns only when every rank has connected.
-    barrier();
+    // the constructor returns only when every rank has connected, which they say through the
+    // store (a Gloo barrier could not name a rank that stopped).
+    auto stopped = rendezvous::meet(store, prefix + "connected/", rank, size, deadline);
+    if (!stopped.empty())
+        throw CommError("distributed rendezvous failed on rank " + std::to_string(rank) + " of " +
+                        std::to_string(size) + ": it connected, but " +
+                        rendezvous::name_ranks(stopped) + " did not finish connecting within " +
+                        rendezvous::seconds(timeout) +
+                        " (the group's timeout): died or stopped during the rendezvous?");
 }
 
 // The worker thread (Impl's destructor) ends before the Gloo context it uses.

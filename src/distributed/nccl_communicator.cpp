@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "rendezvous.h"
+
 namespace neomeg::distributed {
 
 namespace {
@@ -92,12 +94,15 @@ struct NcclCommunicator::Impl {
         return why;
     }
 
-    // Waits while the non-blocking communicator is busy with the last call, up to the timeout.
+    // Waits while the non-blocking communicator is busy with the last call, up to the timeout
+    // (or the rendezvous's deadline).
     void settle(ncclResult_t r, const std::string& what) {
+        settle(r, what, Clock::now() + timeout);
+    }
+    void settle(ncclResult_t r, const std::string& what, Clock::time_point deadline) {
         if (aborted)
             throw CommError("distributed (NCCL) " + what + " on " + where +
                             ": the communicator was aborted by an earlier error");
-        auto deadline = Clock::now() + timeout;
         while (r == ncclInProgress) {
             if (Clock::now() > deadline)
                 fail(what, "timed out (a peer died or never joined)");
@@ -132,6 +137,10 @@ NcclCommunicator::NcclCommunicator(Store& store, const std::string& prefix, int 
     if (cudaSetDevice(device) != cudaSuccess)
         m_impl->fail("init",
                      std::string("cudaSetDevice: ") + cudaGetErrorString(cudaGetLastError()));
+    // As the Gloo communicator's: every rank there first, and one deadline for the whole
+    // rendezvous (NCCL's bootstrap would otherwise wait for a missing rank on its own).
+    auto deadline = Clock::now() + timeout;
+    await_ranks(store, prefix, rank, size, deadline, timeout);
     ncclUniqueId id;
     const std::string key = prefix + "nccl_id";
     if (rank == 0) {
@@ -139,7 +148,7 @@ NcclCommunicator::NcclCommunicator(Store& store, const std::string& prefix, int 
             m_impl->fail("init", m_impl->nccl_reason(r));
         store.set(key, std::vector<char>(id.internal, id.internal + sizeof(id.internal)));
     } else {
-        auto bytes = store.get(key, timeout);
+        auto bytes = store.get(key, rendezvous::time_left(deadline));
         if (bytes.size() != sizeof(id.internal))
             m_impl->fail("init", "the rendezvous store holds a malformed NCCL id");
         std::memcpy(id.internal, bytes.data(), bytes.size());
@@ -149,7 +158,7 @@ NcclCommunicator::NcclCommunicator(Store& store, const std::string& prefix, int 
     ncclResult_t r = ncclCommInitRankConfig(&m_impl->comm, size, id, rank, &config);
     if (r != ncclSuccess && r != ncclInProgress)
         m_impl->fail("init", m_impl->nccl_reason(r));
-    m_impl->settle(r, "init");
+    m_impl->settle(r, "init", deadline);
 }
 
 NcclCommunicator::~NcclCommunicator() {

@@ -309,13 +309,23 @@ def init_process_group(
     if on_gpu:
         _check_gpu(device, device_type)
 
+    # One deadline for the whole of it: reaching the Server, joining rank 0's job, meeting the
+    # others. A rank that raised, died or was never started is named within the timeout.
+    deadline = time.monotonic() + timeout
     sd = StaticData()
     if rank == 0:
         try:
             sd.server = Server(port)
         except OSError:
             sd.server = None  # a Server (launcher's, or the user's) already listens on port
-    sd.client = Client(master_ip, port, timeout=timeout)
+    try:
+        sd.client = Client(master_ip, port, timeout=timeout)
+    except ConnectionError as exc:
+        # Without launcher, rank 0 hosts the Server: it is the rank that is missing.
+        raise ConnectionError(
+            f"init_process_group: rank {rank} of {world_size}: {exc} (rank 0 hosts the Server "
+            "unless launcher or the user started one: did rank 0 start, or did it exit?)"
+        ) from None
     sd.master_ip = master_ip
     sd.py_server_port = sd.mm_server_port = port
     sd.world_size = world_size
@@ -329,15 +339,27 @@ def init_process_group(
     _sd = sd
     _communicators.clear()
     try:
-        sd.client._join_session(rank, world_size)
+        sd.client._join_session(rank, world_size, _time_left(deadline))
         WORLD.reset(list(range(world_size)))
         set_default_device(device_name)
         seed(int(time.time()) + rank)
-        # Every rank has joined when this returns; a missing one is a TimeoutError here.
-        sd.client.group_barrier("__init__", world_size)
+        # Every rank has joined when this returns; the missing ones are named here.
+        missing = sd.client._meet("__init__", rank, world_size, _time_left(deadline))
+        if missing:
+            ranks = ", ".join(map(str, missing))
+            raise TimeoutError(
+                f"init_process_group: rank {rank} of {world_size} waited {timeout:g} s (the "
+                f"timeout) for rank{'s' if len(missing) > 1 else ''} {ranks}, which never "
+                "joined (raised or died before init_process_group, or was never started)"
+            )
     except BaseException:
         _sd = None
         raise
+
+
+def _time_left(deadline):
+    # At least a moment: a wait past the deadline still looks once more.
+    return max(deadline - time.monotonic(), 0.001)
 
 
 @atexit.register
@@ -367,9 +389,17 @@ def _communicator(group):
     key = group.key
     comm = _communicators.get(key)
     if comm is None:
-        comm = _rt.distributed.Communicator(
-            _sd.client, f"__gloo/{key}/", group.rank, group.size, _sd.timeout, _sd.hostname
-        )
+        try:
+            comm = _rt.distributed.Communicator(
+                _sd.client, f"__gloo/{key}/", group.rank, group.size, _sd.timeout, _sd.hostname
+            )
+        except (StoreTimeout, CommError) as exc:
+            if group.proc_ranks == list(range(_sd.world_size)):
+                raise
+            # The rendezvous names ranks of the group: say which processes those are.
+            raise type(exc)(
+                f"{exc} [the group's ranks 0..{group.size - 1} are processes {group.proc_ranks}]"
+            ) from None
         _communicators[key] = comm
     return comm
 

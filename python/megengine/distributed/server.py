@@ -244,7 +244,7 @@ class Client:
         self._namespace = ""
         self._open()
 
-    def _join_session(self, rank, world_size):
+    def _join_session(self, rank, world_size, timeout=None):
         """Puts this client's keys under a namespace of their own, shared by the ``world_size``
         ranks that join together: a Server that outlives a job (the launcher's, called again,
         or the user's) still holds its barrier counts and its ranks' Gloo addresses, which the
@@ -257,7 +257,13 @@ class Client:
             for r in range(1, world_size):
                 self.set(f"__session/{r}", str(session).encode())
         else:
-            session = int(self._pop(f"__session/{rank}", "joining the job of rank 0"))
+            session = int(
+                self._pop(
+                    f"__session/{rank}",
+                    f"init_process_group: rank {rank} of {world_size} waiting for rank 0 to join",
+                    timeout,
+                )
+            )
         self._namespace = f"__s{session}/"
         self._barrier_gen.clear()
         self._bcast_gen.clear()
@@ -285,7 +291,18 @@ class Client:
                 )
             time.sleep(0.05)
 
-    def _request(self, header, payload=b"", what=None):
+    def _meet(self, name, rank, size, timeout):
+        """Marks ``rank`` arrived at ``name`` and waits up to ``timeout`` seconds for the other
+        ranks of ``size``; returns the ranks still missing then (empty when all came)."""
+        self.set(f"{name}/{rank}", b"")
+        keys = [f"{name}/{r}" for r in range(size) if r != rank]
+        reply, _ = self._request(
+            {"op": "wait", "keys": keys, "timeout": timeout}, allow_timeout=True
+        )
+        missing = set(reply.get("missing", ()))
+        return [r for r in range(size) if self._namespace + f"{name}/{r}" in missing]
+
+    def _request(self, header, payload=b"", what=None, allow_timeout=False):
         if self._namespace:
             header = dict(header)
             if "key" in header:
@@ -301,7 +318,7 @@ class Client:
                     f"lost the connection to the distributed Server at "
                     f"{self.master_ip}:{self.port} (did the master process exit?): {exc}"
                 ) from None
-        if reply.get("ok"):
+        if reply.get("ok") or (allow_timeout and reply.get("error") == "timeout"):
             return reply, data
         if reply.get("error") == "timeout":
             missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
@@ -500,8 +517,9 @@ class Client:
         """
         return json.loads(self._pop("__remote_tracer/" + key, "check_remote_tracer"))
 
-    def _pop(self, name, what):
-        reply = self._request({"op": "pop", "key": name, "timeout": self.timeout}, what=what)
+    def _pop(self, name, what, timeout=None):
+        t = self.timeout if timeout is None else timeout
+        reply = self._request({"op": "pop", "key": name, "timeout": t}, what=what)
         return reply[1]
 
     def group_barrier(self, key, size):

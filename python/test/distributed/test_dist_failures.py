@@ -97,10 +97,24 @@ def _never_called():
 def test_a_rank_that_never_joins_times_out():
     # world_size 3, but only ranks 0 and 1 are started here.
     start = time.monotonic()
-    with pytest.raises(TimeoutError, match="group_barrier"):
+    with pytest.raises(TimeoutError, match=r"of 3 waited 1 s .* for rank 2, which never joined"):
         dist.launcher(n_gpus=2, world_size=3, timeout=1)(_never_called)()
     assert time.monotonic() - start < 6
     assert _children() == []
+
+
+def _subgroup_without_rank_2():
+    if dist.get_rank() == 1:  # rank 2 never comes to the group's first collective
+        group = dist.new_group([1, 2])
+        F.distributed.all_reduce_sum(mge.Tensor(np.ones(2, dtype="float32")), group=group)
+
+
+def test_a_subgroup_member_that_never_comes_is_named_with_its_process():
+    with pytest.raises(dist.StoreTimeout) as info:
+        dist.launcher(n_gpus=3, timeout=1)(_subgroup_without_rank_2)()
+    msg = str(info.value)
+    assert "rank 0 of 2 waited 1 s" in msg and "for rank 1 of the group" in msg, msg
+    assert "are processes [1, 2]" in msg, msg
 
 
 def _leaves_early():
@@ -197,25 +211,50 @@ def test_environment_variables_of_external_launchers_are_honoured():
     assert outs == ["0 2 [3.0, 3.0] cpu1 cpu1:0", "1 2 [3.0, 3.0] cpu0 cpu0:0"]
 
 
-# A rank of an external launch (no launcher parent to stop the others): ``fails`` is
-# "raise" or "kill" (after both ranks have communicated once) and ``who`` the failing rank.
+# A rank of an external launch (no launcher parent to stop the others): ``fails`` is what rank
+# ``who`` does: "raise" or "kill" after the ranks have communicated once, "kill_before" (killed
+# after init_process_group, before the first collective), "skip" (never calls the collective,
+# and exits later), or "die_at:N" (killed right after its N-th store write of the group's
+# rendezvous: 1 its arrival, then "rank_1" and its address; Gloo's keys).
 _FAILING_SCRIPT = """
-import os, signal, sys, numpy as np, megengine as mge, megengine.distributed as dist
+import os, signal, sys, time, numpy as np, megengine as mge, megengine.distributed as dist
 import megengine.functional as F
+from megengine.distributed import server
 fails, who = sys.argv[1], int(sys.argv[2])
-dist.init_process_group(timeout=float(os.environ["TIMEOUT"]))
+timeout = float(os.environ["TIMEOUT"])
+me = int(os.environ["RANK"])
+if fails.startswith("die_at:") and me == who:
+    writes, die_at = [0], int(fails.split(":")[1])
+    set_ = server.Client.set
+    def set_then_die(self, key, value):
+        set_(self, key, value)
+        if key.startswith("__gloo/"):
+            writes[0] += 1
+            if writes[0] == die_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+    server.Client.set = set_then_die
+dist.init_process_group(timeout=timeout)
 x = mge.Tensor(np.ones(2, dtype="float32"))
-F.distributed.all_reduce_sum(x)
-if dist.get_rank() == who and fails == "kill":
+if me == who and fails == "kill_before":
     os.kill(os.getpid(), signal.SIGKILL)
-if dist.get_rank() == who and fails == "raise":
+if me == who and fails == "skip":
+    time.sleep(3 * timeout)
+    sys.exit(0)
+start = time.monotonic()
+try:
+    F.distributed.all_reduce_sum(x)
+finally:
+    print(f"first collective {time.monotonic() - start:.3f}", flush=True)
+if me == who and fails == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+if me == who and fails == "raise":
     raise ValueError("rank gives up")
 F.distributed.all_reduce_sum(x)
 print("finished")
 """
 
 
-def _launch_external(ranks, args, timeout):
+def _launch_external(ranks, args, timeout, world_size=2):
     port = _free_port()
     procs = {}
     for rank in ranks:
@@ -223,7 +262,7 @@ def _launch_external(ranks, args, timeout):
             os.environ,
             MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(port),
-            WORLD_SIZE="2",
+            WORLD_SIZE=str(world_size),
             RANK=str(rank),
             LOCAL_RANK=str(rank),
             TIMEOUT=str(timeout),
@@ -247,6 +286,10 @@ def _launch_external(ranks, args, timeout):
     return outs
 
 
+def _first_collective_seconds(out):
+    return float(re.search(r"first collective ([0-9.]+)", out).group(1))
+
+
 @pytest.mark.parametrize(
     "fails, who, error",
     [
@@ -268,13 +311,53 @@ def test_without_launcher_a_rank_that_raises_or_is_killed_fails_the_others(fails
     assert elapsed < 15, elapsed
 
 
+def test_without_launcher_a_killed_rank_of_three_fails_both_others():
+    outs = _launch_external([0, 1, 2], ["kill", "1"], timeout=30, world_size=3)
+    assert outs[1][0] == -signal.SIGKILL
+    for rank in (0, 2):
+        code, out, err, elapsed = outs[rank]
+        assert code == 1 and "finished" not in out, (code, out, err)
+        assert "CommError: distributed all_reduce failed" in err, err
+        assert elapsed < 15, elapsed
+
+
+@pytest.mark.parametrize("fails", ["kill_before", "skip"])
+def test_without_launcher_a_rank_missing_from_the_first_collective_is_named(fails):
+    # Rank 1 joined the job but never reaches the group's first collective (killed, or busy
+    # elsewhere): rank 0's rendezvous names it after the timeout.
+    outs = _launch_external([0, 1], [fails, "1"], timeout=2)
+    code, out, err, _ = outs[0]
+    assert code == 1 and "finished" not in out, (code, out, err)
+    assert re.search(r"StoreTimeout: .*rank 0 of 2 waited 2 s .* for rank 1 of the group", err), err
+    assert _first_collective_seconds(out) < 10  # a hang guard
+
+
+@pytest.mark.parametrize("die_at", [1, 2, 3, 5])
+def test_without_launcher_a_rank_killed_during_the_rendezvous_is_named(die_at):
+    # Killed after its arrival, before or after publishing its address (3: the first context's,
+    # 5: the second's). Gloo's listening side waited 5x the timeout for such a peer; which side
+    # a rank takes depends on the ports, so either can happen. The survivor's error names rank
+    # 1 and the timeout, and comes by the timeout.
+    outs = _launch_external([0, 1], [f"die_at:{die_at}", "1"], timeout=2)
+    assert outs[1][0] == -signal.SIGKILL, outs[1][2]
+    code, out, err, _ = outs[0]
+    assert code == 1 and "finished" not in out, (code, out, err)
+    assert re.search(r"(StoreTimeout|CommError): distributed rendezvous.*rank 1", err), err
+    assert "2 s" in err, err
+    assert _first_collective_seconds(out) < 8  # under 5x the timeout: a hang guard
+
+
 @pytest.mark.parametrize("present", [0, 1])
 def test_without_launcher_a_rank_that_never_joins_times_out(present):
     # Only one rank of two is started: rank 0 waits for its peer at the rendezvous, rank 1 for
-    # the store that rank 0 would host; both give up after the timeout with the reason.
+    # the store that rank 0 would host; both give up after the timeout, naming the other.
     outs = _launch_external([present], ["none", "-1"], timeout=2)
     code, out, err, elapsed = outs[present]
     assert code == 1 and "finished" not in out, (code, out, err)
-    error = "TimeoutError" if present == 0 else "ConnectionError"
-    assert error in err, err
+    if present == 0:
+        assert "TimeoutError: init_process_group: rank 0 of 2 waited 2 s" in err, err
+        assert "for rank 1, which never joined" in err, err
+    else:
+        assert "ConnectionError: init_process_group: rank 1 of 2" in err, err
+        assert "did rank 0 start" in err, err
     assert elapsed < 15, elapsed

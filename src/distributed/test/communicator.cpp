@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -429,11 +431,144 @@ TEST(Communicator, BadRanksAreRejected) {
     });
 }
 
+// The message of the exception `f` throws (it must throw an E).
+template <class E, class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "no exception";
+    return "";
+}
+
 TEST(Communicator, MissingPeerTimesOut) {
     MemoryStore store;
     auto start = std::chrono::steady_clock::now();
-    EXPECT_THROW(Communicator(store, "lonely/", 0, 2, 300ms), StoreTimeout);
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    auto msg = error_of<StoreTimeout>([&] { Communicator(store, "lonely/", 0, 2, 300ms); });
+    EXPECT_NE(msg.find("for rank 1 of the group, which never reached"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("0.3 s"), std::string::npos) << msg;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // a hang guard
+}
+
+TEST(Communicator, EveryPresentRankNamesTheMissingOnes) {
+    // Ranks 0 and 2 of 4 come; each names the two that never arrived.
+    MemoryStore store;
+    std::vector<std::string> msgs(4);
+    std::vector<std::thread> threads;
+    for (int r : {0, 2})
+        threads.emplace_back([&, r] {
+            msgs[r] = error_of<StoreTimeout>([&] { Communicator(store, "half/", r, 4, 500ms); });
+        });
+    for (auto& t : threads)
+        t.join();
+    for (int r : {0, 2}) {
+        EXPECT_NE(msgs[r].find("rank " + std::to_string(r) + " of 4"), std::string::npos);
+        EXPECT_NE(msgs[r].find("for ranks 1, 3 of the group"), std::string::npos) << msgs[r];
+    }
+}
+
+TEST(Communicator, AwaitRanksReturnsOnceAllArrive) {
+    MemoryStore store;
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    std::thread late([&] {
+        std::this_thread::sleep_for(50ms);
+        await_ranks(store, "g/", 1, 2, deadline, 10s);
+    });
+    await_ranks(store, "g/", 0, 2, deadline, 10s);
+    late.join();
+    // A group of one has nobody to wait for.
+    await_ranks(store, "solo/", 0, 1, std::chrono::steady_clock::now(), 1ms);
+}
+
+// Rank 1's store: after its `n`-th write it stops, as a rank that died (`hold` false: it throws,
+// and its Gloo device, with the listening sockets whose addresses it published, goes) or hangs
+// (`hold` true: it blocks until `release`) in the middle of the rendezvous.
+class StoppingStore final : public Store {
+public:
+    StoppingStore(Store& inner, int n, bool hold) : m_inner(inner), m_n(n), m_hold(hold) {}
+    void set(const std::string& key, const std::vector<char>& value) override {
+        m_inner.set(key, value);
+        if (++m_writes != m_n)
+            return;
+        if (!m_hold)
+            throw std::runtime_error("rank 1 died");
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] { return m_released; });
+        throw std::runtime_error("rank 1 released");
+    }
+    std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override {
+        return m_inner.get(key, timeout);
+    }
+    void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+        m_inner.wait(keys, timeout);
+    }
+    void release() {
+        std::lock_guard lock(m_mutex);
+        m_released = true;
+        m_cv.notify_all();
+    }
+
+private:
+    Store& m_inner;
+    int m_n;
+    bool m_hold;
+    int m_writes = 0;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    bool m_released = false;
+};
+
+// Rank 0's error when rank 1 stops after its n-th store write (its writes: its arrival, then
+// per context "rank_1" and its address "1"; the third is the main context's address).
+std::string error_when_peer_stops(int n, bool hold, std::chrono::milliseconds timeout) {
+    MemoryStore store;
+    StoppingStore stopping(store, n, hold);
+    std::string prefix = "stop" + std::to_string(g_prefix++) + "/";
+    std::thread peer([&] {
+        try {
+            Communicator comm(stopping, prefix, 1, 2, 60s);
+        } catch (...) {
+        }
+    });
+    std::string msg;
+    try {
+        Communicator comm(store, prefix, 0, 2, timeout);
+        ADD_FAILURE() << "the rendezvous succeeded";
+    } catch (const CommError& e) {
+        msg = e.what();
+    } catch (const StoreTimeout& e) {
+        msg = e.what();
+    }
+    stopping.release();
+    peer.join();
+    return msg;
+}
+
+TEST(Communicator, APeerThatStopsAfterPublishingItsAddressFailsTheRendezvousByTheTimeout) {
+    // Gloo's listening side of a pair waited 5x the timeout for a peer that published its
+    // address and then never connected; which side a rank takes depends on the ports, so each
+    // case runs a few times. Every run must fail naming rank 1, well before 5x the timeout.
+    for (bool hold : {true, false})
+        for (int n : {3, 5})
+            for (int run = 0; run < 2; ++run) {
+                SCOPED_TRACE("hold " + std::to_string(hold) + ", write " + std::to_string(n));
+                auto start = std::chrono::steady_clock::now();
+                auto msg = error_when_peer_stops(n, hold, 1s);
+                EXPECT_NE(msg.find("rank 1"), std::string::npos) << msg;
+                EXPECT_NE(msg.find("1 s"), std::string::npos) << msg;
+                EXPECT_LT(std::chrono::steady_clock::now() - start, 4s) << msg;  // a hang guard
+            }
+}
+
+TEST(Communicator, APeerThatStopsBeforePublishingIsNamed) {
+    // Arrived (write 1) but gone before its address (write 3): rank 0's store wait names it.
+    for (int n : {1, 2}) {
+        auto msg = error_when_peer_stops(n, false, 500ms);
+        EXPECT_NE(msg.find("rank 1 arrived but did not publish its address"), std::string::npos)
+                << msg;
+    }
 }
 
 TEST(Communicator, DeadPeerFailsTheCollective) {

@@ -44,6 +44,15 @@ public:
     virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
 };
 
+// The first step of a group's rendezvous (Communicator's and NcclCommunicator's): this rank
+// writes `prefix` + "arrived/<rank>" and waits until `deadline` for the other ranks' marks. A
+// transport connects only once every rank is there, so a rank that raised, died or never
+// reached the group's first collective is named by a StoreTimeout here, within the timeout,
+// rather than found by the transport's own connect waits. `timeout` is the group's (for the
+// message).
+void await_ranks(Store& store, const std::string& prefix, int rank, int size,
+                 std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
+
 // A store in this process's memory, for ranks that are threads (the C++ tests).
 class MemoryStore final : public Store {
 public:
@@ -90,12 +99,14 @@ private:
 };
 
 // One rank's connections to the other `size - 1` ranks of a group. Every rank of the group
-// constructs it together (the constructor is the rendezvous) and then calls the same
-// collectives in the same order. Counts are in elements of `dtype` (every NeoMeg dtype; bool
-// reduces as "or" for sum and max, "and" for min); buffers are contiguous.
-// Every call blocks until done, or throws CommError after `timeout`; all_reduce_async returns
-// at once. One thread issues a communicator's calls: collectives then run in call order on every
-// rank (a blocking call first waits for the asynchronous ones issued before it).
+// constructs it together (the constructor is the rendezvous, bounded by `timeout` as a whole:
+// it throws StoreTimeout naming the ranks that did not arrive, or CommError naming the rank it
+// could not connect to) and then calls the same collectives in the same order. Counts are in
+// elements of `dtype` (every NeoMeg dtype; bool reduces as "or" for sum and max, "and" for min);
+// buffers are contiguous. Every call blocks until done, or throws CommError after `timeout`;
+// all_reduce_async returns at once. One thread issues a communicator's calls: collectives then run
+// in call order on every rank (a blocking call first waits for the asynchronous ones issued before
+// it).
 class Communicator {
 public:
     // Keys are written under `prefix` in `store`, so several groups can share one store.
