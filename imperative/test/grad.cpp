@@ -198,6 +198,35 @@ TEST(Grad, BackwardChecksOutputGradientShape) {
     expect_near(values(key->backward(ys, dys_ok, wrt)[0]), {2, -4});
 }
 
+TEST(Grad, NewIdentityPassesGradientsButIsATensorOfItsOwn) {
+    auto key = GradKey::make();
+    Tensor x = make({1.f, 2.f}, {2});
+    key->attach(x);
+    key->activate();
+    Tensor y = ew(Mode::MUL, {x, x});
+    Tensor c = new_identity(y);
+    key->attach(c);  // attaches c only
+    Tensor z = ew(Mode::MUL, {c, y});
+    key->deactivate();
+    EXPECT_EQ(c.dnn_tensor().raw_ptr(), y.dnn_tensor().raw_ptr());  // the same storage
+    std::vector<Tensor> ys{z}, wrt{x, y, c};
+    auto g = key->backward(ys, {}, wrt);
+    expect_near(values(g[0]), {4.f, 32.f});  // d(x^4)/dx through both factors
+    expect_near(values(g[1]), {2.f, 8.f});   // 2y: y's own use and the identity's
+    expect_near(values(g[2]), {1.f, 4.f});   // the other factor, y
+
+    // No key recording: the new tensor has no autograd identity, so a later key's attachment
+    // of x does not reach it.
+    Tensor d = new_identity(x);
+    EXPECT_FALSE(d.grad_meta());
+    auto later = GradKey::make();
+    later->attach(x);
+    later->activate();
+    Tensor w = ew(Mode::MUL, {d, d});
+    later->deactivate();
+    EXPECT_FALSE(grad_of(*later, w, x).valid());
+}
+
 TEST(Grad, AttachingToSuccessiveKeysKeepsOneSlot) {
     // One GradManager step after another: each key dies before the next attaches.
     Tensor x = make({1.f, 2.f}, {2});

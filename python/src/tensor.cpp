@@ -10,6 +10,7 @@
 #include "fast_tensor.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
+#include "neomeg/imperative/grad.h"
 #include "neomeg/imperative/op_def.h"
 #include "neomeg/op/defs/tensor_basic.h"
 #include "trace.h"
@@ -84,7 +85,8 @@ TensorWrapper TensorWrapper::from_py(const py::object& data, const py::object& d
     imperative::Tensor t;
     if (py::isinstance<TensorWrapper>(data)) {
         trace::note_if_tracing(data.ptr());
-        t = data.cast<const TensorWrapper&>().value;
+        // A new tensor, not another name for data's: see imperative::new_identity.
+        t = imperative::new_identity(data.cast<const TensorWrapper&>().value);
         NM_THROW_IF(!device.is_none() && t.comp_node() != cn, ParamError,
                     "Tensor(): copying between devices is done with Tensor.to(device)");
     } else {

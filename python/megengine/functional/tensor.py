@@ -15,7 +15,14 @@ from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor import array_method as _array_method
 from ..core.tensor import symbolic_shape as _symbolic_shape
-from ..core.tensor.array_method import Tensor, _promote, as_tensor, cached_op, is_tensor
+from ..core.tensor.array_method import (
+    Tensor,
+    _promote,
+    as_tensor,
+    cached_op,
+    is_symbolic,
+    is_tensor,
+)
 from ..core.tensor.array_method import reshape as _reshape
 from ..core.tensor.shape_dim import INTEGER_TYPES
 from ._complex import complex, imag, polar, real
@@ -123,6 +130,20 @@ def _fill(shape, value, dtype, device):
     return _rt.apply_generator(op, [shape], _device(device))[0]
 
 
+def _fill_traced(fn, shape, value, dtype, device):
+    """``_fill`` where a trace records and ``shape`` holds values (x.shape's dims, Tensors): a
+    0-d fill broadcast to the shape as a value, so that a dumped model follows the shapes it
+    came from. None where the shape is plain ints."""
+    if not _symbolic_shape.active():
+        return None
+    values = _symbolic_shape.shape_values(shape)
+    if values is None:
+        return None
+    shape_value, dims = values
+    target = _shape_arg(fn, dims)
+    return _symbolic_shape.broadcast_to(_fill((), value, dtype, device), shape_value, target)
+
+
 def _exact_f32(v):
     return float(np.float32(v)) == v
 
@@ -166,6 +187,9 @@ def full(shape, value, *, dtype=None, device=None):
     """
     if dtype is None:
         dtype = _value_dtype(value)
+    out = _fill_traced("full", shape, value, dtype, device)
+    if out is not None:
+        return out
     return _fill(_shape_arg("full", shape), value, dtype, device)
 
 
@@ -185,6 +209,9 @@ def zeros(shape, *, dtype="float32", device=None):
         >>> F.zeros((2, 1)).numpy().tolist()
         [[0.0], [0.0]]
     """
+    out = _fill_traced("zeros", shape, 0, dtype, device)
+    if out is not None:
+        return out
     return _fill(_shape_arg("zeros", shape), 0, dtype, device)
 
 
@@ -204,6 +231,9 @@ def ones(shape, *, dtype="float32", device=None):
         >>> F.ones(3, dtype="int32").numpy().tolist()
         [1, 1, 1]
     """
+    out = _fill_traced("ones", shape, 1, dtype, device)
+    if out is not None:
+        return out
     return _fill(_shape_arg("ones", shape), 1, dtype, device)
 
 
@@ -223,6 +253,11 @@ def full_like(inp, value):
         [[5, 5]]
     """
     x = as_tensor(inp)
+    if _symbolic_shape.active() and x.ndim and not is_symbolic(x):
+        # x's shape as a value: a traced graph follows it.
+        shape = _symbolic_shape.shape_of(x, range(x.ndim))
+        filled = _fill((), value, x._dtype_name, x.device)
+        return _symbolic_shape.broadcast_to(filled, shape, x.shape)
     return _fill(x.shape, value, x._dtype_name, x.device)
 
 
@@ -559,10 +594,19 @@ def broadcast_to(inp, shape):
         (3, 2, 2)
     """
     x = as_tensor(inp)
+    values = None
+    if _symbolic_shape.active() and not is_symbolic(x):
+        # A traced graph takes a shape that holds values (a Tensor, x.shape's dims) as a value,
+        # so that a dumped model follows the shapes they came from.
+        values = _symbolic_shape.shape_values(shape, x)
+    if values is not None:
+        shape_value, shape = values
     if isinstance(shape, (list, tuple)):
         shape = _fill_none_dims("broadcast_to", x.shape, shape)
     target = _shape_arg("broadcast_to", shape)
     _broadcast_shape("broadcast_to", x.shape, target)
+    if values is not None:
+        return _symbolic_shape.broadcast_to(x, shape_value, target)
     if x.shape == target:
         return x
     return _apply(cached_op(builtin.Broadcast, shape=target), x)[0]

@@ -307,7 +307,8 @@ class trace:
         symbolic_shape: with True, ``x.shape`` and ``x.size`` read by the traced function
             (not by the library's own code) while it records give dims
             (``megengine.core.tensor.shape_dim.TracedDim``, printed as ints; MegEngine gives
-            Tensors): a reshape to them (``x.reshape(x.shape[0], -1)``, ``F.reshape``),
+            Tensors): a reshape to them (``x.reshape(x.shape[0], -1)``, ``F.reshape``), a
+            shape of them given to ``F.broadcast_to``, ``F.zeros``, ``F.ones`` or ``F.full``,
             ``+ - * //`` between them and ints, and arithmetic with Tensors become graph ops
             (``GetVarShape``, ...), so a dumped model follows its inputs' shapes
             (``trace.dump(input_shapes=...)``), as ``F.flatten`` does. Any other use

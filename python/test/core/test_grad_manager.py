@@ -126,6 +126,44 @@ def test_reset_keeps_identity_and_attachment():
     np.testing.assert_allclose(w.grad.numpy(), [0.0, 2.0])
 
 
+@pytest.mark.parametrize("make", [mge.Tensor, mge.Parameter, mge.tensor])
+def test_tensor_made_from_a_tensor_is_a_new_tensor(make):
+    # MegEngine 1.13's results in the comments. A copy made outside a recording, once the
+    # source has been attached before, carries no gradient to it (a target network's copy of a
+    # parameter): p.grad stays None.
+    p = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach(p)
+    with gm:
+        gm.backward((p * 1).sum())
+    p.grad = None
+    c = make(p)
+    with gm:
+        gm.backward((c * 3).sum())
+    assert p.grad is None
+
+    # Made inside a recording, the copy passes gradients to its source (x.grad [12, 14]) but is
+    # a tensor of its own: attaching it is not attaching y (c.grad [1, 4], the other factor).
+    x = mge.Parameter([1.0, 2.0])
+    gm = GradManager().attach(x)
+    with gm:
+        y = x * x
+        c = make(y)
+        gm.attach(c)
+        gm.backward((c * y).sum())
+    np.testing.assert_allclose(c.grad.numpy(), [1.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 32.0])
+
+    # Attached but unused: no gradient (y's would be [2, 8]).
+    x.grad = None
+    with gm:
+        y = x * x
+        c = make(y)
+        gm.attach(c)
+        gm.backward((y * y).sum())
+    assert c.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 32.0])
+
+
 def test_setitem_is_differentiable():
     x = mge.Parameter([1.0, 2.0, 3.0])
     v = mge.Parameter([10.0])

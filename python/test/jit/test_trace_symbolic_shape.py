@@ -47,6 +47,17 @@ def dump_dynamic(fn, n=4, symbolic_shape=True):
         (lambda x: x * x.shape[0], lambda a: a * a.shape[0]),
         (lambda x: x.shape[0] + x, lambda a: a.shape[0] + a),
         (lambda x: x.sum() / x.size, lambda a: a.sum() / a.size),
+        # broadcast_to and the fills take a shape holding dims as a value (BroadcastTo)
+        (lambda x: F.broadcast_to(x[:1], x.shape), lambda a: np.broadcast_to(a[:1], a.shape)),
+        (
+            lambda x: F.broadcast_to(x[:1, :1], (x.shape[0], 2, None)),
+            lambda a: np.broadcast_to(a[:1, :1], a.shape),
+        ),
+        (lambda x: x + F.zeros((x.shape[0], 1, 1)), lambda a: a),
+        (lambda x: x * F.full((x.shape[0], 2, 1), 3.0), lambda a: a * 3),
+        (lambda x: F.ones((x.shape[0] * 2, 3)), lambda a: np.ones((a.shape[0] * 2, 3))),
+        (lambda x: x - F.ones_like(x), lambda a: a - 1),
+        (lambda x: F.zeros_like(x), lambda a: np.zeros_like(a)),
     ],
 )
 def test_a_dumped_model_follows_the_shapes_the_function_read(fn, ref):
@@ -59,6 +70,26 @@ def test_a_dumped_model_follows_the_shapes_the_function_read(fn, ref):
         np.testing.assert_allclose(g.run(x)["output_0"], want, rtol=1e-6)
         # The eager function agrees (the references above are its numpy forms).
         np.testing.assert_allclose(fn(mge.Tensor(x)).numpy(), want, rtol=1e-6)
+
+
+def test_broadcast_to_a_shape_tensor_is_a_graph_input():
+    # MegEngine 1.13's test_broadcast traces F.broadcast_to(x, shape) with the shape a Tensor
+    # argument and dumps it; the model takes the shape as an input, the output follows it.
+    f = trace(lambda x, s: F.broadcast_to(x, s), capture_as_const=True)
+    x = np.arange(3, dtype="float32").reshape(3, 1)
+    for _ in range(2):
+        got = f(mge.Tensor(x), mge.Tensor([2, 3, 4]))
+    assert f._mode == "graph"
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(x, (2, 3, 4)))
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x", "s"])
+    g = GraphInference(buf.getvalue())
+    for shape in ((2, 3, 4), (5, 3, 2), (1, 3, 7)):
+        out = g.run(x, np.array(shape, "int32"))["output_0"]
+        np.testing.assert_array_equal(out, np.broadcast_to(x, shape))
+    # A shape the input cannot broadcast to: the same error as eagerly.
+    with pytest.raises(ValueError, match="cannot broadcast shape"):
+        f(mge.Tensor(x), mge.Tensor([4, 2]))
 
 
 def test_shapes_read_while_tracing_are_dims_that_print_as_ints():
@@ -132,7 +163,7 @@ def test_symbolic_shape_true_records_shape_ops_for_flatten_and_reshape():
             lambda x: x[: x.shape[0] // 2],
             "use as an index of (shape[0] of a (4, 2, 3) tensor // 2)",
         ),
-        (lambda x: x + F.zeros((x.shape[0], 1, 1)), "int() of shape[0]"),
+        (lambda x: x + F.linspace(0, 1, x.shape[0]).reshape(-1, 1, 1), "int() of shape[0]"),
         (lambda x: x * (2 if x.shape[0] > 2 else 3), "comparison (>) of shape[0]"),
         (lambda x: x + mge.Tensor(np.ones(x.shape, "float32")), "use as an index of shape[0]"),
         (lambda x: x.reshape(x.shape[0] % 5, -1), "% of shape[0]"),

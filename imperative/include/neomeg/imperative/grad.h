@@ -96,4 +96,10 @@ private:
     bool m_active = false;
 };
 
+// `t`'s value as a new tensor, as MegEngine's Tensor(t) makes one: the keys recording `t` record
+// an identity op from it, so gradients reach `t` through the new tensor, which still has an
+// autograd identity of its own (attaching it does not attach `t`); with no key recording `t`,
+// the new tensor has none (a later recording does not connect it to `t`).
+Tensor new_identity(const Tensor& t);
+
 }  // namespace neomeg::imperative

@@ -77,3 +77,48 @@ def reshape_dims(x, dims):
         parts.append(int32(run))
     shape = parts[0] if len(parts) == 1 else apply(cached_op(builtin.Concat, axis=0), *parts)[0]
     return reshape_to(x, shape, target)
+
+
+def shape_values(shape, src=None):
+    """A target shape that holds values as an int32 tensor of its dims and their ints, or None
+    where it is plain ints. ``shape`` is a 1-D integer Tensor, or a sequence of ints,
+    :class:`~.shape_dim.TracedDim` values, 0-d or 1-element integer Tensors and, where ``src``
+    is given, None (``src``'s size on that axis, axes aligned from the right, as MegEngine's
+    broadcast_to takes it)."""
+    if isinstance(shape, Tensor):
+        values = shape._numpy_untraced().reshape(-1).tolist()
+        return shape.astype("int32").reshape(-1), values
+    if not isinstance(shape, (list, tuple)) or not any(
+        d is None or type(d) is TracedDim or isinstance(d, Tensor) for d in shape
+    ):
+        return None
+    lead = len(shape) - len(src.shape) if src is not None else len(shape)
+    if any(d is None for d in shape[: max(lead, 0)]):
+        return None  # a new axis needs a size: the caller's check says so
+    parts, run, values = [], [], []
+    for i, d in enumerate(shape):
+        if d is None and i >= lead:
+            part, value = shape_of(src, (i - lead,)), src.shape[i - lead]
+        elif type(d) is TracedDim:
+            part, value = d.as_tensor(), d._value
+        elif isinstance(d, Tensor):
+            part, value = d.astype("int32").reshape(1), int(d._numpy_untraced().reshape(-1)[0])
+        else:
+            run.append(d)
+            values.append(d)
+            continue
+        if run:
+            parts.append(int32(run))
+            run = []
+        parts.append(part)
+        values.append(value)
+    if run:
+        parts.append(int32(run))
+    if len(parts) == 1:
+        return parts[0], values
+    return apply(cached_op(builtin.Concat, axis=0), *parts)[0], values
+
+
+def broadcast_to(x, shape, target):
+    """``x`` broadcast to the int32 tensor ``shape``, whose value is ``target``."""
+    return _rt.apply_with_shapes(cached_op(builtin.BroadcastTo), [tuple(target)], x, shape)[0]
