@@ -11,6 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor.quant_dtype import is_quantize
 from ..logger import get_logger
 from ..tensor import Parameter, Tensor
 
@@ -554,7 +555,12 @@ class Module:
         for _, t, arr in updates:
             # A channels-last tensor (amp.convert_module_format) stays channels-last.
             fmt = "nhwc" if t._channels_last and not t._auto_layout else "default"
-            t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device, format=fmt))
+            # As in MegEngine a quantized value keeps the checkpoint's dtype (its scale), and a
+            # quantized tensor takes the value's: a runtime dtype name is no constructor dtype.
+            dtype = t._dtype_name
+            if is_quantize(arr.dtype) or is_quantize(t.dtype):
+                dtype = arr.dtype
+            t._reset(Tensor(arr, dtype=dtype, device=t.device, format=fmt))
 
     # MegEngine's state_dict gives the tensors of its normalisation modules (BatchNorm's are
     # (1, C, 1, 1)) flattened, and its load_state_dict takes any shape of the same size there.
