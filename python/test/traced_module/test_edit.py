@@ -139,6 +139,33 @@ def test_renaming_graphs_and_nodes():
     np.testing.assert_allclose(traced(x).numpy(), net(x).numpy() + 1, rtol=1e-6)
 
 
+def test_naming_a_tensor_in_a_module_the_block_calls_names_its_node():
+    class AddTwice(M.Module):
+        def forward(self, x):
+            x = x + 1
+            x.name = "first_add"
+            return x + 2
+
+    net, traced = small()
+    graph = traced.graph
+    out = graph.outputs[0]
+    traced.twice = AddTwice()
+    with graph.insert_exprs():
+        y = graph.inputs[0].twice(out)
+    graph.replace_node({out: y})
+    graph.compile()
+    # MegEngine 1.13 prints this graph for the inserted module
+    names = [n.name for n in traced.twice.graph.nodes()]
+    assert names == ["self", "x", "first_add", "add_out"]
+    x = rand(2, 3)
+    np.testing.assert_allclose(traced(x).numpy(), net(x).numpy() + 3, rtol=1e-6)
+    # outside a block a Tensor's name is only its attribute, and the class's default is back
+    t = rand(1)
+    t.name = "plain"
+    assert t.name == "plain" and rand(1).name == ""
+    assert isinstance(mge.Tensor.__dict__["name"], str)
+
+
 def test_add_input_node_and_eval():
     _, traced = small()
     graph = traced.graph
