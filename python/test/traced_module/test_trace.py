@@ -463,6 +463,49 @@ def test_tracing_a_module_that_holds_a_traced_module():
     np.testing.assert_allclose(pickle.loads(pickle.dumps(traced))(y).numpy(), want, rtol=1e-6)
 
 
+def test_functions_kept_in_attributes_are_recorded():
+    # self.act = F.relu is looked up before the trace patches F.relu: its calls recorded
+    # nothing and the result became a constant of the graph
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = F.relu
+            self.ops = [F.exp, F.neg]
+            self.plain = len  # not a recorded function: left as it is
+
+        def forward(self, x, y):
+            z = self.act(x) + self.ops[1](y)
+            return self.ops[0](z) * self.plain([1, 2])
+
+    net = Net()
+    traced = tm.trace_module(net, rand(2, 3), rand(2, 3))
+    assert [e.func for e in traced.graph.get_function_by_type()] == [F.relu, F.neg, F.exp]
+    for _ in range(2):
+        x, y = rand(2, 3), rand(2, 3)
+        want = np.exp(np.maximum(x.numpy(), 0) - y.numpy()) * 2
+        np.testing.assert_allclose(traced(x, y).numpy(), want, rtol=1e-5)
+
+
+def test_tracing_a_traced_module_keeps_its_signature():
+    class Add(M.Module):
+        def forward(self, x, y=None):
+            return F.add(x, y)
+
+    a, b = rand(3), rand(3)
+    inner = tm.trace_module(Add(), a, y=b)
+    for args, kwargs in (((a, b), {}), ((a,), {"y": b}), ((), {"x": a, "y": b})):
+        outer = tm.trace_module(inner, *args, **kwargs)
+        # MegEngine 1.13 names the inputs after the traced forward's parameters
+        assert [n.name for n in outer.graph.inputs] == ["self", "x", "y"]
+        assert outer.argspec.args == ["self", "x", "y"]
+        c, d = rand(3), rand(3)
+        want = c.numpy() + d.numpy()
+        for call_args, call_kwargs in (((c, d), {}), ((c,), {"y": d}), ((), {"x": c, "y": d})):
+            np.testing.assert_allclose(outer(*call_args, **call_kwargs).numpy(), want, rtol=1e-6)
+    with pytest.raises(TypeError):
+        outer(c, d, d)
+
+
 def test_tensor_built_from_a_list_holding_traced_tensors_follows_them():
     # Tensor([1, x, 1]) was recorded as a constant holding the traced x; MegEngine 1.13 records
     # it as Tensor.__new__, so the replay follows a new x (and an in-place op on it is fresh)
