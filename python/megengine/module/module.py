@@ -52,6 +52,10 @@ def _expand(key, value):
             yield from leaves
 
 
+def _module_like(value):
+    return isinstance(value, (Module, list, tuple, dict))
+
+
 _INTERNAL = ("_forward_pre_hooks", "_forward_hooks", "_next_hook_id")
 
 
@@ -158,6 +162,15 @@ class Module:
         return self.training
 
     # ----------------------------------------------------------------- discovery
+    def __setattr__(self, name, value):
+        # MegEngine's repr lists the sub-modules in the order their attributes became
+        # module-like (a Module, list, tuple or dict): a slot first set to None and later to a
+        # Module (a QAT module's observers) comes after the others, so its key moves to the end.
+        d = self.__dict__
+        if name in d and _module_like(value) and not _module_like(d[name]):
+            del d[name]
+        object.__setattr__(self, name, value)
+
     def _direct(self, ordered=True):
         """(name, leaf) for the Tensors and Modules this module holds itself: attributes by
         name (MegEngine's order), or in assignment order when not ``ordered``."""
