@@ -11,6 +11,7 @@ sums in float32 before that rounding, as MegEngine's reference kernel does.
 import numpy as np
 
 from ..core.ops import builtin
+from ..core.tensor import amp
 from ..core.tensor.array_method import apply, as_tensor, cached_op, reshape
 from ..core.tensor.quant_dtype import get_scale, is_quantize
 from .nn import _conv_filter, _conv_mode, _tuple
@@ -221,9 +222,10 @@ def conv_transpose2d(
     """2-D transposed convolution of quantized tensors, requantised to ``dtype`` (inference only).
 
     The sums of the integer products are exact, as MegEngine's int32 kernel's, while they stay
-    below 2**24 in magnitude (they are accumulated in float32: an int8 x int8 product is at most
-    2**14, so any 1024 taps per output are exact); the result is requantised to ``dtype`` by a
-    TypeCvt (round half away from zero, saturate).
+    below 2**24 in magnitude (they are accumulated in float32, also under autocast: an int8 x
+    int8 product is at most 2**14, so any 1024 taps per output are exact; a GPU with
+    ``config.allow_tf32`` on rounds them); the result is requantised to ``dtype`` by a TypeCvt
+    (round half away from zero, saturate).
 
     Args:
         inp: quantized input (N, IC, H, W).
@@ -275,7 +277,15 @@ def conv_transpose2d(
     # the stored integers (less any zero point) as float32: exact, and so are their products
     x = _round(inp.astype("float32") / in_scale)
     w = _round(weight.astype("float32") / w_scale)
-    acc = _float_conv_transpose2d(x, w, None, stride, padding, output_padding, dilation)
+    # autocast would run the float kernel in float16, where the integer sums are not exact
+    low_prec = amp._enabled
+    if low_prec:
+        amp._set_amp_dtype_autocast(False)
+    try:
+        acc = _float_conv_transpose2d(x, w, None, stride, padding, output_padding, dilation)
+    finally:
+        if low_prec:
+            amp._set_amp_dtype_autocast(True)
     acc_scale = in_scale * w_scale
     acc = (acc * acc_scale).astype(qint32(acc_scale))
     return acc if dtype is None else acc.astype(dtype)

@@ -228,3 +228,18 @@ def test_quantized_conv_transpose2d_matches_megengine():
     # MegEngine 1.13's output for these inputs
     want = [[-8, 16, -6, 10], [-24, -8, -14, -2], [-4, 4, -2, -2], [-4, 4, 6, 10]]
     np.testing.assert_array_equal(out.numpy()[0, 0], want)
+
+
+def test_quantized_conv_transpose2d_is_exact_under_autocast():
+    rng = np.random.RandomState(4)
+    xq = mge.Tensor(rng.uniform(-1, 1, (1, 64, 3, 3)).astype(np.float32)).astype(D.qint8(0.01))
+    wq = mge.Tensor(rng.uniform(-1, 1, (64, 2, 3, 3)).astype(np.float32)).astype(D.qint8(0.01))
+    want = F.quantized.conv_transpose2d(xq, wq).numpy()
+    with mge.amp.autocast():
+        got = F.quantized.conv_transpose2d(xq, wq).numpy()
+        assert mge.amp.enabled  # the float kernel's autocast pause ends with the call
+    np.testing.assert_array_equal(got, want)
+    naive = _naive_conv_transpose2d(
+        xq.numpy().astype(np.int64), wq.numpy().astype(np.int64), (1, 1), (0, 0), (1, 1), (0, 0)
+    )
+    np.testing.assert_array_equal(want, naive)
