@@ -22,7 +22,7 @@ TENSOR_METHODS = [
     "__imul__", "__imatmul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
     "__ilshift__", "__irshift__", "__iand__", "__ior__", "__ixor__", "transpose", "astype",
     "reshape", "_broadcast", "flatten", "sum", "prod", "min", "max", "mean", "__getitem__",
-    "__setitem__", "detach",
+    "__setitem__", "detach", "to",
 ]  # fmt: skip
 
 # reading a traced tensor's value in Python: the graph keeps the value read, as a constant

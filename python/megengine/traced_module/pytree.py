@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.comp_node import CompNode
 from ..core.tensor.dtype import QuantDtypeMeta
 from ..module import Module
 from ..quantization.utils import LSQParams, QParams, QuantMode
@@ -68,6 +69,8 @@ SUPPORTED_LEAF_TYPE = {
     QuantDtypeMeta,
     QuantMode,
     FullArgSpec,
+    # a device argument (Tensor.to(x.device)), as MegEngine's
+    CompNode,
 }
 # classes whose instances (or subclasses) are leaves
 SUPPORTED_LEAF_CLS = [Module, np.dtype, np.ndarray, np.number, np.bool_, type]

@@ -486,6 +486,21 @@ def test_functions_kept_in_attributes_are_recorded():
         np.testing.assert_allclose(traced(x, y).numpy(), want, rtol=1e-5)
 
 
+def test_tensor_to_is_recorded():
+    # Tensor.to ran unrecorded: its result became a constant of the graph (MegEngine records
+    # its Copy)
+    class Net(M.Module):
+        def forward(self, x):
+            return x.to(x.device) * 2 + x.to("cpu0")[0, 0]
+
+    traced = tm.trace_module(Net(), rand(2, 3))
+    assert [e.method for e in traced.graph.get_method_by_type("to")] == ["to", "to"]
+    for model in (traced, pickle.loads(pickle.dumps(traced))):
+        x = rand(2, 3)
+        want = x.numpy() * 2 + x.numpy()[0, 0]
+        np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-6)
+
+
 def test_tracing_a_traced_module_keeps_its_signature():
     class Add(M.Module):
         def forward(self, x, y=None):
