@@ -29,7 +29,10 @@ TENSOR_METHODS = [
 VALUE_READS = ["__bool__", "__int__", "__float__", "__index__", "item", "numpy", "tolist"]
 
 # the submodules of megengine.functional whose public functions are recorded as CallFunction
-FUNCTIONAL_MODULES = ["elemwise", "loss", "math", "metric", "nn", "tensor", "vision"]
+# (F.distributed loads on first use; a trace loads it, megengine.distributed being loaded already)
+FUNCTIONAL_MODULES = [
+    "distributed", "elemwise", "loss", "math", "metric", "nn", "quantized", "tensor", "vision",
+]  # fmt: skip
 
 
 class _Patch:
