@@ -11,6 +11,7 @@ sums in float32 before that rounding, as MegEngine's reference kernel does.
 import numpy as np
 
 from ..core.ops import builtin
+from ..core.tensor import amp
 from ..core.tensor.array_method import apply, as_tensor, cached_op, reshape
 from ..core.tensor.quant_dtype import get_scale, is_quantize
 from .nn import _conv_filter, _conv_mode, _tuple
@@ -219,14 +220,19 @@ def conv_transpose2d(
     compute_mode="default",
 ):
     """2-D transposed convolution of quantized tensors, requantised to ``dtype`` (inference only).
-    NeoMeg has no integer kernel for it yet: this raises NotImplementedError, as MegEngine does
-    for a bias or groups.
+
+    The sums of the integer products are exact, as MegEngine's int32 kernel's, while they stay
+    below 2**24 in magnitude (they are accumulated in float32, also under autocast: an int8 x
+    int8 product is at most 2**14, so any 1024 taps per output are exact; a GPU with
+    ``config.allow_tf32`` on rounds them); the result is requantised to ``dtype`` by a TypeCvt
+    (round half away from zero, saturate).
 
     Args:
         inp: quantized input (N, IC, H, W).
         weight: qint8 filter (IC, OC, KH, KW).
         bias: must be None (MegEngine's rule).
-        dtype: the output's quantized dtype.
+        dtype: the output's quantized dtype; None keeps the sums, as QuantizedS32 of scale
+            input scale x filter scale.
         stride: step per spatial dim.
         padding: padding per spatial dim.
         output_padding: extra rows/columns of the output.
@@ -236,20 +242,50 @@ def conv_transpose2d(
         compute_mode: ``"default"`` only.
 
     Returns:
-        never; raises NotImplementedError.
+        the output tensor (N, OC, OH, OW), of ``dtype``.
 
     Examples:
+        >>> import numpy as np
+        >>> import megengine as mge
         >>> import megengine.functional as F
-        >>> try:
-        ...     F.quantized.conv_transpose2d(None, None)
-        ... except NotImplementedError as e:
-        ...     print("not yet")
-        not yet
+        >>> from megengine.core.tensor import dtype
+        >>> x = mge.Tensor(np.ones((1, 1, 2, 2), np.float32)).astype(dtype.qint8(0.5))
+        >>> w = mge.Tensor(np.ones((1, 1, 2, 2), np.float32)).astype(dtype.qint8(0.25))
+        >>> F.quantized.conv_transpose2d(x, w).numpy()[0, 0]
+        array([[ 8, 16,  8],
+               [16, 32, 16],
+               [ 8, 16,  8]], dtype=int32)
+        >>> F.quantized.conv_transpose2d(x, w, dtype=dtype.qint8(0.5)).numpy()[0, 0]
+        array([[2, 4, 2],
+               [4, 8, 4],
+               [2, 4, 2]], dtype=int8)
     """
+    fname = "conv_transpose2d"
     if groups != 1:
         raise NotImplementedError("group quantized transposed conv2d is not supported yet.")
     if bias is not None:
         raise NotImplementedError("bias of quantized transposed conv2d is not supported yet.")
-    raise NotImplementedError(
-        "conv_transpose2d: NeoMeg has no quantized transposed convolution kernel yet"
-    )
+    if getattr(conv_mode, "name", str(conv_mode)).upper() != "CROSS_CORRELATION":
+        raise ValueError(f"{fname}: conv_mode must be 'cross_correlation', got {conv_mode!r}")
+    _check_compute_mode(compute_mode, fname)
+    inp, weight, _ = _quantized_operands(inp, weight, None, fname)
+    from ..core.tensor.quant_dtype import qint32
+    from .elemwise import round as _round
+    from .nn import conv_transpose2d as _float_conv_transpose2d
+
+    in_scale, w_scale = get_scale(inp.dtype), get_scale(weight.dtype)
+    # the stored integers (less any zero point) as float32: exact, and so are their products
+    x = _round(inp.astype("float32") / in_scale)
+    w = _round(weight.astype("float32") / w_scale)
+    # autocast would run the float kernel in float16, where the integer sums are not exact
+    low_prec = amp._enabled
+    if low_prec:
+        amp._set_amp_dtype_autocast(False)
+    try:
+        acc = _float_conv_transpose2d(x, w, None, stride, padding, output_padding, dilation)
+    finally:
+        if low_prec:
+            amp._set_amp_dtype_autocast(True)
+    acc_scale = in_scale * w_scale
+    acc = (acc * acc_scale).astype(qint32(acc_scale))
+    return acc if dtype is None else acc.astype(dtype)

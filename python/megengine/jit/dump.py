@@ -156,7 +156,7 @@ def dump_trace(
     # The file's own input list: inputs the graph does not use are not written.
     model = _rt.InferenceModel(data)
     return CompGraphDumpResult(
-        nr_opr=len(tr._session.ops),
+        nr_opr=_count_oprs(data),
         tot_bytes=len(data),
         tensor_value_bytes=None,
         content_hash=int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little"),
@@ -164,6 +164,14 @@ def dump_trace(
         outputs=list(model.output_names),
         params=None,
     )
+
+
+def _count_oprs(data):
+    """The operators of the model file, as MegEngine's ``nr_opr`` counts them: its inputs and
+    constants (Host2DeviceCopy, ImmutableTensor) with the ops."""
+    graph = _rt.network.Graph.load(data)
+    desc = graph.describe([i for _, i in graph.outputs])
+    return len(desc["inputs"]) + len(desc["consts"]) + len(desc["oprs"])
 
 
 def _write(file, data, append):

@@ -612,7 +612,7 @@ class trace:
 
         Returns:
             MegEngine's ``CompGraphDumpResult`` namedtuple: ``nr_opr`` (the operators
-            recorded, before the optimizations), ``tot_bytes`` (the file's size),
+            of the file, its inputs and constants included, as MegEngine counts them), ``tot_bytes`` (the file's size),
             ``content_hash`` (a 64-bit hash of the file), ``inputs`` and ``outputs`` (the names
             the file holds; an input the graph does not use is not written); this build does
             not count ``tensor_value_bytes`` nor list ``params``: they are ``None``.

@@ -11,6 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor.quant_dtype import is_quantize
 from ..logger import get_logger
 from ..tensor import Parameter, Tensor
 
@@ -49,6 +50,10 @@ def _expand(key, value):
             if leaves and not isinstance(k, str):
                 raise AssertionError(f"keys for Tensor and Module must be str, error key: {k}")
             yield from leaves
+
+
+def _module_like(value):
+    return isinstance(value, (Module, list, tuple, dict))
 
 
 _INTERNAL = ("_forward_pre_hooks", "_forward_hooks", "_next_hook_id")
@@ -157,6 +162,15 @@ class Module:
         return self.training
 
     # ----------------------------------------------------------------- discovery
+    def __setattr__(self, name, value):
+        # MegEngine's repr lists the sub-modules in the order their attributes became
+        # module-like (a Module, list, tuple or dict): a slot first set to None and later to a
+        # Module (a QAT module's observers) comes after the others, so its key moves to the end.
+        d = self.__dict__
+        if name in d and _module_like(value) and not _module_like(d[name]):
+            del d[name]
+        object.__setattr__(self, name, value)
+
     def _direct(self, ordered=True):
         """(name, leaf) for the Tensors and Modules this module holds itself: attributes by
         name (MegEngine's order), or in assignment order when not ``ordered``."""
@@ -554,7 +568,12 @@ class Module:
         for _, t, arr in updates:
             # A channels-last tensor (amp.convert_module_format) stays channels-last.
             fmt = "nhwc" if t._channels_last and not t._auto_layout else "default"
-            t._reset(Tensor(arr, dtype=t._dtype_name, device=t.device, format=fmt))
+            # As in MegEngine a quantized value keeps the checkpoint's dtype (its scale), and a
+            # quantized tensor takes the value's: a runtime dtype name is no constructor dtype.
+            dtype = t._dtype_name
+            if is_quantize(arr.dtype) or is_quantize(t.dtype):
+                dtype = arr.dtype
+            t._reset(Tensor(arr, dtype=dtype, device=t.device, format=fmt))
 
     # MegEngine's state_dict gives the tensors of its normalisation modules (BatchNorm's are
     # (1, C, 1, 1)) flattened, and its load_state_dict takes any shape of the same size there.

@@ -135,6 +135,11 @@ class TracedModuleBuilder:
         if isinstance(value, Tensor):
             tracer.bind(value, GetAttr.make(node, type=TensorNode, attr_name=path))
             return value
+        recording = _recording_version(value)
+        if recording is not None:
+            # a function kept in an attribute (self.act = F.relu) was looked up before the
+            # trace patched it: its calls record too, or their results would be constants
+            return recording
         if isinstance(value, (list, tuple)) and _holds_traced(value):
             items = [self._wrap_member(f"{path}.{i}", v) for i, v in enumerate(value)]
             return _same_sequence(value, items)
@@ -144,7 +149,7 @@ class TracedModuleBuilder:
 
     def __call__(self, *args, **kwargs):
         mod = self._mod
-        args, kwargs = convert_kwargs_to_args(mod.forward, args, kwargs, True)
+        args, kwargs = convert_kwargs_to_args(forward_spec(mod), args, kwargs, True)
         leaves, tree_def = tree_flatten(((self, *args), kwargs))
         for leaf in leaves:
             _mark_constant(leaf)
@@ -175,7 +180,7 @@ class TracedModuleBuilder:
         active.push_scope(body)
         tracer.bind(self, Input.make(ModuleNode, name="self", qualname=qualname))
         saved = [tracer.get_node(v, None) for v in leaves[1:]]
-        names = _input_names(type(self._mod).forward, tree_def, len(leaves) - 1)
+        names = _input_names(forward_spec(self._mod, bound=False), tree_def, len(leaves) - 1)
         leaves = _distinct_tensors(leaves)
         for i, value in enumerate(leaves[1:], 1):
             if isinstance(value, (Tensor, TracedModuleBuilder)):
@@ -268,7 +273,21 @@ def _same_sequence(value, items):
 
 def _holds_traced(container):
     values = container.values() if isinstance(container, dict) else container
-    return any(isinstance(v, (Module, Tensor, list, tuple, dict)) for v in values)
+    return any(
+        isinstance(v, (Module, Tensor, list, tuple, dict)) or _recording_version(v) is not None
+        for v in values
+    )
+
+
+def _recording_version(value):
+    """The recording stand-in of ``value`` when the trace in progress records calls of it (a
+    function of ``megengine.functional`` or one registered with ``wrap``), else None."""
+    if not callable(value) or isinstance(value, (Module, type)):
+        return None
+    patcher = tracer.active_module_tracer().patcher
+    if (id(value), None) not in patcher.patched_ids:
+        return None
+    return patcher._wrapper(value)
 
 
 def _build_member(builder, path, value):
@@ -288,14 +307,50 @@ def _build_member(builder, path, value):
     return None
 
 
+def forward_spec(mod, bound=True):
+    """What ``mod``'s calls are normalised by: a TracedModule's ``argspec`` (the signature of
+    the forward it was traced from; its own forward takes ``*args, **kwargs``), else its
+    forward (bound, or the class's when ``bound`` is False)."""
+    from .traced_module import TracedModule
+
+    if isinstance(mod, TracedModule) and mod.argspec is not None:
+        return mod.argspec
+    return mod.forward if bound else type(mod).forward
+
+
+def _call_args(spec, args, kwargs):
+    """``inspect.getcallargs`` for a function or a FullArgSpec."""
+    if callable(spec):
+        return inspect.getcallargs(spec, *args, **kwargs)
+    kind = inspect.Parameter
+    defaults = dict(
+        zip(spec.args[len(spec.args) - len(spec.defaults or ()) :], spec.defaults or ())
+    )
+    params = [
+        kind(n, kind.POSITIONAL_OR_KEYWORD, default=defaults.get(n, kind.empty)) for n in spec.args
+    ]
+    if spec.varargs:
+        params.append(kind(spec.varargs, kind.VAR_POSITIONAL))
+    kwonly = spec.kwonlydefaults or {}
+    params += [
+        kind(n, kind.KEYWORD_ONLY, default=kwonly.get(n, kind.empty)) for n in spec.kwonlyargs
+    ]
+    if spec.varkw:
+        params.append(kind(spec.varkw, kind.VAR_KEYWORD))
+    bound = inspect.Signature(params).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 def _input_names(forward, tree_def, count):
     """The names of the ``count`` flattened arguments: their parameter names, with ``_<i>``
-    for the leaves of a structured one (``xs_0``, ``xs_1``)."""
+    for the leaves of a structured one (``xs_0``, ``xs_1``); ``forward`` is a function or a
+    FullArgSpec."""
     index_args, index_kwargs = tree_def.unflatten(
         [ArgsIndex(0), *[ArgsIndex(i + 1) for i in range(count)]]
     )
     names = {}
-    for key, value in inspect.getcallargs(forward, *index_args, **index_kwargs).items():
+    for key, value in _call_args(forward, index_args, index_kwargs).items():
         if isinstance(value, ArgsIndex):
             names[value.index] = key
         else:

@@ -158,6 +158,20 @@ def _mnode_getattr(self, name):
     return node
 
 
+def _tensor_name_get(self):
+    return self.__dict__.get("name", "")
+
+
+def _tensor_name_set(self, name):
+    """``Tensor.name`` while a block runs: in the body of a module the block calls, naming a
+    traced Tensor names its node, as MegEngine 1.13 does there."""
+    self.__dict__["name"] = name
+    if name and _in_module_body():
+        node = tracer.get_node(self, None)
+        if isinstance(node, TensorNode) and node.name != name:
+            node.name = name
+
+
 def _mnode_call(self, *args, **kwargs):
     builder = _builder_of(self)
     args, kwargs = _nodes_to_tensors(args, kwargs)
@@ -198,6 +212,7 @@ class InsertExprs:
                 self._patch(TensorNode, name, _node_method(name))
         self._patch(ModuleNode, "__getattr__", _mnode_getattr)
         self._patch(ModuleNode, "__call__", _mnode_call)
+        self._patch(Tensor, "name", property(_tensor_name_get, _tensor_name_set))
         active.push_scope(self.scope)
         return self
 

@@ -22,14 +22,17 @@ TENSOR_METHODS = [
     "__imul__", "__imatmul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
     "__ilshift__", "__irshift__", "__iand__", "__ior__", "__ixor__", "transpose", "astype",
     "reshape", "_broadcast", "flatten", "sum", "prod", "min", "max", "mean", "__getitem__",
-    "__setitem__", "detach",
+    "__setitem__", "detach", "to",
 ]  # fmt: skip
 
 # reading a traced tensor's value in Python: the graph keeps the value read, as a constant
 VALUE_READS = ["__bool__", "__int__", "__float__", "__index__", "item", "numpy", "tolist"]
 
 # the submodules of megengine.functional whose public functions are recorded as CallFunction
-FUNCTIONAL_MODULES = ["elemwise", "loss", "math", "metric", "nn", "tensor", "vision"]
+# (F.distributed loads on first use; a trace loads it, megengine.distributed being loaded already)
+FUNCTIONAL_MODULES = [
+    "distributed", "elemwise", "loss", "math", "metric", "nn", "quantized", "tensor", "vision",
+]  # fmt: skip
 
 
 class _Patch:

@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.comp_node import CompNode
 from ..core.tensor.dtype import QuantDtypeMeta
+from ..distributed.group import Group
 from ..module import Module
 from ..quantization.utils import LSQParams, QParams, QuantMode
 from ..tensor import Parameter, Tensor
@@ -68,6 +70,9 @@ SUPPORTED_LEAF_TYPE = {
     QuantDtypeMeta,
     QuantMode,
     FullArgSpec,
+    # a device argument (Tensor.to(x.device)) and a collective's group, as MegEngine's
+    CompNode,
+    Group,
 }
 # classes whose instances (or subclasses) are leaves
 SUPPORTED_LEAF_CLS = [Module, np.dtype, np.ndarray, np.number, np.bool_, type]

@@ -9,7 +9,7 @@ import weakref
 from ..module import Module
 from ..tensor import Tensor
 from . import tm_config, tracer
-from .builder import TracedModuleBuilder
+from .builder import TracedModuleBuilder, forward_spec
 from .expr import Constant, Expr, GetAttr, Input
 from .filters import (  # noqa: F401 (MegEngine's module holds these names too)
     BaseFilter,
@@ -408,7 +408,10 @@ def trace_module(mod: Module, *args, **kwargs) -> TracedModule:
             active.push_scope(top_scope)
             builder = TracedModuleBuilder(mod, True)
             tracer.bind(builder, Input.make(ModuleNode, name="top", qualname=net_name))
-            argspec = inspect.getfullargspec(mod.forward)
+            spec = forward_spec(mod)
+            argspec = (
+                spec if isinstance(spec, inspect.FullArgSpec) else inspect.getfullargspec(spec)
+            )
             argspec = argspec._replace(annotations={})
             args, kwargs = convert_kwargs_to_args(argspec, args, kwargs, True)
             leaves, _ = tree_flatten((args, kwargs))

@@ -174,3 +174,49 @@ def test_quantable_module_names_are_megengine_113s():
         assert issubclass(getattr(QAT, name), QAT.QATModule)
         assert issubclass(getattr(Q, name), Q.QuantizedModule)
         assert issubclass(getattr(M, name), M.Module)
+
+
+def test_qat_repr_lists_submodules_as_megengine_does():
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv_bn = M.ConvBnRelu2d(3, 3, 3)
+            self.linear = M.Linear(3, 3)
+            self.head = None  # set to a Module later: listed after the others
+
+        def forward(self, x):
+            return x
+
+    net = Net()
+    net.head = M.Identity()
+    quantize_qat(net, qconfig=ema_fakequant_qconfig)
+    # MegEngine 1.13 prints this (its test_repr; the observers come after conv and bn)
+    assert repr(net) == (
+        "Net(\n"
+        "  (conv_bn): QAT.ConvBnRelu2d(\n"
+        "    (conv): Conv2d(3, 3, kernel_size=(3, 3))\n"
+        "    (bn): BatchNorm2d(3, eps=1e-05, momentum=0.9, affine=True, track_running_stats=True)\n"
+        "    (act_observer): ExponentialMovingAverageObserver()\n"
+        "    (act_fake_quant): FakeQuantize()\n"
+        "    (weight_observer): MinMaxObserver()\n"
+        "    (weight_fake_quant): FakeQuantize()\n"
+        "  )\n"
+        "  (linear): QAT.Linear(\n"
+        "    in_features=3, out_features=3, bias=True\n"
+        "    (act_observer): ExponentialMovingAverageObserver()\n"
+        "    (act_fake_quant): FakeQuantize()\n"
+        "    (weight_observer): MinMaxObserver()\n"
+        "    (weight_fake_quant): FakeQuantize()\n"
+        "  )\n"
+        "  (head): Identity()\n"
+        ")"
+    )
+    # the names, parameters and state are ordered by name whatever the assignment order
+    assert [k for k, _ in net.conv_bn.named_children()] == [
+        "act_fake_quant",
+        "act_observer",
+        "bn",
+        "conv",
+        "weight_fake_quant",
+        "weight_observer",
+    ]

@@ -119,6 +119,33 @@ def test_print_and_save_load():
     np.testing.assert_array_equal(loaded.numpy(), q.numpy())
 
 
+def test_load_state_dict_takes_the_checkpoints_quantized_dtype():
+    class Net(mge.module.Module):
+        def __init__(self, scale):
+            super().__init__()
+            w = mge.Tensor(np.array([0.5, -0.25, 2.0], np.float32)).astype(D.qint8(scale))
+            self.w = mge.Parameter(w.numpy())
+
+        def forward(self, x):
+            return x
+
+    saved = Net(0.01)
+    buf = io.BytesIO()
+    mge.save(saved.state_dict(), buf)
+    buf.seek(0)
+    net = Net(0.5)
+    net.load_state_dict(mge.load(buf))
+    # MegEngine 1.13 loads the values with the checkpoint's scale, not the module's
+    assert D.is_dtype_equal(net.w.dtype, D.qint8(0.01))
+    np.testing.assert_array_equal(net.w.numpy(), np.array([50, -25, 127], np.int8))
+    np.testing.assert_allclose(net.w.astype("float32").numpy(), [0.5, -0.25, 1.27], rtol=1e-6)
+    # a float checkpoint entry replaces a quantized tensor by a float one, as MegEngine's does
+    net.load_state_dict({"w": np.array([1.0, 2.0, 3.0], np.float32)})
+    assert net.w.dtype == np.float32
+    with pytest.raises(ValueError, match="shape"):
+        net.load_state_dict({"w": np.zeros(2, np.int8)})
+
+
 def test_numpy_conversions():
     x = np.array([0.26, -0.26, 20.0], np.float32)
     q = D.convert_to_qint8(x, D.qint8(0.1))

@@ -66,6 +66,11 @@ CASES = {
     "Elemwise_mul": (lambda: M.Elemwise("mul"), [(3, 4), (3, 4)]),
     # MegEngine adds its bias along the last axis: without one, N and out_features may differ
     "BatchMatMulActivation": (lambda: M.BatchMatMulActivation(2, 3, 4, bias=False), [(2, 3, 5)]),
+    # MegEngine's quantized transposed convolution takes no bias
+    "ConvTranspose2d": (
+        lambda: M.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1, bias=False),
+        [(2, 3, 4, 5)],
+    ),
 }
 
 
@@ -144,5 +149,97 @@ def test_quantized_conv_h_swish_and_errors():
         F.quantized.conv_bias_activation(x, w, None, D.qint8(0.1))
     with pytest.raises(ValueError, match="nonlinear_mode"):
         F.quantized.conv_bias_activation(xq, w, None, D.qint8(0.1), nonlinear_mode="tanh")
-    with pytest.raises(NotImplementedError):
-        F.quantized.conv_transpose2d(xq, w)
+    wt = mge.Tensor(np.ones((2, 1, 1, 1), np.float32)).astype(D.qint8(0.5))
+    with pytest.raises(NotImplementedError, match="bias"):
+        F.quantized.conv_transpose2d(xq, wt, bias=mge.Tensor(np.zeros((1, 1, 1, 1), np.float32)))
+    with pytest.raises(NotImplementedError, match="group"):
+        F.quantized.conv_transpose2d(xq, wt, groups=2)
+    with pytest.raises(TypeError, match="quantized"):
+        F.quantized.conv_transpose2d(x, wt)
+    with pytest.raises(ValueError, match="conv_mode"):
+        F.quantized.conv_transpose2d(xq, wt, conv_mode="convolution")
+
+
+def _naive_conv_transpose2d(x, w, stride, padding, dilation, output_padding):
+    # scatter form: each input element adds its weighted kernel to the output window
+    n, _, h, wd = x.shape
+    _, oc, kh, kw = w.shape
+    (sh, sw), (ph, pw), (dh, dw), (oph, opw) = stride, padding, dilation, output_padding
+    full_h = (h - 1) * sh + dh * (kh - 1) + 1 + oph
+    full_w = (wd - 1) * sw + dw * (kw - 1) + 1 + opw
+    out = np.zeros((n, oc, full_h, full_w), np.int64)
+    for i in range(h):
+        for j in range(wd):
+            for a in range(kh):
+                for b in range(kw):
+                    out[:, :, i * sh + a * dh, j * sw + b * dw] += np.einsum(
+                        "nc,co->no", x[:, :, i, j], w[:, :, a, b]
+                    )
+    return out[:, :, ph : full_h - ph, pw : full_w - pw]
+
+
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, dilation, output_padding",
+    [
+        ((1, 4, 5, 5), (4, 3, 3, 3), (1, 1), (0, 0), (1, 1), (0, 0)),
+        ((2, 16, 7, 6), (16, 8, 4, 4), (2, 2), (1, 1), (1, 1), (1, 0)),
+        ((1, 3, 4, 4), (3, 2, 2, 3), (2, 1), (0, 1), (1, 2), (0, 0)),
+    ],
+)
+def test_quantized_conv_transpose2d_sums_exactly(xs, ws, stride, padding, dilation, output_padding):
+    rng = np.random.RandomState(3)
+    xq = mge.Tensor(rng.uniform(-1, 1, xs).astype(np.float32)).astype(D.qint8(0.03))
+    wq = mge.Tensor(rng.uniform(-1, 1, ws).astype(np.float32)).astype(D.qint8(0.02))
+    acc = F.quantized.conv_transpose2d(
+        xq, wq, stride=stride, padding=padding, output_padding=output_padding, dilation=dilation
+    )
+    want = _naive_conv_transpose2d(
+        xq.numpy().astype(np.int64),
+        wq.numpy().astype(np.int64),
+        stride,
+        padding,
+        dilation,
+        output_padding,
+    )
+    assert acc.dtype.metadata["mgb_dtype"]["name"] == "QuantizedS32"
+    np.testing.assert_allclose(D.get_scale(acc.dtype), 0.03 * 0.02, rtol=1e-6)
+    np.testing.assert_array_equal(acc.numpy(), want)
+    out = F.quantized.conv_transpose2d(
+        xq,
+        wq,
+        dtype=D.qint8(0.09),
+        stride=stride,
+        padding=padding,
+        output_padding=output_padding,
+        dilation=dilation,
+    )
+    real = want * (np.float32(0.03) * np.float32(0.02)) / np.float32(0.09)
+    rounded = np.clip(np.sign(real) * np.floor(np.abs(real) + 0.5), -128, 127)
+    # the requantisation is one rounding of the exact sum (a tie may fall either way)
+    assert np.abs(out.numpy() - rounded).max() <= 1
+    assert np.mean(out.numpy() == rounded) > 0.99
+
+
+def test_quantized_conv_transpose2d_matches_megengine():
+    x = mge.Tensor(np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2) - 4).astype(D.qint8(0.5))
+    w = mge.Tensor(np.array([1, -2, 3, 1, 0, -1, 2, 2], np.float32).reshape(2, 1, 2, 2))
+    w = w.astype(D.qint8(0.25))
+    out = F.quantized.conv_transpose2d(x, w, dtype=D.qint8(0.5), stride=2)
+    # MegEngine 1.13's output for these inputs
+    want = [[-8, 16, -6, 10], [-24, -8, -14, -2], [-4, 4, -2, -2], [-4, 4, 6, 10]]
+    np.testing.assert_array_equal(out.numpy()[0, 0], want)
+
+
+def test_quantized_conv_transpose2d_is_exact_under_autocast():
+    rng = np.random.RandomState(4)
+    xq = mge.Tensor(rng.uniform(-1, 1, (1, 64, 3, 3)).astype(np.float32)).astype(D.qint8(0.01))
+    wq = mge.Tensor(rng.uniform(-1, 1, (64, 2, 3, 3)).astype(np.float32)).astype(D.qint8(0.01))
+    want = F.quantized.conv_transpose2d(xq, wq).numpy()
+    with mge.amp.autocast():
+        got = F.quantized.conv_transpose2d(xq, wq).numpy()
+        assert mge.amp.enabled  # the float kernel's autocast pause ends with the call
+    np.testing.assert_array_equal(got, want)
+    naive = _naive_conv_transpose2d(
+        xq.numpy().astype(np.int64), wq.numpy().astype(np.int64), (1, 1), (0, 0), (1, 1), (0, 0)
+    )
+    np.testing.assert_array_equal(want, naive)

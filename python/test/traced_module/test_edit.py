@@ -139,6 +139,33 @@ def test_renaming_graphs_and_nodes():
     np.testing.assert_allclose(traced(x).numpy(), net(x).numpy() + 1, rtol=1e-6)
 
 
+def test_naming_a_tensor_in_a_module_the_block_calls_names_its_node():
+    class AddTwice(M.Module):
+        def forward(self, x):
+            x = x + 1
+            x.name = "first_add"
+            return x + 2
+
+    net, traced = small()
+    graph = traced.graph
+    out = graph.outputs[0]
+    traced.twice = AddTwice()
+    with graph.insert_exprs():
+        y = graph.inputs[0].twice(out)
+    graph.replace_node({out: y})
+    graph.compile()
+    # MegEngine 1.13 prints this graph for the inserted module
+    names = [n.name for n in traced.twice.graph.nodes()]
+    assert names == ["self", "x", "first_add", "add_out"]
+    x = rand(2, 3)
+    np.testing.assert_allclose(traced(x).numpy(), net(x).numpy() + 3, rtol=1e-6)
+    # outside a block a Tensor's name is only its attribute, and the class's default is back
+    t = rand(1)
+    t.name = "plain"
+    assert t.name == "plain" and rand(1).name == ""
+    assert isinstance(mge.Tensor.__dict__["name"], str)
+
+
 def test_add_input_node_and_eval():
     _, traced = small()
     graph = traced.graph
@@ -382,6 +409,59 @@ def test_backward_fold_scale_keeps_what_cannot_move():
         got, want = folded(x), net(x)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_backward_fold_scale_through_joining_branches():
+    class Block(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = M.Conv2d(2, 2, 1)
+            self.conv2 = M.Conv2d(2, 2, 1)
+            self.scale = mge.Tensor([3.0, 4.0])
+
+        def forward(self, x):
+            a = F.relu(self.conv1(x)) * self.scale[0]
+            b = F.relu(self.conv2(x)) * self.scale[1]
+            y = self.scale[0] + (a + b + 4)  # a constant Tensor added: it is scaled too
+            return F.relu(y) * 3
+
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.b0, self.b1 = Block(), Block()
+
+        def forward(self, x):
+            return F.reshape(self.b0(x) + self.b1(x), -1) * 3
+
+    net = Net()
+    x = rand(1, 2, 3, 3)
+    folded = tm.optimize(tm.trace_module(net, x).flatten(), ["BackwardFoldScale"])
+    # MegEngine 1.13 moves every multiplication into the four convolutions too
+    assert folded.graph.get_method_by_type("__mul__").as_list() == []
+    convs = [e.inputs[0].owner for e in folded.graph.get_method_by_type("__call__")]
+    want = [net.b0.conv1, net.b0.conv2, net.b1.conv1, net.b1.conv2]
+    for conv, orig, scale in zip(convs, want, [27.0, 36.0, 27.0, 36.0]):
+        np.testing.assert_allclose(conv.weight.numpy(), orig.weight.numpy() * scale, rtol=1e-6)
+    for _ in range(2):
+        x = rand(1, 2, 3, 3)
+        np.testing.assert_allclose(folded(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-4)
+
+
+def test_backward_fold_scale_needs_a_conv_on_every_branch():
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = M.Conv2d(2, 2, 1)
+
+        def forward(self, x):
+            return (self.conv(x) + x) * 3  # the input's branch has no conv to take the 3
+
+    net = Net()
+    x = rand(1, 2, 3, 3)
+    folded = tm.optimize(tm.trace_module(net, x), ["BackwardFoldScale"])
+    assert len(folded.graph.get_method_by_type("__mul__").as_list()) == 1
+    np.testing.assert_allclose(folded.conv.weight.numpy(), net.conv.weight.numpy())
+    np.testing.assert_allclose(folded(x).numpy(), net(x).numpy(), rtol=1e-6)
 
 
 def test_reset_inputs():

@@ -463,6 +463,92 @@ def test_tracing_a_module_that_holds_a_traced_module():
     np.testing.assert_allclose(pickle.loads(pickle.dumps(traced))(y).numpy(), want, rtol=1e-6)
 
 
+def test_functions_kept_in_attributes_are_recorded():
+    # self.act = F.relu is looked up before the trace patches F.relu: its calls recorded
+    # nothing and the result became a constant of the graph
+    class Net(M.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = F.relu
+            self.ops = [F.exp, F.neg]
+            self.plain = len  # not a recorded function: left as it is
+
+        def forward(self, x, y):
+            z = self.act(x) + self.ops[1](y)
+            return self.ops[0](z) * self.plain([1, 2])
+
+    net = Net()
+    traced = tm.trace_module(net, rand(2, 3), rand(2, 3))
+    assert [e.func for e in traced.graph.get_function_by_type()] == [F.relu, F.neg, F.exp]
+    for _ in range(2):
+        x, y = rand(2, 3), rand(2, 3)
+        want = np.exp(np.maximum(x.numpy(), 0) - y.numpy()) * 2
+        np.testing.assert_allclose(traced(x, y).numpy(), want, rtol=1e-5)
+
+
+def test_tensor_to_is_recorded():
+    # Tensor.to ran unrecorded: its result became a constant of the graph (MegEngine records
+    # its Copy)
+    class Net(M.Module):
+        def forward(self, x):
+            return x.to(x.device) * 2 + x.to("cpu0")[0, 0]
+
+    traced = tm.trace_module(Net(), rand(2, 3))
+    assert [e.method for e in traced.graph.get_method_by_type("to")] == ["to", "to"]
+    for model in (traced, pickle.loads(pickle.dumps(traced))):
+        x = rand(2, 3)
+        want = x.numpy() * 2 + x.numpy()[0, 0]
+        np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-6)
+
+
+def test_quantized_functional_calls_are_recorded():
+    # F.quantized's functions were not patched: their results became constants of the graph
+    from megengine.core.tensor import dtype as D
+
+    class Net(M.Module):
+        def forward(self, x, w):
+            y = F.quantized.conv_bias_activation(x, w, None, D.qint8(0.1), nonlinear_mode="relu")
+            return y.astype("float32")
+
+    def qrand(*shape):
+        return rand(*shape).astype(D.qint8(0.05))
+
+    w = qrand(2, 2, 1, 1)
+    traced = tm.trace_module(Net(), qrand(1, 2, 3, 3), w)
+    funcs = [e.func for e in traced.graph.get_function_by_type()]
+    assert funcs == [F.quantized.conv_bias_activation]
+    for _ in range(2):
+        x = qrand(1, 2, 3, 3)
+        # the exact integer sums in units of the output step (0.05 * 0.05 / 0.1 = 1 / 40)
+        sums = np.einsum("nchw,oc->nohw", x.numpy().astype(np.int64), w.numpy()[..., 0, 0])
+        real = np.maximum(sums, 0) / 40
+        want = np.minimum(np.floor(real + 0.5), 127)
+        got = traced(x, w).numpy() / np.float32(0.1)
+        tie = real % 1 == 0.5  # float rounding may take a tie either way
+        np.testing.assert_allclose(got[~tie], want[~tie], atol=1e-4)
+        assert np.all(np.abs(got[tie] - want[tie]) <= 1 + 1e-4)
+
+
+def test_tracing_a_traced_module_keeps_its_signature():
+    class Add(M.Module):
+        def forward(self, x, y=None):
+            return F.add(x, y)
+
+    a, b = rand(3), rand(3)
+    inner = tm.trace_module(Add(), a, y=b)
+    for args, kwargs in (((a, b), {}), ((a,), {"y": b}), ((), {"x": a, "y": b})):
+        outer = tm.trace_module(inner, *args, **kwargs)
+        # MegEngine 1.13 names the inputs after the traced forward's parameters
+        assert [n.name for n in outer.graph.inputs] == ["self", "x", "y"]
+        assert outer.argspec.args == ["self", "x", "y"]
+        c, d = rand(3), rand(3)
+        want = c.numpy() + d.numpy()
+        for call_args, call_kwargs in (((c, d), {}), ((c,), {"y": d}), ((), {"x": c, "y": d})):
+            np.testing.assert_allclose(outer(*call_args, **call_kwargs).numpy(), want, rtol=1e-6)
+    with pytest.raises(TypeError):
+        outer(c, d, d)
+
+
 def test_tensor_built_from_a_list_holding_traced_tensors_follows_them():
     # Tensor([1, x, 1]) was recorded as a constant holding the traced x; MegEngine 1.13 records
     # it as Tensor.__new__, so the replay follows a new x (and an in-place op on it is fresh)

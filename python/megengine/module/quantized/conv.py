@@ -198,8 +198,9 @@ class ConvRelu2d(Conv2d):
 
 
 class ConvTranspose2d(Float.ConvTranspose2d, QuantizedModule):
-    """Quantized :class:`~.qat.ConvTranspose2d`. NeoMeg has no quantized transposed
-    convolution kernel yet: converting works, calling raises NotImplementedError.
+    """Quantized :class:`~.qat.ConvTranspose2d`, for inference. As in MegEngine 1.13, only a
+    module without bias runs (``F.quantized.conv_transpose2d`` takes none): calling one with a
+    bias raises NotImplementedError.
 
     Args:
         in_channels: channels of the input.
@@ -301,24 +302,28 @@ class ConvTranspose2d(Float.ConvTranspose2d, QuantizedModule):
         return qconv
 
     def calc_conv_transpose2d_quantized(self, inp, nonlinear_mode):
-        """The quantized transposed convolution (not implemented yet: raises
-        NotImplementedError).
+        """The quantized transposed convolution of ``inp``, requantised to ``output_dtype``
+        (:func:`~.functional.quantized.conv_transpose2d`).
 
         Args:
             inp: the quantized input.
             nonlinear_mode: ``"identity"``.
 
         Returns:
-            never.
+            the quantized output.
 
         Examples:
+            >>> import numpy as np
+            >>> import megengine as mge
             >>> from megengine.core.tensor.dtype import qint8
             >>> from megengine.module.quantized import ConvTranspose2d
-            >>> try:
-            ...     ConvTranspose2d(1, 1, 1, bias=False).calc_conv_transpose2d_quantized(None, "identity")
-            ... except NotImplementedError:
-            ...     print("not yet")
-            not yet
+            >>> m = ConvTranspose2d(1, 1, 2, bias=False, dtype=qint8(0.5))
+            >>> ones = mge.Tensor(np.ones((1, 1, 2, 2), np.float32))
+            >>> m.weight = mge.Parameter(ones.astype(qint8(0.25)))
+            >>> m.calc_conv_transpose2d_quantized(ones.astype(qint8(0.5)), "identity").numpy()[0, 0]
+            array([[2, 4, 2],
+                   [4, 8, 4],
+                   [2, 4, 2]], dtype=int8)
         """
         if nonlinear_mode != "identity":
             raise ValueError("nonlinear_mode shoule be 'identity'")

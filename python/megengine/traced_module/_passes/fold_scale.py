@@ -2,10 +2,11 @@
 convolution's weight and bias, through the ops between that commute with scaling (ReLU for a
 positive scale, pooling, reshapes, indexing, additions of constants, which are scaled too).
 
-Unlike MegEngine 1.13's pass, which drops the scale of ``x * 3`` when ``x`` is an input and
-can scale a convolution twice where branches join, this one folds only a chain of single-reader
-exprs that starts at a convolution (a Conv2d module, or ``F.conv2d`` with constant weights):
-what it does never changes the outputs."""
+An addition of two tensors passes the scale to both of its operands. Unlike MegEngine 1.13's
+pass, which drops the scale of ``x * 3`` when ``x`` is an input and can scale a convolution
+twice where branches join, this one folds a scale only when every expr below it has a single
+reader and every branch ends at a convolution (a Conv2d module, or ``F.conv2d`` with constant
+weights): what it does never changes the outputs."""
 
 import copy
 import operator
@@ -14,6 +15,7 @@ from ... import functional as F
 from ... import module as M
 from ...tensor import Parameter
 from ..expr import is_call_function, is_call_module, is_constant
+from ..node import TensorNode
 from .base import BackwardPass, get_const_value, register_pass
 from .elemwise import _const_of, _matches, _scalar_like, _target
 
@@ -56,6 +58,16 @@ def _is_conv(expr):
     return False
 
 
+def _is_tensor_add(expr):
+    target = _target(expr)
+    return (
+        _is(target, {"__add__", F.add})
+        and len(expr.inputs) == 2
+        and all(isinstance(n, TensorNode) and not is_constant(n.expr) for n in expr.inputs)
+        and expr.inputs[0] is not expr.inputs[1]
+    )
+
+
 def _commutes(expr, positive):
     if is_call_module(expr):
         owner = expr.inputs[0].owner
@@ -87,12 +99,14 @@ class BackwardFoldScale(BackwardPass):
         path = self._path(expr, scale)
         if path is None:
             return expr
-        conv, adds, muls, factor = path
+        convs, adds, muls = path
         graph = expr.top_graph
-        renames = [self._scale_conv(conv, factor)]
+        renames = [self._scale_conv(conv, factor) for conv, factor in convs]
         for add, f in adds:
+            # the scaled constant is computed here: inside the block it would be recorded
+            const = operator.mul(_const_of(add), f)
             with graph.insert_exprs(add):
-                node = add.inputs[0] + operator.mul(_const_of(add), f)
+                node = add.inputs[0] + const
             graph.replace_node({add.outputs[0]: node})
             renames.append((node, add.outputs[0].name))
         for mul in muls:
@@ -101,35 +115,43 @@ class BackwardFoldScale(BackwardPass):
         for node, name in renames:
             if node is not None:
                 node.name = name
-        return renames[0][0].expr if renames[0][0] is not None else conv
+        return renames[0][0].expr if renames[0][0] is not None else convs[0][0]
 
     def _path(self, mul, scale):
-        """The conv, the additions (with their factors) and the multiplications that the scale
-        of ``mul`` passes, or None."""
-        factor, adds, muls, node = scale, [], [mul], mul.inputs[0]
+        """The convs (with their factors), the additions of constants (with theirs) and the
+        multiplications that the scale of ``mul`` passes, or None. An addition of two tensors
+        passes the scale to both, so the exprs below ``mul`` form a tree whose leaves must all
+        be convs; every node in it has one reader, so scaling it changes nothing else."""
+        found = ([], [], [mul])
+        if not self._collect(mul.inputs[0], scale, mul.top_graph, found):
+            return None
+        convs, adds, muls = found
+        return convs, adds, muls
+
+    def _collect(self, node, factor, graph, found):
+        convs, adds, muls = found
         while True:
             expr = node.expr
-            if (
-                len(node.users) != 1
-                or expr.top_graph is not mul.top_graph
-                or len(expr.outputs) != 1
-            ):
-                return None
+            if len(node.users) != 1 or expr.top_graph is not graph or len(expr.outputs) != 1:
+                return False
             if _is_conv(expr):
-                return expr, adds, muls, factor
+                convs.append((expr, factor))
+                return True
             if _matches(expr, {"__mul__", F.neg}):
                 c = _const_of(expr)
                 if c is None or not _scalar_like(c):
-                    return None
+                    return False
                 muls.append(expr)
                 factor = factor * c
             elif _matches(expr, {"__add__"}):
                 c = _const_of(expr)
                 if c is None or not _scalar_like(c):
-                    return None
+                    return False
                 adds.append((expr, factor))
+            elif _is_tensor_add(expr):
+                return all(self._collect(n, factor, graph, found) for n in expr.inputs)
             elif not _commutes(expr, bool(factor > 0)):
-                return None
+                return False
             node = _data_input(expr)
 
     def _scale_conv(self, conv, factor):
