@@ -1,9 +1,10 @@
 // Conversions of MegEngine's computing operators (elementwise, convolution, pooling,
-// normalisation, reduction, matrix product, dtype conversion) into NeoMeg ops. MegEngine's param
-// values are its enums' numbers (dnn/scripts/opr_param_defs.py); each is mapped by meaning,
-// never by number, and a value NeoMeg has no counterpart of is a ModelError naming it.
+// normalisation, reduction, matrix product, dtype conversion, Linspace) into NeoMeg ops.
+// MegEngine's param values are its enums' numbers (dnn/scripts/opr_param_defs.py); each is mapped
+// by meaning, never by number, and a value NeoMeg has no counterpart of is a ModelError naming it.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "mge_convert.h"
 #include "neomeg/op/op_defs.h"
@@ -510,6 +511,53 @@ Outs softmax(Converter& c, const fbs::Operator& op, Inputs in) {
     return {c.insert1(ops::SoftmaxForward(dnn::param::Softmax{axis}), in)};
 }
 
+// ---- generators ----
+
+// The one value of a scalar whose value the import knows (a constant of the file): int32 or
+// float32, as F.linspace's Tensor(start) and Tensor(stop) are.
+std::optional<double> known_scalar(const VarNode* v) {
+    const DeviceTensor* hv = v->host_value();
+    if (!hv || v->shape().total_nr_elems() != 1)
+        return std::nullopt;
+    if (v->dtype() == dnn::dtype::Int32) {
+        int32_t i = 0;
+        hv->to_host(&i);
+        return i;
+    }
+    if (v->dtype() == dnn::dtype::Float32) {
+        float f = 0;
+        hv->to_host(&f);
+        return f;
+    }
+    return std::nullopt;
+}
+
+// Linspace(start, stop, num): MegEngine reads the three scalars' values when it infers the
+// output (F.linspace writes them as constants, BERT's position ids among them), so they are known
+// here too and become the param of NeoMeg's generator.
+Outs linspace(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 3, 3);
+    bool endpoint = param_of<fbs::Linspace>(op, fbs::OperatorParam::Linspace).endpoint();
+    auto start = known_scalar(in[0]);
+    auto stop = known_scalar(in[1]);
+    auto num = c.int_value(in[2]);
+    require(start && stop, "Linspace's start and stop are not int32 or float32 constants");
+    require(num && num->size() == 1 && (*num)[0] >= 0,
+            "Linspace's count is not a known non-negative int32 scalar");
+    dnn::param::Linspace p;
+    p.start = static_cast<float>(*start);
+    p.stop = static_cast<float>(*stop);
+    p.endpoint = endpoint;
+    graph::InsertOptions o;
+    o.output_shapes = {dnn::TensorShape{static_cast<size_t>((*num)[0])}};
+    o.comp_node = c.comp_node();
+    try {
+        return c.graph().insert(ops::Linspace(p), {}, o);
+    } catch (const dnn::Error& e) {
+        fail(e.what());
+    }
+}
+
 // ---- reductions ----
 
 dnn::param::Reduce::Mode reduce_mode(uint32_t m) {
@@ -604,6 +652,7 @@ void add_compute_conversions(ConversionTable& t) {
         t[n] = reduce;
     t["Argmax"] = arg_reduce<ops::Argmax>;
     t["Argmin"] = arg_reduce<ops::Argmin>;
+    t["Linspace"] = linspace;
 }
 
 }  // namespace neomeg::serialization::mge
