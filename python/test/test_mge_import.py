@@ -22,6 +22,7 @@ MODELS = [
     "typecvt",
     "extras",
     "resample",
+    "deconv",
 ]
 
 

@@ -344,6 +344,29 @@ Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
     return {convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1])};
 }
 
+// ConvolutionBackwardData(filter, diff[, src_for_shape]): F.conv_transpose2d (M.ConvTranspose2d,
+// the deconvolution layers of the zoo's keypoint models). With two inputs the result has the
+// default size (in - 1) * stride - 2 * padding + dilation * (k - 1) + 1, which NeoMeg's op infers
+// too; a third input gives the size as its shape.
+Outs convolution_backward_data(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 3);
+    const auto& p = param_of<fbs::Convolution>(op, fbs::OperatorParam::Convolution);
+    ConvForm f = conv_form(c, p, p.sparse(), p.format(), p.mode(), in[0]);
+    graph::InsertOptions o;
+    if (in.size() == 3) {
+        require(!in[2]->shape_dynamic(),
+                "ConvolutionBackwardData's shape input has no known shape");
+        o.output_shapes = {in[2]->shape()};
+    }
+    std::vector<VarNode*> args = {f.filter, in[1]};
+    try {
+        const auto& outs = c.graph().insert(ops::ConvolutionBackwardData(f.param), args, o);
+        return {outs[0]};
+    } catch (const dnn::Error& e) {
+        fail(e.what());
+    }
+}
+
 // A quantized ConvBias (quantized src and filter, QuantizedS32 bias) writes the output dtype it
 // was given (QuantizedS8 or Quantized8Asymm): NeoMeg's ConvBias gives the exact int32 sums
 // (QuantizedS32) with IDENTITY or RELU applied, and a TypeCvt requantises them, the one rounding
@@ -638,6 +661,9 @@ void add_compute_conversions(ConversionTable& t) {
         t[n] = batched_matrix_mul;
     for (const char* n : {"Convolution", "ConvolutionV1", "ConvolutionV2"})
         t[n] = convolution_conv;
+    for (const char* n :
+         {"ConvolutionBackwardData", "ConvolutionBackwardDataV1", "ConvolutionBackwardDataV2"})
+        t[n] = convolution_backward_data;
     for (const char* n : {"ConvBias", "ConvBiasForward", "ConvBiasV4"})
         t[n] = conv_bias;
     for (const char* n : {"Pooling", "PoolingV1"})
