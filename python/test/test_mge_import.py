@@ -23,6 +23,8 @@ MODELS = [
     "extras",
     "resample",
     "deconv",
+    "conv_bias_bn",
+    "topk",
 ]
 
 

@@ -1,5 +1,5 @@
 // Conversions of MegEngine's computing operators (elementwise, convolution, pooling,
-// normalisation, reduction, matrix product, dtype conversion, Linspace) into NeoMeg ops.
+// normalisation, reduction, TopK, matrix product, dtype conversion, Linspace) into NeoMeg ops.
 // MegEngine's param values are its enums' numbers (dnn/scripts/opr_param_defs.py); each is mapped
 // by meaning, never by number, and a value NeoMeg has no counterpart of is a ModelError naming it.
 #include <cmath>
@@ -534,6 +534,22 @@ Outs softmax(Converter& c, const fbs::Operator& op, Inputs in) {
     return {c.insert1(ops::SoftmaxForward(dnn::param::Softmax{axis}), in)};
 }
 
+// TopK(src, k): F.topk writes k as a constant, negative for descending (the -k largest), which
+// is NeoMeg's param too; MegEngine's modes are KTH_ONLY, VALUE_IDX_NOSORT, VALUE_IDX_SORTED.
+Outs top_k(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 2);
+    using TM = dnn::param::TopK::Mode;
+    static constexpr TM kModes[] = {TM::KTH_ONLY, TM::VALUE_IDX_NOSORT, TM::VALUE_IDX_SORTED};
+    uint32_t mode = param_of<fbs::TopK>(op, fbs::OperatorParam::TopK).mode();
+    require(mode < std::size(kModes), str_cat("TopK mode ", mode));
+    auto k = c.int_value(in[1]);
+    require(k && k->size() == 1 && (*k)[0] != 0, "TopK's k is not a known non-zero int32 scalar");
+    dnn::param::TopK p;
+    p.mode = kModes[mode];
+    p.k = static_cast<int32_t>((*k)[0]);
+    return c.insert(ops::TopK(p), {in.data(), 1});
+}
+
 // ---- generators ----
 
 // The one value of a scalar whose value the import knows (a constant of the file): int32 or
@@ -679,6 +695,7 @@ void add_compute_conversions(ConversionTable& t) {
     t["Argmax"] = arg_reduce<ops::Argmax>;
     t["Argmin"] = arg_reduce<ops::Argmin>;
     t["Linspace"] = linspace;
+    t["TopK"] = top_k;
 }
 
 }  // namespace neomeg::serialization::mge
