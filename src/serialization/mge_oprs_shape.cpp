@@ -48,8 +48,11 @@ VarNode* shape_padded(Converter& c, VarNode* v, size_t ndim) {
 // shapes, entry by entry r = r == 1 ? s : r, so the graph still follows new input shapes.
 VarNode* broadcast_shape(Converter& c, Inputs in) {
     size_t ndim = 0;
-    for (VarNode* v : in)
+    for (VarNode* v : in) {
+        require(!v->shape_dynamic(),
+                "GetVarShape of several inputs, one of a data-dependent shape");
         ndim = std::max(ndim, v->shape().ndim);
+    }
     for (size_t i = 0; i < ndim; ++i) {
         size_t want = 1;
         for (VarNode* v : in) {
