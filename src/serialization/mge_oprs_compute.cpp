@@ -1,7 +1,8 @@
 // Conversions of MegEngine's computing operators (elementwise, convolution, pooling,
-// normalisation, reduction, TopK, matrix product, dtype conversion, Linspace) into NeoMeg ops.
-// MegEngine's param values are its enums' numbers (dnn/scripts/opr_param_defs.py); each is mapped
-// by meaning, never by number, and a value NeoMeg has no counterpart of is a ModelError naming it.
+// normalisation, reduction, TopK, Argsort, matrix product, dtype conversion, Linspace) into
+// NeoMeg ops. MegEngine's param values are its enums' numbers (dnn/scripts/opr_param_defs.py);
+// each is mapped by meaning, never by number, and a value NeoMeg has no counterpart of is a
+// ModelError naming it.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -550,6 +551,17 @@ Outs top_k(Converter& c, const fbs::Operator& op, Inputs in) {
     return c.insert(ops::TopK(p), {in.data(), 1});
 }
 
+// Argsort (F.sort, F.argsort, and F.vision.nms's score order): values and int32 indices;
+// MegEngine's order 0 is ascending, 1 descending.
+Outs argsort(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    uint32_t order = param_of<fbs::Argsort>(op, fbs::OperatorParam::Argsort).order();
+    require(order <= 1, str_cat("Argsort order ", order));
+    using O = dnn::param::Argsort::Order;
+    return c.insert(ops::Argsort(dnn::param::Argsort{order == 1 ? O::DESCENDING : O::ASCENDING}),
+                    in);
+}
+
 // ---- generators ----
 
 // The one value of a scalar whose value the import knows (a constant of the file): int32 or
@@ -696,6 +708,7 @@ void add_compute_conversions(ConversionTable& t) {
     t["Argmin"] = arg_reduce<ops::Argmin>;
     t["Linspace"] = linspace;
     t["TopK"] = top_k;
+    t["Argsort"] = argsort;
 }
 
 }  // namespace neomeg::serialization::mge
