@@ -1,9 +1,11 @@
 // Conversions of MegEngine's computing operators (elementwise, convolution, pooling,
-// normalisation, reduction, matrix product, dtype conversion) into NeoMeg ops. MegEngine's param
-// values are its enums' numbers (dnn/scripts/opr_param_defs.py); each is mapped by meaning,
-// never by number, and a value NeoMeg has no counterpart of is a ModelError naming it.
+// normalisation, reduction, TopK, Argsort, matrix product, dtype conversion, Linspace) into
+// NeoMeg ops. MegEngine's param values are its enums' numbers (dnn/scripts/opr_param_defs.py);
+// each is mapped by meaning, never by number, and a value NeoMeg has no counterpart of is a
+// ModelError naming it.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "mge_convert.h"
 #include "neomeg/op/op_defs.h"
@@ -343,6 +345,29 @@ Outs convolution_conv(Converter& c, const fbs::Operator& op, Inputs in) {
     return {convolution(c, p, p.sparse(), p.format(), p.mode(), in[0], in[1])};
 }
 
+// ConvolutionBackwardData(filter, diff[, src_for_shape]): F.conv_transpose2d (M.ConvTranspose2d,
+// the deconvolution layers of the zoo's keypoint models). With two inputs the result has the
+// default size (in - 1) * stride - 2 * padding + dilation * (k - 1) + 1, which NeoMeg's op infers
+// too; a third input gives the size as its shape.
+Outs convolution_backward_data(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 3);
+    const auto& p = param_of<fbs::Convolution>(op, fbs::OperatorParam::Convolution);
+    ConvForm f = conv_form(c, p, p.sparse(), p.format(), p.mode(), in[0]);
+    graph::InsertOptions o;
+    if (in.size() == 3) {
+        require(!in[2]->shape_dynamic(),
+                "ConvolutionBackwardData's shape input has no known shape");
+        o.output_shapes = {in[2]->shape()};
+    }
+    std::vector<VarNode*> args = {f.filter, in[1]};
+    try {
+        const auto& outs = c.graph().insert(ops::ConvolutionBackwardData(f.param), args, o);
+        return {outs[0]};
+    } catch (const dnn::Error& e) {
+        fail(e.what());
+    }
+}
+
 // A quantized ConvBias (quantized src and filter, QuantizedS32 bias) writes the output dtype it
 // was given (QuantizedS8 or Quantized8Asymm): NeoMeg's ConvBias gives the exact int32 sums
 // (QuantizedS32) with IDENTITY or RELU applied, and a TypeCvt requantises them, the one rounding
@@ -510,6 +535,80 @@ Outs softmax(Converter& c, const fbs::Operator& op, Inputs in) {
     return {c.insert1(ops::SoftmaxForward(dnn::param::Softmax{axis}), in)};
 }
 
+// TopK(src, k): F.topk writes k as a constant, negative for descending (the -k largest), which
+// is NeoMeg's param too; MegEngine's modes are KTH_ONLY, VALUE_IDX_NOSORT, VALUE_IDX_SORTED.
+Outs top_k(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 2, 2);
+    using TM = dnn::param::TopK::Mode;
+    static constexpr TM kModes[] = {TM::KTH_ONLY, TM::VALUE_IDX_NOSORT, TM::VALUE_IDX_SORTED};
+    uint32_t mode = param_of<fbs::TopK>(op, fbs::OperatorParam::TopK).mode();
+    require(mode < std::size(kModes), str_cat("TopK mode ", mode));
+    auto k = c.int_value(in[1]);
+    require(k && k->size() == 1 && (*k)[0] != 0, "TopK's k is not a known non-zero int32 scalar");
+    dnn::param::TopK p;
+    p.mode = kModes[mode];
+    p.k = static_cast<int32_t>((*k)[0]);
+    return c.insert(ops::TopK(p), {in.data(), 1});
+}
+
+// Argsort (F.sort, F.argsort, and F.vision.nms's score order): values and int32 indices;
+// MegEngine's order 0 is ascending, 1 descending.
+Outs argsort(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 1, 1);
+    uint32_t order = param_of<fbs::Argsort>(op, fbs::OperatorParam::Argsort).order();
+    require(order <= 1, str_cat("Argsort order ", order));
+    using O = dnn::param::Argsort::Order;
+    return c.insert(ops::Argsort(dnn::param::Argsort{order == 1 ? O::DESCENDING : O::ASCENDING}),
+                    in);
+}
+
+// ---- generators ----
+
+// The one value of a scalar whose value the import knows (a constant of the file): int32 or
+// float32, as F.linspace's Tensor(start) and Tensor(stop) are.
+std::optional<double> known_scalar(const VarNode* v) {
+    const DeviceTensor* hv = v->host_value();
+    if (!hv || v->shape().total_nr_elems() != 1)
+        return std::nullopt;
+    if (v->dtype() == dnn::dtype::Int32) {
+        int32_t i = 0;
+        hv->to_host(&i);
+        return i;
+    }
+    if (v->dtype() == dnn::dtype::Float32) {
+        float f = 0;
+        hv->to_host(&f);
+        return f;
+    }
+    return std::nullopt;
+}
+
+// Linspace(start, stop, num): MegEngine reads the three scalars' values when it infers the
+// output (F.linspace writes them as constants, BERT's position ids among them), so they are known
+// here too and become the param of NeoMeg's generator.
+Outs linspace(Converter& c, const fbs::Operator& op, Inputs in) {
+    require_inputs(in, 3, 3);
+    bool endpoint = param_of<fbs::Linspace>(op, fbs::OperatorParam::Linspace).endpoint();
+    auto start = known_scalar(in[0]);
+    auto stop = known_scalar(in[1]);
+    auto num = c.int_value(in[2]);
+    require(start && stop, "Linspace's start and stop are not int32 or float32 constants");
+    require(num && num->size() == 1 && (*num)[0] >= 0,
+            "Linspace's count is not a known non-negative int32 scalar");
+    dnn::param::Linspace p;
+    p.start = static_cast<float>(*start);
+    p.stop = static_cast<float>(*stop);
+    p.endpoint = endpoint;
+    graph::InsertOptions o;
+    o.output_shapes = {dnn::TensorShape{static_cast<size_t>((*num)[0])}};
+    o.comp_node = c.comp_node();
+    try {
+        return c.graph().insert(ops::Linspace(p), {}, o);
+    } catch (const dnn::Error& e) {
+        fail(e.what());
+    }
+}
+
 // ---- reductions ----
 
 dnn::param::Reduce::Mode reduce_mode(uint32_t m) {
@@ -590,6 +689,9 @@ void add_compute_conversions(ConversionTable& t) {
         t[n] = batched_matrix_mul;
     for (const char* n : {"Convolution", "ConvolutionV1", "ConvolutionV2"})
         t[n] = convolution_conv;
+    for (const char* n :
+         {"ConvolutionBackwardData", "ConvolutionBackwardDataV1", "ConvolutionBackwardDataV2"})
+        t[n] = convolution_backward_data;
     for (const char* n : {"ConvBias", "ConvBiasForward", "ConvBiasV4"})
         t[n] = conv_bias;
     for (const char* n : {"Pooling", "PoolingV1"})
@@ -604,6 +706,9 @@ void add_compute_conversions(ConversionTable& t) {
         t[n] = reduce;
     t["Argmax"] = arg_reduce<ops::Argmax>;
     t["Argmin"] = arg_reduce<ops::Argmin>;
+    t["Linspace"] = linspace;
+    t["TopK"] = top_k;
+    t["Argsort"] = argsort;
 }
 
 }  // namespace neomeg::serialization::mge

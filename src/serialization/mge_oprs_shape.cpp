@@ -33,9 +33,61 @@ int32_t optional_axis(const fbs::Operator& op) {
     return param_of<fbs::OptionalAxisV1>(op, fbs::OperatorParam::OptionalAxisV1).axis();
 }
 
+// The shape of `v` as an int32 vector of `ndim` entries: leading 1s for the axes it lacks.
+VarNode* shape_padded(Converter& c, VarNode* v, size_t ndim) {
+    VarNode* s = c.insert1(ops::GetVarShape(), {v});
+    size_t lack = ndim - v->shape().ndim;
+    if (lack == 0)
+        return s;
+    return c.insert1(ops::Concat(dnn::param::Concat{0}),
+                     {c.int_vector(std::vector<int32_t>(lack, 1)), s});
+}
+
+// GetVarShape of several vars is the shape they broadcast to (MegEngine's inference optimizer
+// writes one to broadcast a convolution's output with its bias). It is computed from the inputs'
+// shapes, entry by entry r = r == 1 ? s : r, so the graph still follows new input shapes.
+VarNode* broadcast_shape(Converter& c, Inputs in) {
+    size_t ndim = 0;
+    for (VarNode* v : in) {
+        require(!v->shape_dynamic(),
+                "GetVarShape of several inputs, one of a data-dependent shape");
+        ndim = std::max(ndim, v->shape().ndim);
+    }
+    for (size_t i = 0; i < ndim; ++i) {
+        size_t want = 1;
+        for (VarNode* v : in) {
+            const auto& s = v->shape();
+            if (s.ndim + i < ndim)
+                continue;
+            size_t d = s[s.ndim + i - ndim];
+            require(d == 1 || want == 1 || d == want,
+                    str_cat("GetVarShape of shapes that do not broadcast: ",
+                            in[0]->shape().to_string(), " and ", v->shape().to_string()));
+            if (d != 1)
+                want = d;
+        }
+    }
+    VarNode* r = shape_padded(c, in[0], ndim);
+    VarNode* ones = c.int_vector(std::vector<int32_t>(ndim, 1));
+    for (size_t i = 1; i < in.size(); ++i) {
+        VarNode* s = shape_padded(c, in[i], ndim);
+        VarNode* is_one =
+                c.convert(c.insert1(ops::Elemwise(dnn::param::Elemwise{Mode::EQ}), {r, ones}),
+                          dnn::dtype::Int32);
+        VarNode* step = c.insert1(ops::Elemwise(dnn::param::Elemwise{Mode::SUB}), {s, r});
+        step = c.insert1(ops::Elemwise(dnn::param::Elemwise{Mode::MUL}), {step, is_one});
+        r = c.insert1(ops::Elemwise(dnn::param::Elemwise{Mode::ADD}), {r, step});
+    }
+    return r;
+}
+
 Outs get_var_shape(Converter& c, const fbs::Operator& op, Inputs in) {
-    require_inputs(in, 1);
+    require(!in.empty(), "GetVarShape of no inputs");
     int32_t axis = optional_axis(op);
+    if (in.size() > 1) {
+        require(axis == kNoAxis, "GetVarShape of several inputs with an axis");
+        return {broadcast_shape(c, in)};
+    }
     dnn::param::GetVarShape p;
     if (axis != kNoAxis)
         p.axes = {axis_in(axis, in[0]->shape().ndim, "GetVarShape axis")};

@@ -164,7 +164,9 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
                                            "typecvt", "typecvt.noopt", "extras", "extras.noopt",
                                            "extras.fuse", "resample", "resample.noopt", "quant_cnn",
                                            "quant_cnn.noopt", "quant_cnn.fuse", "quant_asymm",
-                                           "quant_asymm.noopt"),
+                                           "quant_asymm.noopt", "generators", "deconv",
+                                           "deconv.noopt", "conv_bias_bn", "conv_bias_bn.noopt",
+                                           "topk", "topk.noopt"),
                          [](const auto& p) {
                              std::string n = p.param;
                              std::replace(n.begin(), n.end(), '.', '_');
