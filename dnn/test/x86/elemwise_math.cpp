@@ -143,6 +143,35 @@ TEST_F(X86, ElemwiseExpAtItsRoundingTurnsAndRangeEnds) {
     (void)max_ulps(*handle, Mode::EXP, {x});
 }
 
+// GELU and its gradient pick one of four rational functions per lane by |x| / sqrt(2) (erf's
+// ranges split at 0.84375, 1.25 and 1 / 0.35; 1 - erf's formula turns at 0.25): the floats next to
+// each border on both sides, so that vectors mix the ranges, and a run of small inputs whose
+// vectors lie wholly in the first range.
+TEST_F(X86, ElemwiseGeluAtItsRangeBorders) {
+    std::vector<double> x;
+    for (double t : {0.25, 0.84375, 1.25, 1 / 0.35}) {
+        for (double sign : {1.0, -1.0}) {
+            float lo = static_cast<float>(sign * t * std::numbers::sqrt2), hi = lo;
+            x.push_back(lo);
+            for (int i = 0; i < 64; ++i) {
+                lo = std::nextafter(lo, -INFINITY);
+                hi = std::nextafter(hi, INFINITY);
+                x.push_back(lo);
+                x.push_back(hi);
+            }
+        }
+    }
+    for (double v : sweep(-1.1, 1.1, 4096))
+        x.push_back(v);
+    std::vector<double> dy(x.size());
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-2, 2);
+    for (auto& v : dy)
+        v = u(rng);
+    (void)max_ulps(*handle, Mode::GELU, {x});
+    (void)max_ulps(*handle, Mode::GELU_GRAD, {x, dy});
+}
+
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
     std::mt19937 rng(12);
     constexpr size_t kN = 1 << 16;
