@@ -1,6 +1,7 @@
 // DropoutForward and DropoutBackward on the x86 handle against naive, exactly (mask and values):
 // drop probabilities 0, 1 and between, sizes 0, 1, not a multiple of the four-element Philox
-// block, and above the threading grain (so the threads' split must not change the mask); strided
+// block, one past the kernel's chunk of 256 blocks (1025), and above the threading grain (so the
+// threads' split must not change the mask); strided
 // tensors and other dtypes go to naive.
 #include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
@@ -21,8 +22,9 @@ param::Dropout dropout(float p, uint64_t seed) {
 
 TEST_F(X86, DropoutForwardMatchesNaive) {
     for (float p : {0.0f, 0.1f, 0.5f, 0.9f, 1.0f})
-        for (const TensorShape& s : {TensorShape{0}, TensorShape{1}, TensorShape{7},
-                                     TensorShape{13, 17}, TensorShape{3, 100003}}) {
+        for (const TensorShape& s :
+             {TensorShape{0}, TensorShape{1}, TensorShape{7}, TensorShape{13, 17},
+              TensorShape{1025}, TensorShape{3, 100003}}) {
             Checker<DropoutForward> c(handle.get());
             c.set_param(dropout(p, 1234567890123ull)).set_epsilon(0).execs({s});
         }
@@ -32,8 +34,8 @@ TEST_F(X86, DropoutForwardMatchesNaive) {
 
 TEST_F(X86, DropoutBackwardMatchesNaive) {
     for (float p : {0.0f, 0.4f, 1.0f})
-        for (const TensorShape& s :
-             {TensorShape{0}, TensorShape{7}, TensorShape{13, 17}, TensorShape{3, 100003}}) {
+        for (const TensorShape& s : {TensorShape{0}, TensorShape{7}, TensorShape{13, 17},
+                                     TensorShape{1025}, TensorShape{3, 100003}}) {
             Checker<DropoutBackward> c(handle.get());
             c.set_param(dropout(p, 8)).set_dtype(1, dtype::Uint8).set_range(1, 0, 2);
             c.set_epsilon(0).execs({s, s});
