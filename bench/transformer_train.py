@@ -28,9 +28,8 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_models import TRANSFORMER  # noqa: E402
-from torch_reference import torch_python  # noqa: E402
+from bench_models import TRANSFORMER
+from torch_reference import torch_python
 
 BATCH, SEQ, VOCAB, CLASSES = 16, 128, 30522, 2
 
@@ -160,7 +159,9 @@ def run_once(python, run, steps, threads):
 def table(args, threads):
     pythons = {"eager": (sys.executable, None), "traced": (sys.executable, None)}
     pythons["torch"] = torch_python()
-    results = {run: {"times": [], "cpu": [], "rss": 0.0, "loss0": None, "why": None} for run in args.runs}
+    results = {
+        run: {"times": [], "cpu": [], "rss": 0.0, "loss0": None, "why": None} for run in args.runs
+    }
     for _ in range(args.rounds):
         for run in args.runs:
             python, why = pythons[run]
@@ -209,7 +210,10 @@ def main():
     ap.add_argument("--steps", type=int, default=4, help="timed steps per run and round")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument(
-        "--runs", nargs="+", default=["eager", "traced", "torch"], choices=["eager", "traced", "torch"]
+        "--runs",
+        nargs="+",
+        default=["eager", "traced", "torch"],
+        choices=["eager", "traced", "torch"],
     )
     args = ap.parse_args()
     if min(args.threads) < 1 or args.steps < 1 or args.rounds < 1:
