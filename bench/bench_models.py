@@ -78,3 +78,59 @@ class MobileNet(Module):
 
 
 """
+
+# A BERT-mini style encoder for sequence classification: token and position embeddings, four
+# post-LayerNorm layers (hidden 256, 4 heads, FFN 1024, GELU, dropout 0.1) and a linear head on
+# the first token. A worker defines ``Module``, ``nn``, ``gelu``, ``softmax`` (last axis),
+# ``permute`` (axes reordered), ``matmul_nt`` (a @ b^T over the trailing two axes) and
+# ``arange`` for its framework before this text.
+TRANSFORMER = r"""
+class Attention(Module):
+    def __init__(self, hidden, heads, p):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = (nn.Linear(hidden, hidden) for _ in range(3))
+        self.o = nn.Linear(hidden, hidden)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        d = h // self.heads
+
+        def split(t):
+            return permute(t.reshape(b, s, self.heads, d), 0, 2, 1, 3)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        probs = self.drop(softmax(matmul_nt(q, k) * (1.0 / d**0.5)))
+        ctx = permute(probs @ v, 0, 2, 1, 3).reshape(b, s, h)
+        return self.o(ctx)
+
+
+class EncoderLayer(Module):
+    def __init__(self, hidden, heads, ffn, p):
+        super().__init__()
+        self.attn = Attention(hidden, heads, p)
+        self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.fc1, self.fc2 = nn.Linear(hidden, ffn), nn.Linear(ffn, hidden)
+        self.drop1, self.drop2 = nn.Dropout(p), nn.Dropout(p)
+
+    def forward(self, x):
+        x = self.ln1(x + self.drop1(self.attn(x)))
+        return self.ln2(x + self.drop2(self.fc2(gelu(self.fc1(x)))))
+
+
+class Encoder(Module):
+    def __init__(self, vocab=30522, seq=128, hidden=256, layers=4, heads=4, ffn=1024,
+                 classes=2, p=0.1):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
+        self.ln = nn.LayerNorm(hidden)
+        self.drop = nn.Dropout(p)
+        self.layers = nn.Sequential(*[EncoderLayer(hidden, heads, ffn, p) for _ in range(layers)])
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(arange(ids.shape[1]))
+        x = self.layers(self.drop(self.ln(x)))
+        return self.head(x[:, 0])
+"""

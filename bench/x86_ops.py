@@ -6,7 +6,10 @@ and loop of bench/train_step.py), elementwise add/relu/exp on 16M float32, max a
 pooling, batch normalisation forward and backward, a stable sort and a top-10 of 512 rows of
 4096, softmax and log-softmax forward and backward (64x1000 logits along the last axis,
 8x12x128x128 attention scores, 8x64x28x28 along the channels), adaptive average pooling of 56x56
-to 7x7 (even windows) and to 5x5 (uneven ones), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
+to 7x7 (even windows) and to 5x5 (uneven ones), the BERT-mini step's operators forward and
+backward (bench/transformer_train.py: GELU on 16x128x1024, dropout of the 16x4x128x128 attention
+probabilities, LayerNorm over 256, scaled-dot-product attention of 16x4 heads of 128x64, the
+embedding of 16x128 tokens in a 30522x256 table), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
 in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
 OMP_NUM_THREADS), one table per thread count: 1 and 2 by default, the issue's figures. PyTorch
@@ -48,6 +51,14 @@ ch = np.ones(64, np.float32)
 logits = rng.normal(size=(64, 1000)).astype(np.float32)
 scores = rng.normal(size=(8, 12, 128, 128)).astype(np.float32)
 chan = rng.normal(size=(8, 64, 28, 28)).astype(np.float32)
+# The BERT-mini step's tensors (bench/transformer_train.py): the FFN's inner activation, the
+# attention probabilities, queries/keys/values per head, the hidden states, token ids.
+ffn = rng.normal(size=(16, 128, 1024)).astype(np.float32)
+probs = rng.normal(size=(16, 4, 128, 128)).astype(np.float32)
+qkv = rng.normal(size=(3, 16, 4, 128, 64)).astype(np.float32)
+hid = rng.normal(size=(16, 128, 256)).astype(np.float32)
+ids = rng.integers(0, 30522, (16, 128)).astype(np.int32)
+table = (rng.normal(size=(30522, 256)) * 0.02).astype(np.float32)
 
 if fw == "neomeg":
     import megengine as mge
@@ -92,7 +103,25 @@ if fw == "neomeg":
                 gm.backward(y, T(v))
         return f
 
+    def grad_case(fn, *vals):
+        def f():
+            xs = [T(v) for v in vals]
+            gm = GradManager().attach(xs)
+            with gm:
+                y = fn(*xs)
+                gm.backward(y, F.ones_like(y))
+        return f
+
+    def attention(q, k, v):
+        return F.matmul(F.softmax(F.matmul(q, k, transpose_b=True) * 0.125, axis=-1), v)
+
+    ln_w, ln_b = T(np.ones(256, np.float32)), T(np.zeros(256, np.float32))
     cases = {
+        "gelu_fwd_bwd": grad_case(F.nn.gelu, ffn),
+        "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
+        "layernorm_fwd_bwd": grad_case(lambda t: F.nn.layer_norm(t, 256, True, ln_w, ln_b), hid),
+        "attention_fwd_bwd": grad_case(attention, *qkv),
+        "embedding_fwd_bwd": grad_case(lambda w: F.embedding(T(ids), w), table),
         "add": lambda: a + b,
         "relu": lambda: F.relu(a),
         "exp": lambda: F.exp(a),
@@ -159,7 +188,24 @@ else:
                 return f()
         return g
 
+    def grad_case(fn, *vals):
+        def f():
+            xs = [torch.tensor(v).requires_grad_() for v in vals]
+            y = fn(*xs)
+            y.backward(torch.ones_like(y))
+        return f
+
+    def attention(q, k, v):
+        return F.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
+
+    ln_w, ln_b = torch.ones(256), torch.zeros(256)
+    tids = torch.tensor(ids).long()
     cases = {
+        "gelu_fwd_bwd": grad_case(F.gelu, ffn),
+        "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
+        "layernorm_fwd_bwd": grad_case(lambda t: F.layer_norm(t, (256,), ln_w, ln_b), hid),
+        "attention_fwd_bwd": grad_case(attention, *qkv),
+        "embedding_fwd_bwd": grad_case(lambda w: F.embedding(tids, w), table),
         "add": no_grad(lambda: a + b),
         "relu": no_grad(lambda: F.relu(a)),
         "exp": no_grad(lambda: torch.exp(a)),
@@ -216,6 +262,11 @@ OP_CASES = [
     "softmax_attn_fwd_bwd",
     "softmax_axis1_fwd_bwd",
     "logsoftmax_axis1_fwd_bwd",
+    "gelu_fwd_bwd",
+    "dropout_fwd_bwd",
+    "layernorm_fwd_bwd",
+    "attention_fwd_bwd",
+    "embedding_fwd_bwd",
 ]
 
 

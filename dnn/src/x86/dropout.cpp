@@ -1,15 +1,18 @@
 // DropoutForward and DropoutBackward on x86: float32 with contiguous tensors, element by element as
 // naive (the Philox word of element i decides, so the split across OpenMP threads does not change
-// the mask; the scale multiplies in double), but over raw pointers with one Philox block per four
-// elements instead of one per element. Other dtypes and strided tensors go to naive.
+// the mask; the scale multiplies in double), but over raw pointers with the Philox words of a
+// chunk of elements computed at once by the vectorised generator (philox_hwy.h) and the element
+// loops vectorised (dropout_hwy.h). Other dtypes and
+// strided tensors go to naive.
 #include <algorithm>
 #include <cstdint>
 
 #include "neomeg/dnn/operators/norm.h"
-#include "src/common/philox.h"
+#include "src/x86/dropout_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/philox_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -45,17 +48,18 @@ protected:
         const double scale = keep_scale(m_param.drop_prob);
         const float p = m_param.drop_prob;
         const uint64_t seed = m_param.seed;
-        // Work in whole Philox blocks of four elements; the last may be partial.
+        // Whole Philox blocks of four elements (the last may be partial), their words computed a
+        // chunk at a time by the vectorised generator, then the chunk's elements (dropout_hwy.h).
+        constexpr size_t kChunk = 256;  // blocks: 4 KiB of words
         const size_t blocks = (n + 3) / 4;
+        const float threshold = p;
         parallel_ranges(blocks, n * 16, kParallelGrain, [&](size_t b, size_t e) {
-            for (size_t blk = b; blk < e; ++blk) {
-                philox::Block bits = philox::block_at(seed, blk);
-                size_t i0 = blk * 4, i1 = std::min(n, i0 + 4);
-                for (size_t i = i0; i < i1; ++i) {
-                    bool keep = philox::unit_interval(bits.w[i - i0], 24) >= p;
-                    mask[i] = keep ? 1 : 0;
-                    y[i] = keep ? static_cast<float>(double(x[i]) * scale) : 0.0f;
-                }
+            uint32_t words[4 * kChunk];
+            for (size_t c = b; c < e; c += kChunk) {
+                const size_t m = std::min(kChunk, e - c);
+                philox_words(seed, c, m, words);
+                const size_t i0 = c * 4, len = std::min(n, (c + m) * 4) - i0;
+                dropout_keep(words, x + i0, threshold, scale, mask + i0, y + i0, len);
             }
         });
         m_last = "loop";
@@ -80,8 +84,7 @@ protected:
         const size_t n = inputs[0].layout.total_nr_elems();
         const double scale = keep_scale(m_param.drop_prob);
         parallel_ranges(n, n, kParallelGrain, [&](size_t b, size_t e) {
-            for (size_t i = b; i < e; ++i)
-                g[i] = mask[i] ? static_cast<float>(double(dy[i]) * scale) : 0.0f;
+            dropout_grad(dy + b, mask + b, scale, g + b, e - b);
         });
         m_last = "loop";
     }

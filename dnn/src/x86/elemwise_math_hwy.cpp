@@ -2,10 +2,11 @@
 // instruction set like elemwise_hwy.cpp: POW as exp(b log a), ATAN2 from atan, TAN as sin / cos,
 // the error function family after FreeBSD's (fdlibm's) erf/erfc, whose coefficients are taken here,
 // the inverse error functions as Newton steps on those from M. Giles' start (the steps naive
-// takes), GELU and its gradient; all in double, rounded once. MOD is exact (a - trunc(a / b) b is
-// exact in double for float operands whose quotient is below 2^24). EXP runs in float (see
-// elemwise_math_hwy.h), and TRUE_DIV of int32 divides in double like naive. Lanes outside a
-// formula's domain or accurate range take naive's scalar formula.
+// takes), GELU and its gradient (one rational function per lane, see normal_cdf); all in double,
+// rounded once. MOD is exact (a - trunc(a / b) b is exact in double for float operands whose
+// quotient is below 2^24). EXP runs in float (see elemwise_math_hwy.h), and TRUE_DIV of int32
+// divides in double like naive. Lanes outside a formula's domain or accurate range take naive's
+// scalar formula.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -21,6 +22,7 @@
 #include "src/x86/exp_f32_hwy-inl.h"
 // clang-format on
 
+#include <algorithm>
 #include <cstdint>
 #include <numbers>
 
@@ -176,11 +178,111 @@ struct Erfc : Beyond<0> {
     }
 };
 
-// naive's normal_cdf: 0.5 erfc(-x sqrt(2) / 2), in the same order.
+// Coefficient k of one of the rational functions of erf_family, or 0 past its end.
+template <size_t N>
+constexpr double coef(const double (&c)[N], size_t k) {
+    return k < N ? c[k] : 0.0;
+}
+
+// The rational functions of erf_family's ranges as one table per coefficient, lane r of row k
+// holding coefficient k of range r: 0 (PP/QQ), 1 (PA/QA), 2 (RA/SA), 3 (RB/SB); shorter sets padded
+// with zeros, rows padded to the widest vector (8 doubles). Ranges 2 and 3 are polynomials in
+// s = 1 / u (u = t^2) whose denominator has one coefficient more than the numerator: with both
+// reversed, R(1/u) / S(1/u) = u R'(u) / S'(u), which spares the division 1 / u.
+struct RangeTable {
+    static constexpr size_t kNum = 8, kDen = 9;
+    alignas(64) double num[kNum][8];
+    alignas(64) double den[kDen][8];
+};
+// Coefficient j of c's polynomial reversed, or 0 past its end.
+template <size_t N>
+constexpr double reversed(const double (&c)[N], size_t j) {
+    return j < N ? c[N - 1 - j] : 0.0;
+}
+constexpr RangeTable make_range_table() {
+    RangeTable t{};
+    for (size_t k = 0; k < RangeTable::kNum; ++k) {
+        t.num[k][0] = coef(kPP, k), t.num[k][1] = coef(kPA, k);
+        t.num[k][2] = reversed(kRA, k), t.num[k][3] = reversed(kRB, k);
+    }
+    for (size_t k = 0; k < RangeTable::kDen; ++k) {
+        t.den[k][0] = coef(kQQ, k), t.den[k][1] = coef(kQA, k);
+        t.den[k][2] = reversed(kSA, k), t.den[k][3] = reversed(kSB, k);
+    }
+    return t;
+}
+constexpr RangeTable kRangeTable = make_range_table();
+
+// sum_k rows[k][range] s^k per lane: a table lookup per coefficient where a vector holds the
+// four ranges, else selects.
+template <class D, class V, class M, size_t K>
+HWY_INLINE V ranged_poly(D d, V s, V range, M in_a, M in_b, M in_c2, const double (&rows)[K][8]) {
+    if constexpr (hn::MaxLanes(d) >= 4) {
+        const hn::RebindToSigned<D> di;
+        const auto idx = hn::IndicesFromVec(d, hn::ConvertTo(di, range));
+        V r = hn::TableLookupLanes(hn::Load(d, rows[K - 1]), idx);
+        for (size_t k = K - 1; k-- > 0;)
+            r = hn::MulAdd(r, s, hn::TableLookupLanes(hn::Load(d, rows[k]), idx));
+        return r;
+    } else {
+        const auto pick = [&](size_t k) {
+            V c = hn::IfThenElse(in_c2, hn::Set(d, rows[k][3]), hn::Set(d, rows[k][2]));
+            c = hn::IfThenElse(in_b, hn::Set(d, rows[k][1]), c);
+            return hn::IfThenElse(in_a, hn::Set(d, rows[k][0]), c);
+        };
+        V r = pick(K - 1);
+        for (size_t k = K - 1; k-- > 0;)
+            r = hn::MulAdd(r, s, pick(k));
+        return r;
+    }
+}
+
+// naive's normal_cdf, 0.5 erfc(-x sqrt(2) / 2), for |x| <= kGeluReach. The ranges and formulas
+// of erf_family, but as one rational function whose coefficients each lane looks up for its range,
+// so a vector of mixed ranges (GELU's usual input) costs one division instead of one per range,
+// and range c's exp(-t^2 - 0.5625 + R/S) is one exponential of the summed argument rather than
+// fdlibm's two of an exact split: the sum's rounding (t^2 < 700, so below 1e-13 relative) is far
+// under float's half ULP, which is all the rounded float result sees.
 template <class D, class V>
 HWY_INLINE V normal_cdf(D d, V x) {
-    V t = hn::Div(hn::Mul(hn::Neg(x), hn::Set(d, std::numbers::sqrt2)), hn::Set(d, 2.0));
-    return hn::Mul(hn::Set(d, 0.5), erfc(d, t));
+    const V one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
+    // Halving is exact, so the product times 0.5 is naive's quotient by 2.
+    const V t = hn::Mul(hn::Mul(hn::Neg(x), hn::Set(d, std::numbers::sqrt2)), half);
+    const V at = hn::Abs(t);
+    const auto neg = hn::Lt(t, hn::Zero(d));
+    const auto in_a = hn::Lt(at, hn::Set(d, 0.84375));
+    const auto in_b = hn::AndNot(in_a, hn::Lt(at, hn::Set(d, 1.25)));
+    const auto in_c = hn::Not(hn::Or(in_a, in_b));
+    const auto far = hn::Not(hn::Lt(at, hn::Set(d, 1 / 0.35)));
+    const bool any_c = !hn::AllFalse(d, in_c);
+    // Ranges a and c take u = t^2 (c with its polynomials reversed, see RangeTable), b |t| - 1.
+    const V u = hn::Mul(t, t);
+    const V s = hn::IfThenElse(in_b, hn::Sub(at, one), u);
+    // Each lane's range, 0 to 3, as an index into the coefficient tables.
+    V range = hn::IfThenElse(in_c, hn::IfThenElse(far, hn::Set(d, 3.0), hn::Set(d, 2.0)),
+                             hn::IfThenElse(in_b, one, hn::Zero(d)));
+    const auto in_c2 = hn::And(in_c, far);
+    // A vector wholly in range a (small activations) takes its shorter polynomials alone.
+    const V pq = hn::AllTrue(d, in_a)
+                         ? hn::Div(poly(d, u, kPP), poly(d, u, kQQ))
+                         : hn::Div(ranged_poly(d, s, range, in_a, in_b, in_c2, kRangeTable.num),
+                                   ranged_poly(d, s, range, in_a, in_b, in_c2, kRangeTable.den));
+    // Range a: 1 - erf(t), erf(t) = t + t pq; above 1/4, 0.5 - (t pq + (t - 0.5)) keeps the low
+    // bits that 1 - erf(t) would cancel.
+    V r = hn::IfThenElse(hn::Lt(at, hn::Set(d, 0.25)), hn::Sub(one, hn::MulAdd(t, pq, t)),
+                         hn::Sub(half, hn::Add(hn::Mul(t, pq), hn::Sub(t, half))));
+    // Range b: 1 -+ (erx + pq).
+    V b = hn::IfThenElse(neg, hn::Add(one, hn::Add(hn::Set(d, kErx), pq)),
+                         hn::Sub(hn::Sub(one, hn::Set(d, kErx)), pq));
+    r = hn::IfThenElse(in_b, b, r);
+    if (any_c) {
+        const V rs = hn::Mul(u, pq);
+        // at kept away from zero in the lanes that do not use the quotient.
+        const V tc = hn::IfThenElse(in_c, at, one);
+        V q = hn::Div(hn::Exp(d, hn::Add(hn::NegMulAdd(tc, tc, hn::Set(d, -0.5625)), rs)), tc);
+        r = hn::IfThenElse(in_c, hn::IfThenElse(neg, hn::Sub(hn::Set(d, 2.0), q), q), r);
+    }
+    return hn::Mul(half, r);
 }
 // The GELU formulas reach |x| with |x| / sqrt(2) within erfc's reach.
 constexpr double kGeluReach = 36;
@@ -198,8 +300,8 @@ struct GeluGrad : Beyond<0> {
     template <class D, class V>
     V operator()(D d, V x, V dy) const {
         V e = hn::Exp(d, hn::Mul(hn::Mul(hn::Set(d, -0.5), x), x));
-        V pdf = hn::Div(hn::Mul(e, hn::Set(d, std::numbers::inv_sqrtpi)),
-                        hn::Set(d, std::numbers::sqrt2));
+        // One product by 1 / sqrt(2 pi) for naive's two quotients: a double rounding apart.
+        V pdf = hn::Mul(e, hn::Set(d, std::numbers::inv_sqrtpi / std::numbers::sqrt2));
         return hn::Mul(dy, hn::MulAdd(x, pdf, normal_cdf(d, x)));
     }
 };

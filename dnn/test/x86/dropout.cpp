@@ -1,7 +1,12 @@
 // DropoutForward and DropoutBackward on the x86 handle against naive, exactly (mask and values):
 // drop probabilities 0, 1 and between, sizes 0, 1, not a multiple of the four-element Philox
-// block, and above the threading grain (so the threads' split must not change the mask); strided
+// block, one past the kernel's chunk of 256 blocks (1025), and above the threading grain (so the
+// threads' split must not change the mask); strided
 // tensors and other dtypes go to naive.
+#ifdef NEOMEG_WITH_DNNL
+#include <hwy/targets.h>
+#endif
+
 #include "neomeg/dnn/operators/norm.h"
 #include "x86/x86_test.h"
 
@@ -21,8 +26,9 @@ param::Dropout dropout(float p, uint64_t seed) {
 
 TEST_F(X86, DropoutForwardMatchesNaive) {
     for (float p : {0.0f, 0.1f, 0.5f, 0.9f, 1.0f})
-        for (const TensorShape& s : {TensorShape{0}, TensorShape{1}, TensorShape{7},
-                                     TensorShape{13, 17}, TensorShape{3, 100003}}) {
+        for (const TensorShape& s :
+             {TensorShape{0}, TensorShape{1}, TensorShape{7}, TensorShape{13, 17},
+              TensorShape{1025}, TensorShape{3, 100003}}) {
             Checker<DropoutForward> c(handle.get());
             c.set_param(dropout(p, 1234567890123ull)).set_epsilon(0).execs({s});
         }
@@ -32,8 +38,8 @@ TEST_F(X86, DropoutForwardMatchesNaive) {
 
 TEST_F(X86, DropoutBackwardMatchesNaive) {
     for (float p : {0.0f, 0.4f, 1.0f})
-        for (const TensorShape& s :
-             {TensorShape{0}, TensorShape{7}, TensorShape{13, 17}, TensorShape{3, 100003}}) {
+        for (const TensorShape& s : {TensorShape{0}, TensorShape{7}, TensorShape{13, 17},
+                                     TensorShape{1025}, TensorShape{3, 100003}}) {
             Checker<DropoutBackward> c(handle.get());
             c.set_param(dropout(p, 8)).set_dtype(1, dtype::Uint8).set_range(1, 0, 2);
             c.set_epsilon(0).execs({s, s});
@@ -49,4 +55,30 @@ TEST_F(X86, DropoutOtherCasesRunNaive) {
     c.set_dtype(0, dtype::Float16).execs({{6, 11}});
     HostTensor h({6, 11}, dtype::Float16);
     EXPECT_EQ(run_and_compare<DropoutForward>(*handle, dropout(0.3f, 5), {h}, {}, 1e-3), "naive");
+}
+
+// dropout_hwy.cpp's loops at each instruction set this CPU has among AVX-512, AVX2 and Highway's
+// emulation and scalar targets (vectors of 8, 4, 2 or 1 elements, then a tail), exactly as naive;
+// the targets restored afterwards.
+TEST_F(X86, DropoutMatchesNaiveAtEachHighwayTarget) {
+#ifdef NEOMEG_WITH_DNNL
+    const int64_t had = hwy::SupportedTargets();
+    size_t ran = 0;
+    for (int64_t target :
+         {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128), int64_t(HWY_SCALAR)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        ++ran;
+        for (const TensorShape& s : {TensorShape{1}, TensorShape{11}, TensorShape{1025}}) {
+            Checker<DropoutForward> f(handle.get());
+            f.set_param(dropout(0.3f, 77)).set_epsilon(0).execs({s});
+            Checker<DropoutBackward> b(handle.get());
+            b.set_param(dropout(0.3f, 77)).set_dtype(1, dtype::Uint8).set_range(1, 0, 2);
+            b.set_epsilon(0).execs({s, s});
+        }
+    }
+    hwy::SetSupportedTargetsForTest(had);
+    EXPECT_GE(ran, 1u);
+#endif
 }

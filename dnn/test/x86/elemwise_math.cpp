@@ -7,6 +7,9 @@
 // layouts.)
 #include <bit>
 #include <cmath>
+#ifdef NEOMEG_WITH_DNNL
+#include <hwy/targets.h>
+#endif
 #include <cstdint>
 #include <limits>
 #include <numbers>
@@ -141,6 +144,50 @@ TEST_F(X86, ElemwiseExpAtItsRoundingTurnsAndRangeEnds) {
     for (float end : {-87.0f, 88.0f, 88.72283f, -87.33654f, 0.0f})
         around(end, 64);
     (void)max_ulps(*handle, Mode::EXP, {x});
+}
+
+// GELU and its gradient pick one of four rational functions per lane by |x| / sqrt(2) (erf's
+// ranges split at 0.84375, 1.25 and 1 / 0.35; 1 - erf's formula turns at 0.25): the floats next to
+// each border on both sides, so that vectors mix the ranges, and a run of small inputs whose
+// vectors lie wholly in the first range; at each Highway target.
+TEST_F(X86, ElemwiseGeluAtItsRangeBorders) {
+    std::vector<double> x;
+    for (double t : {0.25, 0.84375, 1.25, 1 / 0.35}) {
+        for (double sign : {1.0, -1.0}) {
+            float lo = static_cast<float>(sign * t * std::numbers::sqrt2), hi = lo;
+            x.push_back(lo);
+            for (int i = 0; i < 64; ++i) {
+                lo = std::nextafter(lo, -INFINITY);
+                hi = std::nextafter(hi, INFINITY);
+                x.push_back(lo);
+                x.push_back(hi);
+            }
+        }
+    }
+    for (double v : sweep(-1.1, 1.1, 4096))
+        x.push_back(v);
+    std::vector<double> dy(x.size());
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-2, 2);
+    for (auto& v : dy)
+        v = u(rng);
+    (void)max_ulps(*handle, Mode::GELU, {x});
+    (void)max_ulps(*handle, Mode::GELU_GRAD, {x, dy});
+#ifdef NEOMEG_WITH_DNNL
+    // Each instruction set this CPU has: AVX-512 and AVX2 look the coefficients up in a vector of
+    // the four ranges, Highway's emulation and scalar targets select them; the targets restored
+    // afterwards.
+    const int64_t had = hwy::SupportedTargets();
+    for (int64_t target :
+         {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128), int64_t(HWY_SCALAR)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        (void)max_ulps(*handle, Mode::GELU, {x});
+        (void)max_ulps(*handle, Mode::GELU_GRAD, {x, dy});
+    }
+    hwy::SetSupportedTargetsForTest(had);
+#endif
 }
 
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
