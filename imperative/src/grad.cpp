@@ -53,6 +53,8 @@ struct GradNode {
     std::vector<std::shared_ptr<GradSlot>> output_slots;
     std::vector<dnn::TensorLayout> output_layouts;  // for zero gradients of unused outputs
     CompNode comp_node;
+    // Set once a backward has run the node and dropped what it saved (see GradKey::backward).
+    bool consumed = false;
 };
 
 namespace {
@@ -288,9 +290,11 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
     }
     std::sort(order.begin(), order.end(), [](GradNode* a, GradNode* b) { return a->seq > b->seq; });
     std::vector<std::shared_ptr<GradSlot>> wrt_slots(wrt.size());
+    std::unordered_set<const GradSlot*> wrt_slot_set;
     for (size_t i = 0; i < wrt.size(); ++i)
         if (wrt[i].grad_meta())
-            wrt_slots[i] = wrt[i].grad_meta()->slot_of(this);
+            if ((wrt_slots[i] = wrt[i].grad_meta()->slot_of(this)))
+                wrt_slot_set.insert(wrt_slots[i].get());
     // ready_after[k]: the wrt indices whose gradient is final once order[k] has run, the last
     // reader of their slot; those no node reads (a y itself) are final at once.
     std::vector<std::vector<size_t>> ready_after(order.size());
@@ -337,16 +341,29 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
         for (size_t i = 0; i < out_grads.size(); ++i)
             if (!out_grads[i].valid() && !n->rule->takes_absent_grads)
                 out_grads[i] = zeros(n->output_layouts[i], n->comp_node);
+        NM_THROW_IF(n->consumed, Error, "backward: the recording of ", n->op->name(),
+                    " was already differentiated by an earlier backward, which released what it "
+                    "saved; record the computation again for another backward");
         std::vector<Tensor> in(n->input_slots.size()), out(n->output_slots.size());
         if (n->rule->save_inputs)
-            in = n->saved_inputs;
+            in = std::move(n->saved_inputs);
         if (n->rule->save_outputs)
-            out = n->saved_outputs;
+            out = std::move(n->saved_outputs);
+        n->consumed = true;
         std::vector<char> needs(n->input_slots.size());
         for (size_t i = 0; i < needs.size(); ++i)
             needs[i] = n->input_slots[i] != nullptr;
         std::span<const bool> needs_span(reinterpret_cast<const bool*>(needs.data()), needs.size());
         auto in_grads = n->rule->fn(*n->op, in, out, out_grads, needs_span);
+        // What the node saved and the gradients of its outputs are dead now (nothing later in
+        // `order` reads them): dropped here rather than with the tape, so that backward's peak
+        // is about the forward's, not the forward's plus every intermediate gradient.
+        in.clear();
+        out.clear();
+        out_grads.clear();
+        for (auto& slot : n->output_slots)
+            if (!wrt_slot_set.count(slot.get()))
+                grads.erase(slot.get());
         for (size_t i = 0; i < in_grads.size() && i < n->input_slots.size(); ++i)
             if (n->input_slots[i] && in_grads[i].valid())
                 accumulate(n->input_slots[i].get(),

@@ -274,3 +274,34 @@ TEST(Grad, OnReadyReportsAnOutputThatIsAlsoAnInputAtOnce) {
     key->backward(ys, {}, wrt, [&](size_t i, const Tensor&) { ready.push_back(i); });
     EXPECT_EQ(ready, std::vector<size_t>{0});
 }
+
+// Backward drops each node's saved values and its outputs' gradients once the node has run, so
+// its peak stays near the forward's: a chain of n tanh (each saving its 1 MiB output) used to
+// hold every intermediate gradient too until backward ended (n MiB more).
+TEST(Grad, BackwardFreesWhatEachNodeSavedAsItGoes) {
+    constexpr size_t kElems = 1 << 18, kChain = 8, kMiB = 1 << 20;
+    auto key = GradKey::make();
+    Tensor x = make(std::vector<float>(kElems, 0.5f), {kElems});
+    key->attach(x);
+    key->activate();
+    Tensor y = x;
+    for (size_t i = 0; i < kChain; ++i)
+        y = ew(Mode::TANH, {y});
+    key->deactivate();
+    CompNode cn = cpu();
+    const size_t before = cn.memory_stats().allocated;
+    cn.reset_peak_memory_stats();
+    Tensor g = grad_of(*key, y, x);
+    const size_t peak = cn.memory_stats().peak_allocated;
+    // Live at once: the running dy and dx, the saved output being read, and the caller's y.
+    EXPECT_LT(peak - before, 4 * kMiB) << "backward held " << (peak - before) / kMiB << " MiB";
+    // d/dx of the chain by the chain rule, in double.
+    double v = 0.5, d = 1;
+    for (size_t i = 0; i < kChain; ++i) {
+        v = std::tanh(v);
+        d *= 1 - v * v;
+    }
+    EXPECT_NEAR(values(g)[0], d, 1e-5 * d);
+    // The recording was consumed: a second backward through it is refused, not wrong.
+    EXPECT_THROW(grad_of(*key, y, x), dnn::Error);
+}
