@@ -11,7 +11,8 @@
   its own, the same model text: bench/bench_models.py); samples/s from the fastest and from the
   median of the timed steps. For ResNet-18 also the compiled graph's planned arena (every
   intermediate and workspace of the step, statically placed) beside eager mode's peak allocated
-  bytes during a step. Each training line also gives our median CPU time per step (both
+  bytes during a step and the most bytes the graph has live at one step (the bound for any
+  placement). Each training line also gives our median CPU time per step (both
   threads' together): on a shared machine it moves much less than the wall clock when other
   work takes the cores, though it also counts OpenMP's spinning at barriers.
 
@@ -216,9 +217,11 @@ def bench_training(name, steps):
     if name == "resnet18":
         peak = eager_peak_bytes(eager_step, (x, y))
         planned = traced_step._session.planned_peak_bytes
+        live = traced_step._session.live_peak_bytes
         print(
             f"{name} memory: eager peak {peak / 2**20:.1f} MiB, traced planned arena "
-            f"{planned / 2**20:.1f} MiB ({planned / max(peak, 1):.2f}x eager)",
+            f"{planned / 2**20:.1f} MiB ({planned / max(peak, 1):.2f}x eager; the most bytes "
+            f"live at one step, which no placement beats: {live / 2**20:.1f} MiB)",
             flush=True,
         )
 

@@ -529,6 +529,9 @@ void init_trace(py::module_& m) {
             .def_property_readonly(
                     "planned_peak_bytes",
                     [](const TraceSession& s) { return s.executable().planned_peak_bytes(); })
+            .def_property_readonly(
+                    "live_peak_bytes",
+                    [](const TraceSession& s) { return s.executable().live_peak_bytes(); })
             .def("dump", &TraceSession::dump)
             .def("dump_model", &TraceSession::dump_model, py::arg("input_names"),
                  py::arg("output_names"), py::arg("optimize"), py::arg("user_info"),

@@ -418,6 +418,13 @@ size_t Executable::planned_peak_bytes() const {
     return total;
 }
 
+size_t Executable::live_peak_bytes() const {
+    size_t total = 0;
+    for (const Arena& a : m_arenas)
+        total += a.plan.live_peak_bytes;
+    return total;
+}
+
 size_t Executable::unplanned_total_bytes() const {
     size_t total = 0;
     for (const Arena& a : m_arenas)

@@ -123,6 +123,9 @@ TEST(MemoryPlanner, ChainGraphPeaksFarBelowTheSumOfItsBuffers) {
     const size_t buf = 64 * 64 * 4;
     EXPECT_GE(exe->unplanned_total_bytes(), 19 * buf);  // 19 intermediates, the last is output
     EXPECT_LE(exe->planned_peak_bytes(), 2 * buf);      // two live at a time
+    // One input and one output of a step live at once: the bound, which this plan meets.
+    EXPECT_EQ(exe->live_peak_bytes(), 2 * buf);
+    EXPECT_EQ(exe->planned_peak_bytes(), exe->live_peak_bytes());
     EXPECT_LT(exe->planned_peak_bytes(), exe->unplanned_total_bytes());
     std::mt19937 rng(8);
     auto xv = random_floats(64 * 64, rng);

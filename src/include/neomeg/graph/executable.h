@@ -68,7 +68,9 @@ public:
 
     // Memory: one arena per comp node.
     const std::vector<Arena>& arenas() const { return m_arenas; }
-    size_t planned_peak_bytes() const;     // sum of the arenas' sizes
+    size_t planned_peak_bytes() const;  // sum of the arenas' sizes
+    // Sum over arenas of the most bytes live at one step: what no placement can beat.
+    size_t live_peak_bytes() const;
     size_t unplanned_total_bytes() const;  // sum of every planned buffer's size: no reuse
     size_t num_steps() const { return m_steps.size(); }
     size_t num_dynamic_steps() const;  // steps that infer their output shapes at run time
