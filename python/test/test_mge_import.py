@@ -25,6 +25,7 @@ MODELS = [
     "deconv",
     "conv_bias_bn",
     "topk",
+    "roi",
 ]
 
 
@@ -73,6 +74,19 @@ def test_broadcast_shape_follows_a_new_input_shape():
     )
     assert got["out"].shape == (5, 4, 6, 5)
     np.testing.assert_allclose(got["out"], want["out"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["", ".noopt"])
+def test_roi_count_follows_the_rois_input(variant):
+    # A detector's proposal count varies per image: each output row of roi_align and roi_pooling
+    # reads its roi alone, so the leading rois give MegEngine's leading rows.
+    inputs, want = saved("roi")
+    net = cgtools.GraphInference(str(FIXTURES / f"roi{variant}.mge"))
+    for k in (3, 1):
+        got = net.run(inp_dict={"x": inputs["x"], "rois": inputs["rois"][:k]})
+        for name, v in want.items():
+            assert got[name].shape == (k,) + v.shape[1:], name
+            np.testing.assert_allclose(got[name], v[:k], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize(
