@@ -26,6 +26,7 @@ MODELS = [
     "conv_bias_bn",
     "topk",
     "roi",
+    "prefix",
 ]
 
 
@@ -74,6 +75,19 @@ def test_broadcast_shape_follows_a_new_input_shape():
     )
     assert got["out"].shape == (5, 4, 6, 5)
     np.testing.assert_allclose(got["out"], want["out"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["", ".noopt"])
+@pytest.mark.parametrize("lead", [[1, 2, 3, 4, 5, 6, 7], [-1, -2, 3, -4, -5], [-1, -1, -1]])
+def test_slice_end_computed_from_the_data_follows_it(variant, lead):
+    # prefix.mge: x[:n] * 2 and x[:n - 4] + 1, n the rows whose first value is positive, as
+    # NumPy slices them when the model runs.
+    x = np.stack([lead, np.arange(len(lead)) * 0.5, np.arange(len(lead)) * -0.25], 1)
+    x = x.astype("float32")
+    n = int((x[:, 0] > 0).sum())
+    got = cgtools.GraphInference(str(FIXTURES / f"prefix{variant}.mge")).run(inp_dict={"x": x})
+    np.testing.assert_array_equal(got["head"], x[:n] * 2)
+    np.testing.assert_array_equal(got["head_neg"], x[: n - 4] + 1)
 
 
 @pytest.mark.parametrize("variant", ["", ".noopt"])

@@ -156,22 +156,21 @@ TEST_P(MegEngineModels, GiveMegEnginesOutputs) {
     EXPECT_EQ(n_out, want_out);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
-                         ::testing::Values("linear", "linear.noopt", "conv_bn_relu",
-                                           "conv_bn_relu.noopt", "resnet_tiny", "resnet_tiny.noopt",
-                                           "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
-                                           "reduce", "reduce.noopt", "pooling", "pooling.noopt",
-                                           "typecvt", "typecvt.noopt", "extras", "extras.noopt",
-                                           "extras.fuse", "resample", "resample.noopt", "quant_cnn",
-                                           "quant_cnn.noopt", "quant_cnn.fuse", "quant_asymm",
-                                           "quant_asymm.noopt", "generators", "deconv",
-                                           "deconv.noopt", "conv_bias_bn", "conv_bias_bn.noopt",
-                                           "topk", "topk.noopt", "roi", "roi.noopt"),
-                         [](const auto& p) {
-                             std::string n = p.param;
-                             std::replace(n.begin(), n.end(), '.', '_');
-                             return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+        Fixtures, MegEngineModels,
+        ::testing::Values("linear", "linear.noopt", "conv_bn_relu", "conv_bn_relu.noopt",
+                          "resnet_tiny", "resnet_tiny.noopt", "shapes", "shapes.noopt", "elemwise",
+                          "elemwise.noopt", "reduce", "reduce.noopt", "pooling", "pooling.noopt",
+                          "typecvt", "typecvt.noopt", "extras", "extras.noopt", "extras.fuse",
+                          "resample", "resample.noopt", "quant_cnn", "quant_cnn.noopt",
+                          "quant_cnn.fuse", "quant_asymm", "quant_asymm.noopt", "generators",
+                          "deconv", "deconv.noopt", "conv_bias_bn", "conv_bias_bn.noopt", "topk",
+                          "topk.noopt", "roi", "roi.noopt", "prefix", "prefix.noopt"),
+        [](const auto& p) {
+            std::string n = p.param;
+            std::replace(n.begin(), n.end(), '.', '_');
+            return n;
+        });
 
 TEST(MegEngineModel, BatchSizeCanChange) {
     // A MegEngine graph takes other input shapes: every dimension is free.
@@ -205,6 +204,35 @@ TEST(MegEngineModel, RoiCountCanChange) {
             for (const auto& out : model.outputs())
                 expect_close(model.output(out.name), leading_rows(data.at("out_" + out.name), k),
                              dnn::str_cat(name, ":", out.name, " of ", k, " rois"));
+        }
+    }
+}
+
+TEST(MegEngineModel, SliceEndComputedFromTheDataFollowsIt) {
+    // prefix.mge: head = x[:n] * 2 and head_neg = x[:n - 4] + 1, n the rows whose first value
+    // is positive; the output rows follow n when it runs. Python's slice gives the reference.
+    for (const char* name : {"prefix.mge", "prefix.noopt.mge"}) {
+        auto model = inference::Model::load((kDir / name).string());
+        for (std::vector<float> lead : {std::vector<float>{1, 2, 3, 4, 5, 6, 7},
+                                        {-1, -2, 3, -4, -5, -6, -7},
+                                        {-1, -1, -1, -1, -1, -1, -1},
+                                        {1, 1, 1, 1, 1, -1, -1}}) {
+            const int64_t rows = static_cast<int64_t>(lead.size());
+            std::vector<float> x;
+            for (int64_t r = 0; r < rows; ++r)
+                x.insert(x.end(), {lead[r], 0.5f * r, -0.25f * r});
+            model.set_input("x", x.data(), std::vector<int64_t>{rows, 3});
+            model.run();
+            int64_t n = std::count_if(lead.begin(), lead.end(), [](float v) { return v > 0; });
+            int64_t neg = std::clamp<int64_t>(n - 4 < 0 ? n - 4 + rows : n - 4, 0, rows);
+            for (auto [out, len, scale, add] :
+                 {std::tuple{"head", n, 2.f, 0.f}, std::tuple{"head_neg", neg, 1.f, 1.f}}) {
+                const HostTensor& got = model.output(out);
+                ASSERT_EQ(got.shape(), (std::vector<int64_t>{len, 3})) << name << ":" << out;
+                for (int64_t i = 0; i < len * 3; ++i)
+                    EXPECT_EQ(got.data<float>()[i], x[static_cast<size_t>(i)] * scale + add)
+                            << name << ":" << out << "[" << i << "]";
+            }
         }
     }
 }
