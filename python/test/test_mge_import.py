@@ -25,6 +25,8 @@ MODELS = [
     "deconv",
     "conv_bias_bn",
     "topk",
+    "roi",
+    "prefix",
 ]
 
 
@@ -73,6 +75,32 @@ def test_broadcast_shape_follows_a_new_input_shape():
     )
     assert got["out"].shape == (5, 4, 6, 5)
     np.testing.assert_allclose(got["out"], want["out"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["", ".noopt"])
+@pytest.mark.parametrize("lead", [[1, 2, 3, 4, 5, 6, 7], [-1, -2, 3, -4, -5], [-1, -1, -1]])
+def test_slice_end_computed_from_the_data_follows_it(variant, lead):
+    # prefix.mge: x[:n] * 2 and x[:n - 4] + 1, n the rows whose first value is positive, as
+    # NumPy slices them when the model runs.
+    x = np.stack([lead, np.arange(len(lead)) * 0.5, np.arange(len(lead)) * -0.25], 1)
+    x = x.astype("float32")
+    n = int((x[:, 0] > 0).sum())
+    got = cgtools.GraphInference(str(FIXTURES / f"prefix{variant}.mge")).run(inp_dict={"x": x})
+    np.testing.assert_array_equal(got["head"], x[:n] * 2)
+    np.testing.assert_array_equal(got["head_neg"], x[: n - 4] + 1)
+
+
+@pytest.mark.parametrize("variant", ["", ".noopt"])
+def test_roi_count_follows_the_rois_input(variant):
+    # A detector's proposal count varies per image: each output row of roi_align and roi_pooling
+    # reads its roi alone, so the leading rois give MegEngine's leading rows.
+    inputs, want = saved("roi")
+    net = cgtools.GraphInference(str(FIXTURES / f"roi{variant}.mge"))
+    for k in (3, 1):
+        got = net.run(inp_dict={"x": inputs["x"], "rois": inputs["rois"][:k]})
+        for name, v in want.items():
+            assert got[name].shape == (k,) + v.shape[1:], name
+            np.testing.assert_allclose(got[name], v[:k], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize(

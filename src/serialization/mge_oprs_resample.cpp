@@ -1,6 +1,7 @@
 // Conversions of MegEngine's resampling operators: Resize (F.nn.interpolate's nearest and
 // bilinear), WarpPerspective (F.vision.warp_perspective, and F.nn.interpolate's bilinear with
-// align_corners, which MegEngine computes as a warp) and Padding (F.nn.pad). Their output sizes
+// align_corners, which MegEngine computes as a warp), Padding (F.nn.pad), and the RoI poolings of
+// detection heads, ROIAlign and ROIPooling (F.vision.roi_align, F.vision.roi_pooling). Output sizes
 // are input values (MegEngine's shape vars): the import needs them known when the model loads, as
 // NeoMeg's ops take them as params. MegEngine's enums are mapped by meaning
 // (dnn/scripts/opr_param_defs.py); NHWC formats and other interpolations are refused by name.
@@ -157,6 +158,55 @@ Outs padding(Converter& c, const fbs::Operator& op, Inputs in) {
     return {c.insert1(ops::Padding(q), in)};
 }
 
+// MegEngine's ROIAlign and ROIPooling Mode: MAX 0, AVERAGE 1 (the same in both).
+template <class Mode>
+Mode roi_mode(uint32_t v, const char* op) {
+    require(v <= 1, str_cat(op, " mode ", v));
+    return v == 0 ? Mode::MAX : Mode::AVERAGE;
+}
+
+// ROIAlign(src, rois) -> (dst, index): the param is NeoMeg's, field for field. A sample count of
+// 0 ("dense") is refused: MegEngine 1.13's kernel gives zeros there, NeoMeg's op samples about
+// once per pixel, so the imported model would not give MegEngine's outputs.
+Outs roi_align(Converter& c, const fbs::Operator& op, Inputs in) {
+    require(in.size() == 2, str_cat("takes 2 inputs, the file gives ", in.size()));
+    const auto& p = param_of<fbs::ROIAlign>(op, fbs::OperatorParam::ROIAlign);
+    require_nchw(in[0], p.format(), "ROIAlign");
+    dnn::param::ROIAlign q;
+    q.mode = roi_mode<dnn::param::ROIAlign::Mode>(p.mode(), "ROIAlign");
+    q.spatial_scale = p.spatial_scale();
+    q.offset = p.offset();
+    require(std::isfinite(q.spatial_scale) && std::isfinite(q.offset),
+            str_cat("ROIAlign spatial_scale ", q.spatial_scale, ", offset ", q.offset));
+    q.pooled_height = p.pooled_height();
+    q.pooled_width = p.pooled_width();
+    for (uint32_t d : {q.pooled_height, q.pooled_width})
+        require(d >= 1 && d <= (1u << 20), str_cat("ROIAlign output size ", d));
+    q.sample_height = p.sample_height();
+    q.sample_width = p.sample_width();
+    require(q.sample_height >= 1 && q.sample_width >= 1,
+            str_cat("ROIAlign sample points (", q.sample_height, ", ", q.sample_width,
+                    "): MegEngine's dense sampling (0) gives zeros, NeoMeg does not import it"));
+    for (uint32_t d : {q.sample_height, q.sample_width})
+        require(d <= 1024, str_cat("ROIAlign sample points ", d));
+    // MegEngine computes roi_align in float32 (F.vision.roi_align converts its input first).
+    VarNode* src = c.convert(in[0], dnn::dtype::Float32);
+    return c.insert(ops::ROIAlign(q), std::vector<VarNode*>{src, in[1]});
+}
+
+// ROIPooling(src, rois, (pooled_h, pooled_w)) -> (dst, index); the output size is a shape input.
+Outs roi_pooling(Converter& c, const fbs::Operator& op, Inputs in) {
+    require(in.size() == 3, str_cat("takes 3 inputs, the file gives ", in.size()));
+    const auto& p = param_of<fbs::ROIPooling>(op, fbs::OperatorParam::ROIPooling);
+    require_nchw(in[0], kNCHW, "ROIPooling");
+    dnn::param::ROIPooling q;
+    q.mode = roi_mode<dnn::param::ROIPooling::Mode>(p.mode(), "ROIPooling");
+    q.scale = p.scale();
+    require(std::isfinite(q.scale), str_cat("ROIPooling scale ", q.scale));
+    std::tie(q.pooled_height, q.pooled_width) = out_size(c, in[2], "ROIPooling");
+    return c.insert(ops::ROIPooling(q), in.first(2));
+}
+
 }  // namespace
 
 void add_resample_conversions(ConversionTable& t) {
@@ -167,6 +217,12 @@ void add_resample_conversions(ConversionTable& t) {
         t[n] = warp_perspective;
     for (const char* n : {"Padding", "PaddingForward"})
         t[n] = padding;
+    // ROIAlignV1 is MegEngine 1.13's registry name (its param's format is Convolution's newer
+    // enum; NCHW is 0 in both).
+    for (const char* n : {"ROIAlign", "ROIAlignV1", "ROIAlignForward"})
+        t[n] = roi_align;
+    for (const char* n : {"ROIPooling", "ROIPoolingForward"})
+        t[n] = roi_pooling;
 }
 
 }  // namespace neomeg::serialization::mge

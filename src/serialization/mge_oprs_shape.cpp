@@ -271,6 +271,25 @@ std::vector<int32_t> slice_positions(std::optional<int64_t> b, std::optional<int
     return out;
 }
 
+// x[:end] on axis 0 with `end` computed when the model runs (x[:n], n a count of the data; how
+// F.vision.nms cuts NMSKeep's fixed-size output to the boxes kept): Python's bound (end + n where
+// negative, then clipped to [0, n], n read from x's shape) as TakePrefix's count, so that the
+// result's shape is known only when it runs.
+VarNode* computed_prefix(Converter& c, VarNode* x, VarNode* end) {
+    require(end->dtype() == dnn::dtype::Int32 && end->shape().total_nr_elems() == 1,
+            "a slice end that is not one int32 value");
+    auto ew = [&](Mode m, VarNode* a, VarNode* b) {
+        return c.insert1(ops::Elemwise(dnn::param::Elemwise{m}), {a, b});
+    };
+    VarNode* e = c.insert1(ops::Reshape(param::Reshape{{1}}), {end});
+    VarNode* n = c.insert1(ops::GetVarShape(dnn::param::GetVarShape{{0}}), {x});
+    VarNode* zero = c.int_vector({0});
+    VarNode* negative = c.convert(ew(Mode::LT, e, zero), dnn::dtype::Int32);
+    e = ew(Mode::ADD, e, ew(Mode::MUL, negative, n));
+    e = ew(Mode::MIN, ew(Mode::MAX, e, zero), n);
+    return c.insert1(ops::TakePrefix(), {x, e});
+}
+
 // Subtensor (x[1:5:2, 3], ...): each axis by its own IndexingMultiAxisVec, the highest axis first
 // so that an index removing its axis leaves the lower ones' numbers.
 Outs subtensor(Converter& c, const fbs::Operator& op, Inputs in) {
@@ -311,6 +330,15 @@ Outs subtensor(Converter& c, const fbs::Operator& op, Inputs in) {
             require(value.has_value(), str_cat("a slice ", what, " computed when the model runs"));
             return value;
         };
+        if (it.end && !single_int(c, it.end) && it.axis == 0) {
+            auto b = it.begin ? single_int(c, it.begin) : std::optional<int64_t>(0);
+            auto st = it.step ? single_int(c, it.step) : std::optional<int64_t>(1);
+            require(b == 0 && st == 1,
+                    "a slice end computed when the model runs, with a begin or step (NeoMeg "
+                    "imports x[:end] of axis 0)");
+            x = computed_prefix(c, x, it.end);
+            continue;
+        }
         require(n <= kMaxSliceLength, str_cat("slicing an axis of ", n, " elements"));
         auto pos = slice_positions(bound(it.begin, "begin"), bound(it.end, "end"),
                                    bound(it.step, "step"), n);

@@ -156,22 +156,21 @@ TEST_P(MegEngineModels, GiveMegEnginesOutputs) {
     EXPECT_EQ(n_out, want_out);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, MegEngineModels,
-                         ::testing::Values("linear", "linear.noopt", "conv_bn_relu",
-                                           "conv_bn_relu.noopt", "resnet_tiny", "resnet_tiny.noopt",
-                                           "shapes", "shapes.noopt", "elemwise", "elemwise.noopt",
-                                           "reduce", "reduce.noopt", "pooling", "pooling.noopt",
-                                           "typecvt", "typecvt.noopt", "extras", "extras.noopt",
-                                           "extras.fuse", "resample", "resample.noopt", "quant_cnn",
-                                           "quant_cnn.noopt", "quant_cnn.fuse", "quant_asymm",
-                                           "quant_asymm.noopt", "generators", "deconv",
-                                           "deconv.noopt", "conv_bias_bn", "conv_bias_bn.noopt",
-                                           "topk", "topk.noopt"),
-                         [](const auto& p) {
-                             std::string n = p.param;
-                             std::replace(n.begin(), n.end(), '.', '_');
-                             return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+        Fixtures, MegEngineModels,
+        ::testing::Values("linear", "linear.noopt", "conv_bn_relu", "conv_bn_relu.noopt",
+                          "resnet_tiny", "resnet_tiny.noopt", "shapes", "shapes.noopt", "elemwise",
+                          "elemwise.noopt", "reduce", "reduce.noopt", "pooling", "pooling.noopt",
+                          "typecvt", "typecvt.noopt", "extras", "extras.noopt", "extras.fuse",
+                          "resample", "resample.noopt", "quant_cnn", "quant_cnn.noopt",
+                          "quant_cnn.fuse", "quant_asymm", "quant_asymm.noopt", "generators",
+                          "deconv", "deconv.noopt", "conv_bias_bn", "conv_bias_bn.noopt", "topk",
+                          "topk.noopt", "roi", "roi.noopt", "prefix", "prefix.noopt"),
+        [](const auto& p) {
+            std::string n = p.param;
+            std::replace(n.begin(), n.end(), '.', '_');
+            return n;
+        });
 
 TEST(MegEngineModel, BatchSizeCanChange) {
     // A MegEngine graph takes other input shapes: every dimension is free.
@@ -181,6 +180,61 @@ TEST(MegEngineModel, BatchSizeCanChange) {
     model.set_input("data", x.data(), std::vector<int64_t>{5, 3, 32, 32});
     model.run();
     EXPECT_EQ(model.output("out").shape(), (std::vector<int64_t>{5, 10}));
+}
+
+// The leading `rows` rows of a tensor (a view of its bytes as a new tensor).
+HostTensor leading_rows(const HostTensor& t, int64_t rows) {
+    std::vector<int64_t> shape = t.shape();
+    size_t row_bytes = t.bytes().size() / static_cast<size_t>(shape[0]);
+    shape[0] = rows;
+    auto b = t.bytes().first(row_bytes * static_cast<size_t>(rows));
+    return HostTensor(t.dtype(), shape, std::vector<std::byte>(b.begin(), b.end()));
+}
+
+TEST(MegEngineModel, RoiCountCanChange) {
+    // The number of rois is an input's shape, free at run time (a detector's proposals): each
+    // output row depends on its roi alone, so fewer rois give MegEngine's leading rows.
+    auto data = read_npz(kDir / "roi.npz");
+    for (const char* name : {"roi.mge", "roi.noopt.mge"}) {
+        auto model = inference::Model::load((kDir / name).string());
+        model.set_input("x", data.at("in_x"));
+        for (int64_t k : {2, 1}) {
+            model.set_input("rois", leading_rows(data.at("in_rois"), k));
+            model.run();
+            for (const auto& out : model.outputs())
+                expect_close(model.output(out.name), leading_rows(data.at("out_" + out.name), k),
+                             dnn::str_cat(name, ":", out.name, " of ", k, " rois"));
+        }
+    }
+}
+
+TEST(MegEngineModel, SliceEndComputedFromTheDataFollowsIt) {
+    // prefix.mge: head = x[:n] * 2 and head_neg = x[:n - 4] + 1, n the rows whose first value
+    // is positive; the output rows follow n when it runs. Python's slice gives the reference.
+    for (const char* name : {"prefix.mge", "prefix.noopt.mge"}) {
+        auto model = inference::Model::load((kDir / name).string());
+        for (std::vector<float> lead : {std::vector<float>{1, 2, 3, 4, 5, 6, 7},
+                                        {-1, -2, 3, -4, -5, -6, -7},
+                                        {-1, -1, -1, -1, -1, -1, -1},
+                                        {1, 1, 1, 1, 1, -1, -1}}) {
+            const int64_t rows = static_cast<int64_t>(lead.size());
+            std::vector<float> x;
+            for (int64_t r = 0; r < rows; ++r)
+                x.insert(x.end(), {lead[r], 0.5f * r, -0.25f * r});
+            model.set_input("x", x.data(), std::vector<int64_t>{rows, 3});
+            model.run();
+            int64_t n = std::count_if(lead.begin(), lead.end(), [](float v) { return v > 0; });
+            int64_t neg = std::clamp<int64_t>(n - 4 < 0 ? n - 4 + rows : n - 4, 0, rows);
+            for (auto [out, len, scale, add] :
+                 {std::tuple{"head", n, 2.f, 0.f}, std::tuple{"head_neg", neg, 1.f, 1.f}}) {
+                const HostTensor& got = model.output(out);
+                ASSERT_EQ(got.shape(), (std::vector<int64_t>{len, 3})) << name << ":" << out;
+                for (int64_t i = 0; i < len * 3; ++i)
+                    EXPECT_EQ(got.data<float>()[i], x[static_cast<size_t>(i)] * scale + add)
+                            << name << ":" << out << "[" << i << "]";
+            }
+        }
+    }
 }
 
 TEST(MegEngineModel, OlderFbsFormatIsRefusedWithAMessage) {
@@ -386,6 +440,46 @@ TEST(MegEngineModel, UnknownOperatorIsNamed) {
     uint32_t y = b.add("WarpAffine", {x}, fbs::OperatorParam::NONE, 0);
     auto err = load_error(b.finish(y));
     EXPECT_NE(err.find("WarpAffine"), std::string::npos) << err;
+}
+
+TEST(MegEngineModel, RoiParamsNeoMegLacksAreRefusedByName) {
+    auto roi_align_error = [](uint32_t mode, uint32_t format, uint32_t sample_h) {
+        Builder b;
+        uint32_t x = b.input("x", {1, 2, 6, 6});
+        uint32_t r = b.input("rois", {3, 5});
+        auto p = fbs::CreateROIAlign(b.fbb, mode, format, 1.f, 0.f, 2, 2, sample_h, 2);
+        return load_error(
+                b.finish(b.add("ROIAlignV1", {x, r}, fbs::OperatorParam::ROIAlign, p.Union())));
+    };
+    std::string err = roi_align_error(0, 0, 0);  // MegEngine's dense sampling
+    EXPECT_NE(err.find("ROIAlignV1"), std::string::npos) << err;
+    EXPECT_NE(err.find("dense sampling"), std::string::npos) << err;
+    err = roi_align_error(2, 0, 2);
+    EXPECT_NE(err.find("ROIAlign mode 2"), std::string::npos) << err;
+    err = roi_align_error(1, 1, 2);  // NHWC
+    EXPECT_NE(err.find("ROIAlign format 1"), std::string::npos) << err;
+    {
+        Builder b;  // a mode MegEngine does not have
+        uint32_t x = b.input("x", {1, 2, 6, 6});
+        uint32_t r = b.input("rois", {3, 5});
+        std::vector<float> size{2, 2};
+        uint32_t s = b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0,
+                           {b.tensor(nullptr, {2}, &size)});
+        auto p = fbs::CreateROIPooling(b.fbb, 7, 1.f);
+        err = load_error(b.finish(
+                b.add("ROIPooling", {x, r, s}, fbs::OperatorParam::ROIPooling, p.Union())));
+        EXPECT_NE(err.find("ROIPooling mode 7"), std::string::npos) << err;
+    }
+    {
+        Builder b;  // an output size that is not a constant of the file
+        uint32_t x = b.input("x", {1, 2, 6, 6});
+        uint32_t r = b.input("rois", {3, 5});
+        uint32_t s = b.input("size", {2});
+        auto p = fbs::CreateROIPooling(b.fbb, 0, 1.f);
+        err = load_error(b.finish(
+                b.add("ROIPooling", {x, r, s}, fbs::OperatorParam::ROIPooling, p.Union())));
+        EXPECT_NE(err.find("not two values known"), std::string::npos) << err;
+    }
 }
 
 TEST(MegEngineModel, InconsistentFilesAreModelErrors) {
