@@ -346,9 +346,10 @@ def megengine_pickle(newargs, state, cls=b"Tensor"):
 
 def raw_array(shape, dtype, data):
     """An ndarray pickle with the given (possibly inconsistent) state."""
-    from numpy._core.multiarray import _reconstruct
-
-    return Raw((_reconstruct, (np.ndarray, (0,), b"b"), (1, shape, dtype, False, data)))
+    # The ndarray's own reconstructor: numpy._core.multiarray._reconstruct under NumPy 2,
+    # numpy.core.multiarray._reconstruct under NumPy 1.
+    reconstruct = np.ndarray((0,), np.int8).__reduce__()[0]
+    return Raw((reconstruct, (np.ndarray, (0,), b"b"), (1, shape, dtype, False, data)))
 
 
 I8 = np.array([1, 2, 3], np.int8)

@@ -39,8 +39,9 @@ class GraphInference:
         >>> buf = io.BytesIO()
         >>> info = f.dump(buf, arg_names=["a", "b"], output_names=["sum"])
         >>> net = GraphInference(buf.getvalue())
-        >>> net.run(np.array([1.0], "float32"), inp_dict={"b": np.array([5.0], "float32")})
-        OrderedDict([('sum', array([6.], dtype=float32))])
+        >>> out = net.run(np.array([1.0], "float32"), inp_dict={"b": np.array([5.0], "float32")})
+        >>> type(out).__name__, list(out.items())
+        ('OrderedDict', [('sum', array([6.], dtype=float32))])
     """
 
     def __init__(self, file, outputs=None, profiling=False, optimize_for_inference=False, **kwargs):

@@ -87,8 +87,9 @@ class ImageFolder(VisionDataset):
             >>> for cls in ("b", "a"):
             ...     os.mkdir(os.path.join(root, cls))
             ...     _ = cv2.imwrite(os.path.join(root, cls, "x.png"), np.zeros((2, 2, 3), np.uint8))
-            >>> ImageFolder(root).collect_class()
-            {'a': np.int32(0), 'b': np.int32(1)}
+            >>> classes = ImageFolder(root).collect_class()
+            >>> {name: (int(label), label.dtype.name) for name, label in classes.items()}
+            {'a': (0, 'int32'), 'b': (1, 'int32')}
         """
         classes = sorted(e.name for e in os.scandir(self.root) if e.is_dir())
         return {c: np.int32(i) for i, c in enumerate(classes)}
