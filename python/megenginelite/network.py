@@ -776,14 +776,7 @@ class LiteNetwork:
             >>> network.get_input_name(0)
             'data'
         """
-        self._require_loaded("get_input_name")
-        names = list(self._inputs)
-        if not 0 <= index < len(names):
-            raise RuntimeError(
-                f"The input tensor index is large than the total inputs number: index {index}, "
-                f"{len(names)} inputs"
-            )
-        return names[index]
+        return self._name_at("input", self._inputs, index)
 
     def get_output_name(self, index):
         """The name of the output at ``index``.
@@ -801,12 +794,16 @@ class LiteNetwork:
             >>> network.get_output_name(0)
             'out'
         """
-        self._require_loaded("get_output_name")
-        names = list(self._outputs)
+        return self._name_at("output", self._outputs, index)
+
+    def _name_at(self, kind, tensors, index):
+        # get_input_name / get_output_name, with MegEngine Lite's wording for a bad index.
+        self._require_loaded(f"get_{kind}_name")
+        names = list(tensors)
         if not 0 <= index < len(names):
             raise RuntimeError(
-                f"The output tensor index is large than the total outputs number: index "
-                f"{index}, {len(names)} outputs"
+                f"The {kind} tensor index is large than the total {kind}s number: index {index}, "
+                f"{len(names)} {kind}s"
             )
         return names[index]
 
