@@ -63,12 +63,13 @@ bool same_op(const OpDef& a, const OpDef& b) {
 }  // namespace
 
 bool TraceRecorder::Key::operator==(const Key& rhs) const {
-    return ptr == rhs.ptr && layout.eq_layout(rhs.layout);
+    return storage == rhs.storage && ptr == rhs.ptr && layout.eq_layout(rhs.layout);
 }
 
 size_t TraceRecorder::KeyHash::operator()(const Key& k) const {
     size_t h = std::hash<const void*>()(k.ptr);
     auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(static_cast<size_t>(k.storage));
     mix(k.layout.ndim);
     for (size_t i = 0; i < k.layout.ndim; ++i) {
         mix(k.layout.shape[i]);
@@ -79,7 +80,9 @@ size_t TraceRecorder::KeyHash::operator()(const Key& k) const {
 }
 
 TraceRecorder::Key TraceRecorder::key_of(const Tensor& t) {
-    return {static_cast<const std::byte*>(t.dnn_tensor().raw_ptr()), t.layout()};
+    const dnn::TensorND nd = t.dnn_tensor();
+    return {nd.storage ? nd.storage->id() : 0, static_cast<const std::byte*>(nd.raw_ptr()),
+            t.layout()};
 }
 
 bool TraceRecorder::any_active() {
@@ -118,8 +121,10 @@ void TraceRecorder::end_excluded() {
 }
 
 void TraceRecorder::bind(const Tensor& t, graph::VarNode* var) {
-    m_vars[key_of(t)] = var;
-    m_alive.push_back(t.detach());
+    const Key key = key_of(t);
+    m_vars[key] = var;
+    if (key.storage == 0)
+        m_alive.push_back(t.detach());
 }
 
 graph::VarNode* TraceRecorder::add_input(const Tensor& t, std::string name) {

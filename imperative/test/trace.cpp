@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "neomeg/dnn/errors.h"
@@ -304,4 +305,35 @@ TEST(TraceRecorder, FailEndsARecordingButNotACheckOrAnExcludedRegion) {
     checker.fail("not while checking");
     checker.deactivate();
     EXPECT_TRUE(checker.failure().empty());
+}
+
+// A recording keeps no value the step itself let go: its memory peaks where eager mode's does.
+// The allocator hands a dead tensor's block to the next tensor, so the recorder tells them apart
+// by their storage's id, not their address: a later op reading the new tensor must record the
+// new tensor's producer, and the replay must give the chain's value.
+TEST(TraceRecorder, DeadValuesAreNotKeptAndAReusedAddressIsANewValue) {
+    constexpr size_t kElems = 1 << 18, kChain = 8, kMiB = 1 << 20;
+    auto cn = CompNode::load("cpu0");
+    std::vector<float> xv(kElems, 0.25f);
+    auto x = Tensor::from_host(xv.data(), {kElems}, dnn::dtype::Float32, cn);
+    TraceRecorder rec(&where);
+    rec.activate();
+    rec.add_input(x, "x");
+    const size_t before = cn.memory_stats().allocated;
+    cn.reset_peak_memory_stats();
+    Tensor y = x;
+    for (size_t i = 0; i < kChain; ++i)
+        y = elemwise(i % 2 ? Mode::NEGATE : Mode::TANH, {y});  // the previous y dies here
+    rec.deactivate();
+    EXPECT_LT(cn.memory_stats().peak_allocated - before, 3 * kMiB);
+    ASSERT_EQ(rec.ops().size(), kChain);
+    EXPECT_TRUE(rec.externals().empty());  // every input was a recorded value or x
+    auto exe = rec.graph().compile({rec.var_of(y)});
+    std::vector<float> x2(kElems, -0.5f);
+    exe->set_input("x", DeviceTensor::from_host(x2.data(), {kElems}, dnn::dtype::Float32, cn));
+    exe->execute();
+    double v = -0.5;
+    for (size_t i = 0; i < kChain; ++i)
+        v = i % 2 ? -v : std::tanh(v);
+    EXPECT_NEAR(host(exe->output(0))[kElems - 1], v, 1e-6);
 }

@@ -16,6 +16,7 @@
 //   rec.graph().compile(...)
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -127,7 +128,11 @@ public:
     const std::vector<External>& externals() const { return m_externals; }
 
 private:
+    // Where a tensor's elements lie: its storage's never-reused id (0 for storage without one),
+    // its first element's address and its layout. The id tells a dead tensor's entry from a new
+    // tensor's that the caching allocator placed at the same address.
     struct Key {
+        uint64_t storage;
         const std::byte* ptr;
         dnn::TensorLayout layout;
         bool operator==(const Key& rhs) const;
@@ -150,7 +155,10 @@ private:
     std::string m_failure;
     std::unique_ptr<graph::ComputingGraph> m_graph;
     std::unordered_map<Key, graph::VarNode*, KeyHash> m_vars;
-    std::vector<Tensor> m_alive;  // every mapped tensor: keeps its storage from being reused
+    // Mapped tensors whose storage has no id: kept, so that their addresses are not reused while
+    // the recording runs. Tensors with one are not kept: the recording's memory then peaks where
+    // eager mode's does, not at the sum of every value the step made.
+    std::vector<Tensor> m_alive;
     std::vector<OpRecord> m_ops;
     std::vector<External> m_externals;
 };
