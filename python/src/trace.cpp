@@ -61,9 +61,24 @@ std::string python_location() {
     return first.empty() ? "<unknown>" : first;
 }
 
-bool same_value(const Tensor& a, const Tensor& b) {
-    return a.dnn_tensor().raw_ptr() == b.dnn_tensor().raw_ptr() && a.layout().eq_layout(b.layout());
-}
+// Which value a tensor holds, without keeping it: its storage's never-reused id (0 for none),
+// first element and layout (a dead value's address may be reused; its id is not).
+struct ValueId {
+    uint64_t storage = 0;
+    const void* ptr = nullptr;
+    dnn::TensorLayout layout;
+
+    explicit ValueId(const Tensor& t) {
+        const dnn::TensorND nd = t.dnn_tensor();
+        storage = nd.storage ? nd.storage->id() : 0;
+        ptr = nd.raw_ptr();
+        layout = t.layout();
+    }
+    bool holds(const Tensor& t) const {
+        const ValueId other(t);
+        return storage == other.storage && ptr == other.ptr && layout.eq_layout(other.layout);
+    }
+};
 
 bool same_shape_dtype(const dnn::TensorLayout& a, const dnn::TensorLayout& b) {
     return a.eq_shape(b) && a.dtype == b.dtype;
@@ -129,8 +144,15 @@ public:
         if (!w)
             return;
         m_noted_index.emplace(obj, m_noted.size());
-        m_noted.push_back(
-                {py::reinterpret_borrow<py::object>(obj), w->value.detach(), w->created_in_trace});
+        // A tensor made during the call is held weakly and its value not at all: the step's
+        // intermediates die as they would eagerly (a recording kept them all). One that dies
+        // before compile() was neither updated nor can it be written back.
+        py::object held = py::reinterpret_borrow<py::object>(obj);
+        if (w->created_in_trace)
+            held = py::reinterpret_steal<py::object>(PyWeakref_NewRef(obj, nullptr));
+        if (!held)
+            throw py::error_already_set();
+        m_noted.push_back({std::move(held), ValueId(w->value), w->created_in_trace});
     }
 
     void keep(const Tensor& t) {
@@ -209,18 +231,24 @@ public:
     void compile(const py::list& returned, bool capture_as_const, int opt_level) {
         NM_THROW_IF(!m_rec.failure().empty(), ParamError,
                     "trace: the recording failed: ", m_rec.failure());
-        // Objects whose value the call replaced, and those that may stand for an external.
+        // The noted objects still alive (those made during the call are held weakly), those
+        // whose value the call replaced, and those that may stand for an external.
+        std::vector<py::object> alive(m_noted.size());
         std::vector<bool> updated(m_noted.size());
-        for (size_t i = 0; i < m_noted.size(); ++i)
-            updated[i] = !same_value(wrapper_of(m_noted[i].obj).value, m_noted[i].initial);
+        for (size_t i = 0; i < m_noted.size(); ++i) {
+            alive[i] = m_noted[i].created_in_trace ? m_noted[i].obj() : m_noted[i].obj;
+            if (alive[i].is_none())
+                continue;
+            updated[i] = !m_noted[i].initial.holds(wrapper_of(alive[i]).value);
+        }
 
         std::unordered_map<std::string, size_t> bound_by_name;
         for (size_t e = 0; e < m_rec.externals().size(); ++e) {
             const auto& ext = m_rec.externals()[e];
             std::optional<size_t> holder;
             for (size_t i = 0; i < m_noted.size(); ++i) {
-                if ((m_noted[i].created_in_trace && !updated[i]) ||
-                    !same_value(m_noted[i].initial, ext.value))
+                if (alive[i].is_none() || (m_noted[i].created_in_trace && !updated[i]) ||
+                    !m_noted[i].initial.holds(ext.value))
                     continue;
                 if (!holder || (updated[i] && !updated[*holder]))
                     holder = i;
@@ -245,10 +273,10 @@ public:
         for (size_t i = 0; i < m_noted.size(); ++i) {
             if (!updated[i])
                 continue;
-            outs.push_back(m_rec.var_or_constant(wrapper_of(m_noted[i].obj).value));
-            WriteBack wb{m_noted[i].obj, outs.size() - 1, -1};
+            outs.push_back(m_rec.var_or_constant(wrapper_of(alive[i]).value));
+            WriteBack wb{alive[i], outs.size() - 1, -1};
             for (size_t a = 0; a < m_arg_objects.size(); ++a)
-                if (m_arg_objects[a] == m_noted[i].obj.ptr())
+                if (m_arg_objects[a] == alive[i].ptr())
                     wb.arg = static_cast<ptrdiff_t>(a);
             if (wb.arg >= 0)
                 wb.obj = py::none();  // the replay's own argument gets the value
@@ -273,7 +301,7 @@ public:
             feed.layout = slot.layout;
             auto bound = bound_by_name.find(slot.name);
             if (bound != bound_by_name.end()) {
-                feed.obj = m_noted[bound->second].obj;
+                feed.obj = alive[bound->second];
             } else {
                 size_t a = 0;
                 while (a < m_arg_names.size() && m_arg_names[a] != slot.name)
@@ -444,8 +472,8 @@ public:
 
 private:
     struct Noted {
-        py::object obj;
-        Tensor initial;
+        py::object obj;  // a weak reference where created_in_trace
+        ValueId initial;
         bool created_in_trace;
     };
     struct Feed {
