@@ -22,14 +22,13 @@ load than the wall clock does.
 """
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 
 from bench_models import TRANSFORMER
 from torch_reference import torch_python
+from x86_ops import run_worker  # the worker runner, shared
 
 BATCH, SEQ, VOCAB, CLASSES = 16, 128, 30522, 2
 
@@ -142,18 +141,8 @@ print(json.dumps({"times": times, "cpu": cpu, "loss0": loss0,
 
 
 def run_once(python, run, steps, threads):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     argv = [run, steps, threads, BATCH, SEQ, VOCAB, CLASSES]
-    proc = subprocess.run(
-        [python, "-c", WORKER, *map(str, argv)],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    if proc.returncode != 0:
-        return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+    return run_worker(python, WORKER, [str(a) for a in argv], threads)
 
 
 def table(args, threads):
