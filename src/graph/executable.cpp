@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
@@ -11,6 +12,7 @@
 #include "neomeg/op/defs/tensor_shape.h"
 #include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
+#include "schedule.h"
 #include "step_profile.h"
 
 namespace neomeg::graph {
@@ -64,7 +66,22 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                        bool reuse_inplace) {
     m_graph = std::move(graph);
     m_output_vars = std::move(outputs);
-    std::vector<OperatorNode*> order = m_graph->topo_order(m_output_vars);
+    std::unordered_set<const VarNode*> is_output(m_output_vars.begin(), m_output_vars.end());
+    // A node whose outputs all get fresh storage, with no workspace, takes nothing from the arena.
+    auto takes_no_arena = [&](const OperatorNode* node) {
+        std::vector<dnn::TensorLayout> in_layouts, out_layouts;
+        for (const VarNode* out : node->outputs()) {
+            if (!is_output.count(out) || out->shape_dynamic())
+                return false;
+            out_layouts.push_back(out->layout());
+        }
+        for (const VarNode* in : node->inputs())
+            in_layouts.push_back(in->layout());
+        return !out_layouts.empty() &&
+               node->op().workspace_in_bytes(node->comp_node(), in_layouts, out_layouts) == 0;
+    };
+    std::vector<OperatorNode*> order =
+            run_arena_free_nodes_early(m_graph->topo_order(m_output_vars), takes_no_arena);
 
     std::unordered_map<const VarNode*, size_t> slot_of;
     // The inputs in creation order are the executable's input slots.
@@ -230,6 +247,39 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                 arena.plan.arena_bytes
                         ? std::make_shared<Blob>(arena.comp_node, arena.plan.arena_bytes)
                         : nullptr);
+    }
+    if (getenv("NM_MEMDBG")) {
+        for (size_t a = 0; a < m_arenas.size(); ++a) {
+            auto& bufs = m_arenas[a].buffers;
+            size_t nsteps = order.size() + 1;
+            std::vector<long> live(nsteps + 1, 0);
+            for (auto& b : bufs) {
+                live[b.begin] += b.size;
+                live[b.end + 1] -= b.size;
+            }
+            long cur = 0, best = 0;
+            size_t bs = 0;
+            std::vector<long> lv(nsteps);
+            for (size_t s = 0; s < nsteps; ++s) {
+                cur += live[s];
+                lv[s] = cur;
+                if (cur > best) {
+                    best = cur;
+                    bs = s;
+                }
+            }
+            fprintf(stderr, "arena %zu shares=%d peak %.1f MiB at step %zu of %zu (%s)\n", a,
+                    (int)shares[a], best / 1048576.0, bs, order.size(),
+                    order[bs]->op().to_string().c_str());
+            for (size_t s = 0; s < order.size(); s += 1)
+                fprintf(stderr, "  step %zu live %.1f %s\n", s, lv[s] / 1048576.0,
+                        order[s]->op().to_string().substr(0, 80).c_str());
+            for (size_t i = 0; i < bufs.size(); ++i)
+                if (bufs[i].begin <= bs && bufs[i].end >= bs && bufs[i].size > 100000)
+                    fprintf(stderr, "  LIVE buf %zu %.2f MiB [%zu,%zu] %s\n", i,
+                            bufs[i].size / 1048576.0, bufs[i].begin, bufs[i].end,
+                            order[bufs[i].begin]->op().to_string().substr(0, 100).c_str());
+        }
     }
     for (const VarBuffers& v : arena_var_buffer) {
         size_t a = m_vars[v.var].index;

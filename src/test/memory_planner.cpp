@@ -134,6 +134,34 @@ TEST(MemoryPlanner, ChainGraphPeaksFarBelowTheSumOfItsBuffers) {
     expect_near(floats(exe->output(0)), reference_eval(g, {v}, {{x, xv}})[0]);
 }
 
+// A node that takes nothing from the arena (its output is the graph's, it needs no workspace)
+// runs as soon as its input is ready, not where it was created: a training step's optimizer
+// updates, written after the whole backward, would otherwise keep every gradient alive to the end.
+// Here `a` feeds only such a node created last; run early, `a` dies before the chain below runs.
+TEST(MemoryPlanner, ArenaFreeNodesRunAsSoonAsTheirInputsAreReady) {
+    ComputingGraph g;
+    auto* x = g.input("x", {64, 64}, dnn::dtype::Float32, cpu());
+    VarNode* a = g.insert1(elemwise(Mode::TANH), {x});
+    VarNode* v = x;
+    for (int i = 0; i < 4; ++i)
+        v = g.insert1(elemwise(i % 2 ? Mode::ABS : Mode::SIGMOID), {v});
+    VarNode* update = g.insert1(elemwise(Mode::NEGATE), {a});
+    CompileOptions options;
+    options.fuse_elemwise = options.reuse_inplace = false;
+    auto exe = g.compile({v, update}, options);
+    expect_valid_plans(*exe);
+    const size_t buf = 64 * 64 * 4;
+    // Created last and run last, `update` kept `a` live beside the chain's two buffers: 3 * buf.
+    EXPECT_EQ(exe->live_peak_bytes(), 2 * buf);
+    std::mt19937 rng(10);
+    auto xv = random_floats(64 * 64, rng);
+    exe->set_input("x", tensor(xv, {64, 64}));
+    exe->execute();
+    auto want = reference_eval(g, {v, update}, {{x, xv}});
+    expect_near(floats(exe->output(0)), want[0]);
+    expect_near(floats(exe->output(1)), want[1]);
+}
+
 // Random DAGs of elementwise ops, broadcasts and reductions over shapes {8,16}, {1,16}, {8,1}:
 // every compiled plan is valid and the results equal the naive kernels run op by op.
 TEST(MemoryPlanner, RandomGraphsPlanValidlyAndComputeCorrectly) {

@@ -6,13 +6,15 @@
 // plain, reordered as in convolution.cpp. The algorithm is conv_algo.h's choice (Winograd for the
 // 3x3 stride-1 shapes where it wins, direct elsewhere; with fastrun the measured faster). A
 // bfloat16 1x1 filter gradient reorders src and diff to plain for oneDNN's gemm kernel instead
-// (conv_pointwise_lowp.h).
+// (conv_pointwise_lowp.h). A Winograd filter gradient whose scratchpad is over the budget runs in
+// slices of its output channels (conv_filter_chunks.h).
 #include <deque>
 
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/blocked_desc.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
+#include "src/x86/conv_filter_chunks.h"
 #include "src/x86/conv_pointwise_lowp.h"
 
 namespace neomeg::dnn::x86 {
@@ -112,6 +114,15 @@ public:
 private:
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (m_param.group != 1)
+            return make_whole_plan(in, out);
+        // A blocked diff's axis 1 counts channel blocks of its last axis's size.
+        return split_filter_gradient(make_whole_plan(in, out), in, out, in[1][in[1].ndim - 1],
+                                     [this](auto i, auto o) { return make_whole_plan(i, o); });
+    }
+
+    std::unique_ptr<Plan> make_whole_plan(std::span<const TensorLayout> in,
+                                          std::span<const TensorLayout> out) {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
         const size_t oc = grad[0], ic = grad[1] * m_param.group;
         auto ops = blocked_operands(ConvArgs::of(m_param), src, ic, grad, diff, oc);

@@ -19,6 +19,7 @@
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
+#include "src/x86/conv_filter_chunks.h"
 #include "src/x86/conv_im2col_lowp.h"
 #include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
@@ -143,6 +144,14 @@ private:
 
     std::unique_ptr<Plan> make_plan(std::span<const TensorLayout> in,
                                     std::span<const TensorLayout> out) override {
+        if (m_param.group != 1)
+            return make_whole_plan(in, out);
+        return split_filter_gradient(make_whole_plan(in, out), in, out, 1,
+                                     [this](auto i, auto o) { return make_whole_plan(i, o); });
+    }
+
+    std::unique_ptr<Plan> make_whole_plan(std::span<const TensorLayout> in,
+                                          std::span<const TensorLayout> out) {
         const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
         if (auto dw = depthwise_backward_filter_plan(ConvArgs::of(m_param), src, diff, grad))
             return dw;

@@ -1,0 +1,124 @@
+// Winograd filter gradients split along the output channels (src/x86/conv_filter_chunks.h): over
+// the scratchpad budget, the plain and the blocked filter gradient run in slices whose workspace is
+// well below the whole plan's, and still match naive; the budget's switch reads what it should.
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "naive/channel_blocked.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "src/x86/conv_filter_chunks.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+// Sets NEOMEG_WINOGRAD_SCRATCH_MB for a scope (unset where `value` is null) and restores it after.
+class ScratchBudgetEnv {
+public:
+    explicit ScratchBudgetEnv(const char* value) {
+        if (const char* old = std::getenv(kName))
+            m_old = old;
+        set(value);
+    }
+    ~ScratchBudgetEnv() { set(m_old ? m_old->c_str() : nullptr); }
+
+private:
+    static constexpr const char* kName = "NEOMEG_WINOGRAD_SCRATCH_MB";
+    static void set(const char* value) {
+        if (value)
+            setenv(kName, value, 1);
+        else
+            unsetenv(kName);
+    }
+    std::optional<std::string> m_old;
+};
+
+// The largest difference from naive over the gradient's largest magnitude.
+template <class Op>
+double error_against_naive(Op& op, const std::vector<HostTensor>& in, const TensorShape& grad) {
+    auto got = run_op(op, in, {grad});
+    auto naive = Handle::make_naive();
+    auto ref = naive->create_operator<Op>();
+    ref->param() = op.param();
+    auto want = run_op(*ref, in, {grad});
+    auto g = got[0].values(), w = want[0].values();
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+        err = std::max(err, std::abs(g[i] - w[i]));
+        scale = std::max(scale, std::abs(w[i]));
+    }
+    return err / scale;
+}
+
+// conv_algo.cpp's bound for Winograd F(4x4, 3x3) against naive, relative to the largest output.
+constexpr double kWinogradTolerance = 1e-5;
+
+// 128 channels, 16x16, batch 2 (32 tiles): the default rule gives Winograd for the filter
+// gradient, whose whole plan measured 17 MiB of workspace (about 9 MiB of it the same at any
+// channel count), so a 2 MiB budget splits it as far as Winograd goes: 4 slices of 32 channels,
+// 11 MiB.
+template <class Op>
+void expect_split_within_budget(Handle& handle, const std::vector<HostTensor>& in,
+                                const TensorShape& grad) {
+    param::Convolution p;
+    p.padding = {1, 1};
+    std::vector<TensorLayout> layouts{in[0].layout(), in[1].layout(),
+                                      TensorLayout(grad, dtype::Float32)};
+    auto whole = handle.create_operator<Op>();
+    whole->param() = p;
+    EXPECT_LT(error_against_naive(*whole, in, grad), kWinogradTolerance);
+    if (last_kernel(*whole).find("wino") == std::string::npos)
+        GTEST_SKIP() << "oneDNN has no Winograd kernel on this CPU: " << last_kernel(*whole);
+    const size_t whole_ws = whole->get_workspace_in_bytes(std::span(layouts).first(2),
+                                                          std::span(layouts).subspan(2));
+    ASSERT_GT(whole_ws, size_t{4} << 20) << "the shape no longer needs a split at 2 MiB";
+    EXPECT_EQ(last_kernel(*whole).find("slices"), std::string::npos) << last_kernel(*whole);
+
+    ScratchBudgetEnv env("2");
+    auto split = handle.create_operator<Op>();
+    split->param() = p;
+    EXPECT_LT(error_against_naive(*split, in, grad), kWinogradTolerance);
+    EXPECT_NE(last_kernel(*split).find("wino"), std::string::npos) << last_kernel(*split);
+    EXPECT_NE(last_kernel(*split).find("output-channel slices"), std::string::npos)
+            << last_kernel(*split);
+    const size_t split_ws = split->get_workspace_in_bytes(std::span(layouts).first(2),
+                                                          std::span(layouts).subspan(2));
+    EXPECT_LT(split_ws, whole_ws * 3 / 4);
+}
+
+}  // namespace
+
+TEST_F(X86, WinogradFilterGradientSplitsToItsScratchBudgetPlain) {
+    std::mt19937 rng(21);
+    const size_t c = 128;
+    auto src = random_tensor({2, c, 16, 16}, rng), diff = random_tensor({2, c, 16, 16}, rng);
+    expect_split_within_budget<ConvolutionBackwardFilter>(*handle, {src, diff}, {c, c, 3, 3});
+}
+
+TEST_F(X86, WinogradFilterGradientSplitsToItsScratchBudgetBlocked) {
+    std::mt19937 rng(22);
+    const size_t c = 128, block = 16;
+    auto src = block_ref(random_tensor({2, c, 16, 16}, rng), block);
+    auto diff = block_ref(random_tensor({2, c, 16, 16}, rng), block);
+    expect_split_within_budget<ConvolutionBackwardFilterBlocked>(*handle, {src, diff},
+                                                                 {c, c, 3, 3});
+}
+
+TEST(X86ConvFilterChunks, TheBudgetSwitchReadsPositiveMebibytes) {
+    {
+        ScratchBudgetEnv env(nullptr);
+        EXPECT_EQ(x86::winograd_filter_scratch_budget(), size_t{32} << 20);
+    }
+    {
+        ScratchBudgetEnv env("5");
+        EXPECT_EQ(x86::winograd_filter_scratch_budget(), size_t{5} << 20);
+    }
+    for (const char* bad : {"0", "-3", "4MB", "lots"}) {
+        ScratchBudgetEnv env(bad);
+        EXPECT_EQ(x86::winograd_filter_scratch_budget(), size_t{32} << 20) << bad;
+    }
+}
