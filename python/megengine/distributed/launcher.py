@@ -18,7 +18,7 @@ import traceback
 
 from ..core import _imperative_rt as _rt
 from ..device import get_device_count, is_cuda_available
-from .group import _set_machine_ranks, init_process_group
+from .group import _set_machine_ranks, _shutdown, init_process_group
 from .server import Server
 
 __all__ = ["launcher"]
@@ -103,8 +103,13 @@ def _run_wrapped(
         data = pickle.dumps(("error", rank, tb, exc_data))
     conn.send_bytes(data)
     conn.close()
-    # Skip atexit handlers and finalizers inherited from the parent by fork.
-    os._exit(0)
+    # This rank's connections close with a goodbye: the store tells the peers that it left
+    # rather than that it was killed.
+    try:
+        _shutdown()
+    finally:
+        # Skip atexit handlers and finalizers inherited from the parent by fork.
+        os._exit(0)
 
 
 def _stop(procs):
