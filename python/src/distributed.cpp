@@ -814,7 +814,28 @@ void init_distributed(py::module_& m) {
 #if NEOMEG_WITH_GLOO
     d.attr("gloo_available") = true;
     // Subclasses of RuntimeError and TimeoutError, so that callers can catch either.
-    py::register_exception<dist::CommError>(d, "CommError", PyExc_RuntimeError);
+    // A CommError's message gets what the rendezvous store knows of the job's ranks (which one
+    // left first: the rank killed mid-collective, rather than a peer that failed because of it)
+    // from megengine.distributed.group._explain_comm_error, on the thread that raises it, with
+    // the GIL.
+    static py::handle comm_error =
+            py::exception<dist::CommError>(d, "CommError", PyExc_RuntimeError).release();
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p)
+                std::rethrow_exception(p);
+        } catch (const dist::CommError& e) {
+            std::string msg = e.what();
+            try {
+                msg = py::module_::import("megengine.distributed.group")
+                              .attr("_explain_comm_error")(msg)
+                              .cast<std::string>();
+            } catch (const std::exception&) {
+                // the package is not importable here: the message as it was
+            }
+            PyErr_SetString(comm_error.ptr(), msg.c_str());
+        }
+    });
     py::register_exception<dist::StoreTimeout>(d, "StoreTimeout", PyExc_TimeoutError);
     py::class_<PyWork>(d, "Work", "An all-reduce started by Communicator.all_reduce_async.")
             .def("wait", &PyWork::wait,

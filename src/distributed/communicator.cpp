@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string_view>
 #include <thread>
@@ -201,6 +202,26 @@ struct Communicator::Impl {
     // confined to the same one.
     std::shared_ptr<gloo::rendezvous::Context> reverse;
     Millis timeout;
+    // Every socket address ("host:port") of every peer, with its rank.
+    std::vector<std::pair<std::string, int>> peer_addresses;
+
+    // A failed collective's error. Gloo's name the peer by its socket address only; the rank
+    // behind it is what the user can act on.
+    CommError failure(const char* op_name, int rank, int size, const gloo::Exception& e) const {
+        std::string what = e.what();
+        std::string peer;
+        for (const auto& address : rendezvous::addresses_in(what)) {
+            for (const auto& [known, r] : peer_addresses) {
+                if (known == address && peer.empty())
+                    peer = "rank " + std::to_string(r) + " (" + address + ")";
+            }
+        }
+        std::string how =
+                peer.empty() ? " (a peer died, disconnected or timed out): "
+                             : ": lost the connection to " + peer + ", which died or closed it: ";
+        return CommError(std::string("distributed ") + op_name + " failed on rank " +
+                         std::to_string(rank) + " of " + std::to_string(size) + how + what);
+    }
 
     // Before a collective posts its messages (loop_affinity.h says why).
     void keep_loop_away() {
@@ -297,16 +318,15 @@ void Work::finish(std::exception_ptr error) {
     m_done_cv.notify_all();
 }
 
-// Gloo's errors name the failing socket; ours say which call and rank saw it.
-#define NM_GLOO_CALL(op_name, ...)                                                       \
-    do {                                                                                 \
-        try {                                                                            \
-            __VA_ARGS__;                                                                 \
-        } catch (const gloo::Exception& e) {                                             \
-            throw CommError(std::string("distributed ") + op_name + " failed on rank " + \
-                            std::to_string(m_rank) + " of " + std::to_string(m_size) +   \
-                            " (a peer died, disconnected or timed out): " + e.what());   \
-        }                                                                                \
+// Gloo's errors name the failing socket; ours say which call and rank saw it, and which rank
+// the socket led to.
+#define NM_GLOO_CALL(op_name, ...)                             \
+    do {                                                       \
+        try {                                                  \
+            __VA_ARGS__;                                       \
+        } catch (const gloo::Exception& e) {                   \
+            throw m_impl->failure(op_name, m_rank, m_size, e); \
+        }                                                      \
     } while (0)
 
 Communicator::Communicator(Store& store, const std::string& prefix, int rank, int size,
@@ -352,13 +372,42 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     // return and leave at once, that peer's rendezvous would fail with "connection closed". So
     // the constructor returns only when every rank has connected, which they say through the
     // store (a Gloo barrier could not name a rank that stopped).
-    auto stopped = rendezvous::meet(store, prefix + "connected/", rank, size, deadline);
+    // The meeting's values are the ranks' socket addresses, which name a peer in the errors.
+    auto mine = rendezvous::own_socket_addresses();
+    auto stopped = rendezvous::meet(store, prefix + "connected/", rank, size, deadline, mine);
     if (!stopped.empty())
         throw CommError("distributed rendezvous failed on rank " + std::to_string(rank) + " of " +
                         std::to_string(size) + ": it connected, but " +
                         rendezvous::name_ranks(stopped) + " did not finish connecting within " +
                         rendezvous::seconds(timeout) +
                         " (the group's timeout): died or stopped during the rendezvous?");
+    auto lines = [](const std::vector<char>& value) {
+        std::vector<std::string> out;
+        std::string text(value.begin(), value.end());
+        for (size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos;
+             begin = end + 1)
+            out.push_back(text.substr(begin, end - begin));
+        return out;
+    };
+    // An address that is this process's own, or more than one peer's, names nobody: ranks that
+    // are threads of one process (the C++ tests) list the same sockets.
+    std::map<std::string, int> owner;
+    for (const auto& address : lines(mine))
+        owner[address] = -1;
+    for (int r = 0; r < size; ++r) {
+        if (r == rank)
+            continue;
+        auto value = store.get(prefix + "connected/" + std::to_string(r),
+                               rendezvous::time_left(deadline));
+        for (const auto& address : lines(value)) {
+            auto [it, fresh] = owner.emplace(address, r);
+            if (!fresh && it->second != r)
+                it->second = -1;
+        }
+    }
+    for (const auto& [address, r] : owner)
+        if (r >= 0)
+            m_impl->peer_addresses.emplace_back(address, r);
 }
 
 // The worker thread (Impl's destructor) ends before the Gloo context it uses.

@@ -28,9 +28,19 @@ std::string name_ranks(const std::vector<int>& ranks);
 std::vector<size_t> wait_for_keys(Store& store, const std::vector<std::string>& keys,
                                   Clock::time_point deadline);
 
-// This rank writes `prefix` + "<rank>" and waits until `deadline` for the other ranks' keys;
-// returns the ranks still missing then (empty when all came).
+// This rank writes `prefix` + "<rank>" (with `value`) and waits until `deadline` for the other
+// ranks' keys; returns the ranks still missing then (empty when all came).
 std::vector<int> meet(Store& store, const std::string& prefix, int rank, int size,
-                      Clock::time_point deadline);
+                      Clock::time_point deadline, const std::vector<char>& value = {});
+
+// "127.0.0.1:40125": the local address of every IPv4 or IPv6 socket this process has open
+// (Linux's /proc/self/fd; none elsewhere), one a line. A rank's transport sockets are among
+// them, so a peer can tell which rank an address in a transport error belongs to: the listening
+// socket a peer connected to, or the connecting socket a peer accepted.
+std::vector<char> own_socket_addresses();
+
+// The "host:port" addresses in a transport error ("Read error [127.0.0.1]:40125: ..."), each
+// also with its port's bytes swapped (see the definition).
+std::vector<std::string> addresses_in(const std::string& message);
 
 }  // namespace neomeg::distributed::rendezvous

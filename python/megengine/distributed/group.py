@@ -357,6 +357,41 @@ def init_process_group(
         raise
 
 
+# Gloo's words for a connection that ended under a collective: the peer's process is gone or
+# going, and the store hears of it about as soon (its connection to the store closes too).
+_LOST_CONNECTION = ("closed", "reset", "Broken pipe", "Read error", "Write error")
+# How long a lost connection's error waits for the store to hear of the departure.
+_DEPARTURE_WAIT = 1.0
+
+
+def _explain_comm_error(message):
+    """``message`` of a CommError, with the job's first rank to leave named as the store saw
+    it: a rank killed mid-collective fails its direct peers, and they in turn the others, whose
+    own errors name only the peer they lost. Called by the extension's translation of CommError;
+    returns ``message`` unchanged when the store cannot tell (or is gone with its process)."""
+    sd = _sd
+    if sd is None or sd.client is None:
+        return message
+    lost = any(word in message for word in _LOST_CONNECTION)
+    try:
+        departed = sd.client._departed(min(_DEPARTURE_WAIT, sd.timeout) if lost else 0.0)
+    except (ConnectionError, TimeoutError, RuntimeError):
+        return message
+    others = [(r, bye) for r, bye in departed if r != sd.proc_rank]
+    if not others:
+        return message
+    rank, said_goodbye = others[0]
+    how = (
+        "it closed its connection after finishing, raising or exiting"
+        if said_goodbye
+        else "its connection dropped without a goodbye: the process was killed or crashed"
+    )
+    return (
+        f"{message} [rank {rank} of the job's {sd.world_size} was the first to leave, as the "
+        f"rendezvous store saw it: {how}]"
+    )
+
+
 def _time_left(deadline):
     # At least a moment: a wait past the deadline still looks once more.
     return max(deadline - time.monotonic(), 0.001)

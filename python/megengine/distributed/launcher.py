@@ -18,7 +18,7 @@ import traceback
 
 from ..core import _imperative_rt as _rt
 from ..device import get_device_count, is_cuda_available
-from .group import _set_machine_ranks, init_process_group
+from .group import _set_machine_ranks, _shutdown, group_barrier, init_process_group
 from .server import Server
 
 __all__ = ["launcher"]
@@ -86,6 +86,11 @@ def _run_wrapped(
         )
         _set_machine_ranks(machine_ranks)
         ret = func(*args, **kwargs)
+        if world_size > len(machine_ranks):
+            # As MegEngine: with ranks on other machines, none returns before all have finished,
+            # so the master's launcher (whose parent hosts the Server) does not return, and its
+            # script exit, while the others still need the store.
+            group_barrier()
         message = ("ok", rank, ret)
         try:
             data = pickle.dumps(message)
@@ -103,8 +108,13 @@ def _run_wrapped(
         data = pickle.dumps(("error", rank, tb, exc_data))
     conn.send_bytes(data)
     conn.close()
-    # Skip atexit handlers and finalizers inherited from the parent by fork.
-    os._exit(0)
+    # This rank's connections close with a goodbye: the store tells the peers that it left
+    # rather than that it was killed.
+    try:
+        _shutdown()
+    finally:
+        # Skip atexit handlers and finalizers inherited from the parent by fork.
+        os._exit(0)
 
 
 def _stop(procs):

@@ -69,11 +69,21 @@ def _recv_frame(sock):
 
 
 class _Store:
-    """The server's state: values by key, and a condition that wakes waiters on every change."""
+    """The server's state: values by key, the ranks that left each job, and a condition that
+    wakes waiters on every change."""
 
     def __init__(self):
         self.values = {}
+        # Job namespace -> [(rank, said_goodbye)] in the order their connections closed: the
+        # first rank to leave is what a failed collective's survivors need to hear about (a
+        # rank that failed because of it leaves later).
+        self.departed = defaultdict(list)
         self.cond = threading.Condition()
+
+    def depart(self, namespace, rank, said_goodbye):
+        with self.cond:
+            self.departed[namespace].append((rank, said_goodbye))
+            self.cond.notify_all()
 
     def wait(self, keys, timeout):
         with self.cond:
@@ -95,6 +105,11 @@ class _Store:
                 self.values[header["key"]] = str(value).encode()
                 self.cond.notify_all()
             return {"ok": True, "value": value}, b""
+        if op == "departed":
+            with self.cond:
+                gone = self.departed[header["namespace"]]
+                self.cond.wait_for(lambda: gone, float(header["timeout"]))
+                return {"ok": True, "departed": list(gone)}, b""
         if op in ("get", "wait", "pop"):
             keys = header["keys"] if op == "wait" else [header["key"]]
             missing = self.wait(keys, float(header["timeout"]))
@@ -112,10 +127,25 @@ class _Handler(socketserver.BaseRequestHandler):
     def setup(self):
         with self.server.lock:
             self.server.connections.add(self.request)
+        # Which rank of which job this connection is ("hello"), and whether it said goodbye.
+        self.identity = None
+        self.said_goodbye = False
 
     def finish(self):
         with self.server.lock:
             self.server.connections.discard(self.request)
+        if self.identity is not None:
+            self.server.store.depart(*self.identity, self.said_goodbye)
+
+    def _session_op(self, header):
+        # The ops about this connection rather than the store's values.
+        if header.get("op") == "hello":
+            self.identity = (str(header["namespace"]), int(header["rank"]))
+            return {"ok": True}
+        if header.get("op") == "bye":
+            self.said_goodbye = True
+            return {"ok": True}
+        return None
 
     def handle(self):
         sock = self.request
@@ -126,7 +156,9 @@ class _Handler(socketserver.BaseRequestHandler):
             except (ConnectionError, OSError, struct.error, ValueError):
                 return
             try:
-                reply, data = self.server.store.handle(header, payload)
+                reply, data = self._session_op(header), b""
+                if reply is None:
+                    reply, data = self.server.store.handle(header, payload)
             except (KeyError, TypeError, ValueError) as exc:
                 reply, data = {"ok": False, "error": "bad_request", "message": str(exc)}, b""
             try:
@@ -267,6 +299,19 @@ class Client:
         self._namespace = f"__s{session}/"
         self._barrier_gen.clear()
         self._bcast_gen.clear()
+        # The server notes when this connection closes, and whether close() said goodbye first:
+        # a rank killed mid-collective is named to its peers as the one that left (_departed).
+        self._request({"op": "hello", "namespace": self._namespace, "rank": rank})
+
+    def _departed(self, timeout=0.0):
+        """The ranks of this client's job whose connections to the server have closed, in the
+        order they closed, as ``(rank, said_goodbye)``; waits up to ``timeout`` seconds for the
+        first one. ``said_goodbye`` is False for a process that was killed or crashed (it
+        never reached ``close``)."""
+        reply, _ = self._request(
+            {"op": "departed", "namespace": self._namespace, "timeout": float(timeout)}
+        )
+        return [(int(r), bool(bye)) for r, bye in reply["departed"]]
 
     def _open(self):
         deadline = time.monotonic() + self.timeout
@@ -638,5 +683,8 @@ class Client:
             >>> c.close(); c.close(); server.close()
         """
         if self._sock is not None:
+            if self._namespace:
+                with contextlib.suppress(ConnectionError):
+                    self._request({"op": "bye"})
             self._sock.close()
             self._sock = None

@@ -361,3 +361,77 @@ def test_without_launcher_a_rank_that_never_joins_times_out(present):
         assert "ConnectionError: init_process_group: rank 1 of 2" in err, err
         assert "did rank 0 start" in err, err
     assert elapsed < 15, elapsed
+
+
+# Every rank all-reduces 4 MB in a loop; rank ``who`` is SIGKILLed by a thread of its own while
+# its loop runs, so most likely inside a collective. A survivor prints when its loop broke.
+_KILL_MID_SCRIPT = """
+import os, signal, sys, threading, time, numpy as np, megengine as mge
+import megengine.distributed as dist, megengine.functional as F
+who = int(sys.argv[1])
+dist.init_process_group(timeout=float(os.environ["TIMEOUT"]))
+x = mge.Tensor(np.ones(1 << 20, dtype="float32"))
+F.distributed.all_reduce_sum(x).numpy()  # everyone is connected
+if dist.get_rank() == who:
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
+try:
+    while True:
+        F.distributed.all_reduce_sum(x).numpy()
+finally:
+    print("broke", flush=True)
+"""
+
+
+@pytest.mark.parametrize("world_size, who", [(2, 1), (2, 0), (3, 1)])
+def test_a_rank_killed_mid_collective_is_named_by_the_survivors(world_size, who):
+    # Rank ``who`` dies inside an all-reduce loop. Each survivor fails with a CommError naming
+    # it: directly (its socket's address mapped to the rank), or, for a survivor that lost a
+    # peer that failed because of it, through the store, which saw the killed rank leave first
+    # without a goodbye. When the killed rank hosted the store (rank 0) the address says it.
+    port = _free_port()
+    procs = {}
+    for rank in range(world_size):
+        env = dict(
+            os.environ,
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            WORLD_SIZE=str(world_size),
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+            TIMEOUT="60",
+        )
+        procs[rank] = subprocess.Popen(
+            [sys.executable, "-c", _KILL_MID_SCRIPT, str(who)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    outs = {}
+    try:
+        for rank, p in procs.items():
+            # A hang guard only, but under the group's timeout: the error must not wait for it.
+            out, err = p.communicate(timeout=45)
+            outs[rank] = (p.returncode, out, err)
+    finally:
+        for p in procs.values():
+            p.kill()
+            p.wait()
+    assert outs[who][0] == -signal.SIGKILL, outs[who]
+    for rank in set(range(world_size)) - {who}:
+        code, out, err = outs[rank]
+        assert code == 1 and "broke" in out, (rank, code, out, err)
+        error = err.strip().splitlines()[-1]
+        assert "CommError: distributed all_reduce failed on rank" in error, err
+        named_by_address = re.search(
+            rf"lost the connection to rank {who} \(127\.0\.0\.1:\d+\)", error
+        )
+        named_by_store = re.search(
+            rf"rank {who} of the job's {world_size} was the first to leave.*killed or crashed",
+            error,
+        )
+        assert named_by_address or named_by_store, error
+        if who == 0:  # the store went with rank 0: only the address can say
+            assert named_by_address, error
+        if world_size == 2 and who == 1:  # both ways
+            assert named_by_address and named_by_store, error

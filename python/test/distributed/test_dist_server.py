@@ -124,3 +124,25 @@ def test_send_recv_flags_are_read_once(server):
         _client(server, timeout=0.2).check_is_grad("send/0")
     with pytest.raises(TypeError, match="iterable of ints"):
         a.set_remote_tracer("k", 3)
+
+
+def test_the_server_records_which_ranks_left_and_how(server):
+    # Three ranks of a job; rank 2's process dies (its socket closes, no goodbye), then rank 1
+    # closes its client. Rank 0 hears of both, in that order; another job's ranks of nothing.
+    clients = [_client(server) for _ in range(3)]
+    for rank in (0, 1, 2):
+        clients[rank]._join_session(rank, 3)
+    assert clients[0]._departed() == []
+    start = time.monotonic()
+    assert clients[0]._departed(timeout=0.2) == []  # waits for a first one that never comes
+    assert time.monotonic() - start >= 0.15
+    clients[2]._sock.shutdown(socket.SHUT_RDWR)  # as the kernel does for a killed process
+    assert clients[0]._departed(timeout=5) == [(2, False)]
+    clients[1].close()
+    deadline = time.monotonic() + 5
+    while len(clients[0]._departed()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert clients[0]._departed() == [(2, False), (1, True)]
+    other = _client(server)
+    other._join_session(0, 1)
+    assert other._departed() == []

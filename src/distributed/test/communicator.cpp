@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "rendezvous.h"       // the addresses that name a peer in errors
 #include "ring_all_reduce.h"  // the size limits of its algorithms
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -665,4 +671,32 @@ TEST(Communicator, AsyncAllReduceWithADeadPeerFailsItsWork) {
     float x = 1, y = 0;
     auto work = comm.all_reduce_async(&x, &y, 1, dnn::dtype::Float32, ReduceOp::Sum);
     EXPECT_THROW(work->wait(), CommError);
+}
+
+TEST(Rendezvous, TransportErrorAddressesAreReadAsPrintedAndByteSwapped) {
+    // 9092 is 0x2384: Debian's Gloo prints port 0x8423 = 33827 so.
+    auto found = rendezvous::addresses_in(
+            "[pair.cc:589] Read error [127.0.0.1]:9092: Connection reset by peer");
+    EXPECT_EQ(found, (std::vector<std::string>{"127.0.0.1:9092", "127.0.0.1:33827"}));
+    found = rendezvous::addresses_in("Connection closed by peer [::1]:256 and [10.0.0.2]:1");
+    EXPECT_EQ(found, (std::vector<std::string>{"::1:256", "::1:1", "10.0.0.2:1", "10.0.0.2:256"}));
+    // A bracket that is no address: a file name, a port too large, no port.
+    EXPECT_TRUE(rendezvous::addresses_in("[./gloo/pair.cc:12] [x]:70000 [y]: [z]").empty());
+}
+
+TEST(Rendezvous, OwnSocketAddressesListAListeningSocket) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    socklen_t len = sizeof(addr);
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    std::string expect = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "\n";
+    auto listed = rendezvous::own_socket_addresses();
+    close(fd);
+    EXPECT_NE(std::string(listed.begin(), listed.end()).find(expect), std::string::npos);
+    listed = rendezvous::own_socket_addresses();
+    EXPECT_EQ(std::string(listed.begin(), listed.end()).find(expect), std::string::npos);
 }
