@@ -11,7 +11,9 @@ namespace neomeg::graph {
 class OperatorNode;
 
 // Reorders `order` (a topological order of its nodes) so that every node `takes_no_arena`
-// accepts runs as soon as the nodes producing its inputs have run; the others keep their
+// accepts (the caller's test, which must refuse nodes whose place matters beyond their inputs,
+// such as a collective that its peers wait for) runs as soon as the nodes producing its inputs
+// have run; the others keep their
 // relative order. Such a node adds nothing to the bytes live at any step, so running it early
 // can only end its inputs' lifetimes sooner. A training step's optimizer updates are the case
 // this is for: written where the step's code calls `opt.step()`, after the whole backward, they
