@@ -68,10 +68,11 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     m_output_vars = std::move(outputs);
     std::unordered_set<const VarNode*> is_output(m_output_vars.begin(), m_output_vars.end());
     // A node whose outputs all get fresh storage, with no workspace, takes nothing from the arena.
-    // Custom ops (megengine.distributed's collectives: every rank must run them in the same
-    // order) and random ops keep their place.
+    // Custom ops other than our fused elementwise kernels (megengine.distributed's collectives:
+    // every rank must run them in the same order) and random ops keep their place.
     auto takes_no_arena = [&](const OperatorNode* node) {
-        if (node->op().kind() == OpKind::Custom || node->op().seed())
+        const OpDef& op = node->op();
+        if ((op.kind() == OpKind::Custom && !dynamic_cast<const FusedElemwise*>(&op)) || op.seed())
             return false;
         std::vector<dnn::TensorLayout> in_layouts, out_layouts;
         for (const VarNode* out : node->outputs()) {

@@ -4,6 +4,7 @@
 
 #include "graph_test_util.h"
 #include "neomeg/dnn/params/reduce.h"
+#include "neomeg/op/defs/linalg.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;
@@ -160,6 +161,37 @@ TEST(MemoryPlanner, ArenaFreeNodesRunAsSoonAsTheirInputsAreReady) {
     auto want = reference_eval(g, {v, update}, {{x, xv}});
     expect_near(floats(exe->output(0)), want[0]);
     expect_near(floats(exe->output(1)), want[1]);
+}
+
+// The same where the update is a chain the fusion pass turns into one FusedElemwise (an optimizer
+// update's form), a custom op but as free to move as an Elemwise: `a` (a matrix product,
+// which nothing fuses) dies before the chain of products runs.
+TEST(MemoryPlanner, FusedElementwiseUpdatesRunAsSoonAsTheirInputsAreReady) {
+    ComputingGraph g;
+    auto* x = g.input("x", {64, 64}, dnn::dtype::Float32, cpu());
+    auto* y = g.input("y", {64, 64}, dnn::dtype::Float32, cpu());
+    VarNode* a = g.insert1(ops::MatrixMul(), {x, x});
+    VarNode* c = g.insert1(ops::MatrixMul(), {y, y});
+    VarNode* v = g.insert1(ops::MatrixMul(), {c, c});
+    // Two FUSE_MUL_ADD3 steps, as SGD with momentum writes its update (m' = g * s + m,
+    // p' = m' * lr + p), both outputs of the step: fused into one kernel that writes m' as an
+    // output and needs no workspace.
+    VarNode* m2 = g.insert1(elemwise(Mode::FUSE_MUL_ADD3), {a, x, y});
+    VarNode* update = g.insert1(elemwise(Mode::FUSE_MUL_ADD3), {m2, y, x});
+    auto exe = g.compile({v, m2, update});
+    expect_valid_plans(*exe);
+    // Created last and run last, the update kept `a` live beside `c`: two buffers and a product's
+    // workspace; run early, one buffer and the workspace (a few hundred bytes, oneDNN's choice).
+    const size_t buf = 64 * 64 * 4;
+    EXPECT_LT(exe->live_peak_bytes(), 2 * buf);
+    std::mt19937 rng(11);
+    auto xv = random_floats(64 * 64, rng), yv = random_floats(64 * 64, rng);
+    exe->set_input("x", tensor(xv, {64, 64}));
+    exe->set_input("y", tensor(yv, {64, 64}));
+    exe->execute();
+    auto want = reference_eval(g, {v, m2, update}, {{x, xv}, {y, yv}});
+    for (size_t i = 0; i < 3; ++i)
+        expect_near(floats(exe->output(i)), want[i], 1e-4);
 }
 
 // Random DAGs of elementwise ops, broadcasts and reductions over shapes {8,16}, {1,16}, {8,1}:
