@@ -27,6 +27,7 @@ MODELS = [
     "topk",
     "roi",
     "prefix",
+    "nms",
 ]
 
 

@@ -1,7 +1,8 @@
 // Conversions of MegEngine's resampling operators: Resize (F.nn.interpolate's nearest and
 // bilinear), WarpPerspective (F.vision.warp_perspective, and F.nn.interpolate's bilinear with
 // align_corners, which MegEngine computes as a warp), Padding (F.nn.pad), and the RoI poolings of
-// detection heads, ROIAlign and ROIPooling (F.vision.roi_align, F.vision.roi_pooling). Output sizes
+// detection heads, ROIAlign and ROIPooling (F.vision.roi_align, F.vision.roi_pooling), with their
+// box selection, NMSKeep (F.vision.nms). Output sizes
 // are input values (MegEngine's shape vars): the import needs them known when the model loads, as
 // NeoMeg's ops take them as params. MegEngine's enums are mapped by meaning
 // (dnn/scripts/opr_param_defs.py); NHWC formats and other interpolations are refused by name.
@@ -207,6 +208,18 @@ Outs roi_pooling(Converter& c, const fbs::Operator& op, Inputs in) {
     return c.insert(ops::ROIPooling(q), in.first(2));
 }
 
+// NMSKeep(boxes (B, N, 4)): indices (B, max_output) and count (B,), as NeoMeg's op. F.vision.nms
+// writes its Argsort and gathers around it, and cuts the indices by the count with a Subtensor
+// whose end is computed (mge_oprs_shape.cpp's computed_prefix).
+Outs nms_keep(Converter& c, const fbs::Operator& op, Inputs in) {
+    require(in.size() == 1, str_cat("takes 1 input, the file gives ", in.size()));
+    const auto& p = param_of<fbs::NMSKeep>(op, fbs::OperatorParam::NMSKeep);
+    dnn::param::NMSKeep q;
+    q.iou_thresh = p.iou_thresh();
+    q.max_output = p.max_output();
+    return c.insert(ops::NMSKeep(q), in);
+}
+
 }  // namespace
 
 void add_resample_conversions(ConversionTable& t) {
@@ -223,6 +236,9 @@ void add_resample_conversions(ConversionTable& t) {
         t[n] = roi_align;
     for (const char* n : {"ROIPooling", "ROIPoolingForward"})
         t[n] = roi_pooling;
+    // NMSKeepMGB is the name MegEngine registers it under (nms_opr.cpp's MGB_SEREG_OPR).
+    for (const char* n : {"NMSKeep", "NMSKeepMGB"})
+        t[n] = nms_keep;
 }
 
 }  // namespace neomeg::serialization::mge

@@ -55,6 +55,34 @@ def points(*shape, lo=-2.0, hi=8.0):
     return lambda rng: rng.uniform(lo, hi, shape).astype("float32")
 
 
+def boxes(n, spread=30.0, size=15.0):
+    """n boxes (x1, y1, x2, y2) with sides up to ``size`` within ``spread``: many overlap."""
+
+    def make(rng):
+        xy = rng.uniform(0, spread, (n, 2))
+        return np.concatenate([xy, xy + rng.uniform(1, size, (n, 2))], axis=1).astype("float32")
+
+    return make
+
+
+def _greedy_nms(b, s, thresh, max_output=None):
+    """Greedy NMS by IoU in float64 (division where the union is positive), the highest score
+    first, of equal scores the later box (MegEngine's descending Argsort)."""
+    b = b.astype("float64")
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    keep = []
+    for i in sorted(range(len(s)), key=lambda i: (-s[i], -i)):
+        if max_output is not None and len(keep) == max_output:
+            break
+        w = np.clip(np.minimum(b[i, 2], b[keep, 2]) - np.maximum(b[i, 0], b[keep, 0]), 0, None)
+        h = np.clip(np.minimum(b[i, 3], b[keep, 3]) - np.maximum(b[i, 1], b[keep, 1]), 0, None)
+        inter = w * h
+        union = area[i] + area[keep] - inter
+        if not np.any((union > 0) & (inter > thresh * union)):
+            keep.append(i)
+    return np.array(keep, "int32")
+
+
 def _softmax(x, axis):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -137,6 +165,10 @@ SAMPLES = [
              lambda a: ((a * 2)[a > 0], np.flatnonzero(a > 0)), cpp=True),
     OpSample("non_zero", lambda a: F.non_zero(a > 0), args(f32(2, 5)), (I32,),
              lambda a: np.argwhere(a > 0), cpp=True),
+    OpSample("nms", lambda b, s: F.vision.nms(b, s, 0.4, max_output=12), args(boxes(30), f32(30)),
+             (I32,), lambda b, s: _greedy_nms(b, s, 0.4, 12), cpp=True),
+    OpSample("nms/all", lambda b, s: F.vision.nms(b, s, 0.25), args(boxes(20), f32(20)), (I32,),
+             lambda b, s: _greedy_nms(b, s, 0.25)),
     OpSample("two_outputs", lambda a: (a + 1, a * a), args(f32(3)), (F32, F32),
              lambda a: (a + 1, a * a), cpp=True),
     # linear algebra and neural-network ops

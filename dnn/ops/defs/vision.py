@@ -284,3 +284,25 @@ op(
     outputs=["src_grad", "trans_grad"],
     param=DEFORMABLE_PSROI_POOLING,
 )
+
+op(
+    "NMSKeep",
+    "Greedy non-maximum suppression of boxes already sorted by score (MegEngine's NMSKeep): in "
+    "each batch item of boxes (B, N, 4) float32 rows (x1, y1, x2, y2), box i is kept unless "
+    "a box kept before it overlaps it, inter > (area_i + area_j - inter) * iou_thresh in "
+    "float32 (no division: a zero union suppresses nothing), until max_output are kept. "
+    "indices (B, max_output) int32 lists the kept boxes in input order, its entries past the "
+    "count repeating the last kept index (0 where none is); count (B,) int32 is the number kept. "
+    "The output shapes follow from the input's shape and the param (static); the count gives "
+    "the data-dependent part.",
+    inputs=["boxes"],
+    outputs=["indices", "count"],
+    param=params(
+        "NMSKeep",
+        "IoU threshold and output capacity of NMSKeep (MegEngine's param, the same order).",
+        field(
+            "iou_thresh", "float32", 0.0, "a box whose IoU with a kept box exceeds this is dropped"
+        ),
+        field("max_output", "uint32", 0, "boxes kept at most per batch item: indices' last axis"),
+    ),
+)

@@ -1,8 +1,9 @@
 """Image functions (``F.vision.nms``, ``F.vision.cvt_color``, ...), as MegEngine's
 ``megengine.functional.vision``.
 
-``interpolate`` is :func:`megengine.functional.nn.interpolate`. ``nms`` selects boxes on the
-host (its result's length depends on the data); ``cvt_color`` is composed of elementwise ops and
+``interpolate`` is :func:`megengine.functional.nn.interpolate`. ``nms`` runs the Argsort and
+NMSKeep ops and keeps the part of NMSKeep's fixed-size output its count gives (the result's
+length depends on the data, also in a traced graph); ``cvt_color`` is composed of elementwise ops and
 is differentiable. ``warp_perspective`` runs the WarpPerspective op (``dnn/ops/defs/vision.py``),
 differentiable for the image and the matrices; ``warp_affine`` is that warp with the projective
 row (0, 0, 1). ``remap`` runs the Remap op, differentiable for the image and the map;
@@ -16,10 +17,11 @@ import numpy as np
 
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
+from ..core.tensor import shape_dim as _shape_dim
+from ..core.tensor import symbolic_shape as _symbolic_shape
 from ..core.tensor.array_method import Tensor, as_tensor, cached_op
 from ..core.tensor.array_method import elemwise as _elemwise
 from ..core.tensor.array_method import transpose as _dimshuffle
-from ..jit.tracing import exclude_from_trace
 from .nn import _float_input, _int_input, _tuple, interpolate
 from .tensor import broadcast_to, concat
 
@@ -40,12 +42,17 @@ def nms(boxes, scores, iou_thresh, max_output=None):
     """Greedy non-maximum suppression: visits the boxes from the highest score down and keeps a
     box unless its intersection-over-union with a box already kept is above ``iou_thresh``.
 
-    The boxes are read on the host, so the result carries no gradient, and under
-    :func:`~megengine.jit.trace` the selection runs on every call (such a trace does not replay
-    a compiled graph). Equal scores keep their input order.
+    As MegEngine's: the boxes are sorted by score (Argsort), gathered in that order and given to
+    the NMSKeep op (``dnn/ops/defs/vision.py``), whose indices are cut to the count it returns.
+    The overlap test is NMSKeep's, ``inter > union * iou_thresh`` in float32. Under
+    :func:`~megengine.jit.trace` the ops are recorded, so a trace replays its compiled graph on
+    new boxes and scores (the result's length follows the data) and ``trace.dump`` writes them.
+    With ``max_output`` None the capacity is the number of boxes of the call that was traced
+    (MegEngine's rule), so a dump refuses to declare that dimension dynamic. The result carries
+    no gradient. Of equal scores the later box comes first (MegEngine's descending Argsort).
 
     Args:
-        boxes: (N, 4) boxes as (x1, y1, x2, y2), with x1 <= x2 and y1 <= y2.
+        boxes: (N, 4) boxes as (x1, y1, x2, y2), with x1 <= x2 and y1 <= y2; read as float32.
         scores: (N,) score of each box.
         iou_thresh: a box whose IoU with a kept box exceeds this is dropped.
         max_output: keep at most this many boxes; all that survive when None.
@@ -70,36 +77,34 @@ def nms(boxes, scores, iou_thresh, max_output=None):
         raise ValueError(f"{fname}: scores must have shape (N,), got {s.shape}")
     if b.shape[0] != s.shape[0]:
         raise ValueError(f"{fname}: {b.shape[0]} boxes but {s.shape[0]} scores")
-    if max_output is not None and int(max_output) < 0:
-        raise ValueError(f"{fname}: max_output must be >= 0, got {max_output}")
-    limit = b.shape[0] if max_output is None else int(max_output)
-    # The selection is host code: under jit.trace it must run on every call, not be recorded
-    # as a constant.
-    with exclude_from_trace():
-        keep = _greedy_nms(b.numpy().astype(np.float64), s.numpy(), float(iou_thresh), limit)
-        return Tensor(np.asarray(keep, np.int32), device=b.device)
-
-
-def _greedy_nms(boxes, scores, iou_thresh, limit):
-    order = np.argsort(-scores.astype(np.float64), kind="stable")
-    x1, y1, x2, y2 = boxes.T
-    area = (x2 - x1) * (y2 - y1)
-    alive = np.ones(len(order), bool)
-    keep = []
-    for rank, i in enumerate(order):
-        if len(keep) >= limit:
-            break
-        if not alive[rank]:
-            continue
-        keep.append(int(i))
-        rest = order[rank + 1 :]
-        w = np.maximum(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0)
-        h = np.maximum(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0)
-        inter = w * h
-        # MegEngine's test, inter > union * thresh, needs no division (an empty union is never
-        # suppressed).
-        alive[rank + 1 :] &= ~(inter > (area[i] + area[rest] - inter) * iou_thresh)
-    return keep
+    if max_output is not None and not 0 <= int(max_output) < 2**31:
+        raise ValueError(f"{fname}: max_output must be >= 0 and < 2**31, got {max_output}")
+    if s._dtype_name == "bool":
+        raise TypeError(f"{fname}: scores must be numbers, got dtype bool")
+    n = b.shape[0]
+    if max_output is None:
+        limit = n
+        if _shape_dim.follows_shapes():
+            # The op holds the traced call's box count: noted, so that trace.dump refuses to
+            # make that dimension dynamic rather than cut another call's boxes to it.
+            _shape_dim.TracedDim.of(b, 0, n).bake("F.vision.nms's capacity (max_output=None)")
+    else:
+        limit = int(max_output)
+    b = b.detach()
+    if b._dtype_name != "float32":
+        b = b.astype("float32")
+    order = _rt.apply(cached_op(builtin.Argsort, order="DESCENDING"), s.detach())[1]
+    ranked = _rt.apply(cached_op(builtin.IndexingMultiAxisVec, axes=(0,)), b, order)[0]
+    ranked = _rt.apply(cached_op(builtin.AddAxis, axis=(0,)), ranked)[0]
+    op = cached_op(builtin.NMSKeep, iou_thresh=float(iou_thresh), max_output=limit)
+    indices, count = _rt.apply(op, ranked)
+    row = _rt.apply(cached_op(builtin.RemoveAxis, axis=(0,)), indices)[0]
+    # The count read for the kept part's shape: under a trace the graph reads it from the op's
+    # output on every run (TakePrefix), so the read steers nothing the replay repeats.
+    tracing = _symbolic_shape.active()
+    kept = int((count._numpy_untraced() if tracing else count.numpy())[0])
+    row = _symbolic_shape.take_prefix(row, count, kept)
+    return _rt.apply(cached_op(builtin.IndexingMultiAxisVec, axes=(0,)), order, row)[0]
 
 
 # Each mode: (input channels, needs a float input, converter). The weights are those of

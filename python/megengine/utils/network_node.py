@@ -626,6 +626,7 @@ _MGE_CLASSES = {
     "PoolingForward": ("PoolingForward", "Pooling"),
     "AdaptivePoolingForward": ("AdaptivePoolingForward", "AdaptivePooling"),
     "ROIPooling": ("ROIPoolingForward", "ROIPooling"),
+    "NMSKeep": ("NMSKeep", "NMSKeep"),
     "ConvBias": ("ConvBiasForward", "ConvBias"),
     "BatchNormForward": ("BatchNormForward", "BatchNorm"),
     "ROIAlign": ("ROIAlignForward", "ROIAlign"),

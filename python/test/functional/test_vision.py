@@ -28,8 +28,9 @@ def iou(a, b):
 
 
 def nms_ref(boxes, scores, thresh, max_output=None):
-    """Greedy NMS one pair at a time: the highest remaining score wins, ties by index."""
-    remaining = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    """Greedy NMS one pair at a time: the highest remaining score wins, of equal scores the later
+    box (MegEngine's descending Argsort)."""
+    remaining = sorted(range(len(scores)), key=lambda i: (-scores[i], -i))
     keep = []
     while remaining and (max_output is None or len(keep) < max_output):
         best = remaining.pop(0)
@@ -60,9 +61,10 @@ def test_nms_max_output_ties_and_empty():
     for k in (0, 1, 3, len(full), len(full) + 5):
         out = F.vision.nms(boxes, scores, 0.4, max_output=k).numpy().tolist()
         assert out == full[:k]
-    # Equal scores keep the input order; identical boxes suppress each other.
+    # Of equal scores the later box comes first (MegEngine 1.13 gives [3, 2] too); identical
+    # boxes suppress each other.
     same = np.array([[0, 0, 4, 4]] * 3 + [[10, 10, 12, 12]], np.float32)
-    assert F.vision.nms(same, np.ones(4, np.float32), 0.5).numpy().tolist() == [0, 3]
+    assert F.vision.nms(same, np.ones(4, np.float32), 0.5).numpy().tolist() == [3, 2]
     # Touching boxes do not overlap; IoU exactly at the threshold is kept.
     half = np.array([[0, 0, 2, 2], [0, 0, 2, 1], [2, 0, 4, 2]], np.float32)
     assert F.vision.nms(half, [3.0, 2.0, 1.0], 0.5).numpy().tolist() == [0, 1, 2]
@@ -72,7 +74,7 @@ def test_nms_max_output_ties_and_empty():
 
 
 @pytest.mark.parametrize("symbolic", [False, True])
-def test_nms_under_trace_selects_on_every_call(symbolic):
+def test_nms_traces_into_a_graph_that_replays(symbolic):
     from megengine.jit import trace
 
     @trace(symbolic=symbolic)
@@ -84,8 +86,138 @@ def test_nms_under_trace_selects_on_every_call(symbolic):
         ([0.9, 0.8, 0.7], [0, 2]),
         ([0.1, 0.8, 0.7], [1, 2]),
         ([0.1, 0.8, 0.9], [2, 1]),
+        ([0.5, 0.5, 0.5], [2, 1]),  # MegEngine's tie order: the later box first
     ]:
         assert keep(boxes, mge.Tensor(np.array(scores, np.float32))).numpy().tolist() == want
+        assert keep._mode == "graph"  # the compiled graph ran, its result's length the data's
+    # Random boxes, replayed: the graph keeps as many as each call's data leaves.
+    boxes = random_boxes(50)
+    for _ in range(3):
+        scores = rng.uniform(size=50).astype(np.float32)
+        got = keep(mge.Tensor(boxes), mge.Tensor(scores)).numpy().tolist()
+        assert got == nms_ref(boxes, scores, 0.5)
+
+
+def test_nms_dumps_and_loads(tmp_path):
+    import io
+
+    from megengine.core.tensor.megbrain_graph import load_graph
+    from megengine.jit import trace
+    from megengine.utils.comp_graph_tools import GraphInference
+
+    @trace(capture_as_const=True)
+    def keep(b, s):
+        return F.vision.nms(b, s, 0.3, max_output=7)
+
+    boxes = random_boxes(40)
+    keep(mge.Tensor(boxes), mge.Tensor(rng.uniform(size=40).astype(np.float32)))
+    buf = io.BytesIO()
+    keep.dump(
+        buf,
+        arg_names=["boxes", "scores"],
+        output_names=["keep"],
+        input_shapes={"boxes": (-1, 4), "scores": (-1,)},
+    )
+    path = tmp_path / "nms.nmeg"
+    path.write_bytes(buf.getvalue())
+    g = GraphInference(str(path))
+    for seed in range(3):
+        scores = np.random.default_rng(seed).uniform(size=40).astype(np.float32)
+        want = nms_ref(boxes, scores, 0.3, 7)
+        got = g.run(boxes, scores)["keep"]
+        assert got.dtype == np.int32 and got.tolist() == want
+    # The box count is declared free: the graph follows another count (max_output was given).
+    for n in (12, 1, 0, 55):
+        b = random_boxes(n)
+        scores = rng.uniform(size=n).astype(np.float32)
+        got = g.run(inp_dict={"boxes": b, "scores": scores})["keep"]
+        assert got.tolist() == nms_ref(b, scores, 0.3, 7), n
+    out = load_graph(str(path)).output_vars_list  # the graph API reads it too
+    assert [(v.name, v.dtype) for v in out] == [("keep", np.int32)]
+
+
+def test_nms_capacity_of_none_is_the_traced_count():
+    from megengine.jit import TraceError, trace
+
+    @trace(capture_as_const=True)
+    def keep(b, s):
+        return F.vision.nms(b, s, 0.6)
+
+    boxes = random_boxes(30)
+    scores = rng.uniform(size=30).astype(np.float32)
+    assert keep(mge.Tensor(boxes), mge.Tensor(scores)).numpy().tolist() == nms_ref(
+        boxes, scores, 0.6
+    )
+    # MegEngine traces the box count as the capacity: a model with that count free would cut
+    # a larger call's boxes to it, so the dump refuses, naming the line.
+    with pytest.raises(TraceError, match="max_output=None"):
+        keep.dump(io_bytes(), arg_names=["b", "s"], input_shapes={"b": (-1, 4), "s": (-1,)})
+    keep.dump(io_bytes(), arg_names=["b", "s"])
+
+
+def io_bytes():
+    import io
+
+    return io.BytesIO()
+
+
+def test_nms_keep_op_against_numpy_greedy():
+    """The NMSKeep op alone (boxes already in score order): its padded indices and count against
+    an independent greedy loop, at edge shapes."""
+    from megengine.core._imperative_rt import apply
+
+    from megengine.core.ops import builtin
+
+    def run(b, thresh, cap):
+        idx, cnt = apply(builtin.NMSKeep(iou_thresh=thresh, max_output=cap), mge.Tensor(b))
+        return idx.numpy(), cnt.numpy()
+
+    def want(b, thresh, cap):
+        keep = nms_ref(b, -np.arange(len(b), dtype=np.float64), thresh, cap)
+        padded = keep + [keep[-1] if keep else 0] * (cap - len(keep))
+        return padded, len(keep)
+
+    cases = [
+        (random_boxes(25), 0.3),
+        (random_boxes(60, spread=10.0), 0.5),  # crowded: most suppressed
+        (np.array([[0, 0, 4, 4]] * 5, np.float32), 0.5),  # all but one suppressed
+        (np.array([[2, 2, 2, 2], [2, 2, 2, 2], [0, 0, 3, 3], [1, 1, 1, 5]], np.float32), 0.0),
+        (random_boxes(1), 0.5),
+    ]
+    for b, thresh in cases:
+        for cap in (0, 1, 3, len(b), len(b) + 4):
+            idx, cnt = run(b[None], thresh, cap)
+            assert idx.shape == (1, cap) and idx.dtype == np.int32 and cnt.dtype == np.int32
+            w_idx, w_cnt = want(b, thresh, cap)
+            assert cnt.tolist() == [w_cnt] and idx[0].tolist() == w_idx, (b, thresh, cap)
+    # A batch: each item on its own.
+    b = np.stack([random_boxes(10), random_boxes(10)])
+    idx, cnt = run(b, 0.4, 6)
+    for i in range(2):
+        w_idx, w_cnt = want(b[i], 0.4, 6)
+        assert idx[i].tolist() == w_idx and cnt[i] == w_cnt
+    # No boxes: count 0.
+    idx, cnt = run(np.zeros((1, 0, 4), np.float32), 0.5, 3)
+    assert idx.shape == (1, 3) and cnt.tolist() == [0]
+    for bad in (np.zeros((5, 4), np.float32), np.zeros((1, 5, 3), np.float32)):
+        with pytest.raises(Exception, match=r"boxes must have shape \(batch, N, 4\)"):
+            run(bad, 0.5, 3)
+    with pytest.raises(Exception, match="boxes must be float32"):
+        apply(builtin.NMSKeep(iou_thresh=0.5, max_output=2), mge.Tensor(np.zeros((1, 2, 4), "i4")))
+
+
+def test_nms_matches_megengine_fixture():
+    """The boxes and scores of src/test/fixtures/mge/nms.npz, whose outputs MegEngine 1.13's
+    F.vision.nms gave (make_mge_models.py's Nms)."""
+    import pathlib
+
+    fixture = pathlib.Path(__file__).resolve().parents[3] / "src/test/fixtures/mge/nms.npz"
+    d = np.load(fixture)
+    b, s = d["in_boxes"], d["in_scores"]
+    assert F.vision.nms(b, s, 0.5, max_output=3).numpy().tolist() == d["out_keep3"].tolist()
+    assert F.vision.nms(b, s, 0.5).numpy().tolist() == d["out_keep_all"].tolist()
+    got = F.vision.nms(b, s, 0.1, max_output=40).numpy().tolist()
+    assert got == d["out_keep_tight"].tolist()
 
 
 def test_nms_errors():

@@ -573,3 +573,21 @@ void roi_pooling_backward(const RoiArgs& a, const void* diff, const void* rois,
                           const int32_t* index, double* acc, void* grad, cudaStream_t stream);
 
 }  // namespace neomeg::dnn::cuda::kern
+
+namespace neomeg::dnn::cuda::kern {
+
+// NMSKeep: boxes (batch, n, 4) float32 at element strides box_strides, indices (batch, cap) int32
+// at idx_strides and count (batch,) int32 at count_stride; one block per batch item.
+struct NmsKeepArgs {
+    const float* boxes;
+    int64_t box_strides[3];
+    int64_t batch, n, cap;
+    float thresh;
+    int32_t* indices;
+    int64_t idx_strides[2];
+    int32_t* count;
+    int64_t count_stride;
+};
+void nms_keep(const NmsKeepArgs& args, cudaStream_t stream);
+
+}  // namespace neomeg::dnn::cuda::kern
