@@ -12,6 +12,7 @@
 #include "neomeg/op/defs/elemwise.h"
 #include "neomeg/op/defs/tensor_basic.h"
 #include "neomeg/op/defs/views.h"
+#include "neomeg/op/grad_decl.h"
 #include "neomeg/op/op_ids.h"
 #include "neomeg/op/view_params.h"
 #include "shared_op.h"
@@ -98,8 +99,12 @@ std::shared_ptr<GradSlot> AutogradMeta::slot_of(const GradKey* key) const {
     return nullptr;
 }
 
-bool register_grad_rule(OpId id, GradRule rule) {
-    rule_table()[static_cast<size_t>(id)] = rule;
+bool register_grad_rule(OpId id, GradRule::Fn fn) {
+    GradDecl decl = grad_decl(id);
+    NM_THROW_IF(!decl.differentiable, Error, "register_grad_rule: the definition of ",
+                op_id_name(id), " declares no gradient; add grad=Grad(...) to its op(...)");
+    rule_table()[static_cast<size_t>(id)] =
+            GradRule{fn, decl.save_inputs, decl.save_outputs, decl.takes_absent_grads};
     return true;
 }
 

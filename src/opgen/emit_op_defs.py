@@ -3,13 +3,14 @@
 Reads dnn/ops/defs (kernel-library operators) and src/ops/defs (view operators) and writes into
 ``<out>/neomeg/op/``, per definition group (dnn/ops/defs/<group>.py, src/ops/defs/views.py):
   defs/<group>.h - ``neomeg::ops::<Name>``: ``DnnOpDef<dnn::<Name>>`` or
-                   ``ViewOpDef<param::<Name>, ...>`` for the group's operators;
+                   ``ViewOpDef<param::<Name>, ...>`` for the group's operators, and what each
+                   declares of its gradient (``kGradDecl<ops::<Name>>``, neomeg/op/grad_decl.h);
 and, for the code that lists every operator:
   view_params.h  - the view operators' ``neomeg::param`` structs;
   op_ids.h       - ``enum class OpId`` over every operator (a dnn op's id is its ``dnn::OpType``);
   op_ids.cpp     - ``op_id_name`` and ``OpDef::kind``;
   op_defs.h      - every defs/<group>.h, and ``make_op_def(name)``;
-  op_defs.cpp    - the classes' explicit instantiations and ``make_op_def``.
+  op_defs.cpp    - the classes' explicit instantiations, ``make_op_def`` and ``grad_decl``.
 Files are written only when their text changes (emit_dnn.write_if_changed).
 
 The graph runtime, the eager runtime (imperative/) and the model file all use these classes.
@@ -97,6 +98,20 @@ def cpp_class(reg: model.Registry, o: model.Operator) -> str:
     return f"ViewOpDef<param::{o.param.name}, static_cast<OpId>({reg.op_number(o):#06x})>"
 
 
+def grad_decl_init(o: model.Operator) -> str:
+    """The braced initializer of the op's ``GradDecl``."""
+    g = o.grad
+    if g is None:
+        return "{}"
+    facts = [
+        ("differentiable", True),
+        ("save_inputs", g.save_inputs),
+        ("save_outputs", g.save_outputs),
+        ("takes_absent_grads", g.absent_grads),
+    ]
+    return "{" + ", ".join(f".{k} = {str(v).lower()}" for k, v in facts) + "}"
+
+
 def emit_group_header(reg: model.Registry, group: str) -> str:
     ops = reg.group_ops(group)
     if ops[0].layer == "dnn":
@@ -106,10 +121,18 @@ def emit_group_header(reg: model.Registry, group: str) -> str:
         ]
     else:
         includes = ['#include "neomeg/op/view_op_def.h"', '#include "neomeg/op/view_params.h"']
+    includes.append('#include "neomeg/op/grad_decl.h"')
     out = [NOTE, "#pragma once\n", *includes, "", "namespace neomeg {\n", "namespace ops {"]
     for o in ops:
         out.append(f"using {o.name} = {cpp_class(reg, o)};  // {o.doc}")
     out.append("}  // namespace ops\n")
+    out.append("// What each definition declares of the op's gradient (op(..., grad=Grad(...))).")
+    for o in ops:
+        out.append("template <>")
+        out.append(f"struct GradDeclOf<ops::{o.name}> {{")
+        out.append(f"    static constexpr GradDecl value{grad_decl_init(o)};")
+        out.append("};")
+    out.append("")
     # Instantiated once, in op_defs.cpp.
     for o in ops:
         out.append(f"extern template class {cpp_class(reg, o)};")
@@ -149,6 +172,13 @@ def emit_source(reg: model.Registry) -> str:
         out.append(f'    if (name == "{o.name}")')
         out.append(f"        return std::make_shared<ops::{o.name}>();")
     out.append("    return nullptr;\n}\n")
+    out.append("GradDecl grad_decl(OpId id) {")
+    out.append("    switch (id) {")
+    for o in reg.ops.values():
+        out.append(f"        case OpId::{o.name}:")
+        out.append(f"            return kGradDecl<ops::{o.name}>;")
+    out.append("    }")
+    out.append("    return {};\n}\n")
     out.append("}  // namespace neomeg")
     return "\n".join(out) + "\n"
 

@@ -42,6 +42,7 @@ op(
     outputs=["dst"],
     param=CONVOLUTION,
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -53,6 +54,7 @@ op(
     outputs=["grad"],
     param=CONVOLUTION,
     layout_follows={"grad": "diff"},
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -63,6 +65,7 @@ op(
     outputs=["grad"],
     param=CONVOLUTION,
     layout_follows={"grad": "src"},
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -82,6 +85,7 @@ op(
         CONV_GROUP,
     ),
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 # The channel-blocked form of ConvBias that the graph's layout pass (src/graph/passes/
@@ -163,6 +167,7 @@ op(
     inputs=["src", "filter", "offset", "mask"],
     outputs=["dst"],
     param=DEFORMABLE_CONV,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -204,6 +209,7 @@ op(
     inputs=["src", "filter", "rin", "rout"],
     outputs=["dst"],
     param=REGION_RESTRICTED_CONV,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(

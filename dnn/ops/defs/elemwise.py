@@ -143,6 +143,7 @@ op(
         ),
     ),
     layout_follows={"dst": "*srcs"},
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 # Complex numbers from and to float32 parts. Complex64 is NumPy's layout (real, imaginary float32
@@ -153,6 +154,7 @@ op(
     "contiguous complex64 dst.",
     inputs=["real", "imag"],
     outputs=["dst"],
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -166,4 +168,5 @@ op(
         "Which part of a complex number.",
         enum("part", "Part", ["REAL", "IMAG"], "REAL", "the real or the imaginary part"),
     ),
+    grad=Grad(saves=()),
 )

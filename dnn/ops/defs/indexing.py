@@ -28,6 +28,7 @@ op(
     inputs=["src", "index"],
     outputs=["dst"],
     param=axis_param,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -37,6 +38,7 @@ op(
     inputs=["data", "index", "sub"],
     outputs=["dst"],
     param=axis_param,
+    grad=Grad(saves=("inputs",)),
 )
 
 multi_axis_param = params(
@@ -60,6 +62,7 @@ op(
     inputs=["src", "*indices"],
     outputs=["dst"],
     param=multi_axis_param,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -70,6 +73,7 @@ op(
     inputs=["data", "value", "*indices"],
     outputs=["dst"],
     param=multi_axis_param,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -80,6 +84,7 @@ op(
     inputs=["data", "value", "*indices"],
     outputs=["dst"],
     param=multi_axis_param,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -90,6 +95,7 @@ op(
     inputs=["src", "index"],
     outputs=["dst"],
     param=axis_param,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -106,6 +112,7 @@ op(
         field("axis", "int32", 0, "axis of data; negative counts from the end"),
         enum("mode", "Mode", ["SET", "ADD"], "SET", "SET overwrites, ADD accumulates"),
     ),
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -116,6 +123,7 @@ op(
     "elements of values and indices are written.",
     inputs=["data", "mask"],
     outputs=["values", "indices", "count"],
+    grad=Grad(saves=("inputs",)),
 )
 
 op(

@@ -24,6 +24,7 @@ op(
     inputs=["A", "B"],
     outputs=["C"],
     param=MATMUL,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -32,6 +33,7 @@ op(
     inputs=["A", "B"],
     outputs=["C"],
     param=MATMUL,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -39,6 +41,7 @@ op(
     "Inner product of two 1-D vectors of equal length; C is a scalar (shape {}, ndim 0).",
     inputs=["A", "B"],
     outputs=["C"],
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -50,6 +53,7 @@ op(
     "holding NaN or inf gives an all-NaN inverse.",
     inputs=["src"],
     outputs=["dst"],
+    grad=Grad(saves=("outputs",)),
 )
 
 op(
@@ -68,4 +72,5 @@ op(
         ),
         field("compute_uv", "bool", True, "output U and Vh besides S"),
     ),
+    grad=Grad(saves=("inputs",)),
 )

@@ -30,6 +30,7 @@ op(
     outputs=["dst", "batch_mean", "batch_inv_std", "running_mean_out", "running_var_out"],
     param=BN,
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs", "outputs"), absent_grads=True),
 )
 
 op(
@@ -55,6 +56,7 @@ op(
     inputs=["src", "*weight_bias"],
     outputs=["dst", "mean", "rstd"],
     param=LN,
+    grad=Grad(saves=("inputs", "outputs"), absent_grads=True),
 )
 
 op(
@@ -81,6 +83,7 @@ op(
     inputs=["src", "*weight_bias"],
     outputs=["dst", "mean", "rstd"],
     param=GN,
+    grad=Grad(saves=("inputs", "outputs"), absent_grads=True),
 )
 
 op(
@@ -104,6 +107,7 @@ op(
     inputs=["src"],
     outputs=["dst"],
     param=SOFTMAX,
+    grad=Grad(saves=("outputs",)),
 )
 
 op(
@@ -112,6 +116,7 @@ op(
     inputs=["dst", "diff"],
     outputs=["grad"],
     param=SOFTMAX,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -120,6 +125,7 @@ op(
     inputs=["src"],
     outputs=["dst"],
     param=SOFTMAX,
+    grad=Grad(saves=("outputs",)),
 )
 
 op(
@@ -128,6 +134,7 @@ op(
     inputs=["dst", "diff"],
     outputs=["grad"],
     param=SOFTMAX,
+    grad=Grad(saves=("inputs",)),
 )
 
 DROPOUT = params(
@@ -144,6 +151,7 @@ op(
     inputs=["src"],
     outputs=["dst", "mask"],
     param=DROPOUT,
+    grad=Grad(saves=("outputs",)),
 )
 
 op(
@@ -152,6 +160,7 @@ op(
     inputs=["diff", "mask"],
     outputs=["grad"],
     param=DROPOUT,
+    grad=Grad(saves=("inputs",)),
 )
 
 # BatchNorm on ChannelBlock's layout (dnn/ops/defs/tensor_shape.py): the channel count C is

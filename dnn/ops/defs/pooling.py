@@ -26,6 +26,7 @@ op(
     outputs=["dst"],
     param=POOLING,
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 op(
@@ -36,6 +37,7 @@ op(
     outputs=["grad"],
     param=POOLING,
     layout_follows={"grad": "diff"},
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -64,6 +66,7 @@ op(
     outputs=["dst"],
     param=ADAPTIVE_POOLING,
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 op(
@@ -74,4 +77,5 @@ op(
     outputs=["grad"],
     param=ADAPTIVE_POOLING,
     layout_follows={"grad": "diff"},
+    grad=Grad(saves=()),
 )

@@ -16,6 +16,7 @@ op(
     inputs=["src", "scale", "zero_point"],
     outputs=["dst"],
     param=FAKE_QUANT,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -34,6 +35,7 @@ op(
     inputs=["src", "scale"],
     outputs=["dst"],
     param=FAKE_QUANT,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -54,6 +56,7 @@ op(
     inputs=["src", "scale", "zero_point", "grad_scale"],
     outputs=["dst"],
     param=FAKE_QUANT,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(

@@ -26,6 +26,7 @@ op(
         field("axis", "int32", 0, "axis to reduce; negative counts from the back"),
     ),
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs", "outputs")),  # MAX/MIN/PRODUCT read the output
 )
 
 ARG_AXIS = params(
@@ -64,6 +65,7 @@ op(
         field("exclusive", "bool", False, "element i leaves out src[i] (dst[0] is 0)"),
         field("reverse", "bool", False, "scan from the last element towards the first"),
     ),
+    grad=Grad(saves=()),
 )
 
 op(
@@ -77,6 +79,7 @@ op(
         "The sort order.",
         enum("order", "Order", ["ASCENDING", "DESCENDING"], "ASCENDING", "sort order"),
     ),
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 op(
@@ -99,4 +102,5 @@ op(
         ),
         field("k", "int32", 1, "k > 0: the k smallest; k < 0: the -k largest (F.topk descending)"),
     ),
+    grad=Grad(saves=("inputs", "outputs")),
 )

@@ -27,6 +27,7 @@ op(
         field("zero_point", "int32", 0, "a Quantized8Asymm dst's zero point"),
     ),
     layout_follows={"dst": "src"},
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -34,6 +35,7 @@ op(
     "Copies src into dst of the same shape and dtype, whatever the strides of either.",
     inputs=["src"],
     outputs=["dst"],
+    grad=Grad(saves=()),
 )
 
 op(
@@ -90,4 +92,5 @@ op(
         "Diagonal offset.",
         field("k", "int32", 0, "diagonal offset: 0 main, > 0 above, < 0 below"),
     ),
+    grad=Grad(saves=("inputs",)),
 )

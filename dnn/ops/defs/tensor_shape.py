@@ -11,6 +11,7 @@ op(
         "The axis to join along.",
         field("axis", "int32", 0, "axis to join along; negative counts from the end"),
     ),
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -24,6 +25,7 @@ op(
         field("axis", "int32", 0, "axis to split; negative counts from the end"),
         field("sizes", "int32[]", [], "length of each output along axis; must sum to src's"),
     ),
+    grad=Grad(saves=()),
 )
 
 PADDING = params(
@@ -48,6 +50,7 @@ op(
     inputs=["src"],
     outputs=["dst"],
     param=PADDING,
+    grad=Grad(saves=()),
 )
 
 op(
@@ -56,6 +59,7 @@ op(
     inputs=["diff"],
     outputs=["grad"],
     param=PADDING,
+    grad=Grad(saves=()),
 )
 
 RESIZE = params(
@@ -87,6 +91,7 @@ op(
     inputs=["src"],
     outputs=["dst"],
     param=RESIZE,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -96,6 +101,7 @@ op(
     inputs=["diff"],
     outputs=["grad"],
     param=RESIZE,
+    grad=Grad(saves=()),
 )
 
 # Shape-computing operators. A graph infers their values (GetVarShape) or reads their shape
@@ -127,6 +133,7 @@ op(
     "be -1, inferred). dst's shape comes from the caller, who reads shape's value.",
     inputs=["src", "shape"],
     outputs=["dst"],
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -135,6 +142,7 @@ op(
     "(int32 {ndim}), NumPy-style. dst's shape comes from the caller, who reads shape's value.",
     inputs=["src", "shape"],
     outputs=["dst"],
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -144,6 +152,7 @@ op(
     "comes from the caller, who reads count's value.",
     inputs=["src", "count"],
     outputs=["dst"],
+    grad=Grad(saves=("inputs",)),
 )
 
 # oneDNN's blocked activation formats (nChw16c, nChw8c, ...) as plain dense tensors with one more

@@ -28,6 +28,7 @@ op(
     inputs=["src", "mat", "mat_idx"],
     outputs=["dst"],
     param=WARP_PERSPECTIVE,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -88,6 +89,7 @@ op(
     inputs=["src", "rois"],
     outputs=["dst", "index"],
     param=ROI_ALIGN,
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 op(
@@ -121,6 +123,7 @@ op(
     inputs=["src", "rois"],
     outputs=["dst", "index"],
     param=ROI_POOLING,
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 op(
@@ -163,6 +166,7 @@ op(
     inputs=["src", "map_xy"],
     outputs=["dst"],
     param=REMAP,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -220,6 +224,7 @@ op(
     inputs=["data1", "data2"],
     outputs=["dst"],
     param=CORRELATION,
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -272,6 +277,7 @@ op(
     inputs=["src", "rois", "trans"],
     outputs=["dst", "count"],
     param=DEFORMABLE_PSROI_POOLING,
+    grad=Grad(saves=("inputs", "outputs")),
 )
 
 op(

@@ -67,6 +67,20 @@ class ParamSet:
         return [f.type for f in self.fields if f.is_enum]
 
 
+@dataclasses.dataclass(frozen=True)
+class GradDecl:
+    """What an operator's backward rule (imperative/src/grad_rules) keeps of the forward pass.
+
+    An operator is differentiable exactly when its definition carries one; the rule's
+    registration reads these facts from the generated op class instead of restating them."""
+
+    save_inputs: bool
+    save_outputs: bool
+    # The rule takes an invalid tensor for an output no gradient reached, instead of zeros
+    # (imperative::GradRule::takes_absent_grads).
+    absent_grads: bool = False
+
+
 @dataclasses.dataclass
 class Operator:
     name: str
@@ -81,6 +95,7 @@ class Operator:
     # output name -> the input whose channels-last layout it takes (see ``op``'s doc).
     layout_follows: dict[str, str] = dataclasses.field(default_factory=dict)
     group: str = ""  # the definition file's stem ("vision")
+    grad: GradDecl | None = None  # None: not differentiable
 
     @property
     def variadic_inputs(self) -> bool:
@@ -179,12 +194,36 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
         reg.add_param(p)
         return p
 
-    def op(name, doc, inputs, outputs, param=None, layout_follows=None):
-        """An operator. ``layout_follows`` maps an output to the input whose memory format it
-        takes: when that input is channels-last (dnn/include/neomeg/dnn/channels_last.h), the
-        eager runtime allocates the output channels-last too; a variadic input (``"*srcs"``)
-        means every input of the output's shape, all channels-last. Only for outputs whose
-        kernels compute the same values in any layout."""
+    def Grad(*, saves, absent_grads=False):
+        """The gradient of a differentiable operator, passed as ``op(..., grad=Grad(...))``:
+        ``saves`` lists what its backward rule reads of the forward pass, a subset of
+        ``("inputs", "outputs")`` (``()``: only the output gradients); ``absent_grads=True``
+        when the rule takes an invalid tensor for an output no gradient reached (an op with
+        several outputs whose rule ignores some, such as BatchNorm's statistics)."""
+        if not isinstance(saves, (tuple, list)):
+            raise DefinitionError(
+                f"{source}: Grad(saves={saves!r}) needs a tuple such as ('inputs',), not a "
+                f"{type(saves).__name__}"
+            )
+        unknown = [s for s in saves if s not in ("inputs", "outputs")]
+        if unknown or len(set(saves)) != len(saves):
+            raise DefinitionError(
+                f"{source}: Grad(saves={tuple(saves)!r}) may name 'inputs' and 'outputs', "
+                "each at most once"
+            )
+        if not isinstance(absent_grads, bool):
+            raise DefinitionError(f"{source}: Grad(absent_grads={absent_grads!r}) is not a bool")
+        return GradDecl("inputs" in saves, "outputs" in saves, absent_grads)
+
+    def op(name, doc, inputs, outputs, param=None, layout_follows=None, grad=None):
+        """An operator. ``grad=Grad(...)`` makes it differentiable: it then has a backward rule
+        in imperative/src/grad_rules; without one no gradient flows through it.
+
+        ``layout_follows`` maps an output to the input whose memory format it takes: when that
+        input is channels-last (dnn/include/neomeg/dnn/channels_last.h), the eager runtime
+        allocates the output channels-last too; a variadic input (``"*srcs"``) means every input
+        of the output's shape, all channels-last. Only for outputs whose kernels compute the same
+        values in any layout."""
         follows = dict(layout_follows or {})
         for out, src in follows.items():
             if out not in outputs or out.startswith("*"):
@@ -195,6 +234,16 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
                 raise DefinitionError(
                     f"{source}: {name}: layout_follows needs a variadic input to be the only one"
                 )
+        if grad is not None and not isinstance(grad, GradDecl):
+            raise DefinitionError(f"{source}: {name}: grad={grad!r} is neither Grad(...) nor None")
+        if grad is not None and not inputs:
+            raise DefinitionError(f"{source}: {name}: declares a gradient but has no inputs")
+        several_outputs = len(outputs) > 1 or any(o.startswith("*") for o in outputs)
+        if grad is not None and grad.absent_grads and not several_outputs:
+            raise DefinitionError(
+                f"{source}: {name}: absent_grads needs several outputs (a backward rule of one "
+                "output always gets its gradient)"
+            )
         if len(reg.group_ops(group)) >= 1 << GROUP_SHIFT:
             raise DefinitionError(f"{source}: more than {1 << GROUP_SHIFT} ops in one file")
         reg.add_op(
@@ -208,10 +257,11 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
                 layer,
                 follows,
                 group,
+                grad,
             )
         )
 
-    return {"enum": enum, "field": field, "params": params, "op": op}
+    return {"enum": enum, "field": field, "params": params, "op": op, "Grad": Grad}
 
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]

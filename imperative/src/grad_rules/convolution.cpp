@@ -182,11 +182,11 @@ std::vector<Tensor> region_restricted_conv_grad(const OpDef& def, std::span<cons
 
 }  // namespace
 
-NM_REGISTER_GRAD(ConvolutionForward, conv_forward_grad, true, false);
-NM_REGISTER_GRAD(ConvolutionBackwardData, conv_backward_data_grad, true, false);
-NM_REGISTER_GRAD(ConvolutionBackwardFilter, conv_backward_filter_grad, true, false);
-NM_REGISTER_GRAD(ConvBias, conv_bias_grad, true, true);
-NM_REGISTER_GRAD(DeformableConvForward, deformable_conv_grad, true, false);
-NM_REGISTER_GRAD(RegionRestrictedConvolutionForward, region_restricted_conv_grad, true, false);
+NM_REGISTER_GRAD(ConvolutionForward, conv_forward_grad);
+NM_REGISTER_GRAD(ConvolutionBackwardData, conv_backward_data_grad);
+NM_REGISTER_GRAD(ConvolutionBackwardFilter, conv_backward_filter_grad);
+NM_REGISTER_GRAD(ConvBias, conv_bias_grad);
+NM_REGISTER_GRAD(DeformableConvForward, deformable_conv_grad);
+NM_REGISTER_GRAD(RegionRestrictedConvolutionForward, region_restricted_conv_grad);
 
 }  // namespace neomeg::imperative

@@ -38,7 +38,7 @@ std::vector<Tensor> dropout_backward_grad(const OpDef& def, std::span<const Tens
 
 }  // namespace
 
-NM_REGISTER_GRAD(DropoutForward, dropout_grad, false, true);
-NM_REGISTER_GRAD(DropoutBackward, dropout_backward_grad, true, false);
+NM_REGISTER_GRAD(DropoutForward, dropout_grad);
+NM_REGISTER_GRAD(DropoutBackward, dropout_backward_grad);
 
 }  // namespace neomeg::imperative

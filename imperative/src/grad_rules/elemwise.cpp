@@ -117,6 +117,6 @@ std::vector<Tensor> elemwise_grad(const OpDef& def, std::span<const Tensor> x,
 
 }  // namespace
 
-NM_REGISTER_GRAD(Elemwise, elemwise_grad, true, true);
+NM_REGISTER_GRAD(Elemwise, elemwise_grad);
 
 }  // namespace neomeg::imperative

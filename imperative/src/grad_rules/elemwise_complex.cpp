@@ -33,7 +33,7 @@ std::vector<Tensor> complex_part_grad(const OpDef& def, std::span<const Tensor>,
 
 }  // namespace
 
-NM_REGISTER_GRAD(CreateComplex, create_complex_grad, true, false);
-NM_REGISTER_GRAD(ComplexPart, complex_part_grad, false, false);
+NM_REGISTER_GRAD(CreateComplex, create_complex_grad);
+NM_REGISTER_GRAD(ComplexPart, complex_part_grad);
 
 }  // namespace neomeg::imperative

@@ -51,8 +51,8 @@ std::vector<Tensor> lsq_grad(const OpDef& def, std::span<const Tensor> x, std::s
 
 }  // namespace
 
-NM_REGISTER_GRAD(FakeQuant, fake_quant_grad, true, false);
-NM_REGISTER_GRAD(TQT, tqt_grad, true, false);
-NM_REGISTER_GRAD(LSQ, lsq_grad, true, false);
+NM_REGISTER_GRAD(FakeQuant, fake_quant_grad);
+NM_REGISTER_GRAD(TQT, tqt_grad);
+NM_REGISTER_GRAD(LSQ, lsq_grad);
 
 }  // namespace neomeg::imperative

@@ -188,13 +188,13 @@ std::vector<Tensor> cond_take_grad(const OpDef&, std::span<const Tensor> x, std:
 
 }  // namespace
 
-NM_REGISTER_GRAD(IndexingOneHot, one_hot_grad, true, false);
-NM_REGISTER_GRAD(IndexingSetOneHot, set_one_hot_grad, true, false);
-NM_REGISTER_GRAD(IndexingMultiAxisVec, multi_axis_vec_grad, true, false);
-NM_REGISTER_GRAD(IndexingSetMultiAxisVec, set_multi_axis_vec_grad, true, false);
-NM_REGISTER_GRAD(IndexingIncrMultiAxisVec, incr_multi_axis_vec_grad, true, false);
-NM_REGISTER_GRAD(Gather, gather_grad, true, false);
-NM_REGISTER_GRAD(Scatter, scatter_grad, true, false);
-NM_REGISTER_GRAD(CondTake, cond_take_grad, true, false);
+NM_REGISTER_GRAD(IndexingOneHot, one_hot_grad);
+NM_REGISTER_GRAD(IndexingSetOneHot, set_one_hot_grad);
+NM_REGISTER_GRAD(IndexingMultiAxisVec, multi_axis_vec_grad);
+NM_REGISTER_GRAD(IndexingSetMultiAxisVec, set_multi_axis_vec_grad);
+NM_REGISTER_GRAD(IndexingIncrMultiAxisVec, incr_multi_axis_vec_grad);
+NM_REGISTER_GRAD(Gather, gather_grad);
+NM_REGISTER_GRAD(Scatter, scatter_grad);
+NM_REGISTER_GRAD(CondTake, cond_take_grad);
 
 }  // namespace neomeg::imperative

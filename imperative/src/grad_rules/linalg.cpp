@@ -141,7 +141,7 @@ std::vector<Tensor> svd_grad(const OpDef& def, std::span<const Tensor> x, std::s
 
 }  // namespace
 
-NM_REGISTER_GRAD(MatrixInverse, matrix_inverse_grad, false, true);
-NM_REGISTER_GRAD(SVD, svd_grad, true, false);
+NM_REGISTER_GRAD(MatrixInverse, matrix_inverse_grad);
+NM_REGISTER_GRAD(SVD, svd_grad);
 
 }  // namespace neomeg::imperative

@@ -31,6 +31,6 @@ std::vector<Tensor> matmul_grad(const OpDef& def, std::span<const Tensor> x,
 
 }  // namespace
 
-NM_REGISTER_GRAD(MatrixMul, matmul_grad, true, false);
+NM_REGISTER_GRAD(MatrixMul, matmul_grad);
 
 }  // namespace neomeg::imperative

@@ -212,10 +212,8 @@ std::vector<Tensor> norm_grad(const OpDef& def, std::span<const Tensor> x,
 
 }  // namespace
 
-NM_REGISTER_GRAD_ABSENT(BatchNormForward, batch_norm_grad, true, true);
-NM_REGISTER_GRAD_ABSENT(LayerNormForward,
-                        (norm_grad<ops::LayerNormForward, ops::LayerNormBackward>), true, true);
-NM_REGISTER_GRAD_ABSENT(GroupNormForward,
-                        (norm_grad<ops::GroupNormForward, ops::GroupNormBackward>), true, true);
+NM_REGISTER_GRAD(BatchNormForward, batch_norm_grad);
+NM_REGISTER_GRAD(LayerNormForward, (norm_grad<ops::LayerNormForward, ops::LayerNormBackward>));
+NM_REGISTER_GRAD(GroupNormForward, (norm_grad<ops::GroupNormForward, ops::GroupNormBackward>));
 
 }  // namespace neomeg::imperative

@@ -106,19 +106,13 @@ inline Tensor scalar_like(const Tensor& t, float value) {
 
 }  // namespace neomeg::imperative::grad_util
 
-// In a rules file: NM_REGISTER_GRAD(Elemwise, elemwise_grad, /*save_inputs=*/true,
-// /*save_outputs=*/true);
+// In a rules file: NM_REGISTER_GRAD(Elemwise, elemwise_grad). What the rule saves and whether it
+// takes absent gradients are the op's definition's (grad=Grad(...) in dnn/ops/defs or
+// src/ops/defs); an op whose definition declares no gradient fails to compile here.
 #define NM_REGISTER_GRAD_CAT2(a, b) a##b
 #define NM_REGISTER_GRAD_CAT(a, b) NM_REGISTER_GRAD_CAT2(a, b)
-#define NM_REGISTER_GRAD(Op, fn, save_in, save_out)                                          \
+#define NM_REGISTER_GRAD(Op, fn)                                                             \
+    static_assert(::neomeg::kGradDecl<::neomeg::imperative::ops::Op>.differentiable,         \
+                  #Op "'s definition declares no gradient: add grad=Grad(...) to its op()"); \
     [[maybe_unused]] static const bool NM_REGISTER_GRAD_CAT(nm_grad_registered_, __LINE__) = \
-            ::neomeg::imperative::register_grad_rule(                                        \
-                    ::neomeg::imperative::ops::Op::kId,                                      \
-                    ::neomeg::imperative::GradRule{fn, save_in, save_out})
-// A rule registered so reads only the output gradients it needs and takes an invalid Tensor for
-// an output that got none (GradRule::takes_absent_grads).
-#define NM_REGISTER_GRAD_ABSENT(Op, fn, save_in, save_out)                                   \
-    [[maybe_unused]] static const bool NM_REGISTER_GRAD_CAT(nm_grad_registered_, __LINE__) = \
-            ::neomeg::imperative::register_grad_rule(                                        \
-                    ::neomeg::imperative::ops::Op::kId,                                      \
-                    ::neomeg::imperative::GradRule{fn, save_in, save_out, true})
+            ::neomeg::imperative::register_grad_rule(::neomeg::imperative::ops::Op::kId, fn)

@@ -91,15 +91,11 @@ std::vector<Tensor> pool_backward_grad(const OpDef& def, std::span<const Tensor>
 
 }  // namespace
 
-NM_REGISTER_GRAD(PoolingForward, (pool_forward_grad<ops::PoolingForward, ops::PoolingBackward>),
-                 true, true);
+NM_REGISTER_GRAD(PoolingForward, (pool_forward_grad<ops::PoolingForward, ops::PoolingBackward>));
 NM_REGISTER_GRAD(AdaptivePoolingForward,
-                 (pool_forward_grad<ops::AdaptivePoolingForward, ops::AdaptivePoolingBackward>),
-                 true, true);
-NM_REGISTER_GRAD(PoolingBackward, (pool_backward_grad<ops::PoolingForward, ops::PoolingBackward>),
-                 true, false);
+                 (pool_forward_grad<ops::AdaptivePoolingForward, ops::AdaptivePoolingBackward>));
+NM_REGISTER_GRAD(PoolingBackward, (pool_backward_grad<ops::PoolingForward, ops::PoolingBackward>));
 NM_REGISTER_GRAD(AdaptivePoolingBackward,
-                 (pool_backward_grad<ops::AdaptivePoolingForward, ops::AdaptivePoolingBackward>),
-                 false, false);
+                 (pool_backward_grad<ops::AdaptivePoolingForward, ops::AdaptivePoolingBackward>));
 
 }  // namespace neomeg::imperative

@@ -55,7 +55,7 @@ std::vector<Tensor> type_cvt_grad(const OpDef&, std::span<const Tensor> x, std::
 
 }  // namespace
 
-NM_REGISTER_GRAD(Reduce, reduce_grad, true, true);  // MAX/MIN/PRODUCT use the output
-NM_REGISTER_GRAD(TypeCvt, type_cvt_grad, true, false);
+NM_REGISTER_GRAD(Reduce, reduce_grad);
+NM_REGISTER_GRAD(TypeCvt, type_cvt_grad);
 
 }  // namespace neomeg::imperative

@@ -151,10 +151,10 @@ std::vector<Tensor> dot_grad(const OpDef&, std::span<const Tensor> x, std::span<
 
 }  // namespace
 
-NM_REGISTER_GRAD(Cumsum, cumsum_grad, false, false);
-NM_REGISTER_GRAD(TopK, topk_grad, true, true);
-NM_REGISTER_GRAD(Argsort, argsort_grad, true, true);
-NM_REGISTER_GRAD(BatchedMatrixMul, batched_matmul_grad, true, false);
-NM_REGISTER_GRAD(Dot, dot_grad, true, false);
+NM_REGISTER_GRAD(Cumsum, cumsum_grad);
+NM_REGISTER_GRAD(TopK, topk_grad);
+NM_REGISTER_GRAD(Argsort, argsort_grad);
+NM_REGISTER_GRAD(BatchedMatrixMul, batched_matmul_grad);
+NM_REGISTER_GRAD(Dot, dot_grad);
 
 }  // namespace neomeg::imperative

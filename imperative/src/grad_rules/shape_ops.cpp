@@ -66,8 +66,8 @@ std::vector<Tensor> take_prefix_grad(const OpDef&, std::span<const Tensor> x,
 
 }  // namespace
 
-NM_REGISTER_GRAD(ReshapeTo, reshape_to_grad, true, false);
-NM_REGISTER_GRAD(BroadcastTo, broadcast_to_grad, true, false);
-NM_REGISTER_GRAD(TakePrefix, take_prefix_grad, true, false);
+NM_REGISTER_GRAD(ReshapeTo, reshape_to_grad);
+NM_REGISTER_GRAD(BroadcastTo, broadcast_to_grad);
+NM_REGISTER_GRAD(TakePrefix, take_prefix_grad);
 
 }  // namespace neomeg::imperative

@@ -87,9 +87,9 @@ std::vector<Tensor> log_softmax_backward_grad(const OpDef& def, std::span<const 
 
 }  // namespace
 
-NM_REGISTER_GRAD(SoftmaxForward, softmax_grad, false, true);
-NM_REGISTER_GRAD(LogSoftmaxForward, log_softmax_grad, false, true);
-NM_REGISTER_GRAD(SoftmaxBackward, softmax_backward_grad, true, false);
-NM_REGISTER_GRAD(LogSoftmaxBackward, log_softmax_backward_grad, true, false);
+NM_REGISTER_GRAD(SoftmaxForward, softmax_grad);
+NM_REGISTER_GRAD(LogSoftmaxForward, log_softmax_grad);
+NM_REGISTER_GRAD(SoftmaxBackward, softmax_backward_grad);
+NM_REGISTER_GRAD(LogSoftmaxBackward, log_softmax_backward_grad);
 
 }  // namespace neomeg::imperative

@@ -113,13 +113,13 @@ std::vector<Tensor> identity_grad(const OpDef&, std::span<const Tensor>, std::sp
 
 }  // namespace
 
-NM_REGISTER_GRAD(Concat, concat_grad, true, false);
-NM_REGISTER_GRAD(Split, split_grad, false, false);
-NM_REGISTER_GRAD(Padding, padding_grad, false, false);
-NM_REGISTER_GRAD(PaddingBackward, padding_backward_grad, false, false);
-NM_REGISTER_GRAD(Resize, resize_grad, true, false);
-NM_REGISTER_GRAD(ResizeBackward, resize_backward_grad, false, false);
-NM_REGISTER_GRAD(Diag, diag_grad, true, false);
-NM_REGISTER_GRAD(Relayout, identity_grad, false, false);
+NM_REGISTER_GRAD(Concat, concat_grad);
+NM_REGISTER_GRAD(Split, split_grad);
+NM_REGISTER_GRAD(Padding, padding_grad);
+NM_REGISTER_GRAD(PaddingBackward, padding_backward_grad);
+NM_REGISTER_GRAD(Resize, resize_grad);
+NM_REGISTER_GRAD(ResizeBackward, resize_backward_grad);
+NM_REGISTER_GRAD(Diag, diag_grad);
+NM_REGISTER_GRAD(Relayout, identity_grad);
 
 }  // namespace neomeg::imperative

@@ -34,10 +34,10 @@ std::vector<Tensor> dimshuffle_grad(const OpDef& def, std::span<const Tensor>,
 
 }  // namespace
 
-NM_REGISTER_GRAD(Reshape, to_input_shape, true, false);
-NM_REGISTER_GRAD(AddAxis, to_input_shape, true, false);
-NM_REGISTER_GRAD(RemoveAxis, to_input_shape, true, false);
-NM_REGISTER_GRAD(Broadcast, broadcast_grad, true, false);
-NM_REGISTER_GRAD(Dimshuffle, dimshuffle_grad, false, false);
+NM_REGISTER_GRAD(Reshape, to_input_shape);
+NM_REGISTER_GRAD(AddAxis, to_input_shape);
+NM_REGISTER_GRAD(RemoveAxis, to_input_shape);
+NM_REGISTER_GRAD(Broadcast, broadcast_grad);
+NM_REGISTER_GRAD(Dimshuffle, dimshuffle_grad);
 
 }  // namespace neomeg::imperative

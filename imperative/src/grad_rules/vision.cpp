@@ -98,11 +98,11 @@ std::vector<Tensor> deformable_psroi_pooling_grad(const OpDef& def, std::span<co
 
 }  // namespace
 
-NM_REGISTER_GRAD(Correlation, correlation_grad, true, false);
-NM_REGISTER_GRAD(DeformablePSROIPooling, deformable_psroi_pooling_grad, true, true);
-NM_REGISTER_GRAD(WarpPerspective, warp_perspective_grad, true, false);
-NM_REGISTER_GRAD(Remap, remap_grad, true, false);
-NM_REGISTER_GRAD(ROIAlign, (roi_grad<ops::ROIAlign, ops::ROIAlignBackward>), true, true);
-NM_REGISTER_GRAD(ROIPooling, (roi_grad<ops::ROIPooling, ops::ROIPoolingBackward>), true, true);
+NM_REGISTER_GRAD(Correlation, correlation_grad);
+NM_REGISTER_GRAD(DeformablePSROIPooling, deformable_psroi_pooling_grad);
+NM_REGISTER_GRAD(WarpPerspective, warp_perspective_grad);
+NM_REGISTER_GRAD(Remap, remap_grad);
+NM_REGISTER_GRAD(ROIAlign, (roi_grad<ops::ROIAlign, ops::ROIAlignBackward>));
+NM_REGISTER_GRAD(ROIPooling, (roi_grad<ops::ROIPooling, ops::ROIPoolingBackward>));
 
 }  // namespace neomeg::imperative

@@ -14,6 +14,7 @@ op(
         "Target shape of a reshape.",
         field("shape", "int32[]", [], "target shape; at most one entry may be -1 (inferred)"),
     ),
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -26,6 +27,7 @@ op(
         "Target shape of a broadcast.",
         field("shape", "int32[]", [], "target shape"),
     ),
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -38,6 +40,7 @@ op(
         "Axis permutation.",
         field("pattern", "int32[]", [], "a permutation of 0..ndim-1"),
     ),
+    grad=Grad(saves=()),
 )
 
 op(
@@ -55,6 +58,7 @@ op(
             "positions in the output, ascending; negative counts from the end",
         ),
     ),
+    grad=Grad(saves=("inputs",)),
 )
 
 op(
@@ -67,4 +71,5 @@ op(
         "Which axes to drop.",
         field("axis", "int32[]", [], "axes of src, each of size 1; negative counts from the end"),
     ),
+    grad=Grad(saves=("inputs",)),
 )

@@ -34,7 +34,8 @@ struct AutogradMeta {
 
 // Backward rule of one op: given the op, its inputs and outputs (those the rule saves; others
 // are invalid tensors) and a gradient for every output (see takes_absent_grads), returns one
-// gradient per input (an invalid Tensor where an input gets none or needs none).
+// gradient per input (an invalid Tensor where an input gets none or needs none). A registry op's
+// flags come from its definition (GradDecl); a CustomOpDef sets its own.
 struct GradRule {
     using Fn = std::vector<Tensor> (*)(const OpDef& op, std::span<const Tensor> inputs,
                                        std::span<const Tensor> outputs,
@@ -49,9 +50,11 @@ struct GradRule {
     bool takes_absent_grads = false;
 };
 
-// Rules live in imperative/src/grad_rules/<group>.cpp and register by op id; an op without a
-// rule is not differentiable and its outputs carry no gradient (MegEngine's behaviour).
-bool register_grad_rule(OpId id, GradRule rule);
+// Rules live in imperative/src/grad_rules/<group>.cpp and register by op id (NM_REGISTER_GRAD);
+// an op without a rule is not differentiable and its outputs carry no gradient (MegEngine's
+// behaviour). Registers `fn` as the rule of the registry op `id` with the flags its definition
+// declares (grad_decl(id)); an op whose definition declares no gradient takes no rule (Error).
+bool register_grad_rule(OpId id, GradRule::Fn fn);
 const GradRule* find_grad_rule(OpId id);
 // The rule of `op`: a CustomOpDef's own, else the one registered for its id.
 const GradRule* grad_rule_of(const OpDef& op);
