@@ -24,7 +24,7 @@ from ..core.tensor.array_method import (
     is_tensor,
 )
 from ..core.tensor.array_method import reshape as _reshape
-from ..core.tensor.shape_dim import INTEGER_TYPES
+from ..core.tensor.shape_dim import INTEGER_TYPES, TracedDim
 from ._complex import complex, imag, polar, real
 
 __all__ = [
@@ -299,9 +299,11 @@ def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
     """Evenly spaced values ``start, start + step, ...`` up to ``stop`` (excluded).
 
     With only ``start`` given, it is the stop and the values start at 0 (as ``numpy.arange``).
+    The arguments may be one-element Tensors; while a trace records, those and the dims of
+    ``x.shape`` stay values of the graph, so the traced (or dumped) function follows them.
 
     Args:
-        start: first value (or the stop when ``stop`` is None).
+        start: first value (or the stop when ``stop`` is None): a number or a Tensor.
         stop: end of the interval, excluded.
         step: spacing between values; not 0.
         dtype: dtype of the result.
@@ -319,6 +321,8 @@ def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
     """
     if stop is None:
         start, stop = 0, start
+    if _follows_values(start, stop, step):
+        return _arange_traced(start, stop, step, dtype, device)
     start, stop, step = float(start), float(stop), float(step)
     if step == 0:
         raise ValueError("arange: step must not be 0")
@@ -335,10 +339,13 @@ def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
 def linspace(start, stop, num, *, dtype="float32", device=None):
     """``num`` evenly spaced values from ``start`` to ``stop``, both included.
 
+    The arguments may be one-element Tensors; while a trace records, those and the dims of
+    ``x.shape`` stay values of the graph, so the traced (or dumped) function follows them.
+
     Args:
-        start: first value.
+        start: first value: a number or a Tensor.
         stop: last value.
-        num: number of values, >= 0.
+        num: number of values, >= 0: an int or an integer Tensor.
         dtype: dtype of the result; an integer dtype truncates the float32 values.
         device: where the result lives; the default device when None.
 
@@ -350,6 +357,8 @@ def linspace(start, stop, num, *, dtype="float32", device=None):
         >>> F.linspace(1, 2, 5).numpy().tolist()
         [1.0, 1.25, 1.5, 1.75, 2.0]
     """
+    if _follows_values(start, stop, num):
+        return _linspace_traced(start, stop, num, dtype, device)
     num = int(num)
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
@@ -364,6 +373,84 @@ def linspace(start, stop, num, *, dtype="float32", device=None):
     )
     out = _rt.apply_generator(op, [[num]], _device(device))[0]
     return out if is_float else out.astype(dtype)
+
+
+# ---- arange and linspace of values a trace follows ---------------------------------------
+# Eagerly the Arange and Linspace generators take their ends as params and their length as a
+# preset shape, read from the arguments. While a trace records, arguments that are Tensors or
+# dims of x.shape would freeze into those params, so the values are computed by graph ops
+# instead: the length is a value (a BroadcastTo of a 0-d one to it, and an exclusive Cumsum
+# numbers the entries), the ends are the arguments' own tensors.
+
+
+def _follows_values(*args):
+    return _symbolic_shape.active() and any(
+        type(a) is TracedDim or isinstance(a, Tensor) for a in args
+    )
+
+
+def _float_scalar(fn, v, device):
+    """``v`` (a one-element Tensor, a TracedDim or a number) as a float32 0-d Tensor."""
+    if type(v) is TracedDim:
+        v = v.as_tensor()
+    elif not isinstance(v, Tensor):
+        return Tensor(np.float32(v), device=_device(device))
+    if v.size != 1:
+        raise ValueError(f"{fn}: expected a scalar, got a Tensor of shape {v.shape}")
+    return _reshape(v.astype("float32"), ())
+
+
+def _elemwise(mode, *args):
+    return _apply(cached_op(builtin.Elemwise, mode=mode), *args)[0]
+
+
+def _ramp(start, step, count, dtype, device):
+    """``start + i * step`` for i below the value of the int32 0-d ``count`` (0-d float32
+    ``start`` and ``step``)."""
+    n = int(count._numpy_untraced())
+    if n < 0:
+        raise ValueError(f"linspace: num must be >= 0, got {n}")
+    ones = _symbolic_shape.broadcast_to(
+        _fill((), 1, "float32", device), _reshape(count, (1,)), (n,)
+    )
+    index = _apply(cached_op(builtin.Cumsum, axis=0, exclusive=True, reverse=False), ones)[0]
+    out = _elemwise("ADD", start, _elemwise("MUL", index, step))
+    dtype = _dtype_name(dtype)
+    return out if dtype == "float32" else out.astype(dtype)
+
+
+def _linspace_traced(start, stop, num, dtype, device):
+    start = _float_scalar("linspace", start, device)
+    stop = _float_scalar("linspace", stop, device)
+    count = num.as_tensor() if type(num) is TracedDim else num
+    if not isinstance(count, Tensor):
+        count = _symbolic_shape.int32(int(num))
+    elif count._dtype_name not in _INT_DTYPES:
+        value = float(count._numpy_untraced().reshape(-1)[0])
+        if value != int(value):
+            raise ValueError(f"linspace: num must be an integer, got {value}")
+    if count.size != 1:
+        raise ValueError(f"linspace: expected a scalar num, got a Tensor of shape {count.shape}")
+    count = _reshape(count.astype("int32"), ())
+    # MegEngine's step: (stop - start) / (num - 1), num - 1 taken as at least 1
+    gaps = _elemwise(
+        "MAX",
+        _elemwise("SUB", count.astype("float32"), _float_scalar("", 1, device)),
+        _float_scalar("", 1, device),
+    )
+    step = _elemwise("TRUE_DIV", _elemwise("SUB", stop, start), gaps)
+    return _ramp(start, step, count, dtype, device)
+
+
+def _arange_traced(start, stop, step, dtype, device):
+    start = _float_scalar("arange", start, device)
+    stop = _float_scalar("arange", stop, device)
+    step = _float_scalar("arange", step, device)
+    if float(step._numpy_untraced()) == 0:
+        raise ValueError("arange: step must not be 0")
+    span = _elemwise("CEIL", _elemwise("TRUE_DIV", _elemwise("SUB", stop, start), step))
+    count = _elemwise("MAX", span, _float_scalar("", 0, device)).astype("int32")
+    return _ramp(start, step, count, dtype, device)
 
 
 def eye(N, M=None, *, dtype="float32", device=None):
