@@ -461,7 +461,12 @@ class ArrayMethodMixin:
         # state with the values: what MegEngine 1.0 wrote and every later MegEngine reads), so
         # that MegEngine loads what NeoMeg saves. type(self) keeps a Parameter a Parameter;
         # Tensor.__setstate__ (installed by megengine._checked_unpickling) reads the state.
-        return (copyreg.__newobj__, (type(self),), self._value_state())
+        state = self._value_state()
+        qparams = self.__dict__.get("_qparams")
+        if qparams is not None:
+            # MegEngine's state key: its Tensor.__setstate__ restores them too
+            state["qparams"] = qparams
+        return (copyreg.__newobj__, (type(self),), state)
 
     # copy.copy and copy.deepcopy copy the values, as pickle does, and (MegEngine's rule) keep
     # the quantization parameters once made: shared by a shallow copy, copied by a deep one.
