@@ -184,17 +184,30 @@ def _tensor_setstate(self, state):
             "this Tensor was pickled by MegEngine with its values as __new__ arguments, which "
             "a plain pickle.load drops: load the file with megengine.load"
         )
-    _check_no_quantization(state.get("qparams", state.get("qdict")))
+    if "qparams" in state:
+        self._qparams = _checked_qparams(state["qparams"])
+    else:
+        _check_default_qdict(state.get("qdict"))
 
 
 Tensor.__setstate__ = _tensor_setstate
 
 
-def _check_no_quantization(qparams):
+def _checked_qparams(qparams):
+    # What MegEngine 1.3+ pickles once the tensor's qparams were made (read, or set by a
+    # quantizer): a QParams (LSQParams) object, whose fields the pickle brought as they were.
+    from .quantization.utils import QParams
+
+    if qparams is not None and not isinstance(qparams, QParams):
+        raise _StateError(f"a Tensor's qparams must be a QParams, got {type(qparams).__name__}")
+    return qparams
+
+
+def _check_default_qdict(qdict):
     # MegEngine 1.0-1.2 store {"mode": None, "scale": None, "zero_point": None} for every tensor
-    if qparams is None or (isinstance(qparams, dict) and all(v is None for v in qparams.values())):
+    if qdict is None or (isinstance(qdict, dict) and all(v is None for v in qdict.values())):
         return
-    raise _StateError("MegEngine quantization parameters are not supported by NeoMeg")
+    raise _StateError("MegEngine 1.0-1.2 quantization parameters (qdict) are not supported")
 
 
 # ---- load ------------------------------------------------------------------------------

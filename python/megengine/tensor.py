@@ -180,7 +180,8 @@ Tensor.qparams = property(
     doc="""The tensor's quantization parameters, a :class:`~.quantization.QParams`.
 
 A float tensor's are MegEngine's default: symmetric mode, no dtype, scale or zero point. The
-object is made on first use and then kept, so changes to it stay with the tensor.""",
+object is made on first use and then kept, so changes to it stay with the tensor; pickle,
+``megengine.save`` and copies keep it (in MegEngine's pickled form, so either library loads it).""",
 )
 
 

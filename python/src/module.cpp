@@ -77,19 +77,44 @@ PYBIND11_MODULE(_imperative_rt, m) {
     using namespace neomeg;
     m.doc() = "NeoMeg's C++ runtime for the megengine package";
 
-    // Kernel-library errors become the Python exceptions a user expects.
+    // Kernel-library errors become the Python exceptions a user expects. MegEngine raises a
+    // RuntimeError from its C++ core for an op's bad input, where Python code would raise a
+    // ValueError (TypeError, IndexError): the types here are both, so scripts written for
+    // either `except` catch them. The megengine package raises MegEngineError for its own
+    // checks of op inputs too.
+    auto both = [&m](const char* name, PyObject* kind, const char* doc) {
+        py::tuple bases = py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(kind));
+        std::string full = std::string("megengine.core._imperative_rt.") + name;
+        PyObject* type = PyErr_NewExceptionWithDoc(full.c_str(), doc, bases.ptr(), nullptr);
+        if (!type)
+            throw py::error_already_set();
+        m.attr(name) = py::reinterpret_steal<py::object>(type);
+        return type;  // the module keeps it alive
+    };
+    static PyObject* value_error =
+            both("MegEngineError", PyExc_ValueError,
+                 "An op's input that does not fit it (shapes, axes, params): a RuntimeError, as "
+                 "MegEngine raises, and a ValueError.");
+    static PyObject* type_error =
+            both("MegEngineTypeError", PyExc_TypeError,
+                 "An op's input of a dtype it does not take: a RuntimeError, as MegEngine raises, "
+                 "and a TypeError.");
+    static PyObject* index_error =
+            both("MegEngineIndexError", PyExc_IndexError,
+                 "An index outside the indexed axis: a RuntimeError, as MegEngine raises, and an "
+                 "IndexError.");
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p)
                 std::rethrow_exception(p);
         } catch (const dnn::ShapeError& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            PyErr_SetString(value_error, e.what());
         } catch (const dnn::ParamError& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            PyErr_SetString(value_error, e.what());
         } catch (const dnn::DTypeError& e) {
-            PyErr_SetString(PyExc_TypeError, e.what());
+            PyErr_SetString(type_error, e.what());
         } catch (const dnn::IndexError& e) {
-            PyErr_SetString(PyExc_IndexError, e.what());
+            PyErr_SetString(index_error, e.what());
         } catch (const dnn::NotSupportedError& e) {
             PyErr_SetString(PyExc_NotImplementedError, e.what());
         }

@@ -62,7 +62,8 @@ DeviceTensor from_numpy(const py::array& value) {
     dnn::DType dt = dtype_from_numpy(value.dtype());
     auto arr = py::array::ensure(value, py::array::c_style | py::array::forcecast);
     if (!arr.dtype().is(dtype_to_numpy(dt)))
-        arr = py::module_::import("numpy").attr("ascontiguousarray")(arr, dtype_to_numpy(dt));
+        // astype, not ascontiguousarray: that one makes a 0-d array 1-d.
+        arr = arr.attr("astype")(dtype_to_numpy(dt), py::arg("order") = "C");
     std::vector<size_t> dims(arr.shape(), arr.shape() + arr.ndim());
     return DeviceTensor::from_host(arr.data(), dnn::TensorShape(dims), dt, CompNode::load("cpu0"));
 }

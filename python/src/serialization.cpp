@@ -62,8 +62,9 @@ void set_input(Model& m, const std::string& name, const py::object& value) {
     auto arr = py::array::ensure(value, py::array::c_style | py::array::forcecast);
     if (!arr)
         throw py::type_error("set_input: " + name + " needs array-like data");
+    // astype, not ascontiguousarray: that one makes a 0-d value (a Python float) 1-d.
     if (!arr.dtype().is(want))
-        arr = py::module_::import("numpy").attr("ascontiguousarray")(arr, want);
+        arr = arr.attr("astype")(want, py::arg("order") = "C");
     std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
     m.set_input(name, arr.data(), shape);
 }

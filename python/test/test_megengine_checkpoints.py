@@ -269,6 +269,58 @@ def test_quantized_tensor_loads():
     np.testing.assert_array_equal(out.numpy(), [1, 0])
 
 
+QPARAMS_FIXTURES = ["tensor_qint8_qparams", "tensor_float32_qparams", "tensor_default_qparams"]
+
+
+def check_qparams(q, spec):
+    """NeoMeg's QParams ``q`` holds what MegEngine's own load gave (``spec``)."""
+    from megengine.quantization.utils import QParams
+
+    assert type(q) is QParams and spec["class"] == "QParams"
+    assert q.mode.name == spec["mode"]
+    assert (q.dtype_meta and q.dtype_meta.name) == spec["dtype_meta"]
+    for field in ("scale", "zero_point"):
+        value = getattr(q, field)
+        if spec[field] is None:
+            assert value is None, field
+        else:
+            assert isinstance(value, mge.Tensor), field
+            np.testing.assert_array_equal(value.numpy(), spec[field])
+
+
+@pytest.mark.parametrize("key", QPARAMS_FIXTURES)
+def test_tensor_qparams_load_as_megengine_pickled_them(key):
+    out = mge.load(fixture_path(key))
+    check_like(out, EXPECTED[key], key)
+    check_qparams(out.qparams, EXPECTED[key]["qparams"])
+    # and survive NeoMeg's own save and load, and pickle
+    buf = io.BytesIO()
+    mge.save(out, buf)
+    buf.seek(0)
+    for back in (mge.load(buf), pickle.loads(pickle.dumps(out))):
+        check_like(back, EXPECTED[key], key)
+        check_qparams(back.qparams, EXPECTED[key]["qparams"])
+
+
+def test_a_tensor_whose_qparams_were_never_made_pickles_none():
+    t = mge.Tensor([1.0])
+    back = pickle.loads(pickle.dumps(t))
+    assert back.__dict__.get("_qparams") is None
+    assert b"qparams" not in pickle.dumps(t)
+
+
+def test_qparams_pickle_with_megengines_class_names():
+    # what MegEngine's Tensor.__setstate__ and unpickler look for
+    from megengine.quantization.utils import create_qparams
+
+    t = mge.Tensor([1, 2], dtype="int8")
+    t.qparams.update(create_qparams(dtype_meta="qint8", scale=mge.Tensor(0.5)))
+    data = pickle.dumps(t)
+    for name in (b"qparams", b"megengine.quantization.utils", b"QParams", b"QuantMode"):
+        assert name in data
+    assert b"megengine.core.tensor.dtype" in data and b"QuantDtypeMeta" in data
+
+
 def qint4_file():
     """tensor_qint8.mge with its dtype renamed QuantizedS4 (same length), which NeoMeg lacks."""
     with open(fixture_path("tensor_qint8"), "rb") as f:
@@ -392,6 +444,7 @@ LIES = {
         "has values already",
     ),
     "qparams": ((I8, np.dtype("int8"), "cpu0"), {"qdict": {"scale": 0.5}}, "quantization"),
+    "qparams-not-qparams": ((I8, np.dtype("int8"), "cpu0"), {"qparams": 5}, "must be a QParams"),
     "old-form-no-dtype": ((), {"data": I8, "device": "cpu0"}, r"lacks \['dtype'\]"),
     "old-form-no-state": ((), None, "state never came"),
     "old-form-lying-dtype": (

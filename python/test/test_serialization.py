@@ -182,6 +182,25 @@ def test_files_are_in_megengine_form():
     np.testing.assert_array_equal(state["data"], [1.5, 2.5])
 
 
+def test_megengine_pickling_methods():
+    # MegEngine 1.13's own test_serialization: the values as constructor arguments (array,
+    # dtype, the device's logical name) and a state that holds the qparams once made
+    x = mge.Tensor([1, 2, 3], dtype=np.float32)
+    array, dtype, device = x.__getnewargs__()
+    np.testing.assert_array_equal(array, [1, 2, 3])
+    assert dtype == x.dtype == np.float32 and device == x.device.logical_name
+    assert x.__getstate__() == {}
+    q = x.qparams
+    assert x.__getstate__() == {"qparams": q} and x.__getstate__()["qparams"] is q
+    # they rebuild the tensor as MegEngine's unpickler does
+    y = mge.Tensor(*x.__getnewargs__())
+    y.__setstate__(x.__getstate__())
+    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    assert y.qparams is q
+    i8 = mge.Tensor([1, -2], dtype="int8")
+    assert i8.__getnewargs__()[1] == np.int8
+
+
 def test_files_of_earlier_neomeg_versions_still_load():
     # Earlier NeoMeg wrote a tensor as a call of serialization._rebuild (megengine.save) or of
     # array_method._rebuild_tensor (a plain pickle).

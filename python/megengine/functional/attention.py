@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..core._imperative_rt import MegEngineError
 from ..core.tensor.array_method import Tensor, as_tensor
 from .math import matmul
 from .tensor import concat, zeros
@@ -20,7 +21,7 @@ def _unpack(io_weight_bias, embed_dim, k_size, v_size, bias):
     flat, e = io_weight_bias.reshape(-1), embed_dim
     need = (2 * e + k_size + v_size) * e + (4 * e if bias else 0)
     if flat.shape[0] != need:
-        raise ValueError(
+        raise MegEngineError(
             f"multi_head_attention: io_weight_bias has {flat.shape[0]} values; embed_dim {e}, "
             f"key size {k_size}, value size {v_size} and bias={bias} need {need}"
         )
@@ -57,7 +58,7 @@ def _masked(scores, attn_mask, key_padding_mask, is_causal, heads, n, tgt, src, 
     if key_padding_mask is not None:
         kpm = _additive(key_padding_mask, pad, scores.dtype)
         if tuple(kpm.shape) != (n, src):
-            raise ValueError(
+            raise MegEngineError(
                 f"multi_head_attention: key_padding_mask must be (N, S) = ({n}, {src - pad}), "
                 f"got {tuple(kpm.shape[:-1]) + (kpm.shape[-1] - pad,)}"
             )
@@ -153,17 +154,17 @@ def multi_head_attention(
         ("oproj_size", oproj_size),
     ):
         if size is not None and size != embed_dim:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: {name}={size} is not supported, only embed_dim ({embed_dim})"
             )
     if not qbias == kbias == vbias == obias:
-        raise ValueError(f"{fname}: the four projection bias flags must agree")
+        raise MegEngineError(f"{fname}: the four projection bias flags must agree")
     if bias_k is not None or bias_v is not None:
-        raise ValueError(f"{fname}: bias_k and bias_v are not supported")
+        raise MegEngineError(f"{fname}: bias_k and bias_v are not supported")
     if maybe_cudnn_style_mask:
-        raise ValueError(f"{fname}: cudnn-style masks are not supported")
+        raise MegEngineError(f"{fname}: cudnn-style masks are not supported")
     if num_heads < 1 or embed_dim % num_heads:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: embed_dim={embed_dim} is not divisible by num_heads={num_heads}"
         )
     query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
@@ -173,7 +174,7 @@ def multi_head_attention(
         or query.shape[2] != embed_dim
         or value.shape[1] != src
     ):
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
             f"{tuple(value.shape)} must be (N, L, {embed_dim}), (N, S, kdim), (N, S, vdim)"
         )

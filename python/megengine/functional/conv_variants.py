@@ -7,6 +7,7 @@ whose taps count only where the input position's region id equals the output pos
 afterwards."""
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.ops import builtin
 from ..core.tensor import amp
 from ..core.tensor.array_method import as_tensor, cached_op
@@ -18,7 +19,7 @@ __all__ = ["deformable_conv2d", "region_restricted_conv"]
 def _cross_correlation_only(conv_mode, fname):
     mode = getattr(conv_mode, "name", conv_mode)
     if str(mode).lower() != "cross_correlation":
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: only conv_mode='cross_correlation' is supported, got {conv_mode!r}"
         )
 
@@ -28,7 +29,7 @@ def _geometry(fname, stride, padding, dilation):
     padding = _tuple(padding, 2, fname, "padding")
     dilation = _tuple(dilation, 2, fname, "dilation")
     if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: stride {stride} and dilation {dilation} must be >= 1, padding {padding} >= 0"
         )
     return stride, padding, dilation
@@ -97,7 +98,7 @@ def deformable_conv2d(
     if amp._enabled:
         x, w, off, m = amp.cast_tensors(x, w, off, m)
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     w = _conv_filter(w, 2, int(groups), fname, x.shape)
     if w._dtype_name != x._dtype_name:
         w = w.astype(x.dtype)
@@ -164,20 +165,22 @@ def region_restricted_conv(
     fname = "region_restricted_conv"
     _cross_correlation_only(conv_mode, fname)
     if int(groups) < 1:
-        raise ValueError(f"{fname}: groups must be >= 1, got {groups}")
+        raise MegEngineError(f"{fname}: groups must be >= 1, got {groups}")
     x = _float_input(inp, fname)
     w = _float_input(weight, fname, "weight")
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     w = _conv_filter(w, 2, int(groups), fname, x.shape)
     if w._dtype_name != x._dtype_name:
         w = w.astype(x.dtype)
     r_in, r_out = as_tensor(rin), as_tensor(rout)
     for name, r in (("rin", r_in), ("rout", r_out)):
         if r._dtype_name not in ("int32", "uint8"):
-            raise TypeError(f"{fname}: {name} must be int32 or uint8, got dtype {r._dtype_name}")
+            raise MegEngineTypeError(
+                f"{fname}: {name} must be int32 or uint8, got dtype {r._dtype_name}"
+            )
     if r_in._dtype_name != r_out._dtype_name:
-        raise TypeError(
+        raise MegEngineTypeError(
             f"{fname}: rin and rout must have one dtype, got {r_in._dtype_name} and "
             f"{r_out._dtype_name}"
         )

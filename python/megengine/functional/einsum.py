@@ -10,6 +10,7 @@ import string
 
 import numpy as np
 
+from ..core._imperative_rt import MegEngineError
 from ..core.tensor.array_method import Tensor, _promote, as_tensor
 from .math import matmul
 from .tensor import arange, broadcast_to, reshape, transpose
@@ -30,7 +31,7 @@ def _parse(equation, operands):
         lhs, out, explicit = eq, "", False
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise ValueError(
+        raise MegEngineError(
             f"einsum: equation {equation!r} has {len(terms)} operands, got {len(operands)} tensors"
         )
     ell_ndim = 0
@@ -39,7 +40,7 @@ def _parse(equation, operands):
         if "..." in term:
             ell_ndim = max(ell_ndim, x.ndim - named)
         elif named != x.ndim:
-            raise ValueError(
+            raise MegEngineError(
                 f"einsum: term {term!r} names {named} dimensions, but its operand has shape "
                 f"{x.shape}"
             )
@@ -48,23 +49,23 @@ def _parse(equation, operands):
     parsed = []
     for term, x in zip(terms, operands):
         if term.count("...") > 1 or term.replace("...", "").strip(string.ascii_letters):
-            raise ValueError(f"einsum: bad term {term!r} in {equation!r}")
+            raise MegEngineError(f"einsum: bad term {term!r} in {equation!r}")
         if "..." in term:
             n = x.ndim - len(term.replace("...", ""))
             if n < 0:
-                raise ValueError(f"einsum: term {term!r} does not fit operand shape {x.shape}")
+                raise MegEngineError(f"einsum: term {term!r} does not fit operand shape {x.shape}")
             term = term.replace("...", "".join(ell[ell_ndim - n :]))
         parsed.append(term)
     if explicit:
         if out.count("...") > 1 or out.replace("...", "").strip(string.ascii_letters):
-            raise ValueError(f"einsum: bad output {out!r} in {equation!r}")
+            raise MegEngineError(f"einsum: bad output {out!r} in {equation!r}")
         out = out.replace("...", "".join(ell))
         seen = set("".join(parsed))
         for c in out:
             if c not in seen:
-                raise ValueError(f"einsum: output label {c!r} appears in no operand")
+                raise MegEngineError(f"einsum: output label {c!r} appears in no operand")
         if len(set(out)) != len(out):
-            raise ValueError(f"einsum: output {out!r} repeats a label")
+            raise MegEngineError(f"einsum: output {out!r} repeats a label")
     else:
         # NumPy's implicit mode: ellipsis labels first, then labels seen once, sorted.
         counts = {}
@@ -84,7 +85,7 @@ def _diagonal(x, labels):
         j = labels.index(c, i + 1)
         n = x.shape[i]
         if x.shape[j] != n:
-            raise ValueError(
+            raise MegEngineError(
                 f"einsum: label {c!r} has sizes {n} and {x.shape[j]} within one operand"
             )
         rest = [k for k in range(x.ndim) if k not in (i, j)]
@@ -110,7 +111,7 @@ def _contract(a, la, b, lb, keep):
     for t, ls in ((a, la), (b, lb)):
         for c, n in zip(ls, t.shape):
             if c in size and size[c] != n and 1 not in (size[c], n):
-                raise ValueError(f"einsum: label {c!r} has sizes {size[c]} and {n}")
+                raise MegEngineError(f"einsum: label {c!r} has sizes {size[c]} and {n}")
             size[c] = max(size.get(c, n), n)
     batch = [c for c in la if c in lb and c in keep]
     summed = [c for c in la if c in lb and c not in keep]
@@ -159,7 +160,7 @@ def einsum(equation, *operands):
     ):
         operands = tuple(operands[0])  # einsum(eq, [a, b]) as well as einsum(eq, a, b)
     if not operands:
-        raise ValueError("einsum: needs at least one operand")
+        raise MegEngineError("einsum: needs at least one operand")
     xs = [as_tensor(o) for o in operands]
     dtypes = {x._dtype_name for x in xs}
     if len(dtypes) > 1:

@@ -3,6 +3,7 @@ library (``dnn/ops/defs/elemwise.py`` lists the modes and their dtype rules). In
 promoted to a common dtype first (``megengine/core/tensor/dtype.py``)."""
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError
 from ..core.tensor.array_method import Tensor as _Tensor
 from ..core.tensor.array_method import as_tensor as _as_tensor
 from ..core.tensor.array_method import elemwise as _elemwise
@@ -254,7 +255,7 @@ def clip(x, lower=None, upper=None):
         [0.0, 0.5, 1.0]
     """
     if lower is None and upper is None:
-        raise ValueError("clip needs at least one of lower and upper")
+        raise MegEngineError("clip needs at least one of lower and upper")
     if lower is None:
         return _elemwise("MIN", x, upper)
     if upper is None:

@@ -2,6 +2,7 @@
 connected layer), as MegEngine's GroupLocal: each output position's windows from
 :func:`~.sliding_window` contracted with that position's filter."""
 
+from ..core._imperative_rt import MegEngineError
 from ..core.tensor.array_method import as_tensor
 from .einsum import einsum
 from .sliding_window import sliding_window
@@ -39,26 +40,26 @@ def local_conv2d(
     fname = "local_conv2d"
     mode = getattr(conv_mode, "name", conv_mode)
     if str(mode).lower() != "cross_correlation":
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: only conv_mode='cross_correlation' is supported, got {conv_mode!r}"
         )
     x, w = as_tensor(inp), as_tensor(weight)
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     if w.ndim != 7:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: weight must have 7 dims (groups, OH, OW, IC / groups, KH, KW, "
             f"OC / groups), got {w.shape}"
         )
     groups, oh, ow, icg, kh, kw, ocg = w.shape
     if icg * groups != x.shape[1]:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: inp {x.shape} has {x.shape[1]} channels, weight {w.shape} takes "
             f"{groups} x {icg}"
         )
     windows = sliding_window(x, (kh, kw), padding, stride, dilation)
     if tuple(windows.shape[2:4]) != (oh, ow):
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: inp {x.shape} gives {windows.shape[2]}x{windows.shape[3]} output "
             f"positions, weight {w.shape} has filters for {oh}x{ow}"
         )

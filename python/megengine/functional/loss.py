@@ -3,6 +3,7 @@ Reduce and the functions of ``nn.py``, so every one is differentiable."""
 
 import numpy as np
 
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.tensor.array_method import as_tensor, elemwise, reduce
 from .elemwise import log, logaddexp, maximum
 from .tensor import broadcast_to, concat, full, gather, stack, where
@@ -24,15 +25,17 @@ def _reduce_output(loss, reduction, fname):
         return reduce(loss, "sum")
     if reduction == "none":
         return loss
-    raise ValueError(f"{fname}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+    raise MegEngineError(f"{fname}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
 
 
 def _pair(pred, label, fname):
     p, y = as_tensor(pred), as_tensor(label)
     if p._dtype_name not in ("float32", "float16", "bfloat16"):
-        raise TypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
+        raise MegEngineTypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
     if p.shape != y.shape:
-        raise ValueError(f"{fname}: pred {p.shape} and label {y.shape} must have the same shape")
+        raise MegEngineError(
+            f"{fname}: pred {p.shape} and label {y.shape} must have the same shape"
+        )
     return p, y
 
 
@@ -114,7 +117,8 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smooth=0, reducti
 
     Args:
         pred: scores of shape (N, C, ...) with the classes along ``axis``.
-        label: integer labels of pred's shape without ``axis``, values in [0, C).
+        label: class labels of pred's shape without ``axis``, values in [0, C): integers, or
+            floats, truncated toward zero as MegEngine does.
         axis: the class axis of pred.
         with_logits: whether pred holds logits (else probabilities).
         label_smooth: s in [0, 1] (None is 0).
@@ -136,21 +140,25 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smooth=0, reducti
     p = as_tensor(pred)
     y = as_tensor(label)
     if p._dtype_name not in ("float32", "float16", "bfloat16"):
-        raise TypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
-    if y._dtype_name not in ("int8", "uint8", "int16", "int32"):
-        raise TypeError(f"{fname}: label must be an integer tensor, got dtype {y._dtype_name}")
+        raise MegEngineTypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
+    if y._dtype_name in ("float32", "float16", "bfloat16"):
+        y = y.astype("int32")  # MegEngine's rule: a float label is truncated toward zero
+    elif y._dtype_name not in ("int8", "uint8", "int16", "int32"):
+        raise MegEngineTypeError(
+            f"{fname}: label must be an integer or float tensor, got dtype {y._dtype_name}"
+        )
     if p.ndim < 1:
-        raise ValueError(f"{fname}: pred must have a class axis, got shape {p.shape}")
+        raise MegEngineError(f"{fname}: pred must have a class axis, got shape {p.shape}")
     axis = _nn._norm_axis(axis, p.ndim, fname)
     expect = p.shape[:axis] + p.shape[axis + 1 :]
     if y.shape != expect:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: label {y.shape} must have pred {p.shape} without axis {axis}: {expect}"
         )
     if label_smooth is None:
         label_smooth = 0
     if not 0 <= label_smooth <= 1:
-        raise ValueError(f"{fname}: label_smooth must be in [0, 1], got {label_smooth}")
+        raise MegEngineError(f"{fname}: label_smooth must be in [0, 1], got {label_smooth}")
     num_classes = p.shape[axis]
     # log-probabilities: LogSoftmax (one kernel, no overflow) for logits, log for probabilities
     logp = _nn.logsoftmax(p, axis) if with_logits else elemwise("LOG", p)
@@ -185,9 +193,9 @@ def hinge_loss(pred, label, norm="L1", reduction="mean"):
     fname = "hinge_loss"
     p, y = _pair(pred, label, fname)
     if p.ndim != 2:
-        raise ValueError(f"{fname}: pred must be 2-D (N, C), got {p.shape}")
+        raise MegEngineError(f"{fname}: pred must be 2-D (N, C), got {p.shape}")
     if str(norm).upper() not in ("L1", "L2"):
-        raise ValueError(f"{fname}: norm must be 'L1' or 'L2', got {norm!r}")
+        raise MegEngineError(f"{fname}: norm must be 'L1' or 'L2', got {norm!r}")
     margin = elemwise("RELU", 1 - p * y.astype(p._dtype_name))
     if str(norm).upper() == "L2":
         margin = elemwise("SQUARE", margin)
@@ -230,9 +238,9 @@ def ctc_loss(pred, pred_lengths, label, label_lengths, blank=0, reduction="mean"
     fname = "ctc_loss"
     p = as_tensor(pred)
     if p._dtype_name not in ("float32", "float16", "bfloat16"):
-        raise TypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
+        raise MegEngineTypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
     if p.ndim != 3:
-        raise ValueError(f"{fname}: pred must be (T, N, C), got {p.shape}")
+        raise MegEngineError(f"{fname}: pred must be (T, N, C), got {p.shape}")
     steps, n, classes = p.shape
     pl_t = as_tensor(pred_lengths).astype("int32").reshape(-1)
     ll_t = as_tensor(label_lengths).astype("int32").reshape(-1)
@@ -241,22 +249,24 @@ def ctc_loss(pred, pred_lengths, label, label_lengths, blank=0, reduction="mean"
     pl = pl_t._numpy_untraced().astype(np.int64)
     ll = ll_t._numpy_untraced().astype(np.int64)
     if pl.size != n or ll.size != n:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: pred_lengths {pl.size} and label_lengths {ll.size} entries must match the "
             f"batch size {n}"
         )
     if not 0 <= blank < classes:
-        raise ValueError(f"{fname}: blank {blank} is not a class of pred's {classes}")
+        raise MegEngineError(f"{fname}: blank {blank} is not a class of pred's {classes}")
     if n and (pl.min() < 1 or pl.max() > steps):
-        raise ValueError(f"{fname}: pred_lengths must lie in [1, {steps}], got {pl.tolist()}")
+        raise MegEngineError(f"{fname}: pred_lengths must lie in [1, {steps}], got {pl.tolist()}")
     if n and ll.min() < 1:
-        raise ValueError(f"{fname}: label_lengths must be at least 1, got {ll.tolist()}")
+        raise MegEngineError(f"{fname}: label_lengths must be at least 1, got {ll.tolist()}")
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{fname}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+        raise MegEngineError(
+            f"{fname}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}"
+        )
     lab = as_tensor(label).astype("int32")
     if lab.ndim == 1:  # concatenated: unpack into (N, max length), padded with blanks
         if lab.shape[0] != ll.sum():
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: a concatenated label has {lab.shape[0]} entries, label_lengths sum "
                 f"to {ll.sum()}"
             )
@@ -268,9 +278,11 @@ def ctc_loss(pred, pred_lengths, label, label_lengths, blank=0, reduction="mean"
         padded = concat([lab, full((1,), blank, dtype="int32")])
         lab = padded[as_tensor(idx.astype(np.int32))]
     elif lab.ndim != 2 or lab.shape[0] != n:
-        raise ValueError(f"{fname}: label must be (N, S) or concatenated, got {lab.shape}")
+        raise MegEngineError(f"{fname}: label must be (N, S) or concatenated, got {lab.shape}")
     elif ll.max() > lab.shape[1]:
-        raise ValueError(f"{fname}: label_lengths {ll.tolist()} exceed the label's {lab.shape[1]}")
+        raise MegEngineError(
+            f"{fname}: label_lengths {ll.tolist()} exceed the label's {lab.shape[1]}"
+        )
     width = lab.shape[1]
     # The label with a blank before, between and after its symbols: (N, 2S + 1).
     blanks = full((n, width), blank, dtype="int32")

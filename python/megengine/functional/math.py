@@ -9,6 +9,7 @@ import math as _math
 import numbers as _numbers
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.ops import builtin
 from ..core.tensor import amp as _amp
 from ..core.tensor import array_method as _array_method
@@ -217,12 +218,12 @@ def _matmul_op(ndim, transpose_a, transpose_b, compute_mode, format):
     op = _matmul_ops.get(key)
     if op is None:
         if format != "default":
-            raise ValueError(f"matmul: format must be 'default', got {format!r}")
+            raise MegEngineError(f"matmul: format must be 'default', got {format!r}")
         mode = None
         if isinstance(compute_mode, str):
             mode = _MATMUL_COMPUTE_MODES.get(compute_mode.lower())
         if mode is None:
-            raise ValueError(
+            raise MegEngineError(
                 f"matmul: compute_mode must be 'default' or 'float32', got {compute_mode!r}"
             )
         cls = builtin.MatrixMul if ndim == 2 else builtin.BatchedMatrixMul
@@ -291,7 +292,7 @@ def matmul(
         try:
             return _rt.apply(op, a, b)[0]
         except ValueError as e:
-            raise ValueError(
+            raise MegEngineError(
                 f"matmul: shapes {a.shape} and {b.shape} do not multiply: {e}"
             ) from None
     return _matmul_general(a, b, bool(transpose_a), bool(transpose_b), compute_mode, format)
@@ -306,7 +307,7 @@ def _matmul_general(a, b, ta, tb, compute_mode, format):
     sa, sb = a.shape, b.shape
 
     def fail(why):
-        return ValueError(f"matmul: {why}, got shapes {sa} and {sb}")
+        return MegEngineError(f"matmul: {why}, got shapes {sa} and {sb}")
 
     _matmul_op(2, ta, tb, compute_mode, format)  # validates compute_mode and format
     if a.ndim == 0 or b.ndim == 0:
@@ -545,9 +546,9 @@ def normalize(inp, ord=None, axis=None, eps=1e-12):
 def _sort_input(fn, inp):
     x = as_tensor(inp)
     if x.ndim == 0:
-        raise ValueError(f"{fn}: input must have at least one dim, got shape {x.shape}")
+        raise MegEngineError(f"{fn}: input must have at least one dim, got shape {x.shape}")
     if x._dtype_name == "bool":
-        raise TypeError(f"{fn}: cannot sort a bool tensor")
+        raise MegEngineTypeError(f"{fn}: cannot sort a bool tensor")
     return x
 
 
@@ -623,7 +624,7 @@ def topk(inp, k, descending=True, kth_only=False, no_sort=False):
     k = int(k)
     n = x.shape[-1]
     if k < 1 or n == 0:
-        raise ValueError(f"topk: k={k} is out of range [1, {n}] for input of shape {x.shape}")
+        raise MegEngineError(f"topk: k={k} is out of range [1, {n}] for input of shape {x.shape}")
     k = _builtins.min(k, n)
     signed_k = -k if descending else k
     if kth_only:
@@ -654,10 +655,10 @@ def dot(inp1, inp2):
     """
     a, b = _promote([inp1, inp2])
     if a.ndim > 1 or b.ndim > 1:
-        raise ValueError(f"dot: inputs must be 1-D or 0-d, got shapes {a.shape} and {b.shape}")
+        raise MegEngineError(f"dot: inputs must be 1-D or 0-d, got shapes {a.shape} and {b.shape}")
     n = a.shape[0] if a.ndim else (b.shape[0] if b.ndim else 1)
     if (a.ndim and a.shape[0] != n) or (b.ndim and b.shape[0] != n):
-        raise ValueError(f"dot: lengths differ, got shapes {a.shape} and {b.shape}")
+        raise MegEngineError(f"dot: lengths differ, got shapes {a.shape} and {b.shape}")
     if a.ndim == 0:
         a = _rt.apply(cached_op(builtin.Broadcast, shape=(n,)), a)[0]
     if b.ndim == 0:
@@ -696,10 +697,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     comps = []
     for name, t, ax in (("a", x, axisa), ("b", y, axisb)):
         if t.ndim == 0 or not -t.ndim <= ax < t.ndim:
-            raise ValueError(f"cross: axis {ax} is out of range for {name} of shape {t.shape}")
+            raise MegEngineError(f"cross: axis {ax} is out of range for {name} of shape {t.shape}")
         ax = ax + t.ndim if ax < 0 else ax
         if t.shape[ax] not in (2, 3):
-            raise ValueError(
+            raise MegEngineError(
                 f"cross: vectors must have 2 or 3 components, got shapes {x.shape} and {y.shape}"
             )
         comps.append([_take(t, ax, i) for i in range(t.shape[ax])])
@@ -713,7 +714,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     cz = a0 * b1 - a1 * b0
     nd = cz.ndim + 1  # cx, cy and cz all have the broadcast batch shape
     if not -nd <= axisc < nd:
-        raise ValueError(f"cross: axisc {axisc} is out of range for a result of {nd} dims")
+        raise MegEngineError(f"cross: axisc {axisc} is out of range for a result of {nd} dims")
     return _stack([cx, cy, cz], axis=axisc)
 
 
@@ -739,7 +740,7 @@ def _check_non_finite(inps, scale=1.0):
     if isinstance(inps, _array_method.Tensor):
         inps = [inps]
     if not inps:
-        raise ValueError("_check_non_finite: no tensors to check")
+        raise MegEngineError("_check_non_finite: no tensors to check")
     flag = _rt.apply(cached_op(builtin.CheckNonFinite), *inps)[0]
     if scale != 1.0:
         for t in inps:

@@ -1,6 +1,7 @@
 """Metrics (``F.topk_accuracy``), from the TopK operator."""
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.ops import builtin
 from ..core.tensor.array_method import as_tensor, cached_op, elemwise, reduce, reshape
 
@@ -12,7 +13,8 @@ def topk_accuracy(logits, target, topk=1):
 
     Args:
         logits: scores of shape (N, C).
-        target: integer labels of shape (N,).
+        target: class labels of shape (N,): integers, or floats (a hit where one equals the
+            class).
         topk: k, or a sequence of ks to compute several accuracies at once.
 
     Returns:
@@ -28,19 +30,28 @@ def topk_accuracy(logits, target, topk=1):
     """
     fname = "topk_accuracy"
     x, t = as_tensor(logits), as_tensor(target)
-    if t._dtype_name not in ("int8", "uint8", "int16", "int32"):
-        raise TypeError(f"{fname}: target must be an integer tensor, got dtype {t._dtype_name}")
+    # MegEngine compares the classes with the target's values: a float target counts where it
+    # equals a class (1.0 is class 1; 1.5 is none)
+    is_float = t._dtype_name in ("float32", "float16", "bfloat16")
+    if not is_float and t._dtype_name not in ("int8", "uint8", "int16", "int32"):
+        raise MegEngineTypeError(
+            f"{fname}: target must be an integer or float tensor, got dtype {t._dtype_name}"
+        )
     if x.ndim != 2 or t.shape != (x.shape[0],):
-        raise ValueError(f"{fname}: logits {x.shape} must be (N, C) and target {t.shape} (N,)")
+        raise MegEngineError(f"{fname}: logits {x.shape} must be (N, C) and target {t.shape} (N,)")
     single = isinstance(topk, int)
     ks = (topk,) if single else tuple(int(k) for k in topk)
     n, c = x.shape
     if not ks or not all(1 <= k <= c for k in ks):
-        raise ValueError(f"{fname}: topk {topk} must be in [1, {c}] for logits {x.shape}")
+        raise MegEngineError(f"{fname}: topk {topk} must be in [1, {c}] for logits {x.shape}")
     kmax = max(ks)
     op = cached_op(builtin.TopK, mode="VALUE_IDX_SORTED", k=-kmax)
     _, idx = _rt.apply(op, x.detach())
-    hit = elemwise("EQ", idx, reshape(t.astype("int32"), (n, 1))).astype("float32")
+    if is_float:
+        hit = elemwise("EQ", idx.astype("float32"), reshape(t.astype("float32"), (n, 1)))
+    else:
+        hit = elemwise("EQ", idx, reshape(t.astype("int32"), (n, 1)))
+    hit = hit.astype("float32")
     # hit[i, j]: the j-th best class of sample i is its target; at most one j per row.
     cum = _rt.apply(cached_op(builtin.Cumsum, axis=1, exclusive=False, reverse=False), hit)[0]
     accs = []

@@ -12,6 +12,7 @@ import builtins
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.ops import builtin
 from ..core.tensor import amp
 from ..core.tensor.array_method import (
@@ -113,14 +114,22 @@ _FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 def _float_input(x, fname, what="inp"):
     x = as_tensor(x)
     if x._dtype_name not in _FLOAT_DTYPES:
-        raise TypeError(f"{fname}: {what} must be a float tensor, got dtype {x._dtype_name}")
+        raise MegEngineTypeError(
+            f"{fname}: {what} must be a float tensor, got dtype {x._dtype_name}"
+        )
     return x
 
 
-def _int_input(x, fname, what):
+def _int_input(x, fname, what, floats=False):
+    # floats: MegEngine's IndexingOneHot takes a float index too and truncates it toward zero
+    # (its own cross_entropy examples give float labels)
     x = as_tensor(x)
+    if floats and x._dtype_name in _FLOAT_DTYPES:
+        return x.astype("int32")
     if x._dtype_name not in ("int8", "uint8", "int16", "int32"):
-        raise TypeError(f"{fname}: {what} must be an integer tensor, got dtype {x._dtype_name}")
+        raise MegEngineTypeError(
+            f"{fname}: {what} must be an integer tensor, got dtype {x._dtype_name}"
+        )
     if x._dtype_name != "int32":
         x = x.astype("int32")
     return x
@@ -132,7 +141,7 @@ def _tuple(value, n, fname, name):
         return (int(value),) * n
     value = tuple(int(v) for v in value)
     if len(value) != n:
-        raise ValueError(f"{fname}: {name} needs {n} values, got {value}")
+        raise MegEngineError(f"{fname}: {name} needs {n} values, got {value}")
     return value
 
 
@@ -214,7 +223,7 @@ def _softmax_axis(ndim):
 
 def _norm_axis(axis, ndim, fname):
     if not -builtins.max(ndim, 1) <= axis < builtins.max(ndim, 1):
-        raise ValueError(f"{fname}: axis {axis} is out of range for a tensor of {ndim} dims")
+        raise MegEngineError(f"{fname}: axis {axis} is out of range for a tensor of {ndim} dims")
     return axis % builtins.max(ndim, 1)
 
 
@@ -339,7 +348,7 @@ def linear(inp, weight, bias=None, compute_mode="default"):
     x = _float_input(inp, "linear")
     w = _float_input(weight, "linear", "weight")
     if w.ndim != 2 or x.ndim < 1 or x.shape[-1] != w.shape[1]:
-        raise ValueError(
+        raise MegEngineError(
             f"linear: inp {x.shape} does not match weight {w.shape} (out_features, in_features)"
         )
     if amp._enabled:
@@ -364,7 +373,7 @@ _CONV_MODES = {"cross_correlation": "CROSS_CORRELATION", "convolution": "CONVOLU
 def _conv_mode(conv_mode, fname):
     mode = _CONV_MODES.get(str(conv_mode).lower())
     if mode is None:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: conv_mode must be 'cross_correlation' or 'convolution', got {conv_mode!r}"
         )
     return mode
@@ -374,25 +383,25 @@ def _conv_filter(w, nd, groups, fname, x_shape, transposed=False):
     """The (OC, IC/group, k...) filter the op takes, from MegEngine's weight layouts: dense
     (nd + 2 dims) or grouped (groups, ..., k...) with nd + 3 dims."""
     if groups < 1:
-        raise ValueError(f"{fname}: groups must be >= 1, got {groups}")
+        raise MegEngineError(f"{fname}: groups must be >= 1, got {groups}")
     if w.ndim == nd + 3:
         if w.shape[0] != groups:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: grouped weight {w.shape} does not start with groups={groups}"
             )
         w = reshape(w, (w.shape[0] * w.shape[1],) + w.shape[2:])
     elif w.ndim != nd + 2:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: weight must have {nd + 2} dims (or {nd + 3} when grouped), got {w.shape}"
         )
     in_c = w.shape[0] if transposed else w.shape[1] * groups
     if x_shape[1] != in_c or (not transposed and w.shape[0] % groups) or w.shape[0] == 0:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: inp {x_shape} has {x_shape[1]} channels, weight {w.shape} with "
             f"groups={groups} expects {in_c}"
         )
     if transposed and w.shape[0] % groups:
-        raise ValueError(f"{fname}: weight {w.shape} is not divisible into groups={groups}")
+        raise MegEngineError(f"{fname}: weight {w.shape} is not divisible into groups={groups}")
     return w
 
 
@@ -404,7 +413,9 @@ def _add_bias(out, bias, fname):
         (b,) = amp.cast_tensors(b)
     c = out.shape[1]
     if b.size != c:
-        raise ValueError(f"{fname}: bias {b.shape} does not have {c} elements (output channels)")
+        raise MegEngineError(
+            f"{fname}: bias {b.shape} does not have {c} elements (output channels)"
+        )
     if b.shape != _channel_shape(out.ndim, c):
         b = reshape(b, _channel_shape(out.ndim, c))
     return out + b
@@ -429,19 +440,21 @@ def _conv(fname, nd, inp, weight, bias, stride, padding, dilation, groups, conv_
     elif nd == 2 and amp._auto_channels_last_float32(x, int(groups)):
         x = amp._auto_layout_copy(x)
     if x.ndim != nd + 2:
-        raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
+        raise MegEngineError(
+            f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}"
+        )
     w = _conv_filter(w, nd, int(groups), fname, x.shape)
     stride = _tuple(stride, nd, fname, "stride")
     padding = _tuple(padding, nd, fname, "padding")
     dilation = _tuple(dilation, nd, fname, "dilation")
     if builtins.min(stride) < 1 or builtins.min(dilation) < 1 or builtins.min(padding) < 0:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: stride {stride} and dilation {dilation} must be >= 1, padding {padding} >= 0"
         )
     for i in range(nd):
         span = dilation[i] * (w.shape[2 + i] - 1) + 1
         if x.shape[2 + i] + 2 * padding[i] < span:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: inp {x.shape} padded by {padding} is smaller than the dilated kernel "
                 f"of weight {w.shape}"
             )
@@ -678,25 +691,27 @@ def _conv_transpose(
     if amp._enabled and nd != 3:  # as _conv: MegEngine casts the 2-D op, 3-D ones promote
         x, w = amp.cast_tensors(x, w)
     if x.ndim != nd + 2:
-        raise ValueError(f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}")
+        raise MegEngineError(
+            f"{fname}: inp must have {nd + 2} dims (N, C, spatial...), got {x.shape}"
+        )
     w = _conv_filter(w, nd, int(groups), fname, x.shape, transposed=True)
     stride = _tuple(stride, nd, fname, "stride")
     padding = _tuple(padding, nd, fname, "padding")
     dilation = _tuple(dilation, nd, fname, "dilation")
     output_padding = _tuple(output_padding, nd, fname, "output_padding")
     if builtins.min(stride) < 1 or builtins.min(dilation) < 1 or builtins.min(padding) < 0:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: stride {stride} and dilation {dilation} must be >= 1, padding {padding} >= 0"
         )
     for i in range(nd):
         if not 0 <= output_padding[i] < builtins.max(stride[i], dilation[i]):
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: output_padding {output_padding} must be smaller than stride {stride} "
                 f"or dilation {dilation}"
             )
         out = (x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w.shape[2 + i] - 1)
         if out + 1 <= 0:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: inp {x.shape} with weight {w.shape} and padding {padding} gives an "
                 "empty output"
             )
@@ -747,19 +762,19 @@ def _pool(fname, inp, kernel_size, stride, padding, mode):
     if x.dtype.metadata is None:
         x = _float_input(x, fname)
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     window = _tuple(kernel_size, 2, fname, "kernel_size")
     stride = window if stride is None else _tuple(stride, 2, fname, "stride")
     padding = _tuple(padding, 2, fname, "padding")
     if builtins.min(window) < 1 or builtins.min(stride) < 1:
-        raise ValueError(f"{fname}: kernel_size {window} and stride {stride} must be >= 1")
+        raise MegEngineError(f"{fname}: kernel_size {window} and stride {stride} must be >= 1")
     for i in range(2):
         if not 0 <= padding[i] < window[i]:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: padding {padding} must be >= 0 and smaller than kernel_size {window}"
             )
         if x.shape[2 + i] + 2 * padding[i] < window[i]:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: inp {x.shape} padded by {padding} is smaller than kernel_size {window}"
             )
     op = cached_op(builtin.PoolingForward, mode=mode, window=window, stride=stride, padding=padding)
@@ -818,7 +833,7 @@ def avg_pool2d(inp, kernel_size, stride=None, padding=0, mode="average_count_exc
     """
     m = _AVG_MODES.get(str(mode).lower())
     if m is None:
-        raise ValueError(f"avg_pool2d: mode must be one of {sorted(_AVG_MODES)}, got {mode!r}")
+        raise MegEngineError(f"avg_pool2d: mode must be one of {sorted(_AVG_MODES)}, got {mode!r}")
     return _pool("avg_pool2d", inp, kernel_size, stride, padding, m)
 
 
@@ -827,10 +842,10 @@ def _adaptive_pool(fname, inp, oshp, mode):
     if x.dtype.metadata is None:  # a quantized tensor pools its integers, as in _pool
         x = _float_input(x, fname)
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     shape = _tuple(oshp, 2, fname, "oshp")
     if builtins.min(shape) < 1 or builtins.min(x.shape[2:]) < 1:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: oshp {shape} and the spatial dims of inp {x.shape} must be >= 1"
         )
     return apply(cached_op(builtin.AdaptivePoolingForward, mode=mode, shape=shape), x)[0]
@@ -941,16 +956,18 @@ def batch_norm(
     fname = "batch_norm"
     x = _float_input(inp, fname)
     if x.ndim < 2:
-        raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
     if param_dim not in ("dim_1c11", "dim_c", "dim_111c"):
-        raise ValueError(f"{fname}: param_dim must be 'dim_1c11' or 'dim_c', got {param_dim!r}")
+        raise MegEngineError(f"{fname}: param_dim must be 'dim_1c11' or 'dim_c', got {param_dim!r}")
     c = x.shape[1]
     cshape = _channel_shape(x.ndim, c)
     if (running_mean is None) != (running_var is None):
-        raise ValueError(f"{fname}: give both running_mean and running_var, or neither")
+        raise MegEngineError(f"{fname}: give both running_mean and running_var, or neither")
     has_stats = running_mean is not None
     if not training and not has_stats:
-        raise ValueError(f"{fname}: running_mean and running_var are required when not training")
+        raise MegEngineError(
+            f"{fname}: running_mean and running_var are required when not training"
+        )
     if training and has_stats and inplace:
         for t in (running_mean, running_var):
             if not isinstance(t, Tensor):
@@ -964,7 +981,7 @@ def batch_norm(
             return _fill(cshape, default, x._dtype_name, x.device)
         t = _float_input(t, fname, what)
         if t.size != c:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: {what} {t.shape} does not have one element per channel of inp {x.shape}"
             )
         return reshape(t, cshape) if t.shape != cshape else t
@@ -986,7 +1003,7 @@ def batch_norm(
             out = out.astype(x._dtype_name)
         return out if inplace else (out, running_mean, running_var)
     if x.size // c < 2:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: training needs more than one value per channel, got inp {x.shape}"
         )
     op = cached_op(
@@ -1031,18 +1048,18 @@ def layer_norm(inp, normalized_shape, affine, weight=None, bias=None, eps=1e-5):
     normalized_shape = tuple(int(s) for s in normalized_shape)
     k = len(normalized_shape)
     if k == 0 or k > x.ndim or x.shape[x.ndim - k :] != normalized_shape:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: inp {x.shape} does not end with normalized_shape {normalized_shape}"
         )
     op = cached_op(builtin.LayerNormForward, affine=bool(affine), eps=float(eps), normalized_dim=k)
     if not affine:
         return apply(op, x)[0]
     if weight is None or bias is None:
-        raise ValueError(f"{fname}: affine=True needs weight and bias")
+        raise MegEngineError(f"{fname}: affine=True needs weight and bias")
     w = _float_input(weight, fname, "weight")
     b = _float_input(bias, fname, "bias")
     if w.shape != normalized_shape or b.shape != normalized_shape:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: weight {w.shape} and bias {b.shape} must have normalized_shape "
             f"{normalized_shape}"
         )
@@ -1057,11 +1074,11 @@ def _group_norm(fname, x, groups, affine, weight, bias, eps, keep_dtype=False):
     if not affine:
         return apply(op, x)[0]
     if weight is None or bias is None:
-        raise ValueError(f"{fname}: affine=True needs weight and bias")
+        raise MegEngineError(f"{fname}: affine=True needs weight and bias")
     w = _float_input(weight, fname, "weight")
     b = _float_input(bias, fname, "bias")
     if w.size != c or b.size != c:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: weight {w.shape} and bias {b.shape} need one element per channel of inp "
             f"{x.shape}"
         )
@@ -1096,9 +1113,9 @@ def group_norm(inp, num_groups, affine, weight=None, bias=None, eps=1e-5):
     fname = "group_norm"
     x = _float_input(inp, fname)
     if x.ndim < 2:
-        raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
     if num_groups < 1 or x.shape[1] % num_groups:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: num_groups={num_groups} does not divide the channels of {x.shape}"
         )
     return _group_norm(fname, x, int(num_groups), affine, weight, bias, eps)
@@ -1128,7 +1145,7 @@ def instance_norm(inp, affine, weight=None, bias=None, eps=1e-5):
         raise TypeError(f"{fname}: affine must be a bool, got {type(affine).__name__}")
     x = _float_input(inp, fname)
     if x.ndim < 2:
-        raise ValueError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have at least 2 dims (N, C, ...), got {x.shape}")
     return _group_norm(fname, x, x.shape[1], affine, weight, bias, eps, keep_dtype=True)
 
 
@@ -1160,9 +1177,9 @@ def general_norm(inp, normalized_axis, affine=True, weight=None, bias=None, eps=
     axes = [normalized_axis] if isinstance(normalized_axis, (int, np.integer)) else normalized_axis
     axes = [int(a) + x.ndim if a < 0 else int(a) for a in axes]
     if not axes:
-        raise ValueError(f"{fname}: normalized_axis is empty")
+        raise MegEngineError(f"{fname}: normalized_axis is empty")
     if axes != sorted(set(axes)) or not 0 <= axes[0] <= axes[-1] < x.ndim:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: normalized_axis {normalized_axis!r} must be distinct ascending axes of an "
             f"input with {x.ndim} dims"
         )
@@ -1172,13 +1189,13 @@ def general_norm(inp, normalized_axis, affine=True, weight=None, bias=None, eps=
     if not affine:
         return y
     if weight is None or bias is None:
-        raise ValueError(f"{fname}: affine=True needs weight and bias")
+        raise MegEngineError(f"{fname}: affine=True needs weight and bias")
     sizes = tuple(x.shape[a] for a in axes)
     shape = tuple(x.shape[i] if i in axes else 1 for i in range(x.ndim))
     w, b = as_tensor(weight), as_tensor(bias)
     for name, t in (("weight", w), ("bias", b)):
         if tuple(t.shape) != sizes:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fname}: {name} {tuple(t.shape)} must have the normalised shape {sizes}"
             )
     return y * w.reshape(shape) + b.reshape(shape)
@@ -1211,9 +1228,11 @@ def local_response_norm(inp, kernel_size=5, k=2.0, alpha=1e-4, beta=0.75):
     fname = "local_response_norm"
     x = _float_input(inp, fname)
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     if not isinstance(kernel_size, (int, np.integer)) or kernel_size < 1 or kernel_size % 2 == 0:
-        raise ValueError(f"{fname}: kernel_size must be a positive odd int, got {kernel_size!r}")
+        raise MegEngineError(
+            f"{fname}: kernel_size must be a positive odd int, got {kernel_size!r}"
+        )
     half, channels = int(kernel_size) // 2, x.shape[1]
     # The window as kernel_size shifted slices of the zero-padded squares: exact sums (no
     # cumsum cancellation), differentiable through pad and slicing, and in x's dtype.
@@ -1254,7 +1273,7 @@ def dropout(inp, drop_prob, training=True):
     """
     x = _float_input(inp, "dropout")
     if not 0 <= drop_prob < 1:
-        raise ValueError(f"dropout: drop_prob must be in [0, 1), got {drop_prob}")
+        raise MegEngineError(f"dropout: drop_prob must be in [0, 1), got {drop_prob}")
     if not training or drop_prob == 0:
         return x
     op = builtin.DropoutForward(drop_prob=float(drop_prob), seed=_next_seed())
@@ -1281,16 +1300,18 @@ def embedding(inp, weight, padding_idx=None, max_norm=None, norm_type=None):
     """
     fname = "embedding"
     if max_norm is not None or norm_type is not None:
-        raise ValueError(f"{fname}: max_norm and norm_type are not supported")
+        raise MegEngineError(f"{fname}: max_norm and norm_type are not supported")
     idx = _int_input(inp, fname, "inp")
     w = as_tensor(weight)
     if w.ndim != 2:
-        raise ValueError(f"{fname}: weight must be 2-D (num_embeddings, dim), got {w.shape}")
+        raise MegEngineError(f"{fname}: weight must be 2-D (num_embeddings, dim), got {w.shape}")
     out = apply(cached_op(builtin.IndexingMultiAxisVec, axes=(0,)), w, idx)[0]
     if padding_idx is not None:
         n = w.shape[0]
         if not -n <= padding_idx < n:
-            raise ValueError(f"{fname}: padding_idx {padding_idx} is out of range for {w.shape}")
+            raise MegEngineError(
+                f"{fname}: padding_idx {padding_idx} is out of range for {w.shape}"
+            )
         # The same values, but the padding rows' lookups come from a detached copy.
         keep = _add_axis(elemwise("NE", idx, int(padding_idx) % n), [idx.ndim])
         out = _where(keep, out, out.detach()) if out.size else out
@@ -1303,7 +1324,8 @@ def indexing_one_hot(src, index, axis=1, keepdims=False):
 
     Args:
         src: input tensor.
-        index: integer tensor of src's shape without ``axis``, values in [0, src.shape[axis]).
+        index: tensor of src's shape without ``axis``, values in [0, src.shape[axis]): integers,
+            or floats, truncated toward zero as MegEngine does.
         axis: the axis to pick along.
         keepdims: keep ``axis`` with size 1.
 
@@ -1317,13 +1339,13 @@ def indexing_one_hot(src, index, axis=1, keepdims=False):
     """
     fname = "indexing_one_hot"
     x = as_tensor(src)
-    idx = _int_input(index, fname, "index")
+    idx = _int_input(index, fname, "index", floats=True)
     if x.ndim < 1:
-        raise ValueError(f"{fname}: src must have at least 1 dim, got {x.shape}")
+        raise MegEngineError(f"{fname}: src must have at least 1 dim, got {x.shape}")
     axis = _norm_axis(axis, x.ndim, fname)
     expect = x.shape[:axis] + x.shape[axis + 1 :]
     if idx.shape != expect:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: index {idx.shape} must have src {x.shape} without axis {axis}: {expect}"
         )
     out = apply(cached_op(builtin.IndexingOneHot, axis=axis), x, idx)[0]
@@ -1348,14 +1370,16 @@ def one_hot(inp, num_classes):
     fname = "one_hot"
     idx = _int_input(inp, fname, "inp")
     if num_classes < 1:
-        raise ValueError(f"{fname}: num_classes must be >= 1, got {num_classes}")
+        raise MegEngineError(f"{fname}: num_classes must be >= 1, got {num_classes}")
     zeros = _fill(idx.shape + (int(num_classes),), 0, "int32", idx.device)
     ones = _fill(idx.shape + (1,), 1, "int32", idx.device)
     axis = idx.ndim
     try:
         return apply(cached_op(builtin.IndexingSetOneHot, axis=axis), zeros, idx, ones)[0]
     except IndexError as e:
-        raise ValueError(f"{fname}: a value of inp is outside [0, {num_classes}): {e}") from None
+        raise MegEngineError(
+            f"{fname}: a value of inp is outside [0, {num_classes}): {e}"
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1391,29 +1415,29 @@ def pad(src, pad_width, mode="constant", constant_value=0.0):
     x = as_tensor(src)
     m = _PAD_MODES.get(str(mode).lower())
     if m is None:
-        raise ValueError(f"{fname}: mode must be one of {sorted(_PAD_MODES)}, got {mode!r}")
+        raise MegEngineError(f"{fname}: mode must be one of {sorted(_PAD_MODES)}, got {mode!r}")
     widths = np.asarray(pad_width, dtype=np.int64)
     if widths.shape == (2,):
         widths = np.tile(widths, (x.ndim, 1))
     if widths.ndim != 2 or widths.shape[1] != 2 or widths.shape[0] > x.ndim:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: pad_width {np.asarray(pad_width).tolist()} must be (before, after) pairs "
             f"for at most the {x.ndim} dims of src {x.shape}"
         )
     if (widths < 0).any():
-        raise ValueError(f"{fname}: pad_width {widths.tolist()} must not be negative")
+        raise MegEngineError(f"{fname}: pad_width {widths.tolist()} must not be negative")
     widths = np.concatenate([widths, np.zeros((x.ndim - widths.shape[0], 2), np.int64)])
     if m == "REFLECT":
         for d in range(x.ndim):
             if widths[d].max() >= x.shape[d] and widths[d].max() > 0:
-                raise ValueError(
+                raise MegEngineError(
                     f"{fname}: reflect widths {widths[d].tolist()} must be smaller than dim {d} "
                     f"of src {x.shape}"
                 )
     if m == "REPLICATE":
         for d in range(x.ndim):
             if widths[d].max() > 0 and x.shape[d] == 0:
-                raise ValueError(
+                raise MegEngineError(
                     f"{fname}: cannot replicate the edge of empty dim {d} of {x.shape}"
                 )
     if x.ndim == 0 or not widths.any():
@@ -1450,7 +1474,7 @@ def pixel_shuffle(inp, upscale_factor):
     x = as_tensor(inp)
     r = int(upscale_factor)
     if x.ndim < 3 or r < 1 or x.shape[-3] % (r * r):
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: inp {x.shape} needs >= 3 dims with dim -3 divisible by "
             f"upscale_factor ** 2 = {r * r}"
         )
@@ -1538,15 +1562,15 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
     x = _float_input(inp, fname)
     mode = str(mode).lower()
     if mode not in _RESIZE_MODES:
-        raise ValueError(f"{fname}: mode must be one of {sorted(_RESIZE_MODES)}, got {mode!r}")
+        raise MegEngineError(f"{fname}: mode must be one of {sorted(_RESIZE_MODES)}, got {mode!r}")
     if mode in ("nearest", "bicubic") and align_corners:
-        raise ValueError(f"{fname}: align_corners only applies to the linear modes")
+        raise MegEngineError(f"{fname}: align_corners only applies to the linear modes")
     one_d = mode == "linear"
     nd = _RESIZE_DIMS.get(mode, 2)
     if x.ndim != nd + 2:
-        raise ValueError(f"{fname}: mode {mode!r} needs a {nd + 2}-dim input, got {x.shape}")
+        raise MegEngineError(f"{fname}: mode {mode!r} needs a {nd + 2}-dim input, got {x.shape}")
     if (size is None) == (scale_factor is None):
-        raise ValueError(f"{fname}: give exactly one of size and scale_factor")
+        raise MegEngineError(f"{fname}: give exactly one of size and scale_factor")
     in_size = x.shape[2:]
     if size is not None:
         if isinstance(size, INTEGER_TYPES):
@@ -1559,10 +1583,10 @@ def interpolate(inp, size=None, scale_factor=None, mode="bilinear", align_corner
             scale_factor = (float(scale_factor),) * nd
         scale_factor = tuple(float(f) for f in scale_factor)
         if len(scale_factor) != nd:
-            raise ValueError(f"{fname}: scale_factor needs {nd} values, got {scale_factor}")
+            raise MegEngineError(f"{fname}: scale_factor needs {nd} values, got {scale_factor}")
         out = tuple(int(np.floor(i * f)) for i, f in zip(in_size, scale_factor))
     if builtins.min(out) < 1 or builtins.min(in_size) < 1:
-        raise ValueError(f"{fname}: input {x.shape} and output size {out} must not be empty")
+        raise MegEngineError(f"{fname}: input {x.shape} and output size {out} must not be empty")
     if nd == 3:
         return _trilinear(x, out, align_corners)
     if one_d:

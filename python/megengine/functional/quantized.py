@@ -10,6 +10,7 @@ sums in float32 before that rounding, as MegEngine's reference kernel does.
 
 import numpy as np
 
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.ops import builtin
 from ..core.tensor import amp
 from ..core.tensor.array_method import apply, as_tensor, cached_op, reshape
@@ -25,13 +26,13 @@ _NONLINEAR = ("IDENTITY", "RELU", "SIGMOID", "H_SWISH")
 def _nonlinear_mode(mode, fname):
     name = getattr(mode, "name", str(mode)).upper()
     if name not in _NONLINEAR:
-        raise ValueError(f"{fname}: nonlinear_mode must be one of {_NONLINEAR}, got {mode!r}")
+        raise MegEngineError(f"{fname}: nonlinear_mode must be one of {_NONLINEAR}, got {mode!r}")
     return name
 
 
 def _check_compute_mode(compute_mode, fname):
     if getattr(compute_mode, "name", str(compute_mode)).upper() != "DEFAULT":
-        raise ValueError(f"{fname}: quantized ops take compute_mode 'default' only")
+        raise MegEngineError(f"{fname}: quantized ops take compute_mode 'default' only")
 
 
 def _activate_and_requantize(acc, mode, dtype):
@@ -49,7 +50,9 @@ def _quantized_operands(inp, weight, bias, fname):
     inp, weight = as_tensor(inp), as_tensor(weight)
     for name, t in (("inp", inp), ("weight", weight)):
         if not is_quantize(t.dtype):
-            raise TypeError(f"{fname}: {name} must be a quantized tensor, got dtype {t.dtype}")
+            raise MegEngineTypeError(
+                f"{fname}: {name} must be a quantized tensor, got dtype {t.dtype}"
+            )
     if bias is None:
         return inp, weight, None
     bias = as_tensor(bias)
@@ -111,7 +114,7 @@ def conv_bias_activation(
     mode = _nonlinear_mode(nonlinear_mode, fname)
     inp, weight, bias = _quantized_operands(inp, weight, bias, fname)
     if inp.ndim != 4:
-        raise ValueError(f"{fname}: inp must be (N, C, H, W), got {inp.shape}")
+        raise MegEngineError(f"{fname}: inp must be (N, C, H, W), got {inp.shape}")
     w = _conv_filter(weight, 2, int(groups), fname, inp.shape)
     if bias is not None and bias.ndim != 4:
         bias = reshape(bias, (1, -1, 1, 1))
@@ -183,7 +186,7 @@ def batch_conv_bias_activation(
         raise NotImplementedError(f"{fname}: groups must be 1")
     inp, weight, bias = _quantized_operands(inp, weight, bias, fname)
     if weight.ndim != 5 or weight.shape[0] != inp.shape[0]:
-        raise ValueError(f"{fname}: weight must be (N, OC, IC, KH, KW), got {weight.shape}")
+        raise MegEngineError(f"{fname}: weight must be (N, OC, IC, KH, KW), got {weight.shape}")
     from .tensor import concat
 
     outs = [
@@ -266,7 +269,7 @@ def conv_transpose2d(
     if bias is not None:
         raise NotImplementedError("bias of quantized transposed conv2d is not supported yet.")
     if getattr(conv_mode, "name", str(conv_mode)).upper() != "CROSS_CORRELATION":
-        raise ValueError(f"{fname}: conv_mode must be 'cross_correlation', got {conv_mode!r}")
+        raise MegEngineError(f"{fname}: conv_mode must be 'cross_correlation', got {conv_mode!r}")
     _check_compute_mode(compute_mode, fname)
     inp, weight, _ = _quantized_operands(inp, weight, None, fname)
     from ..core.tensor.quant_dtype import qint32

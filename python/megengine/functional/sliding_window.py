@@ -3,6 +3,7 @@
 (a window copies values; the adjoint only adds them)."""
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError
 from ..core.ops import builtin
 from ..core.tensor.array_method import as_tensor, cached_op
 from .tensor import stack, zeros_like
@@ -13,7 +14,9 @@ __all__ = ["sliding_window", "sliding_window_transpose"]
 def _pair(value, fname, name, least):
     pair = tuple(value) if isinstance(value, (list, tuple)) else (value, value)
     if len(pair) != 2 or any(int(v) != v or v < least for v in pair):
-        raise ValueError(f"{fname}: {name} must be an int or two ints >= {least}, got {value!r}")
+        raise MegEngineError(
+            f"{fname}: {name} must be an int or two ints >= {least}, got {value!r}"
+        )
     return tuple(int(v) for v in pair)
 
 
@@ -37,7 +40,7 @@ def _geometry(fname, size, kernel_size, padding, stride, dilation):
     d = _pair(dilation, fname, "dilation", 1)
     out = tuple((size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2))
     if min(out) < 1:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: a {size[0]}x{size[1]} input padded by {p} holds no {k} window dilated by {d}"
         )
     return k, p, s, d, out
@@ -68,7 +71,7 @@ def sliding_window(inp, kernel_size, padding=0, stride=1, dilation=1):
     fname = "sliding_window"
     x = as_tensor(inp)
     if x.ndim != 4:
-        raise ValueError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 4 dims (N, C, H, W), got {x.shape}")
     n, c = x.shape[:2]
     k, p, s, d, out = _geometry(fname, x.shape[2:], kernel_size, padding, stride, dilation)
     xp = _zero_pad(x, p, p)
@@ -123,11 +126,11 @@ def sliding_window_transpose(inp, output_size, kernel_size, padding=0, stride=1,
     fname = "sliding_window_transpose"
     x = as_tensor(inp)
     if x.ndim != 6:
-        raise ValueError(f"{fname}: inp must have 6 dims (N, C, OH, OW, KH, KW), got {x.shape}")
+        raise MegEngineError(f"{fname}: inp must have 6 dims (N, C, OH, OW, KH, KW), got {x.shape}")
     size = _pair(output_size, fname, "output_size", 1)
     k, p, s, d, out = _geometry(fname, size, kernel_size, padding, stride, dilation)
     if tuple(x.shape[2:]) != out + k:
-        raise ValueError(
+        raise MegEngineError(
             f"{fname}: inp {x.shape} does not hold the {out[0]}x{out[1]} windows of {k} that an "
             f"output of {size} gives"
         )

@@ -12,6 +12,7 @@ import math as _math
 import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core._imperative_rt import MegEngineError, MegEngineTypeError
 from ..core.ops import builtin
 from ..core.tensor import array_method as _array_method
 from ..core.tensor import symbolic_shape as _symbolic_shape
@@ -24,7 +25,7 @@ from ..core.tensor.array_method import (
     is_tensor,
 )
 from ..core.tensor.array_method import reshape as _reshape
-from ..core.tensor.shape_dim import INTEGER_TYPES
+from ..core.tensor.shape_dim import INTEGER_TYPES, TracedDim
 from ._complex import complex, imag, polar, real
 
 __all__ = [
@@ -92,7 +93,7 @@ def _shape_arg(fn, shape):
     if not exact:
         raise TypeError(f"{fn}: shape must be an int or a sequence of ints, got {shape!r}")
     if any(s < 0 for s in out):
-        raise ValueError(f"{fn}: negative dimension in shape {out}")
+        raise MegEngineError(f"{fn}: negative dimension in shape {out}")
     return out
 
 
@@ -104,7 +105,7 @@ def _fill_none_dims(fn, src, shape):
     for i, s in enumerate(shape):
         if s is None:
             if i < lead:
-                raise ValueError(f"{fn}: size cannot be None for the new axis {i} of {shape}")
+                raise MegEngineError(f"{fn}: size cannot be None for the new axis {i} of {shape}")
             s = src[i - lead]
         elif is_tensor(s):
             s = s.item()
@@ -116,7 +117,7 @@ def _axis(fn, axis, ndim):
     """``axis`` normalised into [0, ndim)."""
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{fn}: axis {axis} is out of range for a tensor of {ndim} dims")
+        raise MegEngineError(f"{fn}: axis {axis} is out of range for a tensor of {ndim} dims")
     return axis + ndim if axis < 0 else axis
 
 
@@ -299,9 +300,11 @@ def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
     """Evenly spaced values ``start, start + step, ...`` up to ``stop`` (excluded).
 
     With only ``start`` given, it is the stop and the values start at 0 (as ``numpy.arange``).
+    The arguments may be one-element Tensors; while a trace records, those and the dims of
+    ``x.shape`` stay values of the graph, so the traced (or dumped) function follows them.
 
     Args:
-        start: first value (or the stop when ``stop`` is None).
+        start: first value (or the stop when ``stop`` is None): a number or a Tensor.
         stop: end of the interval, excluded.
         step: spacing between values; not 0.
         dtype: dtype of the result.
@@ -319,9 +322,11 @@ def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
     """
     if stop is None:
         start, stop = 0, start
+    if _follows_values(start, stop, step):
+        return _arange_traced(start, stop, step, dtype, device)
     start, stop, step = float(start), float(stop), float(step)
     if step == 0:
-        raise ValueError("arange: step must not be 0")
+        raise MegEngineError("arange: step must not be 0")
     n = max(0, _math.ceil((stop - start) / step))
     dtype = _dtype_name(dtype)
     if dtype in _INT_DTYPES and not (_exact_f32(start) and _exact_f32(step)):
@@ -335,10 +340,13 @@ def arange(start=0, stop=None, step=1, *, dtype="float32", device=None):
 def linspace(start, stop, num, *, dtype="float32", device=None):
     """``num`` evenly spaced values from ``start`` to ``stop``, both included.
 
+    The arguments may be one-element Tensors; while a trace records, those and the dims of
+    ``x.shape`` stay values of the graph, so the traced (or dumped) function follows them.
+
     Args:
-        start: first value.
+        start: first value: a number or a Tensor.
         stop: last value.
-        num: number of values, >= 0.
+        num: number of values, >= 0: an int or an integer Tensor.
         dtype: dtype of the result; an integer dtype truncates the float32 values.
         device: where the result lives; the default device when None.
 
@@ -350,9 +358,11 @@ def linspace(start, stop, num, *, dtype="float32", device=None):
         >>> F.linspace(1, 2, 5).numpy().tolist()
         [1.0, 1.25, 1.5, 1.75, 2.0]
     """
+    if _follows_values(start, stop, num):
+        return _linspace_traced(start, stop, num, dtype, device)
     num = int(num)
     if num < 0:
-        raise ValueError(f"linspace: num must be >= 0, got {num}")
+        raise MegEngineError(f"linspace: num must be >= 0, got {num}")
     dtype = _dtype_name(dtype)
     is_float = dtype in ("float32", "float16", "bfloat16")
     op = cached_op(
@@ -364,6 +374,86 @@ def linspace(start, stop, num, *, dtype="float32", device=None):
     )
     out = _rt.apply_generator(op, [[num]], _device(device))[0]
     return out if is_float else out.astype(dtype)
+
+
+# ---- arange and linspace of values a trace follows ---------------------------------------
+# Eagerly the Arange and Linspace generators take their ends as params and their length as a
+# preset shape, read from the arguments. While a trace records, arguments that are Tensors or
+# dims of x.shape would freeze into those params, so the values are computed by graph ops
+# instead: the length is a value (a BroadcastTo of a 0-d one to it, and an exclusive Cumsum
+# numbers the entries), the ends are the arguments' own tensors.
+
+
+def _follows_values(*args):
+    return _symbolic_shape.active() and any(
+        type(a) is TracedDim or isinstance(a, Tensor) for a in args
+    )
+
+
+def _float_scalar(fn, v, device):
+    """``v`` (a one-element Tensor, a TracedDim or a number) as a float32 0-d Tensor."""
+    if type(v) is TracedDim:
+        v = v.as_tensor()
+    elif not isinstance(v, Tensor):
+        return Tensor(np.float32(v), device=_device(device))
+    if v.size != 1:
+        raise MegEngineError(f"{fn}: expected a scalar, got a Tensor of shape {v.shape}")
+    return _reshape(v.astype("float32"), ())
+
+
+def _elemwise(mode, *args):
+    return _apply(cached_op(builtin.Elemwise, mode=mode), *args)[0]
+
+
+def _ramp(start, step, count, dtype, device):
+    """``start + i * step`` for i below the value of the int32 0-d ``count`` (0-d float32
+    ``start`` and ``step``)."""
+    n = int(count._numpy_untraced())
+    if n < 0:
+        raise MegEngineError(f"linspace: num must be >= 0, got {n}")
+    ones = _symbolic_shape.broadcast_to(
+        _fill((), 1, "float32", device), _reshape(count, (1,)), (n,)
+    )
+    index = _apply(cached_op(builtin.Cumsum, axis=0, exclusive=True, reverse=False), ones)[0]
+    out = _elemwise("ADD", start, _elemwise("MUL", index, step))
+    dtype = _dtype_name(dtype)
+    return out if dtype == "float32" else out.astype(dtype)
+
+
+def _linspace_traced(start, stop, num, dtype, device):
+    start = _float_scalar("linspace", start, device)
+    stop = _float_scalar("linspace", stop, device)
+    count = num.as_tensor() if type(num) is TracedDim else num
+    if not isinstance(count, Tensor):
+        count = _symbolic_shape.int32(int(num))
+    elif count._dtype_name not in _INT_DTYPES:
+        value = float(count._numpy_untraced().reshape(-1)[0])
+        if value != int(value):
+            raise MegEngineError(f"linspace: num must be an integer, got {value}")
+    if count.size != 1:
+        raise MegEngineError(
+            f"linspace: expected a scalar num, got a Tensor of shape {count.shape}"
+        )
+    count = _reshape(count.astype("int32"), ())
+    # MegEngine's step: (stop - start) / (num - 1), num - 1 taken as at least 1
+    gaps = _elemwise(
+        "MAX",
+        _elemwise("SUB", count.astype("float32"), _float_scalar("", 1, device)),
+        _float_scalar("", 1, device),
+    )
+    step = _elemwise("TRUE_DIV", _elemwise("SUB", stop, start), gaps)
+    return _ramp(start, step, count, dtype, device)
+
+
+def _arange_traced(start, stop, step, dtype, device):
+    start = _float_scalar("arange", start, device)
+    stop = _float_scalar("arange", stop, device)
+    step = _float_scalar("arange", step, device)
+    if float(step._numpy_untraced()) == 0:
+        raise MegEngineError("arange: step must not be 0")
+    span = _elemwise("CEIL", _elemwise("TRUE_DIV", _elemwise("SUB", stop, start), step))
+    count = _elemwise("MAX", span, _float_scalar("", 0, device)).astype("int32")
+    return _ramp(start, step, count, dtype, device)
 
 
 def eye(N, M=None, *, dtype="float32", device=None):
@@ -412,7 +502,7 @@ def diag(inp, k=0):
     """
     x = as_tensor(inp)
     if x.ndim not in (1, 2):
-        raise ValueError(f"diag: input must be 1-D or 2-D, got shape {x.shape}")
+        raise MegEngineError(f"diag: input must be 1-D or 2-D, got shape {x.shape}")
     return _apply(cached_op(builtin.Diag, k=int(k)), x)[0]
 
 
@@ -475,7 +565,9 @@ def transpose(inp, pattern):
     pattern = tuple(pattern)
     perm = tuple(int(p) for p in pattern if p != "x")
     if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"transpose: pattern {pattern} is no permutation of the axes of {x.shape}")
+        raise MegEngineError(
+            f"transpose: pattern {pattern} is no permutation of the axes of {x.shape}"
+        )
     out = _apply(cached_op(builtin.Dimshuffle, pattern=perm), x)[0]
     new = tuple(i for i, p in enumerate(pattern) if p == "x")
     if new:
@@ -528,7 +620,7 @@ def expand_dims(inp, axis):
     nd = x.ndim + len(axes)
     norm = sorted(_axis("expand_dims", a, nd) for a in axes)
     if len(set(norm)) != len(norm):
-        raise ValueError(f"expand_dims: repeated axis in {axis}")
+        raise MegEngineError(f"expand_dims: repeated axis in {axis}")
     if not norm:
         return x
     return _apply(cached_op(builtin.AddAxis, axis=tuple(norm)), x)[0]
@@ -559,7 +651,7 @@ def squeeze(inp, axis=None):
         axes = sorted({_axis("squeeze", a, x.ndim) for a in axes})
         for a in axes:
             if x.shape[a] != 1:
-                raise ValueError(
+                raise MegEngineError(
                     f"squeeze: axis {a} of a tensor of shape {x.shape} has size {x.shape[a]}, not 1"
                 )
     if not axes:
@@ -569,10 +661,10 @@ def squeeze(inp, axis=None):
 
 def _broadcast_shape(fn, shape, target):
     if len(shape) > len(target):
-        raise ValueError(f"{fn}: cannot broadcast shape {shape} to {target}")
+        raise MegEngineError(f"{fn}: cannot broadcast shape {shape} to {target}")
     for s, t in zip(reversed(shape), reversed(target)):
         if s != t and s != 1:
-            raise ValueError(f"{fn}: cannot broadcast shape {shape} to {target}")
+            raise MegEngineError(f"{fn}: cannot broadcast shape {shape} to {target}")
 
 
 def broadcast_to(inp, shape):
@@ -636,7 +728,7 @@ def concat(inps, axis=0, device=None):
     """
     inps = list(inps)
     if not inps:
-        raise ValueError("concat: needs at least one tensor")
+        raise MegEngineError("concat: needs at least one tensor")
     _tensors_device("concat", inps, device)
     xs = _promote(inps)
     if device is not None:
@@ -651,7 +743,7 @@ def concat(inps, axis=0, device=None):
     ax = _axis("concat", axis, nd)
     for s in shapes:
         if len(s) != nd or s[:ax] + s[ax + 1 :] != shapes[0][:ax] + shapes[0][ax + 1 :]:
-            raise ValueError(f"concat: shapes {shapes} do not match except along axis {ax}")
+            raise MegEngineError(f"concat: shapes {shapes} do not match except along axis {ax}")
     if len(xs) == 1:
         return _relayout(xs[0])
     return _apply(cached_op(builtin.Concat, axis=ax), *xs)[0]
@@ -693,7 +785,7 @@ def _tensors_device(name, inps, device):
     explicit ``device`` they must share one: MegEngine refuses to guess ("ambiguous device")."""
     devices = list(dict.fromkeys(x.device for x in inps if isinstance(x, Tensor)))
     if device is None and len(devices) > 1:
-        raise ValueError(
+        raise MegEngineError(
             f"{name}: ambiguous device: the inputs are on {', '.join(devices)}; "
             "pass device= or copy them first"
         )
@@ -703,10 +795,10 @@ def _tensors_device(name, inps, device):
 def _stack(inps, axis, device=None):
     # NumPy's stack (a 0-d input gives a 1-D result): what F.cross needs.
     if not inps:
-        raise ValueError("stack: needs at least one tensor")
+        raise MegEngineError("stack: needs at least one tensor")
     shapes = [x.shape for x in inps]
     if any(s != shapes[0] for s in shapes):
-        raise ValueError(f"stack: all inputs must have the same shape, got {shapes}")
+        raise MegEngineError(f"stack: all inputs must have the same shape, got {shapes}")
     ax = _axis("stack", axis, inps[0].ndim + 1)
     return concat([expand_dims(x, ax) for x in inps], ax, device)
 
@@ -739,19 +831,21 @@ def split(inp, nsplits_or_sections, axis=0):
     """
     x = as_tensor(inp)
     if x.ndim == 0:
-        raise ValueError("split: cannot split a zero-dimensional tensor")
+        raise MegEngineError("split: cannot split a zero-dimensional tensor")
     ax = _axis("split", axis, x.ndim)
     n = x.shape[ax]
     if isinstance(nsplits_or_sections, INTEGER_TYPES):
         k = int(nsplits_or_sections)
         if not 0 < k <= n:
-            raise ValueError(f"split: axis {ax} of shape {x.shape} cannot be split into {k} pieces")
+            raise MegEngineError(
+                f"split: axis {ax} of shape {x.shape} cannot be split into {k} pieces"
+            )
         sizes = [(n + k - 1 - i) // k for i in range(k)]
     else:
         cuts = [int(c) for c in nsplits_or_sections]
         bounds = [0] + cuts + [n]
         if any(b < a for a, b in itertools.pairwise(bounds)):
-            raise ValueError(
+            raise MegEngineError(
                 f"split: sections {cuts} must be ascending within [0, {n}] for shape {x.shape}"
             )
         sizes = [b - a for a, b in itertools.pairwise(bounds)]
@@ -777,9 +871,10 @@ def cond_take(mask, x):
     """
     m, v = as_tensor(mask), as_tensor(x)
     if m._dtype_name != "bool":
-        raise TypeError(f"cond_take: mask must be bool, got {m._dtype_name}")
+        # MegEngine raises ValueError here
+        raise MegEngineError(f"cond_take: mask must be bool, got {m._dtype_name}")
     if m.shape != v.shape:
-        raise ValueError(f"cond_take: mask shape {m.shape} differs from data shape {v.shape}")
+        raise MegEngineError(f"cond_take: mask shape {m.shape} differs from data shape {v.shape}")
     values, indices, count = _apply(cached_op(builtin.CondTake), v, m)
     cap = values.shape[0]
     if _symbolic_shape.active():
@@ -819,7 +914,7 @@ def non_zero(condition, as_tuple=False):
     """
     x = as_tensor(condition)
     if x.ndim == 0:
-        raise ValueError("non_zero: condition must have at least one dimension, got a scalar")
+        raise MegEngineError("non_zero: condition must have at least one dimension, got a scalar")
     coords, count = _apply(cached_op(builtin.NonZero), x)
     cap = coords.shape[1]
     # Under symbolic shapes the graph follows the count; otherwise a trace would hold it as a
@@ -857,13 +952,14 @@ def where(mask, x, y):
     """
     m = as_tensor(mask)
     if m._dtype_name != "bool":
-        raise TypeError(f"where: mask must be bool, got {m._dtype_name}")
+        # MegEngine raises ValueError here
+        raise MegEngineError(f"where: mask must be bool, got {m._dtype_name}")
     a, b = _promote([x, y])
     shapes = [m.shape, a.shape, b.shape]
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"where: shapes {shapes} cannot be broadcast together") from None
+        raise MegEngineError(f"where: shapes {shapes} cannot be broadcast together") from None
     if m.device != a.device:
         m = m._copy_to(a.device)
     if b.device != a.device:
@@ -874,7 +970,7 @@ def where(mask, x, y):
 def _index_tensor(fn, index, device):
     idx = as_tensor(index)
     if idx._dtype_name not in ("int8", "uint8", "int16", "int32"):
-        raise TypeError(f"{fn}: index must be an integer tensor, got {idx._dtype_name}")
+        raise MegEngineTypeError(f"{fn}: index must be an integer tensor, got {idx._dtype_name}")
     if idx._dtype_name != "int32":
         idx = idx.astype("int32")
     if idx.device != device:
@@ -884,12 +980,12 @@ def _index_tensor(fn, index, device):
 
 def _check_gather_shapes(fn, data, ax, index):
     if index.ndim != data.ndim:
-        raise ValueError(
+        raise MegEngineError(
             f"{fn}: index of shape {index.shape} must have the rank of the input {data.shape}"
         )
     for d in range(data.ndim):
         if d != ax and index.shape[d] > data.shape[d]:
-            raise ValueError(
+            raise MegEngineError(
                 f"{fn}: index shape {index.shape} exceeds input shape {data.shape} on axis {d}"
             )
 
@@ -949,7 +1045,9 @@ def scatter(inp, axis, index, source):
         src = src.astype(x._dtype_name)
     _check_gather_shapes("scatter", x, ax, idx)
     if src.shape != idx.shape:
-        raise ValueError(f"scatter: source shape {src.shape} differs from index shape {idx.shape}")
+        raise MegEngineError(
+            f"scatter: source shape {src.shape} differs from index shape {idx.shape}"
+        )
     out = _apply(cached_op(builtin.Scatter, axis=ax, mode="SET"), x, idx, src)[0]
     if x is not inp:
         return out
@@ -1023,11 +1121,11 @@ def meshgrid(*inputs, indexing="xy"):
         ([[1, 2, 3], [1, 2, 3]], [[4, 4, 4], [5, 5, 5]])
     """
     if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+        raise MegEngineError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     xs = [as_tensor(x) for x in inputs]
     for x in xs:
         if x.ndim != 1:
-            raise ValueError(f"meshgrid: inputs must be 1-D, got shape {x.shape}")
+            raise MegEngineError(f"meshgrid: inputs must be 1-D, got shape {x.shape}")
     n = len(xs)
     shape = [x.shape[0] for x in xs]
     if indexing == "xy" and n >= 2:
@@ -1064,7 +1162,7 @@ def repeat(inp, repeats, axis=None):
         raise TypeError(f"repeat: repeats must be an int, got {type(repeats).__name__}")
     repeats = int(repeats)
     if repeats < 0:
-        raise ValueError(f"repeat: repeats must be >= 0, got {repeats}")
+        raise MegEngineError(f"repeat: repeats must be >= 0, got {repeats}")
     if axis is None:
         x, ax = _reshape(x, (-1,)) if x.ndim != 1 else x, 0
     else:
@@ -1152,7 +1250,7 @@ def roll(inp, shift, axis=None):
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
-        raise ValueError(f"roll: {len(shifts)} shifts given for {len(axes)} axes")
+        raise MegEngineError(f"roll: {len(shifts)} shifts given for {len(axes)} axes")
     out = x
     for s, a in zip(shifts, axes):
         ax = _axis("roll", a, max(x.ndim, 1))

@@ -97,8 +97,8 @@ def test_cross_entropy_label_smooth_positional_and_none():
 def test_cross_entropy_errors():
     with pytest.raises(ValueError, match=r"cross_entropy: label \(3,\) must have pred \(4, 5\)"):
         F.nn.cross_entropy(randn(4, 5), np.zeros(3, np.int32))
-    with pytest.raises(TypeError, match="cross_entropy: label must be an integer"):
-        F.nn.cross_entropy(randn(4, 5), np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="cross_entropy: label must be an integer or float"):
+        F.nn.cross_entropy(randn(4, 5), np.zeros(4, np.bool_))
     with pytest.raises(TypeError, match="cross_entropy: pred must be a float"):
         F.nn.cross_entropy(np.zeros((4, 5), np.int32), np.zeros(4, np.int32))
     with pytest.raises(ValueError, match="cross_entropy: reduction"):
@@ -107,6 +107,39 @@ def test_cross_entropy_errors():
         F.nn.cross_entropy(randn(4, 5), np.zeros(4, np.int32), label_smooth=2)
     with pytest.raises(IndexError):
         F.nn.cross_entropy(randn(4, 5), np.full(4, 5, np.int32))
+
+
+# MegEngine 1.13's results (its own cross_entropy examples give float labels): a float label
+# or index is truncated toward zero; topk_accuracy counts a float target equal to a class.
+PROBS = np.array([[0.1, 0.2, 0.7], [0.5, 0.3, 0.2]], np.float32)
+FLOAT_LABELS = [
+    ([1.0, 2.0], [1.609438, 1.609438]),
+    ([1.7, 0.9], [1.609438, 0.6931471]),
+    ([2.0, -0.5], [0.35667497, 0.6931471]),
+]
+
+
+@pytest.mark.parametrize("label, want", FLOAT_LABELS)
+def test_float_labels_are_truncated_as_megengine_does(label, want):
+    logp = mge.Tensor(np.log(PROBS))
+    got = F.nn.cross_entropy(logp, mge.Tensor(label), reduction="none")
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    picked = F.nn.indexing_one_hot(logp, mge.Tensor(label), 1)
+    np.testing.assert_allclose(picked.numpy(), -np.float32(want), rtol=1e-6)
+    # the same as the integer labels truncation gives, gradient included
+    ints = np.trunc(label).astype(np.int32)
+    check_grad(lambda p: F.nn.cross_entropy(p, mge.Tensor(label)), np.log(PROBS))
+    ref = F.nn.cross_entropy(logp, ints, reduction="none")
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+def test_topk_accuracy_of_float_targets():
+    logp = mge.Tensor(np.log(PROBS))
+    assert F.topk_accuracy(logp, mge.Tensor([2.0, 0.0])).numpy() == 1.0
+    got = F.topk_accuracy(logp, mge.Tensor([1.5, 0.0]), topk=(1, 2, 3))
+    assert [a.numpy().item() for a in got] == [0.5, 0.5, 0.5]
+    with pytest.raises(TypeError, match="target must be an integer or float"):
+        F.topk_accuracy(logp, mge.Tensor([True, False]))
 
 
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
@@ -225,7 +258,7 @@ def test_topk_accuracy_errors():
     with pytest.raises(ValueError, match=r"topk_accuracy: logits \(3, 5\) must be \(N, C\)"):
         F.topk_accuracy(randn(3, 5), np.zeros(4, np.int32))
     with pytest.raises(TypeError, match="topk_accuracy: target must be an integer"):
-        F.topk_accuracy(randn(3, 5), np.zeros(3, np.float32))
+        F.topk_accuracy(randn(3, 5), np.zeros(3, np.bool_))
 
 
 # ----------------------------------------------------------------------------- CTC

@@ -840,7 +840,7 @@ def test_indexing_one_hot_errors_and_grad():
     with pytest.raises(ValueError, match=r"indexing_one_hot: index \(4,\) must have src \(3, 4\)"):
         F.indexing_one_hot(randn(3, 4), np.zeros(4, np.int32))
     with pytest.raises(TypeError, match="indexing_one_hot: index must be an integer"):
-        F.indexing_one_hot(randn(3, 4), np.zeros(3, np.float32))
+        F.indexing_one_hot(randn(3, 4), np.zeros(3, np.bool_))
     idx = np.array([1, 3, 0], np.int32)
     check_grad(lambda x: F.indexing_one_hot(x, idx), randn(3, 4))
 

@@ -58,6 +58,24 @@ def dump_dynamic(fn, n=4, symbolic_shape=True):
         (lambda x: F.ones((x.shape[0] * 2, 3)), lambda a: np.ones((a.shape[0] * 2, 3))),
         (lambda x: x - F.ones_like(x), lambda a: a - 1),
         (lambda x: F.zeros_like(x), lambda a: np.zeros_like(a)),
+        # linspace and arange of dims and tensors: their length and ends are values too
+        (
+            lambda x: F.linspace(0, x.shape[0] - 1, x.shape[0]),
+            lambda a: np.arange(a.shape[0], dtype="float32"),
+        ),
+        (lambda x: F.arange(x.shape[0], dtype="int32"), lambda a: np.arange(a.shape[0])),
+        (
+            lambda x: F.arange(1, x.shape[0] * 2, 2).reshape(-1, 1, 1) + x,
+            lambda a: np.arange(1, a.shape[0] * 2, 2).reshape(-1, 1, 1) + a,
+        ),
+        (
+            lambda x: F.linspace(x.min(), x.max(), x.shape[0] + 1),
+            lambda a: np.linspace(a.min(), a.max(), a.shape[0] + 1),
+        ),
+        (
+            lambda x: F.arange(x.sum() * 0 + 0.25, x.shape[0], 0.5),
+            lambda a: np.arange(0.25, a.shape[0], 0.5),
+        ),
     ],
 )
 def test_a_dumped_model_follows_the_shapes_the_function_read(fn, ref):
@@ -163,7 +181,6 @@ def test_symbolic_shape_true_records_shape_ops_for_flatten_and_reshape():
             lambda x: x[: x.shape[0] // 2],
             "use as an index of (shape[0] of a (4, 2, 3) tensor // 2)",
         ),
-        (lambda x: x + F.linspace(0, 1, x.shape[0]).reshape(-1, 1, 1), "int() of shape[0]"),
         (lambda x: x * (2 if x.shape[0] > 2 else 3), "comparison (>) of shape[0]"),
         (lambda x: x + mge.Tensor(np.ones(x.shape, "float32")), "use as an index of shape[0]"),
         (lambda x: x.reshape(x.shape[0] % 5, -1), "% of shape[0]"),
@@ -320,3 +337,87 @@ def test_megengine_trace_option_switch_reports_and_turns_off_shapes_as_values():
     seen.clear()
     trace(lambda x: seen.append(use_symbolic_shape()) or x, symbolic_shape=False)(mge.Tensor([1]))
     assert seen == [False] and use_symbolic_shape() is False
+
+
+# MegEngine 1.13's results for these traced calls (its linspace and arange take Tensors and
+# stay in the graph): each call with new values replays the trace and gives that call's result.
+LINSPACE_CALLS = [
+    ((1.0, 9.0, 9), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
+    ((0.0, 4.0, 5), [0.0, 1.0, 2.0, 3.0, 4.0]),
+    ((2.5, -1.0, 3), [2.5, 0.75, -1.0]),
+]
+ARANGE_CALLS = [
+    ((1.0, 9.0, 1.0), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
+    ((0.0, 4.0, 0.5), [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]),
+    ((2.5, -1.0, -1.5), [2.5, 1.0, -0.5]),
+]
+
+
+@pytest.mark.parametrize("fn, calls", [(F.linspace, LINSPACE_CALLS), (F.arange, ARANGE_CALLS)])
+@pytest.mark.parametrize("capture_as_const", [False, True])
+def test_linspace_and_arange_of_tensor_arguments_follow_them_when_traced(
+    fn, calls, capture_as_const
+):
+    f = trace(fn, symbolic=True, capture_as_const=capture_as_const)
+    for _ in range(2):
+        for args, want in calls:
+            got = f(*[mge.Tensor(a) for a in args])
+            np.testing.assert_array_equal(got.numpy(), np.float32(want))
+    assert not any(op.startswith(("Linspace", "Arange")) for op, _ in f.ops), f.ops
+    if not capture_as_const:
+        return
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["start", "stop", "n"])
+    g = GraphInference(buf.getvalue())
+    for args, want in calls:
+        got = g.run(*(np.asarray(a) for a in args))["output_0"]
+        np.testing.assert_array_equal(got, np.float32(want))
+
+
+def test_linspace_and_arange_of_dims_replay_at_another_shape():
+    # MegEngine 1.13 gives these for n = 4 and 6 (x.shape[0] is a Tensor there)
+    want = {
+        4: [[1.0, 2.0, 3.0, 4.0], [0, 1, 2, 3], [1.0, 3.0, 5.0, 7.0], [4.0, 6.0, 8.0]],
+        6: [
+            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            [0, 1, 2, 3, 4, 5],
+            [1.0, 3.0, 5.0, 7.0, 9.0, 11.0],
+            [6.0, 9.0, 12.0],
+        ],
+    }
+
+    @trace(symbolic=True, capture_as_const=True)
+    def f(x):
+        n = x.shape[0]
+        return (
+            F.linspace(0, n - 1, n) + x,
+            F.arange(n, dtype="int32"),
+            F.arange(1, n * 2, 2),
+            F.linspace(x.sum(), x.sum() * 2, 3),
+        )
+
+    for n in (4, 6, 4):
+        got = f(mge.Tensor(np.ones(n, "float32")))
+        assert [r.numpy().tolist() for r in got] == want[n]
+        assert got[1].dtype == np.int32
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x"], input_shapes={"x": (-1,)})
+    g = GraphInference(buf.getvalue())
+    for n in (6, 4):
+        out = g.run(np.ones(n, "float32"))
+        assert [out[f"output_{i}"].tolist() for i in range(4)] == want[n]
+
+
+@pytest.mark.parametrize(
+    "fn, error, message",
+    [
+        (lambda x: F.linspace(0, 1, x.shape[0] - 5), ValueError, "num must be >= 0, got -1"),
+        (lambda x: F.linspace(0, 1, x.sum() * 0 + 2.5), ValueError, "num must be an integer"),
+        (lambda x: F.linspace(x, 1, x.shape[0]), ValueError, "expected a scalar"),
+        (lambda x: F.arange(0, x.shape[0], x.sum() * 0), ValueError, "step must not be 0"),
+        (lambda x: F.arange(x[:2], x.shape[0]), ValueError, "expected a scalar"),
+    ],
+)
+def test_bad_traced_linspace_and_arange_arguments_are_clear_errors(fn, error, message):
+    with pytest.raises(error, match=message):
+        trace(fn, capture_as_const=True)(mge.Tensor(np.ones(4, "float32")))

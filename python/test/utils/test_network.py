@@ -283,6 +283,15 @@ def test_param_set_value_and_params_edit():
     np.testing.assert_array_equal(run(net, [1, 2], [3, 4])["o"], [1, 3])
 
 
+@pytest.mark.parametrize("value", [2.5, np.float64(2.5), np.array(2.5)])
+def test_a_0d_float64_value_stays_0d(value):
+    # float64 narrows to float32; the cast once made a 0-d value (a Python float) 1-d
+    c = N.ImmutableTensor(np.zeros((), "float32"), "c")
+    c.set_value(value)
+    assert c.outputs[0].shape == ()
+    assert c.numpy().shape == () and c.numpy().dtype == np.float32 and c.numpy() == 2.5
+
+
 def test_symbolic_dtype_promotion_and_comparisons():
     net = Network.load(sum_model())
     a, b = net.input_vars

@@ -11,6 +11,7 @@ import copyreg
 import numpy as np
 
 from .. import _imperative_rt as _rt
+from .._imperative_rt import MegEngineError
 from ..ops import builtin
 from .dtype import is_dtype_equal, promote_names, scalar_dtype_for
 from .shape_dim import TracedDim, follows_shapes
@@ -183,7 +184,7 @@ _rt._set_promote(_promote)
 
 def _normalize_axis(axis, ndim):
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"axis {axis} is out of range for a tensor of {ndim} dims")
+        raise MegEngineError(f"axis {axis} is out of range for a tensor of {ndim} dims")
     return axis + ndim if axis < 0 else axis
 
 
@@ -253,13 +254,13 @@ def reshape_checked(x, target_shape):
         return symbolic_shape.reshape_dims(x, target_shape)
     shape = tuple(int(s) for s in target_shape)
     if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
-        raise ValueError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
+        raise MegEngineError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
     known = int(np.prod([s for s in shape if s != -1]))
     if -1 in shape:
         if known == 0 or x.size % known:
-            raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+            raise MegEngineError(f"reshape: cannot reshape {x.shape} into {shape}")
     elif known != x.size:
-        raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+        raise MegEngineError(f"reshape: cannot reshape {x.shape} into {shape}")
     if shape_value is not None and symbolic_shape.active():
         # A traced graph reads the shape from the tensor's value when it runs.
         target = tuple(x.size // known if s == -1 else s for s in shape)
@@ -277,9 +278,9 @@ def flatten(x, start_axis=0, end_axis=-1):
         start = _normalize_axis(int(start_axis), ndim)
         end = _normalize_axis(int(end_axis), ndim)
     except ValueError as e:
-        raise ValueError(f"flatten: {e}") from None
+        raise MegEngineError(f"flatten: {e}") from None
     if start > end:
-        raise ValueError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
+        raise MegEngineError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
     shape = x.shape
     target = (*shape[:start], int(np.prod(shape[start : end + 1])), *shape[end + 1 :])
     if follows_shapes():
@@ -393,7 +394,9 @@ class ArrayMethodMixin:
 
     def __bool__(self):
         if self.size != 1:
-            raise ValueError(f"the truth value of a tensor of {self.size} elements is ambiguous")
+            raise MegEngineError(
+                f"the truth value of a tensor of {self.size} elements is ambiguous"
+            )
         return bool(self.item())
 
     def __float__(self):
@@ -456,12 +459,27 @@ class ArrayMethodMixin:
         dtype = array.dtype if array.dtype.metadata else self._dtype_name
         return {"data": array, "dtype": dtype, "device": _rt.canonical_device(self.device)}
 
+    # MegEngine's pickling methods, which code copying tensors its own way calls: the values
+    # as constructor arguments, and the state (the qparams once made, else nothing).
+    def __getnewargs__(self):
+        array = self.numpy()
+        return (array, array.dtype, self.device.logical_name)
+
+    def __getstate__(self):
+        qparams = self.__dict__.get("_qparams")
+        return {} if qparams is None else {"qparams": qparams}
+
     def __reduce__(self):
         # MegEngine's own form of a tensor pickle (the class, made without arguments, then a
         # state with the values: what MegEngine 1.0 wrote and every later MegEngine reads), so
         # that MegEngine loads what NeoMeg saves. type(self) keeps a Parameter a Parameter;
         # Tensor.__setstate__ (installed by megengine._checked_unpickling) reads the state.
-        return (copyreg.__newobj__, (type(self),), self._value_state())
+        state = self._value_state()
+        qparams = self.__dict__.get("_qparams")
+        if qparams is not None:
+            # MegEngine's state key: its Tensor.__setstate__ restores them too
+            state["qparams"] = qparams
+        return (copyreg.__newobj__, (type(self),), state)
 
     # copy.copy and copy.deepcopy copy the values, as pickle does, and (MegEngine's rule) keep
     # the quantization parameters once made: shared by a shallow copy, copied by a deep one.

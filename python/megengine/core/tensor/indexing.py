@@ -13,6 +13,7 @@ op, so indexing and assignment are differentiable. Index tensors are read on the
 import numpy as np
 
 from .. import _imperative_rt as _rt
+from .._imperative_rt import MegEngineIndexError
 from ..ops import builtin
 from .array_method import Tensor, cached_op, is_tensor
 from .shape_dim import TracedDim
@@ -28,7 +29,9 @@ def _expand(index, ndim):
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(i is not None and i is not Ellipsis for i in index)
     if used > ndim:
-        raise IndexError(f"too many indices: tensor is {ndim}-dimensional, but {used} were indexed")
+        raise MegEngineIndexError(
+            f"too many indices: tensor is {ndim}-dimensional, but {used} were indexed"
+        )
     out = []
     for i in index:
         if i is Ellipsis:
@@ -140,7 +143,9 @@ def getitem(x, index):
             n = out.shape[axis]
             k = int(i)
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+                raise MegEngineIndexError(
+                    f"index {k} is out of bounds for axis {axis} with size {n}"
+                )
             out = _take(out, axis, np.int32(k % n))
         else:
             raise IndexError(f"unsupported index {i!r}")
@@ -163,7 +168,9 @@ def _basic_index_arrays(x, items):
         elif isinstance(i, (int, np.integer)) or (is_tensor(i) and i.ndim == 0):
             k = int(i)
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+                raise MegEngineIndexError(
+                    f"index {k} is out of bounds for axis {axis} with size {n}"
+                )
             arrays.append(np.array(k % n))
         else:
             raise IndexError(f"unsupported index {i!r} in an assignment")

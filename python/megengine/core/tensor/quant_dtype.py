@@ -80,6 +80,10 @@ class QuantDtypeMeta(
         return self
 
 
+# Pickles name a class by its module: MegEngine's lives in megengine.core.tensor.dtype (which
+# re-exports this one), so a pickled tensor's qparams load in either library.
+QuantDtypeMeta.__module__ = "megengine.core.tensor.dtype"
+
 _builtin_quant_dtypes = {
     "quint8": QuantDtypeMeta("quint8", "Quantized8Asymm", "uint8", 0, 255),
     "qint8": QuantDtypeMeta("qint8", "QuantizedS8", "int8", -128, 127),

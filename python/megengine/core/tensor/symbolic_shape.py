@@ -12,6 +12,7 @@ after ``CondTake``). Eager results are the same either way.
 import numpy as np
 
 from .. import _imperative_rt as _rt
+from .._imperative_rt import MegEngineError
 from ..ops import builtin
 from .array_method import Tensor, apply, cached_op
 from .shape_dim import TracedDim
@@ -57,12 +58,12 @@ def reshape_dims(x, dims):
     """
     values = [d._value if type(d) is TracedDim else int(d) for d in dims]
     if sum(v == -1 for v in values) > 1 or any(v < -1 for v in values):
-        raise ValueError(
+        raise MegEngineError(
             f"reshape: invalid target shape {tuple(values)} for input of shape {x.shape}"
         )
     known = int(np.prod([v for v in values if v != -1]))
     if (known == 0 or x.size % known) if -1 in values else known != x.size:
-        raise ValueError(f"reshape: cannot reshape {x.shape} into {tuple(values)}")
+        raise MegEngineError(f"reshape: cannot reshape {x.shape} into {tuple(values)}")
     target = tuple(x.size // known if v == -1 else v for v in values)
     parts, run = [], []
     for d, v in zip(dims, values):
