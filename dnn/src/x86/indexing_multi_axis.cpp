@@ -8,8 +8,18 @@
 // naive's row-major order, since two index positions may name one element. Elements move as raw
 // values of their size; INCR sums float32 and int32. An index out of range sends the call to
 // naive, which raises naive's error; other cases go to naive too.
+//
+// The embedding form, one index tensor on axis 0 (F.embedding and its gradient, a 16x128 batch
+// of tokens into a 30522x256 table), moves whole rows of the trailing axes instead: the read
+// copies one row per index, and INCR sorts the index positions by row (stably, a counting sort)
+// so that threads own disjoint ranges of dst's rows. Each thread writes each of its rows once:
+// data's row, plus every value row that names it, added in naive's order. The sums are naive's
+// bit for bit whatever the number of threads, and the copy of data (the gradient's zeros, given
+// as a broadcast scalar) is no longer a serial pass of its own before the updates.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "neomeg/dnn/operators/indexing.h"
@@ -135,6 +145,109 @@ bool movable(DType dt) {
     return s == 1 || s == 2 || s == 4 || s == 8;
 }
 
+// How the trailing axes [1, ndim) of a layout step through one row: Dense (row-major, stride 1
+// last; also a row of one element), Broadcast (every stride 0: one value repeated) or Other.
+enum class RowForm { Dense, Broadcast, Other };
+
+RowForm row_form(const TensorLayout& l) {
+    bool dense = true, zero = true;
+    ptrdiff_t expect = 1;
+    for (size_t d = l.ndim; d-- > 1;) {
+        if (l.shape[d] == 1)
+            continue;
+        dense = dense && l.stride[d] == expect;
+        zero = zero && l.stride[d] == 0;
+        expect *= static_cast<ptrdiff_t>(l.shape[d]);
+    }
+    return dense ? RowForm::Dense : zero ? RowForm::Broadcast : RowForm::Other;
+}
+
+// Per position of `block` (row-major), the offset that l's first block.ndim strides give it.
+std::vector<ptrdiff_t> block_offsets(const TensorShape& block, const TensorLayout& l) {
+    std::vector<ptrdiff_t> off(block.total_nr_elems());
+    std::array<size_t, TensorLayout::MAX_NDIM> idx{};
+    ptrdiff_t o = 0;
+    for (size_t b = 0; b < off.size(); ++b) {
+        off[b] = o;
+        for (size_t d = block.ndim; d-- > 0;) {
+            o += l.stride[d];
+            if (++idx[d] < block[d])
+                break;
+            o -= l.stride[d] * static_cast<ptrdiff_t>(block[d]);
+            idx[d] = 0;
+        }
+    }
+    return off;
+}
+
+// The embedding form's plan: data (n, row...) indexed by one tensor on axis 0.
+struct RowPlan {
+    size_t n = 0, len = 1;      // data's rows, elements per row
+    bool other_dense = true;    // whether other's rows are dense (else one broadcast value)
+    std::vector<size_t> rows;   // per index position: its row, wrapped
+    std::vector<ptrdiff_t> at;  // per index position: the other tensor's row offset
+};
+
+// Builds the row plan when the call has the embedding form, `other` (dst for the read, value
+// for the update; broadcast to the result) steps through dense or broadcast rows and every
+// index is in range; false sends the call to the general walk (and an out-of-range index on to
+// naive's error).
+bool row_plan(const TensorLayout& data, std::span<const TensorND> indices,
+              const std::vector<int32_t>& axes, const TensorLayout& other, const std::string& who,
+              RowPlan& p) {
+    if (indices.size() != 1 || axes.size() != 1 || data.ndim == 0 ||
+        (axes[0] != 0 && axes[0] != -static_cast<int32_t>(data.ndim)))
+        return false;
+    const TensorLayout& il = indices[0].layout;
+    if (il.is_empty() || data.is_empty())
+        return false;
+    auto plan = dnn::indexing::plan_multi_axis(data, {&il, 1}, axes, who);
+    TensorLayout o = other.broadcast(plan.result);
+    TensorLayout orow = o, drow = data;  // their row axes alone, after one leading axis
+    orow.ndim = drow.ndim;
+    for (size_t d = 1; d < drow.ndim; ++d) {
+        orow.shape[d] = o.shape[il.ndim + d - 1];
+        orow.stride[d] = o.stride[il.ndim + d - 1];
+    }
+    RowForm form = row_form(orow);
+    if (form == RowForm::Other)
+        return false;
+    p.other_dense = form == RowForm::Dense;
+    p.n = data.shape[0];
+    p.len = data.total_nr_elems() / p.n;
+    p.at = block_offsets(il, o);
+    std::vector<ptrdiff_t> io = block_offsets(il, il);
+    const auto* v = static_cast<const int32_t*>(indices[0].raw_ptr());
+    auto n = static_cast<int64_t>(p.n);
+    p.rows.resize(io.size());
+    for (size_t b = 0; b < io.size(); ++b) {
+        int64_t r = v[io[b]];
+        if (r < -n || r >= n)
+            return false;
+        p.rows[b] = static_cast<size_t>(r < 0 ? r + n : r);
+    }
+    return true;
+}
+
+// dst[k, :] = src[rows[k], :] for each index position k; dst's rows dense at the offsets p.at.
+template <class T>
+void gather_rows(const RowPlan& p, const TensorLayout& src_l, const void* src, void* dst) {
+    const auto* s = static_cast<const T*>(src);
+    auto* d = static_cast<T*>(dst);
+    bool dense = row_form(src_l) == RowForm::Dense;
+    size_t len = p.len, count = p.rows.size();
+    ptrdiff_t rs = src_l.stride[0];
+    parallel_ranges(count, count * len, kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t k = b; k < e; ++k) {
+            const T* row = s + static_cast<ptrdiff_t>(p.rows[k]) * rs;
+            if (dense)
+                std::memcpy(d + p.at[k], row, len * sizeof(T));
+            else
+                std::fill_n(d + p.at[k], len, *row);
+        }
+    });
+}
+
 template <class T>
 void gather(const Walk& w, const void* src, void* dst) {
     const auto* s = static_cast<const T*>(src);
@@ -153,6 +266,22 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &src = inputs[0], &dst = outputs[0];
+        RowPlan rp;
+        if (movable(src.layout.dtype) && row_form(src.layout) != RowForm::Other &&
+            row_plan(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), rp) &&
+            rp.other_dense) {
+            m_last = "rows";
+            switch (src.layout.dtype.size()) {
+                case 1:
+                    return gather_rows<uint8_t>(rp, src.layout, src.raw_ptr(), dst.raw_ptr());
+                case 2:
+                    return gather_rows<uint16_t>(rp, src.layout, src.raw_ptr(), dst.raw_ptr());
+                case 4:
+                    return gather_rows<uint32_t>(rp, src.layout, src.raw_ptr(), dst.raw_ptr());
+                default:
+                    return gather_rows<uint64_t>(rp, src.layout, src.raw_ptr(), dst.raw_ptr());
+            }
+        }
         Walk w;
         if (!movable(src.layout.dtype) ||
             !walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), w))
@@ -183,17 +312,25 @@ protected:
     // Whether the kernel updates elements of this dtype.
     virtual bool updates(DType dt) const = 0;
     virtual void update(const Walk& w, void* dst, const void* value, DType dt) const = 0;
+    // The whole call (dst = data included) in the embedding form; false: not in that form.
+    virtual bool update_rows(std::span<const TensorND>, const TensorND&, bool) const {
+        return false;
+    }
 
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &data = inputs[0], &value = inputs[1], &dst = outputs[0];
+        bool same_view = dst.raw_ptr() == data.raw_ptr() && dst.layout.eq_layout(data.layout);
+        if (updates(data.layout.dtype) && update_rows(inputs, dst, same_view)) {
+            this->m_last = "rows";
+            return;
+        }
         Walk w;
         // The walk addresses dst, which holds data's values: dst's strides, data's shape.
         if (!updates(data.layout.dtype) ||
             !walk_of(dst.layout, inputs.subspan(2), this->m_param.axes, value.layout,
                      this->param_str(), w))
             return this->run_naive(inputs, outputs, ws);
-        bool same_view = dst.raw_ptr() == data.raw_ptr() && dst.layout.eq_layout(data.layout);
         if (!same_view && !data.layout.is_empty())
             (void)relayout_copy(data, dst);
         this->m_last = "loop";
@@ -207,6 +344,86 @@ void update_in_order(const Walk& w, void* dst, const void* value, F op) {
     auto* d = static_cast<T*>(dst);
     const auto* v = static_cast<const T*>(value);
     walk(w, 0, w.shape.total_nr_elems(), [&](ptrdiff_t dof, ptrdiff_t vo) { op(d[dof], v[vo]); });
+}
+
+// The embedding form of INCR: dst = data, then dst[rows[k], :] += value[k, :] for each index
+// position k, as one pass over dst's rows that threads split (see the file comment).
+template <class T, class Add>
+bool add_rows(std::span<const TensorND> inputs, const TensorND& dst, bool same_view,
+              const std::vector<int32_t>& axes, const std::string& who, Add add) {
+    const TensorND &data = inputs[0], &value = inputs[1];
+    RowPlan p;
+    RowForm data_form = row_form(data.layout);
+    if (data_form == RowForm::Other || row_form(dst.layout) != RowForm::Dense ||
+        !row_plan(dst.layout, inputs.subspan(2), axes, value.layout, who, p))
+        return false;
+    size_t n = p.n, len = p.len, count = p.rows.size();
+    // The index positions sorted by row, stably: row r's are order[start[r], start[r + 1]).
+    std::vector<size_t> start(n + 1, 0), order(count);
+    for (size_t r : p.rows)
+        ++start[r + 1];
+    for (size_t r = 0; r < n; ++r)
+        start[r + 1] += start[r];
+    std::vector<size_t> next(start.begin(), start.end() - 1);
+    for (size_t k = 0; k < count; ++k)
+        order[next[p.rows[k]]++] = k;
+
+    const auto* src = static_cast<const T*>(data.raw_ptr());
+    const auto* val = static_cast<const T*>(value.raw_ptr());
+    auto* d = static_cast<T*>(dst.raw_ptr());
+    const ptrdiff_t ss = data.layout.stride[0], ds = dst.layout.stride[0];
+    const auto slen = static_cast<ptrdiff_t>(len);
+    const bool src_dense = data_form == RowForm::Dense;
+    // A broadcast zero (the gradient's zeros) fills as memset; other broadcast values as stores.
+    T zero{};
+    const bool src_zero = !src_dense && std::memcmp(src, &zero, sizeof(T)) == 0;
+    // data's rows [b, e) into dst's.
+    auto copy = [&](size_t b, size_t e) {
+        if (same_view || b == e)
+            return;
+        T* out = d + static_cast<ptrdiff_t>(b) * ds;
+        size_t rows = e - b;
+        if (ds == slen && (src_dense ? ss == slen : ss == 0)) {  // one block
+            if (src_dense)
+                std::memcpy(out, src + static_cast<ptrdiff_t>(b) * ss, rows * len * sizeof(T));
+            else if (src_zero)
+                std::memset(static_cast<void*>(out), 0, rows * len * sizeof(T));
+            else
+                std::fill_n(out, rows * len, *src);
+            return;
+        }
+        for (size_t r = b; r < e; ++r, out += ds) {
+            const T* in = src + static_cast<ptrdiff_t>(r) * ss;
+            if (src_dense)
+                std::memcpy(out, in, len * sizeof(T));
+            else
+                std::fill_n(out, len, *in);
+        }
+    };
+    parallel_ranges(n, (n + count) * len, kParallelGrain, [&](size_t b, size_t e) {
+        for (size_t r = b; r < e;) {
+            size_t quiet = r;  // a run of rows no index names: data's values only
+            while (r < e && start[r] == start[r + 1])
+                ++r;
+            copy(quiet, r);
+            if (r == e)
+                break;
+            copy(r, r + 1);
+            T* row = d + static_cast<ptrdiff_t>(r) * ds;
+            for (size_t i = start[r]; i < start[r + 1]; ++i) {
+                const T* v = val + p.at[order[i]];
+                if (p.other_dense) {
+                    for (size_t j = 0; j < len; ++j)
+                        row[j] = add(row[j], v[j]);
+                } else {
+                    for (size_t j = 0; j < len; ++j)
+                        row[j] = add(row[j], *v);
+                }
+            }
+            ++r;
+        }
+    });
+    return true;
 }
 
 class IndexingSetMultiAxisVecImpl final : public IndexingUpdate<IndexingSetMultiAxisVec> {
@@ -230,19 +447,29 @@ protected:
     }
 };
 
+// Wraps like naive's sum narrowed to int32.
+int32_t add_wrapping(int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
 class IndexingIncrMultiAxisVecImpl final : public IndexingUpdate<IndexingIncrMultiAxisVec> {
 public:
     using IndexingUpdate::IndexingUpdate;
 
 protected:
     bool updates(DType dt) const override { return dt == dtype::Float32 || dt == dtype::Int32; }
+    bool update_rows(std::span<const TensorND> inputs, const TensorND& dst,
+                     bool same_view) const override {
+        if (dst.layout.dtype == dtype::Float32)
+            return add_rows<float>(inputs, dst, same_view, m_param.axes, param_str(),
+                                   [](float a, float b) { return a + b; });
+        return add_rows<int32_t>(inputs, dst, same_view, m_param.axes, param_str(), add_wrapping);
+    }
     void update(const Walk& w, void* dst, const void* value, DType dt) const override {
         if (dt == dtype::Float32)
             return update_in_order<float>(w, dst, value, [](float& d, float v) { d += v; });
-        // Wraps like naive's sum narrowed to int32.
-        update_in_order<int32_t>(w, dst, value, [](int32_t& d, int32_t v) {
-            d = static_cast<int32_t>(static_cast<uint32_t>(d) + static_cast<uint32_t>(v));
-        });
+        update_in_order<int32_t>(w, dst, value,
+                                 [](int32_t& d, int32_t v) { d = add_wrapping(d, v); });
     }
 };
 

@@ -4,7 +4,7 @@
 // where they wrap, adjacent and non-adjacent axes, broadcast index tensors, sizes 0, 1, primes and
 // above the threading grain, padded inputs and outputs, several dtypes (Scatter ADD in every
 // numeric one); out-of-range indices raise naive's error; float32 cases do not warn of a naive
-// fallback.
+// fallback. The embedding form (axis 0, whole rows) has cases of its own.
 #include "neomeg/dnn/operators/indexing.h"
 #include "src/x86/exec_report.h"
 #include "x86/x86_test.h"
@@ -98,6 +98,79 @@ TEST_F(X86, IndexingSetAndIncrMultiAxisVecMatchNaive) {
             }
         }
     }
+}
+
+// The embedding form (one index tensor on axis 0, whole rows moved): a table of one row, every
+// index the same row, heavy repeats, negative indices, multi-dimensional indices and rows, rows
+// of one element, an empty index, sizes above the threading grain; INCR from a broadcast data
+// (the gradient's zeros) and with a broadcast value; padded inputs and outputs.
+TEST_F(X86, IndexingRowsMatchNaive) {
+    struct Case {
+        TensorShape data, index;
+        double lo, hi;  // index range
+    };
+    const std::vector<Case> cases = {
+            {{1, 4}, {3}, -1, 1}, {{7, 3}, {50}, -7, 7},
+            {{9, 5}, {40}, 4, 5}, {{30, 5, 3}, {4, 6}, -30, 30},
+            {{11}, {9}, -11, 11}, {{300, 301}, {2000}, -300, 300},
+            {{4, 3}, {0}, 0, 4},  {{6, 8}, {2, 0, 3}, 0, 6},
+    };
+    auto result = [](const Case& k) {
+        TensorShape r = k.index;
+        for (size_t d = 1; d < k.data.ndim; ++d)
+            r[r.ndim++] = k.data[d];
+        return r;
+    };
+    for (const Case& k : cases)
+        for (bool padded : {false, true}) {
+            for (DType dt : {dtype::Float32, dtype::Int8, dtype::Int32}) {
+                Checker<IndexingMultiAxisVec> c(handle.get());
+                c.set_param(axes({0})).set_epsilon(0).set_noncontiguous(padded).set_dtype(0, dt);
+                c.set_dtype(1, dtype::Int32).set_range(1, k.lo, k.hi).execs({k.data, k.index});
+            }
+            for (DType dt : {dtype::Float32, dtype::Int32}) {
+                Checker<IndexingIncrMultiAxisVec> c(handle.get());
+                c.set_param(axes({0})).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(0, dt).set_dtype(1, dt).set_range(1, -1000, 1000);
+                c.set_dtype(2, dtype::Int32).set_range(2, k.lo, k.hi);
+                c.execs({k.data, result(k), k.index});
+                TensorShape one = result(k);  // a value broadcast along the rows
+                one[one.ndim - 1] = 1;
+                c.execs({k.data, one, k.index});
+                // data as one broadcast value, the gradient's zeros.
+                TensorLayout zeros(k.data, std::vector<ptrdiff_t>(k.data.ndim, 0), dt);
+                c.exec_layouts(
+                        {zeros, TensorLayout(result(k), dt), TensorLayout(k.index, dtype::Int32)});
+            }
+        }
+}
+
+// The row kernels run (not the general walk or naive) on float32 tables, contiguous or with the
+// gradient's broadcast zeros, and an out-of-range index raises naive's error.
+TEST_F(X86, IndexingRowsReportAndRange) {
+    auto table = HostTensor::from({3, 2}, {1, 2, 3, 4, 5, 6});
+    auto idx = HostTensor::from({4}, {2, -3, 2, 1}, dtype::Int32);
+    auto value = HostTensor::from({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+    EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({0}), {table, idx}, {}, 0),
+              "rows");
+    EXPECT_EQ(run_and_compare<IndexingIncrMultiAxisVec>(*handle, axes({0}), {table, value, idx}, {},
+                                                        0),
+              "rows");
+    auto incr = handle->create_operator<IndexingIncrMultiAxisVec>();
+    incr->param() = axes({0});
+    HostTensor zeros(TensorLayout({3, 2}, {0, 0}, dtype::Float32));
+    zeros.set_values(std::vector<double>(6, 0.0));
+    // Row 2 gets value rows 0 and 2, row 0 (as -3) row 1, row 1 row 3.
+    EXPECT_EQ(run_op(*incr, {zeros, value, idx})[0].values(),
+              (std::vector<double>{3, 4, 7, 8, 6, 8}));
+    EXPECT_EQ(last_kernel(*incr), "rows");
+    auto bad = HostTensor::from({2}, {0, 3}, dtype::Int32);
+    EXPECT_THROW(run_op(*incr, {table, HostTensor::from({2, 2}, {1, 1, 1, 1}), bad}), IndexError);
+    auto get = handle->create_operator<IndexingMultiAxisVec>();
+    get->param() = axes({0});
+    EXPECT_THROW(run_op(*get, {table, HostTensor::from({1}, {-4}, dtype::Int32)}), IndexError);
+    HostTensor empty(TensorShape{0, 2}, dtype::Float32);
+    EXPECT_THROW(run_op(*get, {empty, HostTensor::from({1}, {0}, dtype::Int32)}), IndexError);
 }
 
 TEST_F(X86, ScatterMatchesNaive) {

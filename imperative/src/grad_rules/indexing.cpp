@@ -82,9 +82,13 @@ std::vector<Tensor> multi_axis_vec_grad(const OpDef& def, std::span<const Tensor
                                         std::span<const bool> needs) {
     const auto& p = static_cast<const ops::IndexingMultiAxisVec&>(def).param();
     std::vector<Tensor> g(x.size());
+    // The zeros as a broadcast scalar: the accumulating write fills dst as it goes, where a
+    // zeros tensor would be filled and then copied (a 30522x256 embedding table's gradient:
+    // two passes over 31 MB saved).
     if (needs[0])
         g[0] = run1<ops::IndexingIncrMultiAxisVec>(
-                p, with_indices({zeros_like(x[0]), dy[0]}, x.subspan(1)));
+                p, with_indices({broadcast_to(scalar_like(dy[0], 0), x[0].shape()), dy[0]},
+                                x.subspan(1)));
     return g;
 }
 

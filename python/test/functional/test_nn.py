@@ -824,6 +824,24 @@ def test_embedding_grad_and_padding_idx():
     np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 1])
 
 
+@pytest.mark.parametrize("rows,dim,shape", [(1, 4, (3,)), (7, 3, (5, 9)), (3000, 64, (16, 128))])
+def test_embedding_grad_sums_repeats_as_numpy(rows, dim, shape):
+    # Repeated and negative indices; the largest table spreads over threads. The gradient is
+    # exactly each row's repeats summed in index order onto zeros, in float32.
+    idx = rng.integers(-rows, rows, shape).astype(np.int32)
+    dy = randn(*shape, dim)
+    w = mge.Parameter(randn(rows, dim))
+    gm = GradManager().attach(w)
+    with gm:
+        y = F.embedding(idx, w)
+        gm.backward(y, mge.tensor(dy))
+    np.testing.assert_array_equal(y.numpy(), w.numpy()[idx])
+    want = np.zeros((rows, dim), np.float32)
+    for i, g in zip(idx.reshape(-1), dy.reshape(-1, dim)):
+        want[i] += g
+    np.testing.assert_array_equal(w.grad.numpy(), want)
+
+
 @pytest.mark.parametrize("axis,keepdims", [(1, False), (0, True), (-1, False)])
 def test_indexing_one_hot(axis, keepdims):
     x = randn(3, 4, 5)
