@@ -7,7 +7,7 @@ pooling, batch normalisation forward and backward, a stable sort and a top-10 of
 4096, softmax and log-softmax forward and backward (64x1000 logits along the last axis,
 8x12x128x128 attention scores, 8x64x28x28 along the channels), adaptive average pooling of 56x56
 to 7x7 (even windows) and to 5x5 (uneven ones), the BERT-mini step's operators forward and
-backward (bench/transformer_train.py: GELU on 16x128x1024, dropout of the 16x4x128x128 attention
+backward (bench/transformer_train.py: GELU on 16x128x1024, also forward alone, dropout of the 16x4x128x128 attention
 probabilities, LayerNorm over 256, scaled-dot-product attention of 16x4 heads of 128x64, the
 embedding of 16x128 tokens in a 30522x256 table), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
@@ -66,7 +66,7 @@ if fw == "neomeg":
     from megengine.autodiff import GradManager
 
     T = mge.Tensor
-    a, b, x, lx, r = T(big), T(big2), T(act), T(lenet_act), T(rows)
+    a, b, x, lx, r, h = T(big), T(big2), T(act), T(lenet_act), T(rows), T(ffn)
     w, bias = T(ch.reshape(1, 64, 1, 1)), T(0 * ch.reshape(1, 64, 1, 1))
 
     def bn_fwd():
@@ -117,6 +117,7 @@ if fw == "neomeg":
 
     ln_w, ln_b = T(np.ones(256, np.float32)), T(np.zeros(256, np.float32))
     cases = {
+        "gelu": lambda: F.nn.gelu(h),
         "gelu_fwd_bwd": grad_case(F.nn.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.nn.layer_norm(t, 256, True, ln_w, ln_b), hid),
@@ -149,7 +150,7 @@ else:
     import torch.nn.functional as F
 
     torch.set_num_threads(threads)
-    a, b, x, lx, r = (torch.tensor(v) for v in (big, big2, act, lenet_act, rows))
+    a, b, x, lx, r, h = (torch.tensor(v) for v in (big, big2, act, lenet_act, rows, ffn))
     w, bias = torch.tensor(ch), torch.zeros(64)
     dy = torch.tensor(act)
 
@@ -201,6 +202,7 @@ else:
     ln_w, ln_b = torch.ones(256), torch.zeros(256)
     tids = torch.tensor(ids).long()
     cases = {
+        "gelu": no_grad(lambda: F.gelu(h)),
         "gelu_fwd_bwd": grad_case(F.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.layer_norm(t, (256,), ln_w, ln_b), hid),
@@ -262,6 +264,7 @@ OP_CASES = [
     "softmax_attn_fwd_bwd",
     "softmax_axis1_fwd_bwd",
     "logsoftmax_axis1_fwd_bwd",
+    "gelu",
     "gelu_fwd_bwd",
     "dropout_fwd_bwd",
     "layernorm_fwd_bwd",

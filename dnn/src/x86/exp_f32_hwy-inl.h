@@ -22,26 +22,36 @@ namespace hn = hwy::HWY_NAMESPACE;
 // low bits then hold it, and 2^n is built from those bits; the polynomial runs by Horner
 // (Estrin's extra products did not pay). AVX2's 8-lane exp was compute-bound at 0.40x the STREAM
 // triad: 14.5 -> 8.7 cycles per vector, every float of [-87, 88] still within 1 ULP of the
-// correctly rounded exp (docs/x86-backend.md).
+// correctly rounded exp (docs/x86-backend.md). With kLow, exp(x + lo) for a small lo (|lo| below
+// 2^-16) added to the reduced argument: a caller whose argument is a float pair (GELU's -x^2 / 2
+// and its rounding error) keeps the pair's precision for one addition.
+template <bool kLow, class D, class V>
+HWY_INLINE V exp_f32(D d, V x, V lo) {
+    const hn::RebindToSigned<D> di;
+    const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
+    const V t = hn::MulAdd(x, hn::Set(d, 1.442695040888963407359924681f), magic);
+    const V n = hn::Sub(t, magic);
+    V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), x);
+    r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
+    if constexpr (kLow)
+        r = hn::Add(r, lo);
+    V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
+                     hn::Set(d, 0.00139304355252534151077271f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
+    const V y = hn::Add(hn::MulAdd(p, hn::Mul(r, r), r), hn::Set(d, 1.0f));
+    // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
+    const auto pow2n = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127)));
+    return hn::Mul(y, hn::BitCast(d, pow2n));
+}
+
+// exp_f32 with the lanes outside its range marked for run_float_special.
 struct ExpF {
     template <class D, class V>
     V operator()(D d, V x) const {
-        const hn::RebindToSigned<D> di;
-        const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
-        const V t = hn::MulAdd(x, hn::Set(d, 1.442695040888963407359924681f), magic);
-        const V n = hn::Sub(t, magic);
-        V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), x);
-        r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
-        V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
-                         hn::Set(d, 0.00139304355252534151077271f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-        const V y = hn::Add(hn::MulAdd(p, hn::Mul(r, r), r), hn::Set(d, 1.0f));
-        // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
-        const auto pow2n = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127)));
-        return hn::Mul(y, hn::BitCast(d, pow2n));
+        return exp_f32<false>(d, x, x);
     }
     template <class D, class V>
     auto special(D d, const V* x) const {

@@ -1,10 +1,10 @@
-// The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, GELU and its
-// gradient, EXP in float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs,
-// which must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special
-// values; MOD exactly, on signed zeros, exact multiples, negative divisors and quotients past 2^24;
-// TRUE_DIV of int32 into float32 exactly (zero divisors, int32's ends, broadcasts, padded views);
-// and no naive-fallback warning for these float32 modes. (elemwise.cpp covers their shapes and
-// layouts.)
+// The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, EXP, GELU and its
+// gradient in float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs, which
+// must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values;
+// the float formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros,
+// exact multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32
+// exactly (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning
+// for these float32 modes. (elemwise.cpp covers their shapes and layouts.)
 #include <bit>
 #include <cmath>
 #ifdef NEOMEG_WITH_DNNL
@@ -89,6 +89,18 @@ std::vector<double> sweep(double lo, double hi, size_t n) {
     return v;
 }
 
+// c and the count floats on each side of it, appended to x.
+void around(std::vector<double>& x, float c, int count) {
+    float lo = c, hi = c;
+    x.push_back(c);
+    for (int i = 0; i < count; ++i) {
+        lo = std::nextafter(lo, -INFINITY);
+        hi = std::nextafter(hi, INFINITY);
+        x.push_back(lo);
+        x.push_back(hi);
+    }
+}
+
 std::vector<double> random_values(size_t n, double lo, double hi, std::mt19937& rng) {
     std::uniform_real_distribution<double> u(lo, hi);
     std::vector<double> v(n);
@@ -129,42 +141,32 @@ TEST_F(X86, ElemwiseMathUnaryWithinDocumentedUlps) {
 // each, on both sides, against naive.
 TEST_F(X86, ElemwiseExpAtItsRoundingTurnsAndRangeEnds) {
     std::vector<double> x;
-    auto around = [&x](float c, int count) {
-        float lo = c, hi = c;
-        x.push_back(c);
-        for (int i = 0; i < count; ++i) {
-            lo = std::nextafter(lo, -INFINITY);
-            hi = std::nextafter(hi, INFINITY);
-            x.push_back(lo);
-            x.push_back(hi);
-        }
-    };
     for (int k = -126; k <= 127; ++k)
-        around(static_cast<float>((k + 0.5) * std::numbers::ln2), 16);
+        around(x, static_cast<float>((k + 0.5) * std::numbers::ln2), 16);
     for (float end : {-87.0f, 88.0f, 88.72283f, -87.33654f, 0.0f})
-        around(end, 64);
+        around(x, end, 64);
     (void)max_ulps(*handle, Mode::EXP, {x});
 }
 
-// GELU and its gradient pick one of four rational functions per lane by |x| / sqrt(2) (erf's
-// ranges split at 0.84375, 1.25 and 1 / 0.35; 1 - erf's formula turns at 0.25): the floats next to
-// each border on both sides, so that vectors mix the ranges, and a run of small inputs whose
-// vectors lie wholly in the first range; at each Highway target.
-TEST_F(X86, ElemwiseGeluAtItsRangeBorders) {
+// GELU and its gradient run in float (elemwise_math_hwy.cpp): Phi(-|x|) as exp(-x^2 / 2) times a
+// rational function of |x|, clamped at 13 above zero, with naive's formula below -13. The floats
+// next to each place where the formula turns or is least accurate: zero, +-13 (the clamp, the
+// scalar formula's border), the points where exp's reduction rounds n = x^2 / (2 ln 2) the other
+// way (its reduced argument is largest there), and the gradient's root at x = -0.7517915 (its
+// relative accuracy there rests on the factor a0 - a); tiny and subnormal inputs, the negative tail
+// where GELU nears float's smallest normal, and a dense sweep past both ends; at each Highway
+// target.
+TEST_F(X86, ElemwiseGeluAtItsBordersAndTails) {
     std::vector<double> x;
-    for (double t : {0.25, 0.84375, 1.25, 1 / 0.35}) {
-        for (double sign : {1.0, -1.0}) {
-            float lo = static_cast<float>(sign * t * std::numbers::sqrt2), hi = lo;
-            x.push_back(lo);
-            for (int i = 0; i < 64; ++i) {
-                lo = std::nextafter(lo, -INFINITY);
-                hi = std::nextafter(hi, INFINITY);
-                x.push_back(lo);
-                x.push_back(hi);
-            }
-        }
+    for (float c :
+         {0.0f, 13.0f, -13.0f, -0.75179152f, 1e-30f, -1e-30f, 1e-40f, -1e-40f, -12.5f, -6.0f, 6.0f})
+        around(x, c, 64);
+    for (int k = 0; k <= 122; ++k) {
+        auto turn = static_cast<float>(std::sqrt(2 * std::numbers::ln2 * (k + 0.5)));
+        around(x, turn, 4);
+        around(x, -turn, 4);
     }
-    for (double v : sweep(-1.1, 1.1, 4096))
+    for (double v : sweep(-14, 14, 1 << 15))
         x.push_back(v);
     std::vector<double> dy(x.size());
     std::mt19937 rng(3);
@@ -173,10 +175,10 @@ TEST_F(X86, ElemwiseGeluAtItsRangeBorders) {
         v = u(rng);
     (void)max_ulps(*handle, Mode::GELU, {x});
     (void)max_ulps(*handle, Mode::GELU_GRAD, {x, dy});
+    (void)max_ulps(*handle, Mode::GELU_GRAD, {x, std::vector<double>(x.size(), 1.0)});
 #ifdef NEOMEG_WITH_DNNL
-    // Each instruction set this CPU has: AVX-512 and AVX2 look the coefficients up in a vector of
-    // the four ranges, Highway's emulation and scalar targets select them; the targets restored
-    // afterwards.
+    // Each instruction set this CPU has (AVX-512, AVX2, Highway's emulation and scalar targets),
+    // restored afterwards.
     const int64_t had = hwy::SupportedTargets();
     for (int64_t target :
          {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128), int64_t(HWY_SCALAR)}) {
@@ -188,6 +190,29 @@ TEST_F(X86, ElemwiseGeluAtItsRangeBorders) {
     }
     hwy::SetSupportedTargetsForTest(had);
 #endif
+}
+
+// The float formulas (EXP, GELU, GELU_GRAD) run four vectors a step, then one vector, then
+// element by element; a vector holding a lane outside the formula's range (EXP below -87, GELU
+// below -13: subnormal or zero results) is redone by naive's formula, and only that vector. Such
+// lanes first, last and inside a step, in the one-vector loop and in the scalar tail, among
+// ordinary lanes, for lengths around the step's.
+TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
+    std::mt19937 rng(8);
+    for (Mode m : {Mode::EXP, Mode::GELU, Mode::GELU_GRAD}) {
+        const double far = m == Mode::EXP ? -100 : -20;
+        for (size_t n : {size_t(63), size_t(64), size_t(65), size_t(213), size_t(1000)}) {
+            auto x = random_values(n, -3, 3, rng);
+            for (size_t i :
+                 {size_t(0), size_t(17), size_t(63), size_t(96), size_t(195), size_t(210), n - 1})
+                if (i < n)
+                    x[i] = far - static_cast<double>(i % 7);
+            std::vector<std::vector<double>> in{x};
+            if (arity(m) == 2)
+                in.push_back(random_values(n, -2, 2, rng));
+            (void)max_ulps(*handle, m, in);
+        }
+    }
 }
 
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {

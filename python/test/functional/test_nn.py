@@ -149,6 +149,37 @@ def test_elemwise_activations_are_exported_in_nn():
     np.testing.assert_allclose(F.nn.logsigmoid(x).numpy(), -np.logaddexp(0, -x), rtol=1e-5)
 
 
+def test_gelu_and_its_gradient_are_relatively_accurate_in_the_tails():
+    import math
+
+    # The float32 kernels promise 7 float ULPs (relative 8.3e-7 at most) everywhere, including the
+    # negative tail, where x * Phi(x) is tiny and 1 + erf(x / sqrt(2)) in float would keep no
+    # digit, and the gradient's root at x = -0.7517915 (below -13 the results are subnormal and
+    # come from the double formula). Reference: math.erfc and math.exp in double.
+    x = np.concatenate(
+        [
+            np.linspace(-13, 13, 20001, dtype=np.float32),
+            np.float32(-0.7517915) + np.arange(-50, 51, dtype=np.float32) * np.float32(6e-8),
+            np.array([0.0, -0.0, 1e-30, -1e-30, 30.0, -20.0], np.float32),
+        ]
+    )
+    xd = x.astype(np.float64)
+    cdf = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in xd])
+    pdf = np.exp(-0.5 * xd * xd) / math.sqrt(2 * math.pi)
+    xt = mge.Tensor(x)
+    gm = GradManager().attach([xt])
+    with gm:
+        y = F.nn.gelu(xt)
+        gm.backward(y, F.ones_like(y))
+    tiny = np.abs(x) > 13  # subnormal or zero results: compare absolutely
+    want = (xd * cdf).astype(np.float32)
+    np.testing.assert_allclose(y.numpy()[~tiny], want[~tiny], rtol=1e-6, atol=0)
+    np.testing.assert_allclose(y.numpy()[tiny], want[tiny], rtol=0, atol=1e-44)
+    grad = (cdf + xd * pdf).astype(np.float32)
+    np.testing.assert_allclose(xt.grad.numpy()[~tiny], grad[~tiny], rtol=1e-6, atol=0)
+    np.testing.assert_allclose(xt.grad.numpy()[tiny], grad[tiny], rtol=0, atol=1e-44)
+
+
 def test_leaky_relu_and_prelu_gradient_at_zero():
     from megengine.autodiff import GradManager
 
