@@ -4,32 +4,12 @@
 #include <cmath>
 #include <random>
 
+#include "common/nms_cases.h"
 #include "cuda/cuda_test.h"
 #include "neomeg/dnn/operators/vision.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::test;
-
-namespace {
-
-param::NMSKeep nms_param(float thresh, uint32_t max_output) {
-    param::NMSKeep p;
-    p.iou_thresh = thresh;
-    p.max_output = max_output;
-    return p;
-}
-
-std::vector<double> random_boxes(size_t n, std::mt19937& rng, float spread = 100.f) {
-    std::uniform_real_distribution<float> pos(0, spread), side(0.5f, 30.f);
-    std::vector<double> v;
-    for (size_t i = 0; i < n; ++i) {
-        float x = pos(rng), y = pos(rng);
-        v.insert(v.end(), {x, y, x + side(rng), y + side(rng)});
-    }
-    return v;
-}
-
-}  // namespace
 
 TEST_F(Cuda, NMSKeepMatchesNaive) {
     std::mt19937 rng(3);

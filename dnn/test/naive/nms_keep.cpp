@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "common/nms_cases.h"
 #include "naive/indexing_test_util.h"
 #include "neomeg/dnn/operators/vision.h"
 
@@ -14,13 +15,6 @@ using namespace neomeg::dnn::test;
 using namespace neomeg::dnn::test::indexing;
 
 namespace {
-
-param::NMSKeep nms_param(float thresh, uint32_t max_output) {
-    param::NMSKeep p;
-    p.iou_thresh = thresh;
-    p.max_output = max_output;
-    return p;
-}
 
 HostTensor boxes(size_t batch, const std::vector<double>& v) {
     return HostTensor::from({batch, v.size() / 4 / batch, 4}, v, dtype::Float32);
@@ -51,7 +45,7 @@ std::vector<double> reference(const std::vector<double>& b, size_t n, double thr
 }
 
 // n boxes with integer corners in [0, 40), each at least 1 wide and high.
-std::vector<double> random_boxes(size_t n, std::mt19937& rng) {
+std::vector<double> random_int_boxes(size_t n, std::mt19937& rng) {
     std::uniform_int_distribution<int> pos(0, 30), size(1, 12);
     std::vector<double> v;
     for (size_t i = 0; i < n; ++i) {
@@ -98,7 +92,7 @@ TEST(NMSKeep, MatchesIouMatrixGreedyScan) {
     for (size_t n : {1, 2, 17, 60, 150})
         for (double thresh : {0.1, 0.3, 0.55, 0.8})
             for (size_t cap : {size_t(1), size_t(5), n, n + 3}) {
-                auto v = random_boxes(n, rng);
+                auto v = random_int_boxes(n, rng);
                 auto outs = run<NMSKeep>(
                         nms_param(static_cast<float>(thresh), static_cast<uint32_t>(cap)),
                         {boxes(1, v)});
@@ -150,7 +144,7 @@ TEST(NMSKeep, EdgeCases) {
 TEST(NMSKeep, StridedLayouts) {
     auto h = Handle::make_naive();
     std::mt19937 rng(9);
-    auto v = random_boxes(24, rng);
+    auto v = random_int_boxes(24, rng);
     Checker<NMSKeep> c(h.get());
     c.set_param(nms_param(0.3f, 10)).set_epsilon(0).set_values(0, v);
     c.set_noncontiguous(true).execs({{2, 12, 4}});

@@ -91,25 +91,9 @@ constexpr double kDirectTolerance = 1e-6;
 // the AVX2 direct kernel (ONEDNN_MAX_CPU_ISA=AVX2) measured 1.9e-6 there.
 constexpr double kDirectFilterGradTolerance = 5e-6;
 
-// Sets NEOMEG_CONV_WINOGRAD for a scope (unset where `value` is null) and restores it after.
-class WinogradEnv {
-public:
-    explicit WinogradEnv(const char* value) {
-        if (const char* old = std::getenv(kName))
-            m_old = old;
-        set(value);
-    }
-    ~WinogradEnv() { set(m_old ? m_old->c_str() : nullptr); }
-
-private:
-    static constexpr const char* kName = "NEOMEG_CONV_WINOGRAD";
-    static void set(const char* value) {
-        if (value)
-            setenv(kName, value, 1);
-        else
-            unsetenv(kName);
-    }
-    std::optional<std::string> m_old;
+// NEOMEG_CONV_WINOGRAD set for a scope (unset where `value` is null).
+struct WinogradEnv : ScopedEnv {
+    explicit WinogradEnv(const char* value) : ScopedEnv("NEOMEG_CONV_WINOGRAD", value) {}
 };
 
 // The rule's answer for the convolution of src (N, IC, H, W) and an OC x IC x K x K filter, padded

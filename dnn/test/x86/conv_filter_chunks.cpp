@@ -16,25 +16,9 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-// Sets NEOMEG_WINOGRAD_SCRATCH_MB for a scope (unset where `value` is null) and restores it after.
-class ScratchBudgetEnv {
-public:
-    explicit ScratchBudgetEnv(const char* value) {
-        if (const char* old = std::getenv(kName))
-            m_old = old;
-        set(value);
-    }
-    ~ScratchBudgetEnv() { set(m_old ? m_old->c_str() : nullptr); }
-
-private:
-    static constexpr const char* kName = "NEOMEG_WINOGRAD_SCRATCH_MB";
-    static void set(const char* value) {
-        if (value)
-            setenv(kName, value, 1);
-        else
-            unsetenv(kName);
-    }
-    std::optional<std::string> m_old;
+// NEOMEG_WINOGRAD_SCRATCH_MB set for a scope (unset where `value` is null).
+struct ScratchBudgetEnv : ScopedEnv {
+    explicit ScratchBudgetEnv(const char* value) : ScopedEnv("NEOMEG_WINOGRAD_SCRATCH_MB", value) {}
 };
 
 // The largest difference from naive over the gradient's largest magnitude.

@@ -2,6 +2,8 @@
 // oneDNN, and helpers to run one operator object and ask which kernel it ran.
 #pragma once
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "common/checker.h"
@@ -50,5 +52,29 @@ std::string run_and_compare(Handle& handle, const typename Op::Param& p,
         EXPECT_TRUE(tensors_near(got[i], want[i], eps)) << op->param_str() << " output " << i;
     return last_kernel(*op);
 }
+
+// Sets the environment variable `name` for a scope (unsets it where `value` is null) and restores
+// it after: the x86 switches read at plan time (NEOMEG_CONV_WINOGRAD, ...).
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : m_name(name) {
+        if (const char* old = std::getenv(name))
+            m_old = old;
+        set(value);
+    }
+    ~ScopedEnv() { set(m_old ? m_old->c_str() : nullptr); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    void set(const char* value) {
+        if (value)
+            setenv(m_name.c_str(), value, 1);
+        else
+            unsetenv(m_name.c_str());
+    }
+    std::string m_name;
+    std::optional<std::string> m_old;
+};
 
 }  // namespace neomeg::dnn::test
