@@ -2,28 +2,12 @@
 group's generated headers and the tables of every operator, and regenerating without a change
 rewrites nothing (so the build recompiles nothing: docs/architecture.md, "What is generated where")."""
 
-import importlib.util
 import os
-import pathlib
 import re
 import shutil
-import sys
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "dnn" / "ops" / "opgen"))
-
-
-def _load(path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-emit_dnn = _load(ROOT / "dnn/ops/opgen/emit_dnn.py")
-emit_op_defs = _load(ROOT / "src/opgen/emit_op_defs.py")
+from generators import ROOT, emit_dnn, emit_op_defs
 
 
 def _generate(defs, out):

@@ -3,27 +3,11 @@ DSL accepts, and that the generated op classes carry exactly what each definitio
 facts imperative's NM_REGISTER_GRAD reads; imperative/test/grad_rules.cpp checks the rules
 against them)."""
 
-import importlib.util
-import pathlib
 import re
 import shutil
-import sys
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "dnn" / "ops" / "opgen"))
-import model
-
-
-def _load(path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-emit_op_defs = _load(ROOT / "src/opgen/emit_op_defs.py")
+from generators import ROOT, emit_op_defs, model
 
 
 def _define(tmp_path, body):

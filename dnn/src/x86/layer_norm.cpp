@@ -66,14 +66,6 @@ bool all_contiguous(std::span<const TensorLayout> in, std::span<const TensorLayo
     return true;
 }
 
-const float* f32(const TensorND& t) {
-    return static_cast<const float*>(t.raw_ptr());
-}
-
-float* f32_out(const TensorND& t) {
-    return static_cast<float*>(t.raw_ptr());
-}
-
 // tensors: src[, weight, bias], dst, mean, rstd.
 class HwyForwardPlan final : public Plan {
 public:
@@ -82,11 +74,11 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const float* x = f32(t[0]);
-        const float* w = m_affine ? f32(t[1]) : nullptr;
-        const float* b = m_affine ? f32(t[2]) : nullptr;
+        const float* x = t[0].ptr<float>();
+        const float* w = m_affine ? t[1].ptr<float>() : nullptr;
+        const float* b = m_affine ? t[2].ptr<float>() : nullptr;
         size_t o = m_affine ? 3 : 1;
-        float *y = f32_out(t[o]), *mean = f32_out(t[o + 1]), *rstd = f32_out(t[o + 2]);
+        float *y = t[o].ptr<float>(), *mean = t[o + 1].ptr<float>(), *rstd = t[o + 2].ptr<float>();
         auto rows = static_cast<size_t>(m_rows.rows), len = static_cast<size_t>(m_rows.len);
         parallel_ranges(rows, 2 * rows * len, kParallelGrain, [&](size_t rb, size_t re) {
             layer_norm_rows(x, w, b, y, mean, rstd, rb, re, len, m_eps);
@@ -119,9 +111,10 @@ public:
     const char* name() const override { return "hwy"; }
 
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream&) override {
-        const float *dy = f32(t[0]), *x = f32(t[1]), *mean = f32(t[2]), *rstd = f32(t[3]);
-        const float* w = m_affine ? f32(t[4]) : nullptr;
-        float* dx = f32_out(t[m_affine ? 5 : 4]);
+        const float *dy = t[0].ptr<float>(), *x = t[1].ptr<float>(), *mean = t[2].ptr<float>(),
+                    *rstd = t[3].ptr<float>();
+        const float* w = m_affine ? t[4].ptr<float>() : nullptr;
+        float* dx = t[m_affine ? 5 : 4].ptr<float>();
         auto* part = reinterpret_cast<float*>(ws.ptr);
         size_t len = m_len, rows = m_rows, brows = m_block_rows;
         parallel_ranges(m_blocks, 3 * rows * len, kParallelGrain, [&](size_t kb, size_t ke) {
@@ -136,7 +129,7 @@ public:
         });
         if (!m_affine)
             return;
-        float *dw = f32_out(t[6]), *db = f32_out(t[7]);
+        float *dw = t[6].ptr<float>(), *db = t[7].ptr<float>();
         parallel_ranges(len, 2 * m_blocks * len, kParallelGrain, [&](size_t jb, size_t je) {
             std::copy(part + jb, part + je, dw + jb);
             std::copy(part + len + jb, part + len + je, db + jb);
