@@ -253,39 +253,6 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                         ? std::make_shared<Blob>(arena.comp_node, arena.plan.arena_bytes)
                         : nullptr);
     }
-    if (getenv("NM_MEMDBG")) {
-        for (size_t a = 0; a < m_arenas.size(); ++a) {
-            auto& bufs = m_arenas[a].buffers;
-            size_t nsteps = order.size() + 1;
-            std::vector<long> live(nsteps + 1, 0);
-            for (auto& b : bufs) {
-                live[b.begin] += b.size;
-                live[b.end + 1] -= b.size;
-            }
-            long cur = 0, best = 0;
-            size_t bs = 0;
-            std::vector<long> lv(nsteps);
-            for (size_t s = 0; s < nsteps; ++s) {
-                cur += live[s];
-                lv[s] = cur;
-                if (cur > best) {
-                    best = cur;
-                    bs = s;
-                }
-            }
-            fprintf(stderr, "arena %zu shares=%d peak %.1f MiB at step %zu of %zu (%s)\n", a,
-                    (int)shares[a], best / 1048576.0, bs, order.size(),
-                    order[bs]->op().to_string().c_str());
-            for (size_t s = 0; s < order.size(); s += 1)
-                fprintf(stderr, "  step %zu live %.1f %s\n", s, lv[s] / 1048576.0,
-                        order[s]->op().to_string().substr(0, 80).c_str());
-            for (size_t i = 0; i < bufs.size(); ++i)
-                if (bufs[i].begin <= bs && bufs[i].end >= bs && bufs[i].size > 100000)
-                    fprintf(stderr, "  LIVE buf %zu %.2f MiB [%zu,%zu] %s\n", i,
-                            bufs[i].size / 1048576.0, bufs[i].begin, bufs[i].end,
-                            order[bufs[i].begin]->op().to_string().substr(0, 100).c_str());
-        }
-    }
     for (const VarBuffers& v : arena_var_buffer) {
         size_t a = m_vars[v.var].index;
         m_vars[v.var].offset = m_arenas[a].plan.offsets[shares[a] ? v.shared : v.own];
