@@ -92,7 +92,11 @@ std::unique_ptr<Plan> split_filter_gradient(std::unique_ptr<Plan> whole,
         diff_chunk[1] = diff[1] / chunks;
         grad_chunk[0] = oc / chunks;
         const TensorLayout chunk_in[] = {in[0], diff_chunk}, chunk_out[] = {grad_chunk};
-        auto chunk = make(chunk_in, chunk_out);
+        std::unique_ptr<Plan> chunk;
+        try {
+            chunk = make(chunk_in, chunk_out);
+        } catch (const dnnl::error&) {  // a slice oneDNN cannot plan: keep the best so far
+        }
         if (!chunk || !is_winograd(*chunk) ||
             chunk->workspace_in_bytes() >= best->workspace_in_bytes())
             break;
