@@ -83,7 +83,7 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         for (const VarNode* in : node->inputs())
             in_layouts.push_back(in->layout());
         return !out_layouts.empty() &&
-               node->op().workspace_in_bytes(node->comp_node(), in_layouts, out_layouts) == 0;
+               op.workspace_in_bytes(node->comp_node(), in_layouts, out_layouts) == 0;
     };
     std::vector<OperatorNode*> order =
             run_arena_free_nodes_early(m_graph->topo_order(m_output_vars), takes_no_arena);

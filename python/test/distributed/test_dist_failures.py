@@ -254,7 +254,11 @@ print("finished")
 """
 
 
-def _launch_external(ranks, args, timeout, world_size=2):
+def _launch_external(ranks, args, timeout, world_size=2, script=None, guard=60):
+    """Runs `script` (_FAILING_SCRIPT by default) as `ranks` of a job launched through the
+    environment variables, the group's timeout `timeout` s; waits at most `guard` s for each
+    (a hang guard) and returns rank -> (exit code, stdout, stderr, seconds since the start)."""
+    script = _FAILING_SCRIPT if script is None else script
     port = _free_port()
     procs = {}
     for rank in ranks:
@@ -268,7 +272,7 @@ def _launch_external(ranks, args, timeout, world_size=2):
             TIMEOUT=str(timeout),
         )
         procs[rank] = subprocess.Popen(
-            [sys.executable, "-c", _FAILING_SCRIPT, *args],
+            [sys.executable, "-c", script, *args],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -278,11 +282,12 @@ def _launch_external(ranks, args, timeout, world_size=2):
     outs = {}
     try:
         for rank, p in procs.items():
-            out, err = p.communicate(timeout=60)
+            out, err = p.communicate(timeout=guard)
             outs[rank] = (p.returncode, out, err, time.monotonic() - start)
     finally:
         for p in procs.values():
             p.kill()
+            p.wait()
     return outs
 
 
@@ -391,38 +396,13 @@ def test_a_rank_killed_mid_collective_is_named_by_the_survivors(world_size, who)
     # it: directly (its socket's address mapped to the rank), or, for a survivor that lost a
     # peer that failed because of it, through the store, which saw the killed rank leave first
     # without a goodbye. When the killed rank hosted the store (rank 0) the address says it.
-    port = _free_port()
-    procs = {}
-    for rank in range(world_size):
-        env = dict(
-            os.environ,
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            WORLD_SIZE=str(world_size),
-            RANK=str(rank),
-            LOCAL_RANK=str(rank),
-            TIMEOUT="60",
-        )
-        procs[rank] = subprocess.Popen(
-            [sys.executable, "-c", _KILL_MID_SCRIPT, str(who)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    outs = {}
-    try:
-        for rank, p in procs.items():
-            # A hang guard only, but under the group's timeout: the error must not wait for it.
-            out, err = p.communicate(timeout=45)
-            outs[rank] = (p.returncode, out, err)
-    finally:
-        for p in procs.values():
-            p.kill()
-            p.wait()
+    # The guard is under the group's timeout: the error must not wait for it.
+    outs = _launch_external(
+        range(world_size), [str(who)], 60, world_size, script=_KILL_MID_SCRIPT, guard=45
+    )
     assert outs[who][0] == -signal.SIGKILL, outs[who]
     for rank in set(range(world_size)) - {who}:
-        code, out, err = outs[rank]
+        code, out, err, _ = outs[rank]
         assert code == 1 and "broke" in out, (rank, code, out, err)
         error = err.strip().splitlines()[-1]
         assert "CommError: distributed all_reduce failed on rank" in error, err
