@@ -12,7 +12,10 @@
   median of the timed steps. For ResNet-18 also the compiled graph's planned arena (every
   intermediate and workspace of the step, statically placed) beside eager mode's peak allocated
   bytes during a step and the most bytes the graph has live at one step (the bound for any
-  placement). Each training line also gives our median CPU time per step (both
+  placement). Each model also gets the time its traced step spends in convolutions (a
+  profiled replay): eager mode runs the same convolution kernels, so the rest of the step
+  bounds what tracing can gain, and the line prints that bound on traced/eager. Each training
+  line also gives our median CPU time per step (both
   threads' together): on a shared machine it moves much less than the wall clock when other
   work takes the cores, though it also counts OpenMP's spinning at barriers.
 
@@ -175,6 +178,20 @@ def eager_peak_bytes(step, args):
     return rt.memory_stats("cpu0")["peak_allocated"] - before
 
 
+def convolution_ms(name, args, steps):
+    """Median over ``steps`` replays of the time a profiled traced step spends in convolution
+    kernels (forward, ConvBias and both backwards). Eager mode calls the same kernels, so the
+    step time left beside them bounds what tracing can gain (Amdahl's law)."""
+    step = trace(make_step(neomeg_model(name)), profiling=True)
+    step(*args)
+    totals = []
+    for _ in range(max(steps, 3)):
+        step(*args).numpy()
+        prof = step._session.profile()
+        totals.append(sum(s["end"] - s["start"] for s in prof if "Conv" in s["type"]) * 1e3)
+    return statistics.median(totals)
+
+
 def rate(batch, times):
     """samples/s of the fastest step and of the median step."""
     return batch / min(times), batch / statistics.median(times)
@@ -212,6 +229,15 @@ def bench_training(name, steps):
     print(
         f"{name} CPU ms/step (median): eager {e_cpu * 1e3:.1f}, traced {t_cpu * 1e3:.1f}, "
         f"eager/traced {e_cpu / t_cpu:.2f}",
+        flush=True,
+    )
+    conv_ms = convolution_ms(name, (x, y), steps)
+    bound = statistics.median(eager) / (conv_ms / 1e3)
+    print(
+        f"{name} convolutions: {conv_ms:.1f} ms of the traced step's "
+        f"{statistics.median(traced) * 1e3:.1f} ms (median); eager runs the same convolution "
+        f"kernels, so even with every other step free traced/eager could reach at most "
+        f"{bound:.2f}",
         flush=True,
     )
     if name == "resnet18":
