@@ -617,6 +617,31 @@ def test_batch_norm_inference_and_no_stats():
     np.testing.assert_allclose(F.batch_norm(xt, training=True).numpy(), ref, rtol=1e-4, atol=1e-4)
 
 
+def test_batch_norm_trains_on_one_value_per_channel_as_megengine():
+    # MegEngine 1.13's results: the output is the bias, the running mean moves, the running
+    # variance takes the unbiased variance 0 / 0 (NaN); x and weight get 0 gradients, bias the
+    # sum of dy
+    x = mge.Tensor(np.arange(3, 7, dtype=np.float32).reshape(1, 4, 1, 1))
+    rm = mge.Tensor(np.zeros((1, 4, 1, 1), np.float32))
+    rv = mge.Tensor(np.ones((1, 4, 1, 1), np.float32))
+    w = mge.Parameter(np.full((1, 4, 1, 1), 2, np.float32))
+    b = mge.Parameter(np.full((1, 4, 1, 1), 0.5, np.float32))
+    gm = GradManager().attach([x, w, b])
+    with gm:
+        y = F.batch_norm(x, rm, rv, w, b, training=True, inplace=True)
+        gm.backward(y.sum())
+    assert y.numpy().ravel().tolist() == [0.5] * 4
+    np.testing.assert_allclose(rm.numpy().ravel(), [0.3, 0.4, 0.5, 0.6], rtol=1e-6)
+    assert np.isnan(rv.numpy()).all()
+    assert x.grad.numpy().ravel().tolist() == [0.0] * 4
+    assert w.grad.numpy().ravel().tolist() == [0.0] * 4
+    assert b.grad.numpy().ravel().tolist() == [1.0] * 4
+    bn = mge.module.BatchNorm1d(3)
+    assert bn(mge.Tensor([[1.0, 2.0, 3.0]])).numpy().tolist() == [[0.0, 0.0, 0.0]]
+    np.testing.assert_allclose(bn.running_mean.numpy().ravel(), [0.1, 0.2, 0.3], rtol=1e-6)
+    assert np.isnan(bn.running_var.numpy()).all()
+
+
 def test_batch_norm_errors():
     with pytest.raises(ValueError, match="batch_norm: running_mean and running_var are required"):
         F.batch_norm(randn(2, 3))
@@ -624,8 +649,6 @@ def test_batch_norm_errors():
         F.batch_norm(randn(2, 3), randn(4), randn(4))
     with pytest.raises(ValueError, match="batch_norm: inp must have at least 2 dims"):
         F.batch_norm(randn(3), randn(3), randn(3))
-    with pytest.raises(ValueError, match="more than one value per channel"):
-        F.batch_norm(randn(1, 3), training=True)
     with pytest.raises(TypeError, match="batch_norm: inplace=True updates running_mean"):
         F.batch_norm(randn(2, 3), np.zeros(3, np.float32), np.ones(3, np.float32), training=True)
     with pytest.raises(TypeError, match="batch_norm: inp must be a float"):
