@@ -12,7 +12,7 @@ DEB_PACKAGES=(
   pybind11-dev libgloo-dev
   dataset-fashion-mnist
 )
-PY_PACKAGES=(numpy pytest tqdm pybind11 ruff opencv-python-headless:cv2 pillow:PIL matplotlib)
+PY_PACKAGES=(numpy ml_dtypes pytest tqdm pybind11 ruff opencv-python-headless:cv2 pillow:PIL matplotlib)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

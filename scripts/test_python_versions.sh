@@ -44,7 +44,7 @@ for spec in "$@"; do
   echo "== Python $pyver, $numpy: venv $venv =="
   [[ -x $venv/bin/python ]] || "$python" -m venv "$venv"
   # opencv, Pillow and matplotlib: the data transforms and their tests; pybind11: the build.
-  "$venv/bin/python" -m pip install -q "$numpy" pytest tqdm pybind11 pillow matplotlib \
+  "$venv/bin/python" -m pip install -q "$numpy" ml_dtypes pytest tqdm pybind11 pillow matplotlib \
     opencv-python-headless
   "$venv/bin/python" -c 'import numpy, sys; print("Python", sys.version.split()[0], "NumPy", numpy.__version__)'
 

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "grad_rules/ops_util.h"
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/apply.h"
 #include "neomeg/imperative/op_def.h"
@@ -74,6 +75,23 @@ Tensor ones_like(const Tensor& t) {
     p.dtype = t.dtype().enumv();
     dnn::TensorShape shape = t.shape();
     return run_generator(*shared_op<ops::Fill>(p), {&shape, 1}, t.comp_node())[0];
+}
+
+// A given output gradient of y's shape. MegEngine 1.13 also takes one of y's elements laid out
+// otherwise ((1, n) for (n,), (1,) for a scalar) or one that broadcasts to y (a scalar or (1,)
+// for a whole batch of losses): some of its backward rules broadcast dy themselves.
+Tensor dy_for(const Tensor& dy, const dnn::TensorShape& y) {
+    const dnn::TensorShape& s = dy.shape();
+    if (s.eq_shape(y))
+        return dy;
+    if (s.total_nr_elems() == y.total_nr_elems())
+        return grad_util::reshape(dy, y);
+    bool broadcasts = s.ndim <= y.ndim;
+    for (size_t k = 1; broadcasts && k <= s.ndim; ++k)
+        broadcasts = s[s.ndim - k] == 1 || s[s.ndim - k] == y[y.ndim - k];
+    NM_THROW_IF(!broadcasts, ShapeError, "backward: gradient of shape ", s.to_string(),
+                " given for an output of shape ", y.to_string());
+    return grad_util::broadcast_to(dy, y);
 }
 
 Tensor zeros(const dnn::TensorLayout& layout, CompNode cn) {
@@ -270,10 +288,7 @@ std::vector<Tensor> GradKey::backward(std::span<const Tensor> ys, std::span<cons
         auto slot = ys[i].grad_meta() ? ys[i].grad_meta()->slot_of(this) : nullptr;
         if (!slot)
             continue;
-        Tensor dy = dys.empty() ? ones_like(ys[i]) : dys[i];
-        NM_THROW_IF(!dy.shape().eq_shape(ys[i].shape()), ShapeError, "backward: gradient of shape ",
-                    dy.shape().to_string(), " given for an output of shape ",
-                    ys[i].shape().to_string());
+        Tensor dy = dys.empty() ? ones_like(ys[i]) : dy_for(dys[i], ys[i].shape());
         accumulate(slot.get(), dy);
         // Once per node, even when several of ys are outputs of one node (Split, TopK).
         if (auto node = slot->producer.lock();

@@ -54,6 +54,13 @@ def _init(
     # handled here so that tensors made by ops (which skip __init__) pay nothing for them.
     _check_format(format)
     _rt_init(self, data, dtype, device)
+    # MegEngine's Tensor(tensor, dtype=...) takes the tensor as it is and refuses another dtype
+    # (a RuntimeError) rather than converting: astype converts.
+    if dtype is not None and isinstance(data, Tensor) and self._dtype_name != data._dtype_name:
+        raise _rt.MegEngineError(
+            f"Tensor(): dtype mismatch: {self._dtype_name} asked of a {data._dtype_name} tensor "
+            "(convert it with astype)"
+        )
     if name is not None:
         self.name = name
     if format != "default":

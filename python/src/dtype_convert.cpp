@@ -35,6 +35,14 @@ bool quantized_from_metadata(const py::dtype& dt, dnn::DType& out) {
 
 }  // namespace
 
+py::dtype bfloat16_numpy() {
+    // Made once and kept for the process: a static py::object would be released after the
+    // interpreter is gone.
+    static PyObject* dt =
+            py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16")).release().ptr();
+    return py::reinterpret_borrow<py::dtype>(dt);
+}
+
 dnn::DType dtype_from_numpy(const py::dtype& dt) {
     char kind = dt.kind();
     size_t size = dt.itemsize();
@@ -71,12 +79,16 @@ dnn::DType dtype_from_numpy(const py::dtype& dt) {
             if (size == 8)
                 return Complex64;
             break;
+        case 'V':  // ml_dtypes' bfloat16 (other void dtypes are records or raw bytes)
+            if (size == 2 && dt.equal(bfloat16_numpy()))
+                return BFloat16;
+            break;
         default:
             break;
     }
     throw py::type_error("unsupported numpy dtype " + std::string(py::str(dt)) +
-                         " (supported: float32, float16, bfloat16, int8, uint8, int16, int32, "
-                         "bool, complex64; float64 and int64 are narrowed)");
+                         " (supported: float32, float16, ml_dtypes' bfloat16, int8, uint8, int16, "
+                         "int32, bool, complex64; float64 and int64 are narrowed)");
 }
 
 py::dtype dtype_to_numpy(dnn::DType dt) {
@@ -93,8 +105,9 @@ py::dtype dtype_to_numpy(dnn::DType dt) {
     }
     switch (dt.enumv()) {
         case dnn::DTypeEnum::Float32:
-        case dnn::DTypeEnum::BFloat16:
             return py::dtype("float32");
+        case dnn::DTypeEnum::BFloat16:
+            return bfloat16_numpy();
         case dnn::DTypeEnum::Float16:
             return py::dtype("float16");
         case dnn::DTypeEnum::Int8:

@@ -127,9 +127,7 @@ py::array TensorWrapper::numpy() const {
 }
 
 py::array TensorWrapper::host_array() const {
-    imperative::Tensor t = value;
-    if (t.dtype() == dnn::dtype::BFloat16)
-        t = convert_dtype(t, dnn::dtype::Float32);
+    const imperative::Tensor& t = value;
     std::vector<py::ssize_t> dims(t.shape().ndim);
     for (size_t i = 0; i < dims.size(); ++i)
         dims[i] = static_cast<py::ssize_t>(t.shape()[i]);

@@ -56,13 +56,8 @@ void batch_norm_forward_layouts(const OperatorBase& op, const param::BatchNorm& 
     NM_OP_REQUIRE(op, ParamError, param.epsilon >= 0, "epsilon ", param.epsilon, " is negative");
     NM_OP_REQUIRE(op, ParamError, param.momentum >= 0 && param.momentum <= 1, "momentum ",
                   param.momentum, " is outside [0, 1]");
-    if (param.fwd_mode == param::BatchNorm::FwdMode::TRAINING) {
-        // The running variance uses the unbiased batch variance, undefined for one value.
-        size_t per_channel = src[1] ? src.total_nr_elems() / src[1] : 0;
-        NM_OP_REQUIRE(op, ShapeError, per_channel != 1,
-                      "training needs more than one value per channel, src ", src.to_string(),
-                      " has one");
-    }
+    // One value per channel trains as in MegEngine 1.13: the output is the bias, and the running
+    // variance takes the unbiased batch variance 0 / 0, NaN.
     outputs[0] = TensorLayout(src, src.dtype);
     for (size_t i = 1; i < 5; ++i)
         outputs[i] = TensorLayout(inputs[1], stat);

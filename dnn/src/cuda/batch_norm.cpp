@@ -2,8 +2,8 @@
 // normalisation, float32/float16/bfloat16 data with float32 statistics (cuDNN's rule, and what
 // MegEngine keeps for float16 activations). cuDNN's running-statistics update is MegEngine's with
 // factor 1 - momentum, the unbiased variance included. Inference mode, float16 statistics, a
-// per-channel tensor that is not dense, and channels of one element each (no running update in
-// naive) go to the staged naive kernel.
+// per-channel tensor that is not dense, and channels of one element each (whose unbiased variance
+// naive makes NaN, as MegEngine does) go to the staged naive kernel.
 #include <array>
 
 #include "neomeg/dnn/operators/norm.h"

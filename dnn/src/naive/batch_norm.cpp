@@ -44,7 +44,7 @@ public:
                 Moments m = moments(src, run, m_size);
                 mean = m.mean;
                 var = m.var;
-                if (m_size > 1) {
+                if (m_size > 0) {  // one value: the unbiased variance 0 * 1 / 0 is NaN
                     double unbiased = var * double(m_size) / double(m_size - 1);
                     rm = rm * momentum + mean * (1 - momentum);
                     rv = rv * momentum + unbiased * (1 - momentum);

@@ -56,8 +56,15 @@ double log_sum_exp(double a, double b) {
     return m + std::log1p(std::exp(-std::abs(a - b)));
 }
 
+// MegEngine 1.13 computes these two in float, in this order; so do we, to give its results to
+// the bit (the double formula differs in the last place for about one value in eight).
 double hsigmoid(double x) {
-    return std::clamp(x + 3, 0.0, 6.0) / 6;
+    return std::clamp(static_cast<float>(x) + 3.f, 0.f, 6.f) / 6.f;
+}
+
+double hswish(double x) {
+    float xf = static_cast<float>(x);
+    return xf * std::clamp(xf + 3.f, 0.f, 6.f) * (1.f / 6.f);
 }
 
 }  // namespace
@@ -132,7 +139,7 @@ double eval_float(Mode mode, const double* x) {
         case Mode::SILU:
             return a * sigmoid(a);
         case Mode::H_SWISH:
-            return a * hsigmoid(a);
+            return hswish(a);
         case Mode::HSIGMOID:
             return hsigmoid(a);
         case Mode::RELU6:

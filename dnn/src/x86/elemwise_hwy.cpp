@@ -307,21 +307,18 @@ struct HsigmoidGrad {
     }
 };
 
-// The double formulas below compute what naive's do, in the same order.
-template <class D, class V>
-HWY_INLINE V hsigmoid(D d, V x) {
-    return hn::Div(clamp(d, hn::Add(x, hn::Set(d, 3.0)), 0, 6), hn::Set(d, 6.0));
-}
-struct Hsigmoid : NoSpecial {
+// In float, naive's (MegEngine's) order: relu6(x + 3) / 6 and (x * relu6(x + 3)) * (1 / 6).
+struct Hsigmoid {
     template <class D, class V>
     V operator()(D d, V x) const {
-        return hsigmoid(d, x);
+        return hn::Div(clamp(d, hn::Add(x, hn::Set(d, 3.0f)), 0, 6), hn::Set(d, 6.0f));
     }
 };
-struct HSwish : NoSpecial {
+struct HSwish {
     template <class D, class V>
     V operator()(D d, V x) const {
-        return hn::Mul(x, hsigmoid(d, x));
+        V t = clamp(d, hn::Add(x, hn::Set(d, 3.0f)), 0, 6);
+        return hn::Mul(hn::Mul(x, t), hn::Set(d, 1.0f / 6.0f));
     }
 };
 struct HSwishGrad : NoSpecial {
@@ -542,9 +539,9 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
         case Mode::HSIGMOID_GRAD:
             return run_float<2>(mode, s, dst, n, HsigmoidGrad()), true;
         case Mode::HSIGMOID:
-            return run_double<1>(mode, s, dst, n, Hsigmoid()), true;
+            return run_float<1>(mode, s, dst, n, Hsigmoid()), true;
         case Mode::H_SWISH:
-            return run_double<1>(mode, s, dst, n, HSwish()), true;
+            return run_float<1>(mode, s, dst, n, HSwish()), true;
         case Mode::H_SWISH_GRAD:
             return run_double<2>(mode, s, dst, n, HSwishGrad()), true;
         case Mode::FLOOR_DIV:

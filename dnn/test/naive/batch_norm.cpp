@@ -218,11 +218,25 @@ TEST(BatchNormForward, EdgeShapes) {
             EXPECT_TRUE(g[0].shape().eq_shape(s));
             EXPECT_TRUE(g[1].shape().eq_shape({s[1]}));
         }
-    // One value per channel has no unbiased variance: an error in training, fine in inference.
+    // One value per channel, as MegEngine 1.13 trains it (its values for x = {3, 4, 5, 6}, scale
+    // 2, bias 0.5, running mean 0, running variance 1): the output is the bias, the running mean
+    // moves to 0.1 x, the running variance takes the unbiased variance 0 / 0 and is NaN; the
+    // gradients are 0 for x and scale, the sum of dy for the bias.
+    std::vector<HostTensor> one{
+            HostTensor::from({1, 4, 1, 1}, {3, 4, 5, 6}), HostTensor::from({4}, {2, 2, 2, 2}),
+            HostTensor::from({4}, {0.5, 0.5, 0.5, 0.5}), HostTensor::from({4}, {0, 0, 0, 0}),
+            HostTensor::from({4}, {1, 1, 1, 1})};
+    auto out = forward(bn(Mode::TRAINING), one);
+    EXPECT_TRUE(tensors_near(out[0], HostTensor::from({1, 4, 1, 1}, {0.5, 0.5, 0.5, 0.5}), 0));
+    EXPECT_TRUE(tensors_near(out[3], HostTensor::from({4}, {0.3, 0.4, 0.5, 0.6}), 1e-6));
+    for (double v : out[4].values())
+        EXPECT_TRUE(std::isnan(v));
+    auto g =
+            backward(bn(Mode::TRAINING), HostTensor::from({1, 4, 1, 1}, {1, -2, 3, 0.5}), one, out);
+    EXPECT_TRUE(tensors_near(g[0], HostTensor::from({1, 4, 1, 1}, {0, 0, 0, 0}), 0));
+    EXPECT_TRUE(tensors_near(g[1], HostTensor::from({4}, {0, 0, 0, 0}), 0));
+    EXPECT_TRUE(tensors_near(g[2], HostTensor::from({4}, {1, -2, 3, 0.5}), 0));
     auto in = random_inputs({1, 3}, {3}, 15);
-    expect_error<ShapeError>([&] { forward(bn(Mode::TRAINING), in); },
-                             {"BatchNormForward(fwd_mode=TRAINING", "{1(3),3(1)}",
-                              "more than one value per channel"});
     EXPECT_TRUE(tensors_near(forward(bn(Mode::INFERENCE), in)[0],
                              reference(bn(Mode::INFERENCE), in).dst, 1e-5));
 }

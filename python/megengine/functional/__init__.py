@@ -1,7 +1,7 @@
 """``megengine.functional`` (``F``): every function builds generated ops
 (``megengine.core.ops.builtin``) and runs them with ``apply``."""
 
-from . import elemwise, loss, math, metric, nn, tensor, vision  # noqa: F401
+from . import elemwise, loss, math, metric, nn, tensor, utils, vision  # noqa: F401
 
 # The function einsum replaces the submodule of the same name in this namespace.
 from .einsum import *

@@ -1002,10 +1002,8 @@ def batch_norm(
         if out._dtype_name != x._dtype_name:
             out = out.astype(x._dtype_name)
         return out if inplace else (out, running_mean, running_var)
-    if x.size // c < 2:
-        raise MegEngineError(
-            f"{fname}: training needs more than one value per channel, got inp {x.shape}"
-        )
+    # One value per channel trains as MegEngine's does: the output is the bias and the running
+    # variance, updated with the unbiased variance 0 / 0, becomes NaN.
     op = cached_op(
         builtin.BatchNormForward, fwd_mode="TRAINING", epsilon=float(eps), momentum=float(momentum)
     )

@@ -834,20 +834,20 @@ def split(inp, nsplits_or_sections, axis=0):
         raise MegEngineError("split: cannot split a zero-dimensional tensor")
     ax = _axis("split", axis, x.ndim)
     n = x.shape[ax]
+    # The messages are MegEngine 1.13's word for word (its tests compare them); ``axis`` as
+    # given, the sections as their repr.
     if isinstance(nsplits_or_sections, INTEGER_TYPES):
         k = int(nsplits_or_sections)
-        if not 0 < k <= n:
-            raise MegEngineError(
-                f"split: axis {ax} of shape {x.shape} cannot be split into {k} pieces"
-            )
+        if k <= 0:
+            raise MegEngineError("Number sections must be larger than 0")
+        if k > n:
+            raise MegEngineError(f"The size {n} at dim {axis} cannot be split into {k} sections")
         sizes = [(n + k - 1 - i) // k for i in range(k)]
     else:
         cuts = [int(c) for c in nsplits_or_sections]
         bounds = [0] + cuts + [n]
         if any(b < a for a, b in itertools.pairwise(bounds)):
-            raise MegEngineError(
-                f"split: sections {cuts} must be ascending within [0, {n}] for shape {x.shape}"
-            )
+            raise MegEngineError(f"Invalid nsplits_or_secions: {nsplits_or_sections!r}")
         sizes = [b - a for a, b in itertools.pairwise(bounds)]
     return tuple(_split_sizes(x, ax, sizes))
 

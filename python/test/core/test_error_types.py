@@ -154,9 +154,10 @@ def test_iterating_a_tensor_still_stops():
 def test_a_backward_gradient_of_another_shape_is_both():
     from megengine.autodiff import GradManager
 
-    # MegEngine 1.13 raised RuntimeError (AsyncError) for x * 2 with dy of shape (3,)
+    # MegEngine 1.13 raised RuntimeError (AsyncError) for x * 2 with dy of shape (4,); a dy
+    # that broadcasts to y is taken (test_grad_manager)
     x = mge.Parameter(np.ones((2, 3), "float32"))
     gm = GradManager().attach(x)
     with pytest.raises(RuntimeError, match="gradient of shape") as e, gm:
-        gm.backward(x * 2, T(3))
+        gm.backward(x * 2, T(4))
     assert isinstance(e.value, ValueError)

@@ -108,6 +108,30 @@ def test_dy_and_errors():
         pass
 
 
+def test_dy_that_broadcasts_to_y_or_has_its_elements():
+    # MegEngine 1.13 takes these output gradients (its results in the comments): one that
+    # broadcasts to y (a scalar or (1,) for a batch of outputs; relu(2 x) with dy [1.0] gives
+    # [2, 0]) or y's elements in another layout ((1, 2) for (2,), (1,) for a scalar).
+    def grad(x, dy, f=lambda t: F.relu(t * 2)):
+        x = mge.Tensor(x)
+        gm = GradManager().attach(x)
+        with gm:
+            gm.backward(f(x), dy)
+        return x.grad.numpy().tolist()
+
+    assert grad([1.0, -1.0], mge.Tensor([1.0])) == [2.0, 0.0]
+    assert grad([1.0, -1.0], mge.Tensor(3.0)) == [6.0, 0.0]
+    assert grad([1.0, 2.0], mge.Tensor([[1.0, 2.0]]), lambda t: t * 2) == [2.0, 4.0]
+    assert grad(1.0, mge.Tensor([5.0]), lambda t: t * 2) == 10.0
+    assert grad([[1.0, 2.0, 3.0]] * 2, mge.Tensor([[1.0], [2.0]]), lambda t: t * 2) == [
+        [2.0, 2.0, 2.0],
+        [4.0, 4.0, 4.0],
+    ]
+    for bad in ([1.0, 2.0, 3.0], [[1.0, 2.0]] * 2):
+        with pytest.raises(ValueError, match="backward: gradient of shape"):
+            grad([1.0, 2.0], mge.Tensor(bad), lambda t: t * 2)
+
+
 def test_indexing_is_differentiable():
     x = mge.Parameter(np.arange(6, dtype=np.float32).reshape(2, 3))
     gm = GradManager().attach(x)

@@ -24,6 +24,21 @@ def test_constructor_follows_megengine():
     assert repr(mge.Parameter([0.123456])).startswith("Parameter([0.1235], device=")
 
 
+def test_constructor_from_a_tensor_refuses_another_dtype():
+    # MegEngine 1.13: Tensor(t, dtype=...) takes t as it is; another dtype is a RuntimeError
+    # (astype converts), the same dtype is fine
+    x = mge.Tensor([1.5, 2.0])
+    assert mge.Tensor(x, dtype=np.float32).numpy().tolist() == [1.5, 2.0]
+    assert mge.Tensor(x.astype("int32"), dtype="int32").dtype == np.int32
+    for want in (np.int32, "float16", "bfloat16"):
+        with pytest.raises(RuntimeError, match="dtype mismatch"):
+            mge.Tensor(x, dtype=want)
+    with pytest.raises(RuntimeError, match="dtype mismatch"):
+        mge.Tensor(x.astype(np.int32), dtype=np.float32)
+    # array data is still converted
+    assert mge.Tensor(np.array([1.7]), dtype=np.int32).dtype == np.int32
+
+
 @pytest.mark.parametrize(
     "op",
     ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge", "eq", "ne"],

@@ -129,8 +129,8 @@ __device__ float eval_float(EwMode mode, const float* x) {
             return a * normal_cdf(a);
         case EwMode::SILU:
             return a * sigmoid(a);
-        case EwMode::H_SWISH:
-            return a * hsigmoid(a);
+        case EwMode::H_SWISH:  // MegEngine's order: (x * relu6(x + 3)) * (1 / 6)
+            return a * clampf(a + 3.f, 0.f, 6.f) * (1.f / 6.f);
         case EwMode::HSIGMOID:
             return hsigmoid(a);
         case EwMode::RELU6:

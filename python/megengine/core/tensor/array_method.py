@@ -446,8 +446,11 @@ class ArrayMethodMixin:
 
     def __repr__(self):
         # MegEngine's form: values as NumPy prints them (4 decimals), dtype unless float32.
+        a = self.numpy()
+        if self._dtype_name == "bfloat16":
+            a = a.astype(np.float32)  # ml_dtypes' printing ignores printoptions
         with np.printoptions(precision=4, suppress=True):
-            values = str(self.numpy())
+            values = str(a)
         dtype = "" if self._dtype_name == "float32" else f", dtype={self._dtype_name}"
         return f"{type(self).__name__}({values}{dtype}, device={self.device})"
 
@@ -456,6 +459,10 @@ class ArrayMethodMixin:
         # canonical name ("cpu0", no CompNode class in a pickle), a quantized dtype as its NumPy
         # dtype with metadata (which pickles with the array).
         array = self.numpy()
+        if self._dtype_name == "bfloat16":
+            # as its float32 values (exact), as NeoMeg always saved it: a plain pickle.load
+            # then needs no ml_dtypes
+            array = array.astype(np.float32)
         dtype = array.dtype if array.dtype.metadata else self._dtype_name
         return {"data": array, "dtype": dtype, "device": _rt.canonical_device(self.device)}
 

@@ -10,10 +10,12 @@ quantized dtype. The 4-bit and 1-bit dtypes exist as metadata (for QAT and expor
 import collections
 import re
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
     "QuantDtypeMeta",
+    "bfloat16",
     "convert_from_qint1",
     "convert_from_qint4",
     "convert_from_qint8",
@@ -270,8 +272,14 @@ def is_lowbit(dtype):
     return False
 
 
+# MegEngine's bfloat16 is a NumPy dtype of its extension's (``pybfloat16``); NeoMeg's is
+# ml_dtypes', which has the same bits, rounds float32 the same way (to nearest, ties to even)
+# and pickles. A bfloat16 tensor's ``dtype`` and ``numpy()`` use it.
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+
 def is_bfloat16(dtype):
-    """Whether ``dtype`` is bfloat16 (given by name: NumPy has no bfloat16).
+    """Whether ``dtype`` is bfloat16: :data:`bfloat16` (a NumPy dtype) or the name.
 
     Args:
         dtype: a dtype or a name.
@@ -280,11 +288,16 @@ def is_bfloat16(dtype):
         bool.
 
     Examples:
-        >>> from megengine.core.tensor.dtype import is_bfloat16
-        >>> is_bfloat16("bfloat16"), is_bfloat16("float16")
-        (True, False)
+        >>> from megengine.core.tensor.dtype import bfloat16, is_bfloat16
+        >>> is_bfloat16(bfloat16), is_bfloat16("bfloat16"), is_bfloat16("float16")
+        (True, True, False)
     """
-    return isinstance(dtype, str) and dtype == "bfloat16"
+    if isinstance(dtype, str):
+        return dtype == "bfloat16"
+    try:
+        return np.dtype(dtype) == bfloat16
+    except TypeError:
+        return False
 
 
 def is_differentible_dtype(dtype):
