@@ -40,3 +40,17 @@ if [[ ${NEOMEG_SANITIZE:-OFF} != ON ]]; then
   # package dumps); once, in this job rather than the sanitizer one.
   bash scripts/fuzz.sh
 fi
+
+echo "== A rebuild after the tests is a no-op =="
+# The sources are globbed (CONFIGURE_DEPENDS), so a file a test or a generator leaves in a
+# globbed folder would make every later build rerun CMake; a custom command that always runs would
+# rebuild its dependents. Either shows here. (`ninja -n` always lists "Re-running CMake": a dry run
+# cannot run CMake's glob check and assumes it fails; a real build reruns CMake only on a
+# "GLOB mismatch".)
+rebuild=$(cmake --build "$BUILD_DIR" 2>&1)
+if grep -qvE '^(\[0/[0-9]+\] Re-checking globbed directories\.\.\.|ninja: no work to do\.)$' \
+  <<<"$rebuild"; then
+  echo "$rebuild"
+  echo "the build was not up to date after the tests (a file in a globbed folder?)" >&2
+  exit 1
+fi

@@ -70,8 +70,10 @@ op(
 
 op(
     "Argsort",
-    "Sorts along the last axis: sorted values and their int32 indices into src. Stable: equal "
-    "elements keep their order in src, in both orders. NaN sorts as larger than every number.",
+    "Sorts along the last axis: sorted values and their int32 indices into src. ASCENDING is "
+    "stable (equal elements keep their order in src); DESCENDING is its exact reverse, so equal "
+    "elements come in reverse src order (MegEngine 1.13's order). NaN sorts as larger than every "
+    "number, -0 equal to +0.",
     inputs=["src"],
     outputs=["values", "indices"],
     param=params(
@@ -84,8 +86,9 @@ op(
 
 op(
     "TopK",
-    "The k smallest elements along the last axis (the -k largest for negative k), ranked like a "
-    "stable Argsort (NaN largest, earlier index first on ties). KTH_ONLY gives only the k-th "
+    "The k smallest elements along the last axis (the -k largest for negative k), ranked as by "
+    "Argsort (NaN largest; on ties the earlier index first for k > 0, the later for k < 0). "
+    "KTH_ONLY gives only the k-th "
     "value and drops the last axis; the other modes give values and int32 indices with last "
     "axis |k|. VALUE_IDX_NOSORT promises no order (naive keeps src's order).",
     inputs=["src"],

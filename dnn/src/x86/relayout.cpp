@@ -2,8 +2,8 @@
 // axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
 // src and dst (a transpose, NCHW <-> NHWC) copies in square tiles that stay in L1 so that both
 // sides stream whole cache lines (a dst larger than the caches is written with non-temporal
-// stores, which skip reading each dst line before writing it), and anything else walks its
-// innermost axis with its strides.
+// stores, which skip reading each dst line before writing it), a value repeated along dst's dense
+// rows fills them, and anything else walks its innermost axis with its strides.
 // Large tensors split their outer work across OpenMP threads. Like naive, src and dst must not
 // overlap; every dtype is copied as raw elements of its size.
 #include <algorithm>
@@ -177,6 +177,18 @@ void copy_rows(const Axes& a, const std::byte* s, std::byte* d, size_t esize) {
     });
 }
 
+// src repeats one element along the innermost axis, where dst is dense (a broadcast value: the
+// gradient rules' zeros): each dst row is filled with it, which vectorises where the strided
+// walk's element loop does not.
+template <class T>
+void fill_rows(const Axes& a, const T* s, T* d) {
+    size_t last = a.n - 1, len = a.shape[last];
+    Outer o = outer_of(a, 1u << last);
+    parallel_ranges(o.count, o.count * len, kParallelGrain, [&](size_t b, size_t e) {
+        walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) { std::fill_n(d + dof, len, s[so]); });
+    });
+}
+
 // The axis with unit stride in `strides`, or n when none has.
 size_t unit_axis(const Axes& a, const std::array<ptrdiff_t, TensorLayout::MAX_NDIM>& strides) {
     for (size_t k = a.n; k-- > 0;)
@@ -190,6 +202,10 @@ template <class T>
 const char* copy_typed(const Axes& a, const void* src, void* dst) {
     const auto* s = static_cast<const T*>(src);
     auto* d = static_cast<T*>(dst);
+    if (a.ss[a.n - 1] == 0 && a.ds[a.n - 1] == 1) {
+        fill_rows(a, s, d);
+        return "fill";
+    }
     size_t ks = unit_axis(a, a.ss), kd = unit_axis(a, a.ds);
     if (ks < a.n && kd < a.n && ks != kd && a.shape[ks] > 1 && a.shape[kd] > 1) {
         copy_tiled(a, ks, kd, s, d);

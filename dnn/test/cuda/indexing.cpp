@@ -1,6 +1,6 @@
 // IndexingOneHot, IndexingSetOneHot and Gather on the CUDA handle against naive: every axis,
-// every dtype, strided inputs and padded outputs, in place, empty tensors, and an index outside
-// its axis as the same IndexError as naive's.
+// every dtype, strided and broadcast inputs and padded outputs, in place, empty tensors, and an
+// index outside its axis as the same IndexError as naive's.
 #include "neomeg/dnn/operators/indexing.h"
 #include "cuda/cuda_test.h"
 
@@ -50,6 +50,14 @@ TEST_F(Cuda, IndexingOneHotAndSetOneHot) {
         }
     CudaChecker<IndexingOneHot> e(handle.get());
     e.set_param(at(1)).set_dtype(1, dtype::Int32).execs({{0, 3}, {0}});
+    // data, or sub, as one broadcast element: the gradient rules' zeros.
+    CudaChecker<IndexingSetOneHot> z(handle.get());
+    z.set_param(at(1)).set_epsilon(0).expect_kernel("cuda").set_range(1, 0, 7);
+    z.exec_layouts({TensorLayout(s, {0, 0, 0}, dtype::Float32),
+                    TensorLayout(without(s, 1), dtype::Int32),
+                    TensorLayout(one_at(s, 1), dtype::Float32)});
+    z.exec_layouts({TensorLayout(s, dtype::Float32), TensorLayout(without(s, 1), dtype::Int32),
+                    TensorLayout(one_at(s, 1), {0, 0, 0}, dtype::Float32)});
 }
 
 TEST_F(Cuda, GatherEveryAxis) {

@@ -119,6 +119,20 @@ TEST_F(Cuda, ScatterEveryModeAndDtype) {
                     k.set_noncontiguous(true).execs({c.data, ishape, ishape});
                 }
         }
+    // The gradient rules' zeros as one broadcast element: data (ADD, Gather's gradient) or src
+    // (SET, Scatter's).
+    for (auto mode : {param::Scatter::Mode::SET, param::Scatter::Mode::ADD}) {
+        CudaChecker<Scatter> k(handle.get());
+        k.set_param(scatter(0, mode)).set_epsilon(0).expect_kernel("cuda");
+        k.set_dtype(1, dtype::Int32).set_range(1, 0, 4);
+        TensorLayout index({9, 3}, dtype::Int32);
+        k.set_values(0, std::vector<double>(20, 0.0)).set_values(2, small_ints({9, 3}, 4, false));
+        k.exec_layouts({TensorLayout({4, 5}, {0, 0}, dtype::Float32), index,
+                        TensorLayout({9, 3}, dtype::Float32)});
+        k.set_values(0, small_ints({4, 5}, 3, false)).set_values(2, std::vector<double>(27, 0.0));
+        k.exec_layouts({TensorLayout({4, 5}, dtype::Float32), index,
+                        TensorLayout({9, 3}, {0, 0}, dtype::Float32)});
+    }
 }
 
 TEST_F(Cuda, IndexingBadIndexIsNaivesErrorAndWritesNothing) {

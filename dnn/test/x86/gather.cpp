@@ -115,6 +115,15 @@ TEST_F(X86, IndexingSetOneHotMatchesNaive) {
     big.set_param(axis<IndexingSetOneHot::Param>(1)).set_epsilon(0);
     big.set_dtype(1, dtype::Int32).set_range(1, 0, 10);
     big.execs({{512, 10, 300}, {512, 300}, {512, 1, 300}});
+    // data, or sub, as one broadcast element: the gradient rules' zeros.
+    for (bool padded : {false, true}) {
+        big.set_noncontiguous(padded);
+        big.exec_layouts({TensorLayout({512, 10, 300}, {0, 0, 0}, dtype::Float32),
+                          TensorLayout({512, 300}, dtype::Int32),
+                          TensorLayout({512, 1, 300}, dtype::Float32)});
+        big.exec_layouts({TensorLayout({3, 10}, dtype::Float32), TensorLayout({3}, dtype::Int32),
+                          TensorLayout({3, 1}, {0, 0}, dtype::Float32)});
+    }
     HostTensor d({4, 5}, dtype::Float32), i({4}, dtype::Int32), s({4, 1}, dtype::Float32);
     EXPECT_EQ(run_and_compare<IndexingSetOneHot>(*handle, axis<IndexingSetOneHot::Param>(1),
                                                  {d, i, s}, {}, 0),

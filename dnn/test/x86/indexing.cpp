@@ -212,6 +212,18 @@ TEST_F(X86, ScatterMatchesNaive) {
                 c.set_dtype(0, dt).set_dtype(2, dt).set_dtype(1, dtype::Int32).set_range(1, 0, n);
                 c.set_range(0, 0, 100).set_range(2, 0, 100).execs({s.data, s.index, s.index});
             }
+            // data (ADD: Gather's gradient) or src (SET: Scatter's) as one broadcast element.
+            for (auto mode : {Mode::SET, Mode::ADD}) {
+                Checker<Scatter> c(handle.get());
+                c.set_param(scatter(s.axis, mode)).set_epsilon(0).set_noncontiguous(padded);
+                c.set_dtype(1, dtype::Int32).set_range(1, 0, n);
+                TensorLayout index(s.index, dtype::Int32);
+                std::vector<ptrdiff_t> zero(s.data.ndim, 0);
+                c.exec_layouts({TensorLayout(s.data, zero, dtype::Float32), index,
+                                TensorLayout(s.index, dtype::Float32)});
+                c.exec_layouts({TensorLayout(s.data, dtype::Float32), index,
+                                TensorLayout(s.index, zero, dtype::Float32)});
+            }
         }
 }
 

@@ -1,7 +1,7 @@
 // Relayout on the x86 handle against naive, exactly, for every element size: contiguous and
 // padded copies (rows), transposes and NCHW <-> NHWC permutations of sizes 0, 1, primes and above
-// the threading grain (tiles), reversed and broadcast sources and strided gathers (strided walk),
-// into contiguous, padded and transposed destinations.
+// the threading grain (tiles), values repeated along dst's rows (fill), reversed and broadcast
+// sources and strided gathers (strided walk), into contiguous, padded and transposed destinations.
 #include <numeric>
 
 #include "neomeg/dnn/operators/tensor_basic.h"
@@ -77,6 +77,15 @@ TEST_F(X86, RelayoutIntoStridedDestinations) {
                   "tiled");
         TensorLayout big({700, 300}, dt);
         EXPECT_EQ(run_into(*handle, big, TensorLayout({300, 700}, dt).dimshuffle({1, 0})), "tiled");
+        // A value repeated along dst's rows (one broadcast element, a column) fills them; above
+        // the threading grain and into padded rows too.
+        EXPECT_EQ(run_into(*handle, TensorLayout({37, 41}, {0, 0}, dt), plain), "fill");
+        EXPECT_EQ(run_into(*handle, TensorLayout({37, 41}, {1, 0}, dt), plain), "fill");
+        EXPECT_EQ(run_into(*handle, TensorLayout({700, 300}, {0, 0}, dt), big), "fill");
+        EXPECT_EQ(run_into(*handle, TensorLayout({37, 41}, {0, 0}, dt),
+                           TensorLayout({37, 41}, {45, 1}, dt)),
+                  "fill");
+        EXPECT_EQ(run_into(*handle, TensorLayout({37, 41}, {0, 0}, dt), reversed), "strided");
     }
 }
 

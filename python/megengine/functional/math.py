@@ -553,7 +553,9 @@ def _sort_input(fn, inp):
 
 
 def sort(inp, descending=False):
-    """Sorts along the last axis (stably; NaN sorts as the largest).
+    """Sorts along the last axis; NaN sorts as the largest, -0 equal to +0. Ascending is stable
+    (equal elements keep their order); descending is its exact reverse, so equal elements come
+    in reverse order (MegEngine 1.13's order).
 
     Args:
         inp: input tensor of at least one dim.
@@ -579,7 +581,8 @@ def _sort(fn, inp, descending):
 
 
 def argsort(inp, descending=False):
-    """The indices that sort ``inp`` along the last axis (stably).
+    """The indices that sort ``inp`` along the last axis, ordered as by :func:`sort`: equal
+    elements in their order ascending, in reverse order descending (MegEngine 1.13's order).
 
     Args:
         inp: input tensor of at least one dim.
@@ -592,12 +595,18 @@ def argsort(inp, descending=False):
         >>> import megengine.functional as F
         >>> F.argsort([[3.0, 1.0, 2.0]], descending=True).numpy().tolist()
         [[0, 2, 1]]
+        >>> F.argsort([1.0, 2.0, 1.0]).numpy().tolist()
+        [0, 2, 1]
+        >>> F.argsort([1.0, 2.0, 1.0], descending=True).numpy().tolist()
+        [1, 2, 0]
     """
     return _sort("argsort", inp, descending)[1]
 
 
 def topk(inp, k, descending=True, kth_only=False, no_sort=False):
     """The ``k`` largest (or smallest, with ``descending=False``) elements along the last axis.
+
+    Equal elements are ranked as by :func:`argsort`: with ``descending`` the later one first.
 
     Args:
         inp: input tensor of at least one dim.

@@ -1,6 +1,8 @@
 """megengine.dtr: evicting activations and recomputing them gives the same training step, bit for
 bit, with a lower peak of allocated memory; its settings parse as MegEngine's."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -37,37 +39,57 @@ class _Net(M.Module):
 
 
 def _train(dtr, steps=3, sqrt_sampling=False):
-    net = _Net()
-    for i, p in enumerate(net.parameters()):
-        p._reset(mge.tensor(np.random.RandomState(i).randn(*p.shape).astype("float32") * 0.1))
-    gm = GradManager().attach(net.parameters())
-    opt = SGD(net.parameters(), lr=0.01, momentum=0.9)
-    x = mge.tensor(np.random.RandomState(7).randn(32, 3, 16, 16).astype("float32"))
-    y = mge.tensor(np.arange(32, dtype="int32") % 10)
-    if dtr:
-        # The plain step peaks at about 7 MB in backward (backward frees each node's saved values
-        # and output gradients once it has run). At 3 MB evictions lower that peak; at 1 MB the
-        # backward recomputes whole chains at once (each recomputation holds its inputs) and
-        # peaks where the plain run does.
-        mge.dtr.eviction_threshold = "3MB"
-        mge.dtr.evictee_minimum_size = "16KB"
-        mge.dtr.enable_sqrt_sampling = sqrt_sampling
-        mge.dtr.enable()
-    rt.dtr_reset_stats()
-    mge.reset_max_memory_stats()
-    for _ in range(steps):
-        with gm:
-            loss = F.loss.cross_entropy(net(x), y)
-            gm.backward(loss)
-        opt.step().clear_grad()
-    peak = mge.get_max_allocated_memory()
-    stats = rt.dtr_stats()
-    mge.dtr.disable()
-    return [p.numpy() for p in net.parameters()], peak, stats
+    """The parameters after `steps` steps, the peak of allocated memory above what was allocated
+    before (bytes) and DTR's counters."""
+    # The threshold is on all memory allocated on the device, so it is set above what is already
+    # there: tensors earlier tests left alive (garbage not yet collected, caches) would otherwise
+    # take the threshold's room, and the DTR run evict everything and peak where the plain one
+    # does. The allocator's cached blocks go too: a request takes a cached block up to twice its
+    # size and counts the whole block, so blocks earlier tests freed would swell either run's
+    # count by chance. The collector is off during the steps so that it frees nothing in between.
+    gc.collect()
+    rt.empty_cache(rt.canonical_device(mge.get_default_device()))
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        base = mge.get_allocated_memory()
+        net = _Net()
+        for i, p in enumerate(net.parameters()):
+            p._reset(mge.tensor(np.random.RandomState(i).randn(*p.shape).astype("float32") * 0.1))
+        gm = GradManager().attach(net.parameters())
+        opt = SGD(net.parameters(), lr=0.01, momentum=0.9)
+        x = mge.tensor(np.random.RandomState(7).randn(32, 3, 16, 16).astype("float32"))
+        y = mge.tensor(np.arange(32, dtype="int32") % 10)
+        if dtr:
+            # The plain step peaks at about 7 MB in backward (backward frees each node's saved
+            # values and output gradients once it has run). At 3 MB evictions lower that peak; at
+            # 1 MB the backward recomputes whole chains at once (each recomputation holds its
+            # inputs) and peaks where the plain run does.
+            mge.dtr.eviction_threshold = base + 3 * 1024**2
+            mge.dtr.evictee_minimum_size = "16KB"
+            mge.dtr.enable_sqrt_sampling = sqrt_sampling
+            mge.dtr.enable()
+        rt.dtr_reset_stats()
+        mge.reset_max_memory_stats()
+        for _ in range(steps):
+            with gm:
+                loss = F.loss.cross_entropy(net(x), y)
+                gm.backward(loss)
+            opt.step().clear_grad()
+        peak = mge.get_max_allocated_memory() - base
+        stats = rt.dtr_stats()
+        mge.dtr.disable()
+        return [p.numpy() for p in net.parameters()], peak, stats
+    finally:
+        if gc_was_on:
+            gc.enable()
 
 
+@pytest.mark.parametrize("held_mb", [0, 8])
 @pytest.mark.parametrize("sqrt_sampling", [False, True])
-def test_training_with_evictions_gives_the_same_parameters_with_less_memory(sqrt_sampling):
+def test_training_with_evictions_gives_the_same_parameters_with_less_memory(sqrt_sampling, held_mb):
+    # held_mb: memory allocated before, as earlier tests in the same process leave some
+    held = mge.tensor(np.zeros(held_mb * 2**18, "float32"))
     want, peak_plain, _ = _train(dtr=False)
     got, peak_dtr, stats = _train(dtr=True, sqrt_sampling=sqrt_sampling)
     assert stats["evictions"] > 0 and stats["recomputations"] > 0, stats
@@ -75,6 +97,7 @@ def test_training_with_evictions_gives_the_same_parameters_with_less_memory(sqrt
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)  # the same kernels on the same inputs
     assert peak_dtr < peak_plain, (peak_dtr, peak_plain)
+    del held  # alive until here
 
 
 def test_an_evicted_activation_reads_back_its_value():

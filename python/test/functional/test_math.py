@@ -198,6 +198,54 @@ def test_tie_order_matches_megengine():
     assert F.sort(z[0], descending=True)[1].numpy().tolist() == [5, 4, 3, 2, 1, 0]
 
 
+# MegEngine 1.13's outputs (CPU, async_level 0) for ties: (input, descending) -> argsort. NaN is
+# left out: MegEngine 1.13's CPU sort puts it wherever its comparisons leave it, NeoMeg last.
+MEGENGINE_TIE_ORDERS = [
+    (
+        [[1, 2, 1, 2, 1, 2], [5, 5, 5, 5, 5, 5]],
+        "float32",
+        True,
+        [[5, 3, 1, 4, 2, 0], [5, 4, 3, 2, 1, 0]],
+    ),
+    (
+        [[1, 2, 1, 2, 1, 2], [5, 5, 5, 5, 5, 5]],
+        "float32",
+        False,
+        [[0, 2, 4, 1, 3, 5], [0, 1, 2, 3, 4, 5]],
+    ),
+    ([0.0, -0.0, 0.0, -0.0, 1.0], "float32", True, [4, 3, 2, 1, 0]),
+    ([0.0, -0.0, 0.0, -0.0, 1.0], "float32", False, [0, 1, 2, 3, 4]),
+    ([3, 7, 3, 7, 3], "int32", True, [3, 1, 4, 2, 0]),
+    ([2, 1, 2, 1], "float16", True, [2, 0, 3, 1]),
+    (
+        [i % 3 for i in range(20)],
+        "float32",
+        True,
+        [17, 14, 11, 8, 5, 2, 19, 16, 13, 10, 7, 4, 1, 18, 15, 12, 9, 6, 3, 0],
+    ),
+    (
+        [i % 3 for i in range(20)],
+        "float32",
+        False,
+        [0, 3, 6, 9, 12, 15, 18, 1, 4, 7, 10, 13, 16, 19, 2, 5, 8, 11, 14, 17],
+    ),
+]
+
+
+@pytest.mark.parametrize("values,dtype,descending,want", MEGENGINE_TIE_ORDERS)
+def test_sort_tie_order_is_megengine_s(values, dtype, descending, want):
+    # Descending is ascending's exact reverse, not a stable descending sort: equal elements come
+    # last-first (Argsort's definition says so). sort, argsort and topk agree.
+    x = mge.tensor(np.array(values, dtype))
+    assert F.argsort(x, descending).numpy().tolist() == want
+    v, i = F.sort(x, descending)
+    assert i.numpy().tolist() == want
+    np.testing.assert_array_equal(v.numpy(), np.take_along_axis(x.numpy(), np.array(want), -1))
+    k = min(3, x.shape[-1])
+    _, i = F.topk(x, k, descending=descending)
+    assert i.numpy().tolist() == np.array(want)[..., :k].tolist()
+
+
 def test_topk_default_is_descending():
     # MegEngine's default: F.topk(x, k) is the k largest (values taken from MegEngine 1.13).
     v, i = F.topk([4.0, 1.0, 3.0, 2.0], 2)

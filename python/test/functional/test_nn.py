@@ -948,6 +948,21 @@ def test_indexing_one_hot_errors_and_grad():
     check_grad(lambda x: F.indexing_one_hot(x, idx), randn(3, 4))
 
 
+@pytest.mark.parametrize("shape,axis", [((1, 1), 0), ((512, 1000), 1), ((3, 300, 70), 1)])
+def test_indexing_one_hot_grad_matches_numpy(shape, axis):
+    # Above the kernels' threading grain too: dy at the picked positions, zeros elsewhere.
+    x = mge.Parameter(randn(*shape))
+    ishape = shape[:axis] + shape[axis + 1 :]
+    idx = rng.integers(0, shape[axis], ishape).astype(np.int32)
+    dy = randn(*ishape)
+    gm = GradManager().attach(x)
+    with gm:
+        gm.backward(F.indexing_one_hot(x, idx, axis), mge.tensor(dy))
+    want = np.zeros(shape, np.float32)
+    np.put_along_axis(want, np.expand_dims(idx, axis), np.expand_dims(dy, axis), axis)
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
 def test_one_hot():
     idx = rng.integers(0, 4, (2, 3)).astype(np.int32)
     out = F.one_hot(idx, 4)

@@ -7,6 +7,7 @@ from gradcheck import check_grad
 
 import megengine as mge
 import megengine.functional as F
+from megengine.autodiff import GradManager
 
 rng = np.random.default_rng(0)
 
@@ -450,6 +451,40 @@ def test_gather_scatter_grad():
     # scatter writes into its input (MegEngine's semantics): differentiate through a copy so
     # that the attached tensor itself stays the leaf.
     check_grad(lambda x, s: F.scatter(x + 0, 0, perm, s), a, randn(2, 4))
+
+
+@pytest.mark.parametrize("shape,axis", [((1, 1), 0), ((5, 7), 1), ((64, 3000), 1), ((300, 40), 0)])
+def test_gather_scatter_grads_match_numpy(shape, axis):
+    # Above the kernels' threading grain too. Gather's gradient sums each element's picks in
+    # index order onto zeros (np.add.at's order, so exactly); scatter (SET) passes dy to data
+    # except where it wrote, and gives src the picked dy.
+    n = shape[axis]
+    ishape = list(shape)
+    ishape[axis] = 2 * n  # every position picked about twice
+    idx = rng.integers(0, n, ishape).astype(np.int32)
+    a, dy = randn(*shape), randn(*ishape)
+    x = mge.Parameter(a)
+    gm = GradManager().attach(x)
+    with gm:
+        gm.backward(F.gather(x, axis, idx), mge.tensor(dy))
+    want = np.zeros(shape, np.float32)
+    pos = np.indices(ishape)
+    pos[axis] = idx
+    np.add.at(want, tuple(pos), dy)
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+    # scatter: the first len along axis of a permutation, so each target is written once
+    perm = np.argsort(rng.random(shape), axis).astype(np.int32)
+    sel = np.take(perm, range(max(1, n // 2)), axis)
+    src, dy = randn(*sel.shape), randn(*shape)
+    x, s = mge.Parameter(a), mge.Parameter(src)
+    gm = GradManager().attach([x, s])
+    with gm:
+        gm.backward(F.scatter(x + 0, axis, sel, s), mge.tensor(dy))
+    written = np.zeros(shape, bool)
+    np.put_along_axis(written, sel, True, axis)
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(written, 0, dy))
+    np.testing.assert_array_equal(s.grad.numpy(), np.take_along_axis(dy, sel, axis))
 
 
 def test_scatter_updates_its_input_as_megengine():
