@@ -173,6 +173,118 @@ HWY_INLINE V erfc(D d, V x) {
     return erf_family<true>(d, x);
 }
 
+// ERF and ERFC over a run with each range computed only on its own lanes: a block's vectors take
+// the inner ranges (|x| < 1.25) in place, their tail lanes are compressed into dense vectors,
+// computed by the tail's formula and written back by index. Every lane gets the operations
+// erf_family gives it (the same numerator, denominator and division), so the bits are
+// erf_family's; a vector of N(0, 1) data almost always holds a tail lane, whose formula (two
+// divisions, an exponential) erf_family computes for all its lanes. Lanes f.special marks are
+// redone by naive's formula last; the run's last partial block goes to run_double.
+constexpr size_t kErfBlock = 256;
+
+template <bool kComplement, class D, class V>
+HWY_INLINE V erf_inner(D d, V x) {
+    const V one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
+    const V ax = hn::Abs(x);
+    const auto in_a = hn::Lt(ax, hn::Set(d, 0.84375));
+    V num = poly(d, hn::Mul(x, x), kPP), den = poly(d, hn::Mul(x, x), kQQ);
+    if (!hn::AllTrue(d, in_a)) {
+        V s = hn::Sub(ax, one);
+        num = hn::IfThenElse(in_a, num, poly(d, s, kPA));
+        den = hn::IfThenElse(in_a, den, poly(d, s, kQA));
+    }
+    const V y = hn::Div(num, den);
+    V a = hn::MulAdd(x, y, x);
+    if constexpr (kComplement) {
+        V far = hn::Sub(half, hn::Add(hn::Mul(x, y), hn::Sub(x, half)));
+        a = hn::IfThenElse(hn::Lt(ax, hn::Set(d, 0.25)), hn::Sub(one, a), far);
+    }
+    const V e = hn::Add(hn::Set(d, kErx), y);
+    const V b = kComplement ? hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Add(one, e),
+                                             hn::Sub(hn::Sub(one, hn::Set(d, kErx)), y))
+                            : hn::CopySign(e, x);
+    return hn::IfThenElse(in_a, a, b);
+}
+
+template <bool kComplement, class D, class V>
+HWY_INLINE V erf_tail(D d, V x) {
+    const V one = hn::Set(d, 1.0);
+    const V ax = hn::Abs(x);
+    V s = hn::Div(one, hn::Mul(ax, ax));
+    auto near = hn::Lt(ax, hn::Set(d, 1 / 0.35));
+    V n = poly(d, s, kRA), m = poly(d, s, kSA);
+    if (!hn::AllTrue(d, near)) {
+        n = hn::IfThenElse(near, n, poly(d, s, kRB));
+        m = hn::IfThenElse(near, m, poly(d, s, kSB));
+    }
+    const V y = hn::Div(n, m);
+    V q = hn::Div(hn::Exp(d, hn::Sub(hn::Sub(y, hn::Set(d, 0.5625)), hn::Mul(ax, ax))), ax);
+    return kComplement ? hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), q), q)
+                       : hn::CopySign(hn::Sub(one, q), x);
+}
+
+template <bool kComplement, class F>
+HWY_INLINE void run_erf(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const hn::RebindToSigned<decltype(dd)> di;
+    const size_t lanes = hn::Lanes(dd);
+    // (n < kErfBlock first: elemwise_f32_supported asks with no operands and n = 0.)
+    if (n < kErfBlock || s[0].broadcast || kErfBlock % lanes != 0) {
+        run_double<1>(mode, s, dst, n, f);
+        return;
+    }
+    const auto* src = static_cast<const float*>(s[0].p);
+    // A block's tail lanes: values and element indices, with a vector's room past the last
+    // (CompressStore may write whole vectors).
+    HWY_ALIGN double tail_x[kErfBlock + hn::MaxLanes(dd)];
+    HWY_ALIGN int64_t tail_i[kErfBlock + hn::MaxLanes(dd)];
+    HWY_ALIGN float tail_y[hn::MaxLanes(dd)];
+    size_t i = 0;
+    for (; i + kErfBlock <= n; i += kErfBlock) {
+        size_t tails = 0, marks = 0;
+        uint32_t marked[kErfBlock];  // the first elements of vectors holding a marked lane
+        for (size_t k = 0; k < kErfBlock / lanes; ++k) {
+            const size_t at = i + k * lanes;
+            if (at % 16 == 0) {
+                hwy::Prefetch(src + at + kPrefetchAhead);
+                hwy::Prefetch(dst + at + kPrefetchAhead);
+            }
+            const auto x = hn::PromoteTo(dd, hn::LoadU(df, src + at));
+            const auto tail = hn::Ge(hn::Abs(x), hn::Set(dd, 1.25));
+            // A vector wholly in the tail (data of large |x|) is computed in place.
+            if (hn::AllTrue(dd, tail)) {
+                hn::StoreU(hn::DemoteTo(df, erf_tail<kComplement>(dd, x)), df, dst + at);
+            } else {
+                hn::StoreU(hn::DemoteTo(df, erf_inner<kComplement>(dd, x)), df, dst + at);
+            }
+            if (!hn::AllFalse(dd, tail) && !hn::AllTrue(dd, tail)) {
+                hn::CompressStore(x, tail, dd, tail_x + tails);
+                tails += hn::CompressStore(hn::Iota(di, static_cast<int64_t>(at)),
+                                           hn::RebindMask(di, tail), di, tail_i + tails);
+            }
+            const hn::Vec<decltype(dd)> xs[1] = {x};
+            if (!hn::AllFalse(dd, f.special(dd, xs)))
+                marked[marks++] = static_cast<uint32_t>(k * lanes);
+        }
+        for (size_t t = 0; t < tails; t += lanes) {
+            // Lanes past the last tail lane compute a harmless 2 and are not written.
+            const auto x = hn::IfThenElse(hn::FirstN(dd, tails - t), hn::LoadU(dd, tail_x + t),
+                                          hn::Set(dd, 2.0));
+            hn::StoreU(hn::DemoteTo(df, erf_tail<kComplement>(dd, x)), df, tail_y);
+            for (size_t k = 0; k < lanes && t + k < tails; ++k)
+                dst[tail_i[t + k]] = tail_y[k];
+        }
+        for (size_t m = 0; m < marks; ++m)
+            for (size_t j = i + marked[m]; j < i + marked[m] + lanes; ++j)
+                scalar_at(mode, s, 1, dst, j);
+    }
+    if (i < n) {
+        ElemwiseSrc rest = {src + i, false};
+        run_double<1>(mode, &rest, dst + i, n - i, f);
+    }
+}
+
 // Lanes with |x| > limit or NaN, for one operand.
 template <int kOperand>
 struct Beyond {
@@ -521,9 +633,9 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
         case Mode::TAN:
             return run_double<1>(mode, s, dst, n, Tan()), true;
         case Mode::ERF:
-            return run_double<1>(mode, s, dst, n, Erf()), true;
+            return run_erf<false>(mode, s, dst, n, Erf()), true;
         case Mode::ERFC:
-            return run_double<1>(mode, s, dst, n, Erfc()), true;
+            return run_erf<true>(mode, s, dst, n, Erfc()), true;
         case Mode::ERFINV:
             return run_double<1>(mode, s, dst, n, ErfInv()), true;
         case Mode::ERFCINV:

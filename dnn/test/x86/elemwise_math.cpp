@@ -251,6 +251,42 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
         }
 }
 
+// ERF and ERFC over runs of whole 256-element blocks (run_erf): the inner ranges in place, a
+// block's tail lanes (|x| >= 1.25) compressed, computed and written back, a vector wholly in the
+// tail computed in place, marked lanes (NaN, infinities, past 26) redone last, the partial block
+// after; mixed, all-tail and all-inner stretches, at each Highway target the CPU has among
+// AVX-512, AVX2 and the emulation (8, 4 and 2 double lanes).
+TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
+#ifdef NEOMEG_WITH_DNNL
+    const int64_t had = hwy::SupportedTargets();
+    std::mt19937 rng(22);
+    size_t ran = 0;
+    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        ++ran;
+        for (size_t n : {size_t(256), size_t(257), size_t(700)}) {
+            std::normal_distribution<double> g(0, 1.5);
+            std::vector<double> x(n);
+            for (double& v : x)
+                v = g(rng);
+            for (size_t i = 40; i < 72 && i < n; ++i)  // whole vectors in the tail
+                x[i] = (i % 2 ? -1 : 1) * (1.3 + 0.2 * static_cast<double>(i % 13));
+            for (size_t i = 100; i < 132 && i < n; ++i)  // whole vectors inside
+                x[i] = 0.01 * static_cast<double>(i) - 1.1;
+            const double odd[] = {NAN, INFINITY, -INFINITY, 30, -27, 1e-40, 0.0, 26, 2.9};
+            for (size_t k = 0; k < 9; ++k)
+                x[(k * 61 + 5) % n] = odd[k];
+            (void)max_ulps(*handle, Mode::ERF, {x});
+            (void)max_ulps(*handle, Mode::ERFC, {x});
+        }
+    }
+    hwy::SetSupportedTargetsForTest(had);
+    EXPECT_GE(ran, 1u);
+#endif
+}
+
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
     std::mt19937 rng(12);
     constexpr size_t kN = 1 << 16;
