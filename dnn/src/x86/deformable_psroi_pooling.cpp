@@ -113,7 +113,7 @@ protected:
         const size_t channels = src.layout[1], pixels = static_cast<size_t>(h * w);
         const size_t cp = roi_x86::channel_blocks(channels);
         const size_t pw_n = m_param.pooled_w, bins = m_param.pooled_h * pw_n;
-        const roi_x86::ChannelsLast img(src, cp);
+        const ChannelsLast img(src, cp);
         const Nchw dp(dst.layout), cnp(count.layout);
         auto* out = static_cast<float*>(dst.raw_ptr());
         auto* cnt = static_cast<float*>(count.raw_ptr());

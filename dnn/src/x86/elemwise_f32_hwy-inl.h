@@ -33,6 +33,19 @@ HWY_INLINE void scalar_at(elemwise::Mode mode, const ElemwiseSrc* s, size_t arit
 // Elements a double formula prefetches ahead of the one it computes.
 constexpr size_t kPrefetchAhead = 512;
 
+// f's value at x, with the lanes f.special marks in `marked`. A formula whose check would compute
+// part of the value again (TAN's cosine, POW's logarithm) gives both at once as
+// f.with_special(d, x, marked), which must mark exactly the lanes f.special(d, x) marks.
+template <class F, class D, class V, size_t K>
+HWY_INLINE V value_and_special(const F& f, D d, const V (&x)[K], hn::Mask<D>& marked) {
+    if constexpr (requires { f.with_special(d, x, marked); }) {
+        return f.with_special(d, x, marked);
+    } else {
+        marked = f.special(d, x);
+        return apply(f, d, x);
+    }
+}
+
 // Double formulas, rounded once to float. F::special(d, x) marks lanes that the vector formula
 // does not cover (x holds the operands); a vector holding one is redone by the scalar formula.
 template <size_t kArity, class F>
@@ -53,8 +66,9 @@ HWY_INLINE void run_double(elemwise::Mode mode, const ElemwiseSrc* s, float* dst
         hn::Vec<decltype(dd)> x[kArity];
         for (size_t k = 0; k < kArity; ++k)
             x[k] = hn::PromoteTo(dd, load(df, s[k], i));
-        hn::StoreU(hn::DemoteTo(df, apply(f, dd, x)), df, dst + i);
-        if (!hn::AllFalse(dd, f.special(dd, x)))
+        auto marked = hn::FirstN(dd, 0);
+        hn::StoreU(hn::DemoteTo(df, value_and_special(f, dd, x, marked)), df, dst + i);
+        if (!hn::AllFalse(dd, marked))
             for (size_t j = i; j < i + lanes; ++j)
                 scalar_at(mode, s, kArity, dst, j);
     }

@@ -96,7 +96,10 @@ constexpr double kSB[] = {1.0,
 constexpr double kErfReach = 26;
 
 // erf(x), or erfc(x) when kComplement, for finite |x| <= kErfReach. Each of the three ranges is
-// computed only when a lane falls in it.
+// computed only when a lane falls in it. A lane takes one rational function, that of its range:
+// the numerators and denominators are chosen per lane and divided once (a double division is the
+// slowest step: five of them a vector of mixed ranges took half of ERF's time on Zen 5), which
+// gives each lane the quotient its range's own division gives.
 template <bool kComplement, class D, class V>
 HWY_INLINE V erf_family(D d, V x) {
     const V one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
@@ -105,9 +108,34 @@ HWY_INLINE V erf_family(D d, V x) {
     const auto in_a = hn::Lt(ax, hn::Set(d, 0.84375));
     const auto in_b = hn::AndNot(in_a, hn::Lt(ax, hn::Set(d, 1.25)));
     const auto in_c = hn::Not(hn::Or(in_a, in_b));
+    const bool any_a = !hn::AllFalse(d, in_a), any_b = !hn::AllFalse(d, in_b);
+    const bool any_c = !hn::AllFalse(d, in_c);
+    V num = hn::Zero(d), den = one;
+    if (any_a) {
+        num = hn::IfThenElse(in_a, poly(d, hn::Mul(x, x), kPP), num);
+        den = hn::IfThenElse(in_a, poly(d, hn::Mul(x, x), kQQ), den);
+    }
+    if (any_b) {
+        V s = hn::Sub(ax, one);
+        num = hn::IfThenElse(in_b, poly(d, s, kPA), num);
+        den = hn::IfThenElse(in_b, poly(d, s, kQA), den);
+    }
+    if (any_c) {
+        V s = hn::Div(one, hn::Mul(ax, ax));
+        auto near = hn::Lt(ax, hn::Set(d, 1 / 0.35));
+        V n = poly(d, s, kRA), m = poly(d, s, kSA);
+        // Far lanes (|x| >= 1 / 0.35) are rare in most data: their polynomials only where the
+        // range holds one.
+        if (!hn::AllTrue(d, hn::Or(near, hn::Not(in_c)))) {
+            n = hn::IfThenElse(near, n, poly(d, s, kRB));
+            m = hn::IfThenElse(near, m, poly(d, s, kSB));
+        }
+        num = hn::IfThenElse(in_c, n, num);
+        den = hn::IfThenElse(in_c, m, den);
+    }
+    const V y = hn::Div(num, den);
     V r = hn::Zero(d);
-    if (!hn::AllFalse(d, in_a)) {
-        V y = hn::Div(poly(d, hn::Mul(x, x), kPP), poly(d, hn::Mul(x, x), kQQ));
+    if (any_a) {
         V v = hn::MulAdd(x, y, x);
         if constexpr (kComplement) {
             // Above 1/4, 1 - v would cancel: 0.5 - (x y + (x - 0.5)) keeps the low bits.
@@ -116,26 +144,19 @@ HWY_INLINE V erf_family(D d, V x) {
         }
         r = hn::IfThenElse(in_a, v, r);
     }
-    if (!hn::AllFalse(d, in_b)) {
-        V s = hn::Sub(ax, one);
-        V pq = hn::Div(poly(d, s, kPA), poly(d, s, kQA));
-        V e = hn::Add(hn::Set(d, kErx), pq);
+    if (any_b) {
+        V e = hn::Add(hn::Set(d, kErx), y);
         V v = kComplement ? hn::IfThenElse(neg, hn::Add(one, e),
-                                           hn::Sub(hn::Sub(one, hn::Set(d, kErx)), pq))
+                                           hn::Sub(hn::Sub(one, hn::Set(d, kErx)), y))
                           : hn::CopySign(e, x);
         r = hn::IfThenElse(in_b, v, r);
     }
-    if (!hn::AllFalse(d, in_c)) {
-        V s = hn::Div(one, hn::Mul(ax, ax));
-        auto near = hn::Lt(ax, hn::Set(d, 1 / 0.35));
-        V rs = hn::IfThenElse(near, hn::Div(poly(d, s, kRA), poly(d, s, kSA)),
-                              hn::Div(poly(d, s, kRB), poly(d, s, kSB)));
-        // z: x with its low 32 bits cleared, so that z * z is exact and the rest small.
-        const hn::RebindToUnsigned<D> du;
-        V z = hn::BitCast(d, hn::And(hn::BitCast(du, ax), hn::Set(du, 0xffffffff00000000ull)));
-        V e1 = hn::Exp(d, hn::Sub(hn::Neg(hn::Mul(z, z)), hn::Set(d, 0.5625)));
-        V e2 = hn::Exp(d, hn::Add(hn::Mul(hn::Sub(z, ax), hn::Add(z, ax)), rs));
-        V q = hn::Div(hn::Mul(e1, e2), ax);
+    if (any_c) {
+        // fdlibm splits exp(-x^2 - 0.5625 + R/S) in two exponentials so that the double keeps
+        // all its bits; here the result is a float, and x^2 <= kErfReach^2 rounded in the one
+        // exponent costs at most 676 * 2^-53 relative (1e-13, against a float's 6e-8 half ULP),
+        // for half the exponentials (ERF on N(0, 1) data spent most of its time in them).
+        V q = hn::Div(hn::Exp(d, hn::Sub(hn::Sub(y, hn::Set(d, 0.5625)), hn::Mul(ax, ax))), ax);
         V v = kComplement ? hn::IfThenElse(neg, hn::Sub(hn::Set(d, 2.0), q), q)
                           : hn::CopySign(hn::Sub(one, q), x);
         r = hn::IfThenElse(in_c, v, r);
@@ -150,6 +171,118 @@ HWY_INLINE V erf(D d, V x) {
 template <class D, class V>
 HWY_INLINE V erfc(D d, V x) {
     return erf_family<true>(d, x);
+}
+
+// ERF and ERFC over a run with each range computed only on its own lanes: a block's vectors take
+// the inner ranges (|x| < 1.25) in place, their tail lanes are compressed into dense vectors,
+// computed by the tail's formula and written back by index. Every lane gets the operations
+// erf_family gives it (the same numerator, denominator and division), so the bits are
+// erf_family's; a vector of N(0, 1) data almost always holds a tail lane, whose formula (two
+// divisions, an exponential) erf_family computes for all its lanes. Lanes f.special marks are
+// redone by naive's formula last; the run's last partial block goes to run_double.
+constexpr size_t kErfBlock = 256;
+
+template <bool kComplement, class D, class V>
+HWY_INLINE V erf_inner(D d, V x) {
+    const V one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
+    const V ax = hn::Abs(x);
+    const auto in_a = hn::Lt(ax, hn::Set(d, 0.84375));
+    V num = poly(d, hn::Mul(x, x), kPP), den = poly(d, hn::Mul(x, x), kQQ);
+    if (!hn::AllTrue(d, in_a)) {
+        V s = hn::Sub(ax, one);
+        num = hn::IfThenElse(in_a, num, poly(d, s, kPA));
+        den = hn::IfThenElse(in_a, den, poly(d, s, kQA));
+    }
+    const V y = hn::Div(num, den);
+    V a = hn::MulAdd(x, y, x);
+    if constexpr (kComplement) {
+        V far = hn::Sub(half, hn::Add(hn::Mul(x, y), hn::Sub(x, half)));
+        a = hn::IfThenElse(hn::Lt(ax, hn::Set(d, 0.25)), hn::Sub(one, a), far);
+    }
+    const V e = hn::Add(hn::Set(d, kErx), y);
+    const V b = kComplement ? hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Add(one, e),
+                                             hn::Sub(hn::Sub(one, hn::Set(d, kErx)), y))
+                            : hn::CopySign(e, x);
+    return hn::IfThenElse(in_a, a, b);
+}
+
+template <bool kComplement, class D, class V>
+HWY_INLINE V erf_tail(D d, V x) {
+    const V one = hn::Set(d, 1.0);
+    const V ax = hn::Abs(x);
+    V s = hn::Div(one, hn::Mul(ax, ax));
+    auto near = hn::Lt(ax, hn::Set(d, 1 / 0.35));
+    V n = poly(d, s, kRA), m = poly(d, s, kSA);
+    if (!hn::AllTrue(d, near)) {
+        n = hn::IfThenElse(near, n, poly(d, s, kRB));
+        m = hn::IfThenElse(near, m, poly(d, s, kSB));
+    }
+    const V y = hn::Div(n, m);
+    V q = hn::Div(hn::Exp(d, hn::Sub(hn::Sub(y, hn::Set(d, 0.5625)), hn::Mul(ax, ax))), ax);
+    return kComplement ? hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), q), q)
+                       : hn::CopySign(hn::Sub(one, q), x);
+}
+
+template <bool kComplement, class F>
+HWY_INLINE void run_erf(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const hn::RebindToSigned<decltype(dd)> di;
+    const size_t lanes = hn::Lanes(dd);
+    // (n < kErfBlock first: elemwise_f32_supported asks with no operands and n = 0.)
+    if (n < kErfBlock || s[0].broadcast || kErfBlock % lanes != 0) {
+        run_double<1>(mode, s, dst, n, f);
+        return;
+    }
+    const auto* src = static_cast<const float*>(s[0].p);
+    // A block's tail lanes: values and element indices, with a vector's room past the last
+    // (CompressStore may write whole vectors).
+    HWY_ALIGN double tail_x[kErfBlock + hn::MaxLanes(dd)];
+    HWY_ALIGN int64_t tail_i[kErfBlock + hn::MaxLanes(dd)];
+    HWY_ALIGN float tail_y[hn::MaxLanes(dd)];
+    size_t i = 0;
+    for (; i + kErfBlock <= n; i += kErfBlock) {
+        size_t tails = 0, marks = 0;
+        uint32_t marked[kErfBlock];  // the first elements of vectors holding a marked lane
+        for (size_t k = 0; k < kErfBlock / lanes; ++k) {
+            const size_t at = i + k * lanes;
+            if (at % 16 == 0) {
+                hwy::Prefetch(src + at + kPrefetchAhead);
+                hwy::Prefetch(dst + at + kPrefetchAhead);
+            }
+            const auto x = hn::PromoteTo(dd, hn::LoadU(df, src + at));
+            const auto tail = hn::Ge(hn::Abs(x), hn::Set(dd, 1.25));
+            // A vector wholly in the tail (data of large |x|) is computed in place.
+            if (hn::AllTrue(dd, tail)) {
+                hn::StoreU(hn::DemoteTo(df, erf_tail<kComplement>(dd, x)), df, dst + at);
+            } else {
+                hn::StoreU(hn::DemoteTo(df, erf_inner<kComplement>(dd, x)), df, dst + at);
+            }
+            if (!hn::AllFalse(dd, tail) && !hn::AllTrue(dd, tail)) {
+                hn::CompressStore(x, tail, dd, tail_x + tails);
+                tails += hn::CompressStore(hn::Iota(di, static_cast<int64_t>(at)),
+                                           hn::RebindMask(di, tail), di, tail_i + tails);
+            }
+            const hn::Vec<decltype(dd)> xs[1] = {x};
+            if (!hn::AllFalse(dd, f.special(dd, xs)))
+                marked[marks++] = static_cast<uint32_t>(k * lanes);
+        }
+        for (size_t t = 0; t < tails; t += lanes) {
+            // Lanes past the last tail lane compute a harmless 2 and are not written.
+            const auto x = hn::IfThenElse(hn::FirstN(dd, tails - t), hn::LoadU(dd, tail_x + t),
+                                          hn::Set(dd, 2.0));
+            hn::StoreU(hn::DemoteTo(df, erf_tail<kComplement>(dd, x)), df, tail_y);
+            for (size_t k = 0; k < lanes && t + k < tails; ++k)
+                dst[tail_i[t + k]] = tail_y[k];
+        }
+        for (size_t m = 0; m < marks; ++m)
+            for (size_t j = i + marked[m]; j < i + marked[m] + lanes; ++j)
+                scalar_at(mode, s, 1, dst, j);
+    }
+    if (i < n) {
+        ElemwiseSrc rest = {src + i, false};
+        run_double<1>(mode, &rest, dst + i, n - i, f);
+    }
 }
 
 // Lanes with |x| > limit or NaN, for one operand.
@@ -387,7 +520,27 @@ struct ErfInv {
 struct Pow {
     template <class D, class V>
     V operator()(D d, V a, V b) const {
-        V r = hn::Exp(d, hn::Mul(b, hn::Log(d, hn::Abs(a))));
+        return from_log(d, a, b, hn::Log(d, hn::Abs(a)));
+    }
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        const auto ok = finite_nonzero(d, x);
+        V a = hn::IfThenElse(ok, hn::Abs(x[0]), hn::Set(d, 1.0));
+        return beyond_exp(d, ok, x[1], hn::Log(d, a));
+    }
+    // One logarithm for both: where ok, |a| is what special's substitute is; elsewhere the lane
+    // is marked whatever the logarithm.
+    template <class D, class V>
+    V with_special(D d, const V (&x)[2], hn::Mask<D>& marked) const {
+        const V l = hn::Log(d, hn::Abs(x[0]));
+        marked = beyond_exp(d, finite_nonzero(d, x), x[1], l);
+        return from_log(d, x[0], x[1], l);
+    }
+
+private:
+    template <class D, class V>
+    static V from_log(D d, V a, V b, V log_a) {
+        V r = hn::Exp(d, hn::Mul(b, log_a));
         auto neg = hn::Lt(a, hn::Zero(d));
         auto integral = hn::Eq(hn::Round(b), b);
         auto odd = hn::And(integral, hn::Ne(hn::Round(hn::Mul(b, hn::Set(d, 0.5))),
@@ -396,12 +549,14 @@ struct Pow {
         return hn::IfThenElse(hn::AndNot(integral, neg), hn::NaN(d), r);
     }
     template <class D, class V>
-    auto special(D d, const V* x) const {
+    static auto finite_nonzero(D d, const V* x) {
         auto ok = hn::And(hn::Ne(x[0], hn::Zero(d)), hn::IsFinite(x[0]));
-        ok = hn::And(ok, hn::IsFinite(x[1]));
-        V a = hn::IfThenElse(ok, hn::Abs(x[0]), hn::Set(d, 1.0));
-        ok = hn::And(ok, hn::Le(hn::Abs(hn::Mul(x[1], hn::Log(d, a))), hn::Set(d, 700.0)));
-        return hn::Not(ok);
+        return hn::And(ok, hn::IsFinite(x[1]));
+    }
+    // Not ok, or |b log |a|| past 700.
+    template <class D, class V, class M>
+    static auto beyond_exp(D d, M ok, V b, V log_a) {
+        return hn::Not(hn::And(ok, hn::Le(hn::Abs(hn::Mul(b, log_a)), hn::Set(d, 700.0))));
     }
 };
 
@@ -437,6 +592,13 @@ struct Tan {
         return hn::Or(outside(d, x[0], 39000.0),
                       hn::Lt(hn::Abs(hn::Cos(d, safe)), hn::Set(d, 1e-3)));
     }
+    // One cosine for both: inside the range it is special's; outside, the lane is marked anyway.
+    template <class D, class V>
+    V with_special(D d, const V (&x)[1], hn::Mask<D>& marked) const {
+        const V c = hn::Cos(d, x[0]);
+        marked = hn::Or(outside(d, x[0], 39000.0), hn::Lt(hn::Abs(c), hn::Set(d, 1e-3)));
+        return hn::Div(hn::Sin(d, x[0]), c);
+    }
 };
 
 // atan2(a, b) = atan(a / b), plus or minus pi (a's sign) when b < 0, for finite nonzero operands
@@ -471,9 +633,9 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
         case Mode::TAN:
             return run_double<1>(mode, s, dst, n, Tan()), true;
         case Mode::ERF:
-            return run_double<1>(mode, s, dst, n, Erf()), true;
+            return run_erf<false>(mode, s, dst, n, Erf()), true;
         case Mode::ERFC:
-            return run_double<1>(mode, s, dst, n, Erfc()), true;
+            return run_erf<true>(mode, s, dst, n, Erfc()), true;
         case Mode::ERFINV:
             return run_double<1>(mode, s, dst, n, ErfInv()), true;
         case Mode::ERFCINV:

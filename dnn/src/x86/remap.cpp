@@ -1,9 +1,9 @@
 // Remap and its gradients on x86. Naive finds the point of map_xy and its taps again for every
-// channel; here each image's points are computed once per call (naive/remap_point.h, naive's
-// rule) and the channels reuse them (warp_sampling.h, shared with WarpPerspective), split across
-// OpenMP threads: the forward by (channel, output row), in float32 from a table of taps, the
-// data gradient by (image, channel) plane, the map gradient by output row, both in double in
-// naive's order (naive's bits). float32 tensors, any strides; other dtypes run naive.
+// channel; here each image's points are computed once per call (naive/remap_point.h, naive's rule)
+// and the channels reuse them (warp_sampling.h, shared with WarpPerspective), split across OpenMP
+// threads: the forward by output row (channels-last) or (channel, output row), in float32 from a
+// table of taps, the data gradient by (image, channel) plane, the map gradient by output row, both
+// in double in naive's order (naive's bits). float32 tensors, any strides; other dtypes run naive.
 #include <cmath>
 #include <vector>
 
@@ -76,15 +76,14 @@ protected:
         const auto iw = static_cast<int64_t>(src.layout[3]);
         const TensorLayout& ml = map_xy.layout;
         const auto* m = static_cast<const float*>(map_xy.raw_ptr());
-        const Nchw sp(src.layout);
         for (size_t n = 0; n < dst.layout[0]; ++n) {
             auto xy = [&](size_t y, size_t x) {
                 return m + static_cast<ptrdiff_t>(n) * ml.stride[0] +
                        static_cast<ptrdiff_t>(y) * ml.stride[1] +
                        static_cast<ptrdiff_t>(x) * ml.stride[2];
             };
-            const warp_x86::TapTable<Point> t(
-                    ml[1], ml[2], ih, iw, sp, m_param.imode == Param::InterpolationMode::LINEAR,
+            warp_x86::forward_image<Point>(
+                    src, n, dst, n, m_param.imode == Param::InterpolationMode::LINEAR,
                     [&](size_t y, size_t x) {
                         const float* p = xy(y, x);
                         return std::pair<double, double>{p[0], p[ml.stride[3]]};
@@ -92,11 +91,8 @@ protected:
                     [&](size_t y, size_t x) {
                         const float* p = xy(y, x);
                         return naive::remap::point_at(m_param, p[0], p[ml.stride[3]], ih, iw);
-                    });
-            warp_x86::sample_image(t, dst.layout[1], dst.layout[2], dst.layout[3],
-                                   static_cast<const float*>(src.raw_ptr()), sp, n,
-                                   static_cast<float*>(dst.raw_ptr()), Nchw(dst.layout), n,
-                                   m_param.border_type, m_param.scalar);
+                    },
+                    m_param.border_type, m_param.scalar);
         }
     }
 };

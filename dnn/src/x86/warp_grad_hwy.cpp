@@ -123,6 +123,40 @@ void Slopes(const SlopeRow& r, size_t ow, const float* src, ptrdiff_t src_step, 
             gx[i] = gy[i] = 0;
 }
 
+void SampleRowF32(const SampleRow& r, const float* const* planes, size_t count, float* const* dst,
+                  ptrdiff_t step) {
+    for (size_t i = 0; i < r.n; ++i) {
+        const int32_t o0 = r.off[0][i], o1 = r.off[1][i], o2 = r.off[2][i], o3 = r.off[3][i];
+        const float w0 = r.w[0][i], w1 = r.w[1][i], w2 = r.w[2][i], w3 = r.w[3][i];
+        for (size_t l = 0; l < count; ++l) {
+            const float* p = planes[l];
+            dst[l][static_cast<ptrdiff_t>(i) * step] =
+                    (w0 * p[o0] + w1 * p[o1]) + (w2 * p[o2] + w3 * p[o3]);
+        }
+    }
+}
+
+void SampleRowClF32(const SampleRow& r, const float* img, size_t cp, float* out) {
+    const hn::ScalableTag<float> d;
+    const size_t lanes = hn::Lanes(d);
+    for (size_t i = 0; i < r.n; ++i) {
+        const float* t[4];
+        hn::Vec<decltype(d)> w[4];
+        for (int q = 0; q < 4; ++q) {
+            t[q] = img + static_cast<size_t>(r.off[q][i]) * cp;
+            w[q] = hn::Set(d, r.w[q][i]);
+        }
+        float* o = out + i * cp;
+        for (size_t c = 0; c < cp; c += lanes) {
+            const auto a = hn::Add(hn::Mul(w[0], hn::LoadU(d, t[0] + c)),
+                                   hn::Mul(w[1], hn::LoadU(d, t[1] + c)));
+            const auto b = hn::Add(hn::Mul(w[2], hn::LoadU(d, t[2] + c)),
+                                   hn::Mul(w[3], hn::LoadU(d, t[3] + c)));
+            hn::StoreU(hn::Add(a, b), d, o + c);
+        }
+    }
+}
+
 // The vector conversion rounds as the scalar one does: to nearest, past float32's range to
 // infinity (double_to_float's rule, which the scalar tail keeps).
 void Demote(const double* in, size_t n, float* out) {
@@ -145,6 +179,17 @@ namespace neomeg::dnn::x86 {
 HWY_EXPORT(ScatterTaps);
 HWY_EXPORT(Slopes);
 HWY_EXPORT(Demote);
+HWY_EXPORT(SampleRowF32);
+HWY_EXPORT(SampleRowClF32);
+
+void sample_row_cl_f32(const SampleRow& row, const float* img, size_t cp, float* out) {
+    HWY_DYNAMIC_DISPATCH(SampleRowClF32)(row, img, cp, out);
+}
+
+void sample_row_f32(const SampleRow& row, const float* const* planes, size_t count,
+                    float* const* dst, ptrdiff_t step) {
+    HWY_DYNAMIC_DISPATCH(SampleRowF32)(row, planes, count, dst, step);
+}
 
 void demote_f64(const double* in, size_t n, float* out) {
     HWY_DYNAMIC_DISPATCH(Demote)(in, n, out);

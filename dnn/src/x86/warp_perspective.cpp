@@ -1,11 +1,11 @@
 // WarpPerspective and its gradients on x86. Naive maps every output element through the matrix
 // again for each channel; here each output image's source points (naive/warp_point.h, naive's
 // formulas) are computed once per call and its channels reuse them (warp_sampling.h, shared with
-// Remap), split across OpenMP threads: the forward by (channel, output row), in float32 from a
-// table of taps, the data gradient by (image, channel) plane of grad (the outputs warping from
-// that image in order), the matrix gradient by output row for the per-pixel slopes and then
-// summed over the pixels in naive's order, both in double in naive's order (naive's bits).
-// float32 tensors, any strides; other dtypes run naive.
+// Remap), split across OpenMP threads: the forward by output row (channels-last) or (channel,
+// output row), in float32 from a table of taps, the data gradient by (image, channel) plane of grad
+// (the outputs warping from that image in order), the matrix gradient by output row for the
+// per-pixel slopes and then summed over the pixels in naive's order, both in double in naive's
+// order (naive's bits). float32 tensors, any strides; other dtypes run naive.
 #include <vector>
 
 #include "neomeg/dnn/operators/vision.h"
@@ -59,23 +59,19 @@ protected:
             return;
         const auto ih = static_cast<int64_t>(src.layout[2]);
         const auto iw = static_cast<int64_t>(src.layout[3]);
-        const Nchw sp(src.layout);
         for (size_t n = 0; n < dst.layout[0]; ++n) {
             // The table's coordinates are the samples' own (naive's projection); this forward
             // saves the per-channel work, not the projection.
             const auto pts = samples_of(m_param, mat, n, ih, iw);
             const size_t ow = dst.layout[3];
-            const warp_x86::TapTable<Sample> t(
-                    dst.layout[2], ow, ih, iw, sp, true,
+            warp_x86::forward_image<Sample>(
+                    src, images[n], dst, n, true,
                     [&](size_t y, size_t x) {
                         const Sample& s = pts[y * ow + x];
                         return std::pair<double, double>{s.x, s.y};
                     },
-                    [&](size_t y, size_t x) { return pts[y * ow + x]; });
-            warp_x86::sample_image(t, dst.layout[1], dst.layout[2], ow,
-                                   static_cast<const float*>(src.raw_ptr()), sp, images[n],
-                                   static_cast<float*>(dst.raw_ptr()), Nchw(dst.layout), n,
-                                   m_param.bmode, m_param.border_val);
+                    [&](size_t y, size_t x) { return pts[y * ow + x]; }, m_param.bmode,
+                    m_param.border_val);
         }
     }
 };

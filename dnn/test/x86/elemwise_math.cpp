@@ -215,6 +215,78 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
     }
 }
 
+// The double formulas' per-vector shortcuts: TAN and POW mark the lanes naive's formula redoes
+// from the cosine and logarithm their value computes (with_special), which must mark what their
+// own checks mark: lanes next to TAN's poles (|cos x| < 1e-3), past its range, NaN and infinities;
+// POW's zero, non-finite and exp-overflowing operands. ERF and ERFC take one division for a
+// vector of mixed ranges and the far tail's rational function only where a lane needs it: a
+// single lane of each range, and of the far tail, at every position of a vector, among lanes of
+// another range, for lengths around AVX-512's and AVX2's vectors and a tail.
+TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
+    std::mt19937 rng(21);
+    const double pole = std::numbers::pi / 2;
+    const std::vector<double> tan_odd = {pole, -pole,    3 * pole,  pole + 5e-4, 39001, -5e4,
+                                         NAN,  INFINITY, -INFINITY, 1e-40,       0.0,   2.5};
+    for (size_t n : {size_t(7), size_t(8), size_t(9), size_t(17), size_t(63), size_t(100)})
+        for (size_t at = 0; at < n; at += 3) {
+            auto x = random_values(n, -1.2, 1.2, rng);
+            x[at] = tan_odd[at % tan_odd.size()];
+            (void)max_ulps(*handle, Mode::TAN, {x});
+            auto a = random_values(n, 0.5, 4, rng), b = random_values(n, -5, 5, rng);
+            const double odd_a[] = {0.0, -0.0, INFINITY, NAN, 1e30, -3, 2};
+            const double odd_b[] = {2, -1, 1, 1, 40, 3, 1e4};
+            a[at] = odd_a[at % 7];
+            b[at] = odd_b[at % 7];
+            (void)max_ulps(*handle, Mode::POW, {a, b});
+            for (double lane : {0.3, 1.0, 2.0, 3.5, 27.0, -6.0, double(NAN)}) {
+                for (double rest : {0.5, 1.1, 1.9}) {
+                    std::vector<double> e(n);
+                    for (size_t i = 0; i < n; ++i)
+                        e[i] = (i % 2 ? -1 : 1) * (rest + 1e-3 * static_cast<double>(i));
+                    e[at] = lane;
+                    (void)max_ulps(*handle, Mode::ERF, {e});
+                    (void)max_ulps(*handle, Mode::ERFC, {e});
+                }
+            }
+        }
+}
+
+// ERF and ERFC over runs of whole 256-element blocks (run_erf): the inner ranges in place, a
+// block's tail lanes (|x| >= 1.25) compressed, computed and written back, a vector wholly in the
+// tail computed in place, marked lanes (NaN, infinities, past 26) redone last, the partial block
+// after; mixed, all-tail and all-inner stretches, at each Highway target the CPU has among
+// AVX-512, AVX2 and the emulation (8, 4 and 2 double lanes).
+TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
+#ifdef NEOMEG_WITH_DNNL
+    const int64_t had = hwy::SupportedTargets();
+    std::mt19937 rng(22);
+    size_t ran = 0;
+    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        ++ran;
+        for (size_t n : {size_t(256), size_t(257), size_t(700)}) {
+            std::normal_distribution<double> g(0, 1.5);
+            std::vector<double> x(n);
+            for (double& v : x)
+                v = g(rng);
+            for (size_t i = 40; i < 72 && i < n; ++i)  // whole vectors in the tail
+                x[i] = (i % 2 ? -1 : 1) * (1.3 + 0.2 * static_cast<double>(i % 13));
+            for (size_t i = 100; i < 132 && i < n; ++i)  // whole vectors inside
+                x[i] = 0.01 * static_cast<double>(i) - 1.1;
+            const double odd[] = {NAN, INFINITY, -INFINITY, 30, -27, 1e-40, 0.0, 26, 2.9};
+            for (size_t k = 0; k < 9; ++k)
+                x[(k * 61 + 5) % n] = odd[k];
+            (void)max_ulps(*handle, Mode::ERF, {x});
+            (void)max_ulps(*handle, Mode::ERFC, {x});
+        }
+    }
+    hwy::SetSupportedTargetsForTest(had);
+    EXPECT_GE(ran, 1u);
+#endif
+}
+
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
     std::mt19937 rng(12);
     constexpr size_t kN = 1 << 16;

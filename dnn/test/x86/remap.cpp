@@ -156,3 +156,66 @@ TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
     EXPECT_GE(ran, 1u);
 #endif
 }
+
+// The forward's two loops (warp_sampling.h's forward_image): at least half of the channels-last
+// lanes used (8 channels and up, of 16 per block) takes the channels-last copy, fewer the planes'
+// loop. Both sum a point's four products in the same order, so every channel of a many-channel
+// call must equal, bit for bit, the same channel remapped alone (one channel: the planes' loop);
+// and both stay within the bound of naive. Channel counts on both sides of the rule and of a
+// block, every border mode, both interpolations, NaN and infinities in the image (their products
+// reach the sums either way), a padded src, at each Highway target the CPU has.
+TEST_F(X86, RemapForwardChannelsLastMatchesPlanes) {
+#ifdef NEOMEG_WITH_DNNL
+    const int64_t had = hwy::SupportedTargets();
+    std::mt19937 rng(31);
+    size_t ran = 0;
+    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
+        if ((had & target) == 0)
+            continue;
+        hwy::SetSupportedTargetsForTest(target);
+        ++ran;
+        for (size_t channels : {7, 8, 16, 17, 33})
+            for (IMode im : {IMode::LINEAR, IMode::NEAREST})
+                for (BMode bm : {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP,
+                                 BMode::CONSTANT}) {
+                    param::Remap p;
+                    p.border_type = bm;
+                    p.imode = im;
+                    p.scalar = 0.5f;
+                    const size_t h = 6, w = 9, oh = 5, ow = 11;
+                    TensorShape src{2, channels, h, w}, ms{2, oh, ow, 2};
+                    std::uniform_real_distribution<double> u(-1, 1);
+                    std::vector<double> xv(src.total_nr_elems());
+                    for (double& v : xv)
+                        v = u(rng);
+                    xv[5] = std::numeric_limits<double>::quiet_NaN();
+                    xv[w * h + 3] = std::numeric_limits<double>::infinity();
+                    xv[xv.size() - 2] = -std::numeric_limits<double>::infinity();
+                    HostTensor x = make_tensor(src, channels % 2 == 1, rng, xv);
+                    HostTensor m = make_tensor(
+                            ms, false, rng,
+                            map_values(ms, static_cast<double>(w), static_cast<double>(h), rng));
+                    expect_naive_near<Remap>(*handle, p, kBound, {x, m});
+                    auto op = handle->create_operator<Remap>();
+                    op->param() = p;
+                    const std::vector<double> all = run_op(*op, {x, m})[0].values();
+                    const size_t plane = oh * ow;
+                    for (size_t c = 0; c < channels; ++c) {
+                        std::vector<double> one;
+                        for (size_t n = 0; n < 2; ++n)
+                            one.insert(one.end(), xv.begin() + (n * channels + c) * h * w,
+                                       xv.begin() + (n * channels + c + 1) * h * w);
+                        auto alone = run_op(*op, {HostTensor::from({2, 1, h, w}, one), m})[0];
+                        std::vector<double> got;
+                        for (size_t n = 0; n < 2; ++n)
+                            got.insert(got.end(), all.begin() + (n * channels + c) * plane,
+                                       all.begin() + (n * channels + c + 1) * plane);
+                        EXPECT_TRUE(tensors_near(HostTensor::from({2, 1, oh, ow}, got), alone, 0))
+                                << op->param_str() << " channels " << channels << " channel " << c;
+                    }
+                }
+    }
+    hwy::SetSupportedTargetsForTest(had);
+    EXPECT_GE(ran, 1u);
+#endif
+}
