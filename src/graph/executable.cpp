@@ -67,13 +67,18 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     m_graph = std::move(graph);
     m_output_vars = std::move(outputs);
     std::unordered_set<const VarNode*> is_output(m_output_vars.begin(), m_output_vars.end());
-    // A node whose outputs all get fresh storage, with no workspace, takes nothing from the arena.
     // Custom ops other than our fused elementwise kernels (megengine.distributed's collectives:
     // every rank must run them in the same order) and random ops keep their place.
-    auto takes_no_arena = [&](const OperatorNode* node) {
+    auto movable = [](const OperatorNode* node) {
         const OpDef& op = node->op();
-        if ((op.kind() == OpKind::Custom && !dynamic_cast<const FusedElemwise*>(&op)) || op.seed())
+        return !(op.kind() == OpKind::Custom && !dynamic_cast<const FusedElemwise*>(&op)) &&
+               !op.seed();
+    };
+    // A node whose outputs all get fresh storage, with no workspace, takes nothing from the arena.
+    auto takes_no_arena = [&](const OperatorNode* node) {
+        if (!movable(node))
             return false;
+        const OpDef& op = node->op();
         std::vector<dnn::TensorLayout> in_layouts, out_layouts;
         for (const VarNode* out : node->outputs()) {
             if (!is_output.count(out) || out->shape_dynamic())
@@ -85,8 +90,9 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         return !out_layouts.empty() &&
                op.workspace_in_bytes(node->comp_node(), in_layouts, out_layouts) == 0;
     };
-    std::vector<OperatorNode*> order =
-            run_arena_free_nodes_early(m_graph->topo_order(m_output_vars), takes_no_arena);
+    std::vector<OperatorNode*> order = run_source_nodes_late(
+            run_arena_free_nodes_early(m_graph->topo_order(m_output_vars), takes_no_arena),
+            movable);
 
     std::unordered_map<const VarNode*, size_t> slot_of;
     // The inputs in creation order are the executable's input slots.
