@@ -164,12 +164,23 @@ graph::VarNode* TraceRecorder::freeze_external(size_t index) {
     External& ext = m_externals[index];
     if (ext.var->kind() == graph::VarNode::Kind::Const)
         return ext.var;
+    NM_THROW_IF(!ext.value.valid(), ParamError, "trace: external ", index,
+                " was released: its value is the holder's to give");
     graph::VarNode* constant = m_graph->constant(device_copy(ext.value), ext.var->name());
     m_graph->replace_var(ext.var, constant);
     m_graph->erase(ext.var);
-    m_vars[key_of(ext.value)] = constant;
+    m_vars[ext.key] = constant;
     ext.var = constant;
     return constant;
+}
+
+void TraceRecorder::release_external(const Tensor& t) {
+    graph::VarNode* var = var_of(t);
+    if (!var)
+        return;
+    for (auto& ext : m_externals)
+        if (ext.var == var)
+            ext.value = Tensor();
 }
 
 void TraceRecorder::on_apply(const OpDef& op, std::span<const Tensor> inputs,
@@ -207,7 +218,7 @@ void TraceRecorder::record(const OpDef& op, std::span<const Tensor> inputs,
             var = m_graph->input("external_" + std::to_string(m_externals.size()), t.shape(),
                                  t.dtype(), t.comp_node());
             bind(t, var);
-            m_externals.push_back({var, t.detach()});
+            m_externals.push_back({var, key_of(t), t.detach()});
         }
         in_vars.push_back(var);
         rec.input_vars.push_back(var->id());

@@ -68,7 +68,7 @@ TensorWrapper& self_tensor(py::handle self) {
 // object keeps its own, so that a Parameter updated by hand (`w -= lr * w.grad`) stays
 // attached to its GradManager.
 void inplace_update(py::handle self, const TensorWrapper& src) {
-    trace::note_if_tracing(self.ptr());  // before its value changes
+    trace::note_replacing_if_tracing(self.ptr());  // before its value changes
     TensorWrapper& t = self_tensor(self);
     auto meta = src.value.grad_meta() ? src.value.grad_meta() : t.value.grad_meta();
     t.value = src.value;
@@ -172,7 +172,7 @@ void init_tensor(py::module_& m) {
             // identity included, so the assignment is differentiable like any op.
             .def("_assign",
                  [](py::handle self, const TensorWrapper& src) {
-                     trace::note_if_tracing(self.ptr());  // before its value changes
+                     trace::note_replacing_if_tracing(self.ptr());  // before its value changes
                      self_tensor(self).value = src.value;
                  })
             // The in-place update that keeps identity: optimizers, BatchNorm statistics and
@@ -180,7 +180,7 @@ void init_tensor(py::module_& m) {
             // autograd identity and attachments) stays; storage, shape and dtype are replaced.
             .def("_reset",
                  [](py::handle self, const TensorWrapper& src) {
-                     trace::note_if_tracing(self.ptr());  // before its value changes
+                     trace::note_replacing_if_tracing(self.ptr());  // before its value changes
                      TensorWrapper& t = self_tensor(self);
                      auto meta = t.value.grad_meta();
                      t.value = src.value.detach();

@@ -26,4 +26,13 @@ inline void note_if_tracing(PyObject* tensor) {
         note(tensor);
 }
 
+// note(tensor), called just before `tensor` takes another value (_reset, _assign, x += y): the
+// recording also lets go of the value it had before the call, which the graph reads from it.
+void note_replacing(PyObject* tensor);
+
+inline void note_replacing_if_tracing(PyObject* tensor) {
+    if (imperative::TraceRecorder::any_active()) [[unlikely]]
+        note_replacing(tensor);
+}
+
 }  // namespace neomeg::python::trace

@@ -16,7 +16,7 @@ CachingAllocator::~CachingAllocator() {
     // Blocks still in use at exit belong to tensors that outlive the allocator (static
     // destruction order); returning them to the system is still correct.
     for (auto& [ptr, size] : m_in_use)
-        m_raw_free(ptr);
+        m_raw_free(ptr, size);
     release_cached_locked();
 }
 
@@ -78,7 +78,7 @@ void CachingAllocator::empty_cache() {
 
 void CachingAllocator::release_cached_locked() {
     for (auto& [size, ptr] : m_free) {
-        m_raw_free(ptr);
+        m_raw_free(ptr, size);
         m_stats.reserved -= size;
     }
     m_free.clear();

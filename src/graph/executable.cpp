@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -10,6 +11,7 @@
 #include "neomeg/graph/graph.h"
 #include "neomeg/op/defs/elemwise.h"
 #include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/defs/views.h"
 #include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
 #include "schedule.h"
@@ -60,6 +62,28 @@ bool forwards_first_input(const OperatorNode* node) {
     return v && v->offset == 0 && v->layout.is_contiguous() && v->layout.eq_shape(out);
 }
 
+// A Broadcast of a constant that only kernel-library ops read is the constant under the
+// broadcast's layout (stride 0 along the broadcast axes): no step and no arena buffer of the
+// whole shape. Those kernels take any strides (eager mode hands them such views); view ops and
+// ReshapeTo are left out, as their outputs may be planned as their input's memory. An embedding
+// gradient starts from a broadcast zero: constant folding no longer makes it a 30 MiB constant
+// (BERT-mini), and written into the arena it cost a 30 MiB fill every run.
+std::optional<dnn::TensorLayout> broadcast_of_constant(const OperatorNode* node) {
+    if (node->op().id() != ops::Broadcast::kId || node->inputs().size() != 1 ||
+        node->outputs().size() != 1)
+        return std::nullopt;
+    const VarNode *in = node->inputs()[0], *out = node->outputs()[0];
+    if (in->kind() != VarNode::Kind::Const || out->shape_dynamic())
+        return std::nullopt;
+    for (const OperatorNode* user : out->users())
+        if (user->op().kind() != OpKind::Dnn || user->op().id() == ops::ReshapeTo::kId)
+            return std::nullopt;
+    auto v = static_cast<const ViewOpDefBase&>(node->op()).view_layout(in->layout());
+    if (!v || v->offset != 0)
+        return std::nullopt;
+    return v->layout;
+}
+
 }  // namespace
 
 void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNode*> outputs,
@@ -67,13 +91,18 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     m_graph = std::move(graph);
     m_output_vars = std::move(outputs);
     std::unordered_set<const VarNode*> is_output(m_output_vars.begin(), m_output_vars.end());
-    // A node whose outputs all get fresh storage, with no workspace, takes nothing from the arena.
     // Custom ops other than our fused elementwise kernels (megengine.distributed's collectives:
     // every rank must run them in the same order) and random ops keep their place.
-    auto takes_no_arena = [&](const OperatorNode* node) {
+    auto movable = [](const OperatorNode* node) {
         const OpDef& op = node->op();
-        if ((op.kind() == OpKind::Custom && !dynamic_cast<const FusedElemwise*>(&op)) || op.seed())
+        return !(op.kind() == OpKind::Custom && !dynamic_cast<const FusedElemwise*>(&op)) &&
+               !op.seed();
+    };
+    // A node whose outputs all get fresh storage, with no workspace, takes nothing from the arena.
+    auto takes_no_arena = [&](const OperatorNode* node) {
+        if (!movable(node))
             return false;
+        const OpDef& op = node->op();
         std::vector<dnn::TensorLayout> in_layouts, out_layouts;
         for (const VarNode* out : node->outputs()) {
             if (!is_output.count(out) || out->shape_dynamic())
@@ -85,8 +114,9 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         return !out_layouts.empty() &&
                op.workspace_in_bytes(node->comp_node(), in_layouts, out_layouts) == 0;
     };
-    std::vector<OperatorNode*> order =
-            run_arena_free_nodes_early(m_graph->topo_order(m_output_vars), takes_no_arena);
+    std::vector<OperatorNode*> order = run_source_nodes_late(
+            run_arena_free_nodes_early(m_graph->topo_order(m_output_vars), takes_no_arena),
+            movable);
 
     std::unordered_map<const VarNode*, size_t> slot_of;
     // The inputs in creation order are the executable's input slots.
@@ -157,6 +187,14 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     std::unordered_map<const VarNode*, size_t> own_of;     // arena var -> its own buffer
     for (size_t s = 0; s < order.size(); ++s) {
         OperatorNode* node = order[s];
+        if (auto layout = broadcast_of_constant(node);
+            layout && !slot_of.count(node->outputs()[0])) {
+            VarSlot slot = m_vars[slot_of.at(node->inputs()[0])];
+            slot.layout = *layout;
+            slot_of[node->outputs()[0]] = m_vars.size();
+            m_vars.push_back(slot);
+            continue;
+        }
         if (forwards_first_input(node) && !slot_of.count(node->outputs()[0])) {
             // The output is the input's memory under its own layout, alive as long as either.
             VarNode *in = node->inputs()[0], *out = node->outputs()[0];
@@ -184,7 +222,7 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
         std::vector<dnn::TensorLayout> in_layouts, out_layouts;
         for (VarNode* in : node->inputs()) {
             step.inputs.push_back(slot_of.at(in));
-            in_layouts.push_back(in->layout());
+            in_layouts.push_back(m_vars[step.inputs.back()].layout);  // a broadcast's: strided
         }
         for (VarNode* out : node->outputs()) {
             step.dynamic |= out->shape_dynamic();

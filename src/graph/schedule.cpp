@@ -1,5 +1,6 @@
 #include "schedule.h"
 
+#include <algorithm>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -41,6 +42,42 @@ std::vector<OperatorNode*> run_arena_free_nodes_early(
                 if (it != position.end() && --waiting[it->second] == 0)
                     make_ready(it->second);
             }
+    }
+    return result;
+}
+
+std::vector<OperatorNode*> run_source_nodes_late(
+        const std::vector<OperatorNode*>& order,
+        const std::function<bool(const OperatorNode*)>& movable) {
+    std::unordered_map<const OperatorNode*, size_t> position;
+    for (size_t i = 0; i < order.size(); ++i)
+        position[order[i]] = i;
+    // Per node, the sources to run just before it, in their order.
+    std::vector<std::vector<OperatorNode*>> before(order.size());
+    std::vector<bool> moved(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        const OperatorNode* node = order[i];
+        bool source = std::none_of(
+                node->inputs().begin(), node->inputs().end(),
+                [&](const VarNode* in) { return in->owner() && position.count(in->owner()); });
+        if (!source || !movable(node))
+            continue;
+        size_t first = order.size();
+        for (const VarNode* out : node->outputs())
+            for (const OperatorNode* user : out->users())
+                if (auto it = position.find(user); it != position.end())
+                    first = std::min(first, it->second);
+        if (first == order.size() || first == i + 1)
+            continue;  // read by no node (a graph output), or already next to its reader
+        before[first].push_back(order[i]);
+        moved[i] = true;
+    }
+    std::vector<OperatorNode*> result;
+    result.reserve(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        result.insert(result.end(), before[i].begin(), before[i].end());
+        if (!moved[i])
+            result.push_back(order[i]);
     }
     return result;
 }

@@ -29,7 +29,7 @@ struct FakeDevice {
                     budget -= n;
                     return std::malloc(n);
                 },
-                [this](void* p) {
+                [this](void* p, size_t) {
                     ++frees;
                     std::free(p);
                 },
@@ -54,7 +54,7 @@ TEST(CachingAllocatorOom, EmptiesTheCacheAndRetriesOnce) {
                 dev.budget -= n;
                 return std::malloc(n);
             },
-            [&](void* p) {
+            [&](void* p, size_t) {
                 ++dev.frees;
                 std::free(p);
                 dev.budget += kMiB;  // every block here is 1 MiB

@@ -2,9 +2,13 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 #include <vector>
+
+#include <unistd.h>
 
 #include "neomeg/core/comp_node.h"
 #include "neomeg/dnn/handle.h"
@@ -120,9 +124,49 @@ TEST(CachingAllocator, EmptyAllCachesReleasesEveryNodesFreeBlocks) {
     b.empty_cache();
 }
 
+namespace {
+
+// This process's resident bytes (/proc/self/statm: size, then resident, in pages).
+size_t resident_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    size_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+void* volatile g_sink;
+
+}  // namespace
+
+TEST(CachingAllocator, EmptyCacheGivesHostPagesBackToTheSystem) {
+    auto cn = CompNode::load("cpu10");
+    constexpr size_t kBlock = size_t(4) << 20, kBlocks = 16;
+    // glibc raises its mmap threshold to the size of each mapped chunk freed: after this one,
+    // its malloc serves 4 MiB from its heap, where freed chunks stay resident (the small chunk
+    // after each block keeps them from merging into the heap's top, which it would trim).
+    g_sink = std::malloc(size_t(8) << 20);
+    std::free(g_sink);
+    std::vector<void*> blocks, pins;
+    for (size_t i = 0; i < kBlocks; ++i) {
+        blocks.push_back(cn.alloc(kBlock));
+        std::memset(blocks.back(), 1, kBlock);  // resident now
+        pins.push_back(std::malloc(64));
+        g_sink = pins.back();
+    }
+    const size_t before = resident_bytes();
+    for (void* p : blocks)
+        cn.free(p);
+    EXPECT_GE(resident_bytes() + kBlock, before);  // cached: still resident
+    cn.empty_cache();
+    const size_t after = resident_bytes();
+    EXPECT_GE(before, after + (kBlocks - 1) * kBlock) << "before " << before << ", after " << after;
+    for (void* p : pins)
+        std::free(p);
+}
+
 TEST(CachingAllocator, PeakReservedOutlivesEmptyCacheUntilReset) {
     CachingAllocator a([](size_t n) { return std::aligned_alloc(64, n); },
-                       [](void* p) { std::free(p); });
+                       [](void* p, size_t) { std::free(p); });
     void* p = a.alloc(3 << 20);
     void* q = a.alloc(1000);
     a.free(p);
@@ -139,7 +183,7 @@ TEST(CachingAllocator, PeakReservedOutlivesEmptyCacheUntilReset) {
 
 TEST(CachingAllocator, SmallRequestDoesNotPinHugeBlock) {
     CachingAllocator a([](size_t n) { return std::aligned_alloc(64, n); },
-                       [](void* p) { std::free(p); });
+                       [](void* p, size_t) { std::free(p); });
     void* big = a.alloc(8 << 20);
     a.free(big);
     void* small = a.alloc(100);
@@ -158,7 +202,7 @@ TEST(CachingAllocator, OutOfMemoryDropsCacheThenThrows) {
                 budget -= n;
                 return std::aligned_alloc(64, n);
             },
-            [&](void* p) { std::free(p); });
+            [&](void* p, size_t) { std::free(p); });
     std::vector<void*> held;
     for (int i = 0; i < 8; ++i)
         held.push_back(a.alloc(512));

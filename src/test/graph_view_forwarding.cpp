@@ -118,3 +118,33 @@ TEST(ViewForwarding, ReshapeToAConstantShapeIsForwardedAndElementMovesCopy) {
     // flat = -[[1,2],[3,4],[5,6]]; t = its transpose -[[1,3,5],[2,4,6]]
     EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{0, -1, -2, 2, 1, 0}));
 }
+
+// A Broadcast of a constant read only by kernel-library ops is the constant with stride 0 (no
+// step, no buffer): an embedding gradient's zeros, read by IndexingIncrMultiAxisVec. Read by a
+// view op it is still copied. (Over 1 MiB, so that constant folding leaves it.)
+TEST(ViewForwarding, ABroadcastOfAConstantIsReadInPlaceByKernels) {
+    ComputingGraph g;
+    auto* x = g.input("x", {512, 512}, dnn::dtype::Float32, cpu());
+    auto* c = g.constant(tensor({0.5f, -1.0f}, {2, 1, 1}), "c");
+    param::Broadcast bp;
+    bp.shape = {2, 512, 512};
+    auto* b = g.insert1(ops::Broadcast(bp), {c});
+    auto* y = g.insert1(elemwise(Mode::MUL), {b, g.insert1(reshape({1, 512, 512}), {x})});
+    param::Dimshuffle dp;
+    dp.pattern = {0, 2, 1};
+    auto* t = g.insert1(ops::Dimshuffle(dp), {g.insert1(ops::Broadcast(bp), {c})});
+    auto only_y = g.compile({y}, one_step_per_op());
+    EXPECT_EQ(only_y->num_steps(), 1u);  // MUL: the reshape and the broadcast are views
+    EXPECT_EQ(only_y->planned_peak_bytes(), 0u);
+    auto both = g.compile({y, t}, one_step_per_op());
+    EXPECT_EQ(both->num_steps(), 3u);  // the Dimshuffle's broadcast is a step of its own
+    std::mt19937 rng(3);
+    auto xv = random_floats(512 * 512, rng);
+    auto want = reference_eval(g, {y, t}, {{x, xv}});
+    for (auto* exe : {only_y.get(), both.get()}) {
+        exe->set_input("x", tensor(xv, {512, 512}));
+        exe->execute();
+        expect_near(floats(exe->output(0)), want[0]);
+    }
+    expect_near(floats(both->output(1)), want[1]);
+}

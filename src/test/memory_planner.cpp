@@ -5,6 +5,8 @@
 #include "graph_test_util.h"
 #include "neomeg/dnn/params/reduce.h"
 #include "neomeg/op/defs/linalg.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;
@@ -192,6 +194,35 @@ TEST(MemoryPlanner, FusedElementwiseUpdatesRunAsSoonAsTheirInputsAreReady) {
     auto want = reference_eval(g, {v, m2, update}, {{x, xv}, {y, yv}});
     for (size_t i = 0; i < 3; ++i)
         expect_near(floats(exe->output(i)), want[i], 1e-4);
+}
+
+// A node that reads only inputs and constants (a broadcast of a zero: an embedding gradient's
+// start) runs just before its first reader, not where Kahn's order finds it ready (at once):
+// here `b`, created first and read last, would stay live beside the chain's two buffers.
+TEST(MemoryPlanner, SourceNodesRunJustBeforeTheirFirstReader) {
+    ComputingGraph g;
+    auto* row = g.input("row", {1, 64}, dnn::dtype::Float32, cpu());
+    auto* x = g.input("x", {64, 64}, dnn::dtype::Float32, cpu());
+    param::Broadcast bp;
+    bp.shape = {64, 64};
+    VarNode* b = g.insert1(ops::Broadcast(bp), {row});
+    VarNode* v = x;
+    for (int i = 0; i < 4; ++i)
+        v = g.insert1(elemwise(i % 2 ? Mode::ABS : Mode::SIGMOID), {v});
+    VarNode* y = g.insert1(elemwise(Mode::MUL), {v, b});
+    CompileOptions options;
+    options.fuse_elemwise = options.reuse_inplace = false;
+    auto exe = g.compile({y}, options);
+    expect_valid_plans(*exe);
+    const size_t buf = 64 * 64 * 4;
+    // Run first, `b` was live beside the chain's two buffers: 3 * buf.
+    EXPECT_EQ(exe->live_peak_bytes(), 2 * buf);
+    std::mt19937 rng(12);
+    auto rv = random_floats(64, rng), xv = random_floats(64 * 64, rng);
+    exe->set_input("row", tensor(rv, {1, 64}));
+    exe->set_input("x", tensor(xv, {64, 64}));
+    exe->execute();
+    expect_near(floats(exe->output(0)), reference_eval(g, {y}, {{row, rv}, {x, xv}})[0]);
 }
 
 // Random DAGs of elementwise ops, broadcasts and reductions over shapes {8,16}, {1,16}, {8,1}:

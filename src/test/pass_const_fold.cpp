@@ -2,6 +2,8 @@
 #include "graph_test_util.h"
 #include "neomeg/graph/passes.h"
 #include "neomeg/op/defs/tensor_basic.h"
+#include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_params.h"
 
 using namespace neomeg;
 using namespace neomeg::graph;
@@ -73,4 +75,38 @@ TEST(PassConstFold, LeavesNodesThatReadAnInputAlone) {
     std::string before = g.dump(outs);
     EXPECT_EQ(fold_constants(g, outs), 0u);
     EXPECT_EQ(g.dump(outs), before);
+}
+
+// A broadcast of a constant scalar (an embedding gradient's zeros) stays a step: folded, it was a
+// constant of the whole shape, held for the executable's life, where the step's output lives in
+// the arena until its reader. A broadcast that adds less than kFoldGrowthLimit still folds.
+TEST(PassConstFold, LeavesABroadcastThatWouldMakeALargeConstant) {
+    ComputingGraph g;
+    const size_t big_rows = kFoldGrowthLimit / (64 * sizeof(float)) + 1;  // just over the limit
+    auto* zero = g.constant(tensor({0.5f}, {1, 1}), "zero");
+    param::Broadcast big, small;
+    big.shape = {static_cast<int32_t>(big_rows), 64};
+    small.shape = {4, 64};
+    auto* x = g.input("x", {big_rows, 64}, dnn::dtype::Float32, cpu());
+    auto* s = g.input("s", {4, 64}, dnn::dtype::Float32, cpu());
+    auto* b = g.insert1(ops::Broadcast(big), {zero});
+    auto* y = g.insert1(elemwise(Mode::ADD), {x, b});
+    auto* c = g.insert1(ops::Broadcast(small), {zero});
+    auto* z = g.insert1(elemwise(Mode::ADD), {s, c});
+    std::vector<VarNode*> outs{y, z};
+    EXPECT_EQ(fold_constants(g, outs), 1u);  // the small one
+    EXPECT_EQ(outs[0]->owner()->inputs()[1], b);
+    EXPECT_EQ(outs[1]->owner()->inputs()[1]->kind(), VarNode::Kind::Const);
+
+    auto exe = g.compile(outs);
+    std::vector<float> xs(big_rows * 64, 1.0f), ss(4 * 64, 2.0f);
+    exe->set_input("x", tensor(xs, {big_rows, 64}));
+    exe->set_input("s", tensor(ss, {4, 64}));
+    exe->execute();
+    EXPECT_EQ(floats(exe->output(0)), std::vector<float>(big_rows * 64, 1.5f));
+    EXPECT_EQ(floats(exe->output(1)), std::vector<float>(4 * 64, 2.5f));
+    // No constant of the large broadcast's shape (the executable reads the scalar in place).
+    EXPECT_EQ(exe->dump().find("= const : {" + std::to_string(big_rows) + ",64}"),
+              std::string::npos)
+            << exe->dump();
 }

@@ -66,3 +66,64 @@ def test_a_tensor_made_during_the_recording_and_kept_is_still_written_back():
     for _ in range(3):
         traced(x)
     np.testing.assert_array_equal(holder.state.numpy(), np.full(4, 24.0, np.float32))
+
+
+def test_a_reshape_by_traced_dims_is_a_view_while_recording():
+    # Reading x.shape while recording gives TracedDims, so the reshape is a ReshapeTo, which
+    # copied: an attention's split into heads held one more value than the eager call. (The
+    # result is a view too: the compiled graph, made within the call, then needs no arena.)
+    def heads(x):
+        b, s, h = x.shape
+        return x.reshape(b, s, 4, h // 4).transpose(0, 2, 1, 3)
+
+    x = mge.Tensor(np.arange(N, dtype=np.float32).reshape(4, 256, 256))
+    eager = _peak_of(heads, x)
+    traced = trace(heads, symbolic=True)
+    recording = _peak_of(traced, x)
+    assert eager < MIB // 2, eager  # views alone
+    assert recording < eager + MIB // 2, (recording, eager)
+    assert "ReshapeTo" in " ".join(op for op, _ in traced.ops)
+    want = np.arange(N, dtype=np.float32).reshape(4, 256, 4, 64).transpose(0, 2, 1, 3)
+    np.testing.assert_array_equal(traced(x).numpy(), want)  # the compiled graph
+    y = mge.Tensor(np.ones((4, 256, 256), np.float32))
+    np.testing.assert_array_equal(traced(y).numpy(), np.ones((4, 4, 256, 64), np.float32))
+
+
+def test_the_recording_lets_a_replaced_parameter_go():
+    # An optimizer's step replaces each parameter: the eager call frees the old value, which the
+    # recording kept (it stands for an input of the graph) until the graph was compiled.
+    p = mge.Parameter(np.full(N, 2.0, np.float32))
+
+    def step(x):
+        p._reset(p * 0.5 + x)
+        a = F.tanh(p)  # two more values after the old one died
+        b = a * 3
+        return b.sum()
+
+    x = mge.Tensor(np.full(N, 1.0, np.float32))
+    eager = _peak_of(step, x)
+    p._reset(mge.Tensor(np.full(N, 2.0, np.float32)))
+    traced = trace(step, symbolic=True)
+    recording = _peak_of(traced, x)
+    assert recording < eager + MIB // 2, (recording, eager)
+    # Replays read the parameter's current value and write the new one back: 2 -> 2 -> 2.
+    np.testing.assert_allclose(float(traced(x).numpy()), N * 3 * np.tanh(2.0), rtol=1e-5)
+    np.testing.assert_array_equal(p.numpy(), np.full(N, 2.0, np.float32))
+    p._reset(mge.Tensor(np.full(N, 4.0, np.float32)))
+    np.testing.assert_allclose(float(traced(x).numpy()), N * 3 * np.tanh(3.0), rtol=1e-5)
+    np.testing.assert_array_equal(p.numpy(), np.full(N, 3.0, np.float32))
+
+
+def test_a_released_parameter_is_bound_under_capture_as_const():
+    # Given back its own value, the parameter is not updated; capture_as_const would make a
+    # constant of the value the recording let go of, so the graph reads the parameter instead.
+    p = mge.Parameter(np.full(4, 2.0, np.float32))
+
+    def step(x):
+        p._reset(p)
+        return p * x
+
+    traced = trace(step, symbolic=True, capture_as_const=True)
+    x = mge.Tensor(np.full(4, 3.0, np.float32))
+    for _ in range(2):
+        np.testing.assert_array_equal(traced(x).numpy(), np.full(4, 6.0, np.float32))

@@ -14,7 +14,7 @@ void* pinned_alloc(size_t bytes) {
     }
     return p;
 }
-void pinned_free(void* p) {
+void pinned_free(void* p, size_t) {
     cudaFreeHost(p);
 }
 }  // namespace

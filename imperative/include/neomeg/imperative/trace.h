@@ -48,9 +48,20 @@ public:
         std::vector<dnn::TensorLayout> input_layouts;
         std::vector<size_t> input_vars;  // var ids in graph()
     };
+    // Where a tensor's elements lie: its storage's never-reused id (0 for storage without one),
+    // its first element's address and its layout. The id tells a dead tensor's entry from a new
+    // tensor's that the caching allocator placed at the same address.
+    struct Key {
+        uint64_t storage;
+        const std::byte* ptr;
+        dnn::TensorLayout layout;
+        bool operator==(const Key& rhs) const;
+    };
+    static Key key_of(const Tensor& t);
     struct External {
         graph::VarNode* var;
-        Tensor value;  // as the recording first read it
+        Key key;       // the value's
+        Tensor value;  // as the recording first read it; empty once released
     };
 
     explicit TraceRecorder(LocationFn location = nullptr);
@@ -104,8 +115,13 @@ public:
     static void note_same_value_if_recording(const Tensor& original, const Tensor& copy);
 
     // Makes external `index` a constant holding the value the recording read (the input var is
-    // replaced and erased); returns the constant.
+    // replaced and erased); returns the constant. ParamError for a released one.
     graph::VarNode* freeze_external(size_t index);
+    // The recording stops keeping `t`'s value alive if it is an external's: the caller binds
+    // that external to a holder whose value `t` was (a parameter an optimizer is about to
+    // replace), so the graph never needs the value itself. Kept to the end of the recording, a
+    // training step's old parameters made its memory peak above the eager step's.
+    void release_external(const Tensor& t);
 
     // Called by apply() when this recorder is active.
     void on_apply(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -128,19 +144,9 @@ public:
     const std::vector<External>& externals() const { return m_externals; }
 
 private:
-    // Where a tensor's elements lie: its storage's never-reused id (0 for storage without one),
-    // its first element's address and its layout. The id tells a dead tensor's entry from a new
-    // tensor's that the caching allocator placed at the same address.
-    struct Key {
-        uint64_t storage;
-        const std::byte* ptr;
-        dnn::TensorLayout layout;
-        bool operator==(const Key& rhs) const;
-    };
     struct KeyHash {
         size_t operator()(const Key& k) const;
     };
-    static Key key_of(const Tensor& t);
     std::string location() const { return m_location ? m_location() : std::string(); }
     void bind(const Tensor& t, graph::VarNode* var);
     void record(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,

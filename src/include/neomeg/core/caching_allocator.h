@@ -33,11 +33,12 @@ public:
     static constexpr size_t kAlignment = 64;
 
     using RawAlloc = std::function<void*(size_t)>;  // returns nullptr when out of memory
-    using RawFree = std::function<void(void*)>;
+    // Gets the size raw_alloc was asked for (the host's munmap needs it).
+    using RawFree = std::function<void(void*, size_t)>;
     // Extra words for an out-of-memory message (a GPU's free and total memory).
     using Describe = std::function<std::string()>;
 
-    // raw_alloc/raw_free obtain and return system memory (aligned_alloc on the host,
+    // raw_alloc/raw_free obtain and return system memory (aligned_alloc or mmap on the host,
     // cudaMalloc on a GPU); `name` (the comp node) and `describe` go into error messages.
     CachingAllocator(RawAlloc raw_alloc, RawFree raw_free, std::string name = "host",
                      Describe describe = {});

@@ -13,7 +13,11 @@ namespace neomeg::graph {
 // Runs every operator node whose inputs are all constants (and each op without inputs: every
 // registry op is a pure function of its inputs and params, the RNGs of their seed) once, now,
 // and replaces its outputs with constants holding the results; the folded nodes are erased.
-// Returns the number of nodes folded. passes/const_fold.cpp
+// Except a node whose outputs are more than kFoldGrowthLimit bytes larger than its inputs (a
+// broadcast of a scalar): a constant is resident for the executable's life, where the step's
+// output lives in the arena only until its last reader. Returns the number of nodes folded.
+// passes/const_fold.cpp
+inline constexpr size_t kFoldGrowthLimit = size_t(1) << 20;
 size_t fold_constants(ComputingGraph& graph, std::vector<VarNode*>& outputs);
 
 // Merges operator nodes that apply the same op with equal params to the same inputs (and give
