@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "loop_affinity.h"
+#include "peer_watch.h"
 #include "rendezvous.h"
 #include "ring_all_reduce.h"
 
@@ -189,6 +190,8 @@ std::string describe(const AllReduceSignature& sig) {
 
 // p2p slots must not meet the collectives' (prefix << 56 | tag), whose prefixes are 1..8.
 constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
+// The peer watch's receives, which nothing is sent to, are on a slot of their own.
+constexpr uint64_t kPeerWatchSlot = uint64_t{0x7d} << 56;
 
 }  // namespace
 
@@ -201,6 +204,10 @@ struct Communicator::Impl {
     // reading should run beside the other loop's writing, and on 2 CPUs both loops would be
     // confined to the same one.
     std::shared_ptr<gloo::rendezvous::Context> reverse;
+    // Fails the waits of the collectives below as soon as a peer's connection fails (Gloo's
+    // pairs leave some of them waiting for the timeout: peer_watch.h). Declared after the
+    // contexts, so it stops watching before they go.
+    std::unique_ptr<PeerWatch> watch;
     Millis timeout;
     // Every socket address ("host:port") of every peer, with its rank.
     std::vector<std::pair<std::string, int>> peer_addresses;
@@ -408,6 +415,10 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     for (const auto& [address, r] : owner)
         if (r >= 0)
             m_impl->peer_addresses.emplace_back(address, r);
+    std::vector<gloo::Context*> contexts{m_impl->context.get()};
+    if (m_impl->reverse)
+        contexts.push_back(m_impl->reverse.get());
+    m_impl->watch = std::make_unique<PeerWatch>(contexts, kPeerWatchSlot);
 }
 
 // The worker thread (Impl's destructor) ends before the Gloo context it uses.
@@ -449,7 +460,8 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
         try {
             NM_GLOO_CALL("all_reduce", ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in,
                                                        out, sig, pick_reduce<T>(op), slot,
-                                                       m_impl->timeout, m_impl->scratch));
+                                                       Waits{*m_impl->watch, m_impl->timeout},
+                                                       m_impl->scratch));
         } catch (const AllReduceMismatch& e) {
             throw std::invalid_argument(
                     "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +
@@ -571,8 +583,7 @@ void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst
     auto ubuf = m_impl->context->createUnboundBuffer(const_cast<void*>(buf), dtype.size(count));
     NM_GLOO_CALL("send", {
         ubuf->send(dst, kSendRecvSlotPrefix | tag);
-        if (!ubuf->waitSend(m_impl->timeout))
-            throw gloo::IoException("send aborted");
+        m_impl->watch->wait_send(*ubuf, dst, m_impl->timeout);
     });
 }
 
@@ -585,8 +596,7 @@ void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint
     auto ubuf = m_impl->context->createUnboundBuffer(buf, dtype.size(count));
     NM_GLOO_CALL("recv", {
         ubuf->recv(src, kSendRecvSlotPrefix | tag);
-        if (!ubuf->waitRecv(m_impl->timeout))
-            throw gloo::IoException("recv aborted");
+        m_impl->watch->wait_recv(*ubuf, src, m_impl->timeout);
     });
 }
 
@@ -614,11 +624,10 @@ void Communicator::send_recv(std::span<const PointToPoint> ops) {
                 bufs[i]->recv(ops[i].peer, slot);
         }
         for (size_t i = 0; i < ops.size(); ++i) {
-            bool done = ops[i].kind == PointToPoint::Kind::Send
-                                ? bufs[i]->waitSend(m_impl->timeout)
-                                : bufs[i]->waitRecv(m_impl->timeout);
-            if (!done)
-                throw gloo::IoException("send_recv aborted");
+            if (ops[i].kind == PointToPoint::Kind::Send)
+                m_impl->watch->wait_send(*bufs[i], ops[i].peer, m_impl->timeout);
+            else
+                m_impl->watch->wait_recv(*bufs[i], ops[i].peer, m_impl->timeout);
         }
     });
 }
