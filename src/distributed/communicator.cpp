@@ -52,6 +52,11 @@ public:
           m_timeout(timeout) {}
 
     void set(const std::string& key, const std::vector<char>& data) override {
+        // Gloo publishes the listening addresses of this rank's pairs. A pair that connects out
+        // closes its listening socket, but its peer keeps that address as the one its errors
+        // print: the sockets this process has now are noted for the peers' errors to name.
+        auto sockets = rendezvous::own_socket_addresses();
+        m_published.insert(m_published.end(), sockets.begin(), sockets.end());
         m_store.set(m_prefix + key, data);
     }
     std::vector<char> get(const std::string& key) override {
@@ -86,6 +91,8 @@ public:
 
     // The peer whose address was asked for last (-1 before any).
     int peer() const { return m_peer; }
+    // own_socket_addresses() whenever this rank published something, one after the other.
+    const std::vector<char>& published() const { return m_published; }
 
 private:
     static int rank_of(std::string_view key) {
@@ -104,6 +111,7 @@ private:
     rendezvous::Clock::time_point m_deadline;
     Millis m_timeout;
     int m_peer = -1;
+    std::vector<char> m_published;
 };
 
 // A rendezvous context connected by a deadline. Gloo's TCP pair waits for its peer's connection
@@ -352,12 +360,16 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     await_ranks(store, prefix, rank, size, deadline, timeout);
     gloo::transport::tcp::attr attr;
     attr.hostname = hostname;
+    // The addresses of this process's sockets as it published its pairs' addresses.
+    std::vector<char> published;
     auto connect = [&](const std::string& key_prefix) {
         GlooStoreAdapter adapter(store, key_prefix, rank, size, deadline, timeout);
         try {
             auto device = gloo::transport::tcp::CreateDevice(attr);
             auto context = std::make_shared<DeadlineContext>(rank, size);
             context->connect(adapter, device, deadline, timeout);
+            published.insert(published.end(), adapter.published().begin(),
+                              adapter.published().end());
             return std::make_pair(std::shared_ptr<gloo::rendezvous::Context>(context), device);
         } catch (const gloo::Exception& e) {
             std::string peer = adapter.peer() >= 0
@@ -379,8 +391,10 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     // return and leave at once, that peer's rendezvous would fail with "connection closed". So
     // the constructor returns only when every rank has connected, which they say through the
     // store (a Gloo barrier could not name a rank that stopped).
-    // The meeting's values are the ranks' socket addresses, which name a peer in the errors.
+    // The meeting's values are the ranks' socket addresses, which name a peer in the errors:
+    // those open now and those open as the ranks published their listening addresses.
     auto mine = rendezvous::own_socket_addresses();
+    mine.insert(mine.end(), published.begin(), published.end());
     auto stopped = rendezvous::meet(store, prefix + "connected/", rank, size, deadline, mine);
     if (!stopped.empty())
         throw CommError("distributed rendezvous failed on rank " + std::to_string(rank) + " of " +
