@@ -369,7 +369,7 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
             auto context = std::make_shared<DeadlineContext>(rank, size);
             context->connect(adapter, device, deadline, timeout);
             published.insert(published.end(), adapter.published().begin(),
-                              adapter.published().end());
+                             adapter.published().end());
             return std::make_pair(std::shared_ptr<gloo::rendezvous::Context>(context), device);
         } catch (const gloo::Exception& e) {
             std::string peer = adapter.peer() >= 0
@@ -472,10 +472,10 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
         uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
         AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
         try {
-            NM_GLOO_CALL("all_reduce", ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in,
-                                                       out, sig, pick_reduce<T>(op), slot,
-                                                       Waits{*m_impl->watch, m_impl->timeout},
-                                                       m_impl->scratch));
+            NM_GLOO_CALL("all_reduce",
+                         ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in, out, sig,
+                                         pick_reduce<T>(op), slot,
+                                         Waits{*m_impl->watch, m_impl->timeout}, m_impl->scratch));
         } catch (const AllReduceMismatch& e) {
             throw std::invalid_argument(
                     "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +

@@ -45,8 +45,10 @@ public:
     // buf.waitRecv / buf.waitSend with `timeout`, except that once the connection to `peer`
     // (to any peer where -1: a collective needs them all) is known to have failed, before or
     // during the wait, it throws gloo::IoException with that connection's error.
-    void wait_recv(gloo::transport::UnboundBuffer& buf, int peer, std::chrono::milliseconds timeout);
-    void wait_send(gloo::transport::UnboundBuffer& buf, int peer, std::chrono::milliseconds timeout);
+    void wait_recv(gloo::transport::UnboundBuffer& buf, int peer,
+                   std::chrono::milliseconds timeout);
+    void wait_send(gloo::transport::UnboundBuffer& buf, int peer,
+                   std::chrono::milliseconds timeout);
 
     // The error of the failed connection to `peer` (to any peer where -1); empty while none.
     std::string failure(int peer) const;
@@ -55,7 +57,7 @@ private:
     struct Watched {
         gloo::Context* context;
         std::unique_ptr<gloo::transport::UnboundBuffer> buffer;  // the posted receives
-        char byte = 0;  // what they would receive into
+        char byte = 0;                                           // what they would receive into
         std::thread thread;
     };
     struct Waiting {
