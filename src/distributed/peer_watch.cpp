@@ -122,36 +122,53 @@ std::string PeerWatch::failure(int peer) const {
 
 void PeerWatch::wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
                      std::chrono::milliseconds timeout) {
+    auto wait_for = [&](std::chrono::milliseconds t) {
+        return recv ? buf.waitRecv(nullptr, t) : buf.waitSend(nullptr, t);
+    };
+    bool failed;
     {
         std::lock_guard lock(m_mutex);
-        auto failed = failure_locked(peer);
-        if (!failed.empty())
-            throw gloo::IoException(failed);
-        m_waiting.push_back({&buf, recv, peer});
+        failed = !failure_locked(peer).empty();
+        if (!failed)
+            m_waiting.push_back({&buf, recv, peer});
     }
-    bool done = false;
-    std::exception_ptr error;
+    if (!failed) {
+        bool done = false;
+        std::exception_ptr error;
+        try {
+            done = wait_for(timeout);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            auto it = std::find_if(m_waiting.begin(), m_waiting.end(), [&](const Waiting& x) {
+                return x.buf == &buf && x.recv == recv && x.peer == peer;
+            });
+            if (it != m_waiting.end())
+                m_waiting.erase(it);
+        }
+        if (error)
+            std::rethrow_exception(error);
+        if (done)
+            return;
+    }
+    // The connection to the peer failed. The operation may have completed before: the peer sent
+    // its last message and closed its socket (data first, then the close), and the watch's
+    // abort came before this thread had woken (Gloo's abort wins over a completion, and an abort
+    // that came after a completed wait stays for the next). A moment's wait takes such a
+    // completion; the second look is for that left-over abort. An operation that did not
+    // complete will not: the moment's wait times out, and Gloo closes every pair of the context,
+    // so that the other peers' waits on this rank fail at once too.
     try {
-        done = recv ? buf.waitRecv(nullptr, timeout) : buf.waitSend(nullptr, timeout);
-    } catch (...) {
-        error = std::current_exception();
+        for (int look = 0; look < 2; ++look)
+            if (wait_for(std::chrono::milliseconds(1)))
+                return;
+    } catch (const gloo::Exception&) {
     }
-    std::string failed;
-    {
-        std::lock_guard lock(m_mutex);
-        auto it = std::find_if(m_waiting.begin(), m_waiting.end(), [&](const Waiting& x) {
-            return x.buf == &buf && x.recv == recv && x.peer == peer;
-        });
-        if (it != m_waiting.end())
-            m_waiting.erase(it);
-        failed = failure_locked(peer);
-    }
-    if (error)
-        std::rethrow_exception(error);
-    if (!done)
-        throw gloo::IoException(failed.empty() ? std::string(recv ? "a receive" : "a send") +
-                                                         " was aborted"
-                                               : failed);
+    auto error = failure(peer);
+    throw gloo::IoException(
+            error.empty() ? std::string(recv ? "a receive" : "a send") + " was aborted" : error);
 }
 
 void PeerWatch::wait_recv(gloo::transport::UnboundBuffer& buf, int peer,

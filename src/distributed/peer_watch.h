@@ -14,7 +14,10 @@
 // The watch keeps one receive from every peer posted on a slot that nothing is sent to: a pending
 // receive, which the pair does wake when it fails. A thread per context waits for it, records
 // which peers failed (a receive posted on a failed pair throws the pair's error) and aborts the
-// waits registered with it (abortWaitRecv/abortWaitSend), which then throw that error. Gloo's own
+// waits for those peers registered with it (abortWaitRecv/abortWaitSend). Such a wait then takes
+// a completion that came before the failure, if any, and otherwise throws that error (wait()
+// says how). A wait is for one peer, the one its operations go to or come from: a peer that
+// finished and left must not fail a wait for another peer's data still on its way. Gloo's own
 // collectives (broadcast, gather, ...) wait on buffers of their own, which the watch cannot reach.
 #pragma once
 
@@ -42,9 +45,10 @@ public:
     PeerWatch(const PeerWatch&) = delete;
     PeerWatch& operator=(const PeerWatch&) = delete;
 
-    // buf.waitRecv / buf.waitSend with `timeout`, except that once the connection to `peer`
-    // (to any peer where -1: a collective needs them all) is known to have failed, before or
-    // during the wait, it throws gloo::IoException with that connection's error.
+    // buf.waitRecv / buf.waitSend with `timeout` for an operation with `peer`, except that once
+    // the connection to `peer` (to any peer where -1) is known to have failed, before or during
+    // the wait, it takes a completion already there, or else throws gloo::IoException with that
+    // connection's error after Gloo has closed every pair of the buffer's context.
     void wait_recv(gloo::transport::UnboundBuffer& buf, int peer,
                    std::chrono::milliseconds timeout);
     void wait_send(gloo::transport::UnboundBuffer& buf, int peer,

@@ -63,14 +63,14 @@ int mod(int a, int n) {
     return ((a % n) + n) % n;
 }
 
-// Every peer takes part: a failed connection to any of them fails the wait.
-void wait_sends(UnboundBuffer& buf, size_t n, const Waits& waits) {
+// Waits for `n` sends to `peer`.
+void wait_sends(UnboundBuffer& buf, size_t n, int peer, const Waits& waits) {
     for (size_t i = 0; i < n; ++i)
-        waits.watch.wait_send(buf, -1, waits.timeout);
+        waits.watch.wait_send(buf, peer, waits.timeout);
 }
 
-void wait_recv(UnboundBuffer& buf, const Waits& waits) {
-    waits.watch.wait_recv(buf, -1, waits.timeout);
+void wait_recv(UnboundBuffer& buf, int peer, const Waits& waits) {
+    waits.watch.wait_recv(buf, peer, waits.timeout);
 }
 
 void write_header(std::byte* dst, const AllReduceSignature& sig) {
@@ -105,14 +105,14 @@ void direct_all_reduce(gloo::Context& context, const void* in, void* out,
     std::memcpy(message + kHeaderBytes, in, bytes);
     auto send_buf = context.createUnboundBuffer(message, kHeaderBytes + bytes);
     send_buf->send(peer, slot, 0, kHeaderBytes + bytes);
-    wait_recv(*recv_buf, waits);
+    wait_recv(*recv_buf, peer, waits);
     check_header(received, sig, peer);
     const std::byte* theirs = received + kHeaderBytes;
     if (context.rank == 0)
         reduce(out, in, theirs, sig.count);
     else
         reduce(out, theirs, in, sig.count);
-    wait_sends(*send_buf, 1, waits);
+    wait_sends(*send_buf, 1, peer, waits);
 }
 
 // Sends this rank's signature to `right` and checks the one `left` sent, before any receive
@@ -125,9 +125,9 @@ void exchange_headers(gloo::Context& context, int right, int left, const AllRedu
     write_header(header, sig);
     auto header_buf = context.createUnboundBuffer(header, kHeaderBytes);
     header_buf->send(right, slot, 0, kHeaderBytes);
-    wait_recv(*first, waits);
+    wait_recv(*first, left, waits);
     check_header(first_recv, sig, left);
-    wait_sends(*header_buf, 1, waits);
+    wait_sends(*header_buf, 1, right, waits);
 }
 
 // 2 ranks, large messages: the ring's reduce-scatter and all-gather pipelined per segment. Rank r
@@ -199,7 +199,7 @@ void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const v
         in_buf.send(peer, slot, s.begin * elem_size, s.count * elem_size);
     }
     for (size_t k = 0; k < n_own; ++k) {
-        wait_recv(*scattered, waits);
+        wait_recv(*scattered, peer, waits);
         Range s = segment(own, k);
         std::byte* dst = out_p + s.begin * elem_size;
         const std::byte* mine = in_p + s.begin * elem_size;
@@ -213,10 +213,10 @@ void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const v
         reduced->send(peer, gather_slot, s.begin * elem_size, s.count * elem_size);
     }
     for (size_t k = 0; k < n_theirs; ++k)
-        wait_recv(*gathered, waits);
+        wait_recv(*gathered, peer, waits);
     // In place, in_buf is `reduced`: its completions count both kinds of send.
-    wait_sends(in_buf, n_theirs, waits);
-    wait_sends(*reduced, n_own, waits);
+    wait_sends(in_buf, n_theirs, peer, waits);
+    wait_sends(*reduced, n_own, peer, waits);
 }
 
 }  // namespace
@@ -283,7 +283,7 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
         UnboundBuffer& from = s == 0 ? in_buf : *out_buf;
         size_t sends = send_chunk(from, chunk(count, n, mod(r - s, n)));
         for (size_t k = 0; k < nseg; ++k) {
-            wait_recv(*tmp, waits);
+            wait_recv(*tmp, left, waits);
             size_t begin = rc.begin + k * seg_elems;
             size_t len = std::min(seg_elems, rc.count - k * seg_elems);
             reduce(out_p + begin * elem_size, in_p + begin * elem_size,
@@ -291,7 +291,7 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
             if (k + kRecvsInFlight < nseg)
                 recv_seg(k + kRecvsInFlight);
         }
-        wait_sends(from, sends, waits);
+        wait_sends(from, sends, right, waits);
     }
 
     // All-gather: step s passes on chunk r + 1 - s (reduced here at s = 0, received after) and
@@ -304,8 +304,8 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
                           std::min(seg_elems, rc.count - done) * elem_size);
         size_t sends = send_chunk(*out_buf, chunk(count, n, mod(r + 1 - s, n)));
         for (size_t k = 0; k < recvs; ++k)
-            wait_recv(*out_buf, waits);
-        wait_sends(*out_buf, sends, waits);
+            wait_recv(*out_buf, left, waits);
+        wait_sends(*out_buf, sends, right, waits);
     }
 }
 
