@@ -14,6 +14,8 @@ namespace {
 // The watch's wait must never time out: a timed-out wait of Gloo's closes every pair of its
 // context. Ten years is longer than any job and still far from overflowing steady_clock.
 constexpr auto kForever = std::chrono::hours(24 * 365 * 10);
+// How long an aborted wait looks for a completion (PeerWatch::wait).
+constexpr auto kMoment = std::chrono::milliseconds(50);
 
 }  // namespace
 
@@ -148,27 +150,45 @@ void PeerWatch::wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
             if (it != m_waiting.end())
                 m_waiting.erase(it);
         }
-        if (error)
-            std::rethrow_exception(error);
+        if (error) {
+            try {
+                std::rethrow_exception(error);
+            } catch (const gloo::Exception& e) {
+                throw gloo::IoException(first_failure_and(peer, e.what()));
+            }
+        }
         if (done)
             return;
     }
     // The connection to the peer failed. The operation may have completed before: the peer sent
     // its last message and closed its socket (data first, then the close), and the watch's
     // abort came before this thread had woken (Gloo's abort wins over a completion, and an abort
-    // that came after a completed wait stays for the next). A moment's wait takes such a
+    // that came after a completed wait stays for the next). A moment's wait (kMoment) takes such a
     // completion; the second look is for that left-over abort. An operation that did not
     // complete will not: the moment's wait times out, and Gloo closes every pair of the context,
-    // so that the other peers' waits on this rank fail at once too.
+    // so that the other peers' waits on this rank fail at once too. The moment is also a head
+    // start for those peers' own watches to see the rank that died first, which their errors
+    // should name rather than this one.
     try {
         for (int look = 0; look < 2; ++look)
-            if (wait_for(std::chrono::milliseconds(1)))
+            if (wait_for(kMoment))
                 return;
     } catch (const gloo::Exception&) {
     }
     auto error = failure(peer);
-    throw gloo::IoException(
-            error.empty() ? std::string(recv ? "a receive" : "a send") + " was aborted" : error);
+    throw gloo::IoException(first_failure_and(
+            peer,
+            error.empty() ? std::string(recv ? "a receive" : "a send") + " was aborted" : error));
+}
+
+std::string PeerWatch::first_failure_and(int peer, const std::string& error) const {
+    std::lock_guard lock(m_mutex);
+    if (m_first_failed < 0 || m_first_failed == peer)
+        return error;
+    // Another peer's connection failed first (a rank that fails because of a dead one closes
+    // its pairs): that one leads, so that it is the peer the error names.
+    return m_failed[static_cast<size_t>(m_first_failed)] + " [then, with rank " +
+           std::to_string(peer) + ": " + error + "]";
 }
 
 void PeerWatch::wait_recv(gloo::transport::UnboundBuffer& buf, int peer,

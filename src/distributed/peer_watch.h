@@ -76,6 +76,9 @@ private:
     void wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
               std::chrono::milliseconds timeout);
     std::string failure_locked(int peer) const;
+    // `error`, a wait's for `peer`, led by the first failed connection's when that was another
+    // peer's.
+    std::string first_failure_and(int peer, const std::string& error) const;
 
     const uint64_t m_slot;
     std::vector<std::unique_ptr<Watched>> m_watched;
