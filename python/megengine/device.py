@@ -67,6 +67,22 @@ class DeviceType(enum.IntEnum):
     MAX_DEVICE_ID = 12
 
 
+class _stream_helper:
+    """MegEngine's counter of stream numbers: each process group (and, in MegEngine, each
+    preloading DataLoader iterator) takes the next, from 1; ``Group.comp_node`` names it."""
+
+    def __init__(self):
+        self.stream = 1
+
+    def get_next(self):
+        out = self.stream
+        self.stream = self.stream + 1
+        return out
+
+
+_sh = _stream_helper()
+
+
 def is_cuda_available():
     """Whether a CUDA device is usable in this process.
 

@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "loop_affinity.h"
+#include "peer_watch.h"
 #include "rendezvous.h"
 #include "ring_all_reduce.h"
 
@@ -51,6 +52,11 @@ public:
           m_timeout(timeout) {}
 
     void set(const std::string& key, const std::vector<char>& data) override {
+        // Gloo publishes the listening addresses of this rank's pairs. A pair that connects out
+        // closes its listening socket, but its peer keeps that address as the one its errors
+        // print: the sockets this process has now are noted for the peers' errors to name.
+        auto sockets = rendezvous::own_socket_addresses();
+        m_published.insert(m_published.end(), sockets.begin(), sockets.end());
         m_store.set(m_prefix + key, data);
     }
     std::vector<char> get(const std::string& key) override {
@@ -85,6 +91,8 @@ public:
 
     // The peer whose address was asked for last (-1 before any).
     int peer() const { return m_peer; }
+    // own_socket_addresses() whenever this rank published something, one after the other.
+    const std::vector<char>& published() const { return m_published; }
 
 private:
     static int rank_of(std::string_view key) {
@@ -103,6 +111,7 @@ private:
     rendezvous::Clock::time_point m_deadline;
     Millis m_timeout;
     int m_peer = -1;
+    std::vector<char> m_published;
 };
 
 // A rendezvous context connected by a deadline. Gloo's TCP pair waits for its peer's connection
@@ -189,6 +198,8 @@ std::string describe(const AllReduceSignature& sig) {
 
 // p2p slots must not meet the collectives' (prefix << 56 | tag), whose prefixes are 1..8.
 constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
+// The peer watch's receives, which nothing is sent to, are on a slot of their own.
+constexpr uint64_t kPeerWatchSlot = uint64_t{0x7d} << 56;
 
 }  // namespace
 
@@ -201,6 +212,10 @@ struct Communicator::Impl {
     // reading should run beside the other loop's writing, and on 2 CPUs both loops would be
     // confined to the same one.
     std::shared_ptr<gloo::rendezvous::Context> reverse;
+    // Fails the waits of the collectives below as soon as a peer's connection fails (Gloo's
+    // pairs leave some of them waiting for the timeout: peer_watch.h). Declared after the
+    // contexts, so it stops watching before they go.
+    std::unique_ptr<PeerWatch> watch;
     Millis timeout;
     // Every socket address ("host:port") of every peer, with its rank.
     std::vector<std::pair<std::string, int>> peer_addresses;
@@ -345,12 +360,16 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     await_ranks(store, prefix, rank, size, deadline, timeout);
     gloo::transport::tcp::attr attr;
     attr.hostname = hostname;
+    // The addresses of this process's sockets as it published its pairs' addresses.
+    std::vector<char> published;
     auto connect = [&](const std::string& key_prefix) {
         GlooStoreAdapter adapter(store, key_prefix, rank, size, deadline, timeout);
         try {
             auto device = gloo::transport::tcp::CreateDevice(attr);
             auto context = std::make_shared<DeadlineContext>(rank, size);
             context->connect(adapter, device, deadline, timeout);
+            published.insert(published.end(), adapter.published().begin(),
+                             adapter.published().end());
             return std::make_pair(std::shared_ptr<gloo::rendezvous::Context>(context), device);
         } catch (const gloo::Exception& e) {
             std::string peer = adapter.peer() >= 0
@@ -372,8 +391,10 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     // return and leave at once, that peer's rendezvous would fail with "connection closed". So
     // the constructor returns only when every rank has connected, which they say through the
     // store (a Gloo barrier could not name a rank that stopped).
-    // The meeting's values are the ranks' socket addresses, which name a peer in the errors.
+    // The meeting's values are the ranks' socket addresses, which name a peer in the errors:
+    // those open now and those open as the ranks published their listening addresses.
     auto mine = rendezvous::own_socket_addresses();
+    mine.insert(mine.end(), published.begin(), published.end());
     auto stopped = rendezvous::meet(store, prefix + "connected/", rank, size, deadline, mine);
     if (!stopped.empty())
         throw CommError("distributed rendezvous failed on rank " + std::to_string(rank) + " of " +
@@ -408,6 +429,10 @@ Communicator::Communicator(Store& store, const std::string& prefix, int rank, in
     for (const auto& [address, r] : owner)
         if (r >= 0)
             m_impl->peer_addresses.emplace_back(address, r);
+    std::vector<gloo::Context*> contexts{m_impl->context.get()};
+    if (m_impl->reverse)
+        contexts.push_back(m_impl->reverse.get());
+    m_impl->watch = std::make_unique<PeerWatch>(contexts, kPeerWatchSlot);
 }
 
 // The worker thread (Impl's destructor) ends before the Gloo context it uses.
@@ -447,9 +472,10 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
         uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
         AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
         try {
-            NM_GLOO_CALL("all_reduce", ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in,
-                                                       out, sig, pick_reduce<T>(op), slot,
-                                                       m_impl->timeout, m_impl->scratch));
+            NM_GLOO_CALL("all_reduce",
+                         ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in, out, sig,
+                                         pick_reduce<T>(op), slot,
+                                         Waits{*m_impl->watch, m_impl->timeout}, m_impl->scratch));
         } catch (const AllReduceMismatch& e) {
             throw std::invalid_argument(
                     "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +
@@ -571,8 +597,7 @@ void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst
     auto ubuf = m_impl->context->createUnboundBuffer(const_cast<void*>(buf), dtype.size(count));
     NM_GLOO_CALL("send", {
         ubuf->send(dst, kSendRecvSlotPrefix | tag);
-        if (!ubuf->waitSend(m_impl->timeout))
-            throw gloo::IoException("send aborted");
+        m_impl->watch->wait_send(*ubuf, dst, m_impl->timeout);
     });
 }
 
@@ -585,8 +610,7 @@ void Communicator::recv(void* buf, size_t count, dnn::DType dtype, int src, uint
     auto ubuf = m_impl->context->createUnboundBuffer(buf, dtype.size(count));
     NM_GLOO_CALL("recv", {
         ubuf->recv(src, kSendRecvSlotPrefix | tag);
-        if (!ubuf->waitRecv(m_impl->timeout))
-            throw gloo::IoException("recv aborted");
+        m_impl->watch->wait_recv(*ubuf, src, m_impl->timeout);
     });
 }
 
@@ -614,11 +638,10 @@ void Communicator::send_recv(std::span<const PointToPoint> ops) {
                 bufs[i]->recv(ops[i].peer, slot);
         }
         for (size_t i = 0; i < ops.size(); ++i) {
-            bool done = ops[i].kind == PointToPoint::Kind::Send
-                                ? bufs[i]->waitSend(m_impl->timeout)
-                                : bufs[i]->waitRecv(m_impl->timeout);
-            if (!done)
-                throw gloo::IoException("send_recv aborted");
+            if (ops[i].kind == PointToPoint::Kind::Send)
+                m_impl->watch->wait_send(*bufs[i], ops[i].peer, m_impl->timeout);
+            else
+                m_impl->watch->wait_recv(*bufs[i], ops[i].peer, m_impl->timeout);
         }
     });
 }

@@ -14,12 +14,13 @@
 // small message is all latency: one round instead of two.
 #include "ring_all_reduce.h"
 
-#include <gloo/common/error.h>
 #include <gloo/transport/unbound_buffer.h>
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
+
+#include "peer_watch.h"
 
 namespace neomeg::distributed {
 
@@ -62,15 +63,14 @@ int mod(int a, int n) {
     return ((a % n) + n) % n;
 }
 
-void wait_sends(UnboundBuffer& buf, size_t n, std::chrono::milliseconds timeout) {
+// Waits for `n` sends to `peer`.
+void wait_sends(UnboundBuffer& buf, size_t n, int peer, const Waits& waits) {
     for (size_t i = 0; i < n; ++i)
-        if (!buf.waitSend(timeout))
-            throw gloo::IoException("all_reduce: a send was aborted");
+        waits.watch.wait_send(buf, peer, waits.timeout);
 }
 
-void wait_recv(UnboundBuffer& buf, std::chrono::milliseconds timeout) {
-    if (!buf.waitRecv(timeout))
-        throw gloo::IoException("all_reduce: a receive was aborted");
+void wait_recv(UnboundBuffer& buf, int peer, const Waits& waits) {
+    waits.watch.wait_recv(buf, peer, waits.timeout);
 }
 
 void write_header(std::byte* dst, const AllReduceSignature& sig) {
@@ -92,7 +92,7 @@ void check_header(const std::byte* src, const AllReduceSignature& sig, int peer)
 // compute x0 (op) x1 (max and min keep the same NaN that way).
 void direct_all_reduce(gloo::Context& context, const void* in, void* out,
                        const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
-                       std::chrono::milliseconds timeout, std::vector<std::byte>& scratch) {
+                       const Waits& waits, std::vector<std::byte>& scratch) {
     const int peer = 1 - context.rank;
     const size_t bytes = sig.count * sig.elem_size;
     if (scratch.size() < 2 * kFirstRecvBytes)
@@ -105,29 +105,29 @@ void direct_all_reduce(gloo::Context& context, const void* in, void* out,
     std::memcpy(message + kHeaderBytes, in, bytes);
     auto send_buf = context.createUnboundBuffer(message, kHeaderBytes + bytes);
     send_buf->send(peer, slot, 0, kHeaderBytes + bytes);
-    wait_recv(*recv_buf, timeout);
+    wait_recv(*recv_buf, peer, waits);
     check_header(received, sig, peer);
     const std::byte* theirs = received + kHeaderBytes;
     if (context.rank == 0)
         reduce(out, in, theirs, sig.count);
     else
         reduce(out, theirs, in, sig.count);
-    wait_sends(*send_buf, 1, timeout);
+    wait_sends(*send_buf, 1, peer, waits);
 }
 
 // Sends this rank's signature to `right` and checks the one `left` sent, before any receive
 // sized by this rank's count is posted.
 void exchange_headers(gloo::Context& context, int right, int left, const AllReduceSignature& sig,
-                      uint64_t slot, std::chrono::milliseconds timeout, std::byte* first_recv) {
+                      uint64_t slot, const Waits& waits, std::byte* first_recv) {
     auto first = context.createUnboundBuffer(first_recv, kFirstRecvBytes);
     first->recv(left, slot, 0, kFirstRecvBytes);
     std::byte header[kHeaderBytes] = {};
     write_header(header, sig);
     auto header_buf = context.createUnboundBuffer(header, kHeaderBytes);
     header_buf->send(right, slot, 0, kHeaderBytes);
-    wait_recv(*first, timeout);
+    wait_recv(*first, left, waits);
     check_header(first_recv, sig, left);
-    wait_sends(*header_buf, 1, timeout);
+    wait_sends(*header_buf, 1, right, waits);
 }
 
 // 2 ranks, large messages: the ring's reduce-scatter and all-gather pipelined per segment. Rank r
@@ -142,7 +142,7 @@ void exchange_headers(gloo::Context& context, int right, int left, const AllRedu
 // (and so may have chosen different algorithms) meet there.
 void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const void* in, void* out,
                          const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
-                         std::chrono::milliseconds timeout, std::vector<std::byte>& scratch) {
+                         const Waits& waits, std::vector<std::byte>& scratch) {
     const int r = context.rank, peer = 1 - r;
     // Context 0 carries rank 0's data, `reverse` rank 1's.
     gloo::Context& to_peer = r == 0 ? context : reverse;
@@ -157,7 +157,7 @@ void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const v
     const size_t window = in_place ? kTwoLaneRecvsInFlight : 0;
     if (scratch.size() < kFirstRecvBytes + seg_bytes * window)
         scratch.resize(kFirstRecvBytes + seg_bytes * window);
-    exchange_headers(context, peer, peer, sig, slot, timeout, scratch.data());
+    exchange_headers(context, peer, peer, sig, slot, waits, scratch.data());
 
     // The all-gather's messages get the next slot (Gloo's slots leave the low bits to a
     // collective's own messages), so that they never match a reduce-scatter receive.
@@ -199,7 +199,7 @@ void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const v
         in_buf.send(peer, slot, s.begin * elem_size, s.count * elem_size);
     }
     for (size_t k = 0; k < n_own; ++k) {
-        wait_recv(*scattered, timeout);
+        wait_recv(*scattered, peer, waits);
         Range s = segment(own, k);
         std::byte* dst = out_p + s.begin * elem_size;
         const std::byte* mine = in_p + s.begin * elem_size;
@@ -213,17 +213,17 @@ void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const v
         reduced->send(peer, gather_slot, s.begin * elem_size, s.count * elem_size);
     }
     for (size_t k = 0; k < n_theirs; ++k)
-        wait_recv(*gathered, timeout);
+        wait_recv(*gathered, peer, waits);
     // In place, in_buf is `reduced`: its completions count both kinds of send.
-    wait_sends(in_buf, n_theirs, timeout);
-    wait_sends(*reduced, n_own, timeout);
+    wait_sends(in_buf, n_theirs, peer, waits);
+    wait_sends(*reduced, n_own, peer, waits);
 }
 
 }  // namespace
 
 void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void* in, void* out,
                      const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
-                     std::chrono::milliseconds timeout, std::vector<std::byte>& scratch) {
+                     const Waits& waits, std::vector<std::byte>& scratch) {
     const int n = context.size, r = context.rank;
     const size_t count = sig.count, elem_size = sig.elem_size;
     const size_t bytes = count * elem_size;
@@ -233,11 +233,11 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
         return;
     }
     if (n == 2 && bytes <= kDirectAllReduceMaxBytes) {
-        direct_all_reduce(context, in, out, sig, reduce, slot, timeout, scratch);
+        direct_all_reduce(context, in, out, sig, reduce, slot, waits, scratch);
         return;
     }
     if (n == 2 && reverse && bytes >= kTwoLaneAllReduceMinBytes) {
-        two_lane_all_reduce(context, *reverse, in, out, sig, reduce, slot, timeout, scratch);
+        two_lane_all_reduce(context, *reverse, in, out, sig, reduce, slot, waits, scratch);
         return;
     }
     const int right = mod(r + 1, n), left = mod(r - 1, n);
@@ -254,7 +254,7 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
     if (scratch.size() < kFirstRecvBytes + seg_bytes * kRecvsInFlight)
         scratch.resize(kFirstRecvBytes + seg_bytes * kRecvsInFlight);
     std::byte* segments = scratch.data() + kFirstRecvBytes;
-    exchange_headers(context, right, left, sig, slot, timeout, scratch.data());
+    exchange_headers(context, right, left, sig, slot, waits, scratch.data());
     auto tmp = context.createUnboundBuffer(segments, seg_bytes * kRecvsInFlight);
 
     auto* out_p = static_cast<std::byte*>(out);
@@ -283,7 +283,7 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
         UnboundBuffer& from = s == 0 ? in_buf : *out_buf;
         size_t sends = send_chunk(from, chunk(count, n, mod(r - s, n)));
         for (size_t k = 0; k < nseg; ++k) {
-            wait_recv(*tmp, timeout);
+            wait_recv(*tmp, left, waits);
             size_t begin = rc.begin + k * seg_elems;
             size_t len = std::min(seg_elems, rc.count - k * seg_elems);
             reduce(out_p + begin * elem_size, in_p + begin * elem_size,
@@ -291,7 +291,7 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
             if (k + kRecvsInFlight < nseg)
                 recv_seg(k + kRecvsInFlight);
         }
-        wait_sends(from, sends, timeout);
+        wait_sends(from, sends, right, waits);
     }
 
     // All-gather: step s passes on chunk r + 1 - s (reduced here at s = 0, received after) and
@@ -304,8 +304,8 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
                           std::min(seg_elems, rc.count - done) * elem_size);
         size_t sends = send_chunk(*out_buf, chunk(count, n, mod(r + 1 - s, n)));
         for (size_t k = 0; k < recvs; ++k)
-            wait_recv(*out_buf, timeout);
-        wait_sends(*out_buf, sends, timeout);
+            wait_recv(*out_buf, left, waits);
+        wait_sends(*out_buf, sends, right, waits);
     }
 }
 

@@ -19,6 +19,15 @@
 
 namespace neomeg::distributed {
 
+class PeerWatch;
+
+// How an all-reduce waits for each of its messages: at most `timeout`, and no longer than
+// `watch` (watching the peers of every context it uses) knows the peers to be connected.
+struct Waits {
+    PeerWatch& watch;
+    std::chrono::milliseconds timeout;
+};
+
 // c[i] = a[i] (op) b[i] for n elements; c may be a or b.
 using ReduceFn = void (*)(void* c, const void* a, const void* b, size_t n);
 
@@ -61,9 +70,9 @@ inline constexpr size_t kTwoLaneAllReduceMinBytes = size_t{32} << 20;
 // (its own device), which carries rank 1's data of the two-lane all-reduce. Messages use `slot`,
 // the same on every rank and unique among the operations in flight; `scratch` is reused between
 // calls. Throws AllReduceMismatch when a peer's signature differs, gloo's exceptions for a peer's
-// failure or no progress within `timeout`.
+// failure (as soon as `waits.watch` sees it) or no progress within `waits.timeout`.
 void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void* in, void* out,
                      const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
-                     std::chrono::milliseconds timeout, std::vector<std::byte>& scratch);
+                     const Waits& waits, std::vector<std::byte>& scratch);
 
 }  // namespace neomeg::distributed

@@ -272,7 +272,8 @@ def broadcast(inp: Tensor, group: Group | None = WORLD, device: str | None = Non
     Args:
         inp: Input tensor (read on the root only; other ranks may pass anything).
         group: The process group to work on (the first rank is the root). Default: ``WORLD``.
-        device: accepted for MegEngine's API; the result stays on the default device.
+        device: the device of the other ranks' results (the root's stays on its input's);
+            the default device when None. MegEngine puts every rank's result there.
 
     Returns:
         Result tensor.
@@ -398,7 +399,8 @@ def scatter(inp: Tensor, group: Group | None = WORLD, device: str | None = None,
     Args:
         inp: Input tensor (read on the root only).
         group: The process group to work on (the first rank is the root). Default: ``WORLD``.
-        device: accepted for MegEngine's API; the result stays on the default device.
+        device: the device of the other ranks' results (the root's stays on its input's);
+            the default device when None. MegEngine puts every rank's result there.
         axis: The split axis. The default axis is 0.
 
     Returns:

@@ -9,7 +9,7 @@ import time
 from contextlib import contextmanager
 
 from ..core import _imperative_rt as _rt
-from ..device import get_device_count, is_cuda_available, set_default_device
+from ..device import _sh, get_device_count, is_cuda_available, set_default_device
 from ..random import seed
 from .server import Client, Server, default_timeout
 
@@ -121,7 +121,9 @@ class Group:
         self.check(proc_ranks)
         self.proc_ranks = list(proc_ranks)
         self.is_single_machine_cache = None
-        self.stream = 0
+        # MegEngine's stream number, which only comp_node shows: NeoMeg's collectives run on
+        # their tensors' devices, whatever the group's stream.
+        self.stream = _sh.get_next()
 
     def check(self, proc_ranks):
         """Raises ValueError unless ``proc_ranks`` are distinct ranks of the job including this one.
@@ -162,9 +164,12 @@ class Group:
 
     @property
     def comp_node(self):
-        """The device the group's collectives run on."""
+        """MegEngine's name of the group's comp node, ``"<device_type><device>:<stream>"``:
+        ``"xpu0:1"`` for ``WORLD`` on device 0 (the first group of the process takes stream 1, each
+        ``new_group`` the next). MegEngine runs the group's collectives on that stream; NeoMeg's
+        run on their tensors' devices, and a collective given it as ``device`` accepts it."""
         self._valid()
-        return _device_name(_sd.device_type, _sd.device)
+        return f"{_sd.device_type}{_sd.device}:{self.stream}"
 
     @property
     def is_single_machine(self):
@@ -242,7 +247,10 @@ def init_process_group(
 
     Arguments left None come from the environment that external launchers (torchrun, Slurm
     scripts) set: ``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``
-    (the device). Rank 0 hosts the rendezvous :class:`Server` unless one already listens on
+    (the device). Where ``LOCAL_RANK`` gives the device, ``LOCAL_WORLD_SIZE`` (torchrun's) says
+    how many ranks share this machine, consecutive ranks from ``RANK - LOCAL_RANK``: they are
+    the machine's ranks (``Group.is_single_machine``) and share its cores, as those of one
+    ``launcher``. Rank 0 hosts the rendezvous :class:`Server` unless one already listens on
     ``port`` (one started by ``launcher`` or by the user). Returns once every rank has joined.
 
     Args:
@@ -251,8 +259,9 @@ def init_process_group(
         world_size: total number of processes participating in the job.
         rank: rank of the current process.
         device: the device id to bind this process to.
-        backend: communicator backend: ``"auto"`` (Gloo for CPU tensors, NCCL for GPU ones),
-            ``"gloo"``, ``"nccl"`` (Gloo on a machine without CUDA) or ``"rccl"``.
+        backend: communicator backend, what :func:`get_backend` returns: ``"auto"``,
+            ``"nccl"``, ``"gloo"`` or ``"rccl"`` (not supported). Whatever it says, collectives
+            on CPU tensors run on Gloo and those on GPU tensors on NCCL.
         device_type: ``"xpu"`` (a GPU when usable, else the CPU), ``"cpu"`` or ``"gpu"``.
         timeout: seconds to wait for peers before raising TimeoutError (also the timeout of
             every collective); ``NEOMEG_DIST_TIMEOUT`` or 300 when None.
@@ -269,6 +278,9 @@ def init_process_group(
     port = _env_int("MASTER_PORT", port)
     world_size = _env_int("WORLD_SIZE", world_size)
     rank = _env_int("RANK", rank)
+    # A torchrun-style launch: the device is the rank's index on its node, and the node's ranks
+    # (LOCAL_WORLD_SIZE of them, numbered consecutively) are what launcher's machine_ranks are.
+    local_world_size = _env_int("LOCAL_WORLD_SIZE", None) if device is None else None
     device = _env_int("LOCAL_RANK", device)
     if device is None:
         device = 0
@@ -293,6 +305,15 @@ def init_process_group(
         raise ValueError(f"init_process_group: rank {rank} is not in [0, {world_size})")
     if not 0 < port < 65536:
         raise ValueError(f"init_process_group: port must be in (0, 65536), got {port}")
+    machine_ranks = None
+    if local_world_size is not None:
+        first = rank - device
+        if not 0 <= device < local_world_size or not 0 <= first <= world_size - local_world_size:
+            raise ValueError(
+                f"init_process_group: $LOCAL_WORLD_SIZE {local_world_size} ranks from rank "
+                f"{first} (RANK {rank} - LOCAL_RANK {device}) are not ranks of {world_size}"
+            )
+        machine_ranks = list(range(first, first + local_world_size))
     timeout = default_timeout() if timeout is None else float(timeout)
     if timeout <= 0:
         raise ValueError(f"init_process_group: timeout must be positive, got {timeout}")
@@ -308,6 +329,11 @@ def init_process_group(
     on_gpu = device_name.startswith("gpu")
     if on_gpu:
         _check_gpu(device, device_type)
+
+    if machine_ranks is not None:
+        from .launcher import _share_cores  # not at import: launcher imports this module
+
+        _share_cores(len(machine_ranks))  # as launcher does for the ranks it starts
 
     # One deadline for the whole of it: reaching the Server, joining rank 0's job, meeting the
     # others. A rank that raised, died or was never started is named within the timeout.
@@ -331,10 +357,13 @@ def init_process_group(
     sd.world_size = world_size
     sd.proc_rank = rank
     sd.device = device
-    # What "auto" means; "nccl" on a CPU device means Gloo, as MegEngine's CPU-only machines.
-    sd.backend = "nccl" if on_gpu else "gloo"
+    # As given, as MegEngine ("auto" by default, launcher's "nccl"): what get_backend() and
+    # dist.backend say. The collectives choose by their tensors' device (Gloo for CPU tensors,
+    # NCCL for GPU ones), whatever it says.
+    sd.backend = backend
     sd.device_type = device_type
     sd.timeout = timeout
+    sd.machine_ranks = machine_ranks
     sd.hostname = _local_address(master_ip, port)
     _sd = sd
     _communicators.clear()
@@ -506,7 +535,10 @@ def get_world_size() -> int:
 
 
 def get_backend() -> str:
-    r"""Get the backend str (``"gloo"`` for CPU tensors).
+    r"""Get the backend str: ``init_process_group``'s ``backend`` (``"auto"`` by default,
+    ``"nccl"`` under :class:`launcher`, as MegEngine), or what ``dist.backend`` or
+    :func:`override_backend` set since. Collectives do not read it: CPU tensors go through Gloo
+    and GPU tensors through NCCL.
 
     Returns:
         the backend's name.

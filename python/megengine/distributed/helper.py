@@ -77,12 +77,10 @@ class TensorFuture(Future):
 
 
 def _mean(reduced, size):
-    """The mean of a bucket's sum over ``size`` ranks, in the bucket's dtype (an integer
-    gradient stays an integer)."""
-    out = reduced / size
-    if np.dtype(out.dtype) != np.dtype(reduced.dtype):
-        out = out.astype(reduced.dtype)
-    return out
+    """The mean of a bucket's sum over ``size`` ranks: a true division, as MegEngine's
+    ``packed_grads /= group.size``, so an integer bucket (gradients that a callback before this
+    one made integers) gives float32 means."""
+    return reduced / size
 
 
 class AllreduceCallback:
@@ -103,7 +101,8 @@ class AllreduceCallback:
     Args:
         reduce_method: the method to reduce gradiants: ``"sum"`` or ``"mean"``.
         group: communication group.
-        backend: override distributed backend in allreduce (``"gloo"`` for CPU tensors).
+        backend: override distributed backend in allreduce (kept as MegEngine keeps it, "auto"
+            read as "nccl"; the gradients' device chooses Gloo or NCCL).
 
     Examples:
         >>> import megengine.distributed as dist
@@ -123,6 +122,8 @@ class AllreduceCallback:
         if backend is None:
             _group._require_init()
             backend = _group._sd.backend
+        if backend == "auto":  # as MegEngine
+            backend = "nccl"
         self._backend = backend
 
     def _reset(self):

@@ -263,7 +263,7 @@ def _p2p():
 
 def test_remote_send_and_recv_pair_in_order():
     res0, res1 = dist.launcher(n_gpus=2, timeout=TIMEOUT)(_p2p)()
-    assert res0[0] == "gloo"
+    assert res0[0] == "nccl"  # launcher's backend, as MegEngine; the CPU tensors went by Gloo
     np.testing.assert_array_equal(res0[1], np.array([1, 4], dtype="float32"))
     np.testing.assert_array_equal(res1[0], np.arange(6, dtype="int32").reshape(2, 3))
     assert res1[1].dtype == np.float16 and res1[1].shape == () and res1[1] == 2.5
@@ -304,14 +304,13 @@ def _backend_and_synchronized():
     import time
 
     r = dist.get_rank()
-    seen = [dist.backend]
-    dist.backend = "nccl"  # MegEngine's module property: what get_backend reads
+    seen = [dist.backend]  # launcher's backend, "nccl" by default as MegEngine
+    dist.backend = "gloo"  # MegEngine's module property: what get_backend reads
     seen.append(dist.get_backend())
     try:
         dist.backend = "mpi"
     except ValueError:
         seen.append("ValueError")
-    dist.backend = "gloo"
 
     @dist.synchronized
     def slow_on_rank_1():
@@ -327,7 +326,7 @@ def _backend_and_synchronized():
 def test_backend_property_and_synchronized():
     results = dist.launcher(n_gpus=2, timeout=TIMEOUT)(_backend_and_synchronized)()
     for r, (seen, out, waited) in enumerate(results):
-        assert seen == ["gloo", "nccl", "ValueError"]
+        assert seen == ["nccl", "gloo", "ValueError"]
         assert out == r
         assert waited >= 0.45  # rank 0 returned only once rank 1 had finished too
     with pytest.raises(RuntimeError, match="init_process_group"):

@@ -1,0 +1,92 @@
+// Ends a rank's waits for a peer as soon as that peer's connection fails, instead of at the
+// group's timeout.
+//
+// Why: when a Gloo TCP pair's socket fails, the pair wakes the unbound buffers of the operations
+// it still holds as pending (a send whose receiver has not announced its receive yet, a receive
+// whose data has not started), but not the buffer of a send it has queued for writing nor of the
+// message it is halfway through reading: its error loop over queued writes looks at bound buffers
+// only, and the message being read is no longer in its pending list. A wait for such a buffer
+// lasts the whole timeout. A rank SIGKILLed in the middle of a 3-rank ring all-reduce left a
+// survivor that way (seen under load, gdb: rank 0 in waitSend for the group's 60 s, its send to
+// the killed rank queued after the write met the reset socket), and the survivor waiting for that
+// one in turn.
+//
+// The watch keeps one receive from every peer posted on a slot that nothing is sent to: a pending
+// receive, which the pair does wake when it fails. A thread per context waits for it, records
+// which peers failed (a receive posted on a failed pair throws the pair's error) and aborts the
+// waits for those peers registered with it (abortWaitRecv/abortWaitSend). Such a wait then takes
+// a completion that came before the failure, if any, and otherwise throws that error (wait()
+// says how). A wait is for one peer, the one its operations go to or come from: a peer that
+// finished and left must not fail a wait for another peer's data still on its way. Gloo's own
+// collectives (broadcast, gather, ...) wait on buffers of their own, which the watch cannot reach.
+#pragma once
+
+#include <gloo/context.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace neomeg::distributed {
+
+class PeerWatch {
+public:
+    // Watches every peer of each of `contexts` (over the same ranks; they must outlive the
+    // watch) through receives on `slot`, which no collective may use. The receives are posted
+    // before the constructor returns.
+    PeerWatch(const std::vector<gloo::Context*>& contexts, uint64_t slot);
+    ~PeerWatch();
+    PeerWatch(const PeerWatch&) = delete;
+    PeerWatch& operator=(const PeerWatch&) = delete;
+
+    // buf.waitRecv / buf.waitSend with `timeout` for an operation with `peer`, except that once
+    // the connection to `peer` (to any peer where -1) is known to have failed, before or during
+    // the wait, it takes a completion already there, or else throws gloo::IoException with that
+    // connection's error after Gloo has closed every pair of the buffer's context.
+    void wait_recv(gloo::transport::UnboundBuffer& buf, int peer,
+                   std::chrono::milliseconds timeout);
+    void wait_send(gloo::transport::UnboundBuffer& buf, int peer,
+                   std::chrono::milliseconds timeout);
+
+    // The error of the failed connection to `peer` (to any peer where -1); empty while none.
+    std::string failure(int peer) const;
+
+private:
+    struct Watched {
+        gloo::Context* context;
+        std::unique_ptr<gloo::transport::UnboundBuffer> buffer;  // the posted receives
+        char byte = 0;                                           // what they would receive into
+        std::thread thread;
+    };
+    struct Waiting {
+        gloo::transport::UnboundBuffer* buf;
+        bool recv;
+        int peer;
+    };
+
+    void post(Watched& w);
+    void run(Watched& w);
+    void mark_failed(int peer, const std::string& error);
+    void wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
+              std::chrono::milliseconds timeout);
+    std::string failure_locked(int peer) const;
+    // `error`, a wait's for `peer`, led by the first failed connection's when that was another
+    // peer's.
+    std::string first_failure_and(int peer, const std::string& error) const;
+
+    const uint64_t m_slot;
+    std::vector<std::unique_ptr<Watched>> m_watched;
+    mutable std::mutex m_mutex;
+    bool m_stop = false;
+    std::vector<std::string> m_failed;  // by rank: the connection's error, empty while alive
+    int m_first_failed = -1;
+    std::vector<Waiting> m_waiting;
+};
+
+}  // namespace neomeg::distributed
