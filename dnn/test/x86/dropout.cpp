@@ -3,11 +3,9 @@
 // block, one past the kernel's chunk of 256 blocks (1025), and above the threading grain (so the
 // threads' split must not change the mask); strided
 // tensors and other dtypes go to naive.
-#ifdef NEOMEG_WITH_DNNL
-#include <hwy/targets.h>
-#endif
 
 #include "neomeg/dnn/operators/norm.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -62,23 +60,16 @@ TEST_F(X86, DropoutOtherCasesRunNaive) {
 // the targets restored afterwards.
 TEST_F(X86, DropoutMatchesNaiveAtEachHighwayTarget) {
 #ifdef NEOMEG_WITH_DNNL
-    const int64_t had = hwy::SupportedTargets();
-    size_t ran = 0;
-    for (int64_t target :
-         {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128), int64_t(HWY_SCALAR)}) {
-        if ((had & target) == 0)
-            continue;
-        hwy::SetSupportedTargetsForTest(target);
-        ++ran;
-        for (const TensorShape& s : {TensorShape{1}, TensorShape{11}, TensorShape{1025}}) {
-            Checker<DropoutForward> f(handle.get());
-            f.set_param(dropout(0.3f, 77)).set_epsilon(0).execs({s});
-            Checker<DropoutBackward> b(handle.get());
-            b.set_param(dropout(0.3f, 77)).set_dtype(1, dtype::Uint8).set_range(1, 0, 2);
-            b.set_epsilon(0).execs({s, s});
-        }
-    }
-    hwy::SetSupportedTargetsForTest(had);
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (const TensorShape& s : {TensorShape{1}, TensorShape{11}, TensorShape{1025}}) {
+                    Checker<DropoutForward> f(handle.get());
+                    f.set_param(dropout(0.3f, 77)).set_epsilon(0).execs({s});
+                    Checker<DropoutBackward> b(handle.get());
+                    b.set_param(dropout(0.3f, 77)).set_dtype(1, dtype::Uint8).set_range(1, 0, 2);
+                    b.set_epsilon(0).execs({s, s});
+                }
+            });
     EXPECT_GE(ran, 1u);
 #endif
 }

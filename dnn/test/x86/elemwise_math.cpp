@@ -7,9 +7,6 @@
 // for these float32 modes. (elemwise.cpp covers their shapes and layouts.)
 #include <bit>
 #include <cmath>
-#ifdef NEOMEG_WITH_DNNL
-#include <hwy/targets.h>
-#endif
 #include <cstdint>
 #include <limits>
 #include <numbers>
@@ -19,6 +16,7 @@
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_math_hwy.h"
 #include "src/x86/exec_report.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -179,16 +177,10 @@ TEST_F(X86, ElemwiseGeluAtItsBordersAndTails) {
 #ifdef NEOMEG_WITH_DNNL
     // Each instruction set this CPU has (AVX-512, AVX2, Highway's emulation and scalar targets),
     // restored afterwards.
-    const int64_t had = hwy::SupportedTargets();
-    for (int64_t target :
-         {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128), int64_t(HWY_SCALAR)}) {
-        if ((had & target) == 0)
-            continue;
-        hwy::SetSupportedTargetsForTest(target);
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
         (void)max_ulps(*handle, Mode::GELU, {x});
         (void)max_ulps(*handle, Mode::GELU_GRAD, {x, dy});
-    }
-    hwy::SetSupportedTargetsForTest(had);
+    });
 #endif
 }
 
@@ -258,14 +250,8 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
 // AVX-512, AVX2 and the emulation (8, 4 and 2 double lanes).
 TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
 #ifdef NEOMEG_WITH_DNNL
-    const int64_t had = hwy::SupportedTargets();
     std::mt19937 rng(22);
-    size_t ran = 0;
-    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
-        if ((had & target) == 0)
-            continue;
-        hwy::SetSupportedTargetsForTest(target);
-        ++ran;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         for (size_t n : {size_t(256), size_t(257), size_t(700)}) {
             std::normal_distribution<double> g(0, 1.5);
             std::vector<double> x(n);
@@ -281,8 +267,7 @@ TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
             (void)max_ulps(*handle, Mode::ERF, {x});
             (void)max_ulps(*handle, Mode::ERFC, {x});
         }
-    }
-    hwy::SetSupportedTargetsForTest(had);
+    });
     EXPECT_GE(ran, 1u);
 #endif
 }

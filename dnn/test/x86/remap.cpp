@@ -7,11 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#ifdef NEOMEG_WITH_DNNL
-#include <hwy/targets.h>
-#endif
-
 #include "neomeg/dnn/operators/vision.h"
+#include "x86/highway_targets.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;
@@ -116,15 +113,9 @@ TEST_F(X86, RemapLargeEmptyAndFloat16) {
 // tensors (a padded diff takes the one-point-at-a-time loops); the targets restored afterwards.
 TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
 #ifdef NEOMEG_WITH_DNNL
-    const int64_t had = hwy::SupportedTargets();
     std::mt19937 rng(29);
     TensorShape src{2, 11, 9, 12}, ms{2, 5, 19, 2}, dst{2, 11, 5, 19};
-    size_t ran = 0;
-    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
-        if ((had & target) == 0)
-            continue;
-        hwy::SetSupportedTargetsForTest(target);
-        ++ran;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         for (bool padded : {false, true})
             for (IMode im : {IMode::LINEAR, IMode::NEAREST})
                 for (BMode bm : {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP,
@@ -135,9 +126,10 @@ TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
                     p.scalar = -0.75f;
                     HostTensor x = make_tensor(src, padded, rng);
                     HostTensor dy = make_tensor(dst, padded, rng);
-                    // Points anywhere (few vectors of whole interiors), and points inside the
-                    // image but every seventh on or past an edge (the map gradient's loop reads
-                    // a row's two taps as one 64-bit pair where a vector's lanes are all inside).
+                    // Points anywhere (few vectors of whole interiors), and points inside
+                    // the image but every seventh on or past an edge (the map gradient's
+                    // loop reads a row's two taps as one 64-bit pair where a vector's lanes
+                    // are all inside).
                     std::vector<double> inside = map_values(ms, 12, 9, rng);
                     std::uniform_real_distribution<double> ux(0, 11), uy(0, 8);
                     for (size_t i = 0; i < inside.size(); i += 2)
@@ -151,8 +143,7 @@ TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
                         expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
                     }
                 }
-    }
-    hwy::SetSupportedTargetsForTest(had);
+    });
     EXPECT_GE(ran, 1u);
 #endif
 }
@@ -166,14 +157,8 @@ TEST_F(X86, RemapGradientsMatchNaiveAtEachHighwayTarget) {
 // reach the sums either way), a padded src, at each Highway target the CPU has.
 TEST_F(X86, RemapForwardChannelsLastMatchesPlanes) {
 #ifdef NEOMEG_WITH_DNNL
-    const int64_t had = hwy::SupportedTargets();
     std::mt19937 rng(31);
-    size_t ran = 0;
-    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)}) {
-        if ((had & target) == 0)
-            continue;
-        hwy::SetSupportedTargetsForTest(target);
-        ++ran;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         for (size_t channels : {7, 8, 16, 17, 33})
             for (IMode im : {IMode::LINEAR, IMode::NEAREST})
                 for (BMode bm : {BMode::REPLICATE, BMode::REFLECT, BMode::REFLECT_101, BMode::WRAP,
@@ -214,8 +199,7 @@ TEST_F(X86, RemapForwardChannelsLastMatchesPlanes) {
                                 << op->param_str() << " channels " << channels << " channel " << c;
                     }
                 }
-    }
-    hwy::SetSupportedTargetsForTest(had);
+    });
     EXPECT_GE(ran, 1u);
 #endif
 }

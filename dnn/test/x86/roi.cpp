@@ -8,12 +8,9 @@
 #include <algorithm>
 #include <limits>
 
-#ifdef NEOMEG_WITH_DNNL
-#include <hwy/targets.h>
-#endif
-
 #include "neomeg/dnn/operators/vision.h"
 #include "src/common/roi_geometry.h"
+#include "x86/highway_targets.h"
 #include "x86/vision_loops.h"
 
 using namespace neomeg::dnn;
@@ -194,19 +191,13 @@ TEST_F(X86, ROIOpsEdgeCasesMatchNaive) {
 // in each), the targets restored afterwards (an ONEDNN_MAX_CPU_ISA cap included).
 TEST_F(X86, ROIForwardsMatchNaiveAtEachHighwayTarget) {
 #ifdef NEOMEG_WITH_DNNL
-    const int64_t had = hwy::SupportedTargets();
     std::mt19937 rng(23);
     TensorShape src{3, 20, 9, 8};
     HostTensor rois = make_tensor({kNumRois, 5}, false, rng, kRois);
-    size_t ran = 0;
-    for (int64_t target : {int64_t(HWY_AVX3), int64_t(HWY_AVX2), int64_t(HWY_EMU128)})
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         // Padded src is copied channels-last one element at a time, dense src (and dense
         // outputs) by the 8 x 8 register transposes (transpose_hwy.h).
         for (bool padded : {true, false}) {
-            if ((had & target) == 0)
-                continue;
-            hwy::SetSupportedTargetsForTest(target);
-            ran += padded;
             HostTensor x = make_tensor(src, padded, rng);
             for (auto mode : {param::ROIAlign::Mode::AVERAGE, param::ROIAlign::Mode::MAX}) {
                 param::ROIAlign a;
@@ -221,7 +212,7 @@ TEST_F(X86, ROIForwardsMatchNaiveAtEachHighwayTarget) {
                 expect_naive_near<ROIPooling>(*handle, q, pool_bound(q, src), {x, rois});
             }
         }
-    hwy::SetSupportedTargetsForTest(had);
+    });
     EXPECT_GE(ran, 1u);
 #endif
 }
