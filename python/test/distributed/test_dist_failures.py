@@ -4,14 +4,13 @@ rank (and the launching parent) fail within the timeout, never hang; nothing is 
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
-from dist_util import TIMEOUT
+from dist_util import TIMEOUT, free_port, launch_by_environment
 
 import megengine as mge
 import megengine.distributed as dist
@@ -172,42 +171,9 @@ print(dist.get_rank(), dist.get_world_size(), y.numpy().tolist(), mge.get_defaul
 """
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_environment_variables_of_external_launchers_are_honoured():
-    port = _free_port()
-    procs = []
-    for rank in range(2):
-        env = dict(
-            os.environ,
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            WORLD_SIZE="2",
-            RANK=str(rank),
-            LOCAL_RANK=str(1 - rank),  # as on two hosts: the device index, not the rank
-        )
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-c", _ENV_SCRIPT],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    outs = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=60)
-            assert p.returncode == 0, err
-            outs.append(out.strip())
-    finally:
-        for p in procs:
-            p.kill()
+    # as on two hosts: LOCAL_RANK is the device index, not the rank
+    outs = launch_by_environment(_ENV_SCRIPT, 2, lambda rank: {"LOCAL_RANK": 1 - rank})
     assert outs == ["0 2 [3.0, 3.0] cpu1 cpu1:0", "1 2 [3.0, 3.0] cpu0 cpu0:0"]
 
 
@@ -259,7 +225,7 @@ def _launch_external(ranks, args, timeout, world_size=2, script=None, guard=60):
     environment variables, the group's timeout `timeout` s; waits at most `guard` s for each
     (a hang guard) and returns rank -> (exit code, stdout, stderr, seconds since the start)."""
     script = _FAILING_SCRIPT if script is None else script
-    port = _free_port()
+    port = free_port()
     procs = {}
     for rank in ranks:
         env = dict(

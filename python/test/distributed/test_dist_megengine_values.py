@@ -9,67 +9,20 @@ all-reduced sum in place of ``all_reduce_sum`` for the mean)."""
 
 import json
 import os
-import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from dist_util import TIMEOUT
+from dist_util import TIMEOUT, launch_by_environment
 
 import megengine as mge
 import megengine.distributed as dist
 from megengine.autodiff import GradManager
 
-PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _launch(script, world_size, env_of_rank, args=()):
-    """Runs ``script`` as the ranks of a job launched through the environment (each rank's
-    variables from ``env_of_rank(rank)``, None removing one); returns each rank's last line of
-    stdout, parsed as JSON."""
-    port = _free_port()
-    procs = []
-    for rank in range(world_size):
-        env = dict(
-            os.environ,
-            PYTHONPATH=os.path.abspath(PYTHON_DIR),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            WORLD_SIZE=str(world_size),
-            RANK=str(rank),
-        )
-        for name, value in env_of_rank(rank).items():
-            if value is None:
-                env.pop(name, None)
-            else:
-                env[name] = str(value)
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-c", script, *args],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    outs = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=60)
-            assert p.returncode == 0, err
-            outs.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-    return outs
+    """launch_by_environment, each rank's last line of stdout parsed as JSON."""
+    outs = launch_by_environment(script, world_size, env_of_rank, args)
+    return [json.loads(out.splitlines()[-1]) for out in outs]
 
 
 _GROUP_SCRIPT = f"""
