@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "neomeg/dnn/operators/norm.h"
+#include "src/x86/all_contiguous.h"
 #include "src/x86/batch_norm_hwy.h"
 #include "src/x86/batch_norm_running.h"
 #include "src/x86/kernel.h"
@@ -189,13 +190,6 @@ private:
 ChannelRows channel_rows(const TensorLayout& src) {
     size_t c = src[1], s = src.total_nr_elems() / (src[0] * c);
     return {src[0], c * s, s};
-}
-
-bool all_contiguous(std::span<const TensorLayout> ls) {
-    for (const TensorLayout& l : ls)
-        if (!l.is_contiguous())
-            return false;
-    return true;
 }
 
 class HwyForwardPlan final : public Plan {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "neomeg/dnn/operators/norm.h"
+#include "src/x86/all_contiguous.h"
 #include "src/x86/dropout_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
@@ -20,14 +21,6 @@ namespace {
 // 1 / (1 - p), or 0 when every element is dropped (naive's keep_scale).
 double keep_scale(float p) {
     return p < 1.f ? 1.0 / (1.0 - double(p)) : 0.0;
-}
-
-bool all_contiguous(std::span<const TensorND> a, std::span<const TensorND> b) {
-    for (auto s : {a, b})
-        for (const TensorND& t : s)
-            if (!t.layout.is_contiguous())
-                return false;
-    return true;
 }
 
 class DropoutForwardImpl final : public LoopKernel<DropoutForward> {

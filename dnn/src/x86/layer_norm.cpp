@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "neomeg/dnn/operators/norm.h"
+#include "src/x86/all_contiguous.h"
 #include "src/x86/kernel.h"
 #include "src/x86/layer_norm_hwy.h"
 #include "src/x86/parallel.h"
@@ -56,14 +57,6 @@ Operand dense_operand(const TensorLayout& l, memory::dims dims) {
         return memory::desc(dims, memory::data_type::f32,
                             dims.size() == 1 ? memory::format_tag::a : memory::format_tag::ab);
     });
-}
-
-bool all_contiguous(std::span<const TensorLayout> in, std::span<const TensorLayout> out) {
-    for (auto ls : {in, out})
-        for (const TensorLayout& l : ls)
-            if (!l.is_contiguous())
-                return false;
-    return true;
 }
 
 // tensors: src[, weight, bias], dst, mean, rstd.
