@@ -39,8 +39,12 @@ anything for the others). What NeoMeg does with each:
 * ``allow_tf32`` (default False; NeoMeg's, not MegEngine's): whether float32 matrix products
   and convolutions on a GPU may round their inputs to TF32 on tensor cores, as PyTorch's
   ``allow_tf32``. Off, float32 means float32; CPU kernels never read it.
-* ``_auto_format_convert`` (default False): MegEngine's NHWC index conversion. NeoMeg tensors
-  have only the ``"default"`` format, so there is nothing to convert; the value is stored.
+* ``_auto_format_convert`` (default True, MegEngine 1.13's value; its docstring says False):
+  whether a tensor of format ``"nhwc"`` presents NCHW order (shape, indices, values) while its
+  storage is channels-last. NeoMeg's channels-last tensors always do (they are NCHW tensors
+  with channels-last strides, ``Tensor.format``); False, which MegEngine's optimizer and
+  GradManager set around their own steps to see the physical NHWC tensor, is stored and
+  changes nothing here.
 
 ``_override(...)`` sets some of them for a ``with`` block (or a decorated function) and restores
 them after.
@@ -64,7 +68,7 @@ _values = {
     "disable_memory_forwarding": False,
     "benchmark_with_subprocess": False,
     "_compute_mode": "default",
-    "_auto_format_convert": False,
+    "_auto_format_convert": True,
     "allow_tf32": False,
 }
 # The settings are properties of the module's class (below), so `from megengine.config import *`

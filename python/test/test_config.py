@@ -16,7 +16,9 @@ DEFAULTS = {
     "disable_memory_forwarding": False,
     "benchmark_with_subprocess": False,
     "_compute_mode": "default",
-    "_auto_format_convert": False,
+    # MegEngine 1.13 gives True (its docstring says False): get_auto_format_convert() and
+    # mge.config._auto_format_convert both read True in a fresh process
+    "_auto_format_convert": True,
 }
 
 
@@ -75,10 +77,10 @@ def test_settings_round_trip_and_import_by_name():
     config.deterministic_kernel = np.bool_(True)
     config.benchmark_with_subprocess = 1
     config._compute_mode = "float32"
-    config._auto_format_convert = True
+    config._auto_format_convert = False
     assert config.async_level == 0 and config.benchmark_kernel is True
     assert config.deterministic_kernel is True and config.benchmark_with_subprocess is True
-    assert config._compute_mode == "float32" and config._auto_format_convert is True
+    assert config._compute_mode == "float32" and config._auto_format_convert is False
     from megengine.config import async_level, benchmark_kernel
 
     assert (async_level, benchmark_kernel) == (0, True)
