@@ -4,6 +4,8 @@
 #include <array>
 #include <cstddef>
 
+#include "src/x86/small_matmul_hwy.h"
+
 namespace neomeg::dnn::x86 {
 namespace {
 
@@ -29,6 +31,10 @@ public:
         const auto* a = static_cast<const float*>(t[0].raw_ptr());
         const auto* b = static_cast<const float*>(t[1].raw_ptr());
         auto* c = static_cast<float*>(t[2].raw_ptr());
+        if (m_b.col == 1 && m_c.col == 1) {
+            small_matmul_rows_f32(a, b, c, m_m, m_n, m_k, m_a.row, m_a.col, m_b.row, m_c.row);
+            return;
+        }
         // One row of C at a time, summed over K in order (naive's order per element); N is at
         // most kSmallMatmulWork.
         std::array<double, kSmallMatmulWork> acc;

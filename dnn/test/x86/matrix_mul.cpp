@@ -5,6 +5,7 @@
 #include "common/matmul_param.h"
 #include "neomeg/dnn/operators/linalg.h"
 #include "src/x86/small_matmul.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -61,6 +62,38 @@ TEST_F(X86, MatrixMulRunsOneDnn) {
                         << kernel << " " << s.m << "x" << s.n << "x" << s.k << " ta " << ta
                         << " tb " << tb;
             }
+}
+
+// The small loop's vector path (B's and C's columns unit strided) at every Highway target: whole
+// vectors of columns and the scalar tail (N of 1, a vector, a vector and one, two vectors and a
+// prime), K of 1 and past a cache line, strided A (its transpose) and padded rows of B and C,
+// each bit for bit naive's.
+TEST_F(X86, SmallMatmulVectorRowsAreNaiveBitForBit) {
+#ifdef NEOMEG_WITH_DNNL
+    std::mt19937 rng(17);
+    const Mnk sizes[] = {{8, 8, 8},  {1, 1, 1},   {3, 9, 5},   {2, 16, 31}, {4, 17, 7},
+                         {5, 33, 6}, {1, 64, 16}, {16, 4, 16}, {2, 31, 1}};
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (const Mnk& s : sizes) {
+                    ASSERT_LE(s.m * s.n * s.k, x86::kSmallMatmulWork);
+                    for (bool ta : {false, true}) {
+                        HostTensor a(a_shape(s, ta), dtype::Float32);
+                        // B and C with padded rows: unit column strides, rows 3 elements apart
+                        // further.
+                        HostTensor b(
+                                TensorLayout({s.k, s.n}, {ptrdiff_t(s.n + 3), 1}, dtype::Float32));
+                        fill_uniform(a, -4, 4, rng);
+                        fill_uniform(b, -4, 4, rng);
+                        EXPECT_EQ(run_and_compare<MatrixMul>(*handle, mm_param(ta, false), {a, b},
+                                                             {}, 0.0),
+                                  "loop:small_matmul")
+                                << s.m << "x" << s.n << "x" << s.k << " ta " << ta;
+                    }
+                }
+            });
+    EXPECT_GE(ran, 1u);
+#endif
 }
 
 TEST_F(X86, MatrixMulStridedViews) {
