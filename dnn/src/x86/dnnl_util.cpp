@@ -272,6 +272,7 @@ void PrimitivePlan::finalize() {
         bytes = std::max(bytes, s.scratch_md.get_size());
     if (bytes == 0)
         return;
+    m_scratch_bytes = bytes;
     m_scratch_off = m_ws.add(bytes);
     for (Step& s : m_steps)
         if (s.scratch_md.get_size() > 0)
