@@ -40,6 +40,10 @@ void copy_from_dense(const void* dense, const TensorND& dst);
 // (CONVOLUTION) mode. Its strides are negative, so an Operand stages it.
 TensorND reversed_from(const TensorND& t, size_t first);
 
+// r.execute(stream, from, to), on the calling thread alone where the copy is small (a depthwise
+// filter's), whose OpenMP threads would take longer to wake than it takes.
+void run_reorder(dnnl::reorder& r, dnnl::stream& stream, dnnl::memory& from, dnnl::memory& to);
+
 // Offsets of the buffers a kernel carves out of its workspace, each 64-byte aligned (the eager
 // runtime's workspace is 64-byte aligned, so the buffers are too).
 class WorkspacePlan {
