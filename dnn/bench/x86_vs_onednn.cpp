@@ -795,6 +795,10 @@ int main(int argc, char** argv) {
           ConvCase{"conv 1x1 32->64 32x32 b32", 32, 32, 64, 32, 1, 1},
           ConvCase{"conv 1x1 128->128 16x16 b32", 32, 128, 128, 16, 1, 1},
           ConvCase{"conv 1x1 512->512 4x4 b32", 32, 512, 512, 4, 1, 1},
+          // ResNet-50's last stage and a CIFAR ResNet's 8x8 one: where the input gradient's plain
+          // gemm stops paying (conv_common.h).
+          ConvCase{"conv 1x1 2048->512 7x7 b32", 32, 2048, 512, 7, 1, 1},
+          ConvCase{"conv 1x1 256->256 8x8 b32", 32, 256, 256, 8, 1, 1},
           ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 64 56x56 b1", 1, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},

@@ -16,6 +16,7 @@ class AlignedWorkspacePlan final : public Plan {
 public:
     explicit AlignedWorkspacePlan(std::unique_ptr<Plan> plan) : m_plan(std::move(plan)) {}
     size_t workspace_in_bytes() const override { return m_plan->workspace_in_bytes() + kAlign; }
+    size_t scratchpad_in_bytes() const override { return m_plan->scratchpad_in_bytes(); }
     const char* name() const override { return m_plan->name(); }
     void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) override {
         const auto addr = reinterpret_cast<uintptr_t>(ws.ptr);

@@ -51,7 +51,7 @@ public:
                 user = ws.ptr;
             }
             m_user.set_data_handle(user);
-            m_reorder.execute(stream, m_user, m_weights);
+            run_reorder(m_reorder, stream, m_user, m_weights);
             m_converted_from = filter.raw_ptr();
         }
         std::array<TensorND, 5> t;

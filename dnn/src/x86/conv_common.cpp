@@ -27,6 +27,14 @@ std::optional<memory::desc> data_desc(const TensorLayout& l) {
     return plain_desc(dims_of(l), strides_of(l), *dnnl_type_of(l.dtype));
 }
 
+// The pixels per image (the product of the axes after N and C).
+size_t spatial_size(const TensorLayout& l) {
+    size_t n = 1;
+    for (size_t d = 2; d < l.ndim; ++d)
+        n *= l[d];
+    return n;
+}
+
 }  // namespace
 
 std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& src,
@@ -74,7 +82,8 @@ memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner) {
 }
 
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g) {
-    if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous())
+    if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous() ||
+        spatial_size(l) < kMinPointwiseGemmPixels)
         return any_desc(l);
     using tag = memory::format_tag;
     tag t = l.ndim == 3 ? tag::abc : l.ndim == 4 ? tag::abcd : tag::abcde;

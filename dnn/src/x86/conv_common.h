@@ -37,11 +37,14 @@ memory::desc any_desc(const TensorLayout& l);
 // gradient (src channels-last, its gradient plain) got only `ref:any`, 13x slower.
 memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner);
 // The same for backward data's tensors of a convolution of geometry g, except that a contiguous
-// float32 NCHW tensor of a pointwise convolution keeps its plain layout: oneDNN's gemm kernel
-// reads and writes it in place, which measured 2x faster than the blocked 1x1 kernel with its
-// reorders in and out, with 1 and 2 threads. The forward and filter-gradient gemm kernels were
-// 1.4x faster with one thread but 4-5x slower with two, so they stay blocked
-// (docs/x86-backend.md).
+// float32 NCHW tensor of a pointwise convolution with at least kMinPointwiseGemmPixels per image
+// keeps its plain layout: oneDNN's gemm kernel reads and writes it in place, which measured
+// 1.1-2.5x faster than the blocked 1x1 kernel with its reorders in and out, with 1 and 2
+// threads, from 14x14 images on. Its matrix products are one image's pixels long, and on smaller
+// images it lost: 0.5-0.8x on 7x7 and 4x4 (ResNet-50's last stage, the CIFAR MobileNet's 512
+// channels), a tie on 8x8. The forward and filter-gradient gemm kernels were 1.4x faster with
+// one thread but 4-5x slower with two, so they stay blocked (docs/x86-backend.md).
+inline constexpr size_t kMinPointwiseGemmPixels = 128;
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g);
 // That, or beside a channels-last partner the partnered any_desc above.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner);

@@ -27,6 +27,7 @@ public:
           m_name(std::string(m_chunk->name()) + " in " + std::to_string(chunks) +
                  " output-channel slices") {}
     size_t workspace_in_bytes() const override { return m_chunk->workspace_in_bytes(); }
+    size_t scratchpad_in_bytes() const override { return m_chunk->scratchpad_in_bytes(); }
     const char* name() const override { return m_name.c_str(); }
     void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) override {
         auto* diff = static_cast<char*>(tensors[1].raw_ptr());
@@ -73,7 +74,7 @@ std::unique_ptr<Plan> split_filter_gradient(std::unique_ptr<Plan> whole,
                                             std::span<const TensorLayout> out, size_t diff_granule,
                                             const FilterGradPlanner& make) {
     const size_t budget = winograd_filter_scratch_budget();
-    if (!whole || !is_winograd(*whole) || whole->workspace_in_bytes() <= budget ||
+    if (!whole || !is_winograd(*whole) || whole->scratchpad_in_bytes() <= budget ||
         out[0].ndim != 4 || in[1].ndim < 4 || diff_granule == 0)
         return whole;
     const TensorLayout &diff = in[1], &grad = out[0];
@@ -87,7 +88,7 @@ std::unique_ptr<Plan> split_filter_gradient(std::unique_ptr<Plan> whole,
     size_t best_chunks = 1;
     TensorLayout best_diff, best_grad;
     for (size_t chunks = 2;
-         best->workspace_in_bytes() > budget && oc % (chunks * diff_granule) == 0; chunks *= 2) {
+         best->scratchpad_in_bytes() > budget && oc % (chunks * diff_granule) == 0; chunks *= 2) {
         TensorLayout diff_chunk = diff, grad_chunk = grad;
         diff_chunk[1] = diff[1] / chunks;
         grad_chunk[0] = oc / chunks;
@@ -98,7 +99,7 @@ std::unique_ptr<Plan> split_filter_gradient(std::unique_ptr<Plan> whole,
         } catch (const dnnl::error&) {  // a slice oneDNN cannot plan: keep the best so far
         }
         if (!chunk || !is_winograd(*chunk) ||
-            chunk->workspace_in_bytes() >= best->workspace_in_bytes())
+            chunk->scratchpad_in_bytes() >= best->scratchpad_in_bytes())
             break;
         best = std::move(chunk);
         best_chunks = chunks;

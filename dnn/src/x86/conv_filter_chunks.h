@@ -16,7 +16,9 @@
 
 namespace neomeg::dnn::x86 {
 
-// The most scratchpad bytes a Winograd filter-gradient plan may take before it is split:
+// The most scratchpad bytes (Plan::scratchpad_in_bytes: not the buffers that reorder the call's
+// plain tensors to the kernel's layout, which slices need as much of) a Winograd filter-gradient
+// plan may take before it is split:
 // NEOMEG_WINOGRAD_SCRATCH_MB (a positive integer; anything else warns once and counts as unset),
 // 32 MiB when unset. Read on every plan, which happens once per operator and shape.
 size_t winograd_filter_scratch_budget();
@@ -27,8 +29,8 @@ using FilterGradPlanner = std::function<std::unique_ptr<Plan>(std::span<const Te
 // `whole`, the plan `make` made for the filter gradient in = {src, diff}, out = {grad} of an
 // ungrouped 2-D convolution, or the same gradient in slices of its output channels (grad's axis
 // 0; diff's axis 1, which counts `diff_granule` channels per index: 1 for a plain diff, the block
-// for a channel-blocked one), each planned by `make`: the fewest slices whose plan keeps within
-// the budget, or the most that still run Winograd. `whole` as it is when it is not Winograd,
+// for a channel-blocked one), each planned by `make`: the fewest slices whose scratchpad keeps
+// within the budget, or the most that still run Winograd. `whole` as it is when it is not Winograd,
 // keeps within the budget, or cannot be split.
 std::unique_ptr<Plan> split_filter_gradient(std::unique_ptr<Plan> whole,
                                             std::span<const TensorLayout> in,

@@ -185,6 +185,8 @@ namespace {
 // the 0.22 us copy on two threads (a twelfth of a batch-1 depthwise filter gradient).
 constexpr size_t kSmallReorderBytes = size_t(1) << 15;
 
+}  // namespace
+
 void run_reorder(dnnl::reorder& r, dnnl::stream& stream, dnnl::memory& from, dnnl::memory& to) {
     if (to.get_desc().get_size() > kSmallReorderBytes) {
         r.execute(stream, from, to);
@@ -197,8 +199,6 @@ void run_reorder(dnnl::reorder& r, dnnl::stream& stream, dnnl::memory& from, dnn
     r.execute(stream, from, to);
     omp_set_num_threads(threads);
 }
-
-}  // namespace
 
 void Operand::stage_and_reorder(const TensorND& t, std::byte* ws, void* prim,
                                 dnnl::stream& stream) {
@@ -272,6 +272,7 @@ void PrimitivePlan::finalize() {
         bytes = std::max(bytes, s.scratch_md.get_size());
     if (bytes == 0)
         return;
+    m_scratch_bytes = bytes;
     m_scratch_off = m_ws.add(bytes);
     for (Step& s : m_steps)
         if (s.scratch_md.get_size() > 0)

@@ -40,6 +40,10 @@ void copy_from_dense(const void* dense, const TensorND& dst);
 // (CONVOLUTION) mode. Its strides are negative, so an Operand stages it.
 TensorND reversed_from(const TensorND& t, size_t first);
 
+// r.execute(stream, from, to), on the calling thread alone where the copy is small (a depthwise
+// filter's), whose OpenMP threads would take longer to wake than it takes.
+void run_reorder(dnnl::reorder& r, dnnl::stream& stream, dnnl::memory& from, dnnl::memory& to);
+
 // Offsets of the buffers a kernel carves out of its workspace, each 64-byte aligned (the eager
 // runtime's workspace is 64-byte aligned, so the buffers are too).
 class WorkspacePlan {
@@ -129,6 +133,10 @@ class Plan {
 public:
     virtual ~Plan() = default;
     virtual size_t workspace_in_bytes() const = 0;
+    // The part of the workspace the primitives use for themselves (oneDNN's scratchpad), not the
+    // staging and reorder buffers of the call's tensors, which a plan over a slice of the tensors
+    // needs all the same; a plan that does not tell the two apart counts its whole workspace.
+    virtual size_t scratchpad_in_bytes() const { return workspace_in_bytes(); }
     // "onednn:<implementation>", e.g. onednn:jit:avx2.
     virtual const char* name() const = 0;
     // Runs on the call's inputs then outputs, in the operator's order.
@@ -166,6 +174,7 @@ public:
     void finalize();
 
     size_t workspace_in_bytes() const override { return m_ws.total(); }
+    size_t scratchpad_in_bytes() const override { return m_scratch_bytes; }
     const char* name() const override { return m_name.c_str(); }
     void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) override;
 
@@ -181,7 +190,7 @@ private:
     };
     dnnl::engine m_engine;
     std::vector<Step> m_steps;
-    size_t m_scratch_off = 0;
+    size_t m_scratch_off = 0, m_scratch_bytes = 0;
     WorkspacePlan m_ws;
     std::vector<Operand> m_operands;
     std::vector<size_t> m_tensor_of;  // the call tensor each operand reads or writes

@@ -26,11 +26,18 @@ std::vector<Case> cases() {
             {{2, 6, 8, 8}, {9, 2, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 3)},
             {{2, 8, 9, 9}, {8, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 8)},  // depthwise
             {{5, 16, 13, 13}, {32, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
-            // Pointwise on plain tensors (oneDNN's NCHW gemm kernel): odd channels and widths,
-            // dilated (still pointwise), 1-D and 3-D.
+            // Pointwise on plain tensors, odd channels and widths, dilated (still pointwise), 1-D
+            // and 3-D: below and at or above conv_common.h's kMinPointwiseGemmPixels per image,
+            // where the input gradient goes from the blocked 1x1 kernel to the NCHW gemm one.
             {{2, 7, 5, 11}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})},
             {{3, 5, 17}, {9, 5, 1}, conv_param({1}, {0}, {1})},
             {{1, 3, 3, 4, 5}, {4, 3, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+            {{3, 33, 1, 1}, {17, 33, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 19, 4, 4}, {35, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 7, 8, 16}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})},
+            {{2, 7, 13, 11}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{3, 5, 131}, {9, 5, 1}, conv_param({1}, {0}, {1})},
+            {{1, 3, 4, 6, 7}, {4, 3, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
             {{4, 16, 14, 14}, {24, 16, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1})},
             {{1, 3, 17, 19}, {8, 3, 7, 7}, conv_param({2, 2}, {3, 3}, {1, 1})},
             {{2, 3, 9}, {4, 3, 3}, conv_param({2}, {1}, {1})},
