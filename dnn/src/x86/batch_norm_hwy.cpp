@@ -104,24 +104,51 @@ HWY_INLINE void for_each(ChannelRows r, F&& f, G&& g) {
     }
 }
 
+// Calls f(vector index i, accumulator j < 4) over each row's full vectors, four consecutive
+// vectors going to four accumulators (one chain of dependent double additions per sum was
+// latency-bound over a channel in L2), and g(i) over the row's tail.
+template <class F, class G>
+HWY_INLINE void for_each4(ChannelRows r, F&& f, G&& g) {
+    const size_t lanes = hn::Lanes(DD());
+    for (size_t n = 0; n < r.rows; ++n) {
+        size_t base = n * r.row_stride, i = 0;
+        for (; i + 4 * lanes <= r.len; i += 4 * lanes) {
+            f(base + i, 0);
+            f(base + i + lanes, 1);
+            f(base + i + 2 * lanes, 2);
+            f(base + i + 3 * lanes, 3);
+        }
+        for (; i + lanes <= r.len; i += lanes)
+            f(base + i, 0);
+        for (; i < r.len; ++i)
+            g(base + i);
+    }
+}
+
+// The sum of four accumulators' lanes.
+HWY_INLINE double sum_lanes(const hn::Vec<DD> (&acc)[4]) {
+    return sum_lanes(hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3])));
+}
+
 template <BnData K>
 void MomentsT(const Elem<K>* src, ChannelRows r, double* mean, double* var) {
     const DD dd;
     const double count = double(r.rows * r.len);
-    auto acc = hn::Zero(dd);
+    hn::Vec<DD> acc[4] = {hn::Zero(dd), hn::Zero(dd), hn::Zero(dd), hn::Zero(dd)};
     double tail = 0;
-    for_each(
-            r, [&](size_t i) { acc = hn::Add(acc, load<K>(src + i)); },
+    for_each4(
+            r, [&](size_t i, int j) { acc[j] = hn::Add(acc[j], load<K>(src + i)); },
             [&](size_t i) { tail += scalar<K>(src + i); });
     const double m = (sum_lanes(acc) + tail) / count;
     const auto vm = hn::Set(dd, m);
-    acc = hn::Zero(dd);
+    for (auto& a : acc)
+        a = hn::Zero(dd);
     tail = 0;
-    for_each(
+    for_each4(
             r,
-            [&](size_t i) {
+            [&](size_t i, int j) {
                 auto c = hn::Sub(load<K>(src + i), vm);
-                acc = hn::MulAdd(c, c, acc);
+                acc[j] = hn::MulAdd(c, c, acc[j]);
             },
             [&](size_t i) {
                 double c = scalar<K>(src + i) - m;
@@ -153,14 +180,15 @@ void GradSumsT(const Elem<K>* dy, const Elem<K>* src, ChannelRows r, double mean
                double* dbias, double* dscale) {
     const DD dd;
     const auto vm = hn::Set(dd, mean), vi = hn::Set(dd, inv_std);
-    auto sb = hn::Zero(dd), ss = hn::Zero(dd);
+    hn::Vec<DD> sb[4] = {hn::Zero(dd), hn::Zero(dd), hn::Zero(dd), hn::Zero(dd)};
+    hn::Vec<DD> ss[4] = {hn::Zero(dd), hn::Zero(dd), hn::Zero(dd), hn::Zero(dd)};
     double tb = 0, ts = 0;
-    for_each(
+    for_each4(
             r,
-            [&](size_t i) {
+            [&](size_t i, int j) {
                 auto g = load<K>(dy + i);
-                sb = hn::Add(sb, g);
-                ss = hn::Add(ss, hn::Mul(hn::Mul(g, hn::Sub(load<K>(src + i), vm)), vi));
+                sb[j] = hn::Add(sb[j], g);
+                ss[j] = hn::Add(ss[j], hn::Mul(hn::Mul(g, hn::Sub(load<K>(src + i), vm)), vi));
             },
             [&](size_t i) {
                 double g = scalar<K>(dy + i);

@@ -20,7 +20,9 @@ template <class F>
 void parallel_ranges(size_t n, size_t work, size_t grain, F&& f) {
     size_t threads = std::min(
             {static_cast<size_t>(omp_get_max_threads()), std::max<size_t>(work / grain, 1), n});
-    if (threads <= 1) {
+    // Inside another loop's parallel region (parallel_items) the loop runs on its thread: a
+    // nested region would get one thread anyway, and entering it costs.
+    if (threads <= 1 || omp_in_parallel()) {
         f(size_t{0}, n);
         return;
     }
@@ -33,6 +35,27 @@ void parallel_ranges(size_t n, size_t work, size_t grain, F&& f) {
         if (b < e)
             f(b, e);
     }
+}
+
+// Calls f(i) for every item i < n (images of a batch, each as costly as the next), `work` the
+// whole loop's: whole items across threads in one parallel region where they share evenly among
+// the threads (n a multiple of them, or at least four each), each item's own parallel_ranges then
+// on its thread; otherwise one item after another, each item's loops split across threads. Per
+// item, loops that each entered a region of their own (a few microseconds each, far more when a
+// thread has to be woken on a busy machine) enter one in all.
+template <class F>
+void parallel_items(size_t n, size_t work, size_t grain, F&& f) {
+    size_t threads = std::min(
+            {static_cast<size_t>(omp_get_max_threads()), std::max<size_t>(work / grain, 1), n});
+    if (threads > 1 && !omp_in_parallel() && (n % threads == 0 || n >= 4 * threads)) {
+        parallel_ranges(n, work, grain, [&](size_t b, size_t e) {
+            for (size_t i = b; i < e; ++i)
+                f(i);
+        });
+        return;
+    }
+    for (size_t i = 0; i < n; ++i)
+        f(i);
 }
 
 }  // namespace neomeg::dnn::x86

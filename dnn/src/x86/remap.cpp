@@ -1,9 +1,10 @@
 // Remap and its gradients on x86. Naive finds the point of map_xy and its taps again for every
 // channel; here each image's points are computed once per call (naive/remap_point.h, naive's rule)
 // and the channels reuse them (warp_sampling.h, shared with WarpPerspective), split across OpenMP
-// threads: the forward by output row (channels-last) or (channel, output row), in float32 from a
-// table of taps, the data gradient by (image, channel) plane, the map gradient by output row, both
-// in double in naive's order (naive's bits). float32 tensors, any strides; other dtypes run naive.
+// threads: whole images where a batch shares evenly among the threads, else the forward by output
+// row (channels-last) or (channel, output row), in float32 from a table of taps, the data gradient
+// by (image, channel) plane, the map gradient by output row, both in double in naive's order
+// (naive's bits). float32 tensors, any strides; other dtypes run naive.
 #include <cmath>
 #include <vector>
 
@@ -76,24 +77,28 @@ protected:
         const auto iw = static_cast<int64_t>(src.layout[3]);
         const TensorLayout& ml = map_xy.layout;
         const auto* m = static_cast<const float*>(map_xy.raw_ptr());
-        for (size_t n = 0; n < dst.layout[0]; ++n) {
-            auto xy = [&](size_t y, size_t x) {
-                return m + static_cast<ptrdiff_t>(n) * ml.stride[0] +
-                       static_cast<ptrdiff_t>(y) * ml.stride[1] +
-                       static_cast<ptrdiff_t>(x) * ml.stride[2];
-            };
-            warp_x86::forward_image<Point>(
-                    src, n, dst, n, m_param.imode == Param::InterpolationMode::LINEAR,
-                    [&](size_t y, size_t x) {
-                        const float* p = xy(y, x);
-                        return std::pair<double, double>{p[0], p[ml.stride[3]]};
-                    },
-                    [&](size_t y, size_t x) {
-                        const float* p = xy(y, x);
-                        return naive::remap::point_at(m_param, p[0], p[ml.stride[3]], ih, iw);
-                    },
-                    m_param.border_type, m_param.scalar);
-        }
+        // Images across threads where they share evenly: one parallel region instead of three
+        // an image (its channels-last copy, its table, its rows).
+        parallel_items(
+                dst.layout[0], dst.layout.total_nr_elems() * 8, kParallelGrain, [&](size_t n) {
+                    auto xy = [&](size_t y, size_t x) {
+                        return m + static_cast<ptrdiff_t>(n) * ml.stride[0] +
+                               static_cast<ptrdiff_t>(y) * ml.stride[1] +
+                               static_cast<ptrdiff_t>(x) * ml.stride[2];
+                    };
+                    warp_x86::forward_image<Point>(
+                            src, n, dst, n, m_param.imode == Param::InterpolationMode::LINEAR,
+                            [&](size_t y, size_t x) {
+                                const float* p = xy(y, x);
+                                return std::pair<double, double>{p[0], p[ml.stride[3]]};
+                            },
+                            [&](size_t y, size_t x) {
+                                const float* p = xy(y, x);
+                                return naive::remap::point_at(m_param, p[0], p[ml.stride[3]], ih,
+                                                              iw);
+                            },
+                            m_param.border_type, m_param.scalar);
+                });
     }
 };
 
@@ -146,8 +151,10 @@ protected:
         const auto* in = static_cast<const float*>(src.raw_ptr());
         const auto* dy = static_cast<const float*>(diff.raw_ptr());
         auto* gr = static_cast<float*>(grad.raw_ptr());
-        std::vector<double> slopes(oh * ow * 2);
-        for (size_t n = 0; n < map_xy.layout[0]; ++n) {
+        // Images across threads where they share evenly (one parallel region, not one an image).
+        const size_t work = oh * ow * (channels * 8 + 16) * map_xy.layout[0];
+        parallel_items(map_xy.layout[0], work, kParallelGrain, [&](size_t n) {
+            std::vector<double> slopes(oh * ow * 2);
             // The points as the loop reads them, not kept.
             const PointOf point(m_param, map_xy, n, ih, iw);
             warp_x86::point_slopes([&](size_t i) { return point(i / ow, i % ow); }, oh, ow,
@@ -162,7 +169,7 @@ protected:
                     gr[o] = from_double<float>(slopes[(y * ow + x) * 2]);
                     gr[o + gl.stride[3]] = from_double<float>(slopes[(y * ow + x) * 2 + 1]);
                 }
-        }
+        });
     }
 };
 

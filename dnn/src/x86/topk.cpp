@@ -2,15 +2,18 @@
 // (sort_keys.h) are unique, so selecting the k smallest keys (a bounded heap for small k,
 // nth_element otherwise) picks exactly naive's choice among ties; the selection is then
 // sorted by key (VALUE_IDX_SORTED, with vqsort) or by position (VALUE_IDX_NOSORT, src's order as
-// naive writes it). Lines are split across OpenMP threads.
+// naive writes it). Lines are split across OpenMP threads. A dense float32 line's heap scan tests
+// its elements a vector at a time (topk_hwy.cpp).
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "neomeg/dnn/operators/reduce.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/sort_keys.h"
+#include "src/x86/topk_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -23,6 +26,21 @@ constexpr size_t kHeapMaxK = 256, kHeapRatio = 8;
 // Leaves the k smallest keys of the line in keys[0, k), the k-th smallest at keys[k - 1].
 bool use_heap(size_t n, size_t k) {
     return k <= kHeapMaxK && k * kHeapRatio <= n;
+}
+
+// Replaces the maximum of the max-heap heap[0, k) with key, below it, and sifts it down: one walk
+// of the heap where pop_heap and push_heap took two.
+inline void replace_top(uint64_t* heap, size_t k, uint64_t key) {
+    size_t i = 0;
+    for (size_t c = 1; c < k; c = 2 * i + 1) {
+        if (c + 1 < k && heap[c + 1] > heap[c])
+            ++c;
+        if (heap[c] <= key)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = key;
 }
 
 template <class T>
@@ -42,11 +60,18 @@ void select_smallest(const T* line, ptrdiff_t stride, size_t n, size_t k, bool d
     // flipped) exactly when its rank is not above: the rank alone decides.
     uint32_t top = static_cast<uint32_t>(keys[0] >> 32);
     for (size_t i = k; i < n; ++i) {
+        if constexpr (std::is_same_v<T, float>) {
+            // Dense float32: the elements that do not enter skipped a vector at a time (the
+            // scalar test of every element was the whole cost of the bench's top-10 of 4096).
+            if (stride == 1) {
+                i = topk_next_entering_f32(line, i, n, flip, top, descending);
+                if (i == n)
+                    break;
+            }
+        }
         uint32_t rank = value_rank(line[static_cast<ptrdiff_t>(i) * stride]) ^ flip;
         if (rank < top || (descending && rank == top)) {
-            std::pop_heap(keys, keys + k);
-            keys[k - 1] = (uint64_t{rank} << 32) | (static_cast<uint32_t>(i) ^ flip);
-            std::push_heap(keys, keys + k);
+            replace_top(keys, k, (uint64_t{rank} << 32) | (static_cast<uint32_t>(i) ^ flip));
             top = static_cast<uint32_t>(keys[0] >> 32);
         }
     }

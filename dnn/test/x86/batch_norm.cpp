@@ -4,6 +4,7 @@
 // momentum, padded inputs and outputs, running statistics updated in place (outputs aliasing
 // inputs), and the cases that go to naive.
 #include "neomeg/dnn/operators/norm.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -21,8 +22,9 @@ param::BatchNorm bn(Mode mode, float eps = 1e-5f, float momentum = 0.9f) {
     return p;
 }
 
-const std::vector<TensorShape> kSrcShapes = {
-        {2, 3}, {7, 1}, {3, 2, 9}, {4, 5, 7, 7}, {1, 3, 5, 5}, {2, 3, 4, 5, 6}, {64, 6, 12, 12}};
+const std::vector<TensorShape> kSrcShapes = {{2, 3},          {1, 4},         {7, 1},
+                                             {3, 2, 9},       {4, 5, 7, 7},   {1, 3, 5, 5},
+                                             {2, 3, 4, 5, 6}, {64, 6, 12, 12}};
 
 // {C} and the same channels as {1, C, 1, ...}.
 std::vector<TensorShape> per_channel_shapes(const TensorShape& src) {
@@ -60,6 +62,29 @@ TEST_F(X86, BatchNormBackwardMatchesNaive) {
                 c.execs({s, s, pc, pc, pc});
                 c.set_noncontiguous(true).execs({s, s, pc, pc, pc});
             }
+}
+
+// The Highway loops' four accumulators a channel (batch_norm_hwy.cpp) at each Highway target:
+// one value per channel, rows shorter than a vector, of exactly four vectors of double at
+// AVX-512 (32) and with groups of four, single vectors and a tail (37, 100).
+TEST_F(X86, BatchNormAtEachHighwayTarget) {
+#ifdef NEOMEG_WITH_DNNL
+    const std::vector<TensorShape> shapes = {
+            {1, 4}, {1, 5, 1, 1}, {3, 2, 32}, {3, 2, 37}, {2, 3, 10, 10}};
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
+        for (const auto& p : {bn(Mode::TRAINING), bn(Mode::INFERENCE)})
+            for (const TensorShape& s : shapes) {
+                TensorShape pc{s[1]};
+                Checker<BatchNormForward> f(handle.get());
+                f.set_param(p).set_range(0, -2, 3).set_range(4, 0.5, 2);
+                f.execs({s, pc, pc, pc, pc});
+                Checker<BatchNormBackward> b(handle.get());
+                b.set_param(p).set_range(1, -2, 3).set_range(4, 0.5, 2);
+                b.execs({s, s, pc, pc, pc});
+            }
+    });
+    EXPECT_GE(ran, 1u);
+#endif
 }
 
 TEST_F(X86, BatchNormBroadcastScale) {

@@ -105,6 +105,28 @@ TEST_F(X86, RemapLargeEmptyAndFloat16) {
     expect_naive_bits<Remap>(*handle, p, {h16, m16}, {}, "naive");
 }
 
+// Batches that split across threads by whole images (parallel_items: on two or more threads a
+// batch of 2 or 8 images; of 3 on two threads, not) and that split each image's loops instead
+// (1, 3), with enough work to cross the threading grain, dense and padded (the planes' forward
+// loop), border modes that fold taps and one that reads the scalar.
+TEST_F(X86, RemapBatchesMatchNaive) {
+    std::mt19937 rng(37);
+    for (size_t batch : {1, 2, 3, 8})
+        for (bool padded : {false, true})
+            for (BMode bm : {BMode::REFLECT_101, BMode::CONSTANT}) {
+                param::Remap p;
+                p.border_type = bm;
+                p.scalar = 0.5f;
+                TensorShape src{batch, 16, 24, 20}, ms{batch, 40, 40, 2}, dst{batch, 16, 40, 40};
+                HostTensor x = make_tensor(src, padded, rng);
+                HostTensor m = make_tensor(ms, padded, rng, map_values(ms, 20, 24, rng));
+                HostTensor dy = make_tensor(dst, padded, rng);
+                expect_naive_near<Remap>(*handle, p, kBound, {x, m});
+                expect_naive_bits<RemapBackwardData>(*handle, p, {m, dy}, {src});
+                expect_naive_bits<RemapBackwardMat>(*handle, p, {x, m, dy});
+            }
+}
+
 // The gradients' vector loops (warp_grad_hwy.cpp: the map gradient's lanes over a row's points,
 // the data gradient's eight interleaved planes) at every instruction set this CPU has among
 // AVX-512 (8 doubles), AVX2 (4) and Highway's emulation: rows of 19 points (whole vectors and a

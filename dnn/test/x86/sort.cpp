@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "neomeg/dnn/operators/reduce.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -138,6 +139,41 @@ TEST_F(X86, TopKLongLine) {
             c.set_param(topk_param(mode, k)).set_epsilon(0).execs({{1, 70001}});
             c.set_values(0, tied_values(70001)).execs({{1, 70001}});
         }
+}
+
+// The heap's vector scan of dense float32 lines (topk_hwy.cpp) at each Highway target: lines
+// shorter than two vectors, of whole vectors and with tails; values that never enter the heap
+// after the first k, that all enter it (a monotonic line against its order), that enter only in
+// the tail, ties, NaNs, infinities and signed zeros; k of 1, a few (heap) and n (no heap).
+TEST_F(X86, TopKHeapScanAtEachHighwayTarget) {
+#ifdef NEOMEG_WITH_DNNL
+    using Mode = param::TopK::Mode;
+    const std::vector<TensorShape> shapes = {{3, 37}, {2, 64}, {1, 100}, {2, 1031}};
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
+        for (const TensorShape& s : shapes) {
+            const size_t n = s[1], total = s.total_nr_elems();
+            std::vector<double> up(total), down(total), late(total, 0.0);
+            for (size_t i = 0; i < total; ++i) {
+                up[i] = double(i % n);
+                down[i] = -double(i % n);
+            }
+            for (size_t r = 0; r < s[0]; ++r) {  // the extremes in the line's last three
+                late[r * n + n - 1] = 5;
+                late[r * n + n - 3] = -5;
+            }
+            for (Mode mode : {Mode::KTH_ONLY, Mode::VALUE_IDX_NOSORT, Mode::VALUE_IDX_SORTED})
+                for (int32_t k : {1, -1, 4, -4, int32_t(n), -int32_t(n)}) {
+                    Checker<TopK> c(handle.get());
+                    c.set_param(topk_param(mode, k)).set_epsilon(0);
+                    c.set_range(0, -1, 1).execs({s});
+                    for (const auto& v :
+                         {up, down, late, tied_values(total), special_values(total)})
+                        c.set_values(0, v).execs({s});
+                }
+        }
+    });
+    EXPECT_GE(ran, 1u);
+#endif
 }
 
 TEST_F(X86, TopKStridedAndEmpty) {
