@@ -1,5 +1,11 @@
 """All-reduce bandwidth of megengine.distributed (Gloo, CPU tensors) against torch.distributed
 with Gloo, between 2 processes on this machine, for float32 messages from 1 KB to 64 MB.
+--op times another collective instead (broadcast, all_gather, gather, scatter, reduce,
+all_to_all; rooted ones at rank 0) on the same sizes of each rank's input (scatter: the root's):
+NeoMeg's own algorithms on Gloo's transport (src/distributed/collectives.cpp) against
+PyTorch's, which are Gloo's (gloo::broadcast, gloo::allgather, ...). The NeoMeg side calls the
+group's communicator, not F.distributed (whose broadcast and scatter also send the root's shape
+through the store), and the bandwidth column is input bytes / time.
 
 Both sides run the same protocol: WARMUP_S seconds of small all-reduces first (freshly started
 ranks on a loaded machine run their first seconds of collectives several times slower, on both
@@ -12,7 +18,7 @@ absent), spawned by this script, so both figures come from the same command. On 
 machine shared with other work the figures are noisy: compare the ratio, not absolutes.
 
 Usage: PYTHONPATH=python python3 bench/allreduce.py [--iters 20] [--repeat 3] [--rounds 3]
-       [--max-mb 64]
+       [--max-mb 64] [--op all_reduce]
 """
 
 import argparse
@@ -30,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 TORCH_PYTHON = "/root/.cache/neomeg-references/torch-venv/bin/python"
 WORLD = 2
 WARMUP_S = 2.0
+OPS = ["all_reduce", "broadcast", "all_gather", "gather", "scatter", "reduce", "all_to_all"]
 
 
 def sizes(max_mb):
@@ -45,10 +52,20 @@ def _iterations(nbytes, iters):
     return max(iters, min(200, (1 << 20) // nbytes * iters // 4))
 
 
-def megengine_times(byte_sizes, iters, repeat):
+def megengine_times(byte_sizes, iters, repeat, op="all_reduce"):
     import megengine as mge
     import megengine.distributed as dist
     import megengine.functional as F
+
+    def collective(x):
+        comm = dist.group._communicator(dist.WORLD)
+        if op == "all_reduce":
+            return F.distributed.all_reduce_sum(x)
+        if op == "reduce":
+            return comm.reduce(x, "sum", 0)
+        if op in ("broadcast", "gather", "scatter"):
+            return getattr(comm, op)(x, 0)
+        return getattr(comm, op)(x)
 
     def worker():
         out = {}
@@ -59,14 +76,14 @@ def megengine_times(byte_sizes, iters, repeat):
             F.distributed.all_reduce_sum(small)
         for nbytes in byte_sizes:
             x = mge.Tensor(np.ones(nbytes // 4, dtype="float32"))
-            F.distributed.all_reduce_sum(x)  # warm-up (connects the group on the first size)
+            collective(x)  # warm-up (connects the group on the first size)
             runs = []
             n = _iterations(nbytes, iters)
             for _ in range(repeat):
                 dist.group_barrier()
                 start = time.perf_counter()
                 for _ in range(n):
-                    F.distributed.all_reduce_sum(x)
+                    collective(x)
                 runs.append((time.perf_counter() - start) / n)
             out[nbytes] = float(np.median(runs))
         return out
@@ -84,7 +101,23 @@ def iterations(nbytes, iters):
 
 WARMUP_S = %s
 
-def worker(rank, port, sizes, iters, repeat, q):
+def collective(op, x, rank, dst):
+    if op == "all_reduce":
+        td.all_reduce(x)
+    elif op == "broadcast":
+        td.broadcast(x, 0)
+    elif op == "all_gather":
+        td.all_gather(dst, x)
+    elif op == "gather":
+        td.gather(x, dst if rank == 0 else None, dst=0)
+    elif op == "scatter":
+        td.scatter(dst[0], list(x.chunk(2)) if rank == 0 else None, src=0)
+    elif op == "reduce":
+        td.reduce(x, 0)
+    else:
+        td.all_to_all_single(dst[0], x)
+
+def worker(rank, port, sizes, iters, repeat, op, q):
     td.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
     out = {}
     small = torch.ones(256)
@@ -98,14 +131,20 @@ def worker(rank, port, sizes, iters, repeat, q):
         td.all_reduce(small)
     for nbytes in sizes:
         x = torch.ones(nbytes // 4, dtype=torch.float32)
-        td.all_reduce(x)
+        if op == "scatter":
+            dst = [torch.empty(nbytes // 8)]
+        elif op == "all_to_all":
+            dst = [torch.empty_like(x)]
+        else:
+            dst = [torch.empty_like(x) for _ in range(2)]
+        collective(op, x, rank, dst)
         runs = []
         n = iterations(nbytes, iters)
         for _ in range(repeat):
             td.barrier()
             start = time.perf_counter()
             for _ in range(n):
-                td.all_reduce(x)
+                collective(op, x, rank, dst)
             runs.append((time.perf_counter() - start) / n)
         out[nbytes] = float(np.median(runs))
     if rank == 0:
@@ -113,11 +152,13 @@ def worker(rank, port, sizes, iters, repeat, q):
     td.destroy_process_group()
 
 if __name__ == "__main__":
-    sizes, iters, repeat, port = json.loads(sys.argv[1])
+    sizes, iters, repeat, port, op = json.loads(sys.argv[1])
     torch.set_num_threads(1)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(r, port, sizes, iters, repeat, q)) for r in range(2)]
+    procs = [
+        ctx.Process(target=worker, args=(r, port, sizes, iters, repeat, op, q)) for r in range(2)
+    ]
     for p in procs:
         p.start()
     result = q.get()
@@ -127,13 +168,13 @@ if __name__ == "__main__":
 """
 
 
-def torch_times(python, byte_sizes, iters, repeat):
+def torch_times(python, byte_sizes, iters, repeat, op="all_reduce"):
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    arg = json.dumps([byte_sizes, iters, repeat, port])
+    arg = json.dumps([byte_sizes, iters, repeat, port, op])
     # A file, not -c: torch.multiprocessing's spawn re-imports the main module in each worker.
     with tempfile.NamedTemporaryFile("w", suffix=".py") as script:
         script.write(TORCH_SCRIPT.replace("%s", repr(WARMUP_S)))
@@ -146,8 +187,9 @@ def torch_times(python, byte_sizes, iters, repeat):
     return {int(k): v for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
 
 
-def busbw(nbytes, seconds):
-    return 2 * (WORLD - 1) / WORLD * nbytes / seconds / 1e9
+def busbw(nbytes, seconds, op="all_reduce"):
+    factor = 2 * (WORLD - 1) / WORLD if op == "all_reduce" else 1
+    return factor * nbytes / seconds / 1e9
 
 
 def label(nbytes):
@@ -161,17 +203,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-mb", type=int, default=64)
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
+    ap.add_argument("--op", choices=OPS, default="all_reduce")
     args = ap.parse_args()
     byte_sizes = sizes(args.max_mb)
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print(f"collective: {args.op}; load average before: {os.getloadavg()[0]:.2f}")
     with_torch = os.path.exists(args.torch_python)
     if not with_torch:
         print(f"PyTorch reference not found at {args.torch_python}: NeoMeg figures only")
     our_rounds, their_rounds = [], []
     for _ in range(args.rounds):
-        our_rounds.append(megengine_times(byte_sizes, args.iters, args.repeat))
+        our_rounds.append(megengine_times(byte_sizes, args.iters, args.repeat, args.op))
         if with_torch:
-            their_rounds.append(torch_times(args.torch_python, byte_sizes, args.iters, args.repeat))
+            their_rounds.append(
+                torch_times(args.torch_python, byte_sizes, args.iters, args.repeat, args.op)
+            )
     ours = {n: float(np.median([r[n] for r in our_rounds])) for n in byte_sizes}
     theirs = None
     if with_torch:
@@ -182,11 +227,15 @@ def main():
         head += f" {'torch us':>11} {'GB/s':>7} {'ratio':>6} {'best':>6}"
     print(head)
     for nbytes in byte_sizes:
-        line = f"{label(nbytes):>8} {ours[nbytes] * 1e6:11.1f} {busbw(nbytes, ours[nbytes]):7.3f}"
+        ours_bw = busbw(nbytes, ours[nbytes], args.op)
+        line = f"{label(nbytes):>8} {ours[nbytes] * 1e6:11.1f} {ours_bw:7.3f}"
         if theirs:
             t = theirs[nbytes]
             best = min(r[nbytes] for r in their_rounds) / min(r[nbytes] for r in our_rounds)
-            line += f" {t * 1e6:11.1f} {busbw(nbytes, t):7.3f} {t / ours[nbytes]:6.2f} {best:6.2f}"
+            line += (
+                f" {t * 1e6:11.1f} {busbw(nbytes, t, args.op):7.3f} {t / ours[nbytes]:6.2f}"
+                f" {best:6.2f}"
+            )
         print(line)
     if theirs:
         print(

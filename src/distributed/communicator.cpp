@@ -1,17 +1,11 @@
-// Communicator on Gloo: the TCP transport, the full-mesh rendezvous through our Store, and
-// Gloo's collectives with reduce functions for NeoMeg's element types.
+// Communicator on Gloo: the TCP transport, the full-mesh rendezvous through our Store, and the
+// collectives on Gloo's unbound buffers (ring_all_reduce.h, collectives.h) with reduce functions
+// for NeoMeg's element types.
 #include "neomeg/distributed/communicator.h"
 
-#include <gloo/allgather.h>
-#include <gloo/alltoall.h>
-#include <gloo/barrier.h>
-#include <gloo/broadcast.h>
 #include <gloo/common/error.h>
-#include <gloo/gather.h>
-#include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
-#include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
@@ -25,6 +19,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "collectives.h"
 #include "loop_affinity.h"
 #include "peer_watch.h"
 #include "rendezvous.h"
@@ -216,6 +211,9 @@ struct Communicator::Impl {
     // pairs leave some of them waiting for the timeout: peer_watch.h). Declared after the
     // contexts, so it stops watching before they go.
     std::unique_ptr<PeerWatch> watch;
+    Waits waits() const { return {*watch, timeout}; }
+    // The slot of the next collective, the same on every rank.
+    uint64_t slot(uint8_t prefix) { return gloo::Slot::build(prefix, tag()); }
     Millis timeout;
     // Every socket address ("host:port") of every peer, with its rank.
     std::vector<std::pair<std::string, int>> peer_addresses;
@@ -469,13 +467,12 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
     m_impl->keep_loop_away();
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
-        uint64_t slot = gloo::Slot::build(gloo::kAllreduceSlotPrefix, m_impl->tag());
+        uint64_t slot = m_impl->slot(gloo::kAllreduceSlotPrefix);
         AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
         try {
-            NM_GLOO_CALL("all_reduce",
-                         ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in, out, sig,
-                                         pick_reduce<T>(op), slot,
-                                         Waits{*m_impl->watch, m_impl->timeout}, m_impl->scratch));
+            NM_GLOO_CALL("all_reduce", ring_all_reduce(*m_impl->context, m_impl->reverse.get(), in,
+                                                       out, sig, pick_reduce<T>(op), slot,
+                                                       m_impl->waits(), m_impl->scratch));
         } catch (const AllReduceMismatch& e) {
             throw std::invalid_argument(
                     "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +
@@ -494,7 +491,7 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
     check_rank(root, "reduce");
     if (count == 0)
         return;
-    // Gloo reduces through the output buffer on every rank.
+    // The ring reduces through the output buffer on every rank.
     std::vector<std::byte> scratch;
     if (m_rank != root) {
         scratch.resize(dtype.size(count));
@@ -502,13 +499,20 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
     }
     dispatch(dtype, [&](auto zero) {
         using T = decltype(zero);
-        gloo::ReduceOptions opts(m_impl->context);
-        opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
-        opts.setOutput(static_cast<T*>(out), count);
-        opts.setRoot(root);
-        opts.setReduceFunction(pick_reduce<T>(op));
-        opts.setTag(m_impl->tag());
-        NM_GLOO_CALL("reduce", gloo::reduce(opts));
+        AllReduceSignature sig{count, sizeof(T), signature_code(dtype, op)};
+        try {
+            NM_GLOO_CALL("reduce",
+                         ring_all_reduce(*m_impl->context, nullptr, in, out, sig,
+                                         pick_reduce<T>(op), m_impl->slot(gloo::kReduceSlotPrefix),
+                                         m_impl->waits(), m_impl->scratch, root));
+        } catch (const AllReduceMismatch& e) {
+            throw std::invalid_argument(
+                    "distributed reduce: rank " + std::to_string(m_rank) + " reduces " +
+                    describe(e.mine) + " but rank " + std::to_string(e.peer) + " reduces " +
+                    describe(e.theirs) +
+                    ": every rank of the group must pass the same shape and dtype, with the "
+                    "same reduce op");
+        }
     });
 }
 
@@ -518,11 +522,9 @@ void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root
     check_rank(root, "broadcast");
     if (count == 0)
         return;
-    gloo::BroadcastOptions opts(m_impl->context);
-    opts.setOutput(static_cast<uint8_t*>(buf), dtype.size(count));
-    opts.setRoot(root);
-    opts.setTag(m_impl->tag());
-    NM_GLOO_CALL("broadcast", gloo::broadcast(opts));
+    NM_GLOO_CALL("broadcast",
+                 tree_broadcast(*m_impl->context, buf, dtype.size(count), root,
+                                m_impl->slot(gloo::kBroadcastSlotPrefix), m_impl->waits()));
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DType dtype) {
@@ -530,12 +532,9 @@ void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DTyp
     m_impl->keep_loop_away();
     if (count == 0)
         return;
-    size_t bytes = dtype.size(count);
-    gloo::AllgatherOptions opts(m_impl->context);
-    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
-    opts.setOutput(static_cast<uint8_t*>(out), bytes * m_size);
-    opts.setTag(m_impl->tag());
-    NM_GLOO_CALL("all_gather", gloo::allgather(opts));
+    NM_GLOO_CALL("all_gather",
+                 direct_all_gather(*m_impl->context, in, out, dtype.size(count),
+                                   m_impl->slot(gloo::kAllgatherSlotPrefix), m_impl->waits()));
 }
 
 void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
@@ -544,14 +543,8 @@ void Communicator::gather(const void* in, void* out, size_t count, dnn::DType dt
     check_rank(root, "gather");
     if (count == 0)
         return;
-    size_t bytes = dtype.size(count);
-    gloo::GatherOptions opts(m_impl->context);
-    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
-    if (m_rank == root)
-        opts.setOutput(static_cast<uint8_t*>(out), bytes * m_size);
-    opts.setRoot(root);
-    opts.setTag(m_impl->tag());
-    NM_GLOO_CALL("gather", gloo::gather(opts));
+    NM_GLOO_CALL("gather", direct_gather(*m_impl->context, in, out, dtype.size(count), root,
+                                         m_impl->slot(gloo::kGatherSlotPrefix), m_impl->waits()));
 }
 
 void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
@@ -560,19 +553,9 @@ void Communicator::scatter(const void* in, void* out, size_t count, dnn::DType d
     check_rank(root, "scatter");
     if (count == 0)
         return;
-    size_t bytes = dtype.size(count);
-    gloo::ScatterOptions opts(m_impl->context);
-    if (m_rank == root) {
-        std::vector<uint8_t*> parts(m_size);
-        auto* base = const_cast<uint8_t*>(static_cast<const uint8_t*>(in));
-        for (int r = 0; r < m_size; ++r)
-            parts[r] = base + bytes * r;
-        opts.setInputs(parts, bytes);
-    }
-    opts.setOutput(static_cast<uint8_t*>(out), bytes);
-    opts.setRoot(root);
-    opts.setTag(m_impl->tag());
-    NM_GLOO_CALL("scatter", gloo::scatter(opts));
+    NM_GLOO_CALL("scatter",
+                 direct_scatter(*m_impl->context, in, out, dtype.size(count), root,
+                                m_impl->slot(gloo::kScatterSlotPrefix), m_impl->waits()));
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DType dtype) {
@@ -580,12 +563,9 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, dnn::DTyp
     m_impl->keep_loop_away();
     if (count == 0)
         return;
-    size_t bytes = dtype.size(count) * m_size;
-    gloo::AlltoallOptions opts(m_impl->context);
-    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), bytes);
-    opts.setOutput(static_cast<uint8_t*>(out), bytes);
-    opts.setTag(m_impl->tag());
-    NM_GLOO_CALL("all_to_all", gloo::alltoall(opts));
+    NM_GLOO_CALL("all_to_all",
+                 direct_all_to_all(*m_impl->context, in, out, dtype.size(count),
+                                   m_impl->slot(gloo::kAlltoallSlotPrefix), m_impl->waits()));
 }
 
 void Communicator::send(const void* buf, size_t count, dnn::DType dtype, int dst, uint32_t tag) {
@@ -649,9 +629,9 @@ void Communicator::send_recv(std::span<const PointToPoint> ops) {
 void Communicator::barrier() {
     drain();
     m_impl->keep_loop_away();
-    gloo::BarrierOptions opts(m_impl->context);
-    opts.setTag(m_impl->tag());
-    NM_GLOO_CALL("barrier", gloo::barrier(opts));
+    NM_GLOO_CALL("barrier",
+                 dissemination_barrier(*m_impl->context, m_impl->slot(gloo::kBarrierSlotPrefix),
+                                       m_impl->waits()));
 }
 
 }  // namespace neomeg::distributed

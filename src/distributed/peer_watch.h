@@ -17,8 +17,9 @@
 // waits for those peers registered with it (abortWaitRecv/abortWaitSend). Such a wait then takes
 // a completion that came before the failure, if any, and otherwise throws that error (wait()
 // says how). A wait is for one peer, the one its operations go to or come from: a peer that
-// finished and left must not fail a wait for another peer's data still on its way. Gloo's own
-// collectives (broadcast, gather, ...) wait on buffers of their own, which the watch cannot reach.
+// finished and left must not fail a wait for another peer's data still on its way. Every
+// collective of Communicator waits this way: Gloo's own (gloo::broadcast, gather, ...) wait on
+// buffers of their own, which the watch cannot reach, so ours replace them (collectives.h).
 #pragma once
 
 #include <gloo/context.h>
@@ -87,6 +88,13 @@ private:
     std::vector<std::string> m_failed;  // by rank: the connection's error, empty while alive
     int m_first_failed = -1;
     std::vector<Waiting> m_waiting;
+};
+
+// How a collective waits for each of its messages: at most `timeout`, and no longer than
+// `watch` (watching the peers of every context it uses) knows the peer to be connected.
+struct Waits {
+    PeerWatch& watch;
+    std::chrono::milliseconds timeout;
 };
 
 }  // namespace neomeg::distributed

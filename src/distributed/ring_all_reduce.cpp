@@ -219,11 +219,43 @@ void two_lane_all_reduce(gloo::Context& context, gloo::Context& reverse, const v
     wait_sends(*reduced, n_own, peer, waits);
 }
 
+// A reduce's end of the ring: rank r holds chunk r + 1 reduced and sends it to `root`, which
+// receives every other rank's chunk straight into its output. The messages get the next slot,
+// so that none can match a receive of the reduce-scatter. One buffer per peer: each wait is for
+// its peer alone (peer_watch.h).
+void gather_reduced(gloo::Context& context, void* out, const AllReduceSignature& sig, int root,
+                    uint64_t slot, const Waits& waits) {
+    const int n = context.size, r = context.rank;
+    const size_t elem_size = sig.elem_size;
+    auto* out_p = static_cast<std::byte*>(out);
+    const uint64_t gather_slot = slot + 1;
+    if (r != root) {
+        Range c = chunk(sig.count, n, mod(r + 1, n));
+        if (c.count == 0)
+            return;
+        auto buf = context.createUnboundBuffer(out_p + c.begin * elem_size, c.count * elem_size);
+        buf->send(root, gather_slot);
+        wait_sends(*buf, 1, root, waits);
+        return;
+    }
+    std::vector<std::pair<int, std::unique_ptr<UnboundBuffer>>> recvs;
+    for (int p = 0; p < n; ++p) {
+        Range c = chunk(sig.count, n, mod(p + 1, n));
+        if (p == r || c.count == 0)
+            continue;
+        auto buf = context.createUnboundBuffer(out_p + c.begin * elem_size, c.count * elem_size);
+        buf->recv(p, gather_slot);
+        recvs.emplace_back(p, std::move(buf));
+    }
+    for (auto& [p, buf] : recvs)
+        wait_recv(*buf, p, waits);
+}
+
 }  // namespace
 
 void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void* in, void* out,
                      const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
-                     const Waits& waits, std::vector<std::byte>& scratch) {
+                     const Waits& waits, std::vector<std::byte>& scratch, int root) {
     const int n = context.size, r = context.rank;
     const size_t count = sig.count, elem_size = sig.elem_size;
     const size_t bytes = count * elem_size;
@@ -236,7 +268,8 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
         direct_all_reduce(context, in, out, sig, reduce, slot, waits, scratch);
         return;
     }
-    if (n == 2 && reverse && bytes >= kTwoLaneAllReduceMinBytes) {
+    // A reduce's root takes half the data from its peer, not all of it from two lanes.
+    if (n == 2 && reverse && bytes >= kTwoLaneAllReduceMinBytes && root < 0) {
         two_lane_all_reduce(context, *reverse, in, out, sig, reduce, slot, waits, scratch);
         return;
     }
@@ -292,6 +325,11 @@ void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void*
                 recv_seg(k + kRecvsInFlight);
         }
         wait_sends(from, sends, right, waits);
+    }
+
+    if (root >= 0) {
+        gather_reduced(context, out, sig, root, slot, waits);
+        return;
     }
 
     // All-gather: step s passes on chunk r + 1 - s (reduced here at s = 0, received after) and

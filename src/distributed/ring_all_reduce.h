@@ -17,16 +17,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "peer_watch.h"
+
 namespace neomeg::distributed {
-
-class PeerWatch;
-
-// How an all-reduce waits for each of its messages: at most `timeout`, and no longer than
-// `watch` (watching the peers of every context it uses) knows the peers to be connected.
-struct Waits {
-    PeerWatch& watch;
-    std::chrono::milliseconds timeout;
-};
 
 // c[i] = a[i] (op) b[i] for n elements; c may be a or b.
 using ReduceFn = void (*)(void* c, const void* a, const void* b, size_t n);
@@ -71,8 +64,12 @@ inline constexpr size_t kTwoLaneAllReduceMinBytes = size_t{32} << 20;
 // the same on every rank and unique among the operations in flight; `scratch` is reused between
 // calls. Throws AllReduceMismatch when a peer's signature differs, gloo's exceptions for a peer's
 // failure (as soon as `waits.watch` sees it) or no progress within `waits.timeout`.
+// Where `root` is a rank, a reduce: the ring's all-gather is replaced by each rank sending the
+// chunk it reduced to `root`, and only root's `out` holds the result (every rank's `out` is
+// written: the others' is scratch of the same size). Root's result is the all-reduce's, bit for
+// bit.
 void ring_all_reduce(gloo::Context& context, gloo::Context* reverse, const void* in, void* out,
                      const AllReduceSignature& sig, ReduceFn reduce, uint64_t slot,
-                     const Waits& waits, std::vector<std::byte>& scratch);
+                     const Waits& waits, std::vector<std::byte>& scratch, int root = -1);
 
 }  // namespace neomeg::distributed

@@ -112,7 +112,9 @@ def _bcast_meta(group, inp, fn):
         if group.size > 1:
             get_client().bcast_val(meta, "__meta/" + group.key, group.size)
         return meta
-    return get_client().bcast_val(None, "__meta/" + group.key, group.size)
+    return get_client().bcast_val(
+        None, "__meta/" + group.key, group.size, source=group.proc_ranks[0]
+    )
 
 
 def _stand_in(meta, device):
@@ -534,7 +536,7 @@ def remote_recv(src_rank: int, device: str | None = None, inp=None) -> Tensor:
     if src_rank == get_rank():
         raise ValueError("remote_recv: a rank cannot receive from itself")
     pair = _SendRecvGroup(src_rank, get_rank())
-    meta = get_client().bcast_val(None, "__p2p/" + pair.key, 2)
+    meta = get_client().bcast_val(None, "__p2p/" + pair.key, 2, source=src_rank)
     dummy = _zeros((), "float32", device)
     if meta["grad"]:
         _track(dummy)

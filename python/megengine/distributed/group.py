@@ -630,4 +630,6 @@ def group_barrier(group: Group = WORLD) -> None:
         return
     if not isinstance(group, Group):
         raise TypeError(f"group_barrier: expected a Group, got {type(group).__name__}")
-    _sd.client.group_barrier(group.key, group.size)
+    # A member that leaves before the barrier is passed fails the others at once.
+    others = [r for r in group.proc_ranks if r != _sd.proc_rank]
+    _sd.client.group_barrier(group.key, group.size, peers=others)

@@ -85,10 +85,19 @@ class _Store:
             self.departed[namespace].append((rank, said_goodbye))
             self.cond.notify_all()
 
-    def wait(self, keys, timeout):
+    def wait(self, keys, timeout, namespace=None, peers=()):
+        """Waits until every key of ``keys`` is set, or until one of ``peers`` (ranks of the job
+        ``namespace``) has left: a key that such a rank was to set never comes. Returns the keys
+        still missing and, with them, the departures of ``peers`` as ``(rank, said_goodbye)``."""
+        peers = set(peers)
+
+        def left():
+            return [(r, bye) for r, bye in self.departed.get(namespace, ()) if r in peers]
+
         with self.cond:
-            ready = self.cond.wait_for(lambda: all(k in self.values for k in keys), timeout)
-            return [k for k in keys if k not in self.values] if not ready else []
+            self.cond.wait_for(lambda: all(k in self.values for k in keys) or left(), timeout)
+            missing = [k for k in keys if k not in self.values]
+            return missing, left() if missing else []
 
     def handle(self, header, payload):
         op = header["op"]
@@ -112,7 +121,15 @@ class _Store:
                 return {"ok": True, "departed": list(gone)}, b""
         if op in ("get", "wait", "pop"):
             keys = header["keys"] if op == "wait" else [header["key"]]
-            missing = self.wait(keys, float(header["timeout"]))
+            missing, left = self.wait(
+                keys, float(header["timeout"]), header.get("namespace"), header.get("peers", ())
+            )
+            if left:
+                # The job's first rank to leave too: the named one may have left because of it.
+                with self.cond:
+                    first = self.departed[header.get("namespace")][0]
+                reply = {"ok": False, "error": "departed", "missing": missing, "departed": left}
+                return {**reply, "first": first}, b""
             if missing:
                 return {"ok": False, "error": "timeout", "missing": missing}, b""
             if op == "wait":
@@ -365,6 +382,26 @@ class Client:
                 ) from None
         if reply.get("ok") or (allow_timeout and reply.get("error") == "timeout"):
             return reply, data
+        if reply.get("error") == "departed":
+
+            def how(said_goodbye):
+                if said_goodbye:
+                    return "it closed its connection after finishing, raising or exiting"
+                return "its connection dropped without a goodbye: the process was killed or crashed"
+
+            rank, said_goodbye = reply["departed"][0]
+            missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
+            message = (
+                f"{what or header['op']}: rank {rank} of the job left before {missing} was set "
+                f"({how(said_goodbye)})"
+            )
+            first, first_said_goodbye = reply["first"]
+            if first != rank:
+                message += (
+                    f" [rank {first} was the job's first rank to leave, as the rendezvous store "
+                    f"saw it: {how(first_said_goodbye)}]"
+                )
+            raise ConnectionError(message)
         if reply.get("error") == "timeout":
             missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
             raise TimeoutError(
@@ -567,12 +604,21 @@ class Client:
         reply = self._request({"op": "pop", "key": name, "timeout": t}, what=what)
         return reply[1]
 
-    def group_barrier(self, key, size):
+    def _watching(self, peers):
+        """The fields of a store wait that end it with a ConnectionError as soon as one of
+        ``peers`` (ranks of this client's job) has left: what it waits for will never come."""
+        if not peers or not self._namespace:
+            return {}
+        return {"namespace": self._namespace, "peers": [int(r) for r in peers]}
+
+    def group_barrier(self, key, size, *, peers=None):
         r"""A barrier wait for all group member.
 
         Args:
             key: group key to match each other.
             size: group size.
+            peers: ranks of the job (the group's other members) whose leaving before the barrier
+                is passed ends the wait at once with a ConnectionError instead of at the timeout.
 
         Examples:
             >>> from megengine.distributed import Server, Client
@@ -586,7 +632,12 @@ class Client:
             self.set(name + "/done", b"")
         else:
             self._request(
-                {"op": "wait", "keys": [name + "/done"], "timeout": self.timeout},
+                {
+                    "op": "wait",
+                    "keys": [name + "/done"],
+                    "timeout": self.timeout,
+                    **self._watching(peers),
+                },
                 what=f"group_barrier of group '{key}' ({size} ranks)",
             )
 
@@ -646,7 +697,7 @@ class Client:
         reply = self._request({"op": "pop", "key": "__user/" + key, "timeout": self.timeout})
         return json.loads(reply[1])
 
-    def bcast_val(self, val, key, size):
+    def bcast_val(self, val, key, size, *, source=None):
         r"""Broadcasts a value from the member that passes it to the ``size - 1`` that pass None.
 
         Every member calls it the same number of times with the same ``key``.
@@ -655,6 +706,9 @@ class Client:
             val: the value (JSON-serialisable) on the source; None on the others.
             key: the group's key.
             size: the group's size.
+            source: the source's rank in the job, where known: on the others, its leaving
+                before it has sent the value ends the wait at once with a ConnectionError instead
+                of at the timeout.
 
         Returns:
             None on the source, the value elsewhere.
@@ -671,7 +725,16 @@ class Client:
         if val is not None:
             self.set(name, json.dumps(val).encode())
             return None
-        return json.loads(self.get(name))
+        reply = self._request(
+            {
+                "op": "get",
+                "key": name,
+                "timeout": self.timeout,
+                **self._watching([] if source is None else [source]),
+            },
+            what=f"bcast_val of '{key}'" + ("" if source is None else f" from rank {source}"),
+        )
+        return json.loads(reply[1])
 
     def close(self):
         """Closes the connection (idempotent).

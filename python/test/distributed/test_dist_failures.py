@@ -334,22 +334,46 @@ def test_without_launcher_a_rank_that_never_joins_times_out(present):
     assert elapsed < 15, elapsed
 
 
-# Every rank all-reduces 4 MB in a loop; rank ``who`` is SIGKILLed by a thread of its own while
-# its loop runs, so most likely inside a collective. A survivor prints when its loop broke.
+# Every rank runs collective ``op`` on 4 MB per rank in a loop; rank ``who`` is SIGKILLed by a
+# thread of its own while its loop runs, so most likely inside a collective (it prints the
+# moment first). A survivor prints when its loop broke. remote_send_recv: each rank sends to
+# its right neighbour and receives from its left one (even ranks send first).
 _KILL_MID_SCRIPT = """
 import os, signal, sys, threading, time, numpy as np, megengine as mge
 import megengine.distributed as dist, megengine.functional as F
-who = int(sys.argv[1])
+who, op = int(sys.argv[1]), sys.argv[2]
 dist.init_process_group(timeout=float(os.environ["TIMEOUT"]))
-x = mge.Tensor(np.ones(1 << 20, dtype="float32"))
-F.distributed.all_reduce_sum(x).numpy()  # everyone is connected
-if dist.get_rank() == who:
-    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
+r, n = dist.get_rank(), dist.get_world_size()
+x = mge.Tensor(np.ones((n * 256, 1024), dtype="float32"))
+DF = F.distributed
+
+def step():
+    if op == "group_barrier":
+        dist.group_barrier()
+    elif op == "remote_send_recv":
+        right, left = (r + 1) % n, (r - 1) % n
+        if r % 2 == 0:
+            DF.remote_send(x, right)
+            DF.remote_recv(left).numpy()
+        else:
+            DF.remote_recv(left).numpy()
+            DF.remote_send(x, right)
+    else:
+        y = getattr(DF, op)(x)
+        if y is not None:  # reduce_sum and gather return None off the root
+            y.numpy()
+
+step()  # everyone is connected
+if r == who:
+    def die():
+        print(f"killed at {time.monotonic()}", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Timer(0.3, die).start()
 try:
     while True:
-        F.distributed.all_reduce_sum(x).numpy()
+        step()
 finally:
-    print("broke", flush=True)
+    print(f"broke at {time.monotonic()}", flush=True)
 """
 
 
@@ -364,7 +388,12 @@ def test_a_rank_killed_mid_collective_is_named_by_the_survivors(world_size, who)
     # without a goodbye. When the killed rank hosted the store (rank 0) the address says it.
     # The guard is under the group's timeout: the error must not wait for it.
     outs = _launch_external(
-        range(world_size), [str(who)], 60, world_size, script=_KILL_MID_SCRIPT, guard=45
+        range(world_size),
+        [str(who), "all_reduce_sum"],
+        60,
+        world_size,
+        script=_KILL_MID_SCRIPT,
+        guard=45,
     )
     assert outs[who][0] == -signal.SIGKILL, outs[who]
     for rank in set(range(world_size)) - {who}:
@@ -384,3 +413,53 @@ def test_a_rank_killed_mid_collective_is_named_by_the_survivors(world_size, who)
             assert named_by_address, error
         if world_size == 2 and who == 1:  # both ways
             assert named_by_address and named_by_store, error
+
+
+def _moment(out, what):
+    return float(re.search(rf"{what} at ([0-9.]+)", out).group(1))
+
+
+# (op, world size, the rank killed): every collective of megengine.distributed.functional and
+# group_barrier, 2 and 3 ranks, the rank killed going round (rank 0 is also the store's host).
+# all_reduce_min is all_reduce_max's path, and all_reduce_sum's is the test above's. Those that
+# waited for the timeout in most runs before (gather, reduce_sum) twice.
+_KILLED_IN = [
+    ("all_reduce_max", 3, 2),
+    ("broadcast", 3, 1),
+    ("all_gather", 3, 0),
+    ("reduce_scatter_sum", 2, 0),
+    ("reduce_sum", 2, 0),
+    ("reduce_sum", 3, 1),
+    ("gather", 2, 1),
+    ("gather", 3, 0),
+    ("scatter", 3, 2),
+    ("all_to_all", 2, 1),
+    ("remote_send_recv", 2, 1),
+    ("group_barrier", 3, 1),
+]
+
+
+@pytest.mark.parametrize("op, world_size, who", _KILLED_IN)
+def test_a_rank_killed_mid_collective_fails_the_survivors(op, world_size, who):
+    # Gloo's own broadcast, gather, reduce, ... waited on buffers that the peer watch could not
+    # reach: a survivor could wait for the group's timeout (60 s here). Every collective now
+    # waits through the watch, and a store wait (group_barrier, the metadata of broadcast,
+    # scatter and remote_recv) ends when the rank it waits for leaves. Each survivor's error
+    # names the killed rank (as a peer, or as the first to leave; without the store's host,
+    # rank 0, its lost connection to the Server says it), long before the timeout; the guard
+    # is under it.
+    outs = _launch_external(
+        range(world_size), [str(who), op], 60, world_size, script=_KILL_MID_SCRIPT, guard=45
+    )
+    code, out, err, _ = outs[who]
+    assert code == -signal.SIGKILL, (code, out, err)
+    killed = _moment(out, "killed")
+    for rank in set(range(world_size)) - {who}:
+        code, out, err, _ = outs[rank]
+        assert code == 1 and "broke" in out, (rank, code, out, err)
+        assert _moment(out, "broke") - killed < 20, (rank, out, err)
+        error = err.strip().splitlines()[-1]
+        named = re.search(rf"\brank {who}\b", error)
+        if who == 0:
+            named = named or "lost the connection to the distributed Server" in error
+        assert named, error

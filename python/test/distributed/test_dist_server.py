@@ -146,3 +146,48 @@ def test_the_server_records_which_ranks_left_and_how(server):
     other = _client(server)
     other._join_session(0, 1)
     assert other._departed() == []
+
+
+def test_a_wait_ends_when_a_rank_it_names_leaves(server):
+    # group_barrier and bcast_val name the ranks that must arrive (the group's other members,
+    # the value's source): one that leaves first ends the wait at once with its rank, whether
+    # it was killed (no goodbye) or closed its client; a rank that is not named leaves no mark.
+    clients = [_client(server, timeout=30) for _ in range(4)]
+    for rank in range(4):
+        clients[rank]._join_session(rank, 4)
+    clients[3]._sock.shutdown(socket.SHUT_RDWR)  # not a member of the barrier below
+    errors = {}
+
+    def barrier():
+        try:
+            clients[0].group_barrier("g", 3, peers=[1, 2])
+        except ConnectionError as exc:
+            errors["barrier"] = (str(exc), time.monotonic())
+
+    waiter = threading.Thread(target=barrier)
+    waiter.start()
+    time.sleep(0.3)
+    assert waiter.is_alive()  # rank 3's leaving did not end it
+    start = time.monotonic()
+    clients[2]._sock.shutdown(socket.SHUT_RDWR)  # as the kernel does for a killed process
+    waiter.join(10)
+    message, at = errors["barrier"]
+    assert at - start < 5, at - start
+    assert "group_barrier of group 'g' (3 ranks): rank 2 of the job left" in message, message
+    assert "killed or crashed" in message, message
+
+    clients[1].close()  # with a goodbye, before sending the value rank 0 waits for
+    with pytest.raises(ConnectionError, match=r"rank 1 of the job left .*after finishing"):
+        clients[0].bcast_val(None, "p", 2, source=1)
+
+
+def test_a_wait_naming_ranks_still_returns_what_came_first(server):
+    # The value was set before its source left: the wait takes it; an unnamed wait is as before.
+    clients = [_client(server) for _ in range(2)]
+    for rank in range(2):
+        clients[rank]._join_session(rank, 2)
+    clients[1].bcast_val({"shape": [3]}, "p", 2)
+    clients[1]._sock.shutdown(socket.SHUT_RDWR)
+    assert clients[0].bcast_val(None, "p", 2, source=1) == {"shape": [3]}
+    with pytest.raises(TimeoutError):
+        clients[0].get("never", timeout=0.2)

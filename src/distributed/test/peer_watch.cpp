@@ -1,5 +1,5 @@
 // PeerWatch through Communicator: a peer that is a process of its own (fork), killed while this
-// rank's message to it is half written, fails this rank's wait at once.
+// rank's message to it is half written, fails this rank's wait at once, in every collective.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -11,7 +11,9 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,13 +68,76 @@ private:
     std::filesystem::path m_dir;
 };
 
+// One of Communicator's operations on `bytes` of `buf` (int8), as rank `rank` of 2: rank 0
+// sends rank 1 all of it, or its half, before anything it waits for from rank 1.
+struct Collective {
+    const char* name;
+    std::function<void(Communicator&, int rank, std::vector<char>& buf, size_t bytes)> run;
+};
+
+// The test's name in gtest's messages, not the struct's bytes.
+void PrintTo(const Collective& c, std::ostream* os) {
+    *os << c.name;
+}
+
+std::vector<char> output(size_t bytes) {
+    return std::vector<char>(bytes);
+}
+
+const Collective kCollectives[] = {
+        {"send",
+         [](Communicator& c, int rank, std::vector<char>& buf, size_t bytes) {
+             if (rank == 0)
+                 c.send(buf.data(), bytes, dnn::dtype::Int8, 1, 7);
+             else
+                 c.recv(buf.data(), bytes, dnn::dtype::Int8, 0, 7);
+         }},
+        {"all_reduce",
+         [](Communicator& c, int, std::vector<char>& buf, size_t bytes) {
+             auto out = output(bytes);
+             c.all_reduce(buf.data(), out.data(), bytes, dnn::dtype::Int8, ReduceOp::Sum);
+         }},
+        {"reduce",
+         [](Communicator& c, int, std::vector<char>& buf, size_t bytes) {
+             auto out = output(bytes);
+             c.reduce(buf.data(), out.data(), bytes, dnn::dtype::Int8, ReduceOp::Sum, 1);
+         }},
+        {"broadcast", [](Communicator& c, int, std::vector<char>& buf,
+                         size_t bytes) { c.broadcast(buf.data(), bytes, dnn::dtype::Int8, 0); }},
+        {"all_gather",
+         [](Communicator& c, int, std::vector<char>& buf, size_t bytes) {
+             auto out = output(bytes);
+             c.all_gather(buf.data(), out.data(), bytes / 2, dnn::dtype::Int8);
+         }},
+        {"gather",
+         [](Communicator& c, int, std::vector<char>& buf, size_t bytes) {
+             auto out = output(bytes);
+             c.gather(buf.data(), out.data(), bytes / 2, dnn::dtype::Int8, 1);
+         }},
+        {"scatter",
+         [](Communicator& c, int, std::vector<char>& buf, size_t bytes) {
+             auto out = output(bytes / 2);
+             c.scatter(buf.data(), out.data(), bytes / 2, dnn::dtype::Int8, 0);
+         }},
+        {"all_to_all",
+         [](Communicator& c, int, std::vector<char>& buf, size_t bytes) {
+             auto out = output(bytes);
+             c.all_to_all(buf.data(), out.data(), bytes / 2, dnn::dtype::Int8);
+         }},
+};
+
 }  // namespace
 
-TEST(PeerWatch, ASendHalfWrittenToAKilledPeerFailsAtOnce) {
-    // Rank 1 posts a receive of 64 MB and stops (SIGSTOP) before rank 0 sends: rank 0's pair
-    // writes what the sockets hold and queues the rest of the message; then rank 1 is killed.
-    // Gloo's pair does not wake the buffer of a queued send when its socket fails: rank 0 waited
-    // for the group's timeout until the peer watch aborted that wait.
+class PeerWatchKill : public ::testing::TestWithParam<Collective> {};
+
+TEST_P(PeerWatchKill, AMessageHalfWrittenToAKilledPeerFailsAtOnce) {
+    // Rank 1 starts the collective (posting its receives of 64 MB) and stops (SIGSTOP) before
+    // rank 0 starts it: rank 0's pair writes what the sockets hold and queues the rest of its
+    // message; then rank 1 is killed. Gloo's pair does not wake the buffer of a queued send
+    // when its socket fails: rank 0 waited for the group's timeout (send: until the peer watch
+    // aborted the wait; gloo::broadcast, gather, ...: until they were replaced by ours, whose
+    // waits the watch aborts too).
+    const Collective& collective = GetParam();
     char folder[] = "/tmp/neomeg_peer_watch_XXXXXX";
     ASSERT_NE(::mkdtemp(folder), nullptr);
     const size_t bytes = size_t{64} << 20;
@@ -84,13 +149,13 @@ TEST(PeerWatch, ASendHalfWrittenToAKilledPeerFailsAtOnce) {
             FileStore store(folder);
             Communicator comm(store, "g/", 1, 2, timeout);
             std::thread stopper([] {
-                // Long enough for the receive below to be posted and announced to rank 0.
+                // Long enough for the receives below to be posted and announced to rank 0.
                 std::this_thread::sleep_for(500ms);
                 ::raise(SIGSTOP);
             });
             stopper.detach();
             std::vector<char> buf(bytes);
-            comm.recv(buf.data(), bytes, dnn::dtype::Int8, 0, 7);
+            collective.run(comm, 1, buf, bytes);
         } catch (...) {
         }
         ::_exit(1);  // only killed is right
@@ -105,27 +170,32 @@ TEST(PeerWatch, ASendHalfWrittenToAKilledPeerFailsAtOnce) {
         ASSERT_TRUE(WIFSTOPPED(status));
         std::vector<char> buf(bytes, 1);
         auto start = std::chrono::steady_clock::now();
-        std::thread sender([&] {
+        std::thread rank0([&] {
             try {
-                comm.send(buf.data(), bytes, dnn::dtype::Int8, 1, 7);
+                collective.run(comm, 0, buf, bytes);
             } catch (...) {
                 error = std::current_exception();
             }
             waited = std::chrono::steady_clock::now() - start;
         });
-        std::this_thread::sleep_for(200ms);  // the send is posted and its rest queued
+        std::this_thread::sleep_for(200ms);  // the messages are posted and their rest queued
         ::kill(child, SIGKILL);
         ::waitpid(child, &status, 0);
-        sender.join();
+        rank0.join();
     }
     std::filesystem::remove_all(folder);
-    ASSERT_TRUE(error) << "the send to a killed peer succeeded";
+    ASSERT_TRUE(error) << collective.name << " with a killed peer succeeded";
     try {
         std::rethrow_exception(error);
     } catch (const CommError& e) {
         std::string msg = e.what();
-        EXPECT_NE(msg.find("send failed on rank 0 of 2"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(std::string(collective.name) + " failed on rank 0 of 2"),
+                  std::string::npos)
+                << msg;
         EXPECT_NE(msg.find("lost the connection to rank 1"), std::string::npos) << msg;
     }
     EXPECT_LT(waited, timeout / 2);  // a hang guard: without the watch it waited `timeout`
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryCollective, PeerWatchKill, ::testing::ValuesIn(kCollectives),
+                         [](const auto& p) { return std::string(p.param.name); });
