@@ -35,11 +35,12 @@ HWY_INLINE VF Step(VF acc, VF v) {
     return hn::IfThenElse(take, v, acc);
 }
 
-// ok without the lanes where a or b is a NaN: the fast loops' check, one compare per two vectors
-// (AVX-512 ANDs it into the mask in the same instruction).
+// ok without the lanes where a or b is a NaN: the fast loops' check, one compare per two vectors.
 HWY_INLINE MF KeepOrdered(MF ok, VF a, VF b) {
 #if HWY_TARGET <= HWY_AVX3
-    return MF{_mm512_mask_cmp_ps_mask(ok.raw, a.raw, b.raw, _CMP_ORD_Q)};
+    // Unmasked compares stay off the chain, which runs through one mask AND (a compare merged
+    // into ok would chain its latency through every vector of a row).
+    return MF{_kand_mask16(_mm512_cmp_ps_mask(a.raw, b.raw, _CMP_ORD_Q), ok.raw)};
 #elif HWY_TARGET == HWY_AVX2
     return MF{_mm256_and_ps(ok.raw, _mm256_cmp_ps(a.raw, b.raw, _CMP_ORD_Q))};
 #else
@@ -556,96 +557,107 @@ HWY_INLINE MF LanesFast(DF d, const uint16_t* const* rows, size_t nrows, ptrdiff
     return ok;
 }
 
+// Several output rows of LanesTaps: n of them, `step` apart in src and `ostep` in dst.
+struct Rows2D {
+    size_t n;
+    ptrdiff_t step, ostep;
+};
+
 // Output positions whose windows all have the same NT taps, at offsets off[t] from each position's
 // base (base0 + i * step for the i-th of `count`), the outputs at o + i * ostep: the window's taps
 // unrolled, lanes as LanesFast splits them, the NaN check one compare per two vectors read.
 template <size_t NT, class T>
 HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, const ptrdiff_t* off,
-                        size_t lanes, T* o, ptrdiff_t ostep, MF ok) {
+                        size_t lanes, T* o, ptrdiff_t ostep, const Rows2D& rows, MF ok) {
     const size_t N = hn::Lanes(d);
     ptrdiff_t to[NT];
     for (size_t t = 0; t < NT; ++t)
         to[t] = off[t];
-    for (size_t i = 0; i < count; ++i) {
-        const T* b = base0 + static_cast<ptrdiff_t>(i) * step;
-        T* out = o + static_cast<ptrdiff_t>(i) * ostep;
-        MF pos = hn::FirstN(d, N);
-        size_t l = 0;
-        if constexpr (std::is_same_v<T, uint16_t>) {
-            // Pairs of bfloat16 as 32-bit lanes (see LanesBF16Pairs).
-            const hn::RebindToUnsigned<DF> du;
-            const auto hi = hn::Set(du, 0xFFFF0000u);
-            for (; l + 2 * N <= lanes; l += 2 * N) {
-                VF even, odd;
-                for (size_t t = 0; t < NT; ++t) {
-                    const auto w = hn::LoadU(du, reinterpret_cast<const uint32_t*>(b + to[t] + l));
-                    const VF e = hn::BitCast(d, hn::ShiftLeft<16>(w)),
-                             q = hn::BitCast(d, hn::And(w, hi));
-                    pos = KeepOrdered(pos, e, q);
-                    even = t == 0 ? e : hn::Max(e, even);
-                    odd = t == 0 ? q : hn::Max(q, odd);
+    for (size_t j = 0, i = 0; j < rows.n; i = 0, ++j)
+        for (; i < count; ++i) {
+            const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step +
+                         static_cast<ptrdiff_t>(i) * step;
+            T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep + static_cast<ptrdiff_t>(i) * ostep;
+            MF pos = hn::FirstN(d, N);
+            size_t l = 0;
+            if constexpr (std::is_same_v<T, uint16_t>) {
+                // Pairs of bfloat16 as 32-bit lanes (see LanesBF16Pairs).
+                const hn::RebindToUnsigned<DF> du;
+                const auto hi = hn::Set(du, 0xFFFF0000u);
+                for (; l + 2 * N <= lanes; l += 2 * N) {
+                    VF even, odd;
+                    for (size_t t = 0; t < NT; ++t) {
+                        const auto w =
+                                hn::LoadU(du, reinterpret_cast<const uint32_t*>(b + to[t] + l));
+                        const VF e = hn::BitCast(d, hn::ShiftLeft<16>(w)),
+                                 q = hn::BitCast(d, hn::And(w, hi));
+                        pos = KeepOrdered(pos, e, q);
+                        even = t == 0 ? e : hn::Max(e, even);
+                        odd = t == 0 ? q : hn::Max(q, odd);
+                    }
+                    const auto w = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, even)),
+                                          hn::And(hn::BitCast(du, odd), hi));
+                    hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out + l));
                 }
-                const auto w = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, even)),
-                                      hn::And(hn::BitCast(du, odd), hi));
-                hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out + l));
-            }
-        } else {
-            for (; l + 2 * N <= lanes; l += 2 * N) {
-                VF a0, a1;
-                for (size_t t = 0; t < NT; ++t) {
-                    const VF v0 = hn::LoadU(d, b + to[t] + l), v1 = hn::LoadU(d, b + to[t] + l + N);
-                    pos = KeepOrdered(pos, v0, v1);
-                    a0 = t == 0 ? v0 : hn::Max(v0, a0);
-                    a1 = t == 0 ? v1 : hn::Max(v1, a1);
+            } else {
+                for (; l + 2 * N <= lanes; l += 2 * N) {
+                    VF a0, a1;
+                    for (size_t t = 0; t < NT; ++t) {
+                        const VF v0 = hn::LoadU(d, b + to[t] + l),
+                                 v1 = hn::LoadU(d, b + to[t] + l + N);
+                        pos = KeepOrdered(pos, v0, v1);
+                        a0 = t == 0 ? v0 : hn::Max(v0, a0);
+                        a1 = t == 0 ? v1 : hn::Max(v1, a1);
+                    }
+                    hn::StoreU(a0, d, out + l);
+                    hn::StoreU(a1, d, out + l + N);
                 }
-                hn::StoreU(a0, d, out + l);
-                hn::StoreU(a1, d, out + l + N);
             }
-        }
-        for (; l + N <= lanes; l += N) {
-            VF acc, prev;
-            for (size_t t = 0; t < NT; ++t) {
-                const VF v = LoadAs(d, b + to[t] + l);
-                if (t % 2 == 1 || t + 1 == NT)
-                    pos = KeepOrdered(pos, t % 2 == 1 ? prev : v, v);
-                prev = v;
-                acc = t == 0 ? v : hn::Max(v, acc);
+            for (; l + N <= lanes; l += N) {
+                VF acc, prev;
+                for (size_t t = 0; t < NT; ++t) {
+                    const VF v = LoadAs(d, b + to[t] + l);
+                    if (t % 2 == 1 || t + 1 == NT)
+                        pos = KeepOrdered(pos, t % 2 == 1 ? prev : v, v);
+                    prev = v;
+                    acc = t == 0 ? v : hn::Max(v, acc);
+                }
+                StoreFullAs(acc, d, out + l);
             }
-            StoreFullAs(acc, d, out + l);
-        }
-        if (l < lanes) {
-            VF acc = hn::Set(d, kLowest);
-            for (size_t t = 0; t < NT; ++t) {
-                const VF v = LoadFirstAs(d, b + to[t] + l, lanes - l);
-                pos = KeepOrdered(pos, v, v);
-                acc = hn::Max(v, acc);
+            if (l < lanes) {
+                VF acc = hn::Set(d, kLowest);
+                for (size_t t = 0; t < NT; ++t) {
+                    const VF v = LoadFirstAs(d, b + to[t] + l, lanes - l);
+                    pos = KeepOrdered(pos, v, v);
+                    acc = hn::Max(v, acc);
+                }
+                StoreNAs(acc, d, out + l, lanes - l);
             }
-            StoreNAs(acc, d, out + l, lanes - l);
+            ok = hn::And(ok, pos);
         }
-        ok = hn::And(ok, pos);
-    }
     return ok;
 }
 
 // LanesTaps for the common tap counts (2x2 and 3x3 windows, and those cut by padding), or false.
 template <class T>
 HWY_INLINE bool LanesTapsFor(size_t nt, DF d, const T* base0, ptrdiff_t step, size_t count,
-                             const ptrdiff_t* off, size_t lanes, T* o, ptrdiff_t ostep, MF& ok) {
+                             const ptrdiff_t* off, size_t lanes, T* o, ptrdiff_t ostep,
+                             const Rows2D& rows, MF& ok) {
     switch (nt) {
         case 2:
-            ok = LanesTaps<2>(d, base0, step, count, off, lanes, o, ostep, ok);
+            ok = LanesTaps<2>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
             return true;
         case 3:
-            ok = LanesTaps<3>(d, base0, step, count, off, lanes, o, ostep, ok);
+            ok = LanesTaps<3>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
             return true;
         case 4:
-            ok = LanesTaps<4>(d, base0, step, count, off, lanes, o, ostep, ok);
+            ok = LanesTaps<4>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
             return true;
         case 6:
-            ok = LanesTaps<6>(d, base0, step, count, off, lanes, o, ostep, ok);
+            ok = LanesTaps<6>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
             return true;
         case 9:
-            ok = LanesTaps<9>(d, base0, step, count, off, lanes, o, ostep, ok);
+            ok = LanesTaps<9>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
             return true;
         default:
             return false;
@@ -685,9 +697,51 @@ void LanesOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, siz
         heap_rows.resize(g.k[0] * g.k[1]);
         rows = heap_rows.data();
     }
+    // [lo, hi) along an axis: the outputs whose windows are whole there (lo * s >= p and
+    // o * s - p + k <= in).
+    auto whole = [&](size_t a, size_t& lo, size_t& hi) {
+        lo = std::min(g.out[a], (g.p[a] + g.s[a] - 1) / g.s[a]);
+        hi = g.in[a] + g.p[a] >= g.k[a]
+                     ? std::min(g.out[a], (g.in[a] + g.p[a] - g.k[a]) / g.s[a] + 1)
+                     : 0;
+        hi = std::max(hi, lo);
+    };
+    size_t xlo, xhi, ylo, yhi;
+    whole(2, xlo, xhi);
+    whole(1, ylo, yhi);
+    const size_t taps = g.k[0] * g.k[1] * g.k[2];
     for (size_t oz = 0; oz < g.out[0]; ++oz) {
         const Span sz = SpanOf(g, 0, oz);
+        // The windows whole along every axis at once, [ylo, yhi) x [xlo, xhi), when their taps
+        // are few: one call (per-row setup costs as much as a row of 16-lane positions).
+        bool inner_done = false;
+        if (kMaxKeepsFirst && sz.first == 0 && sz.end == g.k[0] && yhi > ylo && xhi > xlo &&
+            taps <= 9) {
+            ptrdiff_t off[9];
+            for (size_t kz = 0; kz < g.k[0]; ++kz)
+                for (size_t ky = 0; ky < g.k[1]; ++ky)
+                    for (size_t kx = 0; kx < g.k[2]; ++kx)
+                        off[(kz * g.k[1] + ky) * g.k[2] + kx] = static_cast<ptrdiff_t>(kz) * ss[0] +
+                                                                static_cast<ptrdiff_t>(ky) * ss[1] +
+                                                                static_cast<ptrdiff_t>(kx) * ss[2];
+            const ptrdiff_t y =
+                    static_cast<ptrdiff_t>(ylo * g.s[1]) - static_cast<ptrdiff_t>(g.p[1]);
+            const ptrdiff_t x =
+                    static_cast<ptrdiff_t>(xlo * g.s[2]) - static_cast<ptrdiff_t>(g.p[2]);
+            MF ok = hn::FirstN(d, N);
+            const Rows2D r2{yhi - ylo, static_cast<ptrdiff_t>(g.s[1]) * ss[1], ds[1]};
+            inner_done = LanesTapsFor(taps, d, src + sz.start * ss[0] + y * ss[1] + x * ss[2],
+                                      static_cast<ptrdiff_t>(g.s[2]) * ss[2], xhi - xlo, off, lanes,
+                                      dst + static_cast<ptrdiff_t>(oz) * ds[0] +
+                                              static_cast<ptrdiff_t>(ylo) * ds[1] +
+                                              static_cast<ptrdiff_t>(xlo) * ds[2],
+                                      ds[2], r2, ok) &&
+                         hn::AllTrue(d, ok);
+        }
         for (size_t oy = 0; oy < g.out[1]; ++oy) {
+            const bool inner_row = inner_done && oy >= ylo && oy < yhi;
+            if (inner_row && xlo == 0 && xhi == g.out[2])
+                continue;
             const Span sy = SpanOf(g, 1, oy);
             size_t nrows = 0;
             for (size_t kz = sz.first; kz < sz.end; ++kz)
@@ -698,13 +752,12 @@ void LanesOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, siz
             MF ok = hn::FirstN(d, N);
             // The positions whose windows are whole along W, [lo, hi): the same taps each.
             size_t lo = 0, hi = 0;
-            if (kMaxKeepsFirst && nrows > 0) {
-                // lo * s >= p and lo * s - p + k <= in, for every ox in [lo, hi).
-                lo = std::min(g.out[2], (g.p[2] + g.s[2] - 1) / g.s[2]);
-                hi = g.in[2] + g.p[2] >= g.k[2]
-                             ? std::min(g.out[2], (g.in[2] + g.p[2] - g.k[2]) / g.s[2] + 1)
-                             : 0;
-                hi = std::max(hi, lo);
+            if (inner_row) {
+                lo = xlo;
+                hi = xhi;
+            } else if (kMaxKeepsFirst && nrows > 0) {
+                lo = xlo;
+                hi = xhi;
                 ptrdiff_t off[9];
                 const size_t nt = nrows * g.k[2];
                 if (nt <= 9 && hi > lo) {
@@ -716,7 +769,8 @@ void LanesOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, siz
                             static_cast<ptrdiff_t>(lo * g.s[2]) - static_cast<ptrdiff_t>(g.p[2]);
                     if (!LanesTapsFor(nt, d, rows[0] + x * ss[2],
                                       static_cast<ptrdiff_t>(g.s[2]) * ss[2], hi - lo, off, lanes,
-                                      orow + static_cast<ptrdiff_t>(lo) * ds[2], ds[2], ok))
+                                      orow + static_cast<ptrdiff_t>(lo) * ds[2], ds[2],
+                                      Rows2D{1, 0, 0}, ok))
                         hi = lo;
                 } else {
                     hi = lo;
