@@ -372,7 +372,7 @@ TEST_F(X86, MaxPoolingForwardBitExactAtVectorEdges) {
                         ++runs;
                     }
     });
-    EXPECT_GE(ran, 2u);
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
     EXPECT_GT(runs, 0u);
 #endif
 }
