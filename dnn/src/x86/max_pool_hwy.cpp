@@ -255,13 +255,28 @@ HWY_INLINE VF RowMaxFast(DF d, const T* row, size_t kw_runtime, ptrdiff_t c0, co
         }
         ok = KeepOrdered(ok, acc, acc);
     } else {
-        for (size_t kx = 0; kx < kw; kx += 2) {
+        // Taps kx and kx + 1 from the two vectors at kx; an odd width's last tap from the odd
+        // lanes of the vectors at kw - 2 (so the loads end at column c0 + kw + 2N - 3, the last
+        // one a window reads, and the last block of 3x3/2 rows needs no mask).
+        size_t kx = 0;
+        for (; kx + 1 < kw; kx += 2) {
             const VF a = load(p + kx, 2 * kx), b = load(p + kx + N, 2 * kx + 1);
             ok = KeepOrdered(ok, a, b);
             const VF e = hn::ConcatEven(d, b, a);
             acc = kx == 0 ? e : hn::Max(e, acc);
-            if (kx + 1 < kw)
+            acc = hn::Max(hn::ConcatOdd(d, b, a), acc);
+        }
+        if (kx < kw) {
+            if (kx == 0) {
+                const VF a = load(p, 0), b = load(p + N, 1);
+                ok = KeepOrdered(ok, a, b);
+                acc = hn::ConcatEven(d, b, a);
+            } else {
+                const size_t at = kx - 1;
+                const VF a = load(p + at, 2 * at), b = load(p + at + N, 2 * at + 1);
+                ok = KeepOrdered(ok, a, b);
                 acc = hn::Max(hn::ConcatOdd(d, b, a), acc);
+            }
         }
     }
     return acc;
@@ -272,7 +287,8 @@ HWY_INLINE VF RowMaxFast(DF d, const T* row, size_t kw_runtime, ptrdiff_t c0, co
 struct RowBlockAt {
     size_t q0, n;
     ptrdiff_t c0;
-    bool inside;
+    bool inside;  // RowBlock's loads stay in the row
+    bool fast;    // RowMaxFast's do
 };
 
 // Windows without depth (kd == 1): each input row's maximum over the window's columns once, then
@@ -292,15 +308,18 @@ bool SeparableRows(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdif
         return false;
     RowBlockAt blk[kMaxBlocks];
     MF m[2][kMaxKw * SW];  // the masks of the first and the last block
-    // Columns read: c0 .. c0 + last + SW * N - 1, last the final tap a load starts at.
-    const size_t last = SW == 2 ? (kw - 1) & ~size_t(1) : kw - 1;
+    // Columns read: c0 .. c0 + last + SW * N - 1, last the final column a load starts at
+    // (RowMaxFast's `fast`; RowBlock's, for NaNs, reads from each tap: `last_exact`).
+    const size_t last = SW == 2 ? (kw % 2 == 0 ? kw - 2 : kw == 1 ? 0 : kw - 2) : kw - 1;
+    const size_t last_exact = kw - 1;
     for (size_t b = 0; b < nb; ++b) {
         size_t q0 = b * N;
         if (b + 1 == nb && b > 0 && q0 + N > out)
             q0 = out - N;
         const ptrdiff_t c0 = static_cast<ptrdiff_t>(q0 * SW) - static_cast<ptrdiff_t>(g.p[2]);
-        const bool inside = c0 >= 0 && static_cast<size_t>(c0) + last + SW * N <= w;
-        blk[b] = {q0, std::min(N, out - q0), c0, inside};
+        const bool inside = c0 >= 0 && static_cast<size_t>(c0) + last_exact + SW * N <= w;
+        const bool fast = c0 >= 0 && static_cast<size_t>(c0) + last + SW * N <= w;
+        blk[b] = {q0, std::min(N, out - q0), c0, inside, fast};
         if (!inside) {
             if (b != 0 && b + 1 != nb)
                 return false;
@@ -318,7 +337,7 @@ bool SeparableRows(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdif
         for (size_t y = 0; y < g.in[1]; ++y) {
             const T* row = plane + static_cast<ptrdiff_t>(y) * ss[1];
             for (size_t b = 0; b < nb; ++b)
-                hn::StoreU(blk[b].inside
+                hn::StoreU(blk[b].fast
                                    ? RowMaxFast<SW, KW, true>(d, row, kw, blk[b].c0, nullptr, ok)
                                    : RowMaxFast<SW, KW, false>(d, row, kw, blk[b].c0, masks(b), ok),
                            d, hm + (y * nb + b) * N);
