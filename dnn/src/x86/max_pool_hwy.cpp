@@ -592,6 +592,31 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
     ptrdiff_t to[NT];
     for (size_t t = 0; t < NT; ++t)
         to[t] = off[t];
+    if (lanes == N) {
+        // One vector per position (a channel block of N): no lane loop, and the NaN check of a
+        // whole row ANDed once.
+        for (size_t j = 0; j < rows.n; ++j) {
+            const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step;
+            T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep;
+            MF row = hn::FirstN(d, N);
+            for (size_t i = 0; i < count; ++i, b += step, out += ostep) {
+                VF acc, prev;
+                // A chain of its own per position, one AND into the row's.
+                MF pos = hn::FirstN(d, N);
+                for (size_t t = 0; t < NT; ++t) {
+                    const VF v = LoadAs(d, b + to[t]);
+                    if (t % 2 == 1 || t + 1 == NT)
+                        pos = KeepOrdered(pos, t % 2 == 1 ? prev : v, v);
+                    prev = v;
+                    acc = t == 0 ? v : hn::Max(v, acc);
+                }
+                row = hn::And(row, pos);
+                StoreFullAs(acc, d, out);
+            }
+            ok = hn::And(ok, row);
+        }
+        return ok;
+    }
     for (size_t j = 0, i = 0; j < rows.n; i = 0, ++j)
         for (; i < count; ++i) {
             const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step +
