@@ -758,7 +758,7 @@ void LanesOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, siz
         const Span sz = SpanOf(g, 0, oz);
         // The windows whole along every axis at once, [ylo, yhi) x [xlo, xhi), when their taps
         // are few: one call (per-row setup costs as much as a row of 16-lane positions).
-        bool inner_done = false;
+        bool inner_done = false, inner_done_all = false;
         if (kMaxKeepsFirst && sz.first == 0 && sz.end == g.k[0] && yhi > ylo && xhi > xlo &&
             taps <= 9) {
             ptrdiff_t off[9];
@@ -781,10 +781,42 @@ void LanesOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, siz
                                               static_cast<ptrdiff_t>(xlo) * ds[2],
                                       ds[2], r2, ok) &&
                          hn::AllTrue(d, ok);
+            // The columns cut by padding along W over the same rows: each such ox has the same
+            // taps in every row of [ylo, yhi) (3x3/2 pad 1 on 16-lane blocks: one position in 28
+            // per row, which per-row setup and the generic loop made cost a third of the call).
+            bool edges_done = inner_done;
+            for (size_t ox = 0; edges_done && ox < g.out[2]; ox = ox + 1 == xlo ? xhi : ox + 1) {
+                if (ox >= xlo && ox < xhi)
+                    continue;
+                const Span sx = SpanOf(g, 2, ox);
+                const size_t nx = sx.end - sx.first;
+                if (nx == 0 || g.k[0] * g.k[1] * nx > 9) {
+                    edges_done = false;
+                    break;
+                }
+                for (size_t kz = 0; kz < g.k[0]; ++kz)
+                    for (size_t ky = 0; ky < g.k[1]; ++ky)
+                        for (size_t kx = 0; kx < nx; ++kx)
+                            off[(kz * g.k[1] + ky) * nx + kx] = static_cast<ptrdiff_t>(kz) * ss[0] +
+                                                                static_cast<ptrdiff_t>(ky) * ss[1] +
+                                                                static_cast<ptrdiff_t>(kx) * ss[2];
+                const ptrdiff_t xe = sx.start + static_cast<ptrdiff_t>(sx.first);
+                MF eok = hn::FirstN(d, N);
+                edges_done = LanesTapsFor(g.k[0] * g.k[1] * nx, d,
+                                          src + sz.start * ss[0] + y * ss[1] + xe * ss[2], 0, 1,
+                                          off, lanes,
+                                          dst + static_cast<ptrdiff_t>(oz) * ds[0] +
+                                                  static_cast<ptrdiff_t>(ylo) * ds[1] +
+                                                  static_cast<ptrdiff_t>(ox) * ds[2],
+                                          0, r2, eok) &&
+                             hn::AllTrue(d, eok);
+            }
+            if (edges_done)
+                inner_done_all = true;
         }
         for (size_t oy = 0; oy < g.out[1]; ++oy) {
             const bool inner_row = inner_done && oy >= ylo && oy < yhi;
-            if (inner_row && xlo == 0 && xhi == g.out[2])
+            if (inner_row && (inner_done_all || (xlo == 0 && xhi == g.out[2])))
                 continue;
             const Span sy = SpanOf(g, 1, oy);
             size_t nrows = 0;
