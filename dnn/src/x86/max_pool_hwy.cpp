@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/x86/max_pool_hwy.h"
@@ -33,6 +34,23 @@ HWY_INLINE VF Step(VF acc, VF v) {
     const MF take = hn::AndNot(hn::IsNaN(acc), hn::Or(hn::IsNaN(v), hn::Gt(v, acc)));
     return hn::IfThenElse(take, v, acc);
 }
+
+// ok without the lanes where a or b is a NaN: the fast loops' check, one compare per two vectors.
+HWY_INLINE MF KeepOrdered(MF ok, VF a, VF b) {
+#if HWY_TARGET <= HWY_AVX3
+    // Unmasked compares stay off the chain, which runs through one mask AND (a compare merged
+    // into ok would chain its latency through every vector of a row).
+    return MF{_kand_mask16(_mm512_cmp_ps_mask(a.raw, b.raw, _CMP_ORD_Q), ok.raw)};
+#elif HWY_TARGET == HWY_AVX2
+    return MF{_mm256_and_ps(ok.raw, _mm256_cmp_ps(a.raw, b.raw, _CMP_ORD_Q))};
+#else
+    return hn::AndNot(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), ok);
+#endif
+}
+
+// Whether x86's maxps serves the fast loops: Max(v, acc) returns acc, the earlier value, on ties
+// (so naive's first maximum, a zero's sign included); other targets' Max need not.
+constexpr bool kMaxKeepsFirst = HWY_TARGET <= HWY_AVX2;
 
 inline float StepScalar(float acc, float v) {
     return !std::isnan(acc) && (std::isnan(v) || v > acc) ? v : acc;
@@ -109,6 +127,17 @@ HWY_INLINE void StoreNAs(VF v, DF d, uint16_t* p, size_t n) {
     HWY_ALIGN uint16_t tmp[HWY_MAX_BYTES / sizeof(float)];
     hn::Store(hi, dh, tmp);
     std::memcpy(p, tmp, n * sizeof(uint16_t));
+}
+
+// Stores a full vector of maxima in T: float32 as it is, bfloat16 as each lane's upper half.
+HWY_INLINE void StoreFullAs(VF v, DF d, float* p) {
+    hn::StoreU(v, d, p);
+}
+
+HWY_INLINE void StoreFullAs(VF v, DF /* d */, uint16_t* p) {
+    const hn::Rebind<uint16_t, DF> dh;
+    const hn::RebindToUnsigned<DF> du;
+    hn::StoreU(hn::TruncateTo(dh, hn::ShiftRight<16>(hn::BitCast(du, v))), dh, p);
 }
 
 #if HWY_TARGET <= HWY_AVX2
@@ -189,72 +218,6 @@ HWY_INLINE VF RowBlock(DF d, const T* const* rows, size_t nrows, size_t kw, ptrd
     return acc;
 }
 
-// The maximum of one input row's taps for a block, by x86's maxps (which returns its second
-// operand, the earlier value, on ties, as naive keeps the first maximum), and the lanes where a
-// tap is a NaN (maxps drops those).
-template <size_t SW, class T>
-HWY_INLINE VF RowMax(DF d, const T* row, size_t kw, ptrdiff_t c0, bool inside, const MF* m,
-                     MF& nan) {
-    const size_t N = hn::Lanes(d);
-    const VF lowest = hn::Set(d, kLowest);
-    auto load = [&](const T* p, size_t i) {
-        return inside ? LoadAs(d, p) : LoadMaskedAs(d, p, m[i]);
-    };
-    VF acc = lowest;
-    for (size_t kx = 0; kx < kw; ++kx) {
-        const T* p = row + c0 + static_cast<ptrdiff_t>(kx);
-        VF v;
-        if constexpr (SW == 1)
-            v = load(p, kx);
-        else
-            v = hn::ConcatEven(d, load(p + N, 2 * kx + 1), load(p, 2 * kx));
-        nan = hn::Or(nan, hn::IsNaN(v));
-        acc = hn::Max(v, acc);
-    }
-    return acc;
-}
-
-// Windows without depth (kd == 1): each input row's maximum over the window's columns once, then
-// each output row the maximum of its rows' (3x3 windows of stride 2 share every other row). A
-// block whose rows hold a NaN is recomputed by RowBlock, which keeps naive's rule; NaN-free data
-// pays for the check only.
-template <size_t SW, class T>
-void SeparableRows(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds,
-                   const PoolDims& g, size_t q0, ptrdiff_t c0, bool inside, const MF* m,
-                   float* hm) {
-    const size_t N = hn::Lanes(d), kw = g.k[2];
-    const VF lowest = hn::Set(d, kLowest);
-    for (size_t z = 0; z < g.out[0]; ++z) {
-        const T* plane = src + static_cast<ptrdiff_t>(z) * ss[0];
-        MF nan = hn::FirstN(d, 0);
-        for (size_t y = 0; y < g.in[1]; ++y)
-            hn::StoreU(RowMax<SW>(d, plane + static_cast<ptrdiff_t>(y) * ss[1], kw, c0, inside, m,
-                                  nan),
-                       d, hm + y * N);
-        const bool exact = !hn::AllFalse(d, nan);
-        for (size_t oy = 0; oy < g.out[1]; ++oy) {
-            const Span sy = SpanOf(g, 1, oy);
-            T* o = dst + static_cast<ptrdiff_t>(z) * ds[0] + static_cast<ptrdiff_t>(oy) * ds[1] +
-                   static_cast<ptrdiff_t>(q0);
-            VF acc = lowest;
-            if (exact) {
-                const T* rows[64];
-                size_t nrows = 0;
-                for (size_t ky = sy.first; ky < sy.end; ++ky)
-                    rows[nrows++] = plane + (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
-                acc = RowBlock<SW>(d, rows, nrows, kw, c0, inside, m);
-            } else {
-                for (size_t ky = sy.first; ky < sy.end; ++ky)
-                    acc = hn::Max(hn::LoadU(d, hm + static_cast<size_t>(
-                                                            sy.start + static_cast<ptrdiff_t>(ky)) *
-                                                               N),
-                                  acc);
-            }
-            StoreNAs(acc, d, o, g.out[2] - q0);
-        }
-    }
-}
-
 // Each thread's buffer of row maxima, kept between calls.
 inline float* RowMaxBuffer(size_t n) {
     thread_local std::vector<float> buf;
@@ -263,12 +226,165 @@ inline float* RowMaxBuffer(size_t n) {
     return buf.data();
 }
 
+// One input row's maximum over each block output's columns by maxps (the earlier value on ties),
+// the NaN check one compare per two vectors read: stride 2 loads two vectors per even tap, whose
+// even lanes are that tap and odd lanes the next one.
+// KW: the window's width where fixed at compile time (the loops unrolled), else 0 and kw;
+// INSIDE: whether the loads stay in the row (else masked by m).
+template <size_t SW, size_t KW, bool INSIDE, class T>
+HWY_INLINE VF RowMaxFast(DF d, const T* row, size_t kw_runtime, ptrdiff_t c0, const MF* m, MF& ok) {
+    const size_t N = hn::Lanes(d);
+    const size_t kw = KW ? KW : kw_runtime;
+    auto load = [&](const T* p, size_t i) {
+        if constexpr (INSIDE) {
+            (void)i;
+            return LoadAs(d, p);
+        } else {
+            return LoadMaskedAs(d, p, m[i]);
+        }
+    };
+    const T* p = row + c0;
+    VF acc;
+    if constexpr (SW == 1) {
+        acc = load(p, 0);
+        for (size_t kx = 1; kx < kw; kx += 2) {
+            const VF a = load(p + kx, kx);
+            const VF b = kx + 1 < kw ? load(p + kx + 1, kx + 1) : a;
+            ok = KeepOrdered(ok, a, b);
+            acc = hn::Max(b, hn::Max(a, acc));
+        }
+        ok = KeepOrdered(ok, acc, acc);
+    } else {
+        // Taps kx and kx + 1 from the two vectors at kx; an odd width's last tap from the odd
+        // lanes of the vectors at kw - 2 (so the loads end at column c0 + kw + 2N - 3, the last
+        // one a window reads, and the last block of 3x3/2 rows needs no mask).
+        size_t kx = 0;
+        for (; kx + 1 < kw; kx += 2) {
+            const VF a = load(p + kx, 2 * kx), b = load(p + kx + N, 2 * kx + 1);
+            ok = KeepOrdered(ok, a, b);
+            const VF e = hn::ConcatEven(d, b, a);
+            acc = kx == 0 ? e : hn::Max(e, acc);
+            acc = hn::Max(hn::ConcatOdd(d, b, a), acc);
+        }
+        if (kx < kw) {
+            if (kx == 0) {
+                const VF a = load(p, 0), b = load(p + N, 1);
+                ok = KeepOrdered(ok, a, b);
+                acc = hn::ConcatEven(d, b, a);
+            } else {
+                const size_t at = kx - 1;
+                const VF a = load(p + at, 2 * at), b = load(p + at + N, 2 * at + 1);
+                ok = KeepOrdered(ok, a, b);
+                acc = hn::Max(hn::ConcatOdd(d, b, a), acc);
+            }
+        }
+    }
+    return acc;
+}
+
+// A block of up to N outputs along W from input column c0 on, and whether its loads stay in the
+// row (else they are masked by m).
+struct RowBlockAt {
+    size_t q0, n;
+    ptrdiff_t c0;
+    bool inside;  // RowBlock's loads stay in the row
+    bool fast;    // RowMaxFast's do
+};
+
+// Windows without depth (kd == 1): each input row's maximum over the window's columns once, then
+// each output row the maximum of its rows' (3x3 windows of stride 2 share every other row). Rows
+// are read in order, all of a row's blocks at once (a stream the prefetcher follows); the last
+// block overlaps the one before where W's outputs are not a multiple of N, so that only blocks
+// at the edges mask their loads. A plane whose rows hold a NaN is recomputed by RowBlock, which
+// keeps naive's rule; NaN-free data pays for the check only. False where the blocks need more
+// than the buffers here (very wide rows, or masks inside).
+template <size_t SW, size_t KW, class T>
+bool SeparableRows(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds,
+                   const PoolDims& g) {
+    const size_t N = hn::Lanes(d), w = g.in[2], kw = g.k[2], out = g.out[2];
+    constexpr size_t kMaxBlocks = 16;
+    const size_t nb = (out + N - 1) / N;
+    if (nb > kMaxBlocks)
+        return false;
+    RowBlockAt blk[kMaxBlocks];
+    MF m[2][kMaxKw * SW];  // the masks of the first and the last block
+    // Columns read: c0 .. c0 + last + SW * N - 1, last the final column a load starts at
+    // (RowMaxFast's `fast`; RowBlock's, for NaNs, reads from each tap: `last_exact`).
+    const size_t last = SW == 2 ? (kw % 2 == 0 ? kw - 2 : kw == 1 ? 0 : kw - 2) : kw - 1;
+    const size_t last_exact = kw - 1;
+    for (size_t b = 0; b < nb; ++b) {
+        size_t q0 = b * N;
+        if (b + 1 == nb && b > 0 && q0 + N > out)
+            q0 = out - N;
+        const ptrdiff_t c0 = static_cast<ptrdiff_t>(q0 * SW) - static_cast<ptrdiff_t>(g.p[2]);
+        const bool inside = c0 >= 0 && static_cast<size_t>(c0) + last_exact + SW * N <= w;
+        const bool fast = c0 >= 0 && static_cast<size_t>(c0) + last + SW * N <= w;
+        blk[b] = {q0, std::min(N, out - q0), c0, inside, fast};
+        if (!inside) {
+            if (b != 0 && b + 1 != nb)
+                return false;
+            MF* mb = m[b == 0 ? 0 : 1];
+            for (size_t kx = 0; kx < kw; ++kx)
+                for (size_t h = 0; h < SW; ++h)
+                    mb[kx * SW + h] = ColumnsIn(d, c0 + static_cast<ptrdiff_t>(kx + h * N), w);
+        }
+    }
+    auto masks = [&](size_t b) { return m[b == 0 ? 0 : 1]; };
+    float* hm = RowMaxBuffer(g.in[1] * nb * N);
+    for (size_t z = 0; z < g.out[0]; ++z) {
+        const T* plane = src + static_cast<ptrdiff_t>(z) * ss[0];
+        MF ok = hn::FirstN(d, N);
+        for (size_t y = 0; y < g.in[1]; ++y) {
+            const T* row = plane + static_cast<ptrdiff_t>(y) * ss[1];
+            for (size_t b = 0; b < nb; ++b)
+                hn::StoreU(blk[b].fast
+                                   ? RowMaxFast<SW, KW, true>(d, row, kw, blk[b].c0, nullptr, ok)
+                                   : RowMaxFast<SW, KW, false>(d, row, kw, blk[b].c0, masks(b), ok),
+                           d, hm + (y * nb + b) * N);
+        }
+        const bool exact = !hn::AllTrue(d, ok);
+        for (size_t oy = 0; oy < g.out[1]; ++oy) {
+            const Span sy = SpanOf(g, 1, oy);
+            T* o = dst + static_cast<ptrdiff_t>(z) * ds[0] + static_cast<ptrdiff_t>(oy) * ds[1];
+            const size_t y0 = static_cast<size_t>(sy.start + static_cast<ptrdiff_t>(sy.first));
+            const size_t ny = sy.end - sy.first;
+            for (size_t b = 0; b < nb; ++b) {
+                VF acc;
+                if (exact) {
+                    const T* rows[64];
+                    for (size_t r = 0; r < ny; ++r)
+                        rows[r] = plane + static_cast<ptrdiff_t>(y0 + r) * ss[1];
+                    acc = RowBlock<SW>(d, rows, ny, kw, blk[b].c0, blk[b].inside, masks(b));
+                } else if (ny == 0) {
+                    acc = hn::Set(d, kLowest);
+                } else {
+                    acc = hn::LoadU(d, hm + (y0 * nb + b) * N);
+                    for (size_t r = 1; r < ny; ++r)
+                        acc = hn::Max(hn::LoadU(d, hm + ((y0 + r) * nb + b) * N), acc);
+                }
+                if (blk[b].n == N)
+                    StoreFullAs(acc, d, o + blk[b].q0);
+                else
+                    StoreNAs(acc, d, o + blk[b].q0, blk[b].n);
+            }
+        }
+    }
+    return true;
+}
+
 // The vector loop of MaxPoolRows: block by block along W (each block's masks made once), every
 // output row of the plane.
 template <size_t SW, class T>
 void RowsInVectors(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds,
                    const PoolDims& g) {
     const size_t N = hn::Lanes(d), w = g.in[2], kw = g.k[2];
+    if (kMaxKeepsFirst && g.k[0] == 1 && g.s[0] == 1 && g.p[0] == 0 && g.k[1] <= 64) {
+        const bool done = kw == 2   ? SeparableRows<SW, 2>(d, src, ss, dst, ds, g)
+                          : kw == 3 ? SeparableRows<SW, 3>(d, src, ss, dst, ds, g)
+                                    : SeparableRows<SW, 0>(d, src, ss, dst, ds, g);
+        if (done)
+            return;
+    }
     constexpr size_t kMaxRows = 64;
     const T* rows[kMaxRows];
     MF m[kMaxKw * SW];
@@ -281,10 +397,6 @@ void RowsInVectors(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdif
             for (size_t kx = 0; kx < kw; ++kx)
                 for (size_t h = 0; h < SW; ++h)
                     m[kx * SW + h] = ColumnsIn(d, c0 + static_cast<ptrdiff_t>(kx + h * N), w);
-        if (g.k[0] == 1 && g.s[0] == 1 && g.p[0] == 0 && g.k[1] <= 64) {
-            SeparableRows<SW>(d, src, ss, dst, ds, g, q0, c0, inside, m, RowMaxBuffer(g.in[1] * N));
-            continue;
-        }
         for (size_t oz = 0; oz < g.out[0]; ++oz) {
             const Span sz = SpanOf(g, 0, oz);
             for (size_t oy = 0; oy < g.out[1]; ++oy) {
@@ -360,52 +472,405 @@ void RowsOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, cons
     }
 }
 
+// One output position's window over lanes [l, l + U * N) of float32, by maxps (the earlier value
+// on ties): rows are the window's input rows (naive's order), each tap x0 + kx * sx from them.
+template <size_t U>
+HWY_INLINE MF LanesF32(DF d, const float* const* rows, size_t nrows, ptrdiff_t x0, size_t nx,
+                       ptrdiff_t sx, size_t l, float* o) {
+    const size_t N = hn::Lanes(d);
+    VF acc[U];
+    MF ok = hn::FirstN(d, N);
+    auto tap = [&](const float* p, bool first) {
+        VF v[U];
+        for (size_t u = 0; u < U; ++u)
+            v[u] = hn::LoadU(d, p + u * N);
+        for (size_t u = 0; u < U; u += 2)
+            ok = KeepOrdered(ok, v[u], v[u + 1 < U ? u + 1 : u]);
+        for (size_t u = 0; u < U; ++u)
+            acc[u] = first ? v[u] : hn::Max(v[u], acc[u]);
+    };
+    for (size_t r = 0; r < nrows; ++r)
+        for (size_t kx = 0; kx < nx; ++kx)
+            tap(rows[r] + x0 + static_cast<ptrdiff_t>(kx) * sx + l, r == 0 && kx == 0);
+    for (size_t u = 0; u < U; ++u)
+        hn::StoreU(acc[u], d, o + l + u * N);
+    return ok;
+}
+
+// The same over lanes [l, l + U * 2N) of bfloat16, read as U vectors of 32-bit pairs: the even
+// lanes widen by a shift, the odd ones by clearing the low half (both float32, exactly), and the
+// maxima go back to their halves, with no shuffles.
+template <size_t U>
+HWY_INLINE MF LanesBF16Pairs(DF d, const uint16_t* const* rows, size_t nrows, ptrdiff_t x0,
+                             size_t nx, ptrdiff_t sx, size_t l, uint16_t* o) {
+    const hn::RebindToUnsigned<DF> du;
+    const size_t N = hn::Lanes(d);
+    MF ok = hn::FirstN(d, N);
+    const auto hi = hn::Set(du, 0xFFFF0000u);
+    VF even[U], odd[U];
+    auto tap = [&](const uint16_t* p, bool first) {
+        for (size_t u = 0; u < U; ++u) {
+            const auto w = hn::LoadU(du, reinterpret_cast<const uint32_t*>(p + u * 2 * N));
+            const VF e = hn::BitCast(d, hn::ShiftLeft<16>(w)), q = hn::BitCast(d, hn::And(w, hi));
+            ok = KeepOrdered(ok, e, q);
+            even[u] = first ? e : hn::Max(e, even[u]);
+            odd[u] = first ? q : hn::Max(q, odd[u]);
+        }
+    };
+    for (size_t r = 0; r < nrows; ++r)
+        for (size_t kx = 0; kx < nx; ++kx)
+            tap(rows[r] + x0 + static_cast<ptrdiff_t>(kx) * sx + l, r == 0 && kx == 0);
+    for (size_t u = 0; u < U; ++u) {
+        const auto w = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, even[u])),
+                              hn::And(hn::BitCast(du, odd[u]), hi));
+        hn::StoreU(w, du, reinterpret_cast<uint32_t*>(o + l + u * 2 * N));
+    }
+    return ok;
+}
+
+// Lanes [l, l + n) (n <= N) of either type, widened by promotion (bfloat16) or read as they are,
+// masked past n.
+template <class T>
+HWY_INLINE MF LanesOne(DF d, const T* const* rows, size_t nrows, ptrdiff_t x0, size_t nx,
+                       ptrdiff_t sx, size_t l, size_t n, T* o) {
+    const size_t N = hn::Lanes(d);
+    VF acc = hn::Set(d, kLowest);
+    MF ok = hn::FirstN(d, N);
+    for (size_t r = 0; r < nrows; ++r)
+        for (size_t kx = 0; kx < nx; ++kx) {
+            const T* p = rows[r] + x0 + static_cast<ptrdiff_t>(kx) * sx + l;
+            const VF v = n == N ? LoadAs(d, p) : LoadFirstAs(d, p, n);
+            ok = KeepOrdered(ok, v, v);
+            acc = hn::Max(v, acc);
+        }
+    StoreNAs(acc, d, o + l, n);
+    return ok;
+}
+
+// One output position's `lanes` values by the fast loops above; ok keeps the lanes where no tap
+// was a NaN. Each position's check is a chain of its own, ANDed into ok once (a chain through
+// every tap of a row would bound the loop by the compares' latency).
+HWY_INLINE MF LanesFast(DF d, const float* const* rows, size_t nrows, ptrdiff_t x0, size_t nx,
+                        ptrdiff_t sx, size_t lanes, float* o, MF ok) {
+    const size_t N = hn::Lanes(d);
+    size_t l = 0;
+    for (; l + 4 * N <= lanes; l += 4 * N)
+        ok = hn::And(ok, LanesF32<4>(d, rows, nrows, x0, nx, sx, l, o));
+    for (; l + N <= lanes; l += N)
+        ok = hn::And(ok, LanesF32<1>(d, rows, nrows, x0, nx, sx, l, o));
+    if (l < lanes)
+        ok = hn::And(ok, LanesOne(d, rows, nrows, x0, nx, sx, l, lanes - l, o));
+    return ok;
+}
+
+HWY_INLINE MF LanesFast(DF d, const uint16_t* const* rows, size_t nrows, ptrdiff_t x0, size_t nx,
+                        ptrdiff_t sx, size_t lanes, uint16_t* o, MF ok) {
+    const size_t N = hn::Lanes(d);
+    size_t l = 0;
+    for (; l + 4 * N <= lanes; l += 4 * N)
+        ok = hn::And(ok, LanesBF16Pairs<2>(d, rows, nrows, x0, nx, sx, l, o));
+    for (; l + 2 * N <= lanes; l += 2 * N)
+        ok = hn::And(ok, LanesBF16Pairs<1>(d, rows, nrows, x0, nx, sx, l, o));
+    for (; l < lanes; l += N)
+        ok = hn::And(ok, LanesOne(d, rows, nrows, x0, nx, sx, l, std::min(N, lanes - l), o));
+    return ok;
+}
+
+// Several output rows of LanesTaps: n of them, `step` apart in src and `ostep` in dst.
+struct Rows2D {
+    size_t n;
+    ptrdiff_t step, ostep;
+};
+
+// Output positions whose windows all have the same NT taps, at offsets off[t] from each position's
+// base (base0 + i * step for the i-th of `count`), the outputs at o + i * ostep: the window's taps
+// unrolled, lanes as LanesFast splits them, the NaN check one compare per two vectors read.
+template <size_t NT, class T>
+HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, const ptrdiff_t* off,
+                        size_t lanes, T* o, ptrdiff_t ostep, const Rows2D& rows, MF ok) {
+    const size_t N = hn::Lanes(d);
+    ptrdiff_t to[NT];
+    for (size_t t = 0; t < NT; ++t)
+        to[t] = off[t];
+    if (lanes == N) {
+        // One vector per position (a channel block of N): no lane loop, and the NaN check of a
+        // whole row ANDed once.
+        for (size_t j = 0; j < rows.n; ++j) {
+            const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step;
+            T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep;
+            MF row = hn::FirstN(d, N);
+            for (size_t i = 0; i < count; ++i, b += step, out += ostep) {
+                VF acc, prev;
+                // A chain of its own per position, one AND into the row's.
+                MF pos = hn::FirstN(d, N);
+                for (size_t t = 0; t < NT; ++t) {
+                    const VF v = LoadAs(d, b + to[t]);
+                    if (t % 2 == 1 || t + 1 == NT)
+                        pos = KeepOrdered(pos, t % 2 == 1 ? prev : v, v);
+                    prev = v;
+                    acc = t == 0 ? v : hn::Max(v, acc);
+                }
+                row = hn::And(row, pos);
+                StoreFullAs(acc, d, out);
+            }
+            ok = hn::And(ok, row);
+        }
+        return ok;
+    }
+    for (size_t j = 0, i = 0; j < rows.n; i = 0, ++j)
+        for (; i < count; ++i) {
+            const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step +
+                         static_cast<ptrdiff_t>(i) * step;
+            T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep + static_cast<ptrdiff_t>(i) * ostep;
+            MF pos = hn::FirstN(d, N);
+            size_t l = 0;
+            if constexpr (std::is_same_v<T, uint16_t>) {
+                // Pairs of bfloat16 as 32-bit lanes (see LanesBF16Pairs).
+                const hn::RebindToUnsigned<DF> du;
+                const auto hi = hn::Set(du, 0xFFFF0000u);
+                for (; l + 2 * N <= lanes; l += 2 * N) {
+                    VF even, odd;
+                    for (size_t t = 0; t < NT; ++t) {
+                        const auto w =
+                                hn::LoadU(du, reinterpret_cast<const uint32_t*>(b + to[t] + l));
+                        const VF e = hn::BitCast(d, hn::ShiftLeft<16>(w)),
+                                 q = hn::BitCast(d, hn::And(w, hi));
+                        pos = KeepOrdered(pos, e, q);
+                        even = t == 0 ? e : hn::Max(e, even);
+                        odd = t == 0 ? q : hn::Max(q, odd);
+                    }
+                    const auto w = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, even)),
+                                          hn::And(hn::BitCast(du, odd), hi));
+                    hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out + l));
+                }
+            } else {
+                for (; l + 2 * N <= lanes; l += 2 * N) {
+                    VF a0, a1;
+                    for (size_t t = 0; t < NT; ++t) {
+                        const VF v0 = hn::LoadU(d, b + to[t] + l),
+                                 v1 = hn::LoadU(d, b + to[t] + l + N);
+                        pos = KeepOrdered(pos, v0, v1);
+                        a0 = t == 0 ? v0 : hn::Max(v0, a0);
+                        a1 = t == 0 ? v1 : hn::Max(v1, a1);
+                    }
+                    hn::StoreU(a0, d, out + l);
+                    hn::StoreU(a1, d, out + l + N);
+                }
+            }
+            for (; l + N <= lanes; l += N) {
+                VF acc, prev;
+                for (size_t t = 0; t < NT; ++t) {
+                    const VF v = LoadAs(d, b + to[t] + l);
+                    if (t % 2 == 1 || t + 1 == NT)
+                        pos = KeepOrdered(pos, t % 2 == 1 ? prev : v, v);
+                    prev = v;
+                    acc = t == 0 ? v : hn::Max(v, acc);
+                }
+                StoreFullAs(acc, d, out + l);
+            }
+            if (l < lanes) {
+                VF acc = hn::Set(d, kLowest);
+                for (size_t t = 0; t < NT; ++t) {
+                    const VF v = LoadFirstAs(d, b + to[t] + l, lanes - l);
+                    pos = KeepOrdered(pos, v, v);
+                    acc = hn::Max(v, acc);
+                }
+                StoreNAs(acc, d, out + l, lanes - l);
+            }
+            ok = hn::And(ok, pos);
+        }
+    return ok;
+}
+
+// LanesTaps for the common tap counts (2x2 and 3x3 windows, and those cut by padding), or false.
+template <class T>
+HWY_INLINE bool LanesTapsFor(size_t nt, DF d, const T* base0, ptrdiff_t step, size_t count,
+                             const ptrdiff_t* off, size_t lanes, T* o, ptrdiff_t ostep,
+                             const Rows2D& rows, MF& ok) {
+    switch (nt) {
+        case 2:
+            ok = LanesTaps<2>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
+            return true;
+        case 3:
+            ok = LanesTaps<3>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
+            return true;
+        case 4:
+            ok = LanesTaps<4>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
+            return true;
+        case 6:
+            ok = LanesTaps<6>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
+            return true;
+        case 9:
+            ok = LanesTaps<9>(d, base0, step, count, off, lanes, o, ostep, rows, ok);
+            return true;
+        default:
+            return false;
+    }
+}
+
+// One output position's `lanes` values by naive's rule (Step), in vectors of N.
+template <class T>
+void LanesExact(DF d, const T* const* rows, size_t nrows, ptrdiff_t x0, size_t nx, ptrdiff_t sx,
+                size_t lanes, T* o) {
+    const size_t N = hn::Lanes(d);
+    for (size_t l = 0; l < lanes; l += N) {
+        const size_t n = std::min(N, lanes - l);
+        VF acc = hn::Set(d, kLowest);
+        for (size_t r = 0; r < nrows; ++r)
+            for (size_t kx = 0; kx < nx; ++kx) {
+                const T* p = rows[r] + x0 + static_cast<ptrdiff_t>(kx) * sx + l;
+                acc = Step(acc, n == N ? LoadAs(d, p) : LoadFirstAs(d, p, n));
+            }
+        StoreNAs(acc, d, o + l, n);
+    }
+}
+
+// Output row by output row: the window's input rows gathered once per row, each position's lanes
+// by maxps with the NaN check ANDed into one mask, and a row whose taps held a NaN computed again
+// by naive's rule (NaN-free data pays for the check only).
 template <class T>
 void LanesOf(const T* src, const ptrdiff_t* ss, T* dst, const ptrdiff_t* ds, size_t lanes,
              const PoolDims& g) {
     const DF d;
     const size_t N = hn::Lanes(d);
+    constexpr size_t kStackRows = 64;
+    const T* stack_rows[kStackRows];
+    std::vector<const T*> heap_rows;
+    const T** rows = stack_rows;
+    if (g.k[0] * g.k[1] > kStackRows) {
+        heap_rows.resize(g.k[0] * g.k[1]);
+        rows = heap_rows.data();
+    }
+    // [lo, hi) along an axis: the outputs whose windows are whole there (lo * s >= p and
+    // o * s - p + k <= in).
+    auto whole = [&](size_t a, size_t& lo, size_t& hi) {
+        lo = std::min(g.out[a], (g.p[a] + g.s[a] - 1) / g.s[a]);
+        hi = g.in[a] + g.p[a] >= g.k[a]
+                     ? std::min(g.out[a], (g.in[a] + g.p[a] - g.k[a]) / g.s[a] + 1)
+                     : 0;
+        hi = std::max(hi, lo);
+    };
+    size_t xlo, xhi, ylo, yhi;
+    whole(2, xlo, xhi);
+    whole(1, ylo, yhi);
+    const size_t taps = g.k[0] * g.k[1] * g.k[2];
     for (size_t oz = 0; oz < g.out[0]; ++oz) {
         const Span sz = SpanOf(g, 0, oz);
-        for (size_t oy = 0; oy < g.out[1]; ++oy) {
-            const Span sy = SpanOf(g, 1, oy);
-            for (size_t ox = 0; ox < g.out[2]; ++ox) {
+        // The windows whole along every axis at once, [ylo, yhi) x [xlo, xhi), when their taps
+        // are few: one call (per-row setup costs as much as a row of 16-lane positions).
+        bool inner_done = false, inner_done_all = false;
+        if (kMaxKeepsFirst && sz.first == 0 && sz.end == g.k[0] && yhi > ylo && xhi > xlo &&
+            taps <= 9) {
+            ptrdiff_t off[9];
+            for (size_t kz = 0; kz < g.k[0]; ++kz)
+                for (size_t ky = 0; ky < g.k[1]; ++ky)
+                    for (size_t kx = 0; kx < g.k[2]; ++kx)
+                        off[(kz * g.k[1] + ky) * g.k[2] + kx] = static_cast<ptrdiff_t>(kz) * ss[0] +
+                                                                static_cast<ptrdiff_t>(ky) * ss[1] +
+                                                                static_cast<ptrdiff_t>(kx) * ss[2];
+            const ptrdiff_t y =
+                    static_cast<ptrdiff_t>(ylo * g.s[1]) - static_cast<ptrdiff_t>(g.p[1]);
+            const ptrdiff_t x =
+                    static_cast<ptrdiff_t>(xlo * g.s[2]) - static_cast<ptrdiff_t>(g.p[2]);
+            MF ok = hn::FirstN(d, N);
+            const Rows2D r2{yhi - ylo, static_cast<ptrdiff_t>(g.s[1]) * ss[1], ds[1]};
+            inner_done = LanesTapsFor(taps, d, src + sz.start * ss[0] + y * ss[1] + x * ss[2],
+                                      static_cast<ptrdiff_t>(g.s[2]) * ss[2], xhi - xlo, off, lanes,
+                                      dst + static_cast<ptrdiff_t>(oz) * ds[0] +
+                                              static_cast<ptrdiff_t>(ylo) * ds[1] +
+                                              static_cast<ptrdiff_t>(xlo) * ds[2],
+                                      ds[2], r2, ok) &&
+                         hn::AllTrue(d, ok);
+            // The columns cut by padding along W over the same rows: each such ox has the same
+            // taps in every row of [ylo, yhi) (3x3/2 pad 1 on 16-lane blocks: one position in 28
+            // per row, which per-row setup and the generic loop made cost a third of the call).
+            bool edges_done = inner_done;
+            for (size_t ox = 0; edges_done && ox < g.out[2]; ox = ox + 1 == xlo ? xhi : ox + 1) {
+                if (ox >= xlo && ox < xhi)
+                    continue;
                 const Span sx = SpanOf(g, 2, ox);
-                T* o = dst + static_cast<ptrdiff_t>(oz) * ds[0] +
-                       static_cast<ptrdiff_t>(oy) * ds[1] + static_cast<ptrdiff_t>(ox) * ds[2];
-                for (size_t l0 = 0; l0 < lanes; l0 += N) {
-                    const size_t n = std::min(N, lanes - l0);
-                    // The window's taps in naive's order; `exact` keeps naive's rule, otherwise
-                    // x86's maxps (the earlier value on ties, NaNs dropped but flagged in nan).
-                    auto window = [&](bool exact, MF& nan) {
-                        VF acc = hn::Set(d, kLowest);
-                        for (size_t kz = sz.first; kz < sz.end; ++kz)
-                            for (size_t ky = sy.first; ky < sy.end; ++ky) {
-                                const T* row = src +
-                                               (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
-                                               (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1] +
-                                               static_cast<ptrdiff_t>(l0);
-                                for (size_t kx = sx.first; kx < sx.end; ++kx) {
-                                    const T* p =
-                                            row + (sx.start + static_cast<ptrdiff_t>(kx)) * ss[2];
-                                    const VF v = n == N ? LoadAs(d, p) : LoadFirstAs(d, p, n);
-                                    if (exact) {
-                                        acc = Step(acc, v);
-                                    } else {
-                                        nan = hn::Or(nan, hn::IsNaN(v));
-                                        acc = hn::Max(v, acc);
-                                    }
-                                }
-                            }
-                        return acc;
-                    };
-                    MF nan = hn::FirstN(d, 0);
-                    // Other targets' Max need not keep the earlier value: naive's rule there.
-                    VF acc = window(HWY_TARGET > HWY_AVX2, nan);
-                    if (!hn::AllFalse(d, nan))
-                        acc = window(true, nan);
-                    StoreNAs(acc, d, o + l0, n);
+                const size_t nx = sx.end - sx.first;
+                if (nx == 0 || g.k[0] * g.k[1] * nx > 9) {
+                    edges_done = false;
+                    break;
                 }
+                for (size_t kz = 0; kz < g.k[0]; ++kz)
+                    for (size_t ky = 0; ky < g.k[1]; ++ky)
+                        for (size_t kx = 0; kx < nx; ++kx)
+                            off[(kz * g.k[1] + ky) * nx + kx] = static_cast<ptrdiff_t>(kz) * ss[0] +
+                                                                static_cast<ptrdiff_t>(ky) * ss[1] +
+                                                                static_cast<ptrdiff_t>(kx) * ss[2];
+                const ptrdiff_t xe = sx.start + static_cast<ptrdiff_t>(sx.first);
+                MF eok = hn::FirstN(d, N);
+                edges_done = LanesTapsFor(g.k[0] * g.k[1] * nx, d,
+                                          src + sz.start * ss[0] + y * ss[1] + xe * ss[2], 0, 1,
+                                          off, lanes,
+                                          dst + static_cast<ptrdiff_t>(oz) * ds[0] +
+                                                  static_cast<ptrdiff_t>(ylo) * ds[1] +
+                                                  static_cast<ptrdiff_t>(ox) * ds[2],
+                                          0, r2, eok) &&
+                             hn::AllTrue(d, eok);
+            }
+            if (edges_done)
+                inner_done_all = true;
+        }
+        for (size_t oy = 0; oy < g.out[1]; ++oy) {
+            const bool inner_row = inner_done && oy >= ylo && oy < yhi;
+            if (inner_row && (inner_done_all || (xlo == 0 && xhi == g.out[2])))
+                continue;
+            const Span sy = SpanOf(g, 1, oy);
+            size_t nrows = 0;
+            for (size_t kz = sz.first; kz < sz.end; ++kz)
+                for (size_t ky = sy.first; ky < sy.end; ++ky)
+                    rows[nrows++] = src + (sz.start + static_cast<ptrdiff_t>(kz)) * ss[0] +
+                                    (sy.start + static_cast<ptrdiff_t>(ky)) * ss[1];
+            T* orow = dst + static_cast<ptrdiff_t>(oz) * ds[0] + static_cast<ptrdiff_t>(oy) * ds[1];
+            MF ok = hn::FirstN(d, N);
+            // The positions whose windows are whole along W, [lo, hi): the same taps each.
+            size_t lo = 0, hi = 0;
+            if (inner_row) {
+                lo = xlo;
+                hi = xhi;
+            } else if (kMaxKeepsFirst && nrows > 0) {
+                lo = xlo;
+                hi = xhi;
+                ptrdiff_t off[9];
+                const size_t nt = nrows * g.k[2];
+                if (nt <= 9 && hi > lo) {
+                    for (size_t r = 0; r < nrows; ++r)
+                        for (size_t kx = 0; kx < g.k[2]; ++kx)
+                            off[r * g.k[2] + kx] =
+                                    (rows[r] - rows[0]) + static_cast<ptrdiff_t>(kx) * ss[2];
+                    const ptrdiff_t x =
+                            static_cast<ptrdiff_t>(lo * g.s[2]) - static_cast<ptrdiff_t>(g.p[2]);
+                    if (!LanesTapsFor(nt, d, rows[0] + x * ss[2],
+                                      static_cast<ptrdiff_t>(g.s[2]) * ss[2], hi - lo, off, lanes,
+                                      orow + static_cast<ptrdiff_t>(lo) * ds[2], ds[2],
+                                      Rows2D{1, 0, 0}, ok))
+                        hi = lo;
+                } else {
+                    hi = lo;
+                }
+            }
+            for (int exact = kMaxKeepsFirst ? 0 : 1; exact < 2; ++exact) {
+                for (size_t ox = 0; ox < g.out[2]; ++ox) {
+                    if (!exact && ox >= lo && ox < hi)
+                        continue;
+                    const Span sx = SpanOf(g, 2, ox);
+                    T* o = orow + static_cast<ptrdiff_t>(ox) * ds[2];
+                    const ptrdiff_t x0 = (sx.start + static_cast<ptrdiff_t>(sx.first)) * ss[2];
+                    const size_t nx = sx.end - sx.first;
+                    if (nrows == 0 || nx == 0) {
+                        for (size_t l = 0; l < lanes; l += N)
+                            StoreNAs(hn::Set(d, kLowest), d, o + l, std::min(N, lanes - l));
+                    } else if (exact) {
+                        LanesExact(d, rows, nrows, x0, nx, ss[2], lanes, o);
+                    } else {
+                        ok = LanesFast(d, rows, nrows, x0, nx, ss[2], lanes, o, ok);
+                    }
+                }
+                if (hn::AllTrue(d, ok))
+                    break;
             }
         }
     }

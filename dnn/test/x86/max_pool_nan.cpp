@@ -4,11 +4,14 @@
 // forward on channel-blocked ones, 1-D to 3-D, windows that overlap, pad and tile, rows of several
 // vectors and odd widths, with a few NaNs scattered and with whole windows of NaN; infinities
 // beside them.
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "naive/channel_blocked.h"
 #include "neomeg/dnn/operators/pooling.h"
+#include "x86/highway_targets.h"
 #include "x86/pooling_case.h"
 #include "x86/x86_test.h"
 
@@ -206,4 +209,170 @@ TEST_F(X86, MaxPoolingBlockedBFloat16PropagatesNaN) {
                           "naive")
                         << k.src.to_string() << " block " << block;
             }
+}
+
+namespace {
+
+// A quiet NaN whose payload (bits bfloat16 keeps too) tells which one a window's maximum is.
+double nan_with_payload(unsigned k, bool negative) {
+    uint64_t bits = 0x7FF8000000000000ull | (uint64_t(k % 63 + 1) << 45);
+    if (negative)
+        bits |= 0x8000000000000000ull;
+    double v;
+    std::memcpy(&v, &bits, sizeof(v));
+    return v;
+}
+
+// Values with many ties between -0 and +0 (the first maximum's sign must be naive's), NaNs of
+// distinct payloads at the vector boundaries of the innermost memory axis (lanes 0, 7, 8, 15, 16,
+// 17, 31, 32, 33 and the last) when `nans`, and a few infinities.
+std::vector<double> boundary_values(const TensorShape& logical, size_t inner, bool nans,
+                                    uint32_t seed) {
+    std::mt19937 rng(seed);
+    const double choices[] = {
+            -0.0, 0.0, -1.0, -0.0, 0.0, 0.5, -std::numeric_limits<double>::infinity()};
+    std::vector<double> v(logical.total_nr_elems());
+    for (double& x : v)
+        x = choices[rng() % 7];
+    if (nans) {
+        const size_t marks[] = {0, 7, 8, 15, 16, 17, 31, 32, 33, inner - 1};
+        unsigned k = 0;
+        // Positions in memory order: i counts along the innermost memory axis (`inner` long).
+        for (size_t base = 0; base < v.size(); base += inner * 5)
+            for (size_t m : marks)
+                if (m < inner && base + m < v.size() && rng() % 3 == 0)
+                    v[base + m] = nan_with_payload(k++, rng() % 2);
+    }
+    return v;
+}
+
+// got and want hold the same bits (after widening to double, which keeps a zero's sign and a
+// NaN's payload).
+void expect_same_bits(const HostTensor& got, const HostTensor& want, const std::string& what) {
+    std::vector<double> a = got.values(), b = want.values();
+    ASSERT_EQ(a.size(), b.size()) << what;
+    size_t bad = 0, first = a.size();
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0 && bad++ == 0)
+            first = i;
+    EXPECT_EQ(bad, 0u) << what << ": first at " << first << " got " << a[first] << " want "
+                       << b[first];
+}
+
+// Runs op on `in` into a dst of `dst_layout` (as given, strides included) and returns it.
+HostTensor exec_into(OperatorBase& op, const HostTensor& in, const TensorLayout& dst_layout) {
+    HostTensor out(dst_layout);
+    std::vector<TensorLayout> in_l{in.layout()}, out_l{out.layout()};
+    std::vector<std::byte> ws(op.get_workspace_in_bytes(in_l, out_l));
+    TensorND i = in.nd(), o = out.nd();
+    op.exec({&i, 1}, {&o, 1}, {ws.data(), ws.size()});
+    return out;
+}
+
+// The dst of `s` in the memory order of a channels-last view (as channels_last makes src).
+TensorLayout channels_last_layout(const TensorShape& s, DType dtype) {
+    TensorShape mem = s;
+    for (size_t i = 2; i < s.ndim; ++i)
+        mem[i - 1] = s[i];
+    mem[s.ndim - 1] = s[1];
+    std::vector<size_t> view{0, s.ndim - 1};
+    for (size_t i = 1; i + 1 < s.ndim; ++i)
+        view.push_back(i);
+    return TensorLayout(mem, dtype).dimshuffle(view);
+}
+
+}  // namespace
+
+// The forward's vector loops bit for bit against naive at each Highway target: plain rows (widths
+// of one, odd and prime, outputs one short of, at and past a vector, the last block overlapping
+// the one before), channels-last and blocked positions (channel counts of one, a partial vector,
+// whole ones and one past), windows that tile, overlap and pad, float32 and bfloat16; -0 and +0
+// tied in most windows and NaNs of distinct payloads on the vectors' boundaries.
+TEST_F(X86, MaxPoolingForwardBitExactAtVectorEdges) {
+#ifdef NEOMEG_WITH_DNNL
+    struct Window {
+        std::vector<int32_t> k, s, p;
+    };
+    const Window windows[] = {{{2, 2}, {2, 2}, {0, 0}},
+                              {{3, 3}, {2, 2}, {1, 1}},
+                              {{3, 3}, {1, 1}, {1, 1}},
+                              {{2, 3}, {1, 2}, {0, 1}},
+                              {{1, 1}, {1, 1}, {0, 0}}};
+    auto naive = Handle::make_naive();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
+            for (const Window& win : windows)
+                for (size_t w : {size_t(1), size_t(5), size_t(31), size_t(33), size_t(37),
+                                 size_t(57), size_t(67)}) {
+                    if (size_t(win.k[1]) > w + 2 * size_t(win.p[1]))
+                        continue;
+                    const param::Pooling p =
+                            pool_param(param::Pooling::Mode::MAX, Case{{}, win.k, win.s, win.p});
+                    auto ours = handle->create_operator<PoolingForward>();
+                    ours->param() = p;
+                    auto ref = naive->create_operator<PoolingForward>();
+                    ref->param() = p;
+                    for (bool nans : {false, true}) {
+                        const std::string what =
+                                "target " + std::to_string(target) + " " + dt.name() + " w " +
+                                std::to_string(w) + " k " + std::to_string(win.k[0]) + "x" +
+                                std::to_string(win.k[1]) + " nans " + std::to_string(nans);
+                        // Plain rows: NaNs at the row's vector boundaries.
+                        const TensorShape plain{2, 3, 7, w};
+                        HostTensor x = HostTensor::from(
+                                plain, boundary_values(plain, w, nans, uint32_t(w)), dt);
+                        const TensorShape d = dst_shape(Case{plain, win.k, win.s, win.p});
+                        expect_same_bits(exec_into(*ours, x, TensorLayout(d, dt)),
+                                         run_op(*ref, {x})[0], what + " plain");
+                        EXPECT_EQ(last_kernel(*ours), "loop:max_pool") << what;
+                        // Channels-last: NaNs at the channel vectors' boundaries.
+                        for (size_t c : {size_t(1), size_t(15), size_t(17), size_t(33), size_t(64),
+                                         size_t(65)}) {
+                            const TensorShape cl{2, c, 5, w};
+                            const std::vector<double> v =
+                                    boundary_values(cl, c, nans, uint32_t(c * 131 + w));
+                            // The values in memory order (N, H, W, C) are v; NC HW order for
+                            // naive.
+                            std::vector<double> logical(v.size());
+                            for (size_t n = 0; n < 2; ++n)
+                                for (size_t y = 0; y < 5; ++y)
+                                    for (size_t xx = 0; xx < w; ++xx)
+                                        for (size_t ch = 0; ch < c; ++ch)
+                                            logical[((n * c + ch) * 5 + y) * w + xx] =
+                                                    v[((n * 5 + y) * w + xx) * c + ch];
+                            HostTensor xc = channels_last(cl, logical, dt);
+                            const TensorShape dc = dst_shape(Case{cl, win.k, win.s, win.p});
+                            expect_same_bits(exec_into(*ours, xc, channels_last_layout(dc, dt)),
+                                             run_op(*ref, {xc.contiguous()})[0],
+                                             what + " channels-last c " + std::to_string(c));
+                            EXPECT_EQ(last_kernel(*ours), "loop:max_pool") << what;
+                            ++runs;
+                        }
+                        ++runs;
+                    }
+                }
+        // Blocked: the block's lanes (8 or 16) and channels that leave a partial block.
+        for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
+            for (size_t block : {size_t(8), size_t(16)})
+                for (size_t c : {size_t(5), size_t(16), size_t(33)})
+                    for (const Window& win : windows) {
+                        const Case k{{2, c, 6, 37}, win.k, win.s, win.p};
+                        const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                        HostTensor plain = HostTensor::from(
+                                k.src, boundary_values(k.src, 37, true, uint32_t(c + block)), dt);
+                        HostTensor xb = block_ref(plain, block);
+                        auto ours = handle->create_operator<PoolingBlocked>();
+                        ours->param() = p;
+                        auto ref = naive->create_operator<PoolingBlocked>();
+                        ref->param() = p;
+                        expect_same_bits(run_op(*ours, {xb})[0], run_op(*ref, {xb})[0],
+                                         std::string("blocked ") + dt.name() + " block " +
+                                                 std::to_string(block) + " c " + std::to_string(c));
+                        ++runs;
+                    }
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
 }
