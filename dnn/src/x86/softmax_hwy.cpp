@@ -45,6 +45,28 @@ HWY_INLINE V exp_lanes(D d, V x) {
     return r;
 }
 
+// exp_lanes for the forwards' x - max: x <= 0 or NaN (which exp_f32 passes on, and the row's sum
+// then catches), so one comparison finds the lanes for std::exp. With kLow, exp(x + lo) for a
+// small lo, the rounding error of x.
+template <bool kLow = false>
+HWY_INLINE V exp_nonpositive(D d, V x, V lo = V()) {
+    V r = exp_f32<kLow>(d, x, lo);
+    const auto out = hn::Lt(x, hn::Set(d, -87.0f));
+    if (HWY_UNLIKELY(!hn::AllFalse(d, out))) {
+        alignas(HWY_MAX_BYTES) float in[kMaxLanes], low[kMaxLanes], res[kMaxLanes];
+        hn::Store(x, d, in);
+        hn::Store(kLow ? lo : hn::Zero(d), d, low);
+        hn::Store(r, d, res);
+        for (size_t j = 0; j < hn::Lanes(d); ++j)
+            if (in[j] < -87.0f)  // -inf's lo is a NaN
+                res[j] = kLow && std::isfinite(in[j])
+                                 ? static_cast<float>(std::exp(double(in[j]) + low[j]))
+                                 : std::exp(in[j]);
+        r = hn::Load(d, res);
+    }
+    return r;
+}
+
 // Naive's forward in double along one strided line, for lines holding a NaN or an infinity.
 void scalar_forward(const float* x, float* y, size_t len, size_t stride, bool log) {
     double mx = -std::numeric_limits<double>::infinity();
@@ -60,59 +82,195 @@ void scalar_forward(const float* x, float* y, size_t len, size_t stride, bool lo
     }
 }
 
-void forward_row(const float* x, float* y, size_t len) {
-    const D d;
+// The lanes of a row's last, partial vector: [i, len), len - i < Lanes.
+HWY_INLINE auto tail_mask(D d, size_t i, size_t len) {
+    return hn::FirstN(d, len - i);
+}
+
+// The row's maximum: -inf lanes stand for the tail's missing elements. A NaN may be dropped by
+// Max; the sum that follows catches it.
+HWY_INLINE float row_max(D d, const float* x, size_t len) {
     const size_t n = hn::Lanes(d);
-    V m0 = hn::Set(d, -kInf), m1 = m0;
+    const V lowest = hn::Set(d, -kInf);
+    V m0 = lowest, m1 = lowest;
     size_t i = 0;
     for (; i + 2 * n <= len; i += 2 * n) {
         m0 = hn::Max(m0, hn::LoadU(d, x + i));
         m1 = hn::Max(m1, hn::LoadU(d, x + i + n));
     }
-    for (; i + n <= len; i += n)
+    if (i + n <= len) {
         m0 = hn::Max(m0, hn::LoadU(d, x + i));
-    float mx = hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
-    for (; i < len; ++i)
-        mx = std::max(mx, x[i]);
+        i += n;
+    }
+    if (i < len) {
+        const auto mask = tail_mask(d, i, len);
+        m1 = hn::Max(m1, hn::IfThenElse(mask, hn::MaskedLoad(mask, d, x + i), lowest));
+    }
+    return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
+}
+
+// x - max for the tail's lanes, 0 (exp 1, then masked off) for the missing ones: no lane reaches
+// exp_nonpositive's scalar path for want of an element.
+HWY_INLINE V tail_diff(D d, const float* x, V vm, hn::Mask<D> mask) {
+    return hn::IfThenElseZero(mask, hn::Sub(hn::MaskedLoad(mask, d, x), vm));
+}
+
+void forward_row(const float* x, float* y, size_t len) {
+    const D d;
+    const size_t n = hn::Lanes(d);
+    const float mx = row_max(d, x, len);
     if (!std::isfinite(mx)) {
         scalar_forward(x, y, len, 1, false);
         return;
     }
     const V vm = hn::Set(d, mx);
     V s0 = hn::Zero(d), s1 = hn::Zero(d);
-    for (i = 0; i + 2 * n <= len; i += 2 * n) {
-        V e0 = exp_lanes(d, hn::Sub(hn::LoadU(d, x + i), vm));
-        V e1 = exp_lanes(d, hn::Sub(hn::LoadU(d, x + i + n), vm));
+    size_t i = 0;
+    for (; i + 2 * n <= len; i += 2 * n) {
+        V e0 = exp_nonpositive(d, hn::Sub(hn::LoadU(d, x + i), vm));
+        V e1 = exp_nonpositive(d, hn::Sub(hn::LoadU(d, x + i + n), vm));
         hn::StoreU(e0, d, y + i);
         hn::StoreU(e1, d, y + i + n);
         s0 = hn::Add(s0, e0);
         s1 = hn::Add(s1, e1);
     }
-    for (; i + n <= len; i += n) {
-        V e = exp_lanes(d, hn::Sub(hn::LoadU(d, x + i), vm));
+    if (i + n <= len) {
+        V e = exp_nonpositive(d, hn::Sub(hn::LoadU(d, x + i), vm));
         hn::StoreU(e, d, y + i);
         s0 = hn::Add(s0, e);
+        i += n;
     }
-    float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
-    for (; i < len; ++i) {
-        y[i] = std::exp(x[i] - mx);
-        sum += y[i];
+    if (i < len) {
+        const auto mask = tail_mask(d, i, len);
+        V e = hn::IfThenElseZero(mask, exp_nonpositive(d, tail_diff(d, x + i, vm, mask)));
+        hn::BlendedStore(e, mask, d, y + i);
+        s1 = hn::Add(s1, e);
     }
+    const float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
     if (!std::isfinite(sum)) {  // a NaN
         scalar_forward(x, y, len, 1, false);
         return;
     }
-    const float r = 1.0f / sum;
-    const V vr = hn::Set(d, r);
+    const V vr = hn::Set(d, 1.0f / sum);
     for (i = 0; i + n <= len; i += n)
         hn::StoreU(hn::Mul(hn::LoadU(d, y + i), vr), d, y + i);
-    for (; i < len; ++i)
-        y[i] *= r;
+    if (i < len) {
+        const auto mask = tail_mask(d, i, len);
+        hn::BlendedStore(hn::Mul(hn::MaskedLoad(mask, d, y + i), vr), mask, d, y + i);
+    }
 }
 
-void SoftmaxRows(const float* x, float* y, size_t rb, size_t re, size_t len) {
+// s + c += e without losing s's rounding error (Knuth's TwoSum: exact whatever the magnitudes).
+HWY_INLINE void two_sum_add(V& s, V& c, V e) {
+    const V t = hn::Add(s, e);
+    const V z = hn::Sub(t, s);
+    c = hn::Add(c, hn::Add(hn::Sub(s, hn::Sub(t, z)), hn::Sub(e, z)));
+    s = t;
+}
+
+// exp(x - max) summed for log-softmax, whose log1p wants the sum less 1: the lanes where x is the
+// maximum (exp exactly 1) are counted in `ones`, the other terms summed in s with TwoSum's error
+// terms in c. Summing the 1 with them, in float or double, would leave log(sum) an absolute error
+// of the sum's rounding, far from a tiny log(sum)'s precision (a confident classifier's loss:
+// naive's double sum puts it thousands of ULPs off). x - max is taken exactly, as a float pair,
+// for the same reason: its rounding (up to 2^-20 for logits about 30) is a relative error of its
+// exp.
+struct ExpSum {
+    V s, c, ones;
+
+    explicit ExpSum(D d) : s(hn::Zero(d)), c(s), ones(s) {}
+
+    // The lanes of `valid` only.
+    template <class M>
+    HWY_INLINE void add(D d, V x, V neg_max, M valid) {
+        const V hi = hn::Add(x, neg_max), z = hn::Sub(hi, x);
+        const V lo = hn::Add(hn::Sub(x, hn::Sub(hi, z)), hn::Sub(neg_max, z));
+        const auto top = hn::And(hn::Eq(hi, hn::Zero(d)), valid);
+        ones = hn::Add(ones, hn::IfThenElseZero(top, hn::Set(d, 1.0f)));
+        two_sum_add(s, c,
+                    hn::IfThenElseZero(hn::AndNot(top, valid), exp_nonpositive<true>(d, hi, lo)));
+    }
+    HWY_INLINE void add(D d, V x, V neg_max) { add(d, x, neg_max, hn::FirstN(d, hn::Lanes(d))); }
+};
+
+// The sum less 1 of a row's ExpSum pair: its lanes added in double (exact for the counts).
+HWY_INLINE double sum_less_one(D d, const ExpSum& a, const ExpSum& b) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> dh;
+    const size_t n = hn::Lanes(d), dl = hn::Lanes(dd);
+    alignas(HWY_MAX_BYTES) float v[4 * kMaxLanes];
+    hn::Store(a.s, d, v);
+    hn::Store(b.s, d, v + n);
+    hn::Store(hn::Add(a.c, b.c), d, v + 2 * n);
+    hn::Store(hn::Add(a.ones, b.ones), d, v + 3 * n);
+    auto acc = hn::Zero(dd), ones = hn::Zero(dd);
+    for (size_t k = 0; k < 3 * n; k += dl)
+        acc = hn::Add(acc, hn::PromoteTo(dd, hn::Load(dh, v + k)));
+    for (size_t k = 3 * n; k < 4 * n; k += dl)
+        ones = hn::Add(ones, hn::PromoteTo(dd, hn::Load(dh, v + k)));
+    return hn::GetLane(hn::SumOfLanes(dd, acc)) + (hn::GetLane(hn::SumOfLanes(dd, ones)) - 1.0);
+}
+
+// log(sum) from t = sum - 1 >= 0, as a float pair hi + lo: log1p keeps L's relative precision
+// when the other terms are tiny, and the pair carries it past float's rounding into
+// y = (x - max) - L.
+struct LogSum {
+    float hi, lo;
+};
+HWY_INLINE LogSum log_sum_of(double t) {
+    const hn::ScalableTag<double> dd;  // Highway's log1p: a third of glibc's time, per short row
+    const double l = hn::GetLane(hn::Log1p(dd, hn::Set(dd, t)));
+    const float hi = static_cast<float>(l);
+    return {hi, static_cast<float>(l - double(hi))};
+}
+
+// Log-softmax of one row in float32 vectors: the maximum; exp(x - max) summed (ExpSum), the lanes
+// added in double; L = log1p(sum - 1); y = ((x - max) - L.hi) - L.lo. x - max <= 0 <= L: no
+// cancellation, so y is within a few ULP of the exact value (docs/x86-backend.md gives the bound
+// the tests pin).
+void log_forward_row(const float* x, float* y, size_t len) {
+    const D d;
+    const size_t n = hn::Lanes(d);
+    const float mx = row_max(d, x, len);
+    if (!std::isfinite(mx)) {
+        scalar_forward(x, y, len, 1, true);
+        return;
+    }
+    const V vm = hn::Set(d, mx), neg = hn::Neg(vm);
+    ExpSum a(d), b(d);
+    size_t i = 0;
+    for (; i + 2 * n <= len; i += 2 * n) {
+        a.add(d, hn::LoadU(d, x + i), neg);
+        b.add(d, hn::LoadU(d, x + i + n), neg);
+    }
+    if (i + n <= len) {
+        a.add(d, hn::LoadU(d, x + i), neg);
+        i += n;
+    }
+    if (i < len) {
+        // The missing lanes hold the maximum: a finite exp, dropped by the mask.
+        const auto mask = tail_mask(d, i, len);
+        b.add(d, hn::IfThenElse(mask, hn::MaskedLoad(mask, d, x + i), vm), neg, mask);
+    }
+    const double t = sum_less_one(d, a, b);
+    if (!std::isfinite(t)) {  // a NaN
+        scalar_forward(x, y, len, 1, true);
+        return;
+    }
+    const LogSum l = log_sum_of(t);
+    const V vh = hn::Set(d, l.hi), vl = hn::Set(d, l.lo);
+    for (i = 0; i + n <= len; i += n)
+        hn::StoreU(hn::Sub(hn::Sub(hn::Sub(hn::LoadU(d, x + i), vm), vh), vl), d, y + i);
+    if (i < len) {
+        const auto mask = tail_mask(d, i, len);
+        V v = hn::Sub(hn::Sub(hn::Sub(hn::MaskedLoad(mask, d, x + i), vm), vh), vl);
+        hn::BlendedStore(v, mask, d, y + i);
+    }
+}
+
+void SoftmaxRows(const float* x, float* y, size_t rb, size_t re, size_t len, bool log) {
     for (size_t r = rb; r < re; ++r)
-        forward_row(x + r * len, y + r * len, len);
+        (log ? log_forward_row : forward_row)(x + r * len, y + r * len, len);
 }
 
 // The maximum of each column of [x, x + w) down `len` rows of stride `inner`, into m.
@@ -142,7 +300,7 @@ void softmax_columns(const float* x, float* y, size_t len, size_t inner, size_t 
         float* yr = y + k * inner;
         size_t j = 0;
         for (; j + n <= w; j += n) {
-            V e = exp_lanes(d, hn::Sub(hn::LoadU(d, xr + j), hn::Load(d, m + j)));
+            V e = exp_nonpositive(d, hn::Sub(hn::LoadU(d, xr + j), hn::Load(d, m + j)));
             hn::StoreU(e, d, yr + j);
             hn::Store(hn::Add(hn::Load(d, s + j), e), d, s + j);
         }
@@ -166,47 +324,74 @@ void softmax_columns(const float* x, float* y, size_t len, size_t inner, size_t 
             scalar_forward(x + j, y + j, len, inner, false);
 }
 
-// Log-softmax down w columns in double, as naive and log_softmax_hwy.h's rows (in naive's order
-// down each column): a classifier's printed loss shows float32's last digits, which a float32 sum
-// of exponentials moves (log_softmax([[1, 1], [3, 3]], axis=0) was 4 ULPs off).
+// Log-softmax down w columns, as the rows (log_forward_row): per column the maximum, ExpSum's
+// (s, c, ones) on the stack, L = log1p(s + c + ones - 1) in double vectors and its float pair.
 void log_softmax_columns(const float* x, float* y, size_t len, size_t inner, size_t w) {
+    const D d;
+    const size_t n = hn::Lanes(d);
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> dh;
-    const size_t n = hn::Lanes(dd);
-    alignas(HWY_MAX_BYTES) float m[kSoftmaxColumns];
-    alignas(HWY_MAX_BYTES) double s[kSoftmaxColumns];
+    const size_t dl = hn::Lanes(dd);
+    alignas(HWY_MAX_BYTES) float m[kSoftmaxColumns], s[kSoftmaxColumns], c[kSoftmaxColumns],
+            o[kSoftmaxColumns];
     column_max(x, len, inner, w, m);
-    std::fill(s, s + w, 0.0);
+    std::fill(s, s + w, 0.0f);
+    std::fill(c, c + w, 0.0f);
+    std::fill(o, o + w, 0.0f);
     for (size_t k = 0; k < len; ++k) {
         const float* xr = x + k * inner;
         size_t j = 0;
         for (; j + n <= w; j += n) {
-            auto v = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dh, xr + j)),
-                             hn::PromoteTo(dd, hn::Load(dh, m + j)));
-            // Highway's Exp takes finite lanes above -DBL_MAX: -inf (x = -inf) is clamped to
-            // where exp underflows to 0, and a NaN passed on, so that its column is redone below.
-            auto e = hn::Exp(dd, hn::Max(v, hn::Set(dd, -800.0)));
-            e = hn::IfThenElse(hn::IsNaN(v), v, e);
-            hn::Store(hn::Add(hn::Load(dd, s + j), e), dd, s + j);
+            ExpSum a(d);
+            a.s = hn::Load(d, s + j);
+            a.c = hn::Load(d, c + j);
+            a.ones = hn::Load(d, o + j);
+            a.add(d, hn::LoadU(d, xr + j), hn::Neg(hn::Load(d, m + j)));
+            hn::Store(a.s, d, s + j);
+            hn::Store(a.c, d, c + j);
+            hn::Store(a.ones, d, o + j);
         }
-        for (; j < w; ++j)
-            s[j] += std::exp(double(xr[j]) - m[j]);
+        for (; j < w; ++j) {
+            if (xr[j] == m[j]) {
+                o[j] += 1;
+                continue;
+            }
+            const float e = static_cast<float>(std::exp(double(xr[j]) - m[j]));
+            const float t = s[j] + e, z = t - s[j];
+            c[j] += (s[j] - (t - z)) + (e - z);
+            s[j] = t;
+        }
     }
-    for (size_t j = 0; j < w; ++j)
-        s[j] = std::log(s[j]);
+    // s and c become L's pair; a column whose sum is not finite (a NaN) or whose maximum is not is
+    // redone below.
+    size_t j = 0;
+    for (; j + dl <= w; j += dl) {
+        auto t = hn::Add(hn::Add(hn::PromoteTo(dd, hn::Load(dh, s + j)),
+                                 hn::PromoteTo(dd, hn::Load(dh, c + j))),
+                         hn::Sub(hn::PromoteTo(dd, hn::Load(dh, o + j)), hn::Set(dd, 1.0)));
+        auto l = hn::Log1p(dd, t);
+        auto hi = hn::DemoteTo(dh, l);
+        hn::Store(hi, dh, s + j);
+        hn::Store(hn::DemoteTo(dh, hn::Sub(l, hn::PromoteTo(dd, hi))), dh, c + j);
+    }
+    for (; j < w; ++j) {
+        const LogSum l = log_sum_of((double(s[j]) + double(c[j])) + (double(o[j]) - 1.0));
+        s[j] = l.hi;
+        c[j] = l.lo;
+    }
     for (size_t k = 0; k < len; ++k) {
         const float* xr = x + k * inner;
         float* yr = y + k * inner;
-        size_t j = 0;
+        j = 0;
         for (; j + n <= w; j += n) {
-            auto v = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dh, xr + j)),
-                             hn::PromoteTo(dd, hn::Load(dh, m + j)));
-            hn::StoreU(hn::DemoteTo(dh, hn::Sub(v, hn::Load(dd, s + j))), dh, yr + j);
+            V v = hn::Sub(hn::LoadU(d, xr + j), hn::Load(d, m + j));
+            v = hn::Sub(hn::Sub(v, hn::Load(d, s + j)), hn::Load(d, c + j));
+            hn::StoreU(v, d, yr + j);
         }
         for (; j < w; ++j)
-            yr[j] = static_cast<float>(double(xr[j]) - m[j] - s[j]);
+            yr[j] = ((xr[j] - m[j]) - s[j]) - c[j];
     }
-    for (size_t j = 0; j < w; ++j)
+    for (j = 0; j < w; ++j)
         if (!std::isfinite(m[j]) || !std::isfinite(s[j]))
             scalar_forward(x + j, y + j, len, inner, true);
 }
@@ -303,8 +488,9 @@ HWY_EXPORT(SoftmaxCols);
 HWY_EXPORT(SoftmaxGradRows);
 HWY_EXPORT(SoftmaxGradCols);
 
-void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len) {
-    HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, y, row_begin, row_end, len);
+void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len,
+                  bool log) {
+    HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, y, row_begin, row_end, len, log);
 }
 
 void softmax_cols(const float* x, float* y, size_t len, size_t inner, size_t col_begin,
