@@ -174,24 +174,42 @@ HWY_INLINE void two_sum_add(V& s, V& c, V e) {
 // of the sum's rounding, far from a tiny log(sum)'s precision (a confident classifier's loss:
 // naive's double sum puts it thousands of ULPs off). x - max is taken exactly, as a float pair,
 // for the same reason: its rounding (up to 2^-20 for logits about 30) is a relative error of its
-// exp.
+// exp. Lanes below exp_f32's range (subnormal terms, -inf) are left out and flagged in `deep`,
+// for deep_terms after the loop: a call to std::exp inside it made GCC keep the accumulators in
+// memory, whose store-to-load latency then bound the loop.
 struct ExpSum {
-    V s, c, ones;
+    V s, c, ones, deep;
 
-    explicit ExpSum(D d) : s(hn::Zero(d)), c(s), ones(s) {}
+    explicit ExpSum(D d) : s(hn::Zero(d)), c(s), ones(s), deep(s) {}
 
-    // The lanes of `valid` only.
-    template <class M>
-    HWY_INLINE void add(D d, V x, V neg_max, M valid) {
+    // Every lane, or (kMasked) the lanes of `valid` only.
+    template <bool kMasked = false, class M = hn::Mask<D>>
+    HWY_INLINE void add(D d, V x, V neg_max, M valid = M()) {
         const V hi = hn::Add(x, neg_max), z = hn::Sub(hi, x);
         const V lo = hn::Add(hn::Sub(x, hn::Sub(hi, z)), hn::Sub(neg_max, z));
-        const auto top = hn::And(hn::Eq(hi, hn::Zero(d)), valid);
+        auto top = hn::Eq(hi, hn::Zero(d));
+        auto below = hn::Lt(hi, hn::Set(d, -87.0f));
+        auto skip = hn::Or(top, below);
+        if constexpr (kMasked) {
+            top = hn::And(top, valid);
+            below = hn::And(below, valid);
+            skip = hn::Or(skip, hn::Not(valid));
+        }
         ones = hn::Add(ones, hn::IfThenElseZero(top, hn::Set(d, 1.0f)));
-        two_sum_add(s, c,
-                    hn::IfThenElseZero(hn::AndNot(top, valid), exp_nonpositive<true>(d, hi, lo)));
+        deep = hn::Or(deep, hn::VecFromMask(d, below));
+        two_sum_add(s, c, hn::IfThenZeroElse(skip, exp_f32<true>(d, hi, lo)));
     }
-    HWY_INLINE void add(D d, V x, V neg_max) { add(d, x, neg_max, hn::FirstN(d, hn::Lanes(d))); }
 };
+
+// The terms ExpSum left out, in double: exp(x - max) of the elements more than 87 below the
+// maximum along a strided line.
+double deep_terms(const float* x, size_t len, size_t stride, float mx) {
+    double t = 0;
+    for (size_t k = 0; k < len; ++k)
+        if (x[k * stride] - mx < -87.0f)
+            t += std::exp(double(x[k * stride]) - mx);
+    return t;
+}
 
 // The sum less 1 of a row's ExpSum pair: its lanes added in double (exact for the counts).
 HWY_INLINE double sum_less_one(D d, const ExpSum& a, const ExpSum& b) {
@@ -250,9 +268,11 @@ void log_forward_row(const float* x, float* y, size_t len) {
     if (i < len) {
         // The missing lanes hold the maximum: a finite exp, dropped by the mask.
         const auto mask = tail_mask(d, i, len);
-        b.add(d, hn::IfThenElse(mask, hn::MaskedLoad(mask, d, x + i), vm), neg, mask);
+        b.add<true>(d, hn::IfThenElse(mask, hn::MaskedLoad(mask, d, x + i), vm), neg, mask);
     }
-    const double t = sum_less_one(d, a, b);
+    double t = sum_less_one(d, a, b);
+    if (HWY_UNLIKELY(!hn::AllFalse(d, hn::MaskFromVec(hn::Or(a.deep, b.deep)))))
+        t += deep_terms(x, len, 1, mx);
     if (!std::isfinite(t)) {  // a NaN
         scalar_forward(x, y, len, 1, true);
         return;
@@ -334,6 +354,8 @@ void log_softmax_columns(const float* x, float* y, size_t len, size_t inner, siz
     const size_t dl = hn::Lanes(dd);
     alignas(HWY_MAX_BYTES) float m[kSoftmaxColumns], s[kSoftmaxColumns], c[kSoftmaxColumns],
             o[kSoftmaxColumns];
+    alignas(HWY_MAX_BYTES) double deep[kSoftmaxColumns];
+    V any_deep = hn::Zero(d);
     column_max(x, len, inner, w, m);
     std::fill(s, s + w, 0.0f);
     std::fill(c, c + w, 0.0f);
@@ -350,6 +372,7 @@ void log_softmax_columns(const float* x, float* y, size_t len, size_t inner, siz
             hn::Store(a.s, d, s + j);
             hn::Store(a.c, d, c + j);
             hn::Store(a.ones, d, o + j);
+            any_deep = hn::Or(any_deep, a.deep);
         }
         for (; j < w; ++j) {
             if (xr[j] == m[j]) {
@@ -362,6 +385,10 @@ void log_softmax_columns(const float* x, float* y, size_t len, size_t inner, siz
             s[j] = t;
         }
     }
+    // The vector columns' left-out terms (the scalar ones summed all theirs).
+    const bool vector_deep = !hn::AllFalse(d, hn::MaskFromVec(any_deep));
+    for (size_t j = 0; j < w; ++j)
+        deep[j] = vector_deep && j < w / n * n ? deep_terms(x + j, len, inner, m[j]) : 0.0;
     // s and c become L's pair; a column whose sum is not finite (a NaN) or whose maximum is not is
     // redone below.
     size_t j = 0;
@@ -369,13 +396,14 @@ void log_softmax_columns(const float* x, float* y, size_t len, size_t inner, siz
         auto t = hn::Add(hn::Add(hn::PromoteTo(dd, hn::Load(dh, s + j)),
                                  hn::PromoteTo(dd, hn::Load(dh, c + j))),
                          hn::Sub(hn::PromoteTo(dd, hn::Load(dh, o + j)), hn::Set(dd, 1.0)));
+        t = hn::Add(t, hn::Load(dd, deep + j));
         auto l = hn::Log1p(dd, t);
         auto hi = hn::DemoteTo(dh, l);
         hn::Store(hi, dh, s + j);
         hn::Store(hn::DemoteTo(dh, hn::Sub(l, hn::PromoteTo(dd, hi))), dh, c + j);
     }
     for (; j < w; ++j) {
-        const LogSum l = log_sum_of((double(s[j]) + double(c[j])) + (double(o[j]) - 1.0));
+        const LogSum l = log_sum_of((double(s[j]) + double(c[j])) + (double(o[j]) - 1.0) + deep[j]);
         s[j] = l.hi;
         c[j] = l.lo;
     }
