@@ -433,42 +433,60 @@ void SoftmaxCols(const float* x, float* y, size_t len, size_t inner, size_t cb, 
 }
 
 // softmax: dx = y (dy - sum(dy y)); log-softmax: dx = dy - exp(y) sum(dy).
-void grad_row(const float* y, const float* dy, float* dx, size_t len, bool log) {
+template <bool kLog>
+void grad_row(const float* y, const float* dy, float* dx, size_t len) {
     const D d;
     const size_t n = hn::Lanes(d);
+    // dy y, or dy alone, of a vector; the tail's missing lanes load 0.
+    auto term = [&](V g, V v, V acc) { return kLog ? hn::Add(acc, g) : hn::MulAdd(g, v, acc); };
     V a0 = hn::Zero(d), a1 = hn::Zero(d);
     size_t i = 0;
     for (; i + 2 * n <= len; i += 2 * n) {
-        V g0 = hn::LoadU(d, dy + i), g1 = hn::LoadU(d, dy + i + n);
-        if (log) {
-            a0 = hn::Add(a0, g0);
-            a1 = hn::Add(a1, g1);
-        } else {
-            a0 = hn::MulAdd(g0, hn::LoadU(d, y + i), a0);
-            a1 = hn::MulAdd(g1, hn::LoadU(d, y + i + n), a1);
+        a0 = term(hn::LoadU(d, dy + i), hn::LoadU(d, y + i), a0);
+        a1 = term(hn::LoadU(d, dy + i + n), hn::LoadU(d, y + i + n), a1);
+    }
+    if (i + n <= len) {
+        a0 = term(hn::LoadU(d, dy + i), hn::LoadU(d, y + i), a0);
+        i += n;
+    }
+    if (i < len) {
+        const auto mask = tail_mask(d, i, len);
+        a1 = term(hn::MaskedLoad(mask, d, dy + i), hn::MaskedLoad(mask, d, y + i), a1);
+    }
+    const V va = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1))));
+    // Log-softmax: exp_f32 in the loop, and the row redone with exp_lanes when a lane fell outside
+    // its range: std::exp inside the loop made GCC keep every constant in memory (1.5x the time).
+    V outside = hn::Zero(d);
+    auto out = [&](V g, V v, auto exp) {
+        if constexpr (!kLog)
+            return hn::Mul(v, hn::Sub(g, va));
+        else
+            return hn::NegMulAdd(exp(v), va, g);
+    };
+    auto fast = [&](V v) {
+        outside = hn::Or(outside, hn::VecFromMask(d, ExpF().special(d, &v)));
+        return exp_f32<false>(d, v, v);
+    };
+    auto exact = [&](V v) { return exp_lanes(d, v); };
+    auto second_pass = [&](auto exp) {
+        size_t k = 0;
+        for (; k + n <= len; k += n)
+            hn::StoreU(out(hn::LoadU(d, dy + k), hn::LoadU(d, y + k), exp), d, dx + k);
+        if (k < len) {
+            const auto mask = tail_mask(d, k, len);
+            V r = out(hn::MaskedLoad(mask, d, dy + k), hn::MaskedLoad(mask, d, y + k), exp);
+            hn::BlendedStore(r, mask, d, dx + k);
         }
-    }
-    for (; i + n <= len; i += n) {
-        V g = hn::LoadU(d, dy + i);
-        a0 = log ? hn::Add(a0, g) : hn::MulAdd(g, hn::LoadU(d, y + i), a0);
-    }
-    float acc = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-    for (; i < len; ++i)
-        acc += log ? dy[i] : dy[i] * y[i];
-    const V va = hn::Set(d, acc);
-    for (i = 0; i + n <= len; i += n) {
-        V g = hn::LoadU(d, dy + i), v = hn::LoadU(d, y + i);
-        V r = log ? hn::NegMulAdd(exp_lanes(d, v), va, g) : hn::Mul(v, hn::Sub(g, va));
-        hn::StoreU(r, d, dx + i);
-    }
-    for (; i < len; ++i)
-        dx[i] = log ? dy[i] - std::exp(y[i]) * acc : y[i] * (dy[i] - acc);
+    };
+    second_pass(fast);
+    if (kLog && HWY_UNLIKELY(!hn::AllFalse(d, hn::MaskFromVec(outside))))
+        second_pass(exact);
 }
 
 void SoftmaxGradRows(const float* y, const float* dy, float* dx, size_t rb, size_t re, size_t len,
                      bool log) {
     for (size_t r = rb; r < re; ++r)
-        grad_row(y + r * len, dy + r * len, dx + r * len, len, log);
+        (log ? grad_row<true> : grad_row<false>)(y + r * len, dy + r * len, dx + r * len, len);
 }
 
 void SoftmaxGradCols(const float* y, const float* dy, float* dx, size_t len, size_t inner,

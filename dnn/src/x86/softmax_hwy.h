@@ -1,10 +1,9 @@
 // Vectorised float32 softmax and log-softmax, forward and backward (Highway, the instruction set
-// chosen at run time), along the middle axis of a dense (outer, len, inner) tensor: for oneDNN
-// 2.6's cases without a JIT kernel (every backward below AVX-512, any axis but the last) and every
-// forward. Everything runs in float32 vectors; log-softmax's forward, whose values are printed
-// losses, sums with TwoSum and takes log1p of the sum less the maximum's 1, within 1 ULP of the
-// exact value (docs/x86-backend.md); rows or columns holding a NaN or an infinity take naive's loop
-// in double.
+// chosen at run time), along the middle axis of a dense (outer, len, inner) tensor: every float32
+// call of the x86 operators (softmax.cpp). Everything runs in float32 vectors; log-softmax's
+// forward, whose values are printed losses, sums with TwoSum and takes log1p of the sum less the
+// maximum's 1, within 1 ULP of the exact value (docs/x86-backend.md); rows or columns holding a NaN
+// or an infinity take naive's loop in double.
 #pragma once
 
 #include <cstddef>

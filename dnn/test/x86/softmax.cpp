@@ -1,8 +1,8 @@
-// Softmax and log-softmax forward and backward on the x86 handle (oneDNN where it has a JIT
-// kernel, our loops elsewhere; log-softmax forward always ours) against naive: every axis (negative
-// too) of ranks 1 to 4, sizes 1 and primes, a long axis, large inputs (the maximum is subtracted),
-// padded, broadcast and reversed views, padded outputs, the vector loops' edges, non-finite
-// values, the 16-bit dtypes through float32, and the empty tensors that go to naive.
+// Softmax and log-softmax forward and backward on the x86 handle (our loops, softmax_hwy.h) against
+// naive: every axis (negative too) of ranks 1 to 4, sizes 1 and primes, a long axis, large inputs
+// (the maximum is subtracted), padded, broadcast and reversed views, padded outputs, the vector
+// loops' edges, non-finite values, the 16-bit dtypes through float32, and the empty tensors that
+// go to naive; log-softmax's forward also against an exact reference (1 ULP).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -60,8 +60,7 @@ TEST_F(X86, SoftmaxBroadcastAndReversedViews) {
                                        TensorLayout({4, 9}, {1, 0}, dtype::Float32)});
 }
 
-// Whichever kernel the CPU gets (oneDNN's JIT one, or our loops where oneDNN 2.6 has only its
-// reference kernel), no float32 call of these shapes runs naive.
+// No float32 call of these shapes runs naive.
 TEST_F(X86, SoftmaxFloat32NeverRunsNaive) {
     std::mt19937 rng(2);
     HostTensor x({64, 10}, dtype::Float32), dy({64, 10}, dtype::Float32);
@@ -173,8 +172,8 @@ TEST_F(X86, SoftmaxSpecialValues) {
     v[6 * 19 + 11] = inf;
     v[7 * 19 + 2] = 3e38;
     v[7 * 19 + 3] = -3e38;
-    // oneDNN's softmax JIT kernels give a line holding a NaN or +inf 0 beside a NaN; the x86
-    // softmax forward then takes our loops' NaN throughout, as naive.
+    // oneDNN's softmax JIT kernels gave a line holding a NaN or +inf 0 beside a NaN; our loops
+    // give NaN throughout, as naive.
     for (int32_t a : {0, 1})
         for (bool strided : {false, true}) {
             Checker<SoftmaxForward> f(handle.get());

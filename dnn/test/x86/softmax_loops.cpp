@@ -1,9 +1,7 @@
 // softmax_hwy.h's loops called directly, against the naive operators on the same (outer, len,
-// inner) tensors along axis 1: the x86 operators run them only where oneDNN has no JIT kernel, so
-// on a CPU where it has one (AVX-512: the backward passes) the operator tests would not reach
-// them. Rows (inner 1) and column blocks (inner > 1), every length and column count around the
-// vector widths (8 and 16 lanes) and the column block, random logits, wide ranges and special
-// values.
+// inner) tensors along axis 1, as the operator splits them. Rows (inner 1) and column blocks (inner
+// > 1), every length and column count around the vector widths (8 and 16 lanes) and the column
+// block, random logits, wide ranges and special values.
 #include <cmath>
 #include <limits>
 
