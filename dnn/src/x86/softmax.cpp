@@ -70,9 +70,9 @@ private:
     void compute(const float* a, const float* b, float* out) const {
         const size_t len = m_len, inner = m_inner;
         // An element with an exp (either forward, log-softmax's backward) costs several simple
-        // float operations, softmax's backward two: unweighted, 64 rows of 1000 stayed on one
-        // thread, at half oneDNN's speed on two.
-        const size_t work = m_outer * len * inner * (m_backward && !m_log ? 2 : kExpCost);
+        // float operations, softmax's backward (two passes) a few: unweighted, 64 rows of 1000
+        // stayed on one thread, at half oneDNN's speed on two.
+        const size_t work = m_outer * len * inner * (m_backward && !m_log ? 4 : kExpCost);
         if (inner == 1) {
             parallel_ranges(m_outer, work, kParallelGrain, [&](size_t rb, size_t re) {
                 if (m_backward)
