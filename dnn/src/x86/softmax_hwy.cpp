@@ -45,23 +45,18 @@ HWY_INLINE V exp_lanes(D d, V x) {
     return r;
 }
 
-// exp_lanes for the forwards' x - max: x <= 0 or NaN (which exp_f32 passes on, and the row's sum
-// then catches), so one comparison finds the lanes for std::exp. With kLow, exp(x + lo) for a
-// small lo, the rounding error of x.
-template <bool kLow = false>
-HWY_INLINE V exp_nonpositive(D d, V x, V lo = V()) {
-    V r = exp_f32<kLow>(d, x, lo);
+// exp_lanes for softmax's x - max: x <= 0 or NaN (which exp_f32 passes on, and the row's sum then
+// catches), so one comparison finds the lanes for std::exp.
+HWY_INLINE V exp_nonpositive(D d, V x) {
+    V r = exp_f32<false>(d, x, x);
     const auto out = hn::Lt(x, hn::Set(d, -87.0f));
     if (HWY_UNLIKELY(!hn::AllFalse(d, out))) {
-        alignas(HWY_MAX_BYTES) float in[kMaxLanes], low[kMaxLanes], res[kMaxLanes];
+        alignas(HWY_MAX_BYTES) float in[kMaxLanes], res[kMaxLanes];
         hn::Store(x, d, in);
-        hn::Store(kLow ? lo : hn::Zero(d), d, low);
         hn::Store(r, d, res);
         for (size_t j = 0; j < hn::Lanes(d); ++j)
-            if (in[j] < -87.0f)  // -inf's lo is a NaN
-                res[j] = kLow && std::isfinite(in[j])
-                                 ? static_cast<float>(std::exp(double(in[j]) + low[j]))
-                                 : std::exp(in[j]);
+            if (in[j] < -87.0f)
+                res[j] = std::exp(in[j]);
         r = hn::Load(d, res);
     }
     return r;
@@ -236,7 +231,7 @@ struct LogSum {
     float hi, lo;
 };
 HWY_INLINE LogSum log_sum_of(double t) {
-    const hn::ScalableTag<double> dd;  // Highway's log1p: a third of glibc's time, per short row
+    const hn::ScalableTag<double> dd;  // Highway's log1p, as the column blocks take it
     const double l = hn::GetLane(hn::Log1p(dd, hn::Set(dd, t)));
     const float hi = static_cast<float>(l);
     return {hi, static_cast<float>(l - double(hi))};
@@ -244,8 +239,8 @@ HWY_INLINE LogSum log_sum_of(double t) {
 
 // Log-softmax of one row in float32 vectors: the maximum; exp(x - max) summed (ExpSum), the lanes
 // added in double; L = log1p(sum - 1); y = ((x - max) - L.hi) - L.lo. x - max <= 0 <= L: no
-// cancellation, so y is within a few ULP of the exact value (docs/x86-backend.md gives the bound
-// the tests pin).
+// cancellation, so y is within 1 ULP of the exact value (X86.LogSoftmaxWithinOneUlpOfExact,
+// docs/x86-backend.md).
 void log_forward_row(const float* x, float* y, size_t len) {
     const D d;
     const size_t n = hn::Lanes(d);
