@@ -504,18 +504,29 @@ void SoftmaxGradCols(const float* y, const float* dy, float* dx, size_t len, siz
         for (; j < w; ++j)
             a[j] += log ? gr[j] : gr[j] * yr[j];
     }
-    for (size_t k = 0; k < len; ++k) {
-        const float *yr = y + k * inner, *gr = dy + k * inner;
-        float* xr = dx + k * inner;
-        size_t j = 0;
-        for (; j + n <= w; j += n) {
-            V g = hn::LoadU(d, gr + j), v = hn::LoadU(d, yr + j), acc = hn::Load(d, a + j);
-            V r = log ? hn::NegMulAdd(exp_lanes(d, v), acc, g) : hn::Mul(v, hn::Sub(g, acc));
-            hn::StoreU(r, d, xr + j);
+    // As grad_row: the log's exp by exp_f32 in the loop, the block redone with exp_lanes when a
+    // lane left its range.
+    V outside = hn::Zero(d);
+    auto second_pass = [&](auto exp) {
+        for (size_t k = 0; k < len; ++k) {
+            const float *yr = y + k * inner, *gr = dy + k * inner;
+            float* xr = dx + k * inner;
+            size_t j = 0;
+            for (; j + n <= w; j += n) {
+                V g = hn::LoadU(d, gr + j), v = hn::LoadU(d, yr + j), acc = hn::Load(d, a + j);
+                V r = log ? hn::NegMulAdd(exp(v), acc, g) : hn::Mul(v, hn::Sub(g, acc));
+                hn::StoreU(r, d, xr + j);
+            }
+            for (; j < w; ++j)
+                xr[j] = log ? gr[j] - std::exp(yr[j]) * a[j] : yr[j] * (gr[j] - a[j]);
         }
-        for (; j < w; ++j)
-            xr[j] = log ? gr[j] - std::exp(yr[j]) * a[j] : yr[j] * (gr[j] - a[j]);
-    }
+    };
+    second_pass([&](V v) {
+        outside = hn::Or(outside, hn::VecFromMask(d, ExpF().special(d, &v)));
+        return exp_f32<false>(d, v, v);
+    });
+    if (log && HWY_UNLIKELY(!hn::AllFalse(d, hn::MaskFromVec(outside))))
+        second_pass([&](V v) { return exp_lanes(d, v); });
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
