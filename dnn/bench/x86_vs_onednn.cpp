@@ -703,9 +703,9 @@ void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
 }
 
 // Softmax and log-softmax, forward and backward, against oneDNN's softmax primitive on the same
-// dense tensors: where oneDNN 2.6 has a JIT kernel (AVX2: the forward along the last axis) ours is
-// that primitive; elsewhere (every backward below AVX-512, the other axes) oneDNN's figure is its
-// `ref:any`, what these calls ran before our loops took them.
+// dense tensors: ours are always our loops (softmax_hwy.h); oneDNN's figure is its JIT kernel where
+// it has one (the last axis; AVX2: the forward only), elsewhere its `ref:any`, what these calls ran
+// before our loops took them.
 void bench_softmax(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     struct Case {
         const char* name;

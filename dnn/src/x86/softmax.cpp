@@ -1,35 +1,25 @@
 // Softmax and log-softmax, forward and backward, on x86, float32 (bfloat16 and float16 between
-// conversions, lowp_plan.h), any rank, any axis. Both backwards run oneDNN's softmax (v2:
-// separate src and dst layouts) where its primitive descriptor names a JIT kernel, asked once per
-// plan, so that the choice follows the CPU; where oneDNN 2.6 offers only `ref:any` (every backward
-// below AVX-512) they run our loops (softmax_hwy.h), the tensors seen as dense (outer, len,
-// inner), staged dense when strided. Both forwards always run our loops. Softmax: oneDNN's JIT
-// forward (along the last axis) takes the row maximum with vmaxps, which drops a NaN, so a row
-// holding a NaN or +inf came out 0 beside a NaN where naive and PyTorch give the row NaN; and on
-// AVX2 our loops are faster too (one thread, 256 x 1000: 150 against 190 us; 4096 x 1000: 2.4
-// against 3.0 ms). Log-softmax: oneDNN 2.6's vectorised log is off by about 2e-6 relative
+// conversions, lowp_plan.h), any rank, any axis: always our loops (softmax_hwy.h), the tensors
+// seen as dense (outer, len, inner), staged dense when strided. oneDNN 2.6's softmax is no faster
+// anywhere and wrong in places. Its JIT forward (along the last axis) takes the row maximum with
+// vmaxps, which drops a NaN, so a row holding a NaN or +inf came out 0 beside a NaN where naive and
+// PyTorch give the row NaN; its log-softmax's vectorised log is off by about 2e-6 relative
 // (log_softmax([0, 0]) = -0.69314575 instead of -0.69314718, what MegEngine, PyTorch and naive
-// give), visible in every printed loss; along the last axis it sums in double and equals naive
-// (log_softmax_hwy.h). Other dtypes and empty tensors go to naive.
+// give), visible in every printed loss, where ours runs in float32 lanes within 1 ULP of the exact
+// value (softmax_hwy.cpp's ExpSum); its backwards are `ref:any` below AVX-512, and on AVX-512 its
+// JIT log-softmax backward took 1.4-1.9x our loop's time, its softmax backward 1.1-1.2x
+// (docs/x86-backend.md). Other dtypes and empty tensors go to naive.
 #include <vector>
 
 #include "neomeg/dnn/operators/norm.h"
 #include "src/x86/kernel.h"
-#include "src/x86/log_softmax_hwy.h"
 #include "src/x86/parallel.h"
 #include "src/x86/softmax_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
 
-using dnnl::algorithm;
-using dnnl::prop_kind;
-
-std::optional<memory::desc> strided_desc(const TensorLayout& l) {
-    return plain_desc(dims_of(l), strides_of(l));
-}
-
-// The axis oneDNN counts (non-negative), or -1 where the kernel declines.
+// The axis (non-negative), or -1 where the kernel declines.
 int axis_of(int32_t axis, std::span<const TensorLayout> layouts) {
     for (const TensorLayout& l : layouts)
         if (l.dtype != dtype::Float32 || l.is_empty() || l.ndim == 0)
@@ -38,45 +28,6 @@ int axis_of(int32_t axis, std::span<const TensorLayout> layouts) {
     if (axis < -n || axis >= n)
         return -1;
     return axis < 0 ? axis + n : axis;
-}
-
-dnnl::primitive_attr user_scratchpad() {
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    return attr;
-}
-
-dnnl::softmax_v2_forward::primitive_desc forward_pd(const dnnl::engine& engine, algorithm alg,
-                                                    prop_kind kind, const memory::desc& src,
-                                                    const memory::desc& dst, int axis) {
-    dnnl::softmax_v2_forward::desc desc(kind, alg, src, dst, axis);
-    return {desc, user_scratchpad(), engine};
-}
-
-// oneDNN's backward plan (inputs dst, the forward's output, and diff; output grad), or nullptr.
-std::unique_ptr<Plan> onednn_backward(const dnnl::engine& engine, algorithm alg,
-                                      std::span<const TensorLayout> l, int axis) {
-    for (bool stage : {false, true}) {
-        Operand dst = Operand::of(l[0], stage, strided_desc);
-        Operand diff = Operand::of(l[1], stage, strided_desc);
-        Operand grad = Operand::of(l[2], stage, strided_desc);
-        auto hint = forward_pd(engine, alg, prop_kind::forward_training, grad.user_desc(),
-                               dst.user_desc(), axis);
-        dnnl::softmax_v2_backward::desc desc(alg, grad.user_desc(), diff.user_desc(),
-                                             dst.user_desc(), axis);
-        dnnl::softmax_v2_backward::primitive_desc pd(desc, user_scratchpad(), engine, hint);
-        std::string_view impl = pd.impl_info_str();
-        if (is_reference_impl(impl))
-            continue;
-        auto plan =
-                std::make_unique<PrimitivePlan>(dnnl::softmax_v2_backward(pd), pd, engine, impl);
-        plan->add(DNNL_ARG_DST, std::move(dst), pd.dst_desc(), false);
-        plan->add(DNNL_ARG_DIFF_DST, std::move(diff), pd.diff_dst_desc(), false);
-        plan->add(DNNL_ARG_DIFF_SRC, std::move(grad), pd.diff_src_desc(), true);
-        plan->finalize();
-        return plan;
-    }
-    return nullptr;
 }
 
 // Our loops on the call's float32 tensors (inputs, then the output), each seen as dense
@@ -113,19 +64,21 @@ public:
 
 private:
     static constexpr size_t kDirect = ~size_t{0};
+    static constexpr size_t kExpCost = 8;
 
     // Forward: a = x, out = y; backward: a = y, b = dy, out = dx.
     void compute(const float* a, const float* b, float* out) const {
         const size_t len = m_len, inner = m_inner;
-        const size_t work = m_outer * len * inner;
+        // An element with an exp (either forward, log-softmax's backward) costs several simple
+        // float operations, softmax's backward (two passes) a few: unweighted, 64 rows of 1000
+        // stayed on one thread, at half oneDNN's speed on two.
+        const size_t work = m_outer * len * inner * (m_backward && !m_log ? 4 : kExpCost);
         if (inner == 1) {
             parallel_ranges(m_outer, work, kParallelGrain, [&](size_t rb, size_t re) {
                 if (m_backward)
                     softmax_grad_rows(a, b, out, rb, re, len, m_log);
-                else if (m_log)
-                    log_softmax_rows(a, out, rb, re, len);
                 else
-                    softmax_rows(a, out, rb, re, len);
+                    softmax_rows(a, out, rb, re, len, m_log);
             });
             return;
         }
@@ -151,7 +104,7 @@ private:
     WorkspacePlan m_ws;
 };
 
-// The backwards run oneDNN's kernel where it has a JIT one; the forwards always run our loops.
+// Our loops for every float32 call (see the file's comment).
 template <class Op, bool kLog, bool kBackward>
 class SoftmaxImpl final : public DnnlKernel<Op> {
 public:
@@ -167,12 +120,6 @@ private:
         int axis = axis_of(this->m_param.axis, all);
         if (axis < 0)
             return nullptr;
-        if constexpr (kBackward) {
-            constexpr algorithm alg = kLog ? algorithm::softmax_log : algorithm::softmax_accurate;
-            auto plan = onednn_backward(this->x86_handle().engine(), alg, all, axis);
-            if (plan)
-                return plan;
-        }
         return std::make_unique<LoopPlan>(all, static_cast<size_t>(axis), kLog, kBackward);
     }
 };

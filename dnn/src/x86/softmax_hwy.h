@@ -1,8 +1,9 @@
 // Vectorised float32 softmax and log-softmax, forward and backward (Highway, the instruction set
-// chosen at run time), along the middle axis of a dense (outer, len, inner) tensor: for oneDNN
-// 2.6's cases without a JIT kernel (every backward below AVX-512, any axis but the last). Sums run
-// in float32 vectors, except log-softmax's forward (double, as naive: its values are printed
-// losses); rows or columns holding a NaN or an infinity take naive's loop in double.
+// chosen at run time), along the middle axis of a dense (outer, len, inner) tensor: every float32
+// call of the x86 operators (softmax.cpp). Everything runs in float32 vectors; log-softmax's
+// forward, whose values are printed losses, sums with TwoSum and takes log1p of the sum less the
+// maximum's 1, within 1 ULP of the exact value (docs/x86-backend.md); rows or columns holding a NaN
+// or an infinity take naive's loop in double.
 #pragma once
 
 #include <cstddef>
@@ -12,12 +13,12 @@ namespace neomeg::dnn::x86 {
 // The columns one call of the *_cols functions takes at most: their statistics stay on the stack.
 inline constexpr size_t kSoftmaxColumns = 256;
 
-// Forward softmax y = exp(x - max) / sum(exp(x - max)): rows [row_begin, row_end) of a (rows, len)
-// matrix (inner == 1), len >= 1. (Log-softmax rows: log_softmax_hwy.h, in double.)
-void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len);
-// Forward softmax, or with `log` log-softmax y = x - max - log(sum(exp(x - max))) in double:
-// columns [col_begin, col_end) of one (len, inner) slice, col_end - col_begin <= kSoftmaxColumns;
-// the reduction runs down the columns, vectors across them.
+// Forward softmax y = exp(x - max) / sum(exp(x - max)), or with `log` log-softmax
+// y = x - max - log(sum(exp(x - max))): rows [row_begin, row_end) of a (rows, len) matrix
+// (inner == 1), len >= 1.
+void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len, bool log);
+// The same forwards down columns [col_begin, col_end) of one (len, inner) slice, col_end -
+// col_begin <= kSoftmaxColumns; the reduction runs down the columns, vectors across them.
 void softmax_cols(const float* x, float* y, size_t len, size_t inner, size_t col_begin,
                   size_t col_end, bool log);
 

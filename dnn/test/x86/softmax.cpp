@@ -1,12 +1,14 @@
-// Softmax and log-softmax forward and backward on the x86 handle (oneDNN where it has a JIT
-// kernel, our loops elsewhere; log-softmax forward always ours) against naive: every axis (negative
-// too) of ranks 1 to 4, sizes 1 and primes, a long axis, large inputs (the maximum is subtracted),
-// padded, broadcast and reversed views, padded outputs, the vector loops' edges, non-finite
-// values, the 16-bit dtypes through float32, and the empty tensors that go to naive.
+// Softmax and log-softmax forward and backward on the x86 handle (our loops, softmax_hwy.h) against
+// naive: every axis (negative too) of ranks 1 to 4, sizes 1 and primes, a long axis, large inputs
+// (the maximum is subtracted), padded, broadcast and reversed views, padded outputs, the vector
+// loops' edges, non-finite values, the 16-bit dtypes through float32, and the empty tensors that
+// go to naive; log-softmax's forward also against an exact reference (1 ULP).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "neomeg/dnn/operators/norm.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -58,8 +60,7 @@ TEST_F(X86, SoftmaxBroadcastAndReversedViews) {
                                        TensorLayout({4, 9}, {1, 0}, dtype::Float32)});
 }
 
-// Whichever kernel the CPU gets (oneDNN's JIT one, or our loops where oneDNN 2.6 has only its
-// reference kernel), no float32 call of these shapes runs naive.
+// No float32 call of these shapes runs naive.
 TEST_F(X86, SoftmaxFloat32NeverRunsNaive) {
     std::mt19937 rng(2);
     HostTensor x({64, 10}, dtype::Float32), dy({64, 10}, dtype::Float32);
@@ -73,25 +74,9 @@ TEST_F(X86, SoftmaxFloat32NeverRunsNaive) {
     }
 }
 
-// LogSoftmaxForward computes in double like naive and equals it: along the last axis (every
-// length: vector tails; many rows: threads) and across columns (axis 0 and 1 of 3-D tensors,
-// column counts around the vector widths and the 256-column block), large logits and non-finite
-// rows.
-TEST_F(X86, LogSoftmaxMatchesNaiveExactly) {
-    for (const TensorShape& s :
-         std::vector<TensorShape>{{2, 2}, {5, 3, 9}, {3, 7, 300}, {9, 2, 17}})
-        for (int32_t a : {0, 1}) {
-            Checker<LogSoftmaxForward> c(handle.get());
-            c.set_param(axis(a)).set_epsilon(0).execs({s});
-        }
-    for (const TensorShape& s :
-         std::vector<TensorShape>{{1}, {7}, {64, 10}, {3, 17}, {2, 3, 1000}, {1024, 130}, {5, 1}}) {
-        Checker<LogSoftmaxForward> c(handle.get());
-        c.set_param(axis(-1)).set_epsilon(0).execs({s});
-        // With a dominant logit, log(sum) is about 1e-12: the summation order shows in its last
-        // digits, relative to that tiny value, in either kernel.
-        c.set_range(0, -80, 80).set_epsilon(1e-6).execs({s});
-    }
+// Non-finite lines take naive's double loop and equal it: NaN, +inf and -inf, and the float
+// range's ends (-3e38 - 3e38 overflows to -inf in float and in naive's rounding alike).
+TEST_F(X86, LogSoftmaxNonFiniteLinesMatchNaiveExactly) {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
     std::vector<double> v(6 * 19, 0.5);
@@ -187,8 +172,8 @@ TEST_F(X86, SoftmaxSpecialValues) {
     v[6 * 19 + 11] = inf;
     v[7 * 19 + 2] = 3e38;
     v[7 * 19 + 3] = -3e38;
-    // oneDNN's softmax JIT kernels give a line holding a NaN or +inf 0 beside a NaN; the x86
-    // softmax forward then takes our loops' NaN throughout, as naive.
+    // oneDNN's softmax JIT kernels gave a line holding a NaN or +inf 0 beside a NaN; our loops
+    // give NaN throughout, as naive.
     for (int32_t a : {0, 1})
         for (bool strided : {false, true}) {
             Checker<SoftmaxForward> f(handle.get());
@@ -221,4 +206,95 @@ TEST_F(X86, SoftmaxNaNRowAmongFiniteRows) {
     Checker<SoftmaxForward> f(handle.get());
     f.set_param(axis(1)).set_values(0, v).execs({{6, 1001}});
     f.set_noncontiguous(true).execs({{6, 1001}});
+}
+
+namespace {
+
+// The distance in float32 steps between a and b (0 for two NaNs or equal values; -0 and 0 are
+// one value, the smallest subnormals either side of it two steps apart).
+int64_t ulps(float a, float b) {
+    if ((std::isnan(a) && std::isnan(b)) || a == b)
+        return 0;
+    if (std::isnan(a) || std::isnan(b))
+        return std::numeric_limits<int64_t>::max();
+    auto ordered = [](float f) {
+        int32_t i;
+        std::memcpy(&i, &f, 4);
+        return i < 0 ? -int64_t(i & 0x7fffffff) : int64_t(i);
+    };
+    return std::abs(ordered(a) - ordered(b));
+}
+
+// log_softmax along `axis` of a (rows, cols) matrix in long double (64-bit significand),
+// rounded once to float: an independent reference more exact than naive's double sum of exps.
+std::vector<float> exact_log_softmax(const std::vector<float>& x, size_t rows, size_t cols,
+                                     int axis) {
+    std::vector<float> y(x.size());
+    size_t lines = axis == 1 ? rows : cols, len = axis == 1 ? cols : rows;
+    size_t stride = axis == 1 ? 1 : cols, step = axis == 1 ? cols : 1;
+    for (size_t l = 0; l < lines; ++l) {
+        const float* xl = x.data() + l * step;
+        long double m = -INFINITY, t = 0;
+        for (size_t k = 0; k < len; ++k)
+            m = std::max(m, (long double)xl[k * stride]);
+        bool one = false;  // the maximum's term, 1, left out of t: log1p keeps tiny sums
+        for (size_t k = 0; k < len; ++k) {
+            if (!one && xl[k * stride] == m) {
+                one = true;
+                continue;
+            }
+            t += std::exp((long double)xl[k * stride] - m);
+        }
+        long double ls = std::log1p(t);
+        for (size_t k = 0; k < len; ++k)
+            y[l * step + k * stride] = static_cast<float>((long double)xl[k * stride] - m - ls);
+    }
+    return y;
+}
+
+}  // namespace
+
+// LogSoftmaxForward computes in float32 (exp in float lanes, TwoSum sums, log1p of the sum less the
+// maximum's 1) and stays within 1 ULP of the exact value, for every instruction set: rows (axis 1)
+// and columns (axis 0), lengths around the vector widths, logits from nearly equal to far past
+// exp's range, and lines with one dominant logit, whose maximum's output -log(sum) is tiny (naive's
+// double sum of exps is thousands of ULPs off there; MegEngine's float32 gives 0).
+TEST_F(X86, LogSoftmaxWithinOneUlpOfExact) {
+    std::mt19937 rng(11);
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                auto op = handle->create_operator<LogSoftmaxForward>();
+                for (int ax : {1, 0})
+                    for (size_t len : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 100, 1000, 4097}) {
+                        if (ax == 0 && len > 1000)
+                            continue;
+                        for (float scale : {1e-3f, 0.5f, 3.0f, 20.0f, 80.0f, 1e4f})
+                            for (int kind = 0; kind < 3; ++kind) {
+                                size_t lines = ax == 1 ? 17 : 41;
+                                size_t rows = ax == 1 ? lines : len, cols = ax == 1 ? len : lines;
+                                std::uniform_real_distribution<float> u(-scale, scale);
+                                std::vector<float> xf(rows * cols);
+                                for (float& f : xf)
+                                    f = kind == 1 ? 1.0f + 0.01f * u(rng) : u(rng);
+                                if (kind == 2)
+                                    for (size_t l = 0; l < lines; ++l)
+                                        xf[ax == 1 ? l * cols + l % cols : (l % rows) * cols + l] +=
+                                                30.0f;
+                                HostTensor x = HostTensor::from(
+                                        {rows, cols}, std::vector<double>(xf.begin(), xf.end()));
+                                op->param() = axis(ax);
+                                auto got = run_op(*op, {x})[0].values();
+                                auto exact = exact_log_softmax(xf, rows, cols, ax);
+                                // Below 2^-124 the sum's terms are subnormal, each rounded to
+                                // 2^-149.
+                                for (size_t i = 0; i < got.size(); ++i)
+                                    ASSERT_LE(ulps(float(got[i]), exact[i]),
+                                              std::abs(exact[i]) < 0x1p-124f ? 3 : 1)
+                                            << "axis " << ax << " len " << len << " scale " << scale
+                                            << " kind " << kind << " element " << i << ": "
+                                            << got[i] << " vs " << exact[i];
+                            }
+                    }
+            });
+    EXPECT_GE(ran, 1u);
 }

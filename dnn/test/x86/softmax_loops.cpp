@@ -1,9 +1,7 @@
 // softmax_hwy.h's loops called directly, against the naive operators on the same (outer, len,
-// inner) tensors along axis 1: the x86 operators run them only where oneDNN has no JIT kernel, so
-// on a CPU where it has one (AVX-512: the backward passes) the operator tests would not reach
-// them. Rows (inner 1) and column blocks (inner > 1), every length and column count around the
-// vector widths (8 and 16 lanes) and the column block, random logits, wide ranges and special
-// values.
+// inner) tensors along axis 1, as the operator splits them. Rows (inner 1) and column blocks (inner
+// > 1), every length and column count around the vector widths (8 and 16 lanes) and the column
+// block, random logits, wide ranges and special values.
 #include <cmath>
 #include <limits>
 
@@ -42,8 +40,8 @@ std::vector<double> naive_of(std::vector<HostTensor> inputs) {
 // The loops over the whole tensor as the operator splits it: rows, or blocks of columns.
 std::vector<float> forward(const Dims& d, const std::vector<float>& x, bool log) {
     std::vector<float> y(x.size());
-    if (d.inner == 1 && !log) {
-        x86::softmax_rows(x.data(), y.data(), 0, d.outer, d.len);
+    if (d.inner == 1) {
+        x86::softmax_rows(x.data(), y.data(), 0, d.outer, d.len, log);
         return y;
     }
     for (size_t o = 0; o < d.outer; ++o)
@@ -97,11 +95,9 @@ std::vector<float> uniform(size_t n, float lo, float hi, std::mt19937& rng) {
 
 void check(const Dims& d, const std::vector<float>& x, const std::vector<float>& dy) {
     for (bool log : {false, true}) {
-        if (!(d.inner == 1 && log)) {  // log-softmax rows: log_softmax_hwy.h, tested with it
-            auto want = log ? naive_of<LogSoftmaxForward>({tensor(d, x)})
-                            : naive_of<SoftmaxForward>({tensor(d, x)});
-            expect_near(forward(d, x, log), want, 1e-5, log ? "log fwd" : "fwd", d);
-        }
+        auto want_y = log ? naive_of<LogSoftmaxForward>({tensor(d, x)})
+                          : naive_of<SoftmaxForward>({tensor(d, x)});
+        expect_near(forward(d, x, log), want_y, 1e-5, log ? "log fwd" : "fwd", d);
         // The backward from the forward's output as naive computes it.
         std::vector<double> yd = log ? naive_of<LogSoftmaxForward>({tensor(d, x)})
                                      : naive_of<SoftmaxForward>({tensor(d, x)});
