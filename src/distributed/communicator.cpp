@@ -191,6 +191,16 @@ std::string describe(const AllReduceSignature& sig) {
            ")";
 }
 
+// The error of a ring whose ranks passed different signatures (`what`: all_reduce, reduce).
+std::invalid_argument signature_mismatch(const char* what, int rank, const AllReduceMismatch& e) {
+    return std::invalid_argument(std::string("distributed ") + what + ": rank " +
+                                 std::to_string(rank) + " reduces " + describe(e.mine) +
+                                 " but rank " + std::to_string(e.peer) + " reduces " +
+                                 describe(e.theirs) +
+                                 ": every rank of the group must pass the same shape and dtype, "
+                                 "with the same reduce op");
+}
+
 // p2p slots must not meet the collectives' (prefix << 56 | tag), whose prefixes are 1..8.
 constexpr uint64_t kSendRecvSlotPrefix = uint64_t{0x7e} << 56;
 // The peer watch's receives, which nothing is sent to, are on a slot of their own.
@@ -474,12 +484,7 @@ void Communicator::all_reduce_now(const void* in, void* out, size_t count, dnn::
                                                        out, sig, pick_reduce<T>(op), slot,
                                                        m_impl->waits(), m_impl->scratch));
         } catch (const AllReduceMismatch& e) {
-            throw std::invalid_argument(
-                    "distributed all_reduce: rank " + std::to_string(m_rank) + " reduces " +
-                    describe(e.mine) + " but rank " + std::to_string(e.peer) + " reduces " +
-                    describe(e.theirs) +
-                    ": every rank of the group must pass the same shape and dtype, with the "
-                    "same reduce op");
+            throw signature_mismatch("all_reduce", m_rank, e);
         }
     });
 }
@@ -506,12 +511,7 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
                                          pick_reduce<T>(op), m_impl->slot(gloo::kReduceSlotPrefix),
                                          m_impl->waits(), m_impl->scratch, root));
         } catch (const AllReduceMismatch& e) {
-            throw std::invalid_argument(
-                    "distributed reduce: rank " + std::to_string(m_rank) + " reduces " +
-                    describe(e.mine) + " but rank " + std::to_string(e.peer) + " reduces " +
-                    describe(e.theirs) +
-                    ": every rank of the group must pass the same shape and dtype, with the "
-                    "same reduce op");
+            throw signature_mismatch("reduce", m_rank, e);
         }
     });
 }
