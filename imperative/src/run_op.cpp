@@ -4,7 +4,8 @@
 
 #include "exec.h"
 #include "neomeg/imperative/trace.h"
-#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/dnn/preset_shape.h"
+#include "neomeg/op/dnn_op_def.h"
 
 namespace neomeg::imperative {
 namespace {
@@ -24,27 +25,39 @@ dnn::OperatorBase& dnn_operator_for(const OpDef& op, std::span<const Tensor> inp
     return static_cast<const DnnOpDefBase&>(op).dnn_operator(inputs[0].comp_node().dnn_handle());
 }
 
-// ReshapeTo of a contiguous CPU tensor as a view, as an eager Reshape is (a trace's symbolic
-// shapes reshape with ReshapeTo): its copy made a recording call hold more than the eager call
-// (BERT-mini's attention heads, 24 MiB at the peak). The layout rule checks the preset; the shape
-// value (int32 {ndim}: the rule checked) is compared with it on the host, as the kernel does;
-// nullopt where the kernel runs.
-std::optional<Tensor> reshape_to_view(const OpDef& op, std::span<const Tensor> inputs,
-                                      std::span<const dnn::TensorShape> shapes) {
-    if (inputs.size() != 2 || !inputs[0].valid() || !inputs[1].valid() ||
-        !inputs[0].layout().is_contiguous() ||
-        inputs[1].comp_node().device_type() != CompNode::DeviceType::CPU)
+// The output of an op that forwards a contiguous input (its definition's forwards=..., ReshapeTo)
+// as a view of that input, as an eager Reshape is (a trace's symbolic shapes reshape with
+// ReshapeTo): its copy made a recording call hold more than the eager call (BERT-mini's attention
+// heads, 24 MiB at the peak). The layout rule checks the preset shapes; the op's other inputs are
+// the values they were read from, checked on the host by the kernels' own rule (preset_shape.h).
+// nullopt where the kernel runs: a strided input, or a value not on the CPU.
+std::optional<Tensor> forwarded_view(const DnnOpDefBase& op, std::span<const Tensor> inputs,
+                                     std::span<const dnn::TensorShape> shapes) {
+    const int forwarded = op.forwarded_input();
+    if (forwarded == dnn::kForwardsNothing || size_t(forwarded) >= inputs.size())
         return std::nullopt;
-    const dnn::TensorLayout in[] = {inputs[0].layout(), inputs[1].layout()};
-    const dnn::TensorLayout out = op.infer_layouts(inputs[0].comp_node(), in, shapes).at(0);
-    std::vector<int32_t> value(inputs[1].shape().total_nr_elems());
-    inputs[1].to_host(value.data());
-    for (size_t i = 0; i < out.ndim; ++i)
-        NM_THROW_IF(
-                value.size() != out.ndim || (value[i] != -1 && size_t(value[i]) != out.shape[i]),
-                ShapeError, op.to_string(), ": shape holds ", value[i], " at ", i, " but dst is ",
-                out.to_string());
-    return inputs[0].view(out);
+    std::vector<dnn::TensorLayout> in;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].valid() ||
+            (i != size_t(forwarded) &&
+             inputs[i].comp_node().device_type() != CompNode::DeviceType::CPU))
+            return std::nullopt;
+        in.push_back(inputs[i].layout());
+    }
+    const Tensor& src = inputs[size_t(forwarded)];
+    if (!src.layout().is_contiguous())
+        return std::nullopt;
+    const dnn::TensorLayout out = op.infer_layouts(src.comp_node(), in, shapes).at(0);
+    const auto type = static_cast<dnn::OpType>(op.id());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (i == size_t(forwarded))
+            continue;
+        std::vector<int32_t> value(inputs[i].shape().total_nr_elems());
+        inputs[i].to_host(value.data());
+        dnn::TensorLayout contiguous(inputs[i].shape(), inputs[i].layout().dtype);
+        dnn::check_preset_shape(type, dnn::TensorND(value.data(), contiguous), out);
+    }
+    return src.view(out);
 }
 
 }  // namespace
@@ -67,9 +80,8 @@ std::vector<Tensor> run_op_with_shapes(const OpDef& op, std::span<const Tensor> 
                 ": takes no preset output shapes");
     NM_THROW_IF(shapes.empty(), ParamError, op.to_string(),
                 ": run_op_with_shapes needs output shapes");
-    if (op.id() == ops::ReshapeTo::kId)
-        if (auto view = reshape_to_view(op, inputs, shapes))
-            return {std::move(*view)};
+    if (auto view = forwarded_view(static_cast<const DnnOpDefBase&>(op), inputs, shapes))
+        return {std::move(*view)};
     return run_dnn_op(op, dnn_operator_for(op, inputs), inputs, shapes);
 }
 

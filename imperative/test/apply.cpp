@@ -138,3 +138,42 @@ TEST(Apply, CustomOpRunsEagerlyOnly) {
     EXPECT_THROW(imperative::apply(op, {&x, 1}, {&s, 1}), dnn::ParamError);
     EXPECT_THROW(imperative::apply(ops::Reshape(), {&x, 1}, {&s, 1}), dnn::ParamError);
 }
+
+namespace {
+
+Tensor int32s(std::vector<int32_t> v) {
+    return Tensor::from_host(v.data(), {v.size()}, dnn::dtype::Int32, CompNode::load("cpu0"));
+}
+
+}  // namespace
+
+// An op whose definition forwards an input (ReshapeTo: forwards="src") runs eagerly as a view of
+// a contiguous input, and through its kernel otherwise; either way the shape value is checked.
+TEST(Apply, ForwardingOpViewsAContiguousInputAndChecksItsShapeValue) {
+    auto cn = CompNode::load("cpu0");
+    std::vector<float> data(24);
+    for (size_t i = 0; i < data.size(); ++i)
+        data[i] = float(i);
+    auto x = Tensor::from_host(data.data(), {2, 3, 4}, dnn::dtype::Float32, cn);
+    ops::ReshapeTo op;
+    const dnn::TensorShape six_by_four[] = {dnn::TensorShape({6, 4})};
+
+    const Tensor in[] = {x, int32s({6, -1})};
+    auto y = apply(op, in, six_by_four).at(0);
+    EXPECT_EQ(y.dnn_tensor().raw_ptr(), x.dnn_tensor().raw_ptr());
+    EXPECT_EQ(values(y), data);
+
+    // a transposed input is not row-major memory: the kernel copies it
+    auto xt = x.view(x.layout().dimshuffle({0, 2, 1}));
+    const Tensor strided[] = {xt, int32s({6, 4})};
+    const dnn::TensorShape eight_by_three[] = {dnn::TensorShape({8, 3})};
+    const Tensor strided83[] = {xt, int32s({8, 3})};
+    auto z = apply(op, strided83, eight_by_three).at(0);
+    EXPECT_NE(z.dnn_tensor().raw_ptr(), x.dnn_tensor().raw_ptr());
+    EXPECT_EQ(values(z), values(xt.contiguous()));
+
+    // a preset shape the value does not hold fails on both paths
+    const Tensor wrong[] = {x, int32s({4, 6})};
+    EXPECT_THROW(apply(op, wrong, six_by_four), dnn::ShapeError);
+    EXPECT_THROW(apply(op, strided, eight_by_three), dnn::ShapeError);
+}

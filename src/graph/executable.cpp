@@ -10,7 +10,7 @@
 #include "fused_elemwise.h"
 #include "neomeg/graph/graph.h"
 #include "neomeg/op/defs/elemwise.h"
-#include "neomeg/op/defs/tensor_shape.h"
+#include "neomeg/op/dnn_op_def.h"
 #include "neomeg/op/defs/views.h"
 #include "neomeg/op/view_op_def.h"
 #include "rethrow.h"
@@ -40,10 +40,17 @@ bool elementwise_in_place(const OperatorNode* node) {
            dynamic_cast<const FusedElemwise*>(&node->op()) != nullptr;
 }
 
+// A kernel-library op whose definition says its output is one of its inputs' elements in
+// row-major order (forwards=..., ReshapeTo): its other inputs are read only for the static shape.
+bool forwards_an_input(const OpDef& op) {
+    return op.kind() == OpKind::Dnn &&
+           static_cast<const DnnOpDefBase&>(op).forwarded_input() != dnn::kForwardsNothing;
+}
+
 // Ops whose output is their first input's bytes unchanged under another shape when that input is
 // contiguous: Reshape, AddAxis, RemoveAxis (views at offset 0 whose layout stays contiguous) and
-// ReshapeTo (its shape input is read only for the static shape). Such an output is planned as
-// the input's memory (no step, no copy).
+// the ops that forward their first input (forwards_an_input). Such an output is planned as the
+// input's memory (no step, no copy).
 bool forwards_first_input(const OperatorNode* node) {
     if (node->inputs().empty() || node->outputs().size() != 1 ||
         node->outputs()[0]->shape_dynamic() || node->inputs()[0]->shape_dynamic())
@@ -53,8 +60,8 @@ bool forwards_first_input(const OperatorNode* node) {
     if (in.dtype != out.dtype || in.access_bytes() != out.access_bytes() || !in.is_contiguous() ||
         !out.is_contiguous())
         return false;
-    if (node->op().id() == ops::ReshapeTo::kId)
-        return true;
+    if (node->op().kind() == OpKind::Dnn)
+        return static_cast<const DnnOpDefBase&>(node->op()).forwarded_input() == 0;
     const auto* view = dynamic_cast<const ViewOpDefBase*>(&node->op());
     if (!view)
         return false;
@@ -65,7 +72,8 @@ bool forwards_first_input(const OperatorNode* node) {
 // A Broadcast of a constant that only kernel-library ops read is the constant under the
 // broadcast's layout (stride 0 along the broadcast axes): no step and no arena buffer of the
 // whole shape. Those kernels take any strides (eager mode hands them such views); view ops and
-// ReshapeTo are left out, as their outputs may be planned as their input's memory. An embedding
+// the ops that forward an input are left out, as their outputs may be planned as their input's
+// memory. An embedding
 // gradient starts from a broadcast zero: constant folding no longer makes it a 30 MiB constant
 // (BERT-mini), and written into the arena it cost a 30 MiB fill every run.
 std::optional<dnn::TensorLayout> broadcast_of_constant(const OperatorNode* node) {
@@ -76,7 +84,7 @@ std::optional<dnn::TensorLayout> broadcast_of_constant(const OperatorNode* node)
     if (in->kind() != VarNode::Kind::Const || out->shape_dynamic())
         return std::nullopt;
     for (const OperatorNode* user : out->users())
-        if (user->op().kind() != OpKind::Dnn || user->op().id() == ops::ReshapeTo::kId)
+        if (user->op().kind() != OpKind::Dnn || forwards_an_input(user->op()))
             return std::nullopt;
     auto v = static_cast<const ViewOpDefBase&>(node->op()).view_layout(in->layout());
     if (!v || v->offset != 0)

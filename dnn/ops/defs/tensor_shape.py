@@ -134,6 +134,7 @@ op(
     inputs=["src", "shape"],
     outputs=["dst"],
     grad=Grad(saves=("inputs",)),
+    forwards="src",
 )
 
 op(

@@ -11,7 +11,8 @@ and, for the code that lists every operator:
   operators.h         - every operators/<group>.h, and op_types.h;
   op_types.h          - ``enum class OpType`` with every op (the registries, tests over every op);
   op_types.cpp        - ``op_type_name``, and checks that each class's constant matches the enum;
-  layout_follows.h    - ``layout_follows(OpType, output)``.
+  layout_follows.h    - ``layout_follows(OpType, output)``;
+  forwarding.h        - ``forwarded_input(OpType)``.
 A group's operators are numbered within the group (model.Registry.op_number), so that an edit to
 one group changes only that group's headers and the tables above; files are written only when
 their text changes, so the build recompiles only what includes a changed one.
@@ -323,6 +324,32 @@ def emit_layout_follows(reg: model.Registry) -> str:
     return "\n".join(out) + "\n"
 
 
+def emit_forwarding(reg: model.Registry) -> str:
+    out = [
+        HEADER,
+        '#include "neomeg/dnn/op_types.h"\n',
+        "namespace neomeg::dnn {\n",
+        "inline constexpr int kForwardsNothing = -1;\n",
+        "// The input whose elements a `t` operator's output is, unchanged in row-major order, or",
+        "// kForwardsNothing (ops/defs: op(..., forwards=...)). Where that input is contiguous the",
+        "// output may be its memory: an eager view, a graph var planned on the input's buffer.",
+        "constexpr int forwarded_input(OpType t) {",
+        "    switch (t) {",
+    ]
+    for o in reg.ops.values():
+        if o.forwards:
+            out.append(f"        case OpType::{o.name}:  // {o.outputs[0]} <- {o.forwards}")
+            out.append(f"            return {o.inputs.index(o.forwards)};")
+    out += [
+        "        default:",
+        "            return kForwardsNothing;",
+        "    }",
+        "}\n",
+        "}  // namespace neomeg::dnn",
+    ]
+    return "\n".join(out) + "\n"
+
+
 def write_if_changed(path: pathlib.Path, text: str):
     # Keeps timestamps of unchanged files so that a definition edit rebuilds only what it touches
     # (CMake's custom commands are restat rules under Ninja: dependents of an output left alone
@@ -360,6 +387,7 @@ def main(argv):
     write_if_changed(out_dir / "op_types.h", emit_op_types(reg))
     write_if_changed(out_dir / "op_types.cpp", emit_op_types_source(reg))
     write_if_changed(out_dir / "layout_follows.h", emit_layout_follows(reg))
+    write_if_changed(out_dir / "forwarding.h", emit_forwarding(reg))
 
 
 if __name__ == "__main__":

@@ -96,6 +96,8 @@ class Operator:
     layout_follows: dict[str, str] = dataclasses.field(default_factory=dict)
     group: str = ""  # the definition file's stem ("vision")
     grad: GradDecl | None = None  # None: not differentiable
+    # The input whose elements the one output is, unchanged in row-major order (see ``op``'s doc).
+    forwards: str | None = None
 
     @property
     def variadic_inputs(self) -> bool:
@@ -215,7 +217,7 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
             raise DefinitionError(f"{source}: Grad(absent_grads={absent_grads!r}) is not a bool")
         return GradDecl("inputs" in saves, "outputs" in saves, absent_grads)
 
-    def op(name, doc, inputs, outputs, param=None, layout_follows=None, grad=None):
+    def op(name, doc, inputs, outputs, param=None, layout_follows=None, grad=None, forwards=None):
         """An operator. ``grad=Grad(...)`` makes it differentiable: it then has a backward rule
         in imperative/src/grad_rules; without one no gradient flows through it.
 
@@ -223,7 +225,12 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
         input is channels-last (dnn/include/neomeg/dnn/channels_last.h), the eager runtime
         allocates the output channels-last too; a variadic input (``"*srcs"``) means every input
         of the output's shape, all channels-last. Only for outputs whose kernels compute the same
-        values in any layout."""
+        values in any layout.
+
+        ``forwards`` names the input whose elements the single output is, unchanged and in
+        row-major order, under another shape (ReshapeTo): where that input is contiguous, the
+        output may be its memory, so the eager runtime views it and the graph plans the output on
+        its buffer instead of running the kernel (generated forwarding.h)."""
         follows = dict(layout_follows or {})
         for out, src in follows.items():
             if out not in outputs or out.startswith("*"):
@@ -234,6 +241,14 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
                 raise DefinitionError(
                     f"{source}: {name}: layout_follows needs a variadic input to be the only one"
                 )
+        if forwards is not None and (
+            forwards not in inputs or forwards.startswith("*") or len(outputs) != 1
+            or outputs[0].startswith("*")
+        ):
+            raise DefinitionError(
+                f"{source}: {name}: forwards={forwards!r} needs one of its fixed inputs and a "
+                "single fixed output"
+            )
         if grad is not None and not isinstance(grad, GradDecl):
             raise DefinitionError(f"{source}: {name}: grad={grad!r} is neither Grad(...) nor None")
         if grad is not None and not inputs:
@@ -258,6 +273,7 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
                 follows,
                 group,
                 grad,
+                forwards,
             )
         )
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "neomeg/dnn/preset_shape.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/naive/handle.h"
 #include "src/naive/iterate.h"
@@ -43,22 +44,13 @@ void copy_row_major(const TensorND& src, const TensorND& dst) {
     });
 }
 
-int32_t int_at(const TensorND& t, size_t i) {
-    return elem<int32_t>(t, static_cast<ptrdiff_t>(i) * t.layout.stride[0]);
-}
-
 class ReshapeToImpl final : public ReshapeTo {
 public:
     using ReshapeTo::ReshapeTo;
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
-        const TensorND &shape = inputs[1], &dst = outputs[0];
-        for (size_t i = 0; i < dst.layout.ndim; ++i) {
-            int32_t v = int_at(shape, i);
-            NM_REQUIRE(ShapeError, v == -1 || size_t(v) == dst.layout.shape[i], "shape holds ", v,
-                       " at ", i, " but dst is ", dst.layout.to_string());
-        }
-        copy_row_major(inputs[0], dst);
+        check_preset_shape(kType, inputs[1], outputs[0].layout);
+        copy_row_major(inputs[0], outputs[0]);
     }
 };
 
@@ -67,10 +59,8 @@ public:
     using BroadcastTo::BroadcastTo;
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
-        const TensorND &src = inputs[0], &shape = inputs[1], &dst = outputs[0];
-        for (size_t i = 0; i < dst.layout.ndim; ++i)
-            NM_REQUIRE(ShapeError, int_at(shape, i) == int64_t(dst.layout.shape[i]), "shape holds ",
-                       int_at(shape, i), " at ", i, " but dst is ", dst.layout.to_string());
+        const TensorND &src = inputs[0], &dst = outputs[0];
+        check_preset_shape(kType, inputs[1], dst.layout);
         // src as a view of dst's shape: stride 0 along broadcast axes.
         TensorLayout view = dst.layout;
         view.dtype = src.layout.dtype;
@@ -88,8 +78,7 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &src = inputs[0], &dst = outputs[0];
-        NM_REQUIRE(ShapeError, int_at(inputs[1], 0) == int64_t(dst.layout.shape[0]), "count holds ",
-                   int_at(inputs[1], 0), " but dst is ", dst.layout.to_string());
+        check_preset_shape(kType, inputs[1], dst.layout);
         TensorLayout view = src.layout;
         view.shape[0] = dst.layout.shape[0];
         copy_row_major(TensorND(src.raw_ptr(), view), dst);

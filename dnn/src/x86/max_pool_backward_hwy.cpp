@@ -57,7 +57,8 @@ HWY_INLINE bool windows(D d, const float* r0, const float* r1, const float* dyr,
     if (!hn::AllFalse(d, nan))
         return false;
     auto m = hn::Max(hn::Max(a, b), hn::Max(c, e));
-    auto v = hn::LoadU(d, dyr + x);
+    // + 0: naive's sum of one -0 is +0.
+    auto v = hn::Add(hn::LoadU(d, dyr + x), hn::Zero(d));
     auto ta = hn::Eq(a, m);
     auto tb = hn::AndNot(ta, hn::Eq(b, m));
     auto taken = hn::Or(ta, tb);
@@ -80,7 +81,7 @@ void Max2x2BackwardPlane(const float* src, const float* dy, float* grad, size_t 
         const float* dyr = dy + y * out_cols;
         auto scalar = [&](size_t from, size_t to) {
             for (size_t i = from; i < to; ++i)
-                window(r0 + 2 * i, r1 + 2 * i, dyr[i], g0 + 2 * i, g1 + 2 * i);
+                window(r0 + 2 * i, r1 + 2 * i, dyr[i] + 0.f, g0 + 2 * i, g1 + 2 * i);
         };
         size_t x = 0;
         auto run = [&](auto d) {
@@ -163,7 +164,9 @@ HWY_INLINE bool Windows16(D d, const uint16_t* r0, const uint16_t* r1, const uin
         const hn::Rebind<int16_t, D> dhi;
         return hn::BitCast(dh, hn::DemoteTo(dhi, hn::BitCast(di, hn::VecFromMask(d, mask))));
     };
+    // -0 as +0: naive's sum of one -0.
     auto v = hn::LoadU(dh, dyr + x);
+    v = hn::IfThenZeroElse(hn::Eq(v, hn::Set(dh, uint16_t(0x8000))), v);
     hn::StoreInterleaved2(hn::And(v, bits(ta)), hn::And(v, bits(tb)), dh, g0 + 2 * x);
     hn::StoreInterleaved2(hn::And(v, bits(tc)), hn::AndNot(bits(taken), v), dh, g1 + 2 * x);
     return true;
@@ -179,7 +182,8 @@ void Plane16(const uint16_t* src, const uint16_t* dy, uint16_t* grad, size_t row
         const uint16_t* dyr = dy + y * out_cols;
         auto scalar = [&](size_t from, size_t to) {
             for (size_t i = from; i < to; ++i)
-                Window16<kBF16>(r0 + 2 * i, r1 + 2 * i, dyr[i], g0 + 2 * i, g1 + 2 * i);
+                Window16<kBF16>(r0 + 2 * i, r1 + 2 * i, dyr[i] == 0x8000 ? uint16_t(0) : dyr[i],
+                                g0 + 2 * i, g1 + 2 * i);
         };
         size_t x = 0;
 #if HWY_TARGET != HWY_SCALAR

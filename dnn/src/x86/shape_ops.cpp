@@ -1,19 +1,16 @@
-// ReshapeTo and BroadcastTo on x86: after naive's check that the shape value still says what dst
-// was given, both are an element copy through relayout_copy (rows, tiles or strided walks,
+// ReshapeTo and BroadcastTo on x86: after the check that the shape value still says what dst
+// was given (preset_shape.h), both are an element copy through relayout_copy (rows, tiles or strided walks,
 // threaded when large) instead of naive's element-by-element walk. ReshapeTo views whichever side
 // is contiguous with the other's shape (its row-major order is the same memory); when neither is,
 // naive copies. BroadcastTo copies src viewed with stride 0 along the broadcast axes.
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "neomeg/dnn/preset_shape.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/relayout_copy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
-
-int32_t int_at(const TensorND& t, size_t i) {
-    return static_cast<const int32_t*>(t.raw_ptr())[static_cast<ptrdiff_t>(i) * t.layout.stride[0]];
-}
 
 class ReshapeToImpl final : public LoopKernel<ReshapeTo> {
 public:
@@ -22,12 +19,8 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
-        const TensorND &src = inputs[0], &shape = inputs[1], &dst = outputs[0];
-        for (size_t i = 0; i < dst.layout.ndim; ++i) {
-            int32_t v = int_at(shape, i);
-            NM_REQUIRE(ShapeError, v == -1 || size_t(v) == dst.layout.shape[i], "shape holds ", v,
-                       " at ", i, " but dst is ", dst.layout.to_string());
-        }
+        const TensorND &src = inputs[0], &dst = outputs[0];
+        check_preset_shape(kType, inputs[1], dst.layout);
         const char* kernel = nullptr;
         if (src.layout.is_contiguous())
             kernel = relayout_copy(
@@ -48,10 +41,8 @@ public:
 protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
-        const TensorND &src = inputs[0], &shape = inputs[1], &dst = outputs[0];
-        for (size_t i = 0; i < dst.layout.ndim; ++i)
-            NM_REQUIRE(ShapeError, int_at(shape, i) == int64_t(dst.layout.shape[i]), "shape holds ",
-                       int_at(shape, i), " at ", i, " but dst is ", dst.layout.to_string());
+        const TensorND &src = inputs[0], &dst = outputs[0];
+        check_preset_shape(kType, inputs[1], dst.layout);
         // src as a view of dst's shape: stride 0 along broadcast axes.
         TensorLayout view = dst.layout;
         view.dtype = src.layout.dtype;

@@ -1,7 +1,12 @@
 // The shape-computing operators against hand-computed results and NumPy's rules: GetVarShape,
 // ReshapeTo, BroadcastTo and TakePrefix, including strided inputs and the checks that a preset
-// shape agrees with the value it was read from.
+// shape agrees with the value it was read from; and that the ops whose definitions say they
+// forward an input do.
+#include <map>
+
 #include "naive/tensor_ops_test.h"
+#include "neomeg/dnn/forwarding.h"
+#include "neomeg/dnn/op_types.h"
 #include "neomeg/dnn/operators/tensor_shape.h"
 
 using namespace neomeg::dnn;
@@ -118,4 +123,40 @@ TEST(TakePrefix, FirstRowsAndErrors) {
                 run_op(*op, {src, ints({1}, {2})}, {{3, 2}});
             },
             {"count holds 2"});
+}
+
+// Every operator whose definition says it forwards an input (forwards=..., forwarding.h) must
+// give that input's elements in row-major order: the eager runtime views such an input and the
+// graph plans the output on its memory instead of running the kernel, so a definition that says
+// so wrongly would change results. A forwarding op needs a sample here; a new one fails until
+// it has one.
+TEST(Forwarding, EveryForwardingOpGivesItsInputsElementsInRowMajorOrder) {
+    auto h = Handle::make_naive();
+    struct Sample {
+        std::vector<HostTensor> inputs;
+        TensorShape dst;
+    };
+    auto src = HostTensor::from({2, 3, 4}, [] {
+        std::vector<double> v(24);
+        for (size_t i = 0; i < v.size(); ++i)
+            v[i] = double(i) * 0.5 - 3;
+        return v;
+    }());
+    const std::map<OpType, Sample> samples = {
+            {OpType::ReshapeTo, {{src, ints({2}, {-1, 4})}, {6, 4}}},
+    };
+    size_t forwarding = 0;
+    for (OpType type : kAllOpTypes) {
+        int f = forwarded_input(type);
+        if (f == kForwardsNothing)
+            continue;
+        ++forwarding;
+        auto it = samples.find(type);
+        ASSERT_NE(it, samples.end()) << op_type_name(type) << " forwards input " << f
+                                     << " but has no sample in this test";
+        auto op = h->create_operator(type);
+        auto out = run_op(*op, it->second.inputs, {it->second.dst});
+        EXPECT_EQ(out[0].values(), it->second.inputs[size_t(f)].values()) << op_type_name(type);
+    }
+    EXPECT_EQ(forwarding, samples.size()) << "a sample names an op that does not forward";
 }

@@ -3,6 +3,7 @@
 // gradient goes to the first maximum), padded inputs and outputs, bfloat16 and float16, and the
 // cases that go to naive.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "neomeg/dnn/operators/pooling.h"
@@ -254,5 +255,24 @@ TEST_F(X86, PoolingBackwardPaddedRunsOneDnn) {
         }
         EXPECT_TRUE(run_and_compare<PoolingBackward>(*handle, pool_param(mode, k), in)
                             .starts_with("onednn:"));
+    }
+}
+
+// Naive adds each window's gradient to a +0 grad, so a -0 gradient gives +0; the tiled 2x2 loop
+// stored the incoming value and gave -0 (the Checker's tolerance does not see the sign of 0).
+TEST_F(X86, PoolingTiledMaxBackwardTurnsMinusZeroIntoNaivesPlusZero) {
+    Case k{{1, 2, 4, 70}, {2, 2}, {2, 2}, {0, 0}};  // rows of 35 windows: vectors and a scalar
+    std::mt19937 rng(5);
+    for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16), DType(dtype::Float16)}) {
+        HostTensor x(k.src, dt), y(dst_shape(k), dt);
+        fill_uniform(x, -1, 1, rng);
+        TensorShape d = dst_shape(k);
+        HostTensor dy = HostTensor::from(d, std::vector<double>(d.total_nr_elems(), -0.0), dt);
+        auto op = handle->create_operator<PoolingBackward>();
+        op->param() = pool_param(Mode::MAX, k);
+        std::vector<double> grad = run_op(*op, {x, y, dy})[0].values();
+        size_t negative = std::count_if(grad.begin(), grad.end(),
+                                        [](double g) { return g != 0 || std::signbit(g); });
+        EXPECT_EQ(negative, 0u) << dt.name() << ": elements that are not +0";
     }
 }

@@ -2,6 +2,7 @@
 // for a handle on first use and cached.
 #pragma once
 
+#include "neomeg/dnn/forwarding.h"
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/param_base.h"
 #include "neomeg/op/op_def.h"
@@ -22,6 +23,11 @@ public:
                               std::span<const dnn::TensorLayout> outputs) const final;
     void exec(CompNode cn, std::span<const dnn::TensorND> inputs,
               std::span<const dnn::TensorND> outputs, dnn::Workspace workspace) const final;
+
+    // The input whose elements the output is, unchanged in row-major order (its definition's
+    // forwards=...), or dnn::kForwardsNothing: where that input is contiguous, the eager runtime
+    // views it and the graph plans the output on its memory.
+    int forwarded_input() const { return dnn::forwarded_input(static_cast<dnn::OpType>(id())); }
 };
 
 // DnnOp: a class of <neomeg/dnn/operators/<group>.h>.
