@@ -10,15 +10,17 @@
 
 namespace neomeg::dnn::x86 {
 
-// The columns one call of the *_cols functions takes at most: their statistics stay on the stack.
-inline constexpr size_t kSoftmaxColumns = 256;
+// The columns of one unit of work when softmax.cpp splits a (len, inner) slice over threads (a
+// cache line of floats); one call of the *_cols functions takes any number of columns.
+inline constexpr size_t kSoftmaxColumns = 16;
 
 // Forward softmax y = exp(x - max) / sum(exp(x - max)), or with `log` log-softmax
 // y = x - max - log(sum(exp(x - max))): rows [row_begin, row_end) of a (rows, len) matrix
 // (inner == 1), len >= 1.
 void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len, bool log);
-// The same forwards down columns [col_begin, col_end) of one (len, inner) slice, col_end -
-// col_begin <= kSoftmaxColumns; the reduction runs down the columns, vectors across them.
+// The same forwards down columns [col_begin, col_end) of one (len, inner) slice: the reduction
+// runs down the columns, vectors across them (a strip of one to four vectors at a time, its
+// statistics in registers).
 void softmax_cols(const float* x, float* y, size_t len, size_t inner, size_t col_begin,
                   size_t col_end, bool log);
 
