@@ -470,16 +470,9 @@ HWY_INLINE void strip_max_min(D d, const S& st, const float* x, size_t len, V& m
     mn = hn::Min(l0, l1);
 }
 
-// Lanes whose line holds a NaN or an infinity (a maximum or a sum that is not finite) take
-// naive's loop: the strip's columns j < count with bad[j].
-HWY_INLINE void redo_lanes(const float* bad, const float* x, float* y, size_t len, size_t inner,
-                           size_t count, bool log) {
-    for (size_t j = 0; j < count; ++j)
-        if (!std::isfinite(bad[j]))
-            scalar_forward(x + j, y + j, len, inner, log);
-}
-
-// Softmax down one strip: the maximum; exp(x - max) stored and summed; y scaled by 1 / sum.
+// Softmax down one strip: the maximum; exp(x - max) stored and summed; y scaled by 1 / sum. A
+// line holding a NaN or +inf, or only -inf, gets NaN throughout from the arithmetic itself (a NaN
+// term, or inf - inf), as naive gives it; no lane is redone (nor in log_softmax_strip).
 template <class S>
 void softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const D d;
@@ -496,10 +489,6 @@ void softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const V r = hn::Div(hn::Set(d, 1.0f), sum);
     for (size_t k = 0; k < len; ++k)
         st.store(d, hn::Mul(st.load(d, y, k), r), y, k);
-    // Sum and maximum both finite, or a lane to redo: their sum carries either's non-finiteness.
-    alignas(HWY_MAX_BYTES) float bad[kMaxLanes];
-    hn::Store(hn::Add(sum, mx), d, bad);
-    redo_lanes(bad, x, y, len, st.inner, st.count, false);
 }
 
 // Log-softmax down one strip, as the rows (log_forward_row) lane by lane: the maximum and
@@ -536,7 +525,7 @@ void log_softmax_strip(const S& st, const float* x, float* y, size_t len) {
     if (HWY_UNLIKELY(any_deep))
         for (size_t j = 0; j < st.count; ++j)
             t[j] += deep_terms(x + j, len, st.inner, m[j]);
-    // L's pair into s and c; a lane whose sum or maximum is not finite is redone below.
+    // L's pair into s and c (NaN for a line holding a NaN or +inf, or only -inf).
     for (size_t j = 0; j < n; j += dl) {
         const auto l = hn::Log1p(dd, hn::Load(dd, t + j));
         const auto hi = hn::DemoteTo(dh, l);
@@ -546,8 +535,6 @@ void log_softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const V vh = hn::Load(d, s), vl = hn::Load(d, c);
     for (size_t k = 0; k < len; ++k)
         st.store(d, hn::Sub(hn::Sub(hn::Sub(st.load(d, x, k), mx), vh), vl), y, k);
-    hn::Store(hn::Add(hn::Add(vh, vl), mx), d, m);
-    redo_lanes(m, x, y, len, st.inner, st.count, true);
 }
 
 // Columns [cb, ce) of the slice: whole strips, then the last partial one.

@@ -276,7 +276,11 @@ TEST_F(X86, LogSoftmaxWithinOneUlpOfExact) {
                 auto op = handle->create_operator<LogSoftmaxForward>();
                 for (const Shape& sh : shapes)
                     for (size_t len : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 100, 300, 1000, 4097}) {
-                        if (len > sh.max_len)
+                        // Columns of 3-D tensors: the lengths around one and two vectors of
+                        // rows and past the backward's long columns.
+                        const bool cols3 = sh.inner > 1 && sh.axis == 1;
+                        if (len > sh.max_len ||
+                            (cols3 && len != 1 && len != 2 && len != 17 && len != 300))
                             continue;
                         for (float scale : {1e-3f, 0.5f, 3.0f, 20.0f, 80.0f, 1e4f})
                             for (int kind = 0; kind < 5; ++kind) {
@@ -339,6 +343,8 @@ TEST_F(X86, SoftmaxColumnsMatchNaiveAtEveryTarget) {
                 for (size_t outer : {1, 3})
                     for (size_t len : {1, 2, 17, 300})
                         for (size_t inner : {2, 15, 16, 17, 33, 64, 65, 100}) {
+                            if (len == 300 && (outer > 1 || (inner != 17 && inner != 65)))
+                                continue;  // long columns: the backward's four-vector strips
                             TensorShape s{outer, len, inner};
                             for (bool padded : {false, true}) {
                                 Checker<SoftmaxForward> f(handle.get());
