@@ -82,17 +82,20 @@ private:
             });
             return;
         }
-        // Units of (outer index, block of columns), so that an axis-0 softmax (outer == 1) still
-        // splits over threads.
+        // Units of (outer index, kSoftmaxColumns columns), so that an axis-0 softmax (outer == 1)
+        // still splits over threads; a thread's units of one outer index are one call, whose
+        // strips then take up to four vectors side by side (softmax_hwy.cpp).
         const size_t blocks = (inner + kSoftmaxColumns - 1) / kSoftmaxColumns;
         parallel_ranges(m_outer * blocks, work, kParallelGrain, [&](size_t ub, size_t ue) {
-            for (size_t u = ub; u < ue; ++u) {
-                size_t off = u / blocks * len * inner, cb = u % blocks * kSoftmaxColumns;
-                size_t ce = std::min(inner, cb + kSoftmaxColumns);
+            for (size_t u = ub; u < ue;) {
+                const size_t o = u / blocks, last = std::min(ue, (o + 1) * blocks);
+                const size_t off = o * len * inner, cb = u % blocks * kSoftmaxColumns;
+                const size_t ce = std::min(inner, (last - o * blocks) * kSoftmaxColumns);
                 if (m_backward)
                     softmax_grad_cols(a + off, b + off, out + off, len, inner, cb, ce, m_log);
                 else
                     softmax_cols(a + off, out + off, len, inner, cb, ce, m_log);
+                u = last;
             }
         });
     }

@@ -225,29 +225,29 @@ int64_t ulps(float a, float b) {
     return std::abs(ordered(a) - ordered(b));
 }
 
-// log_softmax along `axis` of a (rows, cols) matrix in long double (64-bit significand),
-// rounded once to float: an independent reference more exact than naive's double sum of exps.
-std::vector<float> exact_log_softmax(const std::vector<float>& x, size_t rows, size_t cols,
-                                     int axis) {
+// log_softmax along the middle axis of an (outer, len, inner) tensor in long double (64-bit
+// significand), rounded once to float: an independent reference more exact than naive's double
+// sum of exps.
+std::vector<float> exact_log_softmax(const std::vector<float>& x, size_t outer, size_t len,
+                                     size_t inner) {
     std::vector<float> y(x.size());
-    size_t lines = axis == 1 ? rows : cols, len = axis == 1 ? cols : rows;
-    size_t stride = axis == 1 ? 1 : cols, step = axis == 1 ? cols : 1;
-    for (size_t l = 0; l < lines; ++l) {
-        const float* xl = x.data() + l * step;
+    for (size_t l = 0; l < outer * inner; ++l) {
+        const size_t base = l / inner * len * inner + l % inner;
+        auto at = [&](size_t k) { return base + k * inner; };
         long double m = -INFINITY, t = 0;
         for (size_t k = 0; k < len; ++k)
-            m = std::max(m, (long double)xl[k * stride]);
+            m = std::max(m, (long double)x[at(k)]);
         bool one = false;  // the maximum's term, 1, left out of t: log1p keeps tiny sums
         for (size_t k = 0; k < len; ++k) {
-            if (!one && xl[k * stride] == m) {
+            if (!one && x[at(k)] == m) {
                 one = true;
                 continue;
             }
-            t += std::exp((long double)xl[k * stride] - m);
+            t += std::exp((long double)x[at(k)] - m);
         }
         long double ls = std::log1p(t);
         for (size_t k = 0; k < len; ++k)
-            y[l * step + k * stride] = static_cast<float>((long double)xl[k * stride] - m - ls);
+            y[at(k)] = static_cast<float>((long double)x[at(k)] - m - ls);
     }
     return y;
 }
@@ -255,46 +255,141 @@ std::vector<float> exact_log_softmax(const std::vector<float>& x, size_t rows, s
 }  // namespace
 
 // LogSoftmaxForward computes in float32 (exp in float lanes, TwoSum sums, log1p of the sum less the
-// maximum's 1) and stays within 1 ULP of the exact value, for every instruction set: rows (axis 1)
-// and columns (axis 0), lengths around the vector widths, logits from nearly equal to far past
-// exp's range, and lines with one dominant logit, whose maximum's output -log(sum) is tiny (naive's
-// double sum of exps is thousands of ULPs off there; MegEngine's float32 gives 0).
+// maximum's 1) and stays within 1 ULP of the exact value, for every instruction set: rows (the
+// last axis), columns of a matrix (axis 0) and of (outer, len, inner) tensors along axis 1 with
+// inner around the vector widths (the column strips and their partial last one), lengths around
+// the vector widths, logits from nearly equal to far past exp's range, all positive and all
+// negative (ExpSum's cheaper splits of x - max), lines with -inf elements (its deep terms), and
+// lines with one dominant logit, whose maximum's output -log(sum) is tiny (naive's double sum of
+// exps is thousands of ULPs off there; MegEngine's float32 gives 0).
 TEST_F(X86, LogSoftmaxWithinOneUlpOfExact) {
+    struct Shape {
+        size_t outer, inner;
+        int32_t axis;  // of the tensor given to the operator
+        size_t max_len;
+    };
+    const Shape shapes[] = {{17, 1, 1, 4097}, {1, 41, 0, 1000}, {2, 15, 1, 300},
+                            {2, 16, 1, 300},  {2, 17, 1, 300},  {1, 64, 1, 300}};
     std::mt19937 rng(11);
     size_t ran =
             for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
                 auto op = handle->create_operator<LogSoftmaxForward>();
-                for (int ax : {1, 0})
-                    for (size_t len : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 100, 1000, 4097}) {
-                        if (ax == 0 && len > 1000)
+                for (const Shape& sh : shapes)
+                    for (size_t len : {1, 2, 3, 5, 8, 15, 16, 17, 31, 33, 100, 300, 1000, 4097}) {
+                        // Columns of 3-D tensors: the lengths around one and two vectors of
+                        // rows and past the backward's long columns.
+                        const bool cols3 = sh.inner > 1 && sh.axis == 1;
+                        if (len > sh.max_len ||
+                            (cols3 && len != 1 && len != 2 && len != 17 && len != 300))
                             continue;
                         for (float scale : {1e-3f, 0.5f, 3.0f, 20.0f, 80.0f, 1e4f})
-                            for (int kind = 0; kind < 3; ++kind) {
-                                size_t lines = ax == 1 ? 17 : 41;
-                                size_t rows = ax == 1 ? lines : len, cols = ax == 1 ? len : lines;
+                            for (int kind = 0; kind < 5; ++kind) {
+                                const size_t lines = sh.outer * sh.inner;
                                 std::uniform_real_distribution<float> u(-scale, scale);
-                                std::vector<float> xf(rows * cols);
+                                std::vector<float> xf(sh.outer * len * sh.inner);
                                 for (float& f : xf)
-                                    f = kind == 1 ? 1.0f + 0.01f * u(rng) : u(rng);
-                                if (kind == 2)
-                                    for (size_t l = 0; l < lines; ++l)
-                                        xf[ax == 1 ? l * cols + l % cols : (l % rows) * cols + l] +=
-                                                30.0f;
+                                    f = kind == 1   ? 1.0f + 0.01f * u(rng)
+                                        : kind == 3 ? -std::abs(u(rng)) - 0.25f
+                                                    : u(rng);
+                                auto at = [&](size_t line, size_t k) {
+                                    return (line / sh.inner * len + k) * sh.inner + line % sh.inner;
+                                };
+                                for (size_t l = 0; l < lines; ++l) {
+                                    if (kind == 2)  // one dominant logit
+                                        xf[at(l, l % len)] += 30.0f;
+                                    if (kind == 4)  // -inf beside finite logits
+                                        for (size_t k = l % 3; k + 1 < len; k += 3)
+                                            xf[at(l, k)] = -INFINITY;
+                                }
+                                std::vector<size_t> dims{sh.outer, len, sh.inner};
+                                if (sh.axis == 0)
+                                    dims = {len, sh.inner};
+                                else if (sh.inner == 1)
+                                    dims = {sh.outer, len};
+                                TensorShape ts;
+                                ts.ndim = dims.size();
+                                for (size_t i = 0; i < dims.size(); ++i)
+                                    ts[i] = dims[i];
                                 HostTensor x = HostTensor::from(
-                                        {rows, cols}, std::vector<double>(xf.begin(), xf.end()));
-                                op->param() = axis(ax);
+                                        ts, std::vector<double>(xf.begin(), xf.end()));
+                                op->param() = axis(sh.axis);
                                 auto got = run_op(*op, {x})[0].values();
-                                auto exact = exact_log_softmax(xf, rows, cols, ax);
+                                auto exact = exact_log_softmax(xf, sh.outer, len, sh.inner);
                                 // Below 2^-124 the sum's terms are subnormal, each rounded to
                                 // 2^-149.
                                 for (size_t i = 0; i < got.size(); ++i)
                                     ASSERT_LE(ulps(float(got[i]), exact[i]),
                                               std::abs(exact[i]) < 0x1p-124f ? 3 : 1)
-                                            << "axis " << ax << " len " << len << " scale " << scale
-                                            << " kind " << kind << " element " << i << ": "
-                                            << got[i] << " vs " << exact[i];
+                                            << "outer " << sh.outer << " inner " << sh.inner
+                                            << " len " << len << " scale " << scale << " kind "
+                                            << kind << " element " << i << ": " << got[i] << " vs "
+                                            << exact[i];
                             }
                     }
             });
     EXPECT_GE(ran, 1u);
+}
+
+// Softmax and log-softmax along an axis other than the last (the column strips: one, two and four
+// vectors of columns side by side and the partial last one) against naive at every instruction
+// set: column counts and lengths around the vector widths, one-long axes, one and several outer
+// slices, padded (non-contiguous) inputs and outputs, and lines holding -inf, NaN, +inf and
+// logits far below exp's range in the strips' vector lanes and partial tails.
+TEST_F(X86, SoftmaxColumnsMatchNaiveAtEveryTarget) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (size_t outer : {1, 3})
+                    for (size_t len : {1, 2, 17, 300})
+                        for (size_t inner : {2, 15, 16, 17, 33, 64, 65, 100}) {
+                            if (len == 300 && (outer > 1 || (inner != 17 && inner != 65)))
+                                continue;  // long columns: the backward's four-vector strips
+                            TensorShape s{outer, len, inner};
+                            for (bool padded : {false, true}) {
+                                Checker<SoftmaxForward> f(handle.get());
+                                f.set_param(axis(1)).set_noncontiguous(padded);
+                                f.set_range(0, -20, 20).execs({s});
+                                Checker<LogSoftmaxForward> lf(handle.get());
+                                lf.set_param(axis(1)).set_noncontiguous(padded);
+                                lf.set_range(0, -20, 20).execs({s});
+                                lf.set_range(0, 1, 9).execs({s});
+                                lf.set_range(0, -9, -1).execs({s});
+                                Checker<SoftmaxBackward> b(handle.get());
+                                b.set_param(axis(1)).set_noncontiguous(padded);
+                                b.set_range(0, 0, 1).execs({s, s});
+                                Checker<LogSoftmaxBackward> lb(handle.get());
+                                lb.set_param(axis(1)).set_noncontiguous(padded);
+                                lb.set_range(0, -30, 0).execs({s, s});
+                            }
+                        }
+                // Special lines, (2, 19, 17) axis 1: column j of slice o is line o * 17 + j.
+                const size_t len = 19, inner = 17;
+                std::vector<double> v(2 * len * inner);
+                for (size_t i = 0; i < v.size(); ++i)
+                    v[i] = std::sin(double(i));
+                auto at = [&](size_t line, size_t k) {
+                    return (line / inner * len + k) * inner + line % inner;
+                };
+                for (size_t k = 0; k < len; ++k) {
+                    v[at(0, k)] = k % 3 ? -inf : double(k);  // some -inf
+                    v[at(3, k)] = -inf;                      // all -inf
+                    v[at(5, k)] = -100.0 * double(k);        // far below exp's range
+                    v[at(16, k)] = 1e30;                     // all equal, large: the tail lane
+                }
+                v[at(7, 4)] = nan;
+                v[at(18, 11)] = inf;
+                v[at(33, 2)] = nan;  // the last line: the partial strip's tail
+                v[at(20, 2)] = 3e38;
+                v[at(20, 3)] = -3e38;
+                for (bool padded : {false, true}) {
+                    Checker<SoftmaxForward> f(handle.get());
+                    f.set_param(axis(1)).set_values(0, v).set_noncontiguous(padded);
+                    f.execs({{2, len, inner}});
+                    Checker<LogSoftmaxForward> lf(handle.get());
+                    lf.set_param(axis(1)).set_values(0, v).set_noncontiguous(padded);
+                    lf.execs({{2, len, inner}});
+                }
+            });
+    EXPECT_GE(ran, 2u);
 }
