@@ -106,6 +106,30 @@ def test_a_server_that_goes_away_is_a_connection_error(server):
             c.get("k", timeout=0.1)
 
 
+def test_a_lost_server_hosted_by_rank_0_names_rank_0():
+    # Without launcher rank 0 hosts the Server (init_process_group: hosts_server): when the
+    # Server goes, the others have lost rank 0, and say so as a collective names a lost rank.
+    # A Server that rank 0 does not host (launcher's parent, the user's) names no rank.
+    for hosted in (True, False):
+        server = Server(0, host="127.0.0.1")
+        clients = [_client(server, timeout=30) for _ in range(3)]
+        for rank in range(3):
+            clients[rank]._join_session(rank, 3, hosts_server=hosted and rank == 0)
+        server.close()
+        with pytest.raises(ConnectionError) as info:
+            for _ in range(3):  # the first send may still be buffered
+                clients[2].group_barrier("g", 3, peers=[0, 1])
+        message = str(info.value)
+        if hosted:
+            assert (
+                "lost the connection to rank 0 (the distributed Server's host, "
+                f"127.0.0.1:{server.py_server_port}), which died or closed it: "
+            ) in message, message
+        else:
+            assert "lost the connection to the distributed Server at" in message, message
+            assert "rank 0" not in message, message
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError):
         Server(-1)
