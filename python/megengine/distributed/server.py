@@ -404,11 +404,20 @@ class Client:
 
             rank, said_goodbye = reply["departed"][0]
             missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
+            first, first_said_goodbye = reply["first"]
+            if first != rank and said_goodbye and not first_said_goodbye:
+                # The rank waited for raised and left after another was killed: most likely
+                # because of it (its collective with the killed rank failed). The killed one is
+                # the rank to name.
+                raise ConnectionError(
+                    f"{what or header['op']}: rank {first} was the job's first rank to leave, as "
+                    f"the rendezvous store saw it ({how(False)}); then rank {rank}, which was to "
+                    f"set {missing}, left too ({how(True)})"
+                )
             message = (
                 f"{what or header['op']}: rank {rank} of the job left before {missing} was set "
                 f"({how(said_goodbye)})"
             )
-            first, first_said_goodbye = reply["first"]
             if first != rank:
                 message += (
                     f" [rank {first} was the job's first rank to leave, as the rendezvous store "
