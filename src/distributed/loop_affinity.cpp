@@ -72,4 +72,10 @@ void LoopAffinity::avoid_current_cpu() {
         ::sched_setaffinity(m_tid, sizeof others, &others);
 }
 
+void LoopAffinity::allow_every_cpu() {
+    if (m_tid == 0 || m_avoided.exchange(-1) == -1)
+        return;
+    ::sched_setaffinity(m_tid, sizeof m_allowed, &m_allowed);
+}
+
 }  // namespace neomeg::distributed

@@ -31,6 +31,9 @@ public:
     // the loop thread may run on every CPU it was allowed at construction except this one
     // (nothing changes where that leaves none). One system call per change of CPU.
     void avoid_current_cpu();
+    // Lets the loop thread run on every CPU it was allowed at construction again (one system
+    // call where avoid_current_cpu had moved it).
+    void allow_every_cpu();
 
     pid_t loop_thread() const { return m_tid; }
     // The CPU the loop thread was last moved off, or -1.

@@ -16,6 +16,12 @@ namespace {
 constexpr auto kForever = std::chrono::hours(24 * 365 * 10);
 // How long an aborted wait looks for a completion (PeerWatch::wait).
 constexpr auto kMoment = std::chrono::milliseconds(50);
+// How long a failed collective waits for the watch to see a connection fail (culprit_of), and
+// for its reports to be written (tell_peers): both take microseconds unless the machine is
+// loaded; a failing rank's error is not held up for longer.
+constexpr auto kSettle = std::chrono::seconds(1);
+// A report's check word is its rank xor this.
+constexpr uint32_t kReportCheck = 0x5eed7e11u;
 
 }  // namespace
 
@@ -23,6 +29,7 @@ PeerWatch::PeerWatch(const std::vector<gloo::Context*>& contexts, uint64_t slot)
     if (contexts.empty() || contexts.front()->size < 2)
         return;
     m_failed.resize(static_cast<size_t>(contexts.front()->size));
+    m_reported.assign(static_cast<size_t>(contexts.front()->size), -1);
     for (auto* context : contexts) {
         auto w = std::make_unique<Watched>();
         w->context = context;
@@ -38,17 +45,24 @@ PeerWatch::~PeerWatch() {
         std::lock_guard lock(m_mutex);
         m_stop = true;
         for (auto& w : m_watched)
-            if (w->buffer)
-                w->buffer->abortWaitRecv();
+            if (!w->postings.empty())
+                w->postings.back()->buffer->abortWaitRecv();
     }
+    m_marked.notify_all();
     for (auto& w : m_watched)
         if (w->thread.joinable())
             w->thread.join();
 }
 
 void PeerWatch::post(Watched& w) {
-    auto buf = w.context->createUnboundBuffer(&w.byte, 1);
-    for (int peer = 0; peer < w.context->size; ++peer) {
+    // Reports that came before a connection closed are taken before its failure is marked.
+    read_reports(w);
+    const int n = w.context->size;
+    auto posting = std::make_unique<Posting>();
+    posting->reports.resize(static_cast<size_t>(n));
+    posting->buffer = w.context->createUnboundBuffer(posting->reports.data(),
+                                                     posting->reports.size() * sizeof(Report));
+    for (int peer = 0; peer < n; ++peer) {
         if (peer == w.context->rank)
             continue;
         {
@@ -57,15 +71,33 @@ void PeerWatch::post(Watched& w) {
                 continue;
         }
         try {
-            buf->recv(peer, m_slot, 0, 1);
+            posting->buffer->recv(peer, m_slot, static_cast<size_t>(peer) * sizeof(Report),
+                                  sizeof(Report));
         } catch (const std::exception& e) {  // the pair's error, rethrown
             mark_failed(peer, e.what());
         }
     }
     std::lock_guard lock(m_mutex);
-    // The previous buffer goes at the end of this scope: its receives stay listed by their
-    // pairs, but as pointers that no longer lead anywhere, which the pairs skip.
-    std::swap(w.buffer, buf);
+    w.postings.push_back(std::move(posting));
+}
+
+void PeerWatch::read_reports(const Watched& w) {
+    std::lock_guard lock(m_mutex);
+    for (const auto& posting : w.postings) {
+        for (size_t peer = 0; peer < posting->reports.size(); ++peer) {
+            if (m_reported[peer] >= 0)
+                continue;
+            // The loop thread writes a report while this thread may read it (a report that came
+            // to an older posting wakes nobody): whole words, and a check that a half-written
+            // report fails.
+            auto& report = posting->reports[peer];
+            int32_t rank = __atomic_load_n(&report.rank, __ATOMIC_ACQUIRE);
+            uint32_t check = __atomic_load_n(&report.check, __ATOMIC_ACQUIRE);
+            if (rank >= 0 && rank < static_cast<int32_t>(m_reported.size()) &&
+                check == (static_cast<uint32_t>(rank) ^ kReportCheck))
+                m_reported[peer] = rank;
+        }
+    }
 }
 
 void PeerWatch::run(Watched& w) {
@@ -75,13 +107,14 @@ void PeerWatch::run(Watched& w) {
             std::lock_guard lock(m_mutex);
             if (m_stop)
                 return;
-            buf = w.buffer.get();
+            buf = w.postings.back()->buffer.get();
         }
         try {
             buf->waitRecv(nullptr, kForever);
         } catch (const std::exception&) {
             // A pair failed and woke its pending receive; posting again finds which.
         }
+        // Or a peer's report came (its connection fails next): posting again reads it.
         {
             std::lock_guard lock(m_mutex);
             if (m_stop)
@@ -99,6 +132,7 @@ void PeerWatch::mark_failed(int peer, const std::string& error) {
     failed = error.empty() ? "the connection to rank " + std::to_string(peer) + " failed" : error;
     if (m_first_failed < 0)
         m_first_failed = peer;
+    m_marked.notify_all();
     for (const auto& waiting : m_waiting) {
         if (waiting.peer >= 0 && waiting.peer != peer)
             continue;
@@ -120,6 +154,79 @@ std::string PeerWatch::failure_locked(int peer) const {
 std::string PeerWatch::failure(int peer) const {
     std::lock_guard lock(m_mutex);
     return failure_locked(peer);
+}
+
+PeerWatch::Culprit PeerWatch::culprit_locked() const {
+    if (m_first_failed < 0)
+        return {};
+    int reported = m_reported[static_cast<size_t>(m_first_failed)];
+    // A report naming this rank is that peer's view of a failure here; the peer is what this
+    // rank lost.
+    if (reported >= 0 && m_watched.size() && reported != m_watched.front()->context->rank)
+        return {reported, m_first_failed};
+    return {m_first_failed, -1};
+}
+
+PeerWatch::Culprit PeerWatch::culprit_of(const std::string& error) {
+    // This rank's own timeout: Gloo closed every connection itself, and the watch will mark
+    // them all failed, the lowest rank first; none of them is to blame.
+    if (error.find("Timed out waiting") != std::string::npos ||
+        error.find("Application timeout") != std::string::npos) {
+        std::lock_guard lock(m_mutex);
+        return {};
+    }
+    {
+        std::unique_lock lock(m_mutex);
+        m_marked.wait_for(lock, kSettle, [&] { return m_stop || m_first_failed >= 0; });
+    }
+    tell_peers();
+    std::lock_guard lock(m_mutex);
+    return culprit_locked();
+}
+
+void PeerWatch::tell_peers() {
+    std::vector<int> peers;
+    gloo::Context* context;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_told || m_watched.empty())
+            return;
+        Culprit culprit = culprit_locked();
+        if (culprit.rank < 0)
+            return;
+        m_told = true;
+        context = m_watched.front()->context;
+        for (int peer = 0; peer < context->size; ++peer)
+            if (peer != context->rank && peer != culprit.rank &&
+                m_failed[static_cast<size_t>(peer)].empty())
+                peers.push_back(peer);
+        if (peers.empty())
+            return;
+        m_telling.rank = culprit.rank;
+        m_telling.check = static_cast<uint32_t>(culprit.rank) ^ kReportCheck;
+    }
+    m_tell = context->createUnboundBuffer(&m_telling, sizeof(Report));
+    int sent = 0;
+    for (int peer : peers) {
+        try {
+            m_tell->send(peer, m_slot);
+            ++sent;
+        } catch (const std::exception&) {  // that connection failed too
+        }
+    }
+    // The reports go out before this rank's connections close. A send to a peer that fails
+    // meanwhile may never complete: the wait then times out (Gloo closes the connections,
+    // which this rank's failing collective is about to do anyway).
+    auto deadline = std::chrono::steady_clock::now() + kSettle;
+    try {
+        for (int i = 0; i < sent; ++i) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now());
+            if (!m_tell->waitSend(nullptr, std::max(left, std::chrono::milliseconds(1))))
+                break;
+        }
+    } catch (const std::exception&) {
+    }
 }
 
 void PeerWatch::wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
@@ -168,7 +275,9 @@ void PeerWatch::wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
     // complete will not: the moment's wait times out, and Gloo closes every pair of the context,
     // so that the other peers' waits on this rank fail at once too. The moment is also a head
     // start for those peers' own watches to see the rank that died first, which their errors
-    // should name rather than this one.
+    // should name rather than this one; and before the moment closes them, the peers still
+    // connected hear which rank this one lost (tell_peers), which their errors name.
+    tell_peers();
     try {
         for (int look = 0; look < 2; ++look)
             if (wait_for(kMoment))

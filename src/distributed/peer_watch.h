@@ -20,6 +20,15 @@
 // finished and left must not fail a wait for another peer's data still on its way. Every
 // collective of Communicator waits this way: Gloo's own (gloo::broadcast, gather, ...) wait on
 // buffers of their own, which the watch cannot reach, so ours replace them (collectives.h).
+//
+// Which rank died. A rank whose collective fails because a peer's connection failed goes on to
+// close its other connections (its moment's wait times out, or its process exits), and a third
+// rank that sees that closing before the dead rank's own would name the wrong one: the race
+// named a rank that only failed because of the dead one in about 1 run in 120. So a failing
+// rank first tells every other peer which rank it lost (tell_peers: a report on the watch's
+// slot, which the watch's receives take, one slot of the buffer per peer), and a report is
+// read before the connection it came on is marked failed: TCP delivers the report before the
+// close. culprit() is the first failed peer, or the rank that peer reported.
 #pragma once
 
 #include <gloo/context.h>
@@ -58,11 +67,41 @@ public:
     // The error of the failed connection to `peer` (to any peer where -1); empty while none.
     std::string failure(int peer) const;
 
+    // The rank whose failure this rank's failed collective goes back to (-1 while no
+    // connection failed): the first peer whose connection failed, or the rank that peer
+    // reported losing before it closed its connections (then `reporter` is that peer).
+    struct Culprit {
+        int rank = -1;
+        int reporter = -1;
+    };
+    // For a collective that failed with Gloo's `error`: waits (briefly) until the watch has
+    // seen a connection fail, tells the other peers which rank was lost, and returns the
+    // culprit. Nothing of this for this rank's own timeout, which closed every connection
+    // itself: it names no peer.
+    Culprit culprit_of(const std::string& error);
+
+    // Tells every peer still connected (on the first context) which rank this rank lost, once,
+    // before this rank's collective fails and its connections close. Returns once the reports
+    // are written (at most a second).
+    void tell_peers();
+
 private:
+    // What a failing rank tells its peers: the rank it lost, and a check word that a partly
+    // received report fails.
+    struct Report {
+        int32_t rank = -1;
+        uint32_t check = 0;
+    };
+    // The watch's receives, one Report per peer. Every posting is kept until the watch ends: a
+    // pair matches an incoming report to its oldest receive on the slot, and a receive whose
+    // buffer is gone would stall the pair's reading for good.
+    struct Posting {
+        std::vector<Report> reports;
+        std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    };
     struct Watched {
         gloo::Context* context;
-        std::unique_ptr<gloo::transport::UnboundBuffer> buffer;  // the posted receives
-        char byte = 0;                                           // what they would receive into
+        std::vector<std::unique_ptr<Posting>> postings;  // the last one is waited for
         std::thread thread;
     };
     struct Waiting {
@@ -73,7 +112,10 @@ private:
 
     void post(Watched& w);
     void run(Watched& w);
+    // Takes the reports that have arrived in any of `w`'s postings.
+    void read_reports(const Watched& w);
     void mark_failed(int peer, const std::string& error);
+    Culprit culprit_locked() const;
     void wait(gloo::transport::UnboundBuffer& buf, bool recv, int peer,
               std::chrono::milliseconds timeout);
     std::string failure_locked(int peer) const;
@@ -87,7 +129,12 @@ private:
     bool m_stop = false;
     std::vector<std::string> m_failed;  // by rank: the connection's error, empty while alive
     int m_first_failed = -1;
+    std::vector<int> m_reported;       // by rank: the rank it reported losing, or -1
+    std::condition_variable m_marked;  // a connection was marked failed
     std::vector<Waiting> m_waiting;
+    bool m_told = false;                                     // tell_peers ran
+    Report m_telling;                                        // what tell_peers sent
+    std::unique_ptr<gloo::transport::UnboundBuffer> m_tell;  // and its buffer
 };
 
 // How a collective waits for each of its messages: at most `timeout`, and no longer than

@@ -368,7 +368,9 @@ def init_process_group(
     _sd = sd
     _communicators.clear()
     try:
-        sd.client._join_session(rank, world_size, _time_left(deadline))
+        sd.client._join_session(
+            rank, world_size, _time_left(deadline), hosts_server=sd.server is not None
+        )
         WORLD.reset(list(range(world_size)))
         set_default_device(device_name)
         seed(int(time.time()) + rank)

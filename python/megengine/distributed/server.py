@@ -291,28 +291,34 @@ class Client:
         # Set by _join_session: the keys of one job's ranks, apart from an earlier job's on the
         # same Server.
         self._namespace = ""
+        # The rank of this client's job whose process hosts the Server (rank 0 without
+        # launcher), None where it is another process or this one: set by _join_session.
+        self._server_host = None
         self._open()
 
-    def _join_session(self, rank, world_size, timeout=None):
+    def _join_session(self, rank, world_size, timeout=None, *, hosts_server=False):
         """Puts this client's keys under a namespace of their own, shared by the ``world_size``
         ranks that join together: a Server that outlives a job (the launcher's, called again,
         or the user's) still holds its barrier counts and its ranks' Gloo addresses, which the
         next job's ranks would otherwise take for their own (a barrier passed at once, a
         connection to a dead rank's port). Rank 0 draws the session; the others each pop the
-        number rank 0 left for them."""
+        number rank 0 left for them, with whether rank 0 hosts the Server (``hosts_server``,
+        rank 0's only): a lost Server is then rank 0 lost, and its error says so."""
         self._namespace = ""
+        self._server_host = None
         if rank == 0:
             session = self.add("__session", 1)
+            value = f"{session} 0" if hosts_server else str(session)
             for r in range(1, world_size):
-                self.set(f"__session/{r}", str(session).encode())
+                self.set(f"__session/{r}", value.encode())
         else:
-            session = int(
-                self._pop(
-                    f"__session/{rank}",
-                    f"init_process_group: rank {rank} of {world_size} waiting for rank 0 to join",
-                    timeout,
-                )
-            )
+            value = self._pop(
+                f"__session/{rank}",
+                f"init_process_group: rank {rank} of {world_size} waiting for rank 0 to join",
+                timeout,
+            ).split()
+            session = int(value[0])
+            self._server_host = int(value[1]) if len(value) > 1 else None
         self._namespace = f"__s{session}/"
         self._barrier_gen.clear()
         self._bcast_gen.clear()
@@ -376,6 +382,13 @@ class Client:
                 _send_frame(self._sock, header, payload)
                 reply, data = _recv_frame(self._sock)
             except (OSError, ValueError, struct.error) as exc:
+                if self._server_host is not None:
+                    # As a collective names a rank it lost: the Server went with its host.
+                    raise ConnectionError(
+                        f"{what or header['op']}: lost the connection to rank "
+                        f"{self._server_host} (the distributed Server's host, "
+                        f"{self.master_ip}:{self.port}), which died or closed it: {exc}"
+                    ) from None
                 raise ConnectionError(
                     f"lost the connection to the distributed Server at "
                     f"{self.master_ip}:{self.port} (did the master process exit?): {exc}"
@@ -391,11 +404,20 @@ class Client:
 
             rank, said_goodbye = reply["departed"][0]
             missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
+            first, first_said_goodbye = reply["first"]
+            if first != rank and said_goodbye and not first_said_goodbye:
+                # The rank waited for raised and left after another was killed: most likely
+                # because of it (its collective with the killed rank failed). The killed one is
+                # the rank to name.
+                raise ConnectionError(
+                    f"{what or header['op']}: rank {first} was the job's first rank to leave, as "
+                    f"the rendezvous store saw it ({how(False)}); then rank {rank}, which was to "
+                    f"set {missing}, left too ({how(True)})"
+                )
             message = (
                 f"{what or header['op']}: rank {rank} of the job left before {missing} was set "
                 f"({how(said_goodbye)})"
             )
-            first, first_said_goodbye = reply["first"]
             if first != rank:
                 message += (
                     f" [rank {first} was the job's first rank to leave, as the rendezvous store "

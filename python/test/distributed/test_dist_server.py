@@ -106,6 +106,30 @@ def test_a_server_that_goes_away_is_a_connection_error(server):
             c.get("k", timeout=0.1)
 
 
+def test_a_lost_server_hosted_by_rank_0_names_rank_0():
+    # Without launcher rank 0 hosts the Server (init_process_group: hosts_server): when the
+    # Server goes, the others have lost rank 0, and say so as a collective names a lost rank.
+    # A Server that rank 0 does not host (launcher's parent, the user's) names no rank.
+    for hosted in (True, False):
+        server = Server(0, host="127.0.0.1")
+        clients = [_client(server, timeout=30) for _ in range(3)]
+        for rank in range(3):
+            clients[rank]._join_session(rank, 3, hosts_server=hosted and rank == 0)
+        server.close()
+        with pytest.raises(ConnectionError) as info:
+            for _ in range(3):  # the first send may still be buffered
+                clients[2].group_barrier("g", 3, peers=[0, 1])
+        message = str(info.value)
+        if hosted:
+            assert (
+                "lost the connection to rank 0 (the distributed Server's host, "
+                f"127.0.0.1:{server.py_server_port}), which died or closed it: "
+            ) in message, message
+        else:
+            assert "lost the connection to the distributed Server at" in message, message
+            assert "rank 0" not in message, message
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError):
         Server(-1)
@@ -177,8 +201,30 @@ def test_a_wait_ends_when_a_rank_it_names_leaves(server):
     assert "killed or crashed" in message, message
 
     clients[1].close()  # with a goodbye, before sending the value rank 0 waits for
-    with pytest.raises(ConnectionError, match=r"rank 1 of the job left .*after finishing"):
+    # ... after ranks 3 and 2 were killed: the first of them is named (the next test).
+    with pytest.raises(
+        ConnectionError, match=r"rank 3 was the job's first .* then rank 1, .*after finishing"
+    ):
         clients[0].bcast_val(None, "p", 2, source=1)
+
+
+def test_a_wait_for_a_rank_that_left_after_a_killed_one_names_the_killed_one(server):
+    # Rank 1 (the root of a broadcast) raised because rank 2 was killed, and left with a
+    # goodbye; rank 0, waiting for rank 1's metadata, names rank 2, the rank that died.
+    clients = [_client(server, timeout=30) for _ in range(3)]
+    for rank in range(3):
+        clients[rank]._join_session(rank, 3)
+    clients[2]._sock.shutdown(socket.SHUT_RDWR)  # as the kernel does for a killed process
+    assert clients[0]._departed(timeout=5) == [(2, False)]
+    clients[1].close()
+    with pytest.raises(ConnectionError) as info:
+        clients[0].bcast_val(None, "p", 3, source=1)
+    message = str(info.value)
+    assert message.startswith(
+        "bcast_val of 'p' from rank 1: rank 2 was the job's first rank to leave, as the "
+        "rendezvous store saw it (its connection dropped without a goodbye: the process was "
+        "killed or crashed); then rank 1, which was to set __bcast/p/1, left too"
+    ), message
 
 
 def test_a_wait_naming_ranks_still_returns_what_came_first(server):
