@@ -28,13 +28,18 @@ std::vector<uint8_t> random_values(size_t bytes, size_t size, std::mt19937& rng)
         float f = u(rng);
         uint32_t bits;
         std::memcpy(&bits, &f, 4);
+        // bfloat16 without NaNs and -0: below AVX-512 oneDNN's bfloat16 reorder (simple:any)
+        // computes in * 1 + out * 0 in float32, which gives -0 as +0 and NaNs a payload of its
+        // own (and reads the output), where the copy keeps the bits.
         switch (rng() % 8) {
             case 0:
+                if (size == 2)
+                    break;
                 bits = 0x7fc00000u | static_cast<uint32_t>(rng() & 0x3fffffu) |
                        (rng() % 2 ? 0x80000000u : 0u);
                 break;
             case 1:
-                bits = rng() % 2 ? 0x80000000u : 0u;
+                bits = rng() % 2 && size == 4 ? 0x80000000u : 0u;
                 break;
             case 2:
                 bits = rng() % 2 ? 0xff800000u : 0x7f800000u;
@@ -58,9 +63,10 @@ void expect_like_reorder(const memory::desc& from, const memory::desc& to, std::
     dnnl::stream s(eng);
     const size_t size = memory::data_type_size(from.data_type());
     auto in = random_values(from.get_size(), size, rng);
-    // The reorder's output and ours start from different garbage: padding must be written.
-    auto want = random_values(to.get_size(), size, rng),
-         got = random_values(to.get_size(), size, rng);
+    // Both outputs start as finite garbage (12.06 in either dtype; oneDNN's bfloat16 reorder reads
+    // its output below AVX-512, and a NaN or infinity there would reach the result): the padding
+    // must be written with zeros.
+    std::vector<uint8_t> want(to.get_size(), 0x41), got(to.get_size(), 0x41);
     memory mf(from, eng, in.data()), mt(to, eng, want.data());
     dnnl::reorder(mf, mt).execute(s, mf, mt);
     s.wait();
