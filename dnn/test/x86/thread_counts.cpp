@@ -5,13 +5,13 @@
 // Exact (the same bits at any thread count): kernels whose split leaves each output element's
 // arithmetic to one thread, in an order that does not depend on the split: Reduce over rows or
 // columns (each row's or column block's sum on one thread), Softmax and LogSoftmax (a row or a
-// block of columns a thread), BatchNorm (a channel's passes on one thread, in double in naive's
-// order), our MAX pooling loops (forward, and the backward of windows that tile the plane),
-// Remap and WarpPerspective (the gradients naive's bits, the forward a float32 formula per
-// point), TopK (a line a thread; unique keys), Cumsum (a row a thread) and Elemwise with
-// broadcast operands (one element's formula). Their inputs hold values of +-2^30 among values in
-// [-1, 1] where they sum (every addition to 2^30 rounds away low bits, in float32 and in double),
-// so a split that changed the order of a sum changes the bits.
+// block of columns a thread), BatchNorm (a channel's passes on one thread, in double), our MAX
+// pooling loops (forward, and the backward of windows that tile the plane), Remap and
+// WarpPerspective (the gradients naive's bits, the forward a float32 formula per point), TopK (a
+// line a thread; unique keys), Cumsum (a row a thread) and Elemwise with broadcast operands (one
+// element's formula). Where they sum, their inputs carry pairs of +-2^44 spikes (values()), so a
+// split that changed the order of a sum changes the bits (Softmax's float32 sums of uniform
+// values show their order as they are).
 //
 // Within a tolerance: Reduce of rows too long for one thread (fewer rows than threads: chunks,
 // one a thread, whose partial sums combine), Dot (a partial sum a thread), and oneDNN's kernels,
@@ -19,7 +19,8 @@
 // backward with overlapping windows).
 //
 // Each run must be the x86 kernel's (not naive's), and the one-thread run is held to naive within
-// a tolerance: the bits of every kernel against naive are their own suites' business.
+// a tolerance where naive sums in the kernel's order or the inputs have no spikes: the bits of
+// every kernel against naive are their own suites' business.
 #include <cstring>
 #include <functional>
 
