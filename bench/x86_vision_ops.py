@@ -7,7 +7,9 @@ ROIPooling (torchvision.ops.roi_pool, max) of 128 rois into 7x7 over 2x64x50x50 
 deformable convolution (torchvision.ops.deform_conv2d, DCNv2 with a mask) 32->32 3x3 on
 4x32x28x28, Remap on 4x32x64x64 (F.grid_sample, bilinear, border padding: the same samples
 as replicate; forward+backward takes the gradients of the image and of the map, PyTorch's grid,
-in both frameworks), FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
+in both frameworks), WarpPerspective of the same images through four perspective matrices into
+64x64 (PyTorch has none: F.grid_sample on the grid the matrices project, computed in the call so
+that forward+backward reaches the matrices as MegEngine's matrix gradient does), FakeQuant / LSQ on 32x64x56x56 (torch.fake_quantize_per_tensor_affine and
 torch._fake_quantize_learnable_per_tensor_affine), Correlation (FlowNet's, 1x1 windows, 81
 displacements over 1x64x32x48) and DeformablePSROIPooling (the 128 rois into 7x7, 2x2 samples,
 with offsets), each forward alone and forward+backward. PyTorch's column is empty where
@@ -50,6 +52,16 @@ doff = rng.uniform(-2, 2, size=(4, 18, 28, 28)).astype(np.float32)
 dmask = rng.uniform(0, 1, size=(4, 9, 28, 28)).astype(np.float32)
 rx = rng.normal(size=(4, 32, 64, 64)).astype(np.float32)
 rmap = rng.uniform(-2, 65, size=(4, 64, 64, 2)).astype(np.float32)
+# WarpPerspective's matrices (output pixel (w, h, 1) -> source): a rotation, scale and shift with
+# perspective terms, a few pixels past the edges.
+ang = rng.uniform(-0.3, 0.3, size=4)
+sc = rng.uniform(0.9, 1.1, size=4)
+wmat = np.zeros((4, 3, 3), np.float32)
+wmat[:, 0, 0], wmat[:, 0, 1] = sc * np.cos(ang), -sc * np.sin(ang)
+wmat[:, 1, 0], wmat[:, 1, 1] = sc * np.sin(ang), sc * np.cos(ang)
+wmat[:, :2, 2] = rng.uniform(-4, 4, size=(4, 2))
+wmat[:, 2, :2] = rng.uniform(-1e-3, 1e-3, size=(4, 2))
+wmat[:, 2, 2] = 1
 qx = rng.normal(size=(32, 64, 56, 56)).astype(np.float32)
 c1 = rng.normal(size=(1, 64, 32, 48)).astype(np.float32)
 c2 = rng.normal(size=(1, 64, 32, 48)).astype(np.float32)
@@ -88,6 +100,9 @@ if fw in ("neomeg", "naive"):
             lambda a, w, o, m: F.deformable_conv2d(a, w, o, m, padding=1), dx, dw, doff, dmask),
         "remap": lambda: F.vision.remap(x_r, m_r),
         "remap_fwd_bwd": fwd_bwd(lambda a, m: F.vision.remap(a, m), rx, rmap),
+        "warp_perspective": lambda: F.vision.warp_perspective(x_r, w_m, (64, 64)),
+        "warp_perspective_fwd_bwd": fwd_bwd(
+            lambda a, m: F.vision.warp_perspective(a, m, (64, 64)), rx, wmat),
         "fake_quant": lambda: fake_quant_tensor(x_q, qp),
         "fake_quant_fwd_bwd": fwd_bwd(lambda a: fake_quant_tensor(a, qp), qx),
         "lsq_fwd_bwd": fwd_bwd(lambda a, s: lsq_forward(-128, 127, a, s),
@@ -102,7 +117,7 @@ if fw in ("neomeg", "naive"):
             feat, ptrans),
     }
     x_feat, x_d, w_d, o_d, m_d = T(feat), T(dx), T(dw), T(doff), T(dmask)
-    x_r, m_r, x_q = T(rx), T(rmap), T(qx)
+    x_r, m_r, x_q, w_m = T(rx), T(rmap), T(qx), T(wmat)
     # The work queued is done (CPU kernels run as they are called; GPU ones are waited for),
     # without copying the output to NumPy, a copy PyTorch's column does not make.
     sync = lambda y: mge._full_sync()
@@ -140,6 +155,17 @@ else:
     ra = lambda a: roi_align(a, roi, (7, 7), 1.0, 2, aligned=True)
     dc = lambda a, w, o, m: deform_conv2d(a, o, w, padding=1, mask=m)
     rm = lambda a, g: F.grid_sample(a, g, "bilinear", "border", align_corners=True)
+    # PyTorch has no WarpPerspective: its closest is grid_sample on the grid the matrices project
+    # (the output pixels through each matrix, normalised as remap's), built from the matrices in
+    # every call so that the backward reaches them, as kornia's warp_perspective does.
+    hw = torch.stack(torch.meshgrid(torch.arange(64.0), torch.arange(64.0), indexing="ij"), -1)
+    pix = torch.cat([hw.flip(-1), torch.ones(64, 64, 1)], -1).reshape(-1, 3)  # (w, h, 1)
+
+    def wp(a, m):
+        p = pix @ m.transpose(1, 2)
+        g = (p[..., :2] / p[..., 2:]) / 63.0 * 2 - 1
+        return rm(a, g.reshape(-1, 64, 64, 2))
+
     fq = lambda a: torch.fake_quantize_per_tensor_affine(a, 0.05, 0, -128, 127)
     lsq = lambda a, s: torch._fake_quantize_learnable_per_tensor_affine(
         a, s, torch.zeros(1), -128, 127, 1.0)
@@ -152,6 +178,8 @@ else:
         "deform_conv_fwd_bwd": fwd_bwd(dc, dx, dw, doff, dmask),
         "remap": no_grad(lambda: rm(t["rx"], grid)),
         "remap_fwd_bwd": fwd_bwd(rm, rx, grid_np),
+        "warp_perspective": no_grad(lambda: wp(t["rx"], torch.tensor(wmat))),
+        "warp_perspective_fwd_bwd": fwd_bwd(wp, rx, wmat),
         "fake_quant": no_grad(lambda: fq(t["qx"])),
         "fake_quant_fwd_bwd": fwd_bwd(fq, qx),
         "lsq_fwd_bwd": fwd_bwd(lsq, qx, np.array([0.05], np.float32)),
@@ -178,6 +206,8 @@ CASES = [
     "deform_conv_fwd_bwd",
     "remap",
     "remap_fwd_bwd",
+    "warp_perspective",
+    "warp_perspective_fwd_bwd",
     "fake_quant",
     "fake_quant_fwd_bwd",
     "lsq_fwd_bwd",

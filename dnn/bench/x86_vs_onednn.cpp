@@ -5,7 +5,11 @@
 // Each further argument keeps only the cases whose name contains it ("depthwise", "matmul 256");
 // the argument `ours-vs-raw` leaves out the convolutions' plain-NCHW primitive and new-weights
 // lines (several rounds of the depthwise cases on a loaded machine, where the plain primitives'
-// gemm took most of the run).
+// gemm took most of the run); `unchecked` times our operator's exec_unchecked, the call the eager
+// runtime and the graph make (imperative/src/dnn_exec.cpp, src/op/dnn_op_def.cpp: they deduce
+// the layouts once themselves), instead of exec, which checks every call's layouts and workspace
+// again (deduce_layout and a second plan lookup: up to 0.03 of the ratio on the batch-1 depthwise
+// lines, about 0.5 us of a 15-us call).
 //
 // `cpu` times each call by the process's CPU time instead of the wall clock: on a machine shared
 // with other work a descheduled thread inflates wall times several-fold while one thread's CPU
@@ -66,6 +70,7 @@ bool g_cpu_time = false;
 std::vector<std::string> g_only;  // substrings of the case names to run; empty: all
 std::string g_our_kernel;         // the kernel the last time_ours call ran
 bool g_extra_lines = true;        // the plain-NCHW and new-weights lines of the convolutions
+bool g_unchecked = false;         // time exec_unchecked (the runtime's call) instead of exec
 
 bool wanted(const std::string& name) {
     if (g_only.empty())
@@ -162,7 +167,10 @@ double time_ours(Handle& handle, const typename Op::Param& p, std::vector<Tensor
         if (new_weights)
             for (StorageId& id : ids)
                 id.note_write();
-        op->exec(in, out, w);
+        if (g_unchecked)
+            op->exec_unchecked(in, out, w);
+        else
+            op->exec(in, out, w);
     });
     auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
     g_our_kernel = report ? report->last_kernel() : "?";
@@ -770,6 +778,8 @@ int main(int argc, char** argv) {
     for (int i = 3; i < argc; ++i) {
         if (std::string(argv[i]) == "ours-vs-raw")
             g_extra_lines = false;
+        else if (std::string(argv[i]) == "unchecked")
+            g_unchecked = true;
         else
             g_only.emplace_back(argv[i]);
     }

@@ -34,7 +34,8 @@ public:
           m_const(filter_is_const),
           m_user(m_filter_md, engine, DNNL_MEMORY_NONE),
           m_weights(prim, engine),
-          m_reorder(m_user, m_weights) {}
+          m_reorder(m_user, m_weights),
+          m_copy(ElementCopy::plan(m_filter_md, prim, kSmallReorderBytes)) {}
 
     size_t workspace_in_bytes() const override {
         return std::max(m_conv->workspace_in_bytes(), m_staged ? m_filter_md.get_size() : 0);
@@ -50,8 +51,12 @@ public:
                 copy_to_dense(m_flip ? reversed_from(filter, 2) : filter, ws.ptr);
                 user = ws.ptr;
             }
-            m_user.set_data_handle(user);
-            run_reorder(m_reorder, stream, m_user, m_weights);
+            if (m_copy) {
+                m_copy->run(user, m_weights.get_data_handle());
+            } else {
+                m_user.set_data_handle(user);
+                run_reorder(m_reorder, stream, m_user, m_weights);
+            }
             m_converted_from = filter.raw_ptr();
         }
         std::array<TensorND, 5> t;
@@ -66,6 +71,7 @@ private:
     bool m_staged, m_flip, m_const;
     memory m_user, m_weights;
     dnnl::reorder m_reorder;
+    std::optional<ElementCopy> m_copy;  // the reorder, where small
     const void* m_converted_from = nullptr;
 };
 

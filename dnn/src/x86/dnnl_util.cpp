@@ -155,6 +155,8 @@ void Operand::bind(const memory::desc& prim, bool is_output, const dnnl::engine&
         m_prim_mem = memory(prim, engine, DNNL_MEMORY_NONE);
         m_reorder = is_output ? dnnl::reorder(m_prim_mem, m_user_mem)
                               : dnnl::reorder(m_user_mem, m_prim_mem);
+        m_copy = is_output ? ElementCopy::plan(prim, m_user_md, kSmallReorderBytes)
+                           : ElementCopy::plan(m_user_md, prim, kSmallReorderBytes);
     }
 }
 
@@ -163,7 +165,7 @@ void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
         auto found =
                 WeightCache::instance().lookup(t, m_reverse_from, m_user_md, m_prim_mem.get_desc());
         if (found.hit) {
-            m_prim_mem.set_data_handle(found.hit->data);
+            point(m_prim_mem, m_prim_at, found.hit->data);
             m_held = std::move(found.hit);
             return;
         }
@@ -177,15 +179,6 @@ void Operand::prepare(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
     }
     stage_and_reorder(t, ws, ws + m_reorder_off, stream);
 }
-
-namespace {
-
-// A reorder of at most this many bytes runs on the calling thread: oneDNN's reorders split even a
-// depthwise filter gradient's 576 floats across the OpenMP threads, whose wake-up took 0.9 us of
-// the 0.22 us copy on two threads (a twelfth of a batch-1 depthwise filter gradient).
-constexpr size_t kSmallReorderBytes = size_t(1) << 15;
-
-}  // namespace
 
 void run_reorder(dnnl::reorder& r, dnnl::stream& stream, dnnl::memory& from, dnnl::memory& to) {
     if (to.get_desc().get_size() > kSmallReorderBytes) {
@@ -208,16 +201,22 @@ void Operand::stage_and_reorder(const TensorND& t, std::byte* ws, void* prim,
         if (!m_output)
             copy_to_dense(view(t), user);
     }
-    m_user_mem.set_data_handle(user);
+    point(m_user_mem, m_user_at, user);
     if (m_reorder) {
-        m_prim_mem.set_data_handle(prim);
-        if (!m_output)
+        point(m_prim_mem, m_prim_at, prim);
+        if (m_output)
+            return;
+        if (m_copy)
+            m_copy->run(user, prim);
+        else
             run_reorder(*m_reorder, stream, m_user_mem, m_prim_mem);
     }
 }
 
 void Operand::finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
-    if (m_reorder)
+    if (m_copy)
+        m_copy->run(m_prim_at, m_user_at);
+    else if (m_reorder)
         run_reorder(*m_reorder, stream, m_prim_mem, m_user_mem);
     if (m_staged)
         copy_from_dense(ws + m_stage_off, view(t));
@@ -282,11 +281,18 @@ void PrimitivePlan::finalize() {
 void PrimitivePlan::run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) {
     for (size_t i = 0; i < m_operands.size(); ++i)
         m_operands[i].prepare(tensors[m_tensor_of[i]], ws.ptr, stream);
+    // Data pointers set only where they changed (the same workspace call after call, mostly).
     for (Buffer& b : m_buffers)
-        b.mem.set_data_handle(ws.ptr + b.offset);
+        if (b.at != ws.ptr + b.offset) {
+            b.at = ws.ptr + b.offset;
+            b.mem.set_data_handle(b.at);
+        }
     for (Step& s : m_steps) {
-        if (auto it = s.args.find(DNNL_ARG_SCRATCHPAD); it != s.args.end())
-            it->second.set_data_handle(ws.ptr + m_scratch_off);
+        if (auto it = s.args.find(DNNL_ARG_SCRATCHPAD);
+            it != s.args.end() && s.scratch_at != ws.ptr + m_scratch_off) {
+            s.scratch_at = ws.ptr + m_scratch_off;
+            it->second.set_data_handle(s.scratch_at);
+        }
         s.prim.execute(stream, s.args);
     }
     for (size_t i = 0; i < m_operands.size(); ++i)

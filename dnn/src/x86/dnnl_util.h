@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "neomeg/dnn/tensor.h"
+#include "src/x86/element_copy.h"
 #include "src/x86/weight_cache.h"
 
 namespace neomeg::dnn::x86 {
@@ -39,6 +40,12 @@ void copy_from_dense(const void* dense, const TensorND& dst);
 // The same memory read with axes [first, ndim) reversed: a convolution's filter in the flipped
 // (CONVOLUTION) mode. Its strides are negative, so an Operand stages it.
 TensorND reversed_from(const TensorND& t, size_t first);
+
+// A reorder of at most this many bytes runs on the calling thread: oneDNN's reorders split even a
+// depthwise filter gradient's 576 floats across the OpenMP threads, whose wake-up took 0.9 us of
+// the 0.22 us copy on two threads (a twelfth of a batch-1 depthwise filter gradient). Between
+// plain and blocked layouts of one dtype such a reorder is an ElementCopy (element_copy.h).
+inline constexpr size_t kSmallReorderBytes = size_t(1) << 15;
 
 // r.execute(stream, from, to), on the calling thread alone where the copy is small (a depthwise
 // filter's), whose OpenMP threads would take longer to wake than it takes.
@@ -123,9 +130,20 @@ private:
     memory::desc m_user_md;
     bool m_staged = false, m_output = false, m_cached = false;
     std::shared_ptr<const WeightCache::Entry> m_held;  // the cached weights this call reads
+    // Points m at p, unless it points there already (`at`: where this operand last pointed it):
+    // each oneDNN call checks the descriptor's padding, a few of them on every call otherwise.
+    static void point(memory& m, void*& at, void* p) {
+        if (at != p) {
+            m.set_data_handle(p);
+            at = p;
+        }
+    }
+
     size_t m_stage_off = 0, m_reorder_off = 0;
     memory m_user_mem, m_prim_mem;
+    void *m_user_at = nullptr, *m_prim_at = nullptr;  // their data, as point() set them
     std::optional<dnnl::reorder> m_reorder;
+    std::optional<ElementCopy> m_copy;  // the reorder, where small, as a copy by offsets
 };
 
 // What a kernel plans per shape and runs on every call with that shape.
@@ -183,10 +201,12 @@ private:
         dnnl::primitive prim;
         memory::desc scratch_md;
         std::unordered_map<int, memory> args;
+        void* scratch_at = nullptr;  // the scratchpad's data, as last set
     };
     struct Buffer {
         size_t offset;
         memory mem;
+        void* at = nullptr;
     };
     dnnl::engine m_engine;
     std::vector<Step> m_steps;
