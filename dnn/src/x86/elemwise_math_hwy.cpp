@@ -186,7 +186,7 @@ HWY_INLINE V erfc(D d, V x) {
 // 2^-53. So these are polynomials fitted to 2^-26.5 .. 2^-30 (scripts/fit_double_modes.py), with
 // no division where one can be avoided, in double lanes, where x^2 and x - k pi/2 of a float x are
 // exact or nearly so (float lanes would have to split them by hand, and each float rounding is
-// worth a quarter of the budget). Measured on every float32 input (ERF, ERFC, TAN) and on 10^9
+// worth a quarter of the budget). Measured on every float32 input (ERF, ERFC, TAN) and on 5.3 10^8
 // POW operand pairs: at most one ULP from naive's (dnn/bench/elemwise_ulp.cpp).
 
 // exp(t) for |t| <= 708: t = n ln 2 + r, |r| <= ln 2 / 2 (n by the 1.5 * 2^52 rounding trick,

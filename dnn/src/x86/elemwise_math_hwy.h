@@ -17,13 +17,14 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 
 // The largest distance, in units in the last place of float32, between a float32 -> float32
 // result of the x86 kernels and naive's (computed in double, rounded once): 0 where they are
-// equal, as for every mode but these. 1 for EXP, POW, ATAN2, TAN, the erf family: every result
-// is one of the two floats around the exact value, and so is naive's (its double formulas are
-// far more accurate than a float's ULP), so the two are equal or neighbours. EXP runs in float
-// (Highway's exp, within 1 ULP of the exact value), which keeps it at memory speed. ERF, ERFC,
-// TAN and POW run in double lanes with polynomials of about 2^-32 relative error, rounded once
-// (0.5 + 2^-8 ULPs of the exact value at most): measured on every float32 input for the unary
-// ones and 10^9 operand pairs for POW, with at most 1 (dnn/bench/elemwise_ulp.cpp), and in
+// equal, as for every mode but these. 1 for EXP, POW, ATAN2, TAN and the erf family: naive's
+// result is one of the two floats around the exact value (its double formulas are far more
+// accurate than a float's ULP), and so is each of ours that is less than one float ULP from the
+// exact value, so the two are equal or neighbours. EXP runs in float (Highway's exp, within 1 ULP
+// of the exact value), which keeps it at memory speed. ERF, ERFC, TAN and POW run in double lanes
+// with polynomials of 2^-26.6 to 2^-29.6 error, rounded once (below 0.65 ULP of the exact value):
+// measured on every float32 input for the unary ones and 5.3 10^8 operand pairs for POW, at most
+// 1 from naive's (dnn/bench/elemwise_ulp.cpp), and in
 // X86.ElemwiseDoubleModesWithinOneUlpAtEachTarget at each Highway target. ATAN2 and the inverse
 // error functions run in double with formulas of a few double ULPs. GELU and GELU_GRAD run in
 // float too, 16 lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's

@@ -246,12 +246,12 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
         }
 }
 
-// ERF and ERFC over runs of whole 256-element blocks (run_erf): the small range in place, a
-// block's other lanes (|x| >= 1) compressed, computed and written back, a vector wholly in the
-// tail computed in place, marked lanes (NaN, infinities, past 26) redone last, the partial block
-// after; mixed, all-tail and all-inner stretches, at each Highway target the CPU has among
-// AVX-512, AVX2 and the emulation (8, 4 and 2 double lanes).
-TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
+// ERF and ERFC over runs with stretches of mixed ranges, whole vectors past |x| = 1 and whole
+// vectors below it (erf_fast computes a range only where a vector holds a lane of it, ERFC's far
+// tail only where a lane is past 4), and marked lanes (NaN, infinities, past 26) redone by naive's
+// formula, at each Highway target the CPU has among AVX-512, AVX2 and the emulation (8, 4 and 2
+// double lanes).
+TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #ifdef NEOMEG_WITH_DNNL
     std::mt19937 rng(22);
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
