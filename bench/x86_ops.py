@@ -7,7 +7,8 @@ pooling, batch normalisation forward and backward, a stable sort and a top-10 of
 4096, softmax and log-softmax forward and backward (64x1000 logits along the last axis,
 8x12x128x128 attention scores, 8x64x28x28 along the channels), adaptive average pooling of 56x56
 to 7x7 (even windows) and to 5x5 (uneven ones), the BERT-mini step's operators forward and
-backward (bench/transformer_train.py: GELU on 16x128x1024, also forward alone, dropout of the 16x4x128x128 attention
+backward (bench/transformer_train.py: GELU on 16x128x1024, also forward alone; erf, erfc, tan and
+pow (base |x| + 0.5, exponent x) of the same 2M floats; dropout of the 16x4x128x128 attention
 probabilities, LayerNorm over 256, scaled-dot-product attention of 16x4 heads of 128x64, the
 embedding of 16x128 tokens in a 30522x256 table), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
@@ -58,6 +59,8 @@ probs = rng.normal(size=(16, 4, 128, 128)).astype(np.float32)
 qkv = rng.normal(size=(3, 16, 4, 128, 64)).astype(np.float32)
 hid = rng.normal(size=(16, 128, 256)).astype(np.float32)
 ids = rng.integers(0, 30522, (16, 128)).astype(np.int32)
+# POW's base for the elementwise math cases (erf, erfc, tan, pow of ffn's 2M N(0, 1) floats).
+pow_base = np.abs(ffn) + np.float32(0.5)
 table = (rng.normal(size=(30522, 256)) * 0.02).astype(np.float32)
 
 if fw == "neomeg":
@@ -67,6 +70,7 @@ if fw == "neomeg":
 
     T = mge.Tensor
     a, b, x, lx, r, h = T(big), T(big2), T(act), T(lenet_act), T(rows), T(ffn)
+    hb = T(pow_base)
     w, bias = T(ch.reshape(1, 64, 1, 1)), T(0 * ch.reshape(1, 64, 1, 1))
 
     def bn_fwd():
@@ -123,6 +127,10 @@ if fw == "neomeg":
     ln_w, ln_b = T(np.ones(256, np.float32)), T(np.zeros(256, np.float32))
     cases = {
         "gelu": lambda: F.nn.gelu(h),
+        "erf": lambda: F.erf(h),
+        "erfc": lambda: F.erfc(h),
+        "tan": lambda: F.tan(h),
+        "pow": lambda: F.pow(hb, h),
         "gelu_fwd_bwd": grad_case(F.nn.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.nn.layer_norm(t, 256, True, ln_w, ln_b), hid),
@@ -156,6 +164,7 @@ else:
 
     torch.set_num_threads(threads)
     a, b, x, lx, r, h = (torch.tensor(v) for v in (big, big2, act, lenet_act, rows, ffn))
+    hb = torch.tensor(pow_base)
     w, bias = torch.tensor(ch), torch.zeros(64)
     dy = torch.tensor(act)
 
@@ -208,6 +217,10 @@ else:
     tids = torch.tensor(ids).long()
     cases = {
         "gelu": no_grad(lambda: F.gelu(h)),
+        "erf": no_grad(lambda: torch.erf(h)),
+        "erfc": no_grad(lambda: torch.erfc(h)),
+        "tan": no_grad(lambda: torch.tan(h)),
+        "pow": no_grad(lambda: torch.pow(hb, h)),
         "gelu_fwd_bwd": grad_case(F.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.layer_norm(t, (256,), ln_w, ln_b), hid),
@@ -271,6 +284,10 @@ OP_CASES = [
     "logsoftmax_axis1_fwd_bwd",
     "gelu",
     "gelu_fwd_bwd",
+    "erf",
+    "erfc",
+    "tan",
+    "pow",
     "dropout_fwd_bwd",
     "layernorm_fwd_bwd",
     "attention_fwd_bwd",

@@ -1,10 +1,11 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
-// instruction set like elemwise_hwy.cpp: POW as exp(b log a), ATAN2 from atan, TAN as sin / cos,
-// the error function family after FreeBSD's (fdlibm's) erf/erfc, whose coefficients are taken here,
-// the inverse error functions as Newton steps on those from M. Giles' start (the steps naive
-// takes); all in double, rounded once. MOD is exact (a - trunc(a / b) b is exact in double for
-// float operands whose quotient is below 2^24). EXP, GELU and its gradient run in float (see Gelu
-// and elemwise_math_hwy.h), and TRUE_DIV of int32 divides in double like naive. Lanes outside a
+// instruction set like elemwise_hwy.cpp. ERF, ERFC, TAN and POW run in double lanes with
+// polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once; ATAN2
+// from Highway's atan, the inverse error functions as Newton steps on FreeBSD's (fdlibm's)
+// erf/erfc, whose coefficients are taken here, from M. Giles' start (the steps naive takes); all
+// in double. MOD is exact (a - trunc(a / b) b is exact in double for float operands whose
+// quotient is below 2^24). EXP, GELU and its gradient run in float (see Gelu and
+// elemwise_math_hwy.h), and TRUE_DIV of int32 divides in double like naive. Lanes outside a
 // formula's domain or accurate range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
@@ -95,7 +96,8 @@ constexpr double kSB[] = {1.0,
 // take the scalar formula.
 constexpr double kErfReach = 26;
 
-// erf(x), or erfc(x) when kComplement, for finite |x| <= kErfReach. Each of the three ranges is
+// fdlibm's erf(x), or erfc(x) when kComplement, for finite |x| <= kErfReach, to double accuracy:
+// the function whose root ERFINV's and ERFCINV's Newton steps find. Each of the three ranges is
 // computed only when a lane falls in it. A lane takes one rational function, that of its range:
 // the numerators and denominators are chosen per lane and divided once (a double division is the
 // slowest step: five of them a vector of mixed ranges took half of ERF's time on Zen 5), which
@@ -173,116 +175,104 @@ HWY_INLINE V erfc(D d, V x) {
     return erf_family<true>(d, x);
 }
 
-// ERF and ERFC over a run with each range computed only on its own lanes: a block's vectors take
-// the inner ranges (|x| < 1.25) in place, their tail lanes are compressed into dense vectors,
-// computed by the tail's formula and written back by index. Every lane gets the operations
-// erf_family gives it (the same numerator, denominator and division), so the bits are
-// erf_family's; a vector of N(0, 1) data almost always holds a tail lane, whose formula (two
-// divisions, an exponential) erf_family computes for all its lanes. Lanes f.special marks are
-// redone by naive's formula last; the run's last partial block goes to run_double.
-constexpr size_t kErfBlock = 256;
+// ERF, ERFC, TAN and POW: double formulas of float accuracy. The contract (elemwise_f32_max_ulp):
+// each float32 result is within one float ULP of naive's, std::erf, erfc, tan or pow in double
+// rounded once to float. Naive's result is one of the two floats around the exact value (glibc's
+// double functions are within a double ULP or two of it), and so is any result less than one
+// float ULP from the exact value; so that distance below one ULP is what these formulas keep. A
+// double formula of relative error eps, rounded once to float, is within 0.5 + eps 2^24 float
+// ULPs of the exact value: eps = 2^-26 keeps it at 0.75, where fdlibm's and Highway's double
+// functions spend rational functions (divisions), long polynomials and exact range reductions on
+// 2^-53. So these are polynomials fitted to 2^-26.5 .. 2^-30 (scripts/fit_double_modes.py), with
+// no division where one can be avoided, in double lanes, where x^2 and x - k pi/2 of a float x are
+// exact or nearly so (float lanes would have to split them by hand, and each float rounding is
+// worth a quarter of the budget). Measured on every float32 input (ERF, ERFC, TAN) and on 5.3 10^8
+// POW operand pairs: at most one ULP from naive's (dnn/bench/elemwise_ulp.cpp).
 
-template <bool kComplement, class D, class V>
-HWY_INLINE V erf_inner(D d, V x) {
-    const V one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
-    const V ax = hn::Abs(x);
-    const auto in_a = hn::Lt(ax, hn::Set(d, 0.84375));
-    V num = poly(d, hn::Mul(x, x), kPP), den = poly(d, hn::Mul(x, x), kQQ);
-    if (!hn::AllTrue(d, in_a)) {
-        V s = hn::Sub(ax, one);
-        num = hn::IfThenElse(in_a, num, poly(d, s, kPA));
-        den = hn::IfThenElse(in_a, den, poly(d, s, kQA));
-    }
-    const V y = hn::Div(num, den);
-    V a = hn::MulAdd(x, y, x);
-    if constexpr (kComplement) {
-        V far = hn::Sub(half, hn::Add(hn::Mul(x, y), hn::Sub(x, half)));
-        a = hn::IfThenElse(hn::Lt(ax, hn::Set(d, 0.25)), hn::Sub(one, a), far);
-    }
-    const V e = hn::Add(hn::Set(d, kErx), y);
-    const V b = kComplement ? hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Add(one, e),
-                                             hn::Sub(hn::Sub(one, hn::Set(d, kErx)), y))
-                            : hn::CopySign(e, x);
-    return hn::IfThenElse(in_a, a, b);
+// exp(t) for |t| <= 708: t = n ln 2 + r, |r| <= ln 2 / 2 (n by the 1.5 * 2^52 rounding trick,
+// r by two FMAs with ln 2 in two parts; without FMA the product's rounding costs 2^-53 * 708
+// absolute, 8e-14 relative), exp(r) by a degree-6 polynomial (2^-29.0), times 2^n through the
+// exponent bits (n + 1023 in [1, 2045]).
+constexpr double kExpR[] = {1.0000000005920209,  1.0000000361258996,  0.4999999149303684,
+                            0.1666642083211898,  0.04166835803302688, 0.00837477152012567,
+                            0.001382942059572822};
+template <class D, class V>
+HWY_INLINE V exp_d(D d, V t) {
+    const hn::RebindToSigned<D> di;
+    const V magic = hn::Set(d, 6755399441055744.0);  // 1.5 * 2^52: n in the low bits
+    const V k = hn::MulAdd(t, hn::Set(d, 1.4426950408889634), magic);
+    const V n = hn::Sub(k, magic);
+    V r = hn::NegMulAdd(n, hn::Set(d, 0.6931471805599453), t);
+    r = hn::NegMulAdd(n, hn::Set(d, 2.3190468138462996e-17), r);
+    // k's bits are those of 1.5 * 2^52 plus n: shifted by 52, only (n + 1023)'s low 12 bits stay.
+    const auto bits = hn::ShiftLeft<52>(hn::Add(hn::BitCast(di, k), hn::Set(di, 1023)));
+    return hn::Mul(poly(d, r, kExpR), hn::BitCast(d, bits));
 }
 
-template <bool kComplement, class D, class V>
-HWY_INLINE V erf_tail(D d, V x) {
-    const V one = hn::Set(d, 1.0);
-    const V ax = hn::Abs(x);
-    V s = hn::Div(one, hn::Mul(ax, ax));
-    auto near = hn::Lt(ax, hn::Set(d, 1 / 0.35));
-    V n = poly(d, s, kRA), m = poly(d, s, kSA);
-    if (!hn::AllTrue(d, near)) {
-        n = hn::IfThenElse(near, n, poly(d, s, kRB));
-        m = hn::IfThenElse(near, m, poly(d, s, kSB));
-    }
-    const V y = hn::Div(n, m);
-    V q = hn::Div(hn::Exp(d, hn::Sub(hn::Sub(y, hn::Set(d, 0.5625)), hn::Mul(ax, ax))), ax);
-    return kComplement ? hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), q), q)
-                       : hn::CopySign(hn::Sub(one, q), x);
+// erf(x) = x P(x^2) for |x| < 1 (P of degree 6, 2^-29.6 relative). For 1 <= |x| <= 4: erf(|x|)
+// = M(|x| - 2.5) (degree 14, 2^-26.6 absolute, where erf is above 0.84: 0.1 of its ULP), and
+// erfc(|x|) = exp(-x^2) C(|x| - 2.5) (C of degree 12 fitted to erfcx = e^(x^2) erfc on [1, 4],
+// 2^-27.3 relative; x^2 of a float is exact in double), which keeps erfc's relative accuracy
+// where it is small. erf(4) and erfc(-4) round to float's 1 and 2 (erfc(4) = 1.5e-8 is below half
+// of float's ULP at 1), so |x| is clamped to 4 there; only ERFC of x > 4 needs more, fdlibm's tail
+// (erfc_far). A vector of N(0, 1) data almost always holds lanes of both ranges, and computes
+// both (compressing each range's lanes into vectors of their own, as this file did for fdlibm's
+// formulas, costs more than it saves here: AVX-512's compressing store is microcoded on AMD Zen 4,
+// and took ERF from 3.2 to 10 ms per 2M floats).
+constexpr double kErfSmallReach = 1.0, kErfClamp = 4.0;
+constexpr double kErfSmall[] = {
+        1.1283791656893218,    -0.37612625567399127,   0.11283582247991372,  -0.026853691099644993,
+        0.0051880988892537075, -0.0008008189321748339, 7.847259121790901e-05};
+constexpr double kErfMid[] = {
+        0.9995930476322774,      0.002178184612604919,  -0.005445688652438388,
+        0.00835176967689085,     -0.00862260429771345,  0.0061091096276024645,
+        -0.002797554688175836,   0.0005603601418909794, 0.0002587301172637553,
+        -0.0002706181954295199,  8.110047294598643e-05, 1.776023736393294e-05,
+        -1.5719270831038758e-05, 4.985671924688693e-07, 8.901371472313963e-07};
+constexpr double kErfcxMid[] = {
+        0.21080636368941846,    -0.07434733826187415,   0.02493800734707074,
+        -0.008001679940112874,  0.0024669976898033094,  -0.0007331884928255215,
+        0.00021105113882194634, -5.948642418753107e-05, 1.59971455623848e-05,
+        -3.763825843203778e-06, 1.023505672863699e-06,  -4.237685894474896e-07,
+        9.592293071032482e-08};
+
+// fdlibm's erfc for 4 < x <= kErfReach (ERFC's far tail, 3e-5 of N(0, 1) data): erf_family's
+// third range past 1 / 0.35, whose one rational function serves it.
+template <class D, class V>
+HWY_INLINE V erfc_far(D d, V x) {
+    const V s = hn::Div(hn::Set(d, 1.0), hn::Mul(x, x));
+    const V y = hn::Div(poly(d, s, kRB), poly(d, s, kSB));
+    return hn::Div(hn::Exp(d, hn::Sub(hn::Sub(y, hn::Set(d, 0.5625)), hn::Mul(x, x))), x);
 }
 
-template <bool kComplement, class F>
-HWY_INLINE void run_erf(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
-    const hn::ScalableTag<double> dd;
-    const hn::Rebind<float, decltype(dd)> df;
-    const hn::RebindToSigned<decltype(dd)> di;
-    const size_t lanes = hn::Lanes(dd);
-    // (n < kErfBlock first: elemwise_f32_supported asks with no operands and n = 0.)
-    if (n < kErfBlock || s[0].broadcast || kErfBlock % lanes != 0) {
-        run_double<1>(mode, s, dst, n, f);
-        return;
+// erf(x), or erfc(x) when kComplement, for |x| >= kErfSmallReach and finite |x| <= kErfReach.
+template <bool kComplement, class D, class V>
+HWY_INLINE V erf_mid(D d, V x) {
+    const V c = hn::Min(hn::Abs(x), hn::Set(d, kErfClamp));
+    const V t = hn::Sub(c, hn::Set(d, 2.5));
+    if constexpr (!kComplement) {
+        return hn::CopySign(poly(d, t, kErfMid), x);
+    } else {
+        const V q = hn::Mul(exp_d(d, hn::Neg(hn::Mul(c, c))), poly(d, t, kErfcxMid));
+        V r = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), q), q);
+        const auto far = hn::Gt(x, hn::Set(d, kErfClamp));
+        if (HWY_UNLIKELY(!hn::AllFalse(d, far)))
+            r = hn::IfThenElse(far, erfc_far(d, x), r);
+        return r;
     }
-    const auto* src = static_cast<const float*>(s[0].p);
-    // A block's tail lanes: values and element indices, with a vector's room past the last
-    // (CompressStore may write whole vectors).
-    HWY_ALIGN double tail_x[kErfBlock + hn::MaxLanes(dd)];
-    HWY_ALIGN int64_t tail_i[kErfBlock + hn::MaxLanes(dd)];
-    HWY_ALIGN float tail_y[hn::MaxLanes(dd)];
-    size_t i = 0;
-    for (; i + kErfBlock <= n; i += kErfBlock) {
-        size_t tails = 0, marks = 0;
-        uint32_t marked[kErfBlock];  // the first elements of vectors holding a marked lane
-        for (size_t k = 0; k < kErfBlock / lanes; ++k) {
-            const size_t at = i + k * lanes;
-            if (at % 16 == 0) {
-                hwy::Prefetch(src + at + kPrefetchAhead);
-                hwy::Prefetch(dst + at + kPrefetchAhead);
-            }
-            const auto x = hn::PromoteTo(dd, hn::LoadU(df, src + at));
-            const auto tail = hn::Ge(hn::Abs(x), hn::Set(dd, 1.25));
-            // A vector wholly in the tail (data of large |x|) is computed in place.
-            if (hn::AllTrue(dd, tail)) {
-                hn::StoreU(hn::DemoteTo(df, erf_tail<kComplement>(dd, x)), df, dst + at);
-            } else {
-                hn::StoreU(hn::DemoteTo(df, erf_inner<kComplement>(dd, x)), df, dst + at);
-            }
-            if (!hn::AllFalse(dd, tail) && !hn::AllTrue(dd, tail)) {
-                hn::CompressStore(x, tail, dd, tail_x + tails);
-                tails += hn::CompressStore(hn::Iota(di, static_cast<int64_t>(at)),
-                                           hn::RebindMask(di, tail), di, tail_i + tails);
-            }
-            const hn::Vec<decltype(dd)> xs[1] = {x};
-            if (!hn::AllFalse(dd, f.special(dd, xs)))
-                marked[marks++] = static_cast<uint32_t>(k * lanes);
-        }
-        for (size_t t = 0; t < tails; t += lanes) {
-            // Lanes past the last tail lane compute a harmless 2 and are not written.
-            const auto x = hn::IfThenElse(hn::FirstN(dd, tails - t), hn::LoadU(dd, tail_x + t),
-                                          hn::Set(dd, 2.0));
-            hn::StoreU(hn::DemoteTo(df, erf_tail<kComplement>(dd, x)), df, tail_y);
-            for (size_t k = 0; k < lanes && t + k < tails; ++k)
-                dst[tail_i[t + k]] = tail_y[k];
-        }
-        for (size_t m = 0; m < marks; ++m)
-            for (size_t j = i + marked[m]; j < i + marked[m] + lanes; ++j)
-                scalar_at(mode, s, 1, dst, j);
-    }
-    if (i < n) {
-        ElemwiseSrc rest = {src + i, false};
-        run_double<1>(mode, &rest, dst + i, n - i, f);
-    }
+}
+
+// erf(x), or erfc(x) when kComplement, for finite |x| <= kErfReach: each range only where a lane
+// falls in it.
+template <bool kComplement, class D, class V>
+HWY_INLINE V erf_fast(D d, V x) {
+    const auto small = hn::Lt(hn::Abs(x), hn::Set(d, kErfSmallReach));
+    if (hn::AllFalse(d, small))
+        return erf_mid<kComplement>(d, x);
+    V r = hn::Mul(x, poly(d, hn::Mul(x, x), kErfSmall));
+    if constexpr (kComplement)
+        r = hn::Sub(hn::Set(d, 1.0), r);
+    return hn::AllTrue(d, small) ? r : hn::IfThenElse(small, r, erf_mid<kComplement>(d, x));
 }
 
 // Lanes with |x| > limit or NaN, for one operand.
@@ -299,14 +289,14 @@ struct Erf : Beyond<0> {
     Erf() : Beyond{kErfReach} {}
     template <class D, class V>
     V operator()(D d, V x) const {
-        return erf(d, x);
+        return erf_fast<false>(d, x);
     }
 };
 struct Erfc : Beyond<0> {
     Erfc() : Beyond{kErfReach} {}
     template <class D, class V>
     V operator()(D d, V x) const {
-        return erfc(d, x);
+        return erf_fast<true>(d, x);
     }
 };
 
@@ -514,25 +504,46 @@ struct ErfInv {
     }
 };
 
-// a^b = exp(b log |a|) for finite nonzero a and b with |b log |a|| <= 700 (exp stays finite): a
+// ln(a) for a positive normal double (every float but zero, subnormals included): a = 2^k m with
+// m in [sqrt(1/2), sqrt(2)) from the bits, ln m = 2 atanh(f) for f = (m - 1) / (m + 1), |f| <=
+// 0.1716, by its series to f^13 (2^-39.5 relative). POW's vector lanes have |b ln a| <= 700,
+// whose error is then at most 700 2^-39.5 = 2^-30 absolute, 2^-30 relative in exp's result.
+constexpr double kAtanhSeries[] = {1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13};
+template <class D, class V>
+HWY_INLINE V log_d(D d, V a) {
+    const hn::RebindToSigned<D> di;
+    const auto ia = hn::BitCast(di, a);
+    const auto k = hn::ShiftRight<52>(hn::Sub(ia, hn::Set(di, 0x3fe6a09e667f3bcdLL)));  // sqrt(1/2)
+    const V m = hn::BitCast(d, hn::Sub(ia, hn::ShiftLeft<52>(k)));
+    const V magic = hn::Set(d, 6755399441055744.0);  // k as a double: its bits added to 1.5 * 2^52
+    const V kd = hn::Sub(hn::BitCast(d, hn::Add(k, hn::BitCast(di, magic))), magic);
+    const V one = hn::Set(d, 1.0);
+    const V f = hn::Div(hn::Sub(m, one), hn::Add(m, one));
+    const V l = hn::Mul(hn::Add(f, f), poly(d, hn::Mul(f, f), kAtanhSeries));
+    return hn::MulAdd(kd, hn::Set(d, 0.6931471805599453),
+                      hn::MulAdd(kd, hn::Set(d, 2.3190468138462996e-17), l));
+}
+
+// a^b = exp(b ln |a|) (log_d, exp_d) for finite nonzero a and b with |b ln |a|| <= 700: a
 // negative a gives that with the sign of (-1)^b for an integer b, NaN for any other b, as pow.
-// Zero and non-finite operands take the scalar formula.
+// Zero and non-finite operands, and larger |b ln |a|| (results past float's range either way),
+// take the scalar formula.
 struct Pow {
     template <class D, class V>
     V operator()(D d, V a, V b) const {
-        return from_log(d, a, b, hn::Log(d, hn::Abs(a)));
+        return from_log(d, a, b, log_d(d, hn::Abs(a)));
     }
     template <class D, class V>
     auto special(D d, const V* x) const {
         const auto ok = finite_nonzero(d, x);
         V a = hn::IfThenElse(ok, hn::Abs(x[0]), hn::Set(d, 1.0));
-        return beyond_exp(d, ok, x[1], hn::Log(d, a));
+        return beyond_exp(d, ok, x[1], log_d(d, a));
     }
     // One logarithm for both: where ok, |a| is what special's substitute is; elsewhere the lane
     // is marked whatever the logarithm.
     template <class D, class V>
     V with_special(D d, const V (&x)[2], hn::Mask<D>& marked) const {
-        const V l = hn::Log(d, hn::Abs(x[0]));
+        const V l = log_d(d, hn::Abs(x[0]));
         marked = beyond_exp(d, finite_nonzero(d, x), x[1], l);
         return from_log(d, x[0], x[1], l);
     }
@@ -540,7 +551,7 @@ struct Pow {
 private:
     template <class D, class V>
     static V from_log(D d, V a, V b, V log_a) {
-        V r = hn::Exp(d, hn::Mul(b, log_a));
+        V r = exp_d(d, hn::Mul(b, log_a));
         auto neg = hn::Lt(a, hn::Zero(d));
         auto integral = hn::Eq(hn::Round(b), b);
         auto odd = hn::And(integral, hn::Ne(hn::Round(hn::Mul(b, hn::Set(d, 0.5))),
@@ -553,7 +564,7 @@ private:
         auto ok = hn::And(hn::Ne(x[0], hn::Zero(d)), hn::IsFinite(x[0]));
         return hn::And(ok, hn::IsFinite(x[1]));
     }
-    // Not ok, or |b log |a|| past 700.
+    // Not ok, or |b log |a|| past 700 (or NaN: a marked lane's garbage logarithm).
     template <class D, class V, class M>
     static auto beyond_exp(D d, M ok, V b, V log_a) {
         return hn::Not(hn::And(ok, hn::Le(hn::Abs(hn::Mul(b, log_a)), hn::Set(d, 700.0))));
@@ -579,25 +590,29 @@ struct Mod {
     }
 };
 
-// sin / cos where Highway's double sin and cos are accurate (|x| <= 39000) and cos is not so
-// small that its absolute error shows in the quotient.
-struct Tan {
+// tan(x) for |x| <= kTanReach: x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (33, 33
+// and 53 bits: k P1 and k P2 are exact for k < 2^20, with or without FMA, so r keeps its relative
+// accuracy next to tan's zeros and poles, the floats nearest a multiple of pi/2 included), and
+// tan = s / c or -c / s (odd k) from sin(r) = r S(r^2) (degree 9, 2^-37.7) and cos(r) = C(r^2)
+// (degree 10, 2^-43.8): one division. Larger |x|, infinities and NaN take the scalar formula.
+constexpr double kTanReach = 1048576.0;  // 2^20
+constexpr double kSinR[] = {0.9999999999954453, -0.1666666663042336, 0.008333328688325536,
+                            -0.00019839177886356, 2.7171490289980913e-06};
+constexpr double kCosR[] = {0.9999999999999338,     -0.4999999999927081,    0.04166666653364069,
+                            -0.0013888879932114258, 2.4798843838320754e-05, -2.716795462379592e-07};
+struct Tan : Beyond<0> {
+    Tan() : Beyond{kTanReach} {}
     template <class D, class V>
     V operator()(D d, V x) const {
-        return hn::Div(hn::Sin(d, x), hn::Cos(d, x));
-    }
-    template <class D, class V>
-    auto special(D d, const V* x) const {
-        V safe = hn::IfThenElse(outside(d, x[0], 39000.0), hn::Zero(d), x[0]);
-        return hn::Or(outside(d, x[0], 39000.0),
-                      hn::Lt(hn::Abs(hn::Cos(d, safe)), hn::Set(d, 1e-3)));
-    }
-    // One cosine for both: inside the range it is special's; outside, the lane is marked anyway.
-    template <class D, class V>
-    V with_special(D d, const V (&x)[1], hn::Mask<D>& marked) const {
-        const V c = hn::Cos(d, x[0]);
-        marked = hn::Or(outside(d, x[0], 39000.0), hn::Lt(hn::Abs(c), hn::Set(d, 1e-3)));
-        return hn::Div(hn::Sin(d, x[0]), c);
+        const V k = hn::Round(hn::Mul(x, hn::Set(d, 0.63661977236758134)));  // 2 / pi
+        V r = hn::NegMulAdd(k, hn::Set(d, 1.5707963267341256), x);
+        r = hn::NegMulAdd(k, hn::Set(d, 6.077100506303966e-11), r);
+        r = hn::NegMulAdd(k, hn::Set(d, 2.0222662487959506e-21), r);
+        const V u = hn::Mul(r, r);
+        const V s = hn::Mul(r, poly(d, u, kSinR)), c = poly(d, u, kCosR);
+        const V h = hn::Mul(k, hn::Set(d, 0.5));
+        const auto odd = hn::Ne(hn::Round(h), h);
+        return hn::Div(hn::IfThenElse(odd, hn::Neg(c), s), hn::IfThenElse(odd, s, c));
     }
 };
 
@@ -633,9 +648,9 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
         case Mode::TAN:
             return run_double<1>(mode, s, dst, n, Tan()), true;
         case Mode::ERF:
-            return run_erf<false>(mode, s, dst, n, Erf()), true;
+            return run_double<1>(mode, s, dst, n, Erf()), true;
         case Mode::ERFC:
-            return run_erf<true>(mode, s, dst, n, Erfc()), true;
+            return run_double<1>(mode, s, dst, n, Erfc()), true;
         case Mode::ERFINV:
             return run_double<1>(mode, s, dst, n, ErfInv()), true;
         case Mode::ERFCINV:

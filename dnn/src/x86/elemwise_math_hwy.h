@@ -17,17 +17,23 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 
 // The largest distance, in units in the last place of float32, between a float32 -> float32
 // result of the x86 kernels and naive's (computed in double, rounded once): 0 where they are
-// equal, as for every mode but these. EXP runs in float (Highway's exp, within 1 ULP of the exact
-// value, so within 1 ULP of naive's rounding of it), which keeps it at memory speed. GELU and
-// GELU_GRAD run in float too, 16 lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against
-// PyTorch's 0.57 for 2M floats): an exponential, a rational function with a division and a few
-// products, each off by a rounding or two, for 7 ULPs at most. That is a relative bound,
-// 4.2e-7 of the result, and it holds everywhere, the negative tails included (where PyTorch's
-// float erf, 1 + erf(x / sqrt(2)), loses the result's every digit), and, for the gradient, next to
-// its root at x = -0.7518: measured on every float32 x (with dy 1, and -0.7 on a seventh of
-// them), and in X86.ElemwiseGelu* at each Highway target. The other modes of elemwise_math_hwy.cpp
-// run in double with formulas of a few double ULPs, so they round to naive's float except where
-// the exact value lies that close to a halfway point.
+// equal, as for every mode but these. 1 for EXP, POW, ATAN2, TAN and the erf family: naive's
+// result is one of the two floats around the exact value (its double formulas are far more
+// accurate than a float's ULP), and so is each of ours that is less than one float ULP from the
+// exact value, so the two are equal or neighbours. EXP runs in float (Highway's exp, within 1 ULP
+// of the exact value), which keeps it at memory speed. ERF, ERFC, TAN and POW run in double lanes
+// with polynomials of 2^-26.6 to 2^-29.6 error, rounded once (below 0.65 ULP of the exact value):
+// measured on every float32 input for the unary ones and 5.3 10^8 operand pairs for POW, at most
+// 1 from naive's (dnn/bench/elemwise_ulp.cpp), and in
+// X86.ElemwiseDoubleModesWithinOneUlpAtEachTarget at each Highway target. ATAN2 and the inverse
+// error functions run in double with formulas of a few double ULPs. GELU and GELU_GRAD run in
+// float too, 16 lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's
+// 0.57 for 2M floats): an exponential, a rational function with a division and a few products,
+// each off by a rounding or two, for 7 ULPs at most. That is a relative bound, 4.2e-7 of the
+// result, and it holds everywhere, the negative tails included (where PyTorch's float erf,
+// 1 + erf(x / sqrt(2)), loses the result's every digit), and, for the gradient, next to its root
+// at x = -0.7518: measured on every float32 x (with dy 1, and -0.7 on a seventh of them), and in
+// X86.ElemwiseGelu* at each Highway target.
 int elemwise_f32_max_ulp(elemwise::Mode mode);
 
 }  // namespace neomeg::dnn::x86

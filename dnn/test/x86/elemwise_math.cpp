@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <random>
+#include <utility>
+#include <vector>
 
 #include "neomeg/dnn/operators/elemwise.h"
 #include "neomeg/dnn/param_base.h"
@@ -207,18 +210,18 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
     }
 }
 
-// The double formulas' per-vector shortcuts: TAN and POW mark the lanes naive's formula redoes
-// from the cosine and logarithm their value computes (with_special), which must mark what their
-// own checks mark: lanes next to TAN's poles (|cos x| < 1e-3), past its range, NaN and infinities;
-// POW's zero, non-finite and exp-overflowing operands. ERF and ERFC take one division for a
-// vector of mixed ranges and the far tail's rational function only where a lane needs it: a
-// single lane of each range, and of the far tail, at every position of a vector, among lanes of
+// The double formulas' per-vector shortcuts: POW marks the lanes naive's formula redoes from the
+// logarithm its value computes (with_special), which must mark what its own check marks: zero,
+// non-finite and exp-overflowing operands. TAN marks only lanes past 2^20, NaN and infinities
+// (its poles are the vector formula's: -cos / sin). ERF and ERFC compute a range only where a
+// vector holds a lane of it, and ERFC's far tail (x > 4) only where one needs it: a single lane
+// of each range, at the borders and past the clamp, at every position of a vector, among lanes of
 // another range, for lengths around AVX-512's and AVX2's vectors and a tail.
 TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
     std::mt19937 rng(21);
     const double pole = std::numbers::pi / 2;
-    const std::vector<double> tan_odd = {pole, -pole,    3 * pole,  pole + 5e-4, 39001, -5e4,
-                                         NAN,  INFINITY, -INFINITY, 1e-40,       0.0,   2.5};
+    const std::vector<double> tan_odd = {pole, -pole,    3 * pole,  pole + 5e-4, 39001,   -5e4,
+                                         NAN,  INFINITY, -INFINITY, 1e-40,       1048577, 2.5};
     for (size_t n : {size_t(7), size_t(8), size_t(9), size_t(17), size_t(63), size_t(100)})
         for (size_t at = 0; at < n; at += 3) {
             auto x = random_values(n, -1.2, 1.2, rng);
@@ -230,7 +233,7 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
             a[at] = odd_a[at % 7];
             b[at] = odd_b[at % 7];
             (void)max_ulps(*handle, Mode::POW, {a, b});
-            for (double lane : {0.3, 1.0, 2.0, 3.5, 27.0, -6.0, double(NAN)}) {
+            for (double lane : {0.3, 1.0, 2.0, 3.5, 4.5, 27.0, -6.0, double(NAN)}) {
                 for (double rest : {0.5, 1.1, 1.9}) {
                     std::vector<double> e(n);
                     for (size_t i = 0; i < n; ++i)
@@ -243,12 +246,12 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
         }
 }
 
-// ERF and ERFC over runs of whole 256-element blocks (run_erf): the inner ranges in place, a
-// block's tail lanes (|x| >= 1.25) compressed, computed and written back, a vector wholly in the
-// tail computed in place, marked lanes (NaN, infinities, past 26) redone last, the partial block
-// after; mixed, all-tail and all-inner stretches, at each Highway target the CPU has among
-// AVX-512, AVX2 and the emulation (8, 4 and 2 double lanes).
-TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
+// ERF and ERFC over runs with stretches of mixed ranges, whole vectors past |x| = 1 and whole
+// vectors below it (erf_fast computes a range only where a vector holds a lane of it, ERFC's far
+// tail only where a lane is past 4), and marked lanes (NaN, infinities, past 26) redone by naive's
+// formula, at each Highway target the CPU has among AVX-512, AVX2 and the emulation (8, 4 and 2
+// double lanes).
+TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #ifdef NEOMEG_WITH_DNNL
     std::mt19937 rng(22);
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
@@ -261,8 +264,8 @@ TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
                 x[i] = (i % 2 ? -1 : 1) * (1.3 + 0.2 * static_cast<double>(i % 13));
             for (size_t i = 100; i < 132 && i < n; ++i)  // whole vectors inside
                 x[i] = 0.01 * static_cast<double>(i) - 1.1;
-            const double odd[] = {NAN, INFINITY, -INFINITY, 30, -27, 1e-40, 0.0, 26, 2.9};
-            for (size_t k = 0; k < 9; ++k)
+            const double odd[] = {NAN, INFINITY, -INFINITY, 30, -27, 1e-40, 0.0, 26, 2.9, 4.5, 9.5};
+            for (size_t k = 0; k < 11; ++k)
                 x[(k * 61 + 5) % n] = odd[k];
             (void)max_ulps(*handle, Mode::ERF, {x});
             (void)max_ulps(*handle, Mode::ERFC, {x});
@@ -270,6 +273,78 @@ TEST_F(X86, ElemwiseErfBlocksMatchNaive) {
     });
     EXPECT_GE(ran, 1u);
 #endif
+}
+
+// ERF, ERFC, TAN and POW compute in double lanes to float accuracy (polynomials of ~2^-32
+// relative error, elemwise_math_hwy.cpp), each result within one float ULP of naive's. The
+// exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max 1); here a dense
+// deterministic sample at each Highway target: every 4093rd float32 bit pattern (a million, all
+// binades of both signs, subnormals, infinities and NaNs included), the floats next to each
+// formula's borders (ERF's 1 and 4, ERFC's far tail at 4 and its end at 26, TAN's multiples of
+// pi/4 up to its reach 2^20, where its reduction and quotient turn, and the reach itself), and for
+// POW bases spread over every binade with exponents whose b ln a spans float's range of results,
+// negative bases with integral and other exponents, and C99's special cases of pow (as naive's).
+TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
+    std::vector<double> x;
+    for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093)
+        x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    for (float c : {1.0f, 4.0f, 26.0f, 0.0f, 2.5f})
+        for (float sgn : {1.0f, -1.0f})
+            around(x, sgn * c, 32);
+    std::vector<double> t = x;
+    for (int k = -300; k <= 300; ++k)
+        around(t, static_cast<float>(k * std::numbers::pi / 4), 4);
+    for (double big : {1e3, 1e4, 1e5, 1048576.0})
+        for (int k = 0; k < 64; ++k)
+            around(t,
+                   static_cast<float>(std::round(big / (std::numbers::pi / 2) + k) *
+                                      (std::numbers::pi / 2)),
+                   2);
+    around(t, 1048576.0f, 8);
+    around(t, -1048576.0f, 8);
+    // The floats below 2^20 nearest a multiple of pi/2 (the reduced argument 4e-9 .. 5e-8).
+    for (float c : {252.898209f, 505.796417f, 1011.59283f, 2023.18567f, 52516.4336f, 105032.867f,
+                    267058.938f, 4.71238899f, 9.42477798f, 14.137167f, 18.849556f})
+        around(t, c, 2);
+    std::vector<double> a, b;
+    std::mt19937 rng(41);
+    std::uniform_real_distribution<double> span(-135, 105);
+    for (uint32_t bits = 1; bits < 0x7f800000u; bits += 8191) {
+        const float base = std::bit_cast<float>(bits);
+        const double la = std::log(static_cast<double>(base));
+        for (int j = 0; j < 4; ++j) {
+            const double e = static_cast<float>(la != 0 ? span(rng) / la : span(rng));
+            a.push_back(j == 1 ? -base : base);
+            b.push_back(j == 1 ? std::round(e) : j == 2 ? std::round(e * 0.01) : e);
+        }
+        a.push_back(-base);  // non-integral exponent of a negative base: NaN
+        b.push_back(0.5);
+    }
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+    const std::vector<std::pair<double, double>> c99 = {
+            {nan, 0.0},  {nan, -0.0}, {1, nan},     {1, inf},      {-1, inf},   {-1, -inf},
+            {0.0, -3},   {-0.0, -3},  {0.0, -2},    {-0.0, -2.5},  {0.0, -inf}, {-0.0, -inf},
+            {0.0, 3},    {-0.0, 3},   {-0.0, 2},    {0.0, 0.5},    {0.5, -inf}, {2, -inf},
+            {0.5, inf},  {2, inf},    {-inf, -3},   {-inf, -2},    {-inf, 3},   {-inf, 2},
+            {inf, -1},   {inf, 1},    {-2, 0.5},    {nan, 1},      {2, nan},    {1e-45, 0.01},
+            {1e-45, -1}, {3e38, 2},   {3e38, -0.5}, {2, 128},      {2, -150},   {2, -149},
+            {-2, -149},  {-2, 127},   {0.999, 1e5}, {1.0001, 7e5}, {10, -45},   {10, 38.5}};
+    for (auto [pa, pb] : c99) {
+        a.push_back(pa);
+        b.push_back(pb);
+    }
+    const auto all = [&] {
+        (void)max_ulps(*handle, Mode::ERF, {x});
+        (void)max_ulps(*handle, Mode::ERFC, {x});
+        (void)max_ulps(*handle, Mode::TAN, {t});
+        (void)max_ulps(*handle, Mode::POW, {a, b});
+    };
+    all();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+    for (Mode m : {Mode::ERF, Mode::ERFC, Mode::TAN, Mode::POW})
+        EXPECT_EQ(x86::elemwise_f32_max_ulp(m), 1) << param::to_string(m);
 }
 
 TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {

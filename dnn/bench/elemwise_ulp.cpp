@@ -1,0 +1,149 @@
+// The float32 Elemwise modes computed in double lanes to float accuracy (ERF, ERFC, TAN, POW:
+// elemwise_math_hwy.cpp) against naive's formula, exhaustively: every float32 input for the unary
+// modes, and for POW every 64th positive float as the base (and its negation) with exponents
+// spread so that b ln |a| covers float's whole range of results (normal, subnormal, past it),
+// integers and non-integers. Prints the largest distance to naive in float ULPs and where it is;
+// exits 1 where it passes elemwise_f32_max_ulp. Optional arguments: the modes (erf erfc tan pow)
+// and "target=avx2|avx3|emu128|scalar" to pin Highway's dispatch (default: the CPU's best).
+//   build/dnn/neomeg_elemwise_ulp                     # all four, a few minutes each on one core
+//   build/dnn/neomeg_elemwise_ulp tan target=avx2
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <hwy/targets.h>
+
+#include "neomeg/dnn/dtype.h"
+#include "src/naive/elemwise_scalar.h"
+#include "src/x86/elemwise_math_hwy.h"
+
+namespace {
+
+using neomeg::dnn::x86::ElemwiseSrc;
+using Mode = neomeg::dnn::elemwise::Mode;
+
+int64_t ordered(float f) {
+    auto b = static_cast<int64_t>(std::bit_cast<int32_t>(f));
+    return b < 0 ? int64_t(INT32_MIN) - b : b;
+}
+
+int64_t ulps(float a, float b) {
+    if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+    return std::abs(ordered(a) - ordered(b));
+}
+
+struct Worst {
+    int64_t ulp = 0;
+    float a = 0, b = 0;
+    uint64_t count = 0, off_by_one = 0;
+};
+
+// Runs the x86 kernel on a chunk and folds its distances to naive into w.
+void check(Mode mode, const std::vector<float>& a, const std::vector<float>* b, Worst& w) {
+    std::vector<float> got(a.size());
+    ElemwiseSrc srcs[2] = {{a.data(), false}, {b ? b->data() : nullptr, false}};
+    neomeg::dnn::x86::elemwise_math_run(mode, neomeg::dnn::dtype::Float32,
+                                        neomeg::dnn::dtype::Float32, srcs, got.data(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        double x[4] = {a[i], b ? (*b)[i] : 0.0};
+        auto want = static_cast<float>(neomeg::dnn::naive::elemwise::eval_float(mode, x));
+        int64_t u = ulps(got[i], want);
+        ++w.count;
+        w.off_by_one += u == 1;
+        if (u > w.ulp)
+            w = {u, a[i], b ? (*b)[i] : 0.0f, w.count, w.off_by_one};
+    }
+}
+
+Worst unary(Mode mode) {
+    Worst w;
+    constexpr uint64_t kChunk = 1 << 20;
+    std::vector<float> a(kChunk);
+    for (uint64_t at = 0; at < (uint64_t(1) << 32); at += kChunk) {
+        for (uint64_t i = 0; i < kChunk; ++i)
+            a[i] = std::bit_cast<float>(static_cast<uint32_t>(at + i));
+        check(mode, a, nullptr, w);
+    }
+    return w;
+}
+
+Worst pow_sweep() {
+    Worst w;
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> t(-135, 105);  // b ln a: past both ends of float
+    std::vector<float> a, b;
+    for (uint32_t bits = 1; bits < 0x7f800000u; bits += 64) {
+        const float base = std::bit_cast<float>(bits);
+        const double la = std::log(static_cast<double>(base));
+        for (int j = 0; j < 16; ++j) {
+            auto e = static_cast<float>(la != 0 ? t(rng) / la : t(rng));
+            float s = base;
+            if (j % 4 == 1) {  // a negative base: integral exponents (odd ones negate), NaN others
+                s = -base;
+                e = j % 8 == 1 ? std::round(e) : e;
+            } else if (j % 4 == 2) {
+                e = std::round(e * 0.01f);  // small integers
+            }
+            a.push_back(s);
+            b.push_back(e);
+        }
+        if (a.size() >= (1 << 20)) {
+            check(Mode::POW, a, &b, w);
+            a.clear();
+            b.clear();
+        }
+    }
+    check(Mode::POW, a, &b, w);
+    return w;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> modes;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg.starts_with("target=")) {
+            const std::string t = arg.substr(7);
+            const int64_t target = t == "avx3"     ? HWY_AVX3
+                                   : t == "avx2"   ? HWY_AVX2
+                                   : t == "emu128" ? HWY_EMU128
+                                                   : HWY_SCALAR;
+            if ((hwy::SupportedTargets() & target) == 0) {
+                std::fprintf(stderr, "this CPU lacks %s\n", t.c_str());
+                return 2;
+            }
+            hwy::SetSupportedTargetsForTest(target);
+        } else {
+            modes.push_back(arg);
+        }
+    }
+    if (modes.empty())
+        modes = {"erf", "erfc", "tan", "pow"};
+    int status = 0;
+    for (const auto& m : modes) {
+        const Mode mode = m == "erf"    ? Mode::ERF
+                          : m == "erfc" ? Mode::ERFC
+                          : m == "tan"  ? Mode::TAN
+                                        : Mode::POW;
+        const Worst w = mode == Mode::POW ? pow_sweep() : unary(mode);
+        const int limit = neomeg::dnn::x86::elemwise_f32_max_ulp(mode);
+        std::printf("%s: %llu inputs, %llu one ULP from naive, max %lld ULP (limit %d)", m.c_str(),
+                    static_cast<unsigned long long>(w.count),
+                    static_cast<unsigned long long>(w.off_by_one), static_cast<long long>(w.ulp),
+                    limit);
+        if (w.ulp > 0)
+            std::printf(" first at %a", static_cast<double>(w.a));
+        if (w.ulp > 0 && mode == Mode::POW)
+            std::printf(", %a", static_cast<double>(w.b));
+        std::printf("\n");
+        status |= w.ulp > limit;
+    }
+    return status;
+}
