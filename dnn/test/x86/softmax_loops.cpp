@@ -121,7 +121,7 @@ template <class F>
 void at_every_target(F&& body) {
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR},
                                          [&](int64_t) { body(); });
-    EXPECT_GE(ran, 2u);
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
 }
 
 }  // namespace
