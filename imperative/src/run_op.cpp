@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "exec.h"
-#include "neomeg/imperative/trace.h"
 #include "neomeg/dnn/preset_shape.h"
+#include "neomeg/imperative/trace.h"
 #include "neomeg/op/dnn_op_def.h"
 
 namespace neomeg::imperative {
@@ -38,9 +38,8 @@ std::optional<Tensor> forwarded_view(const DnnOpDefBase& op, std::span<const Ten
         return std::nullopt;
     std::vector<dnn::TensorLayout> in;
     for (size_t i = 0; i < inputs.size(); ++i) {
-        if (!inputs[i].valid() ||
-            (i != size_t(forwarded) &&
-             inputs[i].comp_node().device_type() != CompNode::DeviceType::CPU))
+        if (!inputs[i].valid() || (i != size_t(forwarded) && inputs[i].comp_node().device_type() !=
+                                                                     CompNode::DeviceType::CPU))
             return std::nullopt;
         in.push_back(inputs[i].layout());
     }

@@ -242,7 +242,9 @@ def _dsl(reg: Registry, source: str, layer: str, group: str) -> dict[str, Any]:
                     f"{source}: {name}: layout_follows needs a variadic input to be the only one"
                 )
         if forwards is not None and (
-            forwards not in inputs or forwards.startswith("*") or len(outputs) != 1
+            forwards not in inputs
+            or forwards.startswith("*")
+            or len(outputs) != 1
             or outputs[0].startswith("*")
         ):
             raise DefinitionError(

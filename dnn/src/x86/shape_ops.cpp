@@ -1,8 +1,9 @@
 // ReshapeTo and BroadcastTo on x86: after the check that the shape value still says what dst
-// was given (preset_shape.h), both are an element copy through relayout_copy (rows, tiles or strided walks,
-// threaded when large) instead of naive's element-by-element walk. ReshapeTo views whichever side
-// is contiguous with the other's shape (its row-major order is the same memory); when neither is,
-// naive copies. BroadcastTo copies src viewed with stride 0 along the broadcast axes.
+// was given (preset_shape.h), both are an element copy through relayout_copy (rows, tiles or
+// strided walks, threaded when large) instead of naive's element-by-element walk. ReshapeTo views
+// whichever side is contiguous with the other's shape (its row-major order is the same memory);
+// when neither is, naive copies. BroadcastTo copies src viewed with stride 0 along the broadcast
+// axes.
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "neomeg/dnn/preset_shape.h"
 #include "src/x86/handle.h"
