@@ -17,8 +17,26 @@ def server():
     s.close()
 
 
+_open_clients = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    # A client left open is closed by the garbage collector whenever it runs, with a
+    # ResourceWarning; in a process that launcher forks later in the session, that warning lands
+    # inside another test's warnings.catch_warnings (test_dist_sync_bn's "nothing warned").
+    yield
+    for c in _open_clients:
+        if c._sock is not None:
+            c._sock.close()
+            c._sock = None
+    _open_clients.clear()
+
+
 def _client(server, timeout=5):
-    return Client("127.0.0.1", server.py_server_port, timeout=timeout)
+    c = Client("127.0.0.1", server.py_server_port, timeout=timeout)
+    _open_clients.append(c)
+    return c
 
 
 def test_set_get_add_and_user_values(server):

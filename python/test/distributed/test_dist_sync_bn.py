@@ -130,7 +130,9 @@ def _dp_steps(traced):
         "loss": losses,
         "stats": stats,
         "params": [p.numpy() for p in params],
-        "warned": [str(w.message) for w in caught],
+        # A trace's fallback to eager warns; a ResourceWarning is the garbage collector closing
+        # a socket this forked process inherited, not this step's doing.
+        "warned": [str(w.message) for w in caught if not issubclass(w.category, ResourceWarning)],
     }
     if traced:
         out["mode"] = step._mode
