@@ -30,6 +30,7 @@ import tempfile
 import time
 
 import numpy as np
+from machine import describe
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -205,6 +206,7 @@ def main():
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
     ap.add_argument("--op", choices=OPS, default="all_reduce")
     args = ap.parse_args()
+    print(describe())
     byte_sizes = sizes(args.max_mb)
     print(f"collective: {args.op}; load average before: {os.getloadavg()[0]:.2f}")
     with_torch = os.path.exists(args.torch_python)

@@ -27,6 +27,7 @@ import subprocess
 import sys
 
 from bench_models import MODELS
+from machine import describe
 from torch_reference import torch_python
 
 # The models and the timed loop, written once for both frameworks (as bench/train_step.py).
@@ -169,6 +170,7 @@ def main():
         help="NeoMeg's step under jit.trace(symbolic=True) (PyTorch's stays eager)",
     )
     args = ap.parse_args()
+    print(describe())
     torch_py, twhy = (None, "--no-torch") if args.no_torch else torch_python()
     configs = [("NeoMeg", sys.executable, "neomeg", m) for m in ("f32", "bf16")]
     if torch_py is not None:

@@ -26,6 +26,7 @@ import sys
 import time
 
 import numpy as np
+from machine import describe
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -125,6 +126,7 @@ def main():
         "computes)",
     )
     args = parser.parse_args()
+    print(describe())
 
     ds = FashionMNIST(args.root, train=True)
     limit = args.batches or len(ds) // args.batch_size

@@ -24,6 +24,7 @@ import sys
 import time
 
 import numpy as np
+from machine import describe
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -107,6 +108,7 @@ def main():
         "gradients in one bucket, all-reduced when backward ends)",
     )
     args = ap.parse_args()
+    print(describe())
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}")
     runs = {n: [] for n in args.procs}
     cpus = {n: [] for n in args.procs}

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 from bench_models import MODELS
+from machine import describe
 
 import megengine as mge
 import megengine.functional as F
@@ -71,6 +72,7 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--fractions", type=float, nargs="+", default=[0.75, 0.5])
     args = ap.parse_args()
+    print(describe())
     t0, peak0, _, params0 = run(args.model, args.steps, None)
     print(f"{args.model}: without DTR {t0 * 1e3:.1f} ms/step, peak {peak0 / 2**20:.1f} MiB")
     print("threshold | time ratio | peak ratio | evictions | recomputations | same parameters")

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import numpy as np
+from machine import describe
 from torch_reference import torch_python
 
 # PyTorch runs on one thread below; NeoMeg's oneDNN kernels get the same one (OpenMP reads this
@@ -118,6 +119,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--number", type=int, default=2000)
     args = ap.parse_args()
+    print(describe())
     ours = measure("neomeg", args.repeat, args.number)
     theirs, why = measure_torch(args.repeat, args.number)
     print(f"{'case':<14}{'NeoMeg us':>12}{'PyTorch us':>12}{'ratio':>8}")

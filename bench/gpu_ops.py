@@ -28,6 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from machine import describe
 from torch_reference import torch_python
 
 CASES = [
@@ -354,6 +355,7 @@ def main():
         "(megengine.config.benchmark_kernel, torch.backends.cudnn.benchmark)",
     )
     args = ap.parse_args()
+    print(describe())
     os.environ["GPU_OPS_MEASURED"] = "1" if args.benchmark_kernel else "0"  # the workers read it
 
     ours = run(sys.executable, "neomeg", args.iters, args.cases, args.timeout)

@@ -12,6 +12,7 @@ import sys
 import time
 
 import numpy as np
+from machine import describe
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -48,6 +49,7 @@ def main():
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
+    print(describe())
     rng = np.random.default_rng(0)
     b, v = args.batch, args.vocab
     label = mge.tensor(rng.integers(0, v, (b,)).astype(np.int32))

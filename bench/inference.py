@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 
+from machine import describe
 from torch_reference import torch_python
 
 # The architecture and the timed loop, written once for both frameworks.
@@ -150,6 +151,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     args = ap.parse_args()
+    print(describe())
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     python, why = torch_python()
     fws = ["torch"] + ([] if args.no_compile else ["torch.compile"])

@@ -32,6 +32,8 @@ import os
 import subprocess
 import sys
 
+from machine import describe
+
 TORCH_PYTHON = "/root/.cache/neomeg-references/torch-venv/bin/python"
 
 # (name, batch, in channels, out channels, size, kernel, stride, padding)
@@ -197,6 +199,7 @@ def main():
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
     ap.add_argument("--skip-torch", action="store_true")
     a = ap.parse_args()
+    print(describe())
 
     here = os.environ.get("PYTHONPATH", "")
     threads = {"OMP_NUM_THREADS": str(a.threads)}

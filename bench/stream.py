@@ -26,6 +26,8 @@ import os
 import subprocess
 import sys
 
+from machine import describe
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = 0.8
 
@@ -76,6 +78,7 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    print(describe())
     if min(args.threads) < 1 or args.elements < 1 or args.repeat < 1 or args.rounds < 1:
         parser.error("--threads, --elements, --repeat and --rounds must be positive")
 

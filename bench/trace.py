@@ -42,6 +42,7 @@ import sys
 import time
 
 import numpy as np
+from machine import describe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -309,6 +310,7 @@ def main():
         help="megengine.config.benchmark_kernel = True (fastrun) for our eager and traced steps",
     )
     args = parser.parse_args()
+    print(describe())
     mge.config.benchmark_kernel = args.benchmark_kernel
     if not args.no_chain:
         bench_chain(args.iters, args.repeat)

@@ -28,6 +28,7 @@ import subprocess
 import sys
 
 from bench_models import MODELS
+from machine import describe
 from torch_reference import torch_python
 
 # Model definitions and the timed loop, written once for both frameworks: `nn`, `F`, `opt` and
@@ -145,6 +146,7 @@ def main():
         "--threads", type=int, nargs="+", default=[1, 2], help="per framework, a table for each"
     )
     args = ap.parse_args()
+    print(describe())
     if min(args.threads) < 1:
         ap.error("--threads must be positive")
     for threads in args.threads:

@@ -27,6 +27,7 @@ import statistics
 import sys
 
 from bench_models import TRANSFORMER
+from machine import describe
 from torch_reference import torch_python
 from x86_ops import run_worker  # the worker runner, shared
 
@@ -205,6 +206,7 @@ def main():
         choices=["eager", "traced", "torch"],
     )
     args = ap.parse_args()
+    print(describe())
     if min(args.threads) < 1 or args.steps < 1 or args.rounds < 1:
         ap.error("--threads, --steps and --rounds must be positive")
     for threads in args.threads:

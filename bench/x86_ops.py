@@ -30,6 +30,8 @@ import os
 import subprocess
 import sys
 
+from machine import describe
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_step  # the LeNet step, shared with bench/train_step.py
 
@@ -361,6 +363,7 @@ def main():
     ap.add_argument("--cases", nargs="+", default=["lenet", *OP_CASES])
     ap.add_argument("--torch-python", default=TORCH_PYTHON)
     args = ap.parse_args()
+    print(describe())
     if min(args.threads) < 1:
         ap.error("--threads must be positive")
     for threads in args.threads:

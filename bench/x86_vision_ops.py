@@ -29,6 +29,8 @@ import argparse
 import os
 import sys
 
+from machine import describe
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import statistics
 
@@ -272,6 +274,7 @@ def main():
     # naive's column takes most of a run's time; its kernels do not change with the x86 ones.
     ap.add_argument("--no-naive", action="store_true", help="leave naive's column out")
     args = ap.parse_args()
+    print(describe())
     if min(args.threads) < 1:
         ap.error("--threads must be positive")
     for threads in args.threads:

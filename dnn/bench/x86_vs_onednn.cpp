@@ -771,6 +771,46 @@ void bench_softmax(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
 
 }  // namespace
 
+// The CPU, as /proc/cpuinfo names it, and the instruction set oneDNN's kernels use on it: the
+// ratios move with both (AMD Zen 4 splits 512-bit operations, Intel's AMX changes the bfloat16
+// lines), so a figure read later needs the machine it came from.
+std::string cpu_line() {
+    std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+    std::string name = "unknown CPU", family, model;
+    if (f) {
+        char buf[1024];
+        while (std::fgets(buf, sizeof buf, f) && buf[0] != '\n') {
+            std::string line(buf);
+            auto value = [&] {
+                std::string v = line.substr(line.find(':') + 1);
+                v.erase(0, v.find_first_not_of(' '));
+                v.erase(v.find_last_not_of(" \n") + 1);
+                return v;
+            };
+            if (line.rfind("model name", 0) == 0)
+                name = value();
+            else if (line.rfind("cpu family", 0) == 0)
+                family = value();
+            else if (line.rfind("model\t", 0) == 0)
+                model = value();
+        }
+        std::fclose(f);
+    }
+    if (!family.empty())
+        name += " (family " + family + " model " + model + ")";
+    static const std::pair<dnnl::cpu_isa, const char*> isas[] = {
+            {dnnl::cpu_isa::avx2, "avx2"},
+            {dnnl::cpu_isa::avx512_core, "avx512_core"},
+            {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+            {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+            {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"}};
+    const char* isa = "below avx2";
+    for (const auto& [value, label] : isas)
+        if (dnnl::get_effective_cpu_isa() == value)
+            isa = label;
+    return name + ", oneDNN ISA " + isa;
+}
+
 int main(int argc, char** argv) {
     if (argc > 1)
         g_repeat = std::max(1, std::atoi(argv[1]));
@@ -794,6 +834,7 @@ int main(int argc, char** argv) {
     std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%s, best of %d, %s time\n", dnnl_version()->major,
                 dnnl_version()->minor, dnnl_version()->patch, threads ? threads : "(all)", g_repeat,
                 g_cpu_time ? "process CPU" : "wall");
+    std::printf("%s\n", cpu_line().c_str());
     for (const ConvCase& c :
          {ConvCase{"conv 3x3 64->64 56x56 b32", 32, 64, 64, 56, 3, 1},
           ConvCase{"conv 1x1 64->256 56x56 b32", 32, 64, 256, 56, 1, 1},
