@@ -63,6 +63,8 @@ hid = rng.normal(size=(16, 128, 256)).astype(np.float32)
 ids = rng.integers(0, 30522, (16, 128)).astype(np.int32)
 # POW's base for the elementwise math cases (erf, erfc, tan, pow of ffn's 2M N(0, 1) floats).
 pow_base = np.abs(ffn) + np.float32(0.5)
+# ERFINV's argument: ffn squashed into (-1, 1), denser near 0 as a probit's input would be.
+unit = np.tanh(ffn)
 table = (rng.normal(size=(30522, 256)) * 0.02).astype(np.float32)
 
 if fw == "neomeg":
@@ -72,7 +74,7 @@ if fw == "neomeg":
 
     T = mge.Tensor
     a, b, x, lx, r, h = T(big), T(big2), T(act), T(lenet_act), T(rows), T(ffn)
-    hb = T(pow_base)
+    hb, hu = T(pow_base), T(unit)
     w, bias = T(ch.reshape(1, 64, 1, 1)), T(0 * ch.reshape(1, 64, 1, 1))
 
     def bn_fwd():
@@ -133,6 +135,7 @@ if fw == "neomeg":
         "erfc": lambda: F.erfc(h),
         "tan": lambda: F.tan(h),
         "pow": lambda: F.pow(hb, h),
+        "erfinv": lambda: F.erfinv(hu),
         "gelu_fwd_bwd": grad_case(F.nn.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.nn.layer_norm(t, 256, True, ln_w, ln_b), hid),
@@ -166,7 +169,7 @@ else:
 
     torch.set_num_threads(threads)
     a, b, x, lx, r, h = (torch.tensor(v) for v in (big, big2, act, lenet_act, rows, ffn))
-    hb = torch.tensor(pow_base)
+    hb, hu = torch.tensor(pow_base), torch.tensor(unit)
     w, bias = torch.tensor(ch), torch.zeros(64)
     dy = torch.tensor(act)
 
@@ -223,6 +226,7 @@ else:
         "erfc": no_grad(lambda: torch.erfc(h)),
         "tan": no_grad(lambda: torch.tan(h)),
         "pow": no_grad(lambda: torch.pow(hb, h)),
+        "erfinv": no_grad(lambda: torch.erfinv(hu)),
         "gelu_fwd_bwd": grad_case(F.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.layer_norm(t, (256,), ln_w, ln_b), hid),
@@ -290,6 +294,7 @@ OP_CASES = [
     "erfc",
     "tan",
     "pow",
+    "erfinv",
     "dropout_fwd_bwd",
     "layernorm_fwd_bwd",
     "attention_fwd_bwd",

@@ -1,9 +1,11 @@
-"""Fits the polynomials of the x86 float32 ERF, ERFC, TAN and POW (dnn/src/x86/
+"""Fits the polynomials of the x86 float32 ERF, ERFC, TAN, POW, ERFINV and ERFCINV (dnn/src/x86/
 elemwise_math_hwy.cpp), which run in double lanes to float accuracy: erf(x) / x as a polynomial
 of degree 6 in x^2 on |x| < 1, erf(x) of degree 14 in x - 2.5 on [1, 4] (absolute error: erf is
 near 1 there), erfcx(x) = exp(x^2) erfc(x) of degree 12 in x - 2.5 on [1, 4], exp(r) of degree 6
 on [-ln 2 / 2, ln 2 / 2], sin(r) / r of degree 4 and cos(r) of degree 5 in r^2 on [0, pi / 4],
-and pi / 2 in three parts (33, 33 and 53 bits). Each fit is a least-squares fit on Chebyshev
+pi / 2 in three parts (33, 33 and 53 bits), and erfinv(y) in M. Giles' variable w = -log(1 - y^2):
+erfinv(y) / y of degree 11 in w - 2.5 on [0, 5], and erfinv(y) of degree 9 in sqrt(w) - 3 on
+[sqrt(5), sqrt(16.3)] (float's 1 - 2^-24 is w = 15.9). Each fit is a least-squares fit on Chebyshev
 points (near minimax: its largest error, printed, is what the bound in the C++ comments quotes),
 relative unless said, against mpmath at 40 digits. POW's logarithm uses atanh's
 series, 1 / (2k + 1), which needs no fit. Needs numpy and mpmath (both are in the PyTorch
@@ -49,6 +51,15 @@ def sin_over_r(u):
     return mp.sin(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.mpf(1)
 
 
+def erfinv_of_w(w):
+    """erfinv(y) for the y >= 0 with -log(1 - y^2) = w."""
+    return mp.erfinv(mp.sqrt(-mp.expm1(-w)))
+
+
+def erfinv_over_y_of_w(w):
+    return erfinv_of_w(w) / mp.sqrt(-mp.expm1(-w)) if w > 0 else mp.sqrt(mp.pi) / 2
+
+
 def pi_over_2_parts():
     def top33(v):
         m, e = mp.frexp(v)
@@ -69,6 +80,9 @@ def main():
     show("kSinR", *fit(sin_over_r, 0, q, 4))
     show("kCosR", *fit(lambda u: mp.cos(mp.sqrt(u)), 0, q, 5))
     print("pi / 2 in parts:", ", ".join(repr(p) for p in pi_over_2_parts()))
+    show("kErfinvNear", *fit(erfinv_over_y_of_w, 0, 5.0, 11, shift=2.5))
+    far = lambda s: erfinv_of_w(s * s)  # noqa: E731
+    show("kErfinvFar", *fit(far, math.sqrt(5.0), math.sqrt(16.3), 9, shift=3.0))
 
 
 if __name__ == "__main__":

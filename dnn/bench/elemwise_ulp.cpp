@@ -1,11 +1,12 @@
-// The float32 Elemwise modes computed in double lanes to float accuracy (ERF, ERFC, TAN, POW:
-// elemwise_math_hwy.cpp) against naive's formula, exhaustively: every float32 input for the unary
-// modes, and for POW every 64th positive float as the base (and its negation) with exponents
-// spread so that b ln |a| covers float's whole range of results (normal, subnormal, past it),
-// integers and non-integers. Prints the largest distance to naive in float ULPs and where it is;
-// exits 1 where it passes elemwise_f32_max_ulp. Optional arguments: the modes (erf erfc tan pow)
-// and "target=avx2|avx3|emu128|scalar" to pin Highway's dispatch (default: the CPU's best).
-//   build/dnn/neomeg_elemwise_ulp                     # all four, a few minutes each on one core
+// The float32 Elemwise modes computed in double lanes to float accuracy (ERF, ERFC, TAN, POW,
+// ERFINV, ERFCINV: elemwise_math_hwy.cpp) against naive's formula, exhaustively: every float32
+// input for the unary modes, and for POW every 64th positive float as the base (and its
+// negation) with exponents spread so that b ln |a| covers float's whole range of results (normal,
+// subnormal, past it), integers and non-integers. Prints the largest distance to naive in float
+// ULPs and where it is; exits 1 where it passes elemwise_f32_max_ulp. Optional arguments: the
+// modes (erf erfc tan pow erfinv erfcinv) and "target=avx2|avx3|emu128|scalar" to pin Highway's
+// dispatch (default: the CPU's best).
+//   build/dnn/neomeg_elemwise_ulp                     # all six, a few minutes each on one core
 //   build/dnn/neomeg_elemwise_ulp tan target=avx2
 #include <bit>
 #include <cmath>
@@ -125,13 +126,15 @@ int main(int argc, char** argv) {
         }
     }
     if (modes.empty())
-        modes = {"erf", "erfc", "tan", "pow"};
+        modes = {"erf", "erfc", "tan", "pow", "erfinv", "erfcinv"};
     int status = 0;
     for (const auto& m : modes) {
-        const Mode mode = m == "erf"    ? Mode::ERF
-                          : m == "erfc" ? Mode::ERFC
-                          : m == "tan"  ? Mode::TAN
-                                        : Mode::POW;
+        const Mode mode = m == "erf"       ? Mode::ERF
+                          : m == "erfc"    ? Mode::ERFC
+                          : m == "tan"     ? Mode::TAN
+                          : m == "erfinv"  ? Mode::ERFINV
+                          : m == "erfcinv" ? Mode::ERFCINV
+                                           : Mode::POW;
         const Worst w = mode == Mode::POW ? pow_sweep() : unary(mode);
         const int limit = neomeg::dnn::x86::elemwise_f32_max_ulp(mode);
         std::printf("%s: %llu inputs, %llu one ULP from naive, max %lld ULP (limit %d)", m.c_str(),

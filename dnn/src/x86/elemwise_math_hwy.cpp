@@ -1,12 +1,11 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
 // instruction set like elemwise_hwy.cpp. ERF, ERFC, TAN and POW run in double lanes with
-// polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once; ATAN2
-// from Highway's atan, the inverse error functions as Newton steps on FreeBSD's (fdlibm's)
-// erf/erfc, whose coefficients are taken here, from M. Giles' start (the steps naive takes); all
-// in double. MOD is exact (a - trunc(a / b) b is exact in double for float operands whose
-// quotient is below 2^24). EXP, GELU and its gradient run in float (see Gelu and
-// elemwise_math_hwy.h), and TRUE_DIV of int32 divides in double like naive. Lanes outside a
-// formula's domain or accurate range take naive's scalar formula.
+// polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so do
+// ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
+// exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
+// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), and
+// TRUE_DIV of int32 divides in double like naive. Lanes outside a formula's domain or accurate
+// range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -42,43 +41,8 @@ HWY_INLINE V poly(D d, V s, const T (&c)[N]) {
     return r;
 }
 
-// fdlibm's erf/erfc coefficients: erf(x) = x + x P/Q (x^2) below 0.84375, erx + P/Q (x - 1) below
-// 1.25, and above, erfc(x) = exp(-x^2 - 0.5625 + R/S (1 / x^2)) / x, R/S in two ranges split at
-// 1 / 0.35.
-constexpr double kErx = 8.45062911510467529297e-01;
-constexpr double kPP[] = {1.28379167095512558561e-01, -3.25042107247001499370e-01,
-                          -2.84817495755985104766e-02, -5.77027029648944159157e-03,
-                          -2.37630166566501626084e-05};
-constexpr double kQQ[] = {1.0,
-                          3.97917223959155352819e-01,
-                          6.50222499887672944485e-02,
-                          5.08130628187576562776e-03,
-                          1.32494738004321644526e-04,
-                          -3.96022827877536812320e-06};
-constexpr double kPA[] = {-2.36211856075265944077e-03, 4.14856118683748331666e-01,
-                          -3.72207876035701323847e-01, 3.18346619901161753674e-01,
-                          -1.10894694282396677476e-01, 3.54783043256182359371e-02,
-                          -2.16637559486879084300e-03};
-constexpr double kQA[] = {1.0,
-                          1.06420880400844228286e-01,
-                          5.40397917702171048937e-01,
-                          7.18286544141962662868e-02,
-                          1.26171219808761642112e-01,
-                          1.36370839120290507362e-02,
-                          1.19844998467991074170e-02};
-constexpr double kRA[] = {-9.86494403484714822705e-03, -6.93858572707181764372e-01,
-                          -1.05586262253232909814e+01, -6.23753324503260060396e+01,
-                          -1.62396669462573470355e+02, -1.84605092906711035994e+02,
-                          -8.12874355063065934246e+01, -9.81432934416914548592e+00};
-constexpr double kSA[] = {1.0,
-                          1.96512716674392571292e+01,
-                          1.37657754143519042600e+02,
-                          4.34565877475229228821e+02,
-                          6.45387271733267880336e+02,
-                          4.29008140027567833386e+02,
-                          1.08635005541779435134e+02,
-                          6.57024977031928170135e+00,
-                          -6.04244152148580987438e-02};
+// fdlibm's rational function for erfc(x) = exp(-x^2 - 0.5625 + R/S (1 / x^2)) / x above 1 / 0.35,
+// ERFC's far tail (erfc_far).
 constexpr double kRB[] = {-9.86494292470009928597e-03, -7.99283237680523006574e-01,
                           -1.77579549177547519889e+01, -1.60636384855821916062e+02,
                           -6.37566443368389627722e+02, -1.02509513161107724954e+03,
@@ -95,85 +59,6 @@ constexpr double kSB[] = {1.0,
 // The erf formulas reach |x| = 26 (beyond, the exponential of the tail underflows); lanes past it
 // take the scalar formula.
 constexpr double kErfReach = 26;
-
-// fdlibm's erf(x), or erfc(x) when kComplement, for finite |x| <= kErfReach, to double accuracy:
-// the function whose root ERFINV's and ERFCINV's Newton steps find. Each of the three ranges is
-// computed only when a lane falls in it. A lane takes one rational function, that of its range:
-// the numerators and denominators are chosen per lane and divided once (a double division is the
-// slowest step: five of them a vector of mixed ranges took half of ERF's time on Zen 5), which
-// gives each lane the quotient its range's own division gives.
-template <bool kComplement, class D, class V>
-HWY_INLINE V erf_family(D d, V x) {
-    const V one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
-    const V ax = hn::Abs(x);
-    const auto neg = hn::Lt(x, hn::Zero(d));
-    const auto in_a = hn::Lt(ax, hn::Set(d, 0.84375));
-    const auto in_b = hn::AndNot(in_a, hn::Lt(ax, hn::Set(d, 1.25)));
-    const auto in_c = hn::Not(hn::Or(in_a, in_b));
-    const bool any_a = !hn::AllFalse(d, in_a), any_b = !hn::AllFalse(d, in_b);
-    const bool any_c = !hn::AllFalse(d, in_c);
-    V num = hn::Zero(d), den = one;
-    if (any_a) {
-        num = hn::IfThenElse(in_a, poly(d, hn::Mul(x, x), kPP), num);
-        den = hn::IfThenElse(in_a, poly(d, hn::Mul(x, x), kQQ), den);
-    }
-    if (any_b) {
-        V s = hn::Sub(ax, one);
-        num = hn::IfThenElse(in_b, poly(d, s, kPA), num);
-        den = hn::IfThenElse(in_b, poly(d, s, kQA), den);
-    }
-    if (any_c) {
-        V s = hn::Div(one, hn::Mul(ax, ax));
-        auto near = hn::Lt(ax, hn::Set(d, 1 / 0.35));
-        V n = poly(d, s, kRA), m = poly(d, s, kSA);
-        // Far lanes (|x| >= 1 / 0.35) are rare in most data: their polynomials only where the
-        // range holds one.
-        if (!hn::AllTrue(d, hn::Or(near, hn::Not(in_c)))) {
-            n = hn::IfThenElse(near, n, poly(d, s, kRB));
-            m = hn::IfThenElse(near, m, poly(d, s, kSB));
-        }
-        num = hn::IfThenElse(in_c, n, num);
-        den = hn::IfThenElse(in_c, m, den);
-    }
-    const V y = hn::Div(num, den);
-    V r = hn::Zero(d);
-    if (any_a) {
-        V v = hn::MulAdd(x, y, x);
-        if constexpr (kComplement) {
-            // Above 1/4, 1 - v would cancel: 0.5 - (x y + (x - 0.5)) keeps the low bits.
-            V far = hn::Sub(half, hn::Add(hn::Mul(x, y), hn::Sub(x, half)));
-            v = hn::IfThenElse(hn::Lt(ax, hn::Set(d, 0.25)), hn::Sub(one, v), far);
-        }
-        r = hn::IfThenElse(in_a, v, r);
-    }
-    if (any_b) {
-        V e = hn::Add(hn::Set(d, kErx), y);
-        V v = kComplement ? hn::IfThenElse(neg, hn::Add(one, e),
-                                           hn::Sub(hn::Sub(one, hn::Set(d, kErx)), y))
-                          : hn::CopySign(e, x);
-        r = hn::IfThenElse(in_b, v, r);
-    }
-    if (any_c) {
-        // fdlibm splits exp(-x^2 - 0.5625 + R/S) in two exponentials so that the double keeps
-        // all its bits; here the result is a float, and x^2 <= kErfReach^2 rounded in the one
-        // exponent costs at most 676 * 2^-53 relative (1e-13, against a float's 6e-8 half ULP),
-        // for half the exponentials (ERF on N(0, 1) data spent most of its time in them).
-        V q = hn::Div(hn::Exp(d, hn::Sub(hn::Sub(y, hn::Set(d, 0.5625)), hn::Mul(ax, ax))), ax);
-        V v = kComplement ? hn::IfThenElse(neg, hn::Sub(hn::Set(d, 2.0), q), q)
-                          : hn::CopySign(hn::Sub(one, q), x);
-        r = hn::IfThenElse(in_c, v, r);
-    }
-    return r;
-}
-
-template <class D, class V>
-HWY_INLINE V erf(D d, V x) {
-    return erf_family<false>(d, x);
-}
-template <class D, class V>
-HWY_INLINE V erfc(D d, V x) {
-    return erf_family<true>(d, x);
-}
 
 // ERF, ERFC, TAN and POW: double formulas of float accuracy. The contract (elemwise_f32_max_ulp):
 // each float32 result is within one float ULP of naive's, std::erf, erfc, tan or pow in double
@@ -236,8 +121,8 @@ constexpr double kErfcxMid[] = {
         -3.763825843203778e-06, 1.023505672863699e-06,  -4.237685894474896e-07,
         9.592293071032482e-08};
 
-// fdlibm's erfc for 4 < x <= kErfReach (ERFC's far tail, 3e-5 of N(0, 1) data): erf_family's
-// third range past 1 / 0.35, whose one rational function serves it.
+// fdlibm's erfc for 4 < x <= kErfReach (ERFC's far tail, 3e-5 of N(0, 1) data): its rational
+// function for x above 1 / 0.35.
 template <class D, class V>
 HWY_INLINE V erfc_far(D d, V x) {
     const V s = hn::Div(hn::Set(d, 1.0), hn::Mul(x, x));
@@ -433,77 +318,6 @@ struct GeluGrad {
     }
 };
 
-// Giles' single-precision erfinv(t) ~ t p(w), w = -log(1 - t^2), as dnn/src/common's giles_start.
-template <class D, class V>
-HWY_INLINE V giles_start(D d, V t, V w) {
-    constexpr double kLow[] = {1.50140941,     0.246640727,    -0.00417768164,
-                               -0.00125372503, 0.00021858087,  -4.39150654e-06,
-                               -3.5233877e-06, 3.43273939e-07, 2.81022636e-08};
-    constexpr double kHigh[] = {2.83297682,    1.00167406,     0.00943887047,
-                                -0.0076224613, 0.00573950773,  -0.00367342844,
-                                0.00134934322, 0.000100950558, -0.000200214257};
-    auto low = hn::Lt(w, hn::Set(d, 5.0));
-    V p = hn::IfThenElse(low, poly(d, hn::Sub(w, hn::Set(d, 2.5)), kLow),
-                         poly(d, hn::Sub(hn::Sqrt(w), hn::Set(d, 3.0)), kHigh));
-    return hn::Mul(p, t);
-}
-
-constexpr double kTwoOverSqrtPi = 2.0 * std::numbers::inv_sqrtpi;
-// Giles' start is within about 1e-6 of the root; Newton doubles the digits each step.
-constexpr int kNewtonSteps = 3;
-
-// x >= 0 with erfc(x) = y, for y in [kErfcinvLeast, 1]: Newton on erfc from Giles' start.
-constexpr double kErfcinvLeast = 5e-8;
-template <class D, class V>
-HWY_INLINE V erfcinv_upper(D d, V y) {
-    const V one = hn::Set(d, 1.0);
-    V w = hn::Neg(hn::Log(d, hn::Mul(y, hn::Sub(hn::Set(d, 2.0), y))));
-    V x = giles_start(d, hn::Sub(one, y), w);
-    for (int it = 0; it < kNewtonSteps; ++it) {
-        V slope = hn::Mul(hn::Set(d, -kTwoOverSqrtPi), hn::Exp(d, hn::Neg(hn::Mul(x, x))));
-        x = hn::Sub(x, hn::Div(hn::Sub(erfc(d, x), y), slope));
-    }
-    return x;
-}
-
-// Lanes of y outside (0, 2) less kErfcinvLeast at both ends, NaN included.
-struct ErfcInv {
-    template <class D, class V>
-    V operator()(D d, V y) const {
-        auto upper = hn::Gt(y, hn::Set(d, 1.0));
-        V x = erfcinv_upper(d, hn::IfThenElse(upper, hn::Sub(hn::Set(d, 2.0), y), y));
-        return hn::IfThenElse(upper, hn::Neg(x), x);
-    }
-    template <class D, class V>
-    auto special(D d, const V* y) const {
-        const V least = hn::Set(d, kErfcinvLeast);
-        return hn::Not(hn::And(hn::Ge(y[0], least), hn::Ge(hn::Sub(hn::Set(d, 2.0), y[0]), least)));
-    }
-};
-
-// Near zero Newton on erf keeps the relative accuracy; above 1/2, erfcinv of 1 - |y| (exact).
-struct ErfInv {
-    template <class D, class V>
-    V operator()(D d, V y) const {
-        const V one = hn::Set(d, 1.0);
-        V x = giles_start(d, y, hn::Neg(hn::Log1p(d, hn::Neg(hn::Mul(y, y)))));
-        for (int it = 0; it < kNewtonSteps; ++it) {
-            V slope = hn::Mul(hn::Set(d, kTwoOverSqrtPi), hn::Exp(d, hn::Neg(hn::Mul(x, x))));
-            x = hn::Sub(x, hn::Div(hn::Sub(erf(d, x), y), slope));
-        }
-        auto tail = hn::Gt(hn::Abs(y), hn::Set(d, 0.5));
-        if (hn::AllFalse(d, tail))
-            return x;
-        // Lanes not in the tail ask for erfcinv(1 / 2), harmless, instead of erfcinv(1 - y).
-        V t = hn::IfThenElse(tail, hn::Sub(one, hn::Abs(y)), hn::Set(d, 0.5));
-        return hn::IfThenElse(tail, hn::CopySign(erfcinv_upper(d, t), y), x);
-    }
-    template <class D, class V>
-    auto special(D d, const V* y) const {
-        return hn::Not(hn::Lt(hn::Abs(y[0]), hn::Set(d, 1.0)));
-    }
-};
-
 // ln(a) for a positive normal double (every float but zero, subnormals included): a = 2^k m with
 // m in [sqrt(1/2), sqrt(2)) from the bits, ln m = 2 atanh(f) for f = (m - 1) / (m + 1), |f| <=
 // 0.1716, by its series to f^13 (2^-39.5 relative). POW's vector lanes have |b ln a| <= 700,
@@ -523,6 +337,74 @@ HWY_INLINE V log_d(D d, V a) {
     return hn::MulAdd(kd, hn::Set(d, 0.6931471805599453),
                       hn::MulAdd(kd, hn::Set(d, 2.3190468138462996e-17), l));
 }
+
+// ERFINV and ERFCINV in M. Giles' variable w = -log(1 - y^2) = -log(t (2 - t)) for t = 1 - |y|
+// ("Approximating the erfinv function", GPU Computing Gems, 2011): erfinv(y) = y P(w - 2.5) for
+// w < 5 and Q(sqrt(w) - 3) above, his single-precision form with polynomials of two and one
+// degrees more, fitted to 2^-31.1 and 2^-30.7 relative (scripts/fit_double_modes.py), so that the
+// float result keeps ERF's contract above. t (2 - t) is exact for a float t but for the product's
+// rounding, and log_d is within 2^-39.5 relative. Naive refines Giles' start by Newton steps on
+// erf to double accuracy; our first vector form took three such steps on fdlibm's erf (90 ns a
+// float on Zen 4, 45 times PyTorch's float formula), the second one step on the ERF and ERFC
+// polynomials above (9 ns): the polynomials are of the same accuracy for a quarter of the work.
+constexpr double kErfinvNear[] = {
+        1.501409351705582,       0.24664027568385655,    -0.004177324738210866,
+        -0.0012527045694521511,  0.00021826368832820897, -4.999023223448994e-06,
+        -3.42607081352564e-06,   4.797919401100935e-07,  1.6467958243794683e-08,
+        -1.1037704722096803e-08, 4.363443769274574e-10,  1.336833987387853e-10};
+constexpr double kErfinvFar[] = {2.83280198555588,        1.002662393898818,
+                                 0.006843637505250949,    -0.0034452590083781337,
+                                 0.001143035490637597,    -0.0002200593957634736,
+                                 -3.922295086982036e-05,  5.413033565942845e-05,
+                                 -1.9126253652295626e-05, 2.067261735280825e-06};
+constexpr double kErfinvSplit = 5.0;
+// ERFCINV's least argument here: w = 16.1, within the far polynomial's range (16.3); below it
+// (and for ERFINV nothing is, float's 1 - 2^-24 being w = 15.9) naive's tail start takes over.
+constexpr double kErfcinvLeast = 5e-8;
+
+// erfinv(a) for a = 1 - t in [0, 1), given both exactly (t in [kErfcinvLeast, 1]). Lanes of w
+// below 5 (|y| < 0.9966: all but 0.14% of tanh(N(0, 1)) data) take one polynomial; Q only where a
+// lane needs it.
+template <class D, class V>
+HWY_INLINE V erfinv_abs(D d, V a, V t) {
+    const V w = hn::Neg(log_d(d, hn::Mul(t, hn::Sub(hn::Set(d, 2.0), t))));
+    const auto near = hn::Lt(w, hn::Set(d, kErfinvSplit));
+    const V x = hn::Mul(a, poly(d, hn::Sub(w, hn::Set(d, 2.5)), kErfinvNear));
+    if (HWY_LIKELY(hn::AllTrue(d, near)))
+        return x;
+    const V s = hn::Sub(hn::Sqrt(hn::Max(w, hn::Set(d, kErfinvSplit))), hn::Set(d, 3.0));
+    return hn::IfThenElse(near, x, poly(d, s, kErfinvFar));
+}
+
+// erfinv(y) for |y| < 1: 1 - |y| is exact.
+struct ErfInv {
+    template <class D, class V>
+    V operator()(D d, V y) const {
+        const V a = hn::Abs(y);
+        return hn::CopySign(erfinv_abs(d, a, hn::Sub(hn::Set(d, 1.0), a)), y);
+    }
+    template <class D, class V>
+    auto special(D d, const V* y) const {
+        return hn::Not(hn::Lt(hn::Abs(y[0]), hn::Set(d, 1.0)));
+    }
+};
+
+// erfcinv(y) = erfinv(1 - y), and -erfcinv(2 - y) above 1 (both differences exact). Lanes of y
+// outside (0, 2) less kErfcinvLeast at both ends, NaN included, take naive's formula.
+struct ErfcInv {
+    template <class D, class V>
+    V operator()(D d, V y) const {
+        const auto upper = hn::Gt(y, hn::Set(d, 1.0));
+        const V t = hn::IfThenElse(upper, hn::Sub(hn::Set(d, 2.0), y), y);
+        const V x = erfinv_abs(d, hn::Sub(hn::Set(d, 1.0), t), t);
+        return hn::IfThenElse(upper, hn::Neg(x), x);
+    }
+    template <class D, class V>
+    auto special(D d, const V* y) const {
+        const V least = hn::Set(d, kErfcinvLeast);
+        return hn::Not(hn::And(hn::Ge(y[0], least), hn::Ge(hn::Sub(hn::Set(d, 2.0), y[0]), least)));
+    }
+};
 
 // a^b = exp(b ln |a|) (log_d, exp_d) for finite nonzero a and b with |b ln |a|| <= 700: a
 // negative a gives that with the sign of (-1)^b for an integer b, NaN for any other b, as pow.

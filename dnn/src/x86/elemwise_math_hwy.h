@@ -21,12 +21,12 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // result is one of the two floats around the exact value (its double formulas are far more
 // accurate than a float's ULP), and so is each of ours that is less than one float ULP from the
 // exact value, so the two are equal or neighbours. EXP runs in float (Highway's exp, within 1 ULP
-// of the exact value), which keeps it at memory speed. ERF, ERFC, TAN and POW run in double lanes
-// with polynomials of 2^-26.6 to 2^-29.6 error, rounded once (below 0.65 ULP of the exact value):
-// measured on every float32 input for the unary ones and 5.3 10^8 operand pairs for POW, at most
-// 1 from naive's (dnn/bench/elemwise_ulp.cpp), and in
-// X86.ElemwiseDoubleModesWithinOneUlpAtEachTarget at each Highway target. ATAN2 and the inverse
-// error functions run in double with formulas of a few double ULPs. GELU and GELU_GRAD run in
+// of the exact value), which keeps it at memory speed. ERF, ERFC, TAN, POW, ERFINV and ERFCINV run
+// in double lanes with polynomials of 2^-26.6 to 2^-31 error, rounded once (below 0.65 ULP of the
+// exact value): measured on every float32 input for the unary ones and 5.3 10^8 operand pairs for
+// POW, at most 1 from naive's (dnn/bench/elemwise_ulp.cpp), and in
+// X86.ElemwiseDoubleModesWithinOneUlpAtEachTarget at each Highway target. ATAN2 runs in double
+// with Highway's atan, a few double ULPs. GELU and GELU_GRAD run in
 // float too, 16 lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's
 // 0.57 for 2M floats): an exponential, a rational function with a division and a few products,
 // each off by a rounding or two, for 7 ULPs at most. That is a relative bound, 4.2e-7 of the

@@ -134,6 +134,16 @@ TEST_F(X86, ElemwiseMathUnaryWithinDocumentedUlps) {
         near_one.push_back(-f);
     }
     (void)max_ulps(*handle, Mode::ERFINV, {near_one});
+    // Where ERFINV's and ERFCINV's two polynomials meet (w = -log(1 - y^2) = 5), ERFCINV's least
+    // vector argument and 1 (where erfinv(1 - y) takes over from the tail), and subnormal y.
+    const float split = static_cast<float>(std::sqrt(-std::expm1(-5.0)));
+    std::vector<double> inv, cinv;
+    for (float c : {split, -split, 0.5f, -0.5f, 1e-38f, -1e-38f, 1e-44f})
+        around(inv, c, 64);
+    for (float c : {1 - split, 1 + split, 5e-8f, 2 - 5e-8f, 1.0f, 0.5f, 1.5f})
+        around(cinv, c, 64);
+    (void)max_ulps(*handle, Mode::ERFINV, {inv});
+    (void)max_ulps(*handle, Mode::ERFCINV, {cinv});
 }
 
 // EXP's vector formula rounds n = x / ln 2 to the nearest integer and scales by 2^n, so its
@@ -275,8 +285,9 @@ TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #endif
 }
 
-// ERF, ERFC, TAN and POW compute in double lanes to float accuracy (polynomials of ~2^-32
-// relative error, elemwise_math_hwy.cpp), each result within one float ULP of naive's. The
+// ERF, ERFC, TAN, POW, ERFINV and ERFCINV compute in double lanes to float accuracy (polynomials
+// of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), each result within one float ULP of
+// naive's. The
 // exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max 1); here a dense
 // deterministic sample at each Highway target: every 4093rd float32 bit pattern (a million, all
 // binades of both signs, subnormals, infinities and NaNs included), the floats next to each
@@ -338,12 +349,14 @@ TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
         (void)max_ulps(*handle, Mode::ERFC, {x});
         (void)max_ulps(*handle, Mode::TAN, {t});
         (void)max_ulps(*handle, Mode::POW, {a, b});
+        (void)max_ulps(*handle, Mode::ERFINV, {x});
+        (void)max_ulps(*handle, Mode::ERFCINV, {x});
     };
     all();
 #ifdef NEOMEG_WITH_DNNL
     for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
 #endif
-    for (Mode m : {Mode::ERF, Mode::ERFC, Mode::TAN, Mode::POW})
+    for (Mode m : {Mode::ERF, Mode::ERFC, Mode::TAN, Mode::POW, Mode::ERFINV, Mode::ERFCINV})
         EXPECT_EQ(x86::elemwise_f32_max_ulp(m), 1) << param::to_string(m);
 }
 
