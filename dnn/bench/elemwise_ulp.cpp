@@ -1,12 +1,13 @@
-// The float32 Elemwise modes computed in double lanes to float accuracy (ERF, ERFC, TAN, POW,
-// ERFINV, ERFCINV: elemwise_math_hwy.cpp) against naive's formula, exhaustively: every float32
+// The float32 Elemwise modes of elemwise_math_hwy.cpp whose results may differ from naive's by
+// rounding (ERF, ERFC, TAN, POW, ERFINV, ERFCINV in double lanes; SIGMOID and SILU in float)
+// against naive's formula, exhaustively: every float32
 // input for the unary modes, and for POW every 64th positive float as the base (and its
 // negation) with exponents spread so that b ln |a| covers float's whole range of results (normal,
 // subnormal, past it), integers and non-integers. Prints the largest distance to naive in float
 // ULPs and where it is; exits 1 where it passes elemwise_f32_max_ulp. Optional arguments: the
-// modes (erf erfc tan pow erfinv erfcinv) and "target=avx2|avx3|emu128|scalar" to pin Highway's
-// dispatch (default: the CPU's best).
-//   build/dnn/neomeg_elemwise_ulp                     # all six, a few minutes each on one core
+// modes (erf erfc tan pow erfinv erfcinv sigmoid silu) and "target=avx2|avx3|emu128|scalar" to pin
+// Highway's dispatch (default: the CPU's best).
+//   build/dnn/neomeg_elemwise_ulp                     # all eight, a few minutes each on one core
 //   build/dnn/neomeg_elemwise_ulp tan target=avx2
 #include <bit>
 #include <cmath>
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
         }
     }
     if (modes.empty())
-        modes = {"erf", "erfc", "tan", "pow", "erfinv", "erfcinv"};
+        modes = {"erf", "erfc", "tan", "pow", "erfinv", "erfcinv", "sigmoid", "silu"};
     int status = 0;
     for (const auto& m : modes) {
         const Mode mode = m == "erf"       ? Mode::ERF
@@ -134,6 +135,8 @@ int main(int argc, char** argv) {
                           : m == "tan"     ? Mode::TAN
                           : m == "erfinv"  ? Mode::ERFINV
                           : m == "erfcinv" ? Mode::ERFCINV
+                          : m == "sigmoid" ? Mode::SIGMOID
+                          : m == "silu"    ? Mode::SILU
                                            : Mode::POW;
         const Worst w = mode == Mode::POW ? pow_sweep() : unary(mode);
         const int limit = neomeg::dnn::x86::elemwise_f32_max_ulp(mode);

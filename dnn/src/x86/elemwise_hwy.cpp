@@ -108,18 +108,6 @@ struct Tanh : TanhRange {
         return hn::Tanh(d, x);
     }
 };
-struct Sigmoid : ExpRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return sigmoid(d, x);
-    }
-};
-struct Silu : ExpRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Mul(x, sigmoid(d, x));
-    }
-};
 struct Rsqrt : NoSpecial {
     template <class D, class V>
     V operator()(D d, V x) const {
@@ -508,10 +496,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<1>(mode, s, dst, n, Log1p()), true;
         case Mode::TANH:
             return run_double<1>(mode, s, dst, n, Tanh()), true;
-        case Mode::SIGMOID:
-            return run_double<1>(mode, s, dst, n, Sigmoid()), true;
-        case Mode::SILU:
-            return run_double<1>(mode, s, dst, n, Silu()), true;
         case Mode::RSQRT:
             return run_double<1>(mode, s, dst, n, Rsqrt()), true;
         case Mode::SIGMOID_GRAD:

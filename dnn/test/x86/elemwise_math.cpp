@@ -197,6 +197,29 @@ TEST_F(X86, ElemwiseGeluAtItsBordersAndTails) {
 #endif
 }
 
+// SIGMOID and SILU in float (exp of -|x|, one quotient): within elemwise_f32_max_ulp of naive's
+// double formula around zero (where the two quotients meet), at 17 (where sigmoid reaches 1 in
+// float), at the vector range's ends +-87 (past them, naive's formula), next to the subnormal
+// results below -87, over a dense sweep, and at each Highway target.
+TEST_F(X86, ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget) {
+    std::vector<double> x;
+    for (float c : {0.0f, 1e-30f, -1e-30f, 1e-40f, -1e-40f, 17.0f, -17.0f, 87.0f, -87.0f, 88.0f,
+                    -88.0f, -103.0f, -1.0988f})
+        around(x, c, 64);
+    for (double v : sweep(-90, 90, 1 << 16))
+        x.push_back(v);
+    const auto both = [&] {
+        (void)max_ulps(*handle, Mode::SIGMOID, {x});
+        (void)max_ulps(*handle, Mode::SILU, {x});
+    };
+    both();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { both(); });
+#endif
+    EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::SIGMOID), 2);
+    EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::SILU), 3);
+}
+
 // The float formulas (EXP, GELU, GELU_GRAD) run four vectors a step, then one vector, then
 // element by element; a vector holding a lane outside the formula's range (EXP below -87, GELU
 // below -13: subnormal or zero results) is redone by naive's formula, and only that vector. Such
@@ -435,8 +458,9 @@ TEST_F(X86, ElemwiseMathModesDoNotWarn) {
     x86::forget_naive_warnings();
     testing::internal::CaptureStderr();
     std::mt19937 rng(3);
-    for (Mode m : {Mode::EXP, Mode::POW, Mode::MOD, Mode::FLOOR_DIV, Mode::TAN, Mode::ERF,
-                   Mode::ERFC, Mode::ERFINV, Mode::ERFCINV, Mode::GELU, Mode::GELU_GRAD}) {
+    for (Mode m :
+         {Mode::EXP, Mode::POW, Mode::MOD, Mode::FLOOR_DIV, Mode::TAN, Mode::ERF, Mode::ERFC,
+          Mode::ERFINV, Mode::ERFCINV, Mode::GELU, Mode::GELU_GRAD, Mode::SIGMOID, Mode::SILU}) {
         std::vector<HostTensor> in;
         for (size_t i = 0; i < arity(m); ++i)
             in.push_back(HostTensor::from({64}, random_values(64, 0.1, 0.9, rng)));
