@@ -22,6 +22,7 @@
 // clang-format on
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numbers>
 
@@ -548,12 +549,66 @@ struct SiluF : SigmoidRange {
     }
 };
 
+// POW with one exponent for every element (a Python scalar: `x ** 2`, `x ** 0.5`), without
+// exp and log: 0.03x PyTorch's speed for `x ** 2` on 2M floats before. a^2 is a float product,
+// naive's bits (a^2 is exact in double); other integers |b| <= kPowIntReach are repeated squaring
+// in double and, below zero, one reciprocal: at most 2 log2|b| + 1 roundings of 2^-53, so within
+// POW's one ULP, and pow's zeros, infinities and NaN come out as C99 gives them (an odd power
+// keeps -0's and -inf's sign; an overflow is inf and its reciprocal 0 either way). a^0.5 is the
+// float square root (correctly rounded, as naive's double pow rounded once is within a ULP of),
+// with pow's +0 for -0 and +inf for -inf. Other exponents take the exp/log formula (Pow).
+constexpr int kPowIntReach = 64;
+struct PowSquare : NoSpecial {
+    template <class D, class V>
+    V operator()(D, V a, V) const {
+        return hn::Mul(a, a);
+    }
+};
+struct PowHalf : NoSpecial {
+    template <class D, class V>
+    V operator()(D d, V a, V) const {
+        const V r = hn::Add(hn::Sqrt(a), hn::Zero(d));  // sqrt(-0) = -0; + 0 makes it +0
+        return hn::IfThenElse(hn::Eq(a, hn::Neg(hn::Inf(d))), hn::Inf(d), r);
+    }
+};
+struct PowInt : NoSpecial {
+    int b;
+    template <class D, class V>
+    V operator()(D d, V a, V) const {
+        V r = hn::Set(d, 1.0), p = a;
+        for (int k = b < 0 ? -b : b; k; k >>= 1) {
+            if (k & 1)
+                r = hn::Mul(r, p);
+            if (k > 1)
+                p = hn::Mul(p, p);
+        }
+        return b < 0 ? hn::Div(hn::Set(d, 1.0), r) : r;
+    }
+};
+
+// POW of a broadcast exponent b that one of the forms above covers; false for other b.
+bool pow_by_constant(const ElemwiseSrc* s, float* dst, size_t n) {
+    const float b = *static_cast<const float*>(s[1].p);
+    if (b == 2.0f)
+        return run_float_special<2>(Mode::POW, s, dst, n, PowSquare()), true;
+    if (b == 0.5f)
+        return run_float_special<2>(Mode::POW, s, dst, n, PowHalf()), true;
+    if (b == std::trunc(b) && std::abs(b) <= kPowIntReach) {
+        PowInt f;
+        f.b = static_cast<int>(b);
+        return run_double<2>(Mode::POW, s, dst, n, f), true;
+    }
+    return false;
+}
+
 // Returns false for a mode this file does not compute.
 bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
     switch (mode) {
         case Mode::EXP:
             return run_float_special<1>(mode, s, dst, n, ExpF()), true;
         case Mode::POW:
+            if (n > 0 && s[1].broadcast && pow_by_constant(s, dst, n))
+                return true;
             return run_double<2>(mode, s, dst, n, Pow()), true;
         case Mode::MOD:
             return run_double<2>(mode, s, dst, n, Mod()), true;

@@ -411,6 +411,51 @@ TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
                    {random_values(kN, -1e4, 1e4, rng), random_values(kN, -50, 50, rng)});
 }
 
+// POW with one exponent for all elements takes a product (b = 2, naive's bits), a square root
+// (b = 1/2) or repeated squaring (integers up to 64) instead of exp and log: within POW's one ULP,
+// with C99's zeros, infinities and NaN (-0 and -inf to odd and even, positive and negative
+// powers), at each Highway target; b = 65 and 2.5 still take the general formula.
+TEST_F(X86, ElemwisePowByAConstantExponent) {
+    std::mt19937 rng(5);
+    std::vector<double> a = random_values(4099, -30, 30, rng);
+    for (double v : random_values(1024, -1e-3, 1e-3, rng))
+        a.push_back(v);
+    const double inf = std::numeric_limits<double>::infinity();
+    for (double v : {0.0, -0.0, inf, -inf, std::nan(""), 1.0, -1.0, 3e38, -3e38, 1e-45, -1e-45,
+                     1e-38, 2.0, 0.5, 1e19, 1e-19})
+        a.push_back(v);
+    const auto all = [&] {
+        for (double b :
+             {2.0, 0.5, 0.0, 1.0, -1.0, 3.0, -2.0, 4.0, 7.0, -3.0, 64.0, -64.0, 65.0, 2.5, -0.5}) {
+            const int64_t worst = max_ulps(*handle, Mode::POW, {a, {b}});
+            if (b == 2.0) {
+                EXPECT_EQ(worst, 0);
+            }
+        }
+    };
+    all();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+    // The measure above counts -0 against +0 as one ULP: pow(-0, 1/2) is +0 (sqrt's is -0),
+    // pow(-inf, 1/2) +inf, pow(-0, 3) -0, pow(-0, -3) -inf.
+    const auto pow_of = [&](std::vector<double> x, double b) {
+        std::vector<HostTensor> in{HostTensor::from({x.size()}, x), HostTensor::from({1}, {b})};
+        auto op = handle->create_operator<Elemwise>();
+        op->param() = mode_param(Mode::POW);
+        return run_op(*op, in)[0].values();
+    };
+    std::vector<double> zeros(20, -0.0), minus_inf(20, -inf);  // past one vector's tail
+    for (double r : pow_of(zeros, 0.5))
+        EXPECT_TRUE(r == 0 && !std::signbit(r));
+    for (double r : pow_of(minus_inf, 0.5))
+        EXPECT_EQ(r, inf);
+    for (double r : pow_of(zeros, 3))
+        EXPECT_TRUE(r == 0 && std::signbit(r));
+    for (double r : pow_of(zeros, -3))
+        EXPECT_EQ(r, -inf);
+}
+
 TEST_F(X86, ElemwiseMathModIsExact) {
     const double inf = std::numeric_limits<double>::infinity();
     // Signed zeros, exact multiples (zero remainders keep a's sign, then Python's rule), negative
