@@ -125,14 +125,31 @@ HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
     return acc;
 }
 
-// Reducing across rows (inner > 1): a block of columns accumulates over the axis at a time.
+// Reducing across rows (inner > 1): kColumnVectors vectors of columns accumulate in registers
+// while the rows go by, each row's stretch read contiguously. (One vector of columns walked down
+// the whole axis before the next was a chain of dependent additions whose loads jumped a row each:
+// 1024x2048 along axis 0 took 0.78 ms on one Zen 4 thread, four times the same sum along rows.)
+constexpr size_t kColumnVectors = 8;
 template <class R>
 HWY_INLINE void reduce_columns(const R& r, const float* src, size_t axis, size_t stride,
                                size_t inner, double* acc) {
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> df;
     const size_t lanes = hn::Lanes(dd);
+    const size_t block = kColumnVectors * lanes;
     size_t i = 0;
+    for (; i + block <= inner; i += block) {
+        hn::Vec<decltype(dd)> a[kColumnVectors];
+        for (size_t v = 0; v < kColumnVectors; ++v)
+            a[v] = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, src + i + v * lanes)));
+        for (size_t k = 1; k < axis; ++k) {
+            const float* row = src + k * stride + i;
+            for (size_t v = 0; v < kColumnVectors; ++v)
+                a[v] = r.step(dd, a[v], hn::PromoteTo(dd, hn::LoadU(df, row + v * lanes)));
+        }
+        for (size_t v = 0; v < kColumnVectors; ++v)
+            hn::StoreU(a[v], dd, acc + i + v * lanes);
+    }
     for (; i + lanes <= inner; i += lanes) {
         auto a = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, src + i)));
         for (size_t k = 1; k < axis; ++k)
