@@ -211,12 +211,40 @@ def reduce(x, mode, axis=None, keepdims=False):
         axes = [_normalize_axis(axis, ndim)]
     if ndim == 0:
         return x
-    out = x
-    for a in axes:
+    out, merged = _merge_reduced_axes(x, axes)
+    # Innermost first: a reduction along rows is the cheapest, and it shrinks what the next reads.
+    for a in reversed(merged):
         out = apply(cached_op(builtin.Reduce, mode=mode.upper(), axis=a), out)[0]
-    if not keepdims and axes:
+    if merged != axes:
+        kept = [1 if d in axes else n for d, n in enumerate(x.shape)]
+        out = reshape(
+            out, kept if keepdims else [n for d, n in enumerate(x.shape) if d not in axes]
+        )
+    elif not keepdims and axes:
         out = apply(cached_op(builtin.RemoveAxis, axis=tuple(axes)), out)[0]
     return out
+
+
+def _merge_reduced_axes(x, axes):
+    """``x`` reshaped so that each run of adjacent reduced axes is one axis (a view of a
+    contiguous tensor: F.sum(x) reduces one axis of x.size elements, F.mean(x, (2, 3)) one of
+    H*W), and the reduced axes of that shape; ``x`` and ``axes`` where no run has two axes, and
+    while tracing, whose recorded reshape would fix the traced input's shape in the graph (a
+    dumped model follows only the shapes the function itself read)."""
+    if len(axes) < 2 or _rt._is_tracing():
+        return x, axes
+    shape = x.shape
+    merged_shape, merged_axes = [], []
+    for d, n in enumerate(shape):
+        if d in axes and d - 1 in axes:
+            merged_shape[-1] *= n
+            continue
+        if d in axes:
+            merged_axes.append(len(merged_shape))
+        merged_shape.append(n)
+    if len(merged_axes) == len(axes):
+        return x, axes
+    return reshape(x, merged_shape), merged_axes
 
 
 def reshape(x, shape):
