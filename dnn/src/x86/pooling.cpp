@@ -330,6 +330,8 @@ private:
             return nullptr;
         if (auto tiled = tiled_max_backward(m_param, in, out))
             return tiled;
+        if (auto ours = max_pool_backward_plan(m_param, in[0], in[2], out[0]))
+            return ours;
         const dnnl::engine& engine = x86_handle().engine();
         std::unique_ptr<Plan> fallback;
         for (const Attempt& a : attempts(in[0].ndim)) {
