@@ -11,6 +11,7 @@
 // clang-format on
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -65,44 +66,20 @@ HWY_INLINE Span SpanOf(const PoolDims& g, size_t axis, size_t o) {
             static_cast<size_t>(std::clamp<ptrdiff_t>(in - start, 0, k)), start};
 }
 
-// An input index's place in the windows along one axis: the output whose window holds it and the
-// tap it is there.
-struct Cover {
-    uint32_t o, k;
-};
-
-// For each input index along `axis`, the windows holding it in ascending order: list[start[i]]
-// to list[start[i + 1]].
-void CoversOf(const PoolDims& g, size_t axis, std::vector<uint32_t>& start,
-              std::vector<Cover>& list) {
-    const auto s = static_cast<ptrdiff_t>(g.s[axis]), k = static_cast<ptrdiff_t>(g.k[axis]),
-               p = static_cast<ptrdiff_t>(g.p[axis]), out = static_cast<ptrdiff_t>(g.out[axis]);
-    start.resize(g.in[axis] + 1);
-    list.clear();
-    for (size_t i = 0; i < g.in[axis]; ++i) {
-        start[i] = static_cast<uint32_t>(list.size());
-        // o * s - p <= i < o * s - p + k
-        const ptrdiff_t at = static_cast<ptrdiff_t>(i) + p;
-        const ptrdiff_t lo = std::max<ptrdiff_t>(0, at - k + s > 0 ? (at - k + s) / s : 0);
-        const ptrdiff_t hi = std::min<ptrdiff_t>(out - 1, at / s);
-        for (ptrdiff_t o = lo; o <= hi; ++o)
-            if (at - o * s < k)
-                list.push_back({static_cast<uint32_t>(o), static_cast<uint32_t>(at - o * s)});
-    }
-    start[g.in[axis]] = static_cast<uint32_t>(list.size());
-}
-
-// One window's winner over lanes [0, n) of p + off[t] (t < nt, naive's order), as the index
-// id[t] of the tap that wins. EXACT: naive's rule (a NaN wins, the first of them); otherwise the
-// first maximum by `>`, the lanes that saw a NaN added to `nan` (the row is then redone).
-template <bool EXACT, bool FULL>
-HWY_INLINE void Winner(DF d, const float* p, const ptrdiff_t* off, const int32_t* id, size_t nt,
-                       size_t n, int32_t* w, MF& nan) {
+// One window's winner over lanes [0, n) of p + off[t] (t < nt, naive's order), as the tap's
+// number t. EXACT: naive's rule (a NaN wins, the first of them); otherwise the first maximum by
+// `>`, the lanes that saw a NaN added to `nan` (the row is then redone).
+template <size_t NT, bool EXACT, bool FULL>
+HWY_INLINE void Winner(DF d, const float* p, const ptrdiff_t* off, size_t nt_runtime, size_t n,
+                       int32_t* w, MF& nan) {
     const DI di;
+    const size_t nt = NT ? NT : nt_runtime;
     constexpr float kLowest = -std::numeric_limits<float>::infinity();
-    auto load = [&](const float* q) { return FULL ? hn::LoadU(d, q) : LoadFirst(d, q, n, kLowest); };
+    auto load = [&](const float* q) {
+        return FULL ? hn::LoadU(d, q) : LoadFirst(d, q, n, kLowest);
+    };
     VF best = load(p + off[0]);
-    VI idx = hn::Set(di, id[0]);
+    VI idx = hn::Zero(di);
     if (!EXACT)
         nan = hn::Or(nan, hn::IsNaN(best));
     for (size_t t = 1; t < nt; ++t) {
@@ -115,51 +92,52 @@ HWY_INLINE void Winner(DF d, const float* p, const ptrdiff_t* off, const int32_t
             nan = hn::Or(nan, hn::IsNaN(v));
         }
         best = hn::IfThenElse(take, v, best);
-        idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, id[t]), idx);
+        idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, static_cast<int32_t>(t)), idx);
     }
     hn::Store(idx, di, w);
 }
 
-// The winners of output row oy (every position, lanes padded to lp) into w; false where the fast
-// pass saw a NaN and EXACT must run.
-template <bool EXACT>
-bool WinnersRow(DF d, const float* src, const ptrdiff_t* ss, size_t lanes, size_t lp,
-                const PoolDims& g, size_t oy, int32_t* w) {
-    const size_t N = hn::Lanes(d), kw = g.k[2];
-    const Span sy = SpanOf(g, 1, oy);
-    ptrdiff_t off[256];
-    int32_t id[256];
-    size_t nt = 0, fx = ~size_t(0), ex = 0;
-    MF nan = hn::FirstN(d, 0);
-    const float* row = src + sy.start * ss[1];
-    for (size_t ox = 0; ox < g.out[2]; ++ox) {
-        const Span sx = SpanOf(g, 2, ox);
-        if (sx.first != fx || sx.end != ex) {
-            fx = sx.first;
-            ex = sx.end;
-            nt = 0;
-            for (size_t ky = sy.first; ky < sy.end; ++ky)
-                for (size_t kx = sx.first; kx < sx.end; ++kx) {
-                    off[nt] = static_cast<ptrdiff_t>(ky) * ss[1] + static_cast<ptrdiff_t>(kx) * ss[2];
-                    id[nt++] = static_cast<int32_t>(ky * kw + kx);
-                }
-        }
-        const float* p = row + sx.start * ss[2];
-        int32_t* wo = w + ox * lp;
-        size_t l = 0;
-        for (; l + N <= lanes; l += N)
-            Winner<EXACT, true>(d, p + l, off, id, nt, N, wo + l, nan);
-        if (l < lanes)
-            Winner<EXACT, false>(d, p + l, off, id, nt, lanes - l, wo + l, nan);
+// dy's lanes added to the taps' accumulators (acc + aoff[t]) where tap t won (w), in order.
+template <size_t NT>
+HWY_INLINE void Scatter(DF d, VF dy, const int32_t* w, float* acc, const ptrdiff_t* aoff,
+                        size_t nt_runtime) {
+    const DI di;
+    const size_t nt = NT ? NT : nt_runtime;
+    const VI idx = hn::Load(di, w);
+    for (size_t t = 0; t < nt; ++t) {
+        const MF m = hn::RebindMask(d, hn::Eq(idx, hn::Set(di, static_cast<int32_t>(t))));
+        float* a = acc + aoff[t];
+        hn::Store(hn::Add(hn::Load(d, a), hn::IfThenElseZero(m, dy)), d, a);
     }
-    return EXACT || hn::AllFalse(d, nan);
+}
+
+// A window's taps: their offsets in src and in the accumulator rows, relative to its first one.
+struct Taps {
+    size_t nt = 0;
+    ptrdiff_t off[kMaxPoolLanesBackwardTaps], aoff[kMaxPoolLanesBackwardTaps];
+};
+
+// The taps of output (oy, ox)'s window, sy and sx its spans; `row` the accumulator rows' stride
+// and `ring` their count (input row y at (y % ring) * row).
+void TapsOf(const ptrdiff_t* ss, const Span& sy, const Span& sx, size_t lp,
+            size_t row, size_t ring, Taps& t) {
+    t.nt = 0;
+    const size_t y0 = static_cast<size_t>(sy.start + static_cast<ptrdiff_t>(sy.first));
+    for (size_t ky = sy.first; ky < sy.end; ++ky)
+        for (size_t kx = sx.first; kx < sx.end; ++kx) {
+            t.off[t.nt] = static_cast<ptrdiff_t>(ky - sy.first) * ss[1] +
+                          static_cast<ptrdiff_t>(kx - sx.first) * ss[2];
+            t.aoff[t.nt++] = static_cast<ptrdiff_t>(((y0 + ky - sy.first) % ring) * row +
+                                                    (kx - sx.first) * lp);
+        }
 }
 
 // Each thread's buffers, kept between calls.
 struct Scratch {
     std::vector<int32_t> win;
-    std::vector<uint32_t> ystart, xstart;
-    std::vector<Cover> ylist, xlist;
+    std::vector<float> acc, hv;
+    std::vector<int32_t> hk;
+    std::vector<char> ok;
 };
 
 Scratch& ThreadScratch() {
@@ -167,81 +145,274 @@ Scratch& ThreadScratch() {
     return s;
 }
 
-// grad's value at lanes [l, l + N) of position x of an input row: diff of each window holding it
-// (rows r < nr: diff rows dr[r], winner rows wr[r], tap row ky[r]; columns from cx) whose winner
-// is this tap, in naive's order, from +0.
-template <bool FULL>
-HWY_INLINE VF Gathered(DF d, const float* const* dr, const int32_t* const* wr, const int32_t* kyw,
-                       size_t nr, const Cover* cx, size_t nc, ptrdiff_t ys2, size_t lp, size_t l,
-                       size_t n) {
-    const DI di;
-    VF acc = hn::Zero(d);
-    for (size_t r = 0; r < nr; ++r)
-        for (size_t c = 0; c < nc; ++c) {
-            const VI w = hn::Load(di, wr[r] + cx[c].o * lp + l);
-            const MF m = hn::RebindMask(d, hn::Eq(w, hn::Set(di, kyw[r] + int32_t(cx[c].k))));
-            const float* q = dr[r] + static_cast<ptrdiff_t>(cx[c].o) * ys2 + l;
-            const VF v = FULL ? hn::LoadU(d, q) : LoadFirst(d, q, n, 0.f);
-            acc = hn::Add(acc, hn::IfThenElseZero(m, v));
+template <class T>
+T* AlignedIn(std::vector<T>& v, size_t n, size_t align) {
+    v.resize(n + align / sizeof(T));
+    auto* p = v.data();
+    while (reinterpret_cast<uintptr_t>(p) % align != 0)
+        ++p;
+    return p;
+}
+
+// The winners of output row oy into w (position ox's lanes at ox * lp), then its gradients
+// added to the accumulator rows. A row whose taps held a NaN has its winners found again by
+// naive's rule.
+// Columns [x0, x1) of an input row's gradient from its accumulator row `a`, left zero for the row
+// that takes the slot next (nullptr: no window holds the row, +0).
+HWY_INLINE void WriteRow(DF d, float* a, float* out, ptrdiff_t gs2, size_t x0, size_t x1,
+                         size_t lanes, size_t lp) {
+    const size_t N = hn::Lanes(d);
+    const VF zero = hn::Zero(d);
+    for (size_t x = x0; x < x1; ++x) {
+        float* o = out + static_cast<ptrdiff_t>(x) * gs2;
+        size_t l = 0;
+        for (; l + N <= lanes; l += N) {
+            hn::StoreU(a ? hn::Load(d, a + x * lp + l) : zero, d, o + l);
+            if (a)
+                hn::Store(zero, d, a + x * lp + l);
         }
-    return acc;
+        if (l < lanes) {
+            StoreFirst(a ? hn::Load(d, a + x * lp + l) : zero, d, o + l, lanes - l);
+            if (a)
+                hn::Store(zero, d, a + x * lp + l);
+        }
+    }
+}
+
+// The input rows [first, end) an output row finishes, in grad's plane (gs1, gs2 its strides);
+// those from acc_end on lie past the window (no window holds them: +0).
+struct Out {
+    float* grad;
+    ptrdiff_t gs1, gs2;
+    size_t first, end, acc_end;
+};
+
+// Input row `row`'s maximum over each output column's window (the first by `>`) into hv and its
+// column among the window's valid ones into hk (position ox's lanes at ox * lp); false where a
+// NaN was read. Rows are read whole, one after another: one stream through memory, which the
+// hardware's prefetch follows (a window's rows read together are streams a row long).
+static const ptrdiff_t kPFD = getenv("MPB_PFD") ? atoi(getenv("MPB_PFD")) : 0;
+template <size_t KW>
+bool RowMaxima(DF d, const float* row, ptrdiff_t ss2, size_t lanes, size_t lp, const PoolDims& g,
+               float* hv, int32_t* hk) {
+    const DI di;
+    const size_t N = hn::Lanes(d);
+    constexpr float kLowest = -std::numeric_limits<float>::infinity();
+    MF nan = hn::FirstN(d, 0);
+    for (size_t ox = 0; ox < g.out[2]; ++ox) {
+        const Span sx = SpanOf(g, 2, ox);
+        const size_t nx = KW && sx.end - sx.first == KW ? KW : sx.end - sx.first;
+        const float* p = row + (sx.start + static_cast<ptrdiff_t>(sx.first)) * ss2;
+        if (kPFD)
+            for (size_t c = 0; c < g.s[2]; ++c)
+                for (size_t l = 0; l < lanes; l += 16)
+                    __builtin_prefetch(p + kPFD + static_cast<ptrdiff_t>(c) * ss2 +
+                                       static_cast<ptrdiff_t>(l));
+        for (size_t l = 0; l < lanes; l += N) {
+            const size_t n = std::min(N, lanes - l);
+            auto load = [&](size_t c) {
+                const float* q = p + static_cast<ptrdiff_t>(c) * ss2 + l;
+                return n == N ? hn::LoadU(d, q) : LoadFirst(d, q, n, kLowest);
+            };
+            VF best = load(0);
+            VI k = hn::Zero(di);
+            nan = hn::Or(nan, hn::IsNaN(best));
+            for (size_t c = 1; c < nx; ++c) {
+                const VF v = load(c);
+                const MF take = hn::Gt(v, best);
+                nan = hn::Or(nan, hn::IsNaN(v));
+                best = hn::IfThenElse(take, v, best);
+                k = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, static_cast<int32_t>(c)),
+                                   k);
+            }
+            hn::Store(best, d, hv + ox * lp + l);
+            hn::Store(k, di, hk + ox * lp + l);
+        }
+    }
+    return hn::AllFalse(d, nan);
+}
+
+// Row maxima of the input rows a window spans, each computed once (rows of 3x3/2 windows serve
+// two output rows, of 3x3/1 three): input row y's in slot y % ring.
+struct RowCache {
+    float* hv;
+    int32_t* hk;
+    bool* ok;       // the slot's row held no NaN
+    size_t next;    // the next input row to compute
+    size_t stride;  // a slot's size
+};
+
+// The winners of output row oy into w (position ox's lanes at ox * lp) from the row maxima, or
+// where its rows held a NaN one window at a time by naive's rule; then its gradients added to
+// the accumulator rows.
+template <size_t NT>
+void OutputRow(DF d, const float* src, const ptrdiff_t* ss, const float* dyrow, ptrdiff_t ys2,
+               size_t lanes, size_t lp, const PoolDims& g, size_t oy, size_t row, size_t ring,
+               int32_t* w, float* acc, RowCache& rc, const Out& out) {
+    const DI di;
+    const size_t N = hn::Lanes(d);
+    const Span sy = SpanOf(g, 1, oy);
+    const float* srow = src + (sy.start + static_cast<ptrdiff_t>(sy.first)) * ss[1];
+    const auto y0 = static_cast<size_t>(sy.start + static_cast<ptrdiff_t>(sy.first));
+    const size_t nr = sy.end - sy.first;
+    Taps taps;
+    size_t fx = ~size_t(0), ex = 0;
+    auto taps_of = [&](const Span& sx) {
+        if (sx.first != fx || sx.end != ex) {
+            fx = sx.first;
+            ex = sx.end;
+            TapsOf(ss, sy, sx, lp, row, ring, taps);
+        }
+    };
+    constexpr size_t KW = NT == 4 ? 2 : NT == 9 ? 3 : 0;
+    bool ok = true;
+    for (rc.next = std::max(rc.next, y0); rc.next < y0 + nr; ++rc.next) {
+        const size_t slot = rc.next % ring;
+        rc.ok[slot] = RowMaxima<KW>(d, src + static_cast<ptrdiff_t>(rc.next) * ss[1], ss[2], lanes,
+                                    lp, g, rc.hv + slot * rc.stride, rc.hk + slot * rc.stride);
+    }
+    const float* hv[kMaxPoolLanesBackwardTaps];
+    const int32_t* hk[kMaxPoolLanesBackwardTaps];
+    for (size_t r = 0; r < nr; ++r) {
+        const size_t slot = (y0 + r) % ring;
+        ok = ok && rc.ok[slot];
+        hv[r] = rc.hv + slot * rc.stride;
+        hk[r] = rc.hk + slot * rc.stride;
+    }
+    if (ok) {
+        // The rows' maxima in order, the first by `>`: naive's row-major first maximum; the tap
+        // numbered as TapsOf numbers it (row by row over the valid columns).
+        for (size_t ox = 0; ox < g.out[2]; ++ox) {
+            const Span sx = SpanOf(g, 2, ox);
+            const auto nx = static_cast<int32_t>(sx.end - sx.first);
+            for (size_t l = 0; l < lanes; l += N) {
+                const size_t at = ox * lp + l;
+                VF best = hn::Load(d, hv[0] + at);
+                VI idx = hn::Load(di, hk[0] + at);
+                for (size_t r = 1; r < nr; ++r) {
+                    const VF v = hn::Load(d, hv[r] + at);
+                    const MF take = hn::Gt(v, best);
+                    best = hn::IfThenElse(take, v, best);
+                    idx = hn::IfThenElse(
+                            hn::RebindMask(di, take),
+                            hn::Add(hn::Load(di, hk[r] + at), hn::Set(di, static_cast<int32_t>(r) * nx)),
+                            idx);
+                }
+                hn::Store(idx, di, w + at);
+            }
+        }
+    } else {
+        MF nan = hn::FirstN(d, 0);
+        for (size_t ox = 0; ox < g.out[2]; ++ox) {
+            const Span sx = SpanOf(g, 2, ox);
+            taps_of(sx);
+            const float* p = srow + (sx.start + static_cast<ptrdiff_t>(sx.first)) * ss[2];
+            int32_t* wo = w + ox * lp;
+            size_t l = 0;
+            for (; l + N <= lanes; l += N)
+                Winner<0, true, true>(d, p + l, taps.off, taps.nt, N, wo + l, nan);
+            if (l < lanes)
+                Winner<0, true, false>(d, p + l, taps.off, taps.nt, lanes - l, wo + l, nan);
+        }
+    }
+    // The rows this one finishes: their accumulators (nullptr past the window: +0) and grad.
+    // (At most a window's rows plus a stride's: the plan keeps both within kMax...Taps.)
+    float* done_acc[2 * kMaxPoolLanesBackwardTaps];
+    float* done_grad[2 * kMaxPoolLanesBackwardTaps];
+    const size_t nd = out.end - out.first;
+    for (size_t i = 0; i < nd; ++i) {
+        const size_t y = out.first + i;
+        done_acc[i] = y < out.acc_end ? acc + (y % ring) * row : nullptr;
+        done_grad[i] = out.grad + static_cast<ptrdiff_t>(y) * out.gs1;
+    }
+    fx = ~size_t(0);
+    size_t xw = 0;  // the columns of out's rows before xw are in grad
+    for (size_t ox = 0; ox < g.out[2]; ++ox) {
+        const Span sx = SpanOf(g, 2, ox);
+        taps_of(sx);
+        const size_t nt = taps.nt;
+        const bool whole = NT && nt == NT;
+        float* a = acc + (sx.start + static_cast<ptrdiff_t>(sx.first)) * static_cast<ptrdiff_t>(lp);
+        const float* q = dyrow + static_cast<ptrdiff_t>(ox) * ys2;
+        const int32_t* wo = w + ox * lp;
+        size_t l = 0;
+        for (; l + N <= lanes; l += N) {
+            const VF dy = hn::LoadU(d, q + l);
+            if (whole)
+                Scatter<NT>(d, dy, wo + l, a + l, taps.aoff, nt);
+            else
+                Scatter<0>(d, dy, wo + l, a + l, taps.aoff, nt);
+        }
+        if (l < lanes)
+            Scatter<0>(d, LoadFirst(d, q + l, lanes - l, 0.f), wo + l, a + l, taps.aoff, nt);
+        // The finished rows' columns that no later window of this row reaches, written while
+        // the row runs (a burst of stores at its end would wait on their misses).
+        const ptrdiff_t next = static_cast<ptrdiff_t>((ox + 1) * g.s[2]) -
+                               static_cast<ptrdiff_t>(g.p[2]);
+        const size_t xc = ox + 1 == g.out[2] ? g.in[2]
+                                             : static_cast<size_t>(std::clamp<ptrdiff_t>(
+                                                       next, 0, static_cast<ptrdiff_t>(g.in[2])));
+        for (size_t i = 0; i < nd; ++i)
+            WriteRow(d, done_acc[i], done_grad[i], out.gs2, xw, xc, lanes, lp);
+        xw = xc;
+    }
+}
+
+
+template <size_t NT>
+void LanesBackward(DF d, const float* src, const ptrdiff_t* ss, const float* diff,
+                   const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
+                   const PoolDims& g) {
+    const size_t N = hn::Lanes(d);
+    const size_t lp = (lanes + N - 1) / N * N;
+    // Accumulator rows of the input rows the current output row's window spans.
+    const size_t ring = g.k[1] + 1, row = g.in[2] * lp;
+    Scratch& sc = ThreadScratch();
+    int32_t* win = AlignedIn(sc.win, g.out[2] * lp, HWY_MAX_BYTES);
+    float* acc = AlignedIn(sc.acc, ring * row, HWY_MAX_BYTES);
+    RowCache rc{AlignedIn(sc.hv, ring * g.out[2] * lp, HWY_MAX_BYTES),
+                AlignedIn(sc.hk, ring * g.out[2] * lp, HWY_MAX_BYTES), nullptr, 0,
+                g.out[2] * lp};
+    sc.ok.resize(ring);
+    rc.ok = reinterpret_cast<bool*>(sc.ok.data());
+    for (size_t z = 0; z < g.in[0]; ++z) {
+        const float* s = src + static_cast<ptrdiff_t>(z) * ss[0];
+        const float* dy = diff + static_cast<ptrdiff_t>(z) * ys[0];
+        float* gr = grad + static_cast<ptrdiff_t>(z) * gs[0];
+        // Each output row's window adds to accumulator rows (zero until then, zeroed again as
+        // they are written), and writes the rows it finishes.
+        std::fill_n(acc, ring * row, 0.f);
+        rc.next = 0;
+        size_t written = 0;
+        for (size_t oy = 0; oy < g.out[1]; ++oy) {
+            const Span sy = SpanOf(g, 1, oy);
+            // The rows before the next window's are done after this one.
+            const ptrdiff_t next = static_cast<ptrdiff_t>((oy + 1) * g.s[1]) -
+                                   static_cast<ptrdiff_t>(g.p[1]);
+            const size_t done = oy + 1 == g.out[1]
+                                        ? g.in[1]
+                                        : static_cast<size_t>(std::clamp<ptrdiff_t>(
+                                                  next, 0, static_cast<ptrdiff_t>(g.in[1])));
+            const Out o{gr, gs[1], gs[2], written, done,
+                        static_cast<size_t>(sy.start + static_cast<ptrdiff_t>(sy.end))};
+            OutputRow<NT>(d, s, ss, dy + static_cast<ptrdiff_t>(oy) * ys[1], ys[2], lanes, lp, g,
+                          oy, row, ring, win, acc, rc, o);
+            written = std::max(written, done);
+        }
+    }
 }
 
 void MaxPoolLanesBackward(const float* src, const ptrdiff_t* ss, const float* diff,
                           const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                           const PoolDims& g) {
     const DF d;
-    const size_t N = hn::Lanes(d);
-    const size_t lp = (lanes + N - 1) / N * N;
-    const size_t ow = g.out[2];
-    // A ring of output rows' winners: an input row needs at most ceil(k / s) of them.
-    const size_t ring = (g.k[1] + g.s[1] - 1) / g.s[1] + 1;
-    Scratch& sc = ThreadScratch();
-    sc.win.resize(ring * ow * lp + N);
-    // Aligned rows of winners (Load, Store).
-    int32_t* win = sc.win.data();
-    while (reinterpret_cast<uintptr_t>(win) % (N * sizeof(int32_t)) != 0)
-        ++win;
-    CoversOf(g, 1, sc.ystart, sc.ylist);
-    CoversOf(g, 2, sc.xstart, sc.xlist);
-    constexpr size_t kMaxRows = 64;
-    const float* dr[kMaxRows];
-    const int32_t* wr[kMaxRows];
-    int32_t kyw[kMaxRows];
-    for (size_t z = 0; z < g.in[0]; ++z) {
-        const float* s = src + static_cast<ptrdiff_t>(z) * ss[0];
-        const float* dy = diff + static_cast<ptrdiff_t>(z) * ys[0];
-        float* gr = grad + static_cast<ptrdiff_t>(z) * gs[0];
-        size_t next = 0;  // the next output row whose winners are due
-        for (size_t y = 0; y < g.in[1]; ++y) {
-            const Cover* cy = sc.ylist.data() + sc.ystart[y];
-            const size_t nr = sc.ystart[y + 1] - sc.ystart[y];
-            for (; nr > 0 && next <= cy[nr - 1].o; ++next) {
-                int32_t* w = win + (next % ring) * ow * lp;
-                if (!WinnersRow<false>(d, s, ss, lanes, lp, g, next, w))
-                    WinnersRow<true>(d, s, ss, lanes, lp, g, next, w);
-            }
-            for (size_t r = 0; r < nr; ++r) {
-                dr[r] = dy + static_cast<ptrdiff_t>(cy[r].o) * ys[1];
-                wr[r] = win + (cy[r].o % ring) * ow * lp;
-                kyw[r] = static_cast<int32_t>(cy[r].k * g.k[2]);
-            }
-            float* grow = gr + static_cast<ptrdiff_t>(y) * gs[1];
-            for (size_t x = 0; x < g.in[2]; ++x) {
-                const Cover* cx = sc.xlist.data() + sc.xstart[x];
-                const size_t nc = sc.xstart[x + 1] - sc.xstart[x];
-                float* o = grow + static_cast<ptrdiff_t>(x) * gs[2];
-                size_t l = 0;
-                for (; l + N <= lanes; l += N)
-                    hn::StoreU(Gathered<true>(d, dr, wr, kyw, nr, cx, nc, ys[2], lp, l, N), d,
-                               o + l);
-                if (l < lanes)
-                    StoreFirst(Gathered<false>(d, dr, wr, kyw, nr, cx, nc, ys[2], lp, l,
-                                               lanes - l),
-                               d, o + l, lanes - l);
-            }
-        }
-    }
+    // Whole windows of 2x2 and 3x3 with their taps unrolled.
+    const size_t taps = g.k[1] * g.k[2];
+    if (taps == 4)
+        return LanesBackward<4>(d, src, ss, diff, ys, grad, gs, lanes, g);
+    if (taps == 9)
+        return LanesBackward<9>(d, src, ss, diff, ys, grad, gs, lanes, g);
+    LanesBackward<0>(d, src, ss, diff, ys, grad, gs, lanes, g);
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE

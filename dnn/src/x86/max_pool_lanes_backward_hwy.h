@@ -16,6 +16,9 @@
 
 namespace neomeg::dnn::x86 {
 
+// The most taps (window height x width) the loop takes.
+inline constexpr size_t kMaxPoolLanesBackwardTaps = 64;
+
 // One image: src(z, y, x, l) at src[z * ss[0] + y * ss[1] + x * ss[2] + l], diff (g.out's shape)
 // with ys and grad (src's shape) with gs likewise. The window has no depth (g.k[0] == g.s[0] ==
 // 1, g.p[0] == 0): depth slices are apart. An element's gradients add in float32 in naive's order

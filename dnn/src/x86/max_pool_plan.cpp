@@ -372,8 +372,8 @@ std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const Tens
     const size_t spatial = src.ndim - 2;
     auto g = dims_of_window(p, src, diff, 2, spatial);
     // Windows with depth, and those of more taps than the loop's lists hold, go to oneDNN.
-    if (!g || g->k[0] != 1 || g->s[0] != 1 || g->p[0] != 0 || g->k[1] > 64 ||
-        g->k[1] * g->k[2] > 256)
+    if (!g || g->k[0] != 1 || g->s[0] != 1 || g->p[0] != 0 ||
+        g->k[1] * g->k[2] > kMaxPoolLanesBackwardTaps || g->s[1] > kMaxPoolLanesBackwardTaps)
         return nullptr;
     // Channels adjacent: a vector's lanes are channels.
     if (src[1] > 1 && src.stride[1] == 1 && diff.stride[1] == 1 && grad.stride[1] == 1)
