@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/x86/max_pool_lanes_backward_hwy.h"
@@ -402,12 +403,122 @@ void LanesBackward(DF d, const float* src, const ptrdiff_t* ss, const float* dif
     }
 }
 
+// Winner() with the winners in a vector.
+template <size_t NT, bool EXACT, bool FULL>
+HWY_INLINE VI WinnerVec(DF d, const float* p, const ptrdiff_t* off, size_t nt_runtime, size_t n,
+                        MF& nan) {
+    const DI di;
+    const size_t nt = NT ? NT : nt_runtime;
+    constexpr float kLowest = -std::numeric_limits<float>::infinity();
+    auto load = [&](const float* q) {
+        return FULL ? hn::LoadU(d, q) : LoadFirst(d, q, n, kLowest);
+    };
+    VF best = load(p + off[0]);
+    VI idx = hn::Zero(di);
+    if (!EXACT)
+        nan = hn::Or(nan, hn::IsNaN(best));
+    for (size_t t = 1; t < nt; ++t) {
+        const VF v = load(p + off[t]);
+        MF take;
+        if constexpr (EXACT) {
+            take = hn::AndNot(hn::IsNaN(best), hn::Or(hn::IsNaN(v), hn::Gt(v, best)));
+        } else {
+            take = hn::Gt(v, best);
+            nan = hn::Or(nan, hn::IsNaN(v));
+        }
+        best = hn::IfThenElse(take, v, best);
+        idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, static_cast<int32_t>(t)), idx);
+    }
+    return idx;
+}
+
+// +0 at positions [x0, x1) of a grad row.
+HWY_INLINE void ZeroPositions(DF d, float* row, ptrdiff_t gs2, size_t x0, size_t x1,
+                              size_t lanes) {
+    const size_t N = hn::Lanes(d);
+    for (size_t x = x0; x < x1; ++x) {
+        float* o = row + static_cast<ptrdiff_t>(x) * gs2;
+        size_t l = 0;
+        for (; l + N <= lanes; l += N)
+            hn::StoreU(hn::Zero(d), d, o + l);
+        if (l < lanes)
+            StoreFirst(hn::Zero(d), d, o + l, lanes - l);
+    }
+}
+
+// Windows that tile the plane (stride == window, no padding: no element in two windows): each
+// window's gradient straight into grad, dy at its winner and +0 at its other taps (the rows and
+// columns past the last window +0), as the tiled loop on planes does; a window vector whose taps
+// held a NaN takes naive's rule.
+template <size_t NT>
+void TiledLanes(DF d, const float* src, const ptrdiff_t* ss, const float* diff,
+                const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
+                const PoolDims& g) {
+    const DI di;
+    const size_t N = hn::Lanes(d), kh = g.k[1], kw = g.k[2], nt = kh * kw;
+    ptrdiff_t off[kMaxPoolLanesBackwardTaps], goff[kMaxPoolLanesBackwardTaps];
+    for (size_t ky = 0; ky < kh; ++ky)
+        for (size_t kx = 0; kx < kw; ++kx) {
+            off[ky * kw + kx] = static_cast<ptrdiff_t>(ky) * ss[1] + static_cast<ptrdiff_t>(kx) * ss[2];
+            goff[ky * kw + kx] = static_cast<ptrdiff_t>(ky) * gs[1] + static_cast<ptrdiff_t>(kx) * gs[2];
+        }
+    const VF zero = hn::Zero(d);
+    auto window = [&](const float* p, const float* dyp, float* q, size_t l, auto full) {
+        constexpr bool kFull = decltype(full)::value;
+        const size_t n = kFull ? N : lanes - l;
+        MF nan = hn::FirstN(d, 0);
+        VI idx = WinnerVec<NT, false, kFull>(d, p + l, off, nt, n, nan);
+        if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
+            nan = hn::FirstN(d, 0);
+            idx = WinnerVec<NT, true, kFull>(d, p + l, off, nt, n, nan);
+        }
+        // + 0: naive's sum of a -0 gradient is +0.
+        const VF dy = hn::Add(kFull ? hn::LoadU(d, dyp + l) : LoadFirst(d, dyp + l, n, 0.f), zero);
+        for (size_t t = 0; t < (NT ? NT : nt); ++t) {
+            const VF v = hn::IfThenElseZero(
+                    hn::RebindMask(d, hn::Eq(idx, hn::Set(di, static_cast<int32_t>(t)))), dy);
+            if (kFull)
+                hn::StoreU(v, d, q + goff[t] + l);
+            else
+                StoreFirst(v, d, q + goff[t] + l, n);
+        }
+    };
+    for (size_t z = 0; z < g.in[0]; ++z) {
+        const float* s = src + static_cast<ptrdiff_t>(z) * ss[0];
+        const float* dy = diff + static_cast<ptrdiff_t>(z) * ys[0];
+        float* gr = grad + static_cast<ptrdiff_t>(z) * gs[0];
+        for (size_t oy = 0; oy < g.out[1]; ++oy) {
+            const float* srow = s + static_cast<ptrdiff_t>(oy * kh) * ss[1];
+            const float* dyrow = dy + static_cast<ptrdiff_t>(oy) * ys[1];
+            float* grow = gr + static_cast<ptrdiff_t>(oy * kh) * gs[1];
+            for (size_t ox = 0; ox < g.out[2]; ++ox) {
+                const float* p = srow + static_cast<ptrdiff_t>(ox * kw) * ss[2];
+                const float* dyp = dyrow + static_cast<ptrdiff_t>(ox) * ys[2];
+                float* q = grow + static_cast<ptrdiff_t>(ox * kw) * gs[2];
+                size_t l = 0;
+                for (; l + N <= lanes; l += N)
+                    window(p, dyp, q, l, std::true_type());
+                if (l < lanes)
+                    window(p, dyp, q, l, std::false_type());
+            }
+            for (size_t ky = 0; ky < kh; ++ky)
+                ZeroPositions(d, grow + static_cast<ptrdiff_t>(ky) * gs[1], gs[2],
+                              g.out[2] * kw, g.in[2], lanes);
+        }
+        for (size_t y = g.out[1] * kh; y < g.in[1]; ++y)
+            ZeroPositions(d, gr + static_cast<ptrdiff_t>(y) * gs[1], gs[2], 0, g.in[2], lanes);
+    }
+}
+
 void MaxPoolLanesBackward(const float* src, const ptrdiff_t* ss, const float* diff,
                           const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                           const PoolDims& g) {
     const DF d;
     // Whole windows of 2x2 and 3x3 with their taps unrolled.
     const size_t taps = g.k[1] * g.k[2];
+    if (g.s[1] == g.k[1] && g.s[2] == g.k[2] && g.p[1] == 0 && g.p[2] == 0)
+        return taps == 4 ? TiledLanes<4>(d, src, ss, diff, ys, grad, gs, lanes, g)
+                         : TiledLanes<0>(d, src, ss, diff, ys, grad, gs, lanes, g);
     if (taps == 4)
         return LanesBackward<4>(d, src, ss, diff, ys, grad, gs, lanes, g);
     if (taps == 9)
