@@ -371,9 +371,8 @@ std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const Tens
         return nullptr;
     const size_t spatial = src.ndim - 2;
     auto g = dims_of_window(p, src, diff, 2, spatial);
-    // Windows with depth, and those of more taps than the loop's lists hold, go to oneDNN.
-    if (!g || g->k[0] != 1 || g->s[0] != 1 || g->p[0] != 0 ||
-        g->k[1] * g->k[2] > kMaxPoolLanesBackwardTaps || g->s[1] > kMaxPoolLanesBackwardTaps)
+    // The windows our loop takes (2x2/2 and others that tile, 3x3/2 pad 1); others go to oneDNN.
+    if (!g || !max_pool_lanes_backward_takes(*g))
         return nullptr;
     // Channels adjacent: a vector's lanes are channels.
     if (src[1] > 1 && src.stride[1] == 1 && diff.stride[1] == 1 && grad.stride[1] == 1)
