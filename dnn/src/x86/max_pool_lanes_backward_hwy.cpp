@@ -75,7 +75,7 @@ T* AlignedIn(std::vector<T>& v, size_t n, size_t align) {
 // maximum by `>`, and the lanes that read a NaN added to `nan` (the caller then asks again).
 template <size_t NT, bool EXACT, bool FULL>
 HWY_INLINE VI Winner(DF d, const float* p, const ptrdiff_t* off, size_t nt_runtime, size_t n,
-                        MF& nan) {
+                     MF& nan) {
     const DI di;
     const size_t nt = NT ? NT : nt_runtime;
     constexpr float kLowest = -std::numeric_limits<float>::infinity();
@@ -102,8 +102,7 @@ HWY_INLINE VI Winner(DF d, const float* p, const ptrdiff_t* off, size_t nt_runti
 }
 
 // +0 at positions [x0, x1) of a grad row.
-HWY_INLINE void ZeroPositions(DF d, float* row, ptrdiff_t gs2, size_t x0, size_t x1,
-                              size_t lanes) {
+HWY_INLINE void ZeroPositions(DF d, float* row, ptrdiff_t gs2, size_t x0, size_t x1, size_t lanes) {
     const size_t N = hn::Lanes(d);
     for (size_t x = x0; x < x1; ++x) {
         float* o = row + static_cast<ptrdiff_t>(x) * gs2;
@@ -120,16 +119,17 @@ HWY_INLINE void ZeroPositions(DF d, float* row, ptrdiff_t gs2, size_t x0, size_t
 // columns past the last window +0), as the tiled loop on planes does; a window vector whose taps
 // held a NaN takes naive's rule.
 template <size_t NT>
-void TiledLanes(DF d, const float* src, const ptrdiff_t* ss, const float* diff,
-                const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
-                const PoolDims& g) {
+void TiledLanes(DF d, const float* src, const ptrdiff_t* ss, const float* diff, const ptrdiff_t* ys,
+                float* grad, const ptrdiff_t* gs, size_t lanes, const PoolDims& g) {
     const DI di;
     const size_t N = hn::Lanes(d), kh = g.k[1], kw = g.k[2], nt = kh * kw;
     ptrdiff_t off[kMaxPoolLanesBackwardTaps], goff[kMaxPoolLanesBackwardTaps];
     for (size_t ky = 0; ky < kh; ++ky)
         for (size_t kx = 0; kx < kw; ++kx) {
-            off[ky * kw + kx] = static_cast<ptrdiff_t>(ky) * ss[1] + static_cast<ptrdiff_t>(kx) * ss[2];
-            goff[ky * kw + kx] = static_cast<ptrdiff_t>(ky) * gs[1] + static_cast<ptrdiff_t>(kx) * gs[2];
+            off[ky * kw + kx] =
+                    static_cast<ptrdiff_t>(ky) * ss[1] + static_cast<ptrdiff_t>(kx) * ss[2];
+            goff[ky * kw + kx] =
+                    static_cast<ptrdiff_t>(ky) * gs[1] + static_cast<ptrdiff_t>(kx) * gs[2];
         }
     const VF zero = hn::Zero(d);
     auto window = [&](const float* p, const float* dyp, float* q, size_t l, auto full) {
@@ -171,8 +171,8 @@ void TiledLanes(DF d, const float* src, const ptrdiff_t* ss, const float* diff,
                     window(p, dyp, q, l, std::false_type());
             }
             for (size_t ky = 0; ky < kh; ++ky)
-                ZeroPositions(d, grow + static_cast<ptrdiff_t>(ky) * gs[1], gs[2],
-                              g.out[2] * kw, g.in[2], lanes);
+                ZeroPositions(d, grow + static_cast<ptrdiff_t>(ky) * gs[1], gs[2], g.out[2] * kw,
+                              g.in[2], lanes);
         }
         for (size_t y = g.out[1] * kh; y < g.in[1]; ++y)
             ZeroPositions(d, gr + static_cast<ptrdiff_t>(y) * gs[1], gs[2], 0, g.in[2], lanes);
@@ -210,8 +210,8 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                     v.nt = 0;
                     for (int ky = 0; ky < 3; ++ky)
                         for (int kx = 0; kx < 3; ++kx) {
-                            const bool ok = !(a && ky == 0) && !(b && ky == 2) &&
-                                            !(c && kx == 0) && !(e && kx == 2);
+                            const bool ok = !(a && ky == 0) && !(b && ky == 2) && !(c && kx == 0) &&
+                                            !(e && kx == 2);
                             v.at[ky * 3 + kx] = ok ? static_cast<int32_t>(v.nt) : -1;
                             if (ok)
                                 v.off[v.nt++] = ky * ss[1] + kx * ss[2];
@@ -266,8 +266,7 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                                   g0 + c0);
                         store(hn::Add(hn::Load(d, pd + lp), tap(3)), g1 + c0);
                         if (!bottom)
-                            hn::Store(hn::Add(hn::Load(d, pd + 2 * lp), tap(6)), d,
-                                      cy + x0 * lp);
+                            hn::Store(hn::Add(hn::Load(d, pd + 2 * lp), tap(6)), d, cy + x0 * lp);
                     }
                     if (!top)
                         store(hn::Add(hn::Load(d, cy + (x0 + 1) * lp), tap(1)), g0 + c1);
@@ -291,7 +290,8 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                     const size_t n = std::min(N, lanes - l);
                     float* cy = carry + xe * lp + l;
                     const float* pd = pend + l;
-                    const ptrdiff_t c = static_cast<ptrdiff_t>(xe) * gs[2] + static_cast<ptrdiff_t>(l);
+                    const ptrdiff_t c =
+                            static_cast<ptrdiff_t>(xe) * gs[2] + static_cast<ptrdiff_t>(l);
                     if (!top)
                         StoreFirst(hn::Add(hn::Load(d, cy), hn::Load(d, pd)), d, g0 + c, n);
                     StoreFirst(hn::Load(d, pd + lp), d, g1 + c, n);
@@ -333,8 +333,8 @@ bool max_pool_lanes_backward_takes(const PoolDims& g) {
         return false;
     const bool tiled = g.s[1] == g.k[1] && g.s[2] == g.k[2] && g.p[1] == 0 && g.p[2] == 0 &&
                        g.k[1] * g.k[2] <= kMaxPoolLanesBackwardTaps;
-    const bool stem = g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 &&
-                      g.p[2] == 1;
+    const bool stem =
+            g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1;
     return tiled || stem;
 }
 

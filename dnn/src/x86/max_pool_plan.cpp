@@ -348,8 +348,8 @@ public:
         parallel_ranges(m_n, work, kParallelGrain, [&](size_t b, size_t e) {
             for (size_t n = b; n < e; ++n) {
                 const auto i = static_cast<ptrdiff_t>(n);
-                max_pool_lanes_backward(src + i * m_src.n, m_src.sp, diff + i * m_diff.n,
-                                        m_diff.sp, grad + i * m_grad.n, m_grad.sp, m_lanes, m_g);
+                max_pool_lanes_backward(src + i * m_src.n, m_src.sp, diff + i * m_diff.n, m_diff.sp,
+                                        grad + i * m_grad.n, m_grad.sp, m_lanes, m_g);
             }
         });
     }
@@ -376,8 +376,7 @@ std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const Tens
         return nullptr;
     // Channels adjacent: a vector's lanes are channels.
     if (src[1] > 1 && src.stride[1] == 1 && diff.stride[1] == 1 && grad.stride[1] == 1)
-        return std::make_unique<MaxPoolLanesBackwardPlan>(*g, src[0], src[1],
-                                                          axes_of(src, spatial),
+        return std::make_unique<MaxPoolLanesBackwardPlan>(*g, src[0], src[1], axes_of(src, spatial),
                                                           axes_of(diff, spatial),
                                                           axes_of(grad, spatial));
     return nullptr;

@@ -31,7 +31,7 @@ constexpr const char* kLanesLoop = "loop:max_pool_backward_lanes";
 std::vector<double> tied_values(size_t n, bool nans, std::mt19937& rng, bool finite_low = false) {
     const double inf = std::numeric_limits<double>::infinity();
     const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, -0.0, 0.25, finite_low ? -2.0 : -inf,
-                              inf, 0.0};
+                              inf,  0.0};
     std::vector<double> v(n);
     for (double& x : v)
         x = choices[rng() % (nans ? 10 : 8)];
@@ -143,11 +143,10 @@ void expect_matches(const std::string& kernel, bool ours, const HostTensor& got,
 // target, bit for bit: the winners (ties, NaNs, padding) and the sums (exact gradients).
 TEST_F(X86, MaxPoolingLanesBackwardBitExact) {
 #ifdef NEOMEG_WITH_DNNL
-    const Window windows[] = {{{2, 2}, {2, 2}, {0, 0}}, {{3, 3}, {2, 2}, {1, 1}},
-                              {{3, 2}, {3, 2}, {0, 0}}, {{1, 1}, {1, 1}, {0, 0}},
-                              {{3, 3}, {1, 1}, {1, 1}}, {{5, 5}, {3, 3}, {2, 2}},
-                              {{2, 3}, {1, 2}, {0, 1}}, {{2, 2}, {3, 3}, {1, 0}},
-                              {{3, 1}, {2, 1}, {1, 0}}};
+    const Window windows[] = {
+            {{2, 2}, {2, 2}, {0, 0}}, {{3, 3}, {2, 2}, {1, 1}}, {{3, 2}, {3, 2}, {0, 0}},
+            {{1, 1}, {1, 1}, {0, 0}}, {{3, 3}, {1, 1}, {1, 1}}, {{5, 5}, {3, 3}, {2, 2}},
+            {{2, 3}, {1, 2}, {0, 1}}, {{2, 2}, {3, 3}, {1, 0}}, {{3, 1}, {2, 1}, {1, 0}}};
     const TensorShape planes[] = {{7, 9}, {1, 6}, {5, 1}, {11, 13}, {2, 2}};
     size_t runs = 0, ran_targets = 0;
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
@@ -170,9 +169,9 @@ TEST_F(X86, MaxPoolingLanesBackwardBitExact) {
                         // few channel counts (each shape creates its primitives: slow).
                         if (!ours && (ran_targets > 0 || (c != 3 && c != 17)))
                             continue;
-                        HostTensor x = with_values(
-                                channels_last(k.src, gap),
-                                tied_values(k.src.total_nr_elems(), nans, rng, !ours));
+                        HostTensor x =
+                                with_values(channels_last(k.src, gap),
+                                            tied_values(k.src.total_nr_elems(), nans, rng, !ours));
                         HostTensor dy = with_values(channels_last(d, gap),
                                                     exact_grads(d.total_nr_elems(), rng));
                         HostTensor got, want;
