@@ -7,8 +7,8 @@
 // - windows that tile the plane (stride == window, no padding; 2x2/2): each window's taps are
 //   written from its gradient alone, the rows and columns past the last window +0;
 // - 3x3 windows of stride 2 and padding 1: even rows and columns belong to one window, odd
-//   columns add the window before's share (kept in registers' worth of buffer), odd rows the window
-//   row before's (one carry row), so every element is summed where it is made.
+//   columns add the window before's share (a buffer of three vectors per lane chunk), odd rows the
+//   window row before's (one carry row), so every element is summed where it is made.
 // src, diff and grad each stream through memory once.
 #pragma once
 
