@@ -197,12 +197,14 @@ std::optional<std::vector<Tensor>> elemwise(Mode mode, std::span<const Operand> 
 
 // PoolingBackward (src, dst, diff) on blocked memory, when src or diff is blocked (a plain one of
 // at least a block of channels is blocked for it): the plain operator itself, every operand a
-// blocked tensor seen as planes (blocks_as_planes; x86 runs oneDNN's pooling backward on them as
-// on channels-last memory), writing grad's blocked form. dst is read by MAX only (x86 checks it
+// blocked tensor seen as planes (blocks_as_planes; x86 runs them as channels-last memory: MAX
+// with tiling or 3x3/2 pad 1 windows in our loop, other windows and modes oneDNN's pooling
+// backward), writing grad's blocked form. dst is read by MAX only (x86's oneDNN path checks it
 // for NaNs); the averages get diff in its place, which spares converting a plain dst.
 // Non-overlapping windows of at most 4 elements (LeNet's 2x2/2) stay plain: our own loop for
-// them beats oneDNN's backward on planes by more than the conversions cost (2.8 vs 8.2 ms at
-// batch 64; LeNet's eager step was 5% slower with them blocked).
+// them beat oneDNN's backward on planes by more than the conversions cost (2.8 vs 8.2 ms at
+// batch 64; LeNet's eager step was 5% slower with them blocked; not measured again since the
+// planes got a loop of their own).
 bool small_tiling_window(const dnn::param::Pooling& p) {
     int64_t area = 1;
     for (size_t i = 0; i < p.window.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include "neomeg/dnn/params/pooling.h"
 #include "src/x86/max_pool_hwy.h"
+#include "src/x86/max_pool_lanes_backward_hwy.h"
 #include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
@@ -327,7 +328,59 @@ private:
     bool m_dst_dense;
 };
 
+// MAX pooling's backward on float32 tensors whose channels are adjacent (channels-last, or blocked
+// seen as planes: each image's positions hold `lanes` values), in our loop
+// (max_pool_lanes_backward_hwy.h), which keeps naive's NaN rule itself: dst is not read.
+class MaxPoolLanesBackwardPlan final : public Plan {
+public:
+    MaxPoolLanesBackwardPlan(const PoolDims& g, size_t n, size_t lanes, const Axes& src,
+                             const Axes& diff, const Axes& grad)
+        : m_g(g), m_n(n), m_lanes(lanes), m_src(src), m_diff(diff), m_grad(grad) {}
+
+    size_t workspace_in_bytes() const override { return 0; }
+    const char* name() const override { return "loop:max_pool_backward_lanes"; }
+
+    void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
+        const auto* src = static_cast<const float*>(t[0].raw_ptr());
+        const auto* diff = static_cast<const float*>(t[2].raw_ptr());
+        auto* grad = static_cast<float*>(t[3].raw_ptr());
+        const size_t work = m_n * m_lanes * m_g.in[0] * m_g.in[1] * m_g.in[2] * 4;
+        parallel_ranges(m_n, work, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t n = b; n < e; ++n) {
+                const auto i = static_cast<ptrdiff_t>(n);
+                max_pool_lanes_backward(src + i * m_src.n, m_src.sp, diff + i * m_diff.n, m_diff.sp,
+                                        grad + i * m_grad.n, m_grad.sp, m_lanes, m_g);
+            }
+        });
+    }
+
+private:
+    PoolDims m_g;
+    size_t m_n, m_lanes;
+    Axes m_src, m_diff, m_grad;
+};
+
 }  // namespace
+
+std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const TensorLayout& src,
+                                             const TensorLayout& diff, const TensorLayout& grad) {
+    if (p.mode != param::Pooling::Mode::MAX || src.dtype != dtype::Float32 ||
+        diff.dtype != src.dtype || grad.dtype != src.dtype || src.ndim < 3 || src.ndim > 5 ||
+        src.is_empty() || !grad.eq_shape(src) || diff.ndim != src.ndim || diff[0] != src[0] ||
+        diff[1] != src[1])
+        return nullptr;
+    const size_t spatial = src.ndim - 2;
+    auto g = dims_of_window(p, src, diff, 2, spatial);
+    // The windows our loop takes (2x2/2 and others that tile, 3x3/2 pad 1); others go to oneDNN.
+    if (!g || !max_pool_lanes_backward_takes(*g))
+        return nullptr;
+    // Channels adjacent: a vector's lanes are channels.
+    if (src[1] > 1 && src.stride[1] == 1 && diff.stride[1] == 1 && grad.stride[1] == 1)
+        return std::make_unique<MaxPoolLanesBackwardPlan>(*g, src[0], src[1], axes_of(src, spatial),
+                                                          axes_of(diff, spatial),
+                                                          axes_of(grad, spatial));
+    return nullptr;
+}
 
 std::unique_ptr<Plan> max_pool_forward_plan(const param::Pooling& p, const TensorLayout& src,
                                             const TensorLayout& dst) {

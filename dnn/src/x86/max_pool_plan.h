@@ -24,6 +24,12 @@ std::unique_ptr<Plan> max_pool_forward_plan(const param::Pooling& p, const Tenso
 std::unique_ptr<Plan> max_pool_blocked_plan(const param::Pooling& p, const TensorLayout& src,
                                             const TensorLayout& dst);
 
+// MAX pooling's backward (src, dst, diff -> grad) in our loops, naive's NaN rule kept (dst
+// unread): float32 with the channels adjacent (channels-last, blocked seen as planes), windows
+// that tile the plane or are 3x3/2 pad 1 (max_pool_lanes_backward_hwy.h); nullptr for others.
+std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const TensorLayout& src,
+                                             const TensorLayout& diff, const TensorLayout& grad);
+
 // `inner`, MAX pooling's backward (src, dst, diff -> grad), run unless dst (the forward's output)
 // holds a NaN, where a loop of naive's rule runs instead.
 std::unique_ptr<Plan> nan_checked_max_backward(std::unique_ptr<Plan> inner, const param::Pooling& p,

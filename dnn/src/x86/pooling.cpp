@@ -3,9 +3,13 @@
 // a window, padding never counts; its forward in our loops on float32 and bfloat16 and its
 // backward checked for NaNs, max_pool_plan.h, since oneDNN's kernels skip them), AVERAGE
 // (pooling_avg_include_padding) and AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding).
-// The operator's backward gets src, not the forward's indices, so MAX's backward reruns the forward
-// for them; except for MAX pooling with windows that tile the input (stride == window, no padding:
-// the CNNs' 2x2), whose backward is a loop of its own that finds each window's first maximum and
+// The operator's backward gets src, not the forward's indices, so MAX's backward through oneDNN
+// reruns the forward for them; two cases run loops of our own instead. Float32 tensors whose
+// channels are adjacent (channels-last, and the blocked ones eager mode passes as planes) with
+// windows that tile the plane or are 3x3/2 pad 1 (max_pool_lanes_backward_hwy.h: each window's
+// winner per lane, its gradient written where it belongs, naive's NaN rule; 1.2x and 1.0x oneDNN's
+// forward plus backward on 32x64x56x56). And windows that tile contiguous NC[D]HW (stride ==
+// window, no padding: the CNNs' 2x2), a loop that finds each window's first maximum and
 // writes the gradient there, 2x2 windows in vectors (max_pool_backward_hwy.h: 0.5 ms for 8x64x56x56
 // float32 on one thread, where the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); on
 // bfloat16 and float16 the 2x2 loop widens src in registers and copies dy's 16-bit bits (whole
@@ -330,6 +334,8 @@ private:
             return nullptr;
         if (auto tiled = tiled_max_backward(m_param, in, out))
             return tiled;
+        if (auto ours = max_pool_backward_plan(m_param, in[0], in[2], out[0]))
+            return ours;
         const dnnl::engine& engine = x86_handle().engine();
         std::unique_ptr<Plan> fallback;
         for (const Attempt& a : attempts(in[0].ndim)) {

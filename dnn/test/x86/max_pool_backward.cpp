@@ -1,0 +1,249 @@
+// MAX pooling's backward on tensors whose channels are adjacent (channels-last views, and
+// channel-blocked tensors seen as planes as eager mode runs them) against naive: our loop
+// (max_pool_lanes_backward_hwy.h: tiling windows, 3x3/2 pad 1) bit for bit at each Highway target,
+// the windows it leaves to oneDNN (overlapping, padded, skipping elements, asymmetric) within
+// float32's rounding; 1-D to 3-D,
+// channel counts that leave partial vectors, one image, positions with gaps; values with ties
+// between -0 and +0 and between equal maxima, NaNs (naive's rule: the first NaN wins) and
+// infinities, gradients of -0 (naive gives +0) and ones whose sums are exact in float32.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "neomeg/dnn/channel_blocked_rules.h"
+#include "neomeg/dnn/operators/pooling.h"
+#include "x86/highway_targets.h"
+#include "x86/pooling_case.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+constexpr const char* kLanesLoop = "loop:max_pool_backward_lanes";
+
+// src's values: mostly ties (-0 with +0, equal maxima), some NaNs and infinities when `nans`;
+// -infinity unless `finite_low` (oneDNN's kernels give no element of a window of -infinity its
+// gradient, where naive gives the first: a gap of the oneDNN path, not of our loop).
+std::vector<double> tied_values(size_t n, bool nans, std::mt19937& rng, bool finite_low = false) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, -0.0, 0.25, finite_low ? -2.0 : -inf,
+                              inf,  0.0};
+    std::vector<double> v(n);
+    for (double& x : v)
+        x = choices[rng() % (nans ? 10 : 8)];
+    if (nans)
+        for (size_t i = rng() % 7; i < n; i += 5 + rng() % 11)
+            v[i] = std::numeric_limits<double>::quiet_NaN();
+    return v;
+}
+
+// Gradients whose sums over any four are exact in float32 (so naive's double sum rounds to the
+// same bits), -0 among them.
+std::vector<double> exact_grads(size_t n, std::mt19937& rng) {
+    std::vector<double> v(n);
+    for (double& x : v) {
+        const int k = static_cast<int>(rng() % 33) - 16;
+        x = k == 0 ? -0.0 : k * 0.125;
+    }
+    return v;
+}
+
+// A channels-last layout of logical shape s (memory N, spatial..., C), the positions `gap`
+// elements apart beyond the channels.
+TensorLayout channels_last(const TensorShape& s, size_t gap = 0) {
+    TensorLayout l(s, dtype::Float32);
+    ptrdiff_t stride = static_cast<ptrdiff_t>(s[1] + gap);
+    l.stride[1] = 1;
+    for (size_t i = s.ndim - 1; i >= 2; --i) {
+        l.stride[i] = stride;
+        stride *= static_cast<ptrdiff_t>(s[i]);
+    }
+    l.stride[0] = stride;
+    return l;
+}
+
+HostTensor with_values(const TensorLayout& l, const std::vector<double>& v) {
+    HostTensor t(l);
+    t.set_values(v);
+    return t;
+}
+
+void expect_same_bits(const HostTensor& got, const HostTensor& want, const std::string& what) {
+    std::vector<double> a = got.values(), b = want.values();
+    ASSERT_EQ(a.size(), b.size()) << what;
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0 && bad++ == 0)
+            first = i;
+    EXPECT_EQ(bad, 0u) << what << ": first at " << first << " got " << a[first] << " want "
+                       << b[first];
+}
+
+// The x86 operator's grad into `grad_layout` from src, dst (naive's forward), diff of the given
+// layouts, and naive's grad on contiguous copies; returns the kernel the x86 operator ran.
+std::string run_both(Handle& handle, const param::Pooling& p, const HostTensor& x,
+                     const HostTensor& dy, const TensorLayout& grad_layout, HostTensor& got,
+                     HostTensor& want) {
+    auto naive = Handle::make_naive();
+    auto fwd = naive->create_operator<PoolingForward>();
+    fwd->param() = p;
+    HostTensor y = run_op(*fwd, {x.contiguous()})[0];
+    auto ref = naive->create_operator<PoolingBackward>();
+    ref->param() = p;
+    want = run_op(*ref, {x.contiguous(), y, dy.contiguous()})[0];
+    auto op = handle.create_operator<PoolingBackward>();
+    op->param() = p;
+    got = HostTensor(grad_layout);
+    std::vector<TensorLayout> in_l{x.layout(), y.layout(), dy.layout()}, out_l{grad_layout};
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l));
+    TensorND in[] = {x.nd(), y.nd(), dy.nd()}, out = got.nd();
+    op->exec(in, {&out, 1}, {ws.data(), ws.size()});
+    return last_kernel(*op);
+}
+
+struct Window {
+    std::vector<int32_t> k, s, p;
+};
+
+// Whether our loop takes the window (2-D, or 1-D and 3-D ones seen as 2-D with axes of 1): one
+// that tiles the plane, or 3x3/2 pad 1; the others run oneDNN behind the NaN check.
+bool loop_takes(std::vector<int32_t> k, std::vector<int32_t> s, std::vector<int32_t> p) {
+    while (k.size() < 3) {
+        k.insert(k.begin(), 1);
+        s.insert(s.begin(), 1);
+        p.insert(p.begin(), 0);
+    }
+    if (k[0] != 1 || s[0] != 1 || p[0] != 0)
+        return false;
+    const bool tiles = k[1] == s[1] && k[2] == s[2] && p[1] == 0 && p[2] == 0;
+    const bool stem = k[1] == 3 && k[2] == 3 && s[1] == 2 && s[2] == 2 && p[1] == 1 && p[2] == 1;
+    return tiles || stem;
+}
+
+// got against naive's want: bit for bit where our loop ran, within float32's rounding elsewhere.
+void expect_matches(const std::string& kernel, bool ours, const HostTensor& got,
+                    const HostTensor& want, const std::string& what) {
+    if (ours) {
+        EXPECT_EQ(kernel, kLanesLoop) << what;
+        expect_same_bits(got, want, what);
+    } else {
+        EXPECT_NE(kernel, "naive") << what;
+        EXPECT_NE(kernel, kLanesLoop) << what;
+        EXPECT_TRUE(tensors_near(got, want, 1e-6)) << what;
+    }
+}
+
+}  // namespace
+
+// Every window shape on channels-last views of several channel counts and sizes, at each Highway
+// target, bit for bit: the winners (ties, NaNs, padding) and the sums (exact gradients).
+TEST_F(X86, MaxPoolingLanesBackwardBitExact) {
+#ifdef NEOMEG_WITH_DNNL
+    const Window windows[] = {
+            {{2, 2}, {2, 2}, {0, 0}}, {{3, 3}, {2, 2}, {1, 1}}, {{3, 2}, {3, 2}, {0, 0}},
+            {{1, 1}, {1, 1}, {0, 0}}, {{3, 3}, {1, 1}, {1, 1}}, {{5, 5}, {3, 3}, {2, 2}},
+            {{2, 3}, {1, 2}, {0, 1}}, {{2, 2}, {3, 3}, {1, 0}}, {{3, 1}, {2, 1}, {1, 0}}};
+    const TensorShape planes[] = {{7, 9}, {1, 6}, {5, 1}, {11, 13}, {2, 2}};
+    size_t runs = 0, ran_targets = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000));
+        for (const Window& w : windows)
+            for (const TensorShape& hw : planes)
+                for (size_t c : {size_t(2), size_t(3), size_t(8), size_t(15), size_t(16),
+                                 size_t(17), size_t(33), size_t(64)})
+                    for (bool nans : {false, true}) {
+                        if (size_t(w.k[0]) > hw[0] + 2 * size_t(w.p[0]) ||
+                            size_t(w.k[1]) > hw[1] + 2 * size_t(w.p[1]))
+                            continue;
+                        const size_t n = c % 2 ? 1 : 2;
+                        const PoolCase k{{n, c, hw[0], hw[1]}, w.k, w.s, w.p};
+                        const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                        const TensorShape d = dst_shape(k);
+                        const size_t gap = c == 3 ? 2 : 0;
+                        const bool ours = loop_takes(w.k, w.s, w.p);
+                        // oneDNN's kernels do not change with Highway's target: once, and a
+                        // few channel counts (each shape creates its primitives: slow).
+                        if (!ours && (ran_targets > 0 || (c != 3 && c != 17)))
+                            continue;
+                        HostTensor x =
+                                with_values(channels_last(k.src, gap),
+                                            tied_values(k.src.total_nr_elems(), nans, rng, !ours));
+                        HostTensor dy = with_values(channels_last(d, gap),
+                                                    exact_grads(d.total_nr_elems(), rng));
+                        HostTensor got, want;
+                        const std::string kernel =
+                                run_both(*handle, p, x, dy, channels_last(k.src, gap), got, want);
+                        const std::string what =
+                                "target " + std::to_string(target) + " window " +
+                                std::to_string(w.k[0]) + "x" + std::to_string(w.k[1]) + "/" +
+                                std::to_string(w.s[0]) + "x" + std::to_string(w.s[1]) + " pad " +
+                                std::to_string(w.p[0]) + "," + std::to_string(w.p[1]) + " " +
+                                k.src.to_string() + (nans ? " nans" : "");
+                        expect_matches(kernel, ours, got, want, what);
+                        ++runs;
+                    }
+        ++ran_targets;
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// 1-D and 3-D (windows of depth 1: slices apart) channels-last, and random gradients (sums that
+// round): within float32's rounding of naive's double sums.
+TEST_F(X86, MaxPoolingLanesBackwardOtherRanks) {
+    std::mt19937 rng(11);
+    const PoolCase cases[] = {{{2, 5, 37}, {3}, {2}, {1}},
+                              {{1, 17, 9}, {2}, {2}, {0}},
+                              {{2, 16, 4, 8, 9}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}},
+                              {{2, 16, 3, 7, 9}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}},
+                              {{1, 20, 56, 56}, {3, 3}, {2, 2}, {1, 1}}};
+    for (const PoolCase& k : cases)
+        for (bool nans : {false, true}) {
+            const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+            const TensorShape d = dst_shape(k);
+            std::vector<double> g(d.total_nr_elems());
+            std::uniform_real_distribution<double> u(-1, 1);
+            for (double& v : g)
+                v = u(rng);
+            std::vector<double> xv(k.src.total_nr_elems());
+            for (double& v : xv)
+                v = u(rng);
+            if (nans)
+                xv[xv.size() / 3] = std::numeric_limits<double>::quiet_NaN();
+            HostTensor x = with_values(channels_last(k.src), xv);
+            HostTensor dy = with_values(channels_last(d), g);
+            HostTensor got, want;
+            const std::string kernel = run_both(*handle, p, x, dy, channels_last(k.src), got, want);
+            if (loop_takes(k.window, k.stride, k.padding)) {
+                EXPECT_EQ(kernel, kLanesLoop) << k.src.to_string();
+            }
+            EXPECT_TRUE(tensors_near(got, want, 1e-6)) << k.src.to_string();
+        }
+}
+
+// Eager mode's route: blocked tensors seen as planes (channel_blocked::blocks_as_planes), the
+// planes' padding channels included.
+TEST_F(X86, MaxPoolingLanesBackwardOnBlocksAsPlanes) {
+    std::mt19937 rng(3);
+    for (size_t block : {size_t(8), size_t(16)})
+        for (const PoolCase& k : {PoolCase{{2, 20, 9, 11}, {3, 3}, {2, 2}, {1, 1}},
+                                  PoolCase{{1, 16, 8, 8}, {2, 2}, {2, 2}, {0, 0}}}) {
+            const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+            const size_t cb = (k.src[1] + block - 1) / block;
+            auto planes = [&](const TensorShape& s) {
+                TensorShape b{s[0], cb, s[2], s[3], block};
+                return channel_blocked::blocks_as_planes(TensorLayout(b, dtype::Float32));
+            };
+            const TensorLayout xl = planes(k.src), dl = planes(dst_shape(k));
+            HostTensor x = with_values(xl, tied_values(xl.total_nr_elems(), true, rng));
+            HostTensor dy = with_values(dl, exact_grads(dl.total_nr_elems(), rng));
+            HostTensor got, want;
+            EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want), kLanesLoop);
+            expect_same_bits(got, want, k.src.to_string() + " block " + std::to_string(block));
+        }
+}
