@@ -706,18 +706,19 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
     for (size_t t = 0; t < NT; ++t)
         to[t] = off[t];
 #if HWY_TARGET <= HWY_AVX2
-    if constexpr (std::is_same_v<T, uint16_t>) {
-        // bfloat16 as 32-bit pairs (PairTaps), a row's positions one run of lanes after another:
-        // runs of 2N lanes, then on AVX-512 one of N and one of N / 2 (a block of 16 or 8 lanes is
-        // one run, in 256- or 128-bit vectors), the rest of the lanes position by position.
-        // Windows of rows of three taps h apart at positions 2h apart (3x3/2) read each column
-        // once (PairRowsOf3).
-        bool threes = NT % 3 == 0 && step % 2 == 0 && count > 1;
-        for (size_t t = 0; threes && t + 2 < NT; t += 3)
-            threes = to[t + 1] - to[t] == step / 2 && to[t + 2] - to[t + 1] == step / 2;
+    bool threes = NT % 3 == 0 && step % 2 == 0 && count > 1;
+    for (size_t t = 0; threes && t + 2 < NT; t += 3)
+        threes = to[t + 1] - to[t] == step / 2 && to[t + 2] - to[t + 1] == step / 2;
 #if HWY_TARGET <= HWY_AVX3
-        const hn::Half<DF> dh;
-        const hn::Half<decltype(dh)> dq;
+    const hn::Half<DF> dh;
+    const hn::Half<decltype(dh)> dq;
+#endif
+    if constexpr (std::is_same_v<T, uint16_t>) {
+        // bfloat16 as 32-bit pairs (PairTaps) in runs of lanes: runs of 2N, then on AVX-512 one
+        // of N and one of N / 2 (a block of 16 or 8 lanes is one run, in 256- or 128-bit
+        // vectors), the rest of the lanes position by position. Windows of rows of three taps h
+        // apart at positions 2h apart (3x3/2) read each column once (PairRowsOf3).
+#if HWY_TARGET <= HWY_AVX3
         // A block of 16 or 8 lanes: every row in one call.
         if (lanes == N)
             return hn::AllTrue(dh, PairRun<NT>(dh, base0, step, count, to, o, ostep, rows, threes,
@@ -732,51 +733,55 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
 #endif
         if (lanes == 2 * N)
             return PairRun<NT>(d, base0, step, count, to, o, ostep, rows, threes, ok);
-        // Otherwise row by row, all runs of a row before the next row.
-        const Rows2D one{1, 0, 0};
-        bool all = true;
-        for (size_t j = 0; j < rows.n; ++j) {
-            const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step;
-            T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep;
-            MF row = hn::FirstN(d, N);
-            size_t l = 0;
-            for (; l + 2 * N <= lanes; l += 2 * N)
-                row = PairRun<NT>(d, b + l, step, count, to, out + l, ostep, one, threes, row);
+        if (threes) {
+            // Several runs (channels-last) of 3x3/2 windows: row by row, each run along the row
+            // before the next (a run's columns shared between positions; other windows take the
+            // loop below, all of a position's lanes at once, which reads each cache line once).
+            const Rows2D one{1, 0, 0};
+            bool all = true;
+            for (size_t j = 0; j < rows.n; ++j) {
+                const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step;
+                T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep;
+                MF row = hn::FirstN(d, N);
+                size_t l = 0;
+                for (; l + 2 * N <= lanes; l += 2 * N)
+                    row = PairRun<NT>(d, b + l, step, count, to, out + l, ostep, one, threes, row);
 #if HWY_TARGET <= HWY_AVX3
-            if (l + N <= lanes) {
-                all = hn::AllTrue(dh, PairRun<NT>(dh, b + l, step, count, to, out + l, ostep, one,
-                                                  threes, hn::FirstN(dh, N / 2))) &&
-                      all;
-                l += N;
-            }
-            if (l + N / 2 <= lanes) {
-                all = hn::AllTrue(dq, PairRun<NT>(dq, b + l, step, count, to, out + l, ostep, one,
-                                                  threes, hn::FirstN(dq, N / 4))) &&
-                      all;
-                l += N / 2;
-            }
-#endif
-            if (l < lanes)
-                for (size_t i = 0; i < count; ++i) {
-                    const T* p = b + static_cast<ptrdiff_t>(i) * step;
-                    T* q = out + static_cast<ptrdiff_t>(i) * ostep;
-                    MF pos = hn::FirstN(d, N);
-                    for (size_t m = l; m < lanes; m += N) {
-                        const size_t n = std::min(N, lanes - m);
-                        VF acc = hn::Set(d, kLowest);
-                        for (size_t t = 0; t < NT; ++t) {
-                            const VF v = n == N ? LoadAs(d, p + to[t] + m)
-                                                : LoadFirstAs(d, p + to[t] + m, n);
-                            pos = KeepOrdered(pos, v, v);
-                            acc = hn::Max(v, acc);
-                        }
-                        StoreNAs(acc, d, q + m, n);
-                    }
-                    row = hn::And(row, pos);
+                if (l + N <= lanes) {
+                    all = hn::AllTrue(dh, PairRun<NT>(dh, b + l, step, count, to, out + l, ostep,
+                                                      one, threes, hn::FirstN(dh, N / 2))) &&
+                          all;
+                    l += N;
                 }
-            ok = hn::And(ok, row);
+                if (l + N / 2 <= lanes) {
+                    all = hn::AllTrue(dq, PairRun<NT>(dq, b + l, step, count, to, out + l, ostep,
+                                                      one, threes, hn::FirstN(dq, N / 4))) &&
+                          all;
+                    l += N / 2;
+                }
+#endif
+                if (l < lanes)
+                    for (size_t i = 0; i < count; ++i) {
+                        const T* p = b + static_cast<ptrdiff_t>(i) * step;
+                        T* q = out + static_cast<ptrdiff_t>(i) * ostep;
+                        MF pos = hn::FirstN(d, N);
+                        for (size_t m = l; m < lanes; m += N) {
+                            const size_t n = std::min(N, lanes - m);
+                            VF acc = hn::Set(d, kLowest);
+                            for (size_t t = 0; t < NT; ++t) {
+                                const VF v = n == N ? LoadAs(d, p + to[t] + m)
+                                                    : LoadFirstAs(d, p + to[t] + m, n);
+                                pos = KeepOrdered(pos, v, v);
+                                acc = hn::Max(v, acc);
+                            }
+                            StoreNAs(acc, d, q + m, n);
+                        }
+                        row = hn::And(row, pos);
+                    }
+                ok = hn::And(ok, row);
+            }
+            return all ? ok : hn::FirstN(d, 0);
         }
-        return all ? ok : hn::FirstN(d, 0);
     }
 #endif
     if (lanes == N) {
