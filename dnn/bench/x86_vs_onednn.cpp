@@ -111,29 +111,27 @@ std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
     return v;
 }
 
-// Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
-// `new_weights`: the inputs get a new storage version on every call (values written in place), so
-// nothing derived from them is reused.
-// A 64-byte aligned float buffer, as the runtime's tensors are (and as oneDNN allocates its own
+// A 64-byte aligned buffer, as the runtime's tensors are (and as oneDNN allocates its own
 // memory): std::vector's large blocks come from mmap 16 bytes past a page boundary, and a kernel
 // split across threads then shares the cache lines at their boundaries.
-class Aligned {
+template <class T>
+class AlignedOf {
 public:
-    explicit Aligned(const std::vector<float>& v)
-        : m_p(static_cast<float*>(
-                  std::aligned_alloc(64, (v.size() * sizeof(float) + 63) / 64 * 64 + 64))) {
+    explicit AlignedOf(const std::vector<T>& v)
+        : m_p(static_cast<T*>(std::aligned_alloc(64, (v.size() * sizeof(T) + 63) / 64 * 64 + 64))) {
         std::copy(v.begin(), v.end(), m_p);
     }
-    ~Aligned() { std::free(m_p); }
-    Aligned(Aligned&& o) noexcept : m_p(std::exchange(o.m_p, nullptr)) {}
-    Aligned(const Aligned&) = delete;
-    Aligned& operator=(const Aligned&) = delete;
-    Aligned& operator=(Aligned&&) = delete;
-    float* data() const { return m_p; }
+    ~AlignedOf() { std::free(m_p); }
+    AlignedOf(AlignedOf&& o) noexcept : m_p(std::exchange(o.m_p, nullptr)) {}
+    AlignedOf(const AlignedOf&) = delete;
+    AlignedOf& operator=(const AlignedOf&) = delete;
+    AlignedOf& operator=(AlignedOf&&) = delete;
+    T* data() const { return m_p; }
 
 private:
-    float* m_p;
+    T* m_p;
 };
+using Aligned = AlignedOf<float>;
 
 // Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
 // `new_weights`: the inputs get a new storage version on every call (values written in place), so
@@ -543,14 +541,15 @@ double time_ours_bf16(Handle& handle, const typename Op::Param& p,
                       const std::vector<TensorLayout>& out_l) {
     auto op = handle.create_operator<Op>();
     op->param() = p;
-    std::vector<std::vector<uint16_t>> bufs;
+    // 64-byte aligned, as the runtime's tensors and oneDNN's memory are.
+    std::vector<AlignedOf<uint16_t>> bufs;
     std::vector<TensorND> in, out;
     for (const TensorLayout& l : in_l) {
-        bufs.push_back(random_bf16(l.total_nr_elems()));  // dense views: no gaps
+        bufs.emplace_back(random_bf16(l.total_nr_elems()));  // dense views: no gaps
         in.emplace_back(bufs.back().data(), l);
     }
     for (const TensorLayout& l : out_l) {
-        bufs.emplace_back(l.total_nr_elems());
+        bufs.emplace_back(std::vector<uint16_t>(l.total_nr_elems()));
         out.emplace_back(bufs.back().data(), l);
     }
     std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l) + 64);

@@ -48,6 +48,19 @@ HWY_INLINE MF KeepOrdered(MF ok, VF a, VF b) {
 #endif
 }
 
+#if HWY_TARGET <= HWY_AVX3
+// KeepOrdered on AVX-512's 256- and 128-bit vectors (bfloat16 pairs of a 16- or 8-lane block).
+HWY_INLINE hn::Mask256<float> KeepOrdered(hn::Mask256<float> ok, hn::Vec256<float> a,
+                                          hn::Vec256<float> b) {
+    return hn::Mask256<float>{_kand_mask8(_mm256_cmp_ps_mask(a.raw, b.raw, _CMP_ORD_Q), ok.raw)};
+}
+
+HWY_INLINE hn::Mask128<float> KeepOrdered(hn::Mask128<float> ok, hn::Vec128<float> a,
+                                          hn::Vec128<float> b) {
+    return hn::Mask128<float>{_kand_mask8(_mm_cmp_ps_mask(a.raw, b.raw, _CMP_ORD_Q), ok.raw)};
+}
+#endif
+
 // Whether x86's maxps serves the fast loops: Max(v, acc) returns acc, the earlier value, on ties
 // (so naive's first maximum, a zero's sign included); other targets' Max need not.
 constexpr bool kMaxKeepsFirst = HWY_TARGET <= HWY_AVX2;
@@ -576,11 +589,111 @@ HWY_INLINE MF LanesFast(DF d, const uint16_t* const* rows, size_t nrows, ptrdiff
     return ok;
 }
 
+// One position's NT taps (at b + to[t]) over 2 * Lanes(dp) bfloat16 lanes, read as 32-bit pairs
+// (see LanesBF16Pairs) into vectors of dp's width, the maxima stored at out; pos loses the lanes
+// where a tap held a NaN. On AVX-512 a 16-lane block runs in 256-bit vectors: widening it into
+// one 512-bit vector (vpmovzxwd) and narrowing it back (vpermw) cross the vector's halves, which
+// Zen 4 runs at half rate, and its 512-bit shifts and maxima cost two 256-bit ones there anyway.
+template <size_t NT, class DP>
+HWY_INLINE void PairTaps(DP dp, const uint16_t* b, const ptrdiff_t* to, uint16_t* out,
+                         hn::Mask<DP>& pos) {
+    const hn::RebindToUnsigned<DP> du;
+    const auto hi = hn::Set(du, 0xFFFF0000u);
+    hn::Vec<DP> even, odd;
+    for (size_t t = 0; t < NT; ++t) {
+        const auto w = hn::LoadU(du, reinterpret_cast<const uint32_t*>(b + to[t]));
+        const auto e = hn::BitCast(dp, hn::ShiftLeft<16>(w)), q = hn::BitCast(dp, hn::And(w, hi));
+        pos = KeepOrdered(pos, e, q);
+        even = t == 0 ? e : hn::Max(e, even);
+        odd = t == 0 ? q : hn::Max(q, odd);
+    }
+    const auto w = hn::OrAnd(hn::ShiftRight<16>(hn::BitCast(du, even)), hn::BitCast(du, odd), hi);
+    hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out));
+}
+
+// One bfloat16 tap's 2 * Lanes(dp) lanes at p as pairs: even lanes e, odd lanes q (float32,
+// exactly), ok losing the lanes where either is a NaN.
+template <class DP>
+HWY_INLINE void PairLoad(DP dp, const uint16_t* p, hn::Vec<DP>& e, hn::Vec<DP>& q,
+                         hn::Mask<DP>& ok) {
+    const hn::RebindToUnsigned<DP> du;
+    const auto w = hn::LoadU(du, reinterpret_cast<const uint32_t*>(p));
+    e = hn::BitCast(dp, hn::ShiftLeft<16>(w));
+    q = hn::BitCast(dp, hn::And(w, hn::Set(du, 0xFFFF0000u)));
+    ok = KeepOrdered(ok, e, q);
+}
+
+// `count` positions 2h apart whose windows are R rows of three taps h apart (at b + to[3r] +
+// {0, h, 2h}; 3x3/2): a position's third column is the next one's first, so each column is read,
+// widened and checked once per row (6 loads a position for 3x3 instead of 9). Each row's maximum
+// keeps its first on ties, then the rows in order: naive's first maximum, as the taps in order.
+template <size_t R, class DP>
+HWY_INLINE hn::Mask<DP> PairRowsOf3(DP dp, const uint16_t* b, const ptrdiff_t* to, ptrdiff_t h,
+                                    size_t count, uint16_t* out, ptrdiff_t ostep, hn::Mask<DP> ok) {
+    const hn::RebindToUnsigned<DP> du;
+    const auto hi = hn::Set(du, 0xFFFF0000u);
+    hn::Vec<DP> e0[R], q0[R];
+    for (size_t r = 0; r < R; ++r)
+        PairLoad(dp, b + to[3 * r], e0[r], q0[r], ok);
+    for (size_t i = 0; i < count; ++i, b += 2 * h, out += ostep) {
+        hn::Vec<DP> even, odd;
+        // A chain of its own per position, one AND into ok.
+        auto pos = hn::FirstN(dp, hn::Lanes(dp));
+        for (size_t r = 0; r < R; ++r) {
+            hn::Vec<DP> e1, q1, e2, q2;
+            PairLoad(dp, b + to[3 * r] + h, e1, q1, pos);
+            PairLoad(dp, b + to[3 * r] + 2 * h, e2, q2, pos);
+            const auto he = hn::Max(e2, hn::Max(e1, e0[r]));
+            const auto hq = hn::Max(q2, hn::Max(q1, q0[r]));
+            even = r == 0 ? he : hn::Max(he, even);
+            odd = r == 0 ? hq : hn::Max(hq, odd);
+            e0[r] = e2;
+            q0[r] = q2;
+        }
+        ok = hn::And(ok, pos);
+        const auto w =
+                hn::OrAnd(hn::ShiftRight<16>(hn::BitCast(du, even)), hn::BitCast(du, odd), hi);
+        hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out));
+    }
+    return ok;
+}
+
 // Several output rows of LanesTaps: n of them, `step` apart in src and `ostep` in dst.
 struct Rows2D {
     size_t n;
     ptrdiff_t step, ostep;
 };
+
+// `count` positions `step` apart (their taps at b + to[t]) in each of `rows`, lanes
+// [0, 2 * Lanes(dp)) as PairTaps reads them, or by PairRowsOf3 where `threes`; ok loses the
+// lanes where a tap held a NaN. Not inlined: in LanesOf the offsets would not stay in registers.
+template <size_t NT, class DP>
+HWY_NOINLINE hn::Mask<DP> PairRun(DP dp, const uint16_t* base, ptrdiff_t step, size_t count,
+                                  const ptrdiff_t* off, uint16_t* obase, ptrdiff_t ostep,
+                                  const Rows2D& rows, bool threes, hn::Mask<DP> ok) {
+    ptrdiff_t to[NT];
+    for (size_t t = 0; t < NT; ++t)
+        to[t] = off[t];
+    for (size_t j = 0; j < rows.n; ++j) {
+        const uint16_t* b = base + static_cast<ptrdiff_t>(j) * rows.step;
+        uint16_t* out = obase + static_cast<ptrdiff_t>(j) * rows.ostep;
+        if constexpr (NT % 3 == 0) {
+            if (threes) {
+                ok = PairRowsOf3<NT / 3>(dp, b, to, step / 2, count, out, ostep, ok);
+                continue;
+            }
+        }
+        auto row = hn::FirstN(dp, hn::Lanes(dp));
+        for (size_t i = 0; i < count; ++i, b += step, out += ostep) {
+            // A chain of its own per position, one AND into the row's.
+            auto pos = hn::FirstN(dp, hn::Lanes(dp));
+            PairTaps<NT>(dp, b, to, out, pos);
+            row = hn::And(row, pos);
+        }
+        ok = hn::And(ok, row);
+    }
+    return ok;
+}
 
 // Output positions whose windows all have the same NT taps, at offsets off[t] from each position's
 // base (base0 + i * step for the i-th of `count`), the outputs at o + i * ostep: the window's taps
@@ -592,6 +705,88 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
     ptrdiff_t to[NT];
     for (size_t t = 0; t < NT; ++t)
         to[t] = off[t];
+#if HWY_TARGET <= HWY_AVX2
+    bool threes = NT % 3 == 0 && step % 2 == 0 && count > 1;
+    for (size_t t = 0; threes && t + 2 < NT; t += 3)
+        threes = to[t + 1] - to[t] == step / 2 && to[t + 2] - to[t + 1] == step / 2;
+#if HWY_TARGET <= HWY_AVX3
+    const hn::Half<DF> dh;
+    const hn::Half<decltype(dh)> dq;
+#endif
+    if constexpr (std::is_same_v<T, uint16_t>) {
+        // bfloat16 as 32-bit pairs (PairTaps) in runs of lanes: runs of 2N, then on AVX-512 one
+        // of N and one of N / 2 (a block of 16 or 8 lanes is one run, in 256- or 128-bit
+        // vectors), the rest of the lanes position by position. Windows of rows of three taps h
+        // apart at positions 2h apart (3x3/2) read each column once (PairRowsOf3).
+#if HWY_TARGET <= HWY_AVX3
+        // A block of 16 lanes under 3x3/2 windows, or of 8: every row in one call. Other windows
+        // on 16 lanes keep the one-vector loop below: as fast with the data in cache, and faster
+        // streaming from memory (32x64x56x56, 2x2), where the pairs load each tap twice (the
+        // compiler folds the load into both the shift and the AND).
+        if (lanes == N && threes)
+            return hn::AllTrue(dh, PairRun<NT>(dh, base0, step, count, to, o, ostep, rows, threes,
+                                               hn::FirstN(dh, N / 2)))
+                           ? ok
+                           : hn::FirstN(d, 0);
+        if (lanes == N / 2)
+            return hn::AllTrue(dq, PairRun<NT>(dq, base0, step, count, to, o, ostep, rows, threes,
+                                               hn::FirstN(dq, N / 4)))
+                           ? ok
+                           : hn::FirstN(d, 0);
+#endif
+        if (lanes == 2 * N)
+            return PairRun<NT>(d, base0, step, count, to, o, ostep, rows, threes, ok);
+        if (threes) {
+            // Several runs (channels-last) of 3x3/2 windows: row by row, each run along the row
+            // before the next (a run's columns shared between positions; other windows take the
+            // loop below, all of a position's lanes at once, which reads each cache line once).
+            const Rows2D one{1, 0, 0};
+            bool all = true;
+            for (size_t j = 0; j < rows.n; ++j) {
+                const T* b = base0 + static_cast<ptrdiff_t>(j) * rows.step;
+                T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep;
+                MF row = hn::FirstN(d, N);
+                size_t l = 0;
+                for (; l + 2 * N <= lanes; l += 2 * N)
+                    row = PairRun<NT>(d, b + l, step, count, to, out + l, ostep, one, threes, row);
+#if HWY_TARGET <= HWY_AVX3
+                if (l + N <= lanes) {
+                    all = hn::AllTrue(dh, PairRun<NT>(dh, b + l, step, count, to, out + l, ostep,
+                                                      one, threes, hn::FirstN(dh, N / 2))) &&
+                          all;
+                    l += N;
+                }
+                if (l + N / 2 <= lanes) {
+                    all = hn::AllTrue(dq, PairRun<NT>(dq, b + l, step, count, to, out + l, ostep,
+                                                      one, threes, hn::FirstN(dq, N / 4))) &&
+                          all;
+                    l += N / 2;
+                }
+#endif
+                if (l < lanes)
+                    for (size_t i = 0; i < count; ++i) {
+                        const T* p = b + static_cast<ptrdiff_t>(i) * step;
+                        T* q = out + static_cast<ptrdiff_t>(i) * ostep;
+                        MF pos = hn::FirstN(d, N);
+                        for (size_t m = l; m < lanes; m += N) {
+                            const size_t n = std::min(N, lanes - m);
+                            VF acc = hn::Set(d, kLowest);
+                            for (size_t t = 0; t < NT; ++t) {
+                                const VF v = n == N ? LoadAs(d, p + to[t] + m)
+                                                    : LoadFirstAs(d, p + to[t] + m, n);
+                                pos = KeepOrdered(pos, v, v);
+                                acc = hn::Max(v, acc);
+                            }
+                            StoreNAs(acc, d, q + m, n);
+                        }
+                        row = hn::And(row, pos);
+                    }
+                ok = hn::And(ok, row);
+            }
+            return all ? ok : hn::FirstN(d, 0);
+        }
+    }
+#endif
     if (lanes == N) {
         // One vector per position (a channel block of N): no lane loop, and the NaN check of a
         // whole row ANDed once.
@@ -626,23 +821,8 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
             size_t l = 0;
             if constexpr (std::is_same_v<T, uint16_t>) {
                 // Pairs of bfloat16 as 32-bit lanes (see LanesBF16Pairs).
-                const hn::RebindToUnsigned<DF> du;
-                const auto hi = hn::Set(du, 0xFFFF0000u);
-                for (; l + 2 * N <= lanes; l += 2 * N) {
-                    VF even, odd;
-                    for (size_t t = 0; t < NT; ++t) {
-                        const auto w =
-                                hn::LoadU(du, reinterpret_cast<const uint32_t*>(b + to[t] + l));
-                        const VF e = hn::BitCast(d, hn::ShiftLeft<16>(w)),
-                                 q = hn::BitCast(d, hn::And(w, hi));
-                        pos = KeepOrdered(pos, e, q);
-                        even = t == 0 ? e : hn::Max(e, even);
-                        odd = t == 0 ? q : hn::Max(q, odd);
-                    }
-                    const auto w = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, even)),
-                                          hn::And(hn::BitCast(du, odd), hi));
-                    hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out + l));
-                }
+                for (; l + 2 * N <= lanes; l += 2 * N)
+                    PairTaps<NT>(d, b + l, to, out + l, pos);
             } else {
                 for (; l + 2 * N <= lanes; l += 2 * N) {
                     VF a0, a1;

@@ -4,7 +4,10 @@
 // contiguous: `max_pool_rows` vectors along a plane's W (plain NC[D]HW), `max_pool_lanes` vectors
 // along a contiguous axis of lanes at each position (channels-last: the channels; blocked: a
 // channel block). bfloat16 (its bits) runs the same loops, widened in registers and compared as
-// float32 (exactly), the maxima written back as their own bits.
+// float32 (exactly), the maxima written back as their own bits; where its lanes are contiguous it
+// reads them as 32-bit pairs (even lanes widened by a shift, odd ones by a mask), on AVX-512 a
+// block of 16 or 8 lanes in 256- or 128-bit vectors, and 3x3 windows of stride 2 read each
+// column once for the two positions that share it.
 #pragma once
 
 #include <algorithm>

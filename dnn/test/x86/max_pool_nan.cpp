@@ -327,8 +327,10 @@ TEST_F(X86, MaxPoolingForwardBitExactAtVectorEdges) {
                                          run_op(*ref, {x})[0], what + " plain");
                         EXPECT_EQ(last_kernel(*ours), "loop:max_pool") << what;
                         // Channels-last: NaNs at the channel vectors' boundaries.
-                        for (size_t c : {size_t(1), size_t(15), size_t(17), size_t(33), size_t(64),
-                                         size_t(65)}) {
+                        // bfloat16 on AVX-512 reads runs of 32, 16 and 8 lanes, then lane by
+                        // lane: 24 is one of 16 and one of 8, 57 one of each and one more.
+                        for (size_t c : {size_t(1), size_t(15), size_t(17), size_t(24), size_t(33),
+                                         size_t(57), size_t(64), size_t(65)}) {
                             const TensorShape cl{2, c, 5, w};
                             const std::vector<double> v =
                                     boundary_values(cl, c, nans, uint32_t(c * 131 + w));
@@ -352,27 +354,105 @@ TEST_F(X86, MaxPoolingForwardBitExactAtVectorEdges) {
                         ++runs;
                     }
                 }
-        // Blocked: the block's lanes (8 or 16) and channels that leave a partial block.
+        // Blocked: the block's lanes (8 or 16) and channels that leave a partial block, rows of
+        // odd and even width, one image and two; without NaNs (the vector loops' results, -0 tied
+        // with +0) and with them (naive's rule where a NaN was read).
         for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
             for (size_t block : {size_t(8), size_t(16)})
                 for (size_t c : {size_t(5), size_t(16), size_t(33)})
-                    for (const Window& win : windows) {
-                        const Case k{{2, c, 6, 37}, win.k, win.s, win.p};
-                        const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
-                        HostTensor plain = HostTensor::from(
-                                k.src, boundary_values(k.src, 37, true, uint32_t(c + block)), dt);
-                        HostTensor xb = block_ref(plain, block);
-                        auto ours = handle->create_operator<PoolingBlocked>();
-                        ours->param() = p;
-                        auto ref = naive->create_operator<PoolingBlocked>();
-                        ref->param() = p;
-                        expect_same_bits(run_op(*ours, {xb})[0], run_op(*ref, {xb})[0],
-                                         std::string("blocked ") + dt.name() + " block " +
-                                                 std::to_string(block) + " c " + std::to_string(c));
-                        ++runs;
-                    }
+                    for (const TensorShape& shape :
+                         {TensorShape{2, c, 6, 37}, TensorShape{1, c, 7, 8}})
+                        for (bool nans : {false, true})
+                            for (const Window& win : windows) {
+                                const Case k{shape, win.k, win.s, win.p};
+                                const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                                HostTensor plain = HostTensor::from(
+                                        k.src,
+                                        boundary_values(k.src, shape[3], nans,
+                                                        uint32_t(c + block + shape[3])),
+                                        dt);
+                                HostTensor xb = block_ref(plain, block);
+                                auto ours = handle->create_operator<PoolingBlocked>();
+                                ours->param() = p;
+                                auto ref = naive->create_operator<PoolingBlocked>();
+                                ref->param() = p;
+                                expect_same_bits(run_op(*ours, {xb})[0], run_op(*ref, {xb})[0],
+                                                 std::string("target ") + std::to_string(target) +
+                                                         " blocked " + dt.name() + " block " +
+                                                         std::to_string(block) + " c " +
+                                                         std::to_string(c) + " " +
+                                                         shape.to_string() + " k " +
+                                                         std::to_string(win.k[0]) + "x" +
+                                                         std::to_string(win.k[1]) + " s " +
+                                                         std::to_string(win.s[1]) + " nans " +
+                                                         std::to_string(nans));
+                                ++runs;
+                            }
     });
     EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// One NaN in a tensor otherwise free of them, at each position in turn (and a lane that moves with
+// it), on channels-last and blocked memory: the vector loops must see a NaN wherever it is read (a
+// 3x3/2 window's column shared with the next position, a run's first or last lane), or their
+// maxima (which drop it) would stand. Bit for bit against naive at each Highway target.
+TEST_F(X86, MaxPoolingForwardSeesEveryNaN) {
+#ifdef NEOMEG_WITH_DNNL
+    struct Window {
+        std::vector<int32_t> k, s, p;
+    };
+    const Window windows[] = {{{3, 3}, {2, 2}, {1, 1}},
+                              {{3, 3}, {2, 2}, {0, 0}},
+                              {{2, 2}, {2, 2}, {0, 0}},
+                              {{3, 3}, {1, 1}, {1, 1}}};
+    const size_t h = 5, w = 9;
+    auto naive = Handle::make_naive();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
+            for (const Window& win : windows) {
+                const param::Pooling p =
+                        pool_param(param::Pooling::Mode::MAX, Case{{}, win.k, win.s, win.p});
+                auto ours = handle->create_operator<PoolingForward>();
+                ours->param() = p;
+                auto ours_blocked = handle->create_operator<PoolingBlocked>();
+                ours_blocked->param() = p;
+                auto ref = naive->create_operator<PoolingForward>();
+                ref->param() = p;
+                auto ref_blocked = naive->create_operator<PoolingBlocked>();
+                ref_blocked->param() = p;
+                // Channels-last: one run of 16 or 8 lanes, or runs of 32, 16 and 8 and one more.
+                // Blocked: a block of 16 or 8.
+                for (size_t c : {size_t(8), size_t(16), size_t(57)})
+                    for (size_t at = 0; at < h * w; ++at) {
+                        const TensorShape shape{1, c, h, w};
+                        std::vector<double> v =
+                                boundary_values(shape, w, false, uint32_t(c * 7 + at));
+                        const size_t lane = (at * 5) % c;
+                        v[lane * h * w + at] = nan_with_payload(unsigned(at), at % 2);
+                        const std::string what =
+                                "target " + std::to_string(target) + " " + dt.name() + " k " +
+                                std::to_string(win.k[0]) + " s " + std::to_string(win.s[0]) +
+                                " p " + std::to_string(win.p[0]) + " c " + std::to_string(c) +
+                                " NaN at " + std::to_string(at) + " lane " + std::to_string(lane);
+                        HostTensor xc = channels_last(shape, v, dt);
+                        const TensorShape dc = dst_shape(Case{shape, win.k, win.s, win.p});
+                        expect_same_bits(exec_into(*ours, xc, channels_last_layout(dc, dt)),
+                                         run_op(*ref, {xc.contiguous()})[0],
+                                         what + " channels-last");
+                        ++runs;
+                        if (c == 57)
+                            continue;
+                        HostTensor xb = block_ref(HostTensor::from(shape, v, dt), c);
+                        expect_same_bits(run_op(*ours_blocked, {xb})[0],
+                                         run_op(*ref_blocked, {xb})[0], what + " blocked");
+                        ++runs;
+                    }
+            }
+    });
+    EXPECT_GE(ran, 1u);
     EXPECT_GT(runs, 0u);
 #endif
 }
