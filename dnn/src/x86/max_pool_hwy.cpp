@@ -1076,36 +1076,42 @@ void MaxPoolLanesBF16(const uint16_t* src, const ptrdiff_t* ss, uint16_t* dst, c
     LanesOf(src, ss, dst, ds, lanes, g);
 }
 
-bool AnyNaN(const float* p, size_t n) {
+bool AnyNaNOrMinusInf(const float* p, size_t n) {
     const DF d;
     const size_t N = hn::Lanes(d);
+    const VF minus_inf = hn::Neg(hn::Inf(d));
     size_t i = 0;
     auto bad = hn::Zero(d);
-    // x != x only for NaN: accumulate the unordered lanes and test once per block.
+    // NaN and -inf lanes accumulate, tested once per block.
+    const auto odd = [&](VF v) { return hn::Or(hn::IsNaN(v), hn::Eq(v, minus_inf)); };
     for (; i + 4 * N <= n; i += 4 * N) {
         const VF a = hn::LoadU(d, p + i), b = hn::LoadU(d, p + i + N);
         const VF c = hn::LoadU(d, p + i + 2 * N), e = hn::LoadU(d, p + i + 3 * N);
-        bad = hn::Or(bad, hn::VecFromMask(d, hn::Or(hn::Or(hn::IsNaN(a), hn::IsNaN(b)),
-                                                    hn::Or(hn::IsNaN(c), hn::IsNaN(e)))));
+        bad = hn::Or(bad,
+                     hn::VecFromMask(d, hn::Or(hn::Or(odd(a), odd(b)), hn::Or(odd(c), odd(e)))));
         if ((i & (64 * N - 1)) == 0 && !hn::AllFalse(d, hn::MaskFromVec(bad)))
             return true;
     }
     if (!hn::AllFalse(d, hn::MaskFromVec(bad)))
         return true;
     for (; i < n; ++i)
-        if (std::isnan(p[i]))
+        if (std::isnan(p[i]) || p[i] == -std::numeric_limits<float>::infinity())
             return true;
     return false;
 }
 
 // A bfloat16 NaN: all exponent bits and some mantissa bit, so its bits without the sign exceed
-// infinity's 0x7F80 (as int16: both are positive).
-bool AnyNaNBF16(const uint16_t* p, size_t n) {
+// those of infinity; -inf is 0xFF80.
+bool AnyNaNOrMinusInfBF16(const uint16_t* p, size_t n) {
     const hn::ScalableTag<int16_t> d;
     const size_t N = hn::Lanes(d);
     const auto* q = reinterpret_cast<const int16_t*>(p);
     const auto magnitude = hn::Set(d, int16_t(0x7FFF)), inf = hn::Set(d, int16_t(0x7F80));
-    auto over = [&](size_t i) { return hn::Gt(hn::And(hn::LoadU(d, q + i), magnitude), inf); };
+    const auto minus_inf = hn::Set(d, static_cast<int16_t>(0xFF80));
+    auto over = [&](size_t i) {
+        const auto v = hn::LoadU(d, q + i);
+        return hn::Or(hn::Gt(hn::And(v, magnitude), inf), hn::Eq(v, minus_inf));
+    };
     size_t i = 0;
     for (; i + 4 * N <= n; i += 4 * N) {
         const auto bad =
@@ -1114,7 +1120,7 @@ bool AnyNaNBF16(const uint16_t* p, size_t n) {
             return true;
     }
     for (; i < n; ++i)
-        if ((p[i] & 0x7FFF) > 0x7F80)
+        if ((p[i] & 0x7FFF) > 0x7F80 || p[i] == 0xFF80)
             return true;
     return false;
 }
@@ -1129,8 +1135,8 @@ HWY_EXPORT(MaxPoolRows);
 HWY_EXPORT(MaxPoolRowsBF16);
 HWY_EXPORT(MaxPoolLanes);
 HWY_EXPORT(MaxPoolLanesBF16);
-HWY_EXPORT(AnyNaN);
-HWY_EXPORT(AnyNaNBF16);
+HWY_EXPORT(AnyNaNOrMinusInf);
+HWY_EXPORT(AnyNaNOrMinusInfBF16);
 
 void max_pool_rows(const float* src, const ptrdiff_t* ss, float* dst, const ptrdiff_t* ds,
                    const PoolDims& g) {
@@ -1152,12 +1158,12 @@ void max_pool_lanes_bf16(const uint16_t* src, const ptrdiff_t* ss, uint16_t* dst
     HWY_DYNAMIC_DISPATCH(MaxPoolLanesBF16)(src, ss, dst, ds, lanes, g);
 }
 
-bool any_nan_bf16(const uint16_t* p, size_t n) {
-    return HWY_DYNAMIC_DISPATCH(AnyNaNBF16)(p, n);
+bool any_nan_or_minus_inf_bf16(const uint16_t* p, size_t n) {
+    return HWY_DYNAMIC_DISPATCH(AnyNaNOrMinusInfBF16)(p, n);
 }
 
-bool any_nan(const float* p, size_t n) {
-    return HWY_DYNAMIC_DISPATCH(AnyNaN)(p, n);
+bool any_nan_or_minus_inf(const float* p, size_t n) {
+    return HWY_DYNAMIC_DISPATCH(AnyNaNOrMinusInf)(p, n);
 }
 
 }  // namespace neomeg::dnn::x86

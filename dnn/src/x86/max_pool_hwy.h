@@ -50,10 +50,12 @@ void max_pool_rows_bf16(const uint16_t* src, const ptrdiff_t* ss, uint16_t* dst,
 void max_pool_lanes_bf16(const uint16_t* src, const ptrdiff_t* ss, uint16_t* dst,
                          const ptrdiff_t* ds, size_t lanes, const PoolDims& g);
 
-// Whether any of the n floats at p (contiguous) is a NaN.
-bool any_nan(const float* p, size_t n);
+// Whether any of the n floats at p (contiguous) is a NaN or -inf: the MAX backward's dst values
+// whose windows oneDNN's kernels get wrong (they skip NaNs, and give a window of -inf no
+// gradient), max_pool_plan.h.
+bool any_nan_or_minus_inf(const float* p, size_t n);
 
-// Whether any of the n bfloat16 values (their bits) at p (contiguous) is a NaN.
-bool any_nan_bf16(const uint16_t* p, size_t n);
+// The same for n bfloat16 values (their bits) at p (contiguous).
+bool any_nan_or_minus_inf_bf16(const uint16_t* p, size_t n);
 
 }  // namespace neomeg::dnn::x86

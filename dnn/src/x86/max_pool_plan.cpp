@@ -233,30 +233,31 @@ public:
     const char* name() const override { return m_inner->name(); }
 
     void run(std::span<const TensorND> t, Workspace ws, dnnl::stream& stream) override {
-        if (!has_nan(static_cast<const T*>(t[1].raw_ptr())))
+        if (!has_nan_or_minus_inf(static_cast<const T*>(t[1].raw_ptr())))
             return m_inner->run(t, ws, stream);
         naive_rule(static_cast<const T*>(t[0].raw_ptr()), static_cast<const T*>(t[2].raw_ptr()),
                    static_cast<T*>(t[3].raw_ptr()));
     }
 
 private:
-    static bool dense_has_nan(const float* p, size_t n) { return any_nan(p, n); }
+    static bool dense_check(const float* p, size_t n) { return any_nan_or_minus_inf(p, n); }
 
-    static bool dense_has_nan(const dt_bfloat16* p, size_t n) {
-        return any_nan_bf16(reinterpret_cast<const uint16_t*>(p), n);
+    static bool dense_check(const dt_bfloat16* p, size_t n) {
+        return any_nan_or_minus_inf_bf16(reinterpret_cast<const uint16_t*>(p), n);
     }
 
-    bool has_nan(const T* dst) const {
+    bool has_nan_or_minus_inf(const T* dst) const {
         const size_t planes = m_shape[0] * m_shape[1];
         const size_t plane = m_g.out[0] * m_g.out[1] * m_g.out[2];
         if (m_dst_dense)
-            return dense_has_nan(dst, planes * plane);
+            return dense_check(dst, planes * plane);
         for (size_t u = 0; u < planes; ++u) {
             const T* s = plane_of(dst, m_dst, u);
             for (size_t z = 0; z < m_g.out[0]; ++z)
                 for (size_t y = 0; y < m_g.out[1]; ++y)
                     for (size_t x = 0; x < m_g.out[2]; ++x)
-                        if (std::isnan(static_cast<float>(s[at(m_dst, z, y, x)])))
+                        if (const float v = static_cast<float>(s[at(m_dst, z, y, x)]);
+                            std::isnan(v) || v == -std::numeric_limits<float>::infinity())
                             return true;
         }
         return false;

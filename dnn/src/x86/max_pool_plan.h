@@ -4,8 +4,9 @@
 //   stride along W, on channels-last views and on channel-blocked tensors (other strides one
 //   window at a time); bfloat16 compares as float32 (exactly) and writes the maxima's own bits;
 // - the float32 and bfloat16 backward that oneDNN runs (rerun and scatter), wrapped: when dst, the
-//   forward's output, holds a NaN (so some window did) the call takes a loop of naive's rule
-//   instead.
+//   forward's output, holds a NaN (so some window did) or -inf (a window of nothing but -inf,
+//   to which oneDNN gives no gradient where naive gives its first element one), the call takes a
+//   loop of naive's rule instead.
 #pragma once
 
 #include <memory>
@@ -31,7 +32,7 @@ std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const Tens
                                              const TensorLayout& diff, const TensorLayout& grad);
 
 // `inner`, MAX pooling's backward (src, dst, diff -> grad), run unless dst (the forward's output)
-// holds a NaN, where a loop of naive's rule runs instead.
+// holds a NaN or -inf, where a loop of naive's rule runs instead.
 std::unique_ptr<Plan> nan_checked_max_backward(std::unique_ptr<Plan> inner, const param::Pooling& p,
                                                const TensorLayout& src, const TensorLayout& dst,
                                                const TensorLayout& diff, const TensorLayout& grad);
