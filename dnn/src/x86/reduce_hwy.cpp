@@ -52,8 +52,10 @@ struct SumSqr {
     }
     double step(double acc, double v) const { return acc + v * v; }
 };
-// Once the accumulator is NaN it stays NaN: nothing compares greater than it.
+// Once the accumulator is NaN it stays NaN: nothing compares greater than it. A maximum or minimum
+// is one of its operands, exact in float: their rows run in float lanes (kExactInFloat).
 struct Max : Identity {
+    static constexpr bool kExactInFloat = true;
     template <class D, class V>
     V step(D, V acc, V v) const {
         return hn::IfThenElse(hn::Or(hn::Gt(v, acc), hn::IsNaN(v)), v, acc);
@@ -64,6 +66,7 @@ struct Max : Identity {
     double combine(double a, double b) const { return step(a, b); }
 };
 struct Min : Identity {
+    static constexpr bool kExactInFloat = true;
     template <class D, class V>
     V step(D, V acc, V v) const {
         return hn::IfThenElse(hn::Or(hn::Lt(v, acc), hn::IsNaN(v)), v, acc);
@@ -88,7 +91,49 @@ struct Product : Identity {
 // Reducing along contiguous rows: vector accumulators started from the row's first elements,
 // their lanes combined at the end.
 template <class R>
+HWY_INLINE double reduce_row(const R& r, const float* p, size_t n);
+
+// MAX and MIN along a row in float lanes, four independent accumulators (the compare-and-select
+// step is a chain of three operations): 1024 rows of 2048 took 0.36 ms on one Zen 4 thread in
+// double lanes, twice SUM's time. The lanes then combine in double like the other modes'.
+template <class R>
+HWY_INLINE double reduce_row_float(const R& r, const float* p, size_t n) {
+    const hn::ScalableTag<float> df;
+    const size_t lanes = hn::Lanes(df);
+    if (n < 4 * lanes) {
+        double acc = r.first(double(p[0]));
+        for (size_t i = 1; i < n; ++i)
+            acc = r.step(acc, double(p[i]));
+        return acc;
+    }
+    auto a0 = hn::LoadU(df, p), a1 = hn::LoadU(df, p + lanes);
+    auto a2 = hn::LoadU(df, p + 2 * lanes), a3 = hn::LoadU(df, p + 3 * lanes);
+    size_t i = 4 * lanes;
+    for (; i + 4 * lanes <= n; i += 4 * lanes) {
+        hwy::Prefetch(p + i + 1024);
+        a0 = r.step(df, a0, hn::LoadU(df, p + i));
+        a1 = r.step(df, a1, hn::LoadU(df, p + i + lanes));
+        a2 = r.step(df, a2, hn::LoadU(df, p + i + 2 * lanes));
+        a3 = r.step(df, a3, hn::LoadU(df, p + i + 3 * lanes));
+    }
+    // Accumulators in row order, so that a NaN met first in its lane comes first here too.
+    float lane[4 * 64];  // more than any x86 vector's lanes, four times
+    hn::StoreU(a0, df, lane);
+    hn::StoreU(a1, df, lane + lanes);
+    hn::StoreU(a2, df, lane + 2 * lanes);
+    hn::StoreU(a3, df, lane + 3 * lanes);
+    double acc = lane[0];
+    for (size_t j = 1; j < 4 * lanes; ++j)
+        acc = r.combine(acc, double(lane[j]));
+    for (; i < n; ++i)
+        acc = r.step(acc, double(p[i]));
+    return acc;
+}
+
+template <class R>
 HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
+    if constexpr (requires { R::kExactInFloat; })
+        return reduce_row_float(r, p, n);
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> df;
     const size_t lanes = hn::Lanes(dd);

@@ -509,13 +509,13 @@ def norm(inp, ord=None, axis=None, keepdims=False):
     ord = float(ord)
     if ord == 0:  # a count: int32, as MegEngine 1.13 gives it (sum(x != 0))
         return reduce(elemwise("NE", x, 0).astype("int32"), "sum", axis, keepdims)
+    if ord == 2:  # one pass: the squares' sum in the kernel's double accumulator
+        return elemwise("SQRT", reduce(x, "sum_sqr", axis, keepdims))
     a = elemwise("ABS", x)
     if ord == _math.inf:
         return reduce(a, "max", axis, keepdims)
     if ord == -_math.inf:
         return reduce(a, "min", axis, keepdims)
-    if ord == 2:
-        return elemwise("SQRT", reduce(x * x, "sum", axis, keepdims))
     if ord == 1:
         return reduce(a, "sum", axis, keepdims)
     return reduce(a**ord, "sum", axis, keepdims) ** (1.0 / ord)
