@@ -1,0 +1,157 @@
+"""Every unary elementwise function and the common reductions, shape and indexing ops of
+``megengine.functional`` on about 2M float32 elements, NeoMeg against PyTorch 2.x in the same
+command, sorted from the slowest ratio up: a sweep for silent slow paths (an op that falls to
+a scalar or double formula where PyTorch has a float vector loop). It found ERFINV at 0.02x,
+``x ** 2`` at 0.03x, full and column reductions at 0.13x and SIGMOID/SILU at 0.29x
+(docs/x86-backend.md). A case either framework lacks is left out.
+
+Each framework runs in a process of its own (PyTorch from bench/torch_reference.py's
+interpreter, ``torch.set_num_threads`` as ``--threads``); each case is its best call of
+``--repeat``. On a loaded machine only large gaps mean anything: rerun a low line alone.
+
+    PYTHONPATH=python python3 bench/functional_audit.py [--threads 1] [--repeat 9] [--below 0.8]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from machine import describe
+from torch_reference import torch_python
+
+# argv: framework, repeat. Prints {case: seconds}.
+WORKER = r"""
+import json, sys, time
+import numpy as np
+
+fw, repeat = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1 << 21,)).astype(np.float32)
+U = np.tanh(X)                       # (-1, 1)
+P = np.abs(X) + np.float32(1.5)      # > 1
+A = rng.normal(size=(1024, 2048)).astype(np.float32)
+B = rng.normal(size=(1024, 2048)).astype(np.float32)
+I = rng.integers(0, 2048, size=(1024, 64)).astype(np.int32)
+X4 = rng.normal(size=(32, 64, 28, 28)).astype(np.float32)
+L = rng.integers(0, 1000, size=(4096,)).astype(np.int32)
+UNARY = {"abs": X, "neg": X, "exp": X, "expm1": X, "log": P, "log1p": P, "sqrt": P, "sin": X,
+         "cos": X, "tan": X, "asin": U, "acos": U, "atan": X, "sinh": X, "cosh": X, "tanh": X,
+         "asinh": X, "acosh": P, "atanh": U, "erf": X, "erfc": X, "erfinv": U, "sigmoid": X,
+         "relu": X, "gelu": X, "silu": X, "softplus": X, "logsigmoid": X, "floor": X, "ceil": X,
+         "round": X, "sign": X, "relu6": X, "hsigmoid": X, "hswish": X, "square": X}
+TORCH_NAMES = {"hsigmoid": "hardsigmoid", "hswish": "hardswish", "neg": "neg"}
+
+if fw == "neomeg":
+    import megengine as mge
+    import megengine.functional as F
+
+    def fn(name):
+        return getattr(F, name, None) or getattr(F.nn, name, None)
+
+    T = mge.Tensor
+    a, b, i, x4, l = T(A), T(B), T(I), T(X4), T(L)
+    cond = a > 0
+    cases = {"unary " + k: (lambda f, t: lambda: f(t))(fn(k), T(v)) for k, v in UNARY.items()
+             if fn(k) is not None}
+    cases.update({
+        "sum all": lambda: F.sum(a), "sum axis 0": lambda: F.sum(a, 0),
+        "sum axis 1": lambda: F.sum(a, 1), "mean NCHW (2, 3)": lambda: F.mean(x4, (2, 3)),
+        "max axis 1": lambda: F.max(a, 1), "min axis 0": lambda: F.min(a, 0),
+        "prod axis 1": lambda: F.prod(a, 1), "argmax axis 1": lambda: F.argmax(a, 1),
+        "cumsum axis 1": lambda: F.cumsum(a, 1), "norm axis 1": lambda: F.norm(a, 2, 1),
+        "var axis 1": lambda: F.var(a, 1), "x ** 2": lambda: a ** 2, "x ** 3": lambda: a ** 3,
+        "transpose": lambda: F.transpose(a, (1, 0)) + 0, "concat": lambda: F.concat([a, b], 1),
+        "stack": lambda: F.stack([a, b], 0), "where": lambda: F.where(cond, a, b),
+        "clip": lambda: F.clip(a, -0.5, 0.5), "gather": lambda: F.gather(a, 1, i),
+        "a + row": lambda: a + b[0], "maximum": lambda: F.maximum(a, b),
+        "astype int32": lambda: a.astype("int32"), "roll": lambda: F.roll(a, 3, 1),
+        "one_hot": lambda: F.one_hot(l, 1000),
+        "cross_entropy": lambda: F.nn.cross_entropy(a[:, :1000], l[:1024]),
+    })
+    sync = lambda y: None
+else:
+    import torch
+    import torch.nn.functional as TF
+
+    torch.set_num_threads(int(sys.argv[3]))
+
+    def fn(name):
+        n = TORCH_NAMES.get(name, name)
+        for m in (torch, TF, torch.special):
+            if hasattr(m, n):
+                return getattr(m, n)
+
+    a, b, i, x4, l = (torch.tensor(z) for z in (A, B, I, X4, L))
+    il, ll = i.long(), l.long()
+    cond = a > 0
+    cases = {"unary " + k: (lambda f, t: lambda: f(t))(fn(k), torch.tensor(v))
+             for k, v in UNARY.items() if fn(k) is not None}
+    cases.update({
+        "sum all": lambda: a.sum(), "sum axis 0": lambda: a.sum(0), "sum axis 1": lambda: a.sum(1),
+        "mean NCHW (2, 3)": lambda: x4.mean((2, 3)), "max axis 1": lambda: a.amax(1),
+        "min axis 0": lambda: a.amin(0), "prod axis 1": lambda: a.prod(1),
+        "argmax axis 1": lambda: a.argmax(1), "cumsum axis 1": lambda: a.cumsum(1),
+        "norm axis 1": lambda: a.norm(2, 1), "var axis 1": lambda: a.var(1, unbiased=False),
+        "x ** 2": lambda: a ** 2, "x ** 3": lambda: a ** 3,
+        "transpose": lambda: a.t().contiguous(), "concat": lambda: torch.cat([a, b], 1),
+        "stack": lambda: torch.stack([a, b], 0), "where": lambda: torch.where(cond, a, b),
+        "clip": lambda: a.clamp(-0.5, 0.5), "gather": lambda: torch.gather(a, 1, il),
+        "a + row": lambda: a + b[0], "maximum": lambda: torch.maximum(a, b),
+        "astype int32": lambda: a.int(), "roll": lambda: torch.roll(a, 3, 1),
+        "one_hot": lambda: TF.one_hot(ll, 1000),
+        "cross_entropy": lambda: TF.cross_entropy(a[:, :1000], ll[:1024]),
+    })
+    torch.set_grad_enabled(False)
+
+out = {}
+for name, f in cases.items():
+    f()
+    best = 1e9
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    out[name] = best
+print(json.dumps(out))
+"""
+
+
+def run(python, fw, repeat, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run(
+        [python, "-c", WORKER, fw, str(repeat), str(threads)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"{fw} worker failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--below", type=float, default=None, help="print only ratios below this")
+    args = ap.parse_args()
+    print(describe())
+    python, why = torch_python()
+    if python is None:
+        sys.exit(why)
+    ours = run(sys.executable, "neomeg", args.repeat, args.threads)
+    theirs = run(python, "torch", args.repeat, args.threads)
+    rows = sorted((theirs[k] / ours[k], k) for k in ours if k in theirs)
+    print(f"{args.threads} thread(s), best of {args.repeat}")
+    print(f"{'case':<22}{'NeoMeg ms':>11}{'PyTorch ms':>12}{'ratio':>8}")
+    for ratio, k in rows:
+        if args.below is None or ratio < args.below:
+            print(f"{k:<22}{ours[k] * 1e3:>11.3f}{theirs[k] * 1e3:>12.3f}{ratio:>8.2f}")
+    print("ratio = PyTorch's time / NeoMeg's (above 1.0: NeoMeg is faster)")
+
+
+if __name__ == "__main__":
+    main()
