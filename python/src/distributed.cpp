@@ -619,11 +619,10 @@ public:
             gpu(in).broadcast(ptr(in), ptr(out), n, in.dtype(), root, stream(in));
             return wrap(out);
         }
-        if (rank() == root && n)
-            std::memcpy(ptr(out), ptr(in), in.dtype().size(n));
         {
+            // The root copies its input into the output while its messages go out from it.
             py::gil_scoped_release nogil;
-            m_comm->broadcast(ptr(out), n, in.dtype(), root);
+            m_comm->broadcast(ptr(in), ptr(out), n, in.dtype(), root);
         }
         return wrap(out);
     }
@@ -723,6 +722,17 @@ public:
         }
         py::gil_scoped_release nogil;
         m_comm->send(ptr(in), in.shape().total_nr_elems(), in.dtype(), dst, tag);
+    }
+
+    void tell_peers_lost(int rank) {
+        py::gil_scoped_release nogil;
+        m_comm->tell_peers_lost(rank);
+    }
+
+    int reported_by(int peer, double wait) {
+        py::gil_scoped_release nogil;
+        return m_comm->reported_by(
+                peer, std::chrono::milliseconds(static_cast<int64_t>(std::max(wait, 0.0) * 1000)));
     }
 
     py::object recv(const std::vector<size_t>& shape, const py::object& dtype,
@@ -898,7 +908,14 @@ void init_distributed(py::module_& m) {
                  "Runs sends [(tensor, dst, tag)] and recvs [(shape, dtype, device, src, tag)] "
                  "together (NCCL's group calls on GPU tensors, every Gloo transfer posted before "
                  "any is waited for on CPU ones); returns the received tensors.")
-            .def("barrier", &PyCommunicator::barrier);
+            .def("barrier", &PyCommunicator::barrier)
+            .def("tell_peers_lost", &PyCommunicator::tell_peers_lost, py::arg("rank"),
+                 "Tells the peers still connected that this rank lost group rank `rank`, before "
+                 "it fails for it outside a collective (their errors then name that rank).")
+            .def("reported_by", &PyCommunicator::reported_by, py::arg("peer"), py::arg("wait"),
+                 "The group rank that group rank `peer` said it lost before closing its "
+                 "connections to this rank (-1: none); waits up to `wait` seconds for that "
+                 "connection to fail.");
     d.def("nccl_load_error", &dist::nccl_load_error,
           "'' when the NCCL library (libneomeg_distributed_nccl.so, which GPU tensors' "
           "collectives load) loads and exports its factory, else why not. Needs no GPU.");

@@ -160,9 +160,8 @@ private:
         size_t out_bytes = out.layout.dtype.size(n_out);
         switch (m_params.kind) {
             case CollectiveKind::Broadcast:
-                if (is_root && n_in)
-                    std::memcpy(out.raw_ptr(), in.raw_ptr(), out_bytes);
-                comm.broadcast(out.raw_ptr(), n_in, dtype, root);
+                // The root copies its input while its messages go out from it.
+                comm.broadcast(in.raw_ptr(), out.raw_ptr(), n_in, dtype, root);
                 return;
             case CollectiveKind::ReduceSum:
                 if (!is_root && out_bytes)  // what backward starts from there: zeros

@@ -56,23 +56,48 @@ void copy(void* dst, const void* src, size_t bytes) {
 // receives from v less its highest set bit, then sends to v + 2^i for every 2^i above that bit,
 // in increasing order. The data goes down log2(size) levels, each rank sending it at most
 // log2(size) times.
-void tree_broadcast(gloo::Context& context, void* buf, size_t bytes, int root, uint64_t slot,
-                    const Waits& waits) {
+void tree_broadcast(gloo::Context& context, const void* in, void* out, size_t bytes, int root,
+                    uint64_t slot, const Waits& waits) {
     const int n = context.size;
-    if (n == 1 || bytes == 0)
+    if (bytes == 0)
         return;
     const int v = mod(context.rank - root, n);
     int bit = 1;  // the lowest power of two above v's highest set bit
     while (bit <= v)
         bit <<= 1;
     Posted posted;
+    const void* from = in;
     if (v > 0) {
-        posted.recv(context, buf, bytes, (v - bit / 2 + root) % n, slot);
+        posted.recv(context, out, bytes, (v - bit / 2 + root) % n, slot);
         posted.wait_recvs(waits);
+        from = out;
     }
     for (; v + bit < n; bit <<= 1)
-        posted.send(context, buf, bytes, (v + bit + root) % n, slot);
+        posted.send(context, from, bytes, (v + bit + root) % n, slot);
+    if (v == 0)
+        copy(out, in, bytes);
     posted.wait_sends(waits);
+}
+
+void two_lane_broadcast(gloo::Context& context, gloo::Context& reverse, const void* in, void* out,
+                        size_t bytes, int root, uint64_t slot, const Waits& waits) {
+    if (bytes == 0)
+        return;
+    const int peer = 1 - context.rank;
+    const size_t half = bytes / 2;
+    Posted posted;
+    if (context.rank == root) {
+        const auto* p = static_cast<const std::byte*>(in);
+        posted.send(context, p, half, peer, slot);
+        posted.send(reverse, p + half, bytes - half, peer, slot);
+        copy(out, in, bytes);
+        posted.wait_sends(waits);
+    } else {
+        auto* p = static_cast<std::byte*>(out);
+        posted.recv(context, p, half, peer, slot);
+        posted.recv(reverse, p + half, bytes - half, peer, slot);
+        posted.wait_recvs(waits);
+    }
 }
 
 // Every rank sends its part to every other rank, starting with its right neighbour so that not

@@ -22,9 +22,20 @@
 
 namespace neomeg::distributed {
 
-// `bytes` at `buf` on rank `root` into `buf` on every rank.
-void tree_broadcast(gloo::Context& context, void* buf, size_t bytes, int root, uint64_t slot,
-                    const Waits& waits);
+// `bytes` at `in` on rank `root` into `out` on every rank (`in` may be `out`). The root copies
+// `in` into `out` after posting its sends (from `in`), while they go out.
+void tree_broadcast(gloo::Context& context, const void* in, void* out, size_t bytes, int root,
+                    uint64_t slot, const Waits& waits);
+
+// tree_broadcast between 2 ranks over two connections: the first half of `buf` through
+// `context`, the rest through `reverse` (the same 2 ranks on a device of its own: its own socket
+// and loop thread), so that the root's two loop threads write, and the receiver's two read, at
+// once. A 16-64 MB broadcast on one socket waits on its one loop thread's wake-ups between socket
+// buffers more than it copies.
+// From this size Communicator's broadcast between 2 ranks goes two lanes.
+constexpr size_t kTwoLaneBroadcastMinBytes = size_t{4} << 20;
+void two_lane_broadcast(gloo::Context& context, gloo::Context& reverse, const void* in, void* out,
+                        size_t bytes, int root, uint64_t slot, const Waits& waits);
 
 // Rank r's `bytes` at `in` into out + r * bytes on every rank (out holds size * bytes).
 void direct_all_gather(gloo::Context& context, const void* in, void* out, size_t bytes,

@@ -536,6 +536,10 @@ void Communicator::reduce(const void* in, void* out, size_t count, dnn::DType dt
 }
 
 void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root) {
+    broadcast(buf, buf, count, dtype, root);
+}
+
+void Communicator::broadcast(const void* in, void* out, size_t count, dnn::DType dtype, int root) {
     drain();
     // A large message's transfer is the two loop threads' work (the root's writing, the
     // receiver's reading) while the callers wait; moved off their callers' CPUs, two ranks'
@@ -549,9 +553,14 @@ void Communicator::broadcast(void* buf, size_t count, dnn::DType dtype, int root
     check_rank(root, "broadcast");
     if (count == 0)
         return;
-    NM_GLOO_CALL("broadcast",
-                 tree_broadcast(*m_impl->context, buf, dtype.size(count), root,
-                                m_impl->slot(gloo::kBroadcastSlotPrefix), m_impl->waits()));
+    const size_t bytes = dtype.size(count);
+    const uint64_t slot = m_impl->slot(gloo::kBroadcastSlotPrefix);
+    if (m_impl->reverse && bytes >= kTwoLaneBroadcastMinBytes)
+        NM_GLOO_CALL("broadcast", two_lane_broadcast(*m_impl->context, *m_impl->reverse, in, out,
+                                                     bytes, root, slot, m_impl->waits()));
+    else
+        NM_GLOO_CALL("broadcast",
+                     tree_broadcast(*m_impl->context, in, out, bytes, root, slot, m_impl->waits()));
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t count, dnn::DType dtype) {
@@ -659,6 +668,15 @@ void Communicator::barrier() {
     NM_GLOO_CALL("barrier",
                  dissemination_barrier(*m_impl->context, m_impl->slot(gloo::kBarrierSlotPrefix),
                                        m_impl->waits()));
+}
+
+int Communicator::reported_by(int peer, std::chrono::milliseconds wait) const {
+    return m_impl->watch ? m_impl->watch->reported_by(peer, wait) : -1;
+}
+
+void Communicator::tell_peers_lost(int rank) {
+    if (m_impl->watch)
+        m_impl->watch->tell_peers(rank);
 }
 
 }  // namespace neomeg::distributed

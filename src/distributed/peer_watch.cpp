@@ -184,7 +184,17 @@ PeerWatch::Culprit PeerWatch::culprit_of(const std::string& error) {
     return culprit_locked();
 }
 
-void PeerWatch::tell_peers() {
+int PeerWatch::reported_by(int peer, std::chrono::milliseconds wait) {
+    std::unique_lock lock(m_mutex);
+    if (peer < 0 || peer >= static_cast<int>(m_failed.size()) || m_watched.empty())
+        return -1;
+    const auto p = static_cast<size_t>(peer);
+    m_marked.wait_for(lock, wait, [&] { return m_stop || !m_failed[p].empty(); });
+    int reported = m_reported[p];
+    return reported == m_watched.front()->context->rank ? -1 : reported;
+}
+
+void PeerWatch::tell_peers(int lost) {
     std::vector<int> peers;
     gloo::Context* context;
     {
@@ -192,7 +202,10 @@ void PeerWatch::tell_peers() {
         if (m_told || m_watched.empty())
             return;
         Culprit culprit = culprit_locked();
-        if (culprit.rank < 0)
+        if (lost >= 0)
+            culprit = {lost, -1};
+        if (culprit.rank < 0 || culprit.rank >= static_cast<int>(m_failed.size()) ||
+            culprit.rank == m_watched.front()->context->rank)
             return;
         m_told = true;
         context = m_watched.front()->context;

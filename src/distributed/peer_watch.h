@@ -80,10 +80,16 @@ public:
     // itself: it names no peer.
     Culprit culprit_of(const std::string& error);
 
+    // The rank that `peer` reported losing before it closed its connection to this rank, or -1
+    // (it reported none, or it is this rank). Waits up to `wait` for the watch to see the
+    // connection to `peer` fail: a report is read before that failure is marked.
+    int reported_by(int peer, std::chrono::milliseconds wait);
+
     // Tells every peer still connected (on the first context) which rank this rank lost, once,
-    // before this rank's collective fails and its connections close. Returns once the reports
-    // are written (at most a second).
-    void tell_peers();
+    // before this rank's collective fails and its connections close: `lost`, or where -1 the
+    // culprit of the connections that failed here (none: nothing is sent). Returns once the
+    // reports are written (at most a second).
+    void tell_peers(int lost = -1);
 
 private:
     // What a failing rank tells its peers: the rank it lost, and a check word that a partly

@@ -372,6 +372,8 @@ def init_process_group(
             rank, world_size, _time_left(deadline), hosts_server=sd.server is not None
         )
         WORLD.reset(list(range(world_size)))
+        sd.client._host_reported = _rank_the_server_host_lost
+        sd.client._tell_peers_lost = _tell_peers_lost
         set_default_device(device_name)
         seed(int(time.time()) + rank)
         # Every rank has joined when this returns; the missing ones are named here.
@@ -421,6 +423,27 @@ def _explain_comm_error(message):
         f"{message} [rank {rank} of the job's {sd.world_size} was the first to leave, as the "
         f"rendezvous store saw it: {how}]"
     )
+
+
+def _rank_the_server_host_lost():
+    """The job rank that the Server's host (job rank 0, WORLD's rank 0) said it lost, in the
+    report a rank whose collective failed sends its WORLD peers before closing its connections;
+    None when it sent none or WORLD never communicated. A rank that waits on the store when the
+    host goes names that rank, not the host: the host left because of it."""
+    comm = _communicators.get(WORLD.key)
+    if comm is None:
+        return None
+    rank = comm.reported_by(0, _DEPARTURE_WAIT)
+    return rank if rank >= 0 else None
+
+
+def _tell_peers_lost(rank):
+    """Tells the WORLD peers still connected that this rank lost job rank ``rank`` (a store wait
+    for a key it was to set ended with its departure): this rank's error ends it and closes its
+    connections next, and a peer that sees them close would otherwise name this rank."""
+    comm = _communicators.get(WORLD.key)
+    if comm is not None and rank != comm.rank:
+        comm.tell_peers_lost(rank)
 
 
 def _time_left(deadline):

@@ -294,6 +294,12 @@ class Client:
         # The rank of this client's job whose process hosts the Server (rank 0 without
         # launcher), None where it is another process or this one: set by _join_session.
         self._server_host = None
+        # Set by init_process_group: () -> the rank that the Server's host said it lost before
+        # closing its connections to this rank (a collective's peers hear so), or None; and
+        # (rank) -> None, which tells this rank's collective peers that it lost ``rank``
+        # before a lost rank's error here makes it close its connections.
+        self._host_reported = None
+        self._tell_peers_lost = None
         self._open()
 
     def _join_session(self, rank, world_size, timeout=None, *, hosts_server=False):
@@ -383,6 +389,17 @@ class Client:
                 reply, data = _recv_frame(self._sock)
             except (OSError, ValueError, struct.error) as exc:
                 if self._server_host is not None:
+                    culprit = self._host_reported() if self._host_reported else None
+                    self._told_peers(self._server_host if culprit is None else culprit)
+                    if culprit is not None and culprit != self._server_host:
+                        # The host failed because of another rank, and told this one so (its
+                        # collective with that rank failed): that rank is the one to name.
+                        raise ConnectionError(
+                            f"{what or header['op']}: lost the connection to rank {culprit}, "
+                            f"which died or closed it (rank {self._server_host}, the distributed "
+                            f"Server's host at {self.master_ip}:{self.port}, lost it first, said "
+                            f"so and closed its connections to this rank): {exc}"
+                        ) from None
                     # As a collective names a rank it lost: the Server went with its host.
                     raise ConnectionError(
                         f"{what or header['op']}: lost the connection to rank "
@@ -405,7 +422,9 @@ class Client:
             rank, said_goodbye = reply["departed"][0]
             missing = ", ".join(k[len(self._namespace) :] for k in reply["missing"])
             first, first_said_goodbye = reply["first"]
-            if first != rank and said_goodbye and not first_said_goodbye:
+            blame_first = first != rank and said_goodbye and not first_said_goodbye
+            self._told_peers(first if blame_first else rank)
+            if blame_first:
                 # The rank waited for raised and left after another was killed: most likely
                 # because of it (its collective with the killed rank failed). The killed one is
                 # the rank to name.
@@ -431,6 +450,13 @@ class Client:
                 f"for {missing} (a peer never arrived or has died)"
             )
         raise RuntimeError(f"distributed Server: {reply.get('message', reply)}")
+
+    def _told_peers(self, rank):
+        """Tells this rank's collective peers that it lost job rank ``rank`` (see
+        ``_tell_peers_lost``), before the error that names it here ends this rank."""
+        if self._tell_peers_lost is not None:
+            with contextlib.suppress(Exception):
+                self._tell_peers_lost(rank)
 
     def connect(self):
         r"""Check connection success.

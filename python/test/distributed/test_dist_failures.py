@@ -366,8 +366,10 @@ def step():
 step()  # everyone is connected
 if r == who:
     def die():
-        print(f"killed at {time.monotonic()}", flush=True)
-        os.kill(os.getpid(), signal.SIGKILL)
+        try:  # a closed stdout (the test's process gone) must not keep this rank alive
+            print(f"killed at {time.monotonic()}", flush=True)
+        finally:
+            os.kill(os.getpid(), signal.SIGKILL)
     threading.Timer(0.3, die).start()
 try:
     while True:
@@ -483,3 +485,89 @@ def test_a_rank_killed_mid_collective_fails_the_survivors(op, world_size, who):
         assert _moment(out, "broke") - killed < 20, (rank, out, err)
         error = err.strip().splitlines()[-1]
         assert _named_as_lost(error) == {who}, error
+
+
+# Rank 1 is killed; rank 0 (the Server's host) fails a receive from it, which tells rank 2 that
+# rank 1 was lost, and then its process goes without closing anything; rank 2 is waiting on
+# the store for a broadcast's metadata from rank 0. Its Server gone with rank 0, rank 2 must
+# still name rank 1: rank 0 only left because of it. (In the kill loops this is a race: rank 2,
+# done with a broadcast from rank 0, waits for the next one's metadata while rank 0's send to
+# the killed rank fails and rank 0 exits, closing the Server with it.)
+_HOST_LEAVES_SCRIPT = """
+import os, signal, time, numpy as np, megengine as mge, megengine.distributed as dist
+import megengine.functional as F
+dist.init_process_group(timeout=float(os.environ["TIMEOUT"]))
+r = dist.get_rank()
+x = mge.Tensor(np.ones(2, dtype="float32"))
+F.distributed.all_reduce_sum(x).numpy()  # every rank connected
+comm = dist.group._communicator(dist.WORLD)
+if r == 1:
+    os.kill(os.getpid(), signal.SIGKILL)
+if r == 0:
+    try:
+        comm.recv([2], "float32", "cpu0", 1, 7)
+    except dist.CommError as exc:
+        print(exc, flush=True)
+    print(f"killed at {time.monotonic()}", flush=True)  # rank 0's exit, as _moment reads it
+    os._exit(3)
+try:
+    F.distributed.broadcast(x).numpy()  # rank 2: the metadata from rank 0 never comes
+finally:
+    print(f"broke at {time.monotonic()}", flush=True)
+"""
+
+
+def test_a_server_host_that_fails_because_of_a_killed_rank_names_it_to_a_store_waiter():
+    outs = _launch_external([0, 1, 2], [], 60, 3, script=_HOST_LEAVES_SCRIPT, guard=45)
+    assert outs[1][0] == -signal.SIGKILL, outs[1]
+    code, out, err, _ = outs[0]
+    assert code == 3 and "lost the connection to rank 1" in out, (code, out, err)
+    host_left = _moment(out, "killed")
+    code, out, err, _ = outs[2]
+    error = err.strip().splitlines()[-1]
+    assert code == 1 and error.startswith("ConnectionError: "), err
+    assert "the distributed Server's host" in error, error
+    assert _named_as_lost(error) == {1}, error
+    assert _moment(out, "broke") - host_left < 20, (out, err)  # long before the timeout
+
+
+# Rank 2 leaves the store (its Client closes) but keeps its Gloo connections; rank 0's store
+# wait for rank 2's message ends with that departure, and rank 0 exits; rank 1, waiting in a
+# Gloo receive from rank 0, sees only rank 0's connection close. Rank 0 must have told it that
+# rank 2 was lost. (In the kill loops: with 4 ranks sending round a ring and rank 3 killed,
+# rank 0 failed in remote_recv's store wait for rank 3 and exited, and rank 1's error named
+# rank 0, whose connection its watch saw fail in the same moment as rank 3's.)
+_STORE_LOSS_SCRIPT = """
+import os, time, numpy as np, megengine as mge, megengine.distributed as dist
+import megengine.functional as F
+dist.init_process_group(timeout=float(os.environ["TIMEOUT"]))
+r = dist.get_rank()
+F.distributed.all_reduce_sum(mge.Tensor(np.ones(2, dtype="float32"))).numpy()
+comm = dist.group._communicator(dist.WORLD)
+if r == 2:
+    dist.group._sd.client.close()
+    time.sleep(20)
+    os._exit(0)
+print(f"killed at {time.monotonic()}", flush=True)
+try:
+    if r == 0:
+        F.distributed.remote_recv(2)
+    else:
+        comm.recv([2], "float32", "cpu0", 0, 9)
+finally:
+    print(f"broke at {time.monotonic()}", flush=True)
+"""
+
+
+def test_a_rank_that_fails_on_a_store_wait_names_the_lost_rank_to_its_peers():
+    outs = _launch_external([0, 1, 2], [], 60, 3, script=_STORE_LOSS_SCRIPT, guard=45)
+    code, out, err, _ = outs[0]
+    error = err.strip().splitlines()[-1]
+    assert code == 1 and "ConnectionError: " in error, err
+    assert _named_as_lost(error) == {2}, error
+    code, out, err, _ = outs[1]
+    error = err.strip().splitlines()[-1]
+    assert code == 1 and "CommError: distributed recv failed on rank 1 of 3" in error, err
+    assert _named_as_lost(error) == {2}, error
+    assert "rank 0 lost it first, said so" in error, error
+    assert _moment(out, "broke") - _moment(out, "killed") < 20, (out, err)

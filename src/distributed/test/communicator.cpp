@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives.h"      // the size limit of the two-lane broadcast
 #include "rendezvous.h"       // the addresses that name a peer in errors
 #include "ring_all_reduce.h"  // the size limits of its algorithms
 
@@ -317,6 +318,31 @@ TEST(Communicator, BroadcastReduceGatherScatter) {
         comm.scatter(all.data(), part.data(), n, dnn::dtype::Float32, 1);
         EXPECT_EQ(part, in);
     });
+}
+
+TEST(Communicator, BroadcastOutOfPlaceAndInPlaceOnEitherSideOfTheTwoLaneLimit) {
+    // Out of place, the root's input reaches every rank's output, the root's included (the root
+    // copies it while its messages go out), and no input changes; in place, the buffer. 2 ranks
+    // from kTwoLaneBroadcastMinBytes go two lanes (halves through two contexts): just below,
+    // at, and an odd byte count above (uneven halves); 3 ranks and 1 rank go the tree.
+    const size_t lanes = kTwoLaneBroadcastMinBytes;
+    for (int size : {1, 2, 3})
+        for (size_t n : {size_t{7}, lanes - 1, lanes, lanes + 3})
+            for (int root = 0; root < size; ++root)
+                run_ranks(size, [&](Communicator& comm) {
+                    const int r = comm.rank();
+                    auto in = input<int8_t>(r + 1, n);
+                    const auto copy = in;
+                    const auto expect = input<int8_t>(root + 1, n);
+                    std::vector<int8_t> out(n, -99);
+                    comm.broadcast(in.data(), out.data(), n, dnn::dtype::Int8, root);
+                    ASSERT_EQ(in, copy) << "rank " << r;
+                    ASSERT_TRUE(out == expect)
+                            << size << " ranks, " << n << " bytes, root " << root << ", rank " << r;
+                    comm.broadcast(in.data(), n, dnn::dtype::Int8, root);
+                    ASSERT_TRUE(in == expect) << size << " ranks, " << n << " bytes, root " << root
+                                              << ", rank " << r << ", in place";
+                });
 }
 
 TEST(Communicator, AllToAllTransposesParts) {

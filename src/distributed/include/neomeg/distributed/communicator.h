@@ -131,6 +131,9 @@ public:
     void reduce(const void* in, void* out, size_t count, dnn::DType dtype, ReduceOp op, int root);
     // `buf` is read on `root` and written on every other rank.
     void broadcast(void* buf, size_t count, dnn::DType dtype, int root);
+    // `in` (read on `root` only) into `out` on every rank, root included (`in` may be `out`).
+    // The root copies `in` into `out` while its messages go out from `in`.
+    void broadcast(const void* in, void* out, size_t count, dnn::DType dtype, int root);
     // `out` holds size() * count elements, rank r's part at r * count.
     void all_gather(const void* in, void* out, size_t count, dnn::DType dtype);
     // As all_gather, but only `root` receives (`out` is ignored elsewhere).
@@ -150,6 +153,18 @@ public:
     // anything is posted) for a bad peer.
     void send_recv(std::span<const PointToPoint> ops);
     void barrier();
+
+    // The rank that `peer` said it lost, in the report a failing rank sends each peer still
+    // connected before it closes its connections; -1 when it sent none. Waits up to `wait` for
+    // `peer`'s connection to fail (the report comes before). Says which rank to blame when a
+    // peer is lost outside a collective: the Server's host gone while this rank waits on the
+    // store (megengine.distributed's Client).
+    int reported_by(int peer, std::chrono::milliseconds wait) const;
+    // Tells every peer still connected that this rank lost `rank` (as a collective that fails on
+    // a lost peer does), once, before this rank fails for it outside a collective (a store wait
+    // for a key that `rank` was to set): a peer that then sees this rank's connection close
+    // names `rank`, not this one. Returns once the reports are written (at most a second).
+    void tell_peers_lost(int rank);
 
 private:
     void check_rank(int r, const char* what) const;
