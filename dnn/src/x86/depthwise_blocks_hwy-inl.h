@@ -56,6 +56,43 @@ HWY_INLINE VF OddInBlocks(VF lo, VF hi) {
 HWY_INLINE VF BlockOrder(VF v) {
     return VF{_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v.raw), 0xD8))};
 }
+HWY_INLINE VF ToLanes(VF v) {
+    return BlockOrder(v);
+}
+HWY_INLINE VF ToMemory(VF v) {
+    return BlockOrder(v);
+}
+}  // namespace blocks
+#elif HWY_TARGET == HWY_AVX3
+// The same on AVX-512: four blocks, so lane l = 4k + i holds output 2k + i (i < 2) or 8 + 2k +
+// i - 2, and the two directions between the orders are different permutes (vpermps each).
+namespace blocks {
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::Full512<float>;
+using VF = hn::Vec<DF>;
+
+alignas(64) inline constexpr int32_t kBlockLane[16] = {0, 1, 8,  9,  2, 3, 10, 11,
+                                                       4, 5, 12, 13, 6, 7, 14, 15};
+// Its inverse: the lane that holds output o.
+alignas(64) inline constexpr int32_t kLaneOf[16] = {0, 1, 4,  5,  8,  9,  12, 13,
+                                                    2, 3, 6,  7,  10, 11, 14, 15};
+
+HWY_INLINE VF EvenInBlocks(VF lo, VF hi) {
+    return VF{_mm512_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(2, 0, 2, 0))};
+}
+HWY_INLINE VF OddInBlocks(VF lo, VF hi) {
+    return VF{_mm512_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(3, 1, 3, 1))};
+}
+
+// Memory order to kBlockLane's, and back.
+HWY_INLINE VF ToLanes(VF v) {
+    const DF d;
+    return hn::TableLookupLanes(v, hn::SetTableIndices(d, kBlockLane));
+}
+HWY_INLINE VF ToMemory(VF v) {
+    const DF d;
+    return hn::TableLookupLanes(v, hn::SetTableIndices(d, kLaneOf));
+}
 }  // namespace blocks
 #endif
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
