@@ -71,6 +71,31 @@ HWY_INLINE void Split(DF d, const float* s, const Pair& p, size_t j, VF& even, V
     odd = hn::ConcatOdd(d, b, a);
 }
 
+// Even and odd columns of pair j of row s in blocks::kBlockLane's order (vshufps within 128-bit
+// blocks, which measured cheaper than the cross-block ConcatEven / ConcatOdd).
+template <int kMasked>
+HWY_INLINE void SplitInBlocks(DF d, const float* s, const Pair& p, size_t j, VF& even, VF& odd) {
+    const float* c = s + 2 * N * j;
+    const VF a = kMasked > 1 ? hn::MaskedLoad(p.lo, d, c) : hn::LoadU(d, c);
+    const VF b = kMasked > 0 ? hn::MaskedLoad(p.hi, d, c + N) : hn::LoadU(d, c + N);
+    even = blocks::EvenInBlocks(a, b);
+    odd = blocks::OddInBlocks(a, b);
+}
+
+// For vpermt2ps of (odd, prev) in kBlockLane's order: lane l takes the odd column of output
+// kBlockLane[l] - 1 (from prev's last output where that is -1).
+struct UpOneTable {
+    alignas(64) int32_t idx[16];
+    constexpr UpOneTable() : idx{} {
+        for (size_t l = 0; l < 16; ++l) {
+            const int32_t o = blocks::kBlockLane[l] - 1;
+            idx[l] = o < 0 ? 16 + blocks::kLaneOf[15] : blocks::kLaneOf[o];
+        }
+    }
+};
+alignas(64) constexpr UpOneTable kUpOneTable{};
+constexpr const int32_t* kUpOneInBlocks = kUpOneTable.idx;
+
 // Asks for the lines of rows [r0, r1) of x.next (the hardware prefetchers stop at each page).
 HWY_INLINE void PrefetchNext(const DwSource& x, ptrdiff_t r0, ptrdiff_t r1) {
     if (x.next == nullptr)
@@ -104,10 +129,11 @@ HWY_INLINE void Tile(const DwSource& x, const Pair* pairs, const float* wt, floa
             if (!accumulate)
                 acc[r][v] = hn::Zero(d);
             else if (ox + N <= ow)
-                acc[r][v] = hn::LoadU(d, p);
+                acc[r][v] = blocks::ToLanes(hn::LoadU(d, p));
             else
-                acc[r][v] = hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p);
+                acc[r][v] = blocks::ToLanes(hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p));
         }
+    const auto up_one = _mm512_load_si512(kUpOneInBlocks);
     const ptrdiff_t y0 = static_cast<ptrdiff_t>(2 * oy0) - x.top;
     Unroll<2 * (R - 1) + 3>([&](auto I) NM_INLINE {
         constexpr size_t i = decltype(I)::value;
@@ -117,12 +143,12 @@ HWY_INLINE void Tile(const DwSource& x, const Pair* pairs, const float* wt, floa
         const float* s = x.data + y * x.row;
         VF prev = hn::Zero(d), even;
         if (j0 > 0)
-            Split<0>(d, s, pairs[j0 - 1], j0 - 1, even, prev);
+            SplitInBlocks<0>(d, s, pairs[j0 - 1], j0 - 1, even, prev);
         Unroll<V>([&](auto VV) NM_INLINE {
             constexpr size_t v = decltype(VV)::value;
             VF odd;
-            Split<v + 1 == V ? kMasked : 0>(d, s, pairs[j0 + v], j0 + v, even, odd);
-            const VF t0 = UpOne(odd, prev);
+            SplitInBlocks<v + 1 == V ? kMasked : 0>(d, s, pairs[j0 + v], j0 + v, even, odd);
+            const VF t0{_mm512_permutex2var_ps(odd.raw, up_one, prev.raw)};
             prev = odd;
             Unroll<R>([&](auto RR) NM_INLINE {
                 constexpr size_t r = decltype(RR)::value;
@@ -139,10 +165,11 @@ HWY_INLINE void Tile(const DwSource& x, const Pair* pairs, const float* wt, floa
         for (size_t v = 0; v < V; ++v) {
             const size_t ox = (j0 + v) * N;
             float* p = o + static_cast<ptrdiff_t>(r) * out_row + ox;
+            const VF out = blocks::ToMemory(acc[r][v]);
             if (ox + N <= ow)
-                hn::StoreU(acc[r][v], d, p);
+                hn::StoreU(out, d, p);
             else
-                hn::BlendedStore(acc[r][v], hn::FirstN(d, ow - ox), d, p);
+                hn::BlendedStore(out, hn::FirstN(d, ow - ox), d, p);
         }
 }
 
@@ -209,7 +236,7 @@ bool Correlate(const DwSource& x, const float* wt, float* out, ptrdiff_t out_row
 // reads (an infinity there would give NaN against a zero diff).
 struct GradColumn {
     Pair in;
-    MF dv, dvs;
+    MF dv, dvs, dvs_lanes;
 };
 
 // Vector j of diff's columns down the whole plane, into `total`. The sums are local to this
@@ -227,8 +254,9 @@ HWY_INLINE void GradColumnDown(DF d, const DwSource& x, const GradColumn& col, c
         VF dv[R], dvs[R];
         for (size_t r = 0; r < R; ++r) {
             const float* p = diff + static_cast<ptrdiff_t>(oy0 + r) * diff_row + j * N;
-            dv[r] = kEdge ? hn::MaskedLoad(col.dv, d, p) : hn::LoadU(d, p);
-            dvs[r] = kEdge ? hn::MaskedLoad(col.dvs, d, p + 1) : hn::LoadU(d, p + 1);
+            dv[r] = blocks::ToLanes(kEdge ? hn::MaskedLoad(col.dv, d, p) : hn::LoadU(d, p));
+            dvs[r] = blocks::ToLanes(kEdge ? hn::MaskedLoad(col.dvs, d, p + 1)
+                                           : hn::LoadU(d, p + 1));
         }
         const ptrdiff_t y0 = static_cast<ptrdiff_t>(2 * oy0) - x.top;
         Unroll<2 * (R - 1) + 3>([&](auto I) NM_INLINE {
@@ -236,9 +264,11 @@ HWY_INLINE void GradColumnDown(DF d, const DwSource& x, const GradColumn& col, c
             const ptrdiff_t y = y0 + static_cast<ptrdiff_t>(i);
             if (y < 0 || y >= static_cast<ptrdiff_t>(x.h))
                 return;
-            VF even, odd;
-            Split<kMasked>(d, x.data + y * x.row, col.in, j, even, odd);
-            const VF odd0 = kEdge ? hn::IfThenElseZero(col.dvs, odd) : odd;
+            const float* c = x.data + y * x.row + 2 * N * j;
+            const VF a = kMasked > 1 ? hn::MaskedLoad(col.in.lo, d, c) : hn::LoadU(d, c);
+            const VF b = kMasked > 0 ? hn::MaskedLoad(col.in.hi, d, c + N) : hn::LoadU(d, c + N);
+            const VF even = blocks::EvenInBlocks(a, b), odd = blocks::OddInBlocks(a, b);
+            const VF odd0 = kEdge ? hn::IfThenElseZero(col.dvs_lanes, odd) : odd;
             Unroll<R>([&](auto RR) NM_INLINE {
                 constexpr size_t r = decltype(RR)::value;
                 if constexpr (i >= 2 * r && i - 2 * r < 3) {
@@ -274,6 +304,13 @@ bool FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t
         c.in = PairOf(d, j, x.w);
         c.dv = hn::FirstN(d, std::min(N, ow - o));
         c.dvs = hn::FirstN(d, o + 1 >= ow ? 0 : std::min(N, ow - 1 - o));
+        {
+            const hn::RebindToSigned<DF> di;
+            const auto lanes = hn::Add(hn::Set(di, static_cast<int32_t>(o)),
+                                       hn::Load(di, blocks::kBlockLane));
+            c.dvs_lanes =
+                    hn::RebindMask(d, hn::Lt(lanes, hn::Set(di, static_cast<int32_t>(ow) - 1)));
+        }
         const bool edge = o + N + 1 > ow;
         if (c.in.masked == 0 && !edge)
             GradColumnDown<0, false>(d, x, c, diff, diff_row, oh, j, total);
@@ -487,6 +524,85 @@ bool S1FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size
     return true;
 }
 
+// The stride-2 input gradient (one column and row of padding, one output channel per input
+// channel), vector j of diff's columns q (16j + l) down the plane. Input column 2q is tap 1 of
+// output q, column 2q + 1 taps 2 of q and 0 of q + 1; input row 2p is tap row 1 of diff row p,
+// row 2p + 1 tap rows 2 of p and 0 of p + 1. So each pair of input rows takes diff rows p and
+// p + 1, each loaded in place and one column right, nine FMAs, and the even and odd columns
+// interleaved into two vectors of each row (vpermt2ps).
+template <bool kLast>
+HWY_INLINE void S2GradDataColumn(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow,
+                                 const VF (&w)[9], float* dx, ptrdiff_t dx_row, size_t h,
+                                 size_t width, size_t j) {
+    const DF d;
+    const size_t q0 = N * j;
+    const MF in = hn::FirstN(d, std::min(N, ow - q0));
+    const MF right = hn::FirstN(d, q0 + 1 >= ow ? 0 : std::min(N, ow - 1 - q0));
+    const size_t c0 = 2 * q0;
+    const MF out_lo = hn::FirstN(d, c0 >= width ? 0 : std::min(N, width - c0));
+    const MF out_hi = hn::FirstN(d, c0 + N >= width ? 0 : std::min(N, width - c0 - N));
+    const auto lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const auto hi_idx =
+            _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    auto load = [&](size_t oy, VF& dv, VF& dvs) NM_INLINE {
+        if (oy >= oh) {
+            dv = dvs = hn::Zero(d);
+            return;
+        }
+        const float* p = dy + static_cast<ptrdiff_t>(oy) * dy_row + q0;
+        dv = kLast ? hn::MaskedLoad(in, d, p) : hn::LoadU(d, p);
+        dvs = kLast ? hn::MaskedLoad(right, d, p + 1) : hn::LoadU(d, p + 1);
+    };
+    auto store = [&](size_t iy, VF even, VF odd) NM_INLINE {
+        float* o = dx + static_cast<ptrdiff_t>(iy) * dx_row + c0;
+        const VF lo{_mm512_permutex2var_ps(even.raw, lo_idx, odd.raw)};
+        const VF hi{_mm512_permutex2var_ps(even.raw, hi_idx, odd.raw)};
+        if constexpr (kLast) {
+            hn::BlendedStore(lo, out_lo, d, o);
+            hn::BlendedStore(hi, out_hi, d, o + N);
+        } else {
+            hn::StoreU(lo, d, o);
+            hn::StoreU(hi, d, o + N);
+        }
+    };
+    VF dv, dvs;
+    load(0, dv, dvs);
+    for (size_t p = 0; 2 * p < h; ++p) {
+        // Row 2p: tap row 1 of diff row p.
+        store(2 * p, hn::Mul(w[4], dv), hn::MulAdd(w[3], dvs, hn::Mul(w[5], dv)));
+        if (2 * p + 1 >= h)
+            break;
+        // Row 2p + 1: tap row 2 of diff row p, tap row 0 of p + 1.
+        VF nv, nvs;
+        load(p + 1, nv, nvs);
+        const VF even = hn::MulAdd(w[1], nv, hn::Mul(w[7], dv));
+        VF odd = hn::MulAdd(w[6], dvs, hn::Mul(w[8], dv));
+        odd = hn::MulAdd(w[0], nvs, hn::MulAdd(w[2], nv, odd));
+        store(2 * p + 1, even, odd);
+        dv = nv;
+        dvs = nvs;
+    }
+}
+
+bool S2GradData(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow, const float* wt,
+                float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
+    const DF d;
+    // The input's size as the forward's windows give it (no preset larger input).
+    if ((width + 1) / 2 != ow || (h + 1) / 2 != oh)
+        return false;
+    VF w[9];
+    for (size_t k = 0; k < 9; ++k)
+        w[k] = hn::Set(d, wt[k]);
+    const size_t nvec = (ow + N - 1) / N;
+    for (size_t j = 0; j < nvec; ++j) {
+        if (N * (j + 1) + 1 > ow)
+            S2GradDataColumn<true>(dy, dy_row, oh, ow, w, dx, dx_row, h, width, j);
+        else
+            S2GradDataColumn<false>(dy, dy_row, oh, ow, w, dx, dx_row, h, width, j);
+    }
+    return true;
+}
+
 #undef NM_INLINE
 }  // namespace s2
 
@@ -495,6 +611,17 @@ bool S2Correlate512(const DwSource& x, const float* w, float* out, ptrdiff_t out
     if (oh == 0 || ow == 0)
         return x.left == 1;
     return s2::Correlate(x, w, out, out_row, oh, ow, accumulate);
+}
+
+bool S2GradData512(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow, const float* w,
+                   float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
+    if (oh == 0 || ow == 0 || h == 0 || width == 0)
+        return false;
+    return s2::S2GradData(dy, dy_row, oh, ow, w, dx, dx_row, h, width);
+}
+
+bool S2GradDataSupported512() {
+    return true;
 }
 
 bool S1Correlate512(const DwSource& x, const float* w, float* out, ptrdiff_t out_row, size_t oh,
@@ -533,6 +660,15 @@ bool S1FilterGrad512(const DwSource&, const float*, ptrdiff_t, size_t, size_t, d
 bool S1Correlate512(const DwSource&, const float*, float*, ptrdiff_t, size_t, size_t, bool) {
     return false;
 }
+
+bool S2GradData512(const float*, ptrdiff_t, size_t, size_t, const float*, float*, ptrdiff_t, size_t,
+                   size_t) {
+    return false;
+}
+
+bool S2GradDataSupported512() {
+    return false;
+}
 #endif
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
@@ -545,6 +681,8 @@ HWY_EXPORT(S2Correlate512);
 HWY_EXPORT(S2FilterGrad512);
 HWY_EXPORT(S1FilterGrad512);
 HWY_EXPORT(S1Correlate512);
+HWY_EXPORT(S2GradData512);
+HWY_EXPORT(S2GradDataSupported512);
 
 bool dw_correlate3x3_avx512(size_t stride, const DwSource& x, const float* w, float* out,
                             ptrdiff_t out_row, size_t oh, size_t ow, bool accumulate) {
@@ -559,6 +697,16 @@ bool dw_filter_grad3x3_avx512(size_t stride, const DwSource& x, const float* dif
     if (stride == 1)
         return HWY_DYNAMIC_DISPATCH(S1FilterGrad512)(x, diff, diff_row, oh, ow, g);
     return stride == 2 && HWY_DYNAMIC_DISPATCH(S2FilterGrad512)(x, diff, diff_row, oh, ow, g);
+}
+
+bool dw_s2_grad_data3x3_avx512_supported() {
+    return HWY_DYNAMIC_DISPATCH(S2GradDataSupported512)();
+}
+
+bool dw_s2_grad_data3x3_avx512(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow,
+                               const float* w, float* dx, ptrdiff_t dx_row, size_t h,
+                               size_t width) {
+    return HWY_DYNAMIC_DISPATCH(S2GradData512)(dy, dy_row, oh, ow, w, dx, dx_row, h, width);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -29,4 +29,16 @@ bool dw_correlate3x3_avx512(size_t stride, const DwSource& x, const float* w, fl
 bool dw_filter_grad3x3_avx512(size_t stride, const DwSource& x, const float* diff,
                               ptrdiff_t diff_row, size_t oh, size_t ow, double* g);
 
+// The input gradient of 3x3 taps of dilation 1, stride 2 along both axes and one row and column
+// of padding, of one output channel per input channel: dx (h x width, rows dx_row apart) from the
+// channel's diff plane dy (oh x ow, rows dy_row apart) and its 9 taps w (the forward's
+// orientation), where the CPU's target is AVX-512 and the input's size is the one the forward's
+// windows give ((h + 1) / 2 == oh, the same along W); false (nothing written) elsewhere.
+bool dw_s2_grad_data3x3_avx512(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow,
+                               const float* w, float* dx, ptrdiff_t dx_row, size_t h,
+                               size_t width);
+
+// Whether the CPU's target has dw_s2_grad_data3x3_avx512.
+bool dw_s2_grad_data3x3_avx512_supported();
+
 }  // namespace neomeg::dnn::x86
