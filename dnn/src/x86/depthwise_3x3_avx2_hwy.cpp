@@ -1,6 +1,9 @@
-// Highway compiles this file once per instruction set; see elemwise_hwy.cpp. Only the AVX2 target
-// has a kernel: AVX-512 keeps depthwise_aligned_hwy.cpp's and depthwise_direct_hwy.cpp's loops,
-// measured there.
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp. The AVX2 target has
+// all its kernels; AVX-512 takes only the stride-2 correlation, for the windows that
+// depthwise_3x3_avx512_hwy.cpp's loops decline (other than one column of left padding: 3x3
+// stride 2 in cache 590 -> 440 ns per 56x56 plane against depthwise_direct_hwy.cpp's ConcatEven
+// taps), and keeps depthwise_direct_hwy.cpp's filter gradient (these bands, which sum into an
+// array of the caller's, kept the sums on the stack there: 1750 against 970 ns, stride 1).
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -34,10 +37,10 @@ constexpr size_t kRows = 4;
 
 #define NM_INLINE __attribute__((always_inline))
 
-using blocks::ToLanes;
-using blocks::ToMemory;
 using blocks::EvenInBlocks;
 using blocks::OddInBlocks;
+using blocks::ToLanes;
+using blocks::ToMemory;
 
 // Lanes l whose column c + l lies in [0, end).
 HWY_INLINE MF ColumnsIn(DF d, ptrdiff_t c, ptrdiff_t end) {
@@ -402,6 +405,8 @@ bool S2Correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out
 
 bool FilterGrad3x3(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
                    size_t oh, size_t ow, double* g) {
+    if (HWY_TARGET != HWY_AVX2)
+        return false;
     if (oh == 0 || ow == 0)
         return true;
     if (stride == 1)

@@ -1,13 +1,15 @@
 // The stride-2 tap selection within 128-bit blocks that the AVX2 depthwise loops share
-// (depthwise_direct_hwy.cpp, depthwise_3x3_avx2_hwy.cpp). A tap's columns along a row are every
-// other column: ConcatEven keeps the even lanes of two vectors with a vshufps and a cross-lane
-// vpermpd, while the even (odd) lanes within each block take one vshufps. Lane l of such a
-// vector then holds output kBlockLane[l] of its group of 8, the same order for every tap, so a
-// loop accumulates in it and restores memory order once per stored vector (BlockOrder), or,
-// summing over lanes, brings its other operand into it. Highway 1.0 has no per-block ConcatEven:
-// these use the raw registers. Included once per target, after highway.h, like Highway's own -inl
-// headers (the guard flips with HWY_TARGET_TOGGLE); defined for the AVX2 target only. Unroll,
-// which both files' loops use on every target, is here too.
+// (depthwise_direct_hwy.cpp, depthwise_3x3_avx2_hwy.cpp, depthwise_3x3_avx512_hwy.cpp). A tap's
+// columns along a row are every other column: ConcatEven keeps the even lanes of two vectors with a
+// vshufps and a cross-lane vpermpd, while the even (odd) lanes within each block take one vshufps.
+// Lane l of such a vector then holds output kBlockLane[l] of its group of 8, the same order for
+// every tap, so a loop accumulates in it and restores memory order once per stored vector
+// (BlockOrder), or, summing over lanes, brings its other operand into it. Highway 1.0 has no
+// per-block ConcatEven: these use the raw registers. The AVX-512 loops
+// (depthwise_3x3_avx512_hwy.cpp) take the same selection on four blocks, where the two directions
+// between the orders are different permutes (ToLanes, ToMemory). Included once per target, after
+// highway.h, like Highway's own -inl headers (the guard flips with HWY_TARGET_TOGGLE); defined for
+// the AVX2 and AVX-512 targets. Unroll, which the files' loops use on every target, is here too.
 #if defined(NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
 #undef NEOMEG_X86_DEPTHWISE_BLOCKS_HWY_INL_H_
@@ -74,8 +76,8 @@ using VF = hn::Vec<DF>;
 alignas(64) inline constexpr int32_t kBlockLane[16] = {0, 1, 8,  9,  2, 3, 10, 11,
                                                        4, 5, 12, 13, 6, 7, 14, 15};
 // Its inverse: the lane that holds output o.
-alignas(64) inline constexpr int32_t kLaneOf[16] = {0, 1, 4,  5,  8,  9,  12, 13,
-                                                    2, 3, 6,  7,  10, 11, 14, 15};
+alignas(64) inline constexpr int32_t kLaneOf[16] = {0, 1, 4, 5, 8,  9,  12, 13,
+                                                    2, 3, 6, 7, 10, 11, 14, 15};
 
 HWY_INLINE VF EvenInBlocks(VF lo, VF hi) {
     return VF{_mm512_shuffle_ps(lo.raw, hi.raw, _MM_SHUFFLE(2, 0, 2, 0))};

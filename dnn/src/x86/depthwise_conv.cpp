@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "src/x86/depthwise_3x3_s2_avx512_hwy.h"
+#include "src/x86/depthwise_3x3_avx512_hwy.h"
 #include "src/x86/depthwise_direct_hwy.h"
 #include "src/x86/depthwise_grad_data_hwy.h"
 #include "src/x86/depthwise_hwy.h"
@@ -335,7 +335,7 @@ void backward_data_gather(const DwGeom& g, const float* filter, const float* dy,
 
 // 3x3, stride 2, one row and column of padding, one output channel per input channel (the
 // stride-2 layers of MobileNets) on AVX-512: each pair of input rows from two rows of diff, the
-// taps unrolled (depthwise_3x3_s2_avx512_hwy.h); the gather's per-call tap list and per-phase
+// taps unrolled (depthwise_3x3_avx512_hwy.h); the gather's per-call tap list and per-phase
 // loops took 2.4x oneDNN's time in cache.
 bool backward_data_s2_3x3(const DwGeom& g, const float* filter, const float* dy, float* dx) {
     if (g.kh != 3 || g.kw != 3 || g.sh != 2 || g.sw != 2 || g.dh != 1 || g.dw != 1 || g.ph != 1 ||

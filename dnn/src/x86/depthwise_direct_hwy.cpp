@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "src/x86/depthwise_3x3_avx2_hwy.h"
-#include "src/x86/depthwise_3x3_s2_avx512_hwy.h"
+#include "src/x86/depthwise_3x3_avx512_hwy.h"
 #include "src/x86/depthwise_aligned_hwy.h"
 #include "src/x86/depthwise_direct_hwy.h"
 // clang-format off: after highway.h

@@ -1,4 +1,4 @@
-// The 3x3 depthwise loops on plain NCHW tensors (depthwise_3x3_s2_avx512_hwy.cpp and the loops it
+// The 3x3 depthwise loops on plain NCHW tensors (depthwise_3x3_avx512_hwy.cpp and the loops it
 // falls back on) against naive at every Highway target the CPU has: strides 1 and 2, padding 0
 // and 1, widths below, at and off a vector's multiple (1 to 64 columns, odd and even), odd
 // heights, batch 1 and 2, one channel and primes.
@@ -16,8 +16,8 @@ using namespace neomeg::dnn::test;
 namespace {
 
 std::vector<ConvCase> cases_3x3() {
-    const size_t sizes[][2] = {{1, 1},  {5, 7},  {9, 15}, {8, 16}, {11, 17}, {6, 31}, {7, 32},
-                               {13, 33}, {4, 47}, {3, 56}, {5, 57}, {2, 64}, {6, 65}};
+    const size_t sizes[][2] = {{1, 1},   {5, 7},  {9, 15}, {8, 16}, {11, 17}, {6, 31}, {7, 32},
+                               {13, 33}, {4, 47}, {3, 56}, {5, 57}, {2, 64},  {6, 65}};
     const size_t channels[] = {1, 3, 7, 13};
     std::vector<ConvCase> cases;
     size_t i = 0;
@@ -43,17 +43,18 @@ TEST_F(X86, Depthwise3x3MatchesNaiveAtEveryTarget) {
     size_t ran =
             for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t t) {
                 for (const ConvCase& k : cases) {
-                    SCOPED_TRACE(testing::Message() << "target " << hwy::TargetName(t) << ", "
-                                                    << param::to_string(k.p) << ", src "
-                                                    << k.src.to_string());
+                    SCOPED_TRACE(testing::Message()
+                                 << "target " << hwy::TargetName(t) << ", " << param::to_string(k.p)
+                                 << ", src " << k.src.to_string());
                     Checker<ConvolutionForward> f(handle.get());
                     f.set_param(k.p).execs({k.src, k.filter});
                     Checker<ConvolutionBackwardData> d(handle.get());
                     d.set_param(k.p).set_output_shapes({k.src}).execs(
                             {k.filter, conv_dst_shape(k)});
                     Checker<ConvolutionBackwardFilter> g(handle.get());
-                    g.set_param(k.p).set_output_shapes({k.filter}).execs(
-                            {k.src, conv_dst_shape(k)});
+                    g.set_param(k.p)
+                            .set_output_shapes({k.filter})
+                            .execs({k.src, conv_dst_shape(k)});
                 }
             });
     EXPECT_GE(ran, 1u);
@@ -89,9 +90,9 @@ TEST_F(X86, Depthwise3x3FilterGradientInfinitiesOutsideTaps) {
             for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t t) {
                 for (const K& c : all) {
                     const ConvCase& k = c.k;
-                    SCOPED_TRACE(testing::Message() << "target " << hwy::TargetName(t) << ", "
-                                                    << param::to_string(k.p) << ", src "
-                                                    << k.src.to_string());
+                    SCOPED_TRACE(testing::Message()
+                                 << "target " << hwy::TargetName(t) << ", " << param::to_string(k.p)
+                                 << ", src " << k.src.to_string());
                     HostTensor x = random_tensor(k.src, rng);
                     HostTensor dy = random_tensor(conv_dst_shape(k), rng);
                     std::vector<double> v = x.values();

@@ -1,12 +1,13 @@
 // Highway compiles this file once per instruction set; see elemwise_hwy.cpp. Only the AVX-512
-// target has a kernel (valignd moves lanes across the whole 512-bit register, which Highway 1.0
-// does not expose: it uses the raw registers of Highway's vectors, as depthwise_aligned_hwy.cpp).
+// target has kernels (depthwise_3x3_avx512_hwy.h): valignd, vpermt2ps with a two-source table and
+// vshufps within blocks are not in Highway 1.0's portable set, so they use the raw registers of
+// Highway's vectors, as depthwise_aligned_hwy.cpp does.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "src/x86/depthwise_3x3_s2_avx512_hwy.cpp"
+#define HWY_TARGET_INCLUDE "src/x86/depthwise_3x3_avx512_hwy.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // clang-format off: highway.h must follow foreach_target.h
 #include <hwy/highway.h>
@@ -18,7 +19,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "src/x86/depthwise_3x3_s2_avx512_hwy.h"
+#include "src/x86/depthwise_3x3_avx512_hwy.h"
 // clang-format off: after highway.h
 #include "src/x86/depthwise_blocks_hwy-inl.h"
 // clang-format on
@@ -29,7 +30,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_AVX3
 // Its own namespace: other files of this target have loops of these names.
-namespace s2 {
+namespace rows {
 using DF = hn::Full512<float>;
 using VF = hn::Vec<DF>;
 using MF = hn::Mask<DF>;
@@ -174,8 +175,8 @@ HWY_INLINE void Tile(const DwSource& x, const Pair* pairs, const float* wt, floa
 }
 
 template <size_t R>
-HWY_INLINE void Band(const DwSource& x, const Pair* pairs, size_t nvec, const float* w,
-                     float* out, ptrdiff_t out_row, size_t oy0, size_t ow, bool accumulate) {
+HWY_INLINE void Band(const DwSource& x, const Pair* pairs, size_t nvec, const float* w, float* out,
+                     ptrdiff_t out_row, size_t oy0, size_t ow, bool accumulate) {
     float* o = out + static_cast<ptrdiff_t>(oy0) * out_row;
     auto tile = [&](auto VC, size_t j) {
         constexpr size_t V = decltype(VC)::value;
@@ -306,8 +307,8 @@ bool FilterGrad(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t
         c.dvs = hn::FirstN(d, o + 1 >= ow ? 0 : std::min(N, ow - 1 - o));
         {
             const hn::RebindToSigned<DF> di;
-            const auto lanes = hn::Add(hn::Set(di, static_cast<int32_t>(o)),
-                                       hn::Load(di, blocks::kBlockLane));
+            const auto lanes =
+                    hn::Add(hn::Set(di, static_cast<int32_t>(o)), hn::Load(di, blocks::kBlockLane));
             c.dvs_lanes =
                     hn::RebindMask(d, hn::Lt(lanes, hn::Set(di, static_cast<int32_t>(ow) - 1)));
         }
@@ -454,7 +455,8 @@ HWY_INLINE void S1GradColumnDown(DF d, const DwSource& x, const float* diff, ptr
     const MF in = hn::FirstN(d, std::min(N, ow - m0));
     // Lanes whose diff(m + 1), diff(m - 1) lie in the row.
     const MF right = hn::FirstN(d, m0 + 1 >= ow ? 0 : std::min(N, ow - 1 - m0));
-    const MF left = hn::AndNot(hn::FirstN(d, kFirst ? 1 : 0), hn::FirstN(d, std::min(N, ow + 1 - m0)));
+    const MF left =
+            hn::AndNot(hn::FirstN(d, kFirst ? 1 : 0), hn::FirstN(d, std::min(N, ow + 1 - m0)));
     VF acc[9];
     for (size_t k = 0; k < 9; ++k)
         acc[k] = hn::Zero(d);
@@ -584,8 +586,8 @@ HWY_INLINE void S2GradDataColumn(const float* dy, ptrdiff_t dy_row, size_t oh, s
     }
 }
 
-bool S2GradData(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow, const float* wt,
-                float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
+bool S2GradData(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow, const float* wt, float* dx,
+                ptrdiff_t dx_row, size_t h, size_t width) {
     const DF d;
     // The input's size as the forward's windows give it (no preset larger input).
     if ((width + 1) / 2 != ow || (h + 1) / 2 != oh)
@@ -604,20 +606,20 @@ bool S2GradData(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow, const f
 }
 
 #undef NM_INLINE
-}  // namespace s2
+}  // namespace rows
 
 bool S2Correlate512(const DwSource& x, const float* w, float* out, ptrdiff_t out_row, size_t oh,
-                 size_t ow, bool accumulate) {
+                    size_t ow, bool accumulate) {
     if (oh == 0 || ow == 0)
         return x.left == 1;
-    return s2::Correlate(x, w, out, out_row, oh, ow, accumulate);
+    return rows::Correlate(x, w, out, out_row, oh, ow, accumulate);
 }
 
 bool S2GradData512(const float* dy, ptrdiff_t dy_row, size_t oh, size_t ow, const float* w,
                    float* dx, ptrdiff_t dx_row, size_t h, size_t width) {
     if (oh == 0 || ow == 0 || h == 0 || width == 0)
         return false;
-    return s2::S2GradData(dy, dy_row, oh, ow, w, dx, dx_row, h, width);
+    return rows::S2GradData(dy, dy_row, oh, ow, w, dx, dx_row, h, width);
 }
 
 bool S2GradDataSupported512() {
@@ -628,21 +630,21 @@ bool S1Correlate512(const DwSource& x, const float* w, float* out, ptrdiff_t out
                     size_t ow, bool accumulate) {
     if (oh == 0 || ow == 0)
         return x.left == 1;
-    return s2::S1Correlate(x, w, out, out_row, oh, ow, accumulate);
+    return rows::S1Correlate(x, w, out, out_row, oh, ow, accumulate);
 }
 
-bool S1FilterGrad512(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh,
-                     size_t ow, double* g) {
+bool S1FilterGrad512(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh, size_t ow,
+                     double* g) {
     if (oh == 0 || ow == 0)
         return x.left == 1;
-    return s2::S1FilterGrad(x, diff, diff_row, oh, ow, g);
+    return rows::S1FilterGrad(x, diff, diff_row, oh, ow, g);
 }
 
 bool S2FilterGrad512(const DwSource& x, const float* diff, ptrdiff_t diff_row, size_t oh, size_t ow,
-                  double* g) {
+                     double* g) {
     if (oh == 0 || ow == 0)
         return x.left == 1;
-    return s2::FilterGrad(x, diff, diff_row, oh, ow, g);
+    return rows::FilterGrad(x, diff, diff_row, oh, ow, g);
 }
 #else
 bool S2Correlate512(const DwSource&, const float*, float*, ptrdiff_t, size_t, size_t, bool) {
