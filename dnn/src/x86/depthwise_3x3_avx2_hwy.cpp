@@ -1,6 +1,9 @@
-// Highway compiles this file once per instruction set; see elemwise_hwy.cpp. Only the AVX2 target
-// has a kernel: AVX-512 keeps depthwise_aligned_hwy.cpp's and depthwise_direct_hwy.cpp's loops,
-// measured there.
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp. The AVX2 target has
+// all its kernels; AVX-512 takes only the stride-2 correlation, for the windows that
+// depthwise_3x3_avx512_hwy.cpp's loops decline (other than one column of left padding: 3x3
+// stride 2 in cache 590 -> 440 ns per 56x56 plane against depthwise_direct_hwy.cpp's ConcatEven
+// taps), and keeps depthwise_direct_hwy.cpp's filter gradient (these bands, which sum into an
+// array of the caller's, kept the sums on the stack there: 1750 against 970 ns, stride 1).
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -25,18 +28,19 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_AVX2
-using DF = hn::Full256<float>;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 using MF = hn::Mask<DF>;
-constexpr size_t N = 8;
+constexpr size_t N = HWY_TARGET == HWY_AVX3 ? 16 : 8;
 constexpr size_t kRows = 4;
 
 #define NM_INLINE __attribute__((always_inline))
 
-using blocks::BlockOrder;
 using blocks::EvenInBlocks;
 using blocks::OddInBlocks;
+using blocks::ToLanes;
+using blocks::ToMemory;
 
 // Lanes l whose column c + l lies in [0, end).
 HWY_INLINE MF ColumnsIn(DF d, ptrdiff_t c, ptrdiff_t end) {
@@ -134,9 +138,14 @@ HWY_INLINE void PrefetchNext(const DwSource& x, ptrdiff_t r0, ptrdiff_t r1) {
 
 // R output rows from oy0 by V vectors from j0, in kLane order until stored.
 template <size_t R, size_t V, bool kEdge>
-HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const VF (&w)[9], float* o,
+HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const float* wt, float* o,
                      ptrdiff_t out_row, size_t oy0, size_t j0, size_t ow, bool accumulate) {
     const DF d;
+    // The weights broadcast per tile, locals as the sums: kept in registers (from an array of
+    // the caller's, every FMA read its weight from the stack).
+    VF w[9];
+    for (size_t k = 0; k < 9; ++k)
+        w[k] = hn::Set(d, wt[k]);
     VF acc[R][V];
     for (size_t r = 0; r < R; ++r)
         for (size_t v = 0; v < V; ++v) {
@@ -145,9 +154,9 @@ HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const VF (&w)[9]
             if (!accumulate)
                 acc[r][v] = hn::Zero(d);
             else if (ox + N <= ow)
-                acc[r][v] = BlockOrder(hn::LoadU(d, p));
+                acc[r][v] = ToLanes(hn::LoadU(d, p));
             else
-                acc[r][v] = BlockOrder(hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p));
+                acc[r][v] = ToLanes(hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p));
         }
     const ptrdiff_t y0 = static_cast<ptrdiff_t>(2 * oy0) - x.top;
     Unroll<2 * (R - 1) + 3>([&](auto I) NM_INLINE {
@@ -175,7 +184,7 @@ HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const VF (&w)[9]
         for (size_t v = 0; v < V; ++v) {
             const size_t ox = (j0 + v) * N;
             float* p = o + static_cast<ptrdiff_t>(r) * out_row + ox;
-            const VF out = BlockOrder(acc[r][v]);
+            const VF out = ToMemory(acc[r][v]);
             if (ox + N <= ow)
                 hn::StoreU(out, d, p);
             else
@@ -184,7 +193,7 @@ HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const VF (&w)[9]
 }
 
 template <size_t R>
-HWY_INLINE void Band(const DwSource& x, const Columns<2>& cols, const VF (&w)[9], float* out,
+HWY_INLINE void Band(const DwSource& x, const Columns<2>& cols, const float* w, float* out,
                      ptrdiff_t out_row, size_t oy0, size_t ow, bool accumulate) {
     float* o = out + static_cast<ptrdiff_t>(oy0) * out_row;
     for (size_t j = 0; j < cols.nvec();) {
@@ -203,23 +212,19 @@ HWY_INLINE void Band(const DwSource& x, const Columns<2>& cols, const VF (&w)[9]
 
 bool Correlate(const DwSource& x, const float* wt, float* out, ptrdiff_t out_row, size_t oh,
                size_t ow, bool accumulate) {
-    const DF d;
     const Columns<2> cols(x, ow);
     if (!cols.fits())
         return false;
-    VF w[9];
-    for (size_t k = 0; k < 9; ++k)
-        w[k] = hn::Set(d, wt[k]);
     size_t oy = 0;
     for (; oy + kRows <= oh; oy += kRows) {
         PrefetchNext(x, 2 * static_cast<ptrdiff_t>(oy) - x.top,
                      2 * static_cast<ptrdiff_t>(oy + kRows) - x.top);
-        Band<kRows>(x, cols, w, out, out_row, oy, ow, accumulate);
+        Band<kRows>(x, cols, wt, out, out_row, oy, ow, accumulate);
     }
     for (; oy < oh; ++oy) {
         PrefetchNext(x, 2 * static_cast<ptrdiff_t>(oy) - x.top,
                      2 * static_cast<ptrdiff_t>(oy + 1) - x.top + 1);
-        Band<1>(x, cols, w, out, out_row, oy, ow, accumulate);
+        Band<1>(x, cols, wt, out, out_row, oy, ow, accumulate);
     }
     return true;
 }
@@ -235,7 +240,7 @@ HWY_INLINE void GradTile(DF d, const DwSource& x, const Columns<S>& cols, const 
         const float* p = diff + static_cast<ptrdiff_t>(oy0 + r) * diff_row + ox;
         dv[r] = ox + N <= ow ? hn::LoadU(d, p) : hn::MaskedLoad(hn::FirstN(d, ow - ox), d, p);
         if constexpr (S == 2)
-            dv[r] = BlockOrder(dv[r]);
+            dv[r] = ToLanes(dv[r]);
     }
     const ptrdiff_t y0 = static_cast<ptrdiff_t>(S * oy0) - x.top;
     Unroll<S*(R - 1) + 3>([&](auto I) NM_INLINE {
@@ -310,8 +315,8 @@ HWY_INLINE void S2GradTile(DF d, const DwSource& x, const S2GradColumn& col, con
     VF dv[R], dvs[R];
     for (size_t r = 0; r < R; ++r) {
         const float* p = diff + static_cast<ptrdiff_t>(oy0 + r) * diff_row + j * N;
-        dv[r] = BlockOrder(kEdge ? hn::MaskedLoad(col.dv, d, p) : hn::LoadU(d, p));
-        dvs[r] = BlockOrder(kEdge ? hn::MaskedLoad(col.dvs, d, p - 1) : hn::LoadU(d, p - 1));
+        dv[r] = ToLanes(kEdge ? hn::MaskedLoad(col.dv, d, p) : hn::LoadU(d, p));
+        dvs[r] = ToLanes(kEdge ? hn::MaskedLoad(col.dvs, d, p - 1) : hn::LoadU(d, p - 1));
     }
     const ptrdiff_t y0 = static_cast<ptrdiff_t>(2 * oy0) - x.top;
     const ptrdiff_t c0 = static_cast<ptrdiff_t>(2 * N * j) - x.left;
@@ -400,6 +405,8 @@ bool S2Correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out
 
 bool FilterGrad3x3(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
                    size_t oh, size_t ow, double* g) {
+    if (HWY_TARGET != HWY_AVX2)
+        return false;
     if (oh == 0 || ow == 0)
         return true;
     if (stride == 1)

@@ -1,5 +1,6 @@
 // The 3x3 depthwise loops of AVX2 that depthwise_direct_hwy.h's loops try first: the stride-2
-// correlation and the filter gradient of stride 1 and 2.
+// correlation (on AVX-512 too, after depthwise_3x3_avx512_hwy.h's) and the filter gradient of
+// stride 1 and 2 (AVX2 only).
 //
 // With a stride of 2 a tap's columns along a row are every other column: the general loop paid
 // two loads and ConcatEven (vshufps and a cross-lane vpermpd) per tap and vector; these load two
@@ -22,7 +23,7 @@
 namespace neomeg::dnn::x86 {
 
 // dw_direct_correlate for 3x3 taps of dilation 1 and stride 2 along both axes, where the CPU's
-// target is AVX2; false (nothing written) elsewhere.
+// target is AVX2 or AVX-512 (16 lanes, four blocks); false (nothing written) elsewhere.
 bool dw_s2_correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out_row, size_t oh,
                         size_t ow, bool accumulate);
 

@@ -4,8 +4,10 @@
 // its rows outside the plane skipped. Each pass computes a tile of up to four output rows by up
 // to four vectors, loading every input row's vectors once for all the tile's rows they reach; a
 // stride of 2 along W reads pairs of vectors and keeps their even lanes. Other targets, strides
-// and wider kernels take depthwise_hwy.h's loops (the *_supported functions say which). On AVX2
-// the 3x3 stride-2 correlation and the 3x3 filter gradient go first to depthwise_3x3_avx2_hwy.h.
+// and wider kernels take depthwise_hwy.h's loops (the *_supported functions say which). 3x3
+// windows with one column of padding go first to depthwise_3x3_avx512_hwy.h on AVX-512 (the
+// stride-1 correlation only for a tensor in cache), then the stride-2 correlation (AVX2 and
+// AVX-512) and the filter gradient (AVX2) to depthwise_3x3_avx2_hwy.h.
 #pragma once
 
 #include <cstddef>
