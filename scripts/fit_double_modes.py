@@ -81,7 +81,7 @@ def main():
     show("kCosR", *fit(lambda u: mp.cos(mp.sqrt(u)), 0, q, 5))
     print("pi / 2 in parts:", ", ".join(repr(p) for p in pi_over_2_parts()))
     show("kErfinvNear", *fit(erfinv_over_y_of_w, 0, 5.0, 11, shift=2.5))
-    far = lambda s: erfinv_of_w(s * s)  # noqa: E731
+    far = lambda s: erfinv_of_w(s * s)
     show("kErfinvFar", *fit(far, math.sqrt(5.0), math.sqrt(16.3), 9, shift=3.0))
 
 
