@@ -122,20 +122,6 @@ HWY_INLINE void Taps(DF d, const float* s, ptrdiff_t c0, const Column& col, VF (
     t[2] = EvenInBlocks(ld(2, c0 + 2), ld(3, c0 + n + 2));
 }
 
-// Asks for the lines of rows [r0, r1) of x.next (the hardware prefetchers stop at each page).
-HWY_INLINE void PrefetchNext(const DwSource& x, ptrdiff_t r0, ptrdiff_t r1) {
-    if (x.next == nullptr)
-        return;
-    r0 = std::max<ptrdiff_t>(r0, 0);
-    r1 = std::min<ptrdiff_t>(r1, static_cast<ptrdiff_t>(x.h));
-    for (ptrdiff_t r = r0; r < r1; ++r) {
-        const float* p = x.next + r * x.row;
-        for (size_t i = 0; i < x.w; i += 16)
-            __builtin_prefetch(p + i);
-        __builtin_prefetch(p + x.w - 1);
-    }
-}
-
 // R output rows from oy0 by V vectors from j0, in kLane order until stored.
 template <size_t R, size_t V, bool kEdge>
 HWY_INLINE void Tile(const DwSource& x, const Columns<2>& cols, const float* wt, float* o,
@@ -217,13 +203,13 @@ bool Correlate(const DwSource& x, const float* wt, float* out, ptrdiff_t out_row
         return false;
     size_t oy = 0;
     for (; oy + kRows <= oh; oy += kRows) {
-        PrefetchNext(x, 2 * static_cast<ptrdiff_t>(oy) - x.top,
-                     2 * static_cast<ptrdiff_t>(oy + kRows) - x.top);
+        prefetch_next_rows(x, 2 * static_cast<ptrdiff_t>(oy) - x.top,
+                           2 * static_cast<ptrdiff_t>(oy + kRows) - x.top);
         Band<kRows>(x, cols, wt, out, out_row, oy, ow, accumulate);
     }
     for (; oy < oh; ++oy) {
-        PrefetchNext(x, 2 * static_cast<ptrdiff_t>(oy) - x.top,
-                     2 * static_cast<ptrdiff_t>(oy + 1) - x.top + 1);
+        prefetch_next_rows(x, 2 * static_cast<ptrdiff_t>(oy) - x.top,
+                           2 * static_cast<ptrdiff_t>(oy + 1) - x.top + 1);
         Band<1>(x, cols, wt, out, out_row, oy, ow, accumulate);
     }
     return true;

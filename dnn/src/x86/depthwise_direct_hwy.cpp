@@ -208,18 +208,6 @@ HWY_INLINE void Tile(DF d, const DwSource& x, const DwTaps& t, const TapTable* t
         }
 }
 
-// Asks for the lines of rows [r0, r1) of x.next.
-HWY_INLINE void PrefetchNext(const DwSource& x, size_t r0, size_t r1) {
-    if (x.next == nullptr)
-        return;
-    for (size_t r = r0; r < r1; ++r) {
-        const float* p = x.next + static_cast<ptrdiff_t>(r) * x.row;
-        for (size_t i = 0; i < x.w; i += 16)
-            __builtin_prefetch(p + i);
-        __builtin_prefetch(p + x.w - 1);
-    }
-}
-
 // The vectors along an output row whose tiles are interior: [lo, hi) of ceil(ow / N).
 struct Interior {
     size_t lo, hi;
@@ -301,16 +289,19 @@ void Correlate(const DwSource& x, const DwTaps& t, const float* w, float* out, p
     size_t oy = 0;
     if (banded) {
         for (; oy + 4 <= oh; oy += 4) {
-            PrefetchNext(x, oy * x.h / oh, (oy + 4) * x.h / oh);
+            prefetch_next_rows(x, static_cast<ptrdiff_t>(oy * x.h / oh),
+                               static_cast<ptrdiff_t>((oy + 4) * x.h / oh));
             Band<4, SW, K>(d, x, t, &table, w, out, out_row, oy, ow, in, accumulate);
         }
         for (; oy + 2 <= oh; oy += 2) {
-            PrefetchNext(x, oy * x.h / oh, (oy + 2) * x.h / oh);
+            prefetch_next_rows(x, static_cast<ptrdiff_t>(oy * x.h / oh),
+                               static_cast<ptrdiff_t>((oy + 2) * x.h / oh));
             Band<2, SW, K>(d, x, t, &table, w, out, out_row, oy, ow, in, accumulate);
         }
     }
     for (; oy < oh; ++oy) {
-        PrefetchNext(x, oy * x.h / oh, (oy + 1) * x.h / oh);
+        prefetch_next_rows(x, static_cast<ptrdiff_t>(oy * x.h / oh),
+                           static_cast<ptrdiff_t>((oy + 1) * x.h / oh));
         Band<1, SW, K>(d, x, t, nullptr, w, out, out_row, oy, ow, in, accumulate);
     }
 }

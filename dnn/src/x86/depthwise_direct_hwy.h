@@ -10,6 +10,7 @@
 // AVX-512) and the filter gradient (AVX2) to depthwise_3x3_avx2_hwy.h.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "src/x86/depthwise_hwy.h"
@@ -32,6 +33,21 @@ struct DwSource {
     // boundaries, start late on every plane (dw_direct_correlate only).
     const float* next = nullptr;
 };
+
+// Asks for the lines of rows [r0, r1) of x.next, the plane read after this one (the hardware
+// prefetchers stop at each page); the 3x3 loops call it as they go down a plane.
+inline void prefetch_next_rows(const DwSource& x, ptrdiff_t r0, ptrdiff_t r1) {
+    if (x.next == nullptr)
+        return;
+    r0 = std::max<ptrdiff_t>(r0, 0);
+    r1 = std::min<ptrdiff_t>(r1, static_cast<ptrdiff_t>(x.h));
+    for (ptrdiff_t r = r0; r < r1; ++r) {
+        const float* p = x.next + r * x.row;
+        for (size_t i = 0; i < x.w; i += 16)
+            __builtin_prefetch(p + i);
+        __builtin_prefetch(p + x.w - 1);
+    }
+}
 
 // Whether dw_direct_correlate takes these taps (the CPU's vectors, a stride along W of 1 or 2,
 // up to 16 columns).
