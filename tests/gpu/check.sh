@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with one NVIDIA GPU (and the toolkit, cuDNN and the build
 # dependencies of scripts/setup.sh already installed): builds NeoMeg for the architecture of the
-# GPU present, runs every GPU test (C++: ctest's CUDA/GPU tests; Python: the tests marked
+# GPU present, runs every GPU test (C++: ctest's CUDA, GPU and NCCL tests; Python: the tests marked
 # `gpu`) and a short benchmark against PyTorch when it is importable (bench/gpu_ops.py), then
 # prints a summary. Each step has a time limit so that the whole stays under 8 minutes on a
 # fresh machine; a step that runs out says so in the summary.
@@ -81,7 +81,7 @@ print(f'cuda_available={m.is_cuda_available()} devices={m.get_device_count(\"gpu
 
   # ---- C++ GPU tests ----
   t=$(date +%s)
-  timeout "$T_CTEST" ctest --test-dir "$BUILD_DIR" -R '[Cc][Uu][Dd][Aa]|[Gg][Pp][Uu]' -j 4 \
+  timeout "$T_CTEST" ctest --test-dir "$BUILD_DIR" -R '[Cc][Uu][Dd][Aa]|[Gg][Pp][Uu]|[Nn][Cc][Cc][Ll]' -j 4 \
     --output-on-failure >"$LOG_DIR/ctest.log" 2>&1
   rc=$?
   line=$(grep -E 'tests passed|No tests were found' "$LOG_DIR/ctest.log" | tail -n 1)
