@@ -230,8 +230,9 @@ def _merge_reduced_axes(x, axes):
     contiguous tensor: F.sum(x) reduces one axis of x.size elements, F.mean(x, (2, 3)) one of
     H*W), and the reduced axes of that shape; ``x`` and ``axes`` where no run has two axes, and
     while tracing, whose recorded reshape would fix the traced input's shape in the graph (a
-    dumped model follows only the shapes the function itself read)."""
-    if len(axes) < 2 or _rt._is_tracing():
+    dumped model follows only the shapes the function itself read), and for a channels-last
+    tensor, which Reduce reads in its own memory order where a reshape would copy it."""
+    if len(axes) < 2 or _rt._is_tracing() or getattr(x, "format", "default") != "default":
         return x, axes
     shape = x.shape
     merged_shape, merged_axes = [], []
