@@ -19,7 +19,7 @@ import numpy as np
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor import array_method
-from ..core.tensor.dtype import promote_names, scalar_dtype_for
+from ..core.tensor.dtype import operand_dtype_for, promote_names
 
 __all__ = [
     "ConstOpBase",
@@ -732,15 +732,14 @@ def _promote(args):
             raise TypeError("the operand is None and is not supported.")  # MegEngine's words
         if isinstance(a, VarNode):
             name = a._dtype
-        elif isinstance(a, (int, float, bool, np.number, np.bool_)):
+        elif isinstance(a, array_method.Tensor):
+            name = a._dtype_name
+        else:
             values.append(a)
             continue
-        else:
-            a = array_method.Tensor(a) if not isinstance(a, array_method.Tensor) else a
-            name = a._dtype_name
         dt = name if dt is None else promote_names(dt, name)
     for a in values:
-        dt = promote_names(dt, scalar_dtype_for(dt, a))
+        dt = promote_names(dt, operand_dtype_for(dt, a))
     out = []
     for a in args:
         if isinstance(a, VarNode):

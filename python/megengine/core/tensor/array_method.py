@@ -13,7 +13,7 @@ import numpy as np
 from .. import _imperative_rt as _rt
 from .._imperative_rt import MegEngineError
 from ..ops import builtin
-from .dtype import is_dtype_equal, promote_names, scalar_dtype_for
+from .dtype import is_dtype_equal, operand_dtype_for, promote_names, scalar_dtype_for
 from .shape_dim import TracedDim, follows_shapes
 
 Tensor = _rt.Tensor
@@ -88,6 +88,11 @@ def _promote(args):
         return _symbolic_promote(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
+        # No tensor whose dtype a list could take (MegEngine 1.13 raises for lists alone): each
+        # list becomes a tensor of its own dtype, so F.dot([1, 2], [0.5, 0.5]) is 1.5.
+        args = tuple(Tensor(a) if isinstance(a, (list, tuple)) else a for a in args)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+    if not tensors:
         tensors = [Tensor(args[0])]
         args = (tensors[0],) + tuple(args[1:])
     for t in tensors:
@@ -100,10 +105,8 @@ def _promote(args):
         if not isinstance(a, Tensor):
             if type(a) is TracedDim:  # a shape read while tracing: an int computed by the graph
                 dt = promote_names(dt, scalar_dtype_for(dt, a._value))
-            elif isinstance(a, (int, float, bool, np.number, np.bool_)):
-                dt = promote_names(dt, scalar_dtype_for(dt, a))
             else:
-                dt = promote_names(dt, Tensor(a)._dtype_name)
+                dt = promote_names(dt, operand_dtype_for(dt, a))
     device = tensors[0].device
     return [
         _traced_scalar(a, dt) if type(a) is TracedDim else as_tensor(a, dt, device) for a in args
