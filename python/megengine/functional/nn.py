@@ -299,7 +299,10 @@ def logsumexp(inp, axis, keepdims=False):
         >>> F.logsumexp([[1000.0, 1000.0], [0.0, float("-inf")]], axis=1).numpy().tolist()
         [1000.6931762695312, 0.0]
     """
-    x = _float_input(inp, "logsumexp")
+    x = as_tensor(inp)
+    if x._dtype_name in ("int8", "uint8", "int16", "int32"):
+        x = x.astype("float32")  # as MegEngine 1.13, whose EXP takes integers in float32
+    x = _float_input(x, "logsumexp")
     m = reduce(x, "max", axis, keepdims=True).detach()
     # A slice that is all -inf (or inf) has no finite max to shift by: shift by 0 there.
     m = _where(elemwise("ISINF", m), _zeros_like(m), m)

@@ -305,6 +305,16 @@ def test_logsumexp_extremes_and_grad():
     check_grad(lambda a: F.logsumexp(a, 1), randn(3, 4))
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8", "uint8"])
+def test_logsumexp_of_integers_is_float32(dtype):
+    # MegEngine 1.13 gives F.logsumexp(int32 [1, 2, 3, 0], 0) == 3.4401896 (float32)
+    out = F.logsumexp(mge.tensor(np.array([1, 2, 3, 0], dtype)), 0)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.numpy(), np.float32(3.4401896), rtol=1e-6)
+    with pytest.raises(TypeError, match="logsumexp: inp must be a float tensor, got dtype bool"):
+        F.logsumexp(mge.tensor([True, False]), 0)
+
+
 # ----------------------------------------------------------------------------- linear, conv
 
 
