@@ -582,24 +582,20 @@ struct PowReciprocal : NoSpecial {
 #if HWY_NATIVE_FMA
 // a^3 without double lanes, which held `x ** 3` at 0.45x PyTorch's speed: a^2 = h + l exactly
 // (l = fma(a, a, -h)), so a^3 = h a + l a, and fma(h, a, l a) rounds that once, off only by l a's
-// rounding, under 2^-48 of a^3: the float nearest a^3 except within 2^-48 (relative) of a
-// midpoint between two floats, as naive's (a^3 rounded to double, then to float) is except within
-// 2^-53; the two are one ULP apart at most, and equal on all but a few floats in 2^24
-// (bench/elemwise_ulp.cpp's powb=3). That needs l a's rounding far below the result's ULP, which
-// the subnormals' fixed step (2^-149) breaks for |a| < 2^-33: those lanes take naive's formula,
-// but for |a| < 2^-52, whose cube rounds to a zero of a's sign either way (zeros stay fast).
-// Where h is inf or NaN (|a| > 2^64, whose cube overflows; a NaN) the fma would be NaN: h a is.
-struct PowCube {
+// rounding: under 2^-48 of a^3 where l a is a normal float, so the result is the float nearest
+// a^3 except within 2^-48 (relative) of a midpoint between two floats, as naive's (a^3 rounded to
+// double, then to float) is except within 2^-53, and the two agree on all but a few floats in
+// 2^24. Where l a is subnormal (|a| < 2^-33) its rounding is at most half the subnormals' step,
+// 2^-150, no more than half the result's ULP: the result is within one ULP of a^3, naive's
+// within half of one, so still at most one ULP apart, if more often so (bench/elemwise_ulp.cpp's
+// powb=3 checks every float32). Where h is inf or NaN (|a| > 2^64, whose cube overflows; a NaN),
+// l a is not finite and the fma NaN: h a is the answer there. Zeros keep a's sign.
+struct PowCube : NoSpecial {
     template <class D, class V>
     V operator()(D, V a, V) const {
         const V h = hn::Mul(a, a);
         const V r = hn::MulAdd(h, a, hn::Mul(hn::MulSub(a, a, h), a));
-        return hn::IfThenElse(hn::IsFinite(h), r, hn::Mul(h, a));
-    }
-    template <class D, class V>
-    auto special(D d, const V* x) const {
-        const V m = hn::Abs(x[0]);
-        return hn::And(hn::Lt(m, hn::Set(d, 0x1p-33f)), hn::Ge(m, hn::Set(d, 0x1p-52f)));
+        return hn::IfThenElse(hn::IsNaN(r), hn::Mul(h, a), r);
     }
 };
 #endif
