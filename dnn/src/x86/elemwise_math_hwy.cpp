@@ -588,14 +588,15 @@ struct PowReciprocal : NoSpecial {
 // 2^24. Where l a is subnormal (|a| < 2^-33) its rounding is at most half the subnormals' step,
 // 2^-150, no more than half the result's ULP: the result is within one ULP of a^3, naive's
 // within half of one, so still at most one ULP apart, if more often so (bench/elemwise_ulp.cpp's
-// powb=3 checks every float32). Where h is inf or NaN (|a| > 2^64, whose cube overflows; a NaN),
-// l a is not finite and the fma NaN: h a is the answer there. Zeros keep a's sign.
+// powb=3 checks every float32). l a is not finite only where a^3 overflows (|l a| <= 2^-24 |a^3|
+// overflows past 2^152, h past 2^128) or a is: there the fma's inf could have l a's sign or be
+// NaN, and a inf is the answer (NaN for NaN). Zeros keep a's sign.
 struct PowCube : NoSpecial {
     template <class D, class V>
-    V operator()(D, V a, V) const {
+    V operator()(D d, V a, V) const {
         const V h = hn::Mul(a, a);
-        const V r = hn::MulAdd(h, a, hn::Mul(hn::MulSub(a, a, h), a));
-        return hn::IfThenElse(hn::IsNaN(r), hn::Mul(h, a), r);
+        const V la = hn::Mul(hn::MulSub(a, a, h), a);
+        return hn::IfThenElse(hn::IsFinite(la), hn::MulAdd(h, a, la), hn::Mul(a, hn::Inf(d)));
     }
 };
 #endif

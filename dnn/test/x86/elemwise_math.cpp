@@ -423,7 +423,13 @@ TEST_F(X86, ElemwisePowByAConstantExponent) {
     std::vector<double> a = random_values(4099, -30, 30, rng);
     for (double v : random_values(1024, -1e-3, 1e-3, rng))
         a.push_back(v);
+    // Cubes past float's range: where l a of a^3 = (h + l) a overflows (|a| > 2^50.7) too, with
+    // either sign of l (0x1.001002p+51: l < 0).
     for (double v : random_values(1024, -1e13, 1e13, rng))
+        a.push_back(v);
+    for (double v : random_values(256, -1e19, 1e19, rng))
+        a.push_back(v);
+    for (double v : {0x1.001002p+51, -0x1.001002p+51, 0x1.000002p+51, 0x1.fffffep+63})
         a.push_back(v);
     const double inf = std::numeric_limits<double>::infinity();
     for (double v :
