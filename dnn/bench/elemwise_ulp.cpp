@@ -3,12 +3,14 @@
 // against naive's formula, exhaustively: every float32
 // input for the unary modes, and for POW every 64th positive float as the base (and its
 // negation) with exponents spread so that b ln |a| covers float's whole range of results (normal,
-// subnormal, past it), integers and non-integers. Prints the largest distance to naive in float
-// ULPs and where it is; exits 1 where it passes elemwise_f32_max_ulp. Optional arguments: the
-// modes (erf erfc tan pow erfinv erfcinv sigmoid silu) and "target=avx2|avx3|emu128|scalar" to pin
-// Highway's dispatch (default: the CPU's best).
+// subnormal, past it), integers and non-integers; "powb=B" runs POW on every float32 base with the
+// one broadcast exponent B (the constant-exponent forms, pow_by_constant). Prints the largest
+// distance to naive in float ULPs and where it is; exits 1 where it passes elemwise_f32_max_ulp.
+// Optional arguments: the modes (erf erfc tan pow erfinv erfcinv sigmoid silu powb=B) and
+// "target=avx2|avx3|emu128|scalar" to pin Highway's dispatch (default: the CPU's best).
 //   build/dnn/neomeg_elemwise_ulp                     # all eight, a few minutes each on one core
 //   build/dnn/neomeg_elemwise_ulp tan target=avx2
+//   build/dnn/neomeg_elemwise_ulp powb=3 powb=-1
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -46,20 +48,23 @@ struct Worst {
     uint64_t count = 0, off_by_one = 0;
 };
 
-// Runs the x86 kernel on a chunk and folds its distances to naive into w.
-void check(Mode mode, const std::vector<float>& a, const std::vector<float>* b, Worst& w) {
+// Runs the x86 kernel on a chunk and folds its distances to naive into w; `one_b`: b holds one
+// exponent, broadcast to every element.
+void check(Mode mode, const std::vector<float>& a, const std::vector<float>* b, Worst& w,
+           bool one_b = false) {
     std::vector<float> got(a.size());
-    ElemwiseSrc srcs[2] = {{a.data(), false}, {b ? b->data() : nullptr, false}};
+    ElemwiseSrc srcs[2] = {{a.data(), false}, {b ? b->data() : nullptr, one_b}};
     neomeg::dnn::x86::elemwise_math_run(mode, neomeg::dnn::dtype::Float32,
                                         neomeg::dnn::dtype::Float32, srcs, got.data(), a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-        double x[4] = {a[i], b ? (*b)[i] : 0.0};
+        const float bi = b ? (*b)[one_b ? 0 : i] : 0.0f;
+        double x[4] = {a[i], bi};
         auto want = static_cast<float>(neomeg::dnn::naive::elemwise::eval_float(mode, x));
         int64_t u = ulps(got[i], want);
         ++w.count;
         w.off_by_one += u == 1;
         if (u > w.ulp)
-            w = {u, a[i], b ? (*b)[i] : 0.0f, w.count, w.off_by_one};
+            w = {u, a[i], bi, w.count, w.off_by_one};
     }
 }
 
@@ -71,6 +76,19 @@ Worst unary(Mode mode) {
         for (uint64_t i = 0; i < kChunk; ++i)
             a[i] = std::bit_cast<float>(static_cast<uint32_t>(at + i));
         check(mode, a, nullptr, w);
+    }
+    return w;
+}
+
+// POW of every float32 base (NaNs, infinities, zeros and subnormals included) to one exponent.
+Worst pow_of_every_float(float b) {
+    Worst w;
+    constexpr uint64_t kChunk = 1 << 20;
+    std::vector<float> a(kChunk), one_b = {b};
+    for (uint64_t at = 0; at < (uint64_t(1) << 32); at += kChunk) {
+        for (uint64_t i = 0; i < kChunk; ++i)
+            a[i] = std::bit_cast<float>(static_cast<uint32_t>(at + i));
+        check(Mode::POW, a, &one_b, w, true);
     }
     return w;
 }
@@ -138,7 +156,10 @@ int main(int argc, char** argv) {
                           : m == "sigmoid" ? Mode::SIGMOID
                           : m == "silu"    ? Mode::SILU
                                            : Mode::POW;
-        const Worst w = mode == Mode::POW ? pow_sweep() : unary(mode);
+        const bool one_b = m.starts_with("powb=");
+        const Worst w = one_b               ? pow_of_every_float(std::stof(m.substr(5)))
+                        : mode == Mode::POW ? pow_sweep()
+                                            : unary(mode);
         const int limit = neomeg::dnn::x86::elemwise_f32_max_ulp(mode);
         std::printf("%s: %llu inputs, %llu one ULP from naive, max %lld ULP (limit %d)", m.c_str(),
                     static_cast<unsigned long long>(w.count),

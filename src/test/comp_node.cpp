@@ -112,6 +112,26 @@ TEST(CachingAllocator, ReusesFreedBlocksAndTracksPeak) {
     EXPECT_EQ(cn.memory_stats().reserved, 0u);
 }
 
+// Among cached blocks of one size the one freed last comes back first: it is the one still in
+// cache. Handing out the oldest made a loop of same-size ops cycle through every cached block.
+TEST(CachingAllocator, ReusesTheBlockFreedLast) {
+    auto cn = CompNode::load("cpu10");
+    for (size_t size : {size_t(1000), size_t(3) << 20}) {
+        void* p[3] = {cn.alloc(size), cn.alloc(size), cn.alloc(size)};
+        for (void* b : p)
+            cn.free(b);
+        void* q = cn.alloc(size);
+        EXPECT_EQ(q, p[2]) << size;
+        cn.free(q);
+        EXPECT_EQ(cn.alloc(size), p[2]) << size;  // freed last again
+        void* r = cn.alloc(size);
+        EXPECT_EQ(r, p[1]) << size;
+        cn.free(p[2]);
+        cn.free(r);
+    }
+    cn.empty_cache();
+}
+
 TEST(CachingAllocator, EmptyAllCachesReleasesEveryNodesFreeBlocks) {
     auto a = CompNode::load("cpu8"), b = CompNode::load("cpu9:1");
     a.free(a.alloc(2000));

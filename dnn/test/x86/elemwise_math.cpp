@@ -411,31 +411,60 @@ TEST_F(X86, ElemwiseMathBinaryWithinDocumentedUlps) {
                    {random_values(kN, -1e4, 1e4, rng), random_values(kN, -50, 50, rng)});
 }
 
-// POW with one exponent for all elements takes a product (b = 2, naive's bits), a square root
-// (b = 1/2) or repeated squaring (integers up to 64) instead of exp and log: within POW's one ULP,
-// with C99's zeros, infinities and NaN (-0 and -inf to odd and even, positive and negative
-// powers), at each Highway target; b = 65 and 2.5 still take the general formula.
+// POW with one exponent for all elements takes a product (b = 2, naive's bits), a division
+// (b = -1, naive's bits), a float cube (b = 3, naive's bits but within 2^-48 of a midpoint), a
+// square root (b = 1/2) or repeated squaring (integers up to 64) instead of exp and log: within
+// POW's one ULP, with C99's zeros, infinities and NaN (-0 and -inf to odd and even, positive and
+// negative powers), at each Highway target; b = 65 and 2.5 still take the general formula. The
+// bases include the cube's overflow edge (cbrt(FLT_MAX) = 6.98e12), where a^2 overflows (2^64 =
+// 1.8e19) and where it underflows, subnormals and every tail length of a vector.
 TEST_F(X86, ElemwisePowByAConstantExponent) {
     std::mt19937 rng(5);
     std::vector<double> a = random_values(4099, -30, 30, rng);
     for (double v : random_values(1024, -1e-3, 1e-3, rng))
         a.push_back(v);
-    const double inf = std::numeric_limits<double>::infinity();
-    for (double v : {0.0, -0.0, inf, -inf, std::nan(""), 1.0, -1.0, 3e38, -3e38, 1e-45, -1e-45,
-                     1e-38, 2.0, 0.5, 1e19, 1e-19})
+    // Cubes past float's range: where l a of a^3 = (h + l) a overflows (|a| > 2^50.7) too, with
+    // either sign of l (0x1.001002p+51: l < 0).
+    for (double v : random_values(1024, -1e13, 1e13, rng))
         a.push_back(v);
-    const auto all = [&] {
+    for (double v : random_values(256, -1e19, 1e19, rng))
+        a.push_back(v);
+    for (double v : {0x1.001002p+51, -0x1.001002p+51, 0x1.000002p+51, 0x1.fffffep+63})
+        a.push_back(v);
+    const double inf = std::numeric_limits<double>::infinity();
+    for (double v :
+         {0.0,      -0.0,      inf,   -inf,   std::nan(""), 1.0,      -1.0,   3e38,   -3e38,
+          1e-45,    -1e-45,    1e-38, 2.0,    0.5,          1e19,     1e-19,  6.9e12, 6.98e12,
+          -6.98e12, 6.9814e12, 7e12,  1.8e19, 1.85e19,      -1.85e19, -3e-17, 1e-26})
+        a.push_back(v);
+    // float_cube: the target has FMA (AVX2, AVX-512), so b = 3 runs in float. Elsewhere it runs
+    // in double lanes, whose narrowing to float gives -FLT_MAX for an overflow to -inf (one ULP).
+    const auto all = [&](bool float_cube) {
         for (double b :
              {2.0, 0.5, 0.0, 1.0, -1.0, 3.0, -2.0, 4.0, 7.0, -3.0, 64.0, -64.0, 65.0, 2.5, -0.5}) {
-            const int64_t worst = max_ulps(*handle, Mode::POW, {a, {b}});
-            if (b == 2.0) {
-                EXPECT_EQ(worst, 0);
+            for (size_t n : {a.size(), size_t(1), size_t(5), size_t(16), size_t(17), size_t(67)}) {
+                std::vector<double> part(a.end() - static_cast<ptrdiff_t>(n), a.end());
+                const int64_t worst = max_ulps(*handle, Mode::POW, {part, {b}});
+                // A single product, quotient or fma: naive's bits on these bases.
+                if (b == 2.0 || b == -1.0 || (b == 3.0 && float_cube)) {
+                    EXPECT_EQ(worst, 0) << "b = " << b << ", n = " << n;
+                }
             }
         }
     };
-    all();
+    // Cubes near and below float's smallest normal (|a| < 2^-33): the float cube is within one
+    // ULP there, not naive's bits as often.
+    std::vector<double> tiny = random_values(1024, -1e-11, 1e-11, rng);
+    for (double v : {2.2e-13, 1e-15, 5e-16, -2.3e-13, 1.1e-10, 2.3e-16})
+        tiny.push_back(v);
+    const auto cubes = [&] { (void)max_ulps(*handle, Mode::POW, {tiny, {3.0}}); };
+    all(false);
+    cubes();
 #ifdef NEOMEG_WITH_DNNL
-    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t target) {
+        all(target == HWY_AVX3 || target == HWY_AVX2);
+        cubes();
+    });
 #endif
     // The measure above counts -0 against +0 as one ULP: pow(-0, 1/2) is +0 (sqrt's is -0),
     // pow(-inf, 1/2) +inf, pow(-0, 3) -0, pow(-0, -3) -inf.
@@ -454,6 +483,12 @@ TEST_F(X86, ElemwisePowByAConstantExponent) {
         EXPECT_TRUE(r == 0 && std::signbit(r));
     for (double r : pow_of(zeros, -3))
         EXPECT_EQ(r, -inf);
+    for (double r : pow_of(zeros, -1))
+        EXPECT_EQ(r, -inf);
+    for (double r : pow_of(minus_inf, 3))
+        EXPECT_EQ(r, -inf);
+    for (double r : pow_of(minus_inf, -1))
+        EXPECT_TRUE(r == 0 && std::signbit(r));
 }
 
 TEST_F(X86, ElemwiseMathModIsExact) {

@@ -199,10 +199,26 @@ def test_getitem_matches_numpy(index):
     np.testing.assert_array_equal(mge.Tensor(a)[index].numpy(), a[index])
 
 
+@pytest.mark.parametrize("k", [0, 2, -1, -3])
+def test_getitem_int_matches_numpy(k):
+    # x[k] has a path of its own (indexing.getitem); both ends from either side.
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    np.testing.assert_array_equal(mge.Tensor(a)[k].numpy(), a[k])
+    v = np.arange(3, dtype=np.int32)
+    got = mge.Tensor(v)[k]
+    assert got.shape == () and got.dtype == np.int32 and got.item() == v[k]
+
+
 def test_getitem_errors():
     t = mge.Tensor(np.zeros((2, 3)))
     with pytest.raises(IndexError, match="out of bounds"):
         t[5]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[2]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[-3]
+    with pytest.raises(IndexError, match="too many indices"):
+        mge.Tensor(1.0)[0]
     with pytest.raises(IndexError, match="too many indices"):
         t[0, 0, 0]
 

@@ -113,6 +113,12 @@ def _plain_dims(index):
 
 
 def getitem(x, index):
+    # x[k], the commonest index (a row: `a + b[0]`), without the general parsing below, which
+    # took longer than the copy of a 2048-float row (12 us of Python against 7 in all).
+    if type(index) is int and x.ndim:
+        n = x.shape[0]
+        if -n <= index < n:
+            return _take(x, 0, np.int32(index % n))
     index = _plain_dims(index)
     if _needs_flat(index):
         pos = _flat_positions(x, index)
