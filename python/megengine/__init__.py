@@ -81,7 +81,8 @@ __all__ = [
 
 
 def __getattr__(name):
-    # Submodules load on first use, as `import megengine; megengine.data` expects.
+    # Submodules load on first use, as `import megengine; megengine.data` expects: every
+    # subpackage MegEngine 1.13 has after `import megengine` (test_package_attributes.py).
     if name in (
         "amp",
         "data",
@@ -90,6 +91,9 @@ def __getattr__(name):
         "module",
         "quantization",
         "distributed",
+        "jit",
+        "hub",
+        "traced_module",
     ):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'megengine' has no attribute {name!r}")
