@@ -102,6 +102,27 @@ void around(std::vector<double>& x, float c, int count) {
     }
 }
 
+// The x86 handle's results on x equal naive's bit for bit (signed zeros included; any NaN for
+// NaN), x repeated 8 times so that each value falls in vector lanes at several positions, not
+// only in the scalar tail.
+void expect_same_bits(Handle& x86, Mode m, const std::vector<double>& x) {
+    std::vector<double> v;
+    for (int r = 0; r < 8; ++r)
+        v.insert(v.end(), x.begin(), x.end());
+    std::vector<HostTensor> in{HostTensor::from({v.size()}, v)};
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(m);
+    auto ref = Handle::make_naive()->create_operator<Elemwise>();
+    ref->param() = mode_param(m);
+    auto got = run_op(*op, in)[0].values(), want = run_op(*ref, in)[0].values();
+    for (size_t i = 0; i < v.size(); ++i) {
+        const auto g = static_cast<float>(got[i]), w = static_cast<float>(want[i]);
+        const bool same = std::isnan(w) ? std::isnan(g)
+                                        : std::bit_cast<uint32_t>(g) == std::bit_cast<uint32_t>(w);
+        EXPECT_TRUE(same) << param::to_string(m) << " at " << v[i] << ": " << g << " vs " << w;
+    }
+}
+
 std::vector<double> random_values(size_t n, double lo, double hi, std::mt19937& rng) {
     std::uniform_real_distribution<double> u(lo, hi);
     std::vector<double> v(n);
@@ -277,6 +298,37 @@ TEST_F(X86, ElemwiseLogFamilyInFloatAtEachTarget) {
     all();
 #ifdef NEOMEG_WITH_DNNL
     for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+    // Special values and the ends of each formula's range, where the results are naive's bits:
+    // signed zeros, infinities, NaN, subnormals, float's extremes, the saturations (EXPM1's -1,
+    // SOFTPLUS's x and LOGSIGMOID's x), the poles and the overflow to inf, and past the vector
+    // range the subnormal and zero results of naive's formula.
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+    const double fmin = std::numeric_limits<float>::min(), fmax = std::numeric_limits<float>::max();
+    const std::vector<double> common_special = {0.0,   -0.0,   inf,   -inf,  nan,
+                                                1e-45, -1e-45, 1e-40, -1e-40};
+    const std::vector<std::pair<Mode, std::vector<double>>> exact = {
+            {Mode::LOG, {-fmin, 1.0, -1.0, -fmax}},
+            {Mode::LOG1P, {fmin, -fmin, -1.0, -1.5, -fmax}},
+            {Mode::EXPM1,
+             {fmin, -fmin, 88.72283, 88.72284, 89.0, -17.5, -87.0, -87.5, -104.0, -1e30, fmax,
+              -fmax}},
+            {Mode::ATANH, {fmin, -fmin, 1.0, -1.0, 1.5, -1.5}},
+            {Mode::SOFTPLUS, {-87.5, -100.0, -104.0, -110.0, -1e30, 17.5, 87.0, 87.5, 1e30, fmax}},
+            {Mode::LOGSIGMOID,
+             {87.5, 100.0, 104.0, 110.0, 1e30, -17.5, -87.0, -87.5, -1e30, -fmax}},
+    };
+    const auto specials = [&] {
+        for (const auto& [m, values] : exact) {
+            std::vector<double> v = common_special;
+            v.insert(v.end(), values.begin(), values.end());
+            expect_same_bits(*handle, m, v);
+        }
+    };
+    specials();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR},
+                            [&](int64_t) { specials(); });
 #endif
     for (Mode m : {Mode::LOG, Mode::LOG1P, Mode::EXPM1, Mode::ATANH})
         EXPECT_EQ(x86::elemwise_f32_max_ulp(m), 1) << param::to_string(m);
