@@ -1,10 +1,11 @@
 // The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, EXP, GELU and its
-// gradient in float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs, which
-// must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values;
-// the float formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros,
-// exact multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32
-// exactly (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning
-// for these float32 modes. (elemwise.cpp covers their shapes and layouts.)
+// gradient, SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float, MOD,
+// TRUE_DIV of int32) against naive: the distance in float32 ULPs, which must stay within
+// elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values; the float
+// formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros, exact
+// multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32 exactly
+// (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning for these
+// float32 modes. (elemwise.cpp covers their shapes and layouts.)
 #include <bit>
 #include <cmath>
 #include <cstdint>
