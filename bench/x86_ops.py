@@ -8,7 +8,8 @@ pooling, batch normalisation forward and backward, a stable sort and a top-10 of
 8x12x128x128 attention scores, 8x64x28x28 along the channels), adaptive average pooling of 56x56
 to 7x7 (even windows) and to 5x5 (uneven ones), the BERT-mini step's operators forward and
 backward (bench/transformer_train.py: GELU on 16x128x1024, also forward alone; erf, erfc, tan and
-pow (base |x| + 0.5, exponent x) of the same 2M floats; dropout of the 16x4x128x128 attention
+pow (base |x| + 0.5, exponent x) of the same 2M floats, and log, log1p (of |x| + 0.5), expm1,
+atanh (of tanh x), softplus and logsigmoid; dropout of the 16x4x128x128 attention
 probabilities, LayerNorm over 256, scaled-dot-product attention of 16x4 heads of 128x64, the
 embedding of 16x128 tokens in a 30522x256 table), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
@@ -136,6 +137,12 @@ if fw == "neomeg":
         "tan": lambda: F.tan(h),
         "pow": lambda: F.pow(hb, h),
         "erfinv": lambda: F.erfinv(hu),
+        "log": lambda: F.log(hb),
+        "log1p": lambda: F.log1p(hb),
+        "expm1": lambda: F.expm1(h),
+        "atanh": lambda: F.atanh(hu),
+        "softplus": lambda: F.softplus(h),
+        "logsigmoid": lambda: F.logsigmoid(h),
         "gelu_fwd_bwd": grad_case(F.nn.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.nn.layer_norm(t, 256, True, ln_w, ln_b), hid),
@@ -227,6 +234,12 @@ else:
         "tan": no_grad(lambda: torch.tan(h)),
         "pow": no_grad(lambda: torch.pow(hb, h)),
         "erfinv": no_grad(lambda: torch.erfinv(hu)),
+        "log": no_grad(lambda: torch.log(hb)),
+        "log1p": no_grad(lambda: torch.log1p(hb)),
+        "expm1": no_grad(lambda: torch.expm1(h)),
+        "atanh": no_grad(lambda: torch.atanh(hu)),
+        "softplus": no_grad(lambda: F.softplus(h)),
+        "logsigmoid": no_grad(lambda: F.logsigmoid(h)),
         "gelu_fwd_bwd": grad_case(F.gelu, ffn),
         "dropout_fwd_bwd": grad_case(lambda t: F.dropout(t, 0.1), probs),
         "layernorm_fwd_bwd": grad_case(lambda t: F.layer_norm(t, (256,), ln_w, ln_b), hid),
@@ -295,6 +308,12 @@ OP_CASES = [
     "tan",
     "pow",
     "erfinv",
+    "log",
+    "log1p",
+    "expm1",
+    "atanh",
+    "softplus",
+    "logsigmoid",
     "dropout_fwd_bwd",
     "layernorm_fwd_bwd",
     "attention_fwd_bwd",

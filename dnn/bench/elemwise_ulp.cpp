@@ -1,16 +1,21 @@
 // The float32 Elemwise modes of elemwise_math_hwy.cpp whose results may differ from naive's by
-// rounding (ERF, ERFC, TAN, POW, ERFINV, ERFCINV in double lanes; SIGMOID and SILU in float)
-// against naive's formula, exhaustively: every float32
-// input for the unary modes, and for POW every 64th positive float as the base (and its
+// rounding (ERF, ERFC, TAN, POW, ERFINV, ERFCINV in double lanes; SIGMOID, SILU, LOG, LOG1P,
+// EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float) against naive's formula, exhaustively: every
+// float32 input for the unary modes, and for POW every 64th positive float as the base (and its
 // negation) with exponents spread so that b ln |a| covers float's whole range of results (normal,
 // subnormal, past it), integers and non-integers; "powb=B" runs POW on every float32 base with the
 // one broadcast exponent B (the constant-exponent forms, pow_by_constant). Prints the largest
 // distance to naive in float ULPs and where it is; exits 1 where it passes elemwise_f32_max_ulp.
-// Optional arguments: the modes (erf erfc tan pow erfinv erfcinv sigmoid silu powb=B) and
-// "target=avx2|avx3|emu128|scalar" to pin Highway's dispatch (default: the CPU's best).
-//   build/dnn/neomeg_elemwise_ulp                     # all eight, a few minutes each on one core
+// Optional arguments: the modes (erf erfc tan pow erfinv erfcinv sigmoid silu log log1p expm1
+// atanh softplus logsigmoid powb=B), "target=avx2|avx3|emu128|scalar" to pin Highway's dispatch
+// (default: the CPU's best; a comma list, "target=avx3,avx2", checks each against one evaluation
+// of naive's formula) and "step=N" to sample every Nth float32 bit pattern of the unary modes
+// instead of all (a quick look; the contract is the full sweep).
+//   build/dnn/neomeg_elemwise_ulp                     # all of them, a few minutes each on one core
 //   build/dnn/neomeg_elemwise_ulp tan target=avx2
+//   build/dnn/neomeg_elemwise_ulp log1p softplus target=avx3,avx2
 //   build/dnn/neomeg_elemwise_ulp powb=3 powb=-1
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -48,41 +53,52 @@ struct Worst {
     uint64_t count = 0, off_by_one = 0;
 };
 
-// Runs the x86 kernel on a chunk and folds its distances to naive into w; `one_b`: b holds one
-// exponent, broadcast to every element.
-void check(Mode mode, const std::vector<float>& a, const std::vector<float>* b, Worst& w,
-           bool one_b = false) {
-    std::vector<float> got(a.size());
-    ElemwiseSrc srcs[2] = {{a.data(), false}, {b ? b->data() : nullptr, one_b}};
-    neomeg::dnn::x86::elemwise_math_run(mode, neomeg::dnn::dtype::Float32,
-                                        neomeg::dnn::dtype::Float32, srcs, got.data(), a.size());
+// Highway targets to pin, one Worst each (0: the CPU's best, unpinned).
+std::vector<int64_t> g_targets = {0};
+
+// Runs the x86 kernel on a chunk at each target and folds its distances to naive, computed once,
+// into w[t]; `one_b`: b holds one exponent, broadcast to every element.
+void check(Mode mode, const std::vector<float>& a, const std::vector<float>* b,
+           std::vector<Worst>& w, bool one_b = false) {
+    std::vector<float> want(a.size()), got(a.size());
+    auto b_at = [&](size_t i) { return b ? (*b)[one_b ? 0 : i] : 0.0f; };
     for (size_t i = 0; i < a.size(); ++i) {
-        const float bi = b ? (*b)[one_b ? 0 : i] : 0.0f;
-        double x[4] = {a[i], bi};
-        auto want = static_cast<float>(neomeg::dnn::naive::elemwise::eval_float(mode, x));
-        int64_t u = ulps(got[i], want);
-        ++w.count;
-        w.off_by_one += u == 1;
-        if (u > w.ulp)
-            w = {u, a[i], bi, w.count, w.off_by_one};
+        double x[4] = {a[i], b_at(i)};
+        want[i] = static_cast<float>(neomeg::dnn::naive::elemwise::eval_float(mode, x));
+    }
+    ElemwiseSrc srcs[2] = {{a.data(), false}, {b ? b->data() : nullptr, one_b}};
+    for (size_t t = 0; t < g_targets.size(); ++t) {
+        if (g_targets[t] != 0)
+            hwy::SetSupportedTargetsForTest(g_targets[t]);
+        neomeg::dnn::x86::elemwise_math_run(mode, neomeg::dnn::dtype::Float32,
+                                            neomeg::dnn::dtype::Float32, srcs, got.data(),
+                                            a.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+            int64_t u = ulps(got[i], want[i]);
+            ++w[t].count;
+            w[t].off_by_one += u == 1;
+            if (u > w[t].ulp)
+                w[t] = {u, a[i], b_at(i), w[t].count, w[t].off_by_one};
+        }
     }
 }
 
-Worst unary(Mode mode) {
-    Worst w;
+// Every step-th float32 bit pattern (step 1: all of them).
+std::vector<Worst> unary(Mode mode, uint64_t step) {
+    std::vector<Worst> w(g_targets.size());
     constexpr uint64_t kChunk = 1 << 20;
     std::vector<float> a(kChunk);
-    for (uint64_t at = 0; at < (uint64_t(1) << 32); at += kChunk) {
+    for (uint64_t at = 0; at < (uint64_t(1) << 32); at += kChunk * step) {
         for (uint64_t i = 0; i < kChunk; ++i)
-            a[i] = std::bit_cast<float>(static_cast<uint32_t>(at + i));
+            a[i] = std::bit_cast<float>(static_cast<uint32_t>(at + i * step));
         check(mode, a, nullptr, w);
     }
     return w;
 }
 
 // POW of every float32 base (NaNs, infinities, zeros and subnormals included) to one exponent.
-Worst pow_of_every_float(float b) {
-    Worst w;
+std::vector<Worst> pow_of_every_float(float b) {
+    std::vector<Worst> w(g_targets.size());
     constexpr uint64_t kChunk = 1 << 20;
     std::vector<float> a(kChunk), one_b = {b};
     for (uint64_t at = 0; at < (uint64_t(1) << 32); at += kChunk) {
@@ -93,8 +109,8 @@ Worst pow_of_every_float(float b) {
     return w;
 }
 
-Worst pow_sweep() {
-    Worst w;
+std::vector<Worst> pow_sweep() {
+    std::vector<Worst> w(g_targets.size());
     std::mt19937_64 rng(7);
     std::uniform_real_distribution<double> t(-135, 105);  // b ln a: past both ends of float
     std::vector<float> a, b;
@@ -127,50 +143,72 @@ Worst pow_sweep() {
 
 int main(int argc, char** argv) {
     std::vector<std::string> modes;
+    uint64_t step = 1;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
-        if (arg.starts_with("target=")) {
-            const std::string t = arg.substr(7);
-            const int64_t target = t == "avx3"     ? HWY_AVX3
-                                   : t == "avx2"   ? HWY_AVX2
-                                   : t == "emu128" ? HWY_EMU128
-                                                   : HWY_SCALAR;
-            if ((hwy::SupportedTargets() & target) == 0) {
-                std::fprintf(stderr, "this CPU lacks %s\n", t.c_str());
-                return 2;
+        if (arg.starts_with("step=")) {
+            step = std::stoull(arg.substr(5));
+        } else if (arg.starts_with("target=")) {
+            g_targets.clear();
+            std::string list = arg.substr(7);
+            for (size_t at = 0; at <= list.size();) {
+                const size_t end = std::min(list.find(',', at), list.size());
+                const std::string t = list.substr(at, end - at);
+                at = end + 1;
+                const int64_t target = t == "avx3"     ? HWY_AVX3
+                                       : t == "avx2"   ? HWY_AVX2
+                                       : t == "emu128" ? HWY_EMU128
+                                                       : HWY_SCALAR;
+                if ((hwy::SupportedTargets() & target) == 0) {
+                    std::fprintf(stderr, "this CPU lacks %s\n", t.c_str());
+                    return 2;
+                }
+                g_targets.push_back(target);
             }
-            hwy::SetSupportedTargetsForTest(target);
         } else {
             modes.push_back(arg);
         }
     }
     if (modes.empty())
-        modes = {"erf", "erfc", "tan", "pow", "erfinv", "erfcinv", "sigmoid", "silu"};
+        modes = {"erf",  "erfc", "tan",   "pow",   "erfinv", "erfcinv",  "sigmoid",
+                 "silu", "log",  "log1p", "expm1", "atanh",  "softplus", "logsigmoid"};
     int status = 0;
     for (const auto& m : modes) {
-        const Mode mode = m == "erf"       ? Mode::ERF
-                          : m == "erfc"    ? Mode::ERFC
-                          : m == "tan"     ? Mode::TAN
-                          : m == "erfinv"  ? Mode::ERFINV
-                          : m == "erfcinv" ? Mode::ERFCINV
-                          : m == "sigmoid" ? Mode::SIGMOID
-                          : m == "silu"    ? Mode::SILU
-                                           : Mode::POW;
+        const Mode mode = m == "erf"          ? Mode::ERF
+                          : m == "erfc"       ? Mode::ERFC
+                          : m == "tan"        ? Mode::TAN
+                          : m == "erfinv"     ? Mode::ERFINV
+                          : m == "erfcinv"    ? Mode::ERFCINV
+                          : m == "sigmoid"    ? Mode::SIGMOID
+                          : m == "silu"       ? Mode::SILU
+                          : m == "log"        ? Mode::LOG
+                          : m == "log1p"      ? Mode::LOG1P
+                          : m == "expm1"      ? Mode::EXPM1
+                          : m == "atanh"      ? Mode::ATANH
+                          : m == "softplus"   ? Mode::SOFTPLUS
+                          : m == "logsigmoid" ? Mode::LOGSIGMOID
+                                              : Mode::POW;
         const bool one_b = m.starts_with("powb=");
-        const Worst w = one_b               ? pow_of_every_float(std::stof(m.substr(5)))
-                        : mode == Mode::POW ? pow_sweep()
-                                            : unary(mode);
+        const std::vector<Worst> ws = one_b ? pow_of_every_float(std::stof(m.substr(5)))
+                                      : mode == Mode::POW ? pow_sweep()
+                                                          : unary(mode, step);
         const int limit = neomeg::dnn::x86::elemwise_f32_max_ulp(mode);
-        std::printf("%s: %llu inputs, %llu one ULP from naive, max %lld ULP (limit %d)", m.c_str(),
-                    static_cast<unsigned long long>(w.count),
-                    static_cast<unsigned long long>(w.off_by_one), static_cast<long long>(w.ulp),
-                    limit);
-        if (w.ulp > 0)
-            std::printf(" first at %a", static_cast<double>(w.a));
-        if (w.ulp > 0 && mode == Mode::POW)
-            std::printf(", %a", static_cast<double>(w.b));
-        std::printf("\n");
-        status |= w.ulp > limit;
+        for (size_t t = 0; t < ws.size(); ++t) {
+            const Worst& w = ws[t];
+            std::printf("%s%s%s: %llu inputs, %llu one ULP from naive, max %lld ULP (limit %d)",
+                        m.c_str(), g_targets[t] ? " at " : "",
+                        g_targets[t] ? hwy::TargetName(g_targets[t]) : "",
+                        static_cast<unsigned long long>(w.count),
+                        static_cast<unsigned long long>(w.off_by_one),
+                        static_cast<long long>(w.ulp), limit);
+            if (w.ulp > 0)
+                std::printf(" first at %a", static_cast<double>(w.a));
+            if (w.ulp > 0 && mode == Mode::POW)
+                std::printf(", %a", static_cast<double>(w.b));
+            std::printf("\n");
+            std::fflush(stdout);
+            status |= w.ulp > limit;
+        }
     }
     return status;
 }

@@ -69,14 +69,6 @@ struct TanhRange {
         return outside(d, x[0], 20.0);
     }
 };
-// log takes finite x > 0, log1p finite x > -1.
-template <int kLowest>
-struct LogRange {
-    template <class D, class V>
-    auto special(D d, const V* x) const {
-        return hn::Not(hn::And(hn::Gt(x[0], hn::Set(d, double(kLowest))), hn::IsFinite(x[0])));
-    }
-};
 
 template <class D, class V>
 HWY_INLINE V sigmoid(D d, V x) {
@@ -84,24 +76,6 @@ HWY_INLINE V sigmoid(D d, V x) {
     return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
 }
 
-struct Expm1 : ExpRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Expm1(d, x);
-    }
-};
-struct Log : LogRange<0> {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Log(d, x);
-    }
-};
-struct Log1p : LogRange<-1> {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Log1p(d, x);
-    }
-};
 struct Tanh : TanhRange {
     template <class D, class V>
     V operator()(D d, V x) const {
@@ -323,24 +297,6 @@ struct FloorDiv : NoSpecial {
         return hn::Floor(hn::Div(a, b));
     }
 };
-// max(x, 0) + log1p(exp(-|x|)).
-template <class D, class V>
-HWY_INLINE V softplus(D d, V x) {
-    V e = hn::Exp(d, hn::Neg(hn::Abs(x)));
-    return hn::Add(hn::Max(x, hn::Zero(d)), hn::Log1p(d, e));
-}
-struct Softplus : ExpRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return softplus(d, x);
-    }
-};
-struct LogSigmoid : ExpRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Neg(softplus(d, hn::Neg(x)));
-    }
-};
 struct SoftplusGrad : ExpRange {
     template <class D, class V>
     V operator()(D d, V x, V dy) const {
@@ -437,7 +393,7 @@ struct Cosh : Within<700> {
         return hn::Mul(hn::Set(d, 0.5), hn::Add(hn::Exp(d, x), hn::Exp(d, hn::Neg(x))));
     }
 };
-// acosh takes finite x >= 1, atanh |x| < 1.
+// acosh takes finite x >= 1.
 struct Acosh {
     template <class D, class V>
     V operator()(D d, V x) const {
@@ -446,16 +402,6 @@ struct Acosh {
     template <class D, class V>
     auto special(D d, const V* x) const {
         return hn::Not(hn::And(hn::Ge(x[0], hn::Set(d, 1.0)), hn::IsFinite(x[0])));
-    }
-};
-struct Atanh {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Atanh(d, x);
-    }
-    template <class D, class V>
-    auto special(D d, const V* x) const {
-        return hn::Not(hn::Lt(hn::Abs(x[0]), hn::Set(d, 1.0)));
     }
 };
 
@@ -488,12 +434,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_float<2>(mode, s, dst, n, SwitchGt0()), true;
         case Mode::CLIP:
             return run_float<3>(mode, s, dst, n, Clip()), true;
-        case Mode::EXPM1:
-            return run_double<1>(mode, s, dst, n, Expm1()), true;
-        case Mode::LOG:
-            return run_double<1>(mode, s, dst, n, Log()), true;
-        case Mode::LOG1P:
-            return run_double<1>(mode, s, dst, n, Log1p()), true;
         case Mode::TANH:
             return run_double<1>(mode, s, dst, n, Tanh()), true;
         case Mode::RSQRT:
@@ -530,10 +470,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<2>(mode, s, dst, n, HSwishGrad()), true;
         case Mode::FLOOR_DIV:
             return run_double<2>(mode, s, dst, n, FloorDiv()), true;
-        case Mode::SOFTPLUS:
-            return run_double<1>(mode, s, dst, n, Softplus()), true;
-        case Mode::LOGSIGMOID:
-            return run_double<1>(mode, s, dst, n, LogSigmoid()), true;
         case Mode::SOFTPLUS_GRAD:
             return run_double<2>(mode, s, dst, n, SoftplusGrad()), true;
         case Mode::LOGSIGMOID_GRAD:
@@ -560,8 +496,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<1>(mode, s, dst, n, Cosh()), true;
         case Mode::ACOSH:
             return run_double<1>(mode, s, dst, n, Acosh()), true;
-        case Mode::ATANH:
-            return run_double<1>(mode, s, dst, n, Atanh()), true;
         default:
             return false;
     }

@@ -3,7 +3,8 @@
 // polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so do
 // ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
 // exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
-// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), and
+// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do
+// SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and
 // TRUE_DIV of int32 divides in double like naive. Lanes outside a formula's domain or accurate
 // range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
@@ -19,6 +20,7 @@
 #include "src/x86/elemwise_f32_hwy-inl.h"
 #include "src/x86/elemwise_hwy-inl.h"
 #include "src/x86/exp_f32_hwy-inl.h"
+#include "src/x86/log_f32_hwy-inl.h"
 // clang-format on
 
 #include <algorithm>
@@ -667,6 +669,18 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_float_special<1>(mode, s, dst, n, SigmoidF()), true;
         case Mode::SILU:
             return run_float_special<1>(mode, s, dst, n, SiluF()), true;
+        case Mode::LOG:
+            return run_float_special<1>(mode, s, dst, n, LogF()), true;
+        case Mode::LOG1P:
+            return run_float_special<1>(mode, s, dst, n, Log1pF()), true;
+        case Mode::EXPM1:
+            return run_float_special<1>(mode, s, dst, n, Expm1F()), true;
+        case Mode::ATANH:
+            return run_float_special<1>(mode, s, dst, n, AtanhF()), true;
+        case Mode::SOFTPLUS:
+            return run_float_special<1>(mode, s, dst, n, SoftplusF()), true;
+        case Mode::LOGSIGMOID:
+            return run_float_special<1>(mode, s, dst, n, LogSigmoidF()), true;
         default:
             return false;
     }
@@ -729,6 +743,14 @@ int elemwise_f32_max_ulp(elemwise::Mode mode) {
             return 2;
         case M::SILU:
             return 3;
+        case M::LOG:
+        case M::LOG1P:
+        case M::EXPM1:
+        case M::ATANH:
+            return 1;
+        case M::SOFTPLUS:
+        case M::LOGSIGMOID:
+            return 2;
         case M::GELU:
         case M::GELU_GRAD:
             return 7;

@@ -1,7 +1,7 @@
 // The Elemwise kernels of elemwise_math_hwy.cpp: the float32 modes whose formulas Highway's math
 // library lacks (POW, MOD, ATAN2, TAN, ERF, ERFC, ERFINV, ERFCINV, GELU, GELU_GRAD), EXP, GELU,
-// GELU_GRAD, SIGMOID and SILU computed in float, and TRUE_DIV of int32 into float32. Called through
-// elemwise_run (elemwise_hwy.h).
+// GELU_GRAD, SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID computed in float,
+// and TRUE_DIV of int32 into float32. Called through elemwise_run (elemwise_hwy.h).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +37,12 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // SIGMOID and SILU run in float as well (exp of -|x| and one quotient: 0.29x -> 1.3x PyTorch's
 // speed), 2 and 3 ULPs at most, measured on every float32 input, and in
 // X86.ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget at each Highway target.
+// LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID run in float too (log_f32_hwy-inl.h: a
+// logarithm by Cephes' polynomial that carries 1 + x's rounding error, exp_f32's reduction less
+// its 1; issue 12, 0.5x-0.9x PyTorch's speed in double lanes): LOG, LOG1P, EXPM1 and ATANH within
+// 1 ULP of naive, SOFTPLUS and LOGSIGMOID within 2 (exp's ULP and the logarithm's), measured on
+// every float32 input at the AVX-512 and AVX2 targets, and in
+// X86.ElemwiseLogFamilyInFloatAtEachTarget at each Highway target.
 int elemwise_f32_max_ulp(elemwise::Mode mode);
 
 }  // namespace neomeg::dnn::x86

@@ -1,10 +1,11 @@
 // The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, EXP, GELU and its
-// gradient in float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs, which
-// must stay within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values;
-// the float formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros,
-// exact multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32
-// exactly (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning
-// for these float32 modes. (elemwise.cpp covers their shapes and layouts.)
+// gradient, SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float, MOD,
+// TRUE_DIV of int32) against naive: the distance in float32 ULPs, which must stay within
+// elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values; the float
+// formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros, exact
+// multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32 exactly
+// (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning for these
+// float32 modes. (elemwise.cpp covers their shapes and layouts.)
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -99,6 +100,27 @@ void around(std::vector<double>& x, float c, int count) {
         hi = std::nextafter(hi, INFINITY);
         x.push_back(lo);
         x.push_back(hi);
+    }
+}
+
+// The x86 handle's results on x equal naive's bit for bit (signed zeros included; any NaN for
+// NaN), x repeated 8 times so that each value falls in vector lanes at several positions, not
+// only in the scalar tail.
+void expect_same_bits(Handle& x86, Mode m, const std::vector<double>& x) {
+    std::vector<double> v;
+    for (int r = 0; r < 8; ++r)
+        v.insert(v.end(), x.begin(), x.end());
+    std::vector<HostTensor> in{HostTensor::from({v.size()}, v)};
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(m);
+    auto ref = Handle::make_naive()->create_operator<Elemwise>();
+    ref->param() = mode_param(m);
+    auto got = run_op(*op, in)[0].values(), want = run_op(*ref, in)[0].values();
+    for (size_t i = 0; i < v.size(); ++i) {
+        const auto g = static_cast<float>(got[i]), w = static_cast<float>(want[i]);
+        const bool same = std::isnan(w) ? std::isnan(g)
+                                        : std::bit_cast<uint32_t>(g) == std::bit_cast<uint32_t>(w);
+        EXPECT_TRUE(same) << param::to_string(m) << " at " << v[i] << ": " << g << " vs " << w;
     }
 }
 
@@ -220,21 +242,127 @@ TEST_F(X86, ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget) {
     EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::SILU), 3);
 }
 
-// The float formulas (EXP, GELU, GELU_GRAD) run four vectors a step, then one vector, then
-// element by element; a vector holding a lane outside the formula's range (EXP below -87, GELU
-// below -13: subnormal or zero results) is redone by naive's formula, and only that vector. Such
-// lanes first, last and inside a step, in the one-vector loop and in the scalar tail, among
-// ordinary lanes, for lengths around the step's.
+// LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float (log_f32_hwy-inl.h), each within
+// elemwise_f32_max_ulp of naive's double formula: every 4093rd float32 bit pattern (a million,
+// all binades of both signs, subnormals, infinities and NaNs), and the floats next to each
+// formula's seams at each Highway target: the logarithm's reduction turns at m = sqrt(1/2) (the
+// floats 2^k sqrt(1/2), and for LOG1P and ATANH the x where 1 + x or 1 - |x| crosses sqrt(2) or
+// sqrt(1/2)), LOG1P's two-sum (x next to 1, 2^24, 2^25, -1/2 and -1), EXPM1's and exp_f32's
+// rounding of n at (k + 1/2) ln 2 (for SOFTPLUS and LOGSIGMOID at -|x|), EXPM1 where 2^n - 1 stops
+// being exact (n = 25), where it is -1 in float (-17.33) and its range's ends (-87, 88), ATANH next
+// to +-1/2 and +-1, SOFTPLUS and LOGSIGMOID where 1 + exp(-|x|) = sqrt(2) (|x| = 0.8814), where
+// log1p(e) = e in float and at the ends +-87; zero, the smallest normals and subnormals.
+TEST_F(X86, ElemwiseLogFamilyInFloatAtEachTarget) {
+    std::vector<double> sample;
+    for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093)
+        sample.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    const float rt = std::sqrt(0.5f), ln2 = static_cast<float>(std::numbers::ln2);
+    std::vector<double> common = sample;
+    for (float c : {0.0f, 1e-30f, 1e-40f, 1.17549435e-38f, 1.0f, 0.5f, 2.0f})
+        for (float sgn : {1.0f, -1.0f})
+            around(common, sgn * c, 16);
+    std::vector<double> in_log = common, in_log1p = common, in_expm1 = common, in_atanh = common,
+                        soft = common;
+    for (int k = -126; k <= 127; ++k) {
+        around(in_log, std::ldexp(rt, k), 4);
+        around(in_log, std::ldexp(1.0f, k), 4);
+        around(in_log1p, std::ldexp(rt, k) - 1, 4);
+        around(in_log1p, std::ldexp(1.0f, k) - 1, 4);
+        around(in_log1p, std::ldexp(1.0f, k), 2);
+        around(in_expm1, static_cast<float>((k + 0.5) * std::numbers::ln2), 8);
+        for (float sgn : {1.0f, -1.0f})
+            around(soft, sgn * static_cast<float>((k + 0.5) * std::numbers::ln2), 4);
+    }
+    for (float c : {3.40282347e38f, 1e38f})
+        around(in_log, c, 16);
+    for (float c : {-1.0f, -0.5f, 1.0f, 16777216.0f, 33554432.0f, rt - 1, 1 / rt - 1, 3.4e38f})
+        around(in_log1p, c, 32);
+    for (float c : {ln2 / 2, -ln2 / 2, 24.5f * ln2, 25.0f * ln2, -24.5f * ln2, -17.3286802f, -87.0f,
+                    88.0f, -88.0f})
+        around(in_expm1, c, 32);
+    for (float c : {0.5f, 1.0f, 1 / rt - 1, 1 - rt, 0.9f})
+        for (float sgn : {1.0f, -1.0f})
+            around(in_atanh, sgn * c, 64);
+    for (float c : {0.881373584f, 16.6355324f, 17.0f, 87.0f, 88.0f, 104.0f})
+        for (float sgn : {1.0f, -1.0f})
+            around(soft, sgn * c, 32);
+    for (double v : sweep(-90, 90, 1 << 14))
+        soft.push_back(v), in_expm1.push_back(v);
+    const auto all = [&] {
+        (void)max_ulps(*handle, Mode::LOG, {in_log});
+        (void)max_ulps(*handle, Mode::LOG1P, {in_log1p});
+        (void)max_ulps(*handle, Mode::EXPM1, {in_expm1});
+        (void)max_ulps(*handle, Mode::ATANH, {in_atanh});
+        (void)max_ulps(*handle, Mode::SOFTPLUS, {soft});
+        (void)max_ulps(*handle, Mode::LOGSIGMOID, {soft});
+    };
+    all();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+    // Special values and the ends of each formula's range, where the results are naive's bits:
+    // signed zeros, infinities, NaN, subnormals, float's extremes, the saturations (EXPM1's -1,
+    // SOFTPLUS's x and LOGSIGMOID's x), the poles and the overflow to inf, and past the vector
+    // range the subnormal and zero results of naive's formula.
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+    const double fmin = std::numeric_limits<float>::min(), fmax = std::numeric_limits<float>::max();
+    const std::vector<double> common_special = {0.0,   -0.0,   inf,   -inf,  nan,
+                                                1e-45, -1e-45, 1e-40, -1e-40};
+    const std::vector<std::pair<Mode, std::vector<double>>> exact = {
+            {Mode::LOG, {-fmin, 1.0, -1.0, -fmax}},
+            {Mode::LOG1P, {fmin, -fmin, -1.0, -1.5, -fmax}},
+            {Mode::EXPM1,
+             {fmin, -fmin, 88.72283, 88.72284, 89.0, -17.5, -87.0, -87.5, -104.0, -1e30, fmax,
+              -fmax}},
+            {Mode::ATANH, {fmin, -fmin, 1.0, -1.0, 1.5, -1.5}},
+            {Mode::SOFTPLUS, {-87.5, -100.0, -104.0, -110.0, -1e30, 17.5, 87.0, 87.5, 1e30, fmax}},
+            {Mode::LOGSIGMOID,
+             {87.5, 100.0, 104.0, 110.0, 1e30, -17.5, -87.0, -87.5, -1e30, -fmax}},
+    };
+    const auto specials = [&] {
+        for (const auto& [m, values] : exact) {
+            std::vector<double> v = common_special;
+            v.insert(v.end(), values.begin(), values.end());
+            expect_same_bits(*handle, m, v);
+        }
+    };
+    specials();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR},
+                            [&](int64_t) { specials(); });
+#endif
+    for (Mode m : {Mode::LOG, Mode::LOG1P, Mode::EXPM1, Mode::ATANH})
+        EXPECT_EQ(x86::elemwise_f32_max_ulp(m), 1) << param::to_string(m);
+    EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::SOFTPLUS), 2);
+    EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::LOGSIGMOID), 2);
+}
+
+// The float formulas (EXP, GELU, GELU_GRAD, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS, LOGSIGMOID) run
+// four vectors a step, then one vector, then element by element; a vector holding a lane outside
+// the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87, LOGSIGMOID above 87:
+// subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below -1, ATANH at or past
+// 1) is redone by naive's formula, and only that vector. Such lanes first, last and inside a step,
+// in the one-vector loop and in the scalar tail, among ordinary lanes of the mode's domain, for
+// lengths around the step's.
 TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
+    struct Case {
+        Mode mode;
+        double lo, hi;   // ordinary lanes
+        double far, by;  // marked lane i: far + by (i % 7)
+    };
     std::mt19937 rng(8);
-    for (Mode m : {Mode::EXP, Mode::GELU, Mode::GELU_GRAD}) {
-        const double far = m == Mode::EXP ? -100 : -20;
+    for (Case c : {Case{Mode::EXP, -3, 3, -100, -1}, Case{Mode::GELU, -3, 3, -20, -1},
+                   Case{Mode::GELU_GRAD, -3, 3, -20, -1}, Case{Mode::LOG, 0.01, 3, 1e-40, 1e-40},
+                   Case{Mode::LOG1P, -0.9, 3, -1, -1}, Case{Mode::EXPM1, -3, 3, 88.5, 0.03},
+                   Case{Mode::ATANH, -0.9, 0.9, 1, 1}, Case{Mode::SOFTPLUS, -3, 3, -88, -1},
+                   Case{Mode::LOGSIGMOID, -3, 3, 88, 1}}) {
+        const Mode m = c.mode;
         for (size_t n : {size_t(63), size_t(64), size_t(65), size_t(213), size_t(1000)}) {
-            auto x = random_values(n, -3, 3, rng);
+            auto x = random_values(n, c.lo, c.hi, rng);
             for (size_t i :
                  {size_t(0), size_t(17), size_t(63), size_t(96), size_t(195), size_t(210), n - 1})
                 if (i < n)
-                    x[i] = far - static_cast<double>(i % 7);
+                    x[i] = c.far + c.by * static_cast<double>(i % 7);
             std::vector<std::vector<double>> in{x};
             if (arity(m) == 2)
                 in.push_back(random_values(n, -2, 2, rng));
