@@ -237,6 +237,10 @@ HWY_INLINE double reduce_row_blocked(const R& r, const float* p, size_t n) {
                 d3 = hn::Add(d3, hn::PromoteTo(dd, hn::LoadU(dh, lane + j + 3 * dl)));
             }
         }
+        // The last partial step in double lanes: rows of 784 (a 28x28 mean) left 16 values each
+        // to the scalar loop, a sixth of the time.
+        for (; i + dl <= n; i += dl)
+            d0 = r.step(dd, d0, hn::PromoteTo(dd, hn::LoadU(dh, p + i)));
         acc = hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(d0, d1), hn::Add(d2, d3)))) + redone;
     } else {
         acc = r.first(double(p[0]));
