@@ -259,7 +259,7 @@ TEST_F(X86, IndexingFloat32DoesNotWarn) {
 }
 
 // A slice (an index tensor that is a progression, as Tensor.__getitem__ makes for x[:, a:b:c])
-// runs as a strided view copied by relayout (on axis 0, as the embedding form's rows): steps 1, 3
+// runs as a strided view copied by relayout (on axis 0 too, before the embedding form): steps 1, 3
 // and -1, negative values that wrap into a progression, one element, the leading, middle and last
 // axis, padded inputs and outputs, three element sizes, and the cross_entropy input x[:, :1000] of
 // a 1024x2048 tensor (above the grain). An index that is no progression keeps the table walk.
@@ -295,7 +295,7 @@ TEST_F(X86, IndexingSlicesRunAsViews) {
             auto idx = HostTensor::from(ishape, s.index, dtype::Int32);
             EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({s.axis}), {src, idx}, {},
                                                             0),
-                      s.axis == 0 ? "rows" : "view");  // axis 0 is the embedding form
+                      "view");
         }
     auto src = HostTensor::from({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
     auto idx = HostTensor::from({3}, {0, 1, 3}, dtype::Int32);
