@@ -11,6 +11,7 @@
 #include "neomeg/dnn/param_base.h"
 #include "src/x86/reduce_hwy.h"
 #include "x86/highway_targets.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -151,6 +152,31 @@ TEST_F(X86, ReduceSplitsLongRows) {
     for (Mode m : {Mode::MAX, Mode::MIN}) {
         Checker<Reduce> c(handle.get());
         c.set_param(reduce_param(m, 0)).set_epsilon(0).set_values(0, v).execs({{v.size()}});
+    }
+}
+
+// Fewer outer rows than threads split their columns across the threads in chunks of 256: at 1, 2
+// and 3 threads, one and two outer rows, chunks whole and partial, a NaN in the last chunk.
+TEST_F(X86, ReduceColumnsSplitAcrossThreads) {
+    const std::vector<std::pair<TensorShape, int32_t>> cases = {
+            {{1031, 600}, 0}, {{1, 1031, 600}, 1}, {{2, 300, 1000}, 1}, {{3, 257, 129}, 0}};
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        for (Mode m : kModes)
+            for (const auto& [s, a] : cases) {
+                Checker<Reduce> c(handle.get());
+                c.set_param(reduce_param(m, a)).set_epsilon(1e-6);
+                if (m == Mode::PRODUCT)
+                    c.set_range(0, 0.99, 1.01);
+                c.execs({s});
+            }
+        std::vector<double> v(1031 * 600, 0.5);
+        v[1030 * 600 + 599] = std::numeric_limits<double>::quiet_NaN();
+        v[7 * 600 + 598] = 2.0;
+        for (Mode m : {Mode::MAX, Mode::MIN, Mode::SUM}) {
+            Checker<Reduce> c(handle.get());
+            c.set_param(reduce_param(m, 0)).set_epsilon(0).set_values(0, v).execs({{1031, 600}});
+        }
     }
 }
 
