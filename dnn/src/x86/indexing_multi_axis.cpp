@@ -248,6 +248,34 @@ void gather_rows(const RowPlan& p, const TensorLayout& src_l, const void* src, v
     });
 }
 
+// A slice (Tensor.__getitem__ turns x[:, a:b:c] into one index tensor of a progression) picks
+// data at a fixed step along one result axis: its walk is a strided view of data, which
+// relayout_copy moves a row at a time. The general walk's table lookup per element took 1.5 ms
+// for x[:, :1000] of a 1024x2048 float32 (a cross_entropy's input), 5x a copy. Fills `view` and
+// returns true when the walk has that form (one block axis, offsets base + j * step).
+bool strided_view(const Walk& w, const TensorND& src, TensorND& view) {
+    size_t axis = w.shape.ndim;
+    for (size_t d = 0; d < w.shape.ndim; ++d)
+        if (w.table[d] != 0) {
+            if (axis != w.shape.ndim || w.table[d] != 1)
+                return false;
+            axis = d;
+        }
+    if (axis == w.shape.ndim || w.offsets.size() != w.shape[axis] || w.offsets.empty())
+        return false;
+    ptrdiff_t step = w.offsets.size() > 1 ? w.offsets[1] - w.offsets[0] : 0;
+    for (size_t j = 1; j < w.offsets.size(); ++j)
+        if (w.offsets[j] - w.offsets[j - 1] != step)
+            return false;
+    TensorLayout l = w.shape;
+    for (size_t d = 0; d < l.ndim; ++d)
+        l.stride[d] = d == axis ? step : w.data[d];
+    auto* p = static_cast<const std::byte*>(src.raw_ptr()) +
+              w.offsets[0] * static_cast<ptrdiff_t>(l.dtype.size());
+    view = TensorND(const_cast<std::byte*>(p), l);
+    return true;
+}
+
 template <class T>
 void gather(const Walk& w, const void* src, void* dst) {
     const auto* s = static_cast<const T*>(src);
@@ -266,6 +294,17 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &src = inputs[0], &dst = outputs[0];
+        // A slice first, on axis 0 too: l[:1024] of 4096 int32 labels took 8 us as 1024 rows
+        // of one element each.
+        Walk sw;
+        TensorND slice;
+        if (movable(src.layout.dtype) && inputs.size() == 2 && inputs[1].layout.ndim == 1 &&
+            !inputs[1].layout.is_empty() &&
+            walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), sw) &&
+            strided_view(sw, src, slice) && relayout_copy(slice, dst)) {
+            m_last = "view";
+            return;
+        }
         RowPlan rp;
         if (movable(src.layout.dtype) && row_form(src.layout) != RowForm::Other &&
             row_plan(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), rp) &&
@@ -286,9 +325,16 @@ protected:
         if (!movable(src.layout.dtype) ||
             !walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), w))
             return run_naive(inputs, outputs, ws);
-        m_last = "loop";
-        if (w.shape.is_empty())
+        if (w.shape.is_empty()) {
+            m_last = "loop";
             return;
+        }
+        TensorND view;
+        if (strided_view(w, src, view) && relayout_copy(view, dst)) {
+            m_last = "view";
+            return;
+        }
+        m_last = "loop";
         switch (src.layout.dtype.size()) {
             case 1:
                 return gather<uint8_t>(w, src.raw_ptr(), dst.raw_ptr());

@@ -3,7 +3,8 @@
 // back), for a contiguous src and dst (the (outer, axis, inner) view is then dense). Large tensors
 // split their outer rows across OpenMP threads in chunks of at least kParallelGrain source
 // elements; fewer long rows than threads (a full reduction) split along each row instead, and the
-// chunks' accumulators combine. A src and dst dense in one other axis order (channels-last: the
+// chunks' accumulators combine, and fewer outer rows than threads with columns (inner > 1) split
+// their columns. A src and dst dense in one other axis order (channels-last: the
 // eager runtime gives dst src's format) run as contiguous ones in that order; other strided ones
 // reduce contiguous copies. Other dtypes and an empty axis go to naive.
 #include <algorithm>
@@ -175,10 +176,31 @@ private:
                 dst[o] = reduce_long_row(src + o * axis, axis);
             return;
         }
+        size_t threads = static_cast<size_t>(omp_get_max_threads());
+        if (inner > 1 && outer < threads && inner >= 2 * kColumnChunk) {
+            // Fewer outer rows than threads (min over axis 0 of 1024x2048 is one): their columns
+            // split into chunks across the threads, each chunk's whole reduction on one thread.
+            size_t per_outer = (inner + kColumnChunk - 1) / kColumnChunk;
+            parallel_ranges(outer * per_outer, outer * axis * inner, kParallelGrain,
+                            [&](size_t b, size_t e) {
+                                for (size_t t = b; t < e; ++t) {
+                                    size_t o = t / per_outer, c = (t % per_outer) * kColumnChunk;
+                                    size_t at = o * axis * inner + c;
+                                    reduce_f32_columns(m_param.mode, src + at, dst + o * inner + c,
+                                                       axis, inner,
+                                                       std::min(kColumnChunk, inner - c));
+                                }
+                            });
+            return;
+        }
         parallel_ranges(outer, outer * axis * inner, kParallelGrain, [&](size_t b, size_t e) {
             reduce_f32(m_param.mode, src, dst, b, e, axis, inner);
         });
     }
+
+    // Columns per task where few outer rows split their columns: whole cache lines, a few
+    // vectors' worth.
+    static constexpr size_t kColumnChunk = 256;
 
     // A row too long for one thread: chunks reduce on the threads, their accumulators combine.
     float reduce_long_row(const float* src, size_t n) const {

@@ -253,7 +253,51 @@ TEST_F(X86, IndexingFloat32DoesNotWarn) {
                                      {src, sidx, HostTensor::from({1, 3}, {5, 6, 7})}, {}, 0);
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(err.find("warning"), std::string::npos) << err;
-    EXPECT_EQ(k1, "loop");
+    EXPECT_EQ(k1, "view");  // two indices are a progression: a slice
     EXPECT_EQ(k2, "loop");
     EXPECT_EQ(k3, "loop");
+}
+
+// A slice (an index tensor that is a progression, as Tensor.__getitem__ makes for x[:, a:b:c])
+// runs as a strided view copied by relayout (on axis 0 too, before the embedding form): steps 1, 3
+// and -1, negative values that wrap into a progression, one element, the leading, middle and last
+// axis, padded inputs and outputs, three element sizes, and the cross_entropy input x[:, :1000] of
+// a 1024x2048 tensor (above the grain). An index that is no progression keeps the table walk.
+TEST_F(X86, IndexingSlicesRunAsViews) {
+    struct Slice {
+        TensorShape data;
+        int32_t axis;
+        std::vector<double> index;
+    };
+    std::vector<double> first1000(1000);
+    for (size_t i = 0; i < first1000.size(); ++i)
+        first1000[i] = double(i);
+    const std::vector<Slice> slices = {{{4, 9, 6}, 0, {1, 2, 3}},
+                                       {{4, 9, 6}, 1, {0, 3, 6}},
+                                       {{4, 9, 6}, 2, {5, 4, 3, 2, 1, 0}},
+                                       {{4, 9, 6}, 1, {-9, -8, -7, -6}},
+                                       {{4, 9, 6}, 2, {4}},
+                                       {{31, 67}, 1, {66, 63, 60, 57, 54}},
+                                       {{1024, 2048}, 1, first1000}};
+    for (const Slice& s : slices)
+        for (DType dt : {dtype::Float32, dtype::Float16, dtype::Int8}) {
+            SCOPED_TRACE(testing::Message() << s.data.to_string() << " axis " << s.axis);
+            TensorShape ishape{s.index.size()};
+            for (bool padded : {false, true}) {
+                Checker<IndexingMultiAxisVec> c(handle.get());
+                c.set_param(axes({s.axis})).set_epsilon(0).set_dtype(0, dt);
+                c.set_dtype(1, dtype::Int32).set_values(1, s.index).set_noncontiguous(padded);
+                c.execs({s.data, ishape});
+            }
+            std::mt19937 rng(5);
+            HostTensor src(s.data, dt);
+            fill_uniform(src, -100, 100, rng);
+            auto idx = HostTensor::from(ishape, s.index, dtype::Int32);
+            EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({s.axis}), {src, idx}, {},
+                                                            0),
+                      "view");
+        }
+    auto src = HostTensor::from({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+    auto idx = HostTensor::from({3}, {0, 1, 3}, dtype::Int32);
+    EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({1}), {src, idx}, {}, 0), "loop");
 }

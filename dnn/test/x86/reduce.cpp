@@ -5,10 +5,13 @@
 // (reduced as contiguous copies), and the cases that go to naive (other modes and dtypes, an empty
 // axis), and empty outputs.
 #include <limits>
+#include <random>
 
 #include "neomeg/dnn/operators/reduce.h"
 #include "neomeg/dnn/param_base.h"
 #include "src/x86/reduce_hwy.h"
+#include "x86/highway_targets.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -39,12 +42,18 @@ TEST_F(X86, ReduceClaimsItsModes) {
         EXPECT_TRUE(x86::reduce_f32_supported(m)) << param::to_string(m);
 }
 
+// SUM, MEAN and SUM_SQR add rows in float blocks, within a bound of naive that a sum which
+// cancels exceeds in relative terms (reduce_float_sum.cpp checks it): here they sum values of one
+// sign, whose relative error the bound keeps below 1e-6.
 TEST_F(X86, ReduceMatchesNaive) {
     for (Mode m : kModes)
         for (const TensorShape& s : kShapes)
             for (int32_t a = -int32_t(s.ndim); a < int32_t(s.ndim); ++a) {
                 Checker<Reduce> c(handle.get());
-                c.set_param(reduce_param(m, a)).set_epsilon(1e-6).execs({s});
+                c.set_param(reduce_param(m, a)).set_epsilon(1e-6);
+                if (m == Mode::SUM || m == Mode::MEAN || m == Mode::SUM_SQR)
+                    c.set_range(0, 0.5, 1);
+                c.execs({s});
                 c.set_noncontiguous(true).execs({s});
             }
 }
@@ -72,6 +81,56 @@ TEST_F(X86, ReduceMaxMinPropagateNaN) {
         }
 }
 
+// Rows and columns long enough for the vector loops, at every Highway target: MAX and MIN run the
+// plain instruction with a float sum beside it and go again under the NaN rule where the sum is
+// NaN. A NaN first, in a middle block, in the tail or in every lane; infinities of both signs
+// without a NaN (a NaN sum, yet no NaN result); one infinity; columns over a block of vectors and
+// its remainder (axis 0 of 1031x300).
+TEST_F(X86, ReduceMaxMinNaNInVectorLoops) {
+#ifdef NEOMEG_WITH_DNNL
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const size_t n = 1031;
+    std::vector<double> rows(7 * n);
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (double& x : rows)
+        x = u(rng);
+    rows[0] = nan;              // row 0: first
+    rows[n + 517] = -nan;       // row 1: a middle block
+    rows[2 * n + n - 2] = nan;  // row 2: the tail
+    for (size_t k = 0; k < 64; ++k)
+        rows[3 * n + 128 + k] = nan;  // row 3: every lane
+    rows[4 * n + 5] = inf;            // row 4: both infinities, no NaN
+    rows[4 * n + 700] = -inf;
+    rows[5 * n + 300] = -inf;  // row 5: one infinity; row 6: none
+    std::vector<double> cols(1031 * 300);
+    for (double& x : cols)
+        x = u(rng);
+    cols[17] = nan;                // column 17, first row
+    cols[500 * 300 + 130] = nan;   // column 130, a middle row
+    cols[1030 * 300 + 299] = nan;  // the last column, the last row
+    cols[3 * 300 + 40] = inf;      // column 40: both infinities
+    cols[900 * 300 + 40] = -inf;
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (Mode m : {Mode::MAX, Mode::MIN}) {
+                    Checker<Reduce> c(handle.get());
+                    c.set_param(reduce_param(m, 1))
+                            .set_epsilon(0)
+                            .set_values(0, rows)
+                            .execs({{7, n}});
+                    Checker<Reduce> d(handle.get());
+                    d.set_param(reduce_param(m, 0))
+                            .set_epsilon(0)
+                            .set_values(0, cols)
+                            .execs({{1031, 300}});
+                }
+            });
+    EXPECT_GE(ran, 1u);
+#endif
+}
+
 // Fewer rows than threads, each long enough to split along the row across threads (the chunks'
 // accumulators combine, NaN anywhere in the row included).
 TEST_F(X86, ReduceSplitsLongRows) {
@@ -93,6 +152,31 @@ TEST_F(X86, ReduceSplitsLongRows) {
     for (Mode m : {Mode::MAX, Mode::MIN}) {
         Checker<Reduce> c(handle.get());
         c.set_param(reduce_param(m, 0)).set_epsilon(0).set_values(0, v).execs({{v.size()}});
+    }
+}
+
+// Fewer outer rows than threads split their columns across the threads in chunks of 256: at 1, 2
+// and 3 threads, one and two outer rows, chunks whole and partial, a NaN in the last chunk.
+TEST_F(X86, ReduceColumnsSplitAcrossThreads) {
+    const std::vector<std::pair<TensorShape, int32_t>> cases = {
+            {{1031, 600}, 0}, {{1, 1031, 600}, 1}, {{2, 300, 1000}, 1}, {{3, 257, 129}, 0}};
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        for (Mode m : kModes)
+            for (const auto& [s, a] : cases) {
+                Checker<Reduce> c(handle.get());
+                c.set_param(reduce_param(m, a)).set_epsilon(1e-6);
+                if (m == Mode::PRODUCT)
+                    c.set_range(0, 0.99, 1.01);
+                c.execs({s});
+            }
+        std::vector<double> v(1031 * 600, 0.5);
+        v[1030 * 600 + 599] = std::numeric_limits<double>::quiet_NaN();
+        v[7 * 600 + 598] = 2.0;
+        for (Mode m : {Mode::MAX, Mode::MIN, Mode::SUM}) {
+            Checker<Reduce> c(handle.get());
+            c.set_param(reduce_param(m, 0)).set_epsilon(0).set_values(0, v).execs({{1031, 600}});
+        }
     }
 }
 

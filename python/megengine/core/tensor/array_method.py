@@ -219,10 +219,12 @@ def reduce(x, mode, axis=None, keepdims=False):
     for a in reversed(merged):
         out = apply(cached_op(builtin.Reduce, mode=mode.upper(), axis=a), out)[0]
     if merged != axes:
-        kept = [1 if d in axes else n for d, n in enumerate(x.shape)]
-        out = reshape(
-            out, kept if keepdims else [n for d, n in enumerate(x.shape) if d not in axes]
+        # Merged only outside tracing (plain int shapes): the Reshape op directly.
+        shape = x.shape
+        kept = tuple(
+            (1 if d in axes else n) for d, n in enumerate(shape) if keepdims or d not in axes
         )
+        out = apply(cached_op(builtin.Reshape, shape=kept), out)[0]
     elif not keepdims and axes:
         out = apply(cached_op(builtin.RemoveAxis, axis=tuple(axes)), out)[0]
     return out
@@ -248,7 +250,7 @@ def _merge_reduced_axes(x, axes):
         merged_shape.append(n)
     if len(merged_axes) == len(axes):
         return x, axes
-    return reshape(x, merged_shape), merged_axes
+    return apply(cached_op(builtin.Reshape, shape=tuple(merged_shape)), x)[0], merged_axes
 
 
 def reshape(x, shape):
