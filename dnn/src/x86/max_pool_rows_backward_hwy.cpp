@@ -1,0 +1,298 @@
+// Highway compiles this file once per instruction set; see elemwise_hwy.cpp.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/x86/max_pool_rows_backward_hwy.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// clang-format off: highway.h must follow foreach_target.h
+#include <hwy/highway.h>
+// clang-format on
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "src/x86/max_pool_rows_backward_hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace neomeg::dnn::x86::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+
+// Each target's helpers are its own (other files have helpers of the same names).
+namespace {
+
+constexpr float kLowest = -std::numeric_limits<float>::infinity();
+constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+
+// Lanes [lo, hi) of p (clamped to the vector), the others `fill`; no other lane's memory is
+// touched, so p may point before a row whose first element is lane lo (masked loads on AVX2 and
+// AVX-512, a buffer elsewhere).
+HWY_INLINE VF LoadRange(DF d, const float* p, ptrdiff_t lo, ptrdiff_t hi, float fill) {
+    const auto n = static_cast<ptrdiff_t>(hn::Lanes(d));
+    lo = std::clamp<ptrdiff_t>(lo, 0, n);
+    hi = std::clamp<ptrdiff_t>(hi, lo, n);
+#if HWY_TARGET <= HWY_AVX2
+    const auto m = hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)),
+                              hn::FirstN(d, static_cast<size_t>(hi)));
+    return hn::IfThenElse(m, hn::MaskedLoad(m, d, p), hn::Set(d, fill));
+#else
+    HWY_ALIGN float tmp[kMaxLanes];
+    for (ptrdiff_t i = 0; i < n; ++i)
+        tmp[i] = i >= lo && i < hi ? p[i] : fill;
+    return hn::Load(d, tmp);
+#endif
+}
+
+// v's lanes [lo, hi) (clamped to the vector) to p; no other lane's memory is touched.
+HWY_INLINE void StoreRange(VF v, DF d, float* p, ptrdiff_t lo, ptrdiff_t hi) {
+    const auto n = static_cast<ptrdiff_t>(hn::Lanes(d));
+    lo = std::clamp<ptrdiff_t>(lo, 0, n);
+    hi = std::clamp<ptrdiff_t>(hi, lo, n);
+#if HWY_TARGET <= HWY_AVX2
+    hn::BlendedStore(v,
+                     hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)),
+                                hn::FirstN(d, static_cast<size_t>(hi))),
+                     d, p);
+#else
+    HWY_ALIGN float tmp[kMaxLanes];
+    hn::Store(v, d, tmp);
+    for (ptrdiff_t i = lo; i < hi; ++i)
+        p[i] = tmp[i];
+#endif
+}
+
+// Each thread's buffers, kept between calls: the carry row's odd and even columns, and a row of
+// -inf that stands for the padding rows.
+struct Scratch {
+    std::vector<float> odd, even, lowest;
+};
+
+Scratch& ThreadScratch() {
+    thread_local Scratch s;
+    return s;
+}
+
+// The taps of windows [c / 2, c / 2 + N) in one src row of W columns: t0 column 2ox - 1, t1 2ox,
+// t2 2ox + 1. FULL: columns [c - 1, c + 2N) all lie in the row; otherwise the columns outside it
+// read -inf (padding, which the winner's chain never takes).
+template <bool FULL>
+HWY_INLINE void RowTaps(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t0, VF& t1, VF& t2) {
+    VF unused;
+    if constexpr (FULL) {
+        hn::LoadInterleaved2(d, row + c - 1, t0, unused);
+        hn::LoadInterleaved2(d, row + c, t1, t2);
+    } else {
+        const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
+        HWY_ALIGN float buf[2 * kMaxLanes];
+        const ptrdiff_t first = c == 0 ? 1 : 0;  // column -1 is padding
+        hn::Store(LoadRange(d, row + c - 1, first, W - c + 1, kLowest), d, buf);
+        hn::Store(LoadRange(d, row + c - 1 + N, 0, W - c + 1 - N, kLowest), d, buf + N);
+        hn::LoadInterleaved2(d, buf, t0, unused);
+        hn::Store(LoadRange(d, row + c, 0, W - c, kLowest), d, buf);
+        hn::Store(LoadRange(d, row + c + N, 0, W - c - N, kLowest), d, buf + N);
+        hn::LoadInterleaved2(d, buf, t1, t2);
+    }
+}
+
+// Columns [c - 1, c - 1 + 2N) of a grad row, odd and even interleaved (odd lane j is column
+// c - 1 + 2j, even lane j column c + 2j); FULL: all of them lie in the row, otherwise only those
+// in [0, W) are written.
+template <bool FULL>
+HWY_INLINE void StoreRow(DF d, VF odd, VF even, float* row, ptrdiff_t W, ptrdiff_t c) {
+    if constexpr (FULL) {
+        hn::StoreInterleaved2(odd, even, d, row + c - 1);
+    } else {
+        const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
+        HWY_ALIGN float buf[2 * kMaxLanes];
+        hn::StoreInterleaved2(odd, even, d, buf);
+        const ptrdiff_t first = c == 0 ? 1 : 0, end = W - c + 1;
+        StoreRange(hn::Load(d, buf), d, row + c - 1, first, end);
+        StoreRange(hn::Load(d, buf + N), d, row + c - 1 + N, first - N, end - N);
+    }
+}
+
+// The winners of windows [ox0, ox0 + n) of window row oy by naive's rule (a NaN wins, the first
+// of them; padding never counts), as tap numbers ky * 3 + kx; the lanes past n get 0.
+VI NaiveWinners(DI di, const float* s, ptrdiff_t rs, size_t H, size_t W, size_t oy, size_t ox0,
+                size_t n) {
+    HWY_ALIGN int32_t w[kMaxLanes] = {};
+    const ptrdiff_t y0 = 2 * static_cast<ptrdiff_t>(oy) - 1;
+    for (size_t j = 0; j < n; ++j) {
+        const ptrdiff_t x0 = 2 * static_cast<ptrdiff_t>(ox0 + j) - 1;
+        int32_t best_at = -1;
+        float best = 0.f;
+        for (ptrdiff_t y = std::max<ptrdiff_t>(y0, 0);
+             y < std::min(y0 + 3, static_cast<ptrdiff_t>(H)); ++y)
+            for (ptrdiff_t x = std::max<ptrdiff_t>(x0, 0);
+                 x < std::min(x0 + 3, static_cast<ptrdiff_t>(W)); ++x) {
+                const float v = s[y * rs + x];
+                if (best_at < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                    best = v;
+                    best_at = static_cast<int32_t>((y - y0) * 3 + (x - x0));
+                }
+            }
+        w[j] = best_at;
+    }
+    return hn::Load(di, w);
+}
+
+void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, const ptrdiff_t* ys,
+                  float* grad, const ptrdiff_t* gs, const PoolDims& g) {
+    const DF d;
+    const DI di;
+    const size_t N = hn::Lanes(d);
+    const size_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+    const auto sW = static_cast<ptrdiff_t>(W);
+    // Column 2 OW - 1, where it lies in the row, takes only the last window's tap column 2: a
+    // window OW of no gradient makes it in the vector loop like the other odd columns.
+    const size_t OV = OW + (2 * OW - 1 < W ? 1 : 0);
+    Scratch& sc = ThreadScratch();
+    sc.odd.resize(OV + N);
+    sc.even.resize(OV + N);
+    if (sc.lowest.size() < W + 2 * N + 2)
+        sc.lowest.assign(W + 2 * N + 2, kLowest);
+    float* carry_odd = sc.odd.data();
+    float* carry_even = sc.even.data();
+    const float* lowest = sc.lowest.data() + 1;
+    HWY_ALIGN int32_t rotate[kMaxLanes];
+    for (size_t j = 0; j < N; ++j)
+        rotate[j] = static_cast<int32_t>((j + N - 1) % N);
+    const auto to_next = hn::SetTableIndices(di, rotate);  // lane j from lane j - 1
+    const VF zero = hn::Zero(d);
+    for (size_t z = 0; z < g.in[0]; ++z) {
+        const float* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
+        const float* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
+        float* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
+        for (size_t oy = 0; oy < OH; ++oy) {
+            const bool top = oy == 0, bottom = 2 * oy + 1 >= H;
+            const float* rows[3];
+            for (ptrdiff_t r = 0; r < 3; ++r) {
+                const ptrdiff_t y = 2 * static_cast<ptrdiff_t>(oy) - 1 + r;
+                rows[r] = y < 0 || y >= static_cast<ptrdiff_t>(H) ? lowest : sz + y * ss[1];
+            }
+            float* g1 = gz + 2 * static_cast<ptrdiff_t>(oy) * gs[1];
+            float* g0 = g1 - gs[1];  // used when !top
+            const float* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
+            const auto sOW = static_cast<ptrdiff_t>(OW);
+            // Each window's first valid tap: its winner when every valid tap is -inf (the chain
+            // takes a tap only when it is greater).
+            const VI first_tap = hn::Set(di, top ? 3 : 0);
+            VI moved_before = hn::Zero(di);
+            auto step = [&](size_t ox0, auto full) {
+                constexpr bool kFull = decltype(full)::value;
+                const auto sx = static_cast<ptrdiff_t>(ox0), c = 2 * sx;
+                VF t[9];
+                for (size_t r = 0; r < 3; ++r)
+                    RowTaps<kFull>(d, rows[r], sW, c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
+                VI idx = first_tap;
+                if (!kFull && ox0 == 0)  // window 0's tap column 0 is padding
+                    idx = hn::Add(idx, hn::IfThenElseZero(hn::FirstN(di, 1), hn::Set(di, 1)));
+                VF best = hn::Set(d, kLowest);
+                for (int32_t k = 0; k < 9; ++k) {
+                    const auto take = hn::Gt(t[k], best);
+                    best = hn::IfThenElse(take, t[k], best);
+                    idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, k), idx);
+                }
+                // The chain skips NaNs: a NaN among the taps makes their sum one (as do +inf
+                // and -inf together, harmlessly), and those windows take naive's rule.
+                const VF sum = hn::Add(hn::Add(hn::Add(hn::Add(t[0], t[1]), hn::Add(t[2], t[3])),
+                                               hn::Add(hn::Add(t[4], t[5]), hn::Add(t[6], t[7]))),
+                                       t[8]);
+                if (HWY_UNLIKELY(!hn::AllFalse(d, hn::IsNaN(sum))))
+                    idx = NaiveWinners(di, sz, ss[1], H, W, oy, ox0,
+                                       ox0 < OW ? std::min(N, OW - ox0) : 0);
+                // Window ox - 1's winner in lane ox (the lane before's, across vectors).
+                const VI moved = hn::TableLookupLanes(idx, to_next);
+                const VI prev = hn::IfThenElse(hn::FirstN(di, 1), moved_before, moved);
+                moved_before = moved;
+                // + 0: naive's sum of a -0 gradient is +0. Windows past OW have no gradient.
+                const VF dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
+                                            : LoadRange(d, dyrow + sx, 0, sOW - sx, 0.f),
+                                      zero);
+                const VF dyp = hn::Add(
+                        kFull ? hn::LoadU(d, dyrow + sx - 1)
+                              : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0, sOW - sx + 1, 0.f),
+                        zero);
+                auto at = [&](int32_t k) {
+                    return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(idx, hn::Set(di, k))), dy);
+                };
+                auto at_prev = [&](int32_t k) {
+                    return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k))), dyp);
+                };
+                float* co = carry_odd + ox0;
+                float* ce = carry_even + ox0;
+                // Row 2oy - 1: window row oy - 1's share (the carry), then this one's, each odd
+                // column window ox - 1's before window ox's.
+                if (!top)
+                    StoreRow<kFull>(d, hn::Add(hn::Add(hn::LoadU(d, co), at_prev(2)), at(0)),
+                                    hn::Add(hn::LoadU(d, ce), at(1)), g0, sW, c);
+                StoreRow<kFull>(d, hn::Add(at_prev(5), at(3)), at(4), g1, sW, c);
+                if (!bottom) {
+                    hn::StoreU(hn::Add(at_prev(8), at(6)), d, co);
+                    hn::StoreU(at(7), d, ce);
+                }
+            };
+            for (size_t ox0 = 0; ox0 < OV; ox0 += N) {
+                if (ox0 > 0 && ox0 + N <= OW && 2 * (ox0 + N) <= W)
+                    step(ox0, std::true_type());
+                else
+                    step(ox0, std::false_type());
+            }
+        }
+        // Row 2 OH - 1, where it lies in the plane: the last window row's tap row 2 alone.
+        if (2 * OH - 1 < H) {
+            float* row = gz + static_cast<ptrdiff_t>(2 * OH - 1) * gs[1];
+            for (size_t ox0 = 0; ox0 < OV; ox0 += N) {
+                const VF odd = hn::LoadU(d, carry_odd + ox0), even = hn::LoadU(d, carry_even + ox0);
+                const auto c = 2 * static_cast<ptrdiff_t>(ox0);
+                if (ox0 > 0 && 2 * (ox0 + N) <= W)
+                    StoreRow<true>(d, odd, even, row, sW, c);
+                else
+                    StoreRow<false>(d, odd, even, row, sW, c);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void MaxPoolRowsBackward(const float* src, const ptrdiff_t* ss, const float* diff,
+                         const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, const PoolDims& g) {
+    RowsBackward(src, ss, diff, ys, grad, gs, g);
+}
+
+}  // namespace neomeg::dnn::x86::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace neomeg::dnn::x86 {
+
+bool max_pool_rows_backward_takes(const PoolDims& g) {
+    if (g.k[0] != 1 || g.s[0] != 1 || g.p[0] != 0 || g.out[0] != g.in[0])
+        return false;
+    for (size_t a = 1; a < 3; ++a)
+        if (g.k[a] != 3 || g.s[a] != 2 || g.p[a] != 1 || g.in[a] == 0 ||
+            g.out[a] != (g.in[a] - 1) / 2 + 1)
+            return false;
+    return true;
+}
+
+HWY_EXPORT(MaxPoolRowsBackward);
+
+void max_pool_rows_backward(const float* src, const ptrdiff_t* ss, const float* diff,
+                            const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs,
+                            const PoolDims& g) {
+    HWY_DYNAMIC_DISPATCH(MaxPoolRowsBackward)(src, ss, diff, ys, grad, gs, g);
+}
+
+}  // namespace neomeg::dnn::x86
+#endif
