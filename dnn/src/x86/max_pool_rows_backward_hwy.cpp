@@ -26,6 +26,9 @@ using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
+using MF = hn::Mask<DF>;
+// A permutation of a vector's lanes (TableLookupLanes).
+using IdxF = decltype(hn::SetTableIndices(DF(), static_cast<const int32_t*>(nullptr)));
 
 // Each target's helpers are its own (other files have helpers of the same names).
 namespace {
@@ -70,6 +73,18 @@ HWY_INLINE void StoreRange(VF v, DF d, float* p, ptrdiff_t lo, ptrdiff_t hi) {
 #endif
 }
 
+// The even and odd lanes of a's then b's values (LoadInterleaved2 of registers).
+HWY_INLINE void Deinterleave(DF d, VF a, VF b, VF& even, VF& odd) {
+#if HWY_TARGET == HWY_SCALAR
+    (void)d;
+    even = a;
+    odd = b;
+#else
+    even = hn::ConcatEven(d, b, a);
+    odd = hn::ConcatOdd(d, b, a);
+#endif
+}
+
 // Each thread's buffers, kept between calls: the carry row's odd and even columns, and a row of
 // -inf that stands for the padding rows.
 struct Scratch {
@@ -86,37 +101,52 @@ Scratch& ThreadScratch() {
 // read -inf (padding, which the winner's chain never takes).
 template <bool FULL>
 HWY_INLINE void RowTaps(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t0, VF& t1, VF& t2) {
-    VF unused;
     if constexpr (FULL) {
+        VF unused;
         hn::LoadInterleaved2(d, row + c - 1, t0, unused);
         hn::LoadInterleaved2(d, row + c, t1, t2);
     } else {
         const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
-        HWY_ALIGN float buf[2 * kMaxLanes];
         const ptrdiff_t first = c == 0 ? 1 : 0;  // column -1 is padding
-        hn::Store(LoadRange(d, row + c - 1, first, W - c + 1, kLowest), d, buf);
-        hn::Store(LoadRange(d, row + c - 1 + N, 0, W - c + 1 - N, kLowest), d, buf + N);
-        hn::LoadInterleaved2(d, buf, t0, unused);
-        hn::Store(LoadRange(d, row + c, 0, W - c, kLowest), d, buf);
-        hn::Store(LoadRange(d, row + c + N, 0, W - c - N, kLowest), d, buf + N);
-        hn::LoadInterleaved2(d, buf, t1, t2);
+        const VF a0 = LoadRange(d, row + c - 1, first, W - c + 1, kLowest);
+        const VF b0 = LoadRange(d, row + c - 1 + N, 0, W - c + 1 - N, kLowest);
+        VF unused;
+        Deinterleave(d, a0, b0, t0, unused);
+        const VF a1 = LoadRange(d, row + c, 0, W - c, kLowest);
+        const VF b1 = LoadRange(d, row + c + N, 0, W - c - N, kLowest);
+        Deinterleave(d, a1, b1, t1, t2);
     }
 }
 
 // Columns [c - 1, c - 1 + 2N) of a grad row, odd and even interleaved (odd lane j is column
 // c - 1 + 2j, even lane j column c + 2j); FULL: all of them lie in the row, otherwise only those
-// in [0, W) are written.
+// in [0, W) are written. `pairs` puts lanes 2k, 2k + 1, N/2 + 2k, N/2 + 2k + 1 in 128-bit block k,
+// so that the interleave within blocks (unpcklps, unpckhps) gives the columns in order: two lane
+// permutations where StoreInterleaved2 moves whole blocks four times.
 template <bool FULL>
-HWY_INLINE void StoreRow(DF d, VF odd, VF even, float* row, ptrdiff_t W, ptrdiff_t c) {
+HWY_INLINE void StoreRow(DF d, const IdxF& pairs, VF odd, VF even, float* row, ptrdiff_t W,
+                         ptrdiff_t c) {
+    const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
+    VF lo, hi;
+#if HWY_TARGET == HWY_SCALAR
+    (void)pairs;
+    lo = odd;
+    hi = even;
+#else
+    if (N > 4) {
+        odd = hn::TableLookupLanes(odd, pairs);
+        even = hn::TableLookupLanes(even, pairs);
+    }
+    lo = hn::InterleaveLower(d, odd, even);
+    hi = hn::InterleaveUpper(d, odd, even);
+#endif
     if constexpr (FULL) {
-        hn::StoreInterleaved2(odd, even, d, row + c - 1);
+        hn::StoreU(lo, d, row + c - 1);
+        hn::StoreU(hi, d, row + c - 1 + N);
     } else {
-        const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
-        HWY_ALIGN float buf[2 * kMaxLanes];
-        hn::StoreInterleaved2(odd, even, d, buf);
         const ptrdiff_t first = c == 0 ? 1 : 0, end = W - c + 1;
-        StoreRange(hn::Load(d, buf), d, row + c - 1, first, end);
-        StoreRange(hn::Load(d, buf + N), d, row + c - 1 + N, first - N, end - N);
+        StoreRange(lo, d, row + c - 1, first, end);
+        StoreRange(hi, d, row + c - 1 + N, first - N, end - N);
     }
 }
 
@@ -167,6 +197,13 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
     for (size_t j = 0; j < N; ++j)
         rotate[j] = static_cast<int32_t>((j + N - 1) % N);
     const auto to_next = hn::SetTableIndices(di, rotate);  // lane j from lane j - 1
+    const MF first_lane = hn::FirstN(d, 1);
+    HWY_ALIGN int32_t pair_order[kMaxLanes];
+    for (size_t j = 0; j < N; ++j) {
+        const size_t k = j / 4, i = j % 4;
+        pair_order[j] = static_cast<int32_t>(i < 2 ? 2 * k + i : N / 2 + 2 * k + i - 2);
+    }
+    const IdxF pairs = hn::SetTableIndices(d, pair_order);
     const VF zero = hn::Zero(d);
     for (size_t z = 0; z < g.in[0]; ++z) {
         const float* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
@@ -196,6 +233,8 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 VI idx = first_tap;
                 if (!kFull && ox0 == 0)  // window 0's tap column 0 is padding
                     idx = hn::Add(idx, hn::IfThenElseZero(hn::FirstN(di, 1), hn::Set(di, 1)));
+                // The first maximum by naive's `>` in row-major order (a -0/+0 tie keeps the
+                // first zero); padding reads -inf and is never taken.
                 VF best = hn::Set(d, kLowest);
                 for (int32_t k = 0; k < 9; ++k) {
                     const auto take = hn::Gt(t[k], best);
@@ -212,7 +251,7 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                                        ox0 < OW ? std::min(N, OW - ox0) : 0);
                 // Window ox - 1's winner in lane ox (the lane before's, across vectors).
                 const VI moved = hn::TableLookupLanes(idx, to_next);
-                const VI prev = hn::IfThenElse(hn::FirstN(di, 1), moved_before, moved);
+                const VI prev = hn::IfThenElse(hn::RebindMask(di, first_lane), moved_before, moved);
                 moved_before = moved;
                 // + 0: naive's sum of a -0 gradient is +0. Windows past OW have no gradient.
                 const VF dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
@@ -233,9 +272,9 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 // Row 2oy - 1: window row oy - 1's share (the carry), then this one's, each odd
                 // column window ox - 1's before window ox's.
                 if (!top)
-                    StoreRow<kFull>(d, hn::Add(hn::Add(hn::LoadU(d, co), at_prev(2)), at(0)),
+                    StoreRow<kFull>(d, pairs, hn::Add(hn::Add(hn::LoadU(d, co), at_prev(2)), at(0)),
                                     hn::Add(hn::LoadU(d, ce), at(1)), g0, sW, c);
-                StoreRow<kFull>(d, hn::Add(at_prev(5), at(3)), at(4), g1, sW, c);
+                StoreRow<kFull>(d, pairs, hn::Add(at_prev(5), at(3)), at(4), g1, sW, c);
                 if (!bottom) {
                     hn::StoreU(hn::Add(at_prev(8), at(6)), d, co);
                     hn::StoreU(at(7), d, ce);
@@ -255,9 +294,9 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 const VF odd = hn::LoadU(d, carry_odd + ox0), even = hn::LoadU(d, carry_even + ox0);
                 const auto c = 2 * static_cast<ptrdiff_t>(ox0);
                 if (ox0 > 0 && 2 * (ox0 + N) <= W)
-                    StoreRow<true>(d, odd, even, row, sW, c);
+                    StoreRow<true>(d, pairs, odd, even, row, sW, c);
                 else
-                    StoreRow<false>(d, odd, even, row, sW, c);
+                    StoreRow<false>(d, pairs, odd, even, row, sW, c);
             }
         }
     }
