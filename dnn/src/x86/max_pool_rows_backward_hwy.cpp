@@ -198,6 +198,7 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
         rotate[j] = static_cast<int32_t>((j + N - 1) % N);
     const auto to_next = hn::SetTableIndices(di, rotate);  // lane j from lane j - 1
     const MF first_lane = hn::FirstN(d, 1);
+    const VI first_col = hn::IfThenElseZero(hn::FirstN(di, 1), hn::Set(di, 1));
     HWY_ALIGN int32_t pair_order[kMaxLanes];
     for (size_t j = 0; j < N; ++j) {
         const size_t k = j / 4, i = j % 4;
@@ -220,9 +221,6 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
             float* g0 = g1 - gs[1];  // used when !top
             const float* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
             const auto sOW = static_cast<ptrdiff_t>(OW);
-            // Each window's first valid tap: its winner when every valid tap is -inf (the chain
-            // takes a tap only when it is greater).
-            const VI first_tap = hn::Set(di, top ? 3 : 0);
             VI moved_before = hn::Zero(di);
             auto step = [&](size_t ox0, auto full) {
                 constexpr bool kFull = decltype(full)::value;
@@ -230,16 +228,31 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 VF t[9];
                 for (size_t r = 0; r < 3; ++r)
                     RowTaps<kFull>(d, rows[r], sW, c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
-                VI idx = first_tap;
-                if (!kFull && ox0 == 0)  // window 0's tap column 0 is padding
-                    idx = hn::Add(idx, hn::IfThenElseZero(hn::FirstN(di, 1), hn::Set(di, 1)));
                 // The first maximum by naive's `>` in row-major order (a -0/+0 tie keeps the
-                // first zero); padding reads -inf and is never taken.
-                VF best = hn::Set(d, kLowest);
-                for (int32_t k = 0; k < 9; ++k) {
-                    const auto take = hn::Gt(t[k], best);
-                    best = hn::IfThenElse(take, t[k], best);
-                    idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, k), idx);
+                // first zero; padding reads -inf and is never taken): each row's first maximum,
+                // then the rows' in order, so that no chain of compares is longer than two.
+                // Window 0's tap column 0 is padding: its row starts at column 1.
+                const VI left = !kFull && ox0 == 0 ? first_col : hn::Zero(di);
+                VF best[3];
+                VI idx[3];
+                for (size_t r = 0; r < 3; ++r) {
+                    best[r] = t[3 * r];
+                    idx[r] = hn::Add(left, hn::Set(di, static_cast<int32_t>(3 * r)));
+                    for (size_t k = 1; k < 3; ++k) {
+                        const auto take = hn::Gt(t[3 * r + k], best[r]);
+                        best[r] = hn::IfThenElse(take, t[3 * r + k], best[r]);
+                        idx[r] = hn::IfThenElse(hn::RebindMask(di, take),
+                                                hn::Set(di, static_cast<int32_t>(3 * r + k)),
+                                                idx[r]);
+                    }
+                }
+                // At the top, row 0 is padding: the rows start at row 1.
+                VF m = top ? best[1] : best[0];
+                VI win = top ? idx[1] : idx[0];
+                for (size_t r = 1; r < 3; ++r) {
+                    const auto take = hn::Gt(best[r], m);
+                    m = hn::IfThenElse(take, best[r], m);
+                    win = hn::IfThenElse(hn::RebindMask(di, take), idx[r], win);
                 }
                 // The chain skips NaNs: a NaN among the taps makes their sum one (as do +inf
                 // and -inf together, harmlessly), and those windows take naive's rule.
@@ -247,10 +260,10 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                                                hn::Add(hn::Add(t[4], t[5]), hn::Add(t[6], t[7]))),
                                        t[8]);
                 if (HWY_UNLIKELY(!hn::AllFalse(d, hn::IsNaN(sum))))
-                    idx = NaiveWinners(di, sz, ss[1], H, W, oy, ox0,
+                    win = NaiveWinners(di, sz, ss[1], H, W, oy, ox0,
                                        ox0 < OW ? std::min(N, OW - ox0) : 0);
                 // Window ox - 1's winner in lane ox (the lane before's, across vectors).
-                const VI moved = hn::TableLookupLanes(idx, to_next);
+                const VI moved = hn::TableLookupLanes(win, to_next);
                 const VI prev = hn::IfThenElse(hn::RebindMask(di, first_lane), moved_before, moved);
                 moved_before = moved;
                 // + 0: naive's sum of a -0 gradient is +0. Windows past OW have no gradient.
@@ -262,7 +275,7 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                               : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0, sOW - sx + 1, 0.f),
                         zero);
                 auto at = [&](int32_t k) {
-                    return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(idx, hn::Set(di, k))), dy);
+                    return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(win, hn::Set(di, k))), dy);
                 };
                 auto at_prev = [&](int32_t k) {
                     return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k))), dyp);
