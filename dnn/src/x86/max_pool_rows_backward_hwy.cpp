@@ -11,8 +11,10 @@
 // clang-format on
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -86,9 +88,11 @@ HWY_INLINE void Deinterleave(DF d, VF a, VF b, VF& even, VF& odd) {
 }
 
 // Each thread's buffers, kept between calls: the carry row's odd and even columns, and a row of
-// -inf that stands for the padding rows.
+// -inf that stands for the padding rows; for bfloat16, staged src and grad rows and diff's row
+// widened.
 struct Scratch {
-    std::vector<float> odd, even, lowest;
+    std::vector<float> odd, even, lowest, dy;
+    std::vector<uint16_t> staged;
 };
 
 Scratch& ThreadScratch() {
@@ -150,9 +154,67 @@ HWY_INLINE void StoreRow(DF d, const IdxF& pairs, VF odd, VF even, float* row, p
     }
 }
 
+constexpr uint16_t kLowest16 = 0xFF80;  // bfloat16's -inf
+
+float Widen(float v) {
+    return v;
+}
+
+float Widen(uint16_t bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+// bfloat16 rows are staged (column x at row[x], -inf at columns -2 and -1 and past the row, so
+// that every load is a whole vector) and read as 32-bit lanes, each a pair of columns: the even
+// column widens by a shift, the odd one by a mask, and no lanes move.
+HWY_INLINE void RowTaps16(DF d, const uint16_t* row, ptrdiff_t c, VF& t0, VF& t1, VF& t2) {
+#if HWY_TARGET == HWY_SCALAR
+    t0 = hn::Set(d, Widen(row[c - 1]));
+    t1 = hn::Set(d, Widen(row[c]));
+    t2 = hn::Set(d, Widen(row[c + 1]));
+#else
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Repartition<uint16_t, DF> d16;
+    const auto high = hn::Set(du, 0xFFFF0000u);
+    const auto p = hn::BitCast(du, hn::LoadU(d16, row + c));      // columns c + 2j, c + 2j + 1
+    const auto q = hn::BitCast(du, hn::LoadU(d16, row + c - 2));  // c - 2 + 2j, c - 1 + 2j
+    t0 = hn::BitCast(d, hn::And(q, high));
+    t1 = hn::BitCast(d, hn::ShiftLeft<16>(p));
+    t2 = hn::BitCast(d, hn::And(p, high));
+#endif
+}
+
+// float32 to bfloat16 as naive converts (Eigen: round to nearest even, a NaN to a quiet NaN keeping
+// its sign), the bits in each lane's upper half.
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<DF>> RoundToBf16(VF v) {
+    const hn::RebindToUnsigned<DF> du;
+    const auto u = hn::BitCast(du, v);
+    const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+    const auto rounded = hn::Add(u, hn::Add(hn::Set(du, 0x7FFFu), odd));
+    const auto nan = hn::Or(hn::And(u, hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u));
+    return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded);
+}
+
+// Columns [c - 1, c - 1 + 2N) of a staged bfloat16 grad row (column x at row[x]), odd lane j
+// column c - 1 + 2j and even lane j column c + 2j: each 32-bit lane one pair, no lanes moved.
+HWY_INLINE void StoreRow16(DF d, VF odd, VF even, uint16_t* row, ptrdiff_t c) {
+#if HWY_TARGET == HWY_SCALAR
+    (void)d;
+    row[c - 1] = static_cast<uint16_t>(hn::GetLane(RoundToBf16(odd)) >> 16);
+    row[c] = static_cast<uint16_t>(hn::GetLane(RoundToBf16(even)) >> 16);
+#else
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Repartition<uint16_t, DF> d16;
+    const auto pair = hn::Or(hn::ShiftRight<16>(RoundToBf16(odd)),
+                             hn::And(RoundToBf16(even), hn::Set(du, 0xFFFF0000u)));
+    hn::StoreU(hn::BitCast(d16, pair), d16, row + c - 1);
+#endif
+}
+
 // The winners of windows [ox0, ox0 + n) of window row oy by naive's rule (a NaN wins, the first
 // of them; padding never counts), as tap numbers ky * 3 + kx; the lanes past n get 0.
-VI NaiveWinners(DI di, const float* s, ptrdiff_t rs, size_t H, size_t W, size_t oy, size_t ox0,
+template <class T>
+VI NaiveWinners(DI di, const T* s, ptrdiff_t rs, size_t H, size_t W, size_t oy, size_t ox0,
                 size_t n) {
     HWY_ALIGN int32_t w[kMaxLanes] = {};
     const ptrdiff_t y0 = 2 * static_cast<ptrdiff_t>(oy) - 1;
@@ -164,7 +226,7 @@ VI NaiveWinners(DI di, const float* s, ptrdiff_t rs, size_t H, size_t W, size_t 
              y < std::min(y0 + 3, static_cast<ptrdiff_t>(H)); ++y)
             for (ptrdiff_t x = std::max<ptrdiff_t>(x0, 0);
                  x < std::min(x0 + 3, static_cast<ptrdiff_t>(W)); ++x) {
-                const float v = s[y * rs + x];
+                const float v = Widen(s[y * rs + x]);
                 if (best_at < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
                     best = v;
                     best_at = static_cast<int32_t>((y - y0) * 3 + (x - x0));
@@ -175,8 +237,12 @@ VI NaiveWinners(DI di, const float* s, ptrdiff_t rs, size_t H, size_t W, size_t 
     return hn::Load(di, w);
 }
 
-void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, const ptrdiff_t* ys,
-                  float* grad, const ptrdiff_t* gs, const PoolDims& g) {
+// T: float, or uint16_t for bfloat16's bits (compared and summed as float32, exactly; each
+// element's sum rounded to bfloat16 once).
+template <class T>
+void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdiff_t* ys, T* grad,
+                  const ptrdiff_t* gs, const PoolDims& g) {
+    constexpr bool kBf16 = std::is_same_v<T, uint16_t>;
     const DF d;
     const DI di;
     const size_t N = hn::Lanes(d);
@@ -193,6 +259,17 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
     float* carry_odd = sc.odd.data();
     float* carry_even = sc.even.data();
     const float* lowest = sc.lowest.data() + 1;
+    // bfloat16: staged rows of `len` columns from column -2 (three src slots, one of -inf, two
+    // grad rows), whole vectors up to column 2 OVp + 2N; diff's row widened, 0 at -1 and past OW.
+    const size_t OVp = (OV + N - 1) / N * N, len = kBf16 ? 2 * OVp + 2 * N + 4 : 0;
+    uint16_t* staged = nullptr;
+    float* dys = nullptr;
+    if constexpr (kBf16) {
+        sc.staged.assign(6 * len, kLowest16);
+        staged = sc.staged.data();
+        sc.dy.assign(OVp + N + 1, 0.f);
+        dys = sc.dy.data() + 1;
+    }
     HWY_ALIGN int32_t rotate[kMaxLanes];
     for (size_t j = 0; j < N; ++j)
         rotate[j] = static_cast<int32_t>((j + N - 1) % N);
@@ -207,27 +284,49 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
     const IdxF pairs = hn::SetTableIndices(d, pair_order);
     const VF zero = hn::Zero(d);
     for (size_t z = 0; z < g.in[0]; ++z) {
-        const float* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
-        const float* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
-        float* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
+        const T* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
+        const T* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
+        T* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
         for (size_t oy = 0; oy < OH; ++oy) {
             const bool top = oy == 0, bottom = 2 * oy + 1 >= H;
-            const float* rows[3];
+            const float* rows[3] = {};
+            const uint16_t* rows16[3] = {};
             for (ptrdiff_t r = 0; r < 3; ++r) {
                 const ptrdiff_t y = 2 * static_cast<ptrdiff_t>(oy) - 1 + r;
-                rows[r] = y < 0 || y >= static_cast<ptrdiff_t>(H) ? lowest : sz + y * ss[1];
+                const bool pad = y < 0 || y >= static_cast<ptrdiff_t>(H);
+                if constexpr (kBf16) {
+                    // Rows 2oy and 2oy + 1 staged in slot y % 3; 2oy - 1 was, for the window
+                    // row before.
+                    uint16_t* slot = staged + (pad ? 3 : y % 3) * static_cast<ptrdiff_t>(len) + 2;
+                    if (!pad && (r > 0 || oy == 0))
+                        std::memcpy(slot, sz + y * ss[1], W * sizeof(uint16_t));
+                    rows16[r] = slot;
+                } else {
+                    rows[r] = pad ? lowest : sz + y * ss[1];
+                }
             }
-            float* g1 = gz + 2 * static_cast<ptrdiff_t>(oy) * gs[1];
-            float* g0 = g1 - gs[1];  // used when !top
-            const float* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
+            T* g1 = gz + 2 * static_cast<ptrdiff_t>(oy) * gs[1];
+            T* g0 = g1 - gs[1];  // used when !top
+            const T* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
+            uint16_t* staged_g0 = staged + 4 * static_cast<ptrdiff_t>(len) + 2;
+            uint16_t* staged_g1 = staged_g0 + len;
+            if constexpr (kBf16) {
+                // + 0: naive's sum of a -0 gradient is +0.
+                for (size_t x = 0; x < OW; ++x)
+                    dys[x] = Widen(dyrow[x]) + 0.f;
+            }
             const auto sOW = static_cast<ptrdiff_t>(OW);
             VI moved_before = hn::Zero(di);
             auto step = [&](size_t ox0, auto full) {
                 constexpr bool kFull = decltype(full)::value;
                 const auto sx = static_cast<ptrdiff_t>(ox0), c = 2 * sx;
                 VF t[9];
-                for (size_t r = 0; r < 3; ++r)
-                    RowTaps<kFull>(d, rows[r], sW, c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
+                for (size_t r = 0; r < 3; ++r) {
+                    if constexpr (kBf16)
+                        RowTaps16(d, rows16[r], c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
+                    else
+                        RowTaps<kFull>(d, rows[r], sW, c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
+                }
                 // The first maximum by naive's `>` in row-major order (a -0/+0 tie keeps the
                 // first zero; padding reads -inf and is never taken): each row's first maximum,
                 // then the rows' in order, so that no chain of compares is longer than two.
@@ -267,13 +366,25 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 const VI prev = hn::IfThenElse(hn::RebindMask(di, first_lane), moved_before, moved);
                 moved_before = moved;
                 // + 0: naive's sum of a -0 gradient is +0. Windows past OW have no gradient.
-                const VF dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
-                                            : LoadRange(d, dyrow + sx, 0, sOW - sx, 0.f),
-                                      zero);
-                const VF dyp = hn::Add(
-                        kFull ? hn::LoadU(d, dyrow + sx - 1)
-                              : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0, sOW - sx + 1, 0.f),
-                        zero);
+                VF dy, dyp;
+                if constexpr (kBf16) {
+                    dy = hn::LoadU(d, dys + sx);
+                    dyp = hn::LoadU(d, dys + sx - 1);
+                } else {
+                    dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
+                                       : LoadRange(d, dyrow + sx, 0, sOW - sx, 0.f),
+                                 zero);
+                    dyp = hn::Add(kFull ? hn::LoadU(d, dyrow + sx - 1)
+                                        : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0,
+                                                    sOW - sx + 1, 0.f),
+                                  zero);
+                }
+                auto store = [&](VF odd, VF even, T* row, uint16_t* staged_row) {
+                    if constexpr (kBf16)
+                        StoreRow16(d, odd, even, staged_row, c);
+                    else
+                        StoreRow<kFull>(d, pairs, odd, even, row, sW, c);
+                };
                 auto at = [&](int32_t k) {
                     return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(win, hn::Set(di, k))), dy);
                 };
@@ -285,9 +396,9 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 // Row 2oy - 1: window row oy - 1's share (the carry), then this one's, each odd
                 // column window ox - 1's before window ox's.
                 if (!top)
-                    StoreRow<kFull>(d, pairs, hn::Add(hn::Add(hn::LoadU(d, co), at_prev(2)), at(0)),
-                                    hn::Add(hn::LoadU(d, ce), at(1)), g0, sW, c);
-                StoreRow<kFull>(d, pairs, hn::Add(at_prev(5), at(3)), at(4), g1, sW, c);
+                    store(hn::Add(hn::Add(hn::LoadU(d, co), at_prev(2)), at(0)),
+                          hn::Add(hn::LoadU(d, ce), at(1)), g0, staged_g0);
+                store(hn::Add(at_prev(5), at(3)), at(4), g1, staged_g1);
                 if (!bottom) {
                     hn::StoreU(hn::Add(at_prev(8), at(6)), d, co);
                     hn::StoreU(at(7), d, ce);
@@ -299,18 +410,28 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
                 else
                     step(ox0, std::false_type());
             }
+            if constexpr (kBf16) {
+                if (!top)
+                    std::memcpy(g0, staged_g0, W * sizeof(uint16_t));
+                std::memcpy(g1, staged_g1, W * sizeof(uint16_t));
+            }
         }
         // Row 2 OH - 1, where it lies in the plane: the last window row's tap row 2 alone.
         if (2 * OH - 1 < H) {
-            float* row = gz + static_cast<ptrdiff_t>(2 * OH - 1) * gs[1];
+            T* row = gz + static_cast<ptrdiff_t>(2 * OH - 1) * gs[1];
             for (size_t ox0 = 0; ox0 < OV; ox0 += N) {
                 const VF odd = hn::LoadU(d, carry_odd + ox0), even = hn::LoadU(d, carry_even + ox0);
                 const auto c = 2 * static_cast<ptrdiff_t>(ox0);
-                if (ox0 > 0 && 2 * (ox0 + N) <= W)
+                if constexpr (kBf16)
+                    StoreRow16(d, odd, even, staged + 4 * static_cast<ptrdiff_t>(len) + 2, c);
+                else if (ox0 > 0 && 2 * (ox0 + N) <= W)
                     StoreRow<true>(d, pairs, odd, even, row, sW, c);
                 else
                     StoreRow<false>(d, pairs, odd, even, row, sW, c);
             }
+            if constexpr (kBf16)
+                std::memcpy(row, staged + 4 * static_cast<ptrdiff_t>(len) + 2,
+                            W * sizeof(uint16_t));
         }
     }
 }
@@ -319,6 +440,12 @@ void RowsBackward(const float* src, const ptrdiff_t* ss, const float* diff, cons
 
 void MaxPoolRowsBackward(const float* src, const ptrdiff_t* ss, const float* diff,
                          const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, const PoolDims& g) {
+    RowsBackward(src, ss, diff, ys, grad, gs, g);
+}
+
+void MaxPoolRowsBackwardBf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
+                             const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
+                             const PoolDims& g) {
     RowsBackward(src, ss, diff, ys, grad, gs, g);
 }
 
@@ -344,6 +471,14 @@ void max_pool_rows_backward(const float* src, const ptrdiff_t* ss, const float* 
                             const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs,
                             const PoolDims& g) {
     HWY_DYNAMIC_DISPATCH(MaxPoolRowsBackward)(src, ss, diff, ys, grad, gs, g);
+}
+
+HWY_EXPORT(MaxPoolRowsBackwardBf16);
+
+void max_pool_rows_backward_bf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
+                                 const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
+                                 const PoolDims& g) {
+    HWY_DYNAMIC_DISPATCH(MaxPoolRowsBackwardBf16)(src, ss, diff, ys, grad, gs, g);
 }
 
 }  // namespace neomeg::dnn::x86

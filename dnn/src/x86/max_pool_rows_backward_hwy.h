@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "src/x86/max_pool_hwy.h"
 
@@ -31,5 +32,13 @@ bool max_pool_rows_backward_takes(const PoolDims& g);
 void max_pool_rows_backward(const float* src, const ptrdiff_t* ss, const float* diff,
                             const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs,
                             const PoolDims& g);
+
+// The same on bfloat16 (its bits), compared and summed as float32 (exactly), each element's sum
+// rounded to bfloat16 once as naive converts it. Rows are staged in buffers with -inf around them
+// and read as 32-bit pairs of columns (even columns widened by a shift, odd ones by a mask), and
+// grad rows are made in buffers, so that no lanes move.
+void max_pool_rows_backward_bf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
+                                 const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
+                                 const PoolDims& g);
 
 }  // namespace neomeg::dnn::x86
