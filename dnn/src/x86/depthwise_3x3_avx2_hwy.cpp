@@ -391,7 +391,7 @@ bool S2Correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t out
 
 bool FilterGrad3x3(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
                    size_t oh, size_t ow, double* g) {
-    if (HWY_TARGET != HWY_AVX2)
+    if (HWY_TARGET != HWY_AVX2 && stride != 2)
         return false;
     if (oh == 0 || ow == 0)
         return true;

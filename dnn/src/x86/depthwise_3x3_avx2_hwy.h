@@ -28,8 +28,10 @@ bool dw_s2_correlate3x3(const DwSource& x, const float* w, float* out, ptrdiff_t
                         size_t ow, bool accumulate);
 
 // dw_direct_filter_grad for 3x3 taps of dilation 1 and stride `stride` (1 or 2) along both axes,
-// on the same condition: bands of 4 rows of diff across the whole row (each input row loaded once
-// per band it meets, the 9 sums in registers for the plane).
+// where the CPU's target is AVX2 (stride 1 or 2) or AVX-512 (stride 2): bands of 4 rows of diff
+// across the whole row (each input row loaded once per band it meets, the 9 sums in registers for
+// the plane). AVX-512 takes it for planes read from memory, where its own column walk reads each
+// row once per vector column.
 bool dw_filter_grad3x3_avx2(size_t stride, const DwSource& x, const float* diff, ptrdiff_t diff_row,
                             size_t oh, size_t ow, double* g);
 

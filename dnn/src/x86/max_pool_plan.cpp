@@ -12,6 +12,7 @@
 #include "neomeg/dnn/params/pooling.h"
 #include "src/x86/max_pool_hwy.h"
 #include "src/x86/max_pool_lanes_backward_hwy.h"
+#include "src/x86/max_pool_rows_backward_hwy.h"
 #include "src/x86/parallel.h"
 
 namespace neomeg::dnn::x86 {
@@ -361,25 +362,90 @@ private:
     Axes m_src, m_diff, m_grad;
 };
 
+// MAX pooling's backward on float32 or bfloat16 planes with unit stride along W (plain NC[D]HW)
+// for 3x3/2 pad 1 windows, in our loop (max_pool_rows_backward_hwy.h), which keeps naive's NaN
+// rule itself: dst is not read. Planes (image, channel) split across threads.
+class MaxPoolRowsBackwardPlan final : public Plan {
+public:
+    MaxPoolRowsBackwardPlan(DType dtype, const PoolDims& g, size_t n, size_t c, const Axes& src,
+                            const Axes& diff, const Axes& grad)
+        : m_bf16(dtype == dtype::BFloat16),
+          m_g(g),
+          m_n(n),
+          m_c(c),
+          m_src(src),
+          m_diff(diff),
+          m_grad(grad) {}
+
+    size_t workspace_in_bytes() const override { return 0; }
+    const char* name() const override { return "loop:max_pool_backward_rows"; }
+
+    void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
+        if (m_bf16)
+            run_as(static_cast<const uint16_t*>(t[0].raw_ptr()),
+                   static_cast<const uint16_t*>(t[2].raw_ptr()),
+                   static_cast<uint16_t*>(t[3].raw_ptr()));
+        else
+            run_as(static_cast<const float*>(t[0].raw_ptr()),
+                   static_cast<const float*>(t[2].raw_ptr()), static_cast<float*>(t[3].raw_ptr()));
+    }
+
+private:
+    static void plane(const float* s, const ptrdiff_t* ss, const float* dy, const ptrdiff_t* ys,
+                      float* gr, const ptrdiff_t* gs, const PoolDims& g) {
+        max_pool_rows_backward(s, ss, dy, ys, gr, gs, g);
+    }
+
+    static void plane(const uint16_t* s, const ptrdiff_t* ss, const uint16_t* dy,
+                      const ptrdiff_t* ys, uint16_t* gr, const ptrdiff_t* gs, const PoolDims& g) {
+        max_pool_rows_backward_bf16(s, ss, dy, ys, gr, gs, g);
+    }
+
+    template <class T>
+    void run_as(const T* src, const T* diff, T* grad) const {
+        const size_t planes = m_n * m_c;
+        const size_t work = planes * m_g.in[0] * m_g.in[1] * m_g.in[2] * 4;
+        auto at = [&](size_t u, const Axes& a) {
+            return static_cast<ptrdiff_t>(u / m_c) * a.n + static_cast<ptrdiff_t>(u % m_c) * a.c;
+        };
+        parallel_ranges(planes, work, kParallelGrain, [&](size_t b, size_t e) {
+            for (size_t u = b; u < e; ++u)
+                plane(src + at(u, m_src), m_src.sp, diff + at(u, m_diff), m_diff.sp,
+                      grad + at(u, m_grad), m_grad.sp, m_g);
+        });
+    }
+
+    bool m_bf16;
+    PoolDims m_g;
+    size_t m_n, m_c;
+    Axes m_src, m_diff, m_grad;
+};
+
 }  // namespace
 
 std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const TensorLayout& src,
                                              const TensorLayout& diff, const TensorLayout& grad) {
-    if (p.mode != param::Pooling::Mode::MAX || src.dtype != dtype::Float32 ||
-        diff.dtype != src.dtype || grad.dtype != src.dtype || src.ndim < 3 || src.ndim > 5 ||
-        src.is_empty() || !grad.eq_shape(src) || diff.ndim != src.ndim || diff[0] != src[0] ||
-        diff[1] != src[1])
+    const bool f32 = src.dtype == dtype::Float32, bf16 = src.dtype == dtype::BFloat16;
+    if (p.mode != param::Pooling::Mode::MAX || !(f32 || bf16) || diff.dtype != src.dtype ||
+        grad.dtype != src.dtype || src.ndim < 3 || src.ndim > 5 || src.is_empty() ||
+        !grad.eq_shape(src) || diff.ndim != src.ndim || diff[0] != src[0] || diff[1] != src[1])
         return nullptr;
     const size_t spatial = src.ndim - 2;
     auto g = dims_of_window(p, src, diff, 2, spatial);
-    // The windows our loop takes (2x2/2 and others that tile, 3x3/2 pad 1); others go to oneDNN.
-    if (!g || !max_pool_lanes_backward_takes(*g))
+    if (!g)
         return nullptr;
-    // Channels adjacent: a vector's lanes are channels.
-    if (src[1] > 1 && src.stride[1] == 1 && diff.stride[1] == 1 && grad.stride[1] == 1)
+    // Channels adjacent: a vector's lanes are channels (2x2/2 and other windows that tile, 3x3/2
+    // pad 1).
+    if (f32 && max_pool_lanes_backward_takes(*g) && src[1] > 1 && src.stride[1] == 1 &&
+        diff.stride[1] == 1 && grad.stride[1] == 1)
         return std::make_unique<MaxPoolLanesBackwardPlan>(*g, src[0], src[1], axes_of(src, spatial),
                                                           axes_of(diff, spatial),
                                                           axes_of(grad, spatial));
+    // Unit stride along W: a vector's lanes are output columns (3x3/2 pad 1).
+    if (max_pool_rows_backward_takes(*g) && unit_w(src) && unit_w(diff) && unit_w(grad))
+        return std::make_unique<MaxPoolRowsBackwardPlan>(
+                src.dtype, *g, src[0], src[1], axes_of(src, spatial), axes_of(diff, spatial),
+                axes_of(grad, spatial));
     return nullptr;
 }
 

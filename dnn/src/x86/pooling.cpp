@@ -4,11 +4,14 @@
 // backward checked for NaNs, max_pool_plan.h, since oneDNN's kernels skip them), AVERAGE
 // (pooling_avg_include_padding) and AVERAGE_COUNT_EXCLUDE_PADDING (pooling_avg_exclude_padding).
 // The operator's backward gets src, not the forward's indices, so MAX's backward through oneDNN
-// reruns the forward for them; two cases run loops of our own instead. Float32 tensors whose
+// reruns the forward for them; three cases run loops of our own instead. Float32 tensors whose
 // channels are adjacent (channels-last, and the blocked ones eager mode passes as planes) with
 // windows that tile the plane or are 3x3/2 pad 1 (max_pool_lanes_backward_hwy.h: each window's
 // winner per lane, its gradient written where it belongs, naive's NaN rule; 1.2x and 1.0x oneDNN's
-// forward plus backward on 32x64x56x56). And windows that tile contiguous NC[D]HW (stride ==
+// forward plus backward on 32x64x56x56). Float32 planes with unit stride along W and 3x3/2 pad 1
+// windows (max_pool_rows_backward_hwy.h: lanes are output columns; oneDNN's kernels on plain NCHW
+// transpose to blocks and back, 0.4-0.6x its blocked forward plus backward, this loop 1.2x). And
+// windows that tile contiguous NC[D]HW (stride ==
 // window, no padding: the CNNs' 2x2), a loop that finds each window's first maximum and
 // writes the gradient there, 2x2 windows in vectors (max_pool_backward_hwy.h: 0.5 ms for 8x64x56x56
 // float32 on one thread, where the scalar loop took 4.6 and oneDNN's rerun-and-scatter more); on

@@ -122,3 +122,29 @@ TEST_F(X86, Depthwise3x3FilterGradientInfinitiesOutsideTaps) {
             });
     EXPECT_GE(ran, 1u);
 }
+
+// Stride 2 on tensors past depthwise_conv.cpp's in_cache (2 MiB of input and output), where the
+// filter gradient takes the band loop of depthwise_3x3_avx2_hwy.cpp at every target (the AVX-512
+// column walk reads each plane's rows once per vector column: 2x slower from memory), and the
+// other passes their from-memory loops; padding 0 and 1, odd and even sizes. Every target.
+TEST_F(X86, Depthwise3x3StrideTwoPastTheCacheMatchesNaive) {
+    const std::vector<ConvCase> cases = {
+            {{3, 64, 56, 56}, {64, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 64)},
+            {{2, 67, 57, 65}, {67, 1, 3, 3}, conv_param({2, 2}, {1, 1}, {1, 1}, 67)},
+            {{3, 40, 63, 70}, {40, 1, 3, 3}, conv_param({2, 2}, {0, 0}, {1, 1}, 40)}};
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t t) {
+                for (const ConvCase& k : cases) {
+                    SCOPED_TRACE(testing::Message()
+                                 << "target " << hwy::TargetName(t) << ", " << param::to_string(k.p)
+                                 << ", src " << k.src.to_string());
+                    Checker<ConvolutionForward> f(handle.get());
+                    f.set_param(k.p).execs({k.src, k.filter});
+                    Checker<ConvolutionBackwardFilter> g(handle.get());
+                    g.set_param(k.p)
+                            .set_output_shapes({k.filter})
+                            .execs({k.src, conv_dst_shape(k)});
+                }
+            });
+    EXPECT_GE(ran, 1u);
+}

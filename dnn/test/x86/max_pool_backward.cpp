@@ -245,3 +245,164 @@ TEST_F(X86, MaxPoolingLanesBackwardOnBlocksAsPlanes) {
             expect_same_bits(got, want, k.src.to_string() + " block " + std::to_string(block));
         }
 }
+
+namespace {
+
+constexpr const char* kRowsLoop = "loop:max_pool_backward_rows";
+
+// A plain NCHW layout of shape s whose rows are `gap` elements apart beyond their W (0:
+// contiguous).
+TensorLayout padded_rows(const TensorShape& s, size_t gap) {
+    TensorLayout l(s, dtype::Float32);
+    l.stride[3] = 1;
+    l.stride[2] = static_cast<ptrdiff_t>(s[3] + gap);
+    l.stride[1] = l.stride[2] * static_cast<ptrdiff_t>(s[2]);
+    l.stride[0] = l.stride[1] * static_cast<ptrdiff_t>(s[1]);
+    return l;
+}
+
+// src's values, most of them -inf: windows of nothing else, whose gradient naive gives to their
+// first element that is not padding.
+std::vector<double> mostly_minus_inf(size_t n, std::mt19937& rng) {
+    std::vector<double> v(n, -std::numeric_limits<double>::infinity());
+    for (double& x : v)
+        if (rng() % 5 == 0)
+            x = rng() % 2 ? -0.0 : 0.0;
+    return v;
+}
+
+// Gradients for 16-bit sums that round: 1 + 2^-8 lies halfway between two bfloat16 values
+// (nearest even: 1), 1 + 3 * 2^-8 too (up), and a NaN now and then (a quiet NaN); any four add
+// exactly in float32 and in naive's double.
+std::vector<double> rounding_grads(size_t n, std::mt19937& rng) {
+    const double choices[] = {1.0, 0x1p-8, 3 * 0x1p-8, 0x1p-9, -1.0, 0.5, -0x1p-8, -0.0};
+    std::vector<double> v(n);
+    for (double& x : v)
+        x = rng() % 41 == 0 ? std::numeric_limits<double>::quiet_NaN() : choices[rng() % 8];
+    return v;
+}
+
+}  // namespace
+
+// 3x3/2 pad 1 on plain NCHW planes (max_pool_rows_backward_hwy.h) at each Highway target, bit for
+// bit: widths around each vector width (the vectors whole, cut at either end, the column past the
+// last window's), heights 1 to 8, rows with gaps between them; ties between -0 and +0 and between
+// equal maxima, NaNs, infinities, windows of -inf alone.
+TEST_F(X86, MaxPoolingRowsBackwardBitExact) {
+#ifdef NEOMEG_WITH_DNNL
+    const size_t widths[] = {1,  2,  3,  4,  5,  7,  8,  9,  15, 16, 17, 31,
+                             32, 33, 34, 35, 56, 57, 64, 65, 66, 67, 97, 130};
+    const size_t heights[] = {1, 2, 3, 5, 8};
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 5);
+        for (size_t w : widths)
+            for (size_t h : heights)
+                for (int values = 0; values < 3; ++values) {
+                    const size_t gap = (w + h) % 3 == 0 ? 3 : 0;
+                    const PoolCase k{{1, 2, h, w}, {3, 3}, {2, 2}, {1, 1}};
+                    const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                    const TensorShape d = dst_shape(k);
+                    const size_t n = k.src.total_nr_elems();
+                    HostTensor x = with_values(padded_rows(k.src, gap),
+                                               values == 2 ? mostly_minus_inf(n, rng)
+                                                           : tied_values(n, values == 1, rng));
+                    HostTensor dy = with_values(padded_rows(d, gap % 2),
+                                                exact_grads(d.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string kernel =
+                            run_both(*handle, p, x, dy, padded_rows(k.src, gap), got, want);
+                    const std::string what = "target " + std::to_string(target) + " " +
+                                             k.src.to_string() + " gap " + std::to_string(gap) +
+                                             " values " + std::to_string(values);
+                    // A contiguous 1x1 plane has its channels adjacent too: the lanes loop.
+                    if (h * w != 1 || gap != 0) {
+                        EXPECT_EQ(kernel, kRowsLoop) << what;
+                    }
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// The benchmark's shape, several images and channels across threads, and random gradients (sums
+// that round): within float32's rounding of naive's double sums; a NaN in one plane.
+TEST_F(X86, MaxPoolingRowsBackwardRandom) {
+    std::mt19937 rng(13);
+    for (const TensorShape& s : {TensorShape{2, 5, 56, 56}, TensorShape{3, 4, 29, 37}})
+        for (bool nans : {false, true}) {
+            const PoolCase k{s, {3, 3}, {2, 2}, {1, 1}};
+            const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+            const TensorShape d = dst_shape(k);
+            std::uniform_real_distribution<double> u(-1, 1);
+            std::vector<double> g(d.total_nr_elems()), xv(s.total_nr_elems());
+            for (double& v : g)
+                v = u(rng);
+            for (double& v : xv)
+                v = u(rng);
+            if (nans)
+                xv[xv.size() / 3] = std::numeric_limits<double>::quiet_NaN();
+            HostTensor x = with_values(TensorLayout(s, dtype::Float32), xv);
+            HostTensor dy = with_values(TensorLayout(d, dtype::Float32), g);
+            HostTensor got, want;
+            EXPECT_EQ(run_both(*handle, p, x, dy, TensorLayout(s, dtype::Float32), got, want),
+                      kRowsLoop);
+            EXPECT_TRUE(tensors_near(got, want, 1e-6)) << s.to_string();
+        }
+}
+
+// bfloat16 and float16 planes at each Highway target, bit for bit with naive (the gradients' sums
+// are exact in either dtype, or for bfloat16 halfway between two values and NaN), NaNs and ties
+// among the values: bfloat16 runs the row loop on its bits (staged rows read as pairs of
+// columns), float16 (no oneDNN kernel) the float32 row loop between conversions.
+TEST_F(X86, MaxPoolingRowsBackwardSixteenBit) {
+#ifdef NEOMEG_WITH_DNNL
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 9);
+        for (DType dt : {DType(dtype::BFloat16), DType(dtype::Float16)})
+            for (const TensorShape& s :
+                 {TensorShape{2, 3, 9, 17}, TensorShape{1, 2, 56, 56}, TensorShape{1, 1, 1, 33},
+                  TensorShape{1, 2, 5, 1}, TensorShape{1, 1, 4, 2}, TensorShape{1, 1, 7, 31},
+                  TensorShape{1, 1, 6, 64}, TensorShape{1, 1, 3, 65}, TensorShape{1, 1, 5, 130}})
+                for (int values = 0; values < 4; ++values) {
+                    const PoolCase k{s, {3, 3}, {2, 2}, {1, 1}};
+                    const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                    const TensorShape d = dst_shape(k);
+                    const size_t n = s.total_nr_elems();
+                    HostTensor x = with_values(TensorLayout(s, dt),
+                                               values == 2 ? mostly_minus_inf(n, rng)
+                                                           : tied_values(n, values == 1, rng));
+                    // values 3: the tied values again, with gradients whose sums round.
+                    HostTensor dy = with_values(TensorLayout(d, dt),
+                                                values == 3 && dt == dtype::BFloat16
+                                                        ? rounding_grads(d.total_nr_elems(), rng)
+                                                        : exact_grads(d.total_nr_elems(), rng));
+                    // A NaN with a payload: naive's conversion (Eigen) gives 0x7FC0 for any NaN.
+                    if (values == 3 && dt == dtype::BFloat16) {
+                        auto* bits = static_cast<uint16_t*>(dy.nd().raw_ptr());
+                        for (size_t i = 5; i < d.total_nr_elems(); i += 37)
+                            bits[i] = 0x7FA5;
+                    }
+                    HostTensor got, want;
+                    const std::string kernel =
+                            run_both(*handle, p, x, dy, TensorLayout(s, dt), got, want);
+                    const std::string what = "target " + std::to_string(target) + " " + dt.name() +
+                                             " " + s.to_string() + " values " +
+                                             std::to_string(values);
+                    if (dt == dtype::BFloat16) {
+                        EXPECT_EQ(kernel, kRowsLoop) << what;
+                    } else if (!kernel.starts_with("onednn:")) {
+                        EXPECT_EQ(kernel, "loop:f32:max_pool_backward_rows") << what;
+                    }
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}

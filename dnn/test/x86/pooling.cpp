@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "neomeg/dnn/operators/pooling.h"
 #include "neomeg/dnn/param_base.h"
@@ -172,9 +173,15 @@ TEST_F(X86, PoolingRunsOneDnn) {
             bool tiled = mode == Mode::MAX && k.window == k.stride &&
                          std::all_of(k.padding.begin(), k.padding.end(),
                                      [](int32_t v) { return v == 0; });
+            // 3x3/2 pad 1 on planes: our row loop (max_pool_rows_backward_hwy.h).
+            bool rows = mode == Mode::MAX && k.window == std::vector<int32_t>{3, 3} &&
+                        k.stride == std::vector<int32_t>{2, 2} &&
+                        k.padding == std::vector<int32_t>{1, 1};
             std::string kernel = run_and_compare<PoolingBackward>(*handle, p, {x, y, dy});
             if (tiled)
                 EXPECT_EQ(kernel, "loop:tiled_max_backward") << k.src.to_string();
+            else if (rows)
+                EXPECT_EQ(kernel, "loop:max_pool_backward_rows") << k.src.to_string();
             else
                 EXPECT_TRUE(kernel.starts_with("onednn:"))
                         << param::to_string(p) << " " << k.src.to_string();
