@@ -1,0 +1,53 @@
+// Writing a dense dst one row at a time, each row put together from runs of other rows: Concat of
+// contiguous inputs (a row of each per dst row) and Roll of a contiguous src (a row's two halves
+// swapped). One sweep over dst, where a copy per input (relayout_copy of each slab) sweeps it once
+// per input, each time writing into lines that the previous sweep left partly written.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <span>
+
+#include "src/x86/parallel.h"
+
+namespace neomeg::dnn::x86 {
+
+// Bytes [dst_off, dst_off + bytes) of every dst row come from src + (src row) * src_row.
+struct RowRun {
+    const std::byte* src;
+    size_t src_row, dst_off, bytes;
+};
+
+// A row at least twice this long is cut into pieces of about this size for the threads (Concat
+// along the first axis is one row).
+inline constexpr size_t kRunPieceBytes = size_t(256) << 10;
+
+// Fills `rows` dst rows of `row_bytes` bytes each, dense from `dst`, from `runs`, which cover each
+// row; row r reads src row src_row_of(r) of every run. Rows (and pieces of long rows) split across
+// threads.
+template <class SrcRowOf>
+void copy_row_runs(std::span<const RowRun> runs, size_t rows, size_t row_bytes, std::byte* dst,
+                   SrcRowOf&& src_row_of) {
+    const size_t pieces = std::max<size_t>(1, row_bytes / kRunPieceBytes);
+    const size_t piece = (row_bytes + pieces - 1) / pieces;
+    // The grain counts float32 elements.
+    parallel_ranges(rows * pieces, rows * row_bytes / sizeof(float), kParallelGrain,
+                    [&](size_t b, size_t e) {
+                        for (size_t u = b; u < e; ++u) {
+                            size_t r = u / pieces, p0 = (u % pieces) * piece;
+                            size_t p1 = std::min(row_bytes, p0 + piece), sr = src_row_of(r);
+                            std::byte* d = dst + r * row_bytes;
+                            for (const RowRun& run : runs) {
+                                size_t lo = std::max(p0, run.dst_off);
+                                size_t hi = std::min(p1, run.dst_off + run.bytes);
+                                if (lo < hi)
+                                    std::memcpy(d + lo,
+                                                run.src + sr * run.src_row + (lo - run.dst_off),
+                                                hi - lo);
+                            }
+                        }
+                    });
+}
+
+}  // namespace neomeg::dnn::x86
