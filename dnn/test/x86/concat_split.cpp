@@ -78,6 +78,14 @@ TEST_F(X86, ConcatOfContiguousInputsRowByRow) {
             }
         }
     }
+    // A dst of 12 MiB and more is written with non-temporal stores (row_runs.h).
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        Checker<Concat> c(handle.get());
+        c.set_epsilon(0).set_param(concat_axis(0));
+        c.execs({{1, 2048, 1601}, {1, 2048, 1601}});
+        c.set_param(concat_axis(1)).execs({{1601, 999}, {1601, 1}, {1601, 1049}});
+    }
     HostTensor a({4, 5}, dtype::Float32), b({4, 6}, dtype::Float32);
     EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, b}, {}, 0), "rows");
     HostTensor t(TensorLayout({6, 4}, dtype::Float32).dimshuffle({1, 0}));
