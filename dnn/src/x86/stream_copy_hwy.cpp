@@ -40,17 +40,19 @@ void CopyBytes(void* dst, const void* src, size_t n) {
     const size_t lanes = hn::Lanes(du);
     auto* d = static_cast<uint8_t*>(dst);
     const auto* s = static_cast<const uint8_t*>(src);
-    size_t i = 0;
+    // Stores aligned to the vector (an unaligned one splits across two cache lines), loads not.
+    size_t i = std::min(n, (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes);
+    std::memcpy(d, s, i);
     for (; i + 4 * lanes <= n; i += 4 * lanes) {
         const auto v0 = hn::LoadU(du, s + i), v1 = hn::LoadU(du, s + i + lanes);
         const auto v2 = hn::LoadU(du, s + i + 2 * lanes), v3 = hn::LoadU(du, s + i + 3 * lanes);
-        hn::StoreU(v0, du, d + i);
-        hn::StoreU(v1, du, d + i + lanes);
-        hn::StoreU(v2, du, d + i + 2 * lanes);
-        hn::StoreU(v3, du, d + i + 3 * lanes);
+        hn::Store(v0, du, d + i);
+        hn::Store(v1, du, d + i + lanes);
+        hn::Store(v2, du, d + i + 2 * lanes);
+        hn::Store(v3, du, d + i + 3 * lanes);
     }
     for (; i + lanes <= n; i += lanes)
-        hn::StoreU(hn::LoadU(du, s + i), du, d + i);
+        hn::Store(hn::LoadU(du, s + i), du, d + i);
     std::memcpy(d + i, s + i, n - i);  // under one vector: never rep movsb
 }
 
