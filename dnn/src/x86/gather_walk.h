@@ -75,20 +75,26 @@ inline size_t outer_count(const GatherWalk& w) {
     return c;
 }
 
-// Whether the `len` index values `stride` apart from `ip` all lie in [0, size): one unsigned
-// compare each (a negative value wraps above every limit), or-ed without a branch, so that a
-// unit-stride row vectorises.
+// Whether the `len` index values `stride` apart from `ip` all lie in [0, size). As uint32, a value
+// v lies in [0, last] exactly when v and last - v (wrapping) both have bit 31 clear: or-ed over the
+// row, plain integer operations that a unit-stride row vectorises (a compare per element did not).
 inline bool row_in_range(const int32_t* ip, ptrdiff_t stride, size_t len, int64_t size) {
-    const auto lim = static_cast<uint32_t>(std::min<int64_t>(size, int64_t(1) << 31));
-    bool bad = false;
+    if (size <= 0)
+        return len == 0;
+    const auto last = static_cast<uint32_t>(std::min<int64_t>(size - 1, INT32_MAX));
+    uint32_t acc = 0;
     if (stride == 1) {
-        for (size_t j = 0; j < len; ++j)
-            bad |= static_cast<uint32_t>(ip[j]) >= lim;
+        for (size_t j = 0; j < len; ++j) {
+            auto v = static_cast<uint32_t>(ip[j]);
+            acc |= v | (last - v);
+        }
     } else {
-        for (size_t j = 0; j < len; ++j)
-            bad |= static_cast<uint32_t>(ip[static_cast<ptrdiff_t>(j) * stride]) >= lim;
+        for (size_t j = 0; j < len; ++j) {
+            auto v = static_cast<uint32_t>(ip[static_cast<ptrdiff_t>(j) * stride]);
+            acc |= v | (last - v);
+        }
     }
-    return !bad;
+    return acc >> 31 == 0;
 }
 
 inline bool indices_in_range(const GatherWalk& w, const int32_t* index) {
