@@ -37,7 +37,9 @@ op(
     param=params(
         "Roll",
         "How far each listed axis is rolled.",
-        field("shift", "int32[]", [], "one per axis, any sign or size: taken modulo the axis's size"),
+        field(
+            "shift", "int32[]", [], "one per axis, any sign or size: taken modulo the axis's size"
+        ),
         field(
             "axis",
             "int32[]",
