@@ -1,4 +1,4 @@
-// Backward rules of grad_rules/tensor.cpp (Concat, Split, Padding, Resize, Diag, Relayout)
+// Backward rules of grad_rules/tensor.cpp (Concat, Split, Padding, Resize, Roll, Diag, Relayout)
 // against central differences; the backward ops' own rules through second derivatives.
 #include <gtest/gtest.h>
 
@@ -111,6 +111,28 @@ TEST(GradTensor, ResizeInEveryModeAndBackwardSecondOrder) {
         size_t n = 2 * c.h * c.w;
         check_second(prod, {{ramp(24), {1, 2, 3, 4}}, {ramp(n, 1.f), {1, 2, c.h, c.w}}}, 1e-2f,
                      1e-2f, "Resize second order");
+    }
+}
+
+TEST(GradTensor, RollBackByEveryShift) {
+    for (auto [shift, axis] :
+         std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>{{{1}, {1}},
+                                                                            {{-2}, {0}},
+                                                                            {{7}, {-1}},
+                                                                            {{1, -1}, {0, 1}},
+                                                                            {{2, 2}, {1, 1}},
+                                                                            {{INT32_MIN}, {1}},
+                                                                            {{3}, {0}}}) {
+        dnn::param::Roll p;
+        p.shift = shift;
+        p.axis = axis;
+        Fn f = [&](const std::vector<Tensor>& x) { return run<ops::Roll>(p, x); };
+        check_grad(f, {{ramp(12), {3, 4}}}, 1e-3f, 1e-2f, ops::Roll(p).to_string());
+        check_second(
+                [&](const std::vector<Tensor>& x) {
+                    return std::vector<Tensor>{ew(Mode::MUL, {run<ops::Roll>(p, {x[0]})[0], x[1]})};
+                },
+                {{ramp(12), {3, 4}}, {ramp(12, 1.f), {3, 4}}}, 1e-2f, 1e-2f, "Roll second order");
     }
 }
 

@@ -216,6 +216,7 @@ std::vector<Sample> samples() {
             {"diag", make_op("Diag"), {{{3}}}},
             {"concat", make_op("Concat", {{"axis", int32_t(1)}}), {{{2, 3}}, {{2, 1}}}},
             {"split", make_op("Split", {{"axis", int32_t(1)}, {"sizes", V{1, 2}}}), {{{2, 3}}}},
+            {"roll", make_op("Roll", {{"shift", V{1, -1}}, {"axis", V{0, 1}}}), {{{2, 3}}}},
             {"padding",
              make_op("Padding", {{"front_offsets", V{1, 0}}, {"back_offsets", V{0, 2}}}),
              {{{2, 3}}}},

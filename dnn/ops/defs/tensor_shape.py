@@ -28,6 +28,29 @@ op(
     grad=Grad(saves=()),
 )
 
+op(
+    "Roll",
+    "numpy.roll over several axes in one pass: along each listed axis, dst[i] = src[i - shift], "
+    "indices wrapping around (F.roll, whose lowering as Split and Concat copied twice).",
+    inputs=["src"],
+    outputs=["dst"],
+    param=params(
+        "Roll",
+        "How far each listed axis is rolled.",
+        field(
+            "shift", "int32[]", [], "one per axis, any sign or size: taken modulo the axis's size"
+        ),
+        field(
+            "axis",
+            "int32[]",
+            [],
+            "axes of src, one per shift; negative counts from the end; a repeated axis adds its "
+            "shifts",
+        ),
+    ),
+    grad=Grad(saves=()),
+)
+
 PADDING = params(
     "Padding",
     "How a tensor is padded: per-dimension widths and what fills the border.",

@@ -1,8 +1,9 @@
-// Concat, Split, Diag, Padding and PaddingBackward on the CUDA handle: Concat and Split copy each
-// piece as one strided device copy into (or out of) its slab of the joined tensor; Padding's
-// kernels are in kernels/padding.cu.
+// Concat, Split, Roll, Diag, Padding and PaddingBackward on the CUDA handle: Concat and Split copy
+// each piece as one strided device copy into (or out of) its slab of the joined tensor, Roll each
+// combination of halves of its rolled axes; Padding's kernels are in kernels/padding.cu.
 #include "neomeg/dnn/operators/tensor_basic.h"
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "src/common/roll.h"
 #include "src/cuda/kernel.h"
 #include "src/cuda/layout_util.h"
 
@@ -68,6 +69,36 @@ private:
                 copy(slab(in[0], axis, start, size), t, stream());
             start += size;
         }
+        return "cuda";
+    }
+};
+
+// Roll: along each rolled axis (shift k of n), dst's first k take src's last k and the rest src's
+// first n - k; every combination of those halves over the rolled axes is one strided copy.
+class RollImpl final : public CudaKernel<Roll> {
+public:
+    using CudaKernel::CudaKernel;
+
+private:
+    bool accepts(std::span<const TensorLayout>, std::span<const TensorLayout>) override {
+        return true;
+    }
+    void copy_pieces(const TensorND& s, const TensorND& d,
+                     const std::array<size_t, TensorLayout::MAX_NDIM>& k, size_t axis) {
+        while (axis < s.layout.ndim && k[axis] == 0)
+            ++axis;
+        if (axis == s.layout.ndim) {
+            copy(s, d, stream());
+            return;
+        }
+        size_t n = s.layout[axis], kk = k[axis];
+        copy_pieces(slab(s, axis, n - kk, kk), slab(d, axis, 0, kk), k, axis + 1);
+        copy_pieces(slab(s, axis, 0, n - kk), slab(d, axis, kk, n - kk), k, axis + 1);
+    }
+    const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
+                    Workspace) override {
+        if (!in[0].layout.is_empty())
+            copy_pieces(in[0], out[0], roll_shifts(m_param, in[0].layout), 0);
         return "cuda";
     }
 };
@@ -192,6 +223,7 @@ private:
 NM_REGISTER_CUDA(Diag, DiagImpl);
 NM_REGISTER_CUDA(Concat, ConcatImpl);
 NM_REGISTER_CUDA(Split, SplitImpl);
+NM_REGISTER_CUDA(Roll, RollImpl);
 NM_REGISTER_CUDA(Padding, PaddingImpl);
 NM_REGISTER_CUDA(PaddingBackward, PaddingBackwardImpl);
 }  // namespace neomeg::dnn::cuda

@@ -1,13 +1,45 @@
-// Concat on x86: each src copied into its slab of dst by relayout_copy (rows, tiles or strided
-// walks, threaded when large). The copy is raw, so NaN payloads pass unchanged where naive's
-// element conversion would make them quiet.
+// Concat on x86. Contiguous inputs into a contiguous dst go row by row (row_runs.h): each dst row
+// (the axes from `axis` in) is put together from a row of every input in one sweep over dst, where
+// a copy per input swept it once per input. Other layouts copy each src into its slab of dst by
+// relayout_copy (rows, tiles or strided walks, threaded when large). The copy is raw, so NaN
+// payloads pass unchanged where naive's element conversion would make them quiet.
+#include <vector>
+
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/relayout_copy.h"
+#include "src/x86/row_runs.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
+
+// The row-by-row copy, or false (nothing written) where a layout is not contiguous.
+bool concat_rows(std::span<const TensorND> inputs, const TensorND& dst, size_t axis) {
+    if (!dst.layout.is_contiguous())
+        return false;
+    size_t rows = 1, inner = dst.layout.dtype.size();
+    for (size_t d = 0; d < axis; ++d)
+        rows *= dst.layout.shape[d];
+    for (size_t d = axis + 1; d < dst.layout.ndim; ++d)
+        inner *= dst.layout.shape[d];
+    std::vector<RowRun> runs;
+    runs.reserve(inputs.size());
+    size_t off = 0;
+    for (const TensorND& src : inputs) {
+        size_t bytes = src.layout.shape[axis] * inner;
+        if (bytes == 0)
+            continue;
+        if (!src.layout.is_contiguous())
+            return false;
+        runs.push_back({static_cast<const std::byte*>(src.raw_ptr()), bytes, off, bytes});
+        off += bytes;
+    }
+    if (off > 0)
+        copy_row_runs(runs, rows, off, static_cast<std::byte*>(dst.raw_ptr()),
+                      [](size_t r) { return r; });
+    return true;
+}
 
 class ConcatImpl final : public LoopKernel<Concat> {
 public:
@@ -19,6 +51,10 @@ protected:
         const TensorND& dst = outputs[0];
         auto ndim = static_cast<int32_t>(dst.layout.ndim);
         auto axis = static_cast<size_t>(m_param.axis < 0 ? m_param.axis + ndim : m_param.axis);
+        if (concat_rows(inputs, dst, axis)) {
+            m_last = "rows";
+            return;
+        }
         size_t start = 0;
         for (const TensorND& src : inputs) {
             size_t len = src.layout.shape[axis];

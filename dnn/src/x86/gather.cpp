@@ -1,10 +1,11 @@
 // Gather, IndexingOneHot and IndexingSetOneHot on x86: the first two read dst[i] = src[i with
 // axis ax replaced by index[i]], walked over dst's shape with each tensor's own strides
 // (IndexingOneHot's index has no axis ax: it reads with stride 0 there); IndexingSetOneHot writes
-// those positions of dst from sub. The index values are checked first; any out of range sends the
-// call to naive, which raises the error naive raises. Elements move as raw values of their size;
-// outer positions split across OpenMP threads when large.
+// those positions of dst from sub. The index values are checked (row by row as Gather goes); any
+// out of range sends the call to naive, which raises the error naive raises. Elements move as raw
+// values of their size; outer positions split across OpenMP threads when large.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -19,16 +20,42 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
+// A gathered element is a dependent load (index, then src) that often misses the caches: it
+// weighs this many simple float operations in the threading grain.
+constexpr size_t kGatherCost = 4;
+
+// Each row's index values are checked just before the row is gathered, in the same pass; a row with
+// a value out of range is skipped and the call returns false.
 template <class T>
-void gather(const GatherWalk& w, const void* src, const int32_t* index, void* dst) {
+bool gather(const GatherWalk& w, const void* src, const int32_t* index, void* dst) {
     const auto* s = static_cast<const T*>(src);
     auto* d = static_cast<T*>(dst);
-    size_t outer = outer_count(w);
-    parallel_ranges(outer, w.shape.total_nr_elems(), kParallelGrain, [&](size_t b, size_t e) {
-        walk(w, b, e, [&](ptrdiff_t so, ptrdiff_t io, ptrdiff_t dof) {
-            d[dof] = s[so + static_cast<ptrdiff_t>(index[io]) * w.axis_stride];
+    size_t last = w.shape.ndim - 1, len = w.shape[last], outer = outer_count(w);
+    const ptrdiff_t ss = w.src[last], is = w.index[last], ds = w.dst[last], as = w.axis_stride;
+    std::atomic<bool> bad{false};
+    parallel_ranges(outer, outer * len * kGatherCost, kParallelGrain, [&](size_t b, size_t e) {
+        walk_rows(w, b, e, [&](ptrdiff_t so, ptrdiff_t io, ptrdiff_t dof) {
+            const int32_t* ip = index + io;
+            if (!row_in_range(ip, is, len, w.axis_size)) {
+                bad.store(true, std::memory_order_relaxed);
+                return;
+            }
+            const T* sp = s + so;
+            T* dp = d + dof;
+            // The indexed axis innermost, index and dst dense along it: the common case
+            // (F.gather along the last axis), without the stride multiplications.
+            if (ss == 0 && is == 1 && ds == 1) {
+                for (size_t j = 0; j < len; ++j)
+                    dp[j] = sp[static_cast<ptrdiff_t>(ip[j]) * as];
+                return;
+            }
+            for (size_t j = 0; j < len; ++j) {
+                auto jj = static_cast<ptrdiff_t>(j);
+                dp[jj * ds] = sp[jj * ss + static_cast<ptrdiff_t>(ip[jj * is]) * as];
+            }
         });
     });
+    return !bad.load();
 }
 
 // The reverse move: big[so + index * axis_stride] = small[dof], the walk's "src" strides
@@ -45,24 +72,22 @@ void scatter(const GatherWalk& w, void* big, const int32_t* index, const void* s
     });
 }
 
-// Runs the gather and returns true, or returns false (nothing written) for an element size it
-// does not move or an index out of range.
+// Runs the gather and returns true, or returns false for an element size it does not move or an
+// index out of range (dst then partly written: naive, which raises, runs next).
 bool run_gather(const GatherWalk& w, const TensorND& src, const TensorND& index,
                 const TensorND& dst) {
     if (w.shape.is_empty())
         return true;
     const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
-    if (!indices_in_range(w, idx))
-        return false;
     switch (src.layout.dtype.size()) {
         case 1:
-            return gather<uint8_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+            return gather<uint8_t>(w, src.raw_ptr(), idx, dst.raw_ptr());
         case 2:
-            return gather<uint16_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+            return gather<uint16_t>(w, src.raw_ptr(), idx, dst.raw_ptr());
         case 4:
-            return gather<uint32_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+            return gather<uint32_t>(w, src.raw_ptr(), idx, dst.raw_ptr());
         case 8:
-            return gather<uint64_t>(w, src.raw_ptr(), idx, dst.raw_ptr()), true;
+            return gather<uint64_t>(w, src.raw_ptr(), idx, dst.raw_ptr());
         default:
             return false;
     }

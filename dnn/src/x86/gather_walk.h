@@ -3,6 +3,7 @@
 // three tensors' strides, one of which is offset along an axis by an index value.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -22,11 +23,11 @@ struct GatherWalk {
     int64_t axis_size = 0;
 };
 
-// Calls f(src offset without the indexed axis, index offset, dst offset, j) for positions of the
-// outer axes [begin, end) and j along the last axis.
+// Calls f(src offset without the indexed axis, index offset, dst offset) at the start of each row
+// (the last axis) for positions of the outer axes [begin, end).
 template <class F>
-void walk(const GatherWalk& w, size_t begin, size_t end, F&& f) {
-    size_t n = w.shape.ndim, last = n - 1, len = w.shape[last];
+void walk_rows(const GatherWalk& w, size_t begin, size_t end, F&& f) {
+    size_t last = w.shape.ndim - 1;
     std::array<size_t, TensorLayout::MAX_NDIM> idx{};
     ptrdiff_t so = 0, io = 0, dof = 0;
     for (size_t d = last, rest = begin; d-- > 0;) {
@@ -38,10 +39,7 @@ void walk(const GatherWalk& w, size_t begin, size_t end, F&& f) {
         dof += i * w.dst[d];
     }
     for (size_t o = begin; o < end; ++o) {
-        for (size_t j = 0; j < len; ++j) {
-            auto jj = static_cast<ptrdiff_t>(j);
-            f(so + jj * w.src[last], io + jj * w.index[last], dof + jj * w.dst[last]);
-        }
+        f(so, io, dof);
         for (size_t d = last; d-- > 0;) {
             so += w.src[d];
             io += w.index[d];
@@ -57,6 +55,19 @@ void walk(const GatherWalk& w, size_t begin, size_t end, F&& f) {
     }
 }
 
+// Calls f(src offset without the indexed axis, index offset, dst offset) for every element of the
+// outer positions [begin, end).
+template <class F>
+void walk(const GatherWalk& w, size_t begin, size_t end, F&& f) {
+    size_t last = w.shape.ndim - 1, len = w.shape[last];
+    walk_rows(w, begin, end, [&](ptrdiff_t so, ptrdiff_t io, ptrdiff_t dof) {
+        for (size_t j = 0; j < len; ++j) {
+            auto jj = static_cast<ptrdiff_t>(j);
+            f(so + jj * w.src[last], io + jj * w.index[last], dof + jj * w.dst[last]);
+        }
+    });
+}
+
 inline size_t outer_count(const GatherWalk& w) {
     size_t c = 1;
     for (size_t d = 0; d + 1 < w.shape.ndim; ++d)
@@ -64,11 +75,33 @@ inline size_t outer_count(const GatherWalk& w) {
     return c;
 }
 
+// Whether the `len` index values `stride` apart from `ip` all lie in [0, size). As uint32, a value
+// v lies in [0, last] exactly when v and last - v (wrapping) both have bit 31 clear: or-ed over the
+// row, plain integer operations that a unit-stride row vectorises (a compare per element did not).
+inline bool row_in_range(const int32_t* ip, ptrdiff_t stride, size_t len, int64_t size) {
+    if (size <= 0)
+        return len == 0;
+    const auto last = static_cast<uint32_t>(std::min<int64_t>(size - 1, INT32_MAX));
+    uint32_t acc = 0;
+    if (stride == 1) {
+        for (size_t j = 0; j < len; ++j) {
+            auto v = static_cast<uint32_t>(ip[j]);
+            acc |= v | (last - v);
+        }
+    } else {
+        for (size_t j = 0; j < len; ++j) {
+            auto v = static_cast<uint32_t>(ip[static_cast<ptrdiff_t>(j) * stride]);
+            acc |= v | (last - v);
+        }
+    }
+    return acc >> 31 == 0;
+}
+
 inline bool indices_in_range(const GatherWalk& w, const int32_t* index) {
+    size_t last = w.shape.ndim - 1;
     bool ok = true;
-    walk(w, 0, outer_count(w), [&](ptrdiff_t, ptrdiff_t io, ptrdiff_t) {
-        int64_t v = index[io];
-        ok = ok && v >= 0 && v < w.axis_size;
+    walk_rows(w, 0, outer_count(w), [&](ptrdiff_t, ptrdiff_t io, ptrdiff_t) {
+        ok = ok && row_in_range(index + io, w.index[last], w.shape[last], w.axis_size);
     });
     return ok;
 }

@@ -4,8 +4,9 @@
 // sides stream whole cache lines (a dst larger than the caches is written with non-temporal
 // stores, which skip reading each dst line before writing it), a value repeated along dst's dense
 // rows fills them, and anything else walks its innermost axis with its strides.
-// Large tensors split their outer work across OpenMP threads. Like naive, src and dst must not
-// overlap; every dtype is copied as raw elements of its size.
+// Large tensors split their outer work across OpenMP threads, and long rows their rows (a
+// contiguous copy is one row). Like naive, src and dst must not overlap; every dtype is copied as
+// raw elements of its size.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -97,17 +98,40 @@ void walk_outer(const Outer& o, size_t begin, size_t end, F&& f) {
 // memory traffic on a transpose.
 constexpr size_t kStreamBytes = size_t(8) << 20;
 
+// A row at least this long is cut into pieces of about this many elements for the threads: a
+// contiguous tensor merges into one row (Concat or Split along the first axis, a one-hot's zeros),
+// which would otherwise run on one thread whatever its size.
+constexpr size_t kRowPiece = kParallelGrain;
+
+// Calls f(src offset, dst offset, begin, end) for every row of `len` elements along the walk's
+// innermost axis, [begin, end) a piece of it, rows and pieces split across threads.
+template <class F>
+void for_row_pieces(const Outer& o, size_t len, F&& f) {
+    const size_t pieces = std::max<size_t>(1, len / kRowPiece);
+    const size_t piece = (len + pieces - 1) / pieces;
+    parallel_ranges(o.count * pieces, o.count * len, kParallelGrain, [&](size_t b, size_t e) {
+        if (pieces == 1) {
+            walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) { f(so, dof, 0, len); });
+            return;
+        }
+        for (size_t u = b; u < e; ++u) {
+            size_t p0 = (u % pieces) * piece, p1 = std::min(len, p0 + piece);
+            walk_outer(o, u / pieces, u / pieces + 1,
+                       [&](ptrdiff_t so, ptrdiff_t dof) { f(so, dof, p0, p1); });
+        }
+    });
+}
+
 template <class T>
 void copy_strided(const Axes& a, const T* s, T* d) {
-    size_t last = a.n - 1, len = a.shape[last];
+    size_t last = a.n - 1;
     ptrdiff_t ss = a.ss[last], ds = a.ds[last];
-    Outer o = outer_of(a, 1u << last);
-    parallel_ranges(o.count, o.count * len, kParallelGrain, [&](size_t b, size_t e) {
-        walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) {
-            for (size_t i = 0; i < len; ++i)
-                d[dof + static_cast<ptrdiff_t>(i) * ds] = s[so + static_cast<ptrdiff_t>(i) * ss];
-        });
-    });
+    for_row_pieces(outer_of(a, 1u << last), a.shape[last],
+                   [&](ptrdiff_t so, ptrdiff_t dof, size_t b, size_t e) {
+                       for (size_t i = b; i < e; ++i)
+                           d[dof + static_cast<ptrdiff_t>(i) * ds] =
+                                   s[so + static_cast<ptrdiff_t>(i) * ss];
+                   });
 }
 
 // Axis ks has unit stride in src, kd in dst. A tile (kTileD elements along kd, 128 bytes of a dst
@@ -167,26 +191,27 @@ void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
 }
 
 void copy_rows(const Axes& a, const std::byte* s, std::byte* d, size_t esize) {
-    size_t last = a.n - 1, bytes = a.shape[last] * esize;
-    Outer o = outer_of(a, 1u << last);
+    size_t last = a.n - 1;
     const auto e_size = static_cast<ptrdiff_t>(esize);
-    parallel_ranges(o.count, o.count * a.shape[last], kParallelGrain, [&](size_t b, size_t e) {
-        walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) {
-            std::memcpy(d + dof * e_size, s + so * e_size, bytes);
-        });
-    });
+    for_row_pieces(outer_of(a, 1u << last), a.shape[last],
+                   [&](ptrdiff_t so, ptrdiff_t dof, size_t b, size_t e) {
+                       auto off = static_cast<ptrdiff_t>(b);
+                       std::memcpy(d + (dof + off) * e_size, s + (so + off) * e_size,
+                                   (e - b) * esize);
+                   });
 }
 
 // src repeats one element along the innermost axis, where dst is dense (a broadcast value: the
-// gradient rules' zeros): each dst row is filled with it, which vectorises where the strided
-// walk's element loop does not.
+// gradient rules' zeros, a one-hot's): each dst row is filled with it, which vectorises where the
+// strided walk's element loop does not.
 template <class T>
 void fill_rows(const Axes& a, const T* s, T* d) {
-    size_t last = a.n - 1, len = a.shape[last];
-    Outer o = outer_of(a, 1u << last);
-    parallel_ranges(o.count, o.count * len, kParallelGrain, [&](size_t b, size_t e) {
-        walk_outer(o, b, e, [&](ptrdiff_t so, ptrdiff_t dof) { std::fill_n(d + dof, len, s[so]); });
-    });
+    size_t last = a.n - 1;
+    for_row_pieces(outer_of(a, 1u << last), a.shape[last],
+                   [&](ptrdiff_t so, ptrdiff_t dof, size_t b, size_t e) {
+                       std::fill(d + dof + static_cast<ptrdiff_t>(b),
+                                 d + dof + static_cast<ptrdiff_t>(e), s[so]);
+                   });
 }
 
 // The axis with unit stride in `strides`, or n when none has.

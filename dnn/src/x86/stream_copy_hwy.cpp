@@ -35,6 +35,27 @@ void StreamBytes(void* dst, const void* src, size_t n) {
     std::memcpy(d + i, s + i, n - i);
 }
 
+void CopyBytes(void* dst, const void* src, size_t n) {
+    const hn::ScalableTag<uint8_t> du;
+    const size_t lanes = hn::Lanes(du);
+    auto* d = static_cast<uint8_t*>(dst);
+    const auto* s = static_cast<const uint8_t*>(src);
+    // Stores aligned to the vector (an unaligned one splits across two cache lines), loads not.
+    size_t i = std::min(n, (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes);
+    std::memcpy(d, s, i);
+    for (; i + 4 * lanes <= n; i += 4 * lanes) {
+        const auto v0 = hn::LoadU(du, s + i), v1 = hn::LoadU(du, s + i + lanes);
+        const auto v2 = hn::LoadU(du, s + i + 2 * lanes), v3 = hn::LoadU(du, s + i + 3 * lanes);
+        hn::Store(v0, du, d + i);
+        hn::Store(v1, du, d + i + lanes);
+        hn::Store(v2, du, d + i + 2 * lanes);
+        hn::Store(v3, du, d + i + 3 * lanes);
+    }
+    for (; i + lanes <= n; i += lanes)
+        hn::Store(hn::LoadU(du, s + i), du, d + i);
+    std::memcpy(d + i, s + i, n - i);  // under one vector: never rep movsb
+}
+
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -42,6 +63,11 @@ HWY_AFTER_NAMESPACE();
 namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(StreamBytes);
+HWY_EXPORT(CopyBytes);
+
+void copy_bytes(void* dst, const void* src, size_t n) {
+    HWY_DYNAMIC_DISPATCH(CopyBytes)(dst, src, n);
+}
 
 void stream_bytes(void* dst, const void* src, size_t n) {
     HWY_DYNAMIC_DISPATCH(StreamBytes)(dst, src, n);

@@ -1,6 +1,6 @@
-// Concat, Split, Padding and PaddingBackward on the CUDA handle against naive: every axis, empty
-// pieces, every dtype, strided inputs and padded outputs, the three border modes with borders
-// wider than src.
+// Concat, Split, Roll, Padding and PaddingBackward on the CUDA handle against naive: every axis,
+// empty pieces, every dtype, shifts of any sign and size on one or several axes, strided inputs and
+// padded outputs, the three border modes with borders wider than src.
 #include "cuda/cuda_test.h"
 #include "neomeg/dnn/operators/tensor_basic.h"
 #include "neomeg/dnn/operators/tensor_shape.h"
@@ -48,6 +48,25 @@ TEST_F(Cuda, ConcatAndSplitEveryAxis) {
             s.set_param(sp).set_dtype(0, dt).set_epsilon(0).expect_kernel("cuda");
             s.execs({shape(6)});
             s.set_noncontiguous(true).execs({shape(6)});
+        }
+}
+
+TEST_F(Cuda, RollOneAndSeveralAxes) {
+    for (DType dt : kAll)
+        for (auto [shift, axis] :
+             std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>{
+                     {{2}, {1}},
+                     {{-1}, {-1}},
+                     {{13, 1}, {0, 2}},
+                     {{1, 1, 1}, {0, 1, 1}},
+                     {{4}, {0}}}) {
+            param::Roll p;
+            p.shift = shift;
+            p.axis = axis;
+            CudaChecker<Roll> c(handle.get());
+            c.set_param(p).set_dtype(0, dt).set_epsilon(0).expect_kernel("cuda");
+            c.execs({{4, 5, 6}}).execs({{4, 0, 6}});
+            c.set_noncontiguous(true).execs({{4, 5, 6}});
         }
 }
 

@@ -1,8 +1,9 @@
-// Concat and Split on the x86 handle (slabs copied by relayout_copy) against naive, exactly: every
-// axis (negative too), pieces of 0, 1 and primes along the axis, several dtypes, padded,
-// broadcast, reversed and transposed sources and padded outputs, and a large case that the copy
-// threads.
+// Concat and Split on the x86 handle (contiguous Concat row by row, the rest slabs copied by
+// relayout_copy) against naive, exactly: every axis (negative too), pieces of 0, 1 and primes
+// along the axis, many inputs, several dtypes, padded, broadcast, reversed and transposed sources
+// and padded outputs, and large cases that the copies thread, at 1, 2 and 3 threads.
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -42,8 +43,53 @@ TEST_F(X86, ConcatMatchesNaive) {
                         TensorLayout({3, 2}, {-2, -1}, dt)});
         c.execs({{64, 1000, 3}, {64, 300, 3}});
     }
+}
+
+// Contiguous inputs: one sweep over dst's rows, each put together from a row of every input; a
+// single row (the first axis, as F.stack) is cut into pieces across threads.
+TEST_F(X86, ConcatOfContiguousInputsRowByRow) {
+    const std::vector<std::pair<int32_t, std::vector<TensorShape>>> cases = {
+            {0, {{1, 300, 1000}, {1, 300, 1000}}},
+            {0, {{3, 200, 999}, {0, 200, 999}, {1, 200, 999}}},
+            {1,
+             {{3, 0, 5},
+              {3, 1, 5},
+              {3, 2, 5},
+              {3, 3, 5},
+              {3, 5, 5},
+              {3, 7, 5},
+              {3, 11, 5},
+              {3, 0, 5},
+              {3, 13, 5}}},
+            {-1, {{70001, 1}, {70001, 2}}},
+            {1, {{512, 1000}, {512, 24}, {512, 1}}},
+            {1, {{0, 3}, {0, 4}}},
+            {0, {{0}, {0}}},
+    };
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        for (DType dt : {dtype::Float32, dtype::BFloat16, dtype::Int8, dtype::Bool, dtype::Int32}) {
+            for (const auto& [axis, shapes] : cases) {
+                Checker<Concat> c(handle.get());
+                c.set_epsilon(0).set_param(concat_axis(axis));
+                for (size_t i = 0; i <= shapes.size(); ++i)
+                    c.set_dtype(i, dt).set_range(i, -100, 100);
+                c.execs(shapes);
+            }
+        }
+    }
+    // A dst of 12 MiB and more is written with non-temporal stores (row_runs.h).
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        Checker<Concat> c(handle.get());
+        c.set_epsilon(0).set_param(concat_axis(0));
+        c.execs({{1, 2048, 1601}, {1, 2048, 1601}});
+        c.set_param(concat_axis(1)).execs({{1601, 999}, {1601, 1}, {1601, 1049}});
+    }
     HostTensor a({4, 5}, dtype::Float32), b({4, 6}, dtype::Float32);
-    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, b}, {}, 0), "copy");
+    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, b}, {}, 0), "rows");
+    HostTensor t(TensorLayout({6, 4}, dtype::Float32).dimshuffle({1, 0}));
+    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, t}, {}, 0), "copy");
 }
 
 TEST_F(X86, SplitMatchesNaive) {

@@ -3,6 +3,7 @@
 // broadcast and reversed views, padded outputs, a case above the threading grain, empty indices,
 // and out-of-range indices (negative or too large), which raise naive's IndexError.
 #include "neomeg/dnn/operators/indexing.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -87,9 +88,36 @@ TEST_F(X86, IndexingOneHotMatchesNaive) {
 }
 
 TEST_F(X86, GatherOutOfRangeRaisesNaivesError) {
-    for (double bad : {-1.0, 5.0, 1e6}) {
+    for (double bad : {-1.0, 5.0, 1e6, -2147483648.0, 2147483647.0}) {
         expect_index_error<Gather>(*handle, 1, {3, 5}, {3, 4}, bad);
         expect_index_error<IndexingOneHot>(*handle, 1, {3, 5}, {3}, bad);
+    }
+}
+
+// Past the threading grain, at 1, 2 and 3 threads: the last axis gathered from contiguous tensors
+// (the loop without strides), the first axis and padded views (the strided loop); a value out of
+// range in the first, a middle or the last row raises naive's error, whichever thread meets it.
+TEST_F(X86, GatherThreadsAndChecksEveryRow) {
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        for (DType dt : {dtype::Float32, dtype::Int8, dtype::Float16}) {
+            Checker<Gather> c(handle.get());
+            c.set_param(axis<Gather::Param>(-1)).set_dtype(0, dt).set_epsilon(0);
+            c.set_dtype(1, dtype::Int32).set_range(1, 0, 2047);
+            c.execs({{1024, 2048}, {1024, 64}}).execs({{257, 2048}, {255, 1}});
+            c.set_noncontiguous(true).execs({{600, 2048}, {600, 97}});
+            c.set_param(axis<Gather::Param>(0)).set_range(1, 0, 96);
+            c.set_noncontiguous(false).execs({{97, 3001}, {64, 3001}});
+        }
+        for (size_t row : {size_t(0), size_t(511), size_t(1023)}) {
+            auto op = handle->create_operator<Gather>();
+            op->param() = axis<Gather::Param>(1);
+            HostTensor s({1024, 100}, dtype::Float32), i({1024, 64}, dtype::Int32);
+            std::vector<double> v(i.layout().total_nr_elems(), 99.0);
+            v[row * 64 + 17] = row == 511 ? -1.0 : 100.0;
+            i.set_values(v);
+            EXPECT_THROW(run_op(*op, {s, i}), IndexError) << row << " at " << threads;
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "neomeg/dnn/operators/tensor_basic.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -125,5 +126,29 @@ TEST_F(X86, RelayoutLargeChannelPermutations) {
         TensorLayout nhwc_as_nchw = TensorLayout({2, 129, 131, 67}, dt).dimshuffle({0, 3, 1, 2});
         EXPECT_EQ(run_into(*handle, nchw, nhwc_as_nchw), "tiled");
         EXPECT_EQ(run_into(*handle, nhwc_as_nchw, nchw), "tiled");
+    }
+}
+
+// One long row (a contiguous copy merges into one; a broadcast value; a reversed vector) is cut
+// into pieces that the threads share: each kernel at 1, 2 and 3 threads.
+TEST_F(X86, RelayoutLongRowsInPieces) {
+    for (int threads : {1, 2, 3}) {
+        ScopedOmpThreads scope(threads);
+        for (DType dt : kDTypes) {
+            Checker<Relayout> c(handle.get());
+            c.set_epsilon(0).set_dtype(0, dt).set_range(0, -100, 100);
+            c.exec_layouts({TensorLayout({(1 << 18) + 5}, dt)});
+            c.exec_layouts({TensorLayout({2, 1, 200003}, dt)});
+            c.exec_layouts({TensorLayout({300007}, {-1}, dt)});
+            c.exec_layouts({TensorLayout({2, 200003}, {0, 0}, dt)});
+            TensorLayout dense({(1 << 18) + 5}, dt);
+            EXPECT_EQ(run_into(*handle, dense, dense), "rows");
+            EXPECT_EQ(
+                    run_into(*handle, TensorLayout({300007}, {-1}, dt), TensorLayout({300007}, dt)),
+                    "strided");
+            EXPECT_EQ(run_into(*handle, TensorLayout({2, 200003}, {0, 0}, dt),
+                               TensorLayout({2, 200003}, dt)),
+                      "fill");
+        }
     }
 }

@@ -1,5 +1,5 @@
 // Backward rules of the ops that join, split, pad, resample and copy tensors: Concat, Split,
-// Padding (and PaddingBackward), Resize (and ResizeBackward), Diag, Relayout. All of them are
+// Padding (and PaddingBackward), Resize (and ResizeBackward), Roll, Diag, Relayout. All of them are
 // linear, so each backward op's own gradient is the forward op again (higher orders work).
 #include <algorithm>
 
@@ -106,6 +106,18 @@ std::vector<Tensor> diag_grad(const OpDef& def, std::span<const Tensor> x, std::
     return {g};
 }
 
+// Rolling back: each listed shift negated (modulo its axis's size, so that INT32_MIN negates too).
+std::vector<Tensor> roll_grad(const OpDef& def, std::span<const Tensor>, std::span<const Tensor>,
+                              std::span<const Tensor> dy, std::span<const bool>) {
+    dnn::param::Roll p = static_cast<const ops::Roll&>(def).param();
+    const dnn::TensorShape& shape = dy[0].shape();
+    for (size_t i = 0; i < p.shift.size(); ++i) {
+        auto n = static_cast<int64_t>(shape[norm_axis(p.axis[i], shape.ndim)]);
+        p.shift[i] = n == 0 ? 0 : -static_cast<int32_t>((p.shift[i] % n + n) % n);
+    }
+    return {imperative::apply(ops::Roll(p), dy.first(1))[0]};
+}
+
 std::vector<Tensor> identity_grad(const OpDef&, std::span<const Tensor>, std::span<const Tensor>,
                                   std::span<const Tensor> dy, std::span<const bool>) {
     return {dy[0]};
@@ -119,6 +131,7 @@ NM_REGISTER_GRAD(Padding, padding_grad);
 NM_REGISTER_GRAD(PaddingBackward, padding_backward_grad);
 NM_REGISTER_GRAD(Resize, resize_grad);
 NM_REGISTER_GRAD(ResizeBackward, resize_backward_grad);
+NM_REGISTER_GRAD(Roll, roll_grad);
 NM_REGISTER_GRAD(Diag, diag_grad);
 NM_REGISTER_GRAD(Relayout, identity_grad);
 

@@ -1372,8 +1372,15 @@ def one_hot(inp, num_classes):
     idx = _int_input(inp, fname, "inp")
     if num_classes < 1:
         raise MegEngineError(f"{fname}: num_classes must be >= 1, got {num_classes}")
-    zeros = _fill(idx.shape + (int(num_classes),), 0, "int32", idx.device)
-    ones = _fill(idx.shape + (1,), 1, "int32", idx.device)
+    # Zeros and ones as one broadcast element each (views, eagerly): the kernel writes dst once,
+    # filling it from the repeated zero, where a filled tensor would be written, then copied.
+    shape = idx.shape + (int(num_classes),)
+    zeros = _rt.apply(cached_op(builtin.Broadcast, shape=shape), _fill((), 0, "int32", idx.device))[
+        0
+    ]
+    ones = _rt.apply(
+        cached_op(builtin.Broadcast, shape=shape[:-1] + (1,)), _fill((), 1, "int32", idx.device)
+    )[0]
     axis = idx.ndim
     try:
         return apply(cached_op(builtin.IndexingSetOneHot, axis=axis), zeros, idx, ones)[0]

@@ -980,8 +980,20 @@ def test_one_hot():
     np.testing.assert_array_equal(out.numpy(), np.eye(4, dtype=np.int32)[idx])
     np.testing.assert_array_equal(F.one_hot(np.int32(1), 3).numpy(), [0, 1, 0])
     assert F.one_hot(np.zeros((0,), np.int32), 3).shape == (0, 3)
+    # Past the threading grain (the zeros are one broadcast element the kernel fills dst from),
+    # eagerly and in a symbolic trace, where the broadcast is a copy of its own.
+    from megengine.jit import trace
+
+    big = rng.integers(0, 1000, (4096,)).astype(np.int32)
+    want = np.eye(1000, dtype=np.int32)[big]
+    np.testing.assert_array_equal(F.one_hot(big, 1000).numpy(), want)
+    traced = trace(lambda t: F.one_hot(t, 1000), symbolic=True)
+    for _ in range(2):
+        np.testing.assert_array_equal(traced(mge.Tensor(big)).numpy(), want)
     with pytest.raises(ValueError, match=r"one_hot: a value of inp is outside \[0, 3\)"):
         F.one_hot([3], 3)
+    with pytest.raises(ValueError, match=r"one_hot: a value of inp is outside \[0, 1000\)"):
+        F.one_hot(np.append(big, 1000).astype(np.int32), 1000)
     with pytest.raises(TypeError, match="one_hot: inp must be an integer"):
         F.one_hot([1.0], 3)
 

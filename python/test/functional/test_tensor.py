@@ -559,6 +559,39 @@ def test_roll():
     with pytest.raises(ValueError, match="roll: axis 2"):
         F.roll(x, 1, 2)
     check_grad(lambda t: F.roll(t, (1, -1), (0, 1)), a)
+    # One Roll op: shifts of any size and sign (beyond int32 too), a repeated axis, every axis
+    # at once, strided and broadcast inputs, the dtypes, and a tensor past the threading grain.
+    b = randn(5, 1, 7, 3)
+    y = mge.Tensor(b)
+    for s, ax in [
+        (2**40 + 3, 0),
+        (-(2**33), 2),
+        ((1, 2, 3), (0, 0, 2)),
+        ((-1, 1, 2, -9), (0, 1, 2, 3)),
+        ((5, 7), (0, 2)),
+        (0, 3),
+        (-3, -1),
+    ]:
+        eq(F.roll(y, s, ax), np.roll(b, s, ax))
+    eq(
+        F.roll(y.transpose(2, 0, 1, 3), (2, 1), (0, 1)),
+        np.roll(b.transpose(2, 0, 1, 3), (2, 1), (0, 1)),
+    )
+    eq(
+        F.roll(F.broadcast_to(mge.Tensor(a[:, :1]), (3, 6)), 2, 1),
+        np.roll(np.repeat(a[:, :1], 6, 1), 2, 1),
+    )
+    for dt in ("float16", "int32", "int8", "bool", "bfloat16"):
+        xt = mge.Tensor(a > 0).astype(dt)
+        assert F.roll(xt, 1, 1).dtype == xt.dtype
+        eq(
+            F.roll(xt, (1, 2), (0, 1)).astype("float32"),
+            np.roll((a > 0).astype(np.float32), (1, 2), (0, 1)),
+        )
+    big = rng.normal(size=(300, 1001)).astype(np.float32)
+    eq(F.roll(mge.Tensor(big), (7, -3), (0, 1)), np.roll(big, (7, -3), (0, 1)))
+    eq(F.roll(mge.Tensor(big), 12345), np.roll(big, 12345))
+    check_grad(lambda t: F.roll(t, (2, -1, 3), (1, 0, 1)), randn(4, 5))
 
 
 def test_cumsum():
