@@ -105,6 +105,7 @@ __all__ = [
 ]
 
 _FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+_INT_DTYPES = ("int8", "uint8", "int16", "int32")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def _int_input(x, fname, what, floats=False):
     x = as_tensor(x)
     if floats and x._dtype_name in _FLOAT_DTYPES:
         return x.astype("int32")
-    if x._dtype_name not in ("int8", "uint8", "int16", "int32"):
+    if x._dtype_name not in _INT_DTYPES:
         raise MegEngineTypeError(
             f"{fname}: {what} must be an integer tensor, got dtype {x._dtype_name}"
         )
@@ -300,7 +301,7 @@ def logsumexp(inp, axis, keepdims=False):
         [1000.6931762695312, 0.0]
     """
     x = as_tensor(inp)
-    if x._dtype_name in ("int8", "uint8", "int16", "int32"):
+    if x._dtype_name in _INT_DTYPES:
         x = x.astype("float32")  # as MegEngine 1.13, whose EXP takes integers in float32
     x = _float_input(x, "logsumexp")
     m = reduce(x, "max", axis, keepdims=True).detach()

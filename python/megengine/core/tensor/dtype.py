@@ -58,8 +58,6 @@ def promote_names(a, b):
             f"complex64 computes only with complex64, got {a} and {b}: make the other operand "
             "complex with megengine.functional.complex"
         )
-    if 0 in (ca, cb):
-        return "float32"  # bool with a number
     if ca != cb or ca == 2:
         return "float32"  # bool, integer and float mixed; float16 with bfloat16
     if {a, b} == {"int8", "uint8"}:
@@ -68,7 +66,7 @@ def promote_names(a, b):
 
 
 def scalar_dtype_for(tensor_dtype_name, scalar):
-    """The dtype a Python scalar takes next to a tensor of ``tensor_dtype_name``."""
+    """The dtype a Python or NumPy scalar takes next to a tensor of ``tensor_dtype_name``."""
     if _category(tensor_dtype_name) == 3:  # (_category raises for a quantized dtype)
         raise TypeError(
             f"complex64 computes only with complex64, got a Python {type(scalar).__name__}: "
