@@ -11,7 +11,8 @@
 #              unsigned arithmetic (two's complement), float16/bfloat16 compute in float or wider
 #     truediv  float -> same dtype; integer -> float32 (MegEngine's TRUE_DIV)
 #     compare  any dtype, bool included -> bool
-#     classify float or integer -> bool (integers are never NaN nor infinite)
+#     classify any dtype -> bool (integers and bool are never NaN nor infinite: all False,
+#              as MegEngine 1.13)
 #     logical  bool -> bool (logical), or integer -> same dtype (bitwise)
 #     not      bool -> bool
 #     shift    integer -> same dtype

@@ -18,9 +18,9 @@ bool dtype_allowed(elemwise::DTypeRule rule, DType dt) {
             return dt.is_float();
         case DTypeRule::Numeric:
         case DTypeRule::TrueDiv:
-        case DTypeRule::Classify:
             return !dt.is_bool();
         case DTypeRule::Compare:
+        case DTypeRule::Classify:
         case DTypeRule::Select:
             return true;
         case DTypeRule::Logical:
@@ -40,9 +40,9 @@ const char* dtype_rule_doc(elemwise::DTypeRule rule) {
             return "float dtypes only";
         case DTypeRule::Numeric:
         case DTypeRule::TrueDiv:
-        case DTypeRule::Classify:
             return "float or integer dtypes, not bool";
         case DTypeRule::Compare:
+        case DTypeRule::Classify:
         case DTypeRule::Select:
             return "any dtype";
         case DTypeRule::Logical:

@@ -46,7 +46,7 @@ const std::map<std::string, Contract>& contracts() {
              "MIN",  "SWITCH_GT0", "ABS_GRAD", "CLIP",   "FUSE_MUL_ADD3", "FUSE_MUL_ADD4"},
             {Accepts::Numeric, Gives::Same});
         put({"TRUE_DIV"}, {Accepts::Numeric, Gives::Float32ForInt});
-        put({"ISNAN", "ISINF"}, {Accepts::Numeric, Gives::Bool});
+        put({"ISNAN", "ISINF"}, {Accepts::Any, Gives::Bool});
         put({"EQ", "NE", "LT", "LEQ"}, {Accepts::Any, Gives::Bool});
         put({"AND", "OR", "XOR"}, {Accepts::BoolOrInt, Gives::Same});
         put({"NOT"}, {Accepts::Bool, Gives::Bool});

@@ -610,6 +610,11 @@ def test_isnan_isinf_sign():
     b = randn(2, 3)
     np.testing.assert_array_equal(F.sign(mge.Tensor(b).T).numpy(), np.sign(b.T))
     assert F.isinf(mge.Tensor(np.inf)).item() is True
+    # Integers and bool are never NaN nor infinite (MegEngine 1.13 gives False, not an error).
+    for dtype in (np.bool_, np.uint8, np.int8, np.int16, np.int32):
+        x = np.array([1, 0, 1], dtype)
+        assert F.isnan(x).numpy().tolist() == [False] * 3, dtype
+        assert F.isinf(x).dtype == np.bool_ and not F.isinf(x).numpy().any(), dtype
     assert F.sign(np.array([-3, 0, 4], np.int32)).numpy().tolist() == [-1, 0, 1]
 
 
