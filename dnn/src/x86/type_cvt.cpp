@@ -1,8 +1,8 @@
 // TypeCvt on x86: the dtype pairs type_cvt_hwy.cpp and type_cvt_quant_hwy.cpp vectorise, and a
 // copy where src and dst are of one integer or bool dtype, for src and dst whose rows are dense
 // (contiguous tensors, padded or reversed outer axes; see dense_rows.h). Large tensors split across
-// OpenMP threads. Other pairs (integers to the 16-bit floats, narrowing between integers, ...) and
-// layouts without a unit-stride run go to naive.
+// OpenMP threads. Complex dtypes, quantized pairs type_cvt_quant_hwy.cpp lacks, broadcast sources
+// and layouts without a unit-stride run go to naive.
 #include <array>
 #include <cstring>
 #include <optional>

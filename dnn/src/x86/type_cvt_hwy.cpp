@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "src/x86/type_cvt_hwy.h"
 
@@ -40,41 +42,6 @@ HWY_INLINE VI i32_from_f32(DI di, VF f) {
     return hn::IfThenZeroElse(hn::RebindMask(di, hn::IsNaN(f)), r);
 }
 
-#if HWY_TARGET <= HWY_AVX2
-// F16C's conversions (vcvtps2ph, vcvtph2ps), a few instructions where Eigen's algorithm takes a
-// dozen: float32 -> float16 rounds to nearest even as Eigen does and differs only at NaN, where
-// F16C keeps the payload's top bits and Eigen gives 0x7e00 and the sign, so NaNs are first made
-// the float NaN that converts to exactly that. float16 -> float32 is exact in both; quiet()
-// then does what naive's widening does.
-HWY_INLINE void f16_from_f32(const float* in, uint16_t* out) {
-    const DF df;
-    const DI di;
-    const hn::Rebind<hwy::float16_t, DF> dh;
-    VF f = hn::LoadU(df, in);
-    VF nan = hn::BitCast(df, hn::Or(hn::And(hn::BitCast(di, f), hn::Set(di, INT32_MIN)),
-                                    hn::Set(di, 0x7fc00000)));
-    f = hn::IfThenElse(hn::IsNaN(f), nan, f);
-    hn::StoreU(hn::DemoteTo(dh, f), dh, reinterpret_cast<hwy::float16_t*>(out));
-}
-
-HWY_INLINE void f32_from_f16(const uint16_t* in, float* out) {
-    const DF df;
-    const hn::Rebind<hwy::float16_t, DF> dh;
-    const auto* h = reinterpret_cast<const hwy::float16_t*>(in);
-    hn::StoreU(quiet(hn::PromoteTo(df, hn::LoadU(dh, h))), df, out);
-}
-#else
-HWY_INLINE void f16_from_f32(const float* in, uint16_t* out) {
-    const DI di;
-    store_narrow(di, f16_bits(di, hn::LoadU(DF(), in)), out);
-}
-
-HWY_INLINE void f32_from_f16(const uint16_t* in, float* out) {
-    const DI di;
-    hn::StoreU(f32_from_f16(di, load_narrow(di, in)), DF(), out);
-}
-#endif
-
 // Converts n elements a vector (of int32's lane count) at a time; the tail goes through a
 // zero-padded vector-sized buffer, so it takes exactly the same arithmetic.
 template <class TS, class TD, class F>
@@ -96,122 +63,211 @@ HWY_INLINE void run(const void* src, void* dst, size_t n, const F& f) {
     }
 }
 
-// float32 from a lane type T the vector converts exactly (8- and 16-bit integers, bool as 0/1).
-template <class T>
-HWY_INLINE void small_int_to_f32(const void* s, void* d, size_t n) {
-    run<T, float>(s, d, n, [](DI di, const T* in, float* out) {
-        hn::StoreU(hn::ConvertTo(DF(), load_narrow(di, in)), DF(), out);
-    });
+// Every pair goes through one of two exact lane forms: float sources (float32, float16, bfloat16)
+// load as float32 lanes, integer and bool sources as int32 lanes; a destination then stores
+// either form with naive's rounding, saturation or wrap. A source kind is a tag naming its
+// storage type (float16 and bfloat16 are both 16-bit words).
+struct F32 {
+    using T = float;
+    static VF load(DI, const T* p) { return hn::LoadU(DF(), p); }
+};
+struct F16 {
+    using T = uint16_t;
+};
+struct BF16 {
+    using T = uint16_t;
+    static VF load(DI di, const T* p) { return f32_from_bf16(di, load_narrow(di, p)); }
+};
+template <class I>
+struct Int {  // int32, int16, int8, uint8, and bool (0 or 1 in a byte)
+    using T = I;
+    static VI load(DI di, const T* p) {
+        if constexpr (sizeof(I) == 4)
+            return hn::LoadU(di, p);
+        else
+            return load_narrow(di, p);
+    }
+};
+
+#if HWY_TARGET <= HWY_AVX2
+// F16C's conversions (vcvtps2ph, vcvtph2ps), a few instructions where Eigen's algorithm takes a
+// dozen: float32 -> float16 rounds to nearest even as Eigen does and differs only at NaN, where
+// F16C keeps the payload's top bits and Eigen gives 0x7e00 and the sign, so NaNs are first made
+// the float NaN that converts to exactly that. float16 -> float32 is exact in both; quiet()
+// then does what naive's widening does.
+HWY_INLINE void store_f16(DI di, VF f, uint16_t* out) {
+    const DF df;
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    VF nan = hn::BitCast(df, hn::Or(hn::And(hn::BitCast(di, f), hn::Set(di, INT32_MIN)),
+                                    hn::Set(di, 0x7fc00000)));
+    f = hn::IfThenElse(hn::IsNaN(f), nan, f);
+    hn::StoreU(hn::DemoteTo(dh, f), dh, reinterpret_cast<hwy::float16_t*>(out));
+}
+
+HWY_INLINE VF load_f16(DI, const uint16_t* in) {
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    return quiet(hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(in))));
+}
+#else
+HWY_INLINE void store_f16(DI di, VF f, uint16_t* out) {
+    store_narrow(di, f16_bits(di, f), out);
+}
+
+HWY_INLINE VF load_f16(DI di, const uint16_t* in) {
+    return f32_from_f16(di, load_narrow(di, in));
+}
+#endif
+
+// The float32 value of int32 lanes, rounded to nearest even (as static_cast<float>).
+HWY_INLINE VF f32_of(DI, VI v) {
+    return hn::ConvertTo(DF(), v);
+}
+
+// An int32 value as a float that rounds to bfloat16 as x itself does (naive rounds an integer to
+// float32 by round-to-odd, then to bfloat16, which is one correct rounding). Below 2^24 the
+// float32 is exact. From 2^24 on, bfloat16's round bit sits at bit 16 of |x| or higher, so bits
+// 0-15 only say whether anything lies below it: they are replaced by one bit at position 8, and
+// what is left fits float32's 24 bits (|x| <= 2^31 keeps bits 8 and up) and converts exactly.
+HWY_INLINE VF bf16_exact_f32_of(DI di, VI x) {
+    const DF df;
+    VI a = hn::Abs(x);  // INT32_MIN stays itself; its float's magnitude, 2^31, is still right
+    auto exact = hn::And(hn::Gt(a, hn::Set(di, -1)), hn::Lt(a, hn::Set(di, 1 << 24)));
+    VI low = hn::And(a, hn::Set(di, 0xffff));
+    VI folded = hn::Or(hn::And(a, hn::Set(di, static_cast<int32_t>(0xffff0000u))),
+                       hn::IfThenZeroElse(hn::Eq(low, hn::Zero(di)), hn::Set(di, 0x100)));
+    VF mag = hn::Abs(hn::ConvertTo(df, hn::IfThenElse(exact, a, folded)));
+    return hn::CopySign(mag, hn::BitCast(df, x));
+}
+
+// A destination kind: how float32 lanes and int32 lanes are stored into it.
+struct ToF32 {
+    using T = float;
+    static void store(DI, VF f, T* p) { hn::StoreU(quiet(f), DF(), p); }
+    static void store(DI di, VI v, T* p) { hn::StoreU(f32_of(di, v), DF(), p); }
+};
+struct ToF16 {
+    using T = uint16_t;
+    static void store(DI di, VF f, T* p) { store_f16(di, f, p); }
+    // Exact: below 2^24 the float32 is the integer itself; above, both round past float16's
+    // largest finite value (65504) to infinity.
+    static void store(DI di, VI v, T* p) { store_f16(di, f32_of(di, v), p); }
+};
+struct ToBF16 {
+    using T = uint16_t;
+    static void store(DI di, VF f, T* p) { store_narrow(di, bf16_bits(di, f), p); }
+    static void store(DI di, VI v, T* p) { store(di, bf16_exact_f32_of(di, v), p); }
+};
+// Integers: a float truncates toward zero and saturates at the dtype's ends (NaN -> 0); an
+// integer keeps its low bits (two's complement wrap, as static_cast).
+template <class I>
+struct ToInt {
+    using T = I;
+    static void store(DI di, VF f, T* p) {
+        VI v = i32_from_f32(di, f);
+        if constexpr (sizeof(I) == 4) {
+            hn::StoreU(v, di, p);
+        } else {
+            // Clamped first: Highway's narrowing DemoteTo does not saturate on every target.
+            using L = std::numeric_limits<I>;
+            v = hn::Min(hn::Max(v, hn::Set(di, int32_t{L::min()})), hn::Set(di, int32_t{L::max()}));
+            store_narrow(di, v, p);
+        }
+    }
+    static void store(DI di, VI v, T* p) {
+        if constexpr (sizeof(I) == 4) {
+            hn::StoreU(v, di, p);
+        } else {
+            // The low bits, sign- or zero-extended, are in the narrow range, which DemoteTo keeps.
+            constexpr int kShift = 32 - 8 * static_cast<int>(sizeof(I));
+            v = std::is_signed_v<I> ? hn::ShiftRight<kShift>(hn::ShiftLeft<kShift>(v))
+                                    : hn::And(v, hn::Set(di, (1 << (8 * sizeof(I))) - 1));
+            store_narrow(di, v, p);
+        }
+    }
+};
+struct ToBool {
+    using T = uint8_t;
+    // != 0, so NaN -> true.
+    static void store(DI di, VF f, T* p) {
+        auto z = hn::RebindMask(di, hn::Eq(f, hn::Zero(DF())));
+        store_narrow(di, hn::IfThenZeroElse(z, hn::Set(di, 1)), p);
+    }
+    static void store(DI di, VI v, T* p) {
+        store_narrow(di, hn::IfThenZeroElse(hn::Eq(v, hn::Zero(di)), hn::Set(di, 1)), p);
+    }
+};
+
+template <class S>
+HWY_INLINE auto load(DI di, const typename S::T* p) {
+    if constexpr (std::is_same_v<S, F16>)
+        return load_f16(di, p);
+    else
+        return S::load(di, p);
+}
+
+// Calls f with the source tag of a dtype; false for a dtype without one.
+template <class F>
+bool with_source(DTypeEnum e, const F& f) {
+    using E = DTypeEnum;
+    switch (e) {
+        case E::Float32:
+            return f(F32{}), true;
+        case E::Float16:
+            return f(F16{}), true;
+        case E::BFloat16:
+            return f(BF16{}), true;
+        case E::Int32:
+            return f(Int<int32_t>{}), true;
+        case E::Int16:
+            return f(Int<int16_t>{}), true;
+        case E::Int8:
+            return f(Int<int8_t>{}), true;
+        case E::Uint8:
+        case E::Bool:
+            return f(Int<uint8_t>{}), true;
+        default:
+            return false;
+    }
+}
+
+template <class F>
+bool with_destination(DTypeEnum e, const F& f) {
+    using E = DTypeEnum;
+    switch (e) {
+        case E::Float32:
+            return f(ToF32{}), true;
+        case E::Float16:
+            return f(ToF16{}), true;
+        case E::BFloat16:
+            return f(ToBF16{}), true;
+        case E::Int32:
+            return f(ToInt<int32_t>{}), true;
+        case E::Int16:
+            return f(ToInt<int16_t>{}), true;
+        case E::Int8:
+            return f(ToInt<int8_t>{}), true;
+        case E::Uint8:
+            return f(ToInt<uint8_t>{}), true;
+        case E::Bool:
+            return f(ToBool{}), true;
+        default:
+            return false;
+    }
 }
 
 bool Convert(DTypeEnum src, DTypeEnum dst, const void* s, void* d, size_t n) {
-    using E = DTypeEnum;
-    const DF df;
-    if (src == E::Float32) {
-        switch (dst) {
-            case E::Float16:
-                return run<float, uint16_t>(
-                               s, d, n,
-                               [](DI, const float* in, uint16_t* out) { f16_from_f32(in, out); }),
-                       true;
-            case E::BFloat16:
-                return run<float, uint16_t>(s, d, n,
-                                            [&](DI di, const float* in, uint16_t* out) {
-                                                store_narrow(di, bf16_bits(di, hn::LoadU(df, in)),
-                                                             out);
-                                            }),
-                       true;
-            case E::Float32:
-                return run<float, float>(s, d, n,
-                                         [&](DI, const float* in, float* out) {
-                                             hn::StoreU(quiet(hn::LoadU(df, in)), df, out);
-                                         }),
-                       true;
-            case E::Int32:
-                return run<float, int32_t>(s, d, n,
-                                           [&](DI di, const float* in, int32_t* out) {
-                                               hn::StoreU(i32_from_f32(di, hn::LoadU(df, in)), di,
-                                                          out);
-                                           }),
-                       true;
-            case E::Bool:
-                // != 0, so NaN -> true.
-                return run<float, uint8_t>(s, d, n,
-                                           [&](DI di, const float* in, uint8_t* out) {
-                                               auto z = hn::Eq(hn::LoadU(df, in), hn::Zero(df));
-                                               VI v = hn::IfThenZeroElse(hn::RebindMask(di, z),
-                                                                         hn::Set(di, 1));
-                                               store_narrow(di, v, out);
-                                           }),
-                       true;
-            default:
-                return false;
-        }
-    }
-    if (dst == E::Float32) {
-        switch (src) {
-            case E::Float16:
-                return run<uint16_t, float>(
-                               s, d, n,
-                               [](DI, const uint16_t* in, float* out) { f32_from_f16(in, out); }),
-                       true;
-            case E::BFloat16:
-                return run<uint16_t, float>(s, d, n,
-                                            [&](DI di, const uint16_t* in, float* out) {
-                                                hn::StoreU(f32_from_bf16(di, load_narrow(di, in)),
-                                                           df, out);
-                                            }),
-                       true;
-            case E::Int32:
-                // Rounds to nearest even, as a scalar int -> float conversion does.
-                return run<int32_t, float>(s, d, n,
-                                           [&](DI di, const int32_t* in, float* out) {
-                                               hn::StoreU(hn::ConvertTo(df, hn::LoadU(di, in)), df,
-                                                          out);
-                                           }),
-                       true;
-            case E::Int16:
-                return small_int_to_f32<int16_t>(s, d, n), true;
-            case E::Int8:
-                return small_int_to_f32<int8_t>(s, d, n), true;
-            case E::Uint8:
-            case E::Bool:
-                return small_int_to_f32<uint8_t>(s, d, n), true;
-            default:
-                return false;
-        }
-    }
-    // float16 <-> bfloat16 through float32, which holds either exactly; float16 -> float16 too,
-    // since naive's round trip makes every NaN Eigen's one NaN.
-    if (src == E::Float16 && dst == E::Float16)
-        return run<uint16_t, uint16_t>(s, d, n,
-                                       [](DI di, const uint16_t* in, uint16_t* out) {
-                                           VF f = f32_from_f16(di, load_narrow(di, in));
-                                           store_narrow(di, f16_bits(di, f), out);
-                                       }),
-               true;
-    if (src == E::BFloat16 && dst == E::BFloat16)
-        return run<uint16_t, uint16_t>(s, d, n,
-                                       [](DI di, const uint16_t* in, uint16_t* out) {
-                                           VF f = f32_from_bf16(di, load_narrow(di, in));
-                                           store_narrow(di, bf16_bits(di, f), out);
-                                       }),
-               true;
-    if (src == E::Float16 && dst == E::BFloat16)
-        return run<uint16_t, uint16_t>(s, d, n,
-                                       [](DI di, const uint16_t* in, uint16_t* out) {
-                                           VF f = f32_from_f16(di, load_narrow(di, in));
-                                           store_narrow(di, bf16_bits(di, f), out);
-                                       }),
-               true;
-    if (src == E::BFloat16 && dst == E::Float16)
-        return run<uint16_t, uint16_t>(s, d, n,
-                                       [](DI di, const uint16_t* in, uint16_t* out) {
-                                           VF f = f32_from_bf16(di, load_narrow(di, in));
-                                           store_narrow(di, f16_bits(di, f), out);
-                                       }),
-               true;
-    return false;
+    bool known = false;
+    with_source(src, [&](auto from) {
+        using S = decltype(from);
+        known = with_destination(dst, [&](auto to) {
+            using D = decltype(to);
+            run<typename S::T, typename D::T>(
+                    s, d, n, [](DI di, const typename S::T* in, typename D::T* out) {
+                        D::store(di, load<S>(di, in), out);
+                    });
+        });
+    });
+    return known;
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE

@@ -1,8 +1,9 @@
 // Vectorised TypeCvt over one dense run (Highway, the instruction set chosen at run time), bit for
-// bit what naive gives (dnn/src/naive/type_cvt.h): float32 <-> float16 and bfloat16 round to
-// nearest even with Eigen's NaN (a quiet NaN keeping the sign), float16 <-> bfloat16 through the
-// exact float32, int32 <-> float32 (float -> int truncates, saturates, NaN -> 0), the small
-// integers and bool -> float32, float32 -> bool (!= 0, NaN -> true).
+// bit what naive gives (dnn/src/naive/type_cvt.h), for every pair of the plain dtypes (float32,
+// float16, bfloat16, int32, int16, int8, uint8, bool): floats round to nearest even with Eigen's
+// NaN (a quiet NaN keeping the sign), integers go to a float by one correct rounding, a float
+// truncates into an integer and saturates at its ends (NaN -> 0), integers wrap into narrower
+// ones, and anything -> bool is != 0 (NaN -> true).
 #pragma once
 
 #include <cstddef>
