@@ -9,16 +9,9 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-param::Roll roll_of(std::vector<int32_t> shift, std::vector<int32_t> axis) {
-    param::Roll p;
-    p.shift = std::move(shift);
-    p.axis = std::move(axis);
-    return p;
-}
-
 HostTensor roll(const HostTensor& src, std::vector<int32_t> shift, std::vector<int32_t> axis) {
     auto h = Handle::make_naive();
-    auto op = make_op<Roll>(h.get(), roll_of(std::move(shift), std::move(axis)));
+    auto op = make_op<Roll>(h.get(), param::Roll{std::move(shift), std::move(axis)});
     return std::move(run_op(*op, {src})[0]);
 }
 
@@ -74,11 +67,11 @@ TEST(Roll, EqualsRepeatedRollsByOneForEveryDtype) {
 TEST(Roll, StridedInputsAndOutputs) {
     auto h = Handle::make_naive();
     Checker<Roll> c(h.get());
-    c.set_param(roll_of({2, -3}, {0, 2})).set_noncontiguous(true);
+    c.set_param(param::Roll{{2, -3}, {0, 2}}).set_noncontiguous(true);
     c.execs({{5, 4, 7}}).execs({{1, 1, 1}}).execs({{0, 2, 3}});
     c.exec_layouts({TensorLayout({4, 5, 7}, dtype::Float32).dimshuffle({1, 0, 2})});
     c.exec_layouts({TensorLayout({5, 4, 7}, {0, 7, 1}, dtype::Float32)});
-    auto op = make_op<Roll>(h.get(), roll_of({1}, {1}));
+    auto op = make_op<Roll>(h.get(), param::Roll{{1}, {1}});
     std::vector<HostTensor> out;
     out.emplace_back(TensorLayout({2, 3}, {1, -2}, dtype::Int16));
     exec_into(*op, {HostTensor::from({2, 3}, iota(6), dtype::Int16)}, out);
@@ -88,10 +81,10 @@ TEST(Roll, StridedInputsAndOutputs) {
 TEST(Roll, BadParamsAreClearErrors) {
     auto h = Handle::make_naive();
     HostTensor x({2, 3}, dtype::Float32);
-    auto two_shifts = make_op<Roll>(h.get(), roll_of({1, 2}, {0}));
+    auto two_shifts = make_op<Roll>(h.get(), param::Roll{{1, 2}, {0}});
     expect_error<ParamError>([&] { run_op(*two_shifts, {x}); }, {"2 shifts for 1 axes"});
-    auto bad_axis = make_op<Roll>(h.get(), roll_of({1}, {2}));
+    auto bad_axis = make_op<Roll>(h.get(), param::Roll{{1}, {2}});
     expect_error<ParamError>([&] { run_op(*bad_axis, {x}); }, {"axis 2 is out of range"});
-    auto negative = make_op<Roll>(h.get(), roll_of({1}, {-3}));
+    auto negative = make_op<Roll>(h.get(), param::Roll{{1}, {-3}});
     expect_error<ParamError>([&] { run_op(*negative, {x}); }, {"axis -3 is out of range"});
 }

@@ -12,31 +12,24 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-param::Roll roll_of(std::vector<int32_t> shift, std::vector<int32_t> axis) {
-    param::Roll p;
-    p.shift = std::move(shift);
-    p.axis = std::move(axis);
-    return p;
-}
-
 struct RollCase {
     param::Roll p;
     TensorShape shape;
 };
 
 const RollCase kCases[] = {
-        {roll_of({3}, {1}), {13, 29}},
-        {roll_of({-1}, {-1}), {7, 1, 5}},
-        {roll_of({1}, {0}), {5, 3, 7}},
-        {roll_of({2, -3}, {0, 2}), {5, 4, 7}},
-        {roll_of({1, 1, 1}, {0, 1, 2}), {2, 3, 5}},
-        {roll_of({40, 2}, {1, 1}), {3, 11}},
-        {roll_of({5}, {1}), {3, 5}},
-        {roll_of({1}, {0}), {1, 9}},
-        {roll_of({1, 2}, {1, 0}), {0, 4}},
-        {roll_of({100003}, {0}), {1 << 18}},
-        {roll_of({7, -100}, {0, 1}), {64, 2048}},
-        {roll_of({3}, {2}), {31, 37, 101}},
+        {param::Roll{{3}, {1}}, {13, 29}},
+        {param::Roll{{-1}, {-1}}, {7, 1, 5}},
+        {param::Roll{{1}, {0}}, {5, 3, 7}},
+        {param::Roll{{2, -3}, {0, 2}}, {5, 4, 7}},
+        {param::Roll{{1, 1, 1}, {0, 1, 2}}, {2, 3, 5}},
+        {param::Roll{{40, 2}, {1, 1}}, {3, 11}},
+        {param::Roll{{5}, {1}}, {3, 5}},
+        {param::Roll{{1}, {0}}, {1, 9}},
+        {param::Roll{{1, 2}, {1, 0}}, {0, 4}},
+        {param::Roll{{100003}, {0}}, {1 << 18}},
+        {param::Roll{{7, -100}, {0, 1}}, {64, 2048}},
+        {param::Roll{{3}, {2}}, {31, 37, 101}},
 };
 
 }  // namespace
@@ -54,22 +47,22 @@ TEST_F(X86, RollMatchesNaive) {
             }
             Checker<Roll> c(handle.get());
             c.set_epsilon(0).set_dtype(0, dt).set_range(0, -100, 100);
-            c.set_param(roll_of({2, -1}, {0, 1}));
+            c.set_param(param::Roll{{2, -1}, {0, 1}});
             c.exec_layouts({TensorLayout({7, 5}, dt).dimshuffle({1, 0})});
             c.exec_layouts({TensorLayout({5, 7}, {0, 1}, dt)});
             c.exec_layouts({TensorLayout({5, 7}, {-7, -1}, dt)});
         }
         // 12 MiB and more: written with non-temporal stores (row_runs.h).
         Checker<Roll> big(handle.get());
-        big.set_epsilon(0).set_param(roll_of({-2, 1001}, {1, 0})).execs({{1601, 2048}});
+        big.set_epsilon(0).set_param(param::Roll{{-2, 1001}, {1, 0}}).execs({{1601, 2048}});
     }
 }
 
 TEST_F(X86, RollRunsItsOwnKernels) {
     HostTensor a({4, 5}, dtype::Float32);
-    EXPECT_EQ(run_and_compare<Roll>(*handle, roll_of({2}, {1}), {a}, {}, 0), "rows");
-    EXPECT_EQ(run_and_compare<Roll>(*handle, roll_of({2, 1}, {1, 0}), {a}, {}, 0), "rows");
-    EXPECT_EQ(run_and_compare<Roll>(*handle, roll_of({5}, {1}), {a}, {}, 0), "copy");
+    EXPECT_EQ(run_and_compare<Roll>(*handle, param::Roll{{2}, {1}}, {a}, {}, 0), "rows");
+    EXPECT_EQ(run_and_compare<Roll>(*handle, param::Roll{{2, 1}, {1, 0}}, {a}, {}, 0), "rows");
+    EXPECT_EQ(run_and_compare<Roll>(*handle, param::Roll{{5}, {1}}, {a}, {}, 0), "copy");
     HostTensor t(TensorLayout({5, 4}, dtype::Float32).dimshuffle({1, 0}));
-    EXPECT_EQ(run_and_compare<Roll>(*handle, roll_of({2}, {1}), {t}, {}, 0), "copy");
+    EXPECT_EQ(run_and_compare<Roll>(*handle, param::Roll{{2}, {1}}, {t}, {}, 0), "copy");
 }
