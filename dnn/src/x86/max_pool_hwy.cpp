@@ -627,33 +627,41 @@ HWY_INLINE void PairLoad(DP dp, const uint16_t* p, hn::Vec<DP>& e, hn::Vec<DP>& 
 // {0, h, 2h}; 3x3/2): a position's third column is the next one's first, so each column is read,
 // widened and checked once per row (6 loads a position for 3x3 instead of 9). Each row's maximum
 // keeps its first on ties, then the rows in order: naive's first maximum, as the taps in order.
-template <size_t R, class DP>
+// U runs of 2 * Lanes(dp) lanes side by side (channels-last with 64 bfloat16 channels: U = 2), so
+// that a position's lanes are read together, whole cache lines in order, rather than every other
+// line of a row in one pass and the rest in a second (a third slower streaming from L3 or memory).
+template <size_t R, size_t U, class DP>
 HWY_INLINE hn::Mask<DP> PairRowsOf3(DP dp, const uint16_t* b, const ptrdiff_t* to, ptrdiff_t h,
                                     size_t count, uint16_t* out, ptrdiff_t ostep, hn::Mask<DP> ok) {
     const hn::RebindToUnsigned<DP> du;
     const auto hi = hn::Set(du, 0xFFFF0000u);
-    hn::Vec<DP> e0[R], q0[R];
-    for (size_t r = 0; r < R; ++r)
-        PairLoad(dp, b + to[3 * r], e0[r], q0[r], ok);
+    const size_t run = 2 * hn::Lanes(dp);
+    hn::Vec<DP> e0[U][R], q0[U][R];
+    for (size_t u = 0; u < U; ++u)
+        for (size_t r = 0; r < R; ++r)
+            PairLoad(dp, b + to[3 * r] + u * run, e0[u][r], q0[u][r], ok);
     for (size_t i = 0; i < count; ++i, b += 2 * h, out += ostep) {
-        hn::Vec<DP> even, odd;
         // A chain of its own per position, one AND into ok.
         auto pos = hn::FirstN(dp, hn::Lanes(dp));
-        for (size_t r = 0; r < R; ++r) {
-            hn::Vec<DP> e1, q1, e2, q2;
-            PairLoad(dp, b + to[3 * r] + h, e1, q1, pos);
-            PairLoad(dp, b + to[3 * r] + 2 * h, e2, q2, pos);
-            const auto he = hn::Max(e2, hn::Max(e1, e0[r]));
-            const auto hq = hn::Max(q2, hn::Max(q1, q0[r]));
-            even = r == 0 ? he : hn::Max(he, even);
-            odd = r == 0 ? hq : hn::Max(hq, odd);
-            e0[r] = e2;
-            q0[r] = q2;
+        for (size_t u = 0; u < U; ++u) {
+            hn::Vec<DP> even, odd;
+            for (size_t r = 0; r < R; ++r) {
+                hn::Vec<DP> e1, q1, e2, q2;
+                const uint16_t* p = b + to[3 * r] + u * run;
+                PairLoad(dp, p + h, e1, q1, pos);
+                PairLoad(dp, p + 2 * h, e2, q2, pos);
+                const auto he = hn::Max(e2, hn::Max(e1, e0[u][r]));
+                const auto hq = hn::Max(q2, hn::Max(q1, q0[u][r]));
+                even = r == 0 ? he : hn::Max(he, even);
+                odd = r == 0 ? hq : hn::Max(hq, odd);
+                e0[u][r] = e2;
+                q0[u][r] = q2;
+            }
+            const auto w =
+                    hn::OrAnd(hn::ShiftRight<16>(hn::BitCast(du, even)), hn::BitCast(du, odd), hi);
+            hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out + u * run));
         }
         ok = hn::And(ok, pos);
-        const auto w =
-                hn::OrAnd(hn::ShiftRight<16>(hn::BitCast(du, even)), hn::BitCast(du, odd), hi);
-        hn::StoreU(w, du, reinterpret_cast<uint32_t*>(out));
     }
     return ok;
 }
@@ -665,12 +673,14 @@ struct Rows2D {
 };
 
 // `count` positions `step` apart (their taps at b + to[t]) in each of `rows`, lanes
-// [0, 2 * Lanes(dp)) as PairTaps reads them, or by PairRowsOf3 where `threes`; ok loses the
-// lanes where a tap held a NaN. Not inlined: in LanesOf the offsets would not stay in registers.
-template <size_t NT, class DP>
+// [0, 2 * Lanes(dp)) as PairTaps reads them, or by PairRowsOf3 where `threes` (then U runs of
+// them side by side); ok loses the lanes where a tap held a NaN. Not inlined: in LanesOf the
+// offsets would not stay in registers.
+template <size_t NT, class DP, size_t U = 1>
 HWY_NOINLINE hn::Mask<DP> PairRun(DP dp, const uint16_t* base, ptrdiff_t step, size_t count,
                                   const ptrdiff_t* off, uint16_t* obase, ptrdiff_t ostep,
                                   const Rows2D& rows, bool threes, hn::Mask<DP> ok) {
+    static_assert(U == 1 || NT % 3 == 0, "several runs only for rows of three taps");
     ptrdiff_t to[NT];
     for (size_t t = 0; t < NT; ++t)
         to[t] = off[t];
@@ -678,8 +688,8 @@ HWY_NOINLINE hn::Mask<DP> PairRun(DP dp, const uint16_t* base, ptrdiff_t step, s
         const uint16_t* b = base + static_cast<ptrdiff_t>(j) * rows.step;
         uint16_t* out = obase + static_cast<ptrdiff_t>(j) * rows.ostep;
         if constexpr (NT % 3 == 0) {
-            if (threes) {
-                ok = PairRowsOf3<NT / 3>(dp, b, to, step / 2, count, out, ostep, ok);
+            if (threes || U > 1) {
+                ok = PairRowsOf3<NT / 3, U>(dp, b, to, step / 2, count, out, ostep, ok);
                 continue;
             }
         }
@@ -747,6 +757,13 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
                 T* out = o + static_cast<ptrdiff_t>(j) * rows.ostep;
                 MF row = hn::FirstN(d, N);
                 size_t l = 0;
+#if HWY_TARGET <= HWY_AVX3
+                // Two runs at once need 12 vectors kept across positions: AVX-512's 32 registers.
+                if constexpr (NT % 3 == 0)
+                    for (; l + 4 * N <= lanes; l += 4 * N)
+                        row = PairRun<NT, DF, 2>(d, b + l, step, count, to, out + l, ostep, one,
+                                                 threes, row);
+#endif
                 for (; l + 2 * N <= lanes; l += 2 * N)
                     row = PairRun<NT>(d, b + l, step, count, to, out + l, ostep, one, threes, row);
 #if HWY_TARGET <= HWY_AVX3

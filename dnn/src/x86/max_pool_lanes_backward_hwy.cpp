@@ -217,6 +217,8 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                                 v.off[v.nt++] = ky * ss[1] + kx * ss[2];
                         }
                 }
+    ptrdiff_t inner_off[9];
+    std::copy_n(valid[0][0][0][0].off, 9, inner_off);
     for (size_t z = 0; z < g.in[0]; ++z) {
         const float* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
         const float* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
@@ -234,12 +236,20 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                 const ptrdiff_t x0 = 2 * static_cast<ptrdiff_t>(ox) - 1;
                 const float* p = srow + x0 * ss[2];
                 const float* dyp = dyrow + static_cast<ptrdiff_t>(ox) * ys[2];
-                auto chunk = [&](size_t l, auto full) {
+                // kInner: a window inside the plane (no tap cut), whose taps and their places
+                // are constants, and whose grad rows and columns all exist: no branches, and the
+                // tap numbers compared as constants rather than read per window.
+                auto chunk = [&](size_t l, auto full, auto inner) {
                     constexpr bool kFull = decltype(full)::value;
+                    constexpr bool kInner = decltype(inner)::value;
+                    const bool top_ = !kInner && top, bottom_ = !kInner && bottom;
+                    const bool left_ = !kInner && left;
+                    const ptrdiff_t* off = kInner ? inner_off : v.off;
                     const size_t n = kFull ? N : lanes - l;
                     MF nan = hn::FirstN(d, 0);
-                    VI idx = v.nt == 9 ? Winner<9, false, kFull>(d, p + l, v.off, 9, n, nan)
-                                       : Winner<0, false, kFull>(d, p + l, v.off, v.nt, n, nan);
+                    VI idx = kInner || v.nt == 9
+                                     ? Winner<9, false, kFull>(d, p + l, off, 9, n, nan)
+                                     : Winner<0, false, kFull>(d, p + l, off, v.nt, n, nan);
                     if (HWY_UNLIKELY(!hn::AllFalse(d, nan)))
                         idx = Winner<0, true, kFull>(d, p + l, v.off, v.nt, n, nan);
                     // + 0: naive's sum of a -0 gradient is +0.
@@ -247,7 +257,8 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                             kFull ? hn::LoadU(d, dyp + l) : LoadFirst(d, dyp + l, n, 0.f), zero);
                     auto tap = [&](int t) {
                         return hn::IfThenElseZero(
-                                hn::RebindMask(d, hn::Eq(idx, hn::Set(di, v.at[t]))), dy);
+                                hn::RebindMask(d, hn::Eq(idx, hn::Set(di, kInner ? t : v.at[t]))),
+                                dy);
                     };
                     auto store = [&](VF val, float* o) {
                         if (kFull)
@@ -258,30 +269,37 @@ void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* d
                     float* cy = carry + l;
                     float* pd = pend + l;
                     const ptrdiff_t c1 = (x0 + 1) * gs[2];  // column 2ox
-                    if (!left) {
+                    if (!left_) {
                         const ptrdiff_t c0 = x0 * gs[2];
-                        if (!top)
+                        if (!top_)
                             store(hn::Add(hn::Add(hn::Load(d, cy + x0 * lp), hn::Load(d, pd)),
                                           tap(0)),
                                   g0 + c0);
                         store(hn::Add(hn::Load(d, pd + lp), tap(3)), g1 + c0);
-                        if (!bottom)
+                        if (!bottom_)
                             hn::Store(hn::Add(hn::Load(d, pd + 2 * lp), tap(6)), d, cy + x0 * lp);
                     }
-                    if (!top)
+                    if (!top_)
                         store(hn::Add(hn::Load(d, cy + (x0 + 1) * lp), tap(1)), g0 + c1);
                     store(tap(4), g1 + c1);
-                    if (!bottom)
+                    if (!bottom_)
                         hn::Store(tap(7), d, cy + (x0 + 1) * lp);
                     hn::Store(tap(2), d, pd);
                     hn::Store(tap(5), d, pd + lp);
                     hn::Store(tap(8), d, pd + 2 * lp);
                 };
                 size_t l = 0;
+                if (!top && !bottom && !left && !right) {
+                    for (; l + N <= lanes; l += N)
+                        chunk(l, std::true_type(), std::true_type());
+                    if (l < lanes)
+                        chunk(l, std::false_type(), std::true_type());
+                    continue;
+                }
                 for (; l + N <= lanes; l += N)
-                    chunk(l, std::true_type());
+                    chunk(l, std::true_type(), std::false_type());
                 if (l < lanes)
-                    chunk(l, std::false_type());
+                    chunk(l, std::false_type(), std::false_type());
             }
             // Column 2 OW - 1, the last windows' tap column 2, where it lies in the row.
             const size_t xe = 2 * OW - 1;

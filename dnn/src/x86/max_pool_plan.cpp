@@ -1,6 +1,7 @@
 #include "src/x86/max_pool_plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -250,8 +251,20 @@ private:
     bool has_nan_or_minus_inf(const T* dst) const {
         const size_t planes = m_shape[0] * m_shape[1];
         const size_t plane = m_g.out[0] * m_g.out[1] * m_g.out[2];
-        if (m_dst_dense)
-            return dense_check(dst, planes * plane);
+        if (m_dst_dense) {
+            // Across threads in chunks: on one thread the scan of dst cost 0.15 ms of a 1.6 ms
+            // bfloat16 32x64x56x56 backward on two, which oneDNN's part halves.
+            const size_t n = planes * plane;
+            constexpr size_t kChunk = size_t(1) << 14;
+            const size_t chunks = (n + kChunk - 1) / kChunk;
+            std::atomic<bool> found{false};
+            parallel_ranges(chunks, n, kParallelGrain, [&](size_t b, size_t e) {
+                const size_t lo = b * kChunk, hi = std::min(n, e * kChunk);
+                if (dense_check(dst + lo, hi - lo))
+                    found.store(true, std::memory_order_relaxed);
+            });
+            return found.load(std::memory_order_relaxed);
+        }
         for (size_t u = 0; u < planes; ++u) {
             const T* s = plane_of(dst, m_dst, u);
             for (size_t z = 0; z < m_g.out[0]; ++z)

@@ -75,6 +75,42 @@ HWY_INLINE void StoreRange(VF v, DF d, float* p, ptrdiff_t lo, ptrdiff_t hi) {
 #endif
 }
 
+#if HWY_TARGET <= HWY_AVX2
+// The masks of an edge step's loads and stores (LoadRange's and StoreRange's lanes), which depend
+// on the step's column alone: made once per call, where each row made them again (the clamps,
+// mask moves and their spills were about a third of the loop's instructions on 56-wide planes,
+// whose steps are all edges on AVX-512; 0.21 -> 0.19 ms for 2x64x56x56).
+struct EdgeMasks {
+    MF a0, b0, a1, b1;  // RowTaps' loads from columns c - 1, c - 1 + N, c, c + N
+    MF dy, dyp;         // diff's windows ox0 + j and ox0 + j - 1
+    MF lo, hi;          // StoreRow's two stores
+};
+
+HWY_INLINE MF RangeMask(DF d, ptrdiff_t lo, ptrdiff_t hi) {
+    const auto n = static_cast<ptrdiff_t>(hn::Lanes(d));
+    lo = std::clamp<ptrdiff_t>(lo, 0, n);
+    hi = std::clamp<ptrdiff_t>(hi, lo, n);
+    return hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)),
+                      hn::FirstN(d, static_cast<size_t>(hi)));
+}
+
+// The masks of the step at windows [ox0, ox0 + N) in a plane W wide with OW windows per row.
+HWY_INLINE EdgeMasks EdgeMasksAt(DF d, ptrdiff_t W, ptrdiff_t OW, ptrdiff_t ox0) {
+    const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
+    const ptrdiff_t c = 2 * ox0, first = c == 0 ? 1 : 0, end = W - c + 1;
+    return {RangeMask(d, first, W - c + 1), RangeMask(d, 0, W - c + 1 - N),
+            RangeMask(d, 0, W - c),         RangeMask(d, 0, W - c - N),
+            RangeMask(d, 0, OW - ox0),      RangeMask(d, ox0 == 0 ? 1 : 0, OW - ox0 + 1),
+            RangeMask(d, first, end),       RangeMask(d, first - N, end - N)};
+}
+
+HWY_INLINE VF LoadMasked(DF d, const float* p, MF m, float fill) {
+    return hn::IfThenElse(m, hn::MaskedLoad(m, d, p), hn::Set(d, fill));
+}
+#else
+struct EdgeMasks {};  // other targets load and store edges through buffers
+#endif
+
 // The even and odd lanes of a's then b's values (LoadInterleaved2 of registers).
 HWY_INLINE void Deinterleave(DF d, VF a, VF b, VF& even, VF& odd) {
 #if HWY_TARGET == HWY_SCALAR
@@ -104,7 +140,21 @@ Scratch& ThreadScratch() {
 // t2 2ox + 1. FULL: columns [c - 1, c + 2N) all lie in the row; otherwise the columns outside it
 // read -inf (padding, which the winner's chain never takes).
 template <bool FULL>
-HWY_INLINE void RowTaps(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t0, VF& t1, VF& t2) {
+HWY_INLINE void RowTaps(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t0, VF& t1, VF& t2,
+                        const EdgeMasks* em) {
+#if HWY_TARGET <= HWY_AVX2
+    if (!FULL && em) {
+        const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
+        VF unused;
+        Deinterleave(d, LoadMasked(d, row + c - 1, em->a0, kLowest),
+                     LoadMasked(d, row + c - 1 + N, em->b0, kLowest), t0, unused);
+        Deinterleave(d, LoadMasked(d, row + c, em->a1, kLowest),
+                     LoadMasked(d, row + c + N, em->b1, kLowest), t1, t2);
+        return;
+    }
+#else
+    (void)em;
+#endif
     if constexpr (FULL) {
         VF unused;
         hn::LoadInterleaved2(d, row + c - 1, t0, unused);
@@ -129,7 +179,7 @@ HWY_INLINE void RowTaps(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t0
 // permutations where StoreInterleaved2 moves whole blocks four times.
 template <bool FULL>
 HWY_INLINE void StoreRow(DF d, const IdxF& pairs, VF odd, VF even, float* row, ptrdiff_t W,
-                         ptrdiff_t c) {
+                         ptrdiff_t c, const EdgeMasks* em = nullptr) {
     const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
     VF lo, hi;
 #if HWY_TARGET == HWY_SCALAR
@@ -143,6 +193,15 @@ HWY_INLINE void StoreRow(DF d, const IdxF& pairs, VF odd, VF even, float* row, p
     }
     lo = hn::InterleaveLower(d, odd, even);
     hi = hn::InterleaveUpper(d, odd, even);
+#endif
+#if HWY_TARGET <= HWY_AVX2
+    if (!FULL && em) {
+        hn::BlendedStore(lo, em->lo, d, row + c - 1);
+        hn::BlendedStore(hi, em->hi, d, row + c - 1 + N);
+        return;
+    }
+#else
+    (void)em;
 #endif
     if constexpr (FULL) {
         hn::StoreU(lo, d, row + c - 1);
@@ -283,6 +342,18 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
     }
     const IdxF pairs = hn::SetTableIndices(d, pair_order);
     const VF zero = hn::Zero(d);
+    // Each step's edge masks, made once (steps past kEdgeSteps make theirs as they go).
+    constexpr size_t kEdgeSteps = 16;
+    EdgeMasks edges[kEdgeSteps];
+    bool have_masks = false;
+#if HWY_TARGET <= HWY_AVX2
+    if constexpr (!kBf16) {
+        have_masks = true;
+        for (size_t i = 0; i < kEdgeSteps && i * N < OV; ++i)
+            edges[i] =
+                    EdgeMasksAt(d, sW, static_cast<ptrdiff_t>(OW), static_cast<ptrdiff_t>(i * N));
+    }
+#endif
     for (size_t z = 0; z < g.in[0]; ++z) {
         const T* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
         const T* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
@@ -320,12 +391,14 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
             auto step = [&](size_t ox0, auto full) {
                 constexpr bool kFull = decltype(full)::value;
                 const auto sx = static_cast<ptrdiff_t>(ox0), c = 2 * sx;
+                const EdgeMasks* em =
+                        ox0 / N < kEdgeSteps && have_masks ? &edges[ox0 / N] : nullptr;
                 VF t[9];
                 for (size_t r = 0; r < 3; ++r) {
                     if constexpr (kBf16)
                         RowTaps16(d, rows16[r], c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
                     else
-                        RowTaps<kFull>(d, rows[r], sW, c, t[3 * r], t[3 * r + 1], t[3 * r + 2]);
+                        RowTaps<kFull>(d, rows[r], sW, c, t[3 * r], t[3 * r + 1], t[3 * r + 2], em);
                 }
                 // The first maximum by naive's `>` in row-major order (a -0/+0 tie keeps the
                 // first zero; padding reads -inf and is never taken): each row's first maximum,
@@ -371,19 +444,27 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                     dy = hn::LoadU(d, dys + sx);
                     dyp = hn::LoadU(d, dys + sx - 1);
                 } else {
-                    dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
-                                       : LoadRange(d, dyrow + sx, 0, sOW - sx, 0.f),
-                                 zero);
-                    dyp = hn::Add(kFull ? hn::LoadU(d, dyrow + sx - 1)
-                                        : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0,
-                                                    sOW - sx + 1, 0.f),
-                                  zero);
+#if HWY_TARGET <= HWY_AVX2
+                    if (!kFull && em) {
+                        dy = hn::Add(LoadMasked(d, dyrow + sx, em->dy, 0.f), zero);
+                        dyp = hn::Add(LoadMasked(d, dyrow + sx - 1, em->dyp, 0.f), zero);
+                    } else
+#endif
+                    {
+                        dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
+                                           : LoadRange(d, dyrow + sx, 0, sOW - sx, 0.f),
+                                     zero);
+                        dyp = hn::Add(kFull ? hn::LoadU(d, dyrow + sx - 1)
+                                            : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0,
+                                                        sOW - sx + 1, 0.f),
+                                      zero);
+                    }
                 }
                 auto store = [&](VF odd, VF even, T* row, uint16_t* staged_row) {
                     if constexpr (kBf16)
                         StoreRow16(d, odd, even, staged_row, c);
                     else
-                        StoreRow<kFull>(d, pairs, odd, even, row, sW, c);
+                        StoreRow<kFull>(d, pairs, odd, even, row, sW, c, em);
                 };
                 auto at = [&](int32_t k) {
                     return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(win, hn::Set(di, k))), dy);

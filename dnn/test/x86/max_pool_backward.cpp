@@ -286,12 +286,13 @@ std::vector<double> rounding_grads(size_t n, std::mt19937& rng) {
 
 // 3x3/2 pad 1 on plain NCHW planes (max_pool_rows_backward_hwy.h) at each Highway target, bit for
 // bit: widths around each vector width (the vectors whole, cut at either end, the column past the
-// last window's), heights 1 to 8, rows with gaps between them; ties between -0 and +0 and between
-// equal maxima, NaNs, infinities, windows of -inf alone.
+// last window's; 530: edge steps past those whose masks the loop makes once per call), heights 1
+// to 8, rows with gaps between them; ties between -0 and +0 and between equal maxima, NaNs,
+// infinities, windows of -inf alone.
 TEST_F(X86, MaxPoolingRowsBackwardBitExact) {
 #ifdef NEOMEG_WITH_DNNL
-    const size_t widths[] = {1,  2,  3,  4,  5,  7,  8,  9,  15, 16, 17, 31,
-                             32, 33, 34, 35, 56, 57, 64, 65, 66, 67, 97, 130};
+    const size_t widths[] = {1,  2,  3,  4,  5,  7,  8,  9,  15, 16, 17,  31, 32,
+                             33, 34, 35, 56, 57, 64, 65, 66, 67, 97, 130, 530};
     const size_t heights[] = {1, 2, 3, 5, 8};
     size_t runs = 0;
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
