@@ -1,6 +1,5 @@
 #include "neomeg/core/comp_node.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "device_queue.h"
+#include "host_memory.h"
 #include "neomeg/core/cuda_env.h"
 #include "neomeg/dnn/handle.h"
 
@@ -56,26 +56,6 @@ struct Registry {
 Registry& registry() {
     static auto* reg = new Registry();
     return *reg;
-}
-
-// Blocks of 1 MiB and more are mapped pages of their own, so that giving them back (empty_cache)
-// returns them to the system. glibc serves a request below its mmap threshold from its heap, and
-// raises that threshold (up to 32 MiB) to the size of each mapped chunk freed, so most tensor-sized
-// blocks ended up in its heap, whose freed pages it keeps: after a trace's recording emptied the
-// cache, the compiled graph's arena still came on top of them (BERT-mini: 270 MiB more resident).
-constexpr size_t kMappedBlock = size_t(1) << 20;
-
-void* host_alloc(size_t size) {
-    if (size < kMappedBlock)
-        return std::aligned_alloc(CachingAllocator::kAlignment, size);
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? nullptr : p;  // page aligned: more than kAlignment
-}
-void host_free(void* p, size_t size) {
-    if (size < kMappedBlock)
-        std::free(p);
-    else
-        ::munmap(p, size);
 }
 
 [[noreturn]] void bad_name(std::string_view name) {
@@ -184,7 +164,8 @@ CompNode CompNode::load(std::string_view name) {
             type == DeviceType::CUDA
                     ? make_gpu_impl(index, stream, canonical)
                     : std::make_unique<Impl>(type, index, stream, canonical, make_cpu_handle(),
-                                             nullptr, host_alloc, host_free, nullptr);
+                                             nullptr, host_memory::alloc, host_memory::free,
+                                             nullptr);
     Impl* impl = made.get();
     reg.nodes.emplace(canonical, std::move(made));
     return CompNode(impl);

@@ -30,6 +30,18 @@ HWY_INLINE void scalar_at(elemwise::Mode mode, const ElemwiseSrc* s, size_t arit
     dst[i] = static_cast<float>(naive::elemwise::eval_float(mode, x));
 }
 
+// A float formula of a few operations and no special lanes (POW by 2, 0.5, -1, 3): the plain
+// vector loop, the tail by the scalar formula. Memory-bound, it gains nothing from
+// run_float_special's prefetching, whose instructions cost `x ** 2` 5% where the data is in cache.
+template <size_t kArity, class F>
+HWY_INLINE void run_float_plain(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
+                                F f) {
+    const hn::ScalableTag<float> d;
+    run_lanes<kArity>(
+            d, s, n, f, [&](size_t i, auto v) { hn::StoreU(v, d, dst + i); },
+            [&](size_t i) { scalar_at(mode, s, kArity, dst, i); });
+}
+
 // Elements a double formula prefetches ahead of the one it computes.
 constexpr size_t kPrefetchAhead = 512;
 
@@ -91,13 +103,13 @@ struct NoSpecial {
 
 // As in run_double: a few dozen operations per element leave the prefetchers behind, so each
 // 16 elements (a cache line) ask for the data a few hundred elements ahead.
-template <size_t kArity>
-HWY_INLINE void prefetch_ahead(const ElemwiseSrc* s, float* dst, size_t i) {
+template <class Ops>
+HWY_INLINE void prefetch_ahead(const Ops& in, size_t arity, float* dst, size_t i) {
     if (i % 16 != 0)
         return;
-    for (size_t k = 0; k < kArity; ++k)
-        if (!s[k].broadcast)
-            hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
+    for (size_t k = 0; k < arity; ++k)
+        if (!in.broadcast(k))
+            hwy::Prefetch(in.p[k] + i + kPrefetchAhead);
     hwy::Prefetch(dst + i + kPrefetchAhead);
 }
 
@@ -108,42 +120,47 @@ HWY_INLINE void prefetch_ahead(const ElemwiseSrc* s, float* dst, size_t i) {
 constexpr size_t kFloatUnroll = 4;
 
 // Float formulas of bounded error (elemwise_f32_max_ulp), computed in float where f.special(d, x)
-// marks no lane; a vector holding a marked lane is redone by the scalar formula.
+// marks no lane; a vector holding a marked lane is redone by the scalar formula. The operands'
+// broadcast pattern is fixed per loop (Operands): POW by a constant (`x ** 2`) reads its exponent
+// from a register, not through a flag per vector.
 template <size_t kArity, class F>
 HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
                                   F f) {
     const hn::ScalableTag<float> d;
     const size_t lanes = hn::Lanes(d);
     size_t i = 0;
-    for (; i + kFloatUnroll * lanes <= n; i += kFloatUnroll * lanes) {
-        hn::Vec<decltype(d)> x[kFloatUnroll][kArity];
-        for (size_t u = 0; u < kFloatUnroll; ++u) {
-            prefetch_ahead<kArity>(s, dst, i + u * lanes);
-            for (size_t k = 0; k < kArity; ++k)
-                x[u][k] = load(d, s[k], i + u * lanes);
-        }
-        auto marked = f.special(d, x[0]);
-        for (size_t u = 0; u < kFloatUnroll; ++u) {
-            hn::StoreU(apply(f, d, x[u]), d, dst + i + u * lanes);
-            if (u > 0)
-                marked = hn::Or(marked, f.special(d, x[u]));
-        }
-        if (HWY_UNLIKELY(!hn::AllFalse(d, marked)))
-            for (size_t u = 0; u < kFloatUnroll; ++u)
-                if (!hn::AllFalse(d, f.special(d, x[u])))
-                    for (size_t j = i + u * lanes; j < i + (u + 1) * lanes; ++j)
+    if (n >= lanes)  // an empty run touches no memory (see run_lanes)
+        with_operands<kArity>(d, s, [&](const auto& in) NEOMEG_OPERANDS_BODY {
+            for (; i + kFloatUnroll * lanes <= n; i += kFloatUnroll * lanes) {
+                hn::Vec<decltype(d)> x[kFloatUnroll][kArity];
+                for (size_t u = 0; u < kFloatUnroll; ++u) {
+                    prefetch_ahead(in, kArity, dst, i + u * lanes);
+                    for (size_t k = 0; k < kArity; ++k)
+                        x[u][k] = in(d, k, i + u * lanes);
+                }
+                auto marked = f.special(d, x[0]);
+                for (size_t u = 0; u < kFloatUnroll; ++u) {
+                    hn::StoreU(apply(f, d, x[u]), d, dst + i + u * lanes);
+                    if (u > 0)
+                        marked = hn::Or(marked, f.special(d, x[u]));
+                }
+                if (HWY_UNLIKELY(!hn::AllFalse(d, marked)))
+                    for (size_t u = 0; u < kFloatUnroll; ++u)
+                        if (!hn::AllFalse(d, f.special(d, x[u])))
+                            for (size_t j = i + u * lanes; j < i + (u + 1) * lanes; ++j)
+                                scalar_at(mode, s, kArity, dst, j);
+            }
+            for (; i + lanes <= n; i += lanes) {
+                prefetch_ahead(in, kArity, dst, i);
+                hn::Vec<decltype(d)> x[kArity];
+                for (size_t k = 0; k < kArity; ++k)
+                    x[k] = in(d, k, i);
+                hn::StoreU(apply(f, d, x), d, dst + i);
+                if (!hn::AllFalse(d, f.special(d, x)))
+                    for (size_t j = i; j < i + lanes; ++j)
                         scalar_at(mode, s, kArity, dst, j);
-    }
-    for (; i + lanes <= n; i += lanes) {
-        prefetch_ahead<kArity>(s, dst, i);
-        hn::Vec<decltype(d)> x[kArity];
-        for (size_t k = 0; k < kArity; ++k)
-            x[k] = load(d, s[k], i);
-        hn::StoreU(apply(f, d, x), d, dst + i);
-        if (!hn::AllFalse(d, f.special(d, x)))
-            for (size_t j = i; j < i + lanes; ++j)
-                scalar_at(mode, s, kArity, dst, j);
-    }
+            }
+        });
     for (; i < n; ++i)
         scalar_at(mode, s, kArity, dst, i);
 }

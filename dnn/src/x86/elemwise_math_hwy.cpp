@@ -621,14 +621,14 @@ struct PowInt : NoSpecial {
 bool pow_by_constant(const ElemwiseSrc* s, float* dst, size_t n) {
     const float b = *static_cast<const float*>(s[1].p);
     if (b == 2.0f)
-        return run_float_special<2>(Mode::POW, s, dst, n, PowSquare()), true;
+        return run_float_plain<2>(Mode::POW, s, dst, n, PowSquare()), true;
     if (b == 0.5f)
-        return run_float_special<2>(Mode::POW, s, dst, n, PowHalf()), true;
+        return run_float_plain<2>(Mode::POW, s, dst, n, PowHalf()), true;
     if (b == -1.0f)
-        return run_float_special<2>(Mode::POW, s, dst, n, PowReciprocal()), true;
+        return run_float_plain<2>(Mode::POW, s, dst, n, PowReciprocal()), true;
 #if HWY_NATIVE_FMA
     if (b == 3.0f)
-        return run_float_special<2>(Mode::POW, s, dst, n, PowCube()), true;
+        return run_float_plain<2>(Mode::POW, s, dst, n, PowCube()), true;
 #endif
     if (b == std::trunc(b) && std::abs(b) <= kPowIntReach) {
         PowInt f;
