@@ -1,6 +1,7 @@
 #include "host_memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -41,6 +42,10 @@ void* map(size_t size) {
 // parts before the boundary and past the block are unmapped again, so the block is exactly the
 // mapping free() unmaps.
 void* map_aligned(size_t size, size_t align) {
+    // The tail's unmap must start on a page: a size that is not a whole number of pages (the
+    // caching allocator rounds to MiB, other callers may not) ends on the page that holds its end.
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size = (size + page - 1) / page * page;
     auto* raw = static_cast<std::byte*>(map(size + align));
     if (!raw)
         return nullptr;

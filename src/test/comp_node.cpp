@@ -16,6 +16,8 @@
 #include "neomeg/core/comp_node.h"
 #include "neomeg/dnn/handle.h"
 
+#include "../core/host_memory.h"
+
 using namespace neomeg;
 
 TEST(CompNode, NamesAreCanonicalAndInterned) {
@@ -266,6 +268,29 @@ TEST(CachingAllocator, AlignedHostBlocksLeaveNoMappingBehind) {
     const size_t before = mapped_bytes();
     for (int round = 0; round < 4; ++round)
         cycle();
+    EXPECT_EQ(mapped_bytes(), before);
+}
+
+// host_memory's own contract for a size that is not a whole number of pages (the caching
+// allocator only asks for whole MiB): the block is aligned, writable to its last byte, and
+// freeing it leaves no part of the aligning room mapped.
+TEST(HostMemory, AnySizeAlignsAndUnmapsWhole) {
+    const size_t huge = neomeg::host_memory::huge_page_size();
+    const size_t odd = (size_t(2) << 20) + 12345;
+    auto once = [&] {
+        auto* p = static_cast<unsigned char*>(neomeg::host_memory::alloc(odd));
+        ASSERT_NE(p, nullptr);
+        if (huge != 0) {
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % huge, 0u);
+        }
+        std::memset(p, 3, odd);
+        EXPECT_EQ(p[odd - 1], 3);
+        neomeg::host_memory::free(p, odd);
+    };
+    once();
+    const size_t before = mapped_bytes();
+    for (int i = 0; i < 4; ++i)
+        once();
     EXPECT_EQ(mapped_bytes(), before);
 }
 
