@@ -39,6 +39,10 @@ void reduce_f32_columns(ReduceMode mode, const float* src, float* dst, size_t ax
 // for SUM_SQR), the product or the extreme, in double; runs of one row reduce apart and combine.
 double reduce_f32_run(ReduceMode mode, const float* src, size_t n);
 
+// The product of a row of n >= 1 values in exact float pairs (reduce_product_hwy.cpp), in double
+// before rounding; false, with nothing computed, on a target without native FMA.
+bool reduce_f32_product_row(const float* src, size_t n, double* product);
+
 // Two runs' accumulators combined, as reduce_f32 combines its vector lanes.
 double reduce_combine(ReduceMode mode, double a, double b);
 
