@@ -3,7 +3,7 @@
 // across rows (inner > 1), and PRODUCT on targets without FMA, accumulate in double like naive
 // and round once. PRODUCT along a row (inner == 1) with FMA carries exact float pairs: within
 // u |P| + n 2^-43 |P| of the exact product P (u = 2^-24), zeros, infinities, NaN and products
-// beyond float's range as naive's (reduce_row_product). SUM, MEAN and SUM_SQR
+// beyond float's range as naive's (reduce_product_hwy.cpp). SUM, MEAN and SUM_SQR
 // along a row (inner == 1) add kReduceFloatSteps float values per lane in float, then the lanes
 // in double: with u = 2^-24, t the row's values (their squares for SUM_SQR) and S naive's double
 // sum, the result is within kReduceFloatSteps u sum|t| + u |S| + n 2^-52 sum|t| of S (MEAN: all
