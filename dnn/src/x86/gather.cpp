@@ -74,10 +74,11 @@ void scatter(const GatherWalk& w, void* big, const int32_t* index, const void* s
 
 // Runs the gather and returns true, or returns false for an element size it does not move or an
 // index out of range (dst then partly written: naive, which raises, runs next).
-bool run_gather(const GatherWalk& w, const TensorND& src, const TensorND& index,
+bool run_gather(const GatherWalk& walk, const TensorND& src, const TensorND& index,
                 const TensorND& dst) {
-    if (w.shape.is_empty())
+    if (walk.shape.is_empty())
         return true;
+    const GatherWalk w = without_unit_axes(walk);
     const auto* idx = static_cast<const int32_t*>(index.raw_ptr());
     switch (src.layout.dtype.size()) {
         case 1:

@@ -68,6 +68,31 @@ void walk(const GatherWalk& w, size_t begin, size_t end, F&& f) {
     });
 }
 
+// w without its axes of size 1 (their offsets are always 0; one axis stays where all are 1). A
+// walk whose last axis has size 1 (IndexingOneHot's dst keeps the picked axis as 1: a
+// cross_entropy's pick from 1024x1000) called its row function once per element, 8 us for 1024
+// elements on one Zen 4 thread; without it the next axis is one row.
+inline GatherWalk without_unit_axes(const GatherWalk& w) {
+    GatherWalk v = w;
+    size_t n = 0;
+    for (size_t d = 0; d < w.shape.ndim; ++d) {
+        if (w.shape[d] == 1)
+            continue;
+        v.shape.shape[n] = w.shape[d];
+        v.src[n] = w.src[d];
+        v.index[n] = w.index[d];
+        v.dst[n] = w.dst[d];
+        ++n;
+    }
+    if (n == 0) {
+        v.shape.shape[0] = 1;
+        v.src[0] = v.index[0] = v.dst[0] = 0;
+        n = 1;
+    }
+    v.shape.ndim = n;
+    return v;
+}
+
 inline size_t outer_count(const GatherWalk& w) {
     size_t c = 1;
     for (size_t d = 0; d + 1 < w.shape.ndim; ++d)

@@ -92,6 +92,7 @@ struct Min : Identity {
 // The product of doubles: each step rounds, as naive's running product does (in another order, so
 // the last bit of the double may differ, which the float result's rounding almost always hides).
 struct Product : Identity {
+    static constexpr bool kPairInFloat = true;  // reduce_product_hwy.cpp, where FMA is native
     template <class D, class V>
     V step(D, V acc, V v) const {
         return hn::Mul(acc, v);
@@ -256,6 +257,11 @@ HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
         return reduce_row_extreme(r, p, n);
     if constexpr (requires { R::kBlockedInFloat; })
         return reduce_row_blocked(r, p, n);
+    if constexpr (requires { R::kPairInFloat; }) {
+        double product;
+        if (reduce_f32_product_row(p, n, &product))
+            return product;
+    }
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> df;
     const size_t lanes = hn::Lanes(dd);

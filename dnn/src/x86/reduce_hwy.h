@@ -1,6 +1,9 @@
 // Vectorised float32 Reduce over the middle axis of a dense (outer, axis, inner) view (Highway,
-// the instruction set chosen at run time). MAX/MIN are exact and propagate NaN; PRODUCT, and sums
-// across rows (inner > 1), accumulate in double like naive and round once. SUM, MEAN and SUM_SQR
+// the instruction set chosen at run time). MAX/MIN are exact and propagate NaN; sums and products
+// across rows (inner > 1), and PRODUCT on targets without FMA, accumulate in double like naive
+// and round once. PRODUCT along a row (inner == 1) with FMA carries exact float pairs: within
+// u |P| + n 2^-43 |P| of the exact product P (u = 2^-24), zeros, infinities, NaN and products
+// beyond float's range as naive's (reduce_product_hwy.cpp). SUM, MEAN and SUM_SQR
 // along a row (inner == 1) add kReduceFloatSteps float values per lane in float, then the lanes
 // in double: with u = 2^-24, t the row's values (their squares for SUM_SQR) and S naive's double
 // sum, the result is within kReduceFloatSteps u sum|t| + u |S| + n 2^-52 sum|t| of S (MEAN: all
@@ -35,6 +38,10 @@ void reduce_f32_columns(ReduceMode mode, const float* src, float* dst, size_t ax
 // The accumulator of one dense run of n >= 1 elements, before MEAN divides: the sum (of squares
 // for SUM_SQR), the product or the extreme, in double; runs of one row reduce apart and combine.
 double reduce_f32_run(ReduceMode mode, const float* src, size_t n);
+
+// The product of a row of n >= 1 values in exact float pairs (reduce_product_hwy.cpp), in double
+// before rounding; false, with nothing computed, on a target without native FMA.
+bool reduce_f32_product_row(const float* src, size_t n, double* product);
 
 // Two runs' accumulators combined, as reduce_f32 combines its vector lanes.
 double reduce_combine(ReduceMode mode, double a, double b);

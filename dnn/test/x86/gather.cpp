@@ -2,6 +2,8 @@
 // axis, element sizes 1 to 4, index shapes smaller than src outside the axis, padded, transposed,
 // broadcast and reversed views, padded outputs, a case above the threading grain, empty indices,
 // and out-of-range indices (negative or too large), which raise naive's IndexError.
+#include <tuple>
+
 #include "neomeg/dnn/operators/indexing.h"
 #include "x86/omp_threads.h"
 #include "x86/x86_test.h"
@@ -85,6 +87,36 @@ TEST_F(X86, IndexingOneHotMatchesNaive) {
     EXPECT_EQ(
             run_and_compare<IndexingOneHot>(*handle, axis<IndexingOneHot::Param>(1), {s, i}, {}, 0),
             "loop");
+}
+
+// Axes of size 1 leave the walk (dst's picked axis among them, so that a cross_entropy's pick
+// from 1024x1000 is one row of 1024): other axes of size 1 before, between and after, every axis
+// of size 1, and padded views, for IndexingOneHot and Gather, at 1 and 2 threads.
+TEST_F(X86, GatherWalksWithoutUnitAxes) {
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        const std::vector<std::tuple<TensorShape, TensorShape, int32_t>> one_hot = {
+                {{1024, 1000}, {1024}, 1},    {{1, 9, 1, 4}, {1, 1, 4}, 1},
+                {{1, 9, 1, 4}, {1, 9, 1}, 3}, {{1, 1, 1}, {1, 1}, 0},
+                {{6, 1, 7}, {6, 1}, 2},       {{300, 1, 700}, {1, 700}, 0}};
+        for (const auto& [src, idx, a] : one_hot) {
+            Checker<IndexingOneHot> c(handle.get());
+            c.set_param(axis<IndexingOneHot::Param>(a)).set_epsilon(0).set_dtype(1, dtype::Int32);
+            c.set_range(1, 0, double(src[size_t(a)]));
+            c.execs({src, idx}).set_noncontiguous(true).execs({src, idx});
+        }
+        const std::vector<std::tuple<TensorShape, TensorShape, int32_t>> gather = {
+                {{5, 1, 7}, {5, 1, 3}, 2},
+                {{1, 2048}, {1, 64}, 1},
+                {{1, 1}, {1, 1}, 0},
+                {{1024, 1, 2048}, {1024, 1, 64}, 2}};
+        for (const auto& [src, idx, a] : gather) {
+            Checker<Gather> c(handle.get());
+            c.set_param(axis<Gather::Param>(a)).set_epsilon(0).set_dtype(1, dtype::Int32);
+            c.set_range(1, 0, double(src[size_t(a)]) - 1);
+            c.execs({src, idx}).set_noncontiguous(true).execs({src, idx});
+        }
+    }
 }
 
 TEST_F(X86, GatherOutOfRangeRaisesNaivesError) {
