@@ -36,21 +36,25 @@ memory::desc any_desc(const TensorLayout& l);
 // channels-last kernels need both so; with one pinned and the other `any`, a depthwise filter
 // gradient (src channels-last, its gradient plain) got only `ref:any`, 13x slower.
 memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner);
+
 // The pass a convolution plan computes; forward_const_filter is a forward whose filter keeps its
 // value between calls (a traced graph's constant), which Winograd transforms once (conv_algo.h).
 enum class ConvPass { forward, forward_const_filter, backward_data, backward_filter };
 
 // Whether `l`, a data tensor (src or dst) of `pass` of the convolution of geometry g, keeps its
 // plain NCHW layout for oneDNN's gemm kernel (`x64:gemm:jit`), which reads and writes it in place,
-// instead of the blocked 1x1 kernel with reorders in and out: a contiguous float32 tensor of a
+// instead of the blocked 1x1 kernel with the reorders in and out: a contiguous float32 tensor of a
 // pointwise convolution with at least kMinPointwiseGemmPixels per image, in the forward and
-// backward-data passes. The gemm kernel multiplies one image at a time, a product as long as its
-// pixels; on smaller images it lost. Measured (docs/x86-backend.md, "The pointwise forward on
-// plain NCHW"): backward data 1.1-2.5x faster from 14x14 images on, forward 1.05-1.6x, with 1 and
-// 2 threads; on 7x7 and 4x4 (ResNet-50's last stage, the CIFAR MobileNet's 512 channels) both
-// lost (0.5-0.8x), 8x8 tied. The filter gradient stays blocked: gemm won on some shapes by 10-15%
-// and lost others by up to 2.5x (32->64 channels on 32x32), with no rule on the shape between.
-// A strided (non-contiguous) tensor never keeps its layout; the operand reorders it.
+// backward-data passes; a strided tensor never (its operand reorders it either way). The gemm
+// kernel multiplies one image at a time, a product as long as its pixels, and on small images it
+// lost. Measured on ResNet-50's and the CIFAR MobileNet's 1x1 shapes at batch 32
+// (docs/x86-backend.md, "Pointwise forward on plain NCHW"): the forward 1.07-1.7x faster than
+// blocked plus reorders from 12x12 images on (one thread; two threads alike on a quiet machine),
+// backward data 1.1-2.5x from 14x14; on 7x7 and 4x4 gemm lost by 1.3x, on 8x8 and 10x10 the two
+// came within 5-10% either way and stay blocked. The filter gradient stays blocked: gemm won the
+// 64->256, 128->128 and 128->512 shapes by 10-20% and lost 32->64 on 32x32 by 1.3x (2.5x at two
+// threads), 256->64 on 56x56 and batch 1, with its two-thread times the most disturbed by a
+// busy machine.
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // any_desc, or the plain layout where pointwise_gemm says so.
