@@ -51,10 +51,12 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // (docs/x86-backend.md, "Pointwise forward on plain NCHW"): the forward 1.07-1.7x faster than
 // blocked plus reorders from 12x12 images on (one thread; two threads alike on a quiet machine),
 // backward data 1.1-2.5x from 14x14; on 7x7 and 4x4 gemm lost by 1.3x, on 8x8 and 10x10 the two
-// came within 5-10% either way and stay blocked. The filter gradient stays blocked: gemm won the
-// 64->256, 128->128 and 128->512 shapes by 10-20% and lost 32->64 on 32x32 by 1.3x (2.5x at two
-// threads), 256->64 on 56x56 and batch 1, with its two-thread times the most disturbed by a
-// busy machine.
+// came within 5-10% either way and stay blocked. At two threads sharing cores with other work
+// the gemm forward had spells 8x slower than the blocked kernel (it seems to synchronise per
+// image): pointwise_gemm's forward cases are the switch if that matters more. The filter gradient
+// stays blocked: gemm won the 64->256, 128->128 and 128->512 shapes by 10-20% and lost 32->64 on
+// 32x32 by 1.3x (2.5x at two threads), 256->64 on 56x56 and batch 1, with its two-thread times the
+// most disturbed by a busy machine.
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // any_desc, or the plain layout where pointwise_gemm says so.
