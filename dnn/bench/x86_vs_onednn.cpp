@@ -851,6 +851,14 @@ int main(int argc, char** argv) {
           // gemm stops paying (conv_common.h).
           ConvCase{"conv 1x1 2048->512 7x7 b32", 32, 2048, 512, 7, 1, 1},
           ConvCase{"conv 1x1 256->256 8x8 b32", 32, 256, 256, 8, 1, 1},
+          // ResNet-50's other bottleneck shapes, both sides of the 128-pixel bound (10x10 and
+          // 12x12) and batch 1, for the forward's plain-gemm choice.
+          ConvCase{"conv 1x1 64->64 56x56 b32", 32, 64, 64, 56, 1, 1},
+          ConvCase{"conv 1x1 128->512 28x28 b32", 32, 128, 512, 28, 1, 1},
+          ConvCase{"conv 1x1 1024->256 14x14 b32", 32, 1024, 256, 14, 1, 1},
+          ConvCase{"conv 1x1 256->256 12x12 b32", 32, 256, 256, 12, 1, 1},
+          ConvCase{"conv 1x1 256->256 10x10 b32", 32, 256, 256, 10, 1, 1},
+          ConvCase{"conv 1x1 256->64 56x56 b1", 1, 256, 64, 56, 1, 1},
           ConvCase{"depthwise 3x3 64 56x56 b32", 32, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 64 56x56 b1", 1, 64, 64, 56, 3, 64},
           ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},

@@ -77,10 +77,6 @@ double time_primitive(const dnnl::primitive& prim, const dnnl::primitive_desc& p
 // starts at the first 64-byte boundary. Other plans are returned as they are.
 std::unique_ptr<Plan> aligned_if_winograd(std::unique_ptr<Plan> plan);
 
-// The pass a convolution plan computes; forward_const_filter is a forward whose filter keeps its
-// value between calls (a traced graph's constant), which Winograd transforms once.
-enum class ConvPass { forward, forward_const_filter, backward_data, backward_filter };
-
 // Whether Winograd may be chosen at all: NEOMEG_CONV_WINOGRAD unset, empty or 1 says yes, 0 says
 // no (any other value warns once and counts as unset). Read on every plan, which happens once per
 // operator and shape: set it before the first run.

@@ -144,8 +144,9 @@ private:
                               *g, layouts),
                 default_conv_algorithm(ConvPass::forward, *g, src, filter, dst),
                 [&](dnnl::algorithm alg) {
-                    return conv_forward_pd(x86_handle(), *g, src, filter, dst, any_bias,
-                                           post_ops_attr(m_param.nonlineMode, has_z), alg);
+                    return conv_forward_pd(x86_handle(), *g, ConvPass::forward, src, filter, dst,
+                                           any_bias, post_ops_attr(m_param.nonlineMode, has_z),
+                                           alg);
                 });
         auto plan = std::make_unique<PrimitivePlan>(engine, pd.impl_info_str());
         std::optional<Operand> z_op;

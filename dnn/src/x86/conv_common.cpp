@@ -81,17 +81,32 @@ memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner) {
     return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), l.ndim == 4 ? tag::acdb : tag::acdeb);
 }
 
-memory::desc any_desc(const TensorLayout& l, const ConvDims& g) {
+bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l) {
     if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous() ||
         spatial_size(l) < kMinPointwiseGemmPixels)
+        return false;
+    switch (pass) {
+        case ConvPass::forward:
+        case ConvPass::forward_const_filter:
+        case ConvPass::backward_data:
+            return true;
+        case ConvPass::backward_filter:
+            return false;
+    }
+    return false;
+}
+
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass) {
+    if (!pointwise_gemm(pass, g, l))
         return any_desc(l);
     using tag = memory::format_tag;
     tag t = l.ndim == 3 ? tag::abc : l.ndim == 4 ? tag::abcd : tag::abcde;
     return memory::desc(dims_of(l), memory::data_type::f32, t);
 }
 
-memory::desc any_desc(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner) {
-    return is_channels_last(partner) ? any_desc(l, partner) : any_desc(l, g);
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
+                      const TensorLayout& partner) {
+    return is_channels_last(partner) ? any_desc(l, partner) : any_desc(l, g, pass);
 }
 
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {
@@ -100,19 +115,18 @@ memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {
 }
 
 dnnl::convolution_forward::primitive_desc conv_forward_pd(
-        const HandleImpl& handle, const ConvDims& g, const TensorLayout& src,
+        const HandleImpl& handle, const ConvDims& g, ConvPass pass, const TensorLayout& src,
         const TensorLayout& filter, const TensorLayout& dst,
         const std::optional<memory::desc>& bias, const dnnl::primitive_attr& attr,
         dnnl::algorithm alg) {
     using dnnl::prop_kind;
-    auto desc = bias ? dnnl::convolution_forward::desc(
-                               prop_kind::forward_training, alg, any_desc(src, dst),
-                               any_weights_desc(filter, g), *bias, any_desc(dst, src), g.stride,
-                               g.dilate, g.pad, g.pad)
-                     : dnnl::convolution_forward::desc(
-                               prop_kind::forward_training, alg, any_desc(src, dst),
-                               any_weights_desc(filter, g), any_desc(dst, src), g.stride, g.dilate,
-                               g.pad, g.pad);
+    const memory::desc s = any_desc(src, g, pass, dst), d = any_desc(dst, g, pass, src);
+    auto desc = bias ? dnnl::convolution_forward::desc(prop_kind::forward_training, alg, s,
+                                                       any_weights_desc(filter, g), *bias, d,
+                                                       g.stride, g.dilate, g.pad, g.pad)
+                     : dnnl::convolution_forward::desc(prop_kind::forward_training, alg, s,
+                                                       any_weights_desc(filter, g), d, g.stride,
+                                                       g.dilate, g.pad, g.pad);
     return {desc, attr, handle.engine()};
 }
 

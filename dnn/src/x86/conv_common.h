@@ -36,24 +36,41 @@ memory::desc any_desc(const TensorLayout& l);
 // channels-last kernels need both so; with one pinned and the other `any`, a depthwise filter
 // gradient (src channels-last, its gradient plain) got only `ref:any`, 13x slower.
 memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner);
-// The same for backward data's tensors of a convolution of geometry g, except that a contiguous
-// float32 NCHW tensor of a pointwise convolution with at least kMinPointwiseGemmPixels per image
-// keeps its plain layout: oneDNN's gemm kernel reads and writes it in place, which measured
-// 1.1-2.5x faster than the blocked 1x1 kernel with its reorders in and out, with 1 and 2
-// threads, from 14x14 images on. Its matrix products are one image's pixels long, and on smaller
-// images it lost: 0.5-0.8x on 7x7 and 4x4 (ResNet-50's last stage, the CIFAR MobileNet's 512
-// channels), a tie on 8x8. The forward and filter-gradient gemm kernels were 1.4x faster with
-// one thread but 4-5x slower with two, so they stay blocked (docs/x86-backend.md).
+
+// The pass a convolution plan computes; forward_const_filter is a forward whose filter keeps its
+// value between calls (a traced graph's constant), which Winograd transforms once (conv_algo.h).
+enum class ConvPass { forward, forward_const_filter, backward_data, backward_filter };
+
+// Whether `l`, a data tensor (src or dst) of `pass` of the convolution of geometry g, keeps its
+// plain NCHW layout for oneDNN's gemm kernel (`x64:gemm:jit`), which reads and writes it in place,
+// instead of the blocked 1x1 kernel with the reorders in and out: a contiguous float32 tensor of a
+// pointwise convolution with at least kMinPointwiseGemmPixels per image, in the forward and
+// backward-data passes; a strided tensor never (its operand reorders it either way). The gemm
+// kernel multiplies one image at a time, a product as long as its pixels, and on small images it
+// lost. Measured on ResNet-50's and the CIFAR MobileNet's 1x1 shapes at batch 32
+// (docs/x86-backend.md, "Pointwise forward on plain NCHW"): the forward 1.07-1.7x faster than
+// blocked plus reorders from 12x12 images on (one thread; two threads alike on a quiet machine),
+// backward data 1.1-2.5x from 14x14; on 7x7 and 4x4 gemm lost by 1.3x, on 8x8 and 10x10 the two
+// came within 5-10% either way and stay blocked. At two threads sharing cores with other work
+// the gemm forward had spells 8x slower than the blocked kernel (it seems to synchronise per
+// image): pointwise_gemm's forward cases are the switch if that matters more. The filter gradient
+// stays blocked: gemm won the 64->256, 128->128 and 128->512 shapes by 10-20% and lost 32->64 on
+// 32x32 by 1.3x (2.5x at two threads), 256->64 on 56x56 and batch 1, with its two-thread times the
+// most disturbed by a busy machine.
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
-memory::desc any_desc(const TensorLayout& l, const ConvDims& g);
+bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
+// any_desc, or the plain layout where pointwise_gemm says so.
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);
 // That, or beside a channels-last partner the partnered any_desc above.
-memory::desc any_desc(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner);
+memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
+                      const TensorLayout& partner);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
 
-// The forward primitive descriptor; the backward ones also need it (of their algorithm) as a hint
-// for their layouts. `bias` (a 1-D descriptor) and `attr` (post-ops) serve ConvBias.
+// The forward primitive descriptor; the backward ones also need it (of their algorithm and the
+// layouts their `pass` takes) as a hint. `bias` (a 1-D descriptor) and `attr` (post-ops) serve
+// ConvBias.
 dnnl::convolution_forward::primitive_desc conv_forward_pd(
-        const HandleImpl& handle, const ConvDims& g, const TensorLayout& src,
+        const HandleImpl& handle, const ConvDims& g, ConvPass pass, const TensorLayout& src,
         const TensorLayout& filter, const TensorLayout& dst,
         const std::optional<memory::desc>& bias = std::nullopt,
         const dnnl::primitive_attr& attr = user_scratchpad(),

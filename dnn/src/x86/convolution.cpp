@@ -51,8 +51,9 @@ private:
         auto pd = choose_conv_pd(x86_handle(), conv_case_key("fwd", *g, layouts),
                                  default_conv_algorithm(ConvPass::forward, *g, src, filter, dst),
                                  [&](dnnl::algorithm alg) {
-                                     return conv_forward_pd(x86_handle(), *g, src, filter, dst,
-                                                            std::nullopt, user_scratchpad(), alg);
+                                     return conv_forward_pd(x86_handle(), *g, ConvPass::forward,
+                                                            src, filter, dst, std::nullopt,
+                                                            user_scratchpad(), alg);
                                  });
         auto plan = std::make_unique<PrimitivePlan>(dnnl::convolution_forward(pd), pd,
                                                     x86_handle().engine(), pd.impl_info_str());
@@ -100,11 +101,13 @@ private:
         std::deque<dnnl::convolution_forward::primitive_desc> hints;
         std::deque<dnnl::convolution_backward_data::desc> descs;
         auto make_pd = [&](dnnl::algorithm alg) {
-            const auto& hint = hints.emplace_back(conv_forward_pd(
-                    x86_handle(), g, grad, filter, diff, std::nullopt, user_scratchpad(), alg));
-            auto& desc =
-                    descs.emplace_back(alg, any_desc(grad, g, diff), any_weights_desc(filter, g),
-                                       any_desc(diff, g, grad), g.stride, g.dilate, g.pad, g.pad);
+            constexpr ConvPass pass = ConvPass::backward_data;
+            const auto& hint =
+                    hints.emplace_back(conv_forward_pd(x86_handle(), g, pass, grad, filter, diff,
+                                                       std::nullopt, user_scratchpad(), alg));
+            auto& desc = descs.emplace_back(
+                    alg, any_desc(grad, g, pass, diff), any_weights_desc(filter, g),
+                    any_desc(diff, g, pass, grad), g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
                                                                    x86_handle().engine(), hint);
         };
@@ -168,11 +171,12 @@ private:
         std::deque<dnnl::convolution_forward::primitive_desc> hints;
         std::deque<dnnl::convolution_backward_weights::desc> descs;
         auto make_pd = [&](dnnl::algorithm alg) {
+            constexpr ConvPass pass = ConvPass::backward_filter;
             const auto& hint = hints.emplace_back(conv_forward_pd(
-                    x86_handle(), *g, src, grad, diff, std::nullopt, user_scratchpad(), alg));
-            auto& desc =
-                    descs.emplace_back(alg, any_desc(src, diff), any_weights_desc(grad, *g),
-                                       any_desc(diff, src), g->stride, g->dilate, g->pad, g->pad);
+                    x86_handle(), *g, pass, src, grad, diff, std::nullopt, user_scratchpad(), alg));
+            auto& desc = descs.emplace_back(
+                    alg, any_desc(src, *g, pass, diff), any_weights_desc(grad, *g),
+                    any_desc(diff, *g, pass, src), g->stride, g->dilate, g->pad, g->pad);
             return dnnl::convolution_backward_weights::primitive_desc(desc, user_scratchpad(),
                                                                       x86_handle().engine(), hint);
         };

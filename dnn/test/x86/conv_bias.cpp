@@ -6,6 +6,7 @@
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/param_base.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -69,6 +70,26 @@ TEST_F(X86, ConvBiasMatchesNaive) {
                 if (shapes[3].ndim != 0 && shapes[2].ndim != 0)
                     c.set_noncontiguous(true).execs(shapes);
             }
+}
+
+// Pointwise shapes on both sides of conv_common.h's kMinPointwiseGemmPixels (120 and 128 pixels),
+// at one and two threads: bias, residual and nonlinearity are naive's whichever layout the forward
+// runs in, on contiguous and on padded tensors.
+TEST_F(X86, ConvBiasPointwiseBothSidesOfTheGemmBound) {
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        for (const TensorShape& src : {TensorShape{2, 19, 8, 15}, TensorShape{2, 19, 8, 16}})
+            for (Nonline act : kModes) {
+                Case k{src, {16, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})};
+                for (const auto& shapes : input_sets(k)) {
+                    Checker<ConvBias> c(handle.get());
+                    c.set_param(conv_bias_param(k.p, act)).set_range(2, -3, 3).set_range(3, -3, 3);
+                    c.execs(shapes);
+                    if (shapes[3].ndim != 0 && shapes[2].ndim != 0)
+                        c.set_noncontiguous(true).execs(shapes);
+                }
+            }
+    }
 }
 
 TEST_F(X86, ConvBiasLowPrecisionMatchesNaive) {

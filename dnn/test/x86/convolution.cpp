@@ -6,6 +6,7 @@
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/param_base.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -202,4 +203,47 @@ TEST_F(X86, ConvolutionEmptyChannelsRunNaive) {
     EXPECT_EQ(run_and_compare<ConvolutionForward>(*handle, k.p, {x, w}), "naive");
     EXPECT_EQ(run_and_compare<ConvolutionBackwardFilter>(*handle, k.p, {x, dy}, {k.filter}),
               "naive");
+}
+
+// Pointwise convolutions on both sides of conv_common.h's kMinPointwiseGemmPixels (127 and 128
+// pixels in 1-D, 120 and 128 in 2-D, 126 and 128 in 3-D, 132), at one and two threads, each pass
+// on contiguous tensors, on padded inputs and outputs, and on an NHWC view: whatever layout the
+// pass runs in, the results are naive's.
+TEST_F(X86, ConvolutionPointwiseBothSidesOfTheGemmBound) {
+    const std::vector<Case> pointwise = {
+            {{3, 17, 127}, {33, 17, 1}, conv_param({1}, {0}, {1})},
+            {{3, 17, 128}, {33, 17, 1}, conv_param({1}, {0}, {1})},
+            {{2, 19, 8, 15}, {16, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 19, 8, 16}, {16, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 16, 11, 12}, {5, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 7, 3, 6, 7}, {9, 7, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+            {{2, 7, 2, 8, 8}, {9, 7, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+    };
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        for (const Case& k : conv_both_modes(pointwise)) {
+            check_conv_forward(handle.get(), {k});
+            check_conv_backward_data(handle.get(), {k});
+            check_conv_backward_filter(handle.get(), {k});
+        }
+        // The 2-D case above the bound with src (or diff) an NCHW view of NHWC memory and the
+        // other activation contiguous.
+        Case k = pointwise[3];
+        const TensorShape dst = conv_dst_shape(k);
+        auto nhwc_view = [](const TensorShape& s) {
+            return TensorLayout({s[0], s[2], s[3], s[1]}, dtype::Float32).dimshuffle({0, 3, 1, 2});
+        };
+        TensorLayout filter(k.filter, dtype::Float32);
+        Checker<ConvolutionForward>(handle.get())
+                .set_param(k.p)
+                .exec_layouts({nhwc_view(k.src), filter});
+        Checker<ConvolutionBackwardData>(handle.get())
+                .set_param(k.p)
+                .set_output_shapes({k.src})
+                .exec_layouts({filter, nhwc_view(dst)});
+        Checker<ConvolutionBackwardFilter>(handle.get())
+                .set_param(k.p)
+                .set_output_shapes({k.filter})
+                .exec_layouts({nhwc_view(k.src), TensorLayout(dst, dtype::Float32)});
+    }
 }
