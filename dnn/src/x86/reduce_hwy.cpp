@@ -273,8 +273,8 @@ HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
         if (two)
             a1 = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, p + lanes)));
         i = two ? 2 * lanes : lanes;
-        // PRODUCT, in double like naive. (A software prefetch a few KiB ahead cost 4%; four
-        // accumulators, 10%.)
+        // PRODUCT in double, like naive, where the target has no FMA for reduce_product_hwy.cpp's
+        // exact float pairs. (A software prefetch a few KiB ahead cost 4%; four accumulators, 10%.)
         for (; i + 2 * lanes <= n; i += 2 * lanes) {
             a0 = r.step(dd, a0, hn::PromoteTo(dd, hn::LoadU(df, p + i)));
             a1 = r.step(dd, a1, hn::PromoteTo(dd, hn::LoadU(df, p + i + lanes)));
