@@ -194,7 +194,9 @@ HWY_INLINE VI WinnerOf9(const VF* v) {
 }
 
 // acc plus dy in the lanes of m: a masked add, where a select of dy and an add were two.
-HWY_INLINE VF AddWhere(MF m, VF acc, VF dy) { return hn::IfThenElse(m, hn::Add(acc, dy), acc); }
+HWY_INLINE VF AddWhere(MF m, VF acc, VF dy) {
+    return hn::IfThenElse(m, hn::Add(acc, dy), acc);
+}
 
 // 3x3 windows of stride 2 and padding 1 (ResNet's stem pooling) on one plane, each element's
 // gradient summed where it is made: input row 2oy (tap row 1 of window row oy only) and column
@@ -295,8 +297,7 @@ bool Stride2By3Plane(DF d, const float* sz, const ptrdiff_t* ss, const float* dz
                 }
                 const float* dyp = dyrow + static_cast<ptrdiff_t>(ox) * ys[2] + l;
                 // + 0: naive's sum of a -0 gradient is +0.
-                const VF dy =
-                        hn::Add(kFull ? hn::LoadU(d, dyp) : LoadFirst(d, dyp, n, 0.f), zero);
+                const VF dy = hn::Add(kFull ? hn::LoadU(d, dyp) : LoadFirst(d, dyp, n, 0.f), zero);
                 auto won = [&](int t) {
                     return hn::RebindMask(d, hn::Eq(idx, hn::Set(di, kInner ? t : v.at[t])));
                 };
