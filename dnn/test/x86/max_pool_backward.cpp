@@ -476,3 +476,52 @@ TEST_F(X86, MaxPoolingRowsBackwardSixteenBit) {
     EXPECT_GT(runs, 0u);
 #endif
 }
+
+// The rows loop tests no step for NaN: each adds the elements whose window it alone holds, and a
+// NaN among them (or +inf with -inf) sends the plane to a rerun that tests every step. One NaN
+// at each position of a plane of finite values (ties among them), then +inf and -inf, float32
+// and bfloat16, at each Highway target, bit for bit: a NaN in any row or column, padding's
+// neighbours and a cut vector's lanes included, must reach naive's rule.
+TEST_F(X86, MaxPoolingRowsBackwardOneNaNInAFinitePlane) {
+#ifdef NEOMEG_WITH_DNNL
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 21);
+        for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
+            for (const TensorShape& s : {TensorShape{1, 2, 7, 9}, TensorShape{1, 1, 6, 34}}) {
+                const PoolCase k{s, {3, 3}, {2, 2}, {1, 1}};
+                const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                const TensorShape d = dst_shape(k);
+                const size_t n = s.total_nr_elems(), plane = s[2] * s[3];
+                const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, 0.25, -2.0, 1.5};
+                // at == n: +inf and -inf in the last plane; otherwise a NaN at `at`.
+                for (size_t at = n - plane; at <= n; ++at) {
+                    std::vector<double> xv(n);
+                    for (double& v : xv)
+                        v = choices[rng() % 8];
+                    if (at < n) {
+                        xv[at] = nan;
+                    } else {
+                        xv[n - plane + 3] = inf;
+                        xv[n - 2] = -inf;
+                    }
+                    HostTensor x = with_values(TensorLayout(s, dt), xv);
+                    HostTensor dy =
+                            with_values(TensorLayout(d, dt), exact_grads(d.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string what = "target " + std::to_string(target) + " " + dt.name() +
+                                             " " + s.to_string() + " at " + std::to_string(at);
+                    EXPECT_EQ(run_both(*handle, p, x, dy, TensorLayout(s, dt), got, want),
+                              kRowsLoop)
+                            << what;
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+            }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
