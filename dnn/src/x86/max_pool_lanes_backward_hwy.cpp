@@ -29,9 +29,10 @@ using MF = hn::Mask<DF>;
 
 // The first n floats from p, the other lanes `fill`; no memory past them is touched (masked loads
 // on AVX2 and AVX-512, a buffer elsewhere).
-HWY_INLINE VF LoadFirst(DF d, const float* p, size_t n, float fill) {
+template <class D>
+HWY_INLINE hn::Vec<D> LoadFirst(D d, const float* p, size_t n, float fill) {
 #if HWY_TARGET <= HWY_AVX2
-    const MF m = hn::FirstN(d, n);
+    const auto m = hn::FirstN(d, n);
     return hn::IfThenElse(m, hn::MaskedLoad(m, d, p), hn::Set(d, fill));
 #else
     HWY_ALIGN float tmp[HWY_MAX_BYTES / sizeof(float)];
@@ -41,7 +42,8 @@ HWY_INLINE VF LoadFirst(DF d, const float* p, size_t n, float fill) {
 #endif
 }
 
-HWY_INLINE void StoreFirst(VF v, DF d, float* p, size_t n) {
+template <class D>
+HWY_INLINE void StoreFirst(hn::Vec<D> v, D d, float* p, size_t n) {
 #if HWY_TARGET <= HWY_AVX2
     hn::BlendedStore(v, hn::FirstN(d, n), d, p);
 #else
@@ -73,22 +75,22 @@ T* AlignedIn(std::vector<T>& v, size_t n, size_t align) {
 // One window's winner over lanes [0, n) of p + off[t] (t < nt, naive's order), as the tap's
 // place t in that list. EXACT: naive's rule (a NaN wins, the first of them); otherwise the first
 // maximum by `>`, and the lanes that read a NaN added to `nan` (the caller then asks again).
-template <size_t NT, bool EXACT, bool FULL>
-HWY_INLINE VI Winner(DF d, const float* p, const ptrdiff_t* off, size_t nt_runtime, size_t n,
-                     MF& nan) {
-    const DI di;
+template <size_t NT, bool EXACT, bool FULL, class D>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Winner(D d, const float* p, const ptrdiff_t* off,
+                                                 size_t nt_runtime, size_t n, hn::Mask<D>& nan) {
+    const hn::RebindToSigned<D> di;
     const size_t nt = NT ? NT : nt_runtime;
     constexpr float kLowest = -std::numeric_limits<float>::infinity();
     auto load = [&](const float* q) {
         return FULL ? hn::LoadU(d, q) : LoadFirst(d, q, n, kLowest);
     };
-    VF best = load(p + off[0]);
-    VI idx = hn::Zero(di);
+    auto best = load(p + off[0]);
+    auto idx = hn::Zero(di);
     if (!EXACT)
         nan = hn::Or(nan, hn::IsNaN(best));
     for (size_t t = 1; t < nt; ++t) {
-        const VF v = load(p + off[t]);
-        MF take;
+        const auto v = load(p + off[t]);
+        hn::Mask<D> take;
         if constexpr (EXACT) {
             take = hn::AndNot(hn::IsNaN(best), hn::Or(hn::IsNaN(v), hn::Gt(v, best)));
         } else {
@@ -181,12 +183,13 @@ void TiledLanes(DF d, const float* src, const ptrdiff_t* ss, const float* diff, 
 
 // A window's winner over nine taps held in registers (row-major), as the tap's number: the first
 // maximum by `>` (a -0/+0 tie keeps the first). NaNs are skipped; the caller finds them.
-HWY_INLINE VI WinnerOf9(const VF* v) {
-    const DI di;
-    VF best = v[0];
-    VI idx = hn::Zero(di);
+template <class V>
+HWY_INLINE auto WinnerOf9(const V* v) {
+    const hn::RebindToSigned<hn::DFromV<V>> di;
+    V best = v[0];
+    auto idx = hn::Zero(di);
     for (int t = 1; t < 9; ++t) {
-        const MF take = hn::Gt(v[t], best);
+        const auto take = hn::Gt(v[t], best);
         best = hn::IfThenElse(take, v[t], best);
         idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, t), idx);
     }
@@ -194,7 +197,8 @@ HWY_INLINE VI WinnerOf9(const VF* v) {
 }
 
 // acc plus dy in the lanes of m: a masked add, where a select of dy and an add were two.
-HWY_INLINE VF AddWhere(MF m, VF acc, VF dy) {
+template <class M, class V>
+HWY_INLINE V AddWhere(M m, V acc, V dy) {
     return hn::IfThenElse(m, hn::Add(acc, dy), acc);
 }
 
@@ -212,11 +216,14 @@ HWY_INLINE VF AddWhere(MF m, VF acc, VF dy) {
 // the other windows report the NaNs they see. Returns whether there was one: the caller then
 // runs the plane again with every window tested (!kFast), which rewrites all of grad. An
 // infinity of each sign, or sums that overflow, do the same; the rerun is exact, only slower.
-template <bool kFast>
-bool Stride2By3Plane(DF d, const float* sz, const ptrdiff_t* ss, const float* dz,
+template <bool kFast, class D>
+bool Stride2By3Plane(D d, const float* sz, const ptrdiff_t* ss, const float* dz,
                      const ptrdiff_t* ys, float* gz, const ptrdiff_t* gs, size_t lanes,
                      const PoolDims& g, float* carry) {
-    const DI di;
+    using VF = hn::Vec<D>;
+    using MF = hn::Mask<D>;
+    using VI = hn::Vec<hn::RebindToSigned<D>>;
+    const hn::RebindToSigned<D> di;
     const size_t N = hn::Lanes(d), lp = (lanes + N - 1) / N * N;
     const size_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
     const VF zero = hn::Zero(d);
@@ -358,7 +365,8 @@ bool Stride2By3Plane(DF d, const float* sz, const ptrdiff_t* ss, const float* dz
     return kFast && !(hn::AllFalse(d, seen) && hn::AllFalse(d, hn::IsNaN(owned)));
 }
 
-void Stride2By3Lanes(DF d, const float* src, const ptrdiff_t* ss, const float* diff,
+template <class D>
+void Stride2By3Lanes(D d, const float* src, const ptrdiff_t* ss, const float* diff,
                      const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                      const PoolDims& g) {
     const size_t N = hn::Lanes(d), lp = (lanes + N - 1) / N * N;
@@ -376,8 +384,17 @@ void MaxPoolLanesBackward(const float* src, const ptrdiff_t* ss, const float* di
                           const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                           const PoolDims& g) {
     const DF d;
-    if (g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1)
+    if (g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1) {
+#if HWY_TARGET != HWY_SCALAR
+        // Lanes a multiple of half a vector but not of a vector (blocks of 8 at AVX-512, 24 or
+        // 40 channels): half vectors, all whole, so that every window inside the plane takes the
+        // untested pass.
+        const hn::Half<DF> dh;
+        if (lanes % hn::Lanes(d) != 0 && lanes % hn::Lanes(dh) == 0)
+            return Stride2By3Lanes(dh, src, ss, diff, ys, grad, gs, lanes, g);
+#endif
         return Stride2By3Lanes(d, src, ss, diff, ys, grad, gs, lanes, g);
+    }
     if (g.k[1] * g.k[2] == 4)
         return TiledLanes<4>(d, src, ss, diff, ys, grad, gs, lanes, g);
     TiledLanes<0>(d, src, ss, diff, ys, grad, gs, lanes, g);
