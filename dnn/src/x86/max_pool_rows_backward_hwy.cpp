@@ -354,7 +354,14 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                     EdgeMasksAt(d, sW, static_cast<ptrdiff_t>(OW), static_cast<ptrdiff_t>(i * N));
     }
 #endif
-    for (size_t z = 0; z < g.in[0]; ++z) {
+    // kFast: no step tests its taps for NaN (ten operations of a step's hundred); each adds the
+    // four elements whose windows it alone holds (tap rows 1 and 2, columns 1 and 2: every
+    // element's own window) into `owned`, which a NaN turns into NaN, and the plane then runs
+    // again with every step tested (which rewrites all of its grad). +inf with -inf among those
+    // elements does the same, exactly, only slower.
+    auto plane = [&](size_t z, auto fast) {
+        constexpr bool kFast = decltype(fast)::value;
+        VF owned = zero;
         const T* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
         const T* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
         T* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
@@ -428,12 +435,17 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                 }
                 // The chain skips NaNs: a NaN among the taps makes their sum one (as do +inf
                 // and -inf together, harmlessly), and those windows take naive's rule.
-                const VF sum = hn::Add(hn::Add(hn::Add(hn::Add(t[0], t[1]), hn::Add(t[2], t[3])),
-                                               hn::Add(hn::Add(t[4], t[5]), hn::Add(t[6], t[7]))),
-                                       t[8]);
-                if (HWY_UNLIKELY(!hn::AllFalse(d, hn::IsNaN(sum))))
-                    win = NaiveWinners(di, sz, ss[1], H, W, oy, ox0,
-                                       ox0 < OW ? std::min(N, OW - ox0) : 0);
+                if constexpr (kFast) {
+                    owned = hn::Add(owned, hn::Add(hn::Add(t[4], t[5]), hn::Add(t[7], t[8])));
+                } else {
+                    const VF sum =
+                            hn::Add(hn::Add(hn::Add(hn::Add(t[0], t[1]), hn::Add(t[2], t[3])),
+                                            hn::Add(hn::Add(t[4], t[5]), hn::Add(t[6], t[7]))),
+                                    t[8]);
+                    if (HWY_UNLIKELY(!hn::AllFalse(d, hn::IsNaN(sum))))
+                        win = NaiveWinners(di, sz, ss[1], H, W, oy, ox0,
+                                           ox0 < OW ? std::min(N, OW - ox0) : 0);
+                }
                 // Window ox - 1's winner in lane ox (the lane before's, across vectors).
                 const VI moved = hn::TableLookupLanes(win, to_next);
                 const VI prev = hn::IfThenElse(hn::RebindMask(di, first_lane), moved_before, moved);
@@ -466,23 +478,29 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                     else
                         StoreRow<kFull>(d, pairs, odd, even, row, sW, c, em);
                 };
-                auto at = [&](int32_t k) {
-                    return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(win, hn::Set(di, k))), dy);
+                // The window's (or the window before's) tap k won: its gradient goes there.
+                auto won = [&](int32_t k) {
+                    return hn::RebindMask(d, hn::Eq(win, hn::Set(di, k)));
                 };
-                auto at_prev = [&](int32_t k) {
-                    return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k))), dyp);
+                auto won_prev = [&](int32_t k) {
+                    return hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k)));
+                };
+                // acc + v where `where` holds: one masked add, where a select and an add were two.
+                auto add = [](MF where, VF acc, VF v) {
+                    return hn::IfThenElse(where, hn::Add(acc, v), acc);
                 };
                 float* co = carry_odd + ox0;
                 float* ce = carry_even + ox0;
                 // Row 2oy - 1: window row oy - 1's share (the carry), then this one's, each odd
                 // column window ox - 1's before window ox's.
                 if (!top)
-                    store(hn::Add(hn::Add(hn::LoadU(d, co), at_prev(2)), at(0)),
-                          hn::Add(hn::LoadU(d, ce), at(1)), g0, staged_g0);
-                store(hn::Add(at_prev(5), at(3)), at(4), g1, staged_g1);
+                    store(add(won(0), add(won_prev(2), hn::LoadU(d, co), dyp), dy),
+                          add(won(1), hn::LoadU(d, ce), dy), g0, staged_g0);
+                store(add(won(3), hn::IfThenElseZero(won_prev(5), dyp), dy),
+                      hn::IfThenElseZero(won(4), dy), g1, staged_g1);
                 if (!bottom) {
-                    hn::StoreU(hn::Add(at_prev(8), at(6)), d, co);
-                    hn::StoreU(at(7), d, ce);
+                    hn::StoreU(add(won(6), hn::IfThenElseZero(won_prev(8), dyp), dy), d, co);
+                    hn::StoreU(hn::IfThenElseZero(won(7), dy), d, ce);
                 }
             };
             for (size_t ox0 = 0; ox0 < OV; ox0 += N) {
@@ -514,7 +532,11 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                 std::memcpy(row, staged + 4 * static_cast<ptrdiff_t>(len) + 2,
                             W * sizeof(uint16_t));
         }
-    }
+        return kFast && !hn::AllFalse(d, hn::IsNaN(owned));
+    };
+    for (size_t z = 0; z < g.in[0]; ++z)
+        if (plane(z, std::true_type()))
+            plane(z, std::false_type());
 }
 
 }  // namespace

@@ -246,6 +246,75 @@ TEST_F(X86, MaxPoolingLanesBackwardOnBlocksAsPlanes) {
         }
 }
 
+// 3x3/2 pad 1 windows inside the plane, on whole vectors, test no tap for NaN: the elements each
+// owns are summed, and a NaN anywhere (or +inf with -inf) sends the plane to a rerun that tests
+// every window. A NaN alone in a plane of finite values, where an inner window owns it, where an
+// edge window owns it but inner ones read it (row 1, column 1), and in a channel of the partial
+// vector; +inf and -inf in one plane; none (the untested windows' winners, ties included). Blocks
+// of 8 and 16 seen as planes (the lanes a whole vector or two at each target) and 17 and 40
+// channels-last lanes, at each Highway target, bit for bit.
+TEST_F(X86, MaxPoolingLanesBackwardNaNOnlyInsideThePlane) {
+#ifdef NEOMEG_WITH_DNNL
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    struct Spot {
+        size_t y, x;
+        double v;
+    };
+    // (y, x) of a 9x12 plane: owned by window (2, 2) (inner), by window row 0 and read by window
+    // row 1, by window column 0 and read by window column 1; the last two: +inf and -inf.
+    const std::vector<std::vector<Spot>> spots = {
+            {}, {{5, 4, nan}}, {{1, 5, nan}}, {{4, 1, nan}}, {{3, 3, inf}, {6, 7, -inf}}};
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 9);
+        for (size_t layout = 0; layout < 4; ++layout)
+            for (const auto& put : spots) {
+                const size_t block = layout == 0 ? 8 : layout == 1 ? 16 : 0;
+                const size_t c = layout == 2 ? 17 : layout == 3 ? 40 : 2 * block;
+                const PoolCase k{{2, c, 9, 12}, {3, 3}, {2, 2}, {1, 1}};
+                const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                const TensorShape d = dst_shape(k);
+                auto make = [&](const TensorShape& s) {
+                    if (!block)
+                        return channels_last(s);
+                    TensorShape b{s[0], s[1] / block, s[2], s[3], block};
+                    return channel_blocked::blocks_as_planes(TensorLayout(b, dtype::Float32));
+                };
+                const TensorLayout xl = make(k.src), dl = make(d);
+                // Finite values with ties (-0 and +0, equal maxima): each window's winner by the
+                // untested compares.
+                const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, 0.25, -2.0, 1.5};
+                std::vector<double> xv(xl.total_nr_elems());
+                for (double& v : xv)
+                    v = choices[rng() % 8];
+                // Logical (n, lanes, H, W) of the plane layout; the spots in the middle channel
+                // of the first plane (a whole vector but for blocks of 8 at AVX-512) and the
+                // last of the last (the partial vector of 17 and 40 lanes at AVX-512).
+                const size_t lanes = xl[1], H = xl[2], W = xl[3];
+                for (const Spot& s : put) {
+                    xv[(lanes / 2) * H * W + s.y * W + s.x] = s.v;
+                    xv[((xl[0] - 1) * lanes + lanes - 1) * H * W + s.y * W + s.x] = s.v;
+                }
+                HostTensor x = with_values(xl, xv);
+                HostTensor dy = with_values(dl, exact_grads(dl.total_nr_elems(), rng));
+                HostTensor got, want;
+                const std::string what = "target " + std::to_string(target) + " lanes " +
+                                         std::to_string(lanes) + (block ? " blocked" : "") +
+                                         " spots " + std::to_string(put.size()) +
+                                         (put.empty() ? ""
+                                                      : " at " + std::to_string(put[0].y) + "," +
+                                                                std::to_string(put[0].x));
+                EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want), kLanesLoop) << what;
+                expect_same_bits(got, want, what);
+                ++runs;
+            }
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
 namespace {
 
 constexpr const char* kRowsLoop = "loop:max_pool_backward_rows";
@@ -402,6 +471,55 @@ TEST_F(X86, MaxPoolingRowsBackwardSixteenBit) {
                     expect_same_bits(got, want, what);
                     ++runs;
                 }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// The rows loop tests no step for NaN: each adds the elements whose window it alone holds, and a
+// NaN among them (or +inf with -inf) sends the plane to a rerun that tests every step. One NaN
+// at each position of a plane of finite values (ties among them), then +inf and -inf, float32
+// and bfloat16, at each Highway target, bit for bit: a NaN in any row or column, padding's
+// neighbours and a cut vector's lanes included, must reach naive's rule.
+TEST_F(X86, MaxPoolingRowsBackwardOneNaNInAFinitePlane) {
+#ifdef NEOMEG_WITH_DNNL
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 21);
+        for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
+            for (const TensorShape& s : {TensorShape{1, 2, 7, 9}, TensorShape{1, 1, 6, 34}}) {
+                const PoolCase k{s, {3, 3}, {2, 2}, {1, 1}};
+                const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                const TensorShape d = dst_shape(k);
+                const size_t n = s.total_nr_elems(), plane = s[2] * s[3];
+                const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, 0.25, -2.0, 1.5};
+                // at == n: +inf and -inf in the last plane; otherwise a NaN at `at`.
+                for (size_t at = n - plane; at <= n; ++at) {
+                    std::vector<double> xv(n);
+                    for (double& v : xv)
+                        v = choices[rng() % 8];
+                    if (at < n) {
+                        xv[at] = nan;
+                    } else {
+                        xv[n - plane + 3] = inf;
+                        xv[n - 2] = -inf;
+                    }
+                    HostTensor x = with_values(TensorLayout(s, dt), xv);
+                    HostTensor dy =
+                            with_values(TensorLayout(d, dt), exact_grads(d.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string what = "target " + std::to_string(target) + " " + dt.name() +
+                                             " " + s.to_string() + " at " + std::to_string(at);
+                    EXPECT_EQ(run_both(*handle, p, x, dy, TensorLayout(s, dt), got, want),
+                              kRowsLoop)
+                            << what;
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+            }
     });
     EXPECT_GE(ran, 1u);
     EXPECT_GT(runs, 0u);
