@@ -118,21 +118,23 @@ def _plain_dims(index):
 # Subtensor's None (kSubtensorNone) for a slice bound or step.
 _NONE = -(2**31)
 _INT32_MAX = 2**31 - 1
-# Subtensor ops of the fast paths by their index (an int or a slice); bounded, as a loop over
-# rows would otherwise keep one op per row.
-_fast_ops = {}
+# The ops of basic indices (a Subtensor, and an AddAxis for Nones or None) by a key of the index
+# and the tensor's ndim: they hold Python's values, not the shape, whose checks the layout rule
+# does. Bounded, as a loop over rows would otherwise keep one op per row.
+_basic_ops_cache = {}
+# Slice bounds and index items a key may hold: bools and traced dims (whose use as an index is
+# noted) are not among them.
+_PLAIN_BOUND = frozenset((int, type(None)))
+_PLAIN_ITEM = frozenset((int, type(None), type(Ellipsis)))
 
 
-def _fast_op(key, *item):
-    op = _fast_ops.get(key)
-    if op is None:
-        if len(_fast_ops) >= 4096:
-            _fast_ops.clear()
-        axis, begin, end, step, is_index = item
-        op = _fast_ops[key] = builtin.Subtensor(
-            axis=(axis,), begin=(begin,), end=(end,), step=(step,), is_index=(is_index,)
-        )
-    return op
+def _cached_basic_ops(key, ndim, index):
+    ops = _basic_ops_cache.get(key)
+    if ops is None:
+        if len(_basic_ops_cache) >= 4096:
+            _basic_ops_cache.clear()
+        ops = _basic_ops_cache[key] = _basic_ops(_expand(index, ndim))
+    return ops
 
 
 def _slice_bound(v):
@@ -143,9 +145,9 @@ def _slice_bound(v):
     return min(max(v, _NONE + 1), _INT32_MAX)
 
 
-def _basic(x, items):
-    """``x[items]`` for ints, slices and None (items expanded to x's ndim): one Subtensor op of
-    the ints and slices, then AddAxis for the Nones."""
+def _basic_ops(items):
+    """The ops of ``x[items]`` for ints, slices and None (items expanded to x's ndim): one
+    Subtensor of the ints and slices, then AddAxis for the Nones (None when there are none)."""
     axis, begin, end, step, is_index, new_axes = [], [], [], [], [], []
     k = 0  # the axis of x the next item indexes
     out_axis = 0  # that item's axis in the result
@@ -165,9 +167,7 @@ def _basic(x, items):
         elif isinstance(i, (int, np.integer)) or (is_tensor(i) and i.ndim == 0):
             pos = int(i)
             if not _NONE < pos <= _INT32_MAX:
-                raise MegEngineIndexError(
-                    f"index {pos} is out of bounds for axis {k} with size {x.shape[k]}"
-                )
+                raise MegEngineIndexError(f"index {pos} is out of bounds for axis {k}")
             axis.append(k)
             begin.append(pos)
             end.append(_NONE)
@@ -176,38 +176,55 @@ def _basic(x, items):
         else:
             raise IndexError(f"unsupported index {i!r}")
         k += 1
-    op = cached_op(
-        builtin.Subtensor,
+    sub = builtin.Subtensor(
         axis=tuple(axis),
         begin=tuple(begin),
         end=tuple(end),
         step=tuple(step),
         is_index=tuple(is_index),
     )
-    out = apply(op, x)[0]
-    if new_axes:
-        out = apply(cached_op(builtin.AddAxis, axis=tuple(new_axes)), out)[0]
-    return out
+    return sub, (builtin.AddAxis(axis=tuple(new_axes)) if new_axes else None)
+
+
+def _apply_basic(x, ops):
+    out = apply(ops[0], x)[0]
+    return out if ops[1] is None else apply(ops[1], out)[0]
+
+
+def _basic_key(index):
+    """A hashable key of a tuple index of ints, plain slices, None and Ellipsis; None for any
+    other (NumPy ints, tensors, traced dims and bools take the general path)."""
+    key = []
+    for i in index:
+        t = type(i)
+        if t is slice:
+            b, e, s = i.start, i.stop, i.step
+            if type(b) in _PLAIN_BOUND and type(e) in _PLAIN_BOUND and type(s) in _PLAIN_BOUND:
+                key.append((b, e, s))
+                continue
+            return None
+        if t not in _PLAIN_ITEM:
+            return None
+        key.append(i)
+    return tuple(key)
 
 
 def getitem(x, index):
-    # x[k] and x[a:b:c], the commonest indices (a row: `a + b[0]`), without the general parsing
-    # below: one cached Subtensor op, whose layout rule checks the bounds.
+    # x[k], x[a:b:c] and tuples of ints, slices, None and Ellipsis, the commonest indices (a row:
+    # `a + b[0]`), without the general parsing below: cached ops, whose layout rule checks the
+    # bounds against x's shape.
     t = type(index)
-    if t is int and x.ndim and _NONE < index <= _INT32_MAX:
-        return apply(_fast_op(index, 0, index, _NONE, _NONE, 1), x)[0]
-    if t is slice and x.ndim:
+    if t is int:
+        if x.ndim:
+            return _apply_basic(x, _cached_basic_ops(index, x.ndim, index))
+    elif t is slice:
         b, e, s = index.start, index.stop, index.step
-        if (
-            (b is None or type(b) is int)
-            and (e is None or type(e) is int)
-            and (s is None or type(s) is int)
-        ):
-            key = (b, e, s)
-            op = _fast_ops.get(key)
-            if op is None:
-                op = _fast_op(key, 0, _slice_bound(b), _slice_bound(e), _slice_bound(s), 0)
-            return apply(op, x)[0]
+        if type(b) in _PLAIN_BOUND and type(e) in _PLAIN_BOUND and type(s) in _PLAIN_BOUND:
+            return _apply_basic(x, _cached_basic_ops((b, e, s), x.ndim, index))
+    elif t is tuple:
+        key = _basic_key(index)
+        if key is not None:
+            return _apply_basic(x, _cached_basic_ops((x.ndim, key), x.ndim, index))
     index = _plain_dims(index)
     if _needs_flat(index):
         pos = _flat_positions(x, index)
@@ -223,7 +240,7 @@ def getitem(x, index):
             idx.append(Tensor(a.astype(np.int32), device=x.device))
         op = cached_op(builtin.IndexingMultiAxisVec, axes=tuple(k for k, _ in arrays))
         return apply(op, x, *idx)[0]
-    return _basic(x, items)
+    return _apply_basic(x, _basic_ops(items))
 
 
 def _basic_index_arrays(x, items):
