@@ -11,6 +11,7 @@ import pytest
 from megengine.core._imperative_rt import MegEngineIndexError
 
 import megengine as mge
+import megengine.functional as F
 from megengine.autodiff import GradManager
 from megengine.jit import trace
 from megengine.utils.comp_graph_tools import GraphInference
@@ -222,3 +223,45 @@ def test_traced_training_step_through_a_slice():
     want[1:, ::-1, 2] = 2 * A[1:, ::-1, 2]
     for _ in range(2):
         np.testing.assert_array_equal(step().numpy(), want)
+
+
+_KERNEL_CASES = {
+    "relu": lambda t: F.relu(t),
+    "add_row": lambda t: t + t[0],
+    "exp": lambda t: F.exp(t),
+    "pow": lambda t: t**2,
+    "clip": lambda t: F.clip(t, -0.5, 0.5),
+    "where": lambda t: F.where(t > 0, t, -t),
+    "astype": lambda t: t.astype("float16").astype("float32"),
+    "sum": lambda t: t.sum(axis=2),
+    "max": lambda t: t.max(axis=-1),
+    "mean": lambda t: t.mean(),
+    "softmax": lambda t: F.softmax(t, axis=1),
+    "logsumexp": lambda t: F.logsumexp(t, axis=3),
+    "layer_norm": lambda t: F.nn.layer_norm(t, (10,), affine=False),
+    "batch_norm": lambda t: F.batch_norm(t, training=True),
+    "matmul": lambda t: F.matmul(t, mge.Tensor(np.linspace(-1, 1, 70, dtype="float32").reshape(10, 7))),
+    "conv2d": lambda t: F.conv2d(t, mge.Tensor(np.linspace(-1, 1, 270, dtype="float32").reshape(5, 6, 3, 3)), padding=1),
+    "max_pool": lambda t: F.max_pool2d(t, 2),
+    "avg_pool": lambda t: F.avg_pool2d(t, 2),
+    "concat": lambda t: F.concat([t, t], axis=1),
+    "transpose": lambda t: t.transpose(3, 2, 1, 0) * 1,
+    "reshape": lambda t: t.reshape(4, -1),
+    "cumsum": lambda t: F.cumsum(t, axis=2),
+    "topk": lambda t: F.topk(t.reshape(-1, 40), 3)[0],
+    "argsort": lambda t: F.argsort(t.reshape(-1, 40)),
+    "gather": lambda t: F.gather(t, 1, mge.Tensor(np.ones((4, 2, 4, 5), "int32"))),
+    "advanced_index": lambda t: t[[0, 2], :, [1, 3]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_KERNEL_CASES))
+def test_kernels_read_negative_stride_views(name):
+    # A view with negative strides on three axes goes to the kernels as it is: each must give
+    # what it gives on a contiguous copy of the same values.
+    a = np.random.default_rng(0).standard_normal((4, 6, 8, 10)).astype("float32")
+    v = mge.Tensor(a)[::-1, :, ::-2, ::-1]
+    assert "(-" in v._layout()
+    c = mge.Tensor(v.numpy())
+    f = _KERNEL_CASES[name]
+    np.testing.assert_allclose(f(v).numpy(), f(c).numpy(), rtol=1e-5, atol=1e-5)
