@@ -137,21 +137,20 @@ ptrdiff_t slice_bound(int32_t v, ptrdiff_t n, ptrdiff_t step, bool start) {
 
 }  // namespace
 
-std::vector<SubtensorAxis> resolve_subtensor(const OpDef& def, const Subtensor& p,
-                                             const TensorShape& shape) {
+SubtensorAxes resolve_subtensor(const OpDef& def, const Subtensor& p, const TensorShape& shape) {
     size_t items = p.axis.size();
     NM_THROW_IF(p.begin.size() != items || p.end.size() != items || p.step.size() != items ||
                         p.is_index.size() != items,
                 ParamError, def.to_string(),
                 ": axis, begin, end, step and is_index differ in length");
-    std::vector<SubtensorAxis> out(shape.ndim);
+    SubtensorAxes out{};
     for (size_t a = 0; a < shape.ndim; ++a)
         out[a].length = shape[a];
-    std::vector<bool> seen(shape.ndim, false);
+    unsigned seen = 0;  // a bit per axis
     for (size_t i = 0; i < items; ++i) {
         size_t a = normalize_axis(def, p.axis[i], shape.ndim);
-        NM_THROW_IF(seen[a], ParamError, def.to_string(), ": axis ", a, " is indexed twice");
-        seen[a] = true;
+        NM_THROW_IF(seen >> a & 1u, ParamError, def.to_string(), ": axis ", a, " is indexed twice");
+        seen |= 1u << a;
         auto n = static_cast<ptrdiff_t>(shape[a]);
         SubtensorAxis& r = out[a];
         if (p.is_index[i] != 0) {
@@ -159,7 +158,8 @@ std::vector<SubtensorAxis> resolve_subtensor(const OpDef& def, const Subtensor& 
                         p.is_index[i], " is neither 0 nor 1");
             NM_THROW_IF(p.end[i] != kSubtensorNone || p.step[i] != kSubtensorNone ||
                                 p.begin[i] == kSubtensorNone,
-                        ParamError, def.to_string(), ": an index has a begin and no end or step");
+                        ParamError, def.to_string(),
+                        ": an index item takes a begin and no end or step");
             ptrdiff_t k = p.begin[i] < 0 ? p.begin[i] + n : p.begin[i];
             NM_THROW_IF(k < 0 || k >= n, IndexError, def.to_string(), ": index ", p.begin[i],
                         " is out of bounds for axis ", a, " with size ", n);

@@ -3,10 +3,10 @@
 // ShapeError/ParamError naming `def`.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <vector>
 
 #include "neomeg/op/defs/views.h"
 #include "neomeg/op/view_op_def.h"
@@ -39,10 +39,13 @@ struct SubtensorAxis {
     bool drop = false;
 };
 
+// One per axis of a shape (the first ndim entries); no allocation on the eager hot path.
+using SubtensorAxes = std::array<SubtensorAxis, dnn::TensorShape::MAX_NDIM>;
+
 // The resolved items of `p` on `shape`, one per axis of shape: the bounds as Python's
 // slice.indices(n) gives them. Subtensor's layout rule and its gradient both read this; bad
 // params throw ParamError (IndexError for an index out of range) naming def.
-std::vector<SubtensorAxis> resolve_subtensor(const OpDef& def, const Subtensor& p,
-                                             const dnn::TensorShape& shape);
+SubtensorAxes resolve_subtensor(const OpDef& def, const Subtensor& p,
+                                const dnn::TensorShape& shape);
 
 }  // namespace neomeg::param
