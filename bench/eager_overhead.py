@@ -22,7 +22,7 @@ from torch_reference import torch_python
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-# The same four cases for both frameworks; `fw` is "neomeg" or "torch".
+# The same cases for both frameworks; `fw` is "neomeg" or "torch".
 CASES_SOURCE = r"""
 import numpy as np
 
@@ -52,6 +52,8 @@ def make_cases(fw):
             "add_1elem": lambda: a + b,
             "relu_1elem": lambda: F.relu(a),
             "matmul_8x8": lambda: F.matmul(m, m),
+            "index_b[0]": lambda: m[0],
+            "slice_b[1:3]": lambda: m[1:3],
             "mlp_fwd_bwd": mlp_step,
         }
     import torch
@@ -70,6 +72,8 @@ def make_cases(fw):
         "add_1elem": lambda: a + b,
         "relu_1elem": lambda: torch.relu(a),
         "matmul_8x8": lambda: m @ m,
+        "index_b[0]": lambda: m[0],
+        "slice_b[1:3]": lambda: m[1:3],
         "mlp_fwd_bwd": mlp_step,
     }
 """

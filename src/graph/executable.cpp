@@ -48,20 +48,22 @@ bool forwards_an_input(const OpDef& op) {
 }
 
 // Ops whose output is their first input's bytes unchanged under another shape when that input is
-// contiguous: Reshape, AddAxis, RemoveAxis (views at offset 0 whose layout stays contiguous) and
-// the ops that forward their first input (forwards_an_input). Such an output is planned as the
-// input's memory (no step, no copy).
+// contiguous: Reshape, AddAxis, RemoveAxis, a Subtensor of leading rows (views at offset 0 whose
+// layout stays contiguous) and the ops that forward their first input (forwards_an_input). Such
+// an output is planned as the input's memory (no step, no copy).
 bool forwards_first_input(const OperatorNode* node) {
     if (node->inputs().empty() || node->outputs().size() != 1 ||
         node->outputs()[0]->shape_dynamic() || node->inputs()[0]->shape_dynamic())
         return false;
     const dnn::TensorLayout& in = node->inputs()[0]->layout();
     const dnn::TensorLayout& out = node->outputs()[0]->layout();
-    if (in.dtype != out.dtype || in.access_bytes() != out.access_bytes() || !in.is_contiguous() ||
+    // A view may read a prefix of its input's bytes (a Subtensor of leading rows).
+    if (in.dtype != out.dtype || in.access_bytes() < out.access_bytes() || !in.is_contiguous() ||
         !out.is_contiguous())
         return false;
     if (node->op().kind() == OpKind::Dnn)
-        return static_cast<const DnnOpDefBase&>(node->op()).forwarded_input() == 0;
+        return static_cast<const DnnOpDefBase&>(node->op()).forwarded_input() == 0 &&
+               in.access_bytes() == out.access_bytes();
     const auto* view = dynamic_cast<const ViewOpDefBase*>(&node->op());
     if (!view)
         return false;

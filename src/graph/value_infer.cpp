@@ -113,6 +113,7 @@ bool computes_host_value(const OpDef& op) {
         case ops::Dimshuffle::kId:
         case ops::AddAxis::kId:
         case ops::RemoveAxis::kId:
+        case ops::Subtensor::kId:
             return true;
         default:
             return false;

@@ -6,6 +6,7 @@
 
 namespace neomeg::param {
 
+using dnn::IndexError;
 using dnn::ParamError;
 using dnn::ShapeError;
 using dnn::TensorLayout;
@@ -115,6 +116,84 @@ std::optional<ViewLayout> view_layout_of(const OpDef& def, const RemoveAxis& p,
         out = out.remove_axis(axes[i]);
     }
     return ViewLayout{out, 0};
+}
+
+namespace {
+
+// Python's PySlice_AdjustIndices for one bound: negative counts from the end, then clamped to
+// [0, n] (a positive step) or [-1, n - 1] (a negative one); None is the end the step starts from
+// (`start`) or runs to.
+ptrdiff_t slice_bound(int32_t v, ptrdiff_t n, ptrdiff_t step, bool start) {
+    if (v == kSubtensorNone) {
+        if (start)
+            return step > 0 ? 0 : n - 1;
+        return step > 0 ? n : -1;
+    }
+    ptrdiff_t b = v;
+    if (b < 0)
+        return std::max<ptrdiff_t>(b + n, step > 0 ? 0 : -1);
+    return std::min<ptrdiff_t>(b, step > 0 ? n : n - 1);
+}
+
+}  // namespace
+
+SubtensorAxes resolve_subtensor(const OpDef& def, const Subtensor& p, const TensorShape& shape) {
+    size_t items = p.axis.size();
+    NM_THROW_IF(p.begin.size() != items || p.end.size() != items || p.step.size() != items ||
+                        p.is_index.size() != items,
+                ParamError, def.to_string(),
+                ": axis, begin, end, step and is_index differ in length");
+    SubtensorAxes out{};
+    for (size_t a = 0; a < shape.ndim; ++a)
+        out[a].length = shape[a];
+    unsigned seen = 0;  // a bit per axis
+    for (size_t i = 0; i < items; ++i) {
+        size_t a = normalize_axis(def, p.axis[i], shape.ndim);
+        NM_THROW_IF(seen >> a & 1u, ParamError, def.to_string(), ": axis ", a, " is indexed twice");
+        seen |= 1u << a;
+        auto n = static_cast<ptrdiff_t>(shape[a]);
+        SubtensorAxis& r = out[a];
+        if (p.is_index[i] != 0) {
+            NM_THROW_IF(p.is_index[i] != 1, ParamError, def.to_string(), ": is_index ",
+                        p.is_index[i], " is neither 0 nor 1");
+            NM_THROW_IF(p.end[i] != kSubtensorNone || p.step[i] != kSubtensorNone ||
+                                p.begin[i] == kSubtensorNone,
+                        ParamError, def.to_string(),
+                        ": an index item takes a begin and no end or step");
+            ptrdiff_t k = p.begin[i] < 0 ? p.begin[i] + n : p.begin[i];
+            NM_THROW_IF(k < 0 || k >= n, IndexError, def.to_string(), ": index ", p.begin[i],
+                        " is out of bounds for axis ", a, " with size ", n);
+            r = {k, 1, 1, true};
+            continue;
+        }
+        ptrdiff_t step = p.step[i] == kSubtensorNone ? 1 : p.step[i];
+        NM_THROW_IF(step == 0, ParamError, def.to_string(), ": slice step cannot be zero");
+        ptrdiff_t b = slice_bound(p.begin[i], n, step, true);
+        ptrdiff_t e = slice_bound(p.end[i], n, step, false);
+        ptrdiff_t len = step > 0 ? (e > b ? (e - b - 1) / step + 1 : 0)
+                                 : (b > e ? (b - e - 1) / -step + 1 : 0);
+        // An empty slice starts at 0: its offset then stays inside src.
+        r = {len ? b : 0, step, static_cast<size_t>(len), false};
+    }
+    return out;
+}
+
+std::optional<ViewLayout> view_layout_of(const OpDef& def, const Subtensor& p,
+                                         const TensorLayout& src) {
+    auto axes = resolve_subtensor(def, p, src);
+    TensorLayout out = src;
+    out.ndim = 0;
+    ptrdiff_t offset = 0;
+    for (size_t a = 0; a < src.ndim; ++a) {
+        const SubtensorAxis& r = axes[a];
+        offset += r.begin * src.stride[a];
+        if (r.drop)
+            continue;
+        out.shape[out.ndim] = r.length;
+        out.stride[out.ndim] = r.length == 1 ? src.stride[a] : src.stride[a] * r.step;
+        ++out.ndim;
+    }
+    return ViewLayout{out, offset};
 }
 
 }  // namespace neomeg::param

@@ -6,10 +6,12 @@
 // -> Reshape chain); NeoMeg's graph computes such values when the ops are inserted
 // (graph/value_infer.h), so the converted chain gives static shapes again.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "mge_convert.h"
 #include "neomeg/op/op_defs.h"
+#include "neomeg/op/view_layouts.h"
 
 namespace neomeg::serialization::mge {
 namespace {
@@ -22,8 +24,6 @@ using Mode = dnn::param::Elemwise::Mode;
 
 // OptionalAxisV1's "no axis" (MegEngine's MAX_NDIM).
 constexpr int32_t kNoAxis = 7;
-// A slice's positions become an index tensor: no more than this many.
-constexpr int64_t kMaxSliceLength = int64_t(1) << 24;
 
 void require_inputs(Inputs in, size_t n) {
     require(in.size() == n, str_cat("takes ", n, " inputs, the file gives ", in.size()));
@@ -253,24 +253,6 @@ std::optional<int64_t> single_int(const Converter& c, const VarNode* v) {
     return (*value)[0];
 }
 
-// Python's slice(begin, end, step).indices(n) as positions.
-std::vector<int32_t> slice_positions(std::optional<int64_t> b, std::optional<int64_t> e,
-                                     std::optional<int64_t> s, int64_t n) {
-    int64_t step = s.value_or(1);
-    require(step != 0, "slice step 0");
-    int64_t lower = step > 0 ? 0 : -1, upper = step > 0 ? n : n - 1;
-    auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
-        if (!v)
-            return dflt;
-        return *v < 0 ? std::max(*v + n, lower) : std::min(*v, upper);
-    };
-    int64_t start = clamp(b, step > 0 ? lower : upper), stop = clamp(e, step > 0 ? upper : lower);
-    std::vector<int32_t> out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-        out.push_back(static_cast<int32_t>(i));
-    return out;
-}
-
 // x[:end] on axis 0 with `end` computed when the model runs (x[:n], n a count of the data; how
 // F.vision.nms cuts NMSKeep's fixed-size output to the boxes kept): Python's bound (end + n where
 // negative, then clipped to [0, n], n read from x's shape) as TakePrefix's count, so that the
@@ -290,47 +272,64 @@ VarNode* computed_prefix(Converter& c, VarNode* x, VarNode* end) {
     return c.insert1(ops::TakePrefix(), {x, e});
 }
 
-// Subtensor (x[1:5:2, 3], ...): each axis by its own IndexingMultiAxisVec, the highest axis first
-// so that an index removing its axis leaves the lower ones' numbers.
+// Subtensor (x[1:5:2, 3], ...): the items whose values the import knows become one Subtensor
+// view op, whose layout rule resolves them as Python's slices; an index or a slice end computed
+// when the model runs keeps its own op after it, the highest axis first so that an index
+// removing its axis leaves the lower ones' numbers.
 Outs subtensor(Converter& c, const fbs::Operator& op, Inputs in) {
     auto items = axis_indices(op, in);
-    std::sort(items.begin(), items.end(),
-              [](const AxisIndex& a, const AxisIndex& b) { return a.axis > b.axis; });
     VarNode* x = in[0];
+    require(!x->shape_dynamic(), "indexing a tensor of a shape known only when it runs");
+    // A bound past int32 clamps as Python's would (no axis has 2^31 elements); an index must fit.
+    auto bound = [&](VarNode* v, const char* what) -> int32_t {
+        if (!v)
+            return param::kSubtensorNone;
+        auto value = single_int(c, v);
+        require(value.has_value(), str_cat("a slice ", what, " computed when the model runs"));
+        constexpr int64_t lo = param::kSubtensorNone + int64_t(1),
+                          hi = std::numeric_limits<int32_t>::max();
+        return static_cast<int32_t>(std::clamp(*value, lo, hi));
+    };
+    param::Subtensor known;
+    std::vector<AxisIndex> computed;
+    auto add = [&](int32_t axis, int32_t begin, int32_t end, int32_t step, bool index) {
+        known.axis.push_back(axis);
+        known.begin.push_back(begin);
+        known.end.push_back(end);
+        known.step.push_back(step);
+        known.is_index.push_back(index ? 1 : 0);
+    };
     for (const auto& it : items) {
-        auto take = [&](VarNode* index) {
-            dnn::param::IndexingMultiAxis p;
-            p.axes = {it.axis};
-            return c.insert1(ops::IndexingMultiAxisVec(p), {x, index});
-        };
-        require(!x->shape_dynamic(), "indexing a tensor of a shape known only when it runs");
-        auto n = static_cast<int64_t>(x->shape()[static_cast<size_t>(it.axis)]);
         if (it.idx) {
-            if (auto i = single_int(c, it.idx)) {
-                require(*i >= -n && *i < n, str_cat("index ", *i, " is out of range for axis ",
-                                                    it.axis, " of size ", n));
-                auto pos = static_cast<int32_t>(*i < 0 ? *i + n : *i);
-                x = take(c.scalar(static_cast<float>(pos), dnn::dtype::Int32));
-            } else {
-                // An index computed when the model runs: a {1} tensor keeps the axis, then
-                // dropped.
-                require(it.idx->dtype() == dnn::dtype::Int32 &&
-                                it.idx->shape().total_nr_elems() == 1,
-                        "an index that is not one int32 value");
-                x = take(it.idx);
-                if (it.idx->shape().ndim == 1)
-                    x = c.insert1(ops::RemoveAxis(param::RemoveAxis{{it.axis}}), {x});
+            auto i = single_int(c, it.idx);
+            if (!i) {
+                computed.push_back(it);
+                continue;
             }
-            continue;
+            require(*i > param::kSubtensorNone && *i <= std::numeric_limits<int32_t>::max(),
+                    str_cat("index ", *i, " is out of range for axis ", it.axis));
+            add(it.axis, static_cast<int32_t>(*i), param::kSubtensorNone, param::kSubtensorNone,
+                true);
+        } else if (it.end && !single_int(c, it.end) && it.axis == 0) {
+            computed.push_back(it);
+        } else {
+            add(it.axis, bound(it.begin, "begin"), bound(it.end, "end"), bound(it.step, "step"),
+                false);
         }
-        auto bound = [&](VarNode* v, const char* what) -> std::optional<int64_t> {
-            if (!v)
-                return std::nullopt;
-            auto value = single_int(c, v);
-            require(value.has_value(), str_cat("a slice ", what, " computed when the model runs"));
-            return value;
-        };
-        if (it.end && !single_int(c, it.end) && it.axis == 0) {
+    }
+    if (!known.axis.empty())
+        x = c.insert1(ops::Subtensor(known), {x});
+    // The computed items' axes, less the axes the known indices removed before them.
+    for (auto& it : computed) {
+        int32_t removed = 0;
+        for (size_t k = 0; k < known.axis.size(); ++k)
+            removed += known.is_index[k] && known.axis[k] < it.axis;
+        it.axis -= removed;
+    }
+    std::sort(computed.begin(), computed.end(),
+              [](const AxisIndex& a, const AxisIndex& b) { return a.axis > b.axis; });
+    for (const auto& it : computed) {
+        if (!it.idx) {  // x[:end] of axis 0
             auto b = it.begin ? single_int(c, it.begin) : std::optional<int64_t>(0);
             auto st = it.step ? single_int(c, it.step) : std::optional<int64_t>(1);
             require(b == 0 && st == 1,
@@ -339,14 +338,14 @@ Outs subtensor(Converter& c, const fbs::Operator& op, Inputs in) {
             x = computed_prefix(c, x, it.end);
             continue;
         }
-        require(n <= kMaxSliceLength, str_cat("slicing an axis of ", n, " elements"));
-        auto pos = slice_positions(bound(it.begin, "begin"), bound(it.end, "end"),
-                                   bound(it.step, "step"), n);
-        bool whole = static_cast<int64_t>(pos.size()) == n;
-        for (size_t i = 0; whole && i < pos.size(); ++i)
-            whole = pos[i] == static_cast<int32_t>(i);
-        if (!whole)
-            x = take(c.int_vector(pos));
+        // An index computed when the model runs: a {1} tensor keeps the axis, then dropped.
+        require(it.idx->dtype() == dnn::dtype::Int32 && it.idx->shape().total_nr_elems() == 1,
+                "an index that is not one int32 value");
+        dnn::param::IndexingMultiAxis p;
+        p.axes = {it.axis};
+        x = c.insert1(ops::IndexingMultiAxisVec(p), {x, it.idx});
+        if (it.idx->shape().ndim == 1)
+            x = c.insert1(ops::RemoveAxis(param::RemoveAxis{{it.axis}}), {x});
     }
     // MegEngine's graph has no 0-d results: indexing every axis away leaves shape {1}.
     if (x->shape().ndim == 0)

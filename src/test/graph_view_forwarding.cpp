@@ -5,6 +5,7 @@
 #include "graph_test_util.h"
 #include "neomeg/op/defs/tensor_shape.h"
 #include "neomeg/op/defs/views.h"
+#include "neomeg/op/view_layouts.h"
 #include "neomeg/op/view_params.h"
 
 using namespace neomeg;
@@ -147,4 +148,39 @@ TEST(ViewForwarding, ABroadcastOfAConstantIsReadInPlaceByKernels) {
         expect_near(floats(exe->output(0)), want[0]);
     }
     expect_near(floats(both->output(1)), want[1]);
+}
+
+// Subtensor in a graph: x[:2] (offset 0, contiguous) is the input's memory like a Reshape, a
+// reversed slice at an offset (x[1:, ::-2]) is copied by its step.
+TEST(ViewForwarding, SubtensorAtOffsetZeroIsForwardedOthersCopy) {
+    constexpr int32_t N = param::kSubtensorNone;
+    ComputingGraph g;
+    auto* x = g.input("x", {4, 5}, dnn::dtype::Float32, cpu());
+    auto* e = g.insert1(elemwise(Mode::NEGATE), {x});
+    param::Subtensor head;
+    head.axis = {0};
+    head.begin = {N};
+    head.end = {2};
+    head.step = {N};
+    head.is_index = {0};
+    auto* h = g.insert1(ops::Subtensor(head), {e});  // rows 0, 1: e's memory
+    param::Subtensor rev;
+    rev.axis = {0, 1};
+    rev.begin = {1, N};
+    rev.end = {N, N};
+    rev.step = {N, -2};
+    rev.is_index = {0, 0};
+    auto* r = g.insert1(ops::Subtensor(rev), {e});  // {3,3}: copied
+    auto* y = g.insert1(elemwise(Mode::MUL), {h, h});
+    auto* z = g.insert1(elemwise(Mode::ADD), {r, r});
+    auto exe = g.compile({y, z}, one_step_per_op());
+    EXPECT_EQ(exe->num_steps(), 4u);  // NEGATE, the reversed Subtensor's copy, MUL, ADD
+    std::vector<float> xv(20);
+    for (size_t i = 0; i < 20; ++i)
+        xv[i] = static_cast<float>(i);
+    exe->set_input("x", tensor(xv, {4, 5}));
+    exe->execute();
+    EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{0, 1, 4, 9, 16, 25, 36, 49, 64, 81}));
+    EXPECT_EQ(floats(exe->output(1)),
+              (std::vector<float>{-18, -14, -10, -28, -24, -20, -38, -34, -30}));
 }

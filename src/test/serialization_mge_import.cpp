@@ -609,23 +609,65 @@ TEST(MegEngineModel, InconsistentFilesAreModelErrors) {
         EXPECT_THROW(load(b.finish(x, 3)), ModelVersionError);
     }
     {
-        Builder b;  // a slice past an axis the importer will not spell out
-        uint32_t x = b.input("x", {1u << 25});
-        std::vector<float> one{1};
-        auto items = std::vector<fbs::IndexDescMaskItem>{
-                fbs::IndexDescMaskItem(0, true, false, false, false)};
-        auto idx = b.fbb.CreateVectorOfStructs(items);
-        (void)one;
-        std::vector<int32_t> begin{1};
+        // Subtensor items that the view op's layout rule rejects: an index out of range, a
+        // slice step of 0.
+        struct Bad {
+            fbs::IndexDescMaskItem item;
+            int32_t value;
+            const char* error;
+        };
+        for (const Bad& bad : {Bad{fbs::IndexDescMaskItem(0, false, false, false, true), 7,
+                                   "index 7 is out of bounds for axis 0 with size 4"},
+                               Bad{fbs::IndexDescMaskItem(0, false, false, true, false), 0,
+                                   "slice step cannot be zero"}}) {
+            Builder b;
+            uint32_t x = b.input("x", {4});
+            auto idx = b.fbb.CreateVectorOfStructs(std::vector<fbs::IndexDescMaskItem>{bad.item});
+            auto dt = fbs::CreateDType(b.fbb, fbs::DTypeEnum::Int32);
+            auto sh = b.fbb.CreateVector(std::vector<uint32_t>{1});
+            auto d = b.fbb.CreateVector(reinterpret_cast<const uint8_t*>(&bad.value), 4);
+            auto t = fbs::CreateTensor(b.fbb, 0, sh, 0, dt, fbs::TensorFormat::NONE, 0, d);
+            uint32_t c = b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0, {t});
+            uint32_t y = b.add("Subtensor", {x, c}, fbs::OperatorParam::IndexDescMaskDump,
+                               fbs::CreateIndexDescMaskDump(b.fbb, idx).Union());
+            EXPECT_NE(load_error(b.finish(y)).find(bad.error), std::string::npos)
+                    << load_error(b.finish(y));
+        }
+    }
+}
+
+// A Subtensor whose indices and slice bounds are constants is one Subtensor view op (its layout
+// rule resolves them as Python's): x[-1, 4::-2] of a 3x5 is row 2's columns 4, 2, 0.
+TEST(MegEngineModel, StaticSubtensorIsOneViewOp) {
+    Builder b;
+    uint32_t x = b.input("x", {3, 5});
+    auto constant = [&](int32_t v) {
         auto dt = fbs::CreateDType(b.fbb, fbs::DTypeEnum::Int32);
         auto sh = b.fbb.CreateVector(std::vector<uint32_t>{1});
-        auto d = b.fbb.CreateVector(reinterpret_cast<const uint8_t*>(begin.data()), 4);
+        auto d = b.fbb.CreateVector(reinterpret_cast<const uint8_t*>(&v), 4);
         auto t = fbs::CreateTensor(b.fbb, 0, sh, 0, dt, fbs::TensorFormat::NONE, 0, d);
-        uint32_t c = b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0, {t});
-        uint32_t y = b.add("Subtensor", {x, c}, fbs::OperatorParam::IndexDescMaskDump,
-                           fbs::CreateIndexDescMaskDump(b.fbb, idx).Union());
-        EXPECT_NE(load_error(b.finish(y)).find("slicing an axis of"), std::string::npos);
-    }
+        return b.add("ImmutableTensor", {}, fbs::OperatorParam::NONE, 0, {t});
+    };
+    // Inputs after x: item by item, its begin, end, step and idx where flagged.
+    uint32_t idx = constant(-1), begin = constant(4), step = constant(-2);
+    auto items = b.fbb.CreateVectorOfStructs(std::vector<fbs::IndexDescMaskItem>{
+            fbs::IndexDescMaskItem(0, false, false, false, true),
+            fbs::IndexDescMaskItem(1, true, false, true, false)});
+    uint32_t y = b.add("Subtensor", {x, idx, begin, step}, fbs::OperatorParam::IndexDescMaskDump,
+                       fbs::CreateIndexDescMaskDump(b.fbb, items).Union());
+    auto bytes = b.finish(y);
+    auto loaded = load(bytes);
+    ASSERT_EQ(loaded.outputs.size(), 1u);
+    EXPECT_STREQ(loaded.output_vars()[0]->owner()->op().name(), "Subtensor");
+    auto model = inference::Model::load(std::span<const uint8_t>(bytes));
+    std::vector<float> xv(15);
+    std::iota(xv.begin(), xv.end(), 0.f);
+    model.set_input("x", xv.data(), std::vector<int64_t>{3, 5});
+    model.run();
+    const HostTensor& got = model.output(model.output_names().at(0));
+    ASSERT_EQ(got.shape(), (std::vector<int64_t>{3}));
+    EXPECT_EQ(std::vector<float>(got.data<float>(), got.data<float>() + 3),
+              (std::vector<float>{14, 12, 10}));
 }
 
 // Quantized tensors whose dtype table or data does not fit are ModelErrors naming the tensor and

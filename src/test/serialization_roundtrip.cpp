@@ -12,6 +12,7 @@
 #include "neomeg/op/defs/reduce.h"
 #include "neomeg/op/defs/vision.h"
 #include "neomeg/op/op_ids.h"
+#include "neomeg/op/view_layouts.h"
 #include "serialization_test_util.h"
 
 namespace neomeg::serialization::test {
@@ -228,6 +229,13 @@ std::vector<Sample> samples() {
             {"dimshuffle", make_op("Dimshuffle", {{"pattern", V{1, 0}}}), {{{2, 3}}}},
             {"add_axis", make_op("AddAxis", {{"axis", V{0}}}), {{{2, 3}}}},
             {"remove_axis", make_op("RemoveAxis", {{"axis", V{0}}}), {{{1, 3}}}},
+            {"subtensor",
+             make_op("Subtensor", {{"axis", V{0, 1}},
+                                   {"begin", V{-1, param::kSubtensorNone}},
+                                   {"end", V{param::kSubtensorNone, 0}},
+                                   {"step", V{param::kSubtensorNone, -2}},
+                                   {"is_index", V{1, 0}}}),
+             {{{2, 5}}}},
             {"set_one_hot",
              make_op("IndexingSetOneHot", {{"axis", int32_t(1)}}),
              {{{2, 3}}, {{2}, i32, {2, 0}}, {{2, 1}}}},

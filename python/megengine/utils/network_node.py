@@ -653,6 +653,7 @@ _MGE_CLASSES = {
     "ReshapeTo": ("Reshape", "Reshape"),
     "AddAxis": ("AxisAddRemove", "AxisAddRemove"),
     "RemoveAxis": ("AxisAddRemove", "AxisAddRemove"),
+    "Subtensor": ("Subtensor", "Subtensor"),
     "IndexingMultiAxisVec": ("IndexingMultiAxisVec", "IndexingMultiAxisVec"),
     "IndexingSetMultiAxisVec": ("IndexingSetMultiAxisVec", "IndexingSetMultiAxisVec"),
     "IndexingIncrMultiAxisVec": ("IndexingIncrMultiAxisVec", "IndexingIncrMultiAxisVec"),

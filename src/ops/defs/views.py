@@ -73,3 +73,38 @@ op(
     ),
     grad=Grad(saves=("inputs",)),
 )
+
+op(
+    "Subtensor",
+    "NumPy's basic indexing of src by ints and slices (x[1, ::-2, :3]): a view, as MegEngine's "
+    "Subtensor. The layout rule (src/op/view_layouts.cpp) is the one place that resolves the "
+    "bounds, as Python's slice.indices(n) does.",
+    inputs=["src"],
+    outputs=["dst"],
+    param=params(
+        "Subtensor",
+        "One item per indexed axis, in parallel lists; axes not named are kept whole. "
+        "-2147483648 (kSubtensorNone) stands for Python's None.",
+        field(
+            "axis",
+            "int32[]",
+            [],
+            "the indexed axes of src, each once; negative counts from the end",
+        ),
+        field(
+            "begin",
+            "int32[]",
+            [],
+            "a slice's start, or an index's position; negative counts from the end",
+        ),
+        field("end", "int32[]", [], "a slice's stop (clamped as Python's); None for an index"),
+        field("step", "int32[]", [], "a slice's step (nonzero; None is 1); None for an index"),
+        field(
+            "is_index",
+            "int32[]",
+            [],
+            "1: the item is an index (begin, in range) and drops its axis; 0: a slice",
+        ),
+    ),
+    grad=Grad(saves=("inputs",)),
+)

@@ -1,14 +1,17 @@
 """``Tensor.__getitem__``/``__setitem__``: NumPy indexing built from generated ops.
 
-Ints, slices (any step) and integer arrays become index tensors for IndexingMultiAxisVec, one
-axis at a time for basic indices (so slices combine as an outer product, as NumPy's do) and all
-together for integer arrays (so they broadcast together); ``None`` is AddAxis. Boolean masks and
-scalars, and integer arrays mixed with ints, partial slices or ``None``, take one general path: NumPy itself
-indexes an array of flat positions, whose result indexes the flattened tensor (so every NumPy
-rule, such as where advanced-index dimensions land, holds by construction). Every step is an
-op, so indexing and assignment are differentiable. Index tensors are read on the host
-(``numpy()``), a network VarNode's too (``array_method.is_tensor``).
+Ints and slices (basic indexing) are one Subtensor op: a view of the input, sharing its memory
+(the op's layout rule resolves the bounds as Python does); ``None`` is AddAxis after it. Integer
+arrays index all together with IndexingMultiAxisVec (so they broadcast together). Boolean masks
+and scalars, and integer arrays mixed with ints, partial slices or ``None``, take one general
+path: NumPy itself indexes an array of flat positions, whose result indexes the flattened tensor
+(so every NumPy rule, such as where advanced-index dimensions land, holds by construction). Every
+step is an op, so indexing and assignment are differentiable. Index tensors are read on the host
+(``numpy()``), a network VarNode's too (``array_method.is_tensor``). Tensors are values: an
+assignment makes ``x`` stand for a new tensor, so a view taken before keeps its elements.
 """
+
+import operator
 
 import numpy as np
 
@@ -112,13 +115,116 @@ def _plain_dims(index):
     return index
 
 
+# Subtensor's None (kSubtensorNone) for a slice bound or step.
+_NONE = -(2**31)
+_INT32_MAX = 2**31 - 1
+# The ops of basic indices (a Subtensor, and an AddAxis for Nones or None) by a key of the index
+# and the tensor's ndim: they hold Python's values, not the shape, whose checks the layout rule
+# does. Bounded, as a loop over rows would otherwise keep one op per row.
+_basic_ops_cache = {}
+# Slice bounds and index items a key may hold: bools and traced dims (whose use as an index is
+# noted) are not among them.
+_PLAIN_BOUND = frozenset((int, type(None)))
+_PLAIN_ITEM = frozenset((int, type(None), type(Ellipsis)))
+
+
+def _cached_basic_ops(key, ndim, index):
+    ops = _basic_ops_cache.get(key)
+    if ops is None:
+        if len(_basic_ops_cache) >= 4096:
+            _basic_ops_cache.clear()
+        ops = _basic_ops_cache[key] = _basic_ops(_expand(index, ndim))
+    return ops
+
+
+def _slice_bound(v):
+    if v is None:
+        return _NONE
+    v = operator.index(v)  # as NumPy reads a bound (a traced dim notes its use as an index)
+    # Past int32 a bound clamps as Python's does (no axis has 2**31 elements).
+    return min(max(v, _NONE + 1), _INT32_MAX)
+
+
+def _basic_ops(items):
+    """The ops of ``x[items]`` for ints, slices and None (items expanded to x's ndim): one
+    Subtensor of the ints and slices, then AddAxis for the Nones (None when there are none)."""
+    axis, begin, end, step, is_index, new_axes = [], [], [], [], [], []
+    k = 0  # the axis of x the next item indexes
+    out_axis = 0  # that item's axis in the result
+    for i in items:
+        if i is None:
+            new_axes.append(out_axis)
+            out_axis += 1
+            continue
+        if isinstance(i, slice):
+            if i != slice(None):
+                axis.append(k)
+                begin.append(_slice_bound(i.start))
+                end.append(_slice_bound(i.stop))
+                step.append(_slice_bound(i.step))
+                is_index.append(0)
+            out_axis += 1
+        elif isinstance(i, (int, np.integer)) or (is_tensor(i) and i.ndim == 0):
+            pos = int(i)
+            if not _NONE < pos <= _INT32_MAX:
+                raise MegEngineIndexError(f"index {pos} is out of bounds for axis {k}")
+            axis.append(k)
+            begin.append(pos)
+            end.append(_NONE)
+            step.append(_NONE)
+            is_index.append(1)
+        else:
+            raise IndexError(f"unsupported index {i!r}")
+        k += 1
+    sub = builtin.Subtensor(
+        axis=tuple(axis),
+        begin=tuple(begin),
+        end=tuple(end),
+        step=tuple(step),
+        is_index=tuple(is_index),
+    )
+    return sub, (builtin.AddAxis(axis=tuple(new_axes)) if new_axes else None)
+
+
+def _apply_basic(x, ops):
+    out = apply(ops[0], x)[0]
+    return out if ops[1] is None else apply(ops[1], out)[0]
+
+
+def _basic_key(index):
+    """A hashable key of a tuple index of ints, plain slices, None and Ellipsis; None for any
+    other (NumPy ints, tensors, traced dims and bools take the general path)."""
+    key = []
+    for i in index:
+        t = type(i)
+        if t is slice:
+            b, e, s = i.start, i.stop, i.step
+            if type(b) in _PLAIN_BOUND and type(e) in _PLAIN_BOUND and type(s) in _PLAIN_BOUND:
+                key.append((b, e, s))
+                continue
+            return None
+        if t not in _PLAIN_ITEM:
+            return None
+        key.append(i)
+    return tuple(key)
+
+
 def getitem(x, index):
-    # x[k], the commonest index (a row: `a + b[0]`), without the general parsing below, which
-    # took longer than the copy of a 2048-float row (12 us of Python against 7 in all).
-    if type(index) is int and x.ndim:
-        n = x.shape[0]
-        if -n <= index < n:
-            return _take(x, 0, np.int32(index % n))
+    # x[k], x[a:b:c] and tuples of ints, slices, None and Ellipsis, the commonest indices (a row:
+    # `a + b[0]`), without the general parsing below: cached ops, whose layout rule checks the
+    # bounds against x's shape.
+    t = type(index)
+    if t is int:
+        if x.ndim:
+            return _apply_basic(x, _cached_basic_ops(index, x.ndim, index))
+    elif t is slice:
+        b, e, s = index.start, index.stop, index.step
+        if type(b) in _PLAIN_BOUND and type(e) in _PLAIN_BOUND and type(s) in _PLAIN_BOUND:
+            return _apply_basic(x, _cached_basic_ops((b, e, s), x.ndim, index))
+    elif t is tuple:
+        key = _basic_key(index)
+        if key is not None:
+            return _apply_basic(x, _cached_basic_ops((x.ndim, key), x.ndim, index))
     index = _plain_dims(index)
     if _needs_flat(index):
         pos = _flat_positions(x, index)
@@ -134,28 +240,7 @@ def getitem(x, index):
             idx.append(Tensor(a.astype(np.int32), device=x.device))
         op = cached_op(builtin.IndexingMultiAxisVec, axes=tuple(k for k, _ in arrays))
         return apply(op, x, *idx)[0]
-    out = x
-    axis = 0  # the axis of `out` the next item applies to
-    for i in items:
-        if i is None:
-            out = apply(cached_op(builtin.AddAxis, axis=(axis,)), out)[0]
-            axis += 1
-        elif isinstance(i, slice):
-            n = out.shape[axis]
-            if i != slice(None):
-                out = _take(out, axis, np.arange(n)[i])
-            axis += 1
-        elif isinstance(i, (int, np.integer)) or (is_tensor(i) and i.ndim == 0):
-            n = out.shape[axis]
-            k = int(i)
-            if not -n <= k < n:
-                raise MegEngineIndexError(
-                    f"index {k} is out of bounds for axis {axis} with size {n}"
-                )
-            out = _take(out, axis, np.int32(k % n))
-        else:
-            raise IndexError(f"unsupported index {i!r}")
-    return out
+    return _apply_basic(x, _basic_ops(items))
 
 
 def _basic_index_arrays(x, items):
