@@ -134,6 +134,50 @@ void copy_strided(const Axes& a, const T* s, T* d) {
                    });
 }
 
+// 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines: straight from
+// src to dst (transpose_u32), no tile buffer. One unit of parallel work is an outer index, a group
+// of bands of 16 along kd (dst's unit axis) and a chunk of up to kChunk along ks, the chunks of a
+// band adjacent so that a thread's src rows stay sequential; a short ks (NHWC -> NCHW: the
+// channels) takes several bands per unit, so that each unit (one dispatched call) moves about
+// kUnit elements.
+void copy_turned(const Axes& a, size_t ks, size_t kd, const uint32_t* s, uint32_t* d, bool stream) {
+    constexpr size_t kBand = 16, kChunk = 1024, kUnit = 16384;
+    Outer o = outer_of(a, (1u << ks) | (1u << kd));
+    size_t ns = a.shape[ks], nd = a.shape[kd];
+    ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
+    size_t chunk = std::min(ns, kChunk), chunks = (ns + chunk - 1) / chunk;
+    size_t group = kBand * std::max<size_t>(1, kUnit / (kBand * chunk));
+    size_t groups = (nd + group - 1) / group;
+    parallel_ranges(
+            o.count * groups * chunks, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
+                for (size_t u = b; u < e; ++u) {
+                    size_t c = u % chunks, g = u / chunks % groups;
+                    size_t j0 = g * group, nj = std::min(nd - j0, group);
+                    size_t i0 = c * chunk, ni = std::min(ns - i0, chunk);
+                    size_t outer = u / chunks / groups;
+                    walk_outer(o, outer, outer + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
+                        auto sj = static_cast<ptrdiff_t>(j0), si = static_cast<ptrdiff_t>(i0);
+                        transpose_u32(s + so + sj * s_kd + si, s_kd, nj, ni,
+                                      d + dof + si * d_ks + sj, d_ks, stream);
+                    });
+                }
+                if (stream)
+                    stream_fence();
+            });
+}
+
+// Whether every dst row of a tiled copy starts on a 64-byte line (dst aligned, its strides other
+// than along kd multiples of 16 elements of 4 bytes), so that copy_turned's 16-element pieces are
+// whole lines.
+bool lines_aligned(const Axes& a, size_t kd, const void* d) {
+    if (reinterpret_cast<uintptr_t>(d) % 64 != 0)
+        return false;
+    for (size_t k = 0; k < a.n; ++k)
+        if (k != kd && a.ds[k] % 16 != 0)
+            return false;
+    return true;
+}
+
 // Axis ks has unit stride in src, kd in dst. A tile (kTileD elements along kd, 128 bytes of a dst
 // segment, by kTileS along ks, a 1 KiB src segment of 4-byte elements: 32 KiB) is read into a dense
 // buffer by its src segments, then written out by its dst segments: reading or writing a tile in
@@ -141,14 +185,22 @@ void copy_strided(const Axes& a, const T* s, T* d) {
 // other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
 // lines let non-temporal stores fill them. 4-byte elements (float32, int32) turn in 8 x 8 blocks
 // in vector registers (transpose_hwy.h); other sizes one element at a time.
+// Returns the kernel's name: "turned" where copy_turned ran, else "tiled".
 template <class T>
-void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
+const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
     constexpr size_t kTileD = 128 / sizeof(T), kTileS = 256;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
     ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
     size_t bands = (ns + kTileS - 1) / kTileS;
     const bool stream = o.count * ns * nd * sizeof(T) >= kStreamBytes;
+    if constexpr (sizeof(T) == 4) {
+        if (!stream || lines_aligned(a, kd, d)) {
+            copy_turned(a, ks, kd, reinterpret_cast<const uint32_t*>(s),
+                        reinterpret_cast<uint32_t*>(d), stream);
+            return "turned";
+        }
+    }
     // One unit of parallel work: an outer index and a band of kTileS along ks.
     parallel_ranges(o.count * bands, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
         T buf[kTileD][kTileS];
@@ -188,6 +240,7 @@ void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
         if (stream)
             stream_fence();
     });
+    return "tiled";
 }
 
 void copy_rows(const Axes& a, const std::byte* s, std::byte* d, size_t esize) {
@@ -233,8 +286,7 @@ const char* copy_typed(const Axes& a, const void* src, void* dst) {
     }
     size_t ks = unit_axis(a, a.ss), kd = unit_axis(a, a.ds);
     if (ks < a.n && kd < a.n && ks != kd && a.shape[ks] > 1 && a.shape[kd] > 1) {
-        copy_tiled(a, ks, kd, s, d);
-        return "tiled";
+        return copy_tiled(a, ks, kd, s, d);
     }
     copy_strided(a, s, d);
     return "strided";

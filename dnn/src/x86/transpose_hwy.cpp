@@ -27,13 +27,22 @@ void TransposeScalar(const uint32_t* tile, size_t pitch, size_t j0, size_t nj, s
                     tile[j * pitch + i];
 }
 
+// The elements the direct walk's vector loops leave over, one at a time.
+void DirectScalar(const uint32_t* src, ptrdiff_t src_row, size_t j0, size_t nj, size_t i0,
+                  size_t ni, uint32_t* dst, ptrdiff_t dst_row) {
+    for (size_t i = i0; i < ni; ++i)
+        for (size_t j = j0; j < nj; ++j)
+            dst[static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j)] =
+                    src[static_cast<ptrdiff_t>(j) * src_row + static_cast<ptrdiff_t>(i)];
+}
+
 #if HWY_TARGET <= HWY_AVX2
 using D8 = hn::Full256<uint32_t>;
 using V8 = hn::Vec256<uint32_t>;
 
-// The 8 x 8 block at tile + (j, i) (rows j, pitch apart) into dst rows i..i+7 at column j: pairs
-// of 32-bit lanes, then of 64-bit lanes, interleave within 128-bit halves; the halves then swap.
-HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdiff_t dst_row) {
+// The 8 x 8 block at t (rows pitch apart) turned into out[0..7], dst's 8 rows: pairs of 32-bit
+// lanes, then of 64-bit lanes, interleave within 128-bit halves; the halves then swap.
+HWY_INLINE void Turn8(D8 d, const uint32_t* t, ptrdiff_t pitch, V8* out) {
     const hn::Repartition<uint64_t, D8> d64;
     V8 r0 = hn::LoadU(d, t), r1 = hn::LoadU(d, t + pitch), r2 = hn::LoadU(d, t + 2 * pitch),
        r3 = hn::LoadU(d, t + 3 * pitch), r4 = hn::LoadU(d, t + 4 * pitch),
@@ -52,14 +61,22 @@ HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdi
        u5 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t4), w(t6))),
        u6 = hn::BitCast(d, hn::InterleaveLower(w(t5), w(t7))),
        u7 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t5), w(t7)));
-    hn::StoreU(hn::ConcatLowerLower(d, u4, u0), d, o);
-    hn::StoreU(hn::ConcatLowerLower(d, u5, u1), d, o + dst_row);
-    hn::StoreU(hn::ConcatLowerLower(d, u6, u2), d, o + 2 * dst_row);
-    hn::StoreU(hn::ConcatLowerLower(d, u7, u3), d, o + 3 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u4, u0), d, o + 4 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u5, u1), d, o + 5 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u6, u2), d, o + 6 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u7, u3), d, o + 7 * dst_row);
+    out[0] = hn::ConcatLowerLower(d, u4, u0);
+    out[1] = hn::ConcatLowerLower(d, u5, u1);
+    out[2] = hn::ConcatLowerLower(d, u6, u2);
+    out[3] = hn::ConcatLowerLower(d, u7, u3);
+    out[4] = hn::ConcatUpperUpper(d, u4, u0);
+    out[5] = hn::ConcatUpperUpper(d, u5, u1);
+    out[6] = hn::ConcatUpperUpper(d, u6, u2);
+    out[7] = hn::ConcatUpperUpper(d, u7, u3);
+}
+
+// The 8 x 8 block at tile + (j, i) (rows j, pitch apart) into dst rows i..i+7 at column j.
+HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdiff_t dst_row) {
+    V8 v[8];
+    Turn8(d, t, static_cast<ptrdiff_t>(pitch), v);
+    for (ptrdiff_t r = 0; r < 8; ++r)
+        hn::StoreU(v[r], d, o + r * dst_row);
 }
 
 // Non-temporal stores that write a line in pieces far apart in time get it flushed from the
@@ -118,7 +135,58 @@ void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uin
         }
     }
 }
+
+// Each step reads 8 columns of 16 src rows (16 streams the prefetchers follow) and writes 16
+// elements of 8 dst rows, the two halves of a row back to back: a non-temporal store fills its
+// line in the write-combining buffer at once (halves written far apart in time leave lines that
+// are flushed partly filled). No tile buffer: a copy into it and out of it were two more passes
+// through L1 per element.
+void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
+                     ptrdiff_t dst_row, bool stream) {
+    const D8 d;
+    const bool nt = stream && reinterpret_cast<uintptr_t>(dst) % 32 == 0 && dst_row % 8 == 0;
+    const size_t ni8 = ni / 8 * 8;
+    size_t j0 = 0;
+    for (; j0 + 16 <= nj; j0 += 16) {
+        const uint32_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        uint32_t* o = dst + static_cast<ptrdiff_t>(j0);
+        for (size_t i = 0; i < ni8; i += 8) {
+            V8 a[8], b[8];
+            Turn8(d, s + i, src_row, a);
+            Turn8(d, s + 8 * src_row + static_cast<ptrdiff_t>(i), src_row, b);
+            uint32_t* p = o + static_cast<ptrdiff_t>(i) * dst_row;
+            for (size_t r = 0; r < 8; ++r, p += dst_row) {
+                if (nt) {
+                    hn::Stream(a[r], d, p);
+                    hn::Stream(b[r], d, p + 8);
+                } else {
+                    hn::StoreU(a[r], d, p);
+                    hn::StoreU(b[r], d, p + 8);
+                }
+            }
+        }
+    }
+    // A band of 8 rows left: plain stores (its dst pieces are half lines).
+    if (j0 + 8 <= nj) {
+        const uint32_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni8; i += 8) {
+            V8 a[8];
+            Turn8(d, s + i, src_row, a);
+            uint32_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 8; ++r, p += dst_row)
+                hn::StoreU(a[r], d, p);
+        }
+        j0 += 8;
+    }
+    DirectScalar(src, src_row, 0, j0, ni8, ni, dst, dst_row);
+    DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
+}
 #else
+void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
+                     ptrdiff_t dst_row, bool /*stream*/) {
+    DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
+}
+
 void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
                    ptrdiff_t dst_row, bool /*stream*/) {
     TransposeScalar(tile, pitch, 0, nj, 0, ni, dst, dst_row);
@@ -132,10 +200,16 @@ HWY_AFTER_NAMESPACE();
 namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(TransposeTile);
+HWY_EXPORT(TransposeDirect);
 
 void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
                         ptrdiff_t dst_row, bool stream) {
     HWY_DYNAMIC_DISPATCH(TransposeTile)(tile, pitch, nj, ni, dst, dst_row, stream);
+}
+
+void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
+                   ptrdiff_t dst_row, bool stream) {
+    HWY_DYNAMIC_DISPATCH(TransposeDirect)(src, src_row, nj, ni, dst, dst_row, stream);
 }
 
 }  // namespace neomeg::dnn::x86
