@@ -1,9 +1,11 @@
 // Relayout on x86: src and dst first merge the axes that are contiguous in both (and drop size-1
 // axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
-// src and dst (a transpose, NCHW <-> NHWC) copies in square tiles that stay in L1 so that both
-// sides stream whole cache lines (a dst larger than the caches is written with non-temporal
-// stores, which skip reading each dst line before writing it), a value repeated along dst's dense
-// rows fills them, and anything else walks its innermost axis with its strides.
+// src and dst (a transpose, NCHW <-> NHWC) turns 4-byte elements straight from src to dst in
+// register blocks (copy_turned), and other sizes, or a streamed dst whose rows are not whole cache
+// lines, through tiles that stay in L1, so that both sides stream whole cache lines (a dst larger
+// than the caches is written with non-temporal stores, which skip reading each dst line before
+// writing it), a value repeated along dst's dense rows fills them, and anything else walks its
+// innermost axis with its strides.
 // Large tensors split their outer work across OpenMP threads, and long rows their rows (a
 // contiguous copy is one row). Like naive, src and dst must not overlap; every dtype is copied as
 // raw elements of its size.
@@ -183,8 +185,9 @@ bool lines_aligned(const Axes& a, size_t kd, const void* d) {
 // buffer by its src segments, then written out by its dst segments: reading or writing a tile in
 // place would touch its lines a power-of-two stride apart, which share one L1 set and evict each
 // other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
-// lines let non-temporal stores fill them. 4-byte elements (float32, int32) turn in 8 x 8 blocks
-// in vector registers (transpose_hwy.h); other sizes one element at a time.
+// lines let non-temporal stores fill them. 4-byte elements (float32, int32) go to copy_turned
+// unless dst streams with rows that are not whole lines; here they turn in 8 x 8 blocks in vector
+// registers (transpose_hwy.h), other sizes one element at a time.
 // Returns the kernel's name: "turned" where copy_turned ran, else "tiled".
 template <class T>
 const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
