@@ -136,13 +136,23 @@ void copy_strided(const Axes& a, const T* s, T* d) {
                    });
 }
 
-// 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines: straight from
-// src to dst (transpose_u32), no tile buffer. One unit of parallel work is an outer index, a group
-// of bands of 16 along kd (dst's unit axis) and a chunk of up to kChunk along ks, the chunks of a
-// band adjacent so that a thread's src rows stay sequential; a short ks (NHWC -> NCHW: the
-// channels) takes several bands per unit, so that each unit (one dispatched call) moves about
-// kUnit elements.
-void copy_turned(const Axes& a, size_t ks, size_t kd, const uint32_t* s, uint32_t* d, bool stream) {
+// 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines, and 2-byte
+// elements whose dst is in-cache-sized: straight from src to dst (transpose_hwy.h), no tile buffer.
+// One unit of parallel work is an outer index, a group of bands of 16 along kd (dst's unit axis)
+// and a chunk of up to kChunk along ks, the chunks of a band adjacent so that a thread's src rows
+// stay sequential; a short ks (NHWC -> NCHW: the channels) takes several bands per unit, so that
+// each unit (one dispatched call) moves about kUnit elements.
+void turn(const uint32_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint32_t* d, ptrdiff_t d_row,
+          bool stream) {
+    transpose_u32(s, s_row, nj, ni, d, d_row, stream);
+}
+void turn(const uint16_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint16_t* d, ptrdiff_t d_row,
+          bool /*stream: never for 2-byte elements*/) {
+    transpose_u16(s, s_row, nj, ni, d, d_row);
+}
+
+template <class T>
+void copy_turned(const Axes& a, size_t ks, size_t kd, const T* s, T* d, bool stream) {
     constexpr size_t kBand = 16, kChunk = 1024, kUnit = 16384;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
@@ -159,8 +169,8 @@ void copy_turned(const Axes& a, size_t ks, size_t kd, const uint32_t* s, uint32_
                     size_t outer = u / chunks / groups;
                     walk_outer(o, outer, outer + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
                         auto sj = static_cast<ptrdiff_t>(j0), si = static_cast<ptrdiff_t>(i0);
-                        transpose_u32(s + so + sj * s_kd + si, s_kd, nj, ni,
-                                      d + dof + si * d_ks + sj, d_ks, stream);
+                        turn(s + so + sj * s_kd + si, s_kd, nj, ni, d + dof + si * d_ks + sj, d_ks,
+                             stream);
                     });
                 }
                 if (stream)
@@ -186,8 +196,9 @@ bool lines_aligned(const Axes& a, size_t kd, const void* d) {
 // place would touch its lines a power-of-two stride apart, which share one L1 set and evict each
 // other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
 // lines let non-temporal stores fill them. 4-byte elements (float32, int32) go to copy_turned
-// unless dst streams with rows that are not whole lines; here they turn in 8 x 8 blocks in vector
-// registers (transpose_hwy.h), other sizes one element at a time.
+// unless dst streams with rows that are not whole lines, 2-byte ones unless dst streams; here
+// 4-byte elements turn in 8 x 8 blocks in vector registers (transpose_hwy.h), other sizes one
+// element at a time.
 // Returns the kernel's name: "turned" where copy_turned ran, else "tiled".
 template <class T>
 const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
@@ -199,8 +210,13 @@ const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
     const bool stream = o.count * ns * nd * sizeof(T) >= kStreamBytes;
     if constexpr (sizeof(T) == 4) {
         if (!stream || lines_aligned(a, kd, d)) {
-            copy_turned(a, ks, kd, reinterpret_cast<const uint32_t*>(s),
-                        reinterpret_cast<uint32_t*>(d), stream);
+            copy_turned(a, ks, kd, s, d, stream);
+            return "turned";
+        }
+    }
+    if constexpr (sizeof(T) == 2) {
+        if (!stream) {
+            copy_turned(a, ks, kd, s, d, false);
             return "turned";
         }
     }

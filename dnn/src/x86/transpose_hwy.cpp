@@ -28,8 +28,9 @@ void TransposeScalar(const uint32_t* tile, size_t pitch, size_t j0, size_t nj, s
 }
 
 // The elements the direct walk's vector loops leave over, one at a time.
-void DirectScalar(const uint32_t* src, ptrdiff_t src_row, size_t j0, size_t nj, size_t i0,
-                  size_t ni, uint32_t* dst, ptrdiff_t dst_row) {
+template <class T>
+void DirectScalar(const T* src, ptrdiff_t src_row, size_t j0, size_t nj, size_t i0, size_t ni,
+                  T* dst, ptrdiff_t dst_row) {
     for (size_t i = i0; i < ni; ++i)
         for (size_t j = j0; j < nj; ++j)
             dst[static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j)] =
@@ -181,7 +182,79 @@ void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t n
     DirectScalar(src, src_row, 0, j0, ni8, ni, dst, dst_row);
     DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
 }
+
+// 2-byte elements: 8 x 8 blocks in 128-bit registers (pairs of 16-, 32-, then 64-bit lanes
+// interleave), two per step of 16 src rows, so that each dst row gets 16 elements (32 bytes) in
+// two adjacent stores. Plain stores only: the caller streams 2-byte dsts through its tile buffer.
+using D16 = hn::Full128<uint16_t>;
+using V16 = hn::Vec128<uint16_t>;
+
+HWY_INLINE void Turn8x16(D16 d, const uint16_t* t, ptrdiff_t pitch, V16* out) {
+    const hn::Repartition<uint32_t, D16> d32;
+    const hn::Repartition<uint64_t, D16> d64;
+    V16 r[8];
+    for (ptrdiff_t k = 0; k < 8; ++k)
+        r[k] = hn::LoadU(d, t + k * pitch);
+    V16 s[8];
+    for (size_t k = 0; k < 4; ++k) {
+        s[2 * k] = hn::InterleaveLower(r[2 * k], r[2 * k + 1]);
+        s[2 * k + 1] = hn::InterleaveUpper(d, r[2 * k], r[2 * k + 1]);
+    }
+    auto w32 = [&](V16 v) { return hn::BitCast(d32, v); };
+    auto w64 = [&](V16 v) { return hn::BitCast(d64, v); };
+    // u[0..3]: rows 0-3, columns (0,1), (2,3), (4,5), (6,7); u[4..7]: rows 4-7, the same.
+    V16 u[8];
+    for (size_t h = 0; h < 2; ++h) {
+        V16 a = s[4 * h], b = s[4 * h + 1], c = s[4 * h + 2], e = s[4 * h + 3];
+        u[4 * h] = hn::BitCast(d, hn::InterleaveLower(w32(a), w32(c)));
+        u[4 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(d32, w32(a), w32(c)));
+        u[4 * h + 2] = hn::BitCast(d, hn::InterleaveLower(w32(b), w32(e)));
+        u[4 * h + 3] = hn::BitCast(d, hn::InterleaveUpper(d32, w32(b), w32(e)));
+    }
+    for (size_t k = 0; k < 4; ++k) {
+        out[2 * k] = hn::BitCast(d, hn::InterleaveLower(w64(u[k]), w64(u[k + 4])));
+        out[2 * k + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, w64(u[k]), w64(u[k + 4])));
+    }
+}
+
+void TransposeDirect16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                       ptrdiff_t dst_row) {
+    const D16 d;
+    const size_t ni8 = ni / 8 * 8;
+    size_t j0 = 0;
+    for (; j0 + 16 <= nj; j0 += 16) {
+        const uint16_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni8; i += 8) {
+            V16 a[8], b[8];
+            Turn8x16(d, s + i, src_row, a);
+            Turn8x16(d, s + 8 * src_row + static_cast<ptrdiff_t>(i), src_row, b);
+            uint16_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 8; ++r, p += dst_row) {
+                hn::StoreU(a[r], d, p);
+                hn::StoreU(b[r], d, p + 8);
+            }
+        }
+    }
+    if (j0 + 8 <= nj) {
+        const uint16_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni8; i += 8) {
+            V16 a[8];
+            Turn8x16(d, s + i, src_row, a);
+            uint16_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 8; ++r, p += dst_row)
+                hn::StoreU(a[r], d, p);
+        }
+        j0 += 8;
+    }
+    DirectScalar(src, src_row, 0, j0, ni8, ni, dst, dst_row);
+    DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
+}
 #else
+void TransposeDirect16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                       ptrdiff_t dst_row) {
+    DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
+}
+
 void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
                      ptrdiff_t dst_row, bool /*stream*/) {
     DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
@@ -201,6 +274,7 @@ namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(TransposeTile);
 HWY_EXPORT(TransposeDirect);
+HWY_EXPORT(TransposeDirect16);
 
 void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
                         ptrdiff_t dst_row, bool stream) {
@@ -210,6 +284,11 @@ void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni
 void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
                    ptrdiff_t dst_row, bool stream) {
     HWY_DYNAMIC_DISPATCH(TransposeDirect)(src, src_row, nj, ni, dst, dst_row, stream);
+}
+
+void transpose_u16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                   ptrdiff_t dst_row) {
+    HWY_DYNAMIC_DISPATCH(TransposeDirect16)(src, src_row, nj, ni, dst, dst_row);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -1,6 +1,7 @@
 // The inner steps of the x86 transpose (relayout.cpp's tiled copy) for 4-byte elements, turned in
 // 8 x 8 blocks in AVX2/AVX-512 registers (Highway, the instruction set chosen at run time) rather
-// than one element at a time: from a tile held in L1, or straight from src to dst.
+// than one element at a time: from a tile held in L1, or straight from src to dst; and 2-byte
+// elements straight from src to dst.
 #pragma once
 
 #include <cstddef>
@@ -20,5 +21,10 @@ void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni
 // non-temporal (weakly ordered until stream_fence()); otherwise plain. Strides may be negative.
 void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
                    ptrdiff_t dst_row, bool stream);
+
+// The same for 2-byte elements (8 x 8 blocks in 128-bit registers, 32 bytes per dst row a step),
+// plain stores only.
+void transpose_u16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                   ptrdiff_t dst_row);
 
 }  // namespace neomeg::dnn::x86

@@ -1,6 +1,6 @@
-// The direct 4-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time turned in
-// 8 x 8 register blocks straight into dst) against naive, exactly, at every Highway target and at
-// 1 and 2 threads: sizes 1, 7, 8, 9, 15, 16, 17 and primes around the 8 x 8 blocks, the 16-row
+// The direct 4- and 2-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time turned
+// in 8 x 8 register blocks straight into dst) against naive, exactly, at every Highway target and
+// at 1 and 2 threads: sizes 1, 7, 8, 9, 15, 16, 17 and primes around the 8 x 8 blocks, the 16-row
 // bands, the 1024-element chunks and the band groups of short rows; negative src strides and
 // padded dsts; and dsts above the streaming size (non-temporal stores) starting on a cache line,
 // 32 bytes into one and 4 bytes into one, with rows whole lines or not.
@@ -18,7 +18,8 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-const DType kFourBytes[] = {dtype::Float32, dtype::Int32};
+// The element sizes copy_turned takes: 4 bytes (two dtypes) and 2.
+const DType kTurned[] = {dtype::Float32, dtype::Int32, dtype::Float16};
 
 // Elements from the first to one past the last that `l` (non-negative strides) spans.
 size_t span_elems(const TensorLayout& l) {
@@ -73,7 +74,7 @@ TEST_F(X86, RelayoutTurnedMatchesNaive) {
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         for (int threads : {1, 2}) {
             ScopedOmpThreads scope(threads);
-            for (DType dt : kFourBytes) {
+            for (DType dt : kTurned) {
                 Checker<Relayout> c(handle.get());
                 c.set_epsilon(0).set_dtype(0, dt).set_range(0, -1000, 1000);
                 for (size_t rows : sizes)
