@@ -1,11 +1,11 @@
 // Relayout on x86: src and dst first merge the axes that are contiguous in both (and drop size-1
 // axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
-// src and dst (a transpose, NCHW <-> NHWC) turns 4-byte elements straight from src to dst in
-// register blocks (copy_turned), and other sizes, or a streamed dst whose rows are not whole cache
-// lines, through tiles that stay in L1, so that both sides stream whole cache lines (a dst larger
-// than the caches is written with non-temporal stores, which skip reading each dst line before
-// writing it), a value repeated along dst's dense rows fills them, and anything else walks its
-// innermost axis with its strides.
+// src and dst (a transpose, NCHW <-> NHWC) turns elements of 4, 2 and 1 bytes straight from src
+// to dst in register blocks (copy_turned; 2 and 1 bytes only where dst does not stream), and
+// 8-byte ones, or a streamed dst whose rows are not whole cache lines, through tiles that stay in
+// L1, so that both sides stream whole cache lines (a dst larger than the caches is written with
+// non-temporal stores, which skip reading each dst line before writing it), a value repeated
+// along dst's dense rows fills them, and anything else walks its innermost axis with its strides.
 // Large tensors split their outer work across OpenMP threads, and long rows their rows (a
 // contiguous copy is one row). Like naive, src and dst must not overlap; every dtype is copied as
 // raw elements of its size.
@@ -136,8 +136,9 @@ void copy_strided(const Axes& a, const T* s, T* d) {
                    });
 }
 
-// 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines, and 2-byte
-// elements whose dst is in-cache-sized: straight from src to dst (transpose_hwy.h), no tile buffer.
+// 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines, and 2- and
+// 1-byte elements whose dst is in-cache-sized: straight from src to dst (transpose_hwy.h), no
+// tile buffer.
 // One unit of parallel work is an outer index, a group of bands of 16 along kd (dst's unit axis)
 // and a chunk of up to kChunk along ks, the chunks of a band adjacent so that a thread's src rows
 // stay sequential; a short ks (NHWC -> NCHW: the channels) takes several bands per unit, so that
@@ -149,6 +150,10 @@ void turn(const uint32_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint32_t* d,
 void turn(const uint16_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint16_t* d, ptrdiff_t d_row,
           bool /*stream: never for 2-byte elements*/) {
     transpose_u16(s, s_row, nj, ni, d, d_row);
+}
+void turn(const uint8_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint8_t* d, ptrdiff_t d_row,
+          bool /*stream: never for 1-byte elements*/) {
+    transpose_u8(s, s_row, nj, ni, d, d_row);
 }
 
 template <class T>
@@ -196,9 +201,9 @@ bool lines_aligned(const Axes& a, size_t kd, const void* d) {
 // place would touch its lines a power-of-two stride apart, which share one L1 set and evict each
 // other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
 // lines let non-temporal stores fill them. 4-byte elements (float32, int32) go to copy_turned
-// unless dst streams with rows that are not whole lines, 2-byte ones unless dst streams; here
-// 4-byte elements turn in 8 x 8 blocks in vector registers (transpose_hwy.h), other sizes one
-// element at a time.
+// unless dst streams with rows that are not whole lines, 2- and 1-byte ones unless dst streams;
+// here 4-byte elements turn in 8 x 8 blocks in vector registers (transpose_hwy.h), other sizes
+// one element at a time.
 // Returns the kernel's name: "turned" where copy_turned ran, else "tiled".
 template <class T>
 const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
@@ -214,7 +219,7 @@ const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
             return "turned";
         }
     }
-    if constexpr (sizeof(T) == 2) {
+    if constexpr (sizeof(T) == 2 || sizeof(T) == 1) {
         if (!stream) {
             copy_turned(a, ks, kd, s, d, false);
             return "turned";

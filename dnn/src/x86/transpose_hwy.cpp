@@ -249,7 +249,71 @@ void TransposeDirect16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t
     DirectScalar(src, src_row, 0, j0, ni8, ni, dst, dst_row);
     DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
 }
+
+// 1-byte elements: 16 x 16 blocks in 128-bit registers (pairs of 8-, 16-, 32-, then 64-bit lanes
+// interleave), one per step of 16 src rows, 16 bytes to each of 16 dst rows. Plain stores only.
+using D8b = hn::Full128<uint8_t>;
+using V8b = hn::Vec128<uint8_t>;
+
+HWY_INLINE void Turn16x8(D8b d, const uint8_t* t, ptrdiff_t pitch, V8b* out) {
+    const hn::Repartition<uint16_t, D8b> d16;
+    const hn::Repartition<uint32_t, D8b> d32;
+    const hn::Repartition<uint64_t, D8b> d64;
+    V8b r[16], s[16], u[16], v[16];
+    for (ptrdiff_t k = 0; k < 16; ++k)
+        r[k] = hn::LoadU(d, t + k * pitch);
+    // s[2k], s[2k + 1]: rows 2k and 2k + 1, columns 0-7 and 8-15, byte pairs.
+    for (size_t k = 0; k < 8; ++k) {
+        s[2 * k] = hn::InterleaveLower(r[2 * k], r[2 * k + 1]);
+        s[2 * k + 1] = hn::InterleaveUpper(d, r[2 * k], r[2 * k + 1]);
+    }
+    // u[4m + q]: rows 4m..4m+3, columns 4q..4q+3.
+    for (size_t m = 0; m < 4; ++m) {
+        auto a = hn::BitCast(d16, s[4 * m]), b = hn::BitCast(d16, s[4 * m + 1]);
+        auto c = hn::BitCast(d16, s[4 * m + 2]), e = hn::BitCast(d16, s[4 * m + 3]);
+        u[4 * m] = hn::BitCast(d, hn::InterleaveLower(a, c));
+        u[4 * m + 1] = hn::BitCast(d, hn::InterleaveUpper(d16, a, c));
+        u[4 * m + 2] = hn::BitCast(d, hn::InterleaveLower(b, e));
+        u[4 * m + 3] = hn::BitCast(d, hn::InterleaveUpper(d16, b, e));
+    }
+    // v[8h + c]: rows 8h..8h+7, columns 2c and 2c + 1.
+    for (size_t h = 0; h < 2; ++h)
+        for (size_t q = 0; q < 4; ++q) {
+            auto x = hn::BitCast(d32, u[8 * h + q]), y = hn::BitCast(d32, u[8 * h + 4 + q]);
+            v[8 * h + 2 * q] = hn::BitCast(d, hn::InterleaveLower(x, y));
+            v[8 * h + 2 * q + 1] = hn::BitCast(d, hn::InterleaveUpper(d32, x, y));
+        }
+    for (size_t c = 0; c < 8; ++c) {
+        auto x = hn::BitCast(d64, v[c]), y = hn::BitCast(d64, v[8 + c]);
+        out[2 * c] = hn::BitCast(d, hn::InterleaveLower(x, y));
+        out[2 * c + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, x, y));
+    }
+}
+
+void TransposeDirect8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                      ptrdiff_t dst_row) {
+    const D8b d;
+    const size_t ni16 = ni / 16 * 16;
+    size_t j0 = 0;
+    for (; j0 + 16 <= nj; j0 += 16) {
+        const uint8_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni16; i += 16) {
+            V8b a[16];
+            Turn16x8(d, s + i, src_row, a);
+            uint8_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 16; ++r, p += dst_row)
+                hn::StoreU(a[r], d, p);
+        }
+    }
+    DirectScalar(src, src_row, 0, j0, ni16, ni, dst, dst_row);
+    DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
+}
 #else
+void TransposeDirect8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                      ptrdiff_t dst_row) {
+    DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
+}
+
 void TransposeDirect16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
                        ptrdiff_t dst_row) {
     DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
@@ -275,6 +339,7 @@ namespace neomeg::dnn::x86 {
 HWY_EXPORT(TransposeTile);
 HWY_EXPORT(TransposeDirect);
 HWY_EXPORT(TransposeDirect16);
+HWY_EXPORT(TransposeDirect8);
 
 void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
                         ptrdiff_t dst_row, bool stream) {
@@ -289,6 +354,11 @@ void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni,
 void transpose_u16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
                    ptrdiff_t dst_row) {
     HWY_DYNAMIC_DISPATCH(TransposeDirect16)(src, src_row, nj, ni, dst, dst_row);
+}
+
+void transpose_u8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                  ptrdiff_t dst_row) {
+    HWY_DYNAMIC_DISPATCH(TransposeDirect8)(src, src_row, nj, ni, dst, dst_row);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -1,7 +1,7 @@
 // The inner steps of the x86 transpose (relayout.cpp's tiled copy) for 4-byte elements, turned in
 // 8 x 8 blocks in AVX2/AVX-512 registers (Highway, the instruction set chosen at run time) rather
-// than one element at a time: from a tile held in L1, or straight from src to dst; and 2-byte
-// elements straight from src to dst.
+// than one element at a time: from a tile held in L1, or straight from src to dst; and 2- and
+// 1-byte elements straight from src to dst.
 #pragma once
 
 #include <cstddef>
@@ -26,5 +26,10 @@ void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni,
 // plain stores only.
 void transpose_u16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
                    ptrdiff_t dst_row);
+
+// The same for 1-byte elements (16 x 16 blocks in 128-bit registers, 16 bytes per dst row a
+// step), plain stores only.
+void transpose_u8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                  ptrdiff_t dst_row);
 
 }  // namespace neomeg::dnn::x86

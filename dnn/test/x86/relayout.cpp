@@ -32,10 +32,10 @@ std::string run_into(Handle& handle, const TensorLayout& src, const TensorLayout
     return last_kernel(*op);
 }
 
-// 4- and 2-byte elements turn straight from src to dst (copy_turned) where dst does not stream;
-// other sizes through a tile buffer.
+// 4-, 2- and 1-byte elements turn straight from src to dst (copy_turned) where dst does not
+// stream; other sizes through a tile buffer.
 const char* tiled_kernel(DType dt) {
-    return dt.size() == 4 || dt.size() == 2 ? "turned" : "tiled";
+    return dt.size() <= 4 ? "turned" : "tiled";
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// The direct 4- and 2-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time turned
-// in 8 x 8 register blocks straight into dst) against naive, exactly, at every Highway target and
-// at 1 and 2 threads: sizes 1, 7, 8, 9, 15, 16, 17 and primes around the 8 x 8 blocks, the 16-row
-// bands, the 1024-element chunks and the band groups of short rows; negative src strides and
-// padded dsts; and dsts above the streaming size (non-temporal stores) starting on a cache line,
-// 32 bytes into one and 4 bytes into one, with rows whole lines or not.
+// The direct 4-, 2- and 1-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time
+// turned in 8 x 8 or 16 x 16 register blocks straight into dst) against naive, exactly, at every
+// Highway target and at 1 and 2 threads: sizes 0, 1, 7, 8, 9, 15, 16, 17 and primes around the
+// blocks, the 16-row bands, the 1024-element chunks and the band groups of short rows; negative
+// src strides and padded dsts; and dsts above the streaming size (non-temporal stores) starting
+// on a cache line, 32 bytes into one and 4 bytes into one, with rows whole lines or not.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -18,8 +18,8 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-// The element sizes copy_turned takes: 4 bytes (two dtypes) and 2.
-const DType kTurned[] = {dtype::Float32, dtype::Int32, dtype::Float16};
+// The element sizes copy_turned takes: 4 bytes (two dtypes), 2 and 1 (two dtypes).
+const DType kTurned[] = {dtype::Float32, dtype::Int32, dtype::Float16, dtype::Int8, dtype::Bool};
 
 // Elements from the first to one past the last that `l` (non-negative strides) spans.
 size_t span_elems(const TensorLayout& l) {
@@ -70,7 +70,7 @@ TensorLayout transposed(size_t rows, size_t cols, DType dt) {
 }  // namespace
 
 TEST_F(X86, RelayoutTurnedMatchesNaive) {
-    const size_t sizes[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 1031};
+    const size_t sizes[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1031};
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         for (int threads : {1, 2}) {
             ScopedOmpThreads scope(threads);
