@@ -140,6 +140,25 @@ int main(int argc, char** argv) {
     TensorND to_nhwc_src(b.p, nchw), to_nhwc_dst(out.p, nhwc), to_nchw_src(b.p, nhwc),
             to_nchw_dst(out.p, nchw);
 
+    // In-cache transposes, where the copy is not bandwidth-bound: a 256 x 256 float32 matrix and a
+    // ResNet layer's NCHW (64, 56 x 56) into NHWC (float32, float16 and int8), each run 20 times
+    // per timed call.
+    TensorND t256_src(a.p, TensorLayout({256, 256}, dtype::Float32).dimshuffle({1, 0})),
+            t256_dst(out.p, TensorLayout({256, 256}, dtype::Float32)),
+            t64_src(a.p, TensorLayout({64, 3136}, dtype::Float32)),
+            t64_dst(out.p, TensorLayout({3136, 64}, dtype::Float32).dimshuffle({1, 0})),
+            // The same NCHW -> NHWC in float16 and int8 (the float16 copy of b's bytes as src).
+            h64_src(half.p, TensorLayout({64, 3136}, dtype::Float16)),
+            h64_dst(out.p, TensorLayout({3136, 64}, dtype::Float16).dimshuffle({1, 0})),
+            b64_src(half.p, TensorLayout({64, 3136}, dtype::Int8)),
+            b64_dst(out.p, TensorLayout({3136, 64}, dtype::Int8).dimshuffle({1, 0}));
+    const auto small = [&](TensorND& src, TensorND& dst) {
+        return [&] {
+            for (int i = 0; i < 20; ++i)
+                relayout_op->exec(std::span(&src, 1), std::span(&dst, 1));
+        };
+    };
+
     std::printf("{\"threads\": %d, \"elements\": %zu}\n", omp_get_max_threads(), n);
     using M = param::Elemwise::Mode;
     std::vector<Case> cases = {
@@ -181,6 +200,12 @@ int main(int argc, char** argv) {
                  8 * images * image,
                  [&] { relayout_op->exec(std::span(&to_nchw_src, 1), std::span(&to_nchw_dst, 1)); },
                  {}});
+    }
+    if (n >= 64 * 4096) {
+        cases.push_back({"t256x256", 20 * 8 * 256 * 256, small(t256_src, t256_dst), {}});
+        cases.push_back({"t64x3136", 20 * 8 * 64 * 3136, small(t64_src, t64_dst), {}});
+        cases.push_back({"t64x3136_f16", 20 * 4 * 64 * 3136, small(h64_src, h64_dst), {}});
+        cases.push_back({"t64x3136_i8", 20 * 2 * 64 * 3136, small(b64_src, b64_dst), {}});
     }
     time_all(cases, reps);
     for (auto& each : cases)

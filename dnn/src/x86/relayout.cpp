@@ -1,9 +1,11 @@
 // Relayout on x86: src and dst first merge the axes that are contiguous in both (and drop size-1
 // axes); then rows dense in both copy with memcpy, a view whose unit-stride axis differs between
-// src and dst (a transpose, NCHW <-> NHWC) copies in square tiles that stay in L1 so that both
-// sides stream whole cache lines (a dst larger than the caches is written with non-temporal
-// stores, which skip reading each dst line before writing it), a value repeated along dst's dense
-// rows fills them, and anything else walks its innermost axis with its strides.
+// src and dst (a transpose, NCHW <-> NHWC) turns elements of 4, 2 and 1 bytes straight from src
+// to dst in register blocks (copy_turned; 2 and 1 bytes only where dst does not stream), and
+// 8-byte ones, or a streamed dst whose rows are not whole cache lines, through tiles that stay in
+// L1, so that both sides stream whole cache lines (a dst larger than the caches is written with
+// non-temporal stores, which skip reading each dst line before writing it), a value repeated
+// along dst's dense rows fills them, and anything else walks its innermost axis with its strides.
 // Large tensors split their outer work across OpenMP threads, and long rows their rows (a
 // contiguous copy is one row). Like naive, src and dst must not overlap; every dtype is copied as
 // raw elements of its size.
@@ -134,21 +136,99 @@ void copy_strided(const Axes& a, const T* s, T* d) {
                    });
 }
 
+// 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines, and 2- and
+// 1-byte elements whose dst is in-cache-sized: straight from src to dst (transpose_hwy.h), no
+// tile buffer.
+// One unit of parallel work is an outer index, a group of bands of 16 along kd (dst's unit axis)
+// and a chunk of up to kChunk along ks, the chunks of a band adjacent so that a thread's src rows
+// stay sequential. A group covers at least a 64-byte line of dst, and a short ks (NHWC -> NCHW:
+// the channels) takes several bands per unit, so that each unit (one dispatched call) moves about
+// kUnit elements.
+void turn(const uint32_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint32_t* d, ptrdiff_t d_row,
+          bool stream) {
+    transpose_u32(s, s_row, nj, ni, d, d_row, stream);
+}
+void turn(const uint16_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint16_t* d, ptrdiff_t d_row,
+          bool /*stream: never for 2-byte elements*/) {
+    transpose_u16(s, s_row, nj, ni, d, d_row);
+}
+void turn(const uint8_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint8_t* d, ptrdiff_t d_row,
+          bool /*stream: never for 1-byte elements*/) {
+    transpose_u8(s, s_row, nj, ni, d, d_row);
+}
+
+template <class T>
+void copy_turned(const Axes& a, size_t ks, size_t kd, const T* s, T* d, bool stream) {
+    constexpr size_t kBand = 16, kChunk = 1024, kUnit = 16384;
+    Outer o = outer_of(a, (1u << ks) | (1u << kd));
+    size_t ns = a.shape[ks], nd = a.shape[kd];
+    ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
+    size_t chunk = std::min(ns, kChunk), chunks = (ns + chunk - 1) / chunk;
+    // At least a 64-byte line of dst per group: two threads writing 16-element pieces of one dst
+    // line (1- and 2-byte elements) fight over it (a 64 x 3136 int8 transpose took 30x longer
+    // at two threads than at one).
+    size_t group = std::max(kBand * std::max<size_t>(1, kUnit / (kBand * chunk)), 64 / sizeof(T));
+    size_t groups = (nd + group - 1) / group;
+    parallel_ranges(
+            o.count * groups * chunks, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
+                for (size_t u = b; u < e; ++u) {
+                    size_t c = u % chunks, g = u / chunks % groups;
+                    size_t j0 = g * group, nj = std::min(nd - j0, group);
+                    size_t i0 = c * chunk, ni = std::min(ns - i0, chunk);
+                    size_t outer = u / chunks / groups;
+                    walk_outer(o, outer, outer + 1, [&](ptrdiff_t so, ptrdiff_t dof) {
+                        auto sj = static_cast<ptrdiff_t>(j0), si = static_cast<ptrdiff_t>(i0);
+                        turn(s + so + sj * s_kd + si, s_kd, nj, ni, d + dof + si * d_ks + sj, d_ks,
+                             stream);
+                    });
+                }
+                if (stream)
+                    stream_fence();
+            });
+}
+
+// Whether every dst row of a tiled copy starts on a 64-byte line (dst aligned, its strides other
+// than along kd multiples of 16 elements of 4 bytes), so that copy_turned's 16-element pieces are
+// whole lines.
+bool lines_aligned(const Axes& a, size_t kd, const void* d) {
+    if (reinterpret_cast<uintptr_t>(d) % 64 != 0)
+        return false;
+    for (size_t k = 0; k < a.n; ++k)
+        if (k != kd && a.ds[k] % 16 != 0)
+            return false;
+    return true;
+}
+
 // Axis ks has unit stride in src, kd in dst. A tile (kTileD elements along kd, 128 bytes of a dst
 // segment, by kTileS along ks, a 1 KiB src segment of 4-byte elements: 32 KiB) is read into a dense
 // buffer by its src segments, then written out by its dst segments: reading or writing a tile in
 // place would touch its lines a power-of-two stride apart, which share one L1 set and evict each
 // other. Long src segments keep the hardware prefetchers streaming; dst segments of two whole
-// lines let non-temporal stores fill them. 4-byte elements (float32, int32) turn in 8 x 8 blocks
-// in vector registers (transpose_hwy.h); other sizes one element at a time.
+// lines let non-temporal stores fill them. 4-byte elements (float32, int32) go to copy_turned
+// unless dst streams with rows that are not whole lines, 2- and 1-byte ones unless dst streams;
+// here 4-byte elements turn in 8 x 8 blocks in vector registers (transpose_hwy.h), other sizes
+// one element at a time.
+// Returns the kernel's name: "turned" where copy_turned ran, else "tiled".
 template <class T>
-void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
+const char* copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
     constexpr size_t kTileD = 128 / sizeof(T), kTileS = 256;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
     ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
     size_t bands = (ns + kTileS - 1) / kTileS;
     const bool stream = o.count * ns * nd * sizeof(T) >= kStreamBytes;
+    if constexpr (sizeof(T) == 4) {
+        if (!stream || lines_aligned(a, kd, d)) {
+            copy_turned(a, ks, kd, s, d, stream);
+            return "turned";
+        }
+    }
+    if constexpr (sizeof(T) == 2 || sizeof(T) == 1) {
+        if (!stream) {
+            copy_turned(a, ks, kd, s, d, false);
+            return "turned";
+        }
+    }
     // One unit of parallel work: an outer index and a band of kTileS along ks.
     parallel_ranges(o.count * bands, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {
         T buf[kTileD][kTileS];
@@ -188,6 +268,7 @@ void copy_tiled(const Axes& a, size_t ks, size_t kd, const T* s, T* d) {
         if (stream)
             stream_fence();
     });
+    return "tiled";
 }
 
 void copy_rows(const Axes& a, const std::byte* s, std::byte* d, size_t esize) {
@@ -233,8 +314,7 @@ const char* copy_typed(const Axes& a, const void* src, void* dst) {
     }
     size_t ks = unit_axis(a, a.ss), kd = unit_axis(a, a.ds);
     if (ks < a.n && kd < a.n && ks != kd && a.shape[ks] > 1 && a.shape[kd] > 1) {
-        copy_tiled(a, ks, kd, s, d);
-        return "tiled";
+        return copy_tiled(a, ks, kd, s, d);
     }
     copy_strided(a, s, d);
     return "strided";

@@ -7,8 +7,8 @@
 namespace neomeg::dnn::x86 {
 
 // Copies src's elements into dst (same shape and dtype, not overlapping) and returns the kernel
-// it ran ("rows", "tiled", "fill" or "strided"), or returns nullptr, copying nothing, where it
-// cannot (dtypes differ).
+// it ran ("rows", "turned", "tiled", "fill" or "strided"), or returns nullptr, copying nothing,
+// where it cannot (dtypes differ).
 const char* relayout_copy(const TensorND& src, const TensorND& dst);
 
 // The slab [begin, begin + len) of t along axis, as a view of t's storage.

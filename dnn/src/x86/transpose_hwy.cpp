@@ -27,13 +27,23 @@ void TransposeScalar(const uint32_t* tile, size_t pitch, size_t j0, size_t nj, s
                     tile[j * pitch + i];
 }
 
+// The elements the direct walk's vector loops leave over, one at a time.
+template <class T>
+void DirectScalar(const T* src, ptrdiff_t src_row, size_t j0, size_t nj, size_t i0, size_t ni,
+                  T* dst, ptrdiff_t dst_row) {
+    for (size_t i = i0; i < ni; ++i)
+        for (size_t j = j0; j < nj; ++j)
+            dst[static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j)] =
+                    src[static_cast<ptrdiff_t>(j) * src_row + static_cast<ptrdiff_t>(i)];
+}
+
 #if HWY_TARGET <= HWY_AVX2
 using D8 = hn::Full256<uint32_t>;
 using V8 = hn::Vec256<uint32_t>;
 
-// The 8 x 8 block at tile + (j, i) (rows j, pitch apart) into dst rows i..i+7 at column j: pairs
-// of 32-bit lanes, then of 64-bit lanes, interleave within 128-bit halves; the halves then swap.
-HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdiff_t dst_row) {
+// The 8 x 8 block at t (rows pitch apart) turned into out[0..7], dst's 8 rows: pairs of 32-bit
+// lanes, then of 64-bit lanes, interleave within 128-bit halves; the halves then swap.
+HWY_INLINE void Turn8(D8 d, const uint32_t* t, ptrdiff_t pitch, V8* out) {
     const hn::Repartition<uint64_t, D8> d64;
     V8 r0 = hn::LoadU(d, t), r1 = hn::LoadU(d, t + pitch), r2 = hn::LoadU(d, t + 2 * pitch),
        r3 = hn::LoadU(d, t + 3 * pitch), r4 = hn::LoadU(d, t + 4 * pitch),
@@ -52,14 +62,22 @@ HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdi
        u5 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t4), w(t6))),
        u6 = hn::BitCast(d, hn::InterleaveLower(w(t5), w(t7))),
        u7 = hn::BitCast(d, hn::InterleaveUpper(d64, w(t5), w(t7)));
-    hn::StoreU(hn::ConcatLowerLower(d, u4, u0), d, o);
-    hn::StoreU(hn::ConcatLowerLower(d, u5, u1), d, o + dst_row);
-    hn::StoreU(hn::ConcatLowerLower(d, u6, u2), d, o + 2 * dst_row);
-    hn::StoreU(hn::ConcatLowerLower(d, u7, u3), d, o + 3 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u4, u0), d, o + 4 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u5, u1), d, o + 5 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u6, u2), d, o + 6 * dst_row);
-    hn::StoreU(hn::ConcatUpperUpper(d, u7, u3), d, o + 7 * dst_row);
+    out[0] = hn::ConcatLowerLower(d, u4, u0);
+    out[1] = hn::ConcatLowerLower(d, u5, u1);
+    out[2] = hn::ConcatLowerLower(d, u6, u2);
+    out[3] = hn::ConcatLowerLower(d, u7, u3);
+    out[4] = hn::ConcatUpperUpper(d, u4, u0);
+    out[5] = hn::ConcatUpperUpper(d, u5, u1);
+    out[6] = hn::ConcatUpperUpper(d, u6, u2);
+    out[7] = hn::ConcatUpperUpper(d, u7, u3);
+}
+
+// The 8 x 8 block at tile + (j, i) (rows j, pitch apart) into dst rows i..i+7 at column j.
+HWY_INLINE void Block8(D8 d, const uint32_t* t, size_t pitch, uint32_t* o, ptrdiff_t dst_row) {
+    V8 v[8];
+    Turn8(d, t, static_cast<ptrdiff_t>(pitch), v);
+    for (ptrdiff_t r = 0; r < 8; ++r)
+        hn::StoreU(v[r], d, o + r * dst_row);
 }
 
 // Non-temporal stores that write a line in pieces far apart in time get it flushed from the
@@ -118,7 +136,194 @@ void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uin
         }
     }
 }
+
+// Each step reads 8 columns of 16 src rows (16 streams the prefetchers follow) and writes 16
+// elements of 8 dst rows, the two halves of a row back to back: a non-temporal store fills its
+// line in the write-combining buffer at once (halves written far apart in time leave lines that
+// are flushed partly filled). No tile buffer: a copy into it and out of it were two more passes
+// through L1 per element.
+void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
+                     ptrdiff_t dst_row, bool stream) {
+    const D8 d;
+    const bool nt = stream && reinterpret_cast<uintptr_t>(dst) % 32 == 0 && dst_row % 8 == 0;
+    const size_t ni8 = ni / 8 * 8;
+    size_t j0 = 0;
+    for (; j0 + 16 <= nj; j0 += 16) {
+        const uint32_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        uint32_t* o = dst + static_cast<ptrdiff_t>(j0);
+        for (size_t i = 0; i < ni8; i += 8) {
+            V8 a[8], b[8];
+            Turn8(d, s + i, src_row, a);
+            Turn8(d, s + 8 * src_row + static_cast<ptrdiff_t>(i), src_row, b);
+            uint32_t* p = o + static_cast<ptrdiff_t>(i) * dst_row;
+            for (size_t r = 0; r < 8; ++r, p += dst_row) {
+                if (nt) {
+                    hn::Stream(a[r], d, p);
+                    hn::Stream(b[r], d, p + 8);
+                } else {
+                    hn::StoreU(a[r], d, p);
+                    hn::StoreU(b[r], d, p + 8);
+                }
+            }
+        }
+    }
+    // A band of 8 rows left: plain stores (its dst pieces are half lines).
+    if (j0 + 8 <= nj) {
+        const uint32_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni8; i += 8) {
+            V8 a[8];
+            Turn8(d, s + i, src_row, a);
+            uint32_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 8; ++r, p += dst_row)
+                hn::StoreU(a[r], d, p);
+        }
+        j0 += 8;
+    }
+    DirectScalar(src, src_row, 0, j0, ni8, ni, dst, dst_row);
+    DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
+}
+
+// 2-byte elements: 8 x 8 blocks in 128-bit registers (pairs of 16-, 32-, then 64-bit lanes
+// interleave), two per step of 16 src rows, so that each dst row gets 16 elements (32 bytes) in
+// two adjacent stores. Plain stores only: the caller streams 2-byte dsts through its tile buffer.
+using D16 = hn::Full128<uint16_t>;
+using V16 = hn::Vec128<uint16_t>;
+
+HWY_INLINE void Turn8x16(D16 d, const uint16_t* t, ptrdiff_t pitch, V16* out) {
+    const hn::Repartition<uint32_t, D16> d32;
+    const hn::Repartition<uint64_t, D16> d64;
+    V16 r[8];
+    for (ptrdiff_t k = 0; k < 8; ++k)
+        r[k] = hn::LoadU(d, t + k * pitch);
+    V16 s[8];
+    for (size_t k = 0; k < 4; ++k) {
+        s[2 * k] = hn::InterleaveLower(r[2 * k], r[2 * k + 1]);
+        s[2 * k + 1] = hn::InterleaveUpper(d, r[2 * k], r[2 * k + 1]);
+    }
+    auto w32 = [&](V16 v) { return hn::BitCast(d32, v); };
+    auto w64 = [&](V16 v) { return hn::BitCast(d64, v); };
+    // u[0..3]: rows 0-3, columns (0,1), (2,3), (4,5), (6,7); u[4..7]: rows 4-7, the same.
+    V16 u[8];
+    for (size_t h = 0; h < 2; ++h) {
+        V16 a = s[4 * h], b = s[4 * h + 1], c = s[4 * h + 2], e = s[4 * h + 3];
+        u[4 * h] = hn::BitCast(d, hn::InterleaveLower(w32(a), w32(c)));
+        u[4 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(d32, w32(a), w32(c)));
+        u[4 * h + 2] = hn::BitCast(d, hn::InterleaveLower(w32(b), w32(e)));
+        u[4 * h + 3] = hn::BitCast(d, hn::InterleaveUpper(d32, w32(b), w32(e)));
+    }
+    for (size_t k = 0; k < 4; ++k) {
+        out[2 * k] = hn::BitCast(d, hn::InterleaveLower(w64(u[k]), w64(u[k + 4])));
+        out[2 * k + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, w64(u[k]), w64(u[k + 4])));
+    }
+}
+
+void TransposeDirect16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                       ptrdiff_t dst_row) {
+    const D16 d;
+    const size_t ni8 = ni / 8 * 8;
+    size_t j0 = 0;
+    for (; j0 + 16 <= nj; j0 += 16) {
+        const uint16_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni8; i += 8) {
+            V16 a[8], b[8];
+            Turn8x16(d, s + i, src_row, a);
+            Turn8x16(d, s + 8 * src_row + static_cast<ptrdiff_t>(i), src_row, b);
+            uint16_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 8; ++r, p += dst_row) {
+                hn::StoreU(a[r], d, p);
+                hn::StoreU(b[r], d, p + 8);
+            }
+        }
+    }
+    if (j0 + 8 <= nj) {
+        const uint16_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni8; i += 8) {
+            V16 a[8];
+            Turn8x16(d, s + i, src_row, a);
+            uint16_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 8; ++r, p += dst_row)
+                hn::StoreU(a[r], d, p);
+        }
+        j0 += 8;
+    }
+    DirectScalar(src, src_row, 0, j0, ni8, ni, dst, dst_row);
+    DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
+}
+
+// 1-byte elements: 16 x 16 blocks in 128-bit registers (pairs of 8-, 16-, 32-, then 64-bit lanes
+// interleave), one per step of 16 src rows, 16 bytes to each of 16 dst rows. Plain stores only.
+using D8b = hn::Full128<uint8_t>;
+using V8b = hn::Vec128<uint8_t>;
+
+HWY_INLINE void Turn16x8(D8b d, const uint8_t* t, ptrdiff_t pitch, V8b* out) {
+    const hn::Repartition<uint16_t, D8b> d16;
+    const hn::Repartition<uint32_t, D8b> d32;
+    const hn::Repartition<uint64_t, D8b> d64;
+    V8b r[16], s[16], u[16], v[16];
+    for (ptrdiff_t k = 0; k < 16; ++k)
+        r[k] = hn::LoadU(d, t + k * pitch);
+    // s[2k], s[2k + 1]: rows 2k and 2k + 1, columns 0-7 and 8-15, byte pairs.
+    for (size_t k = 0; k < 8; ++k) {
+        s[2 * k] = hn::InterleaveLower(r[2 * k], r[2 * k + 1]);
+        s[2 * k + 1] = hn::InterleaveUpper(d, r[2 * k], r[2 * k + 1]);
+    }
+    // u[4m + q]: rows 4m..4m+3, columns 4q..4q+3.
+    for (size_t m = 0; m < 4; ++m) {
+        auto a = hn::BitCast(d16, s[4 * m]), b = hn::BitCast(d16, s[4 * m + 1]);
+        auto c = hn::BitCast(d16, s[4 * m + 2]), e = hn::BitCast(d16, s[4 * m + 3]);
+        u[4 * m] = hn::BitCast(d, hn::InterleaveLower(a, c));
+        u[4 * m + 1] = hn::BitCast(d, hn::InterleaveUpper(d16, a, c));
+        u[4 * m + 2] = hn::BitCast(d, hn::InterleaveLower(b, e));
+        u[4 * m + 3] = hn::BitCast(d, hn::InterleaveUpper(d16, b, e));
+    }
+    // v[8h + c]: rows 8h..8h+7, columns 2c and 2c + 1.
+    for (size_t h = 0; h < 2; ++h)
+        for (size_t q = 0; q < 4; ++q) {
+            auto x = hn::BitCast(d32, u[8 * h + q]), y = hn::BitCast(d32, u[8 * h + 4 + q]);
+            v[8 * h + 2 * q] = hn::BitCast(d, hn::InterleaveLower(x, y));
+            v[8 * h + 2 * q + 1] = hn::BitCast(d, hn::InterleaveUpper(d32, x, y));
+        }
+    for (size_t c = 0; c < 8; ++c) {
+        auto x = hn::BitCast(d64, v[c]), y = hn::BitCast(d64, v[8 + c]);
+        out[2 * c] = hn::BitCast(d, hn::InterleaveLower(x, y));
+        out[2 * c + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, x, y));
+    }
+}
+
+void TransposeDirect8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                      ptrdiff_t dst_row) {
+    const D8b d;
+    const size_t ni16 = ni / 16 * 16;
+    size_t j0 = 0;
+    for (; j0 + 16 <= nj; j0 += 16) {
+        const uint8_t* s = src + static_cast<ptrdiff_t>(j0) * src_row;
+        for (size_t i = 0; i < ni16; i += 16) {
+            V8b a[16];
+            Turn16x8(d, s + i, src_row, a);
+            uint8_t* p = dst + static_cast<ptrdiff_t>(i) * dst_row + static_cast<ptrdiff_t>(j0);
+            for (size_t r = 0; r < 16; ++r, p += dst_row)
+                hn::StoreU(a[r], d, p);
+        }
+    }
+    DirectScalar(src, src_row, 0, j0, ni16, ni, dst, dst_row);
+    DirectScalar(src, src_row, j0, nj, 0, ni, dst, dst_row);
+}
 #else
+void TransposeDirect8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                      ptrdiff_t dst_row) {
+    DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
+}
+
+void TransposeDirect16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                       ptrdiff_t dst_row) {
+    DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
+}
+
+void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
+                     ptrdiff_t dst_row, bool /*stream*/) {
+    DirectScalar(src, src_row, 0, nj, 0, ni, dst, dst_row);
+}
+
 void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
                    ptrdiff_t dst_row, bool /*stream*/) {
     TransposeScalar(tile, pitch, 0, nj, 0, ni, dst, dst_row);
@@ -132,10 +337,28 @@ HWY_AFTER_NAMESPACE();
 namespace neomeg::dnn::x86 {
 
 HWY_EXPORT(TransposeTile);
+HWY_EXPORT(TransposeDirect);
+HWY_EXPORT(TransposeDirect16);
+HWY_EXPORT(TransposeDirect8);
 
 void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uint32_t* dst,
                         ptrdiff_t dst_row, bool stream) {
     HWY_DYNAMIC_DISPATCH(TransposeTile)(tile, pitch, nj, ni, dst, dst_row, stream);
+}
+
+void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
+                   ptrdiff_t dst_row, bool stream) {
+    HWY_DYNAMIC_DISPATCH(TransposeDirect)(src, src_row, nj, ni, dst, dst_row, stream);
+}
+
+void transpose_u16(const uint16_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint16_t* dst,
+                   ptrdiff_t dst_row) {
+    HWY_DYNAMIC_DISPATCH(TransposeDirect16)(src, src_row, nj, ni, dst, dst_row);
+}
+
+void transpose_u8(const uint8_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint8_t* dst,
+                  ptrdiff_t dst_row) {
+    HWY_DYNAMIC_DISPATCH(TransposeDirect8)(src, src_row, nj, ni, dst, dst_row);
 }
 
 }  // namespace neomeg::dnn::x86
