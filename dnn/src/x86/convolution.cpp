@@ -20,6 +20,7 @@
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_filter_chunks.h"
+#include "src/x86/conv_filter_per_image.h"
 #include "src/x86/conv_im2col_lowp.h"
 #include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
@@ -149,8 +150,12 @@ private:
                                     std::span<const TensorLayout> out) override {
         if (m_param.group != 1)
             return make_whole_plan(in, out);
-        return split_filter_gradient(make_whole_plan(in, out), in, out, 1,
-                                     [this](auto i, auto o) { return make_whole_plan(i, o); });
+        auto make = [this](auto i, auto o) { return make_whole_plan(i, o); };
+        if (auto g = conv_geometry(ConvArgs::of(m_param), in[0], out[0], in[1]))
+            if (pointwise_filter_per_image(*g, in, out))
+                if (auto plan = per_image_filter_plan(in, out, make))
+                    return plan;
+        return split_filter_gradient(make_whole_plan(in, out), in, out, 1, make);
     }
 
     std::unique_ptr<Plan> make_whole_plan(std::span<const TensorLayout> in,
