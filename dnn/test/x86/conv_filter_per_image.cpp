@@ -1,6 +1,7 @@
 // The pointwise float32 filter gradient run one image at a time (src/x86/conv_filter_per_image.h)
 // against naive: 1-D, 2-D and 3-D images at and just below kMinFilterPerImagePixels, odd channel
-// counts and batches, both modes, one and two threads; batch 1 and strided inputs, which run whole.
+// counts and batches, both modes, one and two threads; batch 1 and strided inputs, which run whole;
+// gradients large enough to leave the blocked weights through BlockTranspose.
 // The gradient starts as garbage, so a first image that did not overwrite it, or a later one that
 // overwrote instead of adding, shows.
 #include <random>
@@ -66,6 +67,10 @@ TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {
             // Dilation leaves a 1x1 filter pointwise.
             {{{2, 16, 24, 24}, {16, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})}, true},
             {{{1, 16, 32, 32}, {24, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            // Gradients of 80 x 128 channels (40 KiB, past ElementCopy's bound): out of the
+            // kernel's square blocks by BlockTranspose (block_transpose.h), whole and per image.
+            {{{2, 80, 5, 5}, {128, 80, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 80, 24, 24}, {128, 80, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             // Not pointwise: a 3x3 filter, and a 1x1 one at stride 2.
             {{{2, 3, 24, 24}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})}, false},
             {{{2, 3, 48, 48}, {5, 3, 1, 1}, conv_param({2, 2}, {0, 0}, {1, 1})}, false},
