@@ -1,5 +1,7 @@
 #include "src/x86/conv_filter_per_image.h"
 
+#include <omp.h>
+
 #include <string>
 
 #include "src/x86/parallel.h"
@@ -73,7 +75,10 @@ size_t pixels_per_image(const TensorLayout& l) {
 bool pointwise_filter_per_image(const ConvDims& g, std::span<const TensorLayout> in,
                                 std::span<const TensorLayout> out) {
     const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
-    if (!g.pointwise || src[0] < 2 || pixels_per_image(src) < kMinFilterPerImagePixels)
+    const size_t pixels = pixels_per_image(src);
+    if (!g.pointwise || src[0] < 2 || pixels < kMinFilterPerImagePixels)
+        return false;
+    if (omp_get_max_threads() > 1 && (src[1] + diff[1]) * pixels < kMinFilterPerImageFloatsThreaded)
         return false;
     for (const TensorLayout* l : {&src, &diff, &grad})
         if (l->dtype != dtype::Float32 || !l->is_contiguous())

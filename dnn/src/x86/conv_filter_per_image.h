@@ -21,9 +21,16 @@ namespace neomeg::dnn::x86 {
 // 256 <-> 1024 channels) lost by 1.2x in chunks of 3 images, 16x16 tied in chunks of 2.
 inline constexpr size_t kMinFilterPerImagePixels = 512;
 
+// With more than one OpenMP thread, each image's reorders, kernel and sum each enter a parallel
+// region, 4 per image where the whole batch enters 4 in all: an image of fewer than this many
+// floats of src and diff together ((IC + OC) x pixels) runs whole. At two threads 32->64 on 32x32
+// (98304 floats) took 1.2-2.6x longer per image; 64->64 on 56x56 (401408) won by 1.6x.
+inline constexpr size_t kMinFilterPerImageFloatsThreaded = size_t(1) << 18;
+
 // Whether the filter gradient in = {src, diff}, out = {grad} runs per image: a pointwise
 // convolution (ConvDims::pointwise) of float32 contiguous tensors (a strided or channels-last one
-// is copied whole by its operand anyway), at least two images of at least kMinFilterPerImagePixels.
+// is copied whole by its operand anyway), at least two images of at least kMinFilterPerImagePixels,
+// and above one thread (omp_get_max_threads() when planned) kMinFilterPerImageFloatsThreaded.
 bool pointwise_filter_per_image(const ConvDims& g, std::span<const TensorLayout> in,
                                 std::span<const TensorLayout> out);
 

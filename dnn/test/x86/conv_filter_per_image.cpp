@@ -53,6 +53,8 @@ TensorLayout f32(const TensorShape& s) {
 
 TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {
     static_assert(x86::kMinFilterPerImagePixels == 512, "the shapes below straddle the bound");
+    static_assert(x86::kMinFilterPerImageFloatsThreaded == 262144, "and across threads");
+    // per_image: at one thread; at two, also (IC + OC) x pixels >= 262144.
     struct Shape {
         ConvCase k;
         bool per_image;
@@ -67,6 +69,9 @@ TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {
             // Dilation leaves a 1x1 filter pointwise.
             {{{2, 16, 24, 24}, {16, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})}, true},
             {{{1, 16, 32, 32}, {24, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            // At and below the two-thread bound: 64 and 63 channels of 64x64.
+            {{{2, 31, 64, 64}, {33, 31, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 31, 64, 64}, {32, 31, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             // Gradients of 80 x 128 channels (40 KiB, past ElementCopy's bound): out of the
             // kernel's square blocks by BlockTranspose (block_transpose.h), whole and per image.
             {{{2, 80, 5, 5}, {128, 80, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
@@ -80,7 +85,10 @@ TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {
         for (const Shape& shape : shapes)
             for (const ConvCase& k : conv_both_modes({shape.k})) {
                 std::string kernel = check(*handle, k, f32(k.src), f32(conv_dst_shape(k)));
-                EXPECT_EQ(kernel.find("per image") != std::string::npos, shape.per_image)
+                const size_t floats =
+                        (k.src[1] + k.filter[0]) * (k.src.total_nr_elems() / k.src[0] / k.src[1]);
+                const bool want = shape.per_image && (threads == 1 || floats >= 262144);
+                EXPECT_EQ(kernel.find("per image") != std::string::npos, want)
                         << kernel << " threads " << threads;
             }
     }
