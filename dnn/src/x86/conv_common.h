@@ -56,7 +56,8 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // image): pointwise_gemm's forward cases are the switch if that matters more. The filter gradient
 // stays blocked: gemm won the 64->256, 128->128 and 128->512 shapes by 10-20% and lost 32->64 on
 // 32x32 by 1.3x (2.5x at two threads), 256->64 on 56x56 and batch 1, with its two-thread times the
-// most disturbed by a busy machine.
+// most disturbed by a busy machine. Instead, from 512 pixels per image the filter gradient runs the
+// blocked kernel one image at a time (conv_filter_per_image.h), which beat gemm on those shapes.
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // any_desc, or the plain layout where pointwise_gemm says so.

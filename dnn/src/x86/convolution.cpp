@@ -4,8 +4,9 @@
 // float32 accumulation, by the algorithm conv_algo.h chooses (Winograd for the 3x3 stride-1 shapes
 // where it wins, direct elsewhere; with fastrun the measured faster); bfloat16 1x1 filter
 // gradients, and strided 1x1 input gradients as stride-1 ones on the subsampled grid, by oneDNN's
-// gemm kernel (conv_pointwise_lowp.h); bfloat16 channels-last convolutions with short output rows
-// as im2col and one AMX matrix product (conv_im2col_lowp.h). The primitives choose their own
+// gemm kernel (conv_pointwise_lowp.h); float32 1x1 filter gradients of large plain images one
+// image at a time (conv_filter_per_image.h); bfloat16 channels-last convolutions with short output
+// rows as im2col and one AMX matrix product (conv_im2col_lowp.h). The primitives choose their own
 // layouts (format_tag::any: the blocked formats their fast kernels need), and the caller's strided
 // tensors are reordered in and out through the workspace. The flipped-kernel CONVOLUTION mode is
 // cross-correlation with the filter reversed in every spatial axis: the reversal rides on the
@@ -20,6 +21,7 @@
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_common.h"
 #include "src/x86/conv_filter_chunks.h"
+#include "src/x86/conv_filter_per_image.h"
 #include "src/x86/conv_im2col_lowp.h"
 #include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
@@ -149,8 +151,12 @@ private:
                                     std::span<const TensorLayout> out) override {
         if (m_param.group != 1)
             return make_whole_plan(in, out);
-        return split_filter_gradient(make_whole_plan(in, out), in, out, 1,
-                                     [this](auto i, auto o) { return make_whole_plan(i, o); });
+        auto make = [this](auto i, auto o) { return make_whole_plan(i, o); };
+        if (auto g = conv_geometry(ConvArgs::of(m_param), in[0], out[0], in[1]))
+            if (pointwise_filter_per_image(*g, in, out))
+                if (auto plan = per_image_filter_plan(in, out, make))
+                    return plan;
+        return split_filter_gradient(make_whole_plan(in, out), in, out, 1, make);
     }
 
     std::unique_ptr<Plan> make_whole_plan(std::span<const TensorLayout> in,

@@ -157,6 +157,8 @@ void Operand::bind(const memory::desc& prim, bool is_output, const dnnl::engine&
                               : dnnl::reorder(m_user_mem, m_prim_mem);
         m_copy = is_output ? ElementCopy::plan(prim, m_user_md, kSmallReorderBytes)
                            : ElementCopy::plan(m_user_md, prim, kSmallReorderBytes);
+        if (is_output && !m_copy)
+            m_transpose = BlockTranspose::plan(prim, m_user_md);
     }
 }
 
@@ -216,6 +218,8 @@ void Operand::stage_and_reorder(const TensorND& t, std::byte* ws, void* prim,
 void Operand::finish_output(const TensorND& t, std::byte* ws, dnnl::stream& stream) {
     if (m_copy)
         m_copy->run(m_prim_at, m_user_at);
+    else if (m_transpose)
+        m_transpose->run(m_prim_at, m_user_at);
     else if (m_reorder)
         run_reorder(*m_reorder, stream, m_prim_mem, m_user_mem);
     if (m_staged)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "neomeg/dnn/tensor.h"
+#include "src/x86/block_transpose.h"
 #include "src/x86/element_copy.h"
 #include "src/x86/weight_cache.h"
 
@@ -144,6 +145,8 @@ private:
     void *m_user_at = nullptr, *m_prim_at = nullptr;  // their data, as point() set them
     std::optional<dnnl::reorder> m_reorder;
     std::optional<ElementCopy> m_copy;  // the reorder, where small, as a copy by offsets
+    // An output's reorder out of a 1x1 filter gradient's square blocks, where not small.
+    std::optional<BlockTranspose> m_transpose;
 };
 
 // What a kernel plans per shape and runs on every call with that shape.
