@@ -129,6 +129,7 @@ HWY_INLINE void Deinterleave(DF d, VF a, VF b, VF& even, VF& odd) {
 struct Scratch {
     std::vector<float> odd, even, lowest, dy;
     std::vector<uint16_t> staged;
+    std::vector<int32_t> moved;
 };
 
 Scratch& ThreadScratch() {
@@ -315,6 +316,8 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
     sc.even.resize(OV + N);
     if (sc.lowest.size() < W + 2 * N + 2)
         sc.lowest.assign(W + 2 * N + 2, kLowest);
+    if constexpr (!kBf16)
+        sc.moved.resize(OH * N);
     float* carry_odd = sc.odd.data();
     float* carry_even = sc.even.data();
     const float* lowest = sc.lowest.data() + 1;
@@ -534,9 +537,123 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
         }
         return kFast && !hn::AllFalse(d, hn::IsNaN(owned));
     };
-    for (size_t z = 0; z < g.in[0]; ++z)
-        if (plane(z, std::true_type()))
+    // float32's untested pass walks each strip of N windows down the plane (strips outer, window
+    // rows inner), so that a window row's tap row 2 (its taps' row maxima and their indices) is
+    // the next one's tap row 0 and grad row 2oy + 1 stays in registers until window row oy + 1
+    // adds its share: each src row is loaded and split into even and odd columns once where the
+    // row order split row 2oy - 1 twice, and the carry row's stores and loads go. Window ox0 - 1's
+    // winner, in the strip before, comes from `moved_rows` (one vector per window row).
+    auto columns = [&](size_t z) {
+        VF owned = zero;
+        const float* sz = reinterpret_cast<const float*>(src) + static_cast<ptrdiff_t>(z) * ss[0];
+        const float* dz = reinterpret_cast<const float*>(diff) + static_cast<ptrdiff_t>(z) * ys[0];
+        float* gz = reinterpret_cast<float*>(grad) + static_cast<ptrdiff_t>(z) * gs[0];
+        int32_t* moved_rows = sc.moved.data();
+        const auto sOW = static_cast<ptrdiff_t>(OW);
+        auto strip = [&](size_t ox0, auto full) {
+            constexpr bool kFull = decltype(full)::value;
+            const auto sx = static_cast<ptrdiff_t>(ox0), c = 2 * sx;
+            const EdgeMasks* em = ox0 / N < kEdgeSteps && have_masks ? &edges[ox0 / N] : nullptr;
+            const VI left = !kFull && ox0 == 0 ? first_col : hn::Zero(di);
+            const VI six = hn::Set(di, 6);
+            // The row maxima of window row oy - 1's tap row 2, as tap row 0 of row oy.
+            VF best0 = zero;
+            VI idx0 = hn::Zero(di);
+            VF carry_o = zero, carry_e = zero;
+            for (size_t oy = 0; oy < OH; ++oy) {
+                const bool top = oy == 0, bottom = 2 * oy + 1 >= H;
+                const float* r1 = sz + 2 * static_cast<ptrdiff_t>(oy) * ss[1];
+                const float* r2 = bottom ? lowest : r1 + ss[1];
+                VF t[6];
+                RowTaps<kFull>(d, r1, sW, c, t[0], t[1], t[2], em);
+                RowTaps<kFull>(d, r2, sW, c, t[3], t[4], t[5], em);
+                VF best[2];
+                VI idx[2];
+                for (size_t r = 0; r < 2; ++r) {
+                    best[r] = t[3 * r];
+                    idx[r] = hn::Add(left, hn::Set(di, static_cast<int32_t>(3 * r + 3)));
+                    for (size_t k = 1; k < 3; ++k) {
+                        const auto take = hn::Gt(t[3 * r + k], best[r]);
+                        best[r] = hn::IfThenElse(take, t[3 * r + k], best[r]);
+                        idx[r] = hn::IfThenElse(hn::RebindMask(di, take),
+                                                hn::Set(di, static_cast<int32_t>(3 * r + 3 + k)),
+                                                idx[r]);
+                    }
+                }
+                VF m = top ? best[0] : best0;
+                VI win = top ? idx[0] : idx0;
+                if (!top) {
+                    const auto take = hn::Gt(best[0], m);
+                    m = hn::IfThenElse(take, best[0], m);
+                    win = hn::IfThenElse(hn::RebindMask(di, take), idx[0], win);
+                }
+                const auto take = hn::Gt(best[1], m);
+                win = hn::IfThenElse(hn::RebindMask(di, take), idx[1], win);
+                best0 = best[1];
+                idx0 = hn::Sub(idx[1], six);
+                owned = hn::Add(owned, hn::Add(hn::Add(t[1], t[2]), hn::Add(t[4], t[5])));
+                const VI moved = hn::TableLookupLanes(win, to_next);
+                int32_t* mrow = moved_rows + oy * N;
+                const VI prev = hn::IfThenElse(hn::RebindMask(di, first_lane),
+                                               ox0 == 0 ? hn::Zero(di) : hn::LoadU(di, mrow), moved);
+                hn::StoreU(moved, di, mrow);
+                const float* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
+                VF dy, dyp;
+#if HWY_TARGET <= HWY_AVX2
+                if (!kFull && em) {
+                    dy = hn::Add(LoadMasked(d, dyrow + sx, em->dy, 0.f), zero);
+                    dyp = hn::Add(LoadMasked(d, dyrow + sx - 1, em->dyp, 0.f), zero);
+                } else
+#endif
+                {
+                    dy = hn::Add(kFull ? hn::LoadU(d, dyrow + sx)
+                                       : LoadRange(d, dyrow + sx, 0, sOW - sx, 0.f),
+                                 zero);
+                    dyp = hn::Add(kFull ? hn::LoadU(d, dyrow + sx - 1)
+                                        : LoadRange(d, dyrow + sx - 1, ox0 == 0 ? 1 : 0,
+                                                    sOW - sx + 1, 0.f),
+                                  zero);
+                }
+                auto won = [&](int32_t k) {
+                    return hn::RebindMask(d, hn::Eq(win, hn::Set(di, k)));
+                };
+                auto won_prev = [&](int32_t k) {
+                    return hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k)));
+                };
+                auto add = [](MF where, VF acc, VF v) {
+                    return hn::IfThenElse(where, hn::Add(acc, v), acc);
+                };
+                float* g1 = gz + 2 * static_cast<ptrdiff_t>(oy) * gs[1];
+                if (!top)
+                    StoreRow<kFull>(d, pairs, add(won(0), add(won_prev(2), carry_o, dyp), dy),
+                                    add(won(1), carry_e, dy), g1 - gs[1], sW, c, em);
+                StoreRow<kFull>(d, pairs, add(won(3), hn::IfThenElseZero(won_prev(5), dyp), dy),
+                                hn::IfThenElseZero(won(4), dy), g1, sW, c, em);
+                carry_o = add(won(6), hn::IfThenElseZero(won_prev(8), dyp), dy);
+                carry_e = hn::IfThenElseZero(won(7), dy);
+            }
+            // Row 2 OH - 1, where it lies in the plane: the last window row's tap row 2 alone.
+            if (2 * OH - 1 < H)
+                StoreRow<kFull>(d, pairs, carry_o, carry_e,
+                                gz + static_cast<ptrdiff_t>(2 * OH - 1) * gs[1], sW, c, em);
+        };
+        for (size_t ox0 = 0; ox0 < OV; ox0 += N) {
+            if (ox0 > 0 && ox0 + N <= OW && 2 * (ox0 + N) <= W)
+                strip(ox0, std::true_type());
+            else
+                strip(ox0, std::false_type());
+        }
+        return !hn::AllFalse(d, hn::IsNaN(owned));
+    };
+    for (size_t z = 0; z < g.in[0]; ++z) {
+        bool nan;
+        if constexpr (kBf16)
+            nan = plane(z, std::true_type());
+        else
+            nan = columns(z);
+        if (nan)
             plane(z, std::false_type());
+    }
 }
 
 }  // namespace
