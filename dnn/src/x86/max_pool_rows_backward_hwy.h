@@ -7,8 +7,11 @@
 // - column 2ox (tap column 1) belongs to window ox alone; odd column 2ox - 1 takes tap column 2 of
 //   window ox - 1 (the winners moved one lane) and tap column 0 of window ox, so each grad row is
 //   made whole in registers and stored interleaved;
-// - row 2oy belongs to window row oy alone; row 2oy + 1 (tap row 2) is kept in a carry row (even
-//   and odd columns apart) that window row oy + 1 adds its tap row 0 to before storing it.
+// - row 2oy belongs to window row oy alone; row 2oy + 1 (tap row 2) is kept (even and odd columns
+//   apart) until window row oy + 1 adds its tap row 0 to it before storing it.
+// float32 walks strips of a vector's windows down bands of 8 window rows, so that row 2oy + 1 and
+// its taps' row maxima stay in registers from window row oy to oy + 1 (each src row split into
+// even and odd columns once); bfloat16, and planes with a NaN, go row by row.
 // Every element is written once, its gradients added in naive's order (output row-major) from +0;
 // src, diff and grad each stream through memory once, dst is not read.
 #pragma once

@@ -398,6 +398,63 @@ TEST_F(X86, MaxPoolingRowsBackwardBitExact) {
 #endif
 }
 
+// float32 planes with no NaN and not both infinities, which the strips' untested pass computes
+// and no plane reruns (the NaN-rich planes of MaxPoolingRowsBackwardBitExact rerun): every width
+// 1 to 70 and wider ones (strips whole, cut, the odd column past the last window's), heights
+// around the bands of window rows the strips walk (8 a band: 15-18, 33, 34) and small ones, rows
+// with gaps; ties between -0 and +0 and equal maxima, windows of -inf alone, +inf without -inf.
+TEST_F(X86, MaxPoolingRowsBackwardFinitePlanesInStrips) {
+#ifdef NEOMEG_WITH_DNNL
+    std::vector<size_t> widths;
+    for (size_t w = 1; w <= 70; ++w)
+        widths.push_back(w);
+    for (size_t w : {97, 130, 530})
+        widths.push_back(w);
+    const size_t heights[] = {1, 2, 3, 4, 16, 17, 18, 34};
+    const double inf = std::numeric_limits<double>::infinity();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 37);
+        for (size_t w : widths)
+            for (size_t h : heights)
+                for (int values = 0; values < 3; ++values) {
+                    if (w > 130 && h > 4)
+                        continue;
+                    const size_t gap = (w + h) % 3 == 0 ? 5 : 0;
+                    const PoolCase k{{1, 2, h, w}, {3, 3}, {2, 2}, {1, 1}};
+                    const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                    const TensorShape d = dst_shape(k);
+                    const size_t n = k.src.total_nr_elems();
+                    std::vector<double> xv;
+                    if (values == 2) {
+                        xv = mostly_minus_inf(n, rng);
+                    } else {
+                        const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, 0.25, -2.0, inf};
+                        xv.resize(n);
+                        for (double& v : xv)
+                            v = choices[rng() % (values == 1 ? 8 : 7)];
+                    }
+                    HostTensor x = with_values(padded_rows(k.src, gap), xv);
+                    HostTensor dy = with_values(padded_rows(d, gap % 2),
+                                                exact_grads(d.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string kernel =
+                            run_both(*handle, p, x, dy, padded_rows(k.src, gap), got, want);
+                    const std::string what = "target " + std::to_string(target) + " " +
+                                             k.src.to_string() + " gap " + std::to_string(gap) +
+                                             " values " + std::to_string(values);
+                    if (h * w != 1 || gap != 0) {
+                        EXPECT_EQ(kernel, kRowsLoop) << what;
+                    }
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
 // The benchmark's shape, several images and channels across threads, and random gradients (sums
 // that round): within float32's rounding of naive's double sums; a NaN in one plane.
 TEST_F(X86, MaxPoolingRowsBackwardRandom) {
