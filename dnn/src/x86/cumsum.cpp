@@ -33,8 +33,13 @@ protected:
         m_last = "hwy";
         if (total == 0)
             return;
-        CumsumLines l{src[axis], 1, src.stride[axis],  dst.stride[axis],
-                      0,         0, m_param.exclusive, m_param.reverse};
+        CumsumLines l{};
+        l.n = src[axis];
+        l.cols = 1;
+        l.src_step = src.stride[axis];
+        l.dst_step = dst.stride[axis];
+        l.exclusive = m_param.exclusive;
+        l.reverse = m_param.reverse;
         if (src.is_contiguous() && dst.is_contiguous()) {
             // (outer, axis, inner): an outer row's inner columns are one block.
             size_t inner = total / src[axis];
