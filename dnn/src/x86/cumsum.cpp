@@ -1,7 +1,9 @@
 // Cumsum on x86: float32 through cumsum_hwy.cpp, with any strides (views such as x[::-1] or a
 // transpose included): the lines go out in blocks of columns (the dimension dense in both
-// tensors, else the last one besides the axis), the blocks split across OpenMP threads in chunks
+// tensors, else the last one besides the axis), the lines split across OpenMP threads in chunks
 // of at least kParallelGrain elements. Other dtypes go to naive.
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "neomeg/dnn/operators/reduce.h"
@@ -13,6 +15,24 @@
 
 namespace neomeg::dnn::x86 {
 namespace {
+
+// Scans the total / (l.n * l.cols) blocks of l.cols lines, block i's first line at offsets
+// offset(i) in src and dst, its lines split across threads (whole blocks where there are many,
+// runs of one block's lines where there are few, such as a single block).
+template <class Offset>
+void run_blocks(const float* s, float* d, const CumsumLines& l, size_t total, Offset offset) {
+    parallel_ranges(total / l.n, total, kParallelGrain, [&](size_t b, size_t e) {
+        while (b < e) {
+            const size_t c = b % l.cols;
+            CumsumLines part = l;
+            part.cols = std::min(l.cols - c, e - b);
+            const auto [so, dof] = offset(b / l.cols);
+            const auto cc = static_cast<ptrdiff_t>(c);
+            cumsum_f32(s + so + cc * l.src_col, d + dof + cc * l.dst_col, part);
+            b += part.cols;
+        }
+    });
+}
 
 class CumsumImpl final : public LoopKernel<Cumsum> {
 public:
@@ -41,16 +61,18 @@ protected:
         l.exclusive = m_param.exclusive;
         l.reverse = m_param.reverse;
         if (src.is_contiguous() && dst.is_contiguous()) {
-            // (outer, axis, inner): an outer row's inner columns are one block.
+            // (outer, axis, inner): an outer row's inner columns are one block; along rows
+            // (inner 1) the rows are the columns of one block, so that the scalar scan
+            // interleaves several.
             size_t inner = total / src[axis];
             for (size_t k = 0; k < axis; ++k)
                 inner /= src[k];
-            l.cols = inner;
-            l.src_col = l.dst_col = 1;
             const size_t row = l.n * inner;
-            parallel_ranges(total / row, total, kParallelGrain, [&](size_t b, size_t e) {
-                for (size_t o = b; o < e; ++o)
-                    cumsum_f32(s + o * row, d + o * row, l);
+            l.cols = inner == 1 ? total / row : inner;
+            l.src_col = l.dst_col = static_cast<ptrdiff_t>(inner == 1 ? row : 1);
+            run_blocks(s, d, l, total, [&](size_t o) {
+                const auto off = static_cast<ptrdiff_t>(inner == 1 ? 0 : o * row);
+                return std::pair{off, off};
             });
             return;
         }
@@ -70,20 +92,16 @@ protected:
             l.src_col = src.stride[col];
             l.dst_col = dst.stride[col];
         }
-        const size_t blocks = total / (l.n * l.cols);
-        parallel_ranges(blocks, total, kParallelGrain, [&](size_t b, size_t e) {
-            for (size_t i = b; i < e; ++i) {
-                ptrdiff_t so = 0, dof = 0;
-                size_t rest = i;
-                for (size_t k = dims.size(); k-- > 0;) {
-                    const size_t dim = dims[k];
-                    const auto at = static_cast<ptrdiff_t>(rest % src[dim]);
-                    rest /= src[dim];
-                    so += at * src.stride[dim];
-                    dof += at * dst.stride[dim];
-                }
-                cumsum_f32(s + so, d + dof, l);
+        run_blocks(s, d, l, total, [&](size_t i) {
+            ptrdiff_t so = 0, dof = 0;
+            for (size_t k = dims.size(); k-- > 0;) {
+                const size_t dim = dims[k];
+                const auto at = static_cast<ptrdiff_t>(i % src[dim]);
+                i /= src[dim];
+                so += at * src.stride[dim];
+                dof += at * dst.stride[dim];
             }
+            return std::pair{so, dof};
         });
     }
 };

@@ -21,6 +21,32 @@ HWY_INLINE ptrdiff_t at(size_t k, size_t axis, bool reverse) {
     return static_cast<ptrdiff_t>(reverse ? axis - 1 - k : k);
 }
 
+constexpr size_t kScalarLines = 4;
+
+// Lines c to c + K - 1, one element of each per step, each in naive's order.
+template <size_t K>
+HWY_INLINE void scan_scalar(const float* src, float* dst, size_t c, const CumsumLines& l) {
+    const float* s[K];
+    float* d[K];
+    double acc[K];
+    for (size_t j = 0; j < K; ++j) {
+        s[j] = src + static_cast<ptrdiff_t>(c + j) * l.src_col;
+        d[j] = dst + static_cast<ptrdiff_t>(c + j) * l.dst_col;
+        acc[j] = 0;
+    }
+    for (size_t k = 0; k < l.n; ++k) {
+        const ptrdiff_t i = at(k, l.n, l.reverse);
+        for (size_t j = 0; j < K; ++j) {
+            const double v = s[j][i * l.src_step];
+            if (!l.exclusive)
+                acc[j] += v;
+            d[j][i * l.dst_step] = static_cast<float>(acc[j]);
+            if (l.exclusive)
+                acc[j] += v;
+        }
+    }
+}
+
 void Cumsum(const float* src, float* dst, const CumsumLines& l) {
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> df;
@@ -41,20 +67,12 @@ void Cumsum(const float* src, float* dst, const CumsumLines& l) {
                 acc = hn::Add(acc, v);
         }
     }
-    for (; c < l.cols; ++c) {
-        const float* s = src + static_cast<ptrdiff_t>(c) * l.src_col;
-        float* d = dst + static_cast<ptrdiff_t>(c) * l.dst_col;
-        double acc = 0;
-        for (size_t k = 0; k < l.n; ++k) {
-            const ptrdiff_t i = at(k, l.n, l.reverse);
-            double v = s[i * l.src_step];
-            if (!l.exclusive)
-                acc += v;
-            d[i * l.dst_step] = static_cast<float>(acc);
-            if (l.exclusive)
-                acc += v;
-        }
-    }
+    // Scalar lines kScalarLines at a time: each line's additions form one dependent chain (an
+    // addition's latency per element), so independent lines interleaved keep the adders busy.
+    for (; c + kScalarLines <= l.cols; c += kScalarLines)
+        scan_scalar<kScalarLines>(src, dst, c, l);
+    for (; c < l.cols; ++c)
+        scan_scalar<1>(src, dst, c, l);
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE

@@ -7,6 +7,7 @@
 
 #include "neomeg/dnn/operators/reduce.h"
 #include "x86/highway_targets.h"
+#include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -78,7 +79,7 @@ TEST_F(X86, CumsumRunsHighwayOrNaive) {
 // Strided sources against naive, exactly, at every Highway target: reversed along and across the
 // axis (x[::-1], x[:, ::-1]), both at once, transposed (the vector of columns is then strided in
 // src), a broadcast (stride 0) row, padded rows, and padded outputs (set_noncontiguous); lines of
-// 1, primes and vector-width edges, with every exclusive/reverse combination.
+// 1, primes and vector-width edges, with every exclusive/reverse combination, on three threads.
 TEST_F(X86, CumsumStridedMatchesNaive) {
 #ifdef NEOMEG_WITH_DNNL
     const DType f = dtype::Float32;
@@ -86,7 +87,7 @@ TEST_F(X86, CumsumStridedMatchesNaive) {
     for (size_t n : {1, 2, 7, 8, 16, 17, 1000})
         layouts.push_back(TensorLayout({n}, {-1}, f));
     for (auto [r, c] :
-         {std::pair<size_t, size_t>{1, 1}, {3, 1}, {5, 7}, {13, 16}, {9, 33}, {300, 301}}) {
+         {std::pair<size_t, size_t>{1, 1}, {3, 1}, {5, 7}, {13, 16}, {9, 33}, {700, 301}}) {
         const auto rs = static_cast<ptrdiff_t>(c), cs = static_cast<ptrdiff_t>(r);
         layouts.push_back(TensorLayout({r, c}, {-rs, 1}, f));
         layouts.push_back(TensorLayout({r, c}, {rs, -1}, f));
@@ -100,6 +101,9 @@ TEST_F(X86, CumsumStridedMatchesNaive) {
     size_t ran =
             for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t t) {
                 SCOPED_TRACE(testing::Message() << "Highway target " << hwy::TargetName(t));
+                // Three threads: 700 x 301 splits mid-block (a run of one block's lines
+                // each), with the split off the vector width.
+                ScopedOmpThreads threads(3);
                 for (const TensorLayout& l : layouts)
                     for (int32_t a = 0; a < int32_t(l.ndim); ++a)
                         for (bool exclusive : {false, true})
