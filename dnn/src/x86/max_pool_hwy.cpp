@@ -672,6 +672,78 @@ struct Rows2D {
     ptrdiff_t step, ostep;
 };
 
+#if HWY_TARGET <= HWY_AVX2
+// `count` positions `step` apart (taps at b + to[t]) in each of `rows`, one block of 16 bfloat16
+// lanes each, compared as 16-bit integers without widening (no conversion either way: a window's
+// maximum is one of its values, bits and all). As signed integers non-negative bfloat16 values
+// order as their floats; negative ones order by magnitude, the wrong way, and below every
+// non-negative one. So the float maximum is the signed maximum where that is non-negative, else
+// (all taps negative) the signed minimum, the smallest magnitude (-0 the least integer).
+// Two cases differ from naive's rule and send the output row to naive's Step on float32:
+// - a NaN: the positive ones are the signed maxima above +inf (0x7F80), the negative ones
+//   unsigned values above -inf (0xFF80), which the unsigned maximum shows;
+// - -0 and +0 both in a window without a positive value: the integers say +0 where naive keeps
+//   whichever came first (seen as a signed maximum of 0 with a signed minimum of 0x8000).
+// Per tap three integer operations on 256-bit vectors, where float32 needs a 512-bit widening,
+// shift, compare and maximum per tap and a narrowing per output (on Zen 4 512-bit operations
+// cost two 256-bit ones).
+template <size_t NT>
+HWY_NOINLINE void KeyRun16(const uint16_t* base, ptrdiff_t step, size_t count, const ptrdiff_t* off,
+                           uint16_t* obase, ptrdiff_t ostep, const Rows2D& rows) {
+    const hn::FixedTag<int16_t, 16> di;
+    const hn::RebindToUnsigned<decltype(di)> du;
+    using VI = hn::Vec<decltype(di)>;
+    ptrdiff_t to[NT];
+    for (size_t t = 0; t < NT; ++t)
+        to[t] = off[t];
+    const VI zero = hn::Zero(di), sign = hn::Set(di, int16_t(-0x8000));
+    for (size_t j = 0; j < rows.n; ++j) {
+        const uint16_t* row_b = base + static_cast<ptrdiff_t>(j) * rows.step;
+        uint16_t* row_o = obase + static_cast<ptrdiff_t>(j) * rows.ostep;
+        const uint16_t* b = row_b;
+        uint16_t* out = row_o;
+        // Over the row: the signed maxima (positive NaNs), the unsigned maxima (negative NaNs)
+        // and the unsigned minimum of max | (min ^ 0x8000), zero where a window ties -0 and +0.
+        VI top = hn::Set(di, int16_t(-0x8000));
+        auto top_u = hn::Zero(du), tie = hn::Set(du, uint16_t(0xFFFF));
+        for (size_t i = 0; i < count; ++i, b += step, out += ostep) {
+            VI mx = hn::LoadU(di, reinterpret_cast<const int16_t*>(b + to[0])), mn = mx;
+            auto mu = hn::BitCast(du, mx);
+            for (size_t t = 1; t < NT; ++t) {
+                const VI v = hn::LoadU(di, reinterpret_cast<const int16_t*>(b + to[t]));
+                mx = hn::Max(mx, v);
+                mn = hn::Min(mn, v);
+                mu = hn::Max(mu, hn::BitCast(du, v));
+            }
+            const VI r = hn::IfThenElse(hn::Lt(mx, zero), mn, mx);
+            hn::StoreU(hn::BitCast(du, r), du, out);
+            top = hn::Max(top, mx);
+            top_u = hn::Max(top_u, mu);
+            tie = hn::Min(tie, hn::BitCast(du, hn::Or(mx, hn::Xor(mn, sign))));
+        }
+        // Unsigned above 0xFF80: as signed, in (-128, 0).
+        const VI tu = hn::BitCast(di, top_u);
+        const bool exact = hn::AllFalse(di, hn::Gt(top, hn::Set(di, int16_t(0x7F80)))) &&
+                           hn::AllFalse(di, hn::And(hn::Lt(tu, zero),
+                                                    hn::Gt(tu, hn::Set(di, int16_t(-128))))) &&
+                           hn::AllFalse(du, hn::Eq(tie, hn::Zero(du)));
+        if (exact)
+            continue;
+        const DF d;
+        const size_t N = hn::Lanes(d);
+        b = row_b;
+        out = row_o;
+        for (size_t i = 0; i < count; ++i, b += step, out += ostep)
+            for (size_t l = 0; l < 16; l += N) {
+                VF acc = hn::Set(d, kLowest);
+                for (size_t t = 0; t < NT; ++t)
+                    acc = Step(acc, LoadFirstAs(d, b + to[t] + l, std::min(N, 16 - l)));
+                StoreNAs(acc, d, out + l, std::min(N, 16 - l));
+            }
+    }
+}
+#endif
+
 // `count` positions `step` apart (their taps at b + to[t]) in each of `rows`, lanes
 // [0, 2 * Lanes(dp)) as PairTaps reads them, or by PairRowsOf3 where `threes` (then U runs of
 // them side by side); ok loses the lanes where a tap held a NaN. Not inlined: in LanesOf the
@@ -724,6 +796,12 @@ HWY_INLINE MF LanesTaps(DF d, const T* base0, ptrdiff_t step, size_t count, cons
     const hn::Half<decltype(dh)> dq;
 #endif
     if constexpr (std::is_same_v<T, uint16_t>) {
+        // A block of 16 bfloat16 under windows other than 3x3/2 (whose shared columns
+        // PairRowsOf3 reads once): as 16-bit integers.
+        if (lanes == 16 && !threes) {
+            KeyRun16<NT>(base0, step, count, to, o, ostep, rows);
+            return ok;
+        }
         // bfloat16 as 32-bit pairs (PairTaps) in runs of lanes: runs of 2N, then on AVX-512 one
         // of N and one of N / 2 (a block of 16 or 8 lanes is one run, in 256- or 128-bit
         // vectors), the rest of the lanes position by position. Windows of rows of three taps h

@@ -4,6 +4,7 @@
 // forward on channel-blocked ones, 1-D to 3-D, windows that overlap, pad and tile, rows of several
 // vectors and odd widths, with a few NaNs scattered and with whole windows of NaN; infinities
 // beside them.
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -482,4 +483,87 @@ TEST_F(X86, MaxPoolingBackwardFindsANaNInAnyChunk) {
                 run_and_compare<PoolingBackward>(*handle, p, {x, y, dy}, {}, 1e-2);
         EXPECT_EQ(kernel.rfind("onednn", 0), 0u) << dt.name() << " ran " << kernel;
     }
+}
+
+// bfloat16 blocks of 16 lanes (nChw16c, or 16 channels last) are compared as 16-bit integers:
+// bit for bit against naive at each Highway target on data whose integer maxima stand (no NaN, no
+// -0 tied with +0: every sign and magnitude class, windows all negative), on windows that tie -0
+// and +0 without a positive value (naive keeps the first zero), and with one NaN of either sign.
+TEST_F(X86, MaxPoolingBFloat16BlocksOf16AsIntegers) {
+#ifdef NEOMEG_WITH_DNNL
+    struct Window {
+        std::vector<int32_t> k, s, p;
+    };
+    const Window windows[] = {{{2, 2}, {2, 2}, {0, 0}},
+                              {{3, 3}, {1, 1}, {1, 1}},
+                              {{2, 3}, {1, 2}, {0, 1}},
+                              {{3, 3}, {2, 2}, {1, 1}}};
+    const double inf = std::numeric_limits<double>::infinity();
+    const double denormal = std::ldexp(1.0, -133);  // bfloat16 keeps it
+    const std::vector<double> mixed{-inf, -3.5, -1, -0.5, -denormal, 0.0,    denormal,
+                                    0.25, 1,    3,  inf,  3.3e38,    -3.3e38};
+    const std::vector<double> negative{-0.0, -inf, -3.5, -1, -0.5, -denormal, -3.3e38};
+    std::vector<double> zeros = negative;
+    zeros.push_back(0.0);
+    zeros.push_back(-0.0);
+    zeros.push_back(0.0);
+    struct Data {
+        const char* name;
+        const std::vector<double>* pool;
+        int nan;  // 0: none, 1: one positive NaN, -1: one negative NaN
+    };
+    const Data data[] = {{"mixed", &mixed, 0},
+                         {"negative", &negative, 0},
+                         {"zeros", &zeros, 0},
+                         {"mixed, NaN", &mixed, 1},
+                         {"mixed, -NaN", &mixed, -1}};
+    auto naive = Handle::make_naive();
+    const DType dt = dtype::BFloat16;
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        for (const Window& win : windows) {
+            const param::Pooling p =
+                    pool_param(param::Pooling::Mode::MAX, Case{{}, win.k, win.s, win.p});
+            auto ours = handle->create_operator<PoolingForward>();
+            ours->param() = p;
+            auto ours_blocked = handle->create_operator<PoolingBlocked>();
+            ours_blocked->param() = p;
+            auto ref = naive->create_operator<PoolingForward>();
+            ref->param() = p;
+            auto ref_blocked = naive->create_operator<PoolingBlocked>();
+            ref_blocked->param() = p;
+            for (const Data& dd : data)
+                for (size_t c : {size_t(16), size_t(32)})
+                    for (uint32_t seed = 0; seed < 3; ++seed) {
+                        const TensorShape shape{2, c, 6, 11};
+                        std::mt19937 rng(seed * 31 + uint32_t(c));
+                        std::vector<double> v(shape.total_nr_elems());
+                        for (double& x : v)
+                            x = (*dd.pool)[rng() % dd.pool->size()];
+                        if (dd.nan != 0)
+                            v[rng() % v.size()] = nan_with_payload(seed, dd.nan < 0);
+                        const std::string what =
+                                "target " + std::to_string(target) + " k " +
+                                std::to_string(win.k[0]) + "x" + std::to_string(win.k[1]) + " s " +
+                                std::to_string(win.s[1]) + " " + dd.name + " c " +
+                                std::to_string(c) + " seed " + std::to_string(seed);
+                        HostTensor xb = block_ref(HostTensor::from(shape, v, dt), 16);
+                        expect_same_bits(run_op(*ours_blocked, {xb})[0],
+                                         run_op(*ref_blocked, {xb})[0], what + " blocked");
+                        ++runs;
+                        if (c != 16)
+                            continue;
+                        HostTensor xc = channels_last(shape, v, dt);
+                        const TensorShape dc = dst_shape(Case{shape, win.k, win.s, win.p});
+                        expect_same_bits(exec_into(*ours, xc, channels_last_layout(dc, dt)),
+                                         run_op(*ref, {xc.contiguous()})[0],
+                                         what + " channels-last");
+                        EXPECT_EQ(last_kernel(*ours), "loop:max_pool") << what;
+                        ++runs;
+                    }
+        }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
 }
