@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "src/x86/relayout_copy.h"
+
 namespace neomeg::dnn::x86 {
 
 memory::dims dims_of(const TensorLayout& l) {
@@ -115,14 +117,33 @@ void copy_dense(const TensorND& t, std::byte* dense) {
     });
 }
 
+// The dense row-major tensor of t's shape and dtype at p.
+TensorND dense_like(const TensorND& t, void* p) {
+    return TensorND(p, TensorLayout(t.layout, t.layout.dtype));
+}
+
+// Whether t writes some element twice (a stride of 0 on an axis longer than 1): relayout_copy
+// takes no such destination, the element loop keeps the last value as naive's does.
+bool writes_twice(const TensorLayout& l) {
+    for (size_t i = 0; i < l.ndim; ++i)
+        if (l[i] > 1 && l.stride[i] == 0)
+            return true;
+    return false;
+}
+
 }  // namespace
 
+// Through relayout_copy (rows, register-turned transposes, threaded when large): a strided view
+// staged for a loop or a primitive, such as softmax's input x[:, :1000], took a single-threaded
+// element loop 0.4 ms of a 0.7-ms log-softmax at 4 MiB.
 void copy_to_dense(const TensorND& src, void* dense) {
-    copy_dense<true>(src, static_cast<std::byte*>(dense));
+    if (!relayout_copy(src, dense_like(src, dense)))
+        copy_dense<true>(src, static_cast<std::byte*>(dense));
 }
 
 void copy_from_dense(const void* dense, const TensorND& dst) {
-    copy_dense<false>(dst, static_cast<std::byte*>(const_cast<void*>(dense)));
+    if (writes_twice(dst.layout) || !relayout_copy(dense_like(dst, const_cast<void*>(dense)), dst))
+        copy_dense<false>(dst, static_cast<std::byte*>(const_cast<void*>(dense)));
 }
 
 TensorND reversed_from(const TensorND& t, size_t first) {

@@ -1,6 +1,7 @@
 // Softmax and log-softmax, forward and backward, on x86, float32 (bfloat16 and float16 between
 // conversions, lowp_plan.h), any rank, any axis: always our loops (softmax_hwy.h), the tensors
-// seen as dense (outer, len, inner), staged dense when strided. oneDNN 2.6's softmax is no faster
+// seen as dense (outer, len, inner), staged dense when strided (but for dense rows evenly spaced,
+// such as x[:, :1000], which run where they are). oneDNN 2.6's softmax is no faster
 // anywhere and wrong in places. Its JIT forward (along the last axis) takes the row maximum with
 // vmaxps, which drops a NaN, so a row holding a NaN or +inf came out 0 beside a NaN where naive and
 // PyTorch give the row NaN; its log-softmax's vectorised log is off by about 2e-6 relative
@@ -9,6 +10,8 @@
 // value (softmax_hwy.cpp's ExpSum); its backwards are `ref:any` below AVX-512, and on AVX-512 its
 // JIT log-softmax backward took 1.4-1.9x our loop's time, its softmax backward 1.1-1.2x
 // (docs/x86-backend.md). Other dtypes and empty tensors go to naive.
+#include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "neomeg/dnn/operators/norm.h"
@@ -30,6 +33,29 @@ int axis_of(int32_t axis, std::span<const TensorLayout> layouts) {
     return axis < 0 ? axis + n : axis;
 }
 
+// The distance in elements between consecutive rows of l around `axis` where every row is dense
+// (unit stride along the axis, size 1 after it) and the rows are evenly spaced (the axes before
+// it merge into one): x[:, :1000], a reversed batch x[::-1]. nullopt otherwise.
+std::optional<ptrdiff_t> row_stride(const TensorLayout& l, size_t axis) {
+    for (size_t k = axis + 1; k < l.ndim; ++k)
+        if (l[k] != 1)
+            return std::nullopt;
+    if (l[axis] > 1 && l.stride[axis] != 1)
+        return std::nullopt;
+    std::optional<ptrdiff_t> row;
+    ptrdiff_t next = 0;  // the stride the next outer axis needs to merge
+    for (size_t k = axis; k-- > 0;) {
+        if (l[k] == 1)
+            continue;
+        if (row && l.stride[k] != next)
+            return std::nullopt;
+        if (!row)
+            row = l.stride[k];
+        next = l.stride[k] * static_cast<ptrdiff_t>(l[k]);
+    }
+    return row ? row : std::optional<ptrdiff_t>(static_cast<ptrdiff_t>(l[axis]));
+}
+
 // Our loops on the call's float32 tensors (inputs, then the output), each seen as dense
 // (outer, len, inner) around the axis; strided ones are copied to and from dense buffers in the
 // workspace.
@@ -40,10 +66,18 @@ public:
         const TensorLayout& l = layouts[0];
         for (size_t i = 0; i < l.ndim; ++i)
             (i < axis ? m_outer : i == axis ? m_len : m_inner) *= l[i];
-        for (size_t i = 0; i < m_count; ++i)
-            m_stage[i] = layouts[i].is_contiguous()
+        for (size_t i = 0; i < m_count; ++i) {
+            m_row[i] = static_cast<ptrdiff_t>(m_len);
+            auto rows = m_inner == 1 ? row_stride(layouts[i], axis) : std::nullopt;
+            // The output's rows must not overlap (an input's may: a broadcast row).
+            if (rows && i + 1 == m_count && std::abs(*rows) < static_cast<ptrdiff_t>(m_len))
+                rows.reset();
+            if (rows)
+                m_row[i] = *rows;
+            m_stage[i] = layouts[i].is_contiguous() || rows
                                  ? kDirect
                                  : m_ws.add(layouts[i].total_nr_elems() * sizeof(float));
+        }
     }
 
     size_t workspace_in_bytes() const override { return m_ws.total(); }
@@ -75,10 +109,11 @@ private:
         const size_t work = m_outer * len * inner * (m_backward && !m_log ? 4 : kExpCost);
         if (inner == 1) {
             parallel_ranges(m_outer, work, kParallelGrain, [&](size_t rb, size_t re) {
+                const ptrdiff_t ra = m_row[0], rb_ = m_row[1], ro = m_row[m_count - 1];
                 if (m_backward)
-                    softmax_grad_rows(a, b, out, rb, re, len, m_log);
+                    softmax_grad_rows(a, ra, b, rb_, out, ro, rb, re, len, m_log);
                 else
-                    softmax_rows(a, out, rb, re, len, m_log);
+                    softmax_rows(a, ra, out, ro, rb, re, len, m_log);
             });
             return;
         }
@@ -104,6 +139,8 @@ private:
     size_t m_count;
     size_t m_outer = 1, m_len = 1, m_inner = 1;
     std::array<size_t, 3> m_stage{};
+    // Each tensor's row stride in elements where inner == 1 (len for a dense or staged one).
+    std::array<ptrdiff_t, 3> m_row{};
     WorkspacePlan m_ws;
 };
 

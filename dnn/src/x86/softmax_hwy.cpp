@@ -342,7 +342,8 @@ HWY_INLINE double row_sum_less_one(D d, const float* x, size_t len, float mx, E 
 // (X86.LogSoftmaxWithinOneUlpOfExact, docs/x86-backend.md). L is taken for a group of rows at
 // once, one row a lane of Highway's double Log1p: one call a row (a vector for one value, and its
 // latency) took a fifth of the time of rows of 128.
-void log_forward_rows(const float* x, float* y, size_t rb, size_t re, size_t len) {
+void log_forward_rows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size_t rb, size_t re,
+                      size_t len) {
     const D d;
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> dh;
@@ -356,7 +357,7 @@ void log_forward_rows(const float* x, float* y, size_t rb, size_t re, size_t len
         const size_t rows = std::min(kGroup, re - g);
         std::fill(t, t + kGroup, 0.0);
         for (size_t r = 0; r < rows; ++r) {
-            const float* xr = x + (g + r) * len;
+            const float* xr = x + static_cast<ptrdiff_t>(g + r) * xs;
             const MaxMin m = row_max_min(d, xr, len);
             mx[r] = m.max;
             if (!std::isfinite(m.max)) {
@@ -373,8 +374,8 @@ void log_forward_rows(const float* x, float* y, size_t rb, size_t re, size_t len
             hn::Store(hn::DemoteTo(dh, hn::Sub(l, hn::PromoteTo(dd, hi))), dh, ll + r);
         }
         for (size_t r = 0; r < rows; ++r) {
-            const float* xr = x + (g + r) * len;
-            float* yr = y + (g + r) * len;
+            const float* xr = x + static_cast<ptrdiff_t>(g + r) * xs;
+            float* yr = y + static_cast<ptrdiff_t>(g + r) * ys;
             if (!std::isfinite(t[r])) {  // a NaN or an infinity
                 scalar_forward(xr, yr, len, 1, true);
                 continue;
@@ -392,13 +393,14 @@ void log_forward_rows(const float* x, float* y, size_t rb, size_t re, size_t len
     }
 }
 
-void SoftmaxRows(const float* x, float* y, size_t rb, size_t re, size_t len, bool log) {
+void SoftmaxRows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size_t rb, size_t re,
+                 size_t len, bool log) {
     if (log) {
-        log_forward_rows(x, y, rb, re, len);
+        log_forward_rows(x, xs, y, ys, rb, re, len);
         return;
     }
     for (size_t r = rb; r < re; ++r)
-        forward_row(x + r * len, y + r * len, len);
+        forward_row(x + static_cast<ptrdiff_t>(r) * xs, y + static_cast<ptrdiff_t>(r) * ys, len);
 }
 
 // Columns: a (len, inner) slice, row k at x + k * inner, reduced down its columns. One vector of
@@ -609,10 +611,12 @@ void grad_row(const float* y, const float* dy, float* dx, size_t len) {
         second_pass(exact);
 }
 
-void SoftmaxGradRows(const float* y, const float* dy, float* dx, size_t rb, size_t re, size_t len,
-                     bool log) {
-    for (size_t r = rb; r < re; ++r)
-        (log ? grad_row<true> : grad_row<false>)(y + r * len, dy + r * len, dx + r * len, len);
+void SoftmaxGradRows(const float* y, ptrdiff_t ys, const float* dy, ptrdiff_t dys, float* dx,
+                     ptrdiff_t dxs, size_t rb, size_t re, size_t len, bool log) {
+    for (size_t r = rb; r < re; ++r) {
+        const auto k = static_cast<ptrdiff_t>(r);
+        (log ? grad_row<true> : grad_row<false>)(y + k * ys, dy + k * dys, dx + k * dxs, len);
+    }
 }
 
 // The backward down one strip, as grad_row lane by lane: sum(dy y) or sum(dy), then dx.
@@ -720,9 +724,9 @@ HWY_EXPORT(SoftmaxCols);
 HWY_EXPORT(SoftmaxGradRows);
 HWY_EXPORT(SoftmaxGradCols);
 
-void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len,
-                  bool log) {
-    HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, y, row_begin, row_end, len, log);
+void softmax_rows(const float* x, ptrdiff_t x_row, float* y, ptrdiff_t y_row, size_t row_begin,
+                  size_t row_end, size_t len, bool log) {
+    HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, x_row, y, y_row, row_begin, row_end, len, log);
 }
 
 void softmax_cols(const float* x, float* y, size_t len, size_t inner, size_t col_begin,
@@ -730,9 +734,11 @@ void softmax_cols(const float* x, float* y, size_t len, size_t inner, size_t col
     HWY_DYNAMIC_DISPATCH(SoftmaxCols)(x, y, len, inner, col_begin, col_end, log);
 }
 
-void softmax_grad_rows(const float* y, const float* dy, float* dx, size_t row_begin, size_t row_end,
-                       size_t len, bool log) {
-    HWY_DYNAMIC_DISPATCH(SoftmaxGradRows)(y, dy, dx, row_begin, row_end, len, log);
+void softmax_grad_rows(const float* y, ptrdiff_t y_row, const float* dy, ptrdiff_t dy_row,
+                       float* dx, ptrdiff_t dx_row, size_t row_begin, size_t row_end, size_t len,
+                       bool log) {
+    HWY_DYNAMIC_DISPATCH(SoftmaxGradRows)
+    (y, y_row, dy, dy_row, dx, dx_row, row_begin, row_end, len, log);
 }
 
 void softmax_grad_cols(const float* y, const float* dy, float* dx, size_t len, size_t inner,

@@ -16,8 +16,10 @@ inline constexpr size_t kSoftmaxColumns = 16;
 
 // Forward softmax y = exp(x - max) / sum(exp(x - max)), or with `log` log-softmax
 // y = x - max - log(sum(exp(x - max))): rows [row_begin, row_end) of a (rows, len) matrix
-// (inner == 1), len >= 1.
-void softmax_rows(const float* x, float* y, size_t row_begin, size_t row_end, size_t len, bool log);
+// (inner == 1), len >= 1, each row dense, row r of x at x + r * x_row (of y likewise): a strided
+// view's rows such as x[:, :1000] run where they are.
+void softmax_rows(const float* x, ptrdiff_t x_row, float* y, ptrdiff_t y_row, size_t row_begin,
+                  size_t row_end, size_t len, bool log);
 // The same forwards down columns [col_begin, col_end) of one (len, inner) slice: the reduction
 // runs down the columns, vectors across them (a strip of one to four vectors at a time, its
 // statistics in registers).
@@ -26,8 +28,9 @@ void softmax_cols(const float* x, float* y, size_t len, size_t inner, size_t col
 
 // Backward from the forward's output y and its gradient dy: dx = y (dy - sum(dy y)), or with `log`
 // dx = dy - exp(y) sum(dy). The same two shapes.
-void softmax_grad_rows(const float* y, const float* dy, float* dx, size_t row_begin, size_t row_end,
-                       size_t len, bool log);
+void softmax_grad_rows(const float* y, ptrdiff_t y_row, const float* dy, ptrdiff_t dy_row,
+                       float* dx, ptrdiff_t dx_row, size_t row_begin, size_t row_end, size_t len,
+                       bool log);
 void softmax_grad_cols(const float* y, const float* dy, float* dx, size_t len, size_t inner,
                        size_t col_begin, size_t col_end, bool log);
 

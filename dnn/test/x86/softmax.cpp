@@ -60,6 +60,38 @@ TEST_F(X86, SoftmaxBroadcastAndReversedViews) {
                                        TensorLayout({4, 9}, {1, 0}, dtype::Float32)});
 }
 
+// Views whose rows along the last axis are dense and evenly spaced run where they are (no
+// staging copy): sliced (x[:, :1000]), reversed, with outer axes that merge and with ones that do
+// not (staged), broadcast rows, trailing size-1 axes; padded outputs too (set_noncontiguous).
+TEST_F(X86, SoftmaxEvenlySpacedRowViewsMatchNaive) {
+    const std::vector<TensorLayout> views = {
+            TensorLayout({64, 1000}, {2048, 1}, dtype::Float32),
+            TensorLayout({5, 33}, {-40, 1}, dtype::Float32),
+            TensorLayout({2, 3, 17}, {72, 24, 1}, dtype::Float32),
+            TensorLayout({2, 3, 17}, {100, 24, 1}, dtype::Float32),
+            TensorLayout({6, 17}, {0, 1}, dtype::Float32),
+    };
+    for (const TensorLayout& v : views) {
+        Checker<SoftmaxForward>(handle.get()).set_param(axis(-1)).exec_layouts({v});
+        Checker<LogSoftmaxForward>(handle.get())
+                .set_param(axis(-1))
+                .set_noncontiguous(true)
+                .exec_layouts({v});
+        Checker<SoftmaxBackward>(handle.get())
+                .set_param(axis(-1))
+                .set_range(0, 0, 1)
+                .exec_layouts({v, TensorLayout(v, v.dtype)});
+        Checker<LogSoftmaxBackward>(handle.get())
+                .set_param(axis(-1))
+                .set_range(0, 0, 1)
+                .set_noncontiguous(true)
+                .exec_layouts({TensorLayout(v, v.dtype), v});
+    }
+    Checker<LogSoftmaxForward>(handle.get())
+            .set_param(axis(1))
+            .exec_layouts({TensorLayout({4, 9, 1}, {12, 1, 1}, dtype::Float32)});
+}
+
 // No float32 call of these shapes runs naive.
 TEST_F(X86, SoftmaxFloat32NeverRunsNaive) {
     std::mt19937 rng(2);

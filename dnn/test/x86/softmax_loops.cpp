@@ -45,7 +45,8 @@ std::vector<double> naive_of(std::vector<HostTensor> inputs) {
 std::vector<float> forward(const Dims& d, const std::vector<float>& x, bool log, bool split) {
     std::vector<float> y(x.size());
     if (d.inner == 1) {
-        x86::softmax_rows(x.data(), y.data(), 0, d.outer, d.len, log);
+        const auto row = static_cast<ptrdiff_t>(d.len);
+        x86::softmax_rows(x.data(), row, y.data(), row, 0, d.outer, d.len, log);
         return y;
     }
     const size_t step = split ? x86::kSoftmaxColumns : d.inner;
@@ -62,7 +63,9 @@ std::vector<float> backward(const Dims& d, const std::vector<float>& y,
                             const std::vector<float>& dy, bool log, bool split) {
     std::vector<float> dx(y.size());
     if (d.inner == 1) {
-        x86::softmax_grad_rows(y.data(), dy.data(), dx.data(), 0, d.outer, d.len, log);
+        const auto row = static_cast<ptrdiff_t>(d.len);
+        x86::softmax_grad_rows(y.data(), row, dy.data(), row, dx.data(), row, 0, d.outer, d.len,
+                               log);
         return dx;
     }
     const size_t step = split ? x86::kSoftmaxColumns : d.inner;
