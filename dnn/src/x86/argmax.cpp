@@ -1,12 +1,15 @@
-// Argmax and Argmin on x86: float32 with a contiguous src and dst through argmax_hwy.cpp, outer
-// rows split across OpenMP threads in chunks of at least kParallelGrain source elements. Other
-// dtypes, strided tensors and an empty axis go to naive.
+// Argmax and Argmin on x86: float32 through argmax_hwy.cpp (strided tensors through dense copies),
+// outer rows split across OpenMP threads in chunks of at least kParallelGrain source elements.
+// Other dtypes and an empty axis go to naive.
+#include <memory>
+
 #include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/x86/argmax_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/relayout_copy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -21,23 +24,49 @@ protected:
                  Workspace ws) override {
         const TensorLayout &src = inputs[0].layout, &dst = outputs[0].layout;
         size_t axis = 0;
-        if (src.dtype == dtype::Float32 && src.is_contiguous() && dst.is_contiguous() &&
-            normalize_axis(this->m_param.axis, src.ndim, axis) && src[axis] > 0 &&
-            !src.is_empty()) {
-            size_t outer = 1, inner = 1, n = src[axis];
-            for (size_t d = 0; d < axis; ++d)
-                outer *= src[d];
-            for (size_t d = axis + 1; d < src.ndim; ++d)
-                inner *= src[d];
-            const auto* s = static_cast<const float*>(inputs[0].raw_ptr());
-            auto* d = static_cast<int32_t*>(outputs[0].raw_ptr());
-            parallel_ranges(outer, outer * n * inner, kParallelGrain, [&](size_t b, size_t e) {
-                arg_extreme_f32(kFindMax, s, d, b, e, n, inner);
-            });
+        if (src.dtype != dtype::Float32 || !normalize_axis(this->m_param.axis, src.ndim, axis) ||
+            src[axis] == 0 || src.is_empty()) {
+            this->run_naive(inputs, outputs, ws);
+            return;
+        }
+        if (src.is_contiguous() && dst.is_contiguous()) {
+            run_dense(inputs[0], outputs[0], axis);
             this->m_last = "hwy";
             return;
         }
-        this->run_naive(inputs, outputs, ws);
+        // A strided view (a slice x[:, :n] or a reversed x[::-1], which basic indexing now
+        // returns) is copied dense first, as Reduce does: one pass over memory more, not naive's
+        // scalar loop.
+        TensorLayout csrc(src, src.dtype), cdst(dst, dst.dtype);
+        auto src_copy = std::make_unique_for_overwrite<std::byte[]>(csrc.span_bytes());
+        TensorND dense_src(src_copy.get(), csrc);
+        relayout_copy(inputs[0], dense_src);
+        std::unique_ptr<std::byte[]> dst_copy;
+        TensorND dense_dst = outputs[0];
+        if (!dst.is_contiguous()) {
+            dst_copy = std::make_unique_for_overwrite<std::byte[]>(cdst.span_bytes());
+            dense_dst = TensorND(dst_copy.get(), cdst);
+        }
+        run_dense(dense_src, dense_dst, axis);
+        if (dst_copy)
+            relayout_copy(dense_dst, outputs[0]);
+        this->m_last = "hwy:copied";
+    }
+
+private:
+    // src and dst contiguous, src not empty.
+    void run_dense(const TensorND& src_nd, const TensorND& dst_nd, size_t axis) const {
+        const TensorLayout& src = src_nd.layout;
+        size_t outer = 1, inner = 1, n = src[axis];
+        for (size_t d = 0; d < axis; ++d)
+            outer *= src[d];
+        for (size_t d = axis + 1; d < src.ndim; ++d)
+            inner *= src[d];
+        const auto* s = static_cast<const float*>(src_nd.raw_ptr());
+        auto* d = static_cast<int32_t*>(dst_nd.raw_ptr());
+        parallel_ranges(outer, outer * n * inner, kParallelGrain, [&](size_t b, size_t e) {
+            arg_extreme_f32(kFindMax, s, d, b, e, n, inner);
+        });
     }
 };
 
