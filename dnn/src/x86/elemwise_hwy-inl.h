@@ -1,6 +1,7 @@
 // The loop shared by the Elemwise Highway files (elemwise_hwy.cpp, elemwise_int_hwy.cpp): a run
-// of n elements in whole vectors, the tail element by element. Included once per target, after
-// highway.h, like Highway's own -inl headers (the guard flips with HWY_TARGET_TOGGLE).
+// of n elements in whole vectors, the tail element by element, and the modes whose vector form is
+// the same for float and integer lanes. Included once per target, after highway.h, like Highway's
+// own -inl headers (the guard flips with HWY_TARGET_TOGGLE).
 #if defined(NEOMEG_X86_ELEMWISE_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NEOMEG_X86_ELEMWISE_HWY_INL_H_
 #undef NEOMEG_X86_ELEMWISE_HWY_INL_H_
@@ -104,6 +105,54 @@ HWY_INLINE void run_lanes(D d, const ElemwiseSrc* s, size_t n, const F& f, const
     for (; i < n; ++i)
         tail(i);
 }
+
+// The modes whose vector form is the same for float and integer lanes (both Elemwise files use
+// them). Integer lanes wrap as naive's int64 result narrowed: Abs of INT32_MIN is INT32_MIN.
+struct AddOp {
+    template <class D, class V>
+    V operator()(D, V a, V b) const {
+        return hn::Add(a, b);
+    }
+};
+struct SubOp {
+    template <class D, class V>
+    V operator()(D, V a, V b) const {
+        return hn::Sub(a, b);
+    }
+};
+struct MulOp {
+    template <class D, class V>
+    V operator()(D, V a, V b) const {
+        return hn::Mul(a, b);
+    }
+};
+struct Square {
+    template <class D, class V>
+    V operator()(D, V a) const {
+        return hn::Mul(a, a);
+    }
+};
+struct Abs {
+    template <class D, class V>
+    V operator()(D, V a) const {
+        return hn::Abs(a);
+    }
+};
+// MegDNN's x > 0 ? dy : -dy, so -dy at 0 (and at a float NaN); exact, so float rounds as double
+// does.
+struct AbsGrad {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Neg(dy));
+    }
+};
+// (x, dy): dy where x > 0, else 0 (RELU's gradient).
+struct SwitchGt0 {
+    template <class D, class V>
+    V operator()(D d, V x, V dy) const {
+        return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), dy);
+    }
+};
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

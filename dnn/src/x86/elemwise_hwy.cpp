@@ -120,46 +120,16 @@ struct Relu {
         return hn::IfThenElseZero(hn::Gt(a, hn::Zero(d)), a);
     }
 };
-struct Abs {
-    template <class D, class V>
-    V operator()(D, V a) const {
-        return hn::Abs(a);
-    }
-};
 struct Negate {
     template <class D, class V>
     V operator()(D, V a) const {
         return hn::Neg(a);
     }
 };
-struct Square {
-    template <class D, class V>
-    V operator()(D, V a) const {
-        return hn::Mul(a, a);
-    }
-};
 struct Sqrt {
     template <class D, class V>
     V operator()(D, V a) const {
         return hn::Sqrt(a);
-    }
-};
-struct AddOp {
-    template <class D, class V>
-    V operator()(D, V a, V b) const {
-        return hn::Add(a, b);
-    }
-};
-struct SubOp {
-    template <class D, class V>
-    V operator()(D, V a, V b) const {
-        return hn::Sub(a, b);
-    }
-};
-struct MulOp {
-    template <class D, class V>
-    V operator()(D, V a, V b) const {
-        return hn::Mul(a, b);
     }
 };
 struct DivOp {
@@ -181,13 +151,6 @@ struct MinOp {
     V operator()(D, V a, V b) const {
         V r = hn::IfThenElse(hn::Lt(b, a), b, a);
         return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), r);
-    }
-};
-// (x, dy): dy where x > 0, else 0 (RELU's gradient).
-struct SwitchGt0 {
-    template <class D, class V>
-    V operator()(D d, V x, V dy) const {
-        return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), dy);
     }
 };
 // NumPy's clip: max with lo first, then min with hi, so hi wins where lo > hi; NaN x stays NaN.
@@ -231,13 +194,6 @@ struct Sign {
     template <class D, class V>
     V operator()(D d, V x) const {
         return sign(d, x);
-    }
-};
-// MegDNN's x > 0 ? dy : -dy, so -dy at 0 (and NaN); exact, so float rounds as double does.
-struct AbsGrad {
-    template <class D, class V>
-    V operator()(D d, V x, V dy) const {
-        return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Neg(dy));
     }
 };
 // std::clamp(x, lo, hi), whose comparisons leave NaN x alone.

@@ -80,24 +80,6 @@ HWY_INLINE void run_bool(Mode mode, const ElemwiseSrc* s, uint8_t* dst, size_t n
             [&](size_t i) { dst[i] = scalar_eval<uint8_t>(mode, s, kArity, i, dtype::Bool) != 0; });
 }
 
-struct AddOp {
-    template <class D, class V>
-    V operator()(D, V a, V b) const {
-        return hn::Add(a, b);
-    }
-};
-struct SubOp {
-    template <class D, class V>
-    V operator()(D, V a, V b) const {
-        return hn::Sub(a, b);
-    }
-};
-struct MulOp {
-    template <class D, class V>
-    V operator()(D, V a, V b) const {
-        return hn::Mul(a, b);
-    }
-};
 struct MaxOp {
     template <class D, class V>
     V operator()(D, V a, V b) const {
@@ -116,23 +98,11 @@ struct Relu {
         return hn::Max(a, hn::Zero(d));
     }
 };
-// Abs and Neg of INT32_MIN give INT32_MIN, as naive's int64 result narrowed.
-struct Abs {
-    template <class D, class V>
-    V operator()(D, V a) const {
-        return hn::Abs(a);
-    }
-};
+// Neg of INT32_MIN gives INT32_MIN, as naive's int64 result narrowed.
 struct Negate {
     template <class D, class V>
     V operator()(D d, V a) const {
         return hn::Sub(hn::Zero(d), a);
-    }
-};
-struct Square {
-    template <class D, class V>
-    V operator()(D, V a) const {
-        return hn::Mul(a, a);
     }
 };
 // ROUND, FLOOR and CEIL of an integer.
@@ -151,19 +121,6 @@ struct Sign {
     template <class D, class V>
     V operator()(D d, V a) const {
         return sign(d, a);
-    }
-};
-// MegDNN's x > 0 ? dy : -dy, so -dy at 0; negation wraps as naive's does.
-struct AbsGrad {
-    template <class D, class V>
-    V operator()(D d, V x, V dy) const {
-        return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Neg(dy));
-    }
-};
-struct SwitchGt0 {
-    template <class D, class V>
-    V operator()(D d, V x, V dy) const {
-        return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), dy);
     }
 };
 // NumPy's order: hi wins where lo > hi.
