@@ -1,8 +1,6 @@
 // Argmax and Argmin on x86: float32 through argmax_hwy.cpp (strided tensors through dense copies),
 // outer rows split across OpenMP threads in chunks of at least kParallelGrain source elements.
 // Other dtypes and an empty axis go to naive.
-#include <memory>
-
 #include "neomeg/dnn/operators/reduce.h"
 #include "src/common/reduce_axis.h"
 #include "src/x86/argmax_hwy.h"
@@ -34,22 +32,9 @@ protected:
             this->m_last = "hwy";
             return;
         }
-        // A strided view (a slice x[:, :n] or a reversed x[::-1], which basic indexing now
-        // returns) is copied dense first, as Reduce does: one pass over memory more, not naive's
-        // scalar loop.
-        TensorLayout csrc(src, src.dtype), cdst(dst, dst.dtype);
-        auto src_copy = std::make_unique_for_overwrite<std::byte[]>(csrc.span_bytes());
-        TensorND dense_src(src_copy.get(), csrc);
-        relayout_copy(inputs[0], dense_src);
-        std::unique_ptr<std::byte[]> dst_copy;
-        TensorND dense_dst = outputs[0];
-        if (!dst.is_contiguous()) {
-            dst_copy = std::make_unique_for_overwrite<std::byte[]>(cdst.span_bytes());
-            dense_dst = TensorND(dst_copy.get(), cdst);
-        }
-        run_dense(dense_src, dense_dst, axis);
-        if (dst_copy)
-            relayout_copy(dense_dst, outputs[0]);
+        // A strided view (a slice or a reversed batch, which basic indexing returns) as Reduce's.
+        through_dense_copies(inputs[0], outputs[0],
+                             [&](const TensorND& s, const TensorND& d) { run_dense(s, d, axis); });
         this->m_last = "hwy:copied";
     }
 

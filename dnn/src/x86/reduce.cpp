@@ -67,23 +67,10 @@ protected:
             return;
         }
         // Other strides (a broadcast view: the gradient of a mean, summed over the batch for a
-        // bias; a sliced or transposed view) reduce a contiguous copy, into a contiguous
-        // buffer where dst is strided: one more pass over memory, not naive's scalar loop.
-        TensorLayout csrc = inputs[0].layout, cdst = outputs[0].layout;
-        csrc.init_contiguous_stride();
-        cdst.init_contiguous_stride();
-        auto src_copy = std::make_unique_for_overwrite<std::byte[]>(csrc.span_bytes());
-        TensorND dense_src(src_copy.get(), csrc);
-        relayout_copy(inputs[0], dense_src);
-        std::unique_ptr<std::byte[]> dst_copy;
-        TensorND dense_dst = outputs[0];
-        if (!outputs[0].layout.is_contiguous()) {
-            dst_copy = std::make_unique_for_overwrite<std::byte[]>(cdst.span_bytes());
-            dense_dst = TensorND(dst_copy.get(), cdst);
-        }
-        run_dense(dense_src, dense_dst, csrc, axis, lowp);
-        if (dst_copy)
-            relayout_copy(dense_dst, outputs[0]);
+        // bias; a sliced or transposed view) reduce contiguous copies.
+        through_dense_copies(inputs[0], outputs[0], [&](const TensorND& s, const TensorND& d) {
+            run_dense(s, d, s.layout, axis, lowp);
+        });
         m_last = "hwy:copied";
     }
 
