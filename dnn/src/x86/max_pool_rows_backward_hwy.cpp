@@ -43,6 +43,26 @@ constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
 // 0.154 ms against 0.149 for whole planes and 0.157 for 4 (2x64x56x56, one thread).
 constexpr size_t kBandRows = 8;
 
+// Tap row r's (0, 1 or 2) gradient of a strip of windows, added into one src row's odd and even
+// columns: odd column 2ox - 1 takes window ox - 1's tap column 2 (its winner `prev`, its gradient
+// dyp) and then window ox's tap column 0, each where it won; even column 2ox window ox's tap
+// column 1. odd and even hold the row's share so far (the window row above's, at tap row 0), or
+// nothing (kFresh).
+template <bool kFresh>
+HWY_INLINE void TapRowGrad(DF d, VI win, VI prev, VF dy, VF dyp, int32_t r, VF& odd, VF& even) {
+    const DI di;
+    auto won = [&](VI w, int32_t k) { return hn::RebindMask(d, hn::Eq(w, hn::Set(di, k))); };
+    // acc + v where `where` holds: one masked add, where a select and an add were two.
+    auto add = [](MF where, VF acc, VF v) { return hn::IfThenElse(where, hn::Add(acc, v), acc); };
+    if constexpr (kFresh) {
+        odd = add(won(win, 3 * r), hn::IfThenElseZero(won(prev, 3 * r + 2), dyp), dy);
+        even = hn::IfThenElseZero(won(win, 3 * r + 1), dy);
+    } else {
+        odd = add(won(win, 3 * r), add(won(prev, 3 * r + 2), odd, dyp), dy);
+        even = add(won(win, 3 * r + 1), even, dy);
+    }
+}
+
 // Lanes [lo, hi) of p (clamped to the vector), the others `fill`; no other lane's memory is
 // touched, so p may point before a row whose first element is lane lo (masked loads on AVX2 and
 // AVX-512, a buffer elsewhere).
@@ -514,29 +534,22 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                     else
                         StoreRow<kFull>(d, pairs, odd, even, row, sW, c, em);
                 };
-                // The window's (or the window before's) tap k won: its gradient goes there.
-                auto won = [&](int32_t k) {
-                    return hn::RebindMask(d, hn::Eq(win, hn::Set(di, k)));
-                };
-                auto won_prev = [&](int32_t k) {
-                    return hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k)));
-                };
-                // acc + v where `where` holds: one masked add, where a select and an add were two.
-                auto add = [](MF where, VF acc, VF v) {
-                    return hn::IfThenElse(where, hn::Add(acc, v), acc);
-                };
                 float* co = carry_odd + ox0;
                 float* ce = carry_even + ox0;
-                // Row 2oy - 1: window row oy - 1's share (the carry), then this one's, each odd
-                // column window ox - 1's before window ox's.
-                if (!top)
-                    store(add(won(0), add(won_prev(2), hn::LoadU(d, co), dyp), dy),
-                          add(won(1), hn::LoadU(d, ce), dy), g0, staged_g0);
-                store(add(won(3), hn::IfThenElseZero(won_prev(5), dyp), dy),
-                      hn::IfThenElseZero(won(4), dy), g1, staged_g1);
+                // Row 2oy - 1: window row oy - 1's share (the carry), then this one's.
+                VF odd, even;
+                if (!top) {
+                    odd = hn::LoadU(d, co);
+                    even = hn::LoadU(d, ce);
+                    TapRowGrad<false>(d, win, prev, dy, dyp, 0, odd, even);
+                    store(odd, even, g0, staged_g0);
+                }
+                TapRowGrad<true>(d, win, prev, dy, dyp, 1, odd, even);
+                store(odd, even, g1, staged_g1);
                 if (!bottom) {
-                    hn::StoreU(add(won(6), hn::IfThenElseZero(won_prev(8), dyp), dy), d, co);
-                    hn::StoreU(hn::IfThenElseZero(won(7), dy), d, ce);
+                    TapRowGrad<true>(d, win, prev, dy, dyp, 2, odd, even);
+                    hn::StoreU(odd, d, co);
+                    hn::StoreU(even, d, ce);
                 }
             };
             for (size_t ox0 = 0; ox0 < OV; ox0 += N) {
@@ -676,22 +689,14 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                                   : LoadRange(d, dyrow - 1, ox0 == 0 ? 1 : 0, sOW - sx + 1, 0.f),
                             zero);
                 }
-                auto won = [&](int32_t k) {
-                    return hn::RebindMask(d, hn::Eq(win, hn::Set(di, k)));
-                };
-                auto won_prev = [&](int32_t k) {
-                    return hn::RebindMask(d, hn::Eq(prev, hn::Set(di, k)));
-                };
-                auto add = [](MF where, VF acc, VF v) {
-                    return hn::IfThenElse(where, hn::Add(acc, v), acc);
-                };
-                if (!top)
-                    StoreRow<kFull>(d, pairs, add(won(0), add(won_prev(2), carry_o, dyp), dy),
-                                    add(won(1), carry_e, dy), g1 - g1s, sW, c, em);
-                StoreRow<kFull>(d, pairs, add(won(3), hn::IfThenElseZero(won_prev(5), dyp), dy),
-                                hn::IfThenElseZero(won(4), dy), g1, sW, c, em);
-                carry_o = add(won(6), hn::IfThenElseZero(won_prev(8), dyp), dy);
-                carry_e = hn::IfThenElseZero(won(7), dy);
+                if (!top) {
+                    TapRowGrad<false>(d, win, prev, dy, dyp, 0, carry_o, carry_e);
+                    StoreRow<kFull>(d, pairs, carry_o, carry_e, g1 - g1s, sW, c, em);
+                }
+                VF odd, even;
+                TapRowGrad<true>(d, win, prev, dy, dyp, 1, odd, even);
+                StoreRow<kFull>(d, pairs, odd, even, g1, sW, c, em);
+                TapRowGrad<true>(d, win, prev, dy, dyp, 2, carry_o, carry_e);
             }
             if (oy1 < OH) {
                 hn::StoreU(best0, d, band_best + ox0);
