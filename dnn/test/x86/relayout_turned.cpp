@@ -82,15 +82,13 @@ TEST_F(X86, RelayoutTurnedMatchesNaive) {
                         if (rows * cols < 200000)
                             c.exec_layouts({transposed(rows, cols, dt)});
                 // Chunk edges along src's rows (1024, 1025, 2049), a ResNet layer's NCHW
-                // (64, 56 x 56) to NHWC and back, short rows in band groups (3 and 5 channels).
-                for (auto [rows, cols] : std::vector<std::pair<size_t, size_t>>{{1024, 24},
-                                                                                {1025, 17},
-                                                                                {2049, 16},
-                                                                                {3136, 64},
-                                                                                {64, 3136},
-                                                                                {4099, 3},
-                                                                                {3, 4099},
-                                                                                {2053, 5}})
+                // (64, 56 x 56) to NHWC and back, short rows in band groups (3 and 5 channels),
+                // and src rows around the bound of the pipelined short-row walk (64 elements).
+                const std::pair<size_t, size_t> shapes[] = {
+                        {1024, 24}, {1025, 17}, {2049, 16}, {3136, 64}, {64, 3136},
+                        {4099, 3},  {3, 4099},  {2053, 5},  {63, 257},  {64, 48},
+                        {65, 31},   {71, 16},   {72, 33},   {73, 17}};
+                for (auto [rows, cols] : shapes)
                     c.exec_layouts({transposed(rows, cols, dt)});
                 // NCHW -> NHWC and back, and a 3-D permutation that moves the unit axis.
                 c.exec_layouts({TensorLayout({2, 37, 19, 23}, dt).dimshuffle({0, 2, 3, 1})});
@@ -135,11 +133,18 @@ TEST_F(X86, RelayoutTurnedStreams) {
                 TensorLayout padded({2051, 1037}, {1040, 1}, dt);
                 TensorLayout nhwc = TensorLayout({9, 67, 65, 64}, dt).dimshuffle({0, 3, 1, 2});
                 TensorLayout nchw({9, 64, 67, 65}, dt);
+                // NHWC -> NCHW (64 and 61 channels: src rows at and under the pipelined walk's
+                // bound) into planes of whole lines.
+                TensorLayout from_nhwc = TensorLayout({9, 64, 64, 64}, dt).dimshuffle({0, 3, 1, 2});
+                TensorLayout from_nhwc61 =
+                        TensorLayout({10, 64, 64, 61}, dt).dimshuffle({0, 3, 1, 2});
                 for (const Case& c : {
                              Case{transposed(2051, 1040, dt), TensorLayout({2051, 1040}, dt), 0,
                                   "turned"},
                              Case{transposed(2051, 1037, dt), padded, 0, "turned"},
                              Case{nchw, nhwc, 0, "turned"},
+                             Case{from_nhwc, TensorLayout({9, 64, 64, 64}, dt), 0, "turned"},
+                             Case{from_nhwc61, TensorLayout({10, 61, 64, 64}, dt), 0, "turned"},
                              Case{transposed(2051, 1040, dt), TensorLayout({2051, 1040}, dt), 32,
                                   "tiled"},
                              Case{transposed(2051, 1037, dt), padded, 4, "tiled"},
