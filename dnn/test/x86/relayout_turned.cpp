@@ -1,7 +1,8 @@
 // The direct 4-, 2- and 1-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time
 // turned in 8 x 8 or 16 x 16 register blocks straight into dst) against naive, exactly, at every
 // Highway target and at 1 and 2 threads: sizes 0, 1, 7, 8, 9, 15, 16, 17 and primes around the
-// blocks, the 16-row bands, the 1024-element chunks and the band groups of short rows; negative
+// blocks, the 16-row bands, the 1024-element chunks, the band groups of short rows and the bound
+// of the walk pipelined across bands (src rows of 64 elements, streamed or not); negative
 // src strides and padded dsts; and dsts above the streaming size (non-temporal stores) starting
 // on a cache line, 32 bytes into one and 4 bytes into one, with rows whole lines or not.
 #include <cstdlib>
