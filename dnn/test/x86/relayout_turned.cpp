@@ -1,7 +1,8 @@
 // The direct 4-, 2- and 1-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time
 // turned in 8 x 8 or 16 x 16 register blocks straight into dst) against naive, exactly, at every
 // Highway target and at 1 and 2 threads: sizes 0, 1, 7, 8, 9, 15, 16, 17 and primes around the
-// blocks, the 16-row bands, the 1024-element chunks and the band groups of short rows; negative
+// blocks, the 16-row bands, the 1024-element chunks, the band groups of short rows and the bound
+// of the walk pipelined across bands (src rows of 64 elements, streamed or not); negative
 // src strides and padded dsts; and dsts above the streaming size (non-temporal stores) starting
 // on a cache line, 32 bytes into one and 4 bytes into one, with rows whole lines or not.
 #include <cstdlib>
@@ -82,15 +83,13 @@ TEST_F(X86, RelayoutTurnedMatchesNaive) {
                         if (rows * cols < 200000)
                             c.exec_layouts({transposed(rows, cols, dt)});
                 // Chunk edges along src's rows (1024, 1025, 2049), a ResNet layer's NCHW
-                // (64, 56 x 56) to NHWC and back, short rows in band groups (3 and 5 channels).
-                for (auto [rows, cols] : std::vector<std::pair<size_t, size_t>>{{1024, 24},
-                                                                                {1025, 17},
-                                                                                {2049, 16},
-                                                                                {3136, 64},
-                                                                                {64, 3136},
-                                                                                {4099, 3},
-                                                                                {3, 4099},
-                                                                                {2053, 5}})
+                // (64, 56 x 56) to NHWC and back, short rows in band groups (3 and 5 channels),
+                // and src rows around the bound of the pipelined short-row walk (64 elements).
+                const std::pair<size_t, size_t> shapes[] = {
+                        {1024, 24}, {1025, 17}, {2049, 16}, {3136, 64}, {64, 3136},
+                        {4099, 3},  {3, 4099},  {2053, 5},  {63, 257},  {64, 48},
+                        {65, 31},   {71, 16},   {72, 33},   {73, 17}};
+                for (auto [rows, cols] : shapes)
                     c.exec_layouts({transposed(rows, cols, dt)});
                 // NCHW -> NHWC and back, and a 3-D permutation that moves the unit axis.
                 c.exec_layouts({TensorLayout({2, 37, 19, 23}, dt).dimshuffle({0, 2, 3, 1})});
@@ -135,11 +134,18 @@ TEST_F(X86, RelayoutTurnedStreams) {
                 TensorLayout padded({2051, 1037}, {1040, 1}, dt);
                 TensorLayout nhwc = TensorLayout({9, 67, 65, 64}, dt).dimshuffle({0, 3, 1, 2});
                 TensorLayout nchw({9, 64, 67, 65}, dt);
+                // NHWC -> NCHW (64 and 61 channels: src rows at and under the pipelined walk's
+                // bound) into planes of whole lines.
+                TensorLayout from_nhwc = TensorLayout({9, 64, 64, 64}, dt).dimshuffle({0, 3, 1, 2});
+                TensorLayout from_nhwc61 =
+                        TensorLayout({10, 64, 64, 61}, dt).dimshuffle({0, 3, 1, 2});
                 for (const Case& c : {
                              Case{transposed(2051, 1040, dt), TensorLayout({2051, 1040}, dt), 0,
                                   "turned"},
                              Case{transposed(2051, 1037, dt), padded, 0, "turned"},
                              Case{nchw, nhwc, 0, "turned"},
+                             Case{from_nhwc, TensorLayout({9, 64, 64, 64}, dt), 0, "turned"},
+                             Case{from_nhwc61, TensorLayout({10, 61, 64, 64}, dt), 0, "turned"},
                              Case{transposed(2051, 1040, dt), TensorLayout({2051, 1040}, dt), 32,
                                   "tiled"},
                              Case{transposed(2051, 1037, dt), padded, 4, "tiled"},
