@@ -141,7 +141,7 @@ void TransposeTile(const uint32_t* tile, size_t pitch, size_t nj, size_t ni, uin
 // elements of 8 dst rows, the two halves of a row back to back: a non-temporal store fills its
 // line in the write-combining buffer at once (halves written far apart in time leave lines that
 // are flushed partly filled). No tile buffer: a copy into it and out of it were two more passes
-// through L1 per element.
+// through L1 per element. StoreStep writes one step's 8 dst rows.
 HWY_INLINE void StoreStep(D8 d, const V8* a, const V8* b, uint32_t* p, ptrdiff_t dst_row, bool nt) {
     for (size_t r = 0; r < 8; ++r, p += dst_row) {
         if (nt) {
@@ -216,16 +216,7 @@ void TransposeDirect(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t n
                 V8 a[8], b[8];
                 Turn8(d, s + i, src_row, a);
                 Turn8(d, s + 8 * src_row + static_cast<ptrdiff_t>(i), src_row, b);
-                uint32_t* p = o + static_cast<ptrdiff_t>(i) * dst_row;
-                for (size_t r = 0; r < 8; ++r, p += dst_row) {
-                    if (nt) {
-                        hn::Stream(a[r], d, p);
-                        hn::Stream(b[r], d, p + 8);
-                    } else {
-                        hn::StoreU(a[r], d, p);
-                        hn::StoreU(b[r], d, p + 8);
-                    }
-                }
+                StoreStep(d, a, b, o + static_cast<ptrdiff_t>(i) * dst_row, dst_row, nt);
             }
         }
     }
