@@ -260,13 +260,14 @@ TEST(ViewForwarding, ViewsAtOffsetsOfInputsConstantsIntermediatesAndViewsOfViews
     }
 }
 
-// e and its reversal e[::-1] both die at an elementwise ADD whose result is an intermediate:
-// the ADD may not write into e's buffer in place, as it still reads the reversal from there
-// (and likewise for a view at an offset, e[1:] + e[:-1]). With fusion and without.
+// e and its reversal e[::-1] (rows in reverse order, each row read forwards: no copy in the
+// kernel) both die at an elementwise ADD whose result is an intermediate: the ADD may not write
+// into e's buffer in place, as it still reads the reversal from there (and likewise for a view at
+// an offset, e[1:] - e[:-1]). With fusion and without.
 TEST(ViewForwarding, AViewReadByAnInPlaceEligibleOpIsNotOverwritten) {
     for (bool fuse : {false, true}) {
         ComputingGraph g;
-        auto* x = g.input("x", {64}, dnn::dtype::Float32, cpu());
+        auto* x = g.input("x", {8, 16}, dnn::dtype::Float32, cpu());
         auto* e = g.insert1(elemwise(Mode::NEGATE), {x});
         auto* r = g.insert1(slice({0}, {kNone}, {kNone}, {-1}), {e});
         auto* y = g.insert1(elemwise(Mode::ADD), {e, r});
@@ -283,16 +284,17 @@ TEST(ViewForwarding, AViewReadByAnInPlaceEligibleOpIsNotOverwritten) {
             EXPECT_EQ(exe->num_steps(), 6u);  // no Subtensor step
         }
         std::mt19937 rng(7);
-        auto xv = random_floats(64, rng);
-        exe->set_input("x", tensor(xv, {64}));
+        auto xv = random_floats(128, rng);
+        exe->set_input("x", tensor(xv, {8, 16}));
         exe->execute();
         auto got_y = floats(exe->output(0)), got_d = floats(exe->output(1));
-        for (size_t i = 0; i < 64; ++i) {
-            double yi = -double(xv[i]) - double(xv[63 - i]);
-            ASSERT_NEAR(got_y[i], yi * yi, 1e-5) << i << " fuse " << fuse;
-        }
-        for (size_t i = 0; i < 63; ++i) {
-            double di = std::exp(double(xv[i + 1])) - std::exp(double(xv[i]));
+        for (size_t i = 0; i < 8; ++i)
+            for (size_t j = 0; j < 16; ++j) {
+                double yi = -double(xv[i * 16 + j]) - double(xv[(7 - i) * 16 + j]);
+                ASSERT_NEAR(got_y[i * 16 + j], yi * yi, 1e-5) << i << "," << j << " fuse " << fuse;
+            }
+        for (size_t i = 0; i < 7 * 16; ++i) {
+            double di = std::exp(double(xv[i + 16])) - std::exp(double(xv[i]));
             ASSERT_NEAR(got_d[i], di * di, 1e-5) << i << " fuse " << fuse;
         }
     }
