@@ -207,6 +207,7 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     for (size_t s = 0; s < order.size(); ++s) {
         OperatorNode* node = order[s];
         if (std::optional<ViewLayout> view;
+            !node->inputs().empty() && node->outputs().size() == 1 &&
             !slot_of.count(node->outputs()[0]) &&
             (view = forwarded_view(node, m_vars[slot_of.at(node->inputs()[0])].layout))) {
             // The output is the input's memory under its own layout, alive as long as either.
