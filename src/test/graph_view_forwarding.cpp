@@ -192,7 +192,7 @@ TEST(ViewForwarding, SubtensorsAtAnyOffsetAndStepAreTheInputsMemory) {
     ComputingGraph g;
     auto* x = g.input("x", {4, 5}, dnn::dtype::Float32, cpu());
     auto* e = g.insert1(elemwise(Mode::NEGATE), {x});
-    auto* h = g.insert1(slice({0}, {kNone}, {2}, {kNone}), {e});  // rows 0, 1
+    auto* h = g.insert1(slice({0}, {kNone}, {2}, {kNone}), {e});                       // rows 0, 1
     auto* r = g.insert1(slice({0, 1}, {1, kNone}, {kNone, kNone}, {kNone, -2}), {e});  // {3,3}
     auto* y = g.insert1(elemwise(Mode::MUL), {h, h});
     auto* z = g.insert1(elemwise(Mode::ADD), {r, r});
@@ -308,7 +308,7 @@ TEST(ViewForwarding, StridedViewsAsOutputsAndUnderReshapesAreCopied) {
     auto* x = g.input("x", {3, 4}, dnn::dtype::Float32, cpu());
     auto* e = g.insert1(elemwise(Mode::NEGATE), {x});
     auto* out = g.insert1(slice({1}, {kNone}, {kNone}, {-2}), {e});  // {3,2}: e[:, ::-2]
-    auto* mid = g.insert1(slice({1}, {1}, {3}, {kNone}), {e});        // {3,2}: e[:, 1:3]
+    auto* mid = g.insert1(slice({1}, {1}, {3}, {kNone}), {e});       // {3,2}: e[:, 1:3]
     auto* flat = g.insert1(reshape({6}), {mid});
     auto* y = g.insert1(elemwise(Mode::MUL), {flat, flat});
     auto exe = g.compile({out, y}, one_step_per_op());
