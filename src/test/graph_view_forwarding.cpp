@@ -5,6 +5,7 @@
 // values by hand; memory read later is never overwritten in place; an output keeps storage of its
 // own; a view no reader can take (a Reshape of a strided view, a dynamic step) still copies.
 #include "graph_test_util.h"
+#include "neomeg/op/defs/convolution.h"
 #include "neomeg/op/defs/indexing.h"
 #include "neomeg/op/defs/linalg.h"
 #include "neomeg/op/defs/tensor_shape.h"
@@ -340,4 +341,35 @@ TEST(ViewForwarding, AViewReadByADynamicStepIsCopied) {
     exe->set_input("x", tensor({1, -2, 3, -4, 5, 6, -7, 8}, {8}));
     exe->execute();
     EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{-8, 7, -6, -5, 4}));
+}
+
+// A transposed NHWC batch (channels-last strides) is read in place by an elementwise op, but a
+// convolution gets a copy in the plain layout: given a channels-last src the x86 convolution
+// picks oneDNN's nhwc kernel and reorders the graph's plain dst out, slower than the copy.
+TEST(ViewForwarding, AChannelsLastViewIsCopiedForAConvolutionOnly) {
+    std::mt19937 rng(9);
+    ComputingGraph g;
+    auto* x = g.input("x", {2, 6, 6, 3}, dnn::dtype::Float32, cpu());
+    param::Dimshuffle dp;
+    dp.pattern = {0, 3, 1, 2};
+    auto* t = g.insert1(ops::Dimshuffle(dp), {x});  // {2,3,6,6}, channels-last strides
+    auto* f = g.constant(tensor(random_floats(4 * 3 * 3 * 3, rng), {4, 3, 3, 3}), "filter");
+    dnn::param::Convolution cp;
+    cp.padding = {1, 1};
+    auto* conv = g.insert1(ops::ConvolutionForward(cp), {t, f});
+    auto* relu = g.insert1(elemwise(Mode::RELU), {g.insert1(ops::Dimshuffle(dp), {x})});
+    auto only_relu = g.compile({relu}, one_step_per_op());
+    EXPECT_EQ(only_relu->num_steps(), 1u);  // RELU, reading the transpose in place
+    std::vector<VarNode*> outs{conv, relu};
+    auto both = g.compile(outs, one_step_per_op());
+    EXPECT_EQ(both->num_steps(), 3u);  // the conv's transpose copied, RELU's read in place
+    auto xv = random_floats(2 * 6 * 6 * 3, rng);
+    auto want = reference_eval(g, outs, {{x, xv}});
+    only_relu->set_input("x", tensor(xv, {2, 6, 6, 3}));
+    only_relu->execute();
+    expect_near(floats(only_relu->output(0)), want[1]);
+    both->set_input("x", tensor(xv, {2, 6, 6, 3}));
+    both->execute();
+    expect_near(floats(both->output(0)), want[0]);
+    expect_near(floats(both->output(1)), want[1]);
 }
