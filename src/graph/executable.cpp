@@ -8,7 +8,9 @@
 #include <unordered_set>
 
 #include "fused_elemwise.h"
+#include "neomeg/dnn/channels_last.h"
 #include "neomeg/graph/graph.h"
+#include "neomeg/op/defs/convolution.h"
 #include "neomeg/op/defs/elemwise.h"
 #include "neomeg/op/defs/views.h"
 #include "neomeg/op/dnn_op_def.h"
@@ -47,51 +49,74 @@ bool forwards_an_input(const OpDef& op) {
            static_cast<const DnnOpDefBase&>(op).forwarded_input() != dnn::kForwardsNothing;
 }
 
-// Ops whose output is their first input's bytes unchanged under another shape when that input is
-// contiguous: Reshape, AddAxis, RemoveAxis, a Subtensor of leading rows (views at offset 0 whose
-// layout stays contiguous) and the ops that forward their first input (forwards_an_input). Such
-// an output is planned as the input's memory (no step, no copy).
-bool forwards_first_input(const OperatorNode* node) {
-    if (node->inputs().empty() || node->outputs().size() != 1 ||
-        node->outputs()[0]->shape_dynamic() || node->inputs()[0]->shape_dynamic())
-        return false;
-    const dnn::TensorLayout& in = node->inputs()[0]->layout();
-    const dnn::TensorLayout& out = node->outputs()[0]->layout();
-    // A view may read a prefix of its input's bytes (a Subtensor of leading rows).
-    if (in.dtype != out.dtype || in.access_bytes() < out.access_bytes() || !in.is_contiguous() ||
-        !out.is_contiguous())
-        return false;
-    if (node->op().kind() == OpKind::Dnn)
-        return static_cast<const DnnOpDefBase&>(node->op()).forwarded_input() == 0 &&
-               in.access_bytes() == out.access_bytes();
-    const auto* view = dynamic_cast<const ViewOpDefBase*>(&node->op());
-    if (!view)
-        return false;
-    auto v = view->view_layout(in);
-    return v && v->offset == 0 && v->layout.is_contiguous() && v->layout.eq_shape(out);
+// Convolutions whose kernel a channels-last src picks: oneDNN's nhwc kernel with a channels-last
+// dst (x86 conv_common.cpp), which in a graph (plain outputs) is reordered out every run. On a
+// copy of the view into the plain layout they run the blocked kernel: the transposed NHWC batch
+// of bench/trace_views.py ran 1.3-2x slower read in place.
+bool channels_last_picks_kernel(const OpDef& op) {
+    const OpId id = op.id();
+    return id == ops::ConvolutionForward::kId || id == ops::ConvBias::kId ||
+           id == ops::ConvBiasBlocked::kId || id == ops::ConvolutionBackwardData::kId ||
+           id == ops::ConvolutionBackwardFilter::kId;
 }
 
-// A Broadcast of a constant that only kernel-library ops read is the constant under the
-// broadcast's layout (stride 0 along the broadcast axes): no step and no arena buffer of the
-// whole shape. Those kernels take any strides (eager mode hands them such views); view ops and
-// the ops that forward an input are left out, as their outputs may be planned as their input's
-// memory. An embedding
-// gradient starts from a broadcast zero: constant folding no longer makes it a 30 MiB constant
-// (BERT-mini), and written into the arena it cost a 30 MiB fill every run.
-std::optional<dnn::TensorLayout> broadcast_of_constant(const OperatorNode* node) {
-    if (node->op().id() != ops::Broadcast::kId || node->inputs().size() != 1 ||
-        node->outputs().size() != 1)
+// Readers that take `var` under `layout` (any strides, element 0 anywhere): kernel-library
+// ops that do not forward an input (eager mode hands them such views), but not a convolution
+// given a channels-last view (channels_last_picks_kernel); view ops that can express their view
+// of it (a step copies it with Relayout; a forwarded one composes); and FusedElemwise (its blocks
+// view each input by its strides). Not other custom ops (collectives send host buffers as dense)
+// nor a dynamic step.
+bool readers_take_views(const VarNode* var, const dnn::TensorLayout& layout) {
+    const bool channels_last = dnn::is_channels_last(layout);
+    for (const OperatorNode* user : var->users()) {
+        for (const VarNode* out : user->outputs())
+            if (out->shape_dynamic())
+                return false;
+        const OpDef& op = user->op();
+        if ((op.kind() == OpKind::Dnn && !forwards_an_input(op) &&
+             !(channels_last && channels_last_picks_kernel(op))) ||
+            dynamic_cast<const FusedElemwise*>(&op))
+            continue;
+        const auto* view = dynamic_cast<const ViewOpDefBase*>(&op);
+        if (!view || !view->view_layout(layout))
+            return false;
+    }
+    return true;
+}
+
+// An output planned as its first input's memory (no step, no copy): its layout there and its
+// element 0, in elements from the input's; nullopt when the node runs as a step. `in` is the
+// input's layout in the plan, strided where the input is itself such a view.
+// - A kernel-library op that forwards its first input (forwards=..., ReshapeTo) of a contiguous
+//   input: the same bytes under the output's shape.
+// - A view op (Reshape, AddAxis, RemoveAxis, Subtensor, Dimshuffle, Broadcast) whose view of
+//   `in` exists: when that view is contiguous any reader takes it (x[2:5], a reshape); when it
+//   is strided (x[:, 1:3], x[::-1], a transpose, a broadcast with stride 0) only if every
+//   reader takes such views (readers_take_views). A broadcast constant read by kernels is no
+//   arena buffer of the whole shape: an embedding gradient starts from a broadcast zero, which
+//   written into the arena cost a 30 MiB fill every run (BERT-mini).
+std::optional<ViewLayout> forwarded_view(const OperatorNode* node, const dnn::TensorLayout& in) {
+    if (node->inputs().empty() || node->outputs().size() != 1 ||
+        node->outputs()[0]->shape_dynamic() || node->inputs()[0]->shape_dynamic())
         return std::nullopt;
-    const VarNode *in = node->inputs()[0], *out = node->outputs()[0];
-    if (in->kind() != VarNode::Kind::Const || out->shape_dynamic())
+    const VarNode* out = node->outputs()[0];
+    if (in.dtype != out->dtype())
         return std::nullopt;
-    for (const OperatorNode* user : out->users())
-        if (user->op().kind() != OpKind::Dnn || forwards_an_input(user->op()))
+    if (node->op().kind() == OpKind::Dnn) {
+        if (static_cast<const DnnOpDefBase&>(node->op()).forwarded_input() != 0 ||
+            !in.is_contiguous() || in.access_bytes() != out->layout().access_bytes())
             return std::nullopt;
-    auto v = static_cast<const ViewOpDefBase&>(node->op()).view_layout(in->layout());
-    if (!v || v->offset != 0)
+        return ViewLayout{out->layout(), 0};
+    }
+    const auto* view = dynamic_cast<const ViewOpDefBase*>(&node->op());
+    if (!view)
         return std::nullopt;
-    return v->layout;
+    auto v = view->view_layout(in);
+    if (!v || !v->layout.eq_shape(out->layout()))
+        return std::nullopt;
+    if (v->layout.is_contiguous() || readers_take_views(out, v->layout))
+        return v;
+    return std::nullopt;
 }
 
 }  // namespace
@@ -197,19 +222,15 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
     std::unordered_map<const VarNode*, size_t> own_of;     // arena var -> its own buffer
     for (size_t s = 0; s < order.size(); ++s) {
         OperatorNode* node = order[s];
-        if (auto layout = broadcast_of_constant(node);
-            layout && !slot_of.count(node->outputs()[0])) {
-            VarSlot slot = m_vars[slot_of.at(node->inputs()[0])];
-            slot.layout = *layout;
-            slot_of[node->outputs()[0]] = m_vars.size();
-            m_vars.push_back(slot);
-            continue;
-        }
-        if (forwards_first_input(node) && !slot_of.count(node->outputs()[0])) {
+        if (std::optional<ViewLayout> view;
+            !node->inputs().empty() && node->outputs().size() == 1 &&
+            !slot_of.count(node->outputs()[0]) &&
+            (view = forwarded_view(node, m_vars[slot_of.at(node->inputs()[0])].layout))) {
             // The output is the input's memory under its own layout, alive as long as either.
             VarNode *in = node->inputs()[0], *out = node->outputs()[0];
             VarSlot slot = m_vars[slot_of.at(in)];
-            slot.layout = out->layout();
+            slot.layout = view->layout;
+            slot.view_offset += view->offset * static_cast<ptrdiff_t>(in->dtype().size());
             slot_of[out] = m_vars.size();
             if (slot.source == VarSlot::Source::Arena) {
                 auto it = last_read.find(out);
@@ -245,14 +266,26 @@ void Executable::build(std::unique_ptr<ComputingGraph> graph, std::vector<VarNod
                 auto it = last_read.find(out);
                 size_t end = it == last_read.end() ? s : it->second;
                 auto& buffers = m_arenas[step.arena].buffers;
-                // In place: the buffer of an input that dies here (no var sharing it lives on)
-                // and has the output's layout, if the op is elementwise.
+                // In place: the buffer of an input that dies here (no var sharing it lives on),
+                // if the op is elementwise and reads that buffer only as the output's memory
+                // (element i where it writes element i; not a view at an offset, reversed or
+                // transposed, which would read what this step already overwrote).
                 size_t buffer = buffers.size();
+                auto reads_as_output = [&](size_t b) {
+                    for (VarNode* in : node->inputs()) {
+                        auto found = buffer_of.find(in);
+                        const VarSlot& v = m_vars[slot_of.at(in)];
+                        if (found != buffer_of.end() && found->second == b &&
+                            (v.view_offset != 0 || !v.layout.eq_layout(out->layout())))
+                            return false;
+                    }
+                    return true;
+                };
                 if (reuse_inplace && elementwise_in_place(node))
                     for (VarNode* in : node->inputs()) {
                         auto b = buffer_of.find(in);
                         if (b != buffer_of.end() && buffers[b->second].end == s &&
-                            in->layout().eq_layout(out->layout())) {
+                            reads_as_output(b->second)) {
                             buffer = b->second;
                             buffers[buffer].end = end;
                             break;
@@ -344,21 +377,27 @@ void Executable::set_input(size_t index, DeviceTensor value) {
 }
 
 std::byte* Executable::var_ptr(const VarSlot& v) const {
+    std::byte* base = nullptr;
     switch (v.source) {
         case VarSlot::Source::Arena: {
             const auto& blob = m_arena_blobs[v.index];
-            return blob ? blob->ptr() + v.offset : nullptr;
+            base = blob ? blob->ptr() + v.offset : nullptr;
+            break;
         }
         case VarSlot::Source::Input:
-            return m_input_values[v.index].raw_ptr();
+            base = m_input_values[v.index].raw_ptr();
+            break;
         case VarSlot::Source::Const:
-            return m_const_values[v.index].raw_ptr();
+            base = m_const_values[v.index].raw_ptr();
+            break;
         case VarSlot::Source::Dynamic:
-            return m_dynamic_values[v.index].raw_ptr();
+            base = m_dynamic_values[v.index].raw_ptr();
+            break;
         case VarSlot::Source::Output:
+            base = m_output_values[v.index].raw_ptr();
             break;
     }
-    return m_output_values[v.index].raw_ptr();
+    return base ? base + v.view_offset : nullptr;
 }
 
 dnn::TensorND Executable::var_nd(const VarSlot& v, const dnn::TensorLayout& layout) const {

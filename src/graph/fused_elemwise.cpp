@@ -436,7 +436,9 @@ bool FusedElemwise::exec_flat_f32(std::span<const dnn::TensorND> inputs,
     const size_t n = out.layout.total_nr_elems();
     for (const dnn::TensorND& in : inputs) {
         size_t k = in.layout.total_nr_elems();
-        if (in.layout.dtype != dnn::dtype::Float32 || (k != 1 && k != n))
+        // A full input read as one run must be dense (an executable may hand it a strided view).
+        if (in.layout.dtype != dnn::dtype::Float32 || (k != 1 && k != n) ||
+            (k == n && n != 1 && !in.layout.is_contiguous()))
             return false;
     }
     // The output's row-major order is every full input's: one run of n elements, in blocks.

@@ -111,6 +111,9 @@ private:
         size_t offset = 0;  // in the arena
         dnn::TensorLayout layout;
         bool dynamic = false;
+        // A forwarded view's element 0, in bytes from its source's pointer (any source: views
+        // of inputs, constants and arena vars alike); views of views add theirs.
+        ptrdiff_t view_offset = 0;
     };
     struct Step {
         const OperatorNode* node;
