@@ -3,10 +3,13 @@
 // writes them with no reorder; a plain src is reordered into the layout the primitive chooses, as
 // ConvBias does. Bias, residual and nonlinearity are fused as in ConvBias (conv_bias.cpp).
 //
-// The filter is reordered into the primitive's weights layout in a buffer the plan owns. With
-// filter_is_const (the graph's layout pass sets it for constant filters) that happens on the first
-// call and again only when the filter's address changes; otherwise on every call, since the values
-// at an address may change between calls (optimisers update in place).
+// The filter is reordered into the primitive's weights layout. With filter_is_const (the graph's
+// layout pass sets it for constant filters) that happens into a buffer the plan owns, on the first
+// call and again only when the filter's address changes. Otherwise the values at an address may
+// change between calls (optimisers update in place): a filter with a storage identity goes
+// through the WeightCache (weight_cache.h), keyed by its storage and version as the other
+// convolutions' filters are, so an eager evaluation loop reorders it once; one without is
+// reordered on every call.
 //
 // The algorithm is conv_algo.h's choice (Winograd for the 3x3 stride-1 shapes where it wins,
 // direct elsewhere; with fastrun the measured faster). oneDNN's Winograd for inference wants the
@@ -34,6 +37,7 @@ public:
           m_const(filter_is_const),
           m_user(m_filter_md, engine, DNNL_MEMORY_NONE),
           m_weights(prim, engine),
+          m_into(prim, engine, DNNL_MEMORY_NONE),
           m_reorder(m_user, m_weights),
           m_copy(ElementCopy::plan(m_filter_md, prim, kSmallReorderBytes)) {}
 
@@ -44,32 +48,61 @@ public:
 
     void run(std::span<const TensorND> tensors, Workspace ws, dnnl::stream& stream) override {
         const TensorND& filter = tensors[1];
-        if (!m_const || filter.raw_ptr() != m_converted_from) {
-            void* user = filter.raw_ptr();
-            if (m_staged) {
-                // The workspace is free until the convolution runs.
-                copy_to_dense(m_flip ? reversed_from(filter, 2) : filter, ws.ptr);
-                user = ws.ptr;
+        void* weights = m_weights.get_data_handle();
+        // The cached weights this call reads, held until the convolution ran.
+        std::shared_ptr<const WeightCache::Entry> held;
+        if (m_const) {
+            if (filter.raw_ptr() != m_converted_from) {
+                convert(filter, ws, weights, stream);
+                m_converted_from = filter.raw_ptr();
             }
-            if (m_copy) {
-                m_copy->run(user, m_weights.get_data_handle());
+        } else {
+            WeightCache::Lookup found;
+            if (filter.storage)
+                found = WeightCache::instance().lookup(filter,
+                                                       m_flip ? size_t{2} : TensorLayout::MAX_NDIM,
+                                                       m_filter_md, m_weights.get_desc());
+            if (found.hit) {
+                weights = found.hit->data;
+                held = std::move(found.hit);
+            } else if (found.fill) {
+                weights = found.fill->data;
+                convert(filter, ws, weights, stream);
+                stream.wait();  // filled before another call may read it
+                WeightCache::instance().commit(found.fill);
+                held = std::move(found.fill);
             } else {
-                m_user.set_data_handle(user);
-                run_reorder(m_reorder, stream, m_user, m_weights);
+                convert(filter, ws, weights, stream);
             }
-            m_converted_from = filter.raw_ptr();
         }
         std::array<TensorND, 5> t;
         std::copy(tensors.begin(), tensors.begin() + 5, t.begin());
-        t[1] = TensorND(m_weights.get_data_handle(), filter.layout);
+        t[1] = TensorND(weights, filter.layout);
         m_conv->run(t, ws, stream);
     }
 
 private:
+    // The filter into the primitive's layout at `into`.
+    void convert(const TensorND& filter, Workspace ws, void* into, dnnl::stream& stream) {
+        void* user = filter.raw_ptr();
+        if (m_staged) {
+            // The workspace is free until the convolution runs.
+            copy_to_dense(m_flip ? reversed_from(filter, 2) : filter, ws.ptr);
+            user = ws.ptr;
+        }
+        if (m_copy) {
+            m_copy->run(user, into);
+        } else {
+            m_user.set_data_handle(user);
+            m_into.set_data_handle(into);
+            run_reorder(m_reorder, stream, m_user, m_into);
+        }
+    }
+
     std::unique_ptr<PrimitivePlan> m_conv;
     memory::desc m_filter_md;
     bool m_staged, m_flip, m_const;
-    memory m_user, m_weights;
+    memory m_user, m_weights, m_into;  // m_into: the reorder's destination, wherever it is
     dnnl::reorder m_reorder;
     std::optional<ElementCopy> m_copy;  // the reorder, where small
     const void* m_converted_from = nullptr;

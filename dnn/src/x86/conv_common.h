@@ -50,8 +50,9 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // lost. Measured on ResNet-50's and the CIFAR MobileNet's 1x1 shapes at batch 32
 // (docs/x86-backend.md, "Pointwise forward on plain NCHW"): the forward 1.07-1.7x faster than
 // blocked plus reorders from 12x12 images on (one thread; two threads alike on a quiet machine),
-// backward data 1.1-2.5x from 14x14; on 7x7 and 4x4 gemm lost by 1.3x, on 8x8 and 10x10 the two
-// came within 5-10% either way and stay blocked. At two threads sharing cores with other work
+// backward data 1.1-2.5x from 14x14 (where grad has more channels than diff, as the forward
+// kernel: conv_pointwise_backward_data.h); on 7x7 and 4x4 gemm lost by 1.3x, on 8x8 and 10x10 the
+// two came within 5-10% either way and stay blocked. At two threads sharing cores with other work
 // the gemm forward had spells 8x slower than the blocked kernel (it seems to synchronise per
 // image): pointwise_gemm's forward cases are the switch if that matters more. The filter gradient
 // stays blocked: gemm won the 64->256, 128->128 and 128->512 shapes by 10-20% and lost 32->64 on

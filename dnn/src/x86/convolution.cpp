@@ -5,16 +5,18 @@
 // where it wins, direct elsewhere; with fastrun the measured faster); bfloat16 1x1 filter
 // gradients, and strided 1x1 input gradients as stride-1 ones on the subsampled grid, by oneDNN's
 // gemm kernel (conv_pointwise_lowp.h); float32 1x1 filter gradients of large plain images one
-// image at a time (conv_filter_per_image.h); bfloat16 channels-last convolutions with short output
-// rows as im2col and one AMX matrix product (conv_im2col_lowp.h). The primitives choose their own
-// layouts (format_tag::any: the blocked formats their fast kernels need), and the caller's strided
-// tensors are reordered in and out through the workspace. The flipped-kernel CONVOLUTION mode is
-// cross-correlation with the filter reversed in every spatial axis: the reversal rides on the
-// filter's staging copy, which the blocked weight layout needs anyway. A filter whose storage and
-// version stay the same is reordered once and then read from the WeightCache (weight_cache.h). What
-// oneDNN has no kernel for (float16 in oneDNN 2.6, bfloat16 below AVX-512) runs the float32
-// primitive between vectorised conversions (lowp_plan.h); empty tensors go to naive. Depthwise
-// convolutions on plain float32 tensors run our own loops instead (depthwise_conv.h).
+// image at a time (conv_filter_per_image.h); float32 1x1 input gradients into more channels than
+// diff has as the forward gemm convolution (conv_pointwise_backward_data.h); bfloat16 channels-last
+// convolutions with short output rows as im2col and one AMX matrix product (conv_im2col_lowp.h).
+// The primitives choose their own layouts (format_tag::any: the blocked formats their fast kernels
+// need), and the caller's strided tensors are reordered in and out through the workspace. The
+// flipped-kernel CONVOLUTION mode is cross-correlation with the filter reversed in every spatial
+// axis: the reversal rides on the filter's staging copy, which the blocked weight layout needs
+// anyway. A filter whose storage and version stay the same is reordered once and then read from the
+// WeightCache (weight_cache.h). What oneDNN has no kernel for (float16 in oneDNN 2.6, bfloat16
+// below AVX-512) runs the float32 primitive between vectorised conversions (lowp_plan.h); empty
+// tensors go to naive. Depthwise convolutions on plain float32 tensors run our own loops instead
+// (depthwise_conv.h).
 #include <deque>
 
 #include "neomeg/dnn/operators/convolution.h"
@@ -23,6 +25,7 @@
 #include "src/x86/conv_filter_chunks.h"
 #include "src/x86/conv_filter_per_image.h"
 #include "src/x86/conv_im2col_lowp.h"
+#include "src/x86/conv_pointwise_backward_data.h"
 #include "src/x86/conv_pointwise_lowp.h"
 #include "src/x86/depthwise_conv.h"
 
@@ -91,6 +94,9 @@ private:
         // subsampled view (conv_pointwise_lowp.h).
         if (auto sub = subsampled_grad(filter, diff, grad, *g))
             return subsampled_grad_plan(plan_for(sub->g, filter, diff, sub->view, true), sub->view);
+        if (pointwise_backward_data_as_forward(*g, filter, diff, grad))
+            if (auto plan = pointwise_backward_data_plan(x86_handle(), *g, filter, diff, grad))
+                return plan;
         return plan_for(*g, filter, diff, grad, false);
     }
 

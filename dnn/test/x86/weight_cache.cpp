@@ -1,13 +1,14 @@
 // The convolutions' weight cache (src/x86/weight_cache.h) against naive: a filter whose storage
 // and version stay the same is reordered once and then served from the cache (counted, not
 // timed); a filter written in place and marked so (a new version), or a new storage at the freed
-// one's address, gives the new result; untagged tensors, a budget of 0 and a filter too large for
-// the budget are never cached; entries go with their storage. (Built with oneDNN only: the cache is
-// part of the x86 backend.)
+// one's address, gives the new result (ConvBiasBlocked's filter too); untagged tensors, a budget of
+// 0 and a filter too large for the budget are never cached; entries go with their storage. (Built
+// with oneDNN only: the cache is part of the x86 backend.)
 #ifdef NEOMEG_WITH_DNNL
 #include <optional>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/channel_blocked_rules.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/weight_cache.h"
 #include "x86/x86_test.h"
@@ -181,6 +182,49 @@ TEST_F(X86, WeightCacheConvBiasIsCached) {
     for (int i = 0; i < 3; ++i)
         run_checked(*cb, {&x, &w, &bias, &z}, kDst);
     EXPECT_GE(stats().hits, 2u);
+}
+
+// ConvBiasBlocked (eager mode's convolution on blocked activations) without filter_is_const: a
+// tagged filter is reordered once and then hits, a write into it (a new version) gives the new
+// result, an untagged one is reordered on every call (no cache traffic), and filter_is_const
+// keeps its own once-per-address conversion outside the cache.
+TEST_F(X86, WeightCacheConvBiasBlockedIsCached) {
+    FreshCache fresh;
+    std::mt19937 rng(7);
+    const size_t blk = handle->preferred_channel_block();
+    ASSERT_NE(blk, 0u);
+    using channel_blocked::blocked_shape;
+    Tagged x = random_tagged(blocked_shape(kSrc, blk), rng), w = random_tagged(kFilter, rng),
+           none{HostTensor(TensorShape{}, dtype::Float32)};
+    const TensorShape dst = blocked_shape(kDst, blk);
+    for (bool flip : {false, true}) {
+        WeightCache::instance().clear();
+        param::Convolution conv = conv_param({1, 1}, {1, 1}, {1, 1});
+        if (flip)
+            conv.mode = param::Convolution::Mode::CONVOLUTION;
+        auto op = handle->create_operator<ConvBiasBlocked>();
+        op->param() = channel_blocked::conv_bias_blocked_param(conv, blk, false);
+        for (int i = 0; i < 3; ++i)
+            run_checked(*op, {&x, &w, &none, &none}, dst);
+        EXPECT_EQ(stats().fills, 1u);
+        EXPECT_EQ(stats().hits, 1u);
+        fill_uniform(w.t, -1, 1, rng);  // an optimiser step in place
+        w.id->note_write();
+        for (int i = 0; i < 3; ++i)
+            run_checked(*op, {&x, &w, &none, &none}, dst);
+        EXPECT_EQ(stats().fills, 2u);
+        EXPECT_EQ(stats().hits, 2u);
+        Tagged untagged{w.t};
+        untagged.id.reset();
+        for (int i = 0; i < 2; ++i)
+            run_checked(*op, {&x, &untagged, &none, &none}, dst);
+        auto constant = handle->create_operator<ConvBiasBlocked>();
+        constant->param() = channel_blocked::conv_bias_blocked_param(conv, blk, true);
+        for (int i = 0; i < 3; ++i)
+            run_checked(*constant, {&x, &w, &none, &none}, dst);
+        EXPECT_EQ(stats().fills, 2u);
+        EXPECT_EQ(stats().hits, 2u);
+    }
 }
 
 TEST_F(X86, WeightCacheUntaggedOffOrOverBudgetIsNeverCached) {
