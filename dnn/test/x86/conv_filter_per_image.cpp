@@ -114,14 +114,15 @@ TEST_F(X86, ConvolutionFilterPerImageNotForStridedViews) {
     }
 }
 
-// Below the per-image bound, from kMinPointwiseGemmPixels, a filter gradient of at least two
+// Below the per-image bound, from kMinPointwiseFilterGemmPixels, a filter gradient of at least two
 // contiguous images runs oneDNN's gemm kernel on the plain tensors (conv_common.h's
-// pointwise_gemm); batch 1 and images outside [128, 512) pixels do not. Each case
+// pointwise_gemm); batch 1 and images outside [256, 512) pixels do not. Each case
 // also asserts which path ran, at one and two threads (the rule does not read the thread count,
 // the per-image one above it does).
 TEST_F(X86, ConvolutionFilterGemmBelowPerImageBound) {
-    static_assert(x86::kMinPointwiseGemmPixels == 128 && x86::kMaxPointwiseFilterGemmPixels == 512,
-                  "the shapes below straddle both bounds");
+    static_assert(
+            x86::kMinPointwiseFilterGemmPixels == 256 && x86::kMaxPointwiseFilterGemmPixels == 512,
+            "the shapes below straddle both bounds");
     struct Shape {
         ConvCase k;
         bool gemm;
@@ -131,12 +132,16 @@ TEST_F(X86, ConvolutionFilterGemmBelowPerImageBound) {
             {{{3, 5, 7, 73}, {33, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             // 512 pixels: per image at one thread, whole and blocked at two.
             {{{2, 7, 16, 32}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
-            {{{2, 17, 8, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
-            {{{2, 17, 127}, {19, 17, 1}, conv_param({1}, {0}, {1})}, false},
-            {{{3, 17, 128}, {19, 17, 1}, conv_param({1}, {0}, {1})}, true},
+            {{{2, 17, 16, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 17, 15, 17}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 17, 255}, {19, 17, 1}, conv_param({1}, {0}, {1})}, false},
+            {{{3, 17, 256}, {19, 17, 1}, conv_param({1}, {0}, {1})}, true},
+            // 128 pixels: gemm in the other passes, not in this one.
+            {{{2, 17, 8, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
             {{{2, 4, 4, 8, 8}, {17, 4, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
              true},
-            {{{2, 3, 12, 12}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 3, 16, 17}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 3, 12, 12}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
             {{{2, 16, 24, 12}, {16, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})}, true},
             // 128 x 128 channels: the kernel's and the bench's shape, on 16x16.
             {{{2, 128, 16, 16}, {128, 128, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
