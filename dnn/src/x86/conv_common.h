@@ -61,10 +61,10 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // Below that, from kMinPointwiseFilterGemmPixels to kMaxPointwiseFilterGemmPixels pixels and at
 // least two images, the filter gradient runs gemm too: the blocked kernel's whole-batch reorders
 // (as large as the activations) cost more than gemm loses on per-image products of 256 or more
-// pixels (128->128 on 16x16 at batch 32: about 1.1x faster at one thread and at two). On 12x12 and
-// 14x14 (144 and 196 pixels) the two tied within the noise and stay blocked; batch 1 too (256->64
-// on 56x56: gemm 1.4x slower at one thread). docs/x86-backend.md, "Pointwise filter gradient on
-// gemm from 256 pixels".
+// pixels (128->128 on 16x16 at batch 32: about 1.1x faster at one thread, at two within the
+// noise). On 12x12 and 14x14 (144 and 196 pixels) the two tied within the noise and stay blocked;
+// batch 1 too (256->64 on 56x56: gemm 1.4x slower at one thread). docs/x86-backend.md, "Pointwise
+// filter gradient on gemm from 256 pixels".
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 inline constexpr size_t kMinPointwiseFilterGemmPixels = 256;
 inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
