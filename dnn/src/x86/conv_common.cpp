@@ -91,7 +91,8 @@ bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l) {
         case ConvPass::backward_data:
             return true;
         case ConvPass::backward_filter:
-            return false;
+            return l[0] >= 2 && spatial_size(l) >= kMinPointwiseFilterGemmPixels &&
+                   spatial_size(l) < kMaxPointwiseFilterGemmPixels;
     }
     return false;
 }

@@ -59,7 +59,16 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // 32x32 by 1.3x (2.5x at two threads), 256->64 on 56x56 and batch 1, with its two-thread times the
 // most disturbed by a busy machine. Instead, from 512 pixels per image the filter gradient runs the
 // blocked kernel one image at a time (conv_filter_per_image.h), which beat gemm on those shapes.
+// Below that, from kMinPointwiseFilterGemmPixels to kMaxPointwiseFilterGemmPixels pixels and at
+// least two images, the filter gradient runs gemm too: the blocked kernel's whole-batch reorders
+// (as large as the activations) cost more than gemm loses on per-image products of 256 or more
+// pixels (128->128 on 16x16 at batch 32: about 1.1x faster at one thread, at two within the
+// noise). On 12x12 and 14x14 (144 and 196 pixels) the two tied within the noise and stay blocked;
+// batch 1 too (256->64 on 56x56: gemm 1.4x slower at one thread). docs/x86-backend.md, "Pointwise
+// filter gradient on gemm from 256 pixels".
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
+inline constexpr size_t kMinPointwiseFilterGemmPixels = 256;
+inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // any_desc, or the plain layout where pointwise_gemm says so.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);

@@ -1,7 +1,8 @@
 // The pointwise float32 filter gradient run one image at a time (src/x86/conv_filter_per_image.h)
 // against naive: 1-D, 2-D and 3-D images at and just below kMinFilterPerImagePixels, odd channel
 // counts and batches, both modes, one and two threads; batch 1 and strided inputs, which run whole;
-// gradients large enough to leave the blocked weights through BlockTranspose.
+// gradients large enough to leave the blocked weights through BlockTranspose; below the per-image
+// bound, the whole batch on oneDNN's gemm kernel.
 // The gradient starts as garbage, so a first image that did not overwrite it, or a later one that
 // overwrote instead of adding, shows.
 #include <random>
@@ -110,5 +111,75 @@ TEST_F(X86, ConvolutionFilterPerImageNotForStridedViews) {
         ScopedOmpThreads scope(threads);
         EXPECT_EQ(check(*handle, k, padded(k.src), f32(dst)).find("per image"), std::string::npos);
         EXPECT_EQ(check(*handle, k, f32(k.src), padded(dst)).find("per image"), std::string::npos);
+    }
+}
+
+// Below the per-image bound, from kMinPointwiseFilterGemmPixels, a filter gradient of at least two
+// contiguous images runs oneDNN's gemm kernel on the plain tensors (conv_common.h's
+// pointwise_gemm); batch 1 and images outside [256, 512) pixels do not. Each case
+// also asserts which path ran, at one and two threads (the rule does not read the thread count,
+// the per-image one above it does).
+TEST_F(X86, ConvolutionFilterGemmBelowPerImageBound) {
+    static_assert(
+            x86::kMinPointwiseFilterGemmPixels == 256 && x86::kMaxPointwiseFilterGemmPixels == 512,
+            "the shapes below straddle both bounds");
+    struct Shape {
+        ConvCase k;
+        bool gemm;
+    };
+    const std::vector<Shape> shapes = {
+            {{{2, 7, 16, 31}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{3, 5, 7, 73}, {33, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            // 512 pixels: per image at one thread, whole and blocked at two.
+            {{{2, 7, 16, 32}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 17, 16, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 17, 15, 17}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 17, 255}, {19, 17, 1}, conv_param({1}, {0}, {1})}, false},
+            {{{3, 17, 256}, {19, 17, 1}, conv_param({1}, {0}, {1})}, true},
+            // 128 pixels: gemm in the other passes, not in this one.
+            {{{2, 17, 8, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 4, 4, 8, 8}, {17, 4, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+             true},
+            {{{2, 3, 16, 17}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 3, 12, 12}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 16, 24, 12}, {16, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})}, true},
+            // 128 x 128 channels: the kernel's and the bench's shape, on 16x16.
+            {{{2, 128, 16, 16}, {128, 128, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            // Batch 1 stays blocked.
+            {{{1, 16, 16, 16}, {24, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            // Not pointwise: a 3x3 filter, and a 1x1 one at stride 2 (576 pixels in, 144 out).
+            {{{2, 3, 12, 12}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})}, false},
+            {{{2, 3, 24, 24}, {5, 3, 1, 1}, conv_param({2, 2}, {0, 0}, {1, 1})}, false},
+    };
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        for (const Shape& shape : shapes)
+            for (const ConvCase& k : conv_both_modes({shape.k})) {
+                std::string kernel = check(*handle, k, f32(k.src), f32(conv_dst_shape(k)));
+                EXPECT_EQ(kernel.find("gemm") != std::string::npos, shape.gemm)
+                        << kernel << " threads " << threads << " src " << k.src.to_string();
+            }
+    }
+}
+
+// A padded src or diff of 256 pixels per image: its operand copies it to a dense buffer of the
+// layout the primitive takes (the plain one, which its contiguous partner pins, as in the forward
+// pass); the same result.
+TEST_F(X86, ConvolutionFilterGemmStridedViews) {
+    ConvCase k{{2, 6, 16, 16}, {10, 6, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})};
+    const TensorShape dst = conv_dst_shape(k);
+    auto padded = [](const TensorShape& s) {
+        TensorLayout big({s[0], s[1], s[2], s[3] + 5}, dtype::Float32);
+        TensorLayout view = f32(s);
+        for (size_t i = 0; i < 4; ++i)
+            view.stride[i] = big.stride[i];
+        return view;
+    };
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        EXPECT_NE(check(*handle, k, f32(k.src), f32(dst)).find("gemm"), std::string::npos);
+        check(*handle, k, padded(k.src), f32(dst));
+        check(*handle, k, f32(k.src), padded(dst));
+        check(*handle, k, padded(k.src), padded(dst));
     }
 }
