@@ -53,8 +53,8 @@ std::vector<double> exact_grads(size_t n, std::mt19937& rng) {
 
 // A channels-last layout of logical shape s (memory N, spatial..., C), the positions `gap`
 // elements apart beyond the channels.
-TensorLayout channels_last(const TensorShape& s, size_t gap = 0) {
-    TensorLayout l(s, dtype::Float32);
+TensorLayout channels_last(const TensorShape& s, size_t gap = 0, DType dt = dtype::Float32) {
+    TensorLayout l(s, dt);
     ptrdiff_t stride = static_cast<ptrdiff_t>(s[1] + gap);
     l.stride[1] = 1;
     for (size_t i = s.ndim - 1; i >= 2; --i) {
@@ -573,6 +573,139 @@ TEST_F(X86, MaxPoolingRowsBackwardOneNaNInAFinitePlane) {
                     EXPECT_EQ(run_both(*handle, p, x, dy, TensorLayout(s, dt), got, want),
                               kRowsLoop)
                             << what;
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+            }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+namespace {
+
+// Where logical element i (row-major over l's shape) lies in l's memory, in elements.
+ptrdiff_t memory_offset(const TensorLayout& l, size_t i) {
+    ptrdiff_t off = 0;
+    for (size_t a = l.ndim; a-- > 0;) {
+        off += static_cast<ptrdiff_t>(i % l[a]) * l.stride[a];
+        i /= l[a];
+    }
+    return off;
+}
+
+// bfloat16 src values for the lanes loop: ties (-0 with +0, equal maxima), infinities, windows
+// of -inf alone, and with `nans` NaNs of either sign.
+std::vector<double> tied_bf16_values(size_t n, bool nans, std::mt19937& rng) {
+    std::vector<double> v = tied_values(n, false, rng);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (nans)
+        for (size_t i = rng() % 7; i < n; i += 5 + rng() % 11)
+            v[i] = rng() % 2 ? nan : -nan;
+    return v;
+}
+
+}  // namespace
+
+// bfloat16 3x3/2 pad 1 on channels-last views and blocks seen as planes (the lanes loop on
+// 32-bit pairs of lanes: even lanes by a shift, odd ones by a mask) at each Highway target, bit
+// for bit against naive: channel counts around a chunk of pairs (16 lanes at AVX2, 32 at AVX-512,
+// 8 at EMU128; odd ones split a pair) and of half one (blocks of 16 at AVX-512), planes of odd
+// and even heights and widths, one image or two, positions with gaps; tied values, NaNs of either
+// sign, infinities, windows of -inf alone; gradients of -0, sums that round to bfloat16 (halfway
+// between two values) and NaN gradients with a payload.
+TEST_F(X86, MaxPoolingLanesBackwardBFloat16BitExact) {
+#ifdef NEOMEG_WITH_DNNL
+    const TensorShape planes[] = {{7, 9}, {8, 8}, {1, 6}, {5, 1}, {2, 2}, {6, 11}};
+    const size_t channels[] = {2, 3, 8, 15, 16, 17, 31, 32, 33, 64, 65};
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 31);
+        // layout: 0 channels-last, 1 with gaps, 2 blocks of 16 seen as planes, 3 blocks of 8.
+        for (int layout = 0; layout < 4; ++layout)
+            for (const TensorShape& hw : planes)
+                for (size_t c : channels)
+                    for (int values = 0; values < 3; ++values) {
+                        const size_t block = layout == 2 ? 16 : layout == 3 ? 8 : 0;
+                        if (block && (c % block != 0 || c > 32))
+                            continue;
+                        const size_t n = c % 2 ? 1 : 2, gap = layout == 1 ? 3 : 0;
+                        const PoolCase k{{n, c, hw[0], hw[1]}, {3, 3}, {2, 2}, {1, 1}};
+                        const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                        auto make = [&](const TensorShape& s) {
+                            if (!block)
+                                return channels_last(s, gap, dtype::BFloat16);
+                            TensorShape b{s[0], s[1] / block, s[2], s[3], block};
+                            return channel_blocked::blocks_as_planes(
+                                    TensorLayout(b, dtype::BFloat16));
+                        };
+                        const TensorLayout xl = make(k.src), dl = make(dst_shape(k));
+                        HostTensor x = with_values(
+                                xl, tied_bf16_values(xl.total_nr_elems(), values > 0, rng));
+                        HostTensor dy =
+                                with_values(dl, values == 2 ? rounding_grads(dl.total_nr_elems(), rng)
+                                                            : exact_grads(dl.total_nr_elems(), rng));
+                        // NaN gradients with a payload: naive's conversion gives 0x7FC0.
+                        if (values == 2) {
+                            auto* bits = static_cast<uint16_t*>(dy.nd().raw_ptr());
+                            for (size_t i = 3; i < dl.total_nr_elems(); i += 29)
+                                bits[memory_offset(dl, i)] = i % 2 ? 0x7FA5 : 0xFFA5;
+                        }
+                        HostTensor got, want;
+                        const std::string what = "target " + std::to_string(target) + " layout " +
+                                                 std::to_string(layout) + " " + k.src.to_string() +
+                                                 " values " + std::to_string(values);
+                        EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want), kLanesLoop) << what;
+                        expect_same_bits(got, want, what);
+                        ++runs;
+                    }
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// The bfloat16 lanes loop's inner windows test no tap for NaN (the owned elements' sum, then a
+// rerun of the plane): one NaN at every position of a plane of finite tied values, in an even
+// and an odd lane of a pair, in a whole chunk and the partial one, then +inf with -inf; each
+// bit for bit against naive at each Highway target.
+TEST_F(X86, MaxPoolingLanesBackwardBFloat16NaNAtEveryPosition) {
+#ifdef NEOMEG_WITH_DNNL
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 41);
+        for (size_t c : {size_t(33), size_t(64)})
+            for (const TensorShape& hw : {TensorShape{7, 9}, TensorShape{6, 8}}) {
+                const PoolCase k{{1, c, hw[0], hw[1]}, {3, 3}, {2, 2}, {1, 1}};
+                const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                const TensorLayout xl = channels_last(k.src, 0, dtype::BFloat16),
+                                   dl = channels_last(dst_shape(k), 0, dtype::BFloat16);
+                const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, 0.25, -2.0, 1.5};
+                const size_t plane = hw[0] * hw[1];
+                // at == plane: +inf and -inf; otherwise a NaN at position `at` (y * W + x).
+                for (size_t at = 0; at <= plane; ++at) {
+                    std::vector<double> xv(xl.total_nr_elems());
+                    for (double& v : xv)
+                        v = choices[rng() % 8];
+                    // Logical (1, c, H, W): channels 5 (odd lane of a whole chunk), 20 (even)
+                    // and c - 1 (the last: the partial chunk for 33).
+                    for (size_t ch : {size_t(5), size_t(20), c - 1}) {
+                        if (at < plane) {
+                            xv[ch * plane + at] = ch % 2 ? -nan : nan;
+                        } else {
+                            xv[ch * plane + 4] = inf;
+                            xv[ch * plane + plane - 3] = -inf;
+                        }
+                    }
+                    HostTensor x = with_values(xl, xv);
+                    HostTensor dy = with_values(dl, exact_grads(dl.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string what = "target " + std::to_string(target) + " " +
+                                             k.src.to_string() + " at " + std::to_string(at);
+                    EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want), kLanesLoop) << what;
                     expect_same_bits(got, want, what);
                     ++runs;
                 }
