@@ -238,7 +238,7 @@ struct F32Io {
 // float32 to bfloat16 as naive converts (Eigen: round to nearest even, a NaN to a quiet NaN keeping
 // its sign), the bits in each lane's upper half.
 template <class D>
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundToBf16(D d, hn::Vec<D> v) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundToBf16(D, hn::Vec<D> v) {
     const hn::RebindToUnsigned<D> du;
     const auto u = hn::BitCast(du, v);
     const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));

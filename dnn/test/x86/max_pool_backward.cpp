@@ -646,11 +646,20 @@ TEST_F(X86, MaxPoolingLanesBackwardBFloat16BitExact) {
                         HostTensor dy =
                                 with_values(dl, values == 2 ? rounding_grads(dl.total_nr_elems(), rng)
                                                             : exact_grads(dl.total_nr_elems(), rng));
-                        // NaN gradients with a payload: naive's conversion gives 0x7FC0.
+                        // NaN gradients with a payload (naive's conversion gives 0x7FC0), of
+                        // one sign per channel: two NaNs of opposite signs in one sum give
+                        // either sign (the order of an add's operands, the compiler's choice).
                         if (values == 2) {
                             auto* bits = static_cast<uint16_t*>(dy.nd().raw_ptr());
-                            for (size_t i = 3; i < dl.total_nr_elems(); i += 29)
-                                bits[memory_offset(dl, i)] = i % 2 ? 0x7FA5 : 0xFFA5;
+                            const size_t plane = dl[2] * dl[3];
+                            for (size_t i = 0; i < dl.total_nr_elems(); ++i) {
+                                uint16_t& b = bits[memory_offset(dl, i)];
+                                const auto sign = static_cast<uint16_t>(
+                                        (i / plane) % dl[1] % 2 ? 0x8000 : 0);
+                                if (i % 29 == 3 || (b & 0x7FFF) > 0x7F80)
+                                    b = static_cast<uint16_t>((i % 29 == 3 ? 0x7FA5 : 0x7FC0) |
+                                                              sign);
+                            }
                         }
                         HostTensor got, want;
                         const std::string what = "target " + std::to_string(target) + " layout " +
