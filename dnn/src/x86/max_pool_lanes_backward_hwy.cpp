@@ -10,6 +10,7 @@
 #include <hwy/highway.h>
 // clang-format on
 
+#include <hwy/cache_control.h>
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -216,18 +217,23 @@ HWY_INLINE V AddWhere(M m, V acc, V dy) {
 // ones by a mask, rounded back and paired on the store), so that a chunk of 2N lanes is one
 // vector of bits and no lane moves; lanes are independent windows, their order does not matter.
 // Load: the chunk at p into v[0, kVecs), its first n lanes (kFull: all), the others `fill`.
-// Store: v's first n lanes (kFull: all) to p; bfloat16 each rounded once as naive converts.
+// Store: v's first n lanes (kFull: all) to p (`stream`, bfloat16 whole chunks: non-temporal, p
+// aligned to a vector); bfloat16 each rounded once as naive converts, as
+// kRound says what v may hold: kAny (NaNs too), kNoNaN (sums without NaN: nearest even alone),
+// kExact (bfloat16 values, no NaN: their upper halves).
+enum Round { kExact, kNoNaN, kAny };
 struct F32Io {
     using T = float;
     static constexpr size_t kVecs = 1;
+    static constexpr bool kRounds = false;
 
     template <bool kFull, class D>
     static HWY_INLINE void Load(D d, const float* p, size_t n, float fill, hn::Vec<D>* v) {
         v[0] = kFull ? hn::LoadU(d, p) : LoadFirst(d, p, n, fill);
     }
 
-    template <bool kFull, class D>
-    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, float* p, size_t n) {
+    template <bool kFull, Round, class D>
+    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, float* p, size_t n, bool) {
         if (kFull)
             hn::StoreU(v[0], d, p);
         else
@@ -236,19 +242,24 @@ struct F32Io {
 };
 
 // float32 to bfloat16 as naive converts (Eigen: round to nearest even, a NaN to a quiet NaN keeping
-// its sign), the bits in each lane's upper half.
-template <class D>
+// its sign), the bits in each lane's upper half; kRound as Store's.
+template <Round kRound, class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundToBf16(D, hn::Vec<D> v) {
     const hn::RebindToUnsigned<D> du;
     const auto u = hn::BitCast(du, v);
+    if constexpr (kRound == kExact)
+        return u;
     const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
     const auto rounded = hn::Add(u, hn::Add(hn::Set(du, 0x7FFFu), odd));
+    if constexpr (kRound == kNoNaN)
+        return rounded;
     const auto nan = hn::Or(hn::And(u, hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u));
     return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded);
 }
 
 struct Bf16Io {
     using T = uint16_t;
+    static constexpr bool kRounds = true;
 #if HWY_TARGET == HWY_SCALAR
     static constexpr size_t kVecs = 1;  // one lane: a chunk is one value
 
@@ -257,9 +268,9 @@ struct Bf16Io {
         v[0] = hn::Set(d, std::bit_cast<float>(static_cast<uint32_t>(p[0]) << 16));
     }
 
-    template <bool kFull, class D>
-    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, uint16_t* p, size_t) {
-        p[0] = static_cast<uint16_t>(hn::GetLane(RoundToBf16(d, v[0])) >> 16);
+    template <bool kFull, Round kRound, class D>
+    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, uint16_t* p, size_t, bool) {
+        p[0] = static_cast<uint16_t>(hn::GetLane(RoundToBf16<kRound>(d, v[0])) >> 16);
     }
 #else
     static constexpr size_t kVecs = 2;
@@ -282,15 +293,18 @@ struct Bf16Io {
         v[1] = hn::BitCast(d, hn::And(bits, hn::Set(du, 0xFFFF0000u)));
     }
 
-    template <bool kFull, class D>
-    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, uint16_t* p, size_t n) {
+    template <bool kFull, Round kRound, class D>
+    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, uint16_t* p, size_t n, bool stream) {
         const hn::RebindToUnsigned<D> du;
         const hn::Repartition<uint16_t, D> d16;
-        const auto pair = hn::BitCast(d16, hn::Or(hn::ShiftRight<16>(RoundToBf16(d, v[0])),
-                                                  hn::And(RoundToBf16(d, v[1]),
-                                                          hn::Set(du, 0xFFFF0000u))));
+        const auto pair = hn::BitCast(
+                d16, hn::Or(hn::ShiftRight<16>(RoundToBf16<kRound>(d, v[0])),
+                            hn::And(RoundToBf16<kRound>(d, v[1]), hn::Set(du, 0xFFFF0000u))));
         if constexpr (kFull) {
-            hn::StoreU(pair, d16, p);
+            if (stream)
+                hn::Stream(pair, d16, p);
+            else
+                hn::StoreU(pair, d16, p);
         } else {
             HWY_ALIGN uint16_t tmp[HWY_MAX_BYTES / sizeof(uint16_t)];
             hn::Store(pair, d16, tmp);
@@ -314,10 +328,12 @@ struct Bf16Io {
 // the other windows report the NaNs they see. Returns whether there was one: the caller then
 // runs the plane again with every window tested (!kFast), which rewrites all of grad. An
 // infinity of each sign, or sums that overflow, do the same; the rerun is exact, only slower.
+// bfloat16 also sums diff (`dsum`): without a NaN there, the fast pass rounds its sums to nearest
+// even without the NaN case and stores single gradients as they are; a NaN reruns the plane.
 template <bool kFast, class Io, class D>
 bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const typename Io::T* dz,
                      const ptrdiff_t* ys, typename Io::T* gz, const ptrdiff_t* gs, size_t lanes,
-                     const PoolDims& g, float* carry) {
+                     const PoolDims& g, float* carry, bool stream) {
     using T = typename Io::T;
     using VF = hn::Vec<D>;
     using MF = hn::Mask<D>;
@@ -355,6 +371,8 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
     ptrdiff_t inner_off[9];
     std::copy_n(valid[0][0][0][0].off, 9, inner_off);
     VF owned = zero;
+    // bfloat16: the fast pass's diff summed, NaN if a gradient was (or infinities of both signs).
+    VF dsum = zero;
     MF seen = hn::FirstN(d, 0);
     // Window ox has its tap column 2 in the plane while 2ox + 1 < W.
     const size_t ox_whole = std::min(OW, W / 2);
@@ -369,7 +387,12 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
         auto run = [&](size_t l, auto full) {
             constexpr bool kFull = decltype(full)::value;
             const size_t n = kFull ? C : lanes - l;
-            auto store = [&](const VF* val, T* o) { Io::template Store<kFull>(d, val, o + l, n); };
+            // kSum: val may be a sum of two or more gradients (rounded), else one gradient or 0.
+            // The fast pass has seen no NaN in diff (else it reruns), so it rounds without one.
+            auto store = [&](const VF* val, T* o, auto sum) {
+                constexpr Round kRound = !kFast ? kAny : decltype(sum)::value ? kNoNaN : kExact;
+                Io::template Store<kFull, kRound>(d, val, o + l, n, stream);
+            };
             float* cy = carry + l;
             auto carried = [&](ptrdiff_t x, size_t k) { return hn::Load(d, cy + x * lp + k * N); };
             auto keep = [&](VF val, ptrdiff_t x, size_t k) {
@@ -417,8 +440,11 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
                 VF dy[K];
                 Io::template Load<kFull>(d, dyrow + static_cast<ptrdiff_t>(ox) * ys[2] + l, n, 0.f,
                                          dy);
-                for (size_t k = 0; k < K; ++k)
+                for (size_t k = 0; k < K; ++k) {
                     dy[k] = hn::Add(dy[k], zero);  // naive's sum of a -0 gradient is +0
+                    if constexpr (kFast && Io::kRounds)
+                        dsum = hn::Add(dsum, dy[k]);
+                }
                 auto won = [&](size_t k, int t) {
                     return hn::RebindMask(d, hn::Eq(idx[k], hn::Set(di, kInner ? t : v.at[t])));
                 };
@@ -429,11 +455,11 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
                     if (!top_) {
                         for (size_t k = 0; k < K; ++k)
                             o[k] = AddWhere(won(k, 0), hn::Add(carried(x0, k), pend0[k]), dy[k]);
-                        store(o, g0 + c0);
+                        store(o, g0 + c0, std::true_type());
                     }
                     for (size_t k = 0; k < K; ++k)
                         o[k] = AddWhere(won(k, 3), pend1[k], dy[k]);
-                    store(o, g1 + c0);
+                    store(o, g1 + c0, std::true_type());
                     if (!bottom_)
                         for (size_t k = 0; k < K; ++k)
                             keep(AddWhere(won(k, 6), pend2[k], dy[k]), x0, k);
@@ -441,11 +467,11 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
                 if (!top_) {
                     for (size_t k = 0; k < K; ++k)
                         o[k] = AddWhere(won(k, 1), carried(x0 + 1, k), dy[k]);
-                    store(o, g0 + c1);
+                    store(o, g0 + c1, std::true_type());
                 }
                 for (size_t k = 0; k < K; ++k)
                     o[k] = hn::IfThenElseZero(won(k, 4), dy[k]);
-                store(o, g1 + c1);
+                store(o, g1 + c1, std::false_type());
                 for (size_t k = 0; k < K; ++k) {
                     if (!bottom_)
                         keep(hn::IfThenElseZero(won(k, 7), dy[k]), x0 + 1, k);
@@ -471,9 +497,9 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
                 if (!top) {
                     for (size_t k = 0; k < K; ++k)
                         o[k] = hn::Add(carried(xe, k), pend0[k]);
-                    store(o, g0 + c);
+                    store(o, g0 + c, std::true_type());
                 }
-                store(pend1, g1 + c);
+                store(pend1, g1 + c, std::false_type());
                 if (!bottom)
                     for (size_t k = 0; k < K; ++k)
                         keep(pend2[k], xe, k);
@@ -493,27 +519,40 @@ bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const t
                 VF o[K];
                 for (size_t k = 0; k < K; ++k)
                     o[k] = hn::Load(d, carry + x * lp + l + k * N);
-                Io::template Store<false>(
+                Io::template Store<false, kFast ? kNoNaN : kAny>(
                         d, o, gl + static_cast<ptrdiff_t>(x) * gs[2] + static_cast<ptrdiff_t>(l),
-                        std::min(C, lanes - l));
+                        std::min(C, lanes - l), false);
             }
     }
-    return kFast && !(hn::AllFalse(d, seen) && hn::AllFalse(d, hn::IsNaN(owned)));
+    return kFast && !(hn::AllFalse(d, seen) && hn::AllFalse(d, hn::IsNaN(owned)) &&
+                      hn::AllFalse(d, hn::IsNaN(dsum)));
 }
 
+// stream: grad is large enough to bypass the caches; done where each whole chunk is a whole number
+// of cache lines, aligned.
 template <class Io, class D>
 void Stride2By3Lanes(D d, const typename Io::T* src, const ptrdiff_t* ss,
                      const typename Io::T* diff, const ptrdiff_t* ys, typename Io::T* grad,
-                     const ptrdiff_t* gs, size_t lanes, const PoolDims& g) {
+                     const ptrdiff_t* gs, size_t lanes, const PoolDims& g, bool stream) {
+    using T = typename Io::T;
     const size_t C = Io::kVecs * hn::Lanes(d), lp = (lanes + C - 1) / C * C;
+    constexpr size_t kLine = 64;
+    auto lines = [&](ptrdiff_t elems) {
+        return (elems * ptrdiff_t(sizeof(T))) % ptrdiff_t(kLine) == 0;
+    };
+    stream = stream && Io::kRounds && lines(ptrdiff_t(C)) &&
+             reinterpret_cast<uintptr_t>(grad) % kLine == 0 && lines(gs[0]) && lines(gs[1]) &&
+             lines(gs[2]);
     float* carry = AlignedIn(ThreadScratch().carry, g.in[2] * lp, HWY_MAX_BYTES);
     for (size_t z = 0; z < g.in[0]; ++z) {
         const auto* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
         const auto* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
         auto* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
-        if (Stride2By3Plane<true, Io>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry))
-            Stride2By3Plane<false, Io>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry);
+        if (Stride2By3Plane<true, Io>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry, stream))
+            Stride2By3Plane<false, Io>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry, stream);
     }
+    if (stream)
+        hwy::FlushStream();
 }
 
 // 3x3/2 pad 1 on Io's type. Lanes a multiple of half a chunk but not of a chunk (blocks of 8 at
@@ -522,14 +561,14 @@ void Stride2By3Lanes(D d, const typename Io::T* src, const ptrdiff_t* ss,
 template <class Io>
 void Stride2By3(const typename Io::T* src, const ptrdiff_t* ss, const typename Io::T* diff,
                 const ptrdiff_t* ys, typename Io::T* grad, const ptrdiff_t* gs, size_t lanes,
-                const PoolDims& g) {
+                const PoolDims& g, bool stream) {
     const DF d;
 #if HWY_TARGET != HWY_SCALAR
     const hn::Half<DF> dh;
     if (lanes % (Io::kVecs * hn::Lanes(d)) != 0 && lanes % (Io::kVecs * hn::Lanes(dh)) == 0)
-        return Stride2By3Lanes<Io>(dh, src, ss, diff, ys, grad, gs, lanes, g);
+        return Stride2By3Lanes<Io>(dh, src, ss, diff, ys, grad, gs, lanes, g, stream);
 #endif
-    Stride2By3Lanes<Io>(d, src, ss, diff, ys, grad, gs, lanes, g);
+    Stride2By3Lanes<Io>(d, src, ss, diff, ys, grad, gs, lanes, g, stream);
 }
 
 bool IsStem(const PoolDims& g) {
@@ -541,7 +580,7 @@ void MaxPoolLanesBackward(const float* src, const ptrdiff_t* ss, const float* di
                           const PoolDims& g) {
     const DF d;
     if (IsStem(g))
-        return Stride2By3<F32Io>(src, ss, diff, ys, grad, gs, lanes, g);
+        return Stride2By3<F32Io>(src, ss, diff, ys, grad, gs, lanes, g, false);
     if (g.k[1] * g.k[2] == 4)
         return TiledLanes<4>(d, src, ss, diff, ys, grad, gs, lanes, g);
     TiledLanes<0>(d, src, ss, diff, ys, grad, gs, lanes, g);
@@ -549,8 +588,8 @@ void MaxPoolLanesBackward(const float* src, const ptrdiff_t* ss, const float* di
 
 void MaxPoolLanesBackwardBf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
                               const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
-                              size_t lanes, const PoolDims& g) {
-    Stride2By3<Bf16Io>(src, ss, diff, ys, grad, gs, lanes, g);
+                              size_t lanes, const PoolDims& g, bool stream) {
+    Stride2By3<Bf16Io>(src, ss, diff, ys, grad, gs, lanes, g, stream);
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
@@ -570,8 +609,8 @@ bool max_pool_lanes_backward_takes(const PoolDims& g) {
 }
 
 bool max_pool_lanes_backward_bf16_takes(const PoolDims& g) {
-    return g.k[0] == 1 && g.s[0] == 1 && g.p[0] == 0 && g.k[1] == 3 && g.k[2] == 3 &&
-           g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1;
+    return g.k[0] == 1 && g.s[0] == 1 && g.p[0] == 0 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 &&
+           g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1;
 }
 
 HWY_EXPORT(MaxPoolLanesBackward);
@@ -585,8 +624,8 @@ void max_pool_lanes_backward(const float* src, const ptrdiff_t* ss, const float*
 
 void max_pool_lanes_backward_bf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
                                   const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
-                                  size_t lanes, const PoolDims& g) {
-    HWY_DYNAMIC_DISPATCH(MaxPoolLanesBackwardBf16)(src, ss, diff, ys, grad, gs, lanes, g);
+                                  size_t lanes, const PoolDims& g, bool stream) {
+    HWY_DYNAMIC_DISPATCH(MaxPoolLanesBackwardBf16)(src, ss, diff, ys, grad, gs, lanes, g, stream);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -43,9 +43,10 @@ bool max_pool_lanes_backward_bf16_takes(const PoolDims& g);
 
 // max_pool_lanes_backward on bfloat16 (its bits): compared and summed as float32 (the values
 // exactly), each element's sum rounded to bfloat16 once as naive converts its own (nearest even,
-// a NaN to the quiet 0x7FC0 with its sign).
+// a NaN to the quiet 0x7FC0 with its sign). stream: grad is large (the whole call's, past the
+// caches): whole cache lines of it are stored non-temporally where they are aligned.
 void max_pool_lanes_backward_bf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
                                   const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
-                                  size_t lanes, const PoolDims& g);
+                                  size_t lanes, const PoolDims& g, bool stream);
 
 }  // namespace neomeg::dnn::x86

@@ -373,24 +373,27 @@ public:
 
 private:
     static void image(const float* s, const ptrdiff_t* ss, const float* dy, const ptrdiff_t* ys,
-                      float* gr, const ptrdiff_t* gs, size_t lanes, const PoolDims& g) {
+                      float* gr, const ptrdiff_t* gs, size_t lanes, const PoolDims& g, bool) {
         max_pool_lanes_backward(s, ss, dy, ys, gr, gs, lanes, g);
     }
 
     static void image(const uint16_t* s, const ptrdiff_t* ss, const uint16_t* dy,
                       const ptrdiff_t* ys, uint16_t* gr, const ptrdiff_t* gs, size_t lanes,
-                      const PoolDims& g) {
-        max_pool_lanes_backward_bf16(s, ss, dy, ys, gr, gs, lanes, g);
+                      const PoolDims& g, bool stream) {
+        max_pool_lanes_backward_bf16(s, ss, dy, ys, gr, gs, lanes, g, stream);
     }
 
     template <class T>
     void run_as(const T* src, const T* diff, T* grad) const {
-        const size_t work = m_n * m_lanes * m_g.in[0] * m_g.in[1] * m_g.in[2] * 4;
-        parallel_ranges(m_n, work, kParallelGrain, [&](size_t b, size_t e) {
+        const size_t elems = m_n * m_lanes * m_g.in[0] * m_g.in[1] * m_g.in[2];
+        // grad past the caches (as relayout's transposes): stored around them (bfloat16).
+        constexpr size_t kStreamBytes = size_t(8) << 20;
+        const bool stream = elems * sizeof(T) >= kStreamBytes;
+        parallel_ranges(m_n, elems * 4, kParallelGrain, [&](size_t b, size_t e) {
             for (size_t n = b; n < e; ++n) {
                 const auto i = static_cast<ptrdiff_t>(n);
                 image(src + i * m_src.n, m_src.sp, diff + i * m_diff.n, m_diff.sp,
-                      grad + i * m_grad.n, m_grad.sp, m_lanes, m_g);
+                      grad + i * m_grad.n, m_grad.sp, m_lanes, m_g, stream);
             }
         });
     }
