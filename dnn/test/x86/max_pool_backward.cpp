@@ -638,7 +638,7 @@ TEST_F(X86, MaxPoolingLanesBackwardBFloat16BitExact) {
         for (int layout = 0; layout < 4; ++layout)
             for (const TensorShape& hw : planes)
                 for (size_t c : channels)
-                    for (int values = 0; values < 3; ++values) {
+                    for (int values = 0; values < 4; ++values) {
                         const size_t block = layout == 2 ? 16 : layout == 3 ? 8 : 0;
                         if (block && (c % block != 0 || c > 32))
                             continue;
@@ -653,11 +653,18 @@ TEST_F(X86, MaxPoolingLanesBackwardBFloat16BitExact) {
                                     TensorLayout(b, dtype::BFloat16));
                         };
                         const TensorLayout xl = make(k.src), dl = make(dst_shape(k));
+                        // values: 0 finite src, exact sums; 1 NaNs in src; 2 NaNs in both, sums
+                        // that round; 3 sums that round, no NaN (the pass that tests none).
+                        const bool src_nans = values == 1 || values == 2;
                         HostTensor x = with_values(
-                                xl, tied_bf16_values(xl.total_nr_elems(), values > 0, rng));
-                        HostTensor dy = with_values(
-                                dl, values == 2 ? rounding_grads(dl.total_nr_elems(), rng)
-                                                : exact_grads(dl.total_nr_elems(), rng));
+                                xl, tied_bf16_values(xl.total_nr_elems(), src_nans, rng));
+                        std::vector<double> g = values >= 2
+                                                        ? rounding_grads(dl.total_nr_elems(), rng)
+                                                        : exact_grads(dl.total_nr_elems(), rng);
+                        if (values == 3)
+                            for (double& v : g)
+                                v = std::isnan(v) ? 1.0 : v;
+                        HostTensor dy = with_values(dl, g);
                         // NaN gradients with a payload (naive's conversion gives 0x7FC0), of
                         // one sign per channel: two NaNs of opposite signs in one sum give
                         // either sign (the order of an add's operands, the compiler's choice).
