@@ -570,16 +570,20 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     struct Case {
         const char* name;
         memory::dim k, stride, pad, out;
+        memory::dim n = 32;  // 2: the tensors in cache (the backward only)
     };
     using dt = memory::data_type;
     for (const Case& c :
-         {Case{"bf16 max pool 2x2", 2, 2, 0, 28}, Case{"bf16 max pool 3x3/2 pad 1", 3, 2, 1, 28}})
+         {Case{"bf16 max pool 2x2", 2, 2, 0, 28}, Case{"bf16 max pool 3x3/2 pad 1", 3, 2, 1, 28},
+          Case{"bf16 max pool 3x3/2 pad 1", 3, 2, 1, 28, 2}})
         for (Tag tag : {Tag::nchw, Tag::nhwc, Tag::nChw16c}) {
             const char* fmt = tag == Tag::nchw ? "nchw" : tag == Tag::nhwc ? "nhwc" : "nChw16c";
-            std::string name = std::string(c.name) + " " + fmt + " 32x64x56x56";
-            if (!wanted(name))
+            std::string name =
+                    std::string(c.name) + " " + fmt + " " + std::to_string(c.n) + "x64x56x56";
+            if (!wanted(name) || (c.n != 32 && tag != Tag::nhwc))
                 continue;
-            memory::dims src{32, 64, 56, 56}, dst{32, 64, c.out, c.out};
+            const size_t nb = size_t(c.n);
+            memory::dims src{c.n, 64, 56, 56}, dst{c.n, 64, c.out, c.out};
             memory::desc smd(src, dt::bf16, tag), dmd(dst, dt::bf16, tag);
             param::Pooling p;
             p.window = {int32_t(c.k), int32_t(c.k)};
@@ -588,10 +592,10 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
             const size_t o = size_t(c.out);
             auto layout = [&](size_t hw) {
                 if (tag == Tag::nhwc)
-                    return TensorLayout({32, hw, hw, 64}, dtype::BFloat16).dimshuffle({0, 3, 1, 2});
+                    return TensorLayout({nb, hw, hw, 64}, dtype::BFloat16).dimshuffle({0, 3, 1, 2});
                 if (tag == Tag::nChw16c)
-                    return TensorLayout({32, 4, hw, hw, 16}, dtype::BFloat16);
-                return TensorLayout({32, 64, hw, hw}, dtype::BFloat16);
+                    return TensorLayout({nb, 4, hw, hw, 16}, dtype::BFloat16);
+                return TensorLayout({nb, 64, hw, hw}, dtype::BFloat16);
             };
             double ours = 0;
             if (tag == Tag::nChw16c) {

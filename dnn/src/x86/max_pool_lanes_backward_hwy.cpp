@@ -10,7 +10,9 @@
 #include <hwy/highway.h>
 // clang-format on
 
+#include <hwy/cache_control.h>
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -72,24 +74,20 @@ T* AlignedIn(std::vector<T>& v, size_t n, size_t align) {
     return p;
 }
 
-// One window's winner over lanes [0, n) of p + off[t] (t < nt, naive's order), as the tap's
-// place t in that list. EXACT: naive's rule (a NaN wins, the first of them); otherwise the first
-// maximum by `>`, and the lanes that read a NaN added to `nan` (the caller then asks again).
-template <size_t NT, bool EXACT, bool FULL, class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Winner(D d, const float* p, const ptrdiff_t* off,
-                                                 size_t nt_runtime, size_t n, hn::Mask<D>& nan) {
+// One window's winner over its taps load(off[t]) (t < nt, naive's order), as the tap's place t
+// in that list. EXACT: naive's rule (a NaN wins, the first of them); otherwise the first maximum
+// by `>`, and the lanes that read a NaN added to `nan` (the caller then asks again).
+template <size_t NT, bool EXACT, class D, class Load>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> WinnerBy(D d, const Load& load, const ptrdiff_t* off,
+                                                   size_t nt_runtime, hn::Mask<D>& nan) {
     const hn::RebindToSigned<D> di;
     const size_t nt = NT ? NT : nt_runtime;
-    constexpr float kLowest = -std::numeric_limits<float>::infinity();
-    auto load = [&](const float* q) {
-        return FULL ? hn::LoadU(d, q) : LoadFirst(d, q, n, kLowest);
-    };
-    auto best = load(p + off[0]);
+    auto best = load(off[0]);
     auto idx = hn::Zero(di);
     if (!EXACT)
         nan = hn::Or(nan, hn::IsNaN(best));
     for (size_t t = 1; t < nt; ++t) {
-        const auto v = load(p + off[t]);
+        const auto v = load(off[t]);
         hn::Mask<D> take;
         if constexpr (EXACT) {
             take = hn::AndNot(hn::IsNaN(best), hn::Or(hn::IsNaN(v), hn::Gt(v, best)));
@@ -100,7 +98,19 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Winner(D d, const float* p, const ptrd
         best = hn::IfThenElse(take, v, best);
         idx = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, static_cast<int32_t>(t)), idx);
     }
+    (void)d;
     return idx;
+}
+
+// WinnerBy over lanes [0, n) of p + off[t] (float32; the lanes past n read -inf).
+template <size_t NT, bool EXACT, bool FULL, class D>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Winner(D d, const float* p, const ptrdiff_t* off,
+                                                 size_t nt_runtime, size_t n, hn::Mask<D>& nan) {
+    constexpr float kLowest = -std::numeric_limits<float>::infinity();
+    auto load = [&](ptrdiff_t o) {
+        return FULL ? hn::LoadU(d, p + o) : LoadFirst(d, p + o, n, kLowest);
+    };
+    return WinnerBy<NT, EXACT>(d, load, off, nt_runtime, nan);
 }
 
 // +0 at positions [x0, x1) of a grad row.
@@ -202,29 +212,138 @@ HWY_INLINE V AddWhere(M m, V acc, V dy) {
     return hn::IfThenElse(m, hn::Add(acc, dy), acc);
 }
 
+// How a chunk of lanes is read and written. float32: one vector. bfloat16: two float32 vectors,
+// the chunk's even and odd lanes as 32-bit pairs hold them (even ones widened by a shift, odd
+// ones by a mask, rounded back and paired on the store), so that a chunk of 2N lanes is one
+// vector of bits and no lane moves; lanes are independent windows, their order does not matter.
+// Load: the chunk at p into v[0, kVecs), its first n lanes (kFull: all), the others `fill`.
+// Store: v's first n lanes (kFull: all) to p (`stream`, bfloat16 whole chunks: non-temporal, p
+// aligned to a vector); bfloat16 each rounded once as naive converts, as
+// kRound says what v may hold: kAny (NaNs too), kNoNaN (sums without NaN: nearest even alone),
+// kExact (bfloat16 values, no NaN: their upper halves).
+enum Round { kExact, kNoNaN, kAny };
+struct F32Io {
+    using T = float;
+    static constexpr size_t kVecs = 1;
+    static constexpr bool kRounds = false;
+
+    template <bool kFull, class D>
+    static HWY_INLINE void Load(D d, const float* p, size_t n, float fill, hn::Vec<D>* v) {
+        v[0] = kFull ? hn::LoadU(d, p) : LoadFirst(d, p, n, fill);
+    }
+
+    template <bool kFull, Round, class D>
+    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, float* p, size_t n, bool) {
+        if (kFull)
+            hn::StoreU(v[0], d, p);
+        else
+            StoreFirst(v[0], d, p, n);
+    }
+};
+
+// float32 to bfloat16 as naive converts (Eigen: round to nearest even, a NaN to a quiet NaN keeping
+// its sign), the bits in each lane's upper half; kRound as Store's.
+template <Round kRound, class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundToBf16(D, hn::Vec<D> v) {
+    const hn::RebindToUnsigned<D> du;
+    const auto u = hn::BitCast(du, v);
+    if constexpr (kRound == kExact)
+        return u;
+    const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+    const auto rounded = hn::Add(u, hn::Add(hn::Set(du, 0x7FFFu), odd));
+    if constexpr (kRound == kNoNaN)
+        return rounded;
+    const auto nan = hn::Or(hn::And(u, hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u));
+    return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded);
+}
+
+struct Bf16Io {
+    using T = uint16_t;
+    static constexpr bool kRounds = true;
+#if HWY_TARGET == HWY_SCALAR
+    static constexpr size_t kVecs = 1;  // one lane: a chunk is one value
+
+    template <bool kFull, class D>
+    static HWY_INLINE void Load(D d, const uint16_t* p, size_t, float, hn::Vec<D>* v) {
+        v[0] = hn::Set(d, std::bit_cast<float>(static_cast<uint32_t>(p[0]) << 16));
+    }
+
+    template <bool kFull, Round kRound, class D>
+    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, uint16_t* p, size_t, bool) {
+        p[0] = static_cast<uint16_t>(hn::GetLane(RoundToBf16<kRound>(d, v[0])) >> 16);
+    }
+#else
+    static constexpr size_t kVecs = 2;
+
+    template <bool kFull, class D>
+    static HWY_INLINE void Load(D d, const uint16_t* p, size_t n, float fill, hn::Vec<D>* v) {
+        const hn::RebindToUnsigned<D> du;
+        const hn::Repartition<uint16_t, D> d16;
+        hn::Vec<decltype(du)> bits;
+        if constexpr (kFull) {
+            bits = hn::BitCast(du, hn::LoadU(d16, p));
+        } else {
+            HWY_ALIGN uint16_t tmp[HWY_MAX_BYTES / sizeof(uint16_t)];
+            const auto f = static_cast<uint16_t>(std::bit_cast<uint32_t>(fill) >> 16);
+            for (size_t i = 0; i < hn::Lanes(d16); ++i)
+                tmp[i] = i < n ? p[i] : f;
+            bits = hn::BitCast(du, hn::Load(d16, tmp));
+        }
+        v[0] = hn::BitCast(d, hn::ShiftLeft<16>(bits));
+        v[1] = hn::BitCast(d, hn::And(bits, hn::Set(du, 0xFFFF0000u)));
+    }
+
+    template <bool kFull, Round kRound, class D>
+    static HWY_INLINE void Store(D d, const hn::Vec<D>* v, uint16_t* p, size_t n, bool stream) {
+        const hn::RebindToUnsigned<D> du;
+        const hn::Repartition<uint16_t, D> d16;
+        const auto pair = hn::BitCast(
+                d16, hn::Or(hn::ShiftRight<16>(RoundToBf16<kRound>(d, v[0])),
+                            hn::And(RoundToBf16<kRound>(d, v[1]), hn::Set(du, 0xFFFF0000u))));
+        if constexpr (kFull) {
+            if (stream)
+                hn::Stream(pair, d16, p);
+            else
+                hn::StoreU(pair, d16, p);
+        } else {
+            HWY_ALIGN uint16_t tmp[HWY_MAX_BYTES / sizeof(uint16_t)];
+            hn::Store(pair, d16, tmp);
+            std::memcpy(p, tmp, n * sizeof(uint16_t));
+        }
+    }
+#endif
+};
+
 // 3x3 windows of stride 2 and padding 1 (ResNet's stem pooling) on one plane, each element's
 // gradient summed where it is made: input row 2oy (tap row 1 of window row oy only) and column
 // 2ox are written from one window's gradient, the odd columns add the previous window's (its tap
 // column 2, carried in registers along the row), and the odd rows add the previous window row's,
-// kept in one carry row: row 2oy - 1 is written once window row oy has added its share, row
-// 2oy + 1 waits in the carry. Every element is written once, its gradients added in naive's
-// (output row-major) order.
+// kept in one carry row (float32, whatever Io's type): row 2oy - 1 is written once window row oy
+// has added its share, row 2oy + 1 waits in the carry. Every element is written once, its
+// gradients added in naive's (output row-major) order, in float32.
 //
-// kFast: the windows inside the plane on whole vectors test no tap for NaN (nine tests and ORs
+// kFast: the windows inside the plane on whole chunks test no tap for NaN (nine tests and ORs
 // a window were a fifth of its operations); each adds the four elements it alone owns (taps
 // (1|2, 1|2): every element has one owning window) into `owned`, which a NaN turns into NaN, and
 // the other windows report the NaNs they see. Returns whether there was one: the caller then
 // runs the plane again with every window tested (!kFast), which rewrites all of grad. An
 // infinity of each sign, or sums that overflow, do the same; the rerun is exact, only slower.
-template <bool kFast, class D>
-bool Stride2By3Plane(D d, const float* sz, const ptrdiff_t* ss, const float* dz,
-                     const ptrdiff_t* ys, float* gz, const ptrdiff_t* gs, size_t lanes,
-                     const PoolDims& g, float* carry) {
+// bfloat16 also sums diff (`dsum`): without a NaN there, the fast pass rounds its sums to nearest
+// even without the NaN case and stores single gradients as they are; a NaN reruns the plane.
+template <bool kFast, class Io, class D>
+bool Stride2By3Plane(D d, const typename Io::T* sz, const ptrdiff_t* ss, const typename Io::T* dz,
+                     const ptrdiff_t* ys, typename Io::T* gz, const ptrdiff_t* gs, size_t lanes,
+                     const PoolDims& g, float* carry, bool stream) {
+    using T = typename Io::T;
     using VF = hn::Vec<D>;
     using MF = hn::Mask<D>;
     using VI = hn::Vec<hn::RebindToSigned<D>>;
+    constexpr size_t K = Io::kVecs;
+    constexpr float kLowest = -std::numeric_limits<float>::infinity();
     const hn::RebindToSigned<D> di;
-    const size_t N = hn::Lanes(d), lp = (lanes + N - 1) / N * N;
+    // A chunk of C lanes is K vectors; vector k of the chunk at lane l of carry position x lies
+    // at carry + x * lp + l + k * N.
+    const size_t N = hn::Lanes(d), C = K * N, lp = (lanes + C - 1) / C * C;
     const size_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
     const VF zero = hn::Zero(d);
     // A window's valid taps (row-major): src offsets from its tap (0, 0), and each tap's place
@@ -252,28 +371,36 @@ bool Stride2By3Plane(D d, const float* sz, const ptrdiff_t* ss, const float* dz,
     ptrdiff_t inner_off[9];
     std::copy_n(valid[0][0][0][0].off, 9, inner_off);
     VF owned = zero;
+    // bfloat16: the fast pass's diff summed, NaN if a gradient was (or infinities of both signs).
+    VF dsum = zero;
     MF seen = hn::FirstN(d, 0);
     // Window ox has its tap column 2 in the plane while 2ox + 1 < W.
     const size_t ox_whole = std::min(OW, W / 2);
     for (size_t oy = 0; oy < OH; ++oy) {
         const bool top = oy == 0, bottom = 2 * oy + 1 >= H;
         // Rows 2oy - 1, 2oy, 2oy + 1 of src (tap row 0 at srow) and grad.
-        const float* srow = sz + (2 * static_cast<ptrdiff_t>(oy) - 1) * ss[1];
-        float* g0 = gz + (2 * static_cast<ptrdiff_t>(oy) - 1) * gs[1];
-        float* g1 = g0 + gs[1];
-        const float* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
-        // One lane chunk [l, l + N) along the row; pend: the window before's tap column 2.
+        const T* srow = sz + (2 * static_cast<ptrdiff_t>(oy) - 1) * ss[1];
+        T* g0 = gz + (2 * static_cast<ptrdiff_t>(oy) - 1) * gs[1];
+        T* g1 = g0 + gs[1];
+        const T* dyrow = dz + static_cast<ptrdiff_t>(oy) * ys[1];
+        // One lane chunk [l, l + C) along the row; pend: the window before's tap column 2.
         auto run = [&](size_t l, auto full) {
             constexpr bool kFull = decltype(full)::value;
-            const size_t n = kFull ? N : lanes - l;
-            auto store = [&](VF val, float* o) {
-                if (kFull)
-                    hn::StoreU(val, d, o + l);
-                else
-                    StoreFirst(val, d, o + l, n);
+            const size_t n = kFull ? C : lanes - l;
+            // kSum: val may be a sum of two or more gradients (rounded), else one gradient or 0.
+            // The fast pass has seen no NaN in diff (else it reruns), so it rounds without one.
+            auto store = [&](const VF* val, T* o, auto sum) {
+                constexpr Round kRound = !kFast ? kAny : decltype(sum)::value ? kNoNaN : kExact;
+                Io::template Store<kFull, kRound>(d, val, o + l, n, stream);
             };
             float* cy = carry + l;
-            VF pend0 = zero, pend1 = zero, pend2 = zero;
+            auto carried = [&](ptrdiff_t x, size_t k) { return hn::Load(d, cy + x * lp + k * N); };
+            auto keep = [&](VF val, ptrdiff_t x, size_t k) {
+                hn::Store(val, d, cy + x * lp + k * N);
+            };
+            VF pend0[K], pend1[K], pend2[K];
+            for (size_t k = 0; k < K; ++k)
+                pend0[k] = pend1[k] = pend2[k] = zero;
             // kInner: a window inside the plane (no tap cut), whose taps and their places are
             // constants, and whose grad rows and columns all exist: no branches, and the tap
             // numbers compared as constants rather than read per window.
@@ -284,48 +411,87 @@ bool Stride2By3Plane(D d, const float* sz, const ptrdiff_t* ss, const float* dz,
                 const bool left_ = !kInner && ox == 0, right_ = !kInner && 2 * ox + 1 >= W;
                 const Valid& v = valid[top_][bottom_][left_][right_];
                 const ptrdiff_t x0 = 2 * static_cast<ptrdiff_t>(ox) - 1;
-                const float* p = srow + x0 * ss[2] + l;
-                VI idx;
-                if constexpr (kUntested) {
-                    VF t[9];
-                    for (int k = 0; k < 9; ++k)
-                        t[k] = hn::LoadU(d, p + inner_off[k]);
-                    idx = WinnerOf9(t);
-                    owned = hn::Add(owned, hn::Add(hn::Add(t[4], t[5]), hn::Add(t[7], t[8])));
-                } else {
-                    MF nan = hn::FirstN(d, 0);
-                    const ptrdiff_t* off = kInner ? inner_off : v.off;
-                    idx = kInner || v.nt == 9 ? Winner<9, false, kFull>(d, p, off, 9, n, nan)
-                                              : Winner<0, false, kFull>(d, p, off, v.nt, n, nan);
-                    if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
-                        seen = hn::Or(seen, nan);
-                        idx = Winner<0, true, kFull>(d, p, v.off, v.nt, n, nan);
+                const T* p = srow + x0 * ss[2] + l;
+                if constexpr (Io::kRounds && kUntested) {
+                    // From memory (stream), the next window row's two new src rows at this
+                    // window's two new columns, each position's lines, once per row (chunk 0;
+                    // 32x64x56x56 at one thread, best of six processes: 3.08 -> 2.34 ms).
+                    if (l == 0 && stream)
+                        for (size_t r = 2 * oy + 2; r <= 2 * oy + 3 && r < H; ++r)
+                            for (ptrdiff_t c = x0 + 1; c <= x0 + 2; ++c) {
+                                const auto* q = reinterpret_cast<const char*>(
+                                        sz + static_cast<ptrdiff_t>(r) * ss[1] + c * ss[2]);
+                                for (size_t b = 0; b < lanes * sizeof(T); b += 64)
+                                    hwy::Prefetch(q + b);
+                            }
+                }
+                VI idx[K];
+                for (size_t k = 0; k < K; ++k) {
+                    // Vector k of the chunk at p + o (the other vectors' work is dead code).
+                    auto load = [&](ptrdiff_t o) {
+                        VF t[K];
+                        Io::template Load<kFull>(d, p + o, n, kLowest, t);
+                        return t[k];
+                    };
+                    if constexpr (kUntested) {
+                        VF t[9];
+                        for (int q = 0; q < 9; ++q)
+                            t[q] = load(inner_off[q]);
+                        idx[k] = WinnerOf9(t);
+                        owned = hn::Add(owned, hn::Add(hn::Add(t[4], t[5]), hn::Add(t[7], t[8])));
+                    } else {
+                        MF nan = hn::FirstN(d, 0);
+                        const ptrdiff_t* off = kInner ? inner_off : v.off;
+                        idx[k] = kInner || v.nt == 9 ? WinnerBy<9, false>(d, load, off, 9, nan)
+                                                     : WinnerBy<0, false>(d, load, off, v.nt, nan);
+                        if (HWY_UNLIKELY(!hn::AllFalse(d, nan))) {
+                            seen = hn::Or(seen, nan);
+                            idx[k] = WinnerBy<0, true>(d, load, v.off, v.nt, nan);
+                        }
                     }
                 }
-                const float* dyp = dyrow + static_cast<ptrdiff_t>(ox) * ys[2] + l;
-                // + 0: naive's sum of a -0 gradient is +0.
-                const VF dy = hn::Add(kFull ? hn::LoadU(d, dyp) : LoadFirst(d, dyp, n, 0.f), zero);
-                auto won = [&](int t) {
-                    return hn::RebindMask(d, hn::Eq(idx, hn::Set(di, kInner ? t : v.at[t])));
+                VF dy[K];
+                Io::template Load<kFull>(d, dyrow + static_cast<ptrdiff_t>(ox) * ys[2] + l, n, 0.f,
+                                         dy);
+                for (size_t k = 0; k < K; ++k) {
+                    dy[k] = hn::Add(dy[k], zero);  // naive's sum of a -0 gradient is +0
+                    if constexpr (kFast && Io::kRounds)
+                        dsum = hn::Add(dsum, dy[k]);
+                }
+                auto won = [&](size_t k, int t) {
+                    return hn::RebindMask(d, hn::Eq(idx[k], hn::Set(di, kInner ? t : v.at[t])));
                 };
+                VF o[K];
                 const ptrdiff_t c1 = (x0 + 1) * gs[2];  // column 2ox
                 if (!left_) {
                     const ptrdiff_t c0 = x0 * gs[2];
-                    if (!top_)
-                        store(AddWhere(won(0), hn::Add(hn::Load(d, cy + x0 * lp), pend0), dy),
-                              g0 + c0);
-                    store(AddWhere(won(3), pend1, dy), g1 + c0);
+                    if (!top_) {
+                        for (size_t k = 0; k < K; ++k)
+                            o[k] = AddWhere(won(k, 0), hn::Add(carried(x0, k), pend0[k]), dy[k]);
+                        store(o, g0 + c0, std::true_type());
+                    }
+                    for (size_t k = 0; k < K; ++k)
+                        o[k] = AddWhere(won(k, 3), pend1[k], dy[k]);
+                    store(o, g1 + c0, std::true_type());
                     if (!bottom_)
-                        hn::Store(AddWhere(won(6), pend2, dy), d, cy + x0 * lp);
+                        for (size_t k = 0; k < K; ++k)
+                            keep(AddWhere(won(k, 6), pend2[k], dy[k]), x0, k);
                 }
-                if (!top_)
-                    store(AddWhere(won(1), hn::Load(d, cy + (x0 + 1) * lp), dy), g0 + c1);
-                store(hn::IfThenElseZero(won(4), dy), g1 + c1);
-                if (!bottom_)
-                    hn::Store(hn::IfThenElseZero(won(7), dy), d, cy + (x0 + 1) * lp);
-                pend0 = hn::IfThenElseZero(won(2), dy);
-                pend1 = hn::IfThenElseZero(won(5), dy);
-                pend2 = hn::IfThenElseZero(won(8), dy);
+                if (!top_) {
+                    for (size_t k = 0; k < K; ++k)
+                        o[k] = AddWhere(won(k, 1), carried(x0 + 1, k), dy[k]);
+                    store(o, g0 + c1, std::true_type());
+                }
+                for (size_t k = 0; k < K; ++k)
+                    o[k] = hn::IfThenElseZero(won(k, 4), dy[k]);
+                store(o, g1 + c1, std::false_type());
+                for (size_t k = 0; k < K; ++k) {
+                    if (!bottom_)
+                        keep(hn::IfThenElseZero(won(k, 7), dy[k]), x0 + 1, k);
+                    pend0[k] = hn::IfThenElseZero(won(k, 2), dy[k]);
+                    pend1[k] = hn::IfThenElseZero(won(k, 5), dy[k]);
+                    pend2[k] = hn::IfThenElseZero(won(k, 8), dy[k]);
+                }
             };
             size_t ox = 0;
             if (!top && !bottom) {
@@ -337,67 +503,106 @@ bool Stride2By3Plane(D d, const float* sz, const ptrdiff_t* ss, const float* dz,
             for (; ox < OW; ++ox)
                 window(ox, std::false_type());
             // Column 2 OW - 1, the last windows' tap column 2, where it lies in the row.
-            const size_t xe = 2 * OW - 1;
-            if (xe < W) {
-                const ptrdiff_t c = static_cast<ptrdiff_t>(xe) * gs[2];
-                if (!top)
-                    store(hn::Add(hn::Load(d, cy + xe * lp), pend0), g0 + c);
-                store(pend1, g1 + c);
+            const auto xe = static_cast<ptrdiff_t>(2 * OW - 1);
+            if (xe < static_cast<ptrdiff_t>(W)) {
+                const ptrdiff_t c = xe * gs[2];
+                VF o[K];
+                if (!top) {
+                    for (size_t k = 0; k < K; ++k)
+                        o[k] = hn::Add(carried(xe, k), pend0[k]);
+                    store(o, g0 + c, std::true_type());
+                }
+                store(pend1, g1 + c, std::false_type());
                 if (!bottom)
-                    hn::Store(pend2, d, cy + xe * lp);
+                    for (size_t k = 0; k < K; ++k)
+                        keep(pend2[k], xe, k);
             }
         };
         size_t l = 0;
-        for (; l + N <= lanes; l += N)
+        for (; l + C <= lanes; l += C)
             run(l, std::true_type());
         if (l < lanes)
             run(l, std::false_type());
     }
     // The last window row's tap row 2, where it lies in the plane: nothing adds to it.
     if (2 * OH - 1 < H) {
-        float* gl = gz + static_cast<ptrdiff_t>(2 * OH - 1) * gs[1];
+        T* gl = gz + static_cast<ptrdiff_t>(2 * OH - 1) * gs[1];
         for (size_t x = 0; x < W; ++x)
-            for (size_t l = 0; l < lanes; l += N)
-                StoreFirst(hn::Load(d, carry + x * lp + l), d,
-                           gl + static_cast<ptrdiff_t>(x) * gs[2] + static_cast<ptrdiff_t>(l),
-                           std::min(N, lanes - l));
+            for (size_t l = 0; l < lanes; l += C) {
+                VF o[K];
+                for (size_t k = 0; k < K; ++k)
+                    o[k] = hn::Load(d, carry + x * lp + l + k * N);
+                Io::template Store<false, kFast ? kNoNaN : kAny>(
+                        d, o, gl + static_cast<ptrdiff_t>(x) * gs[2] + static_cast<ptrdiff_t>(l),
+                        std::min(C, lanes - l), false);
+            }
     }
-    return kFast && !(hn::AllFalse(d, seen) && hn::AllFalse(d, hn::IsNaN(owned)));
+    return kFast && !(hn::AllFalse(d, seen) && hn::AllFalse(d, hn::IsNaN(owned)) &&
+                      hn::AllFalse(d, hn::IsNaN(dsum)));
 }
 
-template <class D>
-void Stride2By3Lanes(D d, const float* src, const ptrdiff_t* ss, const float* diff,
-                     const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
-                     const PoolDims& g) {
-    const size_t N = hn::Lanes(d), lp = (lanes + N - 1) / N * N;
+// stream: grad is large enough to bypass the caches; done where each whole chunk is a whole number
+// of cache lines, aligned. Then src, read from memory too, is prefetched a window row ahead.
+template <class Io, class D>
+void Stride2By3Lanes(D d, const typename Io::T* src, const ptrdiff_t* ss,
+                     const typename Io::T* diff, const ptrdiff_t* ys, typename Io::T* grad,
+                     const ptrdiff_t* gs, size_t lanes, const PoolDims& g, bool stream) {
+    using T = typename Io::T;
+    const size_t C = Io::kVecs * hn::Lanes(d), lp = (lanes + C - 1) / C * C;
+    constexpr size_t kLine = 64;
+    auto lines = [&](ptrdiff_t elems) {
+        return (elems * ptrdiff_t(sizeof(T))) % ptrdiff_t(kLine) == 0;
+    };
+    stream = stream && Io::kRounds && lines(ptrdiff_t(C)) &&
+             reinterpret_cast<uintptr_t>(grad) % kLine == 0 && lines(gs[0]) && lines(gs[1]) &&
+             lines(gs[2]);
     float* carry = AlignedIn(ThreadScratch().carry, g.in[2] * lp, HWY_MAX_BYTES);
     for (size_t z = 0; z < g.in[0]; ++z) {
-        const float* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
-        const float* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
-        float* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
-        if (Stride2By3Plane<true>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry))
-            Stride2By3Plane<false>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry);
+        const auto* sz = src + static_cast<ptrdiff_t>(z) * ss[0];
+        const auto* dz = diff + static_cast<ptrdiff_t>(z) * ys[0];
+        auto* gz = grad + static_cast<ptrdiff_t>(z) * gs[0];
+        if (Stride2By3Plane<true, Io>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry, stream))
+            Stride2By3Plane<false, Io>(d, sz, ss, dz, ys, gz, gs, lanes, g, carry, stream);
     }
+    if (stream)
+        hwy::FlushStream();
+}
+
+// 3x3/2 pad 1 on Io's type. Lanes a multiple of half a chunk but not of a chunk (blocks of 8 at
+// AVX-512, 24 or 40 float32 channels; blocks of 16 bfloat16 at AVX-512): half vectors, all
+// chunks whole, so that every window inside the plane takes the untested pass.
+template <class Io>
+void Stride2By3(const typename Io::T* src, const ptrdiff_t* ss, const typename Io::T* diff,
+                const ptrdiff_t* ys, typename Io::T* grad, const ptrdiff_t* gs, size_t lanes,
+                const PoolDims& g, bool stream) {
+    const DF d;
+#if HWY_TARGET != HWY_SCALAR
+    const hn::Half<DF> dh;
+    if (lanes % (Io::kVecs * hn::Lanes(d)) != 0 && lanes % (Io::kVecs * hn::Lanes(dh)) == 0)
+        return Stride2By3Lanes<Io>(dh, src, ss, diff, ys, grad, gs, lanes, g, stream);
+#endif
+    Stride2By3Lanes<Io>(d, src, ss, diff, ys, grad, gs, lanes, g, stream);
+}
+
+bool IsStem(const PoolDims& g) {
+    return g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1;
 }
 
 void MaxPoolLanesBackward(const float* src, const ptrdiff_t* ss, const float* diff,
                           const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                           const PoolDims& g) {
     const DF d;
-    if (g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1) {
-#if HWY_TARGET != HWY_SCALAR
-        // Lanes a multiple of half a vector but not of a vector (blocks of 8 at AVX-512, 24 or
-        // 40 channels): half vectors, all whole, so that every window inside the plane takes the
-        // untested pass.
-        const hn::Half<DF> dh;
-        if (lanes % hn::Lanes(d) != 0 && lanes % hn::Lanes(dh) == 0)
-            return Stride2By3Lanes(dh, src, ss, diff, ys, grad, gs, lanes, g);
-#endif
-        return Stride2By3Lanes(d, src, ss, diff, ys, grad, gs, lanes, g);
-    }
+    if (IsStem(g))
+        return Stride2By3<F32Io>(src, ss, diff, ys, grad, gs, lanes, g, false);
     if (g.k[1] * g.k[2] == 4)
         return TiledLanes<4>(d, src, ss, diff, ys, grad, gs, lanes, g);
     TiledLanes<0>(d, src, ss, diff, ys, grad, gs, lanes, g);
+}
+
+void MaxPoolLanesBackwardBf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
+                              const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
+                              size_t lanes, const PoolDims& g, bool stream) {
+    Stride2By3<Bf16Io>(src, ss, diff, ys, grad, gs, lanes, g, stream);
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
@@ -416,12 +621,24 @@ bool max_pool_lanes_backward_takes(const PoolDims& g) {
     return tiled || stem;
 }
 
+bool max_pool_lanes_backward_bf16_takes(const PoolDims& g) {
+    return g.k[0] == 1 && g.s[0] == 1 && g.p[0] == 0 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 &&
+           g.s[2] == 2 && g.p[1] == 1 && g.p[2] == 1;
+}
+
 HWY_EXPORT(MaxPoolLanesBackward);
+HWY_EXPORT(MaxPoolLanesBackwardBf16);
 
 void max_pool_lanes_backward(const float* src, const ptrdiff_t* ss, const float* diff,
                              const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                              const PoolDims& g) {
     HWY_DYNAMIC_DISPATCH(MaxPoolLanesBackward)(src, ss, diff, ys, grad, gs, lanes, g);
+}
+
+void max_pool_lanes_backward_bf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
+                                  const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
+                                  size_t lanes, const PoolDims& g, bool stream) {
+    HWY_DYNAMIC_DISPATCH(MaxPoolLanesBackwardBf16)(src, ss, diff, ys, grad, gs, lanes, g, stream);
 }
 
 }  // namespace neomeg::dnn::x86

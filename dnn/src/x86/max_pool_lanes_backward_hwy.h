@@ -9,7 +9,9 @@
 // - 3x3 windows of stride 2 and padding 1: even rows and columns belong to one window, odd
 //   columns add the window before's share (a buffer of three vectors per lane chunk), odd rows the
 //   window row before's (one carry row), so every element is summed where it is made.
-// src, diff and grad each stream through memory once.
+// src, diff and grad each stream through memory once. bfloat16 (3x3/2 pad 1 only) runs the same
+// loop on its bits: loaded as 32-bit pairs of lanes and widened, compared and summed in float32,
+// each element's sum rounded once.
 #pragma once
 
 #include <cstddef>
@@ -34,5 +36,17 @@ bool max_pool_lanes_backward_takes(const PoolDims& g);
 void max_pool_lanes_backward(const float* src, const ptrdiff_t* ss, const float* diff,
                              const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs, size_t lanes,
                              const PoolDims& g);
+
+// Whether max_pool_lanes_backward_bf16 takes windows g: 3x3/2 pad 1 over height and width, no
+// depth window.
+bool max_pool_lanes_backward_bf16_takes(const PoolDims& g);
+
+// max_pool_lanes_backward on bfloat16 (its bits): compared and summed as float32 (the values
+// exactly), each element's sum rounded to bfloat16 once as naive converts its own (nearest even,
+// a NaN to the quiet 0x7FC0 with its sign). stream: grad is large (the whole call's, past the
+// caches): whole cache lines of it are stored non-temporally where they are aligned.
+void max_pool_lanes_backward_bf16(const uint16_t* src, const ptrdiff_t* ss, const uint16_t* diff,
+                                  const ptrdiff_t* ys, uint16_t* grad, const ptrdiff_t* gs,
+                                  size_t lanes, const PoolDims& g, bool stream);
 
 }  // namespace neomeg::dnn::x86

@@ -343,33 +343,62 @@ private:
     bool m_dst_dense;
 };
 
-// MAX pooling's backward on float32 tensors whose channels are adjacent (channels-last, or blocked
-// seen as planes: each image's positions hold `lanes` values), in our loop
-// (max_pool_lanes_backward_hwy.h), which keeps naive's NaN rule itself: dst is not read.
+// MAX pooling's backward on float32 or bfloat16 tensors whose channels are adjacent
+// (channels-last, or blocked seen as planes: each image's positions hold `lanes` values), in our
+// loop (max_pool_lanes_backward_hwy.h), which keeps naive's NaN rule itself: dst is not read.
 class MaxPoolLanesBackwardPlan final : public Plan {
 public:
-    MaxPoolLanesBackwardPlan(const PoolDims& g, size_t n, size_t lanes, const Axes& src,
-                             const Axes& diff, const Axes& grad)
-        : m_g(g), m_n(n), m_lanes(lanes), m_src(src), m_diff(diff), m_grad(grad) {}
+    MaxPoolLanesBackwardPlan(DType dtype, const PoolDims& g, size_t n, size_t lanes,
+                             const Axes& src, const Axes& diff, const Axes& grad)
+        : m_bf16(dtype == dtype::BFloat16),
+          m_g(g),
+          m_n(n),
+          m_lanes(lanes),
+          m_src(src),
+          m_diff(diff),
+          m_grad(grad) {}
 
     size_t workspace_in_bytes() const override { return 0; }
     const char* name() const override { return "loop:max_pool_backward_lanes"; }
 
     void run(std::span<const TensorND> t, Workspace, dnnl::stream&) override {
-        const auto* src = static_cast<const float*>(t[0].raw_ptr());
-        const auto* diff = static_cast<const float*>(t[2].raw_ptr());
-        auto* grad = static_cast<float*>(t[3].raw_ptr());
-        const size_t work = m_n * m_lanes * m_g.in[0] * m_g.in[1] * m_g.in[2] * 4;
-        parallel_ranges(m_n, work, kParallelGrain, [&](size_t b, size_t e) {
+        if (m_bf16)
+            run_as(static_cast<const uint16_t*>(t[0].raw_ptr()),
+                   static_cast<const uint16_t*>(t[2].raw_ptr()),
+                   static_cast<uint16_t*>(t[3].raw_ptr()));
+        else
+            run_as(static_cast<const float*>(t[0].raw_ptr()),
+                   static_cast<const float*>(t[2].raw_ptr()), static_cast<float*>(t[3].raw_ptr()));
+    }
+
+private:
+    static void image(const float* s, const ptrdiff_t* ss, const float* dy, const ptrdiff_t* ys,
+                      float* gr, const ptrdiff_t* gs, size_t lanes, const PoolDims& g, bool) {
+        max_pool_lanes_backward(s, ss, dy, ys, gr, gs, lanes, g);
+    }
+
+    static void image(const uint16_t* s, const ptrdiff_t* ss, const uint16_t* dy,
+                      const ptrdiff_t* ys, uint16_t* gr, const ptrdiff_t* gs, size_t lanes,
+                      const PoolDims& g, bool stream) {
+        max_pool_lanes_backward_bf16(s, ss, dy, ys, gr, gs, lanes, g, stream);
+    }
+
+    template <class T>
+    void run_as(const T* src, const T* diff, T* grad) const {
+        const size_t elems = m_n * m_lanes * m_g.in[0] * m_g.in[1] * m_g.in[2];
+        // grad past the caches (as relayout's transposes): stored around them (bfloat16).
+        constexpr size_t kStreamBytes = size_t(8) << 20;
+        const bool stream = elems * sizeof(T) >= kStreamBytes;
+        parallel_ranges(m_n, elems * 4, kParallelGrain, [&](size_t b, size_t e) {
             for (size_t n = b; n < e; ++n) {
                 const auto i = static_cast<ptrdiff_t>(n);
-                max_pool_lanes_backward(src + i * m_src.n, m_src.sp, diff + i * m_diff.n, m_diff.sp,
-                                        grad + i * m_grad.n, m_grad.sp, m_lanes, m_g);
+                image(src + i * m_src.n, m_src.sp, diff + i * m_diff.n, m_diff.sp,
+                      grad + i * m_grad.n, m_grad.sp, m_lanes, m_g, stream);
             }
         });
     }
 
-private:
+    bool m_bf16;
     PoolDims m_g;
     size_t m_n, m_lanes;
     Axes m_src, m_diff, m_grad;
@@ -449,11 +478,14 @@ std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const Tens
         return nullptr;
     // Channels adjacent: a vector's lanes are channels (2x2/2 and other windows that tile, 3x3/2
     // pad 1).
-    if (f32 && max_pool_lanes_backward_takes(*g) && src[1] > 1 && src.stride[1] == 1 &&
-        diff.stride[1] == 1 && grad.stride[1] == 1)
-        return std::make_unique<MaxPoolLanesBackwardPlan>(*g, src[0], src[1], axes_of(src, spatial),
-                                                          axes_of(diff, spatial),
-                                                          axes_of(grad, spatial));
+    // bfloat16: 3x3/2 pad 1 only (other windows run oneDNN behind the NaN check).
+    const bool lanes_take =
+            f32 ? max_pool_lanes_backward_takes(*g) : max_pool_lanes_backward_bf16_takes(*g);
+    if (lanes_take && src[1] > 1 && src.stride[1] == 1 && diff.stride[1] == 1 &&
+        grad.stride[1] == 1)
+        return std::make_unique<MaxPoolLanesBackwardPlan>(
+                src.dtype, *g, src[0], src[1], axes_of(src, spatial), axes_of(diff, spatial),
+                axes_of(grad, spatial));
     // Unit stride along W: a vector's lanes are output columns (3x3/2 pad 1).
     if (max_pool_rows_backward_takes(*g) && unit_w(src) && unit_w(diff) && unit_w(grad))
         return std::make_unique<MaxPoolRowsBackwardPlan>(

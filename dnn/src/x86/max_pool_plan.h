@@ -27,7 +27,8 @@ std::unique_ptr<Plan> max_pool_blocked_plan(const param::Pooling& p, const Tenso
 
 // MAX pooling's backward (src, dst, diff -> grad) in our loops, naive's NaN rule kept (dst
 // unread): float32 with the channels adjacent (channels-last, blocked seen as planes), windows
-// that tile the plane or are 3x3/2 pad 1 (max_pool_lanes_backward_hwy.h), and float32 and
+// that tile the plane or are 3x3/2 pad 1, bfloat16 so for 3x3/2 pad 1
+// (max_pool_lanes_backward_hwy.h), and float32 and
 // bfloat16 planes with unit stride along W for 3x3/2 pad 1 (max_pool_rows_backward_hwy.h); nullptr
 // for others.
 std::unique_ptr<Plan> max_pool_backward_plan(const param::Pooling& p, const TensorLayout& src,

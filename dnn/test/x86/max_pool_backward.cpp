@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -53,8 +54,8 @@ std::vector<double> exact_grads(size_t n, std::mt19937& rng) {
 
 // A channels-last layout of logical shape s (memory N, spatial..., C), the positions `gap`
 // elements apart beyond the channels.
-TensorLayout channels_last(const TensorShape& s, size_t gap = 0) {
-    TensorLayout l(s, dtype::Float32);
+TensorLayout channels_last(const TensorShape& s, size_t gap = 0, DType dt = dtype::Float32) {
+    TensorLayout l(s, dt);
     ptrdiff_t stride = static_cast<ptrdiff_t>(s[1] + gap);
     l.stride[1] = 1;
     for (size_t i = s.ndim - 1; i >= 2; --i) {
@@ -84,9 +85,11 @@ void expect_same_bits(const HostTensor& got, const HostTensor& want, const std::
 
 // The x86 operator's grad into `grad_layout` from src, dst (naive's forward), diff of the given
 // layouts, and naive's grad on contiguous copies; returns the kernel the x86 operator ran.
+// line_aligned: grad (dense, non-negative strides) written at a 64-byte boundary (HostTensor's
+// storage is 16 bytes into a line), then copied into got.
 std::string run_both(Handle& handle, const param::Pooling& p, const HostTensor& x,
                      const HostTensor& dy, const TensorLayout& grad_layout, HostTensor& got,
-                     HostTensor& want) {
+                     HostTensor& want, bool line_aligned = false) {
     auto naive = Handle::make_naive();
     auto fwd = naive->create_operator<PoolingForward>();
     fwd->param() = p;
@@ -100,7 +103,16 @@ std::string run_both(Handle& handle, const param::Pooling& p, const HostTensor& 
     std::vector<TensorLayout> in_l{x.layout(), y.layout(), dy.layout()}, out_l{grad_layout};
     std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l));
     TensorND in[] = {x.nd(), y.nd(), dy.nd()}, out = got.nd();
+    const size_t bytes = grad_layout.span_bytes();
+    std::vector<std::byte> aligned(line_aligned ? bytes + 64 : 0);
+    if (line_aligned) {
+        void* base = aligned.data();
+        size_t room = aligned.size();
+        out = TensorND{std::align(64, bytes, base, room), grad_layout};
+    }
     op->exec(in, {&out, 1}, {ws.data(), ws.size()});
+    if (line_aligned)
+        std::memcpy(got.nd().raw_ptr(), out.raw_ptr(), bytes);
     return last_kernel(*op);
 }
 
@@ -577,6 +589,186 @@ TEST_F(X86, MaxPoolingRowsBackwardOneNaNInAFinitePlane) {
                     ++runs;
                 }
             }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+namespace {
+
+// Where logical element i (row-major over l's shape) lies in l's memory, in elements.
+ptrdiff_t memory_offset(const TensorLayout& l, size_t i) {
+    ptrdiff_t off = 0;
+    for (size_t a = l.ndim; a-- > 0;) {
+        off += static_cast<ptrdiff_t>(i % l[a]) * l.stride[a];
+        i /= l[a];
+    }
+    return off;
+}
+
+// bfloat16 src values for the lanes loop: ties (-0 with +0, equal maxima), infinities, windows
+// of -inf alone, and with `nans` NaNs of either sign.
+std::vector<double> tied_bf16_values(size_t n, bool nans, std::mt19937& rng) {
+    std::vector<double> v = tied_values(n, false, rng);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (nans)
+        for (size_t i = rng() % 7; i < n; i += 5 + rng() % 11)
+            v[i] = rng() % 2 ? nan : -nan;
+    return v;
+}
+
+}  // namespace
+
+// bfloat16 3x3/2 pad 1 on channels-last views and blocks seen as planes (the lanes loop on
+// 32-bit pairs of lanes: even lanes by a shift, odd ones by a mask) at each Highway target, bit
+// for bit against naive: channel counts around a chunk of pairs (16 lanes at AVX2, 32 at AVX-512,
+// 8 at EMU128; odd ones split a pair) and of half one (blocks of 16 at AVX-512), planes of odd
+// and even heights and widths, one image or two, positions with gaps; tied values, NaNs of either
+// sign, infinities, windows of -inf alone; gradients of -0, sums that round to bfloat16 (halfway
+// between two values) and NaN gradients with a payload.
+TEST_F(X86, MaxPoolingLanesBackwardBFloat16BitExact) {
+#ifdef NEOMEG_WITH_DNNL
+    const TensorShape planes[] = {{7, 9}, {8, 8}, {1, 6}, {5, 1}, {2, 2}, {6, 11}};
+    const size_t channels[] = {2, 3, 8, 15, 16, 17, 31, 32, 33, 64, 65};
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 31);
+        // layout: 0 channels-last, 1 with gaps, 2 blocks of 16 seen as planes, 3 blocks of 8.
+        for (int layout = 0; layout < 4; ++layout)
+            for (const TensorShape& hw : planes)
+                for (size_t c : channels)
+                    for (int values = 0; values < 4; ++values) {
+                        const size_t block = layout == 2 ? 16 : layout == 3 ? 8 : 0;
+                        if (block && (c % block != 0 || c > 32))
+                            continue;
+                        const size_t n = c % 2 ? 1 : 2, gap = layout == 1 ? 3 : 0;
+                        const PoolCase k{{n, c, hw[0], hw[1]}, {3, 3}, {2, 2}, {1, 1}};
+                        const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                        auto make = [&](const TensorShape& s) {
+                            if (!block)
+                                return channels_last(s, gap, dtype::BFloat16);
+                            TensorShape b{s[0], s[1] / block, s[2], s[3], block};
+                            return channel_blocked::blocks_as_planes(
+                                    TensorLayout(b, dtype::BFloat16));
+                        };
+                        const TensorLayout xl = make(k.src), dl = make(dst_shape(k));
+                        // values: 0 finite src, exact sums; 1 NaNs in src; 2 NaNs in both, sums
+                        // that round; 3 sums that round, no NaN (the pass that tests none).
+                        const bool src_nans = values == 1 || values == 2;
+                        HostTensor x = with_values(
+                                xl, tied_bf16_values(xl.total_nr_elems(), src_nans, rng));
+                        std::vector<double> g = values >= 2
+                                                        ? rounding_grads(dl.total_nr_elems(), rng)
+                                                        : exact_grads(dl.total_nr_elems(), rng);
+                        if (values == 3)
+                            for (double& v : g)
+                                v = std::isnan(v) ? 1.0 : v;
+                        HostTensor dy = with_values(dl, g);
+                        // NaN gradients with a payload (naive's conversion gives 0x7FC0), of
+                        // one sign per channel: two NaNs of opposite signs in one sum give
+                        // either sign (the order of an add's operands, the compiler's choice).
+                        if (values == 2) {
+                            auto* bits = static_cast<uint16_t*>(dy.nd().raw_ptr());
+                            const size_t plane = dl[2] * dl[3];
+                            for (size_t i = 0; i < dl.total_nr_elems(); ++i) {
+                                uint16_t& b = bits[memory_offset(dl, i)];
+                                const auto sign =
+                                        static_cast<uint16_t>((i / plane) % dl[1] % 2 ? 0x8000 : 0);
+                                if (i % 29 == 3 || (b & 0x7FFF) > 0x7F80)
+                                    b = static_cast<uint16_t>((i % 29 == 3 ? 0x7FA5 : 0x7FC0) |
+                                                              sign);
+                            }
+                        }
+                        HostTensor got, want;
+                        const std::string what = "target " + std::to_string(target) + " layout " +
+                                                 std::to_string(layout) + " " + k.src.to_string() +
+                                                 " values " + std::to_string(values);
+                        EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want), kLanesLoop) << what;
+                        expect_same_bits(got, want, what);
+                        ++runs;
+                    }
+    });
+    EXPECT_GE(ran, 1u);  // an ISA cap leaves fewer targets
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// The bfloat16 lanes loop's inner windows test no tap for NaN (the owned elements' sum, then a
+// rerun of the plane): one NaN at every position of a plane of finite tied values, in an even
+// and an odd lane of a pair, in a whole chunk and the partial one, then +inf with -inf; each
+// bit for bit against naive at each Highway target.
+TEST_F(X86, MaxPoolingLanesBackwardBFloat16NaNAtEveryPosition) {
+#ifdef NEOMEG_WITH_DNNL
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 41);
+        for (size_t c : {size_t(33), size_t(64)})
+            for (const TensorShape& hw : {TensorShape{7, 9}, TensorShape{6, 8}}) {
+                const PoolCase k{{1, c, hw[0], hw[1]}, {3, 3}, {2, 2}, {1, 1}};
+                const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                const TensorLayout xl = channels_last(k.src, 0, dtype::BFloat16),
+                                   dl = channels_last(dst_shape(k), 0, dtype::BFloat16);
+                const double choices[] = {-0.0, 0.0, -1.0, 0.5, 0.5, 0.25, -2.0, 1.5};
+                const size_t plane = hw[0] * hw[1];
+                // at == plane: +inf and -inf; otherwise a NaN at position `at` (y * W + x).
+                for (size_t at = 0; at <= plane; ++at) {
+                    std::vector<double> xv(xl.total_nr_elems());
+                    for (double& v : xv)
+                        v = choices[rng() % 8];
+                    // Logical (1, c, H, W): channels 5 (odd lane of a whole chunk), 20 (even)
+                    // and c - 1 (the last: the partial chunk for 33).
+                    for (size_t ch : {size_t(5), size_t(20), c - 1}) {
+                        if (at < plane) {
+                            xv[ch * plane + at] = ch % 2 ? -nan : nan;
+                        } else {
+                            xv[ch * plane + 4] = inf;
+                            xv[ch * plane + plane - 3] = -inf;
+                        }
+                    }
+                    HostTensor x = with_values(xl, xv);
+                    HostTensor dy = with_values(dl, exact_grads(dl.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string what = "target " + std::to_string(target) + " " +
+                                             k.src.to_string() + " at " + std::to_string(at);
+                    EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want), kLanesLoop) << what;
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+            }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// A bfloat16 grad of 8 MiB or more is stored around the caches (non-temporal stores of whole
+// aligned lines: a chunk of lanes that fills them, 32 at AVX-512); bit for bit against naive at
+// each Highway target, with and without NaNs (the plane's rerun stores again), on a line-aligned
+// grad and on HostTensor's (not aligned: plain stores, without NaNs).
+TEST_F(X86, MaxPoolingLanesBackwardBFloat16PastTheCaches) {
+#ifdef NEOMEG_WITH_DNNL
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 51);
+        const PoolCase k{{1, 64, 257, 262}, {3, 3}, {2, 2}, {1, 1}};  // 8.6 MB of grad
+        const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+        const TensorLayout xl = channels_last(k.src, 0, dtype::BFloat16),
+                           dl = channels_last(dst_shape(k), 0, dtype::BFloat16);
+        ASSERT_GE(xl.span_bytes(), size_t(8) << 20);
+        // (NaNs, line-aligned grad): the streamed pass, its rerun, plain stores.
+        for (auto [nans, aligned] : {std::pair{false, true}, {true, true}, {false, false}}) {
+            HostTensor x = with_values(xl, tied_bf16_values(xl.total_nr_elems(), nans, rng));
+            HostTensor dy = with_values(dl, exact_grads(dl.total_nr_elems(), rng));
+            HostTensor got, want;
+            const std::string what = "target " + std::to_string(target) + (nans ? " nans" : "") +
+                                     (aligned ? " aligned" : "");
+            EXPECT_EQ(run_both(*handle, p, x, dy, xl, got, want, aligned), kLanesLoop) << what;
+            expect_same_bits(got, want, what);
+            ++runs;
+        }
     });
     EXPECT_GE(ran, 1u);
     EXPECT_GT(runs, 0u);
