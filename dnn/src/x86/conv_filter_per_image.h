@@ -20,8 +20,8 @@ namespace neomeg::dnn::x86 {
 // The fewest pixels per image that run per image: 28x28 (784) and larger won, 14x14 (196 pixels,
 // 256 <-> 1024 channels) lost by 1.2x in chunks of 3 images, 16x16 tied in chunks of 2.
 inline constexpr size_t kMinFilterPerImagePixels = 512;
-// Below it, from kMinPointwiseFilterGemmPixels, a batch of two or more images runs oneDNN's gemm kernel in place
-// (pointwise_gemm): the two ranges meet.
+// Below it, from kMinPointwiseFilterGemmPixels, a batch of two or more images runs oneDNN's gemm
+// kernel in place (pointwise_gemm): the two ranges meet.
 static_assert(kMinFilterPerImagePixels == kMaxPointwiseFilterGemmPixels);
 
 // With more than one OpenMP thread, each image's reorders, kernel and sum each enter a parallel
