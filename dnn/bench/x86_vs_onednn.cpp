@@ -693,6 +693,79 @@ void bench_pointwise_bf16_backward_data(Handle& h) {
     }
 }
 
+// float32 convolutions whose two activations (src and dst; diff and grad; src and diff) come
+// channels-last ("cl") or plain, in every mix: ours each, the kernel named. A traced graph hands a
+// convolution a channels-last view (a transposed NHWC batch) beside its plain output; eager mode
+// keeps channels-last on both sides, or meets a plain gradient seed beside a channels-last src.
+// conv_common.h's rule says which mixes run oneDNN's nhwc kernel and which a blocked one.
+template <class Op>
+double time_ours_layouts(Handle& handle, const param::Convolution& p,
+                         const std::vector<TensorLayout>& in_l,
+                         const std::vector<TensorLayout>& out_l) {
+    auto op = handle.create_operator<Op>();
+    op->param() = p;
+    std::vector<Aligned> bufs;
+    std::vector<StorageId> ids(in_l.size());
+    std::vector<TensorND> in, out;
+    for (size_t i = 0; i < in_l.size(); ++i) {
+        bufs.emplace_back(random_floats(in_l[i].total_nr_elems()));  // dense views: no gaps
+        in.emplace_back(bufs.back().data(), in_l[i], &ids[i]);
+    }
+    for (const TensorLayout& l : out_l) {
+        bufs.emplace_back(std::vector<float>(l.total_nr_elems()));
+        out.emplace_back(bufs.back().data(), l);
+    }
+    const size_t ws_bytes = op->get_workspace_in_bytes(in_l, out_l);
+    Aligned ws(std::vector<float>(ws_bytes / sizeof(float) + 1));
+    Workspace w{reinterpret_cast<std::byte*>(ws.data()), ws_bytes};
+    double t = best_seconds([&] { op->exec(in, out, w); });
+    auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
+    g_our_kernel = report ? report->last_kernel() : "?";
+    return t;
+}
+
+void bench_conv_layouts(Handle& h) {
+    struct Case {
+        const char* name;
+        size_t n, ic, oc, hw, k, group;
+    };
+    for (const Case& c : {Case{"layouts conv 3x3 32->64 56x56 b8", 8, 32, 64, 56, 3, 1},
+                          Case{"layouts conv 3x3 64->64 28x28 b8", 8, 64, 64, 28, 3, 1},
+                          Case{"layouts conv 1x1 64->128 28x28 b8", 8, 64, 128, 28, 1, 1},
+                          Case{"layouts depthwise 3x3 64 56x56 b8", 8, 64, 64, 56, 3, 64}}) {
+        param::Convolution p;
+        p.padding = {int32_t(c.k / 2), int32_t(c.k / 2)};
+        p.group = uint32_t(c.group);
+        auto act = [](size_t n, size_t ch, size_t hw, bool cl) {
+            if (cl)
+                return TensorLayout({n, hw, hw, ch}, dtype::Float32).dimshuffle({0, 3, 1, 2});
+            return TensorLayout({n, ch, hw, hw}, dtype::Float32);
+        };
+        TensorLayout w({c.oc, c.ic / c.group, c.k, c.k}, dtype::Float32);
+        for (const char* pass : {"fwd", "bwd data", "bwd filter"})
+            for (int mix = 0; mix < 4; ++mix) {
+                const bool a = mix & 2, b = mix & 1;  // src (or diff) cl, the other cl
+                std::string name = std::string(c.name) + " " + pass + " " + (a ? "cl" : "plain") +
+                                   "," + (b ? "cl" : "plain");
+                if (!wanted(name))
+                    continue;
+                TensorLayout x = act(c.n, c.ic, c.hw, a), y = act(c.n, c.oc, c.hw, b);
+                double t = 0;
+                if (pass[0] == 'f') {
+                    t = time_ours_layouts<ConvolutionForward>(h, p, {x, w}, {y});
+                } else if (pass[4] == 'd') {
+                    // diff (first of the pair) and grad
+                    TensorLayout diff = act(c.n, c.oc, c.hw, a), grad = act(c.n, c.ic, c.hw, b);
+                    t = time_ours_layouts<ConvolutionBackwardData>(h, p, {w, diff}, {grad});
+                } else {
+                    t = time_ours_layouts<ConvolutionBackwardFilter>(h, p, {x, y}, {w});
+                }
+                std::printf("%-52s ours %8.3f ms  (%s)\n", name.c_str(), t * 1e3,
+                            g_our_kernel.c_str());
+            }
+    }
+}
+
 void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     if (!wanted("batch norm fwd 32x64x56x56"))
         return;
@@ -873,6 +946,7 @@ int main(int argc, char** argv) {
     bench_pooling(*handle, eng, s);
     bench_pooling_bf16(*handle, eng, s);
     bench_pointwise_bf16_backward_data(*handle);
+    bench_conv_layouts(*handle);
     bench_batch_norm(*handle, eng, s);
     bench_softmax(*handle, eng, s);
     return 0;

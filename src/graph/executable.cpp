@@ -8,9 +8,7 @@
 #include <unordered_set>
 
 #include "fused_elemwise.h"
-#include "neomeg/dnn/channels_last.h"
 #include "neomeg/graph/graph.h"
-#include "neomeg/op/defs/convolution.h"
 #include "neomeg/op/defs/elemwise.h"
 #include "neomeg/op/defs/views.h"
 #include "neomeg/op/dnn_op_def.h"
@@ -49,32 +47,18 @@ bool forwards_an_input(const OpDef& op) {
            static_cast<const DnnOpDefBase&>(op).forwarded_input() != dnn::kForwardsNothing;
 }
 
-// Convolutions whose kernel a channels-last src picks: oneDNN's nhwc kernel with a channels-last
-// dst (x86 conv_common.cpp), which in a graph (plain outputs) is reordered out every run. On a
-// copy of the view into the plain layout they run the blocked kernel: the transposed NHWC batch
-// of bench/trace_views.py ran 1.3-2x slower read in place.
-bool channels_last_picks_kernel(const OpDef& op) {
-    const OpId id = op.id();
-    return id == ops::ConvolutionForward::kId || id == ops::ConvBias::kId ||
-           id == ops::ConvBiasBlocked::kId || id == ops::ConvolutionBackwardData::kId ||
-           id == ops::ConvolutionBackwardFilter::kId;
-}
-
 // Readers that take `var` under `layout` (any strides, element 0 anywhere): kernel-library
-// ops that do not forward an input (eager mode hands them such views), but not a convolution
-// given a channels-last view (channels_last_picks_kernel); view ops that can express their view
-// of it (a step copies it with Relayout; a forwarded one composes); and FusedElemwise (its blocks
-// view each input by its strides). Not other custom ops (collectives send host buffers as dense)
-// nor a dynamic step.
+// ops that do not forward an input (eager mode hands them such views); view ops that can express
+// their view of it (a step copies it with Relayout; a forwarded one composes); and FusedElemwise
+// (its blocks view each input by its strides). Not other custom ops (collectives send host buffers
+// as dense) nor a dynamic step.
 bool readers_take_views(const VarNode* var, const dnn::TensorLayout& layout) {
-    const bool channels_last = dnn::is_channels_last(layout);
     for (const OperatorNode* user : var->users()) {
         for (const VarNode* out : user->outputs())
             if (out->shape_dynamic())
                 return false;
         const OpDef& op = user->op();
-        if ((op.kind() == OpKind::Dnn && !forwards_an_input(op) &&
-             !(channels_last && channels_last_picks_kernel(op))) ||
+        if ((op.kind() == OpKind::Dnn && !forwards_an_input(op)) ||
             dynamic_cast<const FusedElemwise*>(&op))
             continue;
         const auto* view = dynamic_cast<const ViewOpDefBase*>(&op);

@@ -343,33 +343,45 @@ TEST(ViewForwarding, AViewReadByADynamicStepIsCopied) {
     EXPECT_EQ(floats(exe->output(0)), (std::vector<float>{-8, 7, -6, -5, 4}));
 }
 
-// A transposed NHWC batch (channels-last strides) is read in place by an elementwise op, but a
-// convolution gets a copy in the plain layout: given a channels-last src the x86 convolution
-// picks oneDNN's nhwc kernel and reorders the graph's plain dst out, slower than the copy.
-TEST(ViewForwarding, AChannelsLastViewIsCopiedForAConvolutionOnly) {
+// A transposed NHWC batch (channels-last strides) is read in place by every reader, the
+// convolutions too: the forward and the filter gradient take it as src beside a plain dst or
+// diff, and the data gradient a transposed diff beside its plain grad (the x86 convolution runs
+// its blocked kernel and reorders the channels-last operand in, conv_common.h's any_desc). Odd
+// channels (5 in, 3 out), and the first image alone (batch 1).
+TEST(ViewForwarding, AChannelsLastViewIsReadInPlaceByConvolutions) {
     std::mt19937 rng(9);
-    ComputingGraph g;
-    auto* x = g.input("x", {2, 6, 6, 3}, dnn::dtype::Float32, cpu());
-    param::Dimshuffle dp;
-    dp.pattern = {0, 3, 1, 2};
-    auto* t = g.insert1(ops::Dimshuffle(dp), {x});  // {2,3,6,6}, channels-last strides
-    auto* f = g.constant(tensor(random_floats(4 * 3 * 3 * 3, rng), {4, 3, 3, 3}), "filter");
-    dnn::param::Convolution cp;
-    cp.padding = {1, 1};
-    auto* conv = g.insert1(ops::ConvolutionForward(cp), {t, f});
-    auto* relu = g.insert1(elemwise(Mode::RELU), {g.insert1(ops::Dimshuffle(dp), {x})});
-    auto only_relu = g.compile({relu}, one_step_per_op());
-    EXPECT_EQ(only_relu->num_steps(), 1u);  // RELU, reading the transpose in place
-    std::vector<VarNode*> outs{conv, relu};
-    auto both = g.compile(outs, one_step_per_op());
-    EXPECT_EQ(both->num_steps(), 3u);  // the conv's transpose copied, RELU's read in place
-    auto xv = random_floats(2 * 6 * 6 * 3, rng);
-    auto want = reference_eval(g, outs, {{x, xv}});
-    only_relu->set_input("x", tensor(xv, {2, 6, 6, 3}));
-    only_relu->execute();
-    expect_near(floats(only_relu->output(0)), want[1]);
-    both->set_input("x", tensor(xv, {2, 6, 6, 3}));
-    both->execute();
-    expect_near(floats(both->output(0)), want[0]);
-    expect_near(floats(both->output(1)), want[1]);
+    for (size_t n : {2, 1}) {
+        SCOPED_TRACE(n);
+        ComputingGraph g;
+        auto* x = g.input("x", {n, 6, 7, 5}, dnn::dtype::Float32, cpu());
+        auto* dy = g.input("dy", {n, 3, 6, 7}, dnn::dtype::Float32, cpu());
+        auto* dy_nhwc = g.input("dy_nhwc", {n, 6, 7, 3}, dnn::dtype::Float32, cpu());
+        param::Dimshuffle dp;
+        dp.pattern = {0, 3, 1, 2};
+        auto* t = g.insert1(ops::Dimshuffle(dp), {x});         // {n,5,6,7}, channels-last strides
+        auto* dt = g.insert1(ops::Dimshuffle(dp), {dy_nhwc});  // {n,3,6,7}, channels-last
+        auto* f = g.constant(tensor(random_floats(3 * 5 * 3 * 3, rng), {3, 5, 3, 3}), "filter");
+        dnn::param::Convolution cp;
+        cp.padding = {1, 1};
+        auto* conv = g.insert1(ops::ConvolutionForward(cp), {t, f});
+        auto* dw = g.insert1(ops::ConvolutionBackwardFilter(cp), {t, dy});
+        auto* dx = g.insert1(ops::ConvolutionBackwardData(cp), {f, dt});
+        auto* relu = g.insert1(elemwise(Mode::RELU), {t});
+        std::vector<VarNode*> outs{conv, dw, dx, relu};
+        auto exe = g.compile(outs, one_step_per_op());
+        EXPECT_EQ(exe->num_steps(), 4u);  // the three convolutions and RELU; no copy
+        std::map<const VarNode*, std::vector<float>> in{
+                {x, random_floats(n * 6 * 7 * 5, rng)},
+                {dy, random_floats(n * 3 * 6 * 7, rng)},
+                {dy_nhwc, random_floats(n * 6 * 7 * 3, rng)}};
+        auto want = reference_eval(g, outs, in);
+        exe->set_input("x", tensor(in[x], {n, 6, 7, 5}));
+        exe->set_input("dy", tensor(in[dy], {n, 3, 6, 7}));
+        exe->set_input("dy_nhwc", tensor(in[dy_nhwc], {n, 6, 7, 3}));
+        exe->execute();
+        for (size_t i = 0; i < outs.size(); ++i) {
+            SCOPED_TRACE(i);
+            expect_near(floats(exe->output(i)), want[i]);
+        }
+    }
 }

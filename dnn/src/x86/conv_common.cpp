@@ -53,6 +53,7 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
     }
     g.group = args.group;
     g.flip = args.flip;
+    g.depthwise = g.group > 1 && src[1] == g.group;
     g.pointwise = g.group == 1;
     for (size_t d = 0; d < spatial; ++d)
         g.pointwise = g.pointwise && filter[2 + d] == 1 && g.stride[d] == 1 && g.pad[d] == 0;
@@ -66,19 +67,20 @@ dnnl::primitive_attr user_scratchpad() {
 }
 
 memory::desc any_desc(const TensorLayout& l) {
-    using tag = memory::format_tag;
-    // A channels-last tensor pins its own layout: oneDNN then picks an nhwc kernel and the
-    // caller's memory is used as it is, where `any` would pick a blocked layout and reorder
-    // in and out on every call.
-    tag t = is_channels_last(l) ? (l.ndim == 4 ? tag::acdb : tag::acdeb) : tag::any;
-    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), t);
+    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), memory::format_tag::any);
 }
 
-memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner) {
-    if (is_channels_last(l) || !is_channels_last(partner) || l.ndim != partner.ndim)
-        return any_desc(l);
-    using tag = memory::format_tag;
-    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), l.ndim == 4 ? tag::acdb : tag::acdeb);
+bool nhwc_pinned(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner) {
+    if (l.ndim != partner.ndim)
+        return false;
+    const bool l_cl = is_channels_last(l), partner_cl = is_channels_last(partner);
+    if (l_cl == partner_cl)
+        return l_cl;
+    if (g.depthwise)
+        return true;
+    const TensorLayout& cl = l_cl ? l : partner;
+    const TensorLayout& plain = l_cl ? partner : l;
+    return g.pointwise && cl.total_nr_elems() > plain.total_nr_elems();
 }
 
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l) {
@@ -107,7 +109,10 @@ memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass) {
 
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
                       const TensorLayout& partner) {
-    return is_channels_last(partner) ? any_desc(l, partner) : any_desc(l, g, pass);
+    if (!nhwc_pinned(l, g, partner))
+        return any_desc(l, g, pass);
+    using tag = memory::format_tag;
+    return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), l.ndim == 4 ? tag::acdb : tag::acdeb);
 }
 
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g) {

@@ -18,6 +18,8 @@ struct ConvDims {
     bool flip = false;  // CONVOLUTION mode: the filter is read reversed
     // A 1x1 kernel, stride 1, no padding, one group: per image a matrix product on NCHW.
     bool pointwise = false;
+    // One group per input channel (any channel multiplier).
+    bool depthwise = false;
 };
 
 // The geometry, or nullopt where the kernels decline: src/filter/dst (in a backward op, the
@@ -28,14 +30,8 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
 
 dnnl::primitive_attr user_scratchpad();
 
-// Descriptors that let the primitive choose the layout, in the tensor's dtype; a channels-last
-// data tensor (channels_last.h) keeps its own (nhwc/ndhwc).
+// A descriptor that lets the primitive choose the layout (format_tag::any), in the tensor's dtype.
 memory::desc any_desc(const TensorLayout& l);
-// any_desc of one activation of a convolution whose other activation is `partner`: a plain tensor
-// beside a channels-last one is pinned to channels-last too (and reordered), because oneDNN's
-// channels-last kernels need both so; with one pinned and the other `any`, a depthwise filter
-// gradient (src channels-last, its gradient plain) got only `ref:any`, 13x slower.
-memory::desc any_desc(const TensorLayout& l, const TensorLayout& partner);
 
 // The pass a convolution plan computes; forward_const_filter is a forward whose filter keeps its
 // value between calls (a traced graph's constant), which Winograd transforms once (conv_algo.h).
@@ -72,7 +68,29 @@ inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // any_desc, or the plain layout where pointwise_gemm says so.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);
-// That, or beside a channels-last partner the partnered any_desc above.
+
+// Whether `l`, one activation of the convolution of geometry g whose other activation is
+// `partner` (src and dst; in the backward passes grad and diff, src and diff), is pinned to
+// channels-last (nhwc/ndhwc), so that oneDNN runs an nhwc kernel:
+// - both channels-last (eager mode keeps channels-last between operators): yes, and the caller's
+//   memory is used as it is, with no reorder;
+// - both plain: no;
+// - one of each (a traced graph's transposed NHWC batch beside the graph's plain output; eager
+//   mode's plain gradient seed beside a channels-last src): no, the primitive chooses and the
+//   channels-last one is reordered in (or out), one pass as a copy would be, except
+//   - depthwise: yes, the plain one reordered to channels-last. oneDNN's nhwc depthwise kernels
+//     took 0.63-0.89x the time of its blocked ones plus the reorders with a channels-last src or
+//     diff (bwd filter with a plain seed: 2.43 against 2.73 ms at one thread), and within the
+//     noise the other way (docs/x86-backend.md, "Mixed layouts: nhwc only where both sides are");
+//     with one side pinned and the other `any` a depthwise filter gradient got only `ref:any`;
+//   - 1x1 (pointwise) where the channels-last tensor is the larger: yes, reordering the plain,
+//     smaller one instead (the 1x1 kernels on nhwc run at the gemm's and blocked ones' speed, so
+//     the reorder decides: 0.72-0.82x at one thread reordering the larger).
+//   A 3x3 convolution's mix pinned to nhwc ran oneDNN's nhwc kernel and the plain side's reorder
+//   2-4x slower at one thread, every pass, than the blocked or Winograd kernel with the
+//   channels-last side reordered (8x32x56x56 -> 64 and 8x64x28x28 -> 64), and slower at two.
+bool nhwc_pinned(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner);
+// That layout where nhwc_pinned, else any_desc(l, g, pass).
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
                       const TensorLayout& partner);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
