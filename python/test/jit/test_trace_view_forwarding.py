@@ -74,3 +74,33 @@ def test_a_returned_view_has_storage_of_its_own():
     for x, v in kept:  # later calls did not write into an earlier call's result
         np.testing.assert_array_equal(v, (-x)[1:, ::-2])
     assert _step_types(f).count("Subtensor") == 1  # the returned view's copy, nothing else
+
+
+def _conv_nchw(x, w, pad):
+    """Cross-correlation of stride 1 in float64, NumPy's: the reference."""
+    o, _, kh, kw = w.shape
+    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+    out = np.zeros((x.shape[0], o, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i : i + oh, j : j + ow], w[:, :, i, j])
+    return out
+
+
+def test_a_transposed_nhwc_batch_is_read_in_place_by_a_convolution():
+    # The transpose has channels-last strides; the convolution reads it as it is (the x86 kernel
+    # reorders it for its own kernel), with no copy step; odd channels, and a batch of one.
+    w = np.random.default_rng(4).standard_normal((4, 5, 3, 3)).astype("float32")
+    filt = mge.Tensor(w)
+
+    @trace(symbolic=True, profiling=True)
+    def f(x):
+        return (F.conv2d(x.transpose(0, 3, 1, 2), filt, padding=1),)
+
+    for shape in [(2, 6, 7, 5), (1, 6, 7, 5)]:
+        for x, (y,) in _calls(f, shape, seed=3):
+            want = _conv_nchw(x.transpose(0, 3, 1, 2), w, 1)
+            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    types = _step_types(f)
+    assert types and not VIEW_STEPS & set(types), types
