@@ -6,8 +6,11 @@
 // (depthwise_hwy.h), so the tensors are read and written once.
 //
 // Taken: float32, 1-D and 2-D, any stride, padding, dilation and channel multiplier, both modes,
-// any strides of the N, C and H axes with unit stride along W (and any filter strides). The
-// functions return nullptr for the rest, which convolution.cpp's oneDNN plans then take.
+// any strides of the N, C and H axes with unit stride along W (and any filter strides); one
+// activation without unit stride along W (a channels-last view beside a plain partner) is copied
+// through the workspace. The functions return nullptr for the rest (two channels-last
+// activations: oneDNN's nhwc kernels read them in place), which convolution.cpp's oneDNN plans
+// then take.
 #pragma once
 
 #include <memory>

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "naive/convolution.h"
+#include "neomeg/dnn/channels_last.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/param_base.h"
 #include "neomeg/dnn/x86_threads.h"
@@ -83,35 +84,41 @@ TensorLayout rows_padded(const TensorShape& s) {
     return l;
 }
 
-// Runs Op on rows_padded inputs into a rows_padded output and compares with naive on contiguous
-// copies.
+// Runs Op on inputs of the given layouts into an output of the given layout, compares with naive
+// on contiguous copies, and returns the kernel that ran.
 template <class Op>
-void check_rows_padded(Handle& handle, const param::Convolution& p,
-                       const std::vector<TensorShape>& inputs, const TensorShape& output) {
+std::string check_layouts(Handle& handle, const param::Convolution& p,
+                          const std::vector<TensorLayout>& inputs, const TensorLayout& output) {
     std::mt19937 rng(11);
     std::vector<HostTensor> in, dense;
     std::vector<TensorND> in_nd;
-    std::vector<TensorLayout> in_l;
-    for (const TensorShape& s : inputs) {
-        in.emplace_back(rows_padded(s));
+    for (const TensorLayout& l : inputs) {
+        in.emplace_back(l);
         fill_uniform(in.back(), -1, 1, rng);
         dense.push_back(in.back().contiguous());
+        in_nd.push_back(in.back().nd());
     }
-    for (const HostTensor& t : in) {
-        in_nd.push_back(t.nd());
-        in_l.push_back(t.layout());
-    }
-    HostTensor out(rows_padded(output));
+    HostTensor out(output);
     TensorND out_nd = out.nd();
-    TensorLayout out_l = out.layout();
     auto op = handle.create_operator<Op>();
     op->param() = p;
-    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, std::span(&out_l, 1)));
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(inputs, std::span(&output, 1)));
     op->exec(in_nd, std::span(&out_nd, 1), {ws.data(), ws.size()});
     auto ref = Handle::make_naive()->create_operator<Op>();
     ref->param() = p;
-    EXPECT_TRUE(tensors_near(out.contiguous(), run_op(*ref, dense, {output})[0], 1e-4))
-            << param::to_string(p);
+    EXPECT_TRUE(tensors_near(out.contiguous(), run_op(*ref, dense, {TensorShape(output)})[0], 1e-4))
+            << param::to_string(p) << " output " << output.to_string();
+    return last_kernel(*op);
+}
+
+// check_layouts on rows_padded inputs into a rows_padded output.
+template <class Op>
+void check_rows_padded(Handle& handle, const param::Convolution& p,
+                       const std::vector<TensorShape>& inputs, const TensorShape& output) {
+    std::vector<TensorLayout> in_l;
+    for (const TensorShape& s : inputs)
+        in_l.push_back(rows_padded(s));
+    check_layouts<Op>(handle, p, in_l, rows_padded(output));
 }
 
 }  // namespace
@@ -213,6 +220,34 @@ TEST_F(X86, DepthwiseRowsPaddedViews) {
                                                    k.src);
         check_rows_padded<ConvolutionBackwardFilter>(*handle, k.p, {k.src, conv_dst_shape(k)},
                                                      k.filter);
+    }
+}
+
+// One activation channels-last (a traced graph's transposed NHWC batch) beside a plain one, each
+// way round and in every pass: our loops on a contiguous copy of the channels-last one, staged
+// through the workspace (an input copied in, an output copied out), not oneDNN's nhwc kernel.
+TEST_F(X86, DepthwiseOneChannelsLastActivationIsStaged) {
+    auto act = [](const TensorShape& s, bool cl) {
+        TensorLayout l(s, dtype::Float32);
+        return cl ? channels_last_layout(l, l.dtype) : l;
+    };
+    for (const Case& k : conv_both_modes(cases())) {
+        if (k.src.ndim != 4)
+            continue;  // channels-last is 4-D and 5-D
+        const TensorLayout f(k.filter, dtype::Float32);
+        const TensorShape dst = conv_dst_shape(k);
+        for (bool x_cl : {true, false}) {
+            SCOPED_TRACE(k.src.to_string() + (x_cl ? " src channels-last" : " dst channels-last"));
+            EXPECT_EQ(check_layouts<ConvolutionForward>(*handle, k.p, {act(k.src, x_cl), f},
+                                                        act(dst, !x_cl)),
+                      "depthwise:hwy");
+            EXPECT_EQ(check_layouts<ConvolutionBackwardData>(*handle, k.p, {f, act(dst, !x_cl)},
+                                                             act(k.src, x_cl)),
+                      "depthwise:hwy");
+            EXPECT_EQ(check_layouts<ConvolutionBackwardFilter>(
+                              *handle, k.p, {act(k.src, x_cl), act(dst, !x_cl)}, f),
+                      "depthwise:hwy");
+        }
     }
 }
 
