@@ -26,23 +26,25 @@ struct RowRun {
 // along the first axis is one row).
 inline constexpr size_t kRunPieceBytes = size_t(256) << 10;
 
-// A dst at least this large is written with non-temporal stores: with its src (as large) it
-// exceeds three quarters of a 32 MiB last-level cache (a Zen 4 CCD's), so it would not stay cached
-// for the next op anyway, and a plain store first reads each line it writes (F.concat and F.stack
-// of two (1024, 2048) float32 tensors took half the time streaming on Zen 4; an 8 MiB F.roll, whose
-// src and dst fit, was slower streaming).
-inline constexpr size_t kRunStreamBytes = size_t(12) << 20;
+// A dst larger than this is written with non-temporal stores: with its src (as large) it no longer
+// fits a 32 MiB last-level cache (a Zen 4 CCD's) and the L2s beside it, so it would not stay cached
+// for the next op anyway, and a plain store first reads each line it writes. Up to this size plain
+// stores leave dst in the cache for its reader: F.concat and F.stack of two (1024, 2048) float32
+// tensors (16 MiB) took 0.23-0.24 ms at two threads with them against 0.31-0.32 streamed (one
+// core's non-temporal stores drain at about 27 GB/s), 0.71-0.73 against 0.61-0.68 at one; a 32 MiB
+// dst took 0.64 ms streamed at two threads, 1.95 plain (docs/x86-backend.md).
+inline constexpr size_t kRunCachedBytes = size_t(16) << 20;
 
 // Fills `rows` dst rows of `row_bytes` bytes each, dense from `dst`, from `runs`, which cover each
 // row; row r reads src row src_row_of(r) of every run. Rows (and pieces of long rows) split across
 // threads. Non-temporal stores are weakly ordered: each thread fences its own before the caller
-// reads dst.
+// reads dst. Returns whether it streamed.
 template <class SrcRowOf>
-void copy_row_runs(std::span<const RowRun> runs, size_t rows, size_t row_bytes, std::byte* dst,
+bool copy_row_runs(std::span<const RowRun> runs, size_t rows, size_t row_bytes, std::byte* dst,
                    SrcRowOf&& src_row_of) {
     const size_t pieces = std::max<size_t>(1, row_bytes / kRunPieceBytes);
     const size_t piece = (row_bytes + pieces - 1) / pieces;
-    const bool stream = rows * row_bytes >= kRunStreamBytes;
+    const bool stream = rows * row_bytes > kRunCachedBytes;
     // The grain counts float32 elements.
     parallel_ranges(
             rows * pieces, rows * row_bytes / sizeof(float), kParallelGrain,
@@ -65,6 +67,7 @@ void copy_row_runs(std::span<const RowRun> runs, size_t rows, size_t row_bytes, 
                 if (stream)
                     stream_fence();
             });
+    return stream;
 }
 
 }  // namespace neomeg::dnn::x86
