@@ -81,7 +81,8 @@ TEST_F(X86, ConcatOfContiguousInputsRowByRow) {
         }
     }
     // A dst above 16 MiB is written with non-temporal stores (row_runs.h), one of 16 MiB (the
-    // audit's (1024, 2048) pair) with plain ones; rows of 2049 floats start off the vector width.
+    // audit's (1024, 2048) pair) with plain ones above one thread; rows of 2049 floats start off
+    // the vector width.
     // Both copies dispatch at run time: each Highway target the CPU has.
     size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
         for (int threads : {1, 2, 3}) {
@@ -96,11 +97,20 @@ TEST_F(X86, ConcatOfContiguousInputsRowByRow) {
     EXPECT_GE(ran, 1u);
     HostTensor a({4, 5}, dtype::Float32), b({4, 6}, dtype::Float32);
     EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, b}, {}, 0), "rows");
-    // 16 MiB stays cached for its reader; one row more streams.
+    // On two threads 16 MiB stays cached for its reader and one row more streams; one thread
+    // streams from 12 MiB.
     HostTensor half({1024, 2048}, dtype::Float32), more({1025, 2048}, dtype::Float32);
-    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {half, half}, {}, 0), "rows");
-    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {half, more}, {}, 0),
+    HostTensor under({768, 2048}, dtype::Float32), less({767, 2048}, dtype::Float32);
+    for (int threads : {2, 3}) {
+        ScopedOmpThreads scope(threads);
+        EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {half, half}, {}, 0), "rows");
+        EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {half, more}, {}, 0),
+                  "rows streamed");
+    }
+    ScopedOmpThreads one(1);
+    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {under, under}, {}, 0),
               "rows streamed");
+    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {under, less}, {}, 0), "rows");
     HostTensor t(TensorLayout({6, 4}, dtype::Float32).dimshuffle({1, 0}));
     EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, t}, {}, 0), "copy");
 }
