@@ -7,9 +7,11 @@ a scalar or double formula where PyTorch has a float vector loop). It found ERFI
 
 Each framework runs in a process of its own (PyTorch from bench/torch_reference.py's
 interpreter, ``torch.set_num_threads`` as ``--threads``); each case is its best call of
-``--repeat``. On a loaded machine only large gaps mean anything: rerun a low line alone.
+``--repeat``. On a loaded machine only large gaps mean anything: rerun a low line alone, in
+several processes of each framework (``--only 'concat|stack' --rounds 5``).
 
     PYTHONPATH=python python3 bench/functional_audit.py [--threads 1] [--repeat 9] [--below 0.8]
+        [--only REGEX] [--rounds N]
 """
 
 import argparse
@@ -21,12 +23,12 @@ import sys
 from machine import describe
 from torch_reference import torch_python
 
-# argv: framework, repeat. Prints {case: seconds}.
+# argv: framework, repeat, threads, case regex. Prints {case: seconds}.
 WORKER = r"""
-import json, sys, time
+import json, re, sys, time
 import numpy as np
 
-fw, repeat = sys.argv[1], int(sys.argv[2])
+fw, repeat, only = sys.argv[1], int(sys.argv[2]), re.compile(sys.argv[4])
 rng = np.random.default_rng(0)
 X = rng.normal(size=(1 << 21,)).astype(np.float32)
 U = np.tanh(X)                       # (-1, 1)
@@ -107,6 +109,8 @@ else:
 
 out = {}
 for name, f in cases.items():
+    if not only.search(name):
+        continue
     f()
     best = 1e9
     for _ in range(repeat):
@@ -118,10 +122,10 @@ print(json.dumps(out))
 """
 
 
-def run(python, fw, repeat, threads):
+def run(python, fw, repeat, threads, only):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     proc = subprocess.run(
-        [python, "-c", WORKER, fw, str(repeat), str(threads)],
+        [python, "-c", WORKER, fw, str(repeat), str(threads), only],
         check=False,
         capture_output=True,
         text=True,
@@ -137,19 +141,34 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--below", type=float, default=None, help="print only ratios below this")
+    ap.add_argument("--only", default="", help="run only the cases this regular expression finds")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="processes of each framework, alternating; prints the best and the worst process",
+    )
     args = ap.parse_args()
     print(describe())
     python, why = torch_python()
     if python is None:
         sys.exit(why)
-    ours = run(sys.executable, "neomeg", args.repeat, args.threads)
-    theirs = run(python, "torch", args.repeat, args.threads)
-    rows = sorted((theirs[k] / ours[k], k) for k in ours if k in theirs)
-    print(f"{args.threads} thread(s), best of {args.repeat}")
-    print(f"{'case':<22}{'NeoMeg ms':>11}{'PyTorch ms':>12}{'ratio':>8}")
+    ours, theirs = {}, {}
+    for _ in range(args.rounds):
+        for fw, exe, into in (("neomeg", sys.executable, ours), ("torch", python, theirs)):
+            for k, t in run(exe, fw, args.repeat, args.threads, args.only).items():
+                into.setdefault(k, []).append(t)
+    rows = sorted((min(theirs[k]) / min(ours[k]), k) for k in ours if k in theirs)
+    print(f"{args.threads} thread(s), best of {args.repeat}, {args.rounds} process(es) each")
+    spread = args.rounds > 1
+    head = f"{'case':<22}{'NeoMeg ms':>11}{'PyTorch ms':>12}{'ratio':>8}"
+    print(head + (f"{'NeoMeg worst':>14}{'PyTorch worst':>15}" if spread else ""))
     for ratio, k in rows:
         if args.below is None or ratio < args.below:
-            print(f"{k:<22}{ours[k] * 1e3:>11.3f}{theirs[k] * 1e3:>12.3f}{ratio:>8.2f}")
+            line = f"{k:<22}{min(ours[k]) * 1e3:>11.3f}{min(theirs[k]) * 1e3:>12.3f}{ratio:>8.2f}"
+            if spread:
+                line += f"{max(ours[k]) * 1e3:>14.3f}{max(theirs[k]) * 1e3:>15.3f}"
+            print(line)
     print("ratio = PyTorch's time / NeoMeg's (above 1.0: NeoMeg is faster)")
 
 

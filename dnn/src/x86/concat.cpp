@@ -14,10 +14,11 @@
 namespace neomeg::dnn::x86 {
 namespace {
 
-// The row-by-row copy, or false (nothing written) where a layout is not contiguous.
-bool concat_rows(std::span<const TensorND> inputs, const TensorND& dst, size_t axis) {
+// The row-by-row copy and the kernel's name ("rows", or "rows streamed" where dst was written with
+// non-temporal stores), or nullptr (nothing written) where a layout is not contiguous.
+const char* concat_rows(std::span<const TensorND> inputs, const TensorND& dst, size_t axis) {
     if (!dst.layout.is_contiguous())
-        return false;
+        return nullptr;
     size_t rows = 1, inner = dst.layout.dtype.size();
     for (size_t d = 0; d < axis; ++d)
         rows *= dst.layout.shape[d];
@@ -31,14 +32,14 @@ bool concat_rows(std::span<const TensorND> inputs, const TensorND& dst, size_t a
         if (bytes == 0)
             continue;
         if (!src.layout.is_contiguous())
-            return false;
+            return nullptr;
         runs.push_back({static_cast<const std::byte*>(src.raw_ptr()), bytes, off, bytes});
         off += bytes;
     }
-    if (off > 0)
-        copy_row_runs(runs, rows, off, static_cast<std::byte*>(dst.raw_ptr()),
-                      [](size_t r) { return r; });
-    return true;
+    if (off > 0 && copy_row_runs(runs, rows, off, static_cast<std::byte*>(dst.raw_ptr()),
+                                 [](size_t r) { return r; }))
+        return "rows streamed";
+    return "rows";
 }
 
 class ConcatImpl final : public LoopKernel<Concat> {
@@ -51,8 +52,8 @@ protected:
         const TensorND& dst = outputs[0];
         auto ndim = static_cast<int32_t>(dst.layout.ndim);
         auto axis = static_cast<size_t>(m_param.axis < 0 ? m_param.axis + ndim : m_param.axis);
-        if (concat_rows(inputs, dst, axis)) {
-            m_last = "rows";
+        if (const char* kernel = concat_rows(inputs, dst, axis)) {
+            m_last = kernel;
             return;
         }
         size_t start = 0;

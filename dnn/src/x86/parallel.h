@@ -15,14 +15,21 @@ namespace neomeg::dnn::x86 {
 // costs about as much as this many simple float operations.
 inline constexpr size_t kParallelGrain = size_t(1) << 16;
 
+// How many threads parallel_ranges(n, work, grain, ...) runs on. Inside another loop's parallel
+// region (parallel_items) a loop runs on its thread: a nested region would get one thread anyway,
+// and entering it costs.
+inline size_t parallel_threads(size_t n, size_t work, size_t grain) {
+    if (omp_in_parallel())
+        return 1;
+    return std::max<size_t>(1, std::min({static_cast<size_t>(omp_get_max_threads()),
+                                         std::max<size_t>(work / grain, 1), n}));
+}
+
 // Calls f(begin, end) on disjoint ranges covering [0, n); `work` is the total work of the loop.
 template <class F>
 void parallel_ranges(size_t n, size_t work, size_t grain, F&& f) {
-    size_t threads = std::min(
-            {static_cast<size_t>(omp_get_max_threads()), std::max<size_t>(work / grain, 1), n});
-    // Inside another loop's parallel region (parallel_items) the loop runs on its thread: a
-    // nested region would get one thread anyway, and entering it costs.
-    if (threads <= 1 || omp_in_parallel()) {
+    size_t threads = parallel_threads(n, work, grain);
+    if (threads <= 1) {
         f(size_t{0}, n);
         return;
     }

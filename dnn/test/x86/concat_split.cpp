@@ -1,8 +1,10 @@
 // Concat and Split on the x86 handle (contiguous Concat row by row, the rest slabs copied by
 // relayout_copy) against naive, exactly: every axis (negative too), pieces of 0, 1 and primes
 // along the axis, many inputs, several dtypes, padded, broadcast, reversed and transposed sources
-// and padded outputs, and large cases that the copies thread, at 1, 2 and 3 threads.
+// and padded outputs, and large cases that the copies thread, at 1, 2 and 3 threads (the streamed
+// and plain sizes at each Highway target).
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "x86/highway_targets.h"
 #include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
@@ -78,16 +80,37 @@ TEST_F(X86, ConcatOfContiguousInputsRowByRow) {
             }
         }
     }
-    // A dst of 12 MiB and more is written with non-temporal stores (row_runs.h).
-    for (int threads : {1, 2, 3}) {
-        ScopedOmpThreads scope(threads);
-        Checker<Concat> c(handle.get());
-        c.set_epsilon(0).set_param(concat_axis(0));
-        c.execs({{1, 2048, 1601}, {1, 2048, 1601}});
-        c.set_param(concat_axis(1)).execs({{1601, 999}, {1601, 1}, {1601, 1049}});
-    }
+    // A dst above 16 MiB is written with non-temporal stores (row_runs.h), one of 16 MiB (the
+    // audit's (1024, 2048) pair) with plain ones above one thread; rows of 2049 floats start off
+    // the vector width.
+    // Both copies dispatch at run time: each Highway target the CPU has.
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
+        for (int threads : {1, 2, 3}) {
+            ScopedOmpThreads scope(threads);
+            Checker<Concat> c(handle.get());
+            c.set_epsilon(0).set_param(concat_axis(0));
+            c.execs({{1, 2048, 1601}, {1, 2048, 1601}});
+            c.set_param(concat_axis(1)).execs({{2053, 999}, {2053, 1}, {2053, 1049}});
+            c.execs({{1024, 2048}, {1024, 2048}});
+        }
+    });
+    EXPECT_GE(ran, 1u);
     HostTensor a({4, 5}, dtype::Float32), b({4, 6}, dtype::Float32);
     EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, b}, {}, 0), "rows");
+    // On two threads 16 MiB stays cached for its reader and one row more streams; one thread
+    // streams from 12 MiB.
+    HostTensor half({1024, 2048}, dtype::Float32), more({1025, 2048}, dtype::Float32);
+    HostTensor under({768, 2048}, dtype::Float32), less({767, 2048}, dtype::Float32);
+    for (int threads : {2, 3}) {
+        ScopedOmpThreads scope(threads);
+        EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {half, half}, {}, 0), "rows");
+        EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {half, more}, {}, 0),
+                  "rows streamed");
+    }
+    ScopedOmpThreads one(1);
+    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {under, under}, {}, 0),
+              "rows streamed");
+    EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(0), {under, less}, {}, 0), "rows");
     HostTensor t(TensorLayout({6, 4}, dtype::Float32).dimshuffle({1, 0}));
     EXPECT_EQ(run_and_compare<Concat>(*handle, concat_axis(1), {a, t}, {}, 0), "copy");
 }
