@@ -618,6 +618,9 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
             VF best0 = zero;
             VI idx0 = hn::Zero(di);
             VF carry_o = zero, carry_e = zero;
+            // The strip's own NaN sum: `owned`, captured by reference, went through memory
+            // every window row.
+            VF own = zero;
             if (oy0 > 0) {
                 best0 = hn::LoadU(d, band_best + ox0);
                 idx0 = hn::LoadU(di, band_idx + ox0);
@@ -666,7 +669,7 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                 win = hn::IfThenElse(hn::RebindMask(di, hn::Gt(best[1], mx)), idx[1], win);
                 best0 = best[1];
                 idx0 = hn::Sub(idx[1], six);
-                owned = hn::Add(owned, hn::Add(hn::Add(t[1], t[2]), hn::Add(t[4], t[5])));
+                own = hn::Add(own, hn::Add(hn::Add(t[1], t[2]), hn::Add(t[4], t[5])));
                 const VI moved = hn::TableLookupLanes(win, to_next);
                 const VI prev =
                         hn::IfThenElse(hn::RebindMask(di, first_lane),
@@ -698,6 +701,7 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                 StoreRow<kFull>(d, pairs, odd, even, g1, sW, c, em);
                 TapRowGrad<true>(d, win, prev, dy, dyp, 2, carry_o, carry_e);
             }
+            owned = hn::Add(owned, own);
             if (oy1 < OH) {
                 hn::StoreU(best0, d, band_best + ox0);
                 hn::StoreU(idx0, di, band_idx + ox0);
