@@ -199,15 +199,22 @@ HWY_INLINE void RowTaps(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t0
     }
 }
 
-// RowTaps' t1 and t2 alone (the strips make t0 from t2, one lane on).
-template <bool FULL>
+// RowTaps' t1 and t2 alone (the strips make t0 from t2, one lane on). kZeroPast: the columns
+// past the row read 0, not -inf (masked loads without a blend): for rows of even width, whose
+// columns past the row belong to windows past OW alone (their gradient is 0, and window OW's,
+// where it exists, only adds a tap column 0 of no gradient).
+template <bool FULL, bool kZeroPast = false>
 HWY_INLINE void RowTaps12(DF d, const float* row, ptrdiff_t W, ptrdiff_t c, VF& t1, VF& t2,
                           const EdgeMasks* em) {
 #if HWY_TARGET <= HWY_AVX2
     if (!FULL && em) {
         const auto N = static_cast<ptrdiff_t>(hn::Lanes(d));
-        Deinterleave(d, LoadMasked(d, row + c, em->a1, kLowest),
-                     LoadMasked(d, row + c + N, em->b1, kLowest), t1, t2);
+        if constexpr (kZeroPast)
+            Deinterleave(d, hn::MaskedLoad(em->a1, d, row + c),
+                         hn::MaskedLoad(em->b1, d, row + c + N), t1, t2);
+        else
+            Deinterleave(d, LoadMasked(d, row + c, em->a1, kLowest),
+                         LoadMasked(d, row + c + N, em->b1, kLowest), t1, t2);
         return;
     }
 #else
@@ -601,10 +608,11 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
         const auto sOW = static_cast<ptrdiff_t>(OW);
         // kFull: the strip's loads and stores lie in the rows; kMasked: edge masks made (`m`,
         // a copy the compiler keeps in registers); neither: LoadRange's buffers.
-        auto strip = [&](size_t ox0, auto full, auto masked, const EdgeMasks* m, size_t oy0,
-                         size_t oy1) {
+        auto strip = [&](size_t ox0, auto full, auto masked, auto zero_past, const EdgeMasks* m,
+                         size_t oy0, size_t oy1) {
             constexpr bool kFull = decltype(full)::value;
             constexpr bool kMasked = decltype(masked)::value;
+            constexpr bool kZeroPast = decltype(zero_past)::value;
             EdgeMasks local{};
             if constexpr (kMasked)
                 local = *m;
@@ -641,7 +649,7 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                 // on, lane 0 column c - 1 itself (padding in the first strip).
                 for (size_t r = 0; r < 2; ++r) {
                     const float* row = r == 0 ? r1 : r2;
-                    RowTaps12<kFull>(d, row, sW, c, t[3 * r + 1], t[3 * r + 2], em);
+                    RowTaps12<kFull, kZeroPast>(d, row, sW, c, t[3 * r + 1], t[3 * r + 2], em);
                     t[3 * r] =
                             hn::IfThenElse(first_lane, hn::Set(d, ox0 == 0 ? kLowest : row[c - 1]),
                                            hn::TableLookupLanes(t[3 * r + 2], to_next_f));
@@ -719,11 +727,16 @@ void RowsBackward(const T* src, const ptrdiff_t* ss, const T* diff, const ptrdif
                 const EdgeMasks* em =
                         ox0 / N < kEdgeSteps && have_masks ? &edges[ox0 / N] : nullptr;
                 if (ox0 > 0 && ox0 + N <= OW && 2 * (ox0 + N) <= W)
-                    strip(ox0, std::true_type(), std::false_type(), nullptr, oy0, oy1);
+                    strip(ox0, std::true_type(), std::false_type(), std::false_type(), nullptr, oy0,
+                          oy1);
+                else if (em && W % 2 == 0)
+                    strip(ox0, std::false_type(), std::true_type(), std::true_type(), em, oy0, oy1);
                 else if (em)
-                    strip(ox0, std::false_type(), std::true_type(), em, oy0, oy1);
+                    strip(ox0, std::false_type(), std::true_type(), std::false_type(), em, oy0,
+                          oy1);
                 else
-                    strip(ox0, std::false_type(), std::false_type(), nullptr, oy0, oy1);
+                    strip(ox0, std::false_type(), std::false_type(), std::false_type(), nullptr,
+                          oy0, oy1);
             }
         }
         return !hn::AllFalse(d, hn::IsNaN(owned));
