@@ -239,6 +239,26 @@ inline float* RowMaxBuffer(size_t n) {
     return buf.data();
 }
 
+// RowMaxFast for 3x3/2 on bfloat16 (columns c0 + 2j .. c0 + 2j + 2 from p = row + c0, c0 >= 1):
+// its bits read as 32-bit pairs of columns, as the backward's rows loop reads them. The pair at
+// column c0 + 1 + 2j holds taps 1 (low half, widened by a shift) and 2 (high half, by a mask), the
+// pair at c0 - 1 + 2j tap 0 in its high half: two loads, a shift and two ANDs a block where the
+// widening loads (vpmovzxwd and a shift each, four a block) and three even/odd permutes were.
+// The loads span columns c0 - 1 .. c0 + 2N, as RowMaxFast's `fast` blocks allow.
+HWY_INLINE VF RowMaxPairsOf3(DF d, const uint16_t* p, MF& ok) {
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Repartition<uint16_t, DF> d16;
+    const auto high = hn::Set(du, 0xFFFF0000u);
+    const auto a = hn::BitCast(du, hn::LoadU(d16, p + 1));
+    const auto b = hn::BitCast(du, hn::LoadU(d16, p - 1));
+    const VF t0 = hn::BitCast(d, hn::And(b, high));
+    const VF t1 = hn::BitCast(d, hn::ShiftLeft<16>(a));
+    const VF t2 = hn::BitCast(d, hn::And(a, high));
+    ok = KeepOrdered(ok, t0, t1);
+    ok = KeepOrdered(ok, t2, t2);
+    return hn::Max(t2, hn::Max(t1, t0));
+}
+
 // One input row's maximum over each block output's columns by maxps (the earlier value on ties),
 // the NaN check one compare per two vectors read: stride 2 loads two vectors per even tap, whose
 // even lanes are that tap and odd lanes the next one.
@@ -257,6 +277,10 @@ HWY_INLINE VF RowMaxFast(DF d, const T* row, size_t kw_runtime, ptrdiff_t c0, co
         }
     };
     const T* p = row + c0;
+    if constexpr (SW == 2 && KW == 3 && INSIDE && std::is_same_v<T, uint16_t>) {
+        if (c0 >= 1)
+            return RowMaxPairsOf3(d, p, ok);
+    }
     VF acc;
     if constexpr (SW == 1) {
         acc = load(p, 0);
