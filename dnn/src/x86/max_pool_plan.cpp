@@ -435,12 +435,13 @@ public:
 
 private:
     static void plane(const float* s, const ptrdiff_t* ss, const float* dy, const ptrdiff_t* ys,
-                      float* gr, const ptrdiff_t* gs, const PoolDims& g) {
-        max_pool_rows_backward(s, ss, dy, ys, gr, gs, g);
+                      float* gr, const ptrdiff_t* gs, const PoolDims& g, bool cached) {
+        max_pool_rows_backward(s, ss, dy, ys, gr, gs, g, cached);
     }
 
     static void plane(const uint16_t* s, const ptrdiff_t* ss, const uint16_t* dy,
-                      const ptrdiff_t* ys, uint16_t* gr, const ptrdiff_t* gs, const PoolDims& g) {
+                      const ptrdiff_t* ys, uint16_t* gr, const ptrdiff_t* gs, const PoolDims& g,
+                      bool) {
         max_pool_rows_backward_bf16(s, ss, dy, ys, gr, gs, g);
     }
 
@@ -466,17 +467,23 @@ private:
             return std::array<ptrdiff_t, 3>{depth == 1 ? step(a) : a.sp[0], a.sp[1], a.sp[2]};
         };
         const auto ss = slices(m_src), ys = slices(m_diff), gs = slices(m_grad);
+        // src, diff and grad in the caches (2x64x56x56 float32: 3.6 MB): the kernel's strips walk
+        // whole planes (from memory, bands of window rows that the prefetchers follow).
+        constexpr size_t kCachedBytes = size_t(4) << 20;
+        const size_t hw = m_g.in[0] * m_g.in[1] * m_g.in[2];
+        const size_t ohw = m_g.out[0] * m_g.out[1] * m_g.out[2];
+        const bool cached = planes * (2 * hw + ohw) * sizeof(T) <= kCachedBytes;
         parallel_ranges(planes, work, kParallelGrain, [&](size_t b, size_t e) {
             if (runs) {
                 PoolDims g = m_g;
                 g.in[0] = g.out[0] = (e - b) * depth;
                 plane(src + at(b, m_src), ss.data(), diff + at(b, m_diff), ys.data(),
-                      grad + at(b, m_grad), gs.data(), g);
+                      grad + at(b, m_grad), gs.data(), g, cached);
                 return;
             }
             for (size_t u = b; u < e; ++u)
                 plane(src + at(u, m_src), m_src.sp, diff + at(u, m_diff), m_diff.sp,
-                      grad + at(u, m_grad), m_grad.sp, m_g);
+                      grad + at(u, m_grad), m_grad.sp, m_g, cached);
         });
     }
 

@@ -600,8 +600,9 @@ TEST_F(X86, MaxPoolingRowsBackwardOneNaNInAFinitePlane) {
 // and grad, a thread's run of them goes to the kernel as its depth slices) and planes one at a
 // time where they do not: several images and channels, one channel (images as the planes),
 // channels 1-4 of 6, 3-D windows of depth 1 over dense depth slices and over slices with gaps, at
-// one and three threads (runs that start inside an image), each Highway target, bit for bit
-// against naive: finite values (the strips) and NaN-rich ones (planes rerun inside a run).
+// one and three threads (runs that start inside an image), tensors in the caches (strips down
+// whole planes) and past them (bands of window rows), each Highway target, bit for bit against
+// naive: finite values (the strips) and NaN-rich ones (planes rerun inside a run).
 TEST_F(X86, MaxPoolingRowsBackwardRunsOfPlanes) {
 #ifdef NEOMEG_WITH_DNNL
     struct Case {
@@ -614,6 +615,10 @@ TEST_F(X86, MaxPoolingRowsBackwardRunsOfPlanes) {
             {{3, 4, 9, 13}, {6 * 117, 117, 13, 1}},
             {{2, 3, 4, 7, 9}, {}},
             {{2, 3, 4, 7, 9}, {3 * 300 + 11, 300, 70, 10, 1}},
+            // Past the 4 MB the plan counts as cached: the strips walk bands of window rows
+            // (38 window rows: four bands of 8 and one of 6), even and odd widths.
+            {{2, 48, 75, 70}, {}},
+            {{1, 96, 75, 71}, {}},
     };
     auto layout = [](const TensorShape& s, const std::vector<ptrdiff_t>& strides) {
         TensorLayout l(s, dtype::Float32);
