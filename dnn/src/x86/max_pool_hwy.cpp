@@ -239,6 +239,41 @@ inline float* RowMaxBuffer(size_t n) {
     return buf.data();
 }
 
+// RowMaxFast for 3x3/2 on bfloat16 (columns c0 + 2j .. c0 + 2j + 2 from p = row + c0, c0 >= 1):
+// its bits read as 32-bit pairs of columns, as the backward's rows loop reads them. The pair at
+// column c0 + 1 + 2j holds taps 1 (low half, widened by a shift) and 2 (high half, by a mask), the
+// pair at c0 - 1 + 2j tap 0 in its high half: two loads, a shift and two ANDs a block where the
+// widening loads (vpmovzxwd and a shift each, four a block) and three even/odd permutes were.
+// The loads span columns c0 - 1 .. c0 + 2N, as RowMaxFast's `fast` blocks allow.
+HWY_INLINE VF RowMaxPairsOf3(DF d, const uint16_t* p, MF& ok) {
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Repartition<uint16_t, DF> d16;
+    const auto high = hn::Set(du, 0xFFFF0000u);
+    const auto a = hn::BitCast(du, hn::LoadU(d16, p + 1));
+    const auto b = hn::BitCast(du, hn::LoadU(d16, p - 1));
+    const VF t0 = hn::BitCast(d, hn::And(b, high));
+    const VF t1 = hn::BitCast(d, hn::ShiftLeft<16>(a));
+    const VF t2 = hn::BitCast(d, hn::And(a, high));
+    ok = KeepOrdered(ok, t0, t1);
+    ok = KeepOrdered(ok, t2, t2);
+    return hn::Max(t2, hn::Max(t1, t0));
+}
+
+// RowMaxPairsOf3 for a row's first block when column -1 is padding (c0 = -1, 2N <= w): tap 0
+// (column 2j - 1) is tap 2 of the window before, one lane on (`up`), -inf in lane 0; one load.
+template <class Idx>
+HWY_INLINE VF RowMaxPairsOf3Left(DF d, const uint16_t* row, const Idx& up, MF& ok) {
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Repartition<uint16_t, DF> d16;
+    const auto a = hn::BitCast(du, hn::LoadU(d16, row));
+    const VF t1 = hn::BitCast(d, hn::ShiftLeft<16>(a));
+    const VF t2 = hn::BitCast(d, hn::And(a, hn::Set(du, 0xFFFF0000u)));
+    const VF t0 =
+            hn::IfThenElse(hn::FirstN(d, 1), hn::Set(d, kLowest), hn::TableLookupLanes(t2, up));
+    ok = KeepOrdered(ok, t1, t2);
+    return hn::Max(t2, hn::Max(t1, t0));
+}
+
 // One input row's maximum over each block output's columns by maxps (the earlier value on ties),
 // the NaN check one compare per two vectors read: stride 2 loads two vectors per even tap, whose
 // even lanes are that tap and odd lanes the next one.
@@ -257,6 +292,10 @@ HWY_INLINE VF RowMaxFast(DF d, const T* row, size_t kw_runtime, ptrdiff_t c0, co
         }
     };
     const T* p = row + c0;
+    if constexpr (SW == 2 && KW == 3 && INSIDE && std::is_same_v<T, uint16_t>) {
+        if (c0 >= 1)
+            return RowMaxPairsOf3(d, p, ok);
+    }
     VF acc;
     if constexpr (SW == 1) {
         acc = load(p, 0);
@@ -302,6 +341,7 @@ struct RowBlockAt {
     ptrdiff_t c0;
     bool inside;  // RowBlock's loads stay in the row
     bool fast;    // RowMaxFast's do
+    bool left;    // RowMaxPairsOf3Left serves (bfloat16 3x3/2, column -1 padding, 2N <= w)
 };
 
 // Windows without depth (kd == 1): each input row's maximum over the window's columns once, then
@@ -332,7 +372,9 @@ bool SeparableRows(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdif
         const ptrdiff_t c0 = static_cast<ptrdiff_t>(q0 * SW) - static_cast<ptrdiff_t>(g.p[2]);
         const bool inside = c0 >= 0 && static_cast<size_t>(c0) + last_exact + SW * N <= w;
         const bool fast = c0 >= 0 && static_cast<size_t>(c0) + last + SW * N <= w;
-        blk[b] = {q0, std::min(N, out - q0), c0, inside, fast};
+        const bool left =
+                std::is_same_v<T, uint16_t> && SW == 2 && KW == 3 && c0 == -1 && 2 * N <= w;
+        blk[b] = {q0, std::min(N, out - q0), c0, inside, fast, left};
         if (!inside) {
             if (b != 0 && b + 1 != nb)
                 return false;
@@ -343,17 +385,29 @@ bool SeparableRows(DF d, const T* src, const ptrdiff_t* ss, T* dst, const ptrdif
         }
     }
     auto masks = [&](size_t b) { return m[b == 0 ? 0 : 1]; };
+    HWY_ALIGN int32_t up_lanes[HWY_MAX_BYTES / sizeof(float)] = {};
+    for (size_t j = 1; j < N; ++j)
+        up_lanes[j] = static_cast<int32_t>(j - 1);  // lane j from lane j - 1
+    const auto up = hn::SetTableIndices(d, up_lanes);
     float* hm = RowMaxBuffer(g.in[1] * nb * N);
     for (size_t z = 0; z < g.out[0]; ++z) {
         const T* plane = src + static_cast<ptrdiff_t>(z) * ss[0];
         MF ok = hn::FirstN(d, N);
         for (size_t y = 0; y < g.in[1]; ++y) {
             const T* row = plane + static_cast<ptrdiff_t>(y) * ss[1];
-            for (size_t b = 0; b < nb; ++b)
-                hn::StoreU(blk[b].fast
-                                   ? RowMaxFast<SW, KW, true>(d, row, kw, blk[b].c0, nullptr, ok)
-                                   : RowMaxFast<SW, KW, false>(d, row, kw, blk[b].c0, masks(b), ok),
-                           d, hm + (y * nb + b) * N);
+            for (size_t b = 0; b < nb; ++b) {
+                if constexpr (std::is_same_v<T, uint16_t> && SW == 2 && KW == 3) {
+                    if (blk[b].left) {
+                        hn::StoreU(RowMaxPairsOf3Left(d, row, up, ok), d, hm + (y * nb + b) * N);
+                        continue;
+                    }
+                }
+                const VF v =
+                        blk[b].fast
+                                ? RowMaxFast<SW, KW, true>(d, row, kw, blk[b].c0, nullptr, ok)
+                                : RowMaxFast<SW, KW, false>(d, row, kw, blk[b].c0, masks(b), ok);
+                hn::StoreU(v, d, hm + (y * nb + b) * N);
+            }
         }
         const bool exact = !hn::AllTrue(d, ok);
         for (size_t oy = 0; oy < g.out[1]; ++oy) {

@@ -32,9 +32,11 @@ bool max_pool_rows_backward_takes(const PoolDims& g);
 // from +0 (a -0 gradient gives +0), which rounds as naive's double sum does where at most two
 // windows give it one; the elements of odd row and column take four and may differ in the last
 // bit.
+// cached: the call's tensors lie in the caches (a few MB in all), where walking whole planes
+// beats bands of window rows (see kBandRows).
 void max_pool_rows_backward(const float* src, const ptrdiff_t* ss, const float* diff,
                             const ptrdiff_t* ys, float* grad, const ptrdiff_t* gs,
-                            const PoolDims& g);
+                            const PoolDims& g, bool cached = false);
 
 // The same on bfloat16 (its bits), compared and summed as float32 (exactly), each element's sum
 // rounded to bfloat16 once as naive converts it. Rows are staged in buffers with -inf around them

@@ -16,6 +16,7 @@
 #include "neomeg/dnn/channel_blocked_rules.h"
 #include "neomeg/dnn/operators/pooling.h"
 #include "x86/highway_targets.h"
+#include "x86/omp_threads.h"
 #include "x86/pooling_case.h"
 #include "x86/x86_test.h"
 
@@ -589,6 +590,77 @@ TEST_F(X86, MaxPoolingRowsBackwardOneNaNInAFinitePlane) {
                     ++runs;
                 }
             }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
+// Runs of planes as one call (max_pool_plan.cpp: where the planes lie evenly spaced in src, diff
+// and grad, a thread's run of them goes to the kernel as its depth slices) and planes one at a
+// time where they do not: several images and channels, one channel (images as the planes),
+// channels 1-4 of 6, 3-D windows of depth 1 over dense depth slices and over slices with gaps, at
+// one and three threads (runs that start inside an image), tensors in the caches (strips down
+// whole planes) and past them (bands of window rows), each Highway target, bit for bit against
+// naive: finite values (the strips) and NaN-rich ones (planes rerun inside a run).
+TEST_F(X86, MaxPoolingRowsBackwardRunsOfPlanes) {
+#ifdef NEOMEG_WITH_DNNL
+    struct Case {
+        TensorShape src;
+        std::vector<ptrdiff_t> strides;  // src's and grad's; empty: contiguous
+    };
+    const Case cases[] = {
+            {{4, 4, 56, 56}, {}},
+            {{5, 1, 7, 12}, {}},
+            {{3, 4, 9, 13}, {6 * 117, 117, 13, 1}},
+            {{2, 3, 4, 7, 9}, {}},
+            {{2, 3, 4, 7, 9}, {3 * 300 + 11, 300, 70, 10, 1}},
+            // Past the 4 MB the plan counts as cached: the strips walk bands of window rows
+            // (38 window rows: four bands of 8 and one of 6), even and odd widths.
+            {{2, 48, 75, 70}, {}},
+            {{1, 96, 75, 71}, {}},
+    };
+    auto layout = [](const TensorShape& s, const std::vector<ptrdiff_t>& strides) {
+        TensorLayout l(s, dtype::Float32);
+        for (size_t i = 0; i < strides.size(); ++i)
+            l.stride[i] = strides[i];
+        return l;
+    };
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        std::mt19937 rng(static_cast<uint32_t>(target % 1000) + 43);
+        for (int threads : {1, 3}) {
+            ScopedOmpThreads scope(threads);
+            for (const Case& c : cases)
+                for (bool nans : {false, true}) {
+                    const bool deep = c.src.ndim == 5;
+                    const PoolCase k{
+                            c.src,
+                            deep ? std::vector<int32_t>{1, 3, 3} : std::vector<int32_t>{3, 3},
+                            deep ? std::vector<int32_t>{1, 2, 2} : std::vector<int32_t>{2, 2},
+                            deep ? std::vector<int32_t>{0, 1, 1} : std::vector<int32_t>{1, 1}};
+                    const param::Pooling p = pool_param(param::Pooling::Mode::MAX, k);
+                    const TensorShape d = dst_shape(k);
+                    const size_t n = c.src.total_nr_elems();
+                    std::vector<double> xv = tied_values(n, nans, rng);
+                    if (!nans)
+                        for (double& v : xv)
+                            v = std::isinf(v) ? 1.5 : v;  // no +inf with -inf: no rerun
+                    HostTensor x = with_values(layout(c.src, c.strides), xv);
+                    HostTensor dy = with_values(TensorLayout(d, dtype::Float32),
+                                                exact_grads(d.total_nr_elems(), rng));
+                    HostTensor got, want;
+                    const std::string kernel =
+                            run_both(*handle, p, x, dy, layout(c.src, c.strides), got, want);
+                    const std::string what = "target " + std::to_string(target) + " threads " +
+                                             std::to_string(threads) + " " + c.src.to_string() +
+                                             (c.strides.empty() ? "" : " strided") +
+                                             (nans ? " nans" : "");
+                    EXPECT_EQ(kernel, kRowsLoop) << what;
+                    expect_same_bits(got, want, what);
+                    ++runs;
+                }
+        }
     });
     EXPECT_GE(ran, 1u);
     EXPECT_GT(runs, 0u);

@@ -459,6 +459,54 @@ TEST_F(X86, MaxPoolingForwardSeesEveryNaN) {
 #endif
 }
 
+// Plain rows, one NaN at each column of one row in turn (float32 and bfloat16, each Highway
+// target, bit for bit against naive): rows of even width (whose last block's last column only its
+// own check sees) and odd, over one to three blocks of outputs, the last overlapping the one
+// before; windows 3x3/2 with and without padding (bfloat16 3x3/2 blocks inside the row read
+// 32-bit pairs of columns) and 2x2.
+TEST_F(X86, MaxPoolingForwardRowsSeeANaNInEveryColumn) {
+#ifdef NEOMEG_WITH_DNNL
+    struct Window {
+        std::vector<int32_t> k, s, p;
+    };
+    const Window windows[] = {
+            {{3, 3}, {2, 2}, {1, 1}}, {{3, 3}, {2, 2}, {0, 0}}, {{2, 2}, {2, 2}, {0, 0}}};
+    const size_t h = 5;
+    auto naive = Handle::make_naive();
+    size_t runs = 0;
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t target) {
+        for (DType dt : {DType(dtype::Float32), DType(dtype::BFloat16)})
+            for (const Window& win : windows) {
+                const param::Pooling p =
+                        pool_param(param::Pooling::Mode::MAX, Case{{}, win.k, win.s, win.p});
+                auto ours = handle->create_operator<PoolingForward>();
+                ours->param() = p;
+                auto ref = naive->create_operator<PoolingForward>();
+                ref->param() = p;
+                for (size_t w : {size_t(34), size_t(35), size_t(56), size_t(57), size_t(64),
+                                 size_t(66), size_t(67)})
+                    for (size_t x = 0; x < w; ++x) {
+                        const TensorShape shape{1, 1, h, w};
+                        std::vector<double> v =
+                                boundary_values(shape, w, false, uint32_t(w * 7 + x));
+                        v[2 * w + x] = nan_with_payload(unsigned(x), x % 2);
+                        const std::string what =
+                                "target " + std::to_string(target) + " " + dt.name() + " k " +
+                                std::to_string(win.k[0]) + " p " + std::to_string(win.p[0]) +
+                                " w " + std::to_string(w) + " NaN at column " + std::to_string(x);
+                        HostTensor x_in = HostTensor::from(shape, v, dt);
+                        const TensorShape d = dst_shape(Case{shape, win.k, win.s, win.p});
+                        expect_same_bits(exec_into(*ours, x_in, TensorLayout(d, dt)),
+                                         run_op(*ref, {x_in})[0], what);
+                        ++runs;
+                    }
+            }
+    });
+    EXPECT_GE(ran, 1u);
+    EXPECT_GT(runs, 0u);
+#endif
+}
+
 // One NaN near the end of a dst large enough for the backward's NaN check to split across threads
 // (chunks of 16 K values): whichever chunk holds it must send the call to naive's rule, or
 // oneDNN's backward (which skips NaNs) gives the window's gradient to its largest number.
