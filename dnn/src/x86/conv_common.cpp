@@ -108,8 +108,8 @@ memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass) {
 }
 
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
-                      const TensorLayout& partner) {
-    if (!nhwc_pinned(l, g, partner))
+                      const TensorLayout& partner, dnnl::algorithm alg) {
+    if (alg == dnnl::algorithm::convolution_winograd || !nhwc_pinned(l, g, partner))
         return any_desc(l, g, pass);
     using tag = memory::format_tag;
     return memory::desc(dims_of(l), *dnnl_type_of(l.dtype), l.ndim == 4 ? tag::acdb : tag::acdeb);
@@ -126,7 +126,7 @@ dnnl::convolution_forward::primitive_desc conv_forward_pd(
         const std::optional<memory::desc>& bias, const dnnl::primitive_attr& attr,
         dnnl::algorithm alg) {
     using dnnl::prop_kind;
-    const memory::desc s = any_desc(src, g, pass, dst), d = any_desc(dst, g, pass, src);
+    const memory::desc s = any_desc(src, g, pass, dst, alg), d = any_desc(dst, g, pass, src, alg);
     auto desc = bias ? dnnl::convolution_forward::desc(prop_kind::forward_training, alg, s,
                                                        any_weights_desc(filter, g), *bias, d,
                                                        g.stride, g.dilate, g.pad, g.pad)

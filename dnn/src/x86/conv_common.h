@@ -90,9 +90,14 @@ memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);
 //   2-4x slower at one thread, every pass, than the blocked or Winograd kernel with the
 //   channels-last side reordered (8x32x56x56 -> 64 and 8x64x28x28 -> 64), and slower at two.
 bool nhwc_pinned(const TensorLayout& l, const ConvDims& g, const TensorLayout& partner);
-// That layout where nhwc_pinned, else any_desc(l, g, pass).
+// That layout where nhwc_pinned, else any_desc(l, g, pass); never pinned for the Winograd
+// algorithm, which oneDNN implements on blocked layouts only: a channels-last pair then runs
+// Winograd between reorders instead of the direct nhwc kernel, which took 1.9-2.1x the time at
+// one thread on AVX-512 (3x3 32->64 56x56 and 64->64 28x28, batch 8, every pass;
+// docs/x86-backend.md, "Channels-last pairs of Winograd shapes"). Where the CPU has no Winograd
+// kernel the direct algorithm plans next, pinned as before.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
-                      const TensorLayout& partner);
+                      const TensorLayout& partner, dnnl::algorithm alg);
 memory::desc any_weights_desc(const TensorLayout& filter, const ConvDims& g);
 
 // The forward primitive descriptor; the backward ones also need it (of their algorithm and the

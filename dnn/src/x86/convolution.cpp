@@ -114,8 +114,8 @@ private:
                     hints.emplace_back(conv_forward_pd(x86_handle(), g, pass, grad, filter, diff,
                                                        std::nullopt, user_scratchpad(), alg));
             auto& desc = descs.emplace_back(
-                    alg, any_desc(grad, g, pass, diff), any_weights_desc(filter, g),
-                    any_desc(diff, g, pass, grad), g.stride, g.dilate, g.pad, g.pad);
+                    alg, any_desc(grad, g, pass, diff, alg), any_weights_desc(filter, g),
+                    any_desc(diff, g, pass, grad, alg), g.stride, g.dilate, g.pad, g.pad);
             return dnnl::convolution_backward_data::primitive_desc(desc, user_scratchpad(),
                                                                    x86_handle().engine(), hint);
         };
@@ -187,8 +187,8 @@ private:
             const auto& hint = hints.emplace_back(conv_forward_pd(
                     x86_handle(), *g, pass, src, grad, diff, std::nullopt, user_scratchpad(), alg));
             auto& desc = descs.emplace_back(
-                    alg, any_desc(src, *g, pass, diff), any_weights_desc(grad, *g),
-                    any_desc(diff, *g, pass, src), g->stride, g->dilate, g->pad, g->pad);
+                    alg, any_desc(src, *g, pass, diff, alg), any_weights_desc(grad, *g),
+                    any_desc(diff, *g, pass, src, alg), g->stride, g->dilate, g->pad, g->pad);
             return dnnl::convolution_backward_weights::primitive_desc(desc, user_scratchpad(),
                                                                       x86_handle().engine(), hint);
         };

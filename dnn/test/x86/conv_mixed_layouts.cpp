@@ -101,6 +101,9 @@ std::vector<Case> cases() {
 
 }  // namespace
 
+constexpr auto kDirect = dnnl::algorithm::convolution_direct;
+constexpr auto kWinograd = dnnl::algorithm::convolution_winograd;
+
 // The rule itself: nhwc (ndhwc) for two channels-last activations, and for a mix only where the
 // case says (depthwise; 1x1 with the larger side channels-last); otherwise the channels-last
 // tensor is `any` and the plain one as beside a plain tensor.
@@ -124,16 +127,19 @@ TEST_F(X86, ConvPinsNhwcOnlyWhereTheRuleSays) {
                            pd = act(k.dst, false);
         for (auto pass : {x86::ConvPass::forward, x86::ConvPass::backward_data,
                           x86::ConvPass::backward_filter}) {
-            EXPECT_TRUE(x86::any_desc(cs, g, pass, cd) == nhwc(cs));
-            EXPECT_TRUE(x86::any_desc(cd, g, pass, cs) == nhwc(cd));
-            EXPECT_TRUE(x86::any_desc(ps, g, pass, pd) == x86::any_desc(ps, g, pass));
-            EXPECT_TRUE(x86::any_desc(cs, g, pass, pd) ==
+            // Winograd reads blocked layouts only: nothing is pinned for it, a pair either.
+            EXPECT_TRUE(x86::any_desc(cs, g, pass, cd, kWinograd) == x86::any_desc(cs));
+            EXPECT_TRUE(x86::any_desc(cd, g, pass, cs, kWinograd) == x86::any_desc(cd));
+            EXPECT_TRUE(x86::any_desc(cs, g, pass, cd, kDirect) == nhwc(cs));
+            EXPECT_TRUE(x86::any_desc(cd, g, pass, cs, kDirect) == nhwc(cd));
+            EXPECT_TRUE(x86::any_desc(ps, g, pass, pd, kDirect) == x86::any_desc(ps, g, pass));
+            EXPECT_TRUE(x86::any_desc(cs, g, pass, pd, kDirect) ==
                         (k.pinned_src_cl ? nhwc(cs) : x86::any_desc(cs)));
-            EXPECT_TRUE(x86::any_desc(pd, g, pass, cs) ==
+            EXPECT_TRUE(x86::any_desc(pd, g, pass, cs, kDirect) ==
                         (k.pinned_src_cl ? nhwc(pd) : x86::any_desc(pd, g, pass)));
-            EXPECT_TRUE(x86::any_desc(cd, g, pass, ps) ==
+            EXPECT_TRUE(x86::any_desc(cd, g, pass, ps, kDirect) ==
                         (k.pinned_dst_cl ? nhwc(cd) : x86::any_desc(cd)));
-            EXPECT_TRUE(x86::any_desc(ps, g, pass, cd) ==
+            EXPECT_TRUE(x86::any_desc(ps, g, pass, cd, kDirect) ==
                         (k.pinned_dst_cl ? nhwc(ps) : x86::any_desc(ps, g, pass)));
         }
     }
@@ -174,5 +180,22 @@ TEST_F(X86, ConvBiasMixedLayoutsMatchNaive) {
                                          TensorLayout(bias, dtype::Float32), act(k.dst, !src_cl)},
                                         {act(k.dst, !src_cl)});
             }
+    }
+}
+
+// Two channels-last activations of a shape the default rule gives Winograd (3x3, stride 1, 32+
+// channels, enough 4x4 tiles): Winograd between reorders where the CPU has it, the direct nhwc
+// kernel where not; either way naive's values, every pass.
+TEST_F(X86, ChannelsLastPairsOfWinogradShapesMatchNaive) {
+    const auto p = conv_param({1, 1}, {1, 1}, {1, 1});
+    for (const TensorShape& src : {TensorShape{2, 32, 28, 28}, TensorShape{1, 40, 44, 36}}) {
+        SCOPED_TRACE(src.to_string());
+        const TensorShape dst{src[0], 48, src[2], src[3]};
+        const TensorLayout f({48, src[1], 3, 3}, dtype::Float32);
+        check_layouts<ConvolutionForward>(*handle, p, {act(src, true), f}, {act(dst, true)}, 1e-3);
+        check_layouts<ConvolutionBackwardData>(*handle, p, {f, act(dst, true)}, {act(src, true)},
+                                               1e-3);
+        check_layouts<ConvolutionBackwardFilter>(*handle, p, {act(src, true), act(dst, true)}, {f},
+                                                 1e-2);
     }
 }
