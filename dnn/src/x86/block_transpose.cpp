@@ -1,12 +1,16 @@
 #include "src/x86/block_transpose.h"
 
+#include "src/x86/parallel.h"
+
 namespace neomeg::dnn::x86 {
 namespace {
 
+// The rows of output-channel blocks [ob_begin, ob_end).
 template <int64_t B>
-void transpose_blocks(const float* from, float* to, int64_t o_count, int64_t i_count) {
+void transpose_blocks(const float* from, float* to, int64_t i_count, int64_t ob_begin,
+                      int64_t ob_end) {
     const int64_t i_blocks = i_count / B;
-    for (int64_t ob = 0; ob < o_count / B; ++ob)
+    for (int64_t ob = ob_begin; ob < ob_end; ++ob)
         for (int64_t ib = 0; ib < i_blocks; ++ib) {
             const float* block = from + (ob * i_blocks + ib) * B * B;
             for (int64_t o = 0; o < B; ++o) {
@@ -49,10 +53,16 @@ std::optional<BlockTranspose> BlockTranspose::plan(const dnnl::memory::desc& fro
 void BlockTranspose::run(const void* from, void* to) const {
     const auto* f = static_cast<const float*>(from);
     auto* t = static_cast<float*>(to);
-    if (m_block == 16)
-        transpose_blocks<16>(f, t, m_o, m_i);
-    else
-        transpose_blocks<8>(f, t, m_o, m_i);
+    // Split by rows of output-channel blocks: each thread reads and writes its own memory.
+    const size_t o_blocks = static_cast<size_t>(m_o / m_block);
+    parallel_ranges(o_blocks, static_cast<size_t>(m_o * m_i), kParallelGrain,
+                    [&](size_t b, size_t e) {
+                        const auto ob = static_cast<int64_t>(b), oe = static_cast<int64_t>(e);
+                        if (m_block == 16)
+                            transpose_blocks<16>(f, t, m_i, ob, oe);
+                        else
+                            transpose_blocks<8>(f, t, m_i, ob, oe);
+                    });
 }
 
 }  // namespace neomeg::dnn::x86

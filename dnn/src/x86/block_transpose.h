@@ -3,7 +3,9 @@
 // runs that reorder as its generic `jit:uni` kernel: 2.8 ms for ResNet-50's 2048->512 gradient on
 // Zen 4 (one thread), a tenth of the convolution, where these loops take 0.3 ms (the opposite
 // direction, plain to blocked, has the fast `jit:blk`, 0.5 ms). Each block is read in place and
-// written as rows of the plain matrix.
+// written as rows of the plain matrix; above one OpenMP thread, rows of output-channel blocks are
+// split across threads (parallel_ranges' grain: from 2^17 floats, e.g. 512 x 512): at two threads
+// a 512 x 512 gradient both threads wrote took 0.077 ms on one, 0.040 split (in a 1.3 ms call).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

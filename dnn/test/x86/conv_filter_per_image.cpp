@@ -1,8 +1,8 @@
 // The pointwise float32 filter gradient run one image at a time (src/x86/conv_filter_per_image.h)
 // against naive: 1-D, 2-D and 3-D images at and just below kMinFilterPerImagePixels, odd channel
 // counts and batches, both modes, one and two threads; batch 1 and strided inputs, which run whole;
-// gradients large enough to leave the blocked weights through BlockTranspose; below the per-image
-// bound, the whole batch on oneDNN's gemm kernel.
+// gradients large enough to leave the blocked weights through BlockTranspose (split across two
+// threads past its grain); below the per-image bound, the whole batch on oneDNN's gemm kernel.
 // The gradient starts as garbage, so a first image that did not overwrite it, or a later one that
 // overwrote instead of adding, shows.
 #include <random>
@@ -77,6 +77,9 @@ TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {
             // kernel's square blocks by BlockTranspose (block_transpose.h), whole and per image.
             {{{2, 80, 5, 5}, {128, 80, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
             {{{2, 80, 24, 24}, {128, 80, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            // 272 x 512 (139264 floats): past two threads' grain, so BlockTranspose splits its
+            // 17 rows of 16-channel blocks across the threads.
+            {{{2, 512, 2, 2}, {272, 512, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
             // Not pointwise: a 3x3 filter, and a 1x1 one at stride 2.
             {{{2, 3, 24, 24}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})}, false},
             {{{2, 3, 48, 48}, {5, 3, 1, 1}, conv_param({2, 2}, {0, 0}, {1, 1})}, false},
