@@ -27,6 +27,7 @@
 #include "src/x86/conv_im2col_lowp.h"
 #include "src/x86/conv_pointwise_backward_data.h"
 #include "src/x86/conv_pointwise_lowp.h"
+#include "src/x86/conv_pointwise_matmul.h"
 #include "src/x86/depthwise_conv.h"
 
 namespace neomeg::dnn::x86 {
@@ -51,6 +52,10 @@ private:
         if (im2col_lowp_chosen(ConvPass::forward, *g, src, filter, dst))
             if (auto plan = im2col_lowp_plan(ConvPass::forward, x86_handle().engine(), *g, src,
                                              filter, dst))
+                return plan;
+        if (pointwise_matmul(*g, src, dst))
+            if (auto plan =
+                        pointwise_matmul_plan(x86_handle(), ConvPass::forward, filter, src, dst))
                 return plan;
         const TensorLayout layouts[] = {src, filter, dst};
         auto pd = choose_conv_pd(x86_handle(), conv_case_key("fwd", *g, layouts),
@@ -94,6 +99,10 @@ private:
         // subsampled view (conv_pointwise_lowp.h).
         if (auto sub = subsampled_grad(filter, diff, grad, *g))
             return subsampled_grad_plan(plan_for(sub->g, filter, diff, sub->view, true), sub->view);
+        if (pointwise_matmul(*g, diff, grad))
+            if (auto plan = pointwise_matmul_plan(x86_handle(), ConvPass::backward_data, filter,
+                                                  diff, grad))
+                return plan;
         if (pointwise_backward_data_as_forward(*g, filter, diff, grad))
             if (auto plan = pointwise_backward_data_plan(x86_handle(), *g, filter, diff, grad))
                 return plan;

@@ -1,0 +1,169 @@
+// Small pointwise float32 images as one batched matmul, forward and input gradient
+// (src/x86/conv_pointwise_matmul.h), against naive: 1-D, 2-D and 3-D images of 16 to 112 pixels,
+// odd channel counts either way, batch 1, dilation, both modes, one and two threads, a strided
+// filter view; pixel counts off the step (49, 120), the gemm bound (128), strided activations,
+// a 3x3 filter and stride 2, which keep their convolution plans. Outputs start as garbage, so a
+// kernel that accumulated into them shows. The input gradient's transposed filter is served from
+// the WeightCache from its second call and is transposed again after a write (a new version).
+// Whether the matmul ran is asserted where oneDNN has its brgemm kernel (AVX-512; the
+// dnn.x86.isa.AVX2 ctest entry runs these below it, where the convolution plans run instead).
+#ifdef NEOMEG_WITH_DNNL
+#include <random>
+
+#include "naive/convolution.h"
+#include "neomeg/dnn/operators/convolution.h"
+#include "src/x86/conv_pointwise_matmul.h"
+#include "src/x86/weight_cache.h"
+#include "x86/omp_threads.h"
+#include "x86/x86_test.h"
+
+using namespace neomeg::dnn;
+using namespace neomeg::dnn::test;
+
+namespace {
+
+HostTensor random(const TensorLayout& l, std::mt19937& rng) {
+    HostTensor t(l);
+    fill_uniform(t, -1, 1, rng);
+    return t;
+}
+
+TensorLayout f32(const TensorShape& s) {
+    return TensorLayout(s, dtype::Float32);
+}
+
+// `s` as a view into a tensor with `extra` more elements on axis `axis`.
+TensorLayout padded(const TensorShape& s, size_t axis, size_t extra) {
+    TensorShape big = s;
+    big[axis] += extra;
+    TensorLayout b = f32(big), view = f32(s);
+    for (size_t i = 0; i < s.ndim; ++i)
+        view.stride[i] = b.stride[i];
+    return view;
+}
+
+// Whether oneDNN's matmul has its brgemm kernel here (float32 needs AVX-512).
+bool has_brgemm() {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()),
+               want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & want) == want;
+}
+
+bool as_matmul(const std::string& kernel) {
+    return kernel.find("as pointwise") != std::string::npos;
+}
+
+// Runs Op (ConvolutionForward: inputs {data, filter}; ConvolutionBackwardData: {filter, data})
+// `calls` times on the same values (the filter tagged with `id` where given) into an output of
+// layout `out_l` filled with garbage, compares each result with naive's, and returns the x86
+// kernel's name.
+template <class Op>
+std::string check(Handle& handle, const param::Convolution& p, const TensorLayout& filter_l,
+                  const TensorLayout& data_l, const TensorLayout& out_l,
+                  const StorageId* id = nullptr, int calls = 1, unsigned seed = 3) {
+    constexpr bool forward = std::is_same_v<Op, ConvolutionForward>;
+    std::mt19937 rng(seed);
+    HostTensor w = random(filter_l, rng), d = random(data_l, rng);
+    auto op = handle.create_operator<Op>();
+    op->param() = p;
+    auto naive = Handle::make_naive();
+    auto ref = naive->create_operator<Op>();
+    ref->param() = p;
+    const TensorShape out_shape = out_l;
+    HostTensor want = forward ? run_op(*ref, {d.contiguous(), w.contiguous()}, {out_shape})[0]
+                              : run_op(*ref, {w.contiguous(), d.contiguous()}, {out_shape})[0];
+    for (int call = 0; call < calls; ++call) {
+        HostTensor got = random(out_l, rng);
+        const TensorND wt(w.nd().raw_ptr(), w.layout(), id), dt = d.nd();
+        const TensorLayout in_l[] = {forward ? d.layout() : w.layout(),
+                                     forward ? w.layout() : d.layout()},
+                           o_l[] = {got.layout()};
+        const TensorND in[] = {forward ? dt : wt, forward ? wt : dt}, out[] = {got.nd()};
+        std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, o_l));
+        op->exec(in, out, {ws.data(), ws.size()});
+        EXPECT_TRUE(tensors_near(got, want, 1e-4)) << op->param_str() << " call " << call;
+    }
+    return last_kernel(*op);
+}
+
+// Both passes of `k` on contiguous tensors; expects the matmul where `taken` and oneDNN has it.
+void check_both(Handle& handle, const ConvCase& k, bool taken, int threads) {
+    const bool want = taken && has_brgemm();
+    const TensorLayout filter = f32(k.filter), src = f32(k.src), dst = f32(conv_dst_shape(k));
+    EXPECT_EQ(as_matmul(check<ConvolutionForward>(handle, k.p, filter, src, dst)), want)
+            << "forward " << k.src.to_string() << " threads " << threads;
+    EXPECT_EQ(as_matmul(check<ConvolutionBackwardData>(handle, k.p, filter, dst, src)), want)
+            << "backward data " << k.src.to_string() << " threads " << threads;
+}
+
+}  // namespace
+
+TEST_F(X86, ConvolutionPointwiseSmallImagesAsMatmul) {
+    static_assert(x86::kMinPointwiseGemmPixels == 128 && x86::kPointwiseMatmulPixelStep == 16,
+                  "the shapes below straddle the bounds");
+    struct Shape {
+        ConvCase k;  // src, filter (OC, IC, 1...)
+        bool taken;
+    };
+    const std::vector<Shape> shapes = {
+            // 64 pixels, more channels in than out and the other way, odd counts.
+            {{{2, 37, 8, 8}, {5, 37, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{3, 5, 8, 8}, {37, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{1, 17, 8, 8}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 3, 4, 4}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 33, 112}, {17, 33, 1}, conv_param({1}, {0}, {1})}, true},
+            {{{3, 9, 16}, {7, 9, 1}, conv_param({1}, {0}, {1})}, true},
+            {{{2, 9, 2, 4, 8}, {7, 9, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})}, true},
+            // Dilation leaves a 1x1 filter pointwise.
+            {{{2, 18, 4, 8}, {17, 18, 1, 1}, conv_param({1, 1}, {0, 0}, {3, 2})}, true},
+            // Off the step, at the gemm bound, not pointwise: their convolution plans.
+            {{{2, 37, 7, 7}, {5, 37, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 19, 8, 15}, {16, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{3, 33, 127}, {17, 33, 1}, conv_param({1}, {0}, {1})}, false},
+            {{{3, 33, 128}, {17, 33, 1}, conv_param({1}, {0}, {1})}, false},
+            {{{2, 16, 8, 8}, {5, 16, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})}, false},
+            {{{2, 16, 16, 16}, {5, 16, 1, 1}, conv_param({2, 2}, {0, 0}, {1, 1})}, false},
+    };
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        for (const Shape& shape : shapes)
+            for (const ConvCase& k : conv_both_modes({shape.k}))
+                check_both(*handle, k, shape.taken, threads);
+        const ConvCase k = shapes[0].k;
+        const TensorShape dst = conv_dst_shape(k);
+        // A strided filter (a view into a wider one) is read, or transposed, from its strides.
+        EXPECT_EQ(as_matmul(check<ConvolutionForward>(*handle, k.p, padded(k.filter, 1, 3),
+                                                      f32(k.src), f32(dst))),
+                  has_brgemm());
+        EXPECT_EQ(as_matmul(check<ConvolutionBackwardData>(*handle, k.p, padded(k.filter, 0, 2),
+                                                           f32(dst), f32(k.src))),
+                  has_brgemm());
+        // Strided activations are reordered by their operands: the convolution plans.
+        EXPECT_FALSE(as_matmul(check<ConvolutionForward>(*handle, k.p, f32(k.filter),
+                                                         padded(k.src, 1, 2), f32(dst))));
+        EXPECT_FALSE(as_matmul(check<ConvolutionBackwardData>(*handle, k.p, f32(k.filter), f32(dst),
+                                                              padded(k.src, 1, 2))));
+    }
+}
+
+// The input gradient's transposed filter: filled into the WeightCache on its second call and read
+// from it on the third; a new version is transposed again, with the new result.
+TEST_F(X86, ConvolutionPointwiseMatmulCachesTheTransposedFilter) {
+    if (!has_brgemm())
+        GTEST_SKIP() << "no brgemm matmul below AVX-512: the convolution plans run";
+    x86::WeightCache& cache = x86::WeightCache::instance();
+    cache.clear();
+    const ConvCase k{{2, 200, 8, 8}, {96, 200, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})};
+    const TensorLayout filter = f32(k.filter), dst = f32(conv_dst_shape(k)), src = f32(k.src);
+    StorageId id;
+    EXPECT_TRUE(as_matmul(check<ConvolutionBackwardData>(*handle, k.p, filter, dst, src, &id, 3)));
+    EXPECT_EQ(cache.stats().fills, 1u);
+    EXPECT_EQ(cache.stats().hits, 1u);
+    id.note_write();  // new values in the same storage
+    EXPECT_TRUE(
+            as_matmul(check<ConvolutionBackwardData>(*handle, k.p, filter, dst, src, &id, 3, 4)));
+    EXPECT_EQ(cache.stats().fills, 2u);
+    EXPECT_EQ(cache.stats().hits, 2u);
+    cache.clear();
+}
+#endif
