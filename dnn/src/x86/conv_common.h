@@ -66,6 +66,8 @@ inline constexpr size_t kMinPointwiseGemmPixels = 128;
 inline constexpr size_t kMinPointwiseFilterGemmPixels = 256;
 inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
+// (Below kMinPointwiseGemmPixels, a forward or input gradient whose pixels are a multiple of 16,
+// 8x8 and 4x4 among them, runs as one batched matmul instead: conv_pointwise_matmul.h.)
 // any_desc, or the plain layout where pointwise_gemm says so.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);
 

@@ -6,8 +6,10 @@
 // gradients, and strided 1x1 input gradients as stride-1 ones on the subsampled grid, by oneDNN's
 // gemm kernel (conv_pointwise_lowp.h); float32 1x1 filter gradients of large plain images one
 // image at a time (conv_filter_per_image.h); float32 1x1 input gradients into more channels than
-// diff has as the forward gemm convolution (conv_pointwise_backward_data.h); bfloat16 channels-last
-// convolutions with short output rows as im2col and one AMX matrix product (conv_im2col_lowp.h).
+// diff has as the forward gemm convolution (conv_pointwise_backward_data.h); float32 1x1 forwards
+// and input gradients of small images as one batched matmul (conv_pointwise_matmul.h); bfloat16
+// channels-last convolutions with short output rows as im2col and one AMX matrix product
+// (conv_im2col_lowp.h).
 // The primitives choose their own layouts (format_tag::any: the blocked formats their fast kernels
 // need), and the caller's strided tensors are reordered in and out through the workspace. The
 // flipped-kernel CONVOLUTION mode is cross-correlation with the filter reversed in every spatial
