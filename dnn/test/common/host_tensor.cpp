@@ -84,6 +84,21 @@ void fill_uniform(HostTensor& t, double lo, double hi, std::mt19937& rng) {
     t.set_values(v);
 }
 
+HostTensor random_tensor(const TensorLayout& l, std::mt19937& rng) {
+    HostTensor t(l);
+    fill_uniform(t, -1, 1, rng);
+    return t;
+}
+
+TensorLayout padded_view(const TensorShape& s, size_t axis, size_t extra) {
+    TensorShape big = s;
+    big[axis] += extra;
+    TensorLayout b(big, dtype::Float32), view(s, dtype::Float32);
+    for (size_t i = 0; i < s.ndim; ++i)
+        view.stride[i] = b.stride[i];
+    return view;
+}
+
 double default_epsilon(DType dt) {
     switch (dt.enumv()) {
         case DTypeEnum::Float32:

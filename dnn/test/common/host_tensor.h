@@ -58,6 +58,13 @@ private:
 // Uniform random values in [lo, hi); integer dtypes get integers, bool gets 0/1.
 void fill_uniform(HostTensor& t, double lo, double hi, std::mt19937& rng);
 
+// A tensor of layout `l` with uniform random values in [-1, 1).
+HostTensor random_tensor(const TensorLayout& l, std::mt19937& rng);
+
+// Shape `s` in float32 as a view into a tensor with `extra` more elements along `axis`: every
+// axis outside it strided past the gap, as a slice x[:, :n] is.
+TensorLayout padded_view(const TensorShape& s, size_t axis, size_t extra);
+
 // Default comparison tolerance of a dtype (absolute and relative both).
 double default_epsilon(DType dt);
 

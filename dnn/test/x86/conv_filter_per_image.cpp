@@ -19,21 +19,15 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-HostTensor random(const TensorLayout& l, std::mt19937& rng) {
-    HostTensor t(l);
-    fill_uniform(t, -1, 1, rng);
-    return t;
-}
-
 // Runs the filter gradient of `k` on src and diff of these layouts (diff's shape deduced) into a
 // gradient filled with garbage, compares it with naive's, and returns the x86 kernel's name.
 std::string check(Handle& handle, const ConvCase& k, const TensorLayout& src,
                   const TensorLayout& diff) {
     std::mt19937 rng(11);
-    HostTensor s = random(src, rng), d = random(diff, rng);
+    HostTensor s = random_tensor(src, rng), d = random_tensor(diff, rng);
     auto op = handle.create_operator<ConvolutionBackwardFilter>();
     op->param() = k.p;
-    HostTensor got = random(TensorLayout(k.filter, dtype::Float32), rng);
+    HostTensor got = random_tensor(TensorLayout(k.filter, dtype::Float32), rng);
     const TensorLayout in_l[] = {s.layout(), d.layout()}, out_l[] = {got.layout()};
     const TensorND in[] = {s.nd(), d.nd()}, out[] = {got.nd()};
     std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l));

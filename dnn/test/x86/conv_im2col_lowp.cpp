@@ -55,12 +55,6 @@ ConvCase resnet(size_t ic, size_t oc, size_t hw, size_t stride) {
             conv_param({int(stride), int(stride)}, {1, 1}, {1, 1})};
 }
 
-HostTensor random(const TensorLayout& l, std::mt19937& rng) {
-    HostTensor t(l);
-    fill_uniform(t, -1, 1, rng);
-    return t;
-}
-
 // Runs a fresh x86 operator on `inputs` into an output of layout `out` (garbage first) and
 // compares it with naive's on contiguous copies.
 template <class Op>
@@ -145,45 +139,51 @@ TEST(X86Im2colRule, DeclinedCases) {
 TEST_F(X86, Im2colBFloat16ForwardMatchesNaive) {
     std::mt19937 rng(3);
     for (const ConvCase& k : conv_both_modes(cases())) {
-        HostTensor src = random(nhwc(k.src), rng);
+        HostTensor src = random_tensor(nhwc(k.src), rng);
         for (const TensorLayout& filter : {plain(k.filter), nhwc(k.filter)})
-            check<ConvolutionForward>(*handle, k.p, {src, random(filter, rng)},
+            check<ConvolutionForward>(*handle, k.p, {src, random_tensor(filter, rng)},
                                       nhwc(conv_dst_shape(k)));
         // row-major data: copied channels-last and back
-        check<ConvolutionForward>(*handle, k.p, {src, random(plain(k.filter), rng)},
+        check<ConvolutionForward>(*handle, k.p, {src, random_tensor(plain(k.filter), rng)},
                                   plain(conv_dst_shape(k)));
-        check<ConvolutionForward>(*handle, k.p,
-                                  {random(plain(k.src), rng), random(plain(k.filter), rng)},
-                                  plain(conv_dst_shape(k)));
+        check<ConvolutionForward>(
+                *handle, k.p,
+                {random_tensor(plain(k.src), rng), random_tensor(plain(k.filter), rng)},
+                plain(conv_dst_shape(k)));
     }
 }
 
 TEST_F(X86, Im2colBFloat16BackwardDataMatchesNaive) {
     std::mt19937 rng(5);
     for (const ConvCase& k : conv_both_modes(cases())) {
-        HostTensor diff = random(nhwc(conv_dst_shape(k)), rng);
+        HostTensor diff = random_tensor(nhwc(conv_dst_shape(k)), rng);
         for (const TensorLayout& filter : {plain(k.filter), nhwc(k.filter)})
-            check<ConvolutionBackwardData>(*handle, k.p, {random(filter, rng), diff}, nhwc(k.src));
-        check<ConvolutionBackwardData>(
-                *handle, k.p, {random(plain(k.filter), rng), random(plain(conv_dst_shape(k)), rng)},
-                plain(k.src));
+            check<ConvolutionBackwardData>(*handle, k.p, {random_tensor(filter, rng), diff},
+                                           nhwc(k.src));
         check<ConvolutionBackwardData>(
                 *handle, k.p,
-                {random(plain(k.filter), rng), random(broadcast(conv_dst_shape(k)), rng)},
-                nhwc(k.src));
+                {random_tensor(plain(k.filter), rng), random_tensor(plain(conv_dst_shape(k)), rng)},
+                plain(k.src));
+        check<ConvolutionBackwardData>(*handle, k.p,
+                                       {random_tensor(plain(k.filter), rng),
+                                        random_tensor(broadcast(conv_dst_shape(k)), rng)},
+                                       nhwc(k.src));
     }
 }
 
 TEST_F(X86, Im2colBFloat16BackwardFilterMatchesNaive) {
     std::mt19937 rng(7);
     for (const ConvCase& k : conv_both_modes(cases())) {
-        HostTensor src = random(nhwc(k.src), rng), diff = random(nhwc(conv_dst_shape(k)), rng);
+        HostTensor src = random_tensor(nhwc(k.src), rng),
+                   diff = random_tensor(nhwc(conv_dst_shape(k)), rng);
         for (const TensorLayout& grad : {plain(k.filter), nhwc(k.filter)})
             check<ConvolutionBackwardFilter>(*handle, k.p, {src, diff}, grad);
         check<ConvolutionBackwardFilter>(
-                *handle, k.p, {random(plain(k.src), rng), random(plain(conv_dst_shape(k)), rng)},
+                *handle, k.p,
+                {random_tensor(plain(k.src), rng), random_tensor(plain(conv_dst_shape(k)), rng)},
                 plain(k.filter));
-        check<ConvolutionBackwardFilter>(
-                *handle, k.p, {src, random(broadcast(conv_dst_shape(k)), rng)}, plain(k.filter));
+        check<ConvolutionBackwardFilter>(*handle, k.p,
+                                         {src, random_tensor(broadcast(conv_dst_shape(k)), rng)},
+                                         plain(k.filter));
     }
 }

@@ -22,24 +22,8 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-HostTensor random(const TensorLayout& l, std::mt19937& rng) {
-    HostTensor t(l);
-    fill_uniform(t, -1, 1, rng);
-    return t;
-}
-
 TensorLayout f32(const TensorShape& s) {
     return TensorLayout(s, dtype::Float32);
-}
-
-// `s` as a view into a tensor with `extra` more elements on axis `axis`.
-TensorLayout padded(const TensorShape& s, size_t axis, size_t extra) {
-    TensorShape big = s;
-    big[axis] += extra;
-    TensorLayout b = f32(big), view = f32(s);
-    for (size_t i = 0; i < s.ndim; ++i)
-        view.stride[i] = b.stride[i];
-    return view;
 }
 
 // Runs the input gradient of `k` from a filter and diff of these layouts into a grad of layout
@@ -49,7 +33,7 @@ std::string check(Handle& handle, const ConvCase& k, const TensorLayout& filter_
                   const TensorLayout& diff_l, const TensorLayout& grad_l,
                   const StorageId* id = nullptr, int calls = 1, unsigned seed = 5) {
     std::mt19937 rng(seed);
-    HostTensor w = random(filter_l, rng), d = random(diff_l, rng);
+    HostTensor w = random_tensor(filter_l, rng), d = random_tensor(diff_l, rng);
     auto op = handle.create_operator<ConvolutionBackwardData>();
     op->param() = k.p;
     auto naive = Handle::make_naive();
@@ -57,7 +41,7 @@ std::string check(Handle& handle, const ConvCase& k, const TensorLayout& filter_
     ref->param() = k.p;
     HostTensor want = run_op(*ref, {w.contiguous(), d.contiguous()}, {k.src})[0];
     for (int call = 0; call < calls; ++call) {
-        HostTensor got = random(grad_l, rng);
+        HostTensor got = random_tensor(grad_l, rng);
         const TensorLayout in_l[] = {w.layout(), d.layout()}, out_l[] = {got.layout()};
         const TensorND in[] = {TensorND(w.nd().raw_ptr(), w.layout(), id), d.nd()},
                        out[] = {got.nd()};
@@ -109,14 +93,14 @@ TEST_F(X86, ConvolutionPointwiseBackwardDataAsForward) {
             }
         // A strided filter (a view into a wider one) is transposed from its strides.
         const ConvCase k = shapes[0].k;
-        EXPECT_TRUE(as_forward(
-                check(*handle, k, padded(k.filter, 1, 3), f32(conv_dst_shape(k)), f32(k.src))));
+        EXPECT_TRUE(as_forward(check(*handle, k, padded_view(k.filter, 1, 3),
+                                     f32(conv_dst_shape(k)), f32(k.src))));
         // A strided diff or grad is reordered by its operand: the backward primitive, the same
         // result.
-        EXPECT_FALSE(as_forward(
-                check(*handle, k, f32(k.filter), padded(conv_dst_shape(k), 1, 2), f32(k.src))));
-        EXPECT_FALSE(as_forward(
-                check(*handle, k, f32(k.filter), f32(conv_dst_shape(k)), padded(k.src, 1, 2))));
+        EXPECT_FALSE(as_forward(check(*handle, k, f32(k.filter),
+                                      padded_view(conv_dst_shape(k), 1, 2), f32(k.src))));
+        EXPECT_FALSE(as_forward(check(*handle, k, f32(k.filter), f32(conv_dst_shape(k)),
+                                      padded_view(k.src, 1, 2))));
     }
 }
 

@@ -22,24 +22,8 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-HostTensor random(const TensorLayout& l, std::mt19937& rng) {
-    HostTensor t(l);
-    fill_uniform(t, -1, 1, rng);
-    return t;
-}
-
 TensorLayout f32(const TensorShape& s) {
     return TensorLayout(s, dtype::Float32);
-}
-
-// `s` as a view into a tensor with `extra` more elements on axis `axis`.
-TensorLayout padded(const TensorShape& s, size_t axis, size_t extra) {
-    TensorShape big = s;
-    big[axis] += extra;
-    TensorLayout b = f32(big), view = f32(s);
-    for (size_t i = 0; i < s.ndim; ++i)
-        view.stride[i] = b.stride[i];
-    return view;
 }
 
 // Whether oneDNN's matmul has its brgemm kernel here (float32 needs AVX-512).
@@ -63,7 +47,7 @@ std::string check(Handle& handle, const param::Convolution& p, const TensorLayou
                   const StorageId* id = nullptr, int calls = 1, unsigned seed = 3) {
     constexpr bool forward = std::is_same_v<Op, ConvolutionForward>;
     std::mt19937 rng(seed);
-    HostTensor w = random(filter_l, rng), d = random(data_l, rng);
+    HostTensor w = random_tensor(filter_l, rng), d = random_tensor(data_l, rng);
     auto op = handle.create_operator<Op>();
     op->param() = p;
     auto naive = Handle::make_naive();
@@ -73,7 +57,7 @@ std::string check(Handle& handle, const param::Convolution& p, const TensorLayou
     HostTensor want = forward ? run_op(*ref, {d.contiguous(), w.contiguous()}, {out_shape})[0]
                               : run_op(*ref, {w.contiguous(), d.contiguous()}, {out_shape})[0];
     for (int call = 0; call < calls; ++call) {
-        HostTensor got = random(out_l, rng);
+        HostTensor got = random_tensor(out_l, rng);
         const TensorND wt(w.nd().raw_ptr(), w.layout(), id), dt = d.nd();
         const TensorLayout in_l[] = {forward ? d.layout() : w.layout(),
                                      forward ? w.layout() : d.layout()},
@@ -132,17 +116,17 @@ TEST_F(X86, ConvolutionPointwiseSmallImagesAsMatmul) {
         const ConvCase k = shapes[0].k;
         const TensorShape dst = conv_dst_shape(k);
         // A strided filter (a view into a wider one) is read, or transposed, from its strides.
-        EXPECT_EQ(as_matmul(check<ConvolutionForward>(*handle, k.p, padded(k.filter, 1, 3),
+        EXPECT_EQ(as_matmul(check<ConvolutionForward>(*handle, k.p, padded_view(k.filter, 1, 3),
                                                       f32(k.src), f32(dst))),
                   has_brgemm());
-        EXPECT_EQ(as_matmul(check<ConvolutionBackwardData>(*handle, k.p, padded(k.filter, 0, 2),
-                                                           f32(dst), f32(k.src))),
+        EXPECT_EQ(as_matmul(check<ConvolutionBackwardData>(
+                          *handle, k.p, padded_view(k.filter, 0, 2), f32(dst), f32(k.src))),
                   has_brgemm());
         // Strided activations are reordered by their operands: the convolution plans.
         EXPECT_FALSE(as_matmul(check<ConvolutionForward>(*handle, k.p, f32(k.filter),
-                                                         padded(k.src, 1, 2), f32(dst))));
+                                                         padded_view(k.src, 1, 2), f32(dst))));
         EXPECT_FALSE(as_matmul(check<ConvolutionBackwardData>(*handle, k.p, f32(k.filter), f32(dst),
-                                                              padded(k.src, 1, 2))));
+                                                              padded_view(k.src, 1, 2))));
     }
 }
 
