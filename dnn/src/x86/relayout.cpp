@@ -139,11 +139,11 @@ void copy_strided(const Axes& a, const T* s, T* d) {
 // 4-byte elements whose dst is in-cache-sized, or streamed with whole aligned lines, and 2- and
 // 1-byte elements whose dst is in-cache-sized: straight from src to dst (transpose_hwy.h), no
 // tile buffer.
-// One unit of parallel work is an outer index, a group of bands of 16 along kd (dst's unit axis)
-// and a chunk of up to kChunk along ks, the chunks of a band adjacent so that a thread's src rows
-// stay sequential. A group covers at least a 64-byte line of dst, and a short ks (NHWC -> NCHW:
-// the channels) takes several bands per unit, so that each unit (one dispatched call) moves about
-// kUnit elements.
+// One unit of parallel work is an outer index, a group of bands of 16 (32 for 4-byte elements on
+// AVX2) along kd (dst's unit axis) and a chunk of up to kChunk along ks, the chunks of a band
+// adjacent so that a thread's src rows stay sequential. A group covers at least a 64-byte line of
+// dst, and a short ks (NHWC -> NCHW: the channels) takes several bands per unit, so that each unit
+// (one dispatched call) moves about kUnit elements.
 void turn(const uint32_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint32_t* d, ptrdiff_t d_row,
           bool stream) {
     transpose_u32(s, s_row, nj, ni, d, d_row, stream);
@@ -159,7 +159,9 @@ void turn(const uint8_t* s, ptrdiff_t s_row, size_t nj, size_t ni, uint8_t* d, p
 
 template <class T>
 void copy_turned(const Axes& a, size_t ks, size_t kd, const T* s, T* d, bool stream) {
-    constexpr size_t kBand = 16, kChunk = 1024, kUnit = 16384;
+    constexpr size_t kChunk = 1024, kUnit = 16384;
+    // 4-byte elements: the band the dispatched walk takes whole (32 rows on AVX2).
+    const size_t band = sizeof(T) == 4 ? transpose_u32_band_rows() : 16;
     Outer o = outer_of(a, (1u << ks) | (1u << kd));
     size_t ns = a.shape[ks], nd = a.shape[kd];
     ptrdiff_t s_kd = a.ss[kd], d_ks = a.ds[ks];
@@ -167,7 +169,7 @@ void copy_turned(const Axes& a, size_t ks, size_t kd, const T* s, T* d, bool str
     // At least a 64-byte line of dst per group: two threads writing 16-element pieces of one dst
     // line (1- and 2-byte elements) fight over it (a 64 x 3136 int8 transpose took 30x longer
     // at two threads than at one).
-    size_t group = std::max(kBand * std::max<size_t>(1, kUnit / (kBand * chunk)), 64 / sizeof(T));
+    size_t group = std::max(band * std::max<size_t>(1, kUnit / (band * chunk)), 64 / sizeof(T));
     size_t groups = (nd + group - 1) / group;
     parallel_ranges(
             o.count * groups * chunks, o.count * ns * nd, kParallelGrain, [&](size_t b, size_t e) {

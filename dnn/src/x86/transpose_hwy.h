@@ -15,12 +15,17 @@ void transpose_tile_u32(const uint32_t* tile, size_t pitch, size_t nj, size_t ni
                         ptrdiff_t dst_row, bool stream);
 
 // dst[i * dst_row + j] = src[j * src_row + i] for j < nj, i < ni, with no buffer between: src rows
-// 16 at a time, each step two 8 x 8 blocks, so that every dst row gets 16 elements (64 bytes, a
-// whole line where dst is 64-byte aligned and dst_row a multiple of 16) in two adjacent stores.
-// With `stream` and dst 32-byte aligned with dst_row a multiple of 8, those stores are
-// non-temporal (weakly ordered until stream_fence()); otherwise plain. Strides may be negative.
+// 16 at a time (bands of 32 on AVX2: transpose_hwy.cpp), each step two 8 x 8 blocks, so that every
+// dst row gets 16 elements (64 bytes, a whole line where dst is 64-byte aligned and dst_row a
+// multiple of 16) in two adjacent stores. With `stream` and dst 32-byte aligned with dst_row a
+// multiple of 8, those stores are non-temporal (weakly ordered until stream_fence()); otherwise
+// plain. Strides may be negative.
 void transpose_u32(const uint32_t* src, ptrdiff_t src_row, size_t nj, size_t ni, uint32_t* dst,
                    ptrdiff_t dst_row, bool stream);
+
+// The src rows transpose_u32 takes together on the instruction set it runs on (16, or 32 on AVX2):
+// a caller that cuts nj into pieces cuts it in multiples of this, so that no band is split.
+size_t transpose_u32_band_rows();
 
 // The same for 2-byte elements (8 x 8 blocks in 128-bit registers, 32 bytes per dst row a step),
 // plain stores only.

@@ -1,10 +1,11 @@
 // The direct 4-, 2- and 1-byte transpose of the x86 Relayout (copy_turned: 16 src rows at a time
 // turned in 8 x 8 or 16 x 16 register blocks straight into dst) against naive, exactly, at every
 // Highway target and at 1 and 2 threads: sizes 0, 1, 7, 8, 9, 15, 16, 17 and primes around the
-// blocks, the 16-row bands, the 1024-element chunks, the band groups of short rows and the bound
-// of the walk pipelined across bands (src rows of 64 elements, streamed or not); negative
-// src strides and padded dsts; and dsts above the streaming size (non-temporal stores) starting
-// on a cache line, 32 bytes into one and 4 bytes into one, with rows whole lines or not.
+// blocks, the 16-row bands (32 on AVX2 where dst rows are 4 KiB apart), the 1024-element chunks,
+// the band groups of short rows and the bound of the walk pipelined across bands (src rows of 64
+// elements, streamed or not); negative src strides and padded dsts; and dsts above the streaming
+// size (non-temporal stores) starting on a cache line, 32 bytes into one and 4 bytes into one, with
+// rows whole lines or not.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -84,11 +85,12 @@ TEST_F(X86, RelayoutTurnedMatchesNaive) {
                             c.exec_layouts({transposed(rows, cols, dt)});
                 // Chunk edges along src's rows (1024, 1025, 2049), a ResNet layer's NCHW
                 // (64, 56 x 56) to NHWC and back, short rows in band groups (3 and 5 channels),
-                // and src rows around the bound of the pipelined short-row walk (64 elements).
+                // src rows around the bound of the pipelined short-row walk (64 elements), and dst
+                // rows 4 KiB or more apart (AVX2's bands of 32 src rows; last groups of 16, 24, 8).
                 const std::pair<size_t, size_t> shapes[] = {
-                        {1024, 24}, {1025, 17}, {2049, 16}, {3136, 64}, {64, 3136},
-                        {4099, 3},  {3, 4099},  {2053, 5},  {63, 257},  {64, 48},
-                        {65, 31},   {71, 16},   {72, 33},   {73, 17}};
+                        {1024, 24}, {1025, 17}, {2049, 16}, {3136, 64},  {64, 3136}, {4099, 3},
+                        {3, 4099},  {2053, 5},  {63, 257},  {64, 48},    {65, 31},   {71, 16},
+                        {72, 33},   {73, 17},   {73, 1072}, {100, 1080}, {129, 1064}};
                 for (auto [rows, cols] : shapes)
                     c.exec_layouts({transposed(rows, cols, dt)});
                 // NCHW -> NHWC and back, and a 3-D permutation that moves the unit axis.
