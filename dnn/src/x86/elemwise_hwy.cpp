@@ -294,18 +294,6 @@ struct Within {
         return outside(d, x[0], double(kLimit));
     }
 };
-struct Sin : Within<39000> {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Sin(d, x);
-    }
-};
-struct Cos : Within<39000> {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Cos(d, x);
-    }
-};
 struct Asin : Within<1> {
     template <class D, class V>
     V operator()(D d, V x) const {
@@ -434,10 +422,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<2>(mode, s, dst, n, SiluGrad()), true;
         case Mode::LOG_SUM_EXP:
             return run_double<2>(mode, s, dst, n, LogSumExp()), true;
-        case Mode::SIN:
-            return run_double<1>(mode, s, dst, n, Sin()), true;
-        case Mode::COS:
-            return run_double<1>(mode, s, dst, n, Cos()), true;
         case Mode::ASIN:
             return run_double<1>(mode, s, dst, n, Asin()), true;
         case Mode::ACOS:

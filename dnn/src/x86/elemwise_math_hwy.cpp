@@ -1,5 +1,5 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
-// instruction set like elemwise_hwy.cpp. ERF, ERFC, TAN and POW run in double lanes with
+// instruction set like elemwise_hwy.cpp. ERF, ERFC, TAN, SIN, COS and POW run in double lanes with
 // polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so do
 // ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
 // exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
@@ -63,19 +63,20 @@ constexpr double kSB[] = {1.0,
 // take the scalar formula.
 constexpr double kErfReach = 26;
 
-// ERF, ERFC, TAN and POW: double formulas of float accuracy. The contract (elemwise_f32_max_ulp):
-// each float32 result is within one float ULP of naive's, std::erf, erfc, tan or pow in double
-// rounded once to float. Naive's result is one of the two floats around the exact value (glibc's
-// double functions are within a double ULP or two of it), and so is any result less than one
-// float ULP from the exact value; so that distance below one ULP is what these formulas keep. A
-// double formula of relative error eps, rounded once to float, is within 0.5 + eps 2^24 float
-// ULPs of the exact value: eps = 2^-26 keeps it at 0.75, where fdlibm's and Highway's double
-// functions spend rational functions (divisions), long polynomials and exact range reductions on
-// 2^-53. So these are polynomials fitted to 2^-26.5 .. 2^-30 (scripts/fit_double_modes.py), with
-// no division where one can be avoided, in double lanes, where x^2 and x - k pi/2 of a float x are
-// exact or nearly so (float lanes would have to split them by hand, and each float rounding is
-// worth a quarter of the budget). Measured on every float32 input (ERF, ERFC, TAN) and on 5.3 10^8
-// POW operand pairs: at most one ULP from naive's (dnn/bench/elemwise_ulp.cpp).
+// ERF, ERFC, TAN, SIN, COS and POW: double formulas of float accuracy. The contract
+// (elemwise_f32_max_ulp): each float32 result is within one float ULP of naive's, std::erf, erfc,
+// tan, sin, cos or pow in double rounded once to float. Naive's result is one of the two floats
+// around the exact value (glibc's double functions are within a double ULP or two of it), and so is
+// any result less than one float ULP from the exact value; so that distance below one ULP is what
+// these formulas keep. A double formula of relative error eps, rounded once to float, is within
+// 0.5 + eps 2^24 float ULPs of the exact value: eps = 2^-26 keeps it at 0.75, where fdlibm's and
+// Highway's double functions spend rational functions (divisions), long polynomials and exact range
+// reductions on 2^-53. So these are polynomials fitted to 2^-26.5 .. 2^-30
+// (scripts/fit_double_modes.py), with no division where one can be avoided, in double lanes, where
+// x^2 and x - k pi/2 of a float x are exact or nearly so (float lanes would have to split them by
+// hand, and each float rounding is worth a quarter of the budget). Measured on every float32 input
+// (ERF, ERFC, TAN, SIN, COS) and on 5.3 10^8 POW operand pairs: at most one ULP from naive's
+// (dnn/bench/elemwise_ulp.cpp).
 
 // exp(t) for |t| <= 708: t = n ln 2 + r, |r| <= ln 2 / 2 (n by the 1.5 * 2^52 rounding trick,
 // r by two FMAs with ln 2 in two parts; without FMA the product's rounding costs 2^-53 * 708
@@ -475,29 +476,64 @@ struct Mod {
     }
 };
 
-// tan(x) for |x| <= kTanReach: x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (33, 33
-// and 53 bits: k P1 and k P2 are exact for k < 2^20, with or without FMA, so r keeps its relative
-// accuracy next to tan's zeros and poles, the floats nearest a multiple of pi/2 included), and
-// tan = s / c or -c / s (odd k) from sin(r) = r S(r^2) (degree 9, 2^-37.7) and cos(r) = C(r^2)
-// (degree 10, 2^-43.8): one division. Larger |x|, infinities and NaN take the scalar formula.
+// TAN, SIN and COS for |x| <= kTanReach: x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts
+// (33, 33 and 53 bits: k P1 and k P2 are exact for k < 2^20, with or without FMA, so r keeps its
+// relative accuracy next to the zeros and poles, the floats nearest a multiple of pi/2 included),
+// sin(r) = r S(r^2) (degree 9, 2^-37.7) and cos(r) = C(r^2) (degree 10, 2^-43.8); k's quadrant
+// picks and signs them: tan = s / c or -c / s (odd k), one division. Larger |x|, infinities and
+// NaN take the scalar formula. SIN and COS ran Highway's double sin and cos (a four-part
+// reduction and longer polynomials for double accuracy) at 0.6x PyTorch's float speed on AVX2.
 constexpr double kTanReach = 1048576.0;  // 2^20
 constexpr double kSinR[] = {0.9999999999954453, -0.1666666663042336, 0.008333328688325536,
                             -0.00019839177886356, 2.7171490289980913e-06};
 constexpr double kCosR[] = {0.9999999999999338,     -0.4999999999927081,    0.04166666653364069,
                             -0.0013888879932114258, 2.4798843838320754e-05, -2.716795462379592e-07};
+// x reduced by quarter turns: k (an integer in double) and r, with sin(r) and cos(r).
+template <class V>
+struct QuarterTurns {
+    V k, s, c;
+};
+template <class D, class V>
+HWY_INLINE QuarterTurns<V> quarter_turns(D d, V x) {
+    const V k = hn::Round(hn::Mul(x, hn::Set(d, 0.63661977236758134)));  // 2 / pi
+    V r = hn::NegMulAdd(k, hn::Set(d, 1.5707963267341256), x);
+    r = hn::NegMulAdd(k, hn::Set(d, 6.077100506303966e-11), r);
+    r = hn::NegMulAdd(k, hn::Set(d, 2.0222662487959506e-21), r);
+    const V u = hn::Mul(r, r);
+    return {k, hn::Mul(r, poly(d, u, kSinR)), poly(d, u, kCosR)};
+}
+// k's low bits as an integer lane: k + 1.5 * 2^52 is exact for |k| < 2^51 and holds k in the
+// low bits of its mantissa.
+template <class D, class V>
+HWY_INLINE auto quadrant_bits(D d, V k) {
+    return hn::BitCast(hn::RebindToSigned<D>(), hn::Add(k, hn::Set(d, 6755399441055744.0)));
+}
 struct Tan : Beyond<0> {
     Tan() : Beyond{kTanReach} {}
     template <class D, class V>
     V operator()(D d, V x) const {
-        const V k = hn::Round(hn::Mul(x, hn::Set(d, 0.63661977236758134)));  // 2 / pi
-        V r = hn::NegMulAdd(k, hn::Set(d, 1.5707963267341256), x);
-        r = hn::NegMulAdd(k, hn::Set(d, 6.077100506303966e-11), r);
-        r = hn::NegMulAdd(k, hn::Set(d, 2.0222662487959506e-21), r);
-        const V u = hn::Mul(r, r);
-        const V s = hn::Mul(r, poly(d, u, kSinR)), c = poly(d, u, kCosR);
+        const auto [k, s, c] = quarter_turns(d, x);
         const V h = hn::Mul(k, hn::Set(d, 0.5));
         const auto odd = hn::Ne(hn::Round(h), h);
         return hn::Div(hn::IfThenElse(odd, hn::Neg(c), s), hn::IfThenElse(odd, s, c));
+    }
+};
+// sin(x) is s, c, -s, -c and cos(x) c, -s, -c, s for k = 0, 1, 2, 3 mod 4: the odd quadrants
+// swap the two, and bit 1 of k (of k + 1 for cos) flips the sign.
+template <bool kCos>
+struct SinCos : Beyond<0> {
+    SinCos() : Beyond{kTanReach} {}
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        const hn::RebindToSigned<D> di;
+        const auto [k, s, c] = quarter_turns(d, x);
+        auto q = quadrant_bits(d, k);
+        const auto odd = hn::RebindMask(d, hn::TestBit(q, hn::Set(di, 1)));
+        if constexpr (kCos)
+            q = hn::Add(q, hn::Set(di, 1));
+        const auto sign = hn::And(hn::ShiftLeft<62>(q), hn::Set(di, INT64_MIN));
+        const V v = kCos ? hn::IfThenElse(odd, s, c) : hn::IfThenElse(odd, c, s);
+        return hn::Xor(v, hn::BitCast(d, sign));
     }
 };
 
@@ -653,6 +689,10 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<2>(mode, s, dst, n, Atan2()), true;
         case Mode::TAN:
             return run_double<1>(mode, s, dst, n, Tan()), true;
+        case Mode::SIN:
+            return run_double<1>(mode, s, dst, n, SinCos<false>()), true;
+        case Mode::COS:
+            return run_double<1>(mode, s, dst, n, SinCos<true>()), true;
         case Mode::ERF:
             return run_double<1>(mode, s, dst, n, Erf()), true;
         case Mode::ERFC:
@@ -734,6 +774,8 @@ int elemwise_f32_max_ulp(elemwise::Mode mode) {
         case M::POW:
         case M::ATAN2:
         case M::TAN:
+        case M::SIN:
+        case M::COS:
         case M::ERF:
         case M::ERFC:
         case M::ERFINV:

@@ -1,5 +1,5 @@
-// The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, the erf family, EXP, GELU and its
-// gradient, SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float, MOD,
+// The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, SIN, COS, the erf family, EXP, GELU
+// and its gradient, SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float, MOD,
 // TRUE_DIV of int32) against naive: the distance in float32 ULPs, which must stay within
 // elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values; the float
 // formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros, exact
@@ -142,10 +142,11 @@ TEST_F(X86, ElemwiseMathUnaryWithinDocumentedUlps) {
     };
     for (Case c :
          {Case{Mode::EXP, -88, 89}, Case{Mode::EXP, -1, 1}, Case{Mode::EXP, -104, -86},
-          Case{Mode::TAN, -8, 8}, Case{Mode::TAN, -40000, 40000}, Case{Mode::ERF, -7, 7},
-          Case{Mode::ERF, -1e-3, 1e-3}, Case{Mode::ERFC, -7, 30}, Case{Mode::ERFINV, -1, 1},
-          Case{Mode::ERFCINV, 0, 2}, Case{Mode::ERFCINV, 0, 1e-6}, Case{Mode::GELU, -40, 40},
-          Case{Mode::GELU, -3, 3}}) {
+          Case{Mode::TAN, -8, 8}, Case{Mode::TAN, -40000, 40000}, Case{Mode::SIN, -8, 8},
+          Case{Mode::SIN, -1e-6, 1e-6}, Case{Mode::SIN, -40000, 40000}, Case{Mode::COS, -8, 8},
+          Case{Mode::COS, -2e6, 2e6}, Case{Mode::ERF, -7, 7}, Case{Mode::ERF, -1e-3, 1e-3},
+          Case{Mode::ERFC, -7, 30}, Case{Mode::ERFINV, -1, 1}, Case{Mode::ERFCINV, 0, 2},
+          Case{Mode::ERFCINV, 0, 1e-6}, Case{Mode::GELU, -40, 40}, Case{Mode::GELU, -3, 3}}) {
         (void)max_ulps(*handle, c.mode, {sweep(c.lo, c.hi, kN)});
     }
     // ERFINV's tail next to +-1, where 1 - |y| is a few float ULPs.
@@ -373,11 +374,11 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
 
 // The double formulas' per-vector shortcuts: POW marks the lanes naive's formula redoes from the
 // logarithm its value computes (with_special), which must mark what its own check marks: zero,
-// non-finite and exp-overflowing operands. TAN marks only lanes past 2^20, NaN and infinities
-// (its poles are the vector formula's: -cos / sin). ERF and ERFC compute a range only where a
-// vector holds a lane of it, and ERFC's far tail (x > 4) only where one needs it: a single lane
-// of each range, at the borders and past the clamp, at every position of a vector, among lanes of
-// another range, for lengths around AVX-512's and AVX2's vectors and a tail.
+// non-finite and exp-overflowing operands. TAN, SIN and COS mark only lanes past 2^20, NaN and
+// infinities (TAN's poles are the vector formula's: -cos / sin). ERF and ERFC compute a range only
+// where a vector holds a lane of it, and ERFC's far tail (x > 4) only where one needs it: a single
+// lane of each range, at the borders and past the clamp, at every position of a vector, among
+// lanes of another range, for lengths around AVX-512's and AVX2's vectors and a tail.
 TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
     std::mt19937 rng(21);
     const double pole = std::numbers::pi / 2;
@@ -387,7 +388,8 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
         for (size_t at = 0; at < n; at += 3) {
             auto x = random_values(n, -1.2, 1.2, rng);
             x[at] = tan_odd[at % tan_odd.size()];
-            (void)max_ulps(*handle, Mode::TAN, {x});
+            for (Mode m : {Mode::TAN, Mode::SIN, Mode::COS})
+                (void)max_ulps(*handle, m, {x});
             auto a = random_values(n, 0.5, 4, rng), b = random_values(n, -5, 5, rng);
             const double odd_a[] = {0.0, -0.0, INFINITY, NAN, 1e30, -3, 2};
             const double odd_b[] = {2, -1, 1, 1, 40, 3, 1e4};
@@ -436,16 +438,16 @@ TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #endif
 }
 
-// ERF, ERFC, TAN, POW, ERFINV and ERFCINV compute in double lanes to float accuracy (polynomials
-// of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), each result within one float ULP of
-// naive's. The
-// exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max 1); here a dense
-// deterministic sample at each Highway target: every 4093rd float32 bit pattern (a million, all
-// binades of both signs, subnormals, infinities and NaNs included), the floats next to each
-// formula's borders (ERF's 1 and 4, ERFC's far tail at 4 and its end at 26, TAN's multiples of
-// pi/4 up to its reach 2^20, where its reduction and quotient turn, and the reach itself), and for
-// POW bases spread over every binade with exponents whose b ln a spans float's range of results,
-// negative bases with integral and other exponents, and C99's special cases of pow (as naive's).
+// ERF, ERFC, TAN, SIN, COS, POW, ERFINV and ERFCINV compute in double lanes to float accuracy
+// (polynomials of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), each result within one
+// float ULP of naive's. The exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max
+// 1); here a dense deterministic sample at each Highway target: every 4093rd float32 bit pattern
+// (a million, all binades of both signs, subnormals, infinities and NaNs included), the floats
+// next to each formula's borders (ERF's 1 and 4, ERFC's far tail at 4 and its end at 26, the
+// multiples of pi/4 up to the reach 2^20 of TAN, SIN and COS, where their reduction and quadrants
+// turn, and the reach itself), and for POW bases spread over every binade with exponents whose
+// b ln a spans float's range of results, negative bases with integral and other exponents, and
+// C99's special cases of pow (as naive's).
 TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
     std::vector<double> x;
     for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093)
@@ -499,6 +501,8 @@ TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
         (void)max_ulps(*handle, Mode::ERF, {x});
         (void)max_ulps(*handle, Mode::ERFC, {x});
         (void)max_ulps(*handle, Mode::TAN, {t});
+        (void)max_ulps(*handle, Mode::SIN, {t});
+        (void)max_ulps(*handle, Mode::COS, {t});
         (void)max_ulps(*handle, Mode::POW, {a, b});
         (void)max_ulps(*handle, Mode::ERFINV, {x});
         (void)max_ulps(*handle, Mode::ERFCINV, {x});
@@ -507,7 +511,8 @@ TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
 #ifdef NEOMEG_WITH_DNNL
     for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
 #endif
-    for (Mode m : {Mode::ERF, Mode::ERFC, Mode::TAN, Mode::POW, Mode::ERFINV, Mode::ERFCINV})
+    for (Mode m : {Mode::ERF, Mode::ERFC, Mode::TAN, Mode::SIN, Mode::COS, Mode::POW, Mode::ERFINV,
+                   Mode::ERFCINV})
         EXPECT_EQ(x86::elemwise_f32_max_ulp(m), 1) << param::to_string(m);
 }
 
@@ -666,9 +671,9 @@ TEST_F(X86, ElemwiseMathModesDoNotWarn) {
     x86::forget_naive_warnings();
     testing::internal::CaptureStderr();
     std::mt19937 rng(3);
-    for (Mode m :
-         {Mode::EXP, Mode::POW, Mode::MOD, Mode::FLOOR_DIV, Mode::TAN, Mode::ERF, Mode::ERFC,
-          Mode::ERFINV, Mode::ERFCINV, Mode::GELU, Mode::GELU_GRAD, Mode::SIGMOID, Mode::SILU}) {
+    for (Mode m : {Mode::EXP, Mode::POW, Mode::MOD, Mode::FLOOR_DIV, Mode::TAN, Mode::SIN,
+                   Mode::COS, Mode::ERF, Mode::ERFC, Mode::ERFINV, Mode::ERFCINV, Mode::GELU,
+                   Mode::GELU_GRAD, Mode::SIGMOID, Mode::SILU}) {
         std::vector<HostTensor> in;
         for (size_t i = 0; i < arity(m); ++i)
             in.push_back(HostTensor::from({64}, random_values(64, 0.1, 0.9, rng)));
