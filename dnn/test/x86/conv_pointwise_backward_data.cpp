@@ -2,10 +2,11 @@
 // transposed (src/x86/conv_pointwise_backward_data.h) against naive: 1-D, 2-D and 3-D images either
 // side of kMinPointwiseGemmPixels, IC above, equal to and below OC, odd channel counts (a side of
 // 32 or fewer runs blocked below AVX-512 instead), batch 1, both modes, one and two threads,
-// filters small (ElementCopy) and large (oneDNN's reorder) and a strided filter view; strided diff or grad, which keep the backward primitive. The gradient
-// starts as garbage, so a kernel that accumulated into it instead of writing it shows. A filter
-// with a storage identity is served from the WeightCache (transposed) from its second call, and
-// after a write into it (a new version) gives the new result.
+// filters small (ElementCopy) and large (oneDNN's reorder) and a strided filter view; strided
+// diff or grad, which keep the backward primitive. The gradient starts as garbage, so a kernel
+// that accumulated into it instead of writing it shows. A filter with a storage identity is
+// served from the WeightCache (transposed) from its second call, and after a write into it (a new
+// version) gives the new result.
 #ifdef NEOMEG_WITH_DNNL
 #include <optional>
 #include <random>
