@@ -1,5 +1,7 @@
 #include "src/x86/conv_common.h"
 
+#include <algorithm>
+
 #include "neomeg/dnn/channels_last.h"
 
 namespace neomeg::dnn::x86 {
@@ -37,6 +39,12 @@ size_t spatial_size(const TensorLayout& l) {
 
 }  // namespace
 
+bool has_avx512_core() {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()),
+               want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & want) == want;
+}
+
 std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& src,
                                       const TensorLayout& filter, const TensorLayout& dst) {
     for (const TensorLayout* l : {&src, &filter, &dst})
@@ -55,6 +63,7 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
     g.flip = args.flip;
     g.depthwise = g.group > 1 && src[1] == g.group;
     g.pointwise = g.group == 1;
+    g.min_channels = std::min(src[1], dst[1]);
     for (size_t d = 0; d < spatial; ++d)
         g.pointwise = g.pointwise && filter[2 + d] == 1 && g.stride[d] == 1 && g.pad[d] == 0;
     return g;
@@ -91,7 +100,7 @@ bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l) {
         case ConvPass::forward:
         case ConvPass::forward_const_filter:
         case ConvPass::backward_data:
-            return true;
+            return g.min_channels > kMaxBlockedPointwiseChannels || has_avx512_core();
         case ConvPass::backward_filter:
             return l[0] >= 2 && spatial_size(l) >= kMinPointwiseFilterGemmPixels &&
                    spatial_size(l) < kMaxPointwiseFilterGemmPixels;

@@ -20,6 +20,8 @@ struct ConvDims {
     bool pointwise = false;
     // One group per input channel (any channel multiplier).
     bool depthwise = false;
+    // The fewer of the input's and the output's channels (pointwise_gemm's AVX2 case).
+    size_t min_channels = 0;
 };
 
 // The geometry, or nullopt where the kernels decline: src/filter/dst (in a backward op, the
@@ -29,6 +31,10 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
                                       const TensorLayout& filter, const TensorLayout& dst);
 
 dnnl::primitive_attr user_scratchpad();
+
+// Whether oneDNN runs its AVX-512 kernels here (ONEDNN_MAX_CPU_ISA caps the answer): the 1x1
+// plans' choices differ below it (kMaxBlockedPointwiseChannels, conv_pointwise_matmul.h).
+bool has_avx512_core();
 
 // A descriptor that lets the primitive choose the layout (format_tag::any), in the tensor's dtype.
 memory::desc any_desc(const TensorLayout& l);
@@ -62,12 +68,20 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // noise). On 12x12 and 14x14 (144 and 196 pixels) the two tied within the noise and stay blocked;
 // batch 1 too (256->64 on 56x56: gemm 1.4x slower at one thread). docs/x86-backend.md, "Pointwise
 // filter gradient on gemm from 256 pixels".
+// Below AVX-512 (AVX2: oneDNN 2.6's sgemm and its jit_1x1:avx2 kernel on 8-channel blocks) the
+// forward and input gradient stay blocked where either activation has at most
+// kMaxBlockedPointwiseChannels channels: on 32->64 32x32 images at batch 32 gemm took 2.9-3.1 ms
+// (one thread) against 2.4-2.6 for the blocked kernel with its reorders, while from 64 channels on
+// (64->64 56x56, 128->128 16x16, ...) gemm won by 1.3-1.5x there too. AVX-512 keeps gemm on them.
+// docs/x86-backend.md, "Small pointwise images on AVX2: sgemm matmul; 32 channels blocked".
+inline constexpr size_t kMaxBlockedPointwiseChannels = 32;
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 inline constexpr size_t kMinPointwiseFilterGemmPixels = 256;
 inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // (Below kMinPointwiseGemmPixels, a forward or input gradient whose pixels are a multiple of 16,
-// 8x8 and 4x4 among them, runs as one batched matmul instead: conv_pointwise_matmul.h.)
+// 8x8 and 4x4 among them, and below AVX-512 any count from 64, runs as one batched matmul
+// instead: conv_pointwise_matmul.h.)
 // any_desc, or the plain layout where pointwise_gemm says so.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);
 

@@ -1,11 +1,12 @@
 // The pointwise float32 input gradient run as the forward gemm convolution with the filter read
 // transposed (src/x86/conv_pointwise_backward_data.h) against naive: 1-D, 2-D and 3-D images either
-// side of kMinPointwiseGemmPixels, IC above, equal to and below OC, odd channel counts, batch 1,
-// both modes, one and two threads, filters small (ElementCopy) and large (oneDNN's reorder) and a
-// strided filter view; strided diff or grad, which keep the backward primitive. The gradient
-// starts as garbage, so a kernel that accumulated into it instead of writing it shows. A filter
-// with a storage identity is served from the WeightCache (transposed) from its second call, and
-// after a write into it (a new version) gives the new result.
+// side of kMinPointwiseGemmPixels, IC above, equal to and below OC, odd channel counts (a side of
+// 32 or fewer runs blocked below AVX-512 instead), batch 1, both modes, one and two threads,
+// filters small (ElementCopy) and large (oneDNN's reorder) and a strided filter view; strided
+// diff or grad, which keep the backward primitive. The gradient starts as garbage, so a kernel
+// that accumulated into it instead of writing it shows. A filter with a storage identity is
+// served from the WeightCache (transposed) from its second call, and after a write into it (a new
+// version) gives the new result.
 #ifdef NEOMEG_WITH_DNNL
 #include <optional>
 #include <random>
@@ -59,21 +60,26 @@ bool as_forward(const std::string& kernel) {
 }  // namespace
 
 TEST_F(X86, ConvolutionPointwiseBackwardDataAsForward) {
-    static_assert(x86::kMinPointwiseGemmPixels == 128, "the shapes below straddle the bound");
+    static_assert(x86::kMinPointwiseGemmPixels == 128 && x86::kMaxBlockedPointwiseChannels == 32,
+                  "the shapes below straddle the bounds");
     struct Shape {
         ConvCase k;  // src is grad's shape, filter (OC, IC, 1...)
         bool forward;
     };
     const std::vector<Shape> shapes = {
-            // IC > OC, at and below 128 pixels.
-            {{{2, 37, 8, 16}, {5, 37, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
-            {{{2, 37, 8, 15}, {5, 37, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
-            {{{3, 33, 128}, {17, 33, 1}, conv_param({1}, {0}, {1})}, true},
-            {{{3, 33, 127}, {17, 33, 1}, conv_param({1}, {0}, {1})}, false},
-            {{{2, 9, 2, 8, 8}, {7, 9, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})}, true},
-            {{{1, 64, 13, 11}, {31, 64, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            // IC > OC, at and below 128 pixels; both above kMaxBlockedPointwiseChannels.
+            {{{2, 67, 8, 16}, {35, 67, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
+            {{{2, 67, 8, 15}, {35, 67, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{3, 67, 128}, {35, 67, 1}, conv_param({1}, {0}, {1})}, true},
+            {{{3, 67, 127}, {35, 67, 1}, conv_param({1}, {0}, {1})}, false},
+            {{{2, 41, 2, 8, 8}, {33, 41, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+             true},
+            {{{1, 64, 13, 11}, {33, 64, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             // Dilation leaves a 1x1 filter pointwise.
-            {{{2, 18, 12, 12}, {17, 18, 1, 1}, conv_param({1, 1}, {0, 0}, {3, 2})}, true},
+            {{{2, 50, 12, 12}, {33, 50, 1, 1}, conv_param({1, 1}, {0, 0}, {3, 2})}, true},
+            // 32 channels or fewer on a side: the blocked kernel below AVX-512 (conv_common.h).
+            {{{2, 37, 8, 16}, {5, 37, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+             x86::has_avx512_core()},
             // A 200 x 96 filter (75 KiB): the transpose is oneDNN's reorder, not ElementCopy.
             {{{2, 200, 12, 12}, {96, 200, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             // IC == OC and IC < OC keep the backward primitive.

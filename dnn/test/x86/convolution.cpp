@@ -6,6 +6,7 @@
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "neomeg/dnn/param_base.h"
+#include "src/x86/conv_common.h"
 #include "x86/omp_threads.h"
 #include "x86/x86_test.h"
 
@@ -206,16 +207,23 @@ TEST_F(X86, ConvolutionEmptyChannelsRunNaive) {
 }
 
 // Pointwise convolutions on both sides of conv_common.h's kMinPointwiseGemmPixels (127 and 128
-// pixels in 1-D, 120 and 128 in 2-D, 126 and 128 in 3-D, 132), at one and two threads, each pass
-// on contiguous tensors, on padded inputs and outputs, and on an NHWC view: whatever layout the
-// pass runs in, the results are naive's.
+// pixels in 1-D, 120 and 128 in 2-D, 126 and 128 in 3-D, 132) and, above it, of
+// kMaxBlockedPointwiseChannels (32 and 33 channels, fewer in or out), at one and two threads, each
+// pass on contiguous tensors, on padded inputs and outputs, and on an NHWC view: whatever layout
+// the pass runs in, the results are naive's.
 TEST_F(X86, ConvolutionPointwiseBothSidesOfTheGemmBound) {
+    static_assert(x86::kMinPointwiseGemmPixels == 128 && x86::kMaxBlockedPointwiseChannels == 32,
+                  "the shapes below straddle the bounds");
     const std::vector<Case> pointwise = {
             {{3, 17, 127}, {33, 17, 1}, conv_param({1}, {0}, {1})},
             {{3, 17, 128}, {33, 17, 1}, conv_param({1}, {0}, {1})},
             {{2, 19, 8, 15}, {16, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
             {{2, 19, 8, 16}, {16, 19, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
             {{2, 16, 11, 12}, {5, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 32, 8, 16}, {48, 32, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 48, 8, 16}, {32, 48, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 33, 8, 16}, {40, 33, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{2, 40, 8, 16}, {33, 40, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
             {{2, 7, 3, 6, 7}, {9, 7, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
             {{2, 7, 2, 8, 8}, {9, 7, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
     };
