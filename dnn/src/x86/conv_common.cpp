@@ -93,17 +93,20 @@ bool nhwc_pinned(const TensorLayout& l, const ConvDims& g, const TensorLayout& p
 }
 
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l) {
-    if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous() ||
-        spatial_size(l) < kMinPointwiseGemmPixels)
+    if (!g.pointwise || l.dtype != dtype::Float32 || !l.is_contiguous())
         return false;
+    const size_t pixels = spatial_size(l);
     switch (pass) {
         case ConvPass::forward:
         case ConvPass::forward_const_filter:
         case ConvPass::backward_data:
-            return g.min_channels > kMaxBlockedPointwiseChannels || has_avx512_core();
+            return pixels >= kMinPointwiseGemmPixels &&
+                   (g.min_channels > kMaxBlockedPointwiseChannels || has_avx512_core());
         case ConvPass::backward_filter:
-            return l[0] >= 2 && spatial_size(l) >= kMinPointwiseFilterGemmPixels &&
-                   spatial_size(l) < kMaxPointwiseFilterGemmPixels;
+            if (!has_avx512_core())
+                return pixels >= kMinPointwiseFilterGemmPixelsAvx2;
+            return l[0] >= 2 && pixels >= kMinPointwiseFilterGemmPixels &&
+                   pixels < kMaxPointwiseFilterGemmPixels;
     }
     return false;
 }

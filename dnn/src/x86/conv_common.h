@@ -75,9 +75,18 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // (64->64 56x56, 128->128 16x16, ...) gemm won by 1.3-1.5x there too. AVX-512 keeps gemm on them.
 // docs/x86-backend.md, "Small pointwise images on AVX2: sgemm matmul; 32 channels blocked".
 inline constexpr size_t kMaxBlockedPointwiseChannels = 32;
+// The filter-gradient rules above were measured on AVX-512, where the blocked kernel is jit_1x1
+// on 16-channel blocks. Where oneDNN runs no AVX-512 kernels (has_avx512_core(): an AVX2-only Zen
+// 3), its AVX2 jit_1x1 kernel plus the reorders, whole or per image, lost to gemm on plain NCHW on
+// the float32 1x1 filter gradients from 10x10 images up (0.70-0.95x at one thread: 32->64 on
+// 32x32 by 1.3x, 256->1024 on 14x14 by 1.2x), batch 1 included; on 8x8 the two tied, on 7x7 and
+// 4x4 gemm tied or lost. So there the filter gradient runs gemm from
+// kMinPointwiseFilterGemmPixelsAvx2 pixels, any batch, and never per image. docs/x86-backend.md,
+// "Pointwise filter gradient on gemm below AVX-512".
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 inline constexpr size_t kMinPointwiseFilterGemmPixels = 256;
 inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
+inline constexpr size_t kMinPointwiseFilterGemmPixelsAvx2 = 64;
 bool pointwise_gemm(ConvPass pass, const ConvDims& g, const TensorLayout& l);
 // (Below kMinPointwiseGemmPixels, a forward or input gradient whose pixels are a multiple of 16,
 // 8x8 and 4x4 among them, and below AVX-512 any count from 64, runs as one batched matmul

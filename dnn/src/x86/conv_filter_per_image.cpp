@@ -76,7 +76,7 @@ bool pointwise_filter_per_image(const ConvDims& g, std::span<const TensorLayout>
                                 std::span<const TensorLayout> out) {
     const TensorLayout &src = in[0], &diff = in[1], &grad = out[0];
     const size_t pixels = pixels_per_image(src);
-    if (!g.pointwise || src[0] < 2 || pixels < kMinFilterPerImagePixels)
+    if (!g.pointwise || src[0] < 2 || pixels < kMinFilterPerImagePixels || !has_avx512_core())
         return false;
     if (omp_get_max_threads() > 1 && (src[1] + diff[1]) * pixels < kMinFilterPerImageFloatsThreaded)
         return false;

@@ -33,7 +33,9 @@ inline constexpr size_t kMinFilterPerImageFloatsThreaded = size_t(1) << 18;
 // Whether the filter gradient in = {src, diff}, out = {grad} runs per image: a pointwise
 // convolution (ConvDims::pointwise) of float32 contiguous tensors (a strided or channels-last one
 // is copied whole by its operand anyway), at least two images of at least kMinFilterPerImagePixels,
-// and above one thread (omp_get_max_threads() when planned) kMinFilterPerImageFloatsThreaded.
+// and above one thread (omp_get_max_threads() when planned) kMinFilterPerImageFloatsThreaded; only
+// where oneDNN runs AVX-512 kernels (has_avx512_core()): below it gemm on the whole batch won
+// (conv_common.h, pointwise_gemm).
 bool pointwise_filter_per_image(const ConvDims& g, std::span<const TensorLayout> in,
                                 std::span<const TensorLayout> out);
 

@@ -3,6 +3,8 @@
 // counts and batches, both modes, one and two threads; batch 1 and strided inputs, which run whole;
 // gradients large enough to leave the blocked weights through BlockTranspose (split across two
 // threads past its grain); below the per-image bound, the whole batch on oneDNN's gemm kernel.
+// Where oneDNN runs no AVX-512 kernels every pointwise one from 64 pixels runs gemm whole instead
+// (conv_common.h's pointwise_gemm), so the per-image expectations hold on AVX-512 only.
 // The gradient starts as garbage, so a first image that did not overwrite it, or a later one that
 // overwrote instead of adding, shows.
 #include <random>
@@ -85,7 +87,8 @@ TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {
                 std::string kernel = check(*handle, k, f32(k.src), f32(conv_dst_shape(k)));
                 const size_t floats =
                         (k.src[1] + k.filter[0]) * (k.src.total_nr_elems() / k.src[0] / k.src[1]);
-                const bool want = shape.per_image && (threads == 1 || floats >= 262144);
+                const bool want = shape.per_image && x86::has_avx512_core() &&
+                                  (threads == 1 || floats >= 262144);
                 EXPECT_EQ(kernel.find("per image") != std::string::npos, want)
                         << kernel << " threads " << threads;
             }
@@ -113,47 +116,64 @@ TEST_F(X86, ConvolutionFilterPerImageNotForStridedViews) {
 
 // Below the per-image bound, from kMinPointwiseFilterGemmPixels, a filter gradient of at least two
 // contiguous images runs oneDNN's gemm kernel on the plain tensors (conv_common.h's
-// pointwise_gemm); batch 1 and images outside [256, 512) pixels do not. Each case
-// also asserts which path ran, at one and two threads (the rule does not read the thread count,
-// the per-image one above it does).
+// pointwise_gemm); batch 1 and images outside [256, 512) pixels do not. Where oneDNN runs no
+// AVX-512 kernels, every contiguous pointwise one of at least kMinPointwiseFilterGemmPixelsAvx2
+// pixels does, any batch. Each case asserts which path ran under the rule of the ISA oneDNN
+// reports, at one and two threads (the rule does not read the thread count, the per-image one
+// above it does).
 TEST_F(X86, ConvolutionFilterGemmBelowPerImageBound) {
-    static_assert(
-            x86::kMinPointwiseFilterGemmPixels == 256 && x86::kMaxPointwiseFilterGemmPixels == 512,
-            "the shapes below straddle both bounds");
+    static_assert(x86::kMinPointwiseFilterGemmPixels == 256 &&
+                          x86::kMaxPointwiseFilterGemmPixels == 512 &&
+                          x86::kMinPointwiseFilterGemmPixelsAvx2 == 64,
+                  "the shapes below straddle the bounds");
+    // gemm: with AVX-512 kernels; gemm_avx2: without.
     struct Shape {
         ConvCase k;
-        bool gemm;
+        bool gemm, gemm_avx2 = gemm;
     };
     const std::vector<Shape> shapes = {
             {{{2, 7, 16, 31}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             {{{3, 5, 7, 73}, {33, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
             // 512 pixels: per image at one thread, whole and blocked at two.
-            {{{2, 7, 16, 32}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 7, 16, 32}, {13, 7, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
             {{{2, 17, 16, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
-            {{{2, 17, 15, 17}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
-            {{{2, 17, 255}, {19, 17, 1}, conv_param({1}, {0}, {1})}, false},
+            {{{2, 17, 15, 17}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
+            {{{2, 17, 255}, {19, 17, 1}, conv_param({1}, {0}, {1})}, false, true},
             {{{3, 17, 256}, {19, 17, 1}, conv_param({1}, {0}, {1})}, true},
             // 128 pixels: gemm in the other passes, not in this one.
-            {{{2, 17, 8, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 17, 8, 16}, {19, 17, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
+            // Either side of the bound without AVX-512: 64 and 63 pixels, 1-D and 2-D.
+            {{{3, 9, 8, 8}, {11, 9, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
+            {{{3, 9, 7, 9}, {11, 9, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, false},
+            {{{2, 33, 64}, {5, 33, 1}, conv_param({1}, {0}, {1})}, false, true},
+            {{{2, 33, 63}, {5, 33, 1}, conv_param({1}, {0}, {1})}, false, false},
             {{{2, 4, 4, 8, 8}, {17, 4, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
              true},
             {{{2, 3, 16, 17}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
-            {{{2, 3, 12, 12}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            {{{2, 3, 12, 12}, {1, 3, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
             {{{2, 16, 24, 12}, {16, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {2, 2})}, true},
             // 128 x 128 channels: the kernel's and the bench's shape, on 16x16.
             {{{2, 128, 16, 16}, {128, 128, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, true},
-            // Batch 1 stays blocked.
-            {{{1, 16, 16, 16}, {24, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false},
+            // Batch 1 stays blocked with AVX-512 kernels.
+            {{{1, 16, 16, 16}, {24, 16, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
+            {{{1, 5, 8, 8}, {7, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
+            // Large images: per image with AVX-512 kernels (the test above), gemm without.
+            {{{2, 8, 40, 40}, {24, 8, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})}, false, true},
+            {{{2, 3, 4, 16, 16}, {6, 3, 1, 1, 1}, conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+             false,
+             true},
             // Not pointwise: a 3x3 filter, and a 1x1 one at stride 2 (576 pixels in, 144 out).
             {{{2, 3, 12, 12}, {5, 3, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})}, false},
             {{{2, 3, 24, 24}, {5, 3, 1, 1}, conv_param({2, 2}, {0, 0}, {1, 1})}, false},
     };
+    const bool avx512 = x86::has_avx512_core();
     for (int threads : {1, 2}) {
         ScopedOmpThreads scope(threads);
         for (const Shape& shape : shapes)
             for (const ConvCase& k : conv_both_modes({shape.k})) {
                 std::string kernel = check(*handle, k, f32(k.src), f32(conv_dst_shape(k)));
-                EXPECT_EQ(kernel.find("gemm") != std::string::npos, shape.gemm)
+                EXPECT_EQ(kernel.find("gemm") != std::string::npos,
+                          avx512 ? shape.gemm : shape.gemm_avx2)
                         << kernel << " threads " << threads << " src " << k.src.to_string();
             }
     }
