@@ -13,6 +13,7 @@
 
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
+#include "src/x86/conv_common.h"
 #include "src/x86/conv_pointwise_matmul.h"
 #include "src/x86/weight_cache.h"
 #include "x86/omp_threads.h"
@@ -29,9 +30,7 @@ TensorLayout f32(const TensorShape& s) {
 
 // Whether oneDNN's matmul has its brgemm kernel here (float32 needs AVX-512); below, its gemm.
 bool has_brgemm() {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()),
-               want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    return (isa & want) == want;
+    return x86::has_avx512_core();
 }
 
 bool as_matmul(const std::string& kernel) {
