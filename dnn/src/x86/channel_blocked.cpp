@@ -132,14 +132,9 @@ private:
 // oneDNN's f32 convolutions run on 16-channel blocks where the CPU has AVX-512 and on 8-channel
 // blocks with AVX2 (what format_tag::any picks for them); ONEDNN_MAX_CPU_ISA caps the answer.
 size_t HandleImpl::preferred_channel_block() const {
-    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    auto has = [isa](dnnl::cpu_isa want) {
-        auto w = static_cast<unsigned>(want);
-        return (isa & w) == w;
-    };
-    if (has(dnnl::cpu_isa::avx512_core))
+    if (has_avx512_core())
         return 16;
-    if (has(dnnl::cpu_isa::avx2))
+    if (onednn_runs_isa(dnnl::cpu_isa::avx2))
         return 8;
     return 0;
 }

@@ -39,10 +39,15 @@ size_t spatial_size(const TensorLayout& l) {
 
 }  // namespace
 
-bool has_avx512_core() {
+bool onednn_runs_isa(dnnl::cpu_isa want) {
+    // cpu_isa values are bit sets: each ISA's bits include those of the ISAs below it.
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()),
-               want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    return (isa & want) == want;
+               w = static_cast<unsigned>(want);
+    return (isa & w) == w;
+}
+
+bool has_avx512_core() {
+    return onednn_runs_isa(dnnl::cpu_isa::avx512_core);
 }
 
 std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& src,

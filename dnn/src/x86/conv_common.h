@@ -32,6 +32,10 @@ std::optional<ConvDims> conv_geometry(const ConvArgs& args, const TensorLayout& 
 
 dnnl::primitive_attr user_scratchpad();
 
+// Whether oneDNN runs kernels of ISA `want` here, as get_effective_cpu_isa() says (which
+// ONEDNN_MAX_CPU_ISA caps).
+bool onednn_runs_isa(dnnl::cpu_isa want);
+
 // Whether oneDNN runs its AVX-512 kernels here (ONEDNN_MAX_CPU_ISA caps the answer): the 1x1
 // plans' choices differ below it (kMaxBlockedPointwiseChannels, conv_pointwise_matmul.h).
 bool has_avx512_core();

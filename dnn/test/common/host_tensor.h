@@ -58,6 +58,11 @@ private:
 // Uniform random values in [lo, hi); integer dtypes get integers, bool gets 0/1.
 void fill_uniform(HostTensor& t, double lo, double hi, std::mt19937& rng);
 
+// Shape `s` as a contiguous float32 layout.
+inline TensorLayout f32(const TensorShape& s) {
+    return TensorLayout(s, dtype::Float32);
+}
+
 // A tensor of layout `l` with uniform random values in [-1, 1).
 HostTensor random_tensor(const TensorLayout& l, std::mt19937& rng);
 

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <set>
 
+#include "common/host_tensor.h"
 #include "src/cuda/conv_graph_spec.h"
 
 using namespace neomeg::dnn;
 using namespace neomeg::dnn::cuda;
+using neomeg::dnn::test::f32;
 
 namespace {
 
@@ -19,10 +21,6 @@ using V = std::vector<int64_t>;
 ConvArgs args2d(std::vector<int32_t> stride, std::vector<int32_t> pad, std::vector<int32_t> dil,
                 uint32_t group = 1, bool flip = false) {
     return {flip, std::move(stride), std::move(pad), std::move(dil), group};
-}
-
-TensorLayout f32(const TensorShape& s) {
-    return TensorLayout(s, dtype::Float32);
 }
 
 // A forward 3x3 convolution, stride 2, padding 1: (2, 4, 9, 9) * (6, 4, 3, 3) -> (2, 6, 5, 5).

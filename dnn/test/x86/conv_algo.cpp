@@ -53,10 +53,6 @@ param::Convolution conv3x3(int stride) {
     return p;
 }
 
-TensorLayout f32(const TensorShape& s) {
-    return TensorLayout(s, dtype::Float32);
-}
-
 // The largest difference from naive over the output's largest magnitude.
 double scaled_error(const HostTensor& got, const HostTensor& want) {
     auto g = got.values(), w = want.values();

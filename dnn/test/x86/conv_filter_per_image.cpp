@@ -42,10 +42,6 @@ std::string check(Handle& handle, const ConvCase& k, const TensorLayout& src,
     return last_kernel(*op);
 }
 
-TensorLayout f32(const TensorShape& s) {
-    return TensorLayout(s, dtype::Float32);
-}
-
 }  // namespace
 
 TEST_F(X86, ConvolutionFilterPerImageMatchesNaive) {

@@ -23,10 +23,6 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-TensorLayout f32(const TensorShape& s) {
-    return TensorLayout(s, dtype::Float32);
-}
-
 // Runs the input gradient of `k` from a filter and diff of these layouts into a grad of layout
 // `grad_l` filled with garbage, `calls` times on the same values (the filter tagged with `id`
 // where given), compares each result with naive's, and returns the x86 kernel's name.

@@ -24,10 +24,6 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-TensorLayout f32(const TensorShape& s) {
-    return TensorLayout(s, dtype::Float32);
-}
-
 // Whether oneDNN's matmul has its brgemm kernel here (float32 needs AVX-512); below, its gemm.
 bool has_brgemm() {
     return x86::has_avx512_core();
