@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "neomeg/dnn/operator.h"
@@ -37,6 +38,37 @@ inline void check_pooled(const OperatorBase& op, const TensorLayout& pooled, con
                   ", ", pw, "), got ", pooled.to_string());
     NM_OP_REQUIRE(op, DTypeError, pooled.dtype == dt, name, " ", pooled.to_string(),
                   " must have dtype ", dt.name());
+}
+
+// The forward's outputs from src (N, C, H, W) and rois (K, 5): dst (K, C, ph, pw) of src's dtype
+// and an int32 index of that shape. `p` holds pooled_height and pooled_width.
+template <class Param>
+void deduce_pooled(const OperatorBase& op, const Param& p, std::span<const TensorLayout> inputs,
+                   std::span<TensorLayout> outputs) {
+    const TensorLayout& src = inputs[0];
+    check_image(op, src, "src");
+    const size_t k = check_rois(op, inputs[1]);
+    const TensorShape shape{k, src.shape[1], p.pooled_height, p.pooled_width};
+    outputs[0] = TensorLayout(shape, src.dtype);
+    outputs[1] = TensorLayout(shape, dtype::Int32);
+}
+
+// The backward's grad from diff, rois and index: grad's shape (N, C, H, W) comes from the caller,
+// since diff does not determine it; its dtype is diff's.
+template <class Param>
+void deduce_image_grad(const OperatorBase& op, const Param& p, std::span<const TensorLayout> inputs,
+                       std::span<TensorLayout> outputs) {
+    const TensorLayout &diff = inputs[0], &index = inputs[2];
+    const size_t k = check_rois(op, inputs[1]);
+    TensorLayout& grad = outputs[0];
+    NM_OP_REQUIRE(op, ShapeError, grad.ndim == 4, "grad must be NCHW (4-D), got shape ",
+                  grad.TensorShape::to_string());
+    check_image(op, TensorLayout(grad, diff.dtype), "grad");
+    const size_t c = grad.shape[1], ph = p.pooled_height, pw = p.pooled_width;
+    check_pooled(op, diff, "diff", k, c, ph, pw, diff.dtype);
+    check_pooled(op, index, "index", k, c, ph, pw, dtype::Int32);
+    grad.dtype = diff.dtype;
+    grad.init_contiguous_stride();
 }
 
 // The image a roi's batch column v names: v truncated toward zero (MegDNN's int conversion),
