@@ -6,11 +6,7 @@
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define NM_FQ_FN __host__ __device__ inline
-#else
-#define NM_FQ_FN inline
-#endif
+#include "src/common/host_device.h"
 
 namespace neomeg::dnn::fake_quant {
 
@@ -24,28 +20,28 @@ struct Grads {
     float src, scale;
 };
 
-NM_FQ_FN float clamp(float v, Range r) {
+NM_HOST_DEVICE float clamp(float v, Range r) {
     return fmaxf(fminf(v, r.qmax), r.qmin);
 }
 
-NM_FQ_FN float fake_quant(float x, float scale, float zero_point, Range r) {
+NM_HOST_DEVICE float fake_quant(float x, float scale, float zero_point, Range r) {
     float q = clamp(roundf(x / scale) + zero_point, r);
     return (q - zero_point) * scale;
 }
 
 // Straight through inside the range, zero where the forward clamps.
-NM_FQ_FN float fake_quant_grad(float dy, float x, float scale, float zero_point, Range r) {
+NM_HOST_DEVICE float fake_quant_grad(float dy, float x, float scale, float zero_point, Range r) {
     float q = roundf(x / scale) + zero_point;
     return q <= r.qmax && q >= r.qmin ? dy : 0.f;
 }
 
 // `log2_scale` is TQT's parameter: the step is 2^log2_scale.
-NM_FQ_FN float tqt(float x, float log2_scale, Range r) {
+NM_HOST_DEVICE float tqt(float x, float log2_scale, Range r) {
     float t = powf(2.f, log2_scale);
     return clamp(roundf(x / t), r) * t;
 }
 
-NM_FQ_FN Grads tqt_grad(float dy, float x, float log2_scale, Range r) {
+NM_HOST_DEVICE Grads tqt_grad(float dy, float x, float log2_scale, Range r) {
     float t = powf(2.f, log2_scale);
     float scaled = x / t;
     float rounded = clamp(roundf(scaled), r);
@@ -54,13 +50,13 @@ NM_FQ_FN Grads tqt_grad(float dy, float x, float log2_scale, Range r) {
     return {clipped ? 0.f : dy, dy * ds * t * kLn2};
 }
 
-NM_FQ_FN float lsq(float x, float scale, float zero_point, Range r) {
+NM_HOST_DEVICE float lsq(float x, float scale, float zero_point, Range r) {
     float q = roundf(clamp(x / scale + zero_point, r));
     return (q - zero_point) * scale;
 }
 
-NM_FQ_FN Grads lsq_grad(float dy, float x, float scale, float zero_point, float grad_scale,
-                        Range r) {
+NM_HOST_DEVICE Grads lsq_grad(float dy, float x, float scale, float zero_point, float grad_scale,
+                              Range r) {
     float v = x / scale + zero_point;
     bool small = v<r.qmin, big = v> r.qmax;
     float ds = small ? r.qmin : big ? r.qmax : roundf(v) - v;

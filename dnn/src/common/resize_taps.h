@@ -11,11 +11,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define NM_RESIZE_FN __host__ __device__ inline
-#else
-#define NM_RESIZE_FN inline
-#endif
+#include "src/common/host_device.h"
 
 namespace neomeg::dnn::resize {
 
@@ -30,17 +26,18 @@ struct AxisTaps {
     int n;
 };
 
-NM_RESIZE_FN int64_t clamp_index(int64_t i, int64_t in) {
+NM_HOST_DEVICE int64_t clamp_index(int64_t i, int64_t in) {
     return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
 }
 
 // Floor of a double whose magnitude fits int64 (device code has no std::floor overload set).
-NM_RESIZE_FN int64_t floor_index(double x) {
+NM_HOST_DEVICE int64_t floor_index(double x) {
     auto i = static_cast<int64_t>(x);
     return static_cast<double>(i) > x ? i - 1 : i;
 }
 
-NM_RESIZE_FN AxisTaps axis_taps(Mode mode, bool align_corners, int64_t in, int64_t out, int64_t o) {
+NM_HOST_DEVICE AxisTaps axis_taps(Mode mode, bool align_corners, int64_t in, int64_t out,
+                                  int64_t o) {
     AxisTaps t{};
     if (mode == Mode::NEAREST) {
         t.n = 1;

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "neomeg/dnn/operators/vision.h"
-#include "src/naive/border.h"
+#include "src/common/border.h"
 
 namespace neomeg::dnn::roi {
 
@@ -49,7 +49,7 @@ struct AxisTap {
 
 inline AxisTap axis_tap(double v) {
     double f = std::floor(v);
-    return {naive::border::clamp_far(f), v - f};
+    return {border::clamp_far(f), v - f};
 }
 
 // One ROIPooling roi in whole pixels: its image, first row and column, and its extent.
@@ -64,7 +64,7 @@ struct PoolBox {
 inline PoolBox pool_box(const param::ROIPooling& p, const double r[5], size_t image) {
     // round(float32(v) * scale) in float32, halves away from zero.
     auto corner = [&](double v) {
-        return naive::border::clamp_far(std::round(static_cast<float>(v) * p.scale));
+        return border::clamp_far(std::round(static_cast<float>(v) * p.scale));
     };
     PoolBox box;
     box.image = image;
@@ -86,8 +86,8 @@ struct PoolBin {
 // Bin (ph, pw)'s pixels along one axis: [start, end) within [0, len).
 inline std::pair<int64_t, int64_t> pool_span(size_t i, float bin, int64_t first, int64_t len) {
     auto clip = [&](int64_t v) { return std::min(std::max(v, int64_t(0)), len); };
-    int64_t lo = clip(naive::border::clamp_far(std::floor(static_cast<float>(i) * bin)) + first);
-    int64_t hi = clip(naive::border::clamp_far(std::ceil(static_cast<float>(i + 1) * bin)) + first);
+    int64_t lo = clip(border::clamp_far(std::floor(static_cast<float>(i) * bin)) + first);
+    int64_t hi = clip(border::clamp_far(std::ceil(static_cast<float>(i + 1) * bin)) + first);
     return {lo, std::max(hi, lo)};
 }
 

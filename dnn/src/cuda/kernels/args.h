@@ -7,14 +7,8 @@
 
 #include <cstdint>
 
+#include "src/common/host_device.h"
 #include "src/common/resize_taps.h"
-
-// Arithmetic that both the kernels and host code (and the CPU tests of it) compile.
-#ifdef __CUDACC__
-#define NM_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define NM_HOST_DEVICE inline
-#endif
 
 namespace neomeg::dnn::cuda::kern {
 

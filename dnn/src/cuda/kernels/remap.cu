@@ -2,8 +2,8 @@
 // per output pixel and channel summing its taps (forward), a thread per diff element adding onto
 // its taps with double atomics into a dense accumulator rounded into grad afterwards
 // (BackwardData), and a thread per map point summing its channels' slopes (BackwardMat).
+#include "src/common/border.h"
 #include "src/cuda/cuda_check.h"
-#include "src/cuda/kernels/border.cuh"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -35,18 +35,18 @@ __device__ Point point_of(const RemapArgs& a, const float* map_xy, int64_t n, in
     if (a.nearest) {
         p.taps = 1;
         // rint rounds halves to even, as naive's nearbyint.
-        p.row[0] = border_index(a.bmode, clamp_far(rint(y)), a.in_h);
-        p.col[0] = border_index(a.bmode, clamp_far(rint(x)), a.in_w);
+        p.row[0] = border::index(a.bmode, border::clamp_far(rint(y)), a.in_h);
+        p.col[0] = border::index(a.bmode, border::clamp_far(rint(x)), a.in_w);
         return p;
     }
     p.taps = 2;
     double x0 = floor(x), y0 = floor(y);
     p.fx = x - x0;
     p.fy = y - y0;
-    int64_t xi = clamp_far(x0), yi = clamp_far(y0);
+    int64_t xi = border::clamp_far(x0), yi = border::clamp_far(y0);
     for (int k = 0; k < 2; ++k) {
-        p.row[k] = border_index(a.bmode, yi + k, a.in_h);
-        p.col[k] = border_index(a.bmode, xi + k, a.in_w);
+        p.row[k] = border::index(a.bmode, yi + k, a.in_h);
+        p.col[k] = border::index(a.bmode, xi + k, a.in_w);
     }
     return p;
 }

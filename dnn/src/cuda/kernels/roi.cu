@@ -3,8 +3,8 @@
 // its bin in double (forward), a thread per diff element adding onto the image with double
 // atomics into a dense accumulator rounded into grad afterwards (backward), and the rois' batch
 // column checked first (roi_find_bad_batch) by the operator classes.
+#include "src/common/border.h"
 #include "src/cuda/cuda_check.h"
-#include "src/cuda/kernels/border.cuh"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -66,7 +66,7 @@ __device__ Grid grid_of(const RoiArgs& a, const void* rois, int64_t k) {
 __device__ double align_sample(const RoiArgs& a, const void* src, int64_t b, int64_t c, double y,
                                double x, double* acc = nullptr, double g = 0) {
     double fy = floor(y), fx = floor(x);
-    int64_t r0 = clamp_far(fy), q0 = clamp_far(fx);
+    int64_t r0 = border::clamp_far(fy), q0 = border::clamp_far(fx);
     double ay = y - fy, ax = x - fx, v = 0;
     for (int i = 0; i < 2; ++i)
         for (int j = 0; j < 2; ++j) {
@@ -143,7 +143,7 @@ __device__ Box box_of(const RoiArgs& a, const void* rois, int64_t k) {
     b.image = batch_index(roi_value(a, rois, k, 0), a.batch);
     auto corner = [&](int j) {
         auto v = static_cast<float>(roi_value(a, rois, k, j));
-        return clamp_far(roundf(__fmul_rn(v, a.scale)));
+        return border::clamp_far(roundf(__fmul_rn(v, a.scale)));
     };
     b.w0 = corner(1);
     b.h0 = corner(2);
@@ -165,10 +165,14 @@ __device__ __forceinline__ int64_t clip(int64_t v, int64_t len) {
 
 __device__ Bin bin_of(const RoiArgs& a, const Box& b, int64_t ph, int64_t pw) {
     Bin r;
-    r.hs = clip(clamp_far(floorf(__fmul_rn(static_cast<float>(ph), b.bin_h))) + b.h0, a.in_h);
-    r.he = clip(clamp_far(ceilf(__fmul_rn(static_cast<float>(ph + 1), b.bin_h))) + b.h0, a.in_h);
-    r.ws = clip(clamp_far(floorf(__fmul_rn(static_cast<float>(pw), b.bin_w))) + b.w0, a.in_w);
-    r.we = clip(clamp_far(ceilf(__fmul_rn(static_cast<float>(pw + 1), b.bin_w))) + b.w0, a.in_w);
+    r.hs = clip(border::clamp_far(floorf(__fmul_rn(static_cast<float>(ph), b.bin_h))) + b.h0,
+                a.in_h);
+    r.he = clip(border::clamp_far(ceilf(__fmul_rn(static_cast<float>(ph + 1), b.bin_h))) + b.h0,
+                a.in_h);
+    r.ws = clip(border::clamp_far(floorf(__fmul_rn(static_cast<float>(pw), b.bin_w))) + b.w0,
+                a.in_w);
+    r.we = clip(border::clamp_far(ceilf(__fmul_rn(static_cast<float>(pw + 1), b.bin_w))) + b.w0,
+                a.in_w);
     r.he = r.he > r.hs ? r.he : r.hs;
     r.we = r.we > r.ws ? r.we : r.ws;
     return r;

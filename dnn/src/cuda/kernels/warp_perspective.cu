@@ -3,8 +3,8 @@
 // taps with double atomics into a dense accumulator rounded into grad afterwards (BackwardData),
 // and a thread per output pixel summing its channels' slopes and adding its nine mat
 // contributions with double atomics (BackwardMat).
+#include "src/common/border.h"
 #include "src/cuda/cuda_check.h"
-#include "src/cuda/kernels/border.cuh"
 #include "src/cuda/kernels/device.cuh"
 
 namespace neomeg::dnn::cuda::kern {
@@ -36,10 +36,10 @@ __device__ Sample sample_of(const WarpArgs& a, const float* mat, const int32_t* 
     double x0 = floor(s.x), y0 = floor(s.y);
     s.fx = s.x - x0;
     s.fy = s.y - y0;
-    int64_t xi = clamp_far(x0), yi = clamp_far(y0);
+    int64_t xi = border::clamp_far(x0), yi = border::clamp_far(y0);
     for (int k = 0; k < 2; ++k) {
-        s.row[k] = border_index(a.bmode, yi + k, a.in_h);
-        s.col[k] = border_index(a.bmode, xi + k, a.in_w);
+        s.row[k] = border::index(a.bmode, yi + k, a.in_h);
+        s.col[k] = border::index(a.bmode, xi + k, a.in_w);
     }
     return s;
 }
