@@ -1,10 +1,11 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
-// instruction set like elemwise_hwy.cpp. ERF, ERFC, TAN, SIN, COS and POW run in double lanes with
+// instruction set like elemwise_hwy.cpp. ERFC, TAN, SIN, COS and POW run in double lanes with
 // polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so do
 // ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
 // exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
-// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do
-// SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and
+// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do ERF
+// (ErfF; in double lanes on targets without FMA), SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS
+// and LOGSIGMOID (log_f32_hwy-inl.h), and
 // TRUE_DIV of int32 divides in double like naive. Lanes outside a formula's domain or accurate
 // range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
@@ -98,6 +99,7 @@ HWY_INLINE V exp_d(D d, V t) {
     return hn::Mul(poly(d, r, kExpR), hn::BitCast(d, bits));
 }
 
+// ERFC, and ERF on targets without FMA (ErfF has ERF's float formulas):
 // erf(x) = x P(x^2) for |x| < 1 (P of degree 6, 2^-29.6 relative). For 1 <= |x| <= 4: erf(|x|)
 // = M(|x| - 2.5) (degree 14, 2^-26.6 absolute, where erf is above 0.84: 0.1 of its ULP), and
 // erfc(|x|) = exp(-x^2) C(|x| - 2.5) (C of degree 12 fitted to erfcx = e^(x^2) erfc on [1, 4],
@@ -186,6 +188,47 @@ struct Erfc : Beyond<0> {
     template <class D, class V>
     V operator()(D d, V x) const {
         return erf_fast<true>(d, x);
+    }
+};
+
+// ERF in float lanes (8 on AVX2, 16 on AVX-512; in double lanes it ran at 0.56x PyTorch's float
+// formula on AVX2). Within one float ULP of naive is less than 1.5 ULPs from the exact value
+// (naive's result is within half an ULP of it), and these formulas keep 1.08 (measured on every
+// float32 input): for a = |x| < kErfFSmallReach, erf(x) = a c0 + a D(x^2), c0 = 2 / sqrt(pi)
+// rounded to float (D takes in the rest; degree 6, 2^-31 relative), the product a c0 and the
+// sum rounded once by an FMA; above, erf(a) = 1 - exp(-B(a)) with B(a) = -log(erfc(a)) a
+// polynomial in a (degree 6, its error times erfc(a) below 2^-29: an error in B moves erf by erfc
+// times it), and 1 - exp(-B) = -expm1(-B), whose 1 stays out of the rounded exponential. B is at
+// least 1.6 there, so exp's reduction by n ln 2 is exact, and B's own rounding moves erf by at
+// most 0.4 ULP. erf(a) rounds to float's 1 from 3.92 on: a is clamped to kErfFClamp. The
+// coefficients are least-squares fits rounded to float one at a time, the rest refitted
+// (scripts/fit_erf_f32.py). NaN takes naive's formula (the clamp would lose it). The sums' single
+// roundings are FMAs': Highway's targets without FMA (EMU128, SCALAR; SSE4 is not compiled) would
+// round the products apart, 2 ULPs from naive, and run ERF in double lanes instead (Erf).
+constexpr float kErfFSmallReach = 0.921875f, kErfFClamp = 4.0f;
+constexpr float kErfFC0 = 1.128379225730896f;
+constexpr float kErfFSmall[] = {-5.9093494542139524e-08f, -0.37612634897232056f,
+                                0.11283709853887558f,     -0.026860032230615616f,
+                                0.00520231993868947f,     -0.0008154968963935971f,
+                                8.414506010012701e-05f};
+constexpr float kErfFLogTail[] = {0.0002099135163007304f,  1.1276154518127441f,
+                                  0.6372857689857483f,     0.10383891314268112f,
+                                  -0.022181419655680656f,  0.003031613538041711f,
+                                  -0.00019473693100735545f};
+struct ErfF {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        const V a = hn::Abs(x);
+        const V small =
+                hn::MulAdd(a, hn::Set(d, kErfFC0), hn::Mul(a, poly(d, hn::Mul(x, x), kErfFSmall)));
+        const V b = poly(d, hn::Min(a, hn::Set(d, kErfFClamp)), kErfFLogTail);
+        const V big = hn::Neg(expm1_f32(d, hn::Neg(b)));
+        return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, kErfFSmallReach)), small, big),
+                                 x);
+    }
+    template <class D, class V>
+    auto special(D, const V* x) const {
+        return hn::IsNaN(x[0]);
     }
 };
 
@@ -694,7 +737,11 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
         case Mode::COS:
             return run_double<1>(mode, s, dst, n, SinCos<true>()), true;
         case Mode::ERF:
+#if HWY_NATIVE_FMA
+            return run_float_special<1>(mode, s, dst, n, ErfF()), true;
+#else
             return run_double<1>(mode, s, dst, n, Erf()), true;
+#endif
         case Mode::ERFC:
             return run_double<1>(mode, s, dst, n, Erfc()), true;
         case Mode::ERFINV:
