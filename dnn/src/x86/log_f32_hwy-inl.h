@@ -131,13 +131,7 @@ HWY_INLINE V expm1_f32(D d, V x) {
     const V n = hn::Sub(t, magic);
     V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), x);
     r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
-    V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
-                     hn::Set(d, 0.00139304355252534151077271f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-    const V q = hn::MulAdd(p, hn::Mul(r, r), r);
+    const V q = hn::MulAdd(exp_f32_poly(d, r), hn::Mul(r, r), r);
     // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
     const V pow2n =
             hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127))));
