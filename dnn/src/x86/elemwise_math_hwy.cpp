@@ -1,10 +1,11 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
-// instruction set like elemwise_hwy.cpp. ERF, ERFC, TAN, SIN, COS and POW run in double lanes with
+// instruction set like elemwise_hwy.cpp. TAN, SIN, COS and POW run in double lanes with
 // polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so do
 // ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
 // exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
-// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do
-// SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and
+// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do ERF
+// and ERFC (ErfF, ErfcF; in double lanes on targets without FMA), SIGMOID, SILU, LOG, LOG1P,
+// EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and
 // TRUE_DIV of int32 divides in double like naive. Lanes outside a formula's domain or accurate
 // range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
@@ -98,6 +99,7 @@ HWY_INLINE V exp_d(D d, V t) {
     return hn::Mul(poly(d, r, kExpR), hn::BitCast(d, bits));
 }
 
+// ERF and ERFC on targets without FMA (ErfF and ErfcF are their float formulas):
 // erf(x) = x P(x^2) for |x| < 1 (P of degree 6, 2^-29.6 relative). For 1 <= |x| <= 4: erf(|x|)
 // = M(|x| - 2.5) (degree 14, 2^-26.6 absolute, where erf is above 0.84: 0.1 of its ULP), and
 // erfc(|x|) = exp(-x^2) C(|x| - 2.5) (C of degree 12 fitted to erfcx = e^(x^2) erfc on [1, 4],
@@ -189,6 +191,47 @@ struct Erfc : Beyond<0> {
     }
 };
 
+// ERF in float lanes (8 on AVX2, 16 on AVX-512; in double lanes it ran at 0.56x PyTorch's float
+// formula on AVX2). Within one float ULP of naive is less than 1.5 ULPs from the exact value
+// (naive's result is within half an ULP of it), and these formulas keep 1.08 (measured on every
+// float32 input): for a = |x| < kErfFSmallReach, erf(x) = a c0 + a D(x^2), c0 = 2 / sqrt(pi)
+// rounded to float (D takes in the rest; degree 6, 2^-31 relative), the product a c0 and the
+// sum rounded once by an FMA; above, erf(a) = 1 - exp(-B(a)) with B(a) = -log(erfc(a)) a
+// polynomial in a (degree 6, its error times erfc(a) below 2^-29: an error in B moves erf by erfc
+// times it), and 1 - exp(-B) = -expm1(-B), whose 1 stays out of the rounded exponential. B is at
+// least 1.6 there, so exp's reduction by n ln 2 is exact, and B's own rounding moves erf by at
+// most 0.4 ULP. erf(a) rounds to float's 1 from 3.92 on: a is clamped to kErfFClamp. The
+// coefficients are least-squares fits rounded to float one at a time, the rest refitted
+// (scripts/fit_erf_f32.py). NaN takes naive's formula (the clamp would lose it). The sums' single
+// roundings are FMAs': Highway's targets without FMA (EMU128, SCALAR; SSE4 is not compiled) would
+// round the products apart, 2 ULPs from naive, and run ERF in double lanes instead (Erf).
+constexpr float kErfFSmallReach = 0.921875f, kErfFClamp = 4.0f;
+constexpr float kErfFC0 = 1.128379225730896f;
+constexpr float kErfFSmall[] = {-5.9093494542139524e-08f, -0.37612634897232056f,
+                                0.11283709853887558f,     -0.026860032230615616f,
+                                0.00520231993868947f,     -0.0008154968963935971f,
+                                8.414506010012701e-05f};
+constexpr float kErfFLogTail[] = {0.0002099135163007304f,  1.1276154518127441f,
+                                  0.6372857689857483f,     0.10383891314268112f,
+                                  -0.022181419655680656f,  0.003031613538041711f,
+                                  -0.00019473693100735545f};
+struct ErfF {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        const V a = hn::Abs(x);
+        const V small =
+                hn::MulAdd(a, hn::Set(d, kErfFC0), hn::Mul(a, poly(d, hn::Mul(x, x), kErfFSmall)));
+        const V b = poly(d, hn::Min(a, hn::Set(d, kErfFClamp)), kErfFLogTail);
+        const V big = hn::Neg(expm1_f32(d, hn::Neg(b)));
+        return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, kErfFSmallReach)), small, big),
+                                 x);
+    }
+    template <class D, class V>
+    auto special(D, const V* x) const {
+        return hn::IsNaN(x[0]);
+    }
+};
+
 // GELU and its gradient in float, through Phi(-a) = e(a) R(a) for a = |x| (Phi the normal cdf,
 // e(a) = exp(-a^2 / 2)): x Phi(x) is x e R below zero and x - x e R above, and the gradient
 // g = Phi(x) + x phi(x) is e S (a0 - a) below zero and 1 - e S (a0 - a) above, where
@@ -246,6 +289,122 @@ HWY_INLINE V square_error(D d, V a, V h) {
     return hn::Add(err, hn::Mul(lo, lo));
 #endif
 }
+
+// ERFC in float lanes, within one float ULP of naive like ERF (below 1.5 ULPs of the exact value:
+// 1.39 at most in a scalar model of these operations over every float of [0.46875, 9]; in double
+// lanes it ran at 0.65x PyTorch's speed on AVX2). erfc keeps its relative accuracy out to x = 9
+// (erfc(9) = 4e-37), so no part of it may be rounded at the result's scale more than once: for
+// a = |x| >= kErfcFSmallReach, erfc(a) = 2^n exp(r) erfcx(a) with a^2 = h + l an exact pair and
+// -h = n ln 2 + r0 exactly (as GELU's gauss_exp), r = r0 + (l's and ln 2's low parts), and
+// erfcx(a) = qh + ql a pair as well: c0 + c0lo + u R(u) with c0 + u R rounded once by an FMA and
+// its rest by another (pair_sum). Then exp(r) erfcx = (qh + ql)(1 + r0 + s), s = r - r0 +
+// r^2 P(r) (exp_f32's polynomial), where qh + qh r0 is a pair the same way: the only rounding at
+// the result's scale is the last sum's. erfcx is a polynomial in
+// a - 1.234375 on [0.46875, 2) (degree 11, 2^-29.3 relative; two pieces of degree 9 picked per
+// lane kept 0.95 ULP but cost 0.5 ms more per 2M floats, in blends), and from 2 on G(1 / a^2) / a,
+// G(z) = erfcx(1 / sqrt(z)) / sqrt(z) a polynomial in z - 0.13 (degree 9, 2^-30.4) with 1 / a =
+// a / a^2 (the quotient's remainder by an FMA keeps the pair exact), computed in every vector
+// (a branch on 5% of lanes, a third of the vectors, mispredicted more than it saved). Negative x:
+// 2 - erfc(a); |x| below kErfcFSmallReach: 1 - erf(x) with ErfF's small formula (erf below 0.5
+// there, so its error is at most half an ULP of the result's). x above kErfcFReach (subnormal and
+// zero results) and NaN take naive's formula; a is clamped to it, where 2 - erfc(a) is 2.
+// Coefficients from scripts/fit_erf_f32.py. FMA targets only, like ErfF.
+constexpr float kErfcFSmallReach = 0.46875f, kErfcFReach = 9.0f, kErfcFFar = 2.0f;
+template <size_t N>
+struct ErfcxPiece {
+    float at;        // u = a - at (z - at for the far piece)
+    float c0, c0lo;  // erfcx (G) at u = 0, as a float pair
+    float r[N];      // R, lowest degree first
+};
+constexpr ErfcxPiece<11> kErfcxNear = {
+        1.234375f,
+        0.37111201882362366f,
+        5.466260333264472e-09f,
+        {-0.21219635009765625f, 0.10918214172124863f, -0.05161662399768829f, 0.022734081372618675f,
+         -0.009420104324817657f, 0.0037018833681941032f, -0.0013916478492319584f,
+         0.0004938198835588992f, -0.000163250180776231f, 6.546594522660598e-05f,
+         -2.479668182786554e-05f}};
+constexpr ErfcxPiece<9> kErfcxFar = {
+        0.13f,
+        0.5330302119255066f,
+        2.7168885807782317e-08f,
+        {-0.2063681185245514f, 0.2048107236623764f, -0.2973095178604126f, 0.5408142805099487f,
+         -1.1477644443511963f, 2.608443021774292f, -6.53666353225708f, 27.761966705322266f,
+         -89.0868911743164f}};
+
+// c0 + c0lo + u R(u) as hi + lo: hi rounded once by an FMA, and the rest, (c0 - hi) + u R
+// (c0 - hi exact), by a second FMA, its rounding a 2^-24 part of the rest. Products reach sums
+// here only through explicit FMAs, so GCC's contraction of a product and a sum (this file is
+// built with it) finds nothing to change.
+template <class V>
+HWY_INLINE void pair_sum(V c0, V c0lo, V u, V r, V& hi, V& lo) {
+    hi = hn::MulAdd(u, r, c0);
+    lo = hn::Add(hn::MulAdd(u, r, hn::Sub(c0, hi)), c0lo);
+}
+
+// erfcx(a) = hi + lo for a in [kErfcFSmallReach, kErfcFReach]; h = a^2 rounded.
+template <class D, class V>
+HWY_INLINE void erfcx_pair(D d, V a, V h, V& hi, V& lo) {
+    const V u = hn::Sub(a, hn::Set(d, kErfcxNear.at));
+    pair_sum(hn::Set(d, kErfcxNear.c0), hn::Set(d, kErfcxNear.c0lo), u, poly(d, u, kErfcxNear.r),
+             hi, lo);
+    const auto far = hn::Ge(a, hn::Set(d, kErfcFFar));
+    // G(z) / a, z = 1 / h (h's rounding moves G by z / 2 of it, 2^-27 relative at most).
+    const V z = hn::Sub(hn::Div(hn::Set(d, 1.0f), h), hn::Set(d, kErfcxFar.at));
+    V gh, gl;
+    pair_sum(hn::Set(d, kErfcxFar.c0), hn::Set(d, kErfcxFar.c0lo), z, poly(d, z, kErfcxFar.r), gh,
+             gl);
+    // 1 / a = a z to 2^-23: qh's error is in the exact remainder gh - qh a, and ql, a
+    // 2^-23 part of qh, needs no more.
+    const V inv = hn::Mul(a, hn::Add(z, hn::Set(d, kErfcxFar.at)));
+    const V qh = hn::Mul(gh, inv);
+    const V ql = hn::Mul(hn::Add(hn::NegMulAdd(qh, a, gh), gl), inv);
+    hi = hn::IfThenElse(far, qh, hi);
+    lo = hn::IfThenElse(far, ql, lo);
+}
+
+// erfc(a) for a in [kErfcFSmallReach, kErfcFReach].
+template <class D, class V>
+HWY_INLINE V erfc_tail(D d, V a) {
+    const hn::RebindToSigned<D> di;
+    const V h = hn::Mul(a, a);
+    const V l = square_error(d, a, h);
+    const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23: n in the low bits
+    const V t = hn::MulAdd(h, hn::Set(d, -1.442695040888963407359924681f), magic);
+    const V n = hn::Sub(t, magic);
+    // -h - n ln2hi is exact (|r0| < 0.35 and h's ULP at least 2^-25 where n != 0).
+    const V r0 = hn::NegMulAdd(n, hn::Set(d, 0.693145751953125f), hn::Neg(h));
+    const V rl = hn::NegMulAdd(n, hn::Set(d, 1.428606765330187045e-6f), hn::Neg(l));
+    const V r = hn::Add(r0, rl);
+    const V s = hn::MulAdd(hn::Mul(r, r), exp_f32_poly(d, r), rl);  // exp(r) = 1 + r0 + s
+    V qh, ql;
+    erfcx_pair(d, a, h, qh, ql);
+    // qh + qh r0 rounded once, and its rest as in pair_sum.
+    const V sum = hn::MulAdd(qh, r0, qh);
+    const V err = hn::MulAdd(qh, r0, hn::Sub(qh, sum));
+    const V rest = hn::MulAdd(ql, hn::Add(hn::Set(d, 1.0f), r0), hn::MulAdd(qh, s, err));
+    // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
+    const V pow2n =
+            hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127))));
+    return hn::Mul(hn::Add(sum, rest), pow2n);
+}
+
+struct ErfcF {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        const V a = hn::Abs(x);
+        const V erf =
+                hn::MulAdd(a, hn::Set(d, kErfFC0), hn::Mul(a, poly(d, hn::Mul(x, x), kErfFSmall)));
+        const V small = hn::Sub(hn::Set(d, 1.0f), hn::CopySignToAbs(erf, x));
+        const V e = erfc_tail(d, hn::Min(a, hn::Set(d, kErfcFReach)));
+        const V tail = hn::IfNegativeThenElse(x, hn::Sub(hn::Set(d, 2.0f), e), e);
+        return hn::IfThenElse(hn::Lt(a, hn::Set(d, kErfcFSmallReach)), small, tail);
+    }
+    template <class D, class V>
+    auto special(D d, const V* x) const {
+        return hn::Not(hn::Le(x[0], hn::Set(d, kErfcFReach)));
+    }
+};
 
 // e(a) for a <= kGeluCap as a mantissa m and a power of two n: the factor of e(a) that
 // scale_by_exp2 applies to a product. exp_f32's reduction, but for the argument -(h + l) / 2, with
@@ -694,9 +853,17 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
         case Mode::COS:
             return run_double<1>(mode, s, dst, n, SinCos<true>()), true;
         case Mode::ERF:
+#if HWY_NATIVE_FMA
+            return run_float_special<1>(mode, s, dst, n, ErfF()), true;
+#else
             return run_double<1>(mode, s, dst, n, Erf()), true;
+#endif
         case Mode::ERFC:
+#if HWY_NATIVE_FMA
+            return run_float_special<1>(mode, s, dst, n, ErfcF()), true;
+#else
             return run_double<1>(mode, s, dst, n, Erfc()), true;
+#endif
         case Mode::ERFINV:
             return run_double<1>(mode, s, dst, n, ErfInv()), true;
         case Mode::ERFCINV:

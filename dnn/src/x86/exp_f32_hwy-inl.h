@@ -14,6 +14,17 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// P of exp(r) = 1 + r + r^2 P(r) for |r| <= ln 2 / 2 (Highway's float Exp's polynomial), by Horner.
+template <class D, class V>
+HWY_INLINE V exp_f32_poly(D d, V r) {
+    V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
+                     hn::Set(d, 0.00139304355252534151077271f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
+    p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
+    return hn::MulAdd(p, r, hn::Set(d, 0.5f));
+}
+
 // exp in float on [-87, 88], where the result is a normal float or overflows; outside (subnormal
 // results, NaN) the caller takes the scalar formula for the lanes special() marks. The steps and
 // constants are Highway's float Exp (its ln 2 split, its polynomial, within 1 ULP), less what only
@@ -36,13 +47,7 @@ HWY_INLINE V exp_f32_scaled(D d, V x, V lo, F&& scale) {
     r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
     if constexpr (kLow)
         r = hn::Add(r, lo);
-    V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
-                     hn::Set(d, 0.00139304355252534151077271f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
-    p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-    const V y = hn::Add(hn::MulAdd(p, hn::Mul(r, r), r), hn::Set(d, 1.0f));
+    const V y = hn::Add(hn::MulAdd(exp_f32_poly(d, r), hn::Mul(r, r), r), hn::Set(d, 1.0f));
     // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
     const auto pow2n = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127)));
     return hn::Mul(y, hn::BitCast(d, scale(pow2n)));

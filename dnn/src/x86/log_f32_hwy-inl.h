@@ -119,32 +119,31 @@ struct AtanhF {
     }
 };
 
-// expm1(x) for x in [-87, 88] (x clamped to -87 below, where expm1 is -1 in float from -17.4
-// on; -inf included): exp_f32's reduction x = n ln 2 + r, |r| <= ln 2 / 2, and its polynomial
-// less the 1, q = expm1(r) = r + r^2 P(r), then expm1(x) = 2^n q + (2^n - 1) by one FMA (2^n - 1
-// is exact for |n| <= 24; past 24 its rounding is below 2^-25 of the result). x = 0 keeps its
-// sign. x > 88 and NaN take naive's formula.
+// expm1(x) for x in [-87, 88]: exp_f32's reduction x = n ln 2 + r, |r| <= ln 2 / 2, and its
+// polynomial less the 1, q = expm1(r) = r + r^2 P(r), then expm1(x) = 2^n q + (2^n - 1) by one FMA
+// (2^n - 1 is exact for |n| <= 24; past 24 its rounding is below 2^-25 of the result). Also ERF's
+// 1 - exp(-b) (elemwise_math_hwy.cpp), whose 1 this keeps out of the rounded exponential.
+template <class D, class V>
+HWY_INLINE V expm1_f32(D d, V x) {
+    const hn::RebindToSigned<D> di;
+    const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
+    const V t = hn::MulAdd(x, hn::Set(d, 1.442695040888963407359924681f), magic);
+    const V n = hn::Sub(t, magic);
+    V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), x);
+    r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
+    const V q = hn::MulAdd(exp_f32_poly(d, r), hn::Mul(r, r), r);
+    // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
+    const V pow2n =
+            hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127))));
+    return hn::MulAdd(pow2n, q, hn::Sub(pow2n, hn::Set(d, 1.0f)));
+}
+
+// EXPM1: expm1_f32 with x clamped to -87 below (where expm1 is -1 in float from -17.4 on; -inf
+// included). x = 0 keeps its sign. x > 88 and NaN take naive's formula.
 struct Expm1F {
     template <class D, class V>
     V operator()(D d, V x) const {
-        const hn::RebindToSigned<D> di;
-        const V xc = hn::Max(x, hn::Set(d, -87.0f));
-        const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
-        const V t = hn::MulAdd(xc, hn::Set(d, 1.442695040888963407359924681f), magic);
-        const V n = hn::Sub(t, magic);
-        V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), xc);
-        r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
-        V p = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
-                         hn::Set(d, 0.00139304355252534151077271f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.00833336077630519866943359f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
-        p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-        const V q = hn::MulAdd(p, hn::Mul(r, r), r);
-        // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
-        const V pow2n =
-                hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127))));
-        const V y = hn::MulAdd(pow2n, q, hn::Sub(pow2n, hn::Set(d, 1.0f)));
+        const V y = expm1_f32(d, hn::Max(x, hn::Set(d, -87.0f)));
         return hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);
     }
     template <class D, class V>

@@ -338,13 +338,14 @@ TEST_F(X86, ElemwiseLogFamilyInFloatAtEachTarget) {
     EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::LOGSIGMOID), 2);
 }
 
-// The float formulas (EXP, GELU, GELU_GRAD, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS, LOGSIGMOID) run
-// four vectors a step, then one vector, then element by element; a vector holding a lane outside
-// the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87, LOGSIGMOID above 87:
-// subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below -1, ATANH at or past
-// 1) is redone by naive's formula, and only that vector. Such lanes first, last and inside a step,
-// in the one-vector loop and in the scalar tail, among ordinary lanes of the mode's domain, for
-// lengths around the step's.
+// The float formulas (EXP, GELU, GELU_GRAD, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS, LOGSIGMOID, ERF,
+// ERFC)
+// run four vectors a step, then one vector, then element by element; a vector holding a lane
+// outside the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87, LOGSIGMOID above
+// 87: subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below -1, ATANH at or
+// past 1, ERF's NaN, ERFC above 9) is redone by naive's formula, and only that vector. Such lanes
+// first, last and inside a step, in the one-vector loop and in the scalar tail, among ordinary
+// lanes of the mode's domain, for lengths around the step's.
 TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
     struct Case {
         Mode mode;
@@ -356,7 +357,8 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
                    Case{Mode::GELU_GRAD, -3, 3, -20, -1}, Case{Mode::LOG, 0.01, 3, 1e-40, 1e-40},
                    Case{Mode::LOG1P, -0.9, 3, -1, -1}, Case{Mode::EXPM1, -3, 3, 88.5, 0.03},
                    Case{Mode::ATANH, -0.9, 0.9, 1, 1}, Case{Mode::SOFTPLUS, -3, 3, -88, -1},
-                   Case{Mode::LOGSIGMOID, -3, 3, 88, 1}}) {
+                   Case{Mode::LOGSIGMOID, -3, 3, 88, 1}, Case{Mode::ERF, -3, 3, NAN, 0},
+                   Case{Mode::ERFC, -3, 3, 9.5, 0.1}}) {
         const Mode m = c.mode;
         for (size_t n : {size_t(63), size_t(64), size_t(65), size_t(213), size_t(1000)}) {
             auto x = random_values(n, c.lo, c.hi, rng);
@@ -375,8 +377,10 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
 // The double formulas' per-vector shortcuts: POW marks the lanes naive's formula redoes from the
 // logarithm its value computes (with_special), which must mark what its own check marks: zero,
 // non-finite and exp-overflowing operands. TAN, SIN and COS mark only lanes past 2^20, NaN and
-// infinities (TAN's poles are the vector formula's: -cos / sin). ERF and ERFC compute a range only
-// where a vector holds a lane of it, and ERFC's far tail (x > 4) only where one needs it: a single
+// infinities (TAN's poles are the vector formula's: -cos / sin). ERF and ERFC in double lanes
+// compute a range only where a vector holds a lane of it, and ERFC's far tail (x > 4) only where
+// one needs it; in float lanes they compute each of their ranges and pick per lane, ERF marking
+// NaN and ERFC NaN and x > 9: a single
 // lane of each range, at the borders and past the clamp, at every position of a vector, among
 // lanes of another range, for lengths around AVX-512's and AVX2's vectors and a tail.
 TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
@@ -396,7 +400,9 @@ TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
             a[at] = odd_a[at % 7];
             b[at] = odd_b[at % 7];
             (void)max_ulps(*handle, Mode::POW, {a, b});
-            for (double lane : {0.3, 1.0, 2.0, 3.5, 4.5, 27.0, -6.0, double(NAN)}) {
+            for (double lane :
+                 {0.3, 1.0, 2.0, 3.5, 4.5, 27.0, -6.0, double(NAN), 0.921875, -0.92187494, 3.95,
+                  double(-INFINITY), 0.46875, -1.9999999, 9.0, 9.0000009, -9.5}) {
                 for (double rest : {0.5, 1.1, 1.9}) {
                     std::vector<double> e(n);
                     for (size_t i = 0; i < n; ++i)
@@ -438,12 +444,14 @@ TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #endif
 }
 
-// ERF, ERFC, TAN, SIN, COS, POW, ERFINV and ERFCINV compute in double lanes to float accuracy
-// (polynomials of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), each result within one
-// float ULP of naive's. The exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max
-// 1); here a dense deterministic sample at each Highway target: every 4093rd float32 bit pattern
-// (a million, all binades of both signs, subnormals, infinities and NaNs included), the floats
-// next to each formula's borders (ERF's 1 and 4, ERFC's far tail at 4 and its end at 26, the
+// TAN, SIN, COS, POW, ERFINV and ERFCINV compute in double lanes to float accuracy (polynomials
+// of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), and ERF and ERFC in float lanes on
+// the targets with FMA (in double on EMU128 and SCALAR), each result within one float ULP of
+// naive's. The exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max 1); here a
+// dense deterministic sample at each Highway target: every 4093rd float32 bit pattern (a million,
+// all binades of both signs, subnormals, infinities and NaNs included), the floats next to each
+// formula's borders (ERF's 0.921875 in float and 1 in double, where it rounds to 1 and its clamp
+// at 4, ERFC's 0.46875, 2 and 9 in float, its far tail at 4 and its end at 26 in double, the
 // multiples of pi/4 up to the reach 2^20 of TAN, SIN and COS, where their reduction and quadrants
 // turn, and the reach itself), and for POW bases spread over every binade with exponents whose
 // b ln a spans float's range of results, negative bases with integral and other exponents, and
@@ -452,9 +460,17 @@ TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
     std::vector<double> x;
     for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093)
         x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
-    for (float c : {1.0f, 4.0f, 26.0f, 0.0f, 2.5f})
+    // ERF's float formulas meet at 0.921875, and erf rounds to float's 1 from 3.9205 (erfc =
+    // 2^-25) up to the clamp at 4; ERFC's at 0.46875 and 2 (erfcx's two polynomials), its float
+    // lanes reach 9.
+    for (float c : {1.0f, 4.0f, 26.0f, 0.0f, 2.5f, 0.921875f, 3.9205f, 0.46875f, 2.0f, 9.0f})
         for (float sgn : {1.0f, -1.0f})
             around(x, sgn * c, 32);
+    // ERFC's worst stretch in float lanes, where u R(u) is largest against erfcx (1.39 ULPs from
+    // the exact value at most): every 4th float of [0.4765, 0.4915].
+    for (uint32_t b = std::bit_cast<uint32_t>(0.4765f); b < std::bit_cast<uint32_t>(0.4915f);
+         b += 4)
+        x.push_back(std::bit_cast<float>(b));
     std::vector<double> t = x;
     for (int k = -300; k <= 300; ++k)
         around(t, static_cast<float>(k * std::numbers::pi / 4), 4);
