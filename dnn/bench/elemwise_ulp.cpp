@@ -1,16 +1,17 @@
 // The float32 Elemwise modes of elemwise_math_hwy.cpp whose results may differ from naive's by
-// rounding (ERF, ERFC, TAN, SIN, COS, POW, ERFINV, ERFCINV in double lanes; SIGMOID, SILU, LOG,
-// LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float) against naive's formula, exhaustively:
-// every float32 input for the unary modes, and for POW every 64th positive float as the base (and
-// its negation) with exponents spread so that b ln |a| covers float's whole range of results
-// (normal, subnormal, past it), integers and non-integers; "powb=B" runs POW on every float32 base
-// with the one broadcast exponent B (the constant-exponent forms, pow_by_constant). Prints the
-// largest distance to naive in float ULPs and where it is; exits 1 where it passes
+// rounding (ERF, ERFC, TAN, SIN, COS, POW, ERFINV, ERFCINV in double lanes; SIGMOID, SILU, TANH,
+// LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float) against naive's formula,
+// exhaustively: every float32 input for the unary modes, and for POW every 64th positive float as
+// the base (and its negation) with exponents spread so that b ln |a| covers float's whole range of
+// results (normal, subnormal, past it), integers and non-integers; "powb=B" runs POW on every
+// float32 base with the one broadcast exponent B (the constant-exponent forms, pow_by_constant).
+// Prints the largest distance to naive in float ULPs and where it is; exits 1 where it passes
 // elemwise_f32_max_ulp. Optional arguments: the modes (erf erfc tan sin cos pow erfinv erfcinv
-// sigmoid silu log log1p expm1 atanh softplus logsigmoid powb=B), "target=avx2|avx3|emu128|scalar"
-// to pin Highway's dispatch (default: the CPU's best; a comma list, "target=avx3,avx2", checks each
-// against one evaluation of naive's formula) and "step=N" to sample every Nth float32 bit pattern
-// of the unary modes instead of all (a quick look; the contract is the full sweep).
+// sigmoid silu tanh log log1p expm1 atanh softplus logsigmoid powb=B),
+// "target=avx2|avx3|emu128|scalar" to pin Highway's dispatch (default: the CPU's best; a comma
+// list, "target=avx3,avx2", checks each against one evaluation of naive's formula) and "step=N" to
+// sample every Nth float32 bit pattern of the unary modes instead of all (a quick look; the
+// contract is the full sweep).
 //   build/dnn/neomeg_elemwise_ulp                     # all of them, a few minutes each on one core
 //   build/dnn/neomeg_elemwise_ulp tan target=avx2
 //   build/dnn/neomeg_elemwise_ulp log1p softplus target=avx3,avx2
@@ -170,8 +171,9 @@ int main(int argc, char** argv) {
         }
     }
     if (modes.empty())
-        modes = {"erf",     "erfc", "tan", "sin",   "cos",   "pow",   "erfinv",   "erfcinv",
-                 "sigmoid", "silu", "log", "log1p", "expm1", "atanh", "softplus", "logsigmoid"};
+        modes = {"erf",    "erfc",    "tan",     "sin",      "cos",       "pow",
+                 "erfinv", "erfcinv", "sigmoid", "silu",     "tanh",      "log",
+                 "log1p",  "expm1",   "atanh",   "softplus", "logsigmoid"};
     int status = 0;
     for (const auto& m : modes) {
         const Mode mode = m == "erf"          ? Mode::ERF
@@ -183,6 +185,7 @@ int main(int argc, char** argv) {
                           : m == "erfcinv"    ? Mode::ERFCINV
                           : m == "sigmoid"    ? Mode::SIGMOID
                           : m == "silu"       ? Mode::SILU
+                          : m == "tanh"       ? Mode::TANH
                           : m == "log"        ? Mode::LOG
                           : m == "log1p"      ? Mode::LOG1P
                           : m == "expm1"      ? Mode::EXPM1

@@ -55,18 +55,11 @@ HWY_INLINE void run_float(Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
 #endif
 }
 
-// exp and its relatives take |x| <= 700 (exp stays finite in double); tanh |x| <= 20 (beyond,
-// its exp-based formula is not relied on: the scalar one gives +-1).
+// exp and its relatives take |x| <= 700 (exp stays finite in double).
 struct ExpRange {
     template <class D, class V>
     auto special(D d, const V* x) const {
         return outside(d, x[0], 700.0);
-    }
-};
-struct TanhRange {
-    template <class D, class V>
-    auto special(D d, const V* x) const {
-        return outside(d, x[0], 20.0);
     }
 };
 
@@ -76,12 +69,6 @@ HWY_INLINE V sigmoid(D d, V x) {
     return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
 }
 
-struct Tanh : TanhRange {
-    template <class D, class V>
-    V operator()(D d, V x) const {
-        return hn::Tanh(d, x);
-    }
-};
 struct Rsqrt : NoSpecial {
     template <class D, class V>
     V operator()(D d, V x) const {
@@ -378,8 +365,6 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_float<2>(mode, s, dst, n, SwitchGt0()), true;
         case Mode::CLIP:
             return run_float<3>(mode, s, dst, n, Clip()), true;
-        case Mode::TANH:
-            return run_double<1>(mode, s, dst, n, Tanh()), true;
         case Mode::RSQRT:
             return run_double<1>(mode, s, dst, n, Rsqrt()), true;
         case Mode::SIGMOID_GRAD:

@@ -4,10 +4,10 @@
 // ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
 // exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
 // 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do ERF
-// and ERFC (ErfF, ErfcF; in double lanes on targets without FMA), SIGMOID, SILU, LOG, LOG1P,
-// EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and
-// TRUE_DIV of int32 divides in double like naive. Lanes outside a formula's domain or accurate
-// range take naive's scalar formula.
+// and ERFC (ErfF, ErfcF; in double lanes on targets without FMA), SIGMOID, SILU, TANH (see TanhF),
+// LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and TRUE_DIV of int32
+// divides in double like naive. Lanes outside a formula's domain or accurate range take naive's
+// scalar formula.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -273,6 +273,17 @@ HWY_INLINE V monic_poly(D d, V s, const float (&c)[N]) {
     return r;
 }
 
+#if !HWY_NATIVE_FMA
+// a = hi + lo with 12-bit halves (Veltkamp's split by 2^12 + 1), whose products are exact: Dekker's
+// product where the target has no FMA.
+template <class D, class V>
+HWY_INLINE void split_halves(D d, V a, V& hi, V& lo) {
+    const V c = hn::Mul(a, hn::Set(d, 4097.0f));
+    hi = hn::Sub(c, hn::Sub(c, a));
+    lo = hn::Sub(a, hi);
+}
+#endif
+
 // a^2 - h exactly, for h = a^2 rounded: one FMA, or Dekker's product where the target has none
 // (Highway's emulated and scalar targets compute MulSub as a product and a difference, which
 // would round the error away: 35 ULPs at x = -13).
@@ -282,9 +293,8 @@ HWY_INLINE V square_error(D d, V a, V h) {
     (void)d;
     return hn::MulSub(a, a, h);
 #else
-    const V c = hn::Mul(a, hn::Set(d, 4097.0f));  // 2^12 + 1 splits a into two 12-bit halves
-    const V hi = hn::Sub(c, hn::Sub(c, a));
-    const V lo = hn::Sub(a, hi);
+    V hi, lo;
+    split_halves(d, a, hi, lo);
     const V err = hn::Add(hn::Sub(hn::Mul(hi, hi), h), hn::Mul(hn::Add(hi, hi), lo));
     return hn::Add(err, hn::Mul(lo, lo));
 #endif
@@ -405,6 +415,22 @@ struct ErfcF {
         return hn::Not(hn::Le(x[0], hn::Set(d, kErfcFReach)));
     }
 };
+
+// a b - h exactly for an h within a few ULPs of a b (the product's 48 bits less h's leading ones
+// fit a float), as square_error.
+template <class D, class V>
+HWY_INLINE V product_error(D d, V a, V b, V h) {
+#if HWY_NATIVE_FMA
+    (void)d;
+    return hn::MulSub(a, b, h);
+#else
+    V ah, al, bh, bl;
+    split_halves(d, a, ah, al);
+    split_halves(d, b, bh, bl);
+    const V err = hn::Add(hn::Sub(hn::Mul(ah, bh), h), hn::Mul(ah, bl));
+    return hn::Add(hn::Add(err, hn::Mul(al, bh)), hn::Mul(al, bl));
+#endif
+}
 
 // e(a) for a <= kGeluCap as a mantissa m and a power of two n: the factor of e(a) that
 // scale_by_exp2 applies to a product. exp_f32's reduction, but for the argument -(h + l) / 2, with
@@ -746,6 +772,48 @@ struct SiluF : SigmoidRange {
     }
 };
 
+// TANH in float (Highway's double tanh in 4 double lanes of AVX2 ran at 0.9x PyTorch's float speed
+// on Zen 3), on a = |x| with x's sign put back (-0 stays -0, and tanh(+-inf) = +-1 from the clamp
+// below). Below kTanhSplit, a + a^3 P(a^2), P of degree 5 (scripts/fit_tanh.py, 2^-24 relative;
+// the correction is at most 0.18 of the result, so its roundings and P's error reach the result
+// scaled down that much). From there tanh(a) = (1 - e) / (1 + e), e = exp(-2a) (exp_f32, within 1
+// ULP; -2a is exact, e <= 0.22): the roundings of 1 - e, of 1 + e and of the quotient would each
+// cost the result up to half its ULP on top of its own rounding, so all three are carried: 1 - e =
+// n + nl and 1 + e = h + l by Fast2Sum (e < 1), q = n / h and its residual n - q h exactly
+// (product_error), and (n + nl) / (h + l) = q + ((n - q h) + nl - q l) / (h + l), the correction a
+// few ULPs of q, for which the 12-bit reciprocal of h is accurate enough; its FMA rounds the result
+// once. e's own error, scaled by 2e / (1 + e)^2, is what remains: measured on every positive float
+// against the exact tanh, at most 0.83 ULP away at the AVX2 target (0.87 on targets without FMA),
+// so each result is one of the two floats around the exact value, as naive's is: within one of
+// naive's (dnn/bench/elemwise_ulp.cpp, every float32 input). Without the carries the kernel took a
+// quarter less time but was 1.51 ULP from exact and 2 from naive. a is clamped to 10, where e =
+// 2e-9 and the quotient rounds to 1 (it does from 9.01 on). NaN takes naive's formula.
+constexpr float kTanhSplit = 0.75f;
+constexpr float kTanhP[] = {-3.333333135e-01f, 1.333317459e-01f,  -5.393514782e-02f,
+                            2.161186002e-02f,  -7.926871069e-03f, 1.904619858e-03f};
+struct TanhF {
+    template <class D, class V>
+    V operator()(D d, V x) const {
+        const V one = hn::Set(d, 1.0f);
+        const V a = hn::Abs(x);
+        const V s = hn::Mul(a, a);
+        const V near = hn::MulAdd(hn::Mul(s, a), poly(d, s, kTanhP), a);
+        const V e = exp_f32<false>(d, hn::Mul(hn::Min(a, hn::Set(d, 10.0f)), hn::Set(d, -2.0f)), a);
+        const V num = hn::Sub(one, e);
+        const V num_lo = hn::Sub(hn::Sub(one, num), e);
+        const V den = hn::Add(one, e);
+        const V den_lo = hn::Add(hn::Sub(one, den), e);
+        const V q = hn::Div(num, den);
+        const V c = hn::NegMulAdd(q, den_lo, hn::Sub(num_lo, product_error(d, q, den, num)));
+        const V far = hn::MulAdd(c, hn::ApproximateReciprocal(den), q);
+        return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, kTanhSplit)), near, far), x);
+    }
+    template <class D, class V>
+    auto special(D, const V* x) const {
+        return hn::IsNaN(x[0]);
+    }
+};
+
 // POW with one exponent for every element (a Python scalar: `x ** 2`, `x ** 0.5`), without
 // exp and log: 0.03x PyTorch's speed for `x ** 2` on 2M floats before. a^2 is a float product,
 // naive's bits (a^2 is exact in double); a^-1 a float division, naive's bits too (a quotient
@@ -876,6 +944,8 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_float_special<1>(mode, s, dst, n, SigmoidF()), true;
         case Mode::SILU:
             return run_float_special<1>(mode, s, dst, n, SiluF()), true;
+        case Mode::TANH:
+            return run_float_special<1>(mode, s, dst, n, TanhF()), true;
         case Mode::LOG:
             return run_float_special<1>(mode, s, dst, n, LogF()), true;
         case Mode::LOG1P:
@@ -947,6 +1017,8 @@ int elemwise_f32_max_ulp(elemwise::Mode mode) {
         case M::ERFC:
         case M::ERFINV:
         case M::ERFCINV:
+            return 1;
+        case M::TANH:
             return 1;
         case M::SIGMOID:
             return 2;

@@ -1,7 +1,7 @@
 // The Elemwise modes of elemwise_math_hwy.cpp (POW, ATAN2, TAN, SIN, COS, the erf family, EXP, GELU
-// and its gradient, SIGMOID, SILU, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float, MOD,
-// TRUE_DIV of int32) against naive: the distance in float32 ULPs, which must stay within
-// elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values; the float
+// and its gradient, SIGMOID, SILU, TANH, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in
+// float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs, which must stay
+// within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values; the float
 // formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros, exact
 // multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32 exactly
 // (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning for these
@@ -140,13 +140,16 @@ TEST_F(X86, ElemwiseMathUnaryWithinDocumentedUlps) {
         Mode mode;
         double lo, hi;
     };
-    for (Case c :
-         {Case{Mode::EXP, -88, 89}, Case{Mode::EXP, -1, 1}, Case{Mode::EXP, -104, -86},
-          Case{Mode::TAN, -8, 8}, Case{Mode::TAN, -40000, 40000}, Case{Mode::SIN, -8, 8},
-          Case{Mode::SIN, -1e-6, 1e-6}, Case{Mode::SIN, -40000, 40000}, Case{Mode::COS, -8, 8},
-          Case{Mode::COS, -2e6, 2e6}, Case{Mode::ERF, -7, 7}, Case{Mode::ERF, -1e-3, 1e-3},
-          Case{Mode::ERFC, -7, 30}, Case{Mode::ERFINV, -1, 1}, Case{Mode::ERFCINV, 0, 2},
-          Case{Mode::ERFCINV, 0, 1e-6}, Case{Mode::GELU, -40, 40}, Case{Mode::GELU, -3, 3}}) {
+    for (Case c : {Case{Mode::EXP, -88, 89},       Case{Mode::EXP, -1, 1},
+                   Case{Mode::EXP, -104, -86},     Case{Mode::TAN, -8, 8},
+                   Case{Mode::TAN, -40000, 40000}, Case{Mode::SIN, -8, 8},
+                   Case{Mode::SIN, -1e-6, 1e-6},   Case{Mode::SIN, -40000, 40000},
+                   Case{Mode::COS, -8, 8},         Case{Mode::COS, -2e6, 2e6},
+                   Case{Mode::ERF, -7, 7},         Case{Mode::ERF, -1e-3, 1e-3},
+                   Case{Mode::ERFC, -7, 30},       Case{Mode::ERFINV, -1, 1},
+                   Case{Mode::ERFCINV, 0, 2},      Case{Mode::ERFCINV, 0, 1e-6},
+                   Case{Mode::GELU, -40, 40},      Case{Mode::GELU, -3, 3},
+                   Case{Mode::TANH, -12, 12},      Case{Mode::TANH, -1, 1}}) {
         (void)max_ulps(*handle, c.mode, {sweep(c.lo, c.hi, kN)});
     }
     // ERFINV's tail next to +-1, where 1 - |y| is a few float ULPs.
@@ -241,6 +244,64 @@ TEST_F(X86, ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget) {
 #endif
     EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::SIGMOID), 2);
     EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::SILU), 3);
+}
+
+// TANH in float (TanhF: a + a^3 P(a^2) below |x| = 0.75, 1 - 2e / (1 + e) with e = exp(-2|x|) and
+// the quotient's roundings carried from there), within one ULP of naive's double formula: every
+// 4093rd float32 bit pattern, a dense sweep past the saturation, and the floats next to the split
+// at 0.75, to 0.5493 (tanh = 1/2, where the result's ULP halves), to where tanh(x) rounds to x
+// (4.2e-4) and to 1 (9.011), to the clamp at 10, and to exp's turns at 2|x| = (k + 1/2) ln 2, both
+// signs, at each Highway target, where each result is also one of the two floats around the exact
+// tanh; zeros, infinities, subnormals and the saturated values bit for bit naive's.
+// Each of the x86 handle's TANH results on the finite x is one of the two floats around tanh(x)
+// (in long double, far more accurate than float): less than one ULP from the exact value, which is
+// what keeps TanhF within one ULP of naive's double formula, whatever naive's own rounding.
+void expect_tanh_faithful(Handle& x86, const std::vector<double>& x) {
+    std::vector<HostTensor> in{HostTensor::from({x.size()}, x)};
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(Mode::TANH);
+    const auto got = run_op(*op, in)[0].values();
+    for (size_t i = 0; i < x.size(); ++i) {
+        const long double exact = std::tanh(static_cast<long double>(static_cast<float>(x[i])));
+        const auto near = static_cast<float>(exact);
+        const float other = std::nextafter(near, exact < near ? -INFINITY : INFINITY);
+        const auto g = static_cast<float>(got[i]);
+        EXPECT_TRUE(g == near || g == other) << "TANH at " << x[i] << ": " << g << " vs " << near;
+    }
+}
+
+TEST_F(X86, ElemwiseTanhInFloatAtEachTarget) {
+    std::vector<double> x;
+    for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093)
+        x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    const auto saturation = static_cast<float>(std::atanh(1 - std::ldexp(1.0, -25)));
+    const auto half = static_cast<float>(std::atanh(0.5));
+    for (float c : {0.75f, half, 4.2e-4f, saturation, 10.0f, 1.0f, 2.0f, 1e-30f, 1.17549435e-38f})
+        for (float sgn : {1.0f, -1.0f})
+            around(x, sgn * c, 64);
+    for (int k = 0; k < 30; ++k)
+        for (float sgn : {1.0f, -1.0f})
+            around(x, sgn * static_cast<float>((k + 0.5) * std::numbers::ln2 / 2), 8);
+    for (double v : sweep(-12, 12, 1 << 16))
+        x.push_back(v);
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> exact = {0.0,   -0.0,   inf,   -inf,   std::nan(""), 1e-45, -1e-45,
+                                       1e-40, -1e-40, 1e-20, -1e-20, 9.5,          -9.5,  10.0,
+                                       -10.0, 20.0,   -1e30, 3.4e38, -3.4e38};
+    std::vector<double> finite;
+    for (double v : x)
+        if (std::isfinite(v))
+            finite.push_back(v);
+    const auto all = [&] {
+        (void)max_ulps(*handle, Mode::TANH, {x});
+        expect_tanh_faithful(*handle, finite);
+        expect_same_bits(*handle, Mode::TANH, exact);
+    };
+    all();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+    EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::TANH), 1);
 }
 
 // LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float (log_f32_hwy-inl.h), each within
@@ -339,13 +400,12 @@ TEST_F(X86, ElemwiseLogFamilyInFloatAtEachTarget) {
 }
 
 // The float formulas (EXP, GELU, GELU_GRAD, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS, LOGSIGMOID, ERF,
-// ERFC)
-// run four vectors a step, then one vector, then element by element; a vector holding a lane
-// outside the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87, LOGSIGMOID above
-// 87: subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below -1, ATANH at or
-// past 1, ERF's NaN, ERFC above 9) is redone by naive's formula, and only that vector. Such lanes
-// first, last and inside a step, in the one-vector loop and in the scalar tail, among ordinary
-// lanes of the mode's domain, for lengths around the step's.
+// ERFC, TANH) run four vectors a step, then one vector, then element by element; a vector holding
+// a lane outside the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87,
+// LOGSIGMOID above 87: subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below
+// -1, ATANH at or past 1, ERF's and TANH's NaN, ERFC above 9) is redone by naive's formula, and
+// only that vector. Such lanes first, last and inside a step, in the one-vector loop and in the
+// scalar tail, among ordinary lanes of the mode's domain, for lengths around the step's.
 TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
     struct Case {
         Mode mode;
@@ -358,7 +418,7 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
                    Case{Mode::LOG1P, -0.9, 3, -1, -1}, Case{Mode::EXPM1, -3, 3, 88.5, 0.03},
                    Case{Mode::ATANH, -0.9, 0.9, 1, 1}, Case{Mode::SOFTPLUS, -3, 3, -88, -1},
                    Case{Mode::LOGSIGMOID, -3, 3, 88, 1}, Case{Mode::ERF, -3, 3, NAN, 0},
-                   Case{Mode::ERFC, -3, 3, 9.5, 0.1}}) {
+                   Case{Mode::ERFC, -3, 3, 9.5, 0.1}, Case{Mode::TANH, -3, 3, NAN, 0}}) {
         const Mode m = c.mode;
         for (size_t n : {size_t(63), size_t(64), size_t(65), size_t(213), size_t(1000)}) {
             auto x = random_values(n, c.lo, c.hi, rng);
