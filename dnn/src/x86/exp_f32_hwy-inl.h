@@ -24,10 +24,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // triad: 14.5 -> 8.7 cycles per vector, every float of [-87, 88] still within 1 ULP of the
 // correctly rounded exp (docs/x86-backend.md). With kLow, exp(x + lo) for a small lo (|lo| below
 // 2^-16) added to the reduced argument: a caller whose argument is a float pair (GELU's -x^2 / 2
-// and its rounding error) keeps the pair's precision for one addition. `scale` may change 2^n's
-// bits before the last product (exp_f32_zeroing).
-template <bool kLow, class D, class V, class F>
-HWY_INLINE V exp_f32_scaled(D d, V x, V lo, F&& scale) {
+// and its rounding error) keeps the pair's precision for one addition.
+template <bool kLow, class D, class V>
+HWY_INLINE V exp_f32(D d, V x, V lo) {
     const hn::RebindToSigned<D> di;
     const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
     const V t = hn::MulAdd(x, hn::Set(d, 1.442695040888963407359924681f), magic);
@@ -42,22 +41,14 @@ HWY_INLINE V exp_f32_scaled(D d, V x, V lo, F&& scale) {
     p = hn::MulAdd(p, r, hn::Set(d, 0.0416664853692054748535156f));
     p = hn::MulAdd(p, r, hn::Set(d, 0.166666671633720397949219f));
     p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-    const V y = hn::Add(hn::MulAdd(p, hn::Mul(r, r), r), hn::Set(d, 1.0f));
+    const V q = hn::MulAdd(p, hn::Mul(r, r), r);  // exp(r) - 1
     // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
     const auto pow2n = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127)));
-    return hn::Mul(y, hn::BitCast(d, scale(pow2n)));
-}
-template <bool kLow, class D, class V>
-HWY_INLINE V exp_f32(D d, V x, V lo) {
-    return exp_f32_scaled<kLow>(d, x, lo, [](auto p) { return p; });
-}
-// exp_f32 with the lanes of `zero` 0 (whatever their x), through 2^n: the product by 2^n stays
-// the result's last operation, which a caller's sum can fuse (softmax_hwy.cpp's ExpSum).
-template <bool kLow, class D, class V, class M>
-HWY_INLINE V exp_f32_zeroing(D d, V x, V lo, M zero) {
-    const hn::RebindToSigned<D> di;
-    return exp_f32_scaled<kLow>(
-            d, x, lo, [&](auto p) { return hn::IfThenZeroElse(hn::RebindMask(di, zero), p); });
+    // (q + 1) 2^n as one FMA, q 2^n + 2^n: one rounding of the same value (scaling by 2^n is
+    // exact for normal results), so the same bits as rounding q + 1 and scaling, in one
+    // operation less.
+    const V p2n = hn::BitCast(d, pow2n);
+    return hn::MulAdd(q, p2n, p2n);
 }
 
 // exp_f32 with the lanes outside its range marked for run_float_special.
