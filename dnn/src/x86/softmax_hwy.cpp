@@ -430,8 +430,11 @@ void log_forward_rows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size
     static_assert(HWY_MAX_BYTES / sizeof(double) <= kGroup);
     alignas(HWY_MAX_BYTES) double t[kGroup];
     alignas(HWY_MAX_BYTES) float mx[kGroup], ch[kGroup], cl[kGroup];
-    for (size_t g = rb; g < re; g += kGroup) {
-        const size_t rows = std::min(kGroup, re - g);
+    // Rows of 512 floats and more take one double vector of rows a group (4 on AVX2): eight rows
+    // of 1000 (32 KiB) left Zen 3's L1 before their output pass (64x1000 1.5% faster).
+    const size_t group = len >= 512 ? dl : kGroup;
+    for (size_t g = rb; g < re; g += group) {
+        const size_t rows = std::min(group, re - g);
         std::fill(t, t + kGroup, 0.0);
         std::fill(mx, mx + kGroup, 0.0f);
         for (size_t r = 0; r < rows; ++r) {
