@@ -286,12 +286,24 @@ struct ExpSumWide {
     HWY_INLINE double sum_less_one() const {
         return hn::GetLane(hn::SumOfLanes(DD(), hn::Add(s0, s1))) - 1.0;
     }
+    // Each lane's sum less 1, lane j of x at t[j] (a column strip's lines).
+    HWY_INLINE void store_less_one(double* t) const {
+        const DD dd;
+        hn::Store(hn::Sub(s0, hn::Set(dd, 1.0)), dd, t);
+#if HWY_TARGET != HWY_SCALAR
+        hn::Store(hn::Sub(s1, hn::Set(dd, 1.0)), dd, t + hn::Lanes(dd));
+#endif
+    }
 };
 
 // Whether a row of len elements, maximum mx and minimum mn (finite), sums in ExpSumWide.
 // fl(mn - mx) >= -15 bounds every fl(x - max), as in sum_kind.
 HWY_INLINE bool wide_sum(float mx, float mn, size_t len) {
     return mn - mx >= -kWideSpan && len <= kWideMaxLen;
+}
+// The same for every lane of a column strip.
+HWY_INLINE bool wide_sum(D d, V mx, V mn, size_t len) {
+    return len <= kWideMaxLen && hn::AllTrue(d, hn::Ge(hn::Sub(mn, mx), hn::Set(d, -kWideSpan)));
 }
 
 // Calls f with an ExpSumWide value of the split.
@@ -580,8 +592,8 @@ void softmax_strip(const S& st, const float* x, float* y, size_t len) {
 }
 
 // Log-softmax down one strip, as the rows (log_forward_row) lane by lane: the maximum and
-// minimum; ExpSum of the kind they allow; per lane L = log1p(s + c + ones - 1) in double, the
-// float pair of max + L; y = (x - C.hi) - C.lo.
+// minimum; ExpSumWide where every lane's span allows, else ExpSum of the kind they allow; per lane
+// L = log1p(sum - 1) in double, the float pair of max + L; y = (x - C.hi) - C.lo.
 template <class S>
 void log_softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const D d;
@@ -591,28 +603,37 @@ void log_softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const V neg = hn::Neg(mx);
     alignas(HWY_MAX_BYTES) float s[kMaxLanes], c[kMaxLanes], o[kMaxLanes], m[kMaxLanes];
     alignas(HWY_MAX_BYTES) double t[kMaxLanes];
-    bool any_deep = false;
-    with_exp_sum(d, sum_kind(d, mx, mn), [&](auto a) {
-        for (size_t k = 0; k < len; ++k)
-            a.add(d, st.load(d, x, k), neg);
-        hn::Store(a.s, d, s);
-        hn::Store(a.c, d, c);
-        hn::Store(a.ones, d, o);
-        any_deep = !hn::AllFalse(d, hn::MaskFromVec(a.deep));
-    });
     hn::Store(mx, d, m);
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> dh;
     const size_t dl = hn::Lanes(dd);
-    for (size_t j = 0; j < n; j += dl) {
-        auto v = hn::Add(hn::Add(hn::PromoteTo(dd, hn::Load(dh, s + j)),
-                                 hn::PromoteTo(dd, hn::Load(dh, c + j))),
-                         hn::Sub(hn::PromoteTo(dd, hn::Load(dh, o + j)), hn::Set(dd, 1.0)));
-        hn::Store(v, dd, t + j);
+    const SumKind kind = sum_kind(d, mx, mn);
+    if (wide_sum(d, mx, mn, len)) {
+        with_wide_sum(d, kind.split, [&](auto a) {
+            for (size_t k = 0; k < len; ++k)
+                a.add(d, st.load(d, x, k), neg);
+            a.store_less_one(t);
+        });
+    } else {
+        bool any_deep = false;
+        with_exp_sum(d, kind, [&](auto a) {
+            for (size_t k = 0; k < len; ++k)
+                a.add(d, st.load(d, x, k), neg);
+            hn::Store(a.s, d, s);
+            hn::Store(a.c, d, c);
+            hn::Store(a.ones, d, o);
+            any_deep = !hn::AllFalse(d, hn::MaskFromVec(a.deep));
+        });
+        for (size_t j = 0; j < n; j += dl) {
+            auto v = hn::Add(hn::Add(hn::PromoteTo(dd, hn::Load(dh, s + j)),
+                                     hn::PromoteTo(dd, hn::Load(dh, c + j))),
+                             hn::Sub(hn::PromoteTo(dd, hn::Load(dh, o + j)), hn::Set(dd, 1.0)));
+            hn::Store(v, dd, t + j);
+        }
+        if (HWY_UNLIKELY(any_deep))
+            for (size_t j = 0; j < st.count; ++j)
+                t[j] += deep_terms(x + j, len, st.inner, m[j]);
     }
-    if (HWY_UNLIKELY(any_deep))
-        for (size_t j = 0; j < st.count; ++j)
-            t[j] += deep_terms(x + j, len, st.inner, m[j]);
     // max + L's pair into s and c (NaN for a line holding a NaN or +inf, or only -inf), as
     // log_forward_rows takes it.
     for (size_t j = 0; j < n; j += dl) {
