@@ -29,40 +29,33 @@ HWY_INLINE V exp_f32_poly(D d, V r) {
 // results, NaN) the caller takes the scalar formula for the lanes special() marks. The steps and
 // constants are Highway's float Exp (its ln 2 split, its polynomial, within 1 ULP), less what only
 // the lanes outside this range need: its overflow-safe float-to-int conversion, its scaling by 2^n
-// in two halves (for subnormal results) and its clamp. n is rounded by adding 1.5 * 2^23, whose
-// low bits then hold it, and 2^n is built from those bits; the polynomial runs by Horner
-// (Estrin's extra products did not pay). AVX2's 8-lane exp was compute-bound at 0.40x the STREAM
-// triad: 14.5 -> 8.7 cycles per vector, every float of [-87, 88] still within 1 ULP of the
-// correctly rounded exp (docs/x86-backend.md). With kLow, exp(x + lo) for a small lo (|lo| below
-// 2^-16) added to the reduced argument: a caller whose argument is a float pair (GELU's -x^2 / 2
-// and its rounding error) keeps the pair's precision for one addition. `scale` may change 2^n's
-// bits before the last product (exp_f32_zeroing).
-template <bool kLow, class D, class V, class F>
-HWY_INLINE V exp_f32_scaled(D d, V x, V lo, F&& scale) {
+// in two halves (for subnormal results) and its clamp. n is rounded by adding 1.5 * 2^23 (plus
+// the exponent's bias), whose low bits then hold it, and 2^n is built from those bits; the
+// polynomial runs by Horner (Estrin's extra products did not pay). AVX2's 8-lane exp was
+// compute-bound at 0.40x the STREAM triad: 14.5 -> 8.7 cycles per vector, every float of [-87, 88]
+// still within 1 ULP of the correctly rounded exp (docs/x86-backend.md). With kLow, exp(x + lo) for
+// a small lo (|lo| below 2^-16) added to the reduced argument: a caller whose argument is a float
+// pair (GELU's -x^2 / 2 and its rounding error) keeps the pair's precision for one addition.
+template <bool kLow, class D, class V>
+HWY_INLINE V exp_f32(D d, V x, V lo) {
     const hn::RebindToSigned<D> di;
-    const V magic = hn::Set(d, 12582912.0f);  // 1.5 * 2^23
+    // 1.5 * 2^23 + 127: t's low bits hold 127 + n, 2^n's biased exponent.
+    const V magic = hn::Set(d, 12583039.0f);
     const V t = hn::MulAdd(x, hn::Set(d, 1.442695040888963407359924681f), magic);
     const V n = hn::Sub(t, magic);
     V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), x);
     r = hn::MulAdd(n, hn::Set(d, -1.428606765330187045e-6f), r);
     if constexpr (kLow)
         r = hn::Add(r, lo);
-    const V y = hn::Add(hn::MulAdd(exp_f32_poly(d, r), hn::Mul(r, r), r), hn::Set(d, 1.0f));
-    // t's bits are 0x4B400000 + n; shifted by 23 the offset's bits leave the word.
-    const auto pow2n = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127)));
-    return hn::Mul(y, hn::BitCast(d, scale(pow2n)));
-}
-template <bool kLow, class D, class V>
-HWY_INLINE V exp_f32(D d, V x, V lo) {
-    return exp_f32_scaled<kLow>(d, x, lo, [](auto p) { return p; });
-}
-// exp_f32 with the lanes of `zero` 0 (whatever their x), through 2^n: the product by 2^n stays
-// the result's last operation, which a caller's sum can fuse (softmax_hwy.cpp's ExpSum).
-template <bool kLow, class D, class V, class M>
-HWY_INLINE V exp_f32_zeroing(D d, V x, V lo, M zero) {
-    const hn::RebindToSigned<D> di;
-    return exp_f32_scaled<kLow>(
-            d, x, lo, [&](auto p) { return hn::IfThenZeroElse(hn::RebindMask(di, zero), p); });
+    const V q = hn::MulAdd(exp_f32_poly(d, r), hn::Mul(r, r), r);  // exp(r) - 1
+    // t's bits are 0x4B400000 + 127 + n; shifted by 23 the offset's bits leave the word (the
+    // bias in the magic saves an integer add).
+    const auto pow2n = hn::ShiftLeft<23>(hn::BitCast(di, t));
+    // (q + 1) 2^n as one FMA, q 2^n + 2^n: one rounding of the same value (scaling by 2^n is
+    // exact for normal results), so the same bits as rounding q + 1 and scaling, in one
+    // operation less.
+    const V p2n = hn::BitCast(d, pow2n);
+    return hn::MulAdd(q, p2n, p2n);
 }
 
 // exp_f32 with the lanes outside its range marked for run_float_special.

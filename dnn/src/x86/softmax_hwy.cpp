@@ -181,6 +181,17 @@ HWY_INLINE void two_sum_add(V& s, V& c, V e) {
 // x >= -max), kXLarger where |x| >= |max| (max <= 0).
 enum class Split { kMinMax, kMaxLarger, kXLarger };
 
+// The rounding error lo of hi = fl(x + neg_max), as kSplit allows.
+template <Split kSplit>
+HWY_INLINE V split_lo(V x, V neg_max, V hi) {
+    if constexpr (kSplit == Split::kMinMax)
+        return hn::Sub(hn::Max(x, neg_max), hn::Sub(hi, hn::Min(x, neg_max)));
+    else if constexpr (kSplit == Split::kMaxLarger)
+        return hn::Sub(x, hn::Sub(hi, neg_max));
+    else
+        return hn::Sub(neg_max, hn::Sub(hi, x));
+}
+
 // exp(x - max) summed for log-softmax, whose log1p wants the sum less 1: the lanes where x is the
 // maximum (exp exactly 1) are counted in `ones`, the other terms summed in s with TwoSum's error
 // terms in c. Summing the 1 with them, in float or double, would leave log(sum) an absolute error
@@ -195,6 +206,8 @@ enum class Split { kMinMax, kMaxLarger, kXLarger };
 // where TwoSum's split and the deep flags took 37, for the same pair and the same sums.
 template <Split kSplit, bool kDeep>
 struct ExpSum {
+    static constexpr bool kDeepLanes = kDeep;
+    static constexpr bool kOneChain = false;
     V s, c, ones, deep;
 
     explicit ExpSum(D d) : s(hn::Zero(d)), c(s), ones(s), deep(s) {}
@@ -202,15 +215,7 @@ struct ExpSum {
     // Every lane, or (kMasked) the lanes of `valid` only.
     template <bool kMasked = false, class M = hn::Mask<D>>
     HWY_INLINE void add(D d, V x, V neg_max, M valid = M()) {
-        const V hi = hn::Add(x, neg_max);
-        V lo;
-        if constexpr (kSplit == Split::kMinMax) {
-            lo = hn::Sub(hn::Max(x, neg_max), hn::Sub(hi, hn::Min(x, neg_max)));
-        } else if constexpr (kSplit == Split::kMaxLarger) {
-            lo = hn::Sub(x, hn::Sub(hi, neg_max));
-        } else {
-            lo = hn::Sub(neg_max, hn::Sub(hi, x));
-        }
+        const V hi = hn::Add(x, neg_max), lo = split_lo<kSplit>(x, neg_max, hi);
         auto top = hn::Eq(hi, hn::Zero(d));
         auto skip = top;
         if constexpr (kDeep) {
@@ -224,17 +229,93 @@ struct ExpSum {
             top = hn::And(top, valid);
             skip = hn::Or(skip, hn::Not(valid));
         }
-        // A masked add on AVX-512. Without deep lanes every hi is finite, and the skipped lanes'
-        // 2^n is zeroed instead of the term, so that GCC fuses exp's last product (by 2^n: exact)
-        // into TwoSum's two uses of the term (4.5% of the row's time); a deep lane's exp may be
-        // NaN (x = -inf), which only zeroing the term drops.
+        // A masked add on AVX-512. A deep lane's exp may be NaN (x = -inf): the term is zeroed.
         ones = hn::IfThenElse(top, hn::Add(ones, hn::Set(d, 1.0f)), ones);
-        if constexpr (kDeep)
-            two_sum_add(s, c, hn::IfThenZeroElse(skip, exp_f32<true>(d, hi, lo)));
-        else
-            two_sum_add(s, c, exp_f32_zeroing<true>(d, hi, lo, skip));
+        two_sum_add(s, c, hn::IfThenZeroElse(skip, exp_f32<true>(d, hi, lo)));
     }
 };
+
+// Rows whose span, max - min, is at most kWideSpan (and length at most kWideMaxLen) sum in double
+// lanes instead (ExpSumWide), the maximum's 1s among the other terms. Every other term is then at
+// least e^-15, so t = sum - 1 >= (len - 1) e^-15 and L = log1p(t) >= len 2^-23 for
+// 2 <= len <= 2^22; the double sum of len terms in [0, 1] is within len 2^-53 of sum, which moves
+// L by at most len 2^-53 <= 2^-30 L: a 64th of a float ULP of y, where y = -L is the smallest
+// |y| (len = 1: the sum is exactly 1). Rows past the span (a confident classifier's) keep ExpSum,
+// whose tiny t only the counted ones leave precise.
+constexpr float kWideSpan = 15.0f;
+constexpr size_t kWideMaxLen = size_t(1) << 22;
+
+// exp(x - max) in double lanes: per vector of x, the promotes of the terms' two halves and two
+// double adds where ExpSum takes TwoSum, the count of the ones and their zeroing: 23 vector
+// operations where ExpSum takes 28 (kMaxLarger; 25 and 30 with kMinMax). One chain of sums: its
+// adds' latency is not the bound, and it leaves more of AVX2's 16 registers to exp's constants. The
+// pair hi + lo as ExpSum's: within the span, hi's rounding (up to 2^-21) is still a relative error
+// of the term. The double sum is precise enough only within the span (above): a second kind, not
+// ExpSum's replacement.
+template <Split kSplit>
+struct ExpSumWide {
+    static constexpr bool kDeepLanes = false;
+    static constexpr bool kOneChain = true;
+#if HWY_TARGET == HWY_SCALAR
+    using DD = hn::Rebind<double, D>;  // one lane: no halves
+#else
+    using DD = hn::Repartition<double, D>;
+#endif
+    hn::Vec<DD> s0, s1;
+
+    explicit ExpSumWide(D) : s0(hn::Zero(DD())), s1(s0) {}
+
+    // Every lane, or (kMasked) the lanes of `valid` only.
+    template <bool kMasked = false, class M = hn::Mask<D>>
+    HWY_INLINE void add(D d, V x, V neg_max, M valid = M()) {
+        const DD dd;
+        const V hi = hn::Add(x, neg_max);
+        V e = exp_f32<true>(d, hi, split_lo<kSplit>(x, neg_max, hi));
+        if constexpr (kMasked)
+            e = hn::IfThenElseZero(valid, e);
+#if HWY_TARGET == HWY_SCALAR
+        s0 = hn::Add(s0, hn::PromoteTo(dd, e));
+#else
+        const hn::Half<D> dh;
+        s0 = hn::Add(s0, hn::PromoteTo(dd, hn::LowerHalf(dh, e)));
+        s1 = hn::Add(s1, hn::PromoteTo(dd, hn::UpperHalf(dh, e)));
+#endif
+    }
+
+    // The sum less 1 (the ones are in it).
+    HWY_INLINE double sum_less_one() const {
+        return hn::GetLane(hn::SumOfLanes(DD(), hn::Add(s0, s1))) - 1.0;
+    }
+    // Each lane's sum less 1, lane j of x at t[j] (a column strip's lines).
+    HWY_INLINE void store_less_one(double* t) const {
+        const DD dd;
+        hn::Store(hn::Sub(s0, hn::Set(dd, 1.0)), dd, t);
+#if HWY_TARGET != HWY_SCALAR
+        hn::Store(hn::Sub(s1, hn::Set(dd, 1.0)), dd, t + hn::Lanes(dd));
+#endif
+    }
+};
+
+// Whether a row of len elements, maximum mx and minimum mn (finite), sums in ExpSumWide.
+// fl(mn - mx) >= -15 bounds every fl(x - max), as in sum_kind.
+HWY_INLINE bool wide_sum(float mx, float mn, size_t len) {
+    return mn - mx >= -kWideSpan && len <= kWideMaxLen;
+}
+// The same for every lane of a column strip.
+HWY_INLINE bool wide_sum(D d, V mx, V mn, size_t len) {
+    return len <= kWideMaxLen && hn::AllTrue(d, hn::Ge(hn::Sub(mn, mx), hn::Set(d, -kWideSpan)));
+}
+
+// Calls f with an ExpSumWide value of the split.
+template <class F>
+HWY_INLINE void with_wide_sum(D d, Split split, F&& f) {
+    if (split == Split::kMaxLarger)
+        f(ExpSumWide<Split::kMaxLarger>(d));
+    else if (split == Split::kXLarger)
+        f(ExpSumWide<Split::kXLarger>(d));
+    else
+        f(ExpSumWide<Split::kMinMax>(d));
+}
 
 // Which ExpSum a line (or a vector of columns) takes, from its maximum and minimum: kDeep where
 // the minimum is more than 87 below the maximum (or not finite, or a NaN), the cheaper Split where
@@ -295,7 +376,6 @@ HWY_INLINE double sum_less_one(D d, const E& a, const E& b) {
         ones = hn::Add(ones, hn::PromoteTo(dd, hn::Load(dh, v + k)));
     return hn::GetLane(hn::SumOfLanes(dd, acc)) + (hn::GetLane(hn::SumOfLanes(dd, ones)) - 1.0);
 }
-
 // log(sum) from t = sum - 1 >= 0, as a float pair hi + lo: log1p keeps L's relative precision
 // when the other terms are tiny, and the pair carries it past float's rounding into
 // y = (x - max) - L.
@@ -314,7 +394,8 @@ template <class E>
 HWY_INLINE double row_sum_less_one(D d, const float* x, size_t len, float mx, E a) {
     const size_t n = hn::Lanes(d);
     const V vm = hn::Set(d, mx), neg = hn::Neg(vm);
-    E b(d);
+    E second(d);
+    E& b = E::kOneChain ? a : second;
     size_t i = 0;
     for (; i + 2 * n <= len; i += 2 * n) {
         a.add(d, hn::LoadU(d, x + i), neg);
@@ -330,15 +411,23 @@ HWY_INLINE double row_sum_less_one(D d, const float* x, size_t len, float mx, E 
         b.template add<true>(d, hn::IfThenElse(mask, hn::MaskedLoad(mask, d, x + i), vm), neg,
                              mask);
     }
-    double t = sum_less_one(d, a, b);
-    if (HWY_UNLIKELY(!hn::AllFalse(d, hn::MaskFromVec(hn::Or(a.deep, b.deep)))))
-        t += deep_terms(x, len, 1, mx);
+    double t;
+    if constexpr (E::kOneChain)
+        t = a.sum_less_one();
+    else
+        t = sum_less_one(d, a, b);
+    if constexpr (E::kDeepLanes)
+        if (HWY_UNLIKELY(!hn::AllFalse(d, hn::MaskFromVec(hn::Or(a.deep, b.deep)))))
+            t += deep_terms(x, len, 1, mx);
     return t;
 }
 
-// Log-softmax of rows [rb, re) in float32 vectors, row by row: the maximum; exp(x - max) summed
-// (ExpSum), the lanes added in double; L = log1p(sum - 1); y = ((x - max) - L.hi) - L.lo.
-// x - max <= 0 <= L: no cancellation, so y is within 1 ULP of the exact value
+// Log-softmax of rows [rb, re) in float32 vectors, row by row: the maximum and minimum;
+// exp(x - max) summed (ExpSumWide where the span allows, else ExpSum), the lanes added in double;
+// L = log1p(sum - 1); C = max + L in double, as a float pair (C.hi = fl(C), C.lo the rest of
+// max + L, L's low bits kept however large max is); y = (x - C.hi) - C.lo. x - C.hi is exact or
+// has C.lo below its ULP, and y = x - max - L with x - max <= 0 <= L: no cancellation, two
+// roundings where ((x - max) - L.hi) - L.lo took three, so y is within 1 ULP of the exact value
 // (X86.LogSoftmaxWithinOneUlpOfExact, docs/x86-backend.md). L is taken for a group of rows at
 // once, one row a lane of Highway's double Log1p: one call a row (a vector for one value, and its
 // latency) took a fifth of the time of rows of 128.
@@ -352,10 +441,14 @@ void log_forward_rows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size
     constexpr size_t kGroup = 8;
     static_assert(HWY_MAX_BYTES / sizeof(double) <= kGroup);
     alignas(HWY_MAX_BYTES) double t[kGroup];
-    alignas(HWY_MAX_BYTES) float mx[kGroup], lh[kGroup], ll[kGroup];
-    for (size_t g = rb; g < re; g += kGroup) {
-        const size_t rows = std::min(kGroup, re - g);
+    alignas(HWY_MAX_BYTES) float mx[kGroup], ch[kGroup], cl[kGroup];
+    // Rows of 512 floats and more take one double vector of rows a group (4 on AVX2): eight rows
+    // of 1000 (32 KiB) left Zen 3's L1 before their output pass (64x1000 1.5% faster).
+    const size_t group = len >= 512 ? dl : kGroup;
+    for (size_t g = rb; g < re; g += group) {
+        const size_t rows = std::min(group, re - g);
         std::fill(t, t + kGroup, 0.0);
+        std::fill(mx, mx + kGroup, 0.0f);
         for (size_t r = 0; r < rows; ++r) {
             const float* xr = x + static_cast<ptrdiff_t>(g + r) * xs;
             const MaxMin m = row_max_min(d, xr, len);
@@ -364,14 +457,19 @@ void log_forward_rows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size
                 t[r] = m.max;  // not finite: the row is redone below
                 continue;
             }
-            with_exp_sum(d, sum_kind(d, hn::Set(d, m.max), hn::Set(d, m.min)),
-                         [&](auto a) { t[r] = row_sum_less_one(d, xr, len, m.max, a); });
+            const SumKind k = sum_kind(d, hn::Set(d, m.max), hn::Set(d, m.min));
+            auto sum = [&](auto a) { t[r] = row_sum_less_one(d, xr, len, m.max, a); };
+            if (wide_sum(m.max, m.min, len))
+                with_wide_sum(d, k.split, sum);
+            else
+                with_exp_sum(d, k, sum);
         }
         for (size_t r = 0; r < rows; r += dl) {
             const auto l = hn::Log1p(dd, hn::Load(dd, t + r));
-            const auto hi = hn::DemoteTo(dh, l);
-            hn::Store(hi, dh, lh + r);
-            hn::Store(hn::DemoteTo(dh, hn::Sub(l, hn::PromoteTo(dd, hi))), dh, ll + r);
+            const auto m = hn::PromoteTo(dd, hn::Load(dh, mx + r));
+            const auto hi = hn::DemoteTo(dh, hn::Add(m, l));
+            hn::Store(hi, dh, ch + r);
+            hn::Store(hn::DemoteTo(dh, hn::Add(hn::Sub(m, hn::PromoteTo(dd, hi)), l)), dh, cl + r);
         }
         for (size_t r = 0; r < rows; ++r) {
             const float* xr = x + static_cast<ptrdiff_t>(g + r) * xs;
@@ -380,13 +478,13 @@ void log_forward_rows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size
                 scalar_forward(xr, yr, len, 1, true);
                 continue;
             }
-            const V vm = hn::Set(d, mx[r]), vh = hn::Set(d, lh[r]), vl = hn::Set(d, ll[r]);
+            const V vh = hn::Set(d, ch[r]), vl = hn::Set(d, cl[r]);
             size_t i = 0;
             for (; i + n <= len; i += n)
-                hn::StoreU(hn::Sub(hn::Sub(hn::Sub(hn::LoadU(d, xr + i), vm), vh), vl), d, yr + i);
+                hn::StoreU(hn::Sub(hn::Sub(hn::LoadU(d, xr + i), vh), vl), d, yr + i);
             if (i < len) {
                 const auto mask = tail_mask(d, i, len);
-                V v = hn::Sub(hn::Sub(hn::Sub(hn::MaskedLoad(mask, d, xr + i), vm), vh), vl);
+                V v = hn::Sub(hn::Sub(hn::MaskedLoad(mask, d, xr + i), vh), vl);
                 hn::BlendedStore(v, mask, d, yr + i);
             }
         }
@@ -494,8 +592,8 @@ void softmax_strip(const S& st, const float* x, float* y, size_t len) {
 }
 
 // Log-softmax down one strip, as the rows (log_forward_row) lane by lane: the maximum and
-// minimum; ExpSum of the kind they allow; per lane L = log1p(s + c + ones - 1) in double and its
-// float pair; y = ((x - max) - L.hi) - L.lo.
+// minimum; ExpSumWide where every lane's span allows, else ExpSum of the kind they allow; per lane
+// L = log1p(sum - 1) in double, the float pair of max + L; y = (x - C.hi) - C.lo.
 template <class S>
 void log_softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const D d;
@@ -505,38 +603,49 @@ void log_softmax_strip(const S& st, const float* x, float* y, size_t len) {
     const V neg = hn::Neg(mx);
     alignas(HWY_MAX_BYTES) float s[kMaxLanes], c[kMaxLanes], o[kMaxLanes], m[kMaxLanes];
     alignas(HWY_MAX_BYTES) double t[kMaxLanes];
-    bool any_deep = false;
-    with_exp_sum(d, sum_kind(d, mx, mn), [&](auto a) {
-        for (size_t k = 0; k < len; ++k)
-            a.add(d, st.load(d, x, k), neg);
-        hn::Store(a.s, d, s);
-        hn::Store(a.c, d, c);
-        hn::Store(a.ones, d, o);
-        any_deep = !hn::AllFalse(d, hn::MaskFromVec(a.deep));
-    });
     hn::Store(mx, d, m);
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> dh;
     const size_t dl = hn::Lanes(dd);
-    for (size_t j = 0; j < n; j += dl) {
-        auto v = hn::Add(hn::Add(hn::PromoteTo(dd, hn::Load(dh, s + j)),
-                                 hn::PromoteTo(dd, hn::Load(dh, c + j))),
-                         hn::Sub(hn::PromoteTo(dd, hn::Load(dh, o + j)), hn::Set(dd, 1.0)));
-        hn::Store(v, dd, t + j);
+    const SumKind kind = sum_kind(d, mx, mn);
+    if (wide_sum(d, mx, mn, len)) {
+        with_wide_sum(d, kind.split, [&](auto a) {
+            for (size_t k = 0; k < len; ++k)
+                a.add(d, st.load(d, x, k), neg);
+            a.store_less_one(t);
+        });
+    } else {
+        bool any_deep = false;
+        with_exp_sum(d, kind, [&](auto a) {
+            for (size_t k = 0; k < len; ++k)
+                a.add(d, st.load(d, x, k), neg);
+            hn::Store(a.s, d, s);
+            hn::Store(a.c, d, c);
+            hn::Store(a.ones, d, o);
+            any_deep = !hn::AllFalse(d, hn::MaskFromVec(a.deep));
+        });
+        for (size_t j = 0; j < n; j += dl) {
+            auto v = hn::Add(hn::Add(hn::PromoteTo(dd, hn::Load(dh, s + j)),
+                                     hn::PromoteTo(dd, hn::Load(dh, c + j))),
+                             hn::Sub(hn::PromoteTo(dd, hn::Load(dh, o + j)), hn::Set(dd, 1.0)));
+            hn::Store(v, dd, t + j);
+        }
+        if (HWY_UNLIKELY(any_deep))
+            for (size_t j = 0; j < st.count; ++j)
+                t[j] += deep_terms(x + j, len, st.inner, m[j]);
     }
-    if (HWY_UNLIKELY(any_deep))
-        for (size_t j = 0; j < st.count; ++j)
-            t[j] += deep_terms(x + j, len, st.inner, m[j]);
-    // L's pair into s and c (NaN for a line holding a NaN or +inf, or only -inf).
+    // max + L's pair into s and c (NaN for a line holding a NaN or +inf, or only -inf), as
+    // log_forward_rows takes it.
     for (size_t j = 0; j < n; j += dl) {
         const auto l = hn::Log1p(dd, hn::Load(dd, t + j));
-        const auto hi = hn::DemoteTo(dh, l);
+        const auto mj = hn::PromoteTo(dd, hn::Load(dh, m + j));
+        const auto hi = hn::DemoteTo(dh, hn::Add(mj, l));
         hn::Store(hi, dh, s + j);
-        hn::Store(hn::DemoteTo(dh, hn::Sub(l, hn::PromoteTo(dd, hi))), dh, c + j);
+        hn::Store(hn::DemoteTo(dh, hn::Add(hn::Sub(mj, hn::PromoteTo(dd, hi)), l)), dh, c + j);
     }
     const V vh = hn::Load(d, s), vl = hn::Load(d, c);
     for (size_t k = 0; k < len; ++k)
-        st.store(d, hn::Sub(hn::Sub(hn::Sub(st.load(d, x, k), mx), vh), vl), y, k);
+        st.store(d, hn::Sub(hn::Sub(st.load(d, x, k), vh), vl), y, k);
 }
 
 // Columns [cb, ce) of the slice: whole strips, then the last partial one.

@@ -362,6 +362,75 @@ TEST_F(X86, LogSoftmaxWithinOneUlpOfExact) {
     EXPECT_GE(ran, 1u);
 }
 
+// Log-softmax lines whose logits span at most 15 (rows: ExpSumWide's double sum, the maximum's
+// ones among the terms) and the lines just past it (ExpSum), at every instruction set, rows and
+// columns, within 1 ULP of the exact value: one maximum over terms near e^-15 (the span's edge,
+// where log(sum) is smallest against the sum's rounding), spans from 15 to 35 (which only
+// ExpSum's counted ones keep precise), ties at the maximum, lengths 1 to 17 around the vector
+// widths and their tails, and maxima from 0 to 3e6 in magnitude (x - max's rounding, which the
+// float pair carries, and max + log(sum) as the output's float pair). Lines holding a NaN, in a
+// vector's body or its tail, still equal naive's loop.
+TEST_F(X86, LogSoftmaxNarrowLinesWithinOneUlpOfExact) {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    const size_t lines = 9;  // a group of eight rows' log1p and one more
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                auto op = handle->create_operator<LogSoftmaxForward>();
+                for (size_t len :
+                     {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 33, 100, 1000})
+                    for (float base : {0.0f, 0.75f, -40.0f, 30.0f, 1e4f, -1e4f, 3e6f})
+                        for (int kind = 0; kind < 5; ++kind)
+                            for (bool rows : {true, false}) {
+                                std::vector<float> xf(lines * len);
+                                auto at = [&](size_t line, size_t k) {
+                                    return rows ? line * len + k : k * lines + line;
+                                };
+                                for (size_t l = 0; l < lines; ++l)
+                                    for (size_t k = 0; k < len; ++k) {
+                                        const bool top = k == (l * 7) % len;
+                                        float off;
+                                        if (kind == 0)  // the span's edge
+                                            off = top ? 0.0f : -14.9f + 0.05f * u(rng);
+                                        else if (kind == 1)  // just past it, and far past
+                                            off = top ? 0.0f : -15.05f - 20.0f * u(rng);
+                                        else if (kind == 2)  // ties at the maximum
+                                            off = top || k % 3 == 0 ? 0.0f : -15.0f * u(rng);
+                                        else if (kind == 3)
+                                            off = -14.99f * u(rng);
+                                        else
+                                            off = top ? 0.0f : -8.0f + 0.01f * u(rng);
+                                        xf[at(l, k)] = base + off;
+                                    }
+                                const TensorShape ts =
+                                        rows ? TensorShape{lines, len} : TensorShape{len, lines};
+                                HostTensor x = HostTensor::from(
+                                        ts, std::vector<double>(xf.begin(), xf.end()));
+                                op->param() = axis(rows ? 1 : 0);
+                                auto got = run_op(*op, {x})[0].values();
+                                auto exact = rows ? exact_log_softmax(xf, lines, len, 1)
+                                                  : exact_log_softmax(xf, 1, len, lines);
+                                for (size_t i = 0; i < got.size(); ++i)
+                                    ASSERT_LE(ulps(float(got[i]), exact[i]), 1)
+                                            << (rows ? "rows" : "columns") << " len " << len
+                                            << " base " << base << " kind " << kind << " element "
+                                            << i << ": " << got[i] << " vs " << exact[i];
+                            }
+                // NaN in narrow rows: each row's at another place (the first vector, its last
+                // lane, the second vector, the tail), the rest within the span.
+                const size_t len = 19;
+                std::vector<double> v(6 * len);
+                for (size_t i = 0; i < v.size(); ++i)
+                    v[i] = 2.0 + std::sin(double(i));
+                const size_t at[] = {0, 7, 8, 15, 16, 18};
+                for (size_t r = 0; r < 6; ++r)
+                    v[r * len + at[r]] = std::numeric_limits<double>::quiet_NaN();
+                Checker<LogSoftmaxForward> c(handle.get());
+                c.set_param(axis(1)).set_epsilon(0).set_values(0, v).execs({{6, len}});
+            });
+    EXPECT_GE(ran, 1u);
+}
+
 // Softmax and log-softmax along an axis other than the last (the column strips: one, two and four
 // vectors of columns side by side and the partial last one) against naive at every instruction
 // set: column counts and lengths around the vector widths, one-long axes, one and several outer
