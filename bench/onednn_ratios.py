@@ -22,7 +22,8 @@ The ", nchw" lines only carry a reference; lines without a oneDNN kernel are lef
                                    [--repeat 20] [--all] [case ...]
 
 Each case argument keeps the cases whose name contains it ("conv 1x1", "pool", "256->64"), as
-the binary's own arguments do. The table lists the lines below the target (every line with
+the binary's own arguments do; a convolution's case is its shape without the pass or the
+layout ("conv 1x1 256->64 56x56 b32" brings its fwd, bwd data and bwd filter lines). The table lists the lines below the target (every line with
 --all), and a last line per thread count says how many of how many reach it.
 """
 

@@ -3,6 +3,8 @@
 //   OMP_NUM_THREADS=2 build/dnn/neomeg_x86_vs_onednn [repeat=10] [cpu|wall] [case...]
 //
 // Each further argument keeps only the cases whose name contains it ("depthwise", "matmul 256");
+// a convolution's case name is its shape without the pass ("conv 1x1 256->64 56x56 b32", not
+// "... fwd" nor "..., blocked"), the name its fwd, bwd data and bwd filter lines share;
 // the argument `ours-vs-raw` leaves out the convolutions' plain-NCHW primitive and new-weights
 // lines (several rounds of the depthwise cases on a loaded machine, where the plain primitives'
 // gemm took most of the run); `unchecked` times our operator's exec_unchecked, the call the eager
@@ -890,8 +892,21 @@ std::string cpu_line() {
 }
 
 int main(int argc, char** argv) {
+    // A case name in the place of repeat or of the clock once ran the whole suite without a word
+    // (an hour's run for a one-line question): those two places take nothing else.
+    if (argc > 1 && std::atoi(argv[1]) <= 0) {
+        std::fprintf(stderr, "usage: %s [repeat >= 1] [cpu|wall] [case...]; got repeat '%s'\n",
+                     argv[0], argv[1]);
+        return 2;
+    }
+    if (argc > 2 && std::string(argv[2]) != "cpu" && std::string(argv[2]) != "wall") {
+        std::fprintf(stderr,
+                     "usage: %s [repeat >= 1] [cpu|wall] [case...]; got '%s' for the clock\n",
+                     argv[0], argv[2]);
+        return 2;
+    }
     if (argc > 1)
-        g_repeat = std::max(1, std::atoi(argv[1]));
+        g_repeat = std::atoi(argv[1]);
     g_cpu_time = argc > 2 && std::string(argv[2]) == "cpu";
     for (int i = 3; i < argc; ++i) {
         if (std::string(argv[i]) == "ours-vs-raw")
