@@ -215,12 +215,17 @@ constexpr float kErfFLogTail[] = {0.0002099135163007304f,  1.1276154518127441f,
                                   0.6372857689857483f,     0.10383891314268112f,
                                   -0.022181419655680656f,  0.003031613538041711f,
                                   -0.00019473693100735545f};
+// erf(|x|) = a c0 + a D(x^2) for a = |x| below kErfFSmallReach, the sum and a c0 rounded once.
+template <class D, class V>
+HWY_INLINE V erf_small_abs(D d, V a, V x) {
+    return hn::MulAdd(a, hn::Set(d, kErfFC0), hn::Mul(a, poly(d, hn::Mul(x, x), kErfFSmall)));
+}
+
 struct ErfF {
     template <class D, class V>
     V operator()(D d, V x) const {
         const V a = hn::Abs(x);
-        const V small =
-                hn::MulAdd(a, hn::Set(d, kErfFC0), hn::Mul(a, poly(d, hn::Mul(x, x), kErfFSmall)));
+        const V small = erf_small_abs(d, a, x);
         const V b = poly(d, hn::Min(a, hn::Set(d, kErfFClamp)), kErfFLogTail);
         const V big = hn::Neg(expm1_f32(d, hn::Neg(b)));
         return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, kErfFSmallReach)), small, big),
@@ -403,9 +408,7 @@ struct ErfcF {
     template <class D, class V>
     V operator()(D d, V x) const {
         const V a = hn::Abs(x);
-        const V erf =
-                hn::MulAdd(a, hn::Set(d, kErfFC0), hn::Mul(a, poly(d, hn::Mul(x, x), kErfFSmall)));
-        const V small = hn::Sub(hn::Set(d, 1.0f), hn::CopySignToAbs(erf, x));
+        const V small = hn::Sub(hn::Set(d, 1.0f), hn::CopySignToAbs(erf_small_abs(d, a, x), x));
         const V e = erfc_tail(d, hn::Min(a, hn::Set(d, kErfcFReach)));
         const V tail = hn::IfNegativeThenElse(x, hn::Sub(hn::Set(d, 2.0f), e), e);
         return hn::IfThenElse(hn::Lt(a, hn::Set(d, kErfcFSmallReach)), small, tail);
