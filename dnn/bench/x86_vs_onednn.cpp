@@ -48,6 +48,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -415,6 +416,51 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
         report((name + ", blocked").c_str(),
                time_ours<ConvolutionBackwardFilterBlocked>(h, p, {blocked(xs), blocked(ys)}, {ws}),
                raw, wpd.impl_info_str());
+}
+
+// ConvBias (a traced graph's fused conv + bias + relu) on a stride-1 1x1 shape against oneDNN's
+// convolution for inference with its bias and a relu post-op: the primitive on the layouts it
+// prefers, with the reorders from and to NCHW, and (the ", nchw" line) on plain NCHW tensors.
+void bench_conv_bias(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const char* name,
+                     memory::dim n, memory::dim ic, memory::dim oc, memory::dim hw) {
+    if (!wanted(name))
+        return;
+    memory::dims src{n, ic, hw, hw}, wd{oc, ic, 1, 1}, bd{oc}, dst{n, oc, hw, hw};
+    memory::dims st{1, 1}, dil{0, 0}, pd{0, 0};
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_post_ops(ops);
+    auto make = [&](const memory::desc& x, const memory::desc& y) {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                          dnnl::algorithm::convolution_direct, x, any(wd),
+                                          plain(bd), y, st, dil, pd, pd);
+        return dnnl::convolution_forward::primitive_desc(d, attr, eng);
+    };
+    auto args = [](const dnnl::convolution_forward::primitive_desc& fpd, const memory::desc& w) {
+        return std::vector<RawArg>{
+                {DNNL_ARG_SRC, plain(fpd.src_desc().dims()), fpd.src_desc(), false},
+                {DNNL_ARG_WEIGHTS, w, fpd.weights_desc(), false},
+                {DNNL_ARG_BIAS, fpd.bias_desc(), fpd.bias_desc(), false},
+                {DNNL_ARG_DST, plain(fpd.dst_desc().dims()), fpd.dst_desc(), true}};
+    };
+    param::ConvBias p;
+    p.padding = {0, 0};
+    p.nonlineMode = param::ConvBias::NonlineMode::RELU;
+    const size_t un = size_t(n), uic = size_t(ic), uoc = size_t(oc), uhw = size_t(hw);
+    const double ours = time_ours<ConvBias>(
+            h, p, {{un, uic, uhw, uhw}, {uoc, uic, 1, 1}, {1, uoc, 1, 1}, TensorShape{}});
+    auto fpd = make(any(src), any(dst));
+    report(name, ours,
+           time_raw(eng, s, dnnl::convolution_forward(fpd), args(fpd, plain(wd)),
+                    fpd.scratchpad_desc()),
+           fpd.impl_info_str());
+    if (g_extra_lines) {
+        auto ppd = make(plain(src), plain(dst));
+        report_plain((std::string(name) + ", nchw").c_str(), ours, eng, s,
+                     dnnl::convolution_forward(ppd), args(ppd, ppd.weights_desc()),
+                     ppd.scratchpad_desc(), ppd.impl_info_str());
+    }
 }
 
 void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::dim n) {
@@ -956,6 +1002,19 @@ int main(int argc, char** argv) {
           ConvCase{"depthwise 3x3 s2 128 56x56 b32", 32, 128, 128, 56, 3, 128, 2},
           ConvCase{"depthwise 3x3 s2 128 56x56 b1", 1, 128, 128, 56, 3, 128, 2}})
         bench_conv(*handle, eng, s, c);
+    // Small pointwise images (conv_pointwise_matmul.h): both sides of its 64-pixel bound below
+    // AVX-512 and of the 128-pixel gemm bound, and batch 1.
+    for (const auto& [name, n, ic, oc, hw] :
+         {std::tuple<const char*, int, int, int, int>{"conv_bias relu 1x1 256->256 8x8 b32", 32,
+                                                      256, 256, 8},
+          {"conv_bias relu 1x1 512->512 4x4 b32", 32, 512, 512, 4},
+          {"conv_bias relu 1x1 128->128 8x8 b32", 32, 128, 128, 8},
+          {"conv_bias relu 1x1 64->64 8x8 b32", 32, 64, 64, 8},
+          {"conv_bias relu 1x1 256->256 7x7 b32", 32, 256, 256, 7},
+          {"conv_bias relu 1x1 256->256 10x10 b32", 32, 256, 256, 10},
+          {"conv_bias relu 1x1 256->256 12x12 b32", 32, 256, 256, 12},
+          {"conv_bias relu 1x1 256->256 8x8 b1", 1, 256, 256, 8}})
+        bench_conv_bias(*handle, eng, s, name, n, ic, oc, hw);
     for (memory::dim n : {256, 1024, 2048})
         bench_matmul(*handle, eng, s, n);
     bench_pooling(*handle, eng, s);

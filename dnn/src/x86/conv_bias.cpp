@@ -10,13 +10,16 @@
 // A depthwise convolution (a group per input channel, a grayscale image's 1-channel first layer
 // among them) on contiguous plain float32 tensors runs our own loops instead (depthwise_conv.h),
 // then one sweep adds bias and z and applies the nonlinearity: as for ConvolutionForward, oneDNN
-// has no fast kernel for these on plain memory.
+// has no fast kernel for these on plain memory. Below AVX-512, a pointwise convolution of small
+// contiguous images (pixels a multiple of 16 below 128) runs as ConvolutionForward's batched
+// matmul (conv_pointwise_matmul.h) followed by the same sweep.
 #include <algorithm>
 #include <cmath>
 
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/conv_bias_int8.h"
+#include "src/x86/conv_pointwise_matmul.h"
 #include "src/x86/depthwise_conv.h"
 #include "src/x86/parallel.h"
 
@@ -46,12 +49,13 @@ float nonlinearity(NonlineMode mode, float x) {
     return x;
 }
 
-// The depthwise loops' convolution into dst, then per (image, channel) plane
-// dst = act(dst + bias[channel] + z), rounding after each operation as the primitive's post-ops.
-class DepthwiseConvBiasPlan final : public Plan {
+// A convolution plan without epilogue (the depthwise loops, the small-pointwise matmul) into dst,
+// then per (image, channel) plane dst = act(dst + bias[channel] + z), rounding after each
+// operation as the primitive's post-ops.
+class ConvThenEpiloguePlan final : public Plan {
 public:
-    DepthwiseConvBiasPlan(std::unique_ptr<Plan> conv, NonlineMode mode, size_t planes,
-                          size_t channels, size_t plane)
+    ConvThenEpiloguePlan(std::unique_ptr<Plan> conv, NonlineMode mode, size_t planes,
+                         size_t channels, size_t plane)
         : m_conv(std::move(conv)),
           m_mode(mode),
           m_planes(planes),
@@ -76,6 +80,9 @@ public:
                 if (m_mode == NonlineMode::RELU && !zp) {
                     for (size_t i = 0; i < m_plane; ++i)
                         d[i] = std::max(d[i] + bv, 0.f);
+                } else if (m_mode == NonlineMode::RELU) {
+                    for (size_t i = 0; i < m_plane; ++i)
+                        d[i] = std::max(d[i] + bv + zp[i], 0.f);
                 } else if (m_mode == NonlineMode::IDENTITY && !zp) {
                     for (size_t i = 0; i < m_plane; ++i)
                         d[i] += bv;
@@ -93,22 +100,34 @@ private:
     size_t m_planes, m_channels, m_plane;
 };
 
-// The depthwise loops' plan, for contiguous float32 operands (the sweep's indexing), else null.
-std::unique_ptr<Plan> depthwise_conv_bias_plan(const param::ConvBias& p,
-                                               std::span<const TensorLayout> in,
-                                               const TensorLayout& dst) {
+// The depthwise loops' plan, or where `g` says so the small-pointwise matmul's, followed by the
+// sweep, for contiguous float32 operands (the sweep's indexing), else null. The matmul runs below
+// AVX-512 only, where it is oneDNN's sgemm: there it and the sweep beat the blocked 1x1
+// convolution (bias and relu fused) with its reorders on pixel counts that are multiples of 16
+// (docs/x86-backend.md, "ConvBias's small pointwise images as the sgemm matmul"), while the
+// off-step counts from 64 (10x10) that ConvolutionForward also takes lost by the sweep's pass and
+// stay on the convolution. Its bias as a binary post-op of the matmul (oneDNN's bias argument
+// takes a vector along the pixels only) cost more than the sweep. AVX-512's brgemm matmul was
+// not measured against the convolution with post-ops: ConvBias keeps its convolution there.
+std::unique_ptr<Plan> conv_then_epilogue_plan(const HandleImpl& handle, const ConvDims& g,
+                                              const param::ConvBias& p,
+                                              std::span<const TensorLayout> in,
+                                              const TensorLayout& dst) {
     const TensorLayout &src = in[0], &filter = in[1], &bias = in[2], &z = in[3];
     for (const TensorLayout* l : {&src, &filter, &bias, &z, &dst})
         if (l->ndim && (l->dtype != dtype::Float32 || !l->is_contiguous()))
             return nullptr;
     if (dst.ndim < 3 || dst.is_empty() || (z.ndim && !z.eq_shape(dst)))
         return nullptr;
-    auto conv = depthwise_forward_plan(ConvArgs::of(p), src, filter, dst);
+    std::unique_ptr<Plan> conv = depthwise_forward_plan(ConvArgs::of(p), src, filter, dst);
+    if (!conv && !has_avx512_core() && pointwise_matmul(g, src, dst) &&
+        dst.total_nr_elems() / (dst[0] * dst[1]) % kPointwiseMatmulPixelStep == 0)
+        conv = pointwise_matmul_plan(handle, ConvPass::forward, filter, src, dst);
     if (!conv)
         return nullptr;
     const size_t plane = dst.total_nr_elems() / (dst[0] * dst[1]);
-    return std::make_unique<DepthwiseConvBiasPlan>(std::move(conv), p.nonlineMode, dst[0] * dst[1],
-                                                   dst[1], plane);
+    return std::make_unique<ConvThenEpiloguePlan>(std::move(conv), p.nonlineMode, dst[0] * dst[1],
+                                                  dst[1], plane);
 }
 
 class ConvBiasImpl final : public DnnlKernel<ConvBias> {
@@ -130,8 +149,8 @@ private:
             return nullptr;
         if (has_bias && !per_channel(bias, dst))
             return nullptr;
-        if (auto dw = depthwise_conv_bias_plan(m_param, in, dst))
-            return dw;
+        if (auto plan = conv_then_epilogue_plan(x86_handle(), *g, m_param, in, dst))
+            return plan;
         const dnnl::engine& engine = x86_handle().engine();
         std::optional<memory::desc> any_bias;
         if (has_bias)

@@ -7,7 +7,8 @@
 // input gradient's transposed filter is served from the WeightCache from its second call and is
 // transposed again after a write (a new version). Whether the matmul ran is asserted per ISA:
 // oneDNN's brgemm kernel from AVX-512, its gemm kernel below (the dnn.x86.isa.AVX2 ctest entry
-// runs these below it on an AVX-512 machine).
+// runs these below it on an AVX-512 machine). ConvBias takes the matmul below AVX-512 only, with a
+// sweep for its bias, z and nonlinearity.
 #ifdef NEOMEG_WITH_DNNL
 #include <random>
 
@@ -152,3 +153,64 @@ TEST_F(X86, ConvolutionPointwiseMatmulCachesTheTransposedFilter) {
     cache.clear();
 }
 #endif
+
+// ConvBias on small pointwise images: below AVX-512, pixel counts on the step below the gemm bound
+// run the matmul and a sweep of bias, z and the nonlinearity (conv_bias.cpp); every mode, with and
+// without bias and z, against naive; 63 and 128 pixels, 100 (off the step, which only
+// ConvolutionForward takes from 64) and a padded src keep the convolution with post-ops.
+// From AVX-512 ConvBias never takes it.
+TEST_F(X86, ConvBiasPointwiseSmallImagesAsMatmul) {
+    static_assert(x86::kMinPointwiseGemmPixels == 128 && x86::kPointwiseMatmulPixelStep == 16,
+                  "the shapes below straddle the bounds");
+    using Nonline = param::ConvBias::NonlineMode;
+    struct Shape {
+        TensorShape src, filter;
+        bool taken;  // below AVX-512
+    };
+    const std::vector<Shape> shapes = {
+            {{2, 37, 8, 8}, {5, 37, 1, 1}, true},
+            {{3, 5, 4, 4}, {37, 5, 1, 1}, true},
+            {{1, 17, 8, 8}, {19, 17, 1, 1}, true},  // batch 1
+            {{2, 9, 112}, {7, 9, 1}, true},
+            {{2, 9, 2, 4, 8}, {7, 9, 1, 1, 1}, true},
+            {{2, 19, 7, 9}, {16, 19, 1, 1}, false},  // 63 pixels
+            {{2, 19, 10, 10}, {16, 19, 1, 1}, false},
+            {{2, 19, 8, 16}, {16, 19, 1, 1}, false},  // the gemm bound
+    };
+    std::mt19937 rng(29);
+    for (int threads : {1, 2}) {
+        ScopedOmpThreads scope(threads);
+        for (const Shape& s : shapes) {
+            const size_t nd = s.src.ndim - 2;
+            param::Convolution cp = nd == 1   ? conv_param({1}, {0}, {1})
+                                    : nd == 2 ? conv_param({1, 1}, {0, 0}, {1, 1})
+                                              : conv_param({1, 1, 1}, {0, 0, 0}, {1, 1, 1});
+            for (const ConvCase& k : conv_both_modes({{s.src, s.filter, cp}})) {
+                const param::Convolution& p = k.p;
+                const TensorShape dst = conv_dst_shape(k);
+                TensorShape bias = dst;
+                for (size_t i = 0; i < bias.ndim; ++i)
+                    bias[i] = i == 1 ? dst[1] : 1;
+                for (Nonline act :
+                     {Nonline::IDENTITY, Nonline::RELU, Nonline::SIGMOID, Nonline::H_SWISH})
+                    for (const auto& [b, z] :
+                         {std::pair{bias, dst}, std::pair{bias, TensorShape{}},
+                          std::pair{TensorShape{}, dst}, std::pair{TensorShape{}, TensorShape{}}}) {
+                        std::vector<HostTensor> in = {
+                                random_tensor(f32(s.src), rng), random_tensor(f32(s.filter), rng),
+                                random_tensor(f32(b), rng), random_tensor(f32(z), rng)};
+                        const std::string kernel =
+                                run_and_compare<ConvBias>(*handle, conv_bias_param(p, act), in);
+                        EXPECT_EQ(as_matmul(kernel), s.taken && !has_brgemm())
+                                << s.src.to_string() << " " << kernel << " threads " << threads;
+                        // A src with padded rows (a view into a wider one): staged into the
+                        // convolution's layout, not the matmul.
+                        in[0] = random_tensor(padded_view(s.src, s.src.ndim - 1, 2), rng);
+                        EXPECT_FALSE(as_matmul(
+                                run_and_compare<ConvBias>(*handle, conv_bias_param(p, act), in)))
+                                << s.src.to_string() << " padded, threads " << threads;
+                    }
+            }
+        }
+    }
+}
