@@ -10,16 +10,19 @@ yet are counted, not failed; ``signatures/present.txt`` lists those that must ex
 name there once NeoMeg has it, so that losing it later is caught).
 """
 
-import enum
 import importlib
 import inspect
 import json
 import os
-import re
+import sys
 
 import pytest
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "signatures")
+# the table's own normalisation of defaults (no process addresses in the repr)
+sys.path.insert(0, HERE)
+from make_table import default_repr
+
 with open(os.path.join(HERE, "megengine_1_13.json")) as f:
     TABLE = json.load(f)["signatures"]
 with open(os.path.join(HERE, "present.txt")) as f:
@@ -44,19 +47,6 @@ DEFAULT_EXCEPTIONS = {
 for (_name, _param), _why in list(DEFAULT_EXCEPTIONS.items()):
     _vision = _name.replace("transform.", "transform.vision.")
     DEFAULT_EXCEPTIONS[(_vision, _param)] = _why
-
-
-def _default_repr(value):
-    # The same normalisation as make_table.py: no process addresses in the repr.
-    if value is inspect.Parameter.empty:
-        return None
-    if inspect.isclass(value) or inspect.isfunction(value) or inspect.isbuiltin(value):
-        return f"<{value.__module__}.{value.__qualname__}>"
-    if inspect.ismodule(value):
-        return f"<module {value.__name__}>"
-    if isinstance(value, enum.Enum):
-        return f"{type(value).__name__}.{value.name}"
-    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
 
 
 def resolve(dotted):
@@ -91,7 +81,7 @@ def signature_of(obj):
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return None
-    return [[p.name, p.kind.name, _default_repr(p.default)] for p in sig.parameters.values()]
+    return [[p.name, p.kind.name, default_repr(p.default)] for p in sig.parameters.values()]
 
 
 def _canonical(dotted, params):

@@ -3,10 +3,9 @@ which ``GraphInference``, the C++ inference API and ``load_and_run`` read."""
 
 import collections
 import hashlib
-import os
 
 from ..core import _imperative_rt as _rt
-from ..utils.atomic_file import write_atomic
+from ..utils.atomic_file import write_dump
 
 # What MegEngine's ``trace.dump`` returns (its fields in its order: callers index it, e.g.
 # ``info[4]`` for the input names).
@@ -152,7 +151,7 @@ def dump_trace(
         shapes,
         bool(optimize_for_inference) and fuse_conv_bias,
     )
-    _write(file, data, append)
+    write_dump(file, data, append, "trace.dump")
     # The file's own input list: inputs the graph does not use are not written.
     model = _rt.InferenceModel(data)
     return CompGraphDumpResult(
@@ -172,16 +171,3 @@ def _count_oprs(data):
     graph = _rt.network.Graph.load(data)
     desc = graph.describe([i for _, i in graph.outputs])
     return len(desc["inputs"]) + len(desc["consts"]) + len(desc["oprs"])
-
-
-def _write(file, data, append):
-    if isinstance(file, (str, os.PathLike)):
-        if append:
-            with open(file, "ab") as f:
-                f.write(data)
-        else:
-            write_atomic(file, lambda f: f.write(data))
-    elif hasattr(file, "write"):
-        file.write(data)
-    else:
-        raise TypeError(f"trace.dump: file must be a path or a binary file object, got {file!r}")

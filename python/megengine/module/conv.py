@@ -47,22 +47,24 @@ class _ConvNd(Module):
     _nd = 2
     _transposed = False
 
+    # Conv1d's and Conv2d's signature, which they inherit; the transposed convolutions pass
+    # output_padding as a keyword.
     def __init__(
         self,
         in_channels,
         out_channels,
         kernel_size,
-        stride,
-        padding,
-        dilation,
-        groups,
-        bias,
-        conv_mode,
-        compute_mode,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        conv_mode="cross_correlation",
+        compute_mode="default",
         padding_mode="zeros",
-        output_padding=0,
         **kwargs,
     ):
+        output_padding = kwargs.pop("output_padding", 0)
         super().__init__(**kwargs)
         cls, nd = type(self).__name__, self._nd
         if in_channels % groups != 0:
@@ -107,6 +109,34 @@ class _ConvNd(Module):
     def _get_fanin(self):
         # MegEngine's: all input channels times the kernel size, groups or not.
         return self.in_channels * int(np.prod(self.kernel_size))
+
+    def _geometry_kwargs(self):
+        # The constructor keywords that give another module this one's shape (output_padding
+        # for a transposed one, padding_mode otherwise): the float, QAT and quantized versions
+        # are made from each other with them.
+        kwargs = {
+            "in_channels": self.in_channels,
+            "out_channels": self.out_channels,
+            "kernel_size": self.kernel_size,
+            "stride": self.stride,
+            "padding": self.padding,
+            "dilation": self.dilation,
+            "groups": self.groups,
+        }
+        if self._transposed:
+            kwargs["output_padding"] = self.output_padding
+        else:
+            kwargs["padding_mode"] = self.padding_mode
+        return kwargs
+
+    def _float_kwargs(self):
+        # _geometry_kwargs and the float module's own choices: bias, conv_mode, compute_mode
+        return {
+            **self._geometry_kwargs(),
+            "bias": self.bias is not None,
+            "conv_mode": self.conv_mode,
+            "compute_mode": self.compute_mode,
+        }
 
     def reset_parameters(self):
         """Redraws the weight from N(0, 1 / fan_in), fan_in = in_channels * prod(kernel_size),
@@ -188,36 +218,6 @@ class Conv1d(_ConvNd):
 
     _nd = 1
 
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        conv_mode="cross_correlation",
-        compute_mode="default",
-        padding_mode="zeros",
-        **kwargs,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            conv_mode,
-            compute_mode,
-            padding_mode,
-            **kwargs,
-        )
-
 
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kh, kw) (or
@@ -248,36 +248,6 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        conv_mode="cross_correlation",
-        compute_mode="default",
-        padding_mode="zeros",
-        **kwargs,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            conv_mode,
-            compute_mode,
-            padding_mode,
-            **kwargs,
-        )
 
 
 class Conv3d(_ConvNd):

@@ -48,13 +48,7 @@ class Adagrad(Optimizer):
     def _updates(self, group):
         lr, lr_decay = group["lr"], group["lr_decay"]
         eps, weight_decay = group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
-            if weight_decay != 0.0:
-                g = g + weight_decay * pv
-            st = self._state[p]
+        for p, st, pv, g in self._grads(group, weight_decay):
             step = st["step"] + 1.0
             s = st["square_avg"] + square(g)
             _update_state(st, step=step, square_avg=s)
@@ -110,13 +104,7 @@ class Adadelta(Optimizer):
     def _updates(self, group):
         lr, rho = group["lr"], group["rho"]
         eps, weight_decay = group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
-            if weight_decay != 0.0:
-                g = g + weight_decay * pv
-            st = self._state[p]
+        for p, st, pv, g in self._grads(group, weight_decay):
             s = rho * st["square_avg"] + (1.0 - rho) * square(g)
             d = sqrt((st["acc_delta"] + eps) / (s + eps)) * g
             acc_delta = rho * st["acc_delta"] + (1.0 - rho) * square(d)

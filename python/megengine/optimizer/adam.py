@@ -31,13 +31,8 @@ class _AdamBase(Optimizer):
     def _updates(self, group):
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta0, beta1 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g, pv = p.grad.detach(), p.detach()  # nothing here is recorded by autograd
-            if weight_decay != 0.0 and not self._decoupled:
-                g = g + weight_decay * pv
-            st = self._state[p]
+        coupled_decay = 0.0 if self._decoupled else weight_decay
+        for p, st, pv, g in self._grads(group, coupled_decay):
             step = st["step"] + 1.0
             m = beta0 * st["exp_avg"] + (1.0 - beta0) * g
             v = beta1 * st["exp_avg_sq"] + (1.0 - beta1) * square(g)

@@ -152,6 +152,18 @@ class Optimizer:
             value = to_channels_last(value)
         self._state.setdefault(param, {})[name] = value
 
+    def _grads(self, group, weight_decay=0.0):
+        """(param, its state, its value, its gradient plus ``weight_decay`` x value) for each
+        parameter of ``group`` that has a gradient; values and gradients detached, so that
+        nothing an update computes is recorded by autograd."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g, pv = p.grad.detach(), p.detach()
+            if weight_decay != 0.0:
+                g = g + weight_decay * pv
+            yield p, self._state[p], pv, g
+
     def _create_state(self, group):
         pass
 

@@ -7,7 +7,6 @@ module (``method == "__call__"``) or a Tensor method, ``CallFunction`` a functio
 holds a Tensor or builtin Module that is no module attribute. Each can ``interpret`` itself on
 values: that is how a TracedModule runs."""
 
-import copy
 import inspect
 import weakref
 from importlib import import_module
@@ -16,6 +15,7 @@ from ..core import _imperative_rt as _rt
 from ..module import Module
 from ..tensor import Parameter, Tensor
 from . import tracer
+from ._graph_item import _GraphItem
 from .node import ModuleNode, TensorNode
 from .pytree import _is_const_leaf, _is_leaf, tree_flatten
 from .utils import convert_kwargs_to_args
@@ -77,7 +77,7 @@ def is_input(expr):
     return isinstance(expr, Input)
 
 
-class Expr:
+class Expr(_GraphItem):
     r"""An operation on Nodes: ``inputs`` (Nodes), ``const_val`` (the other arguments, with
     their positions), ``arg_def`` (the TreeDef rebuilding the call's ``(args, kwargs)``),
     ``outputs`` (Nodes) and ``out_def`` (the TreeDef rebuilding its result).
@@ -107,12 +107,10 @@ class Expr:
     const_val = None
     arg_def = None
     out_def = None
-    _top_graph = None
     _total_id = 0
 
     def __init__(self):
-        self._id = Expr._total_id
-        Expr._total_id += 1
+        self._take_id(Expr)
         self._disable_remove = False
         self.inputs = []
         self.outputs = []
@@ -242,28 +240,6 @@ class Expr:
     def top_graph(self):
         r"""The graph that holds this expr."""
         return self._top_graph() if self._top_graph else None
-
-    @classmethod
-    def _get_next_id(cls):
-        return cls._total_id
-
-    @classmethod
-    def _set_next_id(cls, value=0):
-        cls._total_id = int(value)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_top_graph"] = None
-        return state
-
-    def __deepcopy__(self, memo):
-        result = type(self).__new__(type(self))
-        memo[id(self)] = result
-        for k, v in self.__dict__.items():
-            if not isinstance(v, weakref.ReferenceType):
-                setattr(result, k, copy.deepcopy(v, memo))
-        result._top_graph = None
-        return result
 
 
 class Input(Expr):

@@ -2,13 +2,19 @@
 for a Module; each is the output of one Expr (``node.expr``) and read by others
 (``node.users``)."""
 
-import copy
-import weakref
 from importlib import import_module
 
 from ..module import Module
+from ._graph_item import _GraphItem
 
 __all__ = ["ModuleNode", "Node", "TensorNode"]
+
+
+def _recorded(attr, doc):
+    # a TensorNode fact read and set through its private attribute (that _record fills in)
+    return property(
+        lambda self: getattr(self, attr), lambda self, v: setattr(self, attr, v), doc=doc
+    )
 
 
 class NameInUseError(ValueError, AssertionError):
@@ -16,7 +22,7 @@ class NameInUseError(ValueError, AssertionError):
     MegEngine 1.13 asserts it (callers catch that), and a ValueError for NeoMeg's own callers."""
 
 
-class Node:
+class Node(_GraphItem):
     r"""A value in a traced graph: an output of ``expr``, an input of each of ``users``.
     Printed as its name (``{:i}`` prefixes ``%id_``, ``{:p}`` the graph's name).
 
@@ -44,8 +50,7 @@ class Node:
     def __init__(self, expr, name: str = "", qualname: str = ""):
         self.expr = expr
         self.users = []
-        self._id = Node._total_id
-        Node._total_id += 1
+        self._take_id(Node)
         self._name = name
         self._qualname = qualname
         self._top_graph = None
@@ -101,28 +106,6 @@ class Node:
     def _set_format_spec(cls, spec):
         old, cls._format_spec = cls._format_spec, spec
         return old
-
-    @classmethod
-    def _get_next_id(cls):
-        return cls._total_id
-
-    @classmethod
-    def _set_next_id(cls, value=0):
-        cls._total_id = int(value)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_top_graph"] = None
-        return state
-
-    def __deepcopy__(self, memo):
-        result = type(self).__new__(type(self))
-        memo[id(self)] = result
-        for k, v in self.__dict__.items():
-            if not isinstance(v, weakref.ReferenceType):
-                setattr(result, k, copy.deepcopy(v, memo))
-        result._top_graph = None
-        return result
 
 
 class ModuleNode(Node):
@@ -208,50 +191,11 @@ class TensorNode(Node):
         self._shape = shape
         self._dtype = dtype
 
-    @property
-    def shape(self):
-        r"""The shape the tensor had when traced."""
-        return self._shape
-
-    @shape.setter
-    def shape(self, shape):
-        self._shape = shape
-
-    @property
-    def dtype(self):
-        r"""The dtype the tensor had when traced."""
-        return self._dtype
-
-    @dtype.setter
-    def dtype(self, dtype):
-        self._dtype = dtype
-
-    @property
-    def device(self):
-        r"""The device the tensor was on when traced."""
-        return self._device
-
-    @device.setter
-    def device(self, device):
-        self._device = device
-
-    @property
-    def qparams(self):
-        r"""The quantization parameters of the tensor, if any."""
-        return self._qparams
-
-    @qparams.setter
-    def qparams(self, qparams):
-        self._qparams = qparams
-
-    @property
-    def value(self):
-        r"""The Tensor bound to this node (while a graph is edited), or None."""
-        return self._value
-
-    @value.setter
-    def value(self, value):
-        self._value = value
+    shape = _recorded("_shape", "The shape the tensor had when traced.")
+    dtype = _recorded("_dtype", "The dtype the tensor had when traced.")
+    device = _recorded("_device", "The device the tensor was on when traced.")
+    qparams = _recorded("_qparams", "The quantization parameters of the tensor, if any.")
+    value = _recorded("_value", "The Tensor bound to this node (while a graph is edited), or None.")
 
     def _record(self, tensor):
         self._shape = tuple(tensor.shape)

@@ -1,6 +1,6 @@
 """Writing a file so that a crash never leaves half of it in place of the old one: the data goes
 to a temporary file in the same folder, which is synced and then renamed over the target. Used by
-``megengine.save`` and ``trace.dump``."""
+``megengine.save``, ``trace.dump`` and ``Network.dump``."""
 
 import os
 import tempfile
@@ -44,6 +44,22 @@ def write_atomic(path, write):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_dump(file, data, append, who):
+    """Writes a dumped model's bytes ``data`` to ``file``: a path (atomically, or appended to when
+    ``append``) or a binary file object; ``who`` names the dumping function in the TypeError for
+    anything else."""
+    if isinstance(file, (str, os.PathLike)):
+        if append:
+            with open(file, "ab") as f:
+                f.write(data)
+        else:
+            write_atomic(file, lambda f: f.write(data))
+    elif hasattr(file, "write"):
+        file.write(data)
+    else:
+        raise TypeError(f"{who}: file must be a path or a binary file object, got {file!r}")
 
 
 def _fsync_dir(folder):

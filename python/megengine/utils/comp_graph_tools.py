@@ -2,11 +2,9 @@
 the C++ inference API (``_imperative_rt.InferenceModel``, the loader ``load_and_run`` uses)."""
 
 import os
-from collections import OrderedDict
-
-import numpy as np
 
 from ..core import _imperative_rt as _rt
+from ..core.tensor.megbrain_graph import _run_model
 
 ModelError = _rt.ModelError
 
@@ -143,10 +141,4 @@ class GraphInference:
                 f"GraphInference.run: this model expects inputs {self._inputs}, "
                 f"but gets inputs {list(inputs)}"
             )
-        for name in self._inputs:
-            value = inputs[name]
-            if hasattr(value, "numpy"):  # a megengine Tensor
-                value = value.numpy()
-            self._model.set_input(name, np.asarray(value))
-        self._model.run()
-        return OrderedDict((name, self._model.output(name)) for name in self._outputs)
+        return _run_model(self._model, inputs, self._inputs, self._outputs)

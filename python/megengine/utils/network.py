@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..core import _imperative_rt as _rt
 from ..core.ops import builtin
 from ..core.tensor.dtype import promote_names
-from .atomic_file import write_atomic
+from .atomic_file import write_dump
 from .network_node import (
     ConstOpBase,
     Host2DeviceCopy,
@@ -404,18 +404,7 @@ class Network:
             keep_var_name == 2,
             shapes,
         )
-        if isinstance(file, (str, os.PathLike)):
-            if append:
-                with open(file, "ab") as f:
-                    f.write(data)
-            else:
-                write_atomic(file, lambda f: f.write(data))
-        elif hasattr(file, "write"):
-            file.write(data)
-        else:
-            raise TypeError(
-                f"Network.dump: file must be a path or a binary file object, got {file!r}"
-            )
+        write_dump(file, data, append, "Network.dump")
         model = _rt.InferenceModel(data)
         return CompGraphDumpResult(
             nr_opr=len(_topo_oprs(self.output_vars)),

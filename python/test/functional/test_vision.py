@@ -4,6 +4,7 @@ per-pixel colour formulas, with edge shapes, errors and gradients."""
 import numpy as np
 import pytest
 from gradcheck import check_grad
+from opencv_border import fold
 
 import megengine as mge
 import megengine.functional as F
@@ -334,24 +335,6 @@ def test_vision_interpolate_is_nn_interpolate():
 
 
 # ----------------------------------------------------------------------------- warps
-
-
-def fold(p, n, mode):
-    """OpenCV's border folding of index p on an axis of n, one reflection at a time."""
-    if 0 <= p < n:
-        return p
-    if mode == "constant":
-        return None
-    if mode == "replicate":
-        return min(max(p, 0), n - 1)
-    if mode == "wrap":
-        return p % n
-    if n == 1:
-        return 0
-    d = 1 if mode == "reflect_101" else 0
-    while not 0 <= p < n:
-        p = -p - 1 + d if p < 0 else 2 * n - 1 - p - d
-    return p
 
 
 def warp_ref(x, mats, out_hw, idx=None, mode="replicate", border_val=0.0):

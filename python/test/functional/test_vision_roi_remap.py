@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 from gradcheck import check_grad
+from opencv_border import fold
 
 import megengine as mge
 import megengine.functional as F
@@ -88,24 +89,6 @@ def roi_pooling_ref(x, rois, out_hw, mode="max", scale=1.0):
                 if patch.shape[1]:
                     out[k, :, ph, pw] = patch.max(1) if mode == "max" else patch.mean(1)
     return out
-
-
-def fold(p, n, mode):
-    """OpenCV's border folding of index p on an axis of n, one reflection at a time."""
-    if 0 <= p < n:
-        return p
-    if mode == "constant":
-        return None
-    if mode == "replicate":
-        return min(max(p, 0), n - 1)
-    if mode == "wrap":
-        return p % n
-    if n == 1:
-        return 0
-    d = 1 if mode == "reflect_101" else 0
-    while not 0 <= p < n:
-        p = -p - 1 + d if p < 0 else 2 * n - 1 - p - d
-    return p
 
 
 def remap_ref(x, map_xy, mode="replicate", scalar=0.0, interp="linear"):

@@ -6,64 +6,29 @@ same training step traced by ``jit.trace`` gives the eager numbers."""
 
 import json
 import os
-from functools import partial
+import sys
 
 import numpy as np
 import pytest
 
 import megengine as mge
 import megengine.functional as F
-import megengine.module as M
 import megengine.optimizer as optim
 from megengine.autodiff import GradManager
 from megengine.jit import trace
-from megengine.quantization import (
-    LSQ,
-    QConfig,
-    ema_fakequant_qconfig,
-    quantize_qat,
-    reset_qconfig,
-    tqt_qconfig,
-)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import quantization_cases as cases
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "megengine_1_13")
 DATA = np.load(os.path.join(HERE, "qat.npz"))
 with open(os.path.join(HERE, "qat.json")) as f:
     META = json.load(f)
 
-lsq_qconfig = QConfig(
-    weight_observer=None,
-    act_observer=None,
-    weight_fake_quant=partial(LSQ, dtype="qint8_narrow"),
-    act_fake_quant=partial(LSQ, dtype="qint8"),
-)
-
-
-class Net(M.Module):
-    def __init__(self):
-        super().__init__()
-        self.quant = M.QuantStub()
-        self.conv1 = M.ConvBnRelu2d(2, 4, 3, padding=1)
-        self.conv2 = M.ConvRelu2d(4, 4, 3, padding=1)
-        self.add = M.Elemwise("add")
-        self.fc = M.Linear(4 * 6 * 6, 3)
-        self.dequant = M.DequantStub()
-
-    def forward(self, x):
-        x = self.quant(x)
-        y = self.conv1(x)
-        y = self.add(y, self.conv2(y))
-        return self.dequant(self.fc(F.flatten(y, 1)))
-
 
 def make_net(scheme):
-    net = Net()
-    net.load_state_dict({k[len("init/") :]: DATA[k] for k in DATA.files if k.startswith("init/")})
-    quantize_qat(net, qconfig=ema_fakequant_qconfig)
-    if scheme != "ema":
-        net(mge.Tensor(DATA["x"]))
-        reset_qconfig(net, tqt_qconfig if scheme == "tqt" else lsq_qconfig)
-    return net
+    init = {k[len("init/") :]: DATA[k] for k in DATA.files if k.startswith("init/")}
+    return cases.qat_net(scheme, init, DATA["x"])
 
 
 def train(net, steps, lr, step_fn=None):

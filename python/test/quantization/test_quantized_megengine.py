@@ -10,42 +10,22 @@ either way (the float32 product of scales), which this fixture does not hit."""
 
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
 
 import megengine as mge
-import megengine.functional as F
-import megengine.module as M
 from megengine.core.tensor import dtype as D
-from megengine.quantization import ema_fakequant_qconfig, quantize, quantize_qat
+from megengine.quantization import quantize
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import quantization_cases as cases
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "megengine_1_13")
 DATA = np.load(os.path.join(HERE, "quantized.npz"))
 with open(os.path.join(HERE, "quantized.json")) as f:
     META = json.load(f)["modules"]
-
-
-class Net(M.Module):
-    def __init__(self):
-        super().__init__()
-        self.quant = M.QuantStub()
-        self.conv1 = M.ConvBnRelu2d(2, 4, 3, padding=1)
-        self.conv2 = M.ConvRelu2d(4, 4, 3, padding=1)
-        self.add = M.Elemwise("add")
-        self.branch = M.Conv2d(4, 2, 1)
-        self.cat = M.Concat()
-        self.fc1 = M.LinearRelu(6 * 3 * 3, 8)
-        self.fc2 = M.Linear(8, 3)
-        self.dequant = M.DequantStub()
-
-    def forward(self, x):
-        x = self.quant(x)
-        y = self.conv1(x)
-        y = self.add(y, self.conv2(y))
-        y = self.cat([y, self.branch(y)], axis=1)
-        y = F.max_pool2d(y, 2)
-        return self.dequant(self.fc2(self.fc1(F.flatten(y, 1))))
 
 
 def _dtype(info):
@@ -58,14 +38,8 @@ def _dtype(info):
 
 @pytest.fixture(scope="module")
 def qnet():
-    net = Net()
     init = {k[len("init/") :]: DATA[k] for k in DATA.files if k.startswith("init/")}
-    net.load_state_dict(init)
-    quantize_qat(net, qconfig=ema_fakequant_qconfig)
-    net.train()
-    for i in range(3):
-        net(mge.Tensor(DATA[f"calib{i}"]))
-    net.eval()
+    net = cases.calibrated_net(init, [DATA[f"calib{i}"] for i in range(3)])
     qat_eval = net(mge.Tensor(DATA["x"])).numpy()
     np.testing.assert_allclose(qat_eval, DATA["qat_eval"], rtol=1e-5, atol=1e-6)
     net = quantize(net)

@@ -13,7 +13,6 @@ import pytest
 
 import megengine as mge
 import megengine.traced_module as tm
-from megengine.traced_module.expr import CallFunction, CallMethod, Constant, GetAttr, Input
 from megengine.traced_module.pytree import tree_flatten
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
@@ -23,26 +22,6 @@ import traced_module_cases as cases
 with open(os.path.join(FIXTURES, "megengine_1_13", "traced_module.json")) as f:
     EXPECTED = json.load(f)
 ARRAYS = np.load(os.path.join(FIXTURES, "megengine_1_13", "traced_module.npz"))
-
-
-def _describe(expr):
-    # the same facts as make_traced_module_fixtures.describe
-    if isinstance(expr, Input):
-        kind, target = "Input", expr.name
-    elif isinstance(expr, GetAttr):
-        kind, target = "GetAttr", expr.name
-    elif isinstance(expr, CallFunction):
-        kind, target = "CallFunction", expr.func.__name__
-    elif isinstance(expr, CallMethod):
-        kind = "CallMethod"
-        target = expr.method
-        if expr.method == "__call__":
-            target = expr.inputs[0].module_type.__name__
-    elif isinstance(expr, Constant):
-        kind, target = "Constant", type(expr.value).__name__
-    else:
-        kind, target = type(expr).__name__, str(expr)
-    return {"kind": kind, "target": target, "outputs": [n.name for n in expr.outputs]}
 
 
 def _functions_by_name(text):
@@ -78,7 +57,7 @@ def test_flattened_graph_as_megengine(name):
 @pytest.mark.parametrize("name", sorted(cases.NETS))
 def test_exprs_kinds_targets_names(name):
     _, traced, _, _ = _traced(name)
-    assert [_describe(e) for e in traced.graph.exprs()] == EXPECTED[name]["exprs"]
+    assert [cases.describe(e) for e in traced.graph.exprs()] == EXPECTED[name]["exprs"]
     assert len(list(traced.modules())) == EXPECTED[name]["num_modules"]
 
 

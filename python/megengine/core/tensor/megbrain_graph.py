@@ -26,6 +26,19 @@ OutputVar.__doc__ = (
 )
 
 
+def _run_model(model, inputs, input_names, output_names):
+    """Runs a loaded model (``_imperative_rt``'s) on ``inputs``, a dict holding an array or
+    Tensor for each of ``input_names``; returns an OrderedDict of ``output_names`` to arrays.
+    Shared by LoadedGraph and utils.comp_graph_tools.GraphInference."""
+    for name in input_names:
+        value = inputs[name]
+        if hasattr(value, "numpy"):  # a megengine Tensor
+            value = value.numpy()
+        model.set_input(name, np.asarray(value))
+    model.run()
+    return collections.OrderedDict((name, model.output(name)) for name in output_names)
+
+
 class LoadedGraph:
     """A loaded model file, compiled for running (what :func:`load_graph` gives as ``graph``).
 
@@ -118,15 +131,7 @@ class LoadedGraph:
                 f"LoadedGraph.run: the graph takes inputs {self.input_names}, "
                 f"got {sorted(inp_dict)}"
             )
-        for name in self.input_names:
-            value = inp_dict[name]
-            if hasattr(value, "numpy"):  # a megengine Tensor
-                value = value.numpy()
-            self._model.set_input(name, np.asarray(value))
-        self._model.run()
-        return collections.OrderedDict(
-            (name, self._model.output(name)) for name in self.output_names
-        )
+        return _run_model(self._model, inp_dict, self.input_names, self.output_names)
 
 
 def load_graph(fpath):

@@ -51,6 +51,18 @@ class _BnFoldQAT(QATModule, metaclass=ABCMeta):
     def _inner_bias_shape(self):
         """The shape of the folded bias as the inner layer adds it."""
 
+    @classmethod
+    def _of_float(cls, float_module, **kwargs):
+        # the from_float_module of each family: made with kwargs, sharing the float module's
+        # inner layer's weight and bias and its BatchNorm
+        float_inner = getattr(float_module, cls._inner_name)
+        qat_module = cls(**kwargs, name=float_module.name)
+        qat_inner = qat_module._inner()
+        qat_inner.weight = float_inner.weight
+        qat_inner.bias = float_inner.bias
+        qat_module.bn = float_module.bn
+        return qat_module
+
     def get_batch_mean_var(self, inp):
         """The per-channel mean and biased variance of ``inp`` over all axes but 1, as sums.
 

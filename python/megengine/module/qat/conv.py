@@ -7,6 +7,14 @@ from .module import QATModule
 __all__ = ["Conv2d", "ConvRelu2d", "ConvTranspose2d", "ConvTransposeRelu2d"]
 
 
+def _from_float(cls, float_module):
+    # the QAT module of a float (transposed) convolution, sharing its weight and bias
+    qat_module = cls(**float_module._float_kwargs(), name=float_module.name)
+    qat_module.weight = float_module.weight
+    qat_module.bias = float_module.bias
+    return qat_module
+
+
 class Conv2d(Float.Conv2d, QATModule):
     """The QAT version of :class:`~.module.Conv2d`: fake-quantized weight (and bias), observed
     and fake-quantized output.
@@ -62,23 +70,7 @@ class Conv2d(Float.Conv2d, QATModule):
             >>> q.weight is f.weight, q.stride, q.groups
             (True, (2, 2), 2)
         """
-        qat_module = cls(
-            float_module.in_channels,
-            float_module.out_channels,
-            float_module.kernel_size,
-            float_module.stride,
-            float_module.padding,
-            float_module.dilation,
-            float_module.groups,
-            float_module.bias is not None,
-            float_module.conv_mode,
-            float_module.compute_mode,
-            float_module.padding_mode,
-            name=float_module.name,
-        )
-        qat_module.weight = float_module.weight
-        qat_module.bias = float_module.bias
-        return qat_module
+        return _from_float(cls, float_module)
 
     def forward(self, inp):
         return self.apply_quant_activation(self.calc_conv_qat(inp))
@@ -167,23 +159,7 @@ class ConvTranspose2d(Float.ConvTranspose2d, QATModule):
             >>> q.weight is f.weight, q.output_padding
             (True, (1, 1))
         """
-        qat_module = cls(
-            float_module.in_channels,
-            float_module.out_channels,
-            float_module.kernel_size,
-            float_module.stride,
-            float_module.padding,
-            float_module.output_padding,
-            float_module.dilation,
-            float_module.groups,
-            float_module.bias is not None,
-            float_module.conv_mode,
-            float_module.compute_mode,
-            name=float_module.name,
-        )
-        qat_module.weight = float_module.weight
-        qat_module.bias = float_module.bias
-        return qat_module
+        return _from_float(cls, float_module)
 
     def forward(self, inp):
         return self.apply_quant_activation(self.calc_conv_transpose2d_qat(inp))

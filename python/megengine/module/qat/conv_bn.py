@@ -50,25 +50,7 @@ class _ConvBnActivation2d(Float._ConvBnActivation2d, _BnFoldQAT):
             >>> q.conv.weight is f.conv.weight, q.bn is f.bn
             (True, True)
         """
-        conv = float_module.conv
-        qat_module = cls(
-            conv.in_channels,
-            conv.out_channels,
-            conv.kernel_size,
-            conv.stride,
-            conv.padding,
-            conv.dilation,
-            conv.groups,
-            conv.bias is not None,
-            conv.conv_mode,
-            conv.compute_mode,
-            padding_mode=conv.padding_mode,
-            name=float_module.name,
-        )
-        qat_module.conv.weight = conv.weight
-        qat_module.conv.bias = conv.bias
-        qat_module.bn = float_module.bn
-        return qat_module
+        return cls._of_float(float_module, **float_module.conv._float_kwargs())
 
 
 class ConvBn2d(_ConvBnActivation2d):

@@ -50,25 +50,7 @@ class _ConvTransposeBnActivation2d(Float._ConvTransposeBnActivation2d, _BnFoldQA
             >>> ConvTransposeBn2d.from_float_module(f).bn is f.bn
             True
         """
-        conv = float_module.conv_transpose2d
-        qat_module = cls(
-            conv.in_channels,
-            conv.out_channels,
-            conv.kernel_size,
-            conv.stride,
-            conv.padding,
-            conv.output_padding,
-            conv.dilation,
-            conv.groups,
-            conv.bias is not None,
-            conv.conv_mode,
-            conv.compute_mode,
-            name=float_module.name,
-        )
-        qat_module.conv_transpose2d.weight = conv.weight
-        qat_module.conv_transpose2d.bias = conv.bias
-        qat_module.bn = float_module.bn
-        return qat_module
+        return cls._of_float(float_module, **float_module.conv_transpose2d._float_kwargs())
 
 
 class ConvTransposeBn2d(_ConvTransposeBnActivation2d):

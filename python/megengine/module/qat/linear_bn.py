@@ -49,21 +49,17 @@ class _LinearBnActivation1d(Float._LinearBnActivation1d, _BnFoldQAT):
             (True, True)
         """
         linear, bn = float_module.linear, float_module.bn
-        qat_module = cls(
-            linear.in_features,
-            linear.out_features,
-            linear.bias is not None,
-            linear.compute_mode,
-            bn.eps,
-            bn.momentum,
-            bn.affine,
-            bn.track_running_stats,
-            name=float_module.name,
+        return cls._of_float(
+            float_module,
+            in_features=linear.in_features,
+            out_features=linear.out_features,
+            bias=linear.bias is not None,
+            compute_mode=linear.compute_mode,
+            eps=bn.eps,
+            momentum=bn.momentum,
+            affine=bn.affine,
+            track_running_stats=bn.track_running_stats,
         )
-        qat_module.linear.weight = linear.weight
-        qat_module.linear.bias = linear.bias
-        qat_module.bn = bn
-        return qat_module
 
 
 class LinearBn1d(_LinearBnActivation1d):

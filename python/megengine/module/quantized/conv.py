@@ -8,7 +8,7 @@ from ...core.tensor import dtype
 from ...functional.nn import pad
 from ...functional.quantized import conv_bias_activation, conv_transpose2d
 from ...tensor import Parameter
-from .module import QuantizedModule
+from .module import QuantizedModule, _float_bias, _quantized_weight
 
 __all__ = ["Conv2d", "ConvRelu2d", "ConvTranspose2d", "ConvTransposeRelu2d"]
 
@@ -140,21 +140,13 @@ class Conv2d(Float.Conv2d, QuantizedModule):
             'QuantizedS8'
         """
         qconv = cls(
-            qat_module.in_channels,
-            qat_module.out_channels,
-            qat_module.kernel_size,
-            qat_module.stride,
-            qat_module.padding,
-            qat_module.dilation,
-            qat_module.groups,
+            **qat_module._geometry_kwargs(),
             dtype=qat_module.get_activation_dtype(),
-            padding_mode=qat_module.padding_mode,
             name=qat_module.name,
         )
-        weight = qat_module.weight.astype(qat_module.get_weight_dtype())
-        qconv.weight = Parameter(weight.numpy(), name=qat_module.weight.name)
+        qconv.weight = _quantized_weight(qat_module, qat_module.weight, qat_module.weight.name)
         if qat_module.bias is not None:
-            qconv.bias = Parameter(qat_module.bias.numpy(), name=qat_module.bias.name)
+            qconv.bias = _float_bias(qat_module.bias)
         else:
             qconv.bias = Parameter(np.zeros(qat_module._infer_bias_shape(), dtype=np.float32))
         return qconv
@@ -278,27 +270,12 @@ class ConvTranspose2d(Float.ConvTranspose2d, QuantizedModule):
             (2, 1, 2, 2)
         """
         qconv = cls(
-            qat_module.in_channels,
-            qat_module.out_channels,
-            qat_module.kernel_size,
-            qat_module.stride,
-            qat_module.padding,
-            qat_module.output_padding,
-            qat_module.dilation,
-            qat_module.groups,
-            qat_module.bias is not None,
-            qat_module.conv_mode,
-            qat_module.compute_mode,
+            **qat_module._float_kwargs(),
             dtype=qat_module.get_activation_dtype(),
             name=qat_module.name,
         )
-        weight = qat_module.weight.astype(qat_module.get_weight_dtype())
-        qconv.weight = Parameter(weight.numpy(), name=qat_module.weight.name)
-        qconv.bias = (
-            Parameter(qat_module.bias.numpy(), name=qat_module.bias.name)
-            if qat_module.bias is not None
-            else None
-        )
+        qconv.weight = _quantized_weight(qat_module, qat_module.weight, qat_module.weight.name)
+        qconv.bias = _float_bias(qat_module.bias) if qat_module.bias is not None else None
         return qconv
 
     def calc_conv_transpose2d_quantized(self, inp, nonlinear_mode):

@@ -1,25 +1,19 @@
 """Quantized ConvBn2d and ConvBnRelu2d: the BatchNorm folded into the quantized weight and the
 float bias at conversion."""
 
-from ...tensor import Parameter
 from .conv import Conv2d
+from .module import _load_folded
 
 __all__ = ["ConvBn2d", "ConvBnRelu2d"]
 
 
-def load_folded(qconv, qat_module, conv):
-    # qconv's weight and bias from the QAT module's BatchNorm-folded ones (running statistics),
-    # the weight quantized; names kept from the float layer `conv`. Shared with the transposed
-    # family (conv_transpose_bn.py).
-    w_fold, b_fold = qat_module.fold_weight_bias(
-        qat_module.bn.running_mean, qat_module.bn.running_var
+def _from_folded(cls, qat_module, layer):
+    # the quantized module of a QAT ConvBn2d/ConvTransposeBn2d family member, whose float
+    # convolution is `layer`; shared with conv_transpose_bn.py
+    qconv = cls(
+        **layer._geometry_kwargs(), dtype=qat_module.get_activation_dtype(), name=qat_module.name
     )
-    weight = w_fold.astype(qat_module.get_weight_dtype())
-    qconv.weight = Parameter(weight.numpy(), name=conv.weight.name)
-    qconv.bias = Parameter(b_fold.numpy())
-    if conv.bias is not None:
-        qconv.bias.name = conv.bias.name
-    return qconv
+    return _load_folded(qconv, qat_module, layer)
 
 
 class _ConvBnActivation2d(Conv2d):
@@ -43,20 +37,7 @@ class _ConvBnActivation2d(Conv2d):
             >>> ConvBn2d.from_qat_module(q).bias.shape
             (1, 2, 1, 1)
         """
-        conv = qat_module.conv
-        qconv = cls(
-            conv.in_channels,
-            conv.out_channels,
-            conv.kernel_size,
-            conv.stride,
-            conv.padding,
-            conv.dilation,
-            conv.groups,
-            dtype=qat_module.get_activation_dtype(),
-            name=qat_module.name,
-            padding_mode=conv.padding_mode,
-        )
-        return load_folded(qconv, qat_module, conv)
+        return _from_folded(cls, qat_module, qat_module.conv)
 
 
 class ConvBn2d(_ConvBnActivation2d):

@@ -2,7 +2,7 @@
 (calling them raises NotImplementedError until NeoMeg has a quantized transposed kernel)."""
 
 from .conv import ConvTranspose2d
-from .conv_bn import load_folded
+from .conv_bn import _from_folded
 
 __all__ = ["ConvTransposeBn2d", "ConvTransposeBnRelu2d"]
 
@@ -28,20 +28,7 @@ class _ConvTransposeBnActivation2d(ConvTranspose2d):
             >>> ConvTransposeBn2d.from_qat_module(q).weight.shape
             (1, 2, 3, 3)
         """
-        conv = qat_module.conv_transpose2d
-        qconv = cls(
-            conv.in_channels,
-            conv.out_channels,
-            conv.kernel_size,
-            conv.stride,
-            conv.padding,
-            conv.output_padding,
-            conv.dilation,
-            conv.groups,
-            dtype=qat_module.get_activation_dtype(),
-            name=qat_module.name,
-        )
-        return load_folded(qconv, qat_module, conv)
+        return _from_folded(cls, qat_module, qat_module.conv_transpose2d)
 
 
 class ConvTransposeBn2d(_ConvTransposeBnActivation2d):

@@ -3,8 +3,7 @@ requantised to the output dtype."""
 
 from ...core.tensor import dtype
 from ...functional.quantized import conv_bias_activation
-from ...tensor import Parameter
-from .module import QuantizedModule
+from .module import QuantizedModule, _float_bias, _quantized_weight
 
 __all__ = ["Linear", "LinearRelu"]
 
@@ -100,10 +99,9 @@ class Linear(QuantizedModule):
             (2, 3)
         """
         qmod = cls(dtype=qat_module.get_activation_dtype(), name=qat_module.name)
-        weight = qat_module.weight.astype(qat_module.get_weight_dtype())
-        qmod.weight = Parameter(weight.numpy(), name=qat_module.weight.name)
+        qmod.weight = _quantized_weight(qat_module, qat_module.weight, qat_module.weight.name)
         if qat_module.bias is not None:
-            qmod.bias = Parameter(qat_module.bias.numpy(), name=qat_module.bias.name)
+            qmod.bias = _float_bias(qat_module.bias)
         return qmod
 
 

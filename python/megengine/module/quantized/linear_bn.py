@@ -1,8 +1,8 @@
 """Quantized LinearBn1d and LinearBnRelu1d: the BatchNorm folded into the quantized weight and
 the float bias at conversion."""
 
-from ...tensor import Parameter
 from .linear import Linear
+from .module import _load_folded
 
 __all__ = ["LinearBn1d", "LinearBnRelu1d"]
 
@@ -29,15 +29,7 @@ class _LinearBnActivation1d(Linear):
             (2, 3)
         """
         qlinear = cls(dtype=qat_module.get_activation_dtype(), name=qat_module.name)
-        w_fold, b_fold = qat_module.fold_weight_bias(
-            qat_module.bn.running_mean, qat_module.bn.running_var
-        )
-        weight = w_fold.astype(qat_module.get_weight_dtype())
-        qlinear.weight = Parameter(weight.numpy(), name=qat_module.linear.weight.name)
-        qlinear.bias = Parameter(b_fold.numpy())
-        if qat_module.linear.bias is not None:
-            qlinear.bias.name = qat_module.linear.bias.name
-        return qlinear
+        return _load_folded(qlinear, qat_module, qat_module.linear)
 
 
 class LinearBn1d(_LinearBnActivation1d):
