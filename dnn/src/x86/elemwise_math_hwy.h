@@ -21,16 +21,16 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // every mode but these. 1 for EXP, POW, ATAN2, TAN, SIN, COS and the erf family: naive's result is
 // one of the two floats around the exact value (its double formulas are far more accurate than a
 // float's ULP), and so is each of ours that is less than one float ULP from the exact value, so the
-// two are equal or neighbours. EXP runs in float (Highway's exp, within 1 ULP of the exact value),
-// which keeps it at memory speed. TAN, SIN, COS, POW, ERFINV and ERFCINV run in double lanes
-// with polynomials of 2^-26.6 to 2^-31 error, rounded once (below 0.65 ULP of the exact value):
-// measured on every float32 input for the unary ones and 5.3 10^8 operand pairs for POW, at most 1
-// from naive's (dnn/bench/elemwise_ulp.cpp), and in X86.ElemwiseDoubleModesWithinOneUlpAtEachTarget
-// at each Highway target. ERF and ERFC run in float lanes where the target has FMA (on AVX2, ERF
-// 0.56x -> 1.5x PyTorch's speed, ERFC 0.65x -> 0.9x): one ULP from naive is anything below 1.5
-// ULPs from the exact value, and their float formulas keep 1.08 and 1.39 (ERFC's tail carries
-// exp's and erfcx's roundings in float pairs), measured on every float32 input at the AVX2 target
-// (max 1 from naive); without FMA they run in double lanes. ATAN2
+// two are equal or neighbours. EXP runs in float (exp_f32_hwy-inl.h: Highway's float exp's steps,
+// within 1 ULP of the exact value), which keeps it at memory speed. TAN, SIN, COS, POW, ERFINV and
+// ERFCINV run in double lanes with polynomials of 2^-26.6 to 2^-31 error, rounded once (below 0.65
+// ULP of the exact value): measured on every float32 input for the unary ones and 5.3 10^8 operand
+// pairs for POW, at most 1 from naive's (dnn/bench/elemwise_ulp.cpp), and in
+// X86.ElemwiseOneUlpModesAtEachTarget at each Highway target. ERF and ERFC run in float lanes where
+// the target has FMA (on AVX2, ERF 0.56x -> 1.5x PyTorch's speed, ERFC 0.65x -> 0.9x): one ULP from
+// naive is anything below 1.5 ULPs from the exact value, and their float formulas keep 1.08
+// and 1.39 (ERFC's tail carries exp's and erfcx's roundings in float pairs), measured on every
+// float32 input at the AVX2 target (max 1 from naive); without FMA they run in double lanes. ATAN2
 // runs in double with Highway's atan, a few double ULPs. GELU and GELU_GRAD run in float too, 16
 // lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's 0.57 for 2M floats):
 // an exponential, a rational function with a division and a few products, each off by a rounding or

@@ -443,7 +443,7 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
 // NaN and ERFC NaN and x > 9: a single
 // lane of each range, at the borders and past the clamp, at every position of a vector, among
 // lanes of another range, for lengths around AVX-512's and AVX2's vectors and a tail.
-TEST_F(X86, ElemwiseDoubleFormulasShortcutsPerLane) {
+TEST_F(X86, ElemwiseRangeFormulasShortcutsPerLane) {
     std::mt19937 rng(21);
     const double pole = std::numbers::pi / 2;
     const std::vector<double> tan_odd = {pole, -pole,    3 * pole,  pole + 5e-4, 39001,   -5e4,
@@ -516,7 +516,7 @@ TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 // turn, and the reach itself), and for POW bases spread over every binade with exponents whose
 // b ln a spans float's range of results, negative bases with integral and other exponents, and
 // C99's special cases of pow (as naive's).
-TEST_F(X86, ElemwiseDoubleModesWithinOneUlpAtEachTarget) {
+TEST_F(X86, ElemwiseOneUlpModesAtEachTarget) {
     std::vector<double> x;
     for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093)
         x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
