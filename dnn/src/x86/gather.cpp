@@ -43,10 +43,22 @@ bool gather(const GatherWalk& w, const void* src, const int32_t* index, void* ds
             const T* sp = s + so;
             T* dp = d + dof;
             // The indexed axis innermost, index and dst dense along it: the common case
-            // (F.gather along the last axis), without the stride multiplications.
+            // (F.gather along the last axis), without the stride multiplications. Four elements
+            // a step: the loop of one was short enough that where it sat against the 64-byte
+            // lines of code moved F.gather's time (1024x64 of 1024x2048) by 17% between two
+            // builds of the same source on Zen 3.
             if (ss == 0 && is == 1 && ds == 1) {
-                for (size_t j = 0; j < len; ++j)
-                    dp[j] = sp[static_cast<ptrdiff_t>(ip[j]) * as];
+                auto at = [&](size_t j) { return sp[static_cast<ptrdiff_t>(ip[j]) * as]; };
+                size_t j = 0;
+                for (; j + 4 <= len; j += 4) {
+                    const T v0 = at(j), v1 = at(j + 1), v2 = at(j + 2), v3 = at(j + 3);
+                    dp[j] = v0;
+                    dp[j + 1] = v1;
+                    dp[j + 2] = v2;
+                    dp[j + 3] = v3;
+                }
+                for (; j < len; ++j)
+                    dp[j] = at(j);
                 return;
             }
             for (size_t j = 0; j < len; ++j) {

@@ -92,7 +92,7 @@ struct Min : Identity {
 // The product of doubles: each step rounds, as naive's running product does (in another order, so
 // the last bit of the double may differ, which the float result's rounding almost always hides).
 struct Product : Identity {
-    static constexpr bool kPairInFloat = true;  // reduce_product_hwy.cpp, where FMA is native
+    static constexpr bool kPairInFloat = true;  // reduce_product_hwy.cpp, or reduce_row_product
     template <class D, class V>
     V step(D, V acc, V v) const {
         return hn::Mul(acc, v);
@@ -100,11 +100,6 @@ struct Product : Identity {
     double step(double acc, double v) const { return acc * v; }
     double combine(double a, double b) const { return a * b; }
 };
-
-// Reducing along contiguous rows: vector accumulators started from the row's first elements,
-// their lanes combined at the end.
-template <class R>
-HWY_INLINE double reduce_row(const R& r, const float* p, size_t n);
 
 // MAX and MIN along a row in float lanes, four independent accumulators (the compare-and-select
 // step is a chain of three operations): 1024 rows of 2048 took 0.36 ms on one Zen 4 thread in
@@ -251,51 +246,60 @@ HWY_INLINE double reduce_row_blocked(const R& r, const float* p, size_t n) {
     return acc;
 }
 
+// PRODUCT along a row in double lanes, like naive (in another order), where
+// reduce_product_hwy.cpp's exact float pairs do not run: targets without FMA, and AVX2, where a
+// pair costs three multiplications a vector of eight floats and this loop two of four doubles
+// (1024 rows of 2048 on one Zen 3 thread: pairs 0.24 ms, this loop 0.165). Eight accumulators:
+// with two the multiplications' latency bound it (0.27 ms).
+constexpr size_t kProductVectors = 8;
+HWY_INLINE double reduce_row_product(const float* p, size_t n) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const size_t lanes = hn::Lanes(dd), step = kProductVectors * lanes;
+    size_t i = 0;
+    double acc = 1;
+    if (n >= step) {
+        auto at = [&](size_t k) { return hn::PromoteTo(dd, hn::LoadU(df, p + k)); };
+        auto a0 = at(0), a1 = at(lanes), a2 = at(2 * lanes), a3 = at(3 * lanes);
+        auto a4 = at(4 * lanes), a5 = at(5 * lanes), a6 = at(6 * lanes), a7 = at(7 * lanes);
+        for (i = step; i + step <= n; i += step) {
+            a0 = hn::Mul(a0, at(i));
+            a1 = hn::Mul(a1, at(i + lanes));
+            a2 = hn::Mul(a2, at(i + 2 * lanes));
+            a3 = hn::Mul(a3, at(i + 3 * lanes));
+            a4 = hn::Mul(a4, at(i + 4 * lanes));
+            a5 = hn::Mul(a5, at(i + 5 * lanes));
+            a6 = hn::Mul(a6, at(i + 6 * lanes));
+            a7 = hn::Mul(a7, at(i + 7 * lanes));
+        }
+        for (; i + lanes <= n; i += lanes)
+            a0 = hn::Mul(a0, at(i));
+        a0 = hn::Mul(hn::Mul(hn::Mul(a0, a1), hn::Mul(a2, a3)),
+                     hn::Mul(hn::Mul(a4, a5), hn::Mul(a6, a7)));
+        double lane[64];  // more than any x86 vector's lanes
+        hn::StoreU(a0, dd, lane);
+        for (size_t j = 0; j < lanes; ++j)
+            acc *= lane[j];
+    }
+    for (; i < n; ++i)
+        acc *= double(p[i]);
+    return acc;
+}
+
 template <class R>
 HWY_INLINE double reduce_row(const R& r, const float* p, size_t n) {
-    if constexpr (requires { R::kExactInFloat; })
+    if constexpr (requires { R::kExactInFloat; }) {
         return reduce_row_extreme(r, p, n);
-    if constexpr (requires { R::kBlockedInFloat; })
+    } else if constexpr (requires { R::kBlockedInFloat; }) {
         return reduce_row_blocked(r, p, n);
-    if constexpr (requires { R::kPairInFloat; }) {
+    } else {
+        static_assert(
+                requires { R::kPairInFloat; }, "rows of a mode without a row loop");
         double product;
         if (reduce_f32_product_row(p, n, &product))
             return product;
+        return reduce_row_product(p, n);
     }
-    const hn::ScalableTag<double> dd;
-    const hn::Rebind<float, decltype(dd)> df;
-    const size_t lanes = hn::Lanes(dd);
-    size_t i = 0;
-    double acc;
-    if (n >= lanes) {
-        auto a0 = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, p))), a1 = a0;
-        bool two = n >= 2 * lanes;
-        if (two)
-            a1 = r.first(dd, hn::PromoteTo(dd, hn::LoadU(df, p + lanes)));
-        i = two ? 2 * lanes : lanes;
-        // PRODUCT in double, like naive, where the target has no FMA for reduce_product_hwy.cpp's
-        // exact float pairs. (A software prefetch a few KiB ahead cost 4%; four accumulators, 10%.)
-        for (; i + 2 * lanes <= n; i += 2 * lanes) {
-            a0 = r.step(dd, a0, hn::PromoteTo(dd, hn::LoadU(df, p + i)));
-            a1 = r.step(dd, a1, hn::PromoteTo(dd, hn::LoadU(df, p + i + lanes)));
-        }
-        double lane[64];  // more than any x86 vector's lanes
-        hn::StoreU(a0, dd, lane);
-        acc = lane[0];
-        for (size_t j = 1; j < lanes; ++j)
-            acc = r.combine(acc, lane[j]);
-        if (two) {
-            hn::StoreU(a1, dd, lane);
-            for (size_t j = 0; j < lanes; ++j)
-                acc = r.combine(acc, lane[j]);
-        }
-    } else {
-        acc = r.first(double(p[0]));
-        i = 1;
-    }
-    for (; i < n; ++i)
-        acc = r.step(acc, double(p[i]));
-    return acc;
 }
 
 // Reducing across rows (inner > 1): kColumnVectors vectors of columns accumulate in registers

@@ -1,7 +1,8 @@
 // Vectorised float32 Reduce over the middle axis of a dense (outer, axis, inner) view (Highway,
 // the instruction set chosen at run time). MAX/MIN are exact and propagate NaN; sums and products
-// across rows (inner > 1), and PRODUCT on targets without FMA, accumulate in double like naive
-// and round once. PRODUCT along a row (inner == 1) with FMA carries exact float pairs: within
+// across rows (inner > 1), and PRODUCT on AVX2 and on targets without FMA, accumulate in double
+// like naive and round once. PRODUCT along a row (inner == 1) on AVX-512 carries exact float
+// pairs: within
 // u |P| + n 2^-43 |P| of the exact product P (u = 2^-24), zeros, infinities, NaN and products
 // beyond float's range as naive's (reduce_product_hwy.cpp). SUM, MEAN and SUM_SQR
 // along a row (inner == 1) add kReduceFloatSteps float values per lane in float, then the lanes
@@ -40,7 +41,7 @@ void reduce_f32_columns(ReduceMode mode, const float* src, float* dst, size_t ax
 double reduce_f32_run(ReduceMode mode, const float* src, size_t n);
 
 // The product of a row of n >= 1 values in exact float pairs (reduce_product_hwy.cpp), in double
-// before rounding; false, with nothing computed, on a target without native FMA.
+// before rounding; false, with nothing computed, on AVX2 and on a target without native FMA.
 bool reduce_f32_product_row(const float* src, size_t n, double* product);
 
 // Two runs' accumulators combined, as reduce_f32 combines its vector lanes.

@@ -1,8 +1,8 @@
-// PRODUCT along a float32 row in exact float pairs where FMA is native (reduce_hwy.h's contract).
-// A file of its own: in reduce_hwy.cpp its code moved the MAX row loop, which then ran 0.111 ms
-// for 1024 rows of 2048 on one Zen 4 thread instead of 0.093 (the same instructions; MIN's loop
-// ran 0.111 there before). Highway compiles this file once per instruction set; see
-// elemwise_hwy.cpp.
+// PRODUCT along a float32 row in exact float pairs where FMA is native, but for AVX2
+// (reduce_hwy.h's contract). A file of its own: in reduce_hwy.cpp its code moved the MAX row loop,
+// which then ran 0.111 ms for 1024 rows of 2048 on one Zen 4 thread instead of 0.093 (the same
+// instructions; MIN's loop ran 0.111 there before). Highway compiles this file once per instruction
+// set; see elemwise_hwy.cpp.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -22,7 +22,11 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_NATIVE_FMA
+// Pairs on AVX-512, whose sixteen float lanes carry them faster than eight double lanes multiply.
+// Not on AVX2: its eight float lanes spend three multiplications a vector where four double lanes
+// spend one (and a conversion), and reduce_hwy.cpp's double loop, naive's own rounding, is the
+// faster there (1024 rows of 2048 on one Zen 3 thread: 0.24 ms in pairs, 0.165 in double).
+#if HWY_NATIVE_FMA && HWY_TARGET != HWY_AVX2
 // PRODUCT along a row where FMA is native: a float pair (hi, lo) per lane carries the running
 // product of a block of kProductFloatSteps values per lane, then the block's hi + lo multiplies
 // double accumulators. A step is exact but for lo's rounding: p = hi x rounds, FMA gives its error
@@ -121,7 +125,8 @@ bool ProductRow(const float* p, size_t n, double* out) {
     return true;
 }
 #else
-// Without a fused multiply-add the pair's error term is not exact: reduce_hwy.cpp's double loop.
+// Without a fused multiply-add the pair's error term is not exact, and on AVX2 the double loop is
+// faster: reduce_hwy.cpp's double loop.
 bool ProductRow(const float*, size_t, double*) {
     return false;
 }

@@ -47,3 +47,25 @@ def test_duplicated_axes_raise(fn):
 def test_distinct_negative_axes_reduce():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     np.testing.assert_allclose(F.sum(Tensor(x), axis=(-1, 0)).numpy(), x.sum(axis=(2, 0)))
+
+
+@pytest.mark.parametrize(
+    "fn, np_fn",
+    [(F.sum, np.sum), (F.mean, np.mean), (F.max, np.max), (F.min, np.min), (F.prod, np.prod)],
+)
+@pytest.mark.parametrize("axes", [None, (0, 1, 2), (2, 0, 1), (1, 2), (0, 1), (0, 2), 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduce_over_axes_matches_numpy(fn, np_fn, axes, keepdims):
+    # Every axis (F.sum(x): one reshape to x.size elements), runs of adjacent axes (merged into
+    # one), axes apart and one axis, the shapes keepdims gives and the bool rule's int32 sums.
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 1.5, size=(3, 4, 5)) * rng.choice([-1, 1], size=(3, 4, 5))
+    x = x.astype(np.float32)
+    out = fn(Tensor(x), axis=axes, keepdims=keepdims)
+    expect = np_fn(x.astype(np.float64), axis=axes, keepdims=keepdims)
+    assert out.shape == expect.shape
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-5)
+    if fn in (F.sum, F.max):
+        b = x > 0
+        got = fn(Tensor(b), axis=axes, keepdims=keepdims)
+        np.testing.assert_array_equal(got.numpy(), np_fn(b, axis=axes, keepdims=keepdims))
