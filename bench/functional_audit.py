@@ -3,7 +3,9 @@
 command, sorted from the slowest ratio up: a sweep for silent slow paths (an op that falls to
 a scalar or double formula where PyTorch has a float vector loop). It found ERFINV at 0.02x,
 ``x ** 2`` at 0.03x, full and column reductions at 0.13x and SIGMOID/SILU at 0.29x
-(docs/x86-backend.md). A case either framework lacks is left out.
+(docs/x86-backend-log.md: "ERFINV and ERFCINV as polynomials", "POW by a constant exponent",
+"Reductions over several axes, and across rows", "SIGMOID and SILU in float"). A case either
+framework lacks is left out.
 
 Each framework runs in a process of its own (PyTorch from bench/torch_reference.py's
 interpreter, ``torch.set_num_threads`` as ``--threads``); each case is its best call of

@@ -27,7 +27,8 @@ no OpenMP thread spins waiting for a partner that another process holds off its 
 ``--benchmark-kernel`` sets ``megengine.config.benchmark_kernel`` (MegEngine's fastrun; off by
 default as in MegEngine) for both our eager and traced steps: the x86 convolutions then time
 oneDNN's direct and Winograd algorithms per shape and keep the faster, where by default a rule on
-the shape picks one (docs/x86-backend.md; ``NEOMEG_CONV_WINOGRAD=0`` keeps them direct).
+the shape picks one (docs/x86-backend.md, "Convolution"; ``NEOMEG_CONV_WINOGRAD=0`` keeps them
+direct).
 
     PYTHONPATH=python python3 bench/trace.py [--steps N] [--models lenet resnet18 mobilenet]
         [--no-chain] [--benchmark-kernel] [--threads N]

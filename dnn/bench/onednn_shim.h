@@ -6,7 +6,7 @@
 // and shift packed.
 // Everything else the benchmark uses (memory, reorder, execute, impl_info_str) is the same in
 // both. This is the whole difference a port of the x86 backend would have to absorb (see
-// docs/x86-backend.md).
+// docs/x86-backend-log.md, "What a port to the v3 API needs").
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

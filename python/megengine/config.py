@@ -23,8 +23,9 @@ anything for the others). What NeoMeg does with each:
   heuristics do: Winograd for 3x3 stride-1 float32 convolutions of 32 to 1024 channels on
   batches of enough pixels (where it measured 1.3-2.5x faster), direct elsewhere. Winograd's
   float32 rounding error is several times the direct method's (about 1e-6 of the output's scale
-  against 3e-7; docs/x86-backend.md); the environment variable ``NEOMEG_CONV_WINOGRAD=0`` keeps
-  it out altogether, with or without this setting.
+  against 3e-7; docs/x86-backend-log.md, "Convolution algorithms: direct or Winograd"); the
+  environment variable ``NEOMEG_CONV_WINOGRAD=0`` keeps it out altogether, with or without this
+  setting.
   Either way the choice is made when an op first plans a shape, so set this before the first
   step.
 * ``deterministic_kernel`` (default False): MegEngine then picks only reproducible algorithms.

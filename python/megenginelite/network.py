@@ -928,8 +928,9 @@ class LiteNetwork:
         self, policy, shared_batch_size=0, binary_equal_between_batch=False
     ):
         """Sets how MegEngine chooses operators' algorithms (fast-run profiling, ...). NeoMeg
-        chooses its kernels itself (docs/x86-backend.md, ``megengine.config.benchmark_kernel``
-        for its own profiling), so this checks the policy and changes nothing.
+        chooses its kernels itself (docs/x86-backend.md, "The operator families";
+        ``megengine.config.benchmark_kernel`` for its own profiling), so this checks the policy
+        and changes nothing.
 
         Args:
             policy: :class:`~.LiteAlgoSelectStrategy` flags combined with ``|``.

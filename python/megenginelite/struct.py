@@ -97,7 +97,7 @@ class LiteIOType(IntEnum):
 class LiteAlgoSelectStrategy(IntEnum):
     """How MegEngine chooses among an operator's algorithms; the flags combine with ``|``.
 
-    NeoMeg chooses its kernels itself (docs/x86-backend.md), so
+    NeoMeg chooses its kernels itself (docs/x86-backend.md, "The operator families"), so
     :meth:`~.LiteNetwork.set_network_algo_policy` accepts these and changes nothing.
 
     Examples:

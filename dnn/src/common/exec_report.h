@@ -1,5 +1,6 @@
-// NEOMEG_DEBUG's line per op, for every backend that reports the kernels it runs (x86 and CUDA:
-// "No silent slow path" in docs/architecture.md).
+// NEOMEG_DEBUG's line per op, for every backend that reports the kernels it runs (x86:
+// docs/x86-backend.md, "Reporting: no silent slow path"; CUDA: docs/architecture.md, the CUDA
+// handle's "Reporting").
 #pragma once
 
 #include <span>

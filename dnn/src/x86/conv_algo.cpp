@@ -30,9 +30,9 @@ private:
 };
 
 // The default rule's bounds, from `neomeg_conv_algorithms` (oneDNN 2.6, AVX-512, one and two
-// threads; docs/x86-backend.md has the tables). Below 32 channels Winograd lost the forward and
-// data passes (16 and 3 channels); up to 1024 it won every pass by 1.3-2.5x on images of 7x7 and
-// more at batch 32; larger it was not measured.
+// threads; docs/x86-backend-log.md, "Convolution algorithms", has the tables). Below 32 channels
+// Winograd lost the forward and data passes (16 and 3 channels); up to 1024 it won every pass
+// by 1.3-2.5x on images of 7x7 and more at batch 32; larger it was not measured.
 constexpr size_t kMinChannels = 32, kMaxChannels = 1024;
 struct TileBounds {
     size_t min_tiles;   // 4x4 output tiles in the whole batch

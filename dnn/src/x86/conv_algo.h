@@ -3,7 +3,8 @@
 //
 // By default, a rule on the shape alone (default_conv_algorithm: no timing, the same answer on
 // every run and every CPU): oneDNN's Winograd F(4x4, 3x3) where it clearly wins on the shapes we
-// measured (docs/x86-backend.md, `neomeg_conv_algorithms`), direct elsewhere: a 3x3 float32
+// measured (docs/x86-backend-log.md, "Convolution algorithms", `neomeg_conv_algorithms`), direct
+// elsewhere: a 3x3 float32
 // convolution of stride 1, dilation 1 and one group, between 32 and 1024 channels in and out,
 // with enough 4x4 output tiles in the batch to pay for transforming the filter on each call (a
 // fixed cost in proportion to IC x OC, which lost 2-6x at batch 1 on 8x8 and 14x14 images) and
@@ -26,7 +27,8 @@
 // 6x6 input tiles and 3x3 filters with constants up to 5.25 and 1/4 ... 1/24 (and the output
 // tiles back), so each output is a sum of larger partial terms that cancel, and its float32
 // rounding error is several times the direct method's: about 1e-6 of the output's largest
-// magnitude against 3e-7 (docs/x86-backend.md gives the measured figures), far below what
+// magnitude against 3e-7 (docs/x86-backend-log.md, "Convolution algorithms", gives the measured
+// figures), far below what
 // float32 training notices; cuDNN's and MegEngine's own heuristics pick Winograd for such shapes
 // too.
 #pragma once

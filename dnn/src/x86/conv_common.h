@@ -54,7 +54,7 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // backward-data passes; a strided tensor never (its operand reorders it either way). The gemm
 // kernel multiplies one image at a time, a product as long as its pixels, and on small images it
 // lost. Measured on ResNet-50's and the CIFAR MobileNet's 1x1 shapes at batch 32
-// (docs/x86-backend.md, "Pointwise forward on plain NCHW"): the forward 1.07-1.7x faster than
+// (docs/x86-backend-log.md, "Pointwise forward on plain NCHW"): the forward 1.07-1.7x faster than
 // blocked plus reorders from 12x12 images on (one thread; two threads alike on a quiet machine),
 // backward data 1.1-2.5x from 14x14 (where grad has more channels than diff, as the forward
 // kernel: conv_pointwise_backward_data.h); on 7x7 and 4x4 gemm lost by 1.3x, on 8x8 and 10x10 the
@@ -70,14 +70,14 @@ enum class ConvPass { forward, forward_const_filter, backward_data, backward_fil
 // (as large as the activations) cost more than gemm loses on per-image products of 256 or more
 // pixels (128->128 on 16x16 at batch 32: about 1.1x faster at one thread, at two within the
 // noise). On 12x12 and 14x14 (144 and 196 pixels) the two tied within the noise and stay blocked;
-// batch 1 too (256->64 on 56x56: gemm 1.4x slower at one thread). docs/x86-backend.md, "Pointwise
-// filter gradient on gemm from 256 pixels".
-// Below AVX-512 (AVX2: oneDNN 2.6's sgemm and its jit_1x1:avx2 kernel on 8-channel blocks) the
-// forward and input gradient stay blocked where either activation has at most
-// kMaxBlockedPointwiseChannels channels: on 32->64 32x32 images at batch 32 gemm took 2.9-3.1 ms
-// (one thread) against 2.4-2.6 for the blocked kernel with its reorders, while from 64 channels on
-// (64->64 56x56, 128->128 16x16, ...) gemm won by 1.3-1.5x there too. AVX-512 keeps gemm on them.
-// docs/x86-backend.md, "Small pointwise images on AVX2: sgemm matmul; 32 channels blocked".
+// batch 1 too (256->64 on 56x56: gemm 1.4x slower at one thread). docs/x86-backend-log.md,
+// "Pointwise filter gradient on gemm from 256 pixels". Below AVX-512 (AVX2: oneDNN 2.6's sgemm and
+// its jit_1x1:avx2 kernel on 8-channel blocks) the forward and input gradient stay blocked where
+// either activation has at most kMaxBlockedPointwiseChannels channels: on 32->64 32x32 images at
+// batch 32 gemm took 2.9-3.1 ms (one thread) against 2.4-2.6 for the blocked kernel with its
+// reorders, while from 64 channels on (64->64 56x56, 128->128 16x16, ...) gemm won by 1.3-1.5x
+// there too. AVX-512 keeps gemm on them. docs/x86-backend-log.md, "Small pointwise images on AVX2:
+// sgemm matmul; 32 channels blocked".
 inline constexpr size_t kMaxBlockedPointwiseChannels = 32;
 // The filter-gradient rules above were measured on AVX-512, where the blocked kernel is jit_1x1
 // on 16-channel blocks. Where oneDNN runs no AVX-512 kernels (has_avx512_core(): an AVX2-only Zen
@@ -85,8 +85,8 @@ inline constexpr size_t kMaxBlockedPointwiseChannels = 32;
 // the float32 1x1 filter gradients from 10x10 images up (0.70-0.95x at one thread: 32->64 on
 // 32x32 by 1.3x, 256->1024 on 14x14 by 1.2x), batch 1 included; on 8x8 the two tied, on 7x7 and
 // 4x4 gemm tied or lost. So there the filter gradient runs gemm from
-// kMinPointwiseFilterGemmPixelsAvx2 pixels, any batch, and never per image. docs/x86-backend.md,
-// "Pointwise filter gradient on gemm below AVX-512".
+// kMinPointwiseFilterGemmPixelsAvx2 pixels, any batch, and never per image.
+// docs/x86-backend-log.md, "Pointwise filter gradient on gemm below AVX-512".
 inline constexpr size_t kMinPointwiseGemmPixels = 128;
 inline constexpr size_t kMinPointwiseFilterGemmPixels = 256;
 inline constexpr size_t kMaxPointwiseFilterGemmPixels = 512;
@@ -110,8 +110,9 @@ memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass);
 //   - depthwise: yes, the plain one reordered to channels-last. oneDNN's nhwc depthwise kernels
 //     took 0.63-0.89x the time of its blocked ones plus the reorders with a channels-last src or
 //     diff (bwd filter with a plain seed: 2.43 against 2.73 ms at one thread), and within the
-//     noise the other way (docs/x86-backend.md, "Mixed layouts: nhwc only where both sides are");
-//     with one side pinned and the other `any` a depthwise filter gradient got only `ref:any`;
+//     noise the other way (docs/x86-backend-log.md, "Mixed layouts: nhwc only where both sides
+//     are"); with one side pinned and the other `any` a depthwise filter gradient got only
+//     `ref:any`;
 //   - 1x1 (pointwise) where the channels-last tensor is the larger: yes, reordering the plain,
 //     smaller one instead (the 1x1 kernels on nhwc run at the gemm's and blocked ones' speed, so
 //     the reorder decides: 0.72-0.82x at one thread reordering the larger).
@@ -123,7 +124,7 @@ bool nhwc_pinned(const TensorLayout& l, const ConvDims& g, const TensorLayout& p
 // algorithm, which oneDNN implements on blocked layouts only: a channels-last pair then runs
 // Winograd between reorders instead of the direct nhwc kernel, which took 1.9-2.1x the time at
 // one thread on AVX-512 (3x3 32->64 56x56 and 64->64 28x28, batch 8, every pass;
-// docs/x86-backend.md, "Channels-last pairs of Winograd shapes"). Where the CPU has no Winograd
+// docs/x86-backend-log.md, "Channels-last pairs of Winograd shapes"). Where the CPU has no Winograd
 // kernel the direct algorithm plans next, pinned as before.
 memory::desc any_desc(const TensorLayout& l, const ConvDims& g, ConvPass pass,
                       const TensorLayout& partner, dnnl::algorithm alg);

@@ -6,7 +6,8 @@
 // images. One image's copies stay in the cache for the kernel; each image's gradient (OC x IC
 // floats, small beside a large image's activations) is added to the first one's. On small images
 // the per-image gradient's reorder and sum, and the kernel's fixed costs, cost more than the cache
-// saves: those run whole. Measured in docs/x86-backend.md ("Pointwise filter gradient per image").
+// saves: those run whole. Measured in docs/x86-backend-log.md ("Pointwise filter gradient per
+// image").
 #pragma once
 
 #include <memory>

@@ -2,7 +2,8 @@
 // matrix (oneDNN's AMX matmul) instead of oneDNN 2.6's direct kernels. Those kernels put output
 // pixels of one row along an AMX tile's 16 rows, so a 4-pixel row leaves three quarters of each
 // tile empty; the im2col matrix has N*OH*OW rows whatever the width. Raw primitives, one thread,
-// CIFAR ResNet-18 at batch 32 on channels-last memory (docs/x86-backend.md has the table):
+// CIFAR ResNet-18 at batch 32 on channels-last memory (docs/x86-backend-log.md, "Short output
+// rows", has the table):
 // 512->512 at 4x4, direct 5.4/6.8/14.2 ms (forward, input gradient, filter gradient) against
 // matmuls of 2.6/1.9/2.2 ms; 256->512 stride 2 from 8x8, 2.1/4.8/13.0 against 1.0/1.0/1.2 ms;
 // the filter gradient of 256->256 at 8x8, 5.5 against 3.2 ms. At 16x16 and 32x32 the direct

@@ -6,7 +6,7 @@
 // 33 ms for the forward kernel on the same product (one thread), below the blocked kernel with its
 // reorders (34 ms). Where IC <= OC the backward kernel was as fast or 1-2% faster, so those stay.
 // The transposed filter is a reorder into the primitive's plain weights, kept in the WeightCache
-// while the filter's value stays the same. Measured in docs/x86-backend.md ("Pointwise input
+// while the filter's value stays the same. Measured in docs/x86-backend-log.md ("Pointwise input
 // gradient as a forward convolution").
 #pragma once
 

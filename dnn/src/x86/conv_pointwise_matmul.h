@@ -8,11 +8,11 @@
 // of 16: on 8x8 images (256->256, 128->128, 512->512, 1024->256, 256->1024 at batch 32) it was
 // 1.06-1.12x the better of the two, on 4x4 1.02-1.08x; on 7x7, 9x9 and 10x10 it tied or lost
 // (2048->512 on 7x7 by 1.3x against the blocked kernel), so those stay as they were. Measured in
-// docs/x86-backend.md ("Small pointwise images as one batched matmul"). Below AVX-512 (AVX2) the
-// matmul is oneDNN's gemm kernel, which on 8x8 and 4x4 beat the blocked kernel with its reorders
-// by 1.05-1.2x and the gemm convolution on NCHW (whose input gradient reads the filter transposed)
-// by up to 1.25x, and 10x10 too (kMinPointwiseSgemmMatmulPixels); docs/x86-backend.md ("Small
-// pointwise images on AVX2: sgemm matmul; 32 channels blocked").
+// docs/x86-backend-log.md ("Small pointwise images as one batched matmul"). Below AVX-512 (AVX2)
+// the matmul is oneDNN's gemm kernel, which on 8x8 and 4x4 beat the blocked kernel with its
+// reorders by 1.05-1.2x and the gemm convolution on NCHW (whose input gradient reads the filter
+// transposed) by up to 1.25x, and 10x10 too (kMinPointwiseSgemmMatmulPixels);
+// docs/x86-backend-log.md ("Small pointwise images on AVX2: sgemm matmul; 32 channels blocked").
 #pragma once
 
 #include <memory>

@@ -33,7 +33,8 @@ HWY_INLINE V exp_f32_poly(D d, V r) {
 // the exponent's bias), whose low bits then hold it, and 2^n is built from those bits; the
 // polynomial runs by Horner (Estrin's extra products did not pay). AVX2's 8-lane exp was
 // compute-bound at 0.40x the STREAM triad: 14.5 -> 8.7 cycles per vector, every float of [-87, 88]
-// still within 1 ULP of the correctly rounded exp (docs/x86-backend.md). With kLow, exp(x + lo) for
+// still within 1 ULP of the correctly rounded exp (docs/x86-backend-log.md, "On an AVX2-only
+// CPU"). With kLow, exp(x + lo) for
 // a small lo (|lo| below 2^-16) added to the reduced argument: a caller whose argument is a float
 // pair (GELU's -x^2 / 2 and its rounding error) keeps the pair's precision for one addition.
 template <bool kLow, class D, class V>

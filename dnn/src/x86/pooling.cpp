@@ -99,7 +99,8 @@ Operand operand(const TensorLayout& l, bool stage) {
 // average pooling of 32x64x56x56 took 68 ms on one AVX2 core, PyTorch 18) or `ref`; its JIT
 // kernels read the blocked and channels-last layouts. A plan whose primitive is one of those tries
 // these layouts next, the first with a JIT kernel winning: the operands are reordered into it and
-// the output back, which costs less than the scalar loop (docs/x86-backend.md). The primitive
+// the output back, which costs less than the scalar loop (docs/x86-backend-log.md, "The silent
+// slow paths on AVX2: an audit"). The primitive
 // descriptor's implementation decides, so a CPU whose oneDNN has a JIT kernel for plain tensors
 // keeps it.
 struct Attempt {

@@ -34,7 +34,7 @@ inline constexpr size_t kRunPieceBytes = size_t(256) << 10;
 // threads with them against 0.31-0.32 streamed (one core's non-temporal stores drain at about 27
 // GB/s). One thread still streams from kRunStreamBytes: there the same copy took 0.61-0.68 ms
 // streamed against 0.71-0.73 plain in cache and up to 2 ms plain when other work had the cache
-// (docs/x86-backend.md).
+// (docs/x86-backend-log.md, "The audit's two-thread concat and stack").
 inline constexpr size_t kRunCachedBytes = size_t(16) << 20;
 inline constexpr size_t kRunStreamBytes = size_t(12) << 20;
 

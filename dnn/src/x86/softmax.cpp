@@ -9,7 +9,8 @@
 // give), visible in every printed loss, where ours runs in float32 lanes within 1 ULP of the exact
 // value (softmax_hwy.cpp's ExpSum); its backwards are `ref:any` below AVX-512, and on AVX-512 its
 // JIT log-softmax backward took 1.4-1.9x our loop's time, its softmax backward 1.1-1.2x
-// (docs/x86-backend.md). Other dtypes and empty tensors go to naive.
+// (docs/x86-backend-log.md, "The silent slow paths on AVX2: an audit"). Other dtypes and empty
+// tensors go to naive.
 #include <cstdlib>
 #include <optional>
 #include <vector>

@@ -428,9 +428,9 @@ HWY_INLINE double row_sum_less_one(D d, const float* x, size_t len, float mx, E 
 // max + L, L's low bits kept however large max is); y = (x - C.hi) - C.lo. x - C.hi is exact or
 // has C.lo below its ULP, and y = x - max - L with x - max <= 0 <= L: no cancellation, two
 // roundings where ((x - max) - L.hi) - L.lo took three, so y is within 1 ULP of the exact value
-// (X86.LogSoftmaxWithinOneUlpOfExact, docs/x86-backend.md). L is taken for a group of rows at
-// once, one row a lane of Highway's double Log1p: one call a row (a vector for one value, and its
-// latency) took a fifth of the time of rows of 128.
+// (X86.LogSoftmaxWithinOneUlpOfExact; docs/x86-backend-log.md, "Log-softmax forward on AVX2"). L is
+// taken for a group of rows at once, one row a lane of Highway's double Log1p: one call a row (a
+// vector for one value, and its latency) took a fifth of the time of rows of 128.
 void log_forward_rows(const float* x, ptrdiff_t xs, float* y, ptrdiff_t ys, size_t rb, size_t re,
                       size_t len) {
     const D d;

@@ -3,8 +3,8 @@
 // call of the x86 operators (softmax.cpp). Everything runs in float32 vectors; log-softmax's
 // forward, whose values are printed losses, sums with TwoSum (rows within a span of 15: in double
 // lanes) and takes log1p of the sum less the maximum's 1, within 1 ULP of the exact value
-// (docs/x86-backend.md); rows holding a NaN or an infinity take naive's loop in double, columns
-// give naive's NaNs from the arithmetic itself.
+// (docs/x86-backend.md, "Accuracy contracts"); rows holding a NaN or an infinity take naive's loop
+// in double, columns give naive's NaNs from the arithmetic itself.
 #pragma once
 
 #include <cstddef>

@@ -162,9 +162,9 @@ constexpr size_t kShortRow = 64;
 // then into the next), and each step's src rows are loaded and turned before the previous step's
 // stores are issued. Band by band, with 8 steps a band, every band's first loads (new src lines)
 // came after a burst of 16 non-temporal stores: 64 x 64 x 64 x 64 NHWC -> NCHW took 8.2 ms at one
-// thread on Zen 4 against 4.9 ms so (docs/x86-backend.md). Longer rows keep the plain loop: there
-// this walk measured the same (the 4096 x 4096 transpose, 128 channels) or 3-8% slower (NCHW ->
-// NHWC, 256 channels).
+// thread on Zen 4 against 4.9 ms so (docs/x86-backend-log.md, "NHWC -> NCHW at one thread"). Longer
+// rows keep the plain loop: there this walk measured the same (the 4096 x 4096 transpose, 128
+// channels) or 3-8% slower (NCHW -> NHWC, 256 channels).
 void BandsPipelined(const uint32_t* src, ptrdiff_t src_row, size_t bands, size_t ni8, uint32_t* dst,
                     ptrdiff_t dst_row, bool nt) {
     const D8 d;

@@ -104,7 +104,7 @@ std::vector<ConvCase> cases() {
 }  // namespace
 
 TEST(X86Im2colRule, ResNet18Shapes) {
-    // fwd, bwd data, bwd filter; measured in docs/x86-backend.md.
+    // fwd, bwd data, bwd filter; measured in docs/x86-backend-log.md, "Short output rows".
     EXPECT_EQ(passes(resnet(512, 512, 4, 1)), (std::vector<bool>{true, true, true}));
     EXPECT_EQ(passes(resnet(256, 512, 8, 2)), (std::vector<bool>{true, true, true}));
     EXPECT_EQ(passes(resnet(256, 256, 8, 1)), (std::vector<bool>{false, false, true}));

@@ -60,7 +60,8 @@ std::string check_layouts(Handle& handle, const typename Op::Param& p,
         EXPECT_TRUE(tensors_near(got[i], want[i], eps))
                 << op->param_str() << " output " << i << " " << got[i].layout().to_string();
     // Never naive, nor oneDNN's reference kernel (one side pinned to nhwc and the other `any` got
-    // `ref:any` for a depthwise filter gradient: x86-backend.md, "Mixed layouts in a convolution").
+    // `ref:any` for a depthwise filter gradient: x86-backend-log.md, "Mixed layouts: nhwc only
+    // where both sides are").
     const std::string kernel = last_kernel(*op);
     EXPECT_NE(kernel, "naive");
     EXPECT_EQ(kernel.find("ref:"), std::string::npos) << kernel;

@@ -71,15 +71,17 @@ _high_prec_dtype = "float32"
 # while enabled
 _cache = {}
 # The narrowest convolution whose 16-bit input autocast makes channels-last. Measured on x86
-# (docs/x86-backend.md): ResNet-18 (64 channels and up) and a MobileNet (32 and up) gain; LeNet
-# (6 and 16) loses 1.6x, its max-pool backward being oneDNN's slow nhwc kernel for few channels.
+# (docs/x86-backend-log.md, "Automatic under 16-bit autocast"): ResNet-18 (64 channels and up)
+# and a MobileNet (32 and up) gain; LeNet (6 and 16) loses 1.6x, its max-pool backward being
+# oneDNN's slow nhwc kernel for few channels.
 AUTO_CHANNELS_LAST_MIN_CHANNELS = 32
 _LOW_PREC = ("float16", "bfloat16")
 # Outside 16-bit autocast, the float32 input of a depthwise convolution with
 # AUTO_CHANNELS_LAST_MIN_CHANNELS channels or more is made channels-last the same way (and the ops
-# after it follow). Measured on x86 (docs/x86-backend.md): a MobileNet step gains 1.13-1.17x; other
-# float32 convolutions stay row-major, since ResNet-18 channels-last lost 1.3x (its 3x3
-# convolutions run Winograd on blocked memory, which oneDNN's nhwc kernels do not).
+# after it follow). Measured on x86 (docs/x86-backend-log.md, "Automatic in float32 (depthwise
+# convolutions)"): a MobileNet step gains 1.13-1.17x; other float32 convolutions stay row-major,
+# since ResNet-18 channels-last lost 1.3x (its 3x3 convolutions run Winograd on blocked memory,
+# which oneDNN's nhwc kernels do not).
 AUTO_CHANNELS_LAST_FLOAT32 = True
 
 
