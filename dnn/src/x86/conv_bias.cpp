@@ -104,7 +104,7 @@ private:
 // sweep, for contiguous float32 operands (the sweep's indexing), else null. The matmul runs below
 // AVX-512 only, where it is oneDNN's sgemm: there it and the sweep beat the blocked 1x1
 // convolution (bias and relu fused) with its reorders on pixel counts that are multiples of 16
-// (docs/x86-backend.md, "ConvBias's small pointwise images as the sgemm matmul"), while the
+// (docs/x86-backend-log.md, "ConvBias's small pointwise images as the sgemm matmul"), while the
 // off-step counts from 64 (10x10) that ConvolutionForward also takes lost by the sweep's pass and
 // stay on the convolution. Its bias as a binary post-op of the matmul (oneDNN's bias argument
 // takes a vector along the pixels only) cost more than the sweep. AVX-512's brgemm matmul was
