@@ -867,6 +867,43 @@ struct PowCube : NoSpecial {
         return hn::IfThenElse(hn::IsFinite(la), hn::MulAdd(h, a, la), hn::Mul(a, hn::Inf(d)));
     }
 };
+
+// PowCube over a dense base, four vectors a step: where every |a| of the step is below 2^50 (and
+// so not inf or NaN), l a is finite (|l a| <= 2^-24 |a|^3 < 2^126), so PowCube's blend keeps
+// fma(h, a, l a) in every lane, and the step stores that without computing the blend; a step
+// holding a larger base takes PowCube whole. The same bits either way, with two of the seven
+// multiplier-port operations a vector fewer: at two threads, where the data comes from L3 twice
+// as fast, `x ** 3` on 2M floats was bound by them (0.168 ms against `x ** 2`'s 0.126).
+HWY_INLINE void run_pow_cube(const ElemwiseSrc* s, float* dst, size_t n) {
+    const hn::ScalableTag<float> d;
+    const hn::RebindToSigned<decltype(d)> di;
+    const size_t lanes = hn::Lanes(d);
+    const float* a = static_cast<const float*>(s[0].p);
+    // |a|'s bits as int32 order |a| (NaN above inf): all below 2^50's in one signed maximum.
+    const auto magnitude = hn::Set(di, 0x7fffffff), limit = hn::Set(di, 0x58800000);
+    size_t i = 0;
+    for (; i + 4 * lanes <= n; i += 4 * lanes) {
+        hn::Vec<decltype(d)> x[4], r[4];
+        auto largest = hn::Zero(di);
+        for (size_t k = 0; k < 4; ++k) {
+            x[k] = hn::LoadU(d, a + i + k * lanes);
+            largest = hn::Max(largest, hn::And(hn::BitCast(di, x[k]), magnitude));
+            const auto h = hn::Mul(x[k], x[k]);
+            r[k] = hn::MulAdd(h, x[k], hn::Mul(hn::MulSub(x[k], x[k], h), x[k]));
+        }
+        if (!hn::AllTrue(di, hn::Lt(largest, limit)))
+            for (size_t k = 0; k < 4; ++k)
+                r[k] = PowCube()(d, x[k], x[k]);
+        for (size_t k = 0; k < 4; ++k)
+            hn::StoreU(r[k], d, dst + i + k * lanes);
+    }
+    for (; i + lanes <= n; i += lanes) {
+        const auto x = hn::LoadU(d, a + i);
+        hn::StoreU(PowCube()(d, x, x), d, dst + i);
+    }
+    for (; i < n; ++i)
+        scalar_at(Mode::POW, s, 2, dst, i);
+}
 #endif
 struct PowInt : NoSpecial {
     int b;
@@ -893,6 +930,8 @@ bool pow_by_constant(const ElemwiseSrc* s, float* dst, size_t n) {
     if (b == -1.0f)
         return run_float_plain<2>(Mode::POW, s, dst, n, PowReciprocal()), true;
 #if HWY_NATIVE_FMA
+    if (b == 3.0f && !s[0].broadcast)
+        return run_pow_cube(s, dst, n), true;
     if (b == 3.0f)
         return run_float_plain<2>(Mode::POW, s, dst, n, PowCube()), true;
 #endif

@@ -640,6 +640,16 @@ TEST_F(X86, ElemwisePowByAConstantExponent) {
         a.push_back(v);
     for (double v : {0x1.001002p+51, -0x1.001002p+51, 0x1.000002p+51, 0x1.fffffep+63})
         a.push_back(v);
+    // Each alone among ordinary bases, at every position of the cube's four-vector step (67
+    // apart): the step must see it and blend, and must not blend just below 2^50.
+    const double nan = std::nan("");
+    for (double v : {0x1.001002p+51, -0x1.001002p+51, 0x1p+50, -0x1p+50, 0x1.fffffep+49,
+                     -0x1.fffffep+49, 0x1.fffffep+63, 1e19, std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity(), nan, -nan}) {
+        for (double r : random_values(66, -30, 30, rng))
+            a.push_back(r);
+        a.push_back(v);
+    }
     const double inf = std::numeric_limits<double>::infinity();
     for (double v :
          {0.0,      -0.0,      inf,   -inf,   std::nan(""), 1.0,      -1.0,   3e38,   -3e38,
@@ -651,7 +661,8 @@ TEST_F(X86, ElemwisePowByAConstantExponent) {
     const auto all = [&](bool float_cube) {
         for (double b :
              {2.0, 0.5, 0.0, 1.0, -1.0, 3.0, -2.0, 4.0, 7.0, -3.0, 64.0, -64.0, 65.0, 2.5, -0.5}) {
-            for (size_t n : {a.size(), size_t(1), size_t(5), size_t(16), size_t(17), size_t(67)}) {
+            for (size_t n : {a.size(), size_t(1), size_t(5), size_t(16), size_t(17), size_t(33),
+                             size_t(41), size_t(67), size_t(81), size_t(97), size_t(131)}) {
                 std::vector<double> part(a.end() - static_cast<ptrdiff_t>(n), a.end());
                 const int64_t worst = max_ulps(*handle, Mode::POW, {part, {b}});
                 // A single product, quotient or fma: naive's bits on these bases.
