@@ -267,6 +267,16 @@ std::vector<Case> make_cases() {
     cases.push_back(
             make_case<Elemwise>("true_div_scalar", true, 1e-6, elemwise(EM::TRUE_DIV),
                                 {values({300000}, rng, kSpikes), HostTensor::from({1}, {3.0})}));
+    // POW by 3 (four vectors a step, blended where one holds |a| >= 2^50): bases whose cubes
+    // overflow, with l a of either sign, spread so that some steps hold one and each thread
+    // count's boundaries cut the steps differently.
+    HostTensor cube_base = values({300001}, rng, 0, -30, 30);
+    auto bases = cube_base.values();
+    for (size_t i = 0; i < bases.size(); i += 4099)
+        bases[i] = (i % 2 ? -1 : 1) * 0x1.001002p+51;
+    cube_base.set_values(bases);
+    cases.push_back(make_case<Elemwise>("pow_cube", true, 0, elemwise(EM::POW),
+                                        {cube_base, HostTensor::from({1}, {3.0})}));
     return cases;
 }
 
