@@ -142,8 +142,8 @@ TEST(PassChannelBlocked, CompiledTrainingStepMatchesTheUnoptimisedGraph) {
 
 // A tensor of fewer channels than a block is not converted into the blocked layout: LeNet's
 // 6-channel backward stays plain (its forward chain is blocked as before), and the results agree.
-// With AVX2's blocks of 8 those 6 channels are more than half a block, and blocked they ran
-// LeNet's traced step 1.4x slower than plain (docs/architecture.md).
+// The rule and LeNet's traced step under it: docs/x86-backend-log.md, "Blocked training steps in
+// traced graphs".
 TEST(PassChannelBlocked, FewChannelsAreNotBlockedForTraining) {
     std::mt19937 rng(23);
     for (size_t block : {8, 16}) {
