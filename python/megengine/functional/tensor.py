@@ -612,6 +612,7 @@ def swapaxes(inp, axis1, axis2):
 # keyed by shapes are bounded (remember_op).
 _addaxis_ops = {}
 _removeaxis_ops = {}
+_squeeze_all_ops = {}  # by input shape: F.squeeze(x)'s op, False where no axis has size 1
 _broadcast_ops = {}
 _concat_ops = {}
 _stack_ops = {}  # (shape, count, axis): the ops of _stack_same_shape
@@ -678,6 +679,13 @@ def squeeze(inp, axis=None):
         (2,)
     """
     x = as_tensor(inp)
+    if axis is None and isinstance(x, Tensor):
+        shape = x.shape
+        op = _squeeze_all_ops.get(shape)
+        if op is None:
+            axes = tuple([i for i, s in enumerate(shape) if s == 1])
+            op = remember_op(_squeeze_all_ops, shape, _removeaxis_op(axes) if axes else False)
+        return x if op is False else _apply(op, x)[0]
     if axis is None:
         axes = tuple([i for i, s in enumerate(x.shape) if s == 1])
     elif type(axis) is int and -x.ndim <= axis < x.ndim and x.shape[axis] == 1:
@@ -692,10 +700,14 @@ def squeeze(inp, axis=None):
                 )
     if not axes:
         return x
+    return _apply(_removeaxis_op(axes), x)[0]
+
+
+def _removeaxis_op(axes):
     op = _removeaxis_ops.get(axes)
     if op is None:
         op = _removeaxis_ops[axes] = builtin.RemoveAxis(axis=axes)
-    return _apply(op, x)[0]
+    return op
 
 
 def _broadcast_shape(fn, shape, target):

@@ -98,6 +98,9 @@ def test_expand_dims_squeeze_int_axes():
     for ax in (None, 0, 2, -1, -3):
         eq(F.squeeze(y, ax), np.squeeze(b, ax))
     assert F.squeeze(x) is x
+    assert F.squeeze(x) is x  # the cached "no size-1 axis" of its shape
+    eq(F.squeeze(mge.Tensor(np.zeros((1, 0, 1), np.float32))), np.zeros((0,)))
+    eq(F.squeeze(mge.Tensor(np.ones((1,), np.float32))), np.float32(1))
     with pytest.raises(ValueError, match=r"squeeze: axis 1 of a tensor of shape \(1, 3, 1\)"):
         F.squeeze(y, 1)
     with pytest.raises(ValueError, match="squeeze: axis 3"):
@@ -180,3 +183,17 @@ def test_astype_names_types_and_dtypes():
     eq(q.astype("float32"), np.array([1.5, -2.5], np.float32))
     with pytest.raises((TypeError, ValueError)):
         x.astype("no_such_dtype")
+
+
+def test_shape_keyed_caches_emptied_when_full(monkeypatch):
+    from megengine.core.tensor import array_method
+
+    monkeypatch.setattr(array_method, "_SHAPE_KEYED_OPS_LIMIT", 2)
+    for n in range(1, 7):
+        a = randn(n, 2)
+        x = mge.Tensor(a)
+        eq(x.reshape(2, n), a.reshape(2, n))
+        eq(F.broadcast_to(x, (3, n, 2)), np.broadcast_to(a, (3, n, 2)))
+        eq(F.stack([x, x], 1), np.stack([a, a], 1))
+        eq(F.squeeze(F.expand_dims(x, 0)), np.squeeze(a[None]))
+        assert len(array_method._reshape_ops) <= 2
