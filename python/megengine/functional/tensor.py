@@ -17,12 +17,17 @@ from ..core.ops import builtin
 from ..core.tensor import array_method as _array_method
 from ..core.tensor import symbolic_shape as _symbolic_shape
 from ..core.tensor.array_method import (
+    _QUANTIZED,
     Tensor,
+    _cached_view_op,
+    _dimshuffle_ops,
     _promote,
+    _reshape_op,
     as_tensor,
     cached_op,
     is_symbolic,
     is_tensor,
+    remember_op,
 )
 from ..core.tensor.array_method import reshape as _reshape
 from ..core.tensor.shape_dim import INTEGER_TYPES, TracedDim
@@ -67,6 +72,7 @@ __all__ = [
 ]
 
 _apply = _rt.apply
+_is_tracing = _rt._is_tracing
 _INT_DTYPES = ("bool", "uint8", "int8", "int16", "int32")
 _MAX_NDIM = 7  # TensorShape::MAX_NDIM (dnn/include/neomeg/dnn/layout.h)
 
@@ -563,6 +569,9 @@ def transpose(inp, pattern):
     """
     x = as_tensor(inp)
     pattern = tuple(pattern)
+    op = _cached_view_op(_dimshuffle_ops, pattern)
+    if op is not None and len(pattern) == x.ndim:
+        return _apply(op, x)[0]  # a permutation of x's axes: the cache holds no other
     perm = tuple(int(p) for p in pattern if p != "x")
     if sorted(perm) != list(range(x.ndim)):
         raise MegEngineError(
@@ -598,6 +607,28 @@ def swapaxes(inp, axis1, axis2):
     return _apply(cached_op(builtin.Dimshuffle, pattern=tuple(perm)), x)[0]
 
 
+# The ops of the tensor-manipulation calls' common forms, by their normalised params: a dict
+# lookup where cached_op's keyword call and key tuple cost as much as the op's apply. Those
+# keyed by shapes are bounded (remember_op).
+_addaxis_ops = {}
+_removeaxis_ops = {}
+_squeeze_all_ops = {}  # by input shape: F.squeeze(x)'s op, False where no axis has size 1
+_broadcast_ops = {}
+_concat_ops = {}
+_stack_ops = {}  # (shape, count, axis): the ops of _stack_same_shape
+# What an op refuses its inputs with; a fast path that leaves the checks to the op then takes
+# the general path, which raises the error of the call (its message, its type) or handles the
+# case (0-d inputs to concat).
+_OP_ERRORS = (MegEngineError, MegEngineTypeError)
+
+
+def _addaxis_op(axis):
+    op = _addaxis_ops.get(axis)
+    if op is None:
+        op = _addaxis_ops[axis] = builtin.AddAxis(axis=(axis,))
+    return op
+
+
 def expand_dims(inp, axis):
     """Inserts axes of size 1.
 
@@ -616,6 +647,10 @@ def expand_dims(inp, axis):
         (1, 2, 1)
     """
     x = as_tensor(inp)
+    if type(axis) is int:
+        nd = x.ndim + 1
+        if -nd <= axis < nd:
+            return _apply(_addaxis_op(axis + nd if axis < 0 else axis), x)[0]
     axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
     nd = x.ndim + len(axes)
     norm = sorted(_axis("expand_dims", a, nd) for a in axes)
@@ -644,11 +679,20 @@ def squeeze(inp, axis=None):
         (2,)
     """
     x = as_tensor(inp)
+    if axis is None and isinstance(x, Tensor):
+        shape = x.shape
+        op = _squeeze_all_ops.get(shape)
+        if op is None:
+            axes = tuple([i for i, s in enumerate(shape) if s == 1])
+            op = remember_op(_squeeze_all_ops, shape, _removeaxis_op(axes) if axes else False)
+        return x if op is False else _apply(op, x)[0]
     if axis is None:
-        axes = [i for i, s in enumerate(x.shape) if s == 1]
+        axes = tuple([i for i, s in enumerate(x.shape) if s == 1])
+    elif type(axis) is int and -x.ndim <= axis < x.ndim and x.shape[axis] == 1:
+        axes = (axis + x.ndim if axis < 0 else axis,)
     else:
         axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
-        axes = sorted({_axis("squeeze", a, x.ndim) for a in axes})
+        axes = tuple(sorted({_axis("squeeze", a, x.ndim) for a in axes}))
         for a in axes:
             if x.shape[a] != 1:
                 raise MegEngineError(
@@ -656,7 +700,14 @@ def squeeze(inp, axis=None):
                 )
     if not axes:
         return x
-    return _apply(cached_op(builtin.RemoveAxis, axis=tuple(axes)), x)[0]
+    return _apply(_removeaxis_op(axes), x)[0]
+
+
+def _removeaxis_op(axes):
+    op = _removeaxis_ops.get(axes)
+    if op is None:
+        op = _removeaxis_ops[axes] = builtin.RemoveAxis(axis=axes)
+    return op
 
 
 def _broadcast_shape(fn, shape, target):
@@ -686,6 +737,17 @@ def broadcast_to(inp, shape):
         (3, 2, 2)
     """
     x = as_tensor(inp)
+    if type(shape) is tuple and isinstance(x, Tensor) and not _is_tracing():
+        # A shape of ints seen before; the op checks that x broadcasts to it, and the general
+        # path below gives the error.
+        op = _cached_view_op(_broadcast_ops, shape)
+        if op is not None:
+            if x.shape == shape:
+                return x
+            try:
+                return _apply(op, x)[0]
+            except _OP_ERRORS:
+                pass
     values = None
     if _symbolic_shape.active() and not is_symbolic(x):
         # A traced graph takes a shape that holds values (a Tensor, x.shape's dims) as a value,
@@ -701,7 +763,36 @@ def broadcast_to(inp, shape):
         return _symbolic_shape.broadcast_to(x, shape_value, target)
     if x.shape == target:
         return x
-    return _apply(cached_op(builtin.Broadcast, shape=target), x)[0]
+    op = _broadcast_ops.get(target)
+    if op is None:
+        op = remember_op(_broadcast_ops, target, builtin.Broadcast(shape=target))
+    return _apply(op, x)[0]
+
+
+def _concat_op(axis):
+    op = _concat_ops.get(axis)
+    if op is None:
+        op = _concat_ops[axis] = builtin.Concat(axis=axis)
+    return op
+
+
+def _same_dtype_tensors(inps):
+    """Whether ``inps`` is a list or tuple of two or more Tensors of one (unquantized) dtype,
+    the first not 0-d: what Concat takes as they are, where ``_promote`` would return them
+    unchanged."""
+    if (type(inps) is not list and type(inps) is not tuple) or len(inps) < 2:
+        return False
+    dtype = None
+    for x in inps:
+        if not isinstance(x, Tensor):
+            return False
+        if dtype is None:
+            dtype = x._dtype_name
+            if dtype in _QUANTIZED or not x.ndim:
+                return False
+        elif x._dtype_name != dtype:
+            return False
+    return True
 
 
 def concat(inps, axis=0, device=None):
@@ -726,6 +817,12 @@ def concat(inps, axis=0, device=None):
         >>> F.concat([mge.Tensor(2.0), mge.Tensor([3.0, 4.0])]).numpy().tolist()
         [2.0, 3.0, 4.0]
     """
+    if device is None and type(axis) is int and _same_dtype_tensors(inps) and not _is_tracing():
+        # The op checks the shapes, the axis and the devices; the general path gives the error.
+        try:
+            return _apply(_concat_op(axis), *inps)[0]
+        except _OP_ERRORS:
+            pass
     inps = list(inps)
     if not inps:
         raise MegEngineError("concat: needs at least one tensor")
@@ -770,6 +867,16 @@ def stack(inps, axis=0, device=None):
         >>> F.stack([mge.Tensor(1.0), mge.Tensor(2.0)]).shape  # 0-d: as 1-element vectors
         (2, 1)
     """
+    if (
+        device is None
+        and type(axis) is int
+        and (type(inps) is list or type(inps) is tuple)
+        and len(inps) > 1
+        and not _is_tracing()
+    ):
+        out = _stack_same_shape(inps, axis)
+        if out is not None:
+            return out
     inps = list(inps)
     on = _tensors_device("stack", inps, device)
     inps = [as_tensor(x, device=on) for x in inps]
@@ -778,6 +885,42 @@ def stack(inps, axis=0, device=None):
     if inps and all(x.ndim == 0 for x in inps):
         inps = [x.reshape(1) for x in inps]
     return _stack(inps, axis, device)
+
+
+def _stack_same_shape(inps, axis):
+    """``stack`` of two or more Tensors of one dtype and shape without the general path's
+    conversions and checks: None where they are not that, are 0-d or on different devices,
+    or ``axis`` is out of range (the general path decides)."""
+    x0 = inps[0]
+    if not isinstance(x0, Tensor):
+        return None
+    dtype, shape = x0._dtype_name, x0.shape
+    if not shape or dtype in _QUANTIZED:
+        return None
+    for x in inps:
+        if not isinstance(x, Tensor) or x._dtype_name != dtype or x.shape != shape:
+            return None
+    key = (shape, len(inps), axis)
+    ops = _stack_ops.get(key)
+    if ops is None:
+        nd = len(shape)
+        if not -nd - 1 <= axis <= nd:
+            return None
+        ax = axis + nd + 1 if axis < 0 else axis
+        if ax == nd:  # a new last axis: an AddAxis per input, then Concat
+            ops = (_addaxis_op(nd), _concat_op(nd), None)
+        else:
+            # Joined along ax, the inputs lie in memory as stacked along a new axis ax: one
+            # Reshape (a view of the contiguous result) instead of an AddAxis per input.
+            ops = (None, _concat_op(ax), _reshape_op((*shape[:ax], len(inps), *shape[ax:])))
+        remember_op(_stack_ops, key, ops)
+    add_axis, join, view = ops
+    try:
+        if add_axis is not None:
+            return _apply(join, *[_apply(add_axis, x)[0] for x in inps])[0]
+        return _apply(view, _apply(join, *inps)[0])[0]
+    except _OP_ERRORS:  # inputs on different devices
+        return None
 
 
 def _tensors_device(name, inps, device):

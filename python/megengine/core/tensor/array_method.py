@@ -7,6 +7,7 @@ builds a generated op (``megengine.core.ops.builtin``) and runs it with ``apply`
 
 import copy
 import copyreg
+import math
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .shape_dim import TracedDim, follows_shapes
 
 Tensor = _rt.Tensor
 apply = _rt.apply
+_is_tracing = _rt._is_tracing
 
 _op_cache = {}
 
@@ -280,13 +282,59 @@ def _merge_reduced_axes(x, axes):
     return apply(_reduce_op(builtin.Reshape, tuple(merged_shape)), x)[0], merged_axes
 
 
+# The view ops of the tensor-manipulation calls, by their param as the call site has it: one
+# dict lookup per call, where normalising the argument (int() of each entry) and cached_op's
+# keyword call cost more than the op's own apply (0.6 us). Only normalised params are stored,
+# so a hit is an argument equal, entry by entry, to a valid one (16.0 and np.int64(16) hit
+# (16,): what int() makes of them). Looked up outside tracing only: a TracedDim entry
+# would be hashed (a constant of the graph) and a traced graph follows shapes its own way.
+_reshape_ops = {}
+_dimshuffle_ops = {}
+_typecvt_ops = {}
+_FLATTEN = builtin.Reshape(shape=(-1,))
+
+
+def _cached_view_op(cache, key):
+    """``cache[key]``, ``None`` where it is missing or ``key`` is unhashable (a list entry, an
+    array): the caller's general path then builds the op."""
+    try:
+        return cache.get(key)
+    except TypeError:
+        return None
+
+
 def reshape(x, shape):
-    if _rt._is_tracing() and any(type(s) is TracedDim for s in shape):
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if not _is_tracing():
+        op = _cached_view_op(_reshape_ops, shape)
+        if op is not None:
+            return apply(op, x)[0]
+    elif any(type(s) is TracedDim for s in shape):
         from . import symbolic_shape  # imports this module
 
         return symbolic_shape.reshape_dims(x, shape)
-    shape = tuple(int(s) for s in shape)
-    return apply(cached_op(builtin.Reshape, shape=shape), x)[0]
+    return apply(_reshape_op(tuple(int(s) for s in shape)), x)[0]
+
+
+def _reshape_op(shape):
+    """The Reshape op to ``shape``, a tuple of ints."""
+    op = _reshape_ops.get(shape)
+    if op is None:
+        op = remember_op(_reshape_ops, shape, builtin.Reshape(shape=shape))
+    return op
+
+
+_SHAPE_KEYED_OPS_LIMIT = 4096
+
+
+def remember_op(cache, key, op):
+    """Stores ``op`` in ``cache``, a cache keyed by shapes, emptied when full (as indexing's):
+    a program whose shapes keep changing (a batch of each length) does not grow it forever."""
+    if len(cache) >= _SHAPE_KEYED_OPS_LIMIT:
+        cache.clear()
+    cache[key] = op
+    return op
 
 
 def reshape_checked(x, target_shape):
@@ -316,7 +364,7 @@ def reshape_checked(x, target_shape):
     shape = tuple(int(s) for s in target_shape)
     if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
         raise MegEngineError(f"reshape: invalid target shape {shape} for input of shape {x.shape}")
-    known = int(np.prod([s for s in shape if s != -1]))
+    known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if known == 0 or x.size % known:
             raise MegEngineError(f"reshape: cannot reshape {x.shape} into {shape}")
@@ -332,6 +380,16 @@ def reshape_checked(x, target_shape):
 def flatten(x, start_axis=0, end_axis=-1):
     """``x`` with axes ``start_axis..end_axis`` (both included) merged into one; a 0-d tensor
     becomes 1-d. Shared by ``Tensor.flatten`` and ``F.flatten``."""
+    if (
+        type(start_axis) is int
+        and type(end_axis) is int
+        and start_axis == 0
+        and end_axis == -1
+        and isinstance(x, Tensor)
+        and not _is_tracing()
+    ):
+        # Every axis: one Reshape to (-1,), whatever the shape (a 0-d tensor gives (1,)).
+        return apply(_FLATTEN, x)[0]
     ndim = x.ndim
     if ndim == 0:
         return reshape(x, (1,))
@@ -343,7 +401,7 @@ def flatten(x, start_axis=0, end_axis=-1):
     if start > end:
         raise MegEngineError(f"flatten: start_axis {start_axis} is after end_axis {end_axis}")
     shape = x.shape
-    target = (*shape[:start], int(np.prod(shape[start : end + 1])), *shape[end + 1 :])
+    target = (*shape[:start], math.prod(shape[start : end + 1]), *shape[end + 1 :])
     if follows_shapes():
         # The leading axes as values, so that a traced graph follows its inputs' shapes.
         if start == 0:
@@ -355,7 +413,18 @@ def flatten(x, start_axis=0, end_axis=-1):
 
 
 def transpose(x, pattern):
-    return apply(cached_op(builtin.Dimshuffle, pattern=tuple(int(p) for p in pattern)), x)[0]
+    if type(pattern) is not tuple:
+        pattern = tuple(pattern)
+    op = _cached_view_op(_dimshuffle_ops, pattern)
+    if op is None:
+        pattern = tuple(int(p) for p in pattern)
+        op = _dimshuffle_ops.get(pattern)
+        if op is None:
+            op = builtin.Dimshuffle(pattern=pattern)
+            if sorted(pattern) == list(range(len(pattern))):
+                # Only permutations are stored: F.transpose's hit needs no other check.
+                _dimshuffle_ops[pattern] = op
+    return apply(op, x)[0]
 
 
 def _binary(mode, reflected=False):
@@ -586,6 +655,13 @@ class ArrayMethodMixin:
     def astype(self, dtype):
         """A copy converted to ``dtype`` (a numpy dtype or a name). A quantized dtype
         (``qint8(scale)``...) quantizes the values: round half away from zero, then saturate."""
+        # A name or a NumPy type (np.float16) as the key: a np.dtype object is not one, as a
+        # quantized dtype's equals its storage dtype whatever its scale.
+        if type(dtype) is str or type(dtype) is type:
+            op = _typecvt_ops.get(dtype)
+            if op is None:
+                op = _typecvt_ops[dtype] = builtin.TypeCvt(dtype=_dtype_name(dtype))
+            return apply(op, self)[0]
         info = _quant_info(dtype)
         if info is not None:
             op = cached_op(
@@ -600,16 +676,33 @@ class ArrayMethodMixin:
     def reshape(self, *shape):
         """The same values in a new shape (a tuple, the dims as arguments, or a 1-d integer
         Tensor of them; one may be -1)."""
-        if len(shape) == 1 and (is_tensor(shape[0]) or isinstance(shape[0], np.ndarray)):
-            return reshape_checked(self, shape[0])
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = shape[0]
+        if len(shape) == 1:
+            arg = shape[0]
+            if type(arg) is tuple:
+                shape = arg
+            elif type(arg) is not int:
+                if isinstance(arg, (tuple, list)):
+                    shape = tuple(arg)
+                elif is_tensor(arg) or isinstance(arg, np.ndarray):
+                    return reshape_checked(self, arg)
+        if not _is_tracing():
+            # reshape()'s lookup, here: a frame less on the commonest call.
+            try:
+                op = _reshape_ops.get(shape)
+            except TypeError:
+                op = None
+            if op is not None:
+                return apply(op, self)[0]
         return reshape(self, shape)
 
     def transpose(self, *pattern):
         """Axes permuted by ``pattern`` (reversed when none is given)."""
         if len(pattern) == 1 and isinstance(pattern[0], (tuple, list)):
             pattern = pattern[0]
+        elif pattern:
+            op = _cached_view_op(_dimshuffle_ops, pattern)
+            if op is not None:
+                return apply(op, self)[0]
         if not pattern:
             pattern = tuple(reversed(range(self.ndim)))
         return transpose(self, pattern)
