@@ -125,6 +125,8 @@ def test_where_of_same_shape_tensors():
         mge.Tensor(m), mge.Tensor(np.ones((3, 4), np.int32)), mge.Tensor(np.zeros((3, 4), np.int32))
     )
     assert ints.dtype == np.int32 and ints.numpy().sum() == m.sum()
+    # the general path (arrays are promoted) gives the same bits
+    np.testing.assert_array_equal(out.numpy(), F.where(m, a, b).numpy())
     mask = mge.Tensor(m)
     check_grad(lambda x, y: F.where(mask, x, y), a, b)
 
@@ -175,6 +177,15 @@ def test_cross_entropy_of_2d_scores(reduction, label_dtype):
         mge.Tensor(pred.T), mge.Tensor(label.astype(np.int32)), axis=0, reduction=reduction
     )
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+
+
+def test_cross_entropy_of_2d_scores_equals_the_general_path():
+    pred, label = mge.Tensor(randn(7, 5) * 4), mge.Tensor(rng.integers(0, 5, 7).astype(np.int32))
+    per_label = F.nn.cross_entropy(pred, label, reduction="none")
+    np.testing.assert_array_equal(F.nn.cross_entropy(pred, label).numpy(), per_label.mean().numpy())
+    np.testing.assert_array_equal(
+        F.nn.cross_entropy(pred, label, reduction="sum").numpy(), F.sum(per_label).numpy()
+    )
 
 
 def test_cross_entropy_of_2d_scores_edges():
