@@ -36,8 +36,11 @@ def _build_op(cls, *args, **params):
 # without a Python frame; keyword arguments cost it a dict and a longer key (0.3-0.4 us), so the
 # hot paths pass the params positionally, in the op's constructor order
 # (``cached_op(builtin.Reduce, "SUM", 1)``). Positional and keyword calls, and keywords in
-# another order, each build their own copy of the same op once.
-cached_op = functools.lru_cache(maxsize=None)(_build_op)
+# another order, each build their own copy of the same op once. Bounded (least recently used
+# out): ops keyed by shapes (a reduction's Reshape) would otherwise grow with every batch size a
+# program sees; the bound costs a hit 3 ns.
+_CACHED_OPS_LIMIT = 4096
+cached_op = functools.lru_cache(maxsize=_CACHED_OPS_LIMIT)(_build_op)
 
 
 # The symbolic var of the layer above (megengine.utils.network_node's VarNode: a var of a model
