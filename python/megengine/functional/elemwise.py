@@ -254,13 +254,16 @@ def clip(x, lower=None, upper=None):
         >>> F.clip([-2.0, 0.5, 3.0], 0, 1).numpy().tolist()
         [0.0, 0.5, 1.0]
     """
-    if lower is None and upper is None:
-        raise MegEngineError("clip needs at least one of lower and upper")
     if lower is None:
-        return _elemwise("MIN", x, upper)
+        if upper is None:
+            raise MegEngineError("clip needs at least one of lower and upper")
+        return _rt.elemwise(_MIN, x, upper)
     if upper is None:
-        return _elemwise("MAX", x, lower)
-    return _elemwise("CLIP", x, lower, upper)
+        return _rt.elemwise(_MAX, x, lower)
+    return _rt.elemwise(_CLIP, x, lower, upper)
+
+
+_CLIP, _MIN, _MAX = _elemwise_op("CLIP"), _elemwise_op("MIN"), _elemwise_op("MAX")
 
 
 __all__ += ["clip", "greater", "greater_equal", "relu6"]

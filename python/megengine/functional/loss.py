@@ -4,7 +4,9 @@ Reduce and the functions of ``nn.py``, so every one is differentiable."""
 import numpy as np
 
 from ..core._imperative_rt import MegEngineError, MegEngineTypeError
-from ..core.tensor.array_method import as_tensor, elemwise, reduce
+from ..core.ops import builtin
+from ..core.tensor import amp as _amp
+from ..core.tensor.array_method import Tensor, apply, as_tensor, cached_op, elemwise, reduce
 from .elemwise import log, logaddexp, maximum
 from .tensor import broadcast_to, concat, full, gather, stack, where
 
@@ -134,40 +136,61 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smooth=0, reducti
         >>> F.nn.cross_entropy([[0.25, 0.75]], [0], with_logits=False).numpy().tolist()
         1.3862943649291992
     """
-    from . import nn as _nn  # here: nn imports this module
-
     fname = "cross_entropy"
-    p = as_tensor(pred)
-    y = as_tensor(label)
-    if p._dtype_name not in ("float32", "float16", "bfloat16"):
+    p = pred if isinstance(pred, Tensor) else as_tensor(pred)
+    y = label if isinstance(label, Tensor) else as_tensor(label)
+    if p._dtype_name not in _FLOATS:
         raise MegEngineTypeError(f"{fname}: pred must be a float tensor, got dtype {p._dtype_name}")
-    if y._dtype_name in ("float32", "float16", "bfloat16"):
-        y = y.astype("int32")  # MegEngine's rule: a float label is truncated toward zero
-    elif y._dtype_name not in ("int8", "uint8", "int16", "int32"):
-        raise MegEngineTypeError(
-            f"{fname}: label must be an integer or float tensor, got dtype {y._dtype_name}"
-        )
-    if p.ndim < 1:
+    if y._dtype_name != "int32":
+        if y._dtype_name not in _FLOATS + ("int8", "uint8", "int16"):
+            raise MegEngineTypeError(
+                f"{fname}: label must be an integer or float tensor, got dtype {y._dtype_name}"
+            )
+        # the index IndexingOneHot takes; MegEngine's rule: a float label is truncated toward 0
+        y = y.astype("int32")
+    ndim = p.ndim
+    if ndim < 1:
         raise MegEngineError(f"{fname}: pred must have a class axis, got shape {p.shape}")
-    axis = _nn._norm_axis(axis, p.ndim, fname)
-    expect = p.shape[:axis] + p.shape[axis + 1 :]
+    if not -ndim <= axis < ndim:
+        raise MegEngineError(f"{fname}: axis {axis} is out of range for a tensor of {ndim} dims")
+    axis %= ndim
+    shape = p.shape
+    expect = shape[:axis] + shape[axis + 1 :]
     if y.shape != expect:
         raise MegEngineError(
-            f"{fname}: label {y.shape} must have pred {p.shape} without axis {axis}: {expect}"
+            f"{fname}: label {y.shape} must have pred {shape} without axis {axis}: {expect}"
         )
     if label_smooth is None:
         label_smooth = 0
     if not 0 <= label_smooth <= 1:
         raise MegEngineError(f"{fname}: label_smooth must be in [0, 1], got {label_smooth}")
-    num_classes = p.shape[axis]
     # log-probabilities: LogSoftmax (one kernel, no overflow) for logits, log for probabilities
-    logp = _nn.logsoftmax(p, axis) if with_logits else elemwise("LOG", p)
-    loss = -_nn.indexing_one_hot(logp, y, axis)
+    if not with_logits:
+        logp = elemwise("LOG", p)
+    elif _amp._enabled:
+        from . import nn  # here: nn imports this module
+
+        logp = nn.logsoftmax(p, axis)  # in float32, as MegEngine's autocast computes it
+    else:
+        logp = apply(cached_op(builtin.LogSoftmaxForward, axis), p)[0]
+    # each label's log-probability, the class axis kept with size 1
+    picked = apply(cached_op(builtin.IndexingOneHot, axis), logp, y)[0]
+    if not label_smooth and ndim == 2 and reduction in _REDUCE_2D and p._dtype_name == "float32":
+        # (N, C) scores: reduce the (N, 1) picks over N and drop both axes (two ops, where the
+        # general path removes the axis, reduces and removes it again); negated last, the same
+        # values. A 16-bit pred takes the general path, whose mean is float32.
+        out = apply(cached_op(builtin.Reduce, _REDUCE_2D[reduction], 1 - axis), picked)[0]
+        return -apply(cached_op(builtin.RemoveAxis, (0, 1)), out)[0]
+    loss = -apply(cached_op(builtin.RemoveAxis, (axis,)), picked)[0]
     if label_smooth:
         # -sum(target * logp) with target = (1 - s) * one_hot + s / C
-        smooth = reduce(logp, "sum", axis) * (label_smooth / num_classes)
+        smooth = reduce(logp, "sum", axis) * (label_smooth / shape[axis])
         loss = loss * (1 - label_smooth) - smooth
     return _reduce_output(loss, reduction, fname)
+
+
+_FLOATS = ("float32", "float16", "bfloat16")
+_REDUCE_2D = {"mean": "MEAN", "sum": "SUM"}
 
 
 def hinge_loss(pred, label, norm="L1", reduction="mean"):

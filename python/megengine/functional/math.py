@@ -147,7 +147,7 @@ def prod(inp, axis=None, keepdims=False):
 
 
 def _arg_reduce(op_cls, inp, axis, keepdims):
-    x = as_tensor(inp)
+    x = inp if isinstance(inp, Tensor) else as_tensor(inp)
     if x._dtype_name == "bool":  # MegEngine takes masks (first True / first False); the kernel
         x = x.astype("int8")  # has no bool path, and int8 orders them alike
     if axis is None:
@@ -161,10 +161,10 @@ def _arg_reduce(op_cls, inp, axis, keepdims):
         for a in sorted(axes, reverse=True):
             x = _arg_reduce(op_cls, x, a, keepdims)
         return x
-    out = _rt.apply(cached_op(op_cls, axis=axis), x)[0]
+    out = _rt.apply(cached_op(op_cls, axis), x)[0]
     if not keepdims:
         ax = axis + x.ndim if axis < 0 else axis
-        out = _rt.apply(cached_op(builtin.RemoveAxis, axis=(ax,)), out)[0]
+        out = _rt.apply(cached_op(builtin.RemoveAxis, (ax,)), out)[0]
     return out
 
 

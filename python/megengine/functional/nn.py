@@ -113,7 +113,8 @@ _INT_DTYPES = ("int8", "uint8", "int16", "int32")
 
 
 def _float_input(x, fname, what="inp"):
-    x = as_tensor(x)
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
     if x._dtype_name not in _FLOAT_DTYPES:
         raise MegEngineTypeError(
             f"{fname}: {what} must be a float tensor, got dtype {x._dtype_name}"
@@ -223,9 +224,10 @@ def _softmax_axis(ndim):
 
 
 def _norm_axis(axis, ndim, fname):
-    if not -builtins.max(ndim, 1) <= axis < builtins.max(ndim, 1):
+    n = ndim or 1  # a 0-d tensor takes axis 0 and -1
+    if not -n <= axis < n:
         raise MegEngineError(f"{fname}: axis {axis} is out of range for a tensor of {ndim} dims")
-    return axis % builtins.max(ndim, 1)
+    return axis % n
 
 
 def softmax(inp, axis=None):
@@ -245,16 +247,17 @@ def softmax(inp, axis=None):
         [[0.5, 0.5], [0.5, 0.5]]
     """
     x = _float_input(inp, "softmax")
+    ndim = x.ndim
     if axis is None:
-        axis = _softmax_axis(x.ndim)
-    axis = _norm_axis(axis, x.ndim, "softmax")
-    if x.ndim == 0:
+        axis = _softmax_axis(ndim)
+    axis = _norm_axis(axis, ndim, "softmax")
+    if ndim == 0:
         return _softmax_op(builtin.SoftmaxForward, reshape(x, (1,)), 0).reshape(())
-    return _softmax_op(builtin.SoftmaxForward, x, axis)
+    return apply(cached_op(builtin.SoftmaxForward, int(axis)), x)[0]
 
 
 def _softmax_op(cls, x, axis):
-    return apply(cached_op(cls, axis=int(axis)), x)[0]
+    return apply(cached_op(cls, int(axis)), x)[0]
 
 
 def logsoftmax(inp, axis):
@@ -362,8 +365,7 @@ def linear(inp, weight, bias=None, compute_mode="default"):
             (bias,) = amp.cast_tensors(as_tensor(bias))
     lead = x.shape[:-1]
     x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
-    op = cached_op(builtin.MatrixMul, transposeA=False, transposeB=True)
-    out = apply(op, x2, w)[0]
+    out = apply(cached_op(builtin.MatrixMul, False, True), x2, w)[0]
     if x.ndim != 2:
         out = reshape(out, lead + (w.shape[0],))
     if bias is not None:

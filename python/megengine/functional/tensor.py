@@ -1093,6 +1093,19 @@ def where(mask, x, y):
         >>> F.where(F.less([1, 5, 3], 4), [1, 2, 3], 0).numpy().tolist()
         [1, 0, 3]
     """
+    if (
+        isinstance(mask, Tensor)
+        and isinstance(x, Tensor)
+        and isinstance(y, Tensor)
+        and mask._dtype_name == "bool"
+        and x._dtype_name == y._dtype_name
+        and x._dtype_name not in _array_method._QUANTIZED
+        and mask.shape == x.shape == y.shape
+    ):
+        # Tensors of one shape and dtype, the usual call: nothing to promote or broadcast.
+        device = _array_method.device_name
+        if device(x) == device(y) == device(mask):
+            return _apply(cached_op(builtin.Elemwise, "COND"), mask, x, y)[0]
     m = as_tensor(mask)
     if m._dtype_name != "bool":
         # MegEngine raises ValueError here

@@ -7,6 +7,7 @@ builds a generated op (``megengine.core.ops.builtin``) and runs it with ``apply`
 
 import copy
 import copyreg
+import functools
 import math
 
 import numpy as np
@@ -20,19 +21,28 @@ from .shape_dim import TracedDim, follows_shapes
 Tensor = _rt.Tensor
 apply = _rt.apply
 _is_tracing = _rt._is_tracing
+# The extension's getter of a tensor's device name (a str), taken before megengine.tensor makes
+# Tensor.device a CompNode: a fast path compares devices as names in 0.1 us, CompNode's __eq__
+# takes 0.7.
+device_name = Tensor.device.fget
 
-_op_cache = {}
+
+def _build_op(cls, *args, **params):
+    """``cls(*args, **params)``, built once per distinct call: op objects are immutable, so
+    every call with the same arguments shares one."""
+    return cls(*args, **params)
 
 
-def cached_op(cls, **params):
-    """One op object per (class, params): building ops costs more than looking them up."""
-    # Keyword order is part of the key (no sort on the hot path): a call site that passes its
-    # params in another order only builds its own copy of the same op once.
-    key = (cls, *params.items())
-    op = _op_cache.get(key)
-    if op is None:
-        op = _op_cache[key] = cls(**params)
-    return op
+# One op object per (class, arguments): building a generated op costs 1.4 us (pybind11's
+# constructor), looking it up here 0.15 us positionally. functools' C cache keys the call
+# without a Python frame; keyword arguments cost it a dict and a longer key (0.3-0.4 us), so the
+# hot paths pass the params positionally, in the op's constructor order
+# (``cached_op(builtin.Reduce, "SUM", 1)``). Positional and keyword calls, and keywords in
+# another order, each build their own copy of the same op once. Bounded (least recently used
+# out): ops keyed by shapes (a reduction's Reshape) would otherwise grow with every batch size a
+# program sees; the bound costs a hit 3 ns.
+_CACHED_OPS_LIMIT = 4096
+cached_op = functools.lru_cache(maxsize=_CACHED_OPS_LIMIT)(_build_op)
 
 
 # The symbolic var of the layer above (megengine.utils.network_node's VarNode: a var of a model
@@ -193,28 +203,10 @@ def _normalize_axis(axis, ndim):
     return axis + ndim if axis < 0 else axis
 
 
-# The ops reduce() runs, by their params: a plain dict lookup where cached_op's keyword call
-# and key tuple cost 0.7 us, a few percent of a full reduction of 2M floats in cache.
-_reduce_ops = {}
-
-
-def _reduce_op(cls, param):
-    key = (cls, param)
-    op = _reduce_ops.get(key)
-    if op is None:
-        if cls is builtin.Reduce:
-            op = cls(mode=param[0], axis=param[1])
-        elif cls is builtin.Reshape:
-            op = cls(shape=param)
-        else:
-            op = cls(axis=param)
-        _reduce_ops[key] = op
-    return op
-
-
 def reduce(x, mode, axis=None, keepdims=False):
     """Reduce ``x`` with ``mode`` over ``axis`` (None: all axes; an int or a sequence)."""
-    x = as_tensor(x)
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
     dtype = x._dtype_name
     if dtype == "bool":
         if mode in ("min", "max"):
@@ -226,6 +218,25 @@ def reduce(x, mode, axis=None, keepdims=False):
         # MegEngine's rule: a mean of 16-bit floats is computed and returned in float32.
         x = x.astype("float32")
     ndim = x.ndim
+    mode = mode.upper()
+    if type(axis) is int and ndim:
+        # One axis, the common call: nothing to merge, one Reduce and the axis removed.
+        a = axis + ndim if axis < 0 else axis
+        if not 0 <= a < ndim:
+            _normalize_axis(axis, ndim)  # raises MegEngine's error
+        out = apply(cached_op(builtin.Reduce, mode, a), x)[0]
+        return out if keepdims else apply(cached_op(builtin.RemoveAxis, (a,)), out)[0]
+    if (
+        axis is None
+        and ndim > 1
+        and not _rt._is_tracing()
+        and getattr(x, "format", "default") == "default"
+    ):
+        # Every axis, F.sum(x): what _merge_reduced_axes gives below (the elements as one axis
+        # of a view, one Reduce), without its general walk.
+        out = apply(cached_op(builtin.Reshape, (x.size,)), x)[0]
+        out = apply(cached_op(builtin.Reduce, mode, 0), out)[0]
+        return apply(cached_op(builtin.Reshape, (1,) * ndim if keepdims else ()), out)[0]
     if axis is None:
         axes = list(range(ndim))
     elif isinstance(axis, (list, tuple)):
@@ -239,9 +250,8 @@ def reduce(x, mode, axis=None, keepdims=False):
         return x
     out, merged = _merge_reduced_axes(x, axes)
     # Innermost first: a reduction along rows is the cheapest, and it shrinks what the next reads.
-    mode = mode.upper()
     for a in reversed(merged):
-        out = apply(_reduce_op(builtin.Reduce, (mode, a)), out)[0]
+        out = apply(cached_op(builtin.Reduce, mode, a), out)[0]
     if merged != axes:
         # Merged only outside tracing (plain int shapes): the Reshape op directly.
         if len(axes) == ndim:
@@ -251,9 +261,9 @@ def reduce(x, mode, axis=None, keepdims=False):
             kept = tuple(
                 (1 if d in axes else n) for d, n in enumerate(shape) if keepdims or d not in axes
             )
-        out = apply(_reduce_op(builtin.Reshape, kept), out)[0]
+        out = apply(cached_op(builtin.Reshape, kept), out)[0]
     elif not keepdims and axes:
-        out = apply(_reduce_op(builtin.RemoveAxis, tuple(axes)), out)[0]
+        out = apply(cached_op(builtin.RemoveAxis, tuple(axes)), out)[0]
     return out
 
 
@@ -268,7 +278,7 @@ def _merge_reduced_axes(x, axes):
         return x, axes
     shape = x.shape
     if len(axes) == len(shape):  # F.sum(x): one axis of every element
-        return apply(_reduce_op(builtin.Reshape, (x.size,)), x)[0], [0]
+        return apply(cached_op(builtin.Reshape, (x.size,)), x)[0], [0]
     merged_shape, merged_axes = [], []
     for d, n in enumerate(shape):
         if d in axes and d - 1 in axes:
@@ -279,7 +289,7 @@ def _merge_reduced_axes(x, axes):
         merged_shape.append(n)
     if len(merged_axes) == len(axes):
         return x, axes
-    return apply(_reduce_op(builtin.Reshape, tuple(merged_shape)), x)[0], merged_axes
+    return apply(cached_op(builtin.Reshape, tuple(merged_shape)), x)[0], merged_axes
 
 
 # The view ops of the tensor-manipulation calls, by their param as the call site has it: one
