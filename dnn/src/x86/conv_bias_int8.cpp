@@ -31,7 +31,7 @@ namespace {
 using NonlineMode = param::ConvBias::NonlineMode;
 
 // A thread's panel of B for one block of the sum: it stays in L2 while the filter's rows pass.
-constexpr size_t kPanelBytes = size_t(128) << 10;
+constexpr size_t kPanelBytes = size_t(256) << 10;
 // The fewest filter rows a thread's share of a tile gets when rows are split between threads.
 constexpr size_t kMinPartRows = 32;
 // Wide rows (B's rows straight from the padded image, extra columns computed and dropped) while
@@ -75,6 +75,8 @@ public:
         m_part_rows =
                 ((g.ocg + parts - 1) / parts + kS16GemmRows - 1) / kS16GemmRows * kS16GemmRows;
         m_parts = (g.ocg + m_part_rows - 1) / m_part_rows;
+        m_tile_pad = (m_tile + kS16Strip - 1) / kS16Strip * kS16Strip;
+        m_shared_tile = m_kp * 2 * m_tile_pad;
         m_a_size = s16_packed_a_size(g.ocg, m_k);
         // The weight cache's key for the packed filter: the filter as (OC, K) int8 and the packed
         // bytes as a 2-D u8 buffer, a pair no oneDNN reorder describes.
@@ -90,7 +92,7 @@ public:
     }
 
     size_t workspace_in_bytes() const override {
-        return filter_bytes() + m_g.n * m_g.ic * m_padded_plane + kGatherChunk;
+        return filter_bytes() + shared_bytes() + m_g.n * m_g.ic * m_padded_plane + kGatherChunk;
     }
     const char* name() const override { return "x86:int8_gemm_s16"; }
 
@@ -119,12 +121,13 @@ public:
                 WeightCache::instance().commit(found.fill);
             packed = fill;
         }
-        auto* padded = reinterpret_cast<uint8_t*>(ws.ptr) + filter_bytes();
+        auto* shared = reinterpret_cast<int16_t*>(ws.ptr + filter_bytes());
+        auto* padded = reinterpret_cast<uint8_t*>(ws.ptr) + filter_bytes() + shared_bytes();
         if (m_asymm)
-            run_typed(static_cast<const uint8_t*>(t[0].raw_ptr()), t, packed, padded);
+            run_typed(static_cast<const uint8_t*>(t[0].raw_ptr()), t, packed, padded, shared);
         else
             run_typed(static_cast<const int8_t*>(t[0].raw_ptr()), t, packed,
-                      reinterpret_cast<int8_t*>(padded));
+                      reinterpret_cast<int8_t*>(padded), shared);
     }
 
 private:
@@ -146,6 +149,10 @@ private:
     };
 
     size_t filter_bytes() const { return (m_g.group * m_a_size * sizeof(int16_t) + 63) / 64 * 64; }
+    // The packed B that parts of the rows share: m_shared_tile elements per tile.
+    size_t shared_bytes() const {
+        return m_parts > 1 ? m_g.n * m_g.group * m_tiles * m_shared_tile * sizeof(int16_t) : 0;
+    }
 
     // B's rows straight from the image or from a padded copy where the geometry allows; m_cols is
     // then B's width (wide rows of m_wide_row columns for the padded copy).
@@ -179,34 +186,53 @@ private:
         m_cols = (g.out[1] - 1) * width + g.out[2];
     }
 
+    // A thread's buffers for packing B.
     template <class T>
-    void run_typed(const T* src, std::span<const TensorND> t, const int16_t* packed,
-                   T* padded) const {
+    struct Scratch {
+        std::vector<int16_t> rows;  // two im2col rows
+        std::vector<T> gathered;    // two gathered rows
+        Runs runs;
+    };
+
+    template <class T>
+    void run_typed(const T* src, std::span<const TensorND> t, const int16_t* packed, T* padded,
+                   int16_t* shared) const {
         const ConvGeometry& g = m_g;
         if (m_source == Source::kWide || m_source == Source::kGathered)
             pad_images(src, padded);
         const auto* bias = t[2].layout.ndim ? static_cast<const int32_t*>(t[2].raw_ptr()) : nullptr;
         auto* dst = static_cast<int32_t*>(t[4].raw_ptr());
-        const size_t items = g.n * g.group * m_tiles * m_parts;
+        const size_t tiles = g.n * g.group * m_tiles, blocks = (m_kp + m_block - 1) / m_block;
         const size_t work = g.n * g.oc * m_plane * m_k;
-        parallel_ranges(items, work, kParallelGrain, [&](size_t b, size_t e) {
-            thread_local std::vector<int16_t> panel, rows;
-            thread_local std::vector<T> gathered;
+        // Rows split into parts: the parts of a tile share its B, packed first (every block of
+        // the sum, by all threads), rather than each part packing it again.
+        if (m_parts > 1) {
+            parallel_ranges(tiles * blocks, work / m_parts, kParallelGrain,
+                            [&](size_t b, size_t e) {
+                                thread_local Scratch<T> scratch;
+                                for (size_t it = b; it < e; ++it) {
+                                    const size_t tile = it / blocks, q0 = it % blocks * m_block;
+                                    const size_t p0 = tile % m_tiles * m_tile,
+                                                 nc = std::min(m_tile, m_cols - p0);
+                                    pack_block(src, padded, tile / m_tiles / g.group,
+                                               tile / m_tiles % g.group, p0, nc, q0,
+                                               std::min(m_block, m_kp - q0), true, scratch,
+                                               shared + tile * m_shared_tile + q0 * 2 * m_tile_pad);
+                                }
+                            });
+        }
+        parallel_ranges(tiles * m_parts, work, kParallelGrain, [&](size_t b, size_t e) {
+            thread_local std::vector<int16_t> panel;
             thread_local std::vector<int32_t> sums;
-            thread_local Runs runs;
-            if (panel.size() < s16_panel_size(m_block, m_tile))
+            thread_local Scratch<T> scratch;
+            if (m_parts == 1 && panel.size() < s16_panel_size(m_block, m_tile))
                 panel.resize(s16_panel_size(m_block, m_tile));
-            if (m_source == Source::kIm2col && rows.size() < 2 * m_tile)
-                rows.resize(2 * m_tile);
-            if (m_source == Source::kGathered && gathered.size() < 2 * m_tile + kGatherChunk)
-                gathered.resize(2 * m_tile + kGatherChunk);
             if (m_source == Source::kWide && sums.size() < m_part_rows * m_tile)
                 sums.resize(m_part_rows * m_tile);
             for (size_t it = b; it < e; ++it) {
-                const size_t part = it % m_parts, tile = it / m_parts % m_tiles,
-                             grp = it / m_parts / m_tiles % g.group,
-                             n = it / m_parts / m_tiles / g.group;
-                const size_t p0 = tile * m_tile, nc = std::min(m_tile, m_cols - p0);
+                const size_t part = it % m_parts, tile = it / m_parts;
+                const size_t grp = tile / m_tiles % g.group, n = tile / m_tiles / g.group;
+                const size_t p0 = tile % m_tiles * m_tile, nc = std::min(m_tile, m_cols - p0);
                 const size_t r0 = part * m_part_rows, nr = std::min(m_part_rows, g.ocg - r0);
                 const size_t oc0 = grp * g.ocg + r0;
                 int32_t* d = dst + (n * g.oc + oc0) * m_plane;
@@ -214,37 +240,54 @@ private:
                 const bool wide = m_source == Source::kWide;
                 int32_t* c = wide ? sums.data() : d + p0;
                 const auto ldc = static_cast<ptrdiff_t>(wide ? m_tile : m_plane);
-                if (m_source == Source::kIm2col || m_source == Source::kGathered)
-                    prepare_runs(p0, nc, runs);
                 const int16_t* a = packed + grp * m_a_size + r0 * 2 * m_kp;
                 for (size_t q0 = 0; q0 < m_kp; q0 += m_block) {
                     const size_t kc = std::min(m_block, m_kp - q0);
-                    for (size_t q = 0; q < kc; ++q) {
-                        const size_t p = 2 * (q0 + q);
-                        // A's column past an odd K is zero: any row of B will do.
-                        const size_t p1 = p + 1 < m_k ? p + 1 : p;
-                        int16_t* out = panel.data() + q * 2 * kS16Strip;
-                        if (m_source == Source::kIm2col) {
-                            im2col_row(src, n, grp, p, runs, rows.data());
-                            im2col_row(src, n, grp, p1, runs, rows.data() + m_tile);
-                            s16_pack_pairs(rows.data(), rows.data() + m_tile, nc, kc, out);
-                        } else if (m_source == Source::kGathered) {
-                            gather_row(b_row(src, padded, n, grp, p), runs, gathered.data());
-                            gather_row(b_row(src, padded, n, grp, p1), runs,
-                                       gathered.data() + m_tile);
-                            s16_pack_pairs(gathered.data(), gathered.data() + m_tile,
-                                           static_cast<int16_t>(m_zero), nc, kc, out);
-                        } else {
-                            s16_pack_pairs(b_row(src, padded, n, grp, p) + p0,
-                                           b_row(src, padded, n, grp, p1) + p0,
-                                           static_cast<int16_t>(m_zero), nc, kc, out);
-                        }
+                    const int16_t* b_panel = shared + tile * m_shared_tile + q0 * 2 * m_tile_pad;
+                    if (m_parts == 1) {
+                        pack_block(src, padded, n, grp, p0, nc, q0, kc, q0 == 0, scratch,
+                                   panel.data());
+                        b_panel = panel.data();
                     }
-                    s16_gemm_panel(a, m_kp, q0, kc, panel.data(), nr, nc, c, ldc, q0 > 0);
+                    s16_gemm_panel(a, m_kp, q0, kc, b_panel, nr, nc, c, ldc, q0 > 0);
                 }
                 epilogue(bias, n, oc0, nr, c, ldc, p0, nc, d);
             }
         });
+    }
+
+    // Packs B's block of kc pairs from pair q0 on, columns p0 .. p0 + nc, for image n and group
+    // grp, into `out` (s16_panel_size(kc, nc) elements). new_tile: the tile's runs are to be
+    // worked out (its first block).
+    template <class T>
+    void pack_block(const T* src, const T* padded, size_t n, size_t grp, size_t p0, size_t nc,
+                    size_t q0, size_t kc, bool new_tile, Scratch<T>& scratch, int16_t* out) const {
+        if (new_tile && (m_source == Source::kIm2col || m_source == Source::kGathered))
+            prepare_runs(p0, nc, scratch.runs);
+        if (m_source == Source::kIm2col && scratch.rows.size() < 2 * m_tile)
+            scratch.rows.resize(2 * m_tile);
+        if (m_source == Source::kGathered && scratch.gathered.size() < 2 * m_tile + kGatherChunk)
+            scratch.gathered.resize(2 * m_tile + kGatherChunk);
+        const auto zero = static_cast<int16_t>(m_zero);
+        for (size_t q = 0; q < kc; ++q, out += 2 * kS16Strip) {
+            const size_t p = 2 * (q0 + q);
+            // A's column past an odd K is zero: any row of B will do.
+            const size_t p1 = p + 1 < m_k ? p + 1 : p;
+            if (m_source == Source::kIm2col) {
+                int16_t* rows = scratch.rows.data();
+                im2col_row(src, n, grp, p, scratch.runs, rows);
+                im2col_row(src, n, grp, p1, scratch.runs, rows + m_tile);
+                s16_pack_pairs(rows, rows + m_tile, nc, kc, out);
+            } else if (m_source == Source::kGathered) {
+                T* rows = scratch.gathered.data();
+                gather_row(b_row(src, padded, n, grp, p), scratch.runs, rows);
+                gather_row(b_row(src, padded, n, grp, p1), scratch.runs, rows + m_tile);
+                s16_pack_pairs(rows, rows + m_tile, zero, nc, kc, out);
+            } else {
+                s16_pack_pairs(b_row(src, padded, n, grp, p) + p0,
+                               b_row(src, padded, n, grp, p1) + p0, zero, nc, kc, out);
+            }
+        }
     }
 
     // Row p of B (for image n, group grp) from the image or its padded copy, at column 0.
@@ -396,7 +439,7 @@ private:
     size_t m_taps = 0, m_k = 0, m_kp = 0, m_block = 0, m_plane = 0, m_cols = 0;
     size_t m_wide_row = 0, m_padded_rows = 0, m_padded_plane = 0;
     size_t m_tile = 0, m_tiles = 0, m_a_size = 0;
-    size_t m_parts = 1, m_part_rows = 0;
+    size_t m_parts = 1, m_part_rows = 0, m_tile_pad = 0, m_shared_tile = 0;
     dnnl::memory::desc m_filter_md, m_packed_md;
     ptrdiff_t m_bias_n = 0, m_bias_c = 0;
 };
