@@ -7,8 +7,9 @@
 // - other kernels at stride 1 (2-D and 1-D): a copy of the image padded with its zero point; B's
 //   row for channel c and tap (t1, t2) is then that channel's padded plane from the tap's offset
 //   on, over "wide" output rows as long as a padded row (the columns past the output's width are
-//   computed and dropped), so B needs no im2col;
-// - the rest (strides, 3-D, small images where the wide rows would waste too much): im2col rows.
+//   computed and dropped), so B needs no im2col; where the extra columns would cost more than
+//   they save (small images under many filter rows), each output row's run is gathered instead;
+// - the rest (strides, 3-D): im2col rows.
 // The packed filter is kept in the weight cache (weight_cache.h: keyed by the filter's value, so a
 // filter written between calls is packed anew), else packed into the workspace on every call.
 #include "src/x86/conv_bias_int8.h"
@@ -37,8 +38,8 @@ constexpr size_t kMinPartRows = 32;
 // Wide rows (B's rows straight from the padded image, extra columns computed and dropped) while
 // the extra columns times the filter's rows are at most this many: the GEMM's work on them (about
 // ocg / 25 cycles per element of B) costs less than gathering the output's runs of each row of B
-// (about 10 cycles per run), so 56x56 images (2 extra columns in 58 by 64 filter rows) read the
-// image as it is and 14x14 ones by 256 gather.
+// (about 10 cycles per run), so 56x56 images (2 extra columns in 58, 64 filter rows) read the
+// padded image as it is, and 14x14 ones under 256 filter rows gather their runs.
 constexpr size_t kWideWaste = 250;
 // Bytes a gathered run is copied by (gather_row).
 constexpr size_t kGatherChunk = 16;
@@ -65,7 +66,7 @@ public:
         m_tile = std::min(want, (m_cols + kS16Strip - 1) / kS16Strip * kS16Strip);
         m_tiles = (m_cols + m_tile - 1) / m_tile;
         // Too few tiles for the threads (a late stage's small image at batch 1): the filter's rows
-        // are split too, each part packing the tile's columns again.
+        // are split too, the parts sharing the tile's packed B.
         const size_t items = g.n * g.group * m_tiles,
                      want_items = 2 * static_cast<size_t>(omp_get_max_threads());
         size_t parts = 1;
@@ -154,8 +155,9 @@ private:
         return m_parts > 1 ? m_g.n * m_g.group * m_tiles * m_shared_tile * sizeof(int16_t) : 0;
     }
 
-    // B's rows straight from the image or from a padded copy where the geometry allows; m_cols is
-    // then B's width (wide rows of m_wide_row columns for the padded copy).
+    // Where B's rows come from (see the top of the file): wide rows while they are at most 1.5
+    // times the output's and their extra columns cost less than gathering (kWideWaste). m_cols is
+    // B's width: wide rows of m_wide_row columns, else the output's positions.
     void choose_source() {
         const ConvGeometry& g = m_g;
         m_cols = m_plane;

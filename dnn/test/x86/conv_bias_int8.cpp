@@ -3,9 +3,12 @@
 // random and extreme values (every element -128 or 127, whose pairs overflow int16, and uint8 255
 // against -128), 1-D to 3-D, groups, stride, padding, dilation, both modes, kernels up to 3x3x512,
 // bias absent, per channel, per image and channel, and near int32's ends (saturating adds), RELU,
-// padded inputs and outputs, a kernel too large for an exact int32 sum, and a filter changed
-// between calls (untracked, and tracked by the weight cache's storage version). The dnn.x86.isa.*
-// entries rerun these with oneDNN and Highway capped at AVX2.
+// padded inputs and outputs, a kernel too large for an exact int32 sum and the largest that is
+// not, and a filter changed between calls (untracked, and tracked by the weight cache's storage
+// version). The cases reach each source of B (the image, wide rows of the padded image, runs
+// gathered from it, im2col), filter rows and output positions that are not multiples of the
+// GEMM's tile, K over several blocks of the sum, and rows split into parts sharing one packed B.
+// The dnn.x86.isa.* entries rerun these with oneDNN and Highway capped at AVX2.
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/weight_cache.h"
