@@ -1,6 +1,7 @@
 // ConvBias on quantized int8 (QuantizedS8 or Quantized8Asymm src, QuantizedS8 filter, QuantizedS32
-// bias and dst): an im2col of the int8 src into 16-bit columns, the exact integer GEMM of
-// gemm_s16_hwy.h, then bias and RELU saturated as naive's double sum is.
+// bias and dst): the exact integer GEMM of gemm_s16_hwy.h on B's rows packed from the image, a
+// zero-point-padded copy of it or im2col rows, then bias and RELU saturated as naive's double sum
+// is.
 #pragma once
 
 #include <memory>

@@ -34,7 +34,7 @@ class Int8MatmulPlan final : public Plan {
 public:
     Int8MatmulPlan(size_t batch, size_t m, size_t n, size_t k, Mat a, Mat b, Mat c)
         : m_batch(batch), m_m(m), m_n(n), m_k(k), m_a(a), m_b(b), m_c(c) {
-        const size_t strip = s16_gemm_strip();
+        constexpr size_t strip = kS16Strip;
         const size_t want = kTileBytes / (2 * ((k + 1) / 2 * 2)) / strip * strip;
         m_tile = std::clamp(want, strip, (n + strip - 1) / strip * strip);
         m_tiles = (n + m_tile - 1) / m_tile;
@@ -54,14 +54,11 @@ public:
                 s16_pack_a(a + static_cast<ptrdiff_t>(i) * m_a.batch, m_a.row, m_a.col, m_m, m_k, 0,
                            packed + i * m_a_size);
         });
-        const size_t rows = (m_k + 1) / 2 * 2;
         parallel_ranges(m_batch * m_tiles, m_batch * m_m * m_n * m_k, kParallelGrain,
                         [&](size_t lo, size_t hi) {
                             thread_local std::vector<int16_t> tile;
-                            if (tile.size() < rows * m_tile)
-                                tile.resize(rows * m_tile);
-                            if (rows != m_k)
-                                std::fill_n(tile.data() + m_k * m_tile, m_tile, int16_t{0});
+                            if (tile.size() < m_k * m_tile)
+                                tile.resize(m_k * m_tile);
                             for (size_t it = lo; it < hi; ++it)
                                 run_tile(b, c, packed, it / m_tiles, it % m_tiles, tile.data());
                         });

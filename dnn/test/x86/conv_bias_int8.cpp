@@ -3,9 +3,12 @@
 // random and extreme values (every element -128 or 127, whose pairs overflow int16, and uint8 255
 // against -128), 1-D to 3-D, groups, stride, padding, dilation, both modes, kernels up to 3x3x512,
 // bias absent, per channel, per image and channel, and near int32's ends (saturating adds), RELU,
-// padded inputs and outputs, a kernel too large for an exact int32 sum, and a filter changed
-// between calls (untracked, and tracked by the weight cache's storage version). The dnn.x86.isa.*
-// entries rerun these with oneDNN and Highway capped at AVX2.
+// padded inputs and outputs, a kernel too large for an exact int32 sum and the largest that is
+// not, and a filter changed between calls (untracked, and tracked by the weight cache's storage
+// version). The cases reach each source of B (the image, wide rows of the padded image, runs
+// gathered from it, im2col), filter rows and output positions that are not multiples of the
+// GEMM's tile, K over several blocks of the sum, and rows split into parts sharing one packed B.
+// The dnn.x86.isa.* entries rerun these with oneDNN and Highway capped at AVX2.
 #include "naive/convolution.h"
 #include "neomeg/dnn/operators/convolution.h"
 #include "src/x86/weight_cache.h"
@@ -47,6 +50,24 @@ std::vector<ConvCase> cases() {
             {{1, 512, 5, 5}, {19, 512, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
             // Rows split between threads (few tiles), in parts that do not divide them.
             {{1, 64, 7, 7}, {150, 64, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
+            // B's rows straight from the padded image ("wide" rows): tiles that end inside an
+            // output row, 13 filter rows (two row blocks, the second cut), convolution mode,
+            // padding wider than the kernel's reach, dilation, and 2 blocks of the sum.
+            {{1, 4, 40, 45}, {13, 4, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
+            {{2, 4, 9, 10}, {6, 4, 3, 2}, conv_param({1, 1}, {1, 0}, {1, 2}, 1, true)},
+            {{1, 3, 6, 7}, {5, 3, 3, 3}, conv_param({1, 1}, {3, 2}, {1, 1})},
+            {{1, 60, 20, 21}, {7, 60, 3, 3}, conv_param({1, 1}, {1, 1}, {2, 2})},
+            // Rows gathered from the padded image (many filter rows): 196 columns (12 strips and
+            // 4 columns), 130 rows (not a multiple of 6); K = 1539 in 4 blocks of the sum.
+            {{1, 4, 14, 14}, {130, 4, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
+            {{1, 171, 5, 5}, {130, 171, 3, 3}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            // Gathered in groups; a 1x1 kernel whose B is the image itself: 100 columns (6 strips
+            // and 4 columns), 9 rows, odd K.
+            {{1, 12, 8, 8}, {390, 4, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1}, 3)},
+            {{2, 33, 10, 10}, {9, 33, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            // A last strip of one vector's columns or fewer (18 columns), and a strip of 9.
+            {{1, 5, 3, 6}, {7, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
+            {{1, 5, 3, 3}, {7, 5, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
     };
 }
 
@@ -95,6 +116,7 @@ TEST_F(X86, QuantizedConvBiasExtremeValuesMatchNaive) {
             {{2, 512, 4, 4}, {8, 512, 3, 3}, conv_param({1, 1}, {1, 1}, {1, 1})},
             {{1, 7, 6, 5}, {5, 7, 3, 3}, conv_param({2, 1}, {1, 2}, {1, 1})},
             {{1, 4, 9, 9}, {4, 2, 3, 3}, conv_param({1, 1}, {1, 1}, {2, 2}, 2)},
+            {{1, 301, 5, 5}, {4, 301, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})},
     };
     for (const ConvCase& k : cs) {
         TensorShape dst = conv_dst_shape(k);
@@ -134,6 +156,21 @@ TEST_F(X86, QuantizedConvBiasHugeKernelSaturatesAsNaive) {
     c.set_values(0, std::vector<double>(k.src.total_nr_elems(), 255));
     c.set_values(1, std::vector<double>(k.filter.total_nr_elems(), -128));
     c.execs({k.src, k.filter, {}, {}});
+}
+
+// The largest kernel whose int32 sums cannot overflow (65793 products of 255 and -128 sum to
+// -2147483520) runs our kernel and must be exact; one product more (-2147516160) saturates in
+// naive, where the x86 kernel hands the call to naive.
+TEST_F(X86, QuantizedConvBiasAtTheExactSumsEdge) {
+    for (size_t k : {size_t{65793}, size_t{65794}}) {
+        ConvCase c1{{1, k, 1, 1}, {3, k, 1, 1}, conv_param({1, 1}, {0, 0}, {1, 1})};
+        auto c = checker(handle.get(), DType::quantized_8asymm(0.5f, 0), c1.p, Nonline::IDENTITY);
+        c.set_values(0, std::vector<double>(k, 255));
+        c.set_values(1, std::vector<double>(3 * k, -128));
+        c.execs({c1.src, c1.filter, {}, {}});
+        c.set_values(1, std::vector<double>(3 * k, 127));
+        c.execs({c1.src, c1.filter, {1, 3, 1, 1}, {}});
+    }
 }
 
 // The filter is packed on every call: a second call with another filter (same layouts, so the
