@@ -8,6 +8,10 @@ steps are bitwise those of the run without DTR (they must be). PyTorch has no au
 counterpart (its checkpointing is written into the model), so the reference is our own step.
 
     python3 bench/dtr.py [--model resnet18|lenet] [--steps 4] [--fractions 0.75 0.5]
+                         [--cost estimate|measured]
+
+--cost picks what eviction counts as a value's recomputation cost (megengine.dtr._eviction_cost:
+the bytes its op moved, the default, or its measured time).
 """
 
 import argparse
@@ -34,7 +38,7 @@ def avgpool(t):
 exec(MODELS)  # LeNet, ResNet18, MobileNet over the names above  # noqa: S102
 
 
-def run(model_name, steps, threshold):
+def run(model_name, steps, threshold, cost="estimate"):
     mge.random.seed(0)
     model = {"lenet": LeNet, "resnet18": ResNet18}[model_name]()  # noqa: F821
     rng = np.random.default_rng(0)
@@ -53,6 +57,7 @@ def run(model_name, steps, threshold):
     if threshold is not None:
         mge.dtr.eviction_threshold = int(threshold)
         mge.dtr.evictee_minimum_size = "64KB"
+        mge.dtr._eviction_cost = cost
         mge.dtr.enable()
     rt.dtr_reset_stats()
     mge.reset_max_memory_stats()
@@ -71,13 +76,15 @@ def main():
     ap.add_argument("--model", default="resnet18", choices=["resnet18", "lenet"])
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--fractions", type=float, nargs="+", default=[0.75, 0.5])
+    ap.add_argument("--cost", default="estimate", choices=["estimate", "measured"])
     args = ap.parse_args()
     print(describe())
     t0, peak0, _, params0 = run(args.model, args.steps, None)
+    print(f"eviction cost: {args.cost}")
     print(f"{args.model}: without DTR {t0 * 1e3:.1f} ms/step, peak {peak0 / 2**20:.1f} MiB")
     print("threshold | time ratio | peak ratio | evictions | recomputations | same parameters")
     for frac in args.fractions:
-        t, peak, stats, params = run(args.model, args.steps, frac * peak0)
+        t, peak, stats, params = run(args.model, args.steps, frac * peak0, args.cost)
         same = all(np.array_equal(a, b) for a, b in zip(params, params0))
         print(
             f"{frac:.2f} x peak | {t / t0:.2f} | {peak / peak0:.2f} | {stats['evictions']} | "

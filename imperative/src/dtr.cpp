@@ -1,8 +1,10 @@
 // DTR's policy (dtr.h): which outputs become recomputable, which value to evict, how to bring one
 // back. The eviction score is the DTR paper's h = cost / (bytes * staleness), with the cost of a
 // value's already-evicted inputs added (they must be recomputed with it); a value no user holds
-// any more goes first.
+// any more goes first. Cost is Config::cost's (bytes moved by default), staleness counts accesses
+// and new values, not time: by default no decision depends on the clock.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <random>
@@ -101,7 +103,7 @@ bool eligible(const OpDef& op, const Tensor& out, size_t minimum) {
 
 void wrap_outputs(const OpDef& op, std::span<const Tensor> inputs,
                   std::span<const dnn::TensorShape> shapes, std::vector<Tensor>& outputs,
-                  std::chrono::nanoseconds cost) {
+                  double cost) {
     auto& s = state();
     std::shared_ptr<OpDef> op_copy;
     std::vector<DtrValue::Input> ins;
@@ -125,7 +127,7 @@ void wrap_outputs(const OpDef& op, std::span<const Tensor> inputs,
         v->output_index = static_cast<size_t>(&out - outputs.data());
         v->layout = out.layout();
         v->cn = out.comp_node();
-        v->cost_ns = cost.count();
+        v->cost = cost;
         v->last_access = ++s.tick;
         {
             std::lock_guard lock(s.mutex);
@@ -143,11 +145,22 @@ void wrap_outputs(const OpDef& op, std::span<const Tensor> inputs,
 
 // The recomputation cost of `v` if evicted now: its own op plus its evicted inputs'.
 double recompute_cost(const DtrValue& v) {
-    double c = static_cast<double>(v.cost_ns) + 1.0;
+    double c = v.cost + 1.0;
     for (auto& in : v.inputs)
         if (in.dtr && !in.dtr->value.valid())
-            c += static_cast<double>(in.dtr->cost_ns);
+            c += in.dtr->cost;
     return c;
+}
+
+// Config::Cost::Estimate's cost: the bytes the op read and wrote (layouts only: an evicted input
+// is not brought back to be counted).
+double estimated_cost(std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+    size_t bytes = 0;
+    for (const Tensor& t : inputs)
+        bytes += t.valid() ? t.layout().span_bytes() : 0;
+    for (const Tensor& t : outputs)
+        bytes += t.valid() ? t.layout().span_bytes() : 0;
+    return static_cast<double>(bytes);
 }
 
 void enforce(CompNode cn, const std::unordered_set<const DtrValue*>& keep) {
@@ -226,7 +239,11 @@ void reset_stats() {
 
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
                           std::span<const dnn::TensorShape> shapes) {
-    auto start = std::chrono::steady_clock::now();
+    // The clock is read only for the measured cost; the estimate needs layouts alone.
+    const bool measured = state().config.cost == Cost::Measured;
+    std::chrono::steady_clock::time_point start;
+    if (measured)
+        start = std::chrono::steady_clock::now();
     ++t_apply_depth;
     std::vector<Tensor> outputs;
     try {
@@ -236,11 +253,14 @@ std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
         throw;
     }
     --t_apply_depth;
-    auto cost = std::chrono::steady_clock::now() - start;
     // Only what a GradManager records is kept for backward, so only that is worth a history.
-    if (GradKey::any_active() && !TraceRecorder::any_active())
-        wrap_outputs(op, inputs, shapes, outputs,
-                     std::chrono::duration_cast<std::chrono::nanoseconds>(cost));
+    if (GradKey::any_active() && !TraceRecorder::any_active()) {
+        double cost = measured ? std::chrono::duration<double, std::nano>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()
+                               : estimated_cost(inputs, outputs);
+        wrap_outputs(op, inputs, shapes, outputs, cost);
+    }
     if (GradKey::any_active())
         GradKey::record(op, inputs, outputs);
     if (TraceRecorder::any_active()) [[unlikely]]

@@ -26,7 +26,7 @@ struct DtrValue {
     dnn::TensorLayout layout;  // what a recomputation must give back
     CompNode cn;
     size_t bytes = 0;
-    int64_t cost_ns = 0;
+    double cost = 0;  // of running `op` once, in Config::cost's unit (bytes or nanoseconds)
     uint64_t last_access = 0;
     bool has_users = true;  // some DtrHandle (a tensor a user or autograd holds) still exists
 

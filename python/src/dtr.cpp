@@ -11,11 +11,13 @@ void init_dtr(py::module_& m) {
     namespace dtr = imperative::dtr;
     m.def(
             "dtr_set_config",
-            [](bool enabled, size_t threshold, size_t minimum, bool sqrt_sampling) {
-                dtr::set_config({enabled, threshold, minimum, sqrt_sampling});
+            [](bool enabled, size_t threshold, size_t minimum, bool sqrt_sampling,
+               bool measured_cost) {
+                dtr::set_config({enabled, threshold, minimum, sqrt_sampling,
+                                 measured_cost ? dtr::Cost::Measured : dtr::Cost::Estimate});
             },
             py::arg("enabled"), py::arg("eviction_threshold"), py::arg("evictee_minimum_size"),
-            py::arg("sqrt_sampling"),
+            py::arg("sqrt_sampling"), py::arg("measured_cost") = false,
             "Sets DTR's policy; enabling binds it to the calling thread.");
     m.def("dtr_clear_candidates", &dtr::clear_candidates,
           "Forgets every eviction candidate (values already evicted still recompute).");

@@ -14,6 +14,13 @@ least recently used first, and recomputes them when they are read again (by the 
 or ``numpy()``). Results are bitwise those of a run without DTR: the same kernels run on the same
 inputs. A threshold of 0 (the default) evicts nothing.
 
+What a value costs to recompute is, as in MegEngine 1.13, an estimate: the bytes its op read and
+wrote. It depends on the program alone, so a run evicts the same values and peaks at the same
+memory however loaded the machine is. ``megengine.dtr._eviction_cost = "measured"`` (a NeoMeg
+setting, not MegEngine's) counts the op's wall-clock time instead, as the DTR paper does: it tells
+a convolution from an elementwise op of the same size, but what is evicted then varies from run to
+run with the machine's load.
+
 NeoMeg's scope (imperative/include/neomeg/imperative/dtr.h has the reasons): only values made
 while a ``GradManager`` records become candidates (an optimizer step or inference keeps no
 history); a value shared by a view or a zero-copy numpy array stays in memory; DTR works on the
@@ -39,6 +46,7 @@ _state = {
     "eviction_threshold": 0,
     "evictee_minimum_size": 1024**2,
     "enable_sqrt_sampling": False,
+    "_eviction_cost": "estimate",
 }
 
 
@@ -63,12 +71,21 @@ def _as_bytes(name, value):
     return value
 
 
+def _as_cost(value):
+    if value not in ("estimate", "measured"):
+        raise ValueError(
+            f'megengine.dtr._eviction_cost must be "estimate" or "measured", got {value!r}'
+        )
+    return value
+
+
 def _push():
     _rt.dtr_set_config(
         _state["enabled"],
         _state["eviction_threshold"],
         _state["evictee_minimum_size"],
         _state["enable_sqrt_sampling"],
+        measured_cost=_state["_eviction_cost"] == "measured",
     )
 
 
@@ -146,6 +163,13 @@ class _DtrModule(types.ModuleType):
         bool,
         "Whether each eviction scans sqrt(N) random candidates rather than all N (faster with "
         "many tensors).",
+    )
+    _eviction_cost = _setting(
+        "_eviction_cost",
+        _as_cost,
+        'What a value costs to recompute: "estimate" (the default, MegEngine\'s: bytes its op read '
+        'and wrote; the same evictions on every run) or "measured" (its op\'s wall-clock time; '
+        "evictions vary with the machine's load).",
     )
 
 

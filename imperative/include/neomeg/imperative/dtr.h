@@ -28,11 +28,22 @@
 
 namespace neomeg::imperative::dtr {
 
+// What eviction counts as the cost of recomputing a value (the numerator of its score).
+enum class Cost {
+    // Bytes its op read and wrote, MegEngine 1.13's estimate: a function of the program alone, so
+    // a run evicts the same values, and peaks at the same memory, on any machine under any load.
+    Estimate,
+    // Its op's wall-clock time, the DTR paper's: tells a convolution from an elementwise op of the
+    // same size, but what is evicted (and the peak) then changes with the machine's load.
+    Measured,
+};
+
 struct Config {
     bool enabled = false;
     size_t eviction_threshold = 0;                  // bytes allocated on the node; 0: never evict
     size_t evictee_minimum_size = size_t{1} << 20;  // smaller outputs are never candidates
     bool sqrt_sampling = false;                     // scan sqrt(N) random candidates, not all N
+    Cost cost = Cost::Estimate;
 };
 
 Config config();
@@ -50,9 +61,9 @@ struct Stats {
 Stats stats();
 void reset_stats();
 
-// apply() while DTR is on: runs the op as apply() does, timing it, turns eligible outputs into
-// recomputable handles before autograd saves them, then enforces the threshold. `shapes` are
-// apply()'s preset output shapes (empty if none).
+// apply() while DTR is on: runs the op as apply() does (timing it if the cost is measured),
+// turns eligible outputs into recomputable handles before autograd saves them, then enforces the
+// threshold. `shapes` are apply()'s preset output shapes (empty if none).
 std::vector<Tensor> apply(const OpDef& op, std::span<const Tensor> inputs,
                           std::span<const dnn::TensorShape> shapes);
 // Whether DTR is on for the calling thread: one thread-local load on apply()'s hot path.
