@@ -97,8 +97,8 @@ void channel(const float* x, float* y, size_t len, double mu, double rs, bool af
 }
 
 void GroupNormRuns(const float* x, const float* weight, const float* bias, float* y, float* mean,
-                   float* rstd, size_t begin, size_t end, size_t group, size_t cpg,
-                   size_t spatial, double eps) {
+                   float* rstd, size_t begin, size_t end, size_t group, size_t cpg, size_t spatial,
+                   double eps) {
     const size_t size = cpg * spatial;
     for (size_t r = begin; r < end; ++r) {
         const float* xr = x + r * size;
