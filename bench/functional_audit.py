@@ -1,11 +1,15 @@
 """Every unary elementwise function and the common reductions, shape and indexing ops of
-``megengine.functional`` on about 2M float32 elements, NeoMeg against PyTorch 2.x in the same
-command, sorted from the slowest ratio up: a sweep for silent slow paths (an op that falls to
-a scalar or double formula where PyTorch has a float vector loop). It found ERFINV at 0.02x,
-``x ** 2`` at 0.03x, full and column reductions at 0.13x and SIGMOID/SILU at 0.29x
-(docs/x86-backend-log.md: "ERFINV and ERFCINV as polynomials", "POW by a constant exponent",
-"Reductions over several axes, and across rows", "SIGMOID and SILU in float"). A case either
-framework lacks is left out.
+``megengine.functional`` on about 2M float32 elements, and the nn calls of a CNN, GAN or
+transformer step (activations, pooling, padding, resizing, normalisation, softmax, batched
+matmul, linear, dropout, embedding, one_hot, zeros/full) at training sizes, forward only, NeoMeg
+against PyTorch 2.x in the same command (PyTorch's arguments set to MegEngine's defaults:
+average pooling excluding the padding, pixel-centre interpolation), sorted from the slowest
+ratio up: a sweep for silent slow paths (an op that falls to a scalar or double formula where
+PyTorch has a float vector loop). It found ERFINV at 0.02x, ``x ** 2`` at 0.03x, full and
+column reductions at 0.13x, SIGMOID/SILU at 0.29x, group_norm at 0.10x, leaky_relu and prelu at
+0.21-0.25x and global average pooling at 0.42x (docs/x86-backend-log.md: "ERFINV and ERFCINV as
+polynomials", "POW by a constant exponent", "Reductions over several axes, and across rows",
+"SIGMOID and SILU in float", "The audit's nn calls"). A case either framework lacks is left out.
 
 Each framework runs in a process of its own (PyTorch from bench/torch_reference.py's
 interpreter, ``torch.set_num_threads`` as ``--threads``); each case is its best call of
