@@ -1,11 +1,15 @@
 """Every unary elementwise function and the common reductions, shape and indexing ops of
-``megengine.functional`` on about 2M float32 elements, NeoMeg against PyTorch 2.x in the same
-command, sorted from the slowest ratio up: a sweep for silent slow paths (an op that falls to
-a scalar or double formula where PyTorch has a float vector loop). It found ERFINV at 0.02x,
-``x ** 2`` at 0.03x, full and column reductions at 0.13x and SIGMOID/SILU at 0.29x
-(docs/x86-backend-log.md: "ERFINV and ERFCINV as polynomials", "POW by a constant exponent",
-"Reductions over several axes, and across rows", "SIGMOID and SILU in float"). A case either
-framework lacks is left out.
+``megengine.functional`` on about 2M float32 elements, and the nn calls of a CNN, GAN or
+transformer step (activations, pooling, padding, resizing, normalisation, softmax, batched
+matmul, linear, dropout, embedding, one_hot, zeros/full) at training sizes, forward only, NeoMeg
+against PyTorch 2.x in the same command (PyTorch's arguments set to MegEngine's defaults:
+average pooling excluding the padding, pixel-centre interpolation), sorted from the slowest
+ratio up: a sweep for silent slow paths (an op that falls to a scalar or double formula where
+PyTorch has a float vector loop). It found ERFINV at 0.02x, ``x ** 2`` at 0.03x, full and
+column reductions at 0.13x, SIGMOID/SILU at 0.29x, group_norm at 0.10x, leaky_relu and prelu at
+0.21-0.25x and global average pooling at 0.42x (docs/x86-backend-log.md: "ERFINV and ERFCINV as
+polynomials", "POW by a constant exponent", "Reductions over several axes, and across rows",
+"SIGMOID and SILU in float", "The audit's nn calls"). A case either framework lacks is left out.
 
 Each framework runs in a process of its own (PyTorch from bench/torch_reference.py's
 interpreter, ``torch.set_num_threads`` as ``--threads``); each case is its best call of
@@ -40,6 +44,11 @@ B = rng.normal(size=(1024, 2048)).astype(np.float32)
 I = rng.integers(0, 2048, size=(1024, 64)).astype(np.int32)
 X4 = rng.normal(size=(32, 64, 28, 28)).astype(np.float32)
 L = rng.integers(0, 1000, size=(4096,)).astype(np.int32)
+CH = rng.uniform(0.5, 1.5, size=(64,)).astype(np.float32)    # per channel of X4
+ROW = rng.uniform(0.5, 1.5, size=(2048,)).astype(np.float32)  # per column of A
+W = rng.normal(size=(256, 2048)).astype(np.float32)           # linear: A @ W.T
+BM = rng.normal(size=(64, 128, 128)).astype(np.float32)       # batched matmul
+EMB = rng.normal(size=(2048, 32)).astype(np.float32)          # embedding table, rows by I
 UNARY = {"abs": X, "neg": X, "exp": X, "expm1": X, "log": P, "log1p": P, "sqrt": P, "sin": X,
          "cos": X, "tan": X, "asin": U, "acos": U, "atan": X, "sinh": X, "cosh": X, "tanh": X,
          "asinh": X, "acosh": P, "atanh": U, "erf": X, "erfc": X, "erfinv": U, "sigmoid": X,
@@ -74,6 +83,31 @@ if fw == "neomeg":
         "one_hot": lambda: F.one_hot(l, 1000),
         "cross_entropy": lambda: F.nn.cross_entropy(a[:, :1000], l[:1024]),
     })
+    ch, row, w, bm, emb = T(CH), T(ROW), T(W), T(BM), T(EMB)
+    ch4, rm, rv = ch.reshape(1, 64, 1, 1), T(np.zeros(64, "float32")), T(np.ones(64, "float32"))
+    hw1 = ((0, 0), (0, 0), (1, 1), (1, 1))
+    cases.update({
+        "leaky_relu": lambda: F.leaky_relu(x4, 0.01), "prelu": lambda: F.prelu(x4, ch4),
+        "avg_pool2d 2": lambda: F.avg_pool2d(x4, 2),
+        "avg_pool2d 2 average": lambda: F.avg_pool2d(x4, 2, mode="average"),
+        "avg_pool2d 3 s1 p1": lambda: F.avg_pool2d(x4, 3, 1, 1),
+        "max_pool2d 3 s2 p1": lambda: F.max_pool2d(x4, 3, 2, 1),
+        "adaptive_avg 1": lambda: F.adaptive_avg_pool2d(x4, 1),
+        "adaptive_avg 7": lambda: F.adaptive_avg_pool2d(x4, 7),
+        "adaptive_max 7": lambda: F.adaptive_max_pool2d(x4, 7),
+        "pad constant": lambda: F.pad(x4, hw1),
+        "pad reflect": lambda: F.pad(x4, hw1, mode="reflect"),
+        "interp nearest x2": lambda: F.interpolate(x4, scale_factor=2, mode="nearest"),
+        "interp bilinear x2": lambda: F.interpolate(x4, scale_factor=2),
+        "layer_norm": lambda: F.layer_norm(a, 2048, True, row, row),
+        "group_norm 32": lambda: F.nn.group_norm(x4, 32, True, ch, ch),
+        "batch_norm train": lambda: F.nn.batch_norm(x4, rm, rv, ch, ch, training=True),
+        "softmax NCHW 1": lambda: F.softmax(x4, 1),
+        "logsoftmax NCHW 1": lambda: F.logsoftmax(x4, 1),
+        "matmul batched": lambda: F.matmul(bm, bm), "linear": lambda: F.linear(a, w, row[:256]),
+        "dropout 0.5": lambda: F.dropout(a, 0.5), "embedding": lambda: F.embedding(i, emb),
+        "zeros X4": lambda: F.zeros(X4.shape), "full X4": lambda: F.full(X4.shape, 0.5),
+    })
     sync = lambda y: None
 else:
     import torch
@@ -106,6 +140,35 @@ else:
         "astype int32": lambda: a.int(), "roll": lambda: torch.roll(a, 3, 1),
         "one_hot": lambda: TF.one_hot(ll, 1000),
         "cross_entropy": lambda: TF.cross_entropy(a[:, :1000], ll[:1024]),
+    })
+    ch, row, w, bm, emb = (torch.tensor(z) for z in (CH, ROW, W, BM, EMB))
+    rm, rv = torch.zeros(64), torch.ones(64)
+    # MegEngine's defaults as PyTorch arguments: avg_pool2d's default mode excludes the padding,
+    # interpolate aligns pixel centres; its batch_norm momentum 0.9 is PyTorch's 0.1.
+    cases.update({
+        "leaky_relu": lambda: TF.leaky_relu(x4, 0.01), "prelu": lambda: TF.prelu(x4, ch),
+        "avg_pool2d 2": lambda: TF.avg_pool2d(x4, 2, count_include_pad=False),
+        "avg_pool2d 2 average": lambda: TF.avg_pool2d(x4, 2),
+        "avg_pool2d 3 s1 p1": lambda: TF.avg_pool2d(x4, 3, 1, 1, count_include_pad=False),
+        "max_pool2d 3 s2 p1": lambda: TF.max_pool2d(x4, 3, 2, 1),
+        "adaptive_avg 1": lambda: TF.adaptive_avg_pool2d(x4, 1),
+        "adaptive_avg 7": lambda: TF.adaptive_avg_pool2d(x4, 7),
+        "adaptive_max 7": lambda: TF.adaptive_max_pool2d(x4, 7),
+        "pad constant": lambda: TF.pad(x4, (1, 1, 1, 1)),
+        "pad reflect": lambda: TF.pad(x4, (1, 1, 1, 1), mode="reflect"),
+        "interp nearest x2": lambda: TF.interpolate(x4, scale_factor=2, mode="nearest"),
+        "interp bilinear x2": lambda: TF.interpolate(
+            x4, scale_factor=2, mode="bilinear", align_corners=False
+        ),
+        "layer_norm": lambda: TF.layer_norm(a, (2048,), row, row),
+        "group_norm 32": lambda: TF.group_norm(x4, 32, ch, ch),
+        "batch_norm train": lambda: TF.batch_norm(x4, rm, rv, ch, ch, True, 0.1),
+        "softmax NCHW 1": lambda: torch.softmax(x4, 1),
+        "logsoftmax NCHW 1": lambda: torch.log_softmax(x4, 1),
+        "matmul batched": lambda: torch.matmul(bm, bm),
+        "linear": lambda: TF.linear(a, w, row[:256]), "dropout 0.5": lambda: TF.dropout(a, 0.5),
+        "embedding": lambda: TF.embedding(il, emb), "zeros X4": lambda: torch.zeros(X4.shape),
+        "full X4": lambda: torch.full(X4.shape, 0.5),
     })
     torch.set_grad_enabled(False)
 

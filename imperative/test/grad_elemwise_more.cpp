@@ -121,7 +121,7 @@ TEST(GradElemwiseMore, PiecewiseConstantModesGiveNoGradient) {
 TEST(GradElemwiseMore, BinaryModesWithBroadcasting) {
     std::vector<float> a{-1.3f, -0.4f, 0.6f, 1.7f, 2.2f, -2.6f};
     std::vector<float> b{0.7f, 1.35f, -0.95f};  // no ties with a, no quotient near an integer
-    for (Mode m : {Mode::MAX, Mode::MIN, Mode::MOD, Mode::ATAN2, Mode::LOG_SUM_EXP}) {
+    for (Mode m : {Mode::MAX, Mode::MIN, Mode::MOD, Mode::ATAN2, Mode::LOG_SUM_EXP, Mode::PRELU}) {
         dnn::param::Elemwise p;
         p.mode = m;
         check_grad(nary(m), {{a, {2, 3}}, {b, {3}}}, 1e-2f, 1e-3f, ops::Elemwise(p).to_string());
@@ -141,6 +141,20 @@ TEST(GradElemwiseMore, MaxMinTiesGiveTheFirstInputTheGradient) {
     auto gmin = tape_grads(nary(Mode::MIN), {make(a, {5}), make(b, {5})});
     expect_close(values(gmin[0]), {weight(0, 0), weight(0, 1), weight(0, 2), 0.f, 0.f}, 0, "min a");
     expect_close(values(gmin[1]), {0.f, 0.f, 0.f, 0.f, 0.f}, 0, "min b");
+}
+
+TEST(GradElemwiseMore, PReluAtZeroGivesXOneAndTheSlopeNothing) {
+    // x < 0 ? x * slope : x, the select's gradient: x's is 1 at either zero (MegEngine 1.13's
+    // F.leaky_relu and F.prelu), slope * dy below; the slope's is x * dy below, 0 elsewhere, and
+    // sums over the axes it broadcasts along.
+    std::vector<float> x{-2.f, 0.f, -0.f, 3.f, -1.f, 0.5f};
+    auto g = tape_grads(nary(Mode::PRELU), {make(x, {2, 3}), make({0.25f, -0.5f, 2.f}, {3})});
+    expect_close(values(g[0]),
+                 {0.25f * weight(0, 0), weight(0, 1), weight(0, 2), weight(0, 3),
+                  -0.5f * weight(0, 4), weight(0, 5)},
+                 1e-6f, "prelu x");
+    expect_close(values(g[1]), {-2.f * weight(0, 0), -1.f * weight(0, 4), 0.f}, 1e-6f,
+                 "prelu slope");
 }
 
 TEST(GradElemwiseMore, ClipInEveryRegionWithBroadcastBounds) {

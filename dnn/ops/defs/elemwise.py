@@ -29,6 +29,9 @@
 # stays NaN. TRUE_DIV, FLOOR_DIV and MOD by zero on floats follow IEEE (inf/NaN).
 # SIGMOID_GRAD and TANH_GRAD take (y, dy) with y the forward output; every other *_GRAD mode and
 # SWITCH_GT0 (the RELU gradient) take (x, dy) with x the forward input.
+# PRELU(x, slope) is x < 0 ? x * slope : x (F.leaky_relu and F.prelu in one pass; NaN stays NaN,
+# and so does either zero, where MegEngine's x > 0 ? x : x * slope gives -0 for +0 and a negative
+# slope); its gradient is that of the select: dy for x >= 0, dy * slope and dy * x below.
 #
 # A third attribute, complex, marks the modes that also take complex64 inputs (-> complex64): the
 # ring operations ADD, SUB, MUL and NEGATE, as in MegEngine 1.13; every other mode refuses them.
@@ -123,6 +126,8 @@ _MODES = (
     + _modes(["CLIP", "FUSE_MUL_ADD3"], 3, "numeric")
     + _modes(["COND"], 3, "select")
     + _modes(["FUSE_MUL_ADD4"], 4, "numeric")
+    # Last, so that the modes before it keep their numbers.
+    + _modes(["PRELU"], 2, "float")
 )
 
 op(

@@ -15,7 +15,7 @@ using Mode = dnn::elemwise::Mode;
     static_assert(static_cast<uint32_t>(kern::EwMode::m) == static_cast<uint32_t>(Mode::m));
 NM_CUDA_ELEMWISE_MODES(NM_CB)
 #undef NM_CB
-static_assert(param::Elemwise::kModeCount == static_cast<size_t>(kern::EwMode::FUSE_MUL_ADD4) + 1);
+static_assert(param::Elemwise::kModeCount == static_cast<size_t>(kern::EwMode::PRELU) + 1);
 static_assert(dnn::elemwise::max_arity() <= kern::kMaxArity);
 
 class ElemwiseImpl final : public CudaKernel<Elemwise> {

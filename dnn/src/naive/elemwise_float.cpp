@@ -197,6 +197,8 @@ double eval_float(Mode mode, const double* x) {
             return log_sum_exp(a, b);
         case Mode::SWITCH_GT0:
             return a > 0 ? b : 0;
+        case Mode::PRELU:
+            return a < 0 ? a * b : a;
         case Mode::ABS_GRAD:
             return a > 0 ? b : -b;  // MegDNN's: -dy at 0 and NaN
         case Mode::SIGMOID_GRAD:

@@ -154,6 +154,13 @@ struct SwitchGt0 {
     }
 };
 
+struct PRelu {
+    template <class D, class V>
+    V operator()(D d, V x, V slope) const {
+        return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, slope), x);
+    }
+};
+
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

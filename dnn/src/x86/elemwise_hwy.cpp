@@ -363,6 +363,8 @@ bool Elemwise(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_float<2>(mode, s, dst, n, MinOp()), true;
         case Mode::SWITCH_GT0:
             return run_float<2>(mode, s, dst, n, SwitchGt0()), true;
+        case Mode::PRELU:
+            return run_float<2>(mode, s, dst, n, PRelu()), true;
         case Mode::CLIP:
             return run_float<3>(mode, s, dst, n, Clip()), true;
         case Mode::RSQRT:

@@ -1,12 +1,14 @@
-// GroupNormForward and GroupNormBackward on x86: float32 with every tensor contiguous, naive's
-// arithmetic (double, two-pass moments, the same summation orders, so bit for bit its results)
-// over raw pointers. The forward splits the (sample, group) runs across OpenMP threads; the
-// backward splits the runs for grad, and the channels for dweight/dbias, each channel summing
-// its samples in naive's order. Other dtypes and strided tensors go to naive.
+// GroupNormForward and GroupNormBackward on x86: float32 with every tensor contiguous. The
+// forward splits the (sample, group) runs across OpenMP threads, each run's moments summed in
+// double vector lanes (group_norm_hwy.h; naive's formulas, another summation order); the backward
+// keeps naive's arithmetic (double, the same summation orders, so bit for bit its results) over
+// raw pointers, splitting the runs for grad, and the channels for dweight/dbias, each channel
+// summing its samples in naive's order. Other dtypes and strided tensors go to naive.
 #include <cmath>
 #include <vector>
 
 #include "neomeg/dnn/operators/norm.h"
+#include "src/x86/group_norm_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -54,39 +56,11 @@ protected:
             return;
         }
         Groups g = groups_of(in[0].layout, m_param.group);
-        const float* x = f32(in[0]);
         const float* w = m_param.affine ? f32(in[1]) : nullptr;
         const float* b = m_param.affine ? f32(in[2]) : nullptr;
-        float *y = f32_out(out[0]), *mean_out = f32_out(out[1]), *rstd_out = f32_out(out[2]);
-        const double eps = double(m_param.eps);
         parallel_ranges(g.count, g.count * g.size * 3, kParallelGrain, [&](size_t lo, size_t hi) {
-            for (size_t r = lo; r < hi; ++r) {
-                const float* run = x + r * g.size;
-                double mean = 0, var = 0;
-                if (g.size) {
-                    for (size_t k = 0; k < g.size; ++k)
-                        mean += run[k];
-                    mean /= double(g.size);
-                    for (size_t k = 0; k < g.size; ++k) {
-                        double c = run[k] - mean;
-                        var += c * c;
-                    }
-                    var /= double(g.size);
-                }
-                double rstd = 1.0 / std::sqrt(var + eps);
-                float* dst = y + r * g.size;
-                size_t c0 = (r % g.group) * g.cpg;
-                for (size_t k = 0; k < g.size; ++k) {
-                    double v = (run[k] - mean) * rstd;
-                    if (w) {
-                        size_t c = c0 + k / g.spatial;
-                        v = v * double(w[c]) + double(b[c]);
-                    }
-                    dst[k] = static_cast<float>(v);
-                }
-                mean_out[r] = static_cast<float>(mean);
-                rstd_out[r] = static_cast<float>(rstd);
-            }
+            group_norm_runs(f32(in[0]), w, b, f32_out(out[0]), f32_out(out[1]), f32_out(out[2]), lo,
+                            hi, g.group, g.cpg, g.spatial, double(m_param.eps));
         });
         m_last = "loop";
     }

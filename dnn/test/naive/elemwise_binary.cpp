@@ -128,6 +128,9 @@ std::vector<Case> float_only_cases() {
             {Mode::LOG_SUM_EXP,
              [](auto& x) { return log(exp(x[0]) + exp(x[1])); },
              {{-5, 5}, {-5, 5}}},
+            {Mode::PRELU,
+             [](auto& x) { return std::max(x[0], 0.0) + std::min(x[0], 0.0) * x[1]; },
+             {{-5, 5}, {-2, 2}}},
     };
 }
 
@@ -339,4 +342,19 @@ TEST(ElemwiseTernary, ClipKnownValues) {
     EXPECT_TRUE(std::isnan(v[0]));
     EXPECT_EQ(run_values(Mode::CLIP, {{-5, 0, 120}, {-1, -1, -1}, {100, 100, 100}}, dtype::Int8),
               (std::vector<double>{-1, 0, 100}));
+}
+
+TEST(ElemwiseBinary, PReluKnownValues) {
+    // x < 0 ? x * slope : x: zeros keep their sign whatever the slope, NaN stays NaN, slopes
+    // outside [0, 1] scale the negative side alone.
+    auto v = run_values(Mode::PRELU, {{-2, 3, 0, -0.0, kNaN, -kInf, kInf, -4},
+                                      {0.5, 0.5, -1, -1, 0.5, 0.25, -3, 2}});
+    EXPECT_EQ(v[0], -1);
+    EXPECT_EQ(v[1], 3);
+    EXPECT_TRUE(v[2] == 0 && !std::signbit(v[2]));
+    EXPECT_TRUE(v[3] == 0 && std::signbit(v[3]));
+    EXPECT_TRUE(std::isnan(v[4]));
+    EXPECT_EQ(v[5], -kInf);
+    EXPECT_EQ(v[6], kInf);
+    EXPECT_EQ(v[7], -8);
 }

@@ -45,6 +45,7 @@ const std::map<std::string, Contract>& contracts() {
              "SIGN", "ADD",        "SUB",      "MUL",    "FLOOR_DIV",     "MOD",          "MAX",
              "MIN",  "SWITCH_GT0", "ABS_GRAD", "CLIP",   "FUSE_MUL_ADD3", "FUSE_MUL_ADD4"},
             {Accepts::Numeric, Gives::Same});
+        put({"PRELU"}, {Accepts::Float, Gives::Same});
         put({"TRUE_DIV"}, {Accepts::Numeric, Gives::Float32ForInt});
         put({"ISNAN", "ISINF"}, {Accepts::Any, Gives::Bool});
         put({"EQ", "NE", "LT", "LEQ"}, {Accepts::Any, Gives::Bool});

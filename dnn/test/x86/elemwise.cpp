@@ -86,7 +86,7 @@ TEST_F(X86, ElemwiseClaimsTheHotModes) {
           Mode::MAX,        Mode::FUSE_MUL_ADD3, Mode::ROUND,  Mode::FLOOR_DIV, Mode::SILU_GRAD,
           Mode::SOFTPLUS,   Mode::SIN,           Mode::POW,    Mode::MOD,       Mode::TAN,
           Mode::ERF,        Mode::ERFC,          Mode::ERFINV, Mode::ERFCINV,   Mode::GELU,
-          Mode::GELU_GRAD})
+          Mode::GELU_GRAD,  Mode::PRELU})
         EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
     for (Mode m : {Mode::ADD, Mode::SUB, Mode::MUL, Mode::MAX, Mode::MIN, Mode::RELU})
         EXPECT_TRUE(x86::elemwise_supported(m, dtype::Int32, dtype::Int32)) << param::to_string(m);

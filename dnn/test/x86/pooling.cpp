@@ -1,5 +1,6 @@
 // PoolingForward and PoolingBackward on the x86 handle (oneDNN pooling) against naive: 1-D, 2-D
-// and 3-D, every mode, windows with stride, padding and overlap, sizes 1 and primes, ties (MAX's
+// and 3-D, every mode, windows with stride, padding and overlap, whole-plane windows, sizes 1 and
+// primes, ties (MAX's
 // gradient goes to the first maximum), padded inputs and outputs, bfloat16 and float16, and the
 // cases that go to naive.
 #include <algorithm>
@@ -40,6 +41,14 @@ std::vector<Case> cases() {
             // column, and depth slices of their own.
             {{1, 2, 5, 71}, {2, 2}, {2, 2}, {0, 0}},
             {{2, 3, 3, 6, 9}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}},
+            // One window over the whole plane (the averages: a row mean of our Reduce), planes of
+            // one element, under a vector, with a vector tail, a stride that never moves, and
+            // enough planes to split across threads.
+            {{2, 3, 7, 5}, {7, 5}, {1, 1}, {0, 0}},
+            {{3, 4, 9}, {9}, {2}, {0}},
+            {{1, 2, 3, 4, 5}, {3, 4, 5}, {1, 1, 1}, {0, 0, 0}},
+            {{2, 5, 1, 1}, {1, 1}, {1, 1}, {0, 0}},
+            {{8, 64, 28, 28}, {28, 28}, {3, 3}, {0, 0}},
     };
 }
 

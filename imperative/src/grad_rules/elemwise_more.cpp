@@ -1,6 +1,6 @@
 // Backward rules of the Elemwise modes that elemwise.cpp's switch leaves to this file: the
-// remaining smooth unary modes, the piecewise ones (MAX, MIN, CLIP, MOD), the fused multi-input
-// modes, COND, and the fused *_GRAD modes that the first-order rules use. A *_GRAD mode
+// remaining smooth unary modes, the piecewise ones (MAX, MIN, CLIP, MOD, PRELU), the fused
+// multi-input modes, COND, and the fused *_GRAD modes that the first-order rules use. A *_GRAD mode
 // f(x, d) = d * g'(x) is linear in d, so its gradient w.r.t. d is the same mode applied to the
 // incoming gradient, and w.r.t. x it is d * g''(x) * dy; that keeps second derivatives working.
 //
@@ -212,6 +212,12 @@ std::vector<Tensor> elemwise_more_grad(const OpDef& def, std::span<const Tensor>
             set(2, [&] {
                 return where(elemwise(Mode::LT, {hi, elemwise(Mode::MAX, {v, lo})}), dy);
             });
+            break;
+        }
+        case Mode::PRELU: {  // x < 0 ? x * slope : x: the select's gradient, 1 for x at 0
+            Tensor below = elemwise(Mode::LT, {x[0], scalar_like(x[0], 0)});
+            set(0, [&] { return elemwise(Mode::COND, {below, mul(dy, x[1]), dy}); });
+            set(1, [&] { return where(below, mul(dy, x[0])); });
             break;
         }
         case Mode::FUSE_MUL_ADD3:

@@ -197,6 +197,11 @@ def _leaky(x, slope):
     # x where x >= 0, slope * x elsewhere, by a select: at x == 0 the gradient is 1 for x (and
     # 0 for the slope), as MegEngine 1.13's PRELU gives. max(x, 0) + min(x, 0) * slope, the
     # same values, gave 1 + slope there: the max and the min each pass a tie's gradient.
+    # Float data takes Elemwise PRELU, that select in one pass (the three ops LT, MUL and COND
+    # moved about 3x the bytes: 0.21x PyTorch's leaky_relu on 32x64x28x28); its backward rule
+    # is the select's. Integer data keeps the ops, which promote as MegEngine's do.
+    if x._dtype_name in _FLOAT_DTYPES:
+        return elemwise("PRELU", x, slope)
     return _select(elemwise("LT", x, 0), x * slope, x)
 
 

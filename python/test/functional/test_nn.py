@@ -244,6 +244,46 @@ def test_activation_keyword_names_are_megengine_s():
         F.prelu(inp=x, weight=0.5)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("slope", [0.01, -0.5, 2.0])
+def test_leaky_relu_and_prelu_are_the_select_bit_for_bit(dtype, slope):
+    from megengine.autodiff import GradManager
+
+    # One Elemwise PRELU on floats: x < 0 ? x * slope : x, as the select it replaced gives it
+    # (signed zeros, NaN, infinities, subnormals, slopes outside [0, 1]), past the threading
+    # grain, the slope per channel; x's gradient 1 at 0, the slope's summed over x < 0.
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1e-45, 3.0, -3.0, 1e-7]
+    x = np.concatenate([special, randn(2 * 64 * 1031 - len(special))]).astype(dtype)
+    x = x.reshape(2, 64, 1031, 1)
+    s = np.full(64, slope, dtype)
+    s[::3] = -0.25
+    s4 = s.reshape(1, 64, 1, 1)
+    want = np.where(x < 0, x * np.asarray(slope, dtype), x)
+    got = F.leaky_relu(x, slope).numpy()
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    want = np.where(x < 0, x * s4, x)
+    got = F.prelu(x, s4).numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    xf = np.nan_to_num(x, posinf=0, neginf=0)  # finite sums for the slope's gradient
+    xt, st = mge.Parameter(xf), mge.Parameter(s4)
+    gm = GradManager().attach([xt, st])
+    with gm:
+        gm.backward(F.prelu(xt, st).sum())
+    np.testing.assert_array_equal(xt.grad.numpy(), np.where(xf < 0, s4, np.ones_like(xf)))
+    sg = np.where(xf < 0, xf, 0).astype(np.float64).sum(axis=(0, 2, 3)).reshape(1, 64, 1, 1)
+    np.testing.assert_allclose(st.grad.numpy().astype(np.float64), sg, rtol=1e-2, atol=1e-2)
+
+
+def test_leaky_relu_of_integers_keeps_its_dtype_rule():
+    x = np.array([-3, 0, 5], np.int32)
+    y = F.leaky_relu(x, 0.5)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.numpy(), [-1.5, 0.0, 5.0])
+
+
 def test_leaky_relu_prelu_grad():
     x = randn(3, 4)
     x[np.abs(x) < 0.05] = 0.3

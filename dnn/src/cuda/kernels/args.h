@@ -37,7 +37,7 @@ struct Strided {
     cb(ATAN2) cb(LOG_SUM_EXP) cb(SIGMOID_GRAD) cb(TANH_GRAD) cb(GELU_GRAD) cb(SILU_GRAD)        \
     cb(H_SWISH_GRAD) cb(HSIGMOID_GRAD) cb(RELU6_GRAD) cb(SOFTPLUS_GRAD) cb(LOGSIGMOID_GRAD)     \
     cb(EQ) cb(NE) cb(LT) cb(LEQ) cb(AND) cb(OR) cb(XOR) cb(SHL) cb(SHR) cb(CLIP)                \
-    cb(FUSE_MUL_ADD3) cb(COND) cb(FUSE_MUL_ADD4)
+    cb(FUSE_MUL_ADD3) cb(COND) cb(FUSE_MUL_ADD4) cb(PRELU)
 // clang-format on
 
 enum class EwMode : uint32_t {

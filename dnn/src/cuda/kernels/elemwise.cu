@@ -183,6 +183,8 @@ __device__ float eval_float(EwMode mode, const float* x) {
             return log_sum_exp(a, b);
         case EwMode::SWITCH_GT0:
             return a > 0 ? b : 0.f;
+        case EwMode::PRELU:
+            return a < 0 ? a * b : a;
         case EwMode::ABS_GRAD:
             return a > 0 ? b : -b;  // MegDNN's: -dy at 0 and NaN
         case EwMode::SIGMOID_GRAD:
