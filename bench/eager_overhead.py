@@ -89,6 +89,8 @@ def make_cases(fw):
             "linear": lambda: F.linear(s, t),
             "module_linear": lambda: lin(s),
             "cross_entropy": lambda: F.nn.cross_entropy(logits, labels),
+            "zeros": lambda: F.zeros((4, 4)),
+            "full": lambda: F.full((4, 4), 1.5),
         }
     import torch
 
@@ -133,6 +135,8 @@ def make_cases(fw):
         "linear": lambda: tf.linear(s, t),
         "module_linear": lambda: lin(s),
         "cross_entropy": lambda: tf.cross_entropy(logits, labels),
+        "zeros": lambda: torch.zeros((4, 4)),
+        "full": lambda: torch.full((4, 4), 1.5),
     }
 """
 
