@@ -82,7 +82,11 @@ def _dtype_name(dtype):
 
 
 def _device(device):
-    return _rt.canonical_device("xpux" if device is None else str(device))
+    # None is the default device (mge.set_default_device), as MegEngine's creators take it; the
+    # automatic choice ("xpux") only where no default was set.
+    if device is None:
+        return _rt.get_default_device()
+    return _rt.canonical_device(str(device))
 
 
 def _shape_arg(fn, shape):

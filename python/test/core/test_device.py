@@ -27,6 +27,32 @@ def test_default_device_round_trip():
     assert mge.get_default_device() == AUTO  # a bad name changes nothing
 
 
+def test_creators_without_a_device_use_the_default_device():
+    # MegEngine's full/zeros/arange/linspace/eye take get_default_device() for device=None, as
+    # Tensor() does; an explicit device still wins.
+    import megengine.functional as F
+
+    try:
+        mge.set_default_device("cpu2")
+        made = {
+            "zeros": F.zeros((2, 3)),
+            "ones": F.ones(4),
+            "full": F.full((2,), 7),
+            "full -0.0": F.full((2,), -0.0),
+            "full int64 value": F.full((2,), 2**40, dtype="float32"),
+            "arange": F.arange(5),
+            "linspace": F.linspace(0, 1, 3),
+            "eye": F.eye(3),
+        }
+        for name, t in made.items():
+            assert t.device == "cpu2", name
+        assert F.zeros((2,), device="cpu0").device == "cpu0"
+        assert F.zeros_like(F.zeros((2,), device="cpu0")).device == "cpu0"  # follows its input
+    finally:
+        mge.set_default_device("xpux")
+    assert F.zeros((2,)).device == AUTO
+
+
 def test_device_counts_and_memory():
     assert mge.get_device_count("cpu") == os.cpu_count()
     assert mge.is_cuda_available() is (mge.get_device_count("gpu") > 0)
