@@ -1,22 +1,28 @@
-// Padding and PaddingBackward on x86. The forward copies src into dst's interior view through
-// relayout_copy (rows, tiles or strided walks, threaded when large), then fills the border: in
-// CONSTANT mode (any dtype, any dst strides) with the value, converted to the dtype as naive
-// converts it, by filling all of dst before the copy; in REFLECT and REPLICATE mode (any dtype: the
-// border copies elements) slab by slab, the last axis first: a border slab along axis d is a copy
-// of the interior slab it mirrors or repeats, over the interior of the axes before d (the ones not
-// filled yet) and the whole of the axes after it (filled already). The backward of CONSTANT copies
-// diff's interior view into grad; that of REFLECT and REPLICATE (float32) is the transpose of the
-// forward: diff in double, each border slab added onto the slab it came from, the first axis first,
-// then the interior rounded once into grad, as naive sums in double and rounds once. The interior
-// is a view of dst (or diff) offset by the front widths, so any strides work.
+// Padding and PaddingBackward on x86. The forward into a contiguous dst from a src whose rows are
+// dense (any outer strides), of 1-, 2- or 4-byte elements (every dtype it takes), writes dst once,
+// row by row
+// (`padding_rows.h`): the border in CONSTANT mode is the value converted to the dtype as naive
+// converts it, in REFLECT and REPLICATE the src elements it mirrors or repeats. Otherwise it copies
+// src into dst's interior view through relayout_copy (rows, tiles or strided walks, threaded when
+// large), then fills the border: in CONSTANT mode (any dtype, any dst strides) by filling all of
+// dst before the copy; in REFLECT and REPLICATE mode slab by slab, the last axis first: a border
+// slab along axis d is a copy of the interior slab it mirrors or repeats, over the interior of the
+// axes before d (the ones not filled yet) and the whole of the axes after it (filled already). The
+// backward of CONSTANT copies diff's interior view into grad; that of REFLECT and REPLICATE
+// (float32) is the transpose of the forward: diff in double, each border slab added onto the slab
+// it came from, the first axis first, then the interior rounded once into grad, as naive sums in
+// double and rounds once. The interior is a view of dst (or diff) offset by the front widths, so
+// any strides work.
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/naive/type_cvt.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
+#include "src/x86/padding_rows.h"
 #include "src/x86/parallel.h"
 #include "src/x86/relayout_copy.h"
 
@@ -76,6 +82,42 @@ public:
     using LoopKernel::LoopKernel;
 
 private:
+    // dst written once, row by row; false where the rows do not apply (a strided dst or src row,
+    // an element size without an integer type (a complex dtype, which naive rejects), an empty src
+    // to mirror).
+    bool write_rows(const TensorND& src, const TensorND& dst) const {
+        const TensorLayout &s = src.layout, &d = dst.layout;
+        const size_t last = d.ndim - 1, size = d.dtype.size();
+        if (d.ndim == 0 || !d.is_contiguous() || (s.shape[last] > 1 && s.stride[last] != 1) ||
+            (size != 1 && size != 2 && size != 4) ||
+            (m_param.mode != Mode::CONSTANT && s.is_empty()))
+            return false;
+        if (d.is_empty())
+            return true;
+        const Mode mode = m_param.mode;
+        PadRows rows(s, d, m_param, [mode](int64_t n, int64_t front, int64_t j) {
+            return mode == Mode::CONSTANT ? static_cast<size_t>(j - front)
+                                          : source_index(mode, n, front, j);
+        });
+        alignas(4) std::byte one[4] = {};
+        if (mode == Mode::CONSTANT)
+            naive::store_scalar(TensorND(one, TensorLayout({1}, d.dtype)), 0,
+                                naive::Scalar::of_float(m_param.value));
+        auto run = [&](auto zero) {
+            using T = decltype(zero);
+            T value;
+            std::memcpy(&value, one, sizeof(T));
+            rows.write(static_cast<const T*>(src.raw_ptr()), static_cast<T*>(dst.raw_ptr()), value);
+        };
+        if (size == 1)
+            run(uint8_t{});
+        else if (size == 2)
+            run(uint16_t{});
+        else
+            run(uint32_t{});
+        return true;
+    }
+
     // Fills every element of dst with the value; false where it cannot (an element size the copy
     // does not take).
     bool fill_constant(const TensorND& dst) const {
@@ -104,6 +146,10 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &src = inputs[0], &dst = outputs[0];
+        if (write_rows(src, dst)) {
+            m_last = "rows";
+            return;
+        }
         if (m_param.mode == Mode::CONSTANT) {
             if (!fill_constant(dst))
                 return run_naive(inputs, outputs, ws);

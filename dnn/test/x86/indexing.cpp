@@ -102,7 +102,8 @@ TEST_F(X86, IndexingSetAndIncrMultiAxisVecMatchNaive) {
 
 // The embedding form (one index tensor on axis 0, whole rows moved): a table of one row, every
 // index the same row, heavy repeats, negative indices, multi-dimensional indices and rows, rows
-// of one element, an empty index, sizes above the threading grain; INCR from a broadcast data
+// of one element, an empty index, one index, sizes above the threading grain, tables whose rows are
+// apart, reversed or broadcast, every element size; INCR from a broadcast data
 // (the gradient's zeros) and with a broadcast value; padded inputs and outputs.
 TEST_F(X86, IndexingRowsMatchNaive) {
     struct Case {
@@ -114,6 +115,7 @@ TEST_F(X86, IndexingRowsMatchNaive) {
             {{9, 5}, {40}, 4, 5}, {{30, 5, 3}, {4, 6}, -30, 30},
             {{11}, {9}, -11, 11}, {{300, 301}, {2000}, -300, 300},
             {{4, 3}, {0}, 0, 4},  {{6, 8}, {2, 0, 3}, 0, 6},
+            {{5, 1}, {1}, -5, 5}, {{2048, 32}, {1024, 64}, -2048, 2048},
     };
     auto result = [](const Case& k) {
         TensorShape r = k.index;
@@ -123,10 +125,18 @@ TEST_F(X86, IndexingRowsMatchNaive) {
     };
     for (const Case& k : cases)
         for (bool padded : {false, true}) {
-            for (DType dt : {dtype::Float32, dtype::Int8, dtype::Int32}) {
+            for (DType dt : {dtype::Float32, dtype::Int8, dtype::Float16, dtype::Int32}) {
                 Checker<IndexingMultiAxisVec> c(handle.get());
                 c.set_param(axes({0})).set_epsilon(0).set_noncontiguous(padded).set_dtype(0, dt);
                 c.set_dtype(1, dtype::Int32).set_range(1, k.lo, k.hi).execs({k.data, k.index});
+                // A table whose rows are apart, in reverse, or all one row.
+                for (ptrdiff_t step : {ptrdiff_t(2), ptrdiff_t(-1), ptrdiff_t(0)}) {
+                    if (k.data.ndim < 2 || k.data.is_empty())
+                        continue;
+                    TensorLayout l(k.data, dt);
+                    l.stride[0] *= step;
+                    c.exec_layouts({l, TensorLayout(k.index, dtype::Int32)});
+                }
             }
             for (DType dt : {dtype::Float32, dtype::Int32}) {
                 Checker<IndexingIncrMultiAxisVec> c(handle.get());

@@ -1,4 +1,6 @@
-// Padding and PaddingBackward on the x86 handle against naive, exactly: CONSTANT mode on float32
+// Padding and PaddingBackward on the x86 handle against naive, exactly: the forward row by row
+// into contiguous dsts (widths of 0 on some axes, CONSTANT borders wider than src, rows of one
+// element, sources with strided rows, every element size); CONSTANT mode on float32
 // (the border filled, the interior copied), REFLECT and REPLICATE (the border copied slab by slab,
 // every dtype; the backward folded in double) with widths of 0 on some sides, borders wider than
 // src, sizes 1 and primes, a 4-d NCHW case above the threading grain, broadcast, transposed and
@@ -42,14 +44,46 @@ TEST_F(X86, PaddingMatchesNaive) {
     HostTensor x({4, 5}, dtype::Float32);
     EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(Mode::CONSTANT, {1, 2}, {3, 4}, 7.0f),
                                        {x}, {}, 0),
-              "copy");
+              "rows");
     for (Mode mode : {Mode::REFLECT, Mode::REPLICATE})
         EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(mode, {1, 2}, {3, 4}), {x}, {}, 0),
-                  "copy");
+                  "rows");
     HostTensor h({4, 5}, dtype::Float16);
     EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(Mode::CONSTANT, {1, 2}, {3, 4}), {h}, {},
                                        0),
-              "copy");
+              "rows");
+    // A src whose rows are strided goes through relayout_copy and the border slabs.
+    HostTensor t(TensorLayout({5, 4}, dtype::Float32).dimshuffle({1, 0}));
+    for (Mode mode : {Mode::CONSTANT, Mode::REFLECT, Mode::REPLICATE})
+        EXPECT_EQ(run_and_compare<Padding>(*handle, pad_param(mode, {1, 2}, {3, 4}), {t}, {}, 0),
+                  "copy");
+}
+
+TEST_F(X86, PaddingRowsEdges) {
+    for (Mode mode : {Mode::CONSTANT, Mode::REFLECT, Mode::REPLICATE}) {
+        Checker<Padding> c(handle.get());
+        c.set_epsilon(0).set_param(pad_param(mode, {0, 2, 0}, {0, 0, 3}, -1.25f));
+        // Widths of 0 on some axes, rows of one element, a src with padded rows and columns.
+        c.execs({{3, 4, 5}}).execs({{1, 1, 1}}).execs({{5, 3, 1}});
+        c.exec_layouts({TensorLayout({3, 4, 5}, {48, 8, 1}, dtype::Float32)});
+        c.exec_layouts({TensorLayout({3, 4, 1}, {4, 1, 7}, dtype::Float32)});
+        c.exec_layouts({TensorLayout({3, 4, 5}, {-20, 5, 1}, dtype::Float32)});
+        // No padding at all, and only the last axis or only the first padded.
+        c.set_param(pad_param(mode, {0, 0, 0}, {0, 0, 0})).execs({{2, 3, 4}});
+        c.set_param(pad_param(mode, {0, 0, 3}, {0, 0, 1})).execs({{2, 3, 4}});
+        c.set_param(pad_param(mode, {2, 0, 0}, {1, 0, 0})).execs({{2, 3, 4}});
+        // Every element size, 1-d, and more rows than the threading grain.
+        c.set_param(pad_param(mode, {1, 2}, {2, 1}, 3.0f));
+        for (DType dt : {DType(dtype::Bool), DType(dtype::Int16), DType(dtype::Int32)})
+            c.set_dtype(0, dt).execs({{4, 6}}).execs({{1, 1}});
+        c.set_dtype(0, dtype::Float32).set_param(pad_param(mode, {3}, {2}, 2.0f));
+        c.execs({{1}}).execs({{7}});
+        c.set_param(pad_param(mode, {0, 1, 1}, {0, 1, 1}, 0.0f)).execs({{70000, 2, 3}});
+    }
+    // CONSTANT borders wider than src on every side, and an empty src padded into a full dst.
+    Checker<Padding> c(handle.get());
+    c.set_epsilon(0).set_param(pad_param(Mode::CONSTANT, {9, 0, 13}, {4, 11, 17}, 5.5f));
+    c.execs({{2, 3, 2}}).execs({{1, 1, 1}}).execs({{0, 3, 2}}).execs({{2, 3, 0}});
 }
 
 TEST_F(X86, PaddingConstantEveryDtype) {
