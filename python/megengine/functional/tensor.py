@@ -681,26 +681,16 @@ def swapaxes(inp, axis1, axis2):
     return _apply(cached_op(builtin.Dimshuffle, pattern=tuple(perm)), x)[0]
 
 
-# The ops of the tensor-manipulation calls' common forms, by their normalised params: a dict
-# lookup where cached_op's keyword call and key tuple cost as much as the op's apply. Those
-# keyed by shapes are bounded (remember_op).
-_addaxis_ops = {}
-_removeaxis_ops = {}
+# Ops found by what a call was given rather than by their params (cached_op keys those): the
+# input's shape for squeeze(), a shape argument for broadcast_to, (shape, count, axis) for stack.
+# Bounded, being keyed by shapes (remember_op).
 _squeeze_all_ops = {}  # by input shape: F.squeeze(x)'s op, False where no axis has size 1
 _broadcast_ops = {}
-_concat_ops = {}
 _stack_ops = {}  # (shape, count, axis): the ops of _stack_same_shape
 # What an op refuses its inputs with; a fast path that leaves the checks to the op then takes
 # the general path, which raises the error of the call (its message, its type) or handles the
 # case (0-d inputs to concat).
 _OP_ERRORS = (MegEngineError, MegEngineTypeError)
-
-
-def _addaxis_op(axis):
-    op = _addaxis_ops.get(axis)
-    if op is None:
-        op = _addaxis_ops[axis] = builtin.AddAxis(axis=(axis,))
-    return op
 
 
 def expand_dims(inp, axis):
@@ -724,7 +714,7 @@ def expand_dims(inp, axis):
     if type(axis) is int:
         nd = x.ndim + 1
         if -nd <= axis < nd:
-            return _apply(_addaxis_op(axis + nd if axis < 0 else axis), x)[0]
+            return _apply(cached_op(builtin.AddAxis, (axis + nd if axis < 0 else axis,)), x)[0]
     axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
     nd = x.ndim + len(axes)
     norm = sorted(_axis("expand_dims", a, nd) for a in axes)
@@ -758,7 +748,9 @@ def squeeze(inp, axis=None):
         op = _squeeze_all_ops.get(shape)
         if op is None:
             axes = tuple([i for i, s in enumerate(shape) if s == 1])
-            op = remember_op(_squeeze_all_ops, shape, _removeaxis_op(axes) if axes else False)
+            op = remember_op(
+                _squeeze_all_ops, shape, cached_op(builtin.RemoveAxis, axes) if axes else False
+            )
         return x if op is False else _apply(op, x)[0]
     if axis is None:
         axes = tuple([i for i, s in enumerate(x.shape) if s == 1])
@@ -774,14 +766,7 @@ def squeeze(inp, axis=None):
                 )
     if not axes:
         return x
-    return _apply(_removeaxis_op(axes), x)[0]
-
-
-def _removeaxis_op(axes):
-    op = _removeaxis_ops.get(axes)
-    if op is None:
-        op = _removeaxis_ops[axes] = builtin.RemoveAxis(axis=axes)
-    return op
+    return _apply(cached_op(builtin.RemoveAxis, axes), x)[0]
 
 
 def _broadcast_shape(fn, shape, target):
@@ -843,13 +828,6 @@ def broadcast_to(inp, shape):
     return _apply(op, x)[0]
 
 
-def _concat_op(axis):
-    op = _concat_ops.get(axis)
-    if op is None:
-        op = _concat_ops[axis] = builtin.Concat(axis=axis)
-    return op
-
-
 def _same_dtype_tensors(inps):
     """Whether ``inps`` is a list or tuple of two or more Tensors of one (unquantized) dtype,
     the first not 0-d: what Concat takes as they are, where ``_promote`` would return them
@@ -894,7 +872,7 @@ def concat(inps, axis=0, device=None):
     if device is None and type(axis) is int and _same_dtype_tensors(inps) and not _is_tracing():
         # The op checks the shapes, the axis and the devices; the general path gives the error.
         try:
-            return _apply(_concat_op(axis), *inps)[0]
+            return _apply(cached_op(builtin.Concat, axis), *inps)[0]
         except _OP_ERRORS:
             pass
     inps = list(inps)
@@ -982,11 +960,15 @@ def _stack_same_shape(inps, axis):
             return None
         ax = axis + nd + 1 if axis < 0 else axis
         if ax == nd:  # a new last axis: an AddAxis per input, then Concat
-            ops = (_addaxis_op(nd), _concat_op(nd), None)
+            ops = (cached_op(builtin.AddAxis, (nd,)), cached_op(builtin.Concat, nd), None)
         else:
             # Joined along ax, the inputs lie in memory as stacked along a new axis ax: one
             # Reshape (a view of the contiguous result) instead of an AddAxis per input.
-            ops = (None, _concat_op(ax), _reshape_op((*shape[:ax], len(inps), *shape[ax:])))
+            ops = (
+                None,
+                cached_op(builtin.Concat, ax),
+                _reshape_op((*shape[:ax], len(inps), *shape[ax:])),
+            )
         remember_op(_stack_ops, key, ops)
     add_axis, join, view = ops
     try:
