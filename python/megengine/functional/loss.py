@@ -8,7 +8,7 @@ from ..core.ops import builtin
 from ..core.tensor import amp as _amp
 from ..core.tensor.array_method import Tensor, apply, as_tensor, cached_op, elemwise, reduce
 from .elemwise import log, logaddexp, maximum
-from .tensor import broadcast_to, concat, full, gather, stack, where
+from .tensor import _axis, broadcast_to, concat, full, gather, stack, where
 
 __all__ = [
     "binary_cross_entropy",
@@ -151,9 +151,7 @@ def cross_entropy(pred, label, axis=1, with_logits=True, label_smooth=0, reducti
     ndim = p.ndim
     if ndim < 1:
         raise MegEngineError(f"{fname}: pred must have a class axis, got shape {p.shape}")
-    if not -ndim <= axis < ndim:
-        raise MegEngineError(f"{fname}: axis {axis} is out of range for a tensor of {ndim} dims")
-    axis %= ndim
+    axis = _axis(fname, axis, ndim)
     shape = p.shape
     expect = shape[:axis] + shape[axis + 1 :]
     if y.shape != expect:
