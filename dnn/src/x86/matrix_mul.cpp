@@ -11,6 +11,7 @@
 #include <string>
 
 #include "neomeg/dnn/operators/linalg.h"
+#include "src/x86/conv_common.h"
 #include "src/x86/kernel.h"
 #include "src/x86/matmul_int8.h"
 #include "src/x86/small_matmul.h"
@@ -20,23 +21,62 @@ namespace {
 
 // The primitive's view of an operand: its (batch,) rows, cols axes, the last two swapped when
 // the operand is given transposed.
-std::optional<memory::data_type> dnnl_dtype(DType dt) {
-    if (dt == dtype::Float32)
-        return memory::data_type::f32;
-    if (dt == dtype::BFloat16)
-        return memory::data_type::bf16;
-    if (dt == dtype::Float16)
-        return memory::data_type::f16;
-    return std::nullopt;
-}
-
 std::optional<memory::desc> matmul_desc(const TensorLayout& l, bool transposed) {
     memory::dims dims = dims_of(l), strides = strides_of(l);
     if (transposed) {
         std::swap(dims[l.ndim - 2], dims[l.ndim - 1]);
         std::swap(strides[l.ndim - 2], strides[l.ndim - 1]);
     }
-    return plain_desc(dims, strides, *dnnl_dtype(l.dtype));
+    return plain_desc(dims, strides, *dnnl_type_of(l.dtype));
+}
+
+// oneDNN 2.6's AVX2 sgemm packs an operand stored K-major (A given transposed, B not: k walks its
+// rows) by reading down its rows; where the row pitch is a multiple of 128 floats the rows share a
+// few L1 sets and the packing stalls on misses. Measured on Zen 3 at one thread, a product with
+// such an operand ran 1.05-1.1x slower at pitches 256-768, 1.4-1.5x at 512 and 1536, 2-2.3x at
+// 1024 and 2048 (a Linear layer's weight gradient, x^T dy, at 40 GFLOPS against 90), and the same
+// product on a copy with the pitch 16 floats longer at full speed. The copy (a reorder into the
+// padded layout) costs one pass over the operand against `other` (M for B, N for A) passes of
+// the product's, so it pays where the penalty outweighs it: `other` >= 8 at pitches of a multiple
+// of 1024, >= 32 at other multiples of 512, >= 256 at other multiples of 128 from 256 (below
+// those it was measured slower or even). AVX-512's kernels were not measured: left alone there.
+// See x86-backend-log.md, *sgemm operands with a power-of-two row pitch*.
+constexpr memory::dim kPitchPad = 16;
+
+memory::dim min_other_for_pitch(memory::dim pitch) {
+    if (pitch % 1024 == 0)
+        return 8;
+    if (pitch % 512 == 0)
+        return 32;
+    if (pitch % 128 == 0 && pitch >= 256)
+        return 256;
+    return 0;  // no penalty measured: never padded
+}
+
+// The primitive's layout for operand `md` (A, or B where `is_b`; its dims as the primitive sees
+// them, after matmul_desc's swap): the same dims with a padded row pitch where the rule above
+// pays, else nullopt (the operand's own layout).
+std::optional<memory::desc> padded_k_major(const memory::desc& md, bool is_b, memory::dim other) {
+    if (md.data.data_type != dnnl_f32 || has_avx512_core())
+        return std::nullopt;
+    const int n = md.data.ndims;
+    const memory::dim* dims = md.data.dims;
+    const memory::dim* strides = md.data.format_desc.blocking.strides;
+    const int k_axis = is_b ? n - 2 : n - 1, unit_axis = is_b ? n - 1 : n - 2;
+    if (strides[unit_axis] != 1 || dims[k_axis] < 2)
+        return std::nullopt;
+    const memory::dim min_other = min_other_for_pitch(strides[k_axis]);
+    if (!min_other || other < min_other)
+        return std::nullopt;
+    memory::dims padded(n);
+    padded[unit_axis] = 1;
+    padded[k_axis] = dims[unit_axis] + kPitchPad;
+    memory::dim inner = dims[k_axis] * padded[k_axis];
+    for (int i = n - 3; i >= 0; --i) {
+        padded[i] = inner;
+        inner *= dims[i];
+    }
+    return plain_desc(memory::dims(dims, dims + n), padded, memory::data_type::f32);
 }
 
 // How a plan computes: on the operands as they are described, or staged dense.
@@ -45,7 +85,7 @@ enum class Attempt { kDirect, kStaged };
 std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayout& a,
                                            const TensorLayout& b, const TensorLayout& c,
                                            bool trans_a, bool trans_b) {
-    auto dt = dnnl_dtype(a.dtype);
+    auto dt = dnnl_type_of(a.dtype);
     if (!dt || b.dtype != a.dtype || c.dtype != a.dtype)
         return nullptr;
     // An empty product (M, N or batch 0) has nothing to compute and K = 0 means C = 0; oneDNN
@@ -63,7 +103,11 @@ std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayou
                               [&](const TensorLayout& l) { return matmul_desc(l, trans_b); });
         auto oc =
                 Operand::of(c, stage, [&](const TensorLayout& l) { return matmul_desc(l, false); });
-        dnnl::matmul::desc desc(oa.user_desc(), ob.user_desc(), oc.user_desc());
+        const int nd = oc.user_desc().data.ndims;
+        auto pa = padded_k_major(oa.user_desc(), false, oc.user_desc().data.dims[nd - 1]);
+        auto pb = padded_k_major(ob.user_desc(), true, oc.user_desc().data.dims[nd - 2]);
+        dnnl::matmul::desc desc(pa ? *pa : oa.user_desc(), pb ? *pb : ob.user_desc(),
+                                oc.user_desc());
         std::optional<dnnl::matmul::primitive_desc> pd;
         try {
             pd.emplace(desc, attr, handle.engine());
@@ -74,6 +118,8 @@ std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayou
         // A 16-bit product's reference kernel loses to the float32 one between conversions.
         if (is_reference_impl(impl) && (attempt == Attempt::kDirect || low))
             continue;
+        if (pa || pb)
+            impl += ":padded";  // NEOMEG_DEBUG shows that the operands were copied first
         auto plan = std::make_unique<PrimitivePlan>(dnnl::matmul(*pd), *pd, handle.engine(), impl);
         plan->add(DNNL_ARG_SRC, std::move(oa), pd->src_desc(), false);
         plan->add(DNNL_ARG_WEIGHTS, std::move(ob), pd->weights_desc(), false);

@@ -292,3 +292,46 @@ TEST_F(X86, BatchedMatrixMulRunsOneDnnAndEmptyBatchRunsNaive) {
     EXPECT_EQ(run_and_compare<BatchedMatrixMul>(*handle, mm_param(false, false), {ea, eb}),
               "naive");
 }
+
+// Operands stored K-major (A given transposed, B not) whose row pitch is a multiple of 128
+// floats: on AVX2 the plan copies them into a padded pitch first where the other dim is large
+// enough (matrix_mul.cpp, padded_k_major). Pitches on each side of every threshold of that rule,
+// as dense operands and as windows of wider rows (the pitch the caller's view has), plain and
+// batched: naive's results from a oneDNN plan whatever the CPU chose.
+template <class Op>
+void expect_onednn_matches_naive(Handle& handle, std::mt19937& rng, bool ta, bool tb,
+                                 const TensorLayout& a, const TensorLayout& b) {
+    HostTensor ha(a), hb(b);
+    fill_uniform(ha, -1, 1, rng);
+    fill_uniform(hb, -1, 1, rng);
+    std::string kernel = run_and_compare<Op>(handle, mm_param(ta, tb), {ha, hb}, {}, 1e-4);
+    EXPECT_TRUE(kernel.starts_with("onednn:"))
+            << kernel << " " << a.to_string() << " x " << b.to_string();
+}
+
+TEST_F(X86, MatrixMulOperandsWithAPowerOfTwoPitchMatchNaive) {
+    std::mt19937 rng(23);
+    auto check = [&](auto* op, bool ta, bool tb, const TensorLayout& a, const TensorLayout& b) {
+        using Op = std::remove_pointer_t<decltype(op)>;
+        expect_onednn_matches_naive<Op>(*handle, rng, ta, tb, a, b);
+    };
+    // B's pitch is N, transposed A's is M; the other dim (M for B, N for A) crosses 8, 32, 256.
+    const Mnk cases[] = {{8, 1024, 24},  {7, 1024, 24},  {32, 512, 33}, {31, 512, 33},
+                         {256, 256, 17}, {255, 256, 17}, {256, 384, 5}, {8, 1536, 9},
+                         {1024, 8, 19},  {512, 32, 21},  {256, 256, 2}, {1024, 1024, 1}};
+    for (const Mnk& s : cases)
+        for (bool ta : {false, true})
+            for (bool tb : {false, true})
+                check((MatrixMul*)nullptr, ta, tb, TensorLayout(a_shape(s, ta), dtype::Float32),
+                      TensorLayout(b_shape(s, tb), dtype::Float32));
+    // Windows: a (K, 1000) B inside rows of 1024, a transposed (K, 300) A inside rows of 512.
+    check((MatrixMul*)nullptr, false, false, TensorLayout({40, 29}, dtype::Float32),
+          TensorLayout({29, 1000}, {1024, 1}, dtype::Float32));
+    check((MatrixMul*)nullptr, true, false, TensorLayout({29, 300}, {512, 1}, dtype::Float32),
+          TensorLayout({29, 40}, dtype::Float32));
+    // Batched: B's matrices with pitch 512, batches padded apart; a transposed A of pitch 1024.
+    check((BatchedMatrixMul*)nullptr, false, false, TensorLayout({3, 40, 13}, dtype::Float32),
+          TensorLayout({3, 13, 512}, {13 * 512 + 64, 512, 1}, dtype::Float32));
+    check((BatchedMatrixMul*)nullptr, true, false, TensorLayout({2, 19, 1024}, dtype::Float32),
+          TensorLayout({2, 19, 10}, dtype::Float32));
+}
