@@ -1,12 +1,11 @@
-// Fill on x86: a contiguous dst of any dtype is one std::fill_n per thread's range (which the
-// compiler vectorises); strided and complex64 dsts go to naive. Models start with it (every bias
-// and BatchNorm weight), and autograd fills int32 zero gradients (ROIPooling's argmax), so no dtype
-// should cost naive's per-element offset walk.
-#include <algorithm>
-
+// Fill on x86: a contiguous dst of any dtype is one fill_elements per thread's range (vector
+// stores of the value's bytes, fill_hwy.h); strided and complex64 dsts go to naive. Models start
+// with it (every bias and BatchNorm weight), and autograd fills int32 zero gradients (ROIPooling's
+// argmax), so no dtype should cost naive's per-element offset walk.
 #include "neomeg/dnn/operators/tensor_basic.h"
 #include "src/common/dtype_dispatch.h"
 #include "src/common/fill_value.h"
+#include "src/x86/fill_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
@@ -33,7 +32,9 @@ protected:
             const T v = fill_value<T>(m_param);
             // The grain counts elements of float32's size, so a narrower dtype splits as late.
             parallel_ranges(n, n * sizeof(T) / sizeof(float), kParallelGrain,
-                            [&](size_t b, size_t e) { std::fill_n(d + b, e - b, v); });
+                            [&](size_t b, size_t e) {
+                                fill_elements(d + b, &v, sizeof(T), (e - b) * sizeof(T));
+                            });
         });
         m_last = "loop";
     }
