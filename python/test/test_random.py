@@ -246,6 +246,29 @@ def test_next_seed_follows_the_global_seed():
     assert [_next_seed() for _ in range(3)] == keys
 
 
+def test_rng_default_device_follows_set_default_device():
+    # MegEngine's rule: the module's functions (and a generator without a seed) draw on the
+    # default device of each call; a generator given a seed keeps the default of its
+    # construction; an explicit device always wins.
+    was = mge.get_default_device()
+    try:
+        mge.set_default_device("cpu1")
+        seeded = rand.RNG(seed=3)
+        unseeded = rand.RNG()
+        assert rand.normal(size=(2,)).device == "cpu1"
+        assert rand.uniform(size=(2,)).device == "cpu1"
+        assert rand.permutation(4).device == "cpu1"
+        mge.set_default_device("cpu2")
+        assert rand.normal(size=(2,)).device == "cpu2"
+        assert rand.gamma(2.0, size=(2,)).device == "cpu2"
+        assert unseeded.uniform(size=(2,)).device == "cpu2"
+        assert seeded.uniform(size=(2,)).device == "cpu1"
+        assert seeded.normal(size=(2,)).device == "cpu1"
+        assert rand.RNG(seed=3, device="cpu3").uniform(size=(2,)).device == "cpu3"
+    finally:
+        mge.set_default_device(was)
+
+
 def test_rng_device():
     r = rand.RNG(seed=1, device="cpu1")
     for x in (r.uniform(size=(4,)), r.normal(size=(4,)), r.exponential(size=(4,)),

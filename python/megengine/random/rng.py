@@ -92,7 +92,10 @@ class RNG:
 
     Args:
         seed: the seed (an int >= 0); a random one when None.
-        device: the device the results live on (the default device when None).
+        device: the device the results live on. When None, a generator given a seed keeps
+            the default device of its construction (``megengine.set_default_device``), one
+            without a seed (``megengine.random``'s own functions too) draws on the default
+            device of each call, as MegEngine's generators do.
 
     Examples:
         >>> import megengine.random as rand
@@ -105,11 +108,21 @@ class RNG:
     """
 
     def __init__(self, seed=None, device=None):
+        given = seed is not None
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
         self._seed = _check_seed(seed, "RNG")
         self._counter = 0
-        self._device = "xpux" if device is None else str(device)
+        if device is not None:
+            device = str(device)
+        elif given:
+            device = _rt.get_default_device()
+        self._fixed_device = device
+
+    @property
+    def _device(self):
+        """Where this generator's draws go: its own device, else the default one now."""
+        return self._fixed_device or _rt.get_default_device()
 
     def _key(self):
         key = _mix(self._seed, self._counter)
