@@ -42,6 +42,8 @@ def make_cases(fw):
     u1 = rng.normal(size=(1, 4, 1)).astype(np.float32)
     lg = rng.normal(size=(8, 10)).astype(np.float32)
     lb = rng.integers(0, 10, size=8).astype(np.int32)
+    img = rng.normal(size=(2, 4, 3, 3)).astype(np.float32)
+    q16 = rng.normal(size=(8, 16)).astype(np.float32)
     if fw == "neomeg":
         import megengine as mge
         import megengine.functional as F
@@ -61,6 +63,12 @@ def make_cases(fw):
         s, t = mge.Tensor(s4), mge.Tensor(t4)
         lin = M.Linear(4, 4)
         logits, labels = mge.Tensor(lg), mge.Tensor(lb)
+        im = mge.Tensor(img)
+        bn, bn_plain = M.BatchNorm2d(4), M.BatchNorm2d(4, affine=False)
+        bn.eval()
+        bn_plain.eval()
+        qlin = qlinear_neomeg(mge, M, q16)
+        qx = qlin[0](mge.Tensor(q16))
         return {
             "add_1elem": lambda: a + b,
             "relu_1elem": lambda: F.relu(a),
@@ -91,6 +99,11 @@ def make_cases(fw):
             "cross_entropy": lambda: F.nn.cross_entropy(logits, labels),
             "zeros": lambda: F.zeros((4, 4)),
             "full": lambda: F.full((4, 4), 1.5),
+            # an eager inference loop's per-layer calls: eval BatchNorm (2, 4, 3, 3), a quantized
+            # Linear (8x16 quint8/qint8 input, 16 outputs)
+            "bn_eval": lambda: bn(im),
+            "bn_eval_noaff": lambda: bn_plain(im),
+            "qlinear": lambda: qlin[1](qx),
         }
     import torch
 
@@ -109,6 +122,12 @@ def make_cases(fw):
     lin = torch.nn.Linear(4, 4)
     logits, labels = torch.tensor(lg), torch.tensor(lb).long()
     tf = torch.nn.functional
+    im = torch.tensor(img)
+    bn, bn_plain = torch.nn.BatchNorm2d(4).eval(), torch.nn.BatchNorm2d(4, affine=False).eval()
+    # no autograd record, as under the torch.no_grad() of an inference loop (without the
+    # context manager's own cost per call)
+    bn.requires_grad_(False)
+    qlin, qx = qlinear_torch(torch, q16)
     return {
         "add_1elem": lambda: a + b,
         "relu_1elem": lambda: torch.relu(a),
@@ -137,7 +156,29 @@ def make_cases(fw):
         "cross_entropy": lambda: tf.cross_entropy(logits, labels),
         "zeros": lambda: torch.zeros((4, 4)),
         "full": lambda: torch.full((4, 4), 1.5),
+        "bn_eval": lambda: bn(im),
+        "bn_eval_noaff": lambda: bn_plain(im),
+        "qlinear": lambda: qlin(qx),
     }
+
+
+def qlinear_neomeg(mge, M, data):
+    from megengine.quantization import quantize, quantize_qat
+
+    net = quantize_qat(M.Sequential(M.QuantStub(), M.Linear(16, 16)))
+    net(mge.Tensor(data))  # calibrates the observers
+    net.eval()
+    q = quantize(net)
+    q.eval()
+    return q
+
+
+def qlinear_torch(torch, data):
+    import warnings
+
+    warnings.filterwarnings("ignore")  # the quantized tensor creators are deprecated
+    lin = torch.ao.nn.quantized.Linear(16, 16)
+    return lin, torch.quantize_per_tensor(torch.tensor(data), 0.05, 0, torch.quint8)
 """
 
 TIMER_SOURCE = r"""

@@ -20,7 +20,9 @@ from ..core.tensor.array_method import (
     _promote,
     as_tensor,
     cached_op,
+    device_name,
     elemwise,
+    elemwise_op,
     reduce,
     reshape,
 )
@@ -45,6 +47,8 @@ from .sliding_window import sliding_window, sliding_window_transpose
 from .tensor import where as _select
 
 apply = _rt.apply
+_rt_elemwise = _rt.elemwise
+_is_tracing = _rt._is_tracing
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -910,6 +914,68 @@ def adaptive_avg_pool2d(inp, oshp):
 # normalisation
 
 
+_RSQRT = elemwise_op("RSQRT")
+_bn_zeros = {}  # (dtype, device) -> the 0-d zero that stands for a missing bias
+
+
+def _bn_param(t, dt, c, cshape):
+    # A Tensor of dtype dt with c elements as (1, C, 1, ...), as batch_norm's param() gives it;
+    # None for anything its checks and conversions would treat otherwise.
+    if not isinstance(t, Tensor) or t._dtype_name != dt:
+        return None
+    if t.shape == cshape:
+        return t
+    return reshape(t, cshape) if t.size == c else None
+
+
+def _batch_norm_inference(x, running_mean, running_var, weight, bias, eps):
+    """batch_norm's inference output for Tensors of one float dtype outside tracing and
+    autocast; None for any other call, which the general path takes.
+
+    The general path's ops in its order, without its per-call Fills for an absent weight and
+    bias (a Fill is 1.5-3 us): multiplying by ones is exact, so a missing weight is left out;
+    adding zeros turns -0.0 into +0.0, so a missing bias adds a kept 0-d zero of the dtype (an
+    operand only: never returned, never written).
+    """
+    if amp._enabled or _is_tracing() or not isinstance(x, Tensor):
+        return None
+    dt = x._dtype_name
+    shape = x.shape
+    if dt not in _FLOAT_DTYPES or len(shape) < 2:
+        return None
+    c = shape[1]
+    cshape = (1, c, 1, 1) if len(shape) == 4 else (1, c) + (1,) * (len(shape) - 2)
+    rm, rv, w, b = running_mean, running_var, weight, bias
+    if not (
+        # the module's parameters and statistics: nothing to convert
+        isinstance(rm, Tensor)
+        and isinstance(rv, Tensor)
+        and rm._dtype_name == rv._dtype_name == dt
+        and rm.shape == rv.shape == cshape
+        and (w is None or (isinstance(w, Tensor) and w._dtype_name == dt and w.shape == cshape))
+        and (b is None or (isinstance(b, Tensor) and b._dtype_name == dt and b.shape == cshape))
+    ):
+        rm = _bn_param(rm, dt, c, cshape)
+        rv = _bn_param(rv, dt, c, cshape)
+        w = None if weight is None else _bn_param(weight, dt, c, cshape)
+        b = None if bias is None else _bn_param(bias, dt, c, cshape)
+        if rm is None or rv is None or (w is None) != (weight is None):
+            return None
+        if b is None and bias is not None:
+            return None
+    if b is None:
+        key = (dt, device_name(x))
+        b = _bn_zeros.get(key)
+        if b is None:
+            b = _bn_zeros[key] = _fill((), 0.0, dt, key[1])
+    scale = _rt_elemwise(_RSQRT, rv + eps)
+    if w is not None:
+        scale = scale * w
+    out = (x - rm) * scale + b
+    # bfloat16 statistics plus the float eps are float32, as on the general path
+    return out if out._dtype_name == dt else out.astype(dt)
+
+
 def batch_norm(
     inp,
     running_mean=None,
@@ -997,6 +1063,10 @@ def batch_norm(
             )
         return reshape(t, cshape) if t.shape != cshape else t
 
+    if not training:
+        out = _batch_norm_inference(x, running_mean, running_var, weight, bias, eps)
+        if out is not None:
+            return out if inplace else (out, running_mean, running_var)
     w = param(weight, "weight", 1.0)
     b = param(bias, "bias", 0.0)
     rm = param(running_mean, "running_mean", 0.0)

@@ -243,3 +243,46 @@ def test_quantized_conv_transpose2d_is_exact_under_autocast():
         xq.numpy().astype(np.int64), wq.numpy().astype(np.int64), (1, 1), (0, 0), (1, 1), (0, 0)
     )
     np.testing.assert_array_equal(want, naive)
+
+
+def test_conv_bias_activation_kept_absent_bias_and_operand_checks():
+    # ConvBias's absent bias and z are one kept 0-d int32 per device (an operand only): every call,
+    # traced or not, sums exactly what the integer reference gives, and none returns the zero.
+    import megengine.functional.quantized as FQ
+    from megengine.jit import trace
+
+    rng = np.random.RandomState(5)
+    xv = rng.randint(-20, 20, (2, 3, 4, 4)).astype(np.float32)
+    wv = rng.randint(-3, 4, (4, 3, 3, 3)).astype(np.float32)
+    xq, wq = mge.Tensor(xv * 0.5).astype(D.qint8(0.5)), mge.Tensor(wv).astype(D.qint8(1.0))
+    want = sum(
+        xv[:, c, dy : dy + 2, dx : dx + 2][:, None] * wv[None, :, c, dy, dx, None, None]
+        for c in range(3)
+        for dy in range(3)
+        for dx in range(3)
+    )
+    outs = [FQ.conv_bias_activation(xq, wq, None) for _ in range(3)]
+    for symbolic in (False, True):
+
+        @trace(symbolic=symbolic)
+        def f(a, b):
+            return FQ.conv_bias_activation(a, b, None)
+
+        outs += [f(xq, wq) for _ in range(2)]
+    kept = list(FQ._no_tensors.values())
+    assert kept and all(k.numpy().tolist() == 0 and k.ndim == 0 for k in kept)
+    for out in outs:
+        assert out.dtype.metadata["mgb_dtype"]["name"] == "QuantizedS32"
+        assert all(out is not k for k in kept)
+        np.testing.assert_array_equal(out.astype("float32").numpy(), want * 0.5)
+    # the operands' checks read the dtype name first: quantized inputs and biases (qint32 kept,
+    # float quantized to inp scale x weight scale) as before, anything else refused
+    b = rng.randn(1, 4, 1, 1).astype(np.float32)
+    got = FQ.conv_bias_activation(xq, wq, mge.Tensor(b)).astype("float32").numpy()
+    bq = mge.Tensor(b).astype(D.qint32(0.5)).astype("float32").numpy()
+    np.testing.assert_array_equal(got, want * 0.5 + bq)
+    for bad in (xq.astype("float32"), xq.astype("int8")):
+        with pytest.raises(TypeError, match="inp must be a quantized tensor"):
+            FQ.conv_bias_activation(bad, wq, None)
+        with pytest.raises(TypeError, match="weight must be a quantized tensor"):
+            FQ.conv_bias_activation(xq, bad, None)
