@@ -78,6 +78,43 @@ bool plain_operands(std::span<const TensorLayout> inputs, const TensorLayout& ds
     return true;
 }
 
+// The last result computed for one call's layouts (its inputs as given, then dst) and mode:
+// planning a broadcast (rows_of over copies of every layout, the expansion and staging checks)
+// cost 0.8 us of a 2.6 us per-channel add on (2, 4, 3, 3), a third of the call, and an eager
+// loop repeats the same layouts call after call. A size-1 axis's stride is not compared
+// (eq_layout): it addresses nothing, in the plan as in the tensor.
+template <class V>
+class LastPlan {
+public:
+    const V* find(elemwise::Mode mode, std::span<const TensorLayout> inputs,
+                  const TensorLayout& dst) const {
+        if (!m_valid || mode != m_mode || inputs.size() + 1 != m_count ||
+            !dst.eq_layout(m_layouts[inputs.size()]))
+            return nullptr;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            if (!inputs[i].eq_layout(m_layouts[i]))
+                return nullptr;
+        return &m_value;
+    }
+    const V& keep(elemwise::Mode mode, std::span<const TensorLayout> inputs,
+                  const TensorLayout& dst, V value) {
+        m_mode = mode;
+        m_count = inputs.size() + 1;
+        std::copy(inputs.begin(), inputs.end(), m_layouts.begin());
+        m_layouts[inputs.size()] = dst;
+        m_value = std::move(value);
+        m_valid = true;
+        return m_value;
+    }
+
+private:
+    bool m_valid = false;
+    elemwise::Mode m_mode{};
+    size_t m_count = 0;
+    std::array<TensorLayout, kMaxOperands> m_layouts;
+    V m_value{};
+};
+
 class ElemwiseImpl final : public LoopKernel<Elemwise> {
 public:
     using LoopKernel::LoopKernel;
@@ -148,11 +185,15 @@ private:
                                        const TensorLayout& dst) {
         if (inputs.size() >= kMaxOperands || dst.is_empty() || !supported(inputs, dst))
             return std::nullopt;
+        if (auto* known = m_expansion.find(m_param.mode, inputs, dst))
+            return *known;
         std::array<TensorLayout, kMaxOperands> layouts;
         for (size_t i = 0; i < inputs.size(); ++i)
             layouts[i] = inputs[i].broadcast(dst);
         layouts[inputs.size()] = dst;
-        return expansion_of(std::span(layouts).first(inputs.size() + 1), kMaxBlock, kMinRepeats);
+        return m_expansion.keep(
+                m_param.mode, inputs, dst,
+                expansion_of(std::span(layouts).first(inputs.size() + 1), kMaxBlock, kMinRepeats));
     }
 
     // copies[i]: input i, or for an expanded one its block in the workspace, viewed with stride 0
@@ -221,18 +262,28 @@ private:
         if (!elemwise_supported(m_param.mode, data, dst.layout.dtype) &&
             !elemwise_lowp_supported(m_param.mode, data, dst.layout.dtype))
             return std::nullopt;
-        std::array<TensorLayout, kMaxOperands> layouts;
+        std::array<TensorLayout, kMaxOperands> given;
         for (size_t i = 0; i < inputs.size(); ++i) {
             // COND's condition is bool; every other input is of the data dtype.
             DType want = i < elemwise::data_input(m_param.mode) ? DType(dtype::Bool) : data;
             if (inputs[i].layout.dtype != want)
                 return std::nullopt;
-            layouts[i] = inputs[i].layout.broadcast(dst.layout);
+            given[i] = inputs[i].layout;
         }
-        layouts[inputs.size()] = dst.layout;
         if (dst.layout.is_empty())
             return std::nullopt;
+        std::span<const TensorLayout> in_layouts(given.data(), inputs.size());
+        // The expansion's copies and the inputs as given are two plans of one call: two memos.
+        for (auto* memo : {&m_rows[0], &m_rows[1]})
+            if (auto* known = memo->find(m_param.mode, in_layouts, dst.layout))
+                return *known;
+        std::array<TensorLayout, kMaxOperands> layouts;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            layouts[i] = given[i].broadcast(dst.layout);
+        layouts[inputs.size()] = dst.layout;
         auto rows = rows_of(std::span(layouts).first(inputs.size() + 1));
+        m_rows[m_next_rows].keep(m_param.mode, in_layouts, dst.layout, rows);
+        m_next_rows ^= 1;
         if (rows && !m_target_known) {
             m_target = str_cat("hwy:", elemwise_target());
             m_target_known = true;
@@ -242,6 +293,9 @@ private:
 
     std::string m_target;
     bool m_target_known = false;
+    LastPlan<std::optional<Expansion>> m_expansion;
+    std::array<LastPlan<std::optional<Rows>>, 2> m_rows;
+    size_t m_next_rows = 0;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 // which go to naive.
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "neomeg/dnn/operators/elemwise.h"
 #include "neomeg/dnn/param_base.h"
@@ -242,4 +243,46 @@ TEST_F(X86, ElemwiseClaimsEveryFloat32Mode) {
             EXPECT_TRUE(x86::elemwise_f32_supported(m)) << param::to_string(m);
         }
     }
+}
+
+// One operator object across calls, as the eager runtime keeps one per op: the plan kept for the
+// last layouts (elemwise.cpp, LastPlan) must be reused only for the same layouts and mode. Each
+// call is checked against naive: repeats (new values, same layouts), another broadcast axis,
+// a broadcast given as stride-0 view, strided inputs, another mode, size-1 axes whose strides
+// differ (they address nothing), another dtype and a scalar operand.
+TEST_F(X86, ElemwiseOneOperatorAcrossLayoutsMatchesNaive) {
+    std::mt19937 rng(41);
+    auto op = handle->create_operator<Elemwise>();
+    auto naive_handle = Handle::make_naive();
+    auto ref = naive_handle->create_operator<Elemwise>();
+    auto check = [&](Mode mode, const TensorLayout& a, const TensorLayout& b) {
+        op->param().mode = ref->param().mode = mode;
+        HostTensor ha(a), hb(b);
+        fill_uniform(ha, -3, 3, rng);
+        fill_uniform(hb, -3, 3, rng);
+        auto got = run_op(*op, {ha, hb});
+        auto want = run_op(*ref, {ha.contiguous(), hb.contiguous()});
+        EXPECT_TRUE(tensors_near(got[0], want[0], 0.0))
+                << a.to_string() << " " << b.to_string() << " " << last_kernel(*op);
+    };
+    const DType f32 = dtype::Float32, i32 = dtype::Int32;
+    const TensorLayout x({2, 4, 3, 3}, f32), chan({1, 4, 1, 1}, f32);
+    check(Mode::ADD, x, chan);
+    check(Mode::ADD, x, chan);  // the kept plan, new values
+    check(Mode::ADD, x, TensorLayout({2, 1, 3, 3}, f32));
+    check(Mode::ADD, x, TensorLayout({2, 4, 3, 3}, {0, 1, 0, 0}, f32));
+    check(Mode::ADD, TensorLayout({2, 4, 3, 3}, {36, 1, 12, 4}, f32), chan);
+    check(Mode::MUL, x, chan);
+    check(Mode::SUB, x, TensorLayout({1, 4, 1, 1}, {100, 1, 7, 9}, f32));
+    check(Mode::SUB, x, chan);
+    check(Mode::ADD, TensorLayout({2, 4, 3, 3}, i32), TensorLayout({1, 4, 1, 1}, i32));
+    // The same shapes right after the kept plan: strided, then 16-bit (another element size).
+    check(Mode::ADD, x, chan);
+    check(Mode::ADD, TensorLayout({2, 4, 3, 3}, {36, 1, 12, 4}, f32), chan);
+    check(Mode::ADD, x, chan);
+    check(Mode::ADD, TensorLayout({2, 4, 3, 3}, dtype::Float16),
+          TensorLayout({1, 4, 1, 1}, dtype::Float16));
+    check(Mode::ADD, x, TensorLayout(TensorShape{}, f32));
+    check(Mode::ADD, TensorLayout({5, 7}, f32), TensorLayout(TensorShape{}, f32));
+    check(Mode::ADD, x, chan);
 }
