@@ -1071,6 +1071,13 @@ def batch_norm(
     b = param(bias, "bias", 0.0)
     rm = param(running_mean, "running_mean", 0.0)
     rv = param(running_var, "running_var", 1.0)
+    if len({t._dtype_name for t in (w, b, rm, rv)}) > 1:
+        # Given parameters in float32 beside missing ones filled in a 16-bit input's dtype (a
+        # float32 BatchNorm without running statistics fed float16): all in float32, as the
+        # op takes a low-precision input with high-precision parameters (amp's rule below).
+        w, b, rm, rv = (
+            t if t._dtype_name == "float32" else t.astype("float32") for t in (w, b, rm, rv)
+        )
     if amp._enabled:
         # MegEngine's rule: the input in low precision, the statistics and affine parameters in
         # high precision; the output is in the input's (low) dtype.

@@ -182,9 +182,7 @@ MODULES = [
 @pytest.mark.parametrize("cls, shape, kw", MODULES)
 def test_module_eval_same_bits_as_general(general, cls, shape, kw):
     m = trained(cls(shape[1], **kw), shape)
-    # (batch statistics of a float16 input with float32 parameters fail in BatchNormForward on
-    # both paths: a separate matter)
-    for dtype in ("float32", "float16") if m.track_running_stats else ("float32",):
+    for dtype in ("float32", "float16"):
         x = mge.Tensor(inputs(shape)).astype(dtype)
         assert_same(m(x), general(lambda x=x: m(x)))
     x = inputs(shape)
@@ -281,3 +279,24 @@ def test_missing_weight_and_bias_fill_nothing_per_call(monkeypatch):
     # the kept zero is an operand only: no call returns it, and it stays zero
     assert all(o is not k for o in outs for k in kept)
     assert all(k.numpy().tolist() == 0.0 and not np.signbit(k.numpy()) for k in kept)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("track", [True, False])
+def test_low_precision_input_trains_with_float32_parameters(dtype, affine, track):
+    # A float32 module fed a 16-bit input: batch statistics of the input, parameters in float32
+    # (missing running statistics are filled in float32 then), the output in the input's dtype.
+    m = M.BatchNorm2d(4, affine=affine, track_running_stats=track)
+    xn = inputs((2, 4, 3, 3))
+    x = mge.Tensor(xn).astype(dtype)
+    y = m(x)
+    assert y.dtype == np.dtype(x.dtype)
+    x32 = x.astype("float32").numpy()
+    mean, var = x32.mean((0, 2, 3), keepdims=True), x32.var((0, 2, 3), keepdims=True)
+    tol = 2e-3 if dtype == "float16" else 2e-2
+    np.testing.assert_allclose(
+        y.astype("float32").numpy(), (x32 - mean) / np.sqrt(var + m.eps), rtol=tol, atol=tol
+    )
+    if track:
+        assert m.running_mean.dtype == np.float32
