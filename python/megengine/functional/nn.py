@@ -24,6 +24,7 @@ from ..core.tensor.array_method import (
     elemwise,
     elemwise_op,
     reduce,
+    remember_op,
     reshape,
 )
 from ..core.tensor.array_method import transpose as _dimshuffle
@@ -1506,43 +1507,88 @@ def pad(src, pad_width, mode="constant", constant_value=0.0):
     """
     fname = "pad"
     x = as_tensor(src)
-    m = _PAD_MODES.get(str(mode).lower())
+    # A loop pads the same shapes the same way every call: the op (None: nothing to pad) by the
+    # arguments as given, after the checks passed once for them.
+    key, op = None, _pad_ops
+    if type(constant_value) in (int, float) and not _is_tracing():
+        key = (pad_width, mode, constant_value, x.shape)
+        try:
+            op = _pad_ops.get(key, _pad_ops)
+        except TypeError:  # a list or an array among the arguments
+            key = None
+    if op is not _pad_ops:
+        return x if op is None else apply(op, x)[0]
+    m = _PAD_MODES.get(mode) or _PAD_MODES.get(str(mode).lower())
     if m is None:
         raise MegEngineError(f"{fname}: mode must be one of {sorted(_PAD_MODES)}, got {mode!r}")
-    widths = np.asarray(pad_width, dtype=np.int64)
-    if widths.shape == (2,):
-        widths = np.tile(widths, (x.ndim, 1))
-    if widths.ndim != 2 or widths.shape[1] != 2 or widths.shape[0] > x.ndim:
+    shape = x.shape
+    nd = len(shape)
+    pairs, single = _pad_pairs(pad_width)
+    if pairs is None or len(pairs) > nd:
         raise MegEngineError(
-            f"{fname}: pad_width {np.asarray(pad_width).tolist()} must be (before, after) pairs "
-            f"for at most the {x.ndim} dims of src {x.shape}"
+            f"{fname}: pad_width {_as_list(pad_width)} must be (before, after) pairs "
+            f"for at most the {nd} dims of src {shape}"
         )
-    if (widths < 0).any():
-        raise MegEngineError(f"{fname}: pad_width {widths.tolist()} must not be negative")
-    widths = np.concatenate([widths, np.zeros((x.ndim - widths.shape[0], 2), np.int64)])
+    if single:
+        pairs = pairs * nd  # one (before, after) for every dim
+    if any(b < 0 or a < 0 for b, a in pairs):
+        raise MegEngineError(f"{fname}: pad_width {[list(p) for p in pairs]} must not be negative")
+    pairs = list(pairs) + [(0, 0)] * (nd - len(pairs))
     if m == "REFLECT":
-        for d in range(x.ndim):
-            if widths[d].max() >= x.shape[d] and widths[d].max() > 0:
+        for d, (b, a) in enumerate(pairs):
+            if max(b, a) >= shape[d] and max(b, a) > 0:
                 raise MegEngineError(
-                    f"{fname}: reflect widths {widths[d].tolist()} must be smaller than dim {d} "
-                    f"of src {x.shape}"
+                    f"{fname}: reflect widths {[b, a]} must be smaller than dim {d} of src {shape}"
                 )
     if m == "REPLICATE":
-        for d in range(x.ndim):
-            if widths[d].max() > 0 and x.shape[d] == 0:
+        for d, (b, a) in enumerate(pairs):
+            if max(b, a) > 0 and shape[d] == 0:
                 raise MegEngineError(
-                    f"{fname}: cannot replicate the edge of empty dim {d} of {x.shape}"
+                    f"{fname}: cannot replicate the edge of empty dim {d} of {shape}"
                 )
-    if x.ndim == 0 or not widths.any():
-        return x
-    op = cached_op(
-        builtin.Padding,
-        mode=m,
-        value=float(constant_value),
-        front_offsets=tuple(int(w) for w in widths[:, 0]),
-        back_offsets=tuple(int(w) for w in widths[:, 1]),
-    )
-    return apply(op, x)[0]
+    op = None
+    if nd and any(b or a for b, a in pairs):
+        front = tuple(b for b, _ in pairs)
+        back = tuple(a for _, a in pairs)
+        op = cached_op(builtin.Padding, m, float(constant_value), front, back)
+    if key is not None:
+        remember_op(_pad_ops, key, op)
+    return x if op is None else apply(op, x)[0]
+
+
+_pad_ops = {}  # (pad_width, mode, constant_value, src shape) -> Padding op or None; bounded
+
+
+def _as_list(w):
+    try:
+        return np.asarray(w).tolist()
+    except ValueError:  # ragged
+        return w
+
+
+def _pad_pairs(pad_width):
+    """pad_width as a tuple of (before, after) int pairs and whether it was a single pair (for
+    every dim); (None, False) for another form. Ints in a list or tuple are read in Python
+    (NumPy's conversion was most of a small pad's cost); anything else (arrays, NumPy or float
+    scalars) through NumPy's int64 conversion as before."""
+    if type(pad_width) in (tuple, list) and pad_width:
+        if len(pad_width) == 2 and all(type(v) is int for v in pad_width):
+            return ((pad_width[0], pad_width[1]),), True
+        if all(
+            type(p) in (tuple, list) and len(p) == 2 and type(p[0]) is int and type(p[1]) is int
+            for p in pad_width
+        ):
+            return tuple((p[0], p[1]) for p in pad_width), False
+    try:
+        w = np.asarray(pad_width, dtype=np.int64)
+    except (TypeError, ValueError):
+        return None, False
+    single = w.shape == (2,)
+    if single:
+        w = w.reshape(1, 2)
+    if w.ndim != 2 or w.shape[1] != 2:
+        return None, False
+    return tuple((int(b), int(a)) for b, a in w.tolist()), single
 
 
 def pixel_shuffle(inp, upscale_factor):

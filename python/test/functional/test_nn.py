@@ -1085,6 +1085,42 @@ def test_pad_edges_errors_grad():
     check_grad(lambda x: F.pad(x, ((1, 2), (2, 1)), "reflect"), randn(3, 4))
 
 
+def test_pad_width_forms_and_repeated_calls():
+    # Ints in tuples and lists are read in Python, other forms through NumPy; a repeated call
+    # reuses its op (F.pad keeps it by the arguments as given). Each against np.pad.
+    x = randn(2, 3)
+    forms = [
+        ((1, 2), ((1, 2), (1, 2))),
+        ((1.0, 2.0), ((1, 2), (1, 2))),
+        (np.array([1, 2]), ((1, 2), (1, 2))),
+        ([[1, 0], [0, 2]], ((1, 0), (0, 2))),
+        (((np.int64(1), 0),), ((1, 0), (0, 0))),
+        (((0, 0), (0, 0)), ((0, 0), (0, 0))),
+    ]
+    for width, full in forms:
+        for _ in range(2):
+            out = F.pad(x, width, constant_value=-1).numpy()
+            np.testing.assert_array_equal(out, np.pad(x, full, constant_values=-1))
+    # The same widths on another shape, in another mode, with another value.
+    y = randn(4, 5)
+    np.testing.assert_array_equal(F.pad(y, (1, 2)).numpy(), np.pad(y, ((1, 2), (1, 2))))
+    np.testing.assert_array_equal(
+        F.pad(y, (1, 2), "reflect").numpy(), np.pad(y, ((1, 2), (1, 2)), "reflect")
+    )
+    np.testing.assert_array_equal(
+        F.pad(y, (1, 2), constant_value=3).numpy(), np.pad(y, ((1, 2), (1, 2)), constant_values=3)
+    )
+    # A Tensor value is read on every call, never kept with the op.
+    v = mge.Tensor(2.0)
+    assert F.pad(x, ((1, 0),), constant_value=v).numpy()[0, 0] == 2.0
+    v._reset(mge.Tensor(5.0))
+    assert F.pad(x, ((1, 0),), constant_value=v).numpy()[0, 0] == 5.0
+    # A failed check is not remembered: the same bad call fails again.
+    for _ in range(2):
+        with pytest.raises(ValueError, match="reflect widths"):
+            F.pad(x, ((2, 0),), "reflect")
+
+
 def test_pixel_shuffle():
     x = randn(2, 3, 8, 2, 3)
     r = 2
