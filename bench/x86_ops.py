@@ -11,7 +11,10 @@ backward (bench/transformer_train.py: GELU on 16x128x1024, also forward alone; e
 pow (base |x| + 0.5, exponent x) of the same 2M floats, and log, log1p (of |x| + 0.5), expm1,
 atanh (of tanh x), softplus and logsigmoid; dropout of the 16x4x128x128 attention
 probabilities, LayerNorm over 256, scaled-dot-product attention of 16x4 heads of 128x64, the
-embedding of 16x128 tokens in a 30522x256 table), and Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
+embedding of 16x128 tokens in a 30522x256 table), Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
+and GroupNorm with weight and bias, forward alone and forward and backward (the gradients of x,
+weight and bias), at the functional audit's 32x64x28x28 in 32 groups (gn_audit_*), 32x64x56x56 in
+32 (gn_56_*), 32x256x14x14 in 32 (gn_14_*) and 8x32x64x64 in 8 (gn_64_*),
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
 in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
 OMP_NUM_THREADS), one table per thread count: 1 and 2 by default, the issue's figures. PyTorch
@@ -67,6 +70,14 @@ pow_base = np.abs(ffn) + np.float32(0.5)
 # ERFINV's argument: ffn squashed into (-1, 1), denser near 0 as a probit's input would be.
 unit = np.tanh(ffn)
 table = (rng.normal(size=(30522, 256)) * 0.02).astype(np.float32)
+# GroupNorm's inputs: the functional audit's (32, 64, 28, 28) and typical CNN stages, each with
+# its group count and a per-channel weight and bias (weight around 1, bias around 0).
+gn_shapes = {"gn_audit": ((32, 64, 28, 28), 32), "gn_56": ((32, 64, 56, 56), 32),
+             "gn_14": ((32, 256, 14, 14), 32), "gn_64": ((8, 32, 64, 64), 8)}
+gn_data = {k: (rng.normal(size=s).astype(np.float32), g,
+               rng.uniform(0.5, 1.5, size=s[1]).astype(np.float32),
+               rng.uniform(-0.5, 0.5, size=s[1]).astype(np.float32))
+           for k, (s, g) in gn_shapes.items()}
 
 if fw == "neomeg":
     import megengine as mge
@@ -148,6 +159,11 @@ if fw == "neomeg":
         "layernorm_fwd_bwd": grad_case(lambda t: F.nn.layer_norm(t, 256, True, ln_w, ln_b), hid),
         "attention_fwd_bwd": grad_case(attention, *qkv),
         "embedding_fwd_bwd": grad_case(lambda w: F.embedding(T(ids), w), table),
+        **{f"{k}_fwd": (lambda v, g, gw, gb: lambda: F.nn.group_norm(v, g, True, gw, gb))(
+            T(v), g, T(gw), T(gb)) for k, (v, g, gw, gb) in gn_data.items()},
+        **{f"{k}_fwd_bwd": grad_case(
+            lambda t, gw, gb, g=gn_data[k][1]: F.nn.group_norm(t, g, True, gw, gb),
+            gn_data[k][0], *gn_data[k][2:]) for k in gn_shapes},
         "add": lambda: a + b,
         "relu": lambda: F.relu(a),
         "exp": lambda: F.exp(a),
@@ -245,6 +261,12 @@ else:
         "layernorm_fwd_bwd": grad_case(lambda t: F.layer_norm(t, (256,), ln_w, ln_b), hid),
         "attention_fwd_bwd": grad_case(attention, *qkv),
         "embedding_fwd_bwd": grad_case(lambda w: F.embedding(tids, w), table),
+        **{f"{k}_fwd": (lambda v, g, gw, gb: no_grad(lambda: F.group_norm(v, g, gw, gb)))(
+            torch.tensor(v), g, torch.tensor(gw), torch.tensor(gb))
+           for k, (v, g, gw, gb) in gn_data.items()},
+        **{f"{k}_fwd_bwd": grad_case(
+            lambda t, gw, gb, g=gn_data[k][1]: F.group_norm(t, g, gw, gb),
+            gn_data[k][0], *gn_data[k][2:]) for k in gn_shapes},
         "add": no_grad(lambda: a + b),
         "relu": no_grad(lambda: F.relu(a)),
         "exp": no_grad(lambda: torch.exp(a)),
@@ -318,6 +340,7 @@ OP_CASES = [
     "layernorm_fwd_bwd",
     "attention_fwd_bwd",
     "embedding_fwd_bwd",
+    *(f"gn_{s}_{p}" for s in ("audit", "56", "14", "64") for p in ("fwd", "fwd_bwd")),
 ]
 
 

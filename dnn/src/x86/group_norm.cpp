@@ -1,11 +1,9 @@
-// GroupNormForward and GroupNormBackward on x86: float32 with every tensor contiguous. The
-// forward splits the (sample, group) runs across OpenMP threads, each run's moments summed in
-// double vector lanes (group_norm_hwy.h; naive's formulas, another summation order); the backward
-// keeps naive's arithmetic (double, the same summation orders, so bit for bit its results) over
-// raw pointers, splitting the runs for grad, and the channels for dweight/dbias, each channel
-// summing its samples in naive's order. Other dtypes and strided tensors go to naive.
-#include <cmath>
-#include <vector>
+// GroupNormForward and GroupNormBackward on x86: float32 with every tensor contiguous, our float
+// lane loops (group_norm_hwy.h) over the (sample, group) runs split across OpenMP threads. The
+// backward leaves each (sample, channel)'s sums in the workspace and then adds them per channel
+// in sample order for dweight/dbias, the channels split across threads: the results do not
+// depend on the thread count. Other dtypes and strided tensors go to naive.
+#include <algorithm>
 
 #include "neomeg/dnn/operators/norm.h"
 #include "src/x86/group_norm_hwy.h"
@@ -70,6 +68,13 @@ class GroupNormBackwardImpl final : public LoopKernel<GroupNormBackward> {
 public:
     using LoopKernel::LoopKernel;
 
+    // Each (sample, channel)'s sum(dy) and sum(dy * xhat), in double.
+    size_t get_workspace_in_bytes(std::span<const TensorLayout> in,
+                                  std::span<const TensorLayout> out) override {
+        return std::max(LoopKernel::get_workspace_in_bytes(in, out),
+                        2 * in[1][0] * in[1][1] * sizeof(double));
+    }
+
 protected:
     void do_exec(std::span<const TensorND> in, std::span<const TensorND> out,
                  Workspace ws) override {
@@ -80,53 +85,30 @@ protected:
         Groups g = groups_of(in[1].layout, m_param.group);
         const float *dy = f32(in[0]), *x = f32(in[1]), *mean = f32(in[2]), *rstd = f32(in[3]);
         const float* w = m_param.affine ? f32(in[4]) : nullptr;
-        float* dx = f32_out(out[0]);
-        // grad: rstd * (gr - mean(gr) - xhat * mean(gr * xhat)), gr = dy * weight, per run.
+        auto* sums = reinterpret_cast<double*>(ws.ptr);
         parallel_ranges(g.count, g.count * g.size * 4, kParallelGrain, [&](size_t lo, size_t hi) {
-            std::vector<double> gr(g.size), xhat(g.size);
-            for (size_t r = lo; r < hi; ++r) {
-                double mu = mean[r], rs = rstd[r], g_mean = 0, gx_mean = 0;
-                size_t base = r * g.size, c0 = (r % g.group) * g.cpg;
-                for (size_t k = 0; k < g.size; ++k) {
-                    double dyk = dy[base + k];
-                    xhat[k] = (double(x[base + k]) - mu) * rs;
-                    gr[k] = w ? dyk * double(w[c0 + k / g.spatial]) : dyk;
-                    g_mean += gr[k];
-                    gx_mean += gr[k] * xhat[k];
-                }
-                if (g.size) {
-                    g_mean /= double(g.size);
-                    gx_mean /= double(g.size);
-                }
-                for (size_t k = 0; k < g.size; ++k)
-                    dx[base + k] = static_cast<float>(rs * (gr[k] - g_mean - xhat[k] * gx_mean));
-            }
-        });
-        if (!w) {
-            m_last = "loop";
-            return;
-        }
-        // dweight, dbias: channel c sums its samples in order, each over its spatial elements.
-        float *dw = f32_out(out[1]), *db = f32_out(out[2]);
-        size_t samples = g.count / g.group;
-        parallel_ranges(g.channels, g.count * g.size, kParallelGrain, [&](size_t lo, size_t hi) {
-            for (size_t c = lo; c < hi; ++c) {
-                double sw = 0, sb = 0;
-                for (size_t n = 0; n < samples; ++n) {
-                    size_t r = n * g.group + c / g.cpg;
-                    size_t base = r * g.size + (c % g.cpg) * g.spatial;
-                    double mu = mean[r], rs = rstd[r];
-                    for (size_t s = 0; s < g.spatial; ++s) {
-                        double dyk = dy[base + s];
-                        sw += dyk * ((double(x[base + s]) - mu) * rs);
-                        sb += dyk;
-                    }
-                }
-                dw[c] = static_cast<float>(sw);
-                db[c] = static_cast<float>(sb);
-            }
+            group_norm_grad_runs(dy, x, mean, rstd, w, f32_out(out[0]), sums, lo, hi, g.group,
+                                 g.cpg, g.spatial);
         });
         m_last = "loop";
+        if (!w)
+            return;
+        // dweight, dbias: each channel's sums over the samples in sample order, whatever the
+        // threads.
+        float *dw = f32_out(out[1]), *db = f32_out(out[2]);
+        size_t samples = g.count / g.group;
+        parallel_ranges(g.channels, 2 * samples * g.channels, kParallelGrain,
+                        [&](size_t lo, size_t hi) {
+                            for (size_t c = lo; c < hi; ++c) {
+                                double sw = 0, sb = 0;
+                                for (size_t n = 0; n < samples; ++n) {
+                                    sb += sums[2 * (n * g.channels + c)];
+                                    sw += sums[2 * (n * g.channels + c) + 1];
+                                }
+                                dw[c] = static_cast<float>(sw);
+                                db[c] = static_cast<float>(sb);
+                            }
+                        });
     }
 };
 

@@ -1,7 +1,10 @@
-// Vectorised float32 group normalisation forward (Highway, the instruction set chosen at run
-// time) over dense (N, C, spatial) data: each (sample, group) run's moments in double lanes, two
-// passes (mean, then the squared distances from it) while the run sits in L1/L2, then each
-// element by naive's double formula.
+// Vectorised float32 group normalisation (Highway, the instruction set chosen at run time) over
+// dense (N, C, spatial) data, each (sample, group) run while it sits in L1/L2. Sums run in float
+// lanes in blocks of a few hundred elements, the blocks added in double (group_norm_hwy.cpp says
+// the bound). The forward takes the mean in two steps (a first estimate m, then the mean of the
+// distances from m, which also gives the variance) and writes y = (x - m) * a_c + t_c per channel
+// c; the backward sums dy and dy * (x - mean) per channel, then writes
+// dx = dy * p_c + (x - mean) * q + t per channel.
 #pragma once
 
 #include <cstddef>
@@ -14,5 +17,13 @@ namespace neomeg::dnn::x86 {
 void group_norm_runs(const float* x, const float* weight, const float* bias, float* y, float* mean,
                      float* rstd, size_t begin, size_t end, size_t group, size_t cpg,
                      size_t spatial, double eps);
+
+// Runs [begin, end): with xhat = (x - mean) * rstd and g = dy * weight (dy without weight),
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)). For channel c of sample n (run r), sums[2 *
+// (n * C + c)] = sum(dy) and sums[2 * (n * C + c) + 1] = sum(dy * xhat) over its spatial elements:
+// dbias's and dweight's parts.
+void group_norm_grad_runs(const float* dy, const float* x, const float* mean, const float* rstd,
+                          const float* weight, float* dx, double* sums, size_t begin, size_t end,
+                          size_t group, size_t cpg, size_t spatial);
 
 }  // namespace neomeg::dnn::x86
