@@ -13,7 +13,7 @@ atanh (of tanh x), softplus and logsigmoid; dropout of the 16x4x128x128 attentio
 probabilities, LayerNorm over 256, scaled-dot-product attention of 16x4 heads of 128x64, the
 embedding of 16x128 tokens in a 30522x256 table), Resize (F.interpolate) of 32x64x56x56 to 112x112, bilinear and nearest, and bilinear's backward,
 and GroupNorm with weight and bias, forward alone and forward and backward (the gradients of x,
-weight and bias), at the functional audit's 32x64x28x28 in 32 groups (gn_audit_*), 32x64x56x56 in
+weight and bias; fresh leaves per call and dst's gradient made once, as batch normalisation's), at the functional audit's 32x64x28x28 in 32 groups (gn_audit_*), 32x64x56x56 in
 32 (gn_56_*), 32x256x14x14 in 32 (gn_14_*) and 8x32x64x64 in 8 (gn_64_*),
 each with the peak resident memory of its worker process (MiB; the inputs' and the framework's own share alike). Each framework runs
 in a process of its own on the same number of threads (PyTorch's set_num_threads, NeoMeg's
@@ -140,6 +140,17 @@ if fw == "neomeg":
     def attention(q, k, v):
         return F.matmul(F.softmax(F.matmul(q, k, transpose_b=True) * 0.125, axis=-1), v)
 
+    # As bn_fwd_bwd: fresh leaves of x, weight and bias each call, dst's gradient made once.
+    def gn_fwd_bwd(v, g, gw, gb):
+        x, w, b, dy = T(v), T(gw), T(gb), T(v)
+
+        def f():
+            xs = [x.detach(), w.detach(), b.detach()]
+            gm = GradManager().attach(xs)
+            with gm:
+                gm.backward(F.nn.group_norm(xs[0], g, True, xs[1], xs[2]), dy)
+        return f
+
     ln_w, ln_b = T(np.ones(256, np.float32)), T(np.zeros(256, np.float32))
     cases = {
         "gelu": lambda: F.nn.gelu(h),
@@ -161,9 +172,7 @@ if fw == "neomeg":
         "embedding_fwd_bwd": grad_case(lambda w: F.embedding(T(ids), w), table),
         **{f"{k}_fwd": (lambda v, g, gw, gb: lambda: F.nn.group_norm(v, g, True, gw, gb))(
             T(v), g, T(gw), T(gb)) for k, (v, g, gw, gb) in gn_data.items()},
-        **{f"{k}_fwd_bwd": grad_case(
-            lambda t, gw, gb, g=gn_data[k][1]: F.nn.group_norm(t, g, True, gw, gb),
-            gn_data[k][0], *gn_data[k][2:]) for k in gn_shapes},
+        **{f"{k}_fwd_bwd": gn_fwd_bwd(*gn_data[k]) for k in gn_shapes},
         "add": lambda: a + b,
         "relu": lambda: F.relu(a),
         "exp": lambda: F.exp(a),
@@ -241,6 +250,14 @@ else:
     def attention(q, k, v):
         return F.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
 
+    def gn_fwd_bwd(v, g, gw, gb):
+        x, w, b, dy = torch.tensor(v), torch.tensor(gw), torch.tensor(gb), torch.tensor(v)
+
+        def f():
+            xs = [t.detach().requires_grad_() for t in (x, w, b)]
+            F.group_norm(xs[0], g, xs[1], xs[2]).backward(dy)
+        return f
+
     ln_w, ln_b = torch.ones(256), torch.zeros(256)
     tids = torch.tensor(ids).long()
     cases = {
@@ -264,9 +281,7 @@ else:
         **{f"{k}_fwd": (lambda v, g, gw, gb: no_grad(lambda: F.group_norm(v, g, gw, gb)))(
             torch.tensor(v), g, torch.tensor(gw), torch.tensor(gb))
            for k, (v, g, gw, gb) in gn_data.items()},
-        **{f"{k}_fwd_bwd": grad_case(
-            lambda t, gw, gb, g=gn_data[k][1]: F.group_norm(t, g, gw, gb),
-            gn_data[k][0], *gn_data[k][2:]) for k in gn_shapes},
+        **{f"{k}_fwd_bwd": gn_fwd_bwd(*gn_data[k]) for k in gn_shapes},
         "add": no_grad(lambda: a + b),
         "relu": no_grad(lambda: F.relu(a)),
         "exp": no_grad(lambda: torch.exp(a)),
