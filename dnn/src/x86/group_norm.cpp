@@ -27,6 +27,11 @@ Groups groups_of(const TensorLayout& src, uint32_t group) {
     return {src[0] * group, cpg * spatial, spatial, cpg, group, src[1]};
 }
 
+// An output at least this large is written with non-temporal stores: it would not stay in the
+// caches anyway (as relayout.cpp's kStreamBytes), and a plain store first reads each line it
+// writes, a third more memory traffic.
+constexpr size_t kStreamBytes = size_t(8) << 20;
+
 bool all_float32_contiguous(std::span<const TensorND> a, std::span<const TensorND> b) {
     for (auto s : {a, b})
         for (const TensorND& t : s)
@@ -56,9 +61,10 @@ protected:
         Groups g = groups_of(in[0].layout, m_param.group);
         const float* w = m_param.affine ? f32(in[1]) : nullptr;
         const float* b = m_param.affine ? f32(in[2]) : nullptr;
+        const bool stream = g.count * g.size * sizeof(float) >= kStreamBytes;
         parallel_ranges(g.count, g.count * g.size * 3, kParallelGrain, [&](size_t lo, size_t hi) {
             group_norm_runs(f32(in[0]), w, b, f32_out(out[0]), f32_out(out[1]), f32_out(out[2]), lo,
-                            hi, g.group, g.cpg, g.spatial, double(m_param.eps));
+                            hi, g.group, g.cpg, g.spatial, double(m_param.eps), stream);
         });
         m_last = "loop";
     }
@@ -86,9 +92,10 @@ protected:
         const float *dy = f32(in[0]), *x = f32(in[1]), *mean = f32(in[2]), *rstd = f32(in[3]);
         const float* w = m_param.affine ? f32(in[4]) : nullptr;
         auto* sums = reinterpret_cast<double*>(ws.ptr);
+        const bool stream = g.count * g.size * sizeof(float) >= kStreamBytes;
         parallel_ranges(g.count, g.count * g.size * 4, kParallelGrain, [&](size_t lo, size_t hi) {
             group_norm_grad_runs(dy, x, mean, rstd, w, f32_out(out[0]), sums, lo, hi, g.group,
-                                 g.cpg, g.spatial);
+                                 g.cpg, g.spatial, stream);
         });
         m_last = "loop";
         if (!w)

@@ -10,8 +10,11 @@
 #include <hwy/highway.h>
 // clang-format on
 
+#include <hwy/cache_control.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "src/x86/group_norm_hwy.h"
 
@@ -145,32 +148,54 @@ void grad_sums(const float* dy, const float* x, size_t len, float m, double& a, 
     }
 }
 
+// Stores v at p, y's or dx's element i: non-temporal where `stream` (p then is vector aligned).
+HWY_INLINE void store(D d, V v, float* p, bool stream) {
+    if (stream)
+        hn::Stream(v, d, p);
+    else
+        hn::StoreU(v, d, p);
+}
+
+// Elements before out's first vector-aligned one (all of [0, len) where there are fewer): the
+// non-temporal stores need aligned addresses.
+HWY_INLINE size_t head(D d, const float* out, size_t len, bool stream) {
+    if (!stream)
+        return 0;
+    const size_t bytes = hn::Lanes(d) * sizeof(float);
+    return std::min(len,
+                    (bytes - reinterpret_cast<uintptr_t>(out) % bytes) % bytes / sizeof(float));
+}
+
 // y = (x - m) * s + t over [0, len).
-void scale_shift(const float* x, float* y, size_t len, float m, float s, float t) {
+void scale_shift(const float* x, float* y, size_t len, float m, float s, float t, bool stream) {
     const D d;
     const size_t n = hn::Lanes(d);
     const V vm = hn::Set(d, m), vs = hn::Set(d, s), vt = hn::Set(d, t);
     size_t i = 0;
+    for (const size_t h = head(d, y, len, stream); i < h; ++i)
+        y[i] = std::fma(x[i] - m, s, t);
     for (; i + 2 * n <= len; i += 2 * n) {
-        hn::StoreU(hn::MulAdd(hn::Sub(hn::LoadU(d, x + i), vm), vs, vt), d, y + i);
-        hn::StoreU(hn::MulAdd(hn::Sub(hn::LoadU(d, x + i + n), vm), vs, vt), d, y + i + n);
+        store(d, hn::MulAdd(hn::Sub(hn::LoadU(d, x + i), vm), vs, vt), y + i, stream);
+        store(d, hn::MulAdd(hn::Sub(hn::LoadU(d, x + i + n), vm), vs, vt), y + i + n, stream);
     }
     for (; i + n <= len; i += n)
-        hn::StoreU(hn::MulAdd(hn::Sub(hn::LoadU(d, x + i), vm), vs, vt), d, y + i);
+        store(d, hn::MulAdd(hn::Sub(hn::LoadU(d, x + i), vm), vs, vt), y + i, stream);
     for (; i < len; ++i)
         y[i] = std::fma(x[i] - m, s, t);
 }
 
 // dx = dy * p + (x - m) * q + t over [0, len).
 void grad_elems(const float* dy, const float* x, float* dx, size_t len, float m, float p, float q,
-                float t) {
+                float t, bool stream) {
     const D d;
     const size_t n = hn::Lanes(d);
     const V vm = hn::Set(d, m), vp = hn::Set(d, p), vq = hn::Set(d, q), vt = hn::Set(d, t);
     size_t i = 0;
+    for (const size_t h = head(d, dx, len, stream); i < h; ++i)
+        dx[i] = std::fma(dy[i], p, std::fma(x[i] - m, q, t));
     for (; i + n <= len; i += n) {
         V u = hn::MulAdd(hn::Sub(hn::LoadU(d, x + i), vm), vq, vt);
-        hn::StoreU(hn::MulAdd(hn::LoadU(d, dy + i), vp, u), d, dx + i);
+        store(d, hn::MulAdd(hn::LoadU(d, dy + i), vp, u), dx + i, stream);
     }
     for (; i < len; ++i)
         dx[i] = std::fma(dy[i], p, std::fma(x[i] - m, q, t));
@@ -178,7 +203,7 @@ void grad_elems(const float* dy, const float* x, float* dx, size_t len, float m,
 
 void GroupNormRuns(const float* x, const float* weight, const float* bias, float* y, float* mean,
                    float* rstd, size_t begin, size_t end, size_t group, size_t cpg, size_t spatial,
-                   double eps) {
+                   double eps, bool stream) {
     const size_t size = cpg * spatial;
     for (size_t r = begin; r < end; ++r) {
         const float* xr = x + r * size;
@@ -201,16 +226,18 @@ void GroupNormRuns(const float* x, const float* weight, const float* bias, float
             const double a = weight ? rs * double(weight[c0 + k]) : rs;
             const double t = (weight ? double(bias[c0 + k]) : 0.0) - shift * a;
             scale_shift(xr + k * spatial, y + r * size + k * spatial, spatial, m,
-                        static_cast<float>(a), static_cast<float>(t));
+                        static_cast<float>(a), static_cast<float>(t), stream);
         }
         mean[r] = static_cast<float>(double(m) + shift);
         rstd[r] = static_cast<float>(rs);
     }
+    if (stream)
+        hwy::FlushStream();
 }
 
 void GroupNormGradRuns(const float* dy, const float* x, const float* mean, const float* rstd,
                        const float* weight, float* dx, double* sums, size_t begin, size_t end,
-                       size_t group, size_t cpg, size_t spatial) {
+                       size_t group, size_t cpg, size_t spatial, bool stream) {
     const size_t size = cpg * spatial;
     for (size_t r = begin; r < end; ++r) {
         const size_t base = r * size, c0 = (r % group) * cpg;
@@ -238,9 +265,11 @@ void GroupNormGradRuns(const float* dy, const float* x, const float* mean, const
         for (size_t k = 0; k < cpg; ++k) {
             const double w = weight ? double(weight[c0 + k]) : 1.0;
             grad_elems(dy + base + k * spatial, x + base + k * spatial, dx + base + k * spatial,
-                       spatial, m, static_cast<float>(rs * w), q, t);
+                       spatial, m, static_cast<float>(rs * w), q, t, stream);
         }
     }
+    if (stream)
+        hwy::FlushStream();
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
@@ -254,16 +283,16 @@ HWY_EXPORT(GroupNormGradRuns);
 
 void group_norm_runs(const float* x, const float* weight, const float* bias, float* y, float* mean,
                      float* rstd, size_t begin, size_t end, size_t group, size_t cpg,
-                     size_t spatial, double eps) {
+                     size_t spatial, double eps, bool stream) {
     HWY_DYNAMIC_DISPATCH(GroupNormRuns)
-    (x, weight, bias, y, mean, rstd, begin, end, group, cpg, spatial, eps);
+    (x, weight, bias, y, mean, rstd, begin, end, group, cpg, spatial, eps, stream);
 }
 
 void group_norm_grad_runs(const float* dy, const float* x, const float* mean, const float* rstd,
                           const float* weight, float* dx, double* sums, size_t begin, size_t end,
-                          size_t group, size_t cpg, size_t spatial) {
+                          size_t group, size_t cpg, size_t spatial, bool stream) {
     HWY_DYNAMIC_DISPATCH(GroupNormGradRuns)
-    (dy, x, mean, rstd, weight, dx, sums, begin, end, group, cpg, spatial);
+    (dy, x, mean, rstd, weight, dx, sums, begin, end, group, cpg, spatial, stream);
 }
 
 }  // namespace neomeg::dnn::x86

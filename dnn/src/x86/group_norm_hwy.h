@@ -13,17 +13,18 @@ namespace neomeg::dnn::x86 {
 
 // Runs [begin, end) of `group` groups of `cpg` channels of `spatial` elements each: mean,
 // rstd = 1 / sqrt(var + eps) (biased variance), y = (x - mean) * rstd, times weight[c] plus
-// bias[c] where weight is not null (bias then is not either).
+// bias[c] where weight is not null (bias then is not either). With `stream`, y is written with
+// non-temporal stores (the caller's choice for outputs too large to stay in the caches).
 void group_norm_runs(const float* x, const float* weight, const float* bias, float* y, float* mean,
                      float* rstd, size_t begin, size_t end, size_t group, size_t cpg,
-                     size_t spatial, double eps);
+                     size_t spatial, double eps, bool stream);
 
 // Runs [begin, end): with xhat = (x - mean) * rstd and g = dy * weight (dy without weight),
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)). For channel c of sample n (run r), sums[2 *
 // (n * C + c)] = sum(dy) and sums[2 * (n * C + c) + 1] = sum(dy * xhat) over its spatial elements:
-// dbias's and dweight's parts.
+// dbias's and dweight's parts. With `stream`, dx is written with non-temporal stores.
 void group_norm_grad_runs(const float* dy, const float* x, const float* mean, const float* rstd,
                           const float* weight, float* dx, double* sums, size_t begin, size_t end,
-                          size_t group, size_t cpg, size_t spatial);
+                          size_t group, size_t cpg, size_t spatial, bool stream);
 
 }  // namespace neomeg::dnn::x86

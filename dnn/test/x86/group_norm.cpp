@@ -1,9 +1,9 @@
 // GroupNormForward and GroupNormBackward on the x86 handle against naive, at each Highway target
 // and at 1, 2 and 3 threads: with and without affine, one element per group, spatial 1 (every
 // element a vector tail), runs shorter than a vector, odd sizes, runs over several summation
-// blocks, sizes above the threading grain, a mean of 1e3 over a spread of 1 (cancellation), and
-// a run of 2^20 elements; the outputs the same at 1 and 3 threads; strided inputs and other
-// dtypes, which go to naive.
+// blocks, sizes above the threading grain, a mean of 1e3 over a spread of 1 (cancellation), a
+// run of 2^20 elements, and outputs of 8.6 MB (non-temporal stores); the outputs the same at 1 and
+// 3 threads; strided inputs and other dtypes, which go to naive.
 //
 // The tolerances follow docs/x86-backend.md ("Accuracy contracts", GroupNorm): y, mean, rstd and
 // dx within 1e-5 of max(1, |naive's|), where on data of spread about 1 the float lanes' errors
@@ -96,16 +96,17 @@ const std::vector<Case>& cases() {
             {1, {3, 4, 5}},
             {2, {3, 4, 5}},
             {4, {2, 4, 7, 3}},
-            {6, {4, 6}},                // one element per group
-            {2, {3, 8}},                // spatial 1: every channel a scalar tail
-            {1, {1, 1, 1}},             // one element in all
-            {2, {2, 4, 3}},             // runs of 6, shorter than a vector
-            {3, {2, 6, 33}},            // odd spatial with vector tails
-            {3, {3, 6, 5, 7}},          // odd channels and spatial
-            {1, {2, 2, 3001}},          // runs over several summation blocks and a tail
-            {8, {16, 64, 30, 30}},      // above the threading grain
-            {2, {2, 4, 9, 7}, 1e3f},    // a large mean over a small spread
-            {1, {1, 2, 1 << 19}, 1e3f}  // 2^20 elements in one group
+            {6, {4, 6}},                 // one element per group
+            {2, {3, 8}},                 // spatial 1: every channel a scalar tail
+            {1, {1, 1, 1}},              // one element in all
+            {2, {2, 4, 3}},              // runs of 6, shorter than a vector
+            {3, {2, 6, 33}},             // odd spatial with vector tails
+            {3, {3, 6, 5, 7}},           // odd channels and spatial
+            {1, {2, 2, 3001}},           // runs over several summation blocks and a tail
+            {8, {16, 64, 30, 30}},       // above the threading grain
+            {2, {2, 4, 9, 7}, 1e3f},     // a large mean over a small spread
+            {1, {1, 2, 1 << 19}, 1e3f},  // 2^20 elements in one group
+            {3, {2, 6, 180007}}          // 8.6 MB: non-temporal stores, odd channel starts
     };
     return c;
 }
