@@ -10,6 +10,7 @@
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
+#include "src/x86/stream_copy_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -26,11 +27,6 @@ Groups groups_of(const TensorLayout& src, uint32_t group) {
     size_t cpg = src[1] / group;
     return {src[0] * group, cpg * spatial, spatial, cpg, group, src[1]};
 }
-
-// An output at least this large is written with non-temporal stores: it would not stay in the
-// caches anyway (as relayout.cpp's kStreamBytes), and a plain store first reads each line it
-// writes, a third more memory traffic.
-constexpr size_t kStreamBytes = size_t(8) << 20;
 
 bool all_float32_contiguous(std::span<const TensorND> a, std::span<const TensorND> b) {
     for (auto s : {a, b})

@@ -16,6 +16,7 @@
 #include "src/x86/max_pool_lanes_backward_hwy.h"
 #include "src/x86/max_pool_rows_backward_hwy.h"
 #include "src/x86/parallel.h"
+#include "src/x86/stream_copy_hwy.h"
 
 namespace neomeg::dnn::x86 {
 namespace {
@@ -387,8 +388,7 @@ private:
     template <class T>
     void run_as(const T* src, const T* diff, T* grad) const {
         const size_t elems = m_n * m_lanes * m_g.in[0] * m_g.in[1] * m_g.in[2];
-        // grad past the caches (as relayout's transposes): stored around them (bfloat16).
-        constexpr size_t kStreamBytes = size_t(8) << 20;
+        // grad past the caches (kStreamBytes): stored around them (bfloat16).
         const bool stream = elems * sizeof(T) >= kStreamBytes;
         parallel_ranges(m_n, elems * 4, kParallelGrain, [&](size_t b, size_t e) {
             for (size_t n = b; n < e; ++n) {

@@ -95,11 +95,6 @@ void walk_outer(const Outer& o, size_t begin, size_t end, F&& f) {
     }
 }
 
-// A tiled copy whose dst is at least this large writes dst with non-temporal stores: it would not
-// stay in the caches anyway, and a plain store first reads the line it writes into, a third more
-// memory traffic on a transpose.
-constexpr size_t kStreamBytes = size_t(8) << 20;
-
 // A row at least this long is cut into pieces of about this many elements for the threads: a
 // contiguous tensor merges into one row (Concat or Split along the first axis, a one-hot's zeros),
 // which would otherwise run on one thread whatever its size.
