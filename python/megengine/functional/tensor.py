@@ -1281,16 +1281,30 @@ def scatter(inp, axis, index, source):
     """
     x = as_tensor(inp)
     ax = _axis("scatter", axis, max(x.ndim, 1))
-    idx = _index_tensor("scatter", index, x.device)
-    src = as_tensor(source, device=x.device)
-    if src._dtype_name != x._dtype_name:
-        src = src.astype(x._dtype_name)
+    # Tensors of the right dtypes on x's device are taken as they are, without the general
+    # conversions (each reads a CompNode, 0.3 us).
+    device = _array_method.device_name(x) if isinstance(x, Tensor) else None
+    if (
+        device is not None
+        and isinstance(index, Tensor)
+        and index._dtype_name == "int32"
+        and _array_method.device_name(index) == device
+    ):
+        idx = index
+    else:
+        idx = _index_tensor("scatter", index, x.device)
+    if device is not None and isinstance(source, Tensor) and source._dtype_name == x._dtype_name:
+        src = source
+    else:
+        src = as_tensor(source, device=x.device)
+        if src._dtype_name != x._dtype_name:
+            src = src.astype(x._dtype_name)
     _check_gather_shapes("scatter", x, ax, idx)
     if src.shape != idx.shape:
         raise MegEngineError(
             f"scatter: source shape {src.shape} differs from index shape {idx.shape}"
         )
-    out = _apply(cached_op(builtin.Scatter, axis=ax, mode="SET"), x, idx, src)[0]
+    out = _apply(cached_op(builtin.Scatter, ax, "SET"), x, idx, src)[0]
     if x is not inp:
         return out
     x._assign(out)

@@ -374,3 +374,96 @@ def test_where_with_a_scalar_gradient_and_trace():
         fn = trace(lambda t: F.where(t > 0, t, 0.25), symbolic=symbolic)
         for _ in range(2):
             np.testing.assert_array_equal(fn(mge.Tensor(a)).numpy(), np.where(a > 0, a, 0.25))
+
+
+# ---- one_hot, logsumexp and scatter: kept scalars and Tensors taken as they are -------------
+
+
+def _untraced_general(monkeypatch):
+    """one_hot's and logsumexp's fills as a trace makes them (the path before the kept zero
+    and one)."""
+    monkeypatch.setattr(F.nn, "_is_tracing", lambda: True)
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (0,), ()])
+def test_one_hot_against_numpy_and_fills(shape, monkeypatch):
+    rng = np.random.default_rng(5)
+    lab = rng.integers(0, 5, shape).astype(np.int32)
+    fast = [F.one_hot(mge.Tensor(lab), 5).numpy() for _ in range(2)]
+    want = (lab[..., None] == np.arange(5)).astype(np.int32)
+    for f in fast:
+        _same(f, want)
+    _untraced_general(monkeypatch)
+    _same(fast[0], F.one_hot(mge.Tensor(lab), 5).numpy())
+
+
+def test_one_hot_errors_and_trace():
+    with pytest.raises(Exception, match="outside"):
+        F.one_hot(mge.Tensor(np.array([0, 5], np.int32)), 5).numpy()
+    # the kept zero and one are never the result
+    a = F.one_hot(mge.Tensor(np.array([1], np.int32)), 1 + 1)
+    b = F.one_hot(mge.Tensor(np.array([0], np.int32)), 2)
+    np.testing.assert_array_equal(a.numpy(), [[0, 1]])
+    np.testing.assert_array_equal(b.numpy(), [[1, 0]])
+    for symbolic in (False, True):
+        fn = trace(lambda t: F.one_hot(t, 3), symbolic=symbolic)
+        for v in ([0, 2], [1, 1]):
+            got = fn(mge.Tensor(np.array(v, np.int32))).numpy()
+            np.testing.assert_array_equal(got, np.eye(3, dtype=np.int32)[v])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_logsumexp_against_numpy_and_fills(dtype, monkeypatch):
+    a = np.array(
+        [[1.0, 2.0, 3.0], [-np.inf, -np.inf, -np.inf], [1000.0, 1000.0, 0.0], [np.inf, 1, 2]],
+        np.float32,
+    )
+    x = mge.Tensor(a).astype(dtype)
+    fast = [F.logsumexp(x, 1), F.logsumexp(x, 0, keepdims=True)]
+    m = a.max(1, keepdims=True)
+    with np.errstate(all="ignore"):  # the rows of infinities, checked below
+        want = np.log(np.exp(a - m).sum(1)) + m[:, 0]
+    np.testing.assert_allclose(fast[0].numpy().astype(np.float32)[[0, 2]], want[[0, 2]], rtol=1e-2)
+    assert fast[0].numpy()[1] == -np.inf and fast[0].numpy()[3] == np.inf
+    _untraced_general(monkeypatch)
+    for f, s in zip(fast, [F.logsumexp(x, 1), F.logsumexp(x, 0, keepdims=True)]):
+        assert f.dtype == s.dtype and f.shape == s.shape
+        np.testing.assert_array_equal(f.numpy().view(np.uint8), s.numpy().view(np.uint8))
+
+
+def test_logsumexp_gradient():
+    a = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 4.0]], np.float32)
+    x = mge.Parameter(a)
+    gm = GradManager().attach(x)
+    with gm:
+        gm.backward(F.logsumexp(x, 1).sum())
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(x.grad.numpy(), e / e.sum(1, keepdims=True), rtol=1e-6)
+
+
+def test_scatter_tensors_as_they_are_and_the_general_forms():
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    idx = np.array([[0, 1], [2, 3], [1, 1], [5, 0]], np.int32)
+    src = np.arange(8, dtype=np.float32).reshape(4, 2) + 100
+    want = a.copy()
+    for i in range(4):
+        for j in range(2):
+            want[i, idx[i, j]] = src[i, j]
+    forms = [
+        (mge.Tensor(idx), mge.Tensor(src)),  # taken as they are
+        (mge.Tensor(idx.astype(np.int8)), mge.Tensor(src)),  # converted index
+        (mge.Tensor(idx), mge.Tensor(src.astype(np.int32))),  # converted source
+        (idx, src),  # arrays
+        (mge.Tensor(idx, device="cpu1"), mge.Tensor(src)),  # an index on another device
+    ]
+    for i, s in forms:
+        x = mge.Tensor(a)
+        out = F.scatter(x, -1, i, s)
+        assert out is x
+        _same(x.numpy(), want)
+    with pytest.raises(Exception, match="differs from index shape"):
+        F.scatter(mge.Tensor(a), 1, mge.Tensor(idx), mge.Tensor(src[:, :1]))
+    with pytest.raises(Exception, match="out of range"):
+        F.scatter(mge.Tensor(a), 2, mge.Tensor(idx), mge.Tensor(src))
+    with pytest.raises(Exception, match="must be an integer tensor"):
+        F.scatter(mge.Tensor(a), 1, mge.Tensor(idx.astype(np.float32)), mge.Tensor(src))
