@@ -415,9 +415,11 @@ def tensor_setitem(x, index, value):
     """``Tensor.__setitem__``: the assignment, then MegEngine's format rule: ``x[...] = v``
     replaces the whole tensor, format too (an array's is "default"); a partial assignment keeps
     x's (its result is row-major: channels-last again)."""
+    # A row-major x keeps its label through the fast path, whose result is row-major too.
+    if isinstance(x, Tensor) and not x._channels_last and _fast_setitem(x, index, value):
+        return
     before = x.format
-    if not _fast_setitem(x, index, value):
-        setitem(x, index, value)
+    setitem(x, index, value)
     after = before
     if index is Ellipsis:
         after = value.format if isinstance(value, Tensor) else "default"
