@@ -311,6 +311,11 @@ def test_setitem_keeps_the_format():
     a[0, 1] = 2.0
     assert x.format == "nhwc"
     np.testing.assert_array_equal(x.numpy(), a)
+    y = mge.Tensor(a, format="nchw")  # a label on row-major values: the fast path's
+    y[1] = 3.0
+    a[1] = 3.0
+    assert y.format == "nchw"
+    np.testing.assert_array_equal(y.numpy(), a)
 
 
 def test_set_plans_are_bounded(monkeypatch):
