@@ -73,7 +73,7 @@ def make_cases(fw):
         qlin = qlinear_neomeg(mge, M, q16)
         qx = qlin[0](mge.Tensor(q16))
         g, gset, lab, idx = mge.Tensor(g46), mge.Tensor(g46), mge.Tensor(lab4), mge.Tensor(idx42)
-        src = g[:, :2]
+        src, pg = g[:, :2], F.sigmoid(g)
         return {
             "add_1elem": lambda: a + b,
             "relu_1elem": lambda: F.relu(a),
@@ -118,6 +118,8 @@ def make_cases(fw):
             "logsumexp": lambda: F.logsumexp(g, 1),
             "one_hot": lambda: F.one_hot(lab, 5),
             "scatter": lambda: F.scatter(g, 1, idx, src),
+            "bce": lambda: F.nn.binary_cross_entropy(pg, g, with_logits=False),
+            "bce_logits": lambda: F.nn.binary_cross_entropy(g, g),
         }
     import torch
 
@@ -144,7 +146,7 @@ def make_cases(fw):
     qlin, qx = qlinear_torch(torch, q16)
     g, gset, idx = torch.tensor(g46), torch.tensor(g46), torch.tensor(idx42).long()
     lab = torch.tensor(lab4).long()
-    src = g[:, :2]
+    src, pg = g[:, :2], torch.sigmoid(g)
     return {
         "add_1elem": lambda: a + b,
         "relu_1elem": lambda: torch.relu(a),
@@ -183,6 +185,8 @@ def make_cases(fw):
         "logsumexp": lambda: torch.logsumexp(g, 1),
         "one_hot": lambda: tf.one_hot(lab, 5),
         "scatter": lambda: g.scatter(1, idx, src),
+        "bce": lambda: tf.binary_cross_entropy(pg, g),
+        "bce_logits": lambda: tf.binary_cross_entropy_with_logits(g, g),
     }
 
 

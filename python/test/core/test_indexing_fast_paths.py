@@ -27,7 +27,7 @@ def _general(monkeypatch):
 
 def _same(a, b):
     assert a.dtype == b.dtype and a.shape == b.shape
-    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
 def _error(fn, *args):
@@ -472,3 +472,31 @@ def test_scatter_tensors_as_they_are_and_the_general_forms():
         F.scatter(mge.Tensor(a), 2, mge.Tensor(idx), mge.Tensor(src))
     with pytest.raises(Exception, match="must be an integer tensor"):
         F.scatter(mge.Tensor(a), 1, mge.Tensor(idx.astype(np.float32)), mge.Tensor(src))
+
+
+@pytest.mark.parametrize("with_logits", [False, True])
+@pytest.mark.parametrize("label_dtype", ["float32", "float16", "int32"])
+def test_binary_cross_entropy_label_conversion(with_logits, label_dtype):
+    # a label of pred's dtype is taken without its TypeCvt copy: same bits and gradients
+    rng = np.random.default_rng(6)
+    a = rng.random((4, 6)).astype(np.float32) * 0.9 + 0.05
+    t = (rng.random((4, 6)) > 0.5).astype(np.float32)
+    p, y = mge.Parameter(a), mge.Parameter(t.astype(label_dtype))
+    gm = GradManager().attach([p, y] if label_dtype != "int32" else [p])
+    with gm:
+        loss = F.nn.binary_cross_entropy(p, y, with_logits=with_logits)
+        gm.backward(loss)
+    yf = mge.Tensor(t).astype("float32")
+    if with_logits:
+        ref = -(yf * F.logsigmoid(mge.Tensor(a)) + (1 - yf) * F.logsigmoid(-mge.Tensor(a)))
+    else:
+        ref = -(yf * F.log(mge.Tensor(a)) + (1 - yf) * F.log(1 - mge.Tensor(a)))
+    _same(loss.numpy(), ref.mean().numpy())
+    s = 1 / (1 + np.exp(-a.astype(np.float64))) if with_logits else a.astype(np.float64)
+    gp = (s - t) / a.size if with_logits else (s - t) / (s * (1 - s)) / a.size
+    np.testing.assert_allclose(p.grad.numpy(), gp, rtol=1e-4, atol=1e-7)
+    if label_dtype != "int32":
+        z = a.astype(np.float64)
+        gy = (-z if with_logits else -np.log(z / (1 - z))) / a.size
+        assert y.grad.dtype == np.dtype(label_dtype)
+        np.testing.assert_allclose(y.grad.numpy(), gy, rtol=2e-3, atol=1e-6)
