@@ -500,3 +500,17 @@ def test_binary_cross_entropy_label_conversion(with_logits, label_dtype):
         gy = (-z if with_logits else -np.log(z / (1 - z))) / a.size
         assert y.grad.dtype == np.dtype(label_dtype)
         np.testing.assert_allclose(y.grad.numpy(), gy, rtol=2e-3, atol=1e-6)
+
+
+def test_large_assignments_are_not_kept():
+    x = mge.Tensor(np.zeros((3, 5000), np.float32))
+    x[:, 1:] = 2.0  # 4999 positions: the general path, every call
+    x[1, 7] = 3.0
+    want = np.zeros((3, 5000), np.float32)
+    want[:, 1:] = 2.0
+    want[1, 7] = 3.0
+    _same(x.numpy(), want)
+    kept = [p for p in indexing._set_plans.values() if p is not None]
+    assert all(sum(t.size for t in p[1]) <= indexing._PLAN_ELEMENTS_LIMIT for p in kept)
+    key = (((None, None, None), (1, None, None)), (3, 5000), array_method.device_name(x))
+    assert indexing._set_plans[key] is None

@@ -322,9 +322,10 @@ def _is_index_array(i):
 
 # The plans of basic assignments by (index key, shape, device): the op and the index tensors,
 # made once (each is a host-to-device copy, 3.5 us) and only ever read. Bounded as the op
-# caches; index tensors longer than this many elements in all are not kept.
+# caches; index tensors of more elements in all than this are not kept (a full cache then holds
+# at most 64 MiB of them).
 _set_plans = {}
-_PLAN_ELEMENTS_LIMIT = 1 << 16
+_PLAN_ELEMENTS_LIMIT = 4096
 _SCALARS = frozenset((int, float, bool))
 
 
