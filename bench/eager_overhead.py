@@ -44,6 +44,9 @@ def make_cases(fw):
     lb = rng.integers(0, 10, size=8).astype(np.int32)
     img = rng.normal(size=(2, 4, 3, 3)).astype(np.float32)
     q16 = rng.normal(size=(8, 16)).astype(np.float32)
+    g46 = rng.random((4, 6)).astype(np.float32)
+    lab4 = np.array([1, 0, 3, 2], np.int32)
+    idx42 = np.array([[0, 1], [2, 3], [1, 1], [0, 0]], np.int32)
     if fw == "neomeg":
         import megengine as mge
         import megengine.functional as F
@@ -69,6 +72,8 @@ def make_cases(fw):
         bn_plain.eval()
         qlin = qlinear_neomeg(mge, M, q16)
         qx = qlin[0](mge.Tensor(q16))
+        g, gset, lab, idx = mge.Tensor(g46), mge.Tensor(g46), mge.Tensor(lab4), mge.Tensor(idx42)
+        src, pg = g[:, :2], F.sigmoid(g)
         return {
             "add_1elem": lambda: a + b,
             "relu_1elem": lambda: F.relu(a),
@@ -104,6 +109,17 @@ def make_cases(fw):
             "bn_eval": lambda: bn(im),
             "bn_eval_noaff": lambda: bn_plain(im),
             "qlinear": lambda: qlin[1](qx),
+            # indexing, assignment and the functional calls around them (4x6 float32, int32
+            # labels); `scatter` is in place here, PyTorch's out of place
+            "setitem": lambda: gset.__setitem__(0, 1.0),
+            "getitem_idx": lambda: g[lab],
+            "getitem_mask": lambda: g[g > 0.5],
+            "where_scalar": lambda: F.where(g > 0.5, g, 0.0),
+            "logsumexp": lambda: F.logsumexp(g, 1),
+            "one_hot": lambda: F.one_hot(lab, 5),
+            "scatter": lambda: F.scatter(g, 1, idx, src),
+            "bce": lambda: F.nn.binary_cross_entropy(pg, g, with_logits=False),
+            "bce_logits": lambda: F.nn.binary_cross_entropy(g, g),
         }
     import torch
 
@@ -128,6 +144,9 @@ def make_cases(fw):
     # context manager's own cost per call)
     bn.requires_grad_(False)
     qlin, qx = qlinear_torch(torch, q16)
+    g, gset, idx = torch.tensor(g46), torch.tensor(g46), torch.tensor(idx42).long()
+    lab = torch.tensor(lab4).long()
+    src, pg = g[:, :2], torch.sigmoid(g)
     return {
         "add_1elem": lambda: a + b,
         "relu_1elem": lambda: torch.relu(a),
@@ -159,6 +178,15 @@ def make_cases(fw):
         "bn_eval": lambda: bn(im),
         "bn_eval_noaff": lambda: bn_plain(im),
         "qlinear": lambda: qlin(qx),
+        "setitem": lambda: gset.__setitem__(0, 1.0),
+        "getitem_idx": lambda: g[lab],
+        "getitem_mask": lambda: g[g > 0.5],
+        "where_scalar": lambda: torch.where(g > 0.5, g, 0.0),
+        "logsumexp": lambda: torch.logsumexp(g, 1),
+        "one_hot": lambda: tf.one_hot(lab, 5),
+        "scatter": lambda: g.scatter(1, idx, src),
+        "bce": lambda: tf.binary_cross_entropy(pg, g),
+        "bce_logits": lambda: tf.binary_cross_entropy_with_logits(g, g),
     }
 
 

@@ -23,6 +23,7 @@ from ..core.tensor.array_method import (
     device_name,
     elemwise,
     elemwise_op,
+    kept_scalar,
     reduce,
     remember_op,
     reshape,
@@ -319,7 +320,11 @@ def logsumexp(inp, axis, keepdims=False):
     x = _float_input(x, "logsumexp")
     m = reduce(x, "max", axis, keepdims=True).detach()
     # A slice that is all -inf (or inf) has no finite max to shift by: shift by 0 there.
-    m = _where(elemwise("ISINF", m), _zeros_like(m), m)
+    if isinstance(m, Tensor) and not _is_tracing():
+        zero = kept_scalar(0.0, m._dtype_name, device_name(m))  # a Fill was 1.7 us of the call
+    else:
+        zero = _zeros_like(m)
+    m = _where(elemwise("ISINF", m), zero, m)
     s = reduce(elemwise("EXP", x - m), "sum", axis, keepdims=True)
     out = elemwise("LOG", s) + m
     if not keepdims:
@@ -1461,12 +1466,17 @@ def one_hot(inp, num_classes):
     # Zeros and ones as one broadcast element each (views, eagerly): the kernel writes dst once,
     # filling it from the repeated zero, where a filled tensor would be written, then copied.
     shape = idx.shape + (int(num_classes),)
-    zeros = _rt.apply(cached_op(builtin.Broadcast, shape=shape), _fill((), 0, "int32", idx.device))[
-        0
-    ]
-    ones = _rt.apply(
-        cached_op(builtin.Broadcast, shape=shape[:-1] + (1,)), _fill((), 1, "int32", idx.device)
-    )[0]
+    if isinstance(idx, Tensor) and not _is_tracing():
+        # The 0-d zero and one kept per device (a Fill each was a third of the call); a trace
+        # records its own fills.
+        device = device_name(idx)
+        zero = kept_scalar(0, "int32", device)
+        one = kept_scalar(1, "int32", device)
+    else:
+        zero = _fill((), 0, "int32", idx.device)
+        one = _fill((), 1, "int32", idx.device)
+    zeros = _rt.apply(cached_op(builtin.Broadcast, shape=shape), zero)[0]
+    ones = _rt.apply(cached_op(builtin.Broadcast, shape=shape[:-1] + (1,)), one)[0]
     axis = idx.ndim
     try:
         return apply(cached_op(builtin.IndexingSetOneHot, axis=axis), zeros, idx, ones)[0]

@@ -347,6 +347,29 @@ def remember_op(cache, key, op):
     return op
 
 
+_kept_scalars = {}
+_SCALAR_TYPES = (int, float, bool)
+
+
+def kept_scalar(value, dtype, device, promotes=False):
+    """A Python int, float or bool as the 0-d tensor of ``dtype`` on ``device`` that
+    ``as_tensor(value, dtype, device)`` makes, kept for the next call with the same value: making
+    one copies to the device (3.5 us), a small operand's whole op. Tensors are values, so a kept
+    one is only ever read. With ``promotes``, None where ``_promote`` would give another dtype
+    (an int tensor beside a float, bfloat16 beside any scalar). Keyed by type (1, 1.0 and True
+    are equal keys) and sign (-0.0 == 0.0); a NaN never equals its key, so it misses and is
+    stored again, which the bound covers."""
+    sign = math.copysign(1.0, value) if type(value) is float else 0
+    key = (type(value), value, dtype, device, promotes, sign)
+    t = _kept_scalars.get(key, False)
+    if t is False:
+        t = None
+        if not promotes or promote_names(dtype, scalar_dtype_for(dtype, value)) == dtype:
+            t = as_tensor(value, dtype, device)
+        remember_op(_kept_scalars, key, t)
+    return t
+
+
 def reshape_checked(x, target_shape):
     """``x`` in ``target_shape``: an int, a sequence of ints (one may be -1) or a 1-d integer
     Tensor or array of the dims, checked against ``x``'s size. Shared by ``Tensor.reshape``
@@ -567,18 +590,9 @@ class ArrayMethodMixin:
         return getitem(self, index)
 
     def __setitem__(self, index, value):
-        from .indexing import setitem
+        from .indexing import tensor_setitem
 
-        before = self.format
-        setitem(self, index, value)
-        # MegEngine's rule: x[...] = v replaces the whole tensor, format too (an array's is
-        # "default"); a partial assignment keeps x's (its result is row-major: channels-last
-        # again).
-        after = before
-        if index is Ellipsis:
-            after = value.format if isinstance(value, Tensor) else "default"
-        if self.format != after:
-            self.format = after
+        tensor_setitem(self, index, value)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -809,6 +823,7 @@ def install(cls):
     # x[k] straight into indexing.getitem: the mixin's method (which a network VarNode keeps)
     # adds a frame and an import statement per call, half of a 2 us row view. indexing imports
     # this module, so it is bound here rather than in the class body.
-    from .indexing import getitem
+    from .indexing import getitem, tensor_setitem
 
     cls.__getitem__ = getitem
+    cls.__setitem__ = tensor_setitem

@@ -16,12 +16,23 @@ import operator
 import numpy as np
 
 from .. import _imperative_rt as _rt
-from .._imperative_rt import MegEngineIndexError
+from .._imperative_rt import MegEngineError, MegEngineIndexError
 from ..ops import builtin
-from .array_method import Tensor, cached_op, is_tensor
-from .shape_dim import TracedDim
+from .array_method import (
+    _QUANTIZED,
+    Tensor,
+    as_tensor,
+    cached_op,
+    device_name,
+    is_tensor,
+    kept_scalar,
+    remember_op,
+    reshape,
+)
+from .shape_dim import TracedDim, follows_shapes
 
 apply = _rt.apply
+_is_tracing = _rt._is_tracing
 
 
 def _expand(index, ndim):
@@ -225,6 +236,10 @@ def getitem(x, index):
         key = _basic_key(index)
         if key is not None:
             return _apply_basic(x, _cached_basic_ops((x.ndim, key), x.ndim, index))
+    elif t is Tensor:
+        out = _tensor_index(x, index)
+        if out is not None:
+            return out
     index = _plain_dims(index)
     if _needs_flat(index):
         pos = _flat_positions(x, index)
@@ -241,6 +256,37 @@ def getitem(x, index):
         op = cached_op(builtin.IndexingMultiAxisVec, axes=tuple(k for k, _ in arrays))
         return apply(op, x, *idx)[0]
     return _apply_basic(x, _basic_ops(items))
+
+
+_TAKE_AXIS0 = builtin.IndexingMultiAxisVec(axes=(0,))
+_COND_TAKE = builtin.CondTake()
+
+
+def _tensor_index(x, index):
+    """``x[index]`` for an int32 index tensor (rows of x) or a bool mask of x's shape on x's
+    device, without the general path's host round trip of the index; None for anything else.
+    The int32 index goes to the op the general path applies to its host copy (the op checks
+    the range as it does there); the mask's elements come from CondTake, in the row-major
+    order of the general path's flat positions, and its count is read to cut the capacity
+    off, as ``F.cond_take`` does. Traces keep the general path: it records the index as a
+    constant."""
+    if not index.ndim or not isinstance(x, Tensor) or not x.ndim or _is_tracing():
+        return None
+    if device_name(index) != device_name(x):
+        return None
+    dt = index._dtype_name
+    if dt == "int32":
+        return apply(_TAKE_AXIS0, x, index)[0]
+    if (
+        dt == "bool"
+        and index.shape == x.shape
+        and x._dtype_name not in _QUANTIZED
+        and not follows_shapes()
+    ):
+        values, _, count = apply(_COND_TAKE, x, index)
+        n = int(count.numpy()[0])
+        return _apply_basic(values, _cached_basic_ops((None, n, None), 1, slice(n)))
+    return None
 
 
 def _basic_index_arrays(x, items):
@@ -272,6 +318,114 @@ def _is_index_array(i):
     if is_tensor(i):
         return i.ndim > 0
     return isinstance(i, (np.ndarray, list))
+
+
+# The plans of basic assignments by (index key, shape, device): the op and the index tensors,
+# made once (each is a host-to-device copy, 3.5 us) and only ever read. Bounded as the op
+# caches; index tensors of more elements in all than this are not kept (a full cache then holds
+# at most 64 MiB of them).
+_set_plans = {}
+_PLAN_ELEMENTS_LIMIT = 4096
+_SCALARS = frozenset((int, float, bool))
+
+
+def _set_plan(x, index):
+    """The op of ``x[index] = value`` for ints and plain slices, its index tensors and the
+    ndim of ``x[index]``; None where the general path must run (None or no axis to index, an
+    int out of range, which it reports). The general path indexes every axis (numpy.ix_
+    style); the axes before the first and after the last non-full item are left out, which
+    keeps the indexed axes adjacent, so the result's axes stay where NumPy puts them."""
+    try:
+        items = _expand(index, x.ndim)
+    except IndexError:
+        return None
+    full = slice(None)
+    partial = [k for k, i in enumerate(items) if i is None or i != full]
+    if not partial or any(i is None for i in items):
+        return None
+    lo, hi = partial[0], partial[-1]
+    part = items[lo : hi + 1]
+    shape = x.shape[lo : hi + 1]
+    n_kept = sum(type(i) is slice for i in part)
+    arrays, kept = [], 0
+    for i, n in zip(part, shape):
+        if type(i) is slice:
+            idx = np.arange(n, dtype=np.int32)[i]
+            dims = [1] * n_kept
+            dims[kept] = len(idx)
+            arrays.append(idx.reshape(dims))
+            kept += 1
+        else:
+            if not -n <= i < n:
+                return None
+            arrays.append(np.array(i, np.int32))  # the op counts a negative from the end
+    if sum(a.size for a in arrays) > _PLAN_ELEMENTS_LIMIT:
+        return None
+    device = x.device
+    op = cached_op(builtin.IndexingSetMultiAxisVec, tuple(range(lo, hi + 1)))
+    idx = tuple(Tensor(a, device=device) for a in arrays)
+    return op, idx, n_kept + x.ndim - len(part)
+
+
+def _fast_setitem(x, index, value):
+    """``x[index] = value`` for ints and plain slices on a Tensor outside tracing, with the
+    op and index tensors kept (``_set_plans``) and a Python scalar value kept too
+    (``kept_scalar``); False where the general path must run."""
+    t = type(index)
+    if t is int:
+        key = index
+    elif t is tuple:
+        key = _basic_key(index)
+        if key is None:
+            return False
+    elif t is slice:
+        b, e, s = index.start, index.stop, index.step
+        if not (type(b) in _PLAIN_BOUND and type(e) in _PLAIN_BOUND and type(s) in _PLAIN_BOUND):
+            return False
+        key = ((b, e, s),)
+    else:
+        return False
+    if not isinstance(x, Tensor) or x._dtype_name in _QUANTIZED or _is_tracing():
+        return False
+    device = device_name(x)
+    plan_key = (key, x.shape, device)
+    plan = _set_plans.get(plan_key, False)
+    if plan is False:
+        plan = remember_op(_set_plans, plan_key, _set_plan(x, index))
+    if plan is None:
+        return False
+    op, idx, target_ndim = plan
+    if type(value) in _SCALARS:
+        value = kept_scalar(value, x._dtype_name, device)
+    else:
+        value = as_tensor(value, dtype=x._dtype_name, device=x.device)
+        ndim = value.ndim
+        if ndim > target_ndim and all(d == 1 for d in value.shape[: ndim - target_ndim]):
+            value = reshape(value, value.shape[ndim - target_ndim :])
+    try:
+        out = apply(op, x, value, *idx)[0]
+    except MegEngineError:
+        # A value that does not broadcast: the general path raises its own error (its op
+        # names every axis), x untouched.
+        return False
+    x._assign(out)
+    return True
+
+
+def tensor_setitem(x, index, value):
+    """``Tensor.__setitem__``: the assignment, then MegEngine's format rule: ``x[...] = v``
+    replaces the whole tensor, format too (an array's is "default"); a partial assignment keeps
+    x's (its result is row-major: channels-last again)."""
+    # A row-major x keeps its label through the fast path, whose result is row-major too.
+    if isinstance(x, Tensor) and not x._channels_last and _fast_setitem(x, index, value):
+        return
+    before = x.format
+    setitem(x, index, value)
+    after = before
+    if index is Ellipsis:
+        after = value.format if isinstance(value, Tensor) else "default"
+    if x.format != after:
+        x.format = after
 
 
 def setitem(x, index, value):
