@@ -921,7 +921,6 @@ def adaptive_avg_pool2d(inp, oshp):
 
 
 _RSQRT = elemwise_op("RSQRT")
-_bn_zeros = {}  # (dtype, device) -> the 0-d zero that stands for a missing bias
 
 
 def _bn_param(t, dt, c, cshape):
@@ -970,10 +969,7 @@ def _batch_norm_inference(x, running_mean, running_var, weight, bias, eps):
         if b is None and bias is not None:
             return None
     if b is None:
-        key = (dt, device_name(x))
-        b = _bn_zeros.get(key)
-        if b is None:
-            b = _bn_zeros[key] = _fill((), 0.0, dt, key[1])
+        b = kept_scalar(0.0, dt, device_name(x))
     scale = _rt_elemwise(_RSQRT, rv + eps)
     if w is not None:
         scale = scale * w

@@ -20,6 +20,7 @@ from ..core.tensor.array_method import (
     as_tensor,
     cached_op,
     device_name,
+    kept_scalar,
     reshape,
 )
 from ..core.tensor.quant_dtype import get_scale, is_quantize
@@ -145,20 +146,13 @@ def conv_bias_activation(
     return _activate_and_requantize(acc, mode, dtype)
 
 
-_no_tensors = {}  # device -> the 0-d int32 that stands for ConvBias's absent bias or z
-
-
 def _no_tensor(like):
     # ConvBias's absent bias or z: a tensor of ndim 0. Making one per call (a host array copied
     # to the device) cost 8-10 us of a 35 us call, so one per device is kept: an operand only,
     # never returned or written. A trace gets its own, as before.
     if _is_tracing():
         return as_tensor(np.zeros((), np.int32), device=like.device)
-    device = device_name(like)
-    t = _no_tensors.get(device)
-    if t is None:
-        t = _no_tensors[device] = as_tensor(np.zeros((), np.int32), device=device)
-    return t
+    return kept_scalar(0, "int32", device_name(like))
 
 
 def batch_conv_bias_activation(
