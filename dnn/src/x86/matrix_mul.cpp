@@ -53,25 +53,39 @@ memory::dim min_other_for_pitch(memory::dim pitch) {
     return 0;  // no penalty measured: never padded
 }
 
+// B read along its rows (given transposed, stored (N, K)) at a pitch of a multiple of 1024 floats
+// cost 4-6% when N was at most 256 (a Linear layer's forward to 256 or fewer features), measured
+// at M >= 512 with the copy; more columns, or fewer rows (M of 64 and 128 lost), gained nothing.
+constexpr memory::dim kRowMajorBMaxN = 256, kRowMajorBMinM = 512;
+
 // The primitive's layout for operand `md` (A, or B where `is_b`; its dims as the primitive sees
-// them, after matmul_desc's swap): the same dims with a padded row pitch where the rule above
-// pays, else nullopt (the operand's own layout).
-std::optional<memory::desc> padded_k_major(const memory::desc& md, bool is_b, memory::dim other) {
+// them, after matmul_desc's swap): the same dims with a padded row pitch where the rules above
+// pay, else nullopt (the operand's own layout). `other` is M for B, N for A.
+std::optional<memory::desc> padded_operand(const memory::desc& md, bool is_b, memory::dim other) {
     if (md.data.data_type != dnnl_f32 || has_avx512_core())
         return std::nullopt;
     const int n = md.data.ndims;
     const memory::dim* dims = md.data.dims;
     const memory::dim* strides = md.data.format_desc.blocking.strides;
-    const int k_axis = is_b ? n - 2 : n - 1, unit_axis = is_b ? n - 1 : n - 2;
-    if (strides[unit_axis] != 1 || dims[k_axis] < 2)
+    // The axis its rows run along in memory (unit stride) and the one its pitch steps along.
+    int unit_axis = n - 1, pitch_axis = n - 2;
+    if (strides[n - 1] != 1 || dims[n - 2] < 2)
+        std::swap(unit_axis, pitch_axis);
+    if (strides[unit_axis] != 1 || dims[pitch_axis] < 2)
         return std::nullopt;
-    const memory::dim min_other = min_other_for_pitch(strides[k_axis]);
-    if (!min_other || other < min_other)
+    const memory::dim pitch = strides[pitch_axis];
+    const bool k_major = pitch_axis == (is_b ? n - 2 : n - 1);
+    if (k_major) {
+        const memory::dim min_other = min_other_for_pitch(pitch);
+        if (!min_other || other < min_other)
+            return std::nullopt;
+    } else if (!is_b || pitch % 1024 || dims[n - 1] > kRowMajorBMaxN || other < kRowMajorBMinM) {
         return std::nullopt;
+    }
     memory::dims padded(n);
     padded[unit_axis] = 1;
-    padded[k_axis] = dims[unit_axis] + kPitchPad;
-    memory::dim inner = dims[k_axis] * padded[k_axis];
+    padded[pitch_axis] = dims[unit_axis] + kPitchPad;
+    memory::dim inner = dims[pitch_axis] * padded[pitch_axis];
     for (int i = n - 3; i >= 0; --i) {
         padded[i] = inner;
         inner *= dims[i];
@@ -104,8 +118,8 @@ std::unique_ptr<PrimitivePlan> plan_matmul(HandleImpl& handle, const TensorLayou
         auto oc =
                 Operand::of(c, stage, [&](const TensorLayout& l) { return matmul_desc(l, false); });
         const int nd = oc.user_desc().data.ndims;
-        auto pa = padded_k_major(oa.user_desc(), false, oc.user_desc().data.dims[nd - 1]);
-        auto pb = padded_k_major(ob.user_desc(), true, oc.user_desc().data.dims[nd - 2]);
+        auto pa = padded_operand(oa.user_desc(), false, oc.user_desc().data.dims[nd - 1]);
+        auto pb = padded_operand(ob.user_desc(), true, oc.user_desc().data.dims[nd - 2]);
         dnnl::matmul::desc desc(pa ? *pa : oa.user_desc(), pb ? *pb : ob.user_desc(),
                                 oc.user_desc());
         std::optional<dnnl::matmul::primitive_desc> pd;

@@ -294,8 +294,9 @@ TEST_F(X86, BatchedMatrixMulRunsOneDnnAndEmptyBatchRunsNaive) {
 }
 
 // Operands stored K-major (A given transposed, B not) whose row pitch is a multiple of 128
-// floats: on AVX2 the plan copies them into a padded pitch first where the other dim is large
-// enough (matrix_mul.cpp, padded_k_major). Pitches on each side of every threshold of that rule,
+// floats, and a transposed B of few columns at a pitch of a multiple of 1024: on AVX2 the plan
+// copies them into a padded pitch first where the other dim is large enough (matrix_mul.cpp,
+// padded_operand). Pitches on each side of every threshold of those rules,
 // as dense operands and as windows of wider rows (the pitch the caller's view has), plain and
 // batched: naive's results from a oneDNN plan whatever the CPU chose.
 template <class Op>
@@ -318,7 +319,8 @@ TEST_F(X86, MatrixMulOperandsWithAPowerOfTwoPitchMatchNaive) {
     // B's pitch is N, transposed A's is M; the other dim (M for B, N for A) crosses 8, 32, 256.
     const Mnk cases[] = {{8, 1024, 24},  {7, 1024, 24},  {32, 512, 33}, {31, 512, 33},
                          {256, 256, 17}, {255, 256, 17}, {256, 384, 5}, {8, 1536, 9},
-                         {1024, 8, 19},  {512, 32, 21},  {256, 256, 2}, {1024, 1024, 1}};
+                         {1024, 8, 19},  {512, 32, 21},  {256, 256, 2}, {1024, 1024, 1},
+                         {512, 3, 1024}, {511, 3, 1024}, {600, 2, 2048}};
     for (const Mnk& s : cases)
         for (bool ta : {false, true})
             for (bool tb : {false, true})
