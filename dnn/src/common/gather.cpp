@@ -8,8 +8,8 @@ void Gather::deduce_layout(std::span<const TensorLayout> inputs, std::span<Tenso
     check_num_inputs(inputs);
     const TensorLayout &src = inputs[0], &index = inputs[1];
     NM_REQUIRE(ShapeError, src.ndim > 0, "src must have at least one dim, got ", src.to_string());
-    size_t ax = indexing::normalize_axis(m_param.axis, src.ndim, param_str());
-    indexing::check_index_dtype(index, "index", param_str());
+    size_t ax = indexing::normalize_axis(m_param.axis, src.ndim, *this);
+    indexing::check_index_dtype(index, "index", *this);
     bool ok = index.ndim == src.ndim;
     for (size_t d = 0; ok && d < src.ndim; ++d)
         ok = d == ax || index.shape[d] <= src.shape[d];

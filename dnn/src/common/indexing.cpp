@@ -4,20 +4,20 @@
 
 namespace neomeg::dnn::indexing {
 
-size_t normalize_axis(int32_t axis, size_t ndim, const std::string& who) {
+size_t normalize_axis(int32_t axis, size_t ndim, const Who& who) {
     auto n = static_cast<int64_t>(ndim);
     NM_THROW_IF(axis < -n || axis >= n, ParamError, who, ": axis ", axis,
                 " is out of range for a tensor of ", ndim, " dims");
     return static_cast<size_t>(axis < 0 ? axis + n : axis);
 }
 
-void check_index_dtype(const TensorLayout& index, const char* what, const std::string& who) {
+void check_index_dtype(const TensorLayout& index, const char* what, const Who& who) {
     NM_THROW_IF(index.dtype != dtype::Int32, DTypeError, who, ": ", what, " must be int32, got ",
                 index.to_string());
 }
 
 MultiAxisPlan plan_multi_axis(const TensorLayout& data, std::span<const TensorLayout> indices,
-                              const std::vector<int32_t>& axes, const std::string& who) {
+                              const std::vector<int32_t>& axes, const Who& who) {
     MultiAxisPlan plan;
     NM_THROW_IF(axes.empty(), ParamError, who, ": needs at least one indexed axis");
     NM_THROW_IF(indices.size() != axes.size(), ShapeError, who, ": ", axes.size(),
@@ -31,8 +31,8 @@ MultiAxisPlan plan_multi_axis(const TensorLayout& data, std::span<const TensorLa
     }
     std::vector<TensorShape> shapes;
     for (size_t k = 0; k < indices.size(); ++k) {
-        std::string what = str_cat("indices[", k, "]");
-        check_index_dtype(indices[k], what.c_str(), who);
+        NM_THROW_IF(indices[k].dtype != dtype::Int32, DTypeError, who, ": indices[", k,
+                    "] must be int32, got ", indices[k].to_string());
         shapes.push_back(indices[k]);
     }
     try {

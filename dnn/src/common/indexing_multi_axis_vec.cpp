@@ -9,7 +9,7 @@ namespace {
 // Checks value against data[indices] for the assigning forms and returns data's layout.
 TensorLayout deduce_set_layout(std::span<const TensorLayout> inputs,
                                const std::vector<int32_t>& axes, bool accumulates,
-                               const std::string& who) {
+                               const indexing::Who& who) {
     NM_THROW_IF(inputs.size() < 2, ShapeError, who,
                 ": expects data, value and one index tensor per axis, got ", inputs.size(),
                 " inputs");
@@ -35,18 +35,18 @@ void IndexingMultiAxisVec::deduce_layout(std::span<const TensorLayout> inputs,
                                          std::span<TensorLayout> outputs) {
     NM_REQUIRE(ShapeError, !inputs.empty(), "expects src and one index tensor per axis, got ",
                inputs.size(), " inputs");
-    auto plan = indexing::plan_multi_axis(inputs[0], inputs.subspan(1), m_param.axes, param_str());
+    auto plan = indexing::plan_multi_axis(inputs[0], inputs.subspan(1), m_param.axes, *this);
     outputs[0] = TensorLayout(plan.result, inputs[0].dtype);
 }
 
 void IndexingSetMultiAxisVec::deduce_layout(std::span<const TensorLayout> inputs,
                                             std::span<TensorLayout> outputs) {
-    outputs[0] = deduce_set_layout(inputs, m_param.axes, false, param_str());
+    outputs[0] = deduce_set_layout(inputs, m_param.axes, false, *this);
 }
 
 void IndexingIncrMultiAxisVec::deduce_layout(std::span<const TensorLayout> inputs,
                                              std::span<TensorLayout> outputs) {
-    outputs[0] = deduce_set_layout(inputs, m_param.axes, true, param_str());
+    outputs[0] = deduce_set_layout(inputs, m_param.axes, true, *this);
 }
 
 }  // namespace neomeg::dnn

@@ -8,7 +8,7 @@ namespace {
 
 // Shape of `data` with `axis` reduced to 1, and checks that `index` is `data` without `axis`.
 TensorShape one_hot_shape(const TensorLayout& data, const TensorLayout& index, int32_t axis,
-                          const std::string& who) {
+                          const indexing::Who& who) {
     NM_THROW_IF(data.ndim == 0, ShapeError, who, ": data must have at least one dim, got ",
                 data.to_string());
     size_t ax = indexing::normalize_axis(axis, data.ndim, who);
@@ -30,7 +30,7 @@ TensorShape one_hot_shape(const TensorLayout& data, const TensorLayout& index, i
 void IndexingOneHot::deduce_layout(std::span<const TensorLayout> inputs,
                                    std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
-    TensorShape s = one_hot_shape(inputs[0], inputs[1], m_param.axis, param_str());
+    TensorShape s = one_hot_shape(inputs[0], inputs[1], m_param.axis, *this);
     outputs[0] = TensorLayout(s, inputs[0].dtype);
 }
 
@@ -38,7 +38,7 @@ void IndexingSetOneHot::deduce_layout(std::span<const TensorLayout> inputs,
                                       std::span<TensorLayout> outputs) {
     check_num_inputs(inputs);
     const TensorLayout &data = inputs[0], &sub = inputs[2];
-    TensorShape s = one_hot_shape(data, inputs[1], m_param.axis, param_str());
+    TensorShape s = one_hot_shape(data, inputs[1], m_param.axis, *this);
     NM_REQUIRE(DTypeError, sub.dtype == data.dtype, "sub ", sub.to_string(),
                " must have the dtype of data ", data.to_string());
     NM_REQUIRE(ShapeError, sub.eq_shape(s), "sub ", sub.to_string(), " must have shape ",

@@ -9,8 +9,8 @@ void Scatter::deduce_layout(std::span<const TensorLayout> inputs, std::span<Tens
     const TensorLayout &data = inputs[0], &index = inputs[1], &src = inputs[2];
     NM_REQUIRE(ShapeError, data.ndim > 0, "data must have at least one dim, got ",
                data.to_string());
-    size_t ax = indexing::normalize_axis(m_param.axis, data.ndim, param_str());
-    indexing::check_index_dtype(index, "index", param_str());
+    size_t ax = indexing::normalize_axis(m_param.axis, data.ndim, *this);
+    indexing::check_index_dtype(index, "index", *this);
     NM_REQUIRE(DTypeError, src.dtype == data.dtype, "src ", src.to_string(),
                " must have the dtype of data ", data.to_string());
     NM_REQUIRE(DTypeError, m_param.mode != Param::Mode::ADD || !data.dtype.is_bool(),

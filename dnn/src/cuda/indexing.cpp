@@ -81,7 +81,7 @@ private:
     // inputs: src, index (src's shape without axis); output: dst (axis of size 1).
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace) override {
-        size_t axis = indexing::normalize_axis(m_param.axis, in[0].layout.ndim, param_str());
+        size_t axis = indexing::normalize_axis(m_param.axis, in[0].layout.ndim, *this);
         kern::AxisIndexArgs a{};
         a.indexed_src = in[0].raw_ptr();
         a.indexed = uncollapsed(in[0].layout);
@@ -105,7 +105,7 @@ private:
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace) override {
         const TensorND &data = in[0], &dst = out[0];
-        size_t axis = indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
+        size_t axis = indexing::normalize_axis(m_param.axis, data.layout.ndim, *this);
         if (dst.raw_ptr() != data.raw_ptr() || !dst.layout.eq_layout(data.layout)) {
             auto c = collapse_jointly({data.layout, dst.layout});
             kern::convert(data.raw_ptr(), to_kern(data.layout.dtype), c[0], dst.raw_ptr(),
@@ -134,7 +134,7 @@ private:
     // inputs: src, index (src's rank); output: dst (index's shape).
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace) override {
-        size_t axis = indexing::normalize_axis(m_param.axis, in[0].layout.ndim, param_str());
+        size_t axis = indexing::normalize_axis(m_param.axis, in[0].layout.ndim, *this);
         kern::AxisIndexArgs a{};
         a.indexed_src = in[0].raw_ptr();
         a.indexed = uncollapsed(in[0].layout);

@@ -30,8 +30,7 @@ private:
             ok = ok && walk_fits(l.total_nr_elems());
         if (!ok)
             return false;
-        auto plan =
-                indexing::plan_multi_axis(in[0], indices, this->m_param.axes, this->param_str());
+        auto plan = indexing::plan_multi_axis(in[0], indices, this->m_param.axes, *this);
         return walk_fits(plan.result.total_nr_elems());
     }
     size_t workspace_in_bytes(std::span<const TensorLayout> in,
@@ -46,7 +45,7 @@ private:
         auto indices = in.subspan(kFirstIndex);
         std::vector<size_t> axes, sizes;
         for (int32_t a : this->m_param.axes) {
-            axes.push_back(indexing::normalize_axis(a, data.layout.ndim, this->param_str()));
+            axes.push_back(indexing::normalize_axis(a, data.layout.ndim, *this));
             sizes.push_back(data.layout[axes.back()]);
         }
         m_check.run(indices, axes, sizes, true, this->param_str(), this->stream());

@@ -30,13 +30,13 @@ private:
                               std::span<const TensorLayout>) override {
         if (mode() != IndexedMode::Set)
             return 0;
-        size_t axis = indexing::normalize_axis(m_param.axis, in[0].ndim, param_str());
+        size_t axis = indexing::normalize_axis(m_param.axis, in[0].ndim, *this);
         return scatter_keys(in[0], in[1], axis) * sizeof(uint32_t);
     }
     const char* run(std::span<const TensorND> in, std::span<const TensorND> out,
                     Workspace ws) override {
         const TensorND &data = in[0], &index = in[1], &src = in[2], &dst = out[0];
-        size_t axis = indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
+        size_t axis = indexing::normalize_axis(m_param.axis, data.layout.ndim, *this);
         size_t size = data.layout[axis];
         m_check.run(in.subspan(1, 1), std::span(&axis, 1), std::span(&size, 1), false, param_str(),
                     stream());

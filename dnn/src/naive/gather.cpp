@@ -12,8 +12,8 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &src = inputs[0], &index = inputs[1], &dst = outputs[0];
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, param_str());
-        indexing::check_index_values(index, ax, src.layout.shape[ax], false, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, *this);
+        indexing::check_index_values(index, ax, src.layout.shape[ax], false, *this);
         for_each_index(index.layout, [&](const auto& idx) {
             auto sidx = idx;
             sidx[ax] =

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "src/common/indexing.h"
 #include "src/naive/iterate.h"
 
 namespace neomeg::dnn::naive::indexing {
@@ -29,7 +30,7 @@ inline void copy_tensor(const TensorND& dst, const TensorND& src) {
 // Throws IndexError `who: index v is out of bounds for axis a with size s` for the first value of
 // the int32 tensor `index` outside [0, size), or outside [-size, size) when negatives wrap.
 inline void check_index_values(const TensorND& index, size_t axis, size_t size, bool negative_wraps,
-                               const std::string& who) {
+                               const dnn::indexing::Who& who) {
     auto n = static_cast<int64_t>(size);
     for_each_offset(index.layout, [&](ptrdiff_t off) {
         int64_t v = elem<int32_t>(index, off);

@@ -28,8 +28,8 @@ public:
                  Workspace) override {
         const TensorND &src = inputs[0], &index = inputs[1], &dst = outputs[0];
         size_t ndim = src.layout.ndim;
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, ndim, param_str());
-        check_index_values(index, ax, src.layout.shape[ax], false, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, ndim, *this);
+        check_index_values(index, ax, src.layout.shape[ax], false, *this);
         for_each_index(dst.layout, [&](const auto& idx) {
             auto sidx = idx;
             sidx[ax] = index_value_at(index, idx, ndim, ax);
@@ -46,8 +46,8 @@ public:
                  Workspace) override {
         const TensorND &data = inputs[0], &index = inputs[1], &sub = inputs[2], &dst = outputs[0];
         size_t ndim = data.layout.ndim;
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, ndim, param_str());
-        check_index_values(index, ax, data.layout.shape[ax], false, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, ndim, *this);
+        check_index_values(index, ax, data.layout.shape[ax], false, *this);
         copy_tensor(dst, data);
         for_each_index(sub.layout, [&](const auto& idx) {
             auto didx = idx;

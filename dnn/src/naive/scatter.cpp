@@ -13,8 +13,8 @@ public:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace) override {
         const TensorND &data = inputs[0], &index = inputs[1], &src = inputs[2], &dst = outputs[0];
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
-        indexing::check_index_values(index, ax, data.layout.shape[ax], false, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, *this);
+        indexing::check_index_values(index, ax, data.layout.shape[ax], false, *this);
         indexing::copy_tensor(dst, data);
         // Calls write(dst_offset, src_offset) for every element of index, in row-major order.
         auto for_each_target = [&](auto&& write) {

@@ -127,7 +127,7 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &src = inputs[0], &index = inputs[1], &dst = outputs[0];
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, *this);
         GatherWalk w = walk_of(src, dst, ax);
         for (size_t d = 0; d < index.layout.ndim; ++d)
             w.index[d] = index.layout.stride[d];
@@ -149,7 +149,7 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &data = inputs[0], &index = inputs[1], &sub = inputs[2], &dst = outputs[0];
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, *this);
         GatherWalk w = walk_of(dst, sub, ax);
         for (size_t d = 0, i = 0; d < sub.layout.ndim; ++d)
             w.index[d] = d == ax ? 0 : index.layout.stride[i++];
@@ -190,7 +190,7 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &src = inputs[0], &index = inputs[1], &dst = outputs[0];
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, src.layout.ndim, *this);
         GatherWalk w = walk_of(src, dst, ax);
         // index has src's shape without ax; dst's ax has size 1, read at stride 0.
         for (size_t d = 0, i = 0; d < dst.layout.ndim; ++d)

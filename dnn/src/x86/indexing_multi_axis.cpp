@@ -47,8 +47,8 @@ struct Walk {
 
 // Builds the walk; false when an index value is out of range (or unvisited: an empty block).
 bool walk_of(const TensorLayout& data, std::span<const TensorND> indices,
-             const std::vector<int32_t>& axes, const TensorLayout& other, const std::string& who,
-             Walk& w) {
+             const std::vector<int32_t>& axes, const TensorLayout& other,
+             const dnn::indexing::Who& who, Walk& w) {
     std::vector<TensorLayout> layouts;
     for (const TensorND& t : indices)
         layouts.push_back(t.layout);
@@ -195,8 +195,8 @@ struct RowPlan {
 // index is in range; false sends the call to the general walk (and an out-of-range index on to
 // naive's error).
 bool row_plan(const TensorLayout& data, std::span<const TensorND> indices,
-              const std::vector<int32_t>& axes, const TensorLayout& other, const std::string& who,
-              RowPlan& p) {
+              const std::vector<int32_t>& axes, const TensorLayout& other,
+              const dnn::indexing::Who& who, RowPlan& p) {
     if (indices.size() != 1 || axes.size() != 1 || data.ndim == 0 ||
         (axes[0] != 0 && axes[0] != -static_cast<int32_t>(data.ndim)))
         return false;
@@ -342,7 +342,7 @@ protected:
         TensorND slice;
         if (movable(src.layout.dtype) && inputs.size() == 2 && inputs[1].layout.ndim == 1 &&
             !inputs[1].layout.is_empty() &&
-            walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), sw) &&
+            walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, *this, sw) &&
             strided_view(sw, src, slice) && relayout_copy(slice, dst)) {
             m_last = "view";
             return;
@@ -356,7 +356,7 @@ protected:
         }
         RowPlan rp;
         if (movable(src.layout.dtype) && row_form(src.layout) != RowForm::Other &&
-            row_plan(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), rp) &&
+            row_plan(src.layout, inputs.subspan(1), m_param.axes, dst.layout, *this, rp) &&
             rp.other_dense) {
             m_last = "rows";
             switch (src.layout.dtype.size()) {
@@ -372,7 +372,7 @@ protected:
         }
         Walk w;
         if (!movable(src.layout.dtype) ||
-            !walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, param_str(), w))
+            !walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, *this, w))
             return run_naive(inputs, outputs, ws);
         if (w.shape.is_empty()) {
             m_last = "loop";
@@ -423,8 +423,7 @@ protected:
         Walk w;
         // The walk addresses dst, which holds data's values: dst's strides, data's shape.
         if (!updates(data.layout.dtype) ||
-            !walk_of(dst.layout, inputs.subspan(2), this->m_param.axes, value.layout,
-                     this->param_str(), w))
+            !walk_of(dst.layout, inputs.subspan(2), this->m_param.axes, value.layout, *this, w))
             return this->run_naive(inputs, outputs, ws);
         if (!same_view && !data.layout.is_empty())
             (void)relayout_copy(data, dst);
@@ -445,7 +444,7 @@ void update_in_order(const Walk& w, void* dst, const void* value, F op) {
 // position k, as one pass over dst's rows that threads split (see the file comment).
 template <class T, class Add>
 bool add_rows(std::span<const TensorND> inputs, const TensorND& dst, bool same_view,
-              const std::vector<int32_t>& axes, const std::string& who, Add add) {
+              const std::vector<int32_t>& axes, const dnn::indexing::Who& who, Add add) {
     const TensorND &data = inputs[0], &value = inputs[1];
     RowPlan p;
     RowForm data_form = row_form(data.layout);
@@ -556,9 +555,9 @@ protected:
     bool update_rows(std::span<const TensorND> inputs, const TensorND& dst,
                      bool same_view) const override {
         if (dst.layout.dtype == dtype::Float32)
-            return add_rows<float>(inputs, dst, same_view, m_param.axes, param_str(),
+            return add_rows<float>(inputs, dst, same_view, m_param.axes, *this,
                                    [](float a, float b) { return a + b; });
-        return add_rows<int32_t>(inputs, dst, same_view, m_param.axes, param_str(), add_wrapping);
+        return add_rows<int32_t>(inputs, dst, same_view, m_param.axes, *this, add_wrapping);
     }
     void update(const Walk& w, void* dst, const void* value, DType dt) const override {
         if (dt == dtype::Float32)

@@ -85,7 +85,7 @@ protected:
     void do_exec(std::span<const TensorND> inputs, std::span<const TensorND> outputs,
                  Workspace ws) override {
         const TensorND &data = inputs[0], &index = inputs[1], &src = inputs[2], &dst = outputs[0];
-        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, param_str());
+        size_t ax = dnn::indexing::normalize_axis(m_param.axis, data.layout.ndim, *this);
         DType dt = data.layout.dtype;
         size_t esize = dt.size();
         bool add = m_param.mode == Param::Mode::ADD;
