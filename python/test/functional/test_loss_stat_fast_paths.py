@@ -379,3 +379,13 @@ def test_var_std_traced(symbolic, axis):
         z = a.astype(np.float64)
         np.testing.assert_allclose(v.numpy(), np.var(z, axis=axis), rtol=1e-5)
         np.testing.assert_allclose(s.numpy(), np.std(z, axis=axis, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_var_std_of_an_empty_tensor_as_the_general_path(axis, keepdims, monkeypatch):
+    x = mge.Tensor(np.zeros((0, 3), np.float32))
+    fast = [fn(x, axis=axis, keepdims=keepdims).numpy() for fn in (F.var, F.std)]
+    _general_var(monkeypatch)
+    for f, fn in zip(fast, (F.var, F.std)):
+        _same(f, fn(x, axis=axis, keepdims=keepdims).numpy())
