@@ -155,6 +155,34 @@ TEST_F(X86, IndexingRowsMatchNaive) {
         }
 }
 
+// The embedding form's vector row copy: every row length from one element past two vectors
+// (AVX-512's) in 1-, 2- and 4-byte elements, rows of several axes, and out-of-range indices (first,
+// last, past either end, in a block above the threading grain) raising naive's error.
+TEST_F(X86, IndexingRowsEveryLength) {
+    for (DType dt : {DType(dtype::Int8), DType(dtype::Float16), DType(dtype::Float32)}) {
+        Checker<IndexingMultiAxisVec> c(handle.get());
+        c.set_param(axes({0})).set_epsilon(0).set_dtype(0, dt).set_dtype(1, dtype::Int32);
+        c.set_range(1, -13, 13);
+        const size_t most = 2 * 64 / dt.size() + 1;
+        for (size_t len = 1; len <= most; ++len)
+            c.execs({{13, len}, {29}});
+        c.execs({{13, 3, 5}, {4, 7}});
+    }
+    auto get = handle->create_operator<IndexingMultiAxisVec>();
+    get->param() = axes({0});
+    HostTensor table(TensorShape{5, 3}, dtype::Float32);
+    table.set_values(std::vector<double>(15, 1.0));
+    for (size_t count : {size_t(1), size_t(200000)})
+        for (double bad : {5.0, -6.0, 1e6})
+            for (bool last : {false, true}) {
+                std::vector<double> v(count, 4.0);
+                v[last ? count - 1 : 0] = bad;
+                HostTensor idx(TensorShape{count}, dtype::Int32);
+                idx.set_values(v);
+                EXPECT_THROW(run_op(*get, {table, idx}), IndexError) << count << " " << bad;
+            }
+}
+
 // The row kernels run (not the general walk or naive) on float32 tables, contiguous or with the
 // gradient's broadcast zeros, and an out-of-range index raises naive's error.
 TEST_F(X86, IndexingRowsReportAndRange) {
