@@ -49,22 +49,24 @@ struct PadRows {
     template <class T>
     void write(const T* src, T* dst) const {
         parallel_ranges(rows, rows * width, kParallelGrain, [&](size_t b, size_t e) {
+            // Row r's index over the outer axes and the src offset of its row, kept as r steps.
             std::array<size_t, TensorLayout::MAX_NDIM> idx{};
+            ptrdiff_t off = 0;
             for (size_t k = ndim - 1, rest = b; k-- > 0;) {
                 idx[k] = rest % shape[k];
                 rest /= shape[k];
+                off += offsets[start[k] + idx[k]];
             }
             const ptrdiff_t* cols = offsets.data() + start[ndim - 1];
             for (size_t r = b; r < e; ++r) {
-                T* d = dst + r * width;
-                ptrdiff_t off = 0;
-                for (size_t k = 0; k + 1 < ndim; ++k)
-                    off += offsets[start[k] + idx[k]];
-                write_row(src + off, d, cols);
+                write_row(src + off, dst + r * width, cols);
                 for (size_t k = ndim - 1; k-- > 0;) {
-                    if (++idx[k] < shape[k])
+                    off -= offsets[start[k] + idx[k]];
+                    if (++idx[k] == shape[k])
+                        idx[k] = 0;
+                    off += offsets[start[k] + idx[k]];
+                    if (idx[k] != 0)
                         break;
-                    idx[k] = 0;
                 }
             }
         });
