@@ -309,6 +309,30 @@ bool strided_view(const Walk& w, const TensorND& src, TensorND& view) {
     return true;
 }
 
+// Whether a 1-d index tensor's values, wrapped into [0, n), step by one amount: strided_view's
+// form. Its walk first tables every index's offset, which for the embedding form with 1-d indices
+// took as long as the row copies; indices that are no progression stop here at the first step that
+// differs.
+bool progression(const TensorND& index, const TensorLayout& data, int32_t axis) {
+    const auto nd = static_cast<int32_t>(data.ndim);
+    if (axis < -nd || axis >= nd)
+        return true;  // the walk raises the operator's error
+    const auto n =
+            static_cast<int64_t>(data.shape[static_cast<size_t>(axis < 0 ? axis + nd : axis)]);
+    const auto* v = static_cast<const int32_t*>(index.raw_ptr());
+    const ptrdiff_t st = index.layout.stride[0];
+    const size_t count = index.layout.shape[0];
+    auto at = [&](size_t j) {
+        int64_t x = v[static_cast<ptrdiff_t>(j) * st];
+        return x < 0 ? x + n : x;
+    };
+    const int64_t step = count > 1 ? at(1) - at(0) : 0;
+    for (size_t j = 1; j < count; ++j)
+        if (at(j) - at(j - 1) != step)
+            return false;
+    return true;
+}
+
 template <class T>
 void gather(const Walk& w, const void* src, void* dst) {
     const auto* s = static_cast<const T*>(src);
@@ -332,7 +356,8 @@ protected:
         Walk sw;
         TensorND slice;
         if (movable(src.layout.dtype) && inputs.size() == 2 && inputs[1].layout.ndim == 1 &&
-            !inputs[1].layout.is_empty() &&
+            !inputs[1].layout.is_empty() && m_param.axes.size() == 1 &&
+            progression(inputs[1], src.layout, m_param.axes[0]) &&
             walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, *this, sw) &&
             strided_view(sw, src, slice) && relayout_copy(slice, dst)) {
             m_last = "view";

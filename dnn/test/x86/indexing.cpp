@@ -310,13 +310,11 @@ TEST_F(X86, IndexingSlicesRunAsViews) {
     std::vector<double> first1000(1000);
     for (size_t i = 0; i < first1000.size(); ++i)
         first1000[i] = double(i);
-    const std::vector<Slice> slices = {{{4, 9, 6}, 0, {1, 2, 3}},
-                                       {{4, 9, 6}, 1, {0, 3, 6}},
-                                       {{4, 9, 6}, 2, {5, 4, 3, 2, 1, 0}},
-                                       {{4, 9, 6}, 1, {-9, -8, -7, -6}},
-                                       {{4, 9, 6}, 2, {4}},
-                                       {{31, 67}, 1, {66, 63, 60, 57, 54}},
-                                       {{1024, 2048}, 1, first1000}};
+    const std::vector<Slice> slices = {
+            {{4, 9, 6}, 0, {1, 2, 3}},           {{4, 9, 6}, 1, {0, 3, 6}},
+            {{4, 9, 6}, 2, {5, 4, 3, 2, 1, 0}},  {{4, 9, 6}, 1, {-9, -8, -7, -6}},
+            {{4, 9, 6}, 1, {6, -2, 8}},          {{4, 9, 6}, 2, {4}},
+            {{31, 67}, 1, {66, 63, 60, 57, 54}}, {{1024, 2048}, 1, first1000}};
     for (const Slice& s : slices)
         for (DType dt : {dtype::Float32, dtype::Float16, dtype::Int8}) {
             SCOPED_TRACE(testing::Message() << s.data.to_string() << " axis " << s.axis);
@@ -338,4 +336,9 @@ TEST_F(X86, IndexingSlicesRunAsViews) {
     auto src = HostTensor::from({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
     auto idx = HostTensor::from({3}, {0, 1, 3}, dtype::Int32);
     EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({1}), {src, idx}, {}, 0), "loop");
+    // A progression up to its last step is no slice: the embedding form's rows on axis 0.
+    auto rows = HostTensor::from({5, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+    auto almost = HostTensor::from({4}, {0, 1, 2, 4}, dtype::Int32);
+    EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({0}), {rows, almost}, {}, 0),
+              "rows");
 }
