@@ -7,6 +7,7 @@
 // fallback. The embedding form (axis 0, whole rows) has cases of its own.
 #include "neomeg/dnn/operators/indexing.h"
 #include "src/x86/exec_report.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -155,19 +156,26 @@ TEST_F(X86, IndexingRowsMatchNaive) {
         }
 }
 
-// The embedding form's vector row copy: every row length from one element past two vectors
-// (AVX-512's) in 1-, 2- and 4-byte elements, rows of several axes, and out-of-range indices (first,
-// last, past either end, in a block above the threading grain) raising naive's error.
+// The embedding form's vector row copy at each Highway target: every row length from one element
+// past two vectors (AVX-512's) in 1-, 2- and 4-byte elements, rows of several axes, and
+// out-of-range indices (first, last, past either end, in a block above the threading grain)
+// raising naive's error.
 TEST_F(X86, IndexingRowsEveryLength) {
-    for (DType dt : {DType(dtype::Int8), DType(dtype::Float16), DType(dtype::Float32)}) {
-        Checker<IndexingMultiAxisVec> c(handle.get());
-        c.set_param(axes({0})).set_epsilon(0).set_dtype(0, dt).set_dtype(1, dtype::Int32);
-        c.set_range(1, -13, 13);
-        const size_t most = 2 * 64 / dt.size() + 1;
-        for (size_t len = 1; len <= most; ++len)
-            c.execs({{13, len}, {29}});
-        c.execs({{13, 3, 5}, {4, 7}});
-    }
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (DType dt :
+                     {DType(dtype::Int8), DType(dtype::Float16), DType(dtype::Float32)}) {
+                    Checker<IndexingMultiAxisVec> c(handle.get());
+                    c.set_param(axes({0})).set_epsilon(0).set_dtype(0, dt).set_dtype(1,
+                                                                                     dtype::Int32);
+                    c.set_range(1, -13, 13);
+                    const size_t most = 2 * 64 / dt.size() + 1;
+                    for (size_t len = 1; len <= most; ++len)
+                        c.execs({{13, len}, {29}});
+                    c.execs({{13, 3, 5}, {4, 7}});
+                }
+            });
+    EXPECT_GE(ran, 1u);
     auto get = handle->create_operator<IndexingMultiAxisVec>();
     get->param() = axes({0});
     HostTensor table(TensorShape{5, 3}, dtype::Float32);
