@@ -4,10 +4,11 @@ One command builds bench/stream_bench.cpp (the CMake target neomeg_stream_bench,
 configured build directory) and runs it: add, mul, relu and exp on 16M float32 and the sum of
 all 16M, float32 <-> float16 and float32 <-> bfloat16 (TypeCvt), a 4096 x 4096 float32
 transpose and NCHW <-> NHWC permutations of 64-channel 64 x 64 images (Relayout: batched
-transposes), each timed
-through the x86 handle's operators, against a STREAM triad (a = b + s * c, an
-OpenMP parallel-for over the same threads) measured in the same process. Bytes are counted as
-STREAM counts them, so a kernel that streams memory as well as the triad scores 1.0; the target
+transposes), F.pad of 64-channel 28 x 28 images by one pixel (Padding, CONSTANT) and F.embedding
+of a 2048 x 32 table (IndexingMultiAxisVec on axis 0), each timed through the x86 handle's
+operators, against a STREAM triad (a = b + s * c, an OpenMP parallel-for over the same threads)
+and a STREAM copy (a = b, the bound of the padding and the embedding, which only move bytes)
+measured in the same process. Bytes are counted as STREAM counts them, so a kernel that streams memory as well as the triad scores 1.0; the target
 is 0.8. The cases run interleaved (one call of each per repetition), so that a change in the
 machine's load reaches all of them alike.
 

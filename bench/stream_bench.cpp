@@ -18,8 +18,10 @@
 
 #include "neomeg/dnn/handle.h"
 #include "neomeg/dnn/operators/elemwise.h"
+#include "neomeg/dnn/operators/indexing.h"
 #include "neomeg/dnn/operators/reduce.h"
 #include "neomeg/dnn/operators/tensor_basic.h"
+#include "neomeg/dnn/operators/tensor_shape.h"
 
 using namespace neomeg::dnn;
 
@@ -73,6 +75,14 @@ struct Array {
     float* p;
     size_t n;
 };
+
+// STREAM's Copy (a = b): the bandwidth of a plain copy, the bound of Padding's and the embedding's
+// data movement.
+void copy(float* a, const float* b, size_t n) {
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; ++i)
+        a[i] = b[i];
+}
 
 void triad(float* a, const float* b, const float* c, float s, size_t n) {
 #pragma omp parallel for simd schedule(static)
@@ -159,10 +169,31 @@ int main(int argc, char** argv) {
         };
     };
 
+    // F.pad of 64-channel 28 x 28 images by one pixel (CONSTANT mode), as many as the padded
+    // images fit in n elements, and F.embedding of a 2048 x 32 table by n / 32 indices: both
+    // only move bytes, so they are measured against copy.
+    const size_t pads = n / (64 * 30 * 30);
+    auto pad_op = handle->create_operator<Padding>();
+    pad_op->param().front_offsets = {0, 0, 1, 1};
+    pad_op->param().back_offsets = {0, 0, 1, 1};
+    TensorND pad_src(b.p, TensorLayout({std::max<size_t>(pads, 1), 64, 28, 28}, dtype::Float32)),
+            pad_dst(out.p, TensorLayout({std::max<size_t>(pads, 1), 64, 30, 30}, dtype::Float32));
+    const size_t lookups = n / 32;
+    Array index(lookups + 1, 0.0f);
+    for (size_t i = 0; i < lookups; ++i)
+        reinterpret_cast<int32_t*>(index.p)[i] = static_cast<int32_t>((i * 2654435761u) % 2048);
+    auto emb_op = handle->create_operator<IndexingMultiAxisVec>();
+    emb_op->param().axes = {0};
+    TensorND emb_in[] = {TensorND(a.p, TensorLayout({2048, 32}, dtype::Float32)),
+                         TensorND(index.p,
+                                  TensorLayout({std::max<size_t>(lookups, 1)}, dtype::Int32))},
+             emb_dst(out.p, TensorLayout({std::max<size_t>(lookups, 1), 32}, dtype::Float32));
+
     std::printf("{\"threads\": %d, \"elements\": %zu}\n", omp_get_max_threads(), n);
     using M = param::Elemwise::Mode;
     std::vector<Case> cases = {
             {"triad", 12 * n, [&] { triad(a.p, b.p, c.p, 3.0f, n); }, {}},
+            {"copy", 8 * n, [&] { copy(out.p, b.p, n); }, {}},
             {"add", 12 * n, elemwise(M::ADD, {{b.p, vec}, {c.p, vec}}), {}},
             {"mul", 12 * n, elemwise(M::MUL, {{b.p, vec}, {c.p, vec}}), {}},
             {"relu", 8 * n, elemwise(M::RELU, {{b.p, vec}}), {}},
@@ -207,6 +238,16 @@ int main(int argc, char** argv) {
         cases.push_back({"t64x3136_f16", 20 * 4 * 64 * 3136, small(h64_src, h64_dst), {}});
         cases.push_back({"t64x3136_i8", 20 * 2 * 64 * 3136, small(b64_src, b64_dst), {}});
     }
+    if (pads > 0)
+        cases.push_back({"pad_constant",
+                         4 * pads * 64 * (28 * 28 + 30 * 30),
+                         [&] { pad_op->exec(std::span(&pad_src, 1), std::span(&pad_dst, 1)); },
+                         {}});
+    if (n >= 2048 * 32)  // the table is read from a
+        cases.push_back({"embedding",
+                         4 * lookups * 33,
+                         [&] { emb_op->exec(emb_in, std::span(&emb_dst, 1)); },
+                         {}});
     time_all(cases, reps);
     for (auto& each : cases)
         report(each.name, each.bytes, timing_of(each.seconds));

@@ -11,15 +11,16 @@
 //
 // The embedding form, one index tensor on axis 0 (F.embedding and its gradient, a 16x128 batch
 // of tokens into a 30522x256 table), moves whole rows of the trailing axes instead: the read
-// copies one row per index (with contiguous indices and dst straight from the index values, once
-// one min/max pass has checked them; else through a plan of rows and dst offsets), and INCR sorts
-// the index positions by row (stably, a counting sort) so that threads own disjoint ranges of dst's
-// rows. Each thread writes each of its rows once: data's row, plus every value row that names it,
-// added in naive's order. The sums are naive's bit for bit whatever the number of threads, and the
-// copy of data (the gradient's zeros, given as a broadcast scalar) is no longer a serial pass of
-// its own before the updates.
+// copies one row per index (with contiguous indices and dst straight from the index values, each
+// checked as its row is copied in vectors, index_rows_hwy.h; else through a plan of rows and dst
+// offsets), and INCR sorts the index positions by row (stably, a counting sort) so that threads
+// own disjoint ranges of dst's rows. Each thread writes each of its rows once: data's row, plus
+// every value row that names it, added in naive's order. The sums are naive's bit for bit whatever
+// the number of threads, and the copy of data (the gradient's zeros, given as a broadcast scalar)
+// is no longer a serial pass of its own before the updates.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "neomeg/dnn/operators/indexing.h"
 #include "src/common/indexing.h"
 #include "src/x86/handle.h"
+#include "src/x86/index_rows_hwy.h"
 #include "src/x86/loop_kernel.h"
 #include "src/x86/parallel.h"
 #include "src/x86/relayout_copy.h"
@@ -251,33 +253,22 @@ void gather_rows(const RowPlan& p, const TensorLayout& src_l, const void* src, v
 }
 
 // The embedding form read into a contiguous dst from contiguous indices and data of dense rows:
-// dst row k is data's row v[k], copied straight from the index values once all are checked (an
+// dst row k is data's row v[k], each index checked as its row is copied (index_rows_hwy.h; an
 // index out of range: false, and naive raises). The row plan's tables of rows and dst offsets
 // (65536 entries each for 1024x64 lookups into 32-float rows) took longer than the copies: 0.56x
 // PyTorch (docs/x86-backend-log.md, "Padding in one pass").
 bool copy_indexed_rows(const TensorND& data, const TensorND& index, const TensorND& dst) {
     const auto* v = static_cast<const int32_t*>(index.raw_ptr());
     const size_t count = index.layout.total_nr_elems();
-    int32_t lo = 0, hi = 0;
-    for (size_t k = 0; k < count; ++k) {
-        lo = std::min(lo, v[k]);
-        hi = std::max(hi, v[k]);
-    }
     const auto n = static_cast<int64_t>(data.layout.shape[0]);
-    if (lo < -n || hi >= n)
-        return false;
-    const auto* s = static_cast<const std::byte*>(data.raw_ptr());
-    auto* d = static_cast<std::byte*>(dst.raw_ptr());
     const size_t size = data.layout.dtype.size(), len = data.layout.total_nr_elems() / size_t(n);
-    const size_t row = len * size;
     const ptrdiff_t rs = data.layout.stride[0] * static_cast<ptrdiff_t>(size);
+    std::atomic<bool> in_range{true};
     parallel_ranges(count, count * len, kParallelGrain, [&](size_t b, size_t e) {
-        for (size_t k = b; k < e; ++k) {
-            int64_t r = v[k] < 0 ? v[k] + n : v[k];
-            std::memcpy(d + k * row, s + r * rs, row);
-        }
+        if (copy_rows_by_index(dst.raw_ptr(), data.raw_ptr(), rs, len * size, n, v, b, e) != e)
+            in_range.store(false, std::memory_order_relaxed);
     });
-    return true;
+    return in_range.load(std::memory_order_relaxed);
 }
 
 // Whether the call is the embedding form that copy_indexed_rows takes.
@@ -318,6 +309,30 @@ bool strided_view(const Walk& w, const TensorND& src, TensorND& view) {
     return true;
 }
 
+// Whether a 1-d index tensor's values, wrapped into [0, n), step by one amount: strided_view's
+// form. Its walk first tables every index's offset, which for the embedding form with 1-d indices
+// took as long as the row copies; indices that are no progression stop here at the first step that
+// differs.
+bool progression(const TensorND& index, const TensorLayout& data, int32_t axis) {
+    const auto nd = static_cast<int32_t>(data.ndim);
+    if (axis < -nd || axis >= nd)
+        return true;  // the walk raises the operator's error
+    const auto n =
+            static_cast<int64_t>(data.shape[static_cast<size_t>(axis < 0 ? axis + nd : axis)]);
+    const auto* v = static_cast<const int32_t*>(index.raw_ptr());
+    const ptrdiff_t st = index.layout.stride[0];
+    const size_t count = index.layout.shape[0];
+    auto at = [&](size_t j) {
+        int64_t x = v[static_cast<ptrdiff_t>(j) * st];
+        return x < 0 ? x + n : x;
+    };
+    const int64_t step = count > 1 ? at(1) - at(0) : 0;
+    for (size_t j = 1; j < count; ++j)
+        if (at(j) - at(j - 1) != step)
+            return false;
+    return true;
+}
+
 template <class T>
 void gather(const Walk& w, const void* src, void* dst) {
     const auto* s = static_cast<const T*>(src);
@@ -341,7 +356,8 @@ protected:
         Walk sw;
         TensorND slice;
         if (movable(src.layout.dtype) && inputs.size() == 2 && inputs[1].layout.ndim == 1 &&
-            !inputs[1].layout.is_empty() &&
+            !inputs[1].layout.is_empty() && m_param.axes.size() == 1 &&
+            progression(inputs[1], src.layout, m_param.axes[0]) &&
             walk_of(src.layout, inputs.subspan(1), m_param.axes, dst.layout, *this, sw) &&
             strided_view(sw, src, slice) && relayout_copy(slice, dst)) {
             m_last = "view";

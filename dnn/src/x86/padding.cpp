@@ -1,11 +1,11 @@
 // Padding and PaddingBackward on x86. The forward into a contiguous dst from a src whose rows are
-// dense (any outer strides), of 1-, 2- or 4-byte elements (every dtype it takes), writes dst once,
-// row by row
-// (`padding_rows.h`): the border in CONSTANT mode is the value converted to the dtype as naive
-// converts it, in REFLECT and REPLICATE the src elements it mirrors or repeats. Otherwise it copies
-// src into dst's interior view through relayout_copy (rows, tiles or strided walks, threaded when
-// large), then fills the border: in CONSTANT mode (any dtype, any dst strides) by filling all of
-// dst before the copy; in REFLECT and REPLICATE mode slab by slab, the last axis first: a border
+// dense (any outer strides), of 1-, 2- or 4-byte elements (every dtype it takes), writes dst once:
+// in CONSTANT mode src's rows in vector moves, each after the run of border before it, the value
+// converted to the dtype as naive converts it (`padding_constant_hwy.h`); in REFLECT and REPLICATE
+// row by row, the border the src elements it mirrors or repeats (`padding_rows.h`). Otherwise it
+// copies src into dst's interior view through relayout_copy (rows, tiles or strided walks, threaded
+// when large), then fills the border: in CONSTANT mode (any dtype, any dst strides) by filling all
+// of dst before the copy; in REFLECT and REPLICATE mode slab by slab, the last axis first: a border
 // slab along axis d is a copy of the interior slab it mirrors or repeats, over the interior of the
 // axes before d (the ones not filled yet) and the whole of the axes after it (filled already). The
 // backward of CONSTANT copies diff's interior view into grad; that of REFLECT and REPLICATE
@@ -20,8 +20,10 @@
 
 #include "neomeg/dnn/operators/tensor_shape.h"
 #include "src/naive/type_cvt.h"
+#include "src/x86/fill_hwy.h"
 #include "src/x86/handle.h"
 #include "src/x86/loop_kernel.h"
+#include "src/x86/padding_constant_hwy.h"
 #include "src/x86/padding_rows.h"
 #include "src/x86/parallel.h"
 #include "src/x86/relayout_copy.h"
@@ -94,20 +96,17 @@ private:
             return false;
         if (d.is_empty())
             return true;
+        if (m_param.mode == Mode::CONSTANT) {
+            constant_rows(src, dst);
+            return true;
+        }
         const Mode mode = m_param.mode;
         PadRows rows(s, d, m_param, [mode](int64_t n, int64_t front, int64_t j) {
-            return mode == Mode::CONSTANT ? static_cast<size_t>(j - front)
-                                          : source_index(mode, n, front, j);
+            return source_index(mode, n, front, j);
         });
-        alignas(4) std::byte one[4] = {};
-        if (mode == Mode::CONSTANT)
-            naive::store_scalar(TensorND(one, TensorLayout({1}, d.dtype)), 0,
-                                naive::Scalar::of_float(m_param.value));
         auto run = [&](auto zero) {
             using T = decltype(zero);
-            T value;
-            std::memcpy(&value, one, sizeof(T));
-            rows.write(static_cast<const T*>(src.raw_ptr()), static_cast<T*>(dst.raw_ptr()), value);
+            rows.write(static_cast<const T*>(src.raw_ptr()), static_cast<T*>(dst.raw_ptr()));
         };
         if (size == 1)
             run(uint8_t{});
@@ -116,6 +115,42 @@ private:
         else
             run(uint32_t{});
         return true;
+    }
+
+    // CONSTANT mode's rows (padding_constant_hwy.h), split across the threads; an empty src is
+    // all border.
+    void constant_rows(const TensorND& src, const TensorND& dst) const {
+        const TensorLayout &s = src.layout, &d = dst.layout;
+        const size_t size = d.dtype.size();
+        alignas(4) std::byte one[4] = {};
+        naive::store_scalar(TensorND(one, TensorLayout({1}, d.dtype)), 0,
+                            naive::Scalar::of_float(m_param.value));
+        ConstantPadRows p;
+        p.src = static_cast<const std::byte*>(src.raw_ptr());
+        p.dst = static_cast<std::byte*>(dst.raw_ptr());
+        p.elem = size;
+        p.value = one;
+        p.ndim = s.ndim;
+        p.rows = 1;
+        for (size_t k = 0; k < s.ndim; ++k) {
+            p.shape[k] = s.shape[k];
+            p.src_step[k] = s.stride[k] * static_cast<ptrdiff_t>(size);
+            p.dst_step[k] = static_cast<size_t>(d.stride[k]) * size;
+            p.origin += static_cast<size_t>(m_param.front_offsets[k]) * p.dst_step[k];
+            if (k + 1 < s.ndim)
+                p.rows *= s.shape[k];
+        }
+        p.dst_bytes = d.total_nr_elems() * size;
+        p.row_bytes = s.shape[s.ndim - 1] * size;
+        const size_t work = p.dst_bytes / sizeof(float);  // the grain counts float32 elements
+        if (p.rows == 0) {
+            parallel_ranges(p.dst_bytes / size, work, kParallelGrain, [&](size_t b, size_t e) {
+                fill_elements(p.dst + b * size, one, size, (e - b) * size);
+            });
+            return;
+        }
+        parallel_ranges(p.rows, work, kParallelGrain,
+                        [&](size_t b, size_t e) { pad_constant_rows(p, b, e); });
     }
 
     // Fills every element of dst with the value; false where it cannot (an element size the copy

@@ -7,6 +7,7 @@
 // fallback. The embedding form (axis 0, whole rows) has cases of its own.
 #include "neomeg/dnn/operators/indexing.h"
 #include "src/x86/exec_report.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -155,6 +156,41 @@ TEST_F(X86, IndexingRowsMatchNaive) {
         }
 }
 
+// The embedding form's vector row copy at each Highway target: every row length from one element
+// past two vectors (AVX-512's) in 1-, 2- and 4-byte elements, rows of several axes, and
+// out-of-range indices (first, last, past either end, in a block above the threading grain)
+// raising naive's error.
+TEST_F(X86, IndexingRowsEveryLength) {
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (DType dt :
+                     {DType(dtype::Int8), DType(dtype::Float16), DType(dtype::Float32)}) {
+                    Checker<IndexingMultiAxisVec> c(handle.get());
+                    c.set_param(axes({0})).set_epsilon(0).set_dtype(0, dt).set_dtype(1,
+                                                                                     dtype::Int32);
+                    c.set_range(1, -13, 13);
+                    const size_t most = 2 * 64 / dt.size() + 1;
+                    for (size_t len = 1; len <= most; ++len)
+                        c.execs({{13, len}, {29}});
+                    c.execs({{13, 3, 5}, {4, 7}});
+                }
+            });
+    EXPECT_GE(ran, 1u);
+    auto get = handle->create_operator<IndexingMultiAxisVec>();
+    get->param() = axes({0});
+    HostTensor table(TensorShape{5, 3}, dtype::Float32);
+    table.set_values(std::vector<double>(15, 1.0));
+    for (size_t count : {size_t(1), size_t(200000)})
+        for (double bad : {5.0, -6.0, 1e6})
+            for (bool last : {false, true}) {
+                std::vector<double> v(count, 4.0);
+                v[last ? count - 1 : 0] = bad;
+                HostTensor idx(TensorShape{count}, dtype::Int32);
+                idx.set_values(v);
+                EXPECT_THROW(run_op(*get, {table, idx}), IndexError) << count << " " << bad;
+            }
+}
+
 // The row kernels run (not the general walk or naive) on float32 tables, contiguous or with the
 // gradient's broadcast zeros, and an out-of-range index raises naive's error.
 TEST_F(X86, IndexingRowsReportAndRange) {
@@ -282,13 +318,11 @@ TEST_F(X86, IndexingSlicesRunAsViews) {
     std::vector<double> first1000(1000);
     for (size_t i = 0; i < first1000.size(); ++i)
         first1000[i] = double(i);
-    const std::vector<Slice> slices = {{{4, 9, 6}, 0, {1, 2, 3}},
-                                       {{4, 9, 6}, 1, {0, 3, 6}},
-                                       {{4, 9, 6}, 2, {5, 4, 3, 2, 1, 0}},
-                                       {{4, 9, 6}, 1, {-9, -8, -7, -6}},
-                                       {{4, 9, 6}, 2, {4}},
-                                       {{31, 67}, 1, {66, 63, 60, 57, 54}},
-                                       {{1024, 2048}, 1, first1000}};
+    const std::vector<Slice> slices = {
+            {{4, 9, 6}, 0, {1, 2, 3}},           {{4, 9, 6}, 1, {0, 3, 6}},
+            {{4, 9, 6}, 2, {5, 4, 3, 2, 1, 0}},  {{4, 9, 6}, 1, {-9, -8, -7, -6}},
+            {{4, 9, 6}, 1, {6, -2, 8}},          {{4, 9, 6}, 2, {4}},
+            {{31, 67}, 1, {66, 63, 60, 57, 54}}, {{1024, 2048}, 1, first1000}};
     for (const Slice& s : slices)
         for (DType dt : {dtype::Float32, dtype::Float16, dtype::Int8}) {
             SCOPED_TRACE(testing::Message() << s.data.to_string() << " axis " << s.axis);
@@ -310,4 +344,9 @@ TEST_F(X86, IndexingSlicesRunAsViews) {
     auto src = HostTensor::from({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
     auto idx = HostTensor::from({3}, {0, 1, 3}, dtype::Int32);
     EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({1}), {src, idx}, {}, 0), "loop");
+    // A progression up to its last step is no slice: the embedding form's rows on axis 0.
+    auto rows = HostTensor::from({5, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+    auto almost = HostTensor::from({4}, {0, 1, 2, 4}, dtype::Int32);
+    EXPECT_EQ(run_and_compare<IndexingMultiAxisVec>(*handle, axes({0}), {rows, almost}, {}, 0),
+              "rows");
 }

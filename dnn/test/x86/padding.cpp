@@ -7,6 +7,7 @@
 // reversed sources, padded outputs and gradients; CONSTANT on every dtype (the value converted as
 // naive converts it) and into strided dsts.
 #include "neomeg/dnn/operators/tensor_shape.h"
+#include "x86/highway_targets.h"
 #include "x86/x86_test.h"
 
 using namespace neomeg::dnn;
@@ -84,6 +85,44 @@ TEST_F(X86, PaddingRowsEdges) {
     Checker<Padding> c(handle.get());
     c.set_epsilon(0).set_param(pad_param(Mode::CONSTANT, {9, 0, 13}, {4, 11, 17}, 5.5f));
     c.execs({{2, 3, 2}}).execs({{1, 1, 1}}).execs({{0, 3, 2}}).execs({{2, 3, 0}});
+}
+
+// CONSTANT mode's vector rows at each Highway target: every row length from one element past two
+// vectors (AVX-512's) and every border run from none to past a vector, in 1-, 2- and 4-byte
+// elements, so that each piece of the short copies and fills and the overlapping last vector meet
+// each length; sizes 1, primes, an empty src, a src with rows apart, reversed, broadcast or of one
+// strided element, and a 4-d tensor of odd sizes above the threading grain (threads split it
+// within a plane).
+TEST_F(X86, PaddingConstantRowLengths) {
+    size_t ran =
+            for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) {
+                for (DType dt :
+                     {DType(dtype::Int8), DType(dtype::Float16), DType(dtype::Float32)}) {
+                    Checker<Padding> c(handle.get());
+                    c.set_epsilon(0).set_dtype(0, dt).set_range(0, -100, 100);
+                    const size_t most = 2 * 64 / dt.size() + 1;
+                    for (size_t len = 1; len <= most; ++len)
+                        for (int32_t width : {0, 1, 3}) {
+                            c.set_param(
+                                    pad_param(Mode::CONSTANT, {1, width}, {0, width + 1}, 7.0f));
+                            c.execs({{3, len}});
+                        }
+                    for (int32_t width = 0; width <= static_cast<int32_t>(most); width += 3) {
+                        c.set_param(
+                                pad_param(Mode::CONSTANT, {width, width}, {width / 2, 1}, -3.0f));
+                        c.execs({{2, 5}}).execs({{1, 1}});
+                    }
+                    c.set_param(pad_param(Mode::CONSTANT, {0, 2, 1}, {1, 3, 2}, 1.0f));
+                    c.execs({{1, 1, 1}}).execs({{3, 7, 13}}).execs({{2, 0, 5}}).execs({{2, 5, 0}});
+                    c.exec_layouts({TensorLayout({3, 7, 13}, {200, 16, 1}, dt)});
+                    c.exec_layouts({TensorLayout({3, 7, 13}, {-91, 13, 1}, dt)});
+                    c.exec_layouts({TensorLayout({3, 7, 13}, {0, 13, 1}, dt)});
+                    c.exec_layouts({TensorLayout({3, 7, 1}, {7, 1, 5}, dt)});
+                    c.set_param(pad_param(Mode::CONSTANT, {0, 0, 1, 2}, {0, 0, 2, 1}, 0.0f));
+                    c.execs({{3, 61, 67, 71}});
+                }
+            });
+    EXPECT_GE(ran, 1u);
 }
 
 TEST_F(X86, PaddingConstantEveryDtype) {
