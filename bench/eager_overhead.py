@@ -120,6 +120,9 @@ def make_cases(fw):
             "scatter": lambda: F.scatter(g, 1, idx, src),
             "bce": lambda: F.nn.binary_cross_entropy(pg, g, with_logits=False),
             "bce_logits": lambda: F.nn.binary_cross_entropy(g, g),
+            # statistics of the 4x6 tensor (population variance, as F.var computes it)
+            "std_axis": lambda: F.std(g, 1),
+            "var_all": lambda: F.var(g),
         }
     import torch
 
@@ -187,6 +190,8 @@ def make_cases(fw):
         "scatter": lambda: g.scatter(1, idx, src),
         "bce": lambda: tf.binary_cross_entropy(pg, g),
         "bce_logits": lambda: tf.binary_cross_entropy_with_logits(g, g),
+        "std_axis": lambda: torch.std(g, 1, correction=0),
+        "var_all": lambda: torch.var(g, correction=0),
     }
 
 

@@ -30,6 +30,22 @@ HWY_INLINE void scalar_at(elemwise::Mode mode, const ElemwiseSrc* s, size_t arit
     dst[i] = static_cast<float>(naive::elemwise::eval_float(mode, x));
 }
 
+// Naive's formula for every lane of a vector whose operands are x (float or double lanes, as
+// loaded), into dst. From the registers, not the operands' memory: the vector's value may have
+// been stored over them already (a graph runs an Elemwise in place, dst an operand).
+template <size_t kArity, class D, class V>
+HWY_INLINE void scalar_lanes(elemwise::Mode mode, D d, const V (&x)[kArity], float* dst) {
+    HWY_ALIGN hn::TFromD<D> lane[kArity][hn::MaxLanes(d)];
+    for (size_t k = 0; k < kArity; ++k)
+        hn::Store(x[k], d, lane[k]);
+    for (size_t j = 0; j < hn::Lanes(d); ++j) {
+        double v[4] = {};
+        for (size_t k = 0; k < kArity; ++k)
+            v[k] = static_cast<double>(lane[k][j]);
+        dst[j] = static_cast<float>(naive::elemwise::eval_float(mode, v));
+    }
+}
+
 // A float formula of a few operations and no special lanes (POW by 2, 0.5, -1, 3): the plain
 // vector loop, the tail by the scalar formula. Memory-bound, it gains nothing from
 // run_float_special's prefetching, whose instructions cost `x ** 2` 5% where the data is in cache.
@@ -81,8 +97,7 @@ HWY_INLINE void run_double(elemwise::Mode mode, const ElemwiseSrc* s, float* dst
         auto marked = hn::FirstN(dd, 0);
         hn::StoreU(hn::DemoteTo(df, value_and_special(f, dd, x, marked)), df, dst + i);
         if (!hn::AllFalse(dd, marked))
-            for (size_t j = i; j < i + lanes; ++j)
-                scalar_at(mode, s, kArity, dst, j);
+            scalar_lanes(mode, dd, x, dst + i);
     }
     for (; i < n; ++i)
         scalar_at(mode, s, kArity, dst, i);
@@ -147,8 +162,7 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
                 if (HWY_UNLIKELY(!hn::AllFalse(d, marked)))
                     for (size_t u = 0; u < kFloatUnroll; ++u)
                         if (!hn::AllFalse(d, f.special(d, x[u])))
-                            for (size_t j = i + u * lanes; j < i + (u + 1) * lanes; ++j)
-                                scalar_at(mode, s, kArity, dst, j);
+                            scalar_lanes(mode, d, x[u], dst + i + u * lanes);
             }
             for (; i + lanes <= n; i += lanes) {
                 prefetch_ahead(in, kArity, dst, i);
@@ -157,8 +171,7 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
                     x[k] = in(d, k, i);
                 hn::StoreU(apply(f, d, x), d, dst + i);
                 if (!hn::AllFalse(d, f.special(d, x)))
-                    for (size_t j = i; j < i + lanes; ++j)
-                        scalar_at(mode, s, kArity, dst, j);
+                    scalar_lanes(mode, d, x, dst + i);
             }
         });
     for (; i < n; ++i)

@@ -2,10 +2,10 @@
 // and its gradient, SIGMOID, SILU, TANH, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in
 // float, MOD, TRUE_DIV of int32) against naive: the distance in float32 ULPs, which must stay
 // within elemwise_f32_max_ulp, over sweeps of each mode's domain and its special values; the float
-// formulas' redo of out-of-range lanes wherever they fall; MOD exactly, on signed zeros, exact
-// multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32 into float32 exactly
-// (zero divisors, int32's ends, broadcasts, padded views); and no naive-fallback warning for these
-// float32 modes. (elemwise.cpp covers their shapes and layouts.)
+// and double formulas' redo of out-of-range lanes wherever they fall, in place too; MOD exactly,
+// on signed zeros, exact multiples, negative divisors and quotients past 2^24; TRUE_DIV of int32
+// into float32 exactly (zero divisors, int32's ends, broadcasts, padded views); and no
+// naive-fallback warning for these float32 modes. (elemwise.cpp covers their shapes and layouts.)
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -399,13 +399,43 @@ TEST_F(X86, ElemwiseLogFamilyInFloatAtEachTarget) {
     EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::LOGSIGMOID), 2);
 }
 
+// The x86 handle's results computed in place (dst is operand 0's memory, as a graph runs an
+// Elemwise whose input dies there) equal its results into a separate dst, bit for bit: a vector
+// redone by naive's formula must read the operands before anything is stored over them.
+void expect_same_in_place(Handle& x86, Mode m, const std::vector<std::vector<double>>& inputs) {
+    std::vector<HostTensor> in;
+    for (const auto& v : inputs)
+        in.push_back(HostTensor::from({v.size()}, v));
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(m);
+    const auto want = run_op(*op, in)[0].values();
+    std::vector<TensorND> nds;
+    std::vector<TensorLayout> layouts;
+    for (const auto& t : in) {
+        nds.push_back(t.nd());
+        layouts.push_back(t.layout());
+    }
+    const std::vector<TensorND> dst{nds[0]};
+    const std::vector<TensorLayout> dst_layout{layouts[0]};
+    std::vector<std::byte> ws(op->get_workspace_in_bytes(layouts, dst_layout));
+    op->exec(nds, dst, {ws.data(), ws.size()});
+    const auto got = in[0].values();
+    for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(static_cast<float>(got[i])),
+                  std::bit_cast<uint32_t>(static_cast<float>(want[i])))
+                << param::to_string(m) << " in place at " << i << " of " << got.size() << ": "
+                << inputs[0][i] << " gives " << got[i] << ", not " << want[i];
+}
+
 // The float formulas (EXP, GELU, GELU_GRAD, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS, LOGSIGMOID, ERF,
 // ERFC, TANH) run four vectors a step, then one vector, then element by element; a vector holding
 // a lane outside the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87,
 // LOGSIGMOID above 87: subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below
 // -1, ATANH at or past 1, ERF's and TANH's NaN, ERFC above 9) is redone by naive's formula, and
 // only that vector. Such lanes first, last and inside a step, in the one-vector loop and in the
-// scalar tail, among ordinary lanes of the mode's domain, for lengths around the step's.
+// scalar tail, among ordinary lanes of the mode's domain, for lengths around the step's; and the
+// same in place (a traced F.nn.binary_cross_entropy ran SOFTPLUS in place on NEGATE's output and
+// got log 2 in the lanes beside a logit above 87: softplus of its own results).
 TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
     struct Case {
         Mode mode;
@@ -430,6 +460,7 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
             if (arity(m) == 2)
                 in.push_back(random_values(n, -2, 2, rng));
             (void)max_ulps(*handle, m, in);
+            expect_same_in_place(*handle, m, in);
         }
     }
 }
@@ -460,6 +491,9 @@ TEST_F(X86, ElemwiseRangeFormulasShortcutsPerLane) {
             a[at] = odd_a[at % 7];
             b[at] = odd_b[at % 7];
             (void)max_ulps(*handle, Mode::POW, {a, b});
+            // run_double redoes these vectors too: in place, from the operands
+            expect_same_in_place(*handle, Mode::TAN, {x});
+            expect_same_in_place(*handle, Mode::POW, {a, b});
             for (double lane :
                  {0.3, 1.0, 2.0, 3.5, 4.5, 27.0, -6.0, double(NAN), 0.921875, -0.92187494, 3.95,
                   double(-INFINITY), 0.46875, -1.9999999, 9.0, 9.0000009, -9.5}) {
