@@ -935,9 +935,6 @@ def _stack_same_shape(inps, axis):
     dtype, shape = x0._dtype_name, x0.shape
     if not shape or dtype in _QUANTIZED:
         return None
-    for x in inps:
-        if not isinstance(x, Tensor) or x._dtype_name != dtype or x.shape != shape:
-            return None
     key = (shape, len(inps), axis)
     ops = _stack_ops.get(key)
     if ops is None:
@@ -958,9 +955,14 @@ def _stack_same_shape(inps, axis):
         remember_op(_stack_ops, key, ops)
     add_axis, join, view = ops
     try:
-        if add_axis is not None:
-            return _apply(join, *[_apply(add_axis, x)[0] for x in inps])[0]
-        return _apply(view, _apply(join, *inps)[0])[0]
+        if add_axis is None:
+            # None unless every input is a Tensor of x0's dtype and shape (checked in C++)
+            out = _apply_joined(join, inps, True)
+            return None if out is None else _apply(view, out)[0]
+        for x in inps:
+            if not isinstance(x, Tensor) or x._dtype_name != dtype or x.shape != shape:
+                return None
+        return _apply(join, *[_apply(add_axis, x)[0] for x in inps])[0]
     except _OP_ERRORS:  # inputs on different devices
         return None
 

@@ -285,3 +285,26 @@ def test_scatter_gradients_and_trace():
         for _ in range(2):
             got = f(mge.Tensor(a), mge.Tensor(idx), mge.Tensor(src))
             np.testing.assert_array_equal(got.numpy(), _scatter_np(a, 1, idx, src))
+
+
+def test_apply_joined_same_shape_and_stack():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x, y = mge.Tensor(a), mge.Tensor(a + 10)
+    got = rt.apply_joined(_CONCAT0, [x, y], True)
+    np.testing.assert_array_equal(got.numpy(), np.concatenate([a, a + 10]))
+    # rows that sum to len * rows of the first: Concat and the Reshape would both succeed
+    parts = [mge.Tensor(np.ones((n, 3), np.float32)) for n in (1, 2, 0)]
+    assert rt.apply_joined(_CONCAT0, parts, True) is None
+    assert rt.apply_joined(_CONCAT0, parts, False) is not None
+    with pytest.raises(ValueError):
+        F.stack(parts)
+    for axis in (0, 1, 2, -1, -3):
+        for seq in ([x, y], (x, y, x)):
+            want = np.stack([t.numpy() for t in seq], axis)
+            for _ in range(2):
+                np.testing.assert_array_equal(F.stack(seq, axis).numpy(), want)
+    got = F.stack([x, mge.Tensor(a.astype(np.int32))])
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.numpy(), np.stack([a, a]))
+    _, msg = _error(F.stack, [x, mge.Tensor(a, device="cpu1")])
+    assert "device" in msg
