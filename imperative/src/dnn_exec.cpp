@@ -3,8 +3,10 @@
 // Outputs are contiguous except where the operator's definition says an output follows a
 // channels-last input (layout_follows): consecutive oneDNN ops then run without converting to
 // NCHW between them. A graph keeps contiguous vars: this rule is eager mode's alone.
-#include <array>
 #include <chrono>
+#include <cstddef>
+#include <memory>
+#include <new>
 
 #include "neomeg/dnn/channels_last.h"
 #include "neomeg/imperative/op_timeline.h"
@@ -16,27 +18,33 @@
 namespace neomeg::imperative {
 namespace {
 
-// Most ops have at most this many inputs/outputs; more spill to the heap.
+// Most ops have at most this many inputs/outputs; more spill to the heap. Only the elements in
+// use are constructed: a TensorLayout zeroes its 120 bytes when made, and the four arrays of
+// kInline an apply fills cost 4 KB of stores, 0.1 us of a 1.2 us `a + b`.
 constexpr size_t kInline = 8;
 
 template <class T>
 class ScratchArray {
 public:
     explicit ScratchArray(size_t n) : m_size(n) {
-        if (n > kInline) {
-            m_heap.resize(n);
-            m_data = m_heap.data();
-        } else {
-            m_data = m_inline.data();
-        }
+        m_data = n > kInline ? static_cast<T*>(::operator new(n * sizeof(T)))
+                             : reinterpret_cast<T*>(m_inline);
+        std::uninitialized_value_construct_n(m_data, n);
     }
+    ~ScratchArray() {
+        std::destroy_n(m_data, m_size);
+        if (m_size > kInline)
+            ::operator delete(m_data);
+    }
+    ScratchArray(const ScratchArray&) = delete;
+    ScratchArray& operator=(const ScratchArray&) = delete;
+
     T& operator[](size_t i) { return m_data[i]; }
     std::span<T> span() { return {m_data, m_size}; }
 
 private:
     size_t m_size;
-    std::array<T, kInline> m_inline{};
-    std::vector<T> m_heap;
+    alignas(T) std::byte m_inline[kInline * sizeof(T)];
     T* m_data;
 };
 

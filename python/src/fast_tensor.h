@@ -5,6 +5,7 @@
 
 #include <Python.h>
 
+#include "neomeg/imperative/op_def.h"
 #include "tensor.h"
 
 namespace neomeg::python::fast {
@@ -32,14 +33,39 @@ inline TensorWrapper* tensor_of(PyObject* obj) {
     return &py::handle(obj).cast<TensorWrapper&>();
 }
 
-// A new Python Tensor owning `t` (a new reference).
+// A new Python Tensor owning `t` (a new reference): what py::cast(TensorWrapper, move) makes,
+// without its per-call type lookup (a hash of the type's name) and its search of the registered
+// instances for the address of a wrapper that is new anyway.
 inline PyObject* wrap(imperative::Tensor&& t) {
-    return py::cast(TensorWrapper{std::move(t)}, py::return_value_policy::move).release().ptr();
+    static const py::detail::type_info* const tinfo =
+            py::detail::get_type_info(typeid(TensorWrapper), /*throw_if_missing=*/true);
+    auto inst = py::reinterpret_steal<py::object>(py::detail::make_new_instance(tinfo->type));
+    auto* wrapper = reinterpret_cast<py::detail::instance*>(inst.ptr());
+    wrapper->owned = false;
+    void*& value = py::detail::values_and_holders(wrapper).begin()->value_ptr();
+    value = new TensorWrapper{std::move(t)};
+    wrapper->owned = true;
+    tinfo->init_instance(wrapper, nullptr);
+    return inst.release().ptr();
+}
+
+// The OpDef inside a Python op object; nullptr for any other object. pybind11's caster for
+// OpDef with the type's record looked up once: make_caster's constructor looks it up by the
+// type's name, a hash of the string, on every call.
+inline const imperative::OpDef* op_of(PyObject* obj) {
+    static const py::detail::type_info* const tinfo =
+            py::detail::get_type_info(typeid(imperative::OpDef), /*throw_if_missing=*/true);
+    py::detail::type_caster_generic caster(tinfo);
+    if (!caster.load(obj, false) || !caster.value)
+        return nullptr;
+    return static_cast<const imperative::OpDef*>(caster.value);
 }
 
 // shape, ndim, size, dtype and _dtype_name as C getters (tensor_getters.cpp).
 void install_getters(PyTypeObject* type);
 // apply, elemwise and the operator-slot installer on the extension module (fast_apply.cpp).
 void init_fast_apply(py::module_& m);
+// apply_generator (fast_generator.cpp).
+void init_fast_generator(py::module_& m);
 
 }  // namespace neomeg::python::fast

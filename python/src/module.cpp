@@ -35,19 +35,6 @@ void init_dtr(py::module_& m);  // dtr.cpp: megengine.dtr's switches
 
 namespace {
 
-py::tuple apply_generator_py(const imperative::OpDef& op,
-                             const std::vector<std::vector<size_t>>& shapes,
-                             const std::string& device) {
-    std::vector<dnn::TensorShape> s;
-    for (auto& dims : shapes)
-        s.emplace_back(dims);
-    auto outs = imperative::run_generator(op, s, CompNode::load(device));
-    py::tuple result(outs.size());
-    for (size_t i = 0; i < outs.size(); ++i)
-        result[i] = py::cast(TensorWrapper{std::move(outs[i])});
-    return result;
-}
-
 // An op whose output shapes the caller read from an input's value (ReshapeTo, BroadcastTo,
 // TakePrefix): run and recorded with those shapes, as a trace's graph infers them again.
 py::tuple apply_with_shapes_py(const imperative::OpDef& op,
@@ -135,9 +122,8 @@ PYBIND11_MODULE(_imperative_rt, m) {
             .def("__eq__", [](const imperative::OpDef& a, const imperative::OpDef& b) {
                 return a.is_same(b);
             });
-    python::fast::init_fast_apply(m);  // apply, elemwise: the hot path
-    m.def("apply_generator", &python::apply_generator_py, py::arg("op"), py::arg("shapes"),
-          py::arg("device"), "Runs a generator op (Fill, Eye, RNG) with the given output shapes.");
+    python::fast::init_fast_apply(m);      // apply, elemwise: the hot path
+    python::fast::init_fast_generator(m);  // apply_generator
 
     m.def("apply_with_shapes", &python::apply_with_shapes_py, py::arg("op"), py::arg("shapes"),
           "Runs an op with preset output shapes (read from an input's value).");

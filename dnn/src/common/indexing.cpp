@@ -1,6 +1,7 @@
 #include "src/common/indexing.h"
 
 #include <algorithm>
+#include <array>
 
 namespace neomeg::dnn::indexing {
 
@@ -22,35 +23,41 @@ MultiAxisPlan plan_multi_axis(const TensorLayout& data, std::span<const TensorLa
     NM_THROW_IF(axes.empty(), ParamError, who, ": needs at least one indexed axis");
     NM_THROW_IF(indices.size() != axes.size(), ShapeError, who, ": ", axes.size(),
                 " axes need as many index tensors, got ", indices.size());
-    std::vector<bool> used(data.ndim, false);
-    for (int32_t a : axes) {
-        size_t ax = normalize_axis(a, data.ndim, who);
-        NM_THROW_IF(used[ax], ParamError, who, ": axis ", a, " is indexed twice");
+    std::array<bool, TensorShape::MAX_NDIM> used{};
+    for (size_t k = 0; k < axes.size(); ++k) {
+        size_t ax = normalize_axis(axes[k], data.ndim, who);
+        NM_THROW_IF(used[ax], ParamError, who, ": axis ", axes[k], " is indexed twice");
         used[ax] = true;
-        plan.axes.push_back(ax);
+        plan.axes[k] = ax;
     }
-    std::vector<TensorShape> shapes;
+    bool one_shape = true;
     for (size_t k = 0; k < indices.size(); ++k) {
         NM_THROW_IF(indices[k].dtype != dtype::Int32, DTypeError, who, ": indices[", k,
                     "] must be int32, got ", indices[k].to_string());
-        shapes.push_back(indices[k]);
+        one_shape = one_shape && indices[k].eq_shape(indices[0]);
     }
-    try {
-        plan.index_shape = broadcast_shapes(shapes);
-    } catch (const ShapeError& e) {
-        throw ShapeError(str_cat(who, ": index tensors do not broadcast: ", e.what()));
+    if (one_shape) {  // the common case, without broadcast_shapes' vector
+        plan.index_shape = indices[0];
+    } else {
+        try {
+            plan.index_shape =
+                    broadcast_shapes(std::vector<TensorShape>(indices.begin(), indices.end()));
+        } catch (const ShapeError& e) {
+            throw ShapeError(str_cat(who, ": index tensors do not broadcast: ", e.what()));
+        }
     }
 
-    auto [lo, hi] = std::minmax_element(plan.axes.begin(), plan.axes.end());
-    bool adjacent = *hi - *lo + 1 == plan.axes.size();
+    const auto first = plan.axes.begin(), last = first + axes.size();
+    auto [lo, hi] = std::minmax_element(first, last);
+    bool adjacent = *hi - *lo + 1 == axes.size();
     // NumPy keeps the index block where the indexed axes were only when they are adjacent.
     plan.index_begin = adjacent ? *lo : 0;
-    size_t rest = data.ndim - plan.axes.size();
+    size_t rest = data.ndim - axes.size();
     size_t ndim = rest + plan.index_shape.ndim;
     NM_THROW_IF(ndim > TensorShape::MAX_NDIM, ShapeError, who, ": indexing ", data.to_string(),
                 " gives ", ndim, " dims, more than ", TensorShape::MAX_NDIM);
     plan.result.ndim = ndim;
-    plan.data_axis.assign(ndim, -1);
+    plan.data_axis.fill(-1);
     size_t out = 0;
     bool placed = false;
     auto place_index_block = [&] {

@@ -2,6 +2,7 @@
 // operator at the head of every message (its param_str()).
 #pragma once
 
+#include <array>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -37,13 +38,16 @@ void check_index_dtype(const TensorLayout& index, const char* what, const Who& w
 
 // Where each axis of data[indices] comes from, for NumPy advanced indexing with one index tensor
 // per entry of `axes`.
+// Fixed arrays rather than vectors: the plan is made at every call's layout deduction and again
+// in the kernels' planning, and its allocations were a tenth of an eager `x[0] = 1.0`.
 struct MultiAxisPlan {
-    std::vector<size_t> axes;  // normalised, one per index tensor
-    TensorShape index_shape;   // the index tensors broadcast together
-    TensorShape result;        // shape of data[indices]
-    size_t index_begin = 0;    // result axes [index_begin, index_begin + index_shape.ndim) are B's
-    // For each result axis outside the index block, the data axis it walks; -1 inside the block.
-    std::vector<int> data_axis;
+    // Normalised, one per index tensor (distinct axes of data, so at most MAX_NDIM).
+    std::array<size_t, TensorShape::MAX_NDIM> axes{};
+    TensorShape index_shape;  // the index tensors broadcast together
+    TensorShape result;       // shape of data[indices]
+    size_t index_begin = 0;   // result axes [index_begin, index_begin + index_shape.ndim) are B's
+    // For each of result.ndim axes outside the index block, the data axis it walks; -1 inside it.
+    std::array<int, TensorShape::MAX_NDIM> data_axis{};
 };
 
 // Validates data and the index layouts against `axes` and derives the plan; ShapeError names the

@@ -124,20 +124,15 @@ public:
         size_t naive = LoopKernel::get_workspace_in_bytes(inputs, outputs);
         if (plain_operands(inputs, outputs[0]))
             return naive;
-        if (auto e = expansion(inputs, outputs[0])) {
-            size_t bytes = 0;
-            for (size_t i = 0; i < inputs.size(); ++i)
-                if (e->expand[i])
-                    bytes += aligned(inputs[i].dtype.size(e->block));
-            return std::max(naive, bytes);
-        }
-        if (!needs_staging(inputs, outputs[0]))
-            return naive;
-        size_t bytes = 0;
-        for (const TensorLayout& in : inputs)
-            if (staged(in, outputs[0]))
-                bytes += aligned(in.dtype.size(outputs[0].total_nr_elems()));
-        return std::max(naive, bytes);
+        // Its staging check passes rows_of over broadcast copies of every layout, 0.3 us of an
+        // eager `x + 1.0` on 4x4 (kept plans spare do_exec the same work), and an eager loop
+        // asks again with the same layouts.
+        if (inputs.size() >= kMaxOperands)
+            return broadcast_workspace(inputs, outputs[0], naive);
+        if (auto* known = m_workspace.find(m_param.mode, inputs, outputs[0]))
+            return *known;
+        return m_workspace.keep(m_param.mode, inputs, outputs[0],
+                                broadcast_workspace(inputs, outputs[0], naive));
     }
 
 protected:
@@ -181,6 +176,25 @@ protected:
     }
 
 private:
+    // The workspace where the operands are not all plain: expanded blocks or staged copies.
+    size_t broadcast_workspace(std::span<const TensorLayout> inputs, const TensorLayout& dst,
+                               size_t naive) {
+        if (auto e = expansion(inputs, dst)) {
+            size_t bytes = 0;
+            for (size_t i = 0; i < inputs.size(); ++i)
+                if (e->expand[i])
+                    bytes += aligned(inputs[i].dtype.size(e->block));
+            return std::max(naive, bytes);
+        }
+        if (!needs_staging(inputs, dst))
+            return naive;
+        size_t bytes = 0;
+        for (const TensorLayout& in : inputs)
+            if (staged(in, dst))
+                bytes += aligned(in.dtype.size(dst.total_nr_elems()));
+        return std::max(naive, bytes);
+    }
+
     std::optional<Expansion> expansion(std::span<const TensorLayout> inputs,
                                        const TensorLayout& dst) {
         if (inputs.size() >= kMaxOperands || dst.is_empty() || !supported(inputs, dst))
@@ -295,6 +309,7 @@ private:
     bool m_target_known = false;
     LastPlan<std::optional<Expansion>> m_expansion;
     std::array<LastPlan<std::optional<Rows>>, 2> m_rows;
+    LastPlan<size_t> m_workspace;
     size_t m_next_rows = 0;
 };
 

@@ -55,6 +55,23 @@ TEST(IndexingMultiAxisVec, IndexTensorsBroadcastTogether) {
     EXPECT_TRUE(tensors_near(dst, HostTensor::from({2, 3}, {1, 2, 3, 9, 10, 11}), 0));
 }
 
+TEST(IndexingMultiAxisVec, EverySevenAxesOfOneShapeOrBroadcast) {
+    // The plan's fixed arrays filled to MAX_NDIM, index tensors of one shape (taken as the block
+    // shape as they are) and ones that broadcast. src's value is its flat offset.
+    auto src = iota({2, 2, 2, 2, 2, 2, 2});
+    std::vector<HostTensor> same{src}, mixed{src, i32({2, 1}, {1, 0})};
+    for (int k = 0; k < 7; ++k)
+        same.push_back(i32({2}, {1, 0}));
+    for (int k = 1; k < 6; ++k)
+        mixed.push_back(i32({1}, {1}));
+    mixed.push_back(i32({2}, {0, 1}));
+    auto all = axes({0, 1, 2, 3, 4, 5, 6});
+    EXPECT_TRUE(tensors_near(run1<IndexingMultiAxisVec>(all, same), HostTensor::from({2}, {127, 0}),
+                             0));
+    EXPECT_TRUE(tensors_near(run1<IndexingMultiAxisVec>(all, mixed),
+                             HostTensor::from({2, 2}, {126, 127, 62, 63}), 0));
+}
+
 TEST(IndexingMultiAxisVec, MultiDimIndexReplacesOneAxis) {
     auto src = iota({2, 3, 2});
     auto idx = i32({2, 2}, {2, 0, 1, 1});

@@ -286,3 +286,41 @@ TEST_F(X86, ElemwiseOneOperatorAcrossLayoutsMatchesNaive) {
     check(Mode::ADD, TensorLayout({5, 7}, f32), TensorLayout(TensorShape{}, f32));
     check(Mode::ADD, x, chan);
 }
+
+// The workspace size is kept for the last layouts too (get_workspace_in_bytes' staging check):
+// one operator asked across layouts whose staged copies differ in size, expanded blocks, scalars
+// and plain operands must answer what a fresh operator answers for each, and compute what naive
+// does with that workspace.
+TEST_F(X86, ElemwiseOneOperatorWorkspaceFollowsLayouts) {
+    std::mt19937 rng(43);
+    auto op = handle->create_operator<Elemwise>();
+    auto ref = Handle::make_naive()->create_operator<Elemwise>();
+    const DType f32 = dtype::Float32;
+    const TensorLayout t4({4, 4}, {1, 4}, f32), t8({8, 8}, {1, 8}, f32), r4({4, 4}, f32),
+            r8({8, 8}, f32), x({2, 4, 3, 3}, f32), chan({1, 4, 1, 1}, f32),
+            scalar(TensorShape{}, f32), col8({8, 1}, f32);
+    const std::vector<std::pair<TensorLayout, TensorLayout>> calls = {
+            {t4, r4},     {t8, r8}, {t4, r4}, {r8, t8},    {x, chan}, {t8, col8},
+            {r4, scalar}, {r4, r4}, {t8, r8}, {x, scalar}, {t4, r4}};
+    for (int round = 0; round < 2; ++round) {
+        for (const auto& [a, b] : calls) {
+            for (Mode mode : {Mode::ADD, Mode::MUL}) {
+                op->param().mode = ref->param().mode = mode;
+                auto fresh = handle->create_operator<Elemwise>();
+                fresh->param().mode = mode;
+                std::vector<TensorLayout> in{a, b}, out(1);
+                fresh->deduce_layout(in, out);
+                EXPECT_EQ(op->get_workspace_in_bytes(in, out),
+                          fresh->get_workspace_in_bytes(in, out))
+                        << a.to_string() << " " << b.to_string();
+                HostTensor ha(a), hb(b);
+                fill_uniform(ha, -3, 3, rng);
+                fill_uniform(hb, -3, 3, rng);
+                auto got = run_op(*op, {ha, hb});
+                auto want = run_op(*ref, {ha.contiguous(), hb.contiguous()});
+                EXPECT_TRUE(tensors_near(got[0], want[0], 0.0))
+                        << a.to_string() << " " << b.to_string() << " " << last_kernel(*op);
+            }
+        }
+    }
+}
