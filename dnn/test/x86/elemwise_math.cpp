@@ -564,9 +564,9 @@ TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #endif
 }
 
-// TAN, SIN, COS, POW, ERFINV and ERFCINV compute in double lanes to float accuracy (polynomials
-// of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), and ERF and ERFC in float lanes on
-// the targets with FMA (in double on EMU128 and SCALAR), each result within one float ULP of
+// TAN, SIN, COS, POW and ERFCINV compute in double lanes to float accuracy (polynomials of
+// 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), and ERF, ERFC and ERFINV in float lanes
+// on the targets with FMA (in double on EMU128 and SCALAR), each result within one float ULP of
 // naive's. The exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max 1); here a
 // dense deterministic sample at each Highway target: every 4093rd float32 bit pattern (a million,
 // all binades of both signs, subnormals, infinities and NaNs included), the floats next to each
