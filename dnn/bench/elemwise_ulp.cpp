@@ -1,5 +1,5 @@
 // The float32 Elemwise modes of elemwise_math_hwy.cpp whose results may differ from naive's by
-// rounding (ERF, ERFC, TAN, SIN, COS, POW, ERFINV, ERFCINV in double lanes; SIGMOID, SILU, TANH,
+// rounding (TAN, SIN, COS, POW, ERFCINV in double lanes; ERF, ERFC, ERFINV, SIGMOID, SILU, TANH,
 // LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float) against naive's formula,
 // exhaustively: every float32 input for the unary modes, and for POW every 64th positive float as
 // the base (and its negation) with exponents spread so that b ln |a| covers float's whole range of

@@ -1,13 +1,13 @@
 // The float32 Elemwise modes that Highway's math library has no function for, compiled once per
 // instruction set like elemwise_hwy.cpp. TAN, SIN, COS and POW run in double lanes with
-// polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so do
-// ERFINV and ERFCINV (see kErfinvNear); ATAN2 from Highway's atan, in double. MOD is
-// exact (a - trunc(a / b) b is exact in double for float operands whose quotient is below
-// 2^24). EXP, GELU and its gradient run in float (see Gelu and elemwise_math_hwy.h), as do ERF
-// and ERFC (ErfF, ErfcF; in double lanes on targets without FMA), SIGMOID, SILU, TANH (see TanhF),
-// LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID (log_f32_hwy-inl.h), and TRUE_DIV of int32
-// divides in double like naive. Lanes outside a formula's domain or accurate range take naive's
-// scalar formula.
+// polynomials fitted to float accuracy (see exp_d and what precedes it), rounded once, and so does
+// ERFCINV (see kErfinvNear; ERFINV too on targets without FMA, in float lanes with it: ErfInvF);
+// ATAN2 from Highway's atan, in double. MOD is exact (a - trunc(a / b) b is exact in double for
+// float operands whose quotient is below 2^24). EXP, GELU and its gradient run in float (see Gelu
+// and elemwise_math_hwy.h), as do ERF and ERFC (ErfF, ErfcF; in double lanes on targets without
+// FMA), SIGMOID, SILU, TANH (see TanhF), LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID
+// (log_f32_hwy-inl.h), and TRUE_DIV of int32 divides in double like naive. Lanes outside a
+// formula's domain or accurate range take naive's scalar formula.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4 | HWY_AVX3_DL)
 #endif
@@ -598,6 +598,75 @@ struct ErfcInv {
     }
 };
 
+// ERFINV in float lanes where the target has FMA (issue 12: in double lanes, a logarithm with a
+// division and a degree-11 polynomial per 4 lanes, it ran at 0.66x PyTorch's speed on Zen 3).
+// Giles' near formula erfinv(y) = y P(w), w = -log(1 - y^2), with the roundings at the result's
+// scale carried in float pairs, so that the result is faithful (below 1 ULP of the exact value;
+// measured on every float32 input at the AVX2 target, 0.9999 at most, 0.963 above |y| = 1e-30):
+// for a = |y|, 1 - a^2 = u + c exactly (a^2 as an exact pair by an FMA, 1 - h's rounding by
+// Fast2Sum), w = -(log + log_lo) with log_f32_pair's last two roundings in log_lo (near w = 5,
+// P' / P = 0.12 times w's half ULP, 2.4e-7, is 0.44 ULP), P = hi + lo by pair_sum (R of degree 8,
+// 2^-27.3 relative, scripts/fit_erfinv_f32.py), and x = a hi + a lo rounded once, by an FMA.
+// Without the pairs (Giles' float formula with better coefficients) the roundings of w, of c0 + w R
+// and of a P add to 1.35 ULPs. A vector holding a lane of w >= 5 (|y| > 0.9966: 1.1% of 8-lane
+// vectors of tanh(N(0, 1)) data), whose far formula Q(sqrt(w) - 3) in float would round sqrt(w) and
+// Q's leading terms at the result's scale, is computed by the double formula instead (erfinv_abs).
+// |y| >= 1 and NaN take naive's formula.
+#if HWY_NATIVE_FMA
+// P(w) = c0 + c0lo + w R(w): c0 = sqrt(pi) / 2 as a float pair. Centred at w = 0, not at Giles'
+// 2.5, so that w enters R unrounded (w - 2.5 rounds off w's low bits where w is small: 1.45 ULPs at
+// y = 0.00427) and R's roundings, times w, stay small against P, which grows with w. c0 has 23
+// significant bits, so that pair_sum's c0 - hi is exact up to P = 2.07 (|c0 - hi| < 2 ULPs of
+// 2^23 c0's last bit; with 24 bits it rounded from P = 1.77 on, 0.5 ULP).
+constexpr float kErfinvFC0 = 0.8862268924713135f, kErfinvFC0Lo = 3.298144335417419e-08f;
+constexpr float kErfinvFR[] = {
+        0.2320137619972229f,      0.011548841372132301f,   -0.002334584714844823f,
+        -0.00012723893451038748f, 4.444450678420253e-05f,  4.0196914596890565e-06f,
+        -1.9830263227049727e-06f, 2.2167878910295258e-07f, -8.818025420964659e-09f};
+
+// erfinv(a) for a in [0, 1) through the double formula, lanes rounded once to float.
+template <class D, class V>
+HWY_INLINE V erfinv_abs_in_double(D d, V a) {
+    const hn::Half<D> dh;
+    const hn::Rebind<double, decltype(dh)> dd;
+    const auto half = [&](auto ah) {
+        const auto ad = hn::PromoteTo(dd, ah);
+        return hn::DemoteTo(dh, erfinv_abs(dd, ad, hn::Sub(hn::Set(dd, 1.0), ad)));
+    };
+    return hn::Combine(d, half(hn::UpperHalf(dh, a)), half(hn::LowerHalf(dh, a)));
+}
+
+struct ErfInvF {
+    template <class D, class V>
+    V operator()(D d, V y) const {
+        const V one = hn::Set(d, 1.0f);
+        const V a = hn::Abs(y);
+        const V h = hn::Mul(a, a);
+        const V u = hn::Sub(one, h);
+        // c: 1 - h's rounding (Fast2Sum, 1 >= h) less a^2's. Where u is small, c is a 2^-25
+        // absolute part of it; log(u + c) = log u + c / u loses (c / u)^2 / 2 < 2^-36.
+        const V c = hn::Sub(hn::Sub(hn::Sub(one, u), h), square_error(d, a, h));
+        // w = -(log + log_lo): w's own rounding (half an ULP, 2.4e-7 at w = 4.5) would move P by
+        // P' = 0.21 .. 0.25 times it, 0.44 ULP; R stands in for P' = R + w R' in lo (R' is small).
+        V log_lo;
+        const V w = hn::Neg(log_f32_pair(d, u, c, log_lo));
+        const V r = poly(d, w, kErfinvFR);
+        V hi, lo;
+        pair_sum(hn::Set(d, kErfinvFC0), hn::Set(d, kErfinvFC0Lo), w, r, hi, lo);
+        lo = hn::NegMulAdd(log_lo, r, lo);
+        V x = hn::MulAdd(a, hi, hn::Mul(a, lo));
+        if (HWY_UNLIKELY(!hn::AllFalse(d, hn::Ge(w, hn::Set(d, static_cast<float>(kErfinvSplit))))))
+            // The clamp keeps 1 - a within erfinv_abs's range in the lanes naive's formula redoes.
+            x = erfinv_abs_in_double(d, hn::Min(a, hn::Set(d, 0.99999994f)));
+        return hn::CopySignToAbs(x, y);
+    }
+    template <class D, class V>
+    auto special(D d, const V* y) const {
+        return hn::Not(hn::Lt(hn::Abs(y[0]), hn::Set(d, 1.0f)));
+    }
+};
+#endif
+
 // a^b = exp(b ln |a|) (log_d, exp_d) for finite nonzero a and b with |b ln |a|| <= 700: a
 // negative a gives that with the sign of (-1)^b for an integer b, NaN for any other b, as pow.
 // Zero and non-finite operands, and larger |b ln |a|| (results past float's range either way),
@@ -975,7 +1044,11 @@ bool ElemwiseMath(Mode mode, const ElemwiseSrc* s, float* dst, size_t n) {
             return run_double<1>(mode, s, dst, n, Erfc()), true;
 #endif
         case Mode::ERFINV:
+#if HWY_NATIVE_FMA
+            return run_float_special<1>(mode, s, dst, n, ErfInvF()), true;
+#else
             return run_double<1>(mode, s, dst, n, ErfInv()), true;
+#endif
         case Mode::ERFCINV:
             return run_double<1>(mode, s, dst, n, ErfcInv()), true;
         case Mode::GELU:

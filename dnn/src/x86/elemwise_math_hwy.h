@@ -22,24 +22,28 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // one of the two floats around the exact value (its double formulas are far more accurate than a
 // float's ULP), and so is each of ours that is less than one float ULP from the exact value, so the
 // two are equal or neighbours. EXP runs in float (exp_f32_hwy-inl.h: Highway's float exp's steps,
-// within 1 ULP of the exact value), which keeps it at memory speed. TAN, SIN, COS, POW, ERFINV and
-// ERFCINV run in double lanes with polynomials of 2^-26.6 to 2^-31 error, rounded once (below 0.65
-// ULP of the exact value): measured on every float32 input for the unary ones and 5.3 10^8 operand
-// pairs for POW, at most 1 from naive's (dnn/bench/elemwise_ulp.cpp), and in
-// X86.ElemwiseOneUlpModesAtEachTarget at each Highway target. ERF and ERFC run in float lanes where
-// the target has FMA (on AVX2, ERF 0.56x -> 1.5x PyTorch's speed, ERFC 0.65x -> 0.9x): one ULP from
-// naive is anything below 1.5 ULPs from the exact value, and their float formulas keep 1.08
-// and 1.39 (ERFC's tail carries exp's and erfcx's roundings in float pairs), measured on every
-// float32 input at the AVX2 target (max 1 from naive); without FMA they run in double lanes. ATAN2
-// runs in double with Highway's atan, a few double ULPs. GELU and GELU_GRAD run in float too, 16
-// lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's 0.57 for 2M floats):
-// an exponential, a rational function with a division and a few products, each off by a rounding or
-// two, for 7 ULPs at most. That is a relative bound, 4.2e-7 of the result, and it holds everywhere,
-// the negative tails included (where PyTorch's float erf, 1 + erf(x / sqrt(2)), loses the result's
-// every digit), and, for the gradient, next to its root at x = -0.7518: measured on every float32 x
-// (with dy 1, and -0.7 on a seventh of them), and in X86.ElemwiseGelu* at each Highway target.
-// SIGMOID and SILU run in float as well (exp of -|x| and one quotient: 0.29x -> 1.3x PyTorch's
-// speed), 2 and 3 ULPs at most, measured on every float32 input, and in
+// within 1 ULP of the exact value), which keeps it at memory speed. TAN, SIN, COS, POW, ERFCINV
+// (and ERFINV on targets without FMA) run in double lanes with polynomials of 2^-26.6 to 2^-31
+// error, rounded once (below 0.65 ULP of the exact value): measured on every float32 input for the
+// unary ones and 5.3 10^8 operand pairs for POW, at most 1 from naive's
+// (dnn/bench/elemwise_ulp.cpp), and in X86.ElemwiseOneUlpModesAtEachTarget at each Highway target.
+// ERFINV runs in float lanes where the target has FMA (ErfInvF: 0.66x -> 1.1-1.3x PyTorch's speed
+// on Zen 3), its roundings carried in float pairs: faithful, below 0.9999 ULP of the exact value
+// (0.963 for |y| > 1e-30, where y c0lo does not underflow), measured on every float32 input at the
+// AVX2 target, and in X86.ElemwiseErfinvInFloatIsFaithfulAtEachTarget. ERF and ERFC run in float
+// lanes where the target has FMA (on AVX2, ERF 0.56x -> 1.5x PyTorch's speed, ERFC 0.65x -> 0.9x):
+// one ULP from naive is anything below 1.5 ULPs from the exact value, and their float formulas
+// keep 1.08 and 1.39 (ERFC's tail carries exp's and erfcx's roundings in float pairs), measured on
+// every float32 input at the AVX2 target (max 1 from naive); without FMA they run in double lanes.
+// ATAN2 runs in double with Highway's atan, a few double ULPs. GELU and GELU_GRAD run in float too,
+// 16 lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's 0.57 for 2M
+// floats): an exponential, a rational function with a division and a few products, each off by a
+// rounding or two, for 7 ULPs at most. That is a relative bound, 4.2e-7 of the result, and it holds
+// everywhere, the negative tails included (where PyTorch's float erf, 1 + erf(x / sqrt(2)), loses
+// the result's every digit), and, for the gradient, next to its root at x = -0.7518: measured on
+// every float32 x (with dy 1, and -0.7 on a seventh of them), and in X86.ElemwiseGelu* at each
+// Highway target. SIGMOID and SILU run in float as well (exp of -|x| and one quotient: 0.29x
+// -> 1.3x PyTorch's speed), 2 and 3 ULPs at most, measured on every float32 input, and in
 // X86.ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget at each Highway target. LOG, LOG1P, EXPM1,
 // ATANH, SOFTPLUS and LOGSIGMOID run in float too (log_f32_hwy-inl.h: a logarithm by Cephes'
 // polynomial that carries 1 + x's rounding error, exp_f32's reduction less its 1; issue 12,

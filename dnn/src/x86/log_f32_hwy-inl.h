@@ -28,21 +28,21 @@ constexpr float kLogP[] = {3.3333331174e-1f,  -2.4999993993e-1f, 2.0000714765e-1
 constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
 
 // log(u + c) for a positive normal float u and a correction c with |c| <= ulp(u) / 2 (the
-// rounding error of the sum u stands for; kCorrect false: c = 0). u = 2^k m with m in
-// [sqrt(1/2), sqrt(2)) through the exponent bits, f = m - 1 (exact), and
-// log(u + c) = k ln 2 + log(1 + f) + c / u, the last term exact enough from one division (it is
-// below 2^-24 of u, so its own rounding is 2^-48 of the result). The sums run from the smallest
-// term up, the largest (k kLn2Hi) last, so that the result is rounded once more than f^2 P.
+// rounding error of the sum u stands for; kCorrect false: c = 0), as k ln 2 + f + y with k and
+// f returned through `k` and `f`: u = 2^k m with m in [sqrt(1/2), sqrt(2)) through the exponent
+// bits, f = m - 1 (exact), and log(u + c) = k ln 2 + log(1 + f) + c / u, the last term exact enough
+// from one division (it is below 2^-24 of u, so its own rounding is 2^-48 of the result). y holds
+// the small terms, summed from the smallest up, and k kLn2Lo.
 template <bool kCorrect, class D, class V>
-HWY_INLINE V log_f32(D d, V u, V c) {
+HWY_INLINE V log_f32_parts(D d, V u, V c, V& k, V& f) {
     const hn::RebindToSigned<D> di;
     // 0x3F3504F3 is sqrt(1/2)'s bits: shifting u's by 1.0's less these puts the exponent's
     // boundary at m = sqrt(1/2).
     const auto bits = hn::Add(hn::BitCast(di, u), hn::Set(di, 0x3F800000 - 0x3F3504F3));
-    const V k = hn::ConvertTo(d, hn::Sub(hn::ShiftRight<23>(bits), hn::Set(di, 127)));
+    k = hn::ConvertTo(d, hn::Sub(hn::ShiftRight<23>(bits), hn::Set(di, 127)));
     const V m =
             hn::BitCast(d, hn::Add(hn::And(bits, hn::Set(di, 0x7FFFFF)), hn::Set(di, 0x3F3504F3)));
-    const V f = hn::Sub(m, hn::Set(d, 1.0f));
+    f = hn::Sub(m, hn::Set(d, 1.0f));
     const V z = hn::Mul(f, f);
     V p = hn::Set(d, kLogP[8]);
     for (size_t i = 8; i-- > 0;)
@@ -51,8 +51,33 @@ HWY_INLINE V log_f32(D d, V u, V c) {
     y = hn::MulAdd(z, hn::Set(d, -0.5f), y);
     if constexpr (kCorrect)
         y = hn::Add(y, hn::Div(c, u));
-    y = hn::MulAdd(k, hn::Set(d, kLn2Lo), y);
+    return hn::MulAdd(k, hn::Set(d, kLn2Lo), y);
+}
+
+// log(u + c) as log_f32_parts, the largest term (k kLn2Hi) added last, so that the result is
+// rounded once more than f^2 P.
+template <bool kCorrect, class D, class V>
+HWY_INLINE V log_f32(D d, V u, V c) {
+    V k, f;
+    const V y = log_f32_parts<kCorrect>(d, u, c, k, f);
     return hn::MulAdd(k, hn::Set(d, kLn2Hi), hn::Add(f, y));
+}
+
+// log(u + c) as hi + lo, log_f32's two last roundings kept in lo (Knuth's two-sum for f + y, whose
+// f may be the smaller, at zero; Fast2Sum for k kLn2Hi + that sum, k kLn2Hi exact and either zero
+// or above 0.69 > |f + y|): off by log_f32_parts' own error, about 2^-24 of log(1 + f), where
+// log_f32 adds up to half an ULP of the result. For ERFINV's w (elemwise_math_hwy.cpp).
+template <class D, class V>
+HWY_INLINE V log_f32_pair(D d, V u, V c, V& lo) {
+    V k, f;
+    const V y = log_f32_parts<true>(d, u, c, k, f);
+    const V g = hn::Add(f, y);
+    const V gy = hn::Sub(g, f);
+    const V eg = hn::Add(hn::Sub(f, hn::Sub(g, gy)), hn::Sub(y, gy));
+    const V t = hn::Mul(k, hn::Set(d, kLn2Hi));
+    const V hi = hn::Add(t, g);
+    lo = hn::Add(hn::Add(hn::Sub(t, hi), g), eg);
+    return hi;
 }
 
 // log1p(x) for finite x > -1: u = 1 + x and its rounding error c by Knuth's two-sum (exact for

@@ -17,6 +17,7 @@
 
 #include "neomeg/dnn/operators/elemwise.h"
 #include "neomeg/dnn/param_base.h"
+#include "src/common/elemwise_special.h"
 #include "src/x86/elemwise_hwy.h"
 #include "src/x86/elemwise_math_hwy.h"
 #include "src/x86/exec_report.h"
@@ -304,6 +305,65 @@ TEST_F(X86, ElemwiseTanhInFloatAtEachTarget) {
     EXPECT_EQ(x86::elemwise_f32_max_ulp(Mode::TANH), 1);
 }
 
+// ERFINV on the x86 handle is faithful: each result is one of the two floats around the exact
+// value (naive's double erfinv, within a few double ULPs of it), against 1 float ULP of naive's
+// rounded result that max_ulps asks.
+void expect_erfinv_faithful(Handle& x86, const std::vector<double>& y) {
+    std::vector<HostTensor> in{HostTensor::from({y.size()}, y)};
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(Mode::ERFINV);
+    const auto got = run_op(*op, in)[0].values();
+    for (size_t i = 0; i < y.size(); ++i) {
+        const double exact = elemwise::erfinv(static_cast<float>(y[i]));
+        const auto near = static_cast<float>(exact);
+        const float other = std::nextafter(near, exact < near ? -INFINITY : INFINITY);
+        const auto g = static_cast<float>(got[i]);
+        EXPECT_TRUE(g == near || g == other) << "ERFINV at " << y[i] << ": " << g << " vs " << near;
+    }
+}
+
+// ERFINV runs in float lanes on the targets with FMA (ErfInvF in elemwise_math_hwy.cpp: w =
+// -log(1 - y^2) as a float pair, y (c0 + w R(w)) rounded once, and a vector holding a lane of w >=
+// 5 computed in double lanes), in double elsewhere; faithful at each Highway target on: every
+// 4093rd float32 bit pattern; every 3rd float of its worst stretch, |y| in [0.990, 0.9966] (w
+// from 3.9 to 5, where R's rounding times w and P's slope are largest against the result; 0.9991
+// ULP of the exact value at most over every float32 input); the floats next to w = 5 and to y =
+// 0.00427 (where w - 2.5 rounded w's low bits away); tiny and subnormal y, where y c0lo underflows;
+// and a lane of w >= 5 at each position of 16 among near ones, which sends its vector to the double
+// formula; the floats next to +-1 (w up to 16.6). +-0, +-1, NaN and |y| > 1 bit for bit as naive's.
+TEST_F(X86, ElemwiseErfinvInFloatIsFaithfulAtEachTarget) {
+    std::vector<double> y;
+    for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093) {
+        const float f = std::bit_cast<float>(static_cast<uint32_t>(bits));
+        if (std::abs(f) < 1)
+            y.push_back(f);
+    }
+    for (uint32_t b = std::bit_cast<uint32_t>(0.990f); b < std::bit_cast<uint32_t>(0.9966f); b += 3)
+        for (float sgn : {1.0f, -1.0f})
+            y.push_back(sgn * std::bit_cast<float>(b));
+    const auto split = static_cast<float>(std::sqrt(-std::expm1(-5.0)));
+    for (float c : {split, 0.00427036f, 1e-30f, 2.1e-38f, 1e-40f, 1e-45f})
+        for (float sgn : {1.0f, -1.0f})
+            around(y, sgn * c, 64);
+    for (int lane = 0; lane < 16; ++lane)
+        for (int j = 0; j < 32; ++j)
+            y.push_back(j == lane ? -0.9999 : 0.3 + 0.01 * j);
+    for (float c : {1.0f, -1.0f})
+        around(y, c, 64);  // the floats past +-1 are erased: NaN, in the bits check below
+    std::erase_if(y, [](double v) { return !(std::abs(v) < 1); });
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> exact = {0.0,  -0.0, 1.0,  -1.0, 1.00000012,
+                                       -1.5, inf,  -inf, 3e38, std::nan("")};
+    const auto all = [&] {
+        expect_erfinv_faithful(*handle, y);
+        expect_same_bits(*handle, Mode::ERFINV, exact);
+    };
+    all();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+}
+
 // LOG, LOG1P, EXPM1, ATANH, SOFTPLUS and LOGSIGMOID in float (log_f32_hwy-inl.h), each within
 // elemwise_f32_max_ulp of naive's double formula: every 4093rd float32 bit pattern (a million,
 // all binades of both signs, subnormals, infinities and NaNs), and the floats next to each
@@ -538,9 +598,9 @@ TEST_F(X86, ElemwiseErfRangeStretchesMatchNaive) {
 #endif
 }
 
-// TAN, SIN, COS, POW, ERFINV and ERFCINV compute in double lanes to float accuracy (polynomials
-// of 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), and ERF and ERFC in float lanes on
-// the targets with FMA (in double on EMU128 and SCALAR), each result within one float ULP of
+// TAN, SIN, COS, POW and ERFCINV compute in double lanes to float accuracy (polynomials of
+// 2^-26.6 .. 2^-31 relative error, elemwise_math_hwy.cpp), and ERF, ERFC and ERFINV in float lanes
+// on the targets with FMA (in double on EMU128 and SCALAR), each result within one float ULP of
 // naive's. The exhaustive measure is bench/elemwise_ulp.cpp (every float32 input; max 1); here a
 // dense deterministic sample at each Highway target: every 4093rd float32 bit pattern (a million,
 // all binades of both signs, subnormals, infinities and NaNs included), the floats next to each
