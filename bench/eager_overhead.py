@@ -71,7 +71,10 @@ def make_cases(fw):
         bn.eval()
         bn_plain.eval()
         qlin = qlinear_neomeg(mge, M, q16)
-        qx = qlin[0](mge.Tensor(q16))
+        fx = mge.Tensor(q16)
+        qx = qlin[0](fx)
+        qy = qlin[1](qx)
+        from megengine.core.tensor import dtype as D
         g, gset, lab, idx = mge.Tensor(g46), mge.Tensor(g46), mge.Tensor(lab4), mge.Tensor(idx42)
         src, pg = g[:, :2], F.sigmoid(g)
         return {
@@ -109,6 +112,13 @@ def make_cases(fw):
             "bn_eval": lambda: bn(im),
             "bn_eval_noaff": lambda: bn_plain(im),
             "qlinear": lambda: qlin[1](qx),
+            # the rest of a quantized network's calls: its ends, and reading a quantized
+            # tensor's dtype, scale and device (PyTorch: q_scale() of a quint8 tensor)
+            "quant_stub": lambda: qlin[0](fx),
+            "dequant_stub": lambda: qlin[2](qy),
+            "q.dtype": lambda: qx.dtype,
+            "q_scale": lambda: D.get_scale(qx.dtype),
+            "x.device": lambda: s.device,
             # indexing, assignment and the functional calls around them (4x6 float32, int32
             # labels); `scatter` is in place here, PyTorch's out of place
             "setitem": lambda: gset.__setitem__(0, 1.0),
@@ -147,6 +157,9 @@ def make_cases(fw):
     # context manager's own cost per call)
     bn.requires_grad_(False)
     qlin, qx = qlinear_torch(torch, q16)
+    fx, qy = torch.tensor(q16), qlin(qx)
+    qstub = torch.ao.nn.quantized.Quantize(0.05, 0, torch.quint8)
+    dqstub = torch.ao.nn.quantized.DeQuantize()
     g, gset, idx = torch.tensor(g46), torch.tensor(g46), torch.tensor(idx42).long()
     lab = torch.tensor(lab4).long()
     src, pg = g[:, :2], torch.sigmoid(g)
@@ -181,6 +194,11 @@ def make_cases(fw):
         "bn_eval": lambda: bn(im),
         "bn_eval_noaff": lambda: bn_plain(im),
         "qlinear": lambda: qlin(qx),
+        "quant_stub": lambda: qstub(fx),
+        "dequant_stub": lambda: dqstub(qy),
+        "q.dtype": lambda: qx.dtype,
+        "q_scale": lambda: qx.q_scale(),
+        "x.device": lambda: s.device,
         "setitem": lambda: gset.__setitem__(0, 1.0),
         "getitem_idx": lambda: g[lab],
         "getitem_mask": lambda: g[g > 0.5],
@@ -198,7 +216,7 @@ def make_cases(fw):
 def qlinear_neomeg(mge, M, data):
     from megengine.quantization import quantize, quantize_qat
 
-    net = quantize_qat(M.Sequential(M.QuantStub(), M.Linear(16, 16)))
+    net = quantize_qat(M.Sequential(M.QuantStub(), M.Linear(16, 16), M.DequantStub()))
     net(mge.Tensor(data))  # calibrates the observers
     net.eval()
     q = quantize(net)

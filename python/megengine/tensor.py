@@ -87,24 +87,8 @@ def _numpy(self):
 
 Tensor.numpy = _numpy
 
-_rt_device = Tensor.device.fget  # the extension's getter: the canonical name ("cpu0")
-_comp_nodes = {}  # that name -> its CompNode, built once
-
-
-def _device(self):
-    name = _rt_device(self)
-    node = _comp_nodes.get(name)
-    if node is None:
-        node = _comp_nodes[name] = _CompNode(name)
-    return node
-
-
-Tensor.device = property(
-    _device,
-    doc="""The comp node the tensor lives on: a :class:`~megengine.core.comp_node.CompNode`,
-    which is its canonical name (``"cpu0:0"``) with MegEngine's ``logical_name``,
-    ``physical_name`` and ``physical_locator``, equal to any name of the same device.""",
-)
+# Tensor.device (a C getter) returns one CompNode per comp node, made on its first read.
+_rt._set_device_type(_CompNode)
 
 
 def _flatten(self, start_axis=0, end_axis=-1):

@@ -35,6 +35,15 @@
 
 namespace neomeg::python::fast {
 
+PyObject* translate_current_exception() {
+    try {
+        py::detail::try_translate_exceptions();
+    } catch (...) {
+        PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+    }
+    return nullptr;
+}
+
 PyTypeObject* g_tensor_type = nullptr;
 
 namespace {
@@ -126,17 +135,6 @@ private:
 PyObject* set_type_error_for_input(const imperative::OpDef& op, size_t i, PyObject* obj) {
     PyErr_Format(PyExc_TypeError, "apply(%s): input %zu is a %s, not a Tensor", op.name(), i,
                  Py_TYPE(obj)->tp_name);
-    return nullptr;
-}
-
-// The Python error for the C++ exception being handled (pybind11's translators: dnn errors
-// become ValueError/TypeError/IndexError as registered in module.cpp).
-PyObject* translate_current_exception() {
-    try {
-        py::detail::try_translate_exceptions();
-    } catch (...) {
-        PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
-    }
     return nullptr;
 }
 

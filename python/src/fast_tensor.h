@@ -61,8 +61,16 @@ inline const imperative::OpDef* op_of(PyObject* obj) {
     return static_cast<const imperative::OpDef*>(caster.value);
 }
 
-// shape, ndim, size, dtype and _dtype_name as C getters (tensor_getters.cpp).
+// Sets the Python error for the C++ exception being handled (pybind11's translators: dnn errors
+// become ValueError/TypeError/IndexError as registered in module.cpp); returns nullptr.
+PyObject* translate_current_exception();
+
+// shape, ndim, size, dtype, _dtype_name, device, _device_name and _channels_last as C getters,
+// _assign as a C method (tensor_getters.cpp).
 void install_getters(PyTypeObject* type);
+// The type (called with the canonical name) whose objects Tensor.device returns; unset (or
+// None), it returns the name.
+void set_device_type(py::handle type);
 // apply, elemwise and the operator-slot installer on the extension module (fast_apply.cpp).
 void init_fast_apply(py::module_& m);
 // apply_generator (fast_generator.cpp).

@@ -156,9 +156,6 @@ void init_tensor(py::module_& m) {
     py::class_<TensorWrapper> cls(m, "Tensor", py::dynamic_attr());
     cls.def(py::init(&TensorWrapper::from_py), py::arg("data") = py::none(),
             py::arg("dtype") = py::none(), py::arg("device") = py::none())
-            .def_property_readonly(
-                    "device",
-                    [](const TensorWrapper& t) { return t.value.comp_node().to_string(); })
             .def("numpy", &TensorWrapper::numpy, "A numpy copy of the tensor's values.")
             .def("_numpy_untraced", &TensorWrapper::host_array,
                  "numpy() for library code whose traced graph does not depend on the values it "
@@ -167,13 +164,6 @@ void init_tensor(py::module_& m) {
                  [](py::handle self) {
                      trace::note_if_tracing(self.ptr());
                      return TensorWrapper{self_tensor(self).value.detach()};
-                 })
-            // x[idx] = v: the Python object now stands for the updated value, autograd
-            // identity included, so the assignment is differentiable like any op.
-            .def("_assign",
-                 [](py::handle self, const TensorWrapper& src) {
-                     trace::note_replacing_if_tracing(self.ptr());  // before its value changes
-                     self_tensor(self).value = src.value;
                  })
             // The in-place update that keeps identity: optimizers, BatchNorm statistics and
             // load_state_dict give an existing Parameter new values. The object (and so its
@@ -199,10 +189,6 @@ void init_tensor(py::module_& m) {
                      return TensorWrapper{t.value.copy_to(cn)};
                  })
             .def("_layout", [](const TensorWrapper& t) { return t.value.layout().to_string(); })
-            // Tensor.format's fact: the layout is channels-last (dnn/channels_last.h).
-            .def_property_readonly(
-                    "_channels_last",
-                    [](const TensorWrapper& t) { return dnn::is_channels_last(t.value.layout()); })
             // Whether that layout is the runtime's choice, not the program's (Tensor.format).
             .def_property(
                     "_auto_layout", [](const TensorWrapper& t) { return t.value.auto_layout(); },
@@ -211,10 +197,13 @@ void init_tensor(py::module_& m) {
             // of such a tensor raises ValueError.
             .def_property_readonly("_initialized",
                                    [](py::handle self) { return is_initialized(self.ptr()); });
-    // shape, ndim, size, dtype: C getters (tensor_getters.cpp); apply and the operators:
-    // fast_apply.cpp.
+    // shape, ndim, size, dtype, device, _channels_last and _assign: C getters and methods
+    // (tensor_getters.cpp); apply and the operators: fast_apply.cpp.
     fast::g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
     fast::install_getters(fast::g_tensor_type);
+    m.def("_set_device_type", &fast::set_device_type,
+          "Makes Tensor.device return type(name) (one object per comp node) instead of the "
+          "name.");
 }
 
 }  // namespace neomeg::python

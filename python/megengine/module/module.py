@@ -147,15 +147,18 @@ class Module:
         if _rt._trace_active():
             # A traced call records this mode's ops: a replay needs the same mode.
             _rt._trace_note_guard(self._is_training, self.training)
-        for hook in list(self._forward_pre_hooks.values()):
-            modified = hook(self, inputs)
-            if modified is not None:
-                inputs = modified if isinstance(modified, tuple) else (modified,)
+        # (the hook loops copy their dicts, which a hook may change: only when there are hooks)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                modified = hook(self, inputs)
+                if modified is not None:
+                    inputs = modified if isinstance(modified, tuple) else (modified,)
         outputs = self.forward(*inputs, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            modified = hook(self, inputs, outputs)
-            if modified is not None:
-                outputs = modified
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                modified = hook(self, inputs, outputs)
+                if modified is not None:
+                    outputs = modified
         return outputs
 
     def _is_training(self):

@@ -9,6 +9,7 @@ import copy
 import copyreg
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -16,15 +17,15 @@ from .. import _imperative_rt as _rt
 from .._imperative_rt import MegEngineError
 from ..ops import builtin
 from .dtype import is_dtype_equal, operand_dtype_for, promote_names, scalar_dtype_for
+from .quant_dtype import _STORAGE_TYPES
 from .shape_dim import TracedDim, follows_shapes
 
 Tensor = _rt.Tensor
 apply = _rt.apply
 _is_tracing = _rt._is_tracing
-# The extension's getter of a tensor's device name (a str), taken before megengine.tensor makes
-# Tensor.device a CompNode: a fast path compares devices as names in 0.1 us, CompNode's __eq__
-# takes 0.7.
-device_name = Tensor.device.fget
+# A tensor's device name (a str): a fast path compares devices as names in 0.1 us, CompNode's
+# __eq__ takes 0.7.
+device_name = operator.attrgetter("_device_name")
 
 
 def _build_op(cls, *args, **params):
@@ -301,6 +302,9 @@ def _merge_reduced_axes(x, axes):
 _reshape_ops = {}
 _dimshuffle_ops = {}
 _typecvt_ops = {}
+# astype's quantizing TypeCvt by (runtime name, scale, zero point): cached_op's keyword key
+# takes 0.7 us.
+_quantize_ops = {}
 _FLATTEN = builtin.Reshape(shape=(-1,))
 
 
@@ -357,9 +361,9 @@ def kept_scalar(value, dtype, device, promotes=False):
     one copies to the device (3.5 us), a small operand's whole op. Tensors are values, so a kept
     one is only ever read. With ``promotes``, None where ``_promote`` would give another dtype
     (an int tensor beside a float, bfloat16 beside any scalar). Keyed by type (1, 1.0 and True
-    are equal keys) and sign (-0.0 == 0.0); a NaN never equals its key, so it misses and is
-    stored again, which the bound covers."""
-    sign = math.copysign(1.0, value) if type(value) is float else 0
+    are equal keys) and, for a float zero, sign (-0.0 == 0.0); a NaN never equals its key, so it
+    misses and is stored again, which the bound covers."""
+    sign = math.copysign(1.0, value) if type(value) is float and not value else 0
     key = (type(value), value, dtype, device, promotes, sign)
     t = _kept_scalars.get(key, False)
     if t is False:
@@ -688,12 +692,16 @@ class ArrayMethodMixin:
             return apply(op, self)[0]
         info = _quant_info(dtype)
         if info is not None:
-            op = cached_op(
-                builtin.TypeCvt,
-                dtype=getattr(_rt.ops._DTypeEnum, info["name"]),
-                scale=info["scale"],
-                zero_point=info.get("zero_point", 0),
-            )
+            key = (info["name"], info["scale"], info.get("zero_point", 0))
+            op = _quantize_ops.get(key)
+            if op is None:
+                op = cached_op(
+                    builtin.TypeCvt,
+                    dtype=getattr(_rt.ops._DTypeEnum, key[0]),
+                    scale=key[1],
+                    zero_point=key[2],
+                )
+                remember_op(_quantize_ops, key, op)
             return apply(op, self)[0]
         return apply(cached_op(builtin.TypeCvt, dtype=_dtype_name(dtype)), self)[0]
 
@@ -784,8 +792,10 @@ def _dtype_name(dtype):
 
 def _quant_info(dtype):
     # a quantized numpy dtype's {"name", "scale"[, "zero_point"]}, else None
-    if isinstance(dtype, np.dtype) and dtype.metadata:
-        return dtype.metadata.get("mgb_dtype")
+    if type(dtype) in _STORAGE_TYPES or isinstance(dtype, np.dtype):
+        meta = dtype.metadata
+        if meta:
+            return meta.get("mgb_dtype")
     return None
 
 

@@ -368,9 +368,9 @@ def _set_plan(x, index):
 
 
 def _fast_setitem(x, index, value):
-    """``x[index] = value`` for ints and plain slices on a Tensor outside tracing, with the
-    op and index tensors kept (``_set_plans``) and a Python scalar value kept too
-    (``kept_scalar``); False where the general path must run."""
+    """``x[index] = value`` for ints and plain slices on a row-major Tensor outside tracing,
+    with the op and index tensors kept (``_set_plans``) and a Python scalar value kept too
+    (``kept_scalar``); False where the general path must run. ``x`` is a Tensor."""
     t = type(index)
     if t is int:
         key = index
@@ -385,7 +385,7 @@ def _fast_setitem(x, index, value):
         key = ((b, e, s),)
     else:
         return False
-    if not isinstance(x, Tensor) or x._dtype_name in _QUANTIZED or _is_tracing():
+    if x._dtype_name in _QUANTIZED or _is_tracing():
         return False
     device = device_name(x)
     plan_key = (key, x.shape, device)

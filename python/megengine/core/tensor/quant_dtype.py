@@ -118,6 +118,14 @@ def create_quantized_dtype(dtype_meta, scale, zp):
         >>> dt, dt.metadata["mgb_dtype"]
         (dtype('int8'), {'name': 'QuantizedS8', 'scale': 0.5})
     """
+    # A float scale and an int zero point are the keys of _made: the arguments as given, so a
+    # hit skips the checks below, which the entry passed when it was made.
+    key = None
+    if type(scale) is float and (zp is None or type(zp) is int):
+        key = (dtype_meta, scale, zp)
+        made = _made.get(key)
+        if made is not None and made[1] == made[2]:
+            return made[0]
     if dtype_meta.cname is None:
         raise ValueError(f"dtype {dtype_meta.name} without cname attr is not supported.")
     info = {"name": dtype_meta.cname, "scale": float(scale)}
@@ -131,12 +139,35 @@ def create_quantized_dtype(dtype_meta, scale, zp):
                 f"{dtype_meta.name}"
             )
         info["zero_point"] = zp
-    return np.dtype(dtype_meta.np_dtype_str, metadata={"mgb_dtype": info})
+    dt = np.dtype(dtype_meta.np_dtype_str, metadata={"mgb_dtype": info})
+    # -0.0 == 0.0 and nan != nan: only a positive scale is a key that means one dtype
+    if key is not None and scale > 0:
+        if len(_made) >= _MADE_MAX:  # a program sweeping scales: start over
+            _made.clear()
+        _made[key] = (dt, info, dict(info))
+    return dt
+
+
+# Quantized dtypes by (QuantDtypeMeta, scale, zero point), made once: building one takes 1 us
+# and quantized modules make their bias dtype on every call. numpy dtypes are immutable, but the
+# "mgb_dtype" dict in their metadata is not: an entry (dtype, that dict, a copy of it as made) is
+# reused while the dict still equals the copy.
+_made = {}
+_MADE_MAX = 1024
+
+
+# The classes of the storage dtypes (int8, uint8, int32): a type() test, where isinstance of
+# np.dtype takes its metaclass's check, a quarter of get_scale(t.dtype).
+_STORAGE_TYPES = frozenset(type(np.dtype(t)) for t in ("int8", "uint8", "int32"))
 
 
 def _mgb_info(dtype):
-    meta = getattr(np.dtype(dtype), "metadata", None) if dtype is not None else None
-    return (meta or {}).get("mgb_dtype")
+    if type(dtype) not in _STORAGE_TYPES:
+        if dtype is None:
+            return None
+        dtype = np.dtype(dtype)
+    meta = dtype.metadata
+    return None if meta is None else meta.get("mgb_dtype")
 
 
 def is_quantize(dtype):
@@ -181,7 +212,10 @@ def get_scale(dtype):
         >>> round(get_scale(qint8(0.1)), 6)
         0.1
     """
-    return _quant_info(dtype, "get_scale")["scale"]
+    info = _mgb_info(dtype)
+    if info is None:
+        raise ValueError(f"get_scale: {dtype!r} is not a quantized dtype")
+    return info["scale"]
 
 
 def get_zero_point(dtype):

@@ -64,16 +64,16 @@ class Linear(QuantizedModule):
             raise ValueError(
                 f"Linear: nonlinear_mode must be identity or relu, got {nonlinear_mode}"
             )
-        bias = None
+        weight, bias = self.weight, None
         if self.bias is not None:
-            scale = dtype.get_scale(inp.dtype) * dtype.get_scale(self.weight.dtype)
+            scale = dtype.get_scale(inp.dtype) * dtype.get_scale(weight.dtype)
             bias = self.bias.astype(dtype.qint32(scale))
         # the products as a 1x1 convolution: rows of inp are images of in_features channels
-        lead = inp.shape[:-1]
-        x = inp.reshape(-1, inp.shape[-1], 1, 1)
-        w = self.weight.reshape(self.weight.shape[0], self.weight.shape[1], 1, 1)
+        in_shape, w_shape = inp.shape, weight.shape
+        x = inp.reshape(-1, in_shape[-1], 1, 1)
+        w = weight.reshape(w_shape[0], w_shape[1], 1, 1)
         out = conv_bias_activation(x, w, bias, self.output_dtype, nonlinear_mode=nonlinear_mode)
-        return out.reshape(*lead, self.weight.shape[0])
+        return out.reshape(*in_shape[:-1], w_shape[0])
 
     def forward(self, inp):
         return self.calc_linear_quantized(inp)
