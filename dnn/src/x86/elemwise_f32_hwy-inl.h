@@ -134,8 +134,21 @@ HWY_INLINE void prefetch_ahead(const Ops& in, size_t arity, float* dst, size_t i
 // 16-lane vector and GELU from 5.6 to 3.5 (AVX-512, Zen 5).
 constexpr size_t kFloatUnroll = 4;
 
+// A vector holding a lane f.special marks, redone: by f.redo(d, x) where F has one (a vector
+// formula for the whole vector, e.g. SIGMOID's double lanes for saturated inputs, which are common
+// enough that naive's scalar formula per lane was a cliff), else by naive's scalar formula per
+// lane.
+template <size_t kArity, class F, class D, class V>
+HWY_INLINE void redo_marked(elemwise::Mode mode, const F& f, D d, const V (&x)[kArity],
+                            float* dst) {
+    if constexpr (requires { f.redo(d, x); })
+        hn::StoreU(f.redo(d, x), d, dst);
+    else
+        scalar_lanes(mode, d, x, dst);
+}
+
 // Float formulas of bounded error (elemwise_f32_max_ulp), computed in float where f.special(d, x)
-// marks no lane; a vector holding a marked lane is redone by the scalar formula. The operands'
+// marks no lane; a vector holding a marked lane is redone (redo_marked). The operands'
 // broadcast pattern is fixed per loop (Operands): POW by a constant (`x ** 2`) reads its exponent
 // from a register, not through a flag per vector.
 template <size_t kArity, class F>
@@ -162,7 +175,7 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
                 if (HWY_UNLIKELY(!hn::AllFalse(d, marked)))
                     for (size_t u = 0; u < kFloatUnroll; ++u)
                         if (!hn::AllFalse(d, f.special(d, x[u])))
-                            scalar_lanes(mode, d, x[u], dst + i + u * lanes);
+                            redo_marked(mode, f, d, x[u], dst + i + u * lanes);
             }
             for (; i + lanes <= n; i += lanes) {
                 prefetch_ahead(in, kArity, dst, i);
@@ -171,7 +184,7 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
                     x[k] = in(d, k, i);
                 hn::StoreU(apply(f, d, x), d, dst + i);
                 if (!hn::AllFalse(d, f.special(d, x)))
-                    scalar_lanes(mode, d, x, dst + i);
+                    redo_marked(mode, f, d, x, dst + i);
             }
         });
     for (; i < n; ++i)

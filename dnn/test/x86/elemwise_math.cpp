@@ -235,6 +235,11 @@ TEST_F(X86, ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget) {
         around(x, c, 64);
     for (double v : sweep(-90, 90, 1 << 16))
         x.push_back(v);
+    // saturated inputs, whole vectors of them (in float or double lanes, not naive's formula)
+    for (double v : sweep(-200, 200, 1 << 12))
+        x.push_back(v);
+    for (double v : {double(INFINITY), double(-INFINITY), double(NAN), 1e30, -1e30})
+        x.push_back(v);
     const auto both = [&] {
         (void)max_ulps(*handle, Mode::SIGMOID, {x});
         (void)max_ulps(*handle, Mode::SILU, {x});
@@ -488,11 +493,12 @@ void expect_same_in_place(Handle& x86, Mode m, const std::vector<std::vector<dou
 }
 
 // The float formulas (EXP, GELU, GELU_GRAD, LOG, LOG1P, EXPM1, ATANH, SOFTPLUS, LOGSIGMOID, ERF,
-// ERFC, TANH) run four vectors a step, then one vector, then element by element; a vector holding
-// a lane outside the formula's range (EXP below -87, GELU below -13, SOFTPLUS below -87,
-// LOGSIGMOID above 87: subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or below
-// -1, ATANH at or past 1, ERF's and TANH's NaN, ERFC above 9) is redone by naive's formula, and
-// only that vector. Such lanes first, last and inside a step, in the one-vector loop and in the
+// ERFC, TANH, SIGMOID, SILU) run four vectors a step, then one vector, then element by element; a
+// vector holding a lane outside the formula's range (EXP below -87, GELU below -13, SOFTPLUS below
+// -87, LOGSIGMOID above 87: subnormal or zero results; subnormal LOG, EXPM1 above 88, LOG1P at or
+// below -1, ATANH at or past 1, the NaN of ERF, TANH, SIGMOID and SILU, ERFC above 9) is redone by
+// naive's formula, and only that vector (SIGMOID and SILU below -87 compute their vector in double
+// lanes instead). Such lanes first, last and inside a step, in the one-vector loop and in the
 // scalar tail, among ordinary lanes of the mode's domain, for lengths around the step's; and the
 // same in place (a traced F.nn.binary_cross_entropy ran SOFTPLUS in place on NEGATE's output and
 // got log 2 in the lanes beside a logit above 87: softplus of its own results).
@@ -508,7 +514,9 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
                    Case{Mode::LOG1P, -0.9, 3, -1, -1}, Case{Mode::EXPM1, -3, 3, 88.5, 0.03},
                    Case{Mode::ATANH, -0.9, 0.9, 1, 1}, Case{Mode::SOFTPLUS, -3, 3, -88, -1},
                    Case{Mode::LOGSIGMOID, -3, 3, 88, 1}, Case{Mode::ERF, -3, 3, NAN, 0},
-                   Case{Mode::ERFC, -3, 3, 9.5, 0.1}, Case{Mode::TANH, -3, 3, NAN, 0}}) {
+                   Case{Mode::ERFC, -3, 3, 9.5, 0.1}, Case{Mode::TANH, -3, 3, NAN, 0},
+                   Case{Mode::SIGMOID, -3, 3, -88, -3}, Case{Mode::SILU, -3, 3, -88, -3},
+                   Case{Mode::SIGMOID, -3, 3, NAN, 0}, Case{Mode::SILU, -3, 3, NAN, 0}}) {
         const Mode m = c.mode;
         for (size_t n : {size_t(63), size_t(64), size_t(65), size_t(213), size_t(1000)}) {
             auto x = random_values(n, c.lo, c.hi, rng);
