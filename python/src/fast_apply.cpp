@@ -164,12 +164,7 @@ PyObject* py_apply(PyObject*, PyObject* const* args, Py_ssize_t nargs) noexcept 
             inputs.push(t->value);
         }
         auto outs = imperative::apply(*op, inputs.span());
-        PyObject* result = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
-        if (!result)
-            return nullptr;
-        for (size_t i = 0; i < outs.size(); ++i)
-            PyTuple_SET_ITEM(result, i, wrap(std::move(outs[i])));
-        return result;
+        return wrap_all(outs);
     } catch (...) {
         return translate_current_exception();
     }

@@ -97,19 +97,9 @@ PyObject* py_apply_generator(PyObject*, PyObject* const* args, size_t nargsf,
             return nullptr;
         auto outs = imperative::run_generator(*op, {shapes.data(), static_cast<size_t>(n)},
                                               comp_node_named(name, size));
-        PyObject* result = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
-        if (!result)
-            return nullptr;
-        for (size_t i = 0; i < outs.size(); ++i)
-            PyTuple_SET_ITEM(result, i, wrap(std::move(outs[i])));
-        return result;
+        return wrap_all(outs);
     } catch (...) {
-        try {
-            py::detail::try_translate_exceptions();
-        } catch (...) {
-            PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
-        }
-        return nullptr;
+        return translate_current_exception();
     }
 }
 

@@ -5,6 +5,8 @@
 
 #include <Python.h>
 
+#include <vector>
+
 #include "neomeg/imperative/op_def.h"
 #include "tensor.h"
 
@@ -47,6 +49,17 @@ inline PyObject* wrap(imperative::Tensor&& t) {
     wrapper->owned = true;
     tinfo->init_instance(wrapper, nullptr);
     return inst.release().ptr();
+}
+
+// A new tuple of new Python Tensors owning `outs` (an op's results); nullptr with the Python
+// error set if the tuple cannot be made.
+inline PyObject* wrap_all(std::vector<imperative::Tensor>& outs) {
+    PyObject* result = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
+    if (!result)
+        return nullptr;
+    for (size_t i = 0; i < outs.size(); ++i)
+        PyTuple_SET_ITEM(result, static_cast<Py_ssize_t>(i), wrap(std::move(outs[i])));
+    return result;
 }
 
 // The OpDef inside a Python op object; nullptr for any other object. pybind11's caster for
