@@ -598,6 +598,19 @@ struct ErfcInv {
     }
 };
 
+#if HWY_TARGET != HWY_SCALAR  // a one-lane vector has no halves
+// f(dd, xd) on each half of the float vector x promoted to double lanes, each lane rounded once
+// back to float: where a float formula leaves its accurate range (ERFINV near +-1, saturated
+// SIGMOID), a vector at a time instead of naive's formula lane by lane.
+template <class D, class V, class F>
+HWY_INLINE V in_double_lanes(D d, V x, F f) {
+    const hn::Half<D> dh;
+    const hn::Rebind<double, decltype(dh)> dd;
+    const auto half = [&](auto xh) { return hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, xh))); };
+    return hn::Combine(d, half(hn::UpperHalf(dh, x)), half(hn::LowerHalf(dh, x)));
+}
+#endif
+
 // ERFINV in float lanes where the target has FMA (issue 12: in double lanes, a logarithm with a
 // division and a degree-11 polynomial per 4 lanes, it ran at 0.66x PyTorch's speed on Zen 3).
 // Giles' near formula erfinv(y) = y P(w), w = -log(1 - y^2), with the roundings at the result's
@@ -627,13 +640,9 @@ constexpr float kErfinvFR[] = {
 // erfinv(a) for a in [0, 1) through the double formula, lanes rounded once to float.
 template <class D, class V>
 HWY_INLINE V erfinv_abs_in_double(D d, V a) {
-    const hn::Half<D> dh;
-    const hn::Rebind<double, decltype(dh)> dd;
-    const auto half = [&](auto ah) {
-        const auto ad = hn::PromoteTo(dd, ah);
-        return hn::DemoteTo(dh, erfinv_abs(dd, ad, hn::Sub(hn::Set(dd, 1.0), ad)));
-    };
-    return hn::Combine(d, half(hn::UpperHalf(dh, a)), half(hn::LowerHalf(dh, a)));
+    return in_double_lanes(d, a, [](auto dd, auto ad) {
+        return erfinv_abs(dd, ad, hn::Sub(hn::Set(dd, 1.0), ad));
+    });
 }
 
 struct ErfInvF {
@@ -843,18 +852,14 @@ struct SigmoidFamily {
 #if HWY_TARGET != HWY_SCALAR  // a one-lane vector has no halves: naive's formula per lane there
     template <class D, class V>
     V redo(D d, const V (&x)[1]) const {
-        const hn::Half<D> dh;
-        const hn::Rebind<double, decltype(dh)> dd;
-        const auto half = [&](auto xh) {
-            const auto xd = hn::PromoteTo(dd, xh);
+        return in_double_lanes(d, x[0], [](auto dd, auto xd) {
             const auto one = hn::Set(dd, 1.0);
             const auto e = hn::Exp(dd, hn::Neg(hn::Abs(xd)));  // 0 for NaN: put back below
             auto y = hn::Div(hn::IfNegativeThenElse(xd, e, one), hn::Add(one, e));
             if constexpr (kSilu)
                 y = hn::Mul(xd, y);
-            return hn::DemoteTo(dh, hn::IfThenElse(hn::IsNaN(xd), xd, y));
-        };
-        return hn::Combine(d, half(hn::UpperHalf(dh, x[0])), half(hn::LowerHalf(dh, x[0])));
+            return hn::IfThenElse(hn::IsNaN(xd), xd, y);
+        });
     }
 #endif
 };
