@@ -19,7 +19,8 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Naive's formula for element i: the tail of a run and the lanes the vector math does not cover.
+// Naive's formula for element i: the tail of a run whose vector formula gives naive's bits (one
+// IEEE operation, or POW's exact forms), where the two cannot differ.
 HWY_INLINE void scalar_at(elemwise::Mode mode, const ElemwiseSrc* s, size_t arity, float* dst,
                           size_t i) {
     double x[4] = {};
@@ -30,20 +31,53 @@ HWY_INLINE void scalar_at(elemwise::Mode mode, const ElemwiseSrc* s, size_t arit
     dst[i] = static_cast<float>(naive::elemwise::eval_float(mode, x));
 }
 
-// Naive's formula for every lane of a vector whose operands are x (float or double lanes, as
-// loaded), into dst. From the registers, not the operands' memory: the vector's value may have
-// been stored over them already (a graph runs an Elemwise in place, dst an operand).
-template <size_t kArity, class D, class V>
-HWY_INLINE void scalar_lanes(elemwise::Mode mode, D d, const V (&x)[kArity], float* dst) {
+// Naive's formula for the lanes of a vector that `marked` selects, whose operands are x (float or
+// double lanes, as loaded), into dst; the other lanes keep what dst holds (the vector formula's
+// values). From the registers, not the operands' memory: the vector's value may have been stored
+// over them already (a graph runs an Elemwise in place, dst an operand). Only the marked lanes:
+// an element's result must not depend on which others share its vector (see padded_tail).
+template <size_t kArity, class D, class V, class M>
+HWY_INLINE void scalar_lanes(elemwise::Mode mode, D d, const V (&x)[kArity], M marked, float* dst) {
     HWY_ALIGN hn::TFromD<D> lane[kArity][hn::MaxLanes(d)];
+    uint8_t bits[(hn::MaxLanes(d) + 7) / 8] = {};
+    hn::StoreMaskBits(d, marked, bits);
     for (size_t k = 0; k < kArity; ++k)
         hn::Store(x[k], d, lane[k]);
     for (size_t j = 0; j < hn::Lanes(d); ++j) {
+        if (!((bits[j / 8] >> (j % 8)) & 1))
+            continue;
         double v[4] = {};
         for (size_t k = 0; k < kArity; ++k)
             v[k] = static_cast<double>(lane[k][j]);
         dst[j] = static_cast<float>(naive::elemwise::eval_float(mode, v));
     }
+}
+
+// The last n (< a vector) elements of a run from element i, computed by run(src, dst) as one
+// whole vector at element 0: the operands are copied into a vector's lanes, the last element
+// repeated into the rest, and n results copied out. Naive's scalar formula for the tail gave an
+// element a result up to the mode's ULP bound away from the vector formula's, so a result changed
+// with the element's place in its run: a fused graph's blocks differed from the unfused Elemwise's
+// run on AVX-512, whose tails are up to 15 elements
+// (PassFuseElemwise.EveryBlockingGivesTheUnfusedResults).
+template <size_t kArity, class D, class Run>
+HWY_INLINE void padded_tail(D d, const ElemwiseSrc* s, float* dst, size_t i, size_t n,
+                            const Run& run) {
+    HWY_ALIGN float in[kArity][hn::MaxLanes(d)];
+    HWY_ALIGN float out[hn::MaxLanes(d)];
+    ElemwiseSrc t[kArity];
+    for (size_t k = 0; k < kArity; ++k) {
+        t[k] = s[k];
+        if (s[k].broadcast)
+            continue;
+        const float* p = static_cast<const float*>(s[k].p) + i;
+        for (size_t j = 0; j < hn::Lanes(d); ++j)
+            in[k][j] = p[j < n ? j : n - 1];
+        t[k].p = in[k];
+    }
+    run(t, out);
+    for (size_t j = 0; j < n; ++j)
+        dst[i + j] = out[j];
 }
 
 // A float formula of a few operations and no special lanes (POW by 2, 0.5, -1, 3): the plain
@@ -74,8 +108,23 @@ HWY_INLINE V value_and_special(const F& f, D d, const V (&x)[K], hn::Mask<D>& ma
     }
 }
 
-// Double formulas, rounded once to float. F::special(d, x) marks lanes that the vector formula
-// does not cover (x holds the operands); a vector holding one is redone by the scalar formula.
+// One vector of a double formula at element i, rounded once to float; the lanes F::special(d, x)
+// marks (x holds the operands) by the scalar formula.
+template <size_t kArity, class F>
+HWY_INLINE void double_vector(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t i,
+                              const F& f) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    hn::Vec<decltype(dd)> x[kArity];
+    for (size_t k = 0; k < kArity; ++k)
+        x[k] = hn::PromoteTo(dd, load(df, s[k], i));
+    auto marked = hn::FirstN(dd, 0);
+    hn::StoreU(hn::DemoteTo(df, value_and_special(f, dd, x, marked)), df, dst + i);
+    if (!hn::AllFalse(dd, marked))
+        scalar_lanes(mode, dd, x, marked, dst + i);
+}
+
+// Double formulas, rounded once to float, a vector at a time (double_vector).
 template <size_t kArity, class F>
 HWY_INLINE void run_double(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n, F f) {
     const hn::ScalableTag<double> dd;
@@ -91,16 +140,12 @@ HWY_INLINE void run_double(elemwise::Mode mode, const ElemwiseSrc* s, float* dst
                     hwy::Prefetch(static_cast<const float*>(s[k].p) + i + kPrefetchAhead);
             hwy::Prefetch(dst + i + kPrefetchAhead);
         }
-        hn::Vec<decltype(dd)> x[kArity];
-        for (size_t k = 0; k < kArity; ++k)
-            x[k] = hn::PromoteTo(dd, load(df, s[k], i));
-        auto marked = hn::FirstN(dd, 0);
-        hn::StoreU(hn::DemoteTo(df, value_and_special(f, dd, x, marked)), df, dst + i);
-        if (!hn::AllFalse(dd, marked))
-            scalar_lanes(mode, dd, x, dst + i);
+        double_vector<kArity>(mode, s, dst, i, f);
     }
-    for (; i < n; ++i)
-        scalar_at(mode, s, kArity, dst, i);
+    if (i < n)
+        padded_tail<kArity>(df, s, dst, i, n - i, [&](const ElemwiseSrc* t, float* out) {
+            double_vector<kArity>(mode, t, out, 0, f);
+        });
 }
 
 // Lanes with |x| > limit or NaN.
@@ -134,17 +179,27 @@ HWY_INLINE void prefetch_ahead(const Ops& in, size_t arity, float* dst, size_t i
 // 16-lane vector and GELU from 5.6 to 3.5 (AVX-512, Zen 5).
 constexpr size_t kFloatUnroll = 4;
 
-// A vector holding a lane f.special marks, redone: by f.redo(d, x) where F has one (a vector
-// formula for the whole vector, e.g. SIGMOID's double lanes for saturated inputs, which are common
-// enough that naive's scalar formula per lane was a cliff), else by naive's scalar formula per
-// lane.
+// The lanes f.special marks in a vector whose formula's values dst holds, redone: by f.redo(d, x)
+// where F has one (a vector formula, e.g. SIGMOID's double lanes for saturated inputs, which are
+// common enough that naive's scalar formula per lane was a cliff), else by naive's scalar formula
+// per lane. The unmarked lanes keep the float formula's values.
 template <size_t kArity, class F, class D, class V>
 HWY_INLINE void redo_marked(elemwise::Mode mode, const F& f, D d, const V (&x)[kArity],
                             float* dst) {
+    const auto marked = f.special(d, x);
     if constexpr (requires { f.redo(d, x); })
-        hn::StoreU(f.redo(d, x), d, dst);
+        hn::StoreU(hn::IfThenElse(marked, f.redo(d, x), hn::LoadU(d, dst)), d, dst);
     else
-        scalar_lanes(mode, d, x, dst);
+        scalar_lanes(mode, d, x, marked, dst);
+}
+
+// One vector of a float formula whose operands are x, into dst.
+template <size_t kArity, class F, class D, class V>
+HWY_INLINE void float_vector(elemwise::Mode mode, const F& f, D d, const V (&x)[kArity],
+                             float* dst) {
+    hn::StoreU(apply(f, d, x), d, dst);
+    if (!hn::AllFalse(d, f.special(d, x)))
+        redo_marked(mode, f, d, x, dst);
 }
 
 // Float formulas of bounded error (elemwise_f32_max_ulp), computed in float where f.special(d, x)
@@ -182,13 +237,16 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
                 hn::Vec<decltype(d)> x[kArity];
                 for (size_t k = 0; k < kArity; ++k)
                     x[k] = in(d, k, i);
-                hn::StoreU(apply(f, d, x), d, dst + i);
-                if (!hn::AllFalse(d, f.special(d, x)))
-                    redo_marked(mode, f, d, x, dst + i);
+                float_vector<kArity>(mode, f, d, x, dst + i);
             }
         });
-    for (; i < n; ++i)
-        scalar_at(mode, s, kArity, dst, i);
+    if (i < n)
+        padded_tail<kArity>(d, s, dst, i, n - i, [&](const ElemwiseSrc* t, float* out) {
+            hn::Vec<decltype(d)> x[kArity];
+            for (size_t k = 0; k < kArity; ++k)
+                x[k] = load(d, t[k], 0);
+            float_vector<kArity>(mode, f, d, x, out);
+        });
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE

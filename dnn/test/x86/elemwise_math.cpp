@@ -533,6 +533,84 @@ TEST_F(X86, ElemwiseFloatFormulasRedoMarkedLanesAnywhere) {
     }
 }
 
+// An element's result depends on its operands only, not on where it sits in its run: in a vector,
+// in the partial vector at the end (up to 15 elements on AVX-512), or beside a lane the formula
+// redoes. Every suffix and prefix of a run, at each Highway target, gives the whole run's bits at
+// the same elements (a fused graph cuts a tensor into blocks: it must give the unfused results).
+void expect_place_independent(Handle& x86, Mode m, const std::vector<std::vector<double>>& in) {
+    auto op = x86.create_operator<Elemwise>();
+    op->param() = mode_param(m);
+    const auto run = [&](size_t from, size_t to) {
+        std::vector<HostTensor> t;
+        for (const auto& v : in)
+            t.push_back(HostTensor::from(
+                    {to - from}, std::vector<double>(v.begin() + static_cast<ptrdiff_t>(from),
+                                                     v.begin() + static_cast<ptrdiff_t>(to))));
+        return run_op(*op, t)[0].values();
+    };
+    const size_t n = in[0].size();
+    const auto whole = run(0, n);
+    const auto same = [](double a, double b) {
+        return std::isnan(a) ? std::isnan(b)
+                             : std::bit_cast<uint32_t>(static_cast<float>(a)) ==
+                                       std::bit_cast<uint32_t>(static_cast<float>(b));
+    };
+    for (size_t cut = 1; cut < n; ++cut) {
+        const auto head = run(0, cut), tail = run(cut, n);
+        for (size_t i = 0; i < n; ++i) {
+            const double part = i < cut ? head[i] : tail[i - cut];
+            ASSERT_TRUE(same(part, whole[i]))
+                    << param::to_string(m) << " at " << in[0][i] << " (element " << i << " of " << n
+                    << ", cut at " << cut << "): " << part << " vs " << whole[i];
+        }
+    }
+}
+
+TEST_F(X86, ElemwiseResultsDoNotDependOnTheirPlaceInTheRun) {
+    std::mt19937 rng(21);
+    const size_t n = 40;  // two AVX-512 vectors and a tail; five AVX2 vectors
+    auto x = random_values(n, -4, 4, rng);
+    auto positive = random_values(n, 0.01, 4, rng);
+    auto unit = random_values(n, -0.99, 0.99, rng);
+    // lanes some formulas redo (saturated SIGMOID, exp's underflow, ERFC's far tail, NaN)
+    x[5] = -95;
+    x[22] = NAN;
+    x[37] = 12;
+    const std::vector<std::pair<Mode, std::vector<std::vector<double>>>> cases = {
+            {Mode::EXP, {x}},
+            {Mode::TANH, {x}},
+            {Mode::SIGMOID, {x}},
+            {Mode::SILU, {x}},
+            {Mode::GELU, {x}},
+            {Mode::ERF, {x}},
+            {Mode::ERFC, {x}},
+            {Mode::SOFTPLUS, {x}},
+            {Mode::LOGSIGMOID, {x}},
+            {Mode::EXPM1, {x}},
+            {Mode::SIN, {x}},
+            {Mode::TAN, {x}},
+            {Mode::ATAN, {x}},
+            {Mode::SINH, {x}},
+            {Mode::LOG, {positive}},
+            {Mode::LOG1P, {positive}},
+            {Mode::ERFINV, {unit}},
+            {Mode::ERFCINV, {positive}},
+            {Mode::ATANH, {unit}},
+            {Mode::ASIN, {unit}},
+            {Mode::POW, {positive, x}},
+            {Mode::ATAN2, {x, positive}},
+            {Mode::GELU_GRAD, {x, positive}},
+            {Mode::FUSE_MUL_ADD3, {x, positive, unit}}};
+    const auto all = [&] {
+        for (const auto& [m, in] : cases)
+            expect_place_independent(*handle, m, in);
+    };
+    all();
+#ifdef NEOMEG_WITH_DNNL
+    for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128, HWY_SCALAR}, [&](int64_t) { all(); });
+#endif
+}
+
 // The double formulas' per-vector shortcuts: POW marks the lanes naive's formula redoes from the
 // logarithm its value computes (with_special), which must mark what its own check marks: zero,
 // non-finite and exp-overflowing operands. TAN, SIN and COS mark only lanes past 2^20, NaN and
