@@ -615,16 +615,16 @@ HWY_INLINE V in_double_lanes(D d, V x, F f) {
 // division and a degree-11 polynomial per 4 lanes, it ran at 0.66x PyTorch's speed on Zen 3).
 // Giles' near formula erfinv(y) = y P(w), w = -log(1 - y^2), with the roundings at the result's
 // scale carried in float pairs, so that the result is faithful (below 1 ULP of the exact value;
-// measured on every float32 input at the AVX2 target, 0.9999 at most, 0.963 above |y| = 1e-30):
-// for a = |y|, 1 - a^2 = u + c exactly (a^2 as an exact pair by an FMA, 1 - h's rounding by
-// Fast2Sum), w = -(log + log_lo) with log_f32_pair's last two roundings in log_lo (near w = 5,
-// P' / P = 0.12 times w's half ULP, 2.4e-7, is 0.44 ULP), P = hi + lo by pair_sum (R of degree 8,
-// 2^-27.3 relative, scripts/fit_erfinv_f32.py), and x = a hi + a lo rounded once, by an FMA.
-// Without the pairs (Giles' float formula with better coefficients) the roundings of w, of c0 + w R
-// and of a P add to 1.35 ULPs. A vector holding a lane of w >= 5 (|y| > 0.9966: 1.1% of 8-lane
-// vectors of tanh(N(0, 1)) data), whose far formula Q(sqrt(w) - 3) in float would round sqrt(w) and
-// Q's leading terms at the result's scale, is computed by the double formula instead (erfinv_abs).
-// |y| >= 1 and NaN take naive's formula.
+// measured on every float32 input at the AVX2 and AVX-512 targets, 0.9999 at most, 0.963 above
+// |y| = 1e-30 at AVX2): for a = |y|, 1 - a^2 = u + c exactly (a^2 as an exact pair by an FMA,
+// 1 - h's rounding by Fast2Sum), w = -(log + log_lo) with log_f32_pair's last two roundings in
+// log_lo (near w = 5, P' / P = 0.12 times w's half ULP, 2.4e-7, is 0.44 ULP), P = hi + lo by
+// pair_sum (R of degree 8, 2^-27.3 relative, scripts/fit_erfinv_f32.py), and x = a hi + a lo
+// rounded once, by an FMA. Without the pairs (Giles' float formula with better coefficients) the
+// roundings of w, of c0 + w R and of a P add to 1.35 ULPs. A vector holding a lane of w >= 5 (|y| >
+// 0.9966: 1.1% of 8-lane vectors of tanh(N(0, 1)) data), whose far formula Q(sqrt(w) - 3) in float
+// would round sqrt(w) and Q's leading terms at the result's scale, is computed by the double
+// formula instead (erfinv_abs). |y| >= 1 and NaN take naive's formula.
 #if HWY_NATIVE_FMA
 // P(w) = c0 + c0lo + w R(w): c0 = sqrt(pi) / 2 as a float pair. Centred at w = 0, not at Giles'
 // 2.5, so that w enters R unrounded (w - 2.5 rounds off w's low bits where w is small: 1.45 ULPs at
@@ -877,11 +877,11 @@ using SiluF = SigmoidFamily<true>;
 // (product_error), and (n + nl) / (h + l) = q + ((n - q h) + nl - q l) / (h + l), the correction a
 // few ULPs of q, for which the 12-bit reciprocal of h is accurate enough; its FMA rounds the result
 // once. e's own error, scaled by 2e / (1 + e)^2, is what remains: measured on every positive float
-// against the exact tanh, at most 0.83 ULP away at the AVX2 target (0.87 on targets without FMA),
-// so each result is one of the two floats around the exact value, as naive's is: within one of
-// naive's (dnn/bench/elemwise_ulp.cpp, every float32 input). Without the carries the kernel took a
-// quarter less time but was 1.51 ULP from exact and 2 from naive. a is clamped to 10, where e =
-// 2e-9 and the quotient rounds to 1 (it does from 9.01 on). NaN takes naive's formula.
+// against the exact tanh, at most 0.83 ULP away at the AVX2 and AVX-512 targets (0.87 on targets
+// without FMA), so each result is one of the two floats around the exact value, as naive's is:
+// within one of naive's (dnn/bench/elemwise_ulp.cpp, every float32 input). Without the carries the
+// kernel took a quarter less time but was 1.51 ULP from exact and 2 from naive. a is clamped to 10,
+// where e = 2e-9 and the quotient rounds to 1 (it does from 9.01 on). NaN takes naive's formula.
 constexpr float kTanhSplit = 0.75f;
 constexpr float kTanhP[] = {-3.333333135e-01f, 1.333317459e-01f,  -5.393514782e-02f,
                             2.161186002e-02f,  -7.926871069e-03f, 1.904619858e-03f};

@@ -30,11 +30,12 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // ERFINV runs in float lanes where the target has FMA (ErfInvF: 0.66x -> 1.1-1.3x PyTorch's speed
 // on Zen 3), its roundings carried in float pairs: faithful, below 0.9999 ULP of the exact value
 // (0.963 for |y| > 1e-30, where y c0lo does not underflow), measured on every float32 input at the
-// AVX2 target, and in X86.ElemwiseErfinvInFloatIsFaithfulAtEachTarget. ERF and ERFC run in float
-// lanes where the target has FMA (on AVX2, ERF 0.56x -> 1.5x PyTorch's speed, ERFC 0.65x -> 0.9x):
-// one ULP from naive is anything below 1.5 ULPs from the exact value, and their float formulas
-// keep 1.08 and 1.39 (ERFC's tail carries exp's and erfcx's roundings in float pairs), measured on
-// every float32 input at the AVX2 target (max 1 from naive); without FMA they run in double lanes.
+// AVX2 and AVX-512 targets, and in X86.ElemwiseErfinvInFloatIsFaithfulAtEachTarget. ERF and ERFC
+// run in float lanes where the target has FMA (on AVX2, ERF 0.56x -> 1.5x PyTorch's speed, ERFC
+// 0.65x -> 0.9x): one ULP from naive is anything below 1.5 ULPs from the exact value, and their
+// float formulas keep 1.08 and 1.39 (ERFC's tail carries exp's and erfcx's roundings in float
+// pairs), measured on every float32 input at the AVX2 and AVX-512 targets (max 1 from naive);
+// without FMA they run in double lanes.
 // ATAN2 runs in double with Highway's atan, a few double ULPs. GELU and GELU_GRAD run in float too,
 // 16 lanes of AVX-512 instead of 8 of double (issue 12: 4.3 ms against PyTorch's 0.57 for 2M
 // floats): an exponential, a rational function with a division and a few products, each off by a
@@ -43,7 +44,8 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // the result's every digit), and, for the gradient, next to its root at x = -0.7518: measured on
 // every float32 x (with dy 1, and -0.7 on a seventh of them), and in X86.ElemwiseGelu* at each
 // Highway target. SIGMOID and SILU run in float as well (exp of -|x| and one quotient: 0.29x
-// -> 1.3x PyTorch's speed), 2 and 3 ULPs at most, measured on every float32 input, and in
+// -> 1.3x PyTorch's speed), 2 and 3 ULPs at most, measured on every float32 input at the AVX2 and
+// AVX-512 targets (the saturated lanes' double-lane redo included), and in
 // X86.ElemwiseSigmoidAndSiluAtTheirBordersAtEachTarget at each Highway target. LOG, LOG1P, EXPM1,
 // ATANH, SOFTPLUS and LOGSIGMOID run in float too (log_f32_hwy-inl.h: a logarithm by Cephes'
 // polynomial that carries 1 + x's rounding error, exp_f32's reduction less its 1; issue 12,
@@ -53,8 +55,8 @@ bool elemwise_math_run(elemwise::Mode mode, DType data, DType dst_dtype, const E
 // target. TANH runs in float as well (an odd polynomial below |x| = 0.75, (1 - e) / (1 + e) with e
 // = exp(-2|x|) and the quotient's roundings carried above; 0.9x -> 2.9x PyTorch's speed on Zen 3):
 // within 1 ULP of naive, since every result is within 0.83 ULP of the exact value (measured on
-// every float32 input at the AVX2 target, and in X86.ElemwiseTanhInFloatAtEachTarget at each
-// Highway target).
+// every float32 input at the AVX2 and AVX-512 targets, and in X86.ElemwiseTanhInFloatAtEachTarget
+// at each Highway target).
 int elemwise_f32_max_ulp(elemwise::Mode mode);
 
 }  // namespace neomeg::dnn::x86

@@ -25,7 +25,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Pairs on AVX-512, whose sixteen float lanes carry them faster than eight double lanes multiply.
 // Not on AVX2: its eight float lanes spend three multiplications a vector where four double lanes
 // spend one (and a conversion), and reduce_hwy.cpp's double loop, naive's own rounding, is the
-// faster there (1024 rows of 2048 on one Zen 3 thread: 0.24 ms in pairs, 0.165 in double).
+// faster there (1024 rows of 2048 on one Zen 3 thread: 0.24 ms in pairs, 0.165 in double). On
+// Zen 4 the 512-bit float-to-double conversions bound that loop instead: 0.23-0.25 ms with its
+// eight accumulators, 0.21 in 256-bit double lanes, against 0.133-0.145 in pairs and 0.12 for a
+// plain float product (a harness, 4 KiB pages), so the pairs stay; their three multiplications a
+// vector on the two FMA pipes are what is left between them and PyTorch's float product.
 #if HWY_NATIVE_FMA && HWY_TARGET != HWY_AVX2
 // PRODUCT along a row where FMA is native: a float pair (hi, lo) per lane carries the running
 // product of a block of kProductFloatSteps values per lane, then the block's hi + lo multiplies
