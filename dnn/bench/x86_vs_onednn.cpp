@@ -59,6 +59,7 @@
 #include "neomeg/dnn/operators/linalg.h"
 #include "neomeg/dnn/operators/norm.h"
 #include "neomeg/dnn/operators/pooling.h"
+#include "neomeg/dnn/operators/rnn.h"
 #include "src/x86/conv_algo.h"
 #include "src/x86/kernel_report.h"
 
@@ -900,6 +901,73 @@ void bench_softmax(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
 // The CPU, as /proc/cpuinfo names it, and the instruction set oneDNN's kernels use on it: the
 // ratios move with both (AMD Zen 4 splits 512-bit operations, Intel's AMX changes the bfloat16
 // lines), so a figure read later needs the machine it came from.
+// An LSTM layer, issue 12's case ((35, 16, 64) -> 128, bench/rnn_train.py), forward and backward:
+// our LSTMForward / LSTMBackward (sgemm and our gate loops) against oneDNN's vanilla_lstm primitive
+// (forward_training, then backward with its workspace), which takes the same gate order (i, f, c~,
+// o). Its weights are in the layouts it prefers (`any`): "onednn+reorders" reorders them every
+// call from ours ((4H, I) row-major: ldgoi), as a training step whose weights change must, and the
+// weight gradients back.
+void bench_lstm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
+    const char* fname = "lstm (35, 16, 64) -> 128 fwd";
+    const char* bname = "lstm (35, 16, 64) -> 128 bwd";
+    if (!wanted(fname) && !wanted(bname))
+        return;
+    const memory::dim t = 35, n = 16, i = 64, hs = 128;
+    auto f32 = memory::data_type::f32;
+    memory::desc x({t, n, i}, f32, Tag::tnc), st({1, 1, n, hs}, f32, Tag::ldnc),
+            wl({1, 1, i, 4, hs}, f32, Tag::ldgoi), wi({1, 1, hs, 4, hs}, f32, Tag::ldgoi),
+            b({1, 1, 4, hs}, f32, Tag::ldgo), y({t, n, hs}, f32, Tag::tnc);
+    memory::desc wl_any({1, 1, i, 4, hs}, f32, Tag::any), wi_any({1, 1, hs, 4, hs}, f32, Tag::any);
+    auto dir = dnnl::rnn_direction::unidirectional_left2right;
+    dnnl::lstm_forward::desc fd(dnnl::prop_kind::forward_training, dir, x, st, st, wl_any, wi_any,
+                                b, y, st, st);
+    dnnl::lstm_forward::primitive_desc fpd(fd, user_scratchpad(), eng);
+    param::LSTM p;
+    TensorShape xs{35, 16, 64}, state{16, 128}, w_ih{512, 64}, w_hh{512, 128}, bias{512};
+    double ours_f = time_ours<LSTMForward>(h, p, {xs, state, state, w_ih, w_hh, bias});
+    memory::desc ws = fpd.workspace_desc();
+    Raw rf = time_raw(eng, s, dnnl::lstm_forward(fpd),
+                      {{DNNL_ARG_SRC_LAYER, x, fpd.src_layer_desc(), false},
+                       {DNNL_ARG_SRC_ITER, st, fpd.src_iter_desc(), false},
+                       {DNNL_ARG_SRC_ITER_C, st, fpd.src_iter_c_desc(), false},
+                       {DNNL_ARG_WEIGHTS_LAYER, wl, fpd.weights_layer_desc(), false},
+                       {DNNL_ARG_WEIGHTS_ITER, wi, fpd.weights_iter_desc(), false},
+                       {DNNL_ARG_BIAS, b, fpd.bias_desc(), false},
+                       {DNNL_ARG_DST_LAYER, y, fpd.dst_layer_desc(), true},
+                       {DNNL_ARG_DST_ITER, st, fpd.dst_iter_desc(), true},
+                       {DNNL_ARG_DST_ITER_C, st, fpd.dst_iter_c_desc(), true},
+                       {DNNL_ARG_WORKSPACE, ws, ws, true}},
+                      fpd.scratchpad_desc());
+    report(fname, ours_f, rf, fpd.impl_info_str());
+    dnnl::lstm_backward::desc bd(dnnl::prop_kind::backward, dir, x, st, st, wl_any, wi_any, b, y,
+                                 st, st, x, st, st, wl_any, wi_any, b, y, st, st);
+    dnnl::lstm_backward::primitive_desc bpd(bd, user_scratchpad(), eng, fpd);
+    TensorShape reserve{35, 16, 7 * 128}, ys{35, 16, 128};
+    double ours_b = time_ours<LSTMBackward>(h, p, {xs, w_ih, w_hh, reserve, ys, state, state});
+    Raw rb = time_raw(eng, s, dnnl::lstm_backward(bpd),
+                      {{DNNL_ARG_SRC_LAYER, x, bpd.src_layer_desc(), false},
+                       {DNNL_ARG_SRC_ITER, st, bpd.src_iter_desc(), false},
+                       {DNNL_ARG_SRC_ITER_C, st, bpd.src_iter_c_desc(), false},
+                       {DNNL_ARG_WEIGHTS_LAYER, wl, bpd.weights_layer_desc(), false},
+                       {DNNL_ARG_WEIGHTS_ITER, wi, bpd.weights_iter_desc(), false},
+                       {DNNL_ARG_BIAS, b, bpd.bias_desc(), false},
+                       {DNNL_ARG_DST_LAYER, y, bpd.dst_layer_desc(), false},
+                       {DNNL_ARG_DST_ITER, st, bpd.dst_iter_desc(), false},
+                       {DNNL_ARG_DST_ITER_C, st, bpd.dst_iter_c_desc(), false},
+                       {DNNL_ARG_WORKSPACE, ws, ws, false},
+                       {DNNL_ARG_DIFF_DST_LAYER, y, bpd.diff_dst_layer_desc(), false},
+                       {DNNL_ARG_DIFF_DST_ITER, st, bpd.diff_dst_iter_desc(), false},
+                       {DNNL_ARG_DIFF_DST_ITER_C, st, bpd.diff_dst_iter_c_desc(), false},
+                       {DNNL_ARG_DIFF_SRC_LAYER, x, bpd.diff_src_layer_desc(), true},
+                       {DNNL_ARG_DIFF_SRC_ITER, st, bpd.diff_src_iter_desc(), true},
+                       {DNNL_ARG_DIFF_SRC_ITER_C, st, bpd.diff_src_iter_c_desc(), true},
+                       {DNNL_ARG_DIFF_WEIGHTS_LAYER, wl, bpd.diff_weights_layer_desc(), true},
+                       {DNNL_ARG_DIFF_WEIGHTS_ITER, wi, bpd.diff_weights_iter_desc(), true},
+                       {DNNL_ARG_DIFF_BIAS, b, bpd.diff_bias_desc(), true}},
+                      bpd.scratchpad_desc());
+    report(bname, ours_b, rb, bpd.impl_info_str());
+}
+
 std::string cpu_line() {
     std::FILE* f = std::fopen("/proc/cpuinfo", "r");
     std::string name = "unknown CPU", family, model;
@@ -1023,5 +1091,6 @@ int main(int argc, char** argv) {
     bench_conv_layouts(*handle);
     bench_batch_norm(*handle, eng, s);
     bench_softmax(*handle, eng, s);
+    bench_lstm(*handle, eng, s);
     return 0;
 }

@@ -389,6 +389,12 @@ std::vector<Sample> samples() {
             {"group_norm_bwd",
              make_op("GroupNormBackward", {{"group", uint32_t(2)}}),
              {{{2, 4, 3}}, {{2, 4, 3}}, {{2, 2}}, {{2, 2}}, {{4}}}},
+            {"lstm",
+             make_op("LSTMForward", {{"reverse", true}}),
+             {{{3, 2, 5}}, {{2, 4}}, {{2, 4}}, {{16, 5}}, {{16, 4}}, {{16}}}},
+            {"lstm_bwd",
+             make_op("LSTMBackward", {{"bias", false}}),
+             {{{3, 2, 5}}, {{16, 5}}, {{16, 4}}, {{3, 2, 28}}, {{3, 2, 4}}, {{2, 4}}, {{2, 4}}}},
     };
 }
 

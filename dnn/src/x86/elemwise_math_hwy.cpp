@@ -22,6 +22,7 @@
 #include "src/x86/elemwise_hwy-inl.h"
 #include "src/x86/exp_f32_hwy-inl.h"
 #include "src/x86/log_f32_hwy-inl.h"
+#include "src/x86/sigmoid_tanh_f32_hwy-inl.h"
 // clang-format on
 
 #include <algorithm>
@@ -35,15 +36,6 @@ HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using Mode = elemwise::Mode;
-
-// c[0] + s (c[1] + s (c[2] + ...)).
-template <class D, class V, class T, size_t N>
-HWY_INLINE V poly(D d, V s, const T (&c)[N]) {
-    V r = hn::Set(d, c[N - 1]);
-    for (size_t k = N - 1; k-- > 0;)
-        r = hn::MulAdd(r, s, hn::Set(d, c[k]));
-    return r;
-}
 
 // fdlibm's rational function for erfc(x) = exp(-x^2 - 0.5625 + R/S (1 / x^2)) / x above 1 / 0.35,
 // ERFC's far tail (erfc_far).
@@ -278,17 +270,6 @@ HWY_INLINE V monic_poly(D d, V s, const float (&c)[N]) {
     return r;
 }
 
-#if !HWY_NATIVE_FMA
-// a = hi + lo with 12-bit halves (Veltkamp's split by 2^12 + 1), whose products are exact: Dekker's
-// product where the target has no FMA.
-template <class D, class V>
-HWY_INLINE void split_halves(D d, V a, V& hi, V& lo) {
-    const V c = hn::Mul(a, hn::Set(d, 4097.0f));
-    hi = hn::Sub(c, hn::Sub(c, a));
-    lo = hn::Sub(a, hi);
-}
-#endif
-
 // a^2 - h exactly, for h = a^2 rounded: one FMA, or Dekker's product where the target has none
 // (Highway's emulated and scalar targets compute MulSub as a product and a difference, which
 // would round the error away: 35 ULPs at x = -13).
@@ -418,22 +399,6 @@ struct ErfcF {
         return hn::Not(hn::Le(x[0], hn::Set(d, kErfcFReach)));
     }
 };
-
-// a b - h exactly for an h within a few ULPs of a b (the product's 48 bits less h's leading ones
-// fit a float), as square_error.
-template <class D, class V>
-HWY_INLINE V product_error(D d, V a, V b, V h) {
-#if HWY_NATIVE_FMA
-    (void)d;
-    return hn::MulSub(a, b, h);
-#else
-    V ah, al, bh, bl;
-    split_halves(d, a, ah, al);
-    split_halves(d, b, bh, bl);
-    const V err = hn::Add(hn::Sub(hn::Mul(ah, bh), h), hn::Mul(ah, bl));
-    return hn::Add(hn::Add(err, hn::Mul(al, bh)), hn::Mul(al, bl));
-#endif
-}
 
 // e(a) for a <= kGeluCap as a mantissa m and a power of two n: the factor of e(a) that
 // scale_by_exp2 applies to a product. exp_f32's reduction, but for the argument -(h + l) / 2, with
@@ -832,17 +797,11 @@ struct Atan2 {
 // vector with a lane below -87 (subnormal results, 0 below -103.3) or NaN is redone in double
 // lanes (redo: naive's formula with Highway's double exp, NaN passed through). Such vectors took
 // naive's scalar formula, lane by lane, before: 13x the time of a (16, 384) gate block.
-constexpr float kSigmoidLow = -87.0f;
-
 template <bool kSilu>
 struct SigmoidFamily {
     template <class D, class V>
     V operator()(D d, V x) const {
-        const V one = hn::Set(d, 1.0f);
-        // -|x| as x with its sign bit set: one operation where Neg(Abs) is two, for the clamp's
-        const V e =
-                exp_f32<false>(d, hn::Max(hn::Or(x, hn::SignBit(d)), hn::Set(d, kSigmoidLow)), x);
-        const V y = hn::Div(hn::IfNegativeThenElse(x, e, one), hn::Add(one, e));
+        const V y = sigmoid_f32(d, x);
         return kSilu ? hn::Mul(x, y) : y;
     }
     template <class D, class V>
@@ -882,25 +841,10 @@ using SiluF = SigmoidFamily<true>;
 // within one of naive's (dnn/bench/elemwise_ulp.cpp, every float32 input). Without the carries the
 // kernel took a quarter less time but was 1.51 ULP from exact and 2 from naive. a is clamped to 10,
 // where e = 2e-9 and the quotient rounds to 1 (it does from 9.01 on). NaN takes naive's formula.
-constexpr float kTanhSplit = 0.75f;
-constexpr float kTanhP[] = {-3.333333135e-01f, 1.333317459e-01f,  -5.393514782e-02f,
-                            2.161186002e-02f,  -7.926871069e-03f, 1.904619858e-03f};
 struct TanhF {
     template <class D, class V>
     V operator()(D d, V x) const {
-        const V one = hn::Set(d, 1.0f);
-        const V a = hn::Abs(x);
-        const V s = hn::Mul(a, a);
-        const V near = hn::MulAdd(hn::Mul(s, a), poly(d, s, kTanhP), a);
-        const V e = exp_f32<false>(d, hn::Mul(hn::Min(a, hn::Set(d, 10.0f)), hn::Set(d, -2.0f)), a);
-        const V num = hn::Sub(one, e);
-        const V num_lo = hn::Sub(hn::Sub(one, num), e);
-        const V den = hn::Add(one, e);
-        const V den_lo = hn::Add(hn::Sub(one, den), e);
-        const V q = hn::Div(num, den);
-        const V c = hn::NegMulAdd(q, den_lo, hn::Sub(num_lo, product_error(d, q, den, num)));
-        const V far = hn::MulAdd(c, hn::ApproximateReciprocal(den), q);
-        return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, kTanhSplit)), near, far), x);
+        return tanh_f32(d, x);
     }
     template <class D, class V>
     auto special(D, const V* x) const {

@@ -18,9 +18,9 @@
 
 namespace neomeg::dnn::x86 {
 
-// The most tensors an operator with an x86 kernel takes: BatchNormAddReluForwardBlocked's six
-// inputs and five outputs (do_exec's arrays hold them).
-inline constexpr size_t kNumTensors = 11;
+// The most tensors an operator with an x86 kernel takes: LSTMBackward's seven inputs and six
+// outputs (do_exec's arrays hold them).
+inline constexpr size_t kNumTensors = 13;
 
 // The layouts of one call and the params it ran with.
 template <class Param>

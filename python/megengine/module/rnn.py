@@ -1,10 +1,12 @@
 """Recurrent layers: RNNCell, LSTMCell, RNN and LSTM, computed step by step from Linear-style
 products and elementwise gates (so they are differentiable through GradManager).
 
-A sequence runs through ``_sequence`` of its cells, which spends as few ops per time step as
-the gates allow: each op costs about 1.3 us of dispatch (and as much again in backward) against
-a few us of arithmetic for a (batch, hidden) step, so the op count is the time. The input
-projection of every step is one matmul per layer and direction, before the recurrence."""
+An LSTM layer over a float32 sequence is one ``LSTMForward`` op per direction (the whole
+recurrence, with its own backward op: dnn/ops/defs/rnn.py). Other sequences run through
+``_sequence`` of their cells, which spends as few ops per time step as the gates allow: each op
+costs about 1.3 us of dispatch (and as much again in backward) against a few us of arithmetic for
+a (batch, hidden) step, so the op count is the time. The input projection of every step is one
+matmul per layer and direction, before the recurrence."""
 
 import math
 import numbers
@@ -214,6 +216,19 @@ class LSTMCell(_RNNCellBase):
             h = outs[t] = o * _rt_elemwise(_TANH, c)
         return outs, (h, c)
 
+    def _fused(self, x, seq_len, batch, state, reverse):
+        """The cell along a float32 sequence x (seq_len * batch, input_size) from state (h, c)
+        as one LSTMForward op; returns the outputs as one (seq_len * batch, hidden_size) tensor
+        and the final (h, c). Its biases are added into one (one op, whose gradient reaches
+        both)."""
+        x = reshape(x, (seq_len, batch, self.input_size))
+        inputs = [x, state[0], state[1], self.weight_ih, self.weight_hh]
+        if self.bias:
+            inputs.append(self.bias_ih + self.bias_hh)
+        op = cached_op(builtin.LSTMForward, bias=bool(self.bias), reverse=bool(reverse))
+        y, h, c, _ = apply(op, *inputs)
+        return reshape(y, (seq_len * batch, self.hidden_size)), (h, c)
+
 
 class _RNNBase(Module):
     def __init__(
@@ -352,15 +367,20 @@ class _RNNBase(Module):
             return self._run_cells(input, states)
         x = reshape(input, (seq_len * batch, input.shape[2]))
         skip = zero_init and seq_len > 1
+        fused = self._fuses(input, states)
         finals = []
         for layer in range(self.num_layers):
             outs = []
             for d in range(self.num_directions):
+                cell, state = self.cells[layer][d], states[layer * self.num_directions + d]
+                if fused:
+                    out, final = cell._fused(x, seq_len, batch, state, d == 1)
+                    outs.append(out)
+                    finals.append(final)
+                    continue
                 # zero_init skips the first step's h product, unless w_hh would then get no
                 # gradient (None, which an optimizer skips, where the product gives zeros)
-                seq, final = self.cells[layer][d]._sequence(
-                    x, seq_len, batch, states[layer * self.num_directions + d], d == 1, skip
-                )
+                seq, final = cell._sequence(x, seq_len, batch, state, d == 1, skip)
                 outs.append(F.concat(seq, axis=0) if seq_len > 1 else seq[0])
                 finals.append(final)
             x = F.concat(outs, axis=1) if self.num_directions == 2 else outs[0]
@@ -368,6 +388,10 @@ class _RNNBase(Module):
                 x = F.dropout(x, self.dropout, training=True)
         output = reshape(x, (seq_len, batch, self.num_directions * self.hidden_size))
         return output, self._stack_finals(finals)
+
+    def _fuses(self, input, states):
+        """Whether the layers run as one sequence op each (LSTM on float32)."""
+        return False
 
     def _run_cells(self, input, states):
         seq_len, batch = input.shape[0], input.shape[1]
@@ -591,6 +615,14 @@ class LSTM(_RNNBase):
             (1, 4, 3)
         """
         return hx[0]
+
+    def _fuses(self, input, states):
+        # LSTMForward is float32 only; the cells' parameters are float32 unless replaced
+        tensors = [input] + [t for state in states for t in state]
+        for row in self.cells:
+            for cell in row:
+                tensors += [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]
+        return all(t.dtype == np.float32 for t in tensors)
 
     def _pack_zero(self, zero):
         return (zero, F.zeros_like(zero))

@@ -1,6 +1,10 @@
-"""RNN and LSTM over a sequence (``_RNNBase._run``: one input projection per layer and
-direction, a few ops a step) against the cells run step by step and against NumPy: outputs,
-final states and every parameter's gradient, in every configuration; dropout, amp, traces."""
+"""RNN and LSTM over a sequence (``_RNNBase._run``: an LSTM layer as one LSTMForward op per
+direction, an RNN's one input projection per layer and direction and a few ops a step) against
+the cells run step by step, against the per-step sequence path and against NumPy: outputs, final
+states and every parameter's gradient, in every configuration; dropout, amp, traces, a dumped
+model."""
+
+import io
 
 import numpy as np
 import pytest
@@ -11,6 +15,7 @@ import megengine.module as M
 from megengine.autodiff import GradManager
 from megengine.jit import trace
 from megengine.optimizer import SGD
+from megengine.utils.comp_graph_tools import GraphInference
 
 _rng = np.random.default_rng(12)
 
@@ -245,3 +250,73 @@ def test_training_under_trace_matches_eager(symbolic, kind):
     np.testing.assert_allclose(traced[0], eager[0], rtol=1e-5)
     for a, b in zip(traced[1], eager[1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layers,bidirectional", [(1, False), (2, False), (1, True), (2, True)])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("seq_len,batch", [(6, 3), (1, 1)])
+@pytest.mark.parametrize("given_state", [False, True])
+def test_fused_lstm_matches_the_per_step_sequence_path(
+    monkeypatch, layers, bidirectional, batch_first, bias, seq_len, batch, given_state
+):
+    m = _make("lstm", layers, bidirectional, batch_first, bias)
+    x = mge.tensor(_rand(*((batch, seq_len, 3) if batch_first else (seq_len, batch, 3))))
+    hx = _initial(m, batch, given_state)
+    states = m._initial_states(hx, batch, x)
+    assert m._fuses(x, states)  # float32: the LSTMForward op runs
+    got, got_grads = _values_and_grads(m, lambda m, x, hx: m(x, hx), x, hx)
+    monkeypatch.setattr(M.LSTM, "_fuses", lambda self, input, states: False)
+    want, want_grads = _values_and_grads(m, lambda m, x, hx: m(x, hx), x, hx)
+    for a, b in zip(got, want):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert got_grads.keys() == want_grads.keys()
+    for name, g in got_grads.items():
+        np.testing.assert_allclose(g, want_grads[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def _final_state_grads(m, fn, x, final):
+    gm = GradManager().attach(m.parameters())
+    with gm:
+        _, h = fn(m, x, None)
+        gm.backward((h[final] * h[final]).sum())
+    grads = {n: p.grad.numpy() for n, p in m.named_parameters()}
+    for p in m.parameters():
+        p.grad = None
+    return grads
+
+
+@pytest.mark.parametrize("final", [0, 1])
+def test_fused_lstm_gradients_of_the_final_state_alone(final):
+    # only hn (or only cn) reaches the loss: the op's rule gets no gradient for y and the other
+    m = M.LSTM(3, 5, bidirectional=True)
+    x = mge.tensor(_rand(4, 2, 3))
+    got = _final_state_grads(m, lambda m, x, hx: m(x, hx), x, final)
+    want = _final_state_grads(m, _cells_forward, x, final)
+    for name, g in got.items():
+        np.testing.assert_allclose(g, want[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_float16_input_keeps_the_per_step_path():
+    m = M.LSTM(3, 4)
+    x = mge.tensor(_rand(3, 2, 3))
+    states = m._initial_states(None, 2, x.astype("float16"))
+    assert not m._fuses(x.astype("float16"), states)
+
+
+def test_traced_lstm_dumps_and_loads():
+    m = M.LSTM(3, 4, 2, bidirectional=True)
+    m.eval()
+    x = _rand(5, 2, 3)
+    want = m(mge.tensor(x))[0].numpy()
+    f = trace(lambda t: m(t)[0], capture_as_const=True)
+    np.testing.assert_allclose(f(mge.tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+    buf = io.BytesIO()
+    f.dump(buf, arg_names=["x"], output_names="y")
+    g = GraphInference(buf.getvalue())
+    np.testing.assert_allclose(g.run(x)["y"], want, rtol=1e-5, atol=1e-6)
+    x2 = _rand(5, 2, 3)
+    np.testing.assert_allclose(
+        g.run(inp_dict={"x": x2})["y"], m(mge.tensor(x2))[0].numpy(), rtol=1e-5, atol=1e-6
+    )
