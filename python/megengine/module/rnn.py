@@ -617,6 +617,10 @@ class LSTM(_RNNBase):
         return hx[0]
 
     def _fuses(self, input, states):
+        # LSTMForward has no CUDA kernel (the CUDA handle would stage it through the host and
+        # naive's loops), so a GPU sequence keeps the per-step ops, which have CUDA kernels.
+        if not input._device_name.startswith("cpu"):
+            return False
         # LSTMForward is float32 only; the cells' parameters are float32 unless replaced
         tensors = [input] + [t for state in states for t in state]
         for row in self.cells:
