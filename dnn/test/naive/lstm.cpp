@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/lstm_shapes.h"
 #include "naive/norm_test_util.h"
 #include "neomeg/dnn/operators/rnn.h"
 
@@ -13,29 +14,12 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-param::LSTM lstm(bool bias, bool reverse) {
-    param::LSTM p;
-    p.bias = bias;
-    p.reverse = reverse;
-    return p;
-}
-
-struct Dims {
-    size_t t, b, i, h;
-};
-
-std::vector<TensorShape> forward_shapes(const Dims& z, bool bias) {
-    std::vector<TensorShape> s{
-            {z.t, z.b, z.i}, {z.b, z.h}, {z.b, z.h}, {4 * z.h, z.i}, {4 * z.h, z.h}};
-    if (bias)
-        s.push_back({4 * z.h});
-    return s;
-}
+using Dims = LstmDims;
 
 std::vector<HostTensor> random_inputs(const Dims& z, bool bias, uint32_t seed) {
     std::vector<HostTensor> in;
     uint32_t k = 0;
-    for (const TensorShape& s : forward_shapes(z, bias))
+    for (const TensorShape& s : lstm_forward_shapes(z, bias))
         in.push_back(random_tensor(s, seed + k++, -1, 1));
     return in;
 }
@@ -118,7 +102,7 @@ TEST(LSTMForward, HandComputedValues) {
     in[2] = HostTensor::from({1, 2}, {0.8, -0.4});
     for (size_t k = 3; k < 6; ++k)
         in[k].set_values(std::vector<double>(in[k].values().size(), 0.0));
-    auto out = forward(lstm(true, false), in);
+    auto out = forward(lstm_param(true, false), in);
     EXPECT_TRUE(tensors_near(out[0],
                              HostTensor::from({2, 1, 2}, {std::tanh(0.4) / 2, std::tanh(-0.2) / 2,
                                                           std::tanh(0.2) / 2, std::tanh(-0.1) / 2}),
@@ -133,10 +117,10 @@ TEST(LSTMForward, HandComputedValues) {
     EXPECT_NEAR(res[12], std::tanh(0.4), 1e-7);
     // The bias's i block alone: i = sigmoid(2), the rest as before.
     in[5].set_values({2, 2, 0, 0, 0, 0, 0, 0});
-    auto one = forward(lstm(true, false), {in[0], in[1], in[2], in[3], in[4], in[5]});
+    auto one = forward(lstm_param(true, false), {in[0], in[1], in[2], in[3], in[4], in[5]});
     EXPECT_NEAR(one[2].values()[0], 0.2, 1e-6);  // g = 0: i does not matter yet
     in[5].set_values({0, 0, 0, 0, 1, 1, 0, 0});  // g = tanh(1)
-    auto two = forward(lstm(true, false), in);
+    auto two = forward(lstm_param(true, false), in);
     double c1 = 0.4 + 0.5 * std::tanh(1.0);
     EXPECT_NEAR(two[0].values()[0], std::tanh(c1) / 2, 1e-6);
 }
@@ -145,7 +129,7 @@ TEST(LSTMForward, MatchesConcatenatedFormulation) {
     for (bool bias : {true, false})
         for (bool reverse : {false, true})
             for (Dims z : {Dims{1, 1, 1, 1}, Dims{3, 2, 4, 5}, Dims{5, 3, 2, 7}}) {
-                auto p = lstm(bias, reverse);
+                auto p = lstm_param(bias, reverse);
                 auto in = random_inputs(z, bias, 7);
                 auto out = forward(p, in);
                 auto want = reference(p, in);
@@ -158,10 +142,10 @@ TEST(LSTMForward, MatchesConcatenatedFormulation) {
 TEST(LSTMForward, ReverseIsTheForwardOfTheReversedSequence) {
     Dims z{6, 2, 3, 4};
     auto in = random_inputs(z, true, 9);
-    auto rev = forward(lstm(true, true), in);
+    auto rev = forward(lstm_param(true, true), in);
     auto flipped = in;
     flipped[0] = time_reversed(in[0]);
-    auto fwd = forward(lstm(true, false), flipped);
+    auto fwd = forward(lstm_param(true, false), flipped);
     EXPECT_TRUE(tensors_near(rev[0], time_reversed(fwd[0]), 0));
     EXPECT_TRUE(tensors_near(rev[1], fwd[1], 0));
     EXPECT_TRUE(tensors_near(rev[2], fwd[2], 0));
@@ -171,7 +155,7 @@ TEST(LSTMBackward, MatchesFiniteDifferences) {
     for (bool bias : {true, false})
         for (bool reverse : {false, true})
             for (Dims z : {Dims{1, 1, 2, 1}, Dims{3, 2, 3, 4}}) {
-                auto p = lstm(bias, reverse);
+                auto p = lstm_param(bias, reverse);
                 auto in = random_inputs(z, bias, 21);
                 auto out = forward(p, in);
                 auto dy = random_tensor({z.t, z.b, z.h}, 31, -1, 1);
@@ -192,9 +176,11 @@ TEST(LSTMForward, StridedTensors) {
     for (bool bias : {true, false}) {
         Dims z{3, 2, 5, 3};
         Checker<LSTMForward> c(naive_handle());
-        c.set_param(lstm(bias, true)).set_noncontiguous(true).execs(forward_shapes(z, bias));
+        c.set_param(lstm_param(bias, true))
+                .set_noncontiguous(true)
+                .execs(lstm_forward_shapes(z, bias));
         Checker<LSTMBackward> b(naive_handle());
-        b.set_param(lstm(bias, false)).set_range(3, 0, 1).set_noncontiguous(true);
+        b.set_param(lstm_param(bias, false)).set_range(3, 0, 1).set_noncontiguous(true);
         b.execs({{3, 2, 5}, {12, 5}, {12, 3}, {3, 2, 21}, {3, 2, 3}, {2, 3}, {2, 3}});
         // x read through a transposed (batch-first) view, dy broadcast along time
         b.set_noncontiguous(false).exec_layouts(
@@ -207,11 +193,11 @@ TEST(LSTMForward, StridedTensors) {
 TEST(LSTMForward, EmptySequenceKeepsTheState) {
     Dims z{0, 2, 3, 4};
     auto in = random_inputs(z, true, 5);
-    auto out = forward(lstm(true, false), in);
+    auto out = forward(lstm_param(true, false), in);
     EXPECT_TRUE(out[0].shape().eq_shape(TensorShape{0, 2, 4}));
     EXPECT_TRUE(tensors_near(out[1], in[1], 0));
     EXPECT_TRUE(tensors_near(out[2], in[2], 0));
-    auto op = make_op<LSTMBackward>(lstm(true, false));
+    auto op = make_op<LSTMBackward>(lstm_param(true, false));
     auto dhn = random_tensor({2, 4}, 1, -1, 1), dcn = random_tensor({2, 4}, 2, -1, 1);
     auto g = run_op(*op, {in[0], in[3], in[4], out[3], out[0], dhn, dcn});
     EXPECT_TRUE(tensors_near(g[1], dhn, 0));
@@ -223,56 +209,56 @@ TEST(LSTMForward, BadInputIsAClearError) {
     auto f32l = [](TensorShape s) { return f32(s); };
     std::vector<TensorLayout> good{f32l({3, 2, 5}), f32l({2, 4}),  f32l({2, 4}),
                                    f32l({16, 5}),   f32l({16, 4}), f32l({16})};
-    EXPECT_NO_THROW(deduce<LSTMForward>(lstm(true, false), good));
+    EXPECT_NO_THROW(deduce<LSTMForward>(lstm_param(true, false), good));
     auto with = [&](size_t k, TensorLayout l) {
         auto v = good;
         v[k] = l;
         return v;
     };
-    expect_error<ShapeError>([&] { deduce<LSTMForward>(lstm(false, false), good); },
+    expect_error<ShapeError>([&] { deduce<LSTMForward>(lstm_param(false, false), good); },
                              {"expects 5 inputs, got 6"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false), with(0, f32l({6, 5})));
+                deduce<LSTMForward>(lstm_param(true, false), with(0, f32l({6, 5})));
             },
             {"x {6(5),5(1)} float32 is not (seq_len"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false), with(1, f32l({3, 4})));
+                deduce<LSTMForward>(lstm_param(true, false), with(1, f32l({3, 4})));
             },
             {"h0"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false), with(2, f32l({2, 5})));
+                deduce<LSTMForward>(lstm_param(true, false), with(2, f32l({2, 5})));
             },
             {"c0", "is not {2,4}"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false), with(3, f32l({16, 4})));
+                deduce<LSTMForward>(lstm_param(true, false), with(3, f32l({16, 4})));
             },
             {"w_ih", "is not {16,5}"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false), with(4, f32l({12, 4})));
+                deduce<LSTMForward>(lstm_param(true, false), with(4, f32l({12, 4})));
             },
             {"w_hh"});
-    expect_error<ShapeError>([&] { deduce<LSTMForward>(lstm(true, false), with(5, f32l({8}))); },
-                             {"bias"});
+    expect_error<ShapeError>(
+            [&] { deduce<LSTMForward>(lstm_param(true, false), with(5, f32l({8}))); }, {"bias"});
     expect_error<DTypeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false),
+                deduce<LSTMForward>(lstm_param(true, false),
                                     with(0, TensorLayout({3, 2, 5}, dtype::Float16)));
             },
             {"x", "is not float32"});
     expect_error<DTypeError>(
             [&] {
-                deduce<LSTMForward>(lstm(true, false),
+                deduce<LSTMForward>(lstm_param(true, false),
                                     with(3, TensorLayout({16, 5}, dtype::Int32)));
             },
             {"w_ih"});
     std::vector<TensorLayout> bgood{f32l({3, 2, 5}), f32l({16, 5}), f32l({16, 4}), f32l({3, 2, 28}),
                                     f32l({3, 2, 4}), f32l({2, 4}),  f32l({2, 4})};
-    EXPECT_NO_THROW(deduce<LSTMBackward>(lstm(true, false), bgood));
+    EXPECT_NO_THROW(deduce<LSTMBackward>(lstm_param(true, false), bgood));
     auto bwith = [&](size_t k, TensorLayout l) {
         auto v = bgood;
         v[k] = l;
@@ -280,25 +266,25 @@ TEST(LSTMForward, BadInputIsAClearError) {
     };
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMBackward>(lstm(true, false), bwith(1, f32l({15, 5})));
+                deduce<LSTMBackward>(lstm_param(true, false), bwith(1, f32l({15, 5})));
             },
             {"w_ih"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMBackward>(lstm(true, false), bwith(3, f32l({3, 2, 24})));
+                deduce<LSTMBackward>(lstm_param(true, false), bwith(3, f32l({3, 2, 24})));
             },
             {"reserve"});
     expect_error<ShapeError>(
             [&] {
-                deduce<LSTMBackward>(lstm(true, false), bwith(4, f32l({2, 2, 4})));
+                deduce<LSTMBackward>(lstm_param(true, false), bwith(4, f32l({2, 2, 4})));
             },
             {"dy"});
     expect_error<DTypeError>(
             [&] {
-                deduce<LSTMBackward>(lstm(true, false),
+                deduce<LSTMBackward>(lstm_param(true, false),
                                      bwith(6, TensorLayout({2, 4}, dtype::Float16)));
             },
             {"dcn"});
-    auto bw = deduce<LSTMBackward>(lstm(false, false), bgood);
+    auto bw = deduce<LSTMBackward>(lstm_param(false, false), bgood);
     EXPECT_EQ(bw.size(), 5u);
 }

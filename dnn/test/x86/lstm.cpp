@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/lstm_shapes.h"
 #include "neomeg/dnn/operators/rnn.h"
 #include "x86/highway_targets.h"
 #include "x86/x86_test.h"
@@ -15,24 +16,7 @@ using namespace neomeg::dnn::test;
 
 namespace {
 
-struct Dims {
-    size_t t, b, i, h;
-};
-
-param::LSTM lstm(bool bias, bool reverse) {
-    param::LSTM p;
-    p.bias = bias;
-    p.reverse = reverse;
-    return p;
-}
-
-std::vector<TensorShape> forward_shapes(const Dims& z, bool bias) {
-    std::vector<TensorShape> s{
-            {z.t, z.b, z.i}, {z.b, z.h}, {z.b, z.h}, {4 * z.h, z.i}, {4 * z.h, z.h}};
-    if (bias)
-        s.push_back({4 * z.h});
-    return s;
-}
+using Dims = LstmDims;
 
 std::vector<TensorShape> backward_shapes(const Dims& z) {
     return {{z.t, z.b, z.i}, {4 * z.h, z.i}, {4 * z.h, z.h}, {z.t, z.b, 7 * z.h},
@@ -50,10 +34,10 @@ void check_all(Handle* handle, const Dims& z) {
     for (bool bias : {true, false})
         for (bool reverse : {false, true}) {
             Checker<LSTMForward> f(handle);
-            f.set_param(lstm(bias, reverse)).set_range(3, -w, w).set_range(4, -w, w);
-            f.execs(forward_shapes(z, bias));
+            f.set_param(lstm_param(bias, reverse)).set_range(3, -w, w).set_range(4, -w, w);
+            f.execs(lstm_forward_shapes(z, bias));
             Checker<LSTMBackward> b(handle);
-            b.set_param(lstm(bias, reverse)).set_range(1, -w, w).set_range(2, -w, w);
+            b.set_param(lstm_param(bias, reverse)).set_range(1, -w, w).set_range(2, -w, w);
             b.set_range(3, 0, 1).execs(backward_shapes(z));
         }
 }
@@ -73,19 +57,21 @@ TEST_F(X86, LSTMSaturatedGatesAndNaN) {
         Dims z{4, 3, 8, 20};
         // pre-activations up to a few hundred: sigmoid and tanh at and past their clamps
         Checker<LSTMForward> f(handle.get());
-        f.set_param(lstm(true, false)).set_range(0, -60, 60).execs(forward_shapes(z, true));
+        f.set_param(lstm_param(true, false))
+                .set_range(0, -60, 60)
+                .execs(lstm_forward_shapes(z, true));
         std::vector<double> x(z.t * z.b * z.i, 0.25);
         x[z.i + 3] = std::numeric_limits<double>::quiet_NaN();  // row 1 of step 0
-        f.set_range(0, -1, 1).set_values(0, x).execs(forward_shapes(z, true));
+        f.set_range(0, -1, 1).set_values(0, x).execs(lstm_forward_shapes(z, true));
     });
 }
 
 TEST_F(X86, LSTMStridedTensors) {
     Dims z{3, 2, 5, 9};
     Checker<LSTMForward> f(handle.get());
-    f.set_param(lstm(true, true)).set_noncontiguous(true).execs(forward_shapes(z, true));
+    f.set_param(lstm_param(true, true)).set_noncontiguous(true).execs(lstm_forward_shapes(z, true));
     Checker<LSTMBackward> b(handle.get());
-    b.set_param(lstm(true, false)).set_range(3, 0, 1).set_noncontiguous(true);
+    b.set_param(lstm_param(true, false)).set_range(3, 0, 1).set_noncontiguous(true);
     b.execs(backward_shapes(z));
     // dy broadcast along time (the gradient of out.sum()), x batch-first transposed
     b.set_noncontiguous(false).exec_layouts(
