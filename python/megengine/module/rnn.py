@@ -1,7 +1,7 @@
 """Recurrent layers: RNNCell, LSTMCell, RNN and LSTM, computed step by step from Linear-style
 products and elementwise gates (so they are differentiable through GradManager).
 
-An LSTM layer over a float32 sequence is one ``LSTMForward`` op per direction (the whole
+An LSTM layer over a float32 sequence on the CPU is one ``LSTMForward`` op per direction (the whole
 recurrence, with its own backward op: dnn/ops/defs/rnn.py). Other sequences run through
 ``_sequence`` of their cells, which spends as few ops per time step as the gates allow: each op
 costs about 1.3 us of dispatch (and as much again in backward) against a few us of arithmetic for
@@ -390,7 +390,7 @@ class _RNNBase(Module):
         return output, self._stack_finals(finals)
 
     def _fuses(self, input, states):
-        """Whether the layers run as one sequence op each (LSTM on float32)."""
+        """Whether the layers run as one sequence op each (LSTM, float32 on the CPU)."""
         return False
 
     def _run_cells(self, input, states):
