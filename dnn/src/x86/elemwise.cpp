@@ -30,19 +30,38 @@ namespace neomeg::dnn::x86 {
 namespace {
 
 // Elements [begin, end) of dst in row-major order, run by run; lowp: the 16-bit float kernels.
+// Rows that follow one another go to the float32 loops in one call (elemwise_run_rows).
 void run_range(elemwise::Mode mode, DType data, bool lowp, const Rows& r,
                std::span<const TensorND> in, const TensorND& out, size_t begin, size_t end) {
     size_t n_in = r.operands - 1;
     std::array<ElemwiseSrc, kMaxOperands> src;
-    for_each_run(r, begin, end, [&](std::span<const ptrdiff_t> off, size_t n) {
-        for (size_t i = 0; i < n_in; ++i)
-            src[i] = {element_at(in[i].raw_ptr(), off[i], r.elem_size[i]), r.broadcast[i]};
-        void* dst = element_at(out.raw_ptr(), off[n_in], r.elem_size[n_in]);
-        if (lowp)
-            elemwise_lowp_run(mode, data, src.data(), dst, n);
-        else
-            elemwise_run(mode, data, out.layout.dtype, src.data(), dst, n);
-    });
+    for_each_row_batch(
+            r, begin, end,
+            [&](std::span<const ptrdiff_t> off, size_t n, size_t count,
+                std::span<const ptrdiff_t> step) {
+                auto at = [&](size_t i, size_t c) {
+                    return element_at(i < n_in ? in[i].raw_ptr() : out.raw_ptr(),
+                                      off[i] + static_cast<ptrdiff_t>(c) * step[i], r.elem_size[i]);
+                };
+                if (count > 1 && !lowp) {
+                    ElemwiseRows rows{count, {}, step[n_in]};
+                    for (size_t i = 0; i < n_in; ++i) {
+                        src[i] = {at(i, 0), r.broadcast[i]};
+                        rows.step[i] = step[i];
+                    }
+                    if (elemwise_run_rows(mode, data, out.layout.dtype, src.data(), at(n_in, 0), n,
+                                          rows))
+                        return;
+                }
+                for (size_t c = 0; c < count; ++c) {
+                    for (size_t i = 0; i < n_in; ++i)
+                        src[i] = {at(i, c), r.broadcast[i]};
+                    if (lowp)
+                        elemwise_lowp_run(mode, data, src.data(), at(n_in, c), n);
+                    else
+                        elemwise_run(mode, data, out.layout.dtype, src.data(), at(n_in, c), n);
+                }
+            });
 }
 
 constexpr size_t kAlign = 64;

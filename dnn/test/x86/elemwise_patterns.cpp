@@ -4,7 +4,8 @@
 // run_float_special's four-vector step, at each Highway target: through the operator against
 // naive for every mode the kernels claim (float32, int32, comparisons into bool, bool), and
 // through elemwise_run against naive's scalar formula, there also with every operand one value
-// (no operator call makes such a run longer than one element).
+// (no operator call makes such a run longer than one element); and elemwise_run_rows, runs that
+// follow one another in one call, against elemwise_run run by run.
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -154,5 +155,106 @@ TEST_F(X86, ElemwiseRunEveryBroadcastPattern) {
             check_run<int32_t, int32_t>(m, dtype::Int32, dtype::Int32);
         check_run<float, uint8_t>(Mode::LT, dtype::Float32, dtype::Bool);
         check_run<uint8_t, uint8_t>(Mode::XOR, dtype::Bool, dtype::Bool);
+    });
+}
+
+namespace {
+
+// elemwise_run_rows over `count` runs of n against elemwise_run run by run, bit for bit, for every
+// pattern of m's operands: a broadcast operand steps one value a run (a per-channel slope), a
+// dense one n (joined into one long run where n is at least a vector) or n + 3 (padded rows:
+// run by run); dst steps as the dense operands. The elements between padded rows stay untouched.
+void check_rows(Mode m, size_t count, size_t n, ptrdiff_t pad) {
+    std::mt19937 rng(static_cast<unsigned>(count * 1000 + n));
+    std::uniform_real_distribution<float> uniform(0.1f, 0.9f);
+    const size_t ar = arity(m), pitch = n + static_cast<size_t>(pad), size = count * pitch + 1;
+    std::vector<std::vector<float>> values(ar, std::vector<float>(size));
+    for (auto& v : values)
+        for (float& x : v)
+            x = uniform(rng) * (uniform(rng) > 0.5f ? 1 : -1);
+    for (unsigned pattern = 0; pattern + 1 < (1u << ar); ++pattern) {
+        std::vector<x86::ElemwiseSrc> src(ar);
+        x86::ElemwiseRows rows{count, {}, static_cast<ptrdiff_t>(pitch)};
+        for (size_t k = 0; k < ar; ++k) {
+            bool b = ((pattern >> k) & 1) != 0;
+            src[k] = {values[k].data(), b};
+            rows.step[k] = b ? 1 : static_cast<ptrdiff_t>(pitch);
+        }
+        std::vector<float> got(size, 77.f), want(size, 77.f);
+        if (!x86::elemwise_run_rows(m, dtype::Float32, dtype::Float32, src.data(), got.data(), n,
+                                    rows))
+            continue;  // a mode of the double-formula files: their callers run rows one by one
+        for (size_t r = 0; r < count; ++r) {
+            std::vector<x86::ElemwiseSrc> at(src);
+            for (size_t k = 0; k < ar; ++k)
+                at[k].p = values[k].data() + r * static_cast<size_t>(rows.step[k]);
+            x86::elemwise_run(m, dtype::Float32, dtype::Float32, at.data(), want.data() + r * pitch,
+                              n);
+        }
+        ASSERT_EQ(std::memcmp(got.data(), want.data(), size * sizeof(float)), 0)
+                << param::to_string(m) << " pattern " << pattern << " count " << count << " n " << n
+                << " pad " << pad;
+    }
+}
+
+}  // namespace
+
+TEST_F(X86, ElemwiseRowsInOneCallMatchRunByRun) {
+    at_each_target([&] {
+        size_t ran = 0;
+        for (Mode m : claimed(dtype::Float32, dtype::Float32)) {
+            if (arity(m) < 2)
+                continue;
+            for (size_t n : {1, 3, 4, 5, 8, 9, 15, 16, 17, 31, 33, 49, 64, 65})
+                for (ptrdiff_t pad : {0, 3}) {
+                    check_rows(m, 1, n, pad);
+                    check_rows(m, 7, n, pad);
+                }
+            ++ran;
+        }
+        EXPECT_GE(ran, 10u);
+    });
+}
+
+// Per-channel operands that are not expanded into a block (fewer than four images, or a block
+// past 4096 elements): the rows of a batch go to the kernels in one call, joined where they are at
+// least a vector long, cut by the threads' ranges anywhere in a row (the large shapes).
+TEST_F(X86, ElemwisePerChannelRowsInOneCall) {
+    const std::vector<std::vector<TensorShape>> pairs = {
+            {{2, 40, 7, 7}, {1, 40, 1, 1}},
+            {{3, 33, 17}, {1, 33, 1}},
+            {{2, 50, 15}, {1, 50, 1}},
+            {{2, 9, 16, 16}, {1, 9, 1, 1}},
+            {{2, 50, 3}, {1, 50, 1}},
+            {{300, 17}, {300, 1}},
+            {{5, 700, 7, 7}, {1, 700, 1, 1}},
+            {{4, 120, 14, 14}, {1, 120, 1, 1}},
+            {{2, 3, 40, 7, 7}, {1, 1, 40, 1, 1}},
+    };
+    at_each_target([&] {
+        for (Mode m : claimed(dtype::Float32, dtype::Float32)) {
+            if (arity(m) < 2)
+                continue;
+            Checker<Elemwise> c(handle.get());
+            param::Elemwise p;
+            p.mode = m;
+            c.set_param(p).set_epsilon(x86::elemwise_f32_max_ulp(m) * 0x1p-23);
+            set_inputs(c, m, dtype::Float32);
+            for (const auto& shapes : pairs)
+                for (size_t big = 0; big < arity(m); ++big) {
+                    std::vector<TensorShape> in(arity(m), shapes[1]);
+                    in[big] = shapes[0];
+                    c.execs(in);
+                }
+        }
+        Checker<Elemwise> i(handle.get());
+        param::Elemwise p;
+        p.mode = Mode::ADD;
+        i.set_param(p).set_epsilon(0).set_dtype(0, dtype::Int32).set_dtype(1, dtype::Int32);
+        i.execs({{2, 40, 7, 7}, {1, 40, 1, 1}}).execs({{5, 700, 7, 7}, {1, 700, 1, 1}});
+        Checker<Elemwise> h(handle.get());
+        p.mode = Mode::MUL;
+        h.set_param(p).set_dtype(0, dtype::Float16).set_dtype(1, dtype::Float16);
+        h.execs({{2, 40, 7, 7}, {1, 40, 1, 1}});
     });
 }
