@@ -109,7 +109,8 @@ TEST_F(X86, ReduceFloatSumsMeetTheirBound) {
                             expect_within_bound(*handle, m, a, x);
                         }
                     expect_within_bound(*handle, m, 1, one_way_rows());
-                    for (size_t n : {63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 4099, 65537})
+                    for (size_t n :
+                         {63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 4099, 65537, 262147})
                         expect_within_bound(*handle, m, 1, cancelling_rows(n, rng));
                 }
             });
@@ -118,24 +119,26 @@ TEST_F(X86, ReduceFloatSumsMeetTheirBound) {
 }
 
 // A float block that overflows where naive's double sum does not (a mean of values near float's
-// limit), and infinities and NaN, as naive gives them.
+// limit), and infinities and NaN, as naive gives them; in rows read as one stream and in rows long
+// enough to be read as four (kStreamsFrom), there in the later quarters too.
 TEST_F(X86, ReduceFloatSumsKeepNaivesLimits) {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const size_t n = 1031;
-    std::vector<double> v(5 * n, 1.0);
-    for (size_t k = 0; k < n; ++k)
-        v[k] = 3.0e38;  // row 0: a mean of 3e38 (every float block overflows)
-    v[n + 500] = inf;   // row 1: inf
-    v[2 * n + 7] = inf;
-    v[2 * n + 900] = -inf;  // row 2: inf - inf
-    v[3 * n + 1000] = nan;  // row 3: NaN, in the scalar tail
-    v[4 * n + 3] = -nan;    // row 4: NaN, in a block
-    for (Mode m : {Mode::SUM, Mode::MEAN, Mode::SUM_SQR}) {
-        Checker<Reduce> c(handle.get());
-        param::Reduce p;
-        p.mode = m;
-        p.axis = 1;
-        c.set_param(p).set_epsilon(1e-6).set_values(0, v).execs({{5, n}});
+    for (size_t n : {size_t(1031), size_t(70001)}) {
+        std::vector<double> v(5 * n, 1.0);
+        for (size_t k = 0; k < n; ++k)
+            v[k] = 3.0e38;   // row 0: a mean of 3e38 (every float block overflows)
+        v[n + n / 2] = inf;  // row 1: inf
+        v[2 * n + 7] = inf;
+        v[2 * n + n - 131] = -inf;        // row 2: inf - inf
+        v[3 * n + n - 1] = nan;           // row 3: NaN, in the tail
+        v[4 * n + 3 * n / 4 + 3] = -nan;  // row 4: NaN, in a block
+        for (Mode m : {Mode::SUM, Mode::MEAN, Mode::SUM_SQR}) {
+            Checker<Reduce> c(handle.get());
+            param::Reduce p;
+            p.mode = m;
+            p.axis = 1;
+            c.set_param(p).set_epsilon(1e-6).set_values(0, v).execs({{5, n}});
+        }
     }
 }
