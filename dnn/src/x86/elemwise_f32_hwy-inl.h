@@ -81,8 +81,7 @@ HWY_INLINE void padded_tail(D d, const ElemwiseSrc* s, float* dst, size_t i, siz
 }
 
 // A float formula of a few operations and no special lanes (POW by 2, 0.5, -1, 3): the plain
-// vector loop, the tail by the scalar formula. Memory-bound, it gains nothing from
-// run_float_special's prefetching, whose instructions cost `x ** 2` 5% where the data is in cache.
+// vector loop, the tail by the scalar formula, without run_float_special's check of the lanes.
 template <size_t kArity, class F>
 HWY_INLINE void run_float_plain(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
                                 F f) {
@@ -161,18 +160,6 @@ struct NoSpecial {
     }
 };
 
-// As in run_double: a few dozen operations per element leave the prefetchers behind, so each
-// 16 elements (a cache line) ask for the data a few hundred elements ahead.
-template <class Ops>
-HWY_INLINE void prefetch_ahead(const Ops& in, size_t arity, float* dst, size_t i) {
-    if (i % 16 != 0)
-        return;
-    for (size_t k = 0; k < arity; ++k)
-        if (!in.broadcast(k))
-            hwy::Prefetch(in.p[k] + i + kPrefetchAhead);
-    hwy::Prefetch(dst + i + kPrefetchAhead);
-}
-
 // Vectors run_float_special computes per step. Its formulas are chains of dependent operations
 // (EXP's Horner steps, GELU's exp and rational function) whose latency one vector at a time left
 // the FMA units idle: interleaving four independent vectors took EXP from 3.5 to 2.2 ns per
@@ -205,7 +192,10 @@ HWY_INLINE void float_vector(elemwise::Mode mode, const F& f, D d, const V (&x)[
 // Float formulas of bounded error (elemwise_f32_max_ulp), computed in float where f.special(d, x)
 // marks no lane; a vector holding a marked lane is redone (redo_marked). The operands'
 // broadcast pattern is fixed per loop (Operands): POW by a constant (`x ** 2`) reads its exponent
-// from a register, not through a flag per vector.
+// from a register, not through a flag per vector. No software prefetch: asking for every operand
+// and dst 512 elements ahead each cache line (as run_double does) took EXP from memory on one Zen
+// 4 core from 25.7-26.3 GB/s to 19.6-21.3 (SIGMOID 23.0 -> 21.1-21.6), and further ahead was
+// slower still; the hardware prefetchers follow these streams.
 template <size_t kArity, class F>
 HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, float* dst, size_t n,
                                   F f) {
@@ -217,7 +207,6 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
             for (; i + kFloatUnroll * lanes <= n; i += kFloatUnroll * lanes) {
                 hn::Vec<decltype(d)> x[kFloatUnroll][kArity];
                 for (size_t u = 0; u < kFloatUnroll; ++u) {
-                    prefetch_ahead(in, kArity, dst, i + u * lanes);
                     for (size_t k = 0; k < kArity; ++k)
                         x[u][k] = in(d, k, i + u * lanes);
                 }
@@ -233,7 +222,6 @@ HWY_INLINE void run_float_special(elemwise::Mode mode, const ElemwiseSrc* s, flo
                             redo_marked(mode, f, d, x[u], dst + i + u * lanes);
             }
             for (; i + lanes <= n; i += lanes) {
-                prefetch_ahead(in, kArity, dst, i);
                 hn::Vec<decltype(d)> x[kArity];
                 for (size_t k = 0; k < kArity; ++k)
                     x[k] = in(d, k, i);
