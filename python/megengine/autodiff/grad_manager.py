@@ -38,6 +38,12 @@ def _recording_suspended():
             key.activate()
 
 
+def _nested_recording():
+    """Whether more than one manager records now: an outer one may then record an inner one's
+    backward, for a gradient of a gradient."""
+    return sum(1 for gm in list(_recording) if gm._key is not None and gm._key.active) > 1
+
+
 _DIFFERENTIABLE = ("float32", "float16", "bfloat16")
 
 

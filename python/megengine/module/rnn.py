@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .. import functional as F
+from ..autodiff.grad_manager import _nested_recording
 from ..core.ops import builtin
 from ..core.tensor import amp
 from ..core.tensor.array_method import _rt_elemwise, apply, cached_op, elemwise_op, reshape
@@ -620,6 +621,10 @@ class LSTM(_RNNBase):
         # LSTMForward has no CUDA kernel (the CUDA handle would stage it through the host and
         # naive's loops), so a GPU sequence keeps the per-step ops, which have CUDA kernels.
         if not input._device_name.startswith("cpu"):
+            return False
+        # LSTMBackward has no rule of its own: under two recording managers (a gradient of a
+        # gradient) the per-step ops run, which differentiate twice.
+        if _nested_recording():
             return False
         # LSTMForward is float32 only; the cells' parameters are float32 unless replaced
         tensors = [input] + [t for state in states for t in state]

@@ -320,3 +320,34 @@ def test_traced_lstm_dumps_and_loads():
     np.testing.assert_allclose(
         g.run(inp_dict={"x": x2})["y"], m(mge.tensor(x2))[0].numpy(), rtol=1e-5, atol=1e-6
     )
+
+
+def _gradient_of_gradient(m, x):
+    gm_outer, gm_inner = GradManager().attach([x]), GradManager().attach([x])
+    with gm_outer:
+        with gm_inner:
+            out, _ = m(x)
+            gm_inner.backward((out * out).sum())
+        g = x.grad
+        x.grad = None
+        gm_outer.backward((g * g).sum())
+    second = x.grad.numpy()
+    x.grad = None
+    return g.numpy(), second
+
+
+def test_gradient_of_an_lstm_gradient_matches_the_cells(monkeypatch):
+    # LSTMBackward has no rule: under two recording managers the module runs the per-step ops
+    m = M.LSTM(3, 5, 2, bidirectional=True)
+    x = mge.tensor(_rand(4, 2, 3))
+    states = m._initial_states(None, 2, x)
+    with GradManager().attach([x]), GradManager().attach([x]):
+        assert not m._fuses(x, states)
+    with GradManager().attach([x]):
+        assert m._fuses(x, states)
+    got_first, got_second = _gradient_of_gradient(m, x)
+    monkeypatch.setattr(M.LSTM, "_fuses", lambda self, input, states: False)
+    want_first, want_second = _gradient_of_gradient(m, x)
+    np.testing.assert_allclose(got_first, want_first, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_second, want_second, rtol=1e-5, atol=1e-6)
+    assert np.abs(got_second).max() > 0
