@@ -17,17 +17,43 @@
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 
-size_t CopyRowsByIndex(void* dst, const void* table, ptrdiff_t row_step, size_t row_bytes,
-                       int64_t n, const int32_t* v, size_t b, size_t e) {
-    auto* d = static_cast<uint8_t*>(dst);
-    const auto* s = static_cast<const uint8_t*>(table);
+// CopyRun with non-temporal stores for the whole vectors from d's first vector boundary on.
+HWY_INLINE void StreamRun(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, size_t n) {
+    const hn::ScalableTag<uint8_t> du;
+    const size_t lanes = hn::Lanes(du);
+    const size_t head = (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes;
+    if (lanes < 16 || n < head + lanes)
+        return CopyRun(d, s, n);
+    if (head > 0)
+        CopyRun(d, s, head);
+    size_t i = head;
+    for (; i + lanes <= n; i += lanes)
+        hn::Stream(hn::LoadU(du, s + i), du, d + i);
+    if (i < n)
+        CopyRun(d + i, s + i, n - i);
+}
+
+template <bool kStream>
+HWY_INLINE size_t CopyRows(uint8_t* d, const uint8_t* s, ptrdiff_t row_step, size_t row_bytes,
+                           int64_t n, const int32_t* v, size_t b, size_t e) {
     for (size_t k = b; k < e; ++k) {
         const int64_t r = v[k] < 0 ? v[k] + n : v[k];
         if (static_cast<uint64_t>(r) >= static_cast<uint64_t>(n))
             return k;
-        CopyRun(d + k * row_bytes, s + r * row_step, row_bytes);
+        if constexpr (kStream)
+            StreamRun(d + k * row_bytes, s + r * row_step, row_bytes);
+        else
+            CopyRun(d + k * row_bytes, s + r * row_step, row_bytes);
     }
     return e;
+}
+
+size_t CopyRowsByIndex(void* dst, const void* table, ptrdiff_t row_step, size_t row_bytes,
+                       int64_t n, const int32_t* v, size_t b, size_t e, bool stream) {
+    auto* d = static_cast<uint8_t*>(dst);
+    const auto* s = static_cast<const uint8_t*>(table);
+    return stream ? CopyRows<true>(d, s, row_step, row_bytes, n, v, b, e)
+                  : CopyRows<false>(d, s, row_step, row_bytes, n, v, b, e);
 }
 
 }  // namespace neomeg::dnn::x86::HWY_NAMESPACE
@@ -39,8 +65,9 @@ namespace neomeg::dnn::x86 {
 HWY_EXPORT(CopyRowsByIndex);
 
 size_t copy_rows_by_index(void* dst, const void* table, ptrdiff_t row_step, size_t row_bytes,
-                          int64_t n, const int32_t* v, size_t b, size_t e) {
-    return HWY_DYNAMIC_DISPATCH(CopyRowsByIndex)(dst, table, row_step, row_bytes, n, v, b, e);
+                          int64_t n, const int32_t* v, size_t b, size_t e, bool stream) {
+    return HWY_DYNAMIC_DISPATCH(CopyRowsByIndex)(dst, table, row_step, row_bytes, n, v, b, e,
+                                                 stream);
 }
 
 }  // namespace neomeg::dnn::x86

@@ -191,6 +191,28 @@ TEST_F(X86, IndexingRowsEveryLength) {
             }
 }
 
+// A dst of 32 MiB or more is written with non-temporal stores: rows of whole vectors (32 floats),
+// rows that start off a vector boundary (33 floats, 1-byte elements of 129), at each Highway
+// target, an out-of-range index in such a dst raising naive's error.
+TEST_F(X86, IndexingRowsIntoALargeDstStream) {
+    size_t ran = for_each_highway_target({HWY_AVX3, HWY_AVX2, HWY_EMU128}, [&](int64_t) {
+        Checker<IndexingMultiAxisVec> c(handle.get());
+        c.set_param(axes({0})).set_epsilon(0).set_dtype(1, dtype::Int32).set_range(1, -512, 512);
+        c.execs({{512, 32}, {262144}}).execs({{512, 33}, {262144}});
+        c.set_dtype(0, dtype::Int8).execs({{512, 129}, {262144}});
+    });
+    EXPECT_GE(ran, 1u);
+    auto get = handle->create_operator<IndexingMultiAxisVec>();
+    get->param() = axes({0});
+    HostTensor table(TensorShape{5, 32}, dtype::Float32);
+    table.set_values(std::vector<double>(160, 1.0));
+    std::vector<double> v(262144, 4.0);
+    v[200000] = 5.0;
+    HostTensor idx(TensorShape{v.size()}, dtype::Int32);
+    idx.set_values(v);
+    EXPECT_THROW(run_op(*get, {table, idx}), IndexError);
+}
+
 // The row kernels run (not the general walk or naive) on float32 tables, contiguous or with the
 // gradient's broadcast zeros, and an out-of-range index raises naive's error.
 TEST_F(X86, IndexingRowsReportAndRange) {
