@@ -14,13 +14,17 @@
 // values show their order as they are).
 //
 // Within a tolerance: Reduce of rows too long for one thread (fewer rows than threads: chunks,
-// one a thread, whose partial sums combine), Dot (a partial sum a thread), and oneDNN's kernels,
+// one a thread, whose partial sums combine), Dot (a partial sum a thread), the LSTM (its batch's
+// rows split across threads, one sgemm of a thread's rows a step, and products over all rows
+// threaded inside oneDNN: on Zen 4 the forward gave the same bits at 1, 2 and 3 threads and the
+// backward's dbias did not, but sgemm's order is oneDNN's choice per CPU), and oneDNN's kernels,
 // which promise no order (convolution forward and filter gradient, AVERAGE pooling, MAX pooling's
 // backward with overlapping windows).
 //
 // Each run must be the x86 kernel's (not naive's), and the one-thread run is held to naive within
 // a tolerance where naive sums in the kernel's order or the inputs have no spikes: the bits of
 // every kernel against naive are their own suites' business.
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -30,6 +34,7 @@
 #include "neomeg/dnn/operators/norm.h"
 #include "neomeg/dnn/operators/pooling.h"
 #include "neomeg/dnn/operators/reduce.h"
+#include "neomeg/dnn/operators/rnn.h"
 #include "neomeg/dnn/operators/vision.h"
 #include "x86/omp_threads.h"
 #include "x86/vision_loops.h"
@@ -151,6 +156,22 @@ std::vector<Case> make_cases() {
                                       {values({300000}, rng, 0)}));
     cases.push_back(make_case<Dot>("dot", false, 1e-5, {},
                                    {values({300000}, rng, 0), values({300000}, rng, 0)}));
+
+    // LSTM: the recurrence splits the batch's rows across threads (16 rows: 16, 8 + 8, 6 + 6 + 4).
+    {
+        const double w = 1 / std::sqrt(128.0);
+        param::LSTM p;
+        std::vector<HostTensor> in = {
+                values({35, 16, 64}, rng, 0, -1, 1), values({16, 128}, rng, 0, -1, 1),
+                values({16, 128}, rng, 0, -1, 1),    values({512, 64}, rng, 0, -w, w),
+                values({512, 128}, rng, 0, -w, w),   values({512}, rng, 0, -w, w)};
+        cases.push_back(make_case<LSTMForward>("lstm_forward", false, 1e-5, p, in));
+        cases.push_back(make_case<LSTMBackward>(
+                "lstm_backward", false, 1e-4, p,
+                {in[0], in[3], in[4], values({35, 16, 7 * 128}, rng, 0, 0, 1),
+                 values({35, 16, 128}, rng, 0, -1, 1), values({16, 128}, rng, 0, -1, 1),
+                 values({16, 128}, rng, 0, -1, 1)}));
+    }
 
     // Softmax along rows and along a middle axis (blocks of columns), its backward, log-softmax.
     param::Softmax rows, cols;
