@@ -2,7 +2,8 @@
 products and elementwise gates (so they are differentiable through GradManager).
 
 An LSTM layer over a float32 sequence on the CPU is one ``LSTMForward`` op per direction (the whole
-recurrence, with its own backward op: dnn/ops/defs/rnn.py). Other sequences run through
+recurrence, with its own backward op: dnn/ops/defs/rnn.py), unless two GradManagers record (a
+gradient of a gradient, which the backward op does not carry). Other sequences run through
 ``_sequence`` of their cells, which spends as few ops per time step as the gates allow: each op
 costs about 1.3 us of dispatch (and as much again in backward) against a few us of arithmetic for
 a (batch, hidden) step, so the op count is the time. The input projection of every step is one
