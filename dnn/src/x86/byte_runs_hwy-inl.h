@@ -1,9 +1,9 @@
 // Copies and fills of short byte runs (a row of a few vectors) inside a loop over many of them,
 // shared by Padding's CONSTANT rows (padding_constant_hwy.cpp) and the embedding's row gather
-// (index_rows_hwy.cpp). A memcpy call per row of 112 or 128 bytes cost a call and libc's size
-// dispatch per row, and std::fill_n of a border is compiled for the baseline's 16-byte stores.
-// Included once per target like Highway's own -inl headers (the guard flips with
-// HWY_TARGET_TOGGLE).
+// (index_rows_hwy.cpp); StreamRun also by stream_bytes (stream_copy_hwy.cpp). A memcpy call per row
+// of 112 or 128 bytes cost a call and libc's size dispatch per row, and std::fill_n of a border is
+// compiled for the baseline's 16-byte stores. Included once per target like Highway's own -inl
+// headers (the guard flips with HWY_TARGET_TOGGLE).
 #if defined(NEOMEG_X86_BYTE_RUNS_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NEOMEG_X86_BYTE_RUNS_HWY_INL_H_
 #undef NEOMEG_X86_BYTE_RUNS_HWY_INL_H_
@@ -52,6 +52,23 @@ HWY_INLINE void CopyRun(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, 
         hn::StoreU(hn::LoadU(du, s + i), du, d + i);
     if (i < n)
         hn::StoreU(hn::LoadU(du, s + n - lanes), du, d + n - lanes);
+}
+
+// CopyRun with non-temporal stores for the whole vectors from d's first vector boundary on (weakly
+// ordered until an sfence: stream_fence()).
+HWY_INLINE void StreamRun(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, size_t n) {
+    const hn::ScalableTag<uint8_t> du;
+    const size_t lanes = hn::Lanes(du);
+    const size_t head = (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes;
+    if (lanes < 16 || n < head + lanes)
+        return CopyRun(d, s, n);
+    if (head > 0)
+        CopyRun(d, s, head);
+    size_t i = head;
+    for (; i + lanes <= n; i += lanes)
+        hn::Stream(hn::LoadU(du, s + i), du, d + i);
+    if (i < n)
+        CopyRun(d + i, s + i, n - i);
 }
 
 // A value of `elem` bytes (a power of two up to 16) repeated across a vector and across at least

@@ -17,22 +17,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace neomeg::dnn::x86::HWY_NAMESPACE {
 
-// CopyRun with non-temporal stores for the whole vectors from d's first vector boundary on.
-HWY_INLINE void StreamRun(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, size_t n) {
-    const hn::ScalableTag<uint8_t> du;
-    const size_t lanes = hn::Lanes(du);
-    const size_t head = (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes;
-    if (lanes < 16 || n < head + lanes)
-        return CopyRun(d, s, n);
-    if (head > 0)
-        CopyRun(d, s, head);
-    size_t i = head;
-    for (; i + lanes <= n; i += lanes)
-        hn::Stream(hn::LoadU(du, s + i), du, d + i);
-    if (i < n)
-        CopyRun(d + i, s + i, n - i);
-}
-
 template <bool kStream>
 HWY_INLINE size_t CopyRows(uint8_t* d, const uint8_t* s, ptrdiff_t row_step, size_t row_bytes,
                            int64_t n, const int32_t* v, size_t b, size_t e) {

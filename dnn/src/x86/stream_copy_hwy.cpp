@@ -10,6 +10,7 @@
 // clang-format off: highway.h must follow foreach_target.h
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
+#include "src/x86/byte_runs_hwy-inl.h"
 // clang-format on
 
 #include <algorithm>
@@ -23,16 +24,7 @@ namespace neomeg::dnn::x86::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 void StreamBytes(void* dst, const void* src, size_t n) {
-    const hn::ScalableTag<uint8_t> du;
-    const size_t lanes = hn::Lanes(du);
-    auto* d = static_cast<uint8_t*>(dst);
-    const auto* s = static_cast<const uint8_t*>(src);
-    size_t head = std::min(n, (lanes - reinterpret_cast<uintptr_t>(d) % lanes) % lanes);
-    std::memcpy(d, s, head);
-    size_t i = head;
-    for (; i + lanes <= n; i += lanes)
-        hn::Stream(hn::LoadU(du, s + i), du, d + i);
-    std::memcpy(d + i, s + i, n - i);
+    StreamRun(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n);
 }
 
 void CopyBytes(void* dst, const void* src, size_t n) {
