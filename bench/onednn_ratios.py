@@ -1,9 +1,9 @@
 """Issue 12's per-op figures against raw oneDNN, over several rounds, judged by one rule.
 
 `build/dnn/neomeg_x86_vs_onednn` (dnn/bench/x86_vs_onednn.cpp) times each case once per run:
-our operator, then the raw primitive, then the primitive with its reorders. On a shared machine
-a burst of load during one of those phases moves a ratio by 10-30%, and a single run cannot tell
-that from a real gap. This script runs the binary --rounds times for each thread count, the
+our operator, the raw primitive and the primitive with its reorders taking turns, a few calls
+each. Even so, on a shared machine a process's speed and its buffers' placement move a ratio by
+5-15% from run to run, and a single run cannot tell that from a real gap. This script runs the binary --rounds times for each thread count, the
 thread counts taking turns, keeps each figure's best over all rounds (as bench/stream.py does),
 and only then forms the ratios, so that every figure had the same chances of a quiet machine.
 

@@ -25,7 +25,9 @@
 // storage identity, as the runtime's tensors do, so a filter that keeps its value is reordered once
 // (the weight cache); the convolutions that read a filter are also timed with a filter that is new
 // on every call ("new weights": a training step), which reorders it each time. Each figure is the
-// best of `repeat` calls after two warm-ups; on a shared machine timings swing, so run it twice.
+// best of `repeat` calls after two warm-ups, ours and the oneDNN figures it is held against taking
+// turns (best_seconds_taking_turns), on buffers placed as the host allocator places tensors
+// (AlignedOf); on a shared machine timings still swing, so run it twice.
 //
 // A convolution's raw primitive runs the algorithm our kernel's default rule picks for the case
 // and pass (x86::default_conv_algorithm: Winograd for some 3x3 stride-1 shapes, direct elsewhere,
@@ -37,6 +39,7 @@
 // compare them with the "onednn" column, the primitive alone.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <sys/mman.h>
 #include <time.h>
 
 #include <algorithm>
@@ -44,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <random>
@@ -72,7 +76,7 @@ namespace {
 int g_repeat = 10;
 bool g_cpu_time = false;
 std::vector<std::string> g_only;  // substrings of the case names to run; empty: all
-std::string g_our_kernel;         // the kernel the last time_ours call ran
+std::string g_our_kernel;         // the kernel our last lone timing ran
 bool g_extra_lines = true;        // the plain-NCHW and new-weights lines of the convolutions
 bool g_unchecked = false;         // time exec_unchecked (the runtime's call) instead of exec
 
@@ -106,6 +110,31 @@ double best_seconds(const std::function<void()>& f) {
     return best;
 }
 
+// The best time of each call, the calls taking turns: our operator and the oneDNN figures it is
+// held against. On the 2-vCPU machines a process's speed moves between modes that last seconds
+// (a depthwise filter gradient ran 0.85 ms for a while, then 1.3), and timed one after the other
+// the two sides of a ratio met different modes: lines where ours runs the very same primitive
+// read 0.83-1.15. Each turn first runs a call once untimed, so that it finds its own data in
+// cache as when timed back to back, then times kTimedPerTurn calls.
+std::vector<double> best_seconds_taking_turns(const std::vector<std::function<void()>>& calls) {
+    constexpr int kTimedPerTurn = 4;
+    for (const auto& f : calls) {
+        f();  // warm-ups, as best_seconds
+        f();
+    }
+    std::vector<double> best(calls.size(), 1e30);
+    for (int done = 0; done < g_repeat; done += kTimedPerTurn)
+        for (size_t c = 0; c < calls.size(); ++c) {
+            calls[c]();
+            for (int i = 0; i < std::min(kTimedPerTurn, g_repeat - done); ++i) {
+                double t0 = now_seconds();
+                calls[c]();
+                best[c] = std::min(best[c], now_seconds() - t0);
+            }
+        }
+    return best;
+}
+
 std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(lo, hi);
@@ -115,14 +144,17 @@ std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
     return v;
 }
 
-// A 64-byte aligned buffer, as the runtime's tensors are (and as oneDNN allocates its own
-// memory): std::vector's large blocks come from mmap 16 bytes past a page boundary, and a kernel
-// split across threads then shares the cache lines at their boundaries.
+// A buffer placed as the framework's host allocator places a tensor (src/core/host_memory.cpp):
+// 64-byte aligned, and from 2 MiB on aligned to 2 MiB and advised to take transparent huge pages.
+// Both sides of every comparison use it, oneDNN's memories included: std::vector's large blocks
+// come from mmap 16 bytes past a page boundary (a kernel split across threads then shares the
+// cache lines at their boundaries), and a block freshly mapped on 4 KiB pages ran the same oneDNN
+// gemm convolution 10-20% slower than one reused from the heap, so that whichever side of a case
+// ran first on fresh memory lost.
 template <class T>
 class AlignedOf {
 public:
-    explicit AlignedOf(const std::vector<T>& v)
-        : m_p(static_cast<T*>(std::aligned_alloc(64, (v.size() * sizeof(T) + 63) / 64 * 64 + 64))) {
+    explicit AlignedOf(const std::vector<T>& v) : m_p(allocate(v.size() * sizeof(T))) {
         std::copy(v.begin(), v.end(), m_p);
     }
     ~AlignedOf() { std::free(m_p); }
@@ -133,122 +165,170 @@ public:
     T* data() const { return m_p; }
 
 private:
+    static T* allocate(size_t bytes) {
+        constexpr size_t kHuge = size_t(2) << 20;
+        const size_t align = bytes >= kHuge ? kHuge : 64;
+        // One spare line: a zero-size buffer still gets a valid pointer.
+        void* p = std::aligned_alloc(align, (bytes + 64 + align - 1) / align * align);
+        if (align == kHuge)
+            ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: small pages where THP is off
+        return static_cast<T*>(p);
+    }
+
     T* m_p;
 };
 using Aligned = AlignedOf<float>;
+
+// Our operator ready to run: a call that keeps its operator and buffers alive, and the kernel it
+// ran last (after a call).
+struct Call {
+    std::function<void()> run;
+    std::function<std::string()> kernel;
+};
 
 // Our operator on contiguous float32 inputs of these shapes (outputs deduced, or preset).
 // `new_weights`: the inputs get a new storage version on every call (values written in place), so
 // nothing derived from them is reused.
 template <class Op>
-double time_ours(Handle& handle, const typename Op::Param& p, std::vector<TensorShape> inputs,
-                 std::vector<TensorShape> outputs = {}, bool new_weights = false) {
-    auto op = handle.create_operator<Op>();
-    op->param() = p;
-    std::vector<TensorLayout> in_l, out_l(op->num_outputs());
-    std::vector<Aligned> bufs;
-    std::vector<TensorND> in, out;
+Call our_call(Handle& handle, const typename Op::Param& p, std::vector<TensorShape> inputs,
+              std::vector<TensorShape> outputs = {}, bool new_weights = false) {
+    struct State {
+        std::unique_ptr<Op> op;
+        std::vector<Aligned> bufs;
+        std::deque<StorageId> ids;  // the inputs' TensorNDs point at them: never moved
+        std::vector<TensorND> in, out;
+        std::optional<Aligned> ws;
+        Workspace w;
+    };
+    auto st = std::make_shared<State>();
+    st->op = handle.create_operator<Op>();
+    Op& op = *st->op;
+    op.param() = p;
+    std::vector<TensorLayout> in_l, out_l(op.num_outputs());
     for (const TensorShape& s : inputs) {
         in_l.emplace_back(s, dtype::Float32);
         // Positive values: a valid variance or inverse std wherever an input is one.
-        bufs.emplace_back(random_floats(s.total_nr_elems(), 0.5f, 1.5f));
+        st->bufs.emplace_back(random_floats(s.total_nr_elems(), 0.5f, 1.5f));
     }
     for (size_t i = 0; i < outputs.size(); ++i)
         static_cast<TensorShape&>(out_l[i]) = outputs[i];
-    op->deduce_layout(in_l, out_l);
-    std::vector<StorageId> ids(in_l.size());
+    op.deduce_layout(in_l, out_l);
     for (size_t i = 0; i < in_l.size(); ++i)
-        in.emplace_back(bufs[i].data(), in_l[i], &ids[i]);
+        st->in.emplace_back(st->bufs[i].data(), in_l[i], &st->ids.emplace_back());
     for (const TensorLayout& l : out_l) {
-        bufs.emplace_back(std::vector<float>(l.total_nr_elems()));
-        out.emplace_back(bufs.back().data(), l);
+        st->bufs.emplace_back(std::vector<float>(l.total_nr_elems()));
+        st->out.emplace_back(st->bufs.back().data(), l);
     }
-    Aligned ws(std::vector<float>(op->get_workspace_in_bytes(in_l, out_l) / sizeof(float) + 1));
-    Workspace w{reinterpret_cast<std::byte*>(ws.data()), op->get_workspace_in_bytes(in_l, out_l)};
-    double t = best_seconds([&] {
+    const size_t ws_bytes = op.get_workspace_in_bytes(in_l, out_l);
+    st->ws.emplace(std::vector<float>(ws_bytes / sizeof(float) + 1));
+    st->w = Workspace{reinterpret_cast<std::byte*>(st->ws->data()), ws_bytes};
+    Call call;
+    call.run = [st, new_weights] {
         if (new_weights)
-            for (StorageId& id : ids)
+            for (StorageId& id : st->ids)
                 id.note_write();
         if (g_unchecked)
-            op->exec_unchecked(in, out, w);
+            st->op->exec_unchecked(st->in, st->out, st->w);
         else
-            op->exec(in, out, w);
-    });
-    auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
-    g_our_kernel = report ? report->last_kernel() : "?";
-    return t;
+            st->op->exec(st->in, st->out, st->w);
+    };
+    call.kernel = [st]() -> std::string {
+        auto* report = dynamic_cast<const x86::KernelReport*>(st->op.get());
+        return report ? report->last_kernel() : "?";
+    };
+    return call;
 }
-
-struct Raw {
-    double primitive = 0, with_reorders = 0;
-};
 
 // One primitive with its arguments: `user` gives each argument's plain (NCHW) descriptor, the
 // primitive's own descriptor comes from its primitive descriptor; inputs are reordered in and
-// outputs out in the second timing.
+// outputs out in the second call.
 struct RawArg {
     int arg;
     memory::desc user, prim;
     bool output;
 };
 
-Raw time_raw(const dnnl::engine& eng, dnnl::stream& s, const dnnl::primitive& prim,
-             const std::vector<RawArg>& args, const memory::desc& scratch) {
-    std::unordered_map<int, memory> prim_args;
-    std::vector<std::function<void()>> before, after;
-    std::vector<std::vector<float>> keep;
+// The raw primitive ready to run, alone and with the reorders from and to the plain layouts.
+struct RawCalls {
+    std::function<void()> primitive, with_reorders;
+};
+
+RawCalls raw_calls(const dnnl::engine& eng, dnnl::stream& s, const dnnl::primitive& prim,
+                   const std::vector<RawArg>& args, const memory::desc& scratch) {
+    struct State {
+        dnnl::primitive prim;
+        std::unordered_map<int, memory> args;
+        std::vector<std::function<void()>> before, after;
+        std::vector<Aligned> keep;
+    };
+    auto st = std::make_shared<State>();
+    st->prim = prim;
     for (const RawArg& a : args) {
-        keep.push_back(random_floats(a.user.get_size() / sizeof(float), 0.5f, 1.5f));
-        memory user(a.user, eng, keep.back().data());
-        memory pm(a.prim, eng);
+        st->keep.emplace_back(random_floats(a.user.get_size() / sizeof(float), 0.5f, 1.5f));
+        memory user(a.user, eng, st->keep.back().data());
+        st->keep.emplace_back(std::vector<float>(a.prim.get_size() / sizeof(float)));
+        memory pm(a.prim, eng, st->keep.back().data());
         dnnl::reorder(user, pm).execute(s, user, pm);
-        prim_args[a.arg] = pm;
+        st->args[a.arg] = pm;
         if (a.prim != a.user) {
             auto r = a.output ? dnnl::reorder(pm, user) : dnnl::reorder(user, pm);
-            (a.output ? after : before).push_back([r, user, pm, &s, out = a.output]() mutable {
-                if (out)
-                    r.execute(s, pm, user);
-                else
-                    r.execute(s, user, pm);
-            });
+            (a.output ? st->after : st->before)
+                    .push_back([r, user, pm, &s, out = a.output]() mutable {
+                        if (out)
+                            r.execute(s, pm, user);
+                        else
+                            r.execute(s, user, pm);
+                    });
         }
     }
-    if (scratch.get_size())
-        prim_args[DNNL_ARG_SCRATCHPAD] = memory(scratch, eng);
-    Raw r;
-    r.primitive = best_seconds([&] {
-        prim.execute(s, prim_args);
+    if (scratch.get_size()) {
+        st->keep.emplace_back(std::vector<float>(scratch.get_size() / sizeof(float) + 1));
+        st->args[DNNL_ARG_SCRATCHPAD] = memory(scratch, eng, st->keep.back().data());
+    }
+    RawCalls calls;
+    calls.primitive = [st, &s] {
+        st->prim.execute(s, st->args);
         s.wait();
-    });
-    r.with_reorders = best_seconds([&] {
-        for (auto& f : before)
+    };
+    calls.with_reorders = [st, &s] {
+        for (auto& f : st->before)
             f();
-        prim.execute(s, prim_args);
-        for (auto& f : after)
+        st->prim.execute(s, st->args);
+        for (auto& f : st->after)
             f();
         s.wait();
-    });
-    return r;
+    };
+    return calls;
+}
+
+// Our call alone: its best time; g_our_kernel names the kernel it ran.
+double seconds(const Call& ours) {
+    const double t = best_seconds(ours.run);
+    g_our_kernel = ours.kernel();
+    return t;
 }
 
 // The primitive made for plain NCHW src and dst (weights as it prefers, reordered once outside
 // the timing, as the weight cache does): whether oneDNN's own NCHW kernels would beat the blocked
 // ones plus the activations' reorders that ours pays.
-void report_plain(const char* name, double ours, const dnnl::engine& eng, dnnl::stream& s,
+void report_plain(const char* name, const Call& ours, const dnnl::engine& eng, dnnl::stream& s,
                   const dnnl::primitive& prim, const std::vector<RawArg>& args,
                   const memory::desc& scratch, const std::string& impl) {
-    Raw raw = time_raw(eng, s, prim, args, scratch);
-    std::printf("%-48s ours %8.3f ms  onednn on nchw %8.3f ms (%5.2fx)  %s\n", name, ours * 1e3,
-                raw.with_reorders * 1e3, raw.with_reorders / ours, impl.c_str());
+    RawCalls raw = raw_calls(eng, s, prim, args, scratch);
+    const std::vector<double> t = best_seconds_taking_turns({ours.run, raw.with_reorders});
+    std::printf("%-48s ours %8.3f ms  onednn on nchw %8.3f ms (%5.2fx)  %s\n", name, t[0] * 1e3,
+                t[1] * 1e3, t[1] / t[0], impl.c_str());
 }
 
-// `impl`, where given: the raw primitive's implementation, printed after ours (g_our_kernel).
-void report(const char* name, double ours, Raw raw, const std::string& impl = {}) {
+// Ours against the primitive alone and with its reorders, the three taking turns. `impl`, where
+// given: the raw primitive's implementation, printed after ours.
+void report(const char* name, const Call& ours, const RawCalls& raw, const std::string& impl = {}) {
+    const std::vector<double> t =
+            best_seconds_taking_turns({ours.run, raw.primitive, raw.with_reorders});
     std::printf("%-48s ours %8.3f ms  onednn %8.3f ms (%5.2fx)  onednn+reorders %8.3f ms (%5.2fx)",
-                name, ours * 1e3, raw.primitive * 1e3, raw.primitive / ours,
-                raw.with_reorders * 1e3, raw.with_reorders / ours);
+                name, t[0] * 1e3, t[1] * 1e3, t[1] / t[0], t[2] * 1e3, t[2] / t[0]);
     if (!impl.empty())
-        std::printf("  ours %s, onednn %s", g_our_kernel.c_str(), impl.c_str());
+        std::printf("  ours %s, onednn %s", ours.kernel().c_str(), impl.c_str());
     std::printf("\n");
 }
 
@@ -317,12 +397,12 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
             ws{size_t(c.oc), size_t(c.ic / c.group), size_t(c.k), size_t(c.k)},
             ys{size_t(c.n), size_t(c.oc), size_t(ohw), size_t(ohw)};
     std::string name = std::string(c.name) + " fwd";
-    Raw raw = time_raw(eng, s, dnnl::convolution_forward(fpd),
-                       {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
-                        {DNNL_ARG_WEIGHTS, plain(wd), fpd.weights_desc(), false},
-                        {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
-                       fpd.scratchpad_desc());
-    double ours = time_ours<ConvolutionForward>(h, p, {xs, ws});
+    RawCalls raw = raw_calls(eng, s, dnnl::convolution_forward(fpd),
+                             {{DNNL_ARG_SRC, plain(src), fpd.src_desc(), false},
+                              {DNNL_ARG_WEIGHTS, plain(wd), fpd.weights_desc(), false},
+                              {DNNL_ARG_DST, plain(dst), fpd.dst_desc(), true}},
+                             fpd.scratchpad_desc());
+    Call ours = our_call<ConvolutionForward>(h, p, {xs, ws});
     report(name.c_str(), ours, raw, fpd.impl_info_str());
     // The blocked twins on ChannelBlock's layout, as a traced graph and eager mode run them between
     // oneDNN ops: against the primitive alone (the "onednn" column; no reorders to pay).
@@ -332,9 +412,8 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
     };
     if (blk)
         report((name + ", blocked").c_str(),
-               time_ours<ConvBiasBlocked>(h,
-                                          channel_blocked::conv_bias_blocked_param(p, blk, false),
-                                          {blocked(xs), ws, TensorShape{}, TensorShape{}}),
+               our_call<ConvBiasBlocked>(h, channel_blocked::conv_bias_blocked_param(p, blk, false),
+                                         {blocked(xs), ws, TensorShape{}, TensorShape{}}),
                raw, fpd.impl_info_str());
     if (g_extra_lines) {
         dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
@@ -349,22 +428,22 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
     }
     if (g_extra_lines)
         report((name + ", new weights").c_str(),
-               time_ours<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw, fpd.impl_info_str());
+               our_call<ConvolutionForward>(h, p, {xs, ws}, {}, true), raw, fpd.impl_info_str());
     auto bpd = plan(x86::ConvPass::backward_data, [&](dnnl::algorithm alg) {
         dnnl::convolution_backward_data::desc bd(alg, any(src), any(wd), any(dst), st, dil, pd, pd);
         return dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), eng, fpd);
     });
     name = std::string(c.name) + " bwd data";
-    raw = time_raw(eng, s, dnnl::convolution_backward_data(bpd),
-                   {{DNNL_ARG_WEIGHTS, plain(wd), bpd.weights_desc(), false},
-                    {DNNL_ARG_DIFF_DST, plain(dst), bpd.diff_dst_desc(), false},
-                    {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
-                   bpd.scratchpad_desc());
-    ours = time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs});
+    raw = raw_calls(eng, s, dnnl::convolution_backward_data(bpd),
+                    {{DNNL_ARG_WEIGHTS, plain(wd), bpd.weights_desc(), false},
+                     {DNNL_ARG_DIFF_DST, plain(dst), bpd.diff_dst_desc(), false},
+                     {DNNL_ARG_DIFF_SRC, plain(src), bpd.diff_src_desc(), true}},
+                    bpd.scratchpad_desc());
+    ours = our_call<ConvolutionBackwardData>(h, p, {ws, ys}, {xs});
     report(name.c_str(), ours, raw, bpd.impl_info_str());
     if (blk)
         report((name + ", blocked").c_str(),
-               time_ours<ConvolutionBackwardDataBlocked>(h, p, {ws, blocked(ys)}, {blocked(xs)}),
+               our_call<ConvolutionBackwardDataBlocked>(h, p, {ws, blocked(ys)}, {blocked(xs)}),
                raw, bpd.impl_info_str());
     if (g_extra_lines) {
         dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
@@ -382,7 +461,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
     }
     if (g_extra_lines)
         report((name + ", new weights").c_str(),
-               time_ours<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw,
+               our_call<ConvolutionBackwardData>(h, p, {ws, ys}, {xs}, true), raw,
                bpd.impl_info_str());
     auto wpd = plan(x86::ConvPass::backward_filter, [&](dnnl::algorithm alg) {
         dnnl::convolution_backward_weights::desc wdsc(alg, any(src), any(wd), any(dst), st, dil, pd,
@@ -391,7 +470,7 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                                                                   fpd);
     });
     name = std::string(c.name) + " bwd filter";
-    ours = time_ours<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws});
+    ours = our_call<ConvolutionBackwardFilter>(h, p, {xs, ys}, {ws});
     if (g_extra_lines) {
         dnnl::convolution_forward::desc fdp(dnnl::prop_kind::forward_training,
                                             dnnl::algorithm::convolution_direct, plain(src),
@@ -407,15 +486,15 @@ void bench_conv(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const ConvC
                       {DNNL_ARG_DIFF_WEIGHTS, plain(wd), ppd.diff_weights_desc(), true}},
                      ppd.scratchpad_desc(), ppd.impl_info_str());
     }
-    raw = time_raw(eng, s, dnnl::convolution_backward_weights(wpd),
-                   {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
-                    {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
-                    {DNNL_ARG_DIFF_WEIGHTS, plain(wd), wpd.diff_weights_desc(), true}},
-                   wpd.scratchpad_desc());
+    raw = raw_calls(eng, s, dnnl::convolution_backward_weights(wpd),
+                    {{DNNL_ARG_SRC, plain(src), wpd.src_desc(), false},
+                     {DNNL_ARG_DIFF_DST, plain(dst), wpd.diff_dst_desc(), false},
+                     {DNNL_ARG_DIFF_WEIGHTS, plain(wd), wpd.diff_weights_desc(), true}},
+                    wpd.scratchpad_desc());
     report(name.c_str(), ours, raw, wpd.impl_info_str());
     if (blk)
         report((name + ", blocked").c_str(),
-               time_ours<ConvolutionBackwardFilterBlocked>(h, p, {blocked(xs), blocked(ys)}, {ws}),
+               our_call<ConvolutionBackwardFilterBlocked>(h, p, {blocked(xs), blocked(ys)}, {ws}),
                raw, wpd.impl_info_str());
 }
 
@@ -449,12 +528,12 @@ void bench_conv_bias(Handle& h, const dnnl::engine& eng, dnnl::stream& s, const 
     p.padding = {0, 0};
     p.nonlineMode = param::ConvBias::NonlineMode::RELU;
     const size_t un = size_t(n), uic = size_t(ic), uoc = size_t(oc), uhw = size_t(hw);
-    const double ours = time_ours<ConvBias>(
+    const Call ours = our_call<ConvBias>(
             h, p, {{un, uic, uhw, uhw}, {uoc, uic, 1, 1}, {1, uoc, 1, 1}, TensorShape{}});
     auto fpd = make(any(src), any(dst));
     report(name, ours,
-           time_raw(eng, s, dnnl::convolution_forward(fpd), args(fpd, plain(wd)),
-                    fpd.scratchpad_desc()),
+           raw_calls(eng, s, dnnl::convolution_forward(fpd), args(fpd, plain(wd)),
+                     fpd.scratchpad_desc()),
            fpd.impl_info_str());
     if (g_extra_lines) {
         auto ppd = make(plain(src), plain(dst));
@@ -472,12 +551,12 @@ void bench_matmul(Handle& h, const dnnl::engine& eng, dnnl::stream& s, memory::d
     if (!wanted(name + " "))
         return;
     size_t un = size_t(n);
-    report(name.c_str(), time_ours<MatrixMul>(h, {}, {{un, un}, {un, un}}),
-           time_raw(eng, s, dnnl::matmul(pd),
-                    {{DNNL_ARG_SRC, a, pd.src_desc(), false},
-                     {DNNL_ARG_WEIGHTS, a, pd.weights_desc(), false},
-                     {DNNL_ARG_DST, a, pd.dst_desc(), true}},
-                    pd.scratchpad_desc()));
+    report(name.c_str(), our_call<MatrixMul>(h, {}, {{un, un}, {un, un}}),
+           raw_calls(eng, s, dnnl::matmul(pd),
+                     {{DNNL_ARG_SRC, a, pd.src_desc(), false},
+                      {DNNL_ARG_WEIGHTS, a, pd.weights_desc(), false},
+                      {DNNL_ARG_DST, a, pd.dst_desc(), true}},
+                     pd.scratchpad_desc()));
 }
 
 // MAX pooling's backward, ours on NCHW (the plain operator) and, where the handle prefers a
@@ -511,19 +590,18 @@ void bench_pooling_backward(Handle& h, const dnnl::engine& eng, dnnl::stream& s,
             gm(smd, eng, gs.data()), wm(fpd.workspace_desc(), eng);
     dnnl::pooling_forward fwd(fpd);
     dnnl::pooling_backward bwd(bpd);
-    double raw = best_seconds([&] {
+    auto raw_run = [&] {
         fwd.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}, {DNNL_ARG_WORKSPACE, wm}});
         bwd.execute(s,
                     {{DNNL_ARG_DIFF_DST, dym}, {DNNL_ARG_DIFF_SRC, gm}, {DNNL_ARG_WORKSPACE, wm}});
         s.wait();
-    });
+    };
     auto shape = [](const memory::dims& d) {
         return TensorShape{size_t(d[0]), size_t(d[1]), size_t(d[2]), size_t(d[3])};
     };
     // The forward's output as dst (read only for the NaN check), so that the timing is the
     // operator's with a NaN-free dst.
-    double plain = time_ours<PoolingBackward>(h, p, {shape(src), shape(dst), shape(dst)});
-    std::string plain_kernel = g_our_kernel;
+    const Call plain = our_call<PoolingBackward>(h, p, {shape(src), shape(dst), shape(dst)});
     auto op = h.create_operator<PoolingBackward>();
     op->param() = p;
     auto planes = [&](std::vector<float>& v, const memory::dims& d) {
@@ -534,14 +612,18 @@ void bench_pooling_backward(Handle& h, const dnnl::engine& eng, dnnl::stream& s,
     TensorND in[] = {planes(xs, src), planes(yb, dst), planes(dys, dst)}, out = planes(gs, src);
     TensorLayout in_l[] = {in[0].layout, in[1].layout, in[2].layout};
     std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, {&out.layout, 1}));
-    double blocked = best_seconds([&] { op->exec(in, {&out, 1}, {ws.data(), ws.size()}); });
+    const std::vector<double> t =
+            best_seconds_taking_turns({plain.run,
+                                       [&] {
+                                           op->exec(in, {&out, 1}, {ws.data(), ws.size()});
+                                       },
+                                       raw_run});
     auto* kr = dynamic_cast<const x86::KernelReport*>(op.get());
     std::printf(
             "%-48s ours nchw %8.3f ms, blocked %8.3f ms  onednn fwd+bwd %8.3f ms  "
             "(nchw %5.2fx, blocked %5.2fx)  ours %s / %s, onednn %s\n",
-            (std::string(name) + " bwd").c_str(), plain * 1e3, blocked * 1e3, raw * 1e3,
-            raw / plain, raw / blocked, plain_kernel.c_str(), kr ? kr->last_kernel() : "?",
-            bpd.impl_info_str());
+            (std::string(name) + " bwd").c_str(), t[0] * 1e3, t[1] * 1e3, t[2] * 1e3, t[2] / t[0],
+            t[2] / t[1], plain.kernel().c_str(), kr ? kr->last_kernel() : "?", bpd.impl_info_str());
 }
 
 void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
@@ -564,11 +646,11 @@ void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
         p.window = {int32_t(c.k), int32_t(c.k)};
         p.stride = {int32_t(c.stride), int32_t(c.stride)};
         p.padding = {int32_t(c.pad), int32_t(c.pad)};
-        report(c.name, time_ours<PoolingForward>(h, p, {{size_t(c.n), 64, 56, 56}}),
-               time_raw(eng, s, dnnl::pooling_forward(pd),
-                        {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
-                         {DNNL_ARG_DST, plain(dst), pd.dst_desc(), true}},
-                        pd.scratchpad_desc()));
+        report(c.name, our_call<PoolingForward>(h, p, {{size_t(c.n), 64, 56, 56}}),
+               raw_calls(eng, s, dnnl::pooling_forward(pd),
+                         {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
+                          {DNNL_ARG_DST, plain(dst), pd.dst_desc(), true}},
+                         pd.scratchpad_desc()));
         bench_pooling_backward(h, eng, s, c.name, p, src, dst);
     }
 }
@@ -587,28 +669,35 @@ std::vector<uint16_t> random_bf16(size_t n, float lo = -1, float hi = 1) {
 
 // Our operator on bfloat16 tensors of these (possibly strided) layouts, outputs as given.
 template <class Op>
-double time_ours_bf16(Handle& handle, const typename Op::Param& p,
-                      const std::vector<TensorLayout>& in_l,
-                      const std::vector<TensorLayout>& out_l) {
-    auto op = handle.create_operator<Op>();
-    op->param() = p;
-    // 64-byte aligned, as the runtime's tensors and oneDNN's memory are.
-    std::vector<AlignedOf<uint16_t>> bufs;
-    std::vector<TensorND> in, out;
+Call bf16_call(Handle& handle, const typename Op::Param& p, const std::vector<TensorLayout>& in_l,
+               const std::vector<TensorLayout>& out_l) {
+    struct State {
+        std::unique_ptr<Op> op;
+        std::vector<AlignedOf<uint16_t>> bufs;  // 64-byte aligned, as the runtime's tensors are
+        std::vector<TensorND> in, out;
+        std::vector<std::byte> ws;
+    };
+    auto st = std::make_shared<State>();
+    st->op = handle.create_operator<Op>();
+    st->op->param() = p;
     for (const TensorLayout& l : in_l) {
-        bufs.emplace_back(random_bf16(l.total_nr_elems()));  // dense views: no gaps
-        in.emplace_back(bufs.back().data(), l);
+        st->bufs.emplace_back(random_bf16(l.total_nr_elems()));  // dense views: no gaps
+        st->in.emplace_back(st->bufs.back().data(), l);
     }
     for (const TensorLayout& l : out_l) {
-        bufs.emplace_back(std::vector<uint16_t>(l.total_nr_elems()));
-        out.emplace_back(bufs.back().data(), l);
+        st->bufs.emplace_back(std::vector<uint16_t>(l.total_nr_elems()));
+        st->out.emplace_back(st->bufs.back().data(), l);
     }
-    std::vector<std::byte> ws(op->get_workspace_in_bytes(in_l, out_l) + 64);
-    Workspace w{ws.data(), ws.size() - 64};
-    double t = best_seconds([&] { op->exec(in, out, w); });
-    auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
-    g_our_kernel = report ? report->last_kernel() : "?";
-    return t;
+    st->ws.resize(st->op->get_workspace_in_bytes(in_l, out_l) + 64);
+    Call call;
+    call.run = [st] {
+        st->op->exec(st->in, st->out, Workspace{st->ws.data(), st->ws.size() - 64});
+    };
+    call.kernel = [st]() -> std::string {
+        auto* report = dynamic_cast<const x86::KernelReport*>(st->op.get());
+        return report ? report->last_kernel() : "?";
+    };
+    return call;
 }
 
 // bfloat16 MAX pooling of 32x64x56x56 on NCHW, NHWC and nChw16c memory: our NaN-keeping loops
@@ -646,12 +735,9 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                     return TensorLayout({nb, 4, hw, hw, 16}, dtype::BFloat16);
                 return TensorLayout({nb, 64, hw, hw}, dtype::BFloat16);
             };
-            double ours = 0;
-            if (tag == Tag::nChw16c) {
-                ours = time_ours_bf16<PoolingBlocked>(h, p, {layout(56)}, {layout(o)});
-            } else {
-                ours = time_ours_bf16<PoolingForward>(h, p, {layout(56)}, {layout(o)});
-            }
+            const Call ours = tag == Tag::nChw16c
+                                      ? bf16_call<PoolingBlocked>(h, p, {layout(56)}, {layout(o)})
+                                      : bf16_call<PoolingForward>(h, p, {layout(56)}, {layout(o)});
             dnnl::pooling_forward::desc d(
                     dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, smd, dmd,
                     {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad}, {c.pad, c.pad});
@@ -660,23 +746,24 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                 maybe_pd.emplace(d, user_scratchpad(), eng);
             } catch (const dnnl::error&) {
                 // Below AVX-512 oneDNN 2.6 has no bfloat16 pooling: nothing to compare with.
+                const double t = seconds(ours);
                 std::printf("%-48s ours %8.3f ms  (%s)  no oneDNN bfloat16 kernel on this CPU\n",
-                            name.c_str(), ours * 1e3, g_our_kernel.c_str());
+                            name.c_str(), t * 1e3, g_our_kernel.c_str());
                 continue;
             }
             const auto& pd = *maybe_pd;
             report(name.c_str(), ours,
-                   time_raw(eng, s, dnnl::pooling_forward(pd),
-                            {{DNNL_ARG_SRC, smd, pd.src_desc(), false},
-                             {DNNL_ARG_DST, dmd, pd.dst_desc(), true}},
-                            pd.scratchpad_desc()),
+                   raw_calls(eng, s, dnnl::pooling_forward(pd),
+                             {{DNNL_ARG_SRC, smd, pd.src_desc(), false},
+                              {DNNL_ARG_DST, dmd, pd.dst_desc(), true}},
+                             pd.scratchpad_desc()),
                    pd.impl_info_str());
             if (tag == Tag::nChw16c || c.k == 2)
                 continue;  // no blocked backward; 2x2 takes our tiled loop as before
             // The backward: ours against oneDNN's forward (training) and backward.
             std::string bname = name + " bwd";
-            double ours_b = time_ours_bf16<PoolingBackward>(
-                    h, p, {layout(56), layout(o), layout(o)}, {layout(56)});
+            const Call ours_b = bf16_call<PoolingBackward>(h, p, {layout(56), layout(o), layout(o)},
+                                                           {layout(56)});
             dnnl::pooling_forward::desc ft(
                     dnnl::prop_kind::forward_training, dnnl::algorithm::pooling_max, smd, dmd,
                     {c.stride, c.stride}, {c.k, c.k}, {c.pad, c.pad}, {c.pad, c.pad});
@@ -691,16 +778,19 @@ void bench_pooling_bf16(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                     gm(smd, eng, gs.data()), wm(fpd.workspace_desc(), eng);
             dnnl::pooling_forward fwd(fpd);
             dnnl::pooling_backward bwd(bpd);
-            double raw = best_seconds([&] {
-                fwd.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}, {DNNL_ARG_WORKSPACE, wm}});
-                bwd.execute(s, {{DNNL_ARG_DIFF_DST, dym},
-                                {DNNL_ARG_DIFF_SRC, gm},
-                                {DNNL_ARG_WORKSPACE, wm}});
-                s.wait();
-            });
+            const std::vector<double> t =
+                    best_seconds_taking_turns({ours_b.run, [&] {
+                                                   fwd.execute(s, {{DNNL_ARG_SRC, xm},
+                                                                   {DNNL_ARG_DST, ym},
+                                                                   {DNNL_ARG_WORKSPACE, wm}});
+                                                   bwd.execute(s, {{DNNL_ARG_DIFF_DST, dym},
+                                                                   {DNNL_ARG_DIFF_SRC, gm},
+                                                                   {DNNL_ARG_WORKSPACE, wm}});
+                                                   s.wait();
+                                               }});
             std::printf(
                     "%-48s ours %8.3f ms  onednn fwd+bwd %8.3f ms (%5.2fx)  ours %s, onednn %s\n",
-                    bname.c_str(), ours_b * 1e3, raw * 1e3, raw / ours_b, g_our_kernel.c_str(),
+                    bname.c_str(), t[0] * 1e3, t[1] * 1e3, t[1] / t[0], ours_b.kernel().c_str(),
                     bpd.impl_info_str());
         }
 }
@@ -732,8 +822,8 @@ void bench_pointwise_bf16_backward_data(Handle& h) {
         double t[2];
         std::string kernel[2];
         for (bool nhwc : {false, true}) {
-            t[nhwc] = time_ours_bf16<ConvolutionBackwardData>(h, p, {w, act(c.n, c.oc, o, nhwc)},
-                                                              {act(c.n, c.ic, c.hw, nhwc)});
+            t[nhwc] = seconds(bf16_call<ConvolutionBackwardData>(h, p, {w, act(c.n, c.oc, o, nhwc)},
+                                                                 {act(c.n, c.ic, c.hw, nhwc)}));
             kernel[nhwc] = g_our_kernel;
         }
         std::printf("%-48s nchw %8.3f ms  nhwc %8.3f ms (nchw/nhwc %5.2fx)  nchw %s, nhwc %s\n",
@@ -826,15 +916,15 @@ void bench_batch_norm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     param::BatchNorm p;
     TensorShape x{32, 64, 56, 56}, c{1, 64, 1, 1};
     memory::desc vec = plain({64});
-    report("batch norm fwd 32x64x56x56", time_ours<BatchNormForward>(h, p, {x, c, c, c, c}),
-           time_raw(eng, s, dnnl::batch_normalization_forward(pd),
-                    {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
-                     {DNNL_ARG_SCALE, vec, vec, false},
-                     {DNNL_ARG_SHIFT, vec, vec, false},
-                     {DNNL_ARG_DST, plain(src), pd.dst_desc(), true},
-                     {DNNL_ARG_MEAN, vec, pd.mean_desc(), true},
-                     {DNNL_ARG_VARIANCE, vec, pd.variance_desc(), true}},
-                    pd.scratchpad_desc()));
+    report("batch norm fwd 32x64x56x56", our_call<BatchNormForward>(h, p, {x, c, c, c, c}),
+           raw_calls(eng, s, dnnl::batch_normalization_forward(pd),
+                     {{DNNL_ARG_SRC, plain(src), pd.src_desc(), false},
+                      {DNNL_ARG_SCALE, vec, vec, false},
+                      {DNNL_ARG_SHIFT, vec, vec, false},
+                      {DNNL_ARG_DST, plain(src), pd.dst_desc(), true},
+                      {DNNL_ARG_MEAN, vec, pd.mean_desc(), true},
+                      {DNNL_ARG_VARIANCE, vec, pd.variance_desc(), true}},
+                     pd.scratchpad_desc()));
 }
 
 // Softmax and log-softmax, forward and backward, against oneDNN's softmax primitive on the same
@@ -868,12 +958,12 @@ void bench_softmax(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                 dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, md,
                                                  c.axis);
                 dnnl::softmax_v2_forward::primitive_desc pd(d, user_scratchpad(), eng);
-                double ours = log ? time_ours<LogSoftmaxForward>(h, p, {shape})
-                                  : time_ours<SoftmaxForward>(h, p, {shape});
+                Call ours = log ? our_call<LogSoftmaxForward>(h, p, {shape})
+                                : our_call<SoftmaxForward>(h, p, {shape});
                 report((name + " fwd").c_str(), ours,
-                       time_raw(eng, s, dnnl::softmax_v2_forward(pd),
-                                {{DNNL_ARG_SRC, md, md, false}, {DNNL_ARG_DST, md, md, true}},
-                                pd.scratchpad_desc()),
+                       raw_calls(eng, s, dnnl::softmax_v2_forward(pd),
+                                 {{DNNL_ARG_SRC, md, md, false}, {DNNL_ARG_DST, md, md, true}},
+                                 pd.scratchpad_desc()),
                        pd.impl_info_str());
             }
             if (wanted(name + " bwd")) {
@@ -882,14 +972,14 @@ void bench_softmax(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
                 dnnl::softmax_v2_forward::primitive_desc hint(hd, eng);
                 dnnl::softmax_v2_backward::desc d(alg, md, md, md, c.axis);
                 dnnl::softmax_v2_backward::primitive_desc pd(d, user_scratchpad(), eng, hint);
-                double ours = log ? time_ours<LogSoftmaxBackward>(h, p, {shape, shape})
-                                  : time_ours<SoftmaxBackward>(h, p, {shape, shape});
+                Call ours = log ? our_call<LogSoftmaxBackward>(h, p, {shape, shape})
+                                : our_call<SoftmaxBackward>(h, p, {shape, shape});
                 report((name + " bwd").c_str(), ours,
-                       time_raw(eng, s, dnnl::softmax_v2_backward(pd),
-                                {{DNNL_ARG_DST, md, md, false},
-                                 {DNNL_ARG_DIFF_DST, md, md, false},
-                                 {DNNL_ARG_DIFF_SRC, md, md, true}},
-                                pd.scratchpad_desc()),
+                       raw_calls(eng, s, dnnl::softmax_v2_backward(pd),
+                                 {{DNNL_ARG_DST, md, md, false},
+                                  {DNNL_ARG_DIFF_DST, md, md, false},
+                                  {DNNL_ARG_DIFF_SRC, md, md, true}},
+                                 pd.scratchpad_desc()),
                        pd.impl_info_str());
             }
         }
@@ -924,47 +1014,47 @@ void bench_lstm(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
     dnnl::lstm_forward::primitive_desc fpd(fd, user_scratchpad(), eng);
     param::LSTM p;
     TensorShape xs{35, 16, 64}, state{16, 128}, w_ih{512, 64}, w_hh{512, 128}, bias{512};
-    double ours_f = time_ours<LSTMForward>(h, p, {xs, state, state, w_ih, w_hh, bias});
+    Call ours_f = our_call<LSTMForward>(h, p, {xs, state, state, w_ih, w_hh, bias});
     memory::desc ws = fpd.workspace_desc();
-    Raw rf = time_raw(eng, s, dnnl::lstm_forward(fpd),
-                      {{DNNL_ARG_SRC_LAYER, x, fpd.src_layer_desc(), false},
-                       {DNNL_ARG_SRC_ITER, st, fpd.src_iter_desc(), false},
-                       {DNNL_ARG_SRC_ITER_C, st, fpd.src_iter_c_desc(), false},
-                       {DNNL_ARG_WEIGHTS_LAYER, wl, fpd.weights_layer_desc(), false},
-                       {DNNL_ARG_WEIGHTS_ITER, wi, fpd.weights_iter_desc(), false},
-                       {DNNL_ARG_BIAS, b, fpd.bias_desc(), false},
-                       {DNNL_ARG_DST_LAYER, y, fpd.dst_layer_desc(), true},
-                       {DNNL_ARG_DST_ITER, st, fpd.dst_iter_desc(), true},
-                       {DNNL_ARG_DST_ITER_C, st, fpd.dst_iter_c_desc(), true},
-                       {DNNL_ARG_WORKSPACE, ws, ws, true}},
-                      fpd.scratchpad_desc());
+    RawCalls rf = raw_calls(eng, s, dnnl::lstm_forward(fpd),
+                            {{DNNL_ARG_SRC_LAYER, x, fpd.src_layer_desc(), false},
+                             {DNNL_ARG_SRC_ITER, st, fpd.src_iter_desc(), false},
+                             {DNNL_ARG_SRC_ITER_C, st, fpd.src_iter_c_desc(), false},
+                             {DNNL_ARG_WEIGHTS_LAYER, wl, fpd.weights_layer_desc(), false},
+                             {DNNL_ARG_WEIGHTS_ITER, wi, fpd.weights_iter_desc(), false},
+                             {DNNL_ARG_BIAS, b, fpd.bias_desc(), false},
+                             {DNNL_ARG_DST_LAYER, y, fpd.dst_layer_desc(), true},
+                             {DNNL_ARG_DST_ITER, st, fpd.dst_iter_desc(), true},
+                             {DNNL_ARG_DST_ITER_C, st, fpd.dst_iter_c_desc(), true},
+                             {DNNL_ARG_WORKSPACE, ws, ws, true}},
+                            fpd.scratchpad_desc());
     report(fname, ours_f, rf, fpd.impl_info_str());
     dnnl::lstm_backward::desc bd(dnnl::prop_kind::backward, dir, x, st, st, wl_any, wi_any, b, y,
                                  st, st, x, st, st, wl_any, wi_any, b, y, st, st);
     dnnl::lstm_backward::primitive_desc bpd(bd, user_scratchpad(), eng, fpd);
     TensorShape reserve{35, 16, 7 * 128}, ys{35, 16, 128};
-    double ours_b = time_ours<LSTMBackward>(h, p, {xs, w_ih, w_hh, reserve, ys, state, state});
-    Raw rb = time_raw(eng, s, dnnl::lstm_backward(bpd),
-                      {{DNNL_ARG_SRC_LAYER, x, bpd.src_layer_desc(), false},
-                       {DNNL_ARG_SRC_ITER, st, bpd.src_iter_desc(), false},
-                       {DNNL_ARG_SRC_ITER_C, st, bpd.src_iter_c_desc(), false},
-                       {DNNL_ARG_WEIGHTS_LAYER, wl, bpd.weights_layer_desc(), false},
-                       {DNNL_ARG_WEIGHTS_ITER, wi, bpd.weights_iter_desc(), false},
-                       {DNNL_ARG_BIAS, b, bpd.bias_desc(), false},
-                       {DNNL_ARG_DST_LAYER, y, bpd.dst_layer_desc(), false},
-                       {DNNL_ARG_DST_ITER, st, bpd.dst_iter_desc(), false},
-                       {DNNL_ARG_DST_ITER_C, st, bpd.dst_iter_c_desc(), false},
-                       {DNNL_ARG_WORKSPACE, ws, ws, false},
-                       {DNNL_ARG_DIFF_DST_LAYER, y, bpd.diff_dst_layer_desc(), false},
-                       {DNNL_ARG_DIFF_DST_ITER, st, bpd.diff_dst_iter_desc(), false},
-                       {DNNL_ARG_DIFF_DST_ITER_C, st, bpd.diff_dst_iter_c_desc(), false},
-                       {DNNL_ARG_DIFF_SRC_LAYER, x, bpd.diff_src_layer_desc(), true},
-                       {DNNL_ARG_DIFF_SRC_ITER, st, bpd.diff_src_iter_desc(), true},
-                       {DNNL_ARG_DIFF_SRC_ITER_C, st, bpd.diff_src_iter_c_desc(), true},
-                       {DNNL_ARG_DIFF_WEIGHTS_LAYER, wl, bpd.diff_weights_layer_desc(), true},
-                       {DNNL_ARG_DIFF_WEIGHTS_ITER, wi, bpd.diff_weights_iter_desc(), true},
-                       {DNNL_ARG_DIFF_BIAS, b, bpd.diff_bias_desc(), true}},
-                      bpd.scratchpad_desc());
+    Call ours_b = our_call<LSTMBackward>(h, p, {xs, w_ih, w_hh, reserve, ys, state, state});
+    RawCalls rb = raw_calls(eng, s, dnnl::lstm_backward(bpd),
+                            {{DNNL_ARG_SRC_LAYER, x, bpd.src_layer_desc(), false},
+                             {DNNL_ARG_SRC_ITER, st, bpd.src_iter_desc(), false},
+                             {DNNL_ARG_SRC_ITER_C, st, bpd.src_iter_c_desc(), false},
+                             {DNNL_ARG_WEIGHTS_LAYER, wl, bpd.weights_layer_desc(), false},
+                             {DNNL_ARG_WEIGHTS_ITER, wi, bpd.weights_iter_desc(), false},
+                             {DNNL_ARG_BIAS, b, bpd.bias_desc(), false},
+                             {DNNL_ARG_DST_LAYER, y, bpd.dst_layer_desc(), false},
+                             {DNNL_ARG_DST_ITER, st, bpd.dst_iter_desc(), false},
+                             {DNNL_ARG_DST_ITER_C, st, bpd.dst_iter_c_desc(), false},
+                             {DNNL_ARG_WORKSPACE, ws, ws, false},
+                             {DNNL_ARG_DIFF_DST_LAYER, y, bpd.diff_dst_layer_desc(), false},
+                             {DNNL_ARG_DIFF_DST_ITER, st, bpd.diff_dst_iter_desc(), false},
+                             {DNNL_ARG_DIFF_DST_ITER_C, st, bpd.diff_dst_iter_c_desc(), false},
+                             {DNNL_ARG_DIFF_SRC_LAYER, x, bpd.diff_src_layer_desc(), true},
+                             {DNNL_ARG_DIFF_SRC_ITER, st, bpd.diff_src_iter_desc(), true},
+                             {DNNL_ARG_DIFF_SRC_ITER_C, st, bpd.diff_src_iter_c_desc(), true},
+                             {DNNL_ARG_DIFF_WEIGHTS_LAYER, wl, bpd.diff_weights_layer_desc(), true},
+                             {DNNL_ARG_DIFF_WEIGHTS_ITER, wi, bpd.diff_weights_iter_desc(), true},
+                             {DNNL_ARG_DIFF_BIAS, b, bpd.diff_bias_desc(), true}},
+                            bpd.scratchpad_desc());
     report(bname, ours_b, rb, bpd.impl_info_str());
 }
 
