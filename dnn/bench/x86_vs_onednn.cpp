@@ -98,34 +98,23 @@ double now_seconds() {
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-double best_seconds(const std::function<void()>& f) {
-    f();  // warm-ups: plans, JIT code, first touch of buffers, the weight cache's entries
-    f();
-    double best = 1e30;
-    for (int i = 0; i < g_repeat; ++i) {
-        double t0 = now_seconds();
-        f();
-        best = std::min(best, now_seconds() - t0);
-    }
-    return best;
-}
-
 // The best time of each call, the calls taking turns: our operator and the oneDNN figures it is
 // held against. On the 2-vCPU machines a process's speed moves between modes that last seconds
 // (a depthwise filter gradient ran 0.85 ms for a while, then 1.3), and timed one after the other
 // the two sides of a ratio met different modes: lines where ours runs the very same primitive
-// read 0.83-1.15. Each turn first runs a call once untimed, so that it finds its own data in
-// cache as when timed back to back, then times kTimedPerTurn calls.
+// read 0.83-1.15. Each turn of several calls first runs its call once untimed, so that it finds
+// its own data in cache as when timed back to back, then times kTimedPerTurn calls.
 std::vector<double> best_seconds_taking_turns(const std::vector<std::function<void()>>& calls) {
     constexpr int kTimedPerTurn = 4;
     for (const auto& f : calls) {
-        f();  // warm-ups, as best_seconds
+        f();  // warm-ups: plans, JIT code, first touch of buffers, the weight cache's entries
         f();
     }
     std::vector<double> best(calls.size(), 1e30);
     for (int done = 0; done < g_repeat; done += kTimedPerTurn)
         for (size_t c = 0; c < calls.size(); ++c) {
-            calls[c]();
+            if (calls.size() > 1)
+                calls[c]();
             for (int i = 0; i < std::min(kTimedPerTurn, g_repeat - done); ++i) {
                 double t0 = now_seconds();
                 calls[c]();
@@ -133,6 +122,18 @@ std::vector<double> best_seconds_taking_turns(const std::vector<std::function<vo
             }
         }
     return best;
+}
+
+// One call alone: `repeat` calls back to back after two warm-ups.
+double best_seconds(const std::function<void()>& f) {
+    return best_seconds_taking_turns({f})[0];
+}
+
+// The kernel an operator's last call ran, where it reports one (x86 kernels do).
+template <class Op>
+std::string kernel_of(const Op& op) {
+    auto* report = dynamic_cast<const x86::KernelReport*>(&op);
+    return report ? report->last_kernel() : "?";
 }
 
 std::vector<float> random_floats(size_t n, float lo = -1, float hi = 1) {
@@ -232,10 +233,7 @@ Call our_call(Handle& handle, const typename Op::Param& p, std::vector<TensorSha
         else
             st->op->exec(st->in, st->out, st->w);
     };
-    call.kernel = [st]() -> std::string {
-        auto* report = dynamic_cast<const x86::KernelReport*>(st->op.get());
-        return report ? report->last_kernel() : "?";
-    };
+    call.kernel = [st] { return kernel_of(*st->op); };
     return call;
 }
 
@@ -618,12 +616,11 @@ void bench_pooling_backward(Handle& h, const dnnl::engine& eng, dnnl::stream& s,
                                            op->exec(in, {&out, 1}, {ws.data(), ws.size()});
                                        },
                                        raw_run});
-    auto* kr = dynamic_cast<const x86::KernelReport*>(op.get());
     std::printf(
             "%-48s ours nchw %8.3f ms, blocked %8.3f ms  onednn fwd+bwd %8.3f ms  "
             "(nchw %5.2fx, blocked %5.2fx)  ours %s / %s, onednn %s\n",
             (std::string(name) + " bwd").c_str(), t[0] * 1e3, t[1] * 1e3, t[2] * 1e3, t[2] / t[0],
-            t[2] / t[1], plain.kernel().c_str(), kr ? kr->last_kernel() : "?", bpd.impl_info_str());
+            t[2] / t[1], plain.kernel().c_str(), kernel_of(*op).c_str(), bpd.impl_info_str());
 }
 
 void bench_pooling(Handle& h, const dnnl::engine& eng, dnnl::stream& s) {
@@ -693,10 +690,7 @@ Call bf16_call(Handle& handle, const typename Op::Param& p, const std::vector<Te
     call.run = [st] {
         st->op->exec(st->in, st->out, Workspace{st->ws.data(), st->ws.size() - 64});
     };
-    call.kernel = [st]() -> std::string {
-        auto* report = dynamic_cast<const x86::KernelReport*>(st->op.get());
-        return report ? report->last_kernel() : "?";
-    };
+    call.kernel = [st] { return kernel_of(*st->op); };
     return call;
 }
 
@@ -858,8 +852,7 @@ double time_ours_layouts(Handle& handle, const param::Convolution& p,
     Aligned ws(std::vector<float>(ws_bytes / sizeof(float) + 1));
     Workspace w{reinterpret_cast<std::byte*>(ws.data()), ws_bytes};
     double t = best_seconds([&] { op->exec(in, out, w); });
-    auto* report = dynamic_cast<const x86::KernelReport*>(op.get());
-    g_our_kernel = report ? report->last_kernel() : "?";
+    g_our_kernel = kernel_of(*op);
     return t;
 }
 
